@@ -1,0 +1,137 @@
+// The one configuration object (contract §2), checked by zod at start. Every key has a
+// default where a safe one exists, so a small config file stays small. Durations are in
+// milliseconds unless the key name says otherwise.
+import { z } from 'zod';
+
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'expected "host:port", e.g. "127.0.0.1:2525"');
+
+const cidr = z
+  .string()
+  .regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'expected an address or network, e.g. "127.0.0.0/8"');
+
+const secret = z.string().min(1, 'must not be empty');
+
+export const AUTH_MODES = ['off', 'optional', 'required'] as const;
+
+const userSchema = z
+  .object({
+    name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a short name of letters, digits, . _ -'),
+    email: z.string().email('expected an e-mail address'),
+    aliases: z.array(z.string().email('expected an e-mail address')).default([]),
+    apiKey: secret,
+    password: z
+      .string()
+      .regex(/^scrypt\$/, 'expected a hash made by `faxgate passwd` (scrypt$...), never a plain password')
+      .optional(),
+    spool: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a folder name without slashes').optional(),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    api: z
+      .object({
+        /** https URL of the fax service, or "sandbox" for the embedded emulator. */
+        baseUrl: z.union([z.literal('sandbox'), z.string().url().startsWith('https:', 'must be an https: URL or "sandbox"')]).default('sandbox'),
+        caFile: z.string().optional(),
+        adminKey: secret.optional(),
+        timeoutMs: z.number().int().min(1000).max(600_000).default(30_000),
+        concurrency: z.number().int().min(1).max(64).default(4),
+        ratePerSecond: z.number().positive().max(1000).default(5),
+        /** Which documented response shapes the service uses ('a' or 'b'); both are read either way. */
+        variant: z.enum(['a', 'b']).default('a'),
+      })
+      .strict()
+      .default({ baseUrl: 'sandbox', timeoutMs: 30_000, concurrency: 4, ratePerSecond: 5, variant: 'a' }),
+    data: z.string().min(1).default('./data'),
+    smtp: z
+      .object({
+        listen: z.array(hostPort).min(1).default(['127.0.0.1:2525']),
+        domains: z.array(z.string().min(1)).min(1).default(['fax.localhost']),
+        defaultCountryCode: z.string().regex(/^\d{1,3}$/, 'expected a country calling code such as "1"').default('1'),
+        maxMessageBytes: z.number().int().min(1024).default(26_214_400),
+        maxRecipients: z.number().int().min(1).max(1000).default(50),
+        auth: z.enum(AUTH_MODES).default('optional'),
+        trustedNetworks: z.array(cidr).default(['127.0.0.0/8', '::1/128']),
+        tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
+        hostname: z.string().optional(),
+        maxConnections: z.number().int().min(1).default(100),
+        /** messages per user per minute */
+        maxMessagesPerMinute: z.number().int().min(1).default(60),
+        socketTimeoutMs: z.number().int().min(1000).default(60_000),
+        /** inline images smaller than this are taken for logos/signatures and left out */
+        inlineImageMinBytes: z.number().int().min(0).default(20_480),
+      })
+      .strict()
+      .optional(),
+    spool: z
+      .object({
+        root: z.string().min(1),
+        /** how long a file's size must stay unchanged before it is taken */
+        stableMs: z.number().int().min(50).default(2000),
+        doneRetentionDays: z.number().min(0).default(7),
+        /** the same content dropped by the same user within this window is faxed once */
+        dedupeWindowMinutes: z.number().min(0).default(60),
+        maxFileBytes: z.number().int().min(1024).default(52_428_800),
+      })
+      .strict()
+      .optional(),
+    queue: z
+      .object({
+        maxAgeHours: z.number().positive().default(48),
+        /** backoff schedule in seconds for temporary failures; the last step repeats */
+        retrySchedule: z.array(z.number().positive()).min(1).default([30, 60, 300, 900, 1800, 3600]),
+        /** tries for a busy / no-answer result before the recipient fails */
+        maxFaxTries: z.number().int().min(1).default(3),
+        pollIntervalMs: z.number().int().min(100).default(10_000),
+        retentionDays: z.number().min(0).default(30),
+      })
+      .strict()
+      .default({ maxAgeHours: 48, retrySchedule: [30, 60, 300, 900, 1800, 3600], maxFaxTries: 3, pollIntervalMs: 10_000, retentionDays: 30 }),
+    notify: z
+      .object({
+        from: z.string().email('expected an e-mail address'),
+        /** smtp://host:port, smtps://user:pass@host:port, or outbox:/path/to/folder */
+        transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, 'expected smtp://, smtps:// or outbox:DIR'),
+        adminCopy: z.string().email().optional(),
+        preferenceRefreshMs: z.number().int().min(1000).default(300_000),
+        inbound: z
+          .object({
+            enabled: z.boolean().default(true),
+            intervalMs: z.number().int().min(1000).default(60_000),
+            /** on the first start, mail inbound faxes already there (default: only new ones) */
+            mailBacklog: z.boolean().default(false),
+          })
+          .strict()
+          .default({ enabled: true, intervalMs: 60_000, mailBacklog: false }),
+      })
+      .strict()
+      .optional(),
+    admin: z
+      .object({ listen: hostPort })
+      .strict()
+      .optional(),
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+        /** "json" for journald/log shippers, "pretty" for a terminal; default: pretty on a TTY */
+        format: z.enum(['json', 'pretty', 'auto']).default('auto'),
+      })
+      .strict()
+      .default({ level: 'info', format: 'auto' }),
+    users: z.array(userSchema).default([]),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;
+export type UserConfig = z.infer<typeof userSchema>;
+export type SmtpConfig = NonNullable<Config['smtp']>;
+export type SpoolConfig = NonNullable<Config['spool']>;
+export type NotifyConfig = NonNullable<Config['notify']>;
+export type QueueConfig = Config['queue'];
+export type ApiConfig = Config['api'];
+
+/** Keys whose values are secrets: masked whenever a config is printed. */
+export const SECRET_KEYS = ['apiKey', 'adminKey', 'password'] as const;

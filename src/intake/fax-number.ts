@@ -1,0 +1,60 @@
+// Fax numbers as people write them ("+1 (555) 123-4567", "15551234567", "555.123.4567") turned
+// into E.164 ("+15551234567"). Shared by SMTP, spool, CLI and CUPS tickets so they all agree.
+// We check that a number is *possible* (right length for its country), not that it is assigned:
+// fictional 555 numbers must work for tests and demos, and the service has the last word.
+import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonenumber-js';
+
+export type FaxNumberResult = { ok: true; e164: string } | { ok: false; reason: string };
+
+const IGNORED = /[\s+\-.()]/g;
+const LENGTH_REASONS: Record<string, string> = {
+  TOO_SHORT: 'is too short',
+  TOO_LONG: 'is too long',
+  INVALID_LENGTH: 'has the wrong number of digits',
+  INVALID_COUNTRY: 'has no valid country code',
+  NOT_A_NUMBER: 'is not a number',
+};
+
+export function normalizeFaxNumber(raw: string, defaultCountryCode: string): FaxNumberResult {
+  const input = raw.trim();
+  const international = input.startsWith('+') || input.startsWith('00');
+  let digits = input.replace(IGNORED, '');
+  if (digits === '') return { ok: false, reason: 'no fax number was given' };
+  if (!/^\d+$/.test(digits)) return { ok: false, reason: `"${clip(input)}" contains characters other than digits and + - . ( ) spaces` };
+  if (!input.startsWith('+') && digits.startsWith('00')) digits = digits.slice(2);
+  if (digits.length < 4 || digits.length > 15) return { ok: false, reason: `"${clip(input)}" must have 4 to 15 digits` };
+
+  const candidates = international
+    ? [`+${digits}`]
+    : digits.startsWith(defaultCountryCode)
+      ? [`+${digits}`, `+${defaultCountryCode}${digits}`]
+      : [`+${defaultCountryCode}${digits}`, `+${digits}`];
+
+  for (const c of candidates) {
+    const parsed = parsePhoneNumberFromString(c);
+    if (parsed && parsed.isPossible()) return { ok: true, e164: parsed.number };
+  }
+  const why = validatePhoneNumberLength(candidates[0]!) ?? 'INVALID_LENGTH';
+  return { ok: false, reason: `"${clip(input)}" ${LENGTH_REASONS[why] ?? 'is not a possible fax number'}` };
+}
+
+/** "+15551234567" -> "+1 555-123-4567" for people (subjects, banners). */
+export function formatFaxNumber(e164: string): string {
+  const parsed = parsePhoneNumberFromString(e164);
+  if (!parsed) return e164;
+  if (parsed.countryCallingCode === '1') {
+    const n = parsed.nationalNumber;
+    if (n.length === 10) return `+1 ${n.slice(0, 3)}-${n.slice(3, 6)}-${n.slice(6)}`;
+  }
+  return parsed.formatInternational();
+}
+
+/** The service's contact format "(***) ***-****" for a NANP number, else E.164. */
+export function toContactFormat(e164: string): string {
+  const m = /^\+1(\d{3})(\d{3})(\d{4})$/.exec(e164);
+  return m ? `(${m[1]}) ${m[2]}-${m[3]}` : e164;
+}
+
+function clip(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}

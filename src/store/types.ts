@@ -1,0 +1,217 @@
+// The durable queue as the other stages see it. `Store` (./store.ts) implements QueueStore;
+// intake stages (smtp, spool, cli) only call `enqueue`; the dispatcher claims and finishes
+// recipients; the notifier drains the notification queue; operators use the job operations.
+
+export type JobSource = 'smtp' | 'spool' | 'cli';
+
+/** Contract §1: the state of one recipient of a job. */
+export type RecipientState =
+  | 'queued' // waiting for its first send
+  | 'sending' // claimed by a dispatcher, the send call is being made
+  | 'deferred' // a send failed temporarily; waits for nextAttemptAt
+  | 'processing' // accepted by the service (messageId known), awaiting its result
+  | 'delivered'
+  | 'failed'
+  | 'cancelled'
+  | 'held' // an operator put it on hold
+  | 'unknown'; // a send whose outcome is not known yet: reconcile before any resend
+
+export const RECIPIENT_STATES: readonly RecipientState[] = [
+  'queued', 'sending', 'deferred', 'processing', 'delivered', 'failed', 'cancelled', 'held', 'unknown',
+];
+export const FINAL_RECIPIENT_STATES: readonly RecipientState[] = ['delivered', 'failed', 'cancelled'];
+
+/**
+ * A job's summary state, derived from its recipients:
+ * queued (nothing started) / active (something in flight or deferred) / held /
+ * delivered (all delivered) / failed (none delivered) / partial (some delivered, some failed) /
+ * cancelled (all cancelled) / corrupt (input kept for inspection, never sent).
+ */
+export type JobState = 'queued' | 'active' | 'held' | 'delivered' | 'failed' | 'partial' | 'cancelled' | 'corrupt';
+export const JOB_STATES: readonly JobState[] = ['queued', 'active', 'held', 'delivered', 'failed', 'partial', 'cancelled', 'corrupt'];
+export const FINAL_JOB_STATES: readonly JobState[] = ['delivered', 'failed', 'partial', 'cancelled', 'corrupt'];
+
+export interface CoverSpec {
+  enabled: boolean;
+  subject?: string;
+  notes?: string;
+  recipientName?: string;
+  senderName?: string;
+  coverPageId?: string;
+}
+
+/** Something the intake left out of the fax, told to the user in the notification. */
+export interface LeftOut {
+  name: string;
+  reason: string;
+}
+
+export interface JobMeta {
+  leftOut?: LeftOut[];
+  /** Where the job came from: mail Message-ID, envelope sender, subject; spool file name... */
+  origin?: Record<string, string>;
+}
+
+export interface NewDocument {
+  /** A file on disk; the store copies it (or moves it, with `move`) into its data folder. */
+  path: string;
+  /** The name shown to the service and in notifications. */
+  name: string;
+  contentType: string;
+  move?: boolean;
+}
+
+export interface NewRecipient {
+  /** E.164 with +, e.g. "+15551234567" */
+  number: string;
+  /** Display name (cover page TO), e.g. the contact's name. */
+  name?: string;
+}
+
+export interface NewJob {
+  source: JobSource;
+  /** Config user name (users[].name) */
+  user: string;
+  recipients: NewRecipient[];
+  documents: NewDocument[];
+  cover: CoverSpec;
+  /** ISO date-time; the service is asked to send then. */
+  scheduledAt?: string | null;
+  tags?: string[];
+  /**
+   * Idempotency key: enqueue() with a key already stored (within the store's dedupe window)
+   * returns the existing job with duplicate=true and stores nothing new.
+   */
+  dedupeKey?: string;
+  meta?: JobMeta;
+  /** The original input (the mail message, the print file), kept with the job for inspection. */
+  original?: NewDocument;
+}
+
+export interface StoredDocument {
+  /** Absolute path inside the data folder. */
+  path: string;
+  name: string;
+  contentType: string;
+  bytes: number;
+}
+
+export interface Recipient {
+  jobId: string;
+  /** 0-based position in the job */
+  idx: number;
+  number: string;
+  name: string | null;
+  state: RecipientState;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  /** The service's messageId once known. */
+  messageId: string | null;
+  /** Identity of the send call that last carried this recipient (in the fax `cf`). */
+  sendId: string | null;
+  resultCode: string | null;
+  resultInfo: string | null;
+  errorCode: string | null;
+  errorInfo: string | null;
+  pages: number | null;
+  duration: number | null;
+  faxAttempt: number | null;
+  lockedBy: string | null;
+  lockedUntil: string | null;
+  createdAt: string;
+  updatedAt: string;
+  sentAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface Job {
+  id: string;
+  source: JobSource;
+  user: string;
+  state: JobState;
+  cover: CoverSpec;
+  documents: StoredDocument[];
+  original: StoredDocument | null;
+  scheduledAt: string | null;
+  tags: string[];
+  dedupeKey: string | null;
+  meta: JobMeta;
+  /** Why a corrupt job could not be processed. */
+  corruptReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt: string | null;
+  recipients: Recipient[];
+}
+
+export interface JobFilter {
+  state?: JobState;
+  user?: string;
+  source?: JobSource;
+  limit?: number;
+}
+
+export type NotificationKind = 'outcome' | 'rejected' | 'inbound' | 'key-expiry';
+
+export interface NewNotification {
+  kind: NotificationKind;
+  /** Config user name the mail is for. */
+  user: string;
+  jobId?: string | null;
+  /** Unique: a second enqueue with the same key is ignored (exactly-once notification). */
+  dedupeKey: string;
+  payload: Record<string, unknown>;
+}
+
+export interface Notification {
+  id: number;
+  kind: NotificationKind;
+  user: string;
+  jobId: string | null;
+  dedupeKey: string;
+  payload: Record<string, unknown>;
+  state: 'pending' | 'sent' | 'skipped' | 'failed';
+  attempts: number;
+  nextAttemptAt: string;
+  lastError: string | null;
+  createdAt: string;
+  sentAt: string | null;
+}
+
+export interface QueueCounts {
+  jobs: Record<JobState, number>;
+  recipients: Record<RecipientState, number>;
+  /** Age in seconds of the oldest job that is not final, or null. */
+  oldestActiveAgeSeconds: number | null;
+  notificationsPending: number;
+}
+
+export interface QueueStore {
+  /** Durable when it resolves: documents fsynced and renamed, job row committed. */
+  enqueue(job: NewJob): Promise<{ job: Job; duplicate: boolean }>;
+  /** Keeps unprocessable input for inspection (state corrupt), never deletes it. */
+  enqueueCorrupt(input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job>;
+  getJob(id: string): Job | null;
+  listJobs(filter?: JobFilter): Job[];
+  counts(): QueueCounts;
+
+  retry(id: string): Job;
+  cancel(id: string): Job;
+  hold(id: string): Job;
+  release(id: string): Job;
+  /** Removes final jobs older than the retention; returns how many. */
+  purge(olderThanMs: number): number;
+
+  enqueueNotification(n: NewNotification): { id: number; duplicate: boolean };
+  claimNotifications(owner: string, limit: number, leaseMs: number): Notification[];
+  completeNotification(id: number, state: 'sent' | 'skipped'): void;
+  deferNotification(id: number, error: string, nextAttemptAt: Date): void;
+  failNotification(id: number, error: string): void;
+
+  /** Small durable key/value state (inbound cursor per user, first-start markers...). */
+  getState(key: string): string | null;
+  setState(key: string, value: string): void;
+
+  close(): void;
+}
