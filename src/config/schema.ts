@@ -13,13 +13,16 @@ const cidr = z
 
 const secret = z.string().min(1, 'must not be empty');
 
+// Loose on purpose: internal domains (user@corp, faxgate@localhost) are normal in a server room.
+const email = z.string().regex(/^[^\s@<>()\[\],;:"]+@[^\s@<>()\[\],;:"]+$/, 'expected an e-mail address');
+
 export const AUTH_MODES = ['off', 'optional', 'required'] as const;
 
 const userSchema = z
   .object({
     name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a short name of letters, digits, . _ -'),
-    email: z.string().email('expected an e-mail address'),
-    aliases: z.array(z.string().email('expected an e-mail address')).default([]),
+    email: email,
+    aliases: z.array(email).default([]),
     apiKey: secret,
     password: z
       .string()
@@ -92,10 +95,10 @@ export const configSchema = z
       .default({ maxAgeHours: 48, retrySchedule: [30, 60, 300, 900, 1800, 3600], maxFaxTries: 3, pollIntervalMs: 10_000, retentionDays: 30 }),
     notify: z
       .object({
-        from: z.string().email('expected an e-mail address'),
+        from: email,
         /** smtp://host:port, smtps://user:pass@host:port, or outbox:/path/to/folder */
         transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, 'expected smtp://, smtps:// or outbox:DIR'),
-        adminCopy: z.string().email().optional(),
+        adminCopy: email.optional(),
         preferenceRefreshMs: z.number().int().min(1000).default(300_000),
         inbound: z
           .object({
