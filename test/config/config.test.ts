@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfigFile, maskSecrets, parseConfigText } from '../../src/config/load.js';
+import { FaxgateError } from '../../src/errors.js';
+
+const dirs: string[] = [];
+function tempFile(text: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-config-'));
+  dirs.push(dir);
+  const f = path.join(dir, 'faxgate.yaml');
+  writeFileSync(f, text);
+  return f;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function errorOf(fn: () => unknown): FaxgateError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof FaxgateError) return err;
+    throw err;
+  }
+  throw new Error('expected a FaxgateError');
+}
+
+const minimal = `
+api:
+  baseUrl: https://fax.example.test
+users:
+  - name: alice
+    email: alice@example.com
+    apiKey: \${ALICE_KEY}
+`;
+
+describe('config', () => {
+  it('the commented example config is valid once its secrets are in the environment', () => {
+    const example = path.resolve(__dirname, '../../config/faxgate.example.yaml');
+    const c = loadConfigFile(example, { env: { ALICE_FAX_KEY: 'k1', FRONTDESK_FAX_KEY: 'k2' } });
+    expect(c.users.map((u) => u.name)).toEqual(['alice', 'frontdesk']);
+    expect(c.users[0]!.apiKey).toBe('k1');
+    expect(c.smtp!.domains).toEqual(['fax.example.com']);
+  });
+
+  it('substitutes ${ENV} and ${ENV:-default}, and names the key of an unset variable', () => {
+    const c = parseConfigText(minimal, { env: { ALICE_KEY: 'secret-1' } });
+    expect(c.users[0]!.apiKey).toBe('secret-1');
+    const d = parseConfigText(minimal.replace('${ALICE_KEY}', '${NOPE:-fallback}'), { env: {} });
+    expect(d.users[0]!.apiKey).toBe('fallback');
+    const err = errorOf(() => parseConfigText(minimal, { env: {} }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.message).toContain('users[0].apiKey');
+    expect(err.message).toContain('ALICE_KEY');
+  });
+
+  it('every error names the key and what was expected', () => {
+    const err = errorOf(() =>
+      parseConfigText(
+        `api:\n  baseUrl: http://plain.example\n  concurency: 3\nsmtp:\n  listen: ["nope"]\n  auth: maybe\nusers:\n  - name: alice\n    email: not-an-address\n    apiKey: x\n    password: hunter2\n`,
+        { env: {} },
+      ),
+    );
+    expect(err.message).toMatch(/api\.baseUrl: must be an https: URL or "sandbox"/);
+    expect(err.message).toMatch(/api: unknown key "concurency"/);
+    expect(err.message).toMatch(/smtp\.listen\[0\]: expected "host:port"/);
+    expect(err.message).toMatch(/smtp\.auth: expected one of "off", "optional", "required"/);
+    expect(err.message).toMatch(/users\[0\]\.email: expected an e-mail address/);
+    expect(err.message).toMatch(/users\[0\]\.password: expected a hash made by `faxgate passwd`/);
+    expect(err.field).toBe('api.baseUrl');
+  });
+
+  it('refuses rules that span keys: duplicate users, auth required without hashes', () => {
+    const dup = errorOf(() =>
+      parseConfigText(`api: {baseUrl: "https://x.example"}\nusers:\n  - {name: a, email: a@example.com, apiKey: k}\n  - {name: b, email: A@example.com, apiKey: k2}\n`, { env: {} }),
+    );
+    expect(dup.message).toContain('users[1].email: A@example.com also belongs to user "a"');
+    const auth = errorOf(() => parseConfigText(`smtp: {auth: required}\nusers:\n  - {name: a, email: a@example.com, apiKey: k}\n`, { env: {} }));
+    expect(auth.message).toContain('users[0].password');
+  });
+
+  it('reports YAML syntax errors with the line', () => {
+    const err = errorOf(() => parseConfigText('api:\n  baseUrl: [unclosed\n', { env: {} }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.message).toMatch(/not valid YAML at line \d/);
+  });
+
+  it('resolves relative paths against the config file folder', () => {
+    const f = tempFile(`data: ./state\nspool: {root: spool}\nnotify: {from: fax@example.com, transport: "outbox:out"}\nusers: []\n`);
+    const c = loadConfigFile(f, { env: {} });
+    expect(c.data).toBe(path.join(path.dirname(f), 'state'));
+    expect(c.spool!.root).toBe(path.join(path.dirname(f), 'spool'));
+    expect(c.notify!.transport).toBe(`outbox:${path.join(path.dirname(f), 'out')}`);
+  });
+
+  it('a missing file is CONFIG_NOT_FOUND naming the file', () => {
+    const err = errorOf(() => loadConfigFile('/nonexistent/faxgate.yaml'));
+    expect(err.code).toBe('CONFIG_NOT_FOUND');
+    expect(err.message).toContain('/nonexistent/faxgate.yaml');
+  });
+
+  it('masks every secret, including passwords inside transport URLs', () => {
+    const c = parseConfigText(
+      `api: {baseUrl: "https://x.example", adminKey: admin-secret}\nnotify: {from: f@example.com, transport: "smtps://mailer:relay-pass@relay.example:465"}\nusers:\n  - {name: a, email: a@example.com, apiKey: user-secret, password: "scrypt$1$2$3$abc$def"}\n`,
+      { env: {} },
+    );
+    const text = JSON.stringify(maskSecrets(c));
+    for (const s of ['admin-secret', 'user-secret', 'relay-pass', 'scrypt$1$2$3$abc$def']) expect(text).not.toContain(s);
+    expect(text).toContain('smtps://mailer:****@relay.example:465');
+  });
+});
