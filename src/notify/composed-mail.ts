@@ -1,0 +1,19 @@
+// What a composer hands the notifier: the words of one notification mail, and what kind of news
+// it is (the notifier decides recipients, preference, attachments and headers from that).
+import type { Block } from './mail-body.js';
+
+export interface ComposedMail {
+  subject: string;
+  blocks: Block[];
+  /** Bad news: something was not sent or not received. The admin copy goes with these. */
+  failure: boolean;
+  /** Sent whatever the user's preference (input refused after the SMTP reply, expired, corrupt). */
+  mandatory: boolean;
+}
+
+export const FOOTER = 'This message was sent automatically by faxgate, the fax gateway. Replies to it are not read.';
+
+export function clip(s: string, max: number): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > max ? `${one.slice(0, max - 3)}...` : one;
+}

@@ -1,0 +1,79 @@
+// The mail for a fax the user received: who sent it (number and CSID), pages, time.
+import { explainResult } from '../fax/result-codes.js';
+import type { FaxRecord } from '../fax/types.js';
+import { formatFaxNumber } from '../intake/fax-number.js';
+import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
+import { formatDuration, formatTime, plural } from './time-format.js';
+
+/** What the poller stores in an `inbound` notification: a snapshot of the service's record. */
+export interface InboundPayload {
+  messageId: string;
+  status: string;
+  from: string | null;
+  csid: string | null;
+  to: string | null;
+  pages: number | null;
+  duration: number | null;
+  createdAt: string | null;
+  resultCode: string | null;
+  resultInfo: string | null;
+  errorCode: string | null;
+  errorInfo: string | null;
+}
+
+export function inboundPayload(r: FaxRecord): InboundPayload {
+  return {
+    messageId: r.messageId,
+    status: r.status,
+    from: r.faxCallerId || null,
+    csid: r.faxCsid || null,
+    to: r.faxNumber || null,
+    pages: r.pagesCount ?? r.pagesComplete ?? null,
+    duration: r.duration ?? null,
+    createdAt: r.createdAt ?? null,
+    resultCode: r.resultCode ?? null,
+    resultInfo: r.resultInfo ?? null,
+    errorCode: r.errorCode ?? null,
+    errorInfo: r.errorInfo ?? null,
+  };
+}
+
+export function isFailedReception(p: Pick<InboundPayload, 'status'>): boolean {
+  return p.status === 'failed';
+}
+
+function number(n: string | null): string | null {
+  if (!n) return null;
+  return /^\+?\d{4,15}$/.test(n) ? formatFaxNumber(n.startsWith('+') ? n : `+${n}`) : n;
+}
+
+export function composeInbound(p: InboundPayload, timeZone: string): ComposedMail {
+  const from = number(p.from) ?? p.csid ?? 'an unknown sender';
+  const failed = isFailedReception(p);
+  const words = failed ? explainResult(p).words : null;
+  return {
+    subject: failed
+      ? clip(`Fax reception from ${from} failed: ${words}`, 120)
+      : p.pages
+        ? `Fax received from ${from}, ${plural(p.pages, 'page')}`
+        : `Fax received from ${from}`,
+    blocks: [
+      { kind: 'para', text: failed ? `A fax from ${from} could not be received: ${words}.` : `You received a fax from ${from}.` },
+      {
+        kind: 'fields',
+        rows: [
+          ['From', number(p.from)],
+          ['Sender CSID', p.csid],
+          ['To', number(p.to)],
+          ['Pages', p.pages != null ? String(p.pages) : null],
+          ['Duration', formatDuration(p.duration)],
+          ['Received', formatTime(p.createdAt, timeZone)],
+          ['Message id', p.messageId],
+        ],
+      },
+      { kind: 'para', text: FOOTER },
+    ],
+    failure: failed,
+    mandatory: false,
+  };
+}

@@ -1,0 +1,133 @@
+// Looks for faxes the users received (history, direction inbound, with each user's own key) and
+// queues one `inbound` notification per fax; the Notifier mails it according to the user's
+// receive preference. The dedupe key `inbound:<messageId>` makes each fax one notification
+// however many pollers or restarts see it. The first start marks what is already there as seen,
+// so a new install does not mail years of faxes (unless notify.inbound.mailBacklog).
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+import type { NotifyConfig, UserConfig } from '../config/schema.js';
+import { describeError } from '../errors.js';
+import type { FaxApi, FaxRecord } from '../fax/types.js';
+import type { UserDirectory } from '../fax/user-directory.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { QueueStore } from '../store/types.js';
+import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from './inbound-cursor.js';
+import { inboundPayload } from './inbound-mail.js';
+
+export interface InboundPollerOptions {
+  notify: NotifyConfig;
+  users: UserConfig[];
+  store: QueueStore;
+  clientFor: (user: string) => FaxApi;
+  /** Not needed to poll (preferences are read when mailing); accepted for the common shape. */
+  directory?: UserDirectory;
+  dataDir?: string;
+  logger: Logger;
+  clock?: Clock;
+  metrics?: Metrics;
+}
+
+/** Records read per history page. */
+const PAGE = 100;
+/** Most records read per user and poll: bounds a first start on a huge history. */
+const MAX_READ = 2000;
+
+export function inboundStateKey(user: string): string {
+  return `notify.inbound.cursor:${user}`;
+}
+
+export class InboundPoller {
+  private users: UserConfig[];
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  /** Users whose last poll failed, so a long outage logs once, not every interval. */
+  private readonly failing = new Set<string>();
+
+  constructor(private readonly opts: InboundPollerOptions) {
+    this.users = opts.users;
+    this.log = opts.logger;
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  start(): void {
+    if (this.timer || this.stopped) return;
+    const tick = () => {
+      this.timer = null;
+      this.runOnce()
+        .catch((err) => this.log.error({ err: describeError(err) }, 'inbound poll failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.opts.notify.inbound.intervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => {});
+  }
+
+  updateUsers(users: UserConfig[]): void {
+    this.users = users;
+  }
+
+  /** One look at every user's inbound history. */
+  runOnce(): Promise<void> {
+    if (!this.running) this.running = this.pollAll().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async pollAll(): Promise<void> {
+    for (const user of this.users) {
+      if (this.stopped) return;
+      try {
+        await this.pollUser(user.name);
+        if (this.failing.delete(user.name)) this.log.info({ user: user.name }, 'inbound history readable again');
+      } catch (err) {
+        if (!this.failing.has(user.name)) this.log.warn({ user: user.name, err: describeError(err) }, 'could not read inbound history; will try again');
+        this.failing.add(user.name);
+      }
+    }
+  }
+
+  private async pollUser(user: string): Promise<void> {
+    const key = inboundStateKey(user);
+    const cursor = parseCursor(this.opts.store.getState(key));
+    const fresh: FaxRecord[] = [];
+    const client = this.opts.clientFor(user);
+    for await (const r of client.historyAll({ direction: 'inbound', limit: PAGE })) {
+      if (r.direction && r.direction !== 'inbound') continue;
+      if (cursor && isBehind(r, cursor)) break;
+      if (cursor && isSeen(r, cursor)) continue;
+      fresh.push(r);
+      if (fresh.length >= MAX_READ) break;
+    }
+    const now = this.clock.now();
+
+    if (!cursor && !this.opts.notify.inbound.mailBacklog) {
+      this.opts.store.setState(key, serializeCursor(advanceCursor(null, fresh, now, true)));
+      this.log.info({ user, faxes: fresh.length }, 'first look at inbound history: existing faxes marked as seen, not mailed');
+      return;
+    }
+
+    // oldest first, so that mails go out in the order the faxes arrived
+    for (const r of [...fresh].reverse()) {
+      if (!isFinalStatus(r.status)) continue;
+      const { id, duplicate } = this.opts.store.enqueueNotification({
+        kind: 'inbound',
+        user,
+        jobId: null,
+        dedupeKey: `inbound:${r.messageId}`,
+        payload: inboundPayload(r) as unknown as Record<string, unknown>,
+      });
+      if (!duplicate) this.log.info({ user, messageId: r.messageId, notification: id, status: r.status }, 'QUEUED inbound fax notification');
+    }
+    this.opts.store.setState(key, serializeCursor(advanceCursor(cursor, fresh, now)));
+  }
+}

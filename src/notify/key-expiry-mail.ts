@@ -1,0 +1,23 @@
+// A warning that the user's API key for the fax service is about to expire. Without a key the
+// gateway cannot send their faxes, so it always goes out, to the user and the admin copy.
+import { FOOTER, type ComposedMail } from './composed-mail.js';
+import { formatTime } from './time-format.js';
+
+export function composeKeyExpiry(payload: Record<string, unknown>, timeZone: string): ComposedMail {
+  const keyName = typeof payload.keyName === 'string' ? payload.keyName : 'the gateway key';
+  const expiresAt = typeof payload.expiresAt === 'string' ? payload.expiresAt : null;
+  const when = formatTime(expiresAt, timeZone) ?? 'soon';
+  return {
+    subject: `Fax gateway: API key "${keyName}" expires ${expiresAt ? `on ${when}` : 'soon'}`,
+    blocks: [
+      {
+        kind: 'para',
+        text: `The fax service API key "${keyName}" that the fax gateway uses for you expires ${expiresAt ? `on ${when}` : 'soon'}. After that, your faxes cannot be sent until the key is replaced.`,
+      },
+      { kind: 'para', text: 'The administrator can replace it with `faxgate keys rotate`, or the gateway does so itself when it holds an admin key.' },
+      { kind: 'para', text: FOOTER },
+    ],
+    failure: true,
+    mandatory: true,
+  };
+}

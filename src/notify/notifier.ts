@@ -1,0 +1,292 @@
+// Drains the store's notification queue into mail (Postfix's bounce/notify daemon). Each
+// notification is claimed with a lease, turned into one mail, handed to the transport, and then
+// recorded as sent or skipped; a transport failure defers it on a schedule and after about two
+// days fails it loudly. The Message-ID comes from the notification, so a retry after a crash is
+// the same mail, never a second one.
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { SendMailOptions } from 'nodemailer';
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+import type { NotifyConfig, UserConfig } from '../config/schema.js';
+import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
+import type { FaxApi, User } from '../fax/types.js';
+import type { UserDirectory } from '../fax/user-directory.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Job, Notification, QueueStore } from '../store/types.js';
+import type { ComposedMail } from './composed-mail.js';
+import { downloadToTemp, type DownloadedFax } from './fax-download.js';
+import { composeInbound, isFailedReception, type InboundPayload } from './inbound-mail.js';
+import { composeKeyExpiry } from './key-expiry-mail.js';
+import { renderHtml, renderText } from './mail-body.js';
+import { notificationMessageId } from './message-id.js';
+import { composeOutcome } from './outcome-mail.js';
+import { flag, PreferenceReader, wanted } from './preferences.js';
+import { composeRejected } from './rejected-mail.js';
+import { nextNotifyAttempt } from './retry-schedule.js';
+import { createTransport, type MailTransport } from './transport.js';
+
+export interface NotifierOptions {
+  notify: NotifyConfig;
+  users: UserConfig[];
+  store: QueueStore;
+  clientFor: (user: string) => FaxApi;
+  directory: UserDirectory;
+  dataDir: string;
+  logger: Logger;
+  clock?: Clock;
+  metrics?: Metrics;
+  /** Default: built from notify.transport. */
+  transport?: MailTransport;
+  /** How often the queue is looked at when idle (default 1000 ms). */
+  pollMs?: number;
+  /** Tries of a temporarily failing attachment download before the mail goes without it (default 3). */
+  attachmentTries?: number;
+}
+
+const BATCH = 8;
+const LEASE_MS = 10 * 60_000;
+
+type Plan =
+  | { skip: string }
+  | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[] };
+
+export class Notifier {
+  private readonly store: QueueStore;
+  private readonly transport: MailTransport;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly prefs: PreferenceReader;
+  private readonly owner = `notify:${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private users: UserConfig[];
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<number> | null = null;
+  private stopped = false;
+
+  constructor(private readonly opts: NotifierOptions) {
+    this.store = opts.store;
+    this.users = opts.users;
+    this.log = opts.logger;
+    this.clock = opts.clock ?? systemClock;
+    this.transport = opts.transport ?? createTransport(opts.notify.transport, opts.logger);
+    this.prefs = new PreferenceReader(opts.logger);
+  }
+
+  start(): void {
+    if (this.timer || this.stopped) return;
+    const tick = () => {
+      this.timer = null;
+      this.runOnce()
+        .catch((err) => this.log.error({ err: describeError(err) }, 'notification run failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.opts.pollMs ?? 1000);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => 0);
+    this.transport.close();
+  }
+
+  updateUsers(users: UserConfig[]): void {
+    this.users = users;
+  }
+
+  /** Sends (or skips, or defers) everything due now; returns how many notifications were handled. */
+  runOnce(): Promise<number> {
+    // one drain at a time: the timer and a test (or a second caller) share it
+    if (!this.running) this.running = this.drain().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async drain(): Promise<number> {
+    let handled = 0;
+    for (;;) {
+      const batch = this.store.claimNotifications(this.owner, BATCH, LEASE_MS);
+      await Promise.all(batch.map((n) => this.handle(n)));
+      handled += batch.length;
+      if (batch.length < BATCH || this.stopped) return handled;
+    }
+  }
+
+  private async handle(n: Notification): Promise<void> {
+    const log = this.log.child({ notification: n.id, kind: n.kind, user: n.user, ...(n.jobId ? { job: n.jobId } : {}) });
+    let plan: Plan | null = null;
+    try {
+      plan = await this.plan(n, log);
+      if ('skip' in plan) {
+        this.store.completeNotification(n.id, 'skipped');
+        log.info({ reason: plan.skip }, 'SKIPPED');
+        this.count(n, 'skipped');
+        return;
+      }
+      const info = await this.transport.send(plan.mail);
+      this.store.completeNotification(n.id, 'sent');
+      log.info({ to: plan.to, messageId: info.messageId, attachments: plan.attachments.length }, 'NOTIFIED');
+      this.count(n, 'sent');
+    } catch (err) {
+      this.deferOrFail(n, err, log);
+    } finally {
+      if (plan && 'attachments' in plan) await Promise.all(plan.attachments.map((a) => a.remove()));
+    }
+  }
+
+  private deferOrFail(n: Notification, err: unknown, log: Logger): void {
+    const why = describeMailError(err);
+    try {
+      const next = permanentMailError(err) ? null : nextNotifyAttempt(n.attempts + 1, Date.parse(n.createdAt), this.clock.now());
+      if (next) {
+        this.store.deferNotification(n.id, why, next);
+        log.warn({ err: why, attempts: n.attempts + 1, nextAttemptAt: next.toISOString() }, 'DEFERRED');
+        this.count(n, 'deferred');
+      } else {
+        this.store.failNotification(n.id, why);
+        log.error({ err: why, attempts: n.attempts + 1 }, 'FAILED: notification given up, the user was NOT told; check notify.transport');
+        this.count(n, 'failed');
+      }
+    } catch (storeErr) {
+      // the lease runs out and another run tries again
+      log.error({ err: describeError(storeErr), mailErr: why }, 'could not record the notification failure');
+    }
+  }
+
+  private count(n: Notification, result: 'sent' | 'skipped' | 'deferred' | 'failed'): void {
+    this.opts.metrics?.notifications.inc({ kind: n.kind, result });
+  }
+
+  /** What to do with one notification: a mail to send, or why none goes out. */
+  private async plan(n: Notification, log: Logger): Promise<Plan> {
+    const user = this.users.find((u) => u.name === n.user);
+    if (!user) return { skip: `no configured user named "${n.user}"` };
+    let me: User | null = null;
+    let meError: unknown = null;
+    try {
+      me = await this.opts.directory.get(n.user);
+    } catch (err) {
+      meError = err;
+    }
+    const timeZone = me?.account?.timezone || 'UTC';
+    const attachments: DownloadedFax[] = [];
+    let composed: ComposedMail;
+    let wants: boolean;
+
+    switch (n.kind) {
+      case 'outcome': {
+        const job = n.jobId ? this.store.getJob(n.jobId) : null;
+        if (!job) return { skip: `job ${n.jobId ?? '(none)'} no longer exists` };
+        composed = composeOutcome(job, timeZone);
+        if (!composed.mandatory && !me) throw temporary('preferences', meError);
+        wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, 'emailNotifySendOption'), composed.failure);
+        if (wants && me && flag(me.emailNotifySendIncAttachment)) {
+          const pdf = await this.outcomeAttachment(n, job, log);
+          if (pdf) attachments.push(pdf);
+        }
+        break;
+      }
+      case 'inbound': {
+        const p = n.payload as unknown as InboundPayload;
+        if (!p || typeof p.messageId !== 'string') return { skip: 'inbound notification without a messageId' };
+        if (!me) throw temporary('preferences', meError);
+        composed = composeInbound(p, timeZone);
+        wants = wanted(this.prefs.option(n.user, me, 'emailNotifyReceiveOption'), isFailedReception(p));
+        if (wants && flag(me.emailNotifyReceiveIncAttachment) && !isFailedReception(p)) {
+          const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
+          if (pdf) attachments.push(pdf);
+        }
+        break;
+      }
+      case 'rejected':
+        composed = composeRejected(n.payload, n.createdAt, timeZone);
+        wants = true;
+        break;
+      case 'key-expiry':
+        composed = composeKeyExpiry(n.payload, timeZone);
+        wants = true;
+        break;
+      default:
+        return { skip: `unknown notification kind "${String(n.kind)}"` };
+    }
+
+    const admin = composed.failure ? this.opts.notify.adminCopy : undefined;
+    if (!wants && !admin) return { skip: 'the user does not want this notification (service preference)' };
+    // a user who opted out still leaves the administrator a copy of the failures
+    const to = wants ? user.email : admin!;
+    const bcc = wants && admin && admin.toLowerCase() !== user.email.toLowerCase() ? admin : undefined;
+    const job = n.jobId ? this.store.getJob(n.jobId) : null;
+    const inReplyTo = originMessageId(job);
+    const mail: SendMailOptions = {
+      from: this.opts.notify.from,
+      to,
+      ...(bcc ? { bcc } : {}),
+      subject: composed.subject,
+      text: renderText(composed.blocks),
+      html: renderHtml(composed.subject, composed.blocks),
+      messageId: notificationMessageId(n, this.opts.notify.from),
+      date: new Date(this.clock.now()),
+      ...(inReplyTo ? { inReplyTo, references: [inReplyTo] } : {}),
+      headers: {
+        // RFC 3834: no vacation replies or loops from auto-responders
+        'Auto-Submitted': 'auto-generated',
+        'X-Auto-Response-Suppress': 'All',
+        'X-Faxgate-Notification': n.kind,
+        ...(n.jobId ? { 'X-Faxgate-Job': n.jobId } : {}),
+      },
+      attachments: attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: 'application/pdf' })),
+    };
+    return { mail, to: bcc ? [to, bcc] : [to], attachments };
+  }
+
+  private outcomeAttachment(n: Notification, job: Job, log: Logger): Promise<DownloadedFax | null> {
+    const delivered = job.recipients.find((r) => r.state === 'delivered' && r.messageId);
+    if (!delivered) return Promise.resolve(null);
+    return this.attachment(n, delivered.messageId!, `fax-${job.id}.pdf`, log);
+  }
+
+  /**
+   * The fax PDF, or null when it cannot be had: a permanent error (or a temporary one on the last
+   * allowed try) sends the mail without it rather than holding the news back.
+   */
+  private async attachment(n: Notification, messageId: string, fallbackName: string, log: Logger): Promise<DownloadedFax | null> {
+    try {
+      return await downloadToTemp(this.opts.clientFor(n.user), messageId, this.opts.dataDir, fallbackName);
+    } catch (err) {
+      const temp = !isFaxgateError(err) || err.temporary;
+      if (temp && n.attempts + 1 < (this.opts.attachmentTries ?? 3)) throw err;
+      log.warn({ messageId, err: describeError(err) }, 'fax PDF could not be downloaded; mailing without it');
+      return null;
+    }
+  }
+}
+
+function temporary(what: string, cause: unknown): FaxgateError {
+  return new FaxgateError('API_NETWORK', `the user's ${what} could not be read from the fax service: ${describeError(cause)}`, { temporary: true, cause });
+}
+
+function originMessageId(job: Job | null): string | null {
+  const id = job?.meta.origin?.messageId;
+  return id && /^<[^<>\s]+@[^<>\s]+>$/.test(id) ? id : null;
+}
+
+interface MailError {
+  code?: string;
+  responseCode?: number;
+  response?: string;
+}
+
+/** A relay that answers 5xx to our mail refuses it for good (except refused AUTH: a config fix away). */
+function permanentMailError(err: unknown): boolean {
+  const e = err as MailError;
+  return typeof e?.responseCode === 'number' && e.responseCode >= 500 && e.code !== 'EAUTH';
+}
+
+function describeMailError(err: unknown): string {
+  const e = err as MailError;
+  if (e && typeof e.responseCode === 'number' && e.response) return `${e.code ?? 'SMTP'}: ${e.response}`;
+  return describeError(err);
+}

@@ -1,0 +1,123 @@
+// The mail that tells a user how their fax went: one mail per job covering every recipient,
+// with the service's result in plain words, times in the account's timezone, and what intake
+// left out of the fax.
+import { explainResult } from '../fax/result-codes.js';
+import { formatFaxNumber } from '../intake/fax-number.js';
+import type { Job, Recipient } from '../store/types.js';
+import type { Block } from './mail-body.js';
+import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
+import { formatDuration, formatTime, plural } from './time-format.js';
+
+/** A recipient that failed because its job stayed undelivered past the maximum age. */
+export function isExpired(r: Recipient): boolean {
+  return r.errorCode === 'JOB_EXPIRED' || r.resultCode === 'JOB_EXPIRED' || /\bJOB_EXPIRED\b/.test(r.lastError ?? '');
+}
+
+/** Why a recipient did not get the fax, in plain words ("busy", "no answer"). */
+export function failureWords(r: Recipient): string {
+  if (r.state === 'cancelled') return 'cancelled';
+  if (isExpired(r)) return 'it could not be sent before the queue gave up on it (too old)';
+  if (r.errorCode || r.resultCode) return explainResult(r).words;
+  if (r.lastError) return r.lastError.replace(/^[A-Z_]+: /, '');
+  return 'the fax service reported a failure';
+}
+
+/** True when the job has a recipient that did not get the fax. */
+export function hasFailure(job: Job): boolean {
+  return job.state === 'corrupt' || job.recipients.some((r) => r.state !== 'delivered');
+}
+
+/** Refused after the SMTP reply (corrupt input) or given up by the queue: mailed whatever the preference. */
+export function isMandatory(job: Job): boolean {
+  return job.state === 'corrupt' || job.recipients.some(isExpired);
+}
+
+function who(r: Recipient): string {
+  const n = formatFaxNumber(r.number);
+  return r.name ? `${r.name} (${n})` : n;
+}
+
+function origin(job: Job, ...keys: string[]): string | undefined {
+  const o = job.meta.origin ?? {};
+  for (const k of keys) if (o[k]) return o[k];
+  return undefined;
+}
+
+export function outcomeSubject(job: Job): string {
+  if (job.state === 'corrupt' || job.recipients.length === 0) {
+    const what = origin(job, 'file', 'fileName', 'subject') ?? job.original?.name ?? 'your document';
+    return clip(`Fax not sent: "${what}" could not be processed`, 120);
+  }
+  if (job.recipients.length === 1) {
+    const r = job.recipients[0]!;
+    const to = formatFaxNumber(r.number);
+    if (r.state === 'delivered') return r.pages ? `Fax to ${to} delivered, ${plural(r.pages, 'page')}` : `Fax to ${to} delivered`;
+    if (r.state === 'cancelled') return `Fax to ${to} cancelled`;
+    return clip(`Fax to ${to} failed: ${failureWords(r)}`, 120);
+  }
+  const count = (s: string) => job.recipients.filter((r) => r.state === s).length;
+  const failed = job.recipients.filter((r) => r.state !== 'delivered' && r.state !== 'cancelled').length;
+  const parts = [
+    count('delivered') || failed + count('cancelled') === 0 ? `${count('delivered')} delivered` : null,
+    failed ? `${failed} failed` : null,
+    count('cancelled') ? `${count('cancelled')} cancelled` : null,
+  ].filter(Boolean);
+  return `Fax to ${job.recipients.length} recipients: ${parts.join(', ')}`;
+}
+
+function summary(job: Job): string {
+  if (job.state === 'corrupt') {
+    return `Your fax was not sent: the gateway could not process what it received. It was kept for inspection by the administrator. Reason: ${job.corruptReason ?? 'unknown'}.`;
+  }
+  if (job.recipients.length === 1) {
+    const r = job.recipients[0]!;
+    if (r.state === 'delivered') return `Your fax to ${who(r)} was delivered${r.pages ? ` (${plural(r.pages, 'page')})` : ''}.`;
+    if (r.state === 'cancelled') return `Your fax to ${who(r)} was cancelled and not sent.`;
+    return `Your fax to ${who(r)} could not be delivered: ${failureWords(r)}.`;
+  }
+  const delivered = job.recipients.filter((r) => r.state === 'delivered').length;
+  return `Your fax to ${job.recipients.length} recipients was delivered to ${delivered} of them.`;
+}
+
+function recipientBlocks(r: Recipient, timeZone: string): Block[] {
+  const state = r.state === 'delivered' ? 'delivered' : r.state === 'cancelled' ? 'cancelled' : r.state === 'failed' ? 'failed' : r.state;
+  const attempts = Math.max(r.attempts ?? 0, r.faxAttempt ?? 0);
+  return [
+    { kind: 'heading', text: `${who(r)}: ${state}` },
+    {
+      kind: 'fields',
+      rows: [
+        ['Result', r.state === 'delivered' ? 'delivered' : failureWords(r)],
+        ['Service result', r.resultCode || r.resultInfo ? [r.resultCode, r.resultInfo].filter(Boolean).join(' ') : null],
+        ['Pages', r.pages != null ? String(r.pages) : null],
+        ['Duration', formatDuration(r.duration)],
+        ['Attempts', attempts > 0 ? String(attempts) : null],
+        ['Finished', formatTime(r.finishedAt, timeZone)],
+        ['Message id', r.messageId],
+      ],
+    },
+  ];
+}
+
+export function composeOutcome(job: Job, timeZone: string): ComposedMail {
+  const blocks: Block[] = [
+    { kind: 'para', text: summary(job) },
+    {
+      kind: 'fields',
+      rows: [
+        ['Job', job.id],
+        ['Submitted', formatTime(job.createdAt, timeZone)],
+        ['Subject', job.cover.subject ?? origin(job, 'subject')],
+        ['File', origin(job, 'file', 'fileName')],
+        ['Documents', job.documents.map((d) => d.name).join(', ') || (job.cover.enabled ? 'cover page only' : null)],
+      ],
+    },
+  ];
+  for (const r of job.recipients) blocks.push(...recipientBlocks(r, timeZone));
+  const leftOut = job.meta.leftOut ?? [];
+  if (leftOut.length) {
+    blocks.push({ kind: 'heading', text: 'Left out of the fax' }, { kind: 'list', items: leftOut.map((l) => `${l.name}: ${l.reason}`) });
+  }
+  blocks.push({ kind: 'para', text: `${FOOTER} Quote job ${job.id} when asking about this fax.` });
+  return { subject: outcomeSubject(job), blocks, failure: hasFailure(job), mandatory: isMandatory(job) };
+}

@@ -1,0 +1,39 @@
+// Input refused after the SMTP conversation was over (a spool file with no number, a document
+// that turned out unreadable): the sender has no other way to learn it, so this mail always goes.
+import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
+import { formatTime } from './time-format.js';
+
+export interface RejectedPayload {
+  file?: string;
+  subject?: string;
+  reason: string;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.trim() ? v : undefined;
+}
+
+export function composeRejected(payload: Record<string, unknown>, createdAt: string, timeZone: string): ComposedMail {
+  const file = str(payload.file);
+  const subject = str(payload.subject);
+  const reason = str(payload.reason) ?? 'the gateway could not use it';
+  const what = file ? `"${file}"` : subject ? `"${subject}"` : 'your document';
+  return {
+    subject: clip(`Fax not sent: ${what}: ${reason}`, 120),
+    blocks: [
+      { kind: 'para', text: `Your fax ${file || subject ? `(${what}) ` : ''}was not sent: ${reason}. Nothing was faxed; please correct it and send it again.` },
+      {
+        kind: 'fields',
+        rows: [
+          ['File', file],
+          ['Subject', subject],
+          ['Received', formatTime(createdAt, timeZone)],
+          ['Job', str(payload.jobId)],
+        ],
+      },
+      { kind: 'para', text: FOOTER },
+    ],
+    failure: true,
+    mandatory: true,
+  };
+}
