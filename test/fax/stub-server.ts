@@ -14,7 +14,7 @@ export interface Recorded {
   body: Buffer;
 }
 
-export type StubHandler = (req: Recorded, res: ServerResponse) => void | Promise<void>;
+export type StubHandler = (req: Recorded, res: ServerResponse) => unknown;
 
 export interface StubServer {
   baseUrl: string;
