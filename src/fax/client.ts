@@ -51,6 +51,7 @@ interface Call {
   multipart?: FormData;
   /** Not idempotent: a failure after the request may have reached the service leaves its outcome unknown. */
   creates?: boolean;
+  accept?: string;
 }
 
 /** history pages walked by historyAll when the caller sets no limit */
@@ -218,8 +219,10 @@ export class FaxClient implements FaxApi {
   async downloadFax(messageId: string, destPath: string): Promise<{ bytes: number; fileName: string | null }> {
     requireField('messageId', messageId);
     requireField('destPath', destPath);
-    const call: Call = { op: 'downloadFax', method: 'GET', path: `/v1/fax/${enc(messageId)}/download` };
+    const call: Call = { op: 'downloadFax', method: 'GET', path: `/v1/fax/${enc(messageId)}/download`, accept: 'application/pdf, application/json;q=0.5' };
     return this.exchange(call, async (res) => {
+      // A JSON answer with 200 is not a fax, whatever it says; do not save it as one.
+      if (/json/i.test(String(res.headers['content-type'] ?? ''))) throw badResponse('a download with JSON instead of a PDF');
       const bytes = await streamToFile(res.body, destPath);
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared !== bytes) {
@@ -313,7 +316,7 @@ export class FaxClient implements FaxApi {
   private async exchange<T>(call: Call, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
     const path = this.basePath + call.path + queryString(call.query ?? []);
     const where = `${call.op} ${call.method} ${call.path}`;
-    const headers: Record<string, string> = { authorization: this.authorization, accept: 'application/json', 'user-agent': 'faxgate' };
+    const headers: Record<string, string> = { authorization: this.authorization, accept: call.accept ?? 'application/json', 'user-agent': 'faxgate' };
     let body: string | FormData | undefined;
     if (call.multipart) body = call.multipart;
     else if (call.form) {
