@@ -90,6 +90,15 @@ export const configSchema = z
         maxFaxTries: z.number().int().min(1).default(3),
         pollIntervalMs: z.number().int().min(100).default(10_000),
         retentionDays: z.number().min(0).default(30),
+        /** Optional dispatcher tuning (defaults in src/dispatch/dispatch-defaults.ts). */
+        /** lease on a send in progress, renewed while it runs (default 60000) */
+        leaseMs: z.number().int().min(500).optional(),
+        /** wait this long after a send before reconciling its unknown outcome (default 5000) */
+        reconcileGraceMs: z.number().int().min(0).optional(),
+        /** faxes in flight to one destination number at a time, across all jobs (default 1) */
+        perNumberConcurrency: z.number().int().min(1).max(64).optional(),
+        /** jobs scheduled further ahead than this wait in the queue (default 24) */
+        scheduleAheadHours: z.number().positive().optional(),
       })
       .strict()
       .default({ maxAgeHours: 48, retrySchedule: [30, 60, 300, 900, 1800, 3600], maxFaxTries: 3, pollIntervalMs: 10_000, retentionDays: 30 }),

@@ -123,6 +123,14 @@ export interface Recipient {
   updatedAt: string;
   sentAt: string | null;
   finishedAt: string | null;
+  /** Failed fax tries (busy, no answer...) counted against queue.maxFaxTries. */
+  faxTries?: number;
+  /** The service's page count of the document (pages is pagesComplete). */
+  pagesCount?: number | null;
+  /** API calls spent on this recipient (batched calls are shared out), for the bench. */
+  apiCalls?: number;
+  /** Start of the current attempt budget (job creation, or the last operator retry). */
+  budgetFrom?: string;
 }
 
 export interface Job {

@@ -1,0 +1,51 @@
+// What the dispatcher's parts share: the store, clients, config, and one gate for API calls
+// (rate, concurrency and 429 pauses apply to every call the dispatcher makes).
+import type { ApiConfig, QueueConfig } from '../config/schema.js';
+import type { Clock } from '../clock.js';
+import type { FaxApi, FaxRecord } from '../fax/types.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { FaxResultFields, Store } from '../store/store.js';
+import type { DispatchTuning } from './dispatch-defaults.js';
+
+export interface DispatchContext {
+  store: Store;
+  clientFor: (user: string) => FaxApi;
+  api: ApiConfig;
+  queue: QueueConfig;
+  tuning: DispatchTuning;
+  log: Logger;
+  clock: Clock;
+  owner: string;
+  metrics?: Metrics;
+  /** Runs one API call through the shared rate/concurrency gate. */
+  call<T>(fn: () => Promise<T>): Promise<T>;
+  /** The service said 429: no calls for this long. */
+  pause(ms: number): void;
+}
+
+/** Fax numbers compared by digits: the service may drop the + or format them. */
+export function sameNumber(a: string | null | undefined, b: string | null | undefined): boolean {
+  if (!a || !b) return false;
+  return a.replace(/\D/g, '') === b.replace(/\D/g, '');
+}
+
+export function resultFields(rec: FaxRecord): FaxResultFields {
+  return {
+    messageId: rec.messageId,
+    resultCode: rec.resultCode ?? null,
+    resultInfo: rec.resultInfo ?? null,
+    errorCode: rec.errorCode ?? null,
+    errorInfo: rec.errorInfo ?? null,
+    pagesComplete: rec.pagesComplete ?? null,
+    pagesCount: rec.pagesCount ?? null,
+    duration: rec.duration ?? null,
+    faxAttempt: rec.faxAttempt ?? null,
+  };
+}
+
+/** YYYY-MM-DD of the day before `iso` (history's fromDate is a date; a day of slack covers time zones). */
+export function dayBefore(iso: string | null, nowMs: number): string {
+  const t = iso ? Date.parse(iso) : nowMs;
+  return new Date(t - 86_400_000).toISOString().slice(0, 10);
+}

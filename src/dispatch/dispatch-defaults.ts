@@ -1,0 +1,19 @@
+// Defaults of the optional dispatcher keys of `queue` (src/config/schema.ts keeps them optional
+// so configs and tests written before they existed stay valid).
+import type { QueueConfig } from '../config/schema.js';
+
+export interface DispatchTuning {
+  leaseMs: number;
+  reconcileGraceMs: number;
+  perNumberConcurrency: number;
+  scheduleAheadMs: number;
+}
+
+export function dispatchTuning(q: QueueConfig): DispatchTuning {
+  return {
+    leaseMs: q.leaseMs ?? 60_000,
+    reconcileGraceMs: q.reconcileGraceMs ?? 5_000,
+    perNumberConcurrency: q.perNumberConcurrency ?? 1,
+    scheduleAheadMs: (q.scheduleAheadHours ?? 24) * 3_600_000,
+  };
+}

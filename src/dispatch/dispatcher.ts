@@ -1,0 +1,195 @@
+// The scheduler (Postfix qmgr): claims due recipients from the store, sends them through one
+// rate- and concurrency-bounded gate, reconciles unknown outcomes and follows accepted faxes.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import PQueue from 'p-queue';
+import type { ApiConfig, QueueConfig } from '../config/schema.js';
+import { systemClock, type Clock } from '../clock.js';
+import { describeError, FaxgateError } from '../errors.js';
+import type { FaxApi } from '../fax/types.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { ClaimedGroup, Store } from '../store/store.js';
+import { dispatchTuning } from './dispatch-defaults.js';
+import type { DispatchContext } from './context.js';
+import { sendGroup } from './send.js';
+import { pollProcessing, reconcileUnknown } from './track.js';
+
+export interface DispatcherOptions {
+  store: Store;
+  clientFor: (user: string) => FaxApi;
+  api: ApiConfig;
+  queue: QueueConfig;
+  logger: Logger;
+  clock?: Clock;
+  owner?: string;
+  metrics?: Metrics;
+}
+
+/** How often the loop looks for due work; status polls follow queue.pollIntervalMs. */
+const TICK_MS = 1000;
+
+function rateGate(api: ApiConfig): { intervalCap: number; interval: number } {
+  if (api.ratePerSecond < 1) return { intervalCap: 1, interval: Math.round(1000 / api.ratePerSecond) };
+  const cap = Math.ceil(api.ratePerSecond);
+  return { intervalCap: cap, interval: Math.round((1000 * cap) / api.ratePerSecond) };
+}
+
+export class Dispatcher {
+  private readonly ctx: DispatchContext;
+  private readonly gate: PQueue;
+  private readonly inFlight = new Set<ClaimedGroup>();
+  private timer: NodeJS.Timeout | null = null;
+  private leaseTimer: NodeJS.Timeout | null = null;
+  private resumeTimer: NodeJS.Timeout | null = null;
+  private pausedUntil = 0;
+  private lastPoll = 0;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private started = false;
+
+  constructor(opts: DispatcherOptions) {
+    const clock = opts.clock ?? systemClock;
+    this.gate = new PQueue({ concurrency: opts.api.concurrency, ...rateGate(opts.api) });
+    const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.ctx = {
+      store: opts.store,
+      clientFor: opts.clientFor,
+      api: opts.api,
+      queue: opts.queue,
+      tuning: dispatchTuning(opts.queue),
+      log: opts.logger,
+      clock,
+      owner,
+      metrics: opts.metrics,
+      call: (fn) => this.call(fn),
+      pause: (ms) => this.pause(ms),
+    };
+  }
+
+  get owner(): string {
+    return this.ctx.owner;
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.stopped = false;
+    const released = this.ctx.store.releaseExpired();
+    if (released.unknown > 0) this.ctx.log.warn({ sends: released.unknown }, 'sends interrupted by an earlier stop are now unknown and will be reconciled');
+    this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.tuning.leaseMs / 3)));
+    this.leaseTimer.unref();
+    const loop = (): void => {
+      if (this.stopped) return;
+      this.running = this.pass(false)
+        .catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch pass failed'))
+        .finally(() => {
+          this.running = null;
+          if (!this.stopped) this.timer = setTimeout(loop, Math.min(TICK_MS, this.ctx.queue.pollIntervalMs));
+        });
+    };
+    loop();
+  }
+
+  /** Stop claiming, wait (bounded) for sends in flight, then mark what is still running unknown. */
+  async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.resumeTimer) clearTimeout(this.resumeTimer);
+    this.timer = null;
+    const bound = opts.timeoutMs ?? 10_000;
+    let timeout: NodeJS.Timeout | undefined;
+    const idle = Promise.all([this.running ?? Promise.resolve(), this.gate.onIdle()]).then(() => true);
+    const timedOut = new Promise<boolean>((resolve) => {
+      timeout = setTimeout(() => resolve(false), bound);
+    });
+    // A queue paused by a 429 must still drain what it holds, or the wait would only time out.
+    if (this.gate.isPaused) this.gate.start();
+    const clean = await Promise.race([idle, timedOut]);
+    clearTimeout(timeout);
+    this.gate.clear();
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    this.leaseTimer = null;
+    const left = this.ctx.store.releaseOwner(this.ctx.owner);
+    if (!clean || left > 0) this.ctx.log.warn({ unknown: left }, 'stopped with sends in flight; they will be reconciled at the next start');
+    this.started = false;
+  }
+
+  /** One pass: claim and send all due work, reconcile unknowns, poll processing faxes. */
+  async runOnce(): Promise<void> {
+    this.stopped = false;
+    await this.pass(true);
+  }
+
+  private async pass(untilIdle: boolean): Promise<void> {
+    const store = this.ctx.store;
+    store.releaseExpired();
+    const work: Array<Promise<void>> = [reconcileUnknown(this.ctx)];
+    // Claim while there is room in the gate (and, for runOnce, until nothing is due).
+    for (;;) {
+      if (this.stopped && !untilIdle) break;
+      if (this.ctx.clock.now() < this.pausedUntil) break;
+      const room = this.ctx.api.concurrency * 2 - (this.gate.size + this.gate.pending);
+      if (room <= 0) {
+        if (!untilIdle) break;
+        await this.gate.onSizeLessThan(this.ctx.api.concurrency);
+        continue;
+      }
+      const groups = store.claimDue(this.ctx.owner, room, this.ctx.tuning.leaseMs, {
+        perNumber: this.ctx.tuning.perNumberConcurrency,
+        scheduleHorizonMs: this.ctx.tuning.scheduleAheadMs,
+      });
+      if (groups.length === 0) break;
+      for (const g of groups) work.push(this.send(g));
+    }
+    const now = this.ctx.clock.now();
+    if (untilIdle || now - this.lastPoll >= this.ctx.queue.pollIntervalMs) {
+      this.lastPoll = now;
+      work.push(pollProcessing(this.ctx));
+    }
+    if (untilIdle) await Promise.all(work);
+    else void Promise.all(work).catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch work failed'));
+  }
+
+  private async send(group: ClaimedGroup): Promise<void> {
+    this.inFlight.add(group);
+    try {
+      await sendGroup(this.ctx, group);
+    } catch (err) {
+      this.ctx.log.child({ job: group.job.id }).error({ err: describeError(err) }, 'send failed unexpectedly');
+    } finally {
+      this.inFlight.delete(group);
+    }
+  }
+
+  private renewLeases(): void {
+    const keys = [...this.inFlight].flatMap((g) => g.recipients.map((r) => ({ jobId: r.jobId, idx: r.idx })));
+    if (keys.length === 0) return;
+    try {
+      this.ctx.store.extendLease(this.ctx.owner, keys, this.ctx.tuning.leaseMs);
+    } catch (err) {
+      this.ctx.log.error({ err: describeError(err) }, 'could not renew send leases');
+    }
+  }
+
+  private call<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.stopped && !this.running && this.gate.isPaused) {
+      return Promise.reject(new FaxgateError('SHUTTING_DOWN', 'the dispatcher is stopping', { temporary: true }));
+    }
+    return this.gate.add(fn) as Promise<T>;
+  }
+
+  /** A 429 pauses every call for the time the service asked for. */
+  private pause(ms: number): void {
+    const until = this.ctx.clock.now() + Math.max(0, ms);
+    if (until <= this.pausedUntil) return;
+    this.pausedUntil = until;
+    this.gate.pause();
+    if (this.resumeTimer) clearTimeout(this.resumeTimer);
+    this.ctx.log.warn({ pauseMs: ms }, 'the fax service asked us to slow down; pausing calls');
+    this.resumeTimer = setTimeout(() => {
+      this.resumeTimer = null;
+      this.gate.start();
+    }, Math.max(0, ms));
+  }
+}

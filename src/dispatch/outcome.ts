@@ -1,0 +1,66 @@
+// Turning a decision (classify.ts) into a store transition, a log line and metrics. Every path
+// that finishes a recipient goes through here so the verbs and counters stay consistent.
+import type { FaxRecord } from '../fax/types.js';
+import type { RecipientKey } from '../store/store.js';
+import type { Recipient, RecipientState } from '../store/types.js';
+import { classifyFaxRecord, type Decision, type RetryContext } from './classify.js';
+import { resultFields, type DispatchContext } from './context.js';
+
+export function retryContext(ctx: DispatchContext, r: Recipient): RetryContext {
+  return { queue: ctx.queue, now: ctx.clock.now(), attempts: r.attempts, budgetFrom: r.budgetFrom ?? r.createdAt };
+}
+
+function key(r: Recipient): RecipientKey {
+  return { jobId: r.jobId, idx: r.idx };
+}
+
+/** Applies a failure decision to a recipient in `expect` states (guarded by sendId when given). */
+export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, opts: { sendId?: string; expect?: RecipientState[] } = {}): void {
+  const log = ctx.log.child({ job: r.jobId });
+  if (d.action === 'unknown') {
+    if (opts.sendId && ctx.store.markUnknown(key(r), opts.sendId, d.reason)) {
+      log.warn({ to: r.number, sendId: opts.sendId, reason: d.reason }, 'UNKNOWN send outcome, will reconcile before any resend');
+      ctx.metrics?.sends.inc({ result: 'unknown' });
+    }
+    return;
+  }
+  if (d.action === 'defer') {
+    const ok = ctx.store.defer(key(r), { error: d.reason, nextAttemptAt: d.nextAttemptAt, sendId: opts.sendId, expect: opts.expect, faxTry: d.faxTry, refundAttempt: d.rateLimited });
+    if (ok) {
+      log.info({ to: r.number, next: d.nextAttemptAt.toISOString(), reason: d.reason }, 'DEFERRED');
+      ctx.metrics?.retries.inc({ reason: d.rateLimited ? 'rate-limited' : d.faxTry ? 'fax-result' : 'temporary' });
+    }
+    return;
+  }
+  const ok = ctx.store.fail(key(r), { reason: d.reason, sendId: opts.sendId, expect: opts.expect });
+  if (ok) {
+    log.warn({ to: r.number, reason: d.reason, expired: d.expired ?? false }, 'FAILED');
+    ctx.metrics?.faxResults.inc({ state: 'failed' });
+  }
+}
+
+/** Records what the service says about an accepted fax: delivered, failed (maybe retried) or still going. */
+export function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRecord): void {
+  const d = classifyFaxRecord(rec, r.faxTries ?? 0, retryContext(ctx, r));
+  const fields = resultFields(rec);
+  const log = ctx.log.child({ job: r.jobId });
+  if (d.action === 'pending') {
+    ctx.store.recordProgress(key(r), fields);
+    return;
+  }
+  if (d.action === 'delivered') {
+    if (ctx.store.complete(key(r), fields)) {
+      log.info({ to: r.number, messageId: rec.messageId, pages: rec.pagesComplete ?? rec.pagesCount, duration: rec.duration }, 'DELIVERED');
+      ctx.metrics?.faxResults.inc({ state: 'delivered' });
+    }
+    return;
+  }
+  if (d.action === 'fail') {
+    if (ctx.store.fail(key(r), { reason: d.reason, fields, expect: ['processing', 'unknown'] })) {
+      log.warn({ to: r.number, messageId: rec.messageId, reason: d.reason, errorCode: rec.errorCode }, 'FAILED');
+      ctx.metrics?.faxResults.inc({ state: 'failed' });
+    }
+    return;
+  }
+  applyDecision(ctx, r, d, { expect: ['processing', 'unknown'] });
+}

@@ -1,0 +1,110 @@
+// One send call for a claimed group: sendFax for one recipient, sendFaxToMany for several.
+// Whatever happens, every recipient leaves `sending` before this returns: accepted, deferred,
+// failed or unknown (never left for a lease to expire while we are still alive).
+import type { FaxFile, FaxRecord, SendFaxRequest, SendManyRequest, SendManyResult } from '../fax/types.js';
+import type { ClaimedGroup } from '../store/store.js';
+import type { Job, Recipient } from '../store/types.js';
+import { classifyApiError, classifyRecipientError } from './classify.js';
+import { sameNumber, type DispatchContext } from './context.js';
+import { applyDecision, applyRecord, retryContext } from './outcome.js';
+
+function baseRequest(job: Job, sendId: string, nowMs: number): Omit<SendManyRequest, 'recipientFax'> {
+  const files: FaxFile[] = job.documents.map((d) => ({ path: d.path, name: d.name, contentType: d.contentType }));
+  const c = job.cover;
+  const req: Omit<SendManyRequest, 'recipientFax'> = {
+    files,
+    cf: { faxgateJob: job.id, faxgateSend: sendId },
+  };
+  if (c.enabled) {
+    req.coverPage = true;
+    if (c.coverPageId) req.coverPageId = c.coverPageId;
+    if (c.subject) req.subject = c.subject;
+    if (c.notes) req.notes = c.notes;
+    if (c.senderName) req.senderName = c.senderName;
+    if (c.recipientName) req.recipientName = c.recipientName;
+  }
+  if (job.scheduledAt && Date.parse(job.scheduledAt) > nowMs) req.scheduledDate = job.scheduledAt;
+  return req;
+}
+
+export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Promise<void> {
+  const { job, sendId, recipients } = group;
+  const log = ctx.log.child({ job: job.id });
+  const settled = new Set<number>();
+  // Becomes true once the client may have put the request on the wire.
+  let mayHaveGoneOut = false;
+  const keys = recipients.map((r) => ({ jobId: r.jobId, idx: r.idx }));
+  const accept = (r: Recipient, rec: FaxRecord): void => {
+    settled.add(r.idx);
+    if (!rec.messageId) {
+      applyDecision(ctx, r, { action: 'unknown', reason: 'the service answered without a messageId' }, { sendId });
+      return;
+    }
+    if (ctx.store.markAccepted({ jobId: r.jobId, idx: r.idx }, sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })) {
+      log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, 'SENT');
+      ctx.metrics?.sends.inc({ result: 'accepted' });
+      const status = (rec.status ?? '').toLowerCase();
+      if (status === 'success' || status === 'failed' || status === 'cancelled') {
+        applyRecord(ctx, { ...r, state: 'processing', messageId: rec.messageId }, rec);
+      }
+    }
+  };
+  try {
+    const client = ctx.clientFor(job.user);
+    const base = baseRequest(job, sendId, ctx.clock.now());
+    if (recipients.length === 1) {
+      const r = recipients[0]!;
+      const req: SendFaxRequest = { ...base, faxNumber: r.number };
+      if (job.cover.enabled && r.name && !job.cover.recipientName) req.recipientName = r.name.slice(0, 40);
+      const rec = await ctx.call(() => {
+        mayHaveGoneOut = true;
+        return client.sendFax(req);
+      });
+      ctx.store.addApiCalls(keys, 1);
+      accept(r, rec);
+      return;
+    }
+    const res: SendManyResult = await ctx.call(() => {
+      mayHaveGoneOut = true;
+      return client.sendFaxToMany({ ...base, recipientFax: recipients.map((r) => r.number) });
+    });
+    ctx.store.addApiCalls(keys, 1);
+    const taken = new Set<string>();
+    for (const r of recipients) {
+      const rec = res.success.find((s) => sameNumber(s.faxNumber, r.number) && !taken.has(s.messageId));
+      if (rec) {
+        taken.add(rec.messageId);
+        accept(r, rec);
+        continue;
+      }
+      const err = res.errors.find((e) => sameNumber(e.recipientFax, r.number));
+      if (err) {
+        settled.add(r.idx);
+        applyDecision(ctx, r, classifyRecipientError(err), { sendId });
+      }
+      // Neither in success nor in errors: left for the finally block (unknown, reconciled).
+    }
+  } catch (err) {
+    ctx.store.addApiCalls(keys, mayHaveGoneOut ? 1 : 0);
+    for (const r of recipients) {
+      if (settled.has(r.idx)) continue;
+      settled.add(r.idx);
+      const d = classifyApiError(err, mayHaveGoneOut, retryContext(ctx, r));
+      if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
+      applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'] });
+    }
+  } finally {
+    for (const r of recipients) {
+      if (settled.has(r.idx)) continue;
+      try {
+        applyDecision(ctx, r, mayHaveGoneOut
+          ? { action: 'unknown', reason: 'the service did not report on this destination' }
+          : { action: 'defer', reason: 'the send did not start', nextAttemptAt: new Date(ctx.clock.now() + 1000) },
+        { sendId, expect: ['sending'] });
+      } catch (e) {
+        // The store itself failed: the lease expires and releaseExpired marks it unknown.
+        log.error({ err: (e as Error).message, to: r.number }, 'could not record the send outcome');
+      }
+    }
+  }
+}
