@@ -175,10 +175,11 @@ export class Notifier {
     const attachments: DownloadedFax[] = [];
     let composed: ComposedMail;
     let wants: boolean;
+    let job: Job | null = null;
 
     switch (n.kind) {
       case 'outcome': {
-        const job = n.jobId ? this.store.getJob(n.jobId) : null;
+        job = n.jobId ? this.store.getJob(n.jobId) : null;
         if (!job) return { skip: `job ${n.jobId ?? '(none)'} no longer exists` };
         composed = composeOutcome(job, timeZone);
         if (!composed.mandatory && !me) throw temporary('preferences', meError);
@@ -218,7 +219,6 @@ export class Notifier {
     // a user who opted out still leaves the administrator a copy of the failures
     const to = wants ? user.email : admin!;
     const bcc = wants && admin && admin.toLowerCase() !== user.email.toLowerCase() ? admin : undefined;
-    const job = n.jobId ? this.store.getJob(n.jobId) : null;
     const inReplyTo = originMessageId(job);
     const mail: SendMailOptions = {
       from: this.opts.notify.from,
