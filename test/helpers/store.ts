@@ -1,0 +1,60 @@
+// Fresh stores in temp folders, and small job factories, for the queue's tests (and others').
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Clock } from '../../src/clock.js';
+import { Store } from '../../src/store/store.js';
+import type { NewJob } from '../../src/store/types.js';
+
+export interface TempStore {
+  store: Store;
+  dir: string;
+  /** Another Store on the same file (as the CLI would open it). */
+  reopen(): Store;
+  cleanup(): void;
+}
+
+export function tempStore(opts: { clock?: Clock; dedupeWindowMs?: number } = {}): TempStore {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
+  const opened: Store[] = [];
+  const open = (): Store => {
+    const s = Store.open({ dataDir: path.join(dir, 'data'), clock: opts.clock, dedupeWindowMs: opts.dedupeWindowMs });
+    opened.push(s);
+    return s;
+  };
+  const store = open();
+  return {
+    store,
+    dir,
+    reopen: open,
+    cleanup: () => {
+      for (const s of opened) s.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A settable clock. */
+export function manualClock(start = Date.parse('2026-03-02T10:00:00.000Z')): Clock & { set(ms: number): void; advance(ms: number): void } {
+  let t = start;
+  return { now: () => t, set: (ms) => (t = ms), advance: (ms) => (t += ms) };
+}
+
+let seq = 0;
+/** A small PDF-ish document file in `dir`. */
+export function docFile(dir: string, content = '%PDF-1.4\n% faxgate test document\n%%EOF\n'): string {
+  const p = path.join(dir, `doc-${process.pid}-${++seq}.pdf`);
+  writeFileSync(p, content);
+  return p;
+}
+
+export function newJob(dir: string, over: Partial<NewJob> = {}): NewJob {
+  return {
+    source: 'cli',
+    user: 'alice',
+    recipients: [{ number: '+15551230001' }],
+    documents: [{ path: docFile(dir), name: 'letter.pdf', contentType: 'application/pdf' }],
+    cover: { enabled: false },
+    ...over,
+  };
+}
