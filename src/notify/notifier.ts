@@ -140,14 +140,15 @@ export class Notifier {
   private deferOrFail(n: Notification, err: unknown, log: Logger): void {
     const why = describeMailError(err);
     try {
-      const next = permanentMailError(err) ? null : nextNotifyAttempt(n.attempts + 1, Date.parse(n.createdAt), this.clock.now());
+      // n.attempts already counts this try (the claim counts it)
+      const next = permanentMailError(err) ? null : nextNotifyAttempt(n.attempts, Date.parse(n.createdAt), this.clock.now());
       if (next) {
         this.store.deferNotification(n.id, why, next);
-        log.warn({ err: why, attempts: n.attempts + 1, nextAttemptAt: next.toISOString() }, 'DEFERRED');
+        log.warn({ err: why, attempts: n.attempts, nextAttemptAt: next.toISOString() }, 'DEFERRED');
         this.count(n, 'deferred');
       } else {
         this.store.failNotification(n.id, why);
-        log.error({ err: why, attempts: n.attempts + 1 }, 'FAILED: notification given up, the user was NOT told; check notify.transport');
+        log.error({ err: why, attempts: n.attempts }, 'FAILED: notification given up, the user was NOT told; check notify.transport');
         this.count(n, 'failed');
       }
     } catch (storeErr) {
@@ -202,10 +203,14 @@ export class Notifier {
         }
         break;
       }
-      case 'rejected':
-        composed = composeRejected(n.payload, n.createdAt, timeZone);
+      case 'rejected': {
+        // a corrupt job carries the kept input: name it when the intake did not
+        const kept = n.jobId ? this.store.getJob(n.jobId) : null;
+        const payload = kept?.original && !n.payload.file ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name } : n.payload;
+        composed = composeRejected(payload, n.createdAt, timeZone);
         wants = true;
         break;
+      }
       case 'key-expiry':
         composed = composeKeyExpiry(n.payload, timeZone);
         wants = true;
@@ -257,7 +262,7 @@ export class Notifier {
       return await downloadToTemp(this.opts.clientFor(n.user), messageId, this.opts.dataDir, fallbackName);
     } catch (err) {
       const temp = !isFaxgateError(err) || err.temporary;
-      if (temp && n.attempts + 1 < (this.opts.attachmentTries ?? 3)) throw err;
+      if (temp && n.attempts < (this.opts.attachmentTries ?? 3)) throw err;
       log.warn({ messageId, err: describeError(err) }, 'fax PDF could not be downloaded; mailing without it');
       return null;
     }

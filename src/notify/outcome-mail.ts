@@ -8,15 +8,19 @@ import type { Block } from './mail-body.js';
 import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
 import { formatDuration, formatTime, plural } from './time-format.js';
 
-/** A recipient that failed because its job stayed undelivered past the maximum age. */
+/** A recipient that failed because its job stayed undelivered past the maximum age (the dispatcher's "expired: ..."). */
 export function isExpired(r: Recipient): boolean {
-  return r.errorCode === 'JOB_EXPIRED' || r.resultCode === 'JOB_EXPIRED' || /\bJOB_EXPIRED\b/.test(r.lastError ?? '');
+  if (r.state !== 'failed') return false;
+  return r.errorCode === 'JOB_EXPIRED' || /^expired: /i.test(r.lastError ?? '') || /\bJOB_EXPIRED\b/.test(r.lastError ?? '');
 }
 
 /** Why a recipient did not get the fax, in plain words ("busy", "no answer"). */
 export function failureWords(r: Recipient): string {
   if (r.state === 'cancelled') return 'cancelled';
-  if (isExpired(r)) return 'it could not be sent before the queue gave up on it (too old)';
+  if (isExpired(r)) {
+    const text = (r.lastError ?? '').replace(/^(JOB_EXPIRED: |expired: )/i, '');
+    return text || 'not delivered within the maximum time';
+  }
   if (r.errorCode || r.resultCode) return explainResult(r).words;
   if (r.lastError) return r.lastError.replace(/^[A-Z_]+: /, '');
   return 'the fax service reported a failure';

@@ -61,9 +61,11 @@ describe('outcome body', () => {
   });
 
   it('an expired or corrupt job is mandatory news', () => {
-    const expired = job({ state: 'failed' }, [{ state: 'failed', resultCode: null, errorCode: 'JOB_EXPIRED', lastError: 'JOB_EXPIRED: undelivered after 48 h' }]);
+    // as the dispatcher words it; the busy codes of the last try must not hide the expiry
+    const expired = job({ state: 'failed' }, [{ ...busy, number: '+15551234567', lastError: 'expired: not delivered within 48 hours (last error: busy)' }]);
     expect(composeOutcome(expired, 'UTC').mandatory).toBe(true);
-    expect(outcomeSubject(expired)).toMatch(/^Fax to \+1 555-123-4567 failed: /);
+    expect(outcomeSubject(expired)).toBe('Fax to +1 555-123-4567 failed: not delivered within 48 hours (last error: busy)');
+    expect(composeOutcome(job({ state: 'failed' }, [busy]), 'UTC').mandatory).toBe(false);
     const corrupt = job({ state: 'corrupt', corruptReason: 'not a PDF', meta: { origin: { file: 'scan.pdf' } } }, []);
     const m = composeOutcome(corrupt, 'UTC');
     expect(m.mandatory).toBe(true);
