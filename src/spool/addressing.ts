@@ -1,0 +1,100 @@
+// Where a spool file goes, first match wins: the sidecar ticket, then codes embedded in the
+// document's text, then the file name. The first source that names a destination decides the
+// recipients; subject, notes and cover come from the ticket, then the codes, then the name.
+import { FaxgateError } from '../errors.js';
+import type { FaxApi } from '../fax/types.js';
+import { resolveContact } from '../intake/contact-lookup.js';
+import { normalizeFaxNumber } from '../intake/fax-number.js';
+import type { CoverSpec, NewRecipient } from '../store/types.js';
+import { ambiguity, hasAnyCode, type EmbeddedCodes } from './embedded-codes.js';
+import { parseFileName } from './file-name-address.js';
+import type { Ticket } from './ticket.js';
+
+export type AddressSource = 'ticket' | 'codes' | 'file name';
+
+export interface Addressing {
+  recipients: NewRecipient[];
+  cover: CoverSpec;
+  subject?: string;
+  tags: string[];
+  scheduledAt: string | null;
+  via: AddressSource;
+}
+
+export interface AddressingInput {
+  fileName: string;
+  ticket?: Ticket;
+  /** Codes found in the document's text; undefined when the type has no text (images). */
+  codes?: EmbeddedCodes;
+  defaultCountryCode: string;
+  /** The user's API client, only called to look a contact name up. */
+  api: () => FaxApi;
+}
+
+const MAX_RECIPIENTS = 50;
+
+export async function decideAddressing(input: AddressingInput): Promise<Addressing> {
+  const { ticket, codes } = input;
+  const fromName = parseFileName(input.fileName);
+
+  let recipients: NewRecipient[] | null = null;
+  let via: AddressSource = 'file name';
+  if (ticket && (ticket.to.length > 0 || ticket.recipientName)) {
+    via = 'ticket';
+    recipients = ticket.to.length > 0
+      ? await toRecipients(ticket.to, ticket.recipientName, input)
+      : [await contactRecipient(ticket.recipientName!, input)];
+  } else if (codes && (codes.fax.length > 0 || codes.to)) {
+    via = 'codes';
+    const why = ambiguity(codes);
+    if (why) throw new FaxgateError('AMBIGUOUS_DESTINATION', why);
+    recipients = codes.fax.length > 0
+      ? await toRecipients(codes.fax, codes.to, input)
+      : [await contactRecipient(codes.to!, input)];
+  } else if (fromName.numbers.length > 0) {
+    recipients = await toRecipients(fromName.numbers, undefined, input);
+  }
+  if (!recipients || recipients.length === 0) {
+    const hint = codes && hasAnyCode(codes) ? ' (the document has @@ codes but no @@FAX@@ or @@TO@@)' : '';
+    throw new FaxgateError('NO_DESTINATION', `no fax number was found${hint}: name the file "<number> - <subject>.pdf", add a ticket "${input.fileName}.json", or put "@@FAX <number>@@" in the document`);
+  }
+  if (recipients.length > MAX_RECIPIENTS) {
+    throw new FaxgateError('TOO_MANY_RECIPIENTS', `${recipients.length} recipients is over the limit of ${MAX_RECIPIENTS}`);
+  }
+
+  const subject = ticket?.subject || codes?.subject || fromName.subject;
+  const notes = ticket?.notes;
+  const recipientName = recipients.length === 1 ? recipients[0]!.name : undefined;
+  const enabled = ticket?.cover ?? codes?.cover ?? Boolean(notes);
+  const cover: CoverSpec = { enabled, ...(subject ? { subject } : {}), ...(notes ? { notes } : {}), ...(recipientName ? { recipientName } : {}) };
+  return {
+    recipients,
+    cover,
+    subject,
+    tags: ticket?.tags ?? [],
+    scheduledAt: ticket?.scheduledDate ?? null,
+    via,
+  };
+}
+
+/** Numbers (or contact names, for entries without digits) to recipients, in order, deduplicated. */
+async function toRecipients(raw: string[], name: string | undefined, input: AddressingInput): Promise<NewRecipient[]> {
+  const out: NewRecipient[] = [];
+  for (const entry of raw) {
+    let r: NewRecipient;
+    if (/[A-Za-z]/.test(entry) && !/\d{4}/.test(entry)) {
+      r = await contactRecipient(entry, input);
+    } else {
+      const n = normalizeFaxNumber(entry, input.defaultCountryCode);
+      if (!n.ok) throw new FaxgateError('BAD_NUMBER', `the fax number ${n.reason}`);
+      r = name ? { number: n.e164, name } : { number: n.e164 };
+    }
+    if (!out.some((x) => x.number === r.number)) out.push(r);
+  }
+  return out;
+}
+
+async function contactRecipient(name: string, input: AddressingInput): Promise<NewRecipient> {
+  const c = await resolveContact(input.api(), name, input.defaultCountryCode);
+  return { number: c.e164, name: c.name };
+}

@@ -1,0 +1,300 @@
+// Pickup for one spool file: claim it by an atomic rename into the user's work folder, read it
+// safely, find where it goes, queue it durably, and only then move the original to done/.
+// Every step can be redone after a crash: the claim id in the work name makes the job's
+// dedupeKey, so re-queuing a file whose job already exists stores nothing new.
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, readdir, rename, utimes } from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock } from '../clock.js';
+import type { SpoolConfig } from '../config/schema.js';
+import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
+import type { FaxApi } from '../fax/types.js';
+import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { QueueStore } from '../store/types.js';
+import { decideAddressing } from './addressing.js';
+import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
+import type { UserFolders } from './folders.js';
+import { moveInto, writeReason } from './outcome-files.js';
+import { pdfPageTexts } from './pdf-text.js';
+import { isTicketName, judgeStat, readSafely } from './safe-file.js';
+import { parseTicket, TICKET_MAX_BYTES, type Ticket } from './ticket.js';
+
+/** "<16 hex>.<original name>": the claim id keeps two drops of one name apart in the work folder. */
+const WORK_NAME = /^([0-9a-f]{16})\.(.+)$/;
+
+export interface FileProcessorDeps {
+  spool: SpoolConfig;
+  store: QueueStore;
+  clientFor: (user: string) => FaxApi;
+  defaultCountryCode: string;
+  logger: Logger;
+  clock: Clock;
+  metrics?: Metrics;
+}
+
+export type FileOutcome = 'queued' | 'duplicate' | 'refused' | 'retry' | 'gone';
+
+interface Seen {
+  at: number;
+  jobId: string;
+  claimId: string;
+}
+
+export class FileProcessor {
+  /** Content already queued per "user:sha256", for the dedupe window. */
+  private readonly seen = new Map<string, Seen>();
+  /** One file of a given content per user at a time, so two copies cannot both pass the window check. */
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly deps: FileProcessorDeps) {}
+
+  /** Remembers what the store already holds, so the dedupe window survives a restart. */
+  seedSeen(): void {
+    const since = this.deps.clock.now() - this.windowMs();
+    for (const job of this.deps.store.listJobs({ source: 'spool', limit: 100_000 })) {
+      const at = Date.parse(job.createdAt);
+      if (at < since) break;
+      const sha = job.meta.origin?.sha256;
+      const claimId = job.meta.origin?.claim;
+      if (!sha || !claimId) continue;
+      const key = `${job.user}:${sha}`;
+      if (!this.seen.has(key)) this.seen.set(key, { at, jobId: job.id, claimId });
+    }
+  }
+
+  private windowMs(): number {
+    return this.deps.spool.dedupeWindowMinutes * 60_000;
+  }
+
+  /** Claims a stable file by renaming it into the work folder; null if it is gone. */
+  async claim(f: UserFolders, name: string): Promise<string | null> {
+    const workName = `${randomBytes(8).toString('hex')}.${name}`;
+    try {
+      await rename(path.join(f.root, name), path.join(f.work, workName));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    return workName;
+  }
+
+  /** Names in the work folder left by an earlier run, documents first (tickets travel with them). */
+  async leftovers(f: UserFolders): Promise<{ documents: string[]; tickets: string[] }> {
+    const names = (await readdir(f.work)).filter((n) => WORK_NAME.test(n));
+    return { documents: names.filter((n) => !isTicketName(n)), tickets: names.filter((n) => isTicketName(n)) };
+  }
+
+  /** A claimed ticket whose document already reached done/ or failed/ before a crash. */
+  async parkOrphanTicket(f: UserFolders, ticketWorkName: string): Promise<void> {
+    const m = WORK_NAME.exec(ticketWorkName);
+    if (!m) return;
+    const docWork = path.join(f.work, ticketWorkName.slice(0, -'.json'.length));
+    if (await lstat(docWork).then(() => true, () => false)) return;
+    await moveInto(path.join(f.work, ticketWorkName), f.done, m[2]!);
+  }
+
+  /**
+   * Processes a claimed file. `knownKeys` (recovery only) are dedupeKeys already in the store:
+   * such a file was queued before a crash and only needs to be moved to done/.
+   */
+  async process(f: UserFolders, workName: string, knownKeys?: Set<string>): Promise<FileOutcome> {
+    const m = WORK_NAME.exec(workName);
+    if (!m) throw new FaxgateError('INTERNAL', `not a work file name: ${workName}`);
+    const claimId = m[1]!;
+    const name = m[2]!;
+    const workPath = path.join(f.work, workName);
+    const log = this.deps.logger.child({ user: f.user, file: name });
+
+    const st = await lstat(workPath).catch(() => null);
+    if (!st) return 'gone';
+    const verdict = judgeStat(st, this.deps.spool.maxFileBytes);
+    if (!verdict.ok) {
+      await this.refuseClaimed(f, workName, name, verdict.reason, sha256(`${f.user}\0${claimId}`), log);
+      return 'refused';
+    }
+    let data: Buffer;
+    try {
+      data = await readSafely(workPath, st, this.deps.spool.maxFileBytes);
+    } catch (err) {
+      if (!isFaxgateError(err)) throw err;
+      await this.refuseClaimed(f, workName, name, err.message, sha256(`${f.user}\0${claimId}`), log);
+      return 'refused';
+    }
+    const sha = sha256(data);
+    const dedupeKey = `spool:${f.user}:${sha.slice(0, 32)}:${claimId}`;
+    const refusalHash = sha256(`${f.user}\0${sha}\0${claimId}`);
+
+    if (knownKeys?.has(dedupeKey)) {
+      log.info({ dedupeKey }, 'recovered a file queued before a restart');
+      await this.finishDone(f, workName, name);
+      return 'queued';
+    }
+
+    const contentType = sniffBuffer(data.subarray(0, 4096));
+    if (!contentType || !FAXABLE_TYPES.has(contentType)) {
+      const reason = `the file's content is ${contentType ?? 'of an unknown type'}; only PDF, TIFF, PNG, JPEG and plain text can be faxed`;
+      await this.refuseClaimed(f, workName, name, reason, refusalHash, log);
+      return 'refused';
+    }
+
+    const ticketResult = await this.readTicket(f, workName, name);
+    if (ticketResult && !ticketResult.ok) {
+      await this.refuseClaimed(f, workName, name, ticketResult.reason, refusalHash, log);
+      return 'refused';
+    }
+    const ticket = ticketResult?.ticket;
+    if (ticketResult?.ignoredKeys.length) log.warn({ keys: ticketResult.ignoredKeys }, 'ticket keys ignored');
+
+    const codes = await this.readCodes(data, contentType, log);
+    if (codes?.problems.length) log.warn({ problems: codes.problems }, 'embedded codes not understood');
+
+    let addressing;
+    try {
+      addressing = await decideAddressing({
+        fileName: name,
+        ticket,
+        codes,
+        defaultCountryCode: this.deps.defaultCountryCode,
+        api: () => this.deps.clientFor(f.user),
+      });
+    } catch (err) {
+      if (isFaxgateError(err) && !err.temporary) {
+        await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
+        return 'refused';
+      }
+      // A contact lookup that met a network or service failure: the file waits in .work/.
+      log.warn({ err: describeError(err) }, 'DEFERRED addressing failed for now; will retry');
+      return 'retry';
+    }
+
+    return this.withLock(`${f.user}:${sha}`, async () => {
+      const seenKey = `${f.user}:${sha}`;
+      const prior = this.seen.get(seenKey);
+      const now = this.deps.clock.now();
+      if (prior && prior.claimId !== claimId && now - prior.at < this.windowMs()) {
+        log.info({ job: prior.jobId }, 'duplicate of a file queued moments ago; not faxed again');
+        await this.finishDone(f, workName, name);
+        this.count('duplicate');
+        return 'duplicate';
+      }
+      const { job, duplicate } = await this.deps.store.enqueue({
+        source: 'spool',
+        user: f.user,
+        recipients: addressing.recipients,
+        documents: [{ path: workPath, name, contentType }],
+        cover: addressing.cover,
+        scheduledAt: addressing.scheduledAt,
+        tags: addressing.tags,
+        dedupeKey,
+        meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, folder: path.basename(f.root) } },
+      });
+      this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
+      this.pruneSeen(now);
+      const jlog = log.child({ job: job.id });
+      if (!duplicate) {
+        this.deps.metrics?.jobsEnqueued.inc({ source: 'spool' });
+        jlog.info({ recipients: addressing.recipients.length, via: addressing.via, bytes: data.length }, 'QUEUED');
+      }
+      await this.finishDone(f, workName, name);
+      this.count('queued');
+      return 'queued';
+    });
+  }
+
+  private async readTicket(f: UserFolders, workName: string, name: string): Promise<ReturnType<typeof parseTicket> | null> {
+    const workTicket = path.join(f.work, `${workName}.json`);
+    let st = await lstat(workTicket).catch(() => null);
+    if (!st) {
+      // The ticket still sits next to where the document was: claim it too.
+      const outside = path.join(f.root, `${name}.json`);
+      const ost = await lstat(outside).catch(() => null);
+      if (!ost) return null;
+      try {
+        await rename(outside, workTicket);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+      st = await lstat(workTicket);
+    }
+    const verdict = judgeStat(st, TICKET_MAX_BYTES);
+    if (!verdict.ok) return { ok: false, reason: `its ticket ${name}.json was refused: ${verdict.reason}` };
+    try {
+      const raw = await readSafely(workTicket, st, TICKET_MAX_BYTES);
+      return parseTicket(raw.toString('utf8'));
+    } catch (err) {
+      return { ok: false, reason: `its ticket ${name}.json could not be read: ${describeError(err)}` };
+    }
+  }
+
+  private async readCodes(data: Buffer, contentType: string, log: Logger): Promise<EmbeddedCodes | undefined> {
+    if (contentType === 'text/plain') return parseEmbeddedCodes(textPages(data.toString('utf8')));
+    if (contentType !== 'application/pdf') return undefined;
+    try {
+      return parseEmbeddedCodes(await pdfPageTexts(data));
+    } catch (err) {
+      // An unreadable text layer is not fatal: the ticket or the file name may still address it.
+      log.warn({ err: describeError(err) }, 'PDF text could not be read; embedded codes skipped');
+      return undefined;
+    }
+  }
+
+  /** Moves a queued (or duplicate) file and its ticket from the work folder to done/. */
+  private async finishDone(f: UserFolders, workName: string, name: string): Promise<void> {
+    const now = new Date(this.deps.clock.now());
+    const to = await moveInto(path.join(f.work, workName), f.done, name);
+    await utimes(to, now, now).catch(() => {});
+    await this.moveTicket(f, workName, f.done, path.basename(to));
+  }
+
+  private async moveTicket(f: UserFolders, workName: string, dir: string, docName: string): Promise<void> {
+    const ticket = path.join(f.work, `${workName}.json`);
+    if (await lstat(ticket).then(() => true, () => false)) await moveInto(ticket, dir, `${docName}.json`);
+  }
+
+  /** Reason file, notification, then the move: each step can be redone after a crash. */
+  private async refuseClaimed(f: UserFolders, workName: string, name: string, reason: string, hash: string, log: Logger): Promise<void> {
+    await this.recordRefusal(f, name, reason, hash);
+    const to = await moveInto(path.join(f.work, workName), f.failed, name);
+    await this.moveTicket(f, workName, f.failed, path.basename(to));
+    log.warn({ reason }, 'REJECTED');
+    this.count('refused');
+  }
+
+  private async recordRefusal(f: UserFolders, name: string, reason: string, hash: string): Promise<void> {
+    await writeReason(f.failed, name, reason);
+    this.deps.store.enqueueNotification({
+      kind: 'rejected',
+      user: f.user,
+      dedupeKey: `rejected:spool:${hash}`,
+      payload: { file: name, reason, source: 'spool' },
+    });
+  }
+
+  private count(outcome: string): void {
+    this.deps.metrics?.spoolFiles.inc({ outcome });
+  }
+
+  private pruneSeen(now: number): void {
+    if (this.seen.size < 10_000) return;
+    for (const [k, v] of this.seen) if (now - v.at >= this.windowMs()) this.seen.delete(k);
+  }
+
+  private async withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.locks.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => {});
+    this.locks.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    }
+  }
+}
+
+export function sha256(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}

@@ -1,0 +1,43 @@
+// One folder per user under the spool root, with the outcome folders inside it. Folders are
+// created 0770 (group: the print server and the people who drop files) and never made looser.
+import { chmod, lstat, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { FaxgateError } from '../errors.js';
+import type { UserConfig } from '../config/schema.js';
+
+export const WORK_DIR = '.work';
+export const DONE_DIR = 'done';
+export const FAILED_DIR = 'failed';
+const FOLDER_MODE = 0o770;
+
+export interface UserFolders {
+  user: string;
+  root: string;
+  work: string;
+  done: string;
+  failed: string;
+}
+
+export function folderName(user: UserConfig): string {
+  return user.spool ?? user.name;
+}
+
+export function userFolders(spoolRoot: string, user: UserConfig): UserFolders {
+  const root = path.join(path.resolve(spoolRoot), folderName(user));
+  return { user: user.name, root, work: path.join(root, WORK_DIR), done: path.join(root, DONE_DIR), failed: path.join(root, FAILED_DIR) };
+}
+
+/** Creates the folders (or checks existing ones are real folders, not links) with safe modes. */
+export async function ensureFolders(spoolRoot: string, f: UserFolders): Promise<void> {
+  await mkdir(spoolRoot, { recursive: true, mode: 0o755 });
+  for (const dir of [f.root, f.work, f.done, f.failed]) {
+    await mkdir(dir, { mode: FOLDER_MODE }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+    const st = await lstat(dir);
+    if (!st.isDirectory()) throw new FaxgateError('UNSAFE_FILE', `${dir} is not a folder (a link or a file is in its place)`);
+    // Tighten, never loosen: an admin may have chosen 0750 or 0700.
+    const mode = st.mode & 0o777;
+    if ((mode & ~FOLDER_MODE) !== 0) await chmod(dir, mode & FOLDER_MODE);
+  }
+}

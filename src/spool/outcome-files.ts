@@ -1,0 +1,76 @@
+// Moving a spool file to done/ or failed/ and writing its reason file. Names in the outcome
+// folders never overwrite each other: a second "invoice.pdf" becomes "invoice (2).pdf".
+import { constants } from 'node:fs';
+import { link, lstat, readdir, rename, rm, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { fsyncDir, writeFileAtomic } from '../fs/atomic.js';
+
+async function exists(p: string): Promise<boolean> {
+  return lstat(p).then(() => true, () => false);
+}
+
+/** A name in `dir` that is free now, based on `name`. */
+export async function freeName(dir: string, name: string): Promise<string> {
+  if (!(await exists(path.join(dir, name)))) return name;
+  const dot = name.lastIndexOf('.');
+  const stem = dot > 0 ? name.slice(0, dot) : name;
+  const ext = dot > 0 ? name.slice(dot) : '';
+  for (let i = 2; i < 10_000; i++) {
+    const candidate = `${stem} (${i})${ext}`;
+    if (!(await exists(path.join(dir, candidate)))) return candidate;
+  }
+  return `${stem} (${Date.now()})${ext}`;
+}
+
+/**
+ * Moves `from` into `dir` under a free name based on `name`, without ever replacing a file
+ * (link + unlink fails on an existing name; rename is the fallback for what cannot be linked).
+ */
+export async function moveInto(from: string, dir: string, name: string): Promise<string> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const target = await freeName(dir, name);
+    const to = path.join(dir, target);
+    try {
+      await link(from, to);
+      await unlink(from);
+      await fsyncDir(dir);
+      return to;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (code === 'EPERM' || code === 'EXDEV' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') {
+        // FIFOs on some filesystems, or links not allowed: rename is the only way.
+        await rename(from, to);
+        await fsyncDir(dir);
+        return to;
+      }
+      throw err;
+    }
+  }
+  const to = path.join(dir, `${name}.${Date.now()}`);
+  await rename(from, to);
+  return to;
+}
+
+export async function writeReason(failedDir: string, fileName: string, reason: string): Promise<string> {
+  const target = path.join(failedDir, `${fileName}.reason.txt`);
+  await writeFileAtomic(target, `${reason.trim()}\n`, 0o660);
+  return target;
+}
+
+/** Removes files in `dir` older than `days` (by mtime); returns how many. */
+export async function pruneOlderThan(dir: string, days: number, now: number): Promise<number> {
+  if (days <= 0) return 0;
+  const limit = now - days * 86_400_000;
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const p = path.join(dir, name);
+    const st = await lstat(p).catch(() => null);
+    if (!st || st.isDirectory() || st.mtimeMs >= limit) continue;
+    await rm(p, { force: true });
+    removed += 1;
+  }
+  return removed;
+}
+
+export { constants };

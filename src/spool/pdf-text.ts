@@ -1,0 +1,42 @@
+// The text of each page of a PDF, to find embedded fax codes. pdfjs-dist's legacy build runs
+// in plain Node without a worker thread or a canvas; we never render, only read text.
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+
+export interface PdfTextOptions {
+  /** Stop after this many pages: codes live at the top of a document, not on page 900. */
+  maxPages?: number;
+}
+
+/** One string per page; text items are joined as pdfjs lays them out (hasEOL -> newline). */
+export async function pdfPageTexts(data: Uint8Array, opts: PdfTextOptions = {}): Promise<string[]> {
+  // pdfjs takes ownership of (detaches) the buffer it is given, so it gets a copy.
+  const task = getDocument({
+    data: new Uint8Array(data),
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    verbosity: 0,
+    stopAtErrors: false,
+  });
+  try {
+    const doc = await task.promise;
+    const pages: string[] = [];
+    const last = Math.min(doc.numPages, opts.maxPages ?? 50);
+    for (let i = 1; i <= last; i++) {
+      const page = await doc.getPage(i);
+      const content = await page.getTextContent();
+      let text = '';
+      for (const item of content.items) {
+        if ('str' in item) {
+          text += item.str;
+          text += item.hasEOL ? '\n' : ' ';
+        }
+      }
+      pages.push(text);
+      page.cleanup();
+    }
+    return pages;
+  } finally {
+    await task.destroy();
+  }
+}

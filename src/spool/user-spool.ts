@@ -1,0 +1,135 @@
+// The watched folder of one user. chokidar says that a name changed; we decide when a file is
+// complete ourselves (size and mtime unchanged for stableMs, seen by lstat), because a slow
+// writer or a copy over SMB must never be taken half-written. A rescan now and then catches
+// anything an event missed.
+import { watch, type FSWatcher } from 'chokidar';
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock } from '../clock.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { UserFolders } from './folders.js';
+import { isIgnoredName, isTicketName } from './safe-file.js';
+
+interface Observation {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  since: number;
+  timer: NodeJS.Timeout | null;
+}
+
+export interface UserSpoolOptions {
+  folders: UserFolders;
+  stableMs: number;
+  rescanMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** Called once per stable name; the name is not offered again while the promise runs. */
+  take: (name: string) => Promise<void>;
+}
+
+export class UserSpool {
+  private watcher: FSWatcher | null = null;
+  private rescanTimer: NodeJS.Timeout | null = null;
+  private readonly seen = new Map<string, Observation>();
+  private readonly taking = new Set<string>();
+  private stopped = false;
+
+  constructor(private readonly opts: UserSpoolOptions) {}
+
+  get folders(): UserFolders {
+    return this.opts.folders;
+  }
+
+  async start(): Promise<void> {
+    const root = this.opts.folders.root;
+    const watcher = watch(root, {
+      depth: 0,
+      followSymlinks: false,
+      ignoreInitial: true,
+      // Only names directly in the folder; done/, failed/ and .work/ are ours.
+      ignored: (p: string) => p !== root && path.dirname(p) !== root,
+    });
+    watcher.on('add', (p) => this.nudge(path.basename(p)));
+    watcher.on('change', (p) => this.nudge(path.basename(p)));
+    watcher.on('unlink', (p) => this.forget(path.basename(p)));
+    watcher.on('error', (err) => this.opts.logger.warn({ folder: root, err: describeError(err) }, 'watch error'));
+    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    this.watcher = watcher;
+    await this.rescan();
+    this.rescanTimer = setInterval(() => void this.rescan(), this.opts.rescanMs);
+    this.rescanTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.rescanTimer) clearInterval(this.rescanTimer);
+    for (const o of this.seen.values()) if (o.timer) clearTimeout(o.timer);
+    this.seen.clear();
+    await this.watcher?.close();
+    this.watcher = null;
+  }
+
+  /** Every name in the folder, for files present at start and events chokidar missed. */
+  async rescan(): Promise<void> {
+    if (this.stopped) return;
+    let names: string[];
+    try {
+      names = await readdir(this.opts.folders.root);
+    } catch (err) {
+      this.opts.logger.warn({ folder: this.opts.folders.root, err: describeError(err) }, 'spool folder cannot be read');
+      return;
+    }
+    for (const n of names) if (!this.seen.has(n) && !this.taking.has(n)) this.nudge(n);
+  }
+
+  /** Something happened to `name`: (re)start its stability watch. */
+  nudge(name: string): void {
+    if (this.stopped || isIgnoredName(name)) return;
+    if (isTicketName(name)) {
+      // A ticket written just after its document restarts the document's quiet period.
+      const doc = name.slice(0, -'.json'.length);
+      const o = this.seen.get(doc);
+      if (o) o.since = this.opts.clock.now();
+      return;
+    }
+    if (this.taking.has(name)) return;
+    void this.check(name);
+  }
+
+  private forget(name: string): void {
+    const o = this.seen.get(name);
+    if (o?.timer) clearTimeout(o.timer);
+    this.seen.delete(name);
+  }
+
+  private async check(name: string): Promise<void> {
+    if (this.stopped || this.taking.has(name)) return;
+    const st = await lstat(path.join(this.opts.folders.root, name)).catch(() => null);
+    if (!st || st.isDirectory()) return this.forget(name);
+    const now = this.opts.clock.now();
+    const prev = this.seen.get(name);
+    if (prev && prev.size === st.size && prev.mtimeMs === st.mtimeMs && prev.ino === st.ino) {
+      if (now - prev.since >= this.opts.stableMs) {
+        this.forget(name);
+        this.taking.add(name);
+        this.opts.take(name).finally(() => this.taking.delete(name));
+        return;
+      }
+      this.schedule(name, prev, this.opts.stableMs - (now - prev.since));
+      return;
+    }
+    const o: Observation = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, since: now, timer: prev?.timer ?? null };
+    this.seen.set(name, o);
+    this.schedule(name, o, this.opts.stableMs);
+  }
+
+  private schedule(name: string, o: Observation, ms: number): void {
+    if (o.timer) clearTimeout(o.timer);
+    o.timer = setTimeout(() => {
+      o.timer = null;
+      void this.check(name);
+    }, Math.max(10, ms));
+  }
+}

@@ -1,0 +1,187 @@
+// Print to fax: watched folders, one per user, under spool.root (contract §5). Files are taken
+// when complete, claimed by rename, queued durably, then moved to done/ or failed/.
+import PQueue from 'p-queue';
+import { systemClock, type Clock } from '../clock.js';
+import type { SpoolConfig, UserConfig } from '../config/schema.js';
+import { describeError } from '../errors.js';
+import type { FaxApi } from '../fax/types.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { QueueStore } from '../store/types.js';
+import { sweepFailedJobs } from './failed-jobs.js';
+import { FileProcessor } from './file-processor.js';
+import { ensureFolders, userFolders, type UserFolders } from './folders.js';
+import { pruneOlderThan } from './outcome-files.js';
+import { UserSpool } from './user-spool.js';
+
+export interface SpoolWatcherOptions {
+  spool: SpoolConfig;
+  users: UserConfig[];
+  defaultCountryCode: string;
+  store: QueueStore;
+  clientFor: (user: string) => FaxApi;
+  logger: Logger;
+  clock?: Clock;
+  metrics?: Metrics;
+  /** Files handled at once (default 4). */
+  concurrency?: number;
+  /** How often the folders are listed in case an event was missed (default 10 s). */
+  rescanMs?: number;
+  /** How often final spool jobs are checked for failures and done/ is pruned (default 30 s). */
+  sweepMs?: number;
+  /** Wait before a file whose addressing met a temporary failure is tried again (default 30 s). */
+  retryMs?: number;
+}
+
+export class SpoolWatcher {
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly queue: PQueue;
+  private readonly processor: FileProcessor;
+  private readonly spools = new Map<string, UserSpool>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<unknown> = Promise.resolve();
+  private users: UserConfig[];
+  private running = false;
+
+  constructor(private readonly opts: SpoolWatcherOptions) {
+    this.log = opts.logger;
+    this.clock = opts.clock ?? systemClock;
+    this.users = opts.users;
+    this.queue = new PQueue({ concurrency: opts.concurrency ?? 4 });
+    this.processor = new FileProcessor({
+      spool: opts.spool,
+      store: opts.store,
+      clientFor: opts.clientFor,
+      defaultCountryCode: opts.defaultCountryCode,
+      logger: opts.logger,
+      clock: this.clock,
+      metrics: opts.metrics,
+    });
+  }
+
+  /** Creates folders, recovers work/, takes files already present, then watches. */
+  async start(): Promise<void> {
+    this.running = true;
+    this.processor.seedSeen();
+    for (const u of this.users) await this.addUser(u);
+    const sweepMs = this.opts.sweepMs ?? 30_000;
+    this.sweepTimer = setInterval(() => this.sweep(), sweepMs);
+    this.sweepTimer.unref();
+    this.sweep();
+  }
+
+  /** Stops watching and finishes the files in hand; files not yet started wait for the next start. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    for (const t of this.retryTimers) clearTimeout(t);
+    this.retryTimers.clear();
+    await Promise.all([...this.spools.values()].map((s) => s.stop()));
+    this.spools.clear();
+    this.queue.clear();
+    await this.queue.onIdle();
+    await this.sweeping;
+  }
+
+  /** SIGHUP: folders for new users, none for removed ones. */
+  async updateUsers(users: UserConfig[]): Promise<void> {
+    this.users = users;
+    if (!this.running) return;
+    const wanted = new Map(users.map((u) => [u.name, userFolders(this.opts.spool.root, u)]));
+    for (const [name, s] of this.spools) {
+      const w = wanted.get(name);
+      if (!w || w.root !== s.folders.root) {
+        await s.stop();
+        this.spools.delete(name);
+      }
+    }
+    for (const u of users) if (!this.spools.has(u.name)) await this.addUser(u);
+  }
+
+  /** Resolves when no file is being processed or waiting (for tests and the bench). */
+  async idle(): Promise<void> {
+    await this.queue.onIdle();
+  }
+
+  private async addUser(u: UserConfig): Promise<void> {
+    const f = userFolders(this.opts.spool.root, u);
+    try {
+      await ensureFolders(this.opts.spool.root, f);
+    } catch (err) {
+      this.log.error({ user: u.name, folder: f.root, err: describeError(err) }, 'spool folder cannot be used; this user cannot print to fax');
+      return;
+    }
+    await this.recover(f);
+    const spool = new UserSpool({
+      folders: f,
+      stableMs: this.opts.spool.stableMs,
+      rescanMs: this.opts.rescanMs ?? 10_000,
+      clock: this.clock,
+      logger: this.log,
+      take: (name) => this.queue.add(() => this.claimAndProcess(f, name)),
+    });
+    this.spools.set(u.name, spool);
+    await spool.start();
+  }
+
+  /** Files left in the work folder by a crash: finish them, queuing only what is not queued yet. */
+  private async recover(f: UserFolders): Promise<void> {
+    const { documents, tickets } = await this.processor.leftovers(f);
+    if (documents.length === 0 && tickets.length === 0) return;
+    const known = new Set(
+      this.opts.store.listJobs({ source: 'spool', user: f.user, limit: 100_000 }).map((j) => j.dedupeKey).filter((k): k is string => k !== null),
+    );
+    this.log.info({ user: f.user, files: documents.length }, 'recovering files from the work folder');
+    for (const d of documents) await this.queue.add(() => this.runProcess(f, d, known));
+    // Tickets whose document already reached done/ or failed/ before the crash.
+    const { tickets: orphans } = await this.processor.leftovers(f);
+    for (const t of orphans) await this.processor.parkOrphanTicket(f, t);
+  }
+
+  private async claimAndProcess(f: UserFolders, name: string): Promise<void> {
+    if (!this.running) return;
+    let workName: string | null;
+    try {
+      workName = await this.processor.claim(f, name);
+    } catch (err) {
+      this.log.error({ user: f.user, file: name, err: describeError(err) }, 'file could not be claimed');
+      return;
+    }
+    if (workName) await this.runProcess(f, workName);
+  }
+
+  private async runProcess(f: UserFolders, workName: string, known?: Set<string>): Promise<void> {
+    try {
+      const outcome = await this.processor.process(f, workName, known);
+      if (outcome === 'retry') this.retryLater(f, workName);
+    } catch (err) {
+      // The store could not be written, or the disk failed: the file stays claimed and is tried again.
+      this.log.error({ user: f.user, file: workName, err: describeError(err) }, 'DEFERRED spool file; will retry');
+      this.retryLater(f, workName);
+    }
+  }
+
+  private retryLater(f: UserFolders, workName: string): void {
+    if (!this.running) return;
+    const t = setTimeout(() => {
+      this.retryTimers.delete(t);
+      if (this.running) void this.queue.add(() => this.runProcess(f, workName));
+    }, this.opts.retryMs ?? 30_000);
+    t.unref();
+    this.retryTimers.add(t);
+  }
+
+  private sweep(): void {
+    this.sweeping = this.sweeping.then(async () => {
+      const byUser = new Map([...this.spools.values()].map((s) => [s.folders.user, s.folders]));
+      try {
+        await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
+        for (const f of byUser.values()) await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now());
+      } catch (err) {
+        this.log.warn({ err: describeError(err) }, 'spool sweep failed');
+      }
+    });
+  }
+}
