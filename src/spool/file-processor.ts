@@ -16,7 +16,7 @@ import type { QueueStore } from '../store/types.js';
 import { decideAddressing } from './addressing.js';
 import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
 import type { UserFolders } from './folders.js';
-import { moveInto, writeReason } from './outcome-files.js';
+import { freeName, moveInto, writeReason } from './outcome-files.js';
 import { pdfPageTexts } from './pdf-text.js';
 import { isTicketName, judgeStat, readSafely } from './safe-file.js';
 import { parseTicket, TICKET_MAX_BYTES, type Ticket } from './ticket.js';
@@ -256,8 +256,10 @@ export class FileProcessor {
 
   /** Reason file, notification, then the move: each step can be redone after a crash. */
   private async refuseClaimed(f: UserFolders, workName: string, name: string, reason: string, hash: string, log: Logger): Promise<void> {
-    await this.recordRefusal(f, name, reason, hash);
-    const to = await moveInto(path.join(f.work, workName), f.failed, name);
+    // The reason file is named for the free name the document will take in failed/.
+    const target = await freeName(f.failed, name);
+    await this.recordRefusal(f, target, reason, hash);
+    const to = await moveInto(path.join(f.work, workName), f.failed, target);
     await this.moveTicket(f, workName, f.failed, path.basename(to));
     log.warn({ reason }, 'REJECTED');
     this.count('refused');

@@ -1,6 +1,5 @@
 // Moving a spool file to done/ or failed/ and writing its reason file. Names in the outcome
 // folders never overwrite each other: a second "invoice.pdf" becomes "invoice (2).pdf".
-import { constants } from 'node:fs';
 import { link, lstat, readdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic } from '../fs/atomic.js';
@@ -72,5 +71,3 @@ export async function pruneOlderThan(dir: string, days: number, now: number): Pr
   }
   return removed;
 }
-
-export { constants };

@@ -1,0 +1,132 @@
+// A real SpoolWatcher on real temp folders and a real Store, with short timings for tests.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
+import type { Clock } from '../../src/clock.js';
+import type { SpoolConfig, UserConfig } from '../../src/config/schema.js';
+import type { FaxApi } from '../../src/fax/types.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { SpoolWatcher, type SpoolWatcherOptions } from '../../src/spool/watcher.js';
+import { Store } from '../../src/store/store.js';
+import type { Job } from '../../src/store/types.js';
+
+export const ALICE: UserConfig = { name: 'alice', email: 'alice@example.com', aliases: [], apiKey: 'test-key-alice' };
+export const BOB: UserConfig = { name: 'bob', email: 'bob@example.com', aliases: [], apiKey: 'test-key-bob', spool: 'bobs-folder' };
+
+export interface SpoolHarness {
+  dir: string;
+  root: string;
+  store: Store;
+  metrics: Metrics;
+  watcher: SpoolWatcher;
+  folder(user?: UserConfig): string;
+  jobs(): Job[];
+  /** A fresh watcher on the same folders and store (a restart). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  spool?: Partial<SpoolConfig>;
+  users?: UserConfig[];
+  clientFor?: (user: string) => FaxApi;
+  clock?: Clock;
+  start?: boolean;
+  /** Runs before the first start (files already in the folder, leftovers in .work). */
+  before?: (h: { root: string; folder: (u?: UserConfig) => string }) => Promise<void>;
+  extra?: Partial<SpoolWatcherOptions>;
+}
+
+const noApi = (): FaxApi => {
+  throw new Error('this test has no fax service');
+};
+
+export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarness> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
+  const root = path.join(dir, 'spool');
+  const store = Store.open({ dataDir: path.join(dir, 'data') });
+  const metrics = new Metrics();
+  const users = opts.users ?? [ALICE, BOB];
+  const spool: SpoolConfig = { root, stableMs: 150, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, ...opts.spool };
+  const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
+  const make = () =>
+    new SpoolWatcher({
+      spool,
+      users,
+      defaultCountryCode: '1',
+      store,
+      clientFor: opts.clientFor ?? noApi,
+      logger: silentLogger(),
+      metrics,
+      clock: opts.clock,
+      rescanMs: 1000,
+      sweepMs: 200,
+      retryMs: 300,
+      ...opts.extra,
+    });
+  if (opts.before) {
+    const { mkdir } = await import('node:fs/promises');
+    for (const u of users) await mkdir(path.join(folder(u), '.work'), { recursive: true });
+    await opts.before({ root, folder });
+  }
+  const h: SpoolHarness = {
+    dir,
+    root,
+    store,
+    metrics,
+    watcher: make(),
+    folder,
+    jobs: () => store.listJobs({ source: 'spool' }),
+    restart: async () => {
+      await h.watcher.stop();
+      h.watcher = make();
+      await h.watcher.start();
+    },
+    close: async () => {
+      await h.watcher.stop();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  if (opts.start !== false) await h.watcher.start();
+  return h;
+}
+
+/** Polls until `fn` returns a truthy value (or throws after `ms`). */
+export async function waitFor<T>(fn: () => T | Promise<T>, ms = 8000, what = 'condition'): Promise<NonNullable<T>> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A PDF whose pages carry the given lines of text (one array per page). */
+export async function textPdf(pages: string[][]): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (const lines of pages) {
+    const page = doc.addPage([612, 792]);
+    lines.forEach((line, i) => page.drawText(line, { x: 50, y: 740 - i * 20, size: 12, font }));
+  }
+  return doc.save();
+}
+
+/** Writes via a dot-name and renames, the way a well-behaved program drops a file. */
+export async function drop(dir: string, name: string, data: string | Uint8Array): Promise<void> {
+  const tmp = path.join(dir, `.${name}.tmp`);
+  await writeFile(tmp, data);
+  const { rename } = await import('node:fs/promises');
+  await rename(tmp, path.join(dir, name));
+}
+
+export async function metricValue(m: Metrics, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = (await m.registry.getMetricsAsJSON()).find((x) => x.name === name);
+  const v = metric?.values.find((x) => Object.entries(labels).every(([k, val]) => x.labels[k] === val));
+  return v ? Number(v.value) : 0;
+}

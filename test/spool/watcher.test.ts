@@ -1,0 +1,289 @@
+// The watcher on real folders with a real Store: what is taken, how it is addressed, where it ends.
+import { afterEach, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { link, mkdir, open, readFile, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { BOB, drop, metricValue, spoolHarness, textPdf, waitFor, type SpoolHarness } from './harness.js';
+
+const PDF = (tag: string) => `%PDF-1.4\n% ${tag}\n%%EOF\n`;
+let h: SpoolHarness | null = null;
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+const files = (dir: string) => readdirSync(dir).sort();
+
+describe('spool folders', () => {
+  it('creates one folder per user (user.spool overrides the name) with safe modes', async () => {
+    h = await spoolHarness();
+    for (const dir of [h.folder(), h.folder(BOB), path.join(h.folder(), 'done'), path.join(h.folder(), 'failed'), path.join(h.folder(), '.work')]) {
+      const st = statSync(dir);
+      expect(st.isDirectory()).toBe(true);
+      expect(st.mode & 0o007).toBe(0);
+    }
+    expect(h.folder(BOB).endsWith('bobs-folder')).toBe(true);
+  });
+});
+
+describe('addressing', () => {
+  it('by file name: numbers and subject', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), '15551234567,15557654321 - Invoice 42.pdf', PDF('by name'));
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    expect(job.user).toBe('alice');
+    expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+15557654321']);
+    expect(job.cover.subject).toBe('Invoice 42');
+    expect(readFileSync(job.documents[0]!.path, 'utf8')).toBe(PDF('by name'));
+    await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567,15557654321 - Invoice 42.pdf')), 5000, 'done/');
+    expect(files(h.folder()).filter((n) => !['done', 'failed', '.work'].includes(n))).toEqual([]);
+    expect(await metricValue(h.metrics, 'faxgate_jobs_enqueued_total', { source: 'spool' })).toBe(1);
+    expect(await metricValue(h.metrics, 'faxgate_spool_files_total', { outcome: 'queued' })).toBe(1);
+  });
+
+  it('by ticket written before the document; the ticket goes to done/ with it', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(BOB), 'report.pdf.json', JSON.stringify({ to: ['+1 555 123 4567'], recipientName: 'Acme', subject: 'Q3 report', notes: 'Call me', tags: ['q3'], path: '/etc/passwd' }));
+    await drop(h.folder(BOB), 'report.pdf', PDF('ticket'));
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    expect(job.user).toBe('bob');
+    expect(job.recipients).toMatchObject([{ number: '+15551234567', name: 'Acme' }]);
+    expect(job.cover).toMatchObject({ enabled: true, subject: 'Q3 report', notes: 'Call me', recipientName: 'Acme' });
+    expect(job.tags).toEqual(['q3']);
+    await waitFor(() => existsSync(path.join(h!.folder(BOB), 'done', 'report.pdf.json')), 5000, 'ticket in done/');
+    expect(existsSync(path.join(h.folder(BOB), 'done', 'report.pdf'))).toBe(true);
+  });
+
+  it('by embedded codes in a PDF: several numbers on page 1 go to all', async () => {
+    h = await spoolHarness();
+    const pdf = await textPdf([['@@FAX 555-123-4567@@ @@FAX 555-765-4321@@', '@@SUBJECT Price list@@', '@@COVER on@@'], ['Page two, no codes']]);
+    await drop(h.folder(), 'price list.pdf', pdf);
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+15557654321']);
+    expect(job.cover).toMatchObject({ enabled: true, subject: 'Price list' });
+    expect(job.meta.origin).toMatchObject({ file: 'price list.pdf', via: 'codes' });
+  });
+
+  it('by embedded codes in a plain text file', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), 'note.txt', 'Hello\n@@FAX +15551234567@@\n@@SUBJECT Lunch@@\n');
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    expect(job.documents[0]!.contentType).toBe('text/plain');
+    expect(job.cover.subject).toBe('Lunch');
+  });
+
+  it('refuses different numbers on different pages, with the reason in failed/', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), 'letters.pdf', await textPdf([['@@FAX 5551234567@@'], ['@@FAX 5557654321@@']]));
+    const reason = await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letters.pdf.reason.txt')) && readFileSync(path.join(h!.folder(), 'failed', 'letters.pdf.reason.txt'), 'utf8'), 8000, 'reason');
+    expect(reason).toMatch(/different pages/);
+    await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letters.pdf')), 5000, 'failed/');
+    expect(h.jobs()).toEqual([]);
+  });
+
+  it('no destination: failed/ with a reason and one rejected notification', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), 'letter.pdf', PDF('nowhere'));
+    const reasonFile = path.join(h.folder(), 'failed', 'letter.pdf.reason.txt');
+    await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letter.pdf')), 8000, 'failed/');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/no fax number was found/);
+    expect(readFileSync(path.join(h.folder(), 'failed', 'letter.pdf'), 'utf8')).toBe(PDF('nowhere'));
+    const notes = h.store.listNotifications({ kind: 'rejected' });
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({ user: 'alice', payload: { file: 'letter.pdf' } });
+    expect(notes[0]!.dedupeKey).toMatch(/^rejected:spool:[0-9a-f]{64}$/);
+    expect(h.jobs()).toEqual([]);
+    expect(await metricValue(h.metrics, 'faxgate_spool_files_total', { outcome: 'refused' })).toBe(1);
+  });
+
+  it('a second refused file of the same name gets its own name and reason in failed/', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), 'letter.pdf', PDF('first'));
+    await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letter.pdf')), 8000, 'first refused');
+    await drop(h.folder(), 'letter.pdf', 'not a fax at all \u0000\u0001');
+    await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letter (2).pdf')), 8000, 'second refused');
+    expect(readFileSync(path.join(h.folder(), 'failed', 'letter.pdf.reason.txt'), 'utf8')).toMatch(/no fax number/);
+    expect(readFileSync(path.join(h.folder(), 'failed', 'letter (2).pdf.reason.txt'), 'utf8')).toMatch(/unknown type/);
+    expect(h.store.listNotifications({ kind: 'rejected' })).toHaveLength(2);
+  });
+
+  it('refuses content that is not faxable whatever its name says', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), '15551234567.pdf', Buffer.from('PK\x03\x04zipzipzip', 'latin1'));
+    const reasonFile = path.join(h.folder(), 'failed', '15551234567.pdf.reason.txt');
+    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/application\/zip/);
+  });
+
+  it('refuses a file over maxFileBytes', async () => {
+    h = await spoolHarness({ spool: { maxFileBytes: 2048 } });
+    await drop(h.folder(), '15551234567.pdf', PDF('x'.repeat(3000)));
+    const reasonFile = path.join(h.folder(), 'failed', '15551234567.pdf.reason.txt');
+    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/over the limit of 2048 bytes/);
+  });
+
+  it('refuses an invalid ticket rather than guessing', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), '15551234567.pdf.json', '{"to": 42}');
+    await drop(h.folder(), '15551234567.pdf', PDF('bad ticket'));
+    const reasonFile = path.join(h.folder(), 'failed', '15551234567.pdf.reason.txt');
+    await waitFor(() => existsSync(path.join(h!.folder(), 'failed', '15551234567.pdf.json')), 8000, 'ticket in failed/');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/ticket's "to" is invalid/);
+    expect(h.jobs()).toEqual([]);
+  });
+});
+
+describe('what is taken', () => {
+  it('takes files already present at start, but not subfolders, dot-files or partial names', async () => {
+    h = await spoolHarness({
+      start: false,
+      before: async ({ folder }) => {
+        await writeFile(path.join(folder(), '15551234567 - early.pdf'), PDF('early'));
+        await mkdir(path.join(folder(), 'sub'));
+        await writeFile(path.join(folder(), 'sub', '15551234567.pdf'), PDF('sub'));
+        await writeFile(path.join(folder(), '.15551234567.pdf'), PDF('dot'));
+        await writeFile(path.join(folder(), '15551234567.pdf.part'), PDF('part'));
+        await writeFile(path.join(folder(), '~$15551234567.pdf'), PDF('office'));
+      },
+    });
+    await h.watcher.start();
+    await waitFor(() => h!.jobs().length === 1, 8000, 'the early file');
+    await new Promise((r) => setTimeout(r, 600));
+    expect(h.jobs()).toHaveLength(1);
+    expect(files(h.folder())).toEqual(['.15551234567.pdf', '.work', '15551234567.pdf.part', 'done', 'failed', 'sub', '~$15551234567.pdf']);
+    expect(files(path.join(h.folder(), 'sub'))).toEqual(['15551234567.pdf']);
+  });
+
+  it('a slow writer (over ~2 s) is taken once, whole', async () => {
+    h = await spoolHarness({ spool: { stableMs: 400 } });
+    const fh = await open(path.join(h.folder(), '15551234567 - slow.pdf'), 'w');
+    const chunks: string[] = ['%PDF-1.4\n'];
+    await fh.write(chunks[0]!);
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      const c = `% chunk ${i} ${'x'.repeat(1000)}\n`;
+      chunks.push(c);
+      await fh.write(c);
+    }
+    await fh.write('%%EOF\n');
+    chunks.push('%%EOF\n');
+    await fh.close();
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    expect(readFileSync(job.documents[0]!.path, 'utf8')).toBe(chunks.join(''));
+    await new Promise((r) => setTimeout(r, 800));
+    expect(h.jobs()).toHaveLength(1);
+  });
+
+  it('a symlink to /etc/passwd and a FIFO are never read, and the watcher stays up', async () => {
+    h = await spoolHarness();
+    await symlink('/etc/passwd', path.join(h.folder(), '15551234567 - passwd.pdf'));
+    execFileSync('mkfifo', [path.join(h.folder(), '15551234567 - pipe.pdf')]);
+    const failed = path.join(h.folder(), 'failed');
+    await waitFor(() => existsSync(path.join(failed, '15551234567 - passwd.pdf.reason.txt')) && existsSync(path.join(failed, '15551234567 - pipe.pdf.reason.txt')), 8000, 'both refused');
+    expect(readFileSync(path.join(failed, '15551234567 - passwd.pdf.reason.txt'), 'utf8')).toMatch(/symbolic link/);
+    expect(readFileSync(path.join(failed, '15551234567 - pipe.pdf.reason.txt'), 'utf8')).toMatch(/FIFO/);
+    // Nobody holds the FIFO open for reading: a non-blocking writer finds no reader.
+    await expect(open(path.join(failed, '15551234567 - pipe.pdf'), constants.O_WRONLY | constants.O_NONBLOCK)).rejects.toMatchObject({ code: 'ENXIO' });
+    // The link was moved, not followed.
+    expect((await import('node:fs')).lstatSync(path.join(failed, '15551234567 - passwd.pdf')).isSymbolicLink()).toBe(true);
+    expect(h.jobs()).toEqual([]);
+    await drop(h.folder(), '15551234567 - after.pdf', PDF('after'));
+    await waitFor(() => h!.jobs().length === 1, 8000, 'the next file');
+  });
+
+  it('a hard link to a file outside the folder is refused', async () => {
+    h = await spoolHarness();
+    const outside = path.join(h.dir, 'outside.pdf');
+    await writeFile(outside, PDF('outside'));
+    await link(outside, path.join(h.folder(), '15551234567 - linked.pdf'));
+    const reasonFile = path.join(h.folder(), 'failed', '15551234567 - linked.pdf.reason.txt');
+    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/hard links/);
+    expect(h.jobs()).toEqual([]);
+  });
+
+  it('1,000 files dropped at once are all queued exactly once', async () => {
+    h = await spoolHarness({ spool: { stableMs: 100 }, extra: { concurrency: 8 } });
+    const dir = h.folder();
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => writeFile(path.join(dir, `1555${String(1000000 + i).slice(1)} - doc ${i}.pdf`), PDF(`bulk ${i}`))));
+    await waitFor(() => h!.jobs().length >= 1000 && files(path.join(dir, 'done')).length === 1000, 60_000, '1000 jobs');
+    await h.watcher.idle();
+    const jobs = h.store.listJobs({ source: 'spool', limit: 5000 });
+    expect(jobs).toHaveLength(1000);
+    expect(new Set(jobs.map((j) => j.meta.origin?.file)).size).toBe(1000);
+    expect(files(path.join(dir, '.work'))).toEqual([]);
+  }, 90_000);
+});
+
+describe('crash safety and duplicates', () => {
+  it('recovers files left in the work folder: queues what was not queued, only moves what was', async () => {
+    // First run: queue one file, then put it back into .work as if the crash came before the move.
+    h = await spoolHarness();
+    await drop(h.folder(), '15551234567 - queued.pdf', PDF('queued before crash'));
+    const first = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567 - queued.pdf')), 5000, 'done');
+    await h.watcher.stop();
+    const work = path.join(h.folder(), '.work');
+    const { rename } = await import('node:fs/promises');
+    await rename(path.join(h.folder(), 'done', '15551234567 - queued.pdf'), path.join(work, `${first.meta.origin!.claim}.15551234567 - queued.pdf`));
+    // ...and a claimed file whose job was never written.
+    await writeFile(path.join(work, '0123456789abcdef.15557654321 - claimed.pdf'), PDF('claimed, not queued'));
+    await h.restart();
+    await waitFor(() => h!.jobs().length === 2 && files(work).length === 0, 8000, 'recovery');
+    const jobs = h.jobs();
+    expect(jobs.filter((j) => j.id === first.id)).toHaveLength(1);
+    expect(jobs.find((j) => j.id !== first.id)!.recipients[0]!.number).toBe('+15557654321');
+    expect(files(path.join(h.folder(), 'done'))).toEqual(['15551234567 - queued.pdf', '15557654321 - claimed.pdf']);
+  });
+
+  it('the same file dropped twice within the window is faxed once; after the window it is faxed again', async () => {
+    let offset = 0;
+    h = await spoolHarness({ clock: { now: () => Date.now() + offset }, spool: { dedupeWindowMinutes: 10 } });
+    await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
+    await waitFor(() => h!.jobs().length === 1, 8000, 'first');
+    await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
+    await waitFor(() => files(path.join(h!.folder(), 'done')).length === 2, 8000, 'second in done/');
+    expect(h.jobs()).toHaveLength(1);
+    expect(await metricValue(h.metrics, 'faxgate_spool_files_total', { outcome: 'duplicate' })).toBe(1);
+    // Different content under the same name is a new fax.
+    await drop(h.folder(), '15551234567 - twice.pdf', PDF('other content'));
+    await waitFor(() => h!.jobs().length === 2, 8000, 'other content');
+    // The window also holds across a restart...
+    await h.restart();
+    await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
+    await waitFor(() => files(path.join(h!.folder(), 'done')).length === 4, 8000, 'fourth in done/');
+    expect(h.jobs()).toHaveLength(2);
+    // ...and ends.
+    offset = 11 * 60_000;
+    await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
+    await waitFor(() => h!.jobs().length === 3, 8000, 'after the window');
+  });
+
+  it('a job that fails later leaves its reason in failed/ and the original moves there', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), '15551234567 - doomed.pdf', PDF('doomed'));
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567 - doomed.pdf')), 5000, 'done');
+    h.store.fail({ jobId: job.id, idx: 0 }, { reason: 'the line was busy 3 times', fields: { errorInfo: 'Busy' } });
+    const reasonFile = path.join(h.folder(), 'failed', '15551234567 - doomed.pdf.reason.txt');
+    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/\+1 555-123-4567: failed \(Busy\)/);
+    expect(await readFile(path.join(h.folder(), 'failed', '15551234567 - doomed.pdf'), 'utf8')).toBe(PDF('doomed'));
+    expect(existsSync(path.join(h.folder(), 'done', '15551234567 - doomed.pdf'))).toBe(false);
+  });
+
+  it('updateUsers adds folders for new users and stops watching removed ones', async () => {
+    h = await spoolHarness({ users: [{ name: 'alice', email: 'alice@example.com', aliases: [], apiKey: 'k' }] });
+    const carol = { name: 'carol', email: 'carol@example.com', aliases: [], apiKey: 'k2' };
+    await h.watcher.updateUsers([carol]);
+    await drop(h.folder(carol), '15551234567.pdf', PDF('carol'));
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'carol job');
+    expect(job.user).toBe('carol');
+    await drop(h.folder(), '15551234567.pdf', PDF('alice gone'));
+    await new Promise((r) => setTimeout(r, 700));
+    expect(h.jobs()).toHaveLength(1);
+    expect(existsSync(path.join(h.folder(), '15551234567.pdf'))).toBe(true);
+  });
+});
