@@ -1,0 +1,33 @@
+// What every route of the emulator shares: the store, paths, clock, variant and the fault switch.
+import type { Clock } from '../clock.js';
+import type { ApiVariant } from '../fax/types.js';
+import type { Logger } from '../log/logger.js';
+import type { AccountRow, Db, KeyRow, UserRow } from './db.js';
+import type { Faults } from './faults.js';
+
+export interface EmulatorContext {
+  db: Db;
+  dataDir: string;
+  faxDir: string;
+  uploadDir: string;
+  variant: ApiVariant;
+  delayMs: number;
+  clock: Clock;
+  logger: Logger;
+  faults: Faults;
+  accountId: string;
+}
+
+/** The authenticated caller of a request. */
+export interface Caller {
+  key: KeyRow;
+  user: UserRow;
+}
+
+export function account(ctx: EmulatorContext): AccountRow {
+  return ctx.db.prepare('SELECT * FROM accounts WHERE uuid = ?').get(ctx.accountId) as AccountRow;
+}
+
+export function userById(ctx: EmulatorContext, uuid: string): UserRow | undefined {
+  return ctx.db.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRow | undefined;
+}

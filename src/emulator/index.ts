@@ -1,0 +1,104 @@
+// The fax service emulator: an HTTPS implementation of the cloud fax service API (both documented
+// variants) with state in SQLite, real PDF documents, lifecycle rules by destination number and
+// switchable faults. Used as the sandbox for new users and as the test bed.
+import { mkdir, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { systemClock, type Clock } from '../clock.js';
+import type { AccessLevel, ApiVariant } from '../fax/types.js';
+import { silentLogger, type Logger } from '../log/logger.js';
+import { ensureCertificate } from './certificate.js';
+import type { EmulatorContext } from './context.js';
+import { openDb, type KeyRow } from './db.js';
+import { Faults } from './faults.js';
+import { applySeed, loadSeedFile, type SeedData } from './seed.js';
+import { buildServer } from './server.js';
+
+export type { SeedData, SeedUser, SeedKey, SeedContact, SeedTag } from './seed.js';
+export type { FaultSettings } from './faults.js';
+
+export interface EmulatorOptions {
+  dataDir: string;
+  /** default 127.0.0.1 */
+  host?: string;
+  /** default 0 (any free port) */
+  port?: number;
+  /** seed data, or the path of a JSON or YAML seed file */
+  seed?: SeedData | string;
+  /** which documented response shapes to use; default 'a' */
+  variant?: ApiVariant;
+  /** how long a new fax stays "processing"; default 2000 */
+  delayMs?: number;
+  logger?: Logger;
+  clock?: Clock;
+  /** seed of the fault PRNG, for repeatable fault runs */
+  faultSeed?: number;
+}
+
+export interface RunningEmulator {
+  baseUrl: string;
+  /** the self-signed certificate (PEM file) clients trust as a CA */
+  caFile: string;
+  caPem: string;
+  /** a token with admin access */
+  adminKey: string;
+  keys: Array<{ email: string; access: AccessLevel; token: string; userId: string }>;
+  accountId: string;
+  variant: ApiVariant;
+  close(): Promise<void>;
+}
+
+export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator> {
+  const dataDir = path.resolve(opts.dataDir);
+  const faxDir = path.join(dataDir, 'faxes');
+  const uploadDir = path.join(dataDir, 'uploads');
+  await mkdir(faxDir, { recursive: true });
+  // uploads left by a crash are of no use: their requests never got an answer
+  await rm(uploadDir, { recursive: true, force: true });
+  await mkdir(uploadDir, { recursive: true });
+  const logger = opts.logger ?? silentLogger();
+  const clock = opts.clock ?? systemClock;
+  const tls = await ensureCertificate(dataDir);
+  const seed = typeof opts.seed === 'string' ? await loadSeedFile(opts.seed) : opts.seed;
+
+  const db = openDb(path.join(dataDir, 'emulator.sqlite'));
+  let app: Awaited<ReturnType<typeof buildServer>> | undefined;
+  try {
+    const accountId = applySeed(db, seed, clock.now());
+    const variant = opts.variant ?? 'a';
+    const ctx: EmulatorContext = { db, dataDir, faxDir, uploadDir, variant, delayMs: opts.delayMs ?? 2000, clock, logger, faults: new Faults(opts.faultSeed), accountId };
+    app = await buildServer(ctx, tls);
+    const host = opts.host ?? '127.0.0.1';
+    await app.listen({ host, port: opts.port ?? 0 });
+    const addr = app.server.address() as AddressInfo;
+    const urlHost = addr.address.includes(':') ? `[${addr.address}]` : addr.address;
+    const baseUrl = `https://${urlHost}:${addr.port}`;
+
+    const keyRows = db.prepare('SELECT k.*, u.email AS email FROM api_keys k JOIN users u ON u.uuid = k.userId WHERE k.accountId = ? ORDER BY k.createdAt, k.rowid').all(accountId) as Array<KeyRow & { email: string }>;
+    const now = clock.now();
+    const live = keyRows.filter((k) => k.expiresAt === null || k.expiresAt > now);
+    const adminKey = live.find((k) => k.access === 'admin')?.token ?? '';
+    logger.info({ baseUrl, variant, delayMs: ctx.delayMs }, 'emulator listening');
+    const server = app;
+    let closed = false;
+    return {
+      baseUrl,
+      caFile: tls.caFile,
+      caPem: tls.cert,
+      adminKey,
+      keys: live.map((k) => ({ email: k.email, access: k.access, token: k.token, userId: k.userId })),
+      accountId,
+      variant,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await server.close();
+        db.close();
+      },
+    };
+  } catch (err) {
+    await app?.close().catch(() => undefined);
+    db.close();
+    throw err;
+  }
+}

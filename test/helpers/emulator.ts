@@ -1,0 +1,54 @@
+// A fresh fax service emulator for a test: its own temp data folder, the TEST_SEED account, a
+// short processing delay. stop() closes it and removes the folder.
+//
+// Seeded users and keys (TEST_SEED in ./seed.ts), account "Acme Clinic" (America/New_York):
+//   admin@example.com  admin                    key test-admin-key (admin)
+//   alice@example.com  Alice, send All + attachment, receive All + attachment, no cover by default
+//                      keys alice-print-key (print_driver), alice-base-key (base)
+//                      contacts: Acme Billing (555) 010-0100; organization Globex with member
+//                      Globex Accounts (555) 010-0200
+//   bob@example.com    Bob, send Failure without attachment, receive None, cover page by default
+//                      key bob-print-key (print_driver)
+//   public contact "Initech Front Desk" (555) 010-0300, owned by the admin
+//   tags TEST_TAGS.billing, TEST_TAGS.urgent
+// Outcomes by the destination's last four digits: 0000 busy, 0001 no answer, 0002 no fax tone,
+// 0003 delivered on the second attempt, anything else delivered (after delayMs).
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmulator, type RunningEmulator, type SeedData } from '../../src/emulator/index.js';
+import type { Clock } from '../../src/clock.js';
+import { TEST_SEED } from './seed.js';
+
+export { TEST_SEED, TEST_TAGS } from './seed.js';
+
+export const TEST_KEYS = { admin: 'test-admin-key', alice: 'alice-print-key', aliceBase: 'alice-base-key', bob: 'bob-print-key' } as const;
+
+export interface TestEmulatorOptions {
+  variant?: 'a' | 'b';
+  /** default 100 */
+  delayMs?: number;
+  seed?: SeedData;
+  /** reuse a data folder (to test restarts); it is still removed by stop() */
+  dataDir?: string;
+  clock?: Clock;
+}
+
+export type TestEmulator = RunningEmulator & { dataDir: string; stop(): Promise<void> };
+
+export async function startTestEmulator(opts: TestEmulatorOptions = {}): Promise<TestEmulator> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'faxgate-')));
+  try {
+    const emu = await startEmulator({ dataDir, seed: opts.seed ?? TEST_SEED, variant: opts.variant ?? 'a', delayMs: opts.delayMs ?? 100, clock: opts.clock });
+    return Object.assign(emu, {
+      dataDir,
+      async stop() {
+        await emu.close();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    });
+  } catch (err) {
+    if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
