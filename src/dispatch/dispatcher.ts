@@ -28,6 +28,8 @@ export interface DispatcherOptions {
 
 /** How often the loop looks for due work; status polls follow queue.pollIntervalMs. */
 const TICK_MS = 1000;
+/** Finished jobs past queue.retentionDays are removed this often. */
+const PURGE_EVERY_MS = 3_600_000;
 
 function rateGate(api: ApiConfig): { intervalCap: number; interval: number } {
   if (api.ratePerSecond < 1) return { intervalCap: 1, interval: Math.round(1000 / api.ratePerSecond) };
@@ -44,8 +46,12 @@ export class Dispatcher {
   private resumeTimer: NodeJS.Timeout | null = null;
   private pausedUntil = 0;
   private lastPoll = 0;
+  private lastPurge = 0;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private again = false;
+  private reconciling: Promise<void> | null = null;
+  private polling: Promise<void> | null = null;
   private started = false;
 
   constructor(opts: DispatcherOptions) {
@@ -79,16 +85,31 @@ export class Dispatcher {
     if (released.unknown > 0) this.ctx.log.warn({ sends: released.unknown }, 'sends interrupted by an earlier stop are now unknown and will be reconciled');
     this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.tuning.leaseMs / 3)));
     this.leaseTimer.unref();
-    const loop = (): void => {
-      if (this.stopped) return;
-      this.running = this.pass(false)
-        .catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch pass failed'))
-        .finally(() => {
-          this.running = null;
-          if (!this.stopped) this.timer = setTimeout(loop, Math.min(TICK_MS, this.ctx.queue.pollIntervalMs));
-        });
-    };
-    loop();
+    this.loop();
+  }
+
+  private loop(): void {
+    if (this.stopped) return;
+    this.timer = null;
+    this.again = false;
+    this.running = this.pass(false)
+      .catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch pass failed'))
+      .finally(() => {
+        this.running = null;
+        if (this.stopped) return;
+        this.timer = setTimeout(() => this.loop(), this.again ? 0 : Math.min(TICK_MS, this.ctx.queue.pollIntervalMs));
+      });
+  }
+
+  /** A send finished, so there is room in the gate: look for more work soon instead of at the next tick. */
+  private kick(): void {
+    if (!this.started || this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.loop(), 0);
   }
 
   /** Stop claiming, wait (bounded) for sends in flight, then mark what is still running unknown. */
@@ -99,7 +120,7 @@ export class Dispatcher {
     this.timer = null;
     const bound = opts.timeoutMs ?? 10_000;
     let timeout: NodeJS.Timeout | undefined;
-    const idle = Promise.all([this.running ?? Promise.resolve(), this.gate.onIdle()]).then(() => true);
+    const idle = Promise.all([this.running, this.reconciling, this.polling, this.gate.onIdle()]).then(() => true);
     const timedOut = new Promise<boolean>((resolve) => {
       timeout = setTimeout(() => resolve(false), bound);
     });
@@ -124,7 +145,12 @@ export class Dispatcher {
   private async pass(untilIdle: boolean): Promise<void> {
     const store = this.ctx.store;
     store.releaseExpired();
-    const work: Array<Promise<void>> = [reconcileUnknown(this.ctx)];
+    const work: Array<Promise<void>> = [];
+    // One reconciliation and one status poll at a time; a pass does not start another.
+    if (!this.reconciling) {
+      this.reconciling = reconcileUnknown(this.ctx).finally(() => (this.reconciling = null));
+    }
+    work.push(this.reconciling);
     // Claim while there is room in the gate (and, for runOnce, until nothing is due).
     for (;;) {
       if (this.stopped && !untilIdle) break;
@@ -143,9 +169,20 @@ export class Dispatcher {
       for (const g of groups) work.push(this.send(g));
     }
     const now = this.ctx.clock.now();
+    if (!untilIdle && now - this.lastPurge >= PURGE_EVERY_MS) {
+      this.lastPurge = now;
+      try {
+        store.purge(this.ctx.queue.retentionDays * 86_400_000);
+      } catch (err) {
+        this.ctx.log.error({ err: describeError(err) }, 'purge failed');
+      }
+    }
     if (untilIdle || now - this.lastPoll >= this.ctx.queue.pollIntervalMs) {
-      this.lastPoll = now;
-      work.push(pollProcessing(this.ctx));
+      if (!this.polling) {
+        this.lastPoll = now;
+        this.polling = pollProcessing(this.ctx).finally(() => (this.polling = null));
+      }
+      work.push(this.polling);
     }
     if (untilIdle) await Promise.all(work);
     else void Promise.all(work).catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch work failed'));
@@ -159,6 +196,7 @@ export class Dispatcher {
       this.ctx.log.child({ job: group.job.id }).error({ err: describeError(err) }, 'send failed unexpectedly');
     } finally {
       this.inFlight.delete(group);
+      this.kick();
     }
   }
 

@@ -250,7 +250,7 @@ export class Store implements QueueStore {
     if (filter.user) (where.push('user = ?'), args.push(filter.user));
     if (filter.source) (where.push('source = ?'), args.push(filter.source));
     const limit = Math.max(1, Math.min(filter.limit ?? 1000, 100_000));
-    const rows = this.db.prepare(`SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`).all(...args) as JobRow[];
+    const rows = this.db.prepare(`SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ${limit}`).all(...args) as JobRow[];
     if (rows.length === 0) return [];
     const recs = this.db.prepare(`SELECT * FROM recipients WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, idx`).all(JSON.stringify(rows.map((r) => r.id))) as RecipientRow[];
     const byJob = new Map<string, Recipient[]>();
@@ -329,7 +329,7 @@ export class Store implements QueueStore {
          WHERE r.state IN ('queued','deferred') AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
            AND (j.scheduled_at IS NULL OR j.scheduled_at <= ?)
            AND (SELECT COUNT(*) FROM recipients x WHERE x.number = r.number AND x.state IN ('sending','unknown','processing')) < ?
-         ORDER BY COALESCE(r.next_attempt_at, r.created_at), r.job_id, r.idx
+         ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.rowid, r.idx
          LIMIT ?`,
       ).all(now, new Date(nowMs + horizon).toISOString(), perNumber, Math.max(limit * 8, 64)) as RecipientRow[];
       const inFlight = new Map<string, number>();
@@ -570,9 +570,11 @@ export class Store implements QueueStore {
   purge(olderThanMs: number): number {
     const cutoff = new Date(this.clock.now() - olderThanMs).toISOString();
     const ids = (this.db.prepare(
-      `SELECT id FROM jobs WHERE state IN ('delivered','failed','partial','cancelled','corrupt') AND finished_at IS NOT NULL AND finished_at < ?`,
+      `SELECT id FROM jobs j WHERE state IN ('delivered','failed','partial','cancelled','corrupt') AND finished_at IS NOT NULL AND finished_at < ?
+         AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.job_id = j.id AND n.state = 'pending')`,
     ).all(cutoff) as Array<{ id: string }>).map((r) => r.id);
     if (ids.length === 0) return 0;
+    // Jobs whose notice is still pending stay: the notifier reads them.
     // Rows go first, folders after: a crash in between leaves orphan folders (swept at open),
     // never a row pointing at missing files.
     this.db.transaction(() => {

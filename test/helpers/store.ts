@@ -5,6 +5,15 @@ import path from 'node:path';
 import type { Clock } from '../../src/clock.js';
 import { Store } from '../../src/store/store.js';
 import type { NewJob } from '../../src/store/types.js';
+import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
+
+/** A real one-page PDF (the emulator reads what it is sent). */
+export const TEST_PDF: Buffer = await (async () => {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([612, 792]);
+  page.drawText('faxgate test page', { x: 72, y: 700, size: 14, font: await doc.embedFont(StandardFonts.Helvetica) });
+  return Buffer.from(await doc.save());
+})();
 
 export interface TempStore {
   store: Store;
@@ -42,7 +51,7 @@ export function manualClock(start = Date.parse('2026-03-02T10:00:00.000Z')): Clo
 
 let seq = 0;
 /** A small PDF-ish document file in `dir`. */
-export function docFile(dir: string, content = '%PDF-1.4\n% faxgate test document\n%%EOF\n'): string {
+export function docFile(dir: string, content: string | Buffer = TEST_PDF): string {
   const p = path.join(dir, `doc-${process.pid}-${++seq}.pdf`);
   writeFileSync(p, content);
   return p;

@@ -1,0 +1,187 @@
+// The dispatcher against the emulator over real HTTPS, with a real store in a temp folder.
+import { afterEach, describe, expect, it } from 'vitest';
+import { configSchema, type ApiConfig, type QueueConfig } from '../../src/config/schema.js';
+import { Dispatcher } from '../../src/dispatch/dispatcher.js';
+import type { FaxApi } from '../../src/fax/types.js';
+import { createLogger } from '../../src/log/logger.js';
+import type { Store } from '../../src/store/store.js';
+import { clientFor, closeClients, emulatorCall } from '../helpers/client.js';
+import { startTestEmulator } from '../helpers/emulator.js';
+import { newJob, tempStore, type TempStore } from '../helpers/store.js';
+import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
+
+type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
+
+let emu: Emu | null = null;
+let t: TempStore | null = null;
+afterEach(async () => {
+  if (emu) {
+    await closeClients(emu);
+    await emu.stop();
+  }
+  t?.cleanup();
+  emu = null;
+  t = null;
+});
+
+const defaults = configSchema.parse({});
+
+interface Setup {
+  store: Store;
+  dispatcher: Dispatcher;
+  calls: Map<string, number>;
+  /** the dispatcher's log lines, parsed */
+  logs: Array<Record<string, unknown>>;
+}
+
+/** A counting FaxApi around the real client, so tests can say how many calls of which kind were made. */
+function counting(api: FaxApi, calls: Map<string, number>): FaxApi {
+  return new Proxy(api, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        calls.set(String(prop), (calls.get(String(prop)) ?? 0) + 1);
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+async function setup(opts: { delayMs?: number; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig> } = {}): Promise<Setup> {
+  emu = await startTestEmulator({ delayMs: opts.delayMs ?? 50 });
+  t = tempStore();
+  const calls = new Map<string, number>();
+  const logs: Array<Record<string, unknown>> = [];
+  const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logs.push(JSON.parse(line)) } });
+  const client = counting(clientFor(emu, EMU_KEY), calls);
+  const dispatcher = new Dispatcher({
+    store: t.store,
+    clientFor: () => client,
+    api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
+    queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000, ...opts.queue },
+    logger,
+  });
+  return { store: t.store, dispatcher, calls, logs };
+}
+
+/** runOnce until no job is queued or active (bounded so a bug fails instead of hanging). */
+async function drain(s: Setup, maxMs = 30_000): Promise<void> {
+  const until = Date.now() + maxMs;
+  for (;;) {
+    await s.dispatcher.runOnce();
+    const c = s.store.counts();
+    if (c.jobs.queued + c.jobs.active + c.jobs.held === 0) return;
+    if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
+    await new Promise((r) => setTimeout(r, 40));
+  }
+}
+
+async function serviceFaxes(): Promise<EmulatedFax[]> {
+  return (await emulatorCall(emu!, 'GET', '/_emulator/faxes')) as EmulatedFax[];
+}
+
+describe('Dispatcher with the emulator', () => {
+  it('sends, follows and records a delivered fax, with the job and send ids in cf', async () => {
+    const s = await setup();
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770123', name: 'Dr. Who' }], cover: { enabled: true, subject: 'Hello' } }));
+    await drain(s);
+    const done = s.store.getJob(job.id)!;
+    const r = done.recipients[0]!;
+    expect([done.state, r.lastError]).toEqual(["delivered", null]);
+    expect(r).toMatchObject({ state: 'delivered', attempts: 1, resultCode: '0', faxAttempt: 1 });
+    expect(r.pages).toBeGreaterThan(0);
+    expect(r.duration).toBeGreaterThan(0);
+    const faxes = await serviceFaxes();
+    expect(faxes).toHaveLength(1);
+    expect(faxes[0]!.messageId).toBe(r.messageId);
+    expect(faxes[0]!.cf).toEqual({ faxgateJob: job.id, faxgateSend: r.sendId });
+    expect(faxes[0]!.subject).toBe('Hello');
+    expect(s.store.listNotifications({ jobId: job.id }).map((n) => n.dedupeKey)).toEqual([`outcome:${job.id}`]);
+  });
+
+  it('one send-to-many call for a multi-recipient job; a bad recipient fails alone', async () => {
+    const s = await setup();
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770101' }, { number: '+1234567' }, { number: '+15557770102' }] }));
+    await drain(s);
+    expect(s.calls.get('sendFaxToMany')).toBe(1);
+    expect(s.calls.get('sendFax') ?? 0).toBe(0);
+    const done = s.store.getJob(job.id)!;
+    expect(done.state).toBe('partial');
+    expect(done.recipients.map((r) => r.state)).toEqual(['delivered', 'failed', 'delivered']);
+    expect(done.recipients[1]!.lastError).toMatch(/InvalidInput/);
+    const faxes = await serviceFaxes();
+    expect(faxes.map((f) => f.faxNumber).sort()).toEqual(['+15557770101', '+15557770102']);
+    expect(new Set(faxes.map((f) => f.cf.faxgateSend)).size).toBe(1);
+  });
+
+  it('a busy number ends failed with the reason after maxFaxTries', async () => {
+    const s = await setup({ queue: { maxFaxTries: 3 } });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770000' }] }));
+    await drain(s);
+    const r = s.store.getJob(job.id)!.recipients[0]!;
+    expect(r.state).toBe('failed');
+    expect(r.lastError).toBe('busy (3 tries)');
+    expect(r.errorCode).toBe('BUSY');
+    expect(await serviceFaxes()).toHaveLength(3);
+  });
+
+  it('a voice line fails at once', async () => {
+    const s = await setup();
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770002' }] }));
+    await drain(s);
+    expect(s.store.getJob(job.id)!.recipients[0]).toMatchObject({ state: 'failed', faxTries: 0 });
+    expect(await serviceFaxes()).toHaveLength(1);
+  });
+
+  it('200 jobs through dropped connections and 5xx: exactly one fax each, every job final', async () => {
+    const s = await setup({ delayMs: 20, queue: { retrySchedule: [0.02, 0.05] } });
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 0.3, errorRate: 0.1 });
+    const ids: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555880${String(1000 + i)}` }] }));
+      ids.push(job.id);
+    }
+    await drain(s, 60_000);
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 0, errorRate: 0 });
+    const faxes = await serviceFaxes();
+    const perJob = new Map<string, number>();
+    for (const f of faxes) perJob.set(f.cf.faxgateJob!, (perJob.get(f.cf.faxgateJob!) ?? 0) + 1);
+    expect(faxes).toHaveLength(200);
+    expect([...perJob.values()].every((n) => n === 1)).toBe(true);
+    const states = ids.map((id) => s.store.getJob(id)!.state);
+    expect(states.every((st) => st === 'delivered')).toBe(true);
+    // The faults really happened: 5xx answers were sent again, dropped answers were reconciled and adopted.
+    expect(s.calls.get('sendFax')!).toBeGreaterThan(200);
+    const adopted = s.logs.filter((l) => String(l.msg).startsWith('RECONCILED fax found'));
+    expect(adopted.length).toBeGreaterThan(20);
+    // No secret in any line.
+    expect(JSON.stringify(s.logs)).not.toContain(EMU_KEY);
+  }, 90_000);
+
+  it('a 429 storm slows the dispatcher down instead of failing jobs', async () => {
+    const s = await setup({ queue: { retrySchedule: [0.05] } });
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { rateLimitRate: 0.8 });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555660${String(1000 + i)}` }] }))).job.id);
+    const storm = setTimeout(() => void emulatorCall(emu!, 'PUT', '/_emulator/faults', { rateLimitRate: 0 }), 1500);
+    try {
+      await drain(s, 60_000);
+    } finally {
+      clearTimeout(storm);
+    }
+    expect(ids.map((id) => s.store.getJob(id)!.state).every((st) => st === 'delivered')).toBe(true);
+    expect(await serviceFaxes()).toHaveLength(20);
+    // 429s were seen and did not use up tries
+    expect(s.store.getJob(ids[0]!)!.recipients[0]!.attempts).toBeLessThanOrEqual(2);
+  }, 90_000);
+
+  it('stop() leaves nothing in sending', async () => {
+    const s = await setup({ delayMs: 200 });
+    for (let i = 0; i < 10; i++) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555440${String(1000 + i)}` }] }));
+    s.dispatcher.start();
+    await new Promise((r) => setTimeout(r, 100));
+    await s.dispatcher.stop({ timeoutMs: 5000 });
+    expect(s.store.counts().recipients.sending).toBe(0);
+  });
+});
