@@ -81,6 +81,28 @@ describe.each(['a', 'b'] as const)('variant %s', (variant) => {
     });
   });
 
+  // So that the normalisation above is exercised: the emulator answers in this variant's own shapes.
+  it('answers arrive in the variant\'s raw shapes, and come out the same', async () => {
+    const raw = async (p: string, key: string) => {
+      const res = await request(`${emu.baseUrl}${p}`, { dispatcher: agentFor(emu), headers: { authorization: `Basic ${key}` } });
+      return (await res.body.json()) as Record<string, unknown>;
+    };
+    const hist = await raw('/v1/fax/history?limit=2', TEST_KEYS.alice);
+    const me = await alice.me();
+    const keys = (await raw(`/api-keys?userId=${me.userId}`, TEST_KEYS.admin)) as unknown as Array<Record<string, unknown>>;
+    if (variant === 'a') {
+      expect(typeof hist.count).toBe('number');
+      expect(hist.limit).toBe(2);
+      expect(Array.isArray(keys[0]!.accessLevel)).toBe(true);
+    } else {
+      expect(typeof hist.count).toBe('string');
+      expect((hist.query as Record<string, unknown>).limit).toBeDefined();
+      expect(typeof keys[0]!.access).toBe('string');
+    }
+    expect(await alice.history({ limit: 2 })).toMatchObject({ limit: 2, offset: 0, count: Number(hist.count) });
+    expect((await admin.listApiKeys(me.userId)).map((k) => k.access).sort()).toEqual(['base', 'print_driver']);
+  });
+
   describe('auth and access', () => {
     it('an unknown key is a permanent API_AUTH', async () => {
       const e = await failure(clientFor(emu, 'no-such-key', variant).me());
