@@ -1,0 +1,27 @@
+// Cover page fields cut to the service's documented limits, with an ellipsis where cut.
+import type { CoverSpec } from '../store/types.js';
+
+export const COVER_LIMITS = { subject: 55, notes: 4000, name: 40 } as const;
+
+/** Cuts to `max` characters (code points, so emoji and accents are never split). */
+export function cut(text: string | undefined, max: number): string | undefined {
+  if (text === undefined) return undefined;
+  const t = text.trim();
+  if (t === '') return undefined;
+  const chars = Array.from(t);
+  return chars.length <= max ? t : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
+}
+
+export function coverSpec(input: { enabled: boolean; subject?: string; notes?: string; recipientName?: string; senderName?: string }): CoverSpec {
+  const spec: CoverSpec = { enabled: input.enabled };
+  if (!input.enabled) return spec;
+  const subject = cut(input.subject, COVER_LIMITS.subject);
+  const notes = cut(input.notes?.replace(/\r\n/g, '\n').replace(/\n{3,}/g, '\n\n'), COVER_LIMITS.notes);
+  const recipientName = cut(input.recipientName, COVER_LIMITS.name);
+  const senderName = cut(input.senderName, COVER_LIMITS.name);
+  if (subject) spec.subject = subject;
+  if (notes) spec.notes = notes;
+  if (recipientName) spec.recipientName = recipientName;
+  if (senderName) spec.senderName = senderName;
+  return spec;
+}

@@ -1,0 +1,109 @@
+// The stored message parsed with mailparser's streaming MailParser (simpleParser would buffer
+// every attachment): each attachment is streamed to its own file next to the message, so memory
+// holds only the headers and the text body. Nested message/rfc822 parts are walked by mailparser
+// itself, so a forwarded mail's attachments come out here too, in message order.
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
+
+export interface ParsedAddress {
+  name: string;
+  address: string;
+}
+
+export interface ExtractedPart {
+  path: string;
+  /** The name the sender gave it, or a made-up one. */
+  filename: string;
+  /** The declared type (mailparser's, refined from the file name for octet-stream). */
+  contentType: string;
+  bytes: number;
+  inline: boolean;
+  /** Position in the message, 0-based. */
+  index: number;
+}
+
+export interface ParsedMail {
+  subject: string;
+  messageId: string | null;
+  from: ParsedAddress | null;
+  /** To and Cc, for display names of the envelope recipients. */
+  recipients: ParsedAddress[];
+  text: string;
+  html: string;
+  parts: ExtractedPart[];
+}
+
+// Text and HTML bodies are the only things kept in memory; a body past this is cut (it only
+// feeds the cover notes, which are 4000 characters at most).
+const MAX_BODY_CHARS = 1_000_000;
+
+function addresses(v: AddressObject | AddressObject[] | undefined): ParsedAddress[] {
+  const list = v === undefined ? [] : Array.isArray(v) ? v : [v];
+  const out: ParsedAddress[] = [];
+  const walk = (items: Array<{ name?: string; address?: string; group?: unknown[] }>): void => {
+    for (const a of items) {
+      if (Array.isArray(a.group)) walk(a.group as typeof items);
+      else if (a.address) out.push({ name: (a.name ?? '').trim(), address: a.address });
+    }
+  };
+  for (const o of list) walk((o?.value ?? []) as Array<{ name?: string; address?: string }>);
+  return out;
+}
+
+function defaultName(contentType: string, index: number): string {
+  const ext = contentType.split('/')[1]?.replace(/[^a-z0-9]+/gi, '') || 'bin';
+  return `attachment-${index + 1}.${ext}`;
+}
+
+export async function parseMail(messageFile: string, partsDir: string): Promise<ParsedMail> {
+  const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false });
+  const parts: ExtractedPart[] = [];
+  const writes: Array<Promise<void>> = [];
+  let text = '';
+  let html = '';
+
+  parser.on('data', (data: AttachmentStream | MessageText) => {
+    if (data.type === 'text') {
+      text = (data.text ?? '').slice(0, MAX_BODY_CHARS);
+      html = typeof data.html === 'string' ? data.html.slice(0, MAX_BODY_CHARS) : '';
+      return;
+    }
+    const index = parts.length;
+    const file = path.join(partsDir, `part-${String(index).padStart(3, '0')}`);
+    const part: ExtractedPart = {
+      path: file,
+      filename: (data.filename ?? '').trim() || defaultName(data.contentType, index),
+      contentType: (data.contentType || 'application/octet-stream').toLowerCase(),
+      bytes: 0,
+      inline: data.contentDisposition === 'inline' || data.related === true,
+      index,
+    };
+    parts.push(part);
+    data.content.on('data', (c: Buffer) => {
+      part.bytes += c.length;
+    });
+    // The parser waits for release() before it goes on: one attachment in flight at a time.
+    writes.push(
+      pipeline(data.content, createWriteStream(file, { mode: 0o600 })).finally(() => data.release?.()),
+    );
+  });
+
+  // pipeline settles on the parser's 'finish'; the text arrives with its 'end'.
+  const ended = once(parser, 'end');
+  await pipeline(createReadStream(messageFile), parser);
+  await ended;
+  await Promise.all(writes);
+  const from = addresses(parser.from)[0] ?? null;
+  return {
+    subject: (parser.subject ?? '').replace(/[\r\n\t]+/g, ' ').trim(),
+    messageId: parser.messageId ? String(parser.messageId) : null,
+    from,
+    recipients: [...addresses(parser.to), ...addresses(parser.cc)],
+    text,
+    html,
+    parts,
+  };
+}

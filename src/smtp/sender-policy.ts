@@ -1,0 +1,99 @@
+// Who may hand us mail: a configured user's address as envelope sender, either from a trusted
+// network (a relay that already authenticated its users) or after SMTP AUTH as that very user.
+import net from 'node:net';
+import type { SmtpConfig, UserConfig } from '../config/schema.js';
+
+export type SenderDecision = { ok: true; user: UserConfig } | { ok: false; reply: string };
+
+/** Looks users up by any of their addresses, case-insensitively. Rebuilt on reload. */
+export class UserIndex {
+  private readonly byAddress = new Map<string, UserConfig>();
+  private readonly byName = new Map<string, UserConfig>();
+
+  constructor(users: readonly UserConfig[]) {
+    for (const u of users) {
+      this.byName.set(u.name, u);
+      for (const a of [u.email, ...(u.aliases ?? [])]) this.byAddress.set(a.toLowerCase(), u);
+    }
+  }
+
+  byEmail(address: string): UserConfig | undefined {
+    return this.byAddress.get(address.trim().toLowerCase());
+  }
+
+  /** AUTH names: the user's name or any of their addresses. */
+  byLogin(login: string): UserConfig | undefined {
+    return this.byName.get(login.trim()) ?? this.byEmail(login);
+  }
+
+  named(name: string): UserConfig | undefined {
+    return this.byName.get(name);
+  }
+}
+
+/** IPv4-mapped IPv6 ("::ffff:10.1.2.3") is checked as the IPv4 address it is. */
+export function plainAddress(ip: string): { address: string; family: 'ipv4' | 'ipv6' } {
+  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (m) return { address: m[1]!, family: 'ipv4' };
+  return { address: ip, family: net.isIPv6(ip) ? 'ipv6' : 'ipv4' };
+}
+
+export function buildBlockList(networks: readonly string[]): net.BlockList {
+  const list = new net.BlockList();
+  for (const n of networks) {
+    const [addr, bits] = n.split('/');
+    const family = net.isIPv6(addr!) ? 'ipv6' : 'ipv4';
+    if (bits === undefined) list.addAddress(addr!, family);
+    else list.addSubnet(addr!, Number(bits), family);
+  }
+  return list;
+}
+
+export function inList(list: net.BlockList, ip: string | undefined): boolean {
+  if (!ip) return false;
+  const { address, family } = plainAddress(ip);
+  if (!net.isIP(address)) return false;
+  return list.check(address, family);
+}
+
+const LOOPBACK = buildBlockList(['127.0.0.0/8', '::1/128']);
+
+export function isLoopback(ip: string | undefined): boolean {
+  return inList(LOOPBACK, ip);
+}
+
+/** AUTH sends a password: only over TLS, or over loopback where nobody can listen in. */
+export function authAllowed(mode: SmtpConfig['auth'], session: { secure: boolean; remoteAddress?: string }): boolean {
+  if (mode === 'off') return false;
+  return session.secure || isLoopback(session.remoteAddress);
+}
+
+export interface SenderContext {
+  address: string;
+  /** Config user name after a successful AUTH. */
+  authenticatedAs?: string;
+  trusted: boolean;
+  authMode: SmtpConfig['auth'];
+  /** AUTH is on offer in this session (TLS or loopback). */
+  authOffered: boolean;
+}
+
+export function decideSender(index: UserIndex, ctx: SenderContext): SenderDecision {
+  const shown = ctx.address === '' ? '<>' : `<${ctx.address.length > 80 ? `${ctx.address.slice(0, 77)}...` : ctx.address}>`;
+  const user = ctx.address === '' ? undefined : index.byEmail(ctx.address);
+  if (!user) return { ok: false, reply: `550 5.7.1 Sender ${shown} is not a user of this fax gateway` };
+  if (ctx.authenticatedAs !== undefined) {
+    if (ctx.authenticatedAs !== user.name) {
+      return { ok: false, reply: `550 5.7.1 Authenticated as ${ctx.authenticatedAs}, you may only send as yourself, not as ${shown}` };
+    }
+    return { ok: true, user };
+  }
+  if (ctx.authMode === 'required') {
+    return { ok: false, reply: `530 5.7.0 Authentication required${ctx.authOffered ? '' : ' (use STARTTLS, then AUTH)'}` };
+  }
+  if (!ctx.trusted) {
+    const how = ctx.authMode === 'off' ? 'mail is only taken from trusted networks' : ctx.authOffered ? 'authenticate first (AUTH)' : 'use STARTTLS and authenticate first';
+    return { ok: false, reply: `550 5.7.1 Sender ${shown} is not allowed from this address: ${how}` };
+  }
+  return { ok: true, user };
+}

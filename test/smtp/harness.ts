@@ -1,0 +1,95 @@
+// A real SmtpGateway on a loopback port 0 with a real Store in a temp folder and the test
+// emulator behind it for contacts and preferences; nodemailer as the client.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+import { configSchema, type SmtpConfig, type UserConfig } from '../../src/config/schema.js';
+import { UserDirectory } from '../../src/fax/user-directory.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { SmtpGateway } from '../../src/smtp/server.js';
+import { Store } from '../../src/store/store.js';
+import type { QueueStore } from '../../src/store/types.js';
+import { clientFor, closeClients } from '../helpers/client.js';
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
+
+export const DOMAIN = 'fax.example.com';
+
+export const USERS: UserConfig[] = [
+  { name: 'alice', email: 'alice@example.com', aliases: ['Alice.Archer@Example.org'], apiKey: TEST_KEYS.alice },
+  { name: 'bob', email: 'bob@example.com', aliases: [], apiKey: TEST_KEYS.bob },
+];
+
+export function smtpConfig(over: Partial<SmtpConfig> = {}): SmtpConfig {
+  const base = configSchema.parse({ smtp: { listen: ['127.0.0.1:0'], domains: [DOMAIN] } }).smtp!;
+  return { ...base, maxMessagesPerMinute: 10_000, ...over };
+}
+
+export interface Rig {
+  gateway: SmtpGateway;
+  port: number;
+  store: Store;
+  metrics: Metrics;
+  dir: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number } = {}): Promise<Rig> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
+  const dataDir = path.join(dir, 'data');
+  const store = Store.open({ dataDir });
+  const keys = new Map((opts.users ?? USERS).map((u) => [u.name, u.apiKey]));
+  const cf = (user: string) => {
+    if (!emu) throw new Error('no emulator in this test');
+    return clientFor(emu, keys.get(user)!);
+  };
+  const metrics = new Metrics();
+  const gateway = new SmtpGateway({
+    smtp: smtpConfig(opts.smtp),
+    users: opts.users ?? USERS,
+    dataDir,
+    store: opts.wrapStore ? opts.wrapStore(store) : store,
+    clientFor: cf,
+    directory: new UserDirectory({ clientFor: cf }),
+    logger: silentLogger(),
+    metrics,
+    authFailureDelayMs: opts.authFailureDelayMs ?? 20,
+  });
+  const [addr] = await gateway.listen();
+  return {
+    gateway,
+    port: addr!.port,
+    store,
+    metrics,
+    dir,
+    dataDir,
+    async close() {
+      await gateway.close({ timeoutMs: 500 });
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function stopEmulator(emu: TestEmulator | undefined): Promise<void> {
+  if (!emu) return;
+  await closeClients(emu);
+  await emu.stop();
+}
+
+export function transport(port: number, extra: Partial<SMTPTransport.Options> = {}) {
+  return nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, ...extra } as SMTPTransport.Options);
+}
+
+/** The job id in "250 2.0.0 queued as <id>". */
+export function jobIdOf(response: string): string {
+  const m = /queued as (\S+)/.exec(response);
+  if (!m) throw new Error(`no job id in ${JSON.stringify(response)}`);
+  return m[1]!;
+}
+
+/** A small but real PDF. */
+export const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
