@@ -81,6 +81,8 @@ it('a SIGKILLed dispatcher loses no job and sends no fax twice', async () => {
   const mid = t.store.counts();
   // The kill really interrupted work in flight or left work to do.
   expect(mid.jobs.queued + mid.jobs.active).toBeGreaterThan(0);
+  // Sends were on the wire (claimed, leased to the dead process): the next one must reconcile them.
+  expect(mid.recipients.sending).toBeGreaterThan(0);
 
   const second = runChild(spec);
   await waitFor(second, 'READY');
