@@ -193,3 +193,26 @@ describe('secrets', () => {
     expect(logText.toLowerCase()).not.toContain('basic ');
   });
 });
+
+describe('trust', () => {
+  it('an extra CA from a file is trusted in addition to the system roots', async () => {
+    const { trustedCas } = await import('../../src/fax/agent.js');
+    const tls = await import('node:tls');
+    const caFile = path.join(dir, 'ca.pem');
+    await (await import('node:fs/promises')).writeFile(caFile, stub.caPem);
+    const cas = trustedCas({ caFile })!;
+    expect(cas).toHaveLength(tls.rootCertificates.length + 1);
+    expect(cas.at(-1)).toBe(stub.caPem);
+    expect(trustedCas({})).toBeUndefined();
+    const fileAgent = createFaxAgent({ caFile });
+    try {
+      stub.handle((_r, res) => json(res, 200, { status: 'ok' }));
+      expect(await client({ dispatcher: fileAgent }).ping()).toEqual({ status: 'ok' });
+    } finally {
+      await fileAgent.close();
+    }
+  });
+  it('an unreadable CA file is a config error naming the key, not a crash later', () => {
+    expect(() => createFaxAgent({ caFile: path.join(dir, 'missing.pem') })).toThrow(/api\.caFile|CA file/);
+  });
+});
