@@ -58,8 +58,6 @@ export async function buildFaxDocument(cover: CoverInfo | null, attachments: Att
   const doc = await PDFDocument.create();
   doc.setProducer('faxgate emulator');
   doc.setCreationDate(new Date(0));
-  const helv = await doc.embedFont(StandardFonts.Helvetica);
-  const helvBold = await doc.embedFont(StandardFonts.HelveticaBold);
   const courier = await doc.embedFont(StandardFonts.Courier);
 
   for (let i = 0; i < attachments.length; i++) {
@@ -76,19 +74,18 @@ export async function buildFaxDocument(cover: CoverInfo | null, attachments: Att
       throw invalid(`attachment "${a.filename}" (${type}) cannot be read: ${(err as Error).message.slice(0, 120)}`);
     }
   }
+  let out = doc;
   if (cover) {
-    const attachmentPages = doc.getPageCount();
-    const coverPages = drawCover(doc, helv, helvBold, cover, attachmentPages);
-    // drawCover appends; move its pages to the front
-    for (let i = 0; i < coverPages; i++) {
-      const page = doc.getPage(doc.getPageCount() - 1);
-      doc.removePage(doc.getPageCount() - 1);
-      doc.insertPage(0, page);
-    }
+    // the cover says how many pages follow, so it is drawn last and put first
+    out = await PDFDocument.create();
+    out.setProducer('faxgate emulator');
+    out.setCreationDate(new Date(0));
+    drawCover(out, await out.embedFont(StandardFonts.Helvetica), await out.embedFont(StandardFonts.HelveticaBold), cover, doc.getPageCount());
+    if (doc.getPageCount() > 0) for (const p of await out.copyPages(doc, doc.getPageIndices())) out.addPage(p);
   }
-  if (doc.getPageCount() === 0) throw invalid('the fax has no pages');
-  const pdf = await doc.save();
-  return { pdf, pages: doc.getPageCount() };
+  if (out.getPageCount() === 0) throw invalid('the fax has no pages');
+  const pdf = await out.save();
+  return { pdf, pages: out.getPageCount() };
 }
 
 async function addPdf(doc: PDFDocument, bytes: Uint8Array): Promise<void> {
@@ -134,13 +131,18 @@ function wrapProportional(text: string, font: PDFFont, size: number, width: numb
         continue;
       }
       if (line) out.push(line);
-      // hard-break a word wider than the line
-      let w = word;
-      while (font.widthOfTextAtSize(w, size) > width && w.length > 1) {
-        let cut = w.length - 1;
-        while (cut > 1 && font.widthOfTextAtSize(w.slice(0, cut), size) > width) cut--;
-        out.push(w.slice(0, cut));
-        w = w.slice(cut);
+      // hard-break a word wider than the line, measuring one character at a time
+      let w = '';
+      let wWidth = 0;
+      for (const ch of word) {
+        const cw = font.widthOfTextAtSize(ch, size);
+        if (wWidth + cw > width && w) {
+          out.push(w);
+          w = '';
+          wWidth = 0;
+        }
+        w += ch;
+        wWidth += cw;
       }
       line = w;
     }
@@ -149,7 +151,7 @@ function wrapProportional(text: string, font: PDFFont, size: number, width: numb
   return out;
 }
 
-/** Draws the cover page(s) at the end of the document; returns how many pages it used. */
+/** Draws the cover page(s) into an empty document; returns how many pages it used. */
 function drawCover(doc: PDFDocument, font: PDFFont, bold: PDFFont, c: CoverInfo, attachmentPages: number): number {
   let page: PDFPage = doc.addPage([PAGE_W, PAGE_H]);
   let used = 1;
