@@ -295,10 +295,13 @@ describe.each(['a', 'b'] as const)('variant %s', (variant) => {
       expect(calls).toEqual(['history 200']);
     });
     // The document allows 4000 characters of cover notes; they need more than one cover page.
-    it('cover notes of 4000 characters (words) are accepted by the service', async () => {
+    it('cover notes of 4000 characters are accepted by the service', async () => {
       const notes = 'Please call back about the enclosed records. '.repeat(100).slice(0, 4000);
       const ok = await alice.sendFax({ faxNumber: '+15551230047', coverPage: true, notes });
       expect(ok.messageId).toBeTruthy();
+      // one unbroken word of 4000 characters must be wrapped too
+      const word = await alice.sendFax({ faxNumber: '+15551230047', coverPage: true, notes: 'n'.repeat(4000) });
+      expect(word.messageId).toBeTruthy();
     });
   });
 
