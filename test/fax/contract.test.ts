@@ -323,10 +323,12 @@ describe.each(['a', 'b'] as const)('variant %s', (variant) => {
       expect(e.retryAfterMs).toBeGreaterThan(0);
     });
     it('5xx is temporary, and a send refused with one did not happen', async () => {
+      const before = (await emulatorFaxes(emu)).length;
       await emulatorCall(emu, 'PUT', '/_emulator/faults', { errorRate: 1 });
       const e = await failure(alice.sendFax({ faxNumber: '+15551230049', coverPage: true }));
       expect(e).toMatchObject({ code: 'API_SERVER', temporary: true, outcomeUnknown: false });
       expect(e.status).toBeGreaterThanOrEqual(500);
+      expect(await emulatorFaxes(emu)).toHaveLength(before);
     });
   });
 });
