@@ -3,7 +3,7 @@
 // holds only the headers and the text body. Nested message/rfc822 parts are walked by mailparser
 // itself, so a forwarded mail's attachments come out here too, in message order.
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
@@ -58,7 +58,10 @@ function defaultName(contentType: string, index: number): string {
   return `attachment-${index + 1}.${ext}`;
 }
 
-export async function parseMail(messageFile: string, partsDir: string): Promise<ParsedMail> {
+// Forwarded mail inside forwarded mail: deeper than this is not opened (and left out).
+const MAX_NESTING = 5;
+
+export async function parseMail(messageFile: string, partsDir: string, depth = 0): Promise<ParsedMail> {
   const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false });
   const parts: ExtractedPart[] = [];
   const writes: Array<Promise<void>> = [];
@@ -104,6 +107,27 @@ export async function parseMail(messageFile: string, partsDir: string): Promise<
     recipients: [...addresses(parser.to), ...addresses(parser.cc)],
     text,
     html,
-    parts,
+    parts: await openForwarded(parts, partsDir, depth),
   };
 }
+
+/**
+ * A forwarded message sent as an attachment (message/rfc822 with Content-Disposition:
+ * attachment) comes out of mailparser as one opaque part; its own attachments take its place.
+ */
+async function openForwarded(parts: ExtractedPart[], partsDir: string, depth: number): Promise<ExtractedPart[]> {
+  if (!parts.some((p) => p.contentType === 'message/rfc822')) return parts;
+  const out: ExtractedPart[] = [];
+  for (const p of parts) {
+    if (p.contentType !== 'message/rfc822' || depth >= MAX_NESTING) {
+      out.push(p);
+      continue;
+    }
+    const sub = path.join(partsDir, `fwd-${String(p.index).padStart(3, '0')}`);
+    await fsp.mkdir(sub, { mode: 0o700 });
+    const inner = await parseMail(p.path, sub, depth + 1);
+    out.push(...inner.parts);
+  }
+  return out.map((p, index) => ({ ...p, index }));
+}
+
