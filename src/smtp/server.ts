@@ -165,6 +165,7 @@ export class SmtpGateway {
         disabledCommands: disabled,
         hideSTARTTLS: !this.tls,
         hideDSN: true,
+        hideENHANCEDSTATUSCODES: false,
         logger: false,
         ...(this.tls ? { key: this.tls.key, cert: this.tls.cert } : {}),
         onConnect: (session, cb) => this.onConnect(session, cb),
