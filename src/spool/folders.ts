@@ -31,13 +31,16 @@ export function userFolders(spoolRoot: string, user: UserConfig): UserFolders {
 export async function ensureFolders(spoolRoot: string, f: UserFolders): Promise<void> {
   await mkdir(spoolRoot, { recursive: true, mode: 0o755 });
   for (const dir of [f.root, f.work, f.done, f.failed]) {
-    await mkdir(dir, { mode: FOLDER_MODE }).catch((err: NodeJS.ErrnoException) => {
+    const created = await mkdir(dir, { mode: FOLDER_MODE }).then(() => true, (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;
+      return false;
     });
     const st = await lstat(dir);
     if (!st.isDirectory()) throw new FaxgateError('UNSAFE_FILE', `${dir} is not a folder (a link or a file is in its place)`);
-    // Tighten, never loosen: an admin may have chosen 0750 or 0700.
+    // New folders get exactly 0770 (the umask would take the group's write, which the print
+    // service needs); existing ones are tightened, never loosened: an admin may want 0750.
     const mode = st.mode & 0o777;
-    if ((mode & ~FOLDER_MODE) !== 0) await chmod(dir, mode & FOLDER_MODE);
+    if (created && mode !== FOLDER_MODE) await chmod(dir, FOLDER_MODE);
+    else if ((mode & ~FOLDER_MODE) !== 0) await chmod(dir, mode & FOLDER_MODE);
   }
 }

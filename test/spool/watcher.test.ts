@@ -21,7 +21,8 @@ describe('spool folders', () => {
     for (const dir of [h.folder(), h.folder(BOB), path.join(h.folder(), 'done'), path.join(h.folder(), 'failed'), path.join(h.folder(), '.work')]) {
       const st = statSync(dir);
       expect(st.isDirectory()).toBe(true);
-      expect(st.mode & 0o007).toBe(0);
+      // exactly 0770 whatever the umask: the print service's group must be able to write
+      expect(st.mode & 0o777).toBe(0o770);
     }
     expect(h.folder(BOB).endsWith('bobs-folder')).toBe(true);
   });

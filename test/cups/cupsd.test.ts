@@ -1,0 +1,103 @@
+// A private cupsd (own config, a socket in a temp folder) with the faxgate backend and PPD:
+// `lp` lands the document and ticket in the printing user's folder and the watcher queues it.
+// Needs cupsd, lpadmin and lp (CI installs cups cups-client cups-bsd) and root (cupsd runs the
+// backend as the lp user and must own its folders); skipped with a message otherwise.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spoolHarness, textPdf, waitFor, type SpoolHarness } from '../spool/harness.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BACKEND = path.resolve(here, '../../cups/faxgate');
+const PPD = path.resolve(here, '../../cups/faxgate.ppd');
+
+function which(cmd: string): string | null {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8', env: { PATH: `${process.env.PATH}:/usr/sbin:/sbin` } });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+const tools = { cupsd: which('cupsd'), lpadmin: which('lpadmin'), lp: which('lp'), lpstat: which('lpstat') };
+const missing = Object.entries(tools).filter(([, v]) => !v).map(([k]) => k);
+const isRoot = process.getuid?.() === 0;
+const skipReason = missing.length ? `cups not installed (${missing.join(', ')} missing)` : !isRoot ? 'not running as root' : '';
+if (skipReason) console.warn(`[test/cups/cupsd] SKIPPED: ${skipReason}; install cups cups-client cups-bsd and run as root to test the real print path`);
+
+describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
+  let t: string;
+  let cupsd: ChildProcess;
+  let h: SpoolHarness;
+  let env: NodeJS.ProcessEnv;
+  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { env, encoding: 'utf8' });
+
+  beforeAll(async () => {
+    t = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
+    chmodSync(t, 0o755); // cupsd runs the backend as lp, which must reach it
+    for (const d of ['etc/ppd', 'spool/tmp', 'cache', 'run', 'log', 'lib/backend']) mkdirSync(path.join(t, d), { recursive: true });
+    // ServerBin: the system's filters, our backend (root-owned, 0755, as cupsd insists).
+    for (const d of ['cgi-bin', 'daemon', 'filter', 'monitor', 'notifier']) {
+      if (existsSync(`/usr/lib/cups/${d}`)) symlinkSync(`/usr/lib/cups/${d}`, path.join(t, 'lib', d));
+    }
+    copyFileSync(BACKEND, path.join(t, 'lib/backend/faxgate'));
+    chmodSync(path.join(t, 'lib/backend/faxgate'), 0o755);
+    const sock = path.join(t, 'cups.sock');
+    writeFileSync(path.join(t, 'etc/cups-files.conf'), [
+      `ServerRoot ${t}/etc`, `RequestRoot ${t}/spool`, `TempDir ${t}/spool/tmp`, `CacheDir ${t}/cache`, `StateDir ${t}/run`,
+      `ServerBin ${t}/lib`, 'DataDir /usr/share/cups', `AccessLog ${t}/log/access_log`, `ErrorLog ${t}/log/error_log`,
+      `PageLog ${t}/log/page_log`, `Printcap ${t}/run/printcap`, 'FileDevice No', 'Sandboxing Relaxed', '',
+    ].join('\n'));
+    writeFileSync(path.join(t, 'etc/cupsd.conf'), [
+      'LogLevel info', `Listen ${sock}`, 'Browsing Off', 'WebInterface No', 'DefaultAuthType None',
+      '<Location />', '  Order allow,deny', '  Allow all', '</Location>',
+      '<Policy default>', '  <Limit All>', '    Order deny,allow', '    Allow all', '  </Limit>', '</Policy>', '',
+    ].join('\n'));
+    cupsd = spawn(tools.cupsd!, ['-f', '-c', `${t}/etc/cupsd.conf`, '-s', `${t}/etc/cups-files.conf`], { stdio: 'ignore' });
+    env = { ...process.env, CUPS_SERVER: sock };
+    await waitFor(() => existsSync(sock), 10_000, 'cupsd socket');
+
+    h = await spoolHarness({ users: [{ name: 'alice', email: 'alice@example.com', aliases: [], apiKey: 'k' }] });
+    // The print service writes as lp: give its group the user's folder (docs/print.md says the same).
+    const lpGid = Number(spawnSync('getent', ['group', 'lp'], { encoding: 'utf8' }).stdout.split(':')[2] ?? '7');
+    chownSync(h.folder(), 0, lpGid);
+    chmodSync(h.root, 0o755);
+    chmodSync(path.dirname(h.root), 0o755);
+    run(tools.lpadmin!, ['-p', 'fax', '-E', '-v', `faxgate:${h.root}`, '-P', PPD]);
+  }, 30_000);
+
+  afterAll(async () => {
+    cupsd?.kill('SIGTERM');
+    await h?.close();
+    if (t) rmSync(t, { recursive: true, force: true });
+  });
+
+  it('lp -o fax-number=... -t "Invoice 42" lands in the user\'s folder and is queued', async () => {
+    const doc = path.join(t, 'invoice.pdf');
+    writeFileSync(doc, await textPdf([['Invoice 42', 'Total: 100.00']]));
+    const out = run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'fax-number=+15551234567,+15557654321', '-o', 'fax-to-name=Acme Billing', '-t', 'Invoice 42', doc]);
+    expect(out).toMatch(/request id is fax-\d+/);
+    const job = await waitFor(() => h.jobs()[0], 20_000, 'the printed job in the store').catch((e) => {
+      console.log(readFileSync(path.join(t, 'log/error_log'), 'utf8').split('\n').slice(-25).join('\n'));
+      throw e;
+    });
+    expect(job.user).toBe('alice');
+    expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+15557654321']);
+    expect(job.cover.subject).toBe('Invoice 42');
+    expect(job.meta.origin).toMatchObject({ via: 'ticket' });
+    expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    await waitFor(() => readdirSync(path.join(h.folder(), 'done')).some((n) => n.endsWith('.json')), 5000, 'ticket in done/');
+  }, 30_000);
+
+  it('a user without a folder has that job aborted, and the queue keeps printing', async () => {
+    const doc = path.join(t, 'x.pdf');
+    writeFileSync(doc, await textPdf([['nobody']]));
+    const out = run(tools.lp!, ['-U', 'mallory', '-d', 'fax', '-o', 'fax-number=+15551234567', doc]);
+    const id = /request id is (fax-\d+)/.exec(out)![1]!;
+    await waitFor(() => run(tools.lpstat!, ['-W', 'completed', '-o', 'fax']).includes(id), 20_000, 'the job to end');
+    expect(run(tools.lpstat!, ['-p', 'fax'])).not.toMatch(/disabled/);
+    expect(readFileSync(path.join(t, 'log/error_log'), 'utf8')).toMatch(/user \\?"mallory\\?" has no fax folder/);
+    const before = h.jobs().length;
+    run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'fax-number=+15551234567', '-t', 'after', doc]);
+    await waitFor(() => h.jobs().length === before + 1, 20_000, 'the next job');
+  }, 45_000);
+});
