@@ -47,9 +47,8 @@ export function registerEmulatorCommand(program: Command): void {
             resolve();
           });
         };
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
         process.on('SIGINT', () => stop('SIGINT'));
+        process.on('SIGTERM', () => stop('SIGTERM'));
       });
     });
 }
