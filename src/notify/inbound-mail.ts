@@ -9,9 +9,9 @@ import { formatDuration, formatTime, plural } from './time-format.js';
 export interface InboundPayload {
   messageId: string;
   status: string;
+  /** The sender's number. */
   from: string | null;
   csid: string | null;
-  to: string | null;
   pages: number | null;
   duration: number | null;
   createdAt: string | null;
@@ -25,9 +25,9 @@ export function inboundPayload(r: FaxRecord): InboundPayload {
   return {
     messageId: r.messageId,
     status: r.status,
-    from: r.faxCallerId || null,
+    // on an inbound record faxNumber is the remote party (E.164 with +); the caller id is its digits
+    from: r.faxNumber || r.faxCallerId || null,
     csid: r.faxCsid || null,
-    to: r.faxNumber || null,
     pages: r.pagesCount ?? r.pagesComplete ?? null,
     duration: r.duration ?? null,
     createdAt: r.createdAt ?? null,
@@ -64,7 +64,6 @@ export function composeInbound(p: InboundPayload, timeZone: string): ComposedMai
         rows: [
           ['From', number(p.from)],
           ['Sender CSID', p.csid],
-          ['To', number(p.to)],
           ['Pages', p.pages != null ? String(p.pages) : null],
           ['Duration', formatDuration(p.duration)],
           ['Received', formatTime(p.createdAt, timeZone)],

@@ -86,7 +86,7 @@ describe('other mails', () => {
     expect(m.subject).toBe('Fax gateway: API key "gateway" expires on Nov 28, 2026, 1:00:00 PM GMT+1');
   });
   it('inbound fax: sender number, CSID, pages', () => {
-    const p = { messageId: 'in-1', status: 'success', from: '+15557654321', csid: 'ACME SALES', to: '+15550000000', pages: 2, duration: 30, createdAt: '2026-11-21T22:00:00.000Z', resultCode: '0', resultInfo: 'OK', errorCode: null, errorInfo: null };
+    const p = { messageId: 'in-1', status: 'success', from: '+15557654321', csid: 'ACME SALES', pages: 2, duration: 30, createdAt: '2026-11-21T22:00:00.000Z', resultCode: '0', resultInfo: 'OK', errorCode: null, errorInfo: null };
     const m = composeInbound(p, 'UTC');
     expect(m.subject).toBe('Fax received from +1 555-765-4321, 2 pages');
     expect(renderText(m.blocks)).toContain('ACME SALES');
