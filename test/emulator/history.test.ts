@@ -42,7 +42,7 @@ const history = async (qs: string, key: string = TEST_KEYS.alice) => {
   expect(r.status, r.text).toBe(200);
   return r.json as { count: number; rows: Array<Record<string, any>>; limit: number; offset: number };
 };
-const names = (rows: Array<{ messageId: string }>) => rows.map((r) => Object.entries(ids).find(([, id]) => id === r.messageId)?.[0]);
+const names = (rows: Array<Record<string, any>>) => rows.map((r) => Object.entries(ids).find(([, id]) => id === r.messageId)?.[0]);
 
 describe('history filters', () => {
   it('lists only the caller user\'s faxes, newest first', async () => {
