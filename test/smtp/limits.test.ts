@@ -1,0 +1,127 @@
+// Limits and shutdown: per-user message rate, connection cap, idle timeout, 421 while closing
+// with the message in flight still stored; swaks as a second real client when installed.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RawSmtp } from '../helpers/raw-smtp.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator } from './harness.js';
+
+let emu: TestEmulator;
+beforeAll(async () => {
+  emu = await startTestEmulator();
+});
+afterAll(async () => stopEmulator(emu));
+
+const MSG = `From: alice@example.com\r\nTo: 15551234567@${DOMAIN}\r\nSubject: limits\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=Z\r\n\r\n--Z\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Disposition: attachment; filename=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${PDF.toString('base64')}\r\n--Z--\r\n`;
+
+describe('limits', () => {
+  it('per-user message rate: 451 4.7.1 when over, 421 after repeated tries', async () => {
+    const rig = await startRig(emu, { smtp: { maxMessagesPerMinute: 2 } });
+    try {
+      const { client } = await RawSmtp.connect(rig.port);
+      await client.cmd('EHLO x');
+      for (let i = 0; i < 2; i += 1) {
+        expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^250/);
+        await client.cmd('RSET');
+      }
+      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^451 4\.7\.1 Too many messages from alice: at most 2 per minute/);
+      // bob has his own budget
+      expect(await client.cmd('MAIL FROM:<bob@example.com>')).toMatch(/^250/);
+      await client.cmd('RSET');
+      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^451 /);
+      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^421 4\.7\.0 /);
+      expect(await client.reply()).toBe('');
+      client.close();
+    } finally {
+      await rig.close();
+    }
+  });
+
+  it('smtp.maxConnections: the next connection is told 421', async () => {
+    const rig = await startRig(emu, { smtp: { maxConnections: 2 } });
+    const open: RawSmtp[] = [];
+    try {
+      for (let i = 0; i < 2; i += 1) {
+        const { client, banner } = await RawSmtp.connect(rig.port);
+        expect(banner).toMatch(/^220 /);
+        open.push(client);
+      }
+      const { client, banner } = await RawSmtp.connect(rig.port);
+      open.push(client);
+      expect(banner).toMatch(/^421 /);
+    } finally {
+      for (const c of open) c.close();
+      await rig.close();
+    }
+  });
+
+  it('an idle session is closed after socketTimeoutMs with 421', async () => {
+    const rig = await startRig(emu, { smtp: { socketTimeoutMs: 300 } });
+    try {
+      const { client } = await RawSmtp.connect(rig.port);
+      await client.cmd('EHLO x');
+      expect(await client.reply(5000)).toMatch(/^421 .*[Tt]imeout/);
+      client.close();
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it('a message being sent when close() starts is still stored; the next command gets 421', async () => {
+    const rig = await startRig(emu);
+    try {
+      const { client } = await RawSmtp.connect(rig.port);
+      await client.cmd('EHLO x');
+      await client.cmd('MAIL FROM:<alice@example.com>');
+      await client.cmd(`RCPT TO:<15551234567@${DOMAIN}>`);
+      expect(await client.cmd('DATA')).toMatch(/^354/);
+      const half = Math.floor(MSG.length / 2);
+      client.write(MSG.slice(0, half));
+      const closing = rig.gateway.close({ timeoutMs: 3000 });
+      client.write(`${MSG.slice(half)}\r\n.\r\n`);
+      const accepted = await client.reply();
+      expect(accepted).toMatch(/^250 2\.0\.0 queued as /);
+      expect(rig.store.getJob(jobIdOf(accepted))).not.toBeNull();
+      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^421 /);
+      client.close();
+      await closing;
+    } finally {
+      await rig.close();
+    }
+  });
+
+  it('sessions still open at the deadline are told 421 and closed', async () => {
+    const rig = await startRig(emu);
+    try {
+      const { client } = await RawSmtp.connect(rig.port);
+      await client.cmd('EHLO x');
+      await rig.gateway.close({ timeoutMs: 200 });
+      expect(await client.reply(3000)).toMatch(/^421 /);
+      client.close();
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('swaks', () => {
+  it('a mail sent with swaks is queued (skipped when swaks is not installed)', async (ctx) => {
+    const run = promisify(execFile);
+    const has = await run('swaks', ['--version']).then(() => true, () => false);
+    if (!has) {
+      ctx.skip('swaks is not installed on this machine');
+      return;
+    }
+    const rig = await startRig(emu);
+    try {
+      const { stdout } = await run('swaks', ['--server', `127.0.0.1:${rig.port}`, '--from', 'alice@example.com', '--to', `15551234567@${DOMAIN}`, '--header', 'Subject: swaks', '--body', 'from swaks']);
+      expect(stdout).toMatch(/250 2\.0\.0 queued as \S+/);
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
