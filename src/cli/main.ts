@@ -1,8 +1,209 @@
-// CLI entry (commander). Filled in as the stages land.
-import { Command } from 'commander';
+// The `faxgate` command (commander). Exit status: 0 success, 1 failure (a fax failed, a check
+// failed, the service refused), 2 bad usage or invalid config (the message names the key).
+import { Command, CommanderError, Option } from 'commander';
+import { registerEmulatorCommand } from '../emulator/command.js';
+import { FaxgateError } from '../errors.js';
+import { contactsAdd, contactsDelete, contactsList, contactsUpdate, downloadCommand, historyCommand, keysCreate, keysDelete, keysList, keysRotate } from './api-commands.js';
+import { jobCommand, jobOpCommand, jobsCommand, sendCommand, statusCommand } from './jobs.js';
+import { configCheckCommand, doctorCommand, passwdCommand } from './ops-commands.js';
+import { startCommand } from './start.js';
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+const configOption = () => new Option('-c, --config <file>', 'config file (default: $FAXGATE_CONFIG, else the built-in sandbox)');
+const jsonOption = () => new Option('--json', 'print JSON');
+const userOption = () => new Option('-u, --user <name>', 'configured user (name or e-mail) whose key is used (default: the first)');
+
+export function buildProgram(): Command {
+  const program = new Command('faxgate')
+    .description('E-mail-to-fax and print-to-fax gateway for a cloud fax service.\nWith no config it runs in sandbox mode against an embedded emulator of the service.')
+    .version(process.env.npm_package_version ?? '0.1.0')
+    .showHelpAfterError('(run with --help for usage)');
+
+  program
+    .command('start')
+    .description('run the gateway (SMTP listener, spool watcher, dispatcher, notifier)')
+    .addOption(configOption())
+    .addOption(new Option('--delay-ms <n>', 'sandbox only: how long the emulated service keeps a fax processing').argParser(Number).default(2000))
+    .option('--smtp-listen <host:port>', 'listen here instead of smtp.listen (repeatable)', collect, [])
+    .option('--admin-listen <host:port>', 'serve /healthz and /metrics here instead of admin.listen')
+    .action(async (o) => startCommand({ config: o.config, delayMs: o.delayMs, smtpListen: o.smtpListen, adminListen: o.adminListen }));
+
+  registerEmulatorCommand(program);
+
+  program
+    .command('send')
+    .description('fax files from the command line, through the same queue as mail and print')
+    .argument('[files...]', 'documents (PDF, TIFF, PNG, JPEG, text) in the order they are faxed')
+    .requiredOption('-t, --to <number>', 'fax number (repeatable, or comma-separated)', collect, [])
+    .option('--cover', 'add a cover page')
+    .option('-s, --subject <text>', 'cover page subject (max 55 characters)')
+    .option('-n, --notes <text>', 'cover page notes (max 4000 characters)')
+    .addOption(userOption())
+    .option('-w, --wait', 'show progress until the fax is delivered or failed (exit 1 if it failed)')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action(async (files: string[], o) => {
+      process.exitCode = await sendCommand(files, o);
+    });
+
+  program
+    .command('jobs')
+    .description('list jobs, newest first')
+    .option('--state <state>', 'only jobs in this state (queued, active, held, delivered, failed, partial, cancelled, corrupt)')
+    .addOption(userOption())
+    .option('--limit <n>', 'at most this many', '200')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action((o) => jobsCommand(o));
+
+  program
+    .command('job')
+    .description('show one job with its recipients')
+    .argument('<id>', 'job id')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action((id: string, o) => jobCommand(id, o));
+
+  const ops: Array<['retry' | 'cancel' | 'hold' | 'release', string]> = [
+    ['retry', 'send the failed or cancelled recipients of a job again'],
+    ['cancel', 'cancel what has not been sent yet (faxes in flight finish)'],
+    ['hold', 'keep a job from being sent until released'],
+    ['release', 'let a held job be sent'],
+  ];
+  for (const [op, text] of ops) {
+    program
+      .command(op)
+      .description(text)
+      .argument('<id>', 'job id')
+      .addOption(configOption())
+      .addOption(jsonOption())
+      .action((id: string, o) => jobOpCommand(op, id, o));
+  }
+
+  program
+    .command('status')
+    .description('queue counts by state, oldest job age, fax service reachability (exit 1 if unreachable)')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action(async (o) => {
+      process.exitCode = await statusCommand(o);
+    });
+
+  const keys = program.command('keys').description('manage API keys (needs api.adminKey)');
+  keys.command('list').description('list keys').addOption(userOption()).addOption(configOption()).addOption(jsonOption()).action((o) => keysList(o));
+  keys
+    .command('create')
+    .description("create a key for a user (default access print_driver, the gateway's level)")
+    .addOption(userOption())
+    .option('--name <name>', 'key name (max 128 characters)')
+    .option('--access <level>', 'print_driver, base or admin', 'print_driver')
+    .option('--expires <date>', 'expiry date-time (ISO 8601)')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action((o) => keysCreate(o));
+  keys.command('delete').description('delete keys').argument('<ids...>', 'key ids').addOption(configOption()).action((ids: string[], o) => keysDelete(ids, o));
+  keys
+    .command('rotate')
+    .description("replace a user's key: new key proven, config updated (--write) or printed, old key deleted after the switch")
+    .addOption(userOption())
+    .option('--write', 'write the new key into the config file and tell the running daemon to reload')
+    .option('--grace-seconds <n>', 'with --write: wait this long before deleting the old key', '10')
+    .addOption(configOption())
+    .action((o) => keysRotate(o));
+
+  const contacts = program.command('contacts').description("manage a user's contacts");
+  contacts.command('list').description('list contacts').addOption(userOption()).option('-q, --query <text>', 'search name, number, e-mail').option('--limit <n>', 'page size', '100').addOption(configOption()).addOption(jsonOption()).action((o) => contactsList(o));
+  contacts
+    .command('add')
+    .description('create a contact')
+    .requiredOption('--name <name>', 'contact name')
+    .option('--fax <number>', 'fax number')
+    .option('--email <address>', 'e-mail')
+    .option('--phone <number>', 'phone number')
+    .option('--organization', 'create an organization')
+    .option('--org <id>', 'member of this organization')
+    .option('--public', 'visible to the whole account')
+    .addOption(userOption())
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action((o) => contactsAdd(o));
+  contacts
+    .command('update')
+    .description('change a contact')
+    .argument('<id>', 'contact id')
+    .option('--name <name>', 'contact name')
+    .option('--fax <number>', 'fax number')
+    .option('--email <address>', 'e-mail')
+    .option('--phone <number>', 'phone number')
+    .addOption(userOption())
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action((id: string, o) => contactsUpdate(id, o));
+  contacts.command('delete').description('delete contacts').argument('<ids...>', 'contact ids').addOption(userOption()).addOption(configOption()).action((ids: string[], o) => contactsDelete(ids, o));
+
+  program
+    .command('history')
+    .description("a user's faxes at the service")
+    .addOption(userOption())
+    .addOption(new Option('--direction <d>', 'direction').choices(['all', 'inbound', 'outbound']))
+    .addOption(new Option('--status <s>', 'status').choices(['all', 'success', 'failed', 'processing']))
+    .option('--from <date>', 'created on or after (YYYY-MM-DD)')
+    .option('--to <date>', 'created on or before (YYYY-MM-DD)')
+    .option('-q, --query <text>', 'search numbers, CSID, message id, subject')
+    .option('--archived', 'archived faxes only')
+    .option('--limit <n>', 'page size (max 500)', '50')
+    .option('--offset <n>', 'records to skip')
+    .option('--all', 'walk every page')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action((o) => historyCommand(o));
+
+  program
+    .command('download')
+    .description('save a fax as PDF')
+    .argument('<messageId>', 'message id (from history or a job)')
+    .option('-o, --output <file>', 'where to write it (default <messageId>.pdf)')
+    .addOption(userOption())
+    .addOption(configOption())
+    .action((id: string, o) => downloadCommand(id, o));
+
+  const config = program.command('config').description('configuration');
+  config.command('check').description('validate the config; print it resolved, secrets masked').addOption(configOption()).addOption(jsonOption()).action((o) => configCheckCommand(o));
+
+  program
+    .command('doctor')
+    .description('check ports, folders, permissions, API keys and their expiry (exit 1 on a failure)')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action(async (o) => {
+      process.exitCode = await doctorCommand(o);
+    });
+
+  program
+    .command('passwd')
+    .description('read a password (prompt, or stdin) and print its hash for users[].password')
+    .action(() => passwdCommand());
+
+  return program;
+}
 
 export async function run(argv: string[]): Promise<void> {
-  const program = new Command('faxgate');
-  program.description('e-mail-to-fax and print-to-fax gateway');
-  await program.parseAsync(argv);
+  const program = buildProgram();
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (err instanceof FaxgateError) {
+      process.stderr.write(`faxgate: ${err.message}\n`);
+      process.exitCode = err.code === 'CONFIG_INVALID' || err.code === 'CONFIG_NOT_FOUND' || err.code === 'USAGE' ? 2 : 1;
+      return;
+    }
+    process.stderr.write(`faxgate: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  }
 }

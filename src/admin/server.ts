@@ -1,0 +1,86 @@
+// The operator's window: GET /healthz (is it working?) and GET /metrics (Prometheus text).
+// Plain node:http: two read-only routes do not need a framework. Bind it to loopback or a
+// management network; it exposes no secrets and accepts no input.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+
+export interface HealthCheck {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface HealthReport {
+  status: 'ok' | 'failing';
+  checks: Record<string, HealthCheck>;
+}
+
+export interface AdminServerOptions {
+  listen: string;
+  metrics: Metrics;
+  health: () => Promise<HealthReport>;
+  logger: Logger;
+}
+
+export class AdminServer {
+  private server: http.Server | null = null;
+
+  constructor(private readonly opts: AdminServerOptions) {}
+
+  async listen(): Promise<{ host: string; port: number }> {
+    const { host, port } = splitHostPort(this.opts.listen);
+    const server = http.createServer((req, res) => {
+      void this.handle(req, res);
+    });
+    server.keepAliveTimeout = 5000;
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address() as AddressInfo;
+    return { host: addr.address, port: addr.port };
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = (req.url ?? '/').split('?')[0];
+    try {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
+      } else if (url === '/healthz') {
+        const report = await this.opts.health();
+        res.writeHead(report.status === 'ok' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        res.end(`${JSON.stringify(report)}\n`);
+      } else if (url === '/metrics') {
+        const text = await this.opts.metrics.text();
+        res.writeHead(200, { 'content-type': this.opts.metrics.registry.contentType });
+        res.end(text);
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz or /metrics\n');
+      }
+    } catch (err) {
+      this.opts.logger.error({ err }, 'admin request failed');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('internal error\n');
+    }
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/** "127.0.0.1:2525", "[::1]:25", "0.0.0.0:25" -> host and port. */
+export function splitHostPort(value: string): { host: string; port: number } {
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(value.trim());
+  if (!m) throw new Error(`expected host:port, got "${value}"`);
+  return { host: m[1]!, port: Number(m[2]) };
+}

@@ -1,0 +1,109 @@
+// What every command needs: the config (file, $FAXGATE_CONFIG, or the built-in sandbox), the store,
+// and API clients. Commands that talk to the store work while the daemon runs (SQLite WAL).
+import { existsSync } from 'node:fs';
+import { loadConfigFile } from '../config/load.js';
+import type { Config, UserConfig } from '../config/schema.js';
+import { FaxgateError } from '../errors.js';
+import { createFaxAgent, FaxClient } from '../fax/client.js';
+import type { FaxApi } from '../fax/types.js';
+import { effectiveUsers } from '../keys/key-overrides.js';
+import { readSandboxFile, sandboxConfig } from '../sandbox.js';
+import { Store } from '../store/store.js';
+
+export interface GlobalOptions {
+  config?: string;
+  json?: boolean;
+}
+
+export interface CliContext {
+  config: Config;
+  configFile: string | null;
+  sandbox: boolean;
+}
+
+export function resolveConfigFile(opt?: string): string | null {
+  return opt ?? process.env.FAXGATE_CONFIG ?? null;
+}
+
+export function loadContext(opts: GlobalOptions): CliContext {
+  const file = resolveConfigFile(opts.config);
+  if (file) {
+    const config = loadConfigFile(file);
+    return { config, configFile: file, sandbox: config.api.baseUrl === 'sandbox' };
+  }
+  return { config: sandboxConfig(), configFile: null, sandbox: true };
+}
+
+export function openStore(ctx: CliContext): Store {
+  if (!existsSync(ctx.config.data)) {
+    throw new FaxgateError('STORE_UNAVAILABLE', `no queue at ${ctx.config.data} (has the gateway been started with this config?)`);
+  }
+  return Store.open({ dataDir: ctx.config.data });
+}
+
+/** Base URL, CA and admin key of the service this config talks to (the sandbox's from its data folder). */
+export function serviceOf(ctx: CliContext): { baseUrl: string; caFile?: string; adminKey?: string } {
+  if (ctx.config.api.baseUrl === 'sandbox') {
+    const sb = readSandboxFile(ctx.config.data);
+    if (!sb) throw new FaxgateError('API_NETWORK', 'the sandbox fax service is not running: start it with `faxgate start` first', { field: 'api.baseUrl' });
+    return sb;
+  }
+  return { baseUrl: ctx.config.api.baseUrl, caFile: ctx.config.api.caFile, adminKey: ctx.config.api.adminKey };
+}
+
+export function pickUser(ctx: CliContext, name?: string): UserConfig {
+  const users = effectiveUsers(ctx.config.users, ctx.config.data);
+  if (users.length === 0) throw new FaxgateError('USAGE', 'no users are configured (config key: users)', { field: 'users' });
+  if (!name) return users[0]!;
+  const u = users.find((x) => x.name === name || x.email.toLowerCase() === name.toLowerCase());
+  if (!u) throw new FaxgateError('USAGE', `no configured user "${name}" (known: ${users.map((x) => x.name).join(', ')})`, { field: 'users' });
+  return u;
+}
+
+export class ApiClients {
+  private readonly agent;
+  readonly service;
+
+  constructor(private readonly ctx: CliContext) {
+    this.service = serviceOf(ctx);
+    this.agent = createFaxAgent({ caFile: this.service.caFile, timeoutMs: ctx.config.api.timeoutMs });
+  }
+
+  withKey(token: string): FaxApi {
+    return new FaxClient({ baseUrl: this.service.baseUrl, apiKey: token, variant: this.ctx.config.api.variant, dispatcher: this.agent, timeoutMs: this.ctx.config.api.timeoutMs });
+  }
+
+  forUser(name?: string): FaxApi {
+    return this.withKey(pickUser(this.ctx, name).apiKey);
+  }
+
+  admin(): FaxApi {
+    if (!this.service.adminKey) throw new FaxgateError('USAGE', 'this needs an admin key: set api.adminKey in the config', { field: 'api.adminKey' });
+    return this.withKey(this.service.adminKey);
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+export async function withClients<T>(ctx: CliContext, fn: (c: ApiClients) => Promise<T>): Promise<T> {
+  const clients = new ApiClients(ctx);
+  try {
+    return await fn(clients);
+  } finally {
+    await clients.close();
+  }
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A plain text table for terminals. */
+export function printTable(headers: string[], rows: Array<Array<string | number | null | undefined>>): void {
+  const cells = rows.map((r) => r.map((c) => (c === null || c === undefined ? '' : String(c))));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  process.stdout.write(`${line(headers)}\n${cells.map(line).join('\n')}${cells.length ? '\n' : ''}`);
+}

@@ -1,0 +1,216 @@
+// Operator commands on the queue: send, jobs, job, retry|cancel|hold|release, status.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { FaxgateError } from '../errors.js';
+import { formatFaxNumber, normalizeFaxNumber } from '../intake/fax-number.js';
+import { sniffFileType } from '../intake/file-type.js';
+import { FINAL_JOB_STATES, JOB_STATES, type Job, type JobState } from '../store/types.js';
+import { loadContext, openStore, pickUser, printJson, printTable, withClients, type GlobalOptions } from './context.js';
+
+/** The JSON shape of contract §1 (plus the detail operators want). */
+export function jobJson(j: Job) {
+  return {
+    id: j.id,
+    source: j.source,
+    user: j.user,
+    state: j.state,
+    createdAt: j.createdAt,
+    updatedAt: j.updatedAt,
+    finishedAt: j.finishedAt,
+    scheduledAt: j.scheduledAt,
+    cover: j.cover,
+    documents: j.documents.map((d) => ({ name: d.name, contentType: d.contentType, bytes: d.bytes })),
+    leftOut: j.meta.leftOut ?? [],
+    corruptReason: j.corruptReason,
+    recipients: j.recipients.map((r) => ({
+      number: r.number,
+      name: r.name,
+      state: r.state,
+      messageId: r.messageId,
+      resultCode: r.resultCode,
+      resultInfo: r.resultInfo,
+      errorCode: r.errorCode,
+      errorInfo: r.errorInfo,
+      attempts: r.attempts,
+      pages: r.pages,
+      lastError: r.lastError,
+      nextAttemptAt: r.nextAttemptAt,
+    })),
+  };
+}
+
+function checkState(s: string | undefined): JobState | undefined {
+  if (s === undefined) return undefined;
+  if (!(JOB_STATES as readonly string[]).includes(s)) throw new FaxgateError('USAGE', `unknown state "${s}" (one of ${JOB_STATES.join(', ')})`);
+  return s as JobState;
+}
+
+export function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: string }): void {
+  const ctx = loadContext(opts);
+  const store = openStore(ctx);
+  try {
+    const jobs = store.listJobs({ state: checkState(opts.state), user: opts.user, limit: opts.limit ? Number(opts.limit) : 200 });
+    if (opts.json) return printJson(jobs.map(jobJson));
+    if (jobs.length === 0) return void process.stdout.write('no jobs\n');
+    printTable(
+      ['JOB', 'STATE', 'SOURCE', 'USER', 'CREATED', 'RECIPIENTS'],
+      jobs.map((j) => [j.id, j.state, j.source, j.user, j.createdAt.replace('T', ' ').slice(0, 19), j.recipients.map((r) => `${formatFaxNumber(r.number)} ${r.state}`).join(', ')]),
+    );
+  } finally {
+    store.close();
+  }
+}
+
+export function jobCommand(id: string, opts: GlobalOptions): void {
+  const ctx = loadContext(opts);
+  const store = openStore(ctx);
+  try {
+    const job = store.getJob(id);
+    if (!job) throw new FaxgateError('JOB_NOT_FOUND', `no job ${id}`);
+    if (opts.json) return printJson(jobJson(job));
+    const out = [
+      `job       ${job.id}`,
+      `state     ${job.state}`,
+      `source    ${job.source} (user ${job.user})`,
+      `created   ${job.createdAt}${job.finishedAt ? `, finished ${job.finishedAt}` : ''}`,
+      job.scheduledAt ? `scheduled ${job.scheduledAt}` : '',
+      `cover     ${job.cover.enabled ? `yes${job.cover.subject ? `, subject "${job.cover.subject}"` : ''}` : 'no'}`,
+      `documents ${job.documents.map((d) => `${d.name} (${d.bytes} bytes)`).join(', ') || '(none)'}`,
+      ...(job.meta.leftOut ?? []).map((l) => `left out  ${l.name}: ${l.reason}`),
+      job.corruptReason ? `corrupt   ${job.corruptReason}` : '',
+      'recipients:',
+      ...job.recipients.map(
+        (r) =>
+          `  ${formatFaxNumber(r.number).padEnd(18)} ${r.state.padEnd(10)} tries ${r.attempts}` +
+          `${r.messageId ? `  message ${r.messageId}` : ''}${r.pages != null ? `  ${r.pages} pages` : ''}` +
+          `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ''}${r.nextAttemptAt && r.state === 'deferred' ? `  next try ${r.nextAttemptAt}` : ''}`,
+      ),
+    ];
+    process.stdout.write(`${out.filter(Boolean).join('\n')}\n`);
+  } finally {
+    store.close();
+  }
+}
+
+export function jobOpCommand(op: 'retry' | 'cancel' | 'hold' | 'release', id: string, opts: GlobalOptions): void {
+  const ctx = loadContext(opts);
+  const store = openStore(ctx);
+  try {
+    const job = store[op](id);
+    if (opts.json) return printJson(jobJson(job));
+    process.stdout.write(`${job.id}: ${job.state}\n`);
+  } finally {
+    store.close();
+  }
+}
+
+export interface SendOptions extends GlobalOptions {
+  to: string[];
+  cover?: boolean;
+  subject?: string;
+  notes?: string;
+  user?: string;
+  wait?: boolean;
+}
+
+export async function sendCommand(files: string[], opts: SendOptions): Promise<number> {
+  const ctx = loadContext(opts);
+  const user = pickUser(ctx, opts.user);
+  const cc = ctx.config.smtp?.defaultCountryCode ?? '1';
+  const recipients = opts.to.flatMap((t) => t.split(',')).map((t) => {
+    const n = normalizeFaxNumber(t, cc);
+    if (!n.ok) throw new FaxgateError('BAD_NUMBER', `--to ${t}: ${n.reason}`);
+    return { number: n.e164 };
+  });
+  if (recipients.length === 0) throw new FaxgateError('USAGE', 'give at least one --to NUMBER');
+  const documents = [];
+  for (const f of files) {
+    if (!existsSync(f) || !statSync(f).isFile()) throw new FaxgateError('USAGE', `${f}: no such file`);
+    const type = await sniffFileType(f);
+    if (!type.faxable) throw new FaxgateError('UNSUPPORTED_TYPE', `${f}: ${type.reason ?? 'cannot be faxed'}`);
+    documents.push({ path: path.resolve(f), name: path.basename(f), contentType: type.contentType });
+  }
+  const cover = opts.cover === true || documents.length === 0;
+  if (documents.length === 0 && !opts.subject && !opts.notes && opts.cover !== true) {
+    throw new FaxgateError('NOTHING_TO_FAX', 'nothing to fax: give a file, or --cover with --subject/--notes');
+  }
+  const store = openStore(ctx);
+  let job: Job;
+  try {
+    job = (
+      await store.enqueue({
+        source: 'cli',
+        user: user.name,
+        recipients,
+        documents,
+        cover: { enabled: cover, subject: opts.subject, notes: opts.notes },
+        meta: { origin: { command: 'faxgate send' } },
+      })
+    ).job;
+  } finally {
+    store.close();
+  }
+  process.stdout.write(opts.json && !opts.wait ? `${JSON.stringify(jobJson(job))}\n` : `queued as ${job.id}\n`);
+  if (!opts.wait) return 0;
+  return waitForJob(ctx.config.data, job.id, opts);
+}
+
+async function waitForJob(dataDir: string, id: string, opts: SendOptions): Promise<number> {
+  const ctx = loadContext(opts);
+  let last = '';
+  for (;;) {
+    const store = openStore(ctx);
+    let job: Job | null;
+    try {
+      job = store.getJob(id);
+    } finally {
+      store.close();
+    }
+    if (!job) throw new FaxgateError('JOB_NOT_FOUND', `job ${id} disappeared from ${dataDir}`);
+    const line = job.recipients.map((r) => `${formatFaxNumber(r.number)} ${r.state}${r.errorInfo ? ` (${r.errorInfo})` : ''}`).join(', ');
+    if (line !== last) {
+      process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${job.id} ${job.state}: ${line}\n`);
+      last = line;
+    }
+    if ((FINAL_JOB_STATES as readonly string[]).includes(job.state)) {
+      if (opts.json) printJson(jobJson(job));
+      return job.state === 'delivered' ? 0 : 1;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+export async function statusCommand(opts: GlobalOptions): Promise<number> {
+  const ctx = loadContext(opts);
+  const store = openStore(ctx);
+  let counts;
+  try {
+    counts = store.counts();
+  } finally {
+    store.close();
+  }
+  let api: { ok: boolean; detail?: string };
+  try {
+    await withClients(ctx, async (c) => {
+      await c.forUser().ping();
+    });
+    api = { ok: true };
+  } catch (err) {
+    api = { ok: false, detail: (err as Error).message };
+  }
+  const report = { jobs: counts.jobs, recipients: counts.recipients, oldestActiveAgeSeconds: counts.oldestActiveAgeSeconds, notificationsPending: counts.notificationsPending, api };
+  if (opts.json) printJson(report);
+  else {
+    const nonzero = (o: Record<string, number>) => Object.entries(o).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+    process.stdout.write(
+      [
+        `jobs:          ${nonzero(counts.jobs)}`,
+        `recipients:    ${nonzero(counts.recipients)}`,
+        `oldest active: ${counts.oldestActiveAgeSeconds === null ? '-' : `${Math.round(counts.oldestActiveAgeSeconds)} s`}`,
+        `notifications: ${counts.notificationsPending} pending`,
+        `fax service:   ${api.ok ? 'reachable' : `NOT reachable: ${api.detail}`}`,
+      ].join('\n') + '\n',
+    );
+  }
+  return api.ok ? 0 : 1;
+}

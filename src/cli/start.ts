@@ -1,0 +1,79 @@
+// `faxgate start`: the daemon. Signals: SIGTERM/SIGINT stop in order (a second one forces),
+// SIGHUP reloads users and keys from the config file without dropping connections.
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfigFile } from '../config/load.js';
+import { describeError } from '../errors.js';
+import { createLogger } from '../log/logger.js';
+import { Gateway, type ServiceEndpoint } from '../main.js';
+import { sandboxBanner, startEmbeddedService } from '../sandbox.js';
+import { loadContext, type GlobalOptions } from './context.js';
+
+export interface StartOptions extends GlobalOptions {
+  /** sandbox only: the emulator's processing delay */
+  delayMs?: number;
+  /** override smtp.listen (e.g. when 2525 is taken, or port 0 in tests) */
+  smtpListen?: string[];
+  /** override admin.listen */
+  adminListen?: string;
+}
+
+export async function startCommand(opts: StartOptions): Promise<void> {
+  const ctx = loadContext(opts);
+  const config = { ...ctx.config };
+  if (opts.smtpListen?.length && config.smtp) config.smtp = { ...config.smtp, listen: opts.smtpListen };
+  if (opts.adminListen) config.admin = { listen: opts.adminListen };
+  const logger = createLogger({ level: config.log.level, format: config.log.format });
+  let emulator: { close(): Promise<void> } | null = null;
+  let service: ServiceEndpoint;
+  if (config.api.baseUrl === 'sandbox') {
+    const embedded = await startEmbeddedService(config, logger, opts.delayMs ?? 2000);
+    emulator = embedded.emulator;
+    service = embedded.service;
+  } else {
+    service = { baseUrl: config.api.baseUrl, caFile: config.api.caFile, adminKey: config.api.adminKey };
+  }
+
+  const gateway = new Gateway(config, {
+    config,
+    service,
+    logger,
+    reloadConfig: ctx.configFile ? () => loadConfigFile(ctx.configFile!) : undefined,
+  });
+  let addresses;
+  try {
+    addresses = await gateway.start();
+  } catch (err) {
+    logger.fatal({ err: describeError(err) }, 'could not start');
+    await gateway.stop(5000);
+    await emulator?.close();
+    throw err;
+  }
+  const pidFile = path.join(config.data, 'faxgate.pid');
+  writeFileSync(pidFile, `${process.pid}\n`);
+
+  if (ctx.sandbox && !ctx.configFile) process.stderr.write(`${sandboxBanner(addresses, service.baseUrl)}\n`);
+
+  let signals = 0;
+  const shutdown = (sig: string) => {
+    signals += 1;
+    if (signals > 1) {
+      logger.warn({ signal: sig }, 'second signal: exiting now');
+      process.exit(130);
+    }
+    logger.info({ signal: sig }, 'shutdown requested');
+    void (async () => {
+      await gateway.stop(20_000);
+      await emulator?.close();
+      rmSync(pidFile, { force: true });
+      logger.flush?.();
+      process.exit(0);
+    })();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP: reloading users');
+    void gateway.reload();
+  });
+}

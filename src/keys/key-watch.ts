@@ -1,0 +1,105 @@
+// The daemon's eye on key expiry (needs api.adminKey: only an admin key may read key records).
+// Warns ahead of a key's expiresAt (log + a key-expiry notification to the user), and close to
+// expiry rotates the key itself: new key proven, kept in <data>/keys.json, old key deleted.
+import type { Dispatcher as HttpDispatcher } from 'undici';
+import type { Clock } from '../clock.js';
+import type { UserConfig } from '../config/schema.js';
+import { describeError } from '../errors.js';
+import { FaxClient } from '../fax/client.js';
+import type { FaxApi } from '../fax/types.js';
+import type { Logger } from '../log/logger.js';
+import type { QueueStore } from '../store/types.js';
+import { saveOverride } from './key-overrides.js';
+import { createReplacementKey, findKey } from './rotate.js';
+
+const DAY = 86_400_000;
+
+export interface KeyWatchOptions {
+  baseUrl: string;
+  adminKey: string;
+  agent: HttpDispatcher;
+  dataDir: string;
+  /** the users as running (rotated keys applied) */
+  users: () => UserConfig[];
+  /** the key a user has in the config file (what a rotation replaces) */
+  configKeyOf: (user: string) => string;
+  store: QueueStore;
+  onRotated: (user: string) => Promise<void> | void;
+  logger: Logger;
+  clock: Clock;
+  warnDays?: number;
+  rotateDays?: number;
+  intervalMs?: number;
+}
+
+export class KeyWatch {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(private readonly opts: KeyWatchOptions) {}
+
+  start(): void {
+    const every = this.opts.intervalMs ?? 6 * 3_600_000;
+    const tick = () => {
+      this.running = this.runOnce().catch((err) => this.opts.logger.warn({ err: describeError(err) }, 'key expiry check failed'));
+    };
+    this.timer = setTimeout(function again(this: KeyWatch) {
+      tick();
+      this.timer = setTimeout(again.bind(this), every);
+      this.timer.unref();
+    }.bind(this), 10_000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private client(token: string): FaxApi {
+    return new FaxClient({ baseUrl: this.opts.baseUrl, apiKey: token, dispatcher: this.opts.agent });
+  }
+
+  async runOnce(): Promise<void> {
+    const admin = this.client(this.opts.adminKey);
+    const now = this.opts.clock.now();
+    for (const user of this.opts.users()) {
+      try {
+        const current = this.client(user.apiKey);
+        const me = await current.me();
+        const key = await findKey(admin, me.userId, user.apiKey);
+        if (!key?.expiresAt) continue;
+        const left = Date.parse(key.expiresAt) - now;
+        if (left > (this.opts.warnDays ?? 7) * DAY) continue;
+        if (left <= (this.opts.rotateDays ?? 3) * DAY) {
+          await this.rotate(user, admin, current, now);
+          continue;
+        }
+        this.opts.logger.warn({ user: user.name, expiresAt: key.expiresAt }, 'KEY EXPIRES SOON: rotate it with `faxgate keys rotate`');
+        this.opts.store.enqueueNotification({
+          kind: 'key-expiry',
+          user: user.name,
+          dedupeKey: `key-expiry:${key.uuid}`,
+          payload: { keyName: key.name, expiresAt: key.expiresAt },
+        });
+      } catch (err) {
+        this.opts.logger.warn({ user: user.name, err: describeError(err) }, 'could not check key expiry');
+      }
+    }
+  }
+
+  private async rotate(user: UserConfig, admin: FaxApi, current: FaxApi, now: number): Promise<void> {
+    const plan = await createReplacementKey({
+      admin,
+      current,
+      currentToken: user.apiKey,
+      clientWithKey: (t) => this.client(t),
+      userName: user.name,
+      now: new Date(now),
+    });
+    await saveOverride(this.opts.dataDir, user.name, this.opts.configKeyOf(user.name), plan.newKey.token, plan.newKey.uuid, new Date(now));
+    await this.opts.onRotated(user.name);
+    if (plan.oldKey) await admin.deleteApiKey(plan.oldKey.uuid);
+    this.opts.logger.warn({ user: user.name, newKeyId: plan.newKey.uuid }, 'KEY ROTATED: the new key is kept in keys.json in the data folder; put it into the config when convenient');
+  }
+}

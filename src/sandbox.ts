@@ -1,0 +1,120 @@
+// Sandbox mode: `faxgate start` with no config runs everything on loopback against the embedded
+// fax service emulator, so a new user sees a fax go through in a minute without an account.
+// A config with `api.baseUrl: sandbox` gets the same embedded service, seeded with its own users.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { validateConfig } from './config/load.js';
+import type { Config } from './config/schema.js';
+import { startEmulator, type RunningEmulator } from './emulator/index.js';
+import { writeFileAtomic } from './fs/atomic.js';
+import type { Logger } from './log/logger.js';
+import type { ServiceEndpoint } from './main.js';
+
+export const SANDBOX_DEMO_KEY = 'sandbox-demo-key';
+export const SANDBOX_DOMAIN = 'fax.localhost';
+export const SANDBOX_USER_EMAIL = 'demo@localhost';
+
+/** The built-in config of sandbox mode, rooted at `cwd` (contract §1: ./data, ./spool, :2525). */
+export function sandboxConfig(cwd: string = process.cwd()): Config {
+  const data = path.resolve(cwd, 'data');
+  return validateConfig(
+    {
+      api: { baseUrl: 'sandbox' },
+      data,
+      smtp: { listen: ['127.0.0.1:2525'], domains: [SANDBOX_DOMAIN], auth: 'optional', trustedNetworks: ['127.0.0.0/8', '::1/128'] },
+      spool: { root: path.resolve(cwd, 'spool'), stableMs: 1000 },
+      notify: { from: 'faxgate@localhost', transport: `outbox:${path.join(data, 'outbox')}`, inbound: { enabled: true, intervalMs: 15_000, mailBacklog: false } },
+      admin: { listen: '127.0.0.1:9464' },
+      queue: { pollIntervalMs: 2000 },
+      users: [{ name: 'demo', email: SANDBOX_USER_EMAIL, apiKey: SANDBOX_DEMO_KEY }],
+    },
+    'sandbox config',
+  );
+}
+
+/** What CLI commands need to reach a sandbox service started by `faxgate start`. */
+export interface SandboxFile {
+  baseUrl: string;
+  caFile: string;
+  adminKey: string;
+}
+
+function sandboxFilePath(dataDir: string): string {
+  return path.join(dataDir, 'sandbox.json');
+}
+
+export function readSandboxFile(dataDir: string): SandboxFile | null {
+  try {
+    return JSON.parse(readFileSync(sandboxFilePath(dataDir), 'utf8')) as SandboxFile;
+  } catch {
+    return null;
+  }
+}
+
+/** Starts the embedded emulator seeded with the config's users (their keys become print_driver keys). */
+export async function startEmbeddedService(config: Config, logger: Logger, delayMs = 2000): Promise<{ service: ServiceEndpoint; emulator: RunningEmulator }> {
+  const previous = readSandboxFile(config.data);
+  const adminKey = previous?.adminKey ?? `sandbox-admin-${randomBytes(12).toString('hex')}`;
+  const timezone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  const seed = {
+    account: { accountName: 'Sandbox', timezone },
+    users: [
+      { email: 'admin@localhost', firstName: 'Sandbox', lastName: 'Admin', userRole: 'admin', keys: [{ name: 'sandbox admin', access: 'admin' as const, token: adminKey }] },
+      ...config.users.map((u) => ({
+        email: u.email,
+        firstName: u.name,
+        userRole: 'user',
+        emailNotifySendOption: 'All',
+        emailNotifySendIncAttachment: true,
+        emailNotifyReceiveOption: 'All',
+        emailNotifyReceiveIncAttachment: true,
+        emailToFaxCoverPageOption: false,
+        keys: [{ name: 'faxgate', access: 'print_driver' as const, token: u.apiKey }],
+        contacts: [
+          { name: 'Acme Billing', faxNumber: '(555) 010-0100', email: 'billing@acme.example' },
+          { name: 'Busy Line', faxNumber: '(555) 010-0000' },
+        ],
+      })),
+    ],
+  };
+  const emulator = await startEmulator({
+    dataDir: path.join(config.data, 'emulator'),
+    seed,
+    variant: config.api.variant,
+    delayMs,
+    logger: logger.child({ component: 'emulator' }),
+  });
+  const file: SandboxFile = { baseUrl: emulator.baseUrl, caFile: emulator.caFile, adminKey };
+  await writeFileAtomic(sandboxFilePath(config.data), `${JSON.stringify(file, null, 2)}\n`, 0o600);
+  return { service: { baseUrl: emulator.baseUrl, caFile: emulator.caFile, adminKey }, emulator };
+}
+
+export function sandboxBanner(addr: { smtp: Array<{ host: string; port: number }>; spoolRoot: string | null; outbox: string | null; admin: { host: string; port: number } | null }, serviceUrl: string): string {
+  const smtp = addr.smtp[0];
+  const port = smtp?.port ?? 2525;
+  const host = smtp?.host ?? '127.0.0.1';
+  const spool = addr.spoolRoot ? path.join(addr.spoolRoot, 'demo') : './spool/demo';
+  const rel = (p: string) => path.relative(process.cwd(), p) || '.';
+  return [
+    '',
+    '  faxgate is running in SANDBOX mode: an embedded fax service emulator stands in for the real one.',
+    '',
+    `  SMTP (mail to fax)   ${host}:${port}   send to <number>@${SANDBOX_DOMAIN} from ${SANDBOX_USER_EMAIL}`,
+    `  Print/drop folder    ${rel(spool)}/`,
+    `  Notifications (.eml) ${addr.outbox ? rel(addr.outbox) : '(none)'}/`,
+    `  Fax service emulator ${serviceUrl}`,
+    addr.admin ? `  Health and metrics   http://${addr.admin.host}:${addr.admin.port}/healthz  /metrics` : '',
+    '',
+    '  Send a first fax by mail (any PDF will do):',
+    `    swaks --server ${host}:${port} --from ${SANDBOX_USER_EMAIL} --to 15551234567@${SANDBOX_DOMAIN} --header "Subject: Hello fax" --attach @some.pdf`,
+    `    printf 'Subject: Hello fax\\r\\n\\r\\nThis text becomes the cover page.\\r\\n' | curl -s smtp://${host}:${port} --mail-from ${SANDBOX_USER_EMAIL} --mail-rcpt 15551234567@${SANDBOX_DOMAIN} -T -`,
+    '',
+    '  ...or by dropping a file named after the number:',
+    `    cp some.pdf "${rel(spool)}/15551234567 - Hello.pdf"`,
+    '',
+    `  Then: npx faxgate jobs      and look in ${addr.outbox ? rel(addr.outbox) : 'the outbox'}/ for the outcome mail.`,
+    '  Numbers ending in 0000 are busy, 0001 do not answer, 0002 reach a voice line; others are delivered.',
+    '',
+  ].filter((l, i, a) => !(l === '' && a[i - 1] === '')).join('\n');
+}

@@ -1,0 +1,89 @@
+// Runs the faxgate CLI from source in a child process, as a user would run the installed one.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const TSX_LOADER = pathToFileURL(path.join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+export const CLI_ENTRY = path.join(root, 'src/cli/entry.ts');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Environment for children: no FAXGATE_CONFIG leaking in from the developer's shell. */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  if (!('FAXGATE_CONFIG' in extra)) delete env.FAXGATE_CONFIG;
+  return env;
+}
+
+export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
+    cwd: opts.cwd ?? root,
+    env: childEnv(opts.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(args, opts);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`faxgate ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin!.end(opts.input ?? '');
+  });
+}
+
+/** Collects a child's output and waits for a pattern in it. */
+export class OutputWatch {
+  text = '';
+  constructor(stream: NodeJS.ReadableStream) {
+    stream.on('data', (d) => (this.text += d));
+  }
+
+  async waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const m = pattern.exec(this.text);
+      if (m) return m;
+      if (Date.now() > until) throw new Error(`timed out waiting for ${pattern}; output so far:\n${this.text.slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+export async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 30_000, everyMs = 100): Promise<NonNullable<T>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Parses Prometheus text exposition into {"name{labels}": value}. */
+export function parsePrometheus(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?)\s+(\S+)/.exec(line);
+    if (!m) throw new Error(`not Prometheus text: ${line}`);
+    out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
