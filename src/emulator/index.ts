@@ -33,6 +33,8 @@ export interface EmulatorOptions {
   clock?: Clock;
   /** seed of the fault PRNG, for repeatable fault runs */
   faultSeed?: number;
+  /** largest accepted upload per file (default 100 MiB); bigger gets 413 */
+  maxFileBytes?: number;
 }
 
 export interface RunningEmulator {
@@ -67,7 +69,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     const accountId = applySeed(db, seed, clock.now());
     const variant = opts.variant ?? 'a';
     const ctx: EmulatorContext = { db, dataDir, faxDir, uploadDir, variant, delayMs: opts.delayMs ?? 2000, clock, logger, faults: new Faults(opts.faultSeed), accountId };
-    app = await buildServer(ctx, tls);
+    app = await buildServer(ctx, tls, opts.maxFileBytes);
     const host = opts.host ?? '127.0.0.1';
     await app.listen({ host, port: opts.port ?? 0 });
     const addr = app.server.address() as AddressInfo;

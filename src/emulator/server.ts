@@ -13,9 +13,10 @@ import { emulatorAdminRoutes } from './routes/emulator-admin.js';
 import { faxRoutes } from './routes/faxes.js';
 import { historyRoutes } from './routes/history.js';
 
-export const UPLOAD_LIMITS = { fileSize: 100 * 1024 * 1024, files: 50, fields: 500, fieldSize: 1024 * 1024 };
+/** Default size bound of one uploaded file (bigger gets 413). */
+export const MAX_FILE_BYTES = 100 * 1024 * 1024;
 
-export async function buildServer(ctx: EmulatorContext, tls: { key: string; cert: string }): Promise<FastifyInstance> {
+export async function buildServer(ctx: EmulatorContext, tls: { key: string; cert: string }, maxFileBytes = MAX_FILE_BYTES): Promise<FastifyInstance> {
   const app = Fastify({
     https: { key: tls.key, cert: tls.cert },
     // the emulator logs its own events through ctx.logger; per-request lines are noise
@@ -24,7 +25,7 @@ export async function buildServer(ctx: EmulatorContext, tls: { key: string; cert
     forceCloseConnections: true,
   }) as unknown as FastifyInstance; // the HTTPS server type adds nothing the routes use
   await app.register(formbody);
-  await app.register(multipart, { limits: UPLOAD_LIMITS, throwFileSizeLimit: true });
+  await app.register(multipart, { limits: { fileSize: maxFileBytes, files: 50, fields: 500, fieldSize: 1024 * 1024 }, throwFileSizeLimit: true });
 
   const callers = new WeakMap<FastifyRequest, Caller>();
   const callerOf = (req: FastifyRequest): Caller => {

@@ -1,6 +1,9 @@
 // Every documented limit holds at its bound and is refused one past it, by the server itself.
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulator } from '../../src/emulator/index.js';
+import { startTestEmulator, TEST_KEYS, TEST_SEED, type TestEmulator } from '../helpers/emulator.js';
 import { apiFor, form, type Api } from './api.js';
 
 let emu: TestEmulator;
@@ -120,6 +123,23 @@ describe('required fields and formats', () => {
     expect((await api.call('POST', '/api-keys', TEST_KEYS.admin, { name: 'n', userId: aliceId, access: 'root' })).status).toBe(400);
     expect((await api.call('POST', '/api-keys', TEST_KEYS.admin, { name: 'n', userId: aliceId, accessLevel: '{"base":false,"admin":false,"print_driver":false}' })).status).toBe(400);
     expect((await api.call('POST', '/api-keys', TEST_KEYS.admin, { name: 'n', userId: 'no-such-user', access: 'base' })).status).toBe(404);
+  });
+
+  it('an upload over the file size limit gets 413 and leaves no fax behind', async () => {
+    const small = await startEmulator({ dataDir: path.join(emu.dataDir, 'small'), seed: TEST_SEED, maxFileBytes: 1024 });
+    const sapi = apiFor(small);
+    try {
+      const ok = await sapi.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550104444' }, [['ok.txt', 'x'.repeat(1024), 'text/plain']]));
+      expect(ok.status).toBe(200);
+      const big = await sapi.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550104444' }, [['big.txt', 'x'.repeat(1025), 'text/plain']]));
+      expect(big.status).toBe(413);
+      expect(big.json.error.name).toBe('PayloadTooLargeError');
+      expect((await sapi.get('/_emulator/faxes', TEST_KEYS.admin)).json).toHaveLength(1);
+      expect(await readdir(path.join(emu.dataDir, 'small', 'uploads'))).toEqual([]);
+    } finally {
+      await sapi.close();
+      await small.close();
+    }
   });
 
   it('a body over the size limit gets 413', async () => {
