@@ -16,7 +16,8 @@ function str(v: unknown): string | undefined {
 export function composeRejected(payload: Record<string, unknown>, createdAt: string, timeZone: string): ComposedMail {
   const file = str(payload.file);
   const subject = str(payload.subject);
-  const reason = str(payload.reason) ?? 'the gateway could not use it';
+  // reasons may arrive as describeError() text ("NO_DESTINATION: ..."); people need only the words
+  const reason = (str(payload.reason) ?? 'the gateway could not use it').replace(/^[A-Z][A-Z_]+: /, '');
   const what = file ? `"${file}"` : subject ? `"${subject}"` : 'your document';
   return {
     subject: clip(`Fax not sent: ${what}: ${reason}`, 120),
@@ -31,6 +32,9 @@ export function composeRejected(payload: Record<string, unknown>, createdAt: str
           ['Job', str(payload.jobId)],
         ],
       },
+      ...(payload.source === 'spool' && file
+        ? [{ kind: 'para' as const, text: `The file was moved to the "failed" folder of your print queue, with the reason beside it (${file}.reason.txt).` }]
+        : []),
       { kind: 'para', text: FOOTER },
     ],
     failure: true,

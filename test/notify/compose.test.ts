@@ -80,6 +80,9 @@ describe('other mails', () => {
     expect(m.subject).toBe('Fax not sent: "report.pdf": no fax number was found');
     expect(m.mandatory).toBe(true);
     expect(renderText(m.blocks)).toContain('Nov 21, 2026');
+    const spool = composeRejected({ file: 'scan.pdf', reason: 'NO_DESTINATION: no fax number was found', source: 'spool' }, '2026-11-21T22:00:00.000Z', 'UTC');
+    expect(spool.subject).toBe('Fax not sent: "scan.pdf": no fax number was found');
+    expect(renderText(spool.blocks)).toContain('scan.pdf.reason.txt');
   });
   it('key expiry gives the date in the account zone', () => {
     const m = composeKeyExpiry({ keyName: 'gateway', expiresAt: '2026-11-28T12:00:00.000Z' }, 'Europe/Berlin');
