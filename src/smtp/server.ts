@@ -108,6 +108,7 @@ export class SmtpGateway {
 
   async listen(): Promise<Array<{ host: string; port: number }>> {
     await fsp.mkdir(this.incomingDir, { recursive: true, mode: 0o750 });
+    await this.removeStaleIncoming();
     const out: Array<{ host: string; port: number }> = [];
     for (const entry of this.smtp.listen) {
       const { host, port } = parseListen(entry);
@@ -127,6 +128,16 @@ export class SmtpGateway {
     }
     this.log.info({ listen: out.map((a) => `${a.host}:${a.port}`) }, 'SMTP listening');
     return out;
+  }
+
+  /** Work folders left by a crash mid-message: the client was never told 250, so it will resend. */
+  private async removeStaleIncoming(): Promise<void> {
+    const cutoff = this.clock.now() - 60 * 60_000;
+    for (const name of await fsp.readdir(this.incomingDir).catch(() => [] as string[])) {
+      const p = path.join(this.incomingDir, name);
+      const st = await fsp.stat(p).catch(() => null);
+      if (st && st.mtimeMs < cutoff) await fsp.rm(p, { recursive: true, force: true }).catch(() => undefined);
+    }
   }
 
   /** Stops taking mail: open sessions finish their message, new commands get 421. */
