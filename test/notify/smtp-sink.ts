@@ -14,6 +14,8 @@ export interface ReceivedMail {
 export interface SinkOptions {
   /** Require AUTH PLAIN/LOGIN with these credentials. */
   auth?: { user: string; pass: string };
+  /** Implicit TLS from the first byte (smtps://) with this key and certificate. */
+  tls?: { key: string; cert: string };
 }
 
 export class SmtpSink {
@@ -26,12 +28,13 @@ export class SmtpSink {
 
   get url(): string {
     const auth = this.opts.auth ? `${encodeURIComponent(this.opts.auth.user)}:${encodeURIComponent(this.opts.auth.pass)}@` : '';
-    return `smtp://${auth}127.0.0.1:${this.port}`;
+    return `${this.opts.tls ? 'smtps' : 'smtp'}://${auth}127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<this> {
     const auth = this.opts.auth;
     const server = new SMTPServer({
+      ...(this.opts.tls ? { secure: true, key: this.opts.tls.key, cert: this.opts.tls.cert } : {}),
       disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
       allowInsecureAuth: true,
       authOptional: !auth,

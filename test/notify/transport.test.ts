@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
+import { generate } from 'selfsigned';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { createTransport, maskUrl } from '../../src/notify/transport.js';
@@ -58,6 +59,24 @@ describe('SMTP transport', () => {
       expect(m!.parsed.messageId).toBe('<c.3@example.com>');
       // Bcc travels in the envelope only
       expect(m!.raw.toString()).not.toMatch(/^bcc:/im);
+    } finally {
+      await sink.stop();
+    }
+  });
+
+  it('smtps:// with AUTH and TLS options in the URL', async () => {
+    const pems = await generate([{ name: 'commonName', value: 'relay.test' }], { keyType: 'ec', curve: 'P-256', algorithm: 'sha256' });
+    const sink = await new SmtpSink({ auth: { user: 'relay', pass: 'pw' }, tls: { key: pems.private, cert: pems.cert } }).start();
+    try {
+      // a self-signed relay certificate is refused unless the URL says otherwise
+      const strict = createTransport(sink.url, silentLogger());
+      await expect(strict.send(mail('<e.5@example.com>'))).rejects.toThrow(/certificate/i);
+      strict.close();
+      const t = createTransport(`${sink.url}?tls.rejectUnauthorized=false`, silentLogger());
+      await t.send(mail('<e.6@example.com>'));
+      t.close();
+      const msgs = await sink.waitFor(1);
+      expect(msgs.map((m) => m.parsed.messageId)).toEqual(['<e.6@example.com>']);
     } finally {
       await sink.stop();
     }
