@@ -69,6 +69,24 @@ describe('limits', () => {
   });
 });
 
+describe('reload', () => {
+  it('updateUsers applies from the next MAIL FROM without dropping the open session', async () => {
+    const rig = await startRig(emu);
+    try {
+      const { client } = await RawSmtp.connect(rig.port);
+      await client.cmd('EHLO x');
+      expect(await client.cmd('MAIL FROM:<carol@example.com>')).toMatch(/^550 5\.7\.1 /);
+      rig.gateway.updateUsers([{ name: 'carol', email: 'carol@example.com', aliases: [], apiKey: 'alice-print-key' }]);
+      expect(await client.cmd('MAIL FROM:<carol@example.com>')).toMatch(/^250 /);
+      await client.cmd('RSET');
+      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^550 5\.7\.1 /);
+      client.close();
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
 describe('shutdown', () => {
   it('a message being sent when close() starts is still stored; the next command gets 421', async () => {
     const rig = await startRig(emu);
