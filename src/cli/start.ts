@@ -54,6 +54,12 @@ export async function startCommand(opts: StartOptions): Promise<void> {
 
   if (ctx.sandbox && !ctx.configFile) process.stderr.write(`${sandboxBanner(addresses, service.baseUrl)}\n`);
 
+  // A stray rejection is a bug, but one hostile mail must not take every session down with it:
+  // log it loudly and keep serving (everything accepted is on disk either way).
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: describeError(reason) }, 'BUG: unhandled promise rejection (the gateway keeps running)');
+  });
+
   let signals = 0;
   const shutdown = (sig: string) => {
     signals += 1;

@@ -1,0 +1,129 @@
+// Crash loop: the daemon under mixed load (SMTP sessions and spool drops) is killed with SIGKILL
+// at random moments and restarted. At the end every message that got a 250 and every file that
+// left the spool folder has exactly one fax at the emulator, and every job is final.
+import { readdirSync, rmSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
+import nodemailer from 'nodemailer';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/types.js';
+import { waitUntil } from '../helpers/cli.js';
+import { emulatorFaxes, kill, makeRig, numberFor, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
+
+const KILLS = SHORT ? 5 : 20;
+
+async function pdf(text: string): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  doc.addPage([612, 792]).drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  return Buffer.from(await doc.save());
+}
+
+interface Mail {
+  id: number;
+  numbers: string[];
+  accepted: boolean;
+}
+
+describe('crash loop', () => {
+  let rig: Rig;
+  afterAll(async () => {
+    await rig?.agent.close();
+    await rig?.emu.stop();
+    if (rig) rmSync(rig.dir, { recursive: true, force: true });
+  });
+
+  it(`loses and duplicates nothing across ${KILLS} SIGKILLs under load`, async () => {
+    rig = await makeRig({ delayMs: 200 });
+    const attachment = await pdf('crash loop mail');
+    const mails: Mail[] = [];
+    const spoolNumbers = new Set<string>();
+    let next = 0;
+    const newMail = (): Mail => {
+      const i = next++;
+      const numbers = i % 5 === 0 ? [numberFor(i), numberFor(i + 500_000)] : [numberFor(i)];
+      const m = { id: i, numbers, accepted: false };
+      mails.push(m);
+      return m;
+    };
+    const send = async (m: Mail): Promise<void> => {
+      const t = nodemailer.createTransport({ host: '127.0.0.1', port: rig.smtpPort, secure: false, ignoreTLS: true, connectionTimeout: 2000, greetingTimeout: 2000, socketTimeout: 5000 });
+      try {
+        const info = await t.sendMail({
+          from: 'alice@example.com',
+          to: m.numbers.map((n) => `${n.slice(1)}@fax.example.com`),
+          subject: `crash ${m.id}`,
+          messageId: `<crash-${m.id}@faults.test>`,
+          text: 'see attachment',
+          attachments: [{ filename: 'doc.pdf', content: attachment }],
+        });
+        if (/^250 /.test(info.response)) m.accepted = true;
+      } catch {
+        // refused, reset or timed out: not accepted; a relay would retry the same message later
+      } finally {
+        t.close();
+      }
+    };
+    let spoolSeq = 0;
+    const drop = async (): Promise<void> => {
+      const n = numberFor(900_000 + spoolSeq++);
+      const folder = path.join(rig.spoolRoot, 'alice');
+      mkdirSync(folder, { recursive: true });
+      const tmp = path.join(rig.dir, `drop-${spoolSeq}.tmp`);
+      writeFileSync(tmp, await pdf(`spool drop ${n}`));
+      renameSync(tmp, path.join(folder, `${n.slice(1)}.pdf`));
+      spoolNumbers.add(n);
+    };
+
+    let daemon: Daemon | null = null;
+    for (let round = 0; round < KILLS; round += 1) {
+      daemon = await startDaemon(rig);
+      const until = Date.now() + 300 + Math.random() * 2200;
+      const workers = Array.from({ length: 4 }, async (_, w) => {
+        while (Date.now() < until) {
+          const retry = mails.find((m) => !m.accepted && m.id % 4 === w);
+          await send(retry ?? newMail());
+          if (w === 0) await drop();
+        }
+      });
+      await Promise.all(workers);
+      await kill(daemon);
+    }
+
+    daemon = await startDaemon(rig);
+    try {
+      for (const m of mails.filter((x) => !x.accepted)) await send(m);
+      for (const m of mails.filter((x) => !x.accepted)) await send(m);
+      await waitUntil(
+        () => {
+          const left = readdirSync(path.join(rig.spoolRoot, 'alice')).filter((f) => f.endsWith('.pdf'));
+          if (left.length > 0) return false;
+          const store = Store.open({ dataDir: rig.dataDir });
+          try {
+            return store.listJobs({ limit: 100_000 }).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
+          } finally {
+            store.close();
+          }
+        },
+        'every job final and the spool folder empty',
+        180_000,
+        500,
+      );
+    } finally {
+      await kill(daemon, 'SIGTERM');
+    }
+
+    const expected = new Set<string>([...mails.filter((m) => m.accepted).flatMap((m) => m.numbers), ...spoolNumbers]);
+    const faxes = await emulatorFaxes(rig);
+    const t = tally(expected, faxes);
+    const unaccountedDuplicates = faxes.length - new Set(faxes.map((f) => f.faxNumber)).size;
+    process.stdout.write(
+      `crash loop: kills ${KILLS}, mails ${mails.length} (${mails.filter((m) => m.accepted).length} got 250), spool files ${spoolNumbers.size}, ` +
+        `recipients accepted ${t.accepted}, faxed ${t.faxed}, lost ${t.lost.length}, duplicated ${t.duplicated.length}, faxes at the service ${faxes.length}\n`,
+    );
+    expect(mails.filter((m) => !m.accepted)).toEqual([]);
+    expect(t.lost).toEqual([]);
+    expect(t.duplicated).toEqual([]);
+    expect(unaccountedDuplicates).toBe(0);
+  });
+});

@@ -1,0 +1,140 @@
+// Shared pieces of the fault suite: a daemon under a real config against an in-test emulator,
+// started and SIGKILLed as a process, and a tally of what the emulator really faxed.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { Agent, request } from 'undici';
+import { OutputWatch, spawnCli } from '../helpers/cli.js';
+import { startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
+
+export const SHORT = process.env.FAXGATE_FAULTS_SHORT === '1';
+
+export type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Rig {
+  dir: string;
+  configFile: string;
+  smtpPort: number;
+  spoolRoot: string;
+  dataDir: string;
+  emu: Emu;
+  agent: Agent;
+}
+
+export async function makeRig(opts: { delayMs?: number; extraYaml?: string } = {}): Promise<Rig> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-faults-'));
+  const emu = await startTestEmulator({ delayMs: opts.delayMs ?? 300 });
+  const smtpPort = await freePort();
+  const spoolRoot = path.join(dir, 'spool');
+  const dataDir = path.join(dir, 'data');
+  mkdirSync(spoolRoot, { recursive: true });
+  const configFile = path.join(dir, 'faxgate.yaml');
+  writeFileSync(
+    configFile,
+    [
+      'api:',
+      `  baseUrl: ${emu.baseUrl}`,
+      `  caFile: ${emu.caFile}`,
+      '  concurrency: 8',
+      '  ratePerSecond: 200',
+      '  timeoutMs: 5000',
+      `data: ${dataDir}`,
+      'smtp:',
+      `  listen: ["127.0.0.1:${smtpPort}"]`,
+      '  domains: ["fax.example.com"]',
+      '  maxMessagesPerMinute: 100000',
+      'spool:',
+      `  root: ${spoolRoot}`,
+      '  stableMs: 200',
+      'queue:',
+      '  retrySchedule: [1, 2]',
+      '  pollIntervalMs: 300',
+      'notify:',
+      '  from: faxgate@example.com',
+      `  transport: outbox:${path.join(dir, 'outbox')}`,
+      '  inbound: {enabled: false}',
+      'log: {level: info, format: json}',
+      'users:',
+      `  - {name: alice, email: alice@example.com, apiKey: ${TEST_KEYS.alice}}`,
+      `  - {name: bob, email: bob@example.com, apiKey: ${TEST_KEYS.bob}}`,
+      opts.extraYaml ?? '',
+    ].join('\n'),
+  );
+  const agent = new Agent({ connect: { ca: emu.caPem } });
+  return { dir, configFile, smtpPort, spoolRoot, dataDir, emu, agent };
+}
+
+export interface Daemon {
+  child: ChildProcess;
+  out: OutputWatch;
+  err: OutputWatch;
+}
+
+export async function startDaemon(rig: Rig): Promise<Daemon> {
+  const child = spawnCli(['start', '--config', rig.configFile], { cwd: rig.dir });
+  const out = new OutputWatch(child.stdout!);
+  const err = new OutputWatch(child.stderr!);
+  await Promise.race([
+    out.waitFor(/"msg":"STARTED"/, 60_000),
+    new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`daemon exited with ${code}: ${err.text.slice(-2000)}${out.text.slice(-2000)}`)))),
+  ]);
+  return { child, out, err };
+}
+
+export function kill(d: Daemon, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  return new Promise((resolve) => {
+    if (d.child.exitCode !== null || d.child.signalCode !== null) return resolve();
+    d.child.once('exit', () => resolve());
+    d.child.kill(signal);
+  });
+}
+
+export interface EmulatedFax {
+  messageId: string;
+  faxNumber: string;
+  status: string;
+  cf?: Record<string, string>;
+}
+
+export async function emulatorFaxes(rig: Rig): Promise<EmulatedFax[]> {
+  const res = await request(`${rig.emu.baseUrl}/_emulator/faxes`, { dispatcher: rig.agent, headers: { authorization: `Basic ${rig.emu.adminKey}` } });
+  const body = (await res.body.json()) as unknown;
+  return (Array.isArray(body) ? body : ((body as { faxes?: unknown[] }).faxes ?? (body as { rows?: unknown[] }).rows ?? [])) as EmulatedFax[];
+}
+
+export async function setFaults(rig: Rig, faults: Record<string, number>): Promise<void> {
+  const res = await request(`${rig.emu.baseUrl}/_emulator/faults`, {
+    method: 'PUT',
+    dispatcher: rig.agent,
+    headers: { authorization: `Basic ${rig.emu.adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(faults),
+  });
+  await res.body.dump();
+  if (res.statusCode >= 300) throw new Error(`faults: HTTP ${res.statusCode}`);
+}
+
+/** "+1555300" + 4 digits: last four never 0000-0003, so every fax is delivered on its first try. */
+export function numberFor(i: number): string {
+  return `+1555${String(3_000_000 + 1000 + i).padStart(7, '0')}`;
+}
+
+export function tally(expected: Set<string>, faxes: EmulatedFax[]): { accepted: number; faxed: number; lost: string[]; duplicated: string[] } {
+  const counts = new Map<string, number>();
+  for (const f of faxes) counts.set(f.faxNumber, (counts.get(f.faxNumber) ?? 0) + 1);
+  const lost = [...expected].filter((n) => !counts.has(n));
+  const duplicated = [...counts.entries()].filter(([, c]) => c > 1).map(([n]) => n);
+  return { accepted: expected.size, faxed: [...expected].filter((n) => counts.has(n)).length, lost, duplicated };
+}
