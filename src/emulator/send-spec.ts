@@ -33,7 +33,8 @@ export function readSendSpec(ctx: EmulatorContext, caller: Caller, input: Reques
   const subject = checkMax(input, 'subject', LIMITS.subject);
   const callerId = checkMax(input, 'callerId', LIMITS.callerId);
   const notes = checkMax(input, 'notes', LIMITS.notes);
-  for (const f of ['recipientCompany', 'recipientPhone', 'senderCompany', 'senderPhone']) checkMax(input, f, 40);
+  // undocumented fields some clients send: bounded generously, not by an invented service limit
+  for (const f of ['recipientCompany', 'recipientPhone', 'senderCompany', 'senderPhone']) checkMax(input, f, 255);
   if (callerId && !/^[\d+\s().\-]*$/.test(callerId)) throw invalid('callerId must be a phone number');
 
   const coverPage = input.bool('coverPage', false);
