@@ -2,7 +2,6 @@
 // PDF reader agrees with, and types decided by content.
 import { createRequire } from 'node:module';
 import { encode as encodePng } from '@cantoo/pdf-lib/upng';
-import { PDFDocument } from '@cantoo/pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { apiFor, form, pageCount, pdfWithPages, type Api } from './api.js';
@@ -18,6 +17,18 @@ afterAll(async () => {
   await api.close();
   await emu.stop();
 });
+
+async function pageTexts(pdf: Uint8Array): Promise<string[]> {
+  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const doc = await pdfjs.getDocument({ data: new Uint8Array(pdf), useSystemFonts: false, isEvalSupported: false, verbosity: 0 }).promise;
+  const out: string[] = [];
+  for (let i = 1; i <= doc.numPages; i++) {
+    const content = await (await doc.getPage(i)).getTextContent();
+    out.push(content.items.map((it) => ('str' in it ? it.str : '')).join(' '));
+  }
+  await doc.destroy();
+  return out;
+}
 
 function png(w: number, h: number): Uint8Array {
   const rgba = new Uint8Array(w * h * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 7) % 256));
@@ -50,11 +61,18 @@ describe('page counts', () => {
     expect(await pageCount(pdf)).toBe(5);
   });
 
-  it('a cover page comes first and counts', async () => {
-    const { fax, pdf } = await sendAndDownload({ coverPage: 'true', recipientName: 'Dr. Who', subject: 'Results', notes: 'Please call back.' }, [['one.pdf', await pdfWithPages(1)]]);
-    expect(fax.pagesCount).toBe(2);
-    const doc = await PDFDocument.load(pdf);
-    expect(doc.getPageCount()).toBe(2);
+  it('a cover page comes first and counts; attachments follow in order', async () => {
+    const { fax, pdf } = await sendAndDownload({ coverPage: 'true', recipientName: 'Dr. Who', subject: 'Results', notes: 'Please call back.' }, [['one.pdf', await pdfWithPages(1)], ['note.txt', 'typed note', 'text/plain']]);
+    expect(fax.pagesCount).toBe(3);
+    const pages = await pageTexts(pdf);
+    expect(pages).toHaveLength(3);
+    expect(pages[0]).toContain('Dr. Who');
+    expect(pages[0]).toContain('+15550102020');
+    expect(pages[0]).toContain('Results');
+    expect(pages[0]).toContain('Please call back.');
+    expect(pages[0]).toContain('Alice Archer');
+    expect(pages[1]).toContain('page 1');
+    expect(pages[2]).toContain('typed note');
   });
 
   it('a cover page alone is a fax of one page', async () => {
