@@ -155,7 +155,15 @@ export class SmtpGateway {
     );
     // A DATA being converted when its client was cut off still ends in the store (or not) before
     // the store itself is closed by the caller.
-    await Promise.allSettled([...this.inflight]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inflight]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
     this.servers = [];
   }
 
