@@ -135,6 +135,9 @@ describe('variant B layout', () => {
       expect(keys.json[0].access).toBe('admin');
       expect(keys.json[0].accessLevel).toBeUndefined();
       expect(keys.json[0].user.userId).toBeUndefined();
+      const me = (await bapi.get('/v1/me', TEST_KEYS.alice)).json;
+      expect(me.email).toBe('alice@example.com');
+      expect(me.companyName).toBeUndefined();
       const a = await history('limit=1');
       expect(typeof a.count).toBe('number');
       expect(a).toHaveProperty('limit', 1);

@@ -123,6 +123,14 @@ describe('resend, archive, delete', () => {
     expect((await api.get(`/v1/fax/${f.messageId}/download?format=tiff`, TEST_KEYS.alice)).status).toBe(400);
   });
 
+  it('a cover-only fax may come as JSON or form-urlencoded, with cf as an object or bracket fields', async () => {
+    const json = await api.call('POST', '/v1/faxes', TEST_KEYS.alice, { faxNumber: '+15550101515', coverPage: true, cf: { ref: 'J-1' }, subject: 'json' });
+    expect(json.status, json.text).toBe(200);
+    expect(json.json).toMatchObject({ cf: { ref: 'J-1' }, subject: 'json', pagesCount: 1 });
+    const urlenc = await api.call('POST', '/v1/faxes', TEST_KEYS.alice, new URLSearchParams({ faxNumber: '+15550101516', coverPage: 'true', 'cf[ref]': 'U-1' }));
+    expect(urlenc.json).toMatchObject({ cf: { ref: 'U-1' }, faxNumber: '+15550101516' });
+  });
+
   it('info carries the owner and the account', async () => {
     const f = await send('+15550101414');
     const i = await info(f.messageId);
