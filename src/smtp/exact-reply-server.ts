@@ -2,6 +2,7 @@
 // would contradict our own (550 5.7.1 relay denied). This subclass sends a reply whose text
 // already starts with an enhanced code exactly as written, and reports every reply to a hook.
 import type net from 'node:net';
+import type tls from 'node:tls';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 
 export type ReplyHook = (code: number, context: unknown) => void;
@@ -19,8 +20,8 @@ export class ExactReplyServer extends SMTPServer {
     super(options);
   }
 
-  override connect(socket: net.Socket, socketOptions: unknown): void {
-    (SMTPServer.prototype as unknown as { connect: (s: net.Socket, o: unknown) => void }).connect.call(this, socket, socketOptions);
+  override connect(socket: net.Socket | tls.TLSSocket, socketOptions?: Parameters<SMTPServer['connect']>[1]): void {
+    super.connect(socket, socketOptions);
     // The connection just made is the last one in the (insertion-ordered) set.
     let last: Sendable | undefined;
     for (const c of this.connections) last = c as unknown as Sendable;
