@@ -5,7 +5,9 @@
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { TextDecoder } from 'node:util';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
 
 export interface ParsedAddress {
@@ -58,6 +60,33 @@ function defaultName(contentType: string, index: number): string {
   return `attachment-${index + 1}.${ext}`;
 }
 
+function charsetOf(headers: Map<string, unknown> | undefined): string {
+  const ct = headers?.get('content-type') as { params?: Record<string, string> } | undefined;
+  return (ct?.params?.charset ?? '').trim().toLowerCase();
+}
+
+/**
+ * Text attachments in a legacy charset (windows-1252, koi8-r, shift_jis...) are turned into UTF-8
+ * as they stream, so the fax shows the right letters. Unknown charsets are left as they are.
+ */
+function toUtf8(charset: string): Transform | null {
+  if (charset === '' || charset === 'utf-8' || charset === 'utf8' || charset === 'us-ascii') return null;
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(charset);
+  } catch {
+    return null;
+  }
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      done(null, Buffer.from(decoder.decode(chunk, { stream: true }), 'utf8'));
+    },
+    flush(done) {
+      done(null, Buffer.from(decoder.decode(), 'utf8'));
+    },
+  });
+}
+
 // Forwarded mail inside forwarded mail: deeper than this is not opened (and left out).
 const MAX_NESTING = 5;
 
@@ -89,8 +118,10 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
       part.bytes += c.length;
     });
     // The parser waits for release() before it goes on: one attachment in flight at a time.
+    const recode = part.contentType === 'text/plain' ? toUtf8(charsetOf(data.headers)) : null;
+    const sink = createWriteStream(file, { mode: 0o600 });
     writes.push(
-      pipeline(data.content, createWriteStream(file, { mode: 0o600 })).finally(() => data.release?.()),
+      (recode ? pipeline(data.content, recode, sink) : pipeline(data.content, sink)).finally(() => data.release?.()),
     );
   });
 

@@ -65,6 +65,12 @@ describe('charsets and transfer encodings', () => {
 });
 
 describe('documents', () => {
+  it('turns a legacy-charset text attachment into UTF-8 text', async () => {
+    const j = await job('text-attachment-latin1.eml');
+    expect(j.documents.map((d) => [d.name, d.contentType])).toEqual([['brief.txt', 'text/plain']]);
+    expect(readFileSync(j.documents[0]!.path, 'utf8')).toContain('Frau Müller, anbei die Unterlagen für Köln.');
+  });
+
   it('takes the attachments of a forwarded message, in message order', async () => {
     const j = await job('forwarded.eml');
     expect(j.documents.map((d) => d.name)).toEqual(['contract.pdf', 'cover-letter.pdf']);
