@@ -16,11 +16,13 @@ export type Decision =
 interface ApiRule {
   name: string;
   when: (err: unknown, sendMayHaveGoneOut: boolean) => boolean;
-  action: 'unknown' | 'defer' | 'rate-limited' | 'fail';
+  action: 'unknown' | 'defer' | 'rate-limited' | 'requeue' | 'fail';
 }
 
 /** Ordered: an outcome-unknown send is never retried blindly, even when it is also "temporary". */
 export const API_RULES: readonly ApiRule[] = [
+  // Refused by our own gate while stopping: nothing left, nothing tried.
+  { name: 'shutting down', when: (e) => e instanceof FaxgateError && e.code === 'SHUTTING_DOWN', action: 'requeue' },
   { name: 'outcome unknown', when: (e) => e instanceof FaxApiError && e.outcomeUnknown, action: 'unknown' },
   { name: 'rate limited', when: (e) => e instanceof FaxApiError && (e.retryAfterMs !== undefined || e.code === 'API_RATE_LIMITED'), action: 'rate-limited' },
   { name: 'temporary', when: (e) => e instanceof FaxgateError && e.temporary, action: 'defer' },
@@ -65,6 +67,8 @@ export function classifyApiError(err: unknown, sendMayHaveGoneOut: boolean, ctx:
   switch (rule.action) {
     case 'unknown':
       return { action: 'unknown', reason };
+    case 'requeue':
+      return { action: 'defer', reason, nextAttemptAt: new Date(ctx.now), rateLimited: true };
     case 'rate-limited': {
       const wait = (err as FaxApiError).retryAfterMs ?? retryDelayMs(ctx.queue.retrySchedule, 1, ctx.random);
       return deferOrExpire(reason, wait, ctx, { rateLimited: true });

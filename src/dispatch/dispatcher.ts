@@ -128,7 +128,6 @@ export class Dispatcher {
     if (this.gate.isPaused) this.gate.start();
     const clean = await Promise.race([idle, timedOut]);
     clearTimeout(timeout);
-    this.gate.clear();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     this.leaseTimer = null;
     const left = this.ctx.store.releaseOwner(this.ctx.owner);
@@ -211,14 +210,16 @@ export class Dispatcher {
   }
 
   private call<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.stopped && !this.running && this.gate.isPaused) {
-      return Promise.reject(new FaxgateError('SHUTTING_DOWN', 'the dispatcher is stopping', { temporary: true }));
-    }
-    return this.gate.add(fn) as Promise<T>;
+    // Checked when the call's turn comes: once stopping, calls still waiting are not made.
+    return this.gate.add(() => {
+      if (this.stopped && this.started) throw new FaxgateError('SHUTTING_DOWN', 'the dispatcher is stopping', { temporary: true });
+      return fn();
+    }) as Promise<T>;
   }
 
   /** A 429 pauses every call for the time the service asked for. */
   private pause(ms: number): void {
+    if (ms <= 0) return;
     const until = this.ctx.clock.now() + Math.max(0, ms);
     if (until <= this.pausedUntil) return;
     this.pausedUntil = until;

@@ -33,14 +33,16 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
   const settled = new Set<number>();
   // Becomes true once the client may have put the request on the wire.
   let mayHaveGoneOut = false;
+  let callCounted = false;
   const keys = recipients.map((r) => ({ jobId: r.jobId, idx: r.idx }));
-  const accept = (r: Recipient, rec: FaxRecord): void => {
+  const accept = (r: Recipient, rec: FaxRecord, apiCalls: number): void => {
     settled.add(r.idx);
     if (!rec.messageId) {
+      ctx.store.addApiCalls([{ jobId: r.jobId, idx: r.idx }], apiCalls);
       applyDecision(ctx, r, { action: 'unknown', reason: 'the service answered without a messageId' }, { sendId });
       return;
     }
-    if (ctx.store.markAccepted({ jobId: r.jobId, idx: r.idx }, sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })) {
+    if (ctx.store.markAccepted({ jobId: r.jobId, idx: r.idx }, sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null }, apiCalls)) {
       log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, 'SENT');
       ctx.metrics?.sends.inc({ result: 'accepted' });
       const status = (rec.status ?? '').toLowerCase();
@@ -60,8 +62,8 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
         mayHaveGoneOut = true;
         return client.sendFax(req);
       });
-      ctx.store.addApiCalls(keys, 1);
-      accept(r, rec);
+      callCounted = true;
+      accept(r, rec, 1);
       return;
     }
     const res: SendManyResult = await ctx.call(() => {
@@ -69,12 +71,13 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       return client.sendFaxToMany({ ...base, recipientFax: recipients.map((r) => r.number) });
     });
     ctx.store.addApiCalls(keys, 1);
+    callCounted = true;
     const taken = new Set<string>();
     for (const r of recipients) {
       const rec = res.success.find((s) => sameNumber(s.faxNumber, r.number) && !taken.has(s.messageId));
       if (rec) {
         taken.add(rec.messageId);
-        accept(r, rec);
+        accept(r, rec, 0);
         continue;
       }
       const err = res.errors.find((e) => sameNumber(e.recipientFax, r.number));
@@ -85,12 +88,13 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       // Neither in success nor in errors: left for the finally block (unknown, reconciled).
     }
   } catch (err) {
-    ctx.store.addApiCalls(keys, mayHaveGoneOut ? 1 : 0);
+    if (!callCounted) ctx.store.addApiCalls(keys, mayHaveGoneOut ? 1 : 0);
     for (const r of recipients) {
       if (settled.has(r.idx)) continue;
       settled.add(r.idx);
       const d = classifyApiError(err, mayHaveGoneOut, retryContext(ctx, r));
       if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
+      if (d.action !== 'unknown') ctx.metrics?.sends.inc({ result: d.action === 'defer' ? 'deferred' : 'failed' });
       applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'] });
     }
   } finally {

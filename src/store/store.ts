@@ -407,13 +407,14 @@ export class Store implements QueueStore {
   }
 
   /** The service accepted the fax (messageId known): now follow it in `processing`. */
-  markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }): boolean {
+  markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }, apiCalls = 0): boolean {
     return this.change(key, () => {
+      // apiCalls rides along so a send costs one commit, not two.
       const r = this.db.prepare(
         `UPDATE recipients SET state = 'processing', message_id = ?, locked_by = NULL, locked_until = NULL, next_attempt_at = NULL, last_error = NULL,
-           pages = COALESCE(?, pages), pages_count = COALESCE(?, pages_count), updated_at = ?
+           pages = COALESCE(?, pages), pages_count = COALESCE(?, pages_count), api_calls = api_calls + ?, updated_at = ?
          WHERE job_id = ? AND idx = ? AND send_id = ? AND state IN ('sending','unknown')`,
-      ).run(fields.messageId, fields.pagesComplete ?? null, fields.pagesCount ?? null, this.now(), key.jobId, key.idx, sendId);
+      ).run(fields.messageId, fields.pagesComplete ?? null, fields.pagesCount ?? null, apiCalls, this.now(), key.jobId, key.idx, sendId);
       return r.changes === 1;
     });
   }
@@ -484,7 +485,7 @@ export class Store implements QueueStore {
 
   /** Adds API calls spent on recipients (a batched call is shared out among them). */
   addApiCalls(keys: RecipientKey[], calls: number): void {
-    if (keys.length === 0) return;
+    if (keys.length === 0 || calls === 0) return;
     const share = calls / keys.length;
     const stmt = this.db.prepare('UPDATE recipients SET api_calls = api_calls + ? WHERE job_id = ? AND idx = ?');
     this.db.transaction(() => keys.forEach((k) => stmt.run(share, k.jobId, k.idx))).immediate();

@@ -176,6 +176,30 @@ describe('Dispatcher with the emulator', () => {
     expect(s.store.getJob(ids[0]!)!.recipients[0]!.attempts).toBeLessThanOrEqual(2);
   }, 90_000);
 
+  it('a send claimed but never made is reconciled, then sent once; while history fails it stays unknown', async () => {
+    const s = await setup({ queue: { reconcileGraceMs: 50 } });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770777' }] }));
+    // A process claimed it and died before the request left.
+    s.store.claimDue('dead-process', 5, 1);
+    await new Promise((r) => setTimeout(r, 80));
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { errorRate: 1 });
+    await s.dispatcher.runOnce();
+    let r = s.store.getJob(job.id)!.recipients[0]!;
+    expect(r.state).toBe('unknown');
+    expect(r.lastError).toMatch(/^reconciliation failed/);
+    expect(s.calls.get('sendFax') ?? 0).toBe(0);
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { errorRate: 0 });
+    s.store.postponeUnknown({ jobId: job.id, idx: 0 }, r.sendId!, 'test: look again now', new Date(0));
+    await drain(s);
+    r = s.store.getJob(job.id)!.recipients[0]!;
+    expect(r.state).toBe('delivered');
+    expect(r.attempts).toBe(2);
+    expect(s.logs.some((l) => String(l.msg).startsWith('RECONCILED no fax at the service'))).toBe(true);
+    const faxes = await serviceFaxes();
+    expect(faxes).toHaveLength(1);
+    expect(faxes[0]!.cf.faxgateSend).toBe(r.sendId);
+  });
+
   it('stop() leaves nothing in sending', async () => {
     const s = await setup({ delayMs: 200 });
     for (let i = 0; i < 10; i++) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555440${String(1000 + i)}` }] }));
