@@ -244,14 +244,16 @@ export class FileProcessor {
   /** Moves a queued (or duplicate) file and its ticket from the work folder to done/. */
   private async finishDone(f: UserFolders, workName: string, name: string): Promise<void> {
     const now = new Date(this.deps.clock.now());
-    const to = await moveInto(path.join(f.work, workName), f.done, name);
+    // No directory fsync here: the job is already durable, and if a crash forgets this move the
+    // file is found in .work/ again, recognised by its dedupeKey and only moved.
+    const to = await moveInto(path.join(f.work, workName), f.done, name, { sync: false });
     await utimes(to, now, now).catch(() => {});
     await this.moveTicket(f, workName, f.done, path.basename(to));
   }
 
   private async moveTicket(f: UserFolders, workName: string, dir: string, docName: string): Promise<void> {
     const ticket = path.join(f.work, `${workName}.json`);
-    if (await lstat(ticket).then(() => true, () => false)) await moveInto(ticket, dir, `${docName}.json`);
+    if (await lstat(ticket).then(() => true, () => false)) await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done });
   }
 
   /** Reason file, notification, then the move: each step can be redone after a crash. */

@@ -25,14 +25,15 @@ export async function freeName(dir: string, name: string): Promise<string> {
  * Moves `from` into `dir` under a free name based on `name`, without ever replacing a file
  * (link + unlink fails on an existing name; rename is the fallback for what cannot be linked).
  */
-export async function moveInto(from: string, dir: string, name: string): Promise<string> {
+export async function moveInto(from: string, dir: string, name: string, opts: { sync?: boolean } = {}): Promise<string> {
+  const sync = opts.sync ?? true;
   for (let attempt = 0; attempt < 5; attempt++) {
     const target = await freeName(dir, name);
     const to = path.join(dir, target);
     try {
       await link(from, to);
       await unlink(from);
-      await fsyncDir(dir);
+      if (sync) await fsyncDir(dir);
       return to;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;

@@ -15,6 +15,9 @@ export async function pdfPageTexts(data: Uint8Array, opts: PdfTextOptions = {}):
     isEvalSupported: false,
     disableFontFace: true,
     useSystemFonts: false,
+    // No font files are fetched: text extraction needs the encodings, not the glyphs, and the
+    // fetch attempts cost more than the parsing (measured 26 ms -> 8 ms for a 2-page letter).
+    useWorkerFetch: false,
     verbosity: 0,
     stopAtErrors: false,
   });

@@ -44,16 +44,20 @@ export class UserSpool {
 
   async start(): Promise<void> {
     const root = this.opts.folders.root;
+    // chokidar watches the folder itself; its children are "ignored" so that it does not stat,
+    // track and fs.watch every one of 1,000 dropped files (that halved the pickup rate). The
+    // folder's raw events name the file that changed, and our own stability check does the rest.
     const watcher = watch(root, {
       depth: 0,
       followSymlinks: false,
       ignoreInitial: true,
-      // Only names directly in the folder; done/, failed/ and .work/ are ours.
-      ignored: (p: string) => p !== root && path.dirname(p) !== root,
+      atomic: false,
+      ignored: (p: string) => p !== root,
     });
-    watcher.on('add', (p) => this.nudge(path.basename(p)));
-    watcher.on('change', (p) => this.nudge(path.basename(p)));
-    watcher.on('unlink', (p) => this.forget(path.basename(p)));
+    watcher.on('raw', (_event: string, evPath: string) => {
+      const name = path.basename(evPath);
+      if (name && evPath !== root) this.nudge(name);
+    });
     watcher.on('error', (err) => this.opts.logger.warn({ folder: root, err: describeError(err) }, 'watch error'));
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
     this.watcher = watcher;
