@@ -48,13 +48,13 @@ function counting(api: FaxApi, calls: Map<string, number>): FaxApi {
   });
 }
 
-async function setup(opts: { delayMs?: number; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig> } = {}): Promise<Setup> {
-  emu = await startTestEmulator({ delayMs: opts.delayMs ?? 50 });
+async function setup(opts: { delayMs?: number; variant?: 'a' | 'b'; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig> } = {}): Promise<Setup> {
+  emu = await startTestEmulator({ delayMs: opts.delayMs ?? 50, variant: opts.variant });
   t = tempStore();
   const calls = new Map<string, number>();
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logs.push(JSON.parse(line)) } });
-  const client = counting(clientFor(emu, EMU_KEY), calls);
+  const client = counting(clientFor(emu, EMU_KEY, opts.variant), calls);
   const dispatcher = new Dispatcher({
     store: t.store,
     clientFor: () => client,
@@ -157,6 +157,25 @@ describe('Dispatcher with the emulator', () => {
     expect(adopted.length).toBeGreaterThan(20);
     // No secret in any line.
     expect(JSON.stringify(s.logs)).not.toContain(EMU_KEY);
+  }, 90_000);
+
+  it('multi-recipient sends under drops and 5xx on the other API variant: each destination faxed once', async () => {
+    const s = await setup({ variant: 'b', delayMs: 20, queue: { retrySchedule: [0.02, 0.05] } });
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 0.3, errorRate: 0.1 });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const recipients = [0, 1, 2].map((k) => ({ number: `+1555770${String(1000 + i * 3 + k)}` }));
+      ids.push((await s.store.enqueue(newJob(t!.dir, { recipients }))).job.id);
+    }
+    await drain(s, 60_000);
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 0, errorRate: 0 });
+    const faxes = await serviceFaxes();
+    const seen = new Map<string, number>();
+    for (const f of faxes) seen.set(`${f.cf.faxgateJob} ${f.faxNumber}`, (seen.get(`${f.cf.faxgateJob} ${f.faxNumber}`) ?? 0) + 1);
+    expect(faxes).toHaveLength(60);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    expect(ids.map((id) => s.store.getJob(id)!.state).every((st) => st === 'delivered')).toBe(true);
+    expect(s.calls.get('sendFaxToMany')!).toBeGreaterThanOrEqual(20);
   }, 90_000);
 
   it('a 429 storm slows the dispatcher down instead of failing jobs', async () => {
