@@ -8,6 +8,8 @@ import { classifyApiError, classifyRecipientError } from './classify.js';
 import { sameNumber, type DispatchContext } from './context.js';
 import { applyDecision, applyRecord, retryContext } from './outcome.js';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function baseRequest(job: Job, sendId: string, nowMs: number): Omit<SendManyRequest, 'recipientFax'> {
   const files: FaxFile[] = job.documents.map((d) => ({ path: d.path, name: d.name, contentType: d.contentType }));
   const c = job.cover;
@@ -24,6 +26,10 @@ function baseRequest(job: Job, sendId: string, nowMs: number): Omit<SendManyRequ
     if (c.recipientName) req.recipientName = c.recipientName;
   }
   if (job.scheduledAt && Date.parse(job.scheduledAt) > nowMs) req.scheduledDate = job.scheduledAt;
+  // The service takes tag ids; tag words from tickets are kept on the job only (an unknown id
+  // would make the service refuse the whole fax).
+  const tagIds = job.tags.filter((t) => UUID.test(t));
+  if (tagIds.length) req.tags = tagIds;
   return req;
 }
 

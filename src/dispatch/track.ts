@@ -4,7 +4,7 @@
 import type { FaxApi, FaxRecord, HistoryQuery } from '../fax/types.js';
 import type { RecipientKey } from '../store/store.js';
 import type { Recipient } from '../store/types.js';
-import { classifyApiError, retryDelayMs } from './classify.js';
+import { classifyApiError, deferOrExpire, retryDelayMs } from './classify.js';
 import { dayBefore, sameNumber, type DispatchContext } from './context.js';
 import { applyRecord, retryContext } from './outcome.js';
 import { describeError } from '../errors.js';
@@ -137,10 +137,16 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[]): Promise<vo
       }, charge);
       if (open.has(r.idx) && candidate) adopt(r, candidate, 'number and time');
     }
-    // The service answered and has no such fax: the send never took effect. Send again.
+    // The service answered and has no such fax: the send never took effect. Send again, on the
+    // retry schedule (a send that keeps failing this way must not loop fast), within the job's age.
     for (const r of open.values()) {
-      if (ctx.store.defer(keyOf(r), { error: 'the earlier send never reached the fax service', nextAttemptAt: new Date(ctx.clock.now()), sendId, expect: ['unknown'] })) {
-        log.info({ to: r.number, sendId }, 'RECONCILED no fax at the service, sending again');
+      const why = 'the earlier send never reached the fax service';
+      const d = deferOrExpire(why, retryDelayMs(ctx.queue.retrySchedule, r.attempts), retryContext(ctx, r));
+      if (d.action === 'defer' && ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ['unknown'] })) {
+        log.info({ to: r.number, sendId, next: d.nextAttemptAt.toISOString() }, 'RECONCILED no fax at the service, sending again');
+      } else if (d.action === 'fail' && ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ['unknown'] })) {
+        log.warn({ to: r.number, sendId, reason: d.reason }, 'FAILED');
+        ctx.metrics?.faxResults.inc({ state: 'failed' });
       }
     }
   } catch (err) {

@@ -6,7 +6,7 @@ import type { FaxApi } from '../../src/fax/types.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { Store } from '../../src/store/store.js';
 import { clientFor, closeClients, emulatorCall } from '../helpers/client.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { startTestEmulator, TEST_TAGS } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';
 import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
 
@@ -84,7 +84,11 @@ async function serviceFaxes(): Promise<EmulatedFax[]> {
 describe('Dispatcher with the emulator', () => {
   it('sends, follows and records a delivered fax, with the job and send ids in cf', async () => {
     const s = await setup();
-    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770123', name: 'Dr. Who' }], cover: { enabled: true, subject: 'Hello' } }));
+    const { job } = await s.store.enqueue(newJob(t!.dir, {
+      recipients: [{ number: '+15557770123', name: 'Dr. Who' }],
+      cover: { enabled: true, subject: 'Hello' },
+      tags: [TEST_TAGS.billing, 'invoices'],
+    }));
     await drain(s);
     const done = s.store.getJob(job.id)!;
     const r = done.recipients[0]!;
@@ -97,6 +101,8 @@ describe('Dispatcher with the emulator', () => {
     expect(faxes[0]!.messageId).toBe(r.messageId);
     expect(faxes[0]!.cf).toEqual({ faxgateJob: job.id, faxgateSend: r.sendId });
     expect(faxes[0]!.subject).toBe('Hello');
+    expect(faxes[0]!.recipientName).toBe('Dr. Who');
+    expect(faxes[0]!.tags).toEqual([TEST_TAGS.billing]); // tag words stay local
     expect(s.store.listNotifications({ jobId: job.id }).map((n) => n.dedupeKey)).toEqual([`outcome:${job.id}`]);
   });
 

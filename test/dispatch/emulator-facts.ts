@@ -11,5 +11,7 @@ export interface EmulatedFax {
   status: string;
   cf: Record<string, string | undefined>;
   subject: string | null;
+  recipientName: string | null;
+  tags: string[];
   createdAt: string;
 }
