@@ -125,11 +125,20 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
     );
   });
 
-  // pipeline settles on the parser's 'finish'; the text arrives with its 'end'.
+  // pipeline settles on the parser's 'finish'; the text arrives with its 'end'. A parser error
+  // (e.g. "Max allowed child nodes exceeded") rejects both: it is reported through pipeline, so
+  // the 'end' promise must not be left to reject unobserved (that would take the process down).
   const ended = once(parser, 'end');
-  await pipeline(createReadStream(messageFile), parser);
-  await ended;
-  await Promise.all(writes);
+  ended.catch(() => {});
+  try {
+    await pipeline(createReadStream(messageFile), parser);
+    await ended;
+  } finally {
+    // every attachment write settles before we return or throw, so no stream outlives the call
+    const settled = await Promise.allSettled(writes);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
   const from = addresses(parser.from)[0] ?? null;
   return {
     subject: (parser.subject ?? '').replace(/[\r\n\t]+/g, ' ').trim(),
