@@ -47,4 +47,19 @@ describe('contact names', () => {
     expect(readFileSync(path.join(failed, 'who.txt.reason.txt'), 'utf8')).toMatch(/no contact named "Nobody Known"/);
     expect(h.jobs()).toEqual([]);
   });
+
+  it('a lookup that cannot reach the service waits in .work/ and is tried again', async () => {
+    let calls = 0;
+    const unreachable = { baseUrl: 'https://127.0.0.1:9', caPem: emu.caPem };
+    h = await spoolHarness({
+      users: [alice],
+      clientFor: () => (++calls === 1 ? clientFor(unreachable, TEST_KEYS.alice) : clientFor(emu, TEST_KEYS.alice)),
+    });
+    await drop(h.folder(alice), 'bill.txt', 'Hi\n@@TO Acme Billing@@\n');
+    const job = await waitFor(() => h!.jobs()[0], 10_000, 'a job after the retry');
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(job.recipients).toMatchObject([{ number: '+15550100100', name: 'Acme Billing' }]);
+    expect(existsSync(path.join(h.folder(alice), 'failed', 'bill.txt'))).toBe(false);
+    await closeClients(unreachable);
+  });
 });

@@ -56,6 +56,16 @@ describe('addressing', () => {
     expect(existsSync(path.join(h.folder(BOB), 'done', 'report.pdf'))).toBe(true);
   });
 
+  it('a ticket written just after its document (within stableMs) is still used', async () => {
+    h = await spoolHarness({ spool: { stableMs: 300 } });
+    await drop(h.folder(), 'memo.pdf', PDF('late ticket'));
+    await new Promise((r) => setTimeout(r, 100));
+    await drop(h.folder(), 'memo.pdf.json', JSON.stringify({ to: '5551234567', subject: 'Late' }));
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    expect(job.meta.origin).toMatchObject({ via: 'ticket' });
+    expect(job.cover.subject).toBe('Late');
+  });
+
   it('by embedded codes in a PDF: several numbers on page 1 go to all', async () => {
     h = await spoolHarness();
     const pdf = await textPdf([['@@FAX 555-123-4567@@ @@FAX 555-765-4321@@', '@@SUBJECT Price list@@', '@@COVER on@@'], ['Page two, no codes']]);
