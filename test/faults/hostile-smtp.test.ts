@@ -107,3 +107,13 @@ describe('malformed MIME', () => {
     expect(daemon.child.exitCode).toBeNull();
   });
 });
+
+describe('after the battery', () => {
+  it('the daemon logged no unhandled error and is still serving', async () => {
+    expect(daemon.out.text).not.toContain('BUG: unhandled');
+    expect(daemon.child.exitCode).toBeNull();
+    const { client, banner } = await RawSmtp.connect(rig.smtpPort);
+    expect(banner).toMatch(/^220 /);
+    client.close();
+  });
+});
