@@ -121,6 +121,18 @@ describe('Dispatcher with the emulator', () => {
     expect(new Set(faxes.map((f) => f.cf.faxgateSend)).size).toBe(1);
   });
 
+  it('a scheduled job is handed to the service with its date and followed while scheduled', async () => {
+    const s = await setup();
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770456' }], scheduledAt: at }));
+    await s.dispatcher.runOnce();
+    await s.dispatcher.runOnce();
+    const r = s.store.getJob(job.id)!.recipients[0]!;
+    expect(r.state).toBe('processing');
+    const faxes = (await serviceFaxes()) as Array<EmulatedFax & { scheduledDate: string | null }>;
+    expect(faxes.map((f) => [f.status, f.scheduledDate])).toEqual([['scheduled', at]]);
+  });
+
   it('a busy number ends failed with the reason after maxFaxTries', async () => {
     const s = await setup({ queue: { maxFaxTries: 3 } });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770000' }] }));
