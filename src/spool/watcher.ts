@@ -11,6 +11,7 @@ import type { QueueStore } from '../store/types.js';
 import { sweepFailedJobs } from './failed-jobs.js';
 import { FileProcessor } from './file-processor.js';
 import { ensureFolders, userFolders, type UserFolders } from './folders.js';
+import { parkOrphanTickets } from './orphan-tickets.js';
 import { pruneOlderThan } from './outcome-files.js';
 import { UserSpool } from './user-spool.js';
 
@@ -178,7 +179,10 @@ export class SpoolWatcher {
       const byUser = new Map([...this.spools.values()].map((s) => [s.folders.user, s.folders]));
       try {
         await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
-        for (const f of byUser.values()) await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now());
+        for (const f of byUser.values()) {
+          await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now());
+          await parkOrphanTickets(f, this.clock.now(), this.log);
+        }
       } catch (err) {
         this.log.warn({ err: describeError(err) }, 'spool sweep failed');
       }

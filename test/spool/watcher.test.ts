@@ -40,7 +40,8 @@ describe('addressing', () => {
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567,15557654321 - Invoice 42.pdf')), 5000, 'done/');
     expect(files(h.folder()).filter((n) => !['done', 'failed', '.work'].includes(n))).toEqual([]);
     expect(await metricValue(h.metrics, 'faxgate_jobs_enqueued_total', { source: 'spool' })).toBe(1);
-    expect(await metricValue(h.metrics, 'faxgate_spool_files_total', { outcome: 'queued' })).toBe(1);
+    // counted once the move to done/ is complete
+    await waitFor(async () => (await metricValue(h!.metrics, 'faxgate_spool_files_total', { outcome: 'queued' })) === 1, 5000, 'queued count');
   });
 
   it('by ticket written before the document; the ticket goes to done/ with it', async () => {
@@ -105,7 +106,7 @@ describe('addressing', () => {
     expect(notes[0]).toMatchObject({ user: 'alice', payload: { file: 'letter.pdf' } });
     expect(notes[0]!.dedupeKey).toMatch(/^rejected:spool:[0-9a-f]{64}$/);
     expect(h.jobs()).toEqual([]);
-    expect(await metricValue(h.metrics, 'faxgate_spool_files_total', { outcome: 'refused' })).toBe(1);
+    await waitFor(async () => (await metricValue(h!.metrics, 'faxgate_spool_files_total', { outcome: 'refused' })) === 1, 5000, 'refused count');
   });
 
   it('a second refused file of the same name gets its own name and reason in failed/', async () => {
@@ -257,7 +258,7 @@ describe('crash safety and duplicates', () => {
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
     await waitFor(() => files(path.join(h!.folder(), 'done')).length === 2, 8000, 'second in done/');
     expect(h.jobs()).toHaveLength(1);
-    expect(await metricValue(h.metrics, 'faxgate_spool_files_total', { outcome: 'duplicate' })).toBe(1);
+    await waitFor(async () => (await metricValue(h!.metrics, 'faxgate_spool_files_total', { outcome: 'duplicate' })) === 1, 5000, 'duplicate count');
     // Different content under the same name is a new fax.
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('other content'));
     await waitFor(() => h!.jobs().length === 2, 8000, 'other content');
@@ -283,6 +284,17 @@ describe('crash safety and duplicates', () => {
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/\+1 555-123-4567: failed \(Busy\)/);
     expect(await readFile(path.join(h.folder(), 'failed', '15551234567 - doomed.pdf'), 'utf8')).toBe(PDF('doomed'));
     expect(existsSync(path.join(h.folder(), 'done', '15551234567 - doomed.pdf'))).toBe(false);
+  });
+
+  it('a ticket alone for over an hour goes to failed/ instead of addressing a later file', async () => {
+    let offset = 0;
+    h = await spoolHarness({ clock: { now: () => Date.now() + offset } });
+    await drop(h.folder(), 'invoice.pdf.json', JSON.stringify({ to: ['5551234567'] }));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(existsSync(path.join(h.folder(), 'invoice.pdf.json'))).toBe(true);
+    offset = 61 * 60_000;
+    await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'invoice.pdf.json')), 5000, 'orphan ticket parked');
+    expect(readFileSync(path.join(h.folder(), 'failed', 'invoice.pdf.json.reason.txt'), 'utf8')).toMatch(/without its document/);
   });
 
   it('updateUsers adds folders for new users and stops watching removed ones', async () => {
