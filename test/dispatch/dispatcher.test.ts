@@ -133,6 +133,20 @@ describe('Dispatcher with the emulator', () => {
     expect(faxes.map((f) => [f.status, f.scheduledDate])).toEqual([['scheduled', at]]);
   });
 
+  it('two jobs to one number: the second is dialled only after the first finished', async () => {
+    const s = await setup({ delayMs: 150 });
+    const a = (await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770999' }] }))).job;
+    const b = (await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770999' }] }))).job;
+    await s.dispatcher.runOnce();
+    expect(s.calls.get('sendFax')).toBe(1);
+    expect(s.store.getJob(b.id)!.recipients[0]!.state).toBe('queued');
+    await drain(s);
+    const ra = s.store.getJob(a.id)!.recipients[0]!;
+    const rb = s.store.getJob(b.id)!.recipients[0]!;
+    expect([ra.state, rb.state]).toEqual(['delivered', 'delivered']);
+    expect(rb.sentAt! >= ra.finishedAt!).toBe(true);
+  });
+
   it('a busy number ends failed with the reason after maxFaxTries', async () => {
     const s = await setup({ queue: { maxFaxTries: 3 } });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770000' }] }));
