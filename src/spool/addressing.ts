@@ -1,6 +1,7 @@
 // Where a spool file goes, first match wins: the sidecar ticket, then codes embedded in the
 // document's text, then the file name. The first source that names a destination decides the
-// recipients; subject, notes and cover come from the ticket, then the codes, then the name.
+// recipients; subject, notes and cover come from the ticket, then the codes, then the name
+// (the codes are not read at all when the ticket names the destination).
 import { FaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import { resolveContact } from '../intake/contact-lookup.js';

@@ -147,7 +147,10 @@ export class FileProcessor {
     const ticket = ticketResult?.ticket;
     if (ticketResult?.ignoredKeys.length) log.warn({ keys: ticketResult.ignoredKeys }, 'ticket keys ignored');
 
-    const codes = await this.readCodes(data, contentType, log);
+    // A ticket that names the destination wins outright: the text layer is not read (pdfjs is
+    // the costliest step of a pickup).
+    const ticketAddresses = ticket !== undefined && (ticket.to.length > 0 || ticket.recipientName !== undefined);
+    const codes = ticketAddresses ? undefined : await this.readCodes(data, contentType, log);
     if (codes?.problems.length) log.warn({ problems: codes.problems }, 'embedded codes not understood');
 
     let addressing;
