@@ -115,9 +115,10 @@ export class SmtpGateway {
       const server = this.makeServer();
       await new Promise<void>((resolve, reject) => {
         const onError = (err: Error): void => reject(new FaxgateError('CONFIG_INVALID', `smtp.listen ${entry}: ${err.message}`, { field: 'smtp.listen', cause: err }));
-        server.server.once('error', onError);
+        // smtp-server re-emits the listening socket's errors (EADDRINUSE...) on itself
+        server.once('error', onError);
         server.listen(port, host, () => {
-          server.server.off('error', onError);
+          server.off('error', onError);
           resolve();
         });
       });

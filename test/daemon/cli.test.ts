@@ -55,6 +55,22 @@ describe('faxgate CLI', () => {
     expect(r.stderr).toContain('users[0].apiKey');
   });
 
+  it('start with its SMTP port taken exits 2 naming smtp.listen (no crash, no stack)', async () => {
+    const net = await import('node:net');
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const f = configFile('busy.yaml', `api: {baseUrl: "https://127.0.0.1:9"}\ndata: ${dir}/busy\nsmtp: {listen: ["127.0.0.1:${port}"], domains: [fax.example.com]}\nusers:\n  - {name: a, email: a@example.com, apiKey: k}\n`);
+      const r = await runCli(['start', '--config', f]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/smtp\.listen 127\.0\.0\.1:\d+: listen EADDRINUSE/);
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('a missing config file exits 2 and says which', async () => {
     const r = await runCli(['status', '--config', path.join(dir, 'nope.yaml')]);
     expect(r.code).toBe(2);
