@@ -32,7 +32,9 @@ export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, o
     }
     return;
   }
-  const ok = ctx.store.fail(key(r), { reason: d.reason, sendId: opts.sendId, expect: opts.expect });
+  // An expired recipient carries our own code, so notifications can say "expired" without parsing text.
+  const fields = d.expired ? { errorCode: 'JOB_EXPIRED', errorInfo: d.reason } : undefined;
+  const ok = ctx.store.fail(key(r), { reason: d.reason, fields, sendId: opts.sendId, expect: opts.expect });
   if (ok) {
     log.warn({ to: r.number, reason: d.reason, expired: d.expired ?? false }, 'FAILED');
     ctx.metrics?.faxResults.inc({ state: 'failed' });

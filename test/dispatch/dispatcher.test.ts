@@ -260,3 +260,19 @@ describe('Dispatcher with the emulator', () => {
     expect(s.store.counts().recipients.sending).toBe(0);
   });
 });
+
+describe('maximum age', () => {
+  it('a recipient still failing temporarily past queue.maxAgeHours fails as expired, with our code and an outcome notice', async () => {
+    const s = await setup({ queue: { maxAgeHours: 0.0005 } });
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { errorRate: 1 });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557771234' }] }));
+    await drain(s);
+    const r = s.store.getJob(job.id)!.recipients[0]!;
+    expect(r.state).toBe('failed');
+    expect(r.errorCode).toBe('JOB_EXPIRED');
+    expect(r.lastError).toMatch(/^expired: not delivered within/);
+    expect(r.attempts).toBeGreaterThan(1);
+    expect(s.store.claimNotifications('t', 10, 1000).map((n) => n.dedupeKey)).toContain(`outcome:${job.id}`);
+    expect(await serviceFaxes()).toHaveLength(0);
+  });
+});
