@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LOG_COPY } from './test/log-copy.js';
 
 export default defineConfig({
   test: {
@@ -8,5 +9,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    globalSetup: ['test/global-setup.ts'],
+    // every logger (and every daemon the tests start) also writes here; checked for secrets after
+    env: { FAXGATE_LOG_COPY: LOG_COPY },
   },
 });

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher, FormData } from 'undici';
 import { FaxgateError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
+import { silentLogger, type Logger } from '../log/logger.js';
 import type { ApiCallObserver } from '../metrics/metrics.js';
 import { createFaxAgent, DEFAULT_TIMEOUT_MS } from './agent.js';
 import { FaxApiError } from './api-error.js';
@@ -68,7 +68,7 @@ export class FaxClient implements FaxApi {
   private readonly ownAgent: boolean;
   private readonly timeoutMs: number;
   private readonly observer?: ApiCallObserver;
-  private readonly log?: Logger;
+  private readonly log: Logger;
   private readonly now: () => number;
 
   constructor(opts: FaxClientOptions) {
@@ -90,7 +90,7 @@ export class FaxClient implements FaxApi {
     this.variant = opts.variant ?? 'a';
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.observer = opts.observer;
-    this.log = opts.logger;
+    this.log = opts.logger ?? silentLogger();
     this.now = opts.now ?? Date.now;
     this.ownAgent = !opts.dispatcher;
     this.dispatcher = opts.dispatcher ?? createFaxAgent({ caFile: opts.caFile, ca: opts.ca, timeoutMs: this.timeoutMs, connections: 4 });
@@ -331,7 +331,7 @@ export class FaxClient implements FaxApi {
       reported = true;
       const seconds = (performance.now() - started) / 1000;
       this.observer?.(call.op, status, seconds);
-      this.log?.debug({ op: call.op, method: call.method, path: call.path, status, ms: Math.round(seconds * 1000) }, 'api call');
+      this.log.debug({ op: call.op, method: call.method, path: call.path, status, ms: Math.round(seconds * 1000) }, 'api call');
     };
 
     let res: Dispatcher.ResponseData;

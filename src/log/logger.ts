@@ -24,23 +24,42 @@ export interface LogOptions {
   name?: string;
 }
 
-export function createLogger(opts: LogOptions = {}): Logger {
-  const options: LoggerOptions = {
-    name: opts.name ?? 'faxgate',
-    level: opts.level ?? 'info',
+function baseOptions(name: string, level: string): LoggerOptions {
+  return {
+    name,
+    level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  if (opts.destination) return pino(options, opts.destination);
+}
+
+/**
+ * FAXGATE_LOG_COPY=FILE appends a copy of every log line (also of loggers that are otherwise
+ * silent) to FILE. The test suite sets it and afterwards checks the file for secrets.
+ */
+function copyStream(): DestinationStream | null {
+  const file = process.env.FAXGATE_LOG_COPY;
+  return file ? pino.destination({ dest: file, append: true, sync: true, mkdir: true }) : null;
+}
+
+function withCopy(main: DestinationStream): DestinationStream {
+  const copy = copyStream();
+  return copy ? pino.multistream([{ stream: main, level: 'trace' }, { stream: copy, level: 'trace' }]) : main;
+}
+
+export function createLogger(opts: LogOptions = {}): Logger {
+  const options = baseOptions(opts.name ?? 'faxgate', opts.level ?? 'info');
+  if (opts.destination) return pino(options, withCopy(opts.destination));
   const pretty = opts.format === 'pretty' || (opts.format !== 'json' && process.stdout.isTTY === true);
   if (pretty) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:standard', ignore: 'pid,hostname' } } });
   }
-  return pino(options);
+  return pino(options, withCopy(pino.destination({ dest: 1, sync: true })));
 }
 
-/** A logger that drops everything (tests and tools that do not care). */
+/** A logger that drops everything (tests and tools that do not care), except into FAXGATE_LOG_COPY. */
 export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
+  const copy = copyStream();
+  return copy ? pino(baseOptions('faxgate', 'debug'), copy) : pino({ level: 'silent' });
 }
