@@ -116,7 +116,7 @@ export class InboundPoller {
       return;
     }
 
-    // oldest first, so that mails go out in the order the faxes arrived
+    // oldest first: queued (and claimed) in the order the faxes arrived
     for (const r of [...fresh].reverse()) {
       if (!isFinalStatus(r.status)) continue;
       const { id, duplicate } = this.opts.store.enqueueNotification({
