@@ -3,6 +3,7 @@
 // management network; it exposes no secrets and accepts no input.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseHostPort } from '../config/host-port.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -29,7 +30,7 @@ export class AdminServer {
   constructor(private readonly opts: AdminServerOptions) {}
 
   async listen(): Promise<{ host: string; port: number }> {
-    const { host, port } = splitHostPort(this.opts.listen);
+    const { host, port } = parseHostPort(this.opts.listen, 'admin.listen');
     const server = http.createServer((req, res) => {
       void this.handle(req, res);
     });
@@ -76,11 +77,4 @@ export class AdminServer {
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
-}
-
-/** "127.0.0.1:2525", "[::1]:25", "0.0.0.0:25" -> host and port. */
-export function splitHostPort(value: string): { host: string; port: number } {
-  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(value.trim());
-  if (!m) throw new Error(`expected host:port, got "${value}"`);
-  return { host: m[1]!, port: Number(m[2]) };
 }

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { maskSecrets } from '../config/load.js';
 import { describeError } from '../errors.js';
 import { hashPassword } from '../smtp/password.js';
-import { splitHostPort } from '../admin/server.js';
+import { parseHostPort } from '../config/host-port.js';
 import { findKey } from '../keys/rotate.js';
 import { loadContext, withClients, type GlobalOptions } from './context.js';
 
@@ -23,7 +23,7 @@ export function configCheckCommand(opts: GlobalOptions): void {
 type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
 
 function canBind(hostPort: string): Promise<string | null> {
-  const { host, port } = splitHostPort(hostPort);
+  const { host, port } = parseHostPort(hostPort, 'listen');
   return new Promise((resolve) => {
     const s = net.createServer();
     s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE' ? 'in use (is faxgate already running?)' : `${err.code ?? err.message}`));

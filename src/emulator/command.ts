@@ -2,15 +2,12 @@
 // listens and which keys exist (so scripts can read it); everything else is logged to stderr.
 import type { Command } from 'commander';
 import { createLogger } from '../log/logger.js';
+import { parseHostPort } from '../config/host-port.js';
 import { FaxgateError } from '../errors.js';
 import { startEmulator } from './index.js';
 
 export function parseListen(value: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(value.trim());
-  if (!m) throw new FaxgateError('USAGE', `--listen must be HOST:PORT, got "${value}"`);
-  const port = Number(m[3]);
-  if (port > 65535) throw new FaxgateError('USAGE', `--listen port ${port} is out of range`);
-  return { host: m[1] ?? m[2], port };
+  return parseHostPort(value, '--listen', 'USAGE');
 }
 
 export function registerEmulatorCommand(program: Command): void {

@@ -1,9 +1,9 @@
 // Builds the fax document the service would transmit: an optional generated cover page, then each
 // attachment in order (PDF pages copied, images one per page, text typeset). The type is decided
 // by the file's content first and its declared type second, so a renamed .docx is still refused.
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from '@cantoo/pdf-lib';
-import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
+import { FAXABLE_TYPES, readHead, sniffBuffer } from '../intake/file-type.js';
 import { invalid } from './api-error.js';
 import { decodeText, paginateText, toWinAnsi } from './text-pages.js';
 import { tiffToPngs } from './tiff.js';
@@ -35,15 +35,7 @@ export interface CoverInfo {
 
 /** The faxable type of a file, or an InvalidInputError that names the type found. */
 export async function attachmentType(a: AttachmentIn): Promise<string> {
-  const fh = await open(a.path, 'r');
-  let head: Buffer;
-  try {
-    const buf = Buffer.alloc(4096);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    head = buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
+  const head = await readHead(a.path);
   if (head.length === 0) throw invalid(`attachment "${a.filename}" is empty`);
   const sniffed = sniffBuffer(head);
   if (sniffed && FAXABLE_TYPES.has(sniffed)) return sniffed;

@@ -41,16 +41,20 @@ export function sniffBuffer(head: Buffer): string | null {
   return looksLikeText(head) ? 'text/plain' : null;
 }
 
-export async function sniffFileType(file: string): Promise<FileType> {
+/** The first bytes of a file, enough to tell its type. */
+export async function readHead(file: string, bytes = 4096): Promise<Buffer> {
   const fh = await open(file, 'r');
-  let head: Buffer;
   try {
-    const buf = Buffer.alloc(4096);
+    const buf = Buffer.alloc(bytes);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    head = buf.subarray(0, bytesRead);
+    return buf.subarray(0, bytesRead);
   } finally {
     await fh.close();
   }
+}
+
+export async function sniffFileType(file: string): Promise<FileType> {
+  const head = await readHead(file);
   if (head.length === 0) return { contentType: 'application/octet-stream', faxable: false, reason: 'the file is empty' };
   const type = sniffBuffer(head);
   if (type && FAXABLE_TYPES.has(type)) return { contentType: type, faxable: true };

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { systemClock, type Clock } from '../clock.js';
+import { parseHostPort } from '../config/host-port.js';
 import type { SmtpConfig, UserConfig } from '../config/schema.js';
 import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
@@ -48,12 +49,6 @@ const MAX_AUTH_FAILURES = 3;
 const MAX_RATE_STRIKES = 3;
 // Verified when the login is unknown, so that unknown and known users take the same time.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
-
-function parseListen(hostPort: string): { host: string; port: number } {
-  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(hostPort);
-  if (!m) throw new FaxgateError('CONFIG_INVALID', `smtp.listen entry "${hostPort}" is not host:port`, { field: 'smtp.listen' });
-  return { host: m[1]!, port: Number(m[2]) };
-}
 
 function isSystemError(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
@@ -111,7 +106,7 @@ export class SmtpGateway {
     await this.removeStaleIncoming();
     const out: Array<{ host: string; port: number }> = [];
     for (const entry of this.smtp.listen) {
-      const { host, port } = parseListen(entry);
+      const { host, port } = parseHostPort(entry, 'smtp.listen');
       const server = this.makeServer();
       await new Promise<void>((resolve, reject) => {
         const onError = (err: Error): void => reject(new FaxgateError('CONFIG_INVALID', `smtp.listen ${entry}: ${err.message}`, { field: 'smtp.listen', cause: err }));
