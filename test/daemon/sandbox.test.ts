@@ -146,6 +146,36 @@ describe('sandbox start (README quick start)', () => {
     expect(JSON.parse(s.stdout).api.ok).toBe(true);
   });
 
+  it('faxgate send --wait shows progress and exits 0 once delivered; job, history, contacts and download work', async () => {
+    const file = path.join(cwd, 'letter.pdf');
+    writeFileSync(file, await makePdf('Sent from the command line'));
+    const sent = await runCli(['send', '--to', '+1 (555) 123-4570', '--subject', 'CLI fax', '--cover', file, '--wait'], { cwd, timeoutMs: 60_000 });
+    expect(sent.code, sent.stderr).toBe(0);
+    const id = /queued as (\S+)/.exec(sent.stdout)![1]!;
+    expect(sent.stderr).toMatch(new RegExp(`${id} delivered: \\+1 555-123-4570 delivered`));
+
+    const shown = await runCli(['job', id], { cwd });
+    expect(shown.stdout).toMatch(/state\s+delivered/);
+    expect(shown.stdout).toMatch(/cover\s+yes, subject "CLI fax"/);
+    const messageId = /message (\S+)/.exec(shown.stdout)![1]!;
+
+    const hist = await runCli(['history', '--json'], { cwd });
+    expect(hist.code).toBe(0);
+    expect((JSON.parse(hist.stdout) as { rows: Array<{ messageId: string }> }).rows.map((r) => r.messageId)).toContain(messageId);
+
+    const contacts = await runCli(['contacts', 'list'], { cwd });
+    expect(contacts.stdout).toContain('Acme Billing');
+
+    const out = path.join(cwd, 'fax.pdf');
+    const dl = await runCli(['download', messageId, '-o', out], { cwd });
+    expect(dl.code, dl.stderr).toBe(0);
+    expect(readFileSync(out).subarray(0, 5).toString()).toBe('%PDF-');
+
+    const bad = await runCli(['send', '--to', 'not-a-number', file], { cwd });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('contains characters other than digits');
+  }, 120_000);
+
   it('stops cleanly on SIGTERM and never logs a key', async () => {
     const code = await stop(run);
     expect(code).toBe(0);
