@@ -97,7 +97,20 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
   let text = '';
   let html = '';
 
+  // Whatever a hostile message makes mailparser hand us, a throw in this handler must become a
+  // parse error of this message, never an uncaught exception of the whole process.
   parser.on('data', (data: AttachmentStream | MessageText) => {
+    try {
+      onData(data);
+    } catch (err) {
+      if (data.type === 'attachment') {
+        data.content.resume();
+        data.release?.();
+      }
+      parser.destroy(err as Error);
+    }
+  });
+  const onData = (data: AttachmentStream | MessageText): void => {
     if (data.type === 'text') {
       text = (data.text ?? '').slice(0, MAX_BODY_CHARS);
       html = typeof data.html === 'string' ? data.html.slice(0, MAX_BODY_CHARS) : '';
@@ -105,10 +118,12 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
     }
     const index = parts.length;
     const file = path.join(partsDir, `part-${String(index).padStart(3, '0')}`);
+    // an empty "Content-Type:" header reaches us as something other than a string
+    const contentType = (typeof data.contentType === 'string' && data.contentType ? data.contentType : 'application/octet-stream').toLowerCase();
     const part: ExtractedPart = {
       path: file,
-      filename: (data.filename ?? '').trim() || defaultName(data.contentType, index),
-      contentType: (data.contentType || 'application/octet-stream').toLowerCase(),
+      filename: (typeof data.filename === 'string' ? data.filename : '').trim() || defaultName(contentType, index),
+      contentType,
       bytes: 0,
       inline: data.contentDisposition === 'inline' || data.related === true,
       index,
@@ -123,7 +138,7 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
     writes.push(
       (recode ? pipeline(data.content, recode, sink) : pipeline(data.content, sink)).finally(() => data.release?.()),
     );
-  });
+  };
 
   // pipeline settles on the parser's 'finish'; the text arrives with its 'end'. A parser error
   // (e.g. "Max allowed child nodes exceeded") rejects both: it is reported through pipeline, so
