@@ -243,7 +243,7 @@ export class Gateway {
     this.log.info('STOPPING: no new mail or files, finishing sends in flight');
     await step('smtp', () => this.smtp?.close({ timeoutMs: Math.min(5000, left()) }));
     await step('spool', () => this.spool?.stop());
-    this.keyWatch?.stop();
+    await step('keys', () => this.keyWatch?.stop());
     await step('dispatcher', () => this.dispatcher.stop({ timeoutMs: left() }));
     await step('inbound', () => this.inbound?.stop());
     await step('notifier', () => this.notifier?.stop());

@@ -8,6 +8,7 @@ import { describeError } from '../errors.js';
 import { FaxClient } from '../fax/client.js';
 import type { FaxApi } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
+import { Periodic } from '../periodic.js';
 import type { QueueStore } from '../store/types.js';
 import { saveOverride } from './key-overrides.js';
 import { createReplacementKey, findKey } from './rotate.js';
@@ -33,34 +34,35 @@ export interface KeyWatchOptions {
 }
 
 export class KeyWatch {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly loop: Periodic<void>;
 
-  constructor(private readonly opts: KeyWatchOptions) {}
-
-  start(): void {
-    const every = this.opts.intervalMs ?? 6 * 3_600_000;
-    const tick = () => {
-      this.running = this.runOnce().catch((err) => this.opts.logger.warn({ err: describeError(err) }, 'key expiry check failed'));
-    };
-    this.timer = setTimeout(function again(this: KeyWatch) {
-      tick();
-      this.timer = setTimeout(again.bind(this), every);
-      this.timer.unref();
-    }.bind(this), 10_000);
-    this.timer.unref();
+  constructor(private readonly opts: KeyWatchOptions) {
+    this.loop = new Periodic(() => this.checkAll(), {
+      intervalMs: opts.intervalMs ?? 6 * 3_600_000,
+      firstDelayMs: 10_000,
+      unref: true,
+      onError: (err) => opts.logger.warn({ err: describeError(err) }, 'key expiry check failed'),
+    });
   }
 
-  stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+  start(): void {
+    this.loop.start();
+  }
+
+  /** Waits for a check (or rotation) in flight, so the store is not closed under it. */
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private client(token: string): FaxApi {
     return new FaxClient({ baseUrl: this.opts.baseUrl, apiKey: token, dispatcher: this.opts.agent });
   }
 
-  async runOnce(): Promise<void> {
+  runOnce(): Promise<void> {
+    return this.loop.runOnce();
+  }
+
+  private async checkAll(): Promise<void> {
     const admin = this.client(this.opts.adminKey);
     const now = this.opts.clock.now();
     for (const user of this.opts.users()) {

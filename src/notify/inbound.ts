@@ -10,6 +10,7 @@ import { describeError } from '../errors.js';
 import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
 import type { Logger } from '../log/logger.js';
+import { Periodic } from '../periodic.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
 import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from './inbound-cursor.js';
@@ -41,9 +42,7 @@ export class InboundPoller {
   private users: UserConfig[];
   private readonly log: Logger;
   private readonly clock: Clock;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly loop: Periodic<void>;
   /** Users whose last poll failed, so a long outage logs once, not every interval. */
   private readonly failing = new Set<string>();
 
@@ -51,26 +50,18 @@ export class InboundPoller {
     this.users = opts.users;
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
+    this.loop = new Periodic(() => this.pollAll(), {
+      intervalMs: opts.notify.inbound.intervalMs,
+      onError: (err) => this.log.error({ err: describeError(err) }, 'inbound poll failed'),
+    });
   }
 
   start(): void {
-    if (this.timer || this.stopped) return;
-    const tick = () => {
-      this.timer = null;
-      this.runOnce()
-        .catch((err) => this.log.error({ err: describeError(err) }, 'inbound poll failed'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.opts.notify.inbound.intervalMs);
-        });
-    };
-    this.timer = setTimeout(tick, 0);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running?.catch(() => {});
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   updateUsers(users: UserConfig[]): void {
@@ -79,13 +70,12 @@ export class InboundPoller {
 
   /** One look at every user's inbound history. */
   runOnce(): Promise<void> {
-    if (!this.running) this.running = this.pollAll().finally(() => (this.running = null));
-    return this.running;
+    return this.loop.runOnce();
   }
 
   private async pollAll(): Promise<void> {
     for (const user of this.users) {
-      if (this.stopped) return;
+      if (this.loop.stopped) return;
       try {
         await this.pollUser(user.name);
         if (this.failing.delete(user.name)) this.log.info({ user: user.name }, 'inbound history readable again');

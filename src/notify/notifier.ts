@@ -14,6 +14,7 @@ import type { FaxApi, User } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { Periodic } from '../periodic.js';
 import type { Job, Notification, QueueStore } from '../store/types.js';
 import type { ComposedMail } from './composed-mail.js';
 import { downloadToTemp, type DownloadedFax } from './fax-download.js';
@@ -60,9 +61,7 @@ export class Notifier {
   private readonly prefs: PreferenceReader;
   private readonly owner = `notify:${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private users: UserConfig[];
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<number> | null = null;
-  private stopped = false;
+  private readonly loop: Periodic<number>;
 
   constructor(private readonly opts: NotifierOptions) {
     this.store = opts.store;
@@ -71,26 +70,18 @@ export class Notifier {
     this.clock = opts.clock ?? systemClock;
     this.transport = opts.transport ?? createTransport(opts.notify.transport, opts.logger);
     this.prefs = new PreferenceReader(opts.logger);
+    this.loop = new Periodic(() => this.drain(), {
+      intervalMs: opts.pollMs ?? 1000,
+      onError: (err) => this.log.error({ err: describeError(err) }, 'notification run failed'),
+    });
   }
 
   start(): void {
-    if (this.timer || this.stopped) return;
-    const tick = () => {
-      this.timer = null;
-      this.runOnce()
-        .catch((err) => this.log.error({ err: describeError(err) }, 'notification run failed'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.opts.pollMs ?? 1000);
-        });
-    };
-    this.timer = setTimeout(tick, 0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running?.catch(() => 0);
+    await this.loop.stop();
     this.transport.close();
   }
 
@@ -101,8 +92,7 @@ export class Notifier {
   /** Sends (or skips, or defers) everything due now; returns how many notifications were handled. */
   runOnce(): Promise<number> {
     // one drain at a time: the timer and a test (or a second caller) share it
-    if (!this.running) this.running = this.drain().finally(() => (this.running = null));
-    return this.running;
+    return this.loop.runOnce();
   }
 
   private async drain(): Promise<number> {
@@ -111,7 +101,7 @@ export class Notifier {
       const batch = this.store.claimNotifications(this.owner, BATCH, LEASE_MS);
       await Promise.all(batch.map((n) => this.handle(n)));
       handled += batch.length;
-      if (batch.length < BATCH || this.stopped) return handled;
+      if (batch.length < BATCH || this.loop.stopped) return handled;
     }
   }
 
