@@ -3,15 +3,6 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await fsp.open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
 /** Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per folder). */
 export async function placeFile(src: string, dest: string, move: boolean): Promise<number> {
   const tmp = path.join(path.dirname(dest), `.tmp-${path.basename(dest)}`);
