@@ -41,6 +41,16 @@ export function openStore(ctx: CliContext): Store {
   return Store.open({ dataDir: ctx.config.data });
 }
 
+/** Opens the store for one command and closes it whatever happens. */
+export async function withStore<T>(ctx: CliContext, fn: (store: Store) => T | Promise<T>): Promise<T> {
+  const store = openStore(ctx);
+  try {
+    return await fn(store);
+  } finally {
+    store.close();
+  }
+}
+
 /** Base URL, CA and admin key of the service this config talks to (the sandbox's from its data folder). */
 export function serviceOf(ctx: CliContext): { baseUrl: string; caFile?: string; adminKey?: string } {
   if (ctx.config.api.baseUrl === 'sandbox') {

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { FaxgateError } from '../errors.js';
 import { formatFaxNumber, normalizeFaxNumber } from '../intake/fax-number.js';
 import { sniffFileType } from '../intake/file-type.js';
-import { FINAL_JOB_STATES, JOB_STATES, type Job, type JobState } from '../store/types.js';
-import { loadContext, openStore, pickUser, printJson, printTable, withClients, type GlobalOptions } from './context.js';
+import { FINAL_JOB_STATES, JOB_STATES, type Job, type JobState, type NewDocument } from '../store/types.js';
+import type { Store } from '../store/store.js';
+import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
 
 /** The JSON shape of contract §1 (plus the detail operators want). */
 export function jobJson(j: Job) {
@@ -45,26 +46,21 @@ function checkState(s: string | undefined): JobState | undefined {
   return s as JobState;
 }
 
-export function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: string }): void {
-  const ctx = loadContext(opts);
-  const store = openStore(ctx);
-  try {
-    const jobs = store.listJobs({ state: checkState(opts.state), user: opts.user, limit: opts.limit ? Number(opts.limit) : 200 });
+export async function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: string }): Promise<void> {
+  const state = checkState(opts.state);
+  await withStore(loadContext(opts), (store) => {
+    const jobs = store.listJobs({ state, user: opts.user, limit: opts.limit ? Number(opts.limit) : 200 });
     if (opts.json) return printJson(jobs.map(jobJson));
     if (jobs.length === 0) return void process.stdout.write('no jobs\n');
     printTable(
       ['JOB', 'STATE', 'SOURCE', 'USER', 'CREATED', 'RECIPIENTS'],
       jobs.map((j) => [j.id, j.state, j.source, j.user, j.createdAt.replace('T', ' ').slice(0, 19), j.recipients.map((r) => `${formatFaxNumber(r.number)} ${r.state}`).join(', ')]),
     );
-  } finally {
-    store.close();
-  }
+  });
 }
 
-export function jobCommand(id: string, opts: GlobalOptions): void {
-  const ctx = loadContext(opts);
-  const store = openStore(ctx);
-  try {
+export async function jobCommand(id: string, opts: GlobalOptions): Promise<void> {
+  await withStore(loadContext(opts), (store) => {
     const job = store.getJob(id);
     if (!job) throw new FaxgateError('JOB_NOT_FOUND', `no job ${id}`);
     if (opts.json) return printJson(jobJson(job));
@@ -87,21 +83,15 @@ export function jobCommand(id: string, opts: GlobalOptions): void {
       ),
     ];
     process.stdout.write(`${out.filter(Boolean).join('\n')}\n`);
-  } finally {
-    store.close();
-  }
+  });
 }
 
-export function jobOpCommand(op: 'retry' | 'cancel' | 'hold' | 'release', id: string, opts: GlobalOptions): void {
-  const ctx = loadContext(opts);
-  const store = openStore(ctx);
-  try {
+export async function jobOpCommand(op: 'retry' | 'cancel' | 'hold' | 'release', id: string, opts: GlobalOptions): Promise<void> {
+  await withStore(loadContext(opts), (store) => {
     const job = store[op](id);
     if (opts.json) return printJson(jobJson(job));
     process.stdout.write(`${job.id}: ${job.state}\n`);
-  } finally {
-    store.close();
-  }
+  });
 }
 
 export interface SendOptions extends GlobalOptions {
@@ -123,7 +113,7 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
     return { number: n.e164 };
   });
   if (recipients.length === 0) throw new FaxgateError('USAGE', 'give at least one --to NUMBER');
-  const documents = [];
+  const documents: NewDocument[] = [];
   for (const f of files) {
     if (!existsSync(f) || !statSync(f).isFile()) throw new FaxgateError('USAGE', `${f}: no such file`);
     const type = await sniffFileType(f);
@@ -134,39 +124,26 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   if (documents.length === 0 && !opts.subject && !opts.notes && opts.cover !== true) {
     throw new FaxgateError('NOTHING_TO_FAX', 'nothing to fax: give a file, or --cover with --subject/--notes');
   }
-  const store = openStore(ctx);
-  let job: Job;
-  try {
-    job = (
-      await store.enqueue({
-        source: 'cli',
-        user: user.name,
-        recipients,
-        documents,
-        cover: { enabled: cover, subject: opts.subject, notes: opts.notes },
-        meta: { origin: { command: 'faxgate send' } },
-      })
-    ).job;
-  } finally {
-    store.close();
-  }
-  process.stdout.write(opts.json && !opts.wait ? `${JSON.stringify(jobJson(job))}\n` : `queued as ${job.id}\n`);
-  if (!opts.wait) return 0;
-  return waitForJob(ctx.config.data, job.id, opts);
+  return withStore(ctx, async (store) => {
+    const { job } = await store.enqueue({
+      source: 'cli',
+      user: user.name,
+      recipients,
+      documents,
+      cover: { enabled: cover, subject: opts.subject, notes: opts.notes },
+      meta: { origin: { command: 'faxgate send' } },
+    });
+    process.stdout.write(opts.json && !opts.wait ? `${JSON.stringify(jobJson(job))}\n` : `queued as ${job.id}\n`);
+    return opts.wait ? waitForJob(store, job.id, opts) : 0;
+  });
 }
 
-async function waitForJob(dataDir: string, id: string, opts: SendOptions): Promise<number> {
-  const ctx = loadContext(opts);
+/** Shows each change of the job's recipients until it is final; exit code 0 only if delivered. */
+async function waitForJob(store: Store, id: string, opts: SendOptions): Promise<number> {
   let last = '';
   for (;;) {
-    const store = openStore(ctx);
-    let job: Job | null;
-    try {
-      job = store.getJob(id);
-    } finally {
-      store.close();
-    }
-    if (!job) throw new FaxgateError('JOB_NOT_FOUND', `job ${id} disappeared from ${dataDir}`);
+    const job = store.getJob(id);
+    if (!job) throw new FaxgateError('JOB_NOT_FOUND', `job ${id} disappeared from the queue`);
     const line = job.recipients.map((r) => `${formatFaxNumber(r.number)} ${r.state}${r.errorInfo ? ` (${r.errorInfo})` : ''}`).join(', ');
     if (line !== last) {
       process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${job.id} ${job.state}: ${line}\n`);
@@ -182,13 +159,7 @@ async function waitForJob(dataDir: string, id: string, opts: SendOptions): Promi
 
 export async function statusCommand(opts: GlobalOptions): Promise<number> {
   const ctx = loadContext(opts);
-  const store = openStore(ctx);
-  let counts;
-  try {
-    counts = store.counts();
-  } finally {
-    store.close();
-  }
+  const counts = await withStore(ctx, (store) => store.counts());
   let api: { ok: boolean; detail?: string };
   try {
     await withClients(ctx, async (c) => {
