@@ -2,10 +2,10 @@
 // notifier, spool, SMTP -> admin. Start order is inside-out (the queue exists before anything
 // can put work in it); shutdown is outside-in (stop accepting, then drain, then close the store).
 import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import type { Dispatcher as HttpDispatcher } from 'undici';
 import { AdminServer, type HealthReport } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';
+import { outboxDir } from './config/load.js';
 import type { Config, UserConfig } from './config/schema.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { describeError } from './errors.js';
@@ -140,8 +140,7 @@ export class Gateway {
     if (this.smtp) this.addresses.smtp = await this.smtp.listen();
     if (this.admin) this.addresses.admin = await this.admin.listen();
     this.keyWatch?.start();
-    const transport = this.config.notify?.transport ?? '';
-    this.addresses.outbox = transport.startsWith('outbox:') ? transport.slice('outbox:'.length) : null;
+    this.addresses.outbox = outboxDir(this.config);
     this.log.info({ smtp: this.addresses.smtp, admin: this.addresses.admin, spool: this.addresses.spoolRoot, users: this.users.length }, 'STARTED');
     return this.addresses;
   }
@@ -252,9 +251,4 @@ export class Gateway {
     await step('http', () => this.agent.close());
     this.log.info('STOPPED');
   }
-}
-
-export function outboxDir(config: Config): string | null {
-  const t = config.notify?.transport ?? '';
-  return t.startsWith('outbox:') ? path.resolve(t.slice('outbox:'.length)) : null;
 }

@@ -1,9 +1,8 @@
 // `config check`, `doctor`, `passwd`: the admin's checks before and after a deployment.
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { stringify } from 'yaml';
-import { maskSecrets } from '../config/load.js';
+import { maskSecrets, outboxDir } from '../config/load.js';
 import { describeError } from '../errors.js';
 import { hashPassword } from '../smtp/password.js';
 import { parseHostPort } from '../config/host-port.js';
@@ -48,7 +47,8 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   const checks: Check[] = [{ name: 'config', ok: true, detail: ctx.configFile ?? 'built-in sandbox config' }];
   checks.push(folderCheck('data folder', c.data));
   if (c.spool) checks.push(folderCheck('spool root', c.spool.root));
-  if (c.notify?.transport.startsWith('outbox:')) checks.push(folderCheck('outbox', path.resolve(c.notify.transport.slice(7))));
+  const outbox = outboxDir(c);
+  if (outbox) checks.push(folderCheck('outbox', outbox));
   for (const addr of [...(c.smtp?.listen ?? []), ...(c.admin ? [c.admin.listen] : [])]) {
     const problem = await canBind(addr);
     checks.push({ name: `listen ${addr}`, ok: problem === null, detail: problem ?? 'free', warn: problem?.startsWith('in use') });

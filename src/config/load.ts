@@ -129,6 +129,12 @@ function resolvePaths(c: Config, base: string): Config {
   };
 }
 
+/** The folder of an `outbox:DIR` notification transport, or null for an SMTP transport. */
+export function outboxDir(config: Config): string | null {
+  const t = config.notify?.transport ?? '';
+  return t.startsWith('outbox:') ? path.resolve(t.slice('outbox:'.length)) : null;
+}
+
 /** A deep copy with every secret replaced by "****" (and passwords in transport URLs hidden). */
 export function maskSecrets<T>(value: T): T {
   const secretKeys = new Set<string>(SECRET_KEYS);
