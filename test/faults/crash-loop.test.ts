@@ -96,7 +96,10 @@ describe('crash loop', () => {
       for (const m of mails.filter((x) => !x.accepted)) await send(m);
       await waitUntil(
         () => {
-          const left = readdirSync(path.join(rig.spoolRoot, 'alice')).filter((f) => f.endsWith('.pdf'));
+          // files still in the folder, or claimed into .work/ but not yet queued (the daemon retries
+          // those), are not done: wait for both to drain
+          const folder = path.join(rig.spoolRoot, 'alice');
+          const left = [...readdirSync(folder), ...readdirSync(path.join(folder, '.work'))].filter((f) => f.endsWith('.pdf'));
           if (left.length > 0) return false;
           const store = Store.open({ dataDir: rig.dataDir });
           try {
@@ -121,6 +124,13 @@ describe('crash loop', () => {
       `crash loop: kills ${KILLS}, mails ${mails.length} (${mails.filter((m) => m.accepted).length} got 250), spool files ${spoolNumbers.size}, ` +
         `recipients accepted ${t.accepted}, faxed ${t.faxed}, lost ${t.lost.length}, duplicated ${t.duplicated.length}, faxes at the service ${faxes.length}\n`,
     );
+    if (t.lost.length > 0) {
+      // say where the lost ones are, for the report
+      const folder = path.join(rig.spoolRoot, 'alice');
+      for (const sub of ['.', '.work', 'done', 'failed']) process.stdout.write(`  ${sub}: ${readdirSync(path.join(folder, sub)).filter((f) => t.lost.some((n) => f.includes(n.slice(1)))).join(' ')}\n`);
+      const lines = daemon.out.text.split('\n').filter((l) => t.lost.some((n) => l.includes(n.slice(1))));
+      process.stdout.write(`${lines.slice(-20).join('\n')}\n`);
+    }
     expect(mails.filter((m) => !m.accepted)).toEqual([]);
     expect(t.lost).toEqual([]);
     expect(t.duplicated).toEqual([]);
