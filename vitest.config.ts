@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { LOG_COPY } from './test/log-copy.js';
+import { LOG_COPY, MAIL_COPY } from './test/log-copy.js';
 
 export default defineConfig({
   test: {
@@ -10,7 +10,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     globalSetup: ['test/global-setup.ts'],
-    // every logger (and every daemon the tests start) also writes here; checked for secrets after
-    env: { FAXGATE_LOG_COPY: LOG_COPY },
+    // every logger and every notification transport (also in the daemons the tests start) writes a
+    // copy here; scripts/check-log-secrets.mjs checks both for secrets after the run
+    env: { FAXGATE_LOG_COPY: LOG_COPY, FAXGATE_MAIL_COPY: MAIL_COPY },
   },
 });

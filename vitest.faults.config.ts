@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { FAULTS_LOG_COPY, FAULTS_MAIL_COPY } from './test/log-copy.js';
 
 // The fault suite: long-running crash, outage and hostile-input tests (`npm run test:faults`).
 // FAXGATE_FAULTS_SHORT=1 runs a shortened form (used by .ci/run).
@@ -10,5 +11,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 1,
     fileParallelism: false,
+    globalSetup: ['test/global-setup.ts'],
+    // as in the main suite: the secret check reads these after the run
+    env: { FAXGATE_LOG_COPY: FAULTS_LOG_COPY, FAXGATE_MAIL_COPY: FAULTS_MAIL_COPY },
   },
 });

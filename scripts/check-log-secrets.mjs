@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// After the test suite: every log line any test or daemon wrote (FAXGATE_LOG_COPY) must be free of
-// the secrets the tests use. Fails when one appears, and when the copy is suspiciously empty (a
-// check that read nothing would prove nothing).
+// After a test suite: every log line any test or daemon wrote (FAXGATE_LOG_COPY) and every
+// notification mail they handed over (FAXGATE_MAIL_COPY) must be free of the secrets the tests
+// use. Fails when one appears, and when a copy is suspiciously small (a check that read nothing
+// would prove nothing).
+//   node scripts/check-log-secrets.mjs LOGS.jsonl MIN_LINES [MAILS.jsonl MIN_MAILS]
 import { existsSync, readFileSync } from 'node:fs';
 
-const file = process.argv[2];
 const SECRETS = [
   'test-admin-key', 'alice-print-key', 'alice-base-key', 'bob-print-key', // test/helpers/emulator.ts
   'sandbox-demo-key', // src/sandbox.ts
@@ -15,24 +16,29 @@ const PATTERNS = [
   [/"authorization":"Basic (?!\[redacted\])/i, 'an Authorization header'],
 ];
 
-if (!file || !existsSync(file)) {
-  console.error(`check-log-secrets: no log copy at ${file} (was FAXGATE_LOG_COPY set for the tests?)`);
-  process.exit(1);
+const [logFile, minLogs = '1000', mailFile, minMails = '1'] = process.argv.slice(2);
+
+function check(file, min, what) {
+  if (!file || !existsSync(file)) return [`no ${what} copy at ${file} (was the FAXGATE_*_COPY variable set for the tests?)`];
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const found = [];
+  for (const s of SECRETS) {
+    const n = lines.filter((l) => l.includes(s)).length;
+    if (n) found.push(`${n} ${what}(s) contain the test secret "${s}"`);
+  }
+  for (const [re, desc] of PATTERNS) {
+    const n = lines.filter((l) => re.test(l)).length;
+    if (n) found.push(`${n} ${what}(s) contain ${desc}`);
+  }
+  if (lines.length < Number(min)) found.push(`only ${lines.length} ${what}(s) were captured (expected at least ${min}): the copy is not working`);
+  counts.push(`${lines.length} ${what}s`);
+  return found;
 }
-const text = readFileSync(file, 'utf8');
-const lines = text.split('\n').filter(Boolean);
-const found = [];
-for (const s of SECRETS) {
-  const n = lines.filter((l) => l.includes(s)).length;
-  if (n) found.push(`${n} line(s) contain the test secret "${s}"`);
-}
-for (const [re, what] of PATTERNS) {
-  const n = lines.filter((l) => re.test(l)).length;
-  if (n) found.push(`${n} line(s) contain ${what}`);
-}
-if (lines.length < 1000) found.push(`only ${lines.length} log lines were captured: the copy is not working`);
+
+const counts = [];
+const found = [...check(logFile, minLogs, 'log line'), ...(mailFile ? check(mailFile, minMails, 'notification mail') : [])];
 if (found.length) {
   console.error(`check-log-secrets: FAILED\n  ${found.join('\n  ')}`);
   process.exit(1);
 }
-console.log(`check-log-secrets: ${lines.length} log lines from the whole test run, no API key, password or Authorization header in any`);
+console.log(`check-log-secrets: ${counts.join(' and ')} from the whole run; no API key, password or Authorization header in any`);

@@ -1,9 +1,14 @@
-// Starts each run with an empty log copy, so the secret check reads only this run's lines.
+// Starts each run with empty log and mail copies, so the secret check reads only this run's lines.
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { LOG_COPY } from './log-copy.js';
+import type { TestProject } from 'vitest/node';
 
-export default function setup(): void {
-  mkdirSync(path.dirname(LOG_COPY), { recursive: true });
-  rmSync(LOG_COPY, { force: true });
+export default function setup(project: TestProject): void {
+  const env = project.config.env ?? {};
+  for (const key of ['FAXGATE_LOG_COPY', 'FAXGATE_MAIL_COPY']) {
+    const file = env[key];
+    if (typeof file !== 'string') continue;
+    mkdirSync(path.dirname(file), { recursive: true });
+    rmSync(file, { force: true });
+  }
 }

@@ -5,6 +5,7 @@
 import type { SendMailOptions } from 'nodemailer';
 import { FaxgateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { withMailCopy } from './mail-copy.js';
 import { OutboxTransport } from './outbox-transport.js';
 import { maskUrl, SmtpRelayTransport } from './smtp-transport.js';
 
@@ -22,8 +23,8 @@ export function createTransport(spec: string, logger: Logger): MailTransport {
   if (spec.startsWith('outbox:')) {
     const dir = spec.slice('outbox:'.length);
     if (!dir) throw new FaxgateError('CONFIG_INVALID', 'notify.transport "outbox:" needs a folder, e.g. outbox:/var/lib/faxgate/outbox', { field: 'notify.transport' });
-    return new OutboxTransport(dir);
+    return withMailCopy(new OutboxTransport(dir));
   }
-  if (/^smtps?:\/\//i.test(spec)) return new SmtpRelayTransport(spec, logger);
+  if (/^smtps?:\/\//i.test(spec)) return withMailCopy(new SmtpRelayTransport(spec, logger));
   throw new FaxgateError('CONFIG_INVALID', `notify.transport must be smtp://, smtps:// or outbox:DIR, not "${maskUrl(spec)}"`, { field: 'notify.transport' });
 }
