@@ -78,6 +78,8 @@ export class Gateway {
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics };
 
     this.dispatcher = new Dispatcher({ ...common, api: config.api, queue: config.queue, logger: this.log.child({ component: 'dispatch' }) });
+    // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
+    this.store.onEnqueued(() => this.dispatcher.wake());
     this.notifier = config.notify
       ? new Notifier({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'notify' }) })
       : null;

@@ -101,6 +101,11 @@ export class Dispatcher {
       });
   }
 
+  /** New work was queued in this process: claim it now instead of at the next tick. */
+  wake(): void {
+    this.kick();
+  }
+
   /** A send finished, so there is room in the gate: look for more work soon instead of at the next tick. */
   private kick(): void {
     if (!this.started || this.stopped) return;

@@ -68,6 +68,7 @@ export class Store implements QueueStore {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly dedupeWindowMs: number;
+  private readonly enqueuedListeners = new Set<(job: Job) => void>();
   private closed = false;
 
   static open(opts: StoreOptions): Store {
@@ -173,7 +174,14 @@ export class Store implements QueueStore {
       throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
     }
     if (result.duplicate) await fsp.rm(dir, { recursive: true, force: true });
+    else for (const fn of this.enqueuedListeners) fn(result.job);
     return result;
+  }
+
+  /** Called after each new job is committed (not for duplicates): the daemon wakes its dispatcher. */
+  onEnqueued(fn: (job: Job) => void): () => void {
+    this.enqueuedListeners.add(fn);
+    return () => this.enqueuedListeners.delete(fn);
   }
 
   private findDuplicate(key: string): Job | null {

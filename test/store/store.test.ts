@@ -73,6 +73,17 @@ describe('enqueue', () => {
     expect(later.job.id).not.toBe(first.job.id);
   });
 
+  it('tells onEnqueued listeners of each new job after it is committed, not of duplicates', async () => {
+    t = tempStore();
+    const seen: Array<{ id: string; stored: boolean }> = [];
+    const off = t.store.onEnqueued((job) => seen.push({ id: job.id, stored: t.store.getJob(job.id) !== null }));
+    const first = await t.store.enqueue(newJob(t.dir, { dedupeKey: 'mail:<wake@b>' }));
+    await t.store.enqueue(newJob(t.dir, { dedupeKey: 'mail:<wake@b>' }));
+    off();
+    await t.store.enqueue(newJob(t.dir));
+    expect(seen).toEqual([{ id: first.job.id, stored: true }]);
+  });
+
   it('keeps corrupt input with its reason and enqueues one rejected notice', async () => {
     t = tempStore();
     const orig = docFile(t.dir, 'garbage');
