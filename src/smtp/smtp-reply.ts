@@ -17,8 +17,20 @@ export function replyError(reply: string): ReplyError {
 /** Codes whose reply blames the message or the sender; everything else is our trouble (451). */
 const MESSAGE_FAULTS = new Set(['BAD_NUMBER', 'UNKNOWN_CONTACT', 'NOTHING_TO_FAX', 'UNSUPPORTED_TYPE', 'SENDER_NOT_ALLOWED', 'RELAY_DENIED', 'TOO_MANY_RECIPIENTS', 'TOO_LARGE', 'NO_DESTINATION']);
 
+const STORAGE_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
+/** Whether a system error in the cause chain says the disk (or quota) is full. */
+function storageFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth += 1) {
+    if (STORAGE_FULL.has(String((e as NodeJS.ErrnoException).code))) return true;
+  }
+  return false;
+}
+
 /** The reply for anything thrown while handling a message: never a 5xx for our own fault. */
 export function replyFor(err: unknown): string {
+  // A full disk is told as such (RFC 3463 4.3.1, as Postfix does): the client keeps the mail and retries.
+  if (storageFull(err)) return '452 4.3.1 Insufficient system storage, please try again later';
   if (isFaxgateError(err)) {
     if (err.smtpReply && (MESSAGE_FAULTS.has(err.code) || err.smtpReply.startsWith('4'))) return err.smtpReply;
     if (err.code === 'SHUTTING_DOWN') return '421 4.3.2 The fax gateway is shutting down, try again later';
