@@ -91,6 +91,7 @@ describe('crash loop', () => {
     }
 
     daemon = await startDaemon(rig);
+    let claimedButNotQueued = 0;
     try {
       for (const m of mails.filter((x) => !x.accepted)) await send(m);
       for (const m of mails.filter((x) => !x.accepted)) await send(m);
@@ -99,14 +100,19 @@ describe('crash loop', () => {
           // files still in the folder, or claimed into .work/ but not yet queued (the daemon retries
           // those), are not done: wait for both to drain
           const folder = path.join(rig.spoolRoot, 'alice');
-          const left = [...readdirSync(folder), ...readdirSync(path.join(folder, '.work'))].filter((f) => f.endsWith('.pdf'));
-          if (left.length > 0) return false;
+          const waiting = readdirSync(folder).filter((f) => f.endsWith('.pdf'));
+          const claimed = readdirSync(path.join(folder, '.work')).filter((f) => f.endsWith('.pdf'));
           const store = Store.open({ dataDir: rig.dataDir });
+          let allFinal: boolean;
           try {
-            return store.listJobs({ limit: 100_000 }).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
+            allFinal = store.listJobs({ limit: 100_000 }).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
           } finally {
             store.close();
           }
+          // a file is claimed into .work/ before its job exists: a check that looked only at the
+          // folder and the jobs would stop too early here (what once showed as "lost" files)
+          if (waiting.length === 0 && allFinal && claimed.length > 0) claimedButNotQueued = Math.max(claimedButNotQueued, claimed.length);
+          return waiting.length === 0 && claimed.length === 0 && allFinal;
         },
         'every job final and the spool folder empty',
         180_000,
@@ -122,12 +128,23 @@ describe('crash loop', () => {
     const unaccountedDuplicates = faxes.length - new Set(faxes.map((f) => f.faxNumber)).size;
     process.stdout.write(
       `crash loop: kills ${KILLS}, mails ${mails.length} (${mails.filter((m) => m.accepted).length} got 250), spool files ${spoolNumbers.size}, ` +
-        `recipients accepted ${t.accepted}, faxed ${t.faxed}, lost ${t.lost.length}, duplicated ${t.duplicated.length}, faxes at the service ${faxes.length}\n`,
+        `recipients accepted ${t.accepted}, faxed ${t.faxed}, lost ${t.lost.length}, duplicated ${t.duplicated.length}, faxes at the service ${faxes.length}, ` +
+        `most files seen claimed but not yet queued once all jobs were final ${claimedButNotQueued}\n`,
     );
     if (t.lost.length > 0) {
       // say where the lost ones are, for the report
       const folder = path.join(rig.spoolRoot, 'alice');
       for (const sub of ['.', '.work', 'done', 'failed']) process.stdout.write(`  ${sub}: ${readdirSync(path.join(folder, sub)).filter((f) => t.lost.some((n) => f.includes(n.slice(1)))).join(' ')}\n`);
+      const store = Store.open({ dataDir: rig.dataDir });
+      try {
+        for (const j of store.listJobs({ limit: 100_000 })) {
+          for (const r of j.recipients.filter((x) => t.lost.includes(x.number))) {
+            process.stdout.write(`  job ${j.id} (${j.source}, ${j.state}) ${r.number}: ${r.state} ${r.errorCode ?? ''} ${r.lastError ?? ''}\n`);
+          }
+        }
+      } finally {
+        store.close();
+      }
       const lines = daemon.out.text.split('\n').filter((l) => t.lost.some((n) => l.includes(n.slice(1))));
       process.stdout.write(`${lines.slice(-20).join('\n')}\n`);
     }
