@@ -186,7 +186,8 @@ export class FileProcessor {
         source: 'spool',
         user: f.user,
         recipients: addressing.recipients,
-        documents: [{ path: workPath, name, contentType }],
+        // the bytes judged and read above, never the path again: it may have been swapped meanwhile
+        documents: [{ path: workPath, name, contentType, data }],
         cover: addressing.cover,
         scheduledAt: addressing.scheduledAt,
         tags: addressing.tags,

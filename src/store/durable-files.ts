@@ -3,11 +3,16 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 
-/** Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per folder). */
-export async function placeFile(src: string, dest: string, move: boolean): Promise<number> {
+/**
+ * Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per
+ * folder). With `data`, those bytes (already read from `src` by the caller) are written instead.
+ */
+export async function placeFile(src: string, dest: string, move: boolean, data?: Uint8Array): Promise<number> {
   const tmp = path.join(path.dirname(dest), `.tmp-${path.basename(dest)}`);
   let moved = false;
-  if (move) {
+  if (data) {
+    await fsp.writeFile(tmp, data);
+  } else if (move) {
     try {
       await fsp.rename(src, tmp);
       moved = true;
@@ -16,7 +21,7 @@ export async function placeFile(src: string, dest: string, move: boolean): Promi
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
     }
   }
-  if (!moved) await fsp.copyFile(src, tmp);
+  if (!moved && !data) await fsp.copyFile(src, tmp);
   const fh = await fsp.open(tmp, 'r+');
   let bytes: number;
   try {

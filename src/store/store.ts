@@ -198,7 +198,7 @@ export class Store implements QueueStore {
         path: dest,
         name: d.name,
         contentType: d.contentType,
-        bytes: await placeFile(d.path, dest, d.move === true),
+        bytes: await placeFile(d.path, dest, d.move === true, d.data),
       });
       // allSettled, not all: on a failure no copy may still be writing when the folder is removed.
       const settled = await Promise.allSettled([

@@ -59,6 +59,12 @@ export interface NewDocument {
   name: string;
   contentType: string;
   move?: boolean;
+  /**
+   * The file's bytes, already read (and judged) by the caller: stored instead of reading `path`
+   * again, so that a path someone else can write to (a spool folder) cannot be swapped for a
+   * symlink to another file between the caller's checks and the copy.
+   */
+  data?: Uint8Array;
 }
 
 export interface NewRecipient {

@@ -1,0 +1,64 @@
+// Regression: a claimed spool file swapped for a symlink after it was judged and read (while its
+// PDF text is parsed, a wide window) made the store copy the symlink's target, a file outside the
+// spool folder, and fax it. The store must get the bytes that were judged, not the path again.
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
+import { SpoolWatcher } from '../../src/spool/watcher.js';
+import { Store } from '../../src/store/store.js';
+import type { NewJob, QueueStore } from '../../src/store/types.js';
+import { waitUntil } from '../helpers/cli.js';
+import { ALICE, drop, textPdf } from './harness.js';
+
+let dir = '';
+let watcher: SpoolWatcher | null = null;
+let store: Store | null = null;
+afterEach(async () => {
+  await watcher?.stop();
+  store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it('stores the bytes it judged even if the work file is swapped for a symlink before the store copies it', async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
+  const secret = path.join(dir, 'secret.txt');
+  writeFileSync(secret, 'SECRET outside the spool folder\n');
+  store = Store.open({ dataDir: path.join(dir, 'data') });
+  const real = store;
+  // the swap happens at the last moment before the store copies: the race, made certain
+  const swapping = new Proxy(real, {
+    get(target, prop) {
+      if (prop === 'enqueue') {
+        return async (job: NewJob) => {
+          const work = job.documents[0]!.path;
+          rmSync(work);
+          symlinkSync(secret, work);
+          return target.enqueue(job);
+        };
+      }
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as QueueStore;
+  const root = path.join(dir, 'spool');
+  watcher = new SpoolWatcher({
+    spool: { root, stableMs: 100, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000 },
+    users: [ALICE],
+    defaultCountryCode: '1',
+    store: swapping,
+    clientFor: () => {
+      throw new Error('no fax service in this test');
+    },
+    logger: silentLogger(),
+    rescanMs: 500,
+  });
+  await watcher.start();
+  const original = Buffer.from(await textPdf([['swap me']]));
+  await drop(path.join(root, 'alice'), '15551234567.pdf', original);
+  const job = await waitUntil(() => real.listJobs({ source: 'spool' })[0], 'the job');
+  const stored = readFileSync(job.documents[0]!.path);
+  expect(stored.toString('latin1')).not.toContain('SECRET');
+  expect(stored.equals(original)).toBe(true);
+});
