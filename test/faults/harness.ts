@@ -1,6 +1,6 @@
 // Shared pieces of the fault suite: a daemon under a real config against an in-test emulator,
 // started and SIGKILLed as a process, and a tally of what the emulator really faxed.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -137,4 +137,22 @@ export function tally(expected: Set<string>, faxes: EmulatedFax[]): { accepted: 
   const lost = [...expected].filter((n) => !counts.has(n));
   const duplicated = [...counts.entries()].filter(([, c]) => c > 1).map(([n]) => n);
   return { accepted: expected.size, faxed: [...expected].filter((n) => counts.has(n)).length, lost, duplicated };
+}
+
+/**
+ * Replaces one line of the rig's config (makeRig's blocks cannot be given twice in extraYaml):
+ * e.g. patchConfig(rig, '  stableMs: 200', '  stableMs: 800\n  maxFileBytes: 65536').
+ */
+export function patchConfig(rig: Rig, line: string, replacement: string): void {
+  const text = readFileSync(rig.configFile, 'utf8');
+  const lines = text.split('\n');
+  const i = lines.indexOf(line);
+  if (i < 0) throw new Error(`patchConfig: no line ${JSON.stringify(line)} in ${rig.configFile}`);
+  lines[i] = replacement;
+  writeFileSync(rig.configFile, lines.join('\n'));
+}
+
+/** The config line of the rig's notification transport (an outbox folder), for patchConfig. */
+export function notifyTransportLine(rig: Rig): string {
+  return `  transport: outbox:${path.join(rig.dir, 'outbox')}`;
 }
