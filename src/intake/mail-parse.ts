@@ -181,7 +181,10 @@ async function openForwarded(parts: ExtractedPart[], partsDir: string, depth: nu
     const sub = path.join(partsDir, `fwd-${String(p.index).padStart(3, '0')}`);
     await fsp.mkdir(sub, { mode: 0o700 });
     const inner = await parseMail(p.path, sub, depth + 1);
-    out.push(...inner.parts);
+    // One with nothing attached stays as the opaque part, so it is left out with a reason the
+    // sender is told instead of vanishing without a trace.
+    if (inner.parts.length === 0) out.push(p);
+    else out.push(...inner.parts);
   }
   return out.map((p, index) => ({ ...p, index }));
 }
