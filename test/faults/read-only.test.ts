@@ -182,7 +182,8 @@ describe.skipIf(!canMount)('data folder read-only after a file system error (ext
   });
 
   it('answers 4xx while the file system is read-only, stays up, and after fsck and a restart faxes everything once', async (ctx) => {
-    rig = await makeRig({ delayMs: 300 });
+    // the service takes 3 s per fax: the jobs accepted before the error are still in flight
+    rig = await makeRig({ delayMs: 3000 });
     image = path.join(rig.dir, 'data.ext4');
     const dev = loopExt4(rig.dataDir, image);
     const trigger = dev ? `/sys/fs/ext4/${dev}/trigger_fs_error` : '';
