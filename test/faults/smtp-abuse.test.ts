@@ -172,6 +172,26 @@ describe('pipelining', () => {
     t.socket.destroy();
   });
 
+  it('SMTP smuggling: a dot line ended with a bare LF or CR does not end the message', async () => {
+    const before = new Set(jobIds());
+    const t = new Tap(rig.smtpPort);
+    await t.until((x) => /^220 /m.test(x.text), 'greeting');
+    // what an upstream relay might pass through unchanged: a second transaction hidden in the body
+    const smuggled = (end: string) => `${end}MAIL FROM:<bob@example.com>\r\nRCPT TO:<${rcpt(29)}>\r\nDATA\r\nsmuggled\r\n`;
+    t.socket.write(
+      `EHLO smuggle.example\r\nMAIL FROM:<alice@example.com>\r\nRCPT TO:<${rcpt(28)}>\r\nDATA\r\n${MESSAGE('smuggle')}` +
+        `${smuggled('\n.\n')}${smuggled('\n.\r\n')}${smuggled('\r\n.\n')}${smuggled('\r.\r')}${smuggled('\r\n.\r')}.\r\nQUIT\r\n`,
+    );
+    await t.until((x) => /^221 /m.test(x.text), 'QUIT reply');
+    const codes = t.replies().map((l) => l.slice(0, 3));
+    figures.push(`smuggling attempt: replies ${codes.join(' ')}`);
+    expect(codes).toEqual(['220', '250', '250', '250', '354', '250', '221']);
+    const after = jobIds().filter((id) => !before.has(id));
+    expect(after).toHaveLength(1);
+    expect(jobRecipients(after[0]!)).toEqual([`+${rcpt(28).split('@')[0]}`]);
+    t.socket.destroy();
+  });
+
   it('two messages pipelined back to back in one session give two jobs', async () => {
     const before = new Set(jobIds());
     const t = new Tap(rig.smtpPort);
