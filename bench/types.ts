@@ -7,4 +7,6 @@ export interface BenchResult {
   peer?: { label: string; value: number };
   /** e.g. "<= 1.5" or ">= 570" */
   goal?: string;
+  /** printed under the table, e.g. why a peer is a fallback and how to install the real one */
+  note?: string;
 }

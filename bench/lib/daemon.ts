@@ -1,0 +1,118 @@
+// The real daemon (`faxgate start --config`, its own process, as an admin runs it) against an
+// emulator in the bench process over HTTPS, for the bench rows that need the whole chain or the
+// daemon's own memory. Queue settings are the defaults unless a bench says otherwise.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { childEnv, OutputWatch, spawnCli } from '../../test/helpers/cli.js';
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../../test/helpers/emulator.js';
+import { freePort } from './postfix.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** FAXGATE_BENCH_BUILT=1: run the built daemon (bin/faxgate.js, after `npm run build`), not the source through tsx. */
+export const BUILT = process.env.FAXGATE_BENCH_BUILT === '1';
+export const HOW = BUILT ? 'built daemon' : 'daemon from source (tsx)';
+
+export const DOMAIN = 'fax.example.com';
+export const SENDER = 'alice@example.com';
+
+export interface BenchDaemon {
+  smtpPort: number;
+  pid: number;
+  emu: TestEmulator;
+  stop(): Promise<void>;
+  /** the emulator's fax rows (GET /_emulator/faxes) */
+  faxes(): Promise<Array<{ faxNumber: string; createdAt: string; cf?: Record<string, string> }>>;
+}
+
+export interface BenchDaemonOptions {
+  /** the emulator's processing time per fax */
+  emuDelayMs: number;
+  /** api.concurrency and api.ratePerSecond; the defaults (4, 5/s) when left out */
+  api?: { concurrency: number; ratePerSecond: number };
+}
+
+export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchDaemon> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-'));
+  const emu = await startTestEmulator({ delayMs: opts.emuDelayMs });
+  const agent = new Agent({ connect: { ca: emu.caPem } });
+  let child: ChildProcess | null = null;
+  const stop = async (): Promise<void> => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const c = child;
+      const gone = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 20_000);
+      await gone;
+      clearTimeout(timer);
+    }
+    await agent.close();
+    await emu.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const smtpPort = await freePort();
+    const configFile = path.join(dir, 'faxgate.yaml');
+    writeFileSync(
+      configFile,
+      [
+        'api:',
+        `  baseUrl: ${emu.baseUrl}`,
+        `  caFile: ${emu.caFile}`,
+        ...(opts.api ? [`  concurrency: ${opts.api.concurrency}`, `  ratePerSecond: ${opts.api.ratePerSecond}`] : []),
+        `data: ${path.join(dir, 'data')}`,
+        'smtp:',
+        `  listen: ["127.0.0.1:${smtpPort}"]`,
+        `  domains: ["${DOMAIN}"]`,
+        '  maxMessagesPerMinute: 100000',
+        'log: {level: info, format: json}',
+        'users:',
+        `  - {name: alice, email: ${SENDER}, apiKey: ${TEST_KEYS.alice}}`,
+        '',
+      ].join('\n'),
+    );
+    child = BUILT
+      ? spawn(process.execPath, [path.join(root, 'bin/faxgate.js'), 'start', '--config', configFile], { cwd: dir, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawnCli(['start', '--config', configFile], { cwd: dir });
+    const out = new OutputWatch(child.stdout!);
+    const err = new OutputWatch(child.stderr!);
+    const c = child;
+    await Promise.race([
+      out.waitFor(/"msg":"STARTED"/, 60_000),
+      new Promise((_, reject) => c.once('exit', (code) => reject(new Error(`daemon exited with ${code}: ${err.text.slice(-2000)}${out.text.slice(-2000)}`)))),
+    ]);
+    return {
+      smtpPort,
+      pid: child.pid!,
+      emu,
+      stop,
+      async faxes() {
+        const res = await request(`${emu.baseUrl}/_emulator/faxes`, { dispatcher: agent, headers: { authorization: `Basic ${emu.adminKey}` } });
+        return (await res.body.json()) as Array<{ faxNumber: string; createdAt: string; cf?: Record<string, string> }>;
+      },
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** Resident set size now and its high-water mark, from /proc (bytes). */
+export function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** Resets the high-water mark to the current RSS (Linux >= 4.0), so a peak belongs to one phase. */
+export function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
