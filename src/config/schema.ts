@@ -61,6 +61,10 @@ export const configSchema = z
         tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
         hostname: z.string().optional(),
         maxConnections: z.number().int().min(1).default(100),
+        /** sessions at once from one client address (as Postfix's smtpd_client_connection_count_limit) */
+        maxConnectionsPerClient: z.number().int().min(1).default(50),
+        /** NOOP, RSET, VRFY and HELP in one session without a message accepted, before it is cut (Postfix's smtpd_junk_command_limit) */
+        maxJunkCommands: z.number().int().min(1).default(100),
         /** messages per user per minute */
         maxMessagesPerMinute: z.number().int().min(1).default(60),
         socketTimeoutMs: z.number().int().min(1000).default(60_000),

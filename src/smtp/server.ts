@@ -43,9 +43,16 @@ interface SessionState {
   recipients: Map<string, EnvelopeRecipient>;
   rateStrikes: number;
   authFailures: number;
+  /** the client address this session counts against (set once it is admitted) */
+  client?: string;
 }
 
 const MAX_AUTH_FAILURES = 3;
+// Failed logins from one address, over all its sessions, before AUTH is refused outright for
+// the rest of the window: guessing over many parallel or successive sessions is bounded too.
+const MAX_CLIENT_AUTH_FAILURES = 10;
+const CLIENT_AUTH_WINDOW_MS = 15 * 60_000;
+const MAX_TRACKED_CLIENTS = 10_000;
 const MAX_RATE_STRIKES = 3;
 // Verified when the login is unknown, so that unknown and known users take the same time.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -71,6 +78,8 @@ export class SmtpGateway {
   private index: UserIndex;
   private servers: ExactReplyServer[] = [];
   private readonly sessions = new Map<string, SessionState>();
+  private readonly perClient = new Map<string, number>();
+  private readonly authFailuresByClient = new Map<string, { count: number; since: number }>();
   private readonly inflight = new Set<Promise<unknown>>();
   private closing = false;
 
@@ -170,7 +179,9 @@ export class SmtpGateway {
         name: this.smtp.hostname ?? os.hostname(),
         banner: 'faxgate e-mail to fax gateway',
         size: this.smtp.maxMessageBytes,
-        maxClients: this.smtp.maxConnections,
+        // Our own check in onConnect answers with an enhanced code; smtp-server's (no enhanced
+        // code) only backs it up for connections that have not reached onConnect yet.
+        maxClients: this.smtp.maxConnections * 2,
         socketTimeout: this.smtp.socketTimeoutMs,
         closeTimeout: 10_000,
         authMethods: ['PLAIN', 'LOGIN'],
@@ -192,6 +203,7 @@ export class SmtpGateway {
         onClose: (session) => this.onClose(session),
       },
       (code, context) => this.countReply(code, context),
+      { maxJunkCommands: this.smtp.maxJunkCommands },
     );
   }
 
@@ -213,7 +225,14 @@ export class SmtpGateway {
     if (this.sessions.size >= this.smtp.maxConnections) {
       return cb(replyError('421 4.7.0 Too many connections, try again in a moment'));
     }
-    this.sessions.set(session.id, { recipients: new Map(), rateStrikes: 0, authFailures: 0 });
+    const client = session.remoteAddress ?? '';
+    const fromClient = this.perClient.get(client) ?? 0;
+    if (fromClient >= this.smtp.maxConnectionsPerClient) {
+      this.log.warn({ remote: client, sessions: fromClient }, 'REJECTED connection: too many from one address');
+      return cb(replyError('421 4.7.0 Too many connections from your address, try again in a moment'));
+    }
+    this.perClient.set(client, fromClient + 1);
+    this.sessions.set(session.id, { recipients: new Map(), rateStrikes: 0, authFailures: 0, client });
     this.metrics?.smtpSessions.inc();
     session.disabledCommands = this.sessionDisabled(session);
     cb();
@@ -225,7 +244,35 @@ export class SmtpGateway {
   }
 
   private onClose(session: SMTPServerSession): void {
+    const st = this.sessions.get(session.id);
     this.sessions.delete(session.id);
+    if (st?.client !== undefined) {
+      const left = (this.perClient.get(st.client) ?? 1) - 1;
+      if (left > 0) this.perClient.set(st.client, left);
+      else this.perClient.delete(st.client);
+    }
+  }
+
+  /** Failed logins from this address within the window (expired entries are dropped). */
+  private clientAuthFailures(client: string): { count: number; since: number } | undefined {
+    const entry = this.authFailuresByClient.get(client);
+    if (entry && this.clock.now() - entry.since > CLIENT_AUTH_WINDOW_MS) {
+      this.authFailuresByClient.delete(client);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private noteAuthFailure(client: string): number {
+    const entry = this.clientAuthFailures(client) ?? { count: 0, since: this.clock.now() };
+    entry.count += 1;
+    this.authFailuresByClient.delete(client);
+    this.authFailuresByClient.set(client, entry);
+    // bounded memory under a spread-out attack: the oldest addresses are forgotten first
+    while (this.authFailuresByClient.size > MAX_TRACKED_CLIENTS) {
+      this.authFailuresByClient.delete(this.authFailuresByClient.keys().next().value!);
+    }
+    return entry.count;
   }
 
   private state(session: SMTPServerSession): SessionState {
@@ -243,6 +290,12 @@ export class SmtpGateway {
         return cb(replyError('538 5.7.11 Encryption required: use STARTTLS before AUTH'));
       }
       const st = this.state(session);
+      const client = session.remoteAddress ?? '';
+      if ((this.clientAuthFailures(client)?.count ?? 0) >= MAX_CLIENT_AUTH_FAILURES) {
+        // no password check at all: a locked-out guesser costs no scrypt time
+        this.log.warn({ login: (auth.username ?? '').slice(0, 80), remote: client }, 'REJECTED AUTH: address locked out after repeated failures');
+        return cb(replyError('421 4.7.0 Too many failed logins from your address, try again later'));
+      }
       const user = this.index.byLogin(auth.username ?? '');
       const password = auth.password ?? '';
       const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, DUMMY_HASH), false);
@@ -251,10 +304,11 @@ export class SmtpGateway {
         return cb(null, { user: user.name });
       }
       st.authFailures += 1;
-      this.log.warn({ login: (auth.username ?? '').slice(0, 80), remote: session.remoteAddress, failures: st.authFailures }, 'REJECTED AUTH');
+      const fromClient = this.noteAuthFailure(client);
+      this.log.warn({ login: (auth.username ?? '').slice(0, 80), remote: client, failures: st.authFailures, fromAddress: fromClient }, 'REJECTED AUTH');
       // Slow down guessing, then hang up.
       await new Promise((r) => setTimeout(r, this.authDelayMs * st.authFailures));
-      if (st.authFailures >= MAX_AUTH_FAILURES) return cb(replyError('421 4.7.0 Too many failed authentication attempts, closing'));
+      if (st.authFailures >= MAX_AUTH_FAILURES || fromClient >= MAX_CLIENT_AUTH_FAILURES) return cb(replyError('421 4.7.0 Too many failed authentication attempts, closing'));
       return cb(replyError('535 5.7.8 Authentication failed: wrong user name or password'));
     } catch (err) {
       this.log.error({ err: describeError(err) }, 'AUTH error');

@@ -74,6 +74,27 @@ describe('auth: optional, loopback not trusted, STARTTLS configured', () => {
     client.close();
   });
 
+  it('failed logins over many sessions lock the address out, even for the right password, without a password check', async () => {
+    const lockRig = await startRig(emu, { users, smtp: { trustedNetworks: ['10.0.0.0/8'] } });
+    try {
+      const replies: string[] = [];
+      // three sessions of three wrong guesses and one of one: the tenth failure from this address
+      for (const guesses of [3, 3, 3, 1]) {
+        const { client } = await RawSmtp.connect(lockRig.port);
+        await client.cmd('EHLO x');
+        for (let i = 0; i < guesses; i += 1) replies.push((await client.cmd(`AUTH PLAIN ${plain('alice', `guess-${replies.length}`)}`)).slice(0, 3));
+        client.close();
+      }
+      expect(replies).toEqual(['535', '535', '421', '535', '535', '421', '535', '535', '421', '421']);
+      const { client } = await RawSmtp.connect(lockRig.port);
+      await client.cmd('EHLO x');
+      expect(await client.cmd(`AUTH PLAIN ${plain('alice', 'alice-secret')}`)).toMatch(/^421 4\.7\.0 Too many failed logins from your address/);
+      client.close();
+    } finally {
+      await lockRig.close();
+    }
+  });
+
   it('a user without a password cannot AUTH', async () => {
     const { client } = await RawSmtp.connect(rig.port);
     await client.cmd('EHLO x');

@@ -13,6 +13,17 @@ beforeAll(async () => {
 });
 afterAll(async () => stopEmulator(emu));
 
+/** Connects until the server greets with `want` (a slot freed by a close is noticed a moment later). */
+async function waitForBanner(port: number, want: RegExp): Promise<RawSmtp> {
+  for (let i = 0; i < 50; i += 1) {
+    const { client, banner } = await RawSmtp.connect(port);
+    if (want.test(banner)) return client;
+    client.close();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the server never greeted with ${want}`);
+}
+
 const MSG = `From: alice@example.com\r\nTo: 15551234567@${DOMAIN}\r\nSubject: limits\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=Z\r\n\r\n--Z\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Disposition: attachment; filename=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${PDF.toString('base64')}\r\n--Z--\r\n`;
 
 describe('limits', () => {
@@ -52,6 +63,47 @@ describe('limits', () => {
       expect(banner).toMatch(/^421 /);
     } finally {
       for (const c of open) c.close();
+      await rig.close();
+    }
+  });
+
+  it('smtp.maxConnectionsPerClient: one address cannot take every slot', async () => {
+    const rig = await startRig(emu, { smtp: { maxConnections: 10, maxConnectionsPerClient: 2 } });
+    const open: RawSmtp[] = [];
+    try {
+      for (let i = 0; i < 2; i += 1) {
+        const { client, banner } = await RawSmtp.connect(rig.port);
+        expect(banner).toMatch(/^220 /);
+        open.push(client);
+      }
+      const third = await RawSmtp.connect(rig.port);
+      open.push(third.client);
+      expect(third.banner).toMatch(/^421 4\.7\.0 Too many connections from your address/);
+      // a slot given back is a slot again
+      open.shift()!.close();
+      const again = await waitForBanner(rig.port, /^220 /);
+      open.push(again);
+    } finally {
+      for (const c of open) c.close();
+      await rig.close();
+    }
+  });
+
+  it('smtp.maxJunkCommands: NOOP and RSET without a message are cut with 421; a message accepted starts the count again', async () => {
+    const rig = await startRig(emu, { smtp: { maxJunkCommands: 4 } });
+    try {
+      const { client } = await RawSmtp.connect(rig.port);
+      await client.cmd('EHLO x');
+      for (const c of ['NOOP', 'RSET', 'NOOP']) expect(await client.cmd(c)).toMatch(/^250/);
+      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^250/);
+      expect(await client.cmd('RCPT TO:<15551234567@fax.example.com>')).toMatch(/^250/);
+      expect(await client.cmd('DATA')).toMatch(/^354/);
+      expect(await client.cmd(`${MSG}.`)).toMatch(/^250 /);
+      for (const c of ['NOOP', 'RSET', 'NOOP', 'NOOP']) expect(await client.cmd(c)).toMatch(/^250/);
+      expect(await client.cmd('NOOP')).toMatch(/^421 4\.7\.0 Too many NOOP, RSET, VRFY or HELP commands/);
+      expect(await client.reply()).toBe(''); // closed
+      client.close();
+    } finally {
       await rig.close();
     }
   });
