@@ -40,7 +40,11 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
   const emu = await startTestEmulator({ delayMs: opts.emuDelayMs });
   const agent = new Agent({ connect: { ca: emu.caPem } });
   let child: ChildProcess | null = null;
+  // if the bench exits without stop(), the daemon must not outlive it
+  const onExit = (): void => void child?.kill('SIGKILL');
+  process.once('exit', onExit);
   const stop = async (): Promise<void> => {
+    process.off('exit', onExit);
     if (child && child.exitCode === null && child.signalCode === null) {
       const c = child;
       const gone = new Promise<void>((resolve) => c.once('exit', () => resolve()));
