@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   JOB_NOT_FOUND: 'no job has that id',
   JOB_STATE: 'the job is not in a state that allows this operation',
   JOB_EXPIRED: 'the job stayed undelivered past its maximum age',
+  ALREADY_RUNNING: 'another faxgate daemon is using the same data folder',
 
   // shutdown and internal
   SHUTTING_DOWN: 'the gateway is shutting down',

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock.js';
 import { outboxDir } from './config/load.js';
 import type { Config, UserConfig } from './config/schema.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
+import { DaemonLock } from './store/daemon-lock.js';
 import { describeError } from './errors.js';
 import { createFaxAgent, FaxClient } from './fax/client.js';
 import type { FaxApi } from './fax/types.js';
@@ -37,6 +38,8 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Called on SIGHUP to get a fresh config (users and their preferences are reloaded). */
   reloadConfig?: () => Config;
+  /** The data folder's lock when the caller took it already (before starting a sandbox); released at stop. */
+  lock?: DaemonLock;
 }
 
 export interface RunningAddresses {
@@ -49,6 +52,7 @@ export interface RunningAddresses {
 export class Gateway {
   readonly metrics = new Metrics({ defaultMetrics: true });
   readonly store: Store;
+  private readonly lock: DaemonLock;
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly agent: HttpDispatcher;
@@ -70,7 +74,13 @@ export class Gateway {
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     mkdirSync(config.data, { recursive: true, mode: 0o750 });
-    this.store = Store.open({ dataDir: config.data, clock: this.clock, logger: this.log.child({ component: 'store' }) });
+    this.lock = opts.lock ?? DaemonLock.acquire(config.data);
+    try {
+      this.store = Store.open({ dataDir: config.data, clock: this.clock, logger: this.log.child({ component: 'store' }) });
+    } catch (err) {
+      this.lock.release();
+      throw err;
+    }
     this.users = effectiveUsers(config.users, config.data);
     this.agent = createFaxAgent({ caFile: opts.service.caFile, timeoutMs: config.api.timeoutMs, connections: Math.max(8, config.api.concurrency * 2) });
     const clientFor = (user: string) => this.clientFor(user);
@@ -132,6 +142,10 @@ export class Gateway {
   }
 
   async start(): Promise<RunningAddresses> {
+    // No other daemon can hold a lease on this queue (we hold the data folder's lock): sends and
+    // notifications an earlier run left mid-way are taken back now, not when their leases run out.
+    const taken = this.store.releaseExpired({ all: true });
+    if (taken.unknown + taken.released > 0) this.log.warn({ unknownSends: taken.unknown, leases: taken.released }, 'took back the work of an earlier run that did not stop cleanly');
     this.dispatcher.start();
     this.notifier?.start();
     this.inbound?.start();
@@ -250,6 +264,7 @@ export class Gateway {
     await step('notifier', () => this.notifier?.stop());
     await step('admin', () => this.admin?.close());
     await step('store', () => this.store.close());
+    await step('lock', () => this.lock.release());
     await step('http', () => this.agent.close());
     this.log.info('STOPPED');
   }

@@ -1,11 +1,12 @@
 // `faxgate start`: the daemon. Signals: SIGTERM/SIGINT stop in order (a second one forces),
 // SIGHUP reloads users and keys from the config file without dropping connections.
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfigFile } from '../config/load.js';
 import { describeError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import { Gateway, type ServiceEndpoint } from '../main.js';
+import { DaemonLock } from '../store/daemon-lock.js';
 import { sandboxBanner, startEmbeddedService } from '../sandbox.js';
 import { loadContext, type GlobalOptions } from './context.js';
 
@@ -24,22 +25,32 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   if (opts.smtpListen?.length && config.smtp) config.smtp = { ...config.smtp, listen: opts.smtpListen };
   if (opts.adminListen) config.admin = { listen: opts.adminListen };
   const logger = createLogger({ level: config.log.level, format: config.log.format });
+  // First of all, before a sandbox rewrites data/sandbox.json: is another daemon on this folder?
+  mkdirSync(config.data, { recursive: true, mode: 0o750 });
+  const lock = DaemonLock.acquire(config.data);
   let emulator: { close(): Promise<void> } | null = null;
   let service: ServiceEndpoint;
-  if (config.api.baseUrl === 'sandbox') {
-    const embedded = await startEmbeddedService(config, logger, opts.delayMs ?? 2000);
-    emulator = embedded.emulator;
-    service = embedded.service;
-  } else {
-    service = { baseUrl: config.api.baseUrl, caFile: config.api.caFile, adminKey: config.api.adminKey };
+  let gateway: Gateway;
+  try {
+    if (config.api.baseUrl === 'sandbox') {
+      const embedded = await startEmbeddedService(config, logger, opts.delayMs ?? 2000);
+      emulator = embedded.emulator;
+      service = embedded.service;
+    } else {
+      service = { baseUrl: config.api.baseUrl, caFile: config.api.caFile, adminKey: config.api.adminKey };
+    }
+    gateway = new Gateway(config, {
+      config,
+      service,
+      logger,
+      lock,
+      reloadConfig: ctx.configFile ? () => loadConfigFile(ctx.configFile!) : undefined,
+    });
+  } catch (err) {
+    await emulator?.close();
+    lock.release();
+    throw err;
   }
-
-  const gateway = new Gateway(config, {
-    config,
-    service,
-    logger,
-    reloadConfig: ctx.configFile ? () => loadConfigFile(ctx.configFile!) : undefined,
-  });
   let addresses;
   try {
     addresses = await gateway.start();

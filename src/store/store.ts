@@ -390,18 +390,20 @@ export class Store implements QueueStore {
    * At start (and each pass): a `sending` row whose lease ran out may have reached the service,
    * so it becomes `unknown` (reconciled, never blindly resent); other stale leases are dropped.
    */
-  releaseExpired(): { unknown: number; released: number } {
+  releaseExpired(opts: { all?: boolean } = {}): { unknown: number; released: number } {
     return this.db.transaction(() => {
       const now = this.now();
-      const stale = this.db.prepare(`SELECT job_id, idx FROM recipients WHERE state = 'sending' AND locked_until < ?`).all(now) as Array<{ job_id: string; idx: number }>;
+      // `all`: the daemon holds the data folder's lock, so every lease is from a run that is gone
+      const cutoff = opts.all ? '9999-12-31T23:59:59.999Z' : now;
+      const stale = this.db.prepare(`SELECT job_id, idx FROM recipients WHERE state = 'sending' AND locked_until < ?`).all(cutoff) as Array<{ job_id: string; idx: number }>;
       const mark = this.db.prepare(
         `UPDATE recipients SET state = 'unknown', locked_by = NULL, locked_until = NULL, next_attempt_at = NULL,
            last_error = 'the gateway stopped while the send was in progress', updated_at = ? WHERE job_id = ? AND idx = ?`,
       );
       for (const s of stale) mark.run(now, s.job_id, s.idx);
       for (const job of new Set(stale.map((s) => s.job_id))) this.refreshJob(job);
-      const r1 = this.db.prepare(`UPDATE recipients SET locked_by = NULL, locked_until = NULL WHERE state != 'sending' AND locked_until IS NOT NULL AND locked_until < ?`).run(now);
-      const r2 = this.db.prepare(`UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_until IS NOT NULL AND locked_until < ?`).run(now);
+      const r1 = this.db.prepare(`UPDATE recipients SET locked_by = NULL, locked_until = NULL WHERE state != 'sending' AND locked_until IS NOT NULL AND locked_until < ?`).run(cutoff);
+      const r2 = this.db.prepare(`UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_until IS NOT NULL AND locked_until < ?`).run(cutoff);
       return { unknown: stale.length, released: r1.changes + r2.changes };
     }).immediate();
   }
