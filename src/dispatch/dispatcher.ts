@@ -48,6 +48,9 @@ export class Dispatcher {
   private lastPoll = 0;
   private lastPurge = 0;
   private running: Promise<void> | null = null;
+  /** Failed passes in a row, and when the last one was logged (a read-only disk fails every pass). */
+  private failedPasses = 0;
+  private failureLoggedAt = 0;
   private stopped = false;
   private again = false;
   private reconciling: Promise<void> | null = null;
@@ -93,12 +96,28 @@ export class Dispatcher {
     this.timer = null;
     this.again = false;
     this.running = this.pass(false)
-      .catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch pass failed'))
+      .then(() => this.passRecovered(), (err) => this.passFailed(err))
       .finally(() => {
         this.running = null;
         if (this.stopped) return;
         this.timer = setTimeout(() => this.loop(), this.again ? 0 : Math.min(TICK_MS, this.ctx.queue.pollIntervalMs));
       });
+  }
+
+  /** Logs the first failed pass, then one line a minute with the count, not one per pass. */
+  private passFailed(err: unknown): void {
+    this.failedPasses += 1;
+    const now = this.ctx.clock.now();
+    if (this.failedPasses === 1 || now - this.failureLoggedAt >= 60_000) {
+      this.failureLoggedAt = now;
+      this.ctx.log.error({ err: describeError(err), failedPasses: this.failedPasses }, 'dispatch pass failed; retrying every tick');
+    }
+  }
+
+  private passRecovered(): void {
+    if (this.failedPasses === 0) return;
+    this.ctx.log.info({ failedPasses: this.failedPasses }, 'dispatch passes work again');
+    this.failedPasses = 0;
   }
 
   /** New work was queued in this process: claim it now instead of at the next tick. */

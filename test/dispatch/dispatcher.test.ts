@@ -261,6 +261,33 @@ describe('Dispatcher with the emulator', () => {
   });
 });
 
+describe('a store that cannot be used', () => {
+  it('logs the first failed pass and the recovery, not one error per pass', async () => {
+    const s = await setup();
+    const real = s.store.releaseExpired.bind(s.store);
+    let broken = false;
+    s.store.releaseExpired = (opts) => {
+      if (broken) throw new Error('SQLITE_READONLY: attempt to write a readonly database');
+      return real(opts);
+    };
+    s.dispatcher.start();
+    broken = true;
+    try {
+      await new Promise((r) => setTimeout(r, 1500));
+      broken = false;
+      const recovered = () => s.logs.some((l) => l.msg === 'dispatch passes work again');
+      for (let i = 0; i < 100 && !recovered(); i += 1) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await s.dispatcher.stop({ timeoutMs: 2000 });
+    }
+    const failed = s.logs.filter((l) => String(l.msg).startsWith('dispatch pass failed'));
+    const back = s.logs.find((l) => l.msg === 'dispatch passes work again');
+    expect(failed).toHaveLength(1);
+    // passes run every pollIntervalMs (100 ms): many failed, one line said so
+    expect(back?.failedPasses).toBeGreaterThan(3);
+  });
+});
+
 describe('maximum age', () => {
   it('a recipient still failing temporarily past queue.maxAgeHours fails as expired, with our code and an outcome notice', async () => {
     const s = await setup({ queue: { maxAgeHours: 0.0005 } });
