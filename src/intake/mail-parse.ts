@@ -9,6 +9,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
+import { bodyText } from './body-text.js';
 
 export interface ParsedAddress {
   name: string;
@@ -29,6 +30,8 @@ export interface ExtractedPart {
 
 export interface ParsedMail {
   subject: string;
+  /** The Date header as written (shown on a forwarded mail's text page), or '' */
+  date: string;
   messageId: string | null;
   from: ParsedAddress | null;
   /** To and Cc, for display names of the envelope recipients. */
@@ -53,6 +56,11 @@ function addresses(v: AddressObject | AddressObject[] | undefined): ParsedAddres
   };
   for (const o of list) walk((o?.value ?? []) as Array<{ name?: string; address?: string }>);
   return out;
+}
+
+function dateHeader(v: unknown): string {
+  if (v instanceof Date && !Number.isNaN(v.getTime())) return v.toUTCString();
+  return typeof v === 'string' ? v.replace(/[\r\n\t]+/g, ' ').trim().slice(0, 100) : '';
 }
 
 function defaultName(contentType: string, index: number): string {
@@ -157,6 +165,7 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
   const from = addresses(parser.from)[0] ?? null;
   return {
     subject: (parser.subject ?? '').replace(/[\r\n\t]+/g, ' ').trim(),
+    date: dateHeader(parser.headers ? parser.headers.get('date') : undefined),
     messageId: parser.messageId ? String(parser.messageId) : null,
     from,
     recipients: [...addresses(parser.to), ...addresses(parser.cc)],
@@ -181,11 +190,28 @@ async function openForwarded(parts: ExtractedPart[], partsDir: string, depth: nu
     const sub = path.join(partsDir, `fwd-${String(p.index).padStart(3, '0')}`);
     await fsp.mkdir(sub, { mode: 0o700 });
     const inner = await parseMail(p.path, sub, depth + 1);
-    // One with nothing attached stays as the opaque part, so it is left out with a reason the
-    // sender is told instead of vanishing without a trace.
-    if (inner.parts.length === 0) out.push(p);
-    else out.push(...inner.parts);
+    if (inner.parts.length > 0) {
+      out.push(...inner.parts);
+      continue;
+    }
+    // A forwarded mail with nothing attached ("forward as attachment" of a plain mail): what the
+    // sender wants faxed is that mail itself, so it becomes a text page with its header lines.
+    // With no text either it stays the opaque part, left out with a reason the sender is told.
+    const page = await forwardedAsText(inner, sub, p.index);
+    out.push(page ?? p);
   }
   return out.map((p, index) => ({ ...p, index }));
 }
 
+/** The forwarded mail as a plain-text document (From, Date, Subject, then its text), or null if it has no text. */
+async function forwardedAsText(inner: ParsedMail, dir: string, index: number): Promise<ExtractedPart | null> {
+  const text = bodyText(inner);
+  if (!text) return null;
+  const from = inner.from ? (inner.from.name ? `${inner.from.name} <${inner.from.address}>` : inner.from.address) : '';
+  const header = [from && `From: ${from}`, inner.date && `Date: ${inner.date}`, inner.subject && `Subject: ${inner.subject}`].filter(Boolean).join('\n');
+  const file = path.join(dir, 'forwarded-message.txt');
+  const content = Buffer.from(`${header ? `${header}\n\n` : ''}${text}\n`, 'utf8');
+  await fsp.writeFile(file, content, { mode: 0o600 });
+  const name = inner.subject.replace(/[^\p{L}\p{N} ._-]+/gu, ' ').trim().slice(0, 60) || 'forwarded message';
+  return { path: file, filename: `${name}.txt`, contentType: 'text/plain', bytes: content.length, inline: false, index };
+}

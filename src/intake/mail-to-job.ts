@@ -2,10 +2,10 @@
 // message order, a cover page from subject and body when wanted, overrides from the subject,
 // and everything left out recorded with its reason.
 import { createHash } from 'node:crypto';
-import { convert } from 'html-to-text';
 import { FaxgateError } from '../errors.js';
 import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.js';
 import { classifyPart } from './attachment-policy.js';
+import { bodyText } from './body-text.js';
 import { coverSpec } from './cover.js';
 import type { ParsedMail } from './mail-parse.js';
 import { parseSubjectOverrides, wallTimeToUtc } from './subject-overrides.js';
@@ -41,18 +41,6 @@ export function mailDedupeKey(messageId: string | null, contentSha256: string, e
   const id = messageId ? `mid:${messageId.trim().toLowerCase()}` : `sha:${contentSha256}`;
   const basis = [id, envelopeFrom.toLowerCase(), ...[...new Set(numbers)].sort()].join('\n');
   return `smtp:${createHash('sha256').update(basis).digest('hex')}`;
-}
-
-function bodyText(parsed: ParsedMail): string {
-  if (parsed.text.trim()) return parsed.text.trim();
-  if (parsed.html.trim()) {
-    try {
-      return convert(parsed.html, { wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }, { selector: 'a', options: { ignoreHref: true } }] }).trim();
-    } catch {
-      return '';
-    }
-  }
-  return '';
 }
 
 function nothingToFax(why: string): FaxgateError {
