@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
+import { freePort } from '../../test/helpers/net.js';
 
 const run = promisify(execFile);
 const SEARCH = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/lib/postfix/sbin'];
@@ -52,16 +53,7 @@ export function postfixTools(): PostfixTools {
   return { postfix, smtpSink: which('smtp-sink'), smtpSource: which('smtp-source'), postfixUnavailable: unavailable };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 async function waitForPort(port: number, ms: number, why: () => string): Promise<void> {
   const end = Date.now() + ms;

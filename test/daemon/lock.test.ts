@@ -7,17 +7,13 @@ import { isFaxgateError } from '../../src/errors.js';
 import { DaemonLock } from '../../src/store/daemon-lock.js';
 import { Store } from '../../src/store/store.js';
 import { runCli, waitUntil } from '../helpers/cli.js';
-import { freePort, kill, makeRig, startDaemon, type Daemon, type Rig } from '../faults/harness.js';
+import { disposeRig, freePort, kill, makeRig, startDaemon, type Daemon, type Rig } from '../faults/harness.js';
 
 let rig: Rig;
 beforeAll(async () => {
   rig = await makeRig({ delayMs: 0 });
 });
-afterAll(async () => {
-  await rig?.agent.close();
-  await rig?.emu.stop();
-  if (rig) rmSync(rig.dir, { recursive: true, force: true });
-});
+afterAll(() => disposeRig(rig));
 
 describe('DaemonLock', () => {
   it('is held once per data folder, and again after release', () => {

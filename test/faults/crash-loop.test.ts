@@ -1,7 +1,7 @@
 // Crash loop: the daemon under mixed load (SMTP sessions and spool drops) is killed with SIGKILL
 // at random moments and restarted. At the end every message that got a 250 and every file that
 // left the spool folder has exactly one fax at the emulator, and every job is final.
-import { readdirSync, rmSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
+import { readdirSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import nodemailer from 'nodemailer';
@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { FINAL_JOB_STATES } from '../../src/store/types.js';
 import { waitUntil } from '../helpers/cli.js';
-import { emulatorFaxes, kill, makeRig, numberFor, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
+import { disposeRig, emulatorFaxes, kill, makeRig, numberFor, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
 
 const KILLS = SHORT ? 5 : 20;
 
@@ -27,11 +27,7 @@ interface Mail {
 
 describe('crash loop', () => {
   let rig: Rig;
-  afterAll(async () => {
-    await rig?.agent.close();
-    await rig?.emu.stop();
-    if (rig) rmSync(rig.dir, { recursive: true, force: true });
-  });
+  afterAll(() => disposeRig(rig));
 
   it(`loses and duplicates nothing across ${KILLS} SIGKILLs under load`, async () => {
     rig = await makeRig({ delayMs: 200 });

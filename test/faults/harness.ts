@@ -1,28 +1,19 @@
 // Shared pieces of the fault suite: a daemon under a real config against an in-test emulator,
 // started and SIGKILLed as a process, and a tally of what the emulator really faxed.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'undici';
 import { OutputWatch, spawnCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/net.js';
 import { startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
 
 export const SHORT = process.env.FAXGATE_FAULTS_SHORT === '1';
 
 export type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface Rig {
   dir: string;
@@ -92,6 +83,15 @@ export async function startDaemon(rig: Rig): Promise<Daemon> {
     new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`daemon exited with ${code}: ${err.text.slice(-2000)}${out.text.slice(-2000)}`)))),
   ]);
   return { child, out, err };
+}
+
+/** Tears a rig down: its daemon (if any) stopped with `signal`, then the emulator and the folder. */
+export async function disposeRig(rig: Rig | undefined, daemon?: Daemon | null, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (daemon) await kill(daemon, signal);
+  if (!rig) return;
+  await rig.agent.close();
+  await rig.emu.stop();
+  rmSync(rig.dir, { recursive: true, force: true });
 }
 
 export function kill(d: Daemon, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {

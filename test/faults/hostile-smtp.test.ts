@@ -1,10 +1,10 @@
 // Hostile SMTP: a relay and sender battery (all refused), malformed MIME (each gets a job or a
 // clear reply), and a daemon that neither crashes nor stalls through it.
-import { rmSync } from 'node:fs';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { converse, RawSmtp } from '../helpers/raw-smtp.js';
-import { kill, makeRig, startDaemon, type Daemon, type Rig } from './harness.js';
+import { disposeRig, makeRig, startDaemon, type Daemon, type Rig } from './harness.js';
 
 let rig: Rig;
 let daemon: Daemon;
@@ -13,12 +13,7 @@ beforeAll(async () => {
   rig = await makeRig();
   daemon = await startDaemon(rig);
 });
-afterAll(async () => {
-  if (daemon) await kill(daemon, 'SIGTERM');
-  await rig?.agent.close();
-  await rig?.emu.stop();
-  if (rig) rmSync(rig.dir, { recursive: true, force: true });
-});
+afterAll(() => disposeRig(rig, daemon));
 
 const relayTries = [
   'someone@gmail.com',

@@ -5,16 +5,13 @@
 // blocks or crashes, and a normal file dropped last is faxed exactly once.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  closeSync, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync,
-  truncateSync, watch, writeFileSync, writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, watch, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pdfPageTexts } from '../../src/spool/pdf-text.js';
 import { waitUntil } from '../helpers/cli.js';
-import { emulatorFaxes, kill, makeRig, numberFor, patchConfig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
+import { disposeRig, emulatorFaxes, makeRig, numberFor, patchConfig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
 
 const STABLE_MS = 800;
 const MAX_BYTES = 65_536;
@@ -63,12 +60,7 @@ describe('spool hostile input', () => {
   let rig: Rig | undefined;
   let daemon: Daemon | null = null;
   afterAll(async () => {
-    if (daemon) await kill(daemon, 'SIGKILL');
-    if (rig) {
-      await rig.agent.close();
-      await rig.emu.stop();
-      rmSync(rig.dir, { recursive: true, force: true });
-    }
+    await disposeRig(rig, daemon, 'SIGKILL');
   });
 
   it('refuses links, FIFOs, devices, bad tickets, huge and runaway files into failed/, reads nothing outside, keeps watching', async () => {

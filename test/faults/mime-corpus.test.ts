@@ -1,7 +1,7 @@
 // Public MIME test corpora (test/fixtures/mime-corpus, see its SOURCES.md) sent through a real
 // daemon's SMTP as they are: every message ends in a job that exists in the store or in a clear
 // 4xx/5xx reply, and the daemon neither crashes nor stalls on any of them.
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { Store } from '../../src/store/store.js';
 import { FINAL_JOB_STATES } from '../../src/store/types.js';
 import { waitUntil } from '../helpers/cli.js';
 import { RawSmtp } from '../helpers/raw-smtp.js';
-import { kill, makeRig, numberFor, startDaemon, type Daemon, type Rig } from './harness.js';
+import { disposeRig, makeRig, numberFor, startDaemon, type Daemon, type Rig } from './harness.js';
 
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/mime-corpus');
 const PARALLEL = 4;
@@ -64,12 +64,7 @@ describe('public MIME corpora through the daemon', () => {
     rig = await makeRig();
     daemon = await startDaemon(rig);
   });
-  afterAll(async () => {
-    if (daemon) await kill(daemon, 'SIGTERM');
-    await rig?.agent.close();
-    await rig?.emu.stop();
-    if (rig) rmSync(rig.dir, { recursive: true, force: true });
-  });
+  afterAll(() => disposeRig(rig, daemon));
 
   it(`has a corpus to send (${files.length} messages)`, () => {
     expect(files.length).toBeGreaterThanOrEqual(50);

@@ -1,7 +1,7 @@
 // Hostile SMTP clients against a real daemon: early talkers, pipelining (legitimate and abusive),
 // command bursts, connection floods and AUTH guessing. The daemon answers each with a clear code or
 // cuts the session, never lets one client starve the others, and gives back every descriptor.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { hashPassword } from '../../src/smtp/password.js';
 import { Store } from '../../src/store/store.js';
 import { waitUntil } from '../helpers/cli.js';
 import { RawSmtp } from '../helpers/raw-smtp.js';
-import { kill, makeRig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
+import { disposeRig, makeRig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
 
 const MAX_CONNECTIONS = 20;
 const SOCKET_TIMEOUT_MS = 3000;
@@ -38,10 +38,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   if (figures.length) process.stdout.write(`\nsmtp abuse figures:\n  ${figures.join('\n  ')}\n`);
-  if (daemon) await kill(daemon, 'SIGTERM');
-  await rig?.agent.close();
-  await rig?.emu.stop();
-  if (rig) rmSync(rig.dir, { recursive: true, force: true });
+  await disposeRig(rig, daemon);
 });
 
 const pid = (): number => daemon.child.pid!;
