@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/smtp/password.js';
 import { converse, RawSmtp } from '../helpers/raw-smtp.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { DOMAIN, PDF, USERS, jobIdOf, startRig, stopEmulator, transport, type Rig } from './harness.js';
+import { DOMAIN, PDF, USERS, jobIdOf, startRig, stopEmulator, withRig, transport, type Rig } from './harness.js';
 
 let emu: TestEmulator;
 let certDir: string;
@@ -75,8 +75,7 @@ describe('auth: optional, loopback not trusted, STARTTLS configured', () => {
   });
 
   it('failed logins over many sessions lock the address out, even for the right password, without a password check', async () => {
-    const lockRig = await startRig(emu, { users, smtp: { trustedNetworks: ['10.0.0.0/8'] } });
-    try {
+    await withRig(emu, { users, smtp: { trustedNetworks: ['10.0.0.0/8'] } }, async (lockRig) => {
       const replies: string[] = [];
       // three sessions of three wrong guesses and one of one: the tenth failure from this address
       for (const guesses of [3, 3, 3, 1]) {
@@ -90,9 +89,7 @@ describe('auth: optional, loopback not trusted, STARTTLS configured', () => {
       await client.cmd('EHLO x');
       expect(await client.cmd(`AUTH PLAIN ${plain('alice', 'alice-secret')}`)).toMatch(/^421 4\.7\.0 Too many failed logins from your address/);
       client.close();
-    } finally {
-      await lockRig.close();
-    }
+    });
   });
 
   it('a user without a password cannot AUTH', async () => {
@@ -104,8 +101,7 @@ describe('auth: optional, loopback not trusted, STARTTLS configured', () => {
 
   const external = Object.values(os.networkInterfaces()).flat().find((i) => i && !i.internal && i.family === 'IPv4')?.address;
   it.skipIf(!external)('offers no AUTH in plain text to a non-loopback client, and refuses it (over a real non-loopback address)', async () => {
-    const wide = await startRig(emu, { users, smtp: { listen: ['0.0.0.0:0'], tls, trustedNetworks: ['10.255.255.0/24'] } });
-    try {
+    await withRig(emu, { users, smtp: { listen: ['0.0.0.0:0'], tls, trustedNetworks: ['10.255.255.0/24'] } }, async (wide) => {
       const { client } = await RawSmtp.connect(wide.port, external!);
       const ehlo = await client.cmd('EHLO x');
       expect(ehlo).toContain('STARTTLS');
@@ -113,37 +109,29 @@ describe('auth: optional, loopback not trusted, STARTTLS configured', () => {
       expect(await client.cmd(`AUTH PLAIN ${plain('alice', 'alice-secret')}`)).toMatch(/^5\d\d /);
       expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^550 5\.7\.1 .*STARTTLS/);
       client.close();
-    } finally {
-      await wide.close();
-    }
+    });
   });
 });
 
 describe('auth: required', () => {
   it('refuses mail without AUTH even from a trusted network (530 5.7.0)', async () => {
-    const rig = await startRig(emu, { users, smtp: { auth: 'required' } });
-    try {
+    await withRig(emu, { users, smtp: { auth: 'required' } }, async (rig) => {
       const r = await converse(rig.port, 'alice@example.com', [], null);
       expect(r[2]).toMatch(/^530 5\.7\.0 Authentication required/);
       const info = await transport(rig.port, { auth: { user: 'alice', pass: 'alice-secret' } }).sendMail({ from: 'alice@example.com', to: `15551234567@${DOMAIN}`, subject: 'loopback auth', attachments: [{ filename: 'a.pdf', content: PDF }] });
       expect(info.response).toMatch(/^250 2\.0\.0 queued as /);
-    } finally {
-      await rig.close();
-    }
+    });
   });
 });
 
 describe('auth: off', () => {
   it('offers no AUTH; trusted networks still send', async () => {
-    const rig = await startRig(emu, { users, smtp: { auth: 'off' } });
-    try {
+    await withRig(emu, { users, smtp: { auth: 'off' } }, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       expect(await client.cmd('EHLO x')).not.toContain('AUTH');
       expect(await client.cmd(`AUTH PLAIN ${plain('alice', 'alice-secret')}`)).toMatch(/^5\d\d /);
       expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^250 /);
       client.close();
-    } finally {
-      await rig.close();
-    }
+    });
   });
 });

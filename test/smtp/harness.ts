@@ -74,6 +74,16 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
   };
 }
 
+/** Runs `fn` with a fresh rig, and closes the rig whatever happens. */
+export async function withRig<T>(emu: TestEmulator | null, opts: Parameters<typeof startRig>[1], fn: (rig: Rig) => Promise<T>): Promise<T> {
+  const rig = await startRig(emu, opts);
+  try {
+    return await fn(rig);
+  } finally {
+    await rig.close();
+  }
+}
+
 export async function stopEmulator(emu: TestEmulator | undefined): Promise<void> {
   if (!emu) return;
   await closeClients(emu);

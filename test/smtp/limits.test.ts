@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawSmtp } from '../helpers/raw-smtp.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator } from './harness.js';
+import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, withRig } from './harness.js';
 
 let emu: TestEmulator;
 beforeAll(async () => {
@@ -28,8 +28,7 @@ const MSG = `From: alice@example.com\r\nTo: 15551234567@${DOMAIN}\r\nSubject: li
 
 describe('limits', () => {
   it('per-user message rate: 451 4.7.1 when over, 421 after repeated tries', async () => {
-    const rig = await startRig(emu, { smtp: { maxMessagesPerMinute: 2 } });
-    try {
+    await withRig(emu, { smtp: { maxMessagesPerMinute: 2 } }, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       await client.cmd('EHLO x');
       for (let i = 0; i < 2; i += 1) {
@@ -44,9 +43,7 @@ describe('limits', () => {
       expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^421 4\.7\.0 /);
       expect(await client.reply()).toBe('');
       client.close();
-    } finally {
-      await rig.close();
-    }
+    });
   });
 
   it('smtp.maxConnections: the next connection is told 421', async () => {
@@ -90,8 +87,7 @@ describe('limits', () => {
   });
 
   it('smtp.maxJunkCommands: NOOP and RSET without a message are cut with 421; a message accepted starts the count again', async () => {
-    const rig = await startRig(emu, { smtp: { maxJunkCommands: 4 } });
-    try {
+    await withRig(emu, { smtp: { maxJunkCommands: 4 } }, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       await client.cmd('EHLO x');
       for (const c of ['NOOP', 'RSET', 'NOOP']) expect(await client.cmd(c)).toMatch(/^250/);
@@ -103,28 +99,22 @@ describe('limits', () => {
       expect(await client.cmd('NOOP')).toMatch(/^421 4\.7\.0 Too many NOOP, RSET, VRFY or HELP commands/);
       expect(await client.reply()).toBe(''); // closed
       client.close();
-    } finally {
-      await rig.close();
-    }
+    });
   });
 
   it('an idle session is closed after socketTimeoutMs with 421', async () => {
-    const rig = await startRig(emu, { smtp: { socketTimeoutMs: 300 } });
-    try {
+    await withRig(emu, { smtp: { socketTimeoutMs: 300 } }, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       await client.cmd('EHLO x');
       expect(await client.reply(5000)).toMatch(/^421 .*[Tt]imeout/);
       client.close();
-    } finally {
-      await rig.close();
-    }
+    });
   });
 });
 
 describe('reload', () => {
   it('updateUsers applies from the next MAIL FROM without dropping the open session', async () => {
-    const rig = await startRig(emu);
-    try {
+    await withRig(emu, {}, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       await client.cmd('EHLO x');
       expect(await client.cmd('MAIL FROM:<carol@example.com>')).toMatch(/^550 5\.7\.1 /);
@@ -133,16 +123,13 @@ describe('reload', () => {
       await client.cmd('RSET');
       expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^550 5\.7\.1 /);
       client.close();
-    } finally {
-      await rig.close();
-    }
+    });
   });
 });
 
 describe('shutdown', () => {
   it('a message being sent when close() starts is still stored; the next command gets 421', async () => {
-    const rig = await startRig(emu);
-    try {
+    await withRig(emu, {}, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       await client.cmd('EHLO x');
       await client.cmd('MAIL FROM:<alice@example.com>');
@@ -158,22 +145,17 @@ describe('shutdown', () => {
       expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^421 /);
       client.close();
       await closing;
-    } finally {
-      await rig.close();
-    }
+    });
   });
 
   it('sessions still open at the deadline are told 421 and closed', async () => {
-    const rig = await startRig(emu);
-    try {
+    await withRig(emu, {}, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       await client.cmd('EHLO x');
       await rig.gateway.close({ timeoutMs: 200 });
       expect(await client.reply(3000)).toMatch(/^421 /);
       client.close();
-    } finally {
-      await rig.close();
-    }
+    });
   });
 });
 
@@ -185,13 +167,10 @@ describe('swaks', () => {
       ctx.skip('swaks is not installed on this machine');
       return;
     }
-    const rig = await startRig(emu);
-    try {
+    await withRig(emu, {}, async (rig) => {
       const { stdout } = await run('swaks', ['--server', `127.0.0.1:${rig.port}`, '--from', 'alice@example.com', '--to', `15551234567@${DOMAIN}`, '--header', 'Subject: swaks', '--body', 'from swaks']);
       expect(stdout).toMatch(/250 2\.0\.0 queued as \S+/);
-    } finally {
-      await rig.close();
-    }
+    });
   });
 });
 
