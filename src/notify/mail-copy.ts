@@ -34,10 +34,10 @@ function copyLine(mail: SendMailOptions, messageId: string): string {
 
 export function withMailCopy(transport: MailTransport, file = process.env.FAXGATE_MAIL_COPY): MailTransport {
   if (!file) return transport;
+  mkdirSync(path.dirname(file), { recursive: true });
   return {
     async send(mail) {
       const result = await transport.send(mail);
-      mkdirSync(path.dirname(file), { recursive: true });
       appendFileSync(file, `${copyLine(mail, result.messageId)}\n`);
       return result;
     },
