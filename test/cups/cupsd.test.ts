@@ -66,9 +66,15 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
   }, 30_000);
 
   afterAll(async () => {
-    cupsd?.kill('SIGTERM');
+    // cupsd writes its cache as it shuts down: wait for it to exit before removing its folders.
+    if (cupsd && cupsd.exitCode === null && cupsd.signalCode === null) {
+      const exited = new Promise((resolve) => cupsd.once('exit', resolve));
+      cupsd.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (cupsd.exitCode === null && cupsd.signalCode === null) cupsd.kill('SIGKILL');
+    }
     await h?.close();
-    if (t) rmSync(t, { recursive: true, force: true });
+    if (t) rmSync(t, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   });
 
   it('lp -o fax-number=... -t "Invoice 42" lands in the user\'s folder and is queued', async () => {

@@ -75,7 +75,7 @@ describe('sandbox start (README quick start)', () => {
 
   afterAll(async () => {
     if (run) await stop(run, 'SIGKILL');
-    rmSync(cwd, { recursive: true, force: true });
+    rmSync(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   });
 
   it('prints a banner that says how to try it', () => {
@@ -222,7 +222,7 @@ describe('SIGTERM while a send is in flight', () => {
       await agent2.close();
     } finally {
       if (run) await stop(run, 'SIGKILL');
-      rmSync(cwd, { recursive: true, force: true });
+      rmSync(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     }
   }, 120_000);
 });

@@ -50,8 +50,12 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  if (child.exitCode === null) child.kill('SIGKILL');
-  await rm(dir, { recursive: true, force: true });
+  if (child.exitCode === null && child.signalCode === null) {
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await gone;
+  }
+  await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 describe('faxgate emulator', () => {

@@ -91,7 +91,7 @@ export async function disposeRig(rig: Rig | undefined, daemon?: Daemon | null, s
   if (!rig) return;
   await rig.agent.close();
   await rig.emu.stop();
-  rmSync(rig.dir, { recursive: true, force: true });
+  rmSync(rig.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }
 
 export function kill(d: Daemon, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
