@@ -16,6 +16,7 @@ import { UserDirectory } from '../src/fax/user-directory.js';
 import { silentLogger } from '../src/log/logger.js';
 import { SmtpGateway } from '../src/smtp/server.js';
 import { Store } from '../src/store/store.js';
+import { ReaderPool } from '../src/workers/pool.js';
 import { percentile, runSmtpLoad, type LoadResult } from './lib/load.js';
 import { postfixTools, runSmtpSource, startPostfix, startSmtpSink, type Running } from './lib/postfix.js';
 import type { BenchResult } from './types.js';
@@ -59,9 +60,11 @@ async function ours(): Promise<Measured & { rssBefore: number; peakRss: number }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-'));
   const store = Store.open({ dataDir: path.join(dir, 'data') });
   const smtp = { ...configSchema.parse({ smtp: { listen: ['127.0.0.1:0'], domains: [DOMAIN] } }).smtp!, maxMessagesPerMinute: 1_000_000, maxConnections: 100 };
+  // mail parsed on worker threads, as the daemon does
+  const readers = new ReaderPool();
   const gateway = new SmtpGateway({
     smtp, users: [USER], dataDir: path.join(dir, 'data'), store, clientFor: () => stubApi,
-    directory: new UserDirectory({ clientFor: () => stubApi }), logger: silentLogger(),
+    directory: new UserDirectory({ clientFor: () => stubApi }), logger: silentLogger(), readers,
   });
   const [addr] = await gateway.listen();
   const rssBefore = process.memoryUsage().rss;
@@ -75,6 +78,7 @@ async function ours(): Promise<Measured & { rssBefore: number; peakRss: number }
   } finally {
     clearInterval(timer);
     await gateway.close({ timeoutMs: 1000 });
+    await readers.close();
     store.close();
     rmSync(dir, { recursive: true, force: true });
   }

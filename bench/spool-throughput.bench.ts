@@ -14,6 +14,7 @@ import { silentLogger } from '../src/log/logger.js';
 import { SpoolWatcher } from '../src/spool/watcher.js';
 import { Store } from '../src/store/store.js';
 import type { QueueStore } from '../src/store/types.js';
+import { ReaderPool } from '../src/workers/pool.js';
 import type { BenchResult } from './types.js';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 
@@ -43,6 +44,7 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const store = Store.open({ dataDir: path.join(tmp, 'data') });
   const done = new Map<string, number>();
+  const readers = new ReaderPool();
   const spool: SpoolConfig = { root: path.join(tmp, 'spool'), stableMs: STABLE_MS, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 10_000_000 };
   const watcher = new SpoolWatcher({
     spool,
@@ -54,12 +56,15 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
     },
     logger: silentLogger(),
     rescanMs: 5000,
+    // PDF text read on worker threads, as the daemon does
+    readers,
   });
   await watcher.start();
   try {
     return await fn(path.join(spool.root, USER.name), done);
   } finally {
     await watcher.stop();
+    await readers.close();
     store.close();
     rmSync(tmp, { recursive: true, force: true });
   }

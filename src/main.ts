@@ -22,6 +22,7 @@ import { SpoolWatcher } from './spool/watcher.js';
 import { JOB_STATES, RECIPIENT_STATES } from './store/types.js';
 import { Store } from './store/store.js';
 import { KeyWatch } from './keys/key-watch.js';
+import { ReaderPool } from './workers/pool.js';
 import { effectiveUsers } from './keys/key-overrides.js';
 
 export interface ServiceEndpoint {
@@ -66,6 +67,8 @@ export class Gateway {
   private readonly smtp: SmtpGateway | null;
   private readonly admin: AdminServer | null;
   private readonly keyWatch: KeyWatch | null;
+  /** MIME parsing and PDF text on worker threads (started with the first mail or PDF). */
+  private readonly readers = new ReaderPool();
   private addresses: RunningAddresses = { smtp: [], admin: null, spoolRoot: null, outbox: null };
   private lastPing: { at: number; ok: boolean; detail?: string } | null = null;
   private stopping: Promise<void> | null = null;
@@ -97,10 +100,10 @@ export class Gateway {
       ? new InboundPoller({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'inbound' }) })
       : null;
     this.spool = config.spool
-      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', logger: this.log.child({ component: 'spool' }) })
+      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, logger: this.log.child({ component: 'spool' }) })
       : null;
     this.smtp = config.smtp
-      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, logger: this.log.child({ component: 'smtp' }) })
+      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, logger: this.log.child({ component: 'smtp' }) })
       : null;
     this.admin = config.admin
       ? new AdminServer({ listen: config.admin.listen, metrics: this.metrics, health: () => this.health(), logger: this.log.child({ component: 'admin' }) })
@@ -258,6 +261,7 @@ export class Gateway {
     this.log.info('STOPPING: no new mail or files, finishing sends in flight');
     await step('smtp', () => this.smtp?.close({ timeoutMs: Math.min(5000, left()) }));
     await step('spool', () => this.spool?.stop());
+    await step('readers', () => this.readers.close());
     await step('keys', () => this.keyWatch?.stop());
     await step('dispatcher', () => this.dispatcher.stop({ timeoutMs: left() }));
     await step('inbound', () => this.inbound?.stop());

@@ -12,11 +12,12 @@ import type { FaxApi } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
 import { resolveContact } from '../intake/contact-lookup.js';
 import { makeWorkDir, writeIncoming } from '../intake/incoming-file.js';
-import { parseMail, type ParsedMail } from '../intake/mail-parse.js';
+import type { ParsedMail } from '../intake/mail-parse.js';
 import { mailToJob, type EnvelopeRecipient } from '../intake/mail-to-job.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
+import { inProcessReaders, ReadTimeoutError, type InputReaders } from '../workers/pool.js';
 import { ExactReplyServer } from './exact-reply-server.js';
 import { verifyPassword } from './password.js';
 import { RateLimiter } from './rate-limit.js';
@@ -36,6 +37,8 @@ export interface SmtpGatewayOptions {
   metrics?: Metrics;
   /** Wait this long times the failure count after a failed AUTH (default 1000 ms). */
   authFailureDelayMs?: number;
+  /** Where mail is parsed: the daemon's worker threads (default: on this thread). */
+  readers?: InputReaders;
 }
 
 interface SessionState {
@@ -74,6 +77,7 @@ export class SmtpGateway {
   private readonly trusted;
   private readonly limiter: RateLimiter;
   private readonly authDelayMs: number;
+  private readonly readers: InputReaders;
   private readonly tls?: { key: Buffer; cert: Buffer };
   private index: UserIndex;
   private servers: ExactReplyServer[] = [];
@@ -95,6 +99,7 @@ export class SmtpGateway {
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
     this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
+    this.readers = opts.readers ?? inProcessReaders;
     this.index = new UserIndex(opts.users);
     if (opts.smtp.tls) {
       try {
@@ -418,18 +423,23 @@ export class SmtpGateway {
 
       let parsed: ParsedMail;
       try {
-        parsed = await parseMail(messageFile, workDir);
+        parsed = await this.readers.parseMail(messageFile, workDir);
       } catch (err) {
         if (isSystemError(err)) throw err;
         // The message's own fault: kept for inspection, and the sender is told plainly.
-        const reason = `the message could not be read (broken MIME): ${describeError(err).slice(0, 200)}`;
+        const timedOut = err instanceof ReadTimeoutError;
+        const reason = timedOut
+          ? `the message could not be read: ${err.message} (too complex)`
+          : `the message could not be read (broken MIME): ${describeError(err).slice(0, 200)}`;
         const job = await this.store.enqueueCorrupt({
           source: 'smtp', user: user.name, reason,
           original: { path: messageFile, name: 'message.eml', contentType: 'message/rfc822', move: true },
           meta: { origin: { envelopeFrom } },
         });
         log.warn({ job: job.id, reason }, 'REJECTED');
-        throw replyError(`554 5.6.0 The message could not be read (broken MIME structure); kept as ${job.id}`);
+        throw replyError(timedOut
+          ? `554 5.6.0 The message could not be read: it is too complex (${err.message}); kept as ${job.id}`
+          : `554 5.6.0 The message could not be read (broken MIME structure); kept as ${job.id}`);
       }
 
       const me = this.directory.get(user.name);

@@ -27,6 +27,8 @@ export interface AddressingInput {
   ticket?: Ticket;
   /** Codes found in the document's text; undefined when the type has no text (images). */
   codes?: EmbeddedCodes;
+  /** Why the document's text could not be read for codes, when it could not. */
+  textUnreadable?: string;
   defaultCountryCode: string;
   /** The user's API client, only called to look a contact name up. */
   api: () => FaxApi;
@@ -56,7 +58,9 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
     recipients = await toRecipients(fromName.numbers, undefined, input);
   }
   if (!recipients || recipients.length === 0) {
-    const hint = codes && hasAnyCode(codes) ? ' (the document has @@ codes but no @@FAX@@ or @@TO@@)' : '';
+    const hint = codes && hasAnyCode(codes)
+      ? ' (the document has @@ codes but no @@FAX@@ or @@TO@@)'
+      : input.textUnreadable ? ` (the document's text could not be read for @@ codes: ${input.textUnreadable})` : '';
     throw new FaxgateError('NO_DESTINATION', `no fax number was found${hint}: name the file "<number> - <subject>.pdf", add a ticket "${input.fileName}.json", or put "@@FAX <number>@@" in the document`);
   }
   if (recipients.length > MAX_RECIPIENTS) {

@@ -13,11 +13,11 @@ import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
+import type { InputReaders } from '../workers/pool.js';
 import { decideAddressing } from './addressing.js';
 import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
 import type { UserFolders } from './folders.js';
 import { freeName, moveInto, writeReason } from './outcome-files.js';
-import { pdfPageTexts } from './pdf-text.js';
 import { isTicketName, judgeStat, readSafely } from './safe-file.js';
 import { parseTicket, TICKET_MAX_BYTES, type Ticket } from './ticket.js';
 
@@ -32,6 +32,8 @@ export interface FileProcessorDeps {
   logger: Logger;
   clock: Clock;
   metrics?: Metrics;
+  /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
+  readers: InputReaders;
 }
 
 export type FileOutcome = 'queued' | 'duplicate' | 'refused' | 'retry' | 'gone';
@@ -150,7 +152,8 @@ export class FileProcessor {
     // A ticket that names the destination wins outright: the text layer is not read (pdfjs is
     // the costliest step of a pickup).
     const ticketAddresses = ticket !== undefined && (ticket.to.length > 0 || ticket.recipientName !== undefined);
-    const codes = ticketAddresses ? undefined : await this.readCodes(data, contentType, log);
+    const read = ticketAddresses ? undefined : await this.readCodes(data, contentType, log);
+    const codes = read?.codes;
     if (codes?.problems.length) log.warn({ problems: codes.problems }, 'embedded codes not understood');
 
     let addressing;
@@ -159,6 +162,7 @@ export class FileProcessor {
         fileName: name,
         ticket,
         codes,
+        textUnreadable: read?.unreadable,
         defaultCountryCode: this.deps.defaultCountryCode,
         api: () => this.deps.clientFor(f.user),
       });
@@ -233,15 +237,16 @@ export class FileProcessor {
     }
   }
 
-  private async readCodes(data: Buffer, contentType: string, log: Logger): Promise<EmbeddedCodes | undefined> {
-    if (contentType === 'text/plain') return parseEmbeddedCodes(textPages(data.toString('utf8')));
+  private async readCodes(data: Buffer, contentType: string, log: Logger): Promise<{ codes?: EmbeddedCodes; unreadable?: string } | undefined> {
+    if (contentType === 'text/plain') return { codes: parseEmbeddedCodes(textPages(data.toString('utf8'))) };
     if (contentType !== 'application/pdf') return undefined;
     try {
-      return parseEmbeddedCodes(await pdfPageTexts(data));
+      return { codes: parseEmbeddedCodes(await this.deps.readers.pdfPageTexts(data)) };
     } catch (err) {
       // An unreadable text layer is not fatal: the ticket or the file name may still address it.
-      log.warn({ err: describeError(err) }, 'PDF text could not be read; embedded codes skipped');
-      return undefined;
+      const why = describeError(err).slice(0, 200);
+      log.warn({ err: why }, 'PDF text could not be read; embedded codes skipped');
+      return { unreadable: why };
     }
   }
 

@@ -8,6 +8,7 @@ import type { FaxApi } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
+import { inProcessReaders, type InputReaders } from '../workers/pool.js';
 import { sweepFailedJobs } from './failed-jobs.js';
 import { FileProcessor } from './file-processor.js';
 import { ensureFolders, userFolders, type UserFolders } from './folders.js';
@@ -32,6 +33,8 @@ export interface SpoolWatcherOptions {
   sweepMs?: number;
   /** Wait before a file whose addressing met a temporary failure is tried again (default 30 s). */
   retryMs?: number;
+  /** Where PDF text is read: the daemon's worker threads (default: on this thread). */
+  readers?: InputReaders;
 }
 
 export class SpoolWatcher {
@@ -59,6 +62,7 @@ export class SpoolWatcher {
       logger: opts.logger,
       clock: this.clock,
       metrics: opts.metrics,
+      readers: opts.readers ?? inProcessReaders,
     });
   }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorCall } from '../helpers/client.js';
 import { converse, RawSmtp } from '../helpers/raw-smtp.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, transport, type Rig } from './harness.js';
+import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, transport, withRig, type Rig } from './harness.js';
 
 let emu: TestEmulator;
 let rig: Rig;
@@ -153,6 +153,20 @@ describe('refusals name their reason', () => {
     const { client, banner } = await RawSmtp.connect(rig.port);
     expect(banner).toMatch(/^220 /);
     client.close();
+  });
+
+  it('a message still being read after the time limit is refused as too complex and kept; the server stays up', async () => {
+    await withRig(emu, { readers: { mailTimeoutMs: 1 } }, async (slow) => {
+      const r = await converse(slow.port, 'alice@example.com', [`15551234567@${DOMAIN}`], `From: alice@example.com\r\nSubject: slow\r\nMessage-ID: <slow@t>\r\n\r\nhello\r\n`);
+      expect(r[5]).toMatch(/^554 5\.6\.0 The message could not be read: it is too complex \(the message took longer than 1 ms to read\); kept as \S+/);
+      const kept = slow.store.getJob(/kept as (\S+)/.exec(r[5]!)![1]!)!;
+      expect(kept.state).toBe('corrupt');
+      expect(kept.corruptReason).toMatch(/too complex/);
+      expect(kept.original?.bytes).toBeGreaterThan(0);
+      const { client, banner } = await RawSmtp.connect(slow.port);
+      expect(banner).toMatch(/^220 /);
+      client.close();
+    });
   });
 });
 

@@ -12,6 +12,7 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { SmtpGateway } from '../../src/smtp/server.js';
 import { Store } from '../../src/store/store.js';
 import type { QueueStore } from '../../src/store/types.js';
+import { ReaderPool, type ReaderPoolOptions } from '../../src/workers/pool.js';
 import { clientFor, closeClients } from '../helpers/client.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 
@@ -37,7 +38,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number } = {}): Promise<Rig> {
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const dataDir = path.join(dir, 'data');
   const store = Store.open({ dataDir });
@@ -47,6 +48,8 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     return clientFor(emu, keys.get(user)!);
   };
   const metrics = new Metrics();
+  // mail is parsed on worker threads, as in the daemon
+  const readers = new ReaderPool({ threads: 1, ...opts.readers });
   const gateway = new SmtpGateway({
     smtp: smtpConfig(opts.smtp),
     users: opts.users ?? USERS,
@@ -57,6 +60,7 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     logger: silentLogger(),
     metrics,
     authFailureDelayMs: opts.authFailureDelayMs ?? 20,
+    readers,
   });
   const [addr] = await gateway.listen();
   return {
@@ -68,6 +72,7 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     dataDir,
     async close() {
       await gateway.close({ timeoutMs: 500 });
+      await readers.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -18,6 +18,8 @@ afterAll(async () => {
 
 it('20 concurrent 25 MB messages are queued with far less memory growth than their size', { timeout: 180_000 }, async () => {
   const SIZE = 25_000_000;
+  // The parsing thread starts with the first mail; its start is not what is measured here.
+  expect(await sendBig(rig.port, `15551230999@${DOMAIN}`, 100_000, 99)).toMatch(/^250 /);
   const before = process.memoryUsage();
   let peakRss = before.rss;
   let peakHeap = before.heapUsed + before.external;

@@ -12,6 +12,7 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { SpoolWatcher, type SpoolWatcherOptions } from '../../src/spool/watcher.js';
 import { Store } from '../../src/store/store.js';
 import type { Job } from '../../src/store/types.js';
+import { ReaderPool } from '../../src/workers/pool.js';
 
 export const ALICE: UserConfig = { name: 'alice', email: 'alice@example.com', aliases: [], apiKey: 'test-key-alice' };
 export const BOB: UserConfig = { name: 'bob', email: 'bob@example.com', aliases: [], apiKey: 'test-key-bob', spool: 'bobs-folder' };
@@ -52,6 +53,8 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
   const users = opts.users ?? [ALICE, BOB];
   const spool: SpoolConfig = { root, stableMs: 150, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, ...opts.spool };
   const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
+  // PDF text is read on a worker thread, as in the daemon
+  const readers = new ReaderPool({ threads: 1 });
   const make = () =>
     new SpoolWatcher({
       spool,
@@ -65,6 +68,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
       rescanMs: 1000,
       sweepMs: 200,
       retryMs: 300,
+      readers,
       ...opts.extra,
     });
   if (opts.before) {
@@ -87,6 +91,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
     },
     close: async () => {
       await h.watcher.stop();
+      await readers.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { link, mkdir, open, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ReaderPool } from '../../src/workers/pool.js';
 import { BOB, drop, metricValue, spoolHarness, textPdf, waitFor, type SpoolHarness } from './harness.js';
 
 const PDF = (tag: string) => `%PDF-1.4\n% ${tag}\n%%EOF\n`;
@@ -92,6 +93,27 @@ describe('addressing', () => {
     expect(reason).toMatch(/different pages/);
     await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letters.pdf')), 5000, 'failed/');
     expect(h.jobs()).toEqual([]);
+  });
+
+  it('a PDF whose text outlasts the time limit is addressed by its name, or refused saying why', async () => {
+    const slow = new ReaderPool({ threads: 1, pdfTimeoutMs: 1 });
+    try {
+      h = await spoolHarness({ extra: { readers: slow } });
+      const pdf = await textPdf([['@@FAX 5557654321@@', 'a letter']]);
+      await drop(h.folder(), '15551234567 - Named.pdf', pdf);
+      const job = await waitFor(() => h!.jobs()[0], 8000, 'a job addressed by its file name');
+      expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567']);
+      expect(job.meta.origin?.via).toBe('file name');
+      await drop(h.folder(), 'unnamed.pdf', pdf);
+      const reasonFile = path.join(h.folder(), 'failed', 'unnamed.pdf.reason.txt');
+      await waitFor(() => existsSync(reasonFile), 8000, 'the reason in failed/');
+      expect(readFileSync(reasonFile, 'utf8')).toMatch(/no fax number was found \(the document's text could not be read for @@ codes: the PDF took longer than 1 ms to read\)/);
+      expect(h.jobs()).toHaveLength(1);
+    } finally {
+      await h?.close();
+      h = null;
+      await slow.close();
+    }
   });
 
   it('no destination: failed/ with a reason and one rejected notification', async () => {

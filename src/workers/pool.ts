@@ -1,0 +1,117 @@
+// Reading hostile input off the main thread (Postfix keeps its parsing in separate processes
+// for the same reasons): MIME parsing of each accepted mail and the text layer of each printed
+// PDF run on a few worker threads (piscina), so that
+//   - the event loop keeps answering SMTP sessions, the spool watcher and the dispatcher while a
+//     25 MB mail is decoded or a PDF is read;
+//   - a message or PDF built to make the parser spin is stopped after a time limit, and one built
+//     to exhaust memory kills only its worker (a heap limit per thread), never the daemon.
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { ParsedMail } from '../intake/mail-parse.js';
+import type { PdfTextOptions } from '../spool/pdf-text.js';
+import type { Task, TaskOutcome, TaskValues } from './tasks.js';
+
+/** What intake runs through the workers (or in-process, see inProcessReaders). */
+export interface InputReaders {
+  parseMail(messageFile: string, partsDir: string): Promise<ParsedMail>;
+  pdfPageTexts(data: Uint8Array, opts?: PdfTextOptions): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface ReaderPoolOptions {
+  /** Worker threads at most (default: the CPU count, at least 1, at most 4). */
+  threads?: number;
+  /** A mail still being parsed after this long is given up (default 120 s, queue wait included). */
+  mailTimeoutMs?: number;
+  /** A PDF whose text is still being read after this long is given up (default 60 s). */
+  pdfTimeoutMs?: number;
+  /** Heap limit of each worker (default 1024 MB). */
+  maxHeapMb?: number;
+}
+
+/** A task that ran out of time: the input's fault, not the machine's (no errno code). */
+export class ReadTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what} took longer than ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`} to read`);
+    this.name = 'ReadTimeoutError';
+  }
+}
+
+const fromSource = import.meta.url.endsWith('.ts');
+
+function workerFile(): string {
+  return fileURLToPath(new URL(fromSource ? './ts-bootstrap.mjs' : './tasks.js', import.meta.url));
+}
+
+export class ReaderPool implements InputReaders {
+  private pool: Piscina | null = null;
+  private closed = false;
+  private readonly threads: number;
+  private readonly maxHeapMb: number;
+  private readonly mailTimeoutMs: number;
+  private readonly pdfTimeoutMs: number;
+
+  constructor(opts: ReaderPoolOptions = {}) {
+    this.threads = opts.threads ?? Math.max(1, Math.min(4, os.availableParallelism()));
+    this.maxHeapMb = opts.maxHeapMb ?? 1024;
+    this.mailTimeoutMs = opts.mailTimeoutMs ?? 120_000;
+    this.pdfTimeoutMs = opts.pdfTimeoutMs ?? 60_000;
+  }
+
+  /** Threads start with the first mail or PDF: a daemon that has read nothing holds none. */
+  private workers(): Piscina {
+    if (this.closed) throw new Error('the reader threads are shut down');
+    this.pool ??= new Piscina({
+      filename: workerFile(),
+      name: 'default',
+      // One thread stays up once started (pdfjs takes about a second to load in a new one); the
+      // others leave after a minute without work.
+      minThreads: 1,
+      maxThreads: this.threads,
+      idleTimeout: 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
+    });
+    return this.pool;
+  }
+
+  parseMail(messageFile: string, partsDir: string): Promise<ParsedMail> {
+    return this.run({ kind: 'parseMail', messageFile, partsDir }, this.mailTimeoutMs, 'the message');
+  }
+
+  pdfPageTexts(data: Uint8Array, opts?: PdfTextOptions): Promise<string[]> {
+    return this.run({ kind: 'pdfText', data, ...(opts ? { opts } : {}) }, this.pdfTimeoutMs, 'the PDF');
+  }
+
+  private async run<K extends Task['kind']>(task: Extract<Task, { kind: K }>, timeoutMs: number, what: string): Promise<TaskValues[K]> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    let out: TaskOutcome<TaskValues[K]>;
+    try {
+      out = (await this.workers().run(task, { signal })) as TaskOutcome<TaskValues[K]>;
+    } catch (err) {
+      if (signal.aborted) throw new ReadTimeoutError(what, timeoutMs);
+      // the worker itself died (out of its heap limit, ...): reported with the worker's reason
+      throw err;
+    }
+    if (out.ok) return out.value;
+    throw Object.assign(new Error(out.error.message), { name: out.error.name }, out.error.code ? { code: out.error.code } : {});
+  }
+
+  /** Stops the threads; a task still running is abandoned (its caller gets an error). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = null;
+    await pool?.destroy();
+  }
+}
+
+/**
+ * The same readers on the calling thread, with no time limit: for tests and tools that build one
+ * component alone. Loaded on first use, so the daemon's main thread never loads pdfjs.
+ */
+export const inProcessReaders: InputReaders = {
+  parseMail: async (messageFile, partsDir) => (await import('../intake/mail-parse.js')).parseMail(messageFile, partsDir),
+  pdfPageTexts: async (data, opts) => (await import('../spool/pdf-text.js')).pdfPageTexts(data, opts),
+  close: async () => undefined,
+};

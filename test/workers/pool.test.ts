@@ -1,0 +1,107 @@
+// The reader threads: the same results as parsing on the calling thread, errno codes that
+// survive the thread boundary, a time limit, a heap limit that fails the task and not the
+// process, and the built daemon's worker file (dist/) loading without tsx.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseMail } from '../../src/intake/mail-parse.js';
+import { pdfPageTexts } from '../../src/spool/pdf-text.js';
+import { ReaderPool, ReadTimeoutError } from '../../src/workers/pool.js';
+import { textPdf } from '../spool/harness.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const FIXTURE = path.join(root, 'test/fixtures/mail/forwarded.eml');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-readers-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function dir(name: string): string {
+  const d = path.join(tmp, name);
+  mkdirSync(d);
+  return d;
+}
+
+describe('ReaderPool', () => {
+  it('parses a mail and reads a PDF on a worker exactly as on the calling thread', async () => {
+    const pool = new ReaderPool({ threads: 2 });
+    try {
+      const [viaPool, local] = await Promise.all([pool.parseMail(FIXTURE, dir('a')), parseMail(FIXTURE, dir('b'))]);
+      expect(viaPool.parts.length).toBeGreaterThan(0);
+      expect({ ...viaPool, parts: viaPool.parts.map((p) => ({ ...p, path: path.basename(p.path) })) })
+        .toEqual({ ...local, parts: local.parts.map((p) => ({ ...p, path: path.basename(p.path) })) });
+      const pdf = await textPdf([['@@FAX 15551234567@@', 'Dear Sir'], ['page two']]);
+      expect(await pool.pdfPageTexts(pdf)).toEqual(await pdfPageTexts(pdf));
+      expect((await pool.pdfPageTexts(pdf))[0]).toContain('@@FAX 15551234567@@');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps the errno code of a failure (so a full disk is still told 452, not 554)', async () => {
+    const pool = new ReaderPool({ threads: 1 });
+    try {
+      const err = await pool.parseMail(path.join(tmp, 'no-such-message.eml'), dir('c')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect((err as NodeJS.ErrnoException).code).toBe('ENOENT');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('gives up a read that outlasts its time limit, and the next read works', async () => {
+    const pool = new ReaderPool({ threads: 1, pdfTimeoutMs: 1 });
+    try {
+      const big = await textPdf(Array.from({ length: 40 }, (_, i) => [`page ${i}`, 'x'.repeat(80)]));
+      const err = await pool.pdfPageTexts(big).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ReadTimeoutError);
+      expect((err as Error).message).toMatch(/the PDF took longer than 1 ms to read/);
+      const parsed = await pool.parseMail(FIXTURE, dir('d'));
+      expect(parsed.parts.length).toBeGreaterThan(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a worker that runs out of its heap limit fails its task, not the process', async () => {
+    const pool = new ReaderPool({ threads: 1, maxHeapMb: 2 });
+    try {
+      const err = await pool.parseMail(FIXTURE, dir('e')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(String((err as Error).message)).toMatch(/memory|heap/i);
+    } finally {
+      await pool.close();
+    }
+    expect(process.memoryUsage().rss).toBeGreaterThan(0); // still here
+  });
+});
+
+describe('the built worker (dist/, no tsx)', () => {
+  it('loads tasks.js next to pool.js and reads a mail and a PDF', { timeout: 120_000 }, async () => {
+    // Compiled into a folder inside the project so that node_modules resolves as from dist/.
+    const out = path.join(root, '.vitest-tmp', `build-${process.pid}`);
+    try {
+      execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out], { stdio: 'pipe' });
+      const pdfFile = path.join(tmp, 'letter.pdf');
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(pdfFile, await textPdf([['@@FAX 15551234567@@']]));
+      const script = `
+        import { readFileSync } from 'node:fs';
+        const { ReaderPool } = await import(${JSON.stringify(path.join(out, 'workers/pool.js'))});
+        const pool = new ReaderPool({ threads: 1 });
+        const mail = await pool.parseMail(${JSON.stringify(FIXTURE)}, ${JSON.stringify(dir('f'))});
+        const pages = await pool.pdfPageTexts(readFileSync(${JSON.stringify(pdfFile)}));
+        await pool.close();
+        console.log(JSON.stringify({ parts: mail.parts.length, subject: mail.subject, page: pages[0] }));`;
+      // plain node: no --import tsx, so a .ts worker file could not load
+      const res = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })) as { parts: number; subject: string; page: string };
+      const local = await parseMail(FIXTURE, dir('g'));
+      expect(res.parts).toBe(local.parts.length);
+      expect(res.subject).toBe(local.subject);
+      expect(res.page).toContain('@@FAX 15551234567@@');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
