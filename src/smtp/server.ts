@@ -425,7 +425,8 @@ export class SmtpGateway {
       try {
         parsed = await this.readers.parseMail(messageFile, workDir);
       } catch (err) {
-        if (isSystemError(err)) throw err;
+        // our own trouble (a disk error, the reader threads shutting down): the client retries
+        if (isSystemError(err) || isFaxgateError(err)) throw err;
         // The message's own fault: kept for inspection, and the sender is told plainly.
         const timedOut = err instanceof ReadTimeoutError;
         const reason = timedOut

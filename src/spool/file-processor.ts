@@ -243,6 +243,8 @@ export class FileProcessor {
     try {
       return { codes: parseEmbeddedCodes(await this.deps.readers.pdfPageTexts(data)) };
     } catch (err) {
+      // Shutting down is not the PDF's fault: the file stays claimed and is picked up at the next start.
+      if (isFaxgateError(err)) throw err;
       // An unreadable text layer is not fatal: the ticket or the file name may still address it.
       const why = describeError(err).slice(0, 200);
       log.warn({ err: why }, 'PDF text could not be read; embedded codes skipped');

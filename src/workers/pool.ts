@@ -8,6 +8,7 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { FaxgateError } from '../errors.js';
 import type { ParsedMail } from '../intake/mail-parse.js';
 import type { PdfTextOptions } from '../spool/pdf-text.js';
 import type { Task, TaskOutcome, TaskValues } from './tasks.js';
@@ -38,6 +39,10 @@ export class ReadTimeoutError extends Error {
   }
 }
 
+function shuttingDown(cause?: unknown): FaxgateError {
+  return new FaxgateError('SHUTTING_DOWN', 'the reader threads are shut down', { temporary: true, ...(cause ? { cause } : {}) });
+}
+
 const fromSource = import.meta.url.endsWith('.ts');
 
 function workerFile(): string {
@@ -61,7 +66,7 @@ export class ReaderPool implements InputReaders {
 
   /** Threads start with the first mail or PDF: a daemon that has read nothing holds none. */
   private workers(): Piscina {
-    if (this.closed) throw new Error('the reader threads are shut down');
+    if (this.closed) throw shuttingDown();
     this.pool ??= new Piscina({
       filename: workerFile(),
       name: 'default',
@@ -89,6 +94,8 @@ export class ReaderPool implements InputReaders {
     try {
       out = (await this.workers().run(task, { signal })) as TaskOutcome<TaskValues[K]>;
     } catch (err) {
+      // cut off by close(): our own trouble, never the input's
+      if (this.closed) throw shuttingDown(err);
       if (signal.aborted) throw new ReadTimeoutError(what, timeoutMs);
       // the worker itself died (out of its heap limit, ...): reported with the worker's reason
       throw err;
@@ -97,7 +104,7 @@ export class ReaderPool implements InputReaders {
     throw Object.assign(new Error(out.error.message), { name: out.error.name }, out.error.code ? { code: out.error.code } : {});
   }
 
-  /** Stops the threads; a task still running is abandoned (its caller gets an error). */
+  /** Stops the threads; a task still running is abandoned (its caller gets SHUTTING_DOWN). */
   async close(): Promise<void> {
     this.closed = true;
     const pool = this.pool;

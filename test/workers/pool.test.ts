@@ -2,7 +2,7 @@
 // survive the thread boundary, a time limit, a heap limit that fails the task and not the
 // process, and the built daemon's worker file (dist/) loading without tsx.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +64,19 @@ describe('ReaderPool', () => {
     }
   });
 
+  it('a read cut off by close() is our own trouble (SHUTTING_DOWN), not the input\'s', async () => {
+    const big = path.join(tmp, 'big.eml');
+    const b64 = Buffer.alloc(20_000_000, 7).toString('base64').replace(/.{76}/g, '$&\r\n');
+    writeFileSync(big, `From: a@example.com\r\nSubject: big\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${b64}\r\n--zz--\r\n`);
+    const pool = new ReaderPool({ threads: 1 });
+    await pool.parseMail(FIXTURE, dir('h')); // the thread is up
+    const cut = pool.parseMail(big, dir('i')).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 50));
+    await pool.close();
+    expect(await cut).toMatchObject({ name: 'FaxgateError', code: 'SHUTTING_DOWN' });
+    expect(await pool.parseMail(FIXTURE, dir('j')).catch((e: unknown) => e)).toMatchObject({ code: 'SHUTTING_DOWN' });
+  });
+
   it('a worker that runs out of its heap limit fails its task, not the process', async () => {
     const pool = new ReaderPool({ threads: 1, maxHeapMb: 2 });
     try {
@@ -84,7 +97,6 @@ describe('the built worker (dist/, no tsx)', () => {
     try {
       execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out], { stdio: 'pipe' });
       const pdfFile = path.join(tmp, 'letter.pdf');
-      const { writeFileSync } = await import('node:fs');
       writeFileSync(pdfFile, await textPdf([['@@FAX 15551234567@@']]));
       const script = `
         import { readFileSync } from 'node:fs';
