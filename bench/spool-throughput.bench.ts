@@ -45,7 +45,7 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
   const store = Store.open({ dataDir: path.join(tmp, 'data') });
   const done = new Map<string, number>();
   const readers = new ReaderPool();
-  const spool: SpoolConfig = { root: path.join(tmp, 'spool'), stableMs: STABLE_MS, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 10_000_000 };
+  const spool: SpoolConfig = { root: path.join(tmp, 'spool'), stableMs: STABLE_MS, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 10_000_000, maxWriteMinutes: 30 };
   const watcher = new SpoolWatcher({
     spool,
     users: [USER],

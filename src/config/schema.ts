@@ -82,6 +82,8 @@ export const configSchema = z
         /** the same content dropped by the same user within this window is faxed once */
         dedupeWindowMinutes: z.number().min(0).default(60),
         maxFileBytes: z.number().int().min(1024).default(52_428_800),
+        /** a file still changing after this long is refused (it would otherwise wait forever) */
+        maxWriteMinutes: z.number().positive().default(30),
       })
       .strict()
       .optional(),

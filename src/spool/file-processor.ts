@@ -102,10 +102,7 @@ export class FileProcessor {
    * such a file was queued before a crash and only needs to be moved to done/.
    */
   async process(f: UserFolders, workName: string, knownKeys?: Set<string>): Promise<FileOutcome> {
-    const m = WORK_NAME.exec(workName);
-    if (!m) throw new FaxgateError('INTERNAL', `not a work file name: ${workName}`);
-    const claimId = m[1]!;
-    const name = m[2]!;
+    const { claimId, name } = parseWorkName(workName);
     const workPath = path.join(f.work, workName);
     const log = this.deps.logger.child({ user: f.user, file: name });
 
@@ -113,7 +110,7 @@ export class FileProcessor {
     if (!st) return 'gone';
     const verdict = judgeStat(st, this.deps.spool.maxFileBytes);
     if (!verdict.ok) {
-      await this.refuseClaimed(f, workName, name, verdict.reason, sha256(`${f.user}\0${claimId}`), log);
+      await this.refuseClaimed(f, workName, name, verdict.reason, unreadHash(f, claimId), log);
       return 'refused';
     }
     let data: Buffer;
@@ -121,7 +118,7 @@ export class FileProcessor {
       data = await readSafely(workPath, st, this.deps.spool.maxFileBytes);
     } catch (err) {
       if (!isFaxgateError(err)) throw err;
-      await this.refuseClaimed(f, workName, name, err.message, sha256(`${f.user}\0${claimId}`), log);
+      await this.refuseClaimed(f, workName, name, err.message, unreadHash(f, claimId), log);
       return 'refused';
     }
     const sha = sha256(data);
@@ -252,6 +249,12 @@ export class FileProcessor {
     }
   }
 
+  /** Refuses a claimed file without reading it (it never stopped changing). */
+  async refuseUnread(f: UserFolders, workName: string, reason: string): Promise<void> {
+    const { claimId, name } = parseWorkName(workName);
+    await this.refuseClaimed(f, workName, name, reason, unreadHash(f, claimId), this.deps.logger.child({ user: f.user, file: name }));
+  }
+
   /** Moves a queued (or duplicate) file and its ticket from the work folder to done/. */
   private async finishDone(f: UserFolders, workName: string, name: string): Promise<void> {
     const now = new Date(this.deps.clock.now());
@@ -308,6 +311,17 @@ export class FileProcessor {
       if (this.locks.get(key) === tail) this.locks.delete(key);
     }
   }
+}
+
+function parseWorkName(workName: string): { claimId: string; name: string } {
+  const m = WORK_NAME.exec(workName);
+  if (!m) throw new FaxgateError('INTERNAL', `not a work file name: ${workName}`);
+  return { claimId: m[1]!, name: m[2]! };
+}
+
+/** Identifies the refusal of a file refused before its bytes were read (one notice per claim). */
+function unreadHash(f: UserFolders, claimId: string): string {
+  return sha256(`${f.user}\0${claimId}`);
 }
 
 export function sha256(data: string | Uint8Array): string {

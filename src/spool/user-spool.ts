@@ -1,13 +1,16 @@
 // The watched folder of one user. chokidar says that a name changed; we decide when a file is
 // complete ourselves (size and mtime unchanged for stableMs, seen by lstat), because a slow
 // writer or a copy over SMB must never be taken half-written. A rescan now and then catches
-// anything an event missed.
+// anything an event missed. A file that is already over the size limit is taken at once (it is
+// refused unread, whatever its writer does next), and one that is still changing after
+// maxWriteMs is refused: neither may sit in the folder forever with nobody told.
 import { watch, type FSWatcher } from 'chokidar';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { formatDuration } from '../notify/time-format.js';
 import type { UserFolders } from './folders.js';
 import { isIgnoredName, isTicketName } from './safe-file.js';
 
@@ -15,18 +18,28 @@ interface Observation {
   size: number;
   mtimeMs: number;
   ino: number;
+  /** when size and mtime last changed */
   since: number;
+  /** when this file (this inode under this name) was first seen */
+  firstSeen: number;
   timer: NodeJS.Timeout | null;
 }
 
 export interface UserSpoolOptions {
   folders: UserFolders;
   stableMs: number;
+  /** A file larger than this is taken at once, without waiting for it to settle (it is refused). */
+  maxBytes: number;
+  /** A file still changing after this long is handed over for refusal. */
+  maxWriteMs: number;
   rescanMs: number;
   clock: Clock;
   logger: Logger;
-  /** Called once per stable name; the name is not offered again while the promise runs. */
-  take: (name: string) => Promise<void>;
+  /**
+   * Called once per stable name (or with `refusal` for a file that never settled); the name is
+   * not offered again while the promise runs.
+   */
+  take: (name: string, refusal?: string) => Promise<void>;
 }
 
 export class UserSpool {
@@ -114,19 +127,31 @@ export class UserSpool {
     if (!st || st.isDirectory()) return this.forget(name);
     const now = this.opts.clock.now();
     const prev = this.seen.get(name);
-    if (prev && prev.size === st.size && prev.mtimeMs === st.mtimeMs && prev.ino === st.ino) {
-      if (now - prev.since >= this.opts.stableMs) {
-        this.forget(name);
-        this.taking.add(name);
-        this.opts.take(name).finally(() => this.taking.delete(name));
-        return;
-      }
+    const sameFile = prev !== undefined && prev.ino === st.ino;
+    if (sameFile && prev.size === st.size && prev.mtimeMs === st.mtimeMs) {
+      if (now - prev.since >= this.opts.stableMs) return this.takeNow(name);
       this.schedule(name, prev, this.opts.stableMs - (now - prev.since));
       return;
     }
-    const o: Observation = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, since: now, timer: prev?.timer ?? null };
+    // Over the limit already: waiting for it to settle would only let it grow.
+    if (st.size > this.opts.maxBytes) return this.takeNow(name);
+    const firstSeen = sameFile ? prev.firstSeen : now;
+    if (now - firstSeen >= this.opts.maxWriteMs) {
+      return this.takeNow(
+        name,
+        `it was still being written after ${formatDuration(this.opts.maxWriteMs / 1000)} (its size or time kept changing); ` +
+          'a file is faxed only once it has stopped changing',
+      );
+    }
+    const o: Observation = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, since: now, firstSeen, timer: prev?.timer ?? null };
     this.seen.set(name, o);
     this.schedule(name, o, this.opts.stableMs);
+  }
+
+  private takeNow(name: string, refusal?: string): void {
+    this.forget(name);
+    this.taking.add(name);
+    this.opts.take(name, refusal).finally(() => this.taking.delete(name));
   }
 
   private schedule(name: string, o: Observation, ms: number): void {

@@ -122,10 +122,12 @@ export class SpoolWatcher {
     const spool = new UserSpool({
       folders: f,
       stableMs: this.opts.spool.stableMs,
+      maxBytes: this.opts.spool.maxFileBytes,
+      maxWriteMs: this.opts.spool.maxWriteMinutes * 60_000,
       rescanMs: this.opts.rescanMs ?? 10_000,
       clock: this.clock,
       logger: this.log,
-      take: (name) => this.queue.add(() => this.claimAndProcess(f, name)),
+      take: (name, refusal) => this.queue.add(() => this.claimAndProcess(f, name, refusal)),
     });
     this.spools.set(u.name, spool);
     await spool.start();
@@ -145,7 +147,8 @@ export class SpoolWatcher {
     for (const t of orphans) await this.processor.parkOrphanTicket(f, t);
   }
 
-  private async claimAndProcess(f: UserFolders, name: string): Promise<void> {
+  /** `refusal`: the file is refused with that reason, unread (it never stopped changing). */
+  private async claimAndProcess(f: UserFolders, name: string, refusal?: string): Promise<void> {
     if (!this.running) return;
     let workName: string | null;
     try {
@@ -154,7 +157,15 @@ export class SpoolWatcher {
       this.log.error({ user: f.user, file: name, err: describeError(err) }, 'file could not be claimed');
       return;
     }
-    if (workName) await this.runProcess(f, workName);
+    if (!workName) return;
+    if (refusal === undefined) return this.runProcess(f, workName);
+    try {
+      await this.processor.refuseUnread(f, workName, refusal);
+    } catch (err) {
+      // Left claimed: it is judged like any claimed file when it is tried again.
+      this.log.error({ user: f.user, file: workName, err: describeError(err) }, 'DEFERRED spool file; will retry');
+      this.retryLater(f, workName);
+    }
   }
 
   private async runProcess(f: UserFolders, workName: string, known?: Set<string>): Promise<void> {

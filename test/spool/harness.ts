@@ -51,7 +51,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
   const store = Store.open({ dataDir: path.join(dir, 'data') });
   const metrics = new Metrics();
   const users = opts.users ?? [ALICE, BOB];
-  const spool: SpoolConfig = { root, stableMs: 150, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, ...opts.spool };
+  const spool: SpoolConfig = { root, stableMs: 150, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, maxWriteMinutes: 30, ...opts.spool };
   const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
   // PDF text is read on a worker thread, as in the daemon
   const readers = new ReaderPool({ threads: 1 });

@@ -44,7 +44,7 @@ it('stores the bytes it judged even if the work file is swapped for a symlink be
   }) as QueueStore;
   const root = path.join(dir, 'spool');
   watcher = new SpoolWatcher({
-    spool: { root, stableMs: 100, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000 },
+    spool: { root, stableMs: 100, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, maxWriteMinutes: 30 },
     users: [ALICE],
     defaultCountryCode: '1',
     store: swapping,

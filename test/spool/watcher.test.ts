@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { link, mkdir, open, readFile, symlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ReaderPool } from '../../src/workers/pool.js';
 import { BOB, drop, metricValue, spoolHarness, textPdf, waitFor, type SpoolHarness } from './harness.js';
@@ -210,6 +210,38 @@ describe('what is taken', () => {
     expect(h.jobs()).toHaveLength(1);
   });
 
+  it('a file that passes maxFileBytes while still being written is refused then, not when it stops', async () => {
+    h = await spoolHarness({ spool: { stableMs: 1000, maxFileBytes: 4096 } });
+    const name = '15551234567 - runaway.pdf';
+    const grown = await growUntilTaken(path.join(h.folder(), name), () => `% ${'x'.repeat(500)}\n`, 100, 80);
+    // it never stayed still for stableMs, so only the size could have made it taken
+    expect(grown.takenWhileGrowing).toBe(true);
+    const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
+    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/over the limit of 4096 bytes/);
+    expect(h.jobs()).toEqual([]);
+    expect(h.store.listNotifications({ kind: 'rejected' })).toMatchObject([{ user: 'alice', payload: { file: name } }]);
+  });
+
+  it('a file still changing after maxWriteMinutes is refused unread, and its user told', async () => {
+    // 0.05 min = 3 s; each write comes well within stableMs of the last
+    h = await spoolHarness({ spool: { stableMs: 1000, maxWriteMinutes: 0.05 } });
+    const name = '15551234567 - endless.txt';
+    const grown = await growUntilTaken(path.join(h.folder(), name), (i) => `line ${i}\n`, 100, 150);
+    expect(grown.takenWhileGrowing).toBe(true);
+    expect(grown.bytes).toBeLessThan(4096);
+    const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
+    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/still being written after 3 s/);
+    expect(h.jobs()).toEqual([]);
+    const notes = h.store.listNotifications({ kind: 'rejected' });
+    expect(notes).toHaveLength(1);
+    expect(notes[0]!.payload).toMatchObject({ file: name, reason: expect.stringMatching(/still being written/) });
+    // the watcher goes on: the next file is taken as usual
+    await drop(h.folder(), '15557654321.pdf', PDF('after the endless one'));
+    await waitFor(() => h!.jobs().length === 1, 8000, 'the next file');
+  });
+
   it('a symlink to /etc/passwd and a FIFO are never read, and the watcher stays up', async () => {
     h = await spoolHarness();
     await symlink('/etc/passwd', path.join(h.folder(), '15551234567 - passwd.pdf'));
@@ -332,3 +364,21 @@ describe('crash safety and duplicates', () => {
     expect(existsSync(path.join(h.folder(), '15551234567.pdf'))).toBe(true);
   });
 });
+
+/** Appends `chunk(i)` every `everyMs` until the name no longer holds the file (it was taken) or `times` writes. */
+async function growUntilTaken(file: string, chunk: (i: number) => string, everyMs: number, times: number): Promise<{ takenWhileGrowing: boolean; bytes: number }> {
+  const fh = await open(file, 'wx');
+  const ino = (await fh.stat()).ino;
+  let bytes = 0;
+  try {
+    for (let i = 0; i < times; i++) {
+      bytes += (await fh.write(chunk(i))).bytesWritten;
+      await new Promise((r) => setTimeout(r, everyMs));
+      const st = await lstat(file).catch(() => null);
+      if (!st || st.ino !== ino) return { takenWhileGrowing: true, bytes };
+    }
+    return { takenWhileGrowing: false, bytes };
+  } finally {
+    await fh.close();
+  }
+}
