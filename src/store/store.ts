@@ -96,6 +96,9 @@ export class Store implements QueueStore {
   }
 
   private migrate(): void {
+    // Opening a current store takes no write lock: `faxgate jobs` beside a busy daemon must not
+    // make the daemon's commits wait.
+    if ((this.db.pragma('user_version', { simple: true }) as number) >= MIGRATIONS.length) return;
     const step = this.db.transaction(() => {
       const version = this.db.pragma('user_version', { simple: true }) as number;
       for (let v = version; v < MIGRATIONS.length; v++) {
