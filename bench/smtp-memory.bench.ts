@@ -7,8 +7,9 @@
 // The client side writes each message from a few constant lines (test/smtp/big-message.ts) and
 // holds almost nothing. The daemon starts sending the jobs to the service while the burst is still
 // arriving, as in production; their uploads stream from disk and count in the peak.
-// The daemon runs from source through tsx unless FAXGATE_BENCH_BUILT=1 (after `npm run build`):
-// tsx's loader alone holds about 200 MB more at rest, which shows in the peak but not in the growth.
+// The daemon runs built (as in production) unless FAXGATE_BENCH_SOURCE=1 runs it through tsx:
+// tsx's loader holds about 200 MB more at rest, and as much again in each reader thread that starts
+// during the burst, which would count as growth.
 // Run alone: node --import tsx bench/smtp-memory.bench.ts
 import { pathToFileURL } from 'node:url';
 import { sendBig } from '../test/smtp/big-message.js';
