@@ -60,6 +60,7 @@ export interface FaxResultFields {
 }
 
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
+const MAX_CACHED_STATEMENTS = 200;
 
 export class Store implements QueueStore {
   readonly dataDir: string;
@@ -69,6 +70,8 @@ export class Store implements QueueStore {
   private readonly log: Logger;
   private readonly dedupeWindowMs: number;
   private readonly enqueuedListeners = new Set<(job: Job) => void>();
+  /** Compiled statements by their SQL text: every enqueue, claim and poll reuses them. */
+  private readonly statements = new Map<string, Database.Statement>();
   private closed = false;
 
   static open(opts: StoreOptions): Store {
@@ -118,7 +121,7 @@ export class Store implements QueueStore {
     } catch {
       return;
     }
-    const exists = this.db.prepare('SELECT 1 FROM jobs WHERE id = ?');
+    const exists = this.sql('SELECT 1 FROM jobs WHERE id = ?');
     for (const name of names) {
       const dir = path.join(this.documentsDir, name);
       try {
@@ -131,6 +134,17 @@ export class Store implements QueueStore {
         // best effort
       }
     }
+  }
+
+  /** The compiled statement for `text`, compiled once (SQL built with a LIMIT varies; the cache is bounded). */
+  private sql(text: string): Database.Statement {
+    let stmt = this.statements.get(text);
+    if (!stmt) {
+      if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.clear();
+      stmt = this.db.prepare(text);
+      this.statements.set(text, stmt);
+    }
+    return stmt;
   }
 
   private now(): string {
@@ -158,12 +172,12 @@ export class Store implements QueueStore {
         if (dup) return { job: dup, duplicate: true };
       }
       const now = this.now();
-      this.db.prepare(
+      this.sql(
         `INSERT INTO jobs (id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
          VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(id, input.source, input.user, JSON.stringify(input.cover), JSON.stringify(documents), original ? JSON.stringify(original) : null,
         input.scheduledAt ?? null, JSON.stringify(input.tags ?? []), input.dedupeKey ?? null, JSON.stringify(input.meta ?? {}), now, now);
-      const ins = this.db.prepare(
+      const ins = this.sql(
         `INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)`,
       );
       recipients.forEach((r, i) => ins.run(id, i, r.number, r.name ?? null, now, now, now));
@@ -189,7 +203,7 @@ export class Store implements QueueStore {
 
   private findDuplicate(key: string): Job | null {
     const since = new Date(this.clock.now() - this.dedupeWindowMs).toISOString();
-    const row = this.db.prepare('SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1').get(key, since) as { id: string } | undefined;
+    const row = this.sql('SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1').get(key, since) as { id: string } | undefined;
     return row ? this.getJob(row.id) : null;
   }
 
@@ -226,7 +240,7 @@ export class Store implements QueueStore {
     const { original } = await this.placeDocuments(dir, [], input.original);
     const insert = this.db.transaction((): Job => {
       const now = this.now();
-      this.db.prepare(
+      this.sql(
         `INSERT INTO jobs (id, source, user, state, cover, documents, original, tags, meta, corrupt_reason, created_at, updated_at, finished_at)
          VALUES (?, ?, ?, 'corrupt', ?, '[]', ?, '[]', ?, ?, ?, ?, ?)`,
       ).run(id, input.source, input.user, JSON.stringify({ enabled: false }), JSON.stringify(original), JSON.stringify(input.meta ?? {}), input.reason, now, now, now);
@@ -243,13 +257,13 @@ export class Store implements QueueStore {
   // ---------------------------------------------------------------- reading
 
   getJob(id: string): Job | null {
-    const row = this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    const row = this.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
     if (!row) return null;
     return toJob(row, this.recipientsOf(id));
   }
 
   private recipientsOf(jobId: string): Recipient[] {
-    return (this.db.prepare('SELECT * FROM recipients WHERE job_id = ? ORDER BY idx').all(jobId) as RecipientRow[]).map(toRecipient);
+    return (this.sql('SELECT * FROM recipients WHERE job_id = ? ORDER BY idx').all(jobId) as RecipientRow[]).map(toRecipient);
   }
 
   private mustGet(id: string): Job {
@@ -265,9 +279,9 @@ export class Store implements QueueStore {
     if (filter.user) (where.push('user = ?'), args.push(filter.user));
     if (filter.source) (where.push('source = ?'), args.push(filter.source));
     const limit = Math.max(1, Math.min(filter.limit ?? 1000, 100_000));
-    const rows = this.db.prepare(`SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ${limit}`).all(...args) as JobRow[];
+    const rows = this.sql(`SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ${limit}`).all(...args) as JobRow[];
     if (rows.length === 0) return [];
-    const recs = this.db.prepare(`SELECT * FROM recipients WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, idx`).all(JSON.stringify(rows.map((r) => r.id))) as RecipientRow[];
+    const recs = this.sql(`SELECT * FROM recipients WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, idx`).all(JSON.stringify(rows.map((r) => r.id))) as RecipientRow[];
     const byJob = new Map<string, Recipient[]>();
     for (const r of recs) {
       const list = byJob.get(r.job_id) ?? [];
@@ -279,11 +293,11 @@ export class Store implements QueueStore {
 
   counts(): QueueCounts {
     const jobs = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    for (const r of this.db.prepare('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as Array<{ state: JobState; n: number }>) jobs[r.state] = r.n;
+    for (const r of this.sql('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as Array<{ state: JobState; n: number }>) jobs[r.state] = r.n;
     const recipients = Object.fromEntries(RECIPIENT_STATES.map((s) => [s, 0])) as Record<RecipientState, number>;
-    for (const r of this.db.prepare('SELECT state, COUNT(*) AS n FROM recipients GROUP BY state').all() as Array<{ state: RecipientState; n: number }>) recipients[r.state] = r.n;
-    const oldest = this.db.prepare(`SELECT MIN(created_at) AS t FROM jobs WHERE state IN ('queued','active','held')`).get() as { t: string | null };
-    const pending = this.db.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE state = 'pending'`).get() as { n: number };
+    for (const r of this.sql('SELECT state, COUNT(*) AS n FROM recipients GROUP BY state').all() as Array<{ state: RecipientState; n: number }>) recipients[r.state] = r.n;
+    const oldest = this.sql(`SELECT MIN(created_at) AS t FROM jobs WHERE state IN ('queued','active','held')`).get() as { t: string | null };
+    const pending = this.sql(`SELECT COUNT(*) AS n FROM notifications WHERE state = 'pending'`).get() as { n: number };
     return {
       jobs,
       recipients,
@@ -299,17 +313,17 @@ export class Store implements QueueStore {
    * transaction. On the step to a final state, enqueues the outcome notification.
    */
   private refreshJob(jobId: string): void {
-    const job = this.db.prepare('SELECT state, user, finals FROM jobs WHERE id = ?').get(jobId) as { state: JobState; user: string; finals: number } | undefined;
+    const job = this.sql('SELECT state, user, finals FROM jobs WHERE id = ?').get(jobId) as { state: JobState; user: string; finals: number } | undefined;
     if (!job || job.state === 'corrupt') return;
-    const states = (this.db.prepare('SELECT state FROM recipients WHERE job_id = ?').all(jobId) as Array<{ state: RecipientState }>).map((r) => r.state);
+    const states = (this.sql('SELECT state FROM recipients WHERE job_id = ?').all(jobId) as Array<{ state: RecipientState }>).map((r) => r.state);
     const next = deriveJobState(states);
     const now = this.now();
     if (next === job.state) {
-      this.db.prepare('UPDATE jobs SET updated_at = ? WHERE id = ?').run(now, jobId);
+      this.sql('UPDATE jobs SET updated_at = ? WHERE id = ?').run(now, jobId);
       return;
     }
     const becomesFinal = isFinalJobState(next) && !isFinalJobState(job.state);
-    this.db.prepare('UPDATE jobs SET state = ?, updated_at = ?, finished_at = ?, finals = finals + ? WHERE id = ?')
+    this.sql('UPDATE jobs SET state = ?, updated_at = ?, finished_at = ?, finals = finals + ? WHERE id = ?')
       .run(next, now, isFinalJobState(next) ? now : null, becomesFinal ? 1 : 0, jobId);
     if (becomesFinal) {
       // A job finished again after an operator retry gets its own notice.
@@ -339,7 +353,7 @@ export class Store implements QueueStore {
     const claim = this.db.transaction((): ClaimedGroup[] => {
       const nowMs = this.clock.now();
       const now = new Date(nowMs).toISOString();
-      const rows = this.db.prepare(
+      const rows = this.sql(
         `SELECT r.* FROM recipients r JOIN jobs j ON j.id = r.job_id
          WHERE r.state IN ('queued','deferred') AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
            AND (j.scheduled_at IS NULL OR j.scheduled_at <= ?)
@@ -348,7 +362,7 @@ export class Store implements QueueStore {
          LIMIT ?`,
       ).all(now, new Date(nowMs + horizon).toISOString(), perNumber, Math.max(limit * 8, 64)) as RecipientRow[];
       const inFlight = new Map<string, number>();
-      const countStmt = this.db.prepare(`SELECT COUNT(*) AS n FROM recipients WHERE number = ? AND state IN ('sending','unknown','processing')`);
+      const countStmt = this.sql(`SELECT COUNT(*) AS n FROM recipients WHERE number = ? AND state IN ('sending','unknown','processing')`);
       const groups = new Map<string, RecipientRow[]>();
       for (const r of rows) {
         if (!groups.has(r.job_id) && groups.size >= limit) continue;
@@ -360,7 +374,7 @@ export class Store implements QueueStore {
         groups.set(r.job_id, g);
       }
       const until = new Date(nowMs + leaseMs).toISOString();
-      const mark = this.db.prepare(
+      const mark = this.sql(
         `UPDATE recipients SET state = 'sending', send_id = ?, locked_by = ?, locked_until = ?, attempts = attempts + 1,
            sent_at = ?, message_id = NULL, last_error = NULL, updated_at = ? WHERE job_id = ? AND idx = ?`,
       );
@@ -385,7 +399,7 @@ export class Store implements QueueStore {
   /** Keeps the lease of a send that is still running. */
   extendLease(owner: string, keys: RecipientKey[], leaseMs: number): void {
     const until = new Date(this.clock.now() + leaseMs).toISOString();
-    const stmt = this.db.prepare(`UPDATE recipients SET locked_until = ? WHERE job_id = ? AND idx = ? AND locked_by = ? AND state = 'sending'`);
+    const stmt = this.sql(`UPDATE recipients SET locked_until = ? WHERE job_id = ? AND idx = ? AND locked_by = ? AND state = 'sending'`);
     this.db.transaction(() => keys.forEach((k) => stmt.run(until, k.jobId, k.idx, owner))).immediate();
   }
 
@@ -398,15 +412,15 @@ export class Store implements QueueStore {
       const now = this.now();
       // `all`: the daemon holds the data folder's lock, so every lease is from a run that is gone
       const cutoff = opts.all ? '9999-12-31T23:59:59.999Z' : now;
-      const stale = this.db.prepare(`SELECT job_id, idx FROM recipients WHERE state = 'sending' AND locked_until < ?`).all(cutoff) as Array<{ job_id: string; idx: number }>;
-      const mark = this.db.prepare(
+      const stale = this.sql(`SELECT job_id, idx FROM recipients WHERE state = 'sending' AND locked_until < ?`).all(cutoff) as Array<{ job_id: string; idx: number }>;
+      const mark = this.sql(
         `UPDATE recipients SET state = 'unknown', locked_by = NULL, locked_until = NULL, next_attempt_at = NULL,
            last_error = 'the gateway stopped while the send was in progress', updated_at = ? WHERE job_id = ? AND idx = ?`,
       );
       for (const s of stale) mark.run(now, s.job_id, s.idx);
       for (const job of new Set(stale.map((s) => s.job_id))) this.refreshJob(job);
-      const r1 = this.db.prepare(`UPDATE recipients SET locked_by = NULL, locked_until = NULL WHERE state != 'sending' AND locked_until IS NOT NULL AND locked_until < ?`).run(cutoff);
-      const r2 = this.db.prepare(`UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_until IS NOT NULL AND locked_until < ?`).run(cutoff);
+      const r1 = this.sql(`UPDATE recipients SET locked_by = NULL, locked_until = NULL WHERE state != 'sending' AND locked_until IS NOT NULL AND locked_until < ?`).run(cutoff);
+      const r2 = this.sql(`UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_until IS NOT NULL AND locked_until < ?`).run(cutoff);
       return { unknown: stale.length, released: r1.changes + r2.changes };
     }).immediate();
   }
@@ -415,10 +429,10 @@ export class Store implements QueueStore {
   releaseOwner(owner: string): number {
     return this.db.transaction(() => {
       const now = this.now();
-      const rows = this.db.prepare(`SELECT job_id, idx FROM recipients WHERE state = 'sending' AND locked_by = ?`).all(owner) as Array<{ job_id: string; idx: number }>;
-      this.db.prepare(`UPDATE recipients SET state = 'unknown', locked_by = NULL, locked_until = NULL, last_error = 'the gateway stopped while the send was in progress', updated_at = ? WHERE state = 'sending' AND locked_by = ?`).run(now, owner);
+      const rows = this.sql(`SELECT job_id, idx FROM recipients WHERE state = 'sending' AND locked_by = ?`).all(owner) as Array<{ job_id: string; idx: number }>;
+      this.sql(`UPDATE recipients SET state = 'unknown', locked_by = NULL, locked_until = NULL, last_error = 'the gateway stopped while the send was in progress', updated_at = ? WHERE state = 'sending' AND locked_by = ?`).run(now, owner);
       for (const job of new Set(rows.map((s) => s.job_id))) this.refreshJob(job);
-      this.db.prepare(`UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_by = ?`).run(owner);
+      this.sql(`UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_by = ?`).run(owner);
       return rows.length;
     }).immediate();
   }
@@ -427,7 +441,7 @@ export class Store implements QueueStore {
   markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }, apiCalls = 0): boolean {
     return this.change(key, () => {
       // apiCalls rides along so a send costs one commit, not two.
-      const r = this.db.prepare(
+      const r = this.sql(
         `UPDATE recipients SET state = 'processing', message_id = ?, locked_by = NULL, locked_until = NULL, next_attempt_at = NULL, last_error = NULL,
            pages = COALESCE(?, pages), pages_count = COALESCE(?, pages_count), api_calls = api_calls + ?, updated_at = ?
          WHERE job_id = ? AND idx = ? AND send_id = ? AND state IN ('sending','unknown')`,
@@ -438,7 +452,7 @@ export class Store implements QueueStore {
 
   /** The send's outcome is not known: reconcile with the service before anything else. */
   markUnknown(key: RecipientKey, sendId: string, error: string): boolean {
-    return this.change(key, () => this.db.prepare(
+    return this.change(key, () => this.sql(
       `UPDATE recipients SET state = 'unknown', locked_by = NULL, locked_until = NULL, next_attempt_at = NULL, last_error = ?, updated_at = ?
        WHERE job_id = ? AND idx = ? AND send_id = ? AND state IN ('sending','unknown')`,
     ).run(error, this.now(), key.jobId, key.idx, sendId).changes === 1);
@@ -446,7 +460,7 @@ export class Store implements QueueStore {
 
   /** Reconciliation could not answer yet: look again no earlier than `nextAttemptAt`. */
   postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): boolean {
-    return this.db.prepare(
+    return this.sql(
       `UPDATE recipients SET next_attempt_at = ?, last_error = ?, updated_at = ? WHERE job_id = ? AND idx = ? AND send_id = ? AND state = 'unknown'`,
     ).run(nextAttemptAt.toISOString(), error, this.now(), key.jobId, key.idx, sendId).changes === 1;
   }
@@ -457,7 +471,7 @@ export class Store implements QueueStore {
    */
   defer(key: RecipientKey, opts: { error: string; nextAttemptAt: Date; sendId?: string; faxTry?: boolean; refundAttempt?: boolean; expect?: RecipientState[] }): boolean {
     const expect = opts.expect ?? ['sending', 'unknown', 'processing'];
-    return this.change(key, () => this.db.prepare(
+    return this.change(key, () => this.sql(
       `UPDATE recipients SET state = 'deferred', next_attempt_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL,
          fax_tries = fax_tries + ?, attempts = MAX(0, attempts - ?), updated_at = ?
        WHERE job_id = ? AND idx = ? AND state IN (SELECT value FROM json_each(?)) AND (? IS NULL OR send_id = ?)`,
@@ -469,7 +483,7 @@ export class Store implements QueueStore {
   fail(key: RecipientKey, opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] }): boolean {
     const expect = opts.expect ?? ['sending', 'unknown', 'processing', 'deferred', 'queued'];
     const f = opts.fields ?? {};
-    return this.change(key, () => this.db.prepare(
+    return this.change(key, () => this.sql(
       `UPDATE recipients SET state = 'failed', last_error = ?, locked_by = NULL, locked_until = NULL, next_attempt_at = NULL,
          result_code = COALESCE(?, result_code), result_info = COALESCE(?, result_info), error_code = COALESCE(?, error_code), error_info = COALESCE(?, error_info),
          pages = COALESCE(?, pages), pages_count = COALESCE(?, pages_count), duration = COALESCE(?, duration), fax_attempt = COALESCE(?, fax_attempt),
@@ -482,7 +496,7 @@ export class Store implements QueueStore {
 
   /** The service reports the fax delivered. */
   complete(key: RecipientKey, fields: FaxResultFields): boolean {
-    return this.change(key, () => this.db.prepare(
+    return this.change(key, () => this.sql(
       `UPDATE recipients SET state = 'delivered', last_error = NULL, locked_by = NULL, locked_until = NULL, next_attempt_at = NULL,
          message_id = COALESCE(?, message_id), result_code = ?, result_info = ?, error_code = ?, error_info = ?,
          pages = COALESCE(?, pages), pages_count = COALESCE(?, pages_count), duration = COALESCE(?, duration), fax_attempt = COALESCE(?, fax_attempt),
@@ -494,7 +508,7 @@ export class Store implements QueueStore {
 
   /** Progress of a fax still at the service (pages so far, attempt number). */
   recordProgress(key: RecipientKey, fields: FaxResultFields): void {
-    this.db.prepare(
+    this.sql(
       `UPDATE recipients SET pages = COALESCE(?, pages), pages_count = COALESCE(?, pages_count), fax_attempt = COALESCE(?, fax_attempt), updated_at = ?
        WHERE job_id = ? AND idx = ? AND state = 'processing'`,
     ).run(fields.pagesComplete ?? null, fields.pagesCount ?? null, fields.faxAttempt ?? null, this.now(), key.jobId, key.idx);
@@ -504,13 +518,13 @@ export class Store implements QueueStore {
   addApiCalls(keys: RecipientKey[], calls: number): void {
     if (keys.length === 0 || calls === 0) return;
     const share = calls / keys.length;
-    const stmt = this.db.prepare('UPDATE recipients SET api_calls = api_calls + ? WHERE job_id = ? AND idx = ?');
+    const stmt = this.sql('UPDATE recipients SET api_calls = api_calls + ? WHERE job_id = ? AND idx = ?');
     this.db.transaction(() => keys.forEach((k) => stmt.run(share, k.jobId, k.idx))).immediate();
   }
 
   /** Faxes accepted by the service and not finished, with their job's user. */
   listProcessing(limit = 100_000): Array<Recipient & { user: string }> {
-    return (this.db.prepare(
+    return (this.sql(
       `SELECT r.*, j.user AS user FROM recipients r JOIN jobs j ON j.id = r.job_id WHERE r.state = 'processing' ORDER BY r.sent_at LIMIT ?`,
     ).all(limit) as Array<RecipientRow & { user: string }>).map((r) => ({ ...toRecipient(r), user: r.user }));
   }
@@ -518,7 +532,7 @@ export class Store implements QueueStore {
   /** Unknown sends that were made before `sentBefore` and are due for reconciliation. */
   listUnknown(sentBefore: Date, limit = 10_000): Array<Recipient & { user: string }> {
     const now = this.now();
-    return (this.db.prepare(
+    return (this.sql(
       `SELECT r.*, j.user AS user FROM recipients r JOIN jobs j ON j.id = r.job_id
        WHERE r.state = 'unknown' AND (r.sent_at IS NULL OR r.sent_at <= ?) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
        ORDER BY r.sent_at LIMIT ?`,
@@ -527,12 +541,12 @@ export class Store implements QueueStore {
 
   /** Whether any recipient already tracks this service messageId (reconciliation must not adopt it twice). */
   isKnownMessage(messageId: string): boolean {
-    return this.db.prepare('SELECT 1 FROM recipients WHERE message_id = ? LIMIT 1').get(messageId) !== undefined;
+    return this.sql('SELECT 1 FROM recipients WHERE message_id = ? LIMIT 1').get(messageId) !== undefined;
   }
 
   /** When the next deferred/queued recipient becomes due, for the dispatcher's sleep. */
   nextDueAt(): string | null {
-    const r = this.db.prepare(`SELECT MIN(next_attempt_at) AS t FROM recipients WHERE state IN ('deferred','unknown') AND next_attempt_at IS NOT NULL`).get() as { t: string | null };
+    const r = this.sql(`SELECT MIN(next_attempt_at) AS t FROM recipients WHERE state IN ('deferred','unknown') AND next_attempt_at IS NOT NULL`).get() as { t: string | null };
     return r.t;
   }
 
@@ -545,7 +559,7 @@ export class Store implements QueueStore {
     if (targets.length === 0) throw new FaxgateError('JOB_STATE', `job ${id} is ${job.state}: only failed or cancelled recipients can be retried`);
     this.db.transaction(() => {
       const now = this.now();
-      this.db.prepare(
+      this.sql(
         `UPDATE recipients SET state = 'queued', attempts = 0, fax_tries = 0, budget_from = ?, next_attempt_at = NULL, last_error = NULL,
            message_id = NULL, send_id = NULL, result_code = NULL, result_info = NULL, error_code = NULL, error_info = NULL,
            pages = NULL, pages_count = NULL, duration = NULL, fax_attempt = NULL, sent_at = NULL, finished_at = NULL, updated_at = ?
@@ -573,7 +587,7 @@ export class Store implements QueueStore {
     if (job.state === 'corrupt') throw new FaxgateError('JOB_STATE', `job ${id} is corrupt: ${refusal}`);
     const changed = this.db.transaction(() => {
       const now = this.now();
-      const r = this.db.prepare(
+      const r = this.sql(
         `UPDATE recipients SET state = ?, next_attempt_at = CASE WHEN ? = 'queued' THEN NULL ELSE next_attempt_at END,
            finished_at = CASE WHEN ? = 'cancelled' THEN ? ELSE finished_at END, updated_at = ?
          WHERE job_id = ? AND state IN (SELECT value FROM json_each(?))`,
@@ -587,7 +601,7 @@ export class Store implements QueueStore {
 
   purge(olderThanMs: number): number {
     const cutoff = new Date(this.clock.now() - olderThanMs).toISOString();
-    const ids = (this.db.prepare(
+    const ids = (this.sql(
       `SELECT id FROM jobs j WHERE state IN ('delivered','failed','partial','cancelled','corrupt') AND finished_at IS NOT NULL AND finished_at < ?
          AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.job_id = j.id AND n.state = 'pending')`,
     ).all(cutoff) as Array<{ id: string }>).map((r) => r.id);
@@ -597,9 +611,9 @@ export class Store implements QueueStore {
     // never a row pointing at missing files.
     this.db.transaction(() => {
       const list = JSON.stringify(ids);
-      this.db.prepare(`DELETE FROM notifications WHERE job_id IN (SELECT value FROM json_each(?)) AND state != 'pending'`).run(list);
-      this.db.prepare(`DELETE FROM recipients WHERE job_id IN (SELECT value FROM json_each(?))`).run(list);
-      this.db.prepare(`DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))`).run(list);
+      this.sql(`DELETE FROM notifications WHERE job_id IN (SELECT value FROM json_each(?)) AND state != 'pending'`).run(list);
+      this.sql(`DELETE FROM recipients WHERE job_id IN (SELECT value FROM json_each(?))`).run(list);
+      this.sql(`DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))`).run(list);
     }).immediate();
     for (const id of ids) rmSync(path.join(this.documentsDir, id), { recursive: true, force: true });
     this.log.info({ jobs: ids.length, cutoff }, 'purged finished jobs');
@@ -610,12 +624,12 @@ export class Store implements QueueStore {
 
   private insertNotification(n: NewNotification): { id: number; duplicate: boolean } {
     const now = this.now();
-    const r = this.db.prepare(
+    const r = this.sql(
       `INSERT INTO notifications (kind, user, job_id, dedupe_key, payload, state, next_attempt_at, created_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT(dedupe_key) DO NOTHING`,
     ).run(n.kind, n.user, n.jobId ?? null, n.dedupeKey, JSON.stringify(n.payload), now, now);
     if (r.changes === 1) return { id: Number(r.lastInsertRowid), duplicate: false };
-    const existing = this.db.prepare('SELECT id FROM notifications WHERE dedupe_key = ?').get(n.dedupeKey) as { id: number };
+    const existing = this.sql('SELECT id FROM notifications WHERE dedupe_key = ?').get(n.dedupeKey) as { id: number };
     return { id: existing.id, duplicate: true };
   }
 
@@ -627,10 +641,10 @@ export class Store implements QueueStore {
     return this.db.transaction(() => {
       const nowMs = this.clock.now();
       const now = new Date(nowMs).toISOString();
-      const rows = this.db.prepare(
+      const rows = this.sql(
         `SELECT * FROM notifications WHERE state = 'pending' AND next_attempt_at <= ? AND (locked_until IS NULL OR locked_until < ?) ORDER BY next_attempt_at, id LIMIT ?`,
       ).all(now, now, limit) as NotificationRow[];
-      const mark = this.db.prepare('UPDATE notifications SET locked_by = ?, locked_until = ?, attempts = attempts + 1 WHERE id = ?');
+      const mark = this.sql('UPDATE notifications SET locked_by = ?, locked_until = ?, attempts = attempts + 1 WHERE id = ?');
       const until = new Date(nowMs + leaseMs).toISOString();
       for (const r of rows) mark.run(owner, until, r.id);
       return rows.map((r) => toNotification({ ...r, attempts: r.attempts + 1 }));
@@ -638,20 +652,20 @@ export class Store implements QueueStore {
   }
 
   completeNotification(id: number, state: 'sent' | 'skipped'): void {
-    this.db.prepare(`UPDATE notifications SET state = ?, sent_at = ?, locked_by = NULL, locked_until = NULL, last_error = NULL WHERE id = ?`).run(state, this.now(), id);
+    this.sql(`UPDATE notifications SET state = ?, sent_at = ?, locked_by = NULL, locked_until = NULL, last_error = NULL WHERE id = ?`).run(state, this.now(), id);
   }
 
   deferNotification(id: number, error: string, nextAttemptAt: Date): void {
-    this.db.prepare(`UPDATE notifications SET next_attempt_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL WHERE id = ?`).run(nextAttemptAt.toISOString(), error, id);
+    this.sql(`UPDATE notifications SET next_attempt_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL WHERE id = ?`).run(nextAttemptAt.toISOString(), error, id);
   }
 
   failNotification(id: number, error: string): void {
-    this.db.prepare(`UPDATE notifications SET state = 'failed', last_error = ?, locked_by = NULL, locked_until = NULL WHERE id = ?`).run(error, id);
+    this.sql(`UPDATE notifications SET state = 'failed', last_error = ?, locked_by = NULL, locked_until = NULL WHERE id = ?`).run(error, id);
   }
 
   /** For tests and operators: notifications, newest first. */
   listNotifications(filter: { jobId?: string; kind?: string } = {}): Notification[] {
-    const rows = this.db.prepare(
+    const rows = this.sql(
       `SELECT * FROM notifications WHERE (? IS NULL OR job_id = ?) AND (? IS NULL OR kind = ?) ORDER BY id DESC`,
     ).all(filter.jobId ?? null, filter.jobId ?? null, filter.kind ?? null, filter.kind ?? null) as NotificationRow[];
     return rows.map(toNotification);
@@ -660,12 +674,12 @@ export class Store implements QueueStore {
   // ---------------------------------------------------------------- key/value
 
   getState(key: string): string | null {
-    const r = this.db.prepare('SELECT value FROM kv WHERE key = ?').get(key) as { value: string } | undefined;
+    const r = this.sql('SELECT value FROM kv WHERE key = ?').get(key) as { value: string } | undefined;
     return r ? r.value : null;
   }
 
   setState(key: string, value: string): void {
-    this.db.prepare('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.sql('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
   }
 
   close(): void {
