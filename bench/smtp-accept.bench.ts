@@ -10,13 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { configSchema, type UserConfig } from '../src/config/schema.js';
+import type { UserConfig } from '../src/config/schema.js';
 import type { FaxApi, User } from '../src/fax/types.js';
-import { UserDirectory } from '../src/fax/user-directory.js';
-import { silentLogger } from '../src/log/logger.js';
-import { SmtpGateway } from '../src/smtp/server.js';
-import { Store } from '../src/store/store.js';
-import { ReaderPool } from '../src/workers/pool.js';
+import { faxgateModule } from './lib/daemon.js';
 import { percentile, runSmtpLoad, type LoadResult } from './lib/load.js';
 import { postfixTools, runSmtpSource, startPostfix, startSmtpSink, type Running } from './lib/postfix.js';
 import type { BenchResult } from './types.js';
@@ -55,6 +51,14 @@ async function against(start: () => Promise<Running>, extra?: (s: Running) => Pr
     await server.stop();
   }
 }
+
+// built, as the daemon runs (FAXGATE_BENCH_SOURCE=1: from source through tsx)
+const { configSchema } = await faxgateModule<typeof import('../src/config/schema.js')>('config/schema');
+const { UserDirectory } = await faxgateModule<typeof import('../src/fax/user-directory.js')>('fax/user-directory');
+const { silentLogger } = await faxgateModule<typeof import('../src/log/logger.js')>('log/logger');
+const { SmtpGateway } = await faxgateModule<typeof import('../src/smtp/server.js')>('smtp/server');
+const { Store } = await faxgateModule<typeof import('../src/store/store.js')>('store/store');
+const { ReaderPool } = await faxgateModule<typeof import('../src/workers/pool.js')>('workers/pool');
 
 async function ours(): Promise<Measured & { rssBefore: number; peakRss: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-'));

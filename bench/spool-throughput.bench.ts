@@ -10,13 +10,17 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { SpoolConfig, UserConfig } from '../src/config/schema.js';
 import type { FaxApi } from '../src/fax/types.js';
-import { silentLogger } from '../src/log/logger.js';
-import { SpoolWatcher } from '../src/spool/watcher.js';
-import { Store } from '../src/store/store.js';
+import type { Store } from '../src/store/store.js';
 import type { QueueStore } from '../src/store/types.js';
-import { ReaderPool } from '../src/workers/pool.js';
+import { faxgateModule } from './lib/daemon.js';
 import type { BenchResult } from './types.js';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
+
+// built, as the daemon runs (FAXGATE_BENCH_SOURCE=1: from source through tsx)
+const { silentLogger } = await faxgateModule<typeof import('../src/log/logger.js')>('log/logger');
+const { SpoolWatcher } = await faxgateModule<typeof import('../src/spool/watcher.js')>('spool/watcher');
+const { Store: StoreClass } = await faxgateModule<typeof import('../src/store/store.js')>('store/store');
+const { ReaderPool } = await faxgateModule<typeof import('../src/workers/pool.js')>('workers/pool');
 
 const STABLE_MS = 50;
 const LATENCY_FILES = 60;
@@ -42,7 +46,7 @@ function timedStore(store: Store, done: Map<string, number>): QueueStore {
 
 async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Promise<T>): Promise<T> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
-  const store = Store.open({ dataDir: path.join(tmp, 'data') });
+  const store = StoreClass.open({ dataDir: path.join(tmp, 'data') });
   const done = new Map<string, number>();
   const readers = new ReaderPool();
   const spool: SpoolConfig = { root: path.join(tmp, 'spool'), stableMs: STABLE_MS, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 10_000_000, maxWriteMinutes: 30 };
@@ -120,7 +124,7 @@ export default async function bench(): Promise<BenchResult[]> {
   // The ceiling: the store alone queuing the same files one by one (each enqueue is fsynced).
   const ceiling = await (async () => {
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
-    const store = Store.open({ dataDir: path.join(tmp, 'data') });
+    const store = StoreClass.open({ dataDir: path.join(tmp, 'data') });
     try {
       const n = 300;
       for (let i = 0; i < n; i++) await writeFile(path.join(tmp, `${i}.pdf`), pdf(i));

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { childEnv, OutputWatch, spawnCli } from '../../test/helpers/cli.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../../test/helpers/emulator.js';
@@ -25,6 +25,16 @@ function buildOnce(): void {
   if (built) return;
   execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   built = true;
+}
+
+/**
+ * A module of faxgate for a bench that runs a part of it in its own process: from dist/ (built
+ * fresh once) like the daemon, or from src/ with FAXGATE_BENCH_SOURCE=1. `rel` is the path under
+ * src/ without its extension, e.g. 'smtp/server'.
+ */
+export async function faxgateModule<M>(rel: string): Promise<M> {
+  if (BUILT) buildOnce();
+  return (await import(pathToFileURL(path.join(root, BUILT ? 'dist' : 'src', `${rel}.${BUILT ? 'js' : 'ts'}`)).href)) as M;
 }
 
 export const DOMAIN = 'fax.example.com';
