@@ -141,7 +141,7 @@ export class SpoolWatcher {
       this.opts.store.listJobs({ source: 'spool', user: f.user, limit: 100_000 }).map((j) => j.dedupeKey).filter((k): k is string => k !== null),
     );
     this.log.info({ user: f.user, files: documents.length }, 'recovering files from the work folder');
-    for (const d of documents) await this.queue.add(() => this.runProcess(f, d, known));
+    for (const d of documents) await this.queue.add(() => this.runProcess(f, d, { known }));
     // Tickets whose document already reached done/ or failed/ before the crash.
     const { tickets: orphans } = await this.processor.leftovers(f);
     for (const t of orphans) await this.processor.parkOrphanTicket(f, t);
@@ -157,33 +157,30 @@ export class SpoolWatcher {
       this.log.error({ user: f.user, file: name, err: describeError(err) }, 'file could not be claimed');
       return;
     }
-    if (!workName) return;
-    if (refusal === undefined) return this.runProcess(f, workName);
-    try {
-      await this.processor.refuseUnread(f, workName, refusal);
-    } catch (err) {
-      // Left claimed: it is judged like any claimed file when it is tried again.
-      this.log.error({ user: f.user, file: workName, err: describeError(err) }, 'DEFERRED spool file; will retry');
-      this.retryLater(f, workName);
-    }
+    if (workName) await this.runProcess(f, workName, { refusal });
   }
 
-  private async runProcess(f: UserFolders, workName: string, known?: Set<string>): Promise<void> {
+  /**
+   * Processes a claimed file, or refuses it unread when `refusal` says why. `known`: dedupeKeys
+   * already in the store (recovery).
+   */
+  private async runProcess(f: UserFolders, workName: string, { known, refusal }: { known?: Set<string>; refusal?: string } = {}): Promise<void> {
     try {
+      if (refusal !== undefined) return await this.processor.refuseUnread(f, workName, refusal);
       const outcome = await this.processor.process(f, workName, known);
       if (outcome === 'retry') this.retryLater(f, workName);
     } catch (err) {
       // The store could not be written, or the disk failed: the file stays claimed and is tried again.
       this.log.error({ user: f.user, file: workName, err: describeError(err) }, 'DEFERRED spool file; will retry');
-      this.retryLater(f, workName);
+      this.retryLater(f, workName, refusal);
     }
   }
 
-  private retryLater(f: UserFolders, workName: string): void {
+  private retryLater(f: UserFolders, workName: string, refusal?: string): void {
     if (!this.running) return;
     const t = setTimeout(() => {
       this.retryTimers.delete(t);
-      if (this.running) void this.queue.add(() => this.runProcess(f, workName));
+      if (this.running) void this.queue.add(() => this.runProcess(f, workName, { refusal }));
     }, this.opts.retryMs ?? 30_000);
     t.unref();
     this.retryTimers.add(t);
