@@ -5,12 +5,13 @@
 // blocks or crashes, and a normal file dropped last is faxed exactly once.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, watch, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pdfPageTexts } from '../../src/spool/pdf-text.js';
 import { waitUntil } from '../helpers/cli.js';
+import { grow } from '../helpers/grow.js';
 import { disposeRig, emulatorFaxes, makeRig, numberFor, patchConfig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
 
 const STABLE_MS = 800;
@@ -37,29 +38,6 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => path.join(e.parentPath, e.name));
-}
-
-/**
- * Appends `chunk` every `everyMs`, `times` times, through one descriptor; says whether the name was
- * taken meanwhile. With `untilTaken` it stops writing once the name was taken.
- */
-async function grow(file: string, chunk: (i: number) => Buffer, everyMs: number, times: number, untilTaken = false): Promise<{ takenWhileGrowing: boolean; bytes: number }> {
-  const fd = openSync(file, 'wx');
-  const ino = fstatSync(fd).ino;
-  let takenWhileGrowing = false;
-  let bytes = 0;
-  try {
-    for (let i = 0; i < times; i += 1) {
-      bytes += writeSync(fd, chunk(i));
-      await sleep(everyMs);
-      const st = lstatSync(file, { throwIfNoEntry: false });
-      if (!st || st.ino !== ino) takenWhileGrowing = true;
-      if (takenWhileGrowing && untilTaken) break;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return { takenWhileGrowing, bytes };
 }
 
 describe('spool hostile input', () => {

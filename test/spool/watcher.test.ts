@@ -2,9 +2,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { link, lstat, mkdir, open, readFile, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ReaderPool } from '../../src/workers/pool.js';
+import { grow } from '../helpers/grow.js';
 import { BOB, drop, metricValue, spoolHarness, textPdf, waitFor, type SpoolHarness } from './harness.js';
 
 const PDF = (tag: string) => `%PDF-1.4\n% ${tag}\n%%EOF\n`;
@@ -213,7 +214,7 @@ describe('what is taken', () => {
   it('a file that passes maxFileBytes while still being written is refused then, not when it stops', async () => {
     h = await spoolHarness({ spool: { stableMs: 1000, maxFileBytes: 4096 } });
     const name = '15551234567 - runaway.pdf';
-    const grown = await growUntilTaken(path.join(h.folder(), name), () => `% ${'x'.repeat(500)}\n`, 100, 80);
+    const grown = await grow(path.join(h.folder(), name), () => `% ${'x'.repeat(500)}\n`, 100, 80, true);
     // it never stayed still for stableMs, so only the size could have made it taken
     expect(grown.takenWhileGrowing).toBe(true);
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
@@ -227,7 +228,7 @@ describe('what is taken', () => {
     // 0.05 min = 3 s; each write comes well within stableMs of the last
     h = await spoolHarness({ spool: { stableMs: 1000, maxWriteMinutes: 0.05 } });
     const name = '15551234567 - endless.txt';
-    const grown = await growUntilTaken(path.join(h.folder(), name), (i) => `line ${i}\n`, 100, 150);
+    const grown = await grow(path.join(h.folder(), name), (i) => `line ${i}\n`, 100, 150, true);
     expect(grown.takenWhileGrowing).toBe(true);
     expect(grown.bytes).toBeLessThan(4096);
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
@@ -365,20 +366,3 @@ describe('crash safety and duplicates', () => {
   });
 });
 
-/** Appends `chunk(i)` every `everyMs` until the name no longer holds the file (it was taken) or `times` writes. */
-async function growUntilTaken(file: string, chunk: (i: number) => string, everyMs: number, times: number): Promise<{ takenWhileGrowing: boolean; bytes: number }> {
-  const fh = await open(file, 'wx');
-  const ino = (await fh.stat()).ino;
-  let bytes = 0;
-  try {
-    for (let i = 0; i < times; i++) {
-      bytes += (await fh.write(chunk(i))).bytesWritten;
-      await new Promise((r) => setTimeout(r, everyMs));
-      const st = await lstat(file).catch(() => null);
-      if (!st || st.ino !== ino) return { takenWhileGrowing: true, bytes };
-    }
-    return { takenWhileGrowing: false, bytes };
-  } finally {
-    await fh.close();
-  }
-}
