@@ -162,3 +162,22 @@ export class UserSpool {
     }, Math.max(10, ms));
   }
 }
+
+/**
+ * The same rule for files found already claimed at start (a crash came between their claim and
+ * their outcome): the names in `dir` whose size, time or inode change within `stableMs`. Such a
+ * file was claimed to be refused while still being written, and its writer is still at it.
+ */
+export async function stillChanging(dir: string, names: string[], stableMs: number): Promise<Set<string>> {
+  const look = () => Promise.all(names.map((n) => lstat(path.join(dir, n)).catch(() => null)));
+  const before = await look();
+  await new Promise((r) => setTimeout(r, stableMs));
+  const after = await look();
+  return new Set(
+    names.filter((_, i) => {
+      const a = before[i];
+      const b = after[i];
+      return a && b && (a.size !== b.size || a.mtimeMs !== b.mtimeMs || a.ino !== b.ino);
+    }),
+  );
+}

@@ -14,7 +14,7 @@ import { FileProcessor } from './file-processor.js';
 import { ensureFolders, userFolders, type UserFolders } from './folders.js';
 import { parkOrphanTickets } from './orphan-tickets.js';
 import { pruneOlderThan } from './outcome-files.js';
-import { UserSpool } from './user-spool.js';
+import { stillChanging, UserSpool } from './user-spool.js';
 
 export interface SpoolWatcherOptions {
   spool: SpoolConfig;
@@ -141,7 +141,14 @@ export class SpoolWatcher {
       this.opts.store.listJobs({ source: 'spool', user: f.user, limit: 100_000 }).map((j) => j.dedupeKey).filter((k): k is string => k !== null),
     );
     this.log.info({ user: f.user, files: documents.length }, 'recovering files from the work folder');
-    for (const d of documents) await this.queue.add(() => this.runProcess(f, d, { known }));
+    // A file claimed only to be refused (it never stopped changing) may still have its writer.
+    const unsettled = documents.length > 0 ? await stillChanging(f.work, documents, this.opts.spool.stableMs) : new Set<string>();
+    for (const d of documents) {
+      const refusal = unsettled.has(d)
+        ? 'it was still being written when faxgate took it up again after a restart (its size or time kept changing); a file is faxed only once it has stopped changing'
+        : undefined;
+      await this.queue.add(() => this.runProcess(f, d, { known, refusal }));
+    }
     // Tickets whose document already reached done/ or failed/ before the crash.
     const { tickets: orphans } = await this.processor.leftovers(f);
     for (const t of orphans) await this.processor.parkOrphanTicket(f, t);

@@ -305,6 +305,26 @@ describe('crash safety and duplicates', () => {
     expect(files(path.join(h.folder(), 'done'))).toEqual(['15551234567 - queued.pdf', '15557654321 - claimed.pdf']);
   });
 
+  it('a claimed file still being written at start (claimed to be refused, then a crash) is refused unread, not faxed', async () => {
+    const name = '15551234567 - endless.txt';
+    let growing: ReturnType<typeof grow> | null = null;
+    h = await spoolHarness({
+      start: false,
+      spool: { stableMs: 500 },
+      before: async ({ folder }) => {
+        growing = grow(path.join(folder(), '.work', `0123456789abcdef.${name}`), (i) => `line ${i}\n`, 100, 100, true);
+      },
+    });
+    await h.watcher.start();
+    const grown = await growing!;
+    expect(grown.takenWhileGrowing).toBe(true);
+    const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
+    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/still being written when faxgate took it up again/);
+    expect(h.jobs()).toEqual([]);
+    expect(files(path.join(h.folder(), '.work'))).toEqual([]);
+  });
+
   it('the same file dropped twice within the window is faxed once; after the window it is faxed again', async () => {
     let offset = 0;
     h = await spoolHarness({ clock: { now: () => Date.now() + offset }, spool: { dedupeWindowMinutes: 10 } });
