@@ -1,7 +1,7 @@
 // The watcher on real folders with a real Store: what is taken, how it is addressed, where it ends.
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { constants, existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { link, mkdir, open, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ReaderPool } from '../../src/workers/pool.js';
@@ -16,6 +16,9 @@ afterEach(async () => {
 });
 
 const files = (dir: string) => readdirSync(dir).sort();
+/** A refusal is complete once the file itself is in failed/: its reason and notice come first. */
+const refusedInto = (failed: string, name: string) =>
+  lstatSync(path.join(failed, name), { throwIfNoEntry: false }) !== undefined && existsSync(path.join(failed, `${name}.reason.txt`));
 
 describe('spool folders', () => {
   it('creates one folder per user (user.spool overrides the name) with safe modes', async () => {
@@ -218,7 +221,7 @@ describe('what is taken', () => {
     // it never stayed still for stableMs, so only the size could have made it taken
     expect(grown.takenWhileGrowing).toBe(true);
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
-    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), name), 8000, 'refused into failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/over the limit of 4096 bytes/);
     expect(h.jobs()).toEqual([]);
     expect(h.store.listNotifications({ kind: 'rejected' })).toMatchObject([{ user: 'alice', payload: { file: name } }]);
@@ -232,7 +235,7 @@ describe('what is taken', () => {
     expect(grown.takenWhileGrowing).toBe(true);
     expect(grown.bytes).toBeLessThan(4096);
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
-    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), name), 8000, 'refused into failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/still being written after 3 s/);
     expect(h.jobs()).toEqual([]);
     const notes = h.store.listNotifications({ kind: 'rejected' });
@@ -248,13 +251,13 @@ describe('what is taken', () => {
     await symlink('/etc/passwd', path.join(h.folder(), '15551234567 - passwd.pdf'));
     execFileSync('mkfifo', [path.join(h.folder(), '15551234567 - pipe.pdf')]);
     const failed = path.join(h.folder(), 'failed');
-    await waitFor(() => existsSync(path.join(failed, '15551234567 - passwd.pdf.reason.txt')) && existsSync(path.join(failed, '15551234567 - pipe.pdf.reason.txt')), 8000, 'both refused');
+    await waitFor(() => refusedInto(failed, '15551234567 - passwd.pdf') && refusedInto(failed, '15551234567 - pipe.pdf'), 8000, 'both refused');
     expect(readFileSync(path.join(failed, '15551234567 - passwd.pdf.reason.txt'), 'utf8')).toMatch(/symbolic link/);
     expect(readFileSync(path.join(failed, '15551234567 - pipe.pdf.reason.txt'), 'utf8')).toMatch(/FIFO/);
     // Nobody holds the FIFO open for reading: a non-blocking writer finds no reader.
     await expect(open(path.join(failed, '15551234567 - pipe.pdf'), constants.O_WRONLY | constants.O_NONBLOCK)).rejects.toMatchObject({ code: 'ENXIO' });
     // The link was moved, not followed.
-    expect((await import('node:fs')).lstatSync(path.join(failed, '15551234567 - passwd.pdf')).isSymbolicLink()).toBe(true);
+    expect(lstatSync(path.join(failed, '15551234567 - passwd.pdf')).isSymbolicLink()).toBe(true);
     expect(h.jobs()).toEqual([]);
     await drop(h.folder(), '15551234567 - after.pdf', PDF('after'));
     await waitFor(() => h!.jobs().length === 1, 8000, 'the next file');
@@ -319,7 +322,7 @@ describe('crash safety and duplicates', () => {
     const grown = await growing!;
     expect(grown.takenWhileGrowing).toBe(true);
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
-    await waitFor(() => existsSync(reasonFile), 8000, 'reason');
+    await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), name), 8000, 'refused into failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/still being written when faxgate took it up again/);
     expect(h.jobs()).toEqual([]);
     expect(files(path.join(h.folder(), '.work'))).toEqual([]);
