@@ -127,15 +127,14 @@ export class UserSpool {
     if (!st || st.isDirectory()) return this.forget(name);
     const now = this.opts.clock.now();
     const prev = this.seen.get(name);
-    const sameFile = prev !== undefined && prev.ino === st.ino;
-    if (sameFile && prev.size === st.size && prev.mtimeMs === st.mtimeMs) {
+    if (prev && unchanged(prev, st)) {
       if (now - prev.since >= this.opts.stableMs) return this.takeNow(name);
       this.schedule(name, prev, this.opts.stableMs - (now - prev.since));
       return;
     }
     // Over the limit already: waiting for it to settle would only let it grow.
     if (st.size > this.opts.maxBytes) return this.takeNow(name);
-    const firstSeen = sameFile ? prev.firstSeen : now;
+    const firstSeen = prev && prev.ino === st.ino ? prev.firstSeen : now;
     if (now - firstSeen >= this.opts.maxWriteMs) {
       return this.takeNow(
         name,
@@ -169,6 +168,7 @@ export class UserSpool {
  * file was claimed to be refused while still being written, and its writer is still at it.
  */
 export async function stillChanging(dir: string, names: string[], stableMs: number): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
   const look = () => Promise.all(names.map((n) => lstat(path.join(dir, n)).catch(() => null)));
   const before = await look();
   await new Promise((r) => setTimeout(r, stableMs));
@@ -177,7 +177,12 @@ export async function stillChanging(dir: string, names: string[], stableMs: numb
     names.filter((_, i) => {
       const a = before[i];
       const b = after[i];
-      return a && b && (a.size !== b.size || a.mtimeMs !== b.mtimeMs || a.ino !== b.ino);
+      return a && b && !unchanged(a, b);
     }),
   );
+}
+
+/** Same file, same size, same modification time: nothing was written in between. */
+function unchanged(a: { size: number; mtimeMs: number; ino: number }, b: { size: number; mtimeMs: number; ino: number }): boolean {
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }

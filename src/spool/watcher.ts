@@ -142,7 +142,7 @@ export class SpoolWatcher {
     );
     this.log.info({ user: f.user, files: documents.length }, 'recovering files from the work folder');
     // A file claimed only to be refused (it never stopped changing) may still have its writer.
-    const unsettled = documents.length > 0 ? await stillChanging(f.work, documents, this.opts.spool.stableMs) : new Set<string>();
+    const unsettled = await stillChanging(f.work, documents, this.opts.spool.stableMs);
     for (const d of documents) {
       const refusal = unsettled.has(d)
         ? 'it was still being written when faxgate took it up again after a restart (its size or time kept changing); a file is faxed only once it has stopped changing'
