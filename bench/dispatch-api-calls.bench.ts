@@ -75,7 +75,7 @@ export default async function bench(): Promise<BenchResult[]> {
     await dispatcher.stop();
     const elapsed = (Date.now() - started) / 1000;
     const delivered = store.counts().recipients.delivered;
-    const columnCalls = store.listJobs({ limit: FAXES }).flatMap((j) => j.recipients).reduce((a, r) => a + (r.apiCalls ?? 0), 0);
+    const columnCalls = store.listJobs({ limit: FAXES }).flatMap((j) => j.recipients).reduce((a, r) => a + r.apiCalls, 0);
     return [
       { figure: `API calls per delivered fax (${FAXES} in flight, send included)`, value: count.n / delivered, unit: 'calls', peer: { label: 'send + one fax-info per fax', value: 2 }, goal: '<= 1.5' },
       { figure: 'API calls per delivered fax, from the per-recipient column', value: columnCalls / delivered, unit: 'calls' },

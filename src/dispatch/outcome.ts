@@ -7,7 +7,7 @@ import { classifyFaxRecord, type Decision, type RetryContext } from './classify.
 import { resultFields, type DispatchContext } from './context.js';
 
 export function retryContext(ctx: DispatchContext, r: Recipient): RetryContext {
-  return { queue: ctx.queue, now: ctx.clock.now(), attempts: r.attempts, budgetFrom: r.budgetFrom ?? r.createdAt };
+  return { queue: ctx.queue, now: ctx.clock.now(), attempts: r.attempts, budgetFrom: r.budgetFrom };
 }
 
 function key(r: Recipient): RecipientKey {
@@ -43,7 +43,7 @@ export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, o
 
 /** Records what the service says about an accepted fax: delivered, failed (maybe retried) or still going. */
 export function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRecord): void {
-  const d = classifyFaxRecord(rec, r.faxTries ?? 0, retryContext(ctx, r));
+  const d = classifyFaxRecord(rec, r.faxTries, retryContext(ctx, r));
   const fields = resultFields(rec);
   const log = ctx.log.child({ job: r.jobId });
   if (d.action === 'pending') {

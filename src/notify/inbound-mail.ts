@@ -1,25 +1,12 @@
 // The mail for a fax the user received: who sent it (number and CSID), pages, time.
 import { explainResult } from '../fax/result-codes.js';
 import type { FaxRecord } from '../fax/types.js';
+import type { InboundPayload } from '../store/notification-payloads.js';
 import { formatFaxNumber } from '../intake/fax-number.js';
 import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
 import { formatDuration, formatTime, plural } from './time-format.js';
 
-/** What the poller stores in an `inbound` notification: a snapshot of the service's record. */
-export interface InboundPayload {
-  messageId: string;
-  status: string;
-  /** The sender's number. */
-  from: string | null;
-  csid: string | null;
-  pages: number | null;
-  duration: number | null;
-  createdAt: string | null;
-  resultCode: string | null;
-  resultInfo: string | null;
-  errorCode: string | null;
-  errorInfo: string | null;
-}
+export type { InboundPayload };
 
 export function inboundPayload(r: FaxRecord): InboundPayload {
   return {

@@ -114,7 +114,7 @@ export class InboundPoller {
         user,
         jobId: null,
         dedupeKey: `inbound:${r.messageId}`,
-        payload: inboundPayload(r) as unknown as Record<string, unknown>,
+        payload: inboundPayload(r),
       });
       if (!duplicate) this.log.info({ user, messageId: r.messageId, notification: id, status: r.status }, 'QUEUED inbound fax notification');
     }

@@ -1,9 +1,11 @@
 // A warning that the user's API key for the fax service is about to expire. Without a key the
 // gateway cannot send their faxes, so it always goes out, to the user and the admin copy.
 import { FOOTER, type ComposedMail } from './composed-mail.js';
+import type { KeyExpiryPayload } from '../store/notification-payloads.js';
 import { formatTime } from './time-format.js';
 
-export function composeKeyExpiry(payload: Record<string, unknown>, timeZone: string): ComposedMail {
+// the fields are still checked: rows written by older versions may lack some
+export function composeKeyExpiry(payload: Partial<KeyExpiryPayload>, timeZone: string): ComposedMail {
   const keyName = typeof payload.keyName === 'string' ? payload.keyName : 'the gateway key';
   const expiresAt = typeof payload.expiresAt === 'string' ? payload.expiresAt : null;
   const when = formatTime(expiresAt, timeZone) ?? 'soon';

@@ -18,7 +18,7 @@ import { Periodic } from '../periodic.js';
 import type { Job, Notification, QueueStore } from '../store/types.js';
 import type { ComposedMail } from './composed-mail.js';
 import { downloadToTemp, type DownloadedFax } from './fax-download.js';
-import { composeInbound, isFailedReception, type InboundPayload } from './inbound-mail.js';
+import { composeInbound, isFailedReception } from './inbound-mail.js';
 import { composeKeyExpiry } from './key-expiry-mail.js';
 import { renderHtml, renderText } from './mail-body.js';
 import { notificationMessageId } from './message-id.js';
@@ -182,7 +182,7 @@ export class Notifier {
         break;
       }
       case 'inbound': {
-        const p = n.payload as unknown as InboundPayload;
+        const p = n.payload;
         if (!p || typeof p.messageId !== 'string') return { skip: 'inbound notification without a messageId' };
         if (!me) throw temporary('preferences', meError);
         composed = composeInbound(p, timeZone);
@@ -206,7 +206,7 @@ export class Notifier {
         wants = true;
         break;
       default:
-        return { skip: `unknown notification kind "${String(n.kind)}"` };
+        return { skip: `unknown notification kind "${String((n as { kind: unknown }).kind)}"` };
     }
 
     const admin = composed.failure ? this.opts.notify.adminCopy : undefined;

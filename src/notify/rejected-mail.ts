@@ -1,19 +1,15 @@
 // Input refused after the SMTP conversation was over (a spool file with no number, a document
 // that turned out unreadable): the sender has no other way to learn it, so this mail always goes.
 import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
+import type { RejectedPayload } from '../store/notification-payloads.js';
 import { formatTime } from './time-format.js';
-
-export interface RejectedPayload {
-  file?: string;
-  subject?: string;
-  reason: string;
-}
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() ? v : undefined;
 }
 
-export function composeRejected(payload: Record<string, unknown>, createdAt: string, timeZone: string): ComposedMail {
+// the fields are still checked: rows written by older versions may lack some
+export function composeRejected(payload: RejectedPayload, createdAt: string, timeZone: string): ComposedMail {
   const file = str(payload.file);
   const subject = str(payload.subject);
   // reasons may arrive as describeError() text ("NO_DESTINATION: ..."); people need only the words

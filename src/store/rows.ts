@@ -1,5 +1,20 @@
-// SQLite rows <-> the typed objects of types.ts.
-import type { Job, JobSource, JobState, Notification, NotificationKind, Recipient, RecipientState } from './types.js';
+// SQLite rows <-> the typed objects of types.ts. States are checked as rows are read: a value the
+// code does not know (a hand-edited database, a newer version's row) is an error naming it, not a
+// string that silently matches no branch.
+import { FaxgateError } from '../errors.js';
+import type { KindAndPayload } from './notification-payloads.js';
+import {
+  JOB_STATES, NOTIFICATION_STATES, RECIPIENT_STATES,
+  type Job, type JobSource, type JobState, type Notification, type NotificationState, type Recipient, type RecipientState,
+} from './types.js';
+
+const JOB_SOURCES: readonly JobSource[] = ['smtp', 'spool', 'cli'];
+
+/** `value` if it is one of `known`; otherwise an error naming the column, the row and the value. */
+export function checkedState<T extends string>(known: readonly T[], value: string, what: string, row: string): T {
+  if ((known as readonly string[]).includes(value)) return value as T;
+  throw new FaxgateError('INTERNAL', `${what} of ${row} is "${value}", which is not one of ${known.join(', ')}`);
+}
 
 export interface JobRow {
   id: string;
@@ -71,7 +86,7 @@ export function toRecipient(r: RecipientRow): Recipient {
     idx: r.idx,
     number: r.number,
     name: r.name,
-    state: r.state as RecipientState,
+    state: checkedState<RecipientState>(RECIPIENT_STATES, r.state, 'recipient state', `recipient ${r.job_id}/${r.idx}`),
     attempts: r.attempts,
     nextAttemptAt: r.next_attempt_at,
     lastError: r.last_error,
@@ -100,9 +115,9 @@ export function toRecipient(r: RecipientRow): Recipient {
 export function toJob(j: JobRow, recipients: Recipient[]): Job {
   return {
     id: j.id,
-    source: j.source as JobSource,
+    source: checkedState<JobSource>(JOB_SOURCES, j.source, 'job source', `job ${j.id}`),
     user: j.user,
-    state: j.state as JobState,
+    state: checkedState<JobState>(JOB_STATES, j.state, 'job state', `job ${j.id}`),
     cover: JSON.parse(j.cover),
     documents: JSON.parse(j.documents),
     original: j.original ? JSON.parse(j.original) : null,
@@ -119,14 +134,16 @@ export function toJob(j: JobRow, recipients: Recipient[]): Job {
 }
 
 export function toNotification(n: NotificationRow): Notification {
+  // kind is not checked here: the notifier skips an unknown kind with a log line, so one odd row
+  // does not stop the rest of the queue from being claimed
+  const kindAndPayload = { kind: n.kind, payload: JSON.parse(n.payload) } as KindAndPayload;
   return {
     id: n.id,
-    kind: n.kind as NotificationKind,
+    ...kindAndPayload,
     user: n.user,
     jobId: n.job_id,
     dedupeKey: n.dedupe_key,
-    payload: JSON.parse(n.payload),
-    state: n.state as Notification['state'],
+    state: checkedState<NotificationState>(NOTIFICATION_STATES, n.state, 'notification state', `notification ${n.id}`),
     attempts: n.attempts,
     nextAttemptAt: n.next_attempt_at,
     lastError: n.last_error,

@@ -1,6 +1,7 @@
 // The durable queue as the other stages see it. `Store` (./store.ts) implements QueueStore;
 // intake stages (smtp, spool, cli) only call `enqueue`; the dispatcher claims and finishes
 // recipients; the notifier drains the notification queue; operators use the job operations.
+import type { KindAndPayload } from './notification-payloads.js';
 
 export type JobSource = 'smtp' | 'spool' | 'cli';
 
@@ -130,13 +131,13 @@ export interface Recipient {
   sentAt: string | null;
   finishedAt: string | null;
   /** Failed fax tries (busy, no answer...) counted against queue.maxFaxTries. */
-  faxTries?: number;
+  faxTries: number;
   /** The service's page count of the document (pages is pagesComplete). */
-  pagesCount?: number | null;
+  pagesCount: number | null;
   /** API calls spent on this recipient (batched calls are shared out), for the bench. */
-  apiCalls?: number;
+  apiCalls: number;
   /** Start of the current attempt budget (job creation, or the last operator retry). */
-  budgetFrom?: string;
+  budgetFrom: string;
 }
 
 export interface Job {
@@ -166,32 +167,37 @@ export interface JobFilter {
   limit?: number;
 }
 
-export type NotificationKind = 'outcome' | 'rejected' | 'inbound' | 'key-expiry';
+export type { InboundPayload, KeyExpiryPayload, NotificationKind, NotificationPayloads, OutcomePayload, RejectedPayload } from './notification-payloads.js';
 
-export interface NewNotification {
-  kind: NotificationKind;
+interface NewNotificationFields {
   /** Config user name the mail is for. */
   user: string;
   jobId?: string | null;
   /** Unique: a second enqueue with the same key is ignored (exactly-once notification). */
   dedupeKey: string;
-  payload: Record<string, unknown>;
 }
 
-export interface Notification {
+/** A notification to queue; `kind` decides the shape of `payload`. */
+export type NewNotification = NewNotificationFields & KindAndPayload;
+
+export type NotificationState = 'pending' | 'sent' | 'skipped' | 'failed';
+export const NOTIFICATION_STATES: readonly NotificationState[] = ['pending', 'sent', 'skipped', 'failed'];
+
+interface NotificationFields {
   id: number;
-  kind: NotificationKind;
   user: string;
   jobId: string | null;
   dedupeKey: string;
-  payload: Record<string, unknown>;
-  state: 'pending' | 'sent' | 'skipped' | 'failed';
+  state: NotificationState;
   attempts: number;
   nextAttemptAt: string;
   lastError: string | null;
   createdAt: string;
   sentAt: string | null;
 }
+
+/** A queued notification as read back; `kind` decides the shape of `payload`. */
+export type Notification = NotificationFields & KindAndPayload;
 
 export interface QueueCounts {
   jobs: Record<JobState, number>;

@@ -6,7 +6,8 @@ export function recipient(over: Partial<Recipient> = {}): Recipient {
   return {
     jobId: 'J1', idx: 0, number: '+15551234567', name: null, state: 'delivered', attempts: 1, nextAttemptAt: null,
     lastError: null, messageId: 'm-1', sendId: 's-1', resultCode: '0', resultInfo: 'OK', errorCode: null, errorInfo: null,
-    pages: 3, duration: 65, faxAttempt: 1, lockedBy: null, lockedUntil: null,
+    pages: 3, duration: 65, faxAttempt: 1, lockedBy: null, lockedUntil: null, faxTries: 0, pagesCount: 3, apiCalls: 1,
+    budgetFrom: '2026-11-21T22:00:00.000Z',
     createdAt: '2026-11-21T22:00:00.000Z', updatedAt: '2026-11-21T22:01:00.000Z', sentAt: '2026-11-21T22:00:05.000Z',
     finishedAt: '2026-11-21T22:01:00.000Z', ...over,
   };

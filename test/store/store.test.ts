@@ -133,7 +133,7 @@ describe('dispatcher transitions', () => {
     expect(notes.map((n) => n.dedupeKey)).toEqual([`outcome:${job.id}`]);
     expect(notes[0]!.payload).toEqual({ jobId: job.id });
     // A direct second enqueue with the same key is ignored.
-    expect(t.store.enqueueNotification({ kind: 'outcome', user: 'alice', jobId: job.id, dedupeKey: `outcome:${job.id}`, payload: {} }).duplicate).toBe(true);
+    expect(t.store.enqueueNotification({ kind: 'outcome', user: 'alice', jobId: job.id, dedupeKey: `outcome:${job.id}`, payload: { jobId: job.id } }).duplicate).toBe(true);
     // After a retry, finishing again gets its own notice.
     t.store.retry(job.id);
     const [g2] = t.store.claimDue('me', 10, 60_000);
@@ -260,7 +260,8 @@ describe('notifications and key/value state', () => {
   it('leases, defers, fails and completes notifications', () => {
     const clock = manualClock();
     t = tempStore({ clock });
-    const n = t.store.enqueueNotification({ kind: 'inbound', user: 'alice', dedupeKey: 'inbound:m1', payload: { messageId: 'm1' } });
+    const payload = { messageId: 'm1', status: 'success', from: '+15550001111', csid: null, pages: 1, duration: 30, createdAt: null, resultCode: '0', resultInfo: 'OK', errorCode: null, errorInfo: null };
+    const n = t.store.enqueueNotification({ kind: 'inbound', user: 'alice', dedupeKey: 'inbound:m1', payload });
     expect(n.duplicate).toBe(false);
     const [claimed] = t.store.claimNotifications('w1', 10, 30_000);
     expect(claimed).toMatchObject({ id: n.id, attempts: 1, payload: { messageId: 'm1' } });
@@ -281,6 +282,28 @@ describe('notifications and key/value state', () => {
     t.store.setState('inbound:alice', 'cursor-2');
     expect(t.reopen().getState('inbound:alice')).toBe('cursor-2');
     expect(t.store.getState('nope')).toBeNull();
+  });
+});
+
+describe('states read back from rows', () => {
+  it('an unknown state in a row is an error naming it, for recipients, jobs and notifications', async () => {
+    t = tempStore();
+    const { job } = await t.store.enqueue(newJob(t.dir));
+    const n = t.store.enqueueNotification({ kind: 'outcome', user: 'alice', jobId: job.id, dedupeKey: 'x', payload: { jobId: job.id } });
+    const raw = new Database(path.join(t.dir, 'data', 'faxgate.db'));
+    try {
+      raw.prepare("UPDATE recipients SET state = 'teleported' WHERE job_id = ?").run(job.id);
+      expect(() => t.store.getJob(job.id)).toThrow(`recipient state of recipient ${job.id}/0 is "teleported"`);
+      raw.prepare("UPDATE recipients SET state = 'queued' WHERE job_id = ?").run(job.id);
+      raw.prepare("UPDATE jobs SET state = 'lost' WHERE id = ?").run(job.id);
+      expect(() => t.store.getJob(job.id)).toThrow(`job state of job ${job.id} is "lost"`);
+      raw.prepare("UPDATE jobs SET state = 'queued' WHERE id = ?").run(job.id);
+      expect(t.store.getJob(job.id)!.state).toBe('queued');
+      raw.prepare("UPDATE notifications SET state = 'maybe' WHERE id = ?").run(n.id);
+      expect(() => t.store.listNotifications({ jobId: job.id })).toThrow(`notification state of notification ${n.id} is "maybe"`);
+    } finally {
+      raw.close();
+    }
   });
 });
 

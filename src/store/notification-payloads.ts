@@ -1,0 +1,55 @@
+// What each kind of notification carries in its `payload` column. The store only keeps these as
+// JSON; the notify stage reads them back. One map from kind to payload, so that the enqueue side
+// and the compose side agree at compile time instead of casting through Record<string, unknown>.
+import type { JobSource } from './types.js';
+
+/** A job reached a final state: the mail is composed from the job itself. */
+export interface OutcomePayload {
+  jobId: string;
+}
+
+/** Input refused after the SMTP conversation (a corrupt mail, a spool file with no number). */
+export interface RejectedPayload {
+  jobId?: string;
+  /** The spool file name (or the kept input's name) the user knows it by. */
+  file?: string;
+  subject?: string;
+  reason: string;
+  source?: JobSource;
+}
+
+/** What the inbound poller stores: a snapshot of the service's record of a received fax. */
+export interface InboundPayload {
+  messageId: string;
+  status: string;
+  /** The sender's number. */
+  from: string | null;
+  csid: string | null;
+  pages: number | null;
+  duration: number | null;
+  createdAt: string | null;
+  resultCode: string | null;
+  resultInfo: string | null;
+  errorCode: string | null;
+  errorInfo: string | null;
+}
+
+/** The gateway's API key for a user runs out soon. */
+export interface KeyExpiryPayload {
+  keyName: string;
+  expiresAt: string;
+}
+
+export interface NotificationPayloads {
+  outcome: OutcomePayload;
+  rejected: RejectedPayload;
+  inbound: InboundPayload;
+  'key-expiry': KeyExpiryPayload;
+}
+
+export type NotificationKind = keyof NotificationPayloads;
+
+export const NOTIFICATION_KINDS: readonly NotificationKind[] = ['outcome', 'rejected', 'inbound', 'key-expiry'];
+
+/** `{ kind, payload }` for one kind: the union of these is what `kind` discriminates. */
+export type KindAndPayload = { [K in NotificationKind]: { kind: K; payload: NotificationPayloads[K] } }[NotificationKind];
