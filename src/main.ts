@@ -2,7 +2,6 @@
 // notifier, spool, SMTP -> admin. Start order is inside-out (the queue exists before anything
 // can put work in it); shutdown is outside-in (stop accepting, then drain, then close the store).
 import { mkdirSync } from 'node:fs';
-import type { Dispatcher as HttpDispatcher } from 'undici';
 import { AdminServer, type HealthReport } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';
 import { outboxDir } from './config/load.js';
@@ -10,7 +9,7 @@ import type { Config, UserConfig } from './config/schema.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { DaemonLock } from './store/daemon-lock.js';
 import { describeError } from './errors.js';
-import { createFaxAgent, FaxClient } from './fax/client.js';
+import { FaxClientFactory } from './fax/client-factory.js';
 import type { FaxApi } from './fax/types.js';
 import { UserDirectory } from './fax/user-directory.js';
 import type { Logger } from './log/logger.js';
@@ -32,7 +31,6 @@ export interface ServiceEndpoint {
 }
 
 export interface GatewayOptions {
-  config: Config;
   /** Where the fax service is; in sandbox mode the embedded emulator's address. */
   service: ServiceEndpoint;
   logger: Logger;
@@ -56,7 +54,7 @@ export class Gateway {
   private readonly lock: DaemonLock;
   private readonly log: Logger;
   private readonly clock: Clock;
-  private readonly agent: HttpDispatcher;
+  private readonly fax: FaxClientFactory;
   private readonly clients = new Map<string, FaxApi>();
   private users: UserConfig[];
   private readonly directory: UserDirectory;
@@ -85,7 +83,13 @@ export class Gateway {
       throw err;
     }
     this.users = effectiveUsers(config.users, config.data);
-    this.agent = createFaxAgent({ caFile: opts.service.caFile, timeoutMs: config.api.timeoutMs, connections: Math.max(8, config.api.concurrency * 2) });
+    this.fax = new FaxClientFactory({
+      baseUrl: opts.service.baseUrl,
+      caFile: opts.service.caFile,
+      api: config.api,
+      connections: Math.max(8, config.api.concurrency * 2),
+      observer: apiObserver(this.metrics),
+    });
     const clientFor = (user: string) => this.clientFor(user);
     this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics };
@@ -112,7 +116,7 @@ export class Gateway {
       ? new KeyWatch({
           baseUrl: opts.service.baseUrl,
           adminKey: opts.service.adminKey,
-          agent: this.agent,
+          agent: this.fax.agent,
           dataDir: config.data,
           users: () => this.users,
           configKeyOf: (name) => this.config.users.find((u) => u.name === name)?.apiKey ?? '',
@@ -130,15 +134,7 @@ export class Gateway {
     if (!c) {
       const u = this.users.find((x) => x.name === user);
       if (!u) throw new Error(`no configured user named "${user}"`);
-      c = new FaxClient({
-        baseUrl: this.opts.service.baseUrl,
-        apiKey: u.apiKey,
-        variant: this.config.api.variant,
-        dispatcher: this.agent,
-        timeoutMs: this.config.api.timeoutMs,
-        observer: apiObserver(this.metrics),
-        logger: this.log.child({ component: 'api', user }),
-      });
+      c = this.fax.withKey(u.apiKey, this.log.child({ component: 'api', user }));
       this.clients.set(user, c);
     }
     return c;
@@ -269,7 +265,7 @@ export class Gateway {
     await step('admin', () => this.admin?.close());
     await step('store', () => this.store.close());
     await step('lock', () => this.lock.release());
-    await step('http', () => this.agent.close());
+    await step('http', () => this.fax.close());
     this.log.info('STOPPED');
   }
 }

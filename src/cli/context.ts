@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { loadConfigFile } from '../config/load.js';
 import type { Config, UserConfig } from '../config/schema.js';
 import { FaxgateError } from '../errors.js';
-import { createFaxAgent, FaxClient } from '../fax/client.js';
+import { FaxClientFactory } from '../fax/client-factory.js';
 import type { FaxApi } from '../fax/types.js';
 import { effectiveUsers } from '../keys/key-overrides.js';
 import { readSandboxFile, sandboxConfig } from '../sandbox.js';
@@ -71,16 +71,16 @@ export function pickUser(ctx: CliContext, name?: string): UserConfig {
 }
 
 export class ApiClients {
-  private readonly agent;
+  private readonly factory: FaxClientFactory;
   readonly service;
 
   constructor(private readonly ctx: CliContext) {
     this.service = serviceOf(ctx);
-    this.agent = createFaxAgent({ caFile: this.service.caFile, timeoutMs: ctx.config.api.timeoutMs });
+    this.factory = new FaxClientFactory({ baseUrl: this.service.baseUrl, caFile: this.service.caFile, api: ctx.config.api });
   }
 
   withKey(token: string): FaxApi {
-    return new FaxClient({ baseUrl: this.service.baseUrl, apiKey: token, variant: this.ctx.config.api.variant, dispatcher: this.agent, timeoutMs: this.ctx.config.api.timeoutMs });
+    return this.factory.withKey(token);
   }
 
   forUser(name?: string): FaxApi {
@@ -93,7 +93,7 @@ export class ApiClients {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.factory.close();
   }
 }
 

@@ -40,7 +40,6 @@ export async function startCommand(opts: StartOptions): Promise<void> {
       service = { baseUrl: config.api.baseUrl, caFile: config.api.caFile, adminKey: config.api.adminKey };
     }
     gateway = new Gateway(config, {
-      config,
       service,
       logger,
       lock,

@@ -4,7 +4,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { SendMailOptions } from 'nodemailer';
-import type { MailTransport } from './transport.js';
+import type { MailTransport } from './mail-transport.js';
 
 function textOf(v: SendMailOptions['text']): string | null {
   if (typeof v === 'string') return v;

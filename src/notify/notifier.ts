@@ -26,7 +26,8 @@ import { composeOutcome } from './outcome-mail.js';
 import { flag, PreferenceReader, wanted } from './preferences.js';
 import { composeRejected } from './rejected-mail.js';
 import { nextNotifyAttempt } from './retry-schedule.js';
-import { createTransport, type MailTransport } from './transport.js';
+import type { MailTransport } from './mail-transport.js';
+import { createTransport } from './transport.js';
 
 export interface NotifierOptions {
   notify: NotifyConfig;

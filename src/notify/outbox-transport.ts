@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { fsyncDir } from '../fs/atomic.js';
-import type { MailTransport } from './transport.js';
+import type { MailTransport } from './mail-transport.js';
 
 export class OutboxTransport implements MailTransport {
   readonly dir: string;

@@ -3,7 +3,7 @@
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import { FaxgateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import type { MailTransport } from './transport.js';
+import type { MailTransport } from './mail-transport.js';
 
 export class SmtpRelayTransport implements MailTransport {
   private readonly transporter: Transporter;

@@ -1,22 +1,17 @@
 // Where notification mail goes: a smarthost over SMTP (smtp://, smtps://, optional user:pass in
 // the URL) or an outbox folder of .eml files (sandbox, air-gapped sites, tests). The notifier
-// only sees MailTransport, so both behave the same to it: send() resolves once the mail is
-// handed over for good (accepted by the relay, or fsynced and renamed into the outbox).
-import type { SendMailOptions } from 'nodemailer';
+// only sees MailTransport (mail-transport.ts), so both behave the same to it. This file only
+// picks one from the config.
 import { FaxgateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { withMailCopy } from './mail-copy.js';
+import type { MailTransport } from './mail-transport.js';
 import { OutboxTransport } from './outbox-transport.js';
 import { maskUrl, SmtpRelayTransport } from './smtp-transport.js';
 
 export { maskUrl };
 
-export type { SendMailOptions };
-
-export interface MailTransport {
-  send(mail: SendMailOptions): Promise<{ messageId: string }>;
-  close(): void;
-}
+export type { MailTransport, SendMailOptions } from './mail-transport.js';
 
 /** `smtp://host:port`, `smtps://user:pass@host:port` (query options as nodemailer reads them), or `outbox:DIR`. */
 export function createTransport(spec: string, logger: Logger): MailTransport {

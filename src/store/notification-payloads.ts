@@ -1,8 +1,6 @@
 // What each kind of notification carries in its `payload` column. The store only keeps these as
 // JSON; the notify stage reads them back. One map from kind to payload, so that the enqueue side
 // and the compose side agree at compile time instead of casting through Record<string, unknown>.
-import type { JobSource } from './types.js';
-
 /** A job reached a final state: the mail is composed from the job itself. */
 export interface OutcomePayload {
   jobId: string;
@@ -15,7 +13,8 @@ export interface RejectedPayload {
   file?: string;
   subject?: string;
   reason: string;
-  source?: JobSource;
+  /** 'spool': the mail also says where the refused file went. */
+  source?: 'smtp' | 'spool' | 'cli';
 }
 
 /** What the inbound poller stores: a snapshot of the service's record of a received fax. */
