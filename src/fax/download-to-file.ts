@@ -1,9 +1,8 @@
 // A response body written to disk as it arrives: a temp name in the destination's folder, synced,
 // then renamed, so that a reader never sees half a PDF and a 50 MB fax never sits in memory.
-import { randomBytes } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
-import path from 'node:path';
+import { open } from 'node:fs/promises';
 import { FaxgateError } from '../errors.js';
+import { replaceFile } from '../fs/atomic.js';
 
 /**
  * Writes `body` to `destPath`; returns the bytes written. Trouble on our side (folder missing,
@@ -11,37 +10,23 @@ import { FaxgateError } from '../errors.js';
  * that the caller can classify it as a network failure.
  */
 export async function streamToFile(body: AsyncIterable<Uint8Array>, destPath: string): Promise<number> {
-  const dir = path.dirname(destPath);
-  const tmp = path.join(dir, `.${path.basename(destPath)}.${randomBytes(6).toString('hex')}.part`);
   const local = (err: unknown) =>
     new FaxgateError('INTERNAL', `cannot write the download to ${destPath}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { temporary: true, cause: err });
-  let bytes = 0;
-  const fh = await open(tmp, 'wx', 0o640).catch((err: unknown) => {
-    throw local(err);
-  });
-  try {
+  return replaceFile(destPath, async (tmp) => {
+    const fh = await open(tmp, 'wx', 0o640).catch((err: unknown) => {
+      throw local(err);
+    });
     try {
-      // One awaited write per chunk: backpressure without a pipe, and a precise byte count.
+      // One awaited write per chunk: backpressure without a pipe.
       for await (const chunk of body) {
         await fh.write(chunk).catch((err: unknown) => {
           throw local(err);
         });
-        bytes += chunk.byteLength;
       }
-      await fh.sync().catch((err: unknown) => {
-        throw local(err);
-      });
     } finally {
       await fh.close();
     }
-    await rename(tmp, destPath).catch((err: unknown) => {
-      throw local(err);
-    });
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  return bytes;
+  }, { suffix: '.part', syncDir: false, wrapError: local });
 }
 
 /** The file name of a Content-Disposition header (`filename*=UTF-8''...` preferred), or null. */

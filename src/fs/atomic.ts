@@ -1,4 +1,6 @@
-// Write-then-rename with fsync, so a reader (or a crash) never sees half a file.
+// Write-then-rename with fsync, so a reader (or a crash) never sees half a file. This is the one
+// place that does it: the store's documents, the outbox's mail, downloaded faxes and small state
+// files all go through replaceFile().
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,19 +14,67 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o640): Promise<void> {
-  const dir = path.dirname(file);
-  const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
-  const fh = await open(tmp, 'wx', mode);
+/** A temp name beside `file` that no other writer picks: hidden, random, with `suffix`. */
+export function tempNameFor(file: string, suffix = '.tmp'): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}${suffix}`);
+}
+
+export interface ReplaceFileOptions {
+  /** Also fsync the folder after the rename (default true); false when the caller does it once for many files. */
+  syncDir?: boolean;
+  /** The temp name's ending (default ".tmp"); readers of the folder skip such names. */
+  suffix?: string;
+  /**
+   * Undoes `fill` after a failure (default: delete the temp file). A fill that moved the caller's
+   * only copy into the temp name moves it back here instead.
+   */
+  undo?: (tmp: string) => Promise<void>;
+  /** Wraps an error of the sync, rename or folder sync (not of `fill`), e.g. to name the file. */
+  wrapError?: (err: unknown) => unknown;
+}
+
+/**
+ * Puts a file at `dest` durably: `fill(tmp)` creates the temp file (a fresh name in dest's folder),
+ * then it is fsynced, renamed over `dest`, and the folder fsynced. On failure the temp file is
+ * removed (see `undo`) and the error rethrown. Returns the file's size.
+ */
+export async function replaceFile(dest: string, fill: (tmp: string) => Promise<void>, opts: ReplaceFileOptions = {}): Promise<number> {
+  const tmp = tempNameFor(dest, opts.suffix);
+  const own = <T>(p: Promise<T>): Promise<T> => (opts.wrapError ? p.catch((err: unknown) => { throw opts.wrapError!(err); }) : p);
+  let bytes: number;
   try {
-    await fh.writeFile(data);
-    await fh.sync();
+    await fill(tmp);
+    bytes = await own(syncFile(tmp));
+    await own(rename(tmp, dest));
   } catch (err) {
-    await fh.close();
-    await unlink(tmp).catch(() => {});
+    await (opts.undo ?? removeQuietly)(tmp).catch(() => undefined);
     throw err;
   }
-  await fh.close();
-  await rename(tmp, file);
-  await fsyncDir(dir);
+  if (opts.syncDir ?? true) await own(fsyncDir(path.dirname(dest)));
+  return bytes;
+}
+
+async function syncFile(file: string): Promise<number> {
+  const fh = await open(file, 'r+');
+  try {
+    await fh.sync();
+    return (await fh.stat()).size;
+  } finally {
+    await fh.close();
+  }
+}
+
+function removeQuietly(file: string): Promise<void> {
+  return unlink(file).catch(() => undefined);
+}
+
+export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o640): Promise<void> {
+  await replaceFile(file, async (tmp) => {
+    const fh = await open(tmp, 'wx', mode);
+    try {
+      await fh.writeFile(data);
+    } finally {
+      await fh.close();
+    }
+  });
 }

@@ -2,14 +2,14 @@
 // renamed, so a reader never sees half a message. Its name comes from the Message-ID, so a retry
 // of the same notification (after a crash between writing and recording) replaces the file
 // instead of adding a second one.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
-import { fsyncDir } from '../fs/atomic.js';
+import { replaceFile } from '../fs/atomic.js';
 import type { MailTransport } from './mail-transport.js';
 
 export class OutboxTransport implements MailTransport {
@@ -24,22 +24,7 @@ export class OutboxTransport implements MailTransport {
     await mkdir(this.dir, { recursive: true, mode: 0o750 });
     const info = await this.composer.sendMail(mail);
     const name = `${fileStem(info.messageId)}.eml`;
-    const final = path.join(this.dir, name);
-    const tmp = path.join(this.dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      await pipeline(info.message as Readable, createWriteStream(tmp, { flags: 'wx', mode: 0o640 }));
-      const fh = await open(tmp, 'r+');
-      try {
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, final);
-    } catch (err) {
-      await unlink(tmp).catch(() => {});
-      throw err;
-    }
-    await fsyncDir(this.dir);
+    await replaceFile(path.join(this.dir, name), (tmp) => pipeline(info.message as Readable, createWriteStream(tmp, { flags: 'wx', mode: 0o640 })));
     return { messageId: info.messageId };
   }
 

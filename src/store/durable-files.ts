@@ -1,36 +1,34 @@
 // Getting a document into the data folder so that it survives a power cut: copy (or move)
-// to a temp name, fsync the file, rename, fsync the folder. The job row is written after.
-import { promises as fsp } from 'node:fs';
+// to a temp name, fsync the file, rename (fs/atomic.ts replaceFile), then the caller fsyncs the
+// folder. The job row is written after.
+import { constants as fsConstants, promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { replaceFile } from '../fs/atomic.js';
 
 /**
  * Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per
  * folder). With `data`, those bytes (already read from `src` by the caller) are written instead.
+ * A failed move puts the file back at `src`.
  */
 export async function placeFile(src: string, dest: string, move: boolean, data?: Uint8Array): Promise<number> {
-  const tmp = path.join(path.dirname(dest), `.tmp-${path.basename(dest)}`);
   let moved = false;
-  if (data) {
-    await fsp.writeFile(tmp, data);
-  } else if (move) {
-    try {
-      await fsp.rename(src, tmp);
-      moved = true;
-    } catch (err) {
-      // Another file system: fall back to copy + unlink below.
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+  const bytes = await replaceFile(dest, async (tmp) => {
+    if (data) return fsp.writeFile(tmp, data, { flag: 'wx' });
+    if (move) {
+      try {
+        await fsp.rename(src, tmp);
+        moved = true;
+        return;
+      } catch (err) {
+        // Another file system: fall back to copy + unlink below.
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      }
     }
-  }
-  if (!moved && !data) await fsp.copyFile(src, tmp);
-  const fh = await fsp.open(tmp, 'r+');
-  let bytes: number;
-  try {
-    await fh.sync();
-    bytes = (await fh.stat()).size;
-  } finally {
-    await fh.close();
-  }
-  await fsp.rename(tmp, dest);
+    await fsp.copyFile(src, tmp, fsConstants.COPYFILE_EXCL);
+  }, {
+    syncDir: false,
+    undo: (tmp) => (moved ? fsp.rename(tmp, src) : fsp.unlink(tmp)),
+  });
   if (move && !moved) await fsp.unlink(src).catch(() => undefined);
   return bytes;
 }

@@ -42,7 +42,7 @@ describe('enqueue', () => {
     expect(readFileSync(doc.path, 'utf8')).toBe('hello fax');
     expect(doc.bytes).toBe(9);
     expect(existsSync(src)).toBe(true); // copied, not moved
-    expect(readdirSync(path.dirname(doc.path)).some((n) => n.startsWith('.tmp'))).toBe(false);
+    expect(readdirSync(path.dirname(doc.path)).some((n) => n.endsWith('.tmp'))).toBe(false);
     // Another process sees it (row committed)
     const other = t.reopen();
     expect(other.getJob(job.id)?.meta.origin?.messageId).toBe('<x@y>');

@@ -1,0 +1,55 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { replaceFile, writeFileAtomic } from '../../src/fs/atomic.js';
+import { placeFile } from '../../src/store/durable-files.js';
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+const fresh = () => (dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-atomic-')));
+
+describe('replaceFile', () => {
+  it('two writers of the same file at once each use their own temp name; one whole file wins', async () => {
+    fresh();
+    const dest = path.join(dir, 'doc.pdf');
+    const a = 'a'.repeat(200_000);
+    const b = 'b'.repeat(300_000);
+    await Promise.all([writeFileAtomic(dest, a), writeFileAtomic(dest, b)]);
+    expect([a, b]).toContain(readFileSync(dest, 'utf8'));
+    // the store's documents: a retried enqueue may place the same name while the first is under way
+    const placed = path.join(dir, 'x.pdf');
+    await Promise.all([placeFile('', placed, false, Buffer.from(a)), placeFile('', placed, false, Buffer.from(b))]);
+    expect([a, b]).toContain(readFileSync(placed, 'utf8'));
+    expect(readdirSync(dir).sort()).toEqual(['doc.pdf', 'x.pdf']);
+  });
+
+  it('a failing fill leaves neither the temp file nor a destination, and says why', async () => {
+    fresh();
+    const dest = path.join(dir, 'out.eml');
+    await expect(replaceFile(dest, async (tmp) => {
+      await writeFile(tmp, 'half');
+      throw new Error('disk gone');
+    })).rejects.toThrow('disk gone');
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('errors of its own steps go through wrapError, and the size is returned', async () => {
+    fresh();
+    expect(await replaceFile(path.join(dir, 'f'), (tmp) => writeFile(tmp, 'hello'))).toBe(5);
+    await expect(replaceFile(path.join(dir, 'missing', 'f'), async () => undefined, { wrapError: () => new Error('wrapped') })).rejects.toThrow('wrapped');
+  });
+
+  it('a move that fails after taking the file puts it back where it was', async () => {
+    fresh();
+    const src = path.join(dir, 'spool.pdf');
+    writeFileSync(src, 'the only copy');
+    // the destination is a folder: the rename over it fails after the move into the temp name
+    const dest = path.join(dir, 'taken');
+    mkdirSync(path.join(dest, 'inside'), { recursive: true });
+    await expect(placeFile(src, dest, true)).rejects.toThrow();
+    expect(readFileSync(src, 'utf8')).toBe('the only copy');
+    expect(readdirSync(dir).sort()).toEqual(['spool.pdf', 'taken']);
+  });
+});
