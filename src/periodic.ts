@@ -1,6 +1,7 @@
 // "Do this now and then again every N ms, one run at a time": the loop of the notifier, the
-// inbound poller and the key watch. A run started by the timer and one asked for by a caller
-// (tests, --once) share the same promise; stop() waits for the run in flight.
+// inbound poller, the key watch, the dispatcher and the spool's sweep and rescan. A run started by
+// the timer and one asked for by a caller (tests, --once) share the same promise; wake() brings
+// the next timed run forward; stop() waits for the run in flight.
 export interface PeriodicOptions {
   /** Pause between the end of one run and the start of the next. */
   intervalMs: number;
@@ -10,12 +11,16 @@ export interface PeriodicOptions {
   onError: (err: unknown) => void;
   /** Do not keep the process alive for this timer alone. */
   unref?: boolean;
+  /** Called after every timed run, whatever its outcome (tests wait on it instead of sleeping). */
+  onRunEnd?: () => void;
 }
 
 export class Periodic<T> {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<T> | null = null;
   private halted = false;
+  private started = false;
+  private again = false;
 
   constructor(private readonly work: () => Promise<T>, private readonly opts: PeriodicOptions) {}
 
@@ -25,17 +30,32 @@ export class Periodic<T> {
   }
 
   start(): void {
-    if (this.timer || this.halted) return;
+    if (this.started || this.halted) return;
+    this.started = true;
     this.schedule(this.opts.firstDelayMs ?? 0);
   }
 
+  /** Run as soon as possible: now when idle, or right after the run in flight. */
+  wake(): void {
+    if (!this.started || this.halted) return;
+    // a timed run in flight (no timer pending): go again right after it
+    if (this.running && !this.timer) {
+      this.again = true;
+      return;
+    }
+    this.schedule(0);
+  }
+
   private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.again = false;
       this.runOnce()
         .catch((err) => this.opts.onError(err))
         .finally(() => {
-          if (!this.halted) this.schedule(this.opts.intervalMs);
+          this.opts.onRunEnd?.();
+          if (!this.halted) this.schedule(this.again ? 0 : this.opts.intervalMs);
         });
     }, ms);
     if (this.opts.unref) this.timer.unref();

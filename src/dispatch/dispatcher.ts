@@ -9,6 +9,7 @@ import { describeError, FaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { Periodic } from '../periodic.js';
 import type { ClaimedGroup, Store } from '../store/store.js';
 import { dispatchTuning } from './dispatch-defaults.js';
 import type { DispatchContext } from './context.js';
@@ -24,6 +25,8 @@ export interface DispatcherOptions {
   clock?: Clock;
   owner?: string;
   metrics?: Metrics;
+  /** Called after every timed pass (tests wait on it instead of sleeping). */
+  onPassEnd?: () => void;
 }
 
 /** How often the loop looks for due work; status polls follow queue.pollIntervalMs. */
@@ -41,23 +44,21 @@ export class Dispatcher {
   private readonly ctx: DispatchContext;
   private readonly gate: PQueue;
   private readonly inFlight = new Set<ClaimedGroup>();
-  private timer: NodeJS.Timeout | null = null;
+  private loop: Periodic<void> | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private resumeTimer: NodeJS.Timeout | null = null;
   private pausedUntil = 0;
   private lastPoll = 0;
   private lastPurge = 0;
-  private running: Promise<void> | null = null;
   /** Failed passes in a row, and when the last one was logged (a read-only disk fails every pass). */
   private failedPasses = 0;
   private failureLoggedAt = 0;
   private stopped = false;
-  private again = false;
   private reconciling: Promise<void> | null = null;
   private polling: Promise<void> | null = null;
   private started = false;
 
-  constructor(opts: DispatcherOptions) {
+  constructor(private readonly opts: DispatcherOptions) {
     const clock = opts.clock ?? systemClock;
     this.gate = new PQueue({ concurrency: opts.api.concurrency, ...rateGate(opts.api) });
     const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -88,20 +89,13 @@ export class Dispatcher {
     if (released.unknown > 0) this.ctx.log.warn({ sends: released.unknown }, 'sends interrupted by an earlier stop are now unknown and will be reconciled');
     this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.tuning.leaseMs / 3)));
     this.leaseTimer.unref();
-    this.loop();
-  }
-
-  private loop(): void {
-    if (this.stopped) return;
-    this.timer = null;
-    this.again = false;
-    this.running = this.pass(false)
-      .then(() => this.passRecovered(), (err) => this.passFailed(err))
-      .finally(() => {
-        this.running = null;
-        if (this.stopped) return;
-        this.timer = setTimeout(() => this.loop(), this.again ? 0 : Math.min(TICK_MS, this.ctx.queue.pollIntervalMs));
-      });
+    // a fresh loop per start: stop() ends one for good
+    this.loop = new Periodic(() => this.pass(false).then(() => this.passRecovered()), {
+      intervalMs: Math.min(TICK_MS, this.ctx.queue.pollIntervalMs),
+      onError: (err) => this.passFailed(err),
+      onRunEnd: this.opts.onPassEnd,
+    });
+    this.loop.start();
   }
 
   /** Logs the first failed pass, then one line a minute with the count, not one per pass. */
@@ -128,23 +122,18 @@ export class Dispatcher {
   /** A send finished, so there is room in the gate: look for more work soon instead of at the next tick. */
   private kick(): void {
     if (!this.started || this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.loop(), 0);
+    this.loop?.wake();
   }
 
   /** Stop claiming, wait (bounded) for sends in flight, then mark what is still running unknown. */
   async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    // stops the timer now; resolves once the pass in flight is over
+    const loopDone = this.loop?.stop();
     if (this.resumeTimer) clearTimeout(this.resumeTimer);
-    this.timer = null;
     const bound = opts.timeoutMs ?? 10_000;
     let timeout: NodeJS.Timeout | undefined;
-    const idle = Promise.all([this.running, this.reconciling, this.polling, this.gate.onIdle()]).then(() => true);
+    const idle = Promise.all([loopDone, this.reconciling, this.polling, this.gate.onIdle()]).then(() => true);
     const timedOut = new Promise<boolean>((resolve) => {
       timeout = setTimeout(() => resolve(false), bound);
     });

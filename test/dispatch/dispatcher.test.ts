@@ -32,6 +32,25 @@ interface Setup {
   calls: Map<string, number>;
   /** the dispatcher's log lines, parsed */
   logs: Array<Record<string, unknown>>;
+  /** Resolves once `n` more timed passes have ended. */
+  passes: (n: number) => Promise<void>;
+}
+
+/** Resolves when `cond()` holds, checked after every event `on` reports; fails after `ms`. */
+function when(cond: () => boolean, subscribe: (listener: () => void) => () => void, what: string, ms = 20_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (cond()) return resolve();
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`timed out waiting for ${what}`));
+    }, ms);
+    const off = subscribe(() => {
+      if (!cond()) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
 }
 
 /** A counting FaxApi around the real client, so tests can say how many calls of which kind were made. */
@@ -55,14 +74,24 @@ async function setup(opts: { delayMs?: number; variant?: 'a' | 'b'; queue?: Part
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logs.push(JSON.parse(line)) } });
   const client = counting(clientFor(emu, EMU_KEY, opts.variant), calls);
+  const passListeners = new Set<() => void>();
+  let passCount = 0;
+  const passes = (n: number): Promise<void> => {
+    const target = passCount + n;
+    return when(() => passCount >= target, (l) => (passListeners.add(l), () => passListeners.delete(l)), `${n} dispatcher passes`);
+  };
   const dispatcher = new Dispatcher({
+    onPassEnd: () => {
+      passCount += 1;
+      for (const l of [...passListeners]) l();
+    },
     store: t.store,
     clientFor: () => client,
     api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
     queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000, ...opts.queue },
     logger,
   });
-  return { store: t.store, dispatcher, calls, logs };
+  return { store: t.store, dispatcher, calls, logs, passes };
 }
 
 /** runOnce until no job is queued or active (bounded so a bug fails instead of hanging). */
@@ -255,9 +284,14 @@ describe('Dispatcher with the emulator', () => {
     const s = await setup({ delayMs: 200 });
     for (let i = 0; i < 10; i++) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555440${String(1000 + i)}` }] }));
     s.dispatcher.start();
-    await new Promise((r) => setTimeout(r, 100));
+    // stop while sends are in flight: after the pass that claimed them, before the service answers
+    await s.passes(1);
+    expect(s.store.counts().recipients.sending).toBeGreaterThan(0);
     await s.dispatcher.stop({ timeoutMs: 5000 });
-    expect(s.store.counts().recipients.sending).toBe(0);
+    const after = s.store.counts().recipients;
+    expect(after.sending).toBe(0);
+    // the claimed sends ended accepted (or unknown, to be reconciled), not back in the queue unsent
+    expect(after.processing + after.unknown + after.delivered).toBeGreaterThan(0);
   });
 });
 
@@ -273,10 +307,11 @@ describe('a store that cannot be used', () => {
     s.dispatcher.start();
     broken = true;
     try {
-      await new Promise((r) => setTimeout(r, 1500));
+      // many failed passes (one every pollIntervalMs), then the store works again
+      await s.passes(6);
       broken = false;
       const recovered = () => s.logs.some((l) => l.msg === 'dispatch passes work again');
-      for (let i = 0; i < 100 && !recovered(); i += 1) await new Promise((r) => setTimeout(r, 50));
+      while (!recovered()) await s.passes(1);
     } finally {
       await s.dispatcher.stop({ timeoutMs: 2000 });
     }
