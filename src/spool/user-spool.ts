@@ -11,6 +11,7 @@ import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { formatDuration } from '../notify/time-format.js';
+import { Periodic } from '../periodic.js';
 import type { UserFolders } from './folders.js';
 import { isIgnoredName, isTicketName } from './safe-file.js';
 
@@ -33,6 +34,8 @@ export interface UserSpoolOptions {
   /** A file still changing after this long is handed over for refusal. */
   maxWriteMs: number;
   rescanMs: number;
+  /** Called after every timed rescan: every name in the folder was looked at. */
+  onRescan?: () => void;
   clock: Clock;
   logger: Logger;
   /**
@@ -44,7 +47,7 @@ export interface UserSpoolOptions {
 
 export class UserSpool {
   private watcher: FSWatcher | null = null;
-  private rescanTimer: NodeJS.Timeout | null = null;
+  private rescans: Periodic<void> | null = null;
   private readonly seen = new Map<string, Observation>();
   private readonly taking = new Set<string>();
   private stopped = false;
@@ -75,17 +78,24 @@ export class UserSpool {
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
     this.watcher = watcher;
     await this.rescan();
-    this.rescanTimer = setInterval(() => void this.rescan(), this.opts.rescanMs);
-    this.rescanTimer.unref();
+    this.rescans = new Periodic(() => this.rescan(), {
+      intervalMs: this.opts.rescanMs,
+      firstDelayMs: this.opts.rescanMs,
+      unref: true,
+      onError: () => undefined, // rescan() logs its own trouble
+      onRunEnd: this.opts.onRescan,
+    });
+    this.rescans.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.rescanTimer) clearInterval(this.rescanTimer);
+    const rescanned = this.rescans?.stop();
     for (const o of this.seen.values()) if (o.timer) clearTimeout(o.timer);
     this.seen.clear();
     await this.watcher?.close();
     this.watcher = null;
+    await rescanned;
   }
 
   /** Every name in the folder, for files present at start and events chokidar missed. */

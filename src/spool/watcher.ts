@@ -2,6 +2,7 @@
 // when complete, claimed by rename, queued durably, then moved to done/ or failed/.
 import PQueue from 'p-queue';
 import { systemClock, type Clock } from '../clock.js';
+import { Periodic } from '../periodic.js';
 import type { SpoolConfig, UserConfig } from '../config/schema.js';
 import { describeError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
@@ -31,6 +32,9 @@ export interface SpoolWatcherOptions {
   rescanMs?: number;
   /** How often final spool jobs are checked for failures and done/ is pruned (default 30 s). */
   sweepMs?: number;
+  /** Called after every sweep, and after every rescan of a user's folder (tests wait on these instead of sleeping). */
+  onSweep?: () => void;
+  onRescan?: (user: string) => void;
   /** Wait before a file whose addressing met a temporary failure is tried again (default 30 s). */
   retryMs?: number;
   /** Where PDF text is read: the daemon's worker threads (default: on this thread). */
@@ -44,8 +48,7 @@ export class SpoolWatcher {
   private readonly processor: FileProcessor;
   private readonly spools = new Map<string, UserSpool>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
-  private sweepTimer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<unknown> = Promise.resolve();
+  private sweeper: Periodic<void> | null = null;
   private users: UserConfig[];
   private running = false;
 
@@ -71,23 +74,26 @@ export class SpoolWatcher {
     this.running = true;
     this.processor.seedSeen();
     for (const u of this.users) await this.addUser(u);
-    const sweepMs = this.opts.sweepMs ?? 30_000;
-    this.sweepTimer = setInterval(() => this.sweep(), sweepMs);
-    this.sweepTimer.unref();
-    this.sweep();
+    this.sweeper = new Periodic(() => this.sweep(), {
+      intervalMs: this.opts.sweepMs ?? 30_000,
+      unref: true,
+      onError: (err) => this.log.warn({ err: describeError(err) }, 'spool sweep failed'),
+      onRunEnd: this.opts.onSweep,
+    });
+    this.sweeper.start();
   }
 
   /** Stops watching and finishes the files in hand; files not yet started wait for the next start. */
   async stop(): Promise<void> {
     this.running = false;
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    const swept = this.sweeper?.stop();
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
     this.spools.clear();
     this.queue.clear();
     await this.queue.onIdle();
-    await this.sweeping;
+    await swept;
   }
 
   /** SIGHUP: folders for new users, none for removed ones. */
@@ -125,6 +131,7 @@ export class SpoolWatcher {
       maxBytes: this.opts.spool.maxFileBytes,
       maxWriteMs: this.opts.spool.maxWriteMinutes * 60_000,
       rescanMs: this.opts.rescanMs ?? 10_000,
+      ...(this.opts.onRescan ? { onRescan: () => this.opts.onRescan!(u.name) } : {}),
       clock: this.clock,
       logger: this.log,
       take: (name, refusal) => this.queue.add(() => this.claimAndProcess(f, name, refusal)),
@@ -193,18 +200,12 @@ export class SpoolWatcher {
     this.retryTimers.add(t);
   }
 
-  private sweep(): void {
-    this.sweeping = this.sweeping.then(async () => {
-      const byUser = new Map([...this.spools.values()].map((s) => [s.folders.user, s.folders]));
-      try {
-        await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
-        for (const f of byUser.values()) {
-          await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now());
-          await parkOrphanTickets(f, this.clock.now(), this.log);
-        }
-      } catch (err) {
-        this.log.warn({ err: describeError(err) }, 'spool sweep failed');
-      }
-    });
+  private async sweep(): Promise<void> {
+    const byUser = new Map([...this.spools.values()].map((s) => [s.folders.user, s.folders]));
+    await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
+    for (const f of byUser.values()) {
+      await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now());
+      await parkOrphanTickets(f, this.clock.now(), this.log);
+    }
   }
 }

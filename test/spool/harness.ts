@@ -1,4 +1,5 @@
 // A real SpoolWatcher on real temp folders and a real Store, with short timings for tests.
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -25,6 +26,10 @@ export interface SpoolHarness {
   watcher: SpoolWatcher;
   folder(user?: UserConfig): string;
   jobs(): Job[];
+  /** Resolves after `n` more complete rescans of `user`'s folder (default alice): every name in it was looked at. */
+  rescans(n: number, user?: UserConfig): Promise<void>;
+  /** Resolves after `n` more complete sweeps (failed jobs, done/ pruning, orphan tickets). */
+  sweeps(n: number): Promise<void>;
   /** A fresh watcher on the same folders and store (a restart). */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -55,6 +60,22 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
   const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
   // PDF text is read on a worker thread, as in the daemon
   const readers = new ReaderPool({ threads: 1 });
+  const events = new EventEmitter();
+  const count = (event: string, n: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      let left = n;
+      const timer = setTimeout(() => {
+        events.off(event, on);
+        reject(new Error(`timed out waiting for ${n} ${event} events`));
+      }, 20_000);
+      const on = () => {
+        if (--left > 0) return;
+        clearTimeout(timer);
+        events.off(event, on);
+        resolve();
+      };
+      events.on(event, on);
+    });
   const make = () =>
     new SpoolWatcher({
       spool,
@@ -69,6 +90,8 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
       sweepMs: 200,
       retryMs: 300,
       readers,
+      onSweep: () => events.emit('sweep'),
+      onRescan: (user) => events.emit(`rescan:${user}`),
       ...opts.extra,
     });
   if (opts.before) {
@@ -84,6 +107,8 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
     watcher: make(),
     folder,
     jobs: () => store.listJobs({ source: 'spool' }),
+    rescans: (n, u = ALICE) => count(`rescan:${u.name}`, n),
+    sweeps: (n) => count('sweep', n),
     restart: async () => {
       await h.watcher.stop();
       h.watcher = make();

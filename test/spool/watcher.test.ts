@@ -188,7 +188,9 @@ describe('what is taken', () => {
     });
     await h.watcher.start();
     await waitFor(() => h!.jobs().length === 1, 8000, 'the early file');
-    await new Promise((r) => setTimeout(r, 600));
+    // a full rescan looked at every name again, and nothing it took is still in hand
+    await h.rescans(1);
+    await h.watcher.idle();
     expect(h.jobs()).toHaveLength(1);
     expect(files(h.folder())).toEqual(['.15551234567.pdf', '.work', '15551234567.pdf.part', 'done', 'failed', 'sub', '~$15551234567.pdf']);
     expect(files(path.join(h.folder(), 'sub'))).toEqual(['15551234567.pdf']);
@@ -210,7 +212,8 @@ describe('what is taken', () => {
     await fh.close();
     const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
     expect(readFileSync(job.documents[0]!.path, 'utf8')).toBe(chunks.join(''));
-    await new Promise((r) => setTimeout(r, 800));
+    await h.rescans(1);
+    await h.watcher.idle();
     expect(h.jobs()).toHaveLength(1);
   });
 
@@ -368,7 +371,8 @@ describe('crash safety and duplicates', () => {
     let offset = 0;
     h = await spoolHarness({ clock: { now: () => Date.now() + offset } });
     await drop(h.folder(), 'invoice.pdf.json', JSON.stringify({ to: ['5551234567'] }));
-    await new Promise((r) => setTimeout(r, 400));
+    // two sweeps: the first may have started before the drop
+    await h.sweeps(2);
     expect(existsSync(path.join(h.folder(), 'invoice.pdf.json'))).toBe(true);
     offset = 61 * 60_000;
     await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'invoice.pdf.json')), 5000, 'orphan ticket parked');
@@ -383,7 +387,10 @@ describe('crash safety and duplicates', () => {
     const job = await waitFor(() => h!.jobs()[0], 8000, 'carol job');
     expect(job.user).toBe('carol');
     await drop(h.folder(), '15551234567.pdf', PDF('alice gone'));
-    await new Promise((r) => setTimeout(r, 700));
+    // the watcher is alive and has looked at carol's folder twice since (a folder still watched
+    // would have seen the drop at once and taken it after stableMs, well within that)
+    await h.rescans(2, carol);
+    await h.watcher.idle();
     expect(h.jobs()).toHaveLength(1);
     expect(existsSync(path.join(h.folder(), '15551234567.pdf'))).toBe(true);
   });
