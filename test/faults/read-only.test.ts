@@ -16,7 +16,7 @@ import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import nodemailer from 'nodemailer';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../helpers/cli.js';
-import { emulatorFaxes, kill, makeRig, numberFor, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
+import { allJobsFinal, emulatorFaxes, kill, makeRig, numberFor, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
 
 function run(cmd: string, args: string[]): boolean {
   try {
@@ -133,7 +133,7 @@ describe.skipIf(!canMount)('data folder read-only', () => {
     const expected = new Set<string>([numberFor(0), spoolNumber, ...Array.from({ length: n + 2 }, (_, k) => numberFor(k + 1))]);
     // the spool file is tried again after the watcher's retry delay (30 s)
     await waitUntil(async () => tally(expected, await emulatorFaxes(rig)).lost.length === 0, 'every mail and the spool drop faxed', 120_000, 500);
-    await new Promise((r) => setTimeout(r, 1500));
+    await waitUntil(() => allJobsFinal(rig!), 'every job final: nothing left that could be faxed twice', 60_000, 250);
     const t = tally(expected, await emulatorFaxes(rig));
     const code = (r: string) => r.slice(0, 3);
     process.stdout.write(
@@ -244,7 +244,7 @@ describe.skipIf(!canMount)('data folder read-only after a file system error (ext
 
     const expected = new Set<string>([spoolNumber, ...Array.from({ length: 3 + n }, (_, k) => numberFor(200 + k))]);
     await waitUntil(async () => tally(expected, await emulatorFaxes(rig!)).lost.length === 0, 'every mail and the spool drop faxed', 120_000, 500);
-    await new Promise((r) => setTimeout(r, 1500));
+    await waitUntil(() => allJobsFinal(rig!), 'every job final: nothing left that could be faxed twice', 60_000, 250);
     const t = tally(expected, await emulatorFaxes(rig));
     const code = (r: string) => r.slice(0, 3);
     process.stdout.write(
