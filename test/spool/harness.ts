@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
+import { afterAll } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import type { SpoolConfig, UserConfig } from '../../src/config/schema.js';
 import type { FaxApi } from '../../src/fax/types.js';
@@ -46,6 +47,15 @@ export interface HarnessOptions {
   extra?: Partial<SpoolWatcherOptions>;
 }
 
+// PDF text is read on a worker thread, as in the daemon. One pool for all the tests of a file:
+// starting a worker (and loading pdfjs in it) took seconds per test on a loaded machine, and
+// made the first job of every test wait for it.
+let sharedReaders: ReaderPool | null = null;
+afterAll(async () => {
+  await sharedReaders?.close();
+  sharedReaders = null;
+});
+
 const noApi = (): FaxApi => {
   throw new Error('this test has no fax service');
 };
@@ -58,8 +68,12 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
   const users = opts.users ?? [ALICE, BOB];
   const spool: SpoolConfig = { root, stableMs: 150, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, maxWriteMinutes: 30, ...opts.spool };
   const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
-  // PDF text is read on a worker thread, as in the daemon
-  const readers = new ReaderPool({ threads: 1 });
+  if (!sharedReaders) {
+    sharedReaders = new ReaderPool({ threads: 1 });
+    // started here, so the first test's waits for a job do not include the worker's start
+    await sharedReaders.pdfPageTexts(await textPdf([['warm-up']]));
+  }
+  const readers = sharedReaders;
   const events = new EventEmitter();
   const count = (event: string, n: number): Promise<void> =>
     new Promise((resolve, reject) => {
@@ -116,7 +130,6 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
     },
     close: async () => {
       await h.watcher.stop();
-      await readers.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });
     },
