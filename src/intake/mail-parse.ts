@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
 import { bodyText } from './body-text.js';
+import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
 
 export interface ParsedAddress {
   name: string;
@@ -56,6 +57,11 @@ function addresses(v: AddressObject | AddressObject[] | undefined): ParsedAddres
   };
   for (const o of list) walk((o?.value ?? []) as Array<{ name?: string; address?: string }>);
   return out;
+}
+
+/** Control characters (CR, LF, TAB, NUL...) become spaces: a header value is one line of text. */
+export function oneLine(v: string): string {
+  return v.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
 }
 
 function dateHeader(v: unknown): string {
@@ -164,7 +170,8 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
   }
   const from = addresses(parser.from)[0] ?? null;
   return {
-    subject: (parser.subject ?? '').replace(/[\r\n\t]+/g, ' ').trim(),
+    // bounded: it feeds the subject tags, the cover (55 characters) and notification subjects
+    subject: oneLine(String(parser.subject ?? '').slice(0, MAX_SUBJECT_CHARS)),
     date: dateHeader(parser.headers ? parser.headers.get('date') : undefined),
     messageId: parser.messageId ? String(parser.messageId) : null,
     from,
