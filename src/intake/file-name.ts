@@ -5,7 +5,9 @@ export const MAX_FILE_NAME_CHARS = 120;
 
 /** "../../etc/passwd\r\nX-Evil: 1" -> "passwd X-Evil: 1"; an empty result becomes `fallback`. */
 export function safeFileName(name: string, fallback = 'document'): string {
-  const last = name.split(/[/\\]/).pop() ?? '';
+  let last = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1);
+  // bounded work whatever the sender wrote: the head and the tail (the extension) are what is kept
+  if (last.length > MAX_FILE_NAME_CHARS * 4) last = `${last.slice(0, MAX_FILE_NAME_CHARS * 2)} ${last.slice(-20)}`;
   const clean = last
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
     .replace(/\s+/g, ' ')
