@@ -1,58 +1,95 @@
 // One error type for the whole gateway, with a stable code from the catalogue below.
 // Every stage throws FaxgateError (or a subclass) so that callers can decide by `code` and
 // `temporary` instead of parsing messages. Messages never contain secrets.
+import os from 'node:os';
 
-export const ERROR_CODES = {
+/**
+ * Whose fault a failure is: the input's (the mail, file or command: tell its sender, keep it, never
+ * retry it), ours (disk, store, a bug, shutting down: retry, never blame the sender with a 5xx), or
+ * the fax service's (its outages, refusals and answers).
+ */
+export type Fault = 'input' | 'ours' | 'service';
+
+export interface ErrorKind {
+  /** What the code means, in a few words. */
+  text: string;
+  fault: Fault;
+  /** Retried (4xx over SMTP, deferred in the queue) or final. */
+  temporary: boolean;
+  /** The SMTP reply code and enhanced status code this error is answered with during a session. */
+  smtp: string;
+}
+
+const kind = (text: string, fault: Fault, temporary: boolean, smtp: string): ErrorKind => ({ text, fault, temporary, smtp });
+const OURS = '451 4.3.0';
+const SERVICE = '451 4.3.0';
+
+// The catalogue: every code with its meaning, whose fault it is, whether it passes, and its SMTP
+// reply. Rules about errors are read from here, not written again where an error is caught.
+export const ERROR_CATALOGUE = {
   // configuration and usage
-  CONFIG_INVALID: 'the configuration file is invalid',
-  CONFIG_NOT_FOUND: 'the configuration file cannot be read',
-  USAGE: 'the command was called with bad arguments',
+  CONFIG_INVALID: kind('the configuration file is invalid', 'ours', false, OURS),
+  CONFIG_NOT_FOUND: kind('the configuration file cannot be read', 'ours', false, OURS),
+  USAGE: kind('the command was called with bad arguments', 'input', false, '501 5.5.4'),
 
   // fax service client
-  API_INSECURE_URL: 'the fax service base URL is not https:',
-  API_LIMIT: 'a request field is over its documented limit',
-  API_INVALID_INPUT: 'a request is missing a field or has a bad value',
-  API_NETWORK: 'the fax service could not be reached',
-  API_TIMEOUT: 'the fax service did not answer in time',
-  API_OUTCOME_UNKNOWN: 'the request was sent but its answer never came',
-  API_RATE_LIMITED: 'the fax service asked us to slow down (429)',
-  API_SERVER: 'the fax service had trouble of its own (5xx)',
-  API_AUTH: 'the API key was missing, unknown or expired (401)',
-  API_FORBIDDEN: 'the API key may not make this call (403)',
-  API_NOT_FOUND: 'the fax service does not know that id (404)',
-  API_TOO_LARGE: 'the request body was too large (413)',
-  API_REJECTED: 'the fax service refused the request (4xx)',
-  API_BAD_RESPONSE: 'the fax service answered with something we cannot read',
+  API_INSECURE_URL: kind('the fax service base URL is not https:', 'ours', false, OURS),
+  API_LIMIT: kind('a request field is over its documented limit', 'input', false, '554 5.6.0'),
+  API_INVALID_INPUT: kind('a request is missing a field or has a bad value', 'input', false, '554 5.6.0'),
+  API_NETWORK: kind('the fax service could not be reached', 'service', true, SERVICE),
+  API_TIMEOUT: kind('the fax service did not answer in time', 'service', true, SERVICE),
+  API_OUTCOME_UNKNOWN: kind('the request was sent but its answer never came', 'service', true, SERVICE),
+  API_RATE_LIMITED: kind('the fax service asked us to slow down (429)', 'service', true, SERVICE),
+  API_SERVER: kind('the fax service had trouble of its own (5xx)', 'service', true, SERVICE),
+  API_AUTH: kind('the API key was missing, unknown or expired (401)', 'service', false, SERVICE),
+  API_FORBIDDEN: kind('the API key may not make this call (403)', 'service', false, SERVICE),
+  API_NOT_FOUND: kind('the fax service does not know that id (404)', 'service', false, SERVICE),
+  API_TOO_LARGE: kind('the request body was too large (413)', 'service', false, SERVICE),
+  API_REJECTED: kind('the fax service refused the request (4xx)', 'service', false, SERVICE),
+  API_BAD_RESPONSE: kind('the fax service answered with something we cannot read', 'service', true, SERVICE),
 
-  // intake and addressing
-  BAD_NUMBER: 'a fax number is not valid',
-  UNKNOWN_CONTACT: 'a contact name is not known to the user',
-  NOTHING_TO_FAX: 'there is no usable document and no cover page',
-  UNSUPPORTED_TYPE: 'the document type cannot be faxed',
-  NO_DESTINATION: 'no fax number could be found for a document',
-  AMBIGUOUS_DESTINATION: 'a document names several destinations and no rule picks one',
-  SENDER_NOT_ALLOWED: 'the sender may not send faxes through this gateway',
-  RELAY_DENIED: 'the recipient is not in a fax domain of this gateway',
-  TOO_MANY_RECIPIENTS: 'a message has too many recipients',
-  TOO_LARGE: 'a message or file is over the size limit',
-  UNSAFE_FILE: 'a spool file is not a regular file inside its folder',
+  // intake and addressing: the input's fault, answered permanently
+  BAD_NUMBER: kind('a fax number is not valid', 'input', false, '553 5.1.3'),
+  UNKNOWN_CONTACT: kind('a contact name is not known to the user', 'input', false, '553 5.1.1'),
+  NOTHING_TO_FAX: kind('there is no usable document and no cover page', 'input', false, '554 5.6.0'),
+  UNSUPPORTED_TYPE: kind('the document type cannot be faxed', 'input', false, '554 5.6.0'),
+  NO_DESTINATION: kind('no fax number could be found for a document', 'input', false, '554 5.6.0'),
+  AMBIGUOUS_DESTINATION: kind('a document names several destinations and no rule picks one', 'input', false, '554 5.6.0'),
+  SENDER_NOT_ALLOWED: kind('the sender may not send faxes through this gateway', 'input', false, '550 5.7.1'),
+  RELAY_DENIED: kind('the recipient is not in a fax domain of this gateway', 'input', false, '550 5.7.1'),
+  TOO_MANY_RECIPIENTS: kind('a message has too many recipients', 'input', true, '452 4.5.3'),
+  TOO_LARGE: kind('a message or file is over the size limit', 'input', false, '552 5.3.4'),
+  UNSAFE_FILE: kind('a spool file is not a regular file inside its folder', 'input', false, '554 5.6.0'),
+  MESSAGE_UNREADABLE: kind('a message cannot be read: broken or hostile MIME, or over a parsing limit', 'input', false, '554 5.6.0'),
+
+  // the SMTP session: the client's own doing
+  BAD_SEQUENCE: kind('an SMTP command came out of order', 'input', false, '503 5.5.1'),
+  NO_RECIPIENTS: kind('a message has no accepted recipient', 'input', false, '554 5.5.1'),
+  AUTH_REQUIRED: kind('the sender must authenticate first', 'input', false, '530 5.7.0'),
+  AUTH_FAILED: kind('a login was wrong', 'input', false, '535 5.7.8'),
+  ENCRYPTION_REQUIRED: kind('a password would be sent without TLS', 'input', false, '538 5.7.11'),
+  CLIENT_LIMIT: kind('a client is over a connection, rate or login limit', 'input', true, '421 4.7.0'),
 
   // store and queue
-  STORE_UNAVAILABLE: 'the queue store cannot be written',
-  JOB_NOT_FOUND: 'no job has that id',
-  JOB_STATE: 'the job is not in a state that allows this operation',
-  JOB_EXPIRED: 'the job stayed undelivered past its maximum age',
-  ALREADY_RUNNING: 'another faxgate daemon is using the same data folder',
+  STORE_UNAVAILABLE: kind('the queue store cannot be written', 'ours', true, OURS),
+  STORAGE_FULL: kind('the disk or quota of the queue is full', 'ours', true, '452 4.3.1'),
+  JOB_NOT_FOUND: kind('no job has that id', 'input', false, OURS),
+  JOB_STATE: kind('the job is not in a state that allows this operation', 'input', false, OURS),
+  JOB_EXPIRED: kind('the job stayed undelivered past its maximum age', 'service', false, OURS),
+  ALREADY_RUNNING: kind('another faxgate daemon is using the same data folder', 'ours', false, OURS),
 
   // shutdown and internal
-  SHUTTING_DOWN: 'the gateway is shutting down',
-  INTERNAL: 'an unexpected internal error',
-} as const;
+  SHUTTING_DOWN: kind('the gateway is shutting down', 'ours', true, '421 4.3.2'),
+  INTERNAL: kind('an unexpected internal error', 'ours', true, OURS),
+} as const satisfies Record<string, ErrorKind>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+/** Code -> what it means (the catalogue's text), as before the catalogue had more columns. */
+export const ERROR_CODES = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([k, v]) => [k, v.text])) as { [K in keyof typeof ERROR_CATALOGUE]: string };
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 export interface FaxgateErrorOptions {
-  /** Temporary failures are retried; permanent ones are not. */
+  /** Temporary failures are retried; permanent ones are not (default: the catalogue's). */
   temporary?: boolean;
   /** The SMTP reply this error should produce, e.g. "553 5.1.3 ...". */
   smtpReply?: string;
@@ -74,11 +111,50 @@ export class FaxgateError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'FaxgateError';
     this.code = code;
-    this.temporary = options.temporary ?? false;
+    this.temporary = options.temporary ?? ERROR_CATALOGUE[code].temporary;
     this.smtpReply = options.smtpReply;
     this.httpStatus = options.httpStatus;
     this.field = options.field;
   }
+}
+
+/** The catalogue entry of a code. */
+export function errorKind(code: ErrorCode): ErrorKind {
+  return ERROR_CATALOGUE[code];
+}
+
+// Operating-system errors (errno names: ENOSPC, EIO, EACCES...) are the machine's, so ours. Codes
+// that only look like them (mailsplit's EMAXLEN, ...) are not in this list and are not ours.
+const ERRNO_NAMES = new Set(Object.keys(os.constants.errno));
+const SQLITE = /^SQLITE_[A-Z_]+$/;
+const STORAGE_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
+/** Whether `err` (or its cause chain) carries an operating-system or database error code. */
+export function isSystemError(err: unknown): boolean {
+  return causeCodes(err).some((c) => ERRNO_NAMES.has(c) || SQLITE.test(c));
+}
+
+/** Whether the disk (or a quota) is full somewhere in the cause chain. */
+export function isStorageFull(err: unknown): boolean {
+  return causeCodes(err).some((c) => STORAGE_FULL_CODES.has(c));
+}
+
+function causeCodes(err: unknown): string[] {
+  const out: string[] = [];
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth += 1) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') out.push(code);
+  }
+  return out;
+}
+
+/**
+ * Whose fault any thrown value is. A FaxgateError says so through its code; a system error is
+ * ours; anything else unknown is ours too (a bug is never the sender's fault).
+ */
+export function faultOf(err: unknown): Fault {
+  if (isFaxgateError(err)) return ERROR_CATALOGUE[err.code].fault;
+  return 'ours';
 }
 
 export function isFaxgateError(err: unknown, code?: ErrorCode): err is FaxgateError {

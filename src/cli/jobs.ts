@@ -2,8 +2,10 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
+import { acceptJob } from '../intake/accept.js';
 import { formatFaxNumber, normalizeFaxNumber } from '../intake/fax-number.js';
 import { sniffFileType } from '../intake/file-type.js';
+import { silentLogger } from '../log/logger.js';
 import { FINAL_JOB_STATES, JOB_STATES, type Job, type JobState, type NewDocument } from '../store/types.js';
 import type { Store } from '../store/store.js';
 import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
@@ -125,7 +127,8 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
     throw new FaxgateError('NOTHING_TO_FAX', 'nothing to fax: give a file, or --cover with --subject/--notes');
   }
   return withStore(ctx, async (store) => {
-    const { job } = await store.enqueue({
+    // the same accept step as mail and print (stdout carries only the command's own answer)
+    const { job } = await acceptJob({ store, log: silentLogger() }, {
       source: 'cli',
       user: user.name,
       recipients,

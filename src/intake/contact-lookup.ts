@@ -12,7 +12,8 @@ export interface ResolvedContact {
 
 /** Compare names loosely: "acme.billing", "Acme Billing" and "acme_billing" are one name. */
 export function nameKey(name: string): string {
-  return name.toLowerCase().replace(/[\s._-]+/g, ' ').trim();
+  // bounded: no contact name is longer, and the work stays small whatever an address holds
+  return name.slice(0, 200).toLowerCase().replace(/[\s._-]+/g, ' ').trim();
 }
 
 function flatten(rows: Contact[]): Contact[] {

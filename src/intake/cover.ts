@@ -6,7 +6,9 @@ export const COVER_LIMITS = { subject: 55, notes: 4000, name: 40 } as const;
 /** Cuts to `max` characters (code points, so emoji and accents are never split). */
 export function cut(text: string | undefined, max: number): string | undefined {
   if (text === undefined) return undefined;
-  const t = text.trim();
+  // at most 2 UTF-16 units per character: past max * 2 (+ the ellipsis test) nothing is kept anyway
+  const start = text.trimStart();
+  const t = (start.length > max * 2 + 2 ? start.slice(0, max * 2 + 2) : start).trim();
   if (t === '') return undefined;
   const chars = Array.from(t);
   return chars.length <= max ? t : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
@@ -16,7 +18,8 @@ export function coverSpec(input: { enabled: boolean; subject?: string; notes?: s
   const spec: CoverSpec = { enabled: input.enabled };
   if (!input.enabled) return spec;
   const subject = cut(input.subject, COVER_LIMITS.subject);
-  const notes = cut(input.notes?.replace(/\r\n/g, '\n').replace(/\n{3,}/g, '\n\n'), COVER_LIMITS.notes);
+  // bounded before it is reshaped: blank lines are squeezed, so 4x the limit is plenty
+  const notes = cut(input.notes?.slice(0, COVER_LIMITS.notes * 4).replace(/\r\n/g, '\n').replace(/\n{3,}/g, '\n\n'), COVER_LIMITS.notes);
   const recipientName = cut(input.recipientName, COVER_LIMITS.name);
   const senderName = cut(input.senderName, COVER_LIMITS.name);
   if (subject) spec.subject = subject;

@@ -7,6 +7,7 @@ import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonen
 export type FaxNumberResult = { ok: true; e164: string } | { ok: false; reason: string };
 
 const IGNORED = /[\s+\-.()]/g;
+const MAX_INPUT_CHARS = 100;
 const LENGTH_REASONS: Record<string, string> = {
   TOO_SHORT: 'is too short',
   TOO_LONG: 'is too long',
@@ -17,6 +18,8 @@ const LENGTH_REASONS: Record<string, string> = {
 
 export function normalizeFaxNumber(raw: string, defaultCountryCode: string): FaxNumberResult {
   const input = raw.trim();
+  // no number people write is this long: refused before any work that grows with it
+  if (input.length > MAX_INPUT_CHARS) return { ok: false, reason: `"${clip(input)}" is too long for a fax number` };
   const international = input.startsWith('+') || input.startsWith('00');
   let digits = input.replace(IGNORED, '');
   if (digits === '') return { ok: false, reason: 'no fax number was given' };

@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
 import { bodyText } from './body-text.js';
+import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
 
 export interface ParsedAddress {
   name: string;
@@ -51,11 +52,16 @@ function addresses(v: AddressObject | AddressObject[] | undefined): ParsedAddres
   const walk = (items: Array<{ name?: string; address?: string; group?: unknown[] }>): void => {
     for (const a of items) {
       if (Array.isArray(a.group)) walk(a.group as typeof items);
-      else if (a.address) out.push({ name: (a.name ?? '').trim(), address: a.address });
+      else if (a.address) out.push({ name: oneLine(String(a.name ?? ''), 200), address: oneLine(String(a.address), 320) });
     }
   };
   for (const o of list) walk((o?.value ?? []) as Array<{ name?: string; address?: string }>);
   return out;
+}
+
+/** Control characters (CR, LF, TAB, NUL...) become spaces: a header value is one line of text, of at most `max` characters. */
+export function oneLine(v: string, max = 1000): string {
+  return (v.length > max ? v.slice(0, max) : v).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
 }
 
 function dateHeader(v: unknown): string {
@@ -163,8 +169,12 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
     if (failed) throw failed.reason;
   }
   const from = addresses(parser.from)[0] ?? null;
+  // An HTML-only body is turned into text here, on the reader thread: html-to-text over a hostile
+  // megabyte of HTML would otherwise run on the main thread in mailToJob.
+  if (!text.trim() && html.trim()) text = bodyText({ text: '', html }).slice(0, MAX_BODY_CHARS);
   return {
-    subject: (parser.subject ?? '').replace(/[\r\n\t]+/g, ' ').trim(),
+    // bounded: it feeds the subject tags, the cover (55 characters) and notification subjects
+    subject: oneLine(String(parser.subject ?? ''), MAX_SUBJECT_CHARS),
     date: dateHeader(parser.headers ? parser.headers.get('date') : undefined),
     messageId: parser.messageId ? String(parser.messageId) : null,
     from,

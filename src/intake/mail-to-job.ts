@@ -29,8 +29,8 @@ export interface MailToJobInput {
   coverPreference: boolean | null;
   /** The account's time zone, asked only when the subject schedules the fax. */
   timezone: () => Promise<string>;
-  /** A name for the cover's sender when the From header has none. */
-  fallbackSenderName?: string;
+  /** The cover's sender: the checked user's name (never the From header's display name). */
+  senderName?: string;
   inlineImageMinBytes: number;
   original: { path: string; sha256: string };
   now: number;
@@ -102,7 +102,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       subject: overrides.subject,
       notes,
       recipientName: recipients.length === 1 ? recipients[0]!.name : undefined,
-      senderName: parsed.from?.name || input.fallbackSenderName,
+      senderName: input.senderName,
     }),
     scheduledAt,
     dedupeKey: mailDedupeKey(parsed.messageId, input.original.sha256, input.envelopeFrom, recipients.map((r) => r.number)),

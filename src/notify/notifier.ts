@@ -20,7 +20,7 @@ import type { ComposedMail } from './composed-mail.js';
 import { downloadToTemp, type DownloadedFax } from './fax-download.js';
 import { composeInbound, isFailedReception } from './inbound-mail.js';
 import { composeKeyExpiry } from './key-expiry-mail.js';
-import { renderHtml, renderText } from './mail-body.js';
+import { oneLineText, renderHtml, renderText } from './mail-body.js';
 import { notificationMessageId } from './message-id.js';
 import { composeOutcome } from './outcome-mail.js';
 import { flag, PreferenceReader, wanted } from './preferences.js';
@@ -220,9 +220,10 @@ export class Notifier {
       from: this.opts.notify.from,
       to,
       ...(bcc ? { bcc } : {}),
-      subject: composed.subject,
+      // one line whatever a file name or subject in it held
+      subject: oneLineText(composed.subject),
       text: renderText(composed.blocks),
-      html: renderHtml(composed.subject, composed.blocks),
+      html: renderHtml(oneLineText(composed.subject), composed.blocks),
       messageId: notificationMessageId(n, this.opts.notify.from),
       date: new Date(this.clock.now()),
       ...(inReplyTo ? { inReplyTo, references: [inReplyTo] } : {}),

@@ -1,19 +1,21 @@
 // RCPT TO rules: only `<number or name>@<one of smtp.domains>`, nothing that any mail software
 // could route further. Every relay trick (a%b@, @a:b@c source routes, quoted local parts, a second
 // @, ! bang paths, sub- or look-alike domains) is refused here, before any lookup happens.
+import type { FaxgateError } from '../errors.js';
 import { normalizeFaxNumber } from '../intake/fax-number.js';
+import { refuse } from './smtp-reply.js';
 
 export type RecipientTarget =
   | { kind: 'number'; e164: string; local: string }
   | { kind: 'name'; name: string; local: string };
 
-export type RecipientCheck = { ok: true; target: RecipientTarget } | { ok: false; reply: string };
+export type RecipientCheck = { ok: true; target: RecipientTarget } | { ok: false; refusal: FaxgateError };
 
 // Digits, letters and the separators people put in numbers and contact names. No %, !, ", @, :.
 const LOCAL_OK = /^[A-Za-z0-9+\-.()_]+$/;
 
 function relayDenied(address: string, why: string): RecipientCheck {
-  return { ok: false, reply: `550 5.7.1 Relay denied for <${clip(address)}>: ${why}` };
+  return { ok: false, refusal: refuse('RELAY_DENIED', `Relay denied for <${clip(address)}>: ${why}`) };
 }
 
 export function checkRecipient(address: string, domains: readonly string[], defaultCountryCode: string): RecipientCheck {
@@ -34,10 +36,12 @@ export function checkRecipient(address: string, domains: readonly string[], defa
 
   if (/[A-Za-z]/.test(local)) return { ok: true, target: { kind: 'name', name: local, local } };
   const n = normalizeFaxNumber(local, defaultCountryCode);
-  if (!n.ok) return { ok: false, reply: `553 5.1.3 Bad fax number in <${clip(a)}>: ${n.reason}` };
+  if (!n.ok) return { ok: false, refusal: refuse('BAD_NUMBER', `Bad fax number in <${clip(a)}>: ${n.reason}`) };
   return { ok: true, target: { kind: 'number', e164: n.e164, local } };
 }
 
 function clip(s: string): string {
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  // an address is shown to its sender and logged: one line, bounded
+  const line = s.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 }

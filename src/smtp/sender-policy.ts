@@ -2,8 +2,10 @@
 // network (a relay that already authenticated its users) or after SMTP AUTH as that very user.
 import net from 'node:net';
 import type { SmtpConfig, UserConfig } from '../config/schema.js';
+import type { FaxgateError } from '../errors.js';
+import { refuse } from './smtp-reply.js';
 
-export type SenderDecision = { ok: true; user: UserConfig } | { ok: false; reply: string };
+export type SenderDecision = { ok: true; user: UserConfig } | { ok: false; refusal: FaxgateError };
 
 /** Looks users up by any of their addresses, case-insensitively. Rebuilt on reload. */
 export class UserIndex {
@@ -81,19 +83,19 @@ export interface SenderContext {
 export function decideSender(index: UserIndex, ctx: SenderContext): SenderDecision {
   const shown = ctx.address === '' ? '<>' : `<${ctx.address.length > 80 ? `${ctx.address.slice(0, 77)}...` : ctx.address}>`;
   const user = ctx.address === '' ? undefined : index.byEmail(ctx.address);
-  if (!user) return { ok: false, reply: `550 5.7.1 Sender ${shown} is not a user of this fax gateway` };
+  if (!user) return { ok: false, refusal: refuse('SENDER_NOT_ALLOWED', `Sender ${shown} is not a user of this fax gateway`) };
   if (ctx.authenticatedAs !== undefined) {
     if (ctx.authenticatedAs !== user.name) {
-      return { ok: false, reply: `550 5.7.1 Authenticated as ${ctx.authenticatedAs}, you may only send as yourself, not as ${shown}` };
+      return { ok: false, refusal: refuse('SENDER_NOT_ALLOWED', `Authenticated as ${ctx.authenticatedAs}, you may only send as yourself, not as ${shown}`) };
     }
     return { ok: true, user };
   }
   if (ctx.authMode === 'required') {
-    return { ok: false, reply: `530 5.7.0 Authentication required${ctx.authOffered ? '' : ' (use STARTTLS, then AUTH)'}` };
+    return { ok: false, refusal: refuse('AUTH_REQUIRED', `Authentication required${ctx.authOffered ? '' : ' (use STARTTLS, then AUTH)'}`) };
   }
   if (!ctx.trusted) {
     const how = ctx.authMode === 'off' ? 'mail is only taken from trusted networks' : ctx.authOffered ? 'authenticate first (AUTH)' : 'use STARTTLS and authenticate first';
-    return { ok: false, reply: `550 5.7.1 Sender ${shown} is not allowed from this address: ${how}` };
+    return { ok: false, refusal: refuse('SENDER_NOT_ALLOWED', `Sender ${shown} is not allowed from this address: ${how}`) };
   }
   return { ok: true, user };
 }

@@ -10,20 +10,21 @@ import type { SmtpConfig, UserConfig } from '../config/schema.js';
 import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
+import { acceptMail } from '../intake/accept-mail.js';
 import { resolveContact } from '../intake/contact-lookup.js';
 import { makeWorkDir, writeIncoming } from '../intake/incoming-file.js';
-import type { ParsedMail } from '../intake/mail-parse.js';
-import { mailToJob, type EnvelopeRecipient } from '../intake/mail-to-job.js';
+import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
-import { inProcessReaders, ReadTimeoutError, type InputReaders } from '../workers/pool.js';
+import { inProcessReaders, type InputReaders } from '../workers/pool.js';
+import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from './auth-lockout.js';
 import { ExactReplyServer } from './exact-reply-server.js';
 import { verifyPassword } from './password.js';
 import { RateLimiter } from './rate-limit.js';
 import { checkRecipient } from './recipient-address.js';
 import { authAllowed, buildBlockList, decideSender, inList, UserIndex } from './sender-policy.js';
-import { replyError, replyFor } from './smtp-reply.js';
+import { refuse, refuseWith, replyError, replyFor } from './smtp-reply.js';
 
 export interface SmtpGatewayOptions {
   smtp: SmtpConfig;
@@ -48,22 +49,13 @@ interface SessionState {
   authFailures: number;
   /** the client address this session counts against (set once it is admitted) */
   client?: string;
+  /** bound to the session id and client address: every line of one connection can be found */
+  log: Logger;
 }
 
-const MAX_AUTH_FAILURES = 3;
-// Failed logins from one address, over all its sessions, before AUTH is refused outright for
-// the rest of the window: guessing over many parallel or successive sessions is bounded too.
-const MAX_CLIENT_AUTH_FAILURES = 10;
-const CLIENT_AUTH_WINDOW_MS = 15 * 60_000;
-const MAX_TRACKED_CLIENTS = 10_000;
 const MAX_RATE_STRIKES = 3;
 // Verified when the login is unknown, so that unknown and known users take the same time.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
-
-function isSystemError(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' && /^E[A-Z]+$/.test(code) && !code.startsWith('ERR_');
-}
 
 export class SmtpGateway {
   private readonly smtp: SmtpConfig;
@@ -83,7 +75,7 @@ export class SmtpGateway {
   private servers: ExactReplyServer[] = [];
   private readonly sessions = new Map<string, SessionState>();
   private readonly perClient = new Map<string, number>();
-  private readonly authFailuresByClient = new Map<string, { count: number; since: number }>();
+  private readonly lockout: AuthLockout;
   private readonly inflight = new Set<Promise<unknown>>();
   private closing = false;
 
@@ -99,6 +91,7 @@ export class SmtpGateway {
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
     this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
+    this.lockout = new AuthLockout(this.clock);
     this.readers = opts.readers ?? inProcessReaders;
     this.index = new UserIndex(opts.users);
     if (opts.smtp.tls) {
@@ -227,17 +220,17 @@ export class SmtpGateway {
 
   private onConnect(session: SMTPServerSession, cb: (err?: Error | null) => void): void {
     if (this.closing) return cb(replyError('421 4.3.2 The fax gateway is shutting down, try again later'));
-    if (this.sessions.size >= this.smtp.maxConnections) {
-      return cb(replyError('421 4.7.0 Too many connections, try again in a moment'));
-    }
     const client = session.remoteAddress ?? '';
+    const log = this.log.child({ session: session.id, remote: client });
+    if (this.sessions.size >= this.smtp.maxConnections) {
+      return this.reject(cb, log, refuse('CLIENT_LIMIT', 'Too many connections, try again in a moment'), {});
+    }
     const fromClient = this.perClient.get(client) ?? 0;
     if (fromClient >= this.smtp.maxConnectionsPerClient) {
-      this.log.warn({ remote: client, sessions: fromClient }, 'REJECTED connection: too many from one address');
-      return cb(replyError('421 4.7.0 Too many connections from your address, try again in a moment'));
+      return this.reject(cb, log, refuse('CLIENT_LIMIT', 'Too many connections from your address, try again in a moment'), { sessions: fromClient });
     }
     this.perClient.set(client, fromClient + 1);
-    this.sessions.set(session.id, { recipients: new Map(), rateStrikes: 0, authFailures: 0, client });
+    this.sessions.set(session.id, { recipients: new Map(), rateStrikes: 0, authFailures: 0, client, log });
     this.metrics?.smtpSessions.inc();
     session.disabledCommands = this.sessionDisabled(session);
     cb();
@@ -258,71 +251,56 @@ export class SmtpGateway {
     }
   }
 
-  /** Failed logins from this address within the window (expired entries are dropped). */
-  private clientAuthFailures(client: string): { count: number; since: number } | undefined {
-    const entry = this.authFailuresByClient.get(client);
-    if (entry && this.clock.now() - entry.since > CLIENT_AUTH_WINDOW_MS) {
-      this.authFailuresByClient.delete(client);
-      return undefined;
-    }
-    return entry;
-  }
-
-  private noteAuthFailure(client: string): number {
-    const entry = this.clientAuthFailures(client) ?? { count: 0, since: this.clock.now() };
-    entry.count += 1;
-    this.authFailuresByClient.delete(client);
-    this.authFailuresByClient.set(client, entry);
-    // bounded memory under a spread-out attack: the oldest addresses are forgotten first
-    while (this.authFailuresByClient.size > MAX_TRACKED_CLIENTS) {
-      this.authFailuresByClient.delete(this.authFailuresByClient.keys().next().value!);
-    }
-    return entry.count;
-  }
-
   private state(session: SMTPServerSession): SessionState {
     let s = this.sessions.get(session.id);
     if (!s) {
-      s = { recipients: new Map(), rateStrikes: 0, authFailures: 0 };
+      s = { recipients: new Map(), rateStrikes: 0, authFailures: 0, log: this.log.child({ session: session.id, remote: session.remoteAddress }) };
       this.sessions.set(session.id, s);
     }
     return s;
   }
 
+  // Nothing the client typed at AUTH is logged (a password typed as the user name would be): the
+  // session, the address and the outcome say enough.
   private async onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, cb: (err: Error | null | undefined, res?: { user: string }) => void): Promise<void> {
+    const st = this.state(session);
     try {
       if (!authAllowed(this.smtp.auth, session)) {
-        return cb(replyError('538 5.7.11 Encryption required: use STARTTLS before AUTH'));
+        return this.reject(cb, st.log, refuse('ENCRYPTION_REQUIRED', 'Encryption required: use STARTTLS before AUTH'), {});
       }
-      const st = this.state(session);
       const client = session.remoteAddress ?? '';
-      if ((this.clientAuthFailures(client)?.count ?? 0) >= MAX_CLIENT_AUTH_FAILURES) {
+      // counted before the check: parallel attempts cannot all get past the limit
+      const attempt = this.lockout.begin(client);
+      if (!attempt) {
         // no password check at all: a locked-out guesser costs no scrypt time
-        this.log.warn({ login: (auth.username ?? '').slice(0, 80), remote: client }, 'REJECTED AUTH: address locked out after repeated failures');
-        return cb(replyError('421 4.7.0 Too many failed logins from your address, try again later'));
+        return this.reject(cb, st.log, refuse('CLIENT_LIMIT', 'Too many failed logins from your address, try again later'), { why: 'address locked out after repeated failures' });
       }
       const user = this.index.byLogin(auth.username ?? '');
       const password = auth.password ?? '';
       const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, DUMMY_HASH), false);
       if (ok && user) {
-        this.log.info({ user: user.name, remote: session.remoteAddress }, 'AUTH ok');
+        attempt.succeeded();
+        st.log.info({ user: user.name }, 'AUTH ok');
         return cb(null, { user: user.name });
       }
       st.authFailures += 1;
-      const fromClient = this.noteAuthFailure(client);
-      this.log.warn({ login: (auth.username ?? '').slice(0, 80), remote: client, failures: st.authFailures, fromAddress: fromClient }, 'REJECTED AUTH');
+      const fromClient = attempt.failed();
+      const refusal = st.authFailures >= MAX_SESSION_AUTH_FAILURES || fromClient >= MAX_CLIENT_AUTH_FAILURES
+        ? refuse('CLIENT_LIMIT', 'Too many failed authentication attempts, closing')
+        : refuse('AUTH_FAILED', 'Authentication failed: wrong user name or password');
       // Slow down guessing, then hang up.
       await new Promise((r) => setTimeout(r, this.authDelayMs * st.authFailures));
-      if (st.authFailures >= MAX_AUTH_FAILURES || fromClient >= MAX_CLIENT_AUTH_FAILURES) return cb(replyError('421 4.7.0 Too many failed authentication attempts, closing'));
-      return cb(replyError('535 5.7.8 Authentication failed: wrong user name or password'));
+      return this.reject(cb, st.log, refusal, { failures: st.authFailures, fromAddress: fromClient });
     } catch (err) {
-      this.log.error({ err: describeError(err) }, 'AUTH error');
+      st.log.error({ err: describeError(err) }, 'AUTH error');
       cb(replyError('454 4.7.0 Temporary authentication failure'));
     }
   }
 
-  private reject(cb: (err?: Error | null) => void, reply: string, fields: Record<string, unknown>): void {
-    this.log.info({ ...fields, reply }, 'REJECTED');
+  /** Logs a refusal (REJECTED, with the session) and answers it. */
+  private reject(cb: (err?: Error | null) => void, log: Logger, refusal: FaxgateError, fields: Record<string, unknown>): void {
+    const reply = replyFor(refusal);
+    log.info({ ...fields, code: refusal.code, reply }, 'REJECTED');
     cb(replyError(reply));
   }
 
@@ -338,13 +316,13 @@ export class SmtpGateway {
       authMode: this.smtp.auth,
       authOffered: authAllowed(this.smtp.auth, session),
     });
-    if (!decision.ok) return this.reject(cb, decision.reply, { from, remote: session.remoteAddress });
+    if (!decision.ok) return this.reject(cb, st.log, decision.refusal, { from: from.slice(0, 200) });
     if (!this.limiter.take(decision.user.name)) {
       st.rateStrikes += 1;
-      const reply = st.rateStrikes >= MAX_RATE_STRIKES
-        ? `421 4.7.0 Too many messages from ${decision.user.name}, closing; try again later`
-        : `451 4.7.1 Too many messages from ${decision.user.name}: at most ${this.smtp.maxMessagesPerMinute} per minute, try again later`;
-      return this.reject(cb, reply, { from, user: decision.user.name });
+      const refusal = st.rateStrikes >= MAX_RATE_STRIKES
+        ? refuse('CLIENT_LIMIT', `Too many messages from ${decision.user.name}, closing; try again later`)
+        : refuseWith('CLIENT_LIMIT', `451 4.7.1 Too many messages from ${decision.user.name}: at most ${this.smtp.maxMessagesPerMinute} per minute, try again later`);
+      return this.reject(cb, st.log, refusal, { from, user: decision.user.name });
     }
     st.user = decision.user;
     cb();
@@ -355,13 +333,14 @@ export class SmtpGateway {
     const user = st.user;
     const rcpt = address.address ?? '';
     try {
-      if (!user) return this.reject(cb, '503 5.5.1 MAIL FROM first', { rcpt });
+      const shown = rcpt.slice(0, 200);
+      if (!user) return this.reject(cb, st.log, refuse('BAD_SEQUENCE', 'MAIL FROM first'), { rcpt: shown });
       const key = rcpt.toLowerCase();
       if (!st.recipients.has(key) && st.recipients.size >= this.smtp.maxRecipients) {
-        return this.reject(cb, `452 4.5.3 Too many recipients: at most ${this.smtp.maxRecipients} per message`, { user: user.name, rcpt });
+        return this.reject(cb, st.log, refuse('TOO_MANY_RECIPIENTS', `Too many recipients: at most ${this.smtp.maxRecipients} per message`), { user: user.name, rcpt: shown });
       }
       const check = checkRecipient(rcpt, this.smtp.domains, this.smtp.defaultCountryCode);
-      if (!check.ok) return this.reject(cb, check.reply, { user: user.name, rcpt });
+      if (!check.ok) return this.reject(cb, st.log, check.refusal, { user: user.name, rcpt: shown });
       if (check.target.kind === 'number') {
         st.recipients.set(key, { address: rcpt, number: check.target.e164 });
         return cb();
@@ -370,28 +349,30 @@ export class SmtpGateway {
       try {
         contact = await resolveContact(this.clientFor(user.name), check.target.name, this.smtp.defaultCountryCode);
       } catch (err) {
-        if (isFaxgateError(err) && err.smtpReply && (err.code === 'UNKNOWN_CONTACT' || err.code === 'BAD_NUMBER')) {
-          return this.reject(cb, err.smtpReply, { user: user.name, rcpt });
+        if (isFaxgateError(err) && (err.code === 'UNKNOWN_CONTACT' || err.code === 'BAD_NUMBER')) {
+          return this.reject(cb, st.log, err, { user: user.name, rcpt: shown });
         }
-        this.log.warn({ user: user.name, rcpt, err: describeError(err) }, 'contact lookup failed');
-        return this.reject(cb, `451 4.3.0 Cannot look up the contact "${check.target.name}" right now (the fax service is unavailable); try again later`, { user: user.name, rcpt });
+        st.log.warn({ user: user.name, rcpt: shown, err: describeError(err) }, 'contact lookup failed');
+        return this.reject(cb, st.log, refuseWith('API_NETWORK', `451 4.3.0 Cannot look up the contact "${check.target.name}" right now (the fax service is unavailable); try again later`), { user: user.name, rcpt: shown });
       }
       st.recipients.set(key, { address: rcpt, number: contact.e164, contactName: contact.name });
       cb();
     } catch (err) {
-      this.log.error({ rcpt, err: describeError(err) }, 'RCPT error');
+      st.log.error({ rcpt: rcpt.slice(0, 200), err: describeError(err) }, 'RCPT error');
       cb(replyError('451 4.3.0 Temporary local problem, please try again later'));
     }
   }
 
   private onData(stream: SMTPServerDataStream, session: SMTPServerSession, cb: (err?: Error | null, message?: string) => void): void {
+    const log = this.state(session).log;
     const work = this.handleData(stream, session).then(
       (message) => cb(null, message),
       (err: unknown) => {
         // Whatever happened, the client's bytes must be drained or the session stalls.
         stream.resume();
-        const reply = err instanceof Error && 'responseCode' in err ? `${(err as { responseCode: number }).responseCode} ${err.message}` : replyFor(err);
-        if (!reply.startsWith('5') || !isFaxgateError(err)) this.log.warn({ err: describeError(err), reply }, 'DATA not accepted');
+        const reply = replyFor(err);
+        if (reply.startsWith('5') && isFaxgateError(err)) log.info({ code: err.code, reply }, 'REJECTED');
+        else log.warn({ err: describeError(err), reply }, 'DATA not accepted');
         cb(replyError(reply));
       },
     );
@@ -402,12 +383,15 @@ export class SmtpGateway {
   private async handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const st = this.state(session);
     const user = st.user;
-    if (!user) throw replyError('503 5.5.1 MAIL FROM first');
+    if (!user) {
+      stream.resume();
+      throw refuse('BAD_SEQUENCE', 'MAIL FROM first');
+    }
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     const recipients = session.envelope.rcptTo
       .map((r) => st.recipients.get(r.address.toLowerCase()))
       .filter((r): r is EnvelopeRecipient => r !== undefined);
-    const log = this.log.child({ user: user.name });
+    const log = st.log.child({ user: user.name });
 
     const workDir = await makeWorkDir(this.incomingDir).catch((err: unknown) => {
       stream.resume();
@@ -416,71 +400,13 @@ export class SmtpGateway {
     try {
       const messageFile = path.join(workDir, 'message.eml');
       const incoming = await writeIncoming(stream, messageFile, this.smtp.maxMessageBytes);
-      if (incoming.sizeExceeded) {
-        throw replyError(`552 5.3.4 Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
-      }
-      if (recipients.length === 0) throw replyError('554 5.5.1 No valid recipients');
-
-      let parsed: ParsedMail;
-      try {
-        parsed = await this.readers.parseMail(messageFile, workDir);
-      } catch (err) {
-        // our own trouble (a disk error, the reader threads shutting down): the client retries
-        if (isSystemError(err) || isFaxgateError(err)) throw err;
-        // The message's own fault: kept for inspection, and the sender is told plainly.
-        const timedOut = err instanceof ReadTimeoutError;
-        const reason = timedOut
-          ? `the message could not be read: ${err.message} (too complex)`
-          : `the message could not be read (broken MIME): ${describeError(err).slice(0, 200)}`;
-        const job = await this.store.enqueueCorrupt({
-          source: 'smtp', user: user.name, reason,
-          original: { path: messageFile, name: 'message.eml', contentType: 'message/rfc822', move: true },
-          meta: { origin: { envelopeFrom } },
-        });
-        log.warn({ job: job.id, reason }, 'REJECTED');
-        throw replyError(timedOut
-          ? `554 5.6.0 The message could not be read: it is too complex (${err.message}); kept as ${job.id}`
-          : `554 5.6.0 The message could not be read (broken MIME structure); kept as ${job.id}`);
-      }
-
-      const me = this.directory.get(user.name);
-      me.catch(() => undefined);
-      const coverPreference = await me.then((u) => u.emailToFaxCoverPageOption === true, (err: unknown) => {
-        log.warn({ err: describeError(err) }, 'cover page preference unknown, taking it as off');
-        return null;
-      });
-      const job = await mailToJob({
-        parsed,
-        user: user.name,
-        envelopeFrom,
-        recipients,
-        coverPreference,
-        timezone: () =>
-          me.then(
-            (u) => u.account?.timezone || 'UTC',
-            (err: unknown) => {
-              throw new FaxgateError('API_NETWORK', `the account time zone is unknown: ${describeError(err)}`, { temporary: true, cause: err });
-            },
-          ),
-        fallbackSenderName: await me.then((u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || undefined, () => undefined),
-        inlineImageMinBytes: this.smtp.inlineImageMinBytes,
-        original: { path: messageFile, sha256: incoming.sha256 },
-        now: this.clock.now(),
-      });
-      const { job: stored, duplicate } = await this.store.enqueue(job);
-      if (duplicate) {
-        log.info({ job: stored.id, messageId: parsed.messageId }, 'ACCEPTED duplicate delivery, no new fax');
-      } else {
-        this.metrics?.jobsEnqueued.inc({ source: 'smtp' });
-        log.info(
-          { job: stored.id, recipients: stored.recipients.length, documents: stored.documents.length, cover: stored.cover.enabled, leftOut: job.meta?.leftOut?.length ?? 0 },
-          'QUEUED',
-        );
-      }
-      return `2.0.0 queued as ${stored.id}`;
-    } catch (err) {
-      if (isFaxgateError(err) && err.code === 'NOTHING_TO_FAX') log.info({ reason: err.message }, 'REJECTED');
-      throw err;
+      if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
+      if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
+      const { job } = await acceptMail(
+        { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes },
+        { user: user.name, envelopeFrom, recipients, messageFile, workDir, sha256: incoming.sha256 },
+      );
+      return `2.0.0 queued as ${job.id}`;
     } finally {
       await fsp.rm(workDir, { recursive: true, force: true }).catch(() => undefined);
     }

@@ -9,6 +9,7 @@ import type { Clock } from '../clock.js';
 import type { SpoolConfig } from '../config/schema.js';
 import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
+import { acceptJob } from '../intake/accept.js';
 import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -183,7 +184,7 @@ export class FileProcessor {
         this.count('duplicate');
         return 'duplicate';
       }
-      const { job, duplicate } = await this.deps.store.enqueue({
+      const { job } = await acceptJob({ store: this.deps.store, log, metrics: this.deps.metrics }, {
         source: 'spool',
         user: f.user,
         recipients: addressing.recipients,
@@ -194,14 +195,9 @@ export class FileProcessor {
         tags: addressing.tags,
         dedupeKey,
         meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, folder: path.basename(f.root) } },
-      });
+      }, { via: addressing.via, bytes: data.length });
       this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
       this.pruneSeen(now);
-      const jlog = log.child({ job: job.id });
-      if (!duplicate) {
-        this.deps.metrics?.jobsEnqueued.inc({ source: 'spool' });
-        jlog.info({ recipients: addressing.recipients.length, via: addressing.via, bytes: data.length }, 'QUEUED');
-      }
       await this.finishDone(f, workName, name);
       this.count('queued');
       return 'queued';

@@ -52,7 +52,9 @@ describe('charsets and transfer encodings', () => {
     expect(parsed.text).toContain('damit die Zeile wieder zusammengesetzt');
     const j = await job('charsets-latin1-qp.eml');
     // No attachment but a body: a cover page carries the text.
-    expect(j.cover).toMatchObject({ enabled: true, subject: 'Résumé für die Bürgerin €10', senderName: 'Jürgen Müller', recipientName: 'François Désiré' });
+    expect(j.cover).toMatchObject({ enabled: true, subject: 'Résumé für die Bürgerin €10', recipientName: 'François Désiré' });
+    // the From header's display name ("Jürgen Müller") is unverified: the cover names the checked user
+    expect(j.cover.senderName).toBeUndefined();
     expect(j.cover.notes).toContain('Grüße aus Köln');
     expect(j.documents).toEqual([]);
   });
@@ -148,8 +150,7 @@ describe('cover page and overrides', () => {
     const { file, parsed } = await load('charsets-latin1-qp.eml');
     parsed.subject = 'S'.repeat(80);
     parsed.text = 'N'.repeat(5000);
-    parsed.from = { name: 'F'.repeat(60), address: 'alice@example.com' };
-    const j = await mailToJob({ parsed, user: 'alice', envelopeFrom: 'a@x', recipients: [{ address: 'x', number: '+15551234567', contactName: 'C'.repeat(50) }], coverPreference: null, timezone: async () => 'UTC', inlineImageMinBytes: 0, original: { path: file, sha256: 'x' }, now: 0 });
+    const j = await mailToJob({ parsed, user: 'alice', senderName: 'F'.repeat(60), envelopeFrom: 'a@x', recipients: [{ address: 'x', number: '+15551234567', contactName: 'C'.repeat(50) }], coverPreference: null, timezone: async () => 'UTC', inlineImageMinBytes: 0, original: { path: file, sha256: 'x' }, now: 0 });
     expect(Array.from(j.cover.subject!)).toHaveLength(55);
     expect(j.cover.subject!.endsWith('…')).toBe(true);
     expect(Array.from(j.cover.notes!)).toHaveLength(4000);

@@ -7,7 +7,7 @@ import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { configSchema, type SmtpConfig, type UserConfig } from '../../src/config/schema.js';
 import { UserDirectory } from '../../src/fax/user-directory.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { SmtpGateway } from '../../src/smtp/server.js';
 import { Store } from '../../src/store/store.js';
@@ -38,7 +38,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions } = {}): Promise<Rig> {
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const dataDir = path.join(dir, 'data');
   const store = Store.open({ dataDir });
@@ -57,7 +57,7 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     store: opts.wrapStore ? opts.wrapStore(store) : store,
     clientFor: cf,
     directory: new UserDirectory({ clientFor: cf }),
-    logger: silentLogger(),
+    logger: opts.logger ?? silentLogger(),
     metrics,
     authFailureDelayMs: opts.authFailureDelayMs ?? 20,
     readers,

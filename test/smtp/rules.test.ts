@@ -30,7 +30,7 @@ describe('checkRecipient', () => {
   ])('refuses %s as relay denied (550 5.7.1) with a reason', (addr) => {
     const r = checkRecipient(addr, DOMAINS, '1');
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.reply).toMatch(/^550 5\.7\.1 Relay denied for <.*>: \S+/);
+    if (!r.ok) expect(r.refusal.smtpReply).toMatch(/^550 5\.7\.1 Relay denied for <.*>: \S+/);
   });
 
   it('accepts numbers in the usual spellings, domains case-insensitively, with the default country code', () => {
@@ -48,10 +48,10 @@ describe('checkRecipient', () => {
 
   it('tells what is wrong with a bad number (553 5.1.3)', () => {
     const r = checkRecipient('123@fax.example.com', DOMAINS, '1');
-    expect(r).toEqual({ ok: false, reply: expect.stringMatching(/^553 5\.1\.3 Bad fax number in <123@fax\.example\.com>: .*4 to 15 digits/) });
+    expect(r.ok ? null : r.refusal.smtpReply).toEqual(expect.stringMatching(/^553 5\.1\.3 Bad fax number in <123@fax\.example\.com>: .*4 to 15 digits/));
     const long = checkRecipient('1234567890123456789@fax.example.com', DOMAINS, '1');
     expect(long.ok).toBe(false);
-    if (!long.ok) expect(long.reply).toMatch(/^553 5\.1\.3 .*digits/);
+    if (!long.ok) expect(long.refusal.smtpReply).toMatch(/^553 5\.1\.3 .*digits/);
   });
 
   it('takes letters as a contact name', () => {
@@ -72,7 +72,7 @@ describe('decideSender', () => {
     for (const address of ['mallory@evil.example', 'alice@example.com.evil', '']) {
       const d = decideSender(index, { ...base, address });
       expect(d.ok).toBe(false);
-      if (!d.ok) expect(d.reply).toMatch(/^550 5\.7\.1 Sender .* is not a user of this fax gateway/);
+      if (!d.ok) expect(d.refusal.smtpReply).toMatch(/^550 5\.7\.1 Sender .* is not a user of this fax gateway/);
     }
   });
 
@@ -80,14 +80,14 @@ describe('decideSender', () => {
     expect(decideSender(index, { ...base, trusted: false, address: 'alice@example.com', authenticatedAs: 'alice' }).ok).toBe(true);
     const d = decideSender(index, { ...base, address: 'bob@example.com', authenticatedAs: 'alice' });
     expect(d.ok).toBe(false);
-    if (!d.ok) expect(d.reply).toMatch(/^550 5\.7\.1 Authenticated as alice, you may only send as yourself/);
+    if (!d.ok) expect(d.refusal.smtpReply).toMatch(/^550 5\.7\.1 Authenticated as alice, you may only send as yourself/);
   });
 
   it('untrusted and unauthenticated is refused; auth: required refuses even trusted networks', () => {
     const d = decideSender(index, { ...base, trusted: false, address: 'alice@example.com' });
-    expect(!d.ok && d.reply).toMatch(/^550 5\.7\.1 .*authenticate first/);
+    expect(!d.ok && d.refusal.smtpReply).toMatch(/^550 5\.7\.1 .*authenticate first/);
     const r = decideSender(index, { ...base, authMode: 'required', address: 'alice@example.com' });
-    expect(!r.ok && r.reply).toMatch(/^530 5\.7\.0 Authentication required/);
+    expect(!r.ok && r.refusal.smtpReply).toMatch(/^530 5\.7\.0 Authentication required/);
   });
 });
 

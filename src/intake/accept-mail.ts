@@ -1,0 +1,98 @@
+// The cleanup stage for one received mail (Postfix cleanup): parse it off the main thread, keep it
+// as corrupt when it cannot be read, read the user's preferences for the cover and the time zone,
+// make it one fax job and accept it. smtp/ only receives the bytes and answers with the outcome.
+import type { Clock } from '../clock.js';
+import { FaxgateError, describeError, isFaxgateError, isSystemError } from '../errors.js';
+import type { UserDirectory } from '../fax/user-directory.js';
+import type { InputReaders } from '../workers/pool.js';
+import { ReadTimeoutError } from '../workers/pool.js';
+import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from './accept.js';
+import { oneLine, type ParsedMail } from './mail-parse.js';
+import { mailToJob, type EnvelopeRecipient } from './mail-to-job.js';
+
+export interface MailAcceptDeps extends AcceptDeps {
+  readers: InputReaders;
+  directory: UserDirectory;
+  clock: Clock;
+  inlineImageMinBytes: number;
+}
+
+export interface ReceivedMail {
+  /** Config user name of the (checked) sender. */
+  user: string;
+  envelopeFrom: string;
+  recipients: EnvelopeRecipient[];
+  /** The message as received, durably on disk; its folder takes the extracted parts. */
+  messageFile: string;
+  workDir: string;
+  sha256: string;
+}
+
+/**
+ * Why the parser gave up on a message, or null when it was our own trouble (a disk error, the
+ * reader threads shutting down): then the client is told to try again.
+ */
+function unreadable(err: unknown): string | null {
+  if (isFaxgateError(err) || isSystemError(err)) return null;
+  if (err instanceof ReadTimeoutError) return `it is too complex (${err.message})`;
+  const code = (err as { code?: unknown } | null)?.code;
+  const what = oneLine(describeError(err)).slice(0, 160);
+  // mailsplit's limits (EMAXLEN): too many parts, nesting too deep, a header block too big
+  if (code === 'EMAXLEN') return `it is over a parsing limit (${what})`;
+  return `broken MIME structure (${what})`;
+}
+
+export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Promise<Accepted> {
+  let parsed: ParsedMail;
+  try {
+    parsed = await deps.readers.parseMail(mail.messageFile, mail.workDir);
+  } catch (err) {
+    const why = unreadable(err);
+    if (why === null) throw err;
+    // The message's own fault: kept for inspection, and the sender is told plainly and for good.
+    const job = await acceptCorrupt(deps, {
+      source: 'smtp',
+      user: mail.user,
+      reason: `the message could not be read: ${why}`,
+      original: { path: mail.messageFile, name: 'message.eml', contentType: 'message/rfc822', move: true },
+      meta: { origin: { envelopeFrom: mail.envelopeFrom } },
+    });
+    throw new FaxgateError('MESSAGE_UNREADABLE', `the message could not be read: ${why}`, {
+      cause: err,
+      smtpReply: `554 5.6.0 The message could not be read: ${why}; kept as ${job.id}`,
+    });
+  }
+
+  const me = deps.directory.get(mail.user);
+  me.catch(() => undefined);
+  const coverPreference = await me.then((u) => u.emailToFaxCoverPageOption === true, (err: unknown) => {
+    deps.log.warn({ err: describeError(err) }, 'cover page preference unknown, taking it as off');
+    return null;
+  });
+  try {
+    const job = await mailToJob({
+      parsed,
+      user: mail.user,
+      envelopeFrom: mail.envelopeFrom,
+      recipients: mail.recipients,
+      coverPreference,
+      timezone: () =>
+        me.then(
+          (u) => u.account?.timezone || 'UTC',
+          (err: unknown) => {
+            throw new FaxgateError('API_NETWORK', `the account time zone is unknown: ${describeError(err)}`, { temporary: true, cause: err });
+          },
+        ),
+      // The cover names the sender the gateway checked (the user's service profile, else the
+      // configured user), never the From header's display name, which anyone can write.
+      senderName: await me.then((u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || mail.user, () => mail.user),
+      inlineImageMinBytes: deps.inlineImageMinBytes,
+      original: { path: mail.messageFile, sha256: mail.sha256 },
+      now: deps.clock.now(),
+    });
+    return await acceptJob(deps, job, { leftOut: job.meta?.leftOut?.length ?? 0, ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}) });
+  } catch (err) {
+    if (isFaxgateError(err) && err.code === 'NOTHING_TO_FAX') deps.log.info({ reason: err.message }, 'REJECTED');
+    throw err;
+  }
+}
