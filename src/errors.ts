@@ -26,6 +26,7 @@ export const ERROR_CODES = {
 
   // intake and addressing
   BAD_NUMBER: 'a fax number is not valid',
+  DESTINATION_REFUSED: 'the destination policy does not allow this fax number',
   UNKNOWN_CONTACT: 'a contact name is not known to the user',
   NOTHING_TO_FAX: 'there is no usable document and no cover page',
   UNSUPPORTED_TYPE: 'the document type cannot be faxed',

@@ -24,6 +24,7 @@ import { Store } from './store/store.js';
 import { KeyWatch } from './keys/key-watch.js';
 import { ReaderPool } from './workers/pool.js';
 import { effectiveUsers } from './keys/key-overrides.js';
+import { destinationCheckFor } from './intake/destination-policy.js';
 
 export interface ServiceEndpoint {
   baseUrl: string;
@@ -88,7 +89,9 @@ export class Gateway {
     this.agent = createFaxAgent({ caFile: opts.service.caFile, timeoutMs: config.api.timeoutMs, connections: Math.max(8, config.api.concurrency * 2) });
     const clientFor = (user: string) => this.clientFor(user);
     this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
-    const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics };
+    // One destination policy for every path, reading the current config (SIGHUP applies new rules).
+    const destinations = destinationCheckFor(() => this.config.destinations, () => this.users);
+    const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics, destinations };
 
     this.dispatcher = new Dispatcher({ ...common, api: config.api, queue: config.queue, logger: this.log.child({ component: 'dispatch' }) });
     // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
@@ -174,7 +177,7 @@ export class Gateway {
       this.log.error({ err: describeError(err) }, 'RELOAD refused: the config file is invalid; keeping the running config');
       return;
     }
-    this.config = { ...this.config, users: next.users };
+    this.config = { ...this.config, users: next.users, destinations: next.destinations };
     await this.applyUsers(effectiveUsers(next.users, this.config.data), 'SIGHUP');
   }
 

@@ -2,6 +2,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
+import { checkDestination } from '../intake/destination-policy.js';
 import { formatFaxNumber, normalizeFaxNumber } from '../intake/fax-number.js';
 import { sniffFileType } from '../intake/file-type.js';
 import { FINAL_JOB_STATES, JOB_STATES, type Job, type JobState, type NewDocument } from '../store/types.js';
@@ -110,6 +111,8 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   const recipients = opts.to.flatMap((t) => t.split(',')).map((t) => {
     const n = normalizeFaxNumber(t, cc);
     if (!n.ok) throw new FaxgateError('BAD_NUMBER', `--to ${t}: ${n.reason}`);
+    const allowed = checkDestination(n.e164, ctx.config.destinations, user);
+    if (!allowed.ok) throw new FaxgateError('DESTINATION_REFUSED', `--to ${t}: destination not allowed: ${allowed.reason}`);
     return { number: n.e164 };
   });
   if (recipients.length === 0) throw new FaxgateError('USAGE', 'give at least one --to NUMBER');

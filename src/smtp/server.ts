@@ -11,6 +11,7 @@ import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
 import { resolveContact } from '../intake/contact-lookup.js';
+import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 import { makeWorkDir, writeIncoming } from '../intake/incoming-file.js';
 import type { ParsedMail } from '../intake/mail-parse.js';
 import { mailToJob, type EnvelopeRecipient } from '../intake/mail-to-job.js';
@@ -39,6 +40,8 @@ export interface SmtpGatewayOptions {
   authFailureDelayMs?: number;
   /** Where mail is parsed: the daemon's worker threads (default: on this thread). */
   readers?: InputReaders;
+  /** Destination policy (default: the built-in refusals and the user's own rules). */
+  destinations?: DestinationCheck;
 }
 
 interface SessionState {
@@ -79,6 +82,7 @@ export class SmtpGateway {
   private readonly authDelayMs: number;
   private readonly readers: InputReaders;
   private readonly tls?: { key: Buffer; cert: Buffer };
+  private readonly destinations?: DestinationCheck;
   private index: UserIndex;
   private servers: ExactReplyServer[] = [];
   private readonly sessions = new Map<string, SessionState>();
@@ -101,6 +105,7 @@ export class SmtpGateway {
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
     this.readers = opts.readers ?? inProcessReaders;
     this.index = new UserIndex(opts.users);
+    this.destinations = opts.destinations;
     if (opts.smtp.tls) {
       try {
         this.tls = { key: readFileSync(opts.smtp.tls.key), cert: readFileSync(opts.smtp.tls.cert) };
@@ -321,6 +326,12 @@ export class SmtpGateway {
     }
   }
 
+  /** The 553 reply naming the destination rule that refuses this number, or null. */
+  private destinationRefused(user: UserConfig, rcpt: string, e164: string): string | null {
+    const v = this.destinations ? this.destinations(user.name, e164) : checkDestination(e164, {}, user);
+    return v.ok ? null : `553 5.1.3 Destination not allowed <${rcpt.slice(0, 80)}>: ${v.reason}`;
+  }
+
   private reject(cb: (err?: Error | null) => void, reply: string, fields: Record<string, unknown>): void {
     this.log.info({ ...fields, reply }, 'REJECTED');
     cb(replyError(reply));
@@ -363,6 +374,8 @@ export class SmtpGateway {
       const check = checkRecipient(rcpt, this.smtp.domains, this.smtp.defaultCountryCode);
       if (!check.ok) return this.reject(cb, check.reply, { user: user.name, rcpt });
       if (check.target.kind === 'number') {
+        const refused = this.destinationRefused(user, rcpt, check.target.e164);
+        if (refused) return this.reject(cb, refused, { user: user.name, rcpt });
         st.recipients.set(key, { address: rcpt, number: check.target.e164 });
         return cb();
       }
@@ -376,6 +389,8 @@ export class SmtpGateway {
         this.log.warn({ user: user.name, rcpt, err: describeError(err) }, 'contact lookup failed');
         return this.reject(cb, `451 4.3.0 Cannot look up the contact "${check.target.name}" right now (the fax service is unavailable); try again later`, { user: user.name, rcpt });
       }
+      const refused = this.destinationRefused(user, rcpt, contact.e164);
+      if (refused) return this.reject(cb, refused, { user: user.name, rcpt });
       st.recipients.set(key, { address: rcpt, number: contact.e164, contactName: contact.name });
       cb();
     } catch (err) {
