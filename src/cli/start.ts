@@ -23,7 +23,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   const ctx = loadContext(opts);
   const config = { ...ctx.config };
   if (opts.smtpListen?.length && config.smtp) config.smtp = { ...config.smtp, listen: opts.smtpListen };
-  if (opts.adminListen) config.admin = { listen: opts.adminListen };
+  if (opts.adminListen) config.admin = { minFreeMb: 100, ...config.admin, listen: opts.adminListen };
   const logger = createLogger({ level: config.log.level, format: config.log.format });
   // First of all, before a sandbox rewrites data/sandbox.json: is another daemon on this folder?
   mkdirSync(config.data, { recursive: true, mode: 0o750 });

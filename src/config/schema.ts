@@ -152,7 +152,11 @@ export const configSchema = z
       .strict()
       .optional(),
     admin: z
-      .object({ listen: hostPort })
+      .object({
+        listen: hostPort,
+        /** /healthz fails when the data disk has less free space than this (MB) */
+        minFreeMb: z.number().min(0).default(100),
+      })
       .strict()
       .optional(),
     log: z
