@@ -127,7 +127,7 @@ export const configSchema = z
         reconcileGraceMs: z.number().int().min(0).optional(),
         /** faxes in flight to one destination number at a time, across all jobs (default 1) */
         perNumberConcurrency: z.number().int().min(1).max(64).optional(),
-        /** jobs scheduled further ahead than this wait in the queue (default 24) */
+        /** hand scheduled jobs to the service this long before they are due (default 0: they wait in our queue, cancellable, until due) */
         scheduleAheadHours: z.number().positive().optional(),
       })
       .strict()
