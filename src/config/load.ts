@@ -80,6 +80,15 @@ function checkCrossKeys(c: Config, source: string): void {
       addresses.set(key, u.name);
     }
   });
+  // One print folder per user: a shared one would fax one user's documents with another's key.
+  // Compared without case, as Samba clients on Windows and macOS see these folders.
+  const folders = new Map<string, string>();
+  c.users.forEach((u, i) => {
+    const folder = u.spool ?? u.name;
+    const other = folders.get(folder.toLowerCase());
+    if (other !== undefined && other !== u.name) problems.push([`users[${i}].spool`, `spool folder "${folder}" of user "${u.name}" is also the spool folder of user "${other}"`]);
+    else folders.set(folder.toLowerCase(), u.name);
+  });
   if (c.smtp?.auth === 'required' && c.users.some((u) => !u.password)) {
     const i = c.users.findIndex((u) => !u.password);
     problems.push([`users[${i}].password`, 'smtp.auth is "required" but this user has no password hash']);
