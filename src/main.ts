@@ -7,6 +7,7 @@ import { HealthChecks } from './admin/health.js';
 import { AdminServer } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';
 import { outboxDir } from './config/load.js';
+import { riskySettings } from './config/risky-settings.js';
 import type { Config, UserConfig } from './config/schema.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { DaemonLock } from './store/daemon-lock.js';
@@ -180,6 +181,7 @@ export class Gateway {
     if (this.admin) this.addresses.admin = await this.admin.listen();
     this.keyWatch?.start();
     this.addresses.outbox = outboxDir(this.config);
+    for (const risk of riskySettings(this.config)) this.log.warn({ risk }, 'RISKY setting');
     this.log.info({ smtp: this.addresses.smtp, admin: this.addresses.admin, spool: this.addresses.spoolRoot, users: this.users.length }, 'STARTED');
     return this.addresses;
   }

@@ -6,6 +6,7 @@ import { maskSecrets, outboxDir } from '../config/load.js';
 import { describeError, FaxgateError } from '../errors.js';
 import { hashPassword } from '../smtp/password.js';
 import { parseHostPort } from '../config/host-port.js';
+import { riskySettings } from '../config/risky-settings.js';
 import { findKey } from '../keys/rotate.js';
 import { loadContext, withClients, type GlobalOptions } from './context.js';
 
@@ -79,6 +80,7 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   } catch (err) {
     checks.push({ name: 'fax service', ok: false, detail: describeError(err) });
   }
+  for (const risk of riskySettings(c)) checks.push({ name: 'risky setting', ok: true, warn: true, detail: risk });
   if (opts.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
   else for (const ch of checks) process.stdout.write(`${ch.ok ? (ch.warn ? 'WARN' : 'ok  ') : 'FAIL'}  ${ch.name}: ${ch.detail}\n`);
   return checks.every((ch) => ch.ok) ? 0 : 1;
