@@ -88,13 +88,17 @@ export async function jobCommand(id: string, opts: GlobalOptions): Promise<void>
       ...(job.meta.leftOut ?? []).map((l) => `left out  ${l.name}: ${l.reason}`),
       job.corruptReason ? `corrupt   ${job.corruptReason}` : '',
       'recipients:',
-      ...job.recipients.map(
-        (r) =>
+      ...job.recipients.map((r) => {
+        // a deferred recipient's "next try" is on the line already
+        const reason = waitReason(job, r, now, inFlight);
+        const why = reason?.startsWith('next try') ? null : reason;
+        return (
           `  ${formatFaxNumber(r.number).padEnd(18)} ${r.state.padEnd(10)} tries ${r.attempts}` +
           `${r.messageId ? `  message ${r.messageId}` : ''}${r.pages != null ? `  ${r.pages} pages` : ''}` +
           `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ''}${r.nextAttemptAt && r.state === 'deferred' ? `  next try ${r.nextAttemptAt}` : ''}` +
-          `${((why) => (why && r.state !== 'deferred' ? `  waiting: ${why}` : ''))(waitReason(job, r, now, inFlight))}`,
-      ),
+          `${why ? `  waiting: ${why}` : ''}`
+        );
+      }),
     ];
     process.stdout.write(`${out.filter(Boolean).join('\n')}\n`);
   });
