@@ -56,6 +56,17 @@ describe('destination policy over SMTP', () => {
   });
 });
 
+describe('destination policy for contact names', () => {
+  it('a contact name whose number a rule denies gets 553 5.1.3 naming the rule', async () => {
+    const users = [{ ...USERS[0]!, destinations: { rules: [{ action: 'deny' as const, prefix: '+1 555 010 01' }] } }, USERS[1]!];
+    await withRig(emu, { users }, async (rig) => {
+      const r = await converse(rig.port, 'alice@example.com', [`acme.billing@${DOMAIN}`, `initech.front.desk@${DOMAIN}`], null);
+      expect(r[3]).toMatch(/^553 5\.1\.3 Destination not allowed <acme\.billing@.*\+15550100100 is refused by the rule users\[alice\]\.destinations\.rules\[0\] \(deny prefix \+1 555 010 01\)/);
+      expect(r[4]).toMatch(/^250 /);
+    });
+  });
+});
+
 describe('checkDestination', () => {
   it.each([
     ['+19005550199', 'premium-rate'],
