@@ -50,6 +50,7 @@ export const ERROR_CATALOGUE = {
 
   // intake and addressing: the input's fault, answered permanently
   BAD_NUMBER: kind('a fax number is not valid', 'input', false, '553 5.1.3'),
+  DESTINATION_REFUSED: kind('the destination policy does not allow this fax number', 'input', false, '553 5.1.3'),
   UNKNOWN_CONTACT: kind('a contact name is not known to the user', 'input', false, '553 5.1.1'),
   NOTHING_TO_FAX: kind('there is no usable document and no cover page', 'input', false, '554 5.6.0'),
   UNSUPPORTED_TYPE: kind('the document type cannot be faxed', 'input', false, '554 5.6.0'),

@@ -2,9 +2,11 @@
 // notifier, spool, SMTP -> admin. Start order is inside-out (the queue exists before anything
 // can put work in it); shutdown is outside-in (stop accepting, then drain, then close the store).
 import { mkdirSync } from 'node:fs';
-import { AdminServer, type HealthReport } from './admin/server.js';
+import { HealthChecks } from './admin/health.js';
+import { AdminServer } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';
 import { outboxDir } from './config/load.js';
+import { riskySettings } from './config/risky-settings.js';
 import type { Config, UserConfig } from './config/schema.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { DaemonLock } from './store/daemon-lock.js';
@@ -13,16 +15,17 @@ import { FaxClientFactory } from './fax/client-factory.js';
 import type { FaxApi } from './fax/types.js';
 import { UserDirectory } from './fax/user-directory.js';
 import type { Logger } from './log/logger.js';
+import { registerQueueGauges } from './metrics/gauges.js';
 import { apiObserver, Metrics } from './metrics/metrics.js';
 import { InboundPoller } from './notify/inbound.js';
 import { Notifier } from './notify/notifier.js';
 import { SmtpGateway } from './smtp/server.js';
 import { SpoolWatcher } from './spool/watcher.js';
-import { JOB_STATES, RECIPIENT_STATES } from './store/types.js';
 import { Store } from './store/store.js';
 import { KeyWatch } from './keys/key-watch.js';
 import { ReaderPool } from './workers/pool.js';
 import { effectiveUsers } from './keys/key-overrides.js';
+import { destinationCheckFor } from './intake/destination-policy.js';
 
 export interface ServiceEndpoint {
   baseUrl: string;
@@ -68,7 +71,7 @@ export class Gateway {
   /** MIME parsing and PDF text on worker threads (started with the first mail or PDF). */
   private readonly readers = new ReaderPool();
   private addresses: RunningAddresses = { smtp: [], admin: null, spoolRoot: null, outbox: null };
-  private lastPing: { at: number; ok: boolean; detail?: string } | null = null;
+  private readonly health: HealthChecks;
   private stopping: Promise<void> | null = null;
 
   constructor(private config: Config, private readonly opts: GatewayOptions) {
@@ -92,7 +95,9 @@ export class Gateway {
     });
     const clientFor = (user: string) => this.clientFor(user);
     this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
-    const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics };
+    // One destination policy for every path, reading the current config (SIGHUP applies new rules).
+    const destinations = destinationCheckFor(() => this.config.destinations, () => this.users);
+    const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics, destinations };
 
     this.dispatcher = new Dispatcher({ ...common, api: config.api, queue: config.queue, logger: this.log.child({ component: 'dispatch' }) });
     // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
@@ -109,8 +114,24 @@ export class Gateway {
     this.smtp = config.smtp
       ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, logger: this.log.child({ component: 'smtp' }) })
       : null;
+    this.health = new HealthChecks({
+      probeStore: () => this.store.setState('health:probe', new Date(this.clock.now()).toISOString()),
+      dataDir: config.data,
+      minFreeBytes: (config.admin?.minFreeMb ?? 100) * 1_048_576,
+      clock: this.clock,
+      users: () => this.users,
+      clientFor,
+      listeners: () => this.listenerChecks(),
+      stopping: () => this.stopping !== null,
+    });
     this.admin = config.admin
-      ? new AdminServer({ listen: config.admin.listen, metrics: this.metrics, health: () => this.health(), logger: this.log.child({ component: 'admin' }) })
+      ? new AdminServer({
+          listen: config.admin.listen,
+          metrics: this.metrics,
+          health: () => this.health.liveness(),
+          ready: () => this.health.readiness(),
+          logger: this.log.child({ component: 'admin' }),
+        })
       : null;
     this.keyWatch = opts.service.adminKey
       ? new KeyWatch({
@@ -126,7 +147,7 @@ export class Gateway {
           clock: this.clock,
         })
       : null;
-    this.registerGauges();
+    registerQueueGauges(this.metrics, this.store);
   }
 
   clientFor(user: string): FaxApi {
@@ -156,6 +177,7 @@ export class Gateway {
     if (this.admin) this.addresses.admin = await this.admin.listen();
     this.keyWatch?.start();
     this.addresses.outbox = outboxDir(this.config);
+    for (const risk of riskySettings(this.config)) this.log.warn({ risk }, 'RISKY setting');
     this.log.info({ smtp: this.addresses.smtp, admin: this.addresses.admin, spool: this.addresses.spoolRoot, users: this.users.length }, 'STARTED');
     return this.addresses;
   }
@@ -170,7 +192,7 @@ export class Gateway {
       this.log.error({ err: describeError(err) }, 'RELOAD refused: the config file is invalid; keeping the running config');
       return;
     }
-    this.config = { ...this.config, users: next.users };
+    this.config = { ...this.config, users: next.users, destinations: next.destinations };
     await this.applyUsers(effectiveUsers(next.users, this.config.data), 'SIGHUP');
   }
 
@@ -185,57 +207,11 @@ export class Gateway {
     this.log.info({ users: users.length, why }, 'RELOADED users');
   }
 
-  async health(): Promise<HealthReport> {
-    const checks: HealthReport['checks'] = {};
-    try {
-      this.store.setState('health:probe', new Date(this.clock.now()).toISOString());
-      checks.store = { ok: true };
-    } catch (err) {
-      checks.store = { ok: false, detail: describeError(err) };
-    }
-    checks.api = await this.pingApi();
+  private listenerChecks(): Record<string, { ok: boolean; detail?: string }> {
+    const checks: Record<string, { ok: boolean; detail?: string }> = {};
     if (this.smtp) checks.smtp = { ok: this.addresses.smtp.length > 0, detail: this.addresses.smtp.map((a) => `${a.host}:${a.port}`).join(' ') };
     if (this.spool) checks.spool = { ok: this.addresses.spoolRoot !== null };
-    if (this.stopping) checks.shutdown = { ok: false, detail: 'shutting down' };
-    const ok = Object.values(checks).every((c) => c.ok);
-    return { status: ok ? 'ok' : 'failing', checks };
-  }
-
-  /** API reachability, cached for 15 s so a scraping loop does not hammer the service. */
-  private async pingApi(): Promise<{ ok: boolean; detail?: string }> {
-    const now = this.clock.now();
-    if (this.lastPing && now - this.lastPing.at < 15_000) return { ok: this.lastPing.ok, detail: this.lastPing.detail };
-    const first = this.users[0];
-    let result: { ok: boolean; detail?: string };
-    if (!first) result = { ok: true, detail: 'no users configured' };
-    else {
-      try {
-        await this.clientFor(first.name).ping();
-        result = { ok: true };
-      } catch (err) {
-        result = { ok: false, detail: describeError(err) };
-      }
-    }
-    this.lastPing = { at: now, ...result };
-    return result;
-  }
-
-  private registerGauges(): void {
-    const store = this.store;
-    this.metrics.gauge('faxgate_jobs', 'Jobs by state', ['state'], (g) => {
-      const c = store.counts();
-      for (const s of JOB_STATES) g.set({ state: s }, c.jobs[s] ?? 0);
-    });
-    this.metrics.gauge('faxgate_recipients', 'Recipients by state', ['state'], (g) => {
-      const c = store.counts();
-      for (const s of RECIPIENT_STATES) g.set({ state: s }, c.recipients[s] ?? 0);
-    });
-    this.metrics.gauge('faxgate_queue_oldest_age_seconds', 'Age of the oldest job that is not final', [], (g) => {
-      g.set(store.counts().oldestActiveAgeSeconds ?? 0);
-    });
-    this.metrics.gauge('faxgate_notifications_pending', 'Notification mails waiting to be sent', [], (g) => {
-      g.set(store.counts().notificationsPending);
-    });
+    return checks;
   }
 
   /** Ordered shutdown (STYLE.md habit 10), bounded by `timeoutMs`. */

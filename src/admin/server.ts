@@ -1,4 +1,5 @@
-// The operator's window: GET /healthz (is it working?) and GET /metrics (Prometheus text).
+// The operator's window: GET /healthz (is this process alive?), GET /readyz (can it fax?) and
+// GET /metrics (Prometheus text); what the checks mean is in ./health.ts.
 // Plain node:http: two read-only routes do not need a framework. Bind it to loopback or a
 // management network; it exposes no secrets and accepts no input.
 import http from 'node:http';
@@ -7,20 +8,17 @@ import { parseHostPort } from '../config/host-port.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 
-export interface HealthCheck {
-  ok: boolean;
-  detail?: string;
-}
+import type { HealthReport } from './health.js';
 
-export interface HealthReport {
-  status: 'ok' | 'failing';
-  checks: Record<string, HealthCheck>;
-}
+export type { HealthCheck, HealthReport } from './health.js';
 
 export interface AdminServerOptions {
   listen: string;
   metrics: Metrics;
+  /** liveness, for GET /healthz */
   health: () => Promise<HealthReport>;
+  /** readiness, for GET /readyz (without it /readyz answers as /healthz) */
+  ready?: () => Promise<HealthReport>;
   logger: Logger;
 }
 
@@ -52,8 +50,8 @@ export class AdminServer {
     try {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
-      } else if (url === '/healthz') {
-        const report = await this.opts.health();
+      } else if (url === '/healthz' || url === '/readyz') {
+        const report = url === '/readyz' && this.opts.ready ? await this.opts.ready() : await this.opts.health();
         res.writeHead(report.status === 'ok' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         res.end(`${JSON.stringify(report)}\n`);
       } else if (url === '/metrics') {
@@ -61,7 +59,7 @@ export class AdminServer {
         res.writeHead(200, { 'content-type': this.opts.metrics.registry.contentType });
         res.end(text);
       } else {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz or /metrics\n');
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz, /readyz or /metrics\n');
       }
     } catch (err) {
       this.opts.logger.error({ err }, 'admin request failed');

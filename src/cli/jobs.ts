@@ -3,15 +3,17 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
 import { acceptJob } from '../intake/accept.js';
+import { checkDestination } from '../intake/destination-policy.js';
 import { formatFaxNumber, normalizeFaxNumber } from '../intake/fax-number.js';
 import { sniffFileType } from '../intake/file-type.js';
 import { silentLogger } from '../log/logger.js';
+import { inFlightByNumber, waitReason } from './wait-reason.js';
 import { FINAL_JOB_STATES, JOB_STATES, type Job, type JobState, type NewDocument } from '../store/types.js';
 import type { Store } from '../store/store.js';
 import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
 
-/** The JSON shape of contract §1 (plus the detail operators want). */
-export function jobJson(j: Job) {
+/** The JSON shape of contract §1 (plus the detail operators want; `waiting` says why a recipient is not dialled yet). */
+export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), nowMs = Date.now()) {
   return {
     id: j.id,
     source: j.source,
@@ -38,6 +40,7 @@ export function jobJson(j: Job) {
       pages: r.pages,
       lastError: r.lastError,
       nextAttemptAt: r.nextAttemptAt,
+      waiting: waitReason(j, r, nowMs, inFlight),
     })),
   };
 }
@@ -52,11 +55,19 @@ export async function jobsCommand(opts: GlobalOptions & { state?: string; user?:
   const state = checkState(opts.state);
   await withStore(loadContext(opts), (store) => {
     const jobs = store.listJobs({ state, user: opts.user, limit: opts.limit ? Number(opts.limit) : 200 });
-    if (opts.json) return printJson(jobs.map(jobJson));
+    const inFlight = inFlightByNumber(store.listJobs({ state: 'active', limit: 100_000 }));
+    const now = Date.now();
+    if (opts.json) return printJson(jobs.map((j) => jobJson(j, inFlight, now)));
     if (jobs.length === 0) return void process.stdout.write('no jobs\n');
     printTable(
       ['JOB', 'STATE', 'SOURCE', 'USER', 'CREATED', 'RECIPIENTS'],
-      jobs.map((j) => [j.id, j.state, j.source, j.user, j.createdAt.replace('T', ' ').slice(0, 19), j.recipients.map((r) => `${formatFaxNumber(r.number)} ${r.state}`).join(', ')]),
+      jobs.map((j) => [
+        j.id, j.state, j.source, j.user, j.createdAt.replace('T', ' ').slice(0, 19),
+        j.recipients.map((r) => {
+          const why = waitReason(j, r, now, inFlight);
+          return `${formatFaxNumber(r.number)} ${r.state}${why ? ` (${why})` : ''}`;
+        }).join(', '),
+      ]),
     );
   });
 }
@@ -65,7 +76,9 @@ export async function jobCommand(id: string, opts: GlobalOptions): Promise<void>
   await withStore(loadContext(opts), (store) => {
     const job = store.getJob(id);
     if (!job) throw new FaxgateError('JOB_NOT_FOUND', `no job ${id}`);
-    if (opts.json) return printJson(jobJson(job));
+    const inFlight = inFlightByNumber(store.listJobs({ state: 'active', limit: 100_000 }));
+    const now = Date.now();
+    if (opts.json) return printJson(jobJson(job, inFlight, now));
     const out = [
       `job       ${job.id}`,
       `state     ${job.state}`,
@@ -77,12 +90,17 @@ export async function jobCommand(id: string, opts: GlobalOptions): Promise<void>
       ...(job.meta.leftOut ?? []).map((l) => `left out  ${l.name}: ${l.reason}`),
       job.corruptReason ? `corrupt   ${job.corruptReason}` : '',
       'recipients:',
-      ...job.recipients.map(
-        (r) =>
+      ...job.recipients.map((r) => {
+        // a deferred recipient's "next try" is on the line already
+        const reason = waitReason(job, r, now, inFlight);
+        const why = reason?.startsWith('next try') ? null : reason;
+        return (
           `  ${formatFaxNumber(r.number).padEnd(18)} ${r.state.padEnd(10)} tries ${r.attempts}` +
           `${r.messageId ? `  message ${r.messageId}` : ''}${r.pages != null ? `  ${r.pages} pages` : ''}` +
-          `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ''}${r.nextAttemptAt && r.state === 'deferred' ? `  next try ${r.nextAttemptAt}` : ''}`,
-      ),
+          `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ''}${r.nextAttemptAt && r.state === 'deferred' ? `  next try ${r.nextAttemptAt}` : ''}` +
+          `${why ? `  waiting: ${why}` : ''}`
+        );
+      }),
     ];
     process.stdout.write(`${out.filter(Boolean).join('\n')}\n`);
   });
@@ -112,6 +130,8 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   const recipients = opts.to.flatMap((t) => t.split(',')).map((t) => {
     const n = normalizeFaxNumber(t, cc);
     if (!n.ok) throw new FaxgateError('BAD_NUMBER', `--to ${t}: ${n.reason}`);
+    const allowed = checkDestination(n.e164, ctx.config.destinations, user);
+    if (!allowed.ok) throw new FaxgateError('DESTINATION_REFUSED', `--to ${t}: destination not allowed: ${allowed.reason}`);
     return { number: n.e164 };
   });
   if (recipients.length === 0) throw new FaxgateError('USAGE', 'give at least one --to NUMBER');

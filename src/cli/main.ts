@@ -181,7 +181,7 @@ export function buildProgram(): Command {
 
   program
     .command('passwd')
-    .description('read a password (prompt, or stdin) and print its hash for users[].password')
+    .description('read a password (prompt, or the first line of stdin) and print its hash for users[].password')
     .action(() => passwdCommand());
 
   return program;

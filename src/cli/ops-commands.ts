@@ -3,9 +3,10 @@ import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
 import net from 'node:net';
 import { stringify } from 'yaml';
 import { maskSecrets, outboxDir } from '../config/load.js';
-import { describeError } from '../errors.js';
+import { describeError, FaxgateError } from '../errors.js';
 import { hashPassword } from '../smtp/password.js';
 import { parseHostPort } from '../config/host-port.js';
+import { riskySettings } from '../config/risky-settings.js';
 import { findKey } from '../keys/rotate.js';
 import { loadContext, withClients, type GlobalOptions } from './context.js';
 
@@ -79,6 +80,7 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   } catch (err) {
     checks.push({ name: 'fax service', ok: false, detail: describeError(err) });
   }
+  for (const risk of riskySettings(c)) checks.push({ name: 'risky setting', ok: true, warn: true, detail: risk });
   if (opts.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
   else for (const ch of checks) process.stdout.write(`${ch.ok ? (ch.warn ? 'WARN' : 'ok  ') : 'FAIL'}  ${ch.name}: ${ch.detail}\n`);
   return checks.every((ch) => ch.ok) ? 0 : 1;
@@ -87,9 +89,16 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
 async function readPassword(): Promise<string> {
   const stdin = process.stdin;
   if (!stdin.isTTY) {
+    // The first line only: `echo pw | faxgate passwd` or a here-doc must not hash the newline,
+    // nor anything piped after it (a whole file would become one "password").
     let text = '';
-    for await (const chunk of stdin) text += chunk;
-    return text.replace(/\r?\n$/, '');
+    for await (const chunk of stdin) {
+      text += chunk;
+      if (text.includes('\n')) break;
+    }
+    const first = text.split(/\r?\n/)[0] ?? '';
+    if (first === '') throw new FaxgateError('USAGE', 'no password on stdin: its first line is empty');
+    return first;
   }
   process.stderr.write('Password: ');
   stdin.setRawMode(true);

@@ -23,7 +23,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   const ctx = loadContext(opts);
   const config = { ...ctx.config };
   if (opts.smtpListen?.length && config.smtp) config.smtp = { ...config.smtp, listen: opts.smtpListen };
-  if (opts.adminListen) config.admin = { listen: opts.adminListen };
+  if (opts.adminListen) config.admin = { minFreeMb: 100, ...config.admin, listen: opts.adminListen };
   const logger = createLogger({ level: config.log.level, format: config.log.format });
   // First of all, before a sandbox rewrites data/sandbox.json: is another daemon on this folder?
   mkdirSync(config.data, { recursive: true, mode: 0o750 });
@@ -63,6 +63,12 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   writeFileSync(pidFile, `${process.pid}\n`);
 
   if (ctx.sandbox && !ctx.configFile) process.stderr.write(`${sandboxBanner(addresses, service.baseUrl)}\n`);
+  else if (ctx.sandbox) {
+    // Said explicitly in a config file: fine for a trial, never for production; say so loudly.
+    const line = '*'.repeat(78);
+    process.stderr.write(`${line}\n*  SANDBOX: api.baseUrl is "sandbox" in ${ctx.configFile}.\n*  Faxes go to the embedded emulator at ${service.baseUrl} and are NEVER sent to a real fax line.\n*  Set api.baseUrl to your fax service's https:// URL to send real faxes.\n${line}\n`);
+    logger.warn({ config: ctx.configFile, baseUrl: service.baseUrl }, 'SANDBOX: api.baseUrl is "sandbox"; no fax leaves this machine');
+  }
 
   // A stray rejection is a bug, but one hostile mail must not take every session down with it:
   // log it loudly and keep serving (everything accepted is on disk either way).

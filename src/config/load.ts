@@ -34,7 +34,22 @@ export function parseConfigText(text: string, opts: LoadOptions & { source?: str
   }
   if (raw === null || raw === undefined) raw = {};
   const substituted = substituteEnv(raw, opts.env ?? process.env, []);
-  return validateConfig(substituted, source);
+  // A config file must say where faxes go: defaulting to the embedded emulator would "deliver"
+  // faxes that never left the machine. Only no config at all means the sandbox.
+  const api = (substituted as { api?: unknown }).api;
+  const named = api !== null && typeof api === 'object' && (api as { baseUrl?: unknown }).baseUrl !== undefined;
+  const missing = named ? null : 'api.baseUrl: missing: name the fax service (its https:// URL), or write "sandbox" for the embedded emulator';
+  let config: Config;
+  try {
+    config = validateConfig(substituted, source);
+  } catch (err) {
+    if (missing && err instanceof FaxgateError && err.code === 'CONFIG_INVALID') {
+      throw new FaxgateError('CONFIG_INVALID', err.message.replace(/:\n/, `:\n  ${missing}\n`), { field: 'api.baseUrl', cause: err });
+    }
+    throw err;
+  }
+  if (missing) throw new FaxgateError('CONFIG_INVALID', `${source} is invalid:\n  ${missing}`, { field: 'api.baseUrl' });
+  return config;
 }
 
 export function validateConfig(raw: unknown, source = 'config'): Config {
@@ -64,6 +79,15 @@ function checkCrossKeys(c: Config, source: string): void {
       if (other && other !== u.name) problems.push([`users[${i}].email`, `${a} also belongs to user "${other}"`]);
       addresses.set(key, u.name);
     }
+  });
+  // One print folder per user: a shared one would fax one user's documents with another's key.
+  // Compared without case, as Samba clients on Windows and macOS see these folders.
+  const folders = new Map<string, string>();
+  c.users.forEach((u, i) => {
+    const folder = u.spool ?? u.name;
+    const other = folders.get(folder.toLowerCase());
+    if (other !== undefined && other !== u.name) problems.push([`users[${i}].spool`, `spool folder "${folder}" of user "${u.name}" is also the spool folder of user "${other}"`]);
+    else folders.set(folder.toLowerCase(), u.name);
   });
   if (c.smtp?.auth === 'required' && c.users.some((u) => !u.password)) {
     const i = c.users.findIndex((u) => !u.password);

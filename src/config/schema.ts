@@ -2,6 +2,7 @@
 // default where a safe one exists, so a small config file stays small. Durations are in
 // milliseconds unless the key name says otherwise.
 import { z } from 'zod';
+import { DESTINATION_CATEGORIES } from '../intake/destination-policy.js';
 
 const hostPort = z
   .string()
@@ -18,6 +19,27 @@ const email = z.string().regex(/^[^\s@<>()\[\],;:"]+@[^\s@<>()\[\],;:"]+$/, 'exp
 
 export const AUTH_MODES = ['off', 'optional', 'required'] as const;
 
+// Destination rules: plain digits (with # and a trailing *), never a regular expression, so a rule
+// cannot make matching slow. Spaces, dashes, dots and brackets are ignored as in numbers.
+const numberPrefix = z.string().max(40).regex(/^\+?[\d\s\-.()]*\d[\d\s\-.()]*$/, 'expected digits such as "+1900" (spaces - . ( ) are ignored)');
+const numberPattern = z
+  .string()
+  .max(40)
+  .regex(/^\+?[\d#\s\-.()]+\*?$/, 'expected digits, # for any one digit and an optional * at the end, e.g. "+1 212 555 ####"');
+
+const destinationRule = z
+  .object({
+    action: z.enum(['allow', 'deny']),
+    country: z.string().regex(/^[A-Za-z]{2}$/, 'expected a two-letter country code such as "GB"').transform((c) => c.toUpperCase()).optional(),
+    prefix: numberPrefix.optional(),
+    pattern: numberPattern.optional(),
+    category: z.enum(DESTINATION_CATEGORIES).optional(),
+  })
+  .strict()
+  .refine((r) => r.country || r.prefix || r.pattern || r.category, 'a rule needs at least one of country, prefix, pattern, category');
+
+const userDestinations = z.object({ rules: z.array(destinationRule).default([]) }).strict();
+
 const userSchema = z
   .object({
     name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a short name of letters, digits, . _ -'),
@@ -29,6 +51,8 @@ const userSchema = z
       .regex(/^scrypt\$/, 'expected a hash made by `faxgate passwd` (scrypt$...), never a plain password')
       .optional(),
     spool: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a folder name without slashes').optional(),
+    /** this user's destination rules, checked before the gateway's */
+    destinations: userDestinations.optional(),
   })
   .strict();
 
@@ -103,7 +127,7 @@ export const configSchema = z
         reconcileGraceMs: z.number().int().min(0).optional(),
         /** faxes in flight to one destination number at a time, across all jobs (default 1) */
         perNumberConcurrency: z.number().int().min(1).max(64).optional(),
-        /** jobs scheduled further ahead than this wait in the queue (default 24) */
+        /** hand scheduled jobs to the service this long before they are due (default 0: they wait in our queue, cancellable, until due) */
         scheduleAheadHours: z.number().positive().optional(),
       })
       .strict()
@@ -128,7 +152,11 @@ export const configSchema = z
       .strict()
       .optional(),
     admin: z
-      .object({ listen: hostPort })
+      .object({
+        listen: hostPort,
+        /** /healthz fails when the data disk has less free space than this (MB) */
+        minFreeMb: z.number().min(0).default(100),
+      })
       .strict()
       .optional(),
     log: z
@@ -140,6 +168,14 @@ export const configSchema = z
       .strict()
       .default({ level: 'info', format: 'auto' }),
     users: z.array(userSchema).default([]),
+    /** destination policy: rules (first match wins) and the built-in categories refused */
+    destinations: z
+      .object({
+        refuse: z.array(z.enum(DESTINATION_CATEGORIES)).default([...DESTINATION_CATEGORIES]),
+        rules: z.array(destinationRule).default([]),
+      })
+      .strict()
+      .default({ refuse: [...DESTINATION_CATEGORIES], rules: [] }),
   })
   .strict();
 
@@ -150,6 +186,7 @@ export type SpoolConfig = NonNullable<Config['spool']>;
 export type NotifyConfig = NonNullable<Config['notify']>;
 export type QueueConfig = Config['queue'];
 export type ApiConfig = Config['api'];
+export type DestinationsConfig = Config['destinations'];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
 export const SECRET_KEYS = ['apiKey', 'adminKey', 'password'] as const;

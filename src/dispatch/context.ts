@@ -2,6 +2,7 @@
 // (rate, concurrency and 429 pauses apply to every call the dispatcher makes).
 import type { ApiConfig, QueueConfig } from '../config/schema.js';
 import type { Clock } from '../clock.js';
+import type { DestinationCheck } from '../intake/destination-policy.js';
 import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -18,6 +19,8 @@ export interface DispatchContext {
   clock: Clock;
   owner: string;
   metrics?: Metrics;
+  /** The destination policy; a recipient it refuses fails without a send (a rule changed after queueing). */
+  destinations: DestinationCheck;
   /** Runs one API call through the shared rate/concurrency gate. */
   call<T>(fn: () => Promise<T>): Promise<T>;
   /** The service said 429: no calls for this long. */

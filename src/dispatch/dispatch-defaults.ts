@@ -14,6 +14,8 @@ export function dispatchTuning(q: QueueConfig): DispatchTuning {
     leaseMs: q.leaseMs ?? 60_000,
     reconcileGraceMs: q.reconcileGraceMs ?? 5_000,
     perNumberConcurrency: q.perNumberConcurrency ?? 1,
-    scheduleAheadMs: (q.scheduleAheadHours ?? 24) * 3_600_000,
+    // Scheduled faxes stay in our queue until due (cancellable, and not holding their number's
+    // one-in-flight slot at the service); scheduleAheadHours hands them over earlier.
+    scheduleAheadMs: (q.scheduleAheadHours ?? 0) * 3_600_000,
   };
 }

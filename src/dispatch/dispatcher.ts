@@ -15,6 +15,7 @@ import { dispatchTuning } from './dispatch-defaults.js';
 import type { DispatchContext } from './context.js';
 import { sendGroup } from './send.js';
 import { pollProcessing, reconcileUnknown } from './track.js';
+import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 
 export interface DispatcherOptions {
   store: Store;
@@ -27,6 +28,8 @@ export interface DispatcherOptions {
   metrics?: Metrics;
   /** Called after every timed pass (tests wait on it instead of sleeping). */
   onPassEnd?: () => void;
+  /** Destination policy, checked again just before each send (default: the built-in refusals). */
+  destinations?: DestinationCheck;
 }
 
 /** How often the loop looks for due work; status polls follow queue.pollIntervalMs. */
@@ -72,6 +75,7 @@ export class Dispatcher {
       clock,
       owner,
       metrics: opts.metrics,
+      destinations: opts.destinations ?? ((_user, e164) => checkDestination(e164)),
       call: (fn) => this.call(fn),
       pause: (ms) => this.pause(ms),
     };

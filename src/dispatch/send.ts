@@ -34,8 +34,15 @@ function baseRequest(job: Job, sendId: string, nowMs: number): Omit<SendManyRequ
 }
 
 export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Promise<void> {
-  const { job, sendId, recipients } = group;
+  const { job, sendId } = group;
   const log = ctx.log.child({ job: job.id });
+  // The last line of the destination policy: a job queued before a rule changed is not sent.
+  const recipients = group.recipients.filter((r) => {
+    const v = ctx.destinations(job.user, r.number);
+    if (!v.ok) applyDecision(ctx, r, { action: 'fail', reason: `destination not allowed: ${v.reason}` }, { sendId, expect: ['sending'] });
+    return v.ok;
+  });
+  if (recipients.length === 0) return;
   const settled = new Set<number>();
   // Becomes true once the client may have put the request on the wire.
   let mayHaveGoneOut = false;

@@ -12,6 +12,7 @@ import type { FaxApi } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
 import { acceptMail } from '../intake/accept-mail.js';
 import { resolveContact } from '../intake/contact-lookup.js';
+import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 import { makeWorkDir, writeIncoming } from '../intake/incoming-file.js';
 import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
 import type { Logger } from '../log/logger.js';
@@ -40,6 +41,8 @@ export interface SmtpGatewayOptions {
   authFailureDelayMs?: number;
   /** Where mail is parsed: the daemon's worker threads (default: on this thread). */
   readers?: InputReaders;
+  /** Destination policy (default: the built-in refusals and the user's own rules). */
+  destinations?: DestinationCheck;
 }
 
 interface SessionState {
@@ -71,6 +74,7 @@ export class SmtpGateway {
   private readonly authDelayMs: number;
   private readonly readers: InputReaders;
   private readonly tls?: { key: Buffer; cert: Buffer };
+  private readonly destinations?: DestinationCheck;
   private index: UserIndex;
   private servers: ExactReplyServer[] = [];
   private readonly sessions = new Map<string, SessionState>();
@@ -94,6 +98,7 @@ export class SmtpGateway {
     this.lockout = new AuthLockout(this.clock);
     this.readers = opts.readers ?? inProcessReaders;
     this.index = new UserIndex(opts.users);
+    this.destinations = opts.destinations;
     if (opts.smtp.tls) {
       try {
         this.tls = { key: readFileSync(opts.smtp.tls.key), cert: readFileSync(opts.smtp.tls.cert) };
@@ -297,6 +302,12 @@ export class SmtpGateway {
     }
   }
 
+  /** The refusal (553, naming the destination rule) for a number the policy does not allow, or null. */
+  private destinationRefused(user: UserConfig, rcpt: string, e164: string): FaxgateError | null {
+    const v = this.destinations ? this.destinations(user.name, e164) : checkDestination(e164, {}, user);
+    return v.ok ? null : refuse('DESTINATION_REFUSED', `Destination not allowed <${rcpt.slice(0, 80)}>: ${v.reason}`);
+  }
+
   /** Logs a refusal (REJECTED, with the session) and answers it. */
   private reject(cb: (err?: Error | null) => void, log: Logger, refusal: FaxgateError, fields: Record<string, unknown>): void {
     const reply = replyFor(refusal);
@@ -342,6 +353,8 @@ export class SmtpGateway {
       const check = checkRecipient(rcpt, this.smtp.domains, this.smtp.defaultCountryCode);
       if (!check.ok) return this.reject(cb, st.log, check.refusal, { user: user.name, rcpt: shown });
       if (check.target.kind === 'number') {
+        const refused = this.destinationRefused(user, rcpt, check.target.e164);
+        if (refused) return this.reject(cb, st.log, refused, { user: user.name, rcpt: shown });
         st.recipients.set(key, { address: rcpt, number: check.target.e164 });
         return cb();
       }
@@ -355,6 +368,8 @@ export class SmtpGateway {
         st.log.warn({ user: user.name, rcpt: shown, err: describeError(err) }, 'contact lookup failed');
         return this.reject(cb, st.log, refuseWith('API_NETWORK', `451 4.3.0 Cannot look up the contact "${check.target.name}" right now (the fax service is unavailable); try again later`), { user: user.name, rcpt: shown });
       }
+      const refused = this.destinationRefused(user, rcpt, contact.e164);
+      if (refused) return this.reject(cb, st.log, refused, { user: user.name, rcpt: shown });
       st.recipients.set(key, { address: rcpt, number: contact.e164, contactName: contact.name });
       cb();
     } catch (err) {

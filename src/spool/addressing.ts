@@ -5,6 +5,7 @@
 import { FaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import { resolveContact } from '../intake/contact-lookup.js';
+import { checkDestination } from '../intake/destination-policy.js';
 import { normalizeFaxNumber } from '../intake/fax-number.js';
 import type { CoverSpec, NewRecipient } from '../store/types.js';
 import { ambiguity, hasAnyCode, type EmbeddedCodes } from './embedded-codes.js';
@@ -32,6 +33,8 @@ export interface AddressingInput {
   defaultCountryCode: string;
   /** The user's API client, only called to look a contact name up. */
   api: () => FaxApi;
+  /** Destination policy for this file's user: a refusal reason, or null (default: built-in rules). */
+  destinationRefused?: (e164: string) => string | null;
 }
 
 const MAX_RECIPIENTS = 50;
@@ -62,6 +65,14 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
       ? ' (the document has @@ codes but no @@FAX@@ or @@TO@@)'
       : input.textUnreadable ? ` (the document's text could not be read for @@ codes: ${input.textUnreadable})` : '';
     throw new FaxgateError('NO_DESTINATION', `no fax number was found${hint}: name the file "<number> - <subject>.pdf", add a ticket "${input.fileName}.json", or put "@@FAX <number>@@" in the document`);
+  }
+  const refused = input.destinationRefused ?? ((n: string) => {
+    const v = checkDestination(n);
+    return v.ok ? null : v.reason;
+  });
+  for (const r of recipients) {
+    const why = refused(r.number);
+    if (why) throw new FaxgateError('DESTINATION_REFUSED', `destination not allowed: ${why}`);
   }
   if (recipients.length > MAX_RECIPIENTS) {
     throw new FaxgateError('TOO_MANY_RECIPIENTS', `${recipients.length} recipients is over the limit of ${MAX_RECIPIENTS}`);

@@ -10,6 +10,7 @@ import type { SpoolConfig } from '../config/schema.js';
 import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import { acceptJob } from '../intake/accept.js';
+import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -35,6 +36,8 @@ export interface FileProcessorDeps {
   metrics?: Metrics;
   /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
   readers: InputReaders;
+  /** Destination policy (default: the built-in refusals). */
+  destinations?: DestinationCheck;
 }
 
 export type FileOutcome = 'queued' | 'duplicate' | 'refused' | 'retry' | 'gone';
@@ -163,6 +166,10 @@ export class FileProcessor {
         textUnreadable: read?.unreadable,
         defaultCountryCode: this.deps.defaultCountryCode,
         api: () => this.deps.clientFor(f.user),
+        destinationRefused: (n) => {
+          const v = this.deps.destinations?.(f.user, n) ?? checkDestination(n);
+          return v.ok ? null : v.reason;
+        },
       });
     } catch (err) {
       if (isFaxgateError(err) && !err.temporary) {

@@ -6,6 +6,7 @@ import { Periodic } from '../periodic.js';
 import type { SpoolConfig, UserConfig } from '../config/schema.js';
 import { describeError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
+import { destinationCheckFor, type DestinationCheck } from '../intake/destination-policy.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
@@ -39,6 +40,8 @@ export interface SpoolWatcherOptions {
   retryMs?: number;
   /** Where PDF text is read: the daemon's worker threads (default: on this thread). */
   readers?: InputReaders;
+  /** Destination policy (default: the built-in refusals and each user's own rules). */
+  destinations?: DestinationCheck;
 }
 
 export class SpoolWatcher {
@@ -66,6 +69,7 @@ export class SpoolWatcher {
       clock: this.clock,
       metrics: opts.metrics,
       readers: opts.readers ?? inProcessReaders,
+      destinations: opts.destinations ?? destinationCheckFor(() => undefined, () => this.users),
     });
   }
 

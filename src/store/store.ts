@@ -176,7 +176,7 @@ export class Store implements QueueStore {
         `INSERT INTO jobs (id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
          VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(id, input.source, input.user, JSON.stringify(input.cover), JSON.stringify(documents), original ? JSON.stringify(original) : null,
-        input.scheduledAt ?? null, JSON.stringify(input.tags ?? []), input.dedupeKey ?? null, JSON.stringify(input.meta ?? {}), now, now);
+        isoUtc(input.scheduledAt), JSON.stringify(input.tags ?? []), input.dedupeKey ?? null, JSON.stringify(input.meta ?? {}), now, now);
       const ins = this.sql(
         `INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)`,
       );
@@ -687,4 +687,11 @@ export class Store implements QueueStore {
     this.closed = true;
     this.db.close();
   }
+}
+
+/** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */
+function isoUtc(at: string | null | undefined): string | null {
+  if (!at) return null;
+  const t = Date.parse(at);
+  return Number.isNaN(t) ? at : new Date(t).toISOString();
 }

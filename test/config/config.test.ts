@@ -81,6 +81,19 @@ describe('config', () => {
     expect(auth.message).toContain('users[0].password');
   });
 
+  it('a config file without api.baseUrl is refused naming the key; "sandbox" must be said', () => {
+    const f = tempFile(`users:\n  - {name: alice, email: alice@example.com, apiKey: k}\n`);
+    const err = errorOf(() => loadConfigFile(f, { env: {} }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.field).toBe('api.baseUrl');
+    expect(err.message).toMatch(/api\.baseUrl: missing: name the fax service .*"sandbox"/);
+    // with other errors too, every one is named
+    const both = errorOf(() => parseConfigText(`api: {timeoutMs: 5}\n`, { env: {} }));
+    expect(both.message).toMatch(/api\.baseUrl: missing/);
+    expect(both.message).toMatch(/api\.timeoutMs/);
+    expect(loadConfigFile(tempFile(`api: {baseUrl: sandbox}\n`), { env: {} }).api.baseUrl).toBe('sandbox');
+  });
+
   it('reports YAML syntax errors with the line', () => {
     const err = errorOf(() => parseConfigText('api:\n  baseUrl: [unclosed\n', { env: {} }));
     expect(err.code).toBe('CONFIG_INVALID');
@@ -88,7 +101,7 @@ describe('config', () => {
   });
 
   it('resolves relative paths against the config file folder', () => {
-    const f = tempFile(`data: ./state\nspool: {root: spool}\nnotify: {from: fax@example.com, transport: "outbox:out"}\nusers: []\n`);
+    const f = tempFile(`api: {baseUrl: sandbox}\ndata: ./state\nspool: {root: spool}\nnotify: {from: fax@example.com, transport: "outbox:out"}\nusers: []\n`);
     const c = loadConfigFile(f, { env: {} });
     expect(c.data).toBe(path.join(path.dirname(f), 'state'));
     expect(c.spool!.root).toBe(path.join(path.dirname(f), 'spool'));

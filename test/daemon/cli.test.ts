@@ -88,7 +88,7 @@ describe('faxgate CLI', () => {
   });
 
   it('job operations on an unknown id fail with exit 1 and say so', async () => {
-    const f = configFile('q.yaml', `data: ${dir}/q\nusers: []\n`);
+    const f = configFile('q.yaml', `api: {baseUrl: sandbox}\ndata: ${dir}/q\nusers: []\n`);
     const r0 = await runCli(['jobs', '--json', '--config', f]);
     // the store does not exist yet: a clear message, not a stack trace
     expect(r0.code).toBe(1);

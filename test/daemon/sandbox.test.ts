@@ -116,13 +116,15 @@ describe('sandbox start (README quick start)', () => {
     await waitUntil(() => readdirSync(path.join(folder, 'done')).length > 0, 'the original to move to done/');
   });
 
-  it('answers /healthz and /metrics', async () => {
+  it('answers /healthz, /readyz and /metrics', async () => {
     const health = await request(`http://127.0.0.1:${run.adminPort}/healthz`);
     expect(health.statusCode).toBe(200);
     const report = (await health.body.json()) as { status: string; checks: Record<string, { ok: boolean }> };
     expect(report.status).toBe('ok');
     expect(report.checks.store!.ok).toBe(true);
-    expect(report.checks.api!.ok).toBe(true);
+    const ready = await request(`http://127.0.0.1:${run.adminPort}/readyz`);
+    expect(ready.statusCode).toBe(200);
+    expect(((await ready.body.json()) as { checks: Record<string, { ok: boolean }> }).checks.api!.ok).toBe(true);
     const text = await (await request(`http://127.0.0.1:${run.adminPort}/metrics`)).body.text();
     const m = parsePrometheus(text);
     expect(m.get('faxgate_jobs{state="delivered"}')).toBeGreaterThanOrEqual(1);

@@ -150,8 +150,8 @@ describe('Dispatcher with the emulator', () => {
     expect(new Set(faxes.map((f) => f.cf.faxgateSend)).size).toBe(1);
   });
 
-  it('a scheduled job is handed to the service with its date and followed while scheduled', async () => {
-    const s = await setup();
+  it('with queue.scheduleAheadHours, a scheduled job is handed to the service with its date and followed while scheduled', async () => {
+    const s = await setup({ queue: { scheduleAheadHours: 2 } });
     const at = new Date(Date.now() + 3_600_000).toISOString();
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770456' }], scheduledAt: at }));
     await s.dispatcher.runOnce();

@@ -6,6 +6,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { configSchema, type SmtpConfig, type UserConfig } from '../../src/config/schema.js';
+import type { DestinationCheck } from '../../src/intake/destination-policy.js';
 import { UserDirectory } from '../../src/fax/user-directory.js';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
@@ -38,7 +39,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger } = {}): Promise<Rig> {
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const dataDir = path.join(dir, 'data');
   const store = Store.open({ dataDir });
@@ -61,6 +62,7 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     metrics,
     authFailureDelayMs: opts.authFailureDelayMs ?? 20,
     readers,
+    destinations: opts.destinations,
   });
   const [addr] = await gateway.listen();
   return {
