@@ -6,7 +6,7 @@ import PQueue from 'p-queue';
 import type { ApiConfig, QueueConfig } from '../config/schema.js';
 import { systemClock, type Clock } from '../clock.js';
 import { describeError, FaxgateError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
+import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ClaimedGroup, Store } from '../store/store.js';
@@ -14,6 +14,7 @@ import { dispatchTuning } from './dispatch-defaults.js';
 import type { DispatchContext } from './context.js';
 import { sendGroup } from './send.js';
 import { pollProcessing, reconcileUnknown } from './track.js';
+import { applyPushedRecord } from './pushed-result.js';
 
 export interface DispatcherOptions {
   store: Store;
@@ -118,6 +119,14 @@ export class Dispatcher {
     if (this.failedPasses === 0) return;
     this.ctx.log.info({ failedPasses: this.failedPasses }, 'dispatch passes work again');
     this.failedPasses = 0;
+  }
+
+  /** A result the service pushed (webhook): applied as a polled one would be. False: not a fax we follow. */
+  applyServiceRecord(rec: FaxRecord): boolean {
+    const applied = applyPushedRecord(this.ctx, rec);
+    // a deferred retry (busy, no answer) may now be due sooner than the next tick
+    if (applied) this.kick();
+    return applied;
   }
 
   /** New work was queued in this process: claim it now instead of at the next tick. */
