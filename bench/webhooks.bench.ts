@@ -21,8 +21,8 @@ const PASSWORD = 'bench-webhook-password';
 
 interface Run {
   callsPerFax: number;
-  /** calls made to learn results: history pages and fax info lookups */
-  statusCallsPerFax: number;
+  /** sends plus the calls made to learn results (history pages, fax info lookups) */
+  sendAndStatusPerFax: number;
   /** ms from the fax's resolvedDate to its outcome mail, per fax */
   latencies: number[];
 }
@@ -90,7 +90,7 @@ async function run(webhooks: boolean): Promise<Run> {
     }
     const delivered = gw.store.counts().recipients.delivered;
     const text = await gw.metrics.text();
-    return { callsPerFax: apiCalls(text) / delivered, statusCallsPerFax: apiCalls(text, ['history', 'faxInfo']) / delivered, latencies };
+    return { callsPerFax: apiCalls(text) / delivered, sendAndStatusPerFax: apiCalls(text, ['sendFax', 'sendFaxToMany', 'history', 'faxInfo']) / delivered, latencies };
   } finally {
     await gw.stop();
     await api.close();
@@ -104,9 +104,10 @@ export default async function bench(): Promise<BenchResult[]> {
   const on = await run(true);
   const polls = configSchema.parse({}).queue.pollIntervalMs / 1000;
   return [
-    // all calls: the send, and the download of the fax for the outcome mail's attachment
-    { figure: `API calls per delivered fax with webhooks (${FAXES} faxes, service delay ${DELAY_MS / 1000} s)`, value: on.callsPerFax, unit: 'calls', peer: { label: `the same with polling every ${polls} s`, value: off.callsPerFax } },
-    { figure: 'status calls (history, fax info) per delivered fax with webhooks', value: on.statusCallsPerFax, unit: 'calls', peer: { label: 'polling', value: off.statusCallsPerFax }, goal: '0 (results come pushed)' },
+    // the issue's figure: what it costs to send a fax and learn its result
+    { figure: `API calls per delivered fax, send + status, with webhooks (${FAXES} faxes, service delay ${DELAY_MS / 1000} s)`, value: on.sendAndStatusPerFax, unit: 'calls', peer: { label: `polling every ${polls} s`, value: off.sendAndStatusPerFax }, goal: '<= 1.05' },
+    // every call, the download of the fax that the outcome mail attaches included
+    { figure: 'API calls per delivered fax, all, with webhooks', value: on.callsPerFax, unit: 'calls', peer: { label: 'polling', value: off.callsPerFax } },
     { figure: 'result to outcome mail with webhooks, p50', value: pct(on.latencies, 50) / 1000, unit: 's', peer: { label: 'polling, p50', value: pct(off.latencies, 50) / 1000 }, goal: '<= 1' },
     { figure: 'result to outcome mail with webhooks, max', value: Math.max(...on.latencies) / 1000, unit: 's', peer: { label: 'polling, max', value: Math.max(...off.latencies) / 1000 } },
   ];

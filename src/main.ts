@@ -135,7 +135,12 @@ export class Gateway {
           tls: readReceiverTls(config.webhooks.tls),
           logger: this.log.child({ component: 'webhooks' }),
           handlers: {
-            outbound: (rec) => this.dispatcher.applyServiceRecord(rec),
+            outbound: (rec) => {
+              const applied = this.dispatcher.applyServiceRecord(rec);
+              // the outcome mail goes out now, not at the notifier's next look
+              if (applied) this.notifier?.runOnce().catch((err) => this.log.warn({ err: describeError(err) }, 'notification run after a webhook failed'));
+              return applied;
+            },
             inbound: (rec, serviceUserId) => this.receivedFax(rec, serviceUserId),
           },
         })
