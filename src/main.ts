@@ -136,10 +136,10 @@ export class Gateway {
           logger: this.log.child({ component: 'webhooks' }),
           handlers: {
             outbound: (rec) => {
-              const applied = this.dispatcher.applyServiceRecord(rec);
+              const outcome = this.dispatcher.applyServiceRecord(rec);
               // the outcome mail goes out now, not at the notifier's next look
-              if (applied) this.notifier?.runOnce().catch((err) => this.log.warn({ err: describeError(err) }, 'notification run after a webhook failed'));
-              return applied;
+              if (outcome === 'applied') this.notifier?.runOnce().catch((err) => this.log.warn({ err: describeError(err) }, 'notification run after a webhook failed'));
+              return outcome === 'later' ? 'later' : outcome === 'applied';
             },
             inbound: (rec, serviceUserId) => this.receivedFax(rec, serviceUserId),
           },

@@ -14,7 +14,7 @@ import { dispatchTuning } from './dispatch-defaults.js';
 import type { DispatchContext } from './context.js';
 import { sendGroup } from './send.js';
 import { pollProcessing, reconcileUnknown } from './track.js';
-import { applyPushedRecord } from './pushed-result.js';
+import { applyPushedRecord, type PushedOutcome } from './pushed-result.js';
 
 export interface DispatcherOptions {
   store: Store;
@@ -121,12 +121,12 @@ export class Dispatcher {
     this.failedPasses = 0;
   }
 
-  /** A result the service pushed (webhook): applied as a polled one would be. False: not a fax we follow. */
-  applyServiceRecord(rec: FaxRecord): boolean {
-    const applied = applyPushedRecord(this.ctx, rec);
+  /** A result the service pushed (webhook): applied as a polled one would be (see pushed-result.ts). */
+  applyServiceRecord(rec: FaxRecord): PushedOutcome {
+    const outcome = applyPushedRecord(this.ctx, rec);
     // a deferred retry (busy, no answer) may now be due sooner than the next tick
-    if (applied) this.kick();
-    return applied;
+    if (outcome === 'applied') this.kick();
+    return outcome;
   }
 
   /** New work was queued in this process: claim it now instead of at the next tick. */

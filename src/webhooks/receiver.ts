@@ -16,8 +16,11 @@ import type { FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 
 export interface WebhookHandlers {
-  /** An outbound fax's record; true when it was a fax we follow. */
-  outbound(rec: FaxRecord): boolean | Promise<boolean>;
+  /**
+   * An outbound fax's record; true when it was a fax we follow, 'later' when it may become one in
+   * a moment (a send still being recorded): the service is asked to send it again.
+   */
+  outbound(rec: FaxRecord): boolean | 'later' | Promise<boolean | 'later'>;
   /** A received fax's record and the service user it arrived for (when the record names one). */
   inbound(rec: FaxRecord, serviceUserId: string | null): boolean | Promise<boolean>;
 }
@@ -30,6 +33,8 @@ export interface WebhookOutcome {
   event: string | null;
   /** false: the record matched nothing we follow (acknowledged all the same) */
   applied: boolean;
+  /** true: not applied yet and answered 503, so the service sends it again */
+  retryLater?: boolean;
 }
 
 export interface WebhookReceiverOptions {
@@ -122,12 +127,14 @@ export class WebhookReceiver extends EventEmitter {
     const event = typeof req.headers['x-webhook-event'] === 'string' ? req.headers['x-webhook-event'] : null;
     const direction = rec.direction === 'inbound' || (event ?? '').includes('.inbound.') ? 'inbound' : 'outbound';
     try {
-      const applied = direction === 'inbound'
+      const result = direction === 'inbound'
         ? await this.opts.handlers.inbound(rec, typeof body?.userId === 'string' ? body.userId : null)
         : await this.opts.handlers.outbound(rec);
-      const outcome: WebhookOutcome = { messageId: rec.messageId, direction, status: rec.status, event, applied };
-      this.opts.logger.info(outcome, 'webhook event');
+      const retryLater = result === 'later';
+      const outcome: WebhookOutcome = { messageId: rec.messageId, direction, status: rec.status, event, applied: result === true, ...(retryLater ? { retryLater } : {}) };
+      this.opts.logger.info(outcome, retryLater ? 'webhook event for a fax not recorded yet; asked to send it again' : 'webhook event');
       this.emit('event', outcome);
+      if (retryLater) return reply.code(503).send({ error: 'this fax is not recorded here yet; send the event again' });
       return reply.code(200).send({ ok: true });
     } catch (err) {
       // our own trouble: a 5xx makes the service send the event again later
