@@ -7,7 +7,7 @@ import { describeError } from '../errors.js';
 import { formatFaxNumber } from '../intake/fax-number.js';
 import type { Logger } from '../log/logger.js';
 import type { Job, QueueStore } from '../store/types.js';
-import { sha256 } from './file-processor.js';
+import { sha256 } from './content-hash.js';
 import type { UserFolders } from './folders.js';
 import { moveInto, writeReason } from './outcome-files.js';
 

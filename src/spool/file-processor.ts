@@ -2,7 +2,7 @@
 // safely, find where it goes, queue it durably, and only then move the original to done/.
 // Every step can be redone after a crash: the claim id in the work name makes the job's
 // dedupeKey, so re-queuing a file whose job already exists stores nothing new.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { lstat, readdir, rename, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
@@ -16,6 +16,7 @@ import type { QueueStore } from '../store/types.js';
 import type { InputReaders } from '../workers/pool.js';
 import { decideAddressing } from './addressing.js';
 import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
+import { sha256 } from './content-hash.js';
 import type { UserFolders } from './folders.js';
 import { freeName, moveInto, writeReason } from './outcome-files.js';
 import { isTicketName, judgeStat, readSafely } from './safe-file.js';
@@ -322,8 +323,4 @@ function parseWorkName(workName: string): { claimId: string; name: string } {
 /** Identifies the refusal of a file refused before its bytes were read (one notice per claim). */
 function unreadHash(f: UserFolders, claimId: string): string {
   return sha256(`${f.user}\0${claimId}`);
-}
-
-export function sha256(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
 }

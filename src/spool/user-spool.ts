@@ -10,7 +10,6 @@ import path from 'node:path';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { formatDuration } from '../notify/time-format.js';
 import type { UserFolders } from './folders.js';
 import { isIgnoredName, isTicketName } from './safe-file.js';
 
@@ -138,7 +137,7 @@ export class UserSpool {
     if (now - firstSeen >= this.opts.maxWriteMs) {
       return this.takeNow(
         name,
-        `it was still being written after ${formatDuration(this.opts.maxWriteMs / 1000)} (its size or time kept changing); ` +
+        `it was still being written after ${waitedFor(this.opts.maxWriteMs)} (its size or time kept changing); ` +
           'a file is faxed only once it has stopped changing',
       );
     }
@@ -185,4 +184,11 @@ export async function stillChanging(dir: string, names: string[], stableMs: numb
 /** Same file, same size, same modification time: nothing was written in between. */
 function unchanged(a: { size: number; mtimeMs: number; ino: number }, b: { size: number; mtimeMs: number; ino: number }): boolean {
   return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+/** "30 min", "45 s": how long a writer was given, for the reason file (spool needs no more than this). */
+function waitedFor(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  return s % 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s / 60} min`;
 }

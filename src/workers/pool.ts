@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { FaxgateError } from '../errors.js';
 import type { ParsedMail } from '../intake/mail-parse.js';
-import type { PdfTextOptions } from '../spool/pdf-text.js';
+import type { PdfTextOptions } from '../intake/pdf-text.js';
 import type { Task, TaskOutcome, TaskValues } from './tasks.js';
 
 /** What intake runs through the workers (or in-process, see inProcessReaders). */
@@ -119,6 +119,6 @@ export class ReaderPool implements InputReaders {
  */
 export const inProcessReaders: InputReaders = {
   parseMail: async (messageFile, partsDir) => (await import('../intake/mail-parse.js')).parseMail(messageFile, partsDir),
-  pdfPageTexts: async (data, opts) => (await import('../spool/pdf-text.js')).pdfPageTexts(data, opts),
+  pdfPageTexts: async (data, opts) => (await import('../intake/pdf-text.js')).pdfPageTexts(data, opts),
   close: async () => undefined,
 };

@@ -3,7 +3,7 @@
 // errno code (ENOSPC, EACCES...) survives the thread boundary; ./pool.ts turns them back into
 // errors.
 import { parseMail, type ParsedMail } from '../intake/mail-parse.js';
-import { pdfPageTexts, type PdfTextOptions } from '../spool/pdf-text.js';
+import { pdfPageTexts, type PdfTextOptions } from '../intake/pdf-text.js';
 
 export type Task =
   | { kind: 'parseMail'; messageFile: string; partsDir: string }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseMail } from '../../src/intake/mail-parse.js';
-import { pdfPageTexts } from '../../src/spool/pdf-text.js';
+import { pdfPageTexts } from '../../src/intake/pdf-text.js';
 import { ReaderPool, ReadTimeoutError } from '../../src/workers/pool.js';
 import { textPdf } from '../spool/harness.js';
 
