@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import type { UserFolders } from './folders.js';
+import { DONE_DIR, FAILED_DIR, type UserFolders } from './folders.js';
 import { isIgnoredName, isTicketName } from './safe-file.js';
 
 interface Observation {
@@ -102,7 +102,9 @@ export class UserSpool {
 
   /** Something happened to `name`: (re)start its stability watch. */
   nudge(name: string): void {
-    if (this.stopped || isIgnoredName(name)) return;
+    // done/ and failed/ are faxgate's own, whatever is in their place: withFolder() deals with a
+    // link or a file there (moved aside), never the document pickup.
+    if (this.stopped || isIgnoredName(name) || name === DONE_DIR || name === FAILED_DIR) return;
     if (isTicketName(name)) {
       // A ticket written just after its document restarts the document's quiet period.
       const doc = name.slice(0, -'.json'.length);

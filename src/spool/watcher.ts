@@ -44,6 +44,8 @@ export class SpoolWatcher {
   private readonly processor: FileProcessor;
   private readonly spools = new Map<string, UserSpool>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Files that could not be claimed, by "user/name" -> claim error: their user is told once. */
+  private readonly unclaimable = new Map<string, string>();
   private sweepTimer: NodeJS.Timeout | null = null;
   private sweeping: Promise<unknown> = Promise.resolve();
   private users: UserConfig[];
@@ -161,9 +163,18 @@ export class SpoolWatcher {
     try {
       workName = await this.processor.claim(f, name);
     } catch (err) {
+      // Once per file and error, not at every rescan: the user is told with a reason file.
+      const key = `${f.user}/${name}`;
+      const what = (err as NodeJS.ErrnoException).code ?? describeError(err);
+      if (this.unclaimable.get(key) === what) return;
+      this.unclaimable.set(key, what);
+      if (this.unclaimable.size > 10_000) this.unclaimable.delete(this.unclaimable.keys().next().value!);
       this.log.error({ user: f.user, file: name, err: describeError(err) }, 'file could not be claimed');
+      await this.processor.refuseUnclaimable(f, name, err).catch((e: unknown) =>
+        this.log.warn({ user: f.user, file: name, err: describeError(e) }, 'could not record why a file was not claimed'));
       return;
     }
+    this.unclaimable.delete(`${f.user}/${name}`);
     if (workName) await this.runProcess(f, workName, { refusal });
   }
 
@@ -199,7 +210,9 @@ export class SpoolWatcher {
       try {
         await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
         for (const f of byUser.values()) {
-          await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now());
+          await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now(), {
+            onRepair: (what) => this.log.warn({ user: f.user, repair: what }, 'spool folder repaired'),
+          });
           await parkOrphanTickets(f, this.clock.now(), this.log);
         }
       } catch (err) {
