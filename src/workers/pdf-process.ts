@@ -14,7 +14,7 @@ export interface PdfProcessOptions {
   timeoutMs: number;
   /** What one child may allocate, in MB (RLIMIT_DATA). */
   maxMemoryMb: number;
-  /** Documents one child reads before it is replaced (default 20). */
+  /** Documents one child reads before it is replaced (default 200). */
   documentsPerProcess?: number;
   /** An idle child leaves after this long (default 5 s). */
   idleMs?: number;
@@ -177,7 +177,7 @@ export class PdfProcessPool {
       this.busy.delete(r);
       r.served += 1;
       if (!r.alive || this.closed) r.kill();
-      else if (r.served >= (this.opts.documentsPerProcess ?? 20)) r.end();
+      else if (r.served >= (this.opts.documentsPerProcess ?? 200)) r.end();
       else {
         r.idleTimer = setTimeout(() => {
           const i = this.idle.indexOf(r);
