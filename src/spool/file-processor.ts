@@ -264,7 +264,7 @@ export class FileProcessor {
       const ost = await lstat(outside).catch(() => null);
       if (!ost) return null;
       try {
-        await rename(outside, workTicket);
+        await withFolder(f.work, (at) => rename(outside, path.join(at, `${workName}.json`)), this.repairs(f));
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw err;

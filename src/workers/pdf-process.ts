@@ -5,6 +5,9 @@
 // not the address space V8 reserves), is killed when one document takes too long, and exits
 // after a few documents or when idle, so what it took goes back to the system.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface PdfProcessOptions {
@@ -16,7 +19,7 @@ export interface PdfProcessOptions {
   maxMemoryMb: number;
   /** Documents one child reads before it is replaced (default 200). */
   documentsPerProcess?: number;
-  /** An idle child leaves after this long (default 5 s). */
+  /** An idle child leaves after this long (default 30 s). */
   idleMs?: number;
 }
 
@@ -32,14 +35,33 @@ const MAX_PAGES = 50;
 
 const fromSource = import.meta.url.endsWith('.ts');
 
-function childCommand(maxPages: number): string[] {
-  const node = process.execPath;
-  if (fromSource) {
-    const register = fileURLToPath(new URL('./ts-child-register.mjs', import.meta.url));
-    const child = fileURLToPath(new URL('../intake/pdf-text-child.ts', import.meta.url));
-    return [node, '--import', register, child, String(maxPages)];
-  }
-  return [node, fileURLToPath(new URL('../intake/pdf-text-child.js', import.meta.url)), String(maxPages)];
+let sourceChild: Promise<string> | null = null;
+
+/**
+ * Running from the TypeScript sources (tests, `tsx`): the child is bundled once per process into a
+ * plain .mjs with esbuild (tsx's own dependency), pdfjs left outside and named by its absolute URL.
+ * Loading tsx in every child would cost about 400 MB and 3 s; the built daemon runs
+ * dist/intake/pdf-text-child.js directly and never gets here.
+ */
+function bundledChild(): Promise<string> {
+  sourceChild ??= (async () => {
+    const { build } = (await import('esbuild' as string)) as typeof import('esbuild');
+    const entry = fileURLToPath(new URL('../intake/pdf-text-child.ts', import.meta.url));
+    const pdfjs = 'pdfjs-dist/legacy/build/pdf.mjs';
+    const out = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'node', target: 'node20', external: ['pdfjs-dist'], write: false, logLevel: 'silent' });
+    const code = out.outputFiles[0]!.text.split(JSON.stringify(pdfjs)).join(JSON.stringify(import.meta.resolve(pdfjs)));
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-pdf-reader-'));
+    const file = path.join(dir, 'pdf-text-child.mjs');
+    writeFileSync(file, code);
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    return file;
+  })();
+  return sourceChild;
+}
+
+async function childCommand(maxPages: number): Promise<string[]> {
+  const file = fromSource ? await bundledChild() : fileURLToPath(new URL('../intake/pdf-text-child.js', import.meta.url));
+  return [process.execPath, file, String(maxPages)];
 }
 
 interface Waiter {
@@ -138,6 +160,7 @@ export class PdfProcessPool {
   private readonly busy = new Set<Reader>();
   private readonly waiting: Waiter[] = [];
   private closed = false;
+  private command: Promise<string[]> | null = null;
 
   constructor(private readonly opts: PdfProcessOptions) {}
 
@@ -151,12 +174,23 @@ export class PdfProcessPool {
   }
 
   private pump(): void {
-    while (this.waiting.length > 0) {
+    if (!this.command) {
+      this.command = childCommand(MAX_PAGES);
+      this.command.then(() => this.pump(), (err: Error) => {
+        for (const w of this.waiting.splice(0)) w.reject(err);
+      });
+      return;
+    }
+    void this.command.then((argv) => this.assign(argv), () => {});
+  }
+
+  private assign(argv: string[]): void {
+    while (this.waiting.length > 0 && !this.closed) {
       let r = this.idle.pop();
       while (r && !r.alive) r = this.idle.pop();
       if (!r) {
         if (this.busy.size >= this.opts.processes) return;
-        r = new Reader(childCommand(MAX_PAGES), this.opts.maxMemoryMb);
+        r = new Reader(argv, this.opts.maxMemoryMb);
       }
       if (r.idleTimer) clearTimeout(r.idleTimer);
       const w = this.waiting.shift()!;
@@ -183,7 +217,7 @@ export class PdfProcessPool {
           const i = this.idle.indexOf(r);
           if (i >= 0) this.idle.splice(i, 1);
           r.end();
-        }, this.opts.idleMs ?? 5_000);
+        }, this.opts.idleMs ?? 30_000);
         r.idleTimer.unref();
         this.idle.push(r);
       }
