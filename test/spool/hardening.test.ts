@@ -80,6 +80,15 @@ describe('files that cannot be faxed end with a reason, never loop', () => {
     expect(readdirSync(path.join(h.folder(), '.work'))).toEqual([]);
   });
 
+  it('a claimed file with a line feed in its name is finished after a restart, not orphaned', async () => {
+    h = await spoolHarness({
+      before: async ({ folder }) => writeFile(path.join(folder(), '.work', '0123456789abcdef.15551234567 - a\nb.pdf'), '%PDF-1.4\n% lf claimed\n%%EOF\n'),
+    });
+    const job = await waitFor(() => h!.jobs()[0], 8000, 'the recovered job');
+    expect(job.meta.origin).toMatchObject({ file: '15551234567 - a\nb.pdf', claim: '0123456789abcdef' });
+    await waitFor(() => readdirSync(path.join(h!.folder(), '.work')).length === 0, 5000, '.work empty');
+  });
+
   it('a name of 250 bytes is faxed under a shortened name (it once hit ENAMETOOLONG at every claim)', async () => {
     h = await spoolHarness();
     const name = `15551234567 - ${'x'.repeat(250 - 18)}.pdf`;
