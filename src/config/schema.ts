@@ -103,7 +103,7 @@ export const configSchema = z
         /** how long a file's size must stay unchanged before it is taken */
         stableMs: z.number().int().min(50).default(2000),
         doneRetentionDays: z.number().min(0).default(7),
-        /** the same content dropped by the same user within this window is faxed once */
+        /** a true repeat (same user, content, destinations, cover) within this window is faxed once; the repeat goes to failed/ with a reason */
         dedupeWindowMinutes: z.number().min(0).default(60),
         maxFileBytes: z.number().int().min(1024).default(52_428_800),
         /** a file still changing after this long is refused (it would otherwise wait forever) */

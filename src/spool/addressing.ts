@@ -1,7 +1,9 @@
-// Where a spool file goes, first match wins: the sidecar ticket, then codes embedded in the
-// document's text, then the file name. The first source that names a destination decides the
-// recipients; subject, notes and cover come from the ticket, then the codes, then the name
-// (the codes are not read at all when the ticket names the destination).
+// Where a spool file goes. What the user typed wins: the sidecar ticket (a CUPS option becomes
+// one), then the file name; codes embedded in the document's text address it only when neither
+// names a destination. Codes that name another destination than the one typed refuse the file
+// (a PDF with a hidden "@@FAX +1 900...@@" saved as "15551234567 - contract.pdf" was once faxed
+// to the 900 number): they are never followed and never silently ignored. Subject, notes and
+// cover come from the ticket, then the codes, then the name.
 import { FaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import { resolveContact } from '../intake/contact-lookup.js';
@@ -45,11 +47,16 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
 
   let recipients: NewRecipient[] | null = null;
   let via: AddressSource = 'file name';
+  // A file name that only looks like numbers ("20240101.pdf") is not a typed destination when the
+  // document carries codes: the codes address it, as before.
+  const nameNumbers = fromName.numbers.length > 0 && (!codes?.fax.length || fromName.numbers.every((n) => normalizeFaxNumber(n, input.defaultCountryCode).ok));
   if (ticket && (ticket.to.length > 0 || ticket.recipientName)) {
     via = 'ticket';
     recipients = ticket.to.length > 0
       ? await toRecipients(ticket.to, ticket.recipientName, input)
       : [await contactRecipient(ticket.recipientName!, input)];
+  } else if (nameNumbers) {
+    recipients = await toRecipients(fromName.numbers, undefined, input);
   } else if (codes && (codes.fax.length > 0 || codes.to)) {
     via = 'codes';
     const why = ambiguity(codes);
@@ -57,9 +64,8 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
     recipients = codes.fax.length > 0
       ? await toRecipients(codes.fax, codes.to, input)
       : [await contactRecipient(codes.to!, input)];
-  } else if (fromName.numbers.length > 0) {
-    recipients = await toRecipients(fromName.numbers, undefined, input);
   }
+  if (recipients && via !== 'codes' && codes) conflictWithCodes(recipients, via, codes, input);
   if (!recipients || recipients.length === 0) {
     const hint = codes && hasAnyCode(codes)
       ? ' (the document has @@ codes but no @@FAX@@ or @@TO@@)'
@@ -91,6 +97,22 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
     scheduledAt: ticket?.scheduledDate ?? null,
     via,
   };
+}
+
+/** Refuses a document whose @@FAX@@ codes name a number the typed destination does not. */
+function conflictWithCodes(recipients: NewRecipient[], via: AddressSource, codes: EmbeddedCodes, input: AddressingInput): void {
+  const typed = new Set(recipients.map((r) => r.number));
+  const other = codes.fax.filter((raw) => {
+    const n = normalizeFaxNumber(raw, input.defaultCountryCode);
+    return !n.ok || !typed.has(n.e164);
+  });
+  if (other.length === 0) return;
+  const where = via === 'ticket' ? 'its ticket (or the fax-number print option)' : 'its file name';
+  throw new FaxgateError(
+    'AMBIGUOUS_DESTINATION',
+    `the document's text says @@FAX ${other.join('@@, @@FAX ')}@@, but ${where} says ${recipients.map((r) => r.number).join(', ')}; ` +
+      'it was not faxed to either. Remove the @@FAX@@ code from the document, or address it the same way in both places',
+  );
 }
 
 /** Numbers (or contact names, for entries without digits) to recipients, in order, deduplicated. */

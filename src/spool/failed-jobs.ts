@@ -7,9 +7,10 @@ import { describeError } from '../errors.js';
 import { formatFaxNumber } from '../intake/fax-number.js';
 import type { Logger } from '../log/logger.js';
 import type { Job, QueueStore } from '../store/types.js';
-import { sha256 } from './file-processor.js';
+import { sha256 } from './content-hash.js';
 import type { UserFolders } from './folders.js';
 import { moveInto, writeReason } from './outcome-files.js';
+import { withFolder } from './safe-folder.js';
 
 const MARKER = (id: string) => `spool:final:${id}`;
 
@@ -51,8 +52,11 @@ export async function sweepFailedJobs(store: QueueStore, foldersOf: (user: strin
       try {
         let fileName = name;
         if (state === 'failed') {
-          const inDone = await findInDone(f.done, name, job.meta.origin?.sha256);
-          if (inDone) fileName = path.basename(await moveInto(path.join(f.done, inDone), f.failed, name));
+          // done/ is read and moved from through its checked descriptor, never through a link.
+          fileName = await withFolder(f.done, async (done) => {
+            const inDone = await findInDone(done, name, job.meta.origin?.sha256);
+            return inDone ? path.basename(await moveInto(path.join(done, inDone), f.failed, name)) : fileName;
+          });
         }
         await writeReason(f.failed, fileName, failureText(job));
         store.setState(MARKER(job.id), state);

@@ -2,8 +2,8 @@
 // safely, find where it goes, queue it durably, and only then move the original to done/.
 // Every step can be redone after a crash: the claim id in the work name makes the job's
 // dedupeKey, so re-queuing a file whose job already exists stores nothing new.
-import { createHash, randomBytes } from 'node:crypto';
-import { lstat, readdir, rename, utimes } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { lstat, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { SpoolConfig } from '../config/schema.js';
@@ -16,15 +16,27 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
 import type { InputReaders } from '../workers/pool.js';
-import { decideAddressing } from './addressing.js';
+import { decideAddressing, type Addressing } from './addressing.js';
 import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
+import { sha256 } from './content-hash.js';
 import type { UserFolders } from './folders.js';
 import { freeName, moveInto, writeReason } from './outcome-files.js';
+import { withFolder } from './safe-folder.js';
 import { isTicketName, judgeStat, readSafely } from './safe-file.js';
 import { parseTicket, TICKET_MAX_BYTES, type Ticket } from './ticket.js';
 
-/** "<16 hex>.<original name>": the claim id keeps two drops of one name apart in the work folder. */
-const WORK_NAME = /^([0-9a-f]{16})\.(.+)$/;
+/**
+ * "<16 hex>.<original name>": the claim id keeps two drops of one name apart in the work folder.
+ * Any byte but "/" may be in a name, a line feed too (`s`: such a file was once never finished).
+ */
+const WORK_NAME = /^([0-9a-f]{16})\.(.+)$/s;
+
+/**
+ * The longest original name (in bytes) kept whole in a work name: 255 less the claim id, its dot,
+ * and the ".json" of a ticket, less room for " (99)" and ".reason.txt" in failed/. A longer name
+ * (239-255 bytes once hit ENAMETOOLONG at every claim) is shortened, its extension kept.
+ */
+const NAME_MAX_BYTES = 200;
 
 export interface FileProcessorDeps {
   spool: SpoolConfig;
@@ -49,7 +61,7 @@ interface Seen {
 }
 
 export class FileProcessor {
-  /** Content already queued per "user:sha256", for the dedupe window. */
+  /** What was queued per repeatKey() (user, content, destinations, cover), for the dedupe window. */
   private readonly seen = new Map<string, Seen>();
   /** One file of a given content per user at a time, so two copies cannot both pass the window check. */
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -62,10 +74,9 @@ export class FileProcessor {
     for (const job of this.deps.store.listJobs({ source: 'spool', limit: 100_000 })) {
       const at = Date.parse(job.createdAt);
       if (at < since) break;
-      const sha = job.meta.origin?.sha256;
+      const key = job.meta.origin?.repeat;
       const claimId = job.meta.origin?.claim;
-      if (!sha || !claimId) continue;
-      const key = `${job.user}:${sha}`;
+      if (!key || !claimId) continue;
       if (!this.seen.has(key)) this.seen.set(key, { at, jobId: job.id, claimId });
     }
   }
@@ -76,14 +87,35 @@ export class FileProcessor {
 
   /** Claims a stable file by renaming it into the work folder; null if it is gone. */
   async claim(f: UserFolders, name: string): Promise<string | null> {
-    const workName = `${randomBytes(8).toString('hex')}.${name}`;
+    const workName = `${randomBytes(8).toString('hex')}.${shortName(name)}`;
     try {
-      await rename(path.join(f.root, name), path.join(f.work, workName));
+      await withFolder(f.work, (at) => rename(path.join(f.root, name), path.join(at, workName)), this.repairs(f));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
     return workName;
+  }
+
+  /** A file that cannot even be claimed (not ours to move): its user is told once, with why. */
+  async refuseUnclaimable(f: UserFolders, name: string, err: unknown): Promise<void> {
+    const st = await lstat(path.join(f.root, name)).catch(() => null);
+    if (!st) return;
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EACCES' || code === 'EPERM'
+      ? 'faxgate is not allowed to move it (it belongs to another user in a folder that only lets owners move their files)'
+      : `faxgate could not move it (${code ?? describeError(err)})`;
+    const reason = `${why}; it was left where it is and was not faxed. Remove it, or save it again as the folder's user.`;
+    const hash = sha256(`${f.user}\0unclaimable\0${name}\0${st.dev}:${st.ino}`);
+    await writeReason(f.failed, shortName(name), reason, this.repairs(f));
+    this.deps.store.enqueueNotification({ kind: 'rejected', user: f.user, dedupeKey: `rejected:spool:${hash}`, payload: { file: name, reason, source: 'spool' } });
+    this.deps.logger.child({ user: f.user, file: name }).warn({ reason }, 'REJECTED');
+    this.count('refused');
+  }
+
+  /** Logs what withFolder() had to repair in this user's folders. */
+  private repairs(f: UserFolders): { onRepair: (what: string) => void } {
+    return { onRepair: (what) => this.deps.logger.warn({ user: f.user, repair: what }, 'spool folder repaired') };
   }
 
   /** Names in the work folder left by an earlier run, documents first (tickets travel with them). */
@@ -98,7 +130,7 @@ export class FileProcessor {
     if (!m) return;
     const docWork = path.join(f.work, ticketWorkName.slice(0, -'.json'.length));
     if (await lstat(docWork).then(() => true, () => false)) return;
-    await moveInto(path.join(f.work, ticketWorkName), f.done, m[2]!);
+    await moveInto(path.join(f.work, ticketWorkName), f.done, m[2]!, { events: this.repairs(f) });
   }
 
   /**
@@ -121,8 +153,16 @@ export class FileProcessor {
     try {
       data = await readSafely(workPath, st, this.deps.spool.maxFileBytes);
     } catch (err) {
-      if (!isFaxgateError(err)) throw err;
-      await this.refuseClaimed(f, workName, name, err.message, unreadHash(f, claimId), log);
+      const code = (err as NodeJS.ErrnoException).code;
+      // Another user's file with mode 0600 (once DEFERRED every 30 s for ever): faxgate may move
+      // it but never read it, and waiting will not change that.
+      const reason = isFaxgateError(err)
+        ? err.message
+        : code === 'EACCES' || code === 'EPERM'
+          ? `faxgate is not allowed to read it (it belongs to uid ${st.uid} with mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); save it so that the fax service's group can read it`
+          : null;
+      if (reason === null) throw err;
+      await this.refuseClaimed(f, workName, name, reason, unreadHash(f, claimId), log);
       return 'refused';
     }
     const sha = sha256(data);
@@ -150,10 +190,9 @@ export class FileProcessor {
     const ticket = ticketResult?.ticket;
     if (ticketResult?.ignoredKeys.length) log.warn({ keys: ticketResult.ignoredKeys }, 'ticket keys ignored');
 
-    // A ticket that names the destination wins outright: the text layer is not read (pdfjs is
-    // the costliest step of a pickup).
-    const ticketAddresses = ticket !== undefined && (ticket.to.length > 0 || ticket.recipientName !== undefined);
-    const read = ticketAddresses ? undefined : await this.readCodes(data, contentType, log);
+    // The text is read even when a ticket or the file name addresses the document: codes hidden
+    // in it that name another destination must refuse the file, never be ignored or followed.
+    const read = await this.readCodes(data, contentType, log);
     const codes = read?.codes;
     if (codes?.problems.length) log.warn({ problems: codes.problems }, 'embedded codes not understood');
 
@@ -181,14 +220,22 @@ export class FileProcessor {
       return 'retry';
     }
 
-    return this.withLock(`${f.user}:${sha}`, async () => {
-      const seenKey = `${f.user}:${sha}`;
+    // Only a true repeat is swallowed: same user, bytes, destinations, cover (subject, notes),
+    // schedule and tags. The same document to another number is another fax.
+    const repeat = repeatKey(f.user, sha, addressing);
+    return this.withLock(repeat, async () => {
+      const seenKey = repeat;
       const prior = this.seen.get(seenKey);
       const now = this.deps.clock.now();
       if (prior && prior.claimId !== claimId && now - prior.at < this.windowMs()) {
         log.info({ job: prior.jobId }, 'duplicate of a file queued moments ago; not faxed again');
-        await this.finishDone(f, workName, name);
-        this.count('duplicate');
+        const minutes = this.deps.spool.dedupeWindowMinutes;
+        await this.refuseClaimed(
+          f, workName, name,
+          `not faxed again: the same document to the same destination (${addressing.recipients.map((r) => r.number).join(', ')}) ` +
+            `was queued as fax job ${prior.jobId} less than ${minutes} minutes ago. To send it again on purpose, wait ${minutes} minutes or change its subject.`,
+          refusalHash, log, 'duplicate',
+        );
         return 'duplicate';
       }
       const { job } = await acceptJob({ store: this.deps.store, log, metrics: this.deps.metrics }, {
@@ -201,7 +248,7 @@ export class FileProcessor {
         scheduledAt: addressing.scheduledAt,
         tags: addressing.tags,
         dedupeKey,
-        meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, folder: path.basename(f.root) } },
+        meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, repeat, folder: path.basename(f.root) } },
       }, { via: addressing.via, bytes: data.length });
       this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
       this.pruneSeen(now);
@@ -220,7 +267,7 @@ export class FileProcessor {
       const ost = await lstat(outside).catch(() => null);
       if (!ost) return null;
       try {
-        await rename(outside, workTicket);
+        await withFolder(f.work, (at) => rename(outside, path.join(at, `${workName}.json`)), this.repairs(f));
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw err;
@@ -263,29 +310,28 @@ export class FileProcessor {
     const now = new Date(this.deps.clock.now());
     // No directory fsync here: the job is already durable, and if a crash forgets this move the
     // file is found in .work/ again, recognised by its dedupeKey and only moved.
-    const to = await moveInto(path.join(f.work, workName), f.done, name, { sync: false });
-    await utimes(to, now, now).catch(() => {});
+    const to = await moveInto(path.join(f.work, workName), f.done, name, { sync: false, touch: now, events: this.repairs(f) });
     await this.moveTicket(f, workName, f.done, path.basename(to));
   }
 
   private async moveTicket(f: UserFolders, workName: string, dir: string, docName: string): Promise<void> {
     const ticket = path.join(f.work, `${workName}.json`);
-    if (await lstat(ticket).then(() => true, () => false)) await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done });
+    if (await lstat(ticket).then(() => true, () => false)) await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done, events: this.repairs(f) });
   }
 
   /** Reason file, notification, then the move: each step can be redone after a crash. */
-  private async refuseClaimed(f: UserFolders, workName: string, name: string, reason: string, hash: string, log: Logger): Promise<void> {
+  private async refuseClaimed(f: UserFolders, workName: string, name: string, reason: string, hash: string, log: Logger, outcome = 'refused'): Promise<void> {
     // The reason file is named for the free name the document will take in failed/.
-    const target = await freeName(f.failed, name);
+    const target = await freeName(f.failed, name, this.repairs(f));
     await this.recordRefusal(f, target, reason, hash);
-    const to = await moveInto(path.join(f.work, workName), f.failed, target);
+    const to = await moveInto(path.join(f.work, workName), f.failed, target, { events: this.repairs(f) });
     await this.moveTicket(f, workName, f.failed, path.basename(to));
     log.warn({ reason }, 'REJECTED');
-    this.count('refused');
+    this.count(outcome);
   }
 
   private async recordRefusal(f: UserFolders, name: string, reason: string, hash: string): Promise<void> {
-    await writeReason(f.failed, name, reason);
+    await writeReason(f.failed, name, reason, this.repairs(f));
     this.deps.store.enqueueNotification({
       kind: 'rejected',
       user: f.user,
@@ -316,6 +362,22 @@ export class FileProcessor {
   }
 }
 
+/** A name of at most NAME_MAX_BYTES bytes: the start and the extension of a longer one. */
+export function shortName(name: string): string {
+  if (Buffer.byteLength(name) <= NAME_MAX_BYTES) return name;
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && name.length - dot <= 10 ? name.slice(dot) : '';
+  let stem = name.slice(0, name.length - ext.length);
+  while (Buffer.byteLength(stem) + Buffer.byteLength(ext) + 3 > NAME_MAX_BYTES) stem = stem.slice(0, -1);
+  // A cut through a surrogate pair would leave half a character.
+  return `${stem.replace(/[\ud800-\udbff]$/, '')}...${ext}`;
+}
+
+function repeatKey(user: string, sha: string, a: Addressing): string {
+  const what = { to: a.recipients.map((r) => r.number).sort(), cover: a.cover, at: a.scheduledAt, tags: [...a.tags].sort() };
+  return sha256(`${user}\0${sha}\0${JSON.stringify(what)}`);
+}
+
 function parseWorkName(workName: string): { claimId: string; name: string } {
   const m = WORK_NAME.exec(workName);
   if (!m) throw new FaxgateError('INTERNAL', `not a work file name: ${workName}`);
@@ -325,8 +387,4 @@ function parseWorkName(workName: string): { claimId: string; name: string } {
 /** Identifies the refusal of a file refused before its bytes were read (one notice per claim). */
 function unreadHash(f: UserFolders, claimId: string): string {
   return sha256(`${f.user}\0${claimId}`);
-}
-
-export function sha256(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
 }

@@ -1,15 +1,22 @@
 // Moving a spool file to done/ or failed/ and writing its reason file. Names in the outcome
 // folders never overwrite each other: a second "invoice.pdf" becomes "invoice (2).pdf".
-import { link, lstat, readdir, rename, rm, unlink } from 'node:fs/promises';
+// Every operation names its folder through withFolder() (./safe-folder.ts): checked, never
+// followed through a link, made again when missing.
+import { link, lstat, readdir, rename, rm, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic } from '../fs/atomic.js';
+import { withFolder, type FolderEvents } from './safe-folder.js';
 
 async function exists(p: string): Promise<boolean> {
   return lstat(p).then(() => true, () => false);
 }
 
 /** A name in `dir` that is free now, based on `name`. */
-export async function freeName(dir: string, name: string): Promise<string> {
+export async function freeName(dir: string, name: string, events?: FolderEvents): Promise<string> {
+  return withFolder(dir, (at) => freeNameIn(at, name), events);
+}
+
+async function freeNameIn(dir: string, name: string): Promise<string> {
   if (!(await exists(path.join(dir, name)))) return name;
   const dot = name.lastIndexOf('.');
   const stem = dot > 0 ? name.slice(0, dot) : name;
@@ -25,50 +32,59 @@ export async function freeName(dir: string, name: string): Promise<string> {
  * Moves `from` into `dir` under a free name based on `name`, without ever replacing a file
  * (link + unlink fails on an existing name; rename is the fallback for what cannot be linked).
  */
-export async function moveInto(from: string, dir: string, name: string, opts: { sync?: boolean } = {}): Promise<string> {
+export async function moveInto(from: string, dir: string, name: string, opts: { sync?: boolean; touch?: Date; events?: FolderEvents } = {}): Promise<string> {
   const sync = opts.sync ?? true;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const target = await freeName(dir, name);
-    const to = path.join(dir, target);
-    try {
-      await link(from, to);
-      await unlink(from);
-      if (sync) await fsyncDir(dir);
-      return to;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') continue;
-      if (code === 'EPERM' || code === 'EXDEV' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') {
-        // FIFOs on some filesystems, or links not allowed: rename is the only way.
-        await rename(from, to);
-        await fsyncDir(dir);
-        return to;
+  const placed = await withFolder(dir, async (at) => {
+    const done = async (target: string) => {
+      if (opts.touch) await utimes(path.join(at, target), opts.touch, opts.touch).catch(() => {});
+      return target;
+    };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const target = await freeNameIn(at, name);
+      const to = path.join(at, target);
+      try {
+        await link(from, to);
+        await unlink(from);
+        if (sync) await fsyncDir(at);
+        return done(target);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') continue;
+        if (code === 'EPERM' || code === 'EXDEV' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') {
+          // FIFOs on some filesystems, or links not allowed: rename is the only way.
+          await rename(from, to);
+          await fsyncDir(at);
+          return done(target);
+        }
+        throw err;
       }
-      throw err;
     }
-  }
-  const to = path.join(dir, `${name}.${Date.now()}`);
-  await rename(from, to);
-  return to;
+    const target = `${name}.${Date.now()}`;
+    await rename(from, path.join(at, target));
+    return done(target);
+  }, opts.events);
+  return path.join(dir, placed);
 }
 
-export async function writeReason(failedDir: string, fileName: string, reason: string): Promise<string> {
-  const target = path.join(failedDir, `${fileName}.reason.txt`);
-  await writeFileAtomic(target, `${reason.trim()}\n`, 0o660);
-  return target;
+export async function writeReason(failedDir: string, fileName: string, reason: string, events?: FolderEvents): Promise<string> {
+  const name = `${fileName}.reason.txt`;
+  await withFolder(failedDir, (at) => writeFileAtomic(path.join(at, name), `${reason.trim()}\n`, 0o660), events);
+  return path.join(failedDir, name);
 }
 
 /** Removes files in `dir` older than `days` (by mtime); returns how many. */
-export async function pruneOlderThan(dir: string, days: number, now: number): Promise<number> {
+export async function pruneOlderThan(dir: string, days: number, now: number, events?: FolderEvents): Promise<number> {
   if (days <= 0) return 0;
   const limit = now - days * 86_400_000;
-  let removed = 0;
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const p = path.join(dir, name);
-    const st = await lstat(p).catch(() => null);
-    if (!st || st.isDirectory() || st.mtimeMs >= limit) continue;
-    await rm(p, { force: true });
-    removed += 1;
-  }
-  return removed;
+  return withFolder(dir, async (at) => {
+    let removed = 0;
+    for (const name of await readdir(at).catch(() => [] as string[])) {
+      const p = path.join(at, name);
+      const st = await lstat(p).catch(() => null);
+      if (!st || st.isDirectory() || st.mtimeMs >= limit) continue;
+      await rm(p, { force: true });
+      removed += 1;
+    }
+    return removed;
+  }, events);
 }

@@ -10,9 +10,8 @@ import path from 'node:path';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { formatDuration } from '../notify/time-format.js';
 import { Periodic } from '../periodic.js';
-import type { UserFolders } from './folders.js';
+import { DONE_DIR, FAILED_DIR, type UserFolders } from './folders.js';
 import { isIgnoredName, isTicketName } from './safe-file.js';
 
 interface Observation {
@@ -113,7 +112,9 @@ export class UserSpool {
 
   /** Something happened to `name`: (re)start its stability watch. */
   nudge(name: string): void {
-    if (this.stopped || isIgnoredName(name)) return;
+    // done/ and failed/ are faxgate's own, whatever is in their place: withFolder() deals with a
+    // link or a file there (moved aside), never the document pickup.
+    if (this.stopped || isIgnoredName(name) || name === DONE_DIR || name === FAILED_DIR) return;
     if (isTicketName(name)) {
       // A ticket written just after its document restarts the document's quiet period.
       const doc = name.slice(0, -'.json'.length);
@@ -148,7 +149,7 @@ export class UserSpool {
     if (now - firstSeen >= this.opts.maxWriteMs) {
       return this.takeNow(
         name,
-        `it was still being written after ${formatDuration(this.opts.maxWriteMs / 1000)} (its size or time kept changing); ` +
+        `it was still being written after ${waitedFor(this.opts.maxWriteMs)} (its size or time kept changing); ` +
           'a file is faxed only once it has stopped changing',
       );
     }
@@ -195,4 +196,11 @@ export async function stillChanging(dir: string, names: string[], stableMs: numb
 /** Same file, same size, same modification time: nothing was written in between. */
 function unchanged(a: { size: number; mtimeMs: number; ino: number }, b: { size: number; mtimeMs: number; ino: number }): boolean {
   return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+/** "30 min", "45 s": how long a writer was given, for the reason file (spool needs no more than this). */
+function waitedFor(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  return s % 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s / 60} min`;
 }

@@ -52,6 +52,8 @@ export class SpoolWatcher {
   private readonly spools = new Map<string, UserSpool>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private sweeper: Periodic<void> | null = null;
+  /** Files that could not be claimed, by "user/name" -> claim error: their user is told once. */
+  private readonly unclaimable = new Map<string, string>();
   private users: UserConfig[];
   private running = false;
 
@@ -172,9 +174,18 @@ export class SpoolWatcher {
     try {
       workName = await this.processor.claim(f, name);
     } catch (err) {
+      // Once per file and error, not at every rescan: the user is told with a reason file.
+      const key = `${f.user}/${name}`;
+      const what = (err as NodeJS.ErrnoException).code ?? describeError(err);
+      if (this.unclaimable.get(key) === what) return;
+      this.unclaimable.set(key, what);
+      if (this.unclaimable.size > 10_000) this.unclaimable.delete(this.unclaimable.keys().next().value!);
       this.log.error({ user: f.user, file: name, err: describeError(err) }, 'file could not be claimed');
+      await this.processor.refuseUnclaimable(f, name, err).catch((e: unknown) =>
+        this.log.warn({ user: f.user, file: name, err: describeError(e) }, 'could not record why a file was not claimed'));
       return;
     }
+    this.unclaimable.delete(`${f.user}/${name}`);
     if (workName) await this.runProcess(f, workName, { refusal });
   }
 
@@ -208,7 +219,9 @@ export class SpoolWatcher {
     const byUser = new Map([...this.spools.values()].map((s) => [s.folders.user, s.folders]));
     await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
     for (const f of byUser.values()) {
-      await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now());
+      await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now(), {
+        onRepair: (what) => this.log.warn({ user: f.user, repair: what }, 'spool folder repaired'),
+      });
       await parkOrphanTickets(f, this.clock.now(), this.log);
     }
   }

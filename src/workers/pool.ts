@@ -10,13 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { FaxgateError } from '../errors.js';
 import type { ParsedMail } from '../intake/mail-parse.js';
-import type { PdfTextOptions } from '../spool/pdf-text.js';
+import { PdfProcessPool, PdfReadLimitError } from './pdf-process.js';
 import type { Task, TaskOutcome, TaskValues } from './tasks.js';
 
 /** What intake runs through the workers (or in-process, see inProcessReaders). */
 export interface InputReaders {
   parseMail(messageFile: string, partsDir: string): Promise<ParsedMail>;
-  pdfPageTexts(data: Uint8Array, opts?: PdfTextOptions): Promise<string[]>;
+  pdfPageTexts(data: Uint8Array): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -29,6 +29,8 @@ export interface ReaderPoolOptions {
   pdfTimeoutMs?: number;
   /** Heap limit of each worker (default 1024 MB). */
   maxHeapMb?: number;
+  /** What one PDF reader process may allocate (default 512 MB), enforced by the OS. */
+  pdfMaxMemoryMb?: number;
 }
 
 /** A task that ran out of time: the input's fault, not the machine's (no errno code). */
@@ -56,12 +58,14 @@ export class ReaderPool implements InputReaders {
   private readonly maxHeapMb: number;
   private readonly mailTimeoutMs: number;
   private readonly pdfTimeoutMs: number;
+  private readonly pdfs: PdfProcessPool;
 
   constructor(opts: ReaderPoolOptions = {}) {
     this.threads = opts.threads ?? Math.max(1, Math.min(4, os.availableParallelism()));
     this.maxHeapMb = opts.maxHeapMb ?? 1024;
     this.mailTimeoutMs = opts.mailTimeoutMs ?? 120_000;
     this.pdfTimeoutMs = opts.pdfTimeoutMs ?? 60_000;
+    this.pdfs = new PdfProcessPool({ processes: this.threads, timeoutMs: this.pdfTimeoutMs, maxMemoryMb: opts.pdfMaxMemoryMb ?? 512 });
   }
 
   /** Threads start with the first mail or PDF: a daemon that has read nothing holds none. */
@@ -84,8 +88,15 @@ export class ReaderPool implements InputReaders {
     return this.run({ kind: 'parseMail', messageFile, partsDir }, this.mailTimeoutMs, 'the message');
   }
 
-  pdfPageTexts(data: Uint8Array, opts?: PdfTextOptions): Promise<string[]> {
-    return this.run({ kind: 'pdfText', data, ...(opts ? { opts } : {}) }, this.pdfTimeoutMs, 'the PDF');
+  async pdfPageTexts(data: Uint8Array): Promise<string[]> {
+    if (this.closed) throw shuttingDown();
+    try {
+      return await this.pdfs.pageTexts(data);
+    } catch (err) {
+      if (this.closed) throw shuttingDown(err);
+      if (err instanceof PdfReadLimitError && /longer than/.test(err.message)) throw new ReadTimeoutError('the PDF', this.pdfTimeoutMs);
+      throw err;
+    }
   }
 
   private async run<K extends Task['kind']>(task: Extract<Task, { kind: K }>, timeoutMs: number, what: string): Promise<TaskValues[K]> {
@@ -107,6 +118,7 @@ export class ReaderPool implements InputReaders {
   /** Stops the threads; a task still running is abandoned (its caller gets SHUTTING_DOWN). */
   async close(): Promise<void> {
     this.closed = true;
+    await this.pdfs.close();
     const pool = this.pool;
     this.pool = null;
     await pool?.destroy();
@@ -119,6 +131,6 @@ export class ReaderPool implements InputReaders {
  */
 export const inProcessReaders: InputReaders = {
   parseMail: async (messageFile, partsDir) => (await import('../intake/mail-parse.js')).parseMail(messageFile, partsDir),
-  pdfPageTexts: async (data, opts) => (await import('../spool/pdf-text.js')).pdfPageTexts(data, opts),
+  pdfPageTexts: async (data) => (await import('../intake/pdf-text.js')).pdfPageTexts(data),
   close: async () => undefined,
 };

@@ -1,19 +1,16 @@
 // What runs on the worker threads: the CPU-heavy reading of hostile input (MIME parsing of a
-// stored mail, the text layer of a printed PDF). Errors come back as plain data so that their
+// stored mail; PDF text is read in child processes, see ./pdf-process.ts). Errors come back as plain data so that their
 // errno code (ENOSPC, EACCES...) survives the thread boundary; ./pool.ts turns them back into
 // errors.
 import { parseMail, type ParsedMail } from '../intake/mail-parse.js';
-import { pdfPageTexts, type PdfTextOptions } from '../spool/pdf-text.js';
 
 export type Task =
-  | { kind: 'parseMail'; messageFile: string; partsDir: string }
-  | { kind: 'pdfText'; data: Uint8Array; opts?: PdfTextOptions };
+  | { kind: 'parseMail'; messageFile: string; partsDir: string };
 
 export type TaskOutcome<T> = { ok: true; value: T } | { ok: false; error: { name: string; message: string; code?: string } };
 
 export interface TaskValues {
   parseMail: ParsedMail;
-  pdfText: string[];
 }
 
 async function outcome<T>(fn: () => Promise<T>): Promise<TaskOutcome<T>> {
@@ -30,8 +27,6 @@ export default async function runTask(task: Task): Promise<TaskOutcome<unknown>>
   switch (task.kind) {
     case 'parseMail':
       return outcome(() => parseMail(task.messageFile, task.partsDir));
-    case 'pdfText':
-      return outcome(() => pdfPageTexts(task.data, task.opts));
     default:
       return { ok: false, error: { name: 'Error', message: `unknown task ${JSON.stringify((task as { kind?: unknown }).kind)}` } };
   }

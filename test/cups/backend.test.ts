@@ -2,7 +2,7 @@
 // DEVICE_URI in the environment, the document on stdin when no file is given.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +51,27 @@ describe('faxgate CUPS backend', () => {
     expect(t).toMatchObject({ ok: true, ignoredKeys: [] });
     if (!t.ok) return;
     expect(t.ticket).toMatchObject({ to: ['+15551234567', '5557654321'], recipientName: 'Acme Billing', subject: 'Invoice 42', notes: 'Please call "back"', cover: true, copies: 1 });
+  });
+
+  it('a link planted under the name it will write is replaced, never written through; no predictable temp name', () => {
+    const outside = path.join(dir, 'outside.txt');
+    writeFileSync(outside, 'untouched');
+    symlinkSync(outside, path.join(root, 'alice', 'cups-9 T.pdf'));
+    symlinkSync(outside, path.join(root, 'alice', 'cups-9 T.pdf.json'));
+    // the old temp names (".$name.$$.tmp") can no longer be guessed: plant a few anyway
+    for (let pid = 1; pid < 50; pid++) symlinkSync(outside, path.join(root, 'alice', `.cups-9 T.pdf.${pid}.tmp`));
+    const r = backend(['9', 'alice', 'T', '1', 'fax-number=5551234567', path.join(dir, 'job.pdf')]);
+    expect(r.code).toBe(0);
+    expect(readFileSync(outside, 'utf8')).toBe('untouched');
+    expect(lstatSync(path.join(root, 'alice', 'cups-9 T.pdf')).isFile()).toBe(true);
+    expect(readFileSync(path.join(root, 'alice', 'cups-9 T.pdf'), 'utf8')).toBe(PDF);
+  });
+
+  it('fax option words split off by lp cancel the job with how to quote (never a fax to "Acme")', () => {
+    const r = backend(['10', 'alice', 'T', '1', 'Billing fax-number=5551234567 fax-to-name=Acme', path.join(dir, 'job.pdf')]);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(/words without a name \(Billing\).*lp -o 'fax-to-name="Acme Billing"'/);
+    expect(userFiles()).toEqual([]);
   });
 
   it('reads the document from stdin and escapes hostile titles into valid JSON', () => {

@@ -9,7 +9,7 @@ import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync,
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { pdfPageTexts } from '../../src/spool/pdf-text.js';
+import { pdfPageTexts } from '../../src/intake/pdf-text.js';
 import { waitUntil } from '../helpers/cli.js';
 import { grow } from '../helpers/grow.js';
 import { disposeRig, emulatorFaxes, makeRig, numberFor, patchConfig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';

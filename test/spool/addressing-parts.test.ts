@@ -5,7 +5,7 @@ import path from 'node:path';
 import { decideAddressing } from '../../src/spool/addressing.js';
 import { ambiguity, parseEmbeddedCodes, textPages } from '../../src/spool/embedded-codes.js';
 import { parseFileName } from '../../src/spool/file-name-address.js';
-import { pdfPageTexts } from '../../src/spool/pdf-text.js';
+import { pdfPageTexts } from '../../src/intake/pdf-text.js';
 import { isIgnoredName, judgeStat } from '../../src/spool/safe-file.js';
 import { parseTicket } from '../../src/spool/ticket.js';
 import { isFaxgateError } from '../../src/errors.js';
@@ -83,21 +83,31 @@ describe('tickets', () => {
   });
 });
 
-describe('addressing: first match wins', () => {
+describe('addressing: what the user typed wins, conflicting codes refuse', () => {
   const base = { defaultCountryCode: '1', api: noApi };
-  it('a ticket beats codes and the file name', async () => {
+  it('a ticket beats the file name; codes that name another number refuse the file', async () => {
     const t = parseTicket('{"to":["5551110000"],"subject":"From ticket"}');
     if (!t.ok) throw new Error(t.reason);
-    const a = await decideAddressing({ ...base, fileName: '15552220000 - From name.pdf', ticket: t.ticket, codes: parseEmbeddedCodes(['@@FAX 5553330000@@']) });
+    const a = await decideAddressing({ ...base, fileName: '15552220000 - From name.pdf', ticket: t.ticket, codes: parseEmbeddedCodes(['no codes']) });
     expect(a.via).toBe('ticket');
     expect(a.recipients).toEqual([{ number: '+15551110000' }]);
     expect(a.subject).toBe('From ticket');
+    const conflict = await decideAddressing({ ...base, fileName: 'x.pdf', ticket: t.ticket, codes: parseEmbeddedCodes(['@@FAX 5553330000@@']) }).catch((e) => e);
+    expect(isFaxgateError(conflict, 'AMBIGUOUS_DESTINATION')).toBe(true);
+    expect((conflict as Error).message).toMatch(/5553330000.*\+15551110000/);
   });
-  it('codes beat the file name; the file name subject fills in', async () => {
-    const a = await decideAddressing({ ...base, fileName: '15552220000 - From name.pdf', codes: parseEmbeddedCodes(['@@FAX 5553330000@@ @@COVER on@@']) });
+  it('the file name beats codes: agreeing codes fill in, conflicting ones refuse', async () => {
+    const a = await decideAddressing({ ...base, fileName: '15552220000 - From name.pdf', codes: parseEmbeddedCodes(['@@FAX 555-222-0000@@ @@COVER on@@']) });
+    expect(a.via).toBe('file name');
+    expect(a.recipients).toEqual([{ number: '+15552220000' }]);
+    expect(a.cover).toMatchObject({ enabled: true, subject: 'From name' });
+    const conflict = await decideAddressing({ ...base, fileName: '15552220000 - From name.pdf', codes: parseEmbeddedCodes(['@@FAX 5553330000@@']) }).catch((e) => e);
+    expect(isFaxgateError(conflict, 'AMBIGUOUS_DESTINATION')).toBe(true);
+  });
+  it('codes address a document whose name only looks like a number', async () => {
+    const a = await decideAddressing({ ...base, fileName: '20240101.pdf', codes: parseEmbeddedCodes(['@@FAX 5553330000@@']) });
     expect(a.via).toBe('codes');
     expect(a.recipients).toEqual([{ number: '+15553330000' }]);
-    expect(a.cover).toMatchObject({ enabled: true, subject: 'From name' });
   });
   it('refuses a bad number and a missing destination with clear codes', async () => {
     const bad = await decideAddressing({ ...base, fileName: '12.pdf', codes: parseEmbeddedCodes(['@@FAX 12@@']) }).catch((e) => e);

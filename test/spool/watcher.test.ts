@@ -338,7 +338,9 @@ describe('crash safety and duplicates', () => {
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
     await waitFor(() => h!.jobs().length === 1, 8000, 'first');
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
-    await waitFor(() => files(path.join(h!.folder(), 'done')).length === 2, 8000, 'second in done/');
+    // swallowed, but never silently: in failed/ with a reason naming the job that has it
+    await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), '15551234567 - twice.pdf'), 8000, 'second in failed/');
+    expect(readFileSync(path.join(h.folder(), 'failed', '15551234567 - twice.pdf.reason.txt'), 'utf8')).toContain(h.jobs()[0]!.id);
     expect(h.jobs()).toHaveLength(1);
     await waitFor(async () => (await metricValue(h!.metrics, 'faxgate_spool_files_total', { outcome: 'duplicate' })) === 1, 5000, 'duplicate count');
     // Different content under the same name is a new fax.
@@ -347,7 +349,7 @@ describe('crash safety and duplicates', () => {
     // The window also holds across a restart...
     await h.restart();
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
-    await waitFor(() => files(path.join(h!.folder(), 'done')).length === 4, 8000, 'fourth in done/');
+    await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), '15551234567 - twice (2).pdf'), 8000, 'fourth in failed/');
     expect(h.jobs()).toHaveLength(2);
     // ...and ends.
     offset = 11 * 60_000;

@@ -8,9 +8,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseMail } from '../../src/intake/mail-parse.js';
-import { pdfPageTexts } from '../../src/spool/pdf-text.js';
+import { pdfPageTexts } from '../../src/intake/pdf-text.js';
 import { ReaderPool, ReadTimeoutError } from '../../src/workers/pool.js';
 import { textPdf } from '../spool/harness.js';
+import { pdfBomb } from '../helpers/pdf-bomb.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FIXTURE = path.join(root, 'test/fixtures/mail/forwarded.eml');
@@ -75,6 +76,27 @@ describe('ReaderPool', () => {
     await pool.close();
     expect(await cut).toMatchObject({ name: 'FaxgateError', code: 'SHUTTING_DOWN' });
     expect(await pool.parseMail(FIXTURE, dir('j')).catch((e: unknown) => e)).toMatchObject({ code: 'SHUTTING_DOWN' });
+  });
+
+  it('a PDF decompression bomb is bounded by the OS in a child process: the daemon does not grow, and the next PDF reads', { timeout: 60_000 }, async () => {
+    // 2.6 GB of spaces in one flate stream, 2.7 MB on disk (issue 14 item 4: 6.2 GB RSS on a thread).
+    const bomb = pdfBomb(2600);
+    expect(bomb.length).toBeLessThan(3_000_000);
+    const pool = new ReaderPool({ threads: 1, pdfMaxMemoryMb: 300 });
+    try {
+      const before = process.memoryUsage().rss;
+      let peak = before;
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+      const outcome = await pool.pdfPageTexts(bomb).then((pages) => ({ pages }), (err: unknown) => ({ err }));
+      clearInterval(sampler);
+      // Either the reader was stopped by its limit, or pdfjs gave the stream up: never 2.6 GB here.
+      if ('err' in outcome) expect(String((outcome.err as Error).message)).toMatch(/memory limit|stopped|longer than/);
+      expect(peak - before).toBeLessThan(200 * 1024 * 1024);
+      const pdf = await textPdf([['@@FAX 15551234567@@']]);
+      expect((await pool.pdfPageTexts(pdf))[0]).toContain('@@FAX 15551234567@@');
+    } finally {
+      await pool.close();
+    }
   });
 
   it('a worker that runs out of its heap limit fails its task, not the process', async () => {
