@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { pdfPageTexts } from '../../src/intake/pdf-text.js';
 import { waitUntil } from '../helpers/cli.js';
 import { grow } from '../helpers/grow.js';
-import { disposeRig, emulatorFaxes, makeRig, numberFor, patchConfig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
+import { allJobsFinal, disposeRig, emulatorFaxes, makeRig, numberFor, patchConfig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
 
 const STABLE_MS = 800;
 const MAX_BYTES = 65_536;
@@ -31,7 +31,6 @@ async function pdf(text: string, pages = 1): Promise<Buffer> {
 }
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -205,7 +204,9 @@ describe('spool hostile input', () => {
     const lastNumber = num(50);
     put(`${dial(lastNumber)}.pdf`, await pdf('CONTROL last drop'));
     await waitUntil(async () => (await faxedCount()).has(lastNumber), 'the last normal drop faxed', 60_000, 250);
-    await sleep(STABLE_MS * 2);
+    // no second fax of it can still come: the file is in done/ (never taken again) and every job is
+    // final (never sent again)
+    await waitUntil(() => existsSync(path.join(done, `${dial(lastNumber)}.pdf`)) && allJobsFinal(rig!), 'the last drop in done/ and every job final', 60_000, 250);
     const counts = await faxedCount();
     expect(daemon.child.exitCode).toBeNull();
     expect(daemon.child.signalCode).toBeNull();
