@@ -2,7 +2,7 @@
 // default where a safe one exists, so a small config file stays small. Durations are in
 // milliseconds unless the key name says otherwise.
 import { z } from 'zod';
-import { DESTINATION_CATEGORIES } from '../intake/destination-policy.js';
+import { DESTINATION_CATEGORIES } from './destination-categories.js';
 
 const hostPort = z
   .string()

@@ -4,8 +4,7 @@
 import type { Clock } from '../clock.js';
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from '../errors.js';
 import type { UserDirectory } from '../fax/user-directory.js';
-import type { InputReaders } from '../workers/pool.js';
-import { ReadTimeoutError } from '../workers/pool.js';
+import { ReadTimeoutError, type InputReaders } from './readers.js';
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from './accept.js';
 import { oneLine, type ParsedMail } from './mail-parse.js';
 import { mailToJob, type EnvelopeRecipient } from './mail-to-job.js';

@@ -9,16 +9,9 @@
 // (one digit) and an optional trailing `*` (any digits), never a regular expression.
 import { parsePhoneNumberFromString, type PhoneNumber } from 'libphonenumber-js/max';
 
-/** Built-in classes of numbers a fax gateway has no business dialling, refused by default. */
-export const DESTINATION_CATEGORIES = [
-  'premium-rate',
-  'shared-cost',
-  'personal-number',
-  'voicemail',
-  'pager',
-  'international-network',
-  'emergency',
-] as const;
+import { DESTINATION_CATEGORIES } from '../config/destination-categories.js';
+
+export { DESTINATION_CATEGORIES };
 export type DestinationCategory = (typeof DESTINATION_CATEGORIES)[number];
 
 const CATEGORY_TEXT: Record<DestinationCategory, string> = {

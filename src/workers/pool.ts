@@ -10,15 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { FaxgateError } from '../errors.js';
 import type { ParsedMail } from '../intake/mail-parse.js';
+import { ReadTimeoutError, type InputReaders } from '../intake/readers.js';
 import { PdfProcessPool, PdfReadLimitError } from './pdf-process.js';
 import type { Task, TaskOutcome, TaskValues } from './tasks.js';
 
-/** What intake runs through the workers (or in-process, see inProcessReaders). */
-export interface InputReaders {
-  parseMail(messageFile: string, partsDir: string): Promise<ParsedMail>;
-  pdfPageTexts(data: Uint8Array): Promise<string[]>;
-  close(): Promise<void>;
-}
+export { ReadTimeoutError, type InputReaders };
 
 export interface ReaderPoolOptions {
   /** Worker threads at most (default: the CPU count, at least 1, at most 4). */
@@ -31,14 +27,6 @@ export interface ReaderPoolOptions {
   maxHeapMb?: number;
   /** What one PDF reader process may allocate (default 512 MB), enforced by the OS. */
   pdfMaxMemoryMb?: number;
-}
-
-/** A task that ran out of time: the input's fault, not the machine's (no errno code). */
-export class ReadTimeoutError extends Error {
-  constructor(what: string, ms: number) {
-    super(`${what} took longer than ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`} to read`);
-    this.name = 'ReadTimeoutError';
-  }
 }
 
 function shuttingDown(cause?: unknown): FaxgateError {
