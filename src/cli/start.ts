@@ -1,5 +1,5 @@
 // `faxgate start`: the daemon. Signals: SIGTERM/SIGINT stop in order (a second one forces),
-// SIGHUP reloads users and keys from the config file without dropping connections.
+// SIGHUP reloads users and keys from the config file (and its secretsFile) without dropping connections.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfigFile } from '../config/load.js';
@@ -20,7 +20,8 @@ export interface StartOptions extends GlobalOptions {
 }
 
 export async function startCommand(opts: StartOptions): Promise<void> {
-  const ctx = loadContext(opts);
+  // Strict: the daemon needs every secret, and names every unset one at once.
+  const ctx = loadContext(opts, true);
   const config = { ...ctx.config };
   if (opts.smtpListen?.length && config.smtp) config.smtp = { ...config.smtp, listen: opts.smtpListen };
   if (opts.adminListen) config.admin = { listen: opts.adminListen };

@@ -140,6 +140,11 @@ export const configSchema = z
       .strict()
       .default({ level: 'info', format: 'auto' }),
     users: z.array(userSchema).default([]),
+    /**
+     * NAME=VALUE lines (systemd EnvironmentFile format) that feed ${NAME} in this file, read by the
+     * daemon (again on SIGHUP) and by every CLI command; its values win over the environment.
+     */
+    secretsFile: z.string().min(1).optional(),
   })
   .strict();
 
