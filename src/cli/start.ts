@@ -7,7 +7,7 @@ import { describeError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import { Gateway, type ServiceEndpoint } from '../main.js';
 import { DaemonLock } from '../store/daemon-lock.js';
-import { sandboxBanner, startEmbeddedService } from '../sandbox.js';
+import { sandboxBanner, startEmbeddedService, writeSampleDocument } from '../sandbox.js';
 import { loadContext, type GlobalOptions } from './context.js';
 
 export interface StartOptions extends GlobalOptions {
@@ -64,7 +64,13 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   const pidFile = path.join(config.data, 'faxgate.pid');
   writeFileSync(pidFile, `${process.pid}\n`);
 
-  if (ctx.sandbox && !ctx.configFile) process.stderr.write(`${sandboxBanner(addresses, service.baseUrl)}\n`);
+  if (ctx.sandbox && !ctx.configFile) {
+    const sample = await writeSampleDocument(config.data).catch((err) => {
+      logger.warn({ err: describeError(err) }, 'could not write the sample document');
+      return undefined;
+    });
+    process.stderr.write(`${sandboxBanner(addresses, service.baseUrl, sample)}\n`);
+  }
 
   // A stray rejection is a bug, but one hostile mail must not take every session down with it:
   // log it loudly and keep serving (everything accepted is on disk either way).
