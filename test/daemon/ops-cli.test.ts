@@ -4,11 +4,13 @@
 // where the key lives and never leaves an orphan key, and `doctor` says what is really wrong.
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { CLI_ENTRY, runCli, TSX_LOADER } from '../helpers/cli.js';
+import { verifyPassword } from '../../src/smtp/password.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { FaxClient, createFaxAgent } from '../../src/fax/client.js';
 import { keyFingerprint } from '../../src/keys/key-overrides.js';
@@ -231,4 +233,56 @@ describe('doctor', () => {
       await new Promise((r) => held.close(r));
     }
   }, 60_000);
+});
+
+/** Runs `faxgate passwd` on a pseudo-terminal (python3's pty), answering each prompt. */
+const PTY_DRIVER = `
+import os, pty, sys, time
+answers = sys.argv[1].split('\\n')
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+buf = b''
+def read_until(marker):
+    global buf
+    end = time.time() + 60
+    while marker not in buf:
+        if time.time() > end:
+            sys.stderr.write('timeout waiting for %r in %r' % (marker, buf)); sys.exit(9)
+        try:
+            buf += os.read(fd, 1024)
+        except OSError:
+            return
+read_until(b'Password: ')
+os.write(fd, answers[0].encode() + b'\\r')
+read_until(b'Again: ')
+os.write(fd, answers[1].encode() + b'\\r')
+while True:
+    try:
+        d = os.read(fd, 1024)
+    except OSError:
+        break
+    if not d:
+        break
+    buf += d
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(buf.decode(errors='replace'))
+sys.exit(os.WEXITSTATUS(st))
+`;
+
+describe('passwd at a terminal', () => {
+  const hasPython = spawnSync('python3', ['-c', 'import pty']).status === 0;
+  if (!hasPython) console.warn('passwd terminal test skipped: python3 (for its pty module) is not installed');
+  it.skipIf(!hasPython)('asks twice and refuses two different passwords; --config is accepted', async () => {
+    const run = (a: string, b: string) =>
+      spawnSync('python3', ['-c', PTY_DRIVER, `${a}\n${b}`, process.execPath, '--import', TSX_LOADER, CLI_ENTRY, 'passwd', '--config', '/nonexistent.yaml'], { encoding: 'utf8', timeout: 90_000 });
+    const differ = run('correct horse 1', 'correct horse 2');
+    expect(differ.status, differ.stdout + differ.stderr).toBe(2);
+    expect(differ.stdout).toMatch(/the two passwords differ/);
+    expect(differ.stdout).not.toMatch(/scrypt\$/);
+    const same = run('correct horse 1', 'correct horse 1');
+    expect(same.status, same.stdout + same.stderr).toBe(0);
+    const hash = /(scrypt\$\S+)/.exec(same.stdout)![1]!;
+    expect(await verifyPassword('correct horse 1', hash)).toBe(true);
+  }, 120_000);
 });
