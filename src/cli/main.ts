@@ -189,11 +189,11 @@ export function buildProgram(): Command {
     .action((id: string, o) => downloadCommand(id, o));
 
   const config = program.command('config').description('configuration');
-  config.command('check').description('validate the config; print it resolved, secrets masked').addOption(configOption()).addOption(jsonOption()).action((o) => configCheckCommand(o));
+  config.command('check').description('validate the config as the daemon loads it (with its secretsFile; every unset variable named); print it resolved, secrets masked').addOption(configOption()).addOption(jsonOption()).action((o) => configCheckCommand(o));
 
   program
     .command('doctor')
-    .description('check ports, folders, permissions, API keys and their expiry (exit 1 on a failure)')
+    .description('check secrets, folders, ports (those of the running faxgate are fine), the notification relay, the admin key and each user\'s key (GET /v1/me) and their expiry (exit 1 on a failure)')
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (o) => {
