@@ -23,7 +23,7 @@ const wanted = process.env.FAXGATE_INSTALL_TEST === '1';
 const isRoot = process.getuid?.() === 0;
 const registry = wanted && isRoot ? spawnSync('npm', ['ping'], { timeout: 20_000, encoding: 'utf8' }).status === 0 : false;
 const skipWhy = !wanted
-  ? 'set FAXGATE_INSTALL_TEST=1 to run it (.ci/run does; it installs the real dependencies twice, which takes minutes)'
+  ? 'set FAXGATE_INSTALL_TEST=1 to run it (.ci/run does; it installs the real dependencies, which takes minutes)'
   : !isRoot
     ? 'not root (needs useradd and runuser)'
     : !registry
