@@ -89,7 +89,9 @@ describe.skipIf(skipWhy !== null)('README: installing as a service', () => {
     // sysusers and tmpfiles, by hand
     execFileSync('useradd', ['--system', '--no-create-home', '--home-dir', lib, '--shell', '/usr/sbin/nologin', user]);
     for (const d of [lib, spool]) {
-      mkdirSync(d, { recursive: true, mode: 0o750 });
+      // as /var and /var/lib are: traversable by all; the state folders themselves 0750
+      mkdirSync(path.dirname(d), { recursive: true, mode: 0o755 });
+      mkdirSync(d, { mode: 0o750 });
       chownSync(d, Number(execFileSync('id', ['-u', user]).toString()), Number(execFileSync('id', ['-g', user]).toString()));
     }
     mkdirSync(etc, { recursive: true });
