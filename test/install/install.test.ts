@@ -54,12 +54,16 @@ describe.skipIf(skipWhy !== null)('README: installing as a service', () => {
   let daemon: ChildProcess | null = null;
 
   afterAll(async () => {
+    // SIGTERM: runuser passes it on to the daemon and waits for it (a SIGKILL would orphan it)
     if (daemon && daemon.exitCode === null) {
       await new Promise((r) => {
         daemon!.once('exit', r);
-        daemon!.kill('SIGKILL');
+        daemon!.kill('SIGTERM');
       });
     }
+    // whatever of the throwaway user is still running (nothing, normally), then the user
+    const left = spawnSync('ps', ['-u', user, '-o', 'pid='], { encoding: 'utf8' }).stdout.split(/\s+/).filter(Boolean);
+    for (const pid of left) spawnSync('kill', ['-KILL', pid]);
     spawnSync('userdel', [user]);
     rmSync(prefix, { recursive: true, force: true });
   });
