@@ -1,15 +1,18 @@
 # faxgate container: multi-stage, production dependencies only, runs as a non-root user.
 #   docker build -t faxgate .
-#   docker run -d --name faxgate -p 25:2525 -v faxgate-data:/var/lib/faxgate \
-#     -v /srv/fax-spool:/var/spool/faxgate -v /etc/faxgate:/etc/faxgate:ro \
-#     --env-file /etc/faxgate/faxgate.env faxgate
-# Without a mounted config it starts in sandbox mode (embedded emulator), which is handy to try it.
+#   docker run -d --name faxgate -p 25:2525 -p 127.0.0.1:9464:9464 -v faxgate-data:/var/lib/faxgate \
+#     -v /srv/fax-spool:/var/spool/faxgate -v /etc/faxgate:/etc/faxgate:ro faxgate
+# with /etc/faxgate/faxgate.yaml made from docker/faxgate.yaml (it listens on 0.0.0.0:2525: the
+# container's user cannot bind 25) and its secretsFile /etc/faxgate/faxgate.env.
+# Without a mounted config it starts in sandbox mode (embedded emulator) on 0.0.0.0:2525 and
+# 0.0.0.0:9464 inside the container, which is handy to try it: docker run -p 2525:2525 faxgate
 
 # ---- build: compile TypeScript and the native SQLite binding ----
 FROM node:20-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY scripts/prepare.mjs ./scripts/prepare.mjs
 COPY src ./src
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
@@ -25,12 +28,15 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
+COPY docker/faxgate.yaml ./docker/faxgate.yaml
 COPY config ./config
 COPY docker/entrypoint.sh /usr/local/bin/faxgate-entrypoint
 USER faxgate
 VOLUME ["/var/lib/faxgate", "/var/spool/faxgate"]
-# SMTP (unprivileged inside the container; map host port 25 to it), admin health and metrics
+# SMTP (unprivileged inside the container; map host port 25 to it), admin health and metrics.
 EXPOSE 2525 9464
+# Liveness only (/healthz: process, store, disk): an outage at the fax service is /readyz's business
+# and must not get a working container restarted.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["/usr/local/bin/faxgate-entrypoint"]

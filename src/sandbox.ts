@@ -2,7 +2,8 @@
 // fax service emulator, so a new user sees a fax go through in a minute without an account.
 // A config with `api.baseUrl: sandbox` gets the same embedded service, seeded with its own users.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import path from 'node:path';
 import { validateConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
@@ -90,12 +91,49 @@ export async function startEmbeddedService(config: Config, logger: Logger, delay
   return { service: { baseUrl: emulator.baseUrl, caFile: emulator.caFile, adminKey }, emulator };
 }
 
-export function sandboxBanner(addr: { smtp: Array<{ host: string; port: number }>; spoolRoot: string | null; outbox: string | null; admin: { host: string; port: number } | null }, serviceUrl: string): string {
+/**
+ * A one-page PDF in the data folder, so that the banner's lines work as pasted on a machine that
+ * has no PDF at hand. Written once; an existing file (perhaps the user's own) is left alone.
+ */
+export async function writeSampleDocument(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'sample.pdf');
+  if (existsSync(file)) return file;
+  const doc = await PDFDocument.create();
+  doc.setTitle('faxgate sample document');
+  const page = doc.addPage([612, 792]);
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+  page.drawText('faxgate sample document', { x: 72, y: 700, size: 24, font: bold });
+  const lines = [
+    'This page was written by faxgate in sandbox mode, so that the lines of its start banner',
+    'work as pasted. Mail it to <number>@fax.localhost, or copy it into the print folder named',
+    'after a fax number, and follow it with `npx faxgate jobs`.',
+    '',
+    'Numbers ending in 0000 are busy, 0001 do not answer, 0002 reach a voice line,',
+    '0003 succeed on the second attempt; all others are delivered.',
+  ];
+  lines.forEach((l, i) => page.drawText(l, { x: 72, y: 650 - i * 18, size: 11, font }));
+  await writeFileAtomic(file, await doc.save(), 0o644);
+  return file;
+}
+
+/** Quotes a path for the banner's shell lines only when it needs quoting. */
+function shellWord(p: string): string {
+  return /^[A-Za-z0-9_./@:+-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The banner. Its indented command lines are run verbatim by test/daemon/banner.test.ts: each must
+ * work as pasted with the tools Debian ships (swaks 20201014 takes `--attach FILE` and sends a
+ * file named `@FILE` for `--attach @FILE`; curl -v is needed to show the reply with the job id).
+ */
+export function sandboxBanner(addr: { smtp: Array<{ host: string; port: number }>; spoolRoot: string | null; outbox: string | null; admin: { host: string; port: number } | null }, serviceUrl: string, sample?: string): string {
   const smtp = addr.smtp[0];
   const port = smtp?.port ?? 2525;
   const host = smtp?.host ?? '127.0.0.1';
   const spool = addr.spoolRoot ? path.join(addr.spoolRoot, 'demo') : './spool/demo';
   const rel = (p: string) => path.relative(process.cwd(), p) || '.';
+  const doc = sample ? shellWord(rel(sample)) : 'some.pdf';
   return [
     '',
     '  faxgate is running in SANDBOX mode: an embedded fax service emulator stands in for the real one.',
@@ -106,12 +144,12 @@ export function sandboxBanner(addr: { smtp: Array<{ host: string; port: number }
     `  Fax service emulator ${serviceUrl}`,
     addr.admin ? `  Health and metrics   http://${addr.admin.host}:${addr.admin.port}/healthz  /metrics` : '',
     '',
-    '  Send a first fax by mail (any PDF will do):',
-    `    swaks --server ${host}:${port} --from ${SANDBOX_USER_EMAIL} --to 15551234567@${SANDBOX_DOMAIN} --header "Subject: Hello fax" --attach @some.pdf`,
-    `    printf 'Subject: Hello fax\\r\\n\\r\\nThis text becomes the cover page.\\r\\n' | curl -s smtp://${host}:${port} --mail-from ${SANDBOX_USER_EMAIL} --mail-rcpt 15551234567@${SANDBOX_DOMAIN} -T -`,
+    `  Send a first fax by mail (${sample ? `${rel(sample)} is a sample page; any PDF will do` : 'any PDF will do'}):`,
+    `    swaks --server ${host}:${port} --from ${SANDBOX_USER_EMAIL} --to 15551234567@${SANDBOX_DOMAIN} --header "Subject: Hello fax" --attach-type application/pdf --attach ${doc}`,
+    `    printf 'Subject: Hello fax\\r\\n\\r\\nThis text becomes the cover page.\\r\\n' | curl -sS -v smtp://${host}:${port} --mail-from ${SANDBOX_USER_EMAIL} --mail-rcpt 15551234567@${SANDBOX_DOMAIN} -T - 2>&1 | grep '^< 250 2.0.0'`,
     '',
     '  ...or by dropping a file named after the number:',
-    `    cp some.pdf "${rel(spool)}/15551234567 - Hello.pdf"`,
+    `    cp ${doc} "${rel(spool)}/15551234567 - Hello.pdf"`,
     '',
     `  Then: npx faxgate jobs      and look in ${addr.outbox ? rel(addr.outbox) : 'the outbox'}/ for the outcome mail.`,
     '  Numbers ending in 0000 are busy, 0001 do not answer, 0002 reach a voice line; others are delivered.',

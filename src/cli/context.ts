@@ -1,7 +1,7 @@
 // What every command needs: the config (file, $FAXGATE_CONFIG, or the built-in sandbox), the store,
 // and API clients. Commands that talk to the store work while the daemon runs (SQLite WAL).
 import { existsSync } from 'node:fs';
-import { loadConfigFile } from '../config/load.js';
+import { loadConfigFileDetailed, unsetSecretName, type UnsetSecret } from '../config/load.js';
 import type { Config, UserConfig } from '../config/schema.js';
 import { FaxgateError } from '../errors.js';
 import { FaxClientFactory } from '../fax/client-factory.js';
@@ -19,19 +19,41 @@ export interface CliContext {
   config: Config;
   configFile: string | null;
   sandbox: boolean;
+  /** secrets whose variables are not set: a command fails only when it needs one of them */
+  unset: UnsetSecret[];
+  secretsFile: string | null;
+  secretsProblem?: string;
 }
 
 export function resolveConfigFile(opt?: string): string | null {
   return opt ?? process.env.FAXGATE_CONFIG ?? null;
 }
 
-export function loadContext(opts: GlobalOptions): CliContext {
+/**
+ * The config of a command. Secrets are needed only by the commands that use them (see
+ * `needSecret`); `strict` (start, config check) refuses the config when any is unset.
+ */
+export function loadContext(opts: GlobalOptions, strict = false): CliContext {
   const file = resolveConfigFile(opts.config);
   if (file) {
-    const config = loadConfigFile(file);
-    return { config, configFile: file, sandbox: config.api.baseUrl === 'sandbox' };
+    const loaded = loadConfigFileDetailed(file, { lenientSecrets: !strict });
+    return { config: loaded.config, configFile: file, sandbox: loaded.config.api.baseUrl === 'sandbox', unset: loaded.unset, secretsFile: loaded.secretsFile, secretsProblem: loaded.secretsProblem };
   }
-  return { config: sandboxConfig(), configFile: null, sandbox: true };
+  return { config: sandboxConfig(), configFile: null, sandbox: true, unset: [], secretsFile: null };
+}
+
+/** Where an unset secret may be set, for error messages. */
+export function whereToSetSecrets(ctx: CliContext): string {
+  const file = ctx.secretsFile ? `the environment or the secrets file ${ctx.secretsFile}${ctx.secretsProblem ? ` (${ctx.secretsProblem})` : ''}` : 'the environment, or in a secrets file named by the config key secretsFile';
+  return file;
+}
+
+/** Throws, naming the variable and the key, when `value` is a secret left unset by a lenient load. */
+export function needSecret(ctx: CliContext, value: string | undefined, purpose: string): void {
+  const name = unsetSecretName(value);
+  if (!name) return;
+  const entry = ctx.unset.find((u) => u.name === name);
+  throw new FaxgateError('USAGE', `${purpose} needs ${name}${entry ? ` (${entry.key})` : ''}, which is not set: set it in ${whereToSetSecrets(ctx)}`, { field: entry?.key });
 }
 
 export function openStore(ctx: CliContext): Store {
@@ -79,17 +101,24 @@ export class ApiClients {
     this.factory = new FaxClientFactory({ baseUrl: this.service.baseUrl, caFile: this.service.caFile, api: ctx.config.api });
   }
 
-  withKey(token: string): FaxApi {
+  withKey(token: string, purpose = 'this command'): FaxApi {
+    needSecret(this.ctx, token, purpose);
     return this.factory.withKey(token);
   }
 
   forUser(name?: string): FaxApi {
-    return this.withKey(pickUser(this.ctx, name).apiKey);
+    const user = pickUser(this.ctx, name);
+    return this.withKey(user.apiKey, `the key of user ${user.name}`);
   }
 
-  admin(): FaxApi {
-    if (!this.service.adminKey) throw new FaxgateError('USAGE', 'this needs an admin key: set api.adminKey in the config', { field: 'api.adminKey' });
-    return this.withKey(this.service.adminKey);
+  get hasAdminKey(): boolean {
+    return this.service.adminKey !== undefined;
+  }
+
+  /** The admin key's client; `purpose` says which command needs it, for the error without one. */
+  admin(purpose = 'this command'): FaxApi {
+    if (!this.service.adminKey) throw new FaxgateError('USAGE', `${purpose} needs the admin key: set api.adminKey in the config (an admin-level key of the fax service)`, { field: 'api.adminKey' });
+    return this.withKey(this.service.adminKey, purpose);
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,7 @@ import { formatFaxNumber, normalizeFaxNumber } from '../intake/fax-number.js';
 import { sniffFileType } from '../intake/file-type.js';
 import { silentLogger } from '../log/logger.js';
 import { inFlightByNumber, waitReason } from './wait-reason.js';
-import { FINAL_JOB_STATES, JOB_STATES, type Job, type JobState, type NewDocument } from '../store/types.js';
+import { FINAL_JOB_STATES, JOB_STATES, RECIPIENT_STATES, type Job, type JobState, type NewDocument, type Recipient, type RecipientState } from '../store/types.js';
 import type { Store } from '../store/store.js';
 import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
 
@@ -36,7 +36,7 @@ export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), now
       resultInfo: r.resultInfo,
       errorCode: r.errorCode,
       errorInfo: r.errorInfo,
-      attempts: r.attempts,
+      attempts: recipientTries(r),
       pages: r.pages,
       lastError: r.lastError,
       nextAttemptAt: r.nextAttemptAt,
@@ -45,16 +45,28 @@ export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), now
   };
 }
 
-function checkState(s: string | undefined): JobState | undefined {
-  if (s === undefined) return undefined;
-  if (!(JOB_STATES as readonly string[]).includes(s)) throw new FaxgateError('USAGE', `unknown state "${s}" (one of ${JOB_STATES.join(', ')})`);
-  return s as JobState;
+/** Every documented state: a job's (queued, active, ...) and a recipient's (deferred, processing, ...). */
+export const LISTABLE_STATES: readonly string[] = [...new Set<string>([...JOB_STATES, ...RECIPIENT_STATES])];
+
+/** Tries of a recipient as its outcome mail counts them ("Attempts"): our sends or the service's fax attempts, whichever is more. */
+export function recipientTries(r: Pick<Recipient, 'attempts'> & { faxAttempt?: number | null }): number {
+  return Math.max(r.attempts ?? 0, r.faxAttempt ?? 0);
 }
 
-export async function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: string }): Promise<void> {
-  const state = checkState(opts.state);
+export async function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: number }): Promise<void> {
+  const limit = opts.limit ?? 200;
   await withStore(loadContext(opts), (store) => {
-    const jobs = store.listJobs({ state, user: opts.user, limit: opts.limit ? Number(opts.limit) : 200 });
+    const state = opts.state;
+    let jobs: Job[];
+    if (state === undefined || (JOB_STATES as readonly string[]).includes(state)) {
+      jobs = store.listJobs({ state: state as JobState | undefined, user: opts.user, limit });
+    } else {
+      // A recipient's state (deferred, sending, processing, unknown): the jobs with such a recipient.
+      jobs = store
+        .listJobs({ user: opts.user, limit: 100_000 })
+        .filter((j) => j.recipients.some((r) => r.state === (state as RecipientState)))
+        .slice(0, limit);
+    }
     const inFlight = inFlightByNumber(store.listJobs({ state: 'active', limit: 100_000 }));
     const now = Date.now();
     if (opts.json) return printJson(jobs.map((j) => jobJson(j, inFlight, now)));
@@ -95,7 +107,7 @@ export async function jobCommand(id: string, opts: GlobalOptions): Promise<void>
         const reason = waitReason(job, r, now, inFlight);
         const why = reason?.startsWith('next try') ? null : reason;
         return (
-          `  ${formatFaxNumber(r.number).padEnd(18)} ${r.state.padEnd(10)} tries ${r.attempts}` +
+          `  ${formatFaxNumber(r.number).padEnd(18)} ${r.state.padEnd(10)} tries ${recipientTries(r)}` +
           `${r.messageId ? `  message ${r.messageId}` : ''}${r.pages != null ? `  ${r.pages} pages` : ''}` +
           `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ''}${r.nextAttemptAt && r.state === 'deferred' ? `  next try ${r.nextAttemptAt}` : ''}` +
           `${why ? `  waiting: ${why}` : ''}`

@@ -1,15 +1,31 @@
 // The `faxgate` command (commander). Exit status: 0 success, 1 failure (a fax failed, a check
 // failed, the service refused), 2 bad usage or invalid config (the message names the key).
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { registerEmulatorCommand } from '../emulator/command.js';
 import { FaxgateError } from '../errors.js';
 import { contactsAdd, contactsDelete, contactsList, contactsUpdate, downloadCommand, historyCommand, keysCreate, keysDelete, keysList, keysRotate } from './api-commands.js';
-import { jobCommand, jobOpCommand, jobsCommand, sendCommand, statusCommand } from './jobs.js';
+import { jobCommand, jobOpCommand, jobsCommand, LISTABLE_STATES, sendCommand, statusCommand } from './jobs.js';
 import { configCheckCommand, doctorCommand, passwdCommand } from './ops-commands.js';
 import { startCommand } from './start.js';
 import { webhooksList, webhooksRegister, webhooksRemove } from './webhooks.js';
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+
+/** A whole number in [min, max], or a usage error (exit 2) that says what was expected. */
+export function wholeNumber(min: number, max: number) {
+  return (v: string): number => {
+    const n = /^\s*\d+\s*$/.test(v) ? Number(v) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}, got "${v}"`);
+    return n;
+  };
+}
+
+/** An ISO 8601 date or date-time, as the service wants it; anything else is a usage error. */
+export function isoDate(v: string): string {
+  const t = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(v.trim()) ? Date.parse(v.trim()) : Number.NaN;
+  if (Number.isNaN(t)) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-12-31 or 2026-12-31T23:59:00Z, got "${v}"`);
+  return new Date(t).toISOString();
+}
 const configOption = () => new Option('-c, --config <file>', 'config file (default: $FAXGATE_CONFIG, else the built-in sandbox)');
 const jsonOption = () => new Option('--json', 'print JSON');
 const userOption = () => new Option('-u, --user <name>', 'configured user (name or e-mail) whose key is used (default: the first)');
@@ -18,7 +34,10 @@ export function buildProgram(): Command {
   const program = new Command('faxgate')
     .description('E-mail-to-fax and print-to-fax gateway for a cloud fax service.\nWith no config it runs in sandbox mode against an embedded emulator of the service.')
     .version(process.env.npm_package_version ?? '0.1.0')
-    .showHelpAfterError('(run with --help for usage)');
+    .showHelpAfterError('(run with --help for usage)')
+    // Before any subcommand is added, so that every one inherits it: a usage error (unknown option,
+    // missing argument, bad choice) throws a CommanderError that run() turns into exit 2.
+    .exitOverride();
 
   program
     .command('start')
@@ -50,9 +69,9 @@ export function buildProgram(): Command {
   program
     .command('jobs')
     .description('list jobs, newest first')
-    .option('--state <state>', 'only jobs in this state (queued, active, held, delivered, failed, partial, cancelled, corrupt)')
+    .addOption(new Option('--state <state>', "only jobs in this state, or with a recipient in this state").choices(LISTABLE_STATES))
     .addOption(userOption())
-    .option('--limit <n>', 'at most this many', '200')
+    .addOption(new Option('--limit <n>', 'at most this many').argParser(wholeNumber(1, 100_000)).default(200))
     .addOption(configOption())
     .addOption(jsonOption())
     .action((o) => jobsCommand(o));
@@ -90,7 +109,7 @@ export function buildProgram(): Command {
       process.exitCode = await statusCommand(o);
     });
 
-  const keys = program.command('keys').description('manage API keys (needs api.adminKey)');
+  const keys = program.command('keys').description('manage API keys (every keys command needs the admin key, api.adminKey)');
   keys.command('list').description('list keys').addOption(userOption()).addOption(configOption()).addOption(jsonOption()).action((o) => keysList(o));
   keys
     .command('create')
@@ -98,17 +117,17 @@ export function buildProgram(): Command {
     .addOption(userOption())
     .option('--name <name>', 'key name (max 128 characters)')
     .option('--access <level>', 'print_driver, base or admin', 'print_driver')
-    .option('--expires <date>', 'expiry date-time (ISO 8601)')
+    .addOption(new Option('--expires <date>', 'expiry date or date-time (ISO 8601, e.g. 2026-12-31 or 2026-12-31T23:59:00Z)').argParser(isoDate))
     .addOption(configOption())
     .addOption(jsonOption())
     .action((o) => keysCreate(o));
   keys.command('delete').description('delete keys').argument('<ids...>', 'key ids').addOption(configOption()).action((ids: string[], o) => keysDelete(ids, o));
   keys
     .command('rotate')
-    .description("replace a user's key: new key proven, config updated (--write) or printed, old key deleted after the switch")
+    .description("replace a user's key: new key proven, written where the key lives (--write) or printed, old key deleted after the switch")
     .addOption(userOption())
-    .option('--write', 'write the new key into the config file and tell the running daemon to reload')
-    .option('--grace-seconds <n>', 'with --write: wait this long before deleting the old key', '10')
+    .option('--write', 'write the new key where the old one is written (the config file, or the secretsFile for a ${VAR} key) and tell the running daemon to reload; checked before any key is created')
+    .addOption(new Option('--grace-seconds <n>', 'with --write: wait this long before deleting the old key').argParser(wholeNumber(0, 86_400)).default(10))
     .addOption(configOption())
     .action((o) => keysRotate(o));
 
@@ -128,11 +147,13 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .action((ids: string[], o) => webhooksRemove(ids, o));
 
-  const contacts = program.command('contacts').description("manage a user's contacts");
-  contacts.command('list').description('list contacts').addOption(userOption()).option('-q, --query <text>', 'search name, number, e-mail').option('--limit <n>', 'page size', '100').addOption(configOption()).addOption(jsonOption()).action((o) => contactsList(o));
+  const contacts = program
+    .command('contacts')
+    .description("a user's contacts: list uses the user's key; add, update and delete need the admin key (api.adminKey), as the users' print_driver keys may only read contacts");
+  contacts.command('list').description("list contacts (the user's key)").addOption(userOption()).option('-q, --query <text>', 'search name, number, e-mail').addOption(new Option('--limit <n>', 'page size').argParser(wholeNumber(1, 1000)).default(100)).addOption(configOption()).addOption(jsonOption()).action((o) => contactsList(o));
   contacts
     .command('add')
-    .description('create a contact')
+    .description("create a contact for the user (needs the admin key, api.adminKey)")
     .requiredOption('--name <name>', 'contact name')
     .option('--fax <number>', 'fax number')
     .option('--email <address>', 'e-mail')
@@ -146,7 +167,7 @@ export function buildProgram(): Command {
     .action((o) => contactsAdd(o));
   contacts
     .command('update')
-    .description('change a contact')
+    .description('change a contact (needs the admin key, api.adminKey)')
     .argument('<id>', 'contact id')
     .option('--name <name>', 'contact name')
     .option('--fax <number>', 'fax number')
@@ -156,7 +177,7 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(jsonOption())
     .action((id: string, o) => contactsUpdate(id, o));
-  contacts.command('delete').description('delete contacts').argument('<ids...>', 'contact ids').addOption(userOption()).addOption(configOption()).action((ids: string[], o) => contactsDelete(ids, o));
+  contacts.command('delete').description('delete contacts (needs the admin key, api.adminKey)').argument('<ids...>', 'contact ids').addOption(userOption()).addOption(configOption()).action((ids: string[], o) => contactsDelete(ids, o));
 
   program
     .command('history')
@@ -168,8 +189,8 @@ export function buildProgram(): Command {
     .option('--to <date>', 'created on or before (YYYY-MM-DD)')
     .option('-q, --query <text>', 'search numbers, CSID, message id, subject')
     .option('--archived', 'archived faxes only')
-    .option('--limit <n>', 'page size (max 500)', '50')
-    .option('--offset <n>', 'records to skip')
+    .addOption(new Option('--limit <n>', 'page size (max 500)').argParser(wholeNumber(1, 500)).default(50))
+    .addOption(new Option('--offset <n>', 'records to skip').argParser(wholeNumber(0, Number.MAX_SAFE_INTEGER)))
     .option('--all', 'walk every page')
     .addOption(configOption())
     .addOption(jsonOption())
@@ -177,19 +198,19 @@ export function buildProgram(): Command {
 
   program
     .command('download')
-    .description('save a fax as PDF')
-    .argument('<messageId>', 'message id (from history or a job)')
-    .option('-o, --output <file>', 'where to write it (default <messageId>.pdf)')
+    .description("save a fax as PDF: a job's faxes (one file per recipient sent) or one message of the service")
+    .argument('<id>', 'job id (from `faxgate jobs`) or message id (from `faxgate history` or `faxgate job`)')
+    .option('-o, --output <file>', 'where to write it (default <id>.pdf; for a job with several recipients <job>-<number>.pdf)')
     .addOption(userOption())
     .addOption(configOption())
     .action((id: string, o) => downloadCommand(id, o));
 
   const config = program.command('config').description('configuration');
-  config.command('check').description('validate the config; print it resolved, secrets masked').addOption(configOption()).addOption(jsonOption()).action((o) => configCheckCommand(o));
+  config.command('check').description('validate the config as the daemon loads it (with its secretsFile; every unset variable named); print it resolved, secrets masked').addOption(configOption()).addOption(jsonOption()).action((o) => configCheckCommand(o));
 
   program
     .command('doctor')
-    .description('check ports, folders, permissions, API keys and their expiry (exit 1 on a failure)')
+    .description('check secrets, folders, ports (those of the running faxgate are fine), the notification relay, the admin key and each user\'s key (GET /v1/me) and their expiry (exit 1 on a failure)')
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (o) => {
@@ -198,7 +219,8 @@ export function buildProgram(): Command {
 
   program
     .command('passwd')
-    .description('read a password (prompt, or the first line of stdin) and print its hash for users[].password')
+    .description('read a password (asked twice at a terminal, or the first line of stdin) and print its hash for users[].password')
+    .addOption(configOption())
     .action(() => passwdCommand());
 
   return program;
@@ -206,7 +228,6 @@ export function buildProgram(): Command {
 
 export async function run(argv: string[]): Promise<void> {
   const program = buildProgram();
-  program.exitOverride();
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -1,5 +1,5 @@
 // `faxgate start`: the daemon. Signals: SIGTERM/SIGINT stop in order (a second one forces),
-// SIGHUP reloads users and keys from the config file without dropping connections.
+// SIGHUP reloads users and keys from the config file (and its secretsFile) without dropping connections.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfigFile } from '../config/load.js';
@@ -7,7 +7,7 @@ import { describeError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import { Gateway, type ServiceEndpoint } from '../main.js';
 import { DaemonLock } from '../store/daemon-lock.js';
-import { sandboxBanner, startEmbeddedService } from '../sandbox.js';
+import { sandboxBanner, startEmbeddedService, writeSampleDocument } from '../sandbox.js';
 import { loadContext, type GlobalOptions } from './context.js';
 
 export interface StartOptions extends GlobalOptions {
@@ -20,7 +20,8 @@ export interface StartOptions extends GlobalOptions {
 }
 
 export async function startCommand(opts: StartOptions): Promise<void> {
-  const ctx = loadContext(opts);
+  // Strict: the daemon needs every secret, and names every unset one at once.
+  const ctx = loadContext(opts, true);
   const config = { ...ctx.config };
   if (opts.smtpListen?.length && config.smtp) config.smtp = { ...config.smtp, listen: opts.smtpListen };
   if (opts.adminListen) config.admin = { minFreeMb: 100, ...config.admin, listen: opts.adminListen };
@@ -62,8 +63,13 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   const pidFile = path.join(config.data, 'faxgate.pid');
   writeFileSync(pidFile, `${process.pid}\n`);
 
-  if (ctx.sandbox && !ctx.configFile) process.stderr.write(`${sandboxBanner(addresses, service.baseUrl)}\n`);
-  else if (ctx.sandbox) {
+  if (ctx.sandbox && !ctx.configFile) {
+    const sample = await writeSampleDocument(config.data).catch((err) => {
+      logger.warn({ err: describeError(err) }, 'could not write the sample document');
+      return undefined;
+    });
+    process.stderr.write(`${sandboxBanner(addresses, service.baseUrl, sample)}\n`);
+  } else if (ctx.sandbox) {
     // Said explicitly in a config file: fine for a trial, never for production; say so loudly.
     const line = '*'.repeat(78);
     process.stderr.write(`${line}\n*  SANDBOX: api.baseUrl is "sandbox" in ${ctx.configFile}.\n*  Faxes go to the embedded emulator at ${service.baseUrl} and are NEVER sent to a real fax line.\n*  Set api.baseUrl to your fax service's https:// URL to send real faxes.\n${line}\n`);

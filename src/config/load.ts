@@ -6,24 +6,62 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { FaxgateError } from '../errors.js';
 import { configSchema, SECRET_KEYS, type Config } from './schema.js';
+import { readSecretsFile } from './secrets-file.js';
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
+  /**
+   * Leave a secret (apiKey, adminKey, password) whose variable is unset as the literal `${NAME}`
+   * and report it in `unset`, instead of refusing the config: the CLI needs a secret only in the
+   * command that uses it (`faxgate jobs` reads the queue and no key at all).
+   */
+  lenientSecrets?: boolean;
+}
+
+/** A `${NAME}` whose variable is set neither in the environment nor in the secrets file. */
+export interface UnsetSecret {
+  name: string;
+  /** the config key it stands in, e.g. users[0].apiKey */
+  key: string;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  unset: UnsetSecret[];
+  /** the secrets file read (absolute), if the config names one */
+  secretsFile: string | null;
+  /** why the secrets file could not be read (lenient mode only; strict mode throws) */
+  secretsProblem?: string;
 }
 
 /** Loads and validates a config file. Relative paths inside it are relative to the file's folder. */
 export function loadConfigFile(file: string, opts: LoadOptions = {}): Config {
+  return loadConfigFileDetailed(file, opts).config;
+}
+
+export function loadConfigFileDetailed(file: string, opts: LoadOptions = {}): LoadedConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new FaxgateError('CONFIG_NOT_FOUND', `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
   }
-  const config = parseConfigText(text, { ...opts, source: file });
-  return resolvePaths(config, path.dirname(path.resolve(file)));
+  const base = path.dirname(path.resolve(file));
+  const loaded = parseConfigTextDetailed(text, { ...opts, source: file, base });
+  return { ...loaded, config: resolvePaths(loaded.config, base) };
 }
 
 export function parseConfigText(text: string, opts: LoadOptions & { source?: string } = {}): Config {
+  return parseConfigTextDetailed(text, opts).config;
+}
+
+/** The `${NAME}` placeholder a lenient load leaves for an unset secret, or null for a real value. */
+export function unsetSecretName(value: string | undefined): string | null {
+  const m = value === undefined ? null : /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}$/.exec(value);
+  return m ? m[1]! : null;
+}
+
+export function parseConfigTextDetailed(text: string, opts: LoadOptions & { source?: string; base?: string } = {}): LoadedConfig {
   const source = opts.source ?? 'config';
   let raw: unknown;
   try {
@@ -33,23 +71,48 @@ export function parseConfigText(text: string, opts: LoadOptions & { source?: str
     throw new FaxgateError('CONFIG_INVALID', `${source}: not valid YAML${where}: ${(err as Error).message.split('\n')[0]}`, { cause: err });
   }
   if (raw === null || raw === undefined) raw = {};
-  const substituted = substituteEnv(raw, opts.env ?? process.env, []);
+  // The secrets file is read first, so its NAME=VALUE lines feed ${NAME} everywhere; it is read
+  // afresh on every load, which is what makes SIGHUP pick up an edited key.
+  let env: NodeJS.ProcessEnv = opts.env ?? process.env;
+  let secretsFile: string | null = null;
+  let secretsProblem: string | undefined;
+  const named = (raw as Record<string, unknown>)?.secretsFile;
+  if (typeof named === 'string' && named.length > 0) {
+    secretsFile = path.isAbsolute(named) ? named : path.resolve(opts.base ?? process.cwd(), named);
+    try {
+      env = { ...env, ...readSecretsFile(secretsFile) };
+    } catch (err) {
+      if (!opts.lenientSecrets) throw err;
+      secretsProblem = (err as Error).message;
+    }
+  }
+  const missing: Array<UnsetSecret & { secret: boolean }> = [];
+  const substituted = substituteEnv(raw, env, [], missing);
+  const fatal = opts.lenientSecrets ? missing.filter((m) => !m.secret) : missing;
+  if (fatal.length > 0) {
+    const where = secretsFile ? `the environment or the secrets file ${secretsFile}` : 'the environment (or name a secrets file with the key secretsFile)';
+    const list = fatal.map((m) => `${m.name} (${m.key})`).join(', ');
+    throw new FaxgateError('CONFIG_INVALID', `${source}: ${fatal.length === 1 ? 'environment variable' : 'environment variables'} not set: ${list}; set ${fatal.length === 1 ? 'it' : 'them'} in ${where}${secretsProblem ? ` (${secretsProblem})` : ''}`, {
+      field: fatal[0]!.key,
+    });
+  }
   // A config file must say where faxes go: defaulting to the embedded emulator would "deliver"
   // faxes that never left the machine. Only no config at all means the sandbox.
   const api = (substituted as { api?: unknown }).api;
-  const named = api !== null && typeof api === 'object' && (api as { baseUrl?: unknown }).baseUrl !== undefined;
-  const missing = named ? null : 'api.baseUrl: missing: name the fax service (its https:// URL), or write "sandbox" for the embedded emulator';
+  const hasBaseUrl = api !== null && typeof api === 'object' && (api as { baseUrl?: unknown }).baseUrl !== undefined;
+  const noBaseUrl = hasBaseUrl ? null : 'api.baseUrl: missing: name the fax service (its https:// URL), or write "sandbox" for the embedded emulator';
   let config: Config;
   try {
     config = validateConfig(substituted, source);
   } catch (err) {
-    if (missing && err instanceof FaxgateError && err.code === 'CONFIG_INVALID') {
-      throw new FaxgateError('CONFIG_INVALID', err.message.replace(/:\n/, `:\n  ${missing}\n`), { field: 'api.baseUrl', cause: err });
+    if (noBaseUrl && err instanceof FaxgateError && err.code === 'CONFIG_INVALID') {
+      throw new FaxgateError('CONFIG_INVALID', err.message.replace(/:\n/, `:\n  ${noBaseUrl}\n`), { field: 'api.baseUrl', cause: err });
     }
     throw err;
   }
-  if (missing) throw new FaxgateError('CONFIG_INVALID', `${source} is invalid:\n  ${missing}`, { field: 'api.baseUrl' });
-  return config;
+  if (noBaseUrl) throw new FaxgateError('CONFIG_INVALID', `${source} is invalid:\n  ${noBaseUrl}`, { field: 'api.baseUrl' });
+  const resolvedFile = secretsFile;
+  return { config: resolvedFile ? { ...config, secretsFile: resolvedFile } : config, unset: missing.map(({ name, key }) => ({ name, key })), secretsFile: resolvedFile, secretsProblem };
 }
 
 export function validateConfig(raw: unknown, source = 'config'): Config {
@@ -121,19 +184,25 @@ function describeIssue(i: z.core.$ZodIssue): string {
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-/** `${NAME}` or `${NAME:-default}` in any string; an unset variable without a default is an error. */
-function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, at: Array<string | number>): unknown {
+/**
+ * `${NAME}` or `${NAME:-default}` in any string. An unset variable without a default is collected
+ * in `missing` (every one, so the admin fixes them all in one go) and left as written.
+ */
+function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, at: Array<string | number>, missing: Array<UnsetSecret & { secret: boolean }>): unknown {
   if (typeof value === 'string') {
-    return value.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => {
+    const last = [...at].reverse().find((p) => typeof p === 'string');
+    const secret = (SECRET_KEYS as readonly string[]).includes(String(last));
+    return value.replace(ENV_REF, (whole, name: string, fallback: string | undefined) => {
       const v = env[name];
       if (v !== undefined && v !== '') return v;
       if (fallback !== undefined) return fallback;
-      throw new FaxgateError('CONFIG_INVALID', `${formatKey(at)}: environment variable ${name} is not set`, { field: formatKey(at) });
+      missing.push({ name, key: formatKey(at), secret });
+      return whole;
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...at, i]));
+  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...at, i], missing));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, [...at, k])]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, [...at, k], missing)]));
   }
   return value;
 }
@@ -176,7 +245,7 @@ export function maskSecrets<T>(value: T): T {
 
 /** Every secret string in a config, for log/output leak checks. */
 export function secretValues(c: Config): string[] {
-  const out = c.users.flatMap((u) => [u.apiKey, u.password ?? '']);
+  const out = c.users.flatMap((u) => [u.apiKey, u.password ?? '']).filter((s) => unsetSecretName(s) === null);
   if (c.api.adminKey) out.push(c.api.adminKey);
   if (c.webhooks) out.push(c.webhooks.password);
   return out.filter((s) => s.length > 0);

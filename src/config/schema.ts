@@ -193,6 +193,11 @@ export const configSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * NAME=VALUE lines (systemd EnvironmentFile format) that feed ${NAME} in this file, read by the
+     * daemon (again on SIGHUP) and by every CLI command; its values win over the environment.
+     */
+    secretsFile: z.string().min(1).optional(),
   })
   .strict();
 

@@ -16,7 +16,7 @@ export function composeKeyExpiry(payload: Partial<KeyExpiryPayload>, timeZone: s
         kind: 'para',
         text: `The fax service API key "${keyName}" that the fax gateway uses for you expires ${expiresAt ? `on ${when}` : 'soon'}. After that, your faxes cannot be sent until the key is replaced.`,
       },
-      { kind: 'para', text: 'The administrator can replace it with `faxgate keys rotate`, or the gateway does so itself when it holds an admin key.' },
+      { kind: 'para', text: 'There is nothing for you to do: the gateway replaces the key itself when it holds an admin key, otherwise your fax gateway administrator does. If your faxes stop going out after that date, tell your administrator.' },
       { kind: 'para', text: FOOTER },
     ],
     failure: true,

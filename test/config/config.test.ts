@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,11 +37,14 @@ users:
 `;
 
 describe('config', () => {
-  it('the commented example config is valid once its secrets are in the environment', () => {
-    const example = path.resolve(__dirname, '../../config/faxgate.example.yaml');
-    const c = loadConfigFile(example, { env: { ALICE_FAX_KEY: 'k1', FRONTDESK_FAX_KEY: 'k2' } });
+  it('the commented example config is valid once its secrets are in its secrets file', () => {
+    const example = readFileSync(path.resolve(__dirname, '../../config/faxgate.example.yaml'), 'utf8');
+    const env = tempFile('ALICE_FAX_KEY=k1\n# a comment\nexport FRONTDESK_FAX_KEY="k2"\n');
+    expect(example).toMatch(/^secretsFile: \/etc\/faxgate\/faxgate\.env$/m);
+    const c = loadConfigFile(tempFile(example.replaceAll('/etc/faxgate/faxgate.env', env)), { env: { FRONTDESK_FAX_KEY: 'from-env-loses' } });
     expect(c.users.map((u) => u.name)).toEqual(['alice', 'frontdesk']);
     expect(c.users[0]!.apiKey).toBe('k1');
+    expect(c.users[1]!.apiKey).toBe('k2');
     expect(c.smtp!.domains).toEqual(['fax.example.com']);
   });
 

@@ -1,6 +1,7 @@
 // Keys and reloads as an operator does them: `faxgate keys rotate --write` against a real service
 // (the emulator), and SIGHUP making a running daemon take a new user without a restart.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaxClient, createFaxAgent } from '../../src/fax/client.js';
@@ -70,4 +71,44 @@ describe('SIGHUP', () => {
       await kill(daemon, 'SIGTERM');
     }
   });
+});
+
+describe('SIGHUP and the secrets file', () => {
+  it('re-reads the secrets file: a changed key is used after the reload, a removed one is refused by name', async () => {
+    const secrets = path.join(rig.dir, 'faxgate.env');
+    writeFileSync(secrets, `CAROL_KEY=${TEST_KEYS.aliceBase}\n`);
+    // a top-level key after the users list, and a user whose key comes from the secrets file
+    writeFileSync(rig.configFile, `${readFileSync(rig.configFile, 'utf8')}\n  - {name: dora, email: dora@example.com, apiKey: "\${CAROL_KEY}"}\nsecretsFile: ${secrets}\n`);
+    const daemon = await startDaemon(rig);
+    try {
+      const send = (to: string) =>
+        nodemailer
+          .createTransport({ host: '127.0.0.1', port: rig.smtpPort, secure: false, ignoreTLS: true })
+          .sendMail({ from: 'dora@example.com', to: `${to}@fax.example.com`, subject: 'hi', text: 'cover only' })
+          .then((i) => i.response, (e: Error & { response?: string }) => e.response ?? e.message);
+      const sentWith = async (token: string, number: string) => {
+        for (let i = 0; i < 100; i++) {
+          const page = await client(token).history({ query: number, limit: 50 });
+          if (page.rows.some((r) => r.faxNumber?.endsWith(number))) return true;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        return false;
+      };
+      expect(await send('15551238801')).toMatch(/^250 /);
+      expect(await sentWith(TEST_KEYS.aliceBase, '5551238801')).toBe(true);
+
+      writeFileSync(secrets, '# emptied\n');
+      daemon.child.kill('SIGHUP');
+      await daemon.out.waitFor(/CAROL_KEY[^\n]*RELOAD refused|RELOAD refused[^\n]*CAROL_KEY/);
+
+      writeFileSync(secrets, `CAROL_KEY=${TEST_KEYS.bob}\n`);
+      daemon.child.kill('SIGHUP');
+      await daemon.out.waitFor(/"why":"SIGHUP"[^\n]*RELOADED users|RELOADED users[^\n]*"why":"SIGHUP"/);
+      expect(await send('15551238802')).toMatch(/^250 /);
+      expect(await sentWith(TEST_KEYS.bob, '5551238802')).toBe(true);
+      expect(daemon.child.exitCode).toBeNull();
+    } finally {
+      await kill(daemon, 'SIGTERM');
+    }
+  }, 120_000);
 });

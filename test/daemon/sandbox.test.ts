@@ -82,7 +82,7 @@ describe('sandbox start (README quick start)', () => {
     const banner = run.err.text;
     expect(banner).toContain('SANDBOX');
     expect(banner).toMatch(/swaks --server 127\.0\.0\.1:\d+ --from demo@localhost --to 15551234567@fax\.localhost/);
-    expect(banner).toMatch(/curl -s smtp:\/\/127\.0\.0\.1:\d+ .*--mail-rcpt 15551234567@fax\.localhost/);
+    expect(banner).toMatch(/curl -sS -v smtp:\/\/127\.0\.0\.1:\d+ .*--mail-rcpt 15551234567@fax\.localhost/);
     expect(banner).toContain(path.join('spool', 'demo'));
     expect(banner).toContain(path.join('data', 'outbox'));
   });
@@ -167,6 +167,21 @@ describe('sandbox start (README quick start)', () => {
 
     const contacts = await runCli(['contacts', 'list'], { cwd });
     expect(contacts.stdout).toContain('Acme Billing');
+    // Changing contacts goes through the admin key: the user's print_driver key would get 403.
+    const added = await runCli(['contacts', 'add', '--name', 'Zeta Labs', '--fax', '+1 555 010 0199'], { cwd });
+    expect(added.code, added.stderr).toBe(0);
+    const contactId = /created contact (\S+)/.exec(added.stdout)![1]!;
+    const renamed = await runCli(['contacts', 'update', contactId, '--name', 'Zeta Labs Inc'], { cwd });
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect((await runCli(['contacts', 'list', '-q', 'Zeta'], { cwd })).stdout).toContain('Zeta Labs Inc');
+    const removed = await runCli(['contacts', 'delete', contactId], { cwd });
+    expect(removed.code, removed.stderr).toBe(0);
+    expect((await runCli(['contacts', 'list', '-q', 'Zeta'], { cwd })).stdout).not.toContain('Zeta Labs');
+
+    // download takes the job id as well as the message id
+    const byJob = await runCli(['download', id], { cwd });
+    expect(byJob.code, byJob.stderr).toBe(0);
+    expect(readFileSync(path.join(cwd, `${id}.pdf`)).subarray(0, 5).toString()).toBe('%PDF-');
 
     const out = path.join(cwd, 'fax.pdf');
     const dl = await runCli(['download', messageId, '-o', out], { cwd });

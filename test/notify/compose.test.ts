@@ -87,6 +87,9 @@ describe('other mails', () => {
   it('key expiry gives the date in the account zone', () => {
     const m = composeKeyExpiry({ keyName: 'gateway', expiresAt: '2026-11-28T12:00:00.000Z' }, 'Europe/Berlin');
     expect(m.subject).toBe('Fax gateway: API key "gateway" expires on Nov 28, 2026, 1:00:00 PM GMT+1');
+    // it goes to the end user, who cannot run admin commands: no command to run, who acts instead
+    expect(renderText(m.blocks)).not.toMatch(/faxgate |keys rotate/);
+    expect(renderText(m.blocks)).toMatch(/nothing for you to do/);
   });
   it('inbound fax: sender number, CSID, pages', () => {
     const p = { messageId: 'in-1', status: 'success', from: '+15557654321', csid: 'ACME SALES', pages: 2, duration: 30, createdAt: '2026-11-21T22:00:00.000Z', resultCode: '0', resultInfo: 'OK', errorCode: null, errorInfo: null };

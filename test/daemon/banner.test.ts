@@ -1,0 +1,80 @@
+// The sandbox banner's own lines, pasted: every indented command line of the banner is run with
+// bash, verbatim, in the folder where `faxgate start` was started, and must produce a job. A line
+// whose tool is not installed is skipped with a message (.ci/run installs swaks and curl).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutputWatch, spawnCli, waitUntil } from '../helpers/cli.js';
+import { Store } from '../../src/store/store.js';
+
+function jobCount(cwd: string): number {
+  const store = Store.open({ dataDir: path.join(cwd, 'data') });
+  try {
+    return store.listJobs({}).length;
+  } finally {
+    store.close();
+  }
+}
+
+function hasTool(tool: string): boolean {
+  return spawnSync('bash', ['-c', `command -v ${tool}`]).status === 0;
+}
+
+describe('the sandbox banner, pasted line by line', () => {
+  let cwd: string;
+  let child: ChildProcess;
+  let banner: string;
+
+  beforeAll(async () => {
+    cwd = mkdtempSync(path.join(os.tmpdir(), 'faxgate-banner-'));
+    child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
+    const err = new OutputWatch(child.stderr!);
+    new OutputWatch(child.stdout!);
+    await err.waitFor(/Then: npx faxgate jobs/, 60_000);
+    banner = err.text;
+  }, 90_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      await new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGKILL');
+      });
+    }
+    rmSync(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  });
+
+  it('names no file the user does not have, and every command line makes a job', async () => {
+    const lines = banner
+      .split('\n')
+      .filter((l) => /^ {4}\S/.test(l))
+      .map((l) => l.trim());
+    // swaks, printf | curl, cp: the three ways in
+    expect(lines.map((l) => l.split(' ')[0])).toEqual(['swaks', 'printf', 'cp']);
+    expect(banner).not.toMatch(/some\.pdf|@\S+\.pdf/);
+    for (const line of lines) {
+      const tool = line.startsWith('printf') ? 'curl' : line.split(' ')[0]!;
+      if (!hasTool(tool)) {
+        console.warn(`banner test: skipping a line because ${tool} is not installed (apt-get install ${tool}): ${line}`);
+        continue;
+      }
+      const before = jobCount(cwd);
+      const r = spawnSync('bash', ['-c', line], { cwd, encoding: 'utf8', timeout: 30_000 });
+      expect(r.status, `${line}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(0);
+      if (tool === 'curl') expect(r.stdout, 'the curl line shows the reply with the job id').toMatch(/^< 250 2\.0\.0 .*\S/m);
+      if (tool === 'swaks') expect(r.stdout).toMatch(/<-\s+250 2\.0\.0 /);
+      await waitUntil(() => jobCount(cwd) > before, `a job from: ${line}`, 30_000);
+      const store = Store.open({ dataDir: path.join(cwd, 'data') });
+      try {
+        const job = store.listJobs({ limit: 1 })[0]!;
+        expect(job.state, `${line}: ${job.corruptReason ?? ''}`).not.toBe('corrupt');
+        if (tool !== 'curl') expect(job.documents.map((d) => d.contentType)).toContain('application/pdf');
+      } finally {
+        store.close();
+      }
+    }
+  }, 120_000);
+});
