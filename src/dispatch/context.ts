@@ -6,6 +6,7 @@ import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { FaxResultFields, Store } from '../store/store.js';
+import type { KeyHolds } from '../keys/key-holds.js';
 import type { DispatchTuning } from './dispatch-defaults.js';
 
 export interface DispatchContext {
@@ -22,6 +23,12 @@ export interface DispatchContext {
   call<T>(fn: () => Promise<T>): Promise<T>;
   /** The service said 429: no calls for this long. */
   pause(ms: number): void;
+  /** Users whose key the service refused: their faxes wait (see src/keys/key-holds.ts). */
+  holds: KeyHolds;
+  /** A 401/403 on `user`'s key: hold the user (logged loudly and mailed to the admin once). */
+  keyRefused(user: string, reason: string): void;
+  /** `user`'s key answered again: end the hold, send the held faxes now. */
+  keyWorks(user: string): void;
 }
 
 /** Fax numbers compared by digits: the service may drop the + or format them. */

@@ -7,6 +7,7 @@ export interface DispatchTuning {
   reconcileGraceMs: number;
   perNumberConcurrency: number;
   scheduleAheadMs: number;
+  keyRecheckMs: number;
 }
 
 export function dispatchTuning(q: QueueConfig): DispatchTuning {
@@ -15,5 +16,6 @@ export function dispatchTuning(q: QueueConfig): DispatchTuning {
     reconcileGraceMs: q.reconcileGraceMs ?? 5_000,
     perNumberConcurrency: q.perNumberConcurrency ?? 1,
     scheduleAheadMs: (q.scheduleAheadHours ?? 24) * 3_600_000,
+    keyRecheckMs: q.keyRecheckMs ?? 300_000,
   };
 }

@@ -4,6 +4,7 @@
 import type { FaxFile, FaxRecord, SendFaxRequest, SendManyRequest, SendManyResult } from '../fax/types.js';
 import type { ClaimedGroup } from '../store/store.js';
 import type { Job, Recipient } from '../store/types.js';
+import { checkKey } from '../fax/check-key.js';
 import { classifyApiError, classifyRecipientError } from './classify.js';
 import { sameNumber, type DispatchContext } from './context.js';
 import { applyDecision, applyRecord, retryContext } from './outcome.js';
@@ -59,6 +60,18 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
   };
   try {
     const client = ctx.clientFor(job.user);
+    if (ctx.holds.isHeld(job.user)) {
+      // Held for a refused key: prove the key before sending anything with it.
+      const check = await ctx.call(() => checkKey(client));
+      if (!check.ok && check.refused) {
+        for (const r of recipients) {
+          settled.add(r.idx);
+          applyDecision(ctx, r, { action: 'hold', reason: check.detail }, { sendId, expect: ['sending'], user: job.user });
+        }
+        return;
+      }
+      if (check.ok) ctx.keyWorks(job.user);
+    }
     const base = baseRequest(job, sendId, ctx.clock.now());
     if (recipients.length === 1) {
       const r = recipients[0]!;
@@ -100,8 +113,8 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       settled.add(r.idx);
       const d = classifyApiError(err, mayHaveGoneOut, retryContext(ctx, r));
       if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
-      if (d.action !== 'unknown') ctx.metrics?.sends.inc({ result: d.action === 'defer' ? 'deferred' : 'failed' });
-      applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'] });
+      if (d.action !== 'unknown' && d.action !== 'hold') ctx.metrics?.sends.inc({ result: d.action === 'defer' ? 'deferred' : 'failed' });
+      applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'], user: job.user });
     }
   } finally {
     for (const r of recipients) {

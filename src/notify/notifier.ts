@@ -26,6 +26,7 @@ import { composeOutcome } from './outcome-mail.js';
 import { flag, PreferenceReader, wanted } from './preferences.js';
 import { composeRejected } from './rejected-mail.js';
 import { nextNotifyAttempt } from './retry-schedule.js';
+import { composeAlert } from './alert-mail.js';
 import { createTransport, type MailTransport } from './transport.js';
 
 export interface NotifierOptions {
@@ -203,6 +204,10 @@ export class Notifier {
       }
       case 'key-expiry':
         composed = composeKeyExpiry(n.payload, timeZone);
+        wants = true;
+        break;
+      case 'alert':
+        composed = composeAlert(n.payload);
         wants = true;
         break;
       default:

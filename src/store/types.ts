@@ -166,7 +166,7 @@ export interface JobFilter {
   limit?: number;
 }
 
-export type NotificationKind = 'outcome' | 'rejected' | 'inbound' | 'key-expiry';
+export type NotificationKind = 'outcome' | 'rejected' | 'inbound' | 'key-expiry' | 'alert';
 
 export interface NewNotification {
   kind: NotificationKind;

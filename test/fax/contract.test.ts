@@ -265,7 +265,8 @@ describe.each(['a', 'b'] as const)('variant %s', (variant) => {
       expect(seen).toHaveLength(total);
       expect(new Set(seen).size).toBe(total);
       for (const id of mine) expect(seen).toContain(id);
-      expect(calls.length).toBe(Math.ceil(total / 3));
+      // one call more than the pages at most: the first walk asks offset=1 to learn how offset counts
+      expect(calls.length).toBeLessThanOrEqual(Math.ceil(total / 3) + 1);
     });
 
     it('delete, then it is gone', async () => {
