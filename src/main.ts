@@ -12,6 +12,8 @@ import { DaemonLock } from './store/daemon-lock.js';
 import { describeError } from './errors.js';
 import { createFaxAgent, FaxClient } from './fax/client.js';
 import type { FaxApi } from './fax/types.js';
+import { ApiGate } from './fax/api-gate.js';
+import { checkKey } from './fax/check-key.js';
 import { UserDirectory } from './fax/user-directory.js';
 import type { Logger } from './log/logger.js';
 import { apiObserver, Metrics } from './metrics/metrics.js';
@@ -58,6 +60,8 @@ export class Gateway {
   private readonly clock: Clock;
   private readonly agent: HttpDispatcher;
   private readonly clients = new Map<string, FaxApi>();
+  /** Every API call of this process, contact lookups included, passes this one gate (rate, history budget). */
+  private readonly gate: ApiGate;
   private users: UserConfig[];
   private readonly directory: UserDirectory;
   private readonly dispatcher: Dispatcher;
@@ -85,6 +89,7 @@ export class Gateway {
       throw err;
     }
     this.users = effectiveUsers(config.users, config.data);
+    this.gate = new ApiGate({ ratePerSecond: config.api.ratePerSecond, historyPerMinute: config.api.historyPerMinute });
     this.agent = createFaxAgent({ caFile: opts.service.caFile, timeoutMs: config.api.timeoutMs, connections: Math.max(8, config.api.concurrency * 2) });
     const clientFor = (user: string) => this.clientFor(user);
     this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
@@ -138,6 +143,7 @@ export class Gateway {
         timeoutMs: this.config.api.timeoutMs,
         observer: apiObserver(this.metrics),
         logger: this.log.child({ component: 'api', user }),
+        gate: this.gate,
       });
       this.clients.set(user, c);
     }
@@ -186,6 +192,8 @@ export class Gateway {
     this.notifier?.updateUsers(users);
     this.inbound?.updateUsers(users);
     await this.spool?.updateUsers(users);
+    // faxes held for a refused key are tried again at once (each send proves the key first)
+    this.dispatcher.keysChanged();
     this.log.info({ users: users.length, why }, 'RELOADED users');
   }
 
@@ -213,12 +221,9 @@ export class Gateway {
     let result: { ok: boolean; detail?: string };
     if (!first) result = { ok: true, detail: 'no users configured' };
     else {
-      try {
-        await this.clientFor(first.name).ping();
-        result = { ok: true };
-      } catch (err) {
-        result = { ok: false, detail: describeError(err) };
-      }
+      // /v1/me proves the key, not only that something answers (/ping's body is not documented)
+      const check = await checkKey(this.clientFor(first.name));
+      result = check.ok ? { ok: true } : { ok: false, detail: check.detail };
     }
     this.lastPing = { at: now, ...result };
     return result;
@@ -236,6 +241,9 @@ export class Gateway {
     });
     this.metrics.gauge('faxgate_queue_oldest_age_seconds', 'Age of the oldest job that is not final', [], (g) => {
       g.set(store.counts().oldestActiveAgeSeconds ?? 0);
+    });
+    this.metrics.gauge('faxgate_key_held', 'Users whose API key the fax service refused (their faxes are held)', ['user'], (g) => {
+      for (const u of this.users) g.set({ user: u.name }, this.dispatcher.holds.isHeld(u.name) ? 1 : 0);
     });
     this.metrics.gauge('faxgate_notifications_pending', 'Notification mails waiting to be sent', [], (g) => {
       g.set(store.counts().notificationsPending);

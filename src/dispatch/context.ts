@@ -56,3 +56,25 @@ export function dayBefore(iso: string | null, nowMs: number): string {
   const t = iso ? Date.parse(iso) : nowMs;
   return new Date(t - 86_400_000).toISOString().slice(0, 10);
 }
+
+const CF_STATE = 'service:cf-echo';
+
+/**
+ * What the service does with our custom fields, learnt from the records of our own faxes:
+ * 'kept' once a record came back with our cf, 'dropped' once one came back without it (the last
+ * word wins: an account's custom-field setup can change). Null until a record was seen.
+ */
+export function cfEcho(ctx: Pick<DispatchContext, 'store'>): 'kept' | 'dropped' | null {
+  const v = ctx.store.getState(CF_STATE);
+  return v === 'kept' || v === 'dropped' ? v : null;
+}
+
+/** Notes what a record of one of our own faxes says about cf (see cfEcho). */
+export function noteCf(ctx: Pick<DispatchContext, 'store'>, rec: FaxRecord): void {
+  const seen = rec.cf && typeof rec.cf === 'object' && typeof rec.cf.faxgateSend === 'string' && rec.cf.faxgateSend !== '' ? 'kept' : 'dropped';
+  try {
+    if (ctx.store.getState(CF_STATE) !== seen) ctx.store.setState(CF_STATE, seen);
+  } catch {
+    // Only a hint for reconciliation; without it a lost answer is parked, never resent.
+  }
+}

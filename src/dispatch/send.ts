@@ -6,7 +6,7 @@ import type { ClaimedGroup } from '../store/store.js';
 import type { Job, Recipient } from '../store/types.js';
 import { checkKey } from '../fax/check-key.js';
 import { classifyApiError, classifyRecipientError } from './classify.js';
-import { sameNumber, type DispatchContext } from './context.js';
+import { noteCf, sameNumber, type DispatchContext } from './context.js';
 import { applyDecision, applyRecord, retryContext } from './outcome.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -49,6 +49,7 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       applyDecision(ctx, r, { action: 'unknown', reason: 'the service answered without a messageId' }, { sendId });
       return;
     }
+    noteCf(ctx, rec);
     if (ctx.store.markAccepted({ jobId: r.jobId, idx: r.idx }, sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null }, apiCalls)) {
       log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, 'SENT');
       ctx.metrics?.sends.inc({ result: 'accepted' });
