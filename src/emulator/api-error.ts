@@ -25,6 +25,8 @@ export class ApiError extends Error {
   constructor(
     readonly kind: ApiErrorName,
     message: string,
+    /** seconds for a Retry-After header; none is sent when absent */
+    readonly retryAfter?: number,
   ) {
     super(message);
     this.name = 'ApiError';

@@ -1,7 +1,7 @@
 // Who is calling: "Authorization: Basic <token>" names an API key; the key's access level decides
 // what the call may do. The token is compared as sent; never logged.
 import type { FastifyRequest } from 'fastify';
-import type { AccessLevel } from '../fax/types.js';
+import type { AccessLevel } from './types.js';
 import { ApiError, notAllowed } from './api-error.js';
 import type { Caller, EmulatorContext } from './context.js';
 import type { KeyRow, UserRow } from './db.js';

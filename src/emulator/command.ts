@@ -4,10 +4,55 @@ import type { Command } from 'commander';
 import { createLogger } from '../log/logger.js';
 import { parseHostPort } from '../config/host-port.js';
 import { FaxgateError } from '../errors.js';
+import { applyBehaviour, DEFAULT_BEHAVIOUR, type Behaviour } from './behaviour.js';
 import { startEmulator } from './index.js';
 
 export function parseListen(value: string): { host: string; port: number } {
   return parseHostPort(value, '--listen', 'USAGE');
+}
+
+interface EmulatorFlags {
+  listen: string;
+  data: string;
+  seed?: string;
+  variant: string;
+  delayMs: string;
+  offsetMode?: string;
+  cfMode?: string;
+  recipientErrors?: string;
+  historyPerMinute?: string;
+  historyRetryAfter?: boolean;
+  webhookRetryScale?: string;
+}
+
+const FLAG_OF: Record<keyof Behaviour, string> = {
+  offsetMode: '--offset-mode',
+  cfMode: '--cf-mode',
+  recipientErrorShape: '--recipient-errors',
+  historyPerMinute: '--history-per-minute',
+  historyRetryAfter: '--history-retry-after',
+  webhookRetryScale: '--webhook-retry-scale',
+};
+
+/** The behaviour switches given as flags, checked by the same rules as PUT /_emulator/behaviour. */
+export function behaviourFlags(o: Omit<EmulatorFlags, 'listen' | 'data' | 'variant' | 'delayMs'>): Partial<Behaviour> {
+  const given: Record<string, unknown> = {};
+  if (o.offsetMode !== undefined) given.offsetMode = o.offsetMode;
+  if (o.cfMode !== undefined) given.cfMode = o.cfMode;
+  if (o.recipientErrors !== undefined) given.recipientErrorShape = o.recipientErrors;
+  if (o.historyPerMinute !== undefined) given.historyPerMinute = o.historyPerMinute;
+  if (o.historyRetryAfter) given.historyRetryAfter = true;
+  if (o.webhookRetryScale !== undefined) given.webhookRetryScale = o.webhookRetryScale;
+  const out: Partial<Behaviour> = {};
+  for (const [k, v] of Object.entries(given)) {
+    try {
+      Object.assign(out, { [k]: applyBehaviour({ ...DEFAULT_BEHAVIOUR }, { [k]: v })[k as keyof Behaviour] });
+    } catch (err) {
+      const flag = FLAG_OF[k as keyof Behaviour];
+      throw new FaxgateError('USAGE', `${flag}: ${(err as Error).message.replace(/^\w+ /, '')}`);
+    }
+  }
+  return out;
 }
 
 export function registerEmulatorCommand(program: Command): void {
@@ -18,14 +63,21 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--data <dir>', 'data folder (database, documents, certificate)', './emulator-data')
     .option('--seed <file>', 'seed file (JSON or YAML): account, users, keys, contacts')
     .option('--variant <a|b>', 'API response variant', 'a')
-    .option('--delay-ms <n>', 'how long a new fax stays processing', '2000')
-    .action(async (o: { listen: string; data: string; seed?: string; variant: string; delayMs: string }) => {
+    .option('--delay-ms <n>', 'how long a new fax stays processing, then transmitting (half each)', '2000')
+    .option('--offset-mode <pages|records>', 'fax history offset counts pages (default) or records')
+    .option('--cf-mode <kept|dropped|empty>', 'custom fields on records: kept as sent (default), dropped, or {}')
+    .option('--recipient-errors <input|recipientFax>', 'per-recipient error shape in send-to-many and resend (default input)')
+    .option('--history-per-minute <n>', 'fax history calls allowed per account per minute, 0 = unlimited (default 8)')
+    .option('--history-retry-after', 'send Retry-After with a fax history 429 (default: not sent)')
+    .option('--webhook-retry-scale <x>', 'multiply the webhook retry schedule 5s..22h (default 1)')
+    .action(async (o: EmulatorFlags) => {
       if (o.variant !== 'a' && o.variant !== 'b') throw new FaxgateError('USAGE', `--variant must be a or b, got "${o.variant}"`);
       const delayMs = Number(o.delayMs);
       if (!Number.isInteger(delayMs) || delayMs < 0) throw new FaxgateError('USAGE', `--delay-ms must be a whole number >= 0, got "${o.delayMs}"`);
       const { host, port } = parseListen(o.listen);
+      const behaviour = behaviourFlags(o);
       const logger = createLogger({ format: 'json', destination: process.stderr as never }).child({ component: 'emulator' });
-      const emu = await startEmulator({ dataDir: o.data, host, port, seed: o.seed, variant: o.variant, delayMs, logger });
+      const emu = await startEmulator({ dataDir: o.data, host, port, seed: o.seed, variant: o.variant, delayMs, logger, ...behaviour });
       process.stdout.write(`${JSON.stringify({
         event: 'listening',
         baseUrl: emu.baseUrl,

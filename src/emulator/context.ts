@@ -1,9 +1,11 @@
 // What every route of the emulator shares: the store, paths, clock, variant and the fault switch.
 import type { Clock } from '../clock.js';
-import type { ApiVariant } from '../fax/types.js';
+import type { ApiVariant } from './types.js';
 import type { Logger } from '../log/logger.js';
 import type { AccountRow, Db, KeyRow, UserRow } from './db.js';
+import type { Behaviour, HistoryBudget } from './behaviour.js';
 import type { Faults } from './faults.js';
+import type { Webhooks } from './webhooks.js';
 
 export interface EmulatorContext {
   db: Db;
@@ -16,6 +18,10 @@ export interface EmulatorContext {
   logger: Logger;
   faults: Faults;
   accountId: string;
+  /** the switches for unsettled evidence; replaced whole by PUT /_emulator/behaviour */
+  behaviour: Behaviour;
+  historyBudget: HistoryBudget;
+  webhooks: Webhooks;
 }
 
 /** The authenticated caller of a request. */

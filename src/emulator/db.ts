@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS faxes (
   messageId TEXT PRIMARY KEY, messageNumber INTEGER NOT NULL UNIQUE, accountId TEXT NOT NULL,
   userId TEXT NOT NULL, direction TEXT NOT NULL, channelType TEXT NOT NULL, faxNumber TEXT NOT NULL,
   faxCallerId TEXT NOT NULL, faxCsid TEXT NOT NULL,
-  createdAt INTEGER NOT NULL, scheduledAt INTEGER, readyAt INTEGER NOT NULL,
+  createdAt INTEGER NOT NULL, scheduledAt INTEGER, readyAt INTEGER NOT NULL, transmitAt INTEGER,
   -- decided at creation from the destination; shown once readyAt has passed
   outcome TEXT NOT NULL, outcomeRule TEXT NOT NULL,
   subject TEXT, recipientName TEXT, senderName TEXT, notes TEXT, coverPage INTEGER NOT NULL DEFAULT 0,
@@ -60,7 +60,20 @@ export function openDb(file: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.exec(SCHEMA);
+  migrate(db);
   return db;
+}
+
+/** Columns added after the first release, for data folders made before them. */
+function migrate(db: Db): void {
+  const faxCols = new Set((db.prepare('PRAGMA table_info(faxes)').all() as Array<{ name: string }>).map((c) => c.name));
+  // when a fax goes from processing to transmitting; null (older rows) means no transmitting phase
+  if (!faxCols.has('transmitAt')) db.exec('ALTER TABLE faxes ADD COLUMN transmitAt INTEGER');
+  // whether the webhooks for the fax's final state were queued (so a restart does not repeat them)
+  if (!faxCols.has('notifiedAt')) {
+    // faxes finished before webhooks existed raise no events now
+    db.exec('ALTER TABLE faxes ADD COLUMN notifiedAt INTEGER; UPDATE faxes SET notifiedAt = readyAt');
+  }
 }
 
 export function getMeta(db: Db, key: string): string | undefined {
@@ -159,7 +172,9 @@ export interface FaxRow {
   createdAt: number;
   scheduledAt: number | null;
   readyAt: number;
-  outcome: 'success' | 'failed';
+  transmitAt: number | null;
+  notifiedAt: number | null;
+  outcome: string;
   outcomeRule: string;
   subject: string | null;
   recipientName: string | null;

@@ -3,7 +3,7 @@
 // by the file's content first and its declared type second, so a renamed .docx is still refused.
 import { readFile } from 'node:fs/promises';
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from '@cantoo/pdf-lib';
-import { FAXABLE_TYPES, readHead, sniffBuffer } from '../intake/file-type.js';
+import { FAXABLE_TYPES, readHead, sniffBuffer } from './file-type.js';
 import { invalid } from './api-error.js';
 import { decodeText, paginateText, toWinAnsi } from './text-pages.js';
 import { tiffToPngs } from './tiff.js';

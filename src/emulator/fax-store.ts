@@ -7,7 +7,7 @@ import { notFound } from './api-error.js';
 import { isAdmin } from './auth.js';
 import type { Caller, EmulatorContext } from './context.js';
 import type { ContactRow, FaxRow, TagRow, UserRow } from './db.js';
-import { outcomeRuleFor } from './lifecycle.js';
+import { outcomeRuleFor, resultOf } from './results.js';
 
 export interface NewFax {
   user: UserRow;
@@ -37,23 +37,26 @@ export async function insertFax(ctx: EmulatorContext, nf: NewFax, document: { by
   const pdfFile = `${messageId}.pdf`;
   const dest = path.join(ctx.faxDir, pdfFile);
   const tmp = `${dest}.tmp`;
-  if ('bytes' in document) await writeFile(tmp, document.bytes);
+  if ('bytes' in document) await writeFile(tmp, document.bytes, { mode: 0o600 });
   else await copyFile(path.join(ctx.faxDir, document.copyOf), tmp);
   await rename(tmp, dest);
 
   const now = ctx.clock.now();
   const scheduledAt = nf.scheduledAt && nf.scheduledAt > now ? nf.scheduledAt : null;
   const inbound = nf.direction === 'inbound';
-  const { outcome, rule } = inbound ? { outcome: 'success' as const, rule: 'ok' } : outcomeRuleFor(nf.faxNumber);
-  const readyAt = inbound ? now : (scheduledAt ?? now) + ctx.delayMs;
+  const rule = inbound ? 'ok' : outcomeRuleFor(nf.faxNumber);
+  const outcome = resultOf(rule).status;
+  const start = scheduledAt ?? now;
+  const readyAt = inbound ? now : start + ctx.delayMs;
+  const transmitAt = inbound ? now : start + Math.floor(ctx.delayMs / 2);
   const cf = nf.cf ?? {};
   const row = ctx.db.transaction(() => {
     const next = (ctx.db.prepare('SELECT COALESCE(MAX(messageNumber), 100000) + 1 AS n FROM faxes').get() as { n: number }).n;
     ctx.db.prepare(`INSERT INTO faxes (messageId, messageNumber, accountId, userId, direction, channelType, faxNumber, faxCallerId, faxCsid,
-      createdAt, scheduledAt, readyAt, outcome, outcomeRule, subject, recipientName, senderName, notes, coverPage, coverPageId,
+      createdAt, scheduledAt, readyAt, transmitAt, outcome, outcomeRule, subject, recipientName, senderName, notes, coverPage, coverPageId,
       cf, cfText, tags, contacts, attachments, pagesCount, pdfFile, resentFrom)
       VALUES (@messageId, @messageNumber, @accountId, @userId, @direction, @channelType, @faxNumber, @faxCallerId, @faxCsid,
-      @createdAt, @scheduledAt, @readyAt, @outcome, @outcomeRule, @subject, @recipientName, @senderName, @notes, @coverPage, @coverPageId,
+      @createdAt, @scheduledAt, @readyAt, @transmitAt, @outcome, @outcomeRule, @subject, @recipientName, @senderName, @notes, @coverPage, @coverPageId,
       @cf, @cfText, @tags, @contacts, @attachments, @pagesCount, @pdfFile, @resentFrom)`).run({
       messageId,
       messageNumber: next,
@@ -67,6 +70,7 @@ export async function insertFax(ctx: EmulatorContext, nf: NewFax, document: { by
       createdAt: now,
       scheduledAt,
       readyAt,
+      transmitAt,
       outcome,
       outcomeRule: rule,
       subject: nf.subject ?? null,

@@ -1,29 +1,14 @@
 // A fax's life, computed from the clock when asked rather than by timers, so it is the same after
-// a restart: scheduled (until scheduledDate), processing (for delayMs), then the outcome the
-// destination's last four digits call for.
-import { FAX_RESULTS } from '../fax/result-codes.js';
+// a restart: scheduled (until scheduledDate), processing (first half of delayMs), transmitting
+// (second half), then the outcome the destination's last four digits call for (results.ts).
 import type { FaxRow } from './db.js';
+import { resultOf } from './results.js';
+import type { FaxStatus } from './types.js';
 
-export type OutcomeRule = 'busy' | 'noAnswer' | 'noFaxTone' | 'secondAttempt' | 'ok';
-
-export function outcomeRuleFor(faxNumber: string): { outcome: 'success' | 'failed'; rule: OutcomeRule } {
-  const last4 = faxNumber.replace(/\D/g, '').slice(-4);
-  switch (last4) {
-    case '0000':
-      return { outcome: 'failed', rule: 'busy' };
-    case '0001':
-      return { outcome: 'failed', rule: 'noAnswer' };
-    case '0002':
-      return { outcome: 'failed', rule: 'noFaxTone' };
-    case '0003':
-      return { outcome: 'success', rule: 'secondAttempt' };
-    default:
-      return { outcome: 'success', rule: 'ok' };
-  }
-}
+export { outcomeRuleFor, type OutcomeRule } from './results.js';
 
 export interface FaxState {
-  status: string;
+  status: FaxStatus;
   resultCode: string | null;
   resultInfo: string | null;
   errorCode: string | null;
@@ -33,47 +18,40 @@ export interface FaxState {
   duration: number;
   resolvedDate: string | null;
   faxDetected: boolean;
+  /** the service numbers a fax and hands it to a line once it leaves processing */
+  numbered: boolean;
 }
 
-/** SQL for the status a row has at :now (kept next to faxState so the two agree). */
-export const STATUS_SQL = `CASE WHEN scheduledAt IS NOT NULL AND scheduledAt > @now THEN 'scheduled' WHEN readyAt > @now THEN 'processing' ELSE outcome END`;
+/** SQL for the status a row has at @now (kept next to faxState so the two agree). */
+export const STATUS_SQL = `CASE WHEN scheduledAt IS NOT NULL AND scheduledAt > @now THEN 'scheduled' WHEN COALESCE(transmitAt, readyAt) > @now THEN 'processing' WHEN readyAt > @now THEN 'transmitting' ELSE outcome END`;
+
+/** When a fax reaches its final state (for webhooks): its readyAt. */
+export function isFinal(row: FaxRow, now: number): boolean {
+  return !(row.scheduledAt !== null && row.scheduledAt > now) && row.readyAt <= now;
+}
 
 export function faxState(row: FaxRow, now: number): FaxState {
-  if (row.scheduledAt !== null && row.scheduledAt > now) return pending('scheduled');
-  if (row.readyAt > now) return pending('processing');
-  const rule = row.outcomeRule as OutcomeRule;
+  if (row.scheduledAt !== null && row.scheduledAt > now) return pending('scheduled', false);
+  if ((row.transmitAt ?? row.readyAt) > now) return pending('processing', false);
+  if (row.readyAt > now) return pending('transmitting', true);
   const resolvedDate = new Date(row.readyAt).toISOString();
-  if (row.direction === 'inbound' || rule === 'ok' || rule === 'secondAttempt') {
-    const r = FAX_RESULTS.ok;
-    return {
-      status: 'success',
-      resultCode: r.resultCode,
-      resultInfo: r.resultInfo,
-      errorCode: null,
-      errorInfo: null,
-      faxAttempt: rule === 'secondAttempt' ? 2 : 1,
-      pagesComplete: row.pagesCount,
-      // about 25 s a page at 14400 bps, plus call set-up (and a whole failed call before a 2nd try)
-      duration: 12 + 25 * row.pagesCount + (rule === 'secondAttempt' ? 45 : 0),
-      resolvedDate,
-      faxDetected: true,
-    };
-  }
-  const r = FAX_RESULTS[rule];
+  const r = row.direction === 'inbound' ? resultOf('ok') : resultOf(row.outcomeRule);
+  const ok = r.status === 'success';
   return {
-    status: 'failed',
+    status: r.status,
     resultCode: r.resultCode,
     resultInfo: r.resultInfo,
     errorCode: r.errorCode,
     errorInfo: r.errorInfo,
-    faxAttempt: 1,
-    pagesComplete: 0,
-    duration: rule === 'noAnswer' ? 60 : rule === 'noFaxTone' ? 35 : 0,
+    faxAttempt: r.faxAttempt,
+    pagesComplete: ok ? row.pagesCount : 0,
+    duration: r.duration(row.pagesCount),
     resolvedDate,
-    faxDetected: false,
+    faxDetected: ok,
+    numbered: true,
   };
 }
 
-function pending(status: string): FaxState {
-  return { status, resultCode: null, resultInfo: null, errorCode: null, errorInfo: null, faxAttempt: 0, pagesComplete: 0, duration: 0, resolvedDate: null, faxDetected: false };
+function pending(status: FaxStatus, numbered: boolean): FaxState {
+  return { status, resultCode: null, resultInfo: null, errorCode: null, errorInfo: null, faxAttempt: 0, pagesComplete: 0, duration: 0, resolvedDate: null, faxDetected: false, numbered };
 }

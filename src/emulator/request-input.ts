@@ -105,7 +105,7 @@ export async function readInput(req: FastifyRequest, uploadDir: string, allowFil
         if (part.type === 'file') {
           const dest = path.join(uploadDir, `${randomUUID()}.upload`);
           files.push({ path: dest, filename: part.filename || 'attachment', mimetype: part.mimetype || 'application/octet-stream', fieldname: part.fieldname });
-          await pipeline(part.file, createWriteStream(dest));
+          await pipeline(part.file, createWriteStream(dest, { mode: 0o600 }));
           if (part.file.truncated) throw new ApiError('PayloadTooLargeError', `file ${part.filename} is over the size limit`);
           if (!allowFiles) throw invalid(`this call takes no files (got ${part.fieldname})`);
         } else {

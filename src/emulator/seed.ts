@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import type { AccessLevel } from '../fax/types.js';
+import type { AccessLevel } from './types.js';
 import { getMeta, setMeta, type Db } from './db.js';
 
 export interface SeedContact {

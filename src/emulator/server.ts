@@ -12,6 +12,7 @@ import { contactRoutes } from './routes/contacts.js';
 import { emulatorAdminRoutes } from './routes/emulator-admin.js';
 import { faxRoutes } from './routes/faxes.js';
 import { historyRoutes } from './routes/history.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /** Default size bound of one uploaded file (bigger gets 413). */
 export const MAX_FILE_BYTES = 100 * 1024 * 1024;
@@ -51,7 +52,7 @@ export async function buildServer(ctx: EmulatorContext, tls: { key: string; cert
 
   app.setErrorHandler((err, req, reply) => {
     if (err instanceof ApiError) {
-      if (err.status === 429) reply.header('retry-after', '1');
+      if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
       return reply.code(err.status).send(err.body());
     }
     const status = (err as { statusCode?: number }).statusCode ?? 500;
@@ -75,5 +76,6 @@ export async function buildServer(ctx: EmulatorContext, tls: { key: string; cert
   faxRoutes(app, ctx, callerOf);
   historyRoutes(app, ctx, callerOf);
   emulatorAdminRoutes(app, ctx, callerOf);
+  webhookRoutes(app, ctx, callerOf);
   return app;
 }

@@ -1,6 +1,7 @@
 // Response bodies in the shapes of the chosen API variant. Requests in either shape are accepted
 // elsewhere; only what goes out differs.
-import type { ApiVariant } from '../fax/types.js';
+import type { Behaviour } from './behaviour.js';
+import type { ApiVariant } from './types.js';
 import type { AccountRow, ContactRow, FaxRow, KeyRow, TagRow, UserRow } from './db.js';
 import { faxState } from './lifecycle.js';
 
@@ -102,6 +103,8 @@ export function renderTag(t: TagRow): Record<string, unknown> {
 }
 
 export interface FaxExtras {
+  /** how custom fields appear (the cfMode switch); default kept */
+  cfMode?: Behaviour['cfMode'];
   tags?: TagRow[];
   contacts?: ContactRow[];
   users?: UserRow[];
@@ -112,7 +115,8 @@ export function renderFax(f: FaxRow, now: number, extras: FaxExtras = {}): Recor
   const s = faxState(f, now);
   return {
     messageId: f.messageId,
-    messageNumber: String(f.messageNumber),
+    // while processing the service has not numbered the fax nor handed it to a line yet
+    messageNumber: s.numbered ? String(f.messageNumber) : null,
     accountId: f.accountId,
     userId: f.userId,
     channelType: f.channelType,
@@ -122,7 +126,7 @@ export function renderFax(f: FaxRow, now: number, extras: FaxExtras = {}): Recor
     scheduledDate: iso(f.scheduledAt),
     resolvedDate: s.resolvedDate,
     deletedAt: iso(f.deletedAt),
-    deliveryId: `dlv-${f.messageNumber}`,
+    deliveryId: s.numbered ? `dlv-${f.messageNumber}` : null,
     duration: s.duration,
     resultCode: s.resultCode,
     resultInfo: s.resultInfo,
@@ -145,10 +149,16 @@ export function renderFax(f: FaxRow, now: number, extras: FaxExtras = {}): Recor
     pagesComplete: s.pagesComplete,
     subject: f.subject,
     recipientName: f.recipientName,
-    cf: JSON.parse(f.cf) as Record<string, string>,
+    ...cfField(f, extras.cfMode ?? 'kept'),
     ...(extras.tags ? { tags: extras.tags.map(renderTag) } : {}),
     ...(extras.contacts ? { contacts: extras.contacts.map((c) => renderContact(c)) } : {}),
     ...(extras.users ? { users: extras.users.map((u) => ({ userId: u.uuid, firstName: u.firstName, lastName: u.lastName, email: u.email })) } : {}),
     ...(extras.account ? { account: { uuid: extras.account.uuid, supportCode: extras.account.supportCode, companyName: extras.account.accountName } } : {}),
   };
+}
+
+function cfField(f: FaxRow, mode: Behaviour['cfMode']): { cf?: Record<string, string> } {
+  if (mode === 'dropped') return {};
+  if (mode === 'empty') return { cf: {} };
+  return { cf: JSON.parse(f.cf) as Record<string, string> };
 }

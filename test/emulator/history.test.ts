@@ -1,4 +1,4 @@
-// History: every filter, newest first, offset as records skipped, and both variants' layouts.
+// History: every filter, newest first, offset as pages (default) or records, and both variants' layouts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_KEYS, TEST_TAGS, type TestEmulator } from '../helpers/emulator.js';
 import { apiFor, form, manualClock, type Api } from './api.js';
@@ -25,8 +25,8 @@ beforeAll(async () => {
   await send('bob', '+15550104323', {}, TEST_KEYS.bob);
   clock.advance(DAY);
   await send('day3pending', '+15550104324'); // created 2026-03-04T12:04:00Z
-  // half a second later: day3pending is still processing (delay 1000 ms); the inbound fax is newest
-  clock.set(Date.parse('2026-03-04T12:04:00.500Z'));
+  // 0.4 s later: day3pending is still processing (the first half of delay 1000 ms); the inbound fax is newest
+  clock.set(Date.parse('2026-03-04T12:04:00.400Z'));
   const inbound = await api.call('POST', '/_emulator/inbound', TEST_KEYS.admin, form({ email: 'alice@example.com', callerId: '+15557654321', csid: 'ACME LAB' }, [['in.txt', 'inbound fax']]));
   expect(inbound.status).toBe(200);
   ids.inbound = inbound.json.messageId;
@@ -109,9 +109,9 @@ describe('history filters', () => {
 });
 
 describe('paging', () => {
-  it('offset counts records, limit bounds the page, order stays newest first', async () => {
+  it('by default offset counts pages of limit records, order stays newest first', async () => {
     const seen: string[] = [];
-    for (let offset = 0; offset < 5; offset += 2) {
+    for (let offset = 0; offset < 3; offset += 1) {
       const page = await history(`limit=2&offset=${offset}`);
       expect(page.count).toBe(5);
       expect(page.limit).toBe(2);
@@ -119,7 +119,20 @@ describe('paging', () => {
       seen.push(...(names(page.rows) as string[]));
     }
     expect(seen).toEqual(['inbound', 'day3pending', 'day2ok', 'day1ok', 'day1busy']);
-    expect((await history('offset=5')).rows).toEqual([]);
+    expect((await history('limit=2&offset=3')).rows).toEqual([]);
+  });
+
+  it('with offsetMode records, offset counts records', async () => {
+    const set = await api.call('PUT', '/_emulator/behaviour', TEST_KEYS.admin, { offsetMode: 'records' });
+    expect(set.json.offsetMode).toBe('records');
+    try {
+      const seen: string[] = [];
+      for (let offset = 0; offset < 5; offset += 2) seen.push(...(names((await history(`limit=2&offset=${offset}`)).rows) as string[]));
+      expect(seen).toEqual(['inbound', 'day3pending', 'day2ok', 'day1ok', 'day1busy']);
+      expect((await history('offset=5')).rows).toEqual([]);
+    } finally {
+      await api.call('PUT', '/_emulator/behaviour', TEST_KEYS.admin, { offsetMode: 'pages' });
+    }
   });
 });
 

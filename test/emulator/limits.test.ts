@@ -99,7 +99,7 @@ describe('required fields and formats', () => {
     expect(r.json.success).toHaveLength(1);
     expect(r.json.success[0].faxNumber).toBe('+15550105555');
     expect(r.json.errors).toHaveLength(2);
-    expect(r.json.errors.map((e: { recipientFax: string }) => e.recipientFax)).toEqual(['not-a-number', '+1234']);
+    expect(r.json.errors.map((e: { input: { faxNumber: string } }) => e.input.faxNumber)).toEqual(['not-a-number', '+1234']);
     for (const e of r.json.errors) expect(e.error).toMatch(/^InvalidInputError: /);
   });
 

@@ -39,7 +39,7 @@ describe('restart', () => {
       expect(second.caPem).toBe(first.caPem);
       expect((await api.get('/v1/me', key.token)).json.userId).toBe(aliceId);
       const info = (await api.get(`/v1/fax/${fax.messageId}/info`, TEST_KEYS.alice)).json;
-      expect(info).toMatchObject({ status: 'failed', errorCode: 'NO_ANSWER' });
+      expect(info).toMatchObject({ status: 'failed', errorCode: '6200' });
       expect((await api.get(`/v1/fax/${fax.messageId}/download`, TEST_KEYS.alice)).bytes.equals(pdf)).toBe(true);
       expect((await api.get('/v1/contacts', TEST_KEYS.alice)).json.count).toBe(contactsBefore);
       expect(second.keys.filter((k) => k.token === TEST_KEYS.alice)).toHaveLength(1);

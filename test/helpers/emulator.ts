@@ -11,12 +11,20 @@
 //                      key bob-print-key (print_driver)
 //   public contact "Initech Front Desk" (555) 010-0300, owned by the admin
 //   tags TEST_TAGS.billing, TEST_TAGS.urgent
-// Outcomes by the destination's last four digits: 0000 busy, 0001 no answer, 0002 no fax tone,
-// 0003 delivered on the second attempt, anything else delivered (after delayMs).
+// Outcomes by the destination's last four digits (after delayMs: half processing, half transmitting):
+//   0000 failed 6100 "Fax Number Busy"        0001 failed 6200 "Fax No Answer"
+//   0002 failed 6300 "No Fax Tone Detected"   0003 success on the 2nd attempt (faxAttempt 2)
+//   0004 failed 6000 "Fax Connect Failed"     0005 failed 5100 "Fax Request Blocked"
+//   0006 failed 5200 "Fax Rendering Issue"    0007 failed 7734 "Carrier Route Withdrawn" (a code
+//   0008 failed with no code and no text            no client has seen)
+//   0009 cancelled by the service             anything else: success, resultCode "0" "OK"
+// Behaviour switches (see docs/emulator.md): offsetMode, cfMode, recipientErrorShape,
+// historyPerMinute, historyRetryAfter, webhookRetryScale. Unlike startEmulator (default 8), this
+// helper starts with historyPerMinute 0 (no history rate limit) unless a test asks for one.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmulator, type RunningEmulator, type SeedData } from '../../src/emulator/index.js';
+import { startEmulator, type Behaviour, type RunningEmulator, type SeedData } from '../../src/emulator/index.js';
 import type { Clock } from '../../src/clock.js';
 import { TEST_SEED } from './seed.js';
 
@@ -24,7 +32,7 @@ export { TEST_SEED, TEST_TAGS } from './seed.js';
 
 export const TEST_KEYS = { admin: 'test-admin-key', alice: 'alice-print-key', aliceBase: 'alice-base-key', bob: 'bob-print-key' } as const;
 
-export interface TestEmulatorOptions {
+export interface TestEmulatorOptions extends Partial<Behaviour> {
   variant?: 'a' | 'b';
   /** default 100 */
   delayMs?: number;
@@ -32,6 +40,10 @@ export interface TestEmulatorOptions {
   /** reuse a data folder (to test restarts); it is still removed by stop() */
   dataDir?: string;
   clock?: Clock;
+  /** extra CA (PEM) trusted for https webhook receivers */
+  webhookCa?: string;
+  /** accept any certificate from https webhook receivers */
+  webhookInsecure?: boolean;
 }
 
 export type TestEmulator = RunningEmulator & { dataDir: string; stop(): Promise<void> };
@@ -39,7 +51,8 @@ export type TestEmulator = RunningEmulator & { dataDir: string; stop(): Promise<
 export async function startTestEmulator(opts: TestEmulatorOptions = {}): Promise<TestEmulator> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'faxgate-')));
   try {
-    const emu = await startEmulator({ dataDir, seed: opts.seed ?? TEST_SEED, variant: opts.variant ?? 'a', delayMs: opts.delayMs ?? 100, clock: opts.clock });
+    const { variant, delayMs, seed, dataDir: _d, clock, ...rest } = opts;
+    const emu = await startEmulator({ ...rest, dataDir, seed: seed ?? TEST_SEED, variant: variant ?? 'a', delayMs: delayMs ?? 100, clock, historyPerMinute: opts.historyPerMinute ?? 0 });
     return Object.assign(emu, {
       dataDir,
       async stop() {

@@ -1,7 +1,7 @@
 // API keys (admin only): create (returns the token), update, list with their users, delete.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AccessLevel } from '../../fax/types.js';
+import type { AccessLevel } from '../types.js';
 import { invalid, notFound } from '../api-error.js';
 import { requireAccess } from '../auth.js';
 import { userById, type Caller, type EmulatorContext } from '../context.js';

@@ -5,9 +5,10 @@ import type { CoverPageRow } from '../db.js';
 import { renderUser } from '../shapes.js';
 
 export function basicRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: (req: FastifyRequest) => Caller): void {
-  app.get('/ping', async (req) => {
+  // the real service answers a plain-text OK
+  app.get('/ping', async (req, reply) => {
     callerOf(req);
-    return { status: 'ok', time: new Date(ctx.clock.now()).toISOString() };
+    return reply.type('text/plain; charset=utf-8').send('OK');
   });
 
   app.get('/v1/me', async (req) => renderUser(callerOf(req).user, account(ctx), ctx.variant));

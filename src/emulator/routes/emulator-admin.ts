@@ -11,6 +11,7 @@ import { parseDestination } from '../fax-number.js';
 import { readInput } from '../request-input.js';
 import { renderFax, renderUser } from '../shapes.js';
 import { faxState } from '../lifecycle.js';
+import { applyBehaviour } from '../behaviour.js';
 
 const PREFS: Record<string, 'string' | 'bool' | 'nullable'> = {
   firstName: 'string',
@@ -74,6 +75,25 @@ export function emulatorAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
     return settings;
   });
 
+  app.get('/_emulator/behaviour', async (req) => {
+    admin(req);
+    return ctx.behaviour;
+  });
+
+  // the switches for unsettled evidence, at run time: any of them; answers the whole behaviour
+  app.put('/_emulator/behaviour', async (req) => {
+    admin(req);
+    ctx.behaviour = applyBehaviour(ctx.behaviour, req.body);
+    ctx.logger.info({ behaviour: ctx.behaviour }, 'behaviour changed');
+    return ctx.behaviour;
+  });
+
+  // every webhook delivery with its attempts, so tests can check the retry schedule
+  app.get('/_emulator/webhook-deliveries', async (req) => {
+    admin(req);
+    return ctx.webhooks.deliveries();
+  });
+
   app.post('/_emulator/inbound', async (req) => {
     admin(req);
     const input = await readInput(req, ctx.uploadDir, true);
@@ -103,7 +123,7 @@ export function emulatorAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
         pagesCount: doc.pages,
       }, { bytes: doc.pdf });
       ctx.logger.info({ messageId: row.messageId, userId: user.uuid }, 'inbound fax created');
-      return renderFax(row, ctx.clock.now(), { tags: [], contacts: [] });
+      return renderFax(row, ctx.clock.now(), { cfMode: ctx.behaviour.cfMode, tags: [], contacts: [] });
     } finally {
       await input.cleanup();
     }

@@ -21,13 +21,20 @@ interface SharedDoc {
   error?: ApiError;
 }
 
-interface RecipientError {
-  error: string;
-  recipientFax: string;
+/**
+ * One recipient's refusal in send-to-many and resend, in the shape the recipientErrorShape switch
+ * picks: `{input:{faxNumber},error}` (seen from the real service) or the documented
+ * `{error,recipientFax}`. A contact that cannot be used is named by `contactId` in the input shape.
+ */
+type RecipientError = Record<string, unknown>;
+
+function recipientError(ctx: EmulatorContext, error: string, target: { faxNumber?: string; contactId?: string }): RecipientError {
+  if (ctx.behaviour.recipientErrorShape === 'recipientFax') return { error, recipientFax: target.faxNumber ?? target.contactId ?? '' };
+  return { input: target.faxNumber !== undefined ? { faxNumber: target.faxNumber } : { contactId: target.contactId }, error };
 }
 
 export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: CallerOf): void {
-  const render = (row: FaxRow) => renderFax(row, ctx.clock.now(), { tags: tagsOf(ctx, row), contacts: contactsOf(ctx, row) });
+  const render = (row: FaxRow) => renderFax(row, ctx.clock.now(), { cfMode: ctx.behaviour.cfMode, tags: tagsOf(ctx, row), contacts: contactsOf(ctx, row) });
 
   /** After a creation call did its work: maybe lose the answer on purpose (the "drop" fault). */
   const answer = (req: FastifyRequest, reply: FastifyReply, body: unknown) => {
@@ -97,8 +104,8 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
       const targets: Array<{ raw: string; contact: ContactRow | null }> = numbers.map((n) => ({ raw: n, contact: null }));
       for (const id of contactIds) {
         const c = visibleContact(ctx, caller, id);
-        if (!c) errors.push({ error: `NotFoundError: contact ${id} not found`, recipientFax: id });
-        else if (!c.faxNumber) errors.push({ error: `InvalidInputError: contact "${c.name}" has no fax number`, recipientFax: id });
+        if (!c) errors.push(recipientError(ctx, `NotFoundError: contact ${id} not found`, { contactId: id }));
+        else if (!c.faxNumber) errors.push(recipientError(ctx, `InvalidInputError: contact "${c.name}" has no fax number`, { contactId: id }));
         else targets.push({ raw: c.faxNumber, contact: c });
       }
       for (const t of targets) {
@@ -114,7 +121,7 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
           success.push(render(row));
         } catch (err) {
           if (!(err instanceof ApiError) || err.status >= 500) throw err;
-          errors.push({ error: `${err.kind}: ${err.message}`, recipientFax: t.raw });
+          errors.push(recipientError(ctx, `${err.kind}: ${err.message}`, { faxNumber: t.raw }));
         }
       }
       ctx.logger.info({ created: success.length, refused: errors.length }, 'faxes created (multiple)');
@@ -140,7 +147,7 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
         faxNumber = parseDestination(raw);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
-        errors.push({ error: `${err.kind}: ${err.message}`, recipientFax: raw });
+        errors.push(recipientError(ctx, `${err.kind}: ${err.message}`, { faxNumber: raw }));
         continue;
       }
       const owner = userById(ctx, old.userId) ?? caller.user;
@@ -212,7 +219,7 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
     const caller = callerOf(req);
     const row = visibleFax(ctx, caller, req.params.id);
     const owner = userById(ctx, row.userId);
-    return renderFax(row, ctx.clock.now(), { tags: tagsOf(ctx, row), contacts: contactsOf(ctx, row), users: owner ? [owner] : [], account: account(ctx) });
+    return renderFax(row, ctx.clock.now(), { cfMode: ctx.behaviour.cfMode, tags: tagsOf(ctx, row), contacts: contactsOf(ctx, row), users: owner ? [owner] : [], account: account(ctx) });
   });
 }
 

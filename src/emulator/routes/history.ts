@@ -1,6 +1,8 @@
-// GET /v1/fax/history: every documented filter, newest first, `offset` records skipped.
+// GET /v1/fax/history: every documented filter, newest first. `offset` counts pages of `limit`
+// records or records (the offsetMode switch); calls are limited per account and minute
+// (historyPerMinute, 429 until the window resets, Retry-After only with historyRetryAfter).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { invalid, notAllowed } from '../api-error.js';
+import { ApiError, invalid, notAllowed } from '../api-error.js';
 import { isAdmin, targetUser } from '../auth.js';
 import type { Caller, EmulatorContext } from '../context.js';
 import type { FaxRow } from '../db.js';
@@ -9,6 +11,7 @@ import { STATUS_SQL } from '../lifecycle.js';
 import { queryInput, type RequestInput } from '../request-input.js';
 import { LIMITS } from '../send-spec.js';
 import { renderFax } from '../shapes.js';
+import { FAX_STATUSES } from '../types.js';
 
 const DAY = 86_400_000;
 
@@ -31,6 +34,11 @@ function dateParam(input: RequestInput, name: string): number | null {
 export function historyRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: (req: FastifyRequest) => Caller): void {
   app.get('/v1/fax/history', async (req) => {
     const caller = callerOf(req);
+    const { historyPerMinute, historyRetryAfter, offsetMode, cfMode } = ctx.behaviour;
+    const waitMs = ctx.historyBudget.take(caller.user.accountId, historyPerMinute, ctx.clock.now());
+    if (waitMs !== null) {
+      throw new ApiError('RateLimitError', `fax history is limited to ${historyPerMinute} calls a minute`, historyRetryAfter ? Math.max(1, Math.ceil(waitMs / 1000)) : undefined);
+    }
     const q = queryInput(req);
     const where: string[] = ['deletedAt IS NULL', 'accountId = @accountId'];
     const params: Record<string, unknown> = { accountId: caller.user.accountId, now: ctx.clock.now() };
@@ -50,7 +58,7 @@ export function historyRoutes(app: FastifyInstance, ctx: EmulatorContext, caller
       params.direction = direction;
     }
     const status = q.one('status') ?? 'all';
-    if (!['all', 'failed', 'success', 'processing', 'scheduled'].includes(status)) throw invalid('status must be all, failed, success or processing');
+    if (!['all', ...FAX_STATUSES].includes(status)) throw invalid(`status must be all, ${FAX_STATUSES.join(', ')}`);
     if (status !== 'all') {
       where.push(`(${STATUS_SQL}) = @status`);
       params.status = status;
@@ -69,7 +77,7 @@ export function historyRoutes(app: FastifyInstance, ctx: EmulatorContext, caller
     const text = q.one('query')?.trim();
     if (text) {
       where.push(`(faxCsid LIKE @q ESCAPE '\\' OR faxCallerId LIKE @q ESCAPE '\\' OR faxNumber LIKE @q ESCAPE '\\' OR messageId LIKE @q ESCAPE '\\'
-        OR CAST(messageNumber AS TEXT) LIKE @q ESCAPE '\\' OR subject LIKE @q ESCAPE '\\' OR recipientName LIKE @q ESCAPE '\\' OR cfText LIKE @q ESCAPE '\\')`);
+        OR CAST(messageNumber AS TEXT) LIKE @q ESCAPE '\\' OR subject LIKE @q ESCAPE '\\' OR recipientName LIKE @q ESCAPE '\\'${cfMode === 'kept' ? ` OR cfText LIKE @q ESCAPE '\\'` : ''})`);
       params.q = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     }
     const tags = q.list('tags');
@@ -88,9 +96,10 @@ export function historyRoutes(app: FastifyInstance, ctx: EmulatorContext, caller
 
     const sqlWhere = where.join(' AND ');
     const count = (ctx.db.prepare(`SELECT COUNT(*) AS n FROM faxes WHERE ${sqlWhere}`).get(params) as { n: number }).n;
-    const rows = ctx.db.prepare(`SELECT * FROM faxes WHERE ${sqlWhere} ORDER BY createdAt DESC, messageNumber DESC LIMIT @limit OFFSET @offset`).all({ ...params, limit, offset }) as FaxRow[];
+    const skip = offsetMode === 'pages' ? offset * limit : offset;
+    const rows = (skip > Number.MAX_SAFE_INTEGER ? [] : ctx.db.prepare(`SELECT * FROM faxes WHERE ${sqlWhere} ORDER BY createdAt DESC, messageNumber DESC LIMIT @limit OFFSET @skip`).all({ ...params, limit, skip })) as FaxRow[];
     const now = ctx.clock.now();
-    const out = rows.map((r) => renderFax(r, now, { tags: include.has('tags') ? tagsOf(ctx, r) : undefined, contacts: include.has('contacts') ? contactsOf(ctx, r) : undefined }));
+    const out = rows.map((r) => renderFax(r, now, { cfMode, tags: include.has('tags') ? tagsOf(ctx, r) : undefined, contacts: include.has('contacts') ? contactsOf(ctx, r) : undefined }));
     return ctx.variant === 'a' ? { count, rows: out, limit, offset } : { count: String(count), rows: out, query: { limit, offset } };
   });
 }
