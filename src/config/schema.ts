@@ -124,6 +124,8 @@ export const configSchema = z
         resultRules: z.array(resultRuleSchema).optional(),
         /** more tries for a failed result no rule knows (default 1) */
         unknownResultTries: z.number().int().min(0).max(20).optional(),
+        /** records per fax history call when following faxes (default 500, the service's maximum) */
+        historyPageSize: z.number().int().min(1).max(500).optional(),
         /** while a user's key is refused, how often it is tried again (default 300000) */
         keyRecheckMs: z.number().int().min(100).optional(),
       })

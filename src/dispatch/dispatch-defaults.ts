@@ -8,6 +8,7 @@ export interface DispatchTuning {
   perNumberConcurrency: number;
   scheduleAheadMs: number;
   keyRecheckMs: number;
+  historyPageSize: number;
 }
 
 export function dispatchTuning(q: QueueConfig): DispatchTuning {
@@ -17,5 +18,6 @@ export function dispatchTuning(q: QueueConfig): DispatchTuning {
     perNumberConcurrency: q.perNumberConcurrency ?? 1,
     scheduleAheadMs: (q.scheduleAheadHours ?? 24) * 3_600_000,
     keyRecheckMs: q.keyRecheckMs ?? 300_000,
+    historyPageSize: q.historyPageSize ?? 500,
   };
 }

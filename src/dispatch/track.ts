@@ -15,7 +15,6 @@ type Tracked = Recipient & { user: string };
 
 /** Up to this many faxes in flight for a user, one faxInfo each is cheaper than a history walk. */
 export const FAX_INFO_MAX = 3;
-const HISTORY_PAGE = 500;
 /** Bound on history pages per walk, so one poll never runs away on a huge account. */
 const MAX_PAGES = 40;
 
@@ -30,7 +29,7 @@ function byUser(list: Tracked[]): Map<string, Tracked[]> {
 /** Walks history pages (whichever way the service counts offset) until `onPage` says every wanted record was seen. */
 async function walk(ctx: DispatchContext, client: FaxApi, query: HistoryQuery, onPage: (rows: FaxRecord[]) => boolean, charge: (calls: number) => void): Promise<{ complete: boolean }> {
   return walkHistory(query, {
-    limit: HISTORY_PAGE,
+    limit: ctx.tuning.historyPageSize,
     maxPages: MAX_PAGES,
     memory: offsetMemoryOf(client),
     page: async (q) => {
