@@ -257,3 +257,18 @@ describe('a revoked key holds, it does not fail', () => {
     expect((await serviceFaxes()).length).toBe(3);
   });
 });
+
+describe('history paging whichever way offset counts', () => {
+  it.each(['pages', 'records'] as const)('offset as %s: every record once, at most one call more than the pages', async (offsetMode) => {
+    emu = await startTestEmulator({ offsetMode, delayMs: 50 });
+    const sender = clientFor(emu, EMU_KEY);
+    const numbers = Array.from({ length: 11 }, (_, i) => `+1555670${String(1000 + i)}`);
+    await sender.sendFaxToMany({ recipientFax: numbers, coverPage: true });
+    let calls = 0;
+    const walker = clientFor(emu, EMU_KEY, undefined, { observer: (op) => void (op === 'history' && calls++) });
+    const seen: string[] = [];
+    for await (const f of walker.historyAll({ direction: 'outbound', limit: 3 })) seen.push(f.faxNumber!);
+    expect([...seen].sort()).toEqual([...numbers].sort());
+    expect(calls).toBeLessThanOrEqual(Math.ceil(11 / 3) + 1);
+  });
+});
