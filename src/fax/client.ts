@@ -111,8 +111,20 @@ export class FaxClient implements FaxApi {
 
   // ---- ping and current user
 
+  /**
+   * Whether something answers at the base URL. The body is not documented (plain `OK` from the
+   * real service, JSON from older emulators): JSON is parsed, anything else returned as text.
+   * It proves nothing about a key: use checkKey (./check-key.ts) for that.
+   */
   async ping(): Promise<unknown> {
-    return this.json({ op: 'ping', method: 'GET', path: '/ping' }, (b) => b);
+    return this.exchange({ op: 'ping', method: 'GET', path: '/ping', accept: 'text/plain, application/json' }, async (res) => {
+      const text = (await res.body.text()).trim();
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return text || 'OK';
+      }
+    });
   }
 
   async me(): Promise<User> {

@@ -154,7 +154,7 @@ describe('Dispatcher with the emulator', () => {
     const r = s.store.getJob(job.id)!.recipients[0]!;
     expect(r.state).toBe('failed');
     expect(r.lastError).toBe('busy (3 tries)');
-    expect(r.errorCode).toBe('BUSY');
+    expect(r.errorCode).toBe('6100');
     expect(await serviceFaxes()).toHaveLength(3);
   });
 
