@@ -118,6 +118,7 @@ export class Gateway {
           baseUrl: opts.service.baseUrl,
           adminKey: opts.service.adminKey,
           agent: this.agent,
+          gate: this.gate,
           dataDir: config.data,
           users: () => this.users,
           configKeyOf: (name) => this.config.users.find((u) => u.name === name)?.apiKey ?? '',
