@@ -95,7 +95,7 @@ export class Gateway {
     this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics };
 
-    this.dispatcher = new Dispatcher({ ...common, api: config.api, queue: config.queue, logger: this.log.child({ component: 'dispatch' }) });
+    this.dispatcher = new Dispatcher({ ...common, api: config.api, queue: config.queue, gate: this.gate, logger: this.log.child({ component: 'dispatch' }) });
     // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
     this.store.onEnqueued(() => this.dispatcher.wake());
     this.notifier = config.notify

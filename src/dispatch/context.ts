@@ -6,6 +6,7 @@ import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { FaxResultFields, Store } from '../store/store.js';
+import type { ApiGate } from '../fax/api-gate.js';
 import type { KeyHolds } from '../keys/key-holds.js';
 import type { DispatchTuning } from './dispatch-defaults.js';
 
@@ -23,6 +24,8 @@ export interface DispatchContext {
   call<T>(fn: () => Promise<T>): Promise<T>;
   /** The service said 429: no calls for this long. */
   pause(ms: number): void;
+  /** The process's API gate, when the clients share one: polling asks it whether history is free. */
+  gate?: ApiGate;
   /** Users whose key the service refused: their faxes wait (see src/keys/key-holds.ts). */
   holds: KeyHolds;
   /** A 401/403 on `user`'s key: hold the user (logged loudly and mailed to the admin once). */

@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { ClaimedGroup, Store } from '../store/store.js';
 import { dispatchTuning } from './dispatch-defaults.js';
 import type { DispatchContext } from './context.js';
+import type { ApiGate } from '../fax/api-gate.js';
 import { KeyHolds } from '../keys/key-holds.js';
 import { KEY_HELD } from './outcome.js';
 import { sendGroup } from './send.js';
@@ -26,6 +27,8 @@ export interface DispatcherOptions {
   clock?: Clock;
   owner?: string;
   metrics?: Metrics;
+  /** The API gate the clients share (src/fax/api-gate.ts), if any. */
+  gate?: ApiGate;
 }
 
 /** How often the loop looks for due work; status polls follow queue.pollIntervalMs. */
@@ -76,6 +79,7 @@ export class Dispatcher {
       call: (fn) => this.call(fn),
       pause: (ms) => this.pause(ms),
       holds: new KeyHolds(opts.store),
+      gate: opts.gate,
       keyRefused: (user, reason) => this.keyRefused(user, reason),
       keyWorks: (user) => this.keyWorks(user),
     };

@@ -15,6 +15,12 @@ type Tracked = Recipient & { user: string };
 
 /** Up to this many faxes in flight for a user, one faxInfo each is cheaper than a history walk. */
 export const FAX_INFO_MAX = 3;
+/** Faxes followed one by one in a poll while the history budget is spent. */
+const FAX_INFO_WHEN_HISTORY_SPENT = 20;
+
+function oldestFirst(list: Tracked[]): Tracked[] {
+  return [...list].sort((a, b) => (a.sentAt ?? '').localeCompare(b.sentAt ?? ''));
+}
 /** Bound on history pages per walk, so one poll never runs away on a huge account. */
 const MAX_PAGES = 40;
 
@@ -51,7 +57,10 @@ export async function pollProcessing(ctx: DispatchContext): Promise<void> {
 
 async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Promise<void> {
   const client = ctx.clientFor(user);
-  const lookups = list.length <= FAX_INFO_MAX ? list : [];
+  // History spent for this minute (the service allows ~8 calls): fax-info calls, which it does not
+  // limit that way, follow the oldest faxes meanwhile instead of waiting for the window.
+  const historyFree = ctx.gate?.historyAvailable() ?? true;
+  const lookups = list.length <= FAX_INFO_MAX ? list : historyFree ? [] : oldestFirst(list).slice(0, FAX_INFO_WHEN_HISTORY_SPENT);
   if (lookups.length === 0) {
     const wanted = new Map(list.filter((r) => r.messageId).map((r) => [r.messageId!, r]));
     const oldest = list.reduce<string | null>((m, r) => (r.sentAt && (!m || r.sentAt < m) ? r.sentAt : m), null);

@@ -69,6 +69,13 @@ export class ApiGate {
     }
   }
 
+  /** Whether a history call could go out now without waiting (budget left, no 429 window). */
+  historyAvailable(): boolean {
+    const now = this.now();
+    if (this.historyBlockedUntil > now) return false;
+    return this.historyCalls.filter((t) => t > now - HISTORY_WINDOW_MS).length < this.historyPerMinute;
+  }
+
   /**
    * The service refused a history call (429). Returns how long history is closed: `retryAfterMs`
    * when the service said, else until a minute after the oldest call of ours in its window (at

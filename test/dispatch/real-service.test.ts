@@ -38,7 +38,7 @@ interface Setup {
   use(token: string): void;
 }
 
-async function setup(opts: { emulator?: TestEmulatorOptions; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig>; gate?: ApiGate } = {}): Promise<Setup> {
+async function setup(opts: { emulator?: TestEmulatorOptions; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig>; gate?: ApiGate; dispatcherSeesGate?: boolean } = {}): Promise<Setup> {
   emu = await startTestEmulator({ delayMs: 50, ...opts.emulator });
   t = tempStore();
   const logs: Array<Record<string, unknown>> = [];
@@ -50,6 +50,7 @@ async function setup(opts: { emulator?: TestEmulatorOptions; queue?: Partial<Que
     api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
     queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000, ...opts.queue },
     logger,
+    gate: opts.dispatcherSeesGate ? opts.gate : undefined,
   });
   return { store: t.store, dispatcher, logs, use: (token) => (client = clientFor(emu!, token, undefined, { gate: opts.gate })) };
 }
@@ -210,15 +211,15 @@ describe('living within the history limit', () => {
     }
   });
 
-  it('our own budget keeps history calls under the limit: no 429 at all', async () => {
+  it('our own budget keeps history calls under the limit (fax-info meanwhile): no 429 at all', async () => {
     const t0 = Date.now();
     const fast = { now: () => t0 + (Date.now() - t0) * 30 };
     const gate = new ApiGate({ ratePerSecond: 1000, historyPerMinute: 3, now: fast.now, sleep: (ms) => sleep(Math.ceil(ms / 30)) });
-    const s = await setup({ emulator: { historyPerMinute: 3, clock: fast, delayMs: 60_000 }, queue: { historyPageSize: 2 }, gate });
+    const s = await setup({ emulator: { historyPerMinute: 3, clock: fast, delayMs: 60_000 }, queue: { historyPageSize: 2 }, gate, dispatcherSeesGate: true });
     for (let i = 0; i < 6; i++) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555650${String(1000 + i)}` }] }));
     await drain(s, 60_000);
     expect(s.store.counts().recipients.delivered).toBe(6);
-    expect(gate.historyMade).toBeGreaterThan(3);
+    expect(gate.historyMade).toBeGreaterThanOrEqual(3);
     expect(gate.historyRefused).toBe(0);
   });
 });
