@@ -194,7 +194,7 @@ export class Gateway {
     this.inbound?.updateUsers(users);
     await this.spool?.updateUsers(users);
     // faxes held for a refused key are tried again at once (each send proves the key first)
-    this.dispatcher.keysChanged();
+    this.dispatcher.keysChanged(users.map((u) => u.name));
     this.log.info({ users: users.length, why }, 'RELOADED users');
   }
 

@@ -120,8 +120,9 @@ export class Dispatcher {
    * Keys were reloaded (SIGHUP, rotation): every held user's faxes are tried at once, each send
    * first proving the key (a key still refused is held again, without sending).
    */
-  keysChanged(): void {
-    for (const user of this.ctx.holds.users()) {
+  keysChanged(users: readonly string[] = []): void {
+    // held users of this run, and those an earlier run left held (kept in the store)
+    for (const user of new Set([...this.ctx.holds.users(), ...users.filter((u) => this.ctx.holds.isHeld(u))])) {
       const woken = this.ctx.store.wakeDeferred(user, KEY_HELD);
       this.ctx.log.info({ user, faxes: woken }, 'keys reloaded: trying the held faxes');
     }
