@@ -59,7 +59,8 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
   const client = ctx.clientFor(user);
   // History spent for this minute (the service allows ~8 calls): fax-info calls, which it does not
   // limit that way, follow the oldest faxes meanwhile instead of waiting for the window.
-  const historyFree = ctx.gate?.historyAvailable() ?? true;
+  // Two calls of the budget are left to reconciliation (a lost answer) and the inbound poller.
+  const historyFree = ctx.gate?.historyAvailable(2) ?? true;
   const lookups = list.length <= FAX_INFO_MAX ? list : historyFree ? [] : oldestFirst(list).slice(0, FAX_INFO_WHEN_HISTORY_SPENT);
   if (lookups.length === 0) {
     const wanted = new Map(list.filter((r) => r.messageId).map((r) => [r.messageId!, r]));

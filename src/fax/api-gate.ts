@@ -69,11 +69,15 @@ export class ApiGate {
     }
   }
 
-  /** Whether a history call could go out now without waiting (budget left, no 429 window). */
-  historyAvailable(): boolean {
+  /**
+   * Whether a history call could go out now without waiting (no 429 window, and more than
+   * `reserve` calls of the budget left: status polling leaves those to reconciliation and inbound).
+   */
+  historyAvailable(reserve = 0): boolean {
     const now = this.now();
     if (this.historyBlockedUntil > now) return false;
-    return this.historyCalls.filter((t) => t > now - HISTORY_WINDOW_MS).length < this.historyPerMinute;
+    const used = this.historyCalls.filter((t) => t > now - HISTORY_WINDOW_MS).length;
+    return used < this.historyPerMinute - Math.min(reserve, this.historyPerMinute - 1);
   }
 
   /**
