@@ -85,6 +85,7 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
       applyRecord(ctx, r, rec);
     } catch (err) {
       ctx.store.addApiCalls([keyOf(r)], 1);
+      if (isKeyRefusal(err)) ctx.keyRefused(user, describeError(err));
       ctx.log.child({ job: r.jobId }).warn({ messageId: r.messageId, err: describeError(err) }, 'status lookup failed, will try again');
     }
   }
