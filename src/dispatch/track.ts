@@ -8,7 +8,7 @@ import { classifyApiError, deferOrExpire, retryDelayMs } from './classify.js';
 import { cfEcho, dayBefore, sameNumber, type DispatchContext } from './context.js';
 import { applyRecord, retryContext } from './outcome.js';
 import { describeError } from '../errors.js';
-import { isKeyRefusal } from '../fax/check-key.js';
+import { isUnauthorized } from '../fax/check-key.js';
 import { offsetMemoryOf, walkHistory } from '../fax/history-walk.js';
 
 type Tracked = Recipient & { user: string };
@@ -50,7 +50,7 @@ async function walk(ctx: DispatchContext, client: FaxApi, query: HistoryQuery, o
 export async function pollProcessing(ctx: DispatchContext): Promise<void> {
   const all = ctx.store.listProcessing();
   await Promise.all([...byUser(all)].map(([user, list]) => pollUser(ctx, user, list).catch((err) => {
-    if (isKeyRefusal(err)) ctx.keyRefused(user, describeError(err));
+    if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
     ctx.log.warn({ user, err: describeError(err) }, 'status poll failed, will try again');
   })));
 }
@@ -85,7 +85,7 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
       applyRecord(ctx, r, rec);
     } catch (err) {
       ctx.store.addApiCalls([keyOf(r)], 1);
-      if (isKeyRefusal(err)) ctx.keyRefused(user, describeError(err));
+      if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
       ctx.log.child({ job: r.jobId }).warn({ messageId: r.messageId, err: describeError(err) }, 'status lookup failed, will try again');
     }
   }
@@ -203,7 +203,7 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[]): Promise<vo
   } catch (err) {
     const d = classifyApiError(err, false, retryContext(ctx, first));
     if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
-    if (d.action === 'hold') ctx.keyRefused(first.user, d.reason);
+    if (d.action === 'hold' && isUnauthorized(err)) ctx.keyRefused(first.user, d.reason);
     const next = new Date(ctx.clock.now() + retryDelayMs(ctx.queue.retrySchedule, 1));
     for (const r of open.values()) ctx.store.postponeUnknown(keyOf(r), sendId, `reconciliation failed: ${describeError(err)}`, next);
     log.warn({ sendId, err: describeError(err) }, 'reconciliation failed, the send stays unknown');

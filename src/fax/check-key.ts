@@ -13,6 +13,11 @@ export function isKeyRefusal(err: unknown): boolean {
   return err instanceof FaxApiError && (err.code === 'API_AUTH' || err.code === 'API_FORBIDDEN');
 }
 
+/** A 401: the key itself is unknown or revoked (a 403 may refuse only one request). */
+export function isUnauthorized(err: unknown): boolean {
+  return err instanceof FaxApiError && err.code === 'API_AUTH';
+}
+
 export async function checkKey(client: Pick<FaxApi, 'me'>): Promise<KeyCheck> {
   try {
     const me = await client.me();
