@@ -7,7 +7,7 @@ import type { Recipient } from '../store/types.js';
 import { classifyApiError, deferOrExpire, retryDelayMs } from './classify.js';
 import { cfEcho, dayBefore, sameNumber, type DispatchContext } from './context.js';
 import { applyRecord, retryContext } from './outcome.js';
-import { describeError } from '../errors.js';
+import { describeError, FaxgateError } from '../errors.js';
 import { isUnauthorized } from '../fax/check-key.js';
 import { offsetMemoryOf, walkHistory } from '../fax/history-walk.js';
 
@@ -99,7 +99,39 @@ export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
   const due = ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.tuning.reconcileGraceMs));
   const bySend = new Map<string, Tracked[]>();
   for (const r of due) bySend.set(r.sendId ?? `none:${r.jobId}:${r.idx}`, [...(bySend.get(r.sendId ?? `none:${r.jobId}:${r.idx}`) ?? []), r]);
-  await Promise.all([...bySend.values()].map((group) => reconcileSend(ctx, group)));
+  const byUser = new Map<string, Tracked[][]>();
+  for (const g of bySend.values()) byUser.set(g[0]!.user, [...(byUser.get(g[0]!.user) ?? []), g]);
+  await Promise.all([...byUser].map(([user, groups]) => reconcileUser(ctx, user, groups)));
+}
+
+/**
+ * One walk of the user's outbound history serves every lost send of that user: history calls
+ * are the scarcest thing the service gives (about 8 a minute for the whole account).
+ */
+async function reconcileUser(ctx: DispatchContext, user: string, groups: Tracked[][]): Promise<void> {
+  const sends = groups.filter((g) => g[0]!.sendId);
+  for (const g of groups) if (!g[0]!.sendId) await reconcileSend(ctx, g, [], null);
+  if (sends.length === 0) return;
+  const all = sends.flat();
+  const oldest = all.reduce<string | null>((m, r) => (r.sentAt && (!m || r.sentAt < m) ? r.sentAt : m), null);
+  const rows: FaxRecord[] = [];
+  let failure: unknown = null;
+  let complete = true;
+  try {
+    const client = ctx.clientFor(user);
+    const open = new Set(all.map((r) => `${r.sendId}|${r.number.replace(/\D/g, '')}`));
+    ({ complete } = await walk(ctx, client, { direction: 'outbound', status: 'all', fromDate: dayBefore(oldest, ctx.clock.now()) }, (page) => {
+      rows.push(...page);
+      for (const rec of page) if (rec.cf?.faxgateSend) open.delete(`${rec.cf.faxgateSend}|${(rec.faxNumber ?? '').replace(/\D/g, '')}`);
+      // every lost send found by its own cf: no need to read further back
+      return open.size === 0;
+    }, (calls) => ctx.store.addApiCalls(all.map(keyOf), calls)));
+  } catch (err) {
+    failure = err;
+  }
+  // A walk cut short by its page bound cannot prove a fax absent: look again later.
+  const partial = !complete && !failure ? new FaxgateError('API_BAD_RESPONSE', `the outbound history is longer than ${MAX_PAGES} pages; reading it again later`, { temporary: true }) : null;
+  for (const g of sends) await reconcileSend(ctx, g, rows, failure ?? partial);
 }
 
 /** How far a service record's createdAt may lie from our send and still be that send (clock skew, queueing). */
@@ -122,18 +154,16 @@ function hasOurCf(rec: FaxRecord): boolean {
  * operator told. Only when the account is seen echoing our `cf` does "no such fax" prove that
  * the send never took effect, and only then is it sent again.
  */
-async function reconcileSend(ctx: DispatchContext, group: Tracked[]): Promise<void> {
+async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRecord[], failure: unknown): Promise<void> {
   const first = group[0]!;
   const sendId = first.sendId;
   const log = ctx.log.child({ job: first.jobId });
-  const keys = group.map(keyOf);
   if (!sendId) {
     // Cannot happen through claimDue; treat as never sent.
     for (const r of group) ctx.store.defer(keyOf(r), { error: 'no send identity recorded', nextAttemptAt: new Date(ctx.clock.now()), expect: ['unknown'] });
     return;
   }
   const open = new Map(group.map((r) => [r.idx, r]));
-  const fromDate = dayBefore(first.sentAt, ctx.clock.now());
   const adopt = (r: Tracked, rec: FaxRecord, how: string): void => {
     open.delete(r.idx);
     if (ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })) {
@@ -144,15 +174,14 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[]): Promise<vo
   const job = ctx.store.getJob(first.jobId);
   const subject = job?.cover.enabled ? job.cover.subject : undefined;
   try {
-    const client = ctx.clientFor(first.user);
-    const charge = (calls: number): void => ctx.store.addApiCalls(keys, calls);
+    if (failure) throw failure;
     // Our cf on any record in the walk, or on our earlier faxes, proves the account keeps it.
     let cfEchoed = cfEcho(ctx) === 'kept';
     const candidates = new Map<number, FaxRecord[]>();
     const sentAtOf = (r: Tracked): number => Date.parse(r.sentAt ?? first.sentAt ?? new Date(ctx.clock.now()).toISOString());
-    // One walk of the outbound history since the day before the send; the service's `query`
-    // filter is not relied on (it may not search custom fields, or numbers as we write them).
-    await walk(ctx, client, { direction: 'outbound', status: 'all', fromDate }, (rows) => {
+    // The outbound history since the day before the send (read by reconcileUser); the service's
+    // `query` filter is not relied on (it may not search custom fields, or numbers as we write them).
+    {
       for (const rec of rows) {
         if (hasOurCf(rec)) cfEchoed = true;
         if (rec.cf?.faxgateSend === sendId) {
@@ -171,8 +200,7 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[]): Promise<vo
           candidates.set(r.idx, [...(candidates.get(r.idx) ?? []), rec]);
         }
       }
-      return open.size === 0;
-    }, charge);
+    }
     for (const r of [...open.values()]) {
       let found = candidates.get(r.idx) ?? [];
       if (found.length > 1 && subject) {
