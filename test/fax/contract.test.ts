@@ -199,7 +199,8 @@ describe.each(['a', 'b'] as const)('variant %s', (variant) => {
       expect(sent.messageId).toBeTruthy();
       expect(sent.status).toBe('processing');
       let info = await alice.faxInfo(sent.messageId);
-      for (let i = 0; i < 50 && info.status === 'processing'; i++) {
+      // processing, then transmitting, as the real service reports it
+      for (let i = 0; i < 100 && (info.status === 'processing' || info.status === 'transmitting'); i++) {
         await new Promise((r) => setTimeout(r, 50));
         info = await alice.faxInfo(sent.messageId);
       }
