@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema, type ApiConfig, type QueueConfig } from '../../src/config/schema.js';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { ApiGate } from '../../src/fax/api-gate.js';
+import { checkKey } from '../../src/fax/check-key.js';
 import type { FaxClient } from '../../src/fax/client.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { Store } from '../../src/store/store.js';
@@ -232,7 +233,9 @@ describe('a revoked key holds, it does not fail', () => {
     const keys = await admin.listApiKeys(me.userId);
     const old = keys.find((k) => k.token === EMU_KEY);
     expect(old).toBeDefined();
+    expect(await checkKey(clientFor(emu!, EMU_KEY))).toMatchObject({ ok: true, userId: me.userId });
     await admin.deleteApiKey(old!.uuid);
+    expect(await checkKey(clientFor(emu!, EMU_KEY))).toMatchObject({ ok: false, refused: true });
 
     const jobs = [];
     for (let i = 0; i < 3; i++) jobs.push((await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555660${String(1000 + i)}` }] }))).job.id);
