@@ -181,24 +181,22 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
     const sentAtOf = (r: Tracked): number => Date.parse(r.sentAt ?? first.sentAt ?? new Date(ctx.clock.now()).toISOString());
     // The outbound history since the day before the send (read by reconcileUser); the service's
     // `query` filter is not relied on (it may not search custom fields, or numbers as we write them).
-    {
-      for (const rec of rows) {
-        if (hasOurCf(rec)) cfEchoed = true;
-        if (rec.cf?.faxgateSend === sendId) {
-          const r = [...open.values()].find((x) => sameNumber(x.number, rec.faxNumber));
-          if (r) adopt(r, rec, 'cf');
-          continue;
-        }
-        // Another send of ours, by its cf: not this one.
-        if (hasOurCf(rec)) continue;
-        for (const r of open.values()) {
-          if (!sameNumber(r.number, rec.faxNumber) || !rec.createdAt) continue;
-          const at = Date.parse(rec.createdAt);
-          const sentAt = sentAtOf(r);
-          if (Number.isNaN(at) || at < sentAt - MATCH_BEFORE_MS || at > sentAt + MATCH_AFTER_MS) continue;
-          if (ctx.store.isKnownMessage(rec.messageId)) continue;
-          candidates.set(r.idx, [...(candidates.get(r.idx) ?? []), rec]);
-        }
+    for (const rec of rows) {
+      if (hasOurCf(rec)) cfEchoed = true;
+      if (rec.cf?.faxgateSend === sendId) {
+        const r = [...open.values()].find((x) => sameNumber(x.number, rec.faxNumber));
+        if (r) adopt(r, rec, 'cf');
+        continue;
+      }
+      // Another send of ours, by its cf: not this one.
+      if (hasOurCf(rec)) continue;
+      for (const r of open.values()) {
+        if (!sameNumber(r.number, rec.faxNumber) || !rec.createdAt) continue;
+        const at = Date.parse(rec.createdAt);
+        const sentAt = sentAtOf(r);
+        if (Number.isNaN(at) || at < sentAt - MATCH_BEFORE_MS || at > sentAt + MATCH_AFTER_MS) continue;
+        if (ctx.store.isKnownMessage(rec.messageId)) continue;
+        candidates.set(r.idx, [...(candidates.get(r.idx) ?? []), rec]);
       }
     }
     for (const r of [...open.values()]) {
