@@ -10,6 +10,7 @@ const SECRETS = [
   'test-admin-key', 'alice-print-key', 'alice-base-key', 'bob-print-key', // test/helpers/emulator.ts
   'sandbox-demo-key', // src/sandbox.ts
   'correct horse battery', // test/daemon/cli.test.ts (passwd)
+  'correct-horse-battery-staple', // test/webhooks/gateway-webhooks.test.ts (webhook password)
 ];
 const PATTERNS = [
   [/sandbox-admin-[0-9a-f]{24}/, 'a sandbox admin key'],

@@ -11,7 +11,7 @@ import { Dispatcher } from './dispatch/dispatcher.js';
 import { DaemonLock } from './store/daemon-lock.js';
 import { describeError } from './errors.js';
 import { createFaxAgent, FaxClient } from './fax/client.js';
-import type { FaxApi } from './fax/types.js';
+import type { FaxApi, FaxRecord } from './fax/types.js';
 import { ApiGate } from './fax/api-gate.js';
 import { checkKey } from './fax/check-key.js';
 import { UserDirectory } from './fax/user-directory.js';
@@ -26,6 +26,8 @@ import { Store } from './store/store.js';
 import { KeyWatch } from './keys/key-watch.js';
 import { ReaderPool } from './workers/pool.js';
 import { effectiveUsers } from './keys/key-overrides.js';
+import { readReceiverTls, WebhookReceiver } from './webhooks/receiver.js';
+import { queueInboundNotification } from './notify/inbound.js';
 
 export interface ServiceEndpoint {
   baseUrl: string;
@@ -50,6 +52,8 @@ export interface RunningAddresses {
   admin: { host: string; port: number } | null;
   spoolRoot: string | null;
   outbox: string | null;
+  /** where the webhook receiver listens, when `webhooks` is configured */
+  webhooks?: { host: string; port: number } | null;
 }
 
 export class Gateway {
@@ -71,6 +75,7 @@ export class Gateway {
   private readonly smtp: SmtpGateway | null;
   private readonly admin: AdminServer | null;
   private readonly keyWatch: KeyWatch | null;
+  readonly webhooks: WebhookReceiver | null;
   /** MIME parsing and PDF text on worker threads (started with the first mail or PDF). */
   private readonly readers = new ReaderPool();
   private addresses: RunningAddresses = { smtp: [], admin: null, spoolRoot: null, outbox: null };
@@ -95,7 +100,9 @@ export class Gateway {
     this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics };
 
-    this.dispatcher = new Dispatcher({ ...common, api: config.api, queue: config.queue, gate: this.gate, logger: this.log.child({ component: 'dispatch' }) });
+    // with webhooks the service tells us results; polling slows down to a safety net
+    const queue = config.webhooks ? { ...config.queue, pollIntervalMs: Math.max(config.queue.pollIntervalMs, config.webhooks.pollIntervalMs) } : config.queue;
+    this.dispatcher = new Dispatcher({ ...common, api: config.api, queue, gate: this.gate, logger: this.log.child({ component: 'dispatch' }) });
     // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
     this.store.onEnqueued(() => this.dispatcher.wake());
     this.notifier = config.notify
@@ -128,7 +135,45 @@ export class Gateway {
           clock: this.clock,
         })
       : null;
+    this.webhooks = config.webhooks
+      ? new WebhookReceiver({
+          config: config.webhooks,
+          tls: readReceiverTls(config.webhooks.tls),
+          logger: this.log.child({ component: 'webhooks' }),
+          handlers: {
+            outbound: (rec) => {
+              const outcome = this.dispatcher.applyServiceRecord(rec);
+              // the outcome mail goes out now, not at the notifier's next look
+              if (outcome === 'applied') this.notifier?.runOnce().catch((err) => this.log.warn({ err: describeError(err) }, 'notification run after a webhook failed'));
+              return outcome === 'later' ? 'later' : outcome === 'applied';
+            },
+            inbound: (rec, serviceUserId) => this.receivedFax(rec, serviceUserId),
+          },
+        })
+      : null;
     this.registerGauges();
+  }
+
+  /** A received fax pushed by the service: notify its user now (else the inbound poll finds it). */
+  private async receivedFax(rec: FaxRecord, serviceUserId: string | null): Promise<boolean> {
+    if (!this.inbound) return false;
+    let user: string | undefined;
+    if (serviceUserId) {
+      for (const u of this.users) {
+        const me = await this.directory.get(u.name).catch(() => null);
+        if (me?.userId === serviceUserId) {
+          user = u.name;
+          break;
+        }
+      }
+    }
+    if (!user) {
+      // the record names no user we know: one look at every user's inbound history instead
+      await this.inbound.runOnce();
+      return true;
+    }
+    queueInboundNotification(this.store, this.log.child({ component: 'inbound' }), user, rec);
+    return true;
   }
 
   clientFor(user: string): FaxApi {
@@ -166,6 +211,7 @@ export class Gateway {
     if (this.smtp) this.addresses.smtp = await this.smtp.listen();
     if (this.admin) this.addresses.admin = await this.admin.listen();
     this.keyWatch?.start();
+    if (this.webhooks) this.addresses.webhooks = await this.webhooks.listen();
     this.addresses.outbox = outboxDir(this.config);
     this.log.info({ smtp: this.addresses.smtp, admin: this.addresses.admin, spool: this.addresses.spoolRoot, users: this.users.length }, 'STARTED');
     return this.addresses;
@@ -270,6 +316,7 @@ export class Gateway {
     this.log.info('STOPPING: no new mail or files, finishing sends in flight');
     await step('smtp', () => this.smtp?.close({ timeoutMs: Math.min(5000, left()) }));
     await step('spool', () => this.spool?.stop());
+    await step('webhooks', () => this.webhooks?.close());
     await step('readers', () => this.readers.close());
     await step('keys', () => this.keyWatch?.stop());
     await step('dispatcher', () => this.dispatcher.stop({ timeoutMs: left() }));

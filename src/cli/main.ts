@@ -7,6 +7,7 @@ import { contactsAdd, contactsDelete, contactsList, contactsUpdate, downloadComm
 import { jobCommand, jobOpCommand, jobsCommand, sendCommand, statusCommand } from './jobs.js';
 import { configCheckCommand, doctorCommand, passwdCommand } from './ops-commands.js';
 import { startCommand } from './start.js';
+import { webhooksList, webhooksRegister, webhooksRemove } from './webhooks.js';
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 const configOption = () => new Option('-c, --config <file>', 'config file (default: $FAXGATE_CONFIG, else the built-in sandbox)');
@@ -110,6 +111,22 @@ export function buildProgram(): Command {
     .option('--grace-seconds <n>', 'with --write: wait this long before deleting the old key', '10')
     .addOption(configOption())
     .action((o) => keysRotate(o));
+
+  const webhooks = program.command('webhooks').description("the service's fax events to our receiver (config key webhooks; needs api.adminKey)");
+  webhooks
+    .command('register')
+    .description('point the service at webhooks.url with the configured credentials, for all six fax events (updates an existing one)')
+    .option('--name <name>', 'registration name', 'faxgate')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action((o) => webhooksRegister(o));
+  webhooks.command('list').description('list registered webhooks (passwords hidden)').addOption(configOption()).addOption(jsonOption()).action((o) => webhooksList(o));
+  webhooks
+    .command('remove')
+    .description('remove webhooks by id (default: the one pointing at webhooks.url)')
+    .argument('[ids...]', 'webhook ids')
+    .addOption(configOption())
+    .action((ids: string[], o) => webhooksRemove(ids, o));
 
   const contacts = program.command('contacts').description("manage a user's contacts");
   contacts.command('list').description('list contacts').addOption(userOption()).option('-q, --query <text>', 'search name, number, e-mail').option('--limit <n>', 'page size', '100').addOption(configOption()).addOption(jsonOption()).action((o) => contactsList(o));

@@ -154,5 +154,6 @@ export function maskSecrets<T>(value: T): T {
 export function secretValues(c: Config): string[] {
   const out = c.users.flatMap((u) => [u.apiKey, u.password ?? '']);
   if (c.api.adminKey) out.push(c.api.adminKey);
+  if (c.webhooks) out.push(c.webhooks.password);
   return out.filter((s) => s.length > 0);
 }

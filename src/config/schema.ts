@@ -163,6 +163,23 @@ export const configSchema = z
       .strict()
       .default({ level: 'info', format: 'auto' }),
     users: z.array(userSchema).default([]),
+    /** The receiver for the service's fax events (docs/webhooks.md); off unless set. */
+    webhooks: z
+      .object({
+        /** where the receiver listens, "host:port" */
+        listen: hostPort,
+        /** the public URL the service posts to (register points the service here); its path is the receiver's */
+        url: z.string().url().regex(/^https?:\/\//, 'expected an http:// or https:// URL'),
+        /** Basic credentials the service must send (given to it by `faxgate webhooks register`) */
+        username: z.string().regex(/^[^:\s]+$/, 'expected a user name without ":" or spaces'),
+        password: z.string().min(12, 'use at least 12 characters'),
+        /** serve https with this certificate and key (else plain http, e.g. behind a TLS proxy) */
+        tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
+        /** with webhooks on, status polling slows to this pace (the safety net for lost events) */
+        pollIntervalMs: z.number().int().min(1000).default(300_000),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -173,6 +190,7 @@ export type SpoolConfig = NonNullable<Config['spool']>;
 export type NotifyConfig = NonNullable<Config['notify']>;
 export type QueueConfig = Config['queue'];
 export type ApiConfig = Config['api'];
+export type WebhooksConfig = NonNullable<Config['webhooks']>;
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
 export const SECRET_KEYS = ['apiKey', 'adminKey', 'password'] as const;

@@ -6,7 +6,7 @@ import PQueue from 'p-queue';
 import type { ApiConfig, QueueConfig } from '../config/schema.js';
 import { systemClock, type Clock } from '../clock.js';
 import { describeError, FaxgateError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
+import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ClaimedGroup, Store } from '../store/store.js';
@@ -17,6 +17,7 @@ import { KeyHolds } from '../keys/key-holds.js';
 import { KEY_HELD } from './outcome.js';
 import { sendGroup } from './send.js';
 import { pollProcessing, reconcileUnknown } from './track.js';
+import { applyPushedRecord, type PushedOutcome } from './pushed-result.js';
 
 export interface DispatcherOptions {
   store: Store;
@@ -171,6 +172,14 @@ export class Dispatcher {
     if (this.failedPasses === 0) return;
     this.ctx.log.info({ failedPasses: this.failedPasses }, 'dispatch passes work again');
     this.failedPasses = 0;
+  }
+
+  /** A result the service pushed (webhook): applied as a polled one would be (see pushed-result.ts). */
+  applyServiceRecord(rec: FaxRecord): PushedOutcome {
+    const outcome = applyPushedRecord(this.ctx, rec);
+    // a deferred retry (busy, no answer) may now be due sooner than the next tick
+    if (outcome === 'applied') this.kick();
+    return outcome;
   }
 
   /** New work was queued in this process: claim it now instead of at the next tick. */

@@ -4,7 +4,7 @@ import type { FaxRecord } from '../fax/types.js';
 import type { RecipientKey } from '../store/store.js';
 import type { Recipient, RecipientState } from '../store/types.js';
 import { classifyFaxRecord, type Decision, type RetryContext } from './classify.js';
-import { noteCf, resultFields, type DispatchContext } from './context.js';
+import { resultFields, type DispatchContext } from './context.js';
 
 /** The start of the reason of a recipient held for its user's key (docs/queue.md). */
 export const KEY_HELD = 'held until a working API key is loaded';
@@ -56,7 +56,6 @@ export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, o
 
 /** Records what the service says about an accepted fax: delivered, failed (maybe retried) or still going. */
 export function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRecord): void {
-  noteCf(ctx, rec);
   const d = classifyFaxRecord(rec, r.faxTries ?? 0, retryContext(ctx, r));
   const fields = resultFields(rec);
   const log = ctx.log.child({ job: r.jobId });

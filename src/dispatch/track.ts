@@ -5,7 +5,7 @@ import type { FaxApi, FaxRecord, HistoryQuery } from '../fax/types.js';
 import type { RecipientKey } from '../store/store.js';
 import type { Recipient } from '../store/types.js';
 import { classifyApiError, deferOrExpire, retryDelayMs } from './classify.js';
-import { cfEcho, dayBefore, sameNumber, type DispatchContext } from './context.js';
+import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from './context.js';
 import { applyRecord, retryContext } from './outcome.js';
 import { describeError, FaxgateError } from '../errors.js';
 import { isUnauthorized } from '../fax/check-key.js';
@@ -70,6 +70,7 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
         const r = wanted.get(rec.messageId);
         if (!r) continue;
         wanted.delete(rec.messageId);
+        noteCf(ctx, rec);
         applyRecord(ctx, r, rec);
       }
       return wanted.size === 0;
@@ -82,6 +83,7 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
     try {
       const rec = await ctx.call(() => client.faxInfo(r.messageId!));
       ctx.store.addApiCalls([keyOf(r)], 1);
+      noteCf(ctx, rec);
       applyRecord(ctx, r, rec);
     } catch (err) {
       ctx.store.addApiCalls([keyOf(r)], 1);

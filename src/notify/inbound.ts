@@ -38,6 +38,23 @@ export function inboundStateKey(user: string): string {
   return `notify.inbound.cursor:${user}`;
 }
 
+/**
+ * One `inbound` notification for a received fax in its final state (a no-op for one already
+ * queued, whoever saw it first: the poller or a webhook event). True when newly queued.
+ */
+export function queueInboundNotification(store: QueueStore, log: Logger, user: string, r: FaxRecord): boolean {
+  if (!isFinalStatus(r.status)) return false;
+  const { id, duplicate } = store.enqueueNotification({
+    kind: 'inbound',
+    user,
+    jobId: null,
+    dedupeKey: `inbound:${r.messageId}`,
+    payload: inboundPayload(r) as unknown as Record<string, unknown>,
+  });
+  if (!duplicate) log.info({ user, messageId: r.messageId, notification: id, status: r.status }, 'QUEUED inbound fax notification');
+  return !duplicate;
+}
+
 export class InboundPoller {
   private users: UserConfig[];
   private readonly log: Logger;
@@ -107,17 +124,7 @@ export class InboundPoller {
     }
 
     // oldest first: queued (and claimed) in the order the faxes arrived
-    for (const r of [...fresh].reverse()) {
-      if (!isFinalStatus(r.status)) continue;
-      const { id, duplicate } = this.opts.store.enqueueNotification({
-        kind: 'inbound',
-        user,
-        jobId: null,
-        dedupeKey: `inbound:${r.messageId}`,
-        payload: inboundPayload(r) as unknown as Record<string, unknown>,
-      });
-      if (!duplicate) this.log.info({ user, messageId: r.messageId, notification: id, status: r.status }, 'QUEUED inbound fax notification');
-    }
+    for (const r of [...fresh].reverse()) queueInboundNotification(this.opts.store, this.log, user, r);
     this.opts.store.setState(key, serializeCursor(advanceCursor(cursor, fresh, now)));
   }
 }

@@ -1,7 +1,8 @@
 // The emulator as an independent model of the real service: it imports none of the product's
 // modules, and the switches for what the public evidence leaves unsettled (offset, cf, recipient
 // error shape, history rate limit) work at start and at run time.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
@@ -119,7 +120,9 @@ describe('behaviour switches', () => {
 
 describe('start options', () => {
   it('switches given at start are in force, and the data folder is private', async () => {
-    const emu = await startTestEmulator({ offsetMode: 'records', cfMode: 'dropped', recipientErrorShape: 'recipientFax', historyPerMinute: 8, historyRetryAfter: true, webhookRetryScale: 0.5 });
+    // a folder the emulator makes itself (mkdtemp's would be 0700 already)
+    const parent = await mkdtemp(path.join(os.tmpdir(), 'faxgate-perm-'));
+    const emu = await startTestEmulator({ dataDir: path.join(parent, 'emu-data'), offsetMode: 'records', cfMode: 'dropped', recipientErrorShape: 'recipientFax', historyPerMinute: 8, historyRetryAfter: true, webhookRetryScale: 0.5 });
     try {
       expect(emu.behaviour()).toEqual({ offsetMode: 'records', cfMode: 'dropped', recipientErrorShape: 'recipientFax', historyPerMinute: 8, historyRetryAfter: true, webhookRetryScale: 0.5 });
       expect((await stat(emu.dataDir)).mode & 0o777).toBe(0o700);
@@ -133,6 +136,7 @@ describe('start options', () => {
       for (const f of files) expect((await stat(path.join(emu.dataDir, 'faxes', f))).mode & 0o077, f).toBe(0);
     } finally {
       await emu.stop();
+      await rm(parent, { recursive: true, force: true });
     }
   });
 

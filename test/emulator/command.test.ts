@@ -36,7 +36,7 @@ beforeAll(async () => {
     account: { accountName: 'Curl Co', timezone: 'UTC' },
     users: [{ email: 'dana@example.com', firstName: 'Dana', userRole: 'admin', keys: [{ name: 'a', access: 'admin', token: 'dana-admin' }, { name: 'p', access: 'print_driver', token: 'dana-print' }] }],
   }));
-  child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/emulator-cli.ts'), 'emulator', '--listen', '127.0.0.1:0', '--data', path.join(dir, 'data'), '--seed', path.join(dir, 'seed.json'), '--variant', 'b', '--delay-ms', '50'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/emulator-cli.ts'), 'emulator', '--listen', '127.0.0.1:0', '--data', path.join(dir, 'data'), '--seed', path.join(dir, 'seed.json'), '--variant', 'b', '--delay-ms', '50', '--cf-mode', 'dropped', '--history-per-minute', '3', '--history-retry-after', '--webhook-retry-scale', '0.5'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const lines = createInterface({ input: child.stdout! });
@@ -67,6 +67,21 @@ describe('faxgate emulator', () => {
       { email: 'dana@example.com', access: 'admin', token: 'dana-admin' },
       { email: 'dana@example.com', access: 'print_driver', token: 'dana-print' },
     ]);
+  });
+
+  it('takes the behaviour switches as flags, and refuses a bad one by its flag name', async () => {
+    const curl = async (...args: string[]) => (await run('curl', ['-sS', '--cacert', info.caFile, '-H', 'Authorization: Basic dana-admin', ...args])).stdout;
+    if (hasCurl) {
+      expect(JSON.parse(await curl(`${info.baseUrl}/_emulator/behaviour`))).toEqual({ offsetMode: 'pages', cfMode: 'dropped', recipientErrorShape: 'input', historyPerMinute: 3, historyRetryAfter: true, webhookRetryScale: 0.5 });
+    }
+    const bad = await run(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/emulator-cli.ts'), 'emulator', '--data', path.join(dir, 'bad'), '--offset-mode', 'lines'], { cwd: root }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => err,
+    );
+    // (this bare program has no exit-code mapping; the real CLI exits 2 for USAGE)
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--offset-mode');
+    expect(bad.stderr).toContain('pages, records');
   });
 
   it.skipIf(!hasCurl)('works with curl --cacert: me, multipart send, history, download', async () => {

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { apiFor, form, type Api } from '../emulator/api.js';
+import { apiFor, form, manualClock, type Api } from '../emulator/api.js';
 import { startSink, type Sink } from './receiver-sink.js';
 
 const ALL = {
@@ -115,6 +115,29 @@ describe('deliveries', () => {
     expect(deliveries).toHaveLength(1);
     const final = (await api.get('/_emulator/webhook-deliveries', TEST_KEYS.admin)).json[0];
     expect(final).toMatchObject({ attempts: 4, lastStatus: '200' });
+  });
+
+  it('a delivery still pending at a stop is sent after the restart, once', async () => {
+    const clock = manualClock();
+    const { emu: first, api: firstApi, sink } = await setup({ clock, delayMs: 1000 });
+    sink.answers.push(500);
+    await firstApi.call('POST', '/webhooks', TEST_KEYS.admin, { name: 'gw', url: sink.url, events: { 'fax.v1.outbound.complete': true } });
+    const fax = (await firstApi.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550104444', coverPage: 'true' }))).json;
+    clock.advance(1000);
+    await sink.waitFor(1);
+    await expect.poll(async () => (await firstApi.get('/_emulator/webhook-deliveries', TEST_KEYS.admin)).json[0]?.attempts).toBe(1);
+    await firstApi.close();
+    await first.close();
+    api = null;
+
+    emu = await startTestEmulator({ dataDir: first.dataDir, clock, delayMs: 1000 });
+    api = apiFor(emu);
+    // the first retry is due 5 s after the failed attempt, whatever happened in between
+    clock.advance(5000);
+    const got = await sink.waitFor(2);
+    expect(got[1]!.body.messageId).toBe(fax.messageId);
+    await expect.poll(async () => (await api!.get('/_emulator/webhook-deliveries', TEST_KEYS.admin)).json[0]?.state).toBe('delivered');
+    expect(sink.requests).toHaveLength(2);
   });
 
   it('an https receiver is trusted through webhookCa (no insecure switch needed)', async () => {

@@ -1,0 +1,26 @@
+// A fax result the service pushed to us (a webhook event) instead of one we polled: applied by
+// the same applyRecord as a polled one, so the store transition, log line, metrics and
+// notification are the same whichever way the result arrived. Polling stays on as the safety net.
+import type { FaxRecord } from '../fax/types.js';
+import type { DispatchContext } from './context.js';
+import { applyRecord } from './outcome.js';
+
+/**
+ * - `applied`: a recipient in `processing` had that messageId; the result is recorded.
+ * - `later`: no such recipient yet, but a send is being recorded (`sending`) or a lost answer is
+ *   being reconciled (`unknown`): the fax may be ours a moment from now, so the service should
+ *   send the event again (its next try comes after 5 s, then 25 s).
+ * - `unknown`: not a fax we follow (someone else's, or already final).
+ */
+export type PushedOutcome = 'applied' | 'later' | 'unknown';
+
+export function applyPushedRecord(ctx: DispatchContext, rec: FaxRecord): PushedOutcome {
+  const r = ctx.store.listProcessing().find((x) => x.messageId === rec.messageId);
+  if (r) {
+    applyRecord(ctx, r, rec);
+    return 'applied';
+  }
+  if (ctx.store.isKnownMessage(rec.messageId)) return 'unknown';
+  const { sending, unknown } = ctx.store.counts().recipients;
+  return (sending ?? 0) + (unknown ?? 0) > 0 ? 'later' : 'unknown';
+}
