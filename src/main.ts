@@ -13,6 +13,7 @@ import { DaemonLock } from './store/daemon-lock.js';
 import { describeError } from './errors.js';
 import { FaxClientFactory } from './fax/client-factory.js';
 import type { FaxApi, FaxRecord } from './fax/types.js';
+import { ApiGate } from './fax/api-gate.js';
 import { UserDirectory } from './fax/user-directory.js';
 import type { Logger } from './log/logger.js';
 import { registerQueueGauges } from './metrics/gauges.js';
@@ -63,6 +64,8 @@ export class Gateway {
   private readonly clock: Clock;
   private readonly fax: FaxClientFactory;
   private readonly clients = new Map<string, FaxApi>();
+  /** Every API call of this process, contact lookups included, passes this one gate (rate, history budget). */
+  private readonly gate: ApiGate;
   private users: UserConfig[];
   private readonly directory: UserDirectory;
   private readonly dispatcher: Dispatcher;
@@ -91,12 +94,14 @@ export class Gateway {
       throw err;
     }
     this.users = effectiveUsers(config.users, config.data);
+    this.gate = new ApiGate({ ratePerSecond: config.api.ratePerSecond, historyPerMinute: config.api.historyPerMinute });
     this.fax = new FaxClientFactory({
       baseUrl: opts.service.baseUrl,
       caFile: opts.service.caFile,
       api: config.api,
       connections: Math.max(8, config.api.concurrency * 2),
       observer: apiObserver(this.metrics),
+      gate: this.gate,
     });
     const clientFor = (user: string) => this.clientFor(user);
     this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
@@ -106,7 +111,7 @@ export class Gateway {
 
     // with webhooks the service tells us results; polling slows down to a safety net
     const queue = config.webhooks ? { ...config.queue, pollIntervalMs: Math.max(config.queue.pollIntervalMs, config.webhooks.pollIntervalMs) } : config.queue;
-    this.dispatcher = new Dispatcher({ ...common, api: config.api, queue, logger: this.log.child({ component: 'dispatch' }) });
+    this.dispatcher = new Dispatcher({ ...common, api: config.api, queue, gate: this.gate, logger: this.log.child({ component: 'dispatch' }) });
     // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
     this.store.onEnqueued(() => this.dispatcher.wake());
     this.notifier = config.notify
@@ -145,6 +150,7 @@ export class Gateway {
           baseUrl: opts.service.baseUrl,
           adminKey: opts.service.adminKey,
           agent: this.fax.agent,
+          gate: this.gate,
           dataDir: config.data,
           users: () => this.users,
           configKeyOf: (name) => this.config.users.find((u) => u.name === name)?.apiKey ?? '',
@@ -171,6 +177,9 @@ export class Gateway {
         })
       : null;
     registerQueueGauges(this.metrics, this.store);
+    this.metrics.gauge('faxgate_key_held', 'Users whose API key the fax service refused (their faxes are held)', ['user'], (g) => {
+      for (const u of this.users) g.set({ user: u.name }, this.dispatcher.holds.isHeld(u.name) ? 1 : 0);
+    });
   }
 
   /** A received fax pushed by the service: notify its user now (else the inbound poll finds it). */
@@ -250,6 +259,8 @@ export class Gateway {
     this.notifier?.updateUsers(users);
     this.inbound?.updateUsers(users);
     await this.spool?.updateUsers(users);
+    // faxes held for a refused key are tried again at once (each send proves the key first)
+    this.dispatcher.keysChanged(users.map((u) => u.name));
     this.log.info({ users: users.length, why }, 'RELOADED users');
   }
 

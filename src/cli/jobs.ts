@@ -11,6 +11,7 @@ import { inFlightByNumber, waitReason } from './wait-reason.js';
 import { FINAL_JOB_STATES, JOB_STATES, RECIPIENT_STATES, type Job, type JobState, type NewDocument, type Recipient, type RecipientState } from '../store/types.js';
 import type { Store } from '../store/store.js';
 import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
+import { listKeyHolds } from '../keys/key-holds.js';
 
 /** The JSON shape of contract §1 (plus the detail operators want; `waiting` says why a recipient is not dialled yet). */
 export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), nowMs = Date.now()) {
@@ -195,6 +196,7 @@ async function waitForJob(store: Store, id: string, opts: SendOptions): Promise<
 export async function statusCommand(opts: GlobalOptions): Promise<number> {
   const ctx = loadContext(opts);
   const counts = await withStore(ctx, (store) => store.counts());
+  const keysHeld = await withStore(ctx, (store) => listKeyHolds(store, ctx.config.users.map((u) => u.name)));
   let api: { ok: boolean; detail?: string };
   try {
     await withClients(ctx, async (c) => {
@@ -204,7 +206,7 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
   } catch (err) {
     api = { ok: false, detail: (err as Error).message };
   }
-  const report = { jobs: counts.jobs, recipients: counts.recipients, oldestActiveAgeSeconds: counts.oldestActiveAgeSeconds, notificationsPending: counts.notificationsPending, api };
+  const report = { jobs: counts.jobs, recipients: counts.recipients, oldestActiveAgeSeconds: counts.oldestActiveAgeSeconds, notificationsPending: counts.notificationsPending, api, keysHeld };
   if (opts.json) printJson(report);
   else {
     const nonzero = (o: Record<string, number>) => Object.entries(o).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
@@ -215,8 +217,9 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
         `oldest active: ${counts.oldestActiveAgeSeconds === null ? '-' : `${Math.round(counts.oldestActiveAgeSeconds)} s`}`,
         `notifications: ${counts.notificationsPending} pending`,
         `fax service:   ${api.ok ? 'reachable' : `NOT reachable: ${api.detail}`}`,
+        ...keysHeld.map((h) => `KEY REFUSED:   ${h.user} since ${h.since}: faxes held until a working key is loaded (${h.reason})`),
       ].join('\n') + '\n',
     );
   }
-  return api.ok ? 0 : 1;
+  return api.ok && keysHeld.length === 0 ? 0 : 1;
 }

@@ -56,6 +56,19 @@ const userSchema = z
   })
   .strict();
 
+const resultRuleSchema = z
+  .object({
+    /** the service's resultCode or errorCode, e.g. "6100" */
+    code: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    /** a phrase of resultInfo/errorInfo, matched literally and case-insensitively (not a regex) */
+    text: z.string().min(1).max(200).optional(),
+    action: z.enum(['retry', 'fail']),
+    /** plain words for the notice; default: the service's own words */
+    words: z.string().min(1).max(200).optional(),
+  })
+  .strict()
+  .refine((r) => r.code !== undefined || r.text !== undefined, { message: 'a result rule needs a code, a text, or both' });
+
 export const configSchema = z
   .object({
     api: z
@@ -69,6 +82,8 @@ export const configSchema = z
         ratePerSecond: z.number().positive().max(1000).default(5),
         /** Which documented response shapes the service uses ('a' or 'b'); both are read either way. */
         variant: z.enum(['a', 'b']).default('a'),
+        /** fax history calls per minute for the whole account (polling, reconciliation, inbound share it; default 8) */
+        historyPerMinute: z.number().int().min(1).max(10_000).optional(),
       })
       .strict()
       .default({ baseUrl: 'sandbox', timeoutMs: 30_000, concurrency: 4, ratePerSecond: 5, variant: 'a' }),
@@ -129,6 +144,14 @@ export const configSchema = z
         perNumberConcurrency: z.number().int().min(1).max(64).optional(),
         /** hand scheduled jobs to the service this long before they are due (default 0: they wait in our queue, cancellable, until due) */
         scheduleAheadHours: z.number().positive().optional(),
+        /** operator rules for fax results, checked before the built-in ones (docs/queue.md) */
+        resultRules: z.array(resultRuleSchema).optional(),
+        /** more tries for a failed result no rule knows (default 1) */
+        unknownResultTries: z.number().int().min(0).max(20).optional(),
+        /** records per fax history call when following faxes (default 500, the service's maximum) */
+        historyPageSize: z.number().int().min(1).max(500).optional(),
+        /** while a user's key is refused, how often it is tried again (default 300000) */
+        keyRecheckMs: z.number().int().min(100).optional(),
       })
       .strict()
       .default({ maxAgeHours: 48, retrySchedule: [30, 60, 300, 900, 1800, 3600], maxFaxTries: 3, pollIntervalMs: 10_000, retentionDays: 30 }),

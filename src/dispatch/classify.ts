@@ -4,11 +4,14 @@
 import type { QueueConfig } from '../config/schema.js';
 import { describeError, FaxgateError } from '../errors.js';
 import { FaxApiError } from '../fax/api-error.js';
-import { explainResult } from '../fax/result-codes.js';
+import { explainFailure, operatorRules, type ResultRule } from '../fax/result-rules.js';
 import type { FaxRecord } from '../fax/types.js';
+import { retryDelayMs as scheduleDelayMs } from '../retry-schedule.js';
 
 export type Decision =
   | { action: 'unknown'; reason: string }
+  /** The user's key was refused (401/403): hold the user's faxes until a working key is loaded. */
+  | { action: 'hold'; reason: string }
   /** `rateLimited`: the service asked us to slow down; not a failed try. */
   | { action: 'defer'; reason: string; nextAttemptAt: Date; rateLimited?: boolean; faxTry?: boolean }
   | { action: 'fail'; reason: string; expired?: boolean };
@@ -16,7 +19,7 @@ export type Decision =
 interface ApiRule {
   name: string;
   when: (err: unknown, sendMayHaveGoneOut: boolean) => boolean;
-  action: 'unknown' | 'defer' | 'rate-limited' | 'requeue' | 'fail';
+  action: 'unknown' | 'defer' | 'rate-limited' | 'requeue' | 'hold' | 'fail';
 }
 
 /** Ordered: an outcome-unknown send is never retried blindly, even when it is also "temporary". */
@@ -24,6 +27,8 @@ export const API_RULES: readonly ApiRule[] = [
   // Refused by our own gate while stopping: nothing left, nothing tried.
   { name: 'shutting down', when: (e) => e instanceof FaxgateError && e.code === 'SHUTTING_DOWN', action: 'requeue' },
   { name: 'outcome unknown', when: (e) => e instanceof FaxApiError && e.outcomeUnknown, action: 'unknown' },
+  // A revoked or wrong key is the operator's to fix: nothing is failed for it (issue 13 item 5).
+  { name: 'key refused', when: (e) => e instanceof FaxApiError && (e.code === 'API_AUTH' || e.code === 'API_FORBIDDEN'), action: 'hold' },
   { name: 'rate limited', when: (e) => e instanceof FaxApiError && (e.retryAfterMs !== undefined || e.code === 'API_RATE_LIMITED'), action: 'rate-limited' },
   { name: 'temporary', when: (e) => e instanceof FaxgateError && e.temporary, action: 'defer' },
   { name: 'permanent', when: (e) => e instanceof FaxgateError, action: 'fail' },
@@ -43,10 +48,9 @@ export interface RetryContext {
   random?: () => number;
 }
 
-/** Backoff for the n-th failure (1-based) on queue.retrySchedule, last step repeating, +-20% jitter. */
+/** Backoff for the n-th failure (1-based) on queue.retrySchedule (seconds), last step repeating, +-20% jitter. */
 export function retryDelayMs(schedule: readonly number[], n: number, random: () => number = Math.random): number {
-  const step = schedule[Math.min(Math.max(n, 1), schedule.length) - 1]!;
-  return Math.round(step * 1000 * (0.8 + 0.4 * random()));
+  return scheduleDelayMs(schedule.map((s) => s * 1000), n, { spread: [0.8, 1.2], random });
 }
 
 function deadline(ctx: RetryContext): number {
@@ -67,6 +71,8 @@ export function classifyApiError(err: unknown, sendMayHaveGoneOut: boolean, ctx:
   switch (rule.action) {
     case 'unknown':
       return { action: 'unknown', reason };
+    case 'hold':
+      return { action: 'hold', reason: `the fax service refused the key (${reason})` };
     case 'requeue':
       return { action: 'defer', reason, nextAttemptAt: new Date(ctx.now), rateLimited: true };
     case 'rate-limited': {
@@ -99,17 +105,43 @@ export type RecordDecision =
   | { action: 'pending' }
   | Decision;
 
-/** What a fax record's status means for its recipient. `faxTries`: failed fax tries before this one. */
+/** Still on its way at the service: processing, transmitting, scheduled, or a status we do not know yet. */
+const FINAL_STATUSES = new Set(['success', 'failed', 'cancelled']);
+
+export function isFinalStatus(status: string | null | undefined): boolean {
+  return FINAL_STATUSES.has((status ?? '').trim().toLowerCase());
+}
+
+const compiled = new WeakMap<object, ResultRule[]>();
+
+/** The operator's queue.resultRules, compiled once per config object. */
+function rulesOf(queue: QueueConfig): ResultRule[] {
+  const list = queue.resultRules;
+  if (!list) return [];
+  let r = compiled.get(list);
+  if (!r) {
+    r = operatorRules(list);
+    compiled.set(list, r);
+  }
+  return r;
+}
+
+/**
+ * What a fax record's status means for its recipient. `faxTries`: failed fax tries before this one.
+ * Known retryable results (busy, no answer) get up to queue.maxFaxTries; a result no rule knows gets
+ * queue.unknownResultTries more (default 1) and is reported in the service's own words.
+ */
 export function classifyFaxRecord(rec: FaxRecord, faxTries: number, ctx: RetryContext): RecordDecision {
-  const status = (rec.status ?? '').toLowerCase();
+  const status = (rec.status ?? '').trim().toLowerCase();
   if (status === 'success') return { action: 'delivered' };
   if (status === 'cancelled') return { action: 'fail', reason: 'the fax was cancelled at the fax service' };
   if (status !== 'failed') return { action: 'pending' };
-  const meaning = explainResult(rec);
+  const meaning = explainFailure(rec, rulesOf(ctx.queue));
   const tries = faxTries + 1;
-  if (meaning.retryable && tries < ctx.queue.maxFaxTries) {
+  const allowed = meaning.rule === null ? 1 + (ctx.queue.unknownResultTries ?? 1) : ctx.queue.maxFaxTries;
+  if (meaning.action === 'retry' && tries < allowed) {
     return deferOrExpire(meaning.words, retryDelayMs(ctx.queue.retrySchedule, tries, ctx.random), ctx, { faxTry: true });
   }
-  const reason = meaning.retryable ? `${meaning.words} (${tries} ${tries === 1 ? 'try' : 'tries'})` : meaning.words;
+  const reason = meaning.action === 'retry' ? `${meaning.words} (${tries} ${tries === 1 ? 'try' : 'tries'})` : meaning.words;
   return { action: 'fail', reason };
 }

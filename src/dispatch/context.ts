@@ -7,6 +7,8 @@ import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { FaxResultFields, Store } from '../store/store.js';
+import type { ApiGate } from '../fax/api-gate.js';
+import type { KeyHolds } from '../keys/key-holds.js';
 import type { DispatchTuning } from './dispatch-defaults.js';
 
 export interface DispatchContext {
@@ -25,6 +27,14 @@ export interface DispatchContext {
   call<T>(fn: () => Promise<T>): Promise<T>;
   /** The service said 429: no calls for this long. */
   pause(ms: number): void;
+  /** The process's API gate, when the clients share one: polling asks it whether history is free. */
+  gate?: ApiGate;
+  /** Users whose key the service refused: their faxes wait (see src/keys/key-holds.ts). */
+  holds: KeyHolds;
+  /** A 401/403 on `user`'s key: hold the user (logged loudly and mailed to the admin once). */
+  keyRefused(user: string, reason: string): void;
+  /** `user`'s key answered again: end the hold, send the held faxes now. */
+  keyWorks(user: string): void;
 }
 
 /** Fax numbers compared by digits: the service may drop the + or format them. */
@@ -51,4 +61,26 @@ export function resultFields(rec: FaxRecord): FaxResultFields {
 export function dayBefore(iso: string | null, nowMs: number): string {
   const t = iso ? Date.parse(iso) : nowMs;
   return new Date(t - 86_400_000).toISOString().slice(0, 10);
+}
+
+const CF_STATE = 'service:cf-echo';
+
+/**
+ * What the service does with our custom fields, learnt from the records of our own faxes:
+ * 'kept' once a record came back with our cf, 'dropped' once one came back without it (the last
+ * word wins: an account's custom-field setup can change). Null until a record was seen.
+ */
+export function cfEcho(ctx: Pick<DispatchContext, 'store'>): 'kept' | 'dropped' | null {
+  const v = ctx.store.getState(CF_STATE);
+  return v === 'kept' || v === 'dropped' ? v : null;
+}
+
+/** Notes what a record of one of our own faxes says about cf (see cfEcho). */
+export function noteCf(ctx: Pick<DispatchContext, 'store'>, rec: FaxRecord): void {
+  const seen = rec.cf && typeof rec.cf === 'object' && typeof rec.cf.faxgateSend === 'string' && rec.cf.faxgateSend !== '' ? 'kept' : 'dropped';
+  try {
+    if (ctx.store.getState(CF_STATE) !== seen) ctx.store.setState(CF_STATE, seen);
+  } catch {
+    // Only a hint for reconciliation; without it a lost answer is parked, never resent.
+  }
 }

@@ -7,6 +7,8 @@ export interface DispatchTuning {
   reconcileGraceMs: number;
   perNumberConcurrency: number;
   scheduleAheadMs: number;
+  keyRecheckMs: number;
+  historyPageSize: number;
 }
 
 export function dispatchTuning(q: QueueConfig): DispatchTuning {
@@ -17,5 +19,7 @@ export function dispatchTuning(q: QueueConfig): DispatchTuning {
     // Scheduled faxes stay in our queue until due (cancellable, and not holding their number's
     // one-in-flight slot at the service); scheduleAheadHours hands them over earlier.
     scheduleAheadMs: (q.scheduleAheadHours ?? 0) * 3_600_000,
+    keyRecheckMs: q.keyRecheckMs ?? 300_000,
+    historyPageSize: q.historyPageSize ?? 500,
   };
 }

@@ -13,6 +13,9 @@ import { Periodic } from '../periodic.js';
 import type { ClaimedGroup, Store } from '../store/store.js';
 import { dispatchTuning } from './dispatch-defaults.js';
 import type { DispatchContext } from './context.js';
+import type { ApiGate } from '../fax/api-gate.js';
+import { KeyHolds } from '../keys/key-holds.js';
+import { KEY_HELD } from './outcome.js';
 import { sendGroup } from './send.js';
 import { pollProcessing, reconcileUnknown } from './track.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
@@ -31,6 +34,8 @@ export interface DispatcherOptions {
   onPassEnd?: () => void;
   /** Destination policy, checked again just before each send (default: the built-in refusals). */
   destinations?: DestinationCheck;
+  /** The API gate the clients share (src/fax/api-gate.ts), if any. */
+  gate?: ApiGate;
 }
 
 /** How often the loop looks for due work; status polls follow queue.pollIntervalMs. */
@@ -79,7 +84,55 @@ export class Dispatcher {
       destinations: opts.destinations ?? ((_user, e164) => checkDestination(e164)),
       call: (fn) => this.call(fn),
       pause: (ms) => this.pause(ms),
+      holds: new KeyHolds(opts.store),
+      gate: opts.gate,
+      keyRefused: (user, reason) => this.keyRefused(user, reason),
+      keyWorks: (user) => this.keyWorks(user),
     };
+  }
+
+  /** Users whose key the service refused; their faxes wait (faxgate status, /metrics). */
+  get holds(): KeyHolds {
+    return this.ctx.holds;
+  }
+
+  private keyRefused(user: string, reason: string): void {
+    if (!this.ctx.holds.hold(user, reason, new Date(this.ctx.clock.now()))) return;
+    this.ctx.log.error({ user, reason }, `KEY REFUSED: the fax service refused the API key of ${user}; their faxes are held (none failed) until a working key is loaded (SIGHUP or \`faxgate keys rotate\`)`);
+    try {
+      this.ctx.store.enqueueNotification({
+        kind: 'alert',
+        user,
+        dedupeKey: `key-refused:${user}:${this.ctx.clock.now()}`,
+        payload: {
+          subject: `the API key of ${user} was refused; faxes are held`,
+          text: `The fax service refused the API key the gateway uses for ${user} (${reason}). Their faxes are held, none has failed; they go out once a working key is loaded.`,
+          action: 'Put a working key into the config and reload the gateway (SIGHUP), or rotate it with `faxgate keys rotate`.',
+        },
+      });
+    } catch (err) {
+      this.ctx.log.error({ err: describeError(err) }, 'could not queue the key-refused notice');
+    }
+  }
+
+  private keyWorks(user: string): void {
+    if (!this.ctx.holds.release(user)) return;
+    const woken = this.ctx.store.wakeDeferred(user, KEY_HELD);
+    this.ctx.log.warn({ user, faxes: woken }, 'KEY WORKS again: sending the held faxes');
+    this.kick();
+  }
+
+  /**
+   * Keys were reloaded (SIGHUP, rotation): every held user's faxes are tried at once, each send
+   * first proving the key (a key still refused is held again, without sending).
+   */
+  keysChanged(users: readonly string[] = []): void {
+    // held users of this run, and those an earlier run left held (kept in the store)
+    for (const user of new Set([...this.ctx.holds.users(), ...users.filter((u) => this.ctx.holds.isHeld(u))])) {
+      const woken = this.ctx.store.wakeDeferred(user, KEY_HELD);
+      this.ctx.log.info({ user, faxes: woken }, 'keys reloaded: trying the held faxes');
+    }
+    this.kick();
   }
 
   get owner(): string {

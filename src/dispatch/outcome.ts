@@ -6,6 +6,9 @@ import type { Recipient, RecipientState } from '../store/types.js';
 import { classifyFaxRecord, type Decision, type RetryContext } from './classify.js';
 import { resultFields, type DispatchContext } from './context.js';
 
+/** The start of the reason of a recipient held for its user's key (docs/queue.md). */
+export const KEY_HELD = 'held until a working API key is loaded';
+
 export function retryContext(ctx: DispatchContext, r: Recipient): RetryContext {
   return { queue: ctx.queue, now: ctx.clock.now(), attempts: r.attempts, budgetFrom: r.budgetFrom };
 }
@@ -15,8 +18,18 @@ function key(r: Recipient): RecipientKey {
 }
 
 /** Applies a failure decision to a recipient in `expect` states (guarded by sendId when given). */
-export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, opts: { sendId?: string; expect?: RecipientState[] } = {}): void {
+export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, opts: { sendId?: string; expect?: RecipientState[]; user?: string } = {}): void {
   const log = ctx.log.child({ job: r.jobId });
+  if (d.action === 'hold') {
+    // Not a try and not a failure: the recipient waits, attempt refunded, until the key works.
+    const user = opts.user ?? ctx.store.getJob(r.jobId)?.user ?? '';
+    ctx.keyRefused(user, d.reason);
+    const next = new Date(ctx.clock.now() + ctx.tuning.keyRecheckMs);
+    if (ctx.store.defer(key(r), { error: `${KEY_HELD}: ${d.reason}`, nextAttemptAt: next, sendId: opts.sendId, expect: opts.expect, refundAttempt: true })) {
+      log.warn({ to: r.number, user, reason: d.reason }, 'HELD: the user\'s API key was refused; waiting for a working key');
+    }
+    return;
+  }
   if (d.action === 'unknown') {
     if (opts.sendId && ctx.store.markUnknown(key(r), opts.sendId, d.reason)) {
       log.warn({ to: r.number, sendId: opts.sendId, reason: d.reason }, 'UNKNOWN send outcome, will reconcile before any resend');

@@ -1,12 +1,18 @@
 // One send call for a claimed group: sendFax for one recipient, sendFaxToMany for several.
 // Whatever happens, every recipient leaves `sending` before this returns: accepted, deferred,
 // failed or unknown (never left for a lease to expire while we are still alive).
-import type { FaxFile, FaxRecord, SendFaxRequest, SendManyRequest, SendManyResult } from '../fax/types.js';
+import { FaxApiError } from '../fax/api-error.js';
+import type { FaxApi, FaxFile, FaxRecord, SendFaxRequest, SendManyRequest, SendManyResult } from '../fax/types.js';
 import type { ClaimedGroup } from '../store/store.js';
 import type { Job, Recipient } from '../store/types.js';
+import { checkKey } from '../fax/check-key.js';
 import { classifyApiError, classifyRecipientError } from './classify.js';
-import { sameNumber, type DispatchContext } from './context.js';
+import { noteCf, sameNumber, type DispatchContext } from './context.js';
 import { applyDecision, applyRecord, retryContext } from './outcome.js';
+
+function serviceText(e: FaxApiError): string {
+  return [e.serviceName, e.serviceMessage].filter(Boolean).join(': ') || e.message;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -55,6 +61,7 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       applyDecision(ctx, r, { action: 'unknown', reason: 'the service answered without a messageId' }, { sendId });
       return;
     }
+    noteCf(ctx, rec);
     if (ctx.store.markAccepted({ jobId: r.jobId, idx: r.idx }, sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null }, apiCalls)) {
       log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, 'SENT');
       ctx.metrics?.sends.inc({ result: 'accepted' });
@@ -64,8 +71,22 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       }
     }
   };
+  let client: FaxApi | null = null;
   try {
-    const client = ctx.clientFor(job.user);
+    const api = ctx.clientFor(job.user);
+    client = api;
+    if (ctx.holds.isHeld(job.user)) {
+      // Held for a refused key: prove the key before sending anything with it.
+      const check = await ctx.call(() => checkKey(api));
+      if (!check.ok && check.refused) {
+        for (const r of recipients) {
+          settled.add(r.idx);
+          applyDecision(ctx, r, { action: 'hold', reason: check.detail }, { sendId, expect: ['sending'], user: job.user });
+        }
+        return;
+      }
+      if (check.ok) ctx.keyWorks(job.user);
+    }
     const base = baseRequest(job, sendId, ctx.clock.now());
     if (recipients.length === 1) {
       const r = recipients[0]!;
@@ -73,7 +94,7 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       if (job.cover.enabled && r.name && !job.cover.recipientName) req.recipientName = r.name.slice(0, 40);
       const rec = await ctx.call(() => {
         mayHaveGoneOut = true;
-        return client.sendFax(req);
+        return api.sendFax(req);
       });
       callCounted = true;
       accept(r, rec, 1);
@@ -81,7 +102,7 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
     }
     const res: SendManyResult = await ctx.call(() => {
       mayHaveGoneOut = true;
-      return client.sendFaxToMany({ ...base, recipientFax: recipients.map((r) => r.number) });
+      return api.sendFaxToMany({ ...base, recipientFax: recipients.map((r) => r.number) });
     });
     ctx.store.addApiCalls(keys, 1);
     callCounted = true;
@@ -102,13 +123,21 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
     }
   } catch (err) {
     if (!callCounted) ctx.store.addApiCalls(keys, mayHaveGoneOut ? 1 : 0);
+    // A 403 may refuse this request (a destination the account may not dial), not the key: the
+    // key is held only if /v1/me refuses it too.
+    let keyWorks = false;
+    if (client && err instanceof FaxApiError && err.status === 403) {
+      const c = client;
+      keyWorks = (await ctx.call(() => checkKey(c)).catch(() => null))?.ok === true;
+    }
     for (const r of recipients) {
       if (settled.has(r.idx)) continue;
       settled.add(r.idx);
-      const d = classifyApiError(err, mayHaveGoneOut, retryContext(ctx, r));
+      let d = classifyApiError(err, mayHaveGoneOut, retryContext(ctx, r));
+      if (d.action === 'hold' && keyWorks) d = { action: 'fail', reason: `the fax service refused this fax: ${serviceText(err as FaxApiError)}` };
       if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
-      if (d.action !== 'unknown') ctx.metrics?.sends.inc({ result: d.action === 'defer' ? 'deferred' : 'failed' });
-      applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'] });
+      if (d.action !== 'unknown' && d.action !== 'hold') ctx.metrics?.sends.inc({ result: d.action === 'defer' ? 'deferred' : 'failed' });
+      applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'], user: job.user });
     }
   } finally {
     for (const r of recipients) {

@@ -5,15 +5,22 @@ import type { FaxApi, FaxRecord, HistoryQuery } from '../fax/types.js';
 import type { RecipientKey } from '../store/store.js';
 import type { Recipient } from '../store/types.js';
 import { classifyApiError, deferOrExpire, retryDelayMs } from './classify.js';
-import { dayBefore, sameNumber, type DispatchContext } from './context.js';
+import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from './context.js';
 import { applyRecord, retryContext } from './outcome.js';
-import { describeError } from '../errors.js';
+import { describeError, FaxgateError } from '../errors.js';
+import { isUnauthorized } from '../fax/check-key.js';
+import { offsetMemoryOf, walkHistory } from '../fax/history-walk.js';
 
 type Tracked = Recipient & { user: string };
 
 /** Up to this many faxes in flight for a user, one faxInfo each is cheaper than a history walk. */
 export const FAX_INFO_MAX = 3;
-const HISTORY_PAGE = 500;
+/** Faxes followed one by one in a poll while the history budget is spent. */
+const FAX_INFO_WHEN_HISTORY_SPENT = 20;
+
+function oldestFirst(list: Tracked[]): Tracked[] {
+  return [...list].sort((a, b) => (a.sentAt ?? '').localeCompare(b.sentAt ?? ''));
+}
 /** Bound on history pages per walk, so one poll never runs away on a huge account. */
 const MAX_PAGES = 40;
 
@@ -25,54 +32,62 @@ function byUser(list: Tracked[]): Map<string, Tracked[]> {
   return m;
 }
 
-/** Walks history pages until `done` says every wanted record was seen or the pages run out. */
-async function walkHistory(ctx: DispatchContext, client: FaxApi, query: HistoryQuery, onPage: (rows: FaxRecord[]) => boolean, charge: (calls: number) => void): Promise<{ complete: boolean }> {
-  let offset = 0;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const res = await ctx.call(() => client.history({ ...query, offset, limit: HISTORY_PAGE }));
-    charge(1);
-    const stop = onPage(res.rows);
-    if (stop) return { complete: true };
-    offset += res.rows.length;
-    if (res.rows.length === 0 || res.rows.length < HISTORY_PAGE || offset >= res.count) return { complete: true };
-  }
-  return { complete: false };
+/** Walks history pages (whichever way the service counts offset) until `onPage` says every wanted record was seen. */
+async function walk(ctx: DispatchContext, client: FaxApi, query: HistoryQuery, onPage: (rows: FaxRecord[]) => boolean, charge: (calls: number) => void): Promise<{ complete: boolean }> {
+  return walkHistory(query, {
+    limit: ctx.tuning.historyPageSize,
+    maxPages: MAX_PAGES,
+    memory: offsetMemoryOf(client),
+    page: async (q) => {
+      const res = await ctx.call(() => client.history(q));
+      charge(1);
+      return res;
+    },
+  }, onPage);
 }
 
 /** One status pass over every `processing` fax. */
 export async function pollProcessing(ctx: DispatchContext): Promise<void> {
   const all = ctx.store.listProcessing();
   await Promise.all([...byUser(all)].map(([user, list]) => pollUser(ctx, user, list).catch((err) => {
+    if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
     ctx.log.warn({ user, err: describeError(err) }, 'status poll failed, will try again');
   })));
 }
 
 async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Promise<void> {
   const client = ctx.clientFor(user);
-  const lookups = list.length <= FAX_INFO_MAX ? list : [];
+  // History spent for this minute (the service allows ~8 calls): fax-info calls, which it does not
+  // limit that way, follow the oldest faxes meanwhile instead of waiting for the window.
+  // Two calls of the budget are left to reconciliation (a lost answer) and the inbound poller.
+  const historyFree = ctx.gate?.historyAvailable(2) ?? true;
+  const lookups = list.length <= FAX_INFO_MAX ? list : historyFree ? [] : oldestFirst(list).slice(0, FAX_INFO_WHEN_HISTORY_SPENT);
   if (lookups.length === 0) {
     const wanted = new Map(list.filter((r) => r.messageId).map((r) => [r.messageId!, r]));
     const oldest = list.reduce<string | null>((m, r) => (r.sentAt && (!m || r.sentAt < m) ? r.sentAt : m), null);
-    const walk = await walkHistory(ctx, client, { direction: 'outbound', status: 'all', fromDate: dayBefore(oldest, ctx.clock.now()) }, (rows) => {
+    const walked = await walk(ctx, client, { direction: 'outbound', status: 'all', fromDate: dayBefore(oldest, ctx.clock.now()) }, (rows) => {
       for (const rec of rows) {
         const r = wanted.get(rec.messageId);
         if (!r) continue;
         wanted.delete(rec.messageId);
+        noteCf(ctx, rec);
         applyRecord(ctx, r, rec);
       }
       return wanted.size === 0;
     }, (calls) => ctx.store.addApiCalls(list.map(keyOf), calls));
     // Not in the listing (purged, or beyond the walk): ask for those one by one.
-    if (walk.complete) lookups.push(...wanted.values());
+    if (walked.complete) lookups.push(...wanted.values());
   }
   for (const r of lookups) {
     if (!r.messageId) continue;
     try {
       const rec = await ctx.call(() => client.faxInfo(r.messageId!));
       ctx.store.addApiCalls([keyOf(r)], 1);
+      noteCf(ctx, rec);
       applyRecord(ctx, r, rec);
     } catch (err) {
       ctx.store.addApiCalls([keyOf(r)], 1);
+      if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
       ctx.log.child({ job: r.jobId }).warn({ messageId: r.messageId, err: describeError(err) }, 'status lookup failed, will try again');
     }
   }
@@ -86,21 +101,71 @@ export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
   const due = ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.tuning.reconcileGraceMs));
   const bySend = new Map<string, Tracked[]>();
   for (const r of due) bySend.set(r.sendId ?? `none:${r.jobId}:${r.idx}`, [...(bySend.get(r.sendId ?? `none:${r.jobId}:${r.idx}`) ?? []), r]);
-  await Promise.all([...bySend.values()].map((group) => reconcileSend(ctx, group)));
+  const byUser = new Map<string, Tracked[][]>();
+  for (const g of bySend.values()) byUser.set(g[0]!.user, [...(byUser.get(g[0]!.user) ?? []), g]);
+  await Promise.all([...byUser].map(([user, groups]) => reconcileUser(ctx, user, groups)));
 }
 
-async function reconcileSend(ctx: DispatchContext, group: Tracked[]): Promise<void> {
+/**
+ * One walk of the user's outbound history serves every lost send of that user: history calls
+ * are the scarcest thing the service gives (about 8 a minute for the whole account).
+ */
+async function reconcileUser(ctx: DispatchContext, user: string, groups: Tracked[][]): Promise<void> {
+  const sends = groups.filter((g) => g[0]!.sendId);
+  for (const g of groups) if (!g[0]!.sendId) await reconcileSend(ctx, g, [], null);
+  if (sends.length === 0) return;
+  const all = sends.flat();
+  const oldest = all.reduce<string | null>((m, r) => (r.sentAt && (!m || r.sentAt < m) ? r.sentAt : m), null);
+  const rows: FaxRecord[] = [];
+  let failure: unknown = null;
+  let complete = true;
+  try {
+    const client = ctx.clientFor(user);
+    const open = new Set(all.map((r) => `${r.sendId}|${r.number.replace(/\D/g, '')}`));
+    ({ complete } = await walk(ctx, client, { direction: 'outbound', status: 'all', fromDate: dayBefore(oldest, ctx.clock.now()) }, (page) => {
+      rows.push(...page);
+      for (const rec of page) if (rec.cf?.faxgateSend) open.delete(`${rec.cf.faxgateSend}|${(rec.faxNumber ?? '').replace(/\D/g, '')}`);
+      // every lost send found by its own cf: no need to read further back
+      return open.size === 0;
+    }, (calls) => ctx.store.addApiCalls(all.map(keyOf), calls)));
+  } catch (err) {
+    failure = err;
+  }
+  // A walk cut short by its page bound cannot prove a fax absent: look again later.
+  const partial = !complete && !failure ? new FaxgateError('API_BAD_RESPONSE', `the outbound history is longer than ${MAX_PAGES} pages; reading it again later`, { temporary: true }) : null;
+  for (const g of sends) await reconcileSend(ctx, g, rows, failure ?? partial);
+}
+
+/** How far a service record's createdAt may lie from our send and still be that send (clock skew, queueing). */
+const MATCH_BEFORE_MS = 5 * 60_000;
+const MATCH_AFTER_MS = 30 * 60_000;
+/** A parked send is looked at again this often: the service's history may have been late. */
+const PARKED_RECHECK_MS = 3_600_000;
+export const PARKED = 'parked';
+
+/** A record carries faxgate's own custom fields: the account stores and echoes `cf`. */
+function hasOurCf(rec: FaxRecord): boolean {
+  return !!rec.cf && typeof rec.cf === 'object' && typeof rec.cf.faxgateSend === 'string' && rec.cf.faxgateSend !== '';
+}
+
+/**
+ * Finds the faxes of one send whose answer was lost, without trusting `cf`: by `cf.faxgateSend`
+ * when the service echoes it; otherwise by number within a time window around the send, among
+ * records no job tracks, with the cover subject to break a tie. When it cannot decide (no
+ * candidate, or several), it never sends again: the recipient is parked as `unknown` and the
+ * operator told. Only when the account is seen echoing our `cf` does "no such fax" prove that
+ * the send never took effect, and only then is it sent again.
+ */
+async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRecord[], failure: unknown): Promise<void> {
   const first = group[0]!;
   const sendId = first.sendId;
   const log = ctx.log.child({ job: first.jobId });
-  const keys = group.map(keyOf);
   if (!sendId) {
     // Cannot happen through claimDue; treat as never sent.
     for (const r of group) ctx.store.defer(keyOf(r), { error: 'no send identity recorded', nextAttemptAt: new Date(ctx.clock.now()), expect: ['unknown'] });
     return;
   }
   const open = new Map(group.map((r) => [r.idx, r]));
-  const fromDate = dayBefore(first.sentAt, ctx.clock.now());
   const adopt = (r: Tracked, rec: FaxRecord, how: string): void => {
     open.delete(r.idx);
     if (ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })) {
@@ -108,52 +173,91 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[]): Promise<vo
       applyRecord(ctx, { ...r, state: 'processing', messageId: rec.messageId }, rec);
     }
   };
+  const job = ctx.store.getJob(first.jobId);
+  const subject = job?.cover.enabled ? job.cover.subject : undefined;
   try {
-    const client = ctx.clientFor(first.user);
-    const charge = (calls: number): void => ctx.store.addApiCalls(keys, calls);
-    const matchCf = (rows: FaxRecord[]): boolean => {
-      for (const rec of rows) {
-        if (rec.cf?.faxgateSend !== sendId) continue;
+    if (failure) throw failure;
+    // Our cf on any record in the walk, or on our earlier faxes, proves the account keeps it.
+    let cfEchoed = cfEcho(ctx) === 'kept';
+    const candidates = new Map<number, FaxRecord[]>();
+    const sentAtOf = (r: Tracked): number => Date.parse(r.sentAt ?? first.sentAt ?? new Date(ctx.clock.now()).toISOString());
+    // The outbound history since the day before the send (read by reconcileUser); the service's
+    // `query` filter is not relied on (it may not search custom fields, or numbers as we write them).
+    for (const rec of rows) {
+      if (hasOurCf(rec)) cfEchoed = true;
+      if (rec.cf?.faxgateSend === sendId) {
         const r = [...open.values()].find((x) => sameNumber(x.number, rec.faxNumber));
         if (r) adopt(r, rec, 'cf');
+        continue;
       }
-      return open.size === 0;
-    };
-    await walkHistory(ctx, client, { direction: 'outbound', query: sendId, fromDate }, matchCf, charge);
-    // The query may not search custom fields on every service variant: look by number as well.
-    for (const r of [...open.values()]) {
-      const sentAt = Date.parse(r.sentAt ?? first.sentAt ?? new Date(ctx.clock.now()).toISOString());
-      let candidate: FaxRecord | null = null;
-      await walkHistory(ctx, client, { direction: 'outbound', query: r.number, fromDate }, (rows) => {
-        if (matchCf(rows)) return true;
-        for (const rec of rows) {
-          // A record without any cf cannot be told apart by identity; a fax to the same number,
-          // created after our send and tracked by no job, is ours (adopting beats faxing twice).
-          if (rec.cf || !sameNumber(rec.faxNumber, r.number) || !rec.createdAt) continue;
-          if (Date.parse(rec.createdAt) < sentAt - 60_000 || ctx.store.isKnownMessage(rec.messageId)) continue;
-          candidate = candidate ?? rec;
-        }
-        return !open.has(r.idx);
-      }, charge);
-      if (open.has(r.idx) && candidate) adopt(r, candidate, 'number and time');
+      // Another send of ours, by its cf: not this one.
+      if (hasOurCf(rec)) continue;
+      for (const r of open.values()) {
+        if (!sameNumber(r.number, rec.faxNumber) || !rec.createdAt) continue;
+        const at = Date.parse(rec.createdAt);
+        const sentAt = sentAtOf(r);
+        if (Number.isNaN(at) || at < sentAt - MATCH_BEFORE_MS || at > sentAt + MATCH_AFTER_MS) continue;
+        if (ctx.store.isKnownMessage(rec.messageId)) continue;
+        candidates.set(r.idx, [...(candidates.get(r.idx) ?? []), rec]);
+      }
     }
-    // The service answered and has no such fax: the send never took effect. Send again, on the
-    // retry schedule (a send that keeps failing this way must not loop fast), within the job's age.
-    for (const r of open.values()) {
-      const why = 'the earlier send never reached the fax service';
-      const d = deferOrExpire(why, retryDelayMs(ctx.queue.retrySchedule, r.attempts), retryContext(ctx, r));
-      if (d.action === 'defer' && ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ['unknown'] })) {
-        log.info({ to: r.number, sendId, next: d.nextAttemptAt.toISOString() }, 'RECONCILED no fax at the service, sending again');
-      } else if (d.action === 'fail' && ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ['unknown'] })) {
-        log.warn({ to: r.number, sendId, reason: d.reason }, 'FAILED');
-        ctx.metrics?.faxResults.inc({ state: 'failed' });
+    for (const r of [...open.values()]) {
+      let found = candidates.get(r.idx) ?? [];
+      if (found.length > 1 && subject) {
+        const same = found.filter((rec) => rec.subject === subject);
+        if (same.length >= 1) found = same;
       }
+      if (found.length === 1) {
+        adopt(r, found[0]!, cfEchoed ? 'number and time (cf not on this record)' : 'number and time');
+        continue;
+      }
+      if (found.length === 0 && cfEchoed) {
+        // The service keeps our cf and has no record of this send: it never took effect. Send
+        // again, on the retry schedule (a send that keeps failing this way must not loop fast).
+        const why = 'the earlier send never reached the fax service';
+        const d = deferOrExpire(why, retryDelayMs(ctx.queue.retrySchedule, r.attempts), retryContext(ctx, r));
+        if (d.action === 'defer' && ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ['unknown'] })) {
+          log.info({ to: r.number, sendId, next: d.nextAttemptAt.toISOString() }, 'RECONCILED no fax at the service, sending again');
+        } else if (d.action === 'fail' && ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ['unknown'] })) {
+          log.warn({ to: r.number, sendId, reason: d.reason }, 'FAILED');
+          ctx.metrics?.faxResults.inc({ state: 'failed' });
+        }
+        continue;
+      }
+      park(ctx, r, sendId, found.length === 0
+        ? 'no fax to this number near the time of the send, and the service does not keep our custom fields to prove it was never made'
+        : `${found.length} faxes to this number near the time of the send could be this one`);
     }
   } catch (err) {
     const d = classifyApiError(err, false, retryContext(ctx, first));
     if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
+    if (d.action === 'hold' && isUnauthorized(err)) ctx.keyRefused(first.user, d.reason);
     const next = new Date(ctx.clock.now() + retryDelayMs(ctx.queue.retrySchedule, 1));
     for (const r of open.values()) ctx.store.postponeUnknown(keyOf(r), sendId, `reconciliation failed: ${describeError(err)}`, next);
     log.warn({ sendId, err: describeError(err) }, 'reconciliation failed, the send stays unknown');
+  }
+}
+
+/** Never sends twice: the recipient stays `unknown`, looked at hourly, and a person is told once. */
+function park(ctx: DispatchContext, r: Tracked, sendId: string, why: string): void {
+  const first = !(r.lastError ?? '').startsWith(PARKED);
+  const next = new Date(ctx.clock.now() + PARKED_RECHECK_MS);
+  if (!ctx.store.postponeUnknown(keyOf(r), sendId, `${PARKED}: ${why}; it will not be sent again by itself`, next) || !first) return;
+  ctx.log.child({ job: r.jobId }).error({ to: r.number, sendId, why }, 'UNKNOWN send parked: the gateway cannot tell whether this fax went out and will not send it again; check the fax service history');
+  ctx.metrics?.sends.inc({ result: 'parked' });
+  try {
+    ctx.store.enqueueNotification({
+      kind: 'alert',
+      user: r.user,
+      jobId: r.jobId,
+      dedupeKey: `parked:${r.jobId}:${r.idx}:${sendId}`,
+      payload: {
+        subject: `cannot tell whether the fax to ${r.number} went out`,
+        text: `The answer to the send of job ${r.jobId} to ${r.number} was lost, and the fax service's history does not settle it: ${why}. The gateway will not send it again by itself, so that nobody receives it twice.`,
+        action: 'Check the fax service history for this number; send it again yourself (faxgate send) if it is not there.',
+      },
+    });
+  } catch (err) {
+    ctx.log.error({ err: describeError(err) }, 'could not queue the parked-send notice');
   }
 }

@@ -5,6 +5,7 @@ import type { Agent } from 'undici';
 import type { ApiConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { ApiCallObserver } from '../metrics/metrics.js';
+import type { ApiGate } from './api-gate.js';
 import { createFaxAgent } from './agent.js';
 import { FaxClient } from './client.js';
 import type { FaxApi } from './types.js';
@@ -16,6 +17,8 @@ export interface FaxClientFactoryOptions {
   /** Connections of the shared agent (default: the agent's own). */
   connections?: number;
   observer?: ApiCallObserver;
+  /** The one gate every client of this process passes (rate, history budget). */
+  gate?: ApiGate;
 }
 
 export class FaxClientFactory {
@@ -34,6 +37,7 @@ export class FaxClientFactory {
       dispatcher: this.agent,
       timeoutMs: this.opts.api.timeoutMs,
       ...(this.opts.observer ? { observer: this.opts.observer } : {}),
+      ...(this.opts.gate ? { gate: this.opts.gate } : {}),
       ...(logger ? { logger } : {}),
     });
   }

@@ -7,6 +7,8 @@ import { FaxgateError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import type { ApiCallObserver } from '../metrics/metrics.js';
 import { createFaxAgent, DEFAULT_TIMEOUT_MS } from './agent.js';
+import type { ApiGate } from './api-gate.js';
+import { offsetMemoryOf, walkHistory } from './history-walk.js';
 import { FaxApiError } from './api-error.js';
 import { dispositionFileName, streamToFile } from './download-to-file.js';
 import { classifyStatus, classifyTransportError, parseRetryAfter } from './failure-rules.js';
@@ -37,6 +39,8 @@ export interface FaxClientOptions {
   logger?: Logger;
   /** Wall clock for Retry-After HTTP-dates. */
   now?: () => number;
+  /** The process's one gate (rate, history budget); shared by every client of the account. */
+  gate?: ApiGate;
 }
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -54,6 +58,8 @@ interface Call {
   accept?: string;
 }
 
+/** 429s on one history call waited out before the error goes to the caller */
+const HISTORY_429_TRIES = 4;
 /** history pages walked by historyAll when the caller sets no limit */
 const DEFAULT_PAGE = 100;
 /** how much of an error answer we read (its JSON error object), the rest is discarded */
@@ -70,6 +76,7 @@ export class FaxClient implements FaxApi {
   private readonly observer?: ApiCallObserver;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly gate?: ApiGate;
 
   constructor(opts: FaxClientOptions) {
     let url: URL;
@@ -92,6 +99,7 @@ export class FaxClient implements FaxApi {
     this.observer = opts.observer;
     this.log = opts.logger ?? silentLogger();
     this.now = opts.now ?? Date.now;
+    this.gate = opts.gate;
     this.ownAgent = !opts.dispatcher;
     this.dispatcher = opts.dispatcher ?? createFaxAgent({ caFile: opts.caFile, ca: opts.ca, timeoutMs: this.timeoutMs, connections: 4 });
   }
@@ -103,8 +111,20 @@ export class FaxClient implements FaxApi {
 
   // ---- ping and current user
 
+  /**
+   * Whether something answers at the base URL. The body is not documented (plain `OK` from the
+   * real service, JSON from older emulators): JSON is parsed, anything else returned as text.
+   * It proves nothing about a key: use checkKey (./check-key.ts) for that.
+   */
   async ping(): Promise<unknown> {
-    return this.json({ op: 'ping', method: 'GET', path: '/ping' }, (b) => b);
+    return this.exchange({ op: 'ping', method: 'GET', path: '/ping', accept: 'text/plain, application/json' }, async (res) => {
+      const text = (await res.body.text()).trim();
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return text || 'OK';
+      }
+    });
   }
 
   async me(): Promise<User> {
@@ -245,27 +265,57 @@ export class FaxClient implements FaxApi {
   async history(q: HistoryQuery = {}): Promise<Page<FaxRecord>> {
     checkOffset(q.offset);
     checkHistoryLimit(q.limit);
-    return this.json({ op: 'history', method: 'GET', path: '/v1/fax/history', query: historyFields(q, this.variant) }, (b) => toPage(b, toFaxRecord, q));
+    const call: Call = { op: 'history', method: 'GET', path: '/v1/fax/history', query: historyFields(q, this.variant) };
+    // History is rate limited per account: with a gate, a 429 waits for the window (the gate
+    // closes history for everyone meanwhile) and asks again, a few times, instead of failing.
+    for (let refused = 0; ; refused++) {
+      try {
+        return await this.json(call, (b) => toPage(b, toFaxRecord, q));
+      } catch (err) {
+        if (!this.gate || refused >= HISTORY_429_TRIES || !(err instanceof FaxApiError) || err.status !== 429) throw err;
+        const wait = this.gate.historyLimited(err.retryAfterMs);
+        this.log.warn({ waitMs: wait }, 'fax history is rate limited (429); waiting for the window');
+      }
+    }
   }
 
   /**
-   * Every record from `query.offset` on, page by page. `offset` counts records, so it advances by
-   * the rows received; the walk stops at an empty page or once `count` records are behind it.
-   * New faxes arriving mid-walk shift a newest-first list; a record seen twice is yielded once.
+   * Every record from `query.offset` on, page by page, whichever way the service counts `offset`
+   * (./history-walk.ts); a record seen twice is yielded once.
    */
   async *historyAll(query: HistoryQuery = {}): AsyncIterable<FaxRecord> {
-    const limit = query.limit ?? DEFAULT_PAGE;
-    let offset = query.offset ?? 0;
-    const seen = new Set<string>();
-    for (;;) {
-      const page = await this.history({ ...query, limit, offset });
-      for (const rec of page.rows) {
-        if (seen.has(rec.messageId)) continue;
-        seen.add(rec.messageId);
-        yield rec;
+    // The walk hands over one page and waits until the consumer has taken it (no read-ahead);
+    // a consumer that stops early ends the walk.
+    let handOver: ((rows: FaxRecord[] | null) => void) | null = null;
+    let taken: (() => void) | null = null;
+    let stopped = false;
+    let failure: unknown = null;
+    const nextPage = (): Promise<FaxRecord[] | null> => new Promise((resolve) => { handOver = resolve; });
+    let pending = nextPage();
+    const walk = walkHistory(query, { limit: query.limit ?? DEFAULT_PAGE, memory: offsetMemoryOf(this), page: (q) => this.history(q) }, async (rows) => {
+      if (stopped) return true;
+      const consumed = new Promise<void>((resolve) => { taken = resolve; });
+      handOver!(rows);
+      await consumed;
+      return stopped;
+    }).then(() => handOver!(null), (err) => {
+      failure = err;
+      handOver!(null);
+    });
+    try {
+      for (;;) {
+        const rows = await pending;
+        if (rows === null) break;
+        pending = nextPage();
+        const release = taken!;
+        for (const r of rows) yield r;
+        release();
       }
-      offset += page.rows.length;
-      if (page.rows.length === 0 || offset >= page.count) return;
+      if (failure) throw failure;
+    } finally {
+      stopped = true;
+      (taken as (() => void) | null)?.();
+      await walk;
     }
   }
 
@@ -334,6 +384,7 @@ export class FaxClient implements FaxApi {
       this.log.debug({ op: call.op, method: call.method, path: call.path, status, ms: Math.round(seconds * 1000) }, 'api call');
     };
 
+    if (this.gate) await this.gate.admit(call.op);
     let res: Dispatcher.ResponseData;
     try {
       res = await this.dispatcher.request({

@@ -82,15 +82,18 @@ export function toFaxRecord(raw: unknown): FaxRecord {
   if (typeof o.messageId !== 'string' || o.messageId === '') throw badResponse('a fax record without a messageId');
   const rec = { ...(o as unknown as FaxRecord) };
   if (typeof o.status !== 'string') rec.status = String(o.status ?? 'processing');
-  // One variant may carry custom fields as JSON text.
-  if (typeof o.cf === 'string') {
+  // Custom fields may come as sent, as JSON text (one variant), as {} or not at all (an account
+  // that does not store undefined fields); anything else is dropped rather than trusted.
+  let cf: unknown = o.cf;
+  if (typeof cf === 'string') {
     try {
-      const cf = JSON.parse(o.cf) as unknown;
-      if (cf && typeof cf === 'object' && !Array.isArray(cf)) rec.cf = cf as Record<string, string>;
+      cf = JSON.parse(cf) as unknown;
     } catch {
-      delete rec.cf;
+      cf = undefined;
     }
   }
+  if (cf && typeof cf === 'object' && !Array.isArray(cf)) rec.cf = cf as Record<string, string>;
+  else delete rec.cf;
   return rec;
 }
 

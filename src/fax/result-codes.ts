@@ -1,38 +1,31 @@
-// Fax results as the service reports them, and what they mean to us. The emulator produces
-// these, the dispatcher decides on retries with them, and notifications put them in plain words.
+// Plain words for a fax result, for notifications. The meaning of a result lives in
+// ./result-rules.ts (the one vocabulary); this file only turns it into the shape the mail
+// composers read.
+import { explainFailure, type ResultFields } from './result-rules.js';
 
 export interface FaxResultMeaning {
-  resultCode: string;
-  resultInfo: string;
-  errorCode: string | null;
-  errorInfo: string | null;
-  /** Plain words for people: "busy", "no answer". */
+  /** Plain words for people: "busy", "no answer", or the service's own words quoted. */
   words: string;
-  /** Worth another try later (busy, no answer), up to queue.maxFaxTries. */
+  /** Worth another try later (busy, no answer, results no rule knows). */
   retryable: boolean;
 }
 
+/**
+ * The first emulator's results, kept only while the emulator still reads them (it is becoming an
+ * independent model of the service with its own table). The product never decides by this table.
+ */
 export const FAX_RESULTS = {
   ok: { resultCode: '0', resultInfo: 'OK', errorCode: null, errorInfo: null, words: 'delivered', retryable: false },
   busy: { resultCode: '17', resultInfo: 'Line busy', errorCode: 'BUSY', errorInfo: 'The remote line was busy', words: 'busy', retryable: true },
   noAnswer: { resultCode: '18', resultInfo: 'No answer', errorCode: 'NO_ANSWER', errorInfo: 'The remote side did not answer', words: 'no answer', retryable: true },
   noFaxTone: { resultCode: '49', resultInfo: 'No fax tone', errorCode: 'NO_FAX_TONE', errorInfo: 'A voice line answered: no fax tone was detected', words: 'no fax machine answered (a voice line or wrong number)', retryable: false },
   attemptFailed: { resultCode: '50', resultInfo: 'Transmission error', errorCode: 'TRANSMISSION_ERROR', errorInfo: 'The call dropped during the transmission', words: 'the call dropped during the transmission', retryable: true },
-} as const satisfies Record<string, FaxResultMeaning>;
+} as const;
 
-/** Looks a service result up by its codes; unknown failures are reported with the service's own text. */
-export function explainResult(fields: { resultCode?: string | null; resultInfo?: string | null; errorCode?: string | null; errorInfo?: string | null }): FaxResultMeaning {
-  const known = Object.values(FAX_RESULTS).find(
-    (r) => (fields.errorCode && r.errorCode === fields.errorCode) || (!fields.errorCode && fields.resultCode != null && r.resultCode === fields.resultCode),
-  );
-  if (known) return known;
-  const info = fields.errorInfo || fields.resultInfo || 'the fax service reported a failure';
-  return {
-    resultCode: fields.resultCode ?? '',
-    resultInfo: fields.resultInfo ?? '',
-    errorCode: fields.errorCode ?? null,
-    errorInfo: fields.errorInfo ?? null,
-    words: info.toLowerCase(),
-    retryable: false,
-  };
+/** A failed result in plain words (built-in rules; operator rules apply in the dispatcher's reason). */
+export function explainResult(fields: ResultFields): FaxResultMeaning {
+  const m = explainFailure(fields);
+  // A result no rule knows is told in the service's own words, as it said them.
+  const own = (fields.errorInfo || fields.resultInfo || '').trim();
+  return { words: m.rule === null && own ? own : m.words, retryable: m.action === 'retry' };
 }

@@ -5,6 +5,7 @@ import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import type { UserConfig } from '../config/schema.js';
 import { describeError } from '../errors.js';
+import type { ApiGate } from '../fax/api-gate.js';
 import { FaxClient } from '../fax/client.js';
 import type { FaxApi } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
@@ -19,6 +20,8 @@ export interface KeyWatchOptions {
   baseUrl: string;
   adminKey: string;
   agent: HttpDispatcher;
+  /** The process's API gate, so key checks count against the same rate as every other call. */
+  gate?: ApiGate;
   dataDir: string;
   /** the users as running (rotated keys applied) */
   users: () => UserConfig[];
@@ -55,7 +58,7 @@ export class KeyWatch {
   }
 
   private client(token: string): FaxApi {
-    return new FaxClient({ baseUrl: this.opts.baseUrl, apiKey: token, dispatcher: this.opts.agent });
+    return new FaxClient({ baseUrl: this.opts.baseUrl, apiKey: token, dispatcher: this.opts.agent, gate: this.opts.gate });
   }
 
   runOnce(): Promise<void> {

@@ -26,6 +26,7 @@ import { composeOutcome } from './outcome-mail.js';
 import { flag, PreferenceReader, wanted } from './preferences.js';
 import { composeRejected } from './rejected-mail.js';
 import { nextNotifyAttempt } from './retry-schedule.js';
+import { composeAlert } from './alert-mail.js';
 import type { MailTransport } from './mail-transport.js';
 import { createTransport } from './transport.js';
 
@@ -204,6 +205,10 @@ export class Notifier {
       }
       case 'key-expiry':
         composed = composeKeyExpiry(n.payload, timeZone);
+        wants = true;
+        break;
+      case 'alert':
+        composed = composeAlert(n.payload);
         wants = true;
         break;
       default:

@@ -39,16 +39,25 @@ export interface KeyExpiryPayload {
   expiresAt: string;
 }
 
+/** Something a person must look at: a refused key holding faxes, a send parked as unknown. */
+export interface AlertPayload {
+  subject: string;
+  text: string;
+  /** What to do about it, in one sentence. */
+  action?: string;
+}
+
 export interface NotificationPayloads {
   outcome: OutcomePayload;
   rejected: RejectedPayload;
   inbound: InboundPayload;
   'key-expiry': KeyExpiryPayload;
+  alert: AlertPayload;
 }
 
 export type NotificationKind = keyof NotificationPayloads;
 
-export const NOTIFICATION_KINDS: readonly NotificationKind[] = ['outcome', 'rejected', 'inbound', 'key-expiry'];
+export const NOTIFICATION_KINDS: readonly NotificationKind[] = ['outcome', 'rejected', 'inbound', 'key-expiry', 'alert'];
 
 /** `{ kind, payload }` for one kind: the union of these is what `kind` discriminates. */
 export type KindAndPayload = { [K in NotificationKind]: { kind: K; payload: NotificationPayloads[K] } }[NotificationKind];

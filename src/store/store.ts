@@ -544,6 +544,14 @@ export class Store implements QueueStore {
     return this.sql('SELECT 1 FROM recipients WHERE message_id = ? LIMIT 1').get(messageId) !== undefined;
   }
 
+  /** Makes `user`'s deferred recipients whose error starts with `errorPrefix` due now (a key hold ended). */
+  wakeDeferred(user: string, errorPrefix: string): number {
+    return this.sql(
+      `UPDATE recipients SET next_attempt_at = ?, updated_at = ?
+       WHERE state = 'deferred' AND substr(last_error, 1, ?) = ? AND job_id IN (SELECT id FROM jobs WHERE user = ?)`,
+    ).run(this.now(), this.now(), errorPrefix.length, errorPrefix, user).changes;
+  }
+
   /** When the next deferred/queued recipient becomes due, for the dispatcher's sleep. */
   nextDueAt(): string | null {
     const r = this.sql(`SELECT MIN(next_attempt_at) AS t FROM recipients WHERE state IN ('deferred','unknown') AND next_attempt_at IS NOT NULL`).get() as { t: string | null };

@@ -167,7 +167,7 @@ export interface JobFilter {
   limit?: number;
 }
 
-export type { InboundPayload, KeyExpiryPayload, NotificationKind, NotificationPayloads, OutcomePayload, RejectedPayload } from './notification-payloads.js';
+export type { AlertPayload, InboundPayload, KeyExpiryPayload, NotificationKind, NotificationPayloads, OutcomePayload, RejectedPayload } from './notification-payloads.js';
 
 interface NewNotificationFields {
   /** Config user name the mail is for. */

@@ -43,6 +43,8 @@ export async function makeRig(opts: { delayMs?: number; extraYaml?: string } = {
       `  caFile: ${emu.caFile}`,
       '  concurrency: 8',
       '  ratePerSecond: 200',
+      // the test emulator does not limit history (historyPerMinute 0): neither do we here
+      '  historyPerMinute: 10000',
       '  timeoutMs: 5000',
       `data: ${dataDir}`,
       'smtp:',

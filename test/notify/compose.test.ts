@@ -27,8 +27,9 @@ describe('outcome subject says the outcome at a glance', () => {
     expect(outcomeSubject(cancelled)).toBe('Fax to 2 recipients: 2 cancelled');
   });
   it('an unknown service failure is reported with the service text', () => {
-    const j = job({ state: 'failed' }, [{ state: 'failed', resultCode: '99', resultInfo: 'Remote hung up', errorCode: 'X', errorInfo: 'Remote Hung Up Early' }]);
-    expect(outcomeSubject(j)).toBe('Fax to +1 555-123-4567 failed: remote hung up early');
+    const j = job({ state: 'failed' }, [{ state: 'failed', resultCode: '6931', resultInfo: 'Remote DCN', errorCode: 'X', errorInfo: 'Unexpected DCN From Remote' }]);
+    // quoted as the service said it: a code no rule knows is not put into our own words
+    expect(outcomeSubject(j)).toBe('Fax to +1 555-123-4567 failed: Unexpected DCN From Remote');
   });
 });
 

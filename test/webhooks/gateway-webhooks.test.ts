@@ -95,7 +95,8 @@ describe('the webhook receiver', () => {
     await expect.poll(() => gw.store.getJob(job.id)!.recipients.every((r) => r.state !== 'processing' && r.state !== 'sending' && r.state !== 'queued'), { timeout: 5000 }).toBe(true);
     const recipients = gw.store.getJob(job.id)!.recipients;
     expect(recipients.find((r) => r.number.endsWith('4444'))).toMatchObject({ state: 'delivered', resultCode: '0', resultInfo: 'OK' });
-    expect(recipients.find((r) => r.number.endsWith('0000'))).toMatchObject({ resultCode: '6100', resultInfo: 'Fax Number Busy' });
+    // 6100 "Fax Number Busy" is a busy line: applied as another try later, up to queue.maxFaxTries
+    expect(recipients.find((r) => r.number.endsWith('0000'))).toMatchObject({ state: 'deferred', lastError: 'busy' });
     const deliveries = (await api.get('/_emulator/webhook-deliveries', TEST_KEYS.admin)).json;
     expect(deliveries.map((d: { state: string }) => d.state)).toEqual(['delivered', 'delivered']);
   });

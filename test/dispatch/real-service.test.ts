@@ -1,0 +1,278 @@
+// The dispatcher against the emulator's readings of the real service (offset as pages or records,
+// cf kept/dropped/empty, both per-recipient error shapes, the history rate limit, revoked keys),
+// over real HTTPS with a real store. Each test counts the faxes at the service itself.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { configSchema, type ApiConfig, type QueueConfig } from '../../src/config/schema.js';
+import { Dispatcher } from '../../src/dispatch/dispatcher.js';
+import { ApiGate } from '../../src/fax/api-gate.js';
+import { checkKey } from '../../src/fax/check-key.js';
+import type { FaxClient } from '../../src/fax/client.js';
+import { createLogger } from '../../src/log/logger.js';
+import type { Store } from '../../src/store/store.js';
+import { clientFor, closeClients, emulatorCall } from '../helpers/client.js';
+import { startTestEmulator, TEST_KEYS, type TestEmulatorOptions } from '../helpers/emulator.js';
+import { newJob, tempStore, type TempStore } from '../helpers/store.js';
+import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
+
+type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
+
+let emu: Emu | null = null;
+let t: TempStore | null = null;
+afterEach(async () => {
+  if (emu) {
+    await closeClients(emu);
+    await emu.stop();
+  }
+  t?.cleanup();
+  emu = null;
+  t = null;
+});
+
+const defaults = configSchema.parse({});
+
+interface Setup {
+  store: Store;
+  dispatcher: Dispatcher;
+  logs: Array<Record<string, unknown>>;
+  /** the client the dispatcher uses; tests may swap it (a replaced key) */
+  use(token: string): void;
+}
+
+async function setup(opts: { emulator?: TestEmulatorOptions; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig>; gate?: ApiGate; dispatcherSeesGate?: boolean } = {}): Promise<Setup> {
+  emu = await startTestEmulator({ delayMs: 50, ...opts.emulator });
+  t = tempStore();
+  const logs: Array<Record<string, unknown>> = [];
+  const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logs.push(JSON.parse(line)) } });
+  let client: FaxClient = clientFor(emu, EMU_KEY, undefined, { gate: opts.gate });
+  const dispatcher = new Dispatcher({
+    store: t.store,
+    clientFor: () => client,
+    api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
+    queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000, ...opts.queue },
+    logger,
+    gate: opts.dispatcherSeesGate ? opts.gate : undefined,
+  });
+  return { store: t.store, dispatcher, logs, use: (token) => (client = clientFor(emu!, token, undefined, { gate: opts.gate })) };
+}
+
+/** runOnce until no job is queued or active (bounded so a bug fails instead of hanging). */
+async function drain(s: Setup, maxMs = 30_000): Promise<void> {
+  const until = Date.now() + maxMs;
+  for (;;) {
+    await s.dispatcher.runOnce();
+    const c = s.store.counts();
+    if (c.jobs.queued + c.jobs.active + c.jobs.held === 0) return;
+    if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
+    await sleep(40);
+  }
+}
+
+async function serviceFaxes(): Promise<EmulatedFax[]> {
+  return (await emulatorCall(emu!, 'GET', '/_emulator/faxes')) as EmulatedFax[];
+}
+
+/** How many faxes the service made to each number. */
+async function perNumber(): Promise<Map<string, number>> {
+  const m = new Map<string, number>();
+  for (const f of await serviceFaxes()) m.set(f.faxNumber, (m.get(f.faxNumber) ?? 0) + 1);
+  return m;
+}
+
+describe('every reading of the service: faxes delivered once each', () => {
+  const matrix: Array<[TestEmulatorOptions['offsetMode'], TestEmulatorOptions['cfMode'], TestEmulatorOptions['recipientErrorShape']]> = [];
+  for (const offsetMode of ['pages', 'records'] as const) {
+    for (const cfMode of ['kept', 'dropped', 'empty'] as const) {
+      for (const shape of ['input', 'recipientFax'] as const) matrix.push([offsetMode, cfMode, shape]);
+    }
+  }
+  it.each(matrix)('offset %s, cf %s, recipient errors %s', async (offsetMode, cfMode, recipientErrorShape) => {
+    // pages of 2 records: following 6 faxes walks several history pages in the emulator's offset mode
+    const s = await setup({ emulator: { offsetMode, cfMode, recipientErrorShape, delayMs: 150 }, queue: { historyPageSize: 2 } });
+    const singles: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const number = `+1555610${String(2000 + i)}`;
+      singles.push(number);
+      await s.store.enqueue(newJob(t!.dir, { recipients: [{ number }] }));
+    }
+    const { job: many } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556103000' }, { number: '+15556103001' }, { number: '+1555' }] }));
+    await drain(s);
+    const counts = await perNumber();
+    for (const n of [...singles, '+15556103000', '+15556103001']) expect([n, counts.get(n)]).toEqual([n, 1]);
+    for (const j of s.store.listJobs()) {
+      if (j.id === many.id) continue;
+      expect([j.id, j.state]).toEqual([j.id, 'delivered']);
+    }
+    const m = s.store.getJob(many.id)!;
+    expect(m.recipients.map((r) => r.state)).toEqual(['delivered', 'delivered', 'failed']);
+    // the service's own words reach the reason, whichever shape it used
+    expect(m.recipients[2]!.lastError).toMatch(/InvalidInputError: .*not valid/);
+  });
+});
+
+describe('results the real service reports', () => {
+  it('a busy line (6100) is tried up to maxFaxTries, an unknown code gets one more try and is reported in its own words', async () => {
+    const s = await setup({ queue: { maxFaxTries: 3 } });
+    const { job: busy } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556200000' }] }));
+    const { job: odd } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556200007' }] }));
+    const { job: blocked } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556200005' }] }));
+    await drain(s);
+    const counts = await perNumber();
+    expect(counts.get('+15556200000')).toBe(3);
+    expect(s.store.getJob(busy.id)!.recipients[0]).toMatchObject({ state: 'failed', lastError: 'busy (3 tries)' });
+    // 7734 "Carrier Route Withdrawn": no rule knows it, so one more try (default), then its words
+    expect(counts.get('+15556200007')).toBe(2);
+    expect(s.store.getJob(odd.id)!.recipients[0]!.lastError).toMatch(/"Carrier Route Withdrawn".*7734/);
+    // 5100 "Fax Request Blocked" is final at once
+    expect(counts.get('+15556200005')).toBe(1);
+    expect(s.store.getJob(blocked.id)!.recipients[0]!.state).toBe('failed');
+  });
+
+  it('an operator rule makes a result final or retried', async () => {
+    const s = await setup({ queue: { resultRules: [{ text: 'route withdrawn', action: 'fail', words: 'the carrier no longer routes this number' }] } });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556210007' }] }));
+    await drain(s);
+    expect((await perNumber()).get('+15556210007')).toBe(1);
+    expect(s.store.getJob(job.id)!.recipients[0]!.lastError).toBe('the carrier no longer routes this number');
+  });
+});
+
+describe('exactly once without trusting cf', () => {
+  it('a lost answer with cf dropped is found by number and time and faxed once', async () => {
+    const s = await setup({ emulator: { cfMode: 'dropped' } });
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 1 });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556300123' }] }));
+    await s.dispatcher.runOnce();
+    expect(s.store.getJob(job.id)!.recipients[0]!.state).toBe('unknown');
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 0 });
+    await sleep(150);
+    await drain(s);
+    expect(s.store.getJob(job.id)!.recipients[0]!.state).toBe('delivered');
+    expect((await perNumber()).get('+15556300123')).toBe(1);
+    expect(s.logs.some((l) => String(l.msg).startsWith('RECONCILED fax found') && l.how === 'number and time')).toBe(true);
+  });
+
+  it('a lost answer to a multi-recipient send with cf empty: each destination once', async () => {
+    const s = await setup({ emulator: { cfMode: 'empty', variant: 'b' } });
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 1 });
+    const numbers = ['+15556311001', '+15556311002', '+15556311003'];
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: numbers.map((number) => ({ number })) }));
+    await s.dispatcher.runOnce();
+    await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 0 });
+    await sleep(150);
+    await drain(s);
+    expect(s.store.getJob(job.id)!.recipients.map((r) => r.state)).toEqual(['delivered', 'delivered', 'delivered']);
+    const counts = await perNumber();
+    for (const n of numbers) expect(counts.get(n)).toBe(1);
+  });
+
+  it('when it cannot decide, it parks the recipient as unknown, tells the operator and never sends', async () => {
+    const s = await setup({ emulator: { cfMode: 'dropped' } });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556320777' }] }));
+    // A process claimed it and died before the request left: the service has no such fax, and
+    // with cf dropped nothing can prove the send never happened.
+    s.store.claimDue('dead-process', 5, 1);
+    await sleep(150);
+    await s.dispatcher.runOnce();
+    await s.dispatcher.runOnce();
+    const r = s.store.getJob(job.id)!.recipients[0]!;
+    expect(r.state).toBe('unknown');
+    expect(r.lastError).toMatch(/^parked: /);
+    expect((await perNumber()).get('+15556320777')).toBeUndefined();
+    expect(s.logs.filter((l) => String(l.msg).startsWith('UNKNOWN send parked'))).toHaveLength(1);
+    const alerts = s.store.listNotifications({ kind: 'alert' });
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]!.jobId).toBe(job.id);
+  });
+});
+
+describe('living within the history limit', () => {
+  it('a 429 storm on history: calls wait for the window and every result still arrives', async () => {
+    // The emulator's minute and ours both run 30 times faster than the wall clock.
+    const t0 = Date.now();
+    const fast = { now: () => t0 + (Date.now() - t0) * 30 };
+    const gate = new ApiGate({ ratePerSecond: 1000, historyPerMinute: 8, now: fast.now, sleep: (ms) => sleep(Math.ceil(ms / 30)) });
+    for (const retryAfter of [false, true]) {
+      // 3 a minute at the service but 8 in our budget: the service refuses and we must wait it out
+      // faxes take a minute (2 s of wall clock): several polls, each walking pages of 2 records
+      const s = await setup({ emulator: { historyPerMinute: 2, historyRetryAfter: retryAfter, clock: fast, delayMs: 60_000 }, queue: { historyPageSize: 2 }, gate });
+      const numbers = Array.from({ length: 8 }, (_, i) => `+1555640${String(1000 + i)}`);
+      for (const number of numbers) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number }] }));
+      const refusedBefore = gate.historyRefused;
+      await drain(s, 60_000);
+      expect(s.store.listJobs().map((j) => j.state)).toEqual(numbers.map(() => 'delivered'));
+      expect(gate.historyRefused).toBeGreaterThan(refusedBefore);
+      const counts = await perNumber();
+      for (const n of numbers) expect(counts.get(n)).toBe(1);
+      await closeClients(emu!);
+      await emu!.stop();
+      t!.cleanup();
+      emu = null;
+      t = null;
+    }
+  });
+
+  it('our own budget keeps history calls under the limit (fax-info meanwhile): no 429 at all', async () => {
+    const t0 = Date.now();
+    const fast = { now: () => t0 + (Date.now() - t0) * 30 };
+    const gate = new ApiGate({ ratePerSecond: 1000, historyPerMinute: 3, now: fast.now, sleep: (ms) => sleep(Math.ceil(ms / 30)) });
+    const s = await setup({ emulator: { historyPerMinute: 3, clock: fast, delayMs: 60_000 }, queue: { historyPageSize: 2 }, gate, dispatcherSeesGate: true });
+    for (let i = 0; i < 6; i++) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555650${String(1000 + i)}` }] }));
+    await drain(s, 60_000);
+    expect(s.store.counts().recipients.delivered).toBe(6);
+    expect(gate.historyMade).toBeGreaterThanOrEqual(3);
+    expect(gate.historyRefused).toBe(0);
+  });
+});
+
+describe('a revoked key holds, it does not fail', () => {
+  it('holds the user\'s faxes, tells the operator once, and resumes when a working key is loaded', async () => {
+    const s = await setup({ queue: { keyRecheckMs: 60_000 } });
+    const admin = clientFor(emu!, TEST_KEYS.admin);
+    const me = await clientFor(emu!, EMU_KEY).me();
+    const keys = await admin.listApiKeys(me.userId);
+    const old = keys.find((k) => k.token === EMU_KEY);
+    expect(old).toBeDefined();
+    expect(await checkKey(clientFor(emu!, EMU_KEY))).toMatchObject({ ok: true, userId: me.userId });
+    await admin.deleteApiKey(old!.uuid);
+    expect(await checkKey(clientFor(emu!, EMU_KEY))).toMatchObject({ ok: false, refused: true });
+
+    const jobs = [];
+    for (let i = 0; i < 3; i++) jobs.push((await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555660${String(1000 + i)}` }] }))).job.id);
+    await s.dispatcher.runOnce();
+    await s.dispatcher.runOnce();
+    for (const id of jobs) {
+      const r = s.store.getJob(id)!.recipients[0]!;
+      expect([r.state, r.attempts]).toEqual(['deferred', 0]);
+      expect(r.lastError).toMatch(/^held until a working API key is loaded: /);
+    }
+    expect(s.dispatcher.holds.isHeld('alice')).toBe(true);
+    expect(s.logs.filter((l) => String(l.msg).startsWith('KEY REFUSED'))).toHaveLength(1);
+    expect(s.store.listNotifications({ kind: 'alert' })).toHaveLength(1);
+    expect(await serviceFaxes()).toHaveLength(0);
+
+    // The operator loads a new key (SIGHUP or rotation): the held faxes go out at once.
+    const fresh = await admin.createApiKey({ name: 'replacement', userId: me.userId, access: 'base' });
+    s.use(fresh.token!);
+    s.dispatcher.keysChanged();
+    await drain(s, 10_000);
+    for (const id of jobs) expect(s.store.getJob(id)!.state).toBe('delivered');
+    expect(s.dispatcher.holds.isHeld('alice')).toBe(false);
+    expect((await serviceFaxes()).length).toBe(3);
+  });
+});
+
+describe('history paging whichever way offset counts', () => {
+  it.each(['pages', 'records'] as const)('offset as %s: every record once, at most one call more than the pages', async (offsetMode) => {
+    emu = await startTestEmulator({ offsetMode, delayMs: 50 });
+    const sender = clientFor(emu, EMU_KEY);
+    const numbers = Array.from({ length: 11 }, (_, i) => `+1555670${String(1000 + i)}`);
+    await sender.sendFaxToMany({ recipientFax: numbers, coverPage: true });
+    let calls = 0;
+    const walker = clientFor(emu, EMU_KEY, undefined, { observer: (op) => void (op === 'history' && calls++) });
+    const seen: string[] = [];
+    for await (const f of walker.historyAll({ direction: 'outbound', limit: 3 })) seen.push(f.faxNumber!);
+    expect([...seen].sort()).toEqual([...numbers].sort());
+    expect(calls).toBeLessThanOrEqual(Math.ceil(11 / 3) + 1);
+  });
+});
