@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   TOO_MANY_RECIPIENTS: 'a message has too many recipients',
   TOO_LARGE: 'a message or file is over the size limit',
   UNSAFE_FILE: 'a spool file is not a regular file inside its folder',
+  CONVERTER_BUSY: 'the office document converter had no free slot in time',
 
   // store and queue
   STORE_UNAVAILABLE: 'the queue store cannot be written',

@@ -23,6 +23,7 @@ import { JOB_STATES, RECIPIENT_STATES } from './store/types.js';
 import { Store } from './store/store.js';
 import { KeyWatch } from './keys/key-watch.js';
 import { ReaderPool } from './workers/pool.js';
+import { OfficeConverter } from './intake/office-convert.js';
 import { effectiveUsers } from './keys/key-overrides.js';
 
 export interface ServiceEndpoint {
@@ -69,6 +70,8 @@ export class Gateway {
   private readonly keyWatch: KeyWatch | null;
   /** MIME parsing and PDF text on worker threads (started with the first mail or PDF). */
   private readonly readers = new ReaderPool();
+  /** Office documents to PDF, shared by mail and the print folders (one concurrency limit). */
+  private readonly office: OfficeConverter;
   private addresses: RunningAddresses = { smtp: [], admin: null, spoolRoot: null, outbox: null };
   private lastPing: { at: number; ok: boolean; detail?: string } | null = null;
   private stopping: Promise<void> | null = null;
@@ -89,6 +92,7 @@ export class Gateway {
     const clientFor = (user: string) => this.clientFor(user);
     this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics };
+    this.office = new OfficeConverter(config.office);
 
     this.dispatcher = new Dispatcher({ ...common, api: config.api, queue: config.queue, logger: this.log.child({ component: 'dispatch' }) });
     // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
@@ -100,10 +104,10 @@ export class Gateway {
       ? new InboundPoller({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'inbound' }) })
       : null;
     this.spool = config.spool
-      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, logger: this.log.child({ component: 'spool' }) })
+      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, office: this.office, logger: this.log.child({ component: 'spool' }) })
       : null;
     this.smtp = config.smtp
-      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, logger: this.log.child({ component: 'smtp' }) })
+      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, office: this.office, logger: this.log.child({ component: 'smtp' }) })
       : null;
     this.admin = config.admin
       ? new AdminServer({ listen: config.admin.listen, metrics: this.metrics, health: () => this.health(), logger: this.log.child({ component: 'admin' }) })
@@ -262,6 +266,7 @@ export class Gateway {
     await step('smtp', () => this.smtp?.close({ timeoutMs: Math.min(5000, left()) }));
     await step('spool', () => this.spool?.stop());
     await step('readers', () => this.readers.close());
+    await step('office', () => this.office.close());
     await step('keys', () => this.keyWatch?.stop());
     await step('dispatcher', () => this.dispatcher.stop({ timeoutMs: left() }));
     await step('inbound', () => this.inbound?.stop());

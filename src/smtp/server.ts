@@ -14,6 +14,7 @@ import { resolveContact } from '../intake/contact-lookup.js';
 import { makeWorkDir, writeIncoming } from '../intake/incoming-file.js';
 import type { ParsedMail } from '../intake/mail-parse.js';
 import { mailToJob, type EnvelopeRecipient } from '../intake/mail-to-job.js';
+import { OfficeConverter } from '../intake/office-convert.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
@@ -39,6 +40,8 @@ export interface SmtpGatewayOptions {
   authFailureDelayMs?: number;
   /** Where mail is parsed: the daemon's worker threads (default: on this thread). */
   readers?: InputReaders;
+  /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
+  office?: OfficeConverter;
 }
 
 interface SessionState {
@@ -78,6 +81,8 @@ export class SmtpGateway {
   private readonly limiter: RateLimiter;
   private readonly authDelayMs: number;
   private readonly readers: InputReaders;
+  private readonly office: OfficeConverter;
+  private readonly ownsOffice: boolean;
   private readonly tls?: { key: Buffer; cert: Buffer };
   private index: UserIndex;
   private servers: ExactReplyServer[] = [];
@@ -100,6 +105,8 @@ export class SmtpGateway {
     this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
     this.readers = opts.readers ?? inProcessReaders;
+    this.office = opts.office ?? new OfficeConverter();
+    this.ownsOffice = opts.office === undefined;
     this.index = new UserIndex(opts.users);
     if (opts.smtp.tls) {
       try {
@@ -175,6 +182,7 @@ export class SmtpGateway {
     ]);
     clearTimeout(timer);
     this.servers = [];
+    if (this.ownsOffice) await this.office.close();
   }
 
   private makeServer(): ExactReplyServer {
@@ -466,6 +474,8 @@ export class SmtpGateway {
         inlineImageMinBytes: this.smtp.inlineImageMinBytes,
         original: { path: messageFile, sha256: incoming.sha256 },
         now: this.clock.now(),
+        office: this.office,
+        bodyMode: user.mailBody ?? this.smtp.body,
       });
       const { job: stored, duplicate } = await this.store.enqueue(job);
       if (duplicate) {

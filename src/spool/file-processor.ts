@@ -10,6 +10,7 @@ import type { SpoolConfig } from '../config/schema.js';
 import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
+import { officeExtension, pdfName, type OfficeConverter } from '../intake/office-convert.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
@@ -34,6 +35,8 @@ export interface FileProcessorDeps {
   metrics?: Metrics;
   /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
   readers: InputReaders;
+  /** Converts office documents to PDF before they are queued. */
+  office: OfficeConverter;
 }
 
 export type FileOutcome = 'queued' | 'duplicate' | 'refused' | 'retry' | 'gone';
@@ -131,12 +134,28 @@ export class FileProcessor {
       return 'queued';
     }
 
-    const contentType = sniffBuffer(data.subarray(0, 4096));
-    if (!contentType || !FAXABLE_TYPES.has(contentType)) {
-      const reason = `the file's content is ${contentType ?? 'of an unknown type'}; only PDF, TIFF, PNG, JPEG and plain text can be faxed`;
-      await this.refuseClaimed(f, workName, name, reason, refusalHash, log);
-      return 'refused';
+    const sniffed = sniffBuffer(data.subarray(0, 4096));
+    // What is faxed: the file itself, or the PDF made from an office document (as for mail).
+    let doc = { name, contentType: sniffed ?? '', data };
+    if (!sniffed || !FAXABLE_TYPES.has(sniffed)) {
+      const ext = officeExtension(name, sniffed);
+      if (!ext) {
+        const reason = `the file's content is ${sniffed ?? 'of an unknown type'}; only PDF, TIFF, PNG, JPEG, plain text and office documents can be faxed`;
+        await this.refuseClaimed(f, workName, name, reason, refusalHash, log);
+        return 'refused';
+      }
+      try {
+        doc = { name: pdfName(name), contentType: 'application/pdf', data: await this.deps.office.convert({ name, ext, data }) };
+      } catch (err) {
+        if (isFaxgateError(err) && !err.temporary) {
+          await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
+          return 'refused';
+        }
+        log.warn({ err: describeError(err) }, 'DEFERRED office conversion failed for now; will retry');
+        return 'retry';
+      }
     }
+    const contentType = doc.contentType;
 
     const ticketResult = await this.readTicket(f, workName, name);
     if (ticketResult && !ticketResult.ok) {
@@ -149,7 +168,7 @@ export class FileProcessor {
     // A ticket that names the destination wins outright: the text layer is not read (pdfjs is
     // the costliest step of a pickup).
     const ticketAddresses = ticket !== undefined && (ticket.to.length > 0 || ticket.recipientName !== undefined);
-    const read = ticketAddresses ? undefined : await this.readCodes(data, contentType, log);
+    const read = ticketAddresses ? undefined : await this.readCodes(doc.data, contentType, log);
     const codes = read?.codes;
     if (codes?.problems.length) log.warn({ problems: codes.problems }, 'embedded codes not understood');
 
@@ -188,7 +207,7 @@ export class FileProcessor {
         user: f.user,
         recipients: addressing.recipients,
         // the bytes judged and read above, never the path again: it may have been swapped meanwhile
-        documents: [{ path: workPath, name, contentType, data }],
+        documents: [{ path: workPath, name: doc.name, contentType, data: doc.data }],
         cover: addressing.cover,
         scheduledAt: addressing.scheduledAt,
         tags: addressing.tags,

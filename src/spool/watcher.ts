@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
 import { inProcessReaders, type InputReaders } from '../workers/pool.js';
 import { sweepFailedJobs } from './failed-jobs.js';
+import { OfficeConverter } from '../intake/office-convert.js';
 import { FileProcessor } from './file-processor.js';
 import { ensureFolders, userFolders, type UserFolders } from './folders.js';
 import { parkOrphanTickets } from './orphan-tickets.js';
@@ -35,6 +36,8 @@ export interface SpoolWatcherOptions {
   retryMs?: number;
   /** Where PDF text is read: the daemon's worker threads (default: on this thread). */
   readers?: InputReaders;
+  /** Converts office documents to PDF (default: LibreOffice from PATH with the default limits). */
+  office?: OfficeConverter;
 }
 
 export class SpoolWatcher {
@@ -42,6 +45,7 @@ export class SpoolWatcher {
   private readonly clock: Clock;
   private readonly queue: PQueue;
   private readonly processor: FileProcessor;
+  private readonly office: OfficeConverter;
   private readonly spools = new Map<string, UserSpool>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private sweepTimer: NodeJS.Timeout | null = null;
@@ -54,6 +58,7 @@ export class SpoolWatcher {
     this.clock = opts.clock ?? systemClock;
     this.users = opts.users;
     this.queue = new PQueue({ concurrency: opts.concurrency ?? 4 });
+    this.office = opts.office ?? new OfficeConverter();
     this.processor = new FileProcessor({
       spool: opts.spool,
       store: opts.store,
@@ -63,6 +68,7 @@ export class SpoolWatcher {
       clock: this.clock,
       metrics: opts.metrics,
       readers: opts.readers ?? inProcessReaders,
+      office: this.office,
     });
   }
 
@@ -88,6 +94,7 @@ export class SpoolWatcher {
     this.queue.clear();
     await this.queue.onIdle();
     await this.sweeping;
+    if (!this.opts.office) await this.office.close();
   }
 
   /** SIGHUP: folders for new users, none for removed ones. */

@@ -7,6 +7,7 @@ import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { configSchema, type SmtpConfig, type UserConfig } from '../../src/config/schema.js';
 import { UserDirectory } from '../../src/fax/user-directory.js';
+import type { OfficeConverter } from '../../src/intake/office-convert.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { SmtpGateway } from '../../src/smtp/server.js';
@@ -38,7 +39,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions } = {}): Promise<Rig> {
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; office?: OfficeConverter } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const dataDir = path.join(dir, 'data');
   const store = Store.open({ dataDir });
@@ -61,6 +62,7 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     metrics,
     authFailureDelayMs: opts.authFailureDelayMs ?? 20,
     readers,
+    office: opts.office,
   });
   const [addr] = await gateway.listen();
   return {
