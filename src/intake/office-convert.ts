@@ -71,6 +71,8 @@ export interface OfficeOptions {
   memoryMb: number;
   /** Conversions at once. */
   concurrency: number;
+  /** Where profiles and work files go (default: a new folder in the system's temp folder). */
+  tmpDir?: string;
 }
 
 export const OFFICE_DEFAULTS: OfficeOptions = { soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1 };
@@ -190,7 +192,7 @@ export class OfficeConverter {
   }
 
   private baseDir(): Promise<string> {
-    this.base ??= mkdtemp(path.join(os.tmpdir(), 'faxgate-office-'));
+    this.base ??= this.options.tmpDir ? mkdir(this.options.tmpDir, { recursive: true, mode: 0o700 }).then(() => this.options.tmpDir!) : mkdtemp(path.join(os.tmpdir(), 'faxgate-office-'));
     return this.base;
   }
 
