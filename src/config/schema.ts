@@ -149,7 +149,7 @@ export const configSchema = z
       .object({
         /** the LibreOffice command or its path; false: office documents are refused */
         soffice: z.union([z.string().min(1), z.literal(false)]).default('soffice'),
-        /** longest time for one document, waiting for a free converter included */
+        /** longest a conversion may run; waiting for a free converter is bounded by the same time */
         timeoutMs: z.number().int().min(1000).max(600_000).default(60_000),
         /** address-space limit of the converter process */
         memoryMb: z.number().int().min(256).default(1024),

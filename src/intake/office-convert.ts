@@ -65,7 +65,7 @@ export function pdfName(name: string): string {
 export interface OfficeOptions {
   /** The LibreOffice command (a name looked up in PATH, or a path); false turns conversion off. */
   soffice: string | false;
-  /** Longest time one conversion may take, waiting for a slot included. */
+  /** Longest time one conversion may run; waiting for a free slot is bounded by the same time. */
   timeoutMs: number;
   /** Address-space limit of the converter process, in MiB. */
   memoryMb: number;
@@ -142,10 +142,10 @@ export class OfficeConverter {
     const soffice = this.available();
     const unavailable = this.unavailableReason(input.name, input.ext);
     if (!soffice || unavailable) throw refuse(unavailable ?? `${input.name} cannot be converted`);
-    const deadline = Date.now() + this.options.timeoutMs;
-    const slot = await this.acquire(deadline);
+    const slot = await this.acquire(Date.now() + this.options.timeoutMs);
     try {
-      return await this.run(soffice, slot, input, deadline);
+      // the run gets its whole time whatever the wait was: a refusal for slowness is the document's
+      return await this.run(soffice, slot, input, Date.now() + this.options.timeoutMs);
     } finally {
       this.release(slot);
     }
