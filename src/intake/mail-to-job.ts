@@ -109,7 +109,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   if (place.leftOut) leftOut.push({ name: BODY_LEFT_OUT, reason: place.leftOut });
 
   if (documents.length === 0 && !cover && !place.page) {
-    const refused = leftOut.map((l) => `${l.name} (${l.reason})`).join('; ');
+    const refused = leftOut.filter((l) => l.name !== BODY_LEFT_OUT).map((l) => `${l.name} (${l.reason})`).join('; ');
     if (refused) throw nothingToFax(`no attachment can be faxed: ${clip(refused, 300)}`);
     if (place.leftOut && text !== '') throw nothingToFax(`the message has no attachment and ${place.leftOut}`);
     if (overrides.cover === false) throw nothingToFax('[nocover] was asked and the message has no attachment');
