@@ -27,6 +27,15 @@ describe('office documents in the print folder', () => {
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567 - Report.docx')), 8000, 'the original in done/');
   }, 90_000);
 
+  it.skipIf(!HAVE_SOFFICE)('@@FAX@@ codes written in a .docx are read from the converted PDF', async () => {
+    h = await spoolHarness();
+    await drop(h.folder(), 'invoice.docx', readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'codes.docx')));
+    const job = await waitFor(() => h!.jobs()[0], 60_000, 'the job');
+    expect(job.recipients.map((r) => r.number)).toEqual(['+15551234599']);
+    expect(job.cover.subject).toBe('Office codes');
+    expect(job.documents.map((d) => d.name)).toEqual(['invoice.pdf']);
+  }, 90_000);
+
   it('without a converter the file is refused into failed/ saying so, and nothing is queued', async () => {
     h = await spoolHarness({ extra: { office: new OfficeConverter({ soffice: '/nonexistent/soffice' }) } });
     await drop(h.folder(), '15551234567 - Report.docx', DOCX);
