@@ -232,7 +232,7 @@ export class OfficeConverter {
       const pdf = (await readdir(out)).find((n) => n.toLowerCase().endsWith('.pdf'));
       if (!pdf) {
         const why = result.code === 97 ? 'the memory limit could not be set' : lastLine(result.output) || `the converter exited with ${result.signal ?? result.code}`;
-        throw refuse(`${input.name} could not be converted to PDF (${why.slice(0, 160)}); send it as PDF`);
+        throw refuse(`${input.name} could not be converted to PDF (${why.slice(0, 160)})${componentHint(input.ext)}; send it as PDF`);
       }
       const bytes = await readFile(path.join(out, pdf));
       if (!bytes.subarray(0, 1024).includes('%PDF-')) throw refuse(`${input.name} could not be converted to PDF; send it as PDF`);
@@ -241,6 +241,13 @@ export class OfficeConverter {
       await rm(work, { recursive: true, force: true }).catch(() => undefined);
     }
   }
+}
+
+/** Spreadsheets and presentations need their own LibreOffice part, which a minimal install lacks. */
+function componentHint(ext: string): string {
+  if (['.xlsx', '.xls', '.ods'].includes(ext)) return ' (spreadsheets need LibreOffice Calc, e.g. the libreoffice-calc-nogui package)';
+  if (['.pptx', '.ppt', '.odp'].includes(ext)) return ' (presentations need LibreOffice Impress, e.g. the libreoffice-impress-nogui package)';
+  return '';
 }
 
 function lastLine(s: string): string {
