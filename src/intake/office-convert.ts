@@ -102,6 +102,10 @@ export function findExecutable(cmd: string, envPath = process.env.PATH ?? ''): s
   return null;
 }
 
+function shuttingDown(): FaxgateError {
+  return new FaxgateError('SHUTTING_DOWN', 'the gateway is shutting down; the document was not converted', { temporary: true });
+}
+
 function refuse(message: string): FaxgateError {
   return new FaxgateError('UNSUPPORTED_TYPE', message, { smtpReply: `554 5.6.0 ${message}` });
 }
@@ -113,6 +117,7 @@ export class OfficeConverter {
   private readonly freeSlots: number[];
   private base: Promise<string> | null = null;
   private readonly children = new Set<number>();
+  private closed = false;
 
   constructor(options: Partial<OfficeOptions> = {}) {
     this.options = { ...OFFICE_DEFAULTS, ...options };
@@ -139,6 +144,7 @@ export class OfficeConverter {
    * slot is our own trouble (temporary, 451): the sender's server tries again later.
    */
   async convert(input: ConvertInput): Promise<Buffer> {
+    if (this.closed) throw shuttingDown();
     const soffice = this.available();
     const unavailable = this.unavailableReason(input.name, input.ext);
     if (!soffice || unavailable) throw refuse(unavailable ?? `${input.name} cannot be converted`);
@@ -153,6 +159,7 @@ export class OfficeConverter {
 
   /** Kills conversions still running (shutdown) and removes the profiles. */
   async close(): Promise<void> {
+    this.closed = true;
     for (const pid of this.children) killGroup(pid);
     const base = this.base;
     this.base = null;
@@ -161,6 +168,7 @@ export class OfficeConverter {
 
   private async acquire(deadline: number): Promise<number> {
     while (this.running >= this.options.concurrency) {
+      if (this.closed) throw shuttingDown();
       const left = deadline - Date.now();
       if (left <= 0) {
         throw new FaxgateError('CONVERTER_BUSY', 'the document converter is busy; try again later', {
@@ -181,6 +189,7 @@ export class OfficeConverter {
         this.waiting.push(wake);
       });
     }
+    if (this.closed) throw shuttingDown();
     this.running += 1;
     return this.freeSlots.shift()!;
   }
@@ -224,6 +233,8 @@ export class OfficeConverter {
         src,
       ];
       const result = await runLimited('/bin/sh', args, { cwd: work, timeoutMs: left, home: work, children: this.children });
+      // killed by close(): our shutdown, not the document's fault (the sender retries)
+      if (this.closed) throw shuttingDown();
       if (result.timedOut) {
         // a killed LibreOffice may leave its profile locked or half-written
         await rm(profile, { recursive: true, force: true }).catch(() => undefined);

@@ -81,6 +81,21 @@ describe.skipIf(!HAVE_SOFFICE)('LibreOffice conversion (needs soffice)', () => {
     }
   }, 30_000);
 
+  it('a shutdown during a conversion kills it and answers "try later", never a refusal of the document', async () => {
+    const office = new OfficeConverter({ tmpDir: path.join(dir, 'office') });
+    const running = office.convert({ name: 'a.docx', ext: '.docx', data: DOCX }).catch((e: unknown) => e);
+    // wait until LibreOffice is really running, then shut down
+    const until = Date.now() + 20_000;
+    while (processesMentioning(path.join(dir, 'office')).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await office.close();
+    const err = await running;
+    expect(isFaxgateError(err, 'SHUTTING_DOWN')).toBe(true);
+    expect((err as { temporary: boolean }).temporary).toBe(true);
+    expect(processesMentioning(path.join(dir, 'office'))).toEqual([]);
+    const after = await office.convert({ name: 'b.docx', ext: '.docx', data: DOCX }).catch((e: unknown) => e);
+    expect(isFaxgateError(after, 'SHUTTING_DOWN')).toBe(true);
+  }, 30_000);
+
   it('runs under the memory limit: too little memory fails the conversion instead of the machine', async () => {
     const office = new OfficeConverter({ memoryMb: 64, tmpDir: path.join(dir, 'office') });
     try {
