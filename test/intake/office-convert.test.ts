@@ -127,3 +127,21 @@ describe.skipIf(!HAVE_SOFFICE)('LibreOffice conversion (needs soffice)', () => {
     }
   }, 90_000);
 });
+
+describe('mail attachments that are office documents', () => {
+  it('every documented extension is taken by the attachment policy when its content matches', async () => {
+    const { classifyPart } = await import('../../src/intake/attachment-policy.js');
+    const { writeFileSync } = await import('node:fs');
+    const ole = Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(504)]);
+    const zip = DOCX;
+    const rtf = Buffer.from('{\\rtf1\\ansi Hello}');
+    const content: Record<string, Buffer> = { '.docx': zip, '.odt': zip, '.xlsx': zip, '.ods': zip, '.pptx': zip, '.odp': zip, '.doc': ole, '.xls': ole, '.ppt': ole, '.rtf': rtf };
+    for (const [ext, bytes] of Object.entries(content)) {
+      const file = path.join(dir, `doc${ext}`);
+      writeFileSync(file, bytes);
+      const d = await classifyPart({ path: file, filename: `doc${ext}`, contentType: 'application/octet-stream', bytes: bytes.length, inline: false }, 0);
+      expect([ext, d.use]).toEqual([ext, true]);
+      expect([ext, officeExtension(`doc${ext}`, ext === '.rtf' ? 'application/rtf' : bytes === ole ? 'application/x-ole-storage' : 'application/zip')]).toEqual([ext, ext]);
+    }
+  });
+});
