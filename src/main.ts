@@ -25,6 +25,7 @@ import { SpoolWatcher } from './spool/watcher.js';
 import { Store } from './store/store.js';
 import { KeyWatch } from './keys/key-watch.js';
 import { ReaderPool } from './workers/pool.js';
+import { OfficeConverter } from './intake/office-convert.js';
 import { effectiveUsers } from './keys/key-overrides.js';
 import { destinationCheckFor } from './intake/destination-policy.js';
 import { readReceiverTls, WebhookReceiver } from './webhooks/receiver.js';
@@ -78,6 +79,8 @@ export class Gateway {
   readonly webhooks: WebhookReceiver | null;
   /** MIME parsing and PDF text on worker threads (started with the first mail or PDF). */
   private readonly readers = new ReaderPool();
+  /** Office documents to PDF, shared by mail and the print folders (one concurrency limit). */
+  private readonly office: OfficeConverter;
   private addresses: RunningAddresses = { smtp: [], admin: null, spoolRoot: null, outbox: null };
   private readonly health: HealthChecks;
   private stopping: Promise<void> | null = null;
@@ -108,6 +111,7 @@ export class Gateway {
     // One destination policy for every path, reading the current config (SIGHUP applies new rules).
     const destinations = destinationCheckFor(() => this.config.destinations, () => this.users);
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics, destinations };
+    this.office = new OfficeConverter(config.office);
 
     // with webhooks the service tells us results; polling slows down to a safety net
     const queue = config.webhooks ? { ...config.queue, pollIntervalMs: Math.max(config.queue.pollIntervalMs, config.webhooks.pollIntervalMs) } : config.queue;
@@ -121,10 +125,10 @@ export class Gateway {
       ? new InboundPoller({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'inbound' }) })
       : null;
     this.spool = config.spool
-      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, logger: this.log.child({ component: 'spool' }) })
+      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, office: this.office, logger: this.log.child({ component: 'spool' }) })
       : null;
     this.smtp = config.smtp
-      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, logger: this.log.child({ component: 'smtp' }) })
+      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, office: this.office, logger: this.log.child({ component: 'smtp' }) })
       : null;
     this.health = new HealthChecks({
       probeStore: () => this.store.setState('health:probe', new Date(this.clock.now()).toISOString()),
@@ -292,6 +296,7 @@ export class Gateway {
     await step('spool', () => this.spool?.stop());
     await step('webhooks', () => this.webhooks?.close());
     await step('readers', () => this.readers.close());
+    await step('office', () => this.office.close());
     await step('keys', () => this.keyWatch?.stop());
     await step('dispatcher', () => this.dispatcher.stop({ timeoutMs: left() }));
     await step('inbound', () => this.inbound?.stop());

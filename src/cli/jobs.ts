@@ -9,6 +9,7 @@ import { sniffFileType } from '../intake/file-type.js';
 import { silentLogger } from '../log/logger.js';
 import { inFlightByNumber, waitReason } from './wait-reason.js';
 import { FINAL_JOB_STATES, JOB_STATES, RECIPIENT_STATES, type Job, type JobState, type NewDocument, type Recipient, type RecipientState } from '../store/types.js';
+import { officeExtension, OfficeConverter, pdfName } from '../intake/office-convert.js';
 import type { Store } from '../store/store.js';
 import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
 import { listKeyHolds } from '../keys/key-holds.js';
@@ -149,11 +150,33 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   });
   if (recipients.length === 0) throw new FaxgateError('USAGE', 'give at least one --to NUMBER');
   const documents: NewDocument[] = [];
+  const office: Array<{ index: number; file: string; ext: string }> = [];
   for (const f of files) {
     if (!existsSync(f) || !statSync(f).isFile()) throw new FaxgateError('USAGE', `${f}: no such file`);
     const type = await sniffFileType(f);
-    if (!type.faxable) throw new FaxgateError('UNSUPPORTED_TYPE', `${f}: ${type.reason ?? 'cannot be faxed'}`);
+    if (!type.faxable) {
+      // office documents are converted to PDF here, as mail and print-folder files are
+      const ext = officeExtension(f, type.contentType);
+      if (!ext) throw new FaxgateError('UNSUPPORTED_TYPE', `${f}: ${(type.reason ?? 'cannot be faxed').replace('(PDF, TIFF, PNG, JPEG or plain text only)', '(PDF, TIFF, PNG, JPEG, plain text or office documents only)')}`);
+      office.push({ index: documents.length, file: f, ext });
+    }
     documents.push({ path: path.resolve(f), name: path.basename(f), contentType: type.contentType });
+  }
+  if (office.length) {
+    const converter = new OfficeConverter(ctx.config.office);
+    try {
+      // every document is checked before the first (slow) conversion starts
+      for (const o of office) {
+        const why = converter.unavailableReason(o.file, o.ext);
+        if (why) throw new FaxgateError('UNSUPPORTED_TYPE', why);
+      }
+      for (const o of office) {
+        const d = documents[o.index]!;
+        documents[o.index] = { ...d, name: pdfName(d.name), contentType: 'application/pdf', data: await converter.convert({ name: o.file, ext: o.ext, path: o.file }) };
+      }
+    } finally {
+      await converter.close();
+    }
   }
   const cover = opts.cover === true || documents.length === 0;
   if (documents.length === 0 && !opts.subject && !opts.notes && opts.cover !== true) {

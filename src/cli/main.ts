@@ -53,7 +53,7 @@ export function buildProgram(): Command {
   program
     .command('send')
     .description('fax files from the command line, through the same queue as mail and print')
-    .argument('[files...]', 'documents (PDF, TIFF, PNG, JPEG, text) in the order they are faxed')
+    .argument('[files...]', 'documents (PDF, TIFF, PNG, JPEG, text; office documents are converted to PDF with LibreOffice) in the order they are faxed')
     .requiredOption('-t, --to <number>', 'fax number (repeatable, or comma-separated)', collect, [])
     .option('--cover', 'add a cover page')
     .option('-s, --subject <text>', 'cover page subject (max 55 characters)')

@@ -53,6 +53,8 @@ const userSchema = z
     spool: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a folder name without slashes').optional(),
     /** this user's destination rules, checked before the gateway's */
     destinations: userDestinations.optional(),
+    /** where this user's mail text goes (overrides smtp.body) */
+    mailBody: z.enum(['auto', 'cover', 'page', 'ignore']).optional(),
   })
   .strict();
 
@@ -109,6 +111,8 @@ export const configSchema = z
         socketTimeoutMs: z.number().int().min(1000).default(60_000),
         /** inline images smaller than this are taken for logos/signatures and left out */
         inlineImageMinBytes: z.number().int().min(0).default(20_480),
+        /** where the text of a mail goes: auto (cover notes when there is a cover, else a first page), cover, page, ignore */
+        body: z.enum(['auto', 'cover', 'page', 'ignore']).default('auto'),
       })
       .strict()
       .optional(),
@@ -221,6 +225,20 @@ export const configSchema = z
      * daemon (again on SIGHUP) and by every CLI command; its values win over the environment.
      */
     secretsFile: z.string().min(1).optional(),
+    /** Office documents (docx, odt, xlsx...) are converted to PDF with LibreOffice before they are accepted. */
+    office: z
+      .object({
+        /** the LibreOffice command or its path; false: office documents are refused */
+        soffice: z.union([z.string().min(1), z.literal(false)]).default('soffice'),
+        /** longest a conversion may run; waiting for a free converter is bounded by the same time */
+        timeoutMs: z.number().int().min(1000).max(600_000).default(60_000),
+        /** address-space limit of the converter process */
+        memoryMb: z.number().int().min(256).default(1024),
+        /** conversions at once */
+        concurrency: z.number().int().min(1).max(4).default(1),
+      })
+      .strict()
+      .default({ soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1 }),
   })
   .strict();
 
@@ -233,6 +251,8 @@ export type QueueConfig = Config['queue'];
 export type ApiConfig = Config['api'];
 export type DestinationsConfig = Config['destinations'];
 export type WebhooksConfig = NonNullable<Config['webhooks']>;
+export type OfficeConfig = Config['office'];
+export type MailBodyMode = SmtpConfig['body'];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
 export const SECRET_KEYS = ['apiKey', 'adminKey', 'password'] as const;

@@ -1,4 +1,5 @@
-// One send call for a claimed group: sendFax for one recipient, sendFaxToMany for several.
+// The send calls for a claimed group: sendFax for one recipient, sendFaxToMany for several, one
+// call per cover "To:" name (the service takes one recipientName per call).
 // Whatever happens, every recipient leaves `sending` before this returns: accepted, deferred,
 // failed or unknown (never left for a lease to expire while we are still alive).
 import { FaxApiError } from '../fax/api-error.js';
@@ -39,6 +40,31 @@ function baseRequest(job: Job, sendId: string, nowMs: number): Omit<SendManyRequ
   return req;
 }
 
+/** The service's limit on the cover's TO field. */
+const RECIPIENT_NAME_MAX = 40;
+
+/** The cover's "To:" name of one recipient (cut to the service's limit, by code point), or undefined. */
+function toName(job: Job, r: Recipient): string | undefined {
+  if (!job.cover.enabled || job.cover.recipientName) return undefined;
+  const chars = Array.from(r.name?.trim() ?? '');
+  if (chars.length === 0) return undefined;
+  return chars.length <= RECIPIENT_NAME_MAX ? chars.join('') : `${chars.slice(0, RECIPIENT_NAME_MAX - 1).join('').trimEnd()}…`;
+}
+
+/**
+ * Recipients that can share one call. The cover's "To:" is one field per call (send-to-many takes
+ * one recipientName for all), so recipients with different names go in separate calls; those with
+ * the same name, or none, still share one.
+ */
+export function splitByName(job: Job, recipients: Recipient[]): Recipient[][] {
+  const parts = new Map<string, Recipient[]>();
+  for (const r of recipients) {
+    const k = toName(job, r) ?? '';
+    parts.set(k, [...(parts.get(k) ?? []), r]);
+  }
+  return [...parts.values()];
+}
+
 export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Promise<void> {
   const { job, sendId } = group;
   const log = ctx.log.child({ job: job.id });
@@ -50,10 +76,9 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
   });
   if (recipients.length === 0) return;
   const settled = new Set<number>();
-  // Becomes true once the client may have put the request on the wire.
-  let mayHaveGoneOut = false;
-  let callCounted = false;
-  const keys = recipients.map((r) => ({ jobId: r.jobId, idx: r.idx }));
+  // Recipients whose request may have been put on the wire by the client.
+  const wentOut = new Set<number>();
+  const keys = (rs: Recipient[]) => rs.map((r) => ({ jobId: r.jobId, idx: r.idx }));
   const accept = (r: Recipient, rec: FaxRecord, apiCalls: number): void => {
     settled.add(r.idx);
     if (!rec.messageId) {
@@ -72,6 +97,9 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
     }
   };
   let client: FaxApi | null = null;
+  // The part being sent; a failure of its call is its own, the parts after it never start.
+  let current: Recipient[] = [];
+  let callCounted = false;
   try {
     const api = ctx.clientFor(job.user);
     client = api;
@@ -88,41 +116,47 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       if (check.ok) ctx.keyWorks(job.user);
     }
     const base = baseRequest(job, sendId, ctx.clock.now());
-    if (recipients.length === 1) {
-      const r = recipients[0]!;
-      const req: SendFaxRequest = { ...base, faxNumber: r.number };
-      if (job.cover.enabled && r.name && !job.cover.recipientName) req.recipientName = r.name.slice(0, 40);
-      const rec = await ctx.call(() => {
-        mayHaveGoneOut = true;
-        return api.sendFax(req);
-      });
-      callCounted = true;
-      accept(r, rec, 1);
-      return;
-    }
-    const res: SendManyResult = await ctx.call(() => {
-      mayHaveGoneOut = true;
-      return api.sendFaxToMany({ ...base, recipientFax: recipients.map((r) => r.number) });
-    });
-    ctx.store.addApiCalls(keys, 1);
-    callCounted = true;
-    const taken = new Set<string>();
-    for (const r of recipients) {
-      const rec = res.success.find((s) => sameNumber(s.faxNumber, r.number) && !taken.has(s.messageId));
-      if (rec) {
-        taken.add(rec.messageId);
-        accept(r, rec, 0);
+    for (const part of splitByName(job, recipients)) {
+      current = part;
+      callCounted = false;
+      const name = toName(job, part[0]!);
+      const named = name ? { ...base, recipientName: name } : base;
+      if (part.length === 1) {
+        const r = part[0]!;
+        const req: SendFaxRequest = { ...named, faxNumber: r.number };
+        const rec = await ctx.call(() => {
+          wentOut.add(r.idx);
+          return api.sendFax(req);
+        });
+        callCounted = true;
+        accept(r, rec, 1);
         continue;
       }
-      const err = res.errors.find((e) => sameNumber(e.recipientFax, r.number));
-      if (err) {
-        settled.add(r.idx);
-        applyDecision(ctx, r, classifyRecipientError(err), { sendId });
+      const res: SendManyResult = await ctx.call(() => {
+        for (const r of part) wentOut.add(r.idx);
+        return api.sendFaxToMany({ ...named, recipientFax: part.map((r) => r.number) });
+      });
+      ctx.store.addApiCalls(keys(part), 1);
+      callCounted = true;
+      const taken = new Set<string>();
+      for (const r of part) {
+        const rec = res.success.find((s) => sameNumber(s.faxNumber, r.number) && !taken.has(s.messageId));
+        if (rec) {
+          taken.add(rec.messageId);
+          accept(r, rec, 0);
+          continue;
+        }
+        const err = res.errors.find((e) => sameNumber(e.recipientFax, r.number));
+        if (err) {
+          settled.add(r.idx);
+          applyDecision(ctx, r, classifyRecipientError(err), { sendId });
+        }
+        // Neither in success nor in errors: left for the finally block (unknown, reconciled).
       }
-      // Neither in success nor in errors: left for the finally block (unknown, reconciled).
     }
   } catch (err) {
-    if (!callCounted) ctx.store.addApiCalls(keys, mayHaveGoneOut ? 1 : 0);
+    const mayHaveGoneOut = current.some((r) => wentOut.has(r.idx));
+    if (!callCounted) ctx.store.addApiCalls(keys(current), mayHaveGoneOut ? 1 : 0);
     // A 403 may refuse this request (a destination the account may not dial), not the key: the
     // key is held only if /v1/me refuses it too.
     let keyWorks = false;
@@ -130,7 +164,7 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       const c = client;
       keyWorks = (await ctx.call(() => checkKey(c)).catch(() => null))?.ok === true;
     }
-    for (const r of recipients) {
+    for (const r of current) {
       if (settled.has(r.idx)) continue;
       settled.add(r.idx);
       let d = classifyApiError(err, mayHaveGoneOut, retryContext(ctx, r));
@@ -143,7 +177,7 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
     for (const r of recipients) {
       if (settled.has(r.idx)) continue;
       try {
-        applyDecision(ctx, r, mayHaveGoneOut
+        applyDecision(ctx, r, wentOut.has(r.idx)
           ? { action: 'unknown', reason: 'the service did not report on this destination' }
           : { action: 'defer', reason: 'the send did not start', nextAttemptAt: new Date(ctx.clock.now() + 1000) },
         { sendId, expect: ['sending'] });

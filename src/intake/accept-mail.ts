@@ -2,18 +2,22 @@
 // as corrupt when it cannot be read, read the user's preferences for the cover and the time zone,
 // make it one fax job and accept it. smtp/ only receives the bytes and answers with the outcome.
 import type { Clock } from '../clock.js';
+import type { MailBodyMode } from '../config/schema.js';
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from '../errors.js';
 import type { UserDirectory } from '../fax/user-directory.js';
 import { ReadTimeoutError, type InputReaders } from './readers.js';
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from './accept.js';
 import { oneLine, type ParsedMail } from './mail-parse.js';
 import { mailToJob, type EnvelopeRecipient } from './mail-to-job.js';
+import type { OfficeConverter } from './office-convert.js';
 
 export interface MailAcceptDeps extends AcceptDeps {
   readers: InputReaders;
   directory: UserDirectory;
   clock: Clock;
   inlineImageMinBytes: number;
+  /** Turns office attachments into PDF (without one they are refused). */
+  office?: OfficeConverter;
 }
 
 export interface ReceivedMail {
@@ -25,6 +29,8 @@ export interface ReceivedMail {
   messageFile: string;
   workDir: string;
   sha256: string;
+  /** Where the mail's text goes (the user's choice, else smtp.body). */
+  bodyMode?: MailBodyMode;
 }
 
 /**
@@ -88,6 +94,8 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
       inlineImageMinBytes: deps.inlineImageMinBytes,
       original: { path: mail.messageFile, sha256: mail.sha256 },
       now: deps.clock.now(),
+      ...(deps.office ? { office: deps.office } : {}),
+      ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),
     });
     return await acceptJob(deps, job, { leftOut: job.meta?.leftOut?.length ?? 0, ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}) });
   } catch (err) {

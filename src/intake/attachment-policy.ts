@@ -34,6 +34,7 @@ const BY_EXT: Record<string, { family: Family; type: string }> = {
   '.ppt': { family: 'ole', type: 'application/vnd.ms-powerpoint' },
   '.odt': { family: 'odf', type: 'application/vnd.oasis.opendocument.text' },
   '.ods': { family: 'odf', type: 'application/vnd.oasis.opendocument.spreadsheet' },
+  '.odp': { family: 'odf', type: 'application/vnd.oasis.opendocument.presentation' },
   '.rtf': { family: 'rtf', type: 'application/rtf' },
 };
 
@@ -53,6 +54,7 @@ const BY_TYPE: Record<string, Family> = {
   'text/rtf': 'rtf',
   'application/vnd.oasis.opendocument.text': 'odf',
   'application/vnd.oasis.opendocument.spreadsheet': 'odf',
+  'application/vnd.oasis.opendocument.presentation': 'odf',
 };
 for (const v of Object.values(BY_EXT)) if (v.family === 'ooxml') BY_TYPE[v.type] = 'ooxml';
 

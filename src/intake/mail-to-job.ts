@@ -2,12 +2,17 @@
 // message order, a cover page from subject and body when wanted, overrides from the subject,
 // and everything left out recorded with its reason.
 import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { MailBodyMode } from '../config/schema.js';
 import { FaxgateError } from '../errors.js';
 import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.js';
 import { classifyPart } from './attachment-policy.js';
 import { bodyText } from './body-text.js';
-import { coverSpec } from './cover.js';
+import { COVER_LIMITS, coverSpec } from './cover.js';
+import { FAXABLE_TYPES, readHead, sniffBuffer } from './file-type.js';
 import type { ParsedMail } from './mail-parse.js';
+import { officeExtension, pdfName, type OfficeConverter } from './office-convert.js';
 import { parseSubjectOverrides, wallTimeToUtc } from './subject-overrides.js';
 
 export interface EnvelopeRecipient {
@@ -34,6 +39,32 @@ export interface MailToJobInput {
   inlineImageMinBytes: number;
   original: { path: string; sha256: string };
   now: number;
+  /** Turns office documents into PDF; without one they are refused as if none were installed. */
+  office?: OfficeConverter;
+  /** Where the text of the mail goes (smtp.body, or the user's mailBody). Default auto. */
+  bodyMode?: MailBodyMode;
+}
+
+/** The name the mail's text has as a document and in "left out" lists. */
+export const BODY_DOCUMENT_NAME = 'message.txt';
+const BODY_LEFT_OUT = 'the text of the message';
+
+/** Where the body goes: cover notes, a typeset first page, or nowhere (listed as left out). */
+export function placeBody(mode: MailBodyMode, text: string, cover: boolean, coverForced: boolean | undefined): { notes: boolean; page: boolean; leftOut?: string } {
+  if (text === '') return { notes: false, page: false };
+  switch (mode) {
+    case 'ignore':
+      return { notes: false, page: false, leftOut: 'the mail text is not faxed (smtp.body: ignore)' };
+    case 'page':
+      return { notes: false, page: true };
+    case 'cover':
+      if (cover) return { notes: true, page: false };
+      return { notes: false, page: false, leftOut: coverForced === false ? 'the mail text goes on the cover page and [nocover] was asked' : 'the mail text goes on the cover page and there is none' };
+    default:
+      // auto: the cover's notes when there is a cover and the text fits there, else a first page
+      if (cover && Array.from(text).length <= COVER_LIMITS.notes) return { notes: true, page: false };
+      return { notes: false, page: true };
+  }
 }
 
 /** Same Message-ID, sender and recipients: the same message delivered twice. */
@@ -49,27 +80,42 @@ function nothingToFax(why: string): FaxgateError {
 
 export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   const { parsed } = input;
-  const documents: NewDocument[] = [];
+  const documents: Array<NewDocument & { officeExt?: string }> = [];
   const leftOut: LeftOut[] = [];
   for (const part of parsed.parts) {
     const d = await classifyPart(part, input.inlineImageMinBytes);
-    if (d.use) documents.push({ path: part.path, name: part.filename, contentType: d.contentType, move: true });
-    else leftOut.push({ name: part.filename, reason: d.reason });
+    if (!d.use) {
+      leftOut.push({ name: part.filename, reason: d.reason });
+      continue;
+    }
+    if (FAXABLE_TYPES.has(d.contentType)) {
+      documents.push({ path: part.path, name: part.filename, contentType: d.contentType, move: true });
+      continue;
+    }
+    // an office document: converted to PDF below, once the mail is known to be acceptable
+    const ext = officeExtension(part.filename, sniffBuffer(await readHead(part.path)), part.contentType);
+    if (ext) documents.push({ path: part.path, name: part.filename, contentType: d.contentType, move: true, officeExt: ext });
+    else leftOut.push({ name: part.filename, reason: `${d.contentType} cannot be faxed` });
   }
 
   const overrides = parseSubjectOverrides(parsed.subject);
-  const notes = bodyText(parsed);
+  const text = bodyText(parsed);
+  const mode = input.bodyMode ?? 'auto';
   let cover: boolean;
   if (overrides.cover !== undefined) cover = overrides.cover;
-  else cover = input.coverPreference === true || (documents.length === 0 && notes !== '');
+  else cover = input.coverPreference === true || (text !== '' && (mode === 'cover' || (documents.length === 0 && mode === 'auto')));
+  const place = placeBody(mode, text, cover, overrides.cover);
+  const notes = place.notes ? text : '';
+  if (place.leftOut) leftOut.push({ name: BODY_LEFT_OUT, reason: place.leftOut });
 
-  if (documents.length === 0 && !cover) {
-    const refused = leftOut.map((l) => `${l.name} (${l.reason})`).join('; ');
+  if (documents.length === 0 && !cover && !place.page) {
+    const refused = leftOut.filter((l) => l.name !== BODY_LEFT_OUT).map((l) => `${l.name} (${l.reason})`).join('; ');
     if (refused) throw nothingToFax(`no attachment can be faxed: ${clip(refused, 300)}`);
+    if (place.leftOut && text !== '') throw nothingToFax(`the message has no attachment and ${place.leftOut}`);
     if (overrides.cover === false) throw nothingToFax('[nocover] was asked and the message has no attachment');
     throw nothingToFax('the message has no attachment and no text for a cover page');
   }
-  if (documents.length === 0 && cover && notes === '' && overrides.subject === '') {
+  if (documents.length === 0 && !place.page && cover && notes === '' && overrides.subject === '') {
     throw nothingToFax('the message has no attachment, no subject and no text');
   }
 
@@ -79,6 +125,28 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     if (Date.parse(scheduledAt) < input.now - 5 * 60_000) {
       throw new FaxgateError('NOTHING_TO_FAX', 'the send time is in the past', { smtpReply: `554 5.6.0 The send time [at ${overrides.at.replace('T', ' ')}] is in the past` });
     }
+  }
+
+  // Office documents: refused outright when they cannot be converted here (checked for all before
+  // any conversion starts), else converted now, so that the 250 means the fax can be sent.
+  for (const d of documents) {
+    if (!d.officeExt) continue;
+    const why = input.office ? input.office.unavailableReason(d.name, d.officeExt) : `${d.name} is an office document and no converter is set up`;
+    if (why) throw new FaxgateError('UNSUPPORTED_TYPE', why, { smtpReply: `554 5.6.0 ${why}` });
+  }
+  const finalDocs: NewDocument[] = [];
+  if (place.page) {
+    const file = path.join(path.dirname(input.original.path), `body-${createHash('sha256').update(text).digest('hex').slice(0, 8)}.txt`);
+    await writeFile(file, `${text}\n`, 'utf8');
+    finalDocs.push({ path: file, name: BODY_DOCUMENT_NAME, contentType: 'text/plain', move: true });
+  }
+  for (const { officeExt, ...d } of documents) {
+    if (!officeExt) {
+      finalDocs.push(d);
+      continue;
+    }
+    const pdf = await input.office!.convert({ name: d.name, ext: officeExt, path: d.path });
+    finalDocs.push({ path: d.path, name: pdfName(d.name), contentType: 'application/pdf', data: pdf });
   }
 
   // Display names of the envelope recipients from the To/Cc headers; a contact's own name wins.
@@ -96,7 +164,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     source: 'smtp',
     user: input.user,
     recipients,
-    documents,
+    documents: finalDocs,
     cover: coverSpec({
       enabled: cover,
       subject: overrides.subject,

@@ -15,6 +15,7 @@ import { resolveContact } from '../intake/contact-lookup.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 import { makeWorkDir, writeIncoming } from '../intake/incoming-file.js';
 import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
+import { OfficeConverter } from '../intake/office-convert.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
@@ -43,6 +44,8 @@ export interface SmtpGatewayOptions {
   readers?: InputReaders;
   /** Destination policy (default: the built-in refusals and the user's own rules). */
   destinations?: DestinationCheck;
+  /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
+  office?: OfficeConverter;
 }
 
 interface SessionState {
@@ -73,6 +76,8 @@ export class SmtpGateway {
   private readonly limiter: RateLimiter;
   private readonly authDelayMs: number;
   private readonly readers: InputReaders;
+  private readonly office: OfficeConverter;
+  private readonly ownsOffice: boolean;
   private readonly tls?: { key: Buffer; cert: Buffer };
   private readonly destinations?: DestinationCheck;
   private index: UserIndex;
@@ -97,6 +102,8 @@ export class SmtpGateway {
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
     this.lockout = new AuthLockout(this.clock);
     this.readers = opts.readers ?? inProcessReaders;
+    this.office = opts.office ?? new OfficeConverter();
+    this.ownsOffice = opts.office === undefined;
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations;
     if (opts.smtp.tls) {
@@ -173,6 +180,7 @@ export class SmtpGateway {
     ]);
     clearTimeout(timer);
     this.servers = [];
+    if (this.ownsOffice) await this.office.close();
   }
 
   private makeServer(): ExactReplyServer {
@@ -418,8 +426,8 @@ export class SmtpGateway {
       if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
       if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
       const { job } = await acceptMail(
-        { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes },
-        { user: user.name, envelopeFrom, recipients, messageFile, workDir, sha256: incoming.sha256 },
+        { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office },
+        { user: user.name, envelopeFrom, recipients, messageFile, workDir, sha256: incoming.sha256, bodyMode: user.mailBody ?? this.smtp.body },
       );
       return `2.0.0 queued as ${job.id}`;
     } finally {

@@ -12,6 +12,7 @@ import type { FaxApi } from '../fax/types.js';
 import { acceptJob } from '../intake/accept.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
+import { officeExtension, pdfName, type OfficeConverter } from '../intake/office-convert.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
@@ -50,6 +51,8 @@ export interface FileProcessorDeps {
   readers: InputReaders;
   /** Destination policy (default: the built-in refusals). */
   destinations?: DestinationCheck;
+  /** Converts office documents to PDF before they are queued. */
+  office: OfficeConverter;
 }
 
 export type FileOutcome = 'queued' | 'duplicate' | 'refused' | 'retry' | 'gone';
@@ -175,12 +178,28 @@ export class FileProcessor {
       return 'queued';
     }
 
-    const contentType = sniffBuffer(data.subarray(0, 4096));
-    if (!contentType || !FAXABLE_TYPES.has(contentType)) {
-      const reason = `the file's content is ${contentType ?? 'of an unknown type'}; only PDF, TIFF, PNG, JPEG and plain text can be faxed`;
-      await this.refuseClaimed(f, workName, name, reason, refusalHash, log);
-      return 'refused';
+    const sniffed = sniffBuffer(data.subarray(0, 4096));
+    // What is faxed: the file itself, or the PDF made from an office document (as for mail).
+    let doc = { name, contentType: sniffed ?? '', data };
+    if (!sniffed || !FAXABLE_TYPES.has(sniffed)) {
+      const ext = officeExtension(name, sniffed);
+      if (!ext) {
+        const reason = `the file's content is ${sniffed ?? 'of an unknown type'}; only PDF, TIFF, PNG, JPEG, plain text and office documents can be faxed`;
+        await this.refuseClaimed(f, workName, name, reason, refusalHash, log);
+        return 'refused';
+      }
+      try {
+        doc = { name: pdfName(name), contentType: 'application/pdf', data: await this.deps.office.convert({ name, ext, data }) };
+      } catch (err) {
+        if (isFaxgateError(err) && !err.temporary) {
+          await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
+          return 'refused';
+        }
+        log.warn({ err: describeError(err) }, 'DEFERRED office conversion failed for now; will retry');
+        return 'retry';
+      }
     }
+    const contentType = doc.contentType;
 
     const ticketResult = await this.readTicket(f, workName, name);
     if (ticketResult && !ticketResult.ok) {
@@ -192,7 +211,7 @@ export class FileProcessor {
 
     // The text is read even when a ticket or the file name addresses the document: codes hidden
     // in it that name another destination must refuse the file, never be ignored or followed.
-    const read = await this.readCodes(data, contentType, log);
+    const read = await this.readCodes(doc.data, contentType, log);
     const codes = read?.codes;
     if (codes?.problems.length) log.warn({ problems: codes.problems }, 'embedded codes not understood');
 
@@ -243,7 +262,7 @@ export class FileProcessor {
         user: f.user,
         recipients: addressing.recipients,
         // the bytes judged and read above, never the path again: it may have been swapped meanwhile
-        documents: [{ path: workPath, name, contentType, data }],
+        documents: [{ path: workPath, name: doc.name, contentType, data: doc.data }],
         cover: addressing.cover,
         scheduledAt: addressing.scheduledAt,
         tags: addressing.tags,

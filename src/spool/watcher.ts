@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
 import { inProcessReaders, type InputReaders } from '../workers/pool.js';
 import { sweepFailedJobs } from './failed-jobs.js';
+import { OfficeConverter } from '../intake/office-convert.js';
 import { FileProcessor } from './file-processor.js';
 import { ensureFolders, userFolders, type UserFolders } from './folders.js';
 import { parkOrphanTickets } from './orphan-tickets.js';
@@ -42,6 +43,8 @@ export interface SpoolWatcherOptions {
   readers?: InputReaders;
   /** Destination policy (default: the built-in refusals and each user's own rules). */
   destinations?: DestinationCheck;
+  /** Converts office documents to PDF (default: LibreOffice from PATH with the default limits). */
+  office?: OfficeConverter;
 }
 
 export class SpoolWatcher {
@@ -49,6 +52,7 @@ export class SpoolWatcher {
   private readonly clock: Clock;
   private readonly queue: PQueue;
   private readonly processor: FileProcessor;
+  private readonly office: OfficeConverter;
   private readonly spools = new Map<string, UserSpool>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private sweeper: Periodic<void> | null = null;
@@ -62,6 +66,7 @@ export class SpoolWatcher {
     this.clock = opts.clock ?? systemClock;
     this.users = opts.users;
     this.queue = new PQueue({ concurrency: opts.concurrency ?? 4 });
+    this.office = opts.office ?? new OfficeConverter();
     this.processor = new FileProcessor({
       spool: opts.spool,
       store: opts.store,
@@ -72,6 +77,7 @@ export class SpoolWatcher {
       metrics: opts.metrics,
       readers: opts.readers ?? inProcessReaders,
       destinations: opts.destinations ?? destinationCheckFor(() => undefined, () => this.users),
+      office: this.office,
     });
   }
 
@@ -100,6 +106,7 @@ export class SpoolWatcher {
     this.queue.clear();
     await this.queue.onIdle();
     await swept;
+    if (!this.opts.office) await this.office.close();
   }
 
   /** SIGHUP: folders for new users, none for removed ones. */

@@ -150,6 +150,32 @@ describe('Dispatcher with the emulator', () => {
     expect(new Set(faxes.map((f) => f.cf.faxgateSend)).size).toBe(1);
   });
 
+  it('send-to-many keeps each recipient\'s cover "To:" name: one call per name, the unnamed share one', async () => {
+    const s = await setup();
+    const { job } = await s.store.enqueue(newJob(t!.dir, {
+      recipients: [
+        { number: '+15557770111', name: 'Acme Billing' },
+        { number: '+15557770112', name: 'Dr. Smith' },
+        { number: '+15557770113' },
+        { number: '+15557770114' },
+        { number: '+15557770115', name: `Globex ${'Accounts Receivable '.repeat(3)}` },
+      ],
+      cover: { enabled: true, subject: 'Names' },
+    }));
+    await drain(s);
+    expect(s.store.getJob(job.id)!.state).toBe('delivered');
+    const byNumber = Object.fromEntries((await serviceFaxes()).map((f) => [f.faxNumber, f.recipientName]));
+    expect(byNumber['+15557770111']).toBe('Acme Billing');
+    expect(byNumber['+15557770112']).toBe('Dr. Smith');
+    expect(byNumber['+15557770113'] ?? null).toBeNull();
+    expect(byNumber['+15557770114'] ?? null).toBeNull();
+    expect(Array.from(byNumber['+15557770115']!)).toHaveLength(40);
+    expect(byNumber['+15557770115']!.endsWith('…')).toBe(true);
+    // the two without a name still go in one send-to-many call
+    expect(s.calls.get('sendFaxToMany')).toBe(1);
+    expect(s.calls.get('sendFax')).toBe(3);
+  });
+
   it('with queue.scheduleAheadHours, a scheduled job is handed to the service with its date and followed while scheduled', async () => {
     const s = await setup({ queue: { scheduleAheadHours: 2 } });
     const at = new Date(Date.now() + 3_600_000).toISOString();

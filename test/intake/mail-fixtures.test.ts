@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
 import { parseMail } from '../../src/intake/mail-parse.js';
 import { mailToJob, type MailToJobInput } from '../../src/intake/mail-to-job.js';
+import { findExecutable, OfficeConverter } from '../../src/intake/office-convert.js';
 
 const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures', 'mail');
 let dir: string;
@@ -75,9 +76,12 @@ describe('documents', () => {
 
   it('takes the attachments of a forwarded message, in message order', async () => {
     const j = await job('forwarded.eml');
-    expect(j.documents.map((d) => d.name)).toEqual(['contract.pdf', 'cover-letter.pdf']);
-    expect(j.documents.every((d) => d.contentType === 'application/pdf')).toBe(true);
-    for (const d of j.documents) expect(readFileSync(d.path, 'latin1')).toMatch(/^%PDF-1\.4/);
+    // no cover: the mail's own text is typeset as the first page (smtp.body: auto)
+    expect(j.documents.map((d) => d.name)).toEqual(['message.txt', 'contract.pdf', 'cover-letter.pdf']);
+    expect(readFileSync(j.documents[0]!.path, 'utf8')).toContain('See the forwarded contract below.');
+    const pdfs = j.documents.slice(1);
+    expect(pdfs.every((d) => d.contentType === 'application/pdf')).toBe(true);
+    for (const d of pdfs) expect(readFileSync(d.path, 'latin1')).toMatch(/^%PDF-1\.4/);
     expect(j.meta?.leftOut).toBeUndefined();
   });
 
@@ -92,11 +96,11 @@ describe('documents', () => {
 
   it('keeps an inline image as a page when it is large enough to be a document', async () => {
     const j = await job('inline-logo.eml', { inlineImageMinBytes: 10 });
-    expect(j.documents.map((d) => d.name)).toEqual(['logo.png', 'report.pdf']);
+    expect(j.documents.map((d) => d.name)).toEqual(['message.txt', 'logo.png', 'report.pdf']);
   });
 
   it('leaves out signatures, vCards and invitations with reasons', async () => {
-    const j = await job('signed.eml');
+    const j = await job('signed.eml', { bodyMode: 'ignore' });
     expect(j.documents.map((d) => d.name)).toEqual(['order.pdf']);
     const reasons = Object.fromEntries((j.meta?.leftOut ?? []).map((l) => [l.name, l.reason]));
     expect(reasons['alice.vcf']).toMatch(/vCard/);
@@ -110,10 +114,11 @@ describe('documents', () => {
     expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 .*winmail\.dat/);
   });
 
-  it('checks content as well as type: a zip named .pdf and a GIF are refused, a docx, a text file and an unnamed PDF are taken', async () => {
-    const j = await job('mixed-types.eml');
+  it('checks content as well as type: a zip named .pdf and a GIF are refused, a text file and an unnamed PDF are taken', async () => {
+    const { file, parsed } = await load('mixed-types.eml');
+    parsed.parts = parsed.parts.filter((p) => p.filename !== 'letter.docx');
+    const j = await job('mixed-types.eml', { parsed, original: { path: file, sha256: 'x' }, bodyMode: 'ignore' });
     expect(j.documents.map((d) => [d.name, d.contentType])).toEqual([
-      ['letter.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
       ['notes.txt', 'text/plain'],
       ['scan', 'application/pdf'],
     ]);
@@ -121,6 +126,24 @@ describe('documents', () => {
     expect(reasons['invoice.pdf']).toMatch(/application\/pdf but its content is a ZIP archive/);
     expect(reasons['anim.gif']).toMatch(/GIF images cannot be faxed/);
   });
+
+  it('refuses the whole mail when an office document cannot be converted, naming it and why', async () => {
+    const off = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: false }) }).catch((e: unknown) => e);
+    expect(isFaxgateError(off, 'UNSUPPORTED_TYPE')).toBe(true);
+    expect((off as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx is a Word document \(\.docx\).*conversion is turned off/);
+    const missing = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: path.join(dir, 'no-such-soffice') }) }).catch((e: unknown) => e);
+    expect((missing as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx is a Word document.*no converter, LibreOffice, is installed/);
+  });
+
+  it.skipIf(!findExecutable('soffice'))('refuses a .docx that LibreOffice cannot read (needs soffice)', async () => {
+    const office = new OfficeConverter();
+    try {
+      const err = await job('mixed-types.eml', { office }).catch((e: unknown) => e);
+      expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx could not be converted to PDF/);
+    } finally {
+      await office.close();
+    }
+  }, 60_000);
 });
 
 describe('cover page and overrides', () => {
@@ -150,11 +173,70 @@ describe('cover page and overrides', () => {
     const { file, parsed } = await load('charsets-latin1-qp.eml');
     parsed.subject = 'S'.repeat(80);
     parsed.text = 'N'.repeat(5000);
-    const j = await mailToJob({ parsed, user: 'alice', senderName: 'F'.repeat(60), envelopeFrom: 'a@x', recipients: [{ address: 'x', number: '+15551234567', contactName: 'C'.repeat(50) }], coverPreference: null, timezone: async () => 'UTC', inlineImageMinBytes: 0, original: { path: file, sha256: 'x' }, now: 0 });
+    const j = await mailToJob({ parsed, user: 'alice', senderName: 'F'.repeat(60), envelopeFrom: 'a@x', recipients: [{ address: 'x', number: '+15551234567', contactName: 'C'.repeat(50) }], coverPreference: null, timezone: async () => 'UTC', inlineImageMinBytes: 0, original: { path: file, sha256: 'x' }, now: 0, bodyMode: 'cover' });
     expect(Array.from(j.cover.subject!)).toHaveLength(55);
     expect(j.cover.subject!.endsWith('…')).toBe(true);
     expect(Array.from(j.cover.notes!)).toHaveLength(4000);
     expect(Array.from(j.cover.senderName!)).toHaveLength(40);
     expect(Array.from(j.cover.recipientName!)).toHaveLength(40);
+  });
+});
+
+describe('the text of the mail (smtp.body)', () => {
+  const names = (j: { documents: Array<{ name: string }> }) => j.documents.map((d) => d.name);
+  const leftOutText = (j: { meta?: { leftOut?: Array<{ name: string; reason: string }> } }) => j.meta?.leftOut?.find((l) => l.name === 'the text of the message');
+
+  it('auto: the cover notes when there is a cover, else a typeset first page; nothing vanishes', async () => {
+    const withCover = await job('forwarded.eml', { coverPreference: true });
+    expect(withCover.cover.notes).toContain('See the forwarded contract below.');
+    expect(names(withCover)).toEqual(['contract.pdf', 'cover-letter.pdf']);
+    const noCover = await job('forwarded.eml', { coverPreference: false });
+    expect(noCover.cover.enabled).toBe(false);
+    expect(names(noCover)[0]).toBe('message.txt');
+    expect(leftOutText(noCover)).toBeUndefined();
+  });
+
+  it('auto: text longer than the cover notes take goes on a page, whole', async () => {
+    const { file, parsed } = await load('forwarded.eml');
+    parsed.text = `${'long line of text '.repeat(300)}END`;
+    const j = await job('forwarded.eml', { parsed, original: { path: file, sha256: 'x' }, coverPreference: true });
+    expect(j.cover.enabled).toBe(true);
+    expect(j.cover.notes).toBeUndefined();
+    expect(readFileSync(j.documents[0]!.path, 'utf8')).toContain('END');
+  });
+
+  it('a text-only mail with [nocover] is faxed as a page of text instead of refused', async () => {
+    const { file, parsed } = await load('charsets-latin1-qp.eml');
+    parsed.subject = 'Note [nocover]';
+    const j = await job('charsets-latin1-qp.eml', { parsed, original: { path: file, sha256: 'x' } });
+    expect(j.cover.enabled).toBe(false);
+    expect(names(j)).toEqual(['message.txt']);
+    expect(readFileSync(j.documents[0]!.path, 'utf8')).toContain('Grüße aus Köln');
+  });
+
+  it('page: always a first page, the cover keeps only its subject', async () => {
+    const j = await job('forwarded.eml', { coverPreference: true, bodyMode: 'page' });
+    expect(j.cover).toMatchObject({ enabled: true, subject: 'Fwd: Contract' });
+    expect(j.cover.notes).toBeUndefined();
+    expect(names(j)).toEqual(['message.txt', 'contract.pdf', 'cover-letter.pdf']);
+  });
+
+  it('cover: the text turns the cover on; with [nocover] it is left out and listed', async () => {
+    const on = await job('forwarded.eml', { coverPreference: false, bodyMode: 'cover' });
+    expect(on.cover).toMatchObject({ enabled: true, notes: 'See the forwarded contract below.' });
+    const { file, parsed } = await load('forwarded.eml');
+    parsed.subject = 'Contract [nocover]';
+    const off = await job('forwarded.eml', { parsed, original: { path: file, sha256: 'x' }, bodyMode: 'cover' });
+    expect(names(off)).toEqual(['contract.pdf', 'cover-letter.pdf']);
+    expect(leftOutText(off)?.reason).toMatch(/\[nocover\]/);
+  });
+
+  it('ignore: the text is never faxed and is listed as left out; a text-only mail is refused saying so', async () => {
+    const j = await job('forwarded.eml', { coverPreference: true, bodyMode: 'ignore' });
+    expect(j.cover.notes).toBeUndefined();
+    expect(names(j)).toEqual(['contract.pdf', 'cover-letter.pdf']);
+    expect(leftOutText(j)?.reason).toMatch(/not faxed \(smtp\.body: ignore\)/);
+    const err = await job('charsets-latin1-qp.eml', { bodyMode: 'ignore' }).catch((e: unknown) => e);
+    expect((err as { smtpReply: string }).smtpReply).toBe('554 5.6.0 Nothing to fax: the message has no attachment and the mail text is not faxed (smtp.body: ignore)');
   });
 });

@@ -41,8 +41,9 @@ describe('accepting mail', () => {
     expect(job.source).toBe('smtp');
     expect(job.user).toBe('alice');
     expect(job.recipients.map((r) => [r.number, r.name])).toEqual([['+15551234567', 'Dr. Who']]);
-    expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['invoice.pdf', 'application/pdf']]);
-    expect(job.cover.enabled).toBe(false); // alice's preference is off and there is a document
+    // alice's preference is off and there is a document: her text is typeset as the first page
+    expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['message.txt', 'text/plain'], ['invoice.pdf', 'application/pdf']]);
+    expect(job.cover.enabled).toBe(false);
     expect(job.original?.contentType).toBe('message/rfc822');
     expect(job.meta.origin).toMatchObject({ subject: 'Invoice 42', envelopeFrom: 'alice@example.com' });
   });
@@ -138,7 +139,8 @@ describe('refusals name their reason', () => {
     const onlyVcard = `From: alice@example.com\r\nTo: 15551234567@${DOMAIN}\r\nSubject: card\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=Q\r\n\r\n--Q\r\nContent-Type: text/vcard; name=a.vcf\r\nContent-Disposition: attachment; filename=a.vcf\r\n\r\nBEGIN:VCARD\r\nEND:VCARD\r\n--Q--\r\n`;
     const r = await converse(rig.port, 'alice@example.com', [`15551234567@${DOMAIN}`], onlyVcard);
     expect(r[5]).toMatch(/^554 5\.6\.0 Nothing to fax: .*a\.vcf.*vCard/);
-    const nocover = await converse(rig.port, 'alice@example.com', [`15551234567@${DOMAIN}`], mail({ subject: 'x [nocover]' }));
+    // no attachment and no text: [nocover] leaves nothing (a text is faxed as a page: see the mail-body tests)
+    const nocover = await converse(rig.port, 'alice@example.com', [`15551234567@${DOMAIN}`], mail({ subject: 'x [nocover]', body: '' }));
     expect(nocover[5]).toMatch(/^554 5\.6\.0 Nothing to fax: \[nocover\]/);
   });
 

@@ -8,6 +8,7 @@ import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { configSchema, type SmtpConfig, type UserConfig } from '../../src/config/schema.js';
 import type { DestinationCheck } from '../../src/intake/destination-policy.js';
 import { UserDirectory } from '../../src/fax/user-directory.js';
+import type { OfficeConverter } from '../../src/intake/office-convert.js';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { SmtpGateway } from '../../src/smtp/server.js';
@@ -39,7 +40,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck } = {}): Promise<Rig> {
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck; office?: OfficeConverter } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const dataDir = path.join(dir, 'data');
   const store = Store.open({ dataDir });
@@ -63,6 +64,7 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     authFailureDelayMs: opts.authFailureDelayMs ?? 20,
     readers,
     destinations: opts.destinations,
+    office: opts.office,
   });
   const [addr] = await gateway.listen();
   return {

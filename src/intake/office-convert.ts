@@ -1,0 +1,322 @@
+// Office documents (Word, Excel, PowerPoint, OpenDocument, RTF) become PDF on this machine with
+// LibreOffice, because the fax service takes only PDF, TIFF, PNG, JPEG and text. Conversion runs
+// before a job is accepted (a 250 or a queued file means the job is faxable), in a child process
+// under OS limits: a wall-clock time limit (the whole process group is killed), an address-space
+// limit (`ulimit -v`), a private LibreOffice profile per slot (parallel conversions never share
+// one), and at most `concurrency` conversions at once. Every intake path (mail, print folder,
+// `faxgate send`) calls the same `convert`, so they answer alike.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { FaxgateError } from '../errors.js';
+
+/** Office formats by extension, with the words a person knows them by. */
+export const OFFICE_FORMATS: Record<string, { label: string; signature: 'zip' | 'ole' | 'rtf' }> = {
+  '.docx': { label: 'a Word document (.docx)', signature: 'zip' },
+  '.doc': { label: 'a Word 97-2003 document (.doc)', signature: 'ole' },
+  '.odt': { label: 'an OpenDocument text (.odt)', signature: 'zip' },
+  '.rtf': { label: 'an RTF document (.rtf)', signature: 'rtf' },
+  '.xlsx': { label: 'an Excel workbook (.xlsx)', signature: 'zip' },
+  '.xls': { label: 'an Excel 97-2003 workbook (.xls)', signature: 'ole' },
+  '.ods': { label: 'an OpenDocument spreadsheet (.ods)', signature: 'zip' },
+  '.pptx': { label: 'a PowerPoint presentation (.pptx)', signature: 'zip' },
+  '.ppt': { label: 'a PowerPoint 97-2003 presentation (.ppt)', signature: 'ole' },
+  '.odp': { label: 'an OpenDocument presentation (.odp)', signature: 'zip' },
+};
+
+/** Declared MIME types of office formats, for parts whose name has no useful extension. */
+const EXT_BY_TYPE: Record<string, string> = {
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': '.docx',
+  'application/msword': '.doc',
+  'application/vnd.oasis.opendocument.text': '.odt',
+  'application/rtf': '.rtf',
+  'text/rtf': '.rtf',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': '.xlsx',
+  'application/vnd.ms-excel': '.xls',
+  'application/vnd.oasis.opendocument.spreadsheet': '.ods',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': '.pptx',
+  'application/vnd.ms-powerpoint': '.ppt',
+  'application/vnd.oasis.opendocument.presentation': '.odp',
+};
+
+const SIGNATURE_TYPE = { zip: 'application/zip', ole: 'application/x-ole-storage', rtf: 'application/rtf' } as const;
+
+/**
+ * The office extension of a document, from its name (or declared type) *and* its content: a
+ * ".docx" that is not a zip is not an office document. Null for anything else.
+ */
+export function officeExtension(name: string, sniffed: string | null, declaredType?: string): string | null {
+  let ext = path.extname(name).toLowerCase();
+  if (!OFFICE_FORMATS[ext]) ext = (declaredType && EXT_BY_TYPE[declaredType.toLowerCase()]) || '';
+  const f = OFFICE_FORMATS[ext];
+  if (!f) return null;
+  return sniffed === SIGNATURE_TYPE[f.signature] ? ext : null;
+}
+
+/** The name a converted document is faxed under: "report.docx" -> "report.pdf". */
+export function pdfName(name: string): string {
+  const ext = path.extname(name);
+  return `${ext ? name.slice(0, -ext.length) : name || 'document'}.pdf`;
+}
+
+export interface OfficeOptions {
+  /** The LibreOffice command (a name looked up in PATH, or a path); false turns conversion off. */
+  soffice: string | false;
+  /** Longest time one conversion may run; waiting for a free slot is bounded by the same time. */
+  timeoutMs: number;
+  /** Address-space limit of the converter process, in MiB. */
+  memoryMb: number;
+  /** Conversions at once. */
+  concurrency: number;
+  /** Where profiles and work files go (default: a new folder in the system's temp folder). */
+  tmpDir?: string;
+}
+
+export const OFFICE_DEFAULTS: OfficeOptions = { soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1 };
+
+export interface ConvertInput {
+  /** The document's name as the user gave it (its extension chooses LibreOffice's import filter). */
+  name: string;
+  /** The office extension found by `officeExtension`. */
+  ext: string;
+  /** The bytes, or a file to read them from. */
+  data?: Uint8Array;
+  path?: string;
+}
+
+/** Finds an executable in PATH (or checks a given path); null when there is none. */
+export function findExecutable(cmd: string, envPath = process.env.PATH ?? ''): string | null {
+  const candidates = cmd.includes('/') ? [cmd] : envPath.split(path.delimiter).filter(Boolean).map((d) => path.join(d, cmd));
+  for (const c of candidates) {
+    try {
+      if (!statSync(c).isFile()) continue;
+      accessSync(c, fsConstants.X_OK);
+      return c;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function shuttingDown(): FaxgateError {
+  return new FaxgateError('SHUTTING_DOWN', 'the gateway is shutting down; the document was not converted', { temporary: true });
+}
+
+function refuse(message: string): FaxgateError {
+  return new FaxgateError('UNSUPPORTED_TYPE', message, { smtpReply: `554 5.6.0 ${message}` });
+}
+
+export class OfficeConverter {
+  readonly options: OfficeOptions;
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  private readonly freeSlots: number[];
+  private base: Promise<string> | null = null;
+  private readonly children = new Set<number>();
+  private closed = false;
+
+  constructor(options: Partial<OfficeOptions> = {}) {
+    this.options = { ...OFFICE_DEFAULTS, ...options };
+    this.freeSlots = Array.from({ length: this.options.concurrency }, (_, i) => i);
+  }
+
+  /** The converter's path when conversion is on and LibreOffice is installed. */
+  available(): string | null {
+    return this.options.soffice === false ? null : findExecutable(this.options.soffice);
+  }
+
+  /** Why an office document cannot be faxed here, or null when it can be converted. */
+  unavailableReason(name: string, ext: string): string | null {
+    if (this.available()) return null;
+    const what = OFFICE_FORMATS[ext]?.label ?? 'an office document';
+    return this.options.soffice === false
+      ? `${name} is ${what}: office documents cannot be faxed here (conversion is turned off); send it as PDF`
+      : `${name} is ${what}: office documents cannot be faxed here (no converter, LibreOffice, is installed on the gateway); send it as PDF`;
+  }
+
+  /**
+   * Converts one document to PDF and returns the PDF's bytes. A document LibreOffice cannot read
+   * or that takes longer than the limit is refused (permanent, 554); waiting too long for a free
+   * slot is our own trouble (temporary, 451): the sender's server tries again later.
+   */
+  async convert(input: ConvertInput): Promise<Buffer> {
+    if (this.closed) throw shuttingDown();
+    const soffice = this.available();
+    const unavailable = this.unavailableReason(input.name, input.ext);
+    if (!soffice || unavailable) throw refuse(unavailable ?? `${input.name} cannot be converted`);
+    const slot = await this.acquire(Date.now() + this.options.timeoutMs);
+    try {
+      // the run gets its whole time whatever the wait was: a refusal for slowness is the document's
+      return await this.run(soffice, slot, input, Date.now() + this.options.timeoutMs);
+    } finally {
+      this.release(slot);
+    }
+  }
+
+  /** Kills conversions still running (shutdown) and removes the profiles. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const pid of this.children) killGroup(pid);
+    const base = this.base;
+    this.base = null;
+    if (base) await rm(await base, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  private async acquire(deadline: number): Promise<number> {
+    while (this.running >= this.options.concurrency) {
+      if (this.closed) throw shuttingDown();
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new FaxgateError('CONVERTER_BUSY', 'the document converter is busy; try again later', {
+          temporary: true,
+          smtpReply: '451 4.3.0 The office document converter is busy, please try again later',
+        });
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          const i = this.waiting.indexOf(wake);
+          if (i >= 0) this.waiting.splice(i, 1);
+          resolve();
+        }, left);
+        const wake = (): void => {
+          clearTimeout(t);
+          resolve();
+        };
+        this.waiting.push(wake);
+      });
+    }
+    if (this.closed) throw shuttingDown();
+    this.running += 1;
+    return this.freeSlots.shift()!;
+  }
+
+  private release(slot: number): void {
+    this.running -= 1;
+    this.freeSlots.push(slot);
+    this.waiting.shift()?.();
+  }
+
+  private baseDir(): Promise<string> {
+    this.base ??= this.options.tmpDir ? mkdir(this.options.tmpDir, { recursive: true, mode: 0o700 }).then(() => this.options.tmpDir!) : mkdtemp(path.join(os.tmpdir(), 'faxgate-office-'));
+    return this.base;
+  }
+
+  private async run(soffice: string, slot: number, input: ConvertInput, deadline: number): Promise<Buffer> {
+    const base = await this.baseDir();
+    // One profile per slot: LibreOffice locks its profile, so two conversions never share one.
+    const profile = path.join(base, `profile-${slot}`);
+    const work = path.join(base, `job-${randomBytes(6).toString('hex')}`);
+    await mkdir(work, { recursive: true, mode: 0o700 });
+    try {
+      const src = path.join(work, `document${input.ext}`);
+      if (input.data) await writeFile(src, input.data, { mode: 0o600 });
+      else if (input.path) await copyFile(input.path, src);
+      else throw new Error('convert: no document given');
+      const out = path.join(work, 'out');
+      await mkdir(out);
+      const left = Math.max(1000, deadline - Date.now());
+      const kb = Math.max(65_536, Math.floor(this.options.memoryMb * 1024));
+      const args = [
+        '-c',
+        // the limit applies to LibreOffice and everything it starts; exec keeps one process group
+        `ulimit -v ${kb} 2>/dev/null || exit 97; exec "$@"`,
+        'sh',
+        soffice,
+        '--headless', '--invisible', '--norestore', '--nolockcheck', '--nodefault', '--nologo',
+        `-env:UserInstallation=file://${profile}`,
+        '--convert-to', 'pdf',
+        '--outdir', out,
+        src,
+      ];
+      const result = await runLimited('/bin/sh', args, { cwd: work, timeoutMs: left, home: work, children: this.children });
+      // killed by close(): our shutdown, not the document's fault (the sender retries)
+      if (this.closed) throw shuttingDown();
+      if (result.timedOut) {
+        // a killed LibreOffice may leave its profile locked or half-written
+        await rm(profile, { recursive: true, force: true }).catch(() => undefined);
+        throw refuse(`${input.name} could not be converted to PDF within ${Math.round(this.options.timeoutMs / 1000)} seconds (too large or too complex); send it as PDF`);
+      }
+      const pdf = (await readdir(out)).find((n) => n.toLowerCase().endsWith('.pdf'));
+      if (!pdf) {
+        const why = result.code === 97 ? 'the memory limit could not be set' : lastLine(result.output) || `the converter exited with ${result.signal ?? result.code}`;
+        throw refuse(`${input.name} could not be converted to PDF (${why.slice(0, 160)})${componentHint(input.ext)}; send it as PDF`);
+      }
+      const bytes = await readFile(path.join(out, pdf));
+      if (!bytes.subarray(0, 1024).includes('%PDF-')) throw refuse(`${input.name} could not be converted to PDF; send it as PDF`);
+      return bytes;
+    } finally {
+      await rm(work, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+}
+
+/** Spreadsheets and presentations need their own LibreOffice part, which a minimal install lacks. */
+function componentHint(ext: string): string {
+  if (['.xlsx', '.xls', '.ods'].includes(ext)) return ' (spreadsheets need LibreOffice Calc, e.g. the libreoffice-calc-nogui package)';
+  if (['.pptx', '.ppt', '.odp'].includes(ext)) return ' (presentations need LibreOffice Impress, e.g. the libreoffice-impress-nogui package)';
+  return '';
+}
+
+function lastLine(s: string): string {
+  const lines = s.split('\n').map((l) => l.trim()).filter((l) => l && !/javaldx|java may not/.test(l));
+  return lines.at(-1) ?? '';
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  output: string;
+}
+
+/** Runs a command in its own process group; past the time limit the whole group is killed. */
+function runLimited(cmd: string, args: string[], o: { cwd: string; timeoutMs: number; home: string; children: Set<number> }): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd: o.cwd,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // nothing of ours (keys, passwords) in the converter's environment
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: o.home, LANG: process.env.LANG ?? 'C.UTF-8', SAL_USE_VCLPLUGIN: 'svp' },
+    });
+    let output = '';
+    const keep = (b: Buffer): void => {
+      if (output.length < 8192) output += b.toString('utf8');
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    let timedOut = false;
+    const pid = child.pid;
+    if (pid) o.children.add(pid);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (pid) killGroup(pid);
+    }, o.timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      if (pid) o.children.delete(pid);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (pid) {
+        o.children.delete(pid);
+        // LibreOffice may leave a helper behind: nothing of the group outlives the conversion
+        killGroup(pid);
+      }
+      resolve({ code, signal, timedOut, output });
+    });
+  });
+}

@@ -1,0 +1,164 @@
+// What a mail user meets: a real SMTP session, through the queue and the dispatcher, to the
+// emulator's record of the fax. Office attachments are converted to PDF before the 250 (or
+// refused with 554 when they cannot be), the mail's text has a place, and each recipient of a
+// send-to-many keeps their name on the cover.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configSchema, type UserConfig } from '../../src/config/schema.js';
+import { Dispatcher } from '../../src/dispatch/dispatcher.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { findExecutable, OfficeConverter } from '../../src/intake/office-convert.js';
+import { composeOutcome } from '../../src/notify/outcome-mail.js';
+import { renderText } from '../../src/notify/mail-body.js';
+import type { Store } from '../../src/store/store.js';
+import { clientFor, emulatorCall } from '../helpers/client.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, USERS, withRig } from './harness.js';
+
+const DOCX = readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'hello.docx'));
+const HAVE_SOFFICE = findExecutable('soffice') !== null;
+if (!HAVE_SOFFICE) console.warn('office-and-body: soffice (LibreOffice) is not installed; the conversion tests skip (apt-get install libreoffice-writer-nogui)');
+
+let emu: TestEmulator;
+beforeAll(async () => {
+  emu = await startTestEmulator({ delayMs: 50 });
+}, 60_000);
+afterAll(async () => {
+  await stopEmulator(emu);
+});
+
+interface EmuFax {
+  faxNumber: string;
+  status: string;
+  attachments: string[];
+  recipientName: string | null;
+  notes: string | null;
+  cf: Record<string, string>;
+}
+
+/** Sends every queued job of the store through a real dispatcher to the emulator. */
+async function dispatchAll(store: Store): Promise<void> {
+  const defaults = configSchema.parse({});
+  const keys = new Map(USERS.map((u) => [u.name, u.apiKey]));
+  const dispatcher = new Dispatcher({
+    store,
+    clientFor: (user) => clientFor(emu, keys.get(user)!),
+    api: { ...defaults.api, baseUrl: emu.baseUrl, ratePerSecond: 1000 },
+    queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000 },
+    logger: silentLogger(),
+  });
+  const until = Date.now() + 30_000;
+  for (;;) {
+    await dispatcher.runOnce();
+    const c = store.counts();
+    if (c.jobs.queued + c.jobs.active === 0) return;
+    if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function faxesOf(jobId: string): Promise<EmuFax[]> {
+  const all = (await emulatorCall(emu, 'GET', '/_emulator/faxes')) as EmuFax[];
+  return all.filter((f) => f.cf?.faxgateJob === jobId);
+}
+
+describe('office documents by mail', () => {
+  it.skipIf(!HAVE_SOFFICE)('a .docx is converted to PDF before the 250 and faxed as report.pdf', async () => {
+    await withRig(emu, {}, async (rig) => {
+      const info = await transport(rig.port).sendMail({
+        from: 'alice@example.com',
+        to: `15557770201@${DOMAIN}`,
+        subject: 'Report',
+        attachments: [{ filename: 'report.docx', content: DOCX, contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }],
+      });
+      const id = jobIdOf(info.response);
+      const job = rig.store.getJob(id)!;
+      expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['report.pdf', 'application/pdf']]);
+      expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString()).toBe('%PDF-');
+      await dispatchAll(rig.store);
+      const faxes = await faxesOf(id);
+      expect(faxes.map((f) => [f.attachments, f.status])).toEqual([[['report.pdf'], expect.stringMatching(/processing|success/)]]);
+      expect(rig.store.getJob(id)!.recipients[0]!.state).not.toBe('failed');
+    });
+  }, 90_000);
+
+  it('without LibreOffice a .docx is refused at once with 554 5.6.0 naming the type; nothing is queued', async () => {
+    const office = new OfficeConverter({ soffice: '/nonexistent/soffice' });
+    await withRig(emu, { office }, async (rig) => {
+      const err = await transport(rig.port)
+        .sendMail({
+          from: 'alice@example.com',
+          to: `15557770202@${DOMAIN}`,
+          subject: 'Report',
+          text: 'See attached.',
+          attachments: [{ filename: 'report.docx', content: DOCX }, { filename: 'extra.pdf', content: PDF }],
+        })
+        .catch((e: unknown) => e as { response: string });
+      expect((err as { response: string }).response).toMatch(/^554 5\.6\.0 report\.docx is a Word document \(\.docx\): .*no converter, LibreOffice, is installed/);
+      expect(rig.store.listJobs({})).toEqual([]);
+    });
+  });
+});
+
+describe('the text of the mail', () => {
+  it('attachments and no cover: the text is the first page of the fax (it used to vanish)', async () => {
+    await withRig(emu, {}, async (rig) => {
+      const info = await transport(rig.port).sendMail({
+        from: 'alice@example.com',
+        to: `15557770203@${DOMAIN}`,
+        subject: 'Invoice',
+        text: 'Please pay by Friday.',
+        attachments: [{ filename: 'invoice.pdf', content: PDF }],
+      });
+      const id = jobIdOf(info.response);
+      await dispatchAll(rig.store);
+      expect((await faxesOf(id)).map((f) => f.attachments)).toEqual([['message.txt', 'invoice.pdf']]);
+    });
+  });
+
+  it('a text-only mail with [nocover] is faxed as a page of text', async () => {
+    await withRig(emu, {}, async (rig) => {
+      const info = await transport(rig.port).sendMail({ from: 'alice@example.com', to: `15557770204@${DOMAIN}`, subject: 'Note [nocover]', text: 'Call me back, please.' });
+      const id = jobIdOf(info.response);
+      await dispatchAll(rig.store);
+      const [fax] = await faxesOf(id);
+      expect(fax!.attachments).toEqual(['message.txt']);
+    });
+  });
+
+  it('a user\'s mailBody: ignore wins over smtp.body; the text is listed as left out in the outcome mail', async () => {
+    const users: UserConfig[] = USERS.map((u) => (u.name === 'bob' ? { ...u, mailBody: 'ignore' as const } : u));
+    await withRig(emu, { users, smtp: { body: 'page' } }, async (rig) => {
+      const send = (from: string, to: string) =>
+        transport(rig.port).sendMail({ from, to: `${to}@${DOMAIN}`, subject: 'Order', text: 'Ship it today.', attachments: [{ filename: 'order.pdf', content: PDF }] });
+      const bob = jobIdOf((await send('bob@example.com', '15557770205')).response);
+      const alice = jobIdOf((await send('alice@example.com', '15557770206')).response);
+      await dispatchAll(rig.store);
+      expect((await faxesOf(alice)).map((f) => f.attachments)).toEqual([['message.txt', 'order.pdf']]);
+      const [bobFax] = await faxesOf(bob);
+      expect(bobFax!.attachments).toEqual(['order.pdf']);
+      expect(bobFax!.notes ?? '').not.toContain('Ship it today');
+      const notice = renderText(composeOutcome(rig.store.getJob(bob)!, 'UTC').blocks);
+      expect(notice).toMatch(/Left out of the fax[\s\S]*the text of the message: the mail text is not faxed/);
+    });
+  });
+});
+
+describe('send-to-many', () => {
+  it('each recipient\'s display name reaches their cover page', async () => {
+    await withRig(emu, {}, async (rig) => {
+      const info = await transport(rig.port).sendMail({
+        from: 'alice@example.com',
+        to: [`"Dr. Smith" <15557770207@${DOMAIN}>`, `"Ms. Jones" <15557770208@${DOMAIN}>`, `acme.billing@${DOMAIN}`],
+        subject: '[cover] Meeting',
+        text: 'See you at ten.',
+      });
+      const id = jobIdOf(info.response);
+      await dispatchAll(rig.store);
+      const names = Object.fromEntries((await faxesOf(id)).map((f) => [f.faxNumber, f.recipientName]));
+      expect(names).toEqual({ '+15557770207': 'Dr. Smith', '+15557770208': 'Ms. Jones', '+15550100100': 'Acme Billing' });
+    });
+  });
+});
+
