@@ -31,6 +31,12 @@ export interface NewFax {
   resentFrom?: string | null;
 }
 
+/** Outbound faxes the account already sent to this number (for the busy-once ending). */
+function earlierFaxesTo(ctx: EmulatorContext, nf: NewFax): number {
+  const row = ctx.db.prepare("SELECT COUNT(*) AS n FROM faxes WHERE direction = 'outbound' AND accountId = ? AND faxNumber = ?").get(nf.user.accountId, nf.faxNumber) as { n: number };
+  return row.n;
+}
+
 /** Stores a document given as bytes or as an existing fax file, then the row. */
 export async function insertFax(ctx: EmulatorContext, nf: NewFax, document: { bytes: Uint8Array } | { copyOf: string }): Promise<FaxRow> {
   const messageId = randomUUID();
@@ -44,7 +50,8 @@ export async function insertFax(ctx: EmulatorContext, nf: NewFax, document: { by
   const now = ctx.clock.now();
   const scheduledAt = nf.scheduledAt && nf.scheduledAt > now ? nf.scheduledAt : null;
   const inbound = nf.direction === 'inbound';
-  const rule = inbound ? 'ok' : outcomeRuleFor(nf.faxNumber);
+  const ending = inbound ? 'ok' : outcomeRuleFor(nf.faxNumber);
+  const rule = ending === 'busyOnce' ? (earlierFaxesTo(ctx, nf) === 0 ? 'busy' : 'ok') : ending;
   const outcome = resultOf(rule).status;
   const start = scheduledAt ?? now;
   const readyAt = inbound ? now : start + ctx.delayMs;

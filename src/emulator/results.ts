@@ -51,7 +51,13 @@ export const RESULTS = {
 export type OutcomeRule = keyof typeof RESULTS;
 
 /** The destination's last four digits decide what happens to a fax sent there. */
-export const ENDINGS: Readonly<Record<string, OutcomeRule>> = {
+/**
+ * A line that is busy at first and free later: the first outbound fax of an account to such a
+ * number is busy, every later one is delivered (a client's own retry of a busy line succeeds).
+ */
+export type EndingRule = OutcomeRule | 'busyOnce';
+
+export const ENDINGS: Readonly<Record<string, EndingRule>> = {
   '0000': 'busy',
   '0001': 'noAnswer',
   '0002': 'noFaxTone',
@@ -62,9 +68,10 @@ export const ENDINGS: Readonly<Record<string, OutcomeRule>> = {
   '0007': 'unknownCode',
   '0008': 'noCode',
   '0009': 'cancelled',
+  '0010': 'busyOnce',
 };
 
-export function outcomeRuleFor(faxNumber: string): OutcomeRule {
+export function outcomeRuleFor(faxNumber: string): EndingRule {
   const last4 = faxNumber.replace(/\D/g, '').slice(-4);
   return ENDINGS[last4] ?? 'ok';
 }

@@ -128,6 +128,20 @@ describe('results the real service reports', () => {
     expect(s.store.getJob(blocked.id)!.recipients[0]!.state).toBe('failed');
   });
 
+  it('a busy line is retried and delivered when the line frees up, the busy try counted and reported', async () => {
+    // ending 0010: the account's first fax to the number is busy (6100), later ones go through
+    const s = await setup({ queue: { maxFaxTries: 3 } });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556220010' }] }));
+    await drain(s);
+    const faxes = (await serviceFaxes()).filter((f) => f.faxNumber === '+15556220010');
+    expect(faxes.map((f) => f.status).sort()).toEqual(['failed', 'success']);
+    const r = s.store.getJob(job.id)!.recipients[0]!;
+    expect(r.state).toBe('delivered');
+    // two sends, one of them a failed fax try (the busy one)
+    expect(r.attempts).toBe(2);
+    expect(r.faxTries).toBe(1);
+  });
+
   it('an operator rule makes a result final or retried', async () => {
     const s = await setup({ queue: { resultRules: [{ text: 'route withdrawn', action: 'fail', words: 'the carrier no longer routes this number' }] } });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556210007' }] }));

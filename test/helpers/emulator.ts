@@ -17,7 +17,8 @@
 //   0004 failed 6000 "Fax Connect Failed"     0005 failed 5100 "Fax Request Blocked"
 //   0006 failed 5200 "Fax Rendering Issue"    0007 failed 7734 "Carrier Route Withdrawn" (a code
 //   0008 failed with no code and no text            no client has seen)
-//   0009 cancelled by the service             anything else: success, resultCode "0" "OK"
+//   0009 cancelled by the service             0010 busy on the account's first fax to it, then OK
+//   anything else: success, resultCode "0" "OK"
 // Behaviour switches (see docs/emulator.md): offsetMode, cfMode, recipientErrorShape,
 // historyPerMinute, historyRetryAfter, webhookRetryScale. Unlike startEmulator (default 8), this
 // helper starts with historyPerMinute 0 (no history rate limit) unless a test asks for one.
