@@ -46,7 +46,7 @@ export const ERROR_CATALOGUE = {
   API_NOT_FOUND: kind('the fax service does not know that id (404)', 'service', false, SERVICE),
   API_TOO_LARGE: kind('the request body was too large (413)', 'service', false, SERVICE),
   API_REJECTED: kind('the fax service refused the request (4xx)', 'service', false, SERVICE),
-  API_BAD_RESPONSE: kind('the fax service answered with something we cannot read', 'service', true, SERVICE),
+  API_BAD_RESPONSE: kind('the fax service answered with something we cannot read', 'service', false, SERVICE),
 
   // intake and addressing: the input's fault, answered permanently
   BAD_NUMBER: kind('a fax number is not valid', 'input', false, '553 5.1.3'),
@@ -58,7 +58,8 @@ export const ERROR_CATALOGUE = {
   AMBIGUOUS_DESTINATION: kind('a document names several destinations and no rule picks one', 'input', false, '554 5.6.0'),
   SENDER_NOT_ALLOWED: kind('the sender may not send faxes through this gateway', 'input', false, '550 5.7.1'),
   RELAY_DENIED: kind('the recipient is not in a fax domain of this gateway', 'input', false, '550 5.7.1'),
-  TOO_MANY_RECIPIENTS: kind('a message has too many recipients', 'input', true, '452 4.5.3'),
+  // permanent for the input (a spool file is refused), though SMTP says 452: send the rest apart
+  TOO_MANY_RECIPIENTS: kind('a message has too many recipients', 'input', false, '452 4.5.3'),
   TOO_LARGE: kind('a message or file is over the size limit', 'input', false, '552 5.3.4'),
   UNSAFE_FILE: kind('a spool file is not a regular file inside its folder', 'input', false, '554 5.6.0'),
   CONVERTER_BUSY: kind('the office document converter had no free slot in time', 'ours', true, '451 4.3.0'),
@@ -82,7 +83,8 @@ export const ERROR_CATALOGUE = {
 
   // shutdown and internal
   SHUTTING_DOWN: kind('the gateway is shutting down', 'ours', true, '421 4.3.2'),
-  INTERNAL: kind('an unexpected internal error', 'ours', true, OURS),
+  // not retried by default: a bug does not go away by itself (SMTP still answers 4xx: ours)
+  INTERNAL: kind('an unexpected internal error', 'ours', false, OURS),
 } as const satisfies Record<string, ErrorKind>;
 
 /** Code -> what it means (the catalogue's text), as before the catalogue had more columns. */

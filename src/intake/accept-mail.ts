@@ -74,32 +74,28 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
     deps.log.warn({ err: describeError(err) }, 'cover page preference unknown, taking it as off');
     return null;
   });
-  try {
-    const job = await mailToJob({
-      parsed,
-      user: mail.user,
-      envelopeFrom: mail.envelopeFrom,
-      recipients: mail.recipients,
-      coverPreference,
-      timezone: () =>
-        me.then(
-          (u) => u.account?.timezone || 'UTC',
-          (err: unknown) => {
-            throw new FaxgateError('API_NETWORK', `the account time zone is unknown: ${describeError(err)}`, { temporary: true, cause: err });
-          },
-        ),
-      // The cover names the sender the gateway checked (the user's service profile, else the
-      // configured user), never the From header's display name, which anyone can write.
-      senderName: await me.then((u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || mail.user, () => mail.user),
-      inlineImageMinBytes: deps.inlineImageMinBytes,
-      original: { path: mail.messageFile, sha256: mail.sha256 },
-      now: deps.clock.now(),
-      ...(deps.office ? { office: deps.office } : {}),
-      ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),
-    });
-    return await acceptJob(deps, job, { leftOut: job.meta?.leftOut?.length ?? 0, ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}) });
-  } catch (err) {
-    if (isFaxgateError(err) && err.code === 'NOTHING_TO_FAX') deps.log.info({ reason: err.message }, 'REJECTED');
-    throw err;
-  }
+  const job = await mailToJob({
+    parsed,
+    user: mail.user,
+    envelopeFrom: mail.envelopeFrom,
+    recipients: mail.recipients,
+    coverPreference,
+    timezone: () =>
+      me.then(
+        (u) => u.account?.timezone || 'UTC',
+        (err: unknown) => {
+          throw new FaxgateError('API_NETWORK', `the account time zone is unknown: ${describeError(err)}`, { temporary: true, cause: err });
+        },
+      ),
+    // The cover names the sender the gateway checked (the user's service profile, else the
+    // configured user), never the From header's display name, which anyone can write.
+    senderName: await me.then((u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || mail.user, () => mail.user),
+    inlineImageMinBytes: deps.inlineImageMinBytes,
+    original: { path: mail.messageFile, sha256: mail.sha256 },
+    now: deps.clock.now(),
+    ...(deps.office ? { office: deps.office } : {}),
+    ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),
+  });
+  // a refusal (nothing to fax, a bad send time) is logged with its reply by the caller
+  return acceptJob(deps, job, { leftOut: job.meta?.leftOut?.length ?? 0, ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}) });
 }

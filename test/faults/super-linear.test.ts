@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseHostPort } from '../../src/config/host-port.js';
+import { parseConfigText } from '../../src/config/load.js';
 import { bodyText } from '../../src/intake/body-text.js';
 import { nameKey } from '../../src/intake/contact-lookup.js';
 import { coverSpec } from '../../src/intake/cover.js';
@@ -106,6 +107,7 @@ const cases: Array<[string, Run, number, number, number?]> = [
   ['document name', (n) => safeFileName(`${'../\r\n'.repeat(n)}x.pdf`), 1000, 1_000_000],
   ['header value to one line', (n) => oneLine('\r\n\t x'.repeat(n)), 1000, 1_000_000],
   ['cover fields', (n) => coverSpec({ enabled: true, subject: 'é'.repeat(n), notes: '\r\n\n\n'.repeat(n), senderName: 'x'.repeat(n) }), 1000, 1_000_000],
+  ['config: "${A:-" repeated (environment references)', (n) => parseConfigText(`data: "${'${A:-'.repeat(n)}"\n`, { env: {} }), 250, 256_000],
   ['config host:port', (n) => parseHostPort(`${':'.repeat(n)}1`, 'smtp.listen'), 1000, 1_000_000],
   ['HTML body: nested elements', (n) => bodyText({ text: '', html: `${'<div>'.repeat(n)}x${'</div>'.repeat(n)}` }), 250, 64_000, 20],
   ['HTML body: table cells', (n) => bodyText({ text: '', html: `<table><tr>${'<td>x'.repeat(n)}</table>` }), 250, 64_000, 20],

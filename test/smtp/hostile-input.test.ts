@@ -62,7 +62,8 @@ describe('a subject built to make the tag parser spin', () => {
     const greetedMs = Date.now() - started;
     client.close();
     expect(banner).toMatch(/^220 /);
-    expect(greetedMs).toBeLessThan(2000);
+    // generous for a loaded machine: before the fix the greeting waited for the whole tag parse (23 s)
+    expect(greetedMs).toBeLessThan(5000);
     const reply = await hostile;
     expect(reply).toMatch(/^250 2\.0\.0 queued as /);
     const job = rig.store.getJob(jobIdOf(reply))!;
