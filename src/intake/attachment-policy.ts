@@ -38,6 +38,14 @@ const BY_EXT: Record<string, { family: Family; type: string }> = {
   '.rtf': { family: 'rtf', type: 'application/rtf' },
 };
 
+/** The extension a declared MIME type stands for in the table above (e.g. for an office part named without one), or null. */
+export function extensionForType(type: string): string | null {
+  const t = type.toLowerCase();
+  if (t === 'text/rtf') return '.rtf';
+  for (const [ext, v] of Object.entries(BY_EXT)) if (v.type === t) return ext;
+  return null;
+}
+
 const BY_TYPE: Record<string, Family> = {
   'application/pdf': 'pdf',
   'application/x-pdf': 'pdf',

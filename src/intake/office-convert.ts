@@ -12,6 +12,7 @@ import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
+import { extensionForType } from './attachment-policy.js';
 
 /** Office formats by extension, with the words a person knows them by. */
 export const OFFICE_FORMATS: Record<string, { label: string; signature: 'zip' | 'ole' | 'rtf' }> = {
@@ -27,21 +28,6 @@ export const OFFICE_FORMATS: Record<string, { label: string; signature: 'zip' | 
   '.odp': { label: 'an OpenDocument presentation (.odp)', signature: 'zip' },
 };
 
-/** Declared MIME types of office formats, for parts whose name has no useful extension. */
-const EXT_BY_TYPE: Record<string, string> = {
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': '.docx',
-  'application/msword': '.doc',
-  'application/vnd.oasis.opendocument.text': '.odt',
-  'application/rtf': '.rtf',
-  'text/rtf': '.rtf',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': '.xlsx',
-  'application/vnd.ms-excel': '.xls',
-  'application/vnd.oasis.opendocument.spreadsheet': '.ods',
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation': '.pptx',
-  'application/vnd.ms-powerpoint': '.ppt',
-  'application/vnd.oasis.opendocument.presentation': '.odp',
-};
-
 const SIGNATURE_TYPE = { zip: 'application/zip', ole: 'application/x-ole-storage', rtf: 'application/rtf' } as const;
 
 /**
@@ -50,7 +36,7 @@ const SIGNATURE_TYPE = { zip: 'application/zip', ole: 'application/x-ole-storage
  */
 export function officeExtension(name: string, sniffed: string | null, declaredType?: string): string | null {
   let ext = path.extname(name).toLowerCase();
-  if (!OFFICE_FORMATS[ext]) ext = (declaredType && EXT_BY_TYPE[declaredType.toLowerCase()]) || '';
+  if (!OFFICE_FORMATS[ext]) ext = (declaredType && extensionForType(declaredType)) || '';
   const f = OFFICE_FORMATS[ext];
   if (!f) return null;
   return sniffed === SIGNATURE_TYPE[f.signature] ? ext : null;
