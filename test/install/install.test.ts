@@ -111,14 +111,21 @@ describe.skipIf(skipWhy !== null)('README: installing as a service', () => {
     const smtpPort = await freePort();
     const adminPort = await freePort();
     // the example config, with this prefix's paths, loopback ports, the embedded service and an outbox
-    const config = readFileSync(path.join(opt, 'config', 'faxgate.example.yaml'), 'utf8')
+    // each edit must find its line: an example config that changed under the test fails here, not
+    // later with a daemon pointed at the real service
+    const edit = (text: string, from: string | RegExp, to: string): string => {
+      const out = text.replace(from, to);
+      expect(out, `the example config no longer has ${String(from)}`).not.toBe(text);
+      return out;
+    };
+    let config = readFileSync(path.join(opt, 'config', 'faxgate.example.yaml'), 'utf8')
       .replaceAll('/etc/faxgate', etc)
       .replaceAll('/var/lib/faxgate', lib)
-      .replaceAll('/var/spool/faxgate', spool)
-      .replace('baseUrl: https://api.example-fax.test', 'baseUrl: sandbox')
-      .replace('listen: ["0.0.0.0:25"]', `listen: ["127.0.0.1:${smtpPort}"]`)
-      .replace('listen: 127.0.0.1:9464', `listen: 127.0.0.1:${adminPort}`)
-      .replace('transport: smtp://smarthost.example.com:25', `transport: outbox:${lib}/outbox`);
+      .replaceAll('/var/spool/faxgate', spool);
+    config = edit(config, /^(\s*baseUrl:) https:\/\/\S+/m, '$1 sandbox');
+    config = edit(config, 'listen: ["0.0.0.0:25"]', `listen: ["127.0.0.1:${smtpPort}"]`);
+    config = edit(config, 'listen: 127.0.0.1:9464', `listen: 127.0.0.1:${adminPort}`);
+    config = edit(config, 'transport: smtp://smarthost.example.com:25', `transport: outbox:${lib}/outbox`);
     writeFileSync(path.join(etc, 'faxgate.yaml'), config);
     // `sudo install -m 0640 -o root -g faxgate /dev/null /etc/faxgate/faxgate.env`, then the keys
     const envLine = section.split('\n').find((l) => l.includes('faxgate.env') && l.includes('install -m'))!;
