@@ -1,4 +1,4 @@
-// Types of the cloud fax service API (../shared/fax-api.md), as callers of the client see them.
+// Types of the cloud fax service API (docs/fax-api.md), as callers of the client see them.
 // Where the service has two documented variants, the client normalises to the shapes below;
 // the raw variant shapes are described beside the fields that differ.
 
