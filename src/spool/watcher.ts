@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/types.js';
 import { inProcessReaders, type InputReaders } from '../workers/pool.js';
 import { sweepFailedJobs } from './failed-jobs.js';
+import { withFolder } from './safe-folder.js';
 import { OfficeConverter } from '../intake/office-convert.js';
 import { FileProcessor } from './file-processor.js';
 import { ensureFolders, userFolders, type UserFolders } from './folders.js';
@@ -226,9 +227,11 @@ export class SpoolWatcher {
     const byUser = new Map([...this.spools.values()].map((s) => [s.folders.user, s.folders]));
     await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
     for (const f of byUser.values()) {
-      await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now(), {
-        onRepair: (what) => this.log.warn({ user: f.user, repair: what }, 'spool folder repaired'),
-      });
+      const onRepair = (what: string) => this.log.warn({ user: f.user, repair: what }, 'spool folder repaired');
+      await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now(), { onRepair });
+      // failed/ and .work/ are checked too, even when no file needs them now: a link or a hole
+      // left in their place is repaired at the next sweep, not only at the next file
+      for (const dir of [f.failed, f.work]) await withFolder(dir, async () => undefined, { onRepair });
       await parkOrphanTickets(f, this.clock.now(), this.log);
     }
   }

@@ -127,9 +127,9 @@ describe('spool folder races', () => {
     for (const n of numbers) expect(counts.get(n) ?? 0, n).toBeLessThanOrEqual(1);
     expect(numbers.filter((n) => counts.get(n) === 1).length).toBeGreaterThan(numbers.length / 2);
     expect(daemon.child.exitCode).toBeNull();
-    // the folders are real again
+    // the folders are real again: at the latest at the next sweep (every 30 s), which checks all three
     for (const d of ['done', 'failed', '.work']) {
-      await waitUntil(() => lstatSync(path.join(folder, d), { throwIfNoEntry: false })?.isDirectory() ?? false, `${d} is a real folder`, 30_000, 100);
+      await waitUntil(() => lstatSync(path.join(folder, d), { throwIfNoEntry: false })?.isDirectory() ?? false, `${d} is a real folder`, 45_000, 100);
     }
   });
 });
