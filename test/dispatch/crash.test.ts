@@ -4,10 +4,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { closeClients, emulatorCall } from '../helpers/client.js';
+import { emulatorCall } from '../helpers/client.js';
 import type { ChildSpec } from '../helpers/dispatcher-child.js';
 import { startTestEmulator } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';
+import { disposeEmulatorAndStore } from '../helpers/teardown.js';
 import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -18,11 +19,7 @@ let t: TempStore | null = null;
 afterEach(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   children.length = 0;
-  if (emu) {
-    await closeClients(emu);
-    await emu.stop();
-  }
-  t?.cleanup();
+  await disposeEmulatorAndStore(emu, t);
   emu = null;
   t = null;
 });

@@ -5,9 +5,10 @@ import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import type { FaxApi } from '../../src/fax/types.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { Store } from '../../src/store/store.js';
-import { clientFor, closeClients, emulatorCall } from '../helpers/client.js';
+import { clientFor, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_TAGS } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';
+import { disposeEmulatorAndStore } from '../helpers/teardown.js';
 import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
@@ -15,11 +16,7 @@ type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 let emu: Emu | null = null;
 let t: TempStore | null = null;
 afterEach(async () => {
-  if (emu) {
-    await closeClients(emu);
-    await emu.stop();
-  }
-  t?.cleanup();
+  await disposeEmulatorAndStore(emu, t);
   emu = null;
   t = null;
 });

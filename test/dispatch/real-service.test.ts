@@ -13,6 +13,7 @@ import type { Store } from '../../src/store/store.js';
 import { clientFor, closeClients, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulatorOptions } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';
+import { disposeEmulatorAndStore } from '../helpers/teardown.js';
 import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
@@ -20,11 +21,7 @@ type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 let emu: Emu | null = null;
 let t: TempStore | null = null;
 afterEach(async () => {
-  if (emu) {
-    await closeClients(emu);
-    await emu.stop();
-  }
-  t?.cleanup();
+  await disposeEmulatorAndStore(emu, t);
   emu = null;
   t = null;
 });

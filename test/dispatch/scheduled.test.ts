@@ -5,10 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { clientFor, closeClients, emulatorCall } from '../helpers/client.js';
+import { clientFor, emulatorCall } from '../helpers/client.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestEmulator } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';
+import { disposeEmulatorAndStore } from '../helpers/teardown.js';
 import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,11 +17,7 @@ import path from 'node:path';
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
 afterEach(async () => {
-  if (emu) {
-    await closeClients(emu);
-    await emu.stop();
-  }
-  t?.cleanup();
+  await disposeEmulatorAndStore(emu, t);
   emu = null;
   t = null;
 });
