@@ -164,7 +164,28 @@ export interface JobFilter {
   state?: JobState;
   user?: string;
   source?: JobSource;
+  /** Case-insensitive substring of a recipient's number or name, or of the subject (cover or origin). */
+  search?: string;
+  /** Only jobs changed at or after this ISO time (the console's live updates poll with it). */
+  updatedSince?: string;
+  /** Newest first; `offset` skips that many (paging). */
   limit?: number;
+  offset?: number;
+}
+
+/** One step in a recipient's life, written by every transition (the console's timeline). */
+export interface JobEvent {
+  jobId: string;
+  /** Recipient index, or null for a job-level event (accepted, corrupt). */
+  idx: number | null;
+  /** ISO time */
+  at: string;
+  /** The transition's name (transitions.ts), e.g. "claim", "accept", "defer", "deliver", "cancel". */
+  transition: string;
+  from: RecipientState | null;
+  to: RecipientState | JobState;
+  /** The reason people will read (the service's words, the operator's action), when there is one. */
+  detail: string | null;
 }
 
 export type { AlertPayload, InboundPayload, KeyExpiryPayload, NotificationKind, NotificationPayloads, OutcomePayload, RejectedPayload } from './notification-payloads.js';
@@ -207,6 +228,7 @@ export interface QueueCounts {
   notificationsPending: number;
 }
 
+/** The synchronous interface of the SQLite store; being replaced by the asynchronous one in queue-store.ts. */
 export interface QueueStore {
   /** Durable when it resolves: documents fsynced and renamed, job row committed. */
   enqueue(job: NewJob): Promise<{ job: Job; duplicate: boolean }>;

@@ -1,0 +1,122 @@
+// The durable queue's contract, asynchronous so that SQLite (one box) and PostgreSQL (several
+// gateways sharing one queue) both implement it. Every stage (intake, dispatch, notify, the CLI,
+// the web console) depends on this interface, never on a backend class.
+import type {
+  Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
+  QueueCounts, Recipient, RecipientState, StoredDocument,
+} from './types.js';
+
+export interface RecipientKey {
+  jobId: string;
+  idx: number;
+}
+
+/** One send call's worth of claimed work: due recipients of one job, sharing a sendId. */
+export interface ClaimedGroup {
+  job: Job;
+  recipients: Recipient[];
+  sendId: string;
+}
+
+export interface ClaimOptions {
+  /** At most this many faxes in flight per destination number across all jobs and all instances (default 1). */
+  perNumber?: number;
+  /** Jobs scheduled further ahead than this are not claimed yet (default 24 h). */
+  scheduleHorizonMs?: number;
+}
+
+/** What the service reported about a fax, recorded on its recipient. */
+export interface FaxResultFields {
+  messageId?: string | null;
+  resultCode?: string | null;
+  resultInfo?: string | null;
+  errorCode?: string | null;
+  errorInfo?: string | null;
+  pagesComplete?: number | null;
+  pagesCount?: number | null;
+  duration?: number | null;
+  faxAttempt?: number | null;
+}
+
+/**
+ * The durable queue, as every stage sees it: intake, dispatch, notify, the CLI and the web console.
+ * Two implementations: SQLite (one box, the default) and PostgreSQL (several gateways sharing one
+ * queue). Every method is asynchronous so that both fit; a resolved promise means committed.
+ * Each transition method's allowed from-states come from `transitions.ts`, never from the caller's
+ * own list, except where `expect` narrows them further.
+ */
+export interface QueueStore {
+  readonly backend: 'sqlite' | 'postgres';
+
+  // ---- intake
+  /** Durable when it resolves: documents stored (fsynced, or in the database), job row committed. */
+  enqueue(job: NewJob): Promise<{ job: Job; duplicate: boolean }>;
+  /** Keeps unprocessable input for inspection (state corrupt), never deletes it. */
+  enqueueCorrupt(input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job>;
+  /** Called after each new job is committed by this process (not for duplicates). */
+  onEnqueued(fn: (job: Job) => void): () => void;
+
+  // ---- reading
+  getJob(id: string): Promise<Job | null>;
+  listJobs(filter?: JobFilter): Promise<Job[]>;
+  /** How many jobs match (the same filter without limit/offset), for paging. */
+  countJobs(filter?: JobFilter): Promise<number>;
+  counts(): Promise<QueueCounts>;
+  /** The recipient's (and job's) history, oldest first. */
+  listEvents(jobId: string): Promise<JobEvent[]>;
+  /** A stored document's bytes (the send, the console's download and preview). */
+  readDocument(doc: StoredDocument): Promise<Buffer>;
+  /** A local file with the document's bytes (SQLite: the file itself; PostgreSQL: a cached copy). */
+  documentPath(doc: StoredDocument): Promise<string>;
+
+  // ---- dispatcher
+  /** Claims due recipients grouped per job (one send call each), `sending` under a lease, committed before any HTTP call. */
+  claimDue(owner: string, limit: number, leaseMs: number, opts?: ClaimOptions): Promise<ClaimedGroup[]>;
+  extendLease(owner: string, keys: RecipientKey[], leaseMs: number): Promise<void>;
+  /** `sending` rows whose lease ran out become `unknown`; `all` (SQLite only, under the daemon lock) treats every lease as expired. */
+  releaseExpired(opts?: { all?: boolean }): Promise<{ unknown: number; released: number }>;
+  releaseOwner(owner: string): Promise<number>;
+  markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }, apiCalls?: number): Promise<boolean>;
+  markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean>;
+  postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean>;
+  defer(key: RecipientKey, opts: { error: string; nextAttemptAt: Date; sendId?: string; faxTry?: boolean; refundAttempt?: boolean; expect?: RecipientState[] }): Promise<boolean>;
+  fail(key: RecipientKey, opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] }): Promise<boolean>;
+  complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean>;
+  recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void>;
+  addApiCalls(keys: RecipientKey[], calls: number): Promise<void>;
+  listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>>;
+  listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>>;
+  isKnownMessage(messageId: string): Promise<boolean>;
+  wakeDeferred(user: string, errorPrefix: string): Promise<number>;
+  nextDueAt(): Promise<string | null>;
+
+  // ---- operators (the CLI and the console)
+  retry(id: string): Promise<Job>;
+  cancel(id: string): Promise<Job>;
+  hold(id: string): Promise<Job>;
+  release(id: string): Promise<Job>;
+  /** Removes final jobs older than the retention; returns how many. */
+  purge(olderThanMs: number): Promise<number>;
+
+  // ---- notifications (each mailed once, whichever instance claims it)
+  enqueueNotification(n: NewNotification): Promise<{ id: number; duplicate: boolean }>;
+  claimNotifications(owner: string, limit: number, leaseMs: number): Promise<Notification[]>;
+  completeNotification(id: number, state: 'sent' | 'skipped'): Promise<void>;
+  deferNotification(id: number, error: string, nextAttemptAt: Date): Promise<void>;
+  failNotification(id: number, error: string): Promise<void>;
+  listNotifications(filter?: { jobId?: string; kind?: string }): Promise<Notification[]>;
+
+  // ---- small durable key/value state (inbound cursor per user, first-start markers...)
+  getState(key: string): Promise<string | null>;
+  setState(key: string, value: string): Promise<void>;
+
+  // ---- one instance at a time
+  /**
+   * Whether this process holds the named duty (inbound poller, key watch, purge). SQLite: always
+   * true (the daemon lock already makes it the only one). PostgreSQL: a session advisory lock,
+   * taken if free; it passes to another instance when this one dies.
+   */
+  holdsDuty(duty: string): Promise<boolean>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,52 @@
+// A recipient's life as one table: every change of state the queue makes, by name, with the
+// states it may start from and the state it ends in. Both store backends build their guards
+// (`state IN (...)`) from this table and write a JobEvent for each step; nothing else in the
+// code base lists states a transition may start from.
+import type { JobState, RecipientState } from './types.js';
+
+export interface Transition {
+  from: readonly RecipientState[];
+  to: RecipientState;
+  /** What the step means, for the docs and the console's timeline. */
+  says: string;
+}
+
+export const TRANSITIONS = {
+  claim: { from: ['queued', 'deferred'], to: 'sending', says: 'claimed by a gateway to be sent' },
+  /** A lease ran out (or the gateway stopped) during a send: it may have reached the service. */
+  expire: { from: ['sending'], to: 'unknown', says: 'the send was interrupted; its outcome is being looked up' },
+  accept: { from: ['sending', 'unknown'], to: 'processing', says: 'accepted by the fax service' },
+  lose: { from: ['sending', 'unknown'], to: 'unknown', says: 'the answer to the send was lost; it is being looked up' },
+  postpone: { from: ['unknown'], to: 'unknown', says: 'the lookup will be tried again' },
+  defer: { from: ['sending', 'unknown', 'processing'], to: 'deferred', says: 'will be tried again' },
+  fail: { from: ['sending', 'unknown', 'processing', 'deferred', 'queued'], to: 'failed', says: 'failed' },
+  deliver: { from: ['processing', 'unknown', 'sending'], to: 'delivered', says: 'delivered' },
+  progress: { from: ['processing'], to: 'processing', says: 'in progress at the fax service' },
+  wake: { from: ['deferred'], to: 'deferred', says: 'due now' },
+  retry: { from: ['failed', 'cancelled'], to: 'queued', says: 'queued again by an operator' },
+  cancel: { from: ['queued', 'deferred', 'held'], to: 'cancelled', says: 'cancelled' },
+  hold: { from: ['queued', 'deferred'], to: 'held', says: 'held' },
+  release: { from: ['held'], to: 'queued', says: 'released' },
+} as const satisfies Record<string, Transition>;
+
+export type TransitionName = keyof typeof TRANSITIONS;
+
+/** States a recipient never leaves on its own (an operator retry starts it again). */
+export const FINAL_RECIPIENT_STATES = ['delivered', 'failed', 'cancelled'] as const satisfies readonly RecipientState[];
+/** States that count as a fax in flight to a number (one at a time per number). */
+export const IN_FLIGHT_STATES = ['sending', 'unknown', 'processing'] as const satisfies readonly RecipientState[];
+/** Job states that are final (defined here once). */
+export const FINAL_JOB_STATES = ['delivered', 'failed', 'partial', 'cancelled', 'corrupt'] as const satisfies readonly JobState[];
+/** Job states still to be worked on. */
+export const OPEN_JOB_STATES = ['queued', 'active', 'held'] as const satisfies readonly JobState[];
+
+/** The states `name` may start from, narrowed to `expect` when the caller gives one. */
+export function fromStates(name: TransitionName, expect?: readonly RecipientState[]): RecipientState[] {
+  const allowed = TRANSITIONS[name].from as readonly RecipientState[];
+  return expect ? allowed.filter((s) => expect.includes(s)) : [...allowed];
+}
+
+/** SQL text `'a','b'` for a guard built from the table (state names are fixed words, never input). */
+export function sqlStateList(states: readonly string[]): string {
+  return states.map((s) => `'${s}'`).join(',');
+}
