@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_ENTRY, runCli, TSX_LOADER } from '../helpers/cli.js';
+import { cliArgv, runCli } from '../helpers/cli.js';
 import { verifyPassword } from '../../src/smtp/password.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { FaxClient, createFaxAgent } from '../../src/fax/client.js';
@@ -275,7 +275,7 @@ describe('passwd at a terminal', () => {
   if (!hasPython) console.warn('passwd terminal test skipped: python3 (for its pty module) is not installed');
   it.skipIf(!hasPython)('asks twice and refuses two different passwords; --config is accepted', async () => {
     const run = (a: string, b: string) =>
-      spawnSync('python3', ['-c', PTY_DRIVER, `${a}\n${b}`, process.execPath, '--import', TSX_LOADER, CLI_ENTRY, 'passwd', '--config', '/nonexistent.yaml'], { encoding: 'utf8', timeout: 90_000 });
+      spawnSync('python3', ['-c', PTY_DRIVER, `${a}\n${b}`, process.execPath, ...cliArgv(), 'passwd', '--config', '/nonexistent.yaml'], { encoding: 'utf8', timeout: 90_000 });
     const differ = run('correct horse 1', 'correct horse 2');
     expect(differ.status, differ.stdout + differ.stderr).toBe(2);
     expect(differ.stdout).toMatch(/the two passwords differ/);

@@ -2,10 +2,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { BUILT_CLI_ENTRY, haveBuiltSources } from './built-sources.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TSX_LOADER = pathToFileURL(path.join(root, 'node_modules/tsx/dist/loader.mjs')).href;
 export const CLI_ENTRY = path.join(root, 'src/cli/entry.ts');
+
+/**
+ * How node runs the CLI: the sources compiled once by the global setup (test/helpers/built-sources.ts),
+ * or the TypeScript sources through tsx (outside a vitest run, or with FAXGATE_TEST_FROM_SOURCE=1).
+ */
+export function cliArgv(): string[] {
+  const built = process.env.FAXGATE_TEST_FROM_SOURCE !== '1' && haveBuiltSources();
+  return built ? [BUILT_CLI_ENTRY] : ['--import', TSX_LOADER, CLI_ENTRY];
+}
 
 export interface CliResult {
   code: number | null;
@@ -21,7 +31,7 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 }
 
 export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
+  return spawn(process.execPath, [...cliArgv(), ...args], {
     cwd: opts.cwd ?? root,
     env: childEnv(opts.env),
     stdio: ['pipe', 'pipe', 'pipe'],

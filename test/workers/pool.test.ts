@@ -2,7 +2,7 @@
 // survive the thread boundary, a time limit, a heap limit that fails the task and not the
 // process, and the built daemon's worker file (dist/) loading without tsx.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { pdfPageTexts } from '../../src/intake/pdf-text.js';
 import { ReaderPool, ReadTimeoutError } from '../../src/workers/pool.js';
 import { textPdf } from '../spool/harness.js';
 import { pdfBomb } from '../helpers/pdf-bomb.js';
+import { BUILT_SOURCES } from '../helpers/built-sources.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FIXTURE = path.join(root, 'test/fixtures/mail/forwarded.eml');
@@ -114,28 +115,25 @@ describe('ReaderPool', () => {
 
 describe('the built worker (dist/, no tsx)', () => {
   it('loads tasks.js next to pool.js and reads a mail and a PDF', { timeout: 120_000 }, async () => {
-    // Compiled into a folder inside the project so that node_modules resolves as from dist/.
-    const out = path.join(root, '.vitest-tmp', `build-${process.pid}`);
-    try {
-      execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out], { stdio: 'pipe' });
-      const pdfFile = path.join(tmp, 'letter.pdf');
-      writeFileSync(pdfFile, await textPdf([['@@FAX 15551234567@@']]));
-      const script = `
-        import { readFileSync } from 'node:fs';
-        const { ReaderPool } = await import(${JSON.stringify(path.join(out, 'workers/pool.js'))});
-        const pool = new ReaderPool({ threads: 1 });
-        const mail = await pool.parseMail(${JSON.stringify(FIXTURE)}, ${JSON.stringify(dir('f'))});
-        const pages = await pool.pdfPageTexts(readFileSync(${JSON.stringify(pdfFile)}));
-        await pool.close();
-        console.log(JSON.stringify({ parts: mail.parts.length, subject: mail.subject, page: pages[0] }));`;
-      // plain node: no --import tsx, so a .ts worker file could not load
-      const res = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })) as { parts: number; subject: string; page: string };
-      const local = await parseMail(FIXTURE, dir('g'));
-      expect(res.parts).toBe(local.parts.length);
-      expect(res.subject).toBe(local.subject);
-      expect(res.page).toContain('@@FAX 15551234567@@');
-    } finally {
-      rmSync(out, { recursive: true, force: true });
-    }
+    // The sources as this run's global setup compiled them, laid out as dist/ (test/helpers/built-sources.ts);
+    // tsc's own dist/ is run the same way by the install test (a mail with a PDF to the installed daemon).
+    const out = BUILT_SOURCES;
+    expect(existsSync(path.join(out, 'workers/tasks.js'))).toBe(true);
+    const pdfFile = path.join(tmp, 'letter.pdf');
+    writeFileSync(pdfFile, await textPdf([['@@FAX 15551234567@@']]));
+    const script = `
+      import { readFileSync } from 'node:fs';
+      const { ReaderPool } = await import(${JSON.stringify(path.join(out, 'workers/pool.js'))});
+      const pool = new ReaderPool({ threads: 1 });
+      const mail = await pool.parseMail(${JSON.stringify(FIXTURE)}, ${JSON.stringify(dir('f'))});
+      const pages = await pool.pdfPageTexts(readFileSync(${JSON.stringify(pdfFile)}));
+      await pool.close();
+      console.log(JSON.stringify({ parts: mail.parts.length, subject: mail.subject, page: pages[0] }));`;
+    // plain node: no --import tsx, so a .ts worker file could not load
+    const res = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })) as { parts: number; subject: string; page: string };
+    const local = await parseMail(FIXTURE, dir('g'));
+    expect(res.parts).toBe(local.parts.length);
+    expect(res.subject).toBe(local.subject);
+    expect(res.page).toContain('@@FAX 15551234567@@');
   });
 });
