@@ -15,6 +15,17 @@ afterEach(async () => {
 
 const inFailed = (name: string) => existsSync(path.join(h!.folder(), 'failed', name)) && existsSync(path.join(h!.folder(), 'failed', `${name}.reason.txt`));
 const reason = (name: string) => readFileSync(path.join(h!.folder(), 'failed', `${name}.reason.txt`), 'utf8');
+/** Puts a link to `target` in place of the folder `dir`. The sweep (every 200 ms) makes a missing folder again, so it may win the gap between removal and link: then once more. */
+async function replaceWithLink(dir: string, target: string): Promise<void> {
+  for (;;) {
+    await rm(dir, { recursive: true, force: true });
+    try {
+      return await symlink(target, dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
 
 describe('dedupe swallows only a true repeat, and says so', () => {
   it('the same document to a different number is faxed again', async () => {
@@ -112,14 +123,13 @@ describe('the folders faxgate writes are checked at every use', () => {
     const old = new Date(Date.now() - 30 * 86_400_000);
     await utimes(path.join(victim, 'keys.json'), old, old);
     const done = path.join(h.folder(), 'done');
-    await rm(done, { recursive: true });
-    await symlink(victim, done);
+    await replaceWithLink(done, victim);
     await drop(h.folder(), '15551234567.pdf', '%PDF-1.4\n% after the swap\n%%EOF\n');
     await waitFor(() => h!.jobs()[0], 8000, 'a job');
     await waitFor(() => existsSync(path.join(done, '15551234567.pdf')) && !lstatSync(done).isSymbolicLink(), 5000, 'a real done/');
-    // a few sweeps (every 200 ms) have run over done/ meanwhile
     await waitFor(() => readdirSync(h!.folder()).some((n) => n.startsWith('.done.not-a-folder-')), 5000, 'the link moved aside');
-    await new Promise((r) => setTimeout(r, 600));
+    // three more sweeps (each prunes done/) have run since, none of them in the link's target
+    await h.sweeps(3);
     expect(readFileSync(path.join(victim, 'keys.json'), 'utf8')).toBe('precious');
     expect(readdirSync(victim)).toEqual(['keys.json']);
   });
@@ -136,10 +146,7 @@ describe('the folders faxgate writes are checked at every use', () => {
     h = await spoolHarness();
     const victim = path.join(h.dir, 'victim');
     await mkdir(victim);
-    for (const d of ['failed', '.work']) {
-      await rm(path.join(h.folder(), d), { recursive: true });
-      await symlink(victim, path.join(h.folder(), d));
-    }
+    for (const d of ['failed', '.work']) await replaceWithLink(path.join(h.folder(), d), victim);
     await drop(h.folder(), 'letter.pdf', '%PDF-1.4\n% nowhere\n%%EOF\n');
     await waitFor(() => inFailed('letter.pdf'), 8000, 'a real failed/');
     for (const d of ['failed', '.work']) expect(lstatSync(path.join(h.folder(), d)).isDirectory()).toBe(true);
