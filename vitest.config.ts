@@ -9,7 +9,13 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // One process per worker for all its files instead of one per file: each file re-imported the
+    // whole source tree (fastify, pdf-lib, mailparser...) in a fresh process, which took more CPU
+    // than most files' tests. The tests share no state through modules (a helper's per-file
+    // clean-up goes through test/helpers/file-cleanup.ts).
+    isolate: false,
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup-file.ts'],
     // every logger and every notification transport (also in the daemons the tests start) writes a
     // copy here; scripts/check-log-secrets.mjs checks both for secrets after the run
     env: { FAXGATE_LOG_COPY: LOG_COPY, FAXGATE_MAIL_COPY: MAIL_COPY },

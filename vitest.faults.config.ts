@@ -12,6 +12,7 @@ export default defineConfig({
     maxWorkers: 1,
     fileParallelism: false,
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup-file.ts'],
     // as in the main suite: the secret check reads these after the run
     env: { FAXGATE_LOG_COPY: FAULTS_LOG_COPY, FAXGATE_MAIL_COPY: FAULTS_MAIL_COPY },
   },

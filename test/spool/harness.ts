@@ -5,7 +5,6 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import { afterAll } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import type { SpoolConfig, UserConfig } from '../../src/config/schema.js';
 import type { FaxApi } from '../../src/fax/types.js';
@@ -15,6 +14,7 @@ import { SpoolWatcher, type SpoolWatcherOptions } from '../../src/spool/watcher.
 import { Store } from '../../src/store/store.js';
 import type { Job } from '../../src/store/types.js';
 import { ReaderPool } from '../../src/workers/pool.js';
+import { afterThisFile } from '../helpers/file-cleanup.js';
 
 export const ALICE: UserConfig = { name: 'alice', email: 'alice@example.com', aliases: [], apiKey: 'test-key-alice' };
 export const BOB: UserConfig = { name: 'bob', email: 'bob@example.com', aliases: [], apiKey: 'test-key-bob', spool: 'bobs-folder' };
@@ -49,17 +49,10 @@ export interface HarnessOptions {
 
 // PDF text is read on a worker thread, as in the daemon. One pool for all the tests of a file:
 // starting a worker (and loading pdfjs in it) took seconds per test on a loaded machine, and
-// made the first job of every test wait for it.
+// made the first job of every test wait for it. (Outside a vitest run, as in the child process
+// test/spool/unreadable starts as another user, nothing runs the clean-up: the pool ends with
+// that process.)
 let sharedReaders: ReaderPool | null = null;
-try {
-  afterAll(async () => {
-    await sharedReaders?.close();
-    sharedReaders = null;
-  });
-} catch {
-  // imported outside a vitest suite (test/spool/unreadable runs the harness in a child process as
-  // another user): that child closes its own pool
-}
 
 const noApi = (): FaxApi => {
   throw new Error('this test has no fax service');
@@ -74,7 +67,12 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
   const spool: SpoolConfig = { root, stableMs: 150, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, maxWriteMinutes: 30, ...opts.spool };
   const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
   if (!sharedReaders) {
-    sharedReaders = new ReaderPool({ threads: 1 });
+    const pool = new ReaderPool({ threads: 1 });
+    sharedReaders = pool;
+    afterThisFile(async () => {
+      if (sharedReaders === pool) sharedReaders = null;
+      await pool.close();
+    });
     // started here, so the first test's waits for a job do not include the worker's start
     await sharedReaders.pdfPageTexts(await textPdf([['warm-up']]));
   }
