@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { LOG_COPY, MAIL_COPY } from './test/log-copy.js';
+import { testTmpDir } from './test/tmp-dir.js';
 
 export default defineConfig({
   test: {
@@ -18,6 +19,7 @@ export default defineConfig({
     setupFiles: ['test/setup-file.ts'],
     // every logger and every notification transport (also in the daemons the tests start) writes a
     // copy here; scripts/check-log-secrets.mjs checks both for secrets after the run
-    env: { FAXGATE_LOG_COPY: LOG_COPY, FAXGATE_MAIL_COPY: MAIL_COPY },
+    // (and temp folders on a tmpfs where there is one: test/tmp-dir.ts)
+    env: { FAXGATE_LOG_COPY: LOG_COPY, FAXGATE_MAIL_COPY: MAIL_COPY, ...testTmpDir() },
   },
 });

@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { FAULTS_LOG_COPY, FAULTS_MAIL_COPY } from './test/log-copy.js';
+import { testTmpDir } from './test/tmp-dir.js';
 
 // The fault suite: long-running crash, outage and hostile-input tests (`npm run test:faults`).
 // FAXGATE_FAULTS_SHORT=1 runs a shortened form (used by .ci/run).
@@ -14,6 +15,7 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/setup-file.ts'],
     // as in the main suite: the secret check reads these after the run
-    env: { FAXGATE_LOG_COPY: FAULTS_LOG_COPY, FAXGATE_MAIL_COPY: FAULTS_MAIL_COPY },
+    // (and temp folders on a tmpfs where there is one: test/tmp-dir.ts)
+    env: { FAXGATE_LOG_COPY: FAULTS_LOG_COPY, FAXGATE_MAIL_COPY: FAULTS_MAIL_COPY, ...testTmpDir() },
   },
 });
