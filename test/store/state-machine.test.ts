@@ -217,6 +217,10 @@ describe('finding jobs: search, paging, counting', () => {
     expect((await t.store.listJobs({ search: 'SMITH' })).map((j) => j.id)).toEqual([ids[11]]);
     expect((await t.store.listJobs({ search: '2000012' })).map((j) => j.id)).toEqual([ids[12]]);
     expect(await t.store.listJobs({ search: 'nobody' })).toEqual([]);
+    // LIKE's wildcards are plain characters in a search
+    expect(await t.store.countJobs({ search: '%' })).toBe(0);
+    expect(await t.store.countJobs({ search: '_' })).toBe(0);
+    expect(await t.store.countJobs({ search: 'dr._j' })).toBe(0);
     expect(await t.store.countJobs({ search: '+1555200' })).toBe(25);
     expect(await t.store.countJobs({ search: 'müller' })).toBe(1);
 

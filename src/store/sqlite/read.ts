@@ -30,11 +30,14 @@ function jobWhere(filter: JobFilter): { where: string; args: unknown[] } {
   if (filter.updatedSince) (where.push('updated_at >= ?'), args.push(isoUtc(filter.updatedSince)));
   const needle = filter.search?.trim().toLowerCase();
   if (needle) {
-    // fold_case is JavaScript's toLowerCase (SQLite's lower() knows only ASCII): "Müller" finds "MÜLLER".
-    where.push(`(instr(fold_case(json_extract(meta, '$.origin.subject')), ?) > 0
-      OR instr(fold_case(json_extract(cover, '$.subject')), ?) > 0
-      OR EXISTS (SELECT 1 FROM recipients r WHERE r.job_id = jobs.id AND (instr(fold_case(r.number), ?) > 0 OR instr(fold_case(r.name), ?) > 0)))`);
-    args.push(needle, needle, needle, needle);
+    // SQLite's LIKE folds ASCII case in C (fast); other letters go through fold_case, which is
+    // JavaScript's toLowerCase ("müller" finds "MÜLLER").
+    const ascii = /^[\x20-\x7e]*$/.test(needle);
+    const has = ascii ? (col: string) => `${col} LIKE ? ESCAPE '\\'` : (col: string) => `instr(fold_case(${col}), ?) > 0`;
+    const arg = ascii ? `%${needle.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : needle;
+    where.push(`(${has("json_extract(meta, '$.origin.subject')")} OR ${has("json_extract(cover, '$.subject')")}
+      OR EXISTS (SELECT 1 FROM recipients r WHERE r.job_id = jobs.id AND (${has('r.number')} OR ${has('r.name')})))`);
+    args.push(arg, arg, arg, arg);
   }
   return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', args };
 }
