@@ -30,7 +30,7 @@ describe('the sandbox banner, pasted line by line', () => {
 
   beforeAll(async () => {
     cwd = mkdtempSync(path.join(os.tmpdir(), 'faxgate-banner-'));
-    child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
+    child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--web-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
     const err = new OutputWatch(child.stderr!);
     new OutputWatch(child.stdout!);
     await err.waitFor(/Then: npx faxgate jobs/, 60_000);
