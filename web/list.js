@@ -31,7 +31,7 @@ async function load() {
     rows.set(j.id, r);
     return r;
   }));
-  if (data.length === 0) body.append(h('tr', {}, h('td', { colspan: 4 }, search ? 'No fax matches.' : 'No faxes yet.')));
+  if (data.length === 0) body.append(h('tr', { class: 'empty' }, h('td', { colspan: 4 }, search ? 'No fax matches.' : 'No faxes yet.')));
   document.getElementById('pageinfo').textContent = total ? `${offset + 1}–${offset + data.length} of ${total}` : '';
   document.getElementById('prev').disabled = offset === 0;
   document.getElementById('next').disabled = offset + PAGE >= total;
@@ -65,6 +65,7 @@ function live() {
       announce(`${subjectOf(job)}: ${fresh.querySelector('.badge').textContent}`);
     } else if (offset === 0 && !search) {
       const fresh = row(job);
+      document.querySelector('#jobs tbody tr.empty')?.remove();
       document.querySelector('#jobs tbody').prepend(fresh);
       rows.set(job.id, fresh);
       announce(`New fax: ${subjectOf(job)}`);
