@@ -77,4 +77,12 @@ describe('the sandbox banner, pasted line by line', () => {
       }
     }
   }, 120_000);
+
+  it('prints the web console with a demo sign-in that works as printed', async () => {
+    const m = /Web console\s+(http:\/\/\S+)\s+sign in as (\S+), password (\S+)/.exec(banner);
+    expect(m, banner).not.toBeNull();
+    const r = await fetch(new URL('/login', m![1]), { method: 'POST', body: new URLSearchParams({ user: m![2]!, password: m![3]! }) });
+    expect(r.status, await r.clone().text()).toBe(200);
+    expect(((await r.json()) as { csrfToken?: string }).csrfToken).toMatch(/\S{20,}/);
+  });
 });
