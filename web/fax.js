@@ -1,4 +1,5 @@
 import { announce, api, h, requireSession, stateBadge, STATE_WORDS, subjectOf, when } from './app.js';
+import { renderPdf } from './preview.js';
 
 const id = new URLSearchParams(location.search).get('id') ?? '';
 const base = `/api/jobs/${encodeURIComponent(id)}`;
@@ -90,20 +91,7 @@ async function preview(i) {
     box.replaceChildren(h('p', {}, `${d.name} cannot be shown here; download it instead.`));
     return;
   }
-  box.replaceChildren(h('p', {}, 'Loading the preview…'));
-  const pdfjs = await import('/vendor/pdf.min.mjs');
-  pdfjs.GlobalWorkerOptions.workerSrc = '/vendor/pdf.worker.min.mjs';
-  const doc = await pdfjs.getDocument({ url, isEvalSupported: false, withCredentials: true }).promise;
-  const canvases = [];
-  for (let n = 1; n <= Math.min(doc.numPages, 10); n++) {
-    const page = await doc.getPage(n);
-    const viewport = page.getViewport({ scale: 1.2 });
-    const canvas = h('canvas', { width: Math.floor(viewport.width), height: Math.floor(viewport.height), role: 'img', 'aria-label': `${d.name}, page ${n} of ${doc.numPages}`, 'data-page': n });
-    await page.render({ canvasContext: canvas.getContext('2d'), viewport, canvas }).promise;
-    canvases.push(canvas);
-  }
-  box.replaceChildren(h('p', {}, `${d.name}: ${doc.numPages} page${doc.numPages === 1 ? '' : 's'}`), ...canvases);
-  box.dataset.rendered = String(canvases.length);
+  await renderPdf(box, url, d.name);
 }
 
 document.getElementById('resend').addEventListener('submit', async (ev) => {

@@ -45,7 +45,9 @@ async function loadInbound() {
       h('td', { 'data-label': 'From' }, f.from ?? 'unknown'),
       h('td', { 'data-label': 'Pages' }, f.pages ?? ''),
       h('td', { 'data-label': 'Received' }, when(f.receivedAt)),
-      h('td', { 'data-label': 'Document' }, h('a', { href: `/api/inbound/${encodeURIComponent(f.messageId)}/pdf?download=1` }, 'Download PDF')),
+      h('td', { 'data-label': 'Document' },
+        h('a', { href: `/inbound.html?id=${encodeURIComponent(f.messageId)}` }, 'Preview'), ' ',
+        h('a', { href: `/api/inbound/${encodeURIComponent(f.messageId)}/pdf?download=1` }, 'Download PDF')),
     )));
     if (data.faxes.length === 0) body.append(h('tr', {}, h('td', { colspan: 4 }, 'No faxes received.')));
   } catch (err) {

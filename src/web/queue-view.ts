@@ -40,6 +40,8 @@ function matches(j: Job, f: JobFilter): boolean {
 
 export class QueueView {
   private readonly native: boolean;
+  /** fallback live updates: the open jobs of the last look */
+  private wereOpen = new Set<string>();
 
   constructor(readonly store: ConsoleStore) {
     // a store with countJobs implements search/offset/updatedSince as well (queue-store.ts)
@@ -61,11 +63,24 @@ export class QueueView {
     return { jobs: all.slice(offset, offset + limit), total: all.length };
   }
 
-  /** Jobs changed at or after `since` (the live updates). */
+  /** Jobs changed at or after `since` (the live updates; one caller, the live loop). */
   async changedSince(filter: JobFilter, since: string): Promise<Job[]> {
     if (this.native) return this.store.listJobs({ ...filter, updatedSince: since, limit: 500 });
-    const all = await this.store.listJobs({ ...filter, limit: 100_000 });
-    return all.filter((j) => j.updatedAt >= since).slice(0, 500);
+    // fallback: only jobs that can still change are read (open ones, the newest), plus those that
+    // were open at the last look and are not any more (a delivery, a cancel): never the whole queue
+    const lists = await Promise.all([
+      ...(['queued', 'active', 'held'] as const).map((state) => this.store.listJobs({ ...filter, state, limit: 100_000 })),
+      this.store.listJobs({ ...filter, limit: 100 }),
+    ]);
+    const byId = new Map<string, Job>();
+    for (const j of lists.flat()) byId.set(j.id, j);
+    for (const id of this.wereOpen) {
+      if (byId.has(id)) continue;
+      const j = await this.store.getJob(id);
+      if (j) byId.set(id, j);
+    }
+    this.wereOpen = new Set(lists.slice(0, 3).flat().map((j) => j.id));
+    return [...byId.values()].filter((j) => j.updatedAt >= since).slice(0, 500);
   }
 
   async events(job: Job): Promise<JobEvent[]> {

@@ -3,7 +3,7 @@
 // the same lockout; a server-side session lives behind an httpOnly, SameSite=Strict cookie; every
 // state-changing call carries the session's CSRF token in X-CSRF-Token. Another user's job answers
 // exactly as a job that does not exist (404), so ids cannot be probed.
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -257,8 +257,12 @@ export class WebConsole {
         try {
           const file = path.join(dir, 'fax.pdf');
           // the user's own key: the service answers only for their own faxes
-          await this.deps.clientFor(s.user).downloadFax(id, file);
-          const { readFile } = await import('node:fs/promises');
+          try {
+            await this.deps.clientFor(s.user).downloadFax(id, file);
+          } catch (err) {
+            if (isFaxgateError(err) && (err.code === 'API_NOT_FOUND' || err.code === 'API_FORBIDDEN')) return reply.code(404).send({ error: 'no such fax' });
+            throw err;
+          }
           const body = await readFile(file);
           this.log.info({ user: s.user, messageId: id }, 'WEB downloaded an inbound fax');
           const q = req.query as Record<string, string | undefined>;

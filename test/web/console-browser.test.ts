@@ -7,6 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, fetch as undiciFetch, FormData } from 'undici';
+import { TEST_KEYS } from '../helpers/emulator.js';
 import { TEST_PDF } from '../helpers/store.js';
 import { PASSWORDS, startConsoleRig, type ConsoleRig } from './rig.js';
 
@@ -17,6 +19,7 @@ const SHOTS = process.env.FAXGATE_SCREENSHOTS === '1' ? path.resolve(__dirname, 
 
 let rig: ConsoleRig;
 let browser: Browser;
+let emuAgent: Agent;
 
 async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
@@ -53,8 +56,10 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
   beforeAll(async () => {
     rig = await startConsoleRig({ delayMs: 1500 });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    emuAgent = new Agent({ connect: { ca: rig.emu.caPem } });
   }, 60_000);
   afterAll(async () => {
+    await emuAgent?.close();
     await browser?.close();
     await rig?.stop();
   });
@@ -166,6 +171,26 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     expect(await page.locator('#jobs').textContent()).not.toContain('Alice private');
     await ctx.close();
   }, 30_000);
+
+  it('lists a received fax and previews it; another user cannot fetch it', async () => {
+    const fd = new FormData();
+    fd.append('email', 'alice@example.com');
+    fd.append('callerId', '+15557654321');
+    fd.append('file', new Blob([TEST_PDF], { type: 'application/pdf' }), 'scan.pdf');
+    const made = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, { method: 'POST', headers: { authorization: `Basic ${TEST_KEYS.admin}` }, body: fd, dispatcher: emuAgent });
+    const text = await made.text();
+    expect(made.status, text).toBe(200);
+    const messageId = (JSON.parse(text) as { messageId: string }).messageId;
+    const { ctx, page } = await signedIn('alice');
+    await page.locator('#inbound').getByText('15557654321').waitFor({ timeout: 15_000 });
+    await page.locator('#inbound').getByRole('link', { name: 'Preview' }).first().click();
+    await page.locator('#preview canvas[data-page="1"]').waitFor({ timeout: 20_000 });
+    await ctx.close();
+    const bob = await signedIn('bob');
+    const r = await bob.page.request.get(`${rig.base}/api/inbound/${messageId}/pdf`);
+    expect(r.status()).toBe(404);
+    await bob.ctx.close();
+  }, 60_000);
 
   it("shows an operator the queue", async () => {
     await queued('Held one', '+15550104949', new Date(Date.now() + 3_600_000).toISOString()).then((j) => rig.gw.store.hold(j.id));
