@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_KEYS } from '../helpers/emulator.js';
+import { RawSmtp } from '../helpers/raw-smtp.js';
 import { TEST_PDF } from '../helpers/store.js';
 import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from './rig.js';
 
@@ -148,6 +149,28 @@ describe('web console API', () => {
     // an operator may see and act on it
     const ops = await signIn(rig.base, 'ops', PASSWORDS.ops);
     expect((await fetch(`${rig.base}/api/jobs/${job.id}`, { headers: { cookie: ops.cookie } })).status).toBe(200);
+  });
+
+  it("shows operators the gateway's recent refusals with their reasons, and users their contacts", async () => {
+    const { client } = await RawSmtp.connect(rig.smtpPort);
+    try {
+      await client.cmd('EHLO tester.example');
+      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^250/);
+      expect(await client.cmd('RCPT TO:<19005550199@fax.example.com>')).toMatch(/^553 5\.1\.3/);
+    } finally {
+      client.close();
+    }
+    const ops = await signIn(rig.base, 'ops', PASSWORDS.ops);
+    const overview = await json(await fetch(`${rig.base}/api/admin/overview`, { headers: { cookie: ops.cookie } }));
+    expect(overview.refusals[0]).toMatchObject({ source: 'smtp', reason: expect.stringMatching(/^553 5\.1\.3 .*premium/) });
+    const alice = await signIn(rig.base, 'alice', PASSWORDS.alice);
+    const contacts = await json(await fetch(`${rig.base}/api/contacts`, { headers: { cookie: alice.cookie } }));
+    expect(contacts.map((c: { name: string }) => c.name)).toContain('Acme Billing');
+    // alice's print_driver key may only read contacts: the console says so and changes nothing
+    const add = await fetch(`${rig.base}/api/contacts`, { method: 'POST', headers: { cookie: alice.cookie, 'x-csrf-token': alice.csrf, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'New Lab', faxNumber: '5550109999' }) });
+    expect(add.status).toBe(403);
+    const after = await json(await fetch(`${rig.base}/api/contacts`, { headers: { cookie: alice.cookie } }));
+    expect(after.map((c: { name: string }) => c.name)).not.toContain('New Lab');
   });
 
   it('locks an address out after 10 failed sign-ins, even for the right password', async () => {

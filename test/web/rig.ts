@@ -19,6 +19,8 @@ export interface ConsoleRig {
   base: string;
   dir: string;
   logs: string[];
+  /** the SMTP listener's port */
+  smtpPort: number;
   /** the certificate's CA file when the console serves https */
   caFile?: string;
   stop(): Promise<void>;
@@ -39,6 +41,7 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
     data: path.join(dir, 'data'),
     queue: { pollIntervalMs: opts.pollIntervalMs ?? 200 },
     web: { listen: '127.0.0.1:0', livePollMs: 200, ...(tls ? { tls } : {}) },
+    smtp: { listen: ['127.0.0.1:0'], domains: ['fax.example.com'] },
     users: [
       { name: 'alice', email: 'alice@example.com', apiKey: TEST_KEYS.alice, password: HASHES.alice },
       { name: 'bob', email: 'bob@example.com', apiKey: TEST_KEYS.bob, password: HASHES.bob },
@@ -52,7 +55,7 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
   const addr = await gw.start();
   const base = `${tls ? 'https' : 'http'}://127.0.0.1:${addr.web!.port}`;
   return {
-    emu, gw, base, dir, logs, caFile,
+    emu, gw, base, dir, logs, caFile, smtpPort: addr.smtp[0]!.port,
     async stop() {
       await gw.stop();
       await emu.stop();
