@@ -64,7 +64,7 @@ export class OperatorPages {
       refusals: this.deps.refusals.recent(50),
       volume24h: [...volume.values()].sort((a, b) => b.jobs - a.jobs),
       service: { status: service.status, checks: service.checks, historyBudgetAvailable: this.deps.historyAvailable() },
-      keysRefused: await listKeyHolds(store as never, this.deps.users().map((u) => u.name)),
+      keysRefused: await listKeyHolds(store, this.deps.users().map((u) => u.name)),
     };
   }
 }
