@@ -226,6 +226,7 @@ export class Gateway {
           maxUploadBytes: config.smtp?.maxMessageBytes,
           faxesPerMinute: config.smtp?.maxMessagesPerMinute,
           authFailureDelayMs: opts.webAuthFailureDelayMs,
+          historyAvailable: (reserve) => this.gate.historyAvailable(reserve),
           operator: new OperatorPages({
             store: this.store,
             users: () => this.users,

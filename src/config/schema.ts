@@ -233,6 +233,8 @@ export const configSchema = z
         sessionHours: z.number().positive().max(24 * 30).default(12),
         /** how often live updates look at the queue for changes (also changes made by other gateways) */
         livePollMs: z.number().int().min(100).max(60_000).default(1000),
+        /** TLS proxies in front whose X-Forwarded-For names the client (sign-in lockout counts per client) */
+        trustedProxies: z.array(cidr).optional(),
       })
       .strict()
       .optional(),

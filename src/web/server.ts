@@ -44,6 +44,8 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
 };
 const MAX_FILES = 20;
+// calls of the account's history budget the console leaves to status polling and reconciliation
+const HISTORY_RESERVE = 3;
 
 export interface WebConsoleDeps {
   config: WebConfig;
@@ -65,6 +67,8 @@ export interface WebConsoleDeps {
   maxUploadBytes?: number;
   /** pause after a wrong password, times the failures so far (default 1000 ms) */
   authFailureDelayMs?: number;
+  /** whether the account's history budget has room now (received faxes are not fetched when not) */
+  historyAvailable?: (reserve: number) => boolean;
   /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
   faxesPerMinute?: number;
 }
@@ -80,6 +84,7 @@ export class WebConsole {
   private readonly log: Logger;
   private readonly view: QueueView;
   private readonly live: LiveUpdates;
+  private readonly inboundCache = new Map<string, { value: unknown }>();
 
   constructor(private readonly deps: WebConsoleDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -93,6 +98,8 @@ export class WebConsole {
       logger: false,
       ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
       bodyLimit: 1_048_576,
+      // behind a proxy every sign-in would come from the proxy's address: believe only the named ones
+      trustProxy: deps.config.trustedProxies?.length ? deps.config.trustedProxies : false,
       // a job id or a contact id never needs more
       routerOptions: { maxParamLength: 200 },
     }) as unknown as FastifyInstance;
@@ -237,16 +244,28 @@ export class WebConsole {
 
       api.post('/api/faxes', async (req) => this.newFax(req as Authed));
 
-      api.get('/api/inbound', async (req) => {
+      api.get('/api/inbound', async (req, reply) => {
         const s = (req as Authed).session;
         const q = req.query as Record<string, string | undefined>;
         const limit = clampInt(q.limit, 1, 100, 25);
         const offset = clampInt(q.offset, 0, 100_000, 0);
+        // history calls share the account's small budget with status polling: the console asks
+        // only while a few calls are left for the dispatcher, else shows its last answer
+        const key = `${s.user}:${limit}:${offset}`;
+        const cached = this.inboundCache.get(key);
+        if (this.deps.historyAvailable && !this.deps.historyAvailable(HISTORY_RESERVE)) {
+          if (cached) return cached.value;
+          return reply.code(503).send({ error: "the fax service's history is rate-limited just now; received faxes show again in a minute" });
+        }
         const page = await this.deps.clientFor(s.user).history({ direction: 'inbound', limit, offset });
-        return {
+        const value = {
           total: page.count,
           faxes: page.rows.map((r) => ({ messageId: r.messageId, from: r.faxCallerId ?? r.faxCsid ?? null, to: r.faxNumber ?? null, status: r.status, pages: r.pagesCount ?? null, receivedAt: r.createdAt ?? null })),
         };
+        this.inboundCache.delete(key);
+        this.inboundCache.set(key, { value });
+        if (this.inboundCache.size > 1000) this.inboundCache.delete(this.inboundCache.keys().next().value!);
+        return value;
       });
 
       api.get('/api/inbound/:messageId/pdf', async (req, reply) => {

@@ -47,7 +47,7 @@ describe('web console API', () => {
 
   it('refuses a wrong password, an unknown user and a user without a password, with one answer', async () => {
     for (const [user, password] of [['alice', 'wrong'], ['nobody', 'x'], ['nopass', '']]) {
-      const r = await fetch(`${rig.base}/login`, { method: 'POST', body: new URLSearchParams({ user: user!, password: password! }), headers: { 'x-forwarded-for': '1' } });
+      const r = await fetch(`${rig.base}/login`, { method: 'POST', body: new URLSearchParams({ user: user!, password: password! }), });
       expect(r.status, user).toBe(401);
       expect(r.headers.get('set-cookie')).toBeNull();
       expect((await json(r)).error).toMatch(/wrong user name or password/);
@@ -174,7 +174,9 @@ describe('web console API', () => {
   });
 
   it('locks an address out after 10 failed sign-ins, even for the right password', async () => {
-    const attempt = (password: string) => fetch(`${rig.base}/login`, { method: 'POST', body: new URLSearchParams({ user: 'bob', password }) });
+    // X-Forwarded-For is not believed without web.trustedProxies: changing it does not help
+    let n = 0;
+    const attempt = (password: string) => fetch(`${rig.base}/login`, { method: 'POST', headers: { 'x-forwarded-for': `203.0.113.${++n}` }, body: new URLSearchParams({ user: 'bob', password }) });
     let statuses: number[] = [];
     for (let i = 0; i < 12; i++) statuses.push((await attempt('guess-' + i)).status);
     // earlier tests failed 3 times from this address too: the lock comes at 10 in all
@@ -229,4 +231,46 @@ describe('web console over TLS', () => {
       await tls.stop();
     }
   });
+});
+
+describe('web console behind a proxy', () => {
+  it('counts sign-in failures per client named by a trusted proxy, and believes no one else', async () => {
+    const proxied = await startConsoleRig({ delayMs: 60_000, trustedProxies: ['127.0.0.1'] });
+    try {
+      const attempt = (from: string, password: string) => fetch(`${proxied.base}/login`, { method: 'POST', headers: { 'x-forwarded-for': from }, body: new URLSearchParams({ user: 'bob', password }) });
+      const statuses: number[] = [];
+      for (let i = 0; i < 11; i++) statuses.push((await attempt('198.51.100.1', `guess-${i}`)).status);
+      expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+      expect(statuses[10]).toBe(429);
+      expect((await attempt('198.51.100.1', PASSWORDS.bob)).status).toBe(429);
+      // another client behind the same proxy is not locked out by the first one's guesses
+      expect((await attempt('198.51.100.2', PASSWORDS.bob)).status).toBe(200);
+    } finally {
+      await proxied.stop();
+    }
+  }, 60_000);
+});
+
+describe('received faxes and the history budget', () => {
+  it('leaves the account\'s history calls to status polling: its last list, or 503, never a wait', async () => {
+    // 4 calls a minute, 3 left to the dispatcher: the console may make one
+    const tight = await startConsoleRig({ delayMs: 60_000, historyPerMinute: 4 });
+    try {
+      const s = await signIn(tight.base, 'alice', PASSWORDS.alice);
+      const get = (q: string) => fetch(`${tight.base}/api/inbound${q}`, { headers: { cookie: s.cookie } });
+      const first = await get('?limit=10');
+      expect(first.status).toBe(200);
+      const body = await first.text();
+      const started = Date.now();
+      const again = await get('?limit=10');
+      expect(again.status).toBe(200);
+      expect(await again.text()).toBe(body);
+      const other = await get('?limit=10&offset=10');
+      expect(other.status).toBe(503);
+      expect((await json(other)).error).toMatch(/rate-limited/);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await tight.stop();
+    }
+  }, 60_000);
 });

@@ -26,7 +26,7 @@ export interface ConsoleRig {
   stop(): Promise<void>;
 }
 
-export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number } = {}): Promise<ConsoleRig> {
+export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number } = {}): Promise<ConsoleRig> {
   const emu = await startTestEmulator({ delayMs: opts.delayMs ?? 300 });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-web-'));
   let tls: { cert: string; key: string } | undefined;
@@ -37,10 +37,11 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
     caFile = c.caFile;
   }
   const config = configSchema.parse({
-    api: { baseUrl: emu.baseUrl, caFile: emu.caFile },
+    // the test emulator has no history limit; the gateway's own budget is opened to match
+    api: { baseUrl: emu.baseUrl, caFile: emu.caFile, historyPerMinute: opts.historyPerMinute ?? 600 },
     data: path.join(dir, 'data'),
     queue: { pollIntervalMs: opts.pollIntervalMs ?? 200 },
-    web: { listen: '127.0.0.1:0', livePollMs: 200, ...(tls ? { tls } : {}) },
+    web: { listen: '127.0.0.1:0', livePollMs: 200, ...(tls ? { tls } : {}), ...(opts.trustedProxies ? { trustedProxies: opts.trustedProxies } : {}) },
     smtp: { listen: ['127.0.0.1:0'], domains: ['fax.example.com'] },
     users: [
       { name: 'alice', email: 'alice@example.com', apiKey: TEST_KEYS.alice, password: HASHES.alice },
