@@ -57,7 +57,7 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     rig = await startConsoleRig({ delayMs: 1500 });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     emuAgent = new Agent({ connect: { ca: rig.emu.caPem } });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await emuAgent?.close();
     await browser?.close();
