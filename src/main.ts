@@ -233,6 +233,7 @@ export class Gateway {
             refusals: this.refusals,
             readiness: () => this.health.readiness(),
             historyAvailable: () => this.gate.historyAvailable(),
+            keyExpiry: () => this.keyWatch?.expiries() ?? [],
           }),
         })
       : null;

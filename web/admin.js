@@ -47,6 +47,7 @@ async function load() {
     ...Object.entries(data.service.checks).map(([k, c]) => h('li', {}, `${k}: ${c.ok ? 'ok' : 'failing'}${c.detail ? ` — ${c.detail}` : ''}`)),
     h('li', {}, `History budget: ${data.service.historyBudgetAvailable ? 'available' : 'used up for the moment (rate limited)'}`),
     ...data.keysRefused.map((k) => h('li', { class: 'error' }, `Key of ${k.user} refused since ${when(k.since)}: ${k.reason}`)),
+    ...(data.keyExpiry ?? []).map((k) => h('li', {}, `Key of ${k.user}: ${k.expiresAt ? `expires ${when(k.expiresAt)}` : 'does not expire'} (checked ${when(k.checkedAt)})`)),
   );
   const att = [jobTable('Held', data.held), jobTable('Outcome unknown', data.unknown), jobTable('Stuck', data.stuck)].filter(Boolean);
   document.getElementById('attention').replaceChildren(...(att.length ? att : [h('p', {}, 'Nothing needs attention.')]));

@@ -19,6 +19,8 @@ export interface OperatorDeps {
   readiness: () => Promise<HealthReport>;
   /** whether the account's history budget has room now (the service's rate limit) */
   historyAvailable: () => boolean;
+  /** each user's key expiry from the key watch's last check (absent without api.adminKey) */
+  keyExpiry?: () => Array<{ user: string; expiresAt: string | null; checkedAt: string }>;
 }
 
 export class OperatorPages {
@@ -65,6 +67,7 @@ export class OperatorPages {
       volume24h: [...volume.values()].sort((a, b) => b.jobs - a.jobs),
       service: { status: service.status, checks: service.checks, historyBudgetAvailable: this.deps.historyAvailable() },
       keysRefused: await listKeyHolds(store, this.deps.users().map((u) => u.name)),
+      keyExpiry: this.deps.keyExpiry?.() ?? null,
     };
   }
 }
