@@ -277,3 +277,26 @@ describe('received faxes and the history budget', () => {
     }
   }, 60_000);
 });
+
+describe('web console sessions', () => {
+  it('end after web.sessionHours, and at sign-out', async () => {
+    let offset = 0;
+    const clock = { now: () => Date.now() + offset };
+    const timed = await startConsoleRig({ delayMs: 60_000, clock });
+    try {
+      const s = await signIn(timed.base, 'alice', PASSWORDS.alice);
+      const me = () => fetch(`${timed.base}/api/session`, { headers: { cookie: s.cookie } });
+      expect(s.setCookie).toMatch(/Max-Age=43200/);
+      offset = 11.9 * 3_600_000;
+      expect((await me()).status).toBe(200);
+      offset = 12.1 * 3_600_000;
+      expect((await me()).status).toBe(401);
+      const t = await signIn(timed.base, 'alice', PASSWORDS.alice);
+      const out = await fetch(`${timed.base}/logout`, { method: 'POST', headers: { cookie: t.cookie, 'x-csrf-token': t.csrf } });
+      expect(out.headers.get('set-cookie')).toMatch(/^faxgate_session=; .*Max-Age=0/);
+      expect((await fetch(`${timed.base}/api/session`, { headers: { cookie: t.cookie } })).status).toBe(401);
+    } finally {
+      await timed.stop();
+    }
+  }, 60_000);
+});

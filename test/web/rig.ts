@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Clock } from '../../src/clock.js';
 import { configSchema } from '../../src/config/schema.js';
 import { ensureCertificate } from '../../src/emulator/certificate.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -26,7 +27,7 @@ export interface ConsoleRig {
   stop(): Promise<void>;
 }
 
-export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number; adminKey?: boolean } = {}): Promise<ConsoleRig> {
+export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number; adminKey?: boolean; clock?: Clock } = {}): Promise<ConsoleRig> {
   const emu = await startTestEmulator({ delayMs: opts.delayMs ?? 300 });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-web-'));
   let tls: { cert: string; key: string } | undefined;
@@ -52,7 +53,7 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
   });
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void logs.push(l) } });
-  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10 });
+  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10 });
   const addr = await gw.start();
   const base = `${tls ? 'https' : 'http'}://127.0.0.1:${addr.web!.port}`;
   return {
