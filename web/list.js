@@ -70,6 +70,8 @@ function live() {
       document.querySelector('#jobs tbody tr.empty')?.remove();
       document.querySelector('#jobs tbody').prepend(fresh);
       rows.set(job.id, fresh);
+      total += 1;
+      document.getElementById('pageinfo').textContent = `1–${rows.size} of ${total}`;
       announce(`New fax: ${subjectOf(job)}`);
     }
   });

@@ -331,14 +331,14 @@ export class WebConsole {
     const client = req.ip;
     const attempt = this.lockout.begin(client);
     if (!attempt) {
-      this.log.warn({ remote: client, user: name }, 'WEB sign-in refused: too many failures from this address');
+      this.log.warn({ remote: client, user: this.knownName(name) }, 'WEB sign-in refused: too many failures from this address');
       return reply.code(429).send({ error: 'too many failed sign-ins from your address; try again in 15 minutes' });
     }
     const user = this.deps.users().find((u) => u.name === name);
     const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, DUMMY_HASH), false);
     if (!ok || !user) {
       const failures = attempt.failed();
-      this.log.warn({ remote: client, user: name, failures }, 'WEB sign-in failed');
+      this.log.warn({ remote: client, user: this.knownName(name), failures }, 'WEB sign-in failed');
       await new Promise((r) => setTimeout(r, (this.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
       return reply.code(401).send({ error: 'wrong user name or password (a user without a password set by `faxgate passwd` cannot sign in)' });
     }
@@ -347,6 +347,11 @@ export class WebConsole {
     this.log.info({ remote: client, user: user.name, admin: s.admin }, 'WEB signed in');
     reply.header('set-cookie', this.cookie(s.id, Math.floor(this.deps.config.sessionHours * 3600)));
     return { user: s.user, admin: s.admin, csrfToken: s.csrfToken };
+  }
+
+  /** A user name for the log only when it is a configured one: a password typed into the name field stays out. */
+  private knownName(name: string): string {
+    return this.deps.users().some((u) => u.name === name) ? name : '(not a configured user)';
   }
 
   private cookie(value: string, maxAgeSeconds: number): string {

@@ -46,12 +46,14 @@ describe('web console API', () => {
   });
 
   it('refuses a wrong password, an unknown user and a user without a password, with one answer', async () => {
-    for (const [user, password] of [['alice', 'wrong'], ['nobody', 'x'], ['nopass', '']]) {
+    for (const [user, password] of [['alice', 'wrong'], ['nobody', 'x'], ['nopass', ''], [PASSWORDS.bob, PASSWORDS.bob]]) {
       const r = await fetch(`${rig.base}/login`, { method: 'POST', body: new URLSearchParams({ user: user!, password: password! }), });
       expect(r.status, user).toBe(401);
       expect(r.headers.get('set-cookie')).toBeNull();
       expect((await json(r)).error).toMatch(/wrong user name or password/);
     }
+    // a password typed into the name field is not logged
+    expect(rig.logs.join('\n')).not.toContain(PASSWORDS.bob);
   });
 
   it('sends security headers on pages and answers', async () => {
