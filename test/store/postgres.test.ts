@@ -153,6 +153,32 @@ describe.skipIf(pgMissing !== null)('losing PostgreSQL', () => {
     expect(await a.holdsDuty('purge')).toBe(true);
   });
 
+  it('a connection cut in the middle of a transaction fails that call as STORE_UNAVAILABLE, nothing half-stored, no crash', async () => {
+    const { a, dir, url } = await twoInstances();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // hold the dedupe key's lock, so the enqueue waits inside its transaction
+      await admin.query('SELECT pg_advisory_lock(hashtext($1))', ['faxgate:dedupe:cut-key']);
+      const pending = a.enqueue(newJob(dir, { dedupeKey: 'cut-key' })).then(() => null, (err: unknown) => err);
+      let pid: number | undefined;
+      for (let i = 0; i < 100 && pid === undefined; i++) {
+        pid = (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE wait_event = 'advisory' AND pid <> pg_backend_pid()`)).rows[0]?.pid;
+        if (pid === undefined) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(pid).toBeDefined();
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      const err = await pending;
+      expect(isFaxgateError(err, 'STORE_UNAVAILABLE')).toBe(true);
+      expect(await a.listJobs()).toEqual([]);
+      // and the store goes on with a fresh connection
+      await admin.query('SELECT pg_advisory_unlock(hashtext($1))', ['faxgate:dedupe:cut-key']);
+      expect((await a.enqueue(newJob(dir, { dedupeKey: 'cut-key' }))).duplicate).toBe(false);
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('never shows the database password in errors', async () => {
     const secret = 'S3cr3t-pw%21';
     const url = `postgres://faxgate:${secret}@127.0.0.1:1/faxgate`;

@@ -106,6 +106,9 @@ export class PgStore implements QueueStore {
     // An idle connection cut by the server (restart, partition) must not crash the process: the
     // pool drops it and connects again on the next call.
     this.pool.on('error', (err) => this.log.warn({ database: this.shownUrl, err: this.scrubbed(err) }, 'PostgreSQL connection lost'));
+    // A connection cut while it is checked out (mid-transaction) also emits 'error' on its client;
+    // the query in flight fails (STORE_UNAVAILABLE) and the pool drops the client on release.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   private scrubbed(err: unknown): string {
