@@ -57,12 +57,12 @@ const { configSchema } = await faxgateModule<typeof import('../src/config/schema
 const { UserDirectory } = await faxgateModule<typeof import('../src/fax/user-directory.js')>('fax/user-directory');
 const { silentLogger } = await faxgateModule<typeof import('../src/log/logger.js')>('log/logger');
 const { SmtpGateway } = await faxgateModule<typeof import('../src/smtp/server.js')>('smtp/server');
-const { Store } = await faxgateModule<typeof import('../src/store/store.js')>('store/store');
+const { SqliteStore } = await faxgateModule<typeof import('../src/store/store.js')>('store/store');
 const { ReaderPool } = await faxgateModule<typeof import('../src/workers/pool.js')>('workers/pool');
 
 async function ours(): Promise<Measured & { rssBefore: number; peakRss: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-'));
-  const store = Store.open({ dataDir: path.join(dir, 'data') });
+  const store = SqliteStore.open({ dataDir: path.join(dir, 'data') });
   const smtp = { ...configSchema.parse({ smtp: { listen: ['127.0.0.1:0'], domains: [DOMAIN] } }).smtp!, maxMessagesPerMinute: 1_000_000, maxConnections: 100 };
   // mail parsed on worker threads, as the daemon does
   const readers = new ReaderPool();

@@ -13,9 +13,10 @@ import { newJobId, newSendId } from './job-id.js';
 import { deriveJobState, isFinalJobState } from './job-state.js';
 import { MIGRATIONS } from './migrations.js';
 import { toJob, toNotification, toRecipient, type JobRow, type NotificationRow, type RecipientRow } from './rows.js';
+import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from './queue-store.js';
 import type {
-  Job, JobFilter, JobMeta, JobSource, JobState, NewDocument, NewJob, NewNotification, Notification,
-  QueueCounts, QueueStore, Recipient, RecipientState, StoredDocument,
+  Job, JobEvent, JobFilter, JobMeta, JobSource, JobState, NewDocument, NewJob, NewNotification, Notification,
+  QueueCounts, Recipient, RecipientState, StoredDocument,
 } from './types.js';
 import { JOB_STATES, RECIPIENT_STATES } from './types.js';
 
@@ -27,42 +28,11 @@ export interface StoreOptions {
   dedupeWindowMs?: number;
 }
 
-export interface RecipientKey {
-  jobId: string;
-  idx: number;
-}
-
-/** One send call's worth of claimed work: due recipients of one job, sharing a sendId. */
-export interface ClaimedGroup {
-  job: Job;
-  recipients: Recipient[];
-  sendId: string;
-}
-
-export interface ClaimOptions {
-  /** At most this many faxes in flight per destination number across all jobs (default 1). */
-  perNumber?: number;
-  /** Jobs scheduled further ahead than this are not claimed yet (default 24 h). */
-  scheduleHorizonMs?: number;
-}
-
-/** What the service reported about a fax, recorded on its recipient. */
-export interface FaxResultFields {
-  messageId?: string | null;
-  resultCode?: string | null;
-  resultInfo?: string | null;
-  errorCode?: string | null;
-  errorInfo?: string | null;
-  pagesComplete?: number | null;
-  pagesCount?: number | null;
-  duration?: number | null;
-  faxAttempt?: number | null;
-}
-
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
 const MAX_CACHED_STATEMENTS = 200;
 
-export class Store implements QueueStore {
+export class SqliteStore implements QueueStore {
+  readonly backend = 'sqlite' as const;
   readonly dataDir: string;
   readonly documentsDir: string;
   private readonly db: Database.Database;
@@ -74,8 +44,8 @@ export class Store implements QueueStore {
   private readonly statements = new Map<string, Database.Statement>();
   private closed = false;
 
-  static open(opts: StoreOptions): Store {
-    return new Store(opts);
+  static open(opts: StoreOptions): SqliteStore {
+    return new SqliteStore(opts);
   }
 
   private constructor(opts: StoreOptions) {
@@ -181,7 +151,7 @@ export class Store implements QueueStore {
         `INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)`,
       );
       recipients.forEach((r, i) => ins.run(id, i, r.number, r.name ?? null, now, now, now));
-      return { job: this.getJob(id)!, duplicate: false };
+      return { job: this.jobById(id)!, duplicate: false };
     });
     let result: { job: Job; duplicate: boolean };
     try {
@@ -204,7 +174,7 @@ export class Store implements QueueStore {
   private findDuplicate(key: string): Job | null {
     const since = new Date(this.clock.now() - this.dedupeWindowMs).toISOString();
     const row = this.sql('SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1').get(key, since) as { id: string } | undefined;
-    return row ? this.getJob(row.id) : null;
+    return row ? this.jobById(row.id) : null;
   }
 
   private async placeDocuments(dir: string, docs: NewDocument[], orig?: NewDocument): Promise<{ documents: StoredDocument[]; original: StoredDocument | null }> {
@@ -245,7 +215,7 @@ export class Store implements QueueStore {
          VALUES (?, ?, ?, 'corrupt', ?, '[]', ?, '[]', ?, ?, ?, ?, ?)`,
       ).run(id, input.source, input.user, JSON.stringify({ enabled: false }), JSON.stringify(original), JSON.stringify(input.meta ?? {}), input.reason, now, now, now);
       this.insertNotification({ kind: 'rejected', user: input.user, jobId: id, dedupeKey: `rejected:${id}`, payload: { jobId: id, reason: input.reason } });
-      return this.getJob(id)!;
+      return this.jobById(id)!;
     });
     try {
       return insert.immediate();
@@ -256,7 +226,12 @@ export class Store implements QueueStore {
 
   // ---------------------------------------------------------------- reading
 
-  getJob(id: string): Job | null {
+  async getJob(id: string): Promise<Job | null> {
+    return this.jobById(id);
+  }
+
+  /** The job as committed, read inside the caller's transaction. */
+  private jobById(id: string): Job | null {
     const row = this.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
     if (!row) return null;
     return toJob(row, this.recipientsOf(id));
@@ -267,19 +242,16 @@ export class Store implements QueueStore {
   }
 
   private mustGet(id: string): Job {
-    const job = this.getJob(id);
+    const job = this.jobById(id);
     if (!job) throw new FaxgateError('JOB_NOT_FOUND', `no job has the id ${JSON.stringify(id)}`);
     return job;
   }
 
-  listJobs(filter: JobFilter = {}): Job[] {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (filter.state) (where.push('state = ?'), args.push(filter.state));
-    if (filter.user) (where.push('user = ?'), args.push(filter.user));
-    if (filter.source) (where.push('source = ?'), args.push(filter.source));
+  async listJobs(filter: JobFilter = {}): Promise<Job[]> {
+    const { where, args } = jobWhere(filter);
     const limit = Math.max(1, Math.min(filter.limit ?? 1000, 100_000));
-    const rows = this.sql(`SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ${limit}`).all(...args) as JobRow[];
+    const offset = Math.max(0, Math.floor(filter.offset ?? 0));
+    const rows = this.sql(`SELECT * FROM jobs ${where} ORDER BY created_at DESC, rowid DESC LIMIT ${limit} OFFSET ${offset}`).all(...args) as JobRow[];
     if (rows.length === 0) return [];
     const recs = this.sql(`SELECT * FROM recipients WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, idx`).all(JSON.stringify(rows.map((r) => r.id))) as RecipientRow[];
     const byJob = new Map<string, Recipient[]>();
@@ -291,7 +263,25 @@ export class Store implements QueueStore {
     return rows.map((r) => toJob(r, byJob.get(r.id) ?? []));
   }
 
-  counts(): QueueCounts {
+  async countJobs(filter: JobFilter = {}): Promise<number> {
+    const { where, args } = jobWhere(filter);
+    return (this.sql(`SELECT COUNT(*) AS n FROM jobs ${where}`).get(...args) as { n: number }).n;
+  }
+
+  async listEvents(_jobId: string): Promise<JobEvent[]> {
+    return [];
+  }
+
+  async readDocument(doc: StoredDocument): Promise<Buffer> {
+    return fsp.readFile(await this.documentPath(doc));
+  }
+
+  /** SQLite keeps each document as a file in the job's folder: the path is the file itself. */
+  async documentPath(doc: StoredDocument): Promise<string> {
+    return doc.path;
+  }
+
+  async counts(): Promise<QueueCounts> {
     const jobs = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     for (const r of this.sql('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as Array<{ state: JobState; n: number }>) jobs[r.state] = r.n;
     const recipients = Object.fromEntries(RECIPIENT_STATES.map((s) => [s, 0])) as Record<RecipientState, number>;
@@ -347,7 +337,7 @@ export class Store implements QueueStore {
    * Claims due queued/deferred recipients, grouped per job (one send call each), marks them
    * `sending` under a lease with a fresh sendId and commits before any HTTP call is made.
    */
-  claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): ClaimedGroup[] {
+  async claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
     const perNumber = opts.perNumber ?? 1;
     const horizon = opts.scheduleHorizonMs ?? 24 * 60 * 60 * 1000;
     const claim = this.db.transaction((): ClaimedGroup[] => {
@@ -383,7 +373,7 @@ export class Store implements QueueStore {
         const sendId = newSendId(nowMs);
         for (const r of recs) mark.run(sendId, owner, until, now, now, jobId, r.idx);
         this.refreshJob(jobId);
-        const job = this.getJob(jobId)!;
+        const job = this.jobById(jobId)!;
         const idxs = new Set(recs.map((r) => r.idx));
         out.push({ job, sendId, recipients: job.recipients.filter((r) => idxs.has(r.idx)) });
       }
@@ -392,12 +382,12 @@ export class Store implements QueueStore {
     return claim.immediate();
   }
 
-  claimNext(owner: string, leaseMs: number, opts: ClaimOptions = {}): ClaimedGroup | null {
-    return this.claimDue(owner, 1, leaseMs, opts)[0] ?? null;
+  async claimNext(owner: string, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup | null> {
+    return (await this.claimDue(owner, 1, leaseMs, opts))[0] ?? null;
   }
 
   /** Keeps the lease of a send that is still running. */
-  extendLease(owner: string, keys: RecipientKey[], leaseMs: number): void {
+  async extendLease(owner: string, keys: RecipientKey[], leaseMs: number): Promise<void> {
     const until = new Date(this.clock.now() + leaseMs).toISOString();
     const stmt = this.sql(`UPDATE recipients SET locked_until = ? WHERE job_id = ? AND idx = ? AND locked_by = ? AND state = 'sending'`);
     this.db.transaction(() => keys.forEach((k) => stmt.run(until, k.jobId, k.idx, owner))).immediate();
@@ -407,7 +397,7 @@ export class Store implements QueueStore {
    * At start (and each pass): a `sending` row whose lease ran out may have reached the service,
    * so it becomes `unknown` (reconciled, never blindly resent); other stale leases are dropped.
    */
-  releaseExpired(opts: { all?: boolean } = {}): { unknown: number; released: number } {
+  async releaseExpired(opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
     return this.db.transaction(() => {
       const now = this.now();
       // `all`: the daemon holds the data folder's lock, so every lease is from a run that is gone
@@ -426,7 +416,7 @@ export class Store implements QueueStore {
   }
 
   /** At stop: sends of this owner still running may have gone out, so they become `unknown`. */
-  releaseOwner(owner: string): number {
+  async releaseOwner(owner: string): Promise<number> {
     return this.db.transaction(() => {
       const now = this.now();
       const rows = this.sql(`SELECT job_id, idx FROM recipients WHERE state = 'sending' AND locked_by = ?`).all(owner) as Array<{ job_id: string; idx: number }>;
@@ -438,7 +428,7 @@ export class Store implements QueueStore {
   }
 
   /** The service accepted the fax (messageId known): now follow it in `processing`. */
-  markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }, apiCalls = 0): boolean {
+  async markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }, apiCalls = 0): Promise<boolean> {
     return this.change(key, () => {
       // apiCalls rides along so a send costs one commit, not two.
       const r = this.sql(
@@ -451,7 +441,7 @@ export class Store implements QueueStore {
   }
 
   /** The send's outcome is not known: reconcile with the service before anything else. */
-  markUnknown(key: RecipientKey, sendId: string, error: string): boolean {
+  async markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean> {
     return this.change(key, () => this.sql(
       `UPDATE recipients SET state = 'unknown', locked_by = NULL, locked_until = NULL, next_attempt_at = NULL, last_error = ?, updated_at = ?
        WHERE job_id = ? AND idx = ? AND send_id = ? AND state IN ('sending','unknown')`,
@@ -459,7 +449,7 @@ export class Store implements QueueStore {
   }
 
   /** Reconciliation could not answer yet: look again no earlier than `nextAttemptAt`. */
-  postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): boolean {
+  async postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean> {
     return this.sql(
       `UPDATE recipients SET next_attempt_at = ?, last_error = ?, updated_at = ? WHERE job_id = ? AND idx = ? AND send_id = ? AND state = 'unknown'`,
     ).run(nextAttemptAt.toISOString(), error, this.now(), key.jobId, key.idx, sendId).changes === 1;
@@ -469,7 +459,7 @@ export class Store implements QueueStore {
    * Waits for another try. `expect` guards against a stale caller: the row must still be in
    * one of those states (and carry `sendId` when given). `faxTry` counts a failed fax result.
    */
-  defer(key: RecipientKey, opts: { error: string; nextAttemptAt: Date; sendId?: string; faxTry?: boolean; refundAttempt?: boolean; expect?: RecipientState[] }): boolean {
+  async defer(key: RecipientKey, opts: { error: string; nextAttemptAt: Date; sendId?: string; faxTry?: boolean; refundAttempt?: boolean; expect?: RecipientState[] }): Promise<boolean> {
     const expect = opts.expect ?? ['sending', 'unknown', 'processing'];
     return this.change(key, () => this.sql(
       `UPDATE recipients SET state = 'deferred', next_attempt_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL,
@@ -480,7 +470,7 @@ export class Store implements QueueStore {
   }
 
   /** Gives up on the recipient with the reason people will read. */
-  fail(key: RecipientKey, opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] }): boolean {
+  async fail(key: RecipientKey, opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] }): Promise<boolean> {
     const expect = opts.expect ?? ['sending', 'unknown', 'processing', 'deferred', 'queued'];
     const f = opts.fields ?? {};
     return this.change(key, () => this.sql(
@@ -495,7 +485,7 @@ export class Store implements QueueStore {
   }
 
   /** The service reports the fax delivered. */
-  complete(key: RecipientKey, fields: FaxResultFields): boolean {
+  async complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean> {
     return this.change(key, () => this.sql(
       `UPDATE recipients SET state = 'delivered', last_error = NULL, locked_by = NULL, locked_until = NULL, next_attempt_at = NULL,
          message_id = COALESCE(?, message_id), result_code = ?, result_info = ?, error_code = ?, error_info = ?,
@@ -507,7 +497,7 @@ export class Store implements QueueStore {
   }
 
   /** Progress of a fax still at the service (pages so far, attempt number). */
-  recordProgress(key: RecipientKey, fields: FaxResultFields): void {
+  async recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void> {
     this.sql(
       `UPDATE recipients SET pages = COALESCE(?, pages), pages_count = COALESCE(?, pages_count), fax_attempt = COALESCE(?, fax_attempt), updated_at = ?
        WHERE job_id = ? AND idx = ? AND state = 'processing'`,
@@ -515,7 +505,7 @@ export class Store implements QueueStore {
   }
 
   /** Adds API calls spent on recipients (a batched call is shared out among them). */
-  addApiCalls(keys: RecipientKey[], calls: number): void {
+  async addApiCalls(keys: RecipientKey[], calls: number): Promise<void> {
     if (keys.length === 0 || calls === 0) return;
     const share = calls / keys.length;
     const stmt = this.sql('UPDATE recipients SET api_calls = api_calls + ? WHERE job_id = ? AND idx = ?');
@@ -523,14 +513,14 @@ export class Store implements QueueStore {
   }
 
   /** Faxes accepted by the service and not finished, with their job's user. */
-  listProcessing(limit = 100_000): Array<Recipient & { user: string }> {
+  async listProcessing(limit = 100_000): Promise<Array<Recipient & { user: string }>> {
     return (this.sql(
       `SELECT r.*, j.user AS user FROM recipients r JOIN jobs j ON j.id = r.job_id WHERE r.state = 'processing' ORDER BY r.sent_at LIMIT ?`,
     ).all(limit) as Array<RecipientRow & { user: string }>).map((r) => ({ ...toRecipient(r), user: r.user }));
   }
 
   /** Unknown sends that were made before `sentBefore` and are due for reconciliation. */
-  listUnknown(sentBefore: Date, limit = 10_000): Array<Recipient & { user: string }> {
+  async listUnknown(sentBefore: Date, limit = 10_000): Promise<Array<Recipient & { user: string }>> {
     const now = this.now();
     return (this.sql(
       `SELECT r.*, j.user AS user FROM recipients r JOIN jobs j ON j.id = r.job_id
@@ -540,12 +530,12 @@ export class Store implements QueueStore {
   }
 
   /** Whether any recipient already tracks this service messageId (reconciliation must not adopt it twice). */
-  isKnownMessage(messageId: string): boolean {
+  async isKnownMessage(messageId: string): Promise<boolean> {
     return this.sql('SELECT 1 FROM recipients WHERE message_id = ? LIMIT 1').get(messageId) !== undefined;
   }
 
   /** Makes `user`'s deferred recipients whose error starts with `errorPrefix` due now (a key hold ended). */
-  wakeDeferred(user: string, errorPrefix: string): number {
+  async wakeDeferred(user: string, errorPrefix: string): Promise<number> {
     return this.sql(
       `UPDATE recipients SET next_attempt_at = ?, updated_at = ?
        WHERE state = 'deferred' AND substr(last_error, 1, ?) = ? AND job_id IN (SELECT id FROM jobs WHERE user = ?)`,
@@ -553,14 +543,14 @@ export class Store implements QueueStore {
   }
 
   /** When the next deferred/queued recipient becomes due, for the dispatcher's sleep. */
-  nextDueAt(): string | null {
+  async nextDueAt(): Promise<string | null> {
     const r = this.sql(`SELECT MIN(next_attempt_at) AS t FROM recipients WHERE state IN ('deferred','unknown') AND next_attempt_at IS NOT NULL`).get() as { t: string | null };
     return r.t;
   }
 
   // ---------------------------------------------------------------- operators
 
-  retry(id: string): Job {
+  async retry(id: string): Promise<Job> {
     const job = this.mustGet(id);
     if (job.state === 'corrupt') throw new FaxgateError('JOB_STATE', `job ${id} is corrupt: its input could not be read, there is nothing to send`);
     const targets = job.recipients.filter((r) => r.state === 'failed' || r.state === 'cancelled');
@@ -578,15 +568,15 @@ export class Store implements QueueStore {
     return this.mustGet(id);
   }
 
-  cancel(id: string): Job {
+  async cancel(id: string): Promise<Job> {
     return this.operate(id, ['queued', 'deferred', 'held'], 'cancelled', 'only queued, deferred or held recipients can be cancelled (in-flight faxes finish)');
   }
 
-  hold(id: string): Job {
+  async hold(id: string): Promise<Job> {
     return this.operate(id, ['queued', 'deferred'], 'held', 'only queued or deferred recipients can be held');
   }
 
-  release(id: string): Job {
+  async release(id: string): Promise<Job> {
     return this.operate(id, ['held'], 'queued', 'it has no held recipients');
   }
 
@@ -607,7 +597,7 @@ export class Store implements QueueStore {
     return this.mustGet(id);
   }
 
-  purge(olderThanMs: number): number {
+  async purge(olderThanMs: number): Promise<number> {
     const cutoff = new Date(this.clock.now() - olderThanMs).toISOString();
     const ids = (this.sql(
       `SELECT id FROM jobs j WHERE state IN ('delivered','failed','partial','cancelled','corrupt') AND finished_at IS NOT NULL AND finished_at < ?
@@ -641,11 +631,11 @@ export class Store implements QueueStore {
     return { id: existing.id, duplicate: true };
   }
 
-  enqueueNotification(n: NewNotification): { id: number; duplicate: boolean } {
+  async enqueueNotification(n: NewNotification): Promise<{ id: number; duplicate: boolean }> {
     return this.db.transaction(() => this.insertNotification(n)).immediate();
   }
 
-  claimNotifications(owner: string, limit: number, leaseMs: number): Notification[] {
+  async claimNotifications(owner: string, limit: number, leaseMs: number): Promise<Notification[]> {
     return this.db.transaction(() => {
       const nowMs = this.clock.now();
       const now = new Date(nowMs).toISOString();
@@ -659,20 +649,20 @@ export class Store implements QueueStore {
     }).immediate();
   }
 
-  completeNotification(id: number, state: 'sent' | 'skipped'): void {
+  async completeNotification(id: number, state: 'sent' | 'skipped'): Promise<void> {
     this.sql(`UPDATE notifications SET state = ?, sent_at = ?, locked_by = NULL, locked_until = NULL, last_error = NULL WHERE id = ?`).run(state, this.now(), id);
   }
 
-  deferNotification(id: number, error: string, nextAttemptAt: Date): void {
+  async deferNotification(id: number, error: string, nextAttemptAt: Date): Promise<void> {
     this.sql(`UPDATE notifications SET next_attempt_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL WHERE id = ?`).run(nextAttemptAt.toISOString(), error, id);
   }
 
-  failNotification(id: number, error: string): void {
+  async failNotification(id: number, error: string): Promise<void> {
     this.sql(`UPDATE notifications SET state = 'failed', last_error = ?, locked_by = NULL, locked_until = NULL WHERE id = ?`).run(error, id);
   }
 
   /** For tests and operators: notifications, newest first. */
-  listNotifications(filter: { jobId?: string; kind?: string } = {}): Notification[] {
+  async listNotifications(filter: { jobId?: string; kind?: string } = {}): Promise<Notification[]> {
     const rows = this.sql(
       `SELECT * FROM notifications WHERE (? IS NULL OR job_id = ?) AND (? IS NULL OR kind = ?) ORDER BY id DESC`,
     ).all(filter.jobId ?? null, filter.jobId ?? null, filter.kind ?? null, filter.kind ?? null) as NotificationRow[];
@@ -681,16 +671,21 @@ export class Store implements QueueStore {
 
   // ---------------------------------------------------------------- key/value
 
-  getState(key: string): string | null {
+  async getState(key: string): Promise<string | null> {
     const r = this.sql('SELECT value FROM kv WHERE key = ?').get(key) as { value: string } | undefined;
     return r ? r.value : null;
   }
 
-  setState(key: string, value: string): void {
+  async setState(key: string, value: string): Promise<void> {
     this.sql('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
   }
 
-  close(): void {
+  /** The daemon lock already makes this process the only one on this queue. */
+  async holdsDuty(_duty: string): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.db.close();
@@ -702,4 +697,23 @@ function isoUtc(at: string | null | undefined): string | null {
   if (!at) return null;
   const t = Date.parse(at);
   return Number.isNaN(t) ? at : new Date(t).toISOString();
+}
+
+/** The WHERE clause of a job list or count (the same filter for both, so paging adds up). */
+function jobWhere(filter: JobFilter): { where: string; args: unknown[] } {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  if (filter.state) (where.push('state = ?'), args.push(filter.state));
+  if (filter.user) (where.push('user = ?'), args.push(filter.user));
+  if (filter.source) (where.push('source = ?'), args.push(filter.source));
+  if (filter.updatedSince) (where.push('updated_at >= ?'), args.push(isoUtc(filter.updatedSince)));
+  if (filter.search) {
+    // LIKE is case-insensitive for ASCII in SQLite; instr on lower() covers the rest of the words people type.
+    const needle = filter.search.toLowerCase();
+    where.push(`(instr(lower(COALESCE(json_extract(meta, '$.origin.subject'), '')), ?) > 0
+      OR instr(lower(COALESCE(json_extract(cover, '$.subject'), '')), ?) > 0
+      OR EXISTS (SELECT 1 FROM recipients r WHERE r.job_id = jobs.id AND (instr(lower(r.number), ?) > 0 OR instr(lower(COALESCE(r.name, '')), ?) > 0)))`);
+    args.push(needle, needle, needle, needle);
+  }
+  return { where: where.length ? 'WHERE ' + where.join(' AND ') : '', args };
 }
