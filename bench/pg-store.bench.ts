@@ -19,7 +19,7 @@ import { silentLogger } from '../src/log/logger.js';
 import { SmtpGateway } from '../src/smtp/server.js';
 import { PgStore } from '../src/store/postgres/pg-store.js';
 import type { QueueStore } from '../src/store/queue-store.js';
-import { Store } from '../src/store/store.js';
+import { SqliteStore } from '../src/store/store.js';
 import { ReaderPool } from '../src/workers/pool.js';
 import { clientFor, closeClients } from '../test/helpers/client.js';
 import { startTestEmulator } from '../test/helpers/emulator.js';
@@ -40,7 +40,7 @@ type Backend = 'sqlite' | 'postgres';
 
 /** A store of `backend` in a temp folder (PostgreSQL: a fresh database); `more` opens another gateway's store on the same queue. */
 async function openStores(backend: Backend, cluster: PgCluster | null, dir: string, count: number): Promise<QueueStore[]> {
-  if (backend === 'sqlite') return [Store.open({ dataDir: path.join(dir, 'data') }) as unknown as QueueStore];
+  if (backend === 'sqlite') return [SqliteStore.open({ dataDir: path.join(dir, 'data') })];
   const url = await cluster!.createDatabase();
   const out: QueueStore[] = [];
   for (let i = 0; i < count; i++) out.push(await PgStore.open({ url, dataDir: path.join(dir, `data-${i}`) }));
@@ -54,7 +54,7 @@ export async function acceptRate(backend: Backend, cluster: PgCluster | null, ga
   const readers = new ReaderPool();
   const smtp = { ...configSchema.parse({ smtp: { listen: ['127.0.0.1:0'], domains: [DOMAIN] } }).smtp!, maxMessagesPerMinute: 1_000_000, maxConnections: 100 };
   const servers = stores.map((store, i) => new SmtpGateway({
-    smtp, users: [USER], dataDir: path.join(dir, `smtp-${i}`), store: store as never, clientFor: () => stubApi,
+    smtp, users: [USER], dataDir: path.join(dir, `smtp-${i}`), store, clientFor: () => stubApi,
     directory: new UserDirectory({ clientFor: () => stubApi }), logger: silentLogger(), readers,
   }));
   try {
@@ -103,7 +103,7 @@ export async function apiCallsPerFax(backend: Backend, cluster: PgCluster | null
     const client = counting(clientFor(emu, EMU_KEY));
     const defaults = configSchema.parse({});
     const ds = stores.map((store) => new Dispatcher({
-      store: store as never, clientFor: () => client, logger: silentLogger(),
+      store, clientFor: () => client, logger: silentLogger(),
       api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000 },
       queue: { ...defaults.queue, pollIntervalMs: 2000 },
     }));

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Clock } from '../../src/clock.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import type { QueueStore } from '../../src/store/queue-store.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/store.js';
 import type { PgCluster } from './pg-cluster.js';
 
 export type BackendName = 'sqlite' | 'postgres';
@@ -40,7 +40,7 @@ export async function openBackend(name: BackendName, cluster: PgCluster | null, 
   const open = async (o: StoreOpts = opts): Promise<QueueStore> => {
     // SQLite: every process opens the same data folder; PostgreSQL: each gateway has its own
     const s: QueueStore = name === 'sqlite'
-      ? (Store.open({ dataDir: path.join(dir, 'data'), clock: o.clock, dedupeWindowMs: o.dedupeWindowMs }) as unknown as QueueStore)
+      ? SqliteStore.open({ dataDir: path.join(dir, 'data'), clock: o.clock, dedupeWindowMs: o.dedupeWindowMs })
       : await PgStore.open({ url: url!, dataDir: path.join(dir, `data-${++instance}`), clock: o.clock, dedupeWindowMs: o.dedupeWindowMs });
     opened.push(s);
     return s;

@@ -6,16 +6,16 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
 import { JOB_ID_PATTERN } from '../../src/store/job-id.js';
-import { Store } from '../../src/store/store.js';
 import { docFile, manualClock, newJob } from '../helpers/store.js';
 import { pgAvailable, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 import { openBackend, type BackendName, type BackendStore, type StoreOpts } from '../helpers/store-backends.js';
 
 const pgMissing = pgAvailable();
 if (pgMissing) console.warn(`store contract: PostgreSQL tests skipped: ${pgMissing}`);
-// Until the SQLite store is converted to the asynchronous contract (events, search, paging, the
-// document methods), those tests run on PostgreSQL only.
-const sqliteHasV2 = typeof (Store.prototype as unknown as Record<string, unknown>).listEvents === 'function';
+// Parts of the contract the SQLite store does not implement yet (its events table is still to
+// come): those tests run on PostgreSQL only until the name is taken off this list.
+const SQLITE_PENDING: ReadonlySet<string> = new Set(['events']);
+for (const p of SQLITE_PENDING) console.warn(`store contract: "${p}" not yet checked on SQLite (pending in the SQLite store)`);
 
 let cluster: PgCluster | null = null;
 beforeAll(async () => {
@@ -37,7 +37,7 @@ async function expectCode(fn: () => unknown, code: string): Promise<void> {
 
 describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on %s', (backend) => {
   const skip = backend === 'postgres' && pgMissing !== null;
-  const v2 = backend === 'postgres' || sqliteHasV2;
+  const pending = (what: string) => backend === 'sqlite' && SQLITE_PENDING.has(what);
   let t: BackendStore | null = null;
   afterEach(async () => {
     await t?.cleanup();
@@ -60,7 +60,7 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect(job.recipients.map((r) => [r.number, r.name])).toEqual([['+15551230001', 'Bob'], ['+15551230002', null]]);
       expect(job.documents[0]!.bytes).toBe(9);
       expect(job.documents[0]!.name).toBe('../../etc/evil name.pdf');
-      if (v2) {
+      {
         expect((await store.readDocument(job.documents[0]!)).toString()).toBe('hello fax');
         const p = await store.documentPath(job.documents[0]!);
         expect(readFileSync(p, 'utf8')).toBe('hello fax');
@@ -69,7 +69,7 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       const other = await reopen();
       const seen = await other.getJob(job.id);
       expect(seen?.meta.origin?.messageId).toBe('<x@y>');
-      if (v2) expect((await other.readDocument(seen!.documents[0]!)).toString()).toBe('hello fax');
+      expect((await other.readDocument(seen!.documents[0]!)).toString()).toBe('hello fax');
       const second = await store.enqueue(newJob(dir));
       expect(second.job.id > job.id).toBe(true);
       expect(await store.getJob('FGNOSUCHJOB00000')).toBeNull();
@@ -86,7 +86,7 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect(() => readFileSync(src)).toThrow();
       expect(() => readFileSync(orig)).toThrow();
       expect(job.original?.name).toBe('message.eml');
-      if (v2) expect((await store.readDocument(job.original!)).toString()).toContain('body');
+      expect((await store.readDocument(job.original!)).toString()).toContain('body');
     });
 
     it('returns the existing job for a dedupeKey inside the window, and a new one after it', async () => {
@@ -134,7 +134,7 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect(job.finishedAt).not.toBeNull();
       const notes = await store.listNotifications({ jobId: job.id });
       expect(notes.map((n) => [n.kind, n.dedupeKey])).toEqual([['rejected', `rejected:${job.id}`]]);
-      if (v2) expect((await store.readDocument(job.original!)).toString()).toBe('garbage');
+      expect((await store.readDocument(job.original!)).toString()).toBe('garbage');
       await expectCode(() => store.retry(job.id), 'JOB_STATE');
       await expectCode(() => store.cancel(job.id), 'JOB_STATE');
       expect(await store.claimDue('me', 5, 10_000)).toEqual([]);
@@ -329,7 +329,7 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect(await store.listNotifications({ jobId: old.id })).toEqual([]);
       expect(await store.getJob(open_.id)).not.toBeNull();
       expect((await store.getJob(recent.id))!.state).toBe('cancelled');
-      if (v2) await expect(store.readDocument(old.documents[0]!)).rejects.toThrow();
+      await expect(store.readDocument(old.documents[0]!)).rejects.toThrow();
     });
 
     it('counts by state, oldest active age, pending notices; listJobs filters', async () => {
@@ -350,8 +350,8 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
     });
   });
 
-  describe.skipIf(skip || !v2)('events, search and paging', () => {
-    it('writes an event for each step, oldest first', async () => {
+  describe.skipIf(skip)('events, search and paging', () => {
+    it.skipIf(pending('events'))('writes an event for each step, oldest first', async () => {
       const { store, dir } = await open();
       const { job } = await store.enqueue(newJob(dir));
       const [g] = await store.claimDue('me', 5, 10_000);
@@ -419,7 +419,7 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect(await (await reopen()).getState('inbound:alice')).toBe('11');
     });
 
-    it.skipIf(!v2)('holdsDuty answers for this store', async () => {
+    it('holdsDuty answers for this store', async () => {
       const { store } = await open();
       expect(await store.holdsDuty('purge')).toBe(true);
       expect(await store.holdsDuty('purge')).toBe(true);
