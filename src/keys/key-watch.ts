@@ -40,7 +40,10 @@ export class KeyWatch {
   private readonly loop: Periodic<void>;
 
   constructor(private readonly opts: KeyWatchOptions) {
-    this.loop = new Periodic(() => this.checkAll(), {
+    // one gateway at a time (a duty, checked each period: see InboundPoller)
+    this.loop = new Periodic(async () => {
+      if (await this.opts.store.holdsDuty('keys')) await this.checkAll();
+    }, {
       intervalMs: opts.intervalMs ?? 6 * 3_600_000,
       firstDelayMs: 10_000,
       unref: true,
