@@ -54,6 +54,8 @@ interface Mail {
 
 class Load {
   mails: Mail[] = [];
+  /** SMTP reply codes of refused mails (a permanent 5xx would make a relay bounce the mail) */
+  refusals: number[] = [];
   private next = 0;
   constructor(private readonly attachment: Buffer, private readonly base: number) {}
 
@@ -77,8 +79,10 @@ class Load {
         attachments: [{ filename: 'doc.pdf', content: this.attachment }],
       });
       if (/^250 /.test(info.response)) m.accepted = true;
-    } catch {
+    } catch (err) {
       // refused (451 while the database is away), reset or timed out: a relay would retry later
+      const code = (err as { responseCode?: number }).responseCode;
+      if (code) this.refusals.push(code);
     } finally {
       t.close();
     }
@@ -174,5 +178,7 @@ describe.skipIf(pgMissing !== null)('two gateways on one PostgreSQL queue', () =
     await waitUntil(() => allFinal(url, rig.dir), 'every job final', 180_000, 500);
     await verdict('pg partition', rig, load);
     expect(refusedWhileDown).toBeGreaterThan(0); // the outage was real
+    expect(load.refusals.length).toBeGreaterThan(0);
+    expect(load.refusals.filter((c) => c >= 500)).toEqual([]); // our trouble is never a 5xx
   });
 });
