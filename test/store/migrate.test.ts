@@ -1,7 +1,7 @@
 // `faxgate store migrate`: an SQLite queue with jobs in every state, documents, notifications and
 // state keys, copied into a real PostgreSQL and compared row by row; a rerun copies nothing twice;
 // a running daemon's queue is refused. One run through the real CLI, with the password hidden.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
@@ -128,7 +128,7 @@ describe.skipIf(pgMissing !== null)('faxgate store migrate', () => {
   it('through the CLI: prints counts and the URL without its password', async () => {
     const src = await openBackend('sqlite', null);
     try {
-      await src.store.enqueue(newJob(src.dir));
+      const { id } = (await src.store.enqueue(newJob(src.dir))).job;
       await src.store.close();
       const url = await cluster.createDatabase();
       const withPw = url.replace('postgres@', 'postgres:Hidden-Pw-77@'); // trust auth: any password is accepted
@@ -141,6 +141,11 @@ describe.skipIf(pgMissing !== null)('faxgate store migrate', () => {
       expect(r.stdout).toContain('copied: 1 jobs, 1 recipients, 1 documents');
       expect(r.stdout).toContain('verified');
       expect(r.stderr).toContain('postgres:***@');
+      // the CLI reads the queue from PostgreSQL now that the config names it, from a fresh data folder
+      writeFileSync(cfg, readFileSync(cfg, 'utf8').replace('data: ./data', 'data: ./other-host-data'));
+      const jobs = await runCli(['jobs', '--json', '--config', cfg], { env: { DBPW: 'Hidden-Pw-77' } });
+      expect(jobs.code).toBe(0);
+      expect((JSON.parse(jobs.stdout) as Array<{ id: string }>).map((j) => j.id)).toEqual([id]);
     } finally {
       await src.cleanup();
     }
