@@ -849,6 +849,10 @@ export class PgStore implements QueueStore {
         client.on('end', () => this.dropDutyClient(client));
         try {
           await client.connect();
+          // A host that vanishes (power, network) sends no goodbye: the server's keepalive probes
+          // end this session, and so free its duties, within about a minute instead of the OS's
+          // two hours (these settings are per session; a server that refuses them keeps its own).
+          await client.query('SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3').catch(() => undefined);
         } catch (err) {
           void client.end().catch(() => undefined);
           throw err;
