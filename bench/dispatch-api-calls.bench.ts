@@ -9,7 +9,7 @@ import { configSchema } from '../src/config/schema.js';
 import { Dispatcher } from '../src/dispatch/dispatcher.js';
 import type { FaxApi } from '../src/fax/types.js';
 import { silentLogger } from '../src/log/logger.js';
-import { SqliteStore } from '../src/store/store.js';
+import { SqliteStore } from '../src/store/sqlite/store.js';
 import { clientFor, closeClients } from '../test/helpers/client.js';
 import { startTestEmulator } from '../test/helpers/emulator.js';
 import { EMU_KEY } from '../test/dispatch/emulator-facts.js';

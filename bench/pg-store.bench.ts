@@ -19,7 +19,7 @@ import { silentLogger } from '../src/log/logger.js';
 import { SmtpGateway } from '../src/smtp/server.js';
 import { PgStore } from '../src/store/postgres/pg-store.js';
 import type { QueueStore } from '../src/store/queue-store.js';
-import { SqliteStore } from '../src/store/store.js';
+import { SqliteStore } from '../src/store/sqlite/store.js';
 import { ReaderPool } from '../src/workers/pool.js';
 import { clientFor, closeClients } from '../test/helpers/client.js';
 import { startTestEmulator } from '../test/helpers/emulator.js';

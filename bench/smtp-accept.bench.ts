@@ -57,7 +57,7 @@ const { configSchema } = await faxgateModule<typeof import('../src/config/schema
 const { UserDirectory } = await faxgateModule<typeof import('../src/fax/user-directory.js')>('fax/user-directory');
 const { silentLogger } = await faxgateModule<typeof import('../src/log/logger.js')>('log/logger');
 const { SmtpGateway } = await faxgateModule<typeof import('../src/smtp/server.js')>('smtp/server');
-const { SqliteStore } = await faxgateModule<typeof import('../src/store/store.js')>('store/store');
+const { SqliteStore } = await faxgateModule<typeof import('../src/store/sqlite/store.js')>('store/sqlite/store');
 const { ReaderPool } = await faxgateModule<typeof import('../src/workers/pool.js')>('workers/pool');
 
 async function ours(): Promise<Measured & { rssBefore: number; peakRss: number }> {

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';
 import type { QueueStore } from './queue-store.js';
 import { PgStore } from './postgres/pg-store.js';
-import { SqliteStore } from './store.js';
+import { SqliteStore } from './sqlite/store.js';
 
 export interface OpenStoreOptions {
   /** The data folder (SQLite: the database file and the documents live here). */

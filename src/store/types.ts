@@ -20,7 +20,6 @@ export type RecipientState =
 export const RECIPIENT_STATES: readonly RecipientState[] = [
   'queued', 'sending', 'deferred', 'processing', 'delivered', 'failed', 'cancelled', 'held', 'unknown',
 ];
-export const FINAL_RECIPIENT_STATES: readonly RecipientState[] = ['delivered', 'failed', 'cancelled'];
 
 /**
  * A job's summary state, derived from its recipients:
@@ -30,7 +29,6 @@ export const FINAL_RECIPIENT_STATES: readonly RecipientState[] = ['delivered', '
  */
 export type JobState = 'queued' | 'active' | 'held' | 'delivered' | 'failed' | 'partial' | 'cancelled' | 'corrupt';
 export const JOB_STATES: readonly JobState[] = ['queued', 'active', 'held', 'delivered', 'failed', 'partial', 'cancelled', 'corrupt'];
-export const FINAL_JOB_STATES: readonly JobState[] = ['delivered', 'failed', 'partial', 'cancelled', 'corrupt'];
 
 export interface CoverSpec {
   enabled: boolean;

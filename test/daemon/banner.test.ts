@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputWatch, spawnCli, waitUntil } from '../helpers/cli.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 
 async function jobCount(cwd: string): Promise<number> {
   const store = SqliteStore.open({ dataDir: path.join(cwd, 'data') });

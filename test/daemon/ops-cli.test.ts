@@ -15,7 +15,7 @@ import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emul
 import { FaxClient, createFaxAgent } from '../../src/fax/client.js';
 import { keyFingerprint } from '../../src/keys/key-overrides.js';
 import { DaemonLock } from '../../src/store/daemon-lock.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 
 let dir: string;
 let emu: TestEmulator;

@@ -9,7 +9,7 @@ import nodemailer from 'nodemailer';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputWatch, parsePrometheus, runCli, spawnCli, waitUntil } from '../helpers/cli.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 
 async function makePdf(text: string): Promise<Buffer> {
   const doc = await PDFDocument.create();

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findExecutable } from '../../src/intake/office-convert.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { runCli } from '../helpers/cli.js';
 
 const HAVE_SOFFICE = findExecutable('soffice') !== null;

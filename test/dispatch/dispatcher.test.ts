@@ -4,7 +4,7 @@ import { configSchema, type ApiConfig, type QueueConfig } from '../../src/config
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import type { FaxApi } from '../../src/fax/types.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { SqliteStore } from '../../src/store/store.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { clientFor, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_TAGS } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';

@@ -9,7 +9,7 @@ import { ApiGate } from '../../src/fax/api-gate.js';
 import { checkKey } from '../../src/fax/check-key.js';
 import type { FaxClient } from '../../src/fax/client.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { SqliteStore } from '../../src/store/store.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { clientFor, closeClients, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulatorOptions } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';

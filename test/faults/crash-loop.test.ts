@@ -6,8 +6,8 @@ import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import nodemailer from 'nodemailer';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
 import { waitUntil } from '../helpers/cli.js';
 import { disposeRig, emulatorFaxes, kill, makeRig, numberFor, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
 

@@ -8,8 +8,8 @@ import { Agent, request } from 'undici';
 import { OutputWatch, spawnCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/net.js';
 import { startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
-import { SqliteStore } from '../../src/store/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
 
 export const SHORT = process.env.FAXGATE_FAULTS_SHORT === '1';
 

@@ -2,7 +2,7 @@
 // clear reply), and a daemon that neither crashes nor stalls through it.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { converse, RawSmtp } from '../helpers/raw-smtp.js';
 import { disposeRig, makeRig, startDaemon, type Daemon, type Rig } from './harness.js';
 

@@ -5,8 +5,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
 import { waitUntil } from '../helpers/cli.js';
 import { RawSmtp } from '../helpers/raw-smtp.js';
 import { disposeRig, makeRig, numberFor, startDaemon, type Daemon, type Rig } from './harness.js';
@@ -126,7 +126,7 @@ describe('public MIME corpora through the daemon', () => {
       const store = SqliteStore.open({ dataDir: rig.dataDir });
       try {
         const jobs = await Promise.all(ids.map(async (id) => (await store.getJob(id))!));
-        return jobs.every((j) => FINAL_JOB_STATES.includes(j.state)) ? jobs : null;
+        return jobs.every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state)) ? jobs : null;
       } finally {
         store.close();
       }

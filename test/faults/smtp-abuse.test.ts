@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/smtp/password.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { waitUntil } from '../helpers/cli.js';
 import { RawSmtp } from '../helpers/raw-smtp.js';
 import { disposeRig, makeRig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';

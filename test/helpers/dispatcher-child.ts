@@ -7,7 +7,7 @@ import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { createFaxAgent, FaxClient } from '../../src/fax/client.js';
 import pino from 'pino';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 
 export interface ChildSpec {
   dataDir: string;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Clock } from '../../src/clock.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import type { QueueStore } from '../../src/store/queue-store.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { PgCluster } from './pg-cluster.js';
 
 export type BackendName = 'sqlite' | 'postgres';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Clock } from '../../src/clock.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { NewJob } from '../../src/store/types.js';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 

@@ -8,7 +8,7 @@ import { createFaxAgent, FaxClient } from '../../src/fax/client.js';
 import { effectiveUsers } from '../../src/keys/key-overrides.js';
 import { KeyWatch } from '../../src/keys/key-watch.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { UserConfig } from '../../src/config/schema.js';
 import { startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
 

@@ -15,7 +15,7 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { InboundPoller } from '../../src/notify/inbound.js';
 import { Notifier, type NotifierOptions } from '../../src/notify/notifier.js';
 import { createTransport } from '../../src/notify/transport.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { Job, NewJob } from '../../src/store/types.js';
 import { agentFor, clientFor as testClient, closeClients, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';

@@ -12,7 +12,7 @@ import type { OfficeConverter } from '../../src/intake/office-convert.js';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { SmtpGateway } from '../../src/smtp/server.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { QueueStore } from '../../src/store/queue-store.js';
 import { ReaderPool, type ReaderPoolOptions } from '../../src/workers/pool.js';
 import { clientFor, closeClients } from '../helpers/client.js';

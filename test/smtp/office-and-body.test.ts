@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { findExecutable, OfficeConverter } from '../../src/intake/office-convert.js';
 import { composeOutcome } from '../../src/notify/outcome-mail.js';
 import { renderText } from '../../src/notify/mail-body.js';
-import type { SqliteStore } from '../../src/store/store.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { clientFor, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, USERS, withRig } from './harness.js';

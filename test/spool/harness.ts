@@ -12,7 +12,7 @@ import type { FaxApi } from '../../src/fax/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { SpoolWatcher, type SpoolWatcherOptions } from '../../src/spool/watcher.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { Job } from '../../src/store/types.js';
 import { ReaderPool } from '../../src/workers/pool.js';
 

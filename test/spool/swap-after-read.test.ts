@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { SpoolWatcher } from '../../src/spool/watcher.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { QueueStore } from '../../src/store/queue-store.js';
 import type { NewJob } from '../../src/store/types.js';
 import { waitUntil } from '../helpers/cli.js';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
 import { JOB_ID_PATTERN } from '../../src/store/job-id.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { SqliteStore } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { docFile, manualClock, newJob, tempStore, type TempStore } from '../helpers/store.js';
 
 let t: TempStore;
@@ -286,11 +286,31 @@ describe('notifications and key/value state', () => {
 });
 
 describe('states read back from rows', () => {
+  it('the schema refuses a state it does not know, written by hand', async () => {
+    t = tempStore();
+    const { job } = await t.store.enqueue(newJob(t.dir));
+    const n = await t.store.enqueueNotification({ kind: 'outcome', user: 'alice', jobId: job.id, dedupeKey: 'x', payload: { jobId: job.id } });
+    const raw = new Database(path.join(t.dir, 'data', 'faxgate.db'));
+    try {
+      expect(() => raw.prepare("UPDATE recipients SET state = 'teleported' WHERE job_id = ?").run(job.id)).toThrow(/CHECK constraint failed/);
+      expect(() => raw.prepare("UPDATE jobs SET state = 'lost' WHERE id = ?").run(job.id)).toThrow(/CHECK constraint failed/);
+      expect(() => raw.prepare("UPDATE jobs SET source = 'fax' WHERE id = ?").run(job.id)).toThrow(/CHECK constraint failed/);
+      expect(() => raw.prepare("UPDATE notifications SET state = 'maybe' WHERE id = ?").run(n.id)).toThrow(/CHECK constraint failed/);
+      // a legal state still goes in by hand
+      raw.prepare("UPDATE recipients SET state = 'held' WHERE job_id = ?").run(job.id);
+      expect((await t.store.getJob(job.id))!.recipients[0]!.state).toBe('held');
+    } finally {
+      raw.close();
+    }
+  });
+
   it('an unknown state in a row is an error naming it, for recipients, jobs and notifications', async () => {
     t = tempStore();
     const { job } = await t.store.enqueue(newJob(t.dir));
     const n = await t.store.enqueueNotification({ kind: 'outcome', user: 'alice', jobId: job.id, dedupeKey: 'x', payload: { jobId: job.id } });
     const raw = new Database(path.join(t.dir, 'data', 'faxgate.db'));
+    // a row the schema would refuse today (a newer version's, or one from before the CHECKs)
+    raw.pragma('ignore_check_constraints = ON');
     try {
       raw.prepare("UPDATE recipients SET state = 'teleported' WHERE job_id = ?").run(job.id);
       await expect(t.store.getJob(job.id)).rejects.toThrow(`recipient state of recipient ${job.id}/0 is "teleported"`);

@@ -459,7 +459,7 @@ export class PgStore implements QueueStore {
       const n = args.length;
       await c.query(`UPDATE recipients SET ${set}, updated_at = $${n + 1} WHERE job_id = $${n + 2} AND idx = $${n + 3}`, [...args, this.now(), key.jobId, key.idx]);
       const to = TRANSITIONS[name].to;
-      if (to !== row.state || name === 'postpone' || name === 'lose') await this.event(c, key.jobId, key.idx, name, row.state, to, opts.detail ?? null);
+      await this.event(c, key.jobId, key.idx, name, row.state, to, opts.detail ?? null);
       await this.refreshJob(c, key.jobId);
       return true;
     });
@@ -622,11 +622,26 @@ export class PgStore implements QueueStore {
       { detail: fields.resultInfo ?? null });
   }
 
+  /** Progress of a fax still at the service; a step (with its event) only when something changed. */
   async recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void> {
-    await this.q('record progress',
-      `UPDATE recipients SET pages = COALESCE($1::int, pages), pages_count = COALESCE($2::int, pages_count), fax_attempt = COALESCE($3::int, fax_attempt), updated_at = $4
-       WHERE job_id = $5 AND idx = $6 AND state = ANY($7)`,
-      [fields.pagesComplete ?? null, fields.pagesCount ?? null, fields.faxAttempt ?? null, this.now(), key.jobId, key.idx, fromStates('progress')]);
+    const pages = fields.pagesComplete ?? null;
+    const count = fields.pagesCount ?? null;
+    const attempt = fields.faxAttempt ?? null;
+    await this.tx('record progress', async (c) => {
+      const cur = await c.query<{ pages: number | null; pages_count: number | null; fax_attempt: number | null }>(
+        'SELECT pages, pages_count, fax_attempt FROM recipients WHERE job_id = $1 AND idx = $2 AND state = ANY($3) FOR UPDATE', [key.jobId, key.idx, fromStates('progress')]);
+      const row = cur.rows[0];
+      if (!row) return;
+      if ((pages === null || pages === row.pages) && (count === null || count === row.pages_count) && (attempt === null || attempt === row.fax_attempt)) return;
+      await c.query(
+        `UPDATE recipients SET pages = COALESCE($1::int, pages), pages_count = COALESCE($2::int, pages_count), fax_attempt = COALESCE($3::int, fax_attempt), updated_at = $4
+         WHERE job_id = $5 AND idx = $6`, [pages, count, attempt, this.now(), key.jobId, key.idx]);
+      const p = pages ?? row.pages;
+      const n = count ?? row.pages_count;
+      const detail = [p !== null ? `page ${p}${n !== null ? ` of ${n}` : ''}` : null, attempt !== null ? `attempt ${attempt}` : null].filter(Boolean).join(', ') || null;
+      await this.event(c, key.jobId, key.idx, 'progress', 'processing', 'processing', detail);
+      await this.refreshJob(c, key.jobId);
+    });
   }
 
   async addApiCalls(keys: RecipientKey[], calls: number): Promise<void> {
@@ -656,11 +671,17 @@ export class PgStore implements QueueStore {
   }
 
   async wakeDeferred(user: string, errorPrefix: string): Promise<number> {
-    const r = await this.q('wake deferred faxes',
-      `UPDATE recipients SET next_attempt_at = $1, updated_at = $1
-       WHERE state = ANY($2) AND substr(last_error, 1, $3) = $4 AND job_id IN (SELECT id FROM jobs WHERE "user" = $5)`,
-      [this.now(), fromStates('wake'), errorPrefix.length, errorPrefix, user]);
-    return r.rowCount ?? 0;
+    return this.tx('wake deferred faxes', async (c) => {
+      const now = this.now();
+      const r = await c.query<{ job_id: string; idx: number }>(
+        `UPDATE recipients SET next_attempt_at = $1, updated_at = $1
+         WHERE state = ANY($2) AND substr(last_error, 1, $3) = $4 AND job_id IN (SELECT id FROM jobs WHERE "user" = $5)
+         RETURNING job_id, idx`,
+        [now, fromStates('wake'), errorPrefix.length, errorPrefix, user]);
+      for (const x of r.rows) await this.event(c, x.job_id, x.idx, 'wake', 'deferred', 'deferred', null);
+      for (const job of [...new Set(r.rows.map((x) => x.job_id))].sort()) await this.refreshJob(c, job);
+      return r.rows.length;
+    });
   }
 
   async nextDueAt(): Promise<string | null> {
