@@ -84,6 +84,9 @@ describe.skipIf(pgMissing !== null)('faxgate store migrate', () => {
         expect(new Set(before.map((j) => j.state))).toEqual(new Set(['queued', 'held', 'active', 'delivered', 'failed', 'partial', 'cancelled', 'corrupt']));
         expect(after.map(comparable)).toEqual(before.map(comparable));
         for (const j of before) {
+          const events = await src.store.listEvents(j.id);
+          expect(events.length).toBeGreaterThan(0);
+          expect(await pgs.listEvents(j.id)).toEqual(events);
           const docs = [...j.documents, ...(j.original ? [j.original] : [])];
           const pj = (await pgs.getJob(j.id))!;
           const pdocs = [...pj.documents, ...(pj.original ? [pj.original] : [])];
