@@ -178,6 +178,28 @@ describe.skipIf(pgMissing !== null)('losing PostgreSQL', () => {
     }
   });
 
+  it('a statement left unanswered fails the call after the query timeout instead of hanging; the store goes on', async () => {
+    t = await openBackend('postgres', cluster);
+    const url = t.url!;
+    const store = await PgStore.open({ url, dataDir: `${t.dir}/qt`, queryTimeoutMs: 1000 });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // the dedupe key's lock is held elsewhere: the enqueue's statement waits, unanswered
+      await admin.query('SELECT pg_advisory_lock(hashtext($1))', ['faxgate:dedupe:stuck']);
+      const started = Date.now();
+      const err = await store.enqueue(newJob(t.dir, { dedupeKey: 'stuck' })).then(() => null, (e: unknown) => e);
+      expect(isFaxgateError(err, 'STORE_UNAVAILABLE')).toBe(true);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await admin.query('SELECT pg_advisory_unlock(hashtext($1))', ['faxgate:dedupe:stuck']);
+      expect(await store.listJobs()).toEqual([]);
+      expect((await store.enqueue(newJob(t.dir, { dedupeKey: 'stuck' }))).duplicate).toBe(false);
+    } finally {
+      await admin.end();
+      await store.close();
+    }
+  });
+
   it('never shows the database password in errors', async () => {
     const secret = 'S3cr3t-pw%21';
     const url = `postgres://faxgate:${secret}@127.0.0.1:1/faxgate`;

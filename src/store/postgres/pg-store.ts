@@ -38,6 +38,11 @@ export interface PgStoreOptions {
   maxConnections?: number;
   /** How long to wait for a connection before the call fails as STORE_UNAVAILABLE (default 5 s). */
   connectTimeoutMs?: number;
+  /**
+   * How long one statement may go unanswered before the call fails as STORE_UNAVAILABLE (default
+   * 30 s): a partition that drops packets must not hold an SMTP session or a claim for hours.
+   */
+  queryTimeoutMs?: number;
 }
 
 type Q = pg.PoolClient;
@@ -100,8 +105,10 @@ export class PgStore implements QueueStore {
       connectionString: opts.url,
       max: opts.maxConnections ?? 10,
       connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+      query_timeout: opts.queryTimeoutMs ?? 30_000,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
     });
     // An idle connection cut by the server (restart, partition) must not crash the process: the
     // pool drops it and connects again on the next call.
@@ -170,6 +177,8 @@ export class PgStore implements QueueStore {
         return out;
       } catch (err) {
         try {
+          // a statement that timed out may still be running on the connection: never reuse it
+          if (/timeout/i.test((err as Error)?.message ?? '')) throw err;
           await client.query('ROLLBACK');
         } catch {
           broken = true;
