@@ -118,6 +118,10 @@ async function verdict(label: string, rig: Rig, load: Load): Promise<void> {
   const faxes = (await emulatorFaxes(rig)).filter((f) => expected.has(f.faxNumber) || load.mails.some((m) => m.numbers.includes(f.faxNumber)));
   const t = tally(expected, faxes);
   process.stdout.write(`${label}: mails ${load.mails.length} (${load.mails.filter((m) => m.accepted).length} got 250), recipients ${t.accepted}, faxed ${t.faxed}, lost ${t.lost.length}, duplicated ${t.duplicated.length}, faxes at the service ${faxes.length}\n`);
+  for (const n of t.duplicated) {
+    // for the report: which sends made the duplicate (two sendIds: a resend; one: a double create)
+    process.stdout.write(`  duplicate ${n}: ${JSON.stringify(faxes.filter((f) => f.faxNumber === n).map((f) => ({ id: f.messageId, send: f.cf?.faxgateSend, job: f.cf?.faxgateJob })))}\n`);
+  }
   expect(load.mails.filter((m) => !m.accepted)).toEqual([]);
   expect(t.lost).toEqual([]);
   expect(t.duplicated).toEqual([]);
@@ -131,9 +135,12 @@ describe.skipIf(pgMissing !== null)('two gateways on one PostgreSQL queue', () =
   let attachment: Buffer;
   beforeAll(async () => {
     url = await cluster.createDatabase();
-    // short leases: a killed gateway's sends are reconciled within seconds
+    // short leases: a killed gateway's sends are reconciled within seconds. The grace before a
+    // lookup stays well above what a send the dead gateway left at the service may still take to
+    // show in its history (the service finishes a request whose client died); the product's own
+    // defaults are 60 s and 5 s
     rig = await makeRig({ delayMs: 200, extraYaml: `database: ${url}` });
-    writeFileSync(rig.configFile, readFileSync(rig.configFile, 'utf8').replace('  pollIntervalMs: 300', '  pollIntervalMs: 300\n  leaseMs: 2000\n  reconcileGraceMs: 500'));
+    writeFileSync(rig.configFile, readFileSync(rig.configFile, 'utf8').replace('  pollIntervalMs: 300', '  pollIntervalMs: 300\n  leaseMs: 3000\n  reconcileGraceMs: 8000'));
     attachment = await pdf('two gateways');
   });
   afterAll(async () => {
