@@ -1,8 +1,7 @@
 // `faxgate store migrate`: the SQLite queue in `data` into PostgreSQL (docs/ha.md). The target is
 // --to, else the config's `database`; its password is never printed.
 import { FaxgateError } from '../errors.js';
-import { migrateSqliteToPostgres } from '../store/postgres/migrate-sqlite.js';
-import { redactDatabaseUrl } from '../store/postgres/connection.js';
+import { migrateSqliteToPostgres, redactDatabaseUrl } from '../store/open.js';
 import { loadContext, printJson, type GlobalOptions } from './context.js';
 
 export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; json?: boolean }): Promise<void> {

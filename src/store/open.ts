@@ -31,3 +31,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<QueueStore> {
 export function openLocalStore(opts: OpenStoreOptions): QueueStore {
   return SqliteStore.open(opts);
 }
+
+/** `faxgate store migrate`: the SQLite queue in a data folder into PostgreSQL (docs/ha.md). */
+export { migrateSqliteToPostgres, type MigrateReport } from './postgres/migrate-sqlite.js';
+/** A database URL as faxgate shows it: the password masked. */
+export { redactDatabaseUrl } from './postgres/connection.js';
