@@ -3,6 +3,7 @@
 // when the holder's connection dies; losing the server is a temporary error, and the store works
 // again when the server is back. Real PostgreSQL, a private cluster for this file.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { isFaxgateError } from '../../src/errors.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
@@ -119,10 +120,14 @@ describe.skipIf(pgMissing !== null)('several gateways on one PostgreSQL queue', 
   it('two instances starting on an empty database at once both come up (one migrates)', async () => {
     const url = await cluster.createDatabase();
     const dir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'faxgate-pgm-'));
-    const stores = await Promise.all([0, 1, 2].map((i) => PgStore.open({ url, dataDir: `${dir}/d${i}` })));
-    await stores[0]!.setState('x', '1');
-    expect(await stores[2]!.getState('x')).toBe('1');
-    for (const s of stores) await s.close();
+    try {
+      const stores = await Promise.all([0, 1, 2].map((i) => PgStore.open({ url, dataDir: `${dir}/d${i}` })));
+      await stores[0]!.setState('x', '1');
+      expect(await stores[2]!.getState('x')).toBe('1');
+      for (const s of stores) await s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -213,6 +218,8 @@ describe.skipIf(pgMissing !== null)('losing PostgreSQL', () => {
       const text = `${(err as Error).message} ${(err as Error).stack}`;
       expect(text).toContain('***');
       expect(text).not.toContain('S3cr3t');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
