@@ -28,6 +28,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
+COPY web ./web
 COPY docker/faxgate.yaml ./docker/faxgate.yaml
 COPY config ./config
 COPY docker/entrypoint.sh /usr/local/bin/faxgate-entrypoint

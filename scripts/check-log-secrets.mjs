@@ -11,6 +11,7 @@ const SECRETS = [
   'sandbox-demo-key', // src/sandbox.ts
   'correct horse battery', // test/daemon/cli.test.ts (passwd)
   'correct-horse-battery-staple', // test/webhooks/gateway-webhooks.test.ts (webhook password)
+  'alice-web-secret-1', 'bob-web-secret-2', 'ops-web-secret-3', // test/web/rig.ts (console sign-in passwords)
 ];
 const PATTERNS = [
   [/sandbox-admin-[0-9a-f]{24}/, 'a sandbox admin key'],

@@ -31,6 +31,9 @@ import { effectiveUsers } from './keys/key-overrides.js';
 import { destinationCheckFor } from './intake/destination-policy.js';
 import { readReceiverTls, WebhookReceiver } from './webhooks/receiver.js';
 import { queueInboundNotification } from './notify/inbound.js';
+import { OperatorPages } from './web/operator.js';
+import { RefusalLog } from './web/refusals.js';
+import { WebConsole } from './web/server.js';
 
 export interface ServiceEndpoint {
   baseUrl: string;
@@ -47,6 +50,8 @@ export interface GatewayOptions {
   reloadConfig?: () => Config;
   /** The data folder's lock when the caller took it already (before starting a sandbox); released at stop. */
   lock?: DaemonLock;
+  /** web console: pause after a wrong password, times the failures (default 1000 ms; tests shorten it) */
+  webAuthFailureDelayMs?: number;
   /** The queue, when the caller opened it already (`Gateway.open` does, with `openStore`). */
   store?: QueueStore;
 }
@@ -58,6 +63,8 @@ export interface RunningAddresses {
   outbox: string | null;
   /** where the webhook receiver listens, when `webhooks` is configured */
   webhooks?: { host: string; port: number } | null;
+  /** where the web console listens, when `web` is configured */
+  web?: { host: string; port: number } | null;
 }
 
 export class Gateway {
@@ -80,6 +87,9 @@ export class Gateway {
   private readonly admin: AdminServer | null;
   private readonly keyWatch: KeyWatch | null;
   readonly webhooks: WebhookReceiver | null;
+  private readonly web: WebConsole | null;
+  /** Recent SMTP and spool refusals, for the console's operator page. */
+  readonly refusals: RefusalLog;
   /** MIME parsing and PDF text on worker threads (started with the first mail or PDF). */
   private readonly readers = new ReaderPool();
   /** Office documents to PDF, shared by mail and the print folders (one concurrency limit). */
@@ -131,6 +141,7 @@ export class Gateway {
     const destinations = destinationCheckFor(() => this.config.destinations, () => this.users);
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics, destinations };
     this.office = new OfficeConverter(config.office);
+    this.refusals = new RefusalLog(() => this.clock.now());
 
     // with webhooks the service tells us results; polling slows down to a safety net
     const queue = config.webhooks ? { ...config.queue, pollIntervalMs: Math.max(config.queue.pollIntervalMs, config.webhooks.pollIntervalMs) } : config.queue;
@@ -144,10 +155,10 @@ export class Gateway {
       ? new InboundPoller({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'inbound' }) })
       : null;
     this.spool = config.spool
-      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, office: this.office, logger: this.log.child({ component: 'spool' }) })
+      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, office: this.office, logger: this.refusals.tap(this.log.child({ component: 'spool' }), 'spool') })
       : null;
     this.smtp = config.smtp
-      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, office: this.office, logger: this.log.child({ component: 'smtp' }) })
+      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, office: this.office, logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
       : null;
     this.health = new HealthChecks({
       probeStore: () => this.store.setState('health:probe', new Date(this.clock.now()).toISOString()),
@@ -197,6 +208,34 @@ export class Gateway {
             },
             inbound: (rec, serviceUserId) => this.receivedFax(rec, serviceUserId),
           },
+        })
+      : null;
+    this.web = config.web
+      ? new WebConsole({
+          config: config.web,
+          tls: readReceiverTls(config.web.tls),
+          store: this.store,
+          users: () => this.users,
+          clientFor,
+          destinations,
+          defaultCountryCode: () => this.config.smtp?.defaultCountryCode ?? '1',
+          office: this.office,
+          dataDir: config.data,
+          logger: this.log.child({ component: 'web' }),
+          clock: this.clock,
+          metrics: this.metrics,
+          maxUploadBytes: config.smtp?.maxMessageBytes,
+          faxesPerMinute: config.smtp?.maxMessagesPerMinute,
+          authFailureDelayMs: opts.webAuthFailureDelayMs,
+          historyAvailable: (reserve) => this.gate.historyAvailable(reserve),
+          operator: new OperatorPages({
+            store: this.store,
+            users: () => this.users,
+            refusals: this.refusals,
+            readiness: () => this.health.readiness(),
+            historyAvailable: () => this.gate.historyAvailable(),
+            keyExpiry: () => this.keyWatch?.expiries() ?? [],
+          }),
         })
       : null;
     registerQueueGauges(this.metrics, this.store);
@@ -258,9 +297,10 @@ export class Gateway {
     if (this.admin) this.addresses.admin = await this.admin.listen();
     this.keyWatch?.start();
     if (this.webhooks) this.addresses.webhooks = await this.webhooks.listen();
+    if (this.web) this.addresses.web = await this.web.listen();
     this.addresses.outbox = outboxDir(this.config);
     for (const risk of riskySettings(this.config)) this.log.warn({ risk }, 'RISKY setting');
-    this.log.info({ smtp: this.addresses.smtp, admin: this.addresses.admin, spool: this.addresses.spoolRoot, users: this.users.length, queue: this.store.backend }, 'STARTED');
+    this.log.info({ smtp: this.addresses.smtp, admin: this.addresses.admin, web: this.addresses.web, spool: this.addresses.spoolRoot, users: this.users.length, queue: this.store.backend }, 'STARTED');
     return this.addresses;
   }
 
@@ -285,6 +325,7 @@ export class Gateway {
     this.smtp?.updateUsers(users);
     this.notifier?.updateUsers(users);
     this.inbound?.updateUsers(users);
+    this.web?.updateUsers(users);
     await this.spool?.updateUsers(users);
     // faxes held for a refused key are tried again at once (each send proves the key first)
     await this.dispatcher.keysChanged(users.map((u) => u.name));
@@ -318,6 +359,7 @@ export class Gateway {
     await step('smtp', () => this.smtp?.close({ timeoutMs: Math.min(5000, left()) }));
     await step('spool', () => this.spool?.stop());
     await step('webhooks', () => this.webhooks?.close());
+    await step('web', () => this.web?.close());
     await step('readers', () => this.readers.close());
     await step('office', () => this.office.close());
     await step('keys', () => this.keyWatch?.stop());

@@ -15,6 +15,11 @@ import type { ServiceEndpoint } from './main.js';
 export const SANDBOX_DEMO_KEY = 'sandbox-demo-key';
 export const SANDBOX_DOMAIN = 'fax.localhost';
 export const SANDBOX_USER_EMAIL = 'demo@localhost';
+/** The sandbox's web console sign-in (loopback only; printed in the banner). */
+export const SANDBOX_WEB_USER = 'demo';
+export const SANDBOX_WEB_PASSWORD = 'demo-fax';
+// `faxgate passwd` of SANDBOX_WEB_PASSWORD, made once: the sandbox config is built without waiting on scrypt
+const SANDBOX_WEB_PASSWORD_HASH = 'scrypt$16384$8$1$MLLtdb8miW/5R+Dp6/rqwA==$PjJ1OZ6J6SumoCXqF9kXvt0NL5PohKNSL3/MtV8Zw8E=';
 
 /** The built-in config of sandbox mode, rooted at `cwd` (contract §1: ./data, ./spool, :2525). */
 export function sandboxConfig(cwd: string = process.cwd()): Config {
@@ -28,7 +33,8 @@ export function sandboxConfig(cwd: string = process.cwd()): Config {
       notify: { from: 'faxgate@localhost', transport: `outbox:${path.join(data, 'outbox')}`, inbound: { enabled: true, intervalMs: 15_000, mailBacklog: false } },
       admin: { listen: '127.0.0.1:9464' },
       queue: { pollIntervalMs: 2000 },
-      users: [{ name: 'demo', email: SANDBOX_USER_EMAIL, apiKey: SANDBOX_DEMO_KEY }],
+      web: { listen: '127.0.0.1:8025' },
+      users: [{ name: SANDBOX_WEB_USER, email: SANDBOX_USER_EMAIL, apiKey: SANDBOX_DEMO_KEY, password: SANDBOX_WEB_PASSWORD_HASH, role: 'admin' }],
     },
     'sandbox config',
   );
@@ -127,7 +133,7 @@ function shellWord(p: string): string {
  * work as pasted with the tools Debian ships (swaks 20201014 takes `--attach FILE` and sends a
  * file named `@FILE` for `--attach @FILE`; curl -v is needed to show the reply with the job id).
  */
-export function sandboxBanner(addr: { smtp: Array<{ host: string; port: number }>; spoolRoot: string | null; outbox: string | null; admin: { host: string; port: number } | null }, serviceUrl: string, sample?: string): string {
+export function sandboxBanner(addr: { smtp: Array<{ host: string; port: number }>; spoolRoot: string | null; outbox: string | null; admin: { host: string; port: number } | null; web?: { host: string; port: number } | null }, serviceUrl: string, sample?: string): string {
   const smtp = addr.smtp[0];
   const port = smtp?.port ?? 2525;
   const host = smtp?.host ?? '127.0.0.1';
@@ -143,6 +149,7 @@ export function sandboxBanner(addr: { smtp: Array<{ host: string; port: number }
     `  Notifications (.eml) ${addr.outbox ? rel(addr.outbox) : '(none)'}/`,
     `  Fax service emulator ${serviceUrl}`,
     addr.admin ? `  Health and metrics   http://${addr.admin.host}:${addr.admin.port}/healthz  /metrics` : '',
+    addr.web ? `  Web console          http://${addr.web.host}:${addr.web.port}/   sign in as ${SANDBOX_WEB_USER}, password ${SANDBOX_WEB_PASSWORD}` : '',
     '',
     `  Send a first fax by mail (${sample ? `${rel(sample)} is a sample page; any PDF will do` : 'any PDF will do'}):`,
     `    swaks --server ${host}:${port} --from ${SANDBOX_USER_EMAIL} --to 15551234567@${SANDBOX_DOMAIN} --header "Subject: Hello fax" --attach-type application/pdf --attach ${doc}`,

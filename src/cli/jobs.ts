@@ -4,57 +4,21 @@ import path from 'node:path';
 import { FaxgateError } from '../errors.js';
 import { acceptJob } from '../intake/accept.js';
 import { checkDestination } from '../intake/destination-policy.js';
-import { formatFaxNumber, normalizeFaxNumber } from '../intake/fax-number.js';
-import { sniffFileType } from '../intake/file-type.js';
+import { formatFaxNumber } from '../intake/fax-number.js';
+import { newFaxDocuments, newFaxRecipients } from '../intake/new-fax.js';
 import { silentLogger } from '../log/logger.js';
-import { inFlightByNumber, waitReason } from './wait-reason.js';
+import { inFlightByNumber, jobJson, recipientTries, waitReason } from '../job-json.js';
 import { FINAL_JOB_STATES } from '../store/transitions.js';
-import { JOB_STATES, RECIPIENT_STATES, type Job, type JobState, type NewDocument, type Recipient, type RecipientState } from '../store/types.js';
-import { officeExtension, OfficeConverter, pdfName } from '../intake/office-convert.js';
+import { JOB_STATES, RECIPIENT_STATES, type Job, type JobState, type NewDocument, type RecipientState } from '../store/types.js';
+import { OfficeConverter } from '../intake/office-convert.js';
 import type { QueueStore } from '../store/queue-store.js';
 import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
 import { listKeyHolds } from '../keys/key-holds.js';
 
-/** The JSON shape of contract §1 (plus the detail operators want; `waiting` says why a recipient is not dialled yet). */
-export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), nowMs = Date.now()) {
-  return {
-    id: j.id,
-    source: j.source,
-    user: j.user,
-    state: j.state,
-    createdAt: j.createdAt,
-    updatedAt: j.updatedAt,
-    finishedAt: j.finishedAt,
-    scheduledAt: j.scheduledAt,
-    cover: j.cover,
-    documents: j.documents.map((d) => ({ name: d.name, contentType: d.contentType, bytes: d.bytes })),
-    leftOut: j.meta.leftOut ?? [],
-    corruptReason: j.corruptReason,
-    recipients: j.recipients.map((r) => ({
-      number: r.number,
-      name: r.name,
-      state: r.state,
-      messageId: r.messageId,
-      resultCode: r.resultCode,
-      resultInfo: r.resultInfo,
-      errorCode: r.errorCode,
-      errorInfo: r.errorInfo,
-      attempts: recipientTries(r),
-      pages: r.pages,
-      lastError: r.lastError,
-      nextAttemptAt: r.nextAttemptAt,
-      waiting: waitReason(j, r, nowMs, inFlight),
-    })),
-  };
-}
+export { jobJson, recipientTries };
 
 /** Every documented state: a job's (queued, active, ...) and a recipient's (deferred, processing, ...). */
 export const LISTABLE_STATES: readonly string[] = [...new Set<string>([...JOB_STATES, ...RECIPIENT_STATES])];
-
-/** Tries of a recipient as its outcome mail counts them ("Attempts"): our sends or the service's fax attempts, whichever is more. */
-export function recipientTries(r: Pick<Recipient, 'attempts'> & { faxAttempt?: number | null }): number {
-  return Math.max(r.attempts ?? 0, r.faxAttempt ?? 0);
-}
 
 export async function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: number }): Promise<void> {
   const limit = opts.limit ?? 200;
@@ -140,43 +104,29 @@ export interface SendOptions extends GlobalOptions {
 export async function sendCommand(files: string[], opts: SendOptions): Promise<number> {
   const ctx = loadContext(opts);
   const user = pickUser(ctx, opts.user);
-  const cc = ctx.config.smtp?.defaultCountryCode ?? '1';
-  const recipients = opts.to.flatMap((t) => t.split(',')).map((t) => {
-    const n = normalizeFaxNumber(t, cc);
-    if (!n.ok) throw new FaxgateError('BAD_NUMBER', `--to ${t}: ${n.reason}`);
-    const allowed = checkDestination(n.e164, ctx.config.destinations, user);
-    if (!allowed.ok) throw new FaxgateError('DESTINATION_REFUSED', `--to ${t}: destination not allowed: ${allowed.reason}`);
-    return { number: n.e164 };
+  const recipients = await newFaxRecipients({
+    to: opts.to,
+    user: user.name,
+    defaultCountryCode: ctx.config.smtp?.defaultCountryCode ?? '1',
+    destinations: (name, e164) => checkDestination(e164, ctx.config.destinations, name === user.name ? user : { name }),
+    label: (t) => `--to ${t}`,
   });
   if (recipients.length === 0) throw new FaxgateError('USAGE', 'give at least one --to NUMBER');
-  const documents: NewDocument[] = [];
-  const office: Array<{ index: number; file: string; ext: string }> = [];
   for (const f of files) {
     if (!existsSync(f) || !statSync(f).isFile()) throw new FaxgateError('USAGE', `${f}: no such file`);
-    const type = await sniffFileType(f);
-    if (!type.faxable) {
-      // office documents are converted to PDF here, as mail and print-folder files are
-      const ext = officeExtension(f, type.contentType);
-      if (!ext) throw new FaxgateError('UNSUPPORTED_TYPE', `${f}: ${(type.reason ?? 'cannot be faxed').replace('(PDF, TIFF, PNG, JPEG or plain text only)', '(PDF, TIFF, PNG, JPEG, plain text or office documents only)')}`);
-      office.push({ index: documents.length, file: f, ext });
-    }
-    documents.push({ path: path.resolve(f), name: path.basename(f), contentType: type.contentType });
   }
-  if (office.length) {
-    const converter = new OfficeConverter(ctx.config.office);
-    try {
-      // every document is checked before the first (slow) conversion starts
-      for (const o of office) {
-        const why = converter.unavailableReason(o.file, o.ext);
-        if (why) throw new FaxgateError('UNSUPPORTED_TYPE', why);
-      }
-      for (const o of office) {
-        const d = documents[o.index]!;
-        documents[o.index] = { ...d, name: pdfName(d.name), contentType: 'application/pdf', data: await converter.convert({ name: o.file, ext: o.ext, path: o.file }) };
-      }
-    } finally {
-      await converter.close();
-    }
+  // office documents are converted to PDF here, as mail and print-folder files are
+  let converter: OfficeConverter | null = null;
+  let documents: NewDocument[];
+  try {
+    const byPath = new Map(files.map((f) => [path.resolve(f), f]));
+    documents = await newFaxDocuments(
+      files.map((f) => ({ path: path.resolve(f), name: path.basename(f) })),
+      () => (converter ??= new OfficeConverter(ctx.config.office)),
+      (u) => byPath.get(u.path) ?? u.name,
+    );
+  } finally {
+    await (converter as OfficeConverter | null)?.close();
   }
   const cover = opts.cover === true || documents.length === 0;
   if (documents.length === 0 && !opts.subject && !opts.notes && opts.cover !== true) {

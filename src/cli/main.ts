@@ -47,7 +47,8 @@ export function buildProgram(): Command {
     .addOption(new Option('--delay-ms <n>', 'sandbox only: how long the emulated service keeps a fax processing').argParser(Number).default(2000))
     .option('--smtp-listen <host:port>', 'listen here instead of smtp.listen (repeatable)', collect, [])
     .option('--admin-listen <host:port>', 'serve /healthz and /metrics here instead of admin.listen')
-    .action(async (o) => startCommand({ config: o.config, delayMs: o.delayMs, smtpListen: o.smtpListen, adminListen: o.adminListen }));
+    .option('--web-listen <host:port>', 'serve the web console here instead of web.listen')
+    .action(async (o) => startCommand({ config: o.config, delayMs: o.delayMs, smtpListen: o.smtpListen, adminListen: o.adminListen, webListen: o.webListen }));
 
   registerEmulatorCommand(program);
 

@@ -128,12 +128,17 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   if (outbox) checks.push(folderCheck('outbox', outbox));
   else if (c.notify) checks.push(await relayCheck(c.notify.transport));
   const daemonPid = runningDaemon(c.data);
-  for (const addr of [...(c.smtp?.listen ?? []), ...(c.admin ? [c.admin.listen] : [])]) {
+  for (const addr of [...(c.smtp?.listen ?? []), ...(c.admin ? [c.admin.listen] : []), ...(c.web ? [c.web.listen] : [])]) {
     checks.push(await portCheck(`listen ${addr}`, addr, daemonPid));
   }
   if (c.smtp?.tls) {
     for (const f of [c.smtp.tls.cert, c.smtp.tls.key]) {
       checks.push({ name: 'smtp.tls', ok: existsSync(f), detail: existsSync(f) ? `${f} present` : `${f} missing` });
+    }
+  }
+  if (c.web?.tls) {
+    for (const f of [c.web.tls.cert, c.web.tls.key]) {
+      checks.push({ name: 'web.tls', ok: existsSync(f), detail: existsSync(f) ? `${f} present` : `${f} missing` });
     }
   }
   try {

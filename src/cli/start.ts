@@ -17,6 +17,8 @@ export interface StartOptions extends GlobalOptions {
   smtpListen?: string[];
   /** override admin.listen */
   adminListen?: string;
+  /** override web.listen */
+  webListen?: string;
 }
 
 export async function startCommand(opts: StartOptions): Promise<void> {
@@ -25,6 +27,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   const config = { ...ctx.config };
   if (opts.smtpListen?.length && config.smtp) config.smtp = { ...config.smtp, listen: opts.smtpListen };
   if (opts.adminListen) config.admin = { minFreeMb: 100, ...config.admin, listen: opts.adminListen };
+  if (opts.webListen) config.web = { sessionHours: 12, livePollMs: 1000, ...config.web, listen: opts.webListen };
   const logger = createLogger({ level: config.log.level, format: config.log.format });
   // First of all, before a sandbox rewrites data/sandbox.json: is another daemon on this folder?
   mkdirSync(config.data, { recursive: true, mode: 0o750 });

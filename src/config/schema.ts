@@ -55,6 +55,8 @@ const userSchema = z
     destinations: userDestinations.optional(),
     /** where this user's mail text goes (overrides smtp.body) */
     mailBody: z.enum(['auto', 'cover', 'page', 'ignore']).optional(),
+    /** admin: the web console also shows the operator's pages (the whole queue, refusals, keys) */
+    role: z.enum(['user', 'admin']).optional(),
   })
   .strict();
 
@@ -229,6 +231,22 @@ export const configSchema = z
       })
       .strict()
       .optional(),
+    /** The web console (docs/console.md); off unless set. Users sign in with users[].password. */
+    web: z
+      .object({
+        /** where the console listens, "host:port" (the sandbox: 127.0.0.1:8025) */
+        listen: hostPort,
+        /** serve https with this certificate and key, as smtp.tls (else plain http: loopback or behind a TLS proxy) */
+        tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
+        /** a session ends this long after sign-in */
+        sessionHours: z.number().positive().max(24 * 30).default(12),
+        /** how often live updates look at the queue for changes (also changes made by other gateways) */
+        livePollMs: z.number().int().min(100).max(60_000).default(1000),
+        /** TLS proxies in front whose X-Forwarded-For names the client (sign-in lockout counts per client) */
+        trustedProxies: z.array(cidr).optional(),
+      })
+      .strict()
+      .optional(),
     /**
      * NAME=VALUE lines (systemd EnvironmentFile format) that feed ${NAME} in this file, read by the
      * daemon (again on SIGHUP) and by every CLI command; its values win over the environment.
@@ -261,6 +279,7 @@ export type ApiConfig = Config['api'];
 export type DestinationsConfig = Config['destinations'];
 export type WebhooksConfig = NonNullable<Config['webhooks']>;
 export type OfficeConfig = Config['office'];
+export type WebConfig = NonNullable<Config['web']>;
 export type MailBodyMode = SmtpConfig['body'];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */

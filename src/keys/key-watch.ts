@@ -38,6 +38,8 @@ export interface KeyWatchOptions {
 
 export class KeyWatch {
   private readonly loop: Periodic<void>;
+  /** Each user's key expiry as of the last check (null: the key does not expire), for the console. */
+  private readonly expiry = new Map<string, { expiresAt: string | null; checkedAt: string }>();
 
   constructor(private readonly opts: KeyWatchOptions) {
     // one gateway at a time (a duty, checked each period: see InboundPoller)
@@ -53,6 +55,11 @@ export class KeyWatch {
 
   start(): void {
     this.loop.start();
+  }
+
+  /** The keys' expiry dates found by the last check, by user. */
+  expiries(): Array<{ user: string; expiresAt: string | null; checkedAt: string }> {
+    return [...this.expiry].map(([user, e]) => ({ user, ...e }));
   }
 
   /** Waits for a check (or rotation) in flight, so the store is not closed under it. */
@@ -76,6 +83,7 @@ export class KeyWatch {
         const current = this.client(user.apiKey);
         const me = await current.me();
         const key = await findKey(admin, me.userId, user.apiKey);
+        this.expiry.set(user.name, { expiresAt: key?.expiresAt ?? null, checkedAt: new Date(now).toISOString() });
         if (!key?.expiresAt) continue;
         const left = Date.parse(key.expiresAt) - now;
         if (left > (this.opts.warnDays ?? 7) * DAY) continue;

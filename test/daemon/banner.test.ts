@@ -30,7 +30,7 @@ describe('the sandbox banner, pasted line by line', () => {
 
   beforeAll(async () => {
     cwd = mkdtempSync(path.join(os.tmpdir(), 'faxgate-banner-'));
-    child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
+    child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--web-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
     const err = new OutputWatch(child.stderr!);
     new OutputWatch(child.stdout!);
     await err.waitFor(/Then: npx faxgate jobs/, 60_000);
@@ -77,4 +77,12 @@ describe('the sandbox banner, pasted line by line', () => {
       }
     }
   }, 120_000);
+
+  it('prints the web console with a demo sign-in that works as printed', async () => {
+    const m = /Web console\s+(http:\/\/\S+)\s+sign in as (\S+), password (\S+)/.exec(banner);
+    expect(m, banner).not.toBeNull();
+    const r = await fetch(new URL('/login', m![1]), { method: 'POST', body: new URLSearchParams({ user: m![2]!, password: m![3]! }) });
+    expect(r.status, await r.clone().text()).toBe(200);
+    expect(((await r.json()) as { csrfToken?: string }).csrfToken).toMatch(/\S{20,}/);
+  });
 });

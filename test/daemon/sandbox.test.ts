@@ -27,7 +27,7 @@ interface Running {
 }
 
 async function startSandbox(cwd: string, extra: string[] = []): Promise<Running> {
-  const child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--delay-ms', '300', ...extra], { cwd });
+  const child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--web-listen', '127.0.0.1:0', '--delay-ms', '300', ...extra], { cwd });
   const out = new OutputWatch(child.stdout!);
   const err = new OutputWatch(child.stderr!);
   const smtp = await err.waitFor(/SMTP \(mail to fax\)\s+127\.0\.0\.1:(\d+)/, 60_000);

@@ -1,0 +1,84 @@
+// A fax typed in by a person (`faxgate send`, the web console): numbers or contact names, files
+// from their disk, cover on or off. The checks are those of mail and print: the number is
+// normalised and passed through the destination policy, a contact name is looked up with the
+// user's key, each file is sniffed and office documents become PDF. The caller then hands the
+// result to `acceptJob` like every other intake.
+import { FaxgateError } from '../errors.js';
+import type { FaxApi } from '../fax/types.js';
+import type { NewDocument, NewRecipient } from '../store/types.js';
+import { resolveContact } from './contact-lookup.js';
+import type { DestinationCheck } from './destination-policy.js';
+import { normalizeFaxNumber } from './fax-number.js';
+import { sniffFileType } from './file-type.js';
+import { officeExtension, pdfName, type OfficeConverter } from './office-convert.js';
+
+export interface DestinationInput {
+  /** what the person typed: a number, or a contact's name when `contacts` is given */
+  to: string[];
+  user: string;
+  defaultCountryCode: string;
+  destinations: DestinationCheck;
+  /** the user's API client, to look contact names up; without it only numbers are taken */
+  contacts?: FaxApi;
+  /** how a refused entry is named in the message, e.g. (t) => `--to ${t}` */
+  label?: (entry: string) => string;
+}
+
+/** Numbers (or contacts) to recipients; refuses the first bad one with a message naming it. */
+export async function newFaxRecipients(input: DestinationInput): Promise<NewRecipient[]> {
+  const label = input.label ?? ((t: string) => t);
+  const out: NewRecipient[] = [];
+  for (const raw of input.to.flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean)) {
+    let number: string;
+    let name: string | undefined;
+    if (input.contacts && /[a-zA-Z]/.test(raw)) {
+      const c = await resolveContact(input.contacts, raw, input.defaultCountryCode);
+      number = c.e164;
+      name = c.name;
+    } else {
+      const n = normalizeFaxNumber(raw, input.defaultCountryCode);
+      if (!n.ok) throw new FaxgateError('BAD_NUMBER', `${label(raw)}: ${n.reason}`);
+      number = n.e164;
+    }
+    const allowed = input.destinations(input.user, number);
+    if (!allowed.ok) throw new FaxgateError('DESTINATION_REFUSED', `${label(raw)}: destination not allowed: ${allowed.reason}`);
+    out.push(name ? { number, name } : { number });
+  }
+  return out;
+}
+
+export interface UploadedFile {
+  path: string;
+  /** the name the person gave the file */
+  name: string;
+}
+
+/**
+ * Sniffs each file and converts office documents to PDF (every one is checked before the first,
+ * slow, conversion starts). `label` names a file in a refusal.
+ */
+export async function newFaxDocuments(files: UploadedFile[], converter: () => OfficeConverter, label: (f: UploadedFile) => string = (f) => f.name): Promise<NewDocument[]> {
+  const documents: NewDocument[] = [];
+  const office: Array<{ index: number; file: UploadedFile; ext: string }> = [];
+  for (const f of files) {
+    const type = await sniffFileType(f.path);
+    if (!type.faxable) {
+      const ext = officeExtension(f.name, type.contentType);
+      if (!ext) throw new FaxgateError('UNSUPPORTED_TYPE', `${label(f)}: ${(type.reason ?? 'cannot be faxed').replace('(PDF, TIFF, PNG, JPEG or plain text only)', '(PDF, TIFF, PNG, JPEG, plain text or office documents only)')}`);
+      office.push({ index: documents.length, file: f, ext });
+    }
+    documents.push({ path: f.path, name: f.name, contentType: type.contentType });
+  }
+  if (office.length) {
+    const conv = converter();
+    for (const o of office) {
+      const why = conv.unavailableReason(label(o.file), o.ext);
+      if (why) throw new FaxgateError('UNSUPPORTED_TYPE', why);
+    }
+    for (const o of office) {
+      const d = documents[o.index]!;
+      documents[o.index] = { ...d, name: pdfName(d.name), contentType: 'application/pdf', data: await conv.convert({ name: label(o.file), ext: o.ext, path: o.file.path }) };
+    }
+  }
+  return documents;
+}

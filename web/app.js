@@ -1,0 +1,106 @@
+// Shared by every page of the console: the session, calls to the JSON API with the CSRF token,
+// a small element builder (text is always set as text, never parsed as HTML), and the header.
+
+/** Builds an element: h('a', { href: '/x' }, 'text', child). */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+let session = null;
+
+/** The signed-in user ({user, admin, csrfToken}); sends the browser to sign-in when there is none. */
+export async function requireSession() {
+  const r = await fetch('/api/session', { credentials: 'same-origin' });
+  if (r.status === 401) {
+    location.replace(`/login.html?next=${encodeURIComponent(location.pathname + location.search)}`);
+    throw new Error('not signed in');
+  }
+  session = await r.json();
+  renderHeader();
+  return session;
+}
+
+/** A call to the API; throws an Error with the server's words when it answers with an error. */
+export async function api(method, url, body) {
+  const headers = {};
+  if (method !== 'GET') headers['x-csrf-token'] = session?.csrfToken ?? '';
+  let payload;
+  if (body instanceof FormData) payload = body;
+  else if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const r = await fetch(url, { method, headers, body: payload, credentials: 'same-origin' });
+  if (r.status === 401) {
+    location.replace('/login.html');
+    throw new Error('signed out');
+  }
+  const data = r.headers.get('content-type')?.includes('json') ? await r.json() : null;
+  if (!r.ok) throw Object.assign(new Error(data?.error ?? `${r.status} ${r.statusText}`), { status: r.status });
+  return { data, headers: r.headers };
+}
+
+/** Says something to the user (and to screen readers) in the page's status line. */
+export function announce(text, isError = false) {
+  const el = document.getElementById('status');
+  if (!el) return;
+  el.textContent = text;
+  el.classList.toggle('error', isError);
+}
+
+export const STATE_WORDS = {
+  queued: 'waiting to be sent',
+  sending: 'being sent',
+  deferred: 'will be tried again',
+  processing: 'with the fax service',
+  delivered: 'delivered',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  held: 'on hold',
+  unknown: 'being checked',
+  active: 'in progress',
+  partial: 'partly delivered',
+  corrupt: 'could not be read',
+};
+
+export function stateBadge(state) {
+  return h('span', { class: `badge s-${state}` }, STATE_WORDS[state] ?? state);
+}
+
+export function when(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function subjectOf(job) {
+  return job.cover?.subject || job.documents?.[0]?.name || '(no subject)';
+}
+
+function renderHeader() {
+  const nav = document.getElementById('nav');
+  if (!nav || !session) return;
+  const link = (href, text) => h('li', {}, h('a', { href, 'aria-current': location.pathname === href ? 'page' : null }, text));
+  nav.replaceChildren(
+    h('ul', {},
+      link('/', 'My faxes'),
+      link('/send.html', 'Send a fax'),
+      link('/contacts.html', 'Contacts'),
+      session.admin ? link('/admin.html', 'Queue') : null,
+      h('li', { class: 'who' }, h('span', {}, session.user), ' ', h('button', { type: 'button', class: 'link', onclick: signOut }, 'Sign out')),
+    ),
+  );
+}
+
+async function signOut() {
+  await api('POST', '/logout').catch(() => {});
+  location.replace('/login.html');
+}
