@@ -18,10 +18,25 @@ export interface IncomingFile {
 
 /** A fresh private folder for one message and its extracted parts. */
 export async function makeWorkDir(incomingDir: string): Promise<string> {
-  await fsp.mkdir(incomingDir, { recursive: true, mode: 0o750 });
   const dir = path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
-  await fsp.mkdir(dir, { mode: 0o700 });
+  try {
+    await fsp.mkdir(dir, { mode: 0o700 });
+  } catch (err) {
+    // incoming/ itself is made at start; only if it went away is it made again (one call less a message)
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await fsp.mkdir(incomingDir, { recursive: true, mode: 0o750 });
+    await fsp.mkdir(dir, { mode: 0o700 });
+  }
   return dir;
+}
+
+/** Removes a message's work folder: usually already emptied by the store (a plain rmdir), else whole. */
+export async function removeWorkDir(dir: string): Promise<void> {
+  try {
+    await fsp.rmdir(dir);
+  } catch {
+    await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
 }
 
 export async function writeIncoming(stream: Readable, file: string, maxBytes: number, tap?: Writable): Promise<IncomingFile> {

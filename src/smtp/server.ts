@@ -13,7 +13,7 @@ import type { UserDirectory } from '../fax/user-directory.js';
 import { acceptMail } from '../intake/accept-mail.js';
 import { resolveContact } from '../intake/contact-lookup.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
-import { makeWorkDir, writeIncoming } from '../intake/incoming-file.js';
+import { makeWorkDir, removeWorkDir, writeIncoming } from '../intake/incoming-file.js';
 import { startMailParse } from '../intake/mail-parse.js';
 import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
 import { OfficeConverter } from '../intake/office-convert.js';
@@ -436,7 +436,7 @@ export class SmtpGateway {
       );
       return `2.0.0 queued as ${job.id}`;
     } finally {
-      await fsp.rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+      await removeWorkDir(workDir);
     }
   }
 }
