@@ -9,7 +9,7 @@ import { configSchema } from '../src/config/schema.js';
 import { Dispatcher } from '../src/dispatch/dispatcher.js';
 import type { FaxApi } from '../src/fax/types.js';
 import { silentLogger } from '../src/log/logger.js';
-import { Store } from '../src/store/store.js';
+import { SqliteStore } from '../src/store/sqlite/store.js';
 import { clientFor, closeClients } from '../test/helpers/client.js';
 import { startTestEmulator } from '../test/helpers/emulator.js';
 import { EMU_KEY } from '../test/dispatch/emulator-facts.js';
@@ -37,7 +37,7 @@ export default async function bench(): Promise<BenchResult[]> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   // Long enough that every fax is still at the service when the last one is sent.
   const emu = await startTestEmulator({ delayMs: DELAY_MS });
-  const store = Store.open({ dataDir: path.join(dir, 'data') });
+  const store = SqliteStore.open({ dataDir: path.join(dir, 'data') });
   try {
     const doc = path.join(dir, 'doc.pdf');
     writeFileSync(doc, TEST_PDF);
@@ -66,7 +66,7 @@ export default async function bench(): Promise<BenchResult[]> {
     dispatcher.start();
     for (;;) {
       await new Promise((r) => setTimeout(r, 500));
-      const c = store.counts();
+      const c = await store.counts();
       maxInFlight = Math.max(maxInFlight, c.recipients.processing);
       if (process.env.BENCH_DEBUG) console.error(((Date.now() - started) / 1000).toFixed(1), JSON.stringify(c.recipients), count.n);
       if (c.jobs.queued + c.jobs.active === 0) break;
@@ -74,8 +74,8 @@ export default async function bench(): Promise<BenchResult[]> {
     }
     await dispatcher.stop();
     const elapsed = (Date.now() - started) / 1000;
-    const delivered = store.counts().recipients.delivered;
-    const columnCalls = store.listJobs({ limit: FAXES }).flatMap((j) => j.recipients).reduce((a, r) => a + r.apiCalls, 0);
+    const delivered = (await store.counts()).recipients.delivered;
+    const columnCalls = (await store.listJobs({ limit: FAXES })).flatMap((j) => j.recipients).reduce((a, r) => a + r.apiCalls, 0);
     return [
       { figure: `API calls per delivered fax (${FAXES} in flight, send included)`, value: count.n / delivered, unit: 'calls', peer: { label: 'send + one fax-info per fax', value: 2 }, goal: '<= 1.5' },
       { figure: 'API calls per delivered fax, from the per-recipient column', value: columnCalls / delivered, unit: 'calls' },

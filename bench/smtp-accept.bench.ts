@@ -61,7 +61,7 @@ const { configSchema } = await faxgateModule<typeof import('../src/config/schema
 const { UserDirectory } = await faxgateModule<typeof import('../src/fax/user-directory.js')>('fax/user-directory');
 const { silentLogger } = await faxgateModule<typeof import('../src/log/logger.js')>('log/logger');
 const { SmtpGateway } = await faxgateModule<typeof import('../src/smtp/server.js')>('smtp/server');
-const { Store } = await faxgateModule<typeof import('../src/store/store.js')>('store/store');
+const { SqliteStore } = await faxgateModule<typeof import('../src/store/sqlite/store.js')>('store/sqlite/store');
 const { ReaderPool } = await faxgateModule<typeof import('../src/workers/pool.js')>('workers/pool');
 
 interface Gateway {
@@ -79,7 +79,7 @@ async function startFaxgate(): Promise<Gateway> {
   // message delivered twice (no new job, nothing written). A window of -1 ms forgets every
   // message at once: each one is a new job with its document written and fsynced, as Postfix
   // writes a queue file for each.
-  const store = Store.open({ dataDir: path.join(dir, 'data'), dedupeWindowMs: -1 });
+  const store = SqliteStore.open({ dataDir: path.join(dir, 'data'), dedupeWindowMs: -1 });
   const smtp = { ...configSchema.parse({ smtp: { listen: ['127.0.0.1:0'], domains: [DOMAIN] } }).smtp!, maxMessagesPerMinute: 1_000_000, maxConnections: 100, maxConnectionsPerClient: 100 };
   // the daemon's reader threads (HTML bodies, PDFs); the MIME is split as DATA arrives
   const readers = new ReaderPool();

@@ -10,8 +10,8 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { SpoolConfig, UserConfig } from '../src/config/schema.js';
 import type { FaxApi } from '../src/fax/types.js';
-import type { Store } from '../src/store/store.js';
-import type { QueueStore } from '../src/store/types.js';
+import type { SqliteStore } from '../src/store/sqlite/store.js';
+import type { QueueStore } from '../src/store/queue-store.js';
 import { faxgateModule } from './lib/daemon.js';
 import type { BenchResult } from './types.js';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
@@ -19,7 +19,7 @@ import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 // built, as the daemon runs (FAXGATE_BENCH_SOURCE=1: from source through tsx)
 const { silentLogger } = await faxgateModule<typeof import('../src/log/logger.js')>('log/logger');
 const { SpoolWatcher } = await faxgateModule<typeof import('../src/spool/watcher.js')>('spool/watcher');
-const { Store: StoreClass } = await faxgateModule<typeof import('../src/store/store.js')>('store/store');
+const { SqliteStore: StoreClass } = await faxgateModule<typeof import('../src/store/sqlite/store.js')>('store/sqlite/store');
 const { ReaderPool } = await faxgateModule<typeof import('../src/workers/pool.js')>('workers/pool');
 
 const STABLE_MS = 50;
@@ -28,7 +28,7 @@ const BURST_FILES = 1000;
 const USER: UserConfig = { name: 'bench', email: 'bench@example.com', aliases: [], apiKey: 'bench-key' };
 
 /** The store, with the moment each file's enqueue resolved (durable) recorded by file name. */
-function timedStore(store: Store, done: Map<string, number>): QueueStore {
+function timedStore(store: SqliteStore, done: Map<string, number>): QueueStore {
   return new Proxy(store, {
     get(target, prop, receiver) {
       if (prop === 'enqueue') {

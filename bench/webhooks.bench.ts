@@ -76,19 +76,20 @@ async function run(webhooks: boolean): Promise<Run> {
     }
     const started = Date.now();
     for (;;) {
-      const sent = jobs.filter((id) => gw.store.listNotifications({ jobId: id }).some((n) => n.state === 'sent' || n.state === 'skipped'));
+      const sent: string[] = [];
+      for (const id of jobs) if ((await gw.store.listNotifications({ jobId: id })).some((n) => n.state === 'sent' || n.state === 'skipped')) sent.push(id);
       if (sent.length === FAXES) break;
       if (Date.now() - started > 180_000) throw new Error(`only ${sent.length} of ${FAXES} outcome mails in 3 minutes`);
       await new Promise((r) => setTimeout(r, 100));
     }
     const latencies: number[] = [];
     for (const id of jobs) {
-      const job = gw.store.getJob(id)!;
-      const mail = gw.store.listNotifications({ jobId: id }).find((n) => n.sentAt)!;
+      const job = (await gw.store.getJob(id))!;
+      const mail = (await gw.store.listNotifications({ jobId: id })).find((n) => n.sentAt)!;
       const info = (await api.get(`/v1/fax/${job.recipients[0]!.messageId}/info`, TEST_KEYS.admin)).json;
       latencies.push(Date.parse(mail.sentAt!) - Date.parse(info.resolvedDate));
     }
-    const delivered = gw.store.counts().recipients.delivered;
+    const delivered = (await gw.store.counts()).recipients.delivered;
     const text = await gw.metrics.text();
     return { callsPerFax: apiCalls(text) / delivered, sendAndStatusPerFax: apiCalls(text, ['sendFax', 'sendFaxToMany', 'history', 'faxInfo']) / delivered, latencies };
   } finally {

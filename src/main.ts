@@ -22,7 +22,8 @@ import { InboundPoller } from './notify/inbound.js';
 import { Notifier } from './notify/notifier.js';
 import { SmtpGateway } from './smtp/server.js';
 import { SpoolWatcher } from './spool/watcher.js';
-import { Store } from './store/store.js';
+import type { QueueStore } from './store/queue-store.js';
+import { openLocalStore, openStore } from './store/open.js';
 import { KeyWatch } from './keys/key-watch.js';
 import { ReaderPool } from './workers/pool.js';
 import { OfficeConverter } from './intake/office-convert.js';
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   reloadConfig?: () => Config;
   /** The data folder's lock when the caller took it already (before starting a sandbox); released at stop. */
   lock?: DaemonLock;
+  /** The queue, when the caller opened it already (`Gateway.open` does, with `openStore`). */
+  store?: QueueStore;
 }
 
 export interface RunningAddresses {
@@ -59,7 +62,7 @@ export interface RunningAddresses {
 
 export class Gateway {
   readonly metrics = new Metrics({ defaultMetrics: true });
-  readonly store: Store;
+  readonly store: QueueStore;
   private readonly lock: DaemonLock;
   private readonly log: Logger;
   private readonly clock: Clock;
@@ -85,13 +88,28 @@ export class Gateway {
   private readonly health: HealthChecks;
   private stopping: Promise<void> | null = null;
 
+  /** Takes the data folder's lock, opens the queue the config names (openStore), then wires the rest. */
+  static async open(config: Config, opts: GatewayOptions): Promise<Gateway> {
+    mkdirSync(config.data, { recursive: true, mode: 0o750 });
+    const lock = opts.lock ?? DaemonLock.acquire(config.data);
+    let store: QueueStore | undefined;
+    try {
+      store = opts.store ?? (await openStore({ dataDir: config.data, clock: opts.clock, logger: opts.logger.child({ component: 'store' }) }));
+      return new Gateway(config, { ...opts, lock, store });
+    } catch (err) {
+      if (store && !opts.store) await store.close().catch(() => undefined);
+      if (!opts.lock) lock.release();
+      throw err;
+    }
+  }
+
   constructor(private config: Config, private readonly opts: GatewayOptions) {
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     mkdirSync(config.data, { recursive: true, mode: 0o750 });
     this.lock = opts.lock ?? DaemonLock.acquire(config.data);
     try {
-      this.store = Store.open({ dataDir: config.data, clock: this.clock, logger: this.log.child({ component: 'store' }) });
+      this.store = opts.store ?? openLocalStore({ dataDir: config.data, clock: this.clock, logger: this.log.child({ component: 'store' }) });
     } catch (err) {
       this.lock.release();
       throw err;
@@ -170,8 +188,8 @@ export class Gateway {
           tls: readReceiverTls(config.webhooks.tls),
           logger: this.log.child({ component: 'webhooks' }),
           handlers: {
-            outbound: (rec) => {
-              const outcome = this.dispatcher.applyServiceRecord(rec);
+            outbound: async (rec) => {
+              const outcome = await this.dispatcher.applyServiceRecord(rec);
               // the outcome mail goes out now, not at the notifier's next look
               if (outcome === 'applied') this.notifier?.runOnce().catch((err) => this.log.warn({ err: describeError(err) }, 'notification run after a webhook failed'));
               return outcome === 'later' ? 'later' : outcome === 'applied';
@@ -204,7 +222,7 @@ export class Gateway {
       await this.inbound.runOnce();
       return true;
     }
-    queueInboundNotification(this.store, this.log.child({ component: 'inbound' }), user, rec);
+    await queueInboundNotification(this.store, this.log.child({ component: 'inbound' }), user, rec);
     return true;
   }
 
@@ -222,8 +240,10 @@ export class Gateway {
   async start(): Promise<RunningAddresses> {
     // No other daemon can hold a lease on this queue (we hold the data folder's lock): sends and
     // notifications an earlier run left mid-way are taken back now, not when their leases run out.
-    const taken = this.store.releaseExpired({ all: true });
+    const taken = await this.store.releaseExpired({ all: true });
     if (taken.unknown + taken.released > 0) this.log.warn({ unknownSends: taken.unknown, leases: taken.released }, 'took back the work of an earlier run that did not stop cleanly');
+    // users an earlier run left held for a refused key stay held until a working key is loaded
+    await this.dispatcher.holds.load(this.users.map((u) => u.name));
     this.dispatcher.start();
     this.notifier?.start();
     this.inbound?.start();
@@ -264,7 +284,7 @@ export class Gateway {
     this.inbound?.updateUsers(users);
     await this.spool?.updateUsers(users);
     // faxes held for a refused key are tried again at once (each send proves the key first)
-    this.dispatcher.keysChanged(users.map((u) => u.name));
+    await this.dispatcher.keysChanged(users.map((u) => u.name));
     this.log.info({ users: users.length, why }, 'RELOADED users');
   }
 

@@ -23,7 +23,7 @@ export interface HealthReport {
 
 export interface HealthDeps {
   /** One small write that proves the store takes commits (e.g. a state row). */
-  probeStore: () => void;
+  probeStore: () => void | Promise<void>;
   dataDir: string;
   /** Below this many free bytes on the data disk, liveness fails (a full disk loses mail). */
   minFreeBytes: number;
@@ -89,7 +89,7 @@ export class HealthChecks {
 
   private storeCheck(): Promise<HealthCheck> {
     return this.cached('store', this.deps.storeProbeMs ?? 1000, async () => {
-      this.deps.probeStore();
+      await this.deps.probeStore();
       return { ok: true };
     });
   }

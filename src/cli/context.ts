@@ -8,7 +8,8 @@ import { FaxClientFactory } from '../fax/client-factory.js';
 import type { FaxApi } from '../fax/types.js';
 import { effectiveUsers } from '../keys/key-overrides.js';
 import { readSandboxFile, sandboxConfig } from '../sandbox.js';
-import { Store } from '../store/store.js';
+import type { QueueStore } from '../store/queue-store.js';
+import { openStore as openQueue } from '../store/open.js';
 
 export interface GlobalOptions {
   config?: string;
@@ -56,20 +57,20 @@ export function needSecret(ctx: CliContext, value: string | undefined, purpose: 
   throw new FaxgateError('USAGE', `${purpose} needs ${name}${entry ? ` (${entry.key})` : ''}, which is not set: set it in ${whereToSetSecrets(ctx)}`, { field: entry?.key });
 }
 
-export function openStore(ctx: CliContext): Store {
+export async function openStore(ctx: CliContext): Promise<QueueStore> {
   if (!existsSync(ctx.config.data)) {
     throw new FaxgateError('STORE_UNAVAILABLE', `no queue at ${ctx.config.data} (has the gateway been started with this config?)`);
   }
-  return Store.open({ dataDir: ctx.config.data });
+  return openQueue({ dataDir: ctx.config.data });
 }
 
 /** Opens the store for one command and closes it whatever happens. */
-export async function withStore<T>(ctx: CliContext, fn: (store: Store) => T | Promise<T>): Promise<T> {
-  const store = openStore(ctx);
+export async function withStore<T>(ctx: CliContext, fn: (store: QueueStore) => T | Promise<T>): Promise<T> {
+  const store = await openStore(ctx);
   try {
     return await fn(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

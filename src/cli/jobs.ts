@@ -8,9 +8,10 @@ import { formatFaxNumber, normalizeFaxNumber } from '../intake/fax-number.js';
 import { sniffFileType } from '../intake/file-type.js';
 import { silentLogger } from '../log/logger.js';
 import { inFlightByNumber, waitReason } from './wait-reason.js';
-import { FINAL_JOB_STATES, JOB_STATES, RECIPIENT_STATES, type Job, type JobState, type NewDocument, type Recipient, type RecipientState } from '../store/types.js';
+import { FINAL_JOB_STATES } from '../store/transitions.js';
+import { JOB_STATES, RECIPIENT_STATES, type Job, type JobState, type NewDocument, type Recipient, type RecipientState } from '../store/types.js';
 import { officeExtension, OfficeConverter, pdfName } from '../intake/office-convert.js';
-import type { Store } from '../store/store.js';
+import type { QueueStore } from '../store/queue-store.js';
 import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
 import { listKeyHolds } from '../keys/key-holds.js';
 
@@ -57,19 +58,18 @@ export function recipientTries(r: Pick<Recipient, 'attempts'> & { faxAttempt?: n
 
 export async function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: number }): Promise<void> {
   const limit = opts.limit ?? 200;
-  await withStore(loadContext(opts), (store) => {
+  await withStore(loadContext(opts), async (store) => {
     const state = opts.state;
     let jobs: Job[];
     if (state === undefined || (JOB_STATES as readonly string[]).includes(state)) {
-      jobs = store.listJobs({ state: state as JobState | undefined, user: opts.user, limit });
+      jobs = await store.listJobs({ state: state as JobState | undefined, user: opts.user, limit });
     } else {
       // A recipient's state (deferred, sending, processing, unknown): the jobs with such a recipient.
-      jobs = store
-        .listJobs({ user: opts.user, limit: 100_000 })
+      jobs = (await store.listJobs({ user: opts.user, limit: 100_000 }))
         .filter((j) => j.recipients.some((r) => r.state === (state as RecipientState)))
         .slice(0, limit);
     }
-    const inFlight = inFlightByNumber(store.listJobs({ state: 'active', limit: 100_000 }));
+    const inFlight = inFlightByNumber(await store.listJobs({ state: 'active', limit: 100_000 }));
     const now = Date.now();
     if (opts.json) return printJson(jobs.map((j) => jobJson(j, inFlight, now)));
     if (jobs.length === 0) return void process.stdout.write('no jobs\n');
@@ -87,10 +87,10 @@ export async function jobsCommand(opts: GlobalOptions & { state?: string; user?:
 }
 
 export async function jobCommand(id: string, opts: GlobalOptions): Promise<void> {
-  await withStore(loadContext(opts), (store) => {
-    const job = store.getJob(id);
+  await withStore(loadContext(opts), async (store) => {
+    const job = await store.getJob(id);
     if (!job) throw new FaxgateError('JOB_NOT_FOUND', `no job ${id}`);
-    const inFlight = inFlightByNumber(store.listJobs({ state: 'active', limit: 100_000 }));
+    const inFlight = inFlightByNumber(await store.listJobs({ state: 'active', limit: 100_000 }));
     const now = Date.now();
     if (opts.json) return printJson(jobJson(job, inFlight, now));
     const out = [
@@ -121,8 +121,8 @@ export async function jobCommand(id: string, opts: GlobalOptions): Promise<void>
 }
 
 export async function jobOpCommand(op: 'retry' | 'cancel' | 'hold' | 'release', id: string, opts: GlobalOptions): Promise<void> {
-  await withStore(loadContext(opts), (store) => {
-    const job = store[op](id);
+  await withStore(loadContext(opts), async (store) => {
+    const job = await store[op](id);
     if (opts.json) return printJson(jobJson(job));
     process.stdout.write(`${job.id}: ${job.state}\n`);
   });
@@ -198,10 +198,10 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
 }
 
 /** Shows each change of the job's recipients until it is final; exit code 0 only if delivered. */
-async function waitForJob(store: Store, id: string, opts: SendOptions): Promise<number> {
+async function waitForJob(store: QueueStore, id: string, opts: SendOptions): Promise<number> {
   let last = '';
   for (;;) {
-    const job = store.getJob(id);
+    const job = await store.getJob(id);
     if (!job) throw new FaxgateError('JOB_NOT_FOUND', `job ${id} disappeared from the queue`);
     const line = job.recipients.map((r) => `${formatFaxNumber(r.number)} ${r.state}${r.errorInfo ? ` (${r.errorInfo})` : ''}`).join(', ');
     if (line !== last) {

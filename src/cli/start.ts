@@ -40,7 +40,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
     } else {
       service = { baseUrl: config.api.baseUrl, caFile: config.api.caFile, adminKey: config.api.adminKey };
     }
-    gateway = new Gateway(config, {
+    gateway = await Gateway.open(config, {
       service,
       logger,
       lock,

@@ -1,9 +1,10 @@
 // Why a recipient that is not final is not being dialled right now, in words for `faxgate jobs`
 // and `faxgate job`: scheduled for later, held, waiting for a retry, or waiting its turn behind
 // another fax to the same number (one in flight per number, queue.perNumberConcurrency).
+import { IN_FLIGHT_STATES } from '../store/transitions.js';
 import type { Job, Recipient } from '../store/types.js';
 
-const IN_FLIGHT = new Set(['sending', 'unknown', 'processing']);
+const IN_FLIGHT: ReadonlySet<string> = new Set(IN_FLIGHT_STATES);
 
 /** Jobs with a fax in flight, by destination number (from the store's active jobs). */
 export function inFlightByNumber(activeJobs: readonly Job[]): Map<string, string[]> {

@@ -6,13 +6,13 @@ import type { DestinationCheck } from '../intake/destination-policy.js';
 import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { FaxResultFields, Store } from '../store/store.js';
+import type { FaxResultFields, QueueStore } from '../store/queue-store.js';
 import type { ApiGate } from '../fax/api-gate.js';
 import type { KeyHolds } from '../keys/key-holds.js';
 import type { DispatchTuning } from './dispatch-defaults.js';
 
 export interface DispatchContext {
-  store: Store;
+  store: QueueStore;
   clientFor: (user: string) => FaxApi;
   api: ApiConfig;
   queue: QueueConfig;
@@ -70,16 +70,16 @@ const CF_STATE = 'service:cf-echo';
  * 'kept' once a record came back with our cf, 'dropped' once one came back without it (the last
  * word wins: an account's custom-field setup can change). Null until a record was seen.
  */
-export function cfEcho(ctx: Pick<DispatchContext, 'store'>): 'kept' | 'dropped' | null {
-  const v = ctx.store.getState(CF_STATE);
+export async function cfEcho(ctx: Pick<DispatchContext, 'store'>): Promise<'kept' | 'dropped' | null> {
+  const v = await ctx.store.getState(CF_STATE);
   return v === 'kept' || v === 'dropped' ? v : null;
 }
 
 /** Notes what a record of one of our own faxes says about cf (see cfEcho). */
-export function noteCf(ctx: Pick<DispatchContext, 'store'>, rec: FaxRecord): void {
+export async function noteCf(ctx: Pick<DispatchContext, 'store'>, rec: FaxRecord): Promise<void> {
   const seen = rec.cf && typeof rec.cf === 'object' && typeof rec.cf.faxgateSend === 'string' && rec.cf.faxgateSend !== '' ? 'kept' : 'dropped';
   try {
-    if (ctx.store.getState(CF_STATE) !== seen) ctx.store.setState(CF_STATE, seen);
+    if ((await ctx.store.getState(CF_STATE)) !== seen) await ctx.store.setState(CF_STATE, seen);
   } catch {
     // Only a hint for reconciliation; without it a lost answer is parked, never resent.
   }

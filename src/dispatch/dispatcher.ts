@@ -10,7 +10,7 @@ import type { FaxApi, FaxRecord } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { Periodic } from '../periodic.js';
-import type { ClaimedGroup, Store } from '../store/store.js';
+import type { ClaimedGroup, QueueStore } from '../store/queue-store.js';
 import { dispatchTuning } from './dispatch-defaults.js';
 import type { DispatchContext } from './context.js';
 import type { ApiGate } from '../fax/api-gate.js';
@@ -22,7 +22,7 @@ import { checkDestination, type DestinationCheck } from '../intake/destination-p
 import { applyPushedRecord, type PushedOutcome } from './pushed-result.js';
 
 export interface DispatcherOptions {
-  store: Store;
+  store: QueueStore;
   clientFor: (user: string) => FaxApi;
   api: ApiConfig;
   queue: QueueConfig;
@@ -84,7 +84,7 @@ export class Dispatcher {
       destinations: opts.destinations ?? ((_user, e164) => checkDestination(e164)),
       call: (fn) => this.call(fn),
       pause: (ms) => this.pause(ms),
-      holds: new KeyHolds(opts.store),
+      holds: new KeyHolds(opts.store, (err) => opts.logger.error({ err: describeError(err) }, 'could not record a key hold')),
       gate: opts.gate,
       keyRefused: (user, reason) => this.keyRefused(user, reason),
       keyWorks: (user) => this.keyWorks(user),
@@ -99,37 +99,35 @@ export class Dispatcher {
   private keyRefused(user: string, reason: string): void {
     if (!this.ctx.holds.hold(user, reason, new Date(this.ctx.clock.now()))) return;
     this.ctx.log.error({ user, reason }, `KEY REFUSED: the fax service refused the API key of ${user}; their faxes are held (none failed) until a working key is loaded (SIGHUP or \`faxgate keys rotate\`)`);
-    try {
-      this.ctx.store.enqueueNotification({
-        kind: 'alert',
-        user,
-        dedupeKey: `key-refused:${user}:${this.ctx.clock.now()}`,
-        payload: {
-          subject: `the API key of ${user} was refused; faxes are held`,
-          text: `The fax service refused the API key the gateway uses for ${user} (${reason}). Their faxes are held, none has failed; they go out once a working key is loaded.`,
-          action: 'Put a working key into the config and reload the gateway (SIGHUP), or rotate it with `faxgate keys rotate`.',
-        },
-      });
-    } catch (err) {
-      this.ctx.log.error({ err: describeError(err) }, 'could not queue the key-refused notice');
-    }
+    this.ctx.store.enqueueNotification({
+      kind: 'alert',
+      user,
+      dedupeKey: `key-refused:${user}:${this.ctx.clock.now()}`,
+      payload: {
+        subject: `the API key of ${user} was refused; faxes are held`,
+        text: `The fax service refused the API key the gateway uses for ${user} (${reason}). Their faxes are held, none has failed; they go out once a working key is loaded.`,
+        action: 'Put a working key into the config and reload the gateway (SIGHUP), or rotate it with `faxgate keys rotate`.',
+      },
+    }).catch((err: unknown) => this.ctx.log.error({ err: describeError(err) }, 'could not queue the key-refused notice'));
   }
 
   private keyWorks(user: string): void {
     if (!this.ctx.holds.release(user)) return;
-    const woken = this.ctx.store.wakeDeferred(user, KEY_HELD);
-    this.ctx.log.warn({ user, faxes: woken }, 'KEY WORKS again: sending the held faxes');
-    this.kick();
+    this.ctx.store.wakeDeferred(user, KEY_HELD).then((woken) => {
+      this.ctx.log.warn({ user, faxes: woken }, 'KEY WORKS again: sending the held faxes');
+      this.kick();
+    }, (err: unknown) => this.ctx.log.error({ err: describeError(err), user }, 'could not wake the held faxes'));
   }
 
   /**
    * Keys were reloaded (SIGHUP, rotation): every held user's faxes are tried at once, each send
    * first proving the key (a key still refused is held again, without sending).
    */
-  keysChanged(users: readonly string[] = []): void {
+  async keysChanged(users: readonly string[] = []): Promise<void> {
     // held users of this run, and those an earlier run left held (kept in the store)
+    await this.ctx.holds.load(users);
     for (const user of new Set([...this.ctx.holds.users(), ...users.filter((u) => this.ctx.holds.isHeld(u))])) {
-      const woken = this.ctx.store.wakeDeferred(user, KEY_HELD);
+      const woken = await this.ctx.store.wakeDeferred(user, KEY_HELD);
       this.ctx.log.info({ user, faxes: woken }, 'keys reloaded: trying the held faxes');
     }
     this.kick();
@@ -143,8 +141,9 @@ export class Dispatcher {
     if (this.started) return;
     this.started = true;
     this.stopped = false;
-    const released = this.ctx.store.releaseExpired();
-    if (released.unknown > 0) this.ctx.log.warn({ sends: released.unknown }, 'sends interrupted by an earlier stop are now unknown and will be reconciled');
+    this.ctx.store.releaseExpired().then((released) => {
+      if (released.unknown > 0) this.ctx.log.warn({ sends: released.unknown }, 'sends interrupted by an earlier stop are now unknown and will be reconciled');
+    }, (err: unknown) => this.ctx.log.error({ err: describeError(err) }, 'could not take back expired leases'));
     this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.tuning.leaseMs / 3)));
     this.leaseTimer.unref();
     // a fresh loop per start: stop() ends one for good
@@ -173,8 +172,8 @@ export class Dispatcher {
   }
 
   /** A result the service pushed (webhook): applied as a polled one would be (see pushed-result.ts). */
-  applyServiceRecord(rec: FaxRecord): PushedOutcome {
-    const outcome = applyPushedRecord(this.ctx, rec);
+  async applyServiceRecord(rec: FaxRecord): Promise<PushedOutcome> {
+    const outcome = await applyPushedRecord(this.ctx, rec);
     // a deferred retry (busy, no answer) may now be due sooner than the next tick
     if (outcome === 'applied') this.kick();
     return outcome;
@@ -209,7 +208,8 @@ export class Dispatcher {
     clearTimeout(timeout);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     this.leaseTimer = null;
-    const left = this.ctx.store.releaseOwner(this.ctx.owner);
+    await this.ctx.holds.flush();
+    const left = await this.ctx.store.releaseOwner(this.ctx.owner);
     if (!clean || left > 0) this.ctx.log.warn({ unknown: left }, 'stopped with sends in flight; they will be reconciled at the next start');
     this.started = false;
   }
@@ -222,7 +222,7 @@ export class Dispatcher {
 
   private async pass(untilIdle: boolean): Promise<void> {
     const store = this.ctx.store;
-    store.releaseExpired();
+    await store.releaseExpired();
     const work: Array<Promise<void>> = [];
     // One reconciliation and one status poll at a time; a pass does not start another.
     if (!this.reconciling) {
@@ -239,7 +239,7 @@ export class Dispatcher {
         await this.gate.onSizeLessThan(this.ctx.api.concurrency);
         continue;
       }
-      const groups = store.claimDue(this.ctx.owner, room, this.ctx.tuning.leaseMs, {
+      const groups = await store.claimDue(this.ctx.owner, room, this.ctx.tuning.leaseMs, {
         perNumber: this.ctx.tuning.perNumberConcurrency,
         scheduleHorizonMs: this.ctx.tuning.scheduleAheadMs,
       });
@@ -250,7 +250,7 @@ export class Dispatcher {
     if (!untilIdle && now - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now;
       try {
-        store.purge(this.ctx.queue.retentionDays * 86_400_000);
+        await store.purge(this.ctx.queue.retentionDays * 86_400_000);
       } catch (err) {
         this.ctx.log.error({ err: describeError(err) }, 'purge failed');
       }
@@ -281,11 +281,8 @@ export class Dispatcher {
   private renewLeases(): void {
     const keys = [...this.inFlight].flatMap((g) => g.recipients.map((r) => ({ jobId: r.jobId, idx: r.idx })));
     if (keys.length === 0) return;
-    try {
-      this.ctx.store.extendLease(this.ctx.owner, keys, this.ctx.tuning.leaseMs);
-    } catch (err) {
-      this.ctx.log.error({ err: describeError(err) }, 'could not renew send leases');
-    }
+    this.ctx.store.extendLease(this.ctx.owner, keys, this.ctx.tuning.leaseMs)
+      .catch((err: unknown) => this.ctx.log.error({ err: describeError(err) }, 'could not renew send leases'));
   }
 
   private call<T>(fn: () => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 // Turning a decision (classify.ts) into a store transition, a log line and metrics. Every path
 // that finishes a recipient goes through here so the verbs and counters stay consistent.
 import type { FaxRecord } from '../fax/types.js';
-import type { RecipientKey } from '../store/store.js';
+import type { RecipientKey } from '../store/queue-store.js';
 import type { Recipient, RecipientState } from '../store/types.js';
 import { classifyFaxRecord, type Decision, type RetryContext } from './classify.js';
 import { resultFields, type DispatchContext } from './context.js';
@@ -18,27 +18,27 @@ function key(r: Recipient): RecipientKey {
 }
 
 /** Applies a failure decision to a recipient in `expect` states (guarded by sendId when given). */
-export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, opts: { sendId?: string; expect?: RecipientState[]; user?: string } = {}): void {
+export async function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, opts: { sendId?: string; expect?: RecipientState[]; user?: string } = {}): Promise<void> {
   const log = ctx.log.child({ job: r.jobId });
   if (d.action === 'hold') {
     // Not a try and not a failure: the recipient waits, attempt refunded, until the key works.
-    const user = opts.user ?? ctx.store.getJob(r.jobId)?.user ?? '';
+    const user = opts.user ?? (await ctx.store.getJob(r.jobId))?.user ?? '';
     ctx.keyRefused(user, d.reason);
     const next = new Date(ctx.clock.now() + ctx.tuning.keyRecheckMs);
-    if (ctx.store.defer(key(r), { error: `${KEY_HELD}: ${d.reason}`, nextAttemptAt: next, sendId: opts.sendId, expect: opts.expect, refundAttempt: true })) {
+    if (await ctx.store.defer(key(r), { error: `${KEY_HELD}: ${d.reason}`, nextAttemptAt: next, sendId: opts.sendId, expect: opts.expect, refundAttempt: true })) {
       log.warn({ to: r.number, user, reason: d.reason }, 'HELD: the user\'s API key was refused; waiting for a working key');
     }
     return;
   }
   if (d.action === 'unknown') {
-    if (opts.sendId && ctx.store.markUnknown(key(r), opts.sendId, d.reason)) {
+    if (opts.sendId && (await ctx.store.markUnknown(key(r), opts.sendId, d.reason))) {
       log.warn({ to: r.number, sendId: opts.sendId, reason: d.reason }, 'UNKNOWN send outcome, will reconcile before any resend');
       ctx.metrics?.sends.inc({ result: 'unknown' });
     }
     return;
   }
   if (d.action === 'defer') {
-    const ok = ctx.store.defer(key(r), { error: d.reason, nextAttemptAt: d.nextAttemptAt, sendId: opts.sendId, expect: opts.expect, faxTry: d.faxTry, refundAttempt: d.rateLimited });
+    const ok = await ctx.store.defer(key(r), { error: d.reason, nextAttemptAt: d.nextAttemptAt, sendId: opts.sendId, expect: opts.expect, faxTry: d.faxTry, refundAttempt: d.rateLimited });
     if (ok) {
       log.info({ to: r.number, next: d.nextAttemptAt.toISOString(), reason: d.reason }, 'DEFERRED');
       ctx.metrics?.retries.inc({ reason: d.rateLimited ? 'rate-limited' : d.faxTry ? 'fax-result' : 'temporary' });
@@ -47,7 +47,7 @@ export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, o
   }
   // An expired recipient carries our own code, so notifications can say "expired" without parsing text.
   const fields = d.expired ? { errorCode: 'JOB_EXPIRED', errorInfo: d.reason } : undefined;
-  const ok = ctx.store.fail(key(r), { reason: d.reason, fields, sendId: opts.sendId, expect: opts.expect });
+  const ok = await ctx.store.fail(key(r), { reason: d.reason, fields, sendId: opts.sendId, expect: opts.expect });
   if (ok) {
     log.warn({ to: r.number, reason: d.reason, expired: d.expired ?? false }, 'FAILED');
     ctx.metrics?.faxResults.inc({ state: 'failed' });
@@ -55,27 +55,27 @@ export function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, o
 }
 
 /** Records what the service says about an accepted fax: delivered, failed (maybe retried) or still going. */
-export function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRecord): void {
+export async function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRecord): Promise<void> {
   const d = classifyFaxRecord(rec, r.faxTries, retryContext(ctx, r));
   const fields = resultFields(rec);
   const log = ctx.log.child({ job: r.jobId });
   if (d.action === 'pending') {
-    ctx.store.recordProgress(key(r), fields);
+    await ctx.store.recordProgress(key(r), fields);
     return;
   }
   if (d.action === 'delivered') {
-    if (ctx.store.complete(key(r), fields)) {
+    if (await ctx.store.complete(key(r), fields)) {
       log.info({ to: r.number, messageId: rec.messageId, pages: rec.pagesComplete ?? rec.pagesCount, duration: rec.duration }, 'DELIVERED');
       ctx.metrics?.faxResults.inc({ state: 'delivered' });
     }
     return;
   }
   if (d.action === 'fail') {
-    if (ctx.store.fail(key(r), { reason: d.reason, fields, expect: ['processing', 'unknown'] })) {
+    if (await ctx.store.fail(key(r), { reason: d.reason, fields, expect: ['processing', 'unknown'] })) {
       log.warn({ to: r.number, messageId: rec.messageId, reason: d.reason, errorCode: rec.errorCode }, 'FAILED');
       ctx.metrics?.faxResults.inc({ state: 'failed' });
     }
     return;
   }
-  applyDecision(ctx, r, d, { expect: ['processing', 'unknown'] });
+  await applyDecision(ctx, r, d, { expect: ['processing', 'unknown'] });
 }

@@ -14,13 +14,13 @@ import { applyRecord } from './outcome.js';
  */
 export type PushedOutcome = 'applied' | 'later' | 'unknown';
 
-export function applyPushedRecord(ctx: DispatchContext, rec: FaxRecord): PushedOutcome {
-  const r = ctx.store.listProcessing().find((x) => x.messageId === rec.messageId);
+export async function applyPushedRecord(ctx: DispatchContext, rec: FaxRecord): Promise<PushedOutcome> {
+  const r = (await ctx.store.listProcessing()).find((x) => x.messageId === rec.messageId);
   if (r) {
-    applyRecord(ctx, r, rec);
+    await applyRecord(ctx, r, rec);
     return 'applied';
   }
-  if (ctx.store.isKnownMessage(rec.messageId)) return 'unknown';
-  const { sending, unknown } = ctx.store.counts().recipients;
+  if (await ctx.store.isKnownMessage(rec.messageId)) return 'unknown';
+  const { sending, unknown } = (await ctx.store.counts()).recipients;
   return (sending ?? 0) + (unknown ?? 0) > 0 ? 'later' : 'unknown';
 }

@@ -4,7 +4,7 @@
 // failed or unknown (never left for a lease to expire while we are still alive).
 import { FaxApiError } from '../fax/api-error.js';
 import type { FaxApi, FaxFile, FaxRecord, SendFaxRequest, SendManyRequest, SendManyResult } from '../fax/types.js';
-import type { ClaimedGroup } from '../store/store.js';
+import type { ClaimedGroup } from '../store/queue-store.js';
 import type { Job, Recipient } from '../store/types.js';
 import { checkKey } from '../fax/check-key.js';
 import { classifyApiError, classifyRecipientError } from './classify.js';
@@ -17,8 +17,9 @@ function serviceText(e: FaxApiError): string {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function baseRequest(job: Job, sendId: string, nowMs: number): Omit<SendManyRequest, 'recipientFax'> {
-  const files: FaxFile[] = job.documents.map((d) => ({ path: d.path, name: d.name, contentType: d.contentType }));
+async function baseRequest(ctx: DispatchContext, job: Job, sendId: string, nowMs: number): Promise<Omit<SendManyRequest, 'recipientFax'>> {
+  // The store says where a document's bytes are (SQLite: its file; PostgreSQL: a local copy).
+  const files: FaxFile[] = await Promise.all(job.documents.map(async (d) => ({ path: await ctx.store.documentPath(d), name: d.name, contentType: d.contentType })));
   const c = job.cover;
   const req: Omit<SendManyRequest, 'recipientFax'> = {
     files,
@@ -69,30 +70,31 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
   const { job, sendId } = group;
   const log = ctx.log.child({ job: job.id });
   // The last line of the destination policy: a job queued before a rule changed is not sent.
-  const recipients = group.recipients.filter((r) => {
+  const recipients: Recipient[] = [];
+  for (const r of group.recipients) {
     const v = ctx.destinations(job.user, r.number);
-    if (!v.ok) applyDecision(ctx, r, { action: 'fail', reason: `destination not allowed: ${v.reason}` }, { sendId, expect: ['sending'] });
-    return v.ok;
-  });
+    if (v.ok) recipients.push(r);
+    else await applyDecision(ctx, r, { action: 'fail', reason: `destination not allowed: ${v.reason}` }, { sendId, expect: ['sending'] });
+  }
   if (recipients.length === 0) return;
   const settled = new Set<number>();
   // Recipients whose request may have been put on the wire by the client.
   const wentOut = new Set<number>();
   const keys = (rs: Recipient[]) => rs.map((r) => ({ jobId: r.jobId, idx: r.idx }));
-  const accept = (r: Recipient, rec: FaxRecord, apiCalls: number): void => {
+  const accept = async (r: Recipient, rec: FaxRecord, apiCalls: number): Promise<void> => {
     settled.add(r.idx);
     if (!rec.messageId) {
-      ctx.store.addApiCalls([{ jobId: r.jobId, idx: r.idx }], apiCalls);
-      applyDecision(ctx, r, { action: 'unknown', reason: 'the service answered without a messageId' }, { sendId });
+      await ctx.store.addApiCalls([{ jobId: r.jobId, idx: r.idx }], apiCalls);
+      await applyDecision(ctx, r, { action: 'unknown', reason: 'the service answered without a messageId' }, { sendId });
       return;
     }
-    noteCf(ctx, rec);
-    if (ctx.store.markAccepted({ jobId: r.jobId, idx: r.idx }, sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null }, apiCalls)) {
+    await noteCf(ctx, rec);
+    if (await ctx.store.markAccepted({ jobId: r.jobId, idx: r.idx }, sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null }, apiCalls)) {
       log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, 'SENT');
       ctx.metrics?.sends.inc({ result: 'accepted' });
       const status = (rec.status ?? '').toLowerCase();
       if (status === 'success' || status === 'failed' || status === 'cancelled') {
-        applyRecord(ctx, { ...r, state: 'processing', messageId: rec.messageId }, rec);
+        await applyRecord(ctx, { ...r, state: 'processing', messageId: rec.messageId }, rec);
       }
     }
   };
@@ -109,13 +111,13 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       if (!check.ok && check.refused) {
         for (const r of recipients) {
           settled.add(r.idx);
-          applyDecision(ctx, r, { action: 'hold', reason: check.detail }, { sendId, expect: ['sending'], user: job.user });
+          await applyDecision(ctx, r, { action: 'hold', reason: check.detail }, { sendId, expect: ['sending'], user: job.user });
         }
         return;
       }
       if (check.ok) ctx.keyWorks(job.user);
     }
-    const base = baseRequest(job, sendId, ctx.clock.now());
+    const base = await baseRequest(ctx, job, sendId, ctx.clock.now());
     for (const part of splitByName(job, recipients)) {
       current = part;
       callCounted = false;
@@ -129,34 +131,34 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
           return api.sendFax(req);
         });
         callCounted = true;
-        accept(r, rec, 1);
+        await accept(r, rec, 1);
         continue;
       }
       const res: SendManyResult = await ctx.call(() => {
         for (const r of part) wentOut.add(r.idx);
         return api.sendFaxToMany({ ...named, recipientFax: part.map((r) => r.number) });
       });
-      ctx.store.addApiCalls(keys(part), 1);
+      await ctx.store.addApiCalls(keys(part), 1);
       callCounted = true;
       const taken = new Set<string>();
       for (const r of part) {
         const rec = res.success.find((s) => sameNumber(s.faxNumber, r.number) && !taken.has(s.messageId));
         if (rec) {
           taken.add(rec.messageId);
-          accept(r, rec, 0);
+          await accept(r, rec, 0);
           continue;
         }
         const err = res.errors.find((e) => sameNumber(e.recipientFax, r.number));
         if (err) {
           settled.add(r.idx);
-          applyDecision(ctx, r, classifyRecipientError(err), { sendId });
+          await applyDecision(ctx, r, classifyRecipientError(err), { sendId });
         }
         // Neither in success nor in errors: left for the finally block (unknown, reconciled).
       }
     }
   } catch (err) {
     const mayHaveGoneOut = current.some((r) => wentOut.has(r.idx));
-    if (!callCounted) ctx.store.addApiCalls(keys(current), mayHaveGoneOut ? 1 : 0);
+    if (!callCounted) await ctx.store.addApiCalls(keys(current), mayHaveGoneOut ? 1 : 0);
     // A 403 may refuse this request (a destination the account may not dial), not the key: the
     // key is held only if /v1/me refuses it too.
     let keyWorks = false;
@@ -171,13 +173,13 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       if (d.action === 'hold' && keyWorks) d = { action: 'fail', reason: `the fax service refused this fax: ${serviceText(err as FaxApiError)}` };
       if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
       if (d.action !== 'unknown' && d.action !== 'hold') ctx.metrics?.sends.inc({ result: d.action === 'defer' ? 'deferred' : 'failed' });
-      applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'], user: job.user });
+      await applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'], user: job.user });
     }
   } finally {
     for (const r of recipients) {
       if (settled.has(r.idx)) continue;
       try {
-        applyDecision(ctx, r, wentOut.has(r.idx)
+        await applyDecision(ctx, r, wentOut.has(r.idx)
           ? { action: 'unknown', reason: 'the service did not report on this destination' }
           : { action: 'defer', reason: 'the send did not start', nextAttemptAt: new Date(ctx.clock.now() + 1000) },
         { sendId, expect: ['sending'] });

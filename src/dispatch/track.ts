@@ -2,7 +2,7 @@
 // Both match the service's records locally (messageId, cf.faxgateSend, number): the service's
 // own query filter is a hint, not something to trust.
 import type { FaxApi, FaxRecord, HistoryQuery } from '../fax/types.js';
-import type { RecipientKey } from '../store/store.js';
+import type { RecipientKey } from '../store/queue-store.js';
 import type { Recipient } from '../store/types.js';
 import { classifyApiError, deferOrExpire, retryDelayMs } from './classify.js';
 import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from './context.js';
@@ -33,14 +33,14 @@ function byUser(list: Tracked[]): Map<string, Tracked[]> {
 }
 
 /** Walks history pages (whichever way the service counts offset) until `onPage` says every wanted record was seen. */
-async function walk(ctx: DispatchContext, client: FaxApi, query: HistoryQuery, onPage: (rows: FaxRecord[]) => boolean, charge: (calls: number) => void): Promise<{ complete: boolean }> {
+async function walk(ctx: DispatchContext, client: FaxApi, query: HistoryQuery, onPage: (rows: FaxRecord[]) => boolean | Promise<boolean>, charge: (calls: number) => Promise<void>): Promise<{ complete: boolean }> {
   return walkHistory(query, {
     limit: ctx.tuning.historyPageSize,
     maxPages: MAX_PAGES,
     memory: offsetMemoryOf(client),
     page: async (q) => {
       const res = await ctx.call(() => client.history(q));
-      charge(1);
+      await charge(1);
       return res;
     },
   }, onPage);
@@ -48,7 +48,7 @@ async function walk(ctx: DispatchContext, client: FaxApi, query: HistoryQuery, o
 
 /** One status pass over every `processing` fax. */
 export async function pollProcessing(ctx: DispatchContext): Promise<void> {
-  const all = ctx.store.listProcessing();
+  const all = await ctx.store.listProcessing();
   await Promise.all([...byUser(all)].map(([user, list]) => pollUser(ctx, user, list).catch((err) => {
     if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
     ctx.log.warn({ user, err: describeError(err) }, 'status poll failed, will try again');
@@ -65,13 +65,13 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
   if (lookups.length === 0) {
     const wanted = new Map(list.filter((r) => r.messageId).map((r) => [r.messageId!, r]));
     const oldest = list.reduce<string | null>((m, r) => (r.sentAt && (!m || r.sentAt < m) ? r.sentAt : m), null);
-    const walked = await walk(ctx, client, { direction: 'outbound', status: 'all', fromDate: dayBefore(oldest, ctx.clock.now()) }, (rows) => {
+    const walked = await walk(ctx, client, { direction: 'outbound', status: 'all', fromDate: dayBefore(oldest, ctx.clock.now()) }, async (rows) => {
       for (const rec of rows) {
         const r = wanted.get(rec.messageId);
         if (!r) continue;
         wanted.delete(rec.messageId);
-        noteCf(ctx, rec);
-        applyRecord(ctx, r, rec);
+        await noteCf(ctx, rec);
+        await applyRecord(ctx, r, rec);
       }
       return wanted.size === 0;
     }, (calls) => ctx.store.addApiCalls(list.map(keyOf), calls));
@@ -82,11 +82,11 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
     if (!r.messageId) continue;
     try {
       const rec = await ctx.call(() => client.faxInfo(r.messageId!));
-      ctx.store.addApiCalls([keyOf(r)], 1);
-      noteCf(ctx, rec);
-      applyRecord(ctx, r, rec);
+      await ctx.store.addApiCalls([keyOf(r)], 1);
+      await noteCf(ctx, rec);
+      await applyRecord(ctx, r, rec);
     } catch (err) {
-      ctx.store.addApiCalls([keyOf(r)], 1);
+      await ctx.store.addApiCalls([keyOf(r)], 1).catch(() => undefined);
       if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
       ctx.log.child({ job: r.jobId }).warn({ messageId: r.messageId, err: describeError(err) }, 'status lookup failed, will try again');
     }
@@ -98,7 +98,7 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
  * send again (new sendId) if the service answered and does not, else wait and look again.
  */
 export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
-  const due = ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.tuning.reconcileGraceMs));
+  const due = await ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.tuning.reconcileGraceMs));
   const bySend = new Map<string, Tracked[]>();
   for (const r of due) bySend.set(r.sendId ?? `none:${r.jobId}:${r.idx}`, [...(bySend.get(r.sendId ?? `none:${r.jobId}:${r.idx}`) ?? []), r]);
   const byUser = new Map<string, Tracked[][]>();
@@ -162,23 +162,23 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
   const log = ctx.log.child({ job: first.jobId });
   if (!sendId) {
     // Cannot happen through claimDue; treat as never sent.
-    for (const r of group) ctx.store.defer(keyOf(r), { error: 'no send identity recorded', nextAttemptAt: new Date(ctx.clock.now()), expect: ['unknown'] });
+    for (const r of group) await ctx.store.defer(keyOf(r), { error: 'no send identity recorded', nextAttemptAt: new Date(ctx.clock.now()), expect: ['unknown'] });
     return;
   }
   const open = new Map(group.map((r) => [r.idx, r]));
-  const adopt = (r: Tracked, rec: FaxRecord, how: string): void => {
+  const adopt = async (r: Tracked, rec: FaxRecord, how: string): Promise<void> => {
     open.delete(r.idx);
-    if (ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })) {
+    if (await ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })) {
       log.info({ to: r.number, messageId: rec.messageId, sendId, how }, 'RECONCILED fax found at the service, adopted');
-      applyRecord(ctx, { ...r, state: 'processing', messageId: rec.messageId }, rec);
+      await applyRecord(ctx, { ...r, state: 'processing', messageId: rec.messageId }, rec);
     }
   };
-  const job = ctx.store.getJob(first.jobId);
+  const job = await ctx.store.getJob(first.jobId);
   const subject = job?.cover.enabled ? job.cover.subject : undefined;
   try {
     if (failure) throw failure;
     // Our cf on any record in the walk, or on our earlier faxes, proves the account keeps it.
-    let cfEchoed = cfEcho(ctx) === 'kept';
+    let cfEchoed = (await cfEcho(ctx)) === 'kept';
     const candidates = new Map<number, FaxRecord[]>();
     const sentAtOf = (r: Tracked): number => Date.parse(r.sentAt ?? first.sentAt ?? new Date(ctx.clock.now()).toISOString());
     // The outbound history since the day before the send (read by reconcileUser); the service's
@@ -187,7 +187,7 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
       if (hasOurCf(rec)) cfEchoed = true;
       if (rec.cf?.faxgateSend === sendId) {
         const r = [...open.values()].find((x) => sameNumber(x.number, rec.faxNumber));
-        if (r) adopt(r, rec, 'cf');
+        if (r) await adopt(r, rec, 'cf');
         continue;
       }
       // Another send of ours, by its cf: not this one.
@@ -197,7 +197,7 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
         const at = Date.parse(rec.createdAt);
         const sentAt = sentAtOf(r);
         if (Number.isNaN(at) || at < sentAt - MATCH_BEFORE_MS || at > sentAt + MATCH_AFTER_MS) continue;
-        if (ctx.store.isKnownMessage(rec.messageId)) continue;
+        if (await ctx.store.isKnownMessage(rec.messageId)) continue;
         candidates.set(r.idx, [...(candidates.get(r.idx) ?? []), rec]);
       }
     }
@@ -208,7 +208,7 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
         if (same.length >= 1) found = same;
       }
       if (found.length === 1) {
-        adopt(r, found[0]!, cfEchoed ? 'number and time (cf not on this record)' : 'number and time');
+        await adopt(r, found[0]!, cfEchoed ? 'number and time (cf not on this record)' : 'number and time');
         continue;
       }
       if (found.length === 0 && cfEchoed) {
@@ -216,15 +216,15 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
         // again, on the retry schedule (a send that keeps failing this way must not loop fast).
         const why = 'the earlier send never reached the fax service';
         const d = deferOrExpire(why, retryDelayMs(ctx.queue.retrySchedule, r.attempts), retryContext(ctx, r));
-        if (d.action === 'defer' && ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ['unknown'] })) {
+        if (d.action === 'defer' && (await ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ['unknown'] }))) {
           log.info({ to: r.number, sendId, next: d.nextAttemptAt.toISOString() }, 'RECONCILED no fax at the service, sending again');
-        } else if (d.action === 'fail' && ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ['unknown'] })) {
+        } else if (d.action === 'fail' && (await ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ['unknown'] }))) {
           log.warn({ to: r.number, sendId, reason: d.reason }, 'FAILED');
           ctx.metrics?.faxResults.inc({ state: 'failed' });
         }
         continue;
       }
-      park(ctx, r, sendId, found.length === 0
+      await park(ctx, r, sendId, found.length === 0
         ? 'no fax to this number near the time of the send, and the service does not keep our custom fields to prove it was never made'
         : `${found.length} faxes to this number near the time of the send could be this one`);
     }
@@ -233,20 +233,20 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
     if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
     if (d.action === 'hold' && isUnauthorized(err)) ctx.keyRefused(first.user, d.reason);
     const next = new Date(ctx.clock.now() + retryDelayMs(ctx.queue.retrySchedule, 1));
-    for (const r of open.values()) ctx.store.postponeUnknown(keyOf(r), sendId, `reconciliation failed: ${describeError(err)}`, next);
+    for (const r of open.values()) await ctx.store.postponeUnknown(keyOf(r), sendId, `reconciliation failed: ${describeError(err)}`, next);
     log.warn({ sendId, err: describeError(err) }, 'reconciliation failed, the send stays unknown');
   }
 }
 
 /** Never sends twice: the recipient stays `unknown`, looked at hourly, and a person is told once. */
-function park(ctx: DispatchContext, r: Tracked, sendId: string, why: string): void {
+async function park(ctx: DispatchContext, r: Tracked, sendId: string, why: string): Promise<void> {
   const first = !(r.lastError ?? '').startsWith(PARKED);
   const next = new Date(ctx.clock.now() + PARKED_RECHECK_MS);
-  if (!ctx.store.postponeUnknown(keyOf(r), sendId, `${PARKED}: ${why}; it will not be sent again by itself`, next) || !first) return;
+  if (!(await ctx.store.postponeUnknown(keyOf(r), sendId, `${PARKED}: ${why}; it will not be sent again by itself`, next)) || !first) return;
   ctx.log.child({ job: r.jobId }).error({ to: r.number, sendId, why }, 'UNKNOWN send parked: the gateway cannot tell whether this fax went out and will not send it again; check the fax service history');
   ctx.metrics?.sends.inc({ result: 'parked' });
   try {
-    ctx.store.enqueueNotification({
+    await ctx.store.enqueueNotification({
       kind: 'alert',
       user: r.user,
       jobId: r.jobId,

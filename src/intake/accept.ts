@@ -3,7 +3,8 @@
 // caller answers its client (250, done/, "queued as") only after this returns.
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { Job, JobMeta, JobSource, NewDocument, NewJob, QueueStore } from '../store/types.js';
+import type { QueueStore } from '../store/queue-store.js';
+import type { Job, JobMeta, JobSource, NewDocument, NewJob } from '../store/types.js';
 import { safeFileName } from './file-name.js';
 
 export interface AcceptDeps {

@@ -10,7 +10,7 @@ import { FaxClient } from '../fax/client.js';
 import type { FaxApi } from '../fax/types.js';
 import type { Logger } from '../log/logger.js';
 import { Periodic } from '../periodic.js';
-import type { QueueStore } from '../store/types.js';
+import type { QueueStore } from '../store/queue-store.js';
 import { saveOverride } from './key-overrides.js';
 import { createReplacementKey, findKey } from './rotate.js';
 
@@ -81,7 +81,7 @@ export class KeyWatch {
           continue;
         }
         this.opts.logger.warn({ user: user.name, expiresAt: key.expiresAt }, 'KEY EXPIRES SOON: rotate it with `faxgate keys rotate`');
-        this.opts.store.enqueueNotification({
+        await this.opts.store.enqueueNotification({
           kind: 'key-expiry',
           user: user.name,
           dedupeKey: `key-expiry:${key.uuid}`,

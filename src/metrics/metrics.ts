@@ -21,14 +21,15 @@ export class Metrics {
   }
 
   /** A gauge whose value is computed at scrape time (queue counts, oldest job age). */
-  gauge(name: string, help: string, labelNames: string[], collect: (g: Gauge<string>) => void): Gauge<string> {
+  gauge(name: string, help: string, labelNames: string[], collect: (g: Gauge<string>) => void | Promise<void>): Gauge<string> {
     return new Gauge({
       name,
       help,
       labelNames,
       registers: [this.registry],
+      // prom-client awaits a collect that returns a promise (the store is asynchronous)
       collect() {
-        collect(this);
+        return collect(this);
       },
     });
   }

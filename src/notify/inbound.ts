@@ -12,7 +12,7 @@ import type { UserDirectory } from '../fax/user-directory.js';
 import type { Logger } from '../log/logger.js';
 import { Periodic } from '../periodic.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/types.js';
+import type { QueueStore } from '../store/queue-store.js';
 import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from './inbound-cursor.js';
 import { inboundPayload } from './inbound-mail.js';
 
@@ -42,9 +42,9 @@ export function inboundStateKey(user: string): string {
  * One `inbound` notification for a received fax in its final state (a no-op for one already
  * queued, whoever saw it first: the poller or a webhook event). True when newly queued.
  */
-export function queueInboundNotification(store: QueueStore, log: Logger, user: string, r: FaxRecord): boolean {
+export async function queueInboundNotification(store: QueueStore, log: Logger, user: string, r: FaxRecord): Promise<boolean> {
   if (!isFinalStatus(r.status)) return false;
-  const { id, duplicate } = store.enqueueNotification({
+  const { id, duplicate } = await store.enqueueNotification({
     kind: 'inbound',
     user,
     jobId: null,
@@ -105,7 +105,7 @@ export class InboundPoller {
 
   private async pollUser(user: string): Promise<void> {
     const key = inboundStateKey(user);
-    const cursor = parseCursor(this.opts.store.getState(key));
+    const cursor = parseCursor(await this.opts.store.getState(key));
     const fresh: FaxRecord[] = [];
     const client = this.opts.clientFor(user);
     for await (const r of client.historyAll({ direction: 'inbound', limit: PAGE })) {
@@ -118,13 +118,13 @@ export class InboundPoller {
     const now = this.clock.now();
 
     if (!cursor && !this.opts.notify.inbound.mailBacklog) {
-      this.opts.store.setState(key, serializeCursor(advanceCursor(null, fresh, now, true)));
+      await this.opts.store.setState(key, serializeCursor(advanceCursor(null, fresh, now, true)));
       this.log.info({ user, faxes: fresh.length }, 'first look at inbound history: existing faxes marked as seen, not mailed');
       return;
     }
 
     // oldest first: queued (and claimed) in the order the faxes arrived
-    for (const r of [...fresh].reverse()) queueInboundNotification(this.opts.store, this.log, user, r);
-    this.opts.store.setState(key, serializeCursor(advanceCursor(cursor, fresh, now)));
+    for (const r of [...fresh].reverse()) await queueInboundNotification(this.opts.store, this.log, user, r);
+    await this.opts.store.setState(key, serializeCursor(advanceCursor(cursor, fresh, now)));
   }
 }

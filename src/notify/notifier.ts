@@ -15,7 +15,8 @@ import type { UserDirectory } from '../fax/user-directory.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { Periodic } from '../periodic.js';
-import type { Job, Notification, QueueStore } from '../store/types.js';
+import type { QueueStore } from '../store/queue-store.js';
+import type { Job, Notification } from '../store/types.js';
 import type { ComposedMail } from './composed-mail.js';
 import { downloadToTemp, type DownloadedFax } from './fax-download.js';
 import { composeInbound, isFailedReception } from './inbound-mail.js';
@@ -100,7 +101,7 @@ export class Notifier {
   private async drain(): Promise<number> {
     let handled = 0;
     for (;;) {
-      const batch = this.store.claimNotifications(this.owner, BATCH, LEASE_MS);
+      const batch = await this.store.claimNotifications(this.owner, BATCH, LEASE_MS);
       await Promise.all(batch.map((n) => this.handle(n)));
       handled += batch.length;
       if (batch.length < BATCH || this.loop.stopped) return handled;
@@ -113,33 +114,33 @@ export class Notifier {
     try {
       plan = await this.plan(n, log);
       if ('skip' in plan) {
-        this.store.completeNotification(n.id, 'skipped');
+        await this.store.completeNotification(n.id, 'skipped');
         log.info({ reason: plan.skip }, 'SKIPPED');
         this.count(n, 'skipped');
         return;
       }
       const info = await this.transport.send(plan.mail);
-      this.store.completeNotification(n.id, 'sent');
+      await this.store.completeNotification(n.id, 'sent');
       log.info({ to: plan.to, messageId: info.messageId, attachments: plan.attachments.length }, 'NOTIFIED');
       this.count(n, 'sent');
     } catch (err) {
-      this.deferOrFail(n, err, log);
+      await this.deferOrFail(n, err, log);
     } finally {
       if (plan && 'attachments' in plan) await Promise.all(plan.attachments.map((a) => a.remove()));
     }
   }
 
-  private deferOrFail(n: Notification, err: unknown, log: Logger): void {
+  private async deferOrFail(n: Notification, err: unknown, log: Logger): Promise<void> {
     const why = describeMailError(err);
     try {
       // n.attempts already counts this try (the claim counts it)
       const next = permanentMailError(err) ? null : nextNotifyAttempt(n.attempts, Date.parse(n.createdAt), this.clock.now());
       if (next) {
-        this.store.deferNotification(n.id, why, next);
+        await this.store.deferNotification(n.id, why, next);
         log.warn({ err: why, attempts: n.attempts, nextAttemptAt: next.toISOString() }, 'DEFERRED');
         this.count(n, 'deferred');
       } else {
-        this.store.failNotification(n.id, why);
+        await this.store.failNotification(n.id, why);
         log.error({ err: why, attempts: n.attempts }, 'FAILED: notification given up, the user was NOT told; check notify.transport');
         this.count(n, 'failed');
       }
@@ -172,7 +173,7 @@ export class Notifier {
 
     switch (n.kind) {
       case 'outcome': {
-        job = n.jobId ? this.store.getJob(n.jobId) : null;
+        job = n.jobId ? await this.store.getJob(n.jobId) : null;
         if (!job) return { skip: `job ${n.jobId ?? '(none)'} no longer exists` };
         composed = composeOutcome(job, timeZone);
         if (!composed.mandatory && !me) throw temporary('preferences', meError);
@@ -197,7 +198,7 @@ export class Notifier {
       }
       case 'rejected': {
         // a corrupt job carries the kept input: name it when the intake did not
-        const kept = n.jobId ? this.store.getJob(n.jobId) : null;
+        const kept = n.jobId ? await this.store.getJob(n.jobId) : null;
         const payload = kept?.original && !n.payload.file ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name } : n.payload;
         composed = composeRejected(payload, n.createdAt, timeZone);
         wants = true;

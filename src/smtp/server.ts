@@ -19,7 +19,7 @@ import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
 import { OfficeConverter } from '../intake/office-convert.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/types.js';
+import type { QueueStore } from '../store/queue-store.js';
 import { inProcessReaders, type InputReaders } from '../workers/pool.js';
 import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from './auth-lockout.js';
 import { ExactReplyServer } from './exact-reply-server.js';

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { describeError } from '../errors.js';
 import { formatFaxNumber } from '../intake/fax-number.js';
 import type { Logger } from '../log/logger.js';
-import type { Job, QueueStore } from '../store/types.js';
+import type { QueueStore } from '../store/queue-store.js';
+import type { Job } from '../store/types.js';
 import { sha256 } from './content-hash.js';
 import type { UserFolders } from './folders.js';
 import { moveInto, writeReason } from './outcome-files.js';
@@ -41,12 +42,12 @@ async function findInDone(done: string, name: string, sha: string | undefined): 
 export async function sweepFailedJobs(store: QueueStore, foldersOf: (user: string) => UserFolders | null, logger: Logger): Promise<number> {
   let handled = 0;
   for (const state of ['failed', 'partial'] as const) {
-    for (const job of store.listJobs({ source: 'spool', state, limit: 1000 })) {
-      if (store.getState(MARKER(job.id))) continue;
+    for (const job of await store.listJobs({ source: 'spool', state, limit: 1000 })) {
+      if (await store.getState(MARKER(job.id))) continue;
       const f = foldersOf(job.user);
       const name = job.meta.origin?.file;
       if (!f || !name || job.meta.origin?.folder !== path.basename(f.root)) {
-        store.setState(MARKER(job.id), 'no-folder');
+        await store.setState(MARKER(job.id), 'no-folder');
         continue;
       }
       try {
@@ -59,7 +60,7 @@ export async function sweepFailedJobs(store: QueueStore, foldersOf: (user: strin
           });
         }
         await writeReason(f.failed, fileName, failureText(job));
-        store.setState(MARKER(job.id), state);
+        await store.setState(MARKER(job.id), state);
         logger.info({ job: job.id, user: job.user, file: fileName }, 'FAILED spool job recorded in failed/');
         handled += 1;
       } catch (err) {

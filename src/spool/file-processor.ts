@@ -15,7 +15,7 @@ import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
 import { officeExtension, pdfName, type OfficeConverter } from '../intake/office-convert.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/types.js';
+import type { QueueStore } from '../store/queue-store.js';
 import type { InputReaders } from '../workers/pool.js';
 import { decideAddressing, type Addressing } from './addressing.js';
 import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
@@ -72,9 +72,9 @@ export class FileProcessor {
   constructor(private readonly deps: FileProcessorDeps) {}
 
   /** Remembers what the store already holds, so the dedupe window survives a restart. */
-  seedSeen(): void {
+  async seedSeen(): Promise<void> {
     const since = this.deps.clock.now() - this.windowMs();
-    for (const job of this.deps.store.listJobs({ source: 'spool', limit: 100_000 })) {
+    for (const job of await this.deps.store.listJobs({ source: 'spool', limit: 100_000 })) {
       const at = Date.parse(job.createdAt);
       if (at < since) break;
       const key = job.meta.origin?.repeat;
@@ -111,7 +111,7 @@ export class FileProcessor {
     const reason = `${why}; it was left where it is and was not faxed. Remove it, or save it again as the folder's user.`;
     const hash = sha256(`${f.user}\0unclaimable\0${name}\0${st.dev}:${st.ino}`);
     await writeReason(f.failed, shortName(name), reason, this.repairs(f));
-    this.deps.store.enqueueNotification({ kind: 'rejected', user: f.user, dedupeKey: `rejected:spool:${hash}`, payload: { file: name, reason, source: 'spool' } });
+    await this.deps.store.enqueueNotification({ kind: 'rejected', user: f.user, dedupeKey: `rejected:spool:${hash}`, payload: { file: name, reason, source: 'spool' } });
     this.deps.logger.child({ user: f.user, file: name }).warn({ reason }, 'REJECTED');
     this.count('refused');
   }
@@ -351,7 +351,7 @@ export class FileProcessor {
 
   private async recordRefusal(f: UserFolders, name: string, reason: string, hash: string): Promise<void> {
     await writeReason(f.failed, name, reason, this.repairs(f));
-    this.deps.store.enqueueNotification({
+    await this.deps.store.enqueueNotification({
       kind: 'rejected',
       user: f.user,
       dedupeKey: `rejected:spool:${hash}`,

@@ -9,7 +9,7 @@ import type { FaxApi } from '../fax/types.js';
 import { destinationCheckFor, type DestinationCheck } from '../intake/destination-policy.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/types.js';
+import type { QueueStore } from '../store/queue-store.js';
 import { inProcessReaders, type InputReaders } from '../workers/pool.js';
 import { sweepFailedJobs } from './failed-jobs.js';
 import { withFolder } from './safe-folder.js';
@@ -85,7 +85,7 @@ export class SpoolWatcher {
   /** Creates folders, recovers work/, takes files already present, then watches. */
   async start(): Promise<void> {
     this.running = true;
-    this.processor.seedSeen();
+    await this.processor.seedSeen();
     for (const u of this.users) await this.addUser(u);
     this.sweeper = new Periodic(() => this.sweep(), {
       intervalMs: this.opts.sweepMs ?? 30_000,
@@ -159,7 +159,7 @@ export class SpoolWatcher {
     const { documents, tickets } = await this.processor.leftovers(f);
     if (documents.length === 0 && tickets.length === 0) return;
     const known = new Set(
-      this.opts.store.listJobs({ source: 'spool', user: f.user, limit: 100_000 }).map((j) => j.dedupeKey).filter((k): k is string => k !== null),
+      (await this.opts.store.listJobs({ source: 'spool', user: f.user, limit: 100_000 })).map((j) => j.dedupeKey).filter((k): k is string => k !== null),
     );
     this.log.info({ user: f.user, files: documents.length }, 'recovering files from the work folder');
     // A file claimed only to be refused (it never stopped changing) may still have its writer.

@@ -83,4 +83,114 @@ export const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   );
   `,
+  // 2: CHECK constraints on every state column (a bogus state written by hand is refused, not
+  // read back as an error later), and job_events: one row per step of a job's life. SQLite
+  // cannot add a CHECK to a table, so jobs, recipients and notifications are rebuilt and their
+  // rows copied (the store runs this with foreign keys off, as SQLite's ALTER TABLE guide says).
+  // The state lists are written out here on purpose: a shipped step never changes; a new state
+  // is a new step.
+  `
+  CREATE TABLE jobs_v2 (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL CHECK (source IN ('smtp','spool','cli')),
+    user TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('queued','active','held','delivered','failed','partial','cancelled','corrupt')),
+    cover TEXT NOT NULL,
+    documents TEXT NOT NULL,
+    original TEXT,
+    scheduled_at TEXT,
+    tags TEXT NOT NULL,
+    dedupe_key TEXT,
+    meta TEXT NOT NULL,
+    corrupt_reason TEXT,
+    finals INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    finished_at TEXT
+  );
+  INSERT INTO jobs_v2 (rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at)
+    SELECT rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at FROM jobs;
+  DROP TABLE jobs;
+  ALTER TABLE jobs_v2 RENAME TO jobs;
+  CREATE INDEX jobs_state ON jobs(state, created_at);
+  CREATE INDEX jobs_dedupe ON jobs(dedupe_key, created_at) WHERE dedupe_key IS NOT NULL;
+  CREATE INDEX jobs_user ON jobs(user, created_at);
+  CREATE INDEX jobs_created ON jobs(created_at);
+  CREATE INDEX jobs_updated ON jobs(updated_at);
+  CREATE INDEX jobs_source ON jobs(source, created_at);
+
+  CREATE TABLE recipients_v2 (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    number TEXT NOT NULL,
+    name TEXT,
+    state TEXT NOT NULL CHECK (state IN ('queued','sending','deferred','processing','delivered','failed','cancelled','held','unknown')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    fax_tries INTEGER NOT NULL DEFAULT 0,
+    budget_from TEXT NOT NULL,
+    next_attempt_at TEXT,
+    last_error TEXT,
+    message_id TEXT,
+    send_id TEXT,
+    result_code TEXT,
+    result_info TEXT,
+    error_code TEXT,
+    error_info TEXT,
+    pages INTEGER,
+    pages_count INTEGER,
+    duration INTEGER,
+    fax_attempt INTEGER,
+    api_calls REAL NOT NULL DEFAULT 0,
+    locked_by TEXT,
+    locked_until TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    sent_at TEXT,
+    finished_at TEXT,
+    PRIMARY KEY (job_id, idx)
+  );
+  INSERT INTO recipients_v2 SELECT job_id, idx, number, name, state, attempts, fax_tries, budget_from, next_attempt_at, last_error, message_id, send_id,
+    result_code, result_info, error_code, error_info, pages, pages_count, duration, fax_attempt, api_calls, locked_by, locked_until, created_at, updated_at, sent_at, finished_at
+    FROM recipients;
+  DROP TABLE recipients;
+  ALTER TABLE recipients_v2 RENAME TO recipients;
+  CREATE INDEX recipients_due ON recipients(state, next_attempt_at);
+  CREATE INDEX recipients_number ON recipients(number, state);
+  CREATE INDEX recipients_message ON recipients(message_id) WHERE message_id IS NOT NULL;
+  CREATE INDEX recipients_send ON recipients(send_id) WHERE send_id IS NOT NULL;
+
+  CREATE TABLE notifications_v2 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    user TEXT NOT NULL,
+    job_id TEXT,
+    dedupe_key TEXT NOT NULL UNIQUE,
+    payload TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending','sent','skipped','failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    locked_by TEXT,
+    locked_until TEXT,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+  );
+  INSERT INTO notifications_v2 SELECT id, kind, user, job_id, dedupe_key, payload, state, attempts, next_attempt_at, last_error, locked_by, locked_until, created_at, sent_at FROM notifications;
+  DROP TABLE notifications;
+  ALTER TABLE notifications_v2 RENAME TO notifications;
+  CREATE INDEX notifications_due ON notifications(state, next_attempt_at);
+  CREATE INDEX notifications_job ON notifications(job_id) WHERE job_id IS NOT NULL;
+
+  CREATE TABLE job_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    idx INTEGER,
+    at TEXT NOT NULL,
+    transition TEXT NOT NULL,
+    from_state TEXT,
+    to_state TEXT NOT NULL,
+    detail TEXT
+  );
+  CREATE INDEX job_events_job ON job_events(job_id, id);
+  `,
 ];

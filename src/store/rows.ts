@@ -5,7 +5,7 @@ import { FaxgateError } from '../errors.js';
 import type { KindAndPayload } from './notification-payloads.js';
 import {
   JOB_STATES, NOTIFICATION_STATES, RECIPIENT_STATES,
-  type Job, type JobSource, type JobState, type Notification, type NotificationState, type Recipient, type RecipientState,
+  type Job, type JobEvent, type JobSource, type JobState, type Notification, type NotificationState, type Recipient, type RecipientState,
 } from './types.js';
 
 const JOB_SOURCES: readonly JobSource[] = ['smtp', 'spool', 'cli'];
@@ -78,6 +78,30 @@ export interface NotificationRow {
   last_error: string | null;
   created_at: string;
   sent_at: string | null;
+}
+
+export interface JobEventRow {
+  id: number;
+  job_id: string;
+  idx: number | null;
+  at: string;
+  transition: string;
+  from_state: string | null;
+  to_state: string;
+  detail: string | null;
+}
+
+export function toJobEvent(e: JobEventRow): JobEvent {
+  const row = `event ${e.id} of job ${e.job_id}`;
+  return {
+    jobId: e.job_id,
+    idx: e.idx,
+    at: e.at,
+    transition: e.transition,
+    from: e.from_state === null ? null : checkedState<RecipientState>(RECIPIENT_STATES, e.from_state, 'from-state', row),
+    to: checkedState<RecipientState | JobState>([...RECIPIENT_STATES, ...JOB_STATES], e.to_state, 'to-state', row),
+    detail: e.detail,
+  };
 }
 
 export function toRecipient(r: RecipientRow): Recipient {

@@ -1,4 +1,4 @@
-// The durable queue as the other stages see it. `Store` (./store.ts) implements QueueStore;
+// The durable queue's data, as the other stages see it (the contract is QueueStore in queue-store.ts);
 // intake stages (smtp, spool, cli) only call `enqueue`; the dispatcher claims and finishes
 // recipients; the notifier drains the notification queue; operators use the job operations.
 import type { KindAndPayload } from './notification-payloads.js';
@@ -20,7 +20,6 @@ export type RecipientState =
 export const RECIPIENT_STATES: readonly RecipientState[] = [
   'queued', 'sending', 'deferred', 'processing', 'delivered', 'failed', 'cancelled', 'held', 'unknown',
 ];
-export const FINAL_RECIPIENT_STATES: readonly RecipientState[] = ['delivered', 'failed', 'cancelled'];
 
 /**
  * A job's summary state, derived from its recipients:
@@ -30,7 +29,6 @@ export const FINAL_RECIPIENT_STATES: readonly RecipientState[] = ['delivered', '
  */
 export type JobState = 'queued' | 'active' | 'held' | 'delivered' | 'failed' | 'partial' | 'cancelled' | 'corrupt';
 export const JOB_STATES: readonly JobState[] = ['queued', 'active', 'held', 'delivered', 'failed', 'partial', 'cancelled', 'corrupt'];
-export const FINAL_JOB_STATES: readonly JobState[] = ['delivered', 'failed', 'partial', 'cancelled', 'corrupt'];
 
 export interface CoverSpec {
   enabled: boolean;
@@ -226,34 +224,4 @@ export interface QueueCounts {
   /** Age in seconds of the oldest job that is not final, or null. */
   oldestActiveAgeSeconds: number | null;
   notificationsPending: number;
-}
-
-/** The synchronous interface of the SQLite store; being replaced by the asynchronous one in queue-store.ts. */
-export interface QueueStore {
-  /** Durable when it resolves: documents fsynced and renamed, job row committed. */
-  enqueue(job: NewJob): Promise<{ job: Job; duplicate: boolean }>;
-  /** Keeps unprocessable input for inspection (state corrupt), never deletes it. */
-  enqueueCorrupt(input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job>;
-  getJob(id: string): Job | null;
-  listJobs(filter?: JobFilter): Job[];
-  counts(): QueueCounts;
-
-  retry(id: string): Job;
-  cancel(id: string): Job;
-  hold(id: string): Job;
-  release(id: string): Job;
-  /** Removes final jobs older than the retention; returns how many. */
-  purge(olderThanMs: number): number;
-
-  enqueueNotification(n: NewNotification): { id: number; duplicate: boolean };
-  claimNotifications(owner: string, limit: number, leaseMs: number): Notification[];
-  completeNotification(id: number, state: 'sent' | 'skipped'): void;
-  deferNotification(id: number, error: string, nextAttemptAt: Date): void;
-  failNotification(id: number, error: string): void;
-
-  /** Small durable key/value state (inbound cursor per user, first-start markers...). */
-  getState(key: string): string | null;
-  setState(key: string, value: string): void;
-
-  close(): void;
 }

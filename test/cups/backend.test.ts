@@ -116,7 +116,7 @@ describe('faxgate CUPS backend', () => {
     try {
       const r = backend(['13', 'alice', 'Quarterly', '1', 'fax-number=+15551234567', path.join(dir, 'job.pdf')], { env: { DEVICE_URI: `faxgate:${h.root}` } });
       expect(r.code).toBe(0);
-      const job = await waitFor(() => h.jobs()[0], 8000, 'a job');
+      const job = await waitFor(async () => (await h.jobs())[0], 8000, 'a job');
       expect(job.recipients.map((x) => x.number)).toEqual(['+15551234567']);
       expect(job.cover.subject).toBe('Quarterly');
       expect(job.meta.origin).toMatchObject({ via: 'ticket', file: 'cups-13 Quarterly.pdf' });

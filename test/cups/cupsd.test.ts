@@ -84,7 +84,7 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
     writeFileSync(doc, await textPdf([['Invoice 42', 'Total: 100.00']]));
     const out = run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'fax-number=+15551234567,+15557654321', '-o', 'fax-to-name="Acme Billing"', '-t', 'Invoice 42', doc]);
     expect(out).toMatch(/request id is fax-\d+/);
-    const job = await waitFor(() => h.jobs()[0], 20_000, 'the printed job in the store').catch((e) => {
+    const job = await waitFor(async () => (await h.jobs())[0], 20_000, 'the printed job in the store').catch((e) => {
       console.log(readFileSync(path.join(t, 'log/error_log'), 'utf8').split('\n').slice(-25).join('\n'));
       throw e;
     });
@@ -105,9 +105,9 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
     try {
       const doc = path.join(t, 'owned.pdf');
       writeFileSync(doc, await textPdf([['Owned']]));
-      const before = h.jobs().length;
+      const before = (await h.jobs()).length;
       run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'fax-number=+15556667777', '-t', 'owned', doc]);
-      await waitFor(() => h.jobs().length > before, 20_000, 'the job');
+      await waitFor(async () => (await h.jobs()).length > before, 20_000, 'the job');
       const done = await waitFor(() => readdirSync(path.join(h.folder(), 'done')).find((n) => n.startsWith('cups-') && n.includes('owned') && n.endsWith('.pdf')), 5000, 'done/');
       expect(lstatSync(path.join(h.folder(), 'done', done)).uid).toBe(uid);
     } finally {
@@ -125,10 +125,10 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
   it('option values with spaces, quoted inside the option, survive whole', async () => {
     const doc = path.join(t, 'spaces.pdf');
     writeFileSync(doc, await textPdf([['Spaces']]));
-    const before = h.jobs().length;
+    const before = (await h.jobs()).length;
     // as typed in a shell: lp -o 'fax-to-name="Acme Billing"' -o 'fax-notes="Please call back"'
     run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'fax-number=+15552223333', '-o', 'fax-to-name="Acme Billing"', '-o', 'fax-notes="Please call back"', '-o', `fax-subject="Bob's \\"quote\\""`, doc]);
-    const job = await waitFor(() => (h.jobs().length > before ? h.jobs().find((j) => j.recipients[0]!.number === '+15552223333') : undefined), 20_000, 'the job');
+    const job = await waitFor(async () => ((await h.jobs()).length > before ? (await h.jobs()).find((j) => j.recipients[0]!.number === '+15552223333') : undefined), 20_000, 'the job');
     expect(job.recipients[0]!.name).toBe('Acme Billing');
     expect(job.cover).toMatchObject({ recipientName: 'Acme Billing', notes: 'Please call back', subject: `Bob's "quote"` });
   }, 30_000);
@@ -136,13 +136,13 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
   it('a value split by lp (-o fax-notes="Please call back" in a shell) cancels the job saying how to quote, never faxes "Please"', async () => {
     const doc = path.join(t, 'split.pdf');
     writeFileSync(doc, await textPdf([['Split']]));
-    const before = h.jobs().length;
+    const before = (await h.jobs()).length;
     // the shell removed the quotes: lp gets fax-to-name=Acme Billing and splits it
     const out = run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'fax-number=+15552224444', '-o', 'fax-to-name=Acme Billing', doc]);
     const id = /request id is (fax-\d+)/.exec(out)![1]!;
     await waitFor(() => run(tools.lpstat!, ['-W', 'completed', '-o', 'fax']).includes(id), 20_000, 'the job to end');
     expect(readFileSync(path.join(t, 'log/error_log'), 'utf8')).toMatch(/words without a name \(Billing\)/);
-    expect(h.jobs()).toHaveLength(before);
+    expect(await h.jobs()).toHaveLength(before);
     expect(readdirSync(h.folder()).filter((n) => n.startsWith('cups-'))).toEqual([]);
   }, 30_000);
 
@@ -150,7 +150,7 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
     const doc = path.join(t, 'letter.txt');
     writeFileSync(doc, 'Dear Sir,\n@@FAX 1 555 444 5555@@\nRegards\n');
     run(tools.lp!, ['-U', 'alice', '-d', 'fax', doc]);
-    const job = await waitFor(() => h.jobs().find((j) => j.recipients[0]!.number === '+15554445555'), 20_000, 'the text job').catch((e) => {
+    const job = await waitFor(async () => (await h.jobs()).find((j) => j.recipients[0]!.number === '+15554445555'), 20_000, 'the text job').catch((e) => {
       console.log(readFileSync(path.join(t, 'log/error_log'), 'utf8').split('\n').slice(-25).join('\n'));
       throw e;
     });
@@ -165,8 +165,8 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
     await waitFor(() => run(tools.lpstat!, ['-W', 'completed', '-o', 'fax']).includes(id), 20_000, 'the job to end');
     expect(run(tools.lpstat!, ['-p', 'fax'])).not.toMatch(/disabled/);
     expect(readFileSync(path.join(t, 'log/error_log'), 'utf8')).toMatch(/user \\?"mallory\\?" has no fax folder/);
-    const before = h.jobs().length;
+    const before = (await h.jobs()).length;
     run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'fax-number=+15551234567', '-t', 'after', doc]);
-    await waitFor(() => h.jobs().length === before + 1, 20_000, 'the next job');
+    await waitFor(async () => (await h.jobs()).length === before + 1, 20_000, 'the next job');
   }, 45_000);
 });

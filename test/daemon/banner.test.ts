@@ -8,12 +8,12 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputWatch, spawnCli, waitUntil } from '../helpers/cli.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 
-function jobCount(cwd: string): number {
-  const store = Store.open({ dataDir: path.join(cwd, 'data') });
+async function jobCount(cwd: string): Promise<number> {
+  const store = SqliteStore.open({ dataDir: path.join(cwd, 'data') });
   try {
-    return store.listJobs({}).length;
+    return (await store.listJobs({})).length;
   } finally {
     store.close();
   }
@@ -61,15 +61,15 @@ describe('the sandbox banner, pasted line by line', () => {
         console.warn(`banner test: skipping a line because ${tool} is not installed (apt-get install ${tool}): ${line}`);
         continue;
       }
-      const before = jobCount(cwd);
+      const before = await jobCount(cwd);
       const r = spawnSync('bash', ['-c', line], { cwd, encoding: 'utf8', timeout: 30_000 });
       expect(r.status, `${line}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(0);
       if (tool === 'curl') expect(r.stdout, 'the curl line shows the reply with the job id').toMatch(/^< 250 2\.0\.0 .*\S/m);
       if (tool === 'swaks') expect(r.stdout).toMatch(/<-\s+250 2\.0\.0 /);
-      await waitUntil(() => jobCount(cwd) > before, `a job from: ${line}`, 30_000);
-      const store = Store.open({ dataDir: path.join(cwd, 'data') });
+      await waitUntil(async () => (await jobCount(cwd)) > before, `a job from: ${line}`, 30_000);
+      const store = SqliteStore.open({ dataDir: path.join(cwd, 'data') });
       try {
-        const job = store.listJobs({ limit: 1 })[0]!;
+        const job = (await store.listJobs({ limit: 1 }))[0]!;
         expect(job.state, `${line}: ${job.corruptReason ?? ''}`).not.toBe('corrupt');
         if (tool !== 'curl') expect(job.documents.map((d) => d.contentType)).toContain('application/pdf');
       } finally {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
 import { DaemonLock } from '../../src/store/daemon-lock.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { runCli, waitUntil } from '../helpers/cli.js';
 import { disposeRig, freePort, kill, makeRig, startDaemon, type Daemon, type Rig } from '../faults/harness.js';
 
@@ -60,7 +60,7 @@ describe('a second daemon on the same data folder', () => {
   });
 
   it('takes back at start what a dead run held under a lease, instead of waiting for the lease to run out', async () => {
-    const store = Store.open({ dataDir: rig.dataDir });
+    const store = SqliteStore.open({ dataDir: rig.dataDir });
     const bad = path.join(rig.dir, 'bad.bin');
     writeFileSync(bad, 'not a document');
     let jobId: string;
@@ -68,7 +68,7 @@ describe('a second daemon on the same data folder', () => {
       const job = await store.enqueueCorrupt({ source: 'spool', user: 'alice', reason: 'a test refusal', original: { path: bad, name: 'bad.bin', contentType: 'application/octet-stream' } });
       jobId = job.id;
       // a run that died mid-send holds this notification for an hour
-      expect(store.claimNotifications('dead-run:1:aaaaaa', 10, 3_600_000).map((n) => n.jobId)).toContain(jobId);
+      expect((await store.claimNotifications('dead-run:1:aaaaaa', 10, 3_600_000)).map((n) => n.jobId)).toContain(jobId);
     } finally {
       store.close();
     }

@@ -15,7 +15,7 @@ import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emul
 import { FaxClient, createFaxAgent } from '../../src/fax/client.js';
 import { keyFingerprint } from '../../src/keys/key-overrides.js';
 import { DaemonLock } from '../../src/store/daemon-lock.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 
 let dir: string;
 let emu: TestEmulator;
@@ -93,7 +93,7 @@ describe('usage errors exit 2 and say why', () => {
 
   it('jobs --state takes every documented recipient state, and job counts tries as the mail does', async () => {
     const c = setup({ env: '' });
-    const store = Store.open({ dataDir: c.data });
+    const store = SqliteStore.open({ dataDir: c.data });
     try {
       const { job } = await store.enqueue({ source: 'cli', user: 'alice', recipients: [{ number: '+15551230003' }], documents: [], cover: { enabled: true, subject: 's' }, meta: {} });
       for (const s of ['deferred', 'queued']) {
@@ -130,7 +130,7 @@ describe('secrets file', () => {
     expect(check.code).toBe(2);
     expect(check.stderr).toMatch(/FAXGATE_ADMIN_KEY \(api\.adminKey\), ALICE_FAX_KEY \(users\[0\]\.apiKey\)/);
     expect(check.stderr).toContain(c.envFile);
-    Store.open({ dataDir: c.data }).close();
+    SqliteStore.open({ dataDir: c.data }).close();
     const jobs = await runCli(['jobs', '--config', c.file]);
     expect(jobs.code, jobs.stderr).toBe(0);
     const keys = await runCli(['keys', 'list', '--config', c.file]);

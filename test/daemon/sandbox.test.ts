@@ -9,7 +9,7 @@ import nodemailer from 'nodemailer';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputWatch, parsePrometheus, runCli, spawnCli, waitUntil } from '../helpers/cli.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 
 async function makePdf(text: string): Promise<Buffer> {
   const doc = await PDFDocument.create();
@@ -47,10 +47,10 @@ function mailer(port: number) {
   return nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
 }
 
-function jobsIn(cwd: string) {
-  const store = Store.open({ dataDir: path.join(cwd, 'data') });
+async function jobsIn(cwd: string) {
+  const store = SqliteStore.open({ dataDir: path.join(cwd, 'data') });
   try {
-    return store.listJobs({});
+    return await store.listJobs({});
   } finally {
     store.close();
   }
@@ -98,7 +98,7 @@ describe('sandbox start (README quick start)', () => {
     const m = /^250 .*?([A-Za-z0-9]{6,})\s*$/.exec(info.response);
     expect(m, info.response).toBeTruthy();
     const jobId = m![1]!;
-    const job = await waitUntil(() => jobsIn(cwd).find((j) => j.id === jobId && j.state === 'delivered'), 'the job to be delivered', 30_000, 200);
+    const job = await waitUntil(async () => (await jobsIn(cwd)).find((j) => j.id === jobId && j.state === 'delivered'), 'the job to be delivered', 30_000, 200);
     expect(job.source).toBe('smtp');
     expect(job.recipients[0]!.number).toBe('+15551234567');
     expect(job.recipients[0]!.messageId).toBeTruthy();
@@ -111,7 +111,7 @@ describe('sandbox start (README quick start)', () => {
     const folder = path.join(cwd, 'spool', 'demo');
     mkdirSync(folder, { recursive: true });
     writeFileSync(path.join(folder, '15551234568 - Hello.pdf'), await makePdf('Hello by print'));
-    const job = await waitUntil(() => jobsIn(cwd).find((j) => j.source === 'spool' && j.state === 'delivered'), 'the spool job to be delivered', 40_000, 200);
+    const job = await waitUntil(async () => (await jobsIn(cwd)).find((j) => j.source === 'spool' && j.state === 'delivered'), 'the spool job to be delivered', 40_000, 200);
     expect(job.recipients[0]!.number).toBe('+15551234568');
     await waitUntil(() => readdirSync(path.join(folder, 'done')).length > 0, 'the original to move to done/');
   });
@@ -221,9 +221,9 @@ describe('SIGTERM while a send is in flight', () => {
         attachments: [{ filename: 'a.pdf', content: await makePdf('slow') }],
       });
       expect(info.response).toMatch(/^250 /);
-      await waitUntil(() => jobsIn(cwd).some((j) => j.recipients.some((r) => r.state === 'sending')), 'a send in flight', 20_000, 50);
+      await waitUntil(async () => (await jobsIn(cwd)).some((j) => j.recipients.some((r) => r.state === 'sending')), 'a send in flight', 20_000, 50);
       expect(await stop(run)).toBe(0);
-      const after = jobsIn(cwd)[0]!;
+      const after = (await jobsIn(cwd))[0]!;
       expect(after.recipients[0]!.state).not.toBe('sending');
       await request(`${sb.baseUrl}/_emulator/faults`, { method: 'PUT', dispatcher: agent, headers: admin, body: JSON.stringify({ latencyMs: 0 }) }).catch(() => {});
       await agent.close();
@@ -232,7 +232,7 @@ describe('SIGTERM while a send is in flight', () => {
       const sb2 = JSON.parse(readFileSync(path.join(cwd, 'data', 'sandbox.json'), 'utf8')) as { baseUrl: string; caFile: string; adminKey: string };
       const agent2 = new Agent({ connect: { ca: readFileSync(sb2.caFile) } });
       await request(`${sb2.baseUrl}/_emulator/faults`, { method: 'PUT', dispatcher: agent2, headers: { authorization: `Basic ${sb2.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ latencyMs: 0 }) });
-      const done = await waitUntil(() => jobsIn(cwd).find((j) => j.state === 'delivered'), 'the job to be delivered after the restart', 30_000, 200);
+      const done = await waitUntil(async () => (await jobsIn(cwd)).find((j) => j.state === 'delivered'), 'the job to be delivered after the restart', 30_000, 200);
       const faxes = (await (await request(`${sb2.baseUrl}/_emulator/faxes`, { dispatcher: agent2, headers: { authorization: `Basic ${sb2.adminKey}` } })).body.json()) as unknown;
       const list = (Array.isArray(faxes) ? faxes : (faxes as { faxes?: unknown[]; rows?: unknown[] }).faxes ?? (faxes as { rows?: unknown[] }).rows ?? []) as Array<{ cf?: Record<string, string> }>;
       expect(list.filter((f) => f.cf?.faxgateJob === done.id)).toHaveLength(1);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findExecutable } from '../../src/intake/office-convert.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { runCli } from '../helpers/cli.js';
 
 const HAVE_SOFFICE = findExecutable('soffice') !== null;
@@ -37,13 +37,13 @@ describe('faxgate send with an office document', () => {
 
   it.skipIf(!HAVE_SOFFICE)('converts it and queues the PDF', async () => {
     const f = config('on.yaml', '');
-    Store.open({ dataDir: path.join(dir, 'on.yaml.data') }).close(); // the queue a started gateway leaves
+    SqliteStore.open({ dataDir: path.join(dir, 'on.yaml.data') }).close(); // the queue a started gateway leaves
     const r = await runCli(['send', '--config', f, '--to', '+15551234567', docx], { timeoutMs: 90_000 });
     expect(r.code, r.stderr).toBe(0);
     const id = /queued as (\S+)/.exec(r.stdout)![1]!;
-    const store = Store.open({ dataDir: path.join(dir, 'on.yaml.data') });
+    const store = SqliteStore.open({ dataDir: path.join(dir, 'on.yaml.data') });
     try {
-      const job = store.getJob(id)!;
+      const job = (await store.getJob(id))!;
       expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['report.pdf', 'application/pdf']]);
       expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString()).toBe('%PDF-');
     } finally {

@@ -75,7 +75,7 @@ it('a SIGKILLed dispatcher loses no job and sends no fax twice', async () => {
   await until(async () => (await faxes()).length >= 12, 30_000, 'the first sends');
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
-  const mid = t.store.counts();
+  const mid = await t.store.counts();
   // The kill really interrupted work in flight or left work to do.
   expect(mid.jobs.queued + mid.jobs.active).toBeGreaterThan(0);
   // Sends were on the wire (claimed, leased to the dead process): the next one must reconcile them.
@@ -83,8 +83,8 @@ it('a SIGKILLed dispatcher loses no job and sends no fax twice', async () => {
 
   const second = runChild(spec);
   await waitFor(second, 'READY');
-  await until(() => {
-    const c = t!.store.counts();
+  await until(async () => {
+    const c = await t!.store.counts();
     return c.jobs.queued + c.jobs.active === 0;
   }, 60_000, 'the second dispatcher to finish');
   second.kill('SIGTERM');
@@ -95,5 +95,5 @@ it('a SIGKILLed dispatcher loses no job and sends no fax twice', async () => {
   for (const f of all) perJob.set(f.cf.faxgateJob!, (perJob.get(f.cf.faxgateJob!) ?? 0) + 1);
   expect(jobs.filter((id) => perJob.get(id) !== 1)).toEqual([]);
   expect(all).toHaveLength(40);
-  expect(jobs.map((id) => t!.store.getJob(id)!.state).every((s) => s === 'delivered')).toBe(true);
+  expect((await Promise.all(jobs.map(async (id) => (await t!.store.getJob(id))!.state))).every((s) => s === 'delivered')).toBe(true);
 }, 120_000);

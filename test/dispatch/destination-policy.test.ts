@@ -38,11 +38,11 @@ describe('destination policy at send time', () => {
     const { job } = await t.store.enqueue(newJob(t.dir, { recipients: [{ number: '+19005550199' }, { number: '+15559990001' }, { number: '+15557770123' }] }));
     for (let i = 0; i < 200; i++) {
       await dispatcher.runOnce();
-      const c = t.store.counts();
+      const c = await t.store.counts();
       if (c.jobs.queued + c.jobs.active === 0) break;
       await new Promise((r) => setTimeout(r, 40));
     }
-    const done = t.store.getJob(job.id)!;
+    const done = (await t.store.getJob(job.id))!;
     const [premium, denied, ok] = done.recipients;
     expect(premium).toMatchObject({ state: 'failed' });
     expect(premium!.lastError).toMatch(/destination not allowed: .*premium-rate/);

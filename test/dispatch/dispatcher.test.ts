@@ -4,7 +4,7 @@ import { configSchema, type ApiConfig, type QueueConfig } from '../../src/config
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import type { FaxApi } from '../../src/fax/types.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { Store } from '../../src/store/store.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { clientFor, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_TAGS } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';
@@ -24,7 +24,7 @@ afterEach(async () => {
 const defaults = configSchema.parse({});
 
 interface Setup {
-  store: Store;
+  store: SqliteStore;
   dispatcher: Dispatcher;
   calls: Map<string, number>;
   /** the dispatcher's log lines, parsed */
@@ -96,7 +96,7 @@ async function drain(s: Setup, maxMs = 30_000): Promise<void> {
   const until = Date.now() + maxMs;
   for (;;) {
     await s.dispatcher.runOnce();
-    const c = s.store.counts();
+    const c = await s.store.counts();
     if (c.jobs.queued + c.jobs.active + c.jobs.held === 0) return;
     if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
     await new Promise((r) => setTimeout(r, 40));
@@ -116,7 +116,7 @@ describe('Dispatcher with the emulator', () => {
       tags: [TEST_TAGS.billing, 'invoices'],
     }));
     await drain(s);
-    const done = s.store.getJob(job.id)!;
+    const done = (await s.store.getJob(job.id))!;
     const r = done.recipients[0]!;
     expect([done.state, r.lastError]).toEqual(["delivered", null]);
     expect(r).toMatchObject({ state: 'delivered', attempts: 1, resultCode: '0', faxAttempt: 1 });
@@ -129,7 +129,7 @@ describe('Dispatcher with the emulator', () => {
     expect(faxes[0]!.subject).toBe('Hello');
     expect(faxes[0]!.recipientName).toBe('Dr. Who');
     expect(faxes[0]!.tags).toEqual([TEST_TAGS.billing]); // tag words stay local
-    expect(s.store.listNotifications({ jobId: job.id }).map((n) => n.dedupeKey)).toEqual([`outcome:${job.id}`]);
+    expect((await s.store.listNotifications({ jobId: job.id })).map((n) => n.dedupeKey)).toEqual([`outcome:${job.id}`]);
   });
 
   it('one send-to-many call for a multi-recipient job; a bad recipient fails alone', async () => {
@@ -138,7 +138,7 @@ describe('Dispatcher with the emulator', () => {
     await drain(s);
     expect(s.calls.get('sendFaxToMany')).toBe(1);
     expect(s.calls.get('sendFax') ?? 0).toBe(0);
-    const done = s.store.getJob(job.id)!;
+    const done = (await s.store.getJob(job.id))!;
     expect(done.state).toBe('partial');
     expect(done.recipients.map((r) => r.state)).toEqual(['delivered', 'failed', 'delivered']);
     expect(done.recipients[1]!.lastError).toMatch(/InvalidInput/);
@@ -160,7 +160,7 @@ describe('Dispatcher with the emulator', () => {
       cover: { enabled: true, subject: 'Names' },
     }));
     await drain(s);
-    expect(s.store.getJob(job.id)!.state).toBe('delivered');
+    expect((await s.store.getJob(job.id))!.state).toBe('delivered');
     const byNumber = Object.fromEntries((await serviceFaxes()).map((f) => [f.faxNumber, f.recipientName]));
     expect(byNumber['+15557770111']).toBe('Acme Billing');
     expect(byNumber['+15557770112']).toBe('Dr. Smith');
@@ -179,7 +179,7 @@ describe('Dispatcher with the emulator', () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770456' }], scheduledAt: at }));
     await s.dispatcher.runOnce();
     await s.dispatcher.runOnce();
-    const r = s.store.getJob(job.id)!.recipients[0]!;
+    const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('processing');
     const faxes = (await serviceFaxes()) as Array<EmulatedFax & { scheduledDate: string | null }>;
     expect(faxes.map((f) => [f.status, f.scheduledDate])).toEqual([['scheduled', at]]);
@@ -191,10 +191,10 @@ describe('Dispatcher with the emulator', () => {
     const b = (await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770999' }] }))).job;
     await s.dispatcher.runOnce();
     expect(s.calls.get('sendFax')).toBe(1);
-    expect(s.store.getJob(b.id)!.recipients[0]!.state).toBe('queued');
+    expect((await s.store.getJob(b.id))!.recipients[0]!.state).toBe('queued');
     await drain(s);
-    const ra = s.store.getJob(a.id)!.recipients[0]!;
-    const rb = s.store.getJob(b.id)!.recipients[0]!;
+    const ra = (await s.store.getJob(a.id))!.recipients[0]!;
+    const rb = (await s.store.getJob(b.id))!.recipients[0]!;
     expect([ra.state, rb.state]).toEqual(['delivered', 'delivered']);
     expect(rb.sentAt! >= ra.finishedAt!).toBe(true);
   });
@@ -203,7 +203,7 @@ describe('Dispatcher with the emulator', () => {
     const s = await setup({ queue: { maxFaxTries: 3 } });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770000' }] }));
     await drain(s);
-    const r = s.store.getJob(job.id)!.recipients[0]!;
+    const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('failed');
     expect(r.lastError).toBe('busy (3 tries)');
     expect(r.errorCode).toBe('6100');
@@ -214,7 +214,7 @@ describe('Dispatcher with the emulator', () => {
     const s = await setup();
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770002' }] }));
     await drain(s);
-    expect(s.store.getJob(job.id)!.recipients[0]).toMatchObject({ state: 'failed', faxTries: 0 });
+    expect((await s.store.getJob(job.id))!.recipients[0]).toMatchObject({ state: 'failed', faxTries: 0 });
     expect(await serviceFaxes()).toHaveLength(1);
   });
 
@@ -233,7 +233,7 @@ describe('Dispatcher with the emulator', () => {
     for (const f of faxes) perJob.set(f.cf.faxgateJob!, (perJob.get(f.cf.faxgateJob!) ?? 0) + 1);
     expect(faxes).toHaveLength(200);
     expect([...perJob.values()].every((n) => n === 1)).toBe(true);
-    const states = ids.map((id) => s.store.getJob(id)!.state);
+    const states = await Promise.all(ids.map(async (id) => (await s.store.getJob(id))!.state));
     expect(states.every((st) => st === 'delivered')).toBe(true);
     // The faults really happened: 5xx answers were sent again, dropped answers were reconciled and adopted.
     expect(s.calls.get('sendFax')!).toBeGreaterThan(200);
@@ -258,7 +258,7 @@ describe('Dispatcher with the emulator', () => {
     for (const f of faxes) seen.set(`${f.cf.faxgateJob} ${f.faxNumber}`, (seen.get(`${f.cf.faxgateJob} ${f.faxNumber}`) ?? 0) + 1);
     expect(faxes).toHaveLength(60);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
-    expect(ids.map((id) => s.store.getJob(id)!.state).every((st) => st === 'delivered')).toBe(true);
+    expect((await Promise.all(ids.map(async (id) => (await s.store.getJob(id))!.state))).every((st) => st === 'delivered')).toBe(true);
     expect(s.calls.get('sendFaxToMany')!).toBeGreaterThanOrEqual(20);
   }, 90_000);
 
@@ -273,10 +273,10 @@ describe('Dispatcher with the emulator', () => {
     } finally {
       clearTimeout(storm);
     }
-    expect(ids.map((id) => s.store.getJob(id)!.state).every((st) => st === 'delivered')).toBe(true);
+    expect((await Promise.all(ids.map(async (id) => (await s.store.getJob(id))!.state))).every((st) => st === 'delivered')).toBe(true);
     expect(await serviceFaxes()).toHaveLength(20);
     // 429s were seen and did not use up tries
-    expect(s.store.getJob(ids[0]!)!.recipients[0]!.attempts).toBeLessThanOrEqual(2);
+    expect((await s.store.getJob(ids[0]!))!.recipients[0]!.attempts).toBeLessThanOrEqual(2);
   }, 90_000);
 
   it('a send claimed but never made is reconciled, then sent once; while history fails it stays unknown', async () => {
@@ -288,18 +288,18 @@ describe('Dispatcher with the emulator', () => {
     s.calls.clear();
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557770777' }] }));
     // A process claimed it and died before the request left.
-    s.store.claimDue('dead-process', 5, 1);
+    await s.store.claimDue('dead-process', 5, 1);
     await new Promise((r) => setTimeout(r, 80));
     await emulatorCall(emu!, 'PUT', '/_emulator/faults', { errorRate: 1 });
     await s.dispatcher.runOnce();
-    let r = s.store.getJob(job.id)!.recipients[0]!;
+    let r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('unknown');
     expect(r.lastError).toMatch(/^reconciliation failed/);
     expect(s.calls.get('sendFax') ?? 0).toBe(0);
     await emulatorCall(emu!, 'PUT', '/_emulator/faults', { errorRate: 0 });
-    s.store.postponeUnknown({ jobId: job.id, idx: 0 }, r.sendId!, 'test: look again now', new Date(0));
+    await s.store.postponeUnknown({ jobId: job.id, idx: 0 }, r.sendId!, 'test: look again now', new Date(0));
     await drain(s);
-    r = s.store.getJob(job.id)!.recipients[0]!;
+    r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('delivered');
     expect(r.attempts).toBe(2);
     expect(s.logs.some((l) => String(l.msg).startsWith('RECONCILED no fax at the service'))).toBe(true);
@@ -314,9 +314,9 @@ describe('Dispatcher with the emulator', () => {
     s.dispatcher.start();
     // stop while sends are in flight: after the pass that claimed them, before the service answers
     await s.passes(1);
-    expect(s.store.counts().recipients.sending).toBeGreaterThan(0);
+    expect((await s.store.counts()).recipients.sending).toBeGreaterThan(0);
     await s.dispatcher.stop({ timeoutMs: 5000 });
-    const after = s.store.counts().recipients;
+    const after = (await s.store.counts()).recipients;
     expect(after.sending).toBe(0);
     // the claimed sends ended accepted (or unknown, to be reconciled), not back in the queue unsent
     expect(after.processing + after.unknown + after.delivered).toBeGreaterThan(0);
@@ -357,12 +357,12 @@ describe('maximum age', () => {
     await emulatorCall(emu!, 'PUT', '/_emulator/faults', { errorRate: 1 });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15557771234' }] }));
     await drain(s);
-    const r = s.store.getJob(job.id)!.recipients[0]!;
+    const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('failed');
     expect(r.errorCode).toBe('JOB_EXPIRED');
     expect(r.lastError).toMatch(/^expired: not delivered within/);
     expect(r.attempts).toBeGreaterThan(1);
-    expect(s.store.claimNotifications('t', 10, 1000).map((n) => n.dedupeKey)).toContain(`outcome:${job.id}`);
+    expect((await s.store.claimNotifications('t', 10, 1000)).map((n) => n.dedupeKey)).toContain(`outcome:${job.id}`);
     expect(await serviceFaxes()).toHaveLength(0);
   });
 });

@@ -9,7 +9,7 @@ import { ApiGate } from '../../src/fax/api-gate.js';
 import { checkKey } from '../../src/fax/check-key.js';
 import type { FaxClient } from '../../src/fax/client.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { Store } from '../../src/store/store.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { clientFor, closeClients, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulatorOptions } from '../helpers/emulator.js';
 import { newJob, tempStore, type TempStore } from '../helpers/store.js';
@@ -29,7 +29,7 @@ afterEach(async () => {
 const defaults = configSchema.parse({});
 
 interface Setup {
-  store: Store;
+  store: SqliteStore;
   dispatcher: Dispatcher;
   logs: Array<Record<string, unknown>>;
   /** the client the dispatcher uses; tests may swap it (a replaced key) */
@@ -58,7 +58,7 @@ async function drain(s: Setup, maxMs = 30_000): Promise<void> {
   const until = Date.now() + maxMs;
   for (;;) {
     await s.dispatcher.runOnce();
-    const c = s.store.counts();
+    const c = await s.store.counts();
     if (c.jobs.queued + c.jobs.active + c.jobs.held === 0) return;
     if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
     await sleep(40);
@@ -96,11 +96,11 @@ describe('every reading of the service: faxes delivered once each', () => {
     await drain(s);
     const counts = await perNumber();
     for (const n of [...singles, '+15556103000', '+15556103001']) expect([n, counts.get(n)]).toEqual([n, 1]);
-    for (const j of s.store.listJobs()) {
+    for (const j of await s.store.listJobs()) {
       if (j.id === many.id) continue;
       expect([j.id, j.state]).toEqual([j.id, 'delivered']);
     }
-    const m = s.store.getJob(many.id)!;
+    const m = (await s.store.getJob(many.id))!;
     expect(m.recipients.map((r) => r.state)).toEqual(['delivered', 'delivered', 'failed']);
     // the service's own words reach the reason, whichever shape it used
     expect(m.recipients[2]!.lastError).toMatch(/InvalidInputError: .*not valid/);
@@ -116,13 +116,13 @@ describe('results the real service reports', () => {
     await drain(s);
     const counts = await perNumber();
     expect(counts.get('+15556200000')).toBe(3);
-    expect(s.store.getJob(busy.id)!.recipients[0]).toMatchObject({ state: 'failed', lastError: 'busy (3 tries)' });
+    expect((await s.store.getJob(busy.id))!.recipients[0]).toMatchObject({ state: 'failed', lastError: 'busy (3 tries)' });
     // 7734 "Carrier Route Withdrawn": no rule knows it, so one more try (default), then its words
     expect(counts.get('+15556200007')).toBe(2);
-    expect(s.store.getJob(odd.id)!.recipients[0]!.lastError).toMatch(/"Carrier Route Withdrawn".*7734/);
+    expect((await s.store.getJob(odd.id))!.recipients[0]!.lastError).toMatch(/"Carrier Route Withdrawn".*7734/);
     // 5100 "Fax Request Blocked" is final at once
     expect(counts.get('+15556200005')).toBe(1);
-    expect(s.store.getJob(blocked.id)!.recipients[0]!.state).toBe('failed');
+    expect((await s.store.getJob(blocked.id))!.recipients[0]!.state).toBe('failed');
   });
 
   it('a busy line is retried and delivered when the line frees up, the busy try counted and reported', async () => {
@@ -132,7 +132,7 @@ describe('results the real service reports', () => {
     await drain(s);
     const faxes = (await serviceFaxes()).filter((f) => f.faxNumber === '+15556220010');
     expect(faxes.map((f) => f.status).sort()).toEqual(['failed', 'success']);
-    const r = s.store.getJob(job.id)!.recipients[0]!;
+    const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('delivered');
     // two sends, one of them a failed fax try (the busy one)
     expect(r.attempts).toBe(2);
@@ -144,7 +144,7 @@ describe('results the real service reports', () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556210007' }] }));
     await drain(s);
     expect((await perNumber()).get('+15556210007')).toBe(1);
-    expect(s.store.getJob(job.id)!.recipients[0]!.lastError).toBe('the carrier no longer routes this number');
+    expect((await s.store.getJob(job.id))!.recipients[0]!.lastError).toBe('the carrier no longer routes this number');
   });
 });
 
@@ -154,11 +154,11 @@ describe('exactly once without trusting cf', () => {
     await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 1 });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556300123' }] }));
     await s.dispatcher.runOnce();
-    expect(s.store.getJob(job.id)!.recipients[0]!.state).toBe('unknown');
+    expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe('unknown');
     await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 0 });
     await sleep(150);
     await drain(s);
-    expect(s.store.getJob(job.id)!.recipients[0]!.state).toBe('delivered');
+    expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe('delivered');
     expect((await perNumber()).get('+15556300123')).toBe(1);
     expect(s.logs.some((l) => String(l.msg).startsWith('RECONCILED fax found') && l.how === 'number and time')).toBe(true);
   });
@@ -172,7 +172,7 @@ describe('exactly once without trusting cf', () => {
     await emulatorCall(emu!, 'PUT', '/_emulator/faults', { dropRate: 0 });
     await sleep(150);
     await drain(s);
-    expect(s.store.getJob(job.id)!.recipients.map((r) => r.state)).toEqual(['delivered', 'delivered', 'delivered']);
+    expect((await s.store.getJob(job.id))!.recipients.map((r) => r.state)).toEqual(['delivered', 'delivered', 'delivered']);
     const counts = await perNumber();
     for (const n of numbers) expect(counts.get(n)).toBe(1);
   });
@@ -182,16 +182,16 @@ describe('exactly once without trusting cf', () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556320777' }] }));
     // A process claimed it and died before the request left: the service has no such fax, and
     // with cf dropped nothing can prove the send never happened.
-    s.store.claimDue('dead-process', 5, 1);
+    await s.store.claimDue('dead-process', 5, 1);
     await sleep(150);
     await s.dispatcher.runOnce();
     await s.dispatcher.runOnce();
-    const r = s.store.getJob(job.id)!.recipients[0]!;
+    const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('unknown');
     expect(r.lastError).toMatch(/^parked: /);
     expect((await perNumber()).get('+15556320777')).toBeUndefined();
     expect(s.logs.filter((l) => String(l.msg).startsWith('UNKNOWN send parked'))).toHaveLength(1);
-    const alerts = s.store.listNotifications({ kind: 'alert' });
+    const alerts = await s.store.listNotifications({ kind: 'alert' });
     expect(alerts).toHaveLength(1);
     expect(alerts[0]!.jobId).toBe(job.id);
   });
@@ -211,7 +211,7 @@ describe('living within the history limit', () => {
       for (const number of numbers) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number }] }));
       const refusedBefore = gate.historyRefused;
       await drain(s, 60_000);
-      expect(s.store.listJobs().map((j) => j.state)).toEqual(numbers.map(() => 'delivered'));
+      expect((await s.store.listJobs()).map((j) => j.state)).toEqual(numbers.map(() => 'delivered'));
       expect(gate.historyRefused).toBeGreaterThan(refusedBefore);
       const counts = await perNumber();
       for (const n of numbers) expect(counts.get(n)).toBe(1);
@@ -230,7 +230,7 @@ describe('living within the history limit', () => {
     const s = await setup({ emulator: { historyPerMinute: 3, clock: fast, delayMs: 60_000 }, queue: { historyPageSize: 2 }, gate, dispatcherSeesGate: true });
     for (let i = 0; i < 6; i++) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555650${String(1000 + i)}` }] }));
     await drain(s, 60_000);
-    expect(s.store.counts().recipients.delivered).toBe(6);
+    expect((await s.store.counts()).recipients.delivered).toBe(6);
     expect(gate.historyMade).toBeGreaterThanOrEqual(3);
     expect(gate.historyRefused).toBe(0);
   });
@@ -253,21 +253,21 @@ describe('a revoked key holds, it does not fail', () => {
     await s.dispatcher.runOnce();
     await s.dispatcher.runOnce();
     for (const id of jobs) {
-      const r = s.store.getJob(id)!.recipients[0]!;
+      const r = (await s.store.getJob(id))!.recipients[0]!;
       expect([r.state, r.attempts]).toEqual(['deferred', 0]);
       expect(r.lastError).toMatch(/^held until a working API key is loaded: /);
     }
     expect(s.dispatcher.holds.isHeld('alice')).toBe(true);
     expect(s.logs.filter((l) => String(l.msg).startsWith('KEY REFUSED'))).toHaveLength(1);
-    expect(s.store.listNotifications({ kind: 'alert' })).toHaveLength(1);
+    expect(await s.store.listNotifications({ kind: 'alert' })).toHaveLength(1);
     expect(await serviceFaxes()).toHaveLength(0);
 
     // The operator loads a new key (SIGHUP or rotation): the held faxes go out at once.
     const fresh = await admin.createApiKey({ name: 'replacement', userId: me.userId, access: 'base' });
     s.use(fresh.token!);
-    s.dispatcher.keysChanged();
+    await s.dispatcher.keysChanged();
     await drain(s, 10_000);
-    for (const id of jobs) expect(s.store.getJob(id)!.state).toBe('delivered');
+    for (const id of jobs) expect((await s.store.getJob(id))!.state).toBe('delivered');
     expect(s.dispatcher.holds.isHeld('alice')).toBe(false);
     expect((await serviceFaxes()).length).toBe(3);
   });

@@ -40,12 +40,12 @@ describe('scheduled faxes', () => {
     const offset = `${new Date(at.getTime() + 3_600_000).toISOString().slice(0, 19)}+01:00`;
     const later = (await t.store.enqueue(newJob(t.dir, { recipients: [{ number: '+15557770456' }], scheduledAt: offset }))).job;
     const now = (await t.store.enqueue(newJob(t.dir, { recipients: [{ number: '+15557770456' }] }))).job;
-    for (let i = 0; i < 200 && t.store.getJob(now.id)!.state !== 'delivered'; i++) {
+    for (let i = 0; i < 200 && (await t.store.getJob(now.id))!.state !== 'delivered'; i++) {
       await dispatcher.runOnce();
       await new Promise((r) => setTimeout(r, 40));
     }
-    expect(t.store.getJob(now.id)!.state).toBe('delivered');
-    expect(t.store.getJob(later.id)!.recipients[0]!.state).toBe('queued');
+    expect((await t.store.getJob(now.id))!.state).toBe('delivered');
+    expect((await t.store.getJob(later.id))!.recipients[0]!.state).toBe('queued');
     const faxes = (await emulatorCall(emu, 'GET', '/_emulator/faxes')) as EmulatedFax[];
     expect(faxes).toHaveLength(1);
     expect(faxes[0]!.cf.faxgateJob).toBe(now.id);
@@ -62,7 +62,7 @@ describe('scheduled faxes', () => {
 
     const cancelled = await runCli(['cancel', later.id, '--config', config]);
     expect(cancelled.code).toBe(0);
-    expect(t.store.getJob(later.id)!.state).toBe('cancelled');
+    expect((await t.store.getJob(later.id))!.state).toBe('cancelled');
     await dispatcher.runOnce();
     expect((await emulatorCall(emu, 'GET', '/_emulator/faxes')) as EmulatedFax[]).toHaveLength(1);
   });

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import nodemailer from 'nodemailer';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
 import { waitUntil } from '../helpers/cli.js';
 import { disposeRig, emulatorFaxes, kill, makeRig, numberFor, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
 
@@ -92,16 +92,16 @@ describe('crash loop', () => {
       for (const m of mails.filter((x) => !x.accepted)) await send(m);
       for (const m of mails.filter((x) => !x.accepted)) await send(m);
       await waitUntil(
-        () => {
+        async () => {
           // files still in the folder, or claimed into .work/ but not yet queued (the daemon retries
           // those), are not done: wait for both to drain
           const folder = path.join(rig.spoolRoot, 'alice');
           const waiting = readdirSync(folder).filter((f) => f.endsWith('.pdf'));
           const claimed = readdirSync(path.join(folder, '.work')).filter((f) => f.endsWith('.pdf'));
-          const store = Store.open({ dataDir: rig.dataDir });
+          const store = SqliteStore.open({ dataDir: rig.dataDir });
           let allFinal: boolean;
           try {
-            allFinal = store.listJobs({ limit: 100_000 }).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
+            allFinal = (await store.listJobs({ limit: 100_000 })).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
           } finally {
             store.close();
           }
@@ -131,9 +131,9 @@ describe('crash loop', () => {
       // say where the lost ones are, for the report
       const folder = path.join(rig.spoolRoot, 'alice');
       for (const sub of ['.', '.work', 'done', 'failed']) process.stdout.write(`  ${sub}: ${readdirSync(path.join(folder, sub)).filter((f) => t.lost.some((n) => f.includes(n.slice(1)))).join(' ')}\n`);
-      const store = Store.open({ dataDir: rig.dataDir });
+      const store = SqliteStore.open({ dataDir: rig.dataDir });
       try {
-        for (const j of store.listJobs({ limit: 100_000 })) {
+        for (const j of await store.listJobs({ limit: 100_000 })) {
           for (const r of j.recipients.filter((x) => t.lost.includes(x.number))) {
             process.stdout.write(`  job ${j.id} (${j.source}, ${j.state}) ${r.number}: ${r.state} ${r.errorCode ?? ''} ${r.lastError ?? ''}\n`);
           }

@@ -8,8 +8,8 @@ import { Agent, request } from 'undici';
 import { OutputWatch, spawnCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/net.js';
 import { startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
-import { Store } from '../../src/store/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
 
 export const SHORT = process.env.FAXGATE_FAULTS_SHORT === '1';
 
@@ -165,10 +165,10 @@ export function notifyTransportLine(rig: Rig): string {
  * True when every job in the daemon's queue is final. Nothing final is ever sent again, so once
  * this holds no duplicate fax can still be on its way: wait for it instead of sleeping.
  */
-export function allJobsFinal(rig: Rig): boolean {
-  const store = Store.open({ dataDir: rig.dataDir });
+export async function allJobsFinal(rig: Rig): Promise<boolean> {
+  const store = SqliteStore.open({ dataDir: rig.dataDir });
   try {
-    return store.listJobs({ limit: 100_000 }).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
+    return (await store.listJobs({ limit: 100_000 })).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
   } finally {
     store.close();
   }

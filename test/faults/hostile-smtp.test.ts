@@ -2,7 +2,7 @@
 // clear reply), and a daemon that neither crashes nor stalls through it.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { converse, RawSmtp } from '../helpers/raw-smtp.js';
 import { disposeRig, makeRig, startDaemon, type Daemon, type Rig } from './harness.js';
 
@@ -74,18 +74,18 @@ describe('malformed MIME', () => {
     expect(final).toMatch(/^(250|552|554|550|553) /);
     if (final.startsWith('554 5.6.0 The message could not be read')) {
       const kept = /kept as (\S+)$/.exec(final)![1]!;
-      const store = Store.open({ dataDir: rig.dataDir });
+      const store = SqliteStore.open({ dataDir: rig.dataDir });
       try {
-        expect(store.getJob(kept)?.state).toBe('corrupt');
+        expect((await store.getJob(kept))?.state).toBe('corrupt');
       } finally {
         store.close();
       }
     }
     if (final.startsWith('250')) {
       const id = /([A-Za-z0-9]{6,})\s*$/.exec(final)![1]!;
-      const store = Store.open({ dataDir: rig.dataDir });
+      const store = SqliteStore.open({ dataDir: rig.dataDir });
       try {
-        expect(store.getJob(id)).not.toBeNull();
+        expect(await store.getJob(id)).not.toBeNull();
       } finally {
         store.close();
       }

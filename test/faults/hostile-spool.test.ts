@@ -206,7 +206,7 @@ describe('spool hostile input', () => {
     await waitUntil(async () => (await faxedCount()).has(lastNumber), 'the last normal drop faxed', 60_000, 250);
     // no second fax of it can still come: the file is in done/ (never taken again) and every job is
     // final (never sent again)
-    await waitUntil(() => existsSync(path.join(done, `${dial(lastNumber)}.pdf`)) && allJobsFinal(rig!), 'the last drop in done/ and every job final', 60_000, 250);
+    await waitUntil(async () => existsSync(path.join(done, `${dial(lastNumber)}.pdf`)) && await allJobsFinal(rig!), 'the last drop in done/ and every job final', 60_000, 250);
     const counts = await faxedCount();
     expect(daemon.child.exitCode).toBeNull();
     expect(daemon.child.signalCode).toBeNull();

@@ -5,8 +5,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
 import { waitUntil } from '../helpers/cli.js';
 import { RawSmtp } from '../helpers/raw-smtp.js';
 import { disposeRig, makeRig, numberFor, startDaemon, type Daemon, type Rig } from './harness.js';
@@ -83,7 +83,7 @@ describe('public MIME corpora through the daemon', () => {
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
 
-    const store = Store.open({ dataDir: rig.dataDir });
+    const store = SqliteStore.open({ dataDir: rig.dataDir });
     const refused = new Map<string, string[]>();
     let accepted = 0;
     try {
@@ -92,7 +92,7 @@ describe('public MIME corpora through the daemon', () => {
         if (o.reply.startsWith('250')) {
           const id = /queued as (\S+)/.exec(o.reply)?.[1];
           expect(id, `${rel}: ${o.reply}`).toBeTruthy();
-          expect(store.getJob(id!), `${rel}: job ${id} is not in the store`).not.toBeNull();
+          expect(await store.getJob(id!), `${rel}: job ${id} is not in the store`).not.toBeNull();
           accepted += 1;
         } else {
           // a clear refusal: a 4xx/5xx code, an enhanced status code and words saying why
@@ -122,11 +122,11 @@ describe('public MIME corpora through the daemon', () => {
   it('every accepted message is faxed: its job ends delivered', async () => {
     const ids = [...new Set(acceptedIds)];
     expect(ids.length).toBeGreaterThan(0);
-    const states = await waitUntil(() => {
-      const store = Store.open({ dataDir: rig.dataDir });
+    const states = await waitUntil(async () => {
+      const store = SqliteStore.open({ dataDir: rig.dataDir });
       try {
-        const jobs = ids.map((id) => store.getJob(id)!);
-        return jobs.every((j) => FINAL_JOB_STATES.includes(j.state)) ? jobs : null;
+        const jobs = await Promise.all(ids.map(async (id) => (await store.getJob(id))!));
+        return jobs.every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state)) ? jobs : null;
       } finally {
         store.close();
       }

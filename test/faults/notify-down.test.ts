@@ -7,8 +7,9 @@ import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import nodemailer from 'nodemailer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { notificationMessageId } from '../../src/notify/message-id.js';
-import { Store } from '../../src/store/store.js';
-import { FINAL_JOB_STATES, type Notification } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
+import type { Notification } from '../../src/store/types.js';
 import { waitUntil } from '../helpers/cli.js';
 import { SmtpSink } from '../notify/smtp-sink.js';
 import { emulatorFaxes, freePort, kill, makeRig, notifyTransportLine, numberFor, patchConfig, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
@@ -21,12 +22,12 @@ async function pdf(text: string): Promise<Buffer> {
   return Buffer.from(await doc.save());
 }
 
-function snapshot(rig: Rig): { notifications: Notification[]; jobsFinal: boolean; jobs: number } {
-  const store = Store.open({ dataDir: rig.dataDir });
+async function snapshot(rig: Rig): Promise<{ notifications: Notification[]; jobsFinal: boolean; jobs: number }> {
+  const store = SqliteStore.open({ dataDir: rig.dataDir });
   try {
-    const jobs = store.listJobs({ limit: 100_000 });
+    const jobs = await store.listJobs({ limit: 100_000 });
     return {
-      notifications: store.listNotifications(),
+      notifications: await store.listNotifications(),
       jobsFinal: jobs.every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state)),
       jobs: jobs.length,
     };
@@ -78,8 +79,8 @@ describe('notification relay down', () => {
     // every fax done, every notification tried once and deferred (the relay refuses connections)
     const expectedNotifications = n + 1;
     const deferred = await waitUntil(
-      () => {
-        const s = snapshot(rig!);
+      async () => {
+        const s = await snapshot(rig!);
         const waiting = s.notifications.filter((x) => x.state === 'pending' && x.attempts >= 1 && x.lastError !== null);
         return s.jobs === n && s.jobsFinal && s.notifications.length === expectedNotifications && waiting.length === expectedNotifications ? s : null;
       },
@@ -101,8 +102,8 @@ describe('notification relay down', () => {
     // A notification is recorded as sent only after the relay accepted it (the sink has it by
     // then), and one recorded as sent is never sent again: once all are, no duplicate can still
     // be on its way, so there is nothing to sleep for.
-    await waitUntil(() => snapshot(rig!).notifications.every((x) => x.state === 'sent'), 'every notification recorded as sent', 30_000, 250);
-    const after = snapshot(rig);
+    await waitUntil(async () => (await snapshot(rig!)).notifications.every((x) => x.state === 'sent'), 'every notification recorded as sent', 30_000, 250);
+    const after = await snapshot(rig);
 
     const byId = new Map<string, number>();
     const byJob = new Map<string, number>();

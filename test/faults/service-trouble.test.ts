@@ -8,8 +8,8 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import nodemailer from 'nodemailer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { Store } from '../../src/store/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
 import { waitUntil } from '../helpers/cli.js';
 import { TEST_SEED } from '../helpers/emulator.js';
 import { emulatorFaxes, kill, makeRig, numberFor, setFaults, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
@@ -64,10 +64,10 @@ describe('service trouble under load', () => {
     await setFaults(rig, { dropRate: 0, latencyMs: 0, rateLimitRate: 0, errorRate: 0 });
 
     const jobs = await waitUntil(
-      () => {
-        const store = Store.open({ dataDir: rig.dataDir });
+      async () => {
+        const store = SqliteStore.open({ dataDir: rig.dataDir });
         try {
-          const all = store.listJobs({ limit: 100_000 });
+          const all = await store.listJobs({ limit: 100_000 });
           return all.every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state)) ? all : null;
         } finally {
           store.close();

@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/smtp/password.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { waitUntil } from '../helpers/cli.js';
 import { RawSmtp } from '../helpers/raw-smtp.js';
 import { disposeRig, makeRig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
@@ -46,19 +46,19 @@ const fdCount = (): number => readdirSync(`/proc/${pid()}/fd`).length;
 const rssMb = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid()}/status`, 'utf8'))![1]) / 1024;
 const rcpt = (i: number): string => `1555${String(4_000_000 + i).padStart(7, '0')}@fax.example.com`;
 
-function jobIds(): string[] {
-  const store = Store.open({ dataDir: rig.dataDir });
+async function jobIds(): Promise<string[]> {
+  const store = SqliteStore.open({ dataDir: rig.dataDir });
   try {
-    return store.listJobs().map((j) => j.id);
+    return (await store.listJobs()).map((j) => j.id);
   } finally {
     store.close();
   }
 }
 
-function jobRecipients(id: string): string[] {
-  const store = Store.open({ dataDir: rig.dataDir });
+async function jobRecipients(id: string): Promise<string[]> {
+  const store = SqliteStore.open({ dataDir: rig.dataDir });
   try {
-    return store.getJob(id)?.recipients.map((r) => r.number) ?? [];
+    return (await store.getJob(id))?.recipients.map((r) => r.number) ?? [];
   } finally {
     store.close();
   }
@@ -115,7 +115,7 @@ const MESSAGE = (id: string) => `From: alice@example.com\r\nTo: fax\r\nSubject: 
 
 describe('early talkers', () => {
   it('a client that speaks before the 220 greeting is refused with 421 and cut, and makes no job', async () => {
-    const before = jobIds().length;
+    const before = (await jobIds()).length;
     const t = new Tap(rig.smtpPort);
     await t.ready;
     // a spam bot firing its whole transaction at once, without waiting for the greeting
@@ -126,13 +126,13 @@ describe('early talkers', () => {
     expect(t.text).not.toMatch(/^220 /m);
     expect(t.text).not.toMatch(/^250 /m);
     expect(t.closed).toBe(true);
-    expect(jobIds().length).toBe(before);
+    expect((await jobIds()).length).toBe(before);
   });
 });
 
 describe('pipelining', () => {
   it('is advertised, and a transaction pipelined in RFC 2920 groups gives exactly one job', async () => {
-    const before = new Set(jobIds());
+    const before = new Set(await jobIds());
     const t = new Tap(rig.smtpPort);
     await t.until((x) => /^220 /m.test(x.text), 'greeting');
     t.socket.write('EHLO pipe.example\r\n');
@@ -145,15 +145,15 @@ describe('pipelining', () => {
     await t.until((x) => /^221 /m.test(x.text), 'QUIT reply');
     const codes = t.replies().map((l) => l.slice(0, 3));
     expect(codes).toEqual(['220', '250', '250', '250', '250', '250', '354', '250', '221']);
-    const after = jobIds().filter((id) => !before.has(id));
+    const after = (await jobIds()).filter((id) => !before.has(id));
     expect(after).toHaveLength(1);
     expect(t.text).toContain(`queued as ${after[0]}`);
-    expect(jobRecipients(after[0]!).sort()).toEqual([`+${rcpt(11).split('@')[0]}`, `+${rcpt(12).split('@')[0]}`, `+${rcpt(13).split('@')[0]}`]);
+    expect((await jobRecipients(after[0]!)).sort()).toEqual([`+${rcpt(11).split('@')[0]}`, `+${rcpt(12).split('@')[0]}`, `+${rcpt(13).split('@')[0]}`]);
     t.socket.destroy();
   });
 
   it('a whole transaction in one write, body before 354, garbage after the dot: one job, every command answered in order', async () => {
-    const before = new Set(jobIds());
+    const before = new Set(await jobIds());
     const t = new Tap(rig.smtpPort);
     await t.until((x) => /^220 /m.test(x.text), 'greeting');
     t.socket.write(
@@ -165,14 +165,14 @@ describe('pipelining', () => {
     figures.push(`one-write transaction: replies ${codes.join(' ')}`);
     // 220, EHLO, MAIL, 2x RCPT, 354, 250 queued, two 500s for the garbage, NOOP, QUIT
     expect(codes).toEqual(['220', '250', '250', '250', '250', '354', '250', '500', '500', '250', '221']);
-    const after = jobIds().filter((id) => !before.has(id));
+    const after = (await jobIds()).filter((id) => !before.has(id));
     expect(after).toHaveLength(1);
-    expect(jobRecipients(after[0]!)).toHaveLength(2);
+    expect(await jobRecipients(after[0]!)).toHaveLength(2);
     t.socket.destroy();
   });
 
   it('SMTP smuggling: a dot line ended with a bare LF or CR does not end the message', async () => {
-    const before = new Set(jobIds());
+    const before = new Set(await jobIds());
     const t = new Tap(rig.smtpPort);
     await t.until((x) => /^220 /m.test(x.text), 'greeting');
     // what an upstream relay might pass through unchanged: a second transaction hidden in the body
@@ -185,21 +185,21 @@ describe('pipelining', () => {
     const codes = t.replies().map((l) => l.slice(0, 3));
     figures.push(`smuggling attempt: replies ${codes.join(' ')}`);
     expect(codes).toEqual(['220', '250', '250', '250', '354', '250', '221']);
-    const after = jobIds().filter((id) => !before.has(id));
+    const after = (await jobIds()).filter((id) => !before.has(id));
     expect(after).toHaveLength(1);
-    expect(jobRecipients(after[0]!)).toEqual([`+${rcpt(28).split('@')[0]}`]);
+    expect(await jobRecipients(after[0]!)).toEqual([`+${rcpt(28).split('@')[0]}`]);
     t.socket.destroy();
   });
 
   it('two messages pipelined back to back in one session give two jobs', async () => {
-    const before = new Set(jobIds());
+    const before = new Set(await jobIds());
     const t = new Tap(rig.smtpPort);
     await t.until((x) => /^220 /m.test(x.text), 'greeting');
     const tx = (i: number) => `MAIL FROM:<alice@example.com>\r\nRCPT TO:<${rcpt(30 + i)}>\r\nDATA\r\n${MESSAGE(`twice${i}`)}.\r\n`;
     t.socket.write(`EHLO pipe.example\r\n${tx(1)}${tx(2)}QUIT\r\n`);
     await t.until((x) => /^221 /m.test(x.text), 'QUIT reply');
     expect(t.replies().filter((l) => /^250 .*queued as/.test(l))).toHaveLength(2);
-    expect(jobIds().filter((id) => !before.has(id))).toHaveLength(2);
+    expect((await jobIds()).filter((id) => !before.has(id))).toHaveLength(2);
     t.socket.destroy();
   });
 });
@@ -282,7 +282,7 @@ describe('clients that stop in the middle of a message', () => {
     ['stalls (the socket timeout cuts it)', false],
     ['hangs up', true],
   ])('a client that %s mid-DATA leaves no job and no work folder behind', async (_name, hangUp) => {
-    const before = jobIds().length;
+    const before = (await jobIds()).length;
     const t = new Tap(rig.smtpPort);
     await t.until((x) => /^220 /m.test(x.text), 'greeting');
     t.socket.write(`EHLO stall.example\r\nMAIL FROM:<alice@example.com>\r\nRCPT TO:<${rcpt(45)}>\r\nDATA\r\n`);
@@ -293,7 +293,7 @@ describe('clients that stop in the middle of a message', () => {
     await t.until((x) => x.closed, 'the session to end', SOCKET_TIMEOUT_MS + 60_000);
     if (!hangUp) expect(t.replies().pop()).toMatch(/^421 .*[Tt]imeout/);
     await waitUntil(() => incoming().length === 0, 'the work folder to be removed', 30_000, 50);
-    expect(jobIds().length).toBe(before);
+    expect((await jobIds()).length).toBe(before);
     expect(daemon.child.exitCode).toBeNull();
   });
 });

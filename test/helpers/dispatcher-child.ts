@@ -7,7 +7,7 @@ import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { createFaxAgent, FaxClient } from '../../src/fax/client.js';
 import pino from 'pino';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 
 export interface ChildSpec {
   dataDir: string;
@@ -24,7 +24,7 @@ export interface ChildSpec {
 const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
 const config = configSchema.parse({ api: { baseUrl: spec.baseUrl, ...spec.api }, queue: spec.queue ?? {} });
 const logger = spec.logLevel ? createLogger({ level: spec.logLevel, format: 'json', destination: pino.destination(2) }) : silentLogger();
-const store = Store.open({ dataDir: spec.dataDir, logger });
+const store = SqliteStore.open({ dataDir: spec.dataDir, logger });
 const agent = createFaxAgent({ ca: readFileSync(spec.caFile, 'utf8'), timeoutMs: config.api.timeoutMs });
 const clients = new Map<string, FaxClient>();
 const clientFor = (user: string): FaxClient => {
@@ -38,8 +38,8 @@ const clientFor = (user: string): FaxClient => {
 const dispatcher = new Dispatcher({ store, clientFor, api: config.api, queue: config.queue, logger });
 dispatcher.start();
 process.stdout.write('READY\n');
-setInterval(() => {
-  const c = store.counts();
+setInterval(async () => {
+  const c = await store.counts();
   if (c.jobs.queued + c.jobs.active === 0) process.stdout.write('IDLE\n');
 }, 200);
 process.on('SIGTERM', () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Clock } from '../../src/clock.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { NewJob } from '../../src/store/types.js';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 
@@ -16,18 +16,18 @@ export const TEST_PDF: Buffer = await (async () => {
 })();
 
 export interface TempStore {
-  store: Store;
+  store: SqliteStore;
   dir: string;
   /** Another Store on the same file (as the CLI would open it). */
-  reopen(): Store;
+  reopen(): SqliteStore;
   cleanup(): void;
 }
 
 export function tempStore(opts: { clock?: Clock; dedupeWindowMs?: number } = {}): TempStore {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
-  const opened: Store[] = [];
-  const open = (): Store => {
-    const s = Store.open({ dataDir: path.join(dir, 'data'), clock: opts.clock, dedupeWindowMs: opts.dedupeWindowMs });
+  const opened: SqliteStore[] = [];
+  const open = (): SqliteStore => {
+    const s = SqliteStore.open({ dataDir: path.join(dir, 'data'), clock: opts.clock, dedupeWindowMs: opts.dedupeWindowMs });
     opened.push(s);
     return s;
   };

@@ -8,7 +8,7 @@ import { createFaxAgent, FaxClient } from '../../src/fax/client.js';
 import { effectiveUsers } from '../../src/keys/key-overrides.js';
 import { KeyWatch } from '../../src/keys/key-watch.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { UserConfig } from '../../src/config/schema.js';
 import { startTestEmulator, TEST_KEYS } from '../helpers/emulator.js';
 
@@ -38,7 +38,7 @@ describe('key expiry watch', () => {
     return { token: k.token!, uuid: k.uuid, userId: me.userId };
   }
 
-  function watch(users: UserConfig[], dataDir: string, store: Store, rotated: string[]) {
+  function watch(users: UserConfig[], dataDir: string, store: SqliteStore, rotated: string[]) {
     return new KeyWatch({
       baseUrl: emu.baseUrl,
       adminKey: TEST_KEYS.admin,
@@ -55,14 +55,14 @@ describe('key expiry watch', () => {
 
   it('warns a week ahead with a key-expiry notification, once', async () => {
     const data = path.join(dir, 'warn');
-    const store = Store.open({ dataDir: data });
+    const store = SqliteStore.open({ dataDir: data });
     try {
       const k = await keyFor(5);
       const users: UserConfig[] = [{ name: 'alice', email: 'alice@example.com', aliases: [], apiKey: k.token }];
       const w = watch(users, data, store, []);
       await w.runOnce();
       await w.runOnce();
-      const n = store.claimNotifications('test', 10, 60_000).filter((x) => x.kind === 'key-expiry');
+      const n = (await store.claimNotifications('test', 10, 60_000)).filter((x) => x.kind === 'key-expiry');
       expect(n).toHaveLength(1);
       expect(n[0]!.user).toBe('alice');
       expect(JSON.stringify(n[0]!.payload)).not.toContain(k.token);
@@ -73,7 +73,7 @@ describe('key expiry watch', () => {
 
   it('rotates a key about to expire: new key works, kept in keys.json, old key deleted', async () => {
     const data = path.join(dir, 'rotate');
-    const store = Store.open({ dataDir: data });
+    const store = SqliteStore.open({ dataDir: data });
     try {
       const k = await keyFor(1);
       const users: UserConfig[] = [{ name: 'alice', email: 'alice@example.com', aliases: [], apiKey: k.token }];

@@ -26,15 +26,15 @@ describe('inbound faxes by mail', () => {
     await r.inbound('alice@example.com', '+15557654321', await pdf(1));
     const poller = r.poller();
     await poller.runOnce();
-    expect(r.store.listNotifications({ kind: 'inbound' })).toHaveLength(0);
-    expect(r.store.getState(inboundStateKey('alice'))).not.toBeNull();
+    expect(await r.store.listNotifications({ kind: 'inbound' })).toHaveLength(0);
+    expect(await r.store.getState(inboundStateKey('alice'))).not.toBeNull();
 
     const id = await r.inbound('alice@example.com', '+15557654321', await pdf(2), 'ACME LAB');
     await poller.runOnce();
     // a second gateway instance on the same store, and the same one again: no second notification
     await r.poller(r.openStore()).runOnce();
     await poller.runOnce();
-    const notes = r.store.listNotifications({ kind: 'inbound' });
+    const notes = await r.store.listNotifications({ kind: 'inbound' });
     expect(notes).toHaveLength(1);
     expect(notes[0]!.dedupeKey).toBe(`inbound:${id}`);
 
@@ -76,13 +76,13 @@ describe('inbound faxes by mail', () => {
     await r.inbound('bob@example.com', '+15557654321', await pdf(1)); // bob: receive None
     await poller.runOnce();
     await r.notifier({ transport: r.smtpTransport() }).runOnce();
-    expect(r.store.listNotifications({ kind: 'inbound' }).map((n) => n.state)).toEqual(['skipped']);
+    expect((await r.store.listNotifications({ kind: 'inbound' })).map((n) => n.state)).toEqual(['skipped']);
 
     await r.setPreferences('alice@example.com', { emailNotifyReceiveOption: 'Failure' });
     await r.inbound('alice@example.com', '+15557654321', await pdf(1));
     await poller.runOnce();
     await r.notifier({ transport: r.smtpTransport() }).runOnce();
-    expect(r.store.listNotifications({ kind: 'inbound' }).map((n) => n.state)).toEqual(['skipped', 'skipped']);
+    expect((await r.store.listNotifications({ kind: 'inbound' })).map((n) => n.state)).toEqual(['skipped', 'skipped']);
     expect(r.sink.messages).toHaveLength(0);
 
     // a fresh directory read (new rig state is per test, so invalidate instead of waiting)

@@ -50,7 +50,7 @@ describe('outcome mail and the send preference', () => {
     // the temp copy is gone once the mail is handed over
     expect(await readdir(path.join(r.dir, 'data', 'tmp', 'notify'))).toEqual([]);
 
-    expect(r.store.listNotifications({ jobId: job.id })[0]!.state).toBe('sent');
+    expect((await r.store.listNotifications({ jobId: job.id }))[0]!.state).toBe('sent');
     expect(notifLog(r, 'NOTIFIED')).toHaveLength(1);
     expect(await r.metrics.text()).toMatch(/faxgate_notifications_total\{kind="outcome",result="sent"\} 1/);
     expect(r.logText()).not.toContain(TEST_KEYS.alice);
@@ -65,7 +65,7 @@ describe('outcome mail and the send preference', () => {
     const n = r.notifier({ transport: r.smtpTransport() });
     expect(await n.runOnce()).toBe(2);
 
-    expect(r.store.listNotifications({ jobId: ok.id })[0]!.state).toBe('skipped');
+    expect((await r.store.listNotifications({ jobId: ok.id }))[0]!.state).toBe('skipped');
     const [m] = await r.sink.waitFor(1);
     expect(r.sink.messages).toHaveLength(1);
     expect(m!.envelope.to).toEqual(['bob@example.com']);
@@ -92,7 +92,7 @@ describe('outcome mail and the send preference', () => {
     await r.finalJob('bob', ['+15551230000']);
     await r.notifier({ transport: r.smtpTransport() }).runOnce();
 
-    expect(r.store.listNotifications({ jobId: delivered.id })[0]!.state).toBe('skipped');
+    expect((await r.store.listNotifications({ jobId: delivered.id }))[0]!.state).toBe('skipped');
     const [m] = await r.sink.waitFor(1);
     expect(r.sink.messages).toHaveLength(1);
     expect(m!.envelope.to).toEqual(['fax-admin@example.com']);
@@ -138,7 +138,7 @@ describe('outcome mail and the send preference', () => {
     r.offset += 61_000;
     const second = await r.finalJob('alice', ['+15551239999']);
     await n.runOnce();
-    expect(r.store.listNotifications({ jobId: second.id })[0]!.state).toBe('skipped');
+    expect((await r.store.listNotifications({ jobId: second.id }))[0]!.state).toBe('skipped');
     expect(r.sink.messages).toHaveLength(1);
   });
 });
@@ -157,7 +157,7 @@ describe('durable, exactly once', () => {
     expect(await third.runOnce()).toBe(0);
     await r.sink.waitFor(1);
     expect(r.sink.messages).toHaveLength(1);
-    expect(reopened.listNotifications({ jobId: job.id })).toHaveLength(1);
+    expect(await reopened.listNotifications({ jobId: job.id })).toHaveLength(1);
   });
 
   it('relay down: deferred on a schedule, then delivered once when it is back, with the same Message-ID', async () => {
@@ -167,7 +167,7 @@ describe('durable, exactly once', () => {
     await r.sink.stop();
     const n = r.notifier();
     expect(await n.runOnce()).toBe(1);
-    let [note] = r.store.listNotifications({ jobId: job.id });
+    let [note] = await r.store.listNotifications({ jobId: job.id });
     expect(note!.state).toBe('pending');
     expect(note!.lastError).toMatch(/ECONNREFUSED|connect/i);
     const due = Date.parse(note!.nextAttemptAt) - r.clock.now();
@@ -180,7 +180,7 @@ describe('durable, exactly once', () => {
     // the second failure waits longer
     r.offset += 40_000;
     expect(await n.runOnce()).toBe(1);
-    [note] = r.store.listNotifications({ jobId: job.id });
+    [note] = await r.store.listNotifications({ jobId: job.id });
     expect(Date.parse(note!.nextAttemptAt) - r.clock.now()).toBeGreaterThan(100_000);
 
     await r.sink.start(); // same port
@@ -189,7 +189,7 @@ describe('durable, exactly once', () => {
     const [m] = await r.sink.waitFor(1);
     expect(r.sink.messages).toHaveLength(1);
     expect(m!.parsed.messageId).toMatch(/^<\d{8}T\d{6}Z\.n\d+\.[0-9a-f]{12}\.faxgate@gateway\.example>$/);
-    [note] = r.store.listNotifications({ jobId: job.id });
+    [note] = await r.store.listNotifications({ jobId: job.id });
     expect(note!.state).toBe('sent');
     expect(note!.attempts).toBe(3);
     r.offset += 3_600_000;
@@ -200,16 +200,16 @@ describe('durable, exactly once', () => {
   it('gives up after about two days and says so loudly', async () => {
     const r = await setup();
     await r.sink.stop();
-    r.store.enqueueNotification({ kind: 'rejected', user: 'alice', dedupeKey: 'rejected:test-1', payload: { file: 'a.pdf', reason: 'no fax number was found' } });
+    await r.store.enqueueNotification({ kind: 'rejected', user: 'alice', dedupeKey: 'rejected:test-1', payload: { file: 'a.pdf', reason: 'no fax number was found' } });
     const n = r.notifier();
     const start = r.clock.now();
     let tries = 0;
     for (let i = 0; i < 80; i++) {
       tries += await n.runOnce();
-      if (r.store.listNotifications({ kind: 'rejected' })[0]!.state !== 'pending') break;
+      if ((await r.store.listNotifications({ kind: 'rejected' }))[0]!.state !== 'pending') break;
       r.offset += 3_700_000;
     }
-    const [note] = r.store.listNotifications({ kind: 'rejected' });
+    const [note] = await r.store.listNotifications({ kind: 'rejected' });
     expect(note!.state).toBe('failed');
     expect(note!.lastError).toMatch(/ECONNREFUSED|connect/i);
     const hours = (r.clock.now() - start) / 3_600_000;
@@ -229,7 +229,7 @@ describe('mail that always goes out', () => {
     const orig = path.join(r.dir, 'weird.pdf');
     await (await import('node:fs/promises')).writeFile(orig, 'not really a pdf');
     await r.store.enqueueCorrupt({ source: 'spool', user: 'bob', reason: 'the PDF cannot be read', original: { path: orig, name: 'weird.pdf', contentType: 'application/pdf' } });
-    r.store.enqueueNotification({ kind: 'rejected', user: 'bob', dedupeKey: 'rejected:spool-1', payload: { file: 'invoice.pdf', reason: 'no fax number was found in the file name, a ticket or the document' } });
+    await r.store.enqueueNotification({ kind: 'rejected', user: 'bob', dedupeKey: 'rejected:spool-1', payload: { file: 'invoice.pdf', reason: 'no fax number was found in the file name, a ticket or the document' } });
     await r.notifier({ transport: r.smtpTransport() }).runOnce();
     const mails = await r.sink.waitFor(2);
     expect(mails.map((m) => m.parsed.subject).sort()).toEqual([
@@ -241,7 +241,7 @@ describe('mail that always goes out', () => {
 
   it('key expiry goes to the user and the admin copy', async () => {
     const r = await setup({ adminCopy: 'fax-admin@example.com' });
-    r.store.enqueueNotification({ kind: 'key-expiry', user: 'bob', dedupeKey: 'key-expiry:k1', payload: { keyName: 'bob printer', expiresAt: '2026-12-01T15:00:00.000Z' } });
+    await r.store.enqueueNotification({ kind: 'key-expiry', user: 'bob', dedupeKey: 'key-expiry:k1', payload: { keyName: 'bob printer', expiresAt: '2026-12-01T15:00:00.000Z' } });
     await r.notifier({ transport: r.smtpTransport() }).runOnce();
     const [m] = await r.sink.waitFor(1);
     expect(m!.envelope.to.sort()).toEqual(['bob@example.com', 'fax-admin@example.com']);

@@ -15,7 +15,7 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { InboundPoller } from '../../src/notify/inbound.js';
 import { Notifier, type NotifierOptions } from '../../src/notify/notifier.js';
 import { createTransport } from '../../src/notify/transport.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { Job, NewJob } from '../../src/store/types.js';
 import { agentFor, clientFor as testClient, closeClients, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
@@ -42,14 +42,14 @@ export class Rig {
   readonly metrics = new Metrics();
   offset = 0;
   readonly clock = { now: () => Date.now() + this.offset };
-  store!: Store;
+  store!: SqliteStore;
   emu!: TestEmulator;
   sink!: SmtpSink;
   dir!: string;
   directory!: UserDirectory;
   dispatcher!: Dispatcher;
   private readonly opened: Array<{ stop(): Promise<void> }> = [];
-  private readonly stores: Store[] = [];
+  private readonly stores: SqliteStore[] = [];
 
   constructor(private readonly opts: RigOptions = {}) {
     this.logger = createLogger({ level: 'debug', destination: { write: (line: string) => void this.logs.push(JSON.parse(line)) } });
@@ -74,8 +74,8 @@ export class Rig {
   }
 
   /** Another Store on the same database (a restarted gateway). */
-  openStore(): Store {
-    const s = Store.open({ dataDir: path.join(this.dir, 'data'), clock: this.clock });
+  openStore(): SqliteStore {
+    const s = SqliteStore.open({ dataDir: path.join(this.dir, 'data'), clock: this.clock });
     this.stores.push(s);
     return s;
   }
@@ -145,7 +145,7 @@ export class Rig {
     const until = Date.now() + 20_000;
     for (;;) {
       await this.dispatcher.runOnce();
-      const now = this.store.getJob(job.id)!;
+      const now = (await this.store.getJob(job.id))!;
       if (['delivered', 'failed', 'partial', 'cancelled'].includes(now.state)) return now;
       if (Date.now() > until) throw new Error(`job did not finish: ${JSON.stringify(now.recipients.map((r) => r.state))}`);
       await new Promise((r) => setTimeout(r, 40));

@@ -54,7 +54,7 @@ describe('auth: optional, loopback not trusted, STARTTLS configured', () => {
     const info = await transport(rig.port, { ignoreTLS: false, requireTLS: true, tls: { ca: cert, servername: 'localhost' }, auth: { user: 'alice', pass: 'alice-secret' } }).sendMail({
       from: 'alice@example.com', to: `15551234567@${DOMAIN}`, subject: 'over TLS', attachments: [{ filename: 'a.pdf', content: PDF }],
     });
-    expect(rig.store.getJob(jobIdOf(info.response))?.user).toBe('alice');
+    expect((await rig.store.getJob(jobIdOf(info.response)))?.user).toBe('alice');
   });
 
   it('an authenticated user may not send as someone else (550 5.7.1)', async () => {

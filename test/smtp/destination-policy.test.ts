@@ -31,7 +31,7 @@ describe('destination policy over SMTP', () => {
       expect(replies[6]).toMatch(/^250 /);
       const queued = r.at(-2)!;
       expect(queued).toMatch(/^250 2\.0\.0 queued as /);
-      const job = rig.store.getJob(jobIdOf(queued))!;
+      const job = (await rig.store.getJob(jobIdOf(queued)))!;
       expect(job.recipients.map((x) => x.number)).toEqual(['+15551234567']);
     });
   });

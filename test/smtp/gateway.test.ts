@@ -36,7 +36,7 @@ describe('accepting mail', () => {
       attachments: [{ filename: 'invoice.pdf', content: PDF, contentType: 'application/pdf' }],
     });
     expect(info.response).toMatch(/^250 2\.0\.0 queued as \S+$/);
-    const job = rig.store.getJob(jobIdOf(info.response))!;
+    const job = (await rig.store.getJob(jobIdOf(info.response)))!;
     expect(job).not.toBeNull();
     expect(job.source).toBe('smtp');
     expect(job.user).toBe('alice');
@@ -55,21 +55,21 @@ describe('accepting mail', () => {
       subject: 'To many',
       attachments: [{ filename: 'a.pdf', content: PDF }],
     });
-    const job = rig.store.getJob(jobIdOf(info.response))!;
+    const job = (await rig.store.getJob(jobIdOf(info.response)))!;
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+442071838750', '+15550100100', '+15550100200']);
     expect(job.recipients.map((r) => r.name)).toEqual([null, null, 'Acme Billing', 'Globex Accounts']);
-    expect(rig.store.listJobs({ source: 'smtp' }).filter((j) => j.id === job.id)).toHaveLength(1);
+    expect((await rig.store.listJobs({ source: 'smtp' })).filter((j) => j.id === job.id)).toHaveLength(1);
   });
 
   it('a body-only mail becomes a cover page; bob\'s cover preference puts a cover on attachments too', async () => {
     const a = await converse(rig.port, 'alice@example.com', [`15551234567@${DOMAIN}`], mail({ subject: 'Just a note [at 2099-01-02 08:00]', body: 'Call me back.' }));
-    const ja = rig.store.getJob(jobIdOf(a[5]!))!;
+    const ja = (await rig.store.getJob(jobIdOf(a[5]!)))!;
     expect(ja.documents).toEqual([]);
     expect(ja.cover).toMatchObject({ enabled: true, subject: 'Just a note', notes: 'Call me back.', senderName: 'Alice Archer' });
     expect(ja.scheduledAt).toBe('2099-01-02T13:00:00.000Z'); // America/New_York
 
     const b = await converse(rig.port, 'bob@example.com', [`15551234567@${DOMAIN}`], mail({ pdf: true, body: 'See attached.' }).replace('alice@example.com', 'bob@example.com'));
-    const jb = rig.store.getJob(jobIdOf(b[5]!))!;
+    const jb = (await rig.store.getJob(jobIdOf(b[5]!)))!;
     expect(jb.cover.enabled).toBe(true);
     expect(jb.documents).toHaveLength(1);
   });
@@ -80,7 +80,7 @@ describe('accepting mail', () => {
     const again = await converse(rig.port, 'alice@example.com', [`15551234567@${DOMAIN}`], `Received: from relay2\r\n${m}`);
     expect(first[5]).toMatch(/^250 2\.0\.0 queued as /);
     expect(jobIdOf(again[5]!)).toBe(jobIdOf(first[5]!));
-    expect(rig.store.listJobs({ source: 'smtp' }).filter((j) => j.meta.origin?.messageId === '<dup-1@test>')).toHaveLength(1);
+    expect((await rig.store.listJobs({ source: 'smtp' })).filter((j) => j.meta.origin?.messageId === '<dup-1@test>')).toHaveLength(1);
     // Other recipients: another fax.
     const other = await converse(rig.port, 'alice@example.com', [`15557654321@${DOMAIN}`], m);
     expect(jobIdOf(other[5]!)).not.toBe(jobIdOf(first[5]!));
@@ -163,7 +163,7 @@ describe('refusals name their reason', () => {
       // itself is split while it arrives and is done within a millisecond of the last byte)
       const r = await converse(slow.port, 'alice@example.com', [`15551234567@${DOMAIN}`], `From: alice@example.com\r\nSubject: slow\r\nMessage-ID: <slow@t>\r\nContent-Type: text/html\r\n\r\n<p>hello</p>\r\n`);
       expect(r[5]).toMatch(/^554 5\.6\.0 The message could not be read: it is too complex \(the message took longer than 1 ms to read\); kept as \S+/);
-      const kept = slow.store.getJob(/kept as (\S+)/.exec(r[5]!)![1]!)!;
+      const kept = (await slow.store.getJob(/kept as (\S+)/.exec(r[5]!)![1]!))!;
       expect(kept.state).toBe('corrupt');
       expect(kept.corruptReason).toMatch(/too complex/);
       expect(kept.original?.bytes).toBeGreaterThan(0);

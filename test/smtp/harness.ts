@@ -12,8 +12,8 @@ import type { OfficeConverter } from '../../src/intake/office-convert.js';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { SmtpGateway } from '../../src/smtp/server.js';
-import { Store } from '../../src/store/store.js';
-import type { QueueStore } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import type { QueueStore } from '../../src/store/queue-store.js';
 import { ReaderPool, type ReaderPoolOptions } from '../../src/workers/pool.js';
 import { clientFor, closeClients } from '../helpers/client.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
@@ -33,17 +33,17 @@ export function smtpConfig(over: Partial<SmtpConfig> = {}): SmtpConfig {
 export interface Rig {
   gateway: SmtpGateway;
   port: number;
-  store: Store;
+  store: SqliteStore;
   metrics: Metrics;
   dir: string;
   dataDir: string;
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: Store) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck; office?: OfficeConverter } = {}): Promise<Rig> {
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: SqliteStore) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck; office?: OfficeConverter } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const dataDir = path.join(dir, 'data');
-  const store = Store.open({ dataDir });
+  const store = SqliteStore.open({ dataDir });
   const keys = new Map((opts.users ?? USERS).map((u) => [u.name, u.apiKey]));
   const cf = (user: string) => {
     if (!emu) throw new Error('no emulator in this test');

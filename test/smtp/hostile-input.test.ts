@@ -66,7 +66,7 @@ describe('a subject built to make the tag parser spin', () => {
     expect(greetedMs).toBeLessThan(5000);
     const reply = await hostile;
     expect(reply).toMatch(/^250 2\.0\.0 queued as /);
-    const job = rig.store.getJob(jobIdOf(reply))!;
+    const job = (await rig.store.getJob(jobIdOf(reply)))!;
     // the stored subject is bounded, and the note still becomes the cover
     expect(String(job.meta.origin?.subject ?? '').length).toBeLessThanOrEqual(1000);
     expect(job.cover.enabled).toBe(true);
@@ -74,7 +74,7 @@ describe('a subject built to make the tag parser spin', () => {
 
   it('a tag after a long run of unclosed brackets is still read', async () => {
     const reply = await deliver(`${head(`${'['.repeat(500)} Contract [cover]`)}Content-Type: text/plain\r\n\r\nnote\r\n`);
-    const job = rig.store.getJob(jobIdOf(reply))!;
+    const job = (await rig.store.getJob(jobIdOf(reply)))!;
     expect(job.cover.enabled).toBe(true);
     expect(job.cover.subject ?? '').not.toContain('[cover]');
   });
@@ -101,7 +101,7 @@ describe('MIME over the parser limits is refused for good and kept', () => {
     const reply = await deliver(make());
     expect(reply).toMatch(/^554 5\.6\.0 The message could not be read: /);
     expect(reply).toMatch(why);
-    const kept = rig.store.getJob(keptId(reply))!;
+    const kept = (await rig.store.getJob(keptId(reply)))!;
     expect(kept.state).toBe('corrupt');
     expect(kept.original?.bytes).toBeGreaterThan(0);
   });
@@ -115,7 +115,7 @@ describe('the cover and the names that leave the gateway', () => {
       subject: 'Urgent [cover]',
       text: 'Wire the money.',
     });
-    const job = rig.store.getJob(jobIdOf(info.response))!;
+    const job = (await rig.store.getJob(jobIdOf(info.response)))!;
     expect(job.cover.enabled).toBe(true);
     expect(job.cover.senderName).toBe('Alice Archer'); // alice's service profile
   });
@@ -125,7 +125,7 @@ describe('the cover and the names that leave the gateway', () => {
     const encoded = encodeURIComponent(evil).replace(/'/g, '%27');
     const message = `${head('names', 'Content-Type: multipart/mixed; boundary=B\r\n')}\r\n--B\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename*=utf-8''${encoded}\r\nContent-Transfer-Encoding: base64\r\n\r\n${PDF.toString('base64')}\r\n--B--\r\n`;
     const reply = await deliver(message);
-    const job = rig.store.getJob(jobIdOf(reply))!;
+    const job = (await rig.store.getJob(jobIdOf(reply)))!;
     const name = job.documents[0]!.name;
     expect(name).not.toMatch(/[\r\n/\\]/);
     expect(name.startsWith('passwd X-Evil: 1')).toBe(true);
@@ -135,7 +135,7 @@ describe('the cover and the names that leave the gateway', () => {
 
   it('a subject with raw control characters is one line in the job', async () => {
     const reply = await deliver(`${head('=?utf-8?q?Line_one=0D=0ABcc:_x@evil.example?=')}Content-Type: text/plain\r\n\r\nnote\r\n`);
-    const job = rig.store.getJob(jobIdOf(reply))!;
+    const job = (await rig.store.getJob(jobIdOf(reply)))!;
     expect(String(job.meta.origin?.subject)).toBe('Line one Bcc: x@evil.example');
   });
 });

@@ -145,7 +145,7 @@ describe('shutdown', () => {
       client.write(`${MSG.slice(half)}\r\n.\r\n`);
       const accepted = await client.reply();
       expect(accepted).toMatch(/^250 2\.0\.0 queued as /);
-      expect(rig.store.getJob(jobIdOf(accepted))).not.toBeNull();
+      expect(await rig.store.getJob(jobIdOf(accepted))).not.toBeNull();
       expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^421 /);
       client.close();
       await closing;

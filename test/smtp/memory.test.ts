@@ -35,7 +35,7 @@ it('20 concurrent 25 MB messages are queued with far less memory growth than the
     clearInterval(timer);
   }
   for (const r of replies) expect(r).toMatch(/^250 2\.0\.0 queued as /);
-  const job = rig.store.getJob(jobIdOf(replies[0]!))!;
+  const job = (await rig.store.getJob(jobIdOf(replies[0]!)))!;
   // the mail's short text is typeset as page one (smtp.body: auto); the scan follows it
   expect(job.documents.find((d) => d.name === 'scan.pdf')!.bytes).toBeGreaterThan(18_000_000);
   expect(job.original!.bytes).toBeGreaterThan(24_000_000);

@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { findExecutable, OfficeConverter } from '../../src/intake/office-convert.js';
 import { composeOutcome } from '../../src/notify/outcome-mail.js';
 import { renderText } from '../../src/notify/mail-body.js';
-import type { Store } from '../../src/store/store.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { clientFor, emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, USERS, withRig } from './harness.js';
@@ -38,7 +38,7 @@ interface EmuFax {
 }
 
 /** Sends every queued job of the store through a real dispatcher to the emulator. */
-async function dispatchAll(store: Store): Promise<void> {
+async function dispatchAll(store: SqliteStore): Promise<void> {
   const defaults = configSchema.parse({});
   const keys = new Map(USERS.map((u) => [u.name, u.apiKey]));
   const dispatcher = new Dispatcher({
@@ -51,7 +51,7 @@ async function dispatchAll(store: Store): Promise<void> {
   const until = Date.now() + 30_000;
   for (;;) {
     await dispatcher.runOnce();
-    const c = store.counts();
+    const c = await store.counts();
     if (c.jobs.queued + c.jobs.active === 0) return;
     if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -73,13 +73,13 @@ describe('office documents by mail', () => {
         attachments: [{ filename: 'report.docx', content: DOCX, contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }],
       });
       const id = jobIdOf(info.response);
-      const job = rig.store.getJob(id)!;
+      const job = (await rig.store.getJob(id))!;
       expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['report.pdf', 'application/pdf']]);
       expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString()).toBe('%PDF-');
       await dispatchAll(rig.store);
       const faxes = await faxesOf(id);
       expect(faxes.map((f) => [f.attachments, f.status])).toEqual([[['report.pdf'], expect.stringMatching(/processing|success/)]]);
-      expect(rig.store.getJob(id)!.recipients[0]!.state).not.toBe('failed');
+      expect((await rig.store.getJob(id))!.recipients[0]!.state).not.toBe('failed');
     });
   }, 90_000);
 
@@ -96,7 +96,7 @@ describe('office documents by mail', () => {
         })
         .catch((e: unknown) => e as { response: string });
       expect((err as { response: string }).response).toMatch(/^554 5\.6\.0 report\.docx is a Word document \(\.docx\): .*no converter, LibreOffice, is installed/);
-      expect(rig.store.listJobs({})).toEqual([]);
+      expect(await rig.store.listJobs({})).toEqual([]);
     });
   });
 });
@@ -139,7 +139,7 @@ describe('the text of the mail', () => {
       const [bobFax] = await faxesOf(bob);
       expect(bobFax!.attachments).toEqual(['order.pdf']);
       expect(bobFax!.notes ?? '').not.toContain('Ship it today');
-      const notice = renderText(composeOutcome(rig.store.getJob(bob)!, 'UTC').blocks);
+      const notice = renderText(composeOutcome((await rig.store.getJob(bob))!, 'UTC').blocks);
       expect(notice).toMatch(/Left out of the fax[\s\S]*the text of the message: the mail text is not faxed/);
     });
   });

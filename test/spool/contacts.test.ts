@@ -26,7 +26,7 @@ describe('contact names', () => {
   it('@@TO <name>@@ without @@FAX@@ resolves the name among the user\'s contacts', async () => {
     h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
     await drop(h.folder(alice), 'bill.pdf', await textPdf([['@@TO Acme Billing@@', '@@SUBJECT March@@']]));
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.recipients).toMatchObject([{ number: '+15550100100', name: 'Acme Billing' }]);
     expect(job.cover.subject).toBe('March');
   });
@@ -35,7 +35,7 @@ describe('contact names', () => {
     h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
     await drop(h.folder(alice), 'memo.pdf.json', JSON.stringify({ to: ['Globex Accounts', 'Initech Front Desk', '+1 555 123 4567'] }));
     await drop(h.folder(alice), 'memo.pdf', '%PDF-1.4\n%memo\n%%EOF\n');
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15550100200', '+15550100300', '+15551234567']);
   });
 
@@ -45,7 +45,7 @@ describe('contact names', () => {
     const failed = path.join(h.folder(alice), 'failed');
     await waitFor(() => existsSync(path.join(failed, 'who.txt')), 8000, 'refused');
     expect(readFileSync(path.join(failed, 'who.txt.reason.txt'), 'utf8')).toMatch(/no contact named "Nobody Known"/);
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
   });
 
   it('a lookup that cannot reach the service waits in .work/ and is tried again', async () => {
@@ -56,7 +56,7 @@ describe('contact names', () => {
       clientFor: () => (++calls === 1 ? clientFor(unreachable, TEST_KEYS.alice) : clientFor(emu, TEST_KEYS.alice)),
     });
     await drop(h.folder(alice), 'bill.txt', 'Hi\n@@TO Acme Billing@@\n');
-    const job = await waitFor(() => h!.jobs()[0], 10_000, 'a job after the retry');
+    const job = await waitFor(async () => (await h!.jobs())[0], 10_000, 'a job after the retry');
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(job.recipients).toMatchObject([{ number: '+15550100100', name: 'Acme Billing' }]);
     expect(existsSync(path.join(h.folder(alice), 'failed', 'bill.txt'))).toBe(false);

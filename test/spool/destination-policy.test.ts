@@ -38,8 +38,8 @@ describe('destination policy in the spool', () => {
 
     // the same ordinary number is still faxed
     await drop(h.folder(), '15551234567 - fine.pdf', PDF);
-    const job = await waitFor(() => h!.jobs()[0], 30_000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 30_000, 'a job');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567']);
-    expect(h.jobs()).toHaveLength(1);
+    expect(await h.jobs()).toHaveLength(1);
   });
 });

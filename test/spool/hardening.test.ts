@@ -21,24 +21,24 @@ describe('dedupe swallows only a true repeat, and says so', () => {
     h = await spoolHarness();
     const pdf = await textPdf([['Referral letter']]);
     await drop(h.folder(), '15552220001 - referral.pdf', pdf);
-    await waitFor(() => h!.jobs().length === 1, 8000, 'first job');
+    await waitFor(async () => (await h!.jobs()).length === 1, 8000, 'first job');
     await drop(h.folder(), '15553330001 - referral.pdf', pdf);
-    await waitFor(() => h!.jobs().length === 2, 8000, 'second job');
-    expect(h.jobs().map((j) => j.recipients[0]!.number).sort()).toEqual(['+15552220001', '+15553330001']);
+    await waitFor(async () => (await h!.jobs()).length === 2, 8000, 'second job');
+    expect((await h.jobs()).map((j) => j.recipients[0]!.number).sort()).toEqual(['+15552220001', '+15553330001']);
   });
 
   it('a true repeat is not faxed twice, lands in failed/ with a reason, and its user is told', async () => {
     h = await spoolHarness();
     const pdf = await textPdf([['Invoice 42']]);
     await drop(h.folder(), '15552220001 - invoice.pdf', pdf);
-    const first = await waitFor(() => h!.jobs()[0], 8000, 'first job');
+    const first = await waitFor(async () => (await h!.jobs())[0], 8000, 'first job');
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15552220001 - invoice.pdf')), 5000, 'done/');
     await drop(h.folder(), '15552220001 - invoice.pdf', pdf);
     await waitFor(() => inFailed('15552220001 - invoice.pdf'), 8000, 'the repeat in failed/');
     expect(reason('15552220001 - invoice.pdf')).toContain(`not faxed again`);
     expect(reason('15552220001 - invoice.pdf')).toContain(first.id);
-    expect(h.jobs()).toHaveLength(1);
-    expect(h.store.listNotifications({ kind: 'rejected' }).map((n) => n.payload)).toEqual([expect.objectContaining({ file: '15552220001 - invoice.pdf' })]);
+    expect(await h.jobs()).toHaveLength(1);
+    expect((await h.store.listNotifications({ kind: 'rejected' })).map((n) => n.payload)).toEqual([expect.objectContaining({ file: '15552220001 - invoice.pdf' })]);
   });
 });
 
@@ -50,7 +50,7 @@ describe('what the user typed wins over codes hidden in the document', () => {
     const why = reason('15551234567 - contract.pdf');
     expect(why).toContain('+1 900 555 0199');
     expect(why).toContain('+15551234567');
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
   });
 
   it('a ticket (a CUPS option) and a conflicting code: refused too', async () => {
@@ -59,13 +59,13 @@ describe('what the user typed wins over codes hidden in the document', () => {
     await drop(h.folder(), 'cups-7.pdf', await textPdf([['@@FAX 15559990000@@ Dear Sir']]));
     await waitFor(() => inFailed('cups-7.pdf'), 8000, 'failed/');
     expect(reason('cups-7.pdf')).toMatch(/ticket .*15559990000|15559990000.*ticket/s);
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
   });
 
   it('a code that agrees with the file name is no conflict', async () => {
     h = await spoolHarness();
     await drop(h.folder(), '15551234567 - letter.pdf', await textPdf([['@@FAX +1 (555) 123-4567@@']]));
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567']);
     expect(job.meta.origin).toMatchObject({ via: 'file name' });
   });
@@ -75,7 +75,7 @@ describe('files that cannot be faxed end with a reason, never loop', () => {
   it('a name with a line feed is faxed (it once looped INTERNAL and was orphaned at restart)', async () => {
     h = await spoolHarness();
     await drop(h.folder(), '15551234567 - two\nlines.pdf', '%PDF-1.4\n% lf\n%%EOF\n');
-    await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567 - two\nlines.pdf')), 5000, 'done/');
     expect(readdirSync(path.join(h.folder(), '.work'))).toEqual([]);
   });
@@ -84,7 +84,7 @@ describe('files that cannot be faxed end with a reason, never loop', () => {
     h = await spoolHarness({
       before: async ({ folder }) => writeFile(path.join(folder(), '.work', '0123456789abcdef.15551234567 - a\nb.pdf'), '%PDF-1.4\n% lf claimed\n%%EOF\n'),
     });
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'the recovered job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'the recovered job');
     expect(job.meta.origin).toMatchObject({ file: '15551234567 - a\nb.pdf', claim: '0123456789abcdef' });
     await waitFor(() => readdirSync(path.join(h!.folder(), '.work')).length === 0, 5000, '.work empty');
   });
@@ -94,7 +94,7 @@ describe('files that cannot be faxed end with a reason, never loop', () => {
     const name = `15551234567 - ${'x'.repeat(250 - 18)}.pdf`;
     expect(Buffer.byteLength(name)).toBe(250);
     await writeFile(path.join(h.folder(), name), '%PDF-1.4\n% long\n%%EOF\n');
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.recipients[0]!.number).toBe('+15551234567');
     const done = await waitFor(() => readdirSync(path.join(h!.folder(), 'done')).find((n) => n.endsWith('.pdf')), 5000, 'done/');
     expect(done.startsWith('15551234567 - xxx')).toBe(true);
@@ -115,7 +115,7 @@ describe('the folders faxgate writes are checked at every use', () => {
     await rm(done, { recursive: true });
     await symlink(victim, done);
     await drop(h.folder(), '15551234567.pdf', '%PDF-1.4\n% after the swap\n%%EOF\n');
-    await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     await waitFor(() => existsSync(path.join(done, '15551234567.pdf')) && !lstatSync(done).isSymbolicLink(), 5000, 'a real done/');
     // a few sweeps (every 200 ms) have run over done/ meanwhile
     await waitFor(() => readdirSync(h!.folder()).some((n) => n.startsWith('.done.not-a-folder-')), 5000, 'the link moved aside');

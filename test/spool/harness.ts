@@ -12,7 +12,7 @@ import type { FaxApi } from '../../src/fax/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { SpoolWatcher, type SpoolWatcherOptions } from '../../src/spool/watcher.js';
-import { Store } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { Job } from '../../src/store/types.js';
 import { ReaderPool } from '../../src/workers/pool.js';
 
@@ -22,11 +22,11 @@ export const BOB: UserConfig = { name: 'bob', email: 'bob@example.com', aliases:
 export interface SpoolHarness {
   dir: string;
   root: string;
-  store: Store;
+  store: SqliteStore;
   metrics: Metrics;
   watcher: SpoolWatcher;
   folder(user?: UserConfig): string;
-  jobs(): Job[];
+  jobs(): Promise<Job[]>;
   /** Resolves after `n` more complete rescans of `user`'s folder (default alice): every name in it was looked at. */
   rescans(n: number, user?: UserConfig): Promise<void>;
   /** Resolves after `n` more complete sweeps (failed jobs, done/ pruning, orphan tickets). */
@@ -68,7 +68,7 @@ const noApi = (): FaxApi => {
 export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarness> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const root = path.join(dir, 'spool');
-  const store = Store.open({ dataDir: path.join(dir, 'data') });
+  const store = SqliteStore.open({ dataDir: path.join(dir, 'data') });
   const metrics = new Metrics();
   const users = opts.users ?? [ALICE, BOB];
   const spool: SpoolConfig = { root, stableMs: 150, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, maxWriteMinutes: 30, ...opts.spool };

@@ -20,7 +20,7 @@ describe('office documents in the print folder', () => {
   it.skipIf(!HAVE_SOFFICE)('a .docx is converted and queued as a PDF; the original goes to done/', async () => {
     h = await spoolHarness();
     await drop(h.folder(), '15551234567 - Report.docx', DOCX);
-    const job = await waitFor(() => h!.jobs()[0], 60_000, 'the job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 60_000, 'the job');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567']);
     expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['15551234567 - Report.pdf', 'application/pdf']]);
     expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString()).toBe('%PDF-');
@@ -30,7 +30,7 @@ describe('office documents in the print folder', () => {
   it.skipIf(!HAVE_SOFFICE)('@@FAX@@ codes written in a .docx are read from the converted PDF', async () => {
     h = await spoolHarness();
     await drop(h.folder(), 'invoice.docx', readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'codes.docx')));
-    const job = await waitFor(() => h!.jobs()[0], 60_000, 'the job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 60_000, 'the job');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234599']);
     expect(job.cover.subject).toBe('Office codes');
     expect(job.documents.map((d) => d.name)).toEqual(['invoice.pdf']);
@@ -42,6 +42,6 @@ describe('office documents in the print folder', () => {
     const reasonFile = path.join(h.folder(), 'failed', '15551234567 - Report.docx.reason.txt');
     await waitFor(() => existsSync(reasonFile), 8000, 'the reason file');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/Report\.docx is a Word document \(\.docx\).*no converter, LibreOffice, is installed/);
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
   });
 });

@@ -7,14 +7,15 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { SpoolWatcher } from '../../src/spool/watcher.js';
-import { Store } from '../../src/store/store.js';
-import type { NewJob, QueueStore } from '../../src/store/types.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import type { QueueStore } from '../../src/store/queue-store.js';
+import type { NewJob } from '../../src/store/types.js';
 import { waitUntil } from '../helpers/cli.js';
 import { ALICE, drop, textPdf } from './harness.js';
 
 let dir = '';
 let watcher: SpoolWatcher | null = null;
-let store: Store | null = null;
+let store: SqliteStore | null = null;
 afterEach(async () => {
   await watcher?.stop();
   store?.close();
@@ -25,7 +26,7 @@ it('stores the bytes it judged even if the work file is swapped for a symlink be
   dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const secret = path.join(dir, 'secret.txt');
   writeFileSync(secret, 'SECRET outside the spool folder\n');
-  store = Store.open({ dataDir: path.join(dir, 'data') });
+  store = SqliteStore.open({ dataDir: path.join(dir, 'data') });
   const real = store;
   // the swap happens at the last moment before the store copies: the race, made certain
   const swapping = new Proxy(real, {
@@ -57,7 +58,7 @@ it('stores the bytes it judged even if the work file is swapped for a symlink be
   await watcher.start();
   const original = Buffer.from(await textPdf([['swap me']]));
   await drop(path.join(root, 'alice'), '15551234567.pdf', original);
-  const job = await waitUntil(() => real.listJobs({ source: 'spool' })[0], 'the job');
+  const job = await waitUntil(async () => (await real.listJobs({ source: 'spool' }))[0], 'the job');
   const stored = readFileSync(job.documents[0]!.path);
   expect(stored.toString('latin1')).not.toContain('SECRET');
   expect(stored.equals(original)).toBe(true);

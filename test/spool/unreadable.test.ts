@@ -29,9 +29,9 @@ describe.skipIf(skip !== '')(`a file faxgate may not read${skip ? ` (skipped: ${
       const failed = path.join(h.folder(), 'failed');
       try {
         await waitFor(() => existsSync(path.join(failed, name)) && existsSync(path.join(failed, name + '.reason.txt')), 30000, 'failed/');
-        console.log(JSON.stringify({ reason: readFileSync(path.join(failed, name + '.reason.txt'), 'utf8'), jobs: h.jobs().length, work: (await import('node:fs')).readdirSync(path.join(h.folder(), '.work')) }));
+        console.log(JSON.stringify({ reason: readFileSync(path.join(failed, name + '.reason.txt'), 'utf8'), jobs: (await h.jobs()).length, work: (await import('node:fs')).readdirSync(path.join(h.folder(), '.work')) }));
       } catch (e) {
-        console.log(JSON.stringify({ error: String(e), jobs: h.jobs().length, work: (await import('node:fs')).readdirSync(path.join(h.folder(), '.work')) }));
+        console.log(JSON.stringify({ error: String(e), jobs: (await h.jobs()).length, work: (await import('node:fs')).readdirSync(path.join(h.folder(), '.work')) }));
       }
       await h.close();
     `);

@@ -44,7 +44,7 @@ describe('the cost of one printed file', () => {
     const before = lstats;
     await writeFile(path.join(h.folder(), '15551234567 - note.txt'), 'Please fax this note.\n');
     const deadline = Date.now() + 20_000;
-    while (h.jobs().length === 0) {
+    while ((await h.jobs()).length === 0) {
       if (Date.now() > deadline) throw new Error('the file was not queued');
       await new Promise((r) => setTimeout(r, 20));
     }

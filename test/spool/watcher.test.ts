@@ -37,7 +37,7 @@ describe('addressing', () => {
   it('by file name: numbers and subject', async () => {
     h = await spoolHarness();
     await drop(h.folder(), '15551234567,15557654321 - Invoice 42.pdf', PDF('by name'));
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.user).toBe('alice');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+15557654321']);
     expect(job.cover.subject).toBe('Invoice 42');
@@ -53,7 +53,7 @@ describe('addressing', () => {
     h = await spoolHarness();
     await drop(h.folder(BOB), 'report.pdf.json', JSON.stringify({ to: ['+1 555 123 4567'], recipientName: 'Acme', subject: 'Q3 report', notes: 'Call me', tags: ['q3'], path: '/etc/passwd' }));
     await drop(h.folder(BOB), 'report.pdf', PDF('ticket'));
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.user).toBe('bob');
     expect(job.recipients).toMatchObject([{ number: '+15551234567', name: 'Acme' }]);
     expect(job.cover).toMatchObject({ enabled: true, subject: 'Q3 report', notes: 'Call me', recipientName: 'Acme' });
@@ -67,7 +67,7 @@ describe('addressing', () => {
     await drop(h.folder(), 'memo.pdf', PDF('late ticket'));
     await new Promise((r) => setTimeout(r, 100));
     await drop(h.folder(), 'memo.pdf.json', JSON.stringify({ to: '5551234567', subject: 'Late' }));
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.meta.origin).toMatchObject({ via: 'ticket' });
     expect(job.cover.subject).toBe('Late');
   });
@@ -76,7 +76,7 @@ describe('addressing', () => {
     h = await spoolHarness();
     const pdf = await textPdf([['@@FAX 555-123-4567@@ @@FAX 555-765-4321@@', '@@SUBJECT Price list@@', '@@COVER on@@'], ['Page two, no codes']]);
     await drop(h.folder(), 'price list.pdf', pdf);
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+15557654321']);
     expect(job.cover).toMatchObject({ enabled: true, subject: 'Price list' });
     expect(job.meta.origin).toMatchObject({ file: 'price list.pdf', via: 'codes' });
@@ -85,7 +85,7 @@ describe('addressing', () => {
   it('by embedded codes in a plain text file', async () => {
     h = await spoolHarness();
     await drop(h.folder(), 'note.txt', 'Hello\n@@FAX +15551234567@@\n@@SUBJECT Lunch@@\n');
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(job.documents[0]!.contentType).toBe('text/plain');
     expect(job.cover.subject).toBe('Lunch');
   });
@@ -96,7 +96,7 @@ describe('addressing', () => {
     const reason = await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letters.pdf.reason.txt')) && readFileSync(path.join(h!.folder(), 'failed', 'letters.pdf.reason.txt'), 'utf8'), 8000, 'reason');
     expect(reason).toMatch(/different pages/);
     await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letters.pdf')), 5000, 'failed/');
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
   });
 
   it('a PDF whose text outlasts the time limit is addressed by its name, or refused saying why', async () => {
@@ -105,14 +105,14 @@ describe('addressing', () => {
       h = await spoolHarness({ extra: { readers: slow } });
       const pdf = await textPdf([['@@FAX 5557654321@@', 'a letter']]);
       await drop(h.folder(), '15551234567 - Named.pdf', pdf);
-      const job = await waitFor(() => h!.jobs()[0], 8000, 'a job addressed by its file name');
+      const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job addressed by its file name');
       expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567']);
       expect(job.meta.origin?.via).toBe('file name');
       await drop(h.folder(), 'unnamed.pdf', pdf);
       const reasonFile = path.join(h.folder(), 'failed', 'unnamed.pdf.reason.txt');
       await waitFor(() => existsSync(reasonFile), 8000, 'the reason in failed/');
       expect(readFileSync(reasonFile, 'utf8')).toMatch(/no fax number was found \(the document's text could not be read for @@ codes: the PDF took longer than 1 ms to read\)/);
-      expect(h.jobs()).toHaveLength(1);
+      expect(await h.jobs()).toHaveLength(1);
     } finally {
       await h?.close();
       h = null;
@@ -127,11 +127,11 @@ describe('addressing', () => {
     await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letter.pdf')), 8000, 'failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/no fax number was found/);
     expect(readFileSync(path.join(h.folder(), 'failed', 'letter.pdf'), 'utf8')).toBe(PDF('nowhere'));
-    const notes = h.store.listNotifications({ kind: 'rejected' });
+    const notes = await h.store.listNotifications({ kind: 'rejected' });
     expect(notes).toHaveLength(1);
     expect(notes[0]).toMatchObject({ user: 'alice', payload: { file: 'letter.pdf' } });
     expect(notes[0]!.dedupeKey).toMatch(/^rejected:spool:[0-9a-f]{64}$/);
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
     await waitFor(async () => (await metricValue(h!.metrics, 'faxgate_spool_files_total', { outcome: 'refused' })) === 1, 5000, 'refused count');
   });
 
@@ -143,7 +143,7 @@ describe('addressing', () => {
     await waitFor(() => existsSync(path.join(h!.folder(), 'failed', 'letter (2).pdf')), 8000, 'second refused');
     expect(readFileSync(path.join(h.folder(), 'failed', 'letter.pdf.reason.txt'), 'utf8')).toMatch(/no fax number/);
     expect(readFileSync(path.join(h.folder(), 'failed', 'letter (2).pdf.reason.txt'), 'utf8')).toMatch(/unknown type/);
-    expect(h.store.listNotifications({ kind: 'rejected' })).toHaveLength(2);
+    expect(await h.store.listNotifications({ kind: 'rejected' })).toHaveLength(2);
   });
 
   it('refuses content that is not faxable whatever its name says', async () => {
@@ -169,7 +169,7 @@ describe('addressing', () => {
     const reasonFile = path.join(h.folder(), 'failed', '15551234567.pdf.reason.txt');
     await waitFor(() => existsSync(path.join(h!.folder(), 'failed', '15551234567.pdf.json')), 8000, 'ticket in failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/ticket's "to" is invalid/);
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
   });
 });
 
@@ -187,12 +187,12 @@ describe('what is taken', () => {
       },
     });
     await h.watcher.start();
-    await waitFor(() => h!.jobs().length === 1, 8000, 'the early file');
+    await waitFor(async () => (await h!.jobs()).length === 1, 8000, 'the early file');
     // two full rescans looked at every name again; a name wrongly taken in the first would have
     // settled (stableMs) and been queued before the second, and the queue is then idle
     await h.rescans(2);
     await h.watcher.idle();
-    expect(h.jobs()).toHaveLength(1);
+    expect(await h.jobs()).toHaveLength(1);
     expect(files(h.folder())).toEqual(['.15551234567.pdf', '.work', '15551234567.pdf.part', 'done', 'failed', 'sub', '~$15551234567.pdf']);
     expect(files(path.join(h.folder(), 'sub'))).toEqual(['15551234567.pdf']);
   });
@@ -211,11 +211,11 @@ describe('what is taken', () => {
     await fh.write('%%EOF\n');
     chunks.push('%%EOF\n');
     await fh.close();
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     expect(readFileSync(job.documents[0]!.path, 'utf8')).toBe(chunks.join(''));
     await h.rescans(1);
     await h.watcher.idle();
-    expect(h.jobs()).toHaveLength(1);
+    expect(await h.jobs()).toHaveLength(1);
   });
 
   it('a file that passes maxFileBytes while still being written is refused then, not when it stops', async () => {
@@ -227,8 +227,8 @@ describe('what is taken', () => {
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
     await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), name), 8000, 'refused into failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/over the limit of 4096 bytes/);
-    expect(h.jobs()).toEqual([]);
-    expect(h.store.listNotifications({ kind: 'rejected' })).toMatchObject([{ user: 'alice', payload: { file: name } }]);
+    expect(await h.jobs()).toEqual([]);
+    expect(await h.store.listNotifications({ kind: 'rejected' })).toMatchObject([{ user: 'alice', payload: { file: name } }]);
   });
 
   it('a file still changing after maxWriteMinutes is refused unread, and its user told', async () => {
@@ -241,13 +241,13 @@ describe('what is taken', () => {
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
     await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), name), 8000, 'refused into failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/still being written after 3 s/);
-    expect(h.jobs()).toEqual([]);
-    const notes = h.store.listNotifications({ kind: 'rejected' });
+    expect(await h.jobs()).toEqual([]);
+    const notes = await h.store.listNotifications({ kind: 'rejected' });
     expect(notes).toHaveLength(1);
     expect(notes[0]!.payload).toMatchObject({ file: name, reason: expect.stringMatching(/still being written/) });
     // the watcher goes on: the next file is taken as usual
     await drop(h.folder(), '15557654321.pdf', PDF('after the endless one'));
-    await waitFor(() => h!.jobs().length === 1, 8000, 'the next file');
+    await waitFor(async () => (await h!.jobs()).length === 1, 8000, 'the next file');
   });
 
   it('a symlink to /etc/passwd and a FIFO are never read, and the watcher stays up', async () => {
@@ -262,9 +262,9 @@ describe('what is taken', () => {
     await expect(open(path.join(failed, '15551234567 - pipe.pdf'), constants.O_WRONLY | constants.O_NONBLOCK)).rejects.toMatchObject({ code: 'ENXIO' });
     // The link was moved, not followed.
     expect(lstatSync(path.join(failed, '15551234567 - passwd.pdf')).isSymbolicLink()).toBe(true);
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
     await drop(h.folder(), '15551234567 - after.pdf', PDF('after'));
-    await waitFor(() => h!.jobs().length === 1, 8000, 'the next file');
+    await waitFor(async () => (await h!.jobs()).length === 1, 8000, 'the next file');
   });
 
   it('a hard link to a file outside the folder is refused', async () => {
@@ -275,16 +275,16 @@ describe('what is taken', () => {
     const reasonFile = path.join(h.folder(), 'failed', '15551234567 - linked.pdf.reason.txt');
     await waitFor(() => existsSync(reasonFile), 8000, 'reason');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/hard links/);
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
   });
 
   it('1,000 files dropped at once are all queued exactly once', async () => {
     h = await spoolHarness({ spool: { stableMs: 100 }, extra: { concurrency: 8 } });
     const dir = h.folder();
     await Promise.all(Array.from({ length: 1000 }, (_, i) => writeFile(path.join(dir, `1555${String(1000000 + i).slice(1)} - doc ${i}.pdf`), PDF(`bulk ${i}`))));
-    await waitFor(() => h!.jobs().length >= 1000 && files(path.join(dir, 'done')).length === 1000, 60_000, '1000 jobs');
+    await waitFor(async () => (await h!.jobs()).length >= 1000 && files(path.join(dir, 'done')).length === 1000, 60_000, '1000 jobs');
     await h.watcher.idle();
-    const jobs = h.store.listJobs({ source: 'spool', limit: 5000 });
+    const jobs = await h.store.listJobs({ source: 'spool', limit: 5000 });
     expect(jobs).toHaveLength(1000);
     expect(new Set(jobs.map((j) => j.meta.origin?.file)).size).toBe(1000);
     expect(files(path.join(dir, '.work'))).toEqual([]);
@@ -296,7 +296,7 @@ describe('crash safety and duplicates', () => {
     // First run: queue one file, then put it back into .work as if the crash came before the move.
     h = await spoolHarness();
     await drop(h.folder(), '15551234567 - queued.pdf', PDF('queued before crash'));
-    const first = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const first = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567 - queued.pdf')), 5000, 'done');
     await h.watcher.stop();
     const work = path.join(h.folder(), '.work');
@@ -305,8 +305,8 @@ describe('crash safety and duplicates', () => {
     // ...and a claimed file whose job was never written.
     await writeFile(path.join(work, '0123456789abcdef.15557654321 - claimed.pdf'), PDF('claimed, not queued'));
     await h.restart();
-    await waitFor(() => h!.jobs().length === 2 && files(work).length === 0, 8000, 'recovery');
-    const jobs = h.jobs();
+    await waitFor(async () => (await h!.jobs()).length === 2 && files(work).length === 0, 8000, 'recovery');
+    const jobs = await h.jobs();
     expect(jobs.filter((j) => j.id === first.id)).toHaveLength(1);
     expect(jobs.find((j) => j.id !== first.id)!.recipients[0]!.number).toBe('+15557654321');
     expect(files(path.join(h.folder(), 'done'))).toEqual(['15551234567 - queued.pdf', '15557654321 - claimed.pdf']);
@@ -328,7 +328,7 @@ describe('crash safety and duplicates', () => {
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
     await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), name), 8000, 'refused into failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/still being written when faxgate took it up again/);
-    expect(h.jobs()).toEqual([]);
+    expect(await h.jobs()).toEqual([]);
     expect(files(path.join(h.folder(), '.work'))).toEqual([]);
   });
 
@@ -336,33 +336,33 @@ describe('crash safety and duplicates', () => {
     let offset = 0;
     h = await spoolHarness({ clock: { now: () => Date.now() + offset }, spool: { dedupeWindowMinutes: 10 } });
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
-    await waitFor(() => h!.jobs().length === 1, 8000, 'first');
+    await waitFor(async () => (await h!.jobs()).length === 1, 8000, 'first');
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
     // swallowed, but never silently: in failed/ with a reason naming the job that has it
     await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), '15551234567 - twice.pdf'), 8000, 'second in failed/');
-    expect(readFileSync(path.join(h.folder(), 'failed', '15551234567 - twice.pdf.reason.txt'), 'utf8')).toContain(h.jobs()[0]!.id);
-    expect(h.jobs()).toHaveLength(1);
+    expect(readFileSync(path.join(h.folder(), 'failed', '15551234567 - twice.pdf.reason.txt'), 'utf8')).toContain((await h.jobs())[0]!.id);
+    expect(await h.jobs()).toHaveLength(1);
     await waitFor(async () => (await metricValue(h!.metrics, 'faxgate_spool_files_total', { outcome: 'duplicate' })) === 1, 5000, 'duplicate count');
     // Different content under the same name is a new fax.
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('other content'));
-    await waitFor(() => h!.jobs().length === 2, 8000, 'other content');
+    await waitFor(async () => (await h!.jobs()).length === 2, 8000, 'other content');
     // The window also holds across a restart...
     await h.restart();
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
     await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), '15551234567 - twice (2).pdf'), 8000, 'fourth in failed/');
-    expect(h.jobs()).toHaveLength(2);
+    expect(await h.jobs()).toHaveLength(2);
     // ...and ends.
     offset = 11 * 60_000;
     await drop(h.folder(), '15551234567 - twice.pdf', PDF('same content'));
-    await waitFor(() => h!.jobs().length === 3, 8000, 'after the window');
+    await waitFor(async () => (await h!.jobs()).length === 3, 8000, 'after the window');
   });
 
   it('a job that fails later leaves its reason in failed/ and the original moves there', async () => {
     h = await spoolHarness();
     await drop(h.folder(), '15551234567 - doomed.pdf', PDF('doomed'));
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'a job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567 - doomed.pdf')), 5000, 'done');
-    h.store.fail({ jobId: job.id, idx: 0 }, { reason: 'the line was busy 3 times', fields: { errorInfo: 'Busy' } });
+    await h.store.fail({ jobId: job.id, idx: 0 }, { reason: 'the line was busy 3 times', fields: { errorInfo: 'Busy' } });
     const reasonFile = path.join(h.folder(), 'failed', '15551234567 - doomed.pdf.reason.txt');
     await waitFor(() => existsSync(reasonFile), 8000, 'reason');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/\+1 555-123-4567: failed \(Busy\)/);
@@ -387,14 +387,14 @@ describe('crash safety and duplicates', () => {
     const carol = { name: 'carol', email: 'carol@example.com', aliases: [], apiKey: 'k2' };
     await h.watcher.updateUsers([carol]);
     await drop(h.folder(carol), '15551234567.pdf', PDF('carol'));
-    const job = await waitFor(() => h!.jobs()[0], 8000, 'carol job');
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'carol job');
     expect(job.user).toBe('carol');
     await drop(h.folder(), '15551234567.pdf', PDF('alice gone'));
     // the watcher is alive and has looked at carol's folder twice since (a folder still watched
     // would have seen the drop at once and taken it after stableMs, well within that)
     await h.rescans(2, carol);
     await h.watcher.idle();
-    expect(h.jobs()).toHaveLength(1);
+    expect(await h.jobs()).toHaveLength(1);
     expect(existsSync(path.join(h.folder(), '15551234567.pdf'))).toBe(true);
   });
 });

@@ -92,8 +92,8 @@ describe('the webhook receiver', () => {
     const info = (await api.get(`/v1/fax/${first.messageId}/info`, TEST_KEYS.alice)).json;
     expect(receivedAt - Date.parse(info.resolvedDate)).toBeLessThan(1000);
     // both results arrive by webhook and leave processing the way a polled result would
-    await expect.poll(() => gw.store.getJob(job.id)!.recipients.every((r) => r.state !== 'processing' && r.state !== 'sending' && r.state !== 'queued'), { timeout: 5000 }).toBe(true);
-    const recipients = gw.store.getJob(job.id)!.recipients;
+    await expect.poll(async () => (await gw.store.getJob(job.id))!.recipients.every((r) => r.state !== 'processing' && r.state !== 'sending' && r.state !== 'queued'), { timeout: 5000 }).toBe(true);
+    const recipients = (await gw.store.getJob(job.id))!.recipients;
     expect(recipients.find((r) => r.number.endsWith('4444'))).toMatchObject({ state: 'delivered', resultCode: '0', resultInfo: 'OK' });
     // 6100 "Fax Number Busy" is a busy line: applied as another try later, up to queue.maxFaxTries
     expect(recipients.find((r) => r.number.endsWith('0000'))).toMatchObject({ state: 'deferred', lastError: 'busy' });
@@ -137,7 +137,7 @@ describe('the webhook receiver', () => {
     const got = nextEvent(gw, (o) => o.direction === 'inbound');
     const inbound = (await api.call('POST', '/_emulator/inbound', TEST_KEYS.admin, form({ email: 'alice@example.com', callerId: '+15557654321' }, [['in.txt', 'hello']]))).json;
     expect(await got).toMatchObject({ messageId: inbound.messageId, applied: true });
-    const queued = gw.store.listNotifications({ kind: 'inbound' });
+    const queued = await gw.store.listNotifications({ kind: 'inbound' });
     expect(queued.map((n) => ({ user: n.user, key: n.dedupeKey }))).toEqual([{ user: 'alice', key: `inbound:${inbound.messageId}` }]);
   });
 });

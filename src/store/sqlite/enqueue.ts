@@ -1,0 +1,109 @@
+// Intake's way into the queue: documents placed durably in the job's folder (temp name, fsync,
+// rename, folder fsync), then the job row committed; unreadable input kept as a corrupt job.
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { FaxgateError } from '../../errors.js';
+import { fsyncDir } from '../../fs/atomic.js';
+import { placeFile, safeFileName } from '../durable-files.js';
+import { newJobId } from '../job-id.js';
+import type { Job, JobMeta, JobSource, NewDocument, NewJob, StoredDocument } from '../types.js';
+import { isoUtc, type SqliteContext } from './context.js';
+import { appendEvent } from './events.js';
+import { insertNotification } from './notifications.js';
+import { jobById } from './read.js';
+
+function findDuplicate(c: SqliteContext, key: string): Job | null {
+  const since = new Date(c.clock.now() - c.dedupeWindowMs).toISOString();
+  const row = c.sql('SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1').get(key, since) as { id: string } | undefined;
+  return row ? jobById(c, row.id) : null;
+}
+
+async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[], orig?: NewDocument): Promise<{ documents: StoredDocument[]; original: StoredDocument | null }> {
+  await fsp.mkdir(dir, { recursive: true, mode: 0o750 });
+  try {
+    // The files are independent: copy and fsync them at the same time (the fsyncs dominate).
+    const place = async (d: NewDocument, dest: string): Promise<StoredDocument> => ({
+      path: dest,
+      name: d.name,
+      contentType: d.contentType,
+      bytes: await placeFile(d.path, dest, d.move === true, d.data),
+    });
+    // allSettled, not all: on a failure no copy may still be writing when the folder is removed.
+    const settled = await Promise.allSettled([
+      orig ? place(orig, path.join(dir, `00-original-${safeFileName(orig.name, 0).slice(3)}`)) : Promise.resolve(null),
+      ...docs.map((d, i) => place(d, path.join(dir, safeFileName(d.name, i + 1)))),
+    ]);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [original, ...documents] = settled.map((r) => (r as PromiseFulfilledResult<StoredDocument | null>).value);
+    await fsyncDir(dir);
+    await fsyncDir(c.documentsDir);
+    return { documents: documents as StoredDocument[], original };
+  } catch (err) {
+    await fsp.rm(dir, { recursive: true, force: true });
+    throw new FaxgateError('STORE_UNAVAILABLE', `a document could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
+  }
+}
+
+/** Durable when it resolves: documents fsynced and renamed, job row committed. */
+export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
+  if (input.recipients.length === 0) throw new FaxgateError('NO_DESTINATION', 'a job needs at least one recipient');
+  if (input.dedupeKey) {
+    const existing = findDuplicate(c, input.dedupeKey);
+    if (existing) return { job: existing, duplicate: true };
+  }
+  const id = newJobId(c.clock.now());
+  const dir = path.join(c.documentsDir, id);
+  const { documents, original } = await placeDocuments(c, dir, input.documents, input.original);
+  const numbers = new Set<string>();
+  const recipients = input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
+
+  let result: { job: Job; duplicate: boolean };
+  try {
+    result = c.write((): { job: Job; duplicate: boolean } => {
+      if (input.dedupeKey) {
+        // Checked again inside the write lock: another process may have won the race.
+        const dup = findDuplicate(c, input.dedupeKey);
+        if (dup) return { job: dup, duplicate: true };
+      }
+      const now = c.now();
+      c.sql(
+        `INSERT INTO jobs (id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
+         VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(id, input.source, input.user, JSON.stringify(input.cover), JSON.stringify(documents), original ? JSON.stringify(original) : null,
+        isoUtc(input.scheduledAt), JSON.stringify(input.tags ?? []), input.dedupeKey ?? null, JSON.stringify(input.meta ?? {}), now, now);
+      const ins = c.sql(
+        `INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)`,
+      );
+      recipients.forEach((r, i) => ins.run(id, i, r.number, r.name ?? null, now, now, now));
+      appendEvent(c, { jobId: id, idx: null, transition: 'enqueue', from: null, to: 'queued', detail: `from ${input.source}` });
+      return { job: jobById(c, id)!, duplicate: false };
+    });
+  } catch (err) {
+    await fsp.rm(dir, { recursive: true, force: true });
+    throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
+  }
+  if (result.duplicate) await fsp.rm(dir, { recursive: true, force: true });
+  return result;
+}
+
+/** Keeps unprocessable input for inspection (state corrupt), never deletes it; its user is told. */
+export async function enqueueCorrupt(c: SqliteContext, input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job> {
+  const id = newJobId(c.clock.now());
+  const dir = path.join(c.documentsDir, id);
+  const { original } = await placeDocuments(c, dir, [], input.original);
+  try {
+    return c.write((): Job => {
+      const now = c.now();
+      c.sql(
+        `INSERT INTO jobs (id, source, user, state, cover, documents, original, tags, meta, corrupt_reason, created_at, updated_at, finished_at)
+         VALUES (?, ?, ?, 'corrupt', ?, '[]', ?, '[]', ?, ?, ?, ?, ?)`,
+      ).run(id, input.source, input.user, JSON.stringify({ enabled: false }), JSON.stringify(original), JSON.stringify(input.meta ?? {}), input.reason, now, now, now);
+      appendEvent(c, { jobId: id, idx: null, transition: 'corrupt', from: null, to: 'corrupt', detail: input.reason });
+      insertNotification(c, { kind: 'rejected', user: input.user, jobId: id, dedupeKey: `rejected:${id}`, payload: { jobId: id, reason: input.reason } });
+      return jobById(c, id)!;
+    });
+  } catch (err) {
+    throw new FaxgateError('STORE_UNAVAILABLE', `the rejected input could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
+  }
+}

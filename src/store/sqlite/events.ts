@@ -1,0 +1,45 @@
+// The history of a job (JobEvent): one row per step, written in the step's own transaction, and
+// the job's summary state recomputed from its recipients after each change.
+import type { JobState, RecipientState } from '../types.js';
+import { deriveJobState, isFinalJobState } from '../job-state.js';
+import type { SqliteContext } from './context.js';
+import { insertNotification } from './notifications.js';
+
+export interface NewEvent {
+  jobId: string;
+  idx: number | null;
+  transition: string;
+  from: RecipientState | null;
+  to: RecipientState | JobState;
+  detail?: string | null;
+}
+
+/** Appends one step to the job's history; call inside the transaction that makes the step. */
+export function appendEvent(c: SqliteContext, e: NewEvent): void {
+  c.sql('INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    .run(e.jobId, e.idx, c.now(), e.transition, e.from, e.to, e.detail ?? null);
+}
+
+/**
+ * Recomputes the job's state column after recipient changes; call inside the same
+ * transaction. On the step to a final state, enqueues the outcome notification.
+ */
+export function refreshJob(c: SqliteContext, jobId: string): void {
+  const job = c.sql('SELECT state, user, finals FROM jobs WHERE id = ?').get(jobId) as { state: JobState; user: string; finals: number } | undefined;
+  if (!job || job.state === 'corrupt') return;
+  const states = (c.sql('SELECT state FROM recipients WHERE job_id = ?').all(jobId) as Array<{ state: RecipientState }>).map((r) => r.state);
+  const next = deriveJobState(states);
+  const now = c.now();
+  if (next === job.state) {
+    c.sql('UPDATE jobs SET updated_at = ? WHERE id = ?').run(now, jobId);
+    return;
+  }
+  const becomesFinal = isFinalJobState(next) && !isFinalJobState(job.state);
+  c.sql('UPDATE jobs SET state = ?, updated_at = ?, finished_at = ?, finals = finals + ? WHERE id = ?')
+    .run(next, now, isFinalJobState(next) ? now : null, becomesFinal ? 1 : 0, jobId);
+  if (becomesFinal) {
+    // A job finished again after an operator retry gets its own notice.
+    const key = job.finals === 0 ? `outcome:${jobId}` : `outcome:${jobId}:${job.finals + 1}`;
+    insertNotification(c, { kind: 'outcome', user: job.user, jobId, dedupeKey: key, payload: { jobId } });
+  }
+}

@@ -1,0 +1,325 @@
+// The durable queue on one box: one SQLite file (WAL, synchronous=FULL) plus a folder per job for
+// its documents. Several processes (daemon, CLI) may open it at once, so every rule that must
+// hold across them lives in SQL transactions, never in memory. This class is the thin facade of
+// QueueStore over the parts of this folder (graphile-worker style, one file per job):
+// enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts.
+import Database from 'better-sqlite3';
+import { mkdirSync, promises as fsp, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { systemClock, type Clock } from '../../clock.js';
+import { FaxgateError } from '../../errors.js';
+import { silentLogger, type Logger } from '../../log/logger.js';
+import { MIGRATIONS } from '../migrations.js';
+import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from '../queue-store.js';
+import type {
+  Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
+  QueueCounts, Recipient, RecipientState, StoredDocument,
+} from '../types.js';
+import type { SqliteContext } from './context.js';
+import * as enq from './enqueue.js';
+import * as kv from './kv.js';
+import * as leases from './leases.js';
+import * as notes from './notifications.js';
+import * as ops from './operator.js';
+import * as read from './read.js';
+import * as steps from './transitions.js';
+
+export interface StoreOptions {
+  dataDir: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** How long a dedupeKey is remembered (default 24 h). */
+  dedupeWindowMs?: number;
+}
+
+const ORPHAN_AGE_MS = 60 * 60 * 1000;
+const MAX_CACHED_STATEMENTS = 200;
+
+export class SqliteStore implements QueueStore {
+  readonly backend = 'sqlite' as const;
+  readonly dataDir: string;
+  readonly documentsDir: string;
+  private readonly db: Database.Database;
+  private readonly c: SqliteContext;
+  private readonly enqueuedListeners = new Set<(job: Job) => void>();
+  private closed = false;
+
+  static open(opts: StoreOptions): SqliteStore {
+    return new SqliteStore(opts);
+  }
+
+  private constructor(opts: StoreOptions) {
+    this.dataDir = path.resolve(opts.dataDir);
+    this.documentsDir = path.join(this.dataDir, 'documents');
+    const clock = opts.clock ?? systemClock;
+    try {
+      mkdirSync(this.documentsDir, { recursive: true, mode: 0o750 });
+      this.db = new Database(path.join(this.dataDir, 'faxgate.db'));
+      this.db.pragma('busy_timeout = 10000');
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.db.pragma('foreign_keys = ON');
+      // the console's search folds case the way JavaScript does (SQLite's lower() knows only ASCII)
+      this.db.function('fold_case', { deterministic: true }, (s: unknown) => (s === null || s === undefined ? null : String(s).toLowerCase()));
+      this.migrate();
+    } catch (err) {
+      throw new FaxgateError('STORE_UNAVAILABLE', `the queue store in ${this.dataDir} cannot be opened: ${(err as Error).message}`, { cause: err, temporary: true });
+    }
+    const db = this.db;
+    /** Compiled statements by their SQL text: every enqueue, claim and poll reuses them. */
+    const statements = new Map<string, Database.Statement>();
+    this.c = {
+      db,
+      clock,
+      log: opts.logger ?? silentLogger(),
+      documentsDir: this.documentsDir,
+      dedupeWindowMs: opts.dedupeWindowMs ?? 24 * 60 * 60 * 1000,
+      sql(text) {
+        let stmt = statements.get(text);
+        if (!stmt) {
+          // SQL built with varying parts could grow the cache without bound
+          if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear();
+          stmt = db.prepare(text);
+          statements.set(text, stmt);
+        }
+        return stmt;
+      },
+      now: () => new Date(clock.now()).toISOString(),
+      write: (fn) => db.transaction(fn).immediate(),
+    };
+    this.sweepOrphans();
+  }
+
+  private migrate(): void {
+    // Opening a current store takes no write lock: `faxgate jobs` beside a busy daemon must not
+    // make the daemon's commits wait.
+    if ((this.db.pragma('user_version', { simple: true }) as number) >= MIGRATIONS.length) return;
+    // A step may rebuild a table (SQLite cannot add a CHECK in place): with foreign keys on,
+    // dropping the old table would delete its children. Off for the steps, checked before commit.
+    this.db.pragma('foreign_keys = OFF');
+    try {
+      this.db.transaction(() => {
+        const version = this.db.pragma('user_version', { simple: true }) as number;
+        for (let v = version; v < MIGRATIONS.length; v++) {
+          this.db.exec(MIGRATIONS[v]!);
+          this.db.pragma(`user_version = ${v + 1}`);
+        }
+        const broken = this.db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0) throw new Error(`the upgrade left ${broken.length} rows pointing at nothing; nothing was changed`);
+      }).immediate();
+    } finally {
+      this.db.pragma('foreign_keys = ON');
+    }
+  }
+
+  /** Document folders without a job row are leftovers of an enqueue that crashed before its commit. */
+  private sweepOrphans(): void {
+    const now = this.c.clock.now();
+    let names: string[];
+    try {
+      names = readdirSync(this.documentsDir);
+    } catch {
+      return;
+    }
+    const exists = this.c.sql('SELECT 1 FROM jobs WHERE id = ?');
+    for (const name of names) {
+      const dir = path.join(this.documentsDir, name);
+      try {
+        // Young folders may belong to an enqueue still running in another process.
+        if (now - statSync(dir).mtimeMs < ORPHAN_AGE_MS) continue;
+        if (exists.get(name)) continue;
+        rmSync(dir, { recursive: true, force: true });
+        this.c.log.info({ folder: name }, 'removed orphan document folder');
+      } catch {
+        // best effort
+      }
+    }
+  }
+
+  // ---- intake
+  async enqueue(input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
+    const result = await enq.enqueue(this.c, input);
+    if (!result.duplicate) for (const fn of this.enqueuedListeners) fn(result.job);
+    return result;
+  }
+
+  async enqueueCorrupt(input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job> {
+    return enq.enqueueCorrupt(this.c, input);
+  }
+
+  /** Called after each new job is committed (not for duplicates): the daemon wakes its dispatcher. */
+  onEnqueued(fn: (job: Job) => void): () => void {
+    this.enqueuedListeners.add(fn);
+    return () => this.enqueuedListeners.delete(fn);
+  }
+
+  // ---- reading
+  async getJob(id: string): Promise<Job | null> {
+    return read.jobById(this.c, id);
+  }
+
+  async listJobs(filter: JobFilter = {}): Promise<Job[]> {
+    return read.listJobs(this.c, filter);
+  }
+
+  async countJobs(filter: JobFilter = {}): Promise<number> {
+    return read.countJobs(this.c, filter);
+  }
+
+  async counts(): Promise<QueueCounts> {
+    return read.counts(this.c);
+  }
+
+  async listEvents(jobId: string): Promise<JobEvent[]> {
+    return read.listEvents(this.c, jobId);
+  }
+
+  async readDocument(doc: StoredDocument): Promise<Buffer> {
+    return fsp.readFile(await this.documentPath(doc));
+  }
+
+  /** SQLite keeps each document as a file in the job's folder: the path is the file itself. */
+  async documentPath(doc: StoredDocument): Promise<string> {
+    return doc.path;
+  }
+
+  // ---- dispatcher
+  async claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
+    return leases.claimDue(this.c, owner, limit, leaseMs, opts);
+  }
+
+  /** One group, for tests that drive the queue a send at a time. */
+  async claimNext(owner: string, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup | null> {
+    return leases.claimDue(this.c, owner, 1, leaseMs, opts)[0] ?? null;
+  }
+
+  async extendLease(owner: string, keys: RecipientKey[], leaseMs: number): Promise<void> {
+    leases.extendLease(this.c, owner, keys, leaseMs);
+  }
+
+  async releaseExpired(opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
+    return leases.releaseExpired(this.c, opts);
+  }
+
+  async releaseOwner(owner: string): Promise<number> {
+    return leases.releaseOwner(this.c, owner);
+  }
+
+  async markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }, apiCalls = 0): Promise<boolean> {
+    return steps.markAccepted(this.c, key, sendId, fields, apiCalls);
+  }
+
+  async markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean> {
+    return steps.markUnknown(this.c, key, sendId, error);
+  }
+
+  async postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean> {
+    return steps.postponeUnknown(this.c, key, sendId, error, nextAttemptAt);
+  }
+
+  async defer(key: RecipientKey, opts: { error: string; nextAttemptAt: Date; sendId?: string; faxTry?: boolean; refundAttempt?: boolean; expect?: RecipientState[] }): Promise<boolean> {
+    return steps.defer(this.c, key, opts);
+  }
+
+  async fail(key: RecipientKey, opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] }): Promise<boolean> {
+    return steps.fail(this.c, key, opts);
+  }
+
+  async complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean> {
+    return steps.complete(this.c, key, fields);
+  }
+
+  async recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void> {
+    steps.recordProgress(this.c, key, fields);
+  }
+
+  async addApiCalls(keys: RecipientKey[], calls: number): Promise<void> {
+    steps.addApiCalls(this.c, keys, calls);
+  }
+
+  async listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
+    return read.listProcessing(this.c, limit);
+  }
+
+  async listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>> {
+    return read.listUnknown(this.c, sentBefore, limit);
+  }
+
+  async isKnownMessage(messageId: string): Promise<boolean> {
+    return read.isKnownMessage(this.c, messageId);
+  }
+
+  async wakeDeferred(user: string, errorPrefix: string): Promise<number> {
+    return steps.wakeDeferred(this.c, user, errorPrefix);
+  }
+
+  async nextDueAt(): Promise<string | null> {
+    return read.nextDueAt(this.c);
+  }
+
+  // ---- operators
+  async retry(id: string): Promise<Job> {
+    return ops.retry(this.c, id);
+  }
+
+  async cancel(id: string): Promise<Job> {
+    return ops.cancel(this.c, id);
+  }
+
+  async hold(id: string): Promise<Job> {
+    return ops.hold(this.c, id);
+  }
+
+  async release(id: string): Promise<Job> {
+    return ops.release(this.c, id);
+  }
+
+  async purge(olderThanMs: number): Promise<number> {
+    return ops.purge(this.c, olderThanMs);
+  }
+
+  // ---- notifications
+  async enqueueNotification(n: NewNotification): Promise<{ id: number; duplicate: boolean }> {
+    return notes.enqueueNotification(this.c, n);
+  }
+
+  async claimNotifications(owner: string, limit: number, leaseMs: number): Promise<Notification[]> {
+    return notes.claimNotifications(this.c, owner, limit, leaseMs);
+  }
+
+  async completeNotification(id: number, state: 'sent' | 'skipped'): Promise<void> {
+    notes.completeNotification(this.c, id, state);
+  }
+
+  async deferNotification(id: number, error: string, nextAttemptAt: Date): Promise<void> {
+    notes.deferNotification(this.c, id, error, nextAttemptAt);
+  }
+
+  async failNotification(id: number, error: string): Promise<void> {
+    notes.failNotification(this.c, id, error);
+  }
+
+  async listNotifications(filter: { jobId?: string; kind?: string } = {}): Promise<Notification[]> {
+    return notes.listNotifications(this.c, filter);
+  }
+
+  // ---- key/value
+  async getState(key: string): Promise<string | null> {
+    return kv.getState(this.c, key);
+  }
+
+  async setState(key: string, value: string): Promise<void> {
+    kv.setState(this.c, key, value);
+  }
+
+  /** The daemon lock already makes this process the only one on this queue. */
+  async holdsDuty(_duty: string): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+}
