@@ -273,6 +273,21 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect(await store.markAccepted(key(job.id), g!.sendId, { messageId: 'm1' })).toBe(true);
     });
 
+    it('a send that became unknown late is looked up only a grace after that, not after its send time', async () => {
+      // Another gateway's lease ran out long after the send: the service may still be finishing that
+      // send, so the lookup (and a resend when nothing is found) must wait from the moment it became unknown.
+      const clock = manualClock();
+      const { store, dir } = await open({ clock });
+      const { job } = await store.enqueue(newJob(dir));
+      await store.claimDue('dead-process', 5, 60_000);
+      clock.advance(61_000);
+      expect((await store.releaseExpired()).unknown).toBe(1);
+      const grace = 8_000;
+      expect(await store.listUnknown(new Date(clock.now() - grace))).toEqual([]);
+      clock.advance(grace);
+      expect((await store.listUnknown(new Date(clock.now() - grace))).map((x) => x.jobId)).toEqual([job.id]);
+    });
+
     it('releaseOwner makes this owner\'s sends unknown and frees its notices', async () => {
       const { store, dir } = await open();
       const a = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15550000011' }] }))).job;

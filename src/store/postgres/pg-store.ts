@@ -669,7 +669,7 @@ export class PgStore implements QueueStore {
   async listUnknown(sentBefore: Date, limit = 10_000): Promise<Array<Recipient & { user: string }>> {
     const r = await this.q<RecipientRow & { user: string }>('list unknown sends',
       `SELECT r.*, j."user" AS "user" FROM recipients r JOIN jobs j ON j.id = r.job_id
-       WHERE r.state = 'unknown' AND (r.sent_at IS NULL OR r.sent_at <= $1) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= $2)
+       WHERE r.state = 'unknown' AND (r.sent_at IS NULL OR r.sent_at <= $1) AND r.updated_at <= $1 AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= $2)
        ORDER BY r.sent_at LIMIT $3`, [sentBefore.toISOString(), this.now(), limit]);
     return r.rows.map((x) => ({ ...toRecipient(x), user: x.user }));
   }
