@@ -4,11 +4,13 @@
 // Sends MESSAGES raw messages over SESSIONS pooled sessions, after one warm-up message per session,
 // and prints one JSON line: accepted, seconds, per-message latencies (MAIL FROM to 250), and each
 // 250's queue id and wall-clock time (ms since the epoch, sub-ms, comparable across processes).
-// Usage: smtp-load.ts PORT SESSIONS MESSAGES FROM [TO] [PDF-FILE] [GAP-MS]
+// Usage: smtp-load.ts PORT SESSIONS MESSAGES FROM [TO] [PDF-FILE] [GAP-MS] [RATE]
 //   TO: recipient; "{i}" in it becomes 1000 + the message's number, so each message can have its own
 //   fax number (the dispatcher sends one fax per number at a time). Default 15551234567@fax.example.com.
 //   PDF-FILE: a real PDF to attach (the service renders it); default a 73 KB PDF-shaped filler.
 //   GAP-MS: a pause after each message in a session (a light, steady stream instead of a burst).
+//   RATE: a paced load instead of a burst: message i is sent no earlier than i / RATE seconds after
+//   the start (by whichever session is free), so the server sees RATE messages a second.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import nodemailer from 'nodemailer';
@@ -20,6 +22,7 @@ const pdf = process.argv[7]
   : Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(73_000, 0x20), Buffer.from('\n%%EOF\n')]);
 const b64 = pdf.toString('base64').replace(/.{76}/g, '$&\r\n');
 const gapMs = Number(process.argv[8] || 0);
+const rate = Number(process.argv[9] || 0);
 const toOf = (i: number) => toPattern.replace('{i}', String(1000 + i));
 
 function message(i: number): Buffer {
@@ -47,6 +50,10 @@ await Promise.all(
   transports.map(async (t) => {
     while (next < raws.length) {
       const i = next++;
+      if (rate > 0) {
+        const wait = t0 + (i * 1000) / rate - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
       const s = performance.now();
       const info = await t.sendMail({ envelope: envelope(i), raw: raws[i]! });
       const end = performance.now();

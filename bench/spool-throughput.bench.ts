@@ -142,7 +142,7 @@ export default async function bench(): Promise<BenchResult[]> {
   return [
     { figure: `spool: last write -> durably queued, p50 (stableMs ${STABLE_MS})`, value: pct(latencies, 50), unit: 'ms', peer: { label: 'stableMs floor', value: STABLE_MS }, goal: `<= ${STABLE_MS + 150}` },
     { figure: `spool: last write -> durably queued, p99 (stableMs ${STABLE_MS})`, value: pct(latencies, 99), unit: 'ms', peer: { label: 'stableMs floor', value: STABLE_MS }, goal: `<= ${STABLE_MS + 500}` },
-    { figure: `spool: ${BURST_FILES} files dropped at once, queued per second`, value: BURST_FILES / burst.seconds, unit: 'files/s', peer: { label: 'store.enqueue alone, sequential', value: ceiling }, goal: '>= 0.5x the store alone' },
+    { figure: `spool: ${BURST_FILES} files dropped at once, queued per second`, value: BURST_FILES / burst.seconds, unit: 'files/s', peer: { label: 'store.enqueue alone, sequential', value: ceiling }, goal: '>= 0.9' },
   ];
 }
 

@@ -10,7 +10,7 @@ import { riskySettings } from './config/risky-settings.js';
 import type { Config, UserConfig } from './config/schema.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { DaemonLock } from './store/daemon-lock.js';
-import { describeError } from './errors.js';
+import { describeError, FaxgateError } from './errors.js';
 import { FaxClientFactory } from './fax/client-factory.js';
 import type { FaxApi, FaxRecord } from './fax/types.js';
 import { ApiGate } from './fax/api-gate.js';
@@ -104,7 +104,7 @@ export class Gateway {
     const lock = opts.lock ?? DaemonLock.acquire(config.data);
     let store: QueueStore | undefined;
     try {
-      store = opts.store ?? (await openStore({ dataDir: config.data, clock: opts.clock, logger: opts.logger.child({ component: 'store' }) }));
+      store = opts.store ?? (await openStore({ dataDir: config.data, database: config.database, clock: opts.clock, logger: opts.logger.child({ component: 'store' }) }));
       return new Gateway(config, { ...opts, lock, store });
     } catch (err) {
       if (store && !opts.store) await store.close().catch(() => undefined);
@@ -119,6 +119,7 @@ export class Gateway {
     mkdirSync(config.data, { recursive: true, mode: 0o750 });
     this.lock = opts.lock ?? DaemonLock.acquire(config.data);
     try {
+      if (config.database && !opts.store) throw new FaxgateError('INTERNAL', 'a PostgreSQL queue (database:) is opened by Gateway.open, not by the constructor');
       this.store = opts.store ?? openLocalStore({ dataDir: config.data, clock: this.clock, logger: this.log.child({ component: 'store' }) });
     } catch (err) {
       this.lock.release();
@@ -279,7 +280,9 @@ export class Gateway {
   async start(): Promise<RunningAddresses> {
     // No other daemon can hold a lease on this queue (we hold the data folder's lock): sends and
     // notifications an earlier run left mid-way are taken back now, not when their leases run out.
-    const taken = await this.store.releaseExpired({ all: true });
+    // On PostgreSQL other gateways share the queue and may be mid-send: leases there only ever
+    // expire by time (the dispatcher's passes release them), never all at once at a start.
+    const taken = this.store.backend === 'sqlite' ? await this.store.releaseExpired({ all: true }) : { unknown: 0, released: 0 };
     if (taken.unknown + taken.released > 0) this.log.warn({ unknownSends: taken.unknown, leases: taken.released }, 'took back the work of an earlier run that did not stop cleanly');
     // users an earlier run left held for a refused key stay held until a working key is loaded
     await this.dispatcher.holds.load(this.users.map((u) => u.name));
@@ -297,7 +300,7 @@ export class Gateway {
     if (this.web) this.addresses.web = await this.web.listen();
     this.addresses.outbox = outboxDir(this.config);
     for (const risk of riskySettings(this.config)) this.log.warn({ risk }, 'RISKY setting');
-    this.log.info({ smtp: this.addresses.smtp, admin: this.addresses.admin, web: this.addresses.web, spool: this.addresses.spoolRoot, users: this.users.length }, 'STARTED');
+    this.log.info({ smtp: this.addresses.smtp, admin: this.addresses.admin, web: this.addresses.web, spool: this.addresses.spoolRoot, users: this.users.length, queue: this.store.backend }, 'STARTED');
     return this.addresses;
   }
 

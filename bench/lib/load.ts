@@ -24,12 +24,14 @@ export interface LoadOptions {
   pdfFile?: string;
   /** a pause after each message in a session */
   gapMs?: number;
+  /** a paced load: this many messages a second, whichever session is free */
+  rate?: number;
 }
 
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'smtp-load.ts');
 
 export async function runSmtpLoad(o: LoadOptions): Promise<LoadResult> {
-  const args = ['--import', 'tsx', script, String(o.port), String(o.sessions), String(o.messages), o.from, o.to ?? '', o.pdfFile ?? '', String(o.gapMs ?? 0)];
+  const args = ['--import', 'tsx', script, String(o.port), String(o.sessions), String(o.messages), o.from, o.to ?? '', o.pdfFile ?? '', String(o.gapMs ?? 0), String(o.rate ?? 0)];
   const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 64 << 20, timeout: 300_000 });
   return JSON.parse(stdout.trim().split('\n').pop()!) as LoadResult;
 }

@@ -244,11 +244,17 @@ export async function startSmtpSink(tools: PostfixTools): Promise<Running> {
   return { port, label: 'smtp-sink (no work at all)', stop };
 }
 
-/** smtp-source against a port: `sessions` parallel sessions, `messages` of `bytes` each; msg/s. */
-export async function runSmtpSource(tools: PostfixTools, o: { port: number; sessions: number; messages: number; bytes: number; from: string; to: string }): Promise<number> {
+/**
+ * smtp-source against a port: `sessions` parallel sessions, `messages` in all (a connection per
+ * message, smtp-source's default), each `bytes` of filler or, with `file`, that prepared message
+ * (`-F`: its lines are sent with CRLF and dot-stuffed). A warm-up of one message per session
+ * first (every smtpd process started). Returns msg/s; throws if smtp-source reports any failure.
+ */
+export async function runSmtpSource(tools: PostfixTools, o: { port: number; sessions: number; messages: number; bytes?: number; file?: string; from: string; to: string }): Promise<number> {
   if (!tools.smtpSource) throw new Error(INSTALL_HINT);
-  const args = (m: number) => ['-s', String(o.sessions), '-m', String(m), '-l', String(o.bytes), '-f', o.from, '-t', o.to, `127.0.0.1:${o.port}`];
-  await run(tools.smtpSource, args(o.sessions)); // warm-up: every smtpd process started
+  const body = o.file ? ['-F', o.file] : ['-l', String(o.bytes ?? 100_000)];
+  const args = (m: number) => ['-s', String(o.sessions), '-m', String(m), ...body, '-f', o.from, '-t', o.to, `127.0.0.1:${o.port}`];
+  await run(tools.smtpSource, args(o.sessions));
   const t0 = performance.now();
   await run(tools.smtpSource, args(o.messages), { timeout: 300_000 });
   return o.messages / ((performance.now() - t0) / 1000);

@@ -58,6 +58,8 @@ export function needSecret(ctx: CliContext, value: string | undefined, purpose: 
 }
 
 export async function openStore(ctx: CliContext): Promise<QueueStore> {
+  // PostgreSQL: the queue is the database, reachable from any host (data holds only cached copies)
+  if (ctx.config.database) return openQueue({ dataDir: ctx.config.data, database: ctx.config.database });
   if (!existsSync(ctx.config.data)) {
     throw new FaxgateError('STORE_UNAVAILABLE', `no queue at ${ctx.config.data} (has the gateway been started with this config?)`);
   }

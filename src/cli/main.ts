@@ -7,6 +7,7 @@ import { contactsAdd, contactsDelete, contactsList, contactsUpdate, downloadComm
 import { jobCommand, jobOpCommand, jobsCommand, LISTABLE_STATES, sendCommand, statusCommand } from './jobs.js';
 import { configCheckCommand, doctorCommand, passwdCommand } from './ops-commands.js';
 import { startCommand } from './start.js';
+import { storeMigrateCommand } from './store-commands.js';
 import { webhooksList, webhooksRegister, webhooksRemove } from './webhooks.js';
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -217,6 +218,15 @@ export function buildProgram(): Command {
     .action(async (o) => {
       process.exitCode = await doctorCommand(o);
     });
+
+  const store = program.command('store').description('the queue itself');
+  store
+    .command('migrate')
+    .description('copy the SQLite queue in `data` (every job, document, event, notification and state key) into PostgreSQL; rerun it to copy what is missing; refused while the daemon runs')
+    .option('--to <url>', 'postgres://user@host/db (default: the config\'s database)')
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action((o) => storeMigrateCommand(o));
 
   program
     .command('passwd')

@@ -236,7 +236,7 @@ export function maskSecrets<T>(value: T): T {
   const walk = (v: unknown, key?: string): unknown => {
     if (typeof v === 'string') {
       if (key && secretKeys.has(key)) return '****';
-      return v.replace(/^(smtps?:\/\/[^:/@]+:)[^@]*@/, '$1****@');
+      return v.replace(/^((?:smtps?|postgres(?:ql)?):\/\/[^:/@]+:)[^@]*@/, '$1****@');
     }
     if (Array.isArray(v)) return v.map((x) => walk(x));
     if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
@@ -250,5 +250,13 @@ export function secretValues(c: Config): string[] {
   const out = c.users.flatMap((u) => [u.apiKey, u.password ?? '']).filter((s) => unsetSecretName(s) === null);
   if (c.api.adminKey) out.push(c.api.adminKey);
   if (c.webhooks) out.push(c.webhooks.password);
+  if (c.database) {
+    try {
+      const pw = decodeURIComponent(new URL(c.database).password);
+      if (pw && unsetSecretName(pw) === null) out.push(pw);
+    } catch {
+      // an unparsable URL is refused when the store opens
+    }
+  }
   return out.filter((s) => s.length > 0);
 }

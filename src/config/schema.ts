@@ -92,6 +92,15 @@ export const configSchema = z
       .strict()
       .default({ baseUrl: 'sandbox', timeoutMs: 30_000, concurrency: 4, ratePerSecond: 5, variant: 'a' }),
     data: z.string().min(1).default('./data'),
+    /**
+     * The shared queue of several gateways: postgres://user[:password]@host[:port]/db (docs/ha.md).
+     * Absent: the embedded SQLite queue in `data`. The password may come from ${VAR} or the secrets
+     * file; it is masked wherever the config or an error is shown.
+     */
+    database: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/[^\s]+$/, 'expected a PostgreSQL URL, e.g. "postgres://faxgate@db.example.com/faxgate"')
+      .optional(),
     smtp: z
       .object({
         listen: z.array(hostPort).min(1).default(['127.0.0.1:2525']),

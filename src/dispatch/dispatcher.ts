@@ -250,7 +250,8 @@ export class Dispatcher {
     if (!untilIdle && now - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now;
       try {
-        await store.purge(this.ctx.queue.retentionDays * 86_400_000);
+        // one gateway at a time purges (a duty; always this one on SQLite)
+        if (await store.holdsDuty('purge')) await store.purge(this.ctx.queue.retentionDays * 86_400_000);
       } catch (err) {
         this.ctx.log.error({ err: describeError(err) }, 'purge failed');
       }

@@ -1,5 +1,5 @@
-// The cleanup stage for one received mail (Postfix cleanup): parse it off the main thread, keep it
-// as corrupt when it cannot be read, read the user's preferences for the cover and the time zone,
+// The cleanup stage for one received mail (Postfix cleanup): take its parse (done while the mail
+// arrived, or of the stored file on a reader thread), keep it as corrupt when it cannot be read, read the user's preferences for the cover and the time zone,
 // make it one fax job and accept it. smtp/ only receives the bytes and answers with the outcome.
 import type { Clock } from '../clock.js';
 import type { MailBodyMode } from '../config/schema.js';
@@ -25,8 +25,10 @@ export interface ReceivedMail {
   user: string;
   envelopeFrom: string;
   recipients: EnvelopeRecipient[];
-  /** The message as received, durably on disk; its folder takes the extracted parts. */
+  /** The message as received, on disk; its folder takes the extracted parts. */
   messageFile: string;
+  /** The parse fed while the message arrived (startMailParse); without it the file is parsed by deps.readers. */
+  parsing?: Promise<ParsedMail>;
   workDir: string;
   sha256: string;
   /** Where the mail's text goes (the user's choice, else smtp.body). */
@@ -47,10 +49,27 @@ function unreadable(err: unknown): string | null {
   return `broken MIME structure (${what})`;
 }
 
+/** The rest of a streamed parse, after the last byte, bounded like a reader thread's. */
+async function withinLimit(parsing: Promise<ParsedMail>, ms: number | undefined): Promise<ParsedMail> {
+  if (ms === undefined) return parsing;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      parsing,
+      new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(new ReadTimeoutError('the message', ms)), ms);
+        timer.unref();
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Promise<Accepted> {
   let parsed: ParsedMail;
   try {
-    parsed = await deps.readers.parseMail(mail.messageFile, mail.workDir);
+    parsed = mail.parsing ? await withinLimit(mail.parsing, deps.readers.mailTimeoutMs) : await deps.readers.parseMail(mail.messageFile, mail.workDir);
   } catch (err) {
     const why = unreadable(err);
     if (why === null) throw err;

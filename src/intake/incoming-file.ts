@@ -1,9 +1,11 @@
 // A message is written to <data>/incoming/ while it arrives: never held in memory. Bytes past the
-// size limit are drained and dropped (the client is told 552 at the end, as SMTP requires).
+// size limit are drained and dropped (the client is told 552 at the end, as SMTP requires). The
+// same bytes can feed a second reader as they pass (the MIME parser: one pass over the message);
+// the file is what is kept, so a reader that gives up or breaks never stops the file.
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 export interface IncomingFile {
@@ -16,27 +18,68 @@ export interface IncomingFile {
 
 /** A fresh private folder for one message and its extracted parts. */
 export async function makeWorkDir(incomingDir: string): Promise<string> {
-  await fsp.mkdir(incomingDir, { recursive: true, mode: 0o750 });
   const dir = path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
-  await fsp.mkdir(dir, { mode: 0o700 });
+  try {
+    await fsp.mkdir(dir, { mode: 0o700 });
+  } catch (err) {
+    // incoming/ itself is made at start; only if it went away is it made again (one call less a message)
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await fsp.mkdir(incomingDir, { recursive: true, mode: 0o750 });
+    await fsp.mkdir(dir, { mode: 0o700 });
+  }
   return dir;
 }
 
-export async function writeIncoming(stream: Readable, file: string, maxBytes: number): Promise<IncomingFile> {
+/** Removes a message's work folder: usually already emptied by the store (a plain rmdir), else whole. */
+export async function removeWorkDir(dir: string): Promise<void> {
+  try {
+    await fsp.rmdir(dir);
+  } catch {
+    await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+export async function writeIncoming(stream: Readable, file: string, maxBytes: number, tap?: Writable): Promise<IncomingFile> {
   const hash = createHash('sha256');
   let bytes = 0;
   let total = 0;
+  // the tap's own trouble is its reader's to report (it rejects its own result): here it only
+  // stops being fed
+  let tapOpen = tap !== undefined;
+  const closeTap = (): void => {
+    tapOpen = false;
+  };
+  tap?.on('error', closeTap).once('close', closeTap);
   const limit = new Transform({
     transform(chunk: Buffer, _enc, done) {
       total += chunk.length;
-      if (bytes >= maxBytes) return done();
+      if (bytes >= maxBytes) {
+        // past the limit the message is refused: its reader has nothing more to do
+        if (tapOpen) tap!.destroy();
+        return done();
+      }
       const keep = chunk.length + bytes > maxBytes ? chunk.subarray(0, maxBytes - bytes) : chunk;
       bytes += keep.length;
       hash.update(keep);
-      done(null, keep);
+      if (!tapOpen || tap!.write(keep)) return done(null, keep);
+      // the reader is behind: wait for it (backpressure reaches the client's socket), or for its end
+      const go = (): void => {
+        tap!.off('drain', go).off('close', go).off('error', go);
+        done(null, keep);
+      };
+      tap!.on('drain', go).on('close', go).on('error', go);
+    },
+    flush(done) {
+      if (tapOpen) tap!.end();
+      done();
     },
   });
-  await pipeline(stream, limit, createWriteStream(file, { mode: 0o600 }));
+  try {
+    await pipeline(stream, limit, createWriteStream(file, { mode: 0o600 }));
+  } catch (err) {
+    if (tapOpen) tap!.destroy();
+    throw err;
+  }
   const exceeded = total > maxBytes || (stream as Readable & { sizeExceeded?: boolean }).sizeExceeded === true;
   return { path: file, bytes, sha256: hash.digest('hex'), sizeExceeded: exceeded };
 }

@@ -1,11 +1,17 @@
-// The stored message parsed with mailparser's streaming MailParser (simpleParser would buffer
-// every attachment): each attachment is streamed to its own file next to the message, so memory
-// holds only the headers and the text body. Nested message/rfc822 parts are walked by mailparser
-// itself, so a forwarded mail's attachments come out here too, in message order.
+// A message parsed with mailparser's streaming MailParser (simpleParser would buffer every
+// attachment): each attachment is decoded straight into its own file next to the message, so
+// memory holds only the headers and the text body. The SMTP receiver feeds it while DATA arrives
+// (startMailParse: one pass, on the main thread); a stored file goes through parseMail. Nested
+// message/rfc822 parts are walked by mailparser itself, so a forwarded mail's attachments come out
+// here too, in message order.
+// It runs on the main thread, so every step must be linear and bounded per chunk: mailsplit's
+// limits below cap each header block (the costly part: address lists, encoded words) and the part
+// count; turning HTML into text (html-to-text, costly on hostile HTML) is handed to the caller's
+// htmlText, which the daemon runs on a reader thread with a time limit.
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { Transform } from 'node:stream';
+import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
@@ -104,8 +110,48 @@ function toUtf8(charset: string): Transform | null {
 // Forwarded mail inside forwarded mail: deeper than this is not opened (and left out).
 const MAX_NESTING = 5;
 
-export async function parseMail(messageFile: string, partsDir: string, depth = 0): Promise<ParsedMail> {
-  const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false });
+/**
+ * mailsplit's limits (EMAXLEN past them). A header block of at most 256 KB costs at most about
+ * 300 ms to read even when built to be slow (a Cc of address groups, the worst found), and about
+ * 80 ms as plain header lines; mailsplit's default of 1 MB let one such block take 1.2 s. 256 KB
+ * still takes a 200 KB folded subject, which a test sends on purpose.
+ */
+export const MAIL_LIMITS = { maxHeadSize: 256 * 1024, maxChildNodes: 1000 } as const;
+
+export interface ParseOptions {
+  /** HTML body to text (default: html-to-text on this thread). */
+  htmlText?: (html: string) => Promise<string>;
+}
+
+const localHtmlText = async (html: string): Promise<string> => bodyText({ text: '', html });
+
+/** A stored message parsed from its file. */
+export function parseMail(messageFile: string, partsDir: string, depth = 0, opts: ParseOptions = {}): Promise<ParsedMail> {
+  return parseMailStream(createReadStream(messageFile), partsDir, depth, opts);
+}
+
+export interface MailParse {
+  /** Write the message here as it arrives; end() it after the last byte. */
+  input: Writable;
+  /** Settles once the message is parsed and every part file is written and closed. */
+  done: Promise<ParsedMail>;
+}
+
+/**
+ * A parse fed while the message arrives (one pass: nothing is read back from disk). If the
+ * message breaks the parser, `input` is destroyed and `done` rejects with the parser's error: the
+ * feeder goes on keeping the raw message and stops writing here.
+ */
+export function startMailParse(partsDir: string, opts: ParseOptions = {}): MailParse {
+  const input = new PassThrough();
+  const done = parseMailStream(input, partsDir, 0, opts);
+  // observed here, handled by whoever awaits it: a refusal for size must not leave it unhandled
+  done.catch(() => undefined);
+  return { input, done };
+}
+
+async function parseMailStream(source: Readable, partsDir: string, depth: number, opts: ParseOptions): Promise<ParsedMail> {
+  const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false, ...MAIL_LIMITS });
   const parts: ExtractedPart[] = [];
   const writes: Array<Promise<void>> = [];
   let text = '';
@@ -160,7 +206,7 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
   const ended = once(parser, 'end');
   ended.catch(() => {});
   try {
-    await pipeline(createReadStream(messageFile), parser);
+    await pipeline(source, parser);
     await ended;
   } finally {
     // every attachment write settles before we return or throw, so no stream outlives the call
@@ -169,9 +215,13 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
     if (failed) throw failed.reason;
   }
   const from = addresses(parser.from)[0] ?? null;
-  // An HTML-only body is turned into text here, on the reader thread: html-to-text over a hostile
-  // megabyte of HTML would otherwise run on the main thread in mailToJob.
-  if (!text.trim() && html.trim()) text = bodyText({ text: '', html }).slice(0, MAX_BODY_CHARS);
+  // An HTML-only body is turned into text here, through htmlText (a reader thread in the daemon):
+  // html-to-text over a hostile megabyte of HTML must not run on the main thread. Once turned,
+  // the HTML is dropped, so that nothing later (mailToJob's bodyText) converts it again here.
+  if (!text.trim() && html.trim()) {
+    text = (await (opts.htmlText ?? localHtmlText)(html)).slice(0, MAX_BODY_CHARS);
+    if (opts.htmlText) html = '';
+  }
   return {
     // bounded: it feeds the subject tags, the cover (55 characters) and notification subjects
     subject: oneLine(String(parser.subject ?? ''), MAX_SUBJECT_CHARS),
@@ -181,7 +231,7 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
     recipients: [...addresses(parser.to), ...addresses(parser.cc)],
     text,
     html,
-    parts: await openForwarded(parts, partsDir, depth),
+    parts: await openForwarded(parts, partsDir, depth, opts),
   };
 }
 
@@ -189,7 +239,7 @@ export async function parseMail(messageFile: string, partsDir: string, depth = 0
  * A forwarded message sent as an attachment (message/rfc822 with Content-Disposition:
  * attachment) comes out of mailparser as one opaque part; its own attachments take its place.
  */
-async function openForwarded(parts: ExtractedPart[], partsDir: string, depth: number): Promise<ExtractedPart[]> {
+async function openForwarded(parts: ExtractedPart[], partsDir: string, depth: number, opts: ParseOptions): Promise<ExtractedPart[]> {
   if (!parts.some((p) => p.contentType === 'message/rfc822')) return parts;
   const out: ExtractedPart[] = [];
   for (const p of parts) {
@@ -199,7 +249,7 @@ async function openForwarded(parts: ExtractedPart[], partsDir: string, depth: nu
     }
     const sub = path.join(partsDir, `fwd-${String(p.index).padStart(3, '0')}`);
     await fsp.mkdir(sub, { mode: 0o700 });
-    const inner = await parseMail(p.path, sub, depth + 1);
+    const inner = await parseMail(p.path, sub, depth + 1, opts);
     if (inner.parts.length > 0) {
       out.push(...inner.parts);
       continue;

@@ -5,6 +5,10 @@ import type { ParsedMail } from './mail-parse.js';
 /** What intake runs through the workers (or in-process, see inProcessReaders). */
 export interface InputReaders {
   parseMail(messageFile: string, partsDir: string): Promise<ParsedMail>;
+  /** A mail's HTML body as text (html-to-text, costly on hostile HTML: off the main thread). */
+  htmlText?(html: string): Promise<string>;
+  /** How long a mail may still be read after its last byte arrived (none when left out). */
+  readonly mailTimeoutMs?: number;
   pdfPageTexts(data: Uint8Array): Promise<string[]>;
   close(): Promise<void>;
 }

@@ -42,7 +42,10 @@ export class KeyWatch {
   private readonly expiry = new Map<string, { expiresAt: string | null; checkedAt: string }>();
 
   constructor(private readonly opts: KeyWatchOptions) {
-    this.loop = new Periodic(() => this.checkAll(), {
+    // one gateway at a time (a duty, checked each period: see InboundPoller)
+    this.loop = new Periodic(async () => {
+      if (await this.opts.store.holdsDuty('keys')) await this.checkAll();
+    }, {
       intervalMs: opts.intervalMs ?? 6 * 3_600_000,
       firstDelayMs: 10_000,
       unref: true,

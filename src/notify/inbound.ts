@@ -67,7 +67,11 @@ export class InboundPoller {
     this.users = opts.users;
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
-    this.loop = new Periodic(() => this.pollAll(), {
+    // one gateway at a time polls (a duty: always this one on SQLite; on PostgreSQL the holder of
+    // its advisory lock, checked each period, so another takes over when the holder dies)
+    this.loop = new Periodic(async () => {
+      if (await this.opts.store.holdsDuty('inbound')) await this.pollAll();
+    }, {
       intervalMs: opts.notify.inbound.intervalMs,
       onError: (err) => this.log.error({ err: describeError(err) }, 'inbound poll failed'),
     });

@@ -1,10 +1,15 @@
-// The watched folder of one user. chokidar says that a name changed; we decide when a file is
-// complete ourselves (size and mtime unchanged for stableMs, seen by lstat), because a slow
-// writer or a copy over SMB must never be taken half-written. A rescan now and then catches
-// anything an event missed. A file that is already over the size limit is taken at once (it is
+// The watched folder of one user. The folder's own watch (fs.watch: inotify on Linux) says that a
+// name changed; we decide when a file is complete ourselves (size and mtime unchanged for
+// stableMs, seen by lstat), because a slow writer or a copy over SMB must never be taken
+// half-written. A rescan now and then catches anything an event missed, and watches the folder
+// again if it was replaced or its watch failed.
+// Not chokidar: on every change of a folder it reads the whole folder again and lstats each entry
+// (hard-wired in its readdirp call), so a burst of 500 printed files made 90,000 lstat calls and
+// queued at a third of the rate (docs/bench.md). We need none of what it adds: the file name from
+// the event is all we use, and the stability check and the rescan are ours. A file that is already over the size limit is taken at once (it is
 // refused unread, whatever its writer does next), and one that is still changing after
 // maxWriteMs is refused: neither may sit in the folder forever with nobody told.
-import { watch, type FSWatcher } from 'chokidar';
+import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
@@ -46,6 +51,8 @@ export interface UserSpoolOptions {
 
 export class UserSpool {
   private watcher: FSWatcher | null = null;
+  /** the folder the watch is on (a folder replaced under the same name needs a new watch) */
+  private watchedIno: number | null = null;
   private rescans: Periodic<void> | null = null;
   private readonly seen = new Map<string, Observation>();
   private readonly taking = new Set<string>();
@@ -58,24 +65,7 @@ export class UserSpool {
   }
 
   async start(): Promise<void> {
-    const root = this.opts.folders.root;
-    // chokidar watches the folder itself; its children are "ignored" so that it does not stat,
-    // track and fs.watch every one of 1,000 dropped files (that halved the pickup rate). The
-    // folder's raw events name the file that changed, and our own stability check does the rest.
-    const watcher = watch(root, {
-      depth: 0,
-      followSymlinks: false,
-      ignoreInitial: true,
-      atomic: false,
-      ignored: (p: string) => p !== root,
-    });
-    watcher.on('raw', (_event: string, evPath: string) => {
-      const name = path.basename(evPath);
-      if (name && evPath !== root) this.nudge(name);
-    });
-    watcher.on('error', (err) => this.opts.logger.warn({ folder: root, err: describeError(err) }, 'watch error'));
-    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-    this.watcher = watcher;
+    await this.watchFolder();
     await this.rescan();
     this.rescans = new Periodic(() => this.rescan(), {
       intervalMs: this.opts.rescanMs,
@@ -87,19 +77,52 @@ export class UserSpool {
     this.rescans.start();
   }
 
+  /**
+   * (Re)watches the folder itself, not its children: each event names the entry that changed,
+   * and nudge() does the rest. An event with no name (possible on some systems) rescans.
+   */
+  private async watchFolder(): Promise<void> {
+    const root = this.opts.folders.root;
+    const st = await lstat(root).catch(() => null);
+    if (this.stopped || !st?.isDirectory()) return;
+    if (this.watcher && this.watchedIno === st.ino) return;
+    this.unwatch();
+    try {
+      const watcher = watch(root, { persistent: false }, (_event, name) => {
+        if (name) this.nudge(name.toString());
+        else void this.rescan();
+      });
+      watcher.on('error', (err) => {
+        this.opts.logger.warn({ folder: root, err: describeError(err) }, 'watch error; the folder is rescanned');
+        // the next rescan watches it again
+        if (this.watcher === watcher) this.unwatch();
+      });
+      this.watcher = watcher;
+      this.watchedIno = st.ino;
+    } catch (err) {
+      this.opts.logger.warn({ folder: root, err: describeError(err) }, 'folder cannot be watched; it is rescanned');
+    }
+  }
+
+  private unwatch(): void {
+    this.watcher?.close();
+    this.watcher = null;
+    this.watchedIno = null;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     const rescanned = this.rescans?.stop();
     for (const o of this.seen.values()) if (o.timer) clearTimeout(o.timer);
     this.seen.clear();
-    await this.watcher?.close();
-    this.watcher = null;
+    this.unwatch();
     await rescanned;
   }
 
-  /** Every name in the folder, for files present at start and events chokidar missed. */
+  /** Every name in the folder, for files present at start and events the watch missed. */
   async rescan(): Promise<void> {
     if (this.stopped) return;
+    await this.watchFolder();
     let names: string[];
     try {
       names = await readdir(this.opts.folders.root);

@@ -2,6 +2,7 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';
 import type { QueueStore } from './queue-store.js';
+import { PgStore } from './postgres/pg-store.js';
 import { SqliteStore } from './sqlite/store.js';
 
 export interface OpenStoreOptions {
@@ -11,6 +12,8 @@ export interface OpenStoreOptions {
   logger?: Logger;
   /** How long a dedupeKey is remembered (default 24 h). */
   dedupeWindowMs?: number;
+  /** `database:` of the config: postgres://… for a queue shared by several gateways; absent: SQLite in dataDir. */
+  database?: string;
 }
 
 /**
@@ -18,7 +21,9 @@ export interface OpenStoreOptions {
  * PostgreSQL backend (`database: postgres://…`) is chosen here too, and nowhere else.
  */
 export async function openStore(opts: OpenStoreOptions): Promise<QueueStore> {
-  // the PostgreSQL branch goes here: `if (opts.database) return PostgresStore.open(...)`
+  if (opts.database) {
+    return PgStore.open({ url: opts.database, dataDir: opts.dataDir, clock: opts.clock, logger: opts.logger, dedupeWindowMs: opts.dedupeWindowMs });
+  }
   return openLocalStore(opts);
 }
 
@@ -26,3 +31,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<QueueStore> {
 export function openLocalStore(opts: OpenStoreOptions): QueueStore {
   return SqliteStore.open(opts);
 }
+
+/** `faxgate store migrate`: the SQLite queue in a data folder into PostgreSQL (docs/ha.md). */
+export { migrateSqliteToPostgres, type MigrateReport } from './postgres/migrate-sqlite.js';
+/** A database URL as faxgate shows it: the password masked. */
+export { redactDatabaseUrl } from './postgres/connection.js';

@@ -85,6 +85,7 @@ export interface QueueStore {
   recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void>;
   addApiCalls(keys: RecipientKey[], calls: number): Promise<void>;
   listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>>;
+  /** Unknown sends made, and unknown since, before `sentBefore` (now minus the reconcile grace), and due. */
   listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>>;
   isKnownMessage(messageId: string): Promise<boolean>;
   wakeDeferred(user: string, errorPrefix: string): Promise<number>;

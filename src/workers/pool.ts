@@ -1,8 +1,10 @@
 // Reading hostile input off the main thread (Postfix keeps its parsing in separate processes
-// for the same reasons): MIME parsing of each accepted mail and the text layer of each printed
-// PDF run on a few worker threads (piscina), so that
-//   - the event loop keeps answering SMTP sessions, the spool watcher and the dispatcher while a
-//     25 MB mail is decoded or a PDF is read;
+// for the same reasons): a mail's HTML body turned into text, the text layer of each printed PDF,
+// and the MIME parsing of a stored mail (tools; the SMTP receiver splits MIME as DATA arrives, on
+// the main thread, within mailsplit's limits: see intake/mail-parse.ts) run on a few worker
+// threads (piscina), so that
+//   - the event loop keeps answering SMTP sessions, the spool watcher and the dispatcher while
+//     hostile HTML or a PDF is read;
 //   - a message or PDF built to make the parser spin is stopped after a time limit, and one built
 //     to exhaust memory kills only its worker (a heap limit per thread), never the daemon.
 import os from 'node:os';
@@ -19,7 +21,11 @@ export { ReadTimeoutError, type InputReaders };
 export interface ReaderPoolOptions {
   /** Worker threads at most (default: the CPU count, at least 1, at most 4). */
   threads?: number;
-  /** A mail still being parsed after this long is given up (default 120 s, queue wait included). */
+  /**
+   * A stored mail still being parsed after this long is given up (default 120 s, queue wait
+   * included); a mail parsed as it arrives, this long after its last byte. The same limit holds
+   * for its HTML body turned into text.
+   */
   mailTimeoutMs?: number;
   /** A PDF whose text is still being read after this long is given up (default 60 s). */
   pdfTimeoutMs?: number;
@@ -44,7 +50,7 @@ export class ReaderPool implements InputReaders {
   private closed = false;
   private readonly threads: number;
   private readonly maxHeapMb: number;
-  private readonly mailTimeoutMs: number;
+  readonly mailTimeoutMs: number;
   private readonly pdfTimeoutMs: number;
   private readonly pdfs: PdfProcessPool;
 
@@ -74,6 +80,10 @@ export class ReaderPool implements InputReaders {
 
   parseMail(messageFile: string, partsDir: string): Promise<ParsedMail> {
     return this.run({ kind: 'parseMail', messageFile, partsDir }, this.mailTimeoutMs, 'the message');
+  }
+
+  htmlText(html: string): Promise<string> {
+    return this.run({ kind: 'htmlText', html }, this.mailTimeoutMs, 'the message');
   }
 
   async pdfPageTexts(data: Uint8Array): Promise<string[]> {
@@ -119,6 +129,7 @@ export class ReaderPool implements InputReaders {
  */
 export const inProcessReaders: InputReaders = {
   parseMail: async (messageFile, partsDir) => (await import('../intake/mail-parse.js')).parseMail(messageFile, partsDir),
+  htmlText: async (html) => (await import('../intake/body-text.js')).bodyText({ text: '', html }),
   pdfPageTexts: async (data) => (await import('../intake/pdf-text.js')).pdfPageTexts(data),
   close: async () => undefined,
 };

@@ -1,16 +1,19 @@
 // What runs on the worker threads: the CPU-heavy reading of hostile input (MIME parsing of a
-// stored mail; PDF text is read in child processes, see ./pdf-process.ts). Errors come back as plain data so that their
+// stored mail, a mail's HTML body turned into text; PDF text is read in child processes, see ./pdf-process.ts). Errors come back as plain data so that their
 // errno code (ENOSPC, EACCES...) survives the thread boundary; ./pool.ts turns them back into
 // errors.
+import { bodyText } from '../intake/body-text.js';
 import { parseMail, type ParsedMail } from '../intake/mail-parse.js';
 
 export type Task =
-  | { kind: 'parseMail'; messageFile: string; partsDir: string };
+  | { kind: 'parseMail'; messageFile: string; partsDir: string }
+  | { kind: 'htmlText'; html: string };
 
 export type TaskOutcome<T> = { ok: true; value: T } | { ok: false; error: { name: string; message: string; code?: string } };
 
 export interface TaskValues {
   parseMail: ParsedMail;
+  htmlText: string;
 }
 
 async function outcome<T>(fn: () => Promise<T>): Promise<TaskOutcome<T>> {
@@ -27,6 +30,8 @@ export default async function runTask(task: Task): Promise<TaskOutcome<unknown>>
   switch (task.kind) {
     case 'parseMail':
       return outcome(() => parseMail(task.messageFile, task.partsDir));
+    case 'htmlText':
+      return outcome(async () => bodyText({ text: '', html: task.html }));
     default:
       return { ok: false, error: { name: 'Error', message: `unknown task ${JSON.stringify((task as { kind?: unknown }).kind)}` } };
   }

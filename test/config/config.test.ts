@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfigFile, maskSecrets, parseConfigText } from '../../src/config/load.js';
+import { loadConfigFile, maskSecrets, parseConfigText, secretValues } from '../../src/config/load.js';
 import { FaxgateError } from '../../src/errors.js';
 
 const dirs: string[] = [];
@@ -125,5 +125,18 @@ describe('config', () => {
     const text = JSON.stringify(maskSecrets(c));
     for (const s of ['admin-secret', 'user-secret', 'relay-pass', 'scrypt$1$2$3$abc$def']) expect(text).not.toContain(s);
     expect(text).toContain('smtps://mailer:****@relay.example:465');
+  });
+
+  it('database: a PostgreSQL URL, its password masked and counted as a secret; anything else is refused by name', () => {
+    const c = parseConfigText(`api: {baseUrl: sandbox}\ndatabase: "postgres://faxgate:\${PGPW}@db.example:5432/faxgate"\nusers: []\n`, { env: { PGPW: 'db-pass-1' } });
+    expect(c.database).toBe('postgres://faxgate:db-pass-1@db.example:5432/faxgate');
+    const text = JSON.stringify(maskSecrets(c));
+    expect(text).not.toContain('db-pass-1');
+    expect(text).toContain('postgres://faxgate:****@db.example:5432/faxgate');
+    expect(secretValues(c)).toContain('db-pass-1');
+    expect(parseConfigText('api: {baseUrl: sandbox}\nusers: []\n', { env: {} }).database).toBeUndefined();
+    const err = errorOf(() => parseConfigText('api: {baseUrl: sandbox}\ndatabase: mysql://x/y\nusers: []\n', { env: {} }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.message).toContain('database');
   });
 });

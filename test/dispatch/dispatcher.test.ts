@@ -291,6 +291,10 @@ describe('Dispatcher with the emulator', () => {
     await s.store.claimDue('dead-process', 5, 1);
     await new Promise((r) => setTimeout(r, 80));
     await emulatorCall(emu!, 'PUT', '/_emulator/faults', { errorRate: 1 });
+    // the first pass finds the lease expired (unknown from now on); the lookup waits the grace from then
+    await s.dispatcher.runOnce();
+    expect((await s.store.getJob(job.id))!.recipients[0]!.lastError).toMatch(/^the gateway stopped/);
+    await new Promise((r) => setTimeout(r, 80));
     await s.dispatcher.runOnce();
     let r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('unknown');

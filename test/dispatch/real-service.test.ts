@@ -184,7 +184,9 @@ describe('exactly once without trusting cf', () => {
     // with cf dropped nothing can prove the send never happened.
     await s.store.claimDue('dead-process', 5, 1);
     await sleep(150);
+    // the first pass finds the lease expired; the lookup waits the grace from then, not from the send
     await s.dispatcher.runOnce();
+    await sleep(150);
     await s.dispatcher.runOnce();
     const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('unknown');

@@ -91,14 +91,17 @@ export function listProcessing(c: SqliteContext, limit = 100_000): Array<Recipie
   ).all(limit) as Array<RecipientRow & { user: string }>).map((r) => ({ ...toRecipient(r), user: r.user }));
 }
 
-/** Unknown sends that were made before `sentBefore` and are due for reconciliation. */
+/**
+ * Unknown sends that were made, and became unknown, before `sentBefore` (now minus the grace) and are
+ * due for reconciliation: a lease that ran out late must not be looked up (and resent) at once.
+ */
 export function listUnknown(c: SqliteContext, sentBefore: Date, limit = 10_000): Array<Recipient & { user: string }> {
   const now = c.now();
   return (c.sql(
     `SELECT r.*, j.user AS user FROM recipients r JOIN jobs j ON j.id = r.job_id
-     WHERE r.state = 'unknown' AND (r.sent_at IS NULL OR r.sent_at <= ?) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
+     WHERE r.state = 'unknown' AND (r.sent_at IS NULL OR r.sent_at <= ?) AND r.updated_at <= ? AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
      ORDER BY r.sent_at LIMIT ?`,
-  ).all(sentBefore.toISOString(), now, limit) as Array<RecipientRow & { user: string }>).map((r) => ({ ...toRecipient(r), user: r.user }));
+  ).all(sentBefore.toISOString(), sentBefore.toISOString(), now, limit) as Array<RecipientRow & { user: string }>).map((r) => ({ ...toRecipient(r), user: r.user }));
 }
 
 /** Whether any recipient already tracks this service messageId (reconciliation must not adopt it twice). */

@@ -1,0 +1,116 @@
+// PostgreSQL schema steps, applied in order inside one transaction under an advisory lock (two
+// instances starting together: one migrates, the other waits and finds it done). Never edit a
+// shipped step; append a new one. Times are ISO strings (UTC, fixed width), as in the SQLite
+// store, so both backends compare and return them the same way. State CHECKs come from the same
+// lists the code uses, so the database refuses a state the code does not know.
+import { sqlStateList } from '../transitions.js';
+import { JOB_STATES, NOTIFICATION_STATES, RECIPIENT_STATES } from '../types.js';
+
+export const PG_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    -- insertion order: jobs enqueued in the same millisecond are sent and listed in that order
+    seq BIGSERIAL NOT NULL,
+    source TEXT NOT NULL CHECK (source IN ('smtp','spool','cli')),
+    "user" TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN (${sqlStateList(JOB_STATES)})),
+    cover TEXT NOT NULL,
+    documents TEXT NOT NULL,
+    original TEXT,
+    scheduled_at TEXT,
+    tags TEXT NOT NULL,
+    dedupe_key TEXT,
+    meta TEXT NOT NULL,
+    corrupt_reason TEXT,
+    finals INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    finished_at TEXT
+  );
+  CREATE INDEX jobs_state ON jobs(state, created_at);
+  CREATE INDEX jobs_dedupe ON jobs(dedupe_key, created_at) WHERE dedupe_key IS NOT NULL;
+  CREATE INDEX jobs_user ON jobs("user", created_at);
+  CREATE INDEX jobs_updated ON jobs(updated_at);
+
+  CREATE TABLE recipients (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    number TEXT NOT NULL,
+    name TEXT,
+    state TEXT NOT NULL CHECK (state IN (${sqlStateList(RECIPIENT_STATES)})),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    fax_tries INTEGER NOT NULL DEFAULT 0,
+    budget_from TEXT NOT NULL,
+    next_attempt_at TEXT,
+    last_error TEXT,
+    message_id TEXT,
+    send_id TEXT,
+    result_code TEXT,
+    result_info TEXT,
+    error_code TEXT,
+    error_info TEXT,
+    pages INTEGER,
+    pages_count INTEGER,
+    duration INTEGER,
+    fax_attempt INTEGER,
+    api_calls DOUBLE PRECISION NOT NULL DEFAULT 0,
+    locked_by TEXT,
+    locked_until TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    sent_at TEXT,
+    finished_at TEXT,
+    PRIMARY KEY (job_id, idx),
+    -- a row in sending always carries its lease
+    CHECK (state <> 'sending' OR (locked_by IS NOT NULL AND locked_until IS NOT NULL AND send_id IS NOT NULL))
+  );
+  CREATE INDEX recipients_due ON recipients(state, next_attempt_at);
+  CREATE INDEX recipients_number ON recipients(number, state);
+  CREATE INDEX recipients_message ON recipients(message_id) WHERE message_id IS NOT NULL;
+
+  -- the documents themselves: every instance reads them from here, never from one host's disk
+  CREATE TABLE documents (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    file TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (job_id, file)
+  );
+
+  CREATE TABLE job_events (
+    id BIGSERIAL PRIMARY KEY,
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    idx INTEGER,
+    at TEXT NOT NULL,
+    transition TEXT NOT NULL,
+    from_state TEXT,
+    to_state TEXT NOT NULL,
+    detail TEXT
+  );
+  CREATE INDEX job_events_job ON job_events(job_id, id);
+
+  CREATE TABLE notifications (
+    id SERIAL PRIMARY KEY,
+    kind TEXT NOT NULL,
+    "user" TEXT NOT NULL,
+    job_id TEXT,
+    dedupe_key TEXT NOT NULL UNIQUE,
+    payload TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN (${sqlStateList(NOTIFICATION_STATES)})),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    locked_by TEXT,
+    locked_until TEXT,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+  );
+  CREATE INDEX notifications_due ON notifications(state, next_attempt_at);
+  CREATE INDEX notifications_job ON notifications(job_id);
+
+  CREATE TABLE kv (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
+];
