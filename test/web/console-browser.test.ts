@@ -74,7 +74,8 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/wrong user name or password/);
     await ctx.close();
     const { ctx: ok, page: list } = await signedIn('alice');
-    expect(await list.getByRole('navigation', { name: 'Main' }).textContent()).toContain('alice');
+    // the page fills the navigation in once it has asked who is signed in
+    await expect.poll(() => list.getByRole('navigation', { name: 'Main' }).textContent()).toContain('alice');
     await ok.close();
   }, 30_000);
 
@@ -87,7 +88,7 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     await row.locator('.badge.s-delivered').waitFor({ timeout: 30_000 });
     expect(await row.locator('.badge').textContent()).toBe('delivered');
     expect(await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
-    expect(await page.getByRole('status').textContent()).toMatch(/Live one: delivered/);
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Live one: delivered/);
     await shot(page, 'list');
     await page.setViewportSize({ width: 390, height: 760 });
     await shot(page, 'list-phone');
@@ -197,7 +198,7 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     const { ctx, page } = await signedIn('ops');
     await page.getByRole('link', { name: 'Queue' }).click();
     await page.getByRole('heading', { name: /^Held \(\d+\)/ }).waitFor();
-    expect(await page.locator('#counts').textContent()).toMatch(/on hold\s*\d/);
+    await expect.poll(() => page.locator('#counts').textContent()).toMatch(/on hold\s*\d/);
     await shot(page, 'queue');
     await ctx.close();
   }, 30_000);
