@@ -9,16 +9,13 @@ import { newFaxDocuments, newFaxRecipients } from '../intake/new-fax.js';
 import { silentLogger } from '../log/logger.js';
 import { inFlightByNumber, jobJson, recipientTries, waitReason } from '../job-json.js';
 import { FINAL_JOB_STATES } from '../store/transitions.js';
-import { JOB_STATES, RECIPIENT_STATES, type Job, type JobState, type NewDocument, type RecipientState } from '../store/types.js';
+import { JOB_STATES, type Job, type JobState, type NewDocument, type RecipientState } from '../store/types.js';
 import { OfficeConverter } from '../intake/office-convert.js';
 import type { QueueStore } from '../store/queue-store.js';
 import { loadContext, pickUser, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
 import { listKeyHolds } from '../keys/key-holds.js';
 
 export { jobJson, recipientTries };
-
-/** Every documented state: a job's (queued, active, ...) and a recipient's (deferred, processing, ...). */
-export const LISTABLE_STATES: readonly string[] = [...new Set<string>([...JOB_STATES, ...RECIPIENT_STATES])];
 
 export async function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: number }): Promise<void> {
   const limit = opts.limit ?? 200;

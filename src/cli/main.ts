@@ -3,12 +3,21 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { registerEmulatorCommand } from '../emulator/command.js';
 import { FaxgateError } from '../errors.js';
-import { contactsAdd, contactsDelete, contactsList, contactsUpdate, downloadCommand, historyCommand, keysCreate, keysDelete, keysList, keysRotate } from './api-commands.js';
-import { jobCommand, jobOpCommand, jobsCommand, LISTABLE_STATES, sendCommand, statusCommand } from './jobs.js';
-import { configCheckCommand, doctorCommand, passwdCommand } from './ops-commands.js';
-import { startCommand } from './start.js';
-import { storeMigrateCommand } from './store-commands.js';
-import { webhooksList, webhooksRegister, webhooksRemove } from './webhooks.js';
+import { JOB_STATES, RECIPIENT_STATES } from '../store/types.js';
+
+// Each command's code is loaded when that command runs: `faxgate jobs` must not pay for the SMTP
+// server, the PDF libraries and the web console (over a second of start-up on this hardware).
+const load = {
+  apiCommands: () => import('./api-commands.js'),
+  jobs: () => import('./jobs.js'),
+  opsCommands: () => import('./ops-commands.js'),
+  start: () => import('./start.js'),
+  storeCommands: () => import('./store-commands.js'),
+  webhooks: () => import('./webhooks.js'),
+};
+
+/** Every state `faxgate jobs --state` accepts: a job's or a recipient's. */
+const LISTABLE_STATES: readonly string[] = [...new Set<string>([...JOB_STATES, ...RECIPIENT_STATES])];
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -48,7 +57,7 @@ export function buildProgram(): Command {
     .option('--smtp-listen <host:port>', 'listen here instead of smtp.listen (repeatable)', collect, [])
     .option('--admin-listen <host:port>', 'serve /healthz and /metrics here instead of admin.listen')
     .option('--web-listen <host:port>', 'serve the web console here instead of web.listen')
-    .action(async (o) => startCommand({ config: o.config, delayMs: o.delayMs, smtpListen: o.smtpListen, adminListen: o.adminListen, webListen: o.webListen }));
+    .action(async (o) => (await load.start()).startCommand({ config: o.config, delayMs: o.delayMs, smtpListen: o.smtpListen, adminListen: o.adminListen, webListen: o.webListen }));
 
   registerEmulatorCommand(program);
 
@@ -65,7 +74,7 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (files: string[], o) => {
-      process.exitCode = await sendCommand(files, o);
+      process.exitCode = await (await load.jobs()).sendCommand(files, o);
     });
 
   program
@@ -76,7 +85,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--limit <n>', 'at most this many').argParser(wholeNumber(1, 100_000)).default(200))
     .addOption(configOption())
     .addOption(jsonOption())
-    .action((o) => jobsCommand(o));
+    .action(async (o) => (await load.jobs()).jobsCommand(o));
 
   program
     .command('job')
@@ -84,7 +93,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'job id')
     .addOption(configOption())
     .addOption(jsonOption())
-    .action((id: string, o) => jobCommand(id, o));
+    .action(async (id: string, o) => (await load.jobs()).jobCommand(id, o));
 
   const ops: Array<['retry' | 'cancel' | 'hold' | 'release', string]> = [
     ['retry', 'send the failed or cancelled recipients of a job again'],
@@ -99,7 +108,7 @@ export function buildProgram(): Command {
       .argument('<id>', 'job id')
       .addOption(configOption())
       .addOption(jsonOption())
-      .action((id: string, o) => jobOpCommand(op, id, o));
+      .action(async (id: string, o) => (await load.jobs()).jobOpCommand(op, id, o));
   }
 
   program
@@ -108,11 +117,11 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (o) => {
-      process.exitCode = await statusCommand(o);
+      process.exitCode = await (await load.jobs()).statusCommand(o);
     });
 
   const keys = program.command('keys').description('manage API keys (every keys command needs the admin key, api.adminKey)');
-  keys.command('list').description('list keys').addOption(userOption()).addOption(configOption()).addOption(jsonOption()).action((o) => keysList(o));
+  keys.command('list').description('list keys').addOption(userOption()).addOption(configOption()).addOption(jsonOption()).action(async (o) => (await load.apiCommands()).keysList(o));
   keys
     .command('create')
     .description("create a key for a user (default access print_driver, the gateway's level)")
@@ -122,8 +131,8 @@ export function buildProgram(): Command {
     .addOption(new Option('--expires <date>', 'expiry date or date-time (ISO 8601, e.g. 2026-12-31 or 2026-12-31T23:59:00Z)').argParser(isoDate))
     .addOption(configOption())
     .addOption(jsonOption())
-    .action((o) => keysCreate(o));
-  keys.command('delete').description('delete keys').argument('<ids...>', 'key ids').addOption(configOption()).action((ids: string[], o) => keysDelete(ids, o));
+    .action(async (o) => (await load.apiCommands()).keysCreate(o));
+  keys.command('delete').description('delete keys').argument('<ids...>', 'key ids').addOption(configOption()).action(async (ids: string[], o) => (await load.apiCommands()).keysDelete(ids, o));
   keys
     .command('rotate')
     .description("replace a user's key: new key proven, written where the key lives (--write) or printed, old key deleted after the switch")
@@ -131,7 +140,7 @@ export function buildProgram(): Command {
     .option('--write', 'write the new key where the old one is written (the config file, or the secretsFile for a ${VAR} key) and tell the running daemon to reload; checked before any key is created')
     .addOption(new Option('--grace-seconds <n>', 'with --write: wait this long before deleting the old key').argParser(wholeNumber(0, 86_400)).default(10))
     .addOption(configOption())
-    .action((o) => keysRotate(o));
+    .action(async (o) => (await load.apiCommands()).keysRotate(o));
 
   const webhooks = program.command('webhooks').description("the service's fax events to our receiver (config key webhooks; needs api.adminKey)");
   webhooks
@@ -140,19 +149,19 @@ export function buildProgram(): Command {
     .option('--name <name>', 'registration name', 'faxgate')
     .addOption(configOption())
     .addOption(jsonOption())
-    .action((o) => webhooksRegister(o));
-  webhooks.command('list').description('list registered webhooks (passwords hidden)').addOption(configOption()).addOption(jsonOption()).action((o) => webhooksList(o));
+    .action(async (o) => (await load.webhooks()).webhooksRegister(o));
+  webhooks.command('list').description('list registered webhooks (passwords hidden)').addOption(configOption()).addOption(jsonOption()).action(async (o) => (await load.webhooks()).webhooksList(o));
   webhooks
     .command('remove')
     .description('remove webhooks by id (default: the one pointing at webhooks.url)')
     .argument('[ids...]', 'webhook ids')
     .addOption(configOption())
-    .action((ids: string[], o) => webhooksRemove(ids, o));
+    .action(async (ids: string[], o) => (await load.webhooks()).webhooksRemove(ids, o));
 
   const contacts = program
     .command('contacts')
     .description("a user's contacts: list uses the user's key; add, update and delete need the admin key (api.adminKey), as the users' print_driver keys may only read contacts");
-  contacts.command('list').description("list contacts (the user's key)").addOption(userOption()).option('-q, --query <text>', 'search name, number, e-mail').addOption(new Option('--limit <n>', 'page size').argParser(wholeNumber(1, 1000)).default(100)).addOption(configOption()).addOption(jsonOption()).action((o) => contactsList(o));
+  contacts.command('list').description("list contacts (the user's key)").addOption(userOption()).option('-q, --query <text>', 'search name, number, e-mail').addOption(new Option('--limit <n>', 'page size').argParser(wholeNumber(1, 1000)).default(100)).addOption(configOption()).addOption(jsonOption()).action(async (o) => (await load.apiCommands()).contactsList(o));
   contacts
     .command('add')
     .description("create a contact for the user (needs the admin key, api.adminKey)")
@@ -166,7 +175,7 @@ export function buildProgram(): Command {
     .addOption(userOption())
     .addOption(configOption())
     .addOption(jsonOption())
-    .action((o) => contactsAdd(o));
+    .action(async (o) => (await load.apiCommands()).contactsAdd(o));
   contacts
     .command('update')
     .description('change a contact (needs the admin key, api.adminKey)')
@@ -178,8 +187,8 @@ export function buildProgram(): Command {
     .addOption(userOption())
     .addOption(configOption())
     .addOption(jsonOption())
-    .action((id: string, o) => contactsUpdate(id, o));
-  contacts.command('delete').description('delete contacts (needs the admin key, api.adminKey)').argument('<ids...>', 'contact ids').addOption(userOption()).addOption(configOption()).action((ids: string[], o) => contactsDelete(ids, o));
+    .action(async (id: string, o) => (await load.apiCommands()).contactsUpdate(id, o));
+  contacts.command('delete').description('delete contacts (needs the admin key, api.adminKey)').argument('<ids...>', 'contact ids').addOption(userOption()).addOption(configOption()).action(async (ids: string[], o) => (await load.apiCommands()).contactsDelete(ids, o));
 
   program
     .command('history')
@@ -196,7 +205,7 @@ export function buildProgram(): Command {
     .option('--all', 'walk every page')
     .addOption(configOption())
     .addOption(jsonOption())
-    .action((o) => historyCommand(o));
+    .action(async (o) => (await load.apiCommands()).historyCommand(o));
 
   program
     .command('download')
@@ -205,10 +214,10 @@ export function buildProgram(): Command {
     .option('-o, --output <file>', 'where to write it (default <id>.pdf; for a job with several recipients <job>-<number>.pdf)')
     .addOption(userOption())
     .addOption(configOption())
-    .action((id: string, o) => downloadCommand(id, o));
+    .action(async (id: string, o) => (await load.apiCommands()).downloadCommand(id, o));
 
   const config = program.command('config').description('configuration');
-  config.command('check').description('validate the config as the daemon loads it (with its secretsFile; every unset variable named); print it resolved, secrets masked').addOption(configOption()).addOption(jsonOption()).action((o) => configCheckCommand(o));
+  config.command('check').description('validate the config as the daemon loads it (with its secretsFile; every unset variable named); print it resolved, secrets masked').addOption(configOption()).addOption(jsonOption()).action(async (o) => (await load.opsCommands()).configCheckCommand(o));
 
   program
     .command('doctor')
@@ -216,7 +225,7 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (o) => {
-      process.exitCode = await doctorCommand(o);
+      process.exitCode = await (await load.opsCommands()).doctorCommand(o);
     });
 
   const store = program.command('store').description('the queue itself');
@@ -226,13 +235,13 @@ export function buildProgram(): Command {
     .option('--to <url>', 'postgres://user@host/db (default: the config\'s database)')
     .addOption(configOption())
     .addOption(jsonOption())
-    .action((o) => storeMigrateCommand(o));
+    .action(async (o) => (await load.storeCommands()).storeMigrateCommand(o));
 
   program
     .command('passwd')
     .description('read a password (asked twice at a terminal, or the first line of stdin) and print its hash for users[].password')
     .addOption(configOption())
-    .action(() => passwdCommand());
+    .action(async () => (await load.opsCommands()).passwdCommand());
 
   return program;
 }

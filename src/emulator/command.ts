@@ -5,7 +5,6 @@ import { createLogger } from '../log/logger.js';
 import { parseHostPort } from '../config/host-port.js';
 import { FaxgateError } from '../errors.js';
 import { applyBehaviour, DEFAULT_BEHAVIOUR, type Behaviour } from './behaviour.js';
-import { startEmulator } from './index.js';
 
 export function parseListen(value: string): { host: string; port: number } {
   return parseHostPort(value, '--listen', 'USAGE');
@@ -77,6 +76,8 @@ export function registerEmulatorCommand(program: Command): void {
       const { host, port } = parseListen(o.listen);
       const behaviour = behaviourFlags(o);
       const logger = createLogger({ format: 'json', destination: process.stderr as never }).child({ component: 'emulator' });
+      // loaded here, not at the top: every other faxgate command would pay for the server's start-up
+      const { startEmulator } = await import('./index.js');
       const emu = await startEmulator({ dataDir: o.data, host, port, seed: o.seed, variant: o.variant, delayMs, logger, ...behaviour });
       process.stdout.write(`${JSON.stringify({
         event: 'listening',
