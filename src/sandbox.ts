@@ -3,11 +3,10 @@
 // A config with `api.baseUrl: sandbox` gets the same embedded service, seeded with its own users.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import path from 'node:path';
 import { validateConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
-import { startEmulator, type RunningEmulator } from './emulator/index.js';
+import type { RunningEmulator } from './emulator/index.js';
 import { writeFileAtomic } from './fs/atomic.js';
 import type { Logger } from './log/logger.js';
 import type { ServiceEndpoint } from './main.js';
@@ -85,6 +84,8 @@ export async function startEmbeddedService(config: Config, logger: Logger, delay
       })),
     ],
   };
+  // loaded here: the CLI reads the sandbox config for every command and must not pay for the emulator
+  const { startEmulator } = await import('./emulator/index.js');
   const emulator = await startEmulator({
     dataDir: path.join(config.data, 'emulator'),
     seed,
@@ -104,6 +105,7 @@ export async function startEmbeddedService(config: Config, logger: Logger, delay
 export async function writeSampleDocument(dataDir: string): Promise<string> {
   const file = path.join(dataDir, 'sample.pdf');
   if (existsSync(file)) return file;
+  const { PDFDocument, StandardFonts } = await import('@cantoo/pdf-lib');
   const doc = await PDFDocument.create();
   doc.setTitle('faxgate sample document');
   const page = doc.addPage([612, 792]);

@@ -10,6 +10,7 @@ import { JOB_STATES, RECIPIENT_STATES } from '../store/types.js';
 const load = {
   apiCommands: () => import('./api-commands.js'),
   jobs: () => import('./jobs.js'),
+  send: () => import('./send.js'),
   opsCommands: () => import('./ops-commands.js'),
   start: () => import('./start.js'),
   storeCommands: () => import('./store-commands.js'),
@@ -74,7 +75,7 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (files: string[], o) => {
-      process.exitCode = await (await load.jobs()).sendCommand(files, o);
+      process.exitCode = await (await load.send()).sendCommand(files, o);
     });
 
   program
