@@ -63,7 +63,8 @@ export function dayBefore(iso: string | null, nowMs: number): string {
   return new Date(t - 86_400_000).toISOString().slice(0, 10);
 }
 
-const CF_STATE = 'service:cf-echo';
+/** The store's state key holding what cfEcho learnt (tests wait on it to know the proof is in). */
+export const CF_STATE = 'service:cf-echo';
 
 /**
  * What the service does with our custom fields, learnt from the records of our own faxes:
