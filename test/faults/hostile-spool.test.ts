@@ -10,6 +10,7 @@ import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pdfPageTexts } from '../../src/intake/pdf-text.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { waitUntil } from '../helpers/cli.js';
 import { grow } from '../helpers/grow.js';
 import { allJobsFinal, disposeRig, emulatorFaxes, makeRig, numberFor, patchConfig, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
@@ -197,7 +198,18 @@ describe('spool hostile input', () => {
       'every hostile file refused or faxed',
       120_000,
       250,
-    );
+    ).catch(async (err: Error) => {
+      // say which ones, and what the daemon said of them
+      const counts = await faxedCount();
+      const missing = [
+        ...[...refused.keys()].filter((n) => reasonOf(n) === null).map((n) => `no reason for ${n}`),
+        ...[...mustFax].filter((n) => !counts.has(n)).map((n) => `not faxed ${n}`),
+        ...[...swapNames.keys()].filter((n) => !existsSync(path.join(done, n)) && !existsSync(path.join(failed, n))).map((n) => `swap ${n} in neither done/ nor failed/`),
+      ];
+      const names = missing.map((m) => m.replace(/^.* /, '').replace(/^\+/, '').replace(/\.pdf$/, ''));
+      const said = daemon!.out.text.split('\n').filter((l) => names.some((n) => l.includes(n))).slice(-30);
+      throw new Error(`${err.message}: ${missing.join('; ')}\nfolder: ${readdirSync(folder).join(' ')}\n.work: ${readdirSync(work).join(' ')}\n${said.join('\n')}`);
+    });
     swapper.close();
 
     // the watcher is still up: a normal PDF dropped last is faxed exactly once
@@ -211,7 +223,18 @@ describe('spool hostile input', () => {
     expect(daemon.child.exitCode).toBeNull();
     expect(daemon.child.signalCode).toBeNull();
 
-    // what the emulator holds and what the store holds: no secret anywhere
+    // what the emulator holds and what the store holds: no secret anywhere. First the notifier must
+    // be idle: it downloads each fax it attaches into the data folder and removes the copy after
+    // sending, and a copy listed and then removed cannot be read.
+    await waitUntil(async () => {
+      const store = SqliteStore.open({ dataDir: rig!.dataDir });
+      try {
+        if ((await store.listNotifications()).some((x) => x.state === 'pending')) return false;
+      } finally {
+        store.close();
+      }
+      return filesUnder(path.join(rig!.dataDir, 'tmp', 'notify')).length === 0;
+    }, 'every notification sent and its downloads removed', 60_000, 250);
     const secretShas = new Set([...secrets.values()].map(sha));
     const storeFiles = filesUnder(rig.dataDir);
     const storeLeaks = storeFiles.filter((f) => secretShas.has(sha(readFileSync(f))));
