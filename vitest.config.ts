@@ -9,7 +9,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    maxWorkers: 2,
+    // Three files at a time on two cores: most files wait on daemons, emulators, timers and child
+    // processes much of the time (a run used about 1.5 cores with three workers, 1 with two), so
+    // a third worker fills the waits. Four gained little and starved the browser test once.
+    maxWorkers: 3,
     // One process per worker for all its files instead of one per file: each file re-imported the
     // whole source tree (fastify, pdf-lib, mailparser...) in a fresh process, which took more CPU
     // than most files' tests. The tests share no state through modules (a helper's per-file
