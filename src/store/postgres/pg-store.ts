@@ -17,7 +17,7 @@ import { newJobId, newSendId } from '../job-id.js';
 import { deriveJobState, isFinalJobState } from '../job-state.js';
 import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from '../queue-store.js';
 import { toJob, toNotification, toRecipient, type JobRow, type NotificationRow, type RecipientRow } from '../rows.js';
-import { FINAL_JOB_STATES, fromStates, IN_FLIGHT_STATES, OPEN_JOB_STATES, TRANSITIONS, type TransitionName } from '../transitions.js';
+import { CANCEL_REFUSAL, FINAL_JOB_STATES, fromStates, IN_FLIGHT_STATES, OPEN_JOB_STATES, RETRY_REFUSAL, sqlParkedGuard, TRANSITIONS, type TransitionName } from '../transitions.js';
 import type {
   Job, JobEvent, JobFilter, JobMeta, JobSource, JobState, NewDocument, NewJob, NewNotification, Notification,
   QueueCounts, Recipient, RecipientState, StoredDocument,
@@ -710,19 +710,19 @@ export class PgStore implements QueueStore {
         `UPDATE recipients r SET state = 'queued', attempts = 0, fax_tries = 0, budget_from = $1, next_attempt_at = NULL, last_error = NULL,
            message_id = NULL, send_id = NULL, result_code = NULL, result_info = NULL, error_code = NULL, error_info = NULL,
            pages = NULL, pages_count = NULL, duration = NULL, fax_attempt = NULL, sent_at = NULL, finished_at = NULL, updated_at = $1
-         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $2 AND r.state = ANY($3)
+         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $2 AND r.state = ANY($3)${sqlParkedGuard('retry', 'r.state', 'r.last_error')}
          RETURNING r.idx, old.state`,
         [now, id, fromStates('retry')]);
       for (const x of r.rows) await this.event(c, id, x.idx, 'retry', x.state, 'queued', 'operator');
       if (r.rows.length > 0) await this.refreshJob(c, id);
       return r.rows.length;
     });
-    if (changed === 0) throw new FaxgateError('JOB_STATE', `job ${id} is ${job.state}: only failed or cancelled recipients can be retried`);
+    if (changed === 0) throw new FaxgateError('JOB_STATE', `job ${id} is ${job.state}: ${RETRY_REFUSAL}`);
     return this.mustGet(id);
   }
 
   async cancel(id: string): Promise<Job> {
-    return this.operate(id, 'cancel', 'only queued, deferred or held recipients can be cancelled (in-flight faxes finish)');
+    return this.operate(id, 'cancel', CANCEL_REFUSAL);
   }
 
   async hold(id: string): Promise<Job> {
@@ -742,7 +742,7 @@ export class PgStore implements QueueStore {
       const r = await c.query<{ idx: number; state: RecipientState }>(
         `UPDATE recipients r SET state = $1, next_attempt_at = CASE WHEN $1 = 'queued' THEN NULL ELSE r.next_attempt_at END,
            finished_at = CASE WHEN $1 = 'cancelled' THEN $2 ELSE r.finished_at END, updated_at = $2
-         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $3 AND r.state = ANY($4)
+         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $3 AND r.state = ANY($4)${sqlParkedGuard(name, 'r.state', 'r.last_error')}
          RETURNING r.idx, old.state`,
         [to, now, id, fromStates(name)]);
       for (const x of r.rows) await this.event(c, id, x.idx, name, x.state, to, 'operator');
