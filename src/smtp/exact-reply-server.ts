@@ -56,7 +56,6 @@ export class ExactReplyServer extends SMTPServer {
     if (!last || this.patched.has(last)) return;
     this.patched.add(last);
     const conn = last;
-    this.setGreetingDelay(conn);
     const original = conn.send.bind(conn);
     const hook = this.onReply;
     let junk = 0;
@@ -72,17 +71,18 @@ export class ExactReplyServer extends SMTPServer {
       return original(code, data, context);
     };
     const max = this.limits.maxJunkCommands;
-    if (max === undefined) return;
-    for (const name of JUNK) {
+    for (const name of max === undefined ? [] : JUNK) {
       const handler = conn[name];
       if (typeof handler !== 'function') continue;
       conn[name] = (command: unknown, callback: () => void): void => {
         junk += 1;
         // 421 makes smtp-server close the connection after the reply
-        if (junk > max) return conn.send(421, '4.7.0 Too many NOOP, RSET, VRFY or HELP commands without a message, closing');
+        if (junk > max!) return conn.send(421, '4.7.0 Too many NOOP, RSET, VRFY or HELP commands without a message, closing');
         (handler as Handler).call(conn, command, callback);
       };
     }
+    // last: a greeting at once runs onConnect now, whose refusal must go through the send above
+    this.setGreetingDelay(conn);
   }
 
   /**

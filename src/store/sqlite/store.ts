@@ -1,6 +1,6 @@
-// The durable queue on one box: one SQLite file (WAL, synchronous=FULL; intake's commits flushed
-// in groups, context.ts writeUnflushed) plus a folder per job for
-// its documents. Several processes (daemon, CLI) may open it at once, so every rule that must
+// The durable queue on one box: one SQLite file (WAL, synchronous=FULL; intake's commits are
+// flushed in groups, see context.ts writeUnflushed) plus a folder per job for its documents.
+// Several processes (daemon, CLI) may open it at once, so every rule that must
 // hold across them lives in SQL transactions, never in memory. This class is the thin facade of
 // QueueStore over the parts of this folder (graphile-worker style, one file per job):
 // enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts.
