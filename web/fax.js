@@ -35,7 +35,8 @@ function render() {
   )));
   const states = new Set(job.recipients.map((r) => r.state));
   const can = {
-    cancel: ['queued', 'deferred', 'held'].some((s) => states.has(s)),
+    // a parked send (unknown, not to be sent again by itself) may be closed by its owner
+    cancel: ['queued', 'deferred', 'held'].some((s) => states.has(s)) || job.recipients.some((r) => r.state === 'unknown' && /^parked:/.test(r.lastError ?? '')),
     hold: ['queued', 'deferred'].some((s) => states.has(s)),
     release: states.has('held'),
   };

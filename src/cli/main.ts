@@ -97,8 +97,8 @@ export function buildProgram(): Command {
     .action(async (id: string, o) => (await load.jobs()).jobCommand(id, o));
 
   const ops: Array<['retry' | 'cancel' | 'hold' | 'release', string]> = [
-    ['retry', 'send the failed or cancelled recipients of a job again'],
-    ['cancel', 'cancel what has not been sent yet (faxes in flight finish)'],
+    ['retry', 'send the failed, cancelled or parked recipients of a job again'],
+    ['cancel', 'cancel what has not been sent yet, and parked sends (faxes in flight finish)'],
     ['hold', 'keep a job from being sent until released'],
     ['release', 'let a held job be sent'],
   ];

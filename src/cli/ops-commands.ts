@@ -73,6 +73,32 @@ function folderCheck(name: string, dir: string): Check {
   }
 }
 
+/**
+ * The queue the daemon will use: PostgreSQL reachable with this URL and user (a wrong password or
+ * host is found here, not at the first mail), or the SQLite file readable. Opening it brings its
+ * schema up to date, as `faxgate jobs` does; a SQLite queue not yet created is left to the daemon.
+ */
+async function queueCheck(c: Config): Promise<Check> {
+  const { openStore, redactDatabaseUrl } = await import('../store/open.js');
+  const where = c.database ? `PostgreSQL ${redactDatabaseUrl(c.database)}` : `SQLite ${path.join(c.data, 'faxgate.db')}`;
+  if (!c.database && !existsSync(path.join(c.data, 'faxgate.db'))) {
+    return { name: 'queue', ok: true, detail: `${where} not created yet (the daemon creates it when it starts)` };
+  }
+  try {
+    const store = await openStore({ dataDir: c.data, database: c.database });
+    try {
+      const counts = await store.counts();
+      const total = Object.values(counts.jobs).reduce((a, b) => a + b, 0);
+      const { queued, active, held } = counts.jobs;
+      return { name: 'queue', ok: true, detail: `${where}: ${total} jobs (${queued} queued, ${active} being sent, ${held} held)` };
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    return { name: 'queue', ok: false, detail: `${where}: ${describeError(err)}` };
+  }
+}
+
 /** The codes along an error's cause chain (undici hides the TLS code one or two levels down). */
 function errorCodes(err: unknown): string[] {
   const out: string[] = [];
@@ -123,6 +149,7 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
     checks.push({ name: 'secrets', ok: false, detail: `not set: ${ctx.unset.map((u) => `${u.name} (${u.key})`).join(', ')}; set them in ${whereToSetSecrets(ctx)}` });
   }
   checks.push(folderCheck('data folder', c.data));
+  checks.push(await queueCheck(c));
   if (c.spool) checks.push(folderCheck('spool root', c.spool.root));
   const outbox = outboxDir(c);
   if (outbox) checks.push(folderCheck('outbox', outbox));

@@ -3,6 +3,7 @@
 // own query filter is a hint, not something to trust.
 import type { FaxApi, FaxRecord, HistoryQuery } from '../fax/types.js';
 import type { RecipientKey } from '../store/queue-store.js';
+import { PARKED } from '../store/transitions.js';
 import type { Recipient } from '../store/types.js';
 import { classifyApiError, deferOrExpire, retryDelayMs } from './classify.js';
 import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from './context.js';
@@ -141,7 +142,6 @@ const MATCH_BEFORE_MS = 5 * 60_000;
 const MATCH_AFTER_MS = 30 * 60_000;
 /** A parked send is looked at again this often: the service's history may have been late. */
 const PARKED_RECHECK_MS = 3_600_000;
-export const PARKED = 'parked';
 
 /** A record carries faxgate's own custom fields: the account stores and echoes `cf`. */
 function hasOurCf(rec: FaxRecord): boolean {
@@ -154,7 +154,7 @@ function hasOurCf(rec: FaxRecord): boolean {
  * records no job tracks, with the cover subject to break a tie. When it cannot decide (no
  * candidate, or several), it never sends again: the recipient is parked as `unknown` and the
  * operator told. Only when the account is seen echoing our `cf` does "no such fax" prove that
- * the send never took effect, and only then is it sent again.
+ * the send never took effect, and only then is it sent again, unless it was parked already.
  */
 async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRecord[], failure: unknown): Promise<void> {
   const first = group[0]!;
@@ -211,7 +211,11 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
         await adopt(r, found[0]!, cfEchoed ? 'number and time (cf not on this record)' : 'number and time');
         continue;
       }
-      if (found.length === 0 && cfEchoed) {
+      // A parked send was given up on out loud: its user was told it will not be sent again and
+      // may have sent it again by hand. Its hourly look only adopts; a proof of cf that turned up
+      // since does not make it sendable.
+      const parked = (r.lastError ?? '').startsWith(PARKED);
+      if (found.length === 0 && cfEchoed && !parked) {
         // The service keeps our cf and has no record of this send: it never took effect. Send
         // again, on the retry schedule (a send that keeps failing this way must not loop fast).
         const why = 'the earlier send never reached the fax service';
@@ -224,9 +228,11 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
         }
         continue;
       }
-      await park(ctx, r, sendId, found.length === 0
-        ? 'no fax to this number near the time of the send, and the service does not keep our custom fields to prove it was never made'
-        : `${found.length} faxes to this number near the time of the send could be this one`);
+      await park(ctx, r, sendId, found.length > 0
+        ? `${found.length} faxes to this number near the time of the send could be this one`
+        : parked && cfEchoed
+          ? 'still no fax to this number near the time of the send'
+          : 'no fax to this number near the time of the send, and the service does not keep our custom fields to prove it was never made');
     }
   } catch (err) {
     const d = classifyApiError(err, false, retryContext(ctx, first));
@@ -254,7 +260,7 @@ async function park(ctx: DispatchContext, r: Tracked, sendId: string, why: strin
       payload: {
         subject: `cannot tell whether the fax to ${r.number} went out`,
         text: `The answer to the send of job ${r.jobId} to ${r.number} was lost, and the fax service's history does not settle it: ${why}. The gateway will not send it again by itself, so that nobody receives it twice.`,
-        action: 'Check the fax service history for this number; send it again yourself (faxgate send) if it is not there.',
+        action: `Check the fax service history for this number. Not there: an administrator's \`faxgate retry ${r.jobId}\` sends it again. There, or no longer wanted: cancel the fax in the console or with \`faxgate cancel ${r.jobId}\`. Until then no other fax goes to this number (one at a time per number).`,
       },
     });
   } catch (err) {

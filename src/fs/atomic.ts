@@ -54,7 +54,8 @@ export async function replaceFile(dest: string, fill: (tmp: string) => Promise<v
   return bytes;
 }
 
-async function syncFile(file: string): Promise<number> {
+/** fsyncs a file's data; returns its size. */
+export async function syncFile(file: string): Promise<number> {
   const fh = await open(file, 'r+');
   try {
     await fh.sync();

@@ -1,9 +1,8 @@
 // Which parts of a mail become fax pages. An allow-list by declared type *and* by content (a
 // ".pdf" that is a zip is refused); parts people do not mean to fax (signatures, vCards,
 // invitations, winmail.dat, small inline logos) are left out with a reason the user is told.
-import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { looksLikeText, sniffBuffer } from './file-type.js';
+import { headOf, looksLikeText, sniffBuffer } from './file-type.js';
 
 export type PartDecision = { use: true; contentType: string } | { use: false; reason: string };
 
@@ -13,6 +12,8 @@ export interface PartInfo {
   contentType: string;
   bytes: number;
   inline: boolean;
+  /** The file's first bytes (HEAD_BYTES), when the parser kept them as it wrote: not read again. */
+  head?: Uint8Array;
 }
 
 type Family = 'pdf' | 'tiff' | 'png' | 'jpeg' | 'text' | 'ooxml' | 'ole' | 'odf' | 'rtf';
@@ -105,17 +106,6 @@ function contentMatches(family: Family, sniffed: string | null, head: Buffer): b
   }
 }
 
-async function readHead(file: string): Promise<Buffer> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(4096);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
-
 /** Left out before any content is read: parts that are not meant as pages. */
 export function leftOutByKind(p: PartInfo, inlineImageMinBytes: number): string | null {
   const name = p.filename.toLowerCase();
@@ -140,7 +130,7 @@ export async function classifyPart(p: PartInfo, inlineImageMinBytes: number): Pr
   if (kind) return { use: false, reason: kind };
   if (p.bytes === 0) return { use: false, reason: 'the attachment is empty' };
 
-  const head = await readHead(p.path);
+  const head = await headOf(p);
   const sniffed = sniffBuffer(head);
   const byExt = BY_EXT[path.extname(p.filename.toLowerCase())];
   const claimed: Family | undefined = BY_TYPE[p.contentType] ?? byExt?.family;

@@ -41,8 +41,11 @@ export function sniffBuffer(head: Buffer): string | null {
   return looksLikeText(head) ? 'text/plain' : null;
 }
 
+/** How many first bytes of a file tell its type. */
+export const HEAD_BYTES = 4096;
+
 /** The first bytes of a file, enough to tell its type. */
-export async function readHead(file: string, bytes = 4096): Promise<Buffer> {
+export async function readHead(file: string, bytes = HEAD_BYTES): Promise<Buffer> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(bytes);
@@ -51,6 +54,14 @@ export async function readHead(file: string, bytes = 4096): Promise<Buffer> {
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * A part's first bytes: those its parser kept while writing it (a Uint8Array once it has crossed
+ * from a reader thread), else read from the file.
+ */
+export async function headOf(part: { path: string; head?: Uint8Array }): Promise<Buffer> {
+  return part.head ? Buffer.from(part.head.buffer, part.head.byteOffset, part.head.byteLength) : readHead(part.path);
 }
 
 export async function sniffFileType(file: string): Promise<FileType> {

@@ -16,6 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
 import { bodyText } from './body-text.js';
+import { HEAD_BYTES } from './file-type.js';
 import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
 
 export interface ParsedAddress {
@@ -33,6 +34,8 @@ export interface ExtractedPart {
   inline: boolean;
   /** Position in the message, 0-based. */
   index: number;
+  /** The file's first bytes (HEAD_BYTES), kept while writing it, so its type is told without reading it again. */
+  head?: Uint8Array;
 }
 
 export interface ParsedMail {
@@ -195,8 +198,23 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
     // The parser waits for release() before it goes on: one attachment in flight at a time.
     const recode = part.contentType === 'text/plain' ? toUtf8(charsetOf(data.headers)) : null;
     const sink = createWriteStream(file, { mode: 0o600 });
+    // the first bytes as they go into the file (after recoding), copied: a slice would keep a
+    // whole chunk alive
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    (recode ?? data.content).on('data', (c: Buffer) => {
+      if (headBytes >= HEAD_BYTES) return;
+      const take = Buffer.from(c.subarray(0, HEAD_BYTES - headBytes));
+      head.push(take);
+      headBytes += take.length;
+    });
     writes.push(
-      (recode ? pipeline(data.content, recode, sink) : pipeline(data.content, sink)).finally(() => data.release?.()),
+      (recode ? pipeline(data.content, recode, sink) : pipeline(data.content, sink))
+        .then(() => {
+          // a plain Uint8Array, as it arrives from a reader thread
+          part.head = Uint8Array.from(Buffer.concat(head));
+        })
+        .finally(() => data.release?.()),
     );
   };
 

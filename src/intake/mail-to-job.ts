@@ -10,7 +10,7 @@ import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.
 import { classifyPart } from './attachment-policy.js';
 import { bodyText } from './body-text.js';
 import { COVER_LIMITS, coverSpec } from './cover.js';
-import { FAXABLE_TYPES, readHead, sniffBuffer } from './file-type.js';
+import { FAXABLE_TYPES, headOf, sniffBuffer } from './file-type.js';
 import type { ParsedMail } from './mail-parse.js';
 import { officeExtension, pdfName, type OfficeConverter } from './office-convert.js';
 import { parseSubjectOverrides, wallTimeToUtc } from './subject-overrides.js';
@@ -93,7 +93,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       continue;
     }
     // an office document: converted to PDF below, once the mail is known to be acceptable
-    const ext = officeExtension(part.filename, sniffBuffer(await readHead(part.path)), part.contentType);
+    const ext = officeExtension(part.filename, sniffBuffer(await headOf(part)), part.contentType);
     if (ext) documents.push({ path: part.path, name: part.filename, contentType: d.contentType, move: true, officeExt: ext });
     else leftOut.push({ name: part.filename, reason: `${d.contentType} cannot be faxed` });
   }

@@ -218,7 +218,12 @@ export class SmtpGateway {
         onClose: (session) => this.onClose(session),
       },
       (code, context) => this.countReply(code, context),
-      { maxJunkCommands: this.smtp.maxJunkCommands },
+      {
+        maxJunkCommands: this.smtp.maxJunkCommands,
+        // Our relays are greeted at once (as Postfix's postscreen greets its permit list); other
+        // clients wait, and one that talks first is cut (a spam bot does not wait for the 220).
+        greetingDelayMs: (address) => (inList(this.trusted, address) ? 0 : this.smtp.greetingDelayMs),
+      },
     );
   }
 

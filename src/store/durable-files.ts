@@ -1,9 +1,10 @@
-// Getting a document into the data folder so that it survives a power cut: copy (or move)
-// to a temp name, fsync the file, rename (fs/atomic.ts replaceFile), then the caller fsyncs the
-// folder. The job row is written after.
+// Getting a document into the data folder so that it survives a power cut: copy to a temp
+// name, fsync the file, rename (fs/atomic.ts replaceFile), or, for a file intake already wrote
+// whole, fsync it and move it in with one rename; then the caller fsyncs the folder. The job row
+// is written after.
 import { constants as fsConstants, promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { replaceFile } from '../fs/atomic.js';
+import { replaceFile, syncFile } from '../fs/atomic.js';
 
 /**
  * Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per
@@ -11,6 +12,19 @@ import { replaceFile } from '../fs/atomic.js';
  * A failed move puts the file back at `src`.
  */
 export async function placeFile(src: string, dest: string, move: boolean, data?: Uint8Array): Promise<number> {
+  if (move && !data) {
+    // A file that is already whole (intake wrote it) needs no temp name: flushed where it is, then
+    // one rename into the job's new folder, which nothing reads before the job row is committed.
+    // If either step fails the file is still at src.
+    try {
+      const bytes = await syncFile(src);
+      await fsp.rename(src, dest);
+      return bytes;
+    } catch (err) {
+      // Another file system: copy to a temp name below, then unlink.
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    }
+  }
   let moved = false;
   const bytes = await replaceFile(dest, async (tmp) => {
     if (data) return fsp.writeFile(tmp, data, { flag: 'wx' });

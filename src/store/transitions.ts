@@ -9,7 +9,19 @@ export interface Transition {
   to: RecipientState;
   /** What the step means, for the docs and the console's timeline. */
   says: string;
+  /** From `unknown` only a parked send (lastError "parked: ..."), never one still being looked up. */
+  unknownIfParked?: true;
 }
+
+/**
+ * The lastError prefix of a send the gateway gave up guessing about (dispatch/track.ts park()):
+ * it is never sent again by itself, only by an operator's retry, and an operator may cancel it.
+ */
+export const PARKED = 'parked';
+
+/** Why an operator's retry or cancel moved nothing (both backends say the same). */
+export const RETRY_REFUSAL = 'only failed, cancelled or parked recipients can be retried';
+export const CANCEL_REFUSAL = 'only queued, deferred, held or parked recipients can be cancelled (in-flight faxes finish)';
 
 export const TRANSITIONS = {
   claim: { from: ['queued', 'deferred'], to: 'sending', says: 'claimed by a gateway to be sent' },
@@ -23,8 +35,8 @@ export const TRANSITIONS = {
   deliver: { from: ['processing', 'unknown', 'sending'], to: 'delivered', says: 'delivered' },
   progress: { from: ['processing'], to: 'processing', says: 'in progress at the fax service' },
   wake: { from: ['deferred'], to: 'deferred', says: 'due now' },
-  retry: { from: ['failed', 'cancelled'], to: 'queued', says: 'queued again by an operator' },
-  cancel: { from: ['queued', 'deferred', 'held'], to: 'cancelled', says: 'cancelled' },
+  retry: { from: ['failed', 'cancelled', 'unknown'], to: 'queued', says: 'queued again by an operator (from `unknown` only once parked)', unknownIfParked: true },
+  cancel: { from: ['queued', 'deferred', 'held', 'unknown'], to: 'cancelled', says: 'cancelled (from `unknown` only once parked)', unknownIfParked: true },
   hold: { from: ['queued', 'deferred'], to: 'held', says: 'held' },
   release: { from: ['held'], to: 'queued', says: 'released' },
 } as const satisfies Record<string, Transition>;
@@ -44,6 +56,15 @@ export const OPEN_JOB_STATES = ['queued', 'active', 'held'] as const satisfies r
 export function fromStates(name: TransitionName, expect?: readonly RecipientState[]): RecipientState[] {
   const allowed = TRANSITIONS[name].from as readonly RecipientState[];
   return expect ? allowed.filter((s) => expect.includes(s)) : [...allowed];
+}
+
+/**
+ * The rest of transition `name`'s guard, as SQL for either backend: where the table says so, an
+ * `unknown` row qualifies only when it is parked. Empty for the other transitions.
+ */
+export function sqlParkedGuard(name: TransitionName, state = 'state', lastError = 'last_error'): string {
+  const t: Transition = TRANSITIONS[name];
+  return t.unknownIfParked ? ` AND (${state} <> 'unknown' OR ${lastError} LIKE '${PARKED}:%')` : '';
 }
 
 /** SQL text `'a','b'` for a guard built from the table (state names are fixed words, never input). */

@@ -17,7 +17,10 @@ export interface PdfProcessOptions {
   timeoutMs: number;
   /** What one child may allocate, in MB (RLIMIT_DATA). */
   maxMemoryMb: number;
-  /** Documents one child reads before it is replaced (default 200). */
+  /**
+   * Documents one child reads before it is replaced (default 1,000). Starting a child costs about
+   * half a second of CPU (pdfjs loads); at 200 that was a third of a print burst's PDF reading.
+   */
   documentsPerProcess?: number;
   /** An idle child leaves after this long (default 30 s). */
   idleMs?: number;
@@ -80,7 +83,11 @@ class Reader {
 
   constructor(argv: string[], maxMemoryMb: number) {
     // The limit is set by the shell the child is exec'd from: Node has no setrlimit of its own.
-    this.proc = spawn('/bin/sh', ['-c', `ulimit -d ${maxMemoryMb * 1024} && exec "$@"`, 'faxgate-pdf-reader', ...argv], {
+    // V8's heap is capped at half of it, so that garbage from earlier documents is collected long
+    // before the OS limit: only a document that really needs the memory meets the limit.
+    const [node, ...rest] = argv;
+    const heapMb = Math.max(64, Math.floor(maxMemoryMb / 2));
+    this.proc = spawn('/bin/sh', ['-c', `ulimit -d ${maxMemoryMb * 1024} && exec "$@"`, 'faxgate-pdf-reader', node!, `--max-old-space-size=${heapMb}`, ...rest], {
       stdio: ['pipe', 'pipe', 'ignore'],
     });
     // The daemon's exit never waits for an idle reader; a read in progress holds its own timer.
@@ -211,7 +218,7 @@ export class PdfProcessPool {
       this.busy.delete(r);
       r.served += 1;
       if (!r.alive || this.closed) r.kill();
-      else if (r.served >= (this.opts.documentsPerProcess ?? 200)) r.end();
+      else if (r.served >= (this.opts.documentsPerProcess ?? 1000)) r.end();
       else {
         r.idleTimer = setTimeout(() => {
           const i = this.idle.indexOf(r);

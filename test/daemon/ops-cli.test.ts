@@ -200,6 +200,28 @@ describe('doctor', () => {
     expect(r.stdout).toMatch(/ok\s+api key of alice: works \(the key the daemon rotated to, from keys\.json\)/);
   }, 60_000);
 
+  it('checks the queue: a SQLite queue not made yet, then its jobs; a PostgreSQL one it cannot reach fails, its password masked', async () => {
+    const c = setup({ adminKey: TEST_KEYS.admin, aliceKey: TEST_KEYS.alice });
+    const first = await runCli(['doctor', '--config', c.file], { timeoutMs: 60_000 });
+    expect(first.stdout).toMatch(/ok\s+queue: SQLite \S+faxgate\.db not created yet/);
+    const store = SqliteStore.open({ dataDir: c.data });
+    await store.enqueue({ source: 'cli', user: 'alice', recipients: [{ number: '+15551230001' }], documents: [], cover: { enabled: true } });
+    await store.close();
+    const second = await runCli(['doctor', '--config', c.file], { timeoutMs: 60_000 });
+    expect(second.stdout).toMatch(/ok\s+queue: SQLite \S+faxgate\.db: 1 jobs \(1 queued, 0 being sent, 0 held\)/);
+    expect(second.code, second.stdout).toBe(0);
+
+    const closed = net.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const pgPort = (closed.address() as net.AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const pg = setup({ adminKey: TEST_KEYS.admin, aliceKey: TEST_KEYS.alice, extra: `database: postgres://faxgate:doctor-pg-secret@127.0.0.1:${pgPort}/faxgate` });
+    const r = await runCli(['doctor', '--config', pg.file], { timeoutMs: 60_000 });
+    expect(r.stdout).toMatch(new RegExp(`FAIL\\s+queue: PostgreSQL postgres://faxgate:\\*+@127\\.0\\.0\\.1:${pgPort}/faxgate: .*ECONNREFUSED`));
+    expect(r.stdout + r.stderr).not.toContain('doctor-pg-secret');
+    expect(r.code).toBe(1);
+  }, 60_000);
+
   it('points at api.caFile for an untrusted certificate', async () => {
     const c = setup({ adminKey: TEST_KEYS.admin, aliceKey: TEST_KEYS.alice, caFile: false });
     const r = await runCli(['doctor', '--config', c.file], { timeoutMs: 60_000 });

@@ -3,6 +3,7 @@
 // over real HTTPS with a real store. Each test counts the faxes at the service itself.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.js';
 import { configSchema, type ApiConfig, type QueueConfig } from '../../src/config/schema.js';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { ApiGate } from '../../src/fax/api-gate.js';
@@ -36,9 +37,9 @@ interface Setup {
   use(token: string): void;
 }
 
-async function setup(opts: { emulator?: TestEmulatorOptions; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig>; gate?: ApiGate; dispatcherSeesGate?: boolean } = {}): Promise<Setup> {
+async function setup(opts: { emulator?: TestEmulatorOptions; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig>; gate?: ApiGate; dispatcherSeesGate?: boolean; clock?: Clock } = {}): Promise<Setup> {
   emu = await startTestEmulator({ delayMs: 50, ...opts.emulator });
-  t = tempStore();
+  t = tempStore({ clock: opts.clock });
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logs.push(JSON.parse(line)) } });
   let client: FaxClient = clientFor(emu, EMU_KEY, undefined, { gate: opts.gate });
@@ -49,6 +50,7 @@ async function setup(opts: { emulator?: TestEmulatorOptions; queue?: Partial<Que
     queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000, ...opts.queue },
     logger,
     gate: opts.dispatcherSeesGate ? opts.gate : undefined,
+    clock: opts.clock,
   });
   return { store: t.store, dispatcher, logs, use: (token) => (client = clientFor(emu!, token, undefined, { gate: opts.gate })) };
 }
@@ -196,6 +198,41 @@ describe('exactly once without trusting cf', () => {
     const alerts = await s.store.listNotifications({ kind: 'alert' });
     expect(alerts).toHaveLength(1);
     expect(alerts[0]!.jobId).toBe(job.id);
+  });
+
+  it('a parked send stays unsent at its hourly look, even once the account is seen keeping cf', async () => {
+    let offset = 0;
+    const clock = { now: () => Date.now() + offset };
+    const s = await setup({ emulator: { cfMode: 'kept' }, clock });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556330888' }] }));
+    // died before the request left, on a new gateway: no fax of ours has shown cf yet
+    await s.store.claimDue('dead-process', 5, 1);
+    await sleep(150);
+    await s.dispatcher.runOnce();
+    await sleep(150);
+    await s.dispatcher.runOnce();
+    expect((await s.store.getJob(job.id))!.recipients[0]!.lastError).toMatch(/^parked: /);
+    // another fax goes through and its record carries our cf: the account keeps it
+    const other = (await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556330999' }] }))).job;
+    const until = Date.now() + 20_000;
+    while ((await s.store.getJob(other.id))!.state !== 'delivered') {
+      if (Date.now() > until) throw new Error('the second fax was not delivered');
+      await s.dispatcher.runOnce();
+      await sleep(40);
+    }
+    expect(await s.store.getState('service:cf-echo')).toBe('kept');
+    // an hour later the parked send is looked at again: still no such fax, and the user was told
+    // it would not be sent again by itself
+    offset = 2 * 3_600_000;
+    await s.dispatcher.runOnce();
+    await sleep(150);
+    await s.dispatcher.runOnce();
+    const r = (await s.store.getJob(job.id))!.recipients[0]!;
+    expect(s.logs.some((l) => l.msg === 'RECONCILED no fax at the service, sending again')).toBe(false);
+    expect(r.state).toBe('unknown');
+    expect(r.lastError).toMatch(/^parked: still no fax to this number/);
+    expect((await perNumber()).get('+15556330888')).toBeUndefined();
+    expect(await s.store.listNotifications({ kind: 'alert' })).toHaveLength(1);
   });
 });
 

@@ -29,9 +29,11 @@ beforeAll(async () => {
   rig = await makeRig();
   const hash = await hashPassword(PASSWORD);
   const yaml = readFileSync(rig.configFile, 'utf8')
-    .replace('  maxMessagesPerMinute: 100000', `  maxMessagesPerMinute: 100000\n  maxConnections: ${MAX_CONNECTIONS}\n  socketTimeoutMs: ${SOCKET_TIMEOUT_MS}`)
+    // 127.0.0.1 is the trusted relay, greeted at once; strangers come from 127.0.0.2 and wait for the greeting
+    .replace('  maxMessagesPerMinute: 100000', `  maxMessagesPerMinute: 100000\n  maxConnections: ${MAX_CONNECTIONS}\n  socketTimeoutMs: ${SOCKET_TIMEOUT_MS}\n  trustedNetworks: ["127.0.0.1/32"]`)
     .replace('{name: alice, email: alice@example.com,', `{name: alice, email: alice@example.com, password: "${hash}",`);
   expect(yaml).toContain(`maxConnections: ${MAX_CONNECTIONS}`);
+  expect(yaml).toContain('trustedNetworks: ["127.0.0.1/32"]');
   expect(yaml).toContain('password: "scrypt$');
   writeFileSync(rig.configFile, yaml);
   daemon = await startDaemon(rig);
@@ -70,8 +72,8 @@ class Tap {
   closed = false;
   readonly socket: net.Socket;
   readonly ready: Promise<void>;
-  constructor(port: number) {
-    this.socket = net.connect(port, '127.0.0.1');
+  constructor(port: number, localAddress?: string) {
+    this.socket = net.connect({ port, host: '127.0.0.1', localAddress });
     this.socket.setEncoding('latin1');
     this.socket.on('data', (d: string) => (this.text += d));
     this.socket.on('error', () => undefined);
@@ -116,7 +118,8 @@ const MESSAGE = (id: string) => `From: alice@example.com\r\nTo: fax\r\nSubject: 
 describe('early talkers', () => {
   it('a client that speaks before the 220 greeting is refused with 421 and cut, and makes no job', async () => {
     const before = (await jobIds()).length;
-    const t = new Tap(rig.smtpPort);
+    // from outside smtp.trustedNetworks: such clients wait smtp.greetingDelayMs for the greeting
+    const t = new Tap(rig.smtpPort, '127.0.0.2');
     await t.ready;
     // a spam bot firing its whole transaction at once, without waiting for the greeting
     t.socket.write(`EHLO early.example\r\nMAIL FROM:<alice@example.com>\r\nRCPT TO:<${rcpt(1)}>\r\nDATA\r\n${MESSAGE('early')}.\r\nQUIT\r\n`);

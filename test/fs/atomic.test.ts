@@ -41,6 +41,18 @@ describe('replaceFile', () => {
     await expect(replaceFile(path.join(dir, 'missing', 'f'), async () => undefined, { wrapError: () => new Error('wrapped') })).rejects.toThrow('wrapped');
   });
 
+  it('a whole file is moved in by one rename: its size returned, nothing left at the source, no temp name', async () => {
+    fresh();
+    const src = path.join(dir, 'part-000');
+    writeFileSync(src, 'decoded attachment');
+    mkdirSync(path.join(dir, 'job'));
+    const dest = path.join(dir, 'job', '02-doc.pdf');
+    expect(await placeFile(src, dest, true)).toBe(18);
+    expect(readFileSync(dest, 'utf8')).toBe('decoded attachment');
+    expect(readdirSync(dir).sort()).toEqual(['job']);
+    expect(readdirSync(path.join(dir, 'job'))).toEqual(['02-doc.pdf']);
+  });
+
   it('a move that fails after taking the file puts it back where it was', async () => {
     fresh();
     const src = path.join(dir, 'spool.pdf');

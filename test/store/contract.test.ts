@@ -326,6 +326,26 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       await expectCode(() => store.cancel('FGNOSUCHJOB00000'), 'JOB_NOT_FOUND');
     });
 
+    it('an unknown send is the operator\'s to retry or cancel only once parked, never while it is looked up', async () => {
+      const { store, dir } = await open();
+      const a = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15551230011' }] }))).job;
+      const b = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15551230012' }] }))).job;
+      for (const g of await store.claimDue('me', 5, 10_000)) expect(await store.markUnknown(key(g.job.id), g.sendId, 'timeout')).toBe(true);
+      // still being looked up: neither moves
+      await expectCode(() => store.retry(a.id), 'JOB_STATE');
+      await expectCode(() => store.cancel(a.id), 'JOB_STATE');
+      for (const j of [a, b]) {
+        const r = (await store.getJob(j.id))!.recipients[0]!;
+        expect(r.state).toBe('unknown');
+        expect(await store.postponeUnknown(key(j.id), r.sendId!, 'parked: several faxes could be this one; it will not be sent again by itself', new Date(Date.now() + 3600_000))).toBe(true);
+      }
+      const retried = await store.retry(a.id);
+      expect(retried.recipients[0]).toMatchObject({ state: 'queued', lastError: null, sendId: null, attempts: 0 });
+      const cancelled = await store.cancel(b.id);
+      expect(cancelled.state).toBe('cancelled');
+      expect((await store.listEvents(b.id)).at(-1)).toMatchObject({ transition: 'cancel', from: 'unknown', to: 'cancelled' });
+    });
+
     it('purges final jobs older than the cutoff, but not open ones or ones with a notice pending', async () => {
       const clock = manualClock();
       const { store, dir } = await open({ clock });

@@ -58,6 +58,30 @@ describe.skipIf(pgMissing !== null)('several gateways on one PostgreSQL queue', 
     expect((await b.counts()).recipients.sending).toBe(total);
   }, 180_000);
 
+  it('a job queued by one instance wakes the others at once (NOTIFY), and its own listeners once', async () => {
+    const { a, b, dir } = await twoInstances();
+    const heardByA: string[] = [];
+    const heardByB: string[] = [];
+    a.onEnqueued((job) => heardByA.push(job.id));
+    b.onEnqueued((job) => heardByB.push(job.id));
+    // b LISTENs on its duty connection; wait until it is up (its first duty check makes sure)
+    await b.holdsDuty('notify-test');
+    const { job } = await a.enqueue(newJob(dir, { recipients: [{ number: '+15551990001' }] }));
+    const until = Date.now() + 10_000;
+    while (!heardByB.includes(job.id)) {
+      if (Date.now() > until) throw new Error('the other instance was not told of the new job');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const second = (await b.enqueue(newJob(dir, { recipients: [{ number: '+15551990002' }] }))).job;
+    while (!heardByA.includes(second.id)) {
+      if (Date.now() > until) throw new Error('the first instance was not told of the other\'s job');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // each heard the other's job once and its own once, not its own NOTIFY on top
+    expect(heardByA.sort()).toEqual([job.id, second.id].sort());
+    expect(heardByB.sort()).toEqual([job.id, second.id].sort());
+  }, 60_000);
+
   it('one fax in flight per destination number across instances', async () => {
     const { a, b, dir } = await twoInstances();
     for (let i = 0; i < 12; i++) await a.enqueue(newJob(dir, { recipients: [{ number: '+15552000001' }] }));

@@ -50,6 +50,22 @@ describe('enqueue', () => {
     expect(second.job.id > job.id).toBe(true);
   });
 
+  it('commits intake without waiting for the disk but flushes before it answers, and every other write stays synchronous=FULL', async () => {
+    t = tempStore();
+    const db = (t.store as unknown as { db: Database.Database }).db;
+    const FULL = 2;
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    const { job } = await t.store.enqueue(newJob(t.dir));
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    // the WAL holds the commit (no checkpoint yet), and another connection reads it
+    expect(readFileSync(path.join(t.dir, 'data', 'faxgate.db-wal')).length).toBeGreaterThan(0);
+    expect((await t.reopen().getJob(job.id))?.state).toBe('queued');
+    // a duplicate answered from an earlier job leaves it as it was, too
+    await t.store.enqueue(newJob(t.dir, { dedupeKey: 'k' }));
+    await t.store.enqueue(newJob(t.dir, { dedupeKey: 'k' }));
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+  });
+
   it('moves documents when asked', async () => {
     t = tempStore();
     const src = docFile(t.dir);

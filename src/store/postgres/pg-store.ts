@@ -5,6 +5,7 @@
 // (pg_advisory_xact_lock) before counting its faxes in flight, so one fax per number is in flight
 // across all instances; documents live in the database (bytea), with a cached copy per instance;
 // leases only ever expire by time; duties are session advisory locks.
+import { randomUUID } from 'node:crypto';
 import { promises as fsp, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -17,7 +18,7 @@ import { newJobId, newSendId } from '../job-id.js';
 import { deriveJobState, isFinalJobState } from '../job-state.js';
 import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from '../queue-store.js';
 import { toJob, toNotification, toRecipient, type JobRow, type NotificationRow, type RecipientRow } from '../rows.js';
-import { FINAL_JOB_STATES, fromStates, IN_FLIGHT_STATES, OPEN_JOB_STATES, TRANSITIONS, type TransitionName } from '../transitions.js';
+import { CANCEL_REFUSAL, FINAL_JOB_STATES, fromStates, IN_FLIGHT_STATES, OPEN_JOB_STATES, RETRY_REFUSAL, sqlParkedGuard, TRANSITIONS, type TransitionName } from '../transitions.js';
 import type {
   Job, JobEvent, JobFilter, JobMeta, JobSource, JobState, NewDocument, NewJob, NewNotification, Notification,
   QueueCounts, Recipient, RecipientState, StoredDocument,
@@ -71,6 +72,10 @@ export class PgStore implements QueueStore {
   private dutyConnecting: Promise<pg.Client> | null = null;
   private readonly dutiesHeld = new Set<string>();
   private closed = false;
+  /** Tells this instance's own NOTIFYs from the others' (it hears its own as well). */
+  private readonly instanceTag = randomUUID();
+  /** The duty connection that LISTENs for other instances' new jobs, once someone asked. */
+  private listeningOn: pg.Client | null = null;
 
   /** Connects, brings the schema up to date (one instance at a time) and sweeps stale cached copies. */
   static async open(opts: PgStoreOptions): Promise<PgStore> {
@@ -289,6 +294,8 @@ export class PgStore implements QueueStore {
       const docs = [...(orig ? [orig] : []), ...loaded];
       for (const d of docs) await c.query('INSERT INTO documents (job_id, file, data) VALUES ($1, $2, $3)', [id, d.stored.path, d.data]);
       await this.event(c, id, null, 'enqueue', null, 'queued', `${recipients.length} recipient(s) from ${input.source}`);
+      // delivered to the other instances at COMMIT (and not at all on a rollback)
+      await c.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, `${this.instanceTag} ${id}`]);
       return { job: (await this.readJob(c, id))!, duplicate: false };
     });
     // The store now holds the bytes: moved sources go (as the SQLite store moves them away).
@@ -299,9 +306,34 @@ export class PgStore implements QueueStore {
     return result;
   }
 
+  /**
+   * New jobs of this instance at once, and those of the other instances on the shared queue as
+   * PostgreSQL delivers their NOTIFY (on the duty connection, LISTENing from the first listener on;
+   * until that connection is up, or while it is being replaced, they are found by the next pass).
+   */
   onEnqueued(fn: (job: Job) => void): () => void {
     this.enqueuedListeners.add(fn);
+    if (!this.closed) void this.dutyConnection().then((client) => this.listen(client), () => undefined);
     return () => this.enqueuedListeners.delete(fn);
+  }
+
+  private async listen(client: pg.Client): Promise<void> {
+    if (this.listeningOn === client || this.enqueuedListeners.size === 0) return;
+    this.listeningOn = client;
+    client.on('notification', (msg) => {
+      if (msg.channel !== JOBS_CHANNEL || !msg.payload) return;
+      const [tag, id] = msg.payload.split(' ');
+      if (tag === this.instanceTag || !id) return;
+      void this.getJob(id).then((job) => {
+        if (job) for (const fn of this.enqueuedListeners) fn(job);
+      }, () => undefined);
+    });
+    try {
+      await client.query(`LISTEN ${JOBS_CHANNEL}`);
+    } catch {
+      // the connection is going; the next one listens again (dutyConnection)
+      if (this.listeningOn === client) this.listeningOn = null;
+    }
   }
 
   private async findDuplicate(c: Q, key: string): Promise<Job | null> {
@@ -710,19 +742,19 @@ export class PgStore implements QueueStore {
         `UPDATE recipients r SET state = 'queued', attempts = 0, fax_tries = 0, budget_from = $1, next_attempt_at = NULL, last_error = NULL,
            message_id = NULL, send_id = NULL, result_code = NULL, result_info = NULL, error_code = NULL, error_info = NULL,
            pages = NULL, pages_count = NULL, duration = NULL, fax_attempt = NULL, sent_at = NULL, finished_at = NULL, updated_at = $1
-         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $2 AND r.state = ANY($3)
+         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $2 AND r.state = ANY($3)${sqlParkedGuard('retry', 'r.state', 'r.last_error')}
          RETURNING r.idx, old.state`,
         [now, id, fromStates('retry')]);
       for (const x of r.rows) await this.event(c, id, x.idx, 'retry', x.state, 'queued', 'operator');
       if (r.rows.length > 0) await this.refreshJob(c, id);
       return r.rows.length;
     });
-    if (changed === 0) throw new FaxgateError('JOB_STATE', `job ${id} is ${job.state}: only failed or cancelled recipients can be retried`);
+    if (changed === 0) throw new FaxgateError('JOB_STATE', `job ${id} is ${job.state}: ${RETRY_REFUSAL}`);
     return this.mustGet(id);
   }
 
   async cancel(id: string): Promise<Job> {
-    return this.operate(id, 'cancel', 'only queued, deferred or held recipients can be cancelled (in-flight faxes finish)');
+    return this.operate(id, 'cancel', CANCEL_REFUSAL);
   }
 
   async hold(id: string): Promise<Job> {
@@ -742,7 +774,7 @@ export class PgStore implements QueueStore {
       const r = await c.query<{ idx: number; state: RecipientState }>(
         `UPDATE recipients r SET state = $1, next_attempt_at = CASE WHEN $1 = 'queued' THEN NULL ELSE r.next_attempt_at END,
            finished_at = CASE WHEN $1 = 'cancelled' THEN $2 ELSE r.finished_at END, updated_at = $2
-         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $3 AND r.state = ANY($4)
+         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $3 AND r.state = ANY($4)${sqlParkedGuard(name, 'r.state', 'r.last_error')}
          RETURNING r.idx, old.state`,
         [to, now, id, fromStates(name)]);
       for (const x of r.rows) await this.event(c, id, x.idx, name, x.state, to, 'operator');
@@ -888,6 +920,7 @@ export class PgStore implements QueueStore {
           throw err;
         }
         this.dutyClient = client;
+        if (this.enqueuedListeners.size > 0) await this.listen(client);
         return client;
       })().finally(() => (this.dutyConnecting = null));
     }
@@ -904,6 +937,9 @@ export class PgStore implements QueueStore {
     await this.pool.end().catch(() => undefined);
   }
 }
+
+/** The NOTIFY channel of new jobs: "<instance tag> <job id>". */
+const JOBS_CHANNEL = 'faxgate_jobs';
 
 /** Times are compared as text: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */
 function isoUtc(at: string | null | undefined): string | null {

@@ -3,6 +3,7 @@
 // read) are plain functions of this context; SqliteStore (store.ts) is the facade over them.
 import type Database from 'better-sqlite3';
 import type { Clock } from '../../clock.js';
+import type { GroupSync } from '../../fs/group-sync.js';
 import type { Logger } from '../../log/logger.js';
 
 export interface SqliteContext {
@@ -19,6 +20,17 @@ export interface SqliteContext {
   now(): string;
   /** Runs `fn` in one write transaction (BEGIN IMMEDIATE: other processes wait, none deadlocks). */
   write<T>(fn: () => T): T;
+  /**
+   * As write(), but the commit does not wait for the disk (synchronous=NORMAL for this one
+   * transaction): the main thread goes on at once. The caller must `await flushWal()` before it
+   * tells anyone the change is durable. Any later commit of the default kind (FULL) also flushes it,
+   * so the dispatcher's claim of a job makes that job durable before it is sent.
+   */
+  writeUnflushed<T>(fn: () => T): T;
+  /** The WAL on disk, shared by every caller waiting at the time (one fsync, off the main thread). */
+  flushWal(): Promise<void>;
+  /** The documents folder's entries on disk (a new job folder), one fsync for all who wait. */
+  flushDocumentsDir(): Promise<void>;
 }
 
 /** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */

@@ -37,7 +37,7 @@ async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[]
     if (failed) throw failed.reason;
     const [original, ...documents] = settled.map((r) => (r as PromiseFulfilledResult<StoredDocument | null>).value);
     await fsyncDir(dir);
-    await fsyncDir(c.documentsDir);
+    await c.flushDocumentsDir();
     return { documents: documents as StoredDocument[], original };
   } catch (err) {
     await fsp.rm(dir, { recursive: true, force: true });
@@ -50,7 +50,11 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   if (input.recipients.length === 0) throw new FaxgateError('NO_DESTINATION', 'a job needs at least one recipient');
   if (input.dedupeKey) {
     const existing = findDuplicate(c, input.dedupeKey);
-    if (existing) return { job: existing, duplicate: true };
+    if (existing) {
+      // the first copy may be still on its way to the disk
+      await flushCommit(c);
+      return { job: existing, duplicate: true };
+    }
   }
   const id = newJobId(c.clock.now());
   const dir = path.join(c.documentsDir, id);
@@ -60,7 +64,9 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
 
   let result: { job: Job; duplicate: boolean };
   try {
-    result = c.write((): { job: Job; duplicate: boolean } => {
+    // Committed without waiting for the disk, then flushed together with the jobs that arrived
+    // meanwhile (group commit): the fsync runs off the main thread and is shared.
+    result = c.writeUnflushed((): { job: Job; duplicate: boolean } => {
       if (input.dedupeKey) {
         // Checked again inside the write lock: another process may have won the race.
         const dup = findDuplicate(c, input.dedupeKey);
@@ -84,7 +90,19 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
     throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
   }
   if (result.duplicate) await fsp.rm(dir, { recursive: true, force: true });
+  await flushCommit(c);
   return result;
+}
+
+/** The commit on disk before the caller is told (a 250, a claimed print file); the job row stays. */
+async function flushCommit(c: SqliteContext): Promise<void> {
+  try {
+    await c.flushWal();
+  } catch (err) {
+    // Committed but not known to be on disk: the caller answers "try again", and the retry finds
+    // this job by its dedupe key.
+    throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be flushed to disk: ${(err as Error).message}`, { cause: err, temporary: true });
+  }
 }
 
 /** Keeps unprocessable input for inspection (state corrupt), never deletes it; its user is told. */

@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { FaxgateError } from '../../errors.js';
-import { FINAL_JOB_STATES, fromStates, sqlStateList, TRANSITIONS, type TransitionName } from '../transitions.js';
+import { CANCEL_REFUSAL, FINAL_JOB_STATES, fromStates, RETRY_REFUSAL, sqlParkedGuard, sqlStateList, TRANSITIONS, type TransitionName } from '../transitions.js';
 import type { Job, RecipientState } from '../types.js';
 import type { SqliteContext } from './context.js';
 import { appendEvent, refreshJob } from './events.js';
@@ -13,7 +13,7 @@ import { mustGet } from './read.js';
 function moveAll(c: SqliteContext, id: string, name: TransitionName, set: string, args: readonly unknown[]): number {
   const to = TRANSITIONS[name].to;
   return c.write(() => {
-    const rows = c.sql(`SELECT idx, state FROM recipients WHERE job_id = ? AND state IN (${sqlStateList(fromStates(name))})`).all(id) as Array<{ idx: number; state: RecipientState }>;
+    const rows = c.sql(`SELECT idx, state FROM recipients WHERE job_id = ? AND state IN (${sqlStateList(fromStates(name))})${sqlParkedGuard(name)}`).all(id) as Array<{ idx: number; state: RecipientState }>;
     if (rows.length === 0) return 0;
     const now = c.now();
     const mark = c.sql(`UPDATE recipients SET state = '${to}', ${set ? `${set}, ` : ''}updated_at = ? WHERE job_id = ? AND idx = ?`);
@@ -33,7 +33,7 @@ function operate(c: SqliteContext, id: string, name: TransitionName, set: string
   return mustGet(c, id);
 }
 
-/** Failed or cancelled recipients start again with a fresh attempt budget. */
+/** Failed, cancelled or parked recipients start again with a fresh attempt budget. */
 export function retry(c: SqliteContext, id: string): Job {
   const job = mustGet(c, id);
   if (job.state === 'corrupt') throw new FaxgateError('JOB_STATE', `job ${id} is corrupt: its input could not be read, there is nothing to send`);
@@ -41,11 +41,11 @@ export function retry(c: SqliteContext, id: string): Job {
     `attempts = 0, fax_tries = 0, budget_from = ?, next_attempt_at = NULL, last_error = NULL,
      message_id = NULL, send_id = NULL, result_code = NULL, result_info = NULL, error_code = NULL, error_info = NULL,
      pages = NULL, pages_count = NULL, duration = NULL, fax_attempt = NULL, sent_at = NULL, finished_at = NULL`,
-    [c.now()], 'only failed or cancelled recipients can be retried');
+    [c.now()], RETRY_REFUSAL);
 }
 
 export function cancel(c: SqliteContext, id: string): Job {
-  return operate(c, id, 'cancel', 'finished_at = ?', [c.now()], 'only queued, deferred or held recipients can be cancelled (in-flight faxes finish)');
+  return operate(c, id, 'cancel', 'finished_at = ?', [c.now()], CANCEL_REFUSAL);
 }
 
 export function hold(c: SqliteContext, id: string): Job {

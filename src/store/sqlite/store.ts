@@ -1,5 +1,6 @@
-// The durable queue on one box: one SQLite file (WAL, synchronous=FULL) plus a folder per job for
-// its documents. Several processes (daemon, CLI) may open it at once, so every rule that must
+// The durable queue on one box: one SQLite file (WAL, synchronous=FULL; intake's commits are
+// flushed in groups, see context.ts writeUnflushed) plus a folder per job for its documents.
+// Several processes (daemon, CLI) may open it at once, so every rule that must
 // hold across them lives in SQL transactions, never in memory. This class is the thin facade of
 // QueueStore over the parts of this folder (graphile-worker style, one file per job):
 // enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts.
@@ -8,6 +9,7 @@ import { mkdirSync, promises as fsp, readdirSync, rmSync, statSync } from 'node:
 import path from 'node:path';
 import { systemClock, type Clock } from '../../clock.js';
 import { FaxgateError } from '../../errors.js';
+import { GroupSync } from '../../fs/group-sync.js';
 import { silentLogger, type Logger } from '../../log/logger.js';
 import { MIGRATIONS } from '../migrations.js';
 import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from '../queue-store.js';
@@ -66,6 +68,11 @@ export class SqliteStore implements QueueStore {
       throw new FaxgateError('STORE_UNAVAILABLE', `the queue store in ${this.dataDir} cannot be opened: ${(err as Error).message}`, { cause: err, temporary: true });
     }
     const db = this.db;
+    // Intake's commits are flushed in groups, off the main thread (context.ts writeUnflushed). The
+    // WAL file is fsynced by name: in WAL mode it lives as long as a connection is open, and SQLite
+    // deletes it only after checkpointing its pages into the database file and syncing that.
+    const walSync = new GroupSync(path.join(this.dataDir, 'faxgate.db-wal'), { missingIsSynced: true });
+    const documentsSync = new GroupSync(this.documentsDir);
     /** Compiled statements by their SQL text: every enqueue, claim and poll reuses them. */
     const statements = new Map<string, Database.Statement>();
     this.c = {
@@ -86,6 +93,16 @@ export class SqliteStore implements QueueStore {
       },
       now: () => new Date(clock.now()).toISOString(),
       write: (fn) => db.transaction(fn).immediate(),
+      writeUnflushed: (fn) => {
+        db.pragma('synchronous = NORMAL');
+        try {
+          return db.transaction(fn).immediate();
+        } finally {
+          db.pragma('synchronous = FULL');
+        }
+      },
+      flushWal: () => walSync.sync(),
+      flushDocumentsDir: () => documentsSync.sync(),
     };
     this.sweepOrphans();
   }
