@@ -82,7 +82,9 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   // A stray rejection is a bug, but one hostile mail must not take every session down with it:
   // log it loudly and keep serving (everything accepted is on disk either way).
   process.on('unhandledRejection', (reason) => {
-    logger.error({ err: describeError(reason) }, 'BUG: unhandled promise rejection (the gateway keeps running)');
+    // where it came from (the frames only: a message may quote input)
+    const at = reason instanceof Error ? reason.stack?.split('\n').slice(1, 6).map((l) => l.trim()).join(' | ') : undefined;
+    logger.error({ err: describeError(reason), at }, 'BUG: unhandled promise rejection (the gateway keeps running)');
   });
 
   let signals = 0;
@@ -94,9 +96,18 @@ export async function startCommand(opts: StartOptions): Promise<void> {
     }
     logger.info({ signal: sig }, 'shutdown requested');
     void (async () => {
-      await gateway.stop(20_000);
-      await emulator?.close();
-      rmSync(pidFile, { force: true });
+      try {
+        await gateway.stop(20_000);
+        await emulator?.close();
+      } catch (err) {
+        logger.error({ err: describeError(err) }, 'error while stopping');
+      }
+      try {
+        rmSync(pidFile, { force: true });
+      } catch (err) {
+        // a data folder gone read-only (or away) must not keep the daemon from exiting
+        logger.warn({ err: describeError(err) }, 'could not remove the pid file');
+      }
       logger.flush?.();
       process.exit(0);
     })();

@@ -208,14 +208,16 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
       head.push(take);
       headBytes += take.length;
     });
-    writes.push(
-      (recode ? pipeline(data.content, recode, sink) : pipeline(data.content, sink))
-        .then(() => {
-          // a plain Uint8Array, as it arrives from a reader thread
-          part.head = Uint8Array.from(Buffer.concat(head));
-        })
-        .finally(() => data.release?.()),
-    );
+    const written = (recode ? pipeline(data.content, recode, sink) : pipeline(data.content, sink))
+      .then(() => {
+        // a plain Uint8Array, as it arrives from a reader thread
+        part.head = Uint8Array.from(Buffer.concat(head));
+      })
+      .finally(() => data.release?.());
+    // A write can fail (ENOSPC) while the parse goes on: observed now, reported by the allSettled
+    // below; without this the rejection counts as unhandled until then.
+    written.catch(() => undefined);
+    writes.push(written);
   };
 
   // pipeline settles on the parser's 'finish'; the text arrives with its 'end'. A parser error

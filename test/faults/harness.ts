@@ -25,6 +25,8 @@ export interface Rig {
   dataDir: string;
   emu: Emu;
   agent: Agent;
+  /** The log output of every daemon started on this rig, killed or not. */
+  outputs: OutputWatch[];
 }
 
 export async function makeRig(opts: { delayMs?: number; extraYaml?: string } = {}): Promise<Rig> {
@@ -69,7 +71,7 @@ export async function makeRig(opts: { delayMs?: number; extraYaml?: string } = {
     ].join('\n'),
   );
   const agent = new Agent({ connect: { ca: emu.caPem } });
-  return { dir, configFile, smtpPort, spoolRoot, dataDir, emu, agent };
+  return { dir, configFile, smtpPort, spoolRoot, dataDir, emu, agent, outputs: [] };
 }
 
 export interface Daemon {
@@ -82,11 +84,17 @@ export async function startDaemon(rig: Rig): Promise<Daemon> {
   const child = spawnCli(['start', '--config', rig.configFile], { cwd: rig.dir });
   const out = new OutputWatch(child.stdout!);
   const err = new OutputWatch(child.stderr!);
+  rig.outputs.push(out);
   await Promise.race([
     out.waitFor(/"msg":"STARTED"/, 60_000),
     new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`daemon exited with ${code}: ${err.text.slice(-2000)}${out.text.slice(-2000)}`)))),
   ]);
   return { child, out, err };
+}
+
+/** Lines any daemon of this rig logged as a bug (an unhandled rejection): a fault must never cause one. */
+export function bugLines(rig: Rig): string[] {
+  return rig.outputs.flatMap((o) => o.text.split('\n')).filter((l) => l.includes('"msg":"BUG:'));
 }
 
 /** Tears a rig down: its daemon (if any) stopped with `signal`, then the emulator and the folder. */
