@@ -3,19 +3,24 @@
 // the call, so whatever it wrote before calling is covered; while one fsync runs, the callers
 // that arrive meanwhile all wait for the single next one. (Postgres's commit_delay and the
 // group commit of mail servers' queue managers do the same.)
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 export class GroupSync {
   private running: Promise<void> | null = null;
   private next: Promise<void> | null = null;
+  private handle: FileHandle | null = null;
 
   /**
-   * `file` is a file or a folder. `missingIsSynced`: the file being gone counts as synced (the
-   * SQLite WAL is removed only after a checkpoint has fsynced its pages into the database).
+   * `file` is a file or a folder.
+   * - `missingIsSynced`: the file being gone counts as synced (the SQLite WAL is removed only
+   *   after a checkpoint has fsynced its pages into the database).
+   * - `keepOpen`: opened once and kept (close() lets it go), instead of an open and a close around
+   *   every fsync; only for a file that is never replaced under its name while in use.
+   * - `dataOnly`: fdatasync, as SQLite itself syncs its WAL (the size, which it needs, is included).
    */
   constructor(
     private readonly file: string,
-    private readonly opts: { missingIsSynced?: boolean } = {},
+    private readonly opts: { missingIsSynced?: boolean; keepOpen?: boolean; dataOnly?: boolean } = {},
   ) {}
 
   /** Resolves once an fsync that started after this call has finished; rejects with its error. */
@@ -45,17 +50,34 @@ export class GroupSync {
 
   /** One fsync of the file (protected: the test counts and holds them). */
   protected async fsync(): Promise<void> {
-    let fh;
+    const fh = this.handle ?? (await this.open());
+    if (!fh) return;
+    try {
+      await (this.opts.dataOnly ? fh.datasync() : fh.sync());
+    } finally {
+      if (fh !== this.handle) await fh.close();
+    }
+  }
+
+  /** The file opened for syncing, kept when `keepOpen`; null when it is gone and that is fine. */
+  private async open(): Promise<FileHandle | null> {
+    let fh: FileHandle;
     try {
       fh = await open(this.file, 'r');
     } catch (err) {
-      if (this.opts.missingIsSynced && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      if (this.opts.missingIsSynced && (err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+    if (this.opts.keepOpen) this.handle = fh;
+    return fh;
+  }
+
+  /** Lets a kept file go once the syncs under way are done (a later sync opens it again). */
+  async close(): Promise<void> {
+    await this.next?.catch(() => undefined);
+    await this.running?.catch(() => undefined);
+    const fh = this.handle;
+    this.handle = null;
+    await fh?.close();
   }
 }

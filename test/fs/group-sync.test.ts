@@ -86,6 +86,25 @@ describe('GroupSync', () => {
     await expect(after).resolves.toBeUndefined();
   });
 
+  it('a file kept open is synced through one handle, and let go only after the sync under way', async () => {
+    const g = new HeldSync(file(), { keepOpen: true, dataOnly: true });
+    const first = g.sync();
+    await g.waitStarted(1);
+    let closed = false;
+    const closing = g.close().then(() => (closed = true));
+    expect(await settled(closing)).toBe(false);
+    g.release();
+    await first;
+    await closing;
+    expect(closed).toBe(true);
+    // and a sync after close() opens it again
+    const again = g.sync();
+    await g.waitStarted(2);
+    g.release();
+    await expect(again).resolves.toBeUndefined();
+    await g.close();
+  });
+
   it('a missing file is an error, unless it is the SQLite WAL (gone only after a checkpoint synced it)', async () => {
     file();
     await expect(new GroupSync(path.join(dir, 'nope')).sync()).rejects.toThrow(/ENOENT/);

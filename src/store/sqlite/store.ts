@@ -45,6 +45,7 @@ export class SqliteStore implements QueueStore {
   private readonly c: SqliteContext;
   private readonly enqueuedListeners = new Set<(job: Job) => void>();
   private closed = false;
+  private syncs: GroupSync[] = [];
 
   static open(opts: StoreOptions): SqliteStore {
     return new SqliteStore(opts);
@@ -69,10 +70,12 @@ export class SqliteStore implements QueueStore {
     }
     const db = this.db;
     // Intake's commits are flushed in groups, off the main thread (context.ts writeUnflushed). The
-    // WAL file is fsynced by name: in WAL mode it lives as long as a connection is open, and SQLite
-    // deletes it only after checkpointing its pages into the database file and syncing that.
-    const walSync = new GroupSync(path.join(this.dataDir, 'faxgate.db-wal'), { missingIsSynced: true });
-    const documentsSync = new GroupSync(this.documentsDir);
+    // WAL file is kept open for it: SQLite removes it only when the last connection closes (ours
+    // stays open until close()), after checkpointing its pages into the database file and syncing
+    // that; a checkpoint that restarts it rewrites the same file.
+    const walSync = new GroupSync(path.join(this.dataDir, 'faxgate.db-wal'), { missingIsSynced: true, keepOpen: true, dataOnly: true });
+    const documentsSync = new GroupSync(this.documentsDir, { keepOpen: true });
+    this.syncs = [walSync, documentsSync];
     /** Compiled statements by their SQL text: every enqueue, claim and poll reuses them. */
     const statements = new Map<string, Database.Statement>();
     this.c = {
@@ -338,5 +341,6 @@ export class SqliteStore implements QueueStore {
     if (this.closed) return;
     this.closed = true;
     this.db.close();
+    await Promise.all(this.syncs.map((s) => s.close()));
   }
 }
