@@ -31,6 +31,12 @@ export interface SqliteContext {
   flushWal(): Promise<void>;
   /** The documents folder's entries on disk (a new job folder), one fsync for all who wait. */
   flushDocumentsDir(): Promise<void>;
+  /**
+   * Throws STORE_UNAVAILABLE when the data folder has become read-only. Called after a commit and
+   * before anyone acts on it: ext4 remounted read-only after an error answers fsync with success
+   * without writing anything, so a commit at that moment looks durable and is not.
+   */
+  stillWritable(): Promise<void>;
 }
 
 /** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */

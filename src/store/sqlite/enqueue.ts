@@ -2,7 +2,7 @@
 // rename, folder fsync), then the job row committed; unreadable input kept as a corrupt job.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { FaxgateError } from '../../errors.js';
+import { FaxgateError, isFaxgateError } from '../../errors.js';
 import { fsyncDir } from '../../fs/atomic.js';
 import { placeFile, safeFileName } from '../durable-files.js';
 import { newJobId } from '../job-id.js';
@@ -98,7 +98,9 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
 async function flushCommit(c: SqliteContext): Promise<void> {
   try {
     await c.flushWal();
+    await c.stillWritable();
   } catch (err) {
+    if (isFaxgateError(err)) throw err;
     // Committed but not known to be on disk: the caller answers "try again", and the retry finds
     // this job by its dedupe key.
     throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be flushed to disk: ${(err as Error).message}`, { cause: err, temporary: true });

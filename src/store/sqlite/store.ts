@@ -5,7 +5,7 @@
 // QueueStore over the parts of this folder (graphile-worker style, one file per job):
 // enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts.
 import Database from 'better-sqlite3';
-import { mkdirSync, promises as fsp, readdirSync, rmSync, statSync } from 'node:fs';
+import { constants as fsConstants, mkdirSync, promises as fsp, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../clock.js';
 import { FaxgateError } from '../../errors.js';
@@ -106,6 +106,13 @@ export class SqliteStore implements QueueStore {
       },
       flushWal: () => walSync.sync(),
       flushDocumentsDir: () => documentsSync.sync(),
+      stillWritable: async () => {
+        try {
+          await fsp.access(this.dataDir, fsConstants.W_OK);
+        } catch (err) {
+          throw new FaxgateError('STORE_UNAVAILABLE', `the data folder ${this.dataDir} is not writable any more (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): what was just stored may not be on disk`, { cause: err, temporary: true });
+        }
+      },
     };
     this.sweepOrphans();
   }
@@ -205,7 +212,10 @@ export class SqliteStore implements QueueStore {
 
   // ---- dispatcher
   async claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
-    return leases.claimDue(this.c, owner, limit, leaseMs, opts);
+    const groups = leases.claimDue(this.c, owner, limit, leaseMs, opts);
+    // nothing is sent on a claim the disk may not hold (context.ts stillWritable)
+    if (groups.length > 0) await this.c.stillWritable();
+    return groups;
   }
 
   /** One group, for tests that drive the queue a send at a time. */
