@@ -2,12 +2,9 @@
 // bash, verbatim, in the folder where `faxgate start` was started, and must produce a job. A line
 // whose tool is not installed is skipped with a message (.ci/run installs swaks and curl).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutputWatch, spawnCli, waitUntil } from '../helpers/cli.js';
+import { startSandbox, waitUntil, type Sandbox } from '../helpers/cli.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 
 async function jobCount(cwd: string): Promise<number> {
@@ -24,28 +21,17 @@ function hasTool(tool: string): boolean {
 }
 
 describe('the sandbox banner, pasted line by line', () => {
+  let sandbox: Sandbox;
   let cwd: string;
-  let child: ChildProcess;
   let banner: string;
 
   beforeAll(async () => {
-    cwd = mkdtempSync(path.join(os.tmpdir(), 'faxgate-banner-'));
-    child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--web-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
-    const err = new OutputWatch(child.stderr!);
-    new OutputWatch(child.stdout!);
-    await err.waitFor(/Then: npx faxgate jobs/, 60_000);
-    banner = err.text;
+    sandbox = await startSandbox('faxgate-banner-');
+    cwd = sandbox.cwd;
+    banner = sandbox.banner;
   }, 90_000);
 
-  afterAll(async () => {
-    if (child && child.exitCode === null) {
-      await new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGKILL');
-      });
-    }
-    rmSync(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-  });
+  afterAll(() => sandbox?.stop());
 
   it('names no file the user does not have, and every command line makes a job', async () => {
     const lines = banner

@@ -55,6 +55,19 @@ async function setup(opts: { emulator?: TestEmulatorOptions; queue?: Partial<Que
   return { store: t.store, dispatcher, logs, use: (token) => (client = clientFor(emu!, token, undefined, { gate: opts.gate })) };
 }
 
+/**
+ * A process claimed what is queued and died before the request left: the service has no such fax.
+ * The first pass finds the lease expired; the lookup waits the grace from then, not from the
+ * send, and the second pass makes it.
+ */
+async function diedBeforeTheSend(s: Setup): Promise<void> {
+  await s.store.claimDue('dead-process', 5, 1);
+  await sleep(150);
+  await s.dispatcher.runOnce();
+  await sleep(150);
+  await s.dispatcher.runOnce();
+}
+
 /** runOnce until no job is queued or active (bounded so a bug fails instead of hanging). */
 async function drain(s: Setup, maxMs = 30_000): Promise<void> {
   const until = Date.now() + maxMs;
@@ -182,14 +195,8 @@ describe('exactly once without trusting cf', () => {
   it('when it cannot decide, it parks the recipient as unknown, tells the operator and never sends', async () => {
     const s = await setup({ emulator: { cfMode: 'dropped' } });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556320777' }] }));
-    // A process claimed it and died before the request left: the service has no such fax, and
-    // with cf dropped nothing can prove the send never happened.
-    await s.store.claimDue('dead-process', 5, 1);
-    await sleep(150);
-    // the first pass finds the lease expired; the lookup waits the grace from then, not from the send
-    await s.dispatcher.runOnce();
-    await sleep(150);
-    await s.dispatcher.runOnce();
+    // with cf dropped nothing can prove the send never happened
+    await diedBeforeTheSend(s);
     const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe('unknown');
     expect(r.lastError).toMatch(/^parked: /);
@@ -205,12 +212,8 @@ describe('exactly once without trusting cf', () => {
     const clock = { now: () => Date.now() + offset };
     const s = await setup({ emulator: { cfMode: 'kept' }, clock });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556330888' }] }));
-    // died before the request left, on a new gateway: no fax of ours has shown cf yet
-    await s.store.claimDue('dead-process', 5, 1);
-    await sleep(150);
-    await s.dispatcher.runOnce();
-    await sleep(150);
-    await s.dispatcher.runOnce();
+    // on a new gateway: no fax of ours has shown cf yet
+    await diedBeforeTheSend(s);
     expect((await s.store.getJob(job.id))!.recipients[0]!.lastError).toMatch(/^parked: /);
     // another fax goes through and its record carries our cf: the account keeps it
     const other = (await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15556330999' }] }))).job;

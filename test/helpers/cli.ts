@@ -1,5 +1,7 @@
 // Runs the faxgate CLI from source in a child process, as a user would run the installed one.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BUILT_CLI_ENTRY, haveBuiltSources } from './built-sources.js';
@@ -97,3 +99,41 @@ export function parsePrometheus(text: string): Map<string, number> {
   }
   return out;
 }
+
+export interface Sandbox {
+  /** The folder it was started in, as a new user's empty folder. */
+  cwd: string;
+  child: ChildProcess;
+  /** Its stderr up to and including the banner. */
+  banner: string;
+  /** Kills it and removes the folder. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `faxgate start` with no config, as the README's quick start runs it, in a fresh folder named
+ * after `prefix`, every listener on a free port; resolves once the banner is out.
+ */
+export async function startSandbox(prefix: string): Promise<Sandbox> {
+  const cwd = mkdtempSync(path.join(os.tmpdir(), prefix));
+  const child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--web-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
+  const err = new OutputWatch(child.stderr!);
+  new OutputWatch(child.stdout!);
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      await new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGKILL');
+      });
+    }
+    rmSync(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  };
+  try {
+    await err.waitFor(/Then: npx faxgate jobs/, 60_000);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { cwd, child, banner: err.text, stop };
+}
+

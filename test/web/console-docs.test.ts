@@ -1,12 +1,11 @@
 // docs/console.md's curl lines, pasted: a sandbox is started as the README says (`faxgate start`
 // in an empty folder), and each line of the document's sh block is run with bash in that folder,
 // with only the console's address changed to the port the test got. Skips without curl.
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutputWatch, spawnCli } from '../helpers/cli.js';
+import { startSandbox, type Sandbox } from '../helpers/cli.js';
 
 const hasCurl = spawnSync('bash', ['-c', 'command -v curl']).status === 0;
 if (!hasCurl) console.warn('console docs test skipped: curl is not installed (apt-get install curl)');
@@ -19,28 +18,17 @@ function docLines(): string[] {
 }
 
 describe.skipIf(!hasCurl)('docs/console.md curl lines', () => {
+  let sandbox: Sandbox;
   let cwd: string;
-  let child: ChildProcess;
   let address: string;
 
   beforeAll(async () => {
-    cwd = mkdtempSync(path.join(os.tmpdir(), 'faxgate-console-docs-'));
-    child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--web-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
-    const err = new OutputWatch(child.stderr!);
-    new OutputWatch(child.stdout!);
-    await err.waitFor(/Then: npx faxgate jobs/, 60_000);
-    address = /Web console\s+http:\/\/(\S+?)\//.exec(err.text)![1]!;
+    sandbox = await startSandbox('faxgate-console-docs-');
+    cwd = sandbox.cwd;
+    address = /Web console\s+http:\/\/(\S+?)\//.exec(sandbox.banner)![1]!;
   }, 90_000);
 
-  afterAll(async () => {
-    if (child && child.exitCode === null) {
-      await new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGKILL');
-      });
-    }
-    rmSync(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-  });
+  afterAll(() => sandbox?.stop());
 
   it('each line works as pasted', () => {
     const lines = docLines().map((l) => l.replaceAll('127.0.0.1:8025', address));
