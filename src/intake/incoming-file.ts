@@ -39,7 +39,8 @@ export async function removeWorkDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeIncoming(stream: Readable, file: string, maxBytes: number, tap?: Writable): Promise<IncomingFile> {
+/** `took` hears of every chunk as it passes (the receiver's garbage bound, src/garbage-bound.ts). */
+export async function writeIncoming(stream: Readable, file: string, maxBytes: number, tap?: Writable, took?: (bytes: number) => void): Promise<IncomingFile> {
   const hash = createHash('sha256');
   let bytes = 0;
   let total = 0;
@@ -53,6 +54,7 @@ export async function writeIncoming(stream: Readable, file: string, maxBytes: nu
   const limit = new Transform({
     transform(chunk: Buffer, _enc, done) {
       total += chunk.length;
+      took?.(chunk.length);
       if (bytes >= maxBytes) {
         // past the limit the message is refused: its reader has nothing more to do
         if (tapOpen) tap!.destroy();

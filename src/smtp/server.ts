@@ -10,6 +10,7 @@ import type { SmtpConfig, UserConfig } from '../config/schema.js';
 import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
+import { GarbageBound } from '../garbage-bound.js';
 import { acceptMail } from '../intake/accept-mail.js';
 import { resolveContact } from '../intake/contact-lookup.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
@@ -47,6 +48,8 @@ export interface SmtpGatewayOptions {
   destinations?: DestinationCheck;
   /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
   office?: OfficeConverter;
+  /** Bounds the garbage the mail's Buffers leave (default: a GarbageBound with its default budget; null: none). */
+  garbage?: GarbageBound | null;
 }
 
 interface SessionState {
@@ -81,6 +84,7 @@ export class SmtpGateway {
   private readonly ownsOffice: boolean;
   private readonly tls?: { key: Buffer; cert: Buffer };
   private readonly destinations?: DestinationCheck;
+  private readonly garbage: GarbageBound | null;
   private index: UserIndex;
   private servers: ExactReplyServer[] = [];
   private readonly sessions = new Map<string, SessionState>();
@@ -107,6 +111,7 @@ export class SmtpGateway {
     this.ownsOffice = opts.office === undefined;
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations;
+    this.garbage = opts.garbage === undefined ? new GarbageBound() : opts.garbage;
     if (opts.smtp.tls) {
       try {
         this.tls = { key: readFileSync(opts.smtp.tls.key), cert: readFileSync(opts.smtp.tls.cert) };
@@ -435,7 +440,7 @@ export class SmtpGateway {
       // arrive and are kept as the original, so nothing is read back after the last byte.
       const readers = this.readers;
       const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
-      const incoming = await writeIncoming(stream, messageFile, this.smtp.maxMessageBytes, parse.input);
+      const incoming = await writeIncoming(stream, messageFile, this.smtp.maxMessageBytes, parse.input, this.garbage?.took);
       if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
       if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
       const { job } = await acceptMail(
