@@ -1,13 +1,13 @@
 // Mail streamed through the receiver leaves Buffers that are garbage a moment later: the socket's
 // chunks, smtp-server's copy of each chunk, the MIME splitter's pieces, the base64 decoder's
 // output. V8 frees a Buffer's memory only when a full collection finds it dead (they live long
-// enough in the streams to leave the young generation), and left to itself it runs one only after
-// the process has grown by about its own size again. Measured on the built daemon, 20 mails of
+// enough in the streams to leave the young generation), and left to itself it runs one for them
+// only once they have grown by about 64 MB since the last. Measured on the built daemon, 20 mails of
 // 25 MB at once: Buffers peaked at 101 MB, of which at most 38 MB were alive at any moment, and the
 // process grew by 0.21 of the mail. So the receiver reports the bytes it takes in, and every few
 // megabytes this looks at what the Buffers hold: more than `budgetBytes` over what was alive after
-// the last collection, and a full collection runs now. What stays resident is then the live
-// streaming buffers plus at most the budget, whatever the mail's size.
+// the last collection, and a full collection runs now. What stays resident is then about the live
+// streaming buffers plus the budget, whatever the mail's size.
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -23,12 +23,11 @@ export interface GarbageBoundOptions {
 }
 
 /**
- * 16 MB: measured with the bench (docs/bench.md, "Memory"), a full collection of the daemon's heap
- * takes about 45 ms and the mail leaves about 2.75 bytes of Buffers per byte received, so each
- * collection pays for about 6 MB of mail. At 16 MB the 20 x 25 MB burst grows the daemon by 0.14 to
- * 0.16 of the mail instead of 0.21 for about a tenth more time, and 2,000 mails of 100 KB see 3
- * collections; at 4 MB the burst's growth is 0.10, but it takes half as long again and small mails
- * are accepted a fifth slower.
+ * 16 MB, from the figures in docs/bench.md ("The receiver's garbage bound"): a full collection stops
+ * the main thread for about 45 ms. At 16 MB the 20 x 25 MB burst grows the daemon by 0.14 to 0.16
+ * of the mail instead of 0.21, for about a tenth more time, and 2,000 mails of 100 KB see 3
+ * collections; at 4 MB the burst's growth is 0.10, but it takes half as long again and small mail
+ * is accepted a fifth slower (63 collections).
  */
 export const DEFAULT_BUDGET_BYTES = 16 * 1024 * 1024;
 
