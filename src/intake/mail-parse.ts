@@ -153,8 +153,32 @@ export function startMailParse(partsDir: string, opts: ParseOptions = {}): MailP
   return { input, done };
 }
 
-async function parseMailStream(source: Readable, partsDir: string, depth: number, opts: ParseOptions): Promise<ParsedMail> {
+/**
+ * mailparser feeds the message through two streams of mailsplit's whose reading side is in object
+ * mode (ChunkedPassthrough, which gathers input into chunks of 64 KB or more, then the MIME
+ * Splitter), so each holds up to 16 chunks (the default highWaterMark for objects) before it pushes
+ * back: over a megabyte for each message on its way in. In a heap snapshot of 20 big mails arriving
+ * at once that was 22 of the 31 MB of live Buffers. One chunk waiting in each keeps the parse busy
+ * (2,000 mails of 100 KB were accepted as fast). If a later mailparser changes these streams, this
+ * does nothing, and test/intake/mail-parse-buffering.test.ts notices.
+ */
+function holdOneChunk(parser: MailParser): void {
+  const inner = parser as unknown as Record<string, { _readableState?: { objectMode?: boolean; highWaterMark?: number } } | undefined>;
+  for (const name of ['chunkedPassthrough', 'splitter']) {
+    const state = inner[name]?._readableState;
+    if (state?.objectMode === true && typeof state.highWaterMark === 'number') state.highWaterMark = 1;
+  }
+}
+
+/** mailparser's streaming parser with our limits, holding one chunk in each of its inner streams. */
+export function newMailParser(): MailParser {
   const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false, ...MAIL_LIMITS });
+  holdOneChunk(parser);
+  return parser;
+}
+
+async function parseMailStream(source: Readable, partsDir: string, depth: number, opts: ParseOptions): Promise<ParsedMail> {
+  const parser = newMailParser();
   const parts: ExtractedPart[] = [];
   const writes: Array<Promise<void>> = [];
   let text = '';
