@@ -2,12 +2,13 @@
 // chunks, smtp-server's copy of each chunk, the MIME splitter's pieces, the base64 decoder's
 // output. V8 frees a Buffer's memory only when a full collection finds it dead (they live long
 // enough in the streams to leave the young generation), and left to itself it runs one for them
-// only once they have grown by about 64 MB since the last. Measured on the built daemon, 20 mails of
-// 25 MB at once: Buffers peaked at 101 MB, of which at most 38 MB were alive at any moment, and the
-// process grew by 0.21 of the mail. So the receiver reports the bytes it takes in, and every few
-// megabytes this looks at what the Buffers hold: more than `budgetBytes` over what was alive after
-// the last collection, and a full collection runs now. What stays resident is then about the live
-// streaming buffers plus the budget, whatever the mail's size.
+// only once they have grown by about 64 MB since the last. Measured on the built daemon, 20 mails
+// of 25 MB at once (before mail-parse.ts held mailparser's streams to a chunk): Buffers peaked at
+// 101 MB, of which at most 38 MB were alive at any moment, and the process grew by 0.21 of the
+// mail. So the receiver reports the bytes it takes in, and every few megabytes this looks at what
+// the Buffers hold: more than `budgetBytes` over what was alive after the last collection, and a
+// full collection runs now. What stays resident is then about the live streaming buffers plus the
+// budget, whatever the mail's size.
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -23,7 +24,7 @@ export interface GarbageBoundOptions {
 }
 
 /**
- * 16 MB, from the figures in docs/bench.md ("The receiver's garbage bound"): a full collection stops
+ * 16 MB, from the figures in docs/bench.md ("The memory row: mailparser's buffering and a garbage bound"): a full collection stops
  * the main thread for about 45 ms. At 16 MB the 20 x 25 MB burst grows the daemon by 0.08 to 0.09
  * of the mail instead of 0.13 to 0.15 (with mailparser's streams held to a chunk, mail-parse.ts),
  * for a tenth to a third more time, and 2,000 mails of 100 KB see 3 collections. Smaller budgets
@@ -72,8 +73,9 @@ let collector: (() => void) | null | undefined;
 
 /**
  * V8's full collection, made available without starting node with --expose-gc: the flag set at
- * run time exposes `gc` in contexts created afterwards (the way Node's v8.setFlagsFromString
- * documents), and it is taken from one such context. Null if this V8 will not give it.
+ * run time exposes `gc` in contexts created afterwards, and it is taken from one such context
+ * (test/smtp/garbage-bound.test.ts checks that it frees what it should, and that no `gc` is left
+ * exposed). Null if this V8 will not give it.
  */
 export function fullCollection(): (() => void) | null {
   if (collector !== undefined) return collector;
