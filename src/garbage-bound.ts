@@ -73,22 +73,29 @@ let collector: (() => void) | null | undefined;
 
 /**
  * V8's full collection, made available without starting node with --expose-gc: the flag set at
- * run time exposes `gc` in contexts created afterwards, and it is taken from one such context
- * (test/smtp/garbage-bound.test.ts checks that it frees what it should, and that no `gc` is left
- * exposed). Null if this V8 will not give it.
+ * run time exposes `gc` in contexts created afterwards, and it is taken from one such context, then
+ * the flag is unset again. If `gc` is exposed already (node --expose-gc, or the flag set by someone
+ * else), that one is taken and the flag left alone. Null if this V8 will not give it.
+ * (test/smtp/garbage-bound.test.ts checks that it frees what it should, and that the flag is left
+ * as it was found.)
  */
 export function fullCollection(): (() => void) | null {
   if (collector !== undefined) return collector;
-  const exposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
+  const own = (globalThis as { gc?: unknown }).gc;
+  if (typeof own === 'function') return (collector = own as () => void);
+  const fromNewContext = (): (() => void) | null => runInNewContext('typeof gc === "function" ? gc : null') as (() => void) | null;
   try {
-    if (!exposed) v8.setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('typeof gc === "function" ? gc : null') as (() => void) | null;
-    collector = gc;
+    collector = fromNewContext();
+    if (!collector) {
+      v8.setFlagsFromString('--expose-gc');
+      try {
+        collector = fromNewContext();
+      } finally {
+        v8.setFlagsFromString('--no-expose-gc');
+      }
+    }
   } catch {
     collector = null;
-  } finally {
-    // later contexts (and this one) stay as they were
-    if (!exposed) v8.setFlagsFromString('--no-expose-gc');
   }
   return collector;
 }

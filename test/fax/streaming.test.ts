@@ -7,17 +7,15 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createFaxAgent, FaxClient } from '../../src/fax/client.js';
+import { fullCollection } from '../../src/garbage-bound.js';
 import { json, startStub, type StubServer } from './stub-server.js';
 
 const SIZE = 50 * 1024 * 1024;
 const BOUND = 16 * 1024 * 1024;
 
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
+const gc = fullCollection()!;
 
 let stub: StubServer;
 let agent: ReturnType<typeof createFaxAgent>;
