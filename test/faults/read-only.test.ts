@@ -10,7 +10,8 @@
 // database files the daemon opened before stay writable through their descriptors. Needs root;
 // skips with a message otherwise.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import nodemailer from 'nodemailer';
@@ -261,5 +262,44 @@ describe.skipIf(!canMount)('data folder read-only after a file system error (ext
     // the pid file on the read-only folder could not be removed at the SIGTERM: once a rejection
     // that kept the shutdown from finishing
     expect(bugLines(rig!)).toEqual([]);
+  });
+});
+
+// The store's last look before anyone acts on a commit (stillWritable, after a claim and after a
+// new job's flush) must see such a file system: Linux 6.x's ext4 only marks itself emergency_ro
+// after the error, the mount stays "rw" and access(W_OK) says yes; only a write or an fsync fails.
+describe.skipIf(!canMount)('the store sees an ext4 stopped by an error', () => {
+  it('before the error its check passes; after it, the check fails with EROFS though access(W_OK) still says writable', async (ctx) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-ext4-'));
+    const mnt = path.join(dir, 'data');
+    const dev = loopExt4(mnt, path.join(dir, 'data.ext4'));
+    const trigger = dev ? `/sys/fs/ext4/${dev}/trigger_fs_error` : '';
+    try {
+      if (!dev || !existsSync(trigger)) {
+        process.stdout.write('emergency_ro check SKIPPED: no loop device, ext4 or trigger_fs_error here\n');
+        ctx.skip();
+        return;
+      }
+      const { SqliteStore } = await import('../../src/store/sqlite/store.js');
+      const store = SqliteStore.open({ dataDir: mnt });
+      const check = (): Promise<void> => (store as unknown as { c: { stillWritable(): Promise<void> } }).c.stillWritable();
+      try {
+        await check();
+        writeFileSync(trigger, '1');
+        let accessSays = 'writable';
+        try {
+          accessSync(mnt, fsConstants.W_OK);
+        } catch (err) {
+          accessSays = (err as NodeJS.ErrnoException).code ?? 'error';
+        }
+        await expect(check()).rejects.toThrow(/not writable any more \(EROFS\)/);
+        process.stdout.write(`ext4 after an error: access(W_OK) says ${accessSays}; the store's check says EROFS\n`);
+      } finally {
+        await store.close().catch(() => undefined);
+      }
+    } finally {
+      run('umount', ['-l', mnt]);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -34,7 +34,9 @@ export interface SqliteContext {
   /**
    * Throws STORE_UNAVAILABLE when the data folder has become read-only. Called after a commit and
    * before anyone acts on it: ext4 remounted read-only after an error answers fsync with success
-   * without writing anything, so a commit at that moment looks durable and is not.
+   * without writing anything, so a commit at that moment looks durable and is not. It asks twice:
+   * access(W_OK) (a read-only mount), and an fsync of the data folder (Linux 6.x's ext4 after an
+   * error only marks itself "emergency_ro", which access() does not see; its fsync says EROFS).
    */
   stillWritable(): Promise<void>;
 }

@@ -75,7 +75,11 @@ export class SqliteStore implements QueueStore {
     // that; a checkpoint that restarts it rewrites the same file.
     const walSync = new GroupSync(path.join(this.dataDir, 'faxgate.db-wal'), { missingIsSynced: true, keepOpen: true, dataOnly: true });
     const documentsSync = new GroupSync(this.documentsDir, { keepOpen: true });
-    this.syncs = [walSync, documentsSync];
+    // stillWritable's second look: ext4 stopped by an error (errors=remount-ro) marks itself
+    // "emergency_ro" since Linux 6.x without setting the mount read-only, which access() does not
+    // see; an fsync of the data folder answers EROFS (nothing is dirty there, so it costs little).
+    const dataDirSync = new GroupSync(this.dataDir, { keepOpen: true });
+    this.syncs = [walSync, documentsSync, dataDirSync];
     /** Compiled statements by their SQL text: every enqueue, claim and poll reuses them. */
     const statements = new Map<string, Database.Statement>();
     this.c = {
@@ -109,6 +113,7 @@ export class SqliteStore implements QueueStore {
       stillWritable: async () => {
         try {
           await fsp.access(this.dataDir, fsConstants.W_OK);
+          await dataDirSync.sync();
         } catch (err) {
           throw new FaxgateError('STORE_UNAVAILABLE', `the data folder ${this.dataDir} is not writable any more (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): what was just stored may not be on disk`, { cause: err, temporary: true });
         }
