@@ -33,10 +33,11 @@ export interface SqliteContext {
   flushDocumentsDir(): Promise<void>;
   /**
    * Throws STORE_UNAVAILABLE when the data folder has become read-only. Called after a commit and
-   * before anyone acts on it: ext4 remounted read-only after an error answers fsync with success
-   * without writing anything, so a commit at that moment looks durable and is not. It asks twice:
-   * access(W_OK) (a read-only mount), and an fsync of the data folder (Linux 6.x's ext4 after an
-   * error only marks itself "emergency_ro", which access() does not see; its fsync says EROFS).
+   * before anyone acts on it: an ext4 that older kernels remount read-only after an error answers
+   * fsync with success without writing anything, so a commit at that moment looks durable and is
+   * not. It asks twice: access(W_OK) sees such a read-only mount; an fsync of the data folder sees
+   * a newer kernel's ext4 after an error (6.18 here), which only marks itself "emergency_ro": the
+   * mount stays rw and access() says writable, while writes and fsyncs answer EROFS.
    */
   stillWritable(): Promise<void>;
 }
