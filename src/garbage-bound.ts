@@ -24,12 +24,12 @@ export interface GarbageBoundOptions {
 }
 
 /**
- * 16 MB, from the figures in docs/bench.md ("The memory row: mailparser's buffering and a garbage bound"): a full collection stops
- * the main thread for about 45 ms. At 16 MB the 20 x 25 MB burst grows the daemon by 0.08 to 0.09
- * of the mail instead of 0.13 to 0.15 (with mailparser's streams held to a chunk, mail-parse.ts),
- * for a tenth to a third more time, and 2,000 mails of 100 KB see 3 collections. Smaller budgets
- * were measured before that change: at 4 MB small mail was accepted a fifth slower (63
- * collections).
+ * 16 MB, from the figures in docs/bench.md ("The memory row: mailparser's buffering and a garbage
+ * bound"): a full collection stops the main thread for about 45 ms. At 16 MB the 20 x 25 MB burst
+ * grows the daemon by 0.08 to 0.09 of the mail instead of 0.13 to 0.15 (with mailparser's streams
+ * held to a chunk, mail-parse.ts), for a tenth to a third more time, and 2,000 mails of 100 KB see
+ * 3 collections. Smaller budgets were measured before that change: at 4 MB small mail was accepted
+ * a fifth slower (63 collections).
  */
 export const DEFAULT_BUDGET_BYTES = 16 * 1024 * 1024;
 
@@ -41,7 +41,7 @@ export class GarbageBound {
   private sinceCheck = 0;
   /** what the Buffers held right after the last collection (alive then) */
   private floor: number;
-  /** collections run so far (for tests and the bench) */
+  /** collections run so far (for the tests) */
   collections = 0;
 
   constructor(opts: GarbageBoundOptions = {}) {
