@@ -10,6 +10,7 @@
 import { parsePhoneNumberFromString, type PhoneNumber } from 'libphonenumber-js/max';
 
 import { DESTINATION_CATEGORIES } from '../config/destination-categories.js';
+import { memoize } from '../memo.js';
 
 export { DESTINATION_CATEGORIES };
 export type DestinationCategory = (typeof DESTINATION_CATEGORIES)[number];
@@ -129,14 +130,18 @@ export function patternMatches(pattern: string, e164: string): boolean {
   return true;
 }
 
+/** A number's built-in category and country, worked out once per number (see memo.ts). */
+const numberFacts = memoize((e164: string): { category: DestinationCategory | null; region: string | undefined } => {
+  const parsed = parsePhoneNumberFromString(e164);
+  return Object.freeze({ category: categoryOf(e164, parsed), region: parsed?.country });
+});
+
 export function checkDestination(
   e164: string,
   gateway: GatewayDestinations = {},
   user?: { name: string; destinations?: DestinationRules },
 ): DestinationVerdict {
-  const parsed = parsePhoneNumberFromString(e164);
-  const category = categoryOf(e164, parsed);
-  const region = parsed?.country;
+  const { category, region } = numberFacts(e164);
   const lists: Array<[string, DestinationRule[]]> = [
     [`users[${user?.name ?? '?'}].destinations.rules`, user?.destinations?.rules ?? []],
     ['destinations.rules', gateway.rules ?? []],

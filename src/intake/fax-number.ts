@@ -3,6 +3,7 @@
 // We check that a number is *possible* (right length for its country), not that it is assigned:
 // fictional 555 numbers must work for tests and demos, and the service has the last word.
 import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonenumber-js';
+import { memoize } from '../memo.js';
 
 export type FaxNumberResult = { ok: true; e164: string } | { ok: false; reason: string };
 
@@ -17,6 +18,16 @@ const LENGTH_REASONS: Record<string, string> = {
 };
 
 export function normalizeFaxNumber(raw: string, defaultCountryCode: string): FaxNumberResult {
+  // the answers are frozen: one is handed to every caller that asks about the same number
+  return normalizeKnown(`${defaultCountryCode}\n${raw}`);
+}
+
+const normalizeKnown = memoize((key: string): FaxNumberResult => {
+  const nl = key.indexOf('\n');
+  return Object.freeze(normalize(key.slice(nl + 1), key.slice(0, nl)));
+});
+
+function normalize(raw: string, defaultCountryCode: string): FaxNumberResult {
   const input = raw.trim();
   // no number people write is this long: refused before any work that grows with it
   if (input.length > MAX_INPUT_CHARS) return { ok: false, reason: `"${clip(input)}" is too long for a fax number` };
