@@ -5,6 +5,16 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
+/**
+ * Node 20.10 and later (21+) take `flush: true` in createWriteStream and writeFile: the file is
+ * fsynced before its descriptor is closed, by the same thread-pool task, so whoever wrote it need
+ * not open it again to sync it. On an older Node the option is ignored, and callers must fsync.
+ */
+export const FLUSH_ON_CLOSE = ((): boolean => {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  return major > 20 || (major === 20 && minor >= 10);
+})();
+
 export async function fsyncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
   try {

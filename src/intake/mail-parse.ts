@@ -14,6 +14,7 @@ import path from 'node:path';
 import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
+import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
 import { bodyText } from './body-text.js';
 import { HEAD_BYTES } from './file-type.js';
@@ -36,6 +37,8 @@ export interface ExtractedPart {
   index: number;
   /** The file's first bytes (HEAD_BYTES), kept while writing it, so its type is told without reading it again. */
   head?: Uint8Array;
+  /** The file's size once fsynced as it was closed (FLUSH_ON_CLOSE); absent, the store fsyncs it. */
+  flushedBytes?: number;
 }
 
 export interface ParsedMail {
@@ -221,7 +224,8 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
     });
     // The parser waits for release() before it goes on: one attachment in flight at a time.
     const recode = part.contentType === 'text/plain' ? toUtf8(charsetOf(data.headers)) : null;
-    const sink = createWriteStream(file, { mode: 0o600 });
+    // fsynced as it is closed, while the rest of the message still arrives
+    const sink = createWriteStream(file, { mode: 0o600, flush: FLUSH_ON_CLOSE });
     // the first bytes as they go into the file (after recoding), copied: a slice would keep a
     // whole chunk alive
     const head: Buffer[] = [];
@@ -236,6 +240,7 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
       .then(() => {
         // a plain Uint8Array, as it arrives from a reader thread
         part.head = Uint8Array.from(Buffer.concat(head));
+        if (FLUSH_ON_CLOSE) part.flushedBytes = sink.bytesWritten;
       })
       .finally(() => data.release?.());
     // A write can fail (ENOSPC) while the parse goes on: observed now, reported by the allSettled
@@ -315,7 +320,7 @@ async function forwardedAsText(inner: ParsedMail, dir: string, index: number): P
   const header = [from && `From: ${from}`, inner.date && `Date: ${inner.date}`, inner.subject && `Subject: ${inner.subject}`].filter(Boolean).join('\n');
   const file = path.join(dir, 'forwarded-message.txt');
   const content = Buffer.from(`${header ? `${header}\n\n` : ''}${text}\n`, 'utf8');
-  await fsp.writeFile(file, content, { mode: 0o600 });
+  await fsp.writeFile(file, content, { mode: 0o600, flush: FLUSH_ON_CLOSE });
   const name = inner.subject.replace(/[^\p{L}\p{N} ._-]+/gu, ' ').trim().slice(0, 60) || 'forwarded message';
-  return { path: file, filename: `${name}.txt`, contentType: 'text/plain', bytes: content.length, inline: false, index };
+  return { path: file, filename: `${name}.txt`, contentType: 'text/plain', bytes: content.length, inline: false, index, ...(FLUSH_ON_CLOSE ? { flushedBytes: content.length } : {}) };
 }

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { MailBodyMode } from '../config/schema.js';
+import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { FaxgateError } from '../errors.js';
 import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.js';
 import { classifyPart } from './attachment-policy.js';
@@ -37,7 +38,7 @@ export interface MailToJobInput {
   /** The cover's sender: the checked user's name (never the From header's display name). */
   senderName?: string;
   inlineImageMinBytes: number;
-  original: { path: string; sha256: string };
+  original: { path: string; sha256: string; flushedBytes?: number };
   now: number;
   /** Turns office documents into PDF; without one they are refused as if none were installed. */
   office?: OfficeConverter;
@@ -89,7 +90,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       continue;
     }
     if (FAXABLE_TYPES.has(d.contentType)) {
-      documents.push({ path: part.path, name: part.filename, contentType: d.contentType, move: true });
+      documents.push({ path: part.path, name: part.filename, contentType: d.contentType, move: true, flushedBytes: part.flushedBytes });
       continue;
     }
     // an office document: converted to PDF below, once the mail is known to be acceptable
@@ -137,8 +138,9 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   const finalDocs: NewDocument[] = [];
   if (place.page) {
     const file = path.join(path.dirname(input.original.path), `body-${createHash('sha256').update(text).digest('hex').slice(0, 8)}.txt`);
-    await writeFile(file, `${text}\n`, 'utf8');
-    finalDocs.push({ path: file, name: BODY_DOCUMENT_NAME, contentType: 'text/plain', move: true });
+    const page = Buffer.from(`${text}\n`, 'utf8');
+    await writeFile(file, page, { flush: FLUSH_ON_CLOSE });
+    finalDocs.push({ path: file, name: BODY_DOCUMENT_NAME, contentType: 'text/plain', move: true, flushedBytes: FLUSH_ON_CLOSE ? page.length : undefined });
   }
   for (const { officeExt, ...d } of documents) {
     if (!officeExt) {
@@ -175,7 +177,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     scheduledAt,
     dedupeKey: mailDedupeKey(parsed.messageId, input.original.sha256, input.envelopeFrom, recipients.map((r) => r.number)),
     meta: { ...(leftOut.length ? { leftOut } : {}), origin },
-    original: { path: input.original.path, name: 'message.eml', contentType: 'message/rfc822', move: true },
+    original: { path: input.original.path, name: 'message.eml', contentType: 'message/rfc822', move: true, flushedBytes: input.original.flushedBytes },
   };
 }
 

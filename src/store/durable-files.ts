@@ -47,6 +47,22 @@ export async function placeFile(src: string, dest: string, move: boolean, data?:
   return bytes;
 }
 
+/**
+ * The first half of placing a file intake already wrote whole, for a caller that flushes a job's
+ * files and folders together: the file is renamed to `dest` now and not fsynced. The caller must
+ * `syncFile(dest)` before the job is committed, and on a failure rename it back to `src`. False
+ * (nothing done) when `dest` is on another file system: then `placeFile` copies it.
+ */
+export async function moveInUnsynced(src: string, dest: string): Promise<boolean> {
+  try {
+    await fsp.rename(src, dest);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
+    throw err;
+  }
+}
+
 /** A stored file name from a user-supplied one: no folders, no dot files, bounded length. */
 export function safeFileName(name: string, index: number): string {
   const base = path.basename(name).replace(/[^a-zA-Z0-9._-]+/g, '_').replace(/^\.+/, '').slice(-80);

@@ -59,6 +59,12 @@ export interface NewDocument {
   contentType: string;
   move?: boolean;
   /**
+   * With `move`: the file's data is on disk already (its writer closed it with `flush`, see
+   * fs/atomic.ts FLUSH_ON_CLOSE) and it is this long, so the store renames it in without opening
+   * it again. Absent: the store fsyncs it.
+   */
+  flushedBytes?: number;
+  /**
    * The file's bytes, already read (and judged) by the caller: stored instead of reading `path`
    * again, so that a path someone else can write to (a spool folder) cannot be swapped for a
    * symlink to another file between the caller's checks and the copy.

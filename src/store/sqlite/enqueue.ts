@@ -1,10 +1,12 @@
-// Intake's way into the queue: documents placed durably in the job's folder (temp name, fsync,
-// rename, folder fsync), then the job row committed; unreadable input kept as a corrupt job.
+// Intake's way into the queue: documents placed durably in the job's folder (a file intake wrote
+// whole renamed in; others written under a temp name, fsynced and renamed; then every fsync still
+// owed, files and folders, at once), then the job row committed; unreadable input kept as a
+// corrupt job.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { FaxgateError, isFaxgateError } from '../../errors.js';
-import { fsyncDir } from '../../fs/atomic.js';
-import { placeFile, safeFileName } from '../durable-files.js';
+import { fsyncDir, syncFile } from '../../fs/atomic.js';
+import { moveInUnsynced, placeFile, safeFileName } from '../durable-files.js';
 import { newJobId } from '../job-id.js';
 import type { Job, JobMeta, JobSource, NewDocument, NewJob, StoredDocument } from '../types.js';
 import { isoUtc, type SqliteContext } from './context.js';
@@ -20,29 +22,48 @@ function findDuplicate(c: SqliteContext, key: string): Job | null {
 
 async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[], orig?: NewDocument): Promise<{ documents: StoredDocument[]; original: StoredDocument | null }> {
   await fsp.mkdir(dir, { recursive: true, mode: 0o750 });
+  // The new folder's entry in the documents folder is flushed while the files are placed.
+  const folderEntry = c.flushDocumentsDir();
+  folderEntry.catch(() => undefined);
+  // Files intake wrote whole, renamed in and not yet fsynced: put back where they were on a failure.
+  const movedIn: Array<{ src: string; dest: string; flushedBytes?: number }> = [];
   try {
-    // The files are independent: copy and fsync them at the same time (the fsyncs dominate).
-    const place = async (d: NewDocument, dest: string): Promise<StoredDocument> => ({
-      path: dest,
-      name: d.name,
-      contentType: d.contentType,
-      bytes: await placeFile(d.path, dest, d.move === true, d.data),
-    });
+    const place = async (d: NewDocument, dest: string): Promise<StoredDocument> => {
+      const doc = { path: dest, name: d.name, contentType: d.contentType };
+      if (d.move && !d.data && (await moveInUnsynced(d.path, dest))) {
+        movedIn.push({ src: d.path, dest, flushedBytes: d.flushedBytes });
+        return { ...doc, bytes: d.flushedBytes ?? 0 };
+      }
+      return { ...doc, bytes: await placeFile(d.path, dest, d.move === true, d.data) };
+    };
     // allSettled, not all: on a failure no copy may still be writing when the folder is removed.
     const settled = await Promise.allSettled([
       orig ? place(orig, path.join(dir, `00-original-${safeFileName(orig.name, 0).slice(3)}`)) : Promise.resolve(null),
       ...docs.map((d, i) => place(d, path.join(dir, safeFileName(d.name, i + 1)))),
     ]);
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    throwFirstFailure(settled);
     const [original, ...documents] = settled.map((r) => (r as PromiseFulfilledResult<StoredDocument | null>).value);
-    await fsyncDir(dir);
-    await c.flushDocumentsDir();
+    // Every file's data and both folders' entries flushed at once, not one after the other: each
+    // fsync waits for the disk, and on ext4 fsyncs that are waiting together share one journal commit.
+    const sizes = new Map<string, number>();
+    throwFirstFailure(await Promise.allSettled([
+      ...movedIn.filter((m) => m.flushedBytes === undefined).map(async (m) => sizes.set(m.dest, await syncFile(m.dest))),
+      fsyncDir(dir),
+      folderEntry,
+    ]));
+    for (const d of [original, ...documents]) if (d && sizes.has(d.path)) d.bytes = sizes.get(d.path)!;
     return { documents: documents as StoredDocument[], original };
   } catch (err) {
+    // as placeFile leaves a file it could not place: back at its source
+    await Promise.all(movedIn.map((m) => fsp.rename(m.dest, m.src).catch(() => undefined)));
     await fsp.rm(dir, { recursive: true, force: true });
     throw new FaxgateError('STORE_UNAVAILABLE', `a document could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
   }
+}
+
+function throwFirstFailure(settled: PromiseSettledResult<unknown>[]): void {
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /** Durable when it resolves: documents fsynced and renamed, job row committed. */
