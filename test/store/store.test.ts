@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
@@ -72,6 +72,36 @@ describe('enqueue', () => {
     const { job } = await t.store.enqueue(newJob(t.dir, { documents: [{ path: src, name: 'a.pdf', contentType: 'application/pdf', move: true }] }));
     expect(existsSync(src)).toBe(false);
     expect(existsSync(job.documents[0]!.path)).toBe(true);
+  });
+
+  it('a moved file flushed by its writer keeps the size it was given; one that was not is measured', async () => {
+    t = tempStore();
+    const flushed = docFile(t.dir);
+    const plain = docFile(t.dir);
+    const { job } = await t.store.enqueue(newJob(t.dir, {
+      documents: [
+        { path: flushed, name: 'a.pdf', contentType: 'application/pdf', move: true, flushedBytes: statSync(flushed).size },
+        { path: plain, name: 'b.pdf', contentType: 'application/pdf', move: true },
+      ],
+    }));
+    expect(job.documents.map((d) => d.bytes)).toEqual(job.documents.map((d) => statSync(d.path).size));
+    expect(job.documents.every((d) => d.bytes > 0)).toBe(true);
+  });
+
+  it('a job whose documents cannot all be placed puts the ones already moved back where they were', async () => {
+    t = tempStore();
+    const moved = docFile(t.dir);
+    const before = readFileSync(moved);
+    const missing = path.join(t.dir, 'gone.pdf');
+    await expect(t.store.enqueue(newJob(t.dir, {
+      documents: [
+        { path: moved, name: 'a.pdf', contentType: 'application/pdf', move: true, flushedBytes: before.length },
+        { path: missing, name: 'b.pdf', contentType: 'application/pdf' },
+      ],
+    }))).rejects.toThrow(/a document could not be stored/);
+    expect(readFileSync(moved)).toEqual(before);
+    expect(readdirSync(path.join(t.dir, 'data', 'documents'))).toEqual([]);
+    expect(await t.store.listJobs()).toHaveLength(0);
   });
 
   it('returns the existing job for a dedupeKey inside the window and stores nothing', async () => {
