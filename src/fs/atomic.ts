@@ -41,6 +41,11 @@ export interface ReplaceFileOptions {
   undo?: (tmp: string) => Promise<void>;
   /** Wraps an error of the sync, rename or folder sync (not of `fill`), e.g. to name the file. */
   wrapError?: (err: unknown) => unknown;
+  /**
+   * `fill` wrote the file with `flush` (FLUSH_ON_CLOSE), so it is on disk already and this long:
+   * it is not opened again to be synced.
+   */
+  flushedBytes?: number;
 }
 
 /**
@@ -54,7 +59,7 @@ export async function replaceFile(dest: string, fill: (tmp: string) => Promise<v
   let bytes: number;
   try {
     await fill(tmp);
-    bytes = await own(syncFile(tmp));
+    bytes = opts.flushedBytes ?? (await own(syncFile(tmp)));
     await own(rename(tmp, dest));
   } catch (err) {
     await (opts.undo ?? removeQuietly)(tmp).catch(() => undefined);

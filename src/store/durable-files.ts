@@ -1,10 +1,11 @@
 // Getting a document into the data folder so that it survives a power cut: copy to a temp
-// name, fsync the file, rename (fs/atomic.ts replaceFile), or, for a file intake already wrote
+// name, fsync the file, rename (fs/atomic.ts replaceFile; bytes the caller holds are written with
+// `flush`, so the file is not opened again to be synced), or, for a file intake already wrote
 // whole, fsync it and move it in with one rename; then the caller fsyncs the folder. The job row
 // is written after.
 import { constants as fsConstants, promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { replaceFile, syncFile } from '../fs/atomic.js';
+import { FLUSH_ON_CLOSE, replaceFile, syncFile } from '../fs/atomic.js';
 
 /**
  * Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per
@@ -27,7 +28,7 @@ export async function placeFile(src: string, dest: string, move: boolean, data?:
   }
   let moved = false;
   const bytes = await replaceFile(dest, async (tmp) => {
-    if (data) return fsp.writeFile(tmp, data, { flag: 'wx' });
+    if (data) return fsp.writeFile(tmp, data, { flag: 'wx', flush: FLUSH_ON_CLOSE });
     if (move) {
       try {
         await fsp.rename(src, tmp);
@@ -41,6 +42,7 @@ export async function placeFile(src: string, dest: string, move: boolean, data?:
     await fsp.copyFile(src, tmp, fsConstants.COPYFILE_EXCL);
   }, {
     syncDir: false,
+    flushedBytes: data && FLUSH_ON_CLOSE ? data.length : undefined,
     undo: (tmp) => (moved ? fsp.rename(tmp, src) : fsp.unlink(tmp)),
   });
   if (move && !moved) await fsp.unlink(src).catch(() => undefined);
