@@ -17,6 +17,7 @@ import type {
   Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
   QueueCounts, Recipient, RecipientState, StoredDocument,
 } from '../types.js';
+import { Checkpointer } from './checkpointer.js';
 import type { SqliteContext } from './context.js';
 import * as enq from './enqueue.js';
 import * as kv from './kv.js';
@@ -46,6 +47,7 @@ export class SqliteStore implements QueueStore {
   private readonly enqueuedListeners = new Set<(job: Job) => void>();
   private closed = false;
   private syncs: GroupSync[] = [];
+  private readonly checkpoints: Checkpointer;
 
   static open(opts: StoreOptions): SqliteStore {
     return new SqliteStore(opts);
@@ -69,6 +71,10 @@ export class SqliteStore implements QueueStore {
       throw new FaxgateError('STORE_UNAVAILABLE', `the queue store in ${this.dataDir} cannot be opened: ${(err as Error).message}`, { cause: err, temporary: true });
     }
     const db = this.db;
+    const log = opts.logger ?? silentLogger();
+    // WAL checkpoints on a thread of their own, not inside the main thread's commits (checkpointer.ts)
+    const checkpoints = new Checkpointer(db, path.join(this.dataDir, 'faxgate.db'), log);
+    this.checkpoints = checkpoints;
     // Intake's commits are flushed in groups, off the main thread (context.ts writeUnflushed). The
     // WAL file is kept open for it: SQLite removes it only when the last connection closes (ours
     // stays open until close()), after checkpointing its pages into the database file and syncing
@@ -85,7 +91,7 @@ export class SqliteStore implements QueueStore {
     this.c = {
       db,
       clock,
-      log: opts.logger ?? silentLogger(),
+      log,
       documentsDir: this.documentsDir,
       dedupeWindowMs: opts.dedupeWindowMs ?? 24 * 60 * 60 * 1000,
       sql(text) {
@@ -99,13 +105,18 @@ export class SqliteStore implements QueueStore {
         return stmt;
       },
       now: () => new Date(clock.now()).toISOString(),
-      write: (fn) => db.transaction(fn).immediate(),
+      write: (fn) => {
+        const result = db.transaction(fn).immediate();
+        checkpoints.committed();
+        return result;
+      },
       writeUnflushed: (fn) => {
         db.pragma('synchronous = NORMAL');
         try {
           return db.transaction(fn).immediate();
         } finally {
           db.pragma('synchronous = FULL');
+          checkpoints.committed();
         }
       },
       flushWal: () => walSync.sync(),
@@ -355,6 +366,8 @@ export class SqliteStore implements QueueStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const stopping = this.checkpoints.close();
+    if (stopping) await stopping;
     this.db.close();
     await Promise.all(this.syncs.map((s) => s.close()));
   }

@@ -1,0 +1,51 @@
+// WAL checkpoints run on a thread of their own (src/store/sqlite/checkpointer.ts), not inside the
+// main thread's commits, where they held every SMTP session for up to 130 ms.
+import Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
+import { CHECKPOINT_EVERY_COMMITS, Checkpointer } from '../../src/store/sqlite/checkpointer.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { waitUntil } from '../helpers/cli.js';
+
+let dir = '';
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('WAL checkpoints', () => {
+  it('are not the main connection\'s: the thread copies the WAL into the database file, and the WAL is gone after close', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-ckpt-'));
+    const store = SqliteStore.open({ dataDir: dir });
+    const db = (store as unknown as { db: Database.Database }).db;
+    const cp = (store as unknown as { checkpoints: Checkpointer }).checkpoints;
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    const file = path.join(dir, 'faxgate.db');
+    const before = statSync(file).size;
+    // enough commits for a few checkpoints, each with a few pages of its own
+    const payload = { messageId: 'm', status: 'success', from: '+15550001111', csid: 'x'.repeat(3000), pages: 1, duration: 30, createdAt: null, resultCode: '0', resultInfo: 'OK', errorCode: null, errorInfo: null };
+    for (let i = 0; i < CHECKPOINT_EVERY_COMMITS * 3; i += 1) await store.enqueueNotification({ kind: 'inbound', user: 'alice', dedupeKey: `inbound:${i}`, payload });
+    await waitUntil(() => cp.done >= 1, 'a checkpoint by the thread', 10_000, 20);
+    // only the thread can have grown the database file: the main connection's checkpoints are off
+    await waitUntil(() => statSync(file).size > before, 'the database file holds the copied pages', 10_000, 20);
+    await store.close();
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    const again = new Database(file, { readonly: true });
+    expect((again.prepare('SELECT count(*) AS n FROM notifications').get() as { n: number }).n).toBe(CHECKPOINT_EVERY_COMMITS * 3);
+    again.close();
+  });
+
+  it('a thread that cannot start gives the main connection its own checkpoints back', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-ckpt-'));
+    const db = new Database(path.join(dir, 'a.db'));
+    db.pragma('journal_mode = WAL');
+    // the thread opens a file that does not exist (fileMustExist): it fails at its start
+    const cp = new Checkpointer(db, path.join(dir, 'missing.db'), silentLogger());
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    for (let i = 0; i < CHECKPOINT_EVERY_COMMITS; i += 1) cp.committed();
+    await waitUntil(() => db.pragma('wal_autocheckpoint', { simple: true }) === 1000, 'SQLite\'s own checkpoints back', 10_000, 20);
+    expect(cp.done).toBe(0);
+    await cp.close();
+    db.close();
+  });
+});
