@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
 import { JOB_ID_PATTERN } from '../../src/store/job-id.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
+import { PURGE_BATCH } from '../../src/store/sqlite/operator.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { docFile, manualClock, newJob, tempStore, type TempStore } from '../helpers/store.js';
 
@@ -283,6 +284,24 @@ describe('operator operations', () => {
     expect(existsSync(path.dirname(old.documents[0]!.path))).toBe(false);
     expect(await t.store.getJob(open.id)).not.toBeNull(); // not final: never purged
     expect((await t.store.getJob(recent.id))!.state).toBe('cancelled');
+  });
+
+  it('purges more jobs than one batch takes, in batches, every row and folder', async () => {
+    const clock = manualClock();
+    t = tempStore({ clock });
+    const n = PURGE_BATCH * 2 + 7;
+    const ids: string[] = [];
+    for (let i = 0; i < n; i += 1) {
+      const { job } = await t.store.enqueue(newJob(t.dir));
+      await t.store.cancel(job.id);
+      ids.push(job.id);
+    }
+    for (const x of await t.store.claimNotifications('n', n * 2, 1000)) await t.store.completeNotification(x.id, 'sent');
+    clock.advance(10 * 86_400_000);
+    const kept = (await t.store.enqueue(newJob(t.dir))).job;
+    expect(await t.store.purge(7 * 86_400_000)).toBe(n);
+    expect(await t.store.countJobs()).toBe(1);
+    expect(readdirSync(path.join(t.dir, 'data', 'documents'))).toEqual([kept.id]);
   });
 
   it('counts by state, oldest active age, pending notifications; listJobs filters', async () => {

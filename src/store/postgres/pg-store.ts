@@ -797,7 +797,8 @@ export class PgStore implements QueueStore {
       if (list.length > 0) await c.query(`DELETE FROM notifications WHERE job_id = ANY($1) AND state <> 'pending'`, [list]);
       return list;
     });
-    for (const id of ids) rmSync(path.join(this.cacheDir, id), { recursive: true, force: true });
+    // on the thread pool: thousands of folders removed at once held the main thread for seconds
+    for (const id of ids) await fsp.rm(path.join(this.cacheDir, id), { recursive: true, force: true });
     if (ids.length > 0) this.log.info({ jobs: ids.length, cutoff }, 'purged finished jobs');
     return ids.length;
   }
