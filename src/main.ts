@@ -104,7 +104,7 @@ export class Gateway {
     const lock = opts.lock ?? DaemonLock.acquire(config.data);
     let store: QueueStore | undefined;
     try {
-      store = opts.store ?? (await openStore({ dataDir: config.data, database: config.database, clock: opts.clock, logger: opts.logger.child({ component: 'store' }) }));
+      store = opts.store ?? (await openStore({ dataDir: config.data, database: config.database, clock: opts.clock, logger: opts.logger.child({ component: 'store' }), daemon: true }));
       return new Gateway(config, { ...opts, lock, store });
     } catch (err) {
       if (store && !opts.store) await store.close().catch(() => undefined);
@@ -120,7 +120,7 @@ export class Gateway {
     this.lock = opts.lock ?? DaemonLock.acquire(config.data);
     try {
       if (config.database && !opts.store) throw new FaxgateError('INTERNAL', 'a PostgreSQL queue (database:) is opened by Gateway.open, not by the constructor');
-      this.store = opts.store ?? openLocalStore({ dataDir: config.data, clock: this.clock, logger: this.log.child({ component: 'store' }) });
+      this.store = opts.store ?? openLocalStore({ dataDir: config.data, clock: this.clock, logger: this.log.child({ component: 'store' }), daemon: true });
     } catch (err) {
       this.lock.release();
       throw err;

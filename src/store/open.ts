@@ -14,6 +14,8 @@ export interface OpenStoreOptions {
   dedupeWindowMs?: number;
   /** `database:` of the config: postgres://… for a queue shared by several gateways; absent: SQLite in dataDir. */
   database?: string;
+  /** SQLite: the daemon's store, whose WAL checkpoint thread starts at once (sqlite/checkpointer.ts). */
+  daemon?: boolean;
 }
 
 /**
@@ -29,7 +31,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<QueueStore> {
 
 /** The embedded SQLite queue in the data folder, opened at once (for code that cannot wait). */
 export function openLocalStore(opts: OpenStoreOptions): QueueStore {
-  return SqliteStore.open(opts);
+  return SqliteStore.open({ ...opts, checkpointThreadNow: opts.daemon === true });
 }
 
 /** `faxgate store migrate`: the SQLite queue in a data folder into PostgreSQL (docs/ha.md). */

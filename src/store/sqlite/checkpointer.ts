@@ -4,8 +4,9 @@
 // smtp-source; commits otherwise take under 5 ms) while every SMTP session waited. So the main
 // connection's automatic checkpoints are off, and a connection of its own on a worker thread does
 // them instead, PASSIVE (it never waits for a writer, nor makes one wait), every
-// CHECKPOINT_EVERY_COMMITS commits. The thread starts with the first of them: a CLI command that
-// commits a few times never starts one. If the thread cannot run, the main connection checkpoints
+// CHECKPOINT_EVERY_COMMITS commits. The daemon starts the thread with the store (its descriptors
+// are there from the start, not added in the middle of a run); elsewhere it starts with the first
+// checkpoint, so a CLI command that commits a few times never starts one. If the thread cannot run, the main connection checkpoints
 // for itself again, as SQLite does by default, so the WAL never grows without bound.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -22,6 +23,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
+// one read now opens the WAL and its index: every descriptor the thread will hold, held from here
+db.prepare('SELECT count(*) FROM sqlite_master').get();
 parentPort.on('message', (m) => {
   if (m === 'close') {
     db.close();
@@ -64,13 +67,23 @@ export class Checkpointer {
     this.commits = 0;
     this.running = true;
     try {
-      (this.worker ??= this.start()).postMessage('checkpoint');
+      (this.worker ??= this.spawn()).postMessage('checkpoint');
     } catch (err) {
       this.fallBack(err);
     }
   }
 
-  private start(): Worker {
+  /** The thread now, before it is needed (the daemon). */
+  start(): void {
+    if (this.worker || this.failed || this.closed) return;
+    try {
+      this.worker = this.spawn();
+    } catch (err) {
+      this.fallBack(err);
+    }
+  }
+
+  private spawn(): Worker {
     const w = new Worker(THREAD, { eval: true, workerData: { driver: DRIVER, file: this.file } });
     w.unref();
     w.on('message', (m: { ok: boolean; error?: string }) => {

@@ -33,6 +33,8 @@ export interface StoreOptions {
   logger?: Logger;
   /** How long a dedupeKey is remembered (default 24 h). */
   dedupeWindowMs?: number;
+  /** Start the WAL checkpoint thread at once (the daemon) rather than when first needed (checkpointer.ts). */
+  checkpointThreadNow?: boolean;
 }
 
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
@@ -75,6 +77,7 @@ export class SqliteStore implements QueueStore {
     // WAL checkpoints on a thread of their own, not inside the main thread's commits (checkpointer.ts)
     const checkpoints = new Checkpointer(db, path.join(this.dataDir, 'faxgate.db'), log);
     this.checkpoints = checkpoints;
+    if (opts.checkpointThreadNow) checkpoints.start();
     // Intake's commits are flushed in groups, off the main thread (context.ts writeUnflushed). The
     // WAL file is kept open for it: SQLite removes it only when the last connection closes (ours
     // stays open until close()), after checkpointing its pages into the database file and syncing
