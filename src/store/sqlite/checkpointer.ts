@@ -1,13 +1,14 @@
 // SQLite copies the WAL back into the database file (a checkpoint) on the connection that commits,
 // by default each time the WAL has grown by 1,000 pages: on the daemon's main thread, inside a
-// commit, where it wrote and fsynced the database file for 25 to 130 ms (measured under
-// smtp-source; commits otherwise take under 5 ms) while every SMTP session waited. So the main
+// commit, where it wrote and fsynced the database file for 25 to 130 ms (measured at a steady 100
+// msg/s; commits otherwise take under 5 ms) while every SMTP session waited. So the main
 // connection's automatic checkpoints are off, and a connection of its own on a worker thread does
 // them instead, PASSIVE (it never waits for a writer, nor makes one wait), every
 // CHECKPOINT_EVERY_COMMITS commits. The daemon starts the thread with the store (its descriptors
 // are there from the start, not added in the middle of a run); elsewhere it starts with the first
-// checkpoint, so a CLI command that commits a few times never starts one. If the thread cannot run, the main connection checkpoints
-// for itself again, as SQLite does by default, so the WAL never grows without bound.
+// checkpoint, so a CLI command that commits a few times never starts one. If the thread cannot
+// run, the main connection checkpoints for itself again, as SQLite does by default, so the WAL
+// never grows without bound.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
