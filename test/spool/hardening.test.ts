@@ -88,6 +88,9 @@ describe('files that cannot be faxed end with a reason, never loop', () => {
     await drop(h.folder(), '15551234567 - two\nlines.pdf', '%PDF-1.4\n% lf\n%%EOF\n');
     await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567 - two\nlines.pdf')), 5000, 'done/');
+    // the move to done/ is a link, then the unlink of the claimed name: wait for the file's work
+    // to be over, not only for its first half
+    await h.watcher.idle();
     expect(readdirSync(path.join(h.folder(), '.work'))).toEqual([]);
   });
 

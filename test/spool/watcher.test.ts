@@ -330,6 +330,8 @@ describe('crash safety and duplicates', () => {
     await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), name), 8000, 'refused into failed/');
     expect(readFileSync(reasonFile, 'utf8')).toMatch(/still being written when faxgate took it up again/);
     expect(await h.jobs()).toEqual([]);
+    // the move into failed/ is a link, then an unlink: the work is over once the watcher is idle
+    await h.watcher.idle();
     expect(files(path.join(h.folder(), '.work'))).toEqual([]);
   });
 
