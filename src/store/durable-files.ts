@@ -17,14 +17,9 @@ export async function placeFile(src: string, dest: string, move: boolean, data?:
     // A file that is already whole (intake wrote it) needs no temp name: flushed where it is, then
     // one rename into the job's new folder, which nothing reads before the job row is committed.
     // If either step fails the file is still at src.
-    try {
-      const bytes = await syncFile(src);
-      await fsp.rename(src, dest);
-      return bytes;
-    } catch (err) {
-      // Another file system: copy to a temp name below, then unlink.
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    }
+    const bytes = await syncFile(src);
+    if (await moveInUnsynced(src, dest)) return bytes;
+    // Another file system: copied to a temp name below, then unlinked.
   }
   let moved = false;
   const bytes = await replaceFile(dest, async (tmp) => {
