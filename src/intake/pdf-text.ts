@@ -1,6 +1,16 @@
 // The text of each page of a PDF, to find embedded fax codes. pdfjs-dist's legacy build runs
 // in plain Node without a worker thread or a canvas; we never render, only read text.
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+// pdfjs is loaded on the first document, not with this module, so that the reader process
+// (pdf-text-child.ts) can set up its globals before pdfjs sees them.
+
+type Pdfjs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+let pdfjs: Promise<Pdfjs> | null = null;
+
+/** pdfjs, loaded once. */
+export function loadPdfjs(): Promise<Pdfjs> {
+  pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  return pdfjs;
+}
 
 export interface PdfTextOptions {
   /** Stop after this many pages: codes live at the top of a document, not on page 900. */
@@ -9,14 +19,17 @@ export interface PdfTextOptions {
 
 /** One string per page; text items are joined as pdfjs lays them out (hasEOL -> newline). */
 export async function pdfPageTexts(data: Uint8Array, opts: PdfTextOptions = {}): Promise<string[]> {
+  const { getDocument } = await loadPdfjs();
   // pdfjs takes ownership of (detaches) the buffer it is given, so it gets a copy.
   const task = getDocument({
     data: new Uint8Array(data),
     isEvalSupported: false,
     disableFontFace: true,
-    useSystemFonts: false,
     // No font files are fetched: text extraction needs the encodings, not the glyphs, and the
     // fetch attempts cost more than the parsing (measured 26 ms -> 8 ms for a 2-page letter).
+    // useSystemFonts: a font the PDF names but does not embed (Helvetica...) is not even asked
+    // for (without it, each such font is a request that fails, with an exception, per document).
+    useSystemFonts: true,
     useWorkerFetch: false,
     verbosity: 0,
     stopAtErrors: false,

@@ -42,7 +42,7 @@ let sourceChild: Promise<string> | null = null;
 
 /**
  * Running from the TypeScript sources (tests, `tsx`): the child is bundled once per process into a
- * plain .mjs with esbuild (tsx's own dependency), pdfjs left outside and named by its absolute URL.
+ * plain .mjs with esbuild (tsx's own dependency), pdfjs left outside and named by its absolute URLs.
  * Loading tsx in every child would cost about 400 MB and 3 s; the built daemon runs
  * dist/intake/pdf-text-child.js directly and never gets here.
  */
@@ -50,9 +50,12 @@ function bundledChild(): Promise<string> {
   sourceChild ??= (async () => {
     const { build } = (await import('esbuild' as string)) as typeof import('esbuild');
     const entry = fileURLToPath(new URL('../intake/pdf-text-child.ts', import.meta.url));
-    const pdfjs = 'pdfjs-dist/legacy/build/pdf.mjs';
     const out = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'node', target: 'node20', external: ['pdfjs-dist'], write: false, logLevel: 'silent' });
-    const code = out.outputFiles[0]!.text.split(JSON.stringify(pdfjs)).join(JSON.stringify(import.meta.resolve(pdfjs)));
+    let code = out.outputFiles[0]!.text;
+    for (const pdfjs of ['pdfjs-dist/legacy/build/pdf.mjs', 'pdfjs-dist/legacy/build/pdf.worker.mjs']) {
+      if (!code.includes(JSON.stringify(pdfjs))) throw new Error(`the PDF reader's bundle does not load ${pdfjs}`);
+      code = code.split(JSON.stringify(pdfjs)).join(JSON.stringify(import.meta.resolve(pdfjs)));
+    }
     const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-pdf-reader-'));
     const file = path.join(dir, 'pdf-text-child.mjs');
     writeFileSync(file, code);
@@ -79,6 +82,7 @@ class Reader {
   private out = '';
   private current: { resolve: (line: string) => void; reject: (err: Error) => void } | null = null;
   private exited = false;
+  private killed = false;
   idleTimer: NodeJS.Timeout | null = null;
 
   constructor(argv: string[], maxMemoryMb: number) {
@@ -123,7 +127,7 @@ class Reader {
   }
 
   get alive(): boolean {
-    return !this.exited;
+    return !this.exited && !this.killed;
   }
 
   read(data: Uint8Array, timeoutMs: number): Promise<string> {
@@ -158,6 +162,7 @@ class Reader {
 
   kill(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.killed = true;
     if (!this.exited) this.proc.kill('SIGKILL');
   }
 }
@@ -209,9 +214,12 @@ export class PdfProcessPool {
   private async serve(r: Reader, w: Waiter): Promise<void> {
     try {
       const line = await r.read(w.data, this.opts.timeoutMs);
-      const msg = JSON.parse(line) as { ok: true; pages: string[] } | { ok: false; error: { name: string; message: string } };
+      const msg = JSON.parse(line) as { ok: true; pages: string[] } | { ok: false; retire?: boolean; error: { name: string; message: string } };
       if (msg.ok) w.resolve(msg.pages);
-      else w.reject(Object.assign(new Error(msg.error.message), { name: msg.error.name }));
+      else {
+        if (msg.retire) r.kill(); // it exits on its own; no document may be sent to it meanwhile
+        w.reject(msg.error.name === 'PdfReadLimitError' ? new PdfReadLimitError(msg.error.message) : Object.assign(new Error(msg.error.message), { name: msg.error.name }));
+      }
     } catch (err) {
       w.reject(err as Error);
     } finally {

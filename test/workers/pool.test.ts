@@ -2,10 +2,12 @@
 // survive the thread boundary, a time limit, a heap limit that fails the task and not the
 // process, and the built daemon's worker file (dist/) loading without tsx.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseMail } from '../../src/intake/mail-parse.js';
 import { pdfPageTexts } from '../../src/intake/pdf-text.js';
@@ -36,6 +38,26 @@ describe('ReaderPool', () => {
       const pdf = await textPdf([['@@FAX 15551234567@@', 'Dear Sir'], ['page two']]);
       expect(await pool.pdfPageTexts(pdf)).toEqual(await pdfPageTexts(pdf));
       expect((await pool.pdfPageTexts(pdf))[0]).toContain('@@FAX 15551234567@@');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('reads a PDF that reaches its reader in many pipe reads, and the documents after it', { timeout: 60_000 }, async () => {
+    // 6 MB of random bytes in a stream no page uses: the frame comes in some 100 reads of the pipe
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    doc.addPage([612, 792]).drawText('@@FAX 15551234567@@', { x: 50, y: 740, size: 12, font });
+    doc.context.register(doc.context.stream(randomBytes(6_000_000)));
+    const big = await doc.save();
+    expect(big.length).toBeGreaterThan(6_000_000);
+    const small = await textPdf([['@@FAX 15557654321@@']]);
+    const pool = new ReaderPool({ threads: 1 });
+    try {
+      const [a, b, c] = await Promise.all([pool.pdfPageTexts(big), pool.pdfPageTexts(small), pool.pdfPageTexts(big)]);
+      expect(a[0]).toContain('@@FAX 15551234567@@');
+      expect(b[0]).toContain('@@FAX 15557654321@@');
+      expect(c).toEqual(a);
     } finally {
       await pool.close();
     }
