@@ -10,7 +10,7 @@ import { FLUSH_ON_CLOSE, replaceFile, syncFile } from '../fs/atomic.js';
 /**
  * Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per
  * folder). With `data`, those bytes (already read from `src` by the caller) are written instead.
- * A failed move puts the file back at `src`.
+ * A failed move leaves the file at `src`.
  */
 export async function placeFile(src: string, dest: string, move: boolean, data?: Uint8Array): Promise<number> {
   if (move && !data) {
@@ -21,26 +21,16 @@ export async function placeFile(src: string, dest: string, move: boolean, data?:
     if (await moveInUnsynced(src, dest)) return bytes;
     // Another file system: copied to a temp name below, then unlinked.
   }
-  let moved = false;
+  // A copy: bytes the caller holds, a file the caller keeps, or one on another file system (the
+  // rename above said EXDEV, and a rename into a temp name beside dest would say it again).
   const bytes = await replaceFile(dest, async (tmp) => {
     if (data) return fsp.writeFile(tmp, data, { flag: 'wx', flush: FLUSH_ON_CLOSE });
-    if (move) {
-      try {
-        await fsp.rename(src, tmp);
-        moved = true;
-        return;
-      } catch (err) {
-        // Another file system: fall back to copy + unlink below.
-        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      }
-    }
     await fsp.copyFile(src, tmp, fsConstants.COPYFILE_EXCL);
   }, {
     syncDir: false,
     flushedBytes: data && FLUSH_ON_CLOSE ? data.length : undefined,
-    undo: (tmp) => (moved ? fsp.rename(tmp, src) : fsp.unlink(tmp)),
   });
-  if (move && !moved) await fsp.unlink(src).catch(() => undefined);
+  if (move) await fsp.unlink(src).catch(() => undefined);
   return bytes;
 }
 

@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { replaceFile, writeFileAtomic } from '../../src/fs/atomic.js';
 import { placeFile } from '../../src/store/durable-files.js';
@@ -51,6 +52,28 @@ describe('replaceFile', () => {
     expect(readFileSync(dest, 'utf8')).toBe('decoded attachment');
     expect(readdirSync(dir).sort()).toEqual(['job']);
     expect(readdirSync(path.join(dir, 'job'))).toEqual(['02-doc.pdf']);
+  });
+
+  // The tests' temp folder is a tmpfs where there is one (test/tmp-dir.ts): the checkout's
+  // .vitest-tmp/ (git-ignored), /var/tmp or /dev/shm is then another file system
+  const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.vitest-tmp');
+  mkdirSync(checkout, { recursive: true });
+  const otherFs = [checkout, '/var/tmp', '/dev/shm'].find((d) => existsSync(d) && statSync(d).dev !== statSync(os.tmpdir()).dev) ?? null;
+  it.skipIf(!otherFs)('a file on another file system is copied in and then removed at its source (skipped: no second file system here)', async () => {
+    fresh();
+    const away = mkdtempSync(path.join(otherFs!, 'faxgate-atomic-'));
+    try {
+      const src = path.join(away, 'part-000');
+      writeFileSync(src, 'decoded attachment');
+      mkdirSync(path.join(dir, 'job'));
+      const dest = path.join(dir, 'job', '02-doc.pdf');
+      expect(await placeFile(src, dest, true)).toBe(18);
+      expect(readFileSync(dest, 'utf8')).toBe('decoded attachment');
+      expect(readdirSync(away)).toEqual([]);
+      expect(readdirSync(path.join(dir, 'job'))).toEqual(['02-doc.pdf']); // no temp name left
+    } finally {
+      rmSync(away, { recursive: true, force: true });
+    }
   });
 
   it('a move that fails after taking the file puts it back where it was', async () => {
