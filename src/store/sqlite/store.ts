@@ -115,12 +115,14 @@ export class SqliteStore implements QueueStore {
       },
       writeUnflushed: (fn) => {
         db.pragma('synchronous = NORMAL');
+        let result: ReturnType<typeof fn>;
         try {
-          return db.transaction(fn).immediate();
+          result = db.transaction(fn).immediate();
         } finally {
           db.pragma('synchronous = FULL');
-          checkpoints.committed();
         }
+        checkpoints.committed(); // only commits count toward the next checkpoint
+        return result;
       },
       flushWal: () => walSync.sync(),
       flushDocumentsDir: () => documentsSync.sync(),
