@@ -217,7 +217,7 @@ export class PdfProcessPool {
       const msg = JSON.parse(line) as { ok: true; pages: string[] } | { ok: false; retire?: boolean; error: { name: string; message: string } };
       if (msg.ok) w.resolve(msg.pages);
       else {
-        if (msg.retire) r.kill(); // it exits on its own; no document may be sent to it meanwhile
+        if (msg.retire) r.kill(); // it is leaving (at its memory limit): no other document, and gone for sure
         w.reject(msg.error.name === 'PdfReadLimitError' ? new PdfReadLimitError(msg.error.message) : Object.assign(new Error(msg.error.message), { name: msg.error.name }));
       }
     } catch (err) {
