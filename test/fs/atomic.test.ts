@@ -76,11 +76,11 @@ describe('replaceFile', () => {
     }
   });
 
-  it('a move that fails after taking the file puts it back where it was', async () => {
+  it('a move that fails leaves the file where it was', async () => {
     fresh();
     const src = path.join(dir, 'spool.pdf');
     writeFileSync(src, 'the only copy');
-    // the destination is a folder: the rename over it fails after the move into the temp name
+    // the destination is a folder that is not empty: the rename into it fails
     const dest = path.join(dir, 'taken');
     mkdirSync(path.join(dest, 'inside'), { recursive: true });
     await expect(placeFile(src, dest, true)).rejects.toThrow();
