@@ -1,6 +1,8 @@
 // The cleanup stage for one received mail (Postfix cleanup): take its parse (done while the mail
 // arrived, or of the stored file on a reader thread), keep it as corrupt when it cannot be read, read the user's preferences for the cover and the time zone,
 // make it one fax job and accept it. smtp/ only receives the bytes and answers with the outcome.
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { MailBodyMode } from '../config/schema.js';
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from '../errors.js';
@@ -27,8 +29,8 @@ export interface ReceivedMail {
   recipients: EnvelopeRecipient[];
   /** The message as received, on disk; its folder takes the extracted parts. */
   messageFile: string;
-  /** The parse fed while the message arrived (startMailParse); without it the file is parsed by deps.readers. */
-  parsing?: Promise<ParsedMail>;
+  /** The parse fed while the message arrived (startMailParse); without it, or if it resolves to null, the file is parsed by deps.readers. */
+  parsing?: Promise<ParsedMail | null>;
   workDir: string;
   sha256: string;
   /** The message file's size when it was fsynced as it was written (FLUSH_ON_CLOSE). */
@@ -52,7 +54,7 @@ function unreadable(err: unknown): string | null {
 }
 
 /** The rest of a streamed parse, after the last byte, bounded like a reader thread's. */
-async function withinLimit(parsing: Promise<ParsedMail>, ms: number | undefined): Promise<ParsedMail> {
+async function withinLimit<T>(parsing: Promise<T>, ms: number | undefined): Promise<T> {
   if (ms === undefined) return parsing;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -68,10 +70,22 @@ async function withinLimit(parsing: Promise<ParsedMail>, ms: number | undefined)
   }
 }
 
+/**
+ * The kept message parsed from its file on a reader thread: when nothing parsed it as it arrived,
+ * or that parse gave up on its shortcut for base64 bodies (mail-parse.ts startMailParse). Its
+ * parts go to a folder of their own, away from what the first parse left.
+ */
+async function parseStored(deps: MailAcceptDeps, mail: ReceivedMail): Promise<ParsedMail> {
+  if (!mail.parsing) return deps.readers.parseMail(mail.messageFile, mail.workDir);
+  const dir = path.join(mail.workDir, 'again');
+  await fsp.mkdir(dir, { mode: 0o700 });
+  return deps.readers.parseMail(mail.messageFile, dir);
+}
+
 export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Promise<Accepted> {
   let parsed: ParsedMail;
   try {
-    parsed = mail.parsing ? await withinLimit(mail.parsing, deps.readers.mailTimeoutMs) : await deps.readers.parseMail(mail.messageFile, mail.workDir);
+    parsed = (mail.parsing ? await withinLimit(mail.parsing, deps.readers.mailTimeoutMs) : null) ?? (await parseStored(deps, mail));
   } catch (err) {
     const why = unreadable(err);
     if (why === null) throw err;

@@ -9,13 +9,14 @@
 // count; turning HTML into text (html-to-text, costly on hostile HTML) is handed to the caller's
 // htmlText, which the daemon runs on a reader thread with a time limit.
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
+import { createReadStream, createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
 import path from 'node:path';
-import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
+import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
 import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
+import { Base64Divert, TOKEN_BYTES } from './base64-divert.js';
 import { bodyText } from './body-text.js';
 import { HEAD_BYTES } from './file-type.js';
 import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
@@ -139,18 +140,34 @@ export function parseMail(messageFile: string, partsDir: string, depth = 0, opts
 export interface MailParse {
   /** Write the message here as it arrives; end() it after the last byte. */
   input: Writable;
-  /** Settles once the message is parsed and every part file is written and closed. */
-  done: Promise<ParsedMail>;
+  /**
+   * Settles once the message is parsed and every part file is written and closed. Null: the
+   * parse and the base64 diverter in front of it (base64-divert.ts) did not agree on the
+   * message's shape, and the kept message must be parsed again from its file (parseMail).
+   */
+  done: Promise<ParsedMail | null>;
 }
 
 /**
  * A parse fed while the message arrives (one pass: nothing is read back from disk). If the
  * message breaks the parser, `input` is destroyed and `done` rejects with the parser's error: the
- * feeder goes on keeping the raw message and stops writing here.
+ * feeder goes on keeping the raw message and stops writing here. Big base64 bodies are decoded
+ * around mailparser, straight into their files (base64-divert.ts).
  */
 export function startMailParse(partsDir: string, opts: ParseOptions = {}): MailParse {
-  const input = new PassThrough();
-  const done = parseMailStream(input, partsDir, 0, opts);
+  const input = new Base64Divert(partsDir);
+  const done = parseMailStream(input, partsDir, 0, opts, input).then(
+    (parsed) => {
+      if (input.unclaimed() === 0) return parsed;
+      input.closeUnclaimed();
+      return null;
+    },
+    (err: unknown) => {
+      input.destroy();
+      input.closeUnclaimed();
+      throw err;
+    },
+  );
   // observed here, handled by whoever awaits it: a refusal for size must not leave it unhandled
   done.catch(() => undefined);
   return { input, done };
@@ -180,7 +197,7 @@ export function newMailParser(): MailParser {
   return parser;
 }
 
-async function parseMailStream(source: Readable, partsDir: string, depth: number, opts: ParseOptions): Promise<ParsedMail> {
+async function parseMailStream(source: Readable, partsDir: string, depth: number, opts: ParseOptions, divert?: Base64Divert): Promise<ParsedMail> {
   const parser = newMailParser();
   const parts: ExtractedPart[] = [];
   const writes: Array<Promise<void>> = [];
@@ -219,30 +236,9 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
       index,
     };
     parts.push(part);
-    data.content.on('data', (c: Buffer) => {
-      part.bytes += c.length;
-    });
     // The parser waits for release() before it goes on: one attachment in flight at a time.
     const recode = part.contentType === 'text/plain' ? toUtf8(charsetOf(data.headers)) : null;
-    // fsynced as it is closed, while the rest of the message still arrives
-    const sink = createWriteStream(file, { mode: 0o600, flush: FLUSH_ON_CLOSE });
-    // the first bytes as they go into the file (after recoding), copied: a slice would keep a
-    // whole chunk alive
-    const head: Buffer[] = [];
-    let headBytes = 0;
-    (recode ?? data.content).on('data', (c: Buffer) => {
-      if (headBytes >= HEAD_BYTES) return;
-      const take = Buffer.from(c.subarray(0, HEAD_BYTES - headBytes));
-      head.push(take);
-      headBytes += take.length;
-    });
-    const written = (recode ? pipeline(data.content, recode, sink) : pipeline(data.content, sink))
-      .then(() => {
-        // a plain Uint8Array, as it arrives from a reader thread
-        part.head = Uint8Array.from(Buffer.concat(head));
-        if (FLUSH_ON_CLOSE) part.flushedBytes = sink.bytesWritten;
-      })
-      .finally(() => data.release?.());
+    const written = (divert && !recode ? writeMaybeDiverted(data.content, part, divert) : writePart(data.content, recode, part)).finally(() => data.release?.());
     // A write can fail (ENOSPC) while the parse goes on: observed now, reported by the allSettled
     // below; without this the rejection counts as unhandled until then.
     written.catch(() => undefined);
@@ -282,6 +278,94 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
     html,
     parts: await openForwarded(parts, partsDir, depth, opts),
   };
+}
+
+/** A part's decoded content into its own file (fsynced as it is closed), its first bytes kept. */
+async function writePart(content: Readable, recode: Transform | null, part: ExtractedPart): Promise<void> {
+  content.on('data', (c: Buffer) => {
+    part.bytes += c.length;
+  });
+  // fsynced as it is closed, while the rest of the message still arrives
+  const sink = createWriteStream(part.path, { mode: 0o600, flush: FLUSH_ON_CLOSE });
+  // the first bytes as they go into the file (after recoding), copied: a slice would keep a
+  // whole chunk alive
+  const head = new Head();
+  (recode ?? content).on('data', (c: Buffer) => head.add(c));
+  await (recode ? pipeline(content, recode, sink) : pipeline(content, sink));
+  // a plain Uint8Array, as it arrives from a reader thread
+  part.head = head.bytes();
+  if (FLUSH_ON_CLOSE) part.flushedBytes = sink.bytesWritten;
+}
+
+/**
+ * A part that may be the stand-in for a diverted base64 body (base64-divert.ts): if its content
+ * starts with a diversion's token, the part is that diversion's file, and what the parser decoded
+ * after the token (the last letters of the body) is added to it. Otherwise an ordinary part.
+ */
+async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert: Base64Divert): Promise<void> {
+  const first: Buffer[] = [];
+  let firstBytes = 0;
+  let sink: WriteStream | null = null;
+  const head = new Head();
+  try {
+    for await (const chunk of content as AsyncIterable<Buffer>) {
+      let c = chunk;
+      if (!sink) {
+        first.push(c);
+        firstBytes += c.length;
+        if (firstBytes < TOKEN_BYTES) continue;
+        c = first.length === 1 ? first[0]! : Buffer.concat(first);
+        const diverted = divert.claim(c);
+        if (diverted) {
+          part.path = diverted.file;
+          part.bytes = diverted.bytes;
+          for (const h of diverted.head) head.add(h);
+          sink = diverted.sink ?? divert.openSink(diverted);
+          c = c.subarray(TOKEN_BYTES);
+        } else {
+          sink = createWriteStream(part.path, { mode: 0o600, flush: FLUSH_ON_CLOSE });
+        }
+      }
+      part.bytes += c.length;
+      head.add(c);
+      if (!sink.write(c)) await once(sink, 'drain');
+    }
+    if (!sink) {
+      // shorter than a token: an ordinary small part
+      const c = Buffer.concat(first);
+      sink = createWriteStream(part.path, { mode: 0o600, flush: FLUSH_ON_CLOSE });
+      part.bytes += c.length;
+      head.add(c);
+      sink.write(c);
+    }
+    const closed = once(sink, 'close');
+    sink.end();
+    await closed;
+    if (sink.errored) throw sink.errored;
+  } catch (err) {
+    sink?.destroy();
+    throw err;
+  }
+  part.head = head.bytes();
+  if (FLUSH_ON_CLOSE) part.flushedBytes = sink.bytesWritten;
+}
+
+/** The first HEAD_BYTES of a file as it is written, copied (a slice would keep a whole chunk alive). */
+class Head {
+  private readonly parts: Buffer[] = [];
+  private n = 0;
+
+  add(c: Buffer): void {
+    if (this.n >= HEAD_BYTES) return;
+    const take = Buffer.from(c.subarray(0, HEAD_BYTES - this.n));
+    this.parts.push(take);
+    this.n += take.length;
+  }
+
+  /** A plain Uint8Array, as it arrives from a reader thread. */
+  bytes(): Uint8Array {
+    return Uint8Array.from(Buffer.concat(this.parts));
+  }
 }
 
 /**

@@ -26,12 +26,12 @@ afterAll(async () => {
 const TO = `15551234567@${DOMAIN}`;
 const LINE = `${Buffer.alloc(57, 0x42).toString('base64')}\r\n`;
 
-/** Bytes decoded so far into a part file of a message still arriving (0 while there is none). */
+/** Bytes decoded so far into a part file of a message still arriving (0 while there is none); a base64 body decoded around the parser goes to a diverted-* file (src/intake/base64-divert.ts). */
 function partBytes(): number {
   const incoming = path.join(rig.dataDir, 'incoming');
   let bytes = 0;
   for (const d of readdirSync(incoming)) {
-    for (const f of readdirSync(path.join(incoming, d))) if (f.startsWith('part-')) bytes += statSync(path.join(incoming, d, f)).size;
+    for (const f of readdirSync(path.join(incoming, d))) if (f.startsWith('part-') || f.startsWith('diverted-')) bytes += statSync(path.join(incoming, d, f)).size;
   }
   return bytes;
 }
