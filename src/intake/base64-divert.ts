@@ -34,8 +34,13 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const MAX_DELIMITER_LINE = 1024;
 /** A base64 line longer than this ends the diverted run; the rest goes to mailparser as it is. */
 const MAX_RUN_LINE = 64 * 1024;
-const NOT_BASE64_LINE = /[^A-Za-z0-9+/\r\n]/;
 const LINE_ENDS = /[\r\n]+/g;
+const LETTER = 1;
+/** LETTER for the 64 base64 letters, 2 for CR and LF, 0 for anything else (it ends a run). */
+const RUN_BYTE = new Uint8Array(256);
+for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') RUN_BYTE[ch.charCodeAt(0)] = LETTER;
+RUN_BYTE[0x0d] = 2;
+RUN_BYTE[0x0a] = 2;
 const NL_DASH = Buffer.from('\n-');
 
 export interface Diversion {
@@ -69,6 +74,8 @@ export class Base64Divert extends Transform {
   /** The diversion being written, its base64 line not yet ended, and letters short of a quartet. */
   private run: Diversion | null = null;
   private runLine = '';
+  /** CRs in runLine (a CR at the end of a chunk, its LF in the next) */
+  private runLineEnds = 0;
   private leftover = '';
   private lastEol = '\r\n';
   private failure: Error | null = null;
@@ -129,8 +136,9 @@ export class Base64Divert extends Transform {
   override _flush(done: TransformCallback): void {
     if (this.mode === 'run') {
       // the last line had no line end: it is whole now
-      this.decode(this.runLine, false);
+      this.decode(this.runLine, this.runLineEnds, null);
       this.runLine = '';
+      this.runLineEnds = 0;
       this.endRun('');
     }
     done(this.failure);
@@ -247,55 +255,85 @@ export class Base64Divert extends Transform {
 
   /** Whole base64 lines are decoded into the diversion's file; returns where the run ended (or the chunk's end). */
   private inRun(c: Buffer, i: number): number {
-    const s = c.toString('latin1', i);
-    if (this.run === null && this.runLine === '' && this.leftover === '' && !/^[A-Za-z0-9+/]/.test(s)) {
+    if (this.run === null && this.runLine === '' && this.leftover === '' && RUN_BYTE[c[i]!] !== LETTER) {
       // a body that does not start with base64 letters (empty, a blank line first...): left alone
       this.mode = 'body';
       return i;
     }
-    const bad = s.search(NOT_BASE64_LINE);
+    // up to the first byte that is neither a letter nor a line end (a table, not a regular
+    // expression: half the time), counting the line ends up to the last LF
+    let ends = 0;
+    let endsAtLf = 0;
+    let lastLf = -1;
+    let bad = -1;
+    for (let p = i; p < c.length; p++) {
+      const kind = RUN_BYTE[c[p]!];
+      if (kind === LETTER) continue;
+      if (kind === 0) {
+        bad = p;
+        break;
+      }
+      ends++;
+      if (c[p] === 0x0a) {
+        lastLf = p;
+        endsAtLf = ends;
+      }
+    }
+    // whole lines are decoded: up to the last LF before the run's end
+    const cut = lastLf + 1 > i ? lastLf + 1 : i;
+    const atLineStart = cut > i || this.runLine === '';
+    if (cut > i) {
+      const crlf = cut - i >= 2 ? c[cut - 2] === 0x0d : this.runLine.endsWith('\r');
+      this.decode(this.runLine + c.toString('latin1', i, cut), this.runLineEnds + endsAtLf, crlf ? '\r\n' : '\n');
+      this.runLine = '';
+      this.runLineEnds = 0;
+    }
     if (bad >= 0) {
       // the run ends at the start of the line where the letters stop; that line is passed on whole
-      const lineStart = s.lastIndexOf('\n', bad) + 1;
-      const atLineStart = lineStart > 0 || this.runLine === '';
-      if (lineStart > 0) {
-        this.decode(this.runLine + s.slice(0, lineStart), true);
-        this.runLine = '';
-      }
       this.endRun(this.lastEol);
       if (this.runLine) this.push(Buffer.from(this.runLine, 'latin1'));
       this.runLine = '';
+      this.runLineEnds = 0;
       this.mode = 'body';
       this.atLineStart = atLineStart;
-      return i + lineStart;
+      return cut;
     }
-    const lastNl = s.lastIndexOf('\n');
-    if (lastNl >= 0) {
-      this.decode(this.runLine + s.slice(0, lastNl + 1), true);
-      this.runLine = s.slice(lastNl + 1);
-    } else {
-      this.runLine += s;
-    }
+    this.runLine += c.toString('latin1', cut);
+    this.runLineEnds += ends - endsAtLf;
     if (this.runLine.length > MAX_RUN_LINE) {
       // not a line a mailer writes: the rest of it, and all after, is mailparser's as it comes
       this.endRun(this.lastEol);
       this.push(Buffer.from(this.runLine, 'latin1'));
       this.runLine = '';
+      this.runLineEnds = 0;
       this.mode = 'body';
       this.atLineStart = false;
     }
     return c.length;
   }
 
-  /** Decodes whole quartets of `text`'s letters into the run's file; the rest waits. */
-  private decode(text: string, endsLine: boolean): void {
-    if (endsLine) this.lastEol = text.endsWith('\r\n') ? '\r\n' : '\n';
-    const letters = this.leftover + text.replace(LINE_ENDS, '');
-    const whole = letters.length - (letters.length % 4);
-    this.leftover = letters.slice(whole);
-    if (whole === 0) return;
+  /**
+   * Decodes whole quartets of `text`'s letters into the run's file (Node's decoder skips the line
+   * ends); the letters short of a quartet wait for the next line. `lineEnds`: CRs and LFs in text.
+   */
+  private decode(text: string, lineEnds: number, eol: string | null): void {
+    if (eol) this.lastEol = eol;
+    const letters = this.leftover.length + text.length - lineEnds;
+    const short = letters % 4;
+    let quartets = this.leftover + text;
+    this.leftover = '';
+    if (short > 0) {
+      let p = quartets.length;
+      for (let got = 0; got < short; ) {
+        const ch = quartets.charCodeAt(--p);
+        if (ch !== 0x0d && ch !== 0x0a) got++;
+      }
+      this.leftover = quartets.slice(p).replace(LINE_ENDS, '');
+      quartets = quartets.slice(0, p);
+    }
+    if (letters === short) return;
     const run = this.startRun();
-    const bytes = Buffer.from(whole === letters.length ? letters : letters.slice(0, whole), 'base64');
+    const bytes = Buffer.from(quartets, 'base64');
     run.bytes += bytes.length;
     if (run.headBytes < HEAD_BYTES) {
       const take = Buffer.from(bytes.subarray(0, HEAD_BYTES - run.headBytes));
