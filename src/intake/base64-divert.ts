@@ -35,12 +35,21 @@ const MAX_DELIMITER_LINE = 1024;
 /** A base64 line longer than this ends the diverted run; the rest goes to mailparser as it is. */
 const MAX_RUN_LINE = 64 * 1024;
 const LINE_ENDS = /[\r\n]+/g;
-const LETTER = 1;
-/** LETTER for the 64 base64 letters, 2 for CR and LF, 0 for anything else (it ends a run). */
-const RUN_BYTE = new Uint8Array(256);
-for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') RUN_BYTE[ch.charCodeAt(0)] = LETTER;
-RUN_BYTE[0x0d] = 2;
-RUN_BYTE[0x0a] = 2;
+
+const isLetter = (b: number): boolean => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === 0x2b || b === 0x2f;
+/** "=", "-" and "_" end a run: see inRun. */
+const NOT_TAKEN = [0x3d, 0x2d, 0x5f];
+/** The first of `bytes` in b from `from` on, or -1 (one native search for each). */
+function firstOf(b: Buffer, from: number, bytes: number[]): number {
+  let first = -1;
+  for (const x of bytes) {
+    const at = b.indexOf(x, from);
+    if (at >= 0 && (first < 0 || at < first)) first = at;
+  }
+  return first;
+}
+/** "-" or CR "-" at `at`: what mailsplit could take for a delimiter line (checkBoundary). */
+const startsLikeDelimiter = (b: Buffer, at: number): boolean => b[at] === 0x2d || (b[at] === 0x0d && b[at + 1] === 0x2d);
 const NL_DASH = Buffer.from('\n-');
 
 export interface Diversion {
@@ -54,6 +63,8 @@ export interface Diversion {
   head: Buffer[];
   headBytes: number;
   claimed: boolean;
+  /** A byte in the body was not base64: the file is not what mailparser would decode. */
+  spoiled: boolean;
 }
 
 type Mode = 'head' | 'body' | 'run' | 'off';
@@ -73,9 +84,7 @@ export class Base64Divert extends Transform {
   private lineCarry: Buffer | null = null;
   /** The diversion being written, its base64 line not yet ended, and letters short of a quartet. */
   private run: Diversion | null = null;
-  private runLine = '';
-  /** CRs in runLine (a CR at the end of a chunk, its LF in the next) */
-  private runLineEnds = 0;
+  private runLine: Buffer | null = null;
   private leftover = '';
   private lastEol = '\r\n';
   private failure: Error | null = null;
@@ -84,7 +93,7 @@ export class Base64Divert extends Transform {
     super();
   }
 
-  /** Diverted bodies no part has claimed yet. */
+  /** Diverted bodies no part has claimed yet (a spoiled one never is). */
   unclaimed(): number {
     return this.diversions.filter((d) => !d.claimed).length;
   }
@@ -95,7 +104,7 @@ export class Base64Divert extends Transform {
    */
   claim(first: Buffer): Diversion | null {
     if (first.length < TOKEN_BYTES) return null;
-    const d = this.diversions.find((x) => !x.claimed && first.compare(x.token, 0, TOKEN_BYTES, 0, TOKEN_BYTES) === 0);
+    const d = this.diversions.find((x) => !x.claimed && !x.spoiled && first.compare(x.token, 0, TOKEN_BYTES, 0, TOKEN_BYTES) === 0);
     if (!d) return null;
     d.claimed = true;
     return d;
@@ -135,10 +144,14 @@ export class Base64Divert extends Transform {
 
   override _flush(done: TransformCallback): void {
     if (this.mode === 'run') {
-      // the last line had no line end: it is whole now
-      this.decode(this.runLine, this.runLineEnds, null);
-      this.runLine = '';
-      this.runLineEnds = 0;
+      // the last line had no line end: it is whole now, unless it is not all letters
+      const last = this.runLine;
+      this.runLine = null;
+      if (last && !startsLikeDelimiter(last, 0) && firstOf(last, 0, NOT_TAKEN) < 0) this.decode(last.toString('latin1'), 0);
+      else if (last) {
+        this.endRun(this.lastEol);
+        this.push(last);
+      }
       this.endRun('');
     }
     done(this.failure);
@@ -253,71 +266,74 @@ export class Base64Divert extends Transform {
     return false;
   }
 
-  /** Whole base64 lines are decoded into the diversion's file; returns where the run ended (or the chunk's end). */
+  /**
+   * Whole base64 lines are decoded into the diversion's file; returns where the run ended (or the
+   * chunk's end). The bytes are not looked at one by one: lines are found with indexOf, a line
+   * that starts like a delimiter ("-", CR "-") or holds an "=", "-" or "_" ends the run, and a byte that is
+   * not a letter anywhere else shows when the decoded size is not what the letters promise
+   * (decode: the diversion is then never claimed, and the message is parsed again).
+   */
   private inRun(c: Buffer, i: number): number {
-    if (this.run === null && this.runLine === '' && this.leftover === '' && RUN_BYTE[c[i]!] !== LETTER) {
+    if (this.run === null && this.runLine === null && this.leftover === '' && !isLetter(c[i]!)) {
       // a body that does not start with base64 letters (empty, a blank line first...): left alone
       this.mode = 'body';
       return i;
     }
-    // up to the first byte that is neither a letter nor a line end (a table, not a regular
-    // expression: half the time), counting the line ends up to the last LF
+    if (this.runLine) {
+      // the line begun at the end of the last chunk
+      const lf = c.indexOf(0x0a, i);
+      const line = Buffer.concat([this.runLine, c.subarray(i, lf < 0 ? c.length : lf + 1)]);
+      if (lf < 0 && line.length <= MAX_RUN_LINE) {
+        this.runLine = line;
+        return c.length;
+      }
+      this.runLine = null;
+      if (lf < 0 || startsLikeDelimiter(line, 0) || firstOf(line, 0, NOT_TAKEN) >= 0) {
+        // that line, and what follows, is mailparser's as it comes
+        this.endRun(this.lastEol);
+        this.push(line.subarray(0, line.length - (lf < 0 ? c.length - i : lf + 1 - i)));
+        this.mode = 'body';
+        this.atLineStart = false;
+        return i;
+      }
+      this.decode(line.toString('latin1'), line.length >= 2 && line[line.length - 2] === 0x0d ? 2 : 1);
+      i = lf + 1;
+    }
+    // No letters are taken at or after an "=" (padding: it and what follows are mailparser's), nor
+    // a "-" or "_": Node's decoder reads them as base64url letters, where mailparser drops them.
+    const eq = firstOf(c, i, NOT_TAKEN);
+    const limit = eq < 0 ? c.length : eq;
+    let cut = i;
     let ends = 0;
-    let endsAtLf = 0;
-    let lastLf = -1;
-    let bad = -1;
-    for (let p = i; p < c.length; p++) {
-      const kind = RUN_BYTE[c[p]!];
-      if (kind === LETTER) continue;
-      if (kind === 0) {
-        bad = p;
+    let ended = eq >= 0;
+    for (let lf = c.indexOf(0x0a, cut); lf >= 0 && lf < limit; lf = c.indexOf(0x0a, cut)) {
+      if (startsLikeDelimiter(c, cut)) {
+        ended = true;
         break;
       }
-      ends++;
-      if (c[p] === 0x0a) {
-        lastLf = p;
-        endsAtLf = ends;
-      }
+      ends += lf > cut && c[lf - 1] === 0x0d ? 2 : 1;
+      cut = lf + 1;
     }
-    // whole lines are decoded: up to the last LF before the run's end
-    const cut = lastLf + 1 > i ? lastLf + 1 : i;
-    const atLineStart = cut > i || this.runLine === '';
-    if (cut > i) {
-      const crlf = cut - i >= 2 ? c[cut - 2] === 0x0d : this.runLine.endsWith('\r');
-      this.decode(this.runLine + c.toString('latin1', i, cut), this.runLineEnds + endsAtLf, crlf ? '\r\n' : '\n');
-      this.runLine = '';
-      this.runLineEnds = 0;
+    if (cut > i) this.decode(c.toString('latin1', i, cut), ends);
+    if (!ended && c.length - cut <= MAX_RUN_LINE) {
+      if (cut < c.length) this.runLine = Buffer.from(c.subarray(cut));
+      return c.length;
     }
-    if (bad >= 0) {
-      // the run ends at the start of the line where the letters stop; that line is passed on whole
-      this.endRun(this.lastEol);
-      if (this.runLine) this.push(Buffer.from(this.runLine, 'latin1'));
-      this.runLine = '';
-      this.runLineEnds = 0;
-      this.mode = 'body';
-      this.atLineStart = atLineStart;
-      return cut;
-    }
-    this.runLine += c.toString('latin1', cut);
-    this.runLineEnds += ends - endsAtLf;
-    if (this.runLine.length > MAX_RUN_LINE) {
-      // not a line a mailer writes: the rest of it, and all after, is mailparser's as it comes
-      this.endRun(this.lastEol);
-      this.push(Buffer.from(this.runLine, 'latin1'));
-      this.runLine = '';
-      this.runLineEnds = 0;
-      this.mode = 'body';
-      this.atLineStart = false;
-    }
-    return c.length;
+    // the run ends at the start of a line (one that is not all letters, or too long a line)
+    this.endRun(this.lastEol);
+    this.mode = 'body';
+    this.atLineStart = true;
+    return cut;
   }
 
   /**
-   * Decodes whole quartets of `text`'s letters into the run's file (Node's decoder skips the line
-   * ends); the letters short of a quartet wait for the next line. `lineEnds`: CRs and LFs in text.
+   * Decodes whole quartets of the letters in `text` (whole lines; Node's decoder skips the line
+   * ends) into the run's file; letters short of a quartet wait for the next line. `lineEnds`: the
+   * CRs and LFs that end text's lines. A byte that is not a letter makes the decoded size come out
+   * short of the letters' count: the diversion is then spoiled, never claimed.
    */
-  private decode(text: string, lineEnds: number, eol: string | null): void {
-    if (eol) this.lastEol = eol;
+  private decode(text: string, lineEnds: number): void {
+    this.lastEol = text.endsWith('\r\n') ? '\r\n' : '\n';
     const letters = this.leftover.length + text.length - lineEnds;
     const short = letters % 4;
     let quartets = this.leftover + text;
@@ -334,6 +350,7 @@ export class Base64Divert extends Transform {
     if (letters === short) return;
     const run = this.startRun();
     const bytes = Buffer.from(quartets, 'base64');
+    if (bytes.length !== ((letters - short) / 4) * 3) run.spoiled = true;
     run.bytes += bytes.length;
     if (run.headBytes < HEAD_BYTES) {
       const take = Buffer.from(bytes.subarray(0, HEAD_BYTES - run.headBytes));
@@ -346,7 +363,7 @@ export class Base64Divert extends Transform {
 
   private startRun(): Diversion {
     if (!this.run) {
-      this.run = { token: randomBytes(TOKEN_BYTES), file: path.join(this.dir, `diverted-${String(this.diversions.length).padStart(3, '0')}`), sink: null, bytes: 0, head: [], headBytes: 0, claimed: false };
+      this.run = { token: randomBytes(TOKEN_BYTES), file: path.join(this.dir, `diverted-${String(this.diversions.length).padStart(3, '0')}`), sink: null, bytes: 0, head: [], headBytes: 0, claimed: false, spoiled: false };
       this.diversions.push(this.run);
     }
     return this.run;

@@ -112,20 +112,25 @@ describe('base64 bodies decoded around mailparser', () => {
     await same(whole.slice(0, whole.length - 4000));
   });
 
+  // DIVERT_SEED and DIVERT_N run other and more damage (6,000 messages over four seeds agreed)
   it('random damage to a message never makes the two disagree', async () => {
     const base = mail([textPart('hello'), attachment(pdf(6000, 8)), attachment(pdf(2000, 9), { name: 'two.pdf' })]);
-    let seed = 42;
+    let seed = Number(process.env.DIVERT_SEED ?? 42);
     const rand = (k: number): number => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       return seed % k;
     };
     const bits = ['-', '--B', '\r\n', '\n', '=', ' ', 'A', '\r\n\r\n', '--B--', 'Content-Type: text/plain\r\n', '\r'];
     let fastCount = 0;
-    for (let t = 0; t < 60; t++) {
+    for (let t = 0; t < Number(process.env.DIVERT_N ?? 90); t++) {
       let m = base;
       for (let e = 0, edits = 1 + rand(3); e < edits; e++) {
         const at = rand(m.length);
-        m = rand(2) ? m.slice(0, at) + bits[rand(bits.length)] + m.slice(at) : m.slice(0, at) + m.slice(at + 1 + rand(5));
+        const kind = rand(3);
+        // a piece put in, bytes taken out, or a byte replaced (the line keeps its length)
+        if (kind === 0) m = m.slice(0, at) + bits[rand(bits.length)] + m.slice(at);
+        else if (kind === 1) m = m.slice(0, at) + m.slice(at + 1 + rand(5));
+        else m = m.slice(0, at) + '-= .*\r\n'[rand(7)] + m.slice(at + 1);
       }
       const r = await both(m, [1 + rand(5000), 1 + rand(70)]);
       if (r.fast !== null) {
@@ -134,6 +139,6 @@ describe('base64 bodies decoded around mailparser', () => {
       }
     }
     // most damage leaves the shortcut usable: the comparison above was made, not skipped
-    expect(fastCount).toBeGreaterThan(30);
+    expect(fastCount).toBeGreaterThan(Number(process.env.DIVERT_N ?? 90) / 2);
   });
 });
