@@ -8,15 +8,17 @@
 // when the part it reports starts with the token, the part's file is the diverted one, followed
 // by whatever mailparser decoded after the token.
 //
-// What is taken around the parser is only ever whole lines of base64 letters (A-Z a-z 0-9 + /) and
-// line ends, at the start of a part's body: no such line is a MIME boundary or a header, so the
-// stand-in changes no part's limits, only that one body's content. A body is taken only after a
-// boundary this stream knows from a multipart's Content-Type, and a header block that mailsplit's
-// own header reader says is base64 and not text, message or multipart. Anything this stream is not
-// sure of (a long line, a header block over 64 KB, an unknown boundary) it passes through untouched.
-// And if any diverted body is not claimed by a part that starts with its token, the stream and the
-// parser disagreed about the message's shape: the caller then parses the kept message again, the
-// ordinary way (unclaimed() > 0), so a message built to confuse this gets exactly the old result.
+// What is taken around the parser is only ever whole lines at the start of a part's body, none of
+// which starts like a delimiter ("-", or CR "-") or holds "=", "-" or "_": no such line is a MIME
+// boundary, and in a body no line is a header, so the stand-in changes no part's limits, only that
+// one body's content. A body is taken only after a boundary this stream knows from a multipart's
+// Content-Type, and a header block that mailsplit's own header reader says is base64 and not text,
+// message or multipart. Anything this stream is not sure of (a long line, a header block over
+// 64 KB, an unknown boundary) it passes through untouched. A byte in a taken line that is not a
+// base64 letter shows as a decoded size short of the letters' count, and spoils that body. And if
+// any diverted body is spoiled, or not claimed by a part that starts with its token, the caller
+// parses the kept message again, the ordinary way (unclaimed() > 0). test/intake/base64-divert.test.ts
+// parses messages, damaged ones among them, both ways and compares every part's file.
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -99,8 +101,8 @@ export class Base64Divert extends Transform {
   }
 
   /**
-   * The diversion whose token `first` starts with, marked claimed; null if none. The caller
-   * writes what follows the token to its sink and ends it (finishDiversion).
+   * The diversion whose token `first` starts with, marked claimed; null if none (or spoiled). The
+   * caller writes what follows the token to its sink (openSink if it has none yet) and ends it.
    */
   claim(first: Buffer): Diversion | null {
     if (first.length < TOKEN_BYTES) return null;
