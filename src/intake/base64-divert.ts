@@ -36,6 +36,13 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const MAX_DELIMITER_LINE = 1024;
 /** A base64 line longer than this ends the diverted run; the rest goes to mailparser as it is. */
 const MAX_RUN_LINE = 64 * 1024;
+/**
+ * Diverted bodies waiting for mailparser to claim them, each with its file open. This stream runs
+ * ahead of the parser (a stand-in is a few bytes where the body was many), so without a bound a
+ * message of a thousand small base64 parts would hold a thousand files open at once; past it, the
+ * next bodies go through mailparser, which writes one part at a time.
+ */
+export const MAX_PENDING_DIVERSIONS = 4;
 const LINE_ENDS = /[\r\n]+/g;
 
 const isLetter = (b: number): boolean => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === 0x2b || b === 0x2f;
@@ -205,7 +212,7 @@ export class Base64Divert extends Transform {
       return;
     }
     const type = node.contentType || 'text/plain';
-    const eligible = node.encoding === 'base64' && !/^(text|message|multipart)\//.test(type);
+    const eligible = node.encoding === 'base64' && !/^(text|message|multipart)\//.test(type) && this.unclaimed() < MAX_PENDING_DIVERSIONS;
     this.mode = eligible ? 'run' : 'body';
     if (eligible) this.run = null;
   }
@@ -300,6 +307,11 @@ export class Base64Divert extends Transform {
       }
       this.decode(line.toString('latin1'), line.length >= 2 && line[line.length - 2] === 0x0d ? 2 : 1);
       i = lf + 1;
+      if (this.run?.spoiled) {
+        this.endRun(this.lastEol);
+        this.stopDiverting();
+        return i;
+      }
     }
     // No letters are taken at or after an "=" (padding: it and what follows are mailparser's), nor
     // a "-" or "_": Node's decoder reads them as base64url letters, where mailparser drops them.
@@ -317,6 +329,12 @@ export class Base64Divert extends Transform {
       cut = lf + 1;
     }
     if (cut > i) this.decode(c.toString('latin1', i, cut), ends);
+    if (this.run?.spoiled) {
+      // the message will be parsed again whole: nothing more is taken around the parser
+      this.endRun(this.lastEol);
+      this.stopDiverting();
+      return cut;
+    }
     if (!ended && c.length - cut <= MAX_RUN_LINE) {
       if (cut < c.length) this.runLine = Buffer.from(c.subarray(cut));
       return c.length;
@@ -352,7 +370,11 @@ export class Base64Divert extends Transform {
     if (letters === short) return;
     const run = this.startRun();
     const bytes = Buffer.from(quartets, 'base64');
-    if (bytes.length !== ((letters - short) / 4) * 3) run.spoiled = true;
+    if (bytes.length !== ((letters - short) / 4) * 3) {
+      run.spoiled = true;
+      run.sink?.destroy();
+      return;
+    }
     run.bytes += bytes.length;
     if (run.headBytes < HEAD_BYTES) {
       const take = Buffer.from(bytes.subarray(0, HEAD_BYTES - run.headBytes));

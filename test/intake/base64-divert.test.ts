@@ -4,9 +4,10 @@
 // chunks of many sizes, and compared part by part, file contents included. The shortcut may give
 // up (null: the caller parses the file again), never give a different answer.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_PENDING_DIVERSIONS } from '../../src/intake/base64-divert.js';
 import { parseMail, startMailParse, type ParsedMail } from '../../src/intake/mail-parse.js';
 import os from 'node:os';
 
@@ -110,6 +111,28 @@ describe('base64 bodies decoded around mailparser', () => {
     const whole = mail([textPart('t'), part]);
     await same(whole.slice(0, whole.indexOf('--B--')));
     await same(whole.slice(0, whole.length - 4000));
+  });
+
+  it('a message of many small base64 parts holds few files open at once, and parses as mailparser does', async () => {
+    const parts = Array.from({ length: 300 }, (_, k) => attachment(pdf(1500, k), { name: `p${k}.pdf` }));
+    const message = mail(parts);
+    const fds = (): number => readdirSync('/proc/self/fd').length;
+    const before = fds();
+    let most = before;
+    const sampler = setInterval(() => {
+      most = Math.max(most, fds());
+    }, 1);
+    try {
+      const r = await both(message, [65536]);
+      expect(r.diverted).toBe(true);
+      expect(shape(r.fast!)).toEqual(shape(r.reference));
+    } finally {
+      clearInterval(sampler);
+    }
+    // the bodies waiting for mailparser's claim, mailparser's own part file, and some slack for
+    // what else the process opens meanwhile; a file per part would be 300
+    expect(MAX_PENDING_DIVERSIONS).toBeLessThan(10);
+    expect(most - before).toBeLessThan(30);
   });
 
   // DIVERT_SEED and DIVERT_N run other and more damage (6,000 messages over four seeds agreed)
