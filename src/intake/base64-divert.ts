@@ -34,6 +34,8 @@ export const TOKEN_BYTES = 24;
 const MAX_HEAD_BYTES = 64 * 1024;
 /** A boundary line is at most 70 characters of boundary and a few more; longer is not one of ours. */
 const MAX_DELIMITER_LINE = 1024;
+/** Multiparts open at once (nesting) this stream follows; a deeper message is mailparser's alone. */
+const MAX_DELIMITERS = 16;
 /** A base64 line longer than this ends the diverted run; the rest goes to mailparser as it is. */
 const MAX_RUN_LINE = 64 * 1024;
 /**
@@ -202,6 +204,12 @@ export class Base64Divert extends Transform {
     const top = this.topLevel;
     this.topLevel = false;
     if (node.multipart && node._boundary) {
+      if (this.delimiters.length >= MAX_DELIMITERS || node._boundary.length + 2 > MAX_DELIMITER_LINE - 2) {
+        // each line that starts with "-" is checked against every delimiter: a message built
+        // with a thousand nested multiparts (or one huge boundary) is left to mailparser whole
+        this.stopDiverting();
+        return;
+      }
       this.delimiters.push(Buffer.concat([Buffer.from('--'), node._boundary]));
       this.mode = 'body';
       return;

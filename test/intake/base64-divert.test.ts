@@ -135,6 +135,14 @@ describe('base64 bodies decoded around mailparser', () => {
     expect(most - before).toBeLessThan(30);
   });
 
+  it('deep nesting and a boundary too long to be a delimiter are left to mailparser, with the same result', async () => {
+    let nested = attachment(pdf(800, 11));
+    for (let d = 0; d < 20; d++) nested = [`Content-Type: multipart/mixed; boundary="N${d}"`, '', `--N${d}`, nested, `--N${d}--`].join('\r\n');
+    await same(mail([nested]), { diverted: false });
+    const long = 'L'.repeat(2000);
+    await same(mail([attachment(pdf(800, 12))], { boundary: long }), { diverted: false });
+  });
+
   // DIVERT_SEED and DIVERT_N run other and more damage (6,000 messages over four seeds agreed)
   it('random damage to a message never makes the two disagree', async () => {
     const base = mail([textPart('hello'), attachment(pdf(6000, 8)), attachment(pdf(2000, 9), { name: 'two.pdf' })]);
