@@ -320,6 +320,8 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
           part.path = diverted.file;
           part.bytes = diverted.bytes;
           for (const h of diverted.head) head.add(h);
+          // kept once, in the part (a message may have a thousand parts)
+          diverted.head = [];
           sink = diverted.sink ?? divert.openSink(diverted);
           c = c.subarray(TOKEN_BYTES);
         } else {
