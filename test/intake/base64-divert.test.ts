@@ -5,11 +5,11 @@
 // up (null: the caller parses the file again), never give a different answer.
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_PENDING_DIVERSIONS } from '../../src/intake/base64-divert.js';
 import { parseMail, startMailParse, type ParsedMail } from '../../src/intake/mail-parse.js';
-import os from 'node:os';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'divert-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
