@@ -2,7 +2,7 @@
 // report back as easily). It is taken below the kernel's ephemeral range: the ports the kernel
 // hands out for port 0 are also the local ends it gives outgoing connections, so a daemon that is
 // restarted on its port (the crash tests kill and restart one again and again) can find it taken
-// by some connection meanwhile. A CI run of test/faults/pg-instances.test.ts met exactly that:
+// by some connection meanwhile. A CI run of test/faults/pg-instances.test.ts failed so, it seems:
 // gateway A's restart failed with EADDRINUSE on its port while gateway B and the load kept
 // opening connections. Below that range no outgoing connection takes it. Free when asked, and
 // never handed out twice by this process; a race with another process is possible but rare (a
