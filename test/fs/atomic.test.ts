@@ -42,16 +42,21 @@ describe('replaceFile', () => {
     await expect(replaceFile(path.join(dir, 'missing', 'f'), async () => undefined, { wrapError: () => new Error('wrapped') })).rejects.toThrow('wrapped');
   });
 
-  it('a whole file is moved in by one rename: its size returned, nothing left at the source, no temp name', async () => {
-    fresh();
-    const src = path.join(dir, 'part-000');
+  /** A file written in `from` and moved into a job folder: its size, content, and no temp name left. */
+  async function moveIntoJob(from: string): Promise<void> {
+    const src = path.join(from, 'part-000');
     writeFileSync(src, 'decoded attachment');
     mkdirSync(path.join(dir, 'job'));
     const dest = path.join(dir, 'job', '02-doc.pdf');
     expect(await placeFile(src, dest, true)).toBe(18);
     expect(readFileSync(dest, 'utf8')).toBe('decoded attachment');
-    expect(readdirSync(dir).sort()).toEqual(['job']);
     expect(readdirSync(path.join(dir, 'job'))).toEqual(['02-doc.pdf']);
+  }
+
+  it('a whole file is moved in by one rename: its size returned, nothing left at the source, no temp name', async () => {
+    fresh();
+    await moveIntoJob(dir);
+    expect(readdirSync(dir).sort()).toEqual(['job']);
   });
 
   // The tests' temp folder is a tmpfs where there is one (test/tmp-dir.ts): the checkout's
@@ -63,14 +68,8 @@ describe('replaceFile', () => {
     fresh();
     const away = mkdtempSync(path.join(otherFs!, 'faxgate-atomic-'));
     try {
-      const src = path.join(away, 'part-000');
-      writeFileSync(src, 'decoded attachment');
-      mkdirSync(path.join(dir, 'job'));
-      const dest = path.join(dir, 'job', '02-doc.pdf');
-      expect(await placeFile(src, dest, true)).toBe(18);
-      expect(readFileSync(dest, 'utf8')).toBe('decoded attachment');
+      await moveIntoJob(away);
       expect(readdirSync(away)).toEqual([]);
-      expect(readdirSync(path.join(dir, 'job'))).toEqual(['02-doc.pdf']); // no temp name left
     } finally {
       rmSync(away, { recursive: true, force: true });
     }
