@@ -26,7 +26,7 @@ import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { MimeNode } from '@zone-eu/mailsplit';
 import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
-import { HEAD_BYTES } from './file-type.js';
+import { Head } from './file-type.js';
 
 /** The stand-in's size: 24 random bytes, 32 base64 letters without padding. */
 export const TOKEN_BYTES = 24;
@@ -70,9 +70,8 @@ export interface Diversion {
   /** Opened at the first decoded byte (or at the claim, for a body of a few letters). */
   sink: WriteStream | null;
   bytes: number;
-  /** The file's first bytes (HEAD_BYTES). */
-  head: Buffer[];
-  headBytes: number;
+  /** The file's first bytes. */
+  head: Head;
   claimed: boolean;
   /** A byte in the body was not base64: the file is not what mailparser would decode. */
   spoiled: boolean;
@@ -384,18 +383,14 @@ export class Base64Divert extends Transform {
       return;
     }
     run.bytes += bytes.length;
-    if (run.headBytes < HEAD_BYTES) {
-      const take = Buffer.from(bytes.subarray(0, HEAD_BYTES - run.headBytes));
-      run.head.push(take);
-      run.headBytes += take.length;
-    }
+    run.head.add(bytes);
     run.sink ??= this.openSink(run);
     run.sink.write(bytes);
   }
 
   private startRun(): Diversion {
     if (!this.run) {
-      this.run = { token: randomBytes(TOKEN_BYTES), file: path.join(this.dir, `diverted-${String(this.diversions.length).padStart(3, '0')}`), sink: null, bytes: 0, head: [], headBytes: 0, claimed: false, spoiled: false };
+      this.run = { token: randomBytes(TOKEN_BYTES), file: path.join(this.dir, `diverted-${String(this.diversions.length).padStart(3, '0')}`), sink: null, bytes: 0, head: new Head(), claimed: false, spoiled: false };
       this.diversions.push(this.run);
     }
     return this.run;

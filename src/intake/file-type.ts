@@ -44,6 +44,24 @@ export function sniffBuffer(head: Buffer): string | null {
 /** How many first bytes of a file tell its type. */
 export const HEAD_BYTES = 4096;
 
+/** The first HEAD_BYTES of a file as it is written, copied (a slice would keep a whole chunk alive). */
+export class Head {
+  private readonly parts: Buffer[] = [];
+  private n = 0;
+
+  add(c: Buffer): void {
+    if (this.n >= HEAD_BYTES) return;
+    const take = Buffer.from(c.subarray(0, HEAD_BYTES - this.n));
+    this.parts.push(take);
+    this.n += take.length;
+  }
+
+  /** A plain Uint8Array, as it arrives from a reader thread. */
+  bytes(): Uint8Array {
+    return Uint8Array.from(Buffer.concat(this.parts));
+  }
+}
+
 /** The first bytes of a file, enough to tell its type. */
 export async function readHead(file: string, bytes = HEAD_BYTES): Promise<Buffer> {
   const fh = await open(file, 'r');

@@ -18,7 +18,7 @@ import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
 import { Base64Divert, TOKEN_BYTES } from './base64-divert.js';
 import { bodyText } from './body-text.js';
-import { HEAD_BYTES } from './file-type.js';
+import { Head } from './file-type.js';
 import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
 
 export interface ParsedAddress {
@@ -280,19 +280,19 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
   };
 }
 
-/** A part's decoded content into its own file (fsynced as it is closed), its first bytes kept. */
+/** A part's own file: private, and fsynced as it is closed (while the rest of the message still arrives). */
+const partFile = (file: string): WriteStream => createWriteStream(file, { mode: 0o600, flush: FLUSH_ON_CLOSE });
+
+/** A part's decoded content into its own file, its first bytes kept. */
 async function writePart(content: Readable, recode: Transform | null, part: ExtractedPart): Promise<void> {
   content.on('data', (c: Buffer) => {
     part.bytes += c.length;
   });
-  // fsynced as it is closed, while the rest of the message still arrives
-  const sink = createWriteStream(part.path, { mode: 0o600, flush: FLUSH_ON_CLOSE });
-  // the first bytes as they go into the file (after recoding), copied: a slice would keep a
-  // whole chunk alive
+  const sink = partFile(part.path);
+  // the first bytes as they go into the file (after recoding)
   const head = new Head();
   (recode ?? content).on('data', (c: Buffer) => head.add(c));
   await (recode ? pipeline(content, recode, sink) : pipeline(content, sink));
-  // a plain Uint8Array, as it arrives from a reader thread
   part.head = head.bytes();
   if (FLUSH_ON_CLOSE) part.flushedBytes = sink.bytesWritten;
 }
@@ -306,7 +306,7 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
   const first: Buffer[] = [];
   let firstBytes = 0;
   let sink: WriteStream | null = null;
-  const head = new Head();
+  let head = new Head();
   try {
     for await (const chunk of content as AsyncIterable<Buffer>) {
       let c = chunk;
@@ -319,13 +319,11 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
         if (diverted) {
           part.path = diverted.file;
           part.bytes = diverted.bytes;
-          for (const h of diverted.head) head.add(h);
-          // kept once, in the part (a message may have a thousand parts)
-          diverted.head = [];
+          head = diverted.head;
           sink = diverted.sink ?? divert.openSink(diverted);
           c = c.subarray(TOKEN_BYTES);
         } else {
-          sink = createWriteStream(part.path, { mode: 0o600, flush: FLUSH_ON_CLOSE });
+          sink = partFile(part.path);
         }
       }
       part.bytes += c.length;
@@ -335,7 +333,7 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
     if (!sink) {
       // shorter than a token: an ordinary small part
       const c = Buffer.concat(first);
-      sink = createWriteStream(part.path, { mode: 0o600, flush: FLUSH_ON_CLOSE });
+      sink = partFile(part.path);
       part.bytes += c.length;
       head.add(c);
       sink.write(c);
@@ -350,24 +348,6 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
   }
   part.head = head.bytes();
   if (FLUSH_ON_CLOSE) part.flushedBytes = sink.bytesWritten;
-}
-
-/** The first HEAD_BYTES of a file as it is written, copied (a slice would keep a whole chunk alive). */
-class Head {
-  private readonly parts: Buffer[] = [];
-  private n = 0;
-
-  add(c: Buffer): void {
-    if (this.n >= HEAD_BYTES) return;
-    const take = Buffer.from(c.subarray(0, HEAD_BYTES - this.n));
-    this.parts.push(take);
-    this.n += take.length;
-  }
-
-  /** A plain Uint8Array, as it arrives from a reader thread. */
-  bytes(): Uint8Array {
-    return Uint8Array.from(Buffer.concat(this.parts));
-  }
 }
 
 /**
