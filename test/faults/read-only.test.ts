@@ -269,7 +269,7 @@ describe.skipIf(!canMount)('data folder read-only after a file system error (ext
 // new job's flush) must see such a file system: Linux 6.x's ext4 only marks itself emergency_ro
 // after the error, the mount stays "rw" and access(W_OK) says yes; only a write or an fsync fails.
 describe.skipIf(!canMount)('the store sees an ext4 stopped by an error', () => {
-  it('before the error its check passes; after it, the check fails with EROFS though access(W_OK) still says writable', async (ctx) => {
+  it('before the error its check passes; after it, the check and the WAL flush fail with EROFS though access(W_OK) still says writable', async (ctx) => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-ext4-'));
     const mnt = path.join(dir, 'data');
     const dev = loopExt4(mnt, path.join(dir, 'data.ext4'));
@@ -282,9 +282,11 @@ describe.skipIf(!canMount)('the store sees an ext4 stopped by an error', () => {
       }
       const { SqliteStore } = await import('../../src/store/sqlite/store.js');
       const store = SqliteStore.open({ dataDir: mnt });
-      const check = (): Promise<void> => (store as unknown as { c: { stillWritable(): Promise<void> } }).c.stillWritable();
+      const c = (store as unknown as { c: { stillWritable(): Promise<void>; flushWal(): Promise<void> } }).c;
+      const check = (): Promise<void> => c.stillWritable();
       try {
         await check();
+        await c.flushWal();
         writeFileSync(trigger, '1');
         let accessSays = 'writable';
         try {
@@ -293,6 +295,9 @@ describe.skipIf(!canMount)('the store sees an ext4 stopped by an error', () => {
           accessSays = (err as NodeJS.ErrnoException).code ?? 'error';
         }
         await expect(check()).rejects.toThrow(/not writable any more \(EROFS\)/);
+        // A new job's flush asks access() only after its WAL fdatasync (stillWritable walJustSynced):
+        // that fdatasync must be the one to see this file system, and it does.
+        await expect(c.flushWal()).rejects.toMatchObject({ code: 'EROFS' });
         process.stdout.write(`ext4 after an error: access(W_OK) says ${accessSays}; the store's check says EROFS\n`);
       } finally {
         await store.close().catch(() => undefined);

@@ -38,8 +38,11 @@ export interface SqliteContext {
    * not. It asks twice: access(W_OK) sees such a read-only mount; an fsync of the data folder sees
    * a newer kernel's ext4 after an error (6.18 here), which only marks itself "emergency_ro": the
    * mount stays rw and access() says writable, while writes and fsyncs answer EROFS.
+   * `walJustSynced`: the caller's flushWal() has just succeeded, and that fdatasync was the second
+   * look already (on such an ext4 an fsync of any file answers EROFS, checked on 6.18, with and
+   * without a journal): only access() is asked, and the disk is spared a cache flush per commit.
    */
-  stillWritable(): Promise<void>;
+  stillWritable(opts?: { walJustSynced?: boolean }): Promise<void>;
 }
 
 /** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */

@@ -126,10 +126,10 @@ export class SqliteStore implements QueueStore {
       },
       flushWal: () => walSync.sync(),
       flushDocumentsDir: () => documentsSync.sync(),
-      stillWritable: async () => {
+      stillWritable: async (opts = {}) => {
         try {
           // both looks at once: each is a wait on the thread pool or the disk
-          await Promise.all([fsp.access(this.dataDir, fsConstants.W_OK), dataDirSync.sync()]);
+          await Promise.all([fsp.access(this.dataDir, fsConstants.W_OK), opts.walJustSynced ? undefined : dataDirSync.sync()]);
         } catch (err) {
           throw new FaxgateError('STORE_UNAVAILABLE', `the data folder ${this.dataDir} is not writable any more (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): what was just stored may not be on disk`, { cause: err, temporary: true });
         }
