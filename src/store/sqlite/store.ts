@@ -5,7 +5,7 @@
 // QueueStore over the parts of this folder (graphile-worker style, one file per job):
 // enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts.
 import Database from 'better-sqlite3';
-import { constants as fsConstants, mkdirSync, promises as fsp, readdirSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fsyncSync, mkdirSync, openSync, promises as fsp, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../clock.js';
 import { FaxgateError } from '../../errors.js';
@@ -69,6 +69,15 @@ export class SqliteStore implements QueueStore {
       // the console's search folds case the way JavaScript does (SQLite's lower() knows only ASCII)
       this.db.function('fold_case', { deterministic: true }, (s: unknown) => (s === null || s === undefined ? null : String(s).toLowerCase()));
       this.migrate();
+      // The WAL (made by the pragma above) and the documents folder have their entries on disk
+      // before any commit is reported durable: a new job's flush is the WAL's own fdatasync, which
+      // flushes the file, not the folder's entry for it.
+      const dirFd = openSync(this.dataDir, 'r');
+      try {
+        fsyncSync(dirFd);
+      } finally {
+        closeSync(dirFd);
+      }
     } catch (err) {
       throw new FaxgateError('STORE_UNAVAILABLE', `the queue store in ${this.dataDir} cannot be opened: ${(err as Error).message}`, { cause: err, temporary: true });
     }
