@@ -33,8 +33,6 @@ export interface ReceivedMail {
   parsing?: Promise<ParsedMail | null>;
   workDir: string;
   sha256: string;
-  /** The message file's size when it was fsynced as it was written (FLUSH_ON_CLOSE). */
-  messageFlushedBytes?: number;
   /** Where the mail's text goes (the user's choice, else smtp.body). */
   bodyMode?: MailBodyMode;
 }
@@ -94,7 +92,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
       source: 'smtp',
       user: mail.user,
       reason: `the message could not be read: ${why}`,
-      original: { path: mail.messageFile, name: 'message.eml', contentType: 'message/rfc822', move: true, flushedBytes: mail.messageFlushedBytes },
+      original: { path: mail.messageFile, name: 'message.eml', contentType: 'message/rfc822', move: true },
       meta: { origin: { envelopeFrom: mail.envelopeFrom } },
     });
     throw new FaxgateError('MESSAGE_UNREADABLE', `the message could not be read: ${why}`, {
@@ -126,7 +124,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
     // configured user), never the From header's display name, which anyone can write.
     senderName: await me.then((u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || mail.user, () => mail.user),
     inlineImageMinBytes: deps.inlineImageMinBytes,
-    original: { path: mail.messageFile, sha256: mail.sha256, flushedBytes: mail.messageFlushedBytes },
+    original: { path: mail.messageFile, sha256: mail.sha256 },
     now: deps.clock.now(),
     ...(deps.office ? { office: deps.office } : {}),
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),

@@ -7,7 +7,6 @@ import { createWriteStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 
 export interface IncomingFile {
   path: string;
@@ -15,8 +14,6 @@ export interface IncomingFile {
   /** sha256 hex of what was kept (for duplicate detection of mail without a Message-ID) */
   sha256: string;
   sizeExceeded: boolean;
-  /** Its data is on disk already (closed with `flush`: fs/atomic.ts FLUSH_ON_CLOSE). */
-  flushed: boolean;
 }
 
 /** A fresh private folder for one message and its extracted parts. */
@@ -80,12 +77,13 @@ export async function writeIncoming(stream: Readable, file: string, maxBytes: nu
     },
   });
   try {
-    // fsynced as it is closed: it becomes the job's original, and the store need not open it again
-    await pipeline(stream, limit, createWriteStream(file, { mode: 0o600, flush: FLUSH_ON_CLOSE }));
+    // Not fsynced here: the store fsyncs it together with the job's other new files and folders
+    // (one wait for the disk, not one more before theirs), or reads it into PostgreSQL.
+    await pipeline(stream, limit, createWriteStream(file, { mode: 0o600 }));
   } catch (err) {
     if (tapOpen) tap!.destroy();
     throw err;
   }
   const exceeded = total > maxBytes || (stream as Readable & { sizeExceeded?: boolean }).sizeExceeded === true;
-  return { path: file, bytes, sha256: hash.digest('hex'), sizeExceeded: exceeded, flushed: FLUSH_ON_CLOSE };
+  return { path: file, bytes, sha256: hash.digest('hex'), sizeExceeded: exceeded };
 }

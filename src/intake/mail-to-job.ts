@@ -5,7 +5,6 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { MailBodyMode } from '../config/schema.js';
-import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { FaxgateError } from '../errors.js';
 import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.js';
 import { classifyPart } from './attachment-policy.js';
@@ -38,7 +37,7 @@ export interface MailToJobInput {
   /** The cover's sender: the checked user's name (never the From header's display name). */
   senderName?: string;
   inlineImageMinBytes: number;
-  original: { path: string; sha256: string; flushedBytes?: number };
+  original: { path: string; sha256: string };
   now: number;
   /** Turns office documents into PDF; without one they are refused as if none were installed. */
   office?: OfficeConverter;
@@ -139,8 +138,9 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   if (place.page) {
     const file = path.join(path.dirname(input.original.path), `body-${createHash('sha256').update(text).digest('hex').slice(0, 8)}.txt`);
     const page = Buffer.from(`${text}\n`, 'utf8');
-    await writeFile(file, page, { flush: FLUSH_ON_CLOSE });
-    finalDocs.push({ path: file, name: BODY_DOCUMENT_NAME, contentType: 'text/plain', move: true, flushedBytes: FLUSH_ON_CLOSE ? page.length : undefined });
+    // not fsynced here: the store does, together with the message file and the job's folders
+    await writeFile(file, page);
+    finalDocs.push({ path: file, name: BODY_DOCUMENT_NAME, contentType: 'text/plain', move: true });
   }
   for (const { officeExt, ...d } of documents) {
     if (!officeExt) {
@@ -177,7 +177,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     scheduledAt,
     dedupeKey: mailDedupeKey(parsed.messageId, input.original.sha256, input.envelopeFrom, recipients.map((r) => r.number)),
     meta: { ...(leftOut.length ? { leftOut } : {}), origin },
-    original: { path: input.original.path, name: 'message.eml', contentType: 'message/rfc822', move: true, flushedBytes: input.original.flushedBytes },
+    original: { path: input.original.path, name: 'message.eml', contentType: 'message/rfc822', move: true },
   };
 }
 

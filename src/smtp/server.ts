@@ -445,7 +445,7 @@ export class SmtpGateway {
       if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
       const { job } = await acceptMail(
         { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office },
-        { user: user.name, envelopeFrom, recipients, messageFile, workDir, parsing: parse.done, sha256: incoming.sha256, messageFlushedBytes: incoming.flushed ? incoming.bytes : undefined, bodyMode: user.mailBody ?? this.smtp.body },
+        { user: user.name, envelopeFrom, recipients, messageFile, workDir, parsing: parse.done, sha256: incoming.sha256, bodyMode: user.mailBody ?? this.smtp.body },
       );
       return `2.0.0 queued as ${job.id}`;
     } finally {
