@@ -2,22 +2,44 @@
 // transaction starts (MAIL FROM), so a client cannot open many at once to get round it.
 import type { Clock } from '../clock.js';
 
+/** One key's hits, oldest first; those before `head` have left the window. */
+interface Hits {
+  times: number[];
+  head: number;
+}
+
 export class RateLimiter {
-  private readonly hits = new Map<string, number[]>();
+  private readonly hits = new Map<string, Hits>();
 
   constructor(private readonly perMinute: number, private readonly clock: Clock) {}
 
-  /** Records one message for `key` and says whether it is within the limit. */
+  /**
+   * Records one message for `key` and says whether it is within the limit. Hits are kept in time
+   * order, so those that left the window are at the front: a take costs the hits that left since
+   * the one before, not a pass over the whole minute (with a high limit at 250 messages a second,
+   * that pass copied 15,000 timestamps for every message).
+   */
   take(key: string): boolean {
     const now = this.clock.now();
     const since = now - 60_000;
-    const list = (this.hits.get(key) ?? []).filter((t) => t > since);
-    if (list.length >= this.perMinute) {
-      this.hits.set(key, list);
-      return false;
+    let h = this.hits.get(key);
+    if (!h) {
+      h = { times: [], head: 0 };
+      this.hits.set(key, h);
     }
-    list.push(now);
-    this.hits.set(key, list);
+    if (now < (h.times[h.times.length - 1] ?? now)) {
+      // the clock was set back: hits "in the future" are forgotten, the rest stay in time order
+      h.times = h.times.slice(h.head).filter((t) => t <= now);
+      h.head = 0;
+    }
+    while (h.head < h.times.length && h.times[h.head]! <= since) h.head += 1;
+    // cut once the hits that left are the larger part, so copying stays linear overall
+    if (h.head > 64 && h.head * 2 > h.times.length) {
+      h.times = h.times.slice(h.head);
+      h.head = 0;
+    }
+    if (h.times.length - h.head >= this.perMinute) return false;
+    h.times.push(now);
     return true;
   }
 }

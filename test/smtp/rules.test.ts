@@ -117,6 +117,43 @@ describe('network rules', () => {
     clock.advance(61_000);
     expect(rl.take('a')).toBe(true);
   });
+
+  it('rate limit answers as a count of the last minute does, over thousands of messages', () => {
+    // the model: every hit of the last minute counted afresh at each take
+    const clock = manualClock();
+    const limit = 300;
+    const rl = new RateLimiter(limit, clock);
+    const model: number[] = [];
+    let seed = 7;
+    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      clock.advance(rand(50) === 0 ? rand(3000) : rand(20));
+      const now = clock.now();
+      const inWindow = model.filter((t) => t > now - 60_000).length;
+      const expected = inWindow < limit;
+      if (expected) model.push(now);
+      else refused += 1;
+      expect(rl.take('a'), `take ${i}`).toBe(expected);
+    }
+    // both answers occur, so the comparison covered the limit and the window sliding
+    expect(refused).toBeGreaterThan(1000);
+    expect(model.length).toBeGreaterThan(1000);
+  });
+
+  it('rate limit after the clock is set back: the hits of the last minute still count, later ones are forgotten', () => {
+    const clock = manualClock();
+    const rl = new RateLimiter(3, clock);
+    expect([rl.take('a'), rl.take('a')]).toEqual([true, true]);
+    clock.advance(30_000);
+    expect(rl.take('a')).toBe(true); // 3 in the minute
+    expect(rl.take('a')).toBe(false);
+    clock.advance(-20_000); // set back, before the third hit
+    expect(rl.take('a')).toBe(true); // the third is forgotten: 2 + this one
+    expect(rl.take('a')).toBe(false);
+    clock.advance(51_000); // the first two leave the window
+    expect([rl.take('a'), rl.take('a'), rl.take('a')]).toEqual([true, true, false]);
+  });
 });
 
 describe('passwords', () => {
