@@ -31,7 +31,8 @@ const ready = preparePdfjs();
 /** No page's text is worth more than this for finding codes; the pipe stays small. */
 const PAGE_CHARS = 100_000;
 
-const maxPages = Number(process.argv[2]) || 50;
+// the last argument (after the script's path, or after `--` when run as --eval code: pdf-process.ts)
+const maxPages = Number(process.argv[process.argv.length - 1]) || 50;
 // A pdfjs that fails to load is each document's error answer (pdfPageTexts meets it again).
 let busy: Promise<unknown> = ready.catch(() => {});
 let retiring = false;

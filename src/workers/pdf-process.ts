@@ -5,9 +5,6 @@
 // not the address space V8 reserves), is killed when one document takes too long, and exits
 // after a few documents or when idle, so what it took goes back to the system.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface PdfProcessOptions {
@@ -41,10 +38,12 @@ const fromSource = import.meta.url.endsWith('.ts');
 let sourceChild: Promise<string> | null = null;
 
 /**
- * Running from the TypeScript sources (tests, `tsx`): the child is bundled once per process into a
- * plain .mjs with esbuild (tsx's own dependency), pdfjs left outside and named by its absolute URLs.
- * Loading tsx in every child would cost about 400 MB and 3 s; the built daemon runs
- * dist/intake/pdf-text-child.js directly and never gets here.
+ * Running from the TypeScript sources (tests, `tsx`): the child is bundled once per process into
+ * plain ESM with esbuild (tsx's own dependency), pdfjs left outside and named by its absolute URLs,
+ * and handed to node as `--eval` code: no file is written (one written to a temp folder at each
+ * start and removed at exit stayed behind whenever a test worker was stopped without an exit
+ * event, a few each test run). Loading tsx in every child would cost about 400 MB and 3 s; the
+ * built daemon runs dist/intake/pdf-text-child.js directly and never gets here.
  */
 function bundledChild(): Promise<string> {
   sourceChild ??= (async () => {
@@ -56,18 +55,15 @@ function bundledChild(): Promise<string> {
       if (!code.includes(JSON.stringify(pdfjs))) throw new Error(`the PDF reader's bundle does not load ${pdfjs}`);
       code = code.split(JSON.stringify(pdfjs)).join(JSON.stringify(import.meta.resolve(pdfjs)));
     }
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-pdf-reader-'));
-    const file = path.join(dir, 'pdf-text-child.mjs');
-    writeFileSync(file, code);
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    return file;
+    return code;
   })();
   return sourceChild;
 }
 
+/** The child's command line; its last argument is the page limit (pdf-text-child.ts reads it there). */
 async function childCommand(maxPages: number): Promise<string[]> {
-  const file = fromSource ? await bundledChild() : fileURLToPath(new URL('../intake/pdf-text-child.js', import.meta.url));
-  return [process.execPath, file, String(maxPages)];
+  if (fromSource) return [process.execPath, '--input-type=module', '--eval', await bundledChild(), '--', String(maxPages)];
+  return [process.execPath, fileURLToPath(new URL('../intake/pdf-text-child.js', import.meta.url)), String(maxPages)];
 }
 
 interface Waiter {
