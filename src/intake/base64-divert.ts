@@ -21,12 +21,12 @@
 // parses messages, damaged ones among them, both ways and compares every part's file.
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { MimeNode } from '@zone-eu/mailsplit';
-import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { Head } from './file-type.js';
+import { partFile } from './incoming-file.js';
 
 /** The stand-in's size: 24 random bytes, 32 base64 letters without padding. */
 export const TOKEN_BYTES = 24;
@@ -397,8 +397,7 @@ export class Base64Divert extends Transform {
   }
 
   openSink(d: Diversion): WriteStream {
-    // fsynced as it is closed, as every part file is (mail-parse.ts)
-    const sink = createWriteStream(d.file, { mode: 0o600, flush: FLUSH_ON_CLOSE });
+    const sink = partFile(d.file);
     sink.on('error', (err) => {
       this.failure ??= err;
       this.destroy(err);

@@ -3,10 +3,11 @@
 // same bytes can feed a second reader as they pass (the MIME parser: one pass over the message);
 // the file is what is kept, so a reader that gives up or breaks never stops the file.
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, promises as fsp } from 'node:fs';
+import { createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 
 export interface IncomingFile {
   path: string;
@@ -15,6 +16,12 @@ export interface IncomingFile {
   sha256: string;
   sizeExceeded: boolean;
 }
+
+/**
+ * A file for one of a message's parts (mail-parse.ts, base64-divert.ts): private, and fsynced as it
+ * is closed, while the rest of the message still arrives.
+ */
+export const partFile = (file: string): WriteStream => createWriteStream(file, { mode: 0o600, flush: FLUSH_ON_CLOSE });
 
 /** A fresh private folder for one message and its extracted parts. */
 export async function makeWorkDir(incomingDir: string): Promise<string> {

@@ -9,7 +9,7 @@
 // count; turning HTML into text (html-to-text, costly on hostile HTML) is handed to the caller's
 // htmlText, which the daemon runs on a reader thread with a time limit.
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
+import { createReadStream, promises as fsp, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -19,6 +19,7 @@ import { MailParser, type AddressObject, type AttachmentStream, type MessageText
 import { Base64Divert, TOKEN_BYTES } from './base64-divert.js';
 import { bodyText } from './body-text.js';
 import { Head } from './file-type.js';
+import { partFile } from './incoming-file.js';
 import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
 
 export interface ParsedAddress {
@@ -280,9 +281,6 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
   };
 }
 
-/** A part's own file: private, and fsynced as it is closed (while the rest of the message still arrives). */
-const partFile = (file: string): WriteStream => createWriteStream(file, { mode: 0o600, flush: FLUSH_ON_CLOSE });
-
 /** A part's decoded content into its own file, its first bytes kept. */
 async function writePart(content: Readable, recode: Transform | null, part: ExtractedPart): Promise<void> {
   content.on('data', (c: Buffer) => {
@@ -307,6 +305,12 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
   let firstBytes = 0;
   let sink: WriteStream | null = null;
   let head = new Head();
+  /** Counts, keeps the first bytes of and writes `c`; false: wait for the file's drain. */
+  const put = (c: Buffer): boolean => {
+    part.bytes += c.length;
+    head.add(c);
+    return sink!.write(c);
+  };
   try {
     for await (const chunk of content as AsyncIterable<Buffer>) {
       let c = chunk;
@@ -326,17 +330,12 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
           sink = partFile(part.path);
         }
       }
-      part.bytes += c.length;
-      head.add(c);
-      if (!sink.write(c)) await once(sink, 'drain');
+      if (!put(c)) await once(sink, 'drain');
     }
     if (!sink) {
       // shorter than a token: an ordinary small part
-      const c = Buffer.concat(first);
       sink = partFile(part.path);
-      part.bytes += c.length;
-      head.add(c);
-      sink.write(c);
+      put(Buffer.concat(first));
     }
     const closed = once(sink, 'close');
     sink.end();
