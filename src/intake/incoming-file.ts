@@ -5,8 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
 import path from 'node:path';
-import { Transform, type Readable, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable, Writable } from 'node:stream';
 import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 
 export interface IncomingFile {
@@ -46,7 +45,15 @@ export async function removeWorkDir(dir: string): Promise<void> {
   }
 }
 
-/** `took` hears of every chunk as it passes (the receiver's garbage bound, src/garbage-bound.ts). */
+/**
+ * `took` hears of every chunk as it passes (the receiver's garbage bound, src/garbage-bound.ts).
+ * The chunks are handed on by hand, not through stream.pipeline and a Transform: for a message
+ * of a few chunks those cost more than the chunks themselves (the pipeline's AbortController, the
+ * DOMException its end makes, a listener set on each stream), and their objects outlive the young
+ * generation, so each message left more for V8's full collections (docs/bench.md). What pipeline
+ * promised still holds: an error of either stream, or the client gone before the message's end,
+ * destroys both and rejects.
+ */
 export async function writeIncoming(stream: Readable, file: string, maxBytes: number, tap?: Writable, took?: (bytes: number) => void): Promise<IncomingFile> {
   const hash = createHash('sha256');
   let bytes = 0;
@@ -58,35 +65,69 @@ export async function writeIncoming(stream: Readable, file: string, maxBytes: nu
     tapOpen = false;
   };
   tap?.on('error', closeTap).once('close', closeTap);
-  const limit = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      total += chunk.length;
-      took?.(chunk.length);
-      if (bytes >= maxBytes) {
-        // past the limit the message is refused: its reader has nothing more to do
-        if (tapOpen) tap!.destroy();
-        return done();
-      }
-      const keep = chunk.length + bytes > maxBytes ? chunk.subarray(0, maxBytes - bytes) : chunk;
-      bytes += keep.length;
-      hash.update(keep);
-      if (!tapOpen || tap!.write(keep)) return done(null, keep);
-      // the reader is behind: wait for it (backpressure reaches the client's socket), or for its end
-      const go = (): void => {
-        tap!.off('drain', go).off('close', go).off('error', go);
-        done(null, keep);
-      };
-      tap!.on('drain', go).on('close', go).on('error', go);
-    },
-    flush(done) {
-      if (tapOpen) tap!.end();
-      done();
-    },
-  });
+  const out = createWriteStream(file, { mode: 0o600 });
   try {
     // Not fsynced here: the store fsyncs it together with the job's other new files and folders
     // (one wait for the disk, not one more before theirs), or reads it into PostgreSQL.
-    await pipeline(stream, limit, createWriteStream(file, { mode: 0o600 }));
+    await new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        stream.off('data', onData);
+        stream.destroy();
+        out.destroy();
+        reject(err);
+      };
+      // chunks waited on: the file's drain, the reader's drain (or its end)
+      let waits = 0;
+      const resume = (): void => {
+        if (--waits === 0 && !settled) stream.resume();
+      };
+      const onData = (chunk: Buffer): void => {
+        total += chunk.length;
+        took?.(chunk.length);
+        if (bytes >= maxBytes) {
+          // past the limit the message is refused: its reader has nothing more to do
+          if (tapOpen) tap!.destroy();
+          return;
+        }
+        const keep = chunk.length + bytes > maxBytes ? chunk.subarray(0, maxBytes - bytes) : chunk;
+        bytes += keep.length;
+        hash.update(keep);
+        if (tapOpen && !tap!.destroyed && !tap!.write(keep)) {
+          // the reader is behind: wait for it (backpressure reaches the client's socket), or for its end
+          waits += 1;
+          const go = (): void => {
+            tap!.off('drain', go).off('close', go).off('error', go);
+            resume();
+          };
+          tap!.on('drain', go).on('close', go).on('error', go);
+        }
+        if (!out.write(keep)) {
+          waits += 1;
+          out.once('drain', resume);
+        }
+        if (waits > 0) stream.pause();
+      };
+      stream.on('data', onData);
+      stream.once('end', () => {
+        if (tapOpen) tap!.end();
+        out.end();
+      });
+      stream.on('error', fail);
+      stream.once('close', () => {
+        if (!stream.readableEnded) fail(Object.assign(new Error('the message ended before its end (the client went away)'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      });
+      out.on('error', fail);
+      out.once('close', () => {
+        if (settled) return;
+        if (out.writableFinished) {
+          settled = true;
+          resolve();
+        } else fail(new Error(`${file} was closed before it was written`));
+      });
+    });
   } catch (err) {
     if (tapOpen) tap!.destroy();
     throw err;

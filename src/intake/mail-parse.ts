@@ -246,14 +246,10 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
     writes.push(written);
   };
 
-  // pipeline settles on the parser's 'finish'; the text arrives with its 'end'. A parser error
-  // (e.g. "Max allowed child nodes exceeded") rejects both: it is reported through pipeline, so
-  // the 'end' promise must not be left to reject unobserved (that would take the process down).
-  const ended = once(parser, 'end');
-  ended.catch(() => {});
   try {
-    await pipeline(source, parser);
-    await ended;
+    // settles with the parser's 'end' (the text arrives with it), or with a parser error ("Max
+    // allowed child nodes exceeded"...)
+    await throughToEnd(source, parser);
   } finally {
     // every attachment write settles before we return or throw, so no stream outlives the call
     const settled = await Promise.allSettled(writes);
@@ -279,6 +275,35 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
     html,
     parts: await openForwarded(parts, partsDir, depth, opts),
   };
+}
+
+/**
+ * `source` piped into `through` until through's readable side ends. An error of either, or either
+ * closed before its end, destroys both and rejects. What stream.pipeline does for two streams,
+ * without what it costs a message (incoming-file.ts writeIncoming says what that is).
+ */
+function throughToEnd(source: Readable, through: Transform): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (err: Error): void => {
+      if (settled) return;
+      settled = true;
+      source.unpipe(through);
+      source.destroy();
+      through.destroy();
+      reject(err);
+    };
+    const early = (s: Readable) => (): void => {
+      if (!s.readableEnded) fail(Object.assign(new Error('a stream of the message closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    };
+    source.on('error', fail).once('close', early(source));
+    through.on('error', fail).once('close', early(through));
+    through.once('end', () => {
+      settled = true;
+      resolve();
+    });
+    source.pipe(through);
+  });
 }
 
 /** A part's decoded content into its own file, its first bytes kept. */
