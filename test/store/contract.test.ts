@@ -53,6 +53,8 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
         documents: [{ path: src, name: '../../etc/evil name.pdf', contentType: 'application/pdf' }],
         recipients: [{ number: '+15551230001', name: 'Bob' }, { number: '+15551230002' }, { number: '+15551230001' }],
         meta: { origin: { messageId: '<x@y>' } },
+        tags: ['urgent'],
+        scheduledAt: '2026-12-01T10:00:00+01:00',
       }));
       expect(duplicate).toBe(false);
       expect(job.id).toMatch(JOB_ID_PATTERN);
@@ -66,6 +68,8 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
         expect(readFileSync(p, 'utf8')).toBe('hello fax');
         expect(p).not.toContain('..');
       }
+      // what enqueue answered is the job as stored, field for field
+      expect(job).toEqual(await store.getJob(job.id));
       const other = await reopen();
       const seen = await other.getJob(job.id);
       expect(seen?.meta.origin?.messageId).toBe('<x@y>');
