@@ -2,7 +2,6 @@
 // message order, a cover page from subject and body when wanted, overrides from the subject,
 // and everything left out recorded with its reason.
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { MailBodyMode } from '../config/schema.js';
 import { FaxgateError } from '../errors.js';
@@ -136,11 +135,9 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   }
   const finalDocs: NewDocument[] = [];
   if (place.page) {
-    const file = path.join(path.dirname(input.original.path), `body-${createHash('sha256').update(text).digest('hex').slice(0, 8)}.txt`);
+    // handed over as bytes: the store keeps a small page in its database, a big one as a file
     const page = Buffer.from(`${text}\n`, 'utf8');
-    // not fsynced here: the store does, together with the message file and the job's folders
-    await writeFile(file, page);
-    finalDocs.push({ path: file, name: BODY_DOCUMENT_NAME, contentType: 'text/plain', move: true });
+    finalDocs.push({ path: path.join(path.dirname(input.original.path), 'body.txt'), name: BODY_DOCUMENT_NAME, contentType: 'text/plain', data: page });
   }
   for (const { officeExt, ...d } of documents) {
     if (!officeExt) {

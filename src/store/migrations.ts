@@ -193,4 +193,15 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX job_events_job ON job_events(job_id, id);
   `,
+  // Small documents given as bytes (a mail's text page, most printed files) are kept in the
+  // database with their job's row (sqlite/enqueue.ts): one commit, no file, folder or fsync of
+  // their own.
+  `
+  CREATE TABLE document_data (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    file TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (job_id, file)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -92,7 +92,7 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+15557654321']);
     expect(job.cover.subject).toBe('Invoice 42');
     expect(job.meta.origin).toMatchObject({ via: 'ticket' });
-    expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect((await h.store.readDocument(job.documents[0]!)).subarray(0, 5).toString('latin1')).toBe('%PDF-');
     await waitFor(() => readdirSync(path.join(h.folder(), 'done')).some((n) => n.endsWith('.json')), 5000, 'ticket in done/');
   }, 30_000);
 

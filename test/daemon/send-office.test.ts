@@ -1,6 +1,6 @@
 // `faxgate send` with an office document, as an operator types it: converted to PDF before it is
 // queued, or refused up front saying why (the same words as mail and the print folder).
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +45,7 @@ describe('faxgate send with an office document', () => {
     try {
       const job = (await store.getJob(id))!;
       expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['report.pdf', 'application/pdf']]);
-      expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString()).toBe('%PDF-');
+      expect((await store.readDocument(job.documents[0]!)).subarray(0, 5).toString()).toBe('%PDF-');
     } finally {
       store.close();
     }

@@ -7,6 +7,7 @@ import { isFaxgateError } from '../../src/errors.js';
 import { parseMail } from '../../src/intake/mail-parse.js';
 import { mailToJob, type MailToJobInput } from '../../src/intake/mail-to-job.js';
 import { findExecutable, OfficeConverter } from '../../src/intake/office-convert.js';
+import type { NewDocument } from '../../src/store/types.js';
 
 const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures', 'mail');
 let dir: string;
@@ -43,6 +44,9 @@ async function job(name: string, over: Partial<MailToJobInput> = {}) {
   });
 }
 
+
+/** A new job's document as text: the bytes it hands the store, or its file. */
+const docText = (d: NewDocument): string => (d.data ? Buffer.from(d.data).toString('utf8') : readFileSync(d.path, 'utf8'));
 describe('charsets and transfer encodings', () => {
   it('decodes RFC 2047 words (Q and B, two charsets) and a windows-1252 quoted-printable body', async () => {
     const { parsed } = await load('charsets-latin1-qp.eml');
@@ -71,14 +75,14 @@ describe('documents', () => {
   it('turns a legacy-charset text attachment into UTF-8 text', async () => {
     const j = await job('text-attachment-latin1.eml');
     expect(j.documents.map((d) => [d.name, d.contentType])).toEqual([['brief.txt', 'text/plain']]);
-    expect(readFileSync(j.documents[0]!.path, 'utf8')).toContain('Frau Müller, anbei die Unterlagen für Köln.');
+    expect(docText(j.documents[0]!)).toContain('Frau Müller, anbei die Unterlagen für Köln.');
   });
 
   it('takes the attachments of a forwarded message, in message order', async () => {
     const j = await job('forwarded.eml');
     // no cover: the mail's own text is typeset as the first page (smtp.body: auto)
     expect(j.documents.map((d) => d.name)).toEqual(['message.txt', 'contract.pdf', 'cover-letter.pdf']);
-    expect(readFileSync(j.documents[0]!.path, 'utf8')).toContain('See the forwarded contract below.');
+    expect(docText(j.documents[0]!)).toContain('See the forwarded contract below.');
     const pdfs = j.documents.slice(1);
     expect(pdfs.every((d) => d.contentType === 'application/pdf')).toBe(true);
     for (const d of pdfs) expect(readFileSync(d.path, 'latin1')).toMatch(/^%PDF-1\.4/);
@@ -202,7 +206,7 @@ describe('the text of the mail (smtp.body)', () => {
     const j = await job('forwarded.eml', { parsed, original: { path: file, sha256: 'x' }, coverPreference: true });
     expect(j.cover.enabled).toBe(true);
     expect(j.cover.notes).toBeUndefined();
-    expect(readFileSync(j.documents[0]!.path, 'utf8')).toContain('END');
+    expect(docText(j.documents[0]!)).toContain('END');
   });
 
   it('a text-only mail with [nocover] is faxed as a page of text instead of refused', async () => {
@@ -211,7 +215,7 @@ describe('the text of the mail (smtp.body)', () => {
     const j = await job('charsets-latin1-qp.eml', { parsed, original: { path: file, sha256: 'x' } });
     expect(j.cover.enabled).toBe(false);
     expect(names(j)).toEqual(['message.txt']);
-    expect(readFileSync(j.documents[0]!.path, 'utf8')).toContain('Grüße aus Köln');
+    expect(docText(j.documents[0]!)).toContain('Grüße aus Köln');
   });
 
   it('page: always a first page, the cover keeps only its subject', async () => {

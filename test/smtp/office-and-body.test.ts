@@ -75,7 +75,7 @@ describe('office documents by mail', () => {
       const id = jobIdOf(info.response);
       const job = (await rig.store.getJob(id))!;
       expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['report.pdf', 'application/pdf']]);
-      expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString()).toBe('%PDF-');
+      expect((await rig.store.readDocument(job.documents[0]!)).subarray(0, 5).toString()).toBe('%PDF-');
       await dispatchAll(rig.store);
       const faxes = await faxesOf(id);
       expect(faxes.map((f) => [f.attachments, f.status])).toEqual([[['report.pdf'], expect.stringMatching(/processing|success/)]]);

@@ -23,7 +23,7 @@ describe('office documents in the print folder', () => {
     const job = await waitFor(async () => (await h!.jobs())[0], 60_000, 'the job');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567']);
     expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['15551234567 - Report.pdf', 'application/pdf']]);
-    expect(readFileSync(job.documents[0]!.path).subarray(0, 5).toString()).toBe('%PDF-');
+    expect((await h!.store.readDocument(job.documents[0]!)).subarray(0, 5).toString()).toBe('%PDF-');
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567 - Report.docx')), 8000, 'the original in done/');
   }, 90_000);
 

@@ -1,7 +1,7 @@
 // Regression: a claimed spool file swapped for a symlink after it was judged and read (while its
 // PDF text is parsed, a wide window) made the store copy the symlink's target, a file outside the
 // spool folder, and fax it. The store must get the bytes that were judged, not the path again.
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -59,7 +59,7 @@ it('stores the bytes it judged even if the work file is swapped for a symlink be
   const original = Buffer.from(await textPdf([['swap me']]));
   await drop(path.join(root, 'alice'), '15551234567.pdf', original);
   const job = await waitUntil(async () => (await real.listJobs({ source: 'spool' }))[0], 'the job');
-  const stored = readFileSync(job.documents[0]!.path);
+  const stored = await real.readDocument(job.documents[0]!);
   expect(stored.toString('latin1')).not.toContain('SECRET');
   expect(stored.equals(original)).toBe(true);
 });

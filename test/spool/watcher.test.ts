@@ -41,7 +41,7 @@ describe('addressing', () => {
     expect(job.user).toBe('alice');
     expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+15557654321']);
     expect(job.cover.subject).toBe('Invoice 42');
-    expect(readFileSync(job.documents[0]!.path, 'utf8')).toBe(PDF('by name'));
+    expect((await h!.store.readDocument(job.documents[0]!)).toString('utf8')).toBe(PDF('by name'));
     await waitFor(() => existsSync(path.join(h!.folder(), 'done', '15551234567,15557654321 - Invoice 42.pdf')), 5000, 'done/');
     expect(files(h.folder()).filter((n) => !['done', 'failed', '.work'].includes(n))).toEqual([]);
     expect(await metricValue(h.metrics, 'faxgate_jobs_enqueued_total', { source: 'spool' })).toBe(1);
@@ -212,7 +212,7 @@ describe('what is taken', () => {
     chunks.push('%%EOF\n');
     await fh.close();
     const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
-    expect(readFileSync(job.documents[0]!.path, 'utf8')).toBe(chunks.join(''));
+    expect((await h!.store.readDocument(job.documents[0]!)).toString('utf8')).toBe(chunks.join(''));
     await h.rescans(1);
     await h.watcher.idle();
     expect(await h.jobs()).toHaveLength(1);

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
 import { JOB_ID_PATTERN } from '../../src/store/job-id.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
+import { INLINE_MAX_BYTES } from '../../src/store/sqlite/enqueue.js';
 import { PURGE_BATCH } from '../../src/store/sqlite/operator.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { docFile, manualClock, newJob, tempStore, type TempStore } from '../helpers/store.js';
@@ -25,6 +26,50 @@ async function expectCode(fn: () => unknown, code: string): Promise<void> {
 }
 
 describe('enqueue', () => {
+  it('keeps a small document given as bytes in the database: no folder, its bytes read back, a spoiled copy written again, purged with its job', async () => {
+    const clock = manualClock();
+    t = tempStore({ clock });
+    const src = docFile(t.dir, 'the caller\'s copy');
+    const big = Buffer.alloc(INLINE_MAX_BYTES + 1, 0x41);
+    const { job } = await t.store.enqueue(newJob(t.dir, {
+      documents: [
+        { path: src, name: 'page.txt', contentType: 'text/plain', data: Buffer.from('a small page'), move: true },
+        { path: path.join(t.dir, 'never-written.pdf'), name: 'big.pdf', contentType: 'application/pdf', data: big },
+      ],
+    }));
+    const [small, large] = job.documents;
+    expect(small!.bytes).toBe(12);
+    // kept in the database: nothing on disk for it; the big one is a file in the job's folder
+    expect(existsSync(small!.path)).toBe(false);
+    expect(readFileSync(large!.path).equals(big)).toBe(true);
+    // given with move: the caller's file goes once the job is committed
+    expect(existsSync(src)).toBe(false);
+    expect((await t.store.readDocument(small!)).toString()).toBe('a small page');
+    // written out for whoever reads files, and again over a copy spoiled meanwhile
+    const p = await t.store.documentPath(small!);
+    expect(readFileSync(p, 'utf8')).toBe('a small page');
+    writeFileSync(p, 'spoiled');
+    expect(readFileSync(await t.store.documentPath(small!), 'utf8')).toBe('a small page');
+    // another process sees it too
+    expect((await t.reopen().readDocument(small!)).toString()).toBe('a small page');
+    // a job of small documents only has no folder at all until one is asked for
+    const { job: only } = await t.store.enqueue(newJob(t.dir, { documents: [{ path: path.join(t.dir, 'x.txt'), name: 'x.txt', contentType: 'text/plain', data: Buffer.from('x') }] }));
+    expect(existsSync(path.join(t.dir, 'data', 'documents', only.id))).toBe(false);
+    // purged with its job
+    await t.store.cancel(job.id);
+    await t.store.cancel(only.id);
+    for (const x of await t.store.claimNotifications('n', 10, 1000)) await t.store.completeNotification(x.id, 'sent');
+    clock.advance(10 * 86_400_000);
+    expect(await t.store.purge(7 * 86_400_000)).toBe(2);
+    const db = new Database(path.join(t.dir, 'data', 'faxgate.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT count(*) AS n FROM document_data').get()).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
+    expect(readdirSync(path.join(t.dir, 'data', 'documents'))).toEqual([]);
+  });
+
   it('stores the documents and the row durably, ids are sortable and safe', async () => {
     t = tempStore();
     const src = docFile(t.dir, 'hello fax');

@@ -72,6 +72,8 @@ export async function migrateSqliteToPostgres(opts: { dataDir: string; url: stri
     const jobs = db.prepare('SELECT * FROM jobs ORDER BY rowid').all() as Row[];
     const recipientsOf = db.prepare('SELECT * FROM recipients WHERE job_id = ? ORDER BY idx');
     const eventsOf = eventsTable ? db.prepare(`SELECT * FROM ${eventsTable} WHERE job_id = ? ORDER BY rowid`) : null;
+    // small documents kept in the database (a store from before that table has none)
+    const inlineOf = tables.has('document_data') ? db.prepare('SELECT data FROM document_data WHERE job_id = ? AND file = ?') as Database.Statement<[string, string], { data: Buffer }> : null;
     source.jobs = jobs.length;
     for (const job of jobs) {
       const id = String(job.id);
@@ -84,7 +86,7 @@ export async function migrateSqliteToPostgres(opts: { dataDir: string; url: stri
       source.events += events.length;
       source.documents += all.length;
       // read every file before the transaction: a missing document stops the migration, naming it
-      const bytes = await Promise.all(all.map((d) => readStored(dataDir, id, d)));
+      const bytes = await Promise.all(all.map((d) => inlineOf?.get(id, path.basename(d.path))?.data ?? readStored(dataDir, id, d)));
       const rename = (d: StoredDocument): StoredDocument => ({ ...d, path: path.basename(d.path) });
       await c.query('BEGIN');
       try {

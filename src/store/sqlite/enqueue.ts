@@ -1,6 +1,7 @@
 // Intake's way into the queue: documents placed durably in the job's folder (a file intake wrote
 // whole renamed in; others written under a temp name, fsynced and renamed; then every fsync still
-// owed, files and folders, at once), then the job row committed; unreadable input kept as a
+// owed, files and folders, at once), then the job row committed; small documents given as bytes
+// go into the database with the row instead (INLINE_MAX_BYTES); unreadable input kept as a
 // corrupt job.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -21,7 +22,49 @@ function findDuplicate(c: SqliteContext, key: string): Job | null {
   return row ? jobById(c, row.id) : null;
 }
 
-async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[], orig?: NewDocument): Promise<{ documents: StoredDocument[]; original: StoredDocument | null }> {
+/**
+ * Documents given as bytes up to this size are kept in the database (document_data), committed
+ * with the job's row: no file, folder entry or fsync of their own. A mail's text page is a few
+ * hundred bytes, a printed letter a few KB; SQLite reads and writes blobs of this size faster than
+ * the file system does files, and here each file costs two or three waits for the disk.
+ */
+export const INLINE_MAX_BYTES = 64 * 1024;
+
+/** A document kept in the database: its row in document_data. */
+interface InlineDocument {
+  file: string;
+  data: Uint8Array;
+  /** the caller's file, removed once the job is committed (a `move` given bytes) */
+  movedFrom: string | null;
+}
+
+interface Placed {
+  documents: StoredDocument[];
+  original: StoredDocument | null;
+  inline: InlineDocument[];
+}
+
+async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[], orig?: NewDocument): Promise<Placed> {
+  const all = [
+    ...(orig ? [{ d: orig, dest: path.join(dir, `00-original-${safeFileName(orig.name, 0).slice(3)}`) }] : []),
+    ...docs.map((d, i) => ({ d, dest: path.join(dir, safeFileName(d.name, i + 1)) })),
+  ];
+  const inline: InlineDocument[] = [];
+  const stored = new Map<string, StoredDocument>();
+  const files: typeof all = [];
+  for (const x of all) {
+    if (x.d.data && x.d.data.length <= INLINE_MAX_BYTES) {
+      inline.push({ file: path.basename(x.dest), data: x.d.data, movedFrom: x.d.move ? x.d.path : null });
+      stored.set(x.dest, { path: x.dest, name: x.d.name, contentType: x.d.contentType, bytes: x.d.data.length });
+    } else files.push(x);
+  }
+  if (files.length > 0) for (const d of await placeFiles(c, dir, files)) stored.set(d.path, d);
+  const storedAs = (x: { dest: string }): StoredDocument => stored.get(x.dest)!;
+  return { original: orig ? storedAs(all[0]!) : null, documents: all.slice(orig ? 1 : 0).map(storedAs), inline };
+}
+
+/** The documents kept as files: in the job's new folder, durably (see the top of this file). */
+async function placeFiles(c: SqliteContext, dir: string, files: Array<{ d: NewDocument; dest: string }>): Promise<StoredDocument[]> {
   await fsp.mkdir(dir, { recursive: true, mode: 0o750 });
   // The new folder's entry in the documents folder is flushed while the files are placed.
   const folderEntry = c.flushDocumentsDir();
@@ -38,12 +81,9 @@ async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[]
       return { ...doc, bytes: await placeFile(d.path, dest, d.move === true, d.data) };
     };
     // allSettled, not all: on a failure no copy may still be writing when the folder is removed.
-    const settled = await Promise.allSettled([
-      orig ? place(orig, path.join(dir, `00-original-${safeFileName(orig.name, 0).slice(3)}`)) : Promise.resolve(null),
-      ...docs.map((d, i) => place(d, path.join(dir, safeFileName(d.name, i + 1)))),
-    ]);
+    const settled = await Promise.allSettled(files.map((x) => place(x.d, x.dest)));
     throwFirstFailure(settled);
-    const [original, ...documents] = settled.map((r) => (r as PromiseFulfilledResult<StoredDocument | null>).value);
+    const placed = settled.map((r) => (r as PromiseFulfilledResult<StoredDocument>).value);
     // Every file's data and both folders' entries flushed at once, not one after the other: each
     // fsync waits for the disk, and on ext4 fsyncs that are waiting together share one journal commit.
     const sizes = new Map<string, number>();
@@ -52,14 +92,25 @@ async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[]
       fsyncDir(dir),
       folderEntry,
     ]));
-    for (const d of [original, ...documents]) if (d && sizes.has(d.path)) d.bytes = sizes.get(d.path)!;
-    return { documents: documents as StoredDocument[], original };
+    for (const d of placed) if (sizes.has(d.path)) d.bytes = sizes.get(d.path)!;
+    return placed;
   } catch (err) {
     // as placeFile leaves a file it could not place: back at its source
     await Promise.all(movedIn.map((m) => fsp.rename(m.dest, m.src).catch(() => undefined)));
     await fsp.rm(dir, { recursive: true, force: true });
     throw new FaxgateError('STORE_UNAVAILABLE', `a document could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
   }
+}
+
+/** The documents kept in the database, inside the job's commit. */
+function insertInline(c: SqliteContext, jobId: string, inline: InlineDocument[]): void {
+  const ins = c.sql('INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)');
+  for (const d of inline) ins.run(jobId, d.file, d.data);
+}
+
+/** Callers' files whose bytes the committed job now holds in the database. */
+async function removeMovedFrom(inline: InlineDocument[]): Promise<void> {
+  await Promise.all(inline.map((d) => (d.movedFrom ? fsp.unlink(d.movedFrom).catch(() => undefined) : undefined)));
 }
 
 function throwFirstFailure(settled: PromiseSettledResult<unknown>[]): void {
@@ -80,7 +131,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   }
   const id = newJobId(c.clock.now());
   const dir = path.join(c.documentsDir, id);
-  const { documents, original } = await placeDocuments(c, dir, input.documents, input.original);
+  const { documents, original, inline } = await placeDocuments(c, dir, input.documents, input.original);
   const numbers = new Set<string>();
   const recipients = input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
 
@@ -119,6 +170,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
           sent_at: null, finished_at: null,
         };
       });
+      insertInline(c, id, inline);
       appendEvent(c, { jobId: id, idx: null, transition: 'enqueue', from: null, to: 'queued', detail: `from ${input.source}` });
       return { job: toJob(row, recs.map(toRecipient)), duplicate: false };
     });
@@ -128,6 +180,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   }
   if (result.duplicate) await fsp.rm(dir, { recursive: true, force: true });
   await flushCommit(c);
+  if (!result.duplicate) await removeMovedFrom(inline);
   return result;
 }
 
@@ -148,9 +201,10 @@ async function flushCommit(c: SqliteContext): Promise<void> {
 export async function enqueueCorrupt(c: SqliteContext, input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job> {
   const id = newJobId(c.clock.now());
   const dir = path.join(c.documentsDir, id);
-  const { original } = await placeDocuments(c, dir, [], input.original);
+  const { original, inline } = await placeDocuments(c, dir, [], input.original);
+  let job: Job;
   try {
-    return c.write((): Job => {
+    job = c.write((): Job => {
       const now = c.now();
       c.sql(
         `INSERT INTO jobs (id, source, user, state, cover, documents, original, tags, meta, corrupt_reason, created_at, updated_at, finished_at)
@@ -158,9 +212,12 @@ export async function enqueueCorrupt(c: SqliteContext, input: { source: JobSourc
       ).run(id, input.source, input.user, JSON.stringify({ enabled: false }), JSON.stringify(original), JSON.stringify(input.meta ?? {}), input.reason, now, now, now);
       appendEvent(c, { jobId: id, idx: null, transition: 'corrupt', from: null, to: 'corrupt', detail: input.reason });
       insertNotification(c, { kind: 'rejected', user: input.user, jobId: id, dedupeKey: `rejected:${id}`, payload: { jobId: id, reason: input.reason } });
+      insertInline(c, id, inline);
       return jobById(c, id)!;
     });
   } catch (err) {
     throw new FaxgateError('STORE_UNAVAILABLE', `the rejected input could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
   }
+  await removeMovedFrom(inline);
+  return job;
 }

@@ -83,6 +83,7 @@ export async function purge(c: SqliteContext, olderThanMs: number): Promise<numb
       c.sql(`DELETE FROM notifications WHERE job_id IN (SELECT value FROM json_each(?)) AND state != 'pending'`).run(list);
       c.sql(`DELETE FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))`).run(list);
       c.sql(`DELETE FROM recipients WHERE job_id IN (SELECT value FROM json_each(?))`).run(list);
+      c.sql(`DELETE FROM document_data WHERE job_id IN (SELECT value FROM json_each(?))`).run(list);
       c.sql(`DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))`).run(list);
       return chosen;
     });

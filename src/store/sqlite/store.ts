@@ -9,6 +9,7 @@ import { closeSync, constants as fsConstants, fsyncSync, mkdirSync, openSync, pr
 import path from 'node:path';
 import { systemClock, type Clock } from '../../clock.js';
 import { FaxgateError } from '../../errors.js';
+import { tempNameFor } from '../../fs/atomic.js';
 import { GroupSync } from '../../fs/group-sync.js';
 import { silentLogger, type Logger } from '../../log/logger.js';
 import { MIGRATIONS } from '../migrations.js';
@@ -232,12 +233,35 @@ export class SqliteStore implements QueueStore {
   }
 
   async readDocument(doc: StoredDocument): Promise<Buffer> {
-    return fsp.readFile(await this.documentPath(doc));
+    return this.inlineData(doc) ?? fsp.readFile(doc.path);
   }
 
-  /** SQLite keeps each document as a file in the job's folder: the path is the file itself. */
+  /**
+   * A document is a file in the job's folder, or (small, enqueue.ts INLINE_MAX_BYTES) a row of
+   * document_data: that one is written out to its path for whoever reads files (the sender), each
+   * time it is asked for. Not fsynced: the database holds it, and a copy a crash spoiled is
+   * written again by the next ask.
+   */
   async documentPath(doc: StoredDocument): Promise<string> {
+    const data = this.inlineData(doc);
+    if (!data) return doc.path;
+    await fsp.mkdir(path.dirname(doc.path), { recursive: true, mode: 0o750 });
+    // under a temp name, then renamed: a reader of the path never sees half of it
+    const tmp = tempNameFor(doc.path);
+    try {
+      await fsp.writeFile(tmp, data, { flag: 'wx', mode: 0o640 });
+      await fsp.rename(tmp, doc.path);
+    } catch (err) {
+      await fsp.unlink(tmp).catch(() => undefined);
+      throw new FaxgateError('STORE_UNAVAILABLE', `the document ${JSON.stringify(doc.name)} could not be written out: ${(err as Error).message}`, { cause: err, temporary: true });
+    }
     return doc.path;
+  }
+
+  /** The bytes of a document kept in the database, or null for one kept as a file. */
+  private inlineData(doc: StoredDocument): Buffer | null {
+    const row = this.c.sql('SELECT data FROM document_data WHERE job_id = ? AND file = ?').get(path.basename(path.dirname(doc.path)), path.basename(doc.path)) as { data: Buffer } | undefined;
+    return row ? row.data : null;
   }
 
   // ---- dispatcher
