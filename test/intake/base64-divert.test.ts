@@ -104,6 +104,16 @@ describe('base64 bodies decoded around mailparser', () => {
     }
   });
 
+  it('a byte that is not a letter inside a taken line gives the shortcut up: the message is parsed again', async () => {
+    const data = b64(pdf(4000, 5)).split('\r\n');
+    for (const odd of [' ', '.', '\r', '\x00', '\xe9']) {
+      const lines = [...data];
+      lines[20] = `${lines[20]!.slice(0, 30)}${odd}${lines[20]!.slice(30)}`;
+      const message = mail([['Content-Type: application/pdf; name=o.pdf', 'Content-Transfer-Encoding: base64', '', lines.join('\r\n')].join('\r\n')]);
+      for (const cuts of [[65536], [1000, 7, 64]]) expect((await both(message, cuts)).fast, `${JSON.stringify(odd)}, cuts ${cuts.join(',')}`).toBeNull();
+    }
+  });
+
   it('a delimiter in the epilogue, a message cut short, and no closing delimiter at all', async () => {
     const part = attachment(pdf(3000, 6));
     // after "--B--" a "--B" line means nothing to mailparser, and nothing here either (no re-parse)
