@@ -110,4 +110,30 @@ describe('GroupSync', () => {
     await expect(new GroupSync(path.join(dir, 'nope')).sync()).rejects.toThrow(/ENOENT/);
     await expect(new GroupSync(path.join(dir, 'nope'), { missingIsSynced: true }).sync()).resolves.toBeUndefined();
   });
+
+  it('a check run after each fsync is shared like the fsync, after it, and its failure is every waiter\'s', async () => {
+    const order: string[] = [];
+    let verdict: Error | null = null;
+    const g = new (class extends HeldSync {
+      protected override async fsync(): Promise<void> {
+        await super.fsync();
+        order.push('fsync');
+      }
+    })(file(), { then: async () => {
+      order.push('check');
+      if (verdict) throw verdict;
+    } });
+    const first = g.sync();
+    await g.waitStarted(1);
+    const later = [g.sync(), g.sync(), g.sync()];
+    g.release();
+    await first;
+    await g.waitStarted(2);
+    verdict = new Error('not writable');
+    g.release();
+    const answers = await Promise.allSettled(later);
+    expect(answers.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    // one check after each of the two fsyncs, never before one
+    expect(order).toEqual(['fsync', 'check', 'fsync', 'check']);
+  });
 });

@@ -27,7 +27,13 @@ export interface SqliteContext {
    * so the dispatcher's claim of a job makes that job durable before it is sent.
    */
   writeUnflushed<T>(fn: () => T): T;
-  /** The WAL on disk, shared by every caller waiting at the time (one fsync, off the main thread). */
+  /**
+   * The WAL on disk, then the data folder still writable (access(W_OK), see stillWritable): one
+   * fdatasync and one access() shared by every caller waiting at the time, off the main thread.
+   * Rejects with STORE_UNAVAILABLE when access() says no; on an ext4 stopped by an error
+   * ("emergency_ro"), the fdatasync itself answers EROFS, as any fsync there does (checked on
+   * 6.18, with and without a journal), so this is both of stillWritable's looks.
+   */
   flushWal(): Promise<void>;
   /** The documents folder's entries on disk (a new job folder), one fsync for all who wait. */
   flushDocumentsDir(): Promise<void>;
@@ -38,11 +44,9 @@ export interface SqliteContext {
    * not. It asks twice: access(W_OK) sees such a read-only mount; an fsync of the data folder sees
    * a newer kernel's ext4 after an error (6.18 here), which only marks itself "emergency_ro": the
    * mount stays rw and access() says writable, while writes and fsyncs answer EROFS.
-   * `walJustSynced`: the caller's flushWal() has just succeeded, and that fdatasync was the second
-   * look already (on such an ext4 an fsync of any file answers EROFS, checked on 6.18, with and
-   * without a journal): only access() is asked, and the disk is spared a cache flush per commit.
+   * A new job's flushWal() asks the same without a flush of its own.
    */
-  stillWritable(opts?: { walJustSynced?: boolean }): Promise<void>;
+  stillWritable(): Promise<void>;
 }
 
 /** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */

@@ -92,7 +92,16 @@ export class SqliteStore implements QueueStore {
     // WAL file is kept open for it: SQLite removes it only when the last connection closes (ours
     // stays open until close()), after checkpointing its pages into the database file and syncing
     // that; a checkpoint that restarts it rewrites the same file.
-    const walSync = new GroupSync(path.join(this.dataDir, 'faxgate.db-wal'), { missingIsSynced: true, keepOpen: true, dataOnly: true });
+    const notWritable = (err: unknown): FaxgateError =>
+      new FaxgateError('STORE_UNAVAILABLE', `the data folder ${this.dataDir} is not writable any more (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): what was just stored may not be on disk`, { cause: err, temporary: true });
+    // A new job's flush: the WAL's fdatasync, then access(W_OK) (context.ts flushWal), both shared by
+    // the commits waiting together.
+    const walSync = new GroupSync(path.join(this.dataDir, 'faxgate.db-wal'), {
+      missingIsSynced: true, keepOpen: true, dataOnly: true,
+      then: () => fsp.access(this.dataDir, fsConstants.W_OK).catch((err: unknown) => {
+        throw notWritable(err);
+      }),
+    });
     const documentsSync = new GroupSync(this.documentsDir, { keepOpen: true });
     // stillWritable's second look: ext4 stopped by an error (errors=remount-ro) marks itself
     // "emergency_ro" since Linux 6.x without setting the mount read-only, which access() does not
@@ -136,12 +145,12 @@ export class SqliteStore implements QueueStore {
       },
       flushWal: () => walSync.sync(),
       flushDocumentsDir: () => documentsSync.sync(),
-      stillWritable: async (opts = {}) => {
+      stillWritable: async () => {
         try {
           // both looks at once: each is a wait on the thread pool or the disk
-          await Promise.all([fsp.access(this.dataDir, fsConstants.W_OK), opts.walJustSynced ? undefined : dataDirSync.sync()]);
+          await Promise.all([fsp.access(this.dataDir, fsConstants.W_OK), dataDirSync.sync()]);
         } catch (err) {
-          throw new FaxgateError('STORE_UNAVAILABLE', `the data folder ${this.dataDir} is not writable any more (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): what was just stored may not be on disk`, { cause: err, temporary: true });
+          throw notWritable(err);
         }
       },
     };
