@@ -110,6 +110,9 @@ document.getElementById('resend').addEventListener('submit', async (ev) => {
 await requireSession();
 if (await load()) {
   const es = new EventSource('/api/events');
+  // A change made between the first look and the stream's start (or while it reconnected) has no
+  // event of its own: look again each time the stream opens.
+  es.addEventListener('open', () => void load());
   es.addEventListener('job', (ev) => {
     if (JSON.parse(ev.data).id === id) load().then(() => announce(`Now: ${STATE_WORDS[job.state] ?? job.state}`));
   });

@@ -57,6 +57,9 @@ async function loadInbound() {
 
 function live() {
   const es = new EventSource('/api/events');
+  // A change made between the first look and the stream's start (or while it reconnected) has no
+  // event of its own: look again each time the stream opens.
+  es.addEventListener('open', () => load().catch((e) => announce(e.message, true)));
   es.addEventListener('job', (ev) => {
     const job = JSON.parse(ev.data);
     const old = rows.get(job.id);

@@ -125,6 +125,53 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     await ctx.close();
   }, 60_000);
 
+  it('a change the live stream never tells of (made before it started) still shows: the page looks again when the stream opens', async () => {
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const job = await queued('Held while connecting', '+15550104747', later);
+    const { ctx, page: watcher } = await signedIn('alice');
+    // another tab's stream, open before the change: once it hears of the hold, the server has
+    // told every stream open then, and a stream opened later never hears of it
+    await watcher.evaluate(() => new Promise<void>((resolve) => {
+      const w = globalThis as unknown as { heard: string[]; EventSource: new (url: string) => { addEventListener(k: string, f: (ev: { data: string }) => void): void } };
+      w.heard = [];
+      const es = new w.EventSource('/api/events');
+      es.addEventListener('open', () => resolve());
+      es.addEventListener('job', (ev) => {
+        const j = JSON.parse(ev.data) as { id: string; state: string };
+        w.heard.push(`${j.id} ${j.state}`);
+      });
+    }));
+    const page = await ctx.newPage();
+    let letThrough!: () => void;
+    const streamMayStart = new Promise<void>((resolve) => (letThrough = resolve));
+    await page.route('**/api/events', async (route) => {
+      await streamMayStart;
+      await route.continue();
+    });
+    await page.goto(`${rig.base}/fax.html?id=${job.id}`);
+    await page.locator('#summary .badge.s-queued').waitFor();
+    await rig.gw.store.hold(job.id);
+    await expect.poll(() => watcher.evaluate(() => (globalThis as unknown as { heard: string[] }).heard), { timeout: 10_000 }).toContain(`${job.id} held`);
+    letThrough();
+    await page.locator('#summary .badge.s-held').waitFor({ timeout: 10_000 });
+    // the same on the list
+    const list = await ctx.newPage();
+    let listThrough!: () => void;
+    const listMayStart = new Promise<void>((resolve) => (listThrough = resolve));
+    await list.route('**/api/events', async (route) => {
+      await listMayStart;
+      await route.continue();
+    });
+    await list.goto(`${rig.base}/`);
+    const row = list.locator(`tr[data-job="${job.id}"]`);
+    await row.locator('.badge.s-held').waitFor();
+    await rig.gw.store.release(job.id);
+    await expect.poll(() => watcher.evaluate(() => (globalThis as unknown as { heard: string[] }).heard), { timeout: 10_000 }).toContain(`${job.id} queued`);
+    listThrough();
+    await row.locator('.badge.s-queued').waitFor({ timeout: 10_000 });
+    await ctx.close();
+  }, 60_000);
+
   it('cancels a fax that is still waiting', async () => {
     const later = new Date(Date.now() + 3_600_000).toISOString();
     const job = await queued('Cancel me', '+15550104646', later);
