@@ -39,6 +39,17 @@ async function signedIn(user: 'alice' | 'bob' | 'ops', viewport = { width: 1100,
   return { ctx, page };
 }
 
+/** The page's live stream held back until the returned function is called. */
+async function holdStream(page: Page): Promise<() => void> {
+  let letThrough!: () => void;
+  const mayStart = new Promise<void>((resolve) => (letThrough = resolve));
+  await page.route('**/api/events', async (route) => {
+    await mayStart;
+    await route.continue();
+  });
+  return letThrough;
+}
+
 /** A fax for alice through the store's accept path (as mail would queue it). */
 async function queued(subject: string, number: string, scheduledAt?: string) {
   const dir = path.join(rig.dir, 'in');
@@ -142,12 +153,7 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
       });
     }));
     const page = await ctx.newPage();
-    let letThrough!: () => void;
-    const streamMayStart = new Promise<void>((resolve) => (letThrough = resolve));
-    await page.route('**/api/events', async (route) => {
-      await streamMayStart;
-      await route.continue();
-    });
+    const letThrough = await holdStream(page);
     await page.goto(`${rig.base}/fax.html?id=${job.id}`);
     await page.locator('#summary .badge.s-queued').waitFor();
     await rig.gw.store.hold(job.id);
@@ -156,12 +162,7 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     await page.locator('#summary .badge.s-held').waitFor({ timeout: 10_000 });
     // the same on the list
     const list = await ctx.newPage();
-    let listThrough!: () => void;
-    const listMayStart = new Promise<void>((resolve) => (listThrough = resolve));
-    await list.route('**/api/events', async (route) => {
-      await listMayStart;
-      await route.continue();
-    });
+    const listThrough = await holdStream(list);
     await list.goto(`${rig.base}/`);
     const row = list.locator(`tr[data-job="${job.id}"]`);
     await row.locator('.badge.s-held').waitFor();
