@@ -17,12 +17,12 @@ export class GroupSync {
    * - `keepOpen`: opened once and kept (close() lets it go), instead of an open and a close around
    *   every fsync; only for a file that is never replaced under its name while in use.
    * - `dataOnly`: fdatasync, as SQLite itself syncs its WAL (the size, which it needs, is included).
-   * - `then`: a check run after each fsync as part of it, shared the same way (its rejection is
+   * - `after`: a check run after each fsync as part of it, shared the same way (its rejection is
    *   every waiter's).
    */
   constructor(
     private readonly file: string,
-    private readonly opts: { missingIsSynced?: boolean; keepOpen?: boolean; dataOnly?: boolean; then?: () => Promise<void> } = {},
+    private readonly opts: { missingIsSynced?: boolean; keepOpen?: boolean; dataOnly?: boolean; after?: () => Promise<void> } = {},
   ) {}
 
   /** Resolves once an fsync that started after this call has finished; rejects with its error. */
@@ -43,7 +43,7 @@ export class GroupSync {
   }
 
   private start(): Promise<void> {
-    const p: Promise<void> = this.fsync().then(this.opts.then).finally(() => {
+    const p: Promise<void> = this.fsync().then(this.opts.after).finally(() => {
       if (this.running === p) this.running = null;
     });
     this.running = p;

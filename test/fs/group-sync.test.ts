@@ -119,7 +119,7 @@ describe('GroupSync', () => {
         await super.fsync();
         order.push('fsync');
       }
-    })(file(), { then: async () => {
+    })(file(), { after: async () => {
       order.push('check');
       if (verdict) throw verdict;
     } });

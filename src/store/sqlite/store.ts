@@ -98,7 +98,7 @@ export class SqliteStore implements QueueStore {
     // the commits waiting together.
     const walSync = new GroupSync(path.join(this.dataDir, 'faxgate.db-wal'), {
       missingIsSynced: true, keepOpen: true, dataOnly: true,
-      then: () => fsp.access(this.dataDir, fsConstants.W_OK).catch((err: unknown) => {
+      after: () => fsp.access(this.dataDir, fsConstants.W_OK).catch((err: unknown) => {
         throw notWritable(err);
       }),
     });
