@@ -22,6 +22,11 @@ export interface IncomingFile {
  */
 export const partFile = (file: string): WriteStream => createWriteStream(file, { mode: 0o600, flush: FLUSH_ON_CLOSE });
 
+/** The error of a message's stream that closed before its end (stream.pipeline's own code). */
+export function prematureClose(what: string): Error {
+  return Object.assign(new Error(`${what} closed before its end`), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
+
 /** A fresh private folder for one message and its extracted parts. */
 export async function makeWorkDir(incomingDir: string): Promise<string> {
   const dir = path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
@@ -117,7 +122,7 @@ export async function writeIncoming(stream: Readable, file: string, maxBytes: nu
       });
       stream.on('error', fail);
       stream.once('close', () => {
-        if (!stream.readableEnded) fail(Object.assign(new Error('the message ended before its end (the client went away)'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+        if (!stream.readableEnded) fail(prematureClose('the message (the client went away)'));
       });
       out.on('error', fail);
       out.once('close', () => {

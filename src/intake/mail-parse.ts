@@ -19,7 +19,7 @@ import { MailParser, type AddressObject, type AttachmentStream, type MessageText
 import { Base64Divert, TOKEN_BYTES } from './base64-divert.js';
 import { bodyText } from './body-text.js';
 import { Head } from './file-type.js';
-import { partFile } from './incoming-file.js';
+import { partFile, prematureClose } from './incoming-file.js';
 import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
 
 export interface ParsedAddress {
@@ -294,7 +294,7 @@ function throughToEnd(source: Readable, through: Transform): Promise<void> {
       reject(err);
     };
     const early = (s: Readable) => (): void => {
-      if (!s.readableEnded) fail(Object.assign(new Error('a stream of the message closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      if (!s.readableEnded) fail(prematureClose('a stream of the message'));
     };
     source.on('error', fail).once('close', early(source));
     through.on('error', fail).once('close', early(through));

@@ -52,7 +52,11 @@ export interface JobMeta {
 }
 
 export interface NewDocument {
-  /** A file on disk; the store copies it (or moves it, with `move`) into its data folder. */
+  /**
+   * A file on disk; the store copies it (or moves it, with `move`) into its data folder. With
+   * `data` the bytes are stored instead, and this names where they came from (the caller may have
+   * written no file at all: a mail's text page).
+   */
   path: string;
   /** The name shown to the service and in notifications. */
   name: string;
