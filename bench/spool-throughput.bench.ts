@@ -124,7 +124,7 @@ export default async function bench(): Promise<BenchResult[]> {
 
   // The ceiling: the store alone queuing the same files one by one (each enqueue is fsynced),
   // handed over as the spool hands them: read, as bytes (which the store keeps in its database
-  // when they are small, sqlite/enqueue.ts INLINE_MAX_BYTES).
+  // when they are small, store/types.ts SMALL_DOCUMENT_BYTES).
   const ceiling = await (async () => {
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
     const store = StoreClass.open({ dataDir: path.join(tmp, 'data'), checkpointThreadNow: true });

@@ -204,4 +204,18 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (job_id, file)
   ) WITHOUT ROWID;
   `,
+  // The same table with a rowid: documents of up to 256 KB are its rows, and SQLite's WITHOUT
+  // ROWID tables are for rows of at most a twentieth of a page. Measured: a job's 173 KB of
+  // blobs took 0.5-0.6 ms to insert there, 0.3 ms here.
+  `
+  CREATE TABLE document_data_v2 (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    file TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (job_id, file)
+  );
+  INSERT INTO document_data_v2 (job_id, file, data) SELECT job_id, file, data FROM document_data;
+  DROP TABLE document_data;
+  ALTER TABLE document_data_v2 RENAME TO document_data;
+  `,
 ];

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
 import { JOB_ID_PATTERN } from '../../src/store/job-id.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { INLINE_MAX_BYTES } from '../../src/store/sqlite/enqueue.js';
+import { SMALL_DOCUMENT_BYTES } from '../../src/store/types.js';
 import { PURGE_BATCH } from '../../src/store/sqlite/operator.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { docFile, manualClock, newJob, tempStore, type TempStore } from '../helpers/store.js';
@@ -30,7 +30,7 @@ describe('enqueue', () => {
     const clock = manualClock();
     t = tempStore({ clock });
     const src = docFile(t.dir, 'the caller\'s copy');
-    const big = Buffer.alloc(INLINE_MAX_BYTES + 1, 0x41);
+    const big = Buffer.alloc(SMALL_DOCUMENT_BYTES + 1, 0x41);
     const { job } = await t.store.enqueue(newJob(t.dir, {
       documents: [
         { path: src, name: 'page.txt', contentType: 'text/plain', data: Buffer.from('a small page'), move: true },

@@ -1,8 +1,8 @@
 // Intake's way into the queue: documents placed durably in the job's folder (a file intake wrote
 // whole renamed in; others written under a temp name, fsynced and renamed; then every fsync still
 // owed, files and folders, at once), then the job row committed; small documents given as bytes
-// go into the database with the row instead (INLINE_MAX_BYTES); unreadable input kept as a
-// corrupt job.
+// go into the database with the row instead (types.ts SMALL_DOCUMENT_BYTES); unreadable input
+// kept as a corrupt job.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { FaxgateError, isFaxgateError } from '../../errors.js';
@@ -10,7 +10,7 @@ import { fsyncDir, syncFile } from '../../fs/atomic.js';
 import { moveInUnsynced, placeFile, safeFileName } from '../durable-files.js';
 import { newJobId } from '../job-id.js';
 import { toJob, toRecipient, type JobRow, type RecipientRow } from '../rows.js';
-import type { Job, JobMeta, JobSource, NewDocument, NewJob, StoredDocument } from '../types.js';
+import { SMALL_DOCUMENT_BYTES, type Job, type JobMeta, type JobSource, type NewDocument, type NewJob, type StoredDocument } from '../types.js';
 import { isoUtc, type SqliteContext } from './context.js';
 import { appendEvent } from './events.js';
 import { insertNotification } from './notifications.js';
@@ -21,14 +21,6 @@ function findDuplicate(c: SqliteContext, key: string): Job | null {
   const row = c.sql('SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1').get(key, since) as { id: string } | undefined;
   return row ? jobById(c, row.id) : null;
 }
-
-/**
- * Documents given as bytes up to this size are kept in the database (document_data), committed
- * with the job's row: no file, folder entry or fsync of their own. A mail's text page is a few
- * hundred bytes, a printed letter a few KB; SQLite reads and writes blobs of this size faster than
- * the file system does files, and here each file costs two or three waits for the disk.
- */
-export const INLINE_MAX_BYTES = 64 * 1024;
 
 /** A document kept in the database: its row in document_data. */
 interface InlineDocument {
@@ -53,7 +45,7 @@ async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[]
   const stored = new Map<string, StoredDocument>();
   const files: typeof all = [];
   for (const x of all) {
-    if (x.d.data && x.d.data.length <= INLINE_MAX_BYTES) {
+    if (x.d.data && x.d.data.length <= SMALL_DOCUMENT_BYTES) {
       inline.push({ file: path.basename(x.dest), data: x.d.data, movedFrom: x.d.move ? x.d.path : null });
       stored.set(x.dest, { path: x.dest, name: x.d.name, contentType: x.d.contentType, bytes: x.d.data.length });
     } else files.push(x);

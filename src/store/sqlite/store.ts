@@ -246,7 +246,7 @@ export class SqliteStore implements QueueStore {
   }
 
   /**
-   * A document is a file in the job's folder, or (small, enqueue.ts INLINE_MAX_BYTES) a row of
+   * A document is a file in the job's folder, or (small, types.ts SMALL_DOCUMENT_BYTES) a row of
    * document_data: that one is written out to its path for whoever reads files (the sender), each
    * time it is asked for. Not fsynced: the database holds it, and a copy a crash spoiled is
    * written again by the next ask.
