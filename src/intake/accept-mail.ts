@@ -7,8 +7,10 @@ import type { Clock } from '../clock.js';
 import type { MailBodyMode } from '../config/schema.js';
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from '../errors.js';
 import type { UserDirectory } from '../fax/user-directory.js';
+import type { NewDocument } from '../store/types.js';
 import { ReadTimeoutError, type InputReaders } from './readers.js';
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from './accept.js';
+import type { WorkDir } from './incoming-file.js';
 import { oneLine, type ParsedMail } from './mail-parse.js';
 import { mailToJob, type EnvelopeRecipient } from './mail-to-job.js';
 import type { OfficeConverter } from './office-convert.js';
@@ -27,11 +29,13 @@ export interface ReceivedMail {
   user: string;
   envelopeFrom: string;
   recipients: EnvelopeRecipient[];
-  /** The message as received, on disk; its folder takes the extracted parts. */
+  /** The message as received, on disk (or held: messageData); its folder takes the extracted parts. */
   messageFile: string;
+  /** The message, when it was small enough to be held in memory: then nothing is at messageFile. */
+  messageData?: Buffer | null;
   /** The parse fed while the message arrived (startMailParse); without it, or if it resolves to null, the file is parsed by deps.readers. */
   parsing?: Promise<ParsedMail | null>;
-  workDir: string;
+  workDir: WorkDir;
   sha256: string;
   /** Where the mail's text goes (the user's choice, else smtp.body). */
   bodyMode?: MailBodyMode;
@@ -74,10 +78,22 @@ async function withinLimit<T>(parsing: Promise<T>, ms: number | undefined): Prom
  * parts go to a folder of their own, away from what the first parse left.
  */
 async function parseStored(deps: MailAcceptDeps, mail: ReceivedMail): Promise<ParsedMail> {
-  if (!mail.parsing) return deps.readers.parseMail(mail.messageFile, mail.workDir);
-  const dir = path.join(mail.workDir, 'again');
+  // a message held in memory is written out for the reader thread, which reads files
+  if (mail.messageData) {
+    await mail.workDir.writeOut(mail.messageFile, mail.messageData);
+    mail.messageData = null;
+  }
+  await mail.workDir.ready();
+  if (!mail.parsing) return deps.readers.parseMail(mail.messageFile, mail.workDir.path);
+  const dir = path.join(mail.workDir.path, 'again');
   await fsp.mkdir(dir, { mode: 0o700 });
   return deps.readers.parseMail(mail.messageFile, dir);
+}
+
+/** The message as the job's original: its bytes when held, else its file, moved in. */
+function originalOf(mail: ReceivedMail): NewDocument {
+  const doc = { path: mail.messageFile, name: 'message.eml', contentType: 'message/rfc822' };
+  return mail.messageData ? { ...doc, data: mail.messageData } : { ...doc, move: true };
 }
 
 export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Promise<Accepted> {
@@ -92,7 +108,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
       source: 'smtp',
       user: mail.user,
       reason: `the message could not be read: ${why}`,
-      original: { path: mail.messageFile, name: 'message.eml', contentType: 'message/rfc822', move: true },
+      original: originalOf(mail),
       meta: { origin: { envelopeFrom: mail.envelopeFrom } },
     });
     throw new FaxgateError('MESSAGE_UNREADABLE', `the message could not be read: ${why}`, {
@@ -124,7 +140,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
     // configured user), never the From header's display name, which anyone can write.
     senderName: await me.then((u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || mail.user, () => mail.user),
     inlineImageMinBytes: deps.inlineImageMinBytes,
-    original: { path: mail.messageFile, sha256: mail.sha256 },
+    original: { path: mail.messageFile, sha256: mail.sha256, ...(mail.messageData ? { data: mail.messageData } : {}) },
     now: deps.clock.now(),
     ...(deps.office ? { office: deps.office } : {}),
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),

@@ -2,8 +2,8 @@
 // by line (mailsplit takes a 100 KB mail as some 1,300 lines, each sliced, checked for a boundary
 // and handed on), then strips and decodes it in JavaScript: two thirds of the parse's CPU, measured
 // in docs/bench.md. This stream stands in front of mailparser and takes such a body around it: the
-// base64 is decoded natively, a chunk at a time, straight into the part's file, and mailparser is
-// handed a short stand-in in its place (a random token in base64). mailparser still reads every
+// base64 is decoded natively, a chunk at a time, straight into the part's file (or memory, in a
+// small mail), and mailparser is handed a short stand-in in its place (a random token in base64). mailparser still reads every
 // header and decides everything about the part (whether it is an attachment, its name, its type);
 // when the part it reports starts with the token, the part's file is the diverted one, followed
 // by whatever mailparser decoded after the token.
@@ -21,12 +21,11 @@
 // parses messages, damaged ones among them, both ways and compares every part's file.
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import type { WriteStream } from 'node:fs';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { MimeNode } from '@zone-eu/mailsplit';
 import { Head } from './file-type.js';
-import { partFile } from './incoming-file.js';
+import type { HeldFile, WorkDir } from './incoming-file.js';
 
 /** The stand-in's size: 24 random bytes, 32 base64 letters without padding. */
 export const TOKEN_BYTES = 24;
@@ -68,7 +67,7 @@ export interface Diversion {
   token: Buffer;
   file: string;
   /** Opened at the first decoded byte (or at the claim, for a body of a few letters). */
-  sink: WriteStream | null;
+  sink: HeldFile | null;
   bytes: number;
   /** The file's first bytes. */
   head: Head;
@@ -99,7 +98,7 @@ export class Base64Divert extends Transform {
   private lastEol = '\r\n';
   private failure: Error | null = null;
 
-  constructor(private readonly dir: string) {
+  constructor(private readonly dir: WorkDir) {
     super();
   }
 
@@ -390,14 +389,14 @@ export class Base64Divert extends Transform {
 
   private startRun(): Diversion {
     if (!this.run) {
-      this.run = { token: randomBytes(TOKEN_BYTES), file: path.join(this.dir, `diverted-${String(this.diversions.length).padStart(3, '0')}`), sink: null, bytes: 0, head: new Head(), claimed: false, spoiled: false };
+      this.run = { token: randomBytes(TOKEN_BYTES), file: path.join(this.dir.path, `diverted-${String(this.diversions.length).padStart(3, '0')}`), sink: null, bytes: 0, head: new Head(), claimed: false, spoiled: false };
       this.diversions.push(this.run);
     }
     return this.run;
   }
 
-  openSink(d: Diversion): WriteStream {
-    const sink = partFile(d.file);
+  openSink(d: Diversion): HeldFile {
+    const sink = this.dir.file(d.file, true);
     sink.on('error', (err) => {
       this.failure ??= err;
       this.destroy(err);

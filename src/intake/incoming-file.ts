@@ -1,56 +1,196 @@
-// A message is written to <data>/incoming/ while it arrives: never held in memory. Bytes past the
+// A message is taken while it arrives, never held whole in memory unless it is small: a message
+// and its parts that fit in a few hundred KB are held in memory and handed to the store as bytes
+// (which keeps them in its database: no file, folder or fsync of their own); past that, each goes
+// to a file in the message's work folder under <data>/incoming/, made only then. Bytes past the
 // size limit are drained and dropped (the client is told 552 at the end, as SMTP requires). The
 // same bytes can feed a second reader as they pass (the MIME parser: one pass over the message);
-// the file is what is kept, so a reader that gives up or breaks never stops the file.
+// the kept copy is what counts, so a reader that gives up or breaks never stops it.
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
+import { FaxgateError, describeError } from '../errors.js';
 import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
+import { SMALL_DOCUMENT_BYTES } from '../store/types.js';
 
 export interface IncomingFile {
   path: string;
+  /** The message, when it was small enough to be held: then there is no file at `path`. */
+  data: Buffer | null;
   bytes: number;
   /** sha256 hex of what was kept (for duplicate detection of mail without a Message-ID) */
   sha256: string;
   sizeExceeded: boolean;
 }
 
-/**
- * A file for one of a message's parts (mail-parse.ts, base64-divert.ts): private, and fsynced as it
- * is closed, while the rest of the message still arrives.
- */
-export const partFile = (file: string): WriteStream => createWriteStream(file, { mode: 0o600, flush: FLUSH_ON_CLOSE });
+/** What one message may hold in memory at once, itself and its parts together. */
+export const MESSAGE_HOLD_BYTES = 2 * SMALL_DOCUMENT_BYTES;
 
 /** The error of a message's stream that closed before its end (stream.pipeline's own code). */
 export function prematureClose(what: string): Error {
   return Object.assign(new Error(`${what} closed before its end`), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
 
-/** A fresh private folder for one message and its extracted parts. */
-export async function makeWorkDir(incomingDir: string): Promise<string> {
-  const dir = path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
-  try {
-    await fsp.mkdir(dir, { mode: 0o700 });
-  } catch (err) {
-    // incoming/ itself is made at start; only if it went away is it made again (one call less a message)
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await fsp.mkdir(incomingDir, { recursive: true, mode: 0o750 });
-    await fsp.mkdir(dir, { mode: 0o700 });
-  }
-  return dir;
-}
+/**
+ * One message's private work folder and what it may hold in memory. The folder is made the first
+ * time one of the message's files must be written (a big message, a big part, a parse from the
+ * file), so a small mail makes no file or folder at all.
+ */
+export class WorkDir {
+  private made: Promise<void> | null;
+  private left: number;
 
-/** Removes a message's work folder: usually already emptied by the store (a plain rmdir), else whole. */
-export async function removeWorkDir(dir: string): Promise<void> {
-  try {
-    await fsp.rmdir(dir);
-  } catch {
-    await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  /** `exists`: the folder is there already (a reader thread's parse of a stored message). */
+  constructor(readonly path: string, holdBytes: number, exists = false) {
+    this.left = holdBytes;
+    this.made = exists ? Promise.resolve() : null;
+  }
+
+  /** A fresh name under `incomingDir` for one message (nothing is made yet). */
+  static forMessage(incomingDir: string): WorkDir {
+    return new WorkDir(path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`), MESSAGE_HOLD_BYTES);
+  }
+
+  /** The folder on disk: made once, on the first ask. */
+  ready(): Promise<void> {
+    this.made ??= this.make();
+    return this.made;
+  }
+
+  private async make(): Promise<void> {
+    try {
+      await fsp.mkdir(this.path, { mode: 0o700 });
+    } catch (err) {
+      try {
+        // incoming/ itself is made at start; only if it went away is it made again
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        await fsp.mkdir(path.dirname(this.path), { recursive: true, mode: 0o750 });
+        await fsp.mkdir(this.path, { mode: 0o700 });
+      } catch (again) {
+        throw new FaxgateError('STORE_UNAVAILABLE', `cannot write to ${path.dirname(this.path)}: ${describeError(again)}`, { cause: again, temporary: true });
+      }
+    }
+  }
+
+  /** Takes `bytes` of the message's memory; false when they do not fit (then they go to a file). */
+  hold(bytes: number): boolean {
+    if (bytes > this.left) return false;
+    this.left -= bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.left += bytes;
+  }
+
+  /**
+   * A sink for one of the message's files (the message, a part), held in memory while it and the
+   * message fit (SMALL_DOCUMENT_BYTES a file, MESSAGE_HOLD_BYTES a message). `flush`: a file it
+   * becomes is fsynced as it is closed (fs/atomic.ts FLUSH_ON_CLOSE), while the rest of the
+   * message still arrives.
+   */
+  file(name: string, flush: boolean): HeldFile {
+    return new HeldFile(path.isAbsolute(name) ? name : path.join(this.path, name), this, flush);
+  }
+
+  /** Writes bytes held in memory to their file, for a reader that needs one (a parse from the file). */
+  async writeOut(file: string, data: Uint8Array): Promise<void> {
+    await this.ready();
+    await fsp.writeFile(file, data, { mode: 0o600, flag: 'wx' });
+  }
+
+  /** Removes the folder if it was made: usually already emptied by the store (a plain rmdir), else whole. */
+  async remove(): Promise<void> {
+    if (!this.made) return;
+    await this.made.catch(() => undefined);
+    try {
+      await fsp.rmdir(this.path);
+    } catch {
+      await fsp.rm(this.path, { recursive: true, force: true }).catch(() => undefined);
+    }
   }
 }
 
 /**
+ * One file of a message, held in memory until it is too big for that (WorkDir.file), then
+ * written to its file: what was held first, then the rest as it comes. Once finished, `data()`
+ * is the bytes if they were held (null if they went to the file) and `bytes` their count.
+ */
+export class HeldFile extends Writable {
+  private chunks: Buffer[] = [];
+  private held = 0;
+  private out: WriteStream | null = null;
+  bytes = 0;
+
+  constructor(readonly path: string, private readonly dir: WorkDir, private readonly flush: boolean) {
+    super();
+  }
+
+  /** The bytes, when they were held; null when they are in the file at `path`. */
+  data(): Buffer | null {
+    if (this.out) return null;
+    if (this.chunks.length !== 1) this.chunks = [Buffer.concat(this.chunks, this.held)];
+    return this.chunks[0]!;
+  }
+
+  /** True when the bytes went to the file and it was fsynced as it closed. */
+  flushed(): boolean {
+    return this.out !== null && this.flush && FLUSH_ON_CLOSE;
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.bytes += chunk.length;
+    if (!this.out && this.held + chunk.length <= SMALL_DOCUMENT_BYTES && this.dir.hold(chunk.length)) {
+      this.chunks.push(chunk);
+      this.held += chunk.length;
+      done();
+      return;
+    }
+    if (this.out) this.put(chunk, done);
+    else this.spill().then(() => this.put(chunk, done), done);
+  }
+
+  private put(chunk: Buffer, done: (err?: Error | null) => void): void {
+    if (this.out!.write(chunk)) done();
+    else this.out!.once('drain', () => done());
+  }
+
+  /** To the file from here on: what was held is written first, and its memory given back. */
+  private async spill(): Promise<void> {
+    await this.dir.ready();
+    const out = createWriteStream(this.path, { mode: 0o600, flush: this.flush && FLUSH_ON_CLOSE });
+    out.on('error', (err) => this.destroy(err));
+    this.out = out;
+    for (const c of this.chunks) out.write(c);
+    this.dir.release(this.held);
+    this.chunks = [];
+    this.held = 0;
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    const out = this.out;
+    if (!out) {
+      done();
+      return;
+    }
+    out.once('close', () => done(out.writableFinished ? null : (out.errored ?? new Error(`${this.path} was closed before it was written`))));
+    out.end();
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    // a finished file is destroyed too (autoDestroy): what it holds is its result
+    if (!this.writableFinished) {
+      this.out?.destroy();
+      this.dir.release(this.held);
+      this.chunks = [];
+      this.held = 0;
+    }
+    done(err);
+  }
+}
+
+/**
+ * The message from `stream`, kept in `dir` as message.eml (held in memory while it is small).
  * `took` hears of every chunk as it passes (the receiver's garbage bound, src/garbage-bound.ts).
  * The chunks are handed on by hand, not through stream.pipeline and a Transform: for a message
  * of a few chunks those cost more than the chunks themselves (the pipeline's AbortController, the
@@ -59,7 +199,7 @@ export async function removeWorkDir(dir: string): Promise<void> {
  * promised still holds: an error of either stream, or the client gone before the message's end,
  * destroys both and rejects.
  */
-export async function writeIncoming(stream: Readable, file: string, maxBytes: number, tap?: Writable, took?: (bytes: number) => void): Promise<IncomingFile> {
+export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: number, tap?: Writable, took?: (bytes: number) => void): Promise<IncomingFile> {
   const hash = createHash('sha256');
   let bytes = 0;
   let total = 0;
@@ -70,10 +210,11 @@ export async function writeIncoming(stream: Readable, file: string, maxBytes: nu
     tapOpen = false;
   };
   tap?.on('error', closeTap).once('close', closeTap);
-  const out = createWriteStream(file, { mode: 0o600 });
+  // A file it becomes is not fsynced here: the store fsyncs it together with the job's other new
+  // files and folders (one wait for the disk, not one more before theirs), or reads it into
+  // PostgreSQL.
+  const out = dir.file('message.eml', false);
   try {
-    // Not fsynced here: the store fsyncs it together with the job's other new files and folders
-    // (one wait for the disk, not one more before theirs), or reads it into PostgreSQL.
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       const fail = (err: Error): void => {
@@ -130,7 +271,7 @@ export async function writeIncoming(stream: Readable, file: string, maxBytes: nu
         if (out.writableFinished) {
           settled = true;
           resolve();
-        } else fail(new Error(`${file} was closed before it was written`));
+        } else fail(new Error(`${out.path} was closed before it was written`));
       });
     });
   } catch (err) {
@@ -138,5 +279,5 @@ export async function writeIncoming(stream: Readable, file: string, maxBytes: nu
     throw err;
   }
   const exceeded = total > maxBytes || (stream as Readable & { sizeExceeded?: boolean }).sizeExceeded === true;
-  return { path: file, bytes, sha256: hash.digest('hex'), sizeExceeded: exceeded };
+  return { path: out.path, data: out.data(), bytes, sha256: hash.digest('hex'), sizeExceeded: exceeded };
 }

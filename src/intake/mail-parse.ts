@@ -1,6 +1,7 @@
 // A message parsed with mailparser's streaming MailParser (simpleParser would buffer every
-// attachment): each attachment is decoded straight into its own file next to the message, so
-// memory holds only the headers and the text body. The SMTP receiver feeds it while DATA arrives
+// attachment): each attachment is decoded straight into its own file next to the message (or, in
+// a small mail, held in memory up to the message's bound: incoming-file.ts WorkDir), so memory
+// holds only the headers, the text body and what a small mail holds. The SMTP receiver feeds it while DATA arrives
 // (startMailParse: one pass, on the main thread); a stored file goes through parseMail. Nested
 // message/rfc822 parts are walked by mailparser itself, so a forwarded mail's attachments come out
 // here too, in message order.
@@ -9,17 +10,17 @@
 // count; turning HTML into text (html-to-text, costly on hostile HTML) is handed to the caller's
 // htmlText, which the daemon runs on a reader thread with a time limit.
 import { once } from 'node:events';
-import { createReadStream, promises as fsp, type WriteStream } from 'node:fs';
+import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
-import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
 import { Base64Divert, TOKEN_BYTES } from './base64-divert.js';
 import { bodyText } from './body-text.js';
 import { Head } from './file-type.js';
-import { partFile, prematureClose } from './incoming-file.js';
+import { prematureClose, WorkDir, type HeldFile } from './incoming-file.js';
+import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
 
 export interface ParsedAddress {
@@ -28,7 +29,10 @@ export interface ParsedAddress {
 }
 
 export interface ExtractedPart {
+  /** Its file; with `data`, where that file would be (nothing is written there). */
   path: string;
+  /** The part's bytes, held in memory (a small mail): no file at `path`. */
+  data?: Buffer;
   /** The name the sender gave it, or a made-up one. */
   filename: string;
   /** The declared type (mailparser's, refined from the file name for octet-stream). */
@@ -133,9 +137,9 @@ export interface ParseOptions {
 
 const localHtmlText = async (html: string): Promise<string> => bodyText({ text: '', html });
 
-/** A stored message parsed from its file. */
+/** A stored message parsed from its file, its parts written as files to `partsDir` (which exists). */
 export function parseMail(messageFile: string, partsDir: string, depth = 0, opts: ParseOptions = {}): Promise<ParsedMail> {
-  return parseMailStream(createReadStream(messageFile), partsDir, depth, opts);
+  return parseMailStream(createReadStream(messageFile), new WorkDir(partsDir, 0, true), depth, opts);
 }
 
 export interface MailParse {
@@ -155,9 +159,9 @@ export interface MailParse {
  * feeder goes on keeping the raw message and stops writing here. Big base64 bodies are decoded
  * around mailparser, straight into their files (base64-divert.ts).
  */
-export function startMailParse(partsDir: string, opts: ParseOptions = {}): MailParse {
-  const input = new Base64Divert(partsDir);
-  const done = parseMailStream(input, partsDir, 0, opts, input).then(
+export function startMailParse(dir: WorkDir, opts: ParseOptions = {}): MailParse {
+  const input = new Base64Divert(dir);
+  const done = parseMailStream(input, dir, 0, opts, input).then(
     (parsed) => {
       if (input.unclaimed() === 0) return parsed;
       input.closeUnclaimed();
@@ -198,7 +202,7 @@ export function newMailParser(): MailParser {
   return parser;
 }
 
-async function parseMailStream(source: Readable, partsDir: string, depth: number, opts: ParseOptions, divert?: Base64Divert): Promise<ParsedMail> {
+async function parseMailStream(source: Readable, dir: WorkDir, depth: number, opts: ParseOptions, divert?: Base64Divert): Promise<ParsedMail> {
   const parser = newMailParser();
   const parts: ExtractedPart[] = [];
   const writes: Array<Promise<void>> = [];
@@ -225,7 +229,7 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
       return;
     }
     const index = parts.length;
-    const file = path.join(partsDir, `part-${String(index).padStart(3, '0')}`);
+    const file = path.join(dir.path, `part-${String(index).padStart(3, '0')}`);
     // an empty "Content-Type:" header reaches us as something other than a string
     const contentType = (typeof data.contentType === 'string' && data.contentType ? data.contentType : 'application/octet-stream').toLowerCase();
     const part: ExtractedPart = {
@@ -239,7 +243,7 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
     parts.push(part);
     // The parser waits for release() before it goes on: one attachment in flight at a time.
     const recode = part.contentType === 'text/plain' ? toUtf8(charsetOf(data.headers)) : null;
-    const written = (divert && !recode ? writeMaybeDiverted(data.content, part, divert) : writePart(data.content, recode, part)).finally(() => data.release?.());
+    const written = (divert && !recode ? writeMaybeDiverted(data.content, part, dir, divert) : writePart(data.content, recode, part, dir)).finally(() => data.release?.());
     // A write can fail (ENOSPC) while the parse goes on: observed now, reported by the allSettled
     // below; without this the rejection counts as unhandled until then.
     written.catch(() => undefined);
@@ -273,7 +277,7 @@ async function parseMailStream(source: Readable, partsDir: string, depth: number
     recipients: [...addresses(parser.to), ...addresses(parser.cc)],
     text,
     html,
-    parts: await openForwarded(parts, partsDir, depth, opts),
+    parts: await openForwarded(parts, dir, depth, opts),
   };
 }
 
@@ -306,18 +310,25 @@ function throughToEnd(source: Readable, through: Transform): Promise<void> {
   });
 }
 
-/** A part's decoded content into its own file, its first bytes kept. */
-async function writePart(content: Readable, recode: Transform | null, part: ExtractedPart): Promise<void> {
+/** A part's decoded content into its own file (or memory), its first bytes kept. */
+async function writePart(content: Readable, recode: Transform | null, part: ExtractedPart, dir: WorkDir): Promise<void> {
   content.on('data', (c: Buffer) => {
     part.bytes += c.length;
   });
-  const sink = partFile(part.path);
+  const sink = dir.file(part.path, true);
   // the first bytes as they go into the file (after recoding)
   const head = new Head();
   (recode ?? content).on('data', (c: Buffer) => head.add(c));
   await (recode ? pipeline(content, recode, sink) : pipeline(content, sink));
   part.head = head.bytes();
-  if (FLUSH_ON_CLOSE) part.flushedBytes = sink.bytesWritten;
+  finishPart(part, sink);
+}
+
+/** What a part's finished sink became: bytes held, or a file (fsynced as it closed, or not). */
+function finishPart(part: ExtractedPart, sink: HeldFile): void {
+  const data = sink.data();
+  if (data) part.data = data;
+  else if (sink.flushed()) part.flushedBytes = sink.bytes;
 }
 
 /**
@@ -325,10 +336,10 @@ async function writePart(content: Readable, recode: Transform | null, part: Extr
  * starts with a diversion's token, the part is that diversion's file, and what the parser decoded
  * after the token (the last letters of the body) is added to it. Otherwise an ordinary part.
  */
-async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert: Base64Divert): Promise<void> {
+async function writeMaybeDiverted(content: Readable, part: ExtractedPart, dir: WorkDir, divert: Base64Divert): Promise<void> {
   const first: Buffer[] = [];
   let firstBytes = 0;
-  let sink: WriteStream | null = null;
+  let sink: HeldFile | null = null;
   let head = new Head();
   /** Counts, keeps the first bytes of and writes `c`; false: wait for the file's drain. */
   const put = (c: Buffer): boolean => {
@@ -352,14 +363,14 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
           sink = diverted.sink ?? divert.openSink(diverted);
           c = c.subarray(TOKEN_BYTES);
         } else {
-          sink = partFile(part.path);
+          sink = dir.file(part.path, true);
         }
       }
       if (!put(c)) await once(sink, 'drain');
     }
     if (!sink) {
       // shorter than a token: an ordinary small part
-      sink = partFile(part.path);
+      sink = dir.file(part.path, true);
       put(Buffer.concat(first));
     }
     const closed = once(sink, 'close');
@@ -371,14 +382,14 @@ async function writeMaybeDiverted(content: Readable, part: ExtractedPart, divert
     throw err;
   }
   part.head = head.bytes();
-  if (FLUSH_ON_CLOSE) part.flushedBytes = sink.bytesWritten;
+  finishPart(part, sink);
 }
 
 /**
  * A forwarded message sent as an attachment (message/rfc822 with Content-Disposition:
  * attachment) comes out of mailparser as one opaque part; its own attachments take its place.
  */
-async function openForwarded(parts: ExtractedPart[], partsDir: string, depth: number, opts: ParseOptions): Promise<ExtractedPart[]> {
+async function openForwarded(parts: ExtractedPart[], dir: WorkDir, depth: number, opts: ParseOptions): Promise<ExtractedPart[]> {
   if (!parts.some((p) => p.contentType === 'message/rfc822')) return parts;
   const out: ExtractedPart[] = [];
   for (const p of parts) {
@@ -386,7 +397,13 @@ async function openForwarded(parts: ExtractedPart[], partsDir: string, depth: nu
       out.push(p);
       continue;
     }
-    const sub = path.join(partsDir, `fwd-${String(p.index).padStart(3, '0')}`);
+    // parsed from its file, its own parts written as files (forwarded mail is rare: no need to hold it)
+    if (p.data) {
+      await dir.writeOut(p.path, p.data);
+      delete p.data;
+    }
+    const sub = path.join(dir.path, `fwd-${String(p.index).padStart(3, '0')}`);
+    await dir.ready();
     await fsp.mkdir(sub, { mode: 0o700 });
     const inner = await parseMail(p.path, sub, depth + 1, opts);
     if (inner.parts.length > 0) {

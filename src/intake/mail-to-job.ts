@@ -10,7 +10,7 @@ import { classifyPart } from './attachment-policy.js';
 import { bodyText } from './body-text.js';
 import { COVER_LIMITS, coverSpec } from './cover.js';
 import { FAXABLE_TYPES, headOf, sniffBuffer } from './file-type.js';
-import type { ParsedMail } from './mail-parse.js';
+import type { ExtractedPart, ParsedMail } from './mail-parse.js';
 import { officeExtension, pdfName, type OfficeConverter } from './office-convert.js';
 import { parseSubjectOverrides, wallTimeToUtc } from './subject-overrides.js';
 
@@ -36,7 +36,8 @@ export interface MailToJobInput {
   /** The cover's sender: the checked user's name (never the From header's display name). */
   senderName?: string;
   inlineImageMinBytes: number;
-  original: { path: string; sha256: string };
+  /** The message: its file, or its bytes when it was held in memory (`data`). */
+  original: { path: string; sha256: string; data?: Buffer };
   now: number;
   /** Turns office documents into PDF; without one they are refused as if none were installed. */
   office?: OfficeConverter;
@@ -88,12 +89,12 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       continue;
     }
     if (FAXABLE_TYPES.has(d.contentType)) {
-      documents.push({ path: part.path, name: part.filename, contentType: d.contentType, move: true, flushedBytes: part.flushedBytes });
+      documents.push({ path: part.path, name: part.filename, contentType: d.contentType, ...partContent(part) });
       continue;
     }
     // an office document: converted to PDF below, once the mail is known to be acceptable
     const ext = officeExtension(part.filename, sniffBuffer(await headOf(part)), part.contentType);
-    if (ext) documents.push({ path: part.path, name: part.filename, contentType: d.contentType, move: true, officeExt: ext });
+    if (ext) documents.push({ path: part.path, name: part.filename, contentType: d.contentType, ...partContent(part), officeExt: ext });
     else leftOut.push({ name: part.filename, reason: `${d.contentType} cannot be faxed` });
   }
 
@@ -144,7 +145,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       finalDocs.push(d);
       continue;
     }
-    const pdf = await input.office!.convert({ name: d.name, ext: officeExt, path: d.path });
+    const pdf = await input.office!.convert({ name: d.name, ext: officeExt, ...(d.data ? { data: d.data } : { path: d.path }) });
     finalDocs.push({ path: d.path, name: pdfName(d.name), contentType: 'application/pdf', data: pdf });
   }
 
@@ -174,8 +175,14 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     scheduledAt,
     dedupeKey: mailDedupeKey(parsed.messageId, input.original.sha256, input.envelopeFrom, recipients.map((r) => r.number)),
     meta: { ...(leftOut.length ? { leftOut } : {}), origin },
-    original: { path: input.original.path, name: 'message.eml', contentType: 'message/rfc822', move: true },
+    original: { path: input.original.path, name: 'message.eml', contentType: 'message/rfc822', ...(input.original.data ? { data: input.original.data } : { move: true }) },
   };
+}
+
+/** A part as a document's content: its bytes when held in memory, else its file, moved in. */
+function partContent(part: ExtractedPart): Pick<NewDocument, 'data' | 'move' | 'flushedBytes'> {
+  if (part.data) return { data: part.data };
+  return part.flushedBytes === undefined ? { move: true } : { move: true, flushedBytes: part.flushedBytes };
 }
 
 function clip(s: string, n: number): string {

@@ -14,7 +14,7 @@ import { GarbageBound } from '../garbage-bound.js';
 import { acceptMail } from '../intake/accept-mail.js';
 import { resolveContact } from '../intake/contact-lookup.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
-import { makeWorkDir, removeWorkDir, writeIncoming } from '../intake/incoming-file.js';
+import { WorkDir, writeIncoming } from '../intake/incoming-file.js';
 import { startMailParse } from '../intake/mail-parse.js';
 import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
 import { OfficeConverter } from '../intake/office-convert.js';
@@ -430,26 +430,27 @@ export class SmtpGateway {
       .filter((r): r is EnvelopeRecipient => r !== undefined);
     const log = st.log.child({ user: user.name });
 
-    const workDir = await makeWorkDir(this.incomingDir).catch((err: unknown) => {
-      stream.resume();
-      throw new FaxgateError('STORE_UNAVAILABLE', `cannot write to ${this.incomingDir}: ${describeError(err)}`, { cause: err, temporary: true });
-    });
+    // made only if something of the message must be a file (a big message, a big part)
+    const workDir = WorkDir.forMessage(this.incomingDir);
     try {
-      const messageFile = path.join(workDir, 'message.eml');
-      // One pass: the MIME is split and the attachments decoded into their files while the bytes
-      // arrive and are kept as the original, so nothing is read back after the last byte.
+      // One pass: the MIME is split and the attachments decoded into their files (or memory)
+      // while the bytes arrive and are kept as the original, so nothing is read back after the
+      // last byte.
       const readers = this.readers;
       const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
-      const incoming = await writeIncoming(stream, messageFile, this.smtp.maxMessageBytes, parse.input, this.garbage?.took);
+      const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input, this.garbage?.took);
       if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
       if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
       const { job } = await acceptMail(
         { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office },
-        { user: user.name, envelopeFrom, recipients, messageFile, workDir, parsing: parse.done, sha256: incoming.sha256, bodyMode: user.mailBody ?? this.smtp.body },
+        {
+          user: user.name, envelopeFrom, recipients, messageFile: incoming.path, messageData: incoming.data, workDir, parsing: parse.done,
+          sha256: incoming.sha256, bodyMode: user.mailBody ?? this.smtp.body,
+        },
       );
       return `2.0.0 queued as ${job.id}`;
     } finally {
-      await removeWorkDir(workDir);
+      await workDir.remove();
     }
   }
 }

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_PENDING_DIVERSIONS } from '../../src/intake/base64-divert.js';
+import { WorkDir } from '../../src/intake/incoming-file.js';
 import { parseMail, startMailParse, type ParsedMail } from '../../src/intake/mail-parse.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'divert-'));
@@ -21,7 +22,11 @@ function shape(p: ParsedMail): unknown {
     text: p.text,
     html: p.html,
     from: p.from,
-    parts: p.parts.map((x) => ({ filename: x.filename, contentType: x.contentType, bytes: x.bytes, inline: x.inline, sha: createHash('sha256').update(readFileSync(x.path)).digest('hex'), head: x.head ? Buffer.from(x.head).equals(readFileSync(x.path).subarray(0, 4096)) : null })),
+    parts: p.parts.map((x) => {
+      // a part of a small mail is held in memory (data), others are files
+      const content = x.data ?? readFileSync(x.path);
+      return { filename: x.filename, contentType: x.contentType, bytes: x.bytes, inline: x.inline, sha: createHash('sha256').update(content).digest('hex'), head: x.head ? Buffer.from(x.head).equals(content.subarray(0, 4096)) : null };
+    }),
   };
 }
 
@@ -29,11 +34,10 @@ function shape(p: ParsedMail): unknown {
 async function both(message: string | Buffer, cuts: number[] = [65536]): Promise<{ fast: ParsedMail | null; reference: ParsedMail; diverted: boolean }> {
   const dir = path.join(root, String(n++));
   mkdirSync(path.join(dir, 'ref'), { recursive: true });
-  mkdirSync(path.join(dir, 'fast'));
   const bytes = Buffer.isBuffer(message) ? message : Buffer.from(message, 'latin1');
   writeFileSync(path.join(dir, 'message.eml'), bytes);
   const reference = await parseMail(path.join(dir, 'message.eml'), path.join(dir, 'ref'));
-  const parse = startMailParse(path.join(dir, 'fast'));
+  const parse = startMailParse(WorkDir.forMessage(dir));
   let k = 0;
   for (let o = 0; o < bytes.length; ) {
     const size = Math.max(1, cuts[k++ % cuts.length]!);
@@ -172,7 +176,7 @@ describe('base64 bodies decoded around mailparser', () => {
           const dir = mkdtempSync(path.join(root, 'refused-'));
           mkdirSync(path.join(dir, 'ref'));
           await expect(parseMail(f, path.join(dir, 'ref')), `${f}: mailparser alone`).rejects.toThrow();
-          const parse = startMailParse(dir);
+          const parse = startMailParse(WorkDir.forMessage(dir));
           parse.input.end(bytes);
           await expect(parse.done, `${f}: the shortcut`).rejects.toThrow();
           continue;

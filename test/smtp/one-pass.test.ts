@@ -2,7 +2,7 @@
 // is still arriving (not written whole, then read back and parsed). And since that parse runs on
 // the main thread, a header built to be slow must not hold other clients: its cost is capped by
 // the header size limit, and a bigger one is refused as over a parsing limit.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, watch } from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,35 @@ describe('one pass over the message', () => {
       expect(job!.original!.bytes).toBeGreaterThan(2 * 13_000 * LINE.length);
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('a small mail', () => {
+  it('is held in memory and committed with its job: no file or folder of its own is made', async () => {
+    const data = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(70_000, 0x41), Buffer.from('\n%%EOF\n')]);
+    const lines = data.toString('base64').match(/.{1,76}/g)!;
+    const message = [`From: alice@example.com`, `To: ${TO}`, `Subject: small`, `Message-ID: <small-${Date.now()}@t>`, 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary=S', '', '--S', 'Content-Type: text/plain', '', 'Please find the order attached.', '--S', 'Content-Type: application/pdf; name=order.pdf', 'Content-Disposition: attachment; filename=order.pdf', 'Content-Transfer-Encoding: base64', '', ...lines, '--S--', ''].join('\r\n');
+    // every name made in incoming/ or documents/ while the mail is taken
+    const made: string[] = [];
+    const watchers = ['incoming', 'documents'].map((d) => watch(path.join(rig.dataDir, d), (_event, name) => made.push(`${d}/${name}`)));
+    try {
+      const r = await converse(rig.port, 'alice@example.com', [TO], message);
+      const reply = r[r.length - 2]!;
+      expect(reply).toMatch(/^250 2\.0\.0 queued as /);
+      const job = await rig.store.getJob(jobIdOf(reply));
+      const doc = job!.documents.find((d) => d.name === 'order.pdf')!;
+      expect((await rig.store.readDocument(doc)).equals(data)).toBe(true);
+      const original = await rig.store.readDocument(job!.original!);
+      expect(original.toString('latin1')).toContain('Subject: small');
+      expect(original.length).toBe(job!.original!.bytes);
+      // a watch event arrives on the next turns of the loop: give it a few
+      await new Promise((r) => setTimeout(r, 100));
+      expect(made).toEqual([]);
+      // and the sender reads it as a file, written out on the ask
+      expect(readFileSync(await rig.store.documentPath(doc)).equals(data)).toBe(true);
+    } finally {
+      for (const w of watchers) w.close();
     }
   });
 });

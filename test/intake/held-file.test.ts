@@ -1,0 +1,107 @@
+// A small mail and its parts are held in memory and handed to the store as bytes; past a file's
+// bound (SMALL_DOCUMENT_BYTES) or the message's (MESSAGE_HOLD_BYTES) they go to files in the
+// message's work folder, which is made only then (src/intake/incoming-file.ts). Real folders,
+// real streams, the real parser.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MESSAGE_HOLD_BYTES, WorkDir, writeIncoming } from '../../src/intake/incoming-file.js';
+import { startMailParse, type ExtractedPart } from '../../src/intake/mail-parse.js';
+import { SMALL_DOCUMENT_BYTES } from '../../src/store/types.js';
+
+const root = mkdtempSync(path.join(os.tmpdir(), 'held-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const filler = (size: number, seed: number): Buffer => {
+  const b = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) b[i] = (i * 13 + seed * 101) & 0xff;
+  return Buffer.concat([Buffer.from('%PDF-1.4\n'), b]);
+};
+const b64 = (data: Buffer): string => (data.toString('base64').match(/.{1,76}/g) ?? []).join('\r\n');
+
+function message(docs: Buffer[]): Buffer {
+  const parts = docs.map((d, i) =>
+    [`--B`, `Content-Type: application/pdf; name="d${i}.pdf"`, `Content-Disposition: attachment; filename="d${i}.pdf"`, `Content-Transfer-Encoding: base64`, '', b64(d)].join('\r\n'),
+  );
+  return Buffer.from([`From: a@example.com`, `Subject: held`, `MIME-Version: 1.0`, `Content-Type: multipart/mixed; boundary="B"`, '', ...parts, `--B--`, ''].join('\r\n'), 'latin1');
+}
+
+/** The message received as the SMTP receiver takes it: kept and parsed in one pass, in chunks of 64 KB. */
+async function receive(bytes: Buffer): Promise<{ dir: WorkDir; kept: Awaited<ReturnType<typeof writeIncoming>>; parts: ExtractedPart[] }> {
+  const dir = WorkDir.forMessage(path.join(root, 'incoming'));
+  const parse = startMailParse(dir);
+  const chunks: Buffer[] = [];
+  for (let o = 0; o < bytes.length; o += 65536) chunks.push(bytes.subarray(o, o + 65536));
+  const kept = await writeIncoming(Readable.from(chunks), dir, 50 * 1024 * 1024, parse.input);
+  const parsed = await parse.done;
+  expect(parsed, 'the one-pass parse').not.toBeNull();
+  return { dir, kept, parts: parsed!.parts };
+}
+
+const content = (p: ExtractedPart): Buffer => p.data ?? readFileSync(p.path);
+
+describe('a message held in memory while it is small', () => {
+  it('makes no file or folder: the message and its attachment are bytes', async () => {
+    const doc = filler(73_000, 1);
+    const bytes = message([doc]);
+    const { dir, kept, parts } = await receive(bytes);
+    expect(kept.data?.equals(bytes)).toBe(true);
+    expect(parts).toHaveLength(1);
+    expect(parts[0]!.data?.equals(doc)).toBe(true);
+    expect(existsSync(dir.path), 'the work folder').toBe(false);
+    await dir.remove();
+  });
+
+  it('writes a part past a file\'s bound to its file: what was held first, then the rest', async () => {
+    const small = filler(20_000, 2);
+    const big = filler(SMALL_DOCUMENT_BYTES + 5_000, 3);
+    const { dir, kept, parts } = await receive(message([small, big]));
+    // the message itself is past the bound: a file
+    expect(kept.data).toBeNull();
+    expect(readFileSync(kept.path).length).toBe(kept.bytes);
+    expect(parts.map((p) => p.data !== undefined)).toEqual([true, false]);
+    expect(content(parts[0]!).equals(small)).toBe(true);
+    expect(readFileSync(parts[1]!.path).equals(big)).toBe(true);
+    await dir.remove();
+    expect(existsSync(dir.path)).toBe(false);
+  });
+
+  it('holds at most MESSAGE_HOLD_BYTES of one message\'s parts; the next go to files', async () => {
+    const each = Math.floor(SMALL_DOCUMENT_BYTES * 0.8);
+    const docs = [1, 2, 3, 4].map((s) => filler(each, s));
+    const { dir, parts } = await receive(message(docs));
+    const held = parts.filter((p) => p.data !== undefined);
+    expect(held.length).toBe(Math.floor(MESSAGE_HOLD_BYTES / (each + 9)));
+    expect(held.reduce((n, p) => n + p.data!.length, 0)).toBeLessThanOrEqual(MESSAGE_HOLD_BYTES);
+    expect(parts.length - held.length).toBeGreaterThan(0);
+    parts.forEach((p, i) => expect(content(p).equals(docs[i]!), `part ${i}`).toBe(true));
+    await dir.remove();
+  });
+
+  it('gives its memory back when a file it holds is destroyed', async () => {
+    const dir = new WorkDir(path.join(root, 'destroyed'), 1000);
+    const a = dir.file('a', false);
+    a.write(Buffer.alloc(800));
+    a.destroy();
+    await new Promise((r) => a.once('close', r));
+    const b = dir.file('b', false);
+    await new Promise<void>((resolve, reject) => b.end(Buffer.alloc(900), (err?: Error | null) => (err ? reject(err) : resolve())));
+    expect(b.data()?.length).toBe(900);
+    expect(existsSync(dir.path)).toBe(false);
+  });
+
+  it('names the folder it could not make', async () => {
+    // a file where the incoming folder should be: the folder for the message cannot be made
+    const blocked = path.join(root, 'blocked');
+    await import('node:fs/promises').then((f) => f.writeFile(blocked, 'x'));
+    const dir = new WorkDir(path.join(blocked, 'msg'), 0);
+    const f = dir.file('message.eml', false);
+    const failed = new Promise<Error>((resolve) => f.once('error', resolve));
+    f.write(Buffer.from('x'));
+    const err = await failed;
+    expect(err.message).toContain(`cannot write to ${blocked}`);
+    expect((err as { temporary?: boolean }).temporary).toBe(true);
+  });
+});
