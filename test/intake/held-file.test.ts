@@ -80,15 +80,25 @@ describe('a message held in memory while it is small', () => {
     await dir.remove();
   });
 
-  it('gives its memory back when a file it holds is destroyed', async () => {
-    const dir = new WorkDir(path.join(root, 'destroyed'), 1000);
+  it('gives its memory back when a file it holds is destroyed, and when its message is done', async () => {
+    const dir = new WorkDir(path.join(root, 'destroyed'), 32 * 1024);
+    const end = (f: ReturnType<WorkDir['file']>, b: Buffer): Promise<void> => new Promise((resolve, reject) => f.end(b, (err?: Error | null) => (err ? reject(err) : resolve())));
     const a = dir.file('a', false);
-    a.write(Buffer.alloc(800));
+    // 20 KB held take a buffer of 32 KB: all this message may hold
+    a.write(Buffer.alloc(20_000, 1));
     a.destroy();
     await new Promise((r) => a.once('close', r));
     const b = dir.file('b', false);
-    await new Promise<void>((resolve, reject) => b.end(Buffer.alloc(900), (err?: Error | null) => (err ? reject(err) : resolve())));
-    expect(b.data()?.length).toBe(900);
+    await end(b, Buffer.alloc(30_000, 2));
+    expect(b.data()?.equals(Buffer.alloc(30_000, 2))).toBe(true);
+    // and with b holding it all, the next file goes to disk
+    const c = dir.file('c', false);
+    await end(c, Buffer.alloc(10, 3));
+    expect(c.data()).toBeNull();
+    expect(readFileSync(c.path).equals(Buffer.alloc(10, 3))).toBe(true);
+    await dir.remove();
+    // the held bytes were views of memory that the next messages reuse: not to be read any more
+    expect(() => b.data()).toThrow(/the message is done/);
     expect(existsSync(dir.path)).toBe(false);
   });
 
