@@ -79,8 +79,8 @@ async function startFaxgate(): Promise<Gateway> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-'));
   // smtp-source sends one file again and again, which faxgate would rightly answer as the same
   // message delivered twice (no new job, nothing written). A window of -1 ms forgets every
-  // message at once: each one is a new job with its document written and fsynced, as Postfix
-  // writes a queue file for each.
+  // message at once: each one is a new job with its message and document written and flushed
+  // to disk (in the store's database: both are small), as Postfix writes a queue file for each.
   // The WAL checkpoint thread starts with the store, as in the daemon (store/open.ts), not on the
   // 150th commit in the middle of the paced run.
   const store = SqliteStore.open({ dataDir: path.join(dir, 'data'), dedupeWindowMs: -1, checkpointThreadNow: true });
