@@ -61,8 +61,20 @@ export function unsetSecretName(value: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
+/**
+ * A config file is a few KB (every key of config/faxgate.example.yaml, with comments, is under
+ * 40); a megabyte is a mistake or an attack. Refused before YAML reads it: the yaml package's
+ * double-quoted scalars grow in time faster than their length past about 600 KB (test/faults/
+ * super-linear.test.ts: 3.7 ms for 320 KB, 63 ms for 640 KB, 148 ms for 1.3 MB).
+ */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export function parseConfigTextDetailed(text: string, opts: LoadOptions & { source?: string; base?: string } = {}): LoadedConfig {
   const source = opts.source ?? 'config';
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > MAX_CONFIG_BYTES) {
+    throw new FaxgateError('CONFIG_INVALID', `${source}: is ${size} bytes; a config file may have at most ${MAX_CONFIG_BYTES} (1 MB)`);
+  }
   let raw: unknown;
   try {
     raw = parseYaml(text, { prettyErrors: true });

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfigFile, maskSecrets, parseConfigText, secretValues } from '../../src/config/load.js';
+import { MAX_CONFIG_BYTES, loadConfigFile, maskSecrets, parseConfigText, secretValues } from '../../src/config/load.js';
 import { FaxgateError } from '../../src/errors.js';
 
 const dirs: string[] = [];
@@ -101,6 +101,16 @@ describe('config', () => {
     const err = errorOf(() => parseConfigText('api:\n  baseUrl: [unclosed\n', { env: {} }));
     expect(err.code).toBe('CONFIG_INVALID');
     expect(err.message).toMatch(/not valid YAML at line \d/);
+  });
+
+  it('refuses a config file of more than 1 MB before reading it, and says so', () => {
+    const big = `api: {baseUrl: sandbox}\ndata: "${'x'.repeat(MAX_CONFIG_BYTES)}"\n`;
+    const err = errorOf(() => parseConfigText(big, { env: {} }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.message).toMatch(/at most 1048576 \(1 MB\)/);
+    // just under the bound it is read as usual (and refused for what it says, not for its size)
+    const under = errorOf(() => parseConfigText(`api: {baseUrl: sandbox}\ndata: "${'x'.repeat(MAX_CONFIG_BYTES - 100)}"\nnope: 1\n`, { env: {} }));
+    expect(under.message).toMatch(/nope/);
   });
 
   it('resolves relative paths against the config file folder', () => {
