@@ -15,7 +15,7 @@ import { SMALL_DOCUMENT_BYTES } from '../store/types.js';
 
 export interface IncomingFile {
   path: string;
-  /** The message, when it was small enough to be held: then there is no file at `path`. */
+  /** The message, when it was small enough to be held (until its WorkDir is removed, HeldFile.data): no file at `path` then. */
   data: Buffer | null;
   bytes: number;
   /** sha256 hex of what was kept (for duplicate detection of mail without a Message-ID) */
@@ -157,7 +157,8 @@ export class HeldFile extends Writable {
   /**
    * The bytes, when they were held; null when they are in the file at `path`. Held bytes are a
    * view of memory that is reused once the message's WorkDir is removed: whoever takes them must
-   * be done with them by then (the store copies them into its database as it commits).
+   * be done with them by then (the store copies them into its database as it commits), and must
+   * not post them to another thread (a view's whole buffer, other mail's bytes, would go along).
    */
   data(): Buffer | null {
     if (this.out) return null;

@@ -1,8 +1,9 @@
 // A message parsed with mailparser's streaming MailParser (simpleParser would buffer every
 // attachment): each attachment is decoded straight into its own file next to the message (or, in
 // a small mail, held in memory up to the message's bound: incoming-file.ts WorkDir), so memory
-// holds only the headers, the text body and what a small mail holds. The SMTP receiver feeds it while DATA arrives
-// (startMailParse: one pass, on the main thread); a stored file goes through parseMail. Nested
+// holds only the headers, the text body and what a small mail holds. The SMTP receiver feeds it
+// while DATA arrives (startMailParse: one pass, on the main thread); a stored file goes through
+// parseMail. Nested
 // message/rfc822 parts are walked by mailparser itself, so a forwarded mail's attachments come out
 // here too, in message order.
 // It runs on the main thread, so every step must be linear and bounded per chunk: mailsplit's
@@ -15,12 +16,12 @@ import path from 'node:path';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
+import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
 import { Base64Divert, TOKEN_BYTES } from './base64-divert.js';
 import { bodyText } from './body-text.js';
 import { Head } from './file-type.js';
 import { prematureClose, WorkDir, type HeldFile } from './incoming-file.js';
-import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
 
 export interface ParsedAddress {
@@ -31,7 +32,7 @@ export interface ParsedAddress {
 export interface ExtractedPart {
   /** Its file; with `data`, where that file would be (nothing is written there). */
   path: string;
-  /** The part's bytes, held in memory (a small mail): no file at `path`. */
+  /** The part's bytes, held in memory (a small mail) until its WorkDir is removed (HeldFile.data): no file at `path`. */
   data?: Buffer;
   /** The name the sender gave it, or a made-up one. */
   filename: string;

@@ -290,7 +290,8 @@ describe('clients that stop in the middle of a message', () => {
     await t.until((x) => /^220 /m.test(x.text), 'greeting');
     t.socket.write(`EHLO stall.example\r\nMAIL FROM:<alice@example.com>\r\nRCPT TO:<${rcpt(45)}>\r\nDATA\r\n`);
     await t.until((x) => /^354 /m.test(x.text), '354');
-    t.socket.write(`From: alice@example.com\r\nSubject: half\r\n\r\n${'half a message\r\n'.repeat(5000)}`);
+    // past what a message may hold in memory (256 KB), so that it has a work folder on disk
+    t.socket.write(`From: alice@example.com\r\nSubject: half\r\n\r\n${'half a message\r\n'.repeat(20_000)}`);
     await waitUntil(() => incoming().length > 0, 'the work folder of the message', 30_000, 20);
     if (hangUp) t.socket.destroy();
     await t.until((x) => x.closed, 'the session to end', SOCKET_TIMEOUT_MS + 60_000);
