@@ -102,6 +102,20 @@ describe('a message held in memory while it is small', () => {
     expect(existsSync(dir.path)).toBe(false);
   });
 
+  it('reuses a done message\'s memory for the next one without any of its bytes showing', async () => {
+    const first = filler(150_000, 7);
+    const a = await receive(message([first]));
+    expect(a.parts[0]!.data?.equals(first)).toBe(true);
+    await a.dir.remove();
+    // a smaller mail next: its buffers are the first mail's, of which it must show nothing
+    const second = Buffer.from('%PDF-1.4\nsecond\n');
+    const bytes = message([second]);
+    const b = await receive(bytes);
+    expect(b.kept.data?.equals(bytes)).toBe(true);
+    expect(b.parts[0]!.data?.equals(second)).toBe(true);
+    await b.dir.remove();
+  });
+
   it('names the folder it could not make', async () => {
     // a file where the incoming folder should be: the folder for the message cannot be made
     const blocked = path.join(root, 'blocked');
