@@ -375,16 +375,16 @@ export class Base64Divert extends Transform {
     }
     if (letters === short) return;
     const run = this.startRun();
-    const bytes = Buffer.from(quartets, 'base64');
+    run.sink ??= this.openSink(run);
+    // decoded straight into the part's held memory when it is held (HeldFile.writeBase64)
+    const bytes = run.sink.writeBase64(quartets);
     if (bytes.length !== ((letters - short) / 4) * 3) {
       run.spoiled = true;
-      run.sink?.destroy();
+      run.sink.destroy();
       return;
     }
     run.bytes += bytes.length;
     run.head.add(bytes);
-    run.sink ??= this.openSink(run);
-    run.sink.write(bytes);
   }
 
   private startRun(): Diversion {

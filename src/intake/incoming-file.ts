@@ -191,23 +191,48 @@ export class HeldFile extends Writable {
     else this.spill().then(() => this.put(chunk, done), done);
   }
 
-  /** Copies `chunk` in, into a bigger buffer if need be; false (nothing kept) when the message may not hold that much more. */
+  /**
+   * Base64 letters (whole quartets; line ends are skipped) decoded and written. While the bytes
+   * are held and nothing is queued before them, they are decoded straight into the held memory,
+   * without a Buffer of their own; else into a new Buffer, written as any chunk. Returns the
+   * decoded bytes, to be looked at at once: a view of held memory moves when it grows.
+   */
+  writeBase64(letters: string): Buffer {
+    const at = this.held;
+    const most = Math.ceil((letters.length * 3) / 4);
+    if (!this.out && !this.released && !this.writableEnded && this.writableLength === 0 && at + most <= SMALL_DOCUMENT_BYTES && this.room(at + most)) {
+      const n = this.buf!.write(letters, at, 'base64');
+      this.held += n;
+      this.bytes += n;
+      return this.buf!.subarray(at, at + n);
+    }
+    const bytes = Buffer.from(letters, 'base64');
+    this.write(bytes);
+    return bytes;
+  }
+
+  /** Copies `chunk` in; false (nothing kept) when the message may not hold that much more. */
   private keep(chunk: Buffer): boolean {
     const need = this.held + chunk.length;
-    if (!this.buf || need > this.buf.length) {
-      let size = this.size + 1;
-      while (SIZES[size]! < need) size++;
-      if (!this.dir.hold(SIZES[size]! - (this.buf?.length ?? 0))) return false;
-      const bigger = takeBuffer(size);
-      if (this.buf) {
-        this.buf.copy(bigger, 0, 0, this.held);
-        giveBuffer(this.size, this.buf);
-      }
-      this.buf = bigger;
-      this.size = size;
-    }
-    chunk.copy(this.buf, this.held);
+    if (!this.room(need)) return false;
+    chunk.copy(this.buf!, this.held);
     this.held = need;
+    return true;
+  }
+
+  /** A held buffer of at least `need` bytes (a bigger one if need be); false when the message may not hold that much. */
+  private room(need: number): boolean {
+    if (this.buf && need <= this.buf.length) return true;
+    let size = this.size + 1;
+    while (SIZES[size]! < need) size++;
+    if (!this.dir.hold(SIZES[size]! - (this.buf?.length ?? 0))) return false;
+    const bigger = takeBuffer(size);
+    if (this.buf) {
+      this.buf.copy(bigger, 0, 0, this.held);
+      giveBuffer(this.size, this.buf);
+    }
+    this.buf = bigger;
+    this.size = size;
     return true;
   }
 
