@@ -6,9 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
-import { CHECKPOINT_EVERY_COMMITS, Checkpointer } from '../../src/store/sqlite/checkpointer.js';
+import { CHECKPOINT_EVERY_PAGES, COMMIT_PAGES, Checkpointer } from '../../src/store/sqlite/checkpointer.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { waitUntil } from '../helpers/cli.js';
+
+/** Commits of a few pages each that make one checkpoint due. */
+const CHECKPOINT_EVERY_COMMITS = Math.ceil(CHECKPOINT_EVERY_PAGES / COMMIT_PAGES);
 
 let dir = '';
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,6 +47,22 @@ describe('WAL checkpoints', () => {
     const again = new Database(file, { readonly: true });
     expect((again.prepare('SELECT count(*) AS n FROM notifications').get() as { n: number }).n).toBe(n);
     again.close();
+  });
+
+  it('count the documents a commit keeps in the database: a few jobs of small mail make one due', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-ckpt-'));
+    const store = SqliteStore.open({ dataDir: dir, dedupeWindowMs: -1 });
+    const cp = (store as unknown as { checkpoints: Checkpointer }).checkpoints;
+    // 200 KB a job, kept in the database (SMALL_DOCUMENT_BYTES): some 50 pages of the WAL each,
+    // so 25 jobs are past CHECKPOINT_EVERY_PAGES where counting commits alone would wait for 125
+    const data = Buffer.alloc(200 * 1024, 0x25);
+    for (let i = 0; i < 25; i += 1) {
+      await store.enqueue({ source: 'cli', user: 'alice', recipients: [{ number: '+15551234567' }], documents: [{ path: `/nowhere/${i}.pdf`, name: 'letter.pdf', contentType: 'application/pdf', data }], cover: { enabled: false } });
+    }
+    expect(25 * (COMMIT_PAGES + 50)).toBeGreaterThan(CHECKPOINT_EVERY_PAGES);
+    expect(25).toBeLessThan(CHECKPOINT_EVERY_COMMITS);
+    await waitUntil(() => cp.done >= 1, 'a checkpoint by the thread', 10_000, 20);
+    await store.close();
   });
 
   it('a thread that cannot start gives the main connection its own checkpoints back', async () => {

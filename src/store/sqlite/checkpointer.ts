@@ -3,8 +3,8 @@
 // commit, where it wrote and fsynced the database file for 25 to 130 ms (measured at a steady 100
 // msg/s; commits otherwise take under 5 ms) while every SMTP session waited. So the main
 // connection's automatic checkpoints are off, and a connection of its own on a worker thread does
-// them instead, PASSIVE (it never waits for a writer, nor makes one wait), every
-// CHECKPOINT_EVERY_COMMITS commits. The daemon starts the thread with the store (its descriptors
+// them instead, PASSIVE (it never waits for a writer, nor makes one wait), each time the WAL has
+// grown by about CHECKPOINT_EVERY_PAGES pages (counted from the commits). The daemon starts the thread with the store (its descriptors
 // are there from the start, not added in the middle of a run); elsewhere it starts with the first
 // checkpoint, so a CLI command that commits a few times never starts one. If the thread cannot
 // run, the main connection checkpoints for itself again, as SQLite does by default, so the WAL
@@ -14,8 +14,15 @@ import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../log/logger.js';
 
-/** About SQLite's own 1,000 pages: a new job writes 5 to 10 pages of the WAL. */
-export const CHECKPOINT_EVERY_COMMITS = 150;
+/**
+ * SQLite's own default. A commit is counted as COMMIT_PAGES pages (a new job's rows and indexes
+ * write 5 to 15) plus the documents it keeps in the database: a small mail's 173 KB are some 45
+ * pages more, and counted as one commit, the WAL grew to 9,000 pages (36 MB) between two
+ * checkpoints, each then a burst of writes and a long fsync on the disk that the next commits'
+ * flushes wait for.
+ */
+export const CHECKPOINT_EVERY_PAGES = 1000;
+export const COMMIT_PAGES = 8;
 
 // Plain JavaScript run as the thread's script (eval), so that it needs no loader in tests or in
 // the built daemon alike.
@@ -44,7 +51,8 @@ parentPort.on('message', (m) => {
 const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 
 export class Checkpointer {
-  private commits = 0;
+  private pages = 0;
+  private readonly pageSize: number;
   private worker: Worker | null = null;
   private running = false;
   private failed = false;
@@ -58,14 +66,15 @@ export class Checkpointer {
     private readonly log: Logger,
   ) {
     db.pragma('wal_autocheckpoint = 0');
+    this.pageSize = Number(db.pragma('page_size', { simple: true })) || 4096;
   }
 
-  /** One more commit on the main connection. */
-  committed(): void {
+  /** One more commit on the main connection, with `blobBytes` of documents in it. */
+  committed(blobBytes = 0): void {
     if (this.failed || this.closed) return;
-    this.commits += 1;
-    if (this.commits < CHECKPOINT_EVERY_COMMITS || this.running) return;
-    this.commits = 0;
+    this.pages += COMMIT_PAGES + Math.ceil(blobBytes / this.pageSize);
+    if (this.pages < CHECKPOINT_EVERY_PAGES || this.running) return;
+    this.pages = 0;
     this.running = true;
     try {
       (this.worker ??= this.spawn()).postMessage('checkpoint');

@@ -24,9 +24,10 @@ export interface SqliteContext {
    * As write(), but the commit does not wait for the disk (synchronous=NORMAL for this one
    * transaction): the main thread goes on at once. The caller must `await flushWal()` before it
    * tells anyone the change is durable. Any later commit of the default kind (FULL) also flushes it,
-   * so the dispatcher's claim of a job makes that job durable before it is sent.
+   * so the dispatcher's claim of a job makes that job durable before it is sent. `blobBytes`:
+   * the documents the commit keeps in the database, which count toward the next WAL checkpoint.
    */
-  writeUnflushed<T>(fn: () => T): T;
+  writeUnflushed<T>(fn: () => T, blobBytes?: number): T;
   /**
    * The WAL on disk, then the data folder still writable (access(W_OK), see stillWritable): one
    * fdatasync and one access() shared by every caller waiting at the time, off the main thread.

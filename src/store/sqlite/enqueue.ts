@@ -165,7 +165,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
       insertInline(c, id, inline);
       appendEvent(c, { jobId: id, idx: null, transition: 'enqueue', from: null, to: 'queued', detail: `from ${input.source}` });
       return { job: toJob(row, recs.map(toRecipient)), duplicate: false };
-    });
+    }, inline.reduce((n, d) => n + d.data.length, 0));
   } catch (err) {
     await fsp.rm(dir, { recursive: true, force: true });
     throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });

@@ -132,7 +132,7 @@ export class SqliteStore implements QueueStore {
         checkpoints.committed();
         return result;
       },
-      writeUnflushed: (fn) => {
+      writeUnflushed: (fn, blobBytes) => {
         db.pragma('synchronous = NORMAL');
         let result: ReturnType<typeof fn>;
         try {
@@ -140,7 +140,7 @@ export class SqliteStore implements QueueStore {
         } finally {
           db.pragma('synchronous = FULL');
         }
-        checkpoints.committed(); // only commits count toward the next checkpoint
+        checkpoints.committed(blobBytes); // only commits count toward the next checkpoint
         return result;
       },
       flushWal: () => walSync.sync(),
