@@ -4,9 +4,10 @@
 // msg/s; commits otherwise take under 5 ms) while every SMTP session waited. So the main
 // connection's automatic checkpoints are off, and a connection of its own on a worker thread does
 // them instead, PASSIVE (it never waits for a writer, nor makes one wait), each time the WAL has
-// grown by about CHECKPOINT_EVERY_PAGES pages (counted from the commits). The daemon starts the thread with the store (its descriptors
-// are there from the start, not added in the middle of a run); elsewhere it starts with the first
-// checkpoint, so a CLI command that commits a few times never starts one. If the thread cannot
+// grown by about CHECKPOINT_EVERY_PAGES pages (counted from the commits). The daemon starts the
+// thread with the store (its descriptors are there from the start, not added in the middle of a
+// run); elsewhere it starts with the first checkpoint, so a CLI command that commits a few times
+// never starts one. If the thread cannot
 // run, the main connection checkpoints for itself again, as SQLite does by default, so the WAL
 // never grows without bound.
 import { createRequire } from 'node:module';
