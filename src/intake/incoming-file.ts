@@ -252,6 +252,8 @@ export class HeldFile extends Writable {
   /** To the file from here on: what was held is written first, and its memory given back. */
   private async spill(): Promise<void> {
     await this.dir.ready();
+    // destroyed while the folder was made (the client gone): no file is opened to be left open
+    if (this.destroyed || this.released) throw new Error(`${this.path}: closed before it was written`);
     const out = createWriteStream(this.path, { mode: 0o600, flush: this.flush && FLUSH_ON_CLOSE });
     out.on('error', (err) => this.destroy(err));
     this.out = out;

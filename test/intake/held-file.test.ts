@@ -117,6 +117,20 @@ describe('a message held in memory while it is small', () => {
     await b.dir.remove();
   });
 
+  it('opens no file for one destroyed while its folder is being made', async () => {
+    const dir = new WorkDir(path.join(root, 'gone'), 0);
+    const f = dir.file('message.eml', false);
+    f.on('error', () => undefined);
+    // nothing may be held: this write makes the folder, then would open the file
+    f.write(Buffer.from('x'));
+    f.destroy();
+    await dir.ready();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(dir.path), 'the folder').toBe(true);
+    expect(existsSync(f.path), 'the file').toBe(false);
+    await dir.remove();
+  });
+
   it('names the folder it could not make', async () => {
     // a file where the incoming folder should be: the folder for the message cannot be made
     const blocked = path.join(root, 'blocked');
