@@ -3,10 +3,10 @@
 // and handed on), then strips and decodes it in JavaScript: two thirds of the parse's CPU, measured
 // in docs/bench.md. This stream stands in front of mailparser and takes such a body around it: the
 // base64 is decoded natively, a chunk at a time, straight into the part's file (or memory, in a
-// small mail), and mailparser is handed a short stand-in in its place (a random token in base64). mailparser still reads every
-// header and decides everything about the part (whether it is an attachment, its name, its type);
-// when the part it reports starts with the token, the part's file is the diverted one, followed
-// by whatever mailparser decoded after the token.
+// small mail), and mailparser is handed a short stand-in in its place (a random token in base64).
+// mailparser still reads every header and decides everything about the part (whether it is an
+// attachment, its name, its type); when the part it reports starts with the token, the part's
+// file is the diverted one, followed by whatever mailparser decoded after the token.
 //
 // What is taken around the parser is only ever whole lines at the start of a part's body, none of
 // which starts like a delimiter ("-", or CR "-") or holds "=", "-" or "_": no such line is a MIME
@@ -66,7 +66,7 @@ export interface Diversion {
   /** What the stand-in decodes to. */
   token: Buffer;
   file: string;
-  /** Opened at the first decoded byte (or at the claim, for a body of a few letters). */
+  /** Opened at the first letters decoded (or at the claim, for a body of a few letters). */
   sink: HeldFile | null;
   bytes: number;
   /** The file's first bytes. */

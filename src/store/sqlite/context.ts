@@ -18,14 +18,18 @@ export interface SqliteContext {
   sql(text: string): Database.Statement;
   /** The clock's time as stored (ISO, UTC, fixed width: text order is time order). */
   now(): string;
-  /** Runs `fn` in one write transaction (BEGIN IMMEDIATE: other processes wait, none deadlocks). */
-  write<T>(fn: () => T): T;
+  /**
+   * Runs `fn` in one write transaction (BEGIN IMMEDIATE: other processes wait, none deadlocks).
+   * `blobBytes`: the documents the commit keeps in the database, which count toward the next WAL
+   * checkpoint.
+   */
+  write<T>(fn: () => T, blobBytes?: number): T;
   /**
    * As write(), but the commit does not wait for the disk (synchronous=NORMAL for this one
    * transaction): the main thread goes on at once. The caller must `await flushWal()` before it
    * tells anyone the change is durable. Any later commit of the default kind (FULL) also flushes it,
-   * so the dispatcher's claim of a job makes that job durable before it is sent. `blobBytes`:
-   * the documents the commit keeps in the database, which count toward the next WAL checkpoint.
+   * so the dispatcher's claim of a job makes that job durable before it is sent. `blobBytes` as
+   * for write().
    */
   writeUnflushed<T>(fn: () => T, blobBytes?: number): T;
   /**

@@ -100,6 +100,9 @@ function insertInline(c: SqliteContext, jobId: string, inline: InlineDocument[])
   for (const d of inline) ins.run(jobId, d.file, d.data);
 }
 
+/** The bytes a commit keeps in the database (they count toward the next WAL checkpoint). */
+const inlineBytes = (inline: InlineDocument[]): number => inline.reduce((n, d) => n + d.data.length, 0);
+
 /** Callers' files whose bytes the committed job now holds in the database. */
 async function removeMovedFrom(inline: InlineDocument[]): Promise<void> {
   await Promise.all(inline.map((d) => (d.movedFrom ? fsp.unlink(d.movedFrom).catch(() => undefined) : undefined)));
@@ -165,7 +168,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
       insertInline(c, id, inline);
       appendEvent(c, { jobId: id, idx: null, transition: 'enqueue', from: null, to: 'queued', detail: `from ${input.source}` });
       return { job: toJob(row, recs.map(toRecipient)), duplicate: false };
-    }, inline.reduce((n, d) => n + d.data.length, 0));
+    }, inlineBytes(inline));
   } catch (err) {
     await fsp.rm(dir, { recursive: true, force: true });
     throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
@@ -205,7 +208,7 @@ export async function enqueueCorrupt(c: SqliteContext, input: { source: JobSourc
       insertNotification(c, { kind: 'rejected', user: input.user, jobId: id, dedupeKey: `rejected:${id}`, payload: { jobId: id, reason: input.reason } });
       insertInline(c, id, inline);
       return jobById(c, id)!;
-    });
+    }, inlineBytes(inline));
   } catch (err) {
     throw new FaxgateError('STORE_UNAVAILABLE', `the rejected input could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
   }

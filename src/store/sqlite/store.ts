@@ -127,9 +127,9 @@ export class SqliteStore implements QueueStore {
         return stmt;
       },
       now: () => new Date(clock.now()).toISOString(),
-      write: (fn) => {
+      write: (fn, blobBytes) => {
         const result = db.transaction(fn).immediate();
-        checkpoints.committed();
+        checkpoints.committed(blobBytes);
         return result;
       },
       writeUnflushed: (fn, blobBytes) => {
