@@ -272,7 +272,7 @@ export class FileProcessor {
       }, { via: addressing.via, bytes: data.length });
       this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
       this.pruneSeen(now);
-      await this.finishDone(f, workName, name);
+      await this.finishDone(f, workName, name, ticketResult !== null);
       this.count('queued');
       return 'queued';
     });
@@ -327,13 +327,16 @@ export class FileProcessor {
     await this.refuseClaimed(f, workName, name, reason, unreadHash(f, claimId), this.deps.logger.child({ user: f.user, file: name }));
   }
 
-  /** Moves a queued (or duplicate) file and its ticket from the work folder to done/. */
-  private async finishDone(f: UserFolders, workName: string, name: string): Promise<void> {
+  /**
+   * Moves a queued (or duplicate) file and its ticket from the work folder to done/. `ticket`:
+   * whether this run claimed one (false: nothing to look for; left out: look).
+   */
+  private async finishDone(f: UserFolders, workName: string, name: string, ticket?: boolean): Promise<void> {
     const now = new Date(this.deps.clock.now());
     // No directory fsync here: the job is already durable, and if a crash forgets this move the
     // file is found in .work/ again, recognised by its dedupeKey and only moved.
     const to = await moveInto(path.join(f.work, workName), f.done, name, { sync: false, touch: now, events: this.repairs(f) });
-    await this.moveTicket(f, workName, f.done, path.basename(to));
+    if (ticket !== false) await this.moveTicket(f, workName, f.done, path.basename(to));
   }
 
   private async moveTicket(f: UserFolders, workName: string, dir: string, docName: string): Promise<void> {

@@ -40,7 +40,8 @@ export async function moveInto(from: string, dir: string, name: string, opts: { 
       return target;
     };
     for (let attempt = 0; attempt < 5; attempt++) {
-      const target = await freeNameIn(at, name);
+      // the name itself is tried first without a look (link fails on a name that is taken)
+      const target = attempt === 0 ? name : await freeNameIn(at, name);
       const to = path.join(at, target);
       try {
         await link(from, to);
@@ -51,10 +52,12 @@ export async function moveInto(from: string, dir: string, name: string, opts: { 
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EEXIST') continue;
         if (code === 'EPERM' || code === 'EXDEV' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') {
-          // FIFOs on some filesystems, or links not allowed: rename is the only way.
-          await rename(from, to);
+          // FIFOs on some filesystems, or links not allowed: rename is the only way. It replaces
+          // a file of that name, so only onto a name looked at and found free.
+          const free = attempt === 0 ? await freeNameIn(at, name) : target;
+          await rename(from, path.join(at, free));
           await fsyncDir(at);
-          return done(target);
+          return done(free);
         }
         throw err;
       }
