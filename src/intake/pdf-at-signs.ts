@@ -22,6 +22,8 @@ export const MAX_SCAN_BYTES = 1024 * 1024;
 const MAX_INFLATED = 2 * 1024 * 1024;
 /** Objects fetched, page tree nodes visited and forms drawn, together. */
 const MAX_STEPS = 20_000;
+/** Content bytes read in all (a form drawn many times is counted once, but its bytes each time). */
+const MAX_LEXED = 8 * 1024 * 1024;
 const MAX_FORM_DEPTH = 12;
 const MAX_TREE_DEPTH = 64;
 const MAX_XREF_SECTIONS = 32;
@@ -152,7 +154,9 @@ class Lexer {
         if (e >= 0x30 && e <= 0x37) {
           let v = e - 0x30;
           for (let i = 0; i < 2 && this.pos < this.end && b[this.pos]! >= 0x30 && b[this.pos]! <= 0x37; i++) v = v * 8 + b[this.pos++]! - 0x30;
-          out.push(v & 0xff);
+          // pdfjs keeps \400-\777 as codes above 255, which a map may know: not followed here
+          if (v > 0xff) unknown('an octal escape above \\377 in a string');
+          out.push(v);
           continue;
         }
         if (e === 0x0d) {
@@ -275,6 +279,11 @@ class Doc {
   private readonly objStreams = new Map<number, { data: Uint8Array; offsets: Map<number, number> }>();
   inflated = 0;
   steps = 0;
+  lexed = 0;
+  /** what each form gives in each scope it is drawn in */
+  readonly formCounts = new Map<Stream, Map<Scope, number>>();
+  readonly formScopes = new Map<Dict, Scope>();
+  readonly maps = new Map<Stream, Map<number, number>>();
   trailer: Dict = new Map();
 
   constructor(readonly file: Uint8Array) {}
@@ -700,6 +709,9 @@ function toUnicodeAtSigns(doc: Doc, s: Stream): Map<number, number> {
               for (let c = lo; c <= hi; c++) add(c, 0);
               continue;
             }
+            // pdfjs counts up the destination's last byte, carrying into the byte before: for a
+            // destination of an odd number of bytes that carry does not follow the units
+            if (d.bytes.length % 2 === 1 && d.bytes[d.bytes.length - 1]! + (hi - lo) > 0xff) return unknown('a ToUnicode range that carries out of an odd-length destination');
             // every code of the range gets the destination with its last unit counted up
             const prefix = u.slice(0, -1).reduce((n, x) => n + atCountOfCode(x), 0);
             const last = u[u.length - 1]!;
@@ -734,7 +746,10 @@ function addFont(doc: Doc, font: Obj, w: AtWeights): void {
   const sub = subtype instanceof Name ? subtype.name : '';
   const tuObj = doc.resolve(f.get('ToUnicode') ?? null);
   let tu: Map<number, number> | null = null;
-  if (tuObj instanceof Stream) tu = toUnicodeAtSigns(doc, tuObj);
+  if (tuObj instanceof Stream) {
+    tu = doc.maps.get(tuObj) ?? toUnicodeAtSigns(doc, tuObj);
+    doc.maps.set(tuObj, tu);
+  }
   else if (tuObj instanceof Name) {
     if (tuObj.name !== 'Identity-H' && tuObj.name !== 'Identity-V') unknown(`a ToUnicode named ${tuObj.name.slice(0, 40)}`);
   } else if (tuObj !== null) unknown('a ToUnicode that is not a stream');
@@ -804,6 +819,8 @@ function scopeOf(doc: Doc, resources: Dict[]): Scope {
 
 /** The '@' a content stream (and the forms it draws) can give, at most. */
 function contentAtSigns(doc: Doc, data: Uint8Array, scope: Scope, depth: number, drawing: Set<Stream>): number {
+  doc.lexed += data.length;
+  if (doc.lexed > MAX_LEXED) unknown('more content than the quick reader reads');
   const lx = new Lexer(data);
   let n = 0;
   let lastName: string | null = null;
@@ -839,10 +856,21 @@ function formAtSigns(doc: Doc, name: string, scope: Scope, depth: number, drawin
     if (depth >= MAX_FORM_DEPTH || drawing.has(x)) unknown('forms that draw each other too deep');
     doc.step();
     const own = doc.resolve(x.dict.get('Resources') ?? null);
-    const inner = isDict(own) ? scopeOf(doc, [own]) : scope;
-    drawing.add(x);
-    n += contentAtSigns(doc, doc.decode(x), inner, depth + 1, drawing);
-    drawing.delete(x);
+    let inner = scope;
+    if (isDict(own)) {
+      inner = doc.formScopes.get(own) ?? scopeOf(doc, [own]);
+      doc.formScopes.set(own, inner);
+    }
+    const counts = doc.formCounts.get(x) ?? new Map<Scope, number>();
+    doc.formCounts.set(x, counts);
+    let c = counts.get(inner);
+    if (c === undefined) {
+      drawing.add(x);
+      c = contentAtSigns(doc, doc.decode(x), inner, depth + 1, drawing);
+      drawing.delete(x);
+      counts.set(inner, c);
+    }
+    n += c;
   }
   return n;
 }
@@ -859,9 +887,12 @@ function pageList(doc: Doc, max: number): Dict[] {
     doc.step();
     if (depth > MAX_TREE_DEPTH || onPath.has(node)) unknown('a page tree too deep or with a loop');
     const kids = doc.resolve(node.get('Kids') ?? null);
+    const type = doc.resolve(node.get('Type') ?? null);
+    const isPage = type instanceof Name && type.name === 'Page';
+    // pdfjs takes a referenced /Type /Page as a page even with kids, the top node as a tree
+    if (Array.isArray(kids) && isPage) unknown('a page with kids');
     if (!Array.isArray(kids)) {
-      const type = doc.resolve(node.get('Type') ?? null);
-      if (node.has('Kids') && !(type instanceof Name && type.name === 'Page')) unknown('a page tree node whose kids are not an array');
+      if (node.has('Kids') && !isPage) unknown('a page tree node whose kids are not an array');
       if (pages.length < max) pages.push(node);
       return 1;
     }
