@@ -139,9 +139,10 @@ export class FileProcessor {
 
   /**
    * Processes a claimed file. `knownKeys` (recovery only) are dedupeKeys already in the store:
-   * such a file was queued before a crash and only needs to be moved to done/.
+   * such a file was queued before a crash and only needs to be moved to done/. `freshClaim`: the
+   * file was claimed just now, so no ticket of it can be in the work folder yet.
    */
-  async process(f: UserFolders, workName: string, knownKeys?: Set<string>): Promise<FileOutcome> {
+  async process(f: UserFolders, workName: string, knownKeys?: Set<string>, freshClaim = false): Promise<FileOutcome> {
     const { claimId, name } = parseWorkName(workName);
     const workPath = path.join(f.work, workName);
     const log = this.deps.logger.child({ user: f.user, file: name });
@@ -202,7 +203,7 @@ export class FileProcessor {
     }
     const contentType = doc.contentType;
 
-    const ticketResult = await this.readTicket(f, workName, name);
+    const ticketResult = await this.readTicket(f, workName, name, freshClaim);
     if (ticketResult && !ticketResult.ok) {
       await this.refuseClaimed(f, workName, name, ticketResult.reason, refusalHash, log);
       return 'refused';
@@ -278,9 +279,10 @@ export class FileProcessor {
     });
   }
 
-  private async readTicket(f: UserFolders, workName: string, name: string): Promise<ReturnType<typeof parseTicket> | null> {
+  private async readTicket(f: UserFolders, workName: string, name: string, freshClaim: boolean): Promise<ReturnType<typeof parseTicket> | null> {
     const workTicket = path.join(f.work, `${workName}.json`);
-    let st = await lstat(workTicket).catch(() => null);
+    // A ticket is claimed into the work folder only here: after a fresh claim there is none yet.
+    let st = freshClaim ? null : await lstat(workTicket).catch(() => null);
     if (!st) {
       // The ticket still sits next to where the document was: claim it too.
       const outside = path.join(f.root, `${name}.json`);

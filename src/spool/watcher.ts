@@ -194,17 +194,17 @@ export class SpoolWatcher {
       return;
     }
     this.unclaimable.delete(`${f.user}/${name}`);
-    if (workName) await this.runProcess(f, workName, { refusal });
+    if (workName) await this.runProcess(f, workName, { refusal, freshClaim: true });
   }
 
   /**
    * Processes a claimed file, or refuses it unread when `refusal` says why. `known`: dedupeKeys
    * already in the store (recovery).
    */
-  private async runProcess(f: UserFolders, workName: string, { known, refusal }: { known?: Set<string>; refusal?: string } = {}): Promise<void> {
+  private async runProcess(f: UserFolders, workName: string, { known, refusal, freshClaim }: { known?: Set<string>; refusal?: string; freshClaim?: boolean } = {}): Promise<void> {
     try {
       if (refusal !== undefined) return await this.processor.refuseUnread(f, workName, refusal);
-      const outcome = await this.processor.process(f, workName, known);
+      const outcome = await this.processor.process(f, workName, known, freshClaim);
       if (outcome === 'retry') this.retryLater(f, workName);
     } catch (err) {
       // The store could not be written, or the disk failed: the file stays claimed and is tried again.
