@@ -3,6 +3,7 @@
 // Every step can be redone after a crash: the claim id in the work name makes the job's
 // dedupeKey, so re-queuing a file whose job already exists stores nothing new.
 import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { lstat, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
@@ -19,6 +20,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
 import type { InputReaders } from '../workers/pool.js';
 import { decideAddressing, type Addressing } from './addressing.js';
+import { ByteBudget } from './byte-budget.js';
 import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
 import { sha256 } from './content-hash.js';
 import type { UserFolders } from './folders.js';
@@ -54,7 +56,12 @@ export interface FileProcessorDeps {
   destinations?: DestinationCheck;
   /** Converts office documents to PDF before they are queued. */
   office: OfficeConverter;
+  /** Bytes of files read and not yet queued or refused, at most (default 256 MB). */
+  memoryBytes?: number;
 }
+
+/** About five files of the largest size a spool takes by default (50 MB). */
+const DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024;
 
 export type FileOutcome = 'queued' | 'duplicate' | 'refused' | 'retry' | 'gone';
 
@@ -69,8 +76,11 @@ export class FileProcessor {
   private readonly seen = new Map<string, Seen>();
   /** One file of a given content per user at a time, so two copies cannot both pass the window check. */
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly memory: ByteBudget;
 
-  constructor(private readonly deps: FileProcessorDeps) {}
+  constructor(private readonly deps: FileProcessorDeps) {
+    this.memory = new ByteBudget(deps.memoryBytes ?? DEFAULT_MEMORY_BYTES);
+  }
 
   /** Remembers what the store already holds, so the dedupe window survives a restart. */
   async seedSeen(): Promise<void> {
@@ -154,6 +164,18 @@ export class FileProcessor {
       await this.refuseClaimed(f, workName, name, verdict.reason, unreadHash(f, claimId), log);
       return 'refused';
     }
+    // held from the read until the file's outcome: what a burst of large scans may take at once
+    const release = await this.memory.acquire(st.size);
+    try {
+      return await this.readAndQueue(f, workName, st, log, knownKeys, freshClaim);
+    } finally {
+      release();
+    }
+  }
+
+  private async readAndQueue(f: UserFolders, workName: string, st: Stats, log: Logger, knownKeys: Set<string> | undefined, freshClaim: boolean): Promise<FileOutcome> {
+    const { claimId, name } = parseWorkName(workName);
+    const workPath = path.join(f.work, workName);
     let data: Buffer;
     try {
       data = await readSafely(workPath, st, this.deps.spool.maxFileBytes);

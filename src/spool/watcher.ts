@@ -29,7 +29,10 @@ export interface SpoolWatcherOptions {
   logger: Logger;
   clock?: Clock;
   metrics?: Metrics;
-  /** Files handled at once (default 4). */
+  /**
+   * Files handled at once (default 16: a burst of small letters shares the store's disk flushes).
+   * What they may hold in memory is bounded on its own, in bytes (FileProcessor's memoryBytes).
+   */
   concurrency?: number;
   /** How often the folders are listed in case an event was missed (default 10 s). */
   rescanMs?: number;
@@ -66,7 +69,7 @@ export class SpoolWatcher {
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     this.users = opts.users;
-    this.queue = new PQueue({ concurrency: opts.concurrency ?? 4 });
+    this.queue = new PQueue({ concurrency: opts.concurrency ?? 16 });
     this.office = opts.office ?? new OfficeConverter();
     this.processor = new FileProcessor({
       spool: opts.spool,
