@@ -276,6 +276,7 @@ interface XrefEntry {
 class Doc {
   private readonly entries = new Map<number, XrefEntry>();
   private readonly cache = new Map<number, Obj>();
+  private readonly fetching = new Set<number>();
   private readonly objStreams = new Map<number, { data: Uint8Array; offsets: Map<number, number> }>();
   inflated = 0;
   steps = 0;
@@ -389,6 +390,9 @@ class Doc {
     if (!predictorAllowed || typeof predictor !== 'number' || predictor < 10) return unknown('a content stream with a predictor');
     const columns = isDict(parms) ? this.resolve(parms.get('Columns') ?? 1) : 1;
     if (typeof columns !== 'number' || !Number.isInteger(columns) || columns < 1) return unknown('a bad predictor width');
+    const colors = isDict(parms) ? this.resolve(parms.get('Colors') ?? 1) : 1;
+    const bits = isDict(parms) ? this.resolve(parms.get('BitsPerComponent') ?? 8) : 8;
+    if (colors !== 1 || bits !== 8) return unknown('a predictor of other than one 8-bit colour');
     return unpredictPng(out, columns);
   }
 
@@ -403,7 +407,9 @@ class Doc {
   fetch(ref: Ref): Obj {
     const hit = this.cache.get(ref.num);
     if (hit !== undefined) return hit;
+    if (this.fetching.has(ref.num)) unknown('an object that needs itself to be read (a stream whose /Length is itself)');
     this.step();
+    this.fetching.add(ref.num);
     const e = this.entries.get(ref.num);
     let obj: Obj = null;
     if (e && e.type === 1 && e.a > 0) {
@@ -413,6 +419,7 @@ class Doc {
       if (ref.gen !== 0) unknown('a reference into an object stream with a generation');
       obj = this.streamedObject(e.a, e.b, ref.num);
     }
+    this.fetching.delete(ref.num);
     this.cache.set(ref.num, obj);
     return obj;
   }
@@ -607,6 +614,8 @@ class AtWeights {
   readonly one = new Uint8Array(256);
   /** two-byte codes (Type0 fonts with an Identity CMap) */
   readonly two = new Map<number, number>();
+  /** the largest count of any two-byte code */
+  twoMax = 0;
   twoByte = false;
 
   constructor() {
@@ -621,7 +630,7 @@ class AtWeights {
     let two = 0;
     let i = 0;
     for (; i + 1 < s.length; i += 2) two += this.two.get((s[i]! << 8) | s[i + 1]!) ?? 0;
-    if (i < s.length) two += Math.max(0, ...this.two.values()); // an odd byte: whatever it may become
+    if (i < s.length) two += this.twoMax; // an odd byte: whatever it may become
     return Math.max(one, two);
   }
 }
@@ -759,8 +768,12 @@ function addFont(doc: Doc, font: Obj, w: AtWeights): void {
     if (!(enc instanceof Name) || (enc.name !== 'Identity-H' && enc.name !== 'Identity-V')) unknown('a Type0 font with a CMap other than Identity');
     if (!tu) unknown('a Type0 font without a ToUnicode map');
     w.twoByte = true;
-    for (const c of AT_CODES) w.two.set(c, Math.max(w.two.get(c) ?? 0, 1 + (tu!.get(c) ?? 0)));
-    for (const [c, n] of tu!) w.two.set(c, Math.max(w.two.get(c) ?? 0, n + atCountOfCode(c)));
+    const put = (c: number, n: number): void => {
+      w.two.set(c, Math.max(w.two.get(c) ?? 0, n));
+      w.twoMax = Math.max(w.twoMax, n);
+    };
+    for (const c of AT_CODES) put(c, 1 + (tu!.get(c) ?? 0));
+    for (const [c, n] of tu!) put(c, n + atCountOfCode(c));
     return;
   }
   if (sub !== 'Type1' && sub !== 'MMType1' && sub !== 'TrueType') unknown(`a font of type ${sub.slice(0, 20) || 'none'}`);
@@ -882,10 +895,12 @@ function pageList(doc: Doc, max: number): Dict[] {
   const top = doc.resolve(root.get('Pages') ?? null);
   if (!isDict(top)) return unknown('no page tree');
   const pages: Dict[] = [];
-  const onPath = new Set<Dict>();
+  // pdfjs refuses a node met twice anywhere in the tree, not only on the way down
+  const visited = new Set<Dict>();
   const walk = (node: Dict, depth: number): number => {
     doc.step();
-    if (depth > MAX_TREE_DEPTH || onPath.has(node)) unknown('a page tree too deep or with a loop');
+    if (depth > MAX_TREE_DEPTH || visited.has(node)) unknown('a page tree too deep, or with a node in it twice');
+    visited.add(node);
     const kids = doc.resolve(node.get('Kids') ?? null);
     const type = doc.resolve(node.get('Type') ?? null);
     const isPage = type instanceof Name && type.name === 'Page';
@@ -896,14 +911,12 @@ function pageList(doc: Doc, max: number): Dict[] {
       if (pages.length < max) pages.push(node);
       return 1;
     }
-    onPath.add(node);
     let leaves = 0;
     for (const k of kids) {
       const kid = doc.resolve(k);
       if (!isDict(kid)) return unknown('a page tree kid that is not a dictionary');
       leaves += walk(kid, depth + 1);
     }
-    onPath.delete(node);
     const count = doc.resolve(node.get('Count') ?? null);
     if (count !== leaves) unknown('a page tree whose /Count is not its number of pages');
     return leaves;
