@@ -277,13 +277,13 @@ class Doc {
   private readonly entries = new Map<number, XrefEntry>();
   private readonly cache = new Map<number, Obj>();
   private readonly fetching = new Set<number>();
-  private readonly objStreams = new Map<number, { data: Uint8Array; offsets: Map<number, number> }>();
+  private readonly objStreams = new Map<number, { objects: Map<number, Obj> }>();
   inflated = 0;
   steps = 0;
   lexed = 0;
   /** what each form gives in each scope it is drawn in */
   readonly formCounts = new Map<Stream, Map<Scope, number>>();
-  readonly formScopes = new Map<Dict, Scope>();
+  readonly formScopes = new Map<Scope, Map<Dict, Scope>>();
   readonly maps = new Map<Stream, Map<number, number>>();
   trailer: Dict = new Map();
 
@@ -417,7 +417,7 @@ class Doc {
       obj = this.fileObject(e.a, ref.num, ref.gen);
     } else if (e && e.type === 2) {
       if (ref.gen !== 0) unknown('a reference into an object stream with a generation');
-      obj = this.streamedObject(e.a, e.b, ref.num);
+      obj = this.streamedObject(e.a, ref.num);
     }
     this.fetching.delete(ref.num);
     this.cache.set(ref.num, obj);
@@ -434,7 +434,12 @@ class Doc {
     return this.parse(lx, true);
   }
 
-  private streamedObject(streamNum: number, index: number, num: number): Obj {
+  /**
+   * An object inside an object stream, as pdfjs finds it: it reads every object of the stream
+   * (each up to where the next begins), and takes the one at the last place the stream's header
+   * gives its number, whatever index the xref says.
+   */
+  private streamedObject(streamNum: number, num: number): Obj {
     let os = this.objStreams.get(streamNum);
     if (!os) {
       const e = this.entries.get(streamNum);
@@ -446,28 +451,54 @@ class Doc {
       if (typeof n !== 'number' || typeof first !== 'number' || !Number.isInteger(n) || !Number.isInteger(first) || n < 0 || first < 0) return unknown('an object stream without /N and /First');
       const data = this.decode(s);
       const lx = new Lexer(data, 0, Math.min(first, data.length));
-      const offsets = new Map<number, number>();
+      const nums: number[] = [];
+      const offs: number[] = [];
       for (let i = 0; i < n; i++) {
+        this.step();
         const on = lx.next();
         const off = lx.next();
-        if (typeof on !== 'number' || typeof off !== 'number') return unknown('a broken object stream header');
-        // the first of two with one number is the one pdfjs keeps
-        if (!offsets.has(on)) offsets.set(on, first + off);
-        offsets.set(-1 - i, on); // by index, for the xref's "index in stream"
+        if (typeof on !== 'number' || typeof off !== 'number' || !Number.isInteger(on) || !Number.isInteger(off)) return unknown('a broken object stream header');
+        nums.push(on);
+        offs.push(off);
       }
-      os = { data, offsets };
+      const objects = new Map<number, Obj>();
+      for (let i = 0; i < n; i++) {
+        const from = first + offs[i]!;
+        const to = i < n - 1 ? first + offs[i + 1]! : data.length;
+        if (to < from || from > data.length) return unknown('an object stream whose offsets go back');
+        const obj = this.parse(new Lexer(data, from, Math.min(to, data.length)), true);
+        if (obj instanceof Stream) return unknown('a stream inside an object stream');
+        objects.set(nums[i]!, obj); // the last place of a number wins
+      }
+      os = { objects };
       this.objStreams.set(streamNum, os);
     }
-    const at = os.offsets.get(num);
-    if (at === undefined || os.offsets.get(-1 - index) !== num) return unknown('an object not where its object stream says');
-    return this.parse(new Lexer(os.data, at), false);
+    if (!os.objects.has(num)) return unknown('an object its object stream does not name');
+    return os.objects.get(num)!;
+  }
+
+  /**
+   * pdfjs reads a linearized file from its first page's xref: it tells one by the file's first
+   * object (wherever it ends), a dictionary with a positive /Linearized.
+   */
+  private firstObjectIsLinearized(): boolean {
+    const lx = new Lexer(this.file);
+    const n = lx.next();
+    const g = lx.next();
+    const k = lx.next();
+    if (typeof n !== 'number' || typeof g !== 'number' || !(k instanceof Cmd && k.cmd === 'obj')) return false;
+    const d = this.parse(lx, false);
+    if (!isDict(d)) return false;
+    const lin = d.get('Linearized');
+    // a reference there is left to pdfjs too: it would look it up
+    return lin instanceof Ref || (typeof lin === 'number' && lin > 0);
   }
 
   /** Reads the xref sections from startxref back through /Prev; the newest entry of an object wins. */
   readXref(): void {
     const f = this.file;
     if (indexOf(f, '%PDF-', 0, 5) !== 0) unknown('the file does not begin with %PDF-');
-    if (indexOf(f, '/Linearized', 0, Math.min(f.length, 1024)) >= 0) unknown('a linearized file');
+    if (this.firstObjectIsLinearized()) unknown('a linearized file');
     const sx = lastIndexOf(f, 'startxref');
     if (sx < 0) unknown('no startxref');
     let p = sx + 9;
@@ -490,6 +521,9 @@ class Doc {
       const prev = dict.get('Prev');
       offset = typeof prev === 'number' ? prev : prev instanceof Ref ? prev.num : NaN;
     }
+    // pdfjs takes an xref whose object 0 is in use as broken, and rebuilds it by scanning the file
+    const zero = this.entries.get(0);
+    if (zero && zero.type !== 0) unknown('an xref whose object 0 is in use');
   }
 
   private xrefSection(offset: number): Dict {
@@ -525,7 +559,7 @@ class Doc {
         const off = lx.next();
         const gen = lx.next();
         const kind = lx.next();
-        if (typeof off !== 'number' || typeof gen !== 'number' || !(kind instanceof Cmd) || (kind.cmd !== 'n' && kind.cmd !== 'f')) return unknown('a broken xref entry');
+        if (typeof off !== 'number' || typeof gen !== 'number' || !Number.isInteger(off) || !Number.isInteger(gen) || !(kind instanceof Cmd) || (kind.cmd !== 'n' && kind.cmd !== 'f')) return unknown('a broken xref entry');
         // pdfjs's fix for tables that number the free head entry 1 instead of 0
         if (i === 0 && kind.cmd === 'f' && start === 1) start = 0;
         this.step();
@@ -611,16 +645,23 @@ function unpredictPng(data: Uint8Array, columns: number): Uint8Array {
 /** What the fonts of one set of resources can make of a string, at most. */
 class AtWeights {
   /** one-byte codes (simple fonts), the largest count any of them gives */
-  readonly one = new Uint8Array(256);
+  readonly one = new Uint32Array(256);
   /** two-byte codes (Type0 fonts with an Identity CMap) */
   readonly two = new Map<number, number>();
   /** the largest count of any two-byte code */
   twoMax = 0;
   twoByte = false;
 
-  constructor() {
+  /** `inherited`: what the fonts in force where a form is drawn give (a form keeps the font set before it). */
+  constructor(inherited?: AtWeights) {
     // a code no map knows becomes the character of its own number in pdfjs
     this.one[0x40] = 1;
+    if (inherited) {
+      this.one.set(inherited.one);
+      for (const [c, n] of inherited.two) this.two.set(c, n);
+      this.twoMax = inherited.twoMax;
+      this.twoByte = inherited.twoByte;
+    }
   }
 
   count(s: Uint8Array): number {
@@ -637,22 +678,38 @@ class AtWeights {
 
 const atCountOfCode = (code: number): number => (AT_CODES.includes(code) ? 1 : 0);
 
-/** pdfjs's reading of a glyph name that is not in its glyph list (font_renderer/glyph fallbacks). */
+/**
+ * The '@' a glyph name can give in pdfjs: the names its glyph list maps to '@', and the numbers
+ * it reads out of names it does not know ("uniXXXX", "uXXXX", "Gxx", "gXXXX", "Cdd", "cXX"). It
+ * reads those with parseInt and Number, which skip spaces and signs and stop at the first
+ * character that is not a digit ("g40zz" is 0x40), so every reading either allows is taken.
+ */
 function glyphNameAtSigns(name: string): number {
   if (AT_GLYPHS.has(name)) return 1;
-  const hexTail = /^(?:uni|u|G|g|C|c)([0-9A-Fa-f]+)$/.exec(name);
-  if (hexTail) {
-    const hex = parseInt(hexTail[1]!, 16);
-    const dec = /^\d+$/.test(hexTail[1]!) ? parseInt(hexTail[1]!, 10) : NaN;
-    if (AT_CODES.includes(hex) || AT_CODES.includes(dec)) return 1;
-    // "uni" with several units (a ligature name)
-    if (name.startsWith('uni') && hexTail[1]!.length > 4) {
-      let n = 0;
-      for (let i = 0; i + 4 <= hexTail[1]!.length; i += 4) n += atCountOfCode(parseInt(hexTail[1]!.slice(i, i + 4), 16));
-      return n;
+  const rest = name.slice(1);
+  const readings: number[] = [];
+  switch (name[0]) {
+    case 'G':
+    case 'g':
+      readings.push(parseInt(rest, 16));
+      break;
+    case 'C':
+    case 'c':
+      readings.push(Number(rest), parseInt(rest, 16), parseInt(rest, 10));
+      break;
+    case 'u': {
+      readings.push(parseInt(rest, 16), parseInt(name.slice(3), 16));
+      // "uni" with several units (a ligature's name): each unit counted
+      const units = /^uni((?:[0-9A-Fa-f]{4})+)$/.exec(name);
+      if (units && units[1]!.length > 4) {
+        let n = 0;
+        for (let i = 0; i < units[1]!.length; i += 4) n += atCountOfCode(parseInt(units[1]!.slice(i, i + 4), 16));
+        if (n > 0) return n;
+      }
+      break;
     }
   }
-  return 0;
+  return readings.some((r) => AT_CODES.includes(r)) ? 1 : 0;
 }
 
 /** A ToUnicode map's '@' count per code (codes absent count nothing here). */
@@ -674,17 +731,16 @@ function toUnicodeAtSigns(doc: Doc, s: Stream): Map<number, number> {
     return v;
   };
   const add = (code: number, n: number): void => {
-    entries++;
+    // pdfjs tells an empty map by its array's length, which a code past 0xFFFFFFFE does not make;
+    // counted here only up to 0xFFFF, so that a map of such codes alone is left to pdfjs
+    if (code <= 0xffff) entries++;
     if (n > 0) out.set(code, Math.max(out.get(code) ?? 0, n));
   };
-  const ops: Array<Obj | Cmd> = [];
   for (;;) {
     const t = lx.next();
     if (t === EOF) break;
-    if (!(t instanceof Cmd)) {
-      ops.push(t);
-      continue;
-    }
+    if (!(t instanceof Cmd)) continue;
+    if (t.cmd === 'endcmap') break; // pdfjs reads nothing after it
     switch (t.cmd) {
       case 'usecmap':
         return unknown('a ToUnicode map that uses another');
@@ -706,9 +762,9 @@ function toUnicodeAtSigns(doc: Doc, s: Stream): Map<number, number> {
             if (!(h instanceof PdfString)) return unknown('a broken ToUnicode range');
             hi = codeOf(h.bytes);
           }
+          const d = lx.next();
           if (hi < lo) continue;
           if (hi - lo > 0xffff) return unknown('a ToUnicode range too large');
-          const d = lx.next();
           if (cid) {
             if (typeof d !== 'number') return unknown('a broken ToUnicode cid entry');
             for (let c = lo; c <= hi; c++) add(c, atCountOfCode(d + (c - lo)));
@@ -739,8 +795,6 @@ function toUnicodeAtSigns(doc: Doc, s: Stream): Map<number, number> {
         }
         break;
       }
-      default:
-        ops.length = 0;
     }
   }
   if (entries === 0) unknown('an empty ToUnicode map');
@@ -782,7 +836,7 @@ function addFont(doc: Doc, font: Obj, w: AtWeights): void {
   // an embedded font's own encoding may name any code 'at', and pdfjs reads it when no map is given
   if (embedded && !tu) unknown('an embedded simple font without a ToUnicode map');
   const enc = doc.resolve(f.get('Encoding') ?? null);
-  const weights = new Uint8Array(256);
+  const weights = new Uint32Array(256);
   weights[0x40] = 1;
   if (enc instanceof Name) {
     if (!BASE_ENCODINGS.has(enc.name)) unknown(`an encoding named ${enc.name.slice(0, 40)}`);
@@ -814,8 +868,8 @@ interface Scope {
   weights: AtWeights;
 }
 
-function scopeOf(doc: Doc, resources: Dict[]): Scope {
-  const weights = new AtWeights();
+function scopeOf(doc: Doc, resources: Dict[], inherited?: AtWeights): Scope {
+  const weights = new AtWeights(inherited);
   for (const r of resources) {
     const fonts = doc.resolve(r.get('Font') ?? null);
     if (isDict(fonts)) for (const font of fonts.values()) addFont(doc, font, weights);
@@ -871,8 +925,12 @@ function formAtSigns(doc: Doc, name: string, scope: Scope, depth: number, drawin
     const own = doc.resolve(x.dict.get('Resources') ?? null);
     let inner = scope;
     if (isDict(own)) {
-      inner = doc.formScopes.get(own) ?? scopeOf(doc, [own]);
-      doc.formScopes.set(own, inner);
+      // the form's own fonts, and whatever font was set where it is drawn (pdfjs draws a form
+      // with the caller's text state, so a form without a Tf shows its text in that font)
+      const scopes = doc.formScopes.get(scope) ?? new Map<Dict, Scope>();
+      doc.formScopes.set(scope, scopes);
+      inner = scopes.get(own) ?? scopeOf(doc, [own], scope.weights);
+      scopes.set(own, inner);
     }
     const counts = doc.formCounts.get(x) ?? new Map<Scope, number>();
     doc.formCounts.set(x, counts);
