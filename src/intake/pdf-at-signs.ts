@@ -812,8 +812,7 @@ function addFont(doc: Doc, font: Obj, w: AtWeights): void {
   if (tuObj instanceof Stream) {
     tu = doc.maps.get(tuObj) ?? toUnicodeAtSigns(doc, tuObj);
     doc.maps.set(tuObj, tu);
-  }
-  else if (tuObj instanceof Name) {
+  } else if (tuObj instanceof Name) {
     if (tuObj.name !== 'Identity-H' && tuObj.name !== 'Identity-V') unknown(`a ToUnicode named ${tuObj.name.slice(0, 40)}`);
   } else if (tuObj !== null) unknown('a ToUnicode that is not a stream');
 
@@ -821,6 +820,10 @@ function addFont(doc: Doc, font: Obj, w: AtWeights): void {
     const enc = doc.resolve(f.get('Encoding') ?? null);
     if (!(enc instanceof Name) || (enc.name !== 'Identity-H' && enc.name !== 'Identity-V')) unknown('a Type0 font with a CMap other than Identity');
     if (!tu) unknown('a Type0 font without a ToUnicode map');
+    // pdfjs takes the descendant font's ToUnicode before the Type0 font's own
+    const df = doc.resolve(f.get('DescendantFonts') ?? null);
+    const descendant = doc.resolve(Array.isArray(df) ? (df[0] ?? null) : df);
+    if (isDict(descendant) && descendant.has('ToUnicode')) unknown('a descendant font with a ToUnicode of its own');
     w.twoByte = true;
     const put = (c: number, n: number): void => {
       w.two.set(c, Math.max(w.two.get(c) ?? 0, n));
