@@ -13,6 +13,7 @@
 // document as before. Its work is bounded (bytes read, bytes inflated, objects fetched), so a
 // crafted file costs the main thread at most a few milliseconds.
 import { inflateSync } from 'node:zlib';
+import { CODE_PAGES } from './pdf-text.js';
 
 export type AtSignBound = { ok: true; pages: number[] } | { ok: false; why: string };
 
@@ -27,7 +28,6 @@ const MAX_LEXED = 8 * 1024 * 1024;
 const MAX_FORM_DEPTH = 12;
 const MAX_TREE_DEPTH = 64;
 const MAX_XREF_SECTIONS = 32;
-const DEFAULT_MAX_PAGES = 50;
 /** A code needs "@@" before and after it on one page. */
 const CODE_AT_SIGNS = 4;
 
@@ -1025,7 +1025,7 @@ export function atSignBound(pdf: Uint8Array, opts: { maxPages?: number } = {}): 
   const doc = new Doc(pdf);
   try {
     doc.readXref();
-    const pages = pageList(doc, opts.maxPages ?? DEFAULT_MAX_PAGES);
+    const pages = pageList(doc, opts.maxPages ?? CODE_PAGES);
     return { ok: true, pages: pages.map((page) => contentAtSigns(doc, pageContent(doc, page), scopeOf(doc, inheritedResources(doc, page)), 0, new Set())) };
   } catch (err) {
     if (err instanceof Unknown) return { ok: false, why: err.message };

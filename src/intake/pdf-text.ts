@@ -12,6 +12,9 @@ export function loadPdfjs(): Promise<Pdfjs> {
   return pdfjs;
 }
 
+/** The pages whose text is read for codes: codes live at the top of a document, not on page 900. */
+export const CODE_PAGES = 50;
+
 export interface PdfTextOptions {
   /** Stop after this many pages: codes live at the top of a document, not on page 900. */
   maxPages?: number;
@@ -37,7 +40,7 @@ export async function pdfPageTexts(data: Uint8Array, opts: PdfTextOptions = {}):
   try {
     const doc = await task.promise;
     const pages: string[] = [];
-    const last = Math.min(doc.numPages, opts.maxPages ?? 50);
+    const last = Math.min(doc.numPages, opts.maxPages ?? CODE_PAGES);
     for (let i = 1; i <= last; i++) {
       const page = await doc.getPage(i);
       const content = await page.getTextContent();

@@ -6,6 +6,7 @@
 // after a few documents or when idle, so what it took goes back to the system.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CODE_PAGES } from '../intake/pdf-text.js';
 
 export interface PdfProcessOptions {
   /** Children at most, reading one document each at a time. */
@@ -31,7 +32,6 @@ export class PdfReadLimitError extends Error {
   }
 }
 
-const MAX_PAGES = 50;
 
 const fromSource = import.meta.url.endsWith('.ts');
 
@@ -172,7 +172,7 @@ export class PdfProcessPool {
 
   constructor(private readonly opts: PdfProcessOptions) {}
 
-  /** One string per page, of the first `MAX_PAGES` pages (codes live at the top of a document). */
+  /** One string per page, of the first `CODE_PAGES` pages (codes live at the top of a document). */
   pageTexts(data: Uint8Array): Promise<string[]> {
     if (this.closed) return Promise.reject(new Error('the PDF readers are shut down'));
     return new Promise((resolve, reject) => {
@@ -183,7 +183,7 @@ export class PdfProcessPool {
 
   private pump(): void {
     if (!this.command) {
-      this.command = childCommand(MAX_PAGES);
+      this.command = childCommand(CODE_PAGES);
       this.command.then(() => this.pump(), (err: Error) => {
         for (const w of this.waiting.splice(0)) w.reject(err);
       });
