@@ -25,6 +25,8 @@ const MAX_INFLATED = 2 * 1024 * 1024;
 const MAX_STEPS = 20_000;
 /** Content bytes read in all (a form drawn many times is counted once, but its bytes each time). */
 const MAX_LEXED = 8 * 1024 * 1024;
+/** Codes the ToUnicode maps define, ranges counted whole. */
+const MAX_MAP_CODES = 256 * 1024;
 const MAX_FORM_DEPTH = 12;
 const MAX_TREE_DEPTH = 64;
 const MAX_XREF_SECTIONS = 32;
@@ -281,10 +283,11 @@ class Doc {
   inflated = 0;
   steps = 0;
   lexed = 0;
+  mapCodes = 0;
   /** what each form gives in each scope it is drawn in */
   readonly formCounts = new Map<Stream, Map<Scope, number>>();
   readonly formScopes = new Map<Scope, Map<Dict, Scope>>();
-  readonly maps = new Map<Stream, Map<number, number>>();
+  readonly maps = new Map<Stream, MapAtSigns>();
   trailer: Dict = new Map();
 
   constructor(readonly file: Uint8Array) {}
@@ -486,7 +489,9 @@ class Doc {
     const n = lx.next();
     const g = lx.next();
     const k = lx.next();
-    if (typeof n !== 'number' || typeof g !== 'number' || !(k instanceof Cmd && k.cmd === 'obj')) return false;
+    // pdfjs reads numbers more loosely ("9-9" is 99 to it): a first object this reader cannot
+    // read as "N G obj" may still be one to pdfjs
+    if (typeof n !== 'number' || typeof g !== 'number' || !(k instanceof Cmd && k.cmd === 'obj')) unknown('a first object that does not begin "N G obj"');
     const d = this.parse(lx, false);
     if (!isDict(d)) return false;
     const lin = d.get('Linearized');
@@ -712,11 +717,21 @@ function glyphNameAtSigns(name: string): number {
   return readings.some((r) => AT_CODES.includes(r)) ? 1 : 0;
 }
 
-/** A ToUnicode map's '@' count per code (codes absent count nothing here). */
-function toUnicodeAtSigns(doc: Doc, s: Stream): Map<number, number> {
+/** What a ToUnicode map says of '@': pdfjs takes a code's text from the map when the map has it. */
+interface MapAtSigns {
+  /** the '@' of each code the map gives some (codes with none are left out) */
+  counts: Map<number, number>;
+  /** which one-byte codes the map has at all */
+  low: Uint8Array;
+  /** which of the codes that are '@' by their own number the map has */
+  atCodes: Set<number>;
+}
+
+/** A ToUnicode map's '@' per code. */
+function toUnicodeAtSigns(doc: Doc, s: Stream): MapAtSigns {
   const data = doc.decode(s);
   const lx = new Lexer(data);
-  const out = new Map<number, number>();
+  const out: MapAtSigns = { counts: new Map(), low: new Uint8Array(256), atCodes: new Set() };
   let entries = 0;
   const units = (b: Uint8Array): number[] => {
     const bytes = b.length % 2 === 1 ? [0, ...b] : [...b];
@@ -734,8 +749,13 @@ function toUnicodeAtSigns(doc: Doc, s: Stream): Map<number, number> {
     // pdfjs tells an empty map by its array's length, which a code past 0xFFFFFFFE does not make;
     // counted here only up to 0xFFFF, so that a map of such codes alone is left to pdfjs
     if (code <= 0xffff) entries++;
-    if (n > 0) out.set(code, Math.max(out.get(code) ?? 0, n));
+    if (code < 256) out.low[code] = 1;
+    if (AT_CODES.includes(code)) out.atCodes.add(code);
+    // a code defined twice is the later one's in pdfjs: the larger count of the two is kept here
+    if (n > 0) out.counts.set(code, Math.max(out.counts.get(code) ?? 0, n));
   };
+  /** an empty text falls back to the code's own number in pdfjs (`toUnicode.get(c) || c`) */
+  const textAtSigns = (u: number[], code: number): number => (u.length === 0 ? atCountOfCode(code) : u.reduce((n, x) => n + atCountOfCode(x), 0));
   for (;;) {
     const t = lx.next();
     if (t === EOF) break;
@@ -762,16 +782,28 @@ function toUnicodeAtSigns(doc: Doc, s: Stream): Map<number, number> {
             if (!(h instanceof PdfString)) return unknown('a broken ToUnicode range');
             hi = codeOf(h.bytes);
           }
-          const d = lx.next();
+          let d: Obj | Cmd | typeof EOF = lx.next();
+          if (d instanceof Cmd && d.cmd === '[') {
+            // a range's destinations one by one (pdfjs maps as many codes as there are items)
+            const items: Obj[] = [];
+            for (let item = lx.next(); !(item instanceof Cmd && item.cmd === ']'); item = lx.next()) {
+              if (!(item instanceof PdfString) && typeof item !== 'number') return unknown('a ToUnicode destination array with other than strings and numbers');
+              items.push(item);
+              if (items.length > 0xffff) return unknown('a ToUnicode destination array too long');
+            }
+            d = items;
+          }
           if (hi < lo) continue;
           if (hi - lo > 0xffff) return unknown('a ToUnicode range too large');
+          doc.mapCodes += hi - lo + 1;
+          if (doc.mapCodes > MAX_MAP_CODES) return unknown('ToUnicode maps of more codes than the quick reader reads');
           if (cid) {
             if (typeof d !== 'number') return unknown('a broken ToUnicode cid entry');
             for (let c = lo; c <= hi; c++) add(c, atCountOfCode(d + (c - lo)));
           } else if (d instanceof PdfString) {
             const u = units(d.bytes);
             if (u.length === 0) {
-              for (let c = lo; c <= hi; c++) add(c, 0);
+              for (let c = lo; c <= hi; c++) add(c, textAtSigns(u, c));
               continue;
             }
             // pdfjs counts up the destination's last byte, carrying into the byte before: for a
@@ -787,9 +819,9 @@ function toUnicodeAtSigns(doc: Doc, s: Stream): Map<number, number> {
               add(c, prefix + (unit > 0xffff ? 1 : atCountOfCode(unit)));
             }
           } else if (Array.isArray(d)) {
-            for (let c = lo; c <= hi; c++) {
-              const item = d[c - lo];
-              add(c, item instanceof PdfString ? units(item.bytes).reduce((n, x) => n + atCountOfCode(x), 0) : 0);
+            for (let c = lo; c <= hi && c - lo < d.length; c++) {
+              const item = d[c - lo]!;
+              add(c, typeof item === 'number' ? atCountOfCode(item) : textAtSigns(units((item as PdfString).bytes), c));
             }
           } else return unknown('a broken ToUnicode destination');
         }
@@ -808,7 +840,7 @@ function addFont(doc: Doc, font: Obj, w: AtWeights): void {
   const subtype = doc.resolve(f.get('Subtype') ?? null);
   const sub = subtype instanceof Name ? subtype.name : '';
   const tuObj = doc.resolve(f.get('ToUnicode') ?? null);
-  let tu: Map<number, number> | null = null;
+  let tu: MapAtSigns | null = null;
   if (tuObj instanceof Stream) {
     tu = doc.maps.get(tuObj) ?? toUnicodeAtSigns(doc, tuObj);
     doc.maps.set(tuObj, tu);
@@ -829,8 +861,9 @@ function addFont(doc: Doc, font: Obj, w: AtWeights): void {
       w.two.set(c, Math.max(w.two.get(c) ?? 0, n));
       w.twoMax = Math.max(w.twoMax, n);
     };
-    for (const c of AT_CODES) put(c, 1 + (tu!.get(c) ?? 0));
-    for (const [c, n] of tu!) put(c, n + atCountOfCode(c));
+    // a code the map has gives the map's text; one it has not, its own number as a character
+    for (const [c, n] of tu!.counts) put(c, n);
+    for (const c of AT_CODES) if (!tu!.atCodes.has(c)) put(c, 1);
     return;
   }
   if (sub !== 'Type1' && sub !== 'MMType1' && sub !== 'TrueType') unknown(`a font of type ${sub.slice(0, 20) || 'none'}`);
@@ -859,8 +892,12 @@ function addFont(doc: Doc, font: Obj, w: AtWeights): void {
       }
     } else if (diffs !== null) unknown('a broken /Differences');
   } else if (enc !== null) unknown('a broken /Encoding');
-  if (tu) for (const [c, n] of tu) if (c < 256) weights[c] = weights[c]! + n;
-  for (let c = 0; c < 256; c++) w.one[c] = Math.max(w.one[c]!, weights[c]!);
+  // a code the map has gives the map's text, whatever the encoding says; one it has not, the
+  // encoding's glyph (pdfjs's fallback map), or its own number as a character
+  for (let c = 0; c < 256; c++) {
+    const n = tu?.low[c] ? (tu.counts.get(c) ?? 0) : weights[c]!;
+    w.one[c] = Math.max(w.one[c]!, n);
+  }
 }
 
 // ---- pages and content streams -----------------------------------------------------------------
