@@ -8,6 +8,12 @@ import { isFaxgateError } from '../../src/errors.js';
 import { findExecutable, officeExtension, OfficeConverter, pdfName } from '../../src/intake/office-convert.js';
 
 const DOCX = readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'hello.docx'));
+/**
+ * A document that keeps LibreOffice busy for seconds (about 5 s here: 50,000 lines to lay out),
+ * for the tests of the time limit: the one-page DOCX converts in under a second on a fast
+ * machine with a warm profile, which once made those tests fail.
+ */
+const SLOW_RTF = Buffer.from(`{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}}\n${Array.from({ length: 50_000 }, (_, i) => `Line ${i} of a long document\\par`).join('\n')}\n}`);
 const HAVE_SOFFICE = findExecutable('soffice') !== null;
 if (!HAVE_SOFFICE) console.warn('office-convert: soffice (LibreOffice) is not installed; the conversion tests skip (apt-get install libreoffice-writer-nogui)');
 
@@ -72,9 +78,9 @@ describe.skipIf(!HAVE_SOFFICE)('LibreOffice conversion (needs soffice)', () => {
   it('past its time limit the conversion is killed, whole, and the document refused', async () => {
     const office = new OfficeConverter({ timeoutMs: 1000, tmpDir: path.join(dir, 'office') });
     try {
-      const err = await office.convert({ name: 'slow.docx', ext: '.docx', data: DOCX }).catch((e: unknown) => e);
+      const err = await office.convert({ name: 'slow.rtf', ext: '.rtf', data: SLOW_RTF }).catch((e: unknown) => e);
       expect(isFaxgateError(err, 'UNSUPPORTED_TYPE')).toBe(true);
-      expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 slow\.docx could not be converted to PDF within 1 seconds/);
+      expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 slow\.rtf could not be converted to PDF within 1 seconds/);
       expect(processesMentioning(path.join(dir, 'office'))).toEqual([]);
     } finally {
       await office.close();
@@ -116,7 +122,7 @@ describe.skipIf(!HAVE_SOFFICE)('LibreOffice conversion (needs soffice)', () => {
     }
     const busy = new OfficeConverter({ concurrency: 1, timeoutMs: 1000, tmpDir: path.join(dir, 'busy') });
     try {
-      const hold = busy.convert({ name: 'hold.docx', ext: '.docx', data: DOCX }).catch((e: unknown) => e);
+      const hold = busy.convert({ name: 'hold.rtf', ext: '.rtf', data: SLOW_RTF }).catch((e: unknown) => e);
       const waited = await busy.convert({ name: 'late.docx', ext: '.docx', data: DOCX }).catch((e: unknown) => e);
       expect(isFaxgateError(waited, 'CONVERTER_BUSY')).toBe(true);
       expect((waited as { temporary: boolean }).temporary).toBe(true);
