@@ -23,10 +23,13 @@ export const MAX_SCAN_BYTES = 1024 * 1024;
 const MAX_INFLATED = 2 * 1024 * 1024;
 /** Objects fetched, page tree nodes visited and forms drawn, together. */
 const MAX_STEPS = 20_000;
-/** Content bytes read in all (a form drawn many times is counted once, but its bytes each time). */
-const MAX_LEXED = 8 * 1024 * 1024;
+/**
+ * Content bytes read in all (a stream drawn on many pages is read for each): about 10-15 ms of
+ * the caller's thread a MB, so that no document holds it for long.
+ */
+const MAX_LEXED = 2 * 1024 * 1024;
 /** Codes the ToUnicode maps define, ranges counted whole. */
-const MAX_MAP_CODES = 256 * 1024;
+const MAX_MAP_CODES = 64 * 1024;
 const MAX_FORM_DEPTH = 12;
 const MAX_TREE_DEPTH = 64;
 const MAX_XREF_SECTIONS = 32;
@@ -279,6 +282,8 @@ class Doc {
   private readonly entries = new Map<number, XrefEntry>();
   private readonly cache = new Map<number, Obj>();
   private readonly fetching = new Set<number>();
+  /** streams inflated once (a content stream shared by pages, a font's map shared by fonts) */
+  private readonly decoded = new Map<Stream, Uint8Array>();
   private readonly objStreams = new Map<number, { objects: Map<number, Obj> }>();
   inflated = 0;
   steps = 0;
@@ -371,6 +376,15 @@ class Doc {
 
   /** A stream's decoded bytes: no filter, or Flate (with a PNG predictor for xref streams only). */
   decode(s: Stream, predictorAllowed = false): Uint8Array {
+    let out = this.decoded.get(s);
+    if (!out) {
+      out = this.decodeOnce(s, predictorAllowed);
+      this.decoded.set(s, out);
+    }
+    return out;
+  }
+
+  private decodeOnce(s: Stream, predictorAllowed: boolean): Uint8Array {
     let filter = this.resolve(s.dict.get('Filter') ?? null);
     let parms = this.resolve(s.dict.get('DecodeParms') ?? null);
     if (Array.isArray(filter)) {
