@@ -13,9 +13,9 @@ import type { SpoolConfig, UserConfig } from '../src/config/schema.js';
 import type { FaxApi } from '../src/fax/types.js';
 import type { SqliteStore } from '../src/store/sqlite/store.js';
 import type { QueueStore } from '../src/store/queue-store.js';
+import { benchLetter } from '../test/helpers/pdf-letter.js';
 import { faxgateModule } from './lib/daemon.js';
 import type { BenchResult } from './types.js';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 
 // built, as the daemon runs (FAXGATE_BENCH_SOURCE=1: from source through tsx)
 const { silentLogger } = await faxgateModule<typeof import('../src/log/logger.js')>('log/logger');
@@ -89,15 +89,6 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
 
-/** A real one-page letter (its text layer is read for @@ codes); bytes appended make each unique. */
-async function letter(): Promise<(i: number) => Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const page = doc.addPage([612, 792]);
-  for (let l = 0; l < 30; l++) page.drawText(`Line ${l} of a one-page business letter sent to a fax number`, { x: 50, y: 750 - l * 20, size: 11, font });
-  const base = Buffer.from(await doc.save());
-  return (i) => Buffer.concat([base, Buffer.from(`\n% copy ${i}\n`)]);
-}
 
 /**
  * A process that writes the burst's BURST_FILES letters into `dir` under hidden names (which the
@@ -136,7 +127,8 @@ async function startWriter(dir: string, letter0: Buffer): Promise<{ drop(): Prom
 }
 
 export default async function bench(): Promise<BenchResult[]> {
-  const pdf = await letter();
+  // a real one-page letter (its text is looked at for @@ codes); bytes appended make each unique
+  const pdf = await benchLetter();
   const latencies = await withWatcher(async (dir, done) => {
     const out: number[] = [];
     // One file first, unmeasured: the first PDF loads pdfjs (about a second, once per process).

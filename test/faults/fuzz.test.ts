@@ -16,23 +16,13 @@ import { parseSubjectOverrides } from '../../src/intake/subject-overrides.js';
 import { parseEmbeddedCodes, textPages } from '../../src/spool/embedded-codes.js';
 import { parseFileName } from '../../src/spool/file-name-address.js';
 import { parseTicket } from '../../src/spool/ticket.js';
+import { prng } from '../helpers/prng.js';
 import { SHORT } from './harness.js';
 
 const SEED = Number(process.env.FAXGATE_FUZZ_SEED ?? 20261121);
 const N = SHORT ? 3000 : 30_000;
 const MAILS = SHORT ? 150 : 1500;
 
-/** mulberry32: small, fast, good enough to spread inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rnd = prng(SEED);
 const int = (n: number) => Math.floor(rnd() * n);
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;

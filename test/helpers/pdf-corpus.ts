@@ -9,6 +9,7 @@ import path from 'node:path';
 import { PDFDocument, StandardFonts, type PDFFont, type PDFPage } from '@cantoo/pdf-lib';
 import { findExecutable } from '../../src/intake/office-convert.js';
 import { incrementalUpdate, streamBody, toUnicodeCMap } from './pdf-craft.js';
+import { benchLetter } from './pdf-letter.js';
 
 export interface CorpusFile {
   group: string;
@@ -79,15 +80,6 @@ async function limited<T>(jobs: (() => Promise<T>)[], width = 2): Promise<T[]> {
 
 // ---- pdf-lib
 
-/** The letter of bench/spool-throughput.bench.ts (Helvetica, 30 lines; copy `i` appended after %%EOF). */
-export async function benchLetter(): Promise<(i: number) => Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const page = doc.addPage([612, 792]);
-  for (let l = 0; l < 30; l++) page.drawText(`Line ${l} of a one-page business letter sent to a fax number`, { x: 50, y: 750 - l * 20, size: 11, font });
-  const base = Buffer.from(await doc.save());
-  return (i) => Buffer.concat([base, Buffer.from(`\n% copy ${i}\n`)]);
-}
 
 /** A pdf-lib document: one entry of `pages` per page, each a list of lines. */
 async function pdfLibDoc(pages: string[][], o: { font?: StandardFonts; objectStreams?: boolean; pieces?: boolean } = {}): Promise<Buffer> {

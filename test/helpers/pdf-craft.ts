@@ -673,17 +673,6 @@ function formFanout(levels: number, s: string): Buffer {
   return w.build(catalog);
 }
 
-/** Deterministic PRNG (mulberry32), so a failing mutant can be made again from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Bytes a mutation writes: PDF syntax more often than noise, and '@' itself.
 const SYNTAX = ['@', '(', ')', '\\', '<', '>', '[', ']', '/', '%', ' ', '\n', '0', '9', 'R', 'obj', 'endobj', 'stream', 'endstream', 'Tj', 'TJ', 'Tf', 'BT', 'ET', 'Do', 'q', 'Q', '<<', '>>', '@@@@'];

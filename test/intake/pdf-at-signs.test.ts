@@ -15,8 +15,10 @@ import { atSignBound, cannotHoldCodes, type AtSignBound } from '../../src/intake
 import { pdfPageTexts } from '../../src/intake/pdf-text.js';
 import { hasAnyCode, parseEmbeddedCodes } from '../../src/spool/embedded-codes.js';
 import { pdfBomb } from '../helpers/pdf-bomb.js';
-import { benchLetter, buildCorpus, MISSING, TOOLS, type CorpusFile, type Tool } from '../helpers/pdf-corpus.js';
-import { craftedPdfs, hostilePdfs, mutate, prng } from '../helpers/pdf-craft.js';
+import { buildCorpus, MISSING, TOOLS, type CorpusFile, type Tool } from '../helpers/pdf-corpus.js';
+import { craftedPdfs, hostilePdfs, mutate } from '../helpers/pdf-craft.js';
+import { benchLetter } from '../helpers/pdf-letter.js';
+import { prng } from '../helpers/prng.js';
 
 for (const [tool, why] of Object.entries(MISSING)) if (!TOOLS[tool as Tool]) console.warn(`pdf-at-signs: ${why}; its documents are skipped`);
 
