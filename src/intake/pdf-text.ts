@@ -16,7 +16,7 @@ export function loadPdfjs(): Promise<Pdfjs> {
 export const CODE_PAGES = 50;
 
 export interface PdfTextOptions {
-  /** Stop after this many pages: codes live at the top of a document, not on page 900. */
+  /** Stop after this many pages (default CODE_PAGES). */
   maxPages?: number;
 }
 

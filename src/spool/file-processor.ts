@@ -167,15 +167,20 @@ export class FileProcessor {
     // held from the read until the file's outcome: what a burst of large scans may take at once
     const release = await this.memory.acquire(st.size);
     try {
-      return await this.readAndQueue(f, workName, st, log, knownKeys, freshClaim);
+      return await this.readAndQueue(f, { workName, workPath, claimId, name }, st, log, knownKeys, freshClaim);
     } finally {
       release();
     }
   }
 
-  private async readAndQueue(f: UserFolders, workName: string, st: Stats, log: Logger, knownKeys: Set<string> | undefined, freshClaim: boolean): Promise<FileOutcome> {
-    const { claimId, name } = parseWorkName(workName);
-    const workPath = path.join(f.work, workName);
+  private async readAndQueue(
+    f: UserFolders,
+    { workName, workPath, claimId, name }: { workName: string; workPath: string; claimId: string; name: string },
+    st: Stats,
+    log: Logger,
+    knownKeys: Set<string> | undefined,
+    freshClaim: boolean,
+  ): Promise<FileOutcome> {
     let data: Buffer;
     try {
       data = await readSafely(workPath, st, this.deps.spool.maxFileBytes);
