@@ -313,9 +313,19 @@ interface Scope {
 
 function scopeOf(doc: Look, resources: Dict[], inherited?: AtWeights): Scope {
   const weights = new AtWeights(inherited);
+  // one font under many names (pdf-lib names it anew for each line it draws) is added once
+  const added = new Set<Obj>();
   for (const r of resources) {
     const fonts = doc.resolve(r.get('Font') ?? null);
-    if (isDict(fonts)) for (const font of fonts.values()) addFont(doc, font, weights);
+    if (!isDict(fonts)) continue;
+    for (const font of fonts.values()) {
+      const f = doc.resolve(font);
+      if (added.has(f)) continue;
+      added.add(f);
+      addFont(doc, f, weights);
+    }
+  }
+  for (const r of resources) {
     const gs = doc.resolve(r.get('ExtGState') ?? null);
     if (isDict(gs)) {
       for (const g of gs.values()) {

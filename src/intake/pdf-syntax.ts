@@ -54,6 +54,20 @@ function hexValue(c: number): number {
   return -1;
 }
 
+/** A string's bytes as they are read (one lexer reads at a time: each string is copied out). */
+let scratch = new Uint8Array(4096);
+function put(n: number, byte: number): number {
+  if (n === scratch.length) {
+    const bigger = new Uint8Array(scratch.length * 2);
+    bigger.set(scratch);
+    scratch = bigger;
+  }
+  scratch[n] = byte;
+  return n + 1;
+}
+/** What a backslash makes of the character after it (\n, \r, \t, \b, \f; any other: itself). */
+const ESCAPED = Uint8Array.from({ length: 256 }, (_, c) => ({ 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09, 0x62: 0x08, 0x66: 0x0c })[c] ?? c);
+
 export class Lexer {
   pos: number;
   constructor(readonly buf: Uint8Array, start = 0, readonly end = buf.length) {
@@ -116,14 +130,15 @@ export class Lexer {
 
   private literal(): PdfString {
     const b = this.buf;
-    const out: number[] = [];
+    let n = 0;
     let depth = 1;
     this.pos++;
     while (this.pos < this.end) {
       const c = b[this.pos++]!;
+      // a nested "(" and its ")" are part of the string
       if (c === 0x28) depth++;
       else if (c === 0x29 && --depth === 0) break;
-      else if (c === 0x5c) {
+      if (c === 0x5c) {
         if (this.pos >= this.end) break;
         const e = b[this.pos++]!;
         if (e >= 0x30 && e <= 0x37) {
@@ -131,7 +146,7 @@ export class Lexer {
           for (let i = 0; i < 2 && this.pos < this.end && b[this.pos]! >= 0x30 && b[this.pos]! <= 0x37; i++) v = v * 8 + b[this.pos++]! - 0x30;
           // pdfjs keeps \400-\777 as codes above 255, which a map may know: not followed here
           if (v > 0xff) unknown('an octal escape above \\377 in a string');
-          out.push(v);
+          n = put(n, v);
           continue;
         }
         if (e === 0x0d) {
@@ -139,17 +154,17 @@ export class Lexer {
           continue;
         }
         if (e === 0x0a) continue;
-        out.push({ 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09, 0x62: 0x08, 0x66: 0x0c }[e] ?? e);
+        n = put(n, ESCAPED[e]!);
         continue;
       }
-      out.push(c);
+      n = put(n, c);
     }
-    return new PdfString(Uint8Array.from(out));
+    return new PdfString(scratch.slice(0, n));
   }
 
   private hex(): PdfString {
     const b = this.buf;
-    const out: number[] = [];
+    let n = 0;
     let first = -1;
     this.pos++;
     while (this.pos < this.end) {
@@ -159,12 +174,12 @@ export class Lexer {
       if (v < 0) continue; // pdfjs ignores whitespace and invalid characters alike
       if (first < 0) first = v;
       else {
-        out.push((first << 4) | v);
+        n = put(n, (first << 4) | v);
         first = -1;
       }
     }
-    if (first >= 0) out.push(first << 4);
-    return new PdfString(Uint8Array.from(out));
+    if (first >= 0) n = put(n, first << 4);
+    return new PdfString(scratch.slice(0, n));
   }
 
   private name(): Name {

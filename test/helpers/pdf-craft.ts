@@ -191,6 +191,8 @@ export function craftedPdfs(): Crafted[] {
   // a range whose end is below its start maps nothing, but still has its destination to skip
   push('tounicode-bfrange-reversed', withToUnicode(toUnicodeCMap('3 beginbfrange <43> <42> <FF> <41> <41> <40> <50> <50> <0050> endbfrange'), text('(AAAA) Tj')));
   push('tounicode-fullwidth', withToUnicode(toUnicodeCMap('1 beginbfchar <41> <FF20> endbfchar'), text('(AAAA) Tj')));
+  // parentheses nested in a string are part of it: four "(" shown, each '@' by the map
+  push('tounicode-nested-parentheses', withToUnicode(toUnicodeCMap('1 beginbfchar <28> <0040> endbfchar'), text('(((((x))))) Tj')));
   push('tounicode-identity-name', (() => {
     const w = new PdfWriter();
     const catalog = w.reserve();
