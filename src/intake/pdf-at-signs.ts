@@ -19,7 +19,7 @@ import { CODE_PAGES } from './pdf-text.js';
 export type AtSignBound = { ok: true; pages: number[] } | { ok: false; why: string };
 
 /** Files larger than this are left to pdfjs (the reader runs on the caller's thread). */
-export const MAX_SCAN_BYTES = 1024 * 1024;
+const MAX_SCAN_BYTES = 1024 * 1024;
 /**
  * Content bytes read in all (a stream drawn on many pages is read for each): about 10-15 ms of
  * the caller's thread a MB, so that no document holds it for long.
