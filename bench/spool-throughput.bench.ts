@@ -89,7 +89,6 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
 
-
 /**
  * A process that writes the burst's BURST_FILES letters into `dir` under hidden names (which the
  * spool passes over), each the letter with its copy number appended as pdf(i) makes it, and

@@ -58,7 +58,6 @@ class AtWeights {
   readonly two = new Map<number, number>();
   /** the largest count of any two-byte code */
   twoMax = 0;
-  twoByte = false;
 
   /** `inherited`: what the fonts in force where a form is drawn give (a form keeps the font set before it). */
   constructor(inherited?: AtWeights) {
@@ -68,14 +67,14 @@ class AtWeights {
       this.one.set(inherited.one);
       for (const [c, n] of inherited.two) this.two.set(c, n);
       this.twoMax = inherited.twoMax;
-      this.twoByte = inherited.twoByte;
     }
   }
 
   count(s: Uint8Array): number {
     let one = 0;
     for (let i = 0; i < s.length; i++) one += this.one[s[i]!]!;
-    if (!this.twoByte) return one;
+    // no two-byte code in scope can give an '@' (no Type0 font, or none with one)
+    if (this.two.size === 0) return one;
     let two = 0;
     let i = 0;
     for (; i + 1 < s.length; i += 2) two += this.two.get((s[i]! << 8) | s[i + 1]!) ?? 0;
@@ -85,6 +84,7 @@ class AtWeights {
 }
 
 const atCountOfCode = (code: number): number => (AT_CODES.includes(code) ? 1 : 0);
+const atCountOfUnits = (units: number[]): number => units.reduce((n, u) => n + atCountOfCode(u), 0);
 
 /**
  * The '@' a glyph name can give in pdfjs: the names its glyph list maps to '@', and the numbers
@@ -158,7 +158,7 @@ function toUnicodeAtSigns(doc: Look, s: Stream): MapAtSigns {
     if (n > 0) out.counts.set(code, Math.max(out.counts.get(code) ?? 0, n));
   };
   /** an empty text falls back to the code's own number in pdfjs (`toUnicode.get(c) || c`) */
-  const textAtSigns = (u: number[], code: number): number => (u.length === 0 ? atCountOfCode(code) : u.reduce((n, x) => n + atCountOfCode(x), 0));
+  const textAtSigns = (u: number[], code: number): number => (u.length === 0 ? atCountOfCode(code) : atCountOfUnits(u));
   for (;;) {
     const t = lx.next();
     if (t === EOF) break;
@@ -213,7 +213,7 @@ function toUnicodeAtSigns(doc: Look, s: Stream): MapAtSigns {
             // destination of an odd number of bytes that carry does not follow the units
             if (d.bytes.length % 2 === 1 && d.bytes[d.bytes.length - 1]! + (hi - lo) > 0xff) return unknown('a ToUnicode range that carries out of an odd-length destination');
             // every code of the range gets the destination with its last unit counted up
-            const prefix = u.slice(0, -1).reduce((n, x) => n + atCountOfCode(x), 0);
+            const prefix = atCountOfUnits(u.slice(0, -1));
             const last = u[u.length - 1]!;
             if (prefix > 0 && hi - lo > 256) return unknown('a ToUnicode range of strings with "@" in them');
             for (let c = lo; c <= hi; c++) {
@@ -259,7 +259,6 @@ function addFont(doc: Look, font: Obj, w: AtWeights): void {
     const df = doc.resolve(f.get('DescendantFonts') ?? null);
     const descendant = doc.resolve(Array.isArray(df) ? (df[0] ?? null) : df);
     if (isDict(descendant) && descendant.has('ToUnicode')) unknown('a descendant font with a ToUnicode of its own');
-    w.twoByte = true;
     const put = (c: number, n: number): void => {
       w.two.set(c, Math.max(w.two.get(c) ?? 0, n));
       w.twoMax = Math.max(w.twoMax, n);
