@@ -3,7 +3,7 @@
 // Every step can be redone after a crash: the claim id in the work name makes the job's
 // dedupeKey, so re-queuing a file whose job already exists stores nothing new.
 import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { lstat, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
@@ -26,7 +26,7 @@ import { sha256 } from './content-hash.js';
 import type { UserFolders } from './folders.js';
 import { freeName, moveInto, writeReason } from './outcome-files.js';
 import { withFolder } from './safe-folder.js';
-import { isTicketName, judgeStat, readSafely } from './safe-file.js';
+import { isTicketName, judgeStat, lookAt, readSafely } from './safe-file.js';
 import { parseTicket, TICKET_MAX_BYTES, type Ticket } from './ticket.js';
 
 /**
@@ -157,7 +157,7 @@ export class FileProcessor {
     const workPath = path.join(f.work, workName);
     const log = this.deps.logger.child({ user: f.user, file: name });
 
-    const st = await lstat(workPath).catch(() => null);
+    const st = lookAt(workPath);
     if (!st) return 'gone';
     const verdict = judgeStat(st, this.deps.spool.maxFileBytes);
     if (!verdict.ok) {
@@ -309,19 +309,18 @@ export class FileProcessor {
   private async readTicket(f: UserFolders, workName: string, name: string, freshClaim: boolean): Promise<ReturnType<typeof parseTicket> | null> {
     const workTicket = path.join(f.work, `${workName}.json`);
     // A ticket is claimed into the work folder only here: after a fresh claim there is none yet.
-    let st = freshClaim ? null : await lstat(workTicket).catch(() => null);
+    let st = freshClaim ? null : lookAt(workTicket);
     if (!st) {
       // The ticket still sits next to where the document was: claim it too.
       const outside = path.join(f.root, `${name}.json`);
-      const ost = await lstat(outside).catch(() => null);
-      if (!ost) return null;
+      if (!lookAt(outside)) return null;
       try {
         await withFolder(f.work, (at) => rename(outside, path.join(at, `${workName}.json`)), this.repairs(f));
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw err;
       }
-      st = await lstat(workTicket);
+      st = lstatSync(workTicket);
     }
     const verdict = judgeStat(st, TICKET_MAX_BYTES);
     if (!verdict.ok) return { ok: false, reason: `its ticket ${name}.json was refused: ${verdict.reason}` };
@@ -370,7 +369,7 @@ export class FileProcessor {
 
   private async moveTicket(f: UserFolders, workName: string, dir: string, docName: string): Promise<void> {
     const ticket = path.join(f.work, `${workName}.json`);
-    if (await lstat(ticket).then(() => true, () => false)) await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done, events: this.repairs(f) });
+    if (lookAt(ticket)) await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done, events: this.repairs(f) });
   }
 
   /** Reason file, notification, then the move: each step can be redone after a crash. */

@@ -2,9 +2,15 @@
 // a symlink to /etc/shadow, a hard link to someone else's file, or a FIFO that blocks whoever
 // opens it. Names are judged by lstat (never following links) and the file is opened with
 // O_NOFOLLOW | O_NONBLOCK and checked again with fstat, so what is read is what was judged.
-import { constants, type Stats } from 'node:fs';
-import { open, lstat } from 'node:fs/promises';
+// The looks (lstat, open, fstat, close) are made on the main thread: a few microseconds each
+// there, where a trip through the thread pool costs the main thread 15-20, and a print burst
+// makes several a file (docs/bench.md). With O_NONBLOCK not even a FIFO put in a file's place
+// makes the open wait. Only the read, which grows with the file, goes through the pool.
+import { closeSync, constants, fstatSync, lstatSync, openSync, read, type Stats } from 'node:fs';
+import { promisify } from 'node:util';
 import { FaxgateError } from '../errors.js';
+
+const readAt = promisify(read);
 
 /** Names that are still being written or belong to the system: never touched at all. */
 export function isIgnoredName(name: string): boolean {
@@ -32,8 +38,13 @@ export function judgeStat(stat: Stats, maxBytes: number): Verdict {
   return { ok: true, stat };
 }
 
-export async function judgePath(file: string, maxBytes: number): Promise<Verdict> {
-  return judgeStat(await lstat(file), maxBytes);
+/** What lstat says of `file`, or null if there is nothing there (or it cannot be looked at). */
+export function lookAt(file: string): Stats | null {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -41,16 +52,16 @@ export async function judgePath(file: string, maxBytes: number): Promise<Verdict
  * regular file that was judged: a swap between lstat and open cannot make us read elsewhere.
  */
 export async function readSafely(file: string, judged: Stats, maxBytes: number): Promise<Buffer> {
-  let fh;
+  let fd;
   try {
-    fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' || code === 'EMLINK') throw new FaxgateError('UNSAFE_FILE', 'it became a symbolic link while being taken', { cause: err });
     throw err;
   }
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile() || st.dev !== judged.dev || st.ino !== judged.ino) {
       throw new FaxgateError('UNSAFE_FILE', 'it was replaced by another file while being taken');
     }
@@ -60,7 +71,7 @@ export async function readSafely(file: string, judged: Stats, maxBytes: number):
     const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
     let off = 0;
     for (;;) {
-      const { bytesRead } = await fh.read(buf, off, buf.length - off, off);
+      const { bytesRead } = await readAt(fd, buf, off, buf.length - off, off);
       if (bytesRead === 0) break;
       off += bytesRead;
       if (off >= buf.length) break;
@@ -68,6 +79,6 @@ export async function readSafely(file: string, judged: Stats, maxBytes: number):
     if (off > maxBytes) throw new FaxgateError('TOO_LARGE', `it is over the limit of ${maxBytes} bytes`);
     return buf.subarray(0, off);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }

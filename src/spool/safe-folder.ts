@@ -5,8 +5,12 @@
 // with O_NOFOLLOW | O_DIRECTORY, checked by fstat (a real folder, owned by faxgate), and worked
 // on through /proc/self/fd/N, which names the very folder that was checked whatever happens to
 // its path meanwhile. A missing folder is made again; anything else in its place is moved aside.
-import { constants, existsSync } from 'node:fs';
-import { chmod, mkdir, open, rename, type FileHandle } from 'node:fs/promises';
+// The open, fstat and close are made on the main thread: each takes a few microseconds there,
+// where a trip through the thread pool costs the main thread 15-20 (a burst of print files makes
+// two of these checks a file; docs/bench.md). O_DIRECTORY fails at once on anything that is not
+// a folder, a FIFO too, so the open never waits.
+import { closeSync, constants, existsSync, fstatSync, openSync } from 'node:fs';
+import { chmod, mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
 
@@ -26,20 +30,27 @@ async function makeFolder(dir: string): Promise<void> {
   await chmod(dir, FOLDER_MODE);
 }
 
-async function openFolder(dir: string): Promise<FileHandle | string> {
+/** The folder's descriptor, or why it is not a folder faxgate may write in. */
+function openFolder(dir: string): number | string {
   try {
-    const fh = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-    const st = await fh.stat();
+    const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    let st;
+    try {
+      st = fstatSync(fd);
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
     const uid = process.geteuid?.();
     if (!st.isDirectory()) {
-      await fh.close();
+      closeSync(fd);
       return 'it is not a folder';
     }
     if (uid !== undefined && st.uid !== uid) {
-      await fh.close();
+      closeSync(fd);
       return `it belongs to uid ${st.uid}, not to faxgate (uid ${uid})`;
     }
-    return fh;
+    return fd;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return 'missing';
@@ -54,12 +65,12 @@ async function openFolder(dir: string): Promise<FileHandle | string> {
  */
 export async function withFolder<T>(dir: string, fn: (at: string) => Promise<T>, events: FolderEvents = {}): Promise<T> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const got = await openFolder(dir);
+    const got = openFolder(dir);
     if (typeof got !== 'string') {
       try {
-        return await fn(procFd ? `/proc/self/fd/${got.fd}` : dir);
+        return await fn(procFd ? `/proc/self/fd/${got}` : dir);
       } finally {
-        await got.close();
+        closeSync(got);
       }
     }
     if (got === 'missing') {
