@@ -30,7 +30,8 @@ export interface SpoolWatcherOptions {
   clock?: Clock;
   metrics?: Metrics;
   /**
-   * Files handled at once (default 16: a burst of small letters shares the store's disk flushes).
+   * Files handled at once (default 64: a burst of small letters shares the store's disk flushes;
+   * 16 left the main thread idle a quarter of a burst, waiting for the flushes; docs/bench.md).
    * What they may hold in memory is bounded on its own, in bytes (FileProcessor's memoryBytes).
    */
   concurrency?: number;
@@ -69,7 +70,7 @@ export class SpoolWatcher {
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     this.users = opts.users;
-    this.queue = new PQueue({ concurrency: opts.concurrency ?? 16 });
+    this.queue = new PQueue({ concurrency: opts.concurrency ?? 64 });
     this.office = opts.office ?? new OfficeConverter();
     this.processor = new FileProcessor({
       spool: opts.spool,
