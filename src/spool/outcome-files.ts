@@ -2,7 +2,8 @@
 // folders never overwrite each other: a second "invoice.pdf" becomes "invoice (2).pdf".
 // Every operation names its folder through withFolder() (./safe-folder.ts): checked, never
 // followed through a link, made again when missing.
-import { link, lstat, readdir, rename, rm, unlink, utimes } from 'node:fs/promises';
+import { lutimesSync } from 'node:fs';
+import { link, lstat, readdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic } from '../fs/atomic.js';
 import { withFolder, type FolderEvents } from './safe-folder.js';
@@ -35,8 +36,16 @@ async function freeNameIn(dir: string, name: string): Promise<string> {
 export async function moveInto(from: string, dir: string, name: string, opts: { sync?: boolean; touch?: Date; events?: FolderEvents } = {}): Promise<string> {
   const sync = opts.sync ?? true;
   const placed = await withFolder(dir, async (at) => {
-    const done = async (target: string) => {
-      if (opts.touch) await utimes(path.join(at, target), opts.touch, opts.touch).catch(() => {});
+    const done = (target: string) => {
+      // On this thread (an inode's times: microseconds), and never through a link that someone
+      // with the folder's group put in the name's place meanwhile.
+      if (opts.touch) {
+        try {
+          lutimesSync(path.join(at, target), opts.touch, opts.touch);
+        } catch {
+          // only the age done/ is pruned by: the file is placed all the same
+        }
+      }
       return target;
     };
     for (let attempt = 0; attempt < 5; attempt++) {

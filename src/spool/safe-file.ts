@@ -5,12 +5,16 @@
 // The looks (lstat, open, fstat, close) are made on the main thread: a few microseconds each
 // there, where a trip through the thread pool costs the main thread 15-20, and a print burst
 // makes several a file (docs/bench.md). With O_NONBLOCK not even a FIFO put in a file's place
-// makes the open wait. Only the read, which grows with the file, goes through the pool.
-import { closeSync, constants, fstatSync, lstatSync, openSync, read, type Stats } from 'node:fs';
+// makes the open wait. The read of a file of up to 256 KB too (a printed letter: a few KB, just
+// written, so in the page cache; tens of microseconds at most); a larger one is read on the pool.
+import { closeSync, constants, fstatSync, lstatSync, openSync, read, readSync, type Stats } from 'node:fs';
 import { promisify } from 'node:util';
 import { FaxgateError } from '../errors.js';
 
 const readAt = promisify(read);
+
+/** Files up to this size are read on the main thread. */
+const READ_HERE_BYTES = 256 * 1024;
 
 /** Names that are still being written or belong to the system: never touched at all. */
 export function isIgnoredName(name: string): boolean {
@@ -70,8 +74,9 @@ export async function readSafely(file: string, judged: Stats, maxBytes: number):
     // Read up to one byte more than the limit so growth after fstat is noticed too.
     const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
     let off = 0;
+    const here = buf.length <= READ_HERE_BYTES;
     for (;;) {
-      const { bytesRead } = await readAt(fd, buf, off, buf.length - off, off);
+      const bytesRead = here ? readSync(fd, buf, off, buf.length - off, off) : (await readAt(fd, buf, off, buf.length - off, off)).bytesRead;
       if (bytesRead === 0) break;
       off += bytesRead;
       if (off >= buf.length) break;
