@@ -3,8 +3,8 @@
 // Every step can be redone after a crash: the claim id in the work name makes the job's
 // dedupeKey, so re-queuing a file whose job already exists stores nothing new.
 import { randomBytes } from 'node:crypto';
-import { lstatSync, type Stats } from 'node:fs';
-import { lstat, readdir, rename } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { SpoolConfig } from '../config/schema.js';
@@ -25,8 +25,8 @@ import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-co
 import { sha256 } from './content-hash.js';
 import type { UserFolders } from './folders.js';
 import { freeName, moveInto, writeReason } from './outcome-files.js';
-import { withFolder } from './safe-folder.js';
-import { isTicketName, judgeStat, lookAt, readSafely } from './safe-file.js';
+import { withFolder, type FolderOptions } from './safe-folder.js';
+import { isTicketName, judgeStat, readSafely } from './safe-file.js';
 import { parseTicket, TICKET_MAX_BYTES, type Ticket } from './ticket.js';
 
 /**
@@ -103,7 +103,7 @@ export class FileProcessor {
   async claim(f: UserFolders, name: string): Promise<string | null> {
     const workName = `${randomBytes(8).toString('hex')}.${shortName(name)}`;
     try {
-      await withFolder(f.work, (at) => rename(path.join(f.root, name), path.join(at, workName)), this.repairs(f));
+      await withFolder(f.work, (at) => f.calls.rename(path.join(f.root, name), path.join(at, workName)), this.repairs(f));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
@@ -113,7 +113,7 @@ export class FileProcessor {
 
   /** A file that cannot even be claimed (not ours to move): its user is told once, with why. */
   async refuseUnclaimable(f: UserFolders, name: string, err: unknown): Promise<void> {
-    const st = await lstat(path.join(f.root, name)).catch(() => null);
+    const st = await f.calls.look(path.join(f.root, name));
     if (!st) return;
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'EACCES' || code === 'EPERM'
@@ -127,9 +127,9 @@ export class FileProcessor {
     this.count('refused');
   }
 
-  /** Logs what withFolder() had to repair in this user's folders. */
-  private repairs(f: UserFolders): { onRepair: (what: string) => void } {
-    return { onRepair: (what) => this.deps.logger.warn({ user: f.user, repair: what }, 'spool folder repaired') };
+  /** This user's folders' calls, and a log line for what withFolder() had to repair in them. */
+  private repairs(f: UserFolders): FolderOptions {
+    return { calls: f.calls, onRepair: (what) => this.deps.logger.warn({ user: f.user, repair: what }, 'spool folder repaired') };
   }
 
   /** Names in the work folder left by an earlier run, documents first (tickets travel with them). */
@@ -143,8 +143,8 @@ export class FileProcessor {
     const m = WORK_NAME.exec(ticketWorkName);
     if (!m) return;
     const docWork = path.join(f.work, ticketWorkName.slice(0, -'.json'.length));
-    if (await lstat(docWork).then(() => true, () => false)) return;
-    await moveInto(path.join(f.work, ticketWorkName), f.done, m[2]!, { events: this.repairs(f) });
+    if (await f.calls.look(docWork)) return;
+    await moveInto(path.join(f.work, ticketWorkName), f.done, m[2]!, { folder: this.repairs(f) });
   }
 
   /**
@@ -157,7 +157,7 @@ export class FileProcessor {
     const workPath = path.join(f.work, workName);
     const log = this.deps.logger.child({ user: f.user, file: name });
 
-    const st = lookAt(workPath);
+    const st = await f.calls.look(workPath);
     if (!st) return 'gone';
     const verdict = judgeStat(st, this.deps.spool.maxFileBytes);
     if (!verdict.ok) {
@@ -183,7 +183,7 @@ export class FileProcessor {
   ): Promise<FileOutcome> {
     let data: Buffer;
     try {
-      data = await readSafely(workPath, st, this.deps.spool.maxFileBytes);
+      data = await readSafely(workPath, st, this.deps.spool.maxFileBytes, f.calls);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // Another user's file with mode 0600 (once DEFERRED every 30 s for ever): faxgate may move
@@ -309,23 +309,25 @@ export class FileProcessor {
   private async readTicket(f: UserFolders, workName: string, name: string, freshClaim: boolean): Promise<ReturnType<typeof parseTicket> | null> {
     const workTicket = path.join(f.work, `${workName}.json`);
     // A ticket is claimed into the work folder only here: after a fresh claim there is none yet.
-    let st = freshClaim ? null : lookAt(workTicket);
+    let st = freshClaim ? null : await f.calls.look(workTicket);
     if (!st) {
       // The ticket still sits next to where the document was: claim it too.
       const outside = path.join(f.root, `${name}.json`);
-      if (!lookAt(outside)) return null;
+      if (!(await f.calls.look(outside))) return null;
       try {
-        await withFolder(f.work, (at) => rename(outside, path.join(at, `${workName}.json`)), this.repairs(f));
+        await withFolder(f.work, (at) => f.calls.rename(outside, path.join(at, `${workName}.json`)), this.repairs(f));
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw err;
       }
-      st = lstatSync(workTicket);
+      st = await f.calls.look(workTicket);
+      // claimed a moment ago: gone from the work folder since, the file waits and is tried again
+      if (!st) throw new FaxgateError('INTERNAL', `its ticket ${name}.json left the work folder while being taken`, { temporary: true });
     }
     const verdict = judgeStat(st, TICKET_MAX_BYTES);
     if (!verdict.ok) return { ok: false, reason: `its ticket ${name}.json was refused: ${verdict.reason}` };
     try {
-      const raw = await readSafely(workTicket, st, TICKET_MAX_BYTES);
+      const raw = await readSafely(workTicket, st, TICKET_MAX_BYTES, f.calls);
       return parseTicket(raw.toString('utf8'));
     } catch (err) {
       return { ok: false, reason: `its ticket ${name}.json could not be read: ${describeError(err)}` };
@@ -363,13 +365,13 @@ export class FileProcessor {
     const now = new Date(this.deps.clock.now());
     // No directory fsync here: the job is already durable, and if a crash forgets this move the
     // file is found in .work/ again, recognised by its dedupeKey and only moved.
-    const to = await moveInto(path.join(f.work, workName), f.done, name, { sync: false, touch: now, events: this.repairs(f) });
+    const to = await moveInto(path.join(f.work, workName), f.done, name, { sync: false, touch: now, folder: this.repairs(f) });
     if (ticket !== false) await this.moveTicket(f, workName, f.done, path.basename(to));
   }
 
   private async moveTicket(f: UserFolders, workName: string, dir: string, docName: string): Promise<void> {
     const ticket = path.join(f.work, `${workName}.json`);
-    if (lookAt(ticket)) await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done, events: this.repairs(f) });
+    if (await f.calls.look(ticket)) await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done, folder: this.repairs(f) });
   }
 
   /** Reason file, notification, then the move: each step can be redone after a crash. */
@@ -377,7 +379,7 @@ export class FileProcessor {
     // The reason file is named for the free name the document will take in failed/.
     const target = await freeName(f.failed, name, this.repairs(f));
     await this.recordRefusal(f, target, reason, hash);
-    const to = await moveInto(path.join(f.work, workName), f.failed, target, { events: this.repairs(f) });
+    const to = await moveInto(path.join(f.work, workName), f.failed, target, { folder: this.repairs(f) });
     await this.moveTicket(f, workName, f.failed, path.basename(to));
     log.warn({ reason }, 'REJECTED');
     this.count(outcome);

@@ -4,6 +4,7 @@ import { chmod, lstat, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
 import type { UserConfig } from '../config/schema.js';
+import { poolCalls, type FolderCalls } from './folder-calls.js';
 
 export const WORK_DIR = '.work';
 export const DONE_DIR = 'done';
@@ -16,15 +17,17 @@ export interface UserFolders {
   work: string;
   done: string;
   failed: string;
+  /** How file calls in these folders are made (folder-calls.ts: here on a local disk). */
+  calls: FolderCalls;
 }
 
 export function folderName(user: UserConfig): string {
   return user.spool ?? user.name;
 }
 
-export function userFolders(spoolRoot: string, user: UserConfig): UserFolders {
+export function userFolders(spoolRoot: string, user: UserConfig, calls: FolderCalls = poolCalls): UserFolders {
   const root = path.join(path.resolve(spoolRoot), folderName(user));
-  return { user: user.name, root, work: path.join(root, WORK_DIR), done: path.join(root, DONE_DIR), failed: path.join(root, FAILED_DIR) };
+  return { user: user.name, root, work: path.join(root, WORK_DIR), done: path.join(root, DONE_DIR), failed: path.join(root, FAILED_DIR), calls };
 }
 
 /** Creates the folders (or checks existing ones are real folders, not links) with safe modes. */

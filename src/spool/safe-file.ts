@@ -2,19 +2,10 @@
 // a symlink to /etc/shadow, a hard link to someone else's file, or a FIFO that blocks whoever
 // opens it. Names are judged by lstat (never following links) and the file is opened with
 // O_NOFOLLOW | O_NONBLOCK and checked again with fstat, so what is read is what was judged.
-// The looks (lstat, open, fstat, close) are made on the main thread: a few microseconds each
-// there, where a trip through the thread pool costs the main thread 15-20, and a print burst
-// makes several a file (docs/bench.md). With O_NONBLOCK not even a FIFO put in a file's place
-// makes the open wait. The read of a file of up to 256 KB too (a printed letter: a few KB, just
-// written, so in the page cache; tens of microseconds at most); a larger one is read on the pool.
-import { closeSync, constants, fstatSync, lstatSync, openSync, read, readSync, type Stats } from 'node:fs';
-import { promisify } from 'node:util';
+// With O_NONBLOCK not even a FIFO put in a file's place makes the open wait.
+import { constants, type Stats } from 'node:fs';
 import { FaxgateError } from '../errors.js';
-
-const readAt = promisify(read);
-
-/** Files up to this size are read on the main thread. */
-const READ_HERE_BYTES = 256 * 1024;
+import { poolCalls, type FolderCalls } from './folder-calls.js';
 
 /** Names that are still being written or belong to the system: never touched at all. */
 export function isIgnoredName(name: string): boolean {
@@ -42,30 +33,21 @@ export function judgeStat(stat: Stats, maxBytes: number): Verdict {
   return { ok: true, stat };
 }
 
-/** What lstat says of `file`, or null if there is nothing there (or it cannot be looked at). */
-export function lookAt(file: string): Stats | null {
-  try {
-    return lstatSync(file, { throwIfNoEntry: false }) ?? null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Reads a whole file judged safe, refusing (UNSAFE_FILE) if what is opened is not the very
  * regular file that was judged: a swap between lstat and open cannot make us read elsewhere.
  */
-export async function readSafely(file: string, judged: Stats, maxBytes: number): Promise<Buffer> {
+export async function readSafely(file: string, judged: Stats, maxBytes: number, calls: FolderCalls = poolCalls): Promise<Buffer> {
   let fd;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = await calls.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' || code === 'EMLINK') throw new FaxgateError('UNSAFE_FILE', 'it became a symbolic link while being taken', { cause: err });
     throw err;
   }
   try {
-    const st = fstatSync(fd);
+    const st = await calls.fstat(fd);
     if (!st.isFile() || st.dev !== judged.dev || st.ino !== judged.ino) {
       throw new FaxgateError('UNSAFE_FILE', 'it was replaced by another file while being taken');
     }
@@ -74,9 +56,8 @@ export async function readSafely(file: string, judged: Stats, maxBytes: number):
     // Read up to one byte more than the limit so growth after fstat is noticed too.
     const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
     let off = 0;
-    const here = buf.length <= READ_HERE_BYTES;
     for (;;) {
-      const bytesRead = here ? readSync(fd, buf, off, buf.length - off, off) : (await readAt(fd, buf, off, buf.length - off, off)).bytesRead;
+      const bytesRead = await calls.read(fd, buf, off, buf.length - off, off);
       if (bytesRead === 0) break;
       off += bytesRead;
       if (off >= buf.length) break;
@@ -84,6 +65,6 @@ export async function readSafely(file: string, judged: Stats, maxBytes: number):
     if (off > maxBytes) throw new FaxgateError('TOO_LARGE', `it is over the limit of ${maxBytes} bytes`);
     return buf.subarray(0, off);
   } finally {
-    closeSync(fd);
+    await calls.close(fd);
   }
 }

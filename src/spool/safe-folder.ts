@@ -5,23 +5,23 @@
 // with O_NOFOLLOW | O_DIRECTORY, checked by fstat (a real folder, owned by faxgate), and worked
 // on through /proc/self/fd/N, which names the very folder that was checked whatever happens to
 // its path meanwhile. A missing folder is made again; anything else in its place is moved aside.
-// The open, fstat and close are made on the main thread: each takes a few microseconds there,
-// where a trip through the thread pool costs the main thread 15-20 (a burst of print files makes
-// two of these checks a file; docs/bench.md). O_DIRECTORY fails at once on anything that is not
-// a folder, a FIFO too, so the open never waits.
-import { closeSync, constants, existsSync, fstatSync, openSync } from 'node:fs';
+// O_DIRECTORY fails at once on anything that is not a folder, a FIFO too, so the open never waits.
+import { constants, existsSync } from 'node:fs';
 import { chmod, mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
+import { poolCalls, type FolderCalls } from './folder-calls.js';
 
 export const FOLDER_MODE = 0o770;
 
 /** Linux names an open folder by its descriptor; elsewhere the checked path is used as it is. */
 const procFd = existsSync('/proc/self/fd');
 
-export interface FolderEvents {
+export interface FolderOptions {
   /** A folder was missing and made again, or something in its place was moved aside. */
   onRepair?: (what: string) => void;
+  /** How the folder's file calls are made (folder-calls.ts; default: through the thread pool). */
+  calls?: FolderCalls;
 }
 
 /** Makes `dir` a new folder of mode 0770 (the umask would take the group's write). */
@@ -31,23 +31,23 @@ async function makeFolder(dir: string): Promise<void> {
 }
 
 /** The folder's descriptor, or why it is not a folder faxgate may write in. */
-function openFolder(dir: string): number | string {
+async function openFolder(dir: string, calls: FolderCalls): Promise<number | string> {
   try {
-    const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    const fd = await calls.open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     let st;
     try {
-      st = fstatSync(fd);
+      st = await calls.fstat(fd);
     } catch (err) {
-      closeSync(fd);
+      await calls.close(fd);
       throw err;
     }
     const uid = process.geteuid?.();
     if (!st.isDirectory()) {
-      closeSync(fd);
+      await calls.close(fd);
       return 'it is not a folder';
     }
     if (uid !== undefined && st.uid !== uid) {
-      closeSync(fd);
+      await calls.close(fd);
       return `it belongs to uid ${st.uid}, not to faxgate (uid ${uid})`;
     }
     return fd;
@@ -63,21 +63,22 @@ function openFolder(dir: string): number | string {
  * Runs `fn` with a path that names the checked folder `dir` (its descriptor's /proc path on Linux).
  * The path is valid only while `fn` runs.
  */
-export async function withFolder<T>(dir: string, fn: (at: string) => Promise<T>, events: FolderEvents = {}): Promise<T> {
+export async function withFolder<T>(dir: string, fn: (at: string) => Promise<T>, options: FolderOptions = {}): Promise<T> {
+  const calls = options.calls ?? poolCalls;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const got = openFolder(dir);
+    const got = await openFolder(dir, calls);
     if (typeof got !== 'string') {
       try {
         return await fn(procFd ? `/proc/self/fd/${got}` : dir);
       } finally {
-        closeSync(got);
+        await calls.close(got);
       }
     }
     if (got === 'missing') {
       await makeFolder(dir).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'EEXIST') throw err;
       });
-      events.onRepair?.(`${dir} was missing and was made again`);
+      options.onRepair?.(`${dir} was missing and was made again`);
       continue;
     }
     // Never followed, never deleted: what is there is renamed (a link is renamed as a link), to a
@@ -86,7 +87,7 @@ export async function withFolder<T>(dir: string, fn: (at: string) => Promise<T>,
     await rename(dir, aside).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
-    events.onRepair?.(`${dir} was replaced (${got}); it was moved aside to ${path.basename(aside)} and a new folder made`);
+    options.onRepair?.(`${dir} was replaced (${got}); it was moved aside to ${path.basename(aside)} and a new folder made`);
   }
   throw new FaxgateError('UNSAFE_FILE', `${dir} keeps being replaced; faxgate does not write there`);
 }

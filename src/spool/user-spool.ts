@@ -17,7 +17,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { Periodic } from '../periodic.js';
 import { DONE_DIR, FAILED_DIR, type UserFolders } from './folders.js';
-import { isIgnoredName, isTicketName, lookAt } from './safe-file.js';
+import { isIgnoredName, isTicketName } from './safe-file.js';
 
 interface Observation {
   size: number;
@@ -157,8 +157,7 @@ export class UserSpool {
 
   private async check(name: string): Promise<void> {
     if (this.stopped || this.taking.has(name)) return;
-    // a look on this thread (a few microseconds; docs/bench.md), made twice for every file
-    const st = lookAt(path.join(this.opts.folders.root, name));
+    const st = await this.opts.folders.calls.look(path.join(this.opts.folders.root, name));
     if (!st || st.isDirectory()) return this.forget(name);
     const now = this.opts.clock.now();
     const prev = this.seen.get(name);

@@ -15,6 +15,7 @@ import { sweepFailedJobs } from './failed-jobs.js';
 import { withFolder } from './safe-folder.js';
 import { OfficeConverter } from '../intake/office-convert.js';
 import { FileProcessor } from './file-processor.js';
+import { callsFor, type FolderCalls } from './folder-calls.js';
 import { ensureFolders, userFolders, type UserFolders } from './folders.js';
 import { parkOrphanTickets } from './orphan-tickets.js';
 import { pruneOlderThan } from './outcome-files.js';
@@ -50,6 +51,11 @@ export interface SpoolWatcherOptions {
   destinations?: DestinationCheck;
   /** Converts office documents to PDF (default: LibreOffice from PATH with the default limits). */
   office?: OfficeConverter;
+  /**
+   * How a user folder's file calls are made (default: on the main thread if statfs says the
+   * folder is on a local disk, through the thread pool if not; folder-calls.ts).
+   */
+  folderCalls?: (dir: string) => Promise<FolderCalls>;
 }
 
 export class SpoolWatcher {
@@ -135,13 +141,15 @@ export class SpoolWatcher {
   }
 
   private async addUser(u: UserConfig): Promise<void> {
-    const f = userFolders(this.opts.spool.root, u);
+    let f = userFolders(this.opts.spool.root, u);
     try {
       await ensureFolders(this.opts.spool.root, f);
     } catch (err) {
       this.log.error({ user: u.name, folder: f.root, err: describeError(err) }, 'spool folder cannot be used; this user cannot print to fax');
       return;
     }
+    // the file calls on this thread if the folder is on a local disk, through the pool if not
+    f = userFolders(this.opts.spool.root, u, await (this.opts.folderCalls ?? callsFor)(f.root));
     await this.recover(f);
     const spool = new UserSpool({
       folders: f,
@@ -232,10 +240,10 @@ export class SpoolWatcher {
     await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
     for (const f of byUser.values()) {
       const onRepair = (what: string) => this.log.warn({ user: f.user, repair: what }, 'spool folder repaired');
-      await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now(), { onRepair });
+      await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now(), { onRepair, calls: f.calls });
       // failed/ and .work/ are checked too, even when no file needs them now: a link or a hole
       // left in their place is repaired at the next sweep, not only at the next file
-      for (const dir of [f.failed, f.work]) await withFolder(dir, async () => undefined, { onRepair });
+      for (const dir of [f.failed, f.work]) await withFolder(dir, async () => undefined, { onRepair, calls: f.calls });
       await parkOrphanTickets(f, this.clock.now(), this.log);
     }
   }

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { hereCalls, poolCalls } from '../../src/spool/folder-calls.js';
 import { moveInto } from '../../src/spool/outcome-files.js';
 
 let dir: string;
@@ -18,13 +19,14 @@ function folders(): { work: string; done: string } {
   return { work, done };
 }
 
-describe('moveInto', () => {
+// on this thread (a local disk) and through the thread pool (a network file system)
+describe.each([{ calls: hereCalls }, { calls: poolCalls }])('moveInto (file calls here: $calls.here)', ({ calls }) => {
   it('a file whose name is taken in the folder gets the next free name; the one there is kept', async () => {
     const { work, done } = folders();
     writeFileSync(path.join(done, 'letter.pdf'), 'first');
     for (const body of ['second', 'third']) {
       writeFileSync(path.join(work, 'x'), body);
-      await moveInto(path.join(work, 'x'), done, 'letter.pdf', { sync: false });
+      await moveInto(path.join(work, 'x'), done, 'letter.pdf', { sync: false, folder: { calls } });
     }
     expect(readdirSync(done).sort()).toEqual(['letter (2).pdf', 'letter (3).pdf', 'letter.pdf']);
     expect(readFileSync(path.join(done, 'letter.pdf'), 'utf8')).toBe('first');
@@ -41,10 +43,10 @@ describe('moveInto', () => {
     mkdirSync(path.join(work, 'scan'));
     mkdirSync(path.join(done, 'empty'));
     mkdirSync(path.join(work, 'empty'));
-    expect(path.basename(await moveInto(path.join(work, 'scan'), done, 'scan'))).toBe('scan (2)');
-    expect(path.basename(await moveInto(path.join(work, 'empty'), done, 'empty'))).toBe('empty (2)');
+    expect(path.basename(await moveInto(path.join(work, 'scan'), done, 'scan', { folder: { calls } }))).toBe('scan (2)');
+    expect(path.basename(await moveInto(path.join(work, 'empty'), done, 'empty', { folder: { calls } }))).toBe('empty (2)');
     mkdirSync(path.join(work, 'new'));
-    expect(path.basename(await moveInto(path.join(work, 'new'), done, 'new'))).toBe('new');
+    expect(path.basename(await moveInto(path.join(work, 'new'), done, 'new', { folder: { calls } }))).toBe('new');
     expect(readdirSync(done).sort()).toEqual(['empty', 'empty (2)', 'new', 'scan', 'scan (2)']);
     expect(readdirSync(path.join(done, 'scan'))).toEqual(['kept']);
   });
