@@ -98,7 +98,7 @@ const LOCAL_FILE_SYSTEMS = new Set([
   0x794c7630, // overlayfs (a container's own disk)
 ]);
 
-/** Whether statfs says `dir` is on a local disk (false when it cannot tell). */
+/** Whether a statfs type (`f_type`) is a local disk's file system (false for any other, or off Linux). */
 export function isLocalFileSystem(type: number): boolean {
   return process.platform === 'linux' && LOCAL_FILE_SYSTEMS.has(type >>> 0);
 }
