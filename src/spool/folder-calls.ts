@@ -4,7 +4,8 @@
 // made here a burst of 1,000 letters queued about 1,550 a second against about 1,100 (docs/bench.md).
 // On a network file system (NFS, SMB, FUSE, ...) a call can wait for a server, so there every
 // call goes through the pool and the event loop never waits on one. Which kind a folder is on
-// is asked of the kernel (statfs); anything not known to be a local disk is treated as remote.
+// is asked of the kernel (statfs); anything not known to be a local disk is treated as remote,
+// and a local disk that makes a call wait gets the pool for a while (localCalls).
 import {
   close, closeSync, fstat, fstatSync, link, linkSync, lstat, lstatSync, lutimes, lutimesSync, open, openSync,
   read, readSync, rename, renameSync, statfs, unlink, unlinkSync, type Stats,
@@ -59,29 +60,69 @@ export const poolCalls: FolderCalls = {
  */
 const READ_HERE_BYTES = 256 * 1024;
 
+export interface LocalCallsOptions {
+  /** A call on the main thread that took longer than this (default 10 ms) sends the folder's calls to the pool. */
+  slowMs?: number;
+  /** For how long (default 60 s). */
+  poolForMs?: number;
+  /** Told of each such call, to log it. */
+  onSlow?: (call: string, ms: number) => void;
+  /** Milliseconds, for the timings (default performance.now). */
+  now?: () => number;
+}
+
 /**
- * Every call on the calling thread, but reads of more than READ_HERE_BYTES. The functions are
- * async so that a failure is a rejected promise, as with the pool.
+ * The calls of a folder on a local disk: on the calling thread, but reads of more than
+ * READ_HERE_BYTES. A local disk can still make a call wait: a rename or a link needs the file
+ * system's journal, whose commit may be writing out a lot of data on a slow disk (ext4's
+ * ordered mode), and a look at a name not in the cache reads the disk. So each call is timed,
+ * and one that held the thread longer than `slowMs` sends the folder's calls to the pool for
+ * `poolForMs`: one such wait, then none. The functions are async so that a failure is a
+ * rejected promise, as with the pool.
  */
-export const hereCalls: FolderCalls = {
-  here: true,
-  look: async (p) => {
+export function localCalls(opts: LocalCallsOptions = {}): FolderCalls {
+  const slowMs = opts.slowMs ?? 10;
+  const poolForMs = opts.poolForMs ?? 60_000;
+  const now = opts.now ?? (() => performance.now());
+  let poolUntil = -Infinity;
+  const onPool = () => now() < poolUntil;
+  const timed = <T>(call: string, fn: () => T): T => {
+    const started = now();
     try {
-      return lstatSync(p, { throwIfNoEntry: false }) ?? null;
-    } catch {
-      return null;
+      return fn();
+    } finally {
+      const ms = now() - started;
+      if (ms > slowMs) {
+        poolUntil = now() + poolForMs;
+        opts.onSlow?.(call, ms);
+      }
     }
-  },
-  open: async (p, flags) => openSync(p, flags),
-  fstat: async (fd) => fstatSync(fd),
-  read: async (fd, buf, offset, length, position) =>
-    length <= READ_HERE_BYTES ? readSync(fd, buf, offset, length, position) : poolCalls.read(fd, buf, offset, length, position),
-  close: async (fd) => closeSync(fd),
-  rename: async (from, to) => renameSync(from, to),
-  link: async (from, to) => linkSync(from, to),
-  unlink: async (p) => unlinkSync(p),
-  touch: async (p, at) => lutimesSync(p, at, at),
-};
+  };
+  return {
+    get here() {
+      return !onPool();
+    },
+    look: async (p) => {
+      if (onPool()) return poolCalls.look(p);
+      try {
+        return timed('lstat', () => lstatSync(p, { throwIfNoEntry: false })) ?? null;
+      } catch {
+        return null;
+      }
+    },
+    open: async (p, flags) => (onPool() ? poolCalls.open(p, flags) : timed('open', () => openSync(p, flags))),
+    fstat: async (fd) => (onPool() ? poolCalls.fstat(fd) : timed('fstat', () => fstatSync(fd))),
+    read: async (fd, buf, offset, length, position) =>
+      onPool() || length > READ_HERE_BYTES
+        ? poolCalls.read(fd, buf, offset, length, position)
+        : timed('read', () => readSync(fd, buf, offset, length, position)),
+    close: async (fd) => (onPool() ? poolCalls.close(fd) : timed('close', () => closeSync(fd))),
+    rename: async (from, to) => (onPool() ? poolCalls.rename(from, to) : timed('rename', () => renameSync(from, to))),
+    link: async (from, to) => (onPool() ? poolCalls.link(from, to) : timed('link', () => linkSync(from, to))),
+    unlink: async (p) => (onPool() ? poolCalls.unlink(p) : timed('unlink', () => unlinkSync(p))),
+    touch: async (p, at) => (onPool() ? poolCalls.touch(p, at) : timed('lutimes', () => lutimesSync(p, at, at))),
+  };
+}
 
 /** statfs(2) magic numbers of the local disk file systems Linux has (linux/magic.h). */
 const LOCAL_FILE_SYSTEMS = new Set([
@@ -103,8 +144,8 @@ export function isLocalFileSystem(type: number): boolean {
   return process.platform === 'linux' && LOCAL_FILE_SYSTEMS.has(type >>> 0);
 }
 
-/** The calls for a folder: here on a local disk, through the pool anywhere else. */
-export async function callsFor(dir: string): Promise<FolderCalls> {
+/** The calls for a folder: its own local calls on a local disk, through the pool anywhere else. */
+export async function callsFor(dir: string, local: LocalCallsOptions = {}): Promise<FolderCalls> {
   const type = await new Promise<number | null>((resolve) => statfs(dir, (err, s) => resolve(err ? null : s.type)));
-  return type !== null && isLocalFileSystem(type) ? hereCalls : poolCalls;
+  return type !== null && isLocalFileSystem(type) ? localCalls(local) : poolCalls;
 }

@@ -149,7 +149,12 @@ export class SpoolWatcher {
       return;
     }
     // the file calls on this thread if the folder is on a local disk, through the pool if not
-    f = userFolders(this.opts.spool.root, u, await (this.opts.folderCalls ?? callsFor)(f.root));
+    const root = f.root;
+    const local = {
+      onSlow: (call: string, ms: number) =>
+        this.log.warn({ user: u.name, folder: root, call, ms: Math.round(ms) }, 'spool folder slow: a file call held the main thread; its calls go through the thread pool for a minute'),
+    };
+    f = userFolders(this.opts.spool.root, u, await (this.opts.folderCalls ?? ((dir) => callsFor(dir, local)))(root));
     await this.recover(f);
     const spool = new UserSpool({
       folders: f,

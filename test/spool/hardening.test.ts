@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { hereCalls, poolCalls } from '../../src/spool/folder-calls.js';
+import { localCalls, poolCalls } from '../../src/spool/folder-calls.js';
 import { drop, spoolHarness as harness, textPdf, waitFor, type HarnessOptions, type SpoolHarness } from './harness.js';
 
 let h: SpoolHarness | null = null;
@@ -30,7 +30,7 @@ async function replaceWithLink(dir: string, target: string): Promise<void> {
 
 // Every test twice: the folders' file calls on this thread (a local disk, what this machine has)
 // and through the thread pool (what a folder on a network file system gets; folder-calls.ts).
-describe.each([{ calls: hereCalls }, { calls: poolCalls }])('file calls here: $calls.here', ({ calls }) => {
+describe.each([{ calls: localCalls() }, { calls: poolCalls }])('file calls here: $calls.here', ({ calls }) => {
   const spoolHarness = (o: HarnessOptions = {}) => harness({ ...o, extra: { folderCalls: async () => calls, ...o.extra } });
 
   describe('dedupe swallows only a true repeat, and says so', () => {

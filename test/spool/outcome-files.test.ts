@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hereCalls, poolCalls } from '../../src/spool/folder-calls.js';
+import { localCalls, poolCalls } from '../../src/spool/folder-calls.js';
 import { moveInto } from '../../src/spool/outcome-files.js';
 
 let dir: string;
@@ -20,7 +20,7 @@ function folders(): { work: string; done: string } {
 }
 
 // on this thread (a local disk) and through the thread pool (a network file system)
-describe.each([{ calls: hereCalls }, { calls: poolCalls }])('moveInto (file calls here: $calls.here)', ({ calls }) => {
+describe.each([{ calls: localCalls() }, { calls: poolCalls }])('moveInto (file calls here: $calls.here)', ({ calls }) => {
   it('a file whose name is taken in the folder gets the next free name; the one there is kept', async () => {
     const { work, done } = folders();
     writeFileSync(path.join(done, 'letter.pdf'), 'first');

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { constants, existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { link, mkdir, open, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { hereCalls, poolCalls } from '../../src/spool/folder-calls.js';
+import { localCalls, poolCalls } from '../../src/spool/folder-calls.js';
 import { ReaderPool } from '../../src/workers/pool.js';
 import { grow } from '../helpers/grow.js';
 import { BOB, drop, metricValue, spoolHarness, textPdf, waitFor, type SpoolHarness } from './harness.js';
@@ -253,7 +253,7 @@ describe('what is taken', () => {
 
   // with the folder's file calls on this thread (a local disk) and through the thread pool (a
   // network file system; folder-calls.ts): neither may open the FIFO and wait, or follow the link
-  it.each([{ calls: hereCalls }, { calls: poolCalls }])('a symlink to /etc/passwd and a FIFO are never read, and the watcher stays up (file calls here: $calls.here)', async ({ calls }) => {
+  it.each([{ calls: localCalls() }, { calls: poolCalls }])('a symlink to /etc/passwd and a FIFO are never read, and the watcher stays up (file calls here: $calls.here)', async ({ calls }) => {
     h = await spoolHarness({ extra: { folderCalls: async () => calls } });
     await symlink('/etc/passwd', path.join(h.folder(), '15551234567 - passwd.pdf'));
     execFileSync('mkfifo', [path.join(h.folder(), '15551234567 - pipe.pdf')]);
@@ -281,7 +281,7 @@ describe('what is taken', () => {
     expect(await h.jobs()).toEqual([]);
   });
 
-  it.each([{ calls: hereCalls }, { calls: poolCalls }])('1,000 files dropped at once are all queued exactly once (file calls here: $calls.here)', async ({ calls }) => {
+  it.each([{ calls: localCalls() }, { calls: poolCalls }])('1,000 files dropped at once are all queued exactly once (file calls here: $calls.here)', async ({ calls }) => {
     h = await spoolHarness({ spool: { stableMs: 100 }, extra: { concurrency: 8, folderCalls: async () => calls } });
     const dir = h.folder();
     await Promise.all(Array.from({ length: 1000 }, (_, i) => writeFile(path.join(dir, `1555${String(1000000 + i).slice(1)} - doc ${i}.pdf`), PDF(`bulk ${i}`))));
