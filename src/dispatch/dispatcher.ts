@@ -53,6 +53,8 @@ export class Dispatcher {
   private readonly ctx: DispatchContext;
   private readonly gate: PQueue;
   private readonly inFlight = new Set<ClaimedGroup>();
+  /** The sends started and not yet over, for stop() to wait on. */
+  private readonly sending = new Set<Promise<void>>();
   private loop: Periodic<void> | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private resumeTimer: NodeJS.Timeout | null = null;
@@ -198,7 +200,16 @@ export class Dispatcher {
     if (this.resumeTimer) clearTimeout(this.resumeTimer);
     const bound = opts.timeoutMs ?? 10_000;
     let timeout: NodeJS.Timeout | undefined;
-    const idle = Promise.all([loopDone, this.reconciling, this.polling, this.gate.onIdle()]).then(() => true);
+    // In this order: the pass in flight may still claim and start sends; a send is in the gate only
+    // while one of its calls is (between calls it reads documents, records outcomes), so an idle
+    // gate alone once let a claimed send be marked unknown before its first call, which then
+    // never went out, and a send the service never saw was parked as "cannot tell" for good.
+    const idle = (async () => {
+      await loopDone;
+      await Promise.all([this.reconciling, this.polling, ...this.sending]);
+      await this.gate.onIdle();
+      return true;
+    })();
     const timedOut = new Promise<boolean>((resolve) => {
       timeout = setTimeout(() => resolve(false), bound);
     });
@@ -267,7 +278,14 @@ export class Dispatcher {
     else void Promise.all(work).catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch work failed'));
   }
 
-  private async send(group: ClaimedGroup): Promise<void> {
+  private send(group: ClaimedGroup): Promise<void> {
+    const sending = this.runSend(group);
+    this.sending.add(sending);
+    void sending.finally(() => this.sending.delete(sending));
+    return sending;
+  }
+
+  private async runSend(group: ClaimedGroup): Promise<void> {
     this.inFlight.add(group);
     try {
       await sendGroup(this.ctx, group);

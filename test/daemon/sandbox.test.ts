@@ -232,9 +232,10 @@ describe('SIGTERM while a send is in flight', () => {
       const sb2 = JSON.parse(readFileSync(path.join(cwd, 'data', 'sandbox.json'), 'utf8')) as { baseUrl: string; caFile: string; adminKey: string };
       const agent2 = new Agent({ connect: { ca: readFileSync(sb2.caFile) } });
       await request(`${sb2.baseUrl}/_emulator/faults`, { method: 'PUT', dispatcher: agent2, headers: { authorization: `Basic ${sb2.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ latencyMs: 0 }) });
-      // 60 s: 30 s ran out twice in full-suite runs on 26 Nov 2026 (never alone, nor alone with
-      // both cores kept busy); a send left deferred at the shutdown would wait for the retry
-      // schedule's first step, 30 s, before it is tried again
+      // This timed out three times in full-suite runs on 26 Nov 2026: the SIGTERM came between
+      // the send's claim and its first call, stop() marked it unknown, and after the restart it
+      // was parked as "cannot tell whether it went out" (it had not). stop() now waits for
+      // claimed sends (test/dispatch/dispatcher.test.ts, "stop() while a claimed send ...").
       const done = await waitUntil(async () => (await jobsIn(cwd)).find((j) => j.state === 'delivered'), 'the job to be delivered after the restart', 60_000, 200);
       const faxes = (await (await request(`${sb2.baseUrl}/_emulator/faxes`, { dispatcher: agent2, headers: { authorization: `Basic ${sb2.adminKey}` } })).body.json()) as unknown;
       const list = (Array.isArray(faxes) ? faxes : (faxes as { faxes?: unknown[]; rows?: unknown[] }).faxes ?? (faxes as { rows?: unknown[] }).rows ?? []) as Array<{ cf?: Record<string, string> }>;

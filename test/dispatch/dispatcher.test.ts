@@ -327,6 +327,46 @@ describe('Dispatcher with the emulator', () => {
   });
 });
 
+describe('stop() while a claimed send has not made its first call', () => {
+  // Found in a full CI run (26 Nov 2026): SIGTERM came while a just-claimed send was reading its
+  // documents, between calls; stop() saw an idle gate, marked the send unknown, and after the
+  // restart the gateway could not tell whether that fax had gone out (it never had) and parked it.
+  it('waits for it: the send is put back unsent, never marked unknown, and goes out once afterwards', async () => {
+    const s = await setup();
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: '+15554401999' }] }));
+    // the send reads its documents before its first call: held there until stop() has begun
+    let reached!: () => void;
+    const atDocuments = new Promise<void>((r) => (reached = r));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const documentPath = s.store.documentPath.bind(s.store);
+    s.store.documentPath = async (d) => {
+      reached();
+      await held;
+      return documentPath(d);
+    };
+    s.dispatcher.start();
+    await atDocuments;
+    expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe('sending');
+    const stopped = s.dispatcher.stop({ timeoutMs: 10_000 });
+    // stop() cannot be over while the claimed send is still before its first call
+    const first = await Promise.race([stopped.then(() => 'stopped'), new Promise((r) => setTimeout(() => r('still waiting'), 500))]);
+    expect(first).toBe('still waiting');
+    release();
+    await stopped;
+    s.store.documentPath = documentPath;
+    // put back to be tried again at once, as a send stopped before it went out is
+    const r = (await s.store.getJob(job.id))!.recipients[0]!;
+    expect(r.state).toBe('deferred');
+    expect(Date.parse(r.nextAttemptAt!)).toBeLessThanOrEqual(Date.now());
+    expect(s.calls.get('sendFax') ?? 0).toBe(0);
+    expect(s.logs.some((l) => String(l.msg).startsWith('stopped with sends in flight'))).toBe(false);
+    await drain(s);
+    expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe('delivered');
+    expect((await serviceFaxes()).filter((f) => f.faxNumber === '+15554401999')).toHaveLength(1);
+  });
+});
+
 describe('a store that cannot be used', () => {
   it('logs the first failed pass and the recovery, not one error per pass', async () => {
     const s = await setup();
