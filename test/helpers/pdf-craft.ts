@@ -50,6 +50,20 @@ export class PdfWriter {
   }
 }
 
+/**
+ * A document whose catalog (object 1) names the page tree root (object 2): `build` adds the rest
+ * and returns the one page (the root then holds that page alone) or the root's whole dictionary.
+ */
+function pdfDoc(build: (w: PdfWriter, pages: number) => number | string): Buffer {
+  const w = new PdfWriter();
+  const catalog = w.reserve();
+  const pages = w.reserve();
+  const root = build(w, pages);
+  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
+  w.set(pages, typeof root === 'number' ? `<< /Type /Pages /Kids [${root} 0 R] /Count 1 >>` : root);
+  return w.build(catalog);
+}
+
 /** Appends an incremental update that replaces (or adds) the given objects. */
 export function incrementalUpdate(base: Buffer, objects: Record<number, Body>, opts: { size: number; root?: number }): Buffer {
   const prev = Number(/startxref\s+(\d+)\s+%%EOF\s*$/.exec(base.toString('latin1'))?.[1]);
@@ -79,18 +93,14 @@ export const glyphFont = (glyph: string, base = 'Helvetica', baseEncoding = '') 
 
 /** One page whose content is `content` and whose /Font resources are `fonts` (name -> font dictionary). */
 export function onePage(content: Body | Body[], fonts: Record<string, string> = { F1: HELVETICA }, more: { resources?: string; page?: string } = {}): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const contents = (Array.isArray(content) ? content : [content]).map((c) => w.stream('', c));
-  const fontRefs = Object.entries(fonts).map(([name, dict]) => `/${name} ${w.add(dict)} 0 R`);
-  const page = w.add(
-    `<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << ${fontRefs.join(' ')} >> ${more.resources ?? ''} >> ` +
-      `/Contents ${contents.length === 1 ? `${contents[0]} 0 R` : `[${contents.map((c) => `${c} 0 R`).join(' ')}]`} ${more.page ?? ''} >>`,
-  );
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const contents = (Array.isArray(content) ? content : [content]).map((c) => w.stream('', c));
+    const fontRefs = Object.entries(fonts).map(([name, dict]) => `/${name} ${w.add(dict)} 0 R`);
+    return w.add(
+      `<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << ${fontRefs.join(' ')} >> ${more.resources ?? ''} >> ` +
+        `/Contents ${contents.length === 1 ? `${contents[0]} 0 R` : `[${contents.map((c) => `${c} 0 R`).join(' ')}]`} ${more.page ?? ''} >>`,
+    );
+  });
 }
 
 /** A ToUnicode CMap stream body with the given bfchar/bfrange lines. */
@@ -106,16 +116,12 @@ export function toUnicodeCMap(lines: string, codespace = '<00> <FF>'): string {
 
 /** A one-page document whose font F1 has the ToUnicode map `cmap` (and F1 is `font` otherwise). */
 function withToUnicode(cmap: string, content: string, font = '/Subtype /Type1 /BaseFont /Helvetica'): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const tu = w.stream('', cmap);
-  const f = w.add(`<< /Type /Font ${font} /ToUnicode ${tu} 0 R >>`);
-  const c = w.stream('', content);
-  const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const tu = w.stream('', cmap);
+    const f = w.add(`<< /Type /Font ${font} /ToUnicode ${tu} 0 R >>`);
+    const c = w.stream('', content);
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
+  });
 }
 
 export interface Crafted {
@@ -162,18 +168,13 @@ export function craftedPdfs(): Crafted[] {
   push('differences-base-encoding', onePage(text('(AAAA) Tj'), { F1: glyphFont('at', 'Times-Roman', '/BaseEncoding /MacRomanEncoding') }));
   push('differences-nonstandard-font', onePage(text('(AAAA) Tj'), { F1: glyphFont('at', 'MyFancyFont') }));
   push('differences-truetype', onePage(text('(AAAA) Tj'), { F1: glyphFont('at').replace('/Type1', '/TrueType') }));
-  push('differences-indirect', (() => {
-    const w = new PdfWriter();
-    const catalog = w.reserve();
-    const pages = w.reserve();
+  push('differences-indirect', pdfDoc((w, pages) => {
     const enc = w.add('<< /Type /Encoding /Differences [64 /A 65 /at] >>');
     const f = w.add(`<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding ${enc} 0 R >>`);
     const c = w.stream('', text('(AA@AA@) Tj'));
     const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
-    w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-    w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 /MediaBox [0 0 612 792] >>`);
-    return w.build(catalog);
-  })());
+    return `<< /Type /Pages /Kids [${page} 0 R] /Count 1 /MediaBox [0 0 612 792] >>`;
+  }));
   // standard encodings that are not WinAnsi, and the symbolic standard fonts
   for (const enc of ['/MacRomanEncoding', '/StandardEncoding', '/PDFDocEncoding', '/MacExpertEncoding', '']) {
     const f = `<< /Type /Font /Subtype /Type1 /BaseFont /Courier ${enc ? `/Encoding ${enc}` : ''} >>`;
@@ -193,17 +194,11 @@ export function craftedPdfs(): Crafted[] {
   push('tounicode-fullwidth', withToUnicode(toUnicodeCMap('1 beginbfchar <41> <FF20> endbfchar'), text('(AAAA) Tj')));
   // parentheses nested in a string are part of it: four "(" shown, each '@' by the map
   push('tounicode-nested-parentheses', withToUnicode(toUnicodeCMap('1 beginbfchar <28> <0040> endbfchar'), text('(((((x))))) Tj')));
-  push('tounicode-identity-name', (() => {
-    const w = new PdfWriter();
-    const catalog = w.reserve();
-    const pages = w.reserve();
+  push('tounicode-identity-name', pdfDoc((w, pages) => {
     const f = w.add('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode /Identity-H >>');
     const c = w.stream('', text('(AAAA) Tj'));
-    const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
-    w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-    w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-    return w.build(catalog);
-  })());
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
+  }));
   const type0 = (encoding: string, extra = '') =>
     `/Subtype /Type0 /BaseFont /Foo /Encoding ${encoding} /DescendantFonts [<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Foo /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor << /Type /FontDescriptor /FontName /Foo /Flags 4 >> >>] ${extra}`;
   push('type0-tounicode', withToUnicode(toUnicodeCMap('2 beginbfchar <0001> <0040> <0040> <0041> endbfchar', '<0000> <FFFF>'), text('<0001000100010001> Tj'), type0('/Identity-H')));
@@ -216,20 +211,14 @@ export function craftedPdfs(): Crafted[] {
   const fonts = { F1: HELVETICA, F2: glyphFont('at') };
   push('font-survives-ET', onePage('BT /F2 12 Tf ET BT (AAAA) Tj ET', fonts));
   push('font-restored-by-Q', onePage('q BT /F2 12 Tf ET q BT /F1 12 Tf ET Q BT (AAAA) Tj ET Q', fonts));
-  push('font-from-extgstate', (() => {
-    const w = new PdfWriter();
-    const catalog = w.reserve();
-    const pages = w.reserve();
+  push('font-from-extgstate', pdfDoc((w, pages) => {
     const f1 = w.add(HELVETICA);
     const f2 = w.add(glyphFont('at'));
     const c = w.stream('', 'BT /F1 12 Tf 72 700 Td /GS1 gs (AAAA) Tj ET');
-    const page = w.add(
+    return w.add(
       `<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f1} 0 R >> /ExtGState << /GS1 << /Type /ExtGState /Font [${f2} 0 R 12] >> >> >> /Contents ${c} 0 R >>`,
     );
-    w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-    w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-    return w.build(catalog);
-  })());
+  }));
 
   // -- forms: text inside XObjects, fonts inherited from the caller, resources from the page
   push('form-inherits-font', formDoc({ formContent: '(AAAA) Tj', formResources: null, page: 'BT /F2 12 Tf 72 700 Td ET /X1 Do' }));
@@ -241,30 +230,19 @@ export function craftedPdfs(): Crafted[] {
 
   // -- document structure
   push('page-order-kids', pageOrderDoc());
-  push('resources-inherited', (() => {
-    const w = new PdfWriter();
-    const catalog = w.reserve();
-    const pages = w.reserve();
+  push('resources-inherited', pdfDoc((w, pages) => {
     const f = w.add(glyphFont('at'));
     const c = w.stream('', text('(AAAA) Tj'));
     const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /Contents ${c} 0 R >>`);
-    w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-    w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> >>`);
-    return w.build(catalog);
-  })());
-  push('annotation-appearance', (() => {
-    const w = new PdfWriter();
-    const catalog = w.reserve();
-    const pages = w.reserve();
+    return `<< /Type /Pages /Kids [${page} 0 R] /Count 1 /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> >>`;
+  }));
+  push('annotation-appearance', pdfDoc((w, pages) => {
     const f = w.add(HELVETICA);
     const ap = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 200 50] /Resources << /Font << /F1 ${f} 0 R >> >>`, 'BT /F1 12 Tf 2 20 Td (@@FAX 15551234567@@) Tj ET');
     const annot = w.add(`<< /Type /Annot /Subtype /FreeText /Rect [72 600 272 650] /Contents (@@FAX 15551234567@@) /DA (/F1 12 Tf) /AP << /N ${ap} 0 R >> >>`);
     const c = w.stream('', text('(no at signs here) Tj'));
-    const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R /Annots [${annot} 0 R] >>`);
-    w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-    w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-    return w.build(catalog);
-  })());
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R /Annots [${annot} 0 R] >>`);
+  }));
   const flate = deflateSync(Buffer.from(text('(@@FAX 15551234567@@) Tj')));
   push('filters-flate-array', filteredDoc('/Filter [/FlateDecode]', flate));
   push('filters-ascii-hex', filteredDoc('/Filter /ASCIIHexDecode', Buffer.from(`${Buffer.from(text('(@@@@) Tj')).toString('hex')}>`)));
@@ -329,39 +307,32 @@ export function craftedPdfs(): Crafted[] {
 
 /** Page draws /X1 (a form); F1 is Helvetica, F2 draws 'A' as '@'. */
 function formDoc(o: { formContent: string; formResources: 'own' | 'nested' | 'helvetica-only' | null; page: string }): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const f1 = w.add(HELVETICA);
-  const f2 = w.add(glyphFont('at'));
-  const fonts = `/Font << /F1 ${f1} 0 R /F2 ${f2} 0 R >>`;
-  let res = '';
-  if (o.formResources === 'own') res = `/Resources << ${fonts} >>`;
-  if (o.formResources === 'helvetica-only') res = `/Resources << /Font << /F1 ${f1} 0 R >> >>`;
-  if (o.formResources === 'nested') {
-    const inner = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << ${fonts} >>`, 'BT /F2 12 Tf (AA) Tj ET');
-    res = `/Resources << ${fonts} /XObject << /X2 ${inner} 0 R >> >>`;
-  }
-  const x1 = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 612 792] ${res}`, o.formContent);
-  const c = w.stream('', o.page);
-  const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << ${fonts} /XObject << /X1 ${x1} 0 R >> >> /Contents ${c} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const f1 = w.add(HELVETICA);
+    const f2 = w.add(glyphFont('at'));
+    const fonts = `/Font << /F1 ${f1} 0 R /F2 ${f2} 0 R >>`;
+    let res = '';
+    if (o.formResources === 'own') res = `/Resources << ${fonts} >>`;
+    if (o.formResources === 'helvetica-only') res = `/Resources << /Font << /F1 ${f1} 0 R >> >>`;
+    if (o.formResources === 'nested') {
+      const inner = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << ${fonts} >>`, 'BT /F2 12 Tf (AA) Tj ET');
+      res = `/Resources << ${fonts} /XObject << /X2 ${inner} 0 R >> >>`;
+    }
+    const x1 = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 612 792] ${res}`, o.formContent);
+    const c = w.stream('', o.page);
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << ${fonts} /XObject << /X1 ${x1} 0 R >> >> /Contents ${c} 0 R >>`);
+  });
 }
 
 /** The first page is a /Type /Page node that also has /Kids: pdfjs takes it as the page (its kids are never read). */
 function pageWithKids(): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const f = w.add(HELVETICA);
-  const first = w.reserve();
-  const hidden = w.add(`<< /Type /Page /Parent ${first} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${w.stream('', text('(a kid) Tj'))} 0 R >>`);
-  w.set(first, `<< /Type /Page /Parent ${pages} 0 R /Kids [${hidden} 0 R] /Count 1 /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${w.stream('', text('(@@FAX 15551234567@@) Tj'))} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${first} 0 R] /Count 1 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const f = w.add(HELVETICA);
+    const first = w.reserve();
+    const hidden = w.add(`<< /Type /Page /Parent ${first} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${w.stream('', text('(a kid) Tj'))} 0 R >>`);
+    w.set(first, `<< /Type /Page /Parent ${pages} 0 R /Kids [${hidden} 0 R] /Count 1 /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${w.stream('', text('(@@FAX 15551234567@@) Tj'))} 0 R >>`);
+    return `<< /Type /Pages /Kids [${first} 0 R] /Count 1 >>`;
+  });
 }
 
 /**
@@ -408,46 +379,35 @@ function xrefStreamPdf(files: Record<number, string>, members: [number, string][
 
 /** Three pages whose objects are in the opposite order of the page tree; only the last page has '@'. */
 function pageOrderDoc(): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const f = w.add(HELVETICA);
-  const mk = (s: string) => w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${w.stream('', text(s))} 0 R >>`);
-  const p3 = mk('(@@FAX 15551234567@@ page three) Tj');
-  const p2 = mk('(page two) Tj');
-  const inner = w.reserve();
-  const p1 = mk('(page one) Tj');
-  w.set(inner, `<< /Type /Pages /Parent ${pages} 0 R /Kids [${p2} 0 R ${p3} 0 R] /Count 2 >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${p1} 0 R ${inner} 0 R] /Count 3 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const f = w.add(HELVETICA);
+    const mk = (s: string) => w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${w.stream('', text(s))} 0 R >>`);
+    const p3 = mk('(@@FAX 15551234567@@ page three) Tj');
+    const p2 = mk('(page two) Tj');
+    const inner = w.reserve();
+    const p1 = mk('(page one) Tj');
+    w.set(inner, `<< /Type /Pages /Parent ${pages} 0 R /Kids [${p2} 0 R ${p3} 0 R] /Count 2 >>`);
+    return `<< /Type /Pages /Kids [${p1} 0 R ${inner} 0 R] /Count 3 >>`;
+  });
 }
 
 function filteredDoc(filter: string, data: Buffer, length?: string): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const f = w.add(HELVETICA);
-  const c = w.stream(filter, data, length ? { length } : {});
-  const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const f = w.add(HELVETICA);
+    const c = w.stream(filter, data, length ? { length } : {});
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
+  });
 }
 
 function lengthIndirect(): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const f = w.add(HELVETICA);
-  const data = text('(@@@@) Tj');
-  const len = w.reserve();
-  const c = w.stream('', data, { length: `${len} 0 R` });
-  w.set(len, String(data.length));
-  const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const f = w.add(HELVETICA);
+    const data = text('(@@@@) Tj');
+    const len = w.reserve();
+    const c = w.stream('', data, { length: `${len} 0 R` });
+    w.set(len, String(data.length));
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
+  });
 }
 
 /** Every xref offset 3 bytes early: pdfjs notices and rebuilds the table by scanning the file. */
@@ -536,18 +496,14 @@ function stripXref(pdf: Buffer): Buffer {
 }
 
 function type3Doc(): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const glyph = w.stream('', '0 0 d0 0 0 m 1 1 l S');
-  const f = w.add(
-    `<< /Type /Font /Subtype /Type3 /FontBBox [0 0 1 1] /FontMatrix [0.001 0 0 0.001 0 0] /CharProcs << /at ${glyph} 0 R >> /Encoding << /Type /Encoding /Differences [65 /at] >> /FirstChar 65 /LastChar 65 /Widths [500] >>`,
-  );
-  const c = w.stream('', text('(AAAA) Tj'));
-  const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const glyph = w.stream('', '0 0 d0 0 0 m 1 1 l S');
+    const f = w.add(
+      `<< /Type /Font /Subtype /Type3 /FontBBox [0 0 1 1] /FontMatrix [0.001 0 0 0.001 0 0] /CharProcs << /at ${glyph} 0 R >> /Encoding << /Type /Encoding /Differences [65 /at] >> /FirstChar 65 /LastChar 65 /Widths [500] >>`,
+    );
+    const c = w.stream('', text('(AAAA) Tj'));
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
+  });
 }
 
 function ascii85(data: Buffer): string {
@@ -631,48 +587,37 @@ export function hostilePdfs(): Crafted[] {
 }
 
 function pagesDoc(root: (w: PdfWriter, pages: number, page: number) => string): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const f = w.add(HELVETICA);
-  const c = w.stream('', text('(@@FAX 15551234567@@) Tj'));
-  const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, root(w, pages, page));
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const f = w.add(HELVETICA);
+    const c = w.stream('', text('(@@FAX 15551234567@@) Tj'));
+    const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >> /Contents ${c} 0 R >>`);
+    return root(w, pages, page);
+  });
 }
 
 /** n forms in a ring, each drawing '@' and then the next. */
 function formCycle(n: number): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const f = w.add(HELVETICA);
-  const forms = Array.from({ length: n }, () => w.reserve());
-  forms.forEach((num, i) => {
-    const next = forms[(i + 1) % n]!;
-    w.set(num, streamBody(`/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> /XObject << /X ${next} 0 R >> >>`, 'BT /F1 12 Tf (@) Tj ET /X Do'));
+  return pdfDoc((w, pages) => {
+    const f = w.add(HELVETICA);
+    const forms = Array.from({ length: n }, () => w.reserve());
+    forms.forEach((num, i) => {
+      const next = forms[(i + 1) % n]!;
+      w.set(num, streamBody(`/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> /XObject << /X ${next} 0 R >> >>`, 'BT /F1 12 Tf (@) Tj ET /X Do'));
+    });
+    const c = w.stream('', '/X Do');
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /X ${forms[0]} 0 R >> >> /Contents ${c} 0 R >>`);
   });
-  const c = w.stream('', '/X Do');
-  const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /X ${forms[0]} 0 R >> >> /Contents ${c} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-  return w.build(catalog);
 }
 
 /** `levels` of forms, each drawing the next one twice: 2^levels draws of the innermost, which shows `s`. */
 function formFanout(levels: number, s: string): Buffer {
-  const w = new PdfWriter();
-  const catalog = w.reserve();
-  const pages = w.reserve();
-  const f = w.add(HELVETICA);
-  let next = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >>`, `BT /F1 12 Tf (${s}) Tj ET`);
-  for (let i = 0; i < levels; i++) next = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /X ${next} 0 R >> >>`, '/X Do /X Do');
-  const c = w.stream('', '/X Do');
-  const page = w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /X ${next} 0 R >> >> /Contents ${c} 0 R >>`);
-  w.set(catalog, `<< /Type /Catalog /Pages ${pages} 0 R >>`);
-  w.set(pages, `<< /Type /Pages /Kids [${page} 0 R] /Count 1 >>`);
-  return w.build(catalog);
+  return pdfDoc((w, pages) => {
+    const f = w.add(HELVETICA);
+    let next = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 ${f} 0 R >> >>`, `BT /F1 12 Tf (${s}) Tj ET`);
+    for (let i = 0; i < levels; i++) next = w.stream(`/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /X ${next} 0 R >> >>`, '/X Do /X Do');
+    const c = w.stream('', '/X Do');
+    return w.add(`<< /Type /Page /Parent ${pages} 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /X ${next} 0 R >> >> /Contents ${c} 0 R >>`);
+  });
 }
 
 
