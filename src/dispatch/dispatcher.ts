@@ -52,9 +52,8 @@ function rateGate(api: ApiConfig): { intervalCap: number; interval: number } {
 export class Dispatcher {
   private readonly ctx: DispatchContext;
   private readonly gate: PQueue;
-  private readonly inFlight = new Set<ClaimedGroup>();
-  /** The sends started and not yet over, for stop() to wait on. */
-  private readonly sending = new Set<Promise<void>>();
+  /** The sends started and not yet over: their leases are renewed, and stop() waits for them. */
+  private readonly inFlight = new Map<ClaimedGroup, Promise<void>>();
   private loop: Periodic<void> | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private resumeTimer: NodeJS.Timeout | null = null;
@@ -206,7 +205,7 @@ export class Dispatcher {
     // never went out, and a send the service never saw was parked as "cannot tell" for good.
     const idle = (async () => {
       await loopDone;
-      await Promise.all([this.reconciling, this.polling, ...this.sending]);
+      await Promise.all([this.reconciling, this.polling, ...this.inFlight.values()]);
       await this.gate.onIdle();
       return true;
     })();
@@ -278,17 +277,11 @@ export class Dispatcher {
     else void Promise.all(work).catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch work failed'));
   }
 
-  private send(group: ClaimedGroup): Promise<void> {
-    const sending = this.runSend(group);
-    this.sending.add(sending);
-    void sending.finally(() => this.sending.delete(sending));
-    return sending;
-  }
-
-  private async runSend(group: ClaimedGroup): Promise<void> {
-    this.inFlight.add(group);
+  private async send(group: ClaimedGroup): Promise<void> {
+    const sending = sendGroup(this.ctx, group);
+    this.inFlight.set(group, sending.catch(() => undefined));
     try {
-      await sendGroup(this.ctx, group);
+      await sending;
     } catch (err) {
       this.ctx.log.child({ job: group.job.id }).error({ err: describeError(err) }, 'send failed unexpectedly');
     } finally {
@@ -298,7 +291,7 @@ export class Dispatcher {
   }
 
   private renewLeases(): void {
-    const keys = [...this.inFlight].flatMap((g) => g.recipients.map((r) => ({ jobId: r.jobId, idx: r.idx })));
+    const keys = [...this.inFlight.keys()].flatMap((g) => g.recipients.map((r) => ({ jobId: r.jobId, idx: r.idx })));
     if (keys.length === 0) return;
     this.ctx.store.extendLease(this.ctx.owner, keys, this.ctx.tuning.leaseMs)
       .catch((err: unknown) => this.ctx.log.error({ err: describeError(err) }, 'could not renew send leases'));
