@@ -65,6 +65,33 @@ describe('WAL checkpoints', () => {
     await store.close();
   });
 
+  it('make the WAL start again from its beginning under a steady stream of mail: it does not grow with every byte committed', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-ckpt-'));
+    const store = SqliteStore.open({ dataDir: dir, dedupeWindowMs: -1, checkpointThreadNow: true });
+    const cp = (store as unknown as { checkpoints: Checkpointer }).checkpoints;
+    const wal = path.join(dir, 'faxgate.db-wal');
+    // 20 senders at once, each job 150 KB in the database: some 120 MB committed in all, with no
+    // pause in which a checkpoint could find every frame copied by itself
+    const data = Buffer.alloc(150 * 1024, 0x25);
+    const JOBS = 800;
+    let next = 0;
+    let biggest = 0;
+    await Promise.all(Array.from({ length: 20 }, async () => {
+      while (next < JOBS) {
+        const i = next++;
+        await store.enqueue({ source: 'cli', user: 'alice', recipients: [{ number: '+15551234567' }], documents: [{ path: `/nowhere/${i}.pdf`, name: 'letter.pdf', contentType: 'application/pdf', data }], cover: { enabled: false } });
+        biggest = Math.max(biggest, statSync(wal).size);
+      }
+    }));
+    const committed = JOBS * data.length;
+    expect(cp.restarts, 'WAL restarts by the thread').toBeGreaterThan(0);
+    // a few checkpoint intervals (4 MB each), where before it grew past the whole of what was committed
+    expect(biggest, `the WAL's biggest size, ${committed} bytes committed`).toBeLessThan(committed / 2);
+    const counts = await store.counts();
+    expect(Object.values(counts.jobs).reduce((a, b) => a + b, 0), 'every job committed').toBe(JOBS);
+    await store.close();
+  });
+
   it('a thread that cannot start gives the main connection its own checkpoints back', async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-ckpt-'));
     const db = new Database(path.join(dir, 'a.db'));

@@ -33,6 +33,11 @@ export interface SqliteContext {
    */
   writeUnflushed<T>(fn: () => T, blobBytes?: number): T;
   /**
+   * While the checkpoint thread makes the WAL start again from its beginning (checkpointer.ts
+   * holdCommits): a promise that intake awaits before its writeUnflushed; null the rest of the time.
+   */
+  commitsHeld(): Promise<void> | null;
+  /**
    * The WAL on disk, then the data folder still writable (access(W_OK), see stillWritable): one
    * fdatasync and one access() shared by every caller waiting at the time, off the main thread.
    * Rejects with STORE_UNAVAILABLE when access() says no; on an ext4 stopped by an error

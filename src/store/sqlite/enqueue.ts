@@ -131,6 +131,9 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   const recipients = input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
 
   let result: { job: Job; duplicate: boolean };
+  // a few milliseconds now and then, while the checkpoint thread restarts the WAL
+  const held = c.commitsHeld();
+  if (held) await held;
   try {
     // Committed without waiting for the disk, then flushed together with the jobs that arrived
     // meanwhile (group commit): the fsync runs off the main thread and is shared.

@@ -143,6 +143,7 @@ export class SqliteStore implements QueueStore {
         checkpoints.committed(blobBytes); // only commits count toward the next checkpoint
         return result;
       },
+      commitsHeld: () => checkpoints.holdCommits(),
       flushWal: () => walSync.sync(),
       flushDocumentsDir: () => documentsSync.sync(),
       stillWritable: async () => {
