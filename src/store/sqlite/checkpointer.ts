@@ -21,8 +21,9 @@
 // itself does not wait, the mails' commits are deferred, a few milliseconds), and when that one
 // has copied everything, the thread itself writes the one frame that restarts the WAL: the
 // restart's fsync of the WAL's header is then the thread's, not the main thread's. A commit of
-// the main connection that is not intake's (a dispatcher's claim) may still come in between;
-// that cycle then restarts nothing and the next one tries again.
+// the main connection that is not intake's (a dispatcher's claim) may still come in between: it
+// waits for the restart's few milliseconds, or keeps that cycle from restarting (the next one
+// tries again).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
