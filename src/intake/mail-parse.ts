@@ -196,10 +196,133 @@ function holdOneChunk(parser: MailParser): void {
   }
 }
 
+/** Objects of the splitter's that the parser takes in one turn of the event loop at most (see below). */
+export const OBJECTS_PER_TURN = 64;
+
+/** What parseWithoutWaiting uses of mailparser's insides. */
+interface ParserInsides {
+  splitter: Readable;
+  reading: boolean;
+  hasFailed: boolean;
+  endReceived: boolean;
+  waitingEnd: unknown;
+  attachmentCallback: unknown;
+  curnode: { decoder?: Writable } | false | null;
+  readData(): unknown;
+  processChunk(data: unknown, done: (err?: Error | null) => void): void;
+  endStream(): void;
+  createNode(node: unknown): unknown;
+}
+
+type TransformStep = (this: Transform, ...args: unknown[]) => void;
+
+/**
+ * A decoder that does its work at once and then calls back through setImmediate (libbase64's, the
+ * decoder of every base64 part), made to call back at once. A late call (the work was not all
+ * done at once after all) is let pass, unless it brings an error.
+ */
+function answerAtOnce(decoder: Transform): Transform {
+  const d = decoder as unknown as { _transform: TransformStep; _flush: TransformStep };
+  const wrap = (step: TransformStep): TransformStep =>
+    function (this: Transform, ...args: unknown[]): void {
+      const done = args[args.length - 1] as (err?: Error | null, data?: unknown) => void;
+      let answered = false;
+      step.call(this, ...args.slice(0, -1), (err?: Error | null, data?: unknown) => {
+        if (!answered) {
+          answered = true;
+          done(err, data);
+        } else if (err) this.destroy(err);
+      });
+      if (!answered) {
+        answered = true;
+        done();
+      }
+    };
+  if (typeof d._transform === 'function' && typeof d._flush === 'function') {
+    d._transform = wrap(d._transform);
+    d._flush = wrap(d._flush);
+  }
+  return decoder;
+}
+
+/**
+ * mailparser takes the objects of mailsplit's splitter (a part's headers, a stretch of its body,
+ * what lies between parts: 8 to 10 for a mail of a text and an attachment) one at a time, and two
+ * turns of the event loop for each: processChunk does its work and then calls back through
+ * setImmediate, and readData asks for the next object through setImmediate again; a base64 part's
+ * decoder takes a turn for each stretch of body and one more at its end. A mail arrives within a
+ * turn or two, so that was some 20 turns after its last byte, and on a receiver busy with 20
+ * sessions a turn lasts about a millisecond: 11 to 16 ms a mail waited for its parse (measured
+ * under smtp-source, docs/bench.md), a third of a session's time.
+ *
+ * Here readData goes on from one object to the next at once, up to OBJECTS_PER_TURN objects a
+ * turn (each is bounded by mailsplit's limits, so a hostile message still yields the event loop
+ * often). When processChunk waits (an attachment not yet released, a decoder that pushes back),
+ * the next object waits for its call; otherwise its work is done when it returns, and its
+ * scheduled call is let pass. Base64 decoders answer at once (answerAtOnce). If a later mailparser
+ * changes these insides, this does nothing (mailparser's own ways run), and
+ * test/intake/mail-parse-turns.test.ts notices.
+ */
+function parseWithoutWaiting(parser: MailParser): void {
+  const p = parser as unknown as ParserInsides;
+  const fits = typeof p.readData === 'function' && typeof p.processChunk === 'function' && typeof p.endStream === 'function' &&
+    typeof p.createNode === 'function' && typeof p.splitter?.read === 'function' && typeof p.reading === 'boolean' && typeof p.endReceived === 'boolean';
+  if (!fits) return;
+  const createNode = p.createNode;
+  p.createNode = function (node: unknown): unknown {
+    const n = node as { encoding?: unknown; getDecoder?: () => Transform } | null;
+    if (n && n.encoding === 'base64' && typeof n.getDecoder === 'function') {
+      const getDecoder = n.getDecoder;
+      n.getDecoder = function (this: unknown): Transform {
+        return answerAtOnce(getDecoder.call(this));
+      };
+    }
+    return createNode.call(this, node);
+  };
+  const fail = (err: Error): void => {
+    if (typeof p.waitingEnd === 'function') (p.waitingEnd as (err: Error) => void)(err);
+    else parser.emit('error', err);
+  };
+  const readData = (): void => {
+    if (p.hasFailed) return;
+    p.reading = true;
+    for (let n = 0; n < OBJECTS_PER_TURN; n++) {
+      const data: unknown = p.splitter.read();
+      if (data === null) {
+        p.reading = false;
+        if (p.endReceived) p.endStream();
+        return;
+      }
+      let answered = false;
+      let waiting = false;
+      const done = (err?: Error | null): void => {
+        if (answered) return;
+        answered = true;
+        if (err) fail(err);
+        else if (waiting) readData();
+      };
+      p.processChunk(data, done);
+      if (answered) {
+        // called back at once: only ever with an error
+        return;
+      }
+      const decoder = p.curnode ? p.curnode.decoder : undefined;
+      if (p.attachmentCallback === done || (decoder && decoder.listeners('drain').includes(done))) {
+        waiting = true;
+        return;
+      }
+      answered = true;
+    }
+    setImmediate(readData);
+  };
+  p.readData = readData;
+}
+
 /** mailparser's streaming parser with our limits, holding one chunk in each of its inner streams. */
 export function newMailParser(): MailParser {
   const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false, ...MAIL_LIMITS });
   holdOneChunk(parser);
+  parseWithoutWaiting(parser);
   return parser;
 }
 
