@@ -87,7 +87,7 @@ async function startFaxgate(): Promise<Gateway> {
   // to disk (in the store's database: both are small), as Postfix writes a queue file for each.
   // The WAL checkpoint thread starts with the store, as in the daemon (store/open.ts), not on the
   // 150th commit in the middle of the paced run.
-  const store = SqliteStore.open({ dataDir: path.join(dir, 'data'), dedupeWindowMs: -1, checkpointThreadNow: true });
+  const store = SqliteStore.open({ dataDir: path.join(dir, 'data'), dedupeWindowMs: -1, threadsNow: true });
   const smtp = { ...configSchema.parse({ smtp: { listen: ['127.0.0.1:0'], domains: [DOMAIN] } }).smtp!, maxMessagesPerMinute: 1_000_000, maxConnections: 100, maxConnectionsPerClient: 100 };
   // the daemon's reader threads (HTML bodies, PDFs); the MIME is split as DATA arrives
   const readers = new ReaderPool();

@@ -48,7 +48,7 @@ function timedStore(store: SqliteStore, done: Map<string, number>): QueueStore {
 async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Promise<T>): Promise<T> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   // as the daemon opens it: the WAL checkpoint thread started with the store, not mid-burst
-  const store = StoreClass.open({ dataDir: path.join(tmp, 'data'), checkpointThreadNow: true });
+  const store = StoreClass.open({ dataDir: path.join(tmp, 'data'), threadsNow: true });
   const done = new Map<string, number>();
   const readers = new ReaderPool();
   const spool: SpoolConfig = { root: path.join(tmp, 'spool'), stableMs: STABLE_MS, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 10_000_000, maxWriteMinutes: 30 };
@@ -163,7 +163,7 @@ export default async function bench(): Promise<BenchResult[]> {
   // when they are small, store/types.ts SMALL_DOCUMENT_BYTES).
   const ceiling = await (async () => {
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
-    const store = StoreClass.open({ dataDir: path.join(tmp, 'data'), checkpointThreadNow: true });
+    const store = StoreClass.open({ dataDir: path.join(tmp, 'data'), threadsNow: true });
     try {
       const n = 300;
       for (let i = 0; i < n; i++) await writeFile(path.join(tmp, `${i}.pdf`), pdf(i));

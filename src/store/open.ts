@@ -31,7 +31,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<QueueStore> {
 
 /** The embedded SQLite queue in the data folder, opened at once (for code that cannot wait). */
 export function openLocalStore(opts: OpenStoreOptions): QueueStore {
-  return SqliteStore.open({ ...opts, checkpointThreadNow: opts.daemon === true });
+  return SqliteStore.open({ ...opts, threadsNow: opts.daemon === true });
 }
 
 /** `faxgate store migrate`: the SQLite queue in a data folder into PostgreSQL (docs/ha.md). */

@@ -67,7 +67,7 @@ describe('WAL checkpoints', () => {
 
   it('make the WAL start again from its beginning under a steady stream of mail: it does not grow with every byte committed', async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-ckpt-'));
-    const store = SqliteStore.open({ dataDir: dir, dedupeWindowMs: -1, checkpointThreadNow: true });
+    const store = SqliteStore.open({ dataDir: dir, dedupeWindowMs: -1, threadsNow: true });
     const cp = (store as unknown as { checkpoints: Checkpointer }).checkpoints;
     const wal = path.join(dir, 'faxgate.db-wal');
     // 20 senders at once, each job 150 KB in the database: some 120 MB committed in all, with no

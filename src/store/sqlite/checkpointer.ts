@@ -17,9 +17,10 @@
 // byte committed (1.2 GB after 6,000 mails of 173 KB) and kept that size on disk until the
 // daemon stopped; each commit's frames went to new blocks at the file's end (in a micro-benchmark
 // a commit of 200 KB took 450 us so, against 140 rewriting the start of the file; in the
-// receiver the difference did not show). So after each pass
-// the thread makes a second, short one while intake's commits wait (holdCommits: the main thread
-// itself does not wait, the mails' commits are deferred, a few milliseconds), and when that one
+// receiver the difference did not show). So after a pass, once RESTART_EVERY_PAGES have been
+// committed since the last restart, the thread makes a second, short one while intake's commits
+// wait (holdCommits: the main thread itself does not wait, the mails' commits are deferred, and
+// those already with the intake thread are answered first, intake-writer.ts), and when that one
 // has copied everything, the thread itself writes the one frame that restarts the WAL: the
 // restart's fsync of the WAL's header is then the thread's, not the main thread's. A commit of
 // the main connection that is not intake's (a dispatcher's claim) may still come in between: it
@@ -39,6 +40,12 @@ import type { Logger } from '../../log/logger.js';
  */
 export const CHECKPOINT_EVERY_PAGES = 1000;
 export const COMMIT_PAGES = 8;
+/**
+ * The WAL is made to start again after this many pages committed (16 MB), not after every pass:
+ * each restart holds intake's commits for 5 to 10 ms, and after every pass that added up to 1.9 s
+ * in 6,000 mails under smtp-source (0.7 s so; docs/bench.md). The WAL stays within about twice this.
+ */
+export const RESTART_EVERY_PAGES = 4 * CHECKPOINT_EVERY_PAGES;
 /** The WAL's size on disk past which a restart cuts it back (SQLite's journal_size_limit). */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Intake's commits wait at most this long for the short pass and the restart (a disk that stalls). */
@@ -93,6 +100,8 @@ const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 
 export class Checkpointer {
   private pages = 0;
+  /** pages committed since the WAL last started again from its beginning */
+  private sinceRestart = 0;
   private readonly pageSize: number;
   private worker: Worker | null = null;
   /** What the thread is doing: nothing, the long pass, or the short pass and the restart. */
@@ -101,6 +110,8 @@ export class Checkpointer {
   private closed = false;
   /** While the short pass and the restart run: intake's commits wait for this (holdCommits). */
   private held: { until: Promise<void>; release: () => void } | null = null;
+  /** What the restart waits for once intake's commits are held: those already under way (store.ts). */
+  private settled: () => Promise<void> = () => Promise.resolve();
   /** checkpoints done by the thread (for the tests) */
   done = 0;
   /** WAL restarts made by the thread (for the tests) */
@@ -115,10 +126,12 @@ export class Checkpointer {
     this.pageSize = Number(db.pragma('page_size', { simple: true })) || 4096;
   }
 
-  /** One more commit on the main connection, with `blobBytes` of documents in it. */
+  /** One more commit (the main connection's or the intake thread's), with `blobBytes` of documents in it. */
   committed(blobBytes = 0): void {
     if (this.failed || this.closed) return;
-    this.pages += COMMIT_PAGES + Math.ceil(blobBytes / this.pageSize);
+    const pages = COMMIT_PAGES + Math.ceil(blobBytes / this.pageSize);
+    this.pages += pages;
+    this.sinceRestart += pages;
     if (this.pages < CHECKPOINT_EVERY_PAGES || this.phase !== 'idle') return;
     this.pages = 0;
     this.phase = 'pass';
@@ -143,7 +156,7 @@ export class Checkpointer {
     if (m.ok) this.done += 1;
     // a checkpoint that failed (a disk gone read-only...) is tried again after the next commits
     else this.log.warn({ err: m.error }, 'WAL checkpoint failed; trying again later');
-    if (phase === 'pass' && m.ok && !this.closed) {
+    if (phase === 'pass' && m.ok && !this.closed && this.sinceRestart >= RESTART_EVERY_PAGES) {
       let resolve!: () => void;
       const until = new Promise<void>((r) => (resolve = r));
       // a disk that stalls the thread does not hold intake: past the limit, commits go on
@@ -151,12 +164,24 @@ export class Checkpointer {
       timer.unref();
       this.held = { until, release: () => { clearTimeout(timer); resolve(); } };
       this.phase = 'finish';
-      w.postMessage('finish');
+      // intake's commits already sent to their thread are answered first: one of them between the
+      // two passes would keep the WAL from restarting
+      void this.settled().then(() => {
+        if (this.phase === 'finish' && this.worker === w) w.postMessage('finish');
+      });
       return;
     }
-    if (phase === 'finish' && m.restarted) this.restarts += 1;
+    if (phase === 'finish' && m.restarted) {
+      this.restarts += 1;
+      this.sinceRestart = 0;
+    }
     this.releaseCommits();
     this.phase = 'idle';
+  }
+
+  /** `fn`: what must be answered before the restart, once intake's commits are held. */
+  beforeRestart(fn: () => Promise<void>): void {
+    this.settled = fn;
   }
 
   private releaseCommits(): void {
@@ -176,7 +201,8 @@ export class Checkpointer {
   }
 
   private spawn(): Worker {
-    const w = new Worker(THREAD, { eval: true, workerData: { driver: DRIVER, file: this.file } });
+    // execArgv: none of the process's own (--input-type=module would make this script a module)
+    const w = new Worker(THREAD, { eval: true, execArgv: [], workerData: { driver: DRIVER, file: this.file } });
     w.unref();
     w.on('message', (m: Reply) => this.answered(w, m));
     w.on('error', (err) => this.fallBack(err));

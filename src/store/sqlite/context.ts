@@ -5,6 +5,7 @@ import type Database from 'better-sqlite3';
 import type { Clock } from '../../clock.js';
 import type { GroupSync } from '../../fs/group-sync.js';
 import type { Logger } from '../../log/logger.js';
+import type { WriteRequest } from './intake-writer.js';
 
 export interface SqliteContext {
   readonly db: Database.Database;
@@ -25,16 +26,20 @@ export interface SqliteContext {
    */
   write<T>(fn: () => T, blobBytes?: number): T;
   /**
-   * As write(), but the commit does not wait for the disk (synchronous=NORMAL for this one
-   * transaction): the main thread goes on at once. The caller must `await flushWal()` before it
-   * tells anyone the change is durable. Any later commit of the default kind (FULL) also flushes it,
-   * so the dispatcher's claim of a job makes that job durable before it is sent. `blobBytes` as
-   * for write().
+   * Intake's commit of a new job (intake-writer.ts): the request's statements in one transaction
+   * on the intake thread, committed without waiting for the disk and then flushed there (when the
+   * thread cannot run, on the main connection, synchronous=NORMAL for that one transaction, and
+   * flushed by flushWal). Resolves once committed, with the guard's row when it found one (nothing
+   * was then written), and `flush`, which the caller must await before it tells anyone the job is
+   * stored (it rejects when the flush failed, and the commit stands). Rejects when nothing was
+   * committed, or with CommitUncertainError when the thread stopped before it answered. Any later
+   * commit of the default kind (FULL) flushes it too, so the dispatcher's claim of a job makes that
+   * job durable before it is sent. `blobBytes` as for write().
    */
-  writeUnflushed<T>(fn: () => T, blobBytes?: number): T;
+  commitIntake(request: WriteRequest, blobBytes: number): Promise<{ found?: Record<string, unknown>; flush(): Promise<void> }>;
   /**
    * While the checkpoint thread makes the WAL start again from its beginning (checkpointer.ts
-   * holdCommits): a promise that intake awaits before its writeUnflushed; null the rest of the time.
+   * holdCommits): a promise that intake awaits before its commitIntake; null the rest of the time.
    */
   commitsHeld(): Promise<void> | null;
   /**

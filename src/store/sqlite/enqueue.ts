@@ -12,13 +12,20 @@ import { newJobId } from '../job-id.js';
 import { toJob, toRecipient, type JobRow, type RecipientRow } from '../rows.js';
 import { SMALL_DOCUMENT_BYTES, type Job, type JobMeta, type JobSource, type NewDocument, type NewJob, type StoredDocument } from '../types.js';
 import { isoUtc, type SqliteContext } from './context.js';
-import { appendEvent } from './events.js';
+import { appendEvent, eventStatement } from './events.js';
+import { CommitUncertainError, type Statement, type WriteRequest } from './intake-writer.js';
 import { insertNotification } from './notifications.js';
 import { jobById } from './read.js';
 
-function findDuplicate(c: SqliteContext, key: string): Job | null {
+/** The newest job with this dedupe key within the window: its id. */
+function duplicateQuery(c: SqliteContext, key: string): Statement {
   const since = new Date(c.clock.now() - c.dedupeWindowMs).toISOString();
-  const row = c.sql('SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1').get(key, since) as { id: string } | undefined;
+  return ['SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1', [key, since]];
+}
+
+function findDuplicate(c: SqliteContext, key: string): Job | null {
+  const [text, params] = duplicateQuery(c, key);
+  const row = c.sql(text).get(...params) as { id: string } | undefined;
   return row ? jobById(c, row.id) : null;
 }
 
@@ -120,7 +127,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
     const existing = findDuplicate(c, input.dedupeKey);
     if (existing) {
       // the first copy may be still on its way to the disk
-      await flushCommit(c);
+      await flushCommit(c.flushWal());
       return { job: existing, duplicate: true };
     }
   }
@@ -130,62 +137,66 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   const numbers = new Set<string>();
   const recipients = input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
 
+  const now = c.now();
+  // The rows as written are the job handed back: read back, they would be these values again
+  // (test/store/contract.test.ts compares), and the two reads cost the hot path a fifth of its
+  // SQLite time.
+  const row: JobRow = {
+    id, source: input.source, user: input.user, state: 'queued', cover: JSON.stringify(input.cover), documents: JSON.stringify(documents),
+    original: original ? JSON.stringify(original) : null, scheduled_at: isoUtc(input.scheduledAt), tags: JSON.stringify(input.tags ?? []),
+    dedupe_key: input.dedupeKey ?? null, meta: JSON.stringify(input.meta ?? {}), corrupt_reason: null, finals: 0, created_at: now, updated_at: now, finished_at: null,
+  };
+  const recs = recipients.map((r, i): RecipientRow => ({
+    job_id: id, idx: i, number: r.number, name: r.name ?? null, state: 'queued', attempts: 0, fax_tries: 0, budget_from: now, next_attempt_at: null,
+    last_error: null, message_id: null, send_id: null, result_code: null, result_info: null, error_code: null, error_info: null, pages: null,
+    pages_count: null, duration: null, fax_attempt: null, api_calls: 0, locked_by: null, locked_until: null, created_at: now, updated_at: now,
+    sent_at: null, finished_at: null,
+  }));
+  const request: WriteRequest = {
+    // Checked inside the write lock: another process (or an enqueue just before) may have won the race.
+    ...(input.dedupeKey ? { guard: duplicateQuery(c, input.dedupeKey) } : {}),
+    statements: [
+      [
+        `INSERT INTO jobs (id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
+         VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [id, row.source, row.user, row.cover, row.documents, row.original, row.scheduled_at, row.tags, row.dedupe_key, row.meta, now, now],
+      ],
+      ...recs.map((r): Statement => [
+        `INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)`,
+        [id, r.idx, r.number, r.name, now, now, now],
+      ]),
+      ...inline.map((d): Statement => ['INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)', [id, d.file, d.data]]),
+      eventStatement({ jobId: id, idx: null, transition: 'enqueue', from: null, to: 'queued', detail: `from ${input.source}` }, now),
+    ],
+  };
+
   let result: { job: Job; duplicate: boolean };
+  let flush: () => Promise<void>;
   // a few milliseconds now and then, while the checkpoint thread restarts the WAL
   const held = c.commitsHeld();
   if (held) await held;
   try {
-    // Committed without waiting for the disk, then flushed together with the jobs that arrived
-    // meanwhile (group commit): the fsync runs off the main thread and is shared.
-    result = c.writeUnflushed((): { job: Job; duplicate: boolean } => {
-      if (input.dedupeKey) {
-        // Checked again inside the write lock: another process may have won the race.
-        const dup = findDuplicate(c, input.dedupeKey);
-        if (dup) return { job: dup, duplicate: true };
-      }
-      const now = c.now();
-      // The rows as written are the job handed back: read back, they would be these values again
-      // (test/store/contract.test.ts compares), and the two reads cost the hot path a fifth of
-      // its SQLite time.
-      const row: JobRow = {
-        id, source: input.source, user: input.user, state: 'queued', cover: JSON.stringify(input.cover), documents: JSON.stringify(documents),
-        original: original ? JSON.stringify(original) : null, scheduled_at: isoUtc(input.scheduledAt), tags: JSON.stringify(input.tags ?? []),
-        dedupe_key: input.dedupeKey ?? null, meta: JSON.stringify(input.meta ?? {}), corrupt_reason: null, finals: 0, created_at: now, updated_at: now, finished_at: null,
-      };
-      c.sql(
-        `INSERT INTO jobs (id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
-         VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(id, row.source, row.user, row.cover, row.documents, row.original, row.scheduled_at, row.tags, row.dedupe_key, row.meta, now, now);
-      const ins = c.sql(
-        `INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)`,
-      );
-      const recs = recipients.map((r, i): RecipientRow => {
-        ins.run(id, i, r.number, r.name ?? null, now, now, now);
-        return {
-          job_id: id, idx: i, number: r.number, name: r.name ?? null, state: 'queued', attempts: 0, fax_tries: 0, budget_from: now, next_attempt_at: null,
-          last_error: null, message_id: null, send_id: null, result_code: null, result_info: null, error_code: null, error_info: null, pages: null,
-          pages_count: null, duration: null, fax_attempt: null, api_calls: 0, locked_by: null, locked_until: null, created_at: now, updated_at: now,
-          sent_at: null, finished_at: null,
-        };
-      });
-      insertInline(c, id, inline);
-      appendEvent(c, { jobId: id, idx: null, transition: 'enqueue', from: null, to: 'queued', detail: `from ${input.source}` });
-      return { job: toJob(row, recs.map(toRecipient)), duplicate: false };
-    }, inlineBytes(inline));
+    // Committed on the intake thread together with the jobs that reached it meanwhile, and the WAL
+    // flushed there after the commit (group commit): the fsync is off the main thread and shared.
+    const outcome = await c.commitIntake(request, inlineBytes(inline));
+    flush = outcome.flush;
+    const dup = outcome.found ? jobById(c, String(outcome.found.id)) : null;
+    result = dup ? { job: dup, duplicate: true } : { job: toJob(row, recs.map(toRecipient)), duplicate: false };
   } catch (err) {
-    await fsp.rm(dir, { recursive: true, force: true });
+    // a commit that may have happened keeps the folder its row would name (orphans are swept)
+    if (!(err instanceof CommitUncertainError)) await fsp.rm(dir, { recursive: true, force: true });
     throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
   }
   if (result.duplicate) await fsp.rm(dir, { recursive: true, force: true });
-  await flushCommit(c);
+  await flushCommit(flush());
   if (!result.duplicate) await removeMovedFrom(inline);
   return result;
 }
 
-/** The commit on disk before the caller is told (a 250, a claimed print file); the job row stays. */
-async function flushCommit(c: SqliteContext): Promise<void> {
+/** The commit on disk (`flushed`) before the caller is told (a 250, a claimed print file); the job row stays. */
+async function flushCommit(flushed: Promise<void>): Promise<void> {
   try {
-    await c.flushWal();
+    await flushed;
   } catch (err) {
     if (isFaxgateError(err)) throw err;
     // Committed but not known to be on disk: the caller answers "try again", and the retry finds

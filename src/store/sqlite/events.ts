@@ -3,6 +3,7 @@
 import type { JobState, RecipientState } from '../types.js';
 import { deriveJobState, isFinalJobState } from '../job-state.js';
 import type { SqliteContext } from './context.js';
+import type { Statement } from './intake-writer.js';
 import { insertNotification } from './notifications.js';
 
 export interface NewEvent {
@@ -16,8 +17,13 @@ export interface NewEvent {
 
 /** Appends one step to the job's history; call inside the transaction that makes the step. */
 export function appendEvent(c: SqliteContext, e: NewEvent): void {
-  c.sql('INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?, ?)')
-    .run(e.jobId, e.idx, c.now(), e.transition, e.from, e.to, e.detail ?? null);
+  const [text, params] = eventStatement(e, c.now());
+  c.sql(text).run(...params);
+}
+
+/** The statement that appends the step at `at` (intake's commit runs it on its own thread). */
+export function eventStatement(e: NewEvent, at: string): Statement {
+  return ['INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?, ?)', [e.jobId, e.idx, at, e.transition, e.from, e.to, e.detail ?? null]];
 }
 
 /**

@@ -1,5 +1,6 @@
 // The durable queue on one box: one SQLite file (WAL, synchronous=FULL; intake's commits are
-// flushed in groups, see context.ts writeUnflushed) plus a folder per job for its documents.
+// made on a thread of their own and flushed in groups, see intake-writer.ts) plus a folder per job
+// for its documents.
 // Several processes (daemon, CLI) may open it at once, so every rule that must
 // hold across them lives in SQL transactions, never in memory. This class is the thin facade of
 // QueueStore over the parts of this folder (graphile-worker style, one file per job):
@@ -20,6 +21,7 @@ import type {
 } from '../types.js';
 import { Checkpointer } from './checkpointer.js';
 import type { SqliteContext } from './context.js';
+import { IntakeWriter, runRequest } from './intake-writer.js';
 import * as enq from './enqueue.js';
 import * as kv from './kv.js';
 import * as leases from './leases.js';
@@ -34,8 +36,11 @@ export interface StoreOptions {
   logger?: Logger;
   /** How long a dedupeKey is remembered (default 24 h). */
   dedupeWindowMs?: number;
-  /** Start the WAL checkpoint thread at once (the daemon) rather than when first needed (checkpointer.ts). */
-  checkpointThreadNow?: boolean;
+  /**
+   * Start the store's threads at once (the daemon), the WAL checkpoints' (checkpointer.ts) and
+   * intake's commits' (intake-writer.ts), rather than when first needed.
+   */
+  threadsNow?: boolean;
 }
 
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
@@ -51,6 +56,7 @@ export class SqliteStore implements QueueStore {
   private closed = false;
   private syncs: GroupSync[] = [];
   private readonly checkpoints: Checkpointer;
+  private readonly writer: IntakeWriter;
 
   static open(opts: StoreOptions): SqliteStore {
     return new SqliteStore(opts);
@@ -87,8 +93,8 @@ export class SqliteStore implements QueueStore {
     // WAL checkpoints on a thread of their own, not inside the main thread's commits (checkpointer.ts)
     const checkpoints = new Checkpointer(db, path.join(this.dataDir, 'faxgate.db'), log);
     this.checkpoints = checkpoints;
-    if (opts.checkpointThreadNow) checkpoints.start();
-    // Intake's commits are flushed in groups, off the main thread (context.ts writeUnflushed). The
+    if (opts.threadsNow) checkpoints.start();
+    // Intake's commits are flushed in groups, off the main thread (context.ts commitIntake). The
     // WAL file is kept open for it: SQLite removes it only when the last connection closes (ours
     // stays open until close()), after checkpointing its pages into the database file and syncing
     // that; a checkpoint that restarts it rewrites the same file.
@@ -108,6 +114,20 @@ export class SqliteStore implements QueueStore {
     // see; an fsync of the data folder answers EROFS (nothing is dirty there, so it costs little).
     const dataDirSync = new GroupSync(this.dataDir, { keepOpen: true });
     this.syncs = [walSync, documentsSync, dataDirSync];
+    /** `fn` committed on the main connection without waiting for the disk (context.ts commitIntake, without its thread). */
+    const unflushed = <T>(fn: () => T): T => {
+      db.pragma('synchronous = NORMAL');
+      try {
+        return db.transaction(fn).immediate();
+      } finally {
+        db.pragma('synchronous = FULL');
+      }
+    };
+    // Intake's commits on a thread of their own, or here when it cannot run (intake-writer.ts).
+    const writer = new IntakeWriter(path.join(this.dataDir, 'faxgate.db'), log, (request) => unflushed(() => runRequest(this.c.sql, request)));
+    this.writer = writer;
+    checkpoints.beforeRestart(() => writer.quiet());
+    if (opts.threadsNow) writer.start();
     /** Compiled statements by their SQL text: every enqueue, claim and poll reuses them. */
     const statements = new Map<string, Database.Statement>();
     this.c = {
@@ -132,16 +152,18 @@ export class SqliteStore implements QueueStore {
         checkpoints.committed(blobBytes);
         return result;
       },
-      writeUnflushed: (fn, blobBytes) => {
-        db.pragma('synchronous = NORMAL');
-        let result: ReturnType<typeof fn>;
-        try {
-          result = db.transaction(fn).immediate();
-        } finally {
-          db.pragma('synchronous = FULL');
-        }
-        checkpoints.committed(blobBytes); // only commits count toward the next checkpoint
-        return result;
+      commitIntake: async (request, blobBytes) => {
+        const { found, flushed, notFlushed } = await writer.run(request);
+        if (!found) checkpoints.committed(blobBytes); // only commits count toward the next checkpoint
+        // the thread flushed the WAL (or could not: the commit stands, the caller answers "try
+        // again"); a commit on the main connection (no thread) is flushed here, in groups
+        const flush = (): Promise<void> => {
+          if (!flushed) return walSync.sync();
+          if (!notFlushed) return Promise.resolve();
+          const err = Object.assign(new Error(notFlushed.message), { code: notFlushed.code });
+          return Promise.reject(notFlushed.step === 'access' ? notWritable(err) : err);
+        };
+        return { ...(found ? { found } : {}), flush };
       },
       commitsHeld: () => checkpoints.holdCommits(),
       flushWal: () => walSync.sync(),
@@ -414,6 +436,8 @@ export class SqliteStore implements QueueStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // intake's last commits answered before either thread goes
+    await this.writer.close();
     const stopping = this.checkpoints.close();
     if (stopping) await stopping;
     this.db.close();

@@ -1,0 +1,342 @@
+// Intake's commits on a thread of their own. A new job's commit writes its rows and the documents
+// it keeps in the database (a mail of 100 KB: some 45 pages of the WAL); on the main thread that
+// was a quarter of a received mail's time there (0.33 of 1.4 ms, measured in the receiver under
+// smtp-source; docs/bench.md), while every SMTP session waited for the event loop. Here a
+// connection of its own on a worker thread runs each job's statements, and the jobs that reach
+// it while it works are committed together in one transaction (each in a savepoint of its own:
+// one that fails takes no other with it). The commit does not wait for the disk (the write lock
+// is free again at once); the thread then fdatasyncs the WAL and checks the data folder still
+// writable (as context.ts flushWal does), and only then answers: a job is on disk when its caller
+// hears back, and the jobs that arrived during one fsync share the next.
+//
+// - What the thread runs is plain data built on the main thread (SQL text and parameters, a guard
+//   for the dedupe key), so it knows nothing of jobs, and the main thread runs the very same
+//   requests itself (runRequest) when the thread cannot: it would not start, or it stopped.
+// - Bytes go along without a copy when they are in shared memory (intake's held copy of a mail,
+//   incoming-file.ts), else copied once.
+// - The main connection still writes too (the dispatcher, operators): SQLite's write lock and
+//   busy_timeout order the two, as they order the daemon and a CLI command. A transaction of the
+//   thread holds the lock for at most MAX_BATCH jobs, so a claim waits for little.
+// - The thread is held (ref) while requests are under way, so a CLI command does not exit before
+//   its job is committed, and let go (unref) when idle.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import type { Logger } from '../../log/logger.js';
+
+/** One statement: its SQL text and its parameters (strings, numbers, null, bytes). */
+export type Statement = [sql: string, params: unknown[]];
+
+/** A job's commit: when `guard` finds a row, nothing is written and that row is the answer. */
+export interface WriteRequest {
+  guard?: Statement;
+  statements: Statement[];
+}
+
+/** Why the WAL could not be flushed after a commit: its fdatasync, or the data folder's access(W_OK). */
+export interface FlushFailure {
+  step: 'sync' | 'access';
+  code?: string;
+  message: string;
+}
+
+/**
+ * The guard's row, when it found one (a duplicate); otherwise the statements were run. `flushed`:
+ * the thread flushed the WAL after the commit (false when the main thread committed it); when that
+ * failed, `notFlushed` says why (the commit stands).
+ */
+export interface WriteOutcome {
+  found?: Record<string, unknown>;
+  flushed: boolean;
+  notFlushed?: FlushFailure;
+}
+
+/**
+ * The thread stopped before it answered: the request may have been committed or not. The caller
+ * keeps what the job's rows would point to (its documents' folder) and answers "try again"; the
+ * retry finds a committed job by its dedupe key, and a folder no job names is swept later.
+ */
+export class CommitUncertainError extends Error {}
+
+/** Jobs committed in one transaction at most: bounds how long the main connection may wait. */
+export const MAX_BATCH = 32;
+
+interface Envelope extends WriteRequest {
+  seq: number;
+}
+
+interface Answer {
+  seq: number;
+  ok: boolean;
+  found?: Record<string, unknown>;
+  notFlushed?: FlushFailure;
+  error?: string;
+}
+
+// Plain JavaScript run as the thread's script (eval), so that it needs no loader in tests or in
+// the built daemon alike (as checkpointer.ts). runOne is runRequest below, in JS.
+const THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+db.pragma('busy_timeout = 10000');
+// the caller flushes the WAL itself, off the lock (context.ts flushWal)
+db.pragma('synchronous = NORMAL');
+db.pragma('foreign_keys = ON');
+// checkpoints are the checkpoint thread's (checkpointer.ts), never this connection's
+db.pragma('wal_autocheckpoint = 0');
+parentPort.postMessage('ready');
+const statements = new Map();
+const sql = (text) => {
+  let s = statements.get(text);
+  if (!s) {
+    if (statements.size >= 200) statements.clear();
+    s = db.prepare(text);
+    statements.set(text, s);
+  }
+  return s;
+};
+const runOne = db.transaction((r) => {
+  if (r.guard) {
+    const row = sql(r.guard[0]).get(...r.guard[1]);
+    if (row) return { found: row };
+  }
+  for (const [text, params] of r.statements) sql(text).run(...params);
+  return {};
+});
+// each request in a savepoint of its own (a transaction inside a transaction), all in one commit
+const runBatch = db.transaction((rs) => rs.map((r) => {
+  try {
+    return { seq: r.seq, ok: true, ...runOne(r) };
+  } catch (err) {
+    return { seq: r.seq, ok: false, error: String((err && err.message) || err) };
+  }
+}));
+// The WAL on disk, then the data folder still writable, as context.ts flushWal: kept open, as
+// SQLite removes the WAL only when the last connection closes.
+let walFd = null;
+function flushWal() {
+  let step = 'sync';
+  try {
+    if (walFd === null) walFd = fs.openSync(workerData.file + '-wal', 'r');
+    fs.fdatasyncSync(walFd);
+    step = 'access';
+    fs.accessSync(workerData.dataDir, fs.constants.W_OK);
+    return null;
+  } catch (err) {
+    // no WAL: a checkpoint copied and synced everything, and the last connection closed it
+    if (walFd === null && err.code === 'ENOENT') return null;
+    return { step, code: err.code, message: String(err.message) };
+  }
+}
+let pending = [];
+let scheduled = false;
+function flush() {
+  scheduled = false;
+  const rs = pending.splice(0, ${MAX_BATCH});
+  if (pending.length > 0) {
+    scheduled = true;
+    setImmediate(flush);
+  }
+  let answers;
+  try {
+    answers = runBatch.immediate(rs);
+    // committed; now on disk before anyone is told (the lock is free meanwhile)
+    const notFlushed = flushWal();
+    if (notFlushed) for (const a of answers) if (a.ok) a.notFlushed = notFlushed;
+  } catch (err) {
+    const error = String((err && err.message) || err);
+    answers = rs.map((r) => ({ seq: r.seq, ok: false, error }));
+  }
+  parentPort.postMessage(answers);
+}
+parentPort.on('message', (m) => {
+  if (m === 'close') {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  pending.push(m);
+  // the requests that arrive while this turn of the thread's loop lasts are committed together
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(flush);
+  }
+});
+`;
+
+/**
+ * The request as posted. Bytes in shared memory (intake's held copy) are seen by the thread where
+ * they are; others are copied once into buffers of their own, which are then moved to the thread,
+ * not copied again (a view into a bigger buffer would otherwise take the whole of it along).
+ */
+function envelope(seq: number, r: WriteRequest): { message: Envelope; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const own = ([text, params]: Statement): Statement => [text, params.map((p) => {
+    if (!(p instanceof Uint8Array) || p.buffer instanceof SharedArrayBuffer) return p;
+    const copy = new Uint8Array(p);
+    transfer.push(copy.buffer);
+    return copy;
+  })];
+  return { message: { seq, ...(r.guard ? { guard: r.guard } : {}), statements: r.statements.map(own) }, transfer };
+}
+
+const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
+
+/** A request's statements on the main connection, inside the caller's transaction: the thread's work, without it. */
+export function runRequest(sql: (text: string) => Database.Statement, r: WriteRequest): WriteOutcome {
+  if (r.guard) {
+    const row = sql(r.guard[0]).get(...r.guard[1]) as Record<string, unknown> | undefined;
+    if (row) return { found: row, flushed: false };
+  }
+  for (const [text, params] of r.statements) sql(text).run(...params);
+  return { flushed: false };
+}
+
+export class IntakeWriter {
+  private worker: Worker | null = null;
+  private failed = false;
+  private closed = false;
+  private seq = 0;
+  /** The thread has its connection: from here on, a request it was given may have been committed. */
+  private ready = false;
+  private readonly waiting = new Map<number, { resolve: (o: WriteOutcome) => void; reject: (e: Error) => void; request: WriteRequest }>();
+  private quietWaiters: Array<() => void> = [];
+
+  /**
+   * `inThread`: runs a request on the main connection, for when the thread cannot (committed
+   * without waiting for the disk; the store flushes it).
+   */
+  constructor(
+    private readonly file: string,
+    private readonly log: Logger,
+    private readonly inThread: (r: WriteRequest) => WriteOutcome,
+  ) {}
+
+  /**
+   * Commits the request (without waiting for the disk). Bytes among its parameters are copied to
+   * the thread. Rejects with the statement's error, or the commit's.
+   */
+  run(request: WriteRequest): Promise<WriteOutcome> {
+    if (this.failed || this.closed) return this.runHere(request);
+    let worker: Worker;
+    try {
+      worker = this.worker ??= this.spawn();
+    } catch (err) {
+      this.fallBack(err);
+      return this.runHere(request);
+    }
+    const seq = ++this.seq;
+    const { message, transfer } = envelope(seq, request);
+    return new Promise<WriteOutcome>((resolve, reject) => {
+      if (this.waiting.size === 0) worker.ref();
+      this.waiting.set(seq, { resolve, reject, request });
+      worker.postMessage(message, transfer);
+    });
+  }
+
+  private runHere(request: WriteRequest): Promise<WriteOutcome> {
+    try {
+      return Promise.resolve(this.inThread(request));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Resolves when no request is under way (the checkpoint thread's restart of the WAL waits for it). */
+  quiet(): Promise<void> {
+    if (this.waiting.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.quietWaiters.push(resolve));
+  }
+
+  /** Requests under way (for the tests). */
+  get underWay(): number {
+    return this.waiting.size;
+  }
+
+  /** The thread now, before it is needed (the daemon: its descriptors open from the start). */
+  start(): void {
+    if (this.worker || this.failed || this.closed) return;
+    try {
+      this.worker = this.spawn();
+    } catch (err) {
+      this.fallBack(err);
+    }
+  }
+
+  private spawn(): Worker {
+    // execArgv: none of the process's own (--input-type=module would make this script a module)
+    const w = new Worker(THREAD, { eval: true, execArgv: [], workerData: { driver: DRIVER, file: this.file, dataDir: path.dirname(this.file) } });
+    w.unref();
+    w.on('message', (answers: Answer[] | 'ready') => this.answered(w, answers));
+    w.on('error', (err) => this.fallBack(err));
+    w.on('exit', () => {
+      if (!this.closed) this.fallBack(new Error('the intake writer thread stopped'));
+    });
+    return w;
+  }
+
+  private answered(w: Worker, answers: Answer[] | 'ready'): void {
+    if (answers === 'ready') {
+      this.ready = true;
+      return;
+    }
+    for (const a of answers) {
+      const waiter = this.waiting.get(a.seq);
+      if (!waiter) continue;
+      this.waiting.delete(a.seq);
+      if (a.ok) waiter.resolve({ ...(a.found ? { found: a.found } : {}), flushed: true, ...(a.notFlushed ? { notFlushed: a.notFlushed } : {}) });
+      else waiter.reject(new Error(a.error ?? 'the commit failed'));
+    }
+    if (this.waiting.size === 0) {
+      w.unref();
+      this.settleQuiet();
+    }
+  }
+
+  private settleQuiet(): void {
+    const waiters = this.quietWaiters;
+    this.quietWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /**
+   * The thread cannot help: the main connection commits from now on. Requests given to a thread
+   * that never opened its connection are run here. Those it had once it had are failed, not run
+   * again: it may have committed them before it stopped, and their callers answer "try again",
+   * whose retry the dedupe key recognises.
+   */
+  private fallBack(err: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    const w = this.worker;
+    this.worker = null;
+    if (!this.closed) this.log.warn({ err: (err as Error)?.message ?? String(err) }, "intake's commits are back on the main thread");
+    void w?.terminate();
+    const lost = new CommitUncertainError(`the intake writer thread stopped: ${(err as Error)?.message ?? String(err)}`);
+    const waiters = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const waiter of waiters) {
+      if (this.ready) waiter.reject(lost);
+      // (should it have been committed after all, its job's id is taken, and that too is uncertain)
+      else this.runHere(waiter.request).then(waiter.resolve, () => waiter.reject(lost));
+    }
+    this.settleQuiet();
+  }
+
+  /** Once the requests under way are answered: the thread's end. Requests from here on are run here. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.quiet();
+    const w = this.worker;
+    this.worker = null;
+    if (!w) return;
+    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    w.postMessage('close');
+    const timer = setTimeout(() => void w.terminate(), 5000);
+    await exited.finally(() => clearTimeout(timer));
+  }
+}
