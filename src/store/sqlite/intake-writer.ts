@@ -82,7 +82,7 @@ const fs = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 10000');
-// the caller flushes the WAL itself, off the lock (context.ts flushWal)
+// the commit does not wait for the disk: the WAL is flushed after it, off the lock (flushWal below)
 db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
 // checkpoints are the checkpoint thread's (checkpointer.ts), never this connection's
@@ -155,6 +155,7 @@ function flush() {
 parentPort.on('message', (m) => {
   if (m === 'close') {
     db.close();
+    if (walFd !== null) fs.closeSync(walFd);
     parentPort.close();
     return;
   }
@@ -216,8 +217,10 @@ export class IntakeWriter {
   ) {}
 
   /**
-   * Commits the request (without waiting for the disk). Bytes among its parameters are copied to
-   * the thread. Rejects with the statement's error, or the commit's.
+   * Commits the request on the thread, which then flushes the WAL (see WriteOutcome; on the main
+   * connection when the thread cannot). Bytes among its parameters reach the thread as
+   * envelope() says. Rejects with the statement's error, or the commit's; with
+   * CommitUncertainError when the thread stopped before it answered.
    */
   run(request: WriteRequest): Promise<WriteOutcome> {
     if (this.failed || this.closed) return this.runHere(request);
@@ -251,11 +254,6 @@ export class IntakeWriter {
     return new Promise((resolve) => this.quietWaiters.push(resolve));
   }
 
-  /** Requests under way (for the tests). */
-  get underWay(): number {
-    return this.waiting.size;
-  }
-
   /** The thread now, before it is needed (the daemon: its descriptors open from the start). */
   start(): void {
     if (this.worker || this.failed || this.closed) return;
@@ -273,7 +271,8 @@ export class IntakeWriter {
     w.on('message', (answers: Answer[] | 'ready') => this.answered(w, answers));
     w.on('error', (err) => this.fallBack(err));
     w.on('exit', () => {
-      if (!this.closed) this.fallBack(new Error('the intake writer thread stopped'));
+      // (while closing, only if requests are still waiting for it)
+      if (!this.closed || this.waiting.size > 0) this.fallBack(new Error('the intake writer thread stopped'));
     });
     return w;
   }
