@@ -21,13 +21,35 @@ const MAIL = Buffer.from(
   ].join('\r\n'),
 );
 
+/** `input` written whole, then the turns of the event loop until the parser's end. */
+async function turnsUntilEnd(parser: MailParser, input: Buffer): Promise<number> {
+  let turns = 0;
+  let ended = false;
+  const count = (): void => {
+    if (ended) return;
+    turns += 1;
+    setImmediate(count);
+  };
+  const end = new Promise<void>((resolve, reject) => {
+    parser.once('end', () => {
+      ended = true;
+      resolve();
+    });
+    parser.once('error', reject);
+  });
+  parser.end(input);
+  setImmediate(count);
+  await end;
+  return turns;
+}
+
 interface Parsed {
   turns: number;
   text: string;
   parts: Array<{ name: string | undefined; bytes: number }>;
 }
 
-/** The whole mail written at once, then the turns of the event loop until the parser's end. */
+/** The whole mail written at once: what the parser made of it, and the turns until its end. */
 async function parse(parser: MailParser): Promise<Parsed> {
   const parts: Parsed['parts'] = [];
   let text = '';
@@ -43,23 +65,7 @@ async function parse(parser: MailParser): Promise<Parsed> {
       d.release?.();
     });
   });
-  let turns = 0;
-  let ended = false;
-  const count = (): void => {
-    if (ended) return;
-    turns += 1;
-    setImmediate(count);
-  };
-  const end = new Promise<void>((resolve, reject) => {
-    parser.once('end', () => {
-      ended = true;
-      resolve();
-    });
-    parser.once('error', reject);
-  });
-  parser.end(MAIL);
-  setImmediate(count);
-  await end;
+  const turns = await turnsUntilEnd(parser, MAIL);
   return { turns, text, parts };
 }
 
@@ -89,23 +95,7 @@ it('a mail of many parts still gives the event loop its turns while it is parsed
   parser.on('data', (d: AttachmentStream | MessageText) => {
     if (d.type === 'text') text = d.text ?? '';
   });
-  let turns = 0;
-  let ended = false;
-  const count = (): void => {
-    if (ended) return;
-    turns += 1;
-    setImmediate(count);
-  };
-  const end = new Promise<void>((resolve, reject) => {
-    parser.once('end', () => {
-      ended = true;
-      resolve();
-    });
-    parser.once('error', reject);
-  });
-  parser.end(Buffer.from(body));
-  setImmediate(count);
-  await end;
+  const turns = await turnsUntilEnd(parser, Buffer.from(body));
   expect(text).toContain(`part ${many - 1}`);
   // three objects a part (its headers, its body, what follows it), OBJECTS_PER_TURN a turn at most
   console.log(`turns for ${many} inline parts: ${turns}`);

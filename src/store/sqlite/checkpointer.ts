@@ -26,10 +26,10 @@
 // the main connection that is not intake's (a dispatcher's claim) may still come in between: it
 // waits for the restart's few milliseconds, or keeps that cycle from restarting (the next one
 // tries again).
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../log/logger.js';
+import { dbThreadScript, startDbThread } from './db-thread.js';
 
 /**
  * SQLite's own default. A commit is counted as COMMIT_PAGES pages (a new job's rows and indexes
@@ -59,13 +59,8 @@ interface Reply {
   restarted?: boolean;
 }
 
-// Plain JavaScript run as the thread's script (eval), so that it needs no loader in tests or in
-// the built daemon alike.
-const THREAD = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { fileMustExist: true });
-db.pragma('busy_timeout = 5000');
+// The thread's script (db-thread.ts).
+const THREAD = dbThreadScript(5000, `
 // The restart's own commit need not be flushed (it changes nothing anyone was promised); the
 // WAL's new header is fsynced by SQLite all the same.
 db.pragma('synchronous = NORMAL');
@@ -94,9 +89,7 @@ parentPort.on('message', (m) => {
     parentPort.postMessage({ ok: false, error: String(err && err.message || err) });
   }
 });
-`;
-
-const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
+`);
 
 export class Checkpointer {
   private pages = 0;
@@ -201,14 +194,10 @@ export class Checkpointer {
   }
 
   private spawn(): Worker {
-    // execArgv: none of the process's own (--input-type=module would make this script a module)
-    const w = new Worker(THREAD, { eval: true, execArgv: [], workerData: { driver: DRIVER, file: this.file } });
-    w.unref();
-    w.on('message', (m: Reply) => this.answered(w, m));
-    w.on('error', (err) => this.fallBack(err));
-    w.on('exit', () => {
-      if (!this.closed) this.fallBack(new Error('the checkpoint thread stopped'));
+    const w = startDbThread(THREAD, this.file, {}, (err) => {
+      if (!this.closed) this.fallBack(err);
     });
+    w.on('message', (m: Reply) => this.answered(w, m));
     return w;
   }
 

@@ -19,11 +19,11 @@
 //   thread holds the lock for at most MAX_BATCH jobs, so a claim waits for little.
 // - The thread is held (ref) while requests are under way, so a CLI command does not exit before
 //   its job is committed, and let go (unref) when idle.
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../log/logger.js';
+import { dbThreadScript, startDbThread } from './db-thread.js';
 
 /** One statement: its SQL text and its parameters (strings, numbers, null, bytes). */
 export type Statement = [sql: string, params: unknown[]];
@@ -74,14 +74,9 @@ interface Answer {
   error?: string;
 }
 
-// Plain JavaScript run as the thread's script (eval), so that it needs no loader in tests or in
-// the built daemon alike (as checkpointer.ts). runOne is runRequest below, in JS.
-const THREAD = `
-const { parentPort, workerData } = require('node:worker_threads');
+// The thread's script (db-thread.ts). runOne is runRequest below, in JS.
+const THREAD = dbThreadScript(10_000, `
 const fs = require('node:fs');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { fileMustExist: true });
-db.pragma('busy_timeout = 10000');
 // the commit does not wait for the disk: the WAL is flushed after it, off the lock (flushWal below)
 db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
@@ -166,7 +161,7 @@ parentPort.on('message', (m) => {
     setImmediate(flush);
   }
 });
-`;
+`);
 
 /**
  * The request as posted. Bytes in shared memory (intake's held copy) are seen by the thread where
@@ -183,8 +178,6 @@ function envelope(seq: number, r: WriteRequest): { message: Envelope; transfer: 
   })];
   return { message: { seq, ...(r.guard ? { guard: r.guard } : {}), statements: r.statements.map(own) }, transfer };
 }
-
-const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /** A request's statements on the main connection, inside the caller's transaction: the thread's work, without it. */
 export function runRequest(sql: (text: string) => Database.Statement, r: WriteRequest): WriteOutcome {
@@ -223,14 +216,8 @@ export class IntakeWriter {
    * CommitUncertainError when the thread stopped before it answered.
    */
   run(request: WriteRequest): Promise<WriteOutcome> {
-    if (this.failed || this.closed) return this.runHere(request);
-    let worker: Worker;
-    try {
-      worker = this.worker ??= this.spawn();
-    } catch (err) {
-      this.fallBack(err);
-      return this.runHere(request);
-    }
+    const worker = this.thread();
+    if (!worker) return this.runHere(request);
     const seq = ++this.seq;
     const { message, transfer } = envelope(seq, request);
     return new Promise<WriteOutcome>((resolve, reject) => {
@@ -256,24 +243,27 @@ export class IntakeWriter {
 
   /** The thread now, before it is needed (the daemon: its descriptors open from the start). */
   start(): void {
-    if (this.worker || this.failed || this.closed) return;
+    this.thread();
+  }
+
+  /** The thread, started if need be; null when it cannot run (the main connection commits then). */
+  private thread(): Worker | null {
+    if (this.failed || this.closed) return null;
+    if (this.worker) return this.worker;
     try {
-      this.worker = this.spawn();
+      return (this.worker = this.spawn());
     } catch (err) {
       this.fallBack(err);
+      return null;
     }
   }
 
   private spawn(): Worker {
-    // execArgv: none of the process's own (--input-type=module would make this script a module)
-    const w = new Worker(THREAD, { eval: true, execArgv: [], workerData: { driver: DRIVER, file: this.file, dataDir: path.dirname(this.file) } });
-    w.unref();
-    w.on('message', (answers: Answer[] | 'ready') => this.answered(w, answers));
-    w.on('error', (err) => this.fallBack(err));
-    w.on('exit', () => {
+    const w = startDbThread(THREAD, this.file, { dataDir: path.dirname(this.file) }, (err) => {
       // (while closing, only if requests are still waiting for it)
-      if (!this.closed || this.waiting.size > 0) this.fallBack(new Error('the intake writer thread stopped'));
+      if (!this.closed || this.waiting.size > 0) this.fallBack(err);
     });
+    w.on('message', (answers: Answer[] | 'ready') => this.answered(w, answers));
     return w;
   }
 
