@@ -152,16 +152,24 @@ export class Checkpointer {
     if (phase === 'pass' && m.ok && !this.closed && this.sinceRestart >= RESTART_EVERY_PAGES) {
       let resolve!: () => void;
       const until = new Promise<void>((r) => (resolve = r));
-      // a disk that stalls the thread does not hold intake: past the limit, commits go on
-      const timer = setTimeout(() => this.releaseCommits(), HOLD_LIMIT_MS);
+      let posted = false;
+      const finish = (): void => {
+        if (posted || this.phase !== 'finish' || this.worker !== w) return;
+        posted = true;
+        w.postMessage('finish');
+      };
+      // a disk that stalls a thread does not hold intake: past the limit, commits go on (and the
+      // short pass is asked for all the same, should the intake thread not have answered yet)
+      const timer = setTimeout(() => {
+        this.releaseCommits();
+        finish();
+      }, HOLD_LIMIT_MS);
       timer.unref();
       this.held = { until, release: () => { clearTimeout(timer); resolve(); } };
       this.phase = 'finish';
       // intake's commits already sent to their thread are answered first: one of them between the
       // two passes would keep the WAL from restarting
-      void this.settled().then(() => {
-        if (this.phase === 'finish' && this.worker === w) w.postMessage('finish');
-      });
+      void this.settled().then(finish);
       return;
     }
     if (phase === 'finish' && m.restarted) {
