@@ -98,29 +98,30 @@ export function localCalls(opts: LocalCallsOptions = {}): FolderCalls {
       }
     }
   };
+  /** The pool's call while the folder is sent there, else `here`, timed as `call`. */
+  const either = <A extends unknown[], T>(call: string, viaPool: (...a: A) => Promise<T>, here: (...a: A) => T) =>
+    async (...a: A): Promise<T> => (onPool() ? viaPool(...a) : timed(call, () => here(...a)));
+  const readHere = either('read', poolCalls.read, (fd: number, buf: Uint8Array, offset: number, length: number, position: number) => readSync(fd, buf, offset, length, position));
   return {
     get here() {
       return !onPool();
     },
-    look: async (p) => {
-      if (onPool()) return poolCalls.look(p);
+    look: either('lstat', poolCalls.look, (p) => {
       try {
-        return timed('lstat', () => lstatSync(p, { throwIfNoEntry: false })) ?? null;
+        return lstatSync(p, { throwIfNoEntry: false }) ?? null;
       } catch {
         return null;
       }
-    },
-    open: async (p, flags) => (onPool() ? poolCalls.open(p, flags) : timed('open', () => openSync(p, flags))),
-    fstat: async (fd) => (onPool() ? poolCalls.fstat(fd) : timed('fstat', () => fstatSync(fd))),
+    }),
+    open: either('open', poolCalls.open, (p, flags) => openSync(p, flags)),
+    fstat: either('fstat', poolCalls.fstat, (fd) => fstatSync(fd)),
     read: async (fd, buf, offset, length, position) =>
-      onPool() || length > READ_HERE_BYTES
-        ? poolCalls.read(fd, buf, offset, length, position)
-        : timed('read', () => readSync(fd, buf, offset, length, position)),
-    close: async (fd) => (onPool() ? poolCalls.close(fd) : timed('close', () => closeSync(fd))),
-    rename: async (from, to) => (onPool() ? poolCalls.rename(from, to) : timed('rename', () => renameSync(from, to))),
-    link: async (from, to) => (onPool() ? poolCalls.link(from, to) : timed('link', () => linkSync(from, to))),
-    unlink: async (p) => (onPool() ? poolCalls.unlink(p) : timed('unlink', () => unlinkSync(p))),
-    touch: async (p, at) => (onPool() ? poolCalls.touch(p, at) : timed('lutimes', () => lutimesSync(p, at, at))),
+      length > READ_HERE_BYTES ? poolCalls.read(fd, buf, offset, length, position) : readHere(fd, buf, offset, length, position),
+    close: either('close', poolCalls.close, (fd) => closeSync(fd)),
+    rename: either('rename', poolCalls.rename, (from, to) => renameSync(from, to)),
+    link: either('link', poolCalls.link, (from, to) => linkSync(from, to)),
+    unlink: either('unlink', poolCalls.unlink, (p) => unlinkSync(p)),
+    touch: either('lutimes', poolCalls.touch, (p, at) => lutimesSync(p, at, at)),
   };
 }
 
