@@ -30,11 +30,18 @@ async function writerOn(): Promise<{ db: Database.Database; writer: IntakeWriter
   await (SqliteStore.open({ dataDir: dir })).close();
   const db = new Database(path.join(dir, 'faxgate.db'));
   db.pragma('busy_timeout = 10000');
-  const warnings: string[] = [];
-  const log = { ...silentLogger(), warn: (_o: unknown, msg?: string) => warnings.push(String(msg)) } as ReturnType<typeof silentLogger>;
-  const writer = new IntakeWriter(path.join(dir, 'faxgate.db'), log, (r) => db.transaction(() => runRequest((t) => db.prepare(t), r)).immediate());
-  return { db, writer, warnings };
+  const { log, warnings } = warningLog();
+  return { db, writer: new IntakeWriter(path.join(dir, 'faxgate.db'), log, mainConnection(db)), warnings };
 }
+
+/** A logger that keeps the warnings' messages. */
+function warningLog(): { log: ReturnType<typeof silentLogger>; warnings: string[] } {
+  const warnings: string[] = [];
+  return { log: { ...silentLogger(), warn: (_o: unknown, msg?: string) => warnings.push(String(msg)) } as ReturnType<typeof silentLogger>, warnings };
+}
+
+/** Requests run on `db` itself, as the store's main connection runs them without the thread. */
+const mainConnection = (db: Database.Database) => (r: WriteRequest) => db.transaction(() => runRequest((t) => db.prepare(t), r)).immediate();
 
 describe('the intake writer thread', () => {
   it('commits the requests that reach it together, each standing alone: one that fails takes no other with it', async () => {
@@ -81,10 +88,9 @@ describe('the intake writer thread', () => {
 
   it('a thread that never opened its connection committed nothing: its requests are run on the main connection', async () => {
     const { db } = await writerOn();
-    const warnings: string[] = [];
-    const log = { ...silentLogger(), warn: (_o: unknown, msg?: string) => warnings.push(String(msg)) } as ReturnType<typeof silentLogger>;
+    const { log, warnings } = warningLog();
     // the thread's database is not there: it stops as it starts
-    const writer = new IntakeWriter(path.join(dir, 'missing', 'faxgate.db'), log, (r) => db.transaction(() => runRequest((t) => db.prepare(t), r)).immediate());
+    const writer = new IntakeWriter(path.join(dir, 'missing', 'faxgate.db'), log, mainConnection(db));
     const outs = await Promise.all([writer.run(kvInsert('a')), writer.run(kvInsert('b'))]);
     expect(outs).toEqual([{ flushed: false }, { flushed: false }]);
     expect(db.prepare("SELECT count(*) AS n FROM kv WHERE key IN ('a', 'b')").get()).toEqual({ n: 2 });
