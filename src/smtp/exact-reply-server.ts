@@ -10,6 +10,7 @@
 import type net from 'node:net';
 import type tls from 'node:tls';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import { installDataScan } from './data-scan.js';
 
 export type ReplyHook = (code: number, context: unknown) => void;
 
@@ -46,6 +47,8 @@ export class ExactReplyServer extends SMTPServer {
     private readonly limits: ExactReplyOptions = {},
   ) {
     super(options);
+    // the end of a message's data found by a native search, not byte by byte (data-scan.ts)
+    installDataScan();
   }
 
   override connect(socket: net.Socket | tls.TLSSocket, socketOptions?: Parameters<SMTPServer['connect']>[1]): void {
