@@ -305,7 +305,7 @@ export class HeldFile extends Writable {
  * promised still holds: an error of either stream, or the client gone before the message's end,
  * destroys both and rejects.
  */
-export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: number, tap?: Writable, took?: (bytes: number) => void): Promise<IncomingFile> {
+export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: number, tap?: Writable, took?: (bytes: number, messageBytes: number) => void): Promise<IncomingFile> {
   const hash = createHash('sha256');
   let bytes = 0;
   let total = 0;
@@ -338,7 +338,7 @@ export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: nu
       };
       const onData = (chunk: Buffer): void => {
         total += chunk.length;
-        took?.(chunk.length);
+        took?.(chunk.length, total);
         if (bytes >= maxBytes) {
           // past the limit the message is refused: its reader has nothing more to do
           if (tapOpen) tap!.destroy();
