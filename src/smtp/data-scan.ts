@@ -1,7 +1,7 @@
 // smtp-server looks for the end of a message's data (CRLF "." CRLF) and for dot-stuffed lines by
 // testing every byte of every chunk in JavaScript (SMTPStream._feedDataStream): under smtp-source
 // (20 sessions, mails of 100 KB) that loop was the receiver's biggest single piece of JavaScript,
-// 8% of the main thread's time (docs/bench.md). This puts in its place the same function with the
+// 5% of the main thread's profile, 0.1 ms a mail (docs/bench.md). This puts in its place the same function with the
 // loop replaced by a native search for LF "." (Buffer.indexOf), which stops only where a line
 // starts with a dot. Everything else is smtp-server 3.21.6's own code, line for line: the
 // terminator at the start of the data, the escape dot, the last four bytes kept for the next
@@ -26,7 +26,7 @@ const END_SEQUENCE = Buffer.from('\r\n.\r\n');
 const DATA_START_END = Buffer.from('.\r\n');
 const LF_DOT = Buffer.from('\n.');
 
-/** smtp-server's own _feedDataStream, as it was before install() (for the test). */
+/** smtp-server's own _feedDataStream, as it was before installDataScan() (for the test). */
 export const originalFeedDataStream = SMTPStream.prototype._feedDataStream;
 
 function feedDataStream(this: StreamInsides, input: Buffer, done: Done): void {
