@@ -140,6 +140,8 @@ export const configSchema = z
         maxFileBytes: z.number().int().min(1024).default(52_428_800),
         /** a file still changing after this long is refused (it would otherwise wait forever) */
         maxWriteMinutes: z.number().positive().default(30),
+        /** the outside-line prefix of a print job's `phone` option (CUPS faxPrefix): strip it (default) (a cloud service dials out itself) or keep it in front of the number */
+        faxPrefix: z.enum(['strip', 'keep']).optional(),
       })
       .strict()
       .optional(),

@@ -252,6 +252,7 @@ export class FileProcessor {
         codes,
         textUnreadable: read?.unreadable,
         defaultCountryCode: this.deps.defaultCountryCode,
+        faxPrefix: this.deps.spool.faxPrefix,
         api: () => this.deps.clientFor(f.user),
         destinationRefused: (n) => {
           const v = this.deps.destinations?.(f.user, n) ?? checkDestination(n);
@@ -267,6 +268,8 @@ export class FileProcessor {
       log.warn({ err: describeError(err) }, 'DEFERRED addressing failed for now; will retry');
       return 'retry';
     }
+
+    if (addressing.dialNotes.length) log.info({ notes: addressing.dialNotes }, 'phone option read');
 
     // Only a true repeat is swallowed: same user, bytes, destinations, cover (subject, notes),
     // schedule and tags. The same document to another number is another fax.
@@ -296,7 +299,7 @@ export class FileProcessor {
         scheduledAt: addressing.scheduledAt,
         tags: addressing.tags,
         dedupeKey,
-        meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, repeat, folder: path.basename(f.root) } },
+        meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, repeat, folder: path.basename(f.root), ...(addressing.dialNotes.length ? { dial: addressing.dialNotes.join('; ') } : {}) } },
       }, { via: addressing.via, bytes: data.length });
       this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
       this.pruneSeen(now);
