@@ -15,7 +15,10 @@ import { readPhoneOption, type FaxPrefixRule } from './dial-string.js';
 import { parseFileName } from './file-name-address.js';
 import type { Ticket } from './ticket.js';
 
-export type AddressSource = 'ticket' | 'codes' | 'file name';
+/** A print job that named no destination: it waits for its owner's number (web/addressing.ts). */
+export const ADDRESS_LATER = 'address later';
+
+export type AddressSource = 'ticket' | 'codes' | 'file name' | typeof ADDRESS_LATER;
 
 export interface Addressing {
   recipients: NewRecipient[];
@@ -112,6 +115,14 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
     via,
     dialNotes,
   };
+}
+
+/** What a print job with no destination keeps from its ticket while it waits for an address. */
+export function waitingAddressing(ticket: Ticket): Addressing {
+  const subject = ticket.subject;
+  const notes = ticket.notes;
+  const cover: CoverSpec = { enabled: ticket.cover ?? Boolean(notes), ...(subject ? { subject } : {}), ...(notes ? { notes } : {}) };
+  return { recipients: [], cover, subject, tags: ticket.tags ?? [], scheduledAt: ticket.scheduledDate ?? null, via: ADDRESS_LATER, dialNotes: [] };
 }
 
 /** Refuses a document whose @@FAX@@ codes name a number the typed destination does not. */
