@@ -50,6 +50,9 @@ document.getElementById('pick').addEventListener('change', (ev) => {
   ev.target.value = '';
 });
 
+// a refusal shown stays only until the form is changed
+form.addEventListener('input', () => announce(''));
+
 form.addEventListener('submit', async (ev) => {
   ev.preventDefault();
   announce('Sending…');
