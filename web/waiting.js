@@ -24,6 +24,8 @@ const section = document.getElementById('waiting');
 if (section) {
   await requireSession();
   await show(section).catch(() => { section.hidden = true; });
-  const es = new EventSource('/api/events');
-  es.addEventListener('job', () => show(section).catch(() => {}));
+  // a look now and then (and when the tab comes back), not a second event stream per page:
+  // the list's stream is the one the console allows a user
+  setInterval(() => { if (!document.hidden) show(section).catch(() => {}); }, 10_000);
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) show(section).catch(() => {}); });
 }
