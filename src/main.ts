@@ -1,6 +1,7 @@
 // The one place that wires objects together: config -> store -> API clients -> dispatcher,
 // notifier, spool, SMTP -> admin. Start order is inside-out (the queue exists before anything
 // can put work in it); shutdown is outside-in (stop accepting, then drain, then close the store).
+import os from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { HealthChecks } from './admin/health.js';
 import { AdminServer } from './admin/server.js';
@@ -21,6 +22,7 @@ import { apiObserver, Metrics } from './metrics/metrics.js';
 import { InboundPoller } from './notify/inbound.js';
 import { Notifier } from './notify/notifier.js';
 import { SmtpGateway } from './smtp/server.js';
+import { AddressExpiry } from './spool/address-expiry.js';
 import { SpoolWatcher } from './spool/watcher.js';
 import type { QueueStore } from './store/queue-store.js';
 import { openLocalStore, openStore } from './store/open.js';
@@ -83,6 +85,8 @@ export class Gateway {
   private readonly notifier: Notifier | null;
   private readonly inbound: InboundPoller | null;
   private readonly spool: SpoolWatcher | null;
+  /** Ends print jobs that waited too long for their owner's number (public for tests with a manual clock). */
+  readonly addressExpiry: AddressExpiry | null;
   private readonly smtp: SmtpGateway | null;
   private readonly admin: AdminServer | null;
   private readonly keyWatch: KeyWatch | null;
@@ -149,13 +153,19 @@ export class Gateway {
     // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
     this.store.onEnqueued(() => this.dispatcher.wake());
     this.notifier = config.notify
-      ? new Notifier({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'notify' }) })
+      ? new Notifier({
+          ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'notify' }),
+          consoleUrl: () => this.consoleUrl(), addressWaitHours: config.spool?.addressWaitHours,
+        })
       : null;
     this.inbound = config.notify && config.notify.inbound.enabled
       ? new InboundPoller({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'inbound' }) })
       : null;
     this.spool = config.spool
       ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, office: this.office, logger: this.refusals.tap(this.log.child({ component: 'spool' }), 'spool') })
+      : null;
+    this.addressExpiry = config.spool
+      ? new AddressExpiry({ store: this.store, clock: this.clock, waitHours: config.spool.addressWaitHours, logger: this.log.child({ component: 'spool' }) })
       : null;
     this.smtp = config.smtp
       ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, office: this.office, logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
@@ -244,6 +254,17 @@ export class Gateway {
     });
   }
 
+  /** The console's address for links in mails: web.publicUrl, else where it listens; null without a console. */
+  private consoleUrl(): string | null {
+    const web = this.config.web;
+    if (!web) return null;
+    if (web.publicUrl) return web.publicUrl;
+    const a = this.addresses.web;
+    if (!a) return null;
+    const host = a.host === '0.0.0.0' || a.host === '::' ? os.hostname() : a.host.includes(':') ? `[${a.host}]` : a.host;
+    return `${web.tls ? 'https' : 'http'}://${host}:${a.port}`;
+  }
+
   /** A received fax pushed by the service: notify its user now (else the inbound poll finds it). */
   private async receivedFax(rec: FaxRecord, serviceUserId: string | null): Promise<boolean> {
     if (!this.inbound) return false;
@@ -293,6 +314,7 @@ export class Gateway {
       await this.spool.start();
       this.addresses.spoolRoot = this.config.spool!.root;
     }
+    this.addressExpiry?.start();
     if (this.smtp) this.addresses.smtp = await this.smtp.listen();
     if (this.admin) this.addresses.admin = await this.admin.listen();
     this.keyWatch?.start();
@@ -358,6 +380,7 @@ export class Gateway {
     this.log.info('STOPPING: no new mail or files, finishing sends in flight');
     await step('smtp', () => this.smtp?.close({ timeoutMs: Math.min(5000, left()) }));
     await step('spool', () => this.spool?.stop());
+    await step('address expiry', () => this.addressExpiry?.stop());
     await step('webhooks', () => this.webhooks?.close());
     await step('web', () => this.web?.close());
     await step('readers', () => this.readers.close());

@@ -7,7 +7,8 @@ let total = 0;
 const rows = new Map();
 
 function recipientsText(job) {
-  return job.recipients.map((r) => (r.name ? `${r.name} (${r.number})` : r.number)).join(', ');
+  // a print waiting for its owner's number has no number yet (waiting.js lists it first)
+  return job.recipients.map((r) => (!r.number ? 'needs an address' : r.name ? `${r.name} (${r.number})` : r.number)).join(', ');
 }
 
 function row(job) {

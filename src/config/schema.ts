@@ -140,6 +140,10 @@ export const configSchema = z
         maxFileBytes: z.number().int().min(1024).default(52_428_800),
         /** a file still changing after this long is refused (it would otherwise wait forever) */
         maxWriteMinutes: z.number().positive().default(30),
+        /** the outside-line prefix of a print job's `phone` option (CUPS faxPrefix): strip it (default) (a cloud service dials out itself) or keep it in front of the number */
+        faxPrefix: z.enum(['strip', 'keep']).optional(),
+        /** a print job with no destination waits this long for its owner's number in the console (default 24), then ends with a notice */
+        addressWaitHours: z.number().positive().max(24 * 30).optional(),
       })
       .strict()
       .optional(),
@@ -244,6 +248,8 @@ export const configSchema = z
         sessionHours: z.number().positive().max(24 * 30).default(12),
         /** how often live updates look at the queue for changes (also changes made by other gateways) */
         livePollMs: z.number().int().min(100).max(60_000).default(1000),
+        /** the console's address as users reach it, for links in mails (default: http(s)://listen) */
+        publicUrl: z.string().url().regex(/^https?:\/\//, 'expected an http:// or https:// URL').optional(),
         /** TLS proxies in front whose X-Forwarded-For names the client (sign-in lockout counts per client) */
         trustedProxies: z.array(cidr).optional(),
       })

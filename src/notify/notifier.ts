@@ -16,7 +16,9 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { Periodic } from '../periodic.js';
 import type { QueueStore } from '../store/queue-store.js';
+import { waitsForAddress } from '../store/job-state.js';
 import type { Job, Notification } from '../store/types.js';
+import { composeAddress } from './address-mail.js';
 import type { ComposedMail } from './composed-mail.js';
 import { downloadToTemp, type DownloadedFax } from './fax-download.js';
 import { composeInbound, isFailedReception } from './inbound-mail.js';
@@ -47,6 +49,10 @@ export interface NotifierOptions {
   pollMs?: number;
   /** Tries of a temporarily failing attachment download before the mail goes without it (default 3). */
   attachmentTries?: number;
+  /** The console's address as users reach it (links in mails), or null when there is no console. */
+  consoleUrl?: () => string | null;
+  /** How long a print job waits for an address (spool.addressWaitHours, default 24). */
+  addressWaitHours?: number;
 }
 
 const BATCH = 8;
@@ -202,6 +208,18 @@ export class Notifier {
         const payload = kept?.original && !n.payload.file ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name } : n.payload;
         composed = composeRejected(payload, n.createdAt, timeZone);
         wants = true;
+        break;
+      }
+      case 'address': {
+        job = n.jobId ? await this.store.getJob(n.jobId) : null;
+        if (!job || !waitsForAddress(job)) return { skip: `job ${n.jobId ?? '(none)'} no longer waits for an address` };
+        if (!me) throw temporary('preferences', meError);
+        const base = this.opts.consoleUrl?.() ?? null;
+        const link = base ? `${base.replace(/\/+$/, '')}/address.html?id=${encodeURIComponent(job.id)}` : null;
+        const expiresAt = new Date(Date.parse(job.createdAt) + (this.opts.addressWaitHours ?? 24) * 3_600_000).toISOString();
+        composed = composeAddress(job, link, expiresAt, timeZone);
+        // something to do, like a failure: "All" and "Failure" get it, "None" does not
+        wants = wanted(this.prefs.option(n.user, me, 'emailNotifySendOption'), true);
         break;
       }
       case 'key-expiry':

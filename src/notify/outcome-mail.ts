@@ -3,6 +3,7 @@
 // left out of the fax.
 import { explainResult } from '../fax/result-codes.js';
 import { formatFaxNumber } from '../intake/fax-number.js';
+import { NEEDS_ADDRESS } from '../store/transitions.js';
 import type { Job, Recipient } from '../store/types.js';
 import type { Block } from './mail-body.js';
 import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
@@ -12,6 +13,11 @@ import { formatDuration, formatTime, plural } from './time-format.js';
 export function isExpired(r: Recipient): boolean {
   if (r.state !== 'failed') return false;
   return r.errorCode === 'JOB_EXPIRED' || /^expired: /i.test(r.lastError ?? '') || /\bJOB_EXPIRED\b/.test(r.lastError ?? '');
+}
+
+/** A print job that waited for its owner's number and was not given one in time. */
+export function expiredUnaddressed(job: Job): boolean {
+  return job.recipients.length === 1 && job.recipients[0]!.number === '' && job.recipients[0]!.state === 'cancelled' && (job.recipients[0]!.lastError ?? '').startsWith(NEEDS_ADDRESS);
 }
 
 /** Why a recipient did not get the fax, in plain words ("busy", "no answer"). */
@@ -33,7 +39,7 @@ export function hasFailure(job: Job): boolean {
 
 /** Refused after the SMTP reply (corrupt input) or given up by the queue: mailed whatever the preference. */
 export function isMandatory(job: Job): boolean {
-  return job.state === 'corrupt' || job.recipients.some(isExpired);
+  return job.state === 'corrupt' || job.recipients.some(isExpired) || expiredUnaddressed(job);
 }
 
 function who(r: Recipient): string {
@@ -48,6 +54,7 @@ function origin(job: Job, ...keys: string[]): string | undefined {
 }
 
 export function outcomeSubject(job: Job): string {
+  if (expiredUnaddressed(job)) return clip(`Fax not sent: "${origin(job, 'file') ?? job.cover.subject ?? 'your print job'}" was given no fax number in time`, 120);
   if (job.state === 'corrupt' || job.recipients.length === 0) {
     const what = origin(job, 'file', 'fileName', 'subject') ?? job.original?.name ?? 'your document';
     return clip(`Fax not sent: "${what}" could not be processed`, 120);
@@ -70,6 +77,10 @@ export function outcomeSubject(job: Job): string {
 }
 
 function summary(job: Job): string {
+  if (expiredUnaddressed(job)) {
+    const why = (job.recipients[0]!.lastError ?? '').slice(NEEDS_ADDRESS.length).replace(/^: /, '');
+    return `Your print job was not faxed: it waited for a fax number and none was given${why ? ` (${why})` : ''}. It has been removed; print it again with the number, or give the number in the console when it asks.`;
+  }
   if (job.state === 'corrupt') {
     return `Your fax was not sent: the gateway could not process what it received. It was kept for inspection by the administrator. Reason: ${job.corruptReason ?? 'unknown'}.`;
   }
@@ -117,7 +128,7 @@ export function composeOutcome(job: Job, timeZone: string): ComposedMail {
       ],
     },
   ];
-  for (const r of job.recipients) blocks.push(...recipientBlocks(r, timeZone));
+  if (!expiredUnaddressed(job)) for (const r of job.recipients) blocks.push(...recipientBlocks(r, timeZone));
   const leftOut = job.meta.leftOut ?? [];
   if (leftOut.length) {
     blocks.push({ kind: 'heading', text: 'Left out of the fax' }, { kind: 'list', items: leftOut.map((l) => `${l.name}: ${l.reason}`) });

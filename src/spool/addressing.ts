@@ -11,10 +11,14 @@ import { checkDestination } from '../intake/destination-policy.js';
 import { normalizeFaxNumber } from '../intake/fax-number.js';
 import type { CoverSpec, NewRecipient } from '../store/types.js';
 import { ambiguity, hasAnyCode, type EmbeddedCodes } from './embedded-codes.js';
+import { readPhoneOption, type FaxPrefixRule } from './dial-string.js';
 import { parseFileName } from './file-name-address.js';
 import type { Ticket } from './ticket.js';
 
-export type AddressSource = 'ticket' | 'codes' | 'file name';
+/** A print job that named no destination: it waits for its owner's number (web/addressing.ts). */
+export const ADDRESS_LATER = 'address later';
+
+export type AddressSource = 'ticket' | 'codes' | 'file name' | typeof ADDRESS_LATER;
 
 export interface Addressing {
   recipients: NewRecipient[];
@@ -23,6 +27,8 @@ export interface Addressing {
   tags: string[];
   scheduledAt: string | null;
   via: AddressSource;
+  /** What was changed in a dial string (pauses dropped, a prefix stripped), for the log and the job. */
+  dialNotes: string[];
 }
 
 export interface AddressingInput {
@@ -37,6 +43,8 @@ export interface AddressingInput {
   api: () => FaxApi;
   /** Destination policy for this file's user: a refusal reason, or null (default: built-in rules). */
   destinationRefused?: (e164: string) => string | null;
+  /** What to do with the outside-line prefix of a `phone` option (spool.faxPrefix, default strip). */
+  faxPrefix?: FaxPrefixRule;
 }
 
 const MAX_RECIPIENTS = 50;
@@ -47,13 +55,22 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
 
   let recipients: NewRecipient[] | null = null;
   let via: AddressSource = 'file name';
+  // The print dialog's number (CUPS `phone`) is typed like fax-number, and goes with it.
+  const typed = ticket ? [...ticket.to] : [];
+  const dialNotes: string[] = [];
+  if (ticket?.phone) {
+    const dial = readPhoneOption(ticket.phone, ticket.faxPrefix, input.faxPrefix ?? 'strip');
+    if (!dial.ok) throw new FaxgateError('BAD_NUMBER', dial.reason);
+    typed.push(...dial.numbers);
+    dialNotes.push(...dial.notes);
+  }
   // A file name that only looks like numbers ("20240101.pdf") is not a typed destination when the
   // document carries codes: the codes address it, as before.
   const nameNumbers = fromName.numbers.length > 0 && (!codes?.fax.length || fromName.numbers.every((n) => normalizeFaxNumber(n, input.defaultCountryCode).ok));
-  if (ticket && (ticket.to.length > 0 || ticket.recipientName)) {
+  if (ticket && (typed.length > 0 || ticket.recipientName)) {
     via = 'ticket';
-    recipients = ticket.to.length > 0
-      ? await toRecipients(ticket.to, ticket.recipientName, input)
+    recipients = typed.length > 0
+      ? await toRecipients(typed, ticket.recipientName, input)
       : [await contactRecipient(ticket.recipientName!, input)];
   } else if (nameNumbers) {
     recipients = await toRecipients(fromName.numbers, undefined, input);
@@ -96,7 +113,16 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
     tags: ticket?.tags ?? [],
     scheduledAt: ticket?.scheduledDate ?? null,
     via,
+    dialNotes,
   };
+}
+
+/** What a print job with no destination keeps from its ticket while it waits for an address. */
+export function waitingAddressing(ticket: Ticket): Addressing {
+  const subject = ticket.subject;
+  const notes = ticket.notes;
+  const cover: CoverSpec = { enabled: ticket.cover ?? Boolean(notes), ...(subject ? { subject } : {}), ...(notes ? { notes } : {}) };
+  return { recipients: [], cover, subject, tags: ticket.tags ?? [], scheduledAt: ticket.scheduledDate ?? null, via: ADDRESS_LATER, dialNotes: [] };
 }
 
 /** Refuses a document whose @@FAX@@ codes name a number the typed destination does not. */

@@ -19,7 +19,7 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
 import type { InputReaders } from '../workers/pool.js';
-import { decideAddressing, type Addressing } from './addressing.js';
+import { ADDRESS_LATER, decideAddressing, waitingAddressing, type Addressing } from './addressing.js';
 import { ByteBudget } from './byte-budget.js';
 import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
 import { sha256 } from './content-hash.js';
@@ -244,7 +244,7 @@ export class FileProcessor {
     const codes = read?.codes;
     if (codes?.problems.length) log.warn({ problems: codes.problems }, 'embedded codes not understood');
 
-    let addressing;
+    let addressing: Addressing;
     try {
       addressing = await decideAddressing({
         fileName: name,
@@ -252,6 +252,7 @@ export class FileProcessor {
         codes,
         textUnreadable: read?.unreadable,
         defaultCountryCode: this.deps.defaultCountryCode,
+        faxPrefix: this.deps.spool.faxPrefix,
         api: () => this.deps.clientFor(f.user),
         destinationRefused: (n) => {
           const v = this.deps.destinations?.(f.user, n) ?? checkDestination(n);
@@ -259,14 +260,22 @@ export class FileProcessor {
         },
       });
     } catch (err) {
-      if (isFaxgateError(err) && !err.temporary) {
+      // Print now, address later: a print job (it came with a ticket) that names no destination
+      // anywhere waits for its owner to give one in the console, instead of being refused.
+      if (isFaxgateError(err) && err.code === 'NO_DESTINATION' && ticket) {
+        addressing = waitingAddressing(ticket);
+      } else if (isFaxgateError(err) && !err.temporary) {
         await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
         return 'refused';
+      } else {
+        // A contact lookup that met a network or service failure: the file waits in .work/.
+        log.warn({ err: describeError(err) }, 'DEFERRED addressing failed for now; will retry');
+        return 'retry';
       }
-      // A contact lookup that met a network or service failure: the file waits in .work/.
-      log.warn({ err: describeError(err) }, 'DEFERRED addressing failed for now; will retry');
-      return 'retry';
     }
+    const waiting = addressing.via === ADDRESS_LATER;
+
+    if (addressing.dialNotes.length) log.info({ notes: addressing.dialNotes }, 'phone option read');
 
     // Only a true repeat is swallowed: same user, bytes, destinations, cover (subject, notes),
     // schedule and tags. The same document to another number is another fax.
@@ -286,8 +295,9 @@ export class FileProcessor {
         );
         return 'duplicate';
       }
-      const { job } = await acceptJob({ store: this.deps.store, log, metrics: this.deps.metrics }, {
+      const { job, duplicate } = await acceptJob({ store: this.deps.store, log, metrics: this.deps.metrics }, {
         source: 'spool',
+        ...(waiting ? { awaitingAddress: true } : {}),
         user: f.user,
         recipients: addressing.recipients,
         // the bytes judged and read above, never the path again: it may have been swapped meanwhile
@@ -296,8 +306,12 @@ export class FileProcessor {
         scheduledAt: addressing.scheduledAt,
         tags: addressing.tags,
         dedupeKey,
-        meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, repeat, folder: path.basename(f.root) } },
+        meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, repeat, folder: path.basename(f.root), ...(addressing.dialNotes.length ? { dial: addressing.dialNotes.join('; ') } : {}) } },
       }, { via: addressing.via, bytes: data.length });
+      if (waiting && !duplicate) {
+        await this.deps.store.enqueueNotification({ kind: 'address', user: f.user, jobId: job.id, dedupeKey: `address:${job.id}`, payload: { jobId: job.id } });
+        log.info({ job: job.id }, 'HELD needs an address: its owner gives the number in the console');
+      }
       this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
       this.pruneSeen(now);
       await this.finishDone(f, workName, name, ticketResult !== null);

@@ -12,6 +12,10 @@ const onOff = z.union([
 
 export const ticketSchema = z.object({
   to: z.union([text(100), z.array(text(100)).max(50)]).optional().transform((v) => (v === undefined ? [] : Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean)),
+  /** CUPS's `phone` job option as given (a dial string, read by dial-string.ts). */
+  phone: text(300).optional(),
+  /** CUPS's `faxPrefix` job option: the outside-line prefix of `phone`. */
+  faxPrefix: text(20).optional(),
   recipientName: text(100).optional(),
   subject: text(200).optional(),
   notes: text(2000).optional(),

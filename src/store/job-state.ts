@@ -1,7 +1,7 @@
 // A job's summary state from its recipients' states (types.ts explains the states; the state
 // sets come from transitions.ts, the one place they are defined).
-import { FINAL_JOB_STATES, FINAL_RECIPIENT_STATES } from './transitions.js';
-import type { JobState, RecipientState } from './types.js';
+import { FINAL_JOB_STATES, FINAL_RECIPIENT_STATES, NEEDS_ADDRESS } from './transitions.js';
+import type { Job, JobState, RecipientState } from './types.js';
 
 const FINAL: ReadonlySet<RecipientState> = new Set(FINAL_RECIPIENT_STATES);
 const FINAL_JOB: ReadonlySet<JobState> = new Set(FINAL_JOB_STATES);
@@ -24,4 +24,10 @@ export function deriveJobState(states: readonly RecipientState[]): JobState {
 
 export function isFinalJobState(s: JobState): boolean {
   return FINAL_JOB.has(s);
+}
+
+/** Whether a job waits for its owner to give it a number (its one recipient is the placeholder). */
+export function waitsForAddress(job: Job): boolean {
+  const r = job.recipients[0];
+  return job.state === 'held' && job.recipients.length === 1 && r!.number === '' && r!.lastError === NEEDS_ADDRESS;
 }

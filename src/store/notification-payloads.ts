@@ -47,17 +47,23 @@ export interface AlertPayload {
   action?: string;
 }
 
+/** A print job waits for its owner to give it a number in the console. */
+export interface AddressPayload {
+  jobId: string;
+}
+
 export interface NotificationPayloads {
   outcome: OutcomePayload;
   rejected: RejectedPayload;
   inbound: InboundPayload;
   'key-expiry': KeyExpiryPayload;
   alert: AlertPayload;
+  address: AddressPayload;
 }
 
 export type NotificationKind = keyof NotificationPayloads;
 
-export const NOTIFICATION_KINDS: readonly NotificationKind[] = ['outcome', 'rejected', 'inbound', 'key-expiry', 'alert'];
+export const NOTIFICATION_KINDS: readonly NotificationKind[] = ['outcome', 'rejected', 'inbound', 'key-expiry', 'alert', 'address'];
 
 /** `{ kind, payload }` for one kind: the union of these is what `kind` discriminates. */
 export type KindAndPayload = { [K in NotificationKind]: { kind: K; payload: NotificationPayloads[K] } }[NotificationKind];

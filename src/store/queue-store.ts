@@ -2,8 +2,8 @@
 // gateways sharing one queue) both implement it. Every stage (intake, dispatch, notify, the CLI,
 // the web console) depends on this interface, never on a backend class.
 import type {
-  Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
-  QueueCounts, Recipient, RecipientState, StoredDocument,
+  CoverSpec, Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
+  NewRecipient, QueueCounts, Recipient, RecipientState, StoredDocument,
 } from './types.js';
 
 export interface RecipientKey {
@@ -96,6 +96,13 @@ export interface QueueStore {
   cancel(id: string): Promise<Job>;
   hold(id: string): Promise<Job>;
   release(id: string): Promise<Job>;
+  /**
+   * Gives a job that waits for an address (NewJob.awaitingAddress) its numbers and cover: its
+   * placeholder becomes the first recipient, queued. Refused when it no longer waits.
+   */
+  address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job>;
+  /** Ends (cancelled) the jobs created before `before` that still wait for an address; answers them. */
+  expireUnaddressed(before: Date, reason: string): Promise<Job[]>;
   /** Removes final jobs older than the retention; returns how many. */
   purge(olderThanMs: number): Promise<number>;
 

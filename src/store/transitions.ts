@@ -11,6 +11,10 @@ export interface Transition {
   says: string;
   /** From `unknown` only a parked send (lastError "parked: ..."), never one still being looked up. */
   unknownIfParked?: true;
+  /** Only a recipient with a number: never the placeholder of a job that waits for an address. */
+  numbered?: true;
+  /** Only the placeholder of a job that waits for an address (number '', lastError NEEDS_ADDRESS). */
+  placeholder?: true;
 }
 
 /**
@@ -18,6 +22,13 @@ export interface Transition {
  * it is never sent again by itself, only by an operator's retry, and an operator may cancel it.
  */
 export const PARKED = 'parked';
+
+/**
+ * A print job with no destination waits for its owner to give one (console, src/web/addressing.ts):
+ * its one recipient is a placeholder, number '' and this lastError, held until `address` gives it
+ * numbers or `unaddressed` ends it after spool.addressWaitHours. Nothing sends or releases it.
+ */
+export const NEEDS_ADDRESS = 'needs an address';
 
 /** Why an operator's retry or cancel moved nothing (both backends say the same). */
 export const RETRY_REFUSAL = 'only failed, cancelled or parked recipients can be retried';
@@ -35,10 +46,13 @@ export const TRANSITIONS = {
   deliver: { from: ['processing', 'unknown', 'sending'], to: 'delivered', says: 'delivered' },
   progress: { from: ['processing'], to: 'processing', says: 'in progress at the fax service' },
   wake: { from: ['deferred'], to: 'deferred', says: 'due now' },
-  retry: { from: ['failed', 'cancelled', 'unknown'], to: 'queued', says: 'queued again by an operator (from `unknown` only once parked)', unknownIfParked: true },
+  retry: { from: ['failed', 'cancelled', 'unknown'], to: 'queued', says: 'queued again by an operator (from `unknown` only once parked)', unknownIfParked: true, numbered: true },
   cancel: { from: ['queued', 'deferred', 'held', 'unknown'], to: 'cancelled', says: 'cancelled (from `unknown` only once parked)', unknownIfParked: true },
   hold: { from: ['queued', 'deferred'], to: 'held', says: 'held' },
-  release: { from: ['held'], to: 'queued', says: 'released' },
+  release: { from: ['held'], to: 'queued', says: 'released', numbered: true },
+  /** The owner gave a job that waited for an address its numbers (the placeholder becomes the first). */
+  address: { from: ['held'], to: 'queued', says: 'addressed by its owner', placeholder: true },
+  unaddressed: { from: ['held'], to: 'cancelled', says: 'no address was given in time', placeholder: true },
 } as const satisfies Record<string, Transition>;
 
 export type TransitionName = keyof typeof TRANSITIONS;
@@ -60,11 +74,14 @@ export function fromStates(name: TransitionName, expect?: readonly RecipientStat
 
 /**
  * The rest of transition `name`'s guard, as SQL for either backend: where the table says so, an
- * `unknown` row qualifies only when it is parked. Empty for the other transitions.
+ * `unknown` row qualifies only when it is parked, and a placeholder (number '') only for the
+ * transitions made for it. Empty for the other transitions.
  */
-export function sqlParkedGuard(name: TransitionName, state = 'state', lastError = 'last_error'): string {
+export function sqlParkedGuard(name: TransitionName, state = 'state', lastError = 'last_error', number = 'number'): string {
   const t: Transition = TRANSITIONS[name];
-  return t.unknownIfParked ? ` AND (${state} <> 'unknown' OR ${lastError} LIKE '${PARKED}:%')` : '';
+  return (t.unknownIfParked ? ` AND (${state} <> 'unknown' OR ${lastError} LIKE '${PARKED}:%')` : '') +
+    (t.numbered ? ` AND ${number} <> ''` : '') +
+    (t.placeholder ? ` AND ${number} = ''` : '');
 }
 
 /** SQL text `'a','b'` for a guard built from the table (state names are fixed words, never input). */

@@ -112,6 +112,12 @@ export interface NewJob {
   meta?: JobMeta;
   /** The original input (the mail message, the print file), kept with the job for inspection. */
   original?: NewDocument;
+  /**
+   * Print now, address later: no recipients yet; the job is held for its owner, who gives the
+   * numbers in the console (QueueStore.address). Its one recipient row is a placeholder
+   * (number '', lastError NEEDS_ADDRESS in transitions.ts).
+   */
+  awaitingAddress?: boolean;
 }
 
 export interface StoredDocument {

@@ -7,7 +7,7 @@ import type { Job, JobEvent, JobFilter, StoredDocument } from '../store/types.js
 /** The store as the console uses it. */
 export type ConsoleStore = Pick<
   QueueStore,
-  'getJob' | 'listJobs' | 'countJobs' | 'listEvents' | 'readDocument' | 'counts' | 'cancel' | 'hold' | 'release' | 'retry' | 'getState' | 'enqueue' | 'enqueueCorrupt'
+  'getJob' | 'listJobs' | 'countJobs' | 'listEvents' | 'readDocument' | 'counts' | 'cancel' | 'hold' | 'release' | 'retry' | 'getState' | 'enqueue' | 'enqueueCorrupt' | 'address'
 >;
 
 export class QueueView {

@@ -25,6 +25,7 @@ import { verifyPassword } from '../smtp/password.js';
 import { RateLimiter } from '../smtp/rate-limit.js';
 import type { Job, NewDocument } from '../store/types.js';
 import { jobJson } from '../job-json.js';
+import { addressingRoutes } from './addressing.js';
 import { LiveUpdates } from './live.js';
 import type { OperatorPages } from './operator.js';
 import { QueueView, type ConsoleStore } from './queue-view.js';
@@ -243,6 +244,11 @@ export class WebConsole {
       });
 
       api.post('/api/faxes', async (req) => this.newFax(req as Authed));
+
+      addressingRoutes(api as unknown as FastifyInstance, {
+        store: this.deps.store, clientFor: this.deps.clientFor, destinations: this.deps.destinations, defaultCountryCode: this.deps.defaultCountryCode,
+        logger: this.log, clock: this.clock, ownJob: (req) => this.ownJob(req), mayQueue: (user) => this.rate.take(user), changed: () => this.live.poke(),
+      });
 
       api.get('/api/inbound', async (req, reply) => {
         const s = (req as Authed).session;

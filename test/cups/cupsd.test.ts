@@ -11,6 +11,7 @@ import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, m
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Job } from '../../src/store/types.js';
 import { spoolHarness, textPdf, waitFor, type SpoolHarness } from '../spool/harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -94,6 +95,46 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
     expect(job.meta.origin).toMatchObject({ via: 'ticket' });
     expect((await h.store.readDocument(job.documents[0]!)).subarray(0, 5).toString('latin1')).toBe('%PDF-');
     await waitFor(() => readdirSync(path.join(h.folder(), 'done')).some((n) => n.endsWith('.json')), 5000, 'ticket in done/');
+  }, 30_000);
+
+  // The print dialog's fax number: CUPS (2.4.3+) turns an IPP FaxOut destination into the job
+  // options phone and faxPrefix; lp -o sets the same options on any CUPS.
+  const printed = async (args: string[], match: (j: Job) => boolean) => {
+    const doc = path.join(t, 'phone.pdf');
+    writeFileSync(doc, await textPdf([['Phone option']]));
+    run(tools.lp!, ['-U', 'alice', '-d', 'fax', ...args, doc]);
+    return waitFor(async () => (await h.jobs()).find(match), 20_000, `the job of lp ${args.join(' ')}`).catch((e) => {
+      console.log(readFileSync(path.join(t, 'log/error_log'), 'utf8').split('\n').slice(-25).join('\n'));
+      throw e;
+    });
+  };
+
+  it('lp -o phone=+15551234567 is faxed to that number', async () => {
+    const job = await printed(['-o', 'phone=+15551234567', '-t', 'phone one'], (j) => j.cover.subject === 'phone one');
+    expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567']);
+    expect(job.meta.origin).toMatchObject({ via: 'ticket' });
+  }, 30_000);
+
+  it('lp -o phone=9,15551234567 -o faxPrefix=9: the outside-line prefix is stripped, with a note', async () => {
+    const job = await printed(['-o', 'phone=9,15551234567', '-o', 'faxPrefix=9', '-t', 'phone prefix'], (j) => j.cover.subject === 'phone prefix');
+    expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567']);
+    expect(job.meta.origin?.dial).toMatch(/prefix 9 was stripped/);
+  }, 30_000);
+
+  it('lp -o phone= with several numbers faxes each of them; pauses are dropped with a note', async () => {
+    const job = await printed(['-o', 'phone=+15551234567,+1555765w4321', '-t', 'phone several'], (j) => j.cover.subject === 'phone several');
+    expect(job.recipients.map((r) => r.number)).toEqual(['+15551234567', '+15557654321']);
+    expect(job.meta.origin?.dial).toMatch(/pauses \(p, w\)/);
+  }, 30_000);
+
+  it('lp -o phone=9,15551234567 without faxPrefix is refused, saying how to name the prefix', async () => {
+    const doc = path.join(t, 'noprefix.pdf');
+    writeFileSync(doc, await textPdf([['No prefix']]));
+    const before = (await h.jobs()).length;
+    run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'phone=9,15551234567', '-t', 'noprefix', doc]);
+    const reason = await waitFor(() => readdirSync(path.join(h.folder(), 'failed')).find((n) => n.includes('noprefix') && n.endsWith('.reason.txt')), 20_000, 'the refusal');
+    expect(readFileSync(path.join(h.folder(), 'failed', reason), 'utf8')).toMatch(/-o faxPrefix=9/);
+    expect(await h.jobs()).toHaveLength(before);
   }, 30_000);
 
   it('the backend writes as the owner of the user\'s folder (faxgate), never as root', async () => {

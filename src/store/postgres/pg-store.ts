@@ -18,9 +18,9 @@ import { newJobId, newSendId } from '../job-id.js';
 import { deriveJobState, isFinalJobState } from '../job-state.js';
 import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from '../queue-store.js';
 import { toJob, toNotification, toRecipient, type JobRow, type NotificationRow, type RecipientRow } from '../rows.js';
-import { CANCEL_REFUSAL, FINAL_JOB_STATES, fromStates, IN_FLIGHT_STATES, OPEN_JOB_STATES, RETRY_REFUSAL, sqlParkedGuard, TRANSITIONS, type TransitionName } from '../transitions.js';
+import { CANCEL_REFUSAL, FINAL_JOB_STATES, fromStates, IN_FLIGHT_STATES, NEEDS_ADDRESS, OPEN_JOB_STATES, RETRY_REFUSAL, sqlParkedGuard, TRANSITIONS, type TransitionName } from '../transitions.js';
 import type {
-  Job, JobEvent, JobFilter, JobMeta, JobSource, JobState, NewDocument, NewJob, NewNotification, Notification,
+  CoverSpec, NewRecipient, Job, JobEvent, JobFilter, JobMeta, JobSource, JobState, NewDocument, NewJob, NewNotification, Notification,
   QueueCounts, Recipient, RecipientState, StoredDocument,
 } from '../types.js';
 import { JOB_STATES, RECIPIENT_STATES } from '../types.js';
@@ -266,12 +266,14 @@ export class PgStore implements QueueStore {
   // ---------------------------------------------------------------- intake
 
   async enqueue(input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-    if (input.recipients.length === 0) throw new FaxgateError('NO_DESTINATION', 'a job needs at least one recipient');
+    const waiting = input.awaitingAddress === true;
+    if (input.recipients.length === 0 && !waiting) throw new FaxgateError('NO_DESTINATION', 'a job needs at least one recipient');
+    const state = waiting ? 'held' : 'queued';
     const id = newJobId(this.clock.now());
     const loaded = await Promise.all(input.documents.map((d, i) => this.loadDocument(d, safeFileName(d.name, i + 1))));
     const orig = input.original ? await this.loadDocument(input.original, `00-original-${safeFileName(input.original.name, 0).slice(3)}`) : null;
     const numbers = new Set<string>();
-    const recipients = input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
+    const recipients = waiting ? [{ number: '', name: undefined }] : input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
     const result = await this.tx('the job could not be stored', async (c) => {
       if (input.dedupeKey) {
         // Two instances receiving the same mail at once: the key's lock makes one wait for the other.
@@ -282,18 +284,18 @@ export class PgStore implements QueueStore {
       const now = this.now();
       await c.query(
         `INSERT INTO jobs (id, source, "user", state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
-         VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+         VALUES ($1, $2, $3, $12, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
         [id, input.source, input.user, JSON.stringify(input.cover), JSON.stringify(loaded.map((l) => l.stored)), orig ? JSON.stringify(orig.stored) : null,
-          isoUtc(input.scheduledAt), JSON.stringify(input.tags ?? []), input.dedupeKey ?? null, JSON.stringify(input.meta ?? {}), now],
+          isoUtc(input.scheduledAt), JSON.stringify(input.tags ?? []), input.dedupeKey ?? null, JSON.stringify(input.meta ?? {}), now, state],
       );
       await c.query(
-        `INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at)
-         SELECT $1, i - 1, n, nm, 'queued', $2, $2, $2 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(n, nm, i)`,
-        [id, now, recipients.map((r) => r.number), recipients.map((r) => r.name ?? null)],
+        `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at)
+         SELECT $1, i - 1, n, nm, $5, $6, $2, $2, $2 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(n, nm, i)`,
+        [id, now, recipients.map((r) => r.number), recipients.map((r) => r.name ?? null), state, waiting ? NEEDS_ADDRESS : null],
       );
       const docs = [...(orig ? [orig] : []), ...loaded];
       for (const d of docs) await c.query('INSERT INTO documents (job_id, file, data) VALUES ($1, $2, $3)', [id, d.stored.path, d.data]);
-      await this.event(c, id, null, 'enqueue', null, 'queued', `${recipients.length} recipient(s) from ${input.source}`);
+      await this.event(c, id, null, 'enqueue', null, state, waiting ? `from ${input.source}; ${NEEDS_ADDRESS}` : `${recipients.length} recipient(s) from ${input.source}`);
       // delivered to the other instances at COMMIT (and not at all on a rollback)
       await c.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, `${this.instanceTag} ${id}`]);
       return { job: (await this.readJob(c, id))!, duplicate: false };
@@ -742,7 +744,7 @@ export class PgStore implements QueueStore {
         `UPDATE recipients r SET state = 'queued', attempts = 0, fax_tries = 0, budget_from = $1, next_attempt_at = NULL, last_error = NULL,
            message_id = NULL, send_id = NULL, result_code = NULL, result_info = NULL, error_code = NULL, error_info = NULL,
            pages = NULL, pages_count = NULL, duration = NULL, fax_attempt = NULL, sent_at = NULL, finished_at = NULL, updated_at = $1
-         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $2 AND r.state = ANY($3)${sqlParkedGuard('retry', 'r.state', 'r.last_error')}
+         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $2 AND r.state = ANY($3)${sqlParkedGuard('retry', 'r.state', 'r.last_error', 'r.number')}
          RETURNING r.idx, old.state`,
         [now, id, fromStates('retry')]);
       for (const x of r.rows) await this.event(c, id, x.idx, 'retry', x.state, 'queued', 'operator');
@@ -765,6 +767,54 @@ export class PgStore implements QueueStore {
     return this.operate(id, 'release', 'it has no held recipients');
   }
 
+  async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
+    const seen = new Set<string>();
+    const recipients = input.recipients.filter((r) => r.number !== '' && !seen.has(r.number) && seen.add(r.number));
+    if (recipients.length === 0) throw new FaxgateError('NO_DESTINATION', 'a fax needs at least one number');
+    await this.tx(`address ${id}`, async (c) => {
+      const r = await c.query<{ idx: number }>(
+        `SELECT r.idx FROM recipients r WHERE r.job_id = $1 AND r.state = ANY($2)${sqlParkedGuard('address', 'r.state', 'r.last_error', 'r.number')} FOR UPDATE`,
+        [id, fromStates('address')]);
+      const row = r.rows[0];
+      if (!row) throw new FaxgateError('JOB_STATE', `job ${id} is not waiting for an address (it was addressed, cancelled or expired meanwhile)`);
+      const now = this.now();
+      const [first, ...rest] = recipients;
+      await c.query(`UPDATE recipients SET state = $1, number = $2, name = $3, last_error = NULL, budget_from = $4, updated_at = $4 WHERE job_id = $5 AND idx = $6`,
+        [TRANSITIONS.address.to, first!.number, first!.name ?? null, now, id, row.idx]);
+      await this.event(c, id, row.idx, 'address', 'held', 'queued', 'by its owner');
+      for (const [i, x] of rest.entries()) {
+        await c.query(`INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at) VALUES ($1, $2, $3, $4, 'queued', $5, $5, $5)`,
+          [id, row.idx + 1 + i, x.number, x.name ?? null, now]);
+        await this.event(c, id, row.idx + 1 + i, 'address', null, 'queued', 'by its owner');
+      }
+      await c.query('UPDATE jobs SET cover = $1 WHERE id = $2', [JSON.stringify(input.cover), id]);
+      await this.refreshJob(c, id);
+      await c.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, `${this.instanceTag} ${id}`]);
+    });
+    const job = await this.mustGet(id);
+    for (const fn of this.enqueuedListeners) fn(job);
+    return job;
+  }
+
+  async expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
+    const ids = await this.tx('expire jobs waiting for an address', async (c) => {
+      const now = this.now();
+      const r = await c.query<{ job_id: string; idx: number }>(
+        `UPDATE recipients r SET state = $1, last_error = $2, finished_at = $3, updated_at = $3
+         FROM jobs j WHERE j.id = r.job_id AND j.created_at < $4 AND r.state = ANY($5)${sqlParkedGuard('unaddressed', 'r.state', 'r.last_error', 'r.number')}
+         RETURNING r.job_id, r.idx`,
+        [TRANSITIONS.unaddressed.to, `${NEEDS_ADDRESS}: ${reason}`, now, before.toISOString(), fromStates('unaddressed')]);
+      for (const x of r.rows) {
+        await this.event(c, x.job_id, x.idx, 'unaddressed', 'held', 'cancelled', reason);
+        await this.refreshJob(c, x.job_id);
+      }
+      return r.rows.map((x) => x.job_id);
+    });
+    const out: Job[] = [];
+    for (const id of ids) out.push(await this.mustGet(id));
+    return out;
+  }
+
   private async operate(id: string, name: 'cancel' | 'hold' | 'release', refusal: string): Promise<Job> {
     const job = await this.mustGet(id);
     if (job.state === 'corrupt') throw new FaxgateError('JOB_STATE', `job ${id} is corrupt: ${refusal}`);
@@ -774,7 +824,7 @@ export class PgStore implements QueueStore {
       const r = await c.query<{ idx: number; state: RecipientState }>(
         `UPDATE recipients r SET state = $1, next_attempt_at = CASE WHEN $1 = 'queued' THEN NULL ELSE r.next_attempt_at END,
            finished_at = CASE WHEN $1 = 'cancelled' THEN $2 ELSE r.finished_at END, updated_at = $2
-         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $3 AND r.state = ANY($4)${sqlParkedGuard(name, 'r.state', 'r.last_error')}
+         FROM recipients old WHERE old.job_id = r.job_id AND old.idx = r.idx AND r.job_id = $3 AND r.state = ANY($4)${sqlParkedGuard(name, 'r.state', 'r.last_error', 'r.number')}
          RETURNING r.idx, old.state`,
         [to, now, id, fromStates(name)]);
       for (const x of r.rows) await this.event(c, id, x.idx, name, x.state, to, 'operator');

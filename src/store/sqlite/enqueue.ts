@@ -10,6 +10,7 @@ import { fsyncDir, syncFile } from '../../fs/atomic.js';
 import { moveInUnsynced, placeFile, safeFileName } from '../durable-files.js';
 import { newJobId } from '../job-id.js';
 import { toJob, toRecipient, type JobRow, type RecipientRow } from '../rows.js';
+import { NEEDS_ADDRESS } from '../transitions.js';
 import { SMALL_DOCUMENT_BYTES, type Job, type JobMeta, type JobSource, type NewDocument, type NewJob, type StoredDocument } from '../types.js';
 import { isoUtc, type SqliteContext } from './context.js';
 import { appendEvent, eventStatement } from './events.js';
@@ -122,7 +123,8 @@ function throwFirstFailure(settled: PromiseSettledResult<unknown>[]): void {
 
 /** Durable when it resolves: documents fsynced and renamed, job row committed. */
 export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-  if (input.recipients.length === 0) throw new FaxgateError('NO_DESTINATION', 'a job needs at least one recipient');
+  const waiting = input.awaitingAddress === true;
+  if (input.recipients.length === 0 && !waiting) throw new FaxgateError('NO_DESTINATION', 'a job needs at least one recipient');
   if (input.dedupeKey) {
     const existing = findDuplicate(c, input.dedupeKey);
     if (existing) {
@@ -135,20 +137,22 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   const dir = path.join(c.documentsDir, id);
   const { documents, original, inline } = await placeDocuments(c, dir, input.documents, input.original);
   const numbers = new Set<string>();
-  const recipients = input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
+  const recipients = waiting ? [{ number: '' }] : input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
+  const state = waiting ? 'held' : 'queued';
+  const lastError = waiting ? NEEDS_ADDRESS : null;
 
   const now = c.now();
   // The rows as written are the job handed back: read back, they would be these values again
   // (test/store/contract.test.ts compares), and the two reads cost the hot path a fifth of its
   // SQLite time.
   const row: JobRow = {
-    id, source: input.source, user: input.user, state: 'queued', cover: JSON.stringify(input.cover), documents: JSON.stringify(documents),
+    id, source: input.source, user: input.user, state, cover: JSON.stringify(input.cover), documents: JSON.stringify(documents),
     original: original ? JSON.stringify(original) : null, scheduled_at: isoUtc(input.scheduledAt), tags: JSON.stringify(input.tags ?? []),
     dedupe_key: input.dedupeKey ?? null, meta: JSON.stringify(input.meta ?? {}), corrupt_reason: null, finals: 0, created_at: now, updated_at: now, finished_at: null,
   };
   const recs = recipients.map((r, i): RecipientRow => ({
-    job_id: id, idx: i, number: r.number, name: r.name ?? null, state: 'queued', attempts: 0, fax_tries: 0, budget_from: now, next_attempt_at: null,
-    last_error: null, message_id: null, send_id: null, result_code: null, result_info: null, error_code: null, error_info: null, pages: null,
+    job_id: id, idx: i, number: r.number, name: r.name ?? null, state, attempts: 0, fax_tries: 0, budget_from: now, next_attempt_at: null,
+    last_error: lastError, message_id: null, send_id: null, result_code: null, result_info: null, error_code: null, error_info: null, pages: null,
     pages_count: null, duration: null, fax_attempt: null, api_calls: 0, locked_by: null, locked_until: null, created_at: now, updated_at: now,
     sent_at: null, finished_at: null,
   }));
@@ -158,15 +162,15 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
     statements: [
       [
         `INSERT INTO jobs (id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
-         VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [id, row.source, row.user, row.cover, row.documents, row.original, row.scheduled_at, row.tags, row.dedupe_key, row.meta, now, now],
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [id, row.source, row.user, state, row.cover, row.documents, row.original, row.scheduled_at, row.tags, row.dedupe_key, row.meta, now, now],
       ],
       ...recs.map((r): Statement => [
-        `INSERT INTO recipients (job_id, idx, number, name, state, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)`,
-        [id, r.idx, r.number, r.name, now, now, now],
+        `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [id, r.idx, r.number, r.name, state, lastError, now, now, now],
       ]),
       ...inline.map((d): Statement => ['INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)', [id, d.file, d.data]]),
-      eventStatement({ jobId: id, idx: null, transition: 'enqueue', from: null, to: 'queued', detail: `from ${input.source}` }, now),
+      eventStatement({ jobId: id, idx: null, transition: 'enqueue', from: null, to: state, detail: waiting ? `from ${input.source}; ${NEEDS_ADDRESS}` : `from ${input.source}` }, now),
     ],
   };
 

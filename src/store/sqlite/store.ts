@@ -16,12 +16,13 @@ import { silentLogger, type Logger } from '../../log/logger.js';
 import { MIGRATIONS } from '../migrations.js';
 import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from '../queue-store.js';
 import type {
-  Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
+  CoverSpec, NewRecipient, Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
   QueueCounts, Recipient, RecipientState, StoredDocument,
 } from '../types.js';
 import { Checkpointer } from './checkpointer.js';
 import type { SqliteContext } from './context.js';
 import { IntakeWriter, runRequest } from './intake-writer.js';
+import * as addressing from './addressing.js';
 import * as enq from './enqueue.js';
 import * as kv from './kv.js';
 import * as leases from './leases.js';
@@ -392,6 +393,17 @@ export class SqliteStore implements QueueStore {
 
   async purge(olderThanMs: number): Promise<number> {
     return ops.purge(this.c, olderThanMs);
+  }
+
+  async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
+    const job = addressing.address(this.c, id, input);
+    // newly sendable, as a new job is
+    for (const fn of this.enqueuedListeners) fn(job);
+    return job;
+  }
+
+  async expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
+    return addressing.expireUnaddressed(this.c, before, reason);
   }
 
   // ---- notifications

@@ -1,0 +1,57 @@
+// Print now, address later: a print job that waits for its owner's number does not wait for ever.
+// Past spool.addressWaitHours (default 24) it ends, cancelled, never faxed; the store's step to a
+// final state queues the outcome notice, which tells the owner (notify/outcome-mail.ts). One
+// gateway at a time does it (a duty on a shared PostgreSQL queue).
+import type { Clock } from '../clock.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { Periodic } from '../periodic.js';
+import type { QueueStore } from '../store/queue-store.js';
+
+export const DEFAULT_ADDRESS_WAIT_HOURS = 24;
+
+export interface AddressExpiryOptions {
+  store: Pick<QueueStore, 'expireUnaddressed' | 'holdsDuty'>;
+  clock: Clock;
+  logger: Logger;
+  waitHours?: number;
+  /** How often to look (default: a sixtieth of the wait, between 1 and 15 minutes). */
+  intervalMs?: number;
+}
+
+export class AddressExpiry {
+  private readonly loop: Periodic<number>;
+  private readonly waitMs: number;
+
+  constructor(private readonly opts: AddressExpiryOptions) {
+    this.waitMs = (opts.waitHours ?? DEFAULT_ADDRESS_WAIT_HOURS) * 3_600_000;
+    const every = opts.intervalMs ?? Math.min(15 * 60_000, Math.max(60_000, this.waitMs / 60));
+    this.loop = new Periodic(() => this.sweep(), {
+      intervalMs: every,
+      firstDelayMs: every,
+      unref: true,
+      onError: (err) => opts.logger.warn({ err: describeError(err) }, 'address expiry sweep failed; will try again'),
+    });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** One sweep now (tests drive it with a manual clock); answers how many jobs ended. */
+  runOnce(): Promise<number> {
+    return this.loop.runOnce();
+  }
+
+  private async sweep(): Promise<number> {
+    if (!(await this.opts.store.holdsDuty('address-expiry'))) return 0;
+    const hours = this.waitMs / 3_600_000;
+    const ended = await this.opts.store.expireUnaddressed(new Date(this.opts.clock.now() - this.waitMs), `no fax number was given within ${hours} hour${hours === 1 ? '' : 's'}`);
+    for (const job of ended) this.opts.logger.info({ job: job.id, user: job.user }, 'CANCELLED no address was given in time');
+    return ended.length;
+  }
+}
