@@ -169,9 +169,13 @@ export const configSchema = z
       .optional(),
     /** the DNS servers used for SPF, DKIM and DMARC (default: the system's) */
     dns: z
-      .object({ servers: z.array(hostPort).min(1).optional() })
+      .object({
+        servers: z.array(hostPort).min(1).optional(),
+        /** per try (two tries per server); a lookup that gets no answer makes the mail wait (451) */
+        timeoutMs: z.number().int().min(100).max(30_000).default(2000),
+      })
       .strict()
-      .default({}),
+      .default({ timeoutMs: 2000 }),
     spool: z
       .object({
         root: z.string().min(1),

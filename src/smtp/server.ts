@@ -55,7 +55,7 @@ export interface SmtpGatewayOptions {
   /** Bounds the garbage the mail's Buffers leave (default: a GarbageBound with its default budget; null: none). */
   garbage?: GarbageBound | null;
   /** The resolvers for SPF, DKIM and DMARC (dns.servers; default: the system's). */
-  dns?: DnsConfig;
+  dns?: Partial<DnsConfig>;
   /** The resolve function itself (default: one made from `dns`). */
   resolve?: DnsResolve;
 }

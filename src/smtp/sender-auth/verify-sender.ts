@@ -111,7 +111,8 @@ export class SenderVerifier {
     }
 
     const spfResult = res.spf ? res.spf.status.result : 'none';
-    const dkimRows = res.dkim.results ?? [];
+    // mailauth reports an unsigned message as one row 'none': no signature at all
+    const dkimRows = (res.dkim.results ?? []).filter((r) => r.status.result !== 'none');
     const dkimPass = dkimRows.filter((r) => r.status.result === 'pass' && r.signingDomain);
     const alignedDkim = dkimPass.find((r) => aligned(r.signingDomain!, domain, strict));
     const dmarc = res.dmarc ? res.dmarc.status.result : 'none';
