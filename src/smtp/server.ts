@@ -407,7 +407,23 @@ export class SmtpGateway {
       return this.reject(cb, st.log, refusal, { from, user: decision.user.name });
     }
     st.user = decision.user;
-    cb();
+    if (!stranger || !this.verifier.verifying) return cb();
+    // sender-auth hook (issue 37): a verdict that cannot change is given before the body is sent
+    const user = decision.user;
+    this.verifier.precheck({ envelopeFrom: from, remoteAddress: session.remoteAddress ?? '', clientHostname: session.hostNameAppearsAs ?? '' }).then(
+      (verdict) => {
+        if (!verdict || verdict.ok) return cb();
+        st.user = undefined;
+        this.metrics?.senderVerdicts.inc({ verdict: verdict.temporary ? 'temperror' : 'fail', check: verdict.check });
+        st.log.info({ check: verdict.check, verdict: verdict.detail, user: user.name }, 'sender check failed');
+        this.reject(cb, st.log, verdict.refusal, { from: from.slice(0, 200), user: user.name });
+      },
+      (err: unknown) => {
+        // no early verdict: DATA decides
+        st.log.warn({ err: describeError(err) }, 'sender pre-check error');
+        cb();
+      },
+    );
   }
 
   private async onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): Promise<void> {

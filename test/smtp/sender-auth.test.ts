@@ -2,23 +2,16 @@
 // DKIM and DMARC records: mail DKIM-signed by nodemailer, sent over real SMTP from distinct
 // loopback addresses (127.0.0.x) so that SPF decides. Each refusal is checked for its RFC 7372
 // code and for leaving nothing behind (no job, no work folder).
-import { generateKeyPairSync } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UserConfig } from '../../src/config/schema.js';
+import { dkimKey, sendFrom, type Outgoing } from '../helpers/dkim-mail.js';
 import { startTestDns, startSilentDns, type TestDns } from '../helpers/dns-server.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { RefusalLog } from '../../src/web/refusals.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, transport, USERS, type Rig } from './harness.js';
-
-function dkimKey(): { privateKey: string; record: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
-  const der = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-  return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), record: `v=DKIM1; k=rsa; p=${der}` };
-}
+import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, USERS, type Rig } from './harness.js';
 
 const SIGNED = dkimKey(); // signed.test: SPF and DKIM, no DMARC record
 const STRICT = dkimKey(); // strict.test: DMARC p=reject
@@ -47,48 +40,10 @@ const MX_USERS: UserConfig[] = [
 
 const FAX = `15551234567@${DOMAIN}`;
 
-interface Send {
-  from: string;
-  headerFrom?: string;
-  ip: string;
-  sign?: { domain: string; key: string };
-  tamper?: boolean;
-  extraHeaders?: Record<string, string>;
-}
+type Send = Omit<Outgoing, 'to'>;
 
-/** The message as nodemailer writes (and signs) it. */
-async function compose(s: Send): Promise<Buffer> {
-  const t = nodemailer.createTransport({
-    streamTransport: true,
-    buffer: true,
-    ...(s.sign ? { dkim: { domainName: s.sign.domain, keySelector: 'sel', privateKey: s.sign.key } } : {}),
-  });
-  const info = await t.sendMail({
-    from: s.headerFrom ?? s.from,
-    to: FAX,
-    subject: 'verified fax',
-    text: 'Please fax the attached page.',
-    headers: s.extraHeaders ?? {},
-    attachments: [{ filename: 'page.pdf', content: PDF, contentType: 'application/pdf' }],
-  });
-  let raw = info.message as Buffer;
-  // a changed body after signing: what a careless forwarder (or a forger) does
-  if (s.tamper) raw = Buffer.from(raw.toString('latin1').replace('Please fax', 'Please FAX'), 'latin1');
-  return raw;
-}
-
-/** Sends over real SMTP from `s.ip`; the server's final reply (250 ... or the refusal). */
-async function send(rig: Rig, s: Send): Promise<string> {
-  const raw = await compose(s);
-  const t = transport(rig.port, { localAddress: s.ip, name: 'mail.sender.test' });
-  try {
-    const info = await t.sendMail({ envelope: { from: s.from, to: [FAX] }, raw });
-    return info.response;
-  } catch (err) {
-    return String((err as { response?: string }).response ?? (err as Error).message);
-  } finally {
-    t.close();
-  }
+function send(rig: Rig, s: Send): Promise<string> {
+  return sendFrom(rig.port, { ...s, to: FAX, attachments: [{ filename: 'page.pdf', content: PDF, contentType: 'application/pdf' }] });
 }
 
 let emu: TestEmulator;
@@ -161,7 +116,7 @@ describe('smtp.senderAuth verify: strangers prove their sender', () => {
   });
 
   it('From: differing from the envelope sender: 550 5.7.26', async () => {
-    await expectRefused({ from: 'carol@signed.test', headerFrom: 'mallory@other.test', ip: BAD_IP, sign: { domain: 'other.test', key: OTHER.privateKey } }, /^550 5\.7\.26 The From: header \(<mallory@other\.test>\) is not the envelope sender <carol@signed\.test>/);
+    await expectRefused({ from: 'carol@signed.test', headerFrom: 'mallory@other.test', ip: GOOD_IP, sign: { domain: 'other.test', key: OTHER.privateKey } }, /^550 5\.7\.26 The From: header \(<mallory@other\.test>\) is not the envelope sender <carol@signed\.test>/);
   });
 
   it('a domain with DMARC p=reject, from a host outside its SPF, unsigned: 550 5.7.26 naming the policy', async () => {

@@ -4,7 +4,7 @@
 // sender can act on it. It runs once the message's bytes are in (DKIM needs the body) and before
 // anything of the message is kept: the caller holds the job until the verdict is known.
 import type { Readable } from 'node:stream';
-import { authenticate } from 'mailauth';
+import { authenticate, dmarc as dmarcCheck, spf as spfCheck } from 'mailauth';
 import { getDomain } from 'tldts';
 import type { SenderAuthConfig } from '../../config/schema.js';
 import type { DnsResolve } from '../../dns/resolver.js';
@@ -77,6 +77,30 @@ export class SenderVerifier {
     return this.config.relays.check ?? (this.verifying ? 'failures' : 'off');
   }
 
+  /**
+   * At MAIL FROM, before the body is sent: a domain without DMARC whose rule needs SPF, and whose
+   * SPF does not pass for this client, cannot pass at DATA either (From: must be the envelope
+   * sender), so it is refused now and the body is never read. Anything else waits for DATA.
+   */
+  async precheck(input: Omit<SenderInput, 'via' | 'message'>): Promise<SenderVerdict | null> {
+    const sender = input.envelopeFrom.toLowerCase();
+    const domain = domainOf(sender);
+    const need = this.config.domains[domain]?.withoutDmarc ?? this.config.withoutDmarc;
+    if (need === 'dkim') return null;
+    const record = (await dmarcCheck({ headerFrom: sender, spfDomains: [], dkimDomains: [], resolver: this.resolve as never })) as { status: { result: string } } | false;
+    if (!record || record.status.result !== 'none') return null;
+    const res = (await spfCheck({ sender: input.envelopeFrom, ip: input.remoteAddress.replace(/^::ffff:(?=\d+\.)/i, ''), helo: input.clientHostname, mta: this.hostname, resolver: this.resolve as never })) as { status: { result: string } };
+    return this.spfVerdict(res.status.result, domain, need, input.remoteAddress, `spf=${res.status.result} dmarc=none (at MAIL FROM)`);
+  }
+
+  private spfVerdict(spfResult: string, domain: string, need: string, remoteAddress: string, summary: string): SenderVerdict | null {
+    const noDmarc = `${domain} publishes no DMARC record, so ${need === 'spf-and-dkim' ? 'SPF and DKIM must both pass' : `${need.toUpperCase()} must pass`}`;
+    if (spfResult === 'temperror') return fail('spf', `451 4.7.24 Cannot check the SPF record of ${domain} right now (DNS did not answer); try again later`, summary);
+    if (spfResult === 'permerror') return fail('spf', `550 5.7.24 The SPF record of ${domain} is broken (permerror); ask its mail admin to fix it (${noDmarc})`, summary);
+    if (spfResult !== 'pass') return fail('spf', `550 5.7.23 SPF check failed: ${domain} does not list ${remoteAddress} among the servers that may send its mail (spf=${spfResult}; ${noDmarc}). Send through your domain's own mail servers`, summary);
+    return null;
+  }
+
   async verify(input: SenderInput): Promise<SenderVerdict> {
     if (input.via === 'auth') return { ok: true, check: 'auth', detail: 'SMTP AUTH' };
     if (input.via === 'trusted') {
@@ -139,9 +163,8 @@ export class SenderVerifier {
     const need = this.config.domains[domain]?.withoutDmarc ?? this.config.withoutDmarc;
     const noDmarc = `${domain} publishes no DMARC record, so ${need === 'spf-and-dkim' ? 'SPF and DKIM must both pass' : `${need.toUpperCase()} must pass`}`;
     if (need !== 'dkim') {
-      if (spfResult === 'temperror') return fail('spf', `451 4.7.24 Cannot check the SPF record of ${domain} right now (DNS did not answer); try again later`, summary);
-      if (spfResult === 'permerror') return fail('spf', `550 5.7.24 The SPF record of ${domain} is broken (permerror); ask its mail admin to fix it (${noDmarc})`, summary);
-      if (spfResult !== 'pass') return fail('spf', `550 5.7.23 SPF check failed: ${domain} does not list ${input.remoteAddress} among the servers that may send its mail (spf=${spfResult}; ${noDmarc}). Send through your domain's own mail servers`, summary);
+      const refused = this.spfVerdict(spfResult, domain, need, input.remoteAddress, summary);
+      if (refused) return refused;
     }
     if (need !== 'spf' && !alignedDkim) {
       if (dkimRows.some((r) => r.status.result === 'temperror')) return fail('dkim', `451 4.7.0 Cannot look up the DKIM key of ${domain} right now (DNS did not answer); try again later`, summary);
