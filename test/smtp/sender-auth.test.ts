@@ -17,6 +17,7 @@ const SIGNED = dkimKey(); // signed.test: SPF and DKIM, no DMARC record
 const STRICT = dkimKey(); // strict.test: DMARC p=reject
 const OTHER = dkimKey(); // other.test: a domain that is not the sender's
 const WRONG = dkimKey(); // a key signed.test never published
+const WEAK = dkimKey(768); // weak.test: a key shorter than minKeyBits (1024)
 
 // 127.0.0.2 is the senders' mail server; 127.0.0.3 is a stranger's host
 const GOOD_IP = '127.0.0.2';
@@ -30,12 +31,15 @@ const ZONE = {
   '_dmarc.strict.test': ['v=DMARC1; p=reject'],
   'other.test': ['v=spf1 ip4:127.0.0.3 -all'],
   'sel._domainkey.other.test': [OTHER.record],
+  'weak.test': ['v=spf1 ip4:127.0.0.2 -all'],
+  'sel._domainkey.weak.test': [WEAK.record],
 };
 
 const MX_USERS: UserConfig[] = [
   ...USERS,
   { name: 'carol', email: 'carol@signed.test', aliases: [], apiKey: TEST_KEYS.alice },
   { name: 'dave', email: 'dave@strict.test', aliases: [], apiKey: TEST_KEYS.bob },
+  { name: 'erin', email: 'erin@weak.test', aliases: [], apiKey: TEST_KEYS.bob },
 ];
 
 const FAX = `15551234567@${DOMAIN}`;
@@ -113,6 +117,10 @@ describe('smtp.senderAuth verify: strangers prove their sender', () => {
 
   it('signed with the key of another domain: 550 5.7.22', async () => {
     await expectRefused({ from: 'carol@signed.test', ip: GOOD_IP, sign: { domain: 'other.test', key: OTHER.privateKey } }, /^550 5\.7\.22 No DKIM signature of signed\.test: the message is signed by other\.test only/);
+  });
+
+  it('signed with a key shorter than minKeyBits: 550 5.7.21', async () => {
+    await expectRefused({ from: 'erin@weak.test', ip: GOOD_IP, sign: { domain: 'weak.test', key: WEAK.privateKey } }, /^550 5\.7\.21 The DKIM signature of weak\.test is not acceptable: its key is shorter than 1024 bits/);
   });
 
   it('From: differing from the envelope sender: 550 5.7.26', async () => {
