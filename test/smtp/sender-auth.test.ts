@@ -10,6 +10,8 @@ import { dkimKey, sendFrom, type Outgoing } from '../helpers/dkim-mail.js';
 import { startTestDns, startSilentDns, type TestDns } from '../helpers/dns-server.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { RefusalLog } from '../../src/web/refusals.js';
+import { renderText } from '../../src/notify/mail-body.js';
+import { composeOutcome } from '../../src/notify/outcome-mail.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, USERS, type Rig } from './harness.js';
 
@@ -95,6 +97,9 @@ describe('smtp.senderAuth verify: strangers prove their sender', () => {
     expect(r).toMatch(/^250 /);
     const job = await rig.store.getJob(jobIdOf(r));
     expect(job?.meta.origin?.senderCheck).toMatch(/^SPF\+DKIM pass for signed\.test/);
+    // the user's outcome mail says which check let the mail in
+    const text = renderText(composeOutcome(job!, 'UTC').blocks);
+    expect(text).toMatch(/Sender check:\s+SPF\+DKIM pass for signed\.test \(no DMARC record\)/);
     const metrics = await rig.metrics.registry.getSingleMetricAsString('faxgate_smtp_sender_verdicts_total');
     expect(metrics).toMatch(/verdict="pass",check="spf\+dkim"\} 1/);
   });
