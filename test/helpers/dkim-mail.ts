@@ -28,7 +28,7 @@ export interface Outgoing {
   sign?: { domain: string; key: string; selector?: string };
   /** change the body after signing */
   tamper?: boolean;
-  extraHeaders?: Record<string, string>;
+  extraHeaders?: Record<string, string | string[]>;
   attachments?: Array<{ filename: string; content: Buffer; contentType?: string }>;
   subject?: string;
 }

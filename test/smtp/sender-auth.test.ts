@@ -176,6 +176,29 @@ describe('trusted relays: their Authentication-Results', () => {
   });
 });
 
+describe('trusted relays named by authserv-id, a pass required', () => {
+  it('only the named relay\'s Authentication-Results count, and it must have recorded a pass', async () => {
+    const named = await startRig(emu, {
+      users: MX_USERS,
+      smtp: { trustedNetworks: ['127.0.0.1/32'], senderAuth: { mode: 'off', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { check: 'pass', authservIds: ['relay.example.com'] } } },
+      dns: { servers: [dns.server], timeoutMs: 500 },
+    });
+    const relay = (headers: Record<string, string | string[]>) => sendFrom(named.port, { from: 'alice@example.com', to: FAX, ip: '127.0.0.1', extraHeaders: headers, attachments: [{ filename: 'page.pdf', content: PDF }] });
+    try {
+      // a pass written by anyone else (the forger, upstream) is not the relay's word
+      expect(await relay({ 'Authentication-Results': 'mx.forger.example; dmarc=pass header.from=example.com' })).toMatch(/^550 5\.7\.26 Your mail relay \(relay\.example\.com\) recorded no DMARC pass/);
+      expect(await relay({})).toMatch(/^550 5\.7\.26 /);
+      expect(await relay({ 'Authentication-Results': 'relay.example.com; spf=pass smtp.mailfrom=alice@example.com; dkim=pass header.d=example.com; dmarc=pass header.from=example.com' })).toMatch(/^250 /);
+      // a "fail" from another host is ignored once the relay is named
+      const both = { 'Authentication-Results': ['mx.forger.example; dmarc=fail header.from=example.com', 'relay.example.com; dmarc=pass header.from=example.com'] };
+      expect(await relay(both)).toMatch(/^250 /);
+      expect((await named.store.listJobs({ limit: 10 })).length).toBe(2);
+    } finally {
+      await named.close();
+    }
+  });
+});
+
 describe('DNS that does not answer', () => {
   it('451 4.7.x: the sender is told to try again, nothing is kept', async () => {
     const silent = await startSilentDns();
