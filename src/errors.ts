@@ -72,6 +72,9 @@ export const ERROR_CATALOGUE = {
   AUTH_FAILED: kind('a login was wrong', 'input', false, '535 5.7.8'),
   ENCRYPTION_REQUIRED: kind('a password would be sent without TLS', 'input', false, '538 5.7.11'),
   CLIENT_LIMIT: kind('a client is over a connection, rate or login limit', 'input', true, '421 4.7.0'),
+  // the public MX mode (smtp.senderAuth): the message did not prove its sender, or DNS could not say
+  SENDER_UNVERIFIED: kind('a message failed DMARC, SPF or DKIM for its sender', 'input', false, '550 5.7.26'),
+  SENDER_CHECK_TEMPORARY: kind('the sender could not be checked: a DNS lookup failed', 'input', true, '451 4.7.0'),
 
   // store and queue
   STORE_UNAVAILABLE: kind('the queue store cannot be written', 'ours', true, OURS),

@@ -168,7 +168,7 @@ export class Gateway {
       ? new AddressExpiry({ store: this.store, clock: this.clock, waitHours: config.spool.addressWaitHours, logger: this.log.child({ component: 'spool' }) })
       : null;
     this.smtp = config.smtp
-      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, directory: this.directory, readers: this.readers, office: this.office, logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
+      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, dns: config.dns, directory: this.directory, readers: this.readers, office: this.office, logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
       : null;
     this.health = new HealthChecks({
       probeStore: () => this.store.setState('health:probe', new Date(this.clock.now()).toISOString()),
@@ -338,6 +338,12 @@ export class Gateway {
     }
     this.config = { ...this.config, users: next.users, destinations: next.destinations };
     await this.applyUsers(effectiveUsers(next.users, this.config.data), 'SIGHUP');
+    // a renewed certificate (certbot) is taken without a restart: the same files, read again
+    try {
+      this.smtp?.reloadTls();
+    } catch (err) {
+      this.log.error({ err: describeError(err) }, 'RELOAD: the SMTP certificate cannot be read; keeping the one in use');
+    }
   }
 
   private async applyUsers(users: UserConfig[], why: string): Promise<void> {

@@ -73,6 +73,36 @@ const resultRuleSchema = z
   .strict()
   .refine((r) => r.code !== undefined || r.text !== undefined, { message: 'a result rule needs a code, a text, or both' });
 
+const withoutDmarc = z.enum(['spf-and-dkim', 'spf', 'dkim']);
+
+const senderAuthSchema = z
+  .object({
+    /** off: mail only from trustedNetworks or after AUTH; verify: also from anywhere, when it proves its sender */
+    mode: z.enum(['off', 'verify']).default('off'),
+    /** DMARC identifier alignment: relaxed (same organisational domain) or strict (the very domain) */
+    alignment: z.enum(['relaxed', 'strict']).default('relaxed'),
+    /** for a domain without a DMARC record: what must pass (aligned with From:) */
+    withoutDmarc: withoutDmarc.default('spf-and-dkim'),
+    /** per sender domain: { "example.org": { withoutDmarc: spf } } */
+    domains: z.record(z.string().min(1), z.object({ withoutDmarc }).strict()).default({}),
+    /** ARC seals honoured only from these forwarders' domains (a mailing list, a ticket system) */
+    arcForwarders: z.array(z.string().min(1)).default([]),
+    /** the smallest DKIM key accepted, in bits */
+    minKeyBits: z.number().int().min(512).default(1024),
+    /** what a trusted relay's Authentication-Results decide */
+    relays: z
+      .object({
+        /** failures: refuse dmarc=fail, or spf=fail without a dkim=pass (default in verify mode); pass: also require a pass; off: ignore (default in off mode) */
+        check: z.enum(['off', 'failures', 'pass']).optional(),
+        /** the relays' authserv-ids: only their Authentication-Results are read (default: every one) */
+        authservIds: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .default({ authservIds: [] }),
+  })
+  .strict()
+  .default({ mode: 'off', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { authservIds: [] } });
+
 export const configSchema = z
   .object({
     api: z
@@ -113,12 +143,14 @@ export const configSchema = z
         tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
         hostname: z.string().optional(),
         maxConnections: z.number().int().min(1).default(100),
-        /** sessions at once from one client address (as Postfix's smtpd_client_connection_count_limit) */
-        maxConnectionsPerClient: z.number().int().min(1).default(50),
+        /** sessions at once from one address outside trustedNetworks (as Postfix's smtpd_client_connection_count_limit) */
+        maxConnectionsPerClient: z.number().int().min(1).default(10),
         /** NOOP, RSET, VRFY and HELP in one session without a message accepted, before it is cut (Postfix's smtpd_junk_command_limit) */
         maxJunkCommands: z.number().int().min(1).default(100),
         /** messages per user per minute */
         maxMessagesPerMinute: z.number().int().min(1).default(60),
+        /** messages per minute from one address outside trustedNetworks (the public MX mode) */
+        maxMessagesPerMinutePerClient: z.number().int().min(1).default(30),
         socketTimeoutMs: z.number().int().min(1000).default(60_000),
         /** Pause before the 220 for clients outside trustedNetworks; one that talks first is cut (421). */
         greetingDelayMs: z.number().int().min(0).max(30_000).default(100),
@@ -126,9 +158,24 @@ export const configSchema = z
         inlineImageMinBytes: z.number().int().min(0).default(20_480),
         /** where the text of a mail goes: auto (cover notes when there is a cover, else a first page), cover, page, ignore */
         body: z.enum(['auto', 'cover', 'page', 'ignore']).default('auto'),
+        /** sessions at once kept for trustedNetworks: strangers get at most maxConnections minus these */
+        reservedTrustedConnections: z.number().int().min(0).optional(),
+        /** a session that has had no message accepted for this long is closed (421), NOOPs or not */
+        idleSessionMs: z.number().int().min(1000).default(120_000),
+        /** the public MX mode (docs/mx.md): mail from outside trustedNetworks without AUTH proves its sender */
+        senderAuth: senderAuthSchema,
       })
       .strict()
       .optional(),
+    /** the DNS servers used for SPF, DKIM and DMARC (default: the system's) */
+    dns: z
+      .object({
+        servers: z.array(hostPort).min(1).optional(),
+        /** per try (two tries per server); a lookup that gets no answer makes the mail wait (451) */
+        timeoutMs: z.number().int().min(100).max(30_000).default(2000),
+      })
+      .strict()
+      .default({ timeoutMs: 2000 }),
     spool: z
       .object({
         root: z.string().min(1),
@@ -280,6 +327,8 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 export type UserConfig = z.infer<typeof userSchema>;
 export type SmtpConfig = NonNullable<Config['smtp']>;
+export type SenderAuthConfig = SmtpConfig['senderAuth'];
+export type DnsConfig = Config['dns'];
 export type SpoolConfig = NonNullable<Config['spool']>;
 export type NotifyConfig = NonNullable<Config['notify']>;
 export type QueueConfig = Config['queue'];

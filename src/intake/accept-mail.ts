@@ -37,6 +37,8 @@ export interface ReceivedMail {
   parsing?: Promise<ParsedMail | null>;
   workDir: WorkDir;
   sha256: string;
+  /** what proved the sender (smtp.senderAuth's verdict), kept with the job for its outcome mail */
+  senderCheck?: string;
   /** Where the mail's text goes (the user's choice, else smtp.body). */
   bodyMode?: MailBodyMode;
 }
@@ -145,6 +147,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
     ...(deps.office ? { office: deps.office } : {}),
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),
   });
+  if (mail.senderCheck) job.meta = { ...job.meta, origin: { ...job.meta?.origin, senderCheck: mail.senderCheck } };
   // a refusal (nothing to fax, a bad send time) is logged with its reply by the caller
   return acceptJob(deps, job, { leftOut: job.meta?.leftOut?.length ?? 0, ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}) });
 }

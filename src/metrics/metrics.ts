@@ -7,6 +7,7 @@ export class Metrics {
 
   readonly smtpSessions = new Counter({ name: 'faxgate_smtp_sessions_total', help: 'SMTP sessions opened', registers: [this.registry] });
   readonly smtpReplies = new Counter({ name: 'faxgate_smtp_replies_total', help: 'SMTP replies to MAIL, RCPT and DATA, by code', labelNames: ['code'], registers: [this.registry] });
+  readonly senderVerdicts = new Counter({ name: 'faxgate_smtp_sender_verdicts_total', help: 'Sender checks (smtp.senderAuth) by verdict (pass, fail, temperror) and the check that decided (dmarc, spf+dkim, spf, dkim, arc, from, relay)', labelNames: ['verdict', 'check'], registers: [this.registry] });
   readonly spoolFiles = new Counter({ name: 'faxgate_spool_files_total', help: 'Spool files by outcome (queued, refused, duplicate)', labelNames: ['outcome'], registers: [this.registry] });
   readonly jobsEnqueued = new Counter({ name: 'faxgate_jobs_enqueued_total', help: 'Jobs durably queued, by source', labelNames: ['source'], registers: [this.registry] });
   readonly sends = new Counter({ name: 'faxgate_sends_total', help: 'Fax send calls by result (accepted, deferred, failed, unknown)', labelNames: ['result'], registers: [this.registry] });

@@ -124,6 +124,8 @@ export function composeOutcome(job: Job, timeZone: string): ComposedMail {
         ['Submitted', formatTime(job.createdAt, timeZone)],
         ['Subject', job.cover.subject ?? origin(job, 'subject')],
         ['File', origin(job, 'file', 'fileName')],
+        // which check proved the sender (smtp.senderAuth): a user can see why their mail was taken
+        ['Sender check', origin(job, 'senderCheck')],
         ['Documents', job.documents.map((d) => d.name).join(', ') || (job.cover.enabled ? 'cover page only' : null)],
       ],
     },

@@ -75,6 +75,8 @@ export interface SenderContext {
   /** Config user name after a successful AUTH. */
   authenticatedAs?: string;
   trusted: boolean;
+  /** smtp.senderAuth is verify: a stranger may send, and proves its sender with the message */
+  provable?: boolean;
   authMode: SmtpConfig['auth'];
   /** AUTH is on offer in this session (TLS or loopback). */
   authOffered: boolean;
@@ -93,7 +95,7 @@ export function decideSender(index: UserIndex, ctx: SenderContext): SenderDecisi
   if (ctx.authMode === 'required') {
     return { ok: false, refusal: refuse('AUTH_REQUIRED', `Authentication required${ctx.authOffered ? '' : ' (use STARTTLS, then AUTH)'}`) };
   }
-  if (!ctx.trusted) {
+  if (!ctx.trusted && !ctx.provable) {
     const how = ctx.authMode === 'off' ? 'mail is only taken from trusted networks' : ctx.authOffered ? 'authenticate first (AUTH)' : 'use STARTTLS and authenticate first';
     return { ok: false, refusal: refuse('SENDER_NOT_ALLOWED', `Sender ${shown} is not allowed from this address: ${how}`) };
   }

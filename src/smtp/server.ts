@@ -1,12 +1,13 @@
 // The e-mail side of the gateway (Postfix smtpd's job): who may send, to which addresses, and
 // "250 queued as <id>" only once the job is durably in the store. Conversion lives in ../intake.
-import { readFileSync, promises as fsp } from 'node:fs';
+import { createReadStream, readFileSync, promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { systemClock, type Clock } from '../clock.js';
 import { parseHostPort } from '../config/host-port.js';
-import type { SmtpConfig, UserConfig } from '../config/schema.js';
+import type { DnsConfig, SmtpConfig, UserConfig } from '../config/schema.js';
+import { makeResolver, type DnsResolve } from '../dns/resolver.js';
 import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
@@ -14,7 +15,7 @@ import { GarbageBound } from '../garbage-bound.js';
 import { acceptMail } from '../intake/accept-mail.js';
 import { resolveContact } from '../intake/contact-lookup.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
-import { WorkDir, writeIncoming } from '../intake/incoming-file.js';
+import { WorkDir, writeIncoming, type IncomingFile } from '../intake/incoming-file.js';
 import { startMailParse } from '../intake/mail-parse.js';
 import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
 import { OfficeConverter } from '../intake/office-convert.js';
@@ -29,6 +30,9 @@ import { RateLimiter } from './rate-limit.js';
 import { checkRecipient } from './recipient-address.js';
 import { authAllowed, buildBlockList, decideSender, inList, UserIndex } from './sender-policy.js';
 import { refuse, refuseWith, replyError, replyFor } from './smtp-reply.js';
+import { SenderVerifier, type SenderVerdict } from './sender-auth/verify-sender.js';
+import { SessionLife } from './session-life.js';
+import { SessionSlots } from './session-slots.js';
 
 export interface SmtpGatewayOptions {
   smtp: SmtpConfig;
@@ -50,7 +54,13 @@ export interface SmtpGatewayOptions {
   office?: OfficeConverter;
   /** Bounds the garbage the mail's Buffers leave (default: a GarbageBound with its default budget; null: none). */
   garbage?: GarbageBound | null;
+  /** The resolvers for SPF, DKIM and DMARC (dns.servers; default: the system's). */
+  dns?: Partial<DnsConfig>;
+  /** The resolve function itself (default: one made from `dns`). */
+  resolve?: DnsResolve;
 }
+
+const SENDER_AUTH_OFF: SmtpConfig['senderAuth'] = { mode: 'off', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { authservIds: [] } };
 
 interface SessionState {
   user?: UserConfig;
@@ -59,6 +69,8 @@ interface SessionState {
   authFailures: number;
   /** the client address this session counts against (set once it is admitted) */
   client?: string;
+  /** the session came from trustedNetworks (decided once, at connect) */
+  trusted?: boolean;
   /** bound to the session id and client address: every line of one connection can be found */
   log: Logger;
 }
@@ -78,17 +90,20 @@ export class SmtpGateway {
   private readonly incomingDir: string;
   private readonly trusted;
   private readonly limiter: RateLimiter;
+  private readonly clientLimiter: RateLimiter;
   private readonly authDelayMs: number;
   private readonly readers: InputReaders;
   private readonly office: OfficeConverter;
   private readonly ownsOffice: boolean;
-  private readonly tls?: { key: Buffer; cert: Buffer };
+  private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations?: DestinationCheck;
   private readonly garbage: GarbageBound | null;
   private index: UserIndex;
   private servers: ExactReplyServer[] = [];
   private readonly sessions = new Map<string, SessionState>();
-  private readonly perClient = new Map<string, number>();
+  private readonly slots: SessionSlots;
+  private readonly life: SessionLife;
+  private readonly verifier: SenderVerifier;
   private readonly lockout: AuthLockout;
   private readonly inflight = new Set<Promise<unknown>>();
   private closing = false;
@@ -104,6 +119,7 @@ export class SmtpGateway {
     this.incomingDir = path.join(opts.dataDir, 'incoming');
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
     this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
+    this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient ?? 30, this.clock);
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
     this.lockout = new AuthLockout(this.clock);
     this.readers = opts.readers ?? inProcessReaders;
@@ -112,13 +128,36 @@ export class SmtpGateway {
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations;
     this.garbage = opts.garbage === undefined ? new GarbageBound() : opts.garbage;
-    if (opts.smtp.tls) {
-      try {
-        this.tls = { key: readFileSync(opts.smtp.tls.key), cert: readFileSync(opts.smtp.tls.cert) };
-      } catch (err) {
-        throw new FaxgateError('CONFIG_INVALID', `smtp.tls: cannot read the certificate or key: ${describeError(err)}`, { field: 'smtp.tls', cause: err });
-      }
+    this.slots = new SessionSlots({
+      max: opts.smtp.maxConnections,
+      reservedTrusted: opts.smtp.reservedTrustedConnections ?? SessionSlots.defaultReserve(opts.smtp.maxConnections),
+      perClient: opts.smtp.maxConnectionsPerClient,
+    });
+    this.life = new SessionLife(opts.smtp.idleSessionMs ?? 120_000, (id) => this.sessions.get(id)?.log.info({ afterMs: opts.smtp.idleSessionMs }, 'session closed: no message'));
+    this.verifier = new SenderVerifier(opts.smtp.senderAuth ?? SENDER_AUTH_OFF, opts.resolve ?? makeResolver(opts.dns ?? {}), opts.smtp.hostname ?? os.hostname());
+    this.tls = this.readTls();
+  }
+
+  private readTls(): { key: Buffer; cert: Buffer } | undefined {
+    if (!this.smtp.tls) return undefined;
+    try {
+      return { key: readFileSync(this.smtp.tls.key), cert: readFileSync(this.smtp.tls.cert) };
+    } catch (err) {
+      throw new FaxgateError('CONFIG_INVALID', `smtp.tls: cannot read the certificate or key: ${describeError(err)}`, { field: 'smtp.tls', cause: err });
     }
+  }
+
+  /**
+   * Reload (SIGHUP): the certificate and key are read again (a renewed certificate), and new
+   * STARTTLS sessions use them; open sessions keep theirs. A file that cannot be read leaves the
+   * old ones in place (the error says why).
+   */
+  reloadTls(): void {
+    const next = this.readTls();
+    if (!next || !this.tls) return;
+    for (const server of this.servers) server.updateSecureContext({ key: next.key, cert: next.cert });
+    this.tls = next;
+    this.log.info({ cert: this.smtp.tls?.cert }, 'SMTP TLS certificate reloaded');
   }
 
   /** Reload (SIGHUP): new users apply from the next MAIL FROM; open sessions stay up. */
@@ -143,6 +182,7 @@ export class SmtpGateway {
         });
       });
       server.on('error', (err: Error) => this.log.warn({ err: err.message }, 'smtp connection error'));
+      this.life.watch(server.server);
       this.servers.push(server);
       const a = server.server.address();
       out.push(typeof a === 'object' && a ? { host: a.address, port: a.port } : { host, port });
@@ -249,21 +289,22 @@ export class SmtpGateway {
     if (this.closing) return cb(replyError('421 4.3.2 The fax gateway is shutting down, try again later'));
     const client = session.remoteAddress ?? '';
     const log = this.log.child({ session: session.id, remote: client });
-    if (this.sessions.size >= this.smtp.maxConnections) {
-      return this.reject(cb, log, refuse('CLIENT_LIMIT', 'Too many connections, try again in a moment'), {});
+    // slots: strangers leave a reserve for trustedNetworks and hold few each (session-slots.ts)
+    const trusted = inList(this.trusted, client);
+    const admitted = this.slots.admit(client, trusted);
+    if (!admitted.ok) {
+      const text = admitted.why === 'per-client' ? 'Too many connections from your address, try again in a moment' : 'Too many connections, try again in a moment';
+      return this.reject(cb, log, refuse('CLIENT_LIMIT', text), { sessions: admitted.sessions, why: admitted.why });
     }
-    const fromClient = this.perClient.get(client) ?? 0;
-    if (fromClient >= this.smtp.maxConnectionsPerClient) {
-      return this.reject(cb, log, refuse('CLIENT_LIMIT', 'Too many connections from your address, try again in a moment'), { sessions: fromClient });
-    }
-    this.perClient.set(client, fromClient + 1);
-    this.sessions.set(session.id, { recipients: new Map(), rateStrikes: 0, authFailures: 0, client, log });
+    this.sessions.set(session.id, { recipients: new Map(), rateStrikes: 0, authFailures: 0, client, trusted, log });
+    this.life.start(session.id, session.remoteAddress, session.remotePort);
     this.metrics?.smtpSessions.inc();
     session.disabledCommands = this.sessionDisabled(session);
     cb();
   }
 
   private onSecure(session: SMTPServerSession, cb: (err?: Error | null) => void): void {
+    this.life.secured(session.remoteAddress, session.remotePort);
     session.disabledCommands = this.sessionDisabled({ ...session, secure: true });
     cb();
   }
@@ -271,11 +312,8 @@ export class SmtpGateway {
   private onClose(session: SMTPServerSession): void {
     const st = this.sessions.get(session.id);
     this.sessions.delete(session.id);
-    if (st?.client !== undefined) {
-      const left = (this.perClient.get(st.client) ?? 1) - 1;
-      if (left > 0) this.perClient.set(st.client, left);
-      else this.perClient.delete(st.client);
-    }
+    this.life.stop(session.id);
+    if (st?.client !== undefined) this.slots.release(st.client, st.trusted === true);
   }
 
   private state(session: SMTPServerSession): SessionState {
@@ -346,10 +384,21 @@ export class SmtpGateway {
       address: from,
       authenticatedAs: typeof session.user === 'string' ? session.user : undefined,
       trusted: inList(this.trusted, session.remoteAddress),
+      // sender-auth hook (issue 37): in verify mode a stranger may go on, and proves its sender at DATA
+      provable: this.verifier.verifying,
       authMode: this.smtp.auth,
       authOffered: authAllowed(this.smtp.auth, session),
     });
     if (!decision.ok) return this.reject(cb, st.log, decision.refusal, { from: from.slice(0, 200) });
+    // a stranger (public MX mode) is also held to a rate per address: forged senders rotate names
+    const stranger = !st.trusted && typeof session.user !== 'string';
+    if (stranger && !this.clientLimiter.take(st.client ?? '')) {
+      st.rateStrikes += 1;
+      const refusal = st.rateStrikes >= MAX_RATE_STRIKES
+        ? refuse('CLIENT_LIMIT', 'Too many messages from your address, closing; try again later')
+        : refuseWith('CLIENT_LIMIT', `451 4.7.1 Too many messages from your address: at most ${this.smtp.maxMessagesPerMinutePerClient} per minute, try again later`);
+      return this.reject(cb, st.log, refusal, { from: from.slice(0, 200) });
+    }
     if (!this.limiter.take(decision.user.name)) {
       st.rateStrikes += 1;
       const refusal = st.rateStrikes >= MAX_RATE_STRIKES
@@ -358,7 +407,23 @@ export class SmtpGateway {
       return this.reject(cb, st.log, refusal, { from, user: decision.user.name });
     }
     st.user = decision.user;
-    cb();
+    if (!stranger || !this.verifier.verifying) return cb();
+    // sender-auth hook (issue 37): a verdict that cannot change is given before the body is sent
+    const user = decision.user;
+    this.verifier.precheck({ envelopeFrom: from, remoteAddress: session.remoteAddress ?? '', clientHostname: session.hostNameAppearsAs ?? '' }).then(
+      (verdict) => {
+        if (!verdict || verdict.ok) return cb();
+        st.user = undefined;
+        this.metrics?.senderVerdicts.inc({ verdict: verdict.temporary ? 'temperror' : 'fail', check: verdict.check });
+        st.log.info({ check: verdict.check, verdict: verdict.detail, user: user.name }, 'sender check failed');
+        this.reject(cb, st.log, verdict.refusal, { from: from.slice(0, 200), user: user.name });
+      },
+      (err: unknown) => {
+        // no early verdict: DATA decides
+        st.log.warn({ err: describeError(err) }, 'sender pre-check error');
+        cb();
+      },
+    );
   }
 
   private async onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): Promise<void> {
@@ -402,9 +467,15 @@ export class SmtpGateway {
 
   private onData(stream: SMTPServerDataStream, session: SMTPServerSession, cb: (err?: Error | null, message?: string) => void): void {
     const log = this.state(session).log;
+    this.life.busy(session.id, true);
     const work = this.handleData(stream, session).then(
-      (message) => cb(null, message),
+      (message) => {
+        // a message accepted: the session's life without mail starts again
+        this.life.start(session.id, session.remoteAddress, session.remotePort);
+        cb(null, message);
+      },
       (err: unknown) => {
+        this.life.busy(session.id, false);
         // Whatever happened, the client's bytes must be drained or the session stalls.
         stream.resume();
         const reply = replyFor(err);
@@ -441,16 +512,52 @@ export class SmtpGateway {
       const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input, this.garbage?.took);
       if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
       if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
+      // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists
+      const verdict = await this.senderVerdict(st, session, envelopeFrom, incoming, log);
       const { job } = await acceptMail(
         { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office },
         {
           user: user.name, envelopeFrom, recipients, messageFile: incoming.path, messageData: incoming.data, workDir, parsing: parse.done,
           sha256: incoming.sha256, bodyMode: user.mailBody ?? this.smtp.body,
+          ...(verdict.check !== 'auth' && verdict.check !== 'trusted' ? { senderCheck: verdict.detail.split(';')[0]! } : {}),
         },
       );
       return `2.0.0 queued as ${job.id}`;
     } finally {
       await workDir.remove();
     }
+  }
+
+  /**
+   * smtp.senderAuth's verdict on a received message (sender-auth/verify-sender.ts): thrown as the
+   * refusal when it fails, logged and counted either way. Mail from AUTH, and from trustedNetworks
+   * when no relay check is on, passes without a look.
+   */
+  private async senderVerdict(st: SessionState, session: SMTPServerSession, envelopeFrom: string, incoming: IncomingFile, log: Logger): Promise<SenderVerdict> {
+    const via = typeof session.user === 'string' ? 'auth' : st.trusted ? 'trusted' : 'stranger';
+    let verdict: SenderVerdict;
+    try {
+      verdict = await this.verifier.verify({
+        envelopeFrom,
+        remoteAddress: session.remoteAddress ?? '',
+        clientHostname: session.hostNameAppearsAs ?? '',
+        via,
+        message: () => incoming.data ?? createReadStream(incoming.path),
+      });
+    } catch (err) {
+      log.warn({ err: describeError(err) }, 'sender check error');
+      throw refuseWith('SENDER_CHECK_TEMPORARY', '451 4.7.0 The sender could not be checked right now, try again later');
+    }
+    if (verdict.ok && (verdict.check === 'auth' || verdict.check === 'trusted')) return verdict;
+    this.metrics?.senderVerdicts.inc({ verdict: verdict.ok ? 'pass' : verdict.temporary ? 'temperror' : 'fail', check: verdict.check });
+    if (verdict.ok) {
+      log.info({ check: verdict.check, verdict: verdict.detail }, 'sender verified');
+      return verdict;
+    }
+    // the 5xx is logged as REJECTED (and listed in the console) with its reply by onData; a DNS
+    // failure's 451 is listed here, as the refusal it is for now
+    if (verdict.temporary) log.info({ check: verdict.check, verdict: verdict.detail, reply: replyFor(verdict.refusal) }, 'REJECTED sender not checked');
+    else log.info({ check: verdict.check, verdict: verdict.detail }, 'sender check failed');
+    throw verdict.refusal;
   }
 }

@@ -27,8 +27,8 @@ export class RawSmtp {
     for (const w of this.waiters.splice(0)) w();
   }
 
-  static async connect(port: number, host = '127.0.0.1'): Promise<{ client: RawSmtp; banner: string }> {
-    const socket = net.connect(port, host);
+  static async connect(port: number, host = '127.0.0.1', localAddress?: string): Promise<{ client: RawSmtp; banner: string }> {
+    const socket = net.connect({ port, host, ...(localAddress ? { localAddress } : {}) });
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', reject);

@@ -40,7 +40,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: SqliteStore) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck; office?: OfficeConverter } = {}): Promise<Rig> {
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: SqliteStore) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck; office?: OfficeConverter; dns?: { servers?: string[]; timeoutMs?: number } } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const dataDir = path.join(dir, 'data');
   const store = SqliteStore.open({ dataDir });
@@ -65,6 +65,7 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     readers,
     destinations: opts.destinations,
     office: opts.office,
+    ...(opts.dns ? { dns: opts.dns } : {}),
   });
   const [addr] = await gateway.listen();
   return {

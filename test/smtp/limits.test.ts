@@ -64,8 +64,8 @@ describe('limits', () => {
     }
   });
 
-  it('smtp.maxConnectionsPerClient: one address cannot take every slot', async () => {
-    const rig = await startRig(emu, { smtp: { maxConnections: 10, maxConnectionsPerClient: 2 } });
+  it('smtp.maxConnectionsPerClient: one address outside trustedNetworks cannot take every slot', async () => {
+    const rig = await startRig(emu, { smtp: { maxConnections: 10, maxConnectionsPerClient: 2, trustedNetworks: ['10.0.0.0/8'] } });
     const open: RawSmtp[] = [];
     try {
       for (let i = 0; i < 2; i += 1) {
