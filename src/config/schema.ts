@@ -120,7 +120,7 @@ export const configSchema = z
         /** messages per user per minute */
         maxMessagesPerMinute: z.number().int().min(1).default(60),
         socketTimeoutMs: z.number().int().min(1000).default(60_000),
-        /** Pause before the 220 for clients outside trustedNetworks; one that talks first is cut (421). */
+        /** Pause before the 220 for clients outside trustedNetworks (at least smtp-server's own 100 ms, which every client waits); one that talks first is cut (421). */
         greetingDelayMs: z.number().int().min(0).max(30_000).default(100),
         /** inline images smaller than this are taken for logos/signatures and left out */
         inlineImageMinBytes: z.number().int().min(0).default(20_480),
