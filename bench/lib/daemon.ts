@@ -54,6 +54,8 @@ export interface BenchDaemonOptions {
   emuDelayMs: number;
   /** api.concurrency and api.ratePerSecond; the defaults (4, 5/s) when left out */
   api?: { concurrency: number; ratePerSecond: number };
+  /** the daemon's node flags (e.g. --cpu-prof), through NODE_OPTIONS */
+  nodeOptions?: string;
 }
 
 export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchDaemon> {
@@ -81,6 +83,7 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
   };
   try {
     const smtpPort = await freePort();
+    const nodeEnv: Record<string, string> = opts.nodeOptions ? { NODE_OPTIONS: opts.nodeOptions } : {};
     const configFile = path.join(dir, 'faxgate.yaml');
     writeFileSync(
       configFile,
@@ -101,8 +104,8 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
       ].join('\n'),
     );
     child = BUILT
-      ? spawn(process.execPath, [path.join(root, 'bin/faxgate.js'), 'start', '--config', configFile], { cwd: dir, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
-      : spawnCli(['start', '--config', configFile], { cwd: dir });
+      ? spawn(process.execPath, [path.join(root, 'bin/faxgate.js'), 'start', '--config', configFile], { cwd: dir, env: childEnv(nodeEnv), stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawnCli(['start', '--config', configFile], { cwd: dir, env: nodeEnv });
     const out = new OutputWatch(child.stdout!);
     const err = new OutputWatch(child.stderr!);
     const c = child;
