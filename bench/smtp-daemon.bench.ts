@@ -65,7 +65,7 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
   const tools = postfixTools();
   if (tools.postfixUnavailable) return [{ figure: 'smtp (daemon): skipped', value: 0, unit: '-', note: tools.postfixUnavailable }];
   const prof = process.env.FAXGATE_BENCH_CPU_PROF;
-  const daemon = await startBenchDaemon({ emuDelayMs: 200, ...(prof ? { nodeOptions: `--cpu-prof --cpu-prof-dir=${prof}` } : {}) });
+  const daemon = await startBenchDaemon({ emuDelayMs: 200, ...(prof ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${prof}`] } : {}) });
   let postfix: Running | null = null;
   const priority = os.getPriority();
   try {
@@ -94,7 +94,7 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
       );
     }
     const threads = threadCpuMs(daemon.pid);
-    process.stderr.write(`bench: the daemon's CPU by thread (ms): ${threads.map((t) => `${t.name} ${t.ms.toFixed(0)}`).join(', ')}\n`);
+    process.stderr.write(`bench: the daemon's CPU by thread (ms): ${threads.slice(0, 10).map((t) => `${t.name} ${t.ms.toFixed(0)}`).join(', ')}\n`);
     return rows;
   } finally {
     os.setPriority(priority);

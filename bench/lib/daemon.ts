@@ -54,8 +54,8 @@ export interface BenchDaemonOptions {
   emuDelayMs: number;
   /** api.concurrency and api.ratePerSecond; the defaults (4, 5/s) when left out */
   api?: { concurrency: number; ratePerSecond: number };
-  /** the daemon's node flags (e.g. --cpu-prof), through NODE_OPTIONS */
-  nodeOptions?: string;
+  /** node flags for the built daemon (e.g. --cpu-prof, which NODE_OPTIONS does not take) */
+  nodeArgs?: string[];
 }
 
 export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchDaemon> {
@@ -83,7 +83,6 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
   };
   try {
     const smtpPort = await freePort();
-    const nodeEnv: Record<string, string> = opts.nodeOptions ? { NODE_OPTIONS: opts.nodeOptions } : {};
     const configFile = path.join(dir, 'faxgate.yaml');
     writeFileSync(
       configFile,
@@ -104,8 +103,8 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
       ].join('\n'),
     );
     child = BUILT
-      ? spawn(process.execPath, [path.join(root, 'bin/faxgate.js'), 'start', '--config', configFile], { cwd: dir, env: childEnv(nodeEnv), stdio: ['pipe', 'pipe', 'pipe'] })
-      : spawnCli(['start', '--config', configFile], { cwd: dir, env: nodeEnv });
+      ? spawn(process.execPath, [...(opts.nodeArgs ?? []), path.join(root, 'bin/faxgate.js'), 'start', '--config', configFile], { cwd: dir, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawnCli(['start', '--config', configFile], { cwd: dir });
     const out = new OutputWatch(child.stdout!);
     const err = new OutputWatch(child.stderr!);
     const c = child;

@@ -44,14 +44,14 @@ export function treeCpuMs(root: number): number {
   return ticks * TICK_MS;
 }
 
-/** Each thread of `pid`: its name and CPU ms so far (for the profile: where a daemon's CPU goes). */
+/** Each thread of `pid` (its name and id: Node names few of its threads) and its CPU ms so far, most first. */
 export function threadCpuMs(pid: number): Array<{ name: string; ms: number }> {
-  const out = new Map<string, number>();
+  const out: Array<{ name: string; ms: number }> = [];
   for (const t of readdirSync(`/proc/${pid}/task`)) {
     const s = stat(`/proc/${pid}/task/${t}/stat`);
-    if (s) out.set(s.comm, (out.get(s.comm) ?? 0) + s.ticks * TICK_MS);
+    if (s) out.push({ name: `${s.comm}/${t === String(pid) ? 'main' : t}`, ms: s.ticks * TICK_MS });
   }
-  return [...out].map(([name, ms]) => ({ name, ms })).sort((a, b) => b.ms - a.ms);
+  return out.sort((a, b) => b.ms - a.ms);
 }
 
 export const cpus = os.cpus().length;
