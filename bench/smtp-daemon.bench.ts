@@ -7,7 +7,8 @@
 // kinds of mail: a 100 KB PDF attachment with a short body, 1 KB of text only, 100 KB of text
 // only. Per kind: the accept rate's ratio faxgate / Postfix (medians of the rounds), p99 MAIL FROM
 // -> 250, and each server's CPU per mail (all its processes and threads, from /proc).
-// FAXGATE_BENCH_MESSAGES (default 1000), FAXGATE_BENCH_SESSIONS (20), FAXGATE_BENCH_ROUNDS (3);
+// FAXGATE_BENCH_MESSAGES (default 1000), FAXGATE_BENCH_SESSIONS (20), FAXGATE_BENCH_ROUNDS (3),
+// FAXGATE_BENCH_KINDS (all);
 // FAXGATE_BENCH_CPU_PROF=DIR starts the daemon with --cpu-prof into DIR, and the daemon's CPU by
 // thread is printed at the end (docs/bench.md says what they showed).
 import { execFile } from 'node:child_process';
@@ -24,11 +25,13 @@ import type { BenchResult } from './types.js';
 const MESSAGES = Number(process.env.FAXGATE_BENCH_MESSAGES ?? 1000);
 const SESSIONS = Number(process.env.FAXGATE_BENCH_SESSIONS ?? 20);
 const ROUNDS = Number(process.env.FAXGATE_BENCH_ROUNDS ?? 3);
-const KINDS = [
+const ALL_KINDS = [
   { kind: 'pdf', label: '100 KB PDF attachment, short body' },
   { kind: 'text1k', label: '1 KB text only' },
   { kind: 'text100k', label: '100 KB text only' },
 ] as const;
+/** FAXGATE_BENCH_KINDS=pdf,text1k runs only those kinds (for a profile of one). */
+const KINDS = ALL_KINDS.filter((k) => !process.env.FAXGATE_BENCH_KINDS || process.env.FAXGATE_BENCH_KINDS.split(',').includes(k.kind));
 const blast = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib', 'smtp-blast.mjs');
 const TO = `15551234567@${DOMAIN}`;
 
