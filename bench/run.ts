@@ -10,7 +10,7 @@ import type { BenchResult } from './types.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const filter = process.argv.slice(2);
 // the order: SMTP against its peers, memory, spool, API calls, 250 -> send; others after
-const ORDER = ['smtp-accept', 'smtp-memory', 'spool-throughput', 'dispatch-api-calls', 'send-latency'];
+const ORDER = ['smtp-daemon', 'smtp-accept', 'smtp-memory', 'spool-throughput', 'dispatch-api-calls', 'send-latency'];
 const rank = (f: string) => {
   const i = ORDER.findIndex((o) => f.startsWith(o));
   return i === -1 ? ORDER.length : i;

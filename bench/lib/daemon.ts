@@ -54,6 +54,8 @@ export interface BenchDaemonOptions {
   emuDelayMs: number;
   /** api.concurrency and api.ratePerSecond; the defaults (4, 5/s) when left out */
   api?: { concurrency: number; ratePerSecond: number };
+  /** node flags for the built daemon (e.g. --cpu-prof, which NODE_OPTIONS does not take) */
+  nodeArgs?: string[];
 }
 
 export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchDaemon> {
@@ -101,7 +103,7 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
       ].join('\n'),
     );
     child = BUILT
-      ? spawn(process.execPath, [path.join(root, 'bin/faxgate.js'), 'start', '--config', configFile], { cwd: dir, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
+      ? spawn(process.execPath, [...(opts.nodeArgs ?? []), path.join(root, 'bin/faxgate.js'), 'start', '--config', configFile], { cwd: dir, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
       : spawnCli(['start', '--config', configFile], { cwd: dir });
     const out = new OutputWatch(child.stdout!);
     const err = new OutputWatch(child.stderr!);

@@ -87,6 +87,8 @@ export interface Running {
   /** one line for the bench's report: what ran and how */
   label: string;
   stop(): Promise<void>;
+  /** the server's top process (Postfix's master), for its CPU from /proc */
+  pid?: () => number | null;
 }
 
 const mainCf = (dir: string, domain: string) => `# private bench instance (bench/lib/postfix.ts); removed after the run
@@ -215,7 +217,7 @@ export async function startPostfix(tools: PostfixTools, domain: string): Promise
     throw err;
   }
   const version = await run(postfix.replace(/postfix$/, 'postconf'), ['-h', '-d', 'mail_version']).then((r) => r.stdout.trim(), () => '?');
-  return { port, label: `Postfix ${version} (private, discard)`, stop };
+  return { port, label: `Postfix ${version} (private, discard)`, stop, pid: masterPid };
 }
 
 /** smtp-sink on 127.0.0.1:<free port>: answers every command at once and keeps nothing. */

@@ -152,7 +152,7 @@ export const configSchema = z
         /** messages per minute from one address outside trustedNetworks (the public MX mode) */
         maxMessagesPerMinutePerClient: z.number().int().min(1).default(30),
         socketTimeoutMs: z.number().int().min(1000).default(60_000),
-        /** Pause before the 220 for clients outside trustedNetworks; one that talks first is cut (421). */
+        /** Pause before the 220 for clients outside trustedNetworks (at least smtp-server's own 100 ms, which every client waits); one that talks first is cut (421). */
         greetingDelayMs: z.number().int().min(0).max(30_000).default(100),
         /** inline images smaller than this are taken for logos/signatures and left out */
         inlineImageMinBytes: z.number().int().min(0).default(20_480),

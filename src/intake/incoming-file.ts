@@ -297,7 +297,6 @@ export class HeldFile extends Writable {
 
 /**
  * The message from `stream`, kept in `dir` as message.eml (held in memory while it is small).
- * `took` hears of every chunk as it passes (the receiver's garbage bound, src/garbage-bound.ts).
  * The chunks are handed on by hand, not through stream.pipeline and a Transform: for a message
  * of a few chunks those cost more than the chunks themselves (the pipeline's AbortController, the
  * DOMException its end makes, a listener set on each stream), and their objects outlive the young
@@ -305,7 +304,7 @@ export class HeldFile extends Writable {
  * promised still holds: an error of either stream, or the client gone before the message's end,
  * destroys both and rejects.
  */
-export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: number, tap?: Writable, took?: (bytes: number, messageBytes: number) => void): Promise<IncomingFile> {
+export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: number, tap?: Writable): Promise<IncomingFile> {
   const hash = createHash('sha256');
   let bytes = 0;
   let total = 0;
@@ -338,7 +337,6 @@ export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: nu
       };
       const onData = (chunk: Buffer): void => {
         total += chunk.length;
-        took?.(chunk.length, total);
         if (bytes >= maxBytes) {
           // past the limit the message is refused: its reader has nothing more to do
           if (tapOpen) tap!.destroy();

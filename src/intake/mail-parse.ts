@@ -1,24 +1,22 @@
 // A message parsed with mailparser's streaming MailParser (simpleParser would buffer every
-// attachment): each attachment is decoded straight into its own file next to the message (or, in
-// a small mail, held in memory up to the message's bound: incoming-file.ts WorkDir), so memory
-// holds only the headers, the text body and what a small mail holds. The SMTP receiver feeds it
-// while DATA arrives (startMailParse: one pass, on the main thread); a stored file goes through
-// parseMail. Nested
-// message/rfc822 parts are walked by mailparser itself, so a forwarded mail's attachments come out
-// here too, in message order.
-// It runs on the main thread, so every step must be linear and bounded per chunk: mailsplit's
-// limits below cap each header block (the costly part: address lists, encoded words) and the part
-// count; turning HTML into text (html-to-text, costly on hostile HTML) is handed to the caller's
+// attachment): mailparser emits 'data' with each attachment's content as a stream, which is
+// decoded straight into its own file next to the message (or, in a small mail, held in memory up
+// to the message's bound: incoming-file.ts WorkDir), so memory holds only the headers, the text
+// body and what a small mail holds. The SMTP receiver feeds it while DATA arrives (startMailParse:
+// one pass, on the main thread); a stored file goes through parseMail. Nested message/rfc822
+// parts are walked by mailparser itself, so a forwarded mail's attachments come out here too, in
+// message order. Only mailparser's public options and events are used.
+// It runs on the main thread, so every step must be bounded per chunk: mailsplit's limits below
+// cap each header block (the costly part: address lists, encoded words) and the part count;
+// turning HTML into text (html-to-text, costly on hostile HTML) is handed to the caller's
 // htmlText, which the daemon runs on a reader thread with a time limit.
-import { once } from 'node:events';
 import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { Transform, type Readable, type Writable } from 'node:stream';
+import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TextDecoder } from 'node:util';
 import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
-import { Base64Divert, TOKEN_BYTES } from './base64-divert.js';
 import { bodyText } from './body-text.js';
 import { Head } from './file-type.js';
 import { prematureClose, WorkDir, type HeldFile } from './incoming-file.js';
@@ -146,187 +144,32 @@ export function parseMail(messageFile: string, partsDir: string, depth = 0, opts
 export interface MailParse {
   /** Write the message here as it arrives; end() it after the last byte. */
   input: Writable;
-  /**
-   * Settles once the message is parsed and every part file is written and closed. Null: the
-   * parse and the base64 diverter in front of it (base64-divert.ts) did not agree on the
-   * message's shape, and the kept message must be parsed again from its file (parseMail).
-   */
-  done: Promise<ParsedMail | null>;
+  /** Settles once the message is parsed and every part file is written and closed. */
+  done: Promise<ParsedMail>;
 }
 
 /**
  * A parse fed while the message arrives (one pass: nothing is read back from disk). If the
  * message breaks the parser, `input` is destroyed and `done` rejects with the parser's error: the
- * feeder goes on keeping the raw message and stops writing here. Big base64 bodies are decoded
- * around mailparser, straight into their files (base64-divert.ts).
+ * feeder goes on keeping the raw message and stops writing here.
  */
 export function startMailParse(dir: WorkDir, opts: ParseOptions = {}): MailParse {
-  const input = new Base64Divert(dir);
-  const done = parseMailStream(input, dir, 0, opts, input).then(
-    (parsed) => {
-      if (input.unclaimed() === 0) return parsed;
-      input.closeUnclaimed();
-      return null;
-    },
-    (err: unknown) => {
-      input.destroy();
-      input.closeUnclaimed();
-      throw err;
-    },
-  );
+  const input = new PassThrough();
+  const done = parseMailStream(input, dir, 0, opts).catch((err: unknown) => {
+    input.destroy();
+    throw err;
+  });
   // observed here, handled by whoever awaits it: a refusal for size must not leave it unhandled
   done.catch(() => undefined);
   return { input, done };
 }
 
-/**
- * mailparser feeds the message through two streams of mailsplit's whose reading side is in object
- * mode (ChunkedPassthrough, which gathers input into chunks of 64 KB or more, then the MIME
- * Splitter), so each holds up to 16 chunks (the default highWaterMark for objects) before it pushes
- * back: over a megabyte for each message on its way in. In a heap snapshot of 20 big mails arriving
- * at once that was 22 of the 31 MB of live Buffers. One chunk waiting in each keeps the parse busy
- * (2,000 mails of 100 KB were accepted as fast). If a later mailparser changes these streams, this
- * does nothing, and test/intake/mail-parse-buffering.test.ts notices.
- */
-function holdOneChunk(parser: MailParser): void {
-  const inner = parser as unknown as Record<string, { _readableState?: { objectMode?: boolean; highWaterMark?: number } } | undefined>;
-  for (const name of ['chunkedPassthrough', 'splitter']) {
-    const state = inner[name]?._readableState;
-    if (state?.objectMode === true && typeof state.highWaterMark === 'number') state.highWaterMark = 1;
-  }
-}
-
-/** Objects of the splitter's that the parser takes in one turn of the event loop at most (see below). */
-export const OBJECTS_PER_TURN = 64;
-
-/** What parseWithoutWaiting uses of mailparser's insides. */
-interface ParserInsides {
-  splitter: Readable;
-  reading: boolean;
-  hasFailed: boolean;
-  endReceived: boolean;
-  waitingEnd: unknown;
-  attachmentCallback: unknown;
-  curnode: { decoder?: Writable } | false | null;
-  readData(): unknown;
-  processChunk(data: unknown, done: (err?: Error | null) => void): void;
-  endStream(): void;
-  createNode(node: unknown): unknown;
-}
-
-type TransformStep = (this: Transform, ...args: unknown[]) => void;
-
-/**
- * A decoder that does its work at once and then calls back through setImmediate (libbase64's, the
- * decoder of every base64 part), made to call back at once. A late call (the work was not all
- * done at once after all) is let pass, unless it brings an error.
- */
-function answerAtOnce(decoder: Transform): Transform {
-  const d = decoder as unknown as { _transform: TransformStep; _flush: TransformStep };
-  const wrap = (step: TransformStep): TransformStep =>
-    function (this: Transform, ...args: unknown[]): void {
-      const done = args[args.length - 1] as (err?: Error | null, data?: unknown) => void;
-      let answered = false;
-      step.call(this, ...args.slice(0, -1), (err?: Error | null, data?: unknown) => {
-        if (!answered) {
-          answered = true;
-          done(err, data);
-        } else if (err) this.destroy(err);
-      });
-      if (!answered) {
-        answered = true;
-        done();
-      }
-    };
-  if (typeof d._transform === 'function' && typeof d._flush === 'function') {
-    d._transform = wrap(d._transform);
-    d._flush = wrap(d._flush);
-  }
-  return decoder;
-}
-
-/**
- * mailparser takes the objects of mailsplit's splitter (a part's headers, a stretch of its body,
- * what lies between parts: 8 to 10 for a mail of a text and an attachment) one at a time, and two
- * turns of the event loop for each: processChunk does its work and then calls back through
- * setImmediate, and readData asks for the next object through setImmediate again; a base64 part's
- * decoder takes a turn for each stretch of body and one more at its end. A mail arrives within a
- * turn or two, so that was some 20 turns after its last byte, and on a receiver busy with 20
- * sessions a turn lasts about a millisecond: 11 to 16 ms a mail waited for its parse (measured
- * under smtp-source, docs/bench.md), a third of a session's time.
- *
- * Here readData goes on from one object to the next at once, up to OBJECTS_PER_TURN objects a
- * turn (each is bounded by mailsplit's limits, so a hostile message still yields the event loop
- * often). When processChunk waits (an attachment not yet released, a decoder that pushes back),
- * the next object waits for its call; otherwise its work is done when it returns, and its
- * scheduled call is let pass. Base64 decoders answer at once (answerAtOnce). If a later mailparser
- * changes these insides, this does nothing (mailparser's own ways run), and
- * test/intake/mail-parse-turns.test.ts notices.
- */
-function parseWithoutWaiting(parser: MailParser): void {
-  const p = parser as unknown as ParserInsides;
-  const fits = typeof p.readData === 'function' && typeof p.processChunk === 'function' && typeof p.endStream === 'function' &&
-    typeof p.createNode === 'function' && typeof p.splitter?.read === 'function' && typeof p.reading === 'boolean' && typeof p.endReceived === 'boolean';
-  if (!fits) return;
-  const createNode = p.createNode;
-  p.createNode = function (node: unknown): unknown {
-    const n = node as { encoding?: unknown; getDecoder?: () => Transform } | null;
-    if (n && n.encoding === 'base64' && typeof n.getDecoder === 'function') {
-      const getDecoder = n.getDecoder;
-      n.getDecoder = function (this: unknown): Transform {
-        return answerAtOnce(getDecoder.call(this));
-      };
-    }
-    return createNode.call(this, node);
-  };
-  const fail = (err: Error): void => {
-    if (typeof p.waitingEnd === 'function') (p.waitingEnd as (err: Error) => void)(err);
-    else parser.emit('error', err);
-  };
-  const readData = (): void => {
-    if (p.hasFailed) return;
-    p.reading = true;
-    for (let n = 0; n < OBJECTS_PER_TURN; n++) {
-      const data: unknown = p.splitter.read();
-      if (data === null) {
-        p.reading = false;
-        if (p.endReceived) p.endStream();
-        return;
-      }
-      let answered = false;
-      let waiting = false;
-      const done = (err?: Error | null): void => {
-        if (answered) return;
-        answered = true;
-        if (err) fail(err);
-        else if (waiting) readData();
-      };
-      p.processChunk(data, done);
-      if (answered) {
-        // called back at once: only ever with an error
-        return;
-      }
-      const decoder = p.curnode ? p.curnode.decoder : undefined;
-      if (p.attachmentCallback === done || (decoder && decoder.listeners('drain').includes(done))) {
-        waiting = true;
-        return;
-      }
-      answered = true;
-    }
-    setImmediate(readData);
-  };
-  p.readData = readData;
-}
-
-/** mailparser's streaming parser with our limits, holding one chunk in each of its inner streams. */
+/** mailparser's streaming parser with our limits, its conversions we do not use turned off. */
 export function newMailParser(): MailParser {
-  const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false, ...MAIL_LIMITS });
-  holdOneChunk(parser);
-  parseWithoutWaiting(parser);
-  return parser;
+  return new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false, ...MAIL_LIMITS });
 }
 
-async function parseMailStream(source: Readable, dir: WorkDir, depth: number, opts: ParseOptions, divert?: Base64Divert): Promise<ParsedMail> {
+async function parseMailStream(source: Readable, dir: WorkDir, depth: number, opts: ParseOptions): Promise<ParsedMail> {
   const parser = newMailParser();
   const parts: ExtractedPart[] = [];
   const writes: Array<Promise<void>> = [];
@@ -367,7 +210,7 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
     parts.push(part);
     // The parser waits for release() before it goes on: one attachment in flight at a time.
     const recode = part.contentType === 'text/plain' ? toUtf8(charsetOf(data.headers)) : null;
-    const written = (divert && !recode ? writeMaybeDiverted(data.content, part, dir, divert) : writePart(data.content, recode, part, dir)).finally(() => data.release?.());
+    const written = writePart(data.content, recode, part, dir).finally(() => data.release?.());
     // A write can fail (ENOSPC) while the parse goes on: observed now, reported by the allSettled
     // below; without this the rejection counts as unhandled until then.
     written.catch(() => undefined);
@@ -453,60 +296,6 @@ function finishPart(part: ExtractedPart, sink: HeldFile): void {
   const data = sink.data();
   if (data) part.data = data;
   else if (sink.flushed()) part.flushedBytes = sink.bytes;
-}
-
-/**
- * A part that may be the stand-in for a diverted base64 body (base64-divert.ts): if its content
- * starts with a diversion's token, the part is that diversion's file, and what the parser decoded
- * after the token (the last letters of the body) is added to it. Otherwise an ordinary part.
- */
-async function writeMaybeDiverted(content: Readable, part: ExtractedPart, dir: WorkDir, divert: Base64Divert): Promise<void> {
-  const first: Buffer[] = [];
-  let firstBytes = 0;
-  let sink: HeldFile | null = null;
-  let head = new Head();
-  /** Counts, keeps the first bytes of and writes `c`; false: wait for the file's drain. */
-  const put = (c: Buffer): boolean => {
-    part.bytes += c.length;
-    head.add(c);
-    return sink!.write(c);
-  };
-  try {
-    for await (const chunk of content as AsyncIterable<Buffer>) {
-      let c = chunk;
-      if (!sink) {
-        first.push(c);
-        firstBytes += c.length;
-        if (firstBytes < TOKEN_BYTES) continue;
-        c = first.length === 1 ? first[0]! : Buffer.concat(first);
-        const diverted = divert.claim(c);
-        if (diverted) {
-          part.path = diverted.file;
-          part.bytes = diverted.bytes;
-          head = diverted.head;
-          sink = diverted.sink ?? divert.openSink(diverted);
-          c = c.subarray(TOKEN_BYTES);
-        } else {
-          sink = dir.file(part.path, true);
-        }
-      }
-      if (!put(c)) await once(sink, 'drain');
-    }
-    if (!sink) {
-      // shorter than a token: an ordinary small part
-      sink = dir.file(part.path, true);
-      put(Buffer.concat(first));
-    }
-    const closed = once(sink, 'close');
-    sink.end();
-    await closed;
-    if (sink.errored) throw sink.errored;
-  } catch (err) {
-    sink?.destroy();
-    throw err;
-  }
-  part.head = head.bytes();
-  finishPart(part, sink);
 }
 
 /**

@@ -49,6 +49,19 @@ export interface MailToJobInput {
 export const BODY_DOCUMENT_NAME = 'message.txt';
 const BODY_LEFT_OUT = 'the text of the message';
 
+/**
+ * At most COVER_LIMITS.notes characters (code points). Counted only when the UTF-16 length cannot
+ * tell: spreading a long body into an array of its characters was the largest single item of the
+ * daemon's main-thread profile under 100 KB text mails (docs/bench.md).
+ */
+function fitsNotes(text: string): boolean {
+  if (text.length <= COVER_LIMITS.notes) return true;
+  if (text.length > 2 * COVER_LIMITS.notes) return false;
+  let n = 0;
+  for (const _ of text) if (++n > COVER_LIMITS.notes) return false;
+  return true;
+}
+
 /** Where the body goes: cover notes, a typeset first page, or nowhere (listed as left out). */
 export function placeBody(mode: MailBodyMode, text: string, cover: boolean, coverForced: boolean | undefined): { notes: boolean; page: boolean; leftOut?: string } {
   if (text === '') return { notes: false, page: false };
@@ -62,7 +75,7 @@ export function placeBody(mode: MailBodyMode, text: string, cover: boolean, cove
       return { notes: false, page: false, leftOut: coverForced === false ? 'the mail text goes on the cover page and [nocover] was asked' : 'the mail text goes on the cover page and there is none' };
     default:
       // auto: the cover's notes when there is a cover and the text fits there, else a first page
-      if (cover && Array.from(text).length <= COVER_LIMITS.notes) return { notes: true, page: false };
+      if (cover && fitsNotes(text)) return { notes: true, page: false };
       return { notes: false, page: true };
   }
 }

@@ -3,7 +3,7 @@
 import { createReadStream, readFileSync, promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { systemClock, type Clock } from '../clock.js';
 import { parseHostPort } from '../config/host-port.js';
 import type { DnsConfig, SmtpConfig, UserConfig } from '../config/schema.js';
@@ -11,7 +11,6 @@ import { makeResolver, type DnsResolve } from '../dns/resolver.js';
 import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import type { UserDirectory } from '../fax/user-directory.js';
-import { GarbageBound } from '../garbage-bound.js';
 import { acceptMail } from '../intake/accept-mail.js';
 import { resolveContact } from '../intake/contact-lookup.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
@@ -24,9 +23,9 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
 import { inProcessReaders, type InputReaders } from '../workers/pool.js';
 import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from './auth-lockout.js';
-import { ExactReplyServer } from './exact-reply-server.js';
 import { verifyPassword } from './password.js';
 import { RateLimiter } from './rate-limit.js';
+import { SessionTap } from './session-tap.js';
 import { checkRecipient } from './recipient-address.js';
 import { authAllowed, buildBlockList, decideSender, inList, UserIndex } from './sender-policy.js';
 import { refuse, refuseWith, replyError, replyFor } from './smtp-reply.js';
@@ -52,8 +51,6 @@ export interface SmtpGatewayOptions {
   destinations?: DestinationCheck;
   /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
   office?: OfficeConverter;
-  /** Bounds the garbage the mail's Buffers leave (default: a GarbageBound with its default budget; null: none). */
-  garbage?: GarbageBound | null;
   /** The resolvers for SPF, DKIM and DMARC (dns.servers; default: the system's). */
   dns?: Partial<DnsConfig>;
   /** The resolve function itself (default: one made from `dns`). */
@@ -76,6 +73,8 @@ interface SessionState {
 }
 
 const MAX_RATE_STRIKES = 3;
+/** smtp-server's own pause before onConnect, in which a client that talks is cut (its init()). */
+const SMTP_SERVER_GREETING_DELAY_MS = 100;
 // Verified when the login is unknown, so that unknown and known users take the same time.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
@@ -97,9 +96,9 @@ export class SmtpGateway {
   private readonly ownsOffice: boolean;
   private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations?: DestinationCheck;
-  private readonly garbage: GarbageBound | null;
   private index: UserIndex;
-  private servers: ExactReplyServer[] = [];
+  private servers: SMTPServer[] = [];
+  private readonly tap: SessionTap;
   private readonly sessions = new Map<string, SessionState>();
   private readonly slots: SessionSlots;
   private readonly life: SessionLife;
@@ -127,7 +126,7 @@ export class SmtpGateway {
     this.ownsOffice = opts.office === undefined;
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations;
-    this.garbage = opts.garbage === undefined ? new GarbageBound() : opts.garbage;
+    this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) => this.metrics?.smtpReplies.inc({ code: String(code) }));
     this.slots = new SessionSlots({
       max: opts.smtp.maxConnections,
       reservedTrusted: opts.smtp.reservedTrustedConnections ?? SessionSlots.defaultReserve(opts.smtp.maxConnections),
@@ -209,7 +208,7 @@ export class SmtpGateway {
       this.servers.map(
         (s) =>
           new Promise<void>((resolve) => {
-            (s as unknown as { options: { closeTimeout: number } }).options.closeTimeout = timeoutMs;
+            s.options.closeTimeout = timeoutMs;
             s.close(() => resolve());
           }),
       ),
@@ -229,54 +228,44 @@ export class SmtpGateway {
     if (this.ownsOffice) await this.office.close();
   }
 
-  private makeServer(): ExactReplyServer {
+  private makeServer(): SMTPServer {
     const disabled = [...(this.smtp.auth === 'off' ? ['AUTH'] : []), ...(this.tls ? [] : ['STARTTLS'])];
-    return new ExactReplyServer(
-      {
-        name: this.smtp.hostname ?? os.hostname(),
-        banner: 'faxgate e-mail to fax gateway',
-        size: this.smtp.maxMessageBytes,
-        // Our own check in onConnect answers with an enhanced code; smtp-server's (no enhanced
-        // code) only backs it up for connections that have not reached onConnect yet.
-        maxClients: this.smtp.maxConnections * 2,
-        socketTimeout: this.smtp.socketTimeoutMs,
-        closeTimeout: 10_000,
-        authMethods: ['PLAIN', 'LOGIN'],
-        authOptional: true,
-        // AUTH is offered per session (TLS or loopback) through session.disabledCommands.
-        allowInsecureAuth: true,
-        disabledCommands: disabled,
-        hideSTARTTLS: !this.tls,
-        hideDSN: true,
-        hideENHANCEDSTATUSCODES: false,
-        // The client's host name is used nowhere; looking it up cost a DNS query per connection
-        // and held the greeting up to 1.5 s when the resolver is slow.
-        disableReverseLookup: true,
-        logger: false,
-        ...(this.tls ? { key: this.tls.key, cert: this.tls.cert } : {}),
-        onConnect: (session, cb) => this.onConnect(session, cb),
-        onSecure: (_socket, session, cb) => this.onSecure(session, cb),
-        onAuth: (auth, session, cb) => void this.onAuth(auth, session, cb),
-        onMailFrom: (address, session, cb) => this.onMailFrom(address, session, cb),
-        onRcptTo: (address, session, cb) => void this.onRcptTo(address, session, cb),
-        onData: (stream, session, cb) => this.onData(stream, session, cb),
-        onClose: (session) => this.onClose(session),
-      },
-      (code, context) => this.countReply(code, context),
-      {
-        maxJunkCommands: this.smtp.maxJunkCommands,
-        // Our relays are greeted at once (as Postfix's postscreen greets its permit list); other
-        // clients wait, and one that talks first is cut (a spam bot does not wait for the 220).
-        greetingDelayMs: (address) => (inList(this.trusted, address) ? 0 : this.smtp.greetingDelayMs),
-      },
-    );
-  }
-
-  private countReply(code: number, context: unknown): void {
-    if (!this.metrics) return;
-    if (code >= 400 || context === 'MAIL_FROM_OK' || context === 'RCPT_TO_OK' || context === 'DATA_OK') {
-      this.metrics.smtpReplies.inc({ code: String(code) });
-    }
+    const server = new SMTPServer({
+      name: this.smtp.hostname ?? os.hostname(),
+      banner: 'faxgate e-mail to fax gateway',
+      size: this.smtp.maxMessageBytes,
+      // Our own check in onConnect answers with an enhanced code; smtp-server's (no enhanced
+      // code) only backs it up for connections that have not reached onConnect yet.
+      maxClients: this.smtp.maxConnections * 2,
+      socketTimeout: this.smtp.socketTimeoutMs,
+      closeTimeout: 10_000,
+      authMethods: ['PLAIN', 'LOGIN'],
+      authOptional: true,
+      // AUTH is offered per session (TLS or loopback) through session.disabledCommands.
+      allowInsecureAuth: true,
+      disabledCommands: disabled,
+      hideSTARTTLS: !this.tls,
+      hideDSN: true,
+      // Every reply of ours writes its own enhanced code (550 5.7.1 relay denied), which
+      // smtp-server sends as written (patches/smtp-server+exact-enhanced-codes.patch); its own
+      // replies get the code it picks.
+      hideENHANCEDSTATUSCODES: false,
+      // The client's host name is used nowhere; looking it up cost a DNS query per connection
+      // and held the greeting up to 1.5 s when the resolver is slow.
+      disableReverseLookup: true,
+      // replies counted and junk commands bounded from smtp-server's own records (session-tap.ts)
+      logger: this.tap.logger() as unknown as boolean,
+      ...(this.tls ? { key: this.tls.key, cert: this.tls.cert } : {}),
+      onConnect: (session, cb) => this.onConnect(session, cb),
+      onSecure: (_socket, session, cb) => this.onSecure(session, cb),
+      onAuth: (auth, session, cb) => void this.onAuth(auth, session, cb),
+      onMailFrom: (address, session, cb) => this.onMailFrom(address, session, cb),
+      onRcptTo: (address, session, cb) => void this.onRcptTo(address, session, cb),
+      onData: (stream, session, cb) => this.onData(stream, session, cb),
+      onClose: (session) => this.onClose(session),
+    });
+    this.tap.attach(server);
+    return server;
   }
 
   private sessionDisabled(session: SMTPServerSession): string[] {
@@ -300,7 +289,13 @@ export class SmtpGateway {
     this.life.start(session.id, session.remoteAddress, session.remotePort);
     this.metrics?.smtpSessions.inc();
     session.disabledCommands = this.sessionDisabled(session);
-    cb();
+    // smtp-server has already waited SMTP_SERVER_GREETING_DELAY_MS, and answers a client that
+    // talks before its greeting with 421 and cuts it (a spam bot does not wait for the 220). A
+    // stranger waits the rest of smtp.greetingDelayMs; our relays no longer than that (as Postfix's
+    // postscreen greets its permit list).
+    const wait = inList(this.trusted, client) ? 0 : this.smtp.greetingDelayMs - SMTP_SERVER_GREETING_DELAY_MS;
+    if (wait <= 0) return cb();
+    setTimeout(() => cb(), wait).unref();
   }
 
   private onSecure(session: SMTPServerSession, cb: (err?: Error | null) => void): void {
@@ -310,6 +305,7 @@ export class SmtpGateway {
   }
 
   private onClose(session: SMTPServerSession): void {
+    this.tap.closed(session.id);
     const st = this.sessions.get(session.id);
     this.sessions.delete(session.id);
     this.life.stop(session.id);
@@ -472,6 +468,7 @@ export class SmtpGateway {
       (message) => {
         // a message accepted: the session's life without mail starts again
         this.life.start(session.id, session.remoteAddress, session.remotePort);
+        this.tap.accepted(session.id);
         cb(null, message);
       },
       (err: unknown) => {
@@ -509,7 +506,7 @@ export class SmtpGateway {
       // last byte.
       const readers = this.readers;
       const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
-      const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input, this.garbage?.took);
+      const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input);
       if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
       if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
       // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists

@@ -14,7 +14,6 @@ import { acceptJob } from '../intake/accept.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
 import { officeExtension, pdfName, type OfficeConverter } from '../intake/office-convert.js';
-import { cannotHoldCodes } from '../intake/pdf-at-signs.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
@@ -351,8 +350,6 @@ export class FileProcessor {
   private async readCodes(data: Buffer, contentType: string, log: Logger): Promise<{ codes?: EmbeddedCodes; unreadable?: string } | undefined> {
     if (contentType === 'text/plain') return { codes: parseEmbeddedCodes(textPages(data.toString('utf8'))) };
     if (contentType !== 'application/pdf') return undefined;
-    // Most printed letters hold no code: a quick look that proves it spares the reader process.
-    if (cannotHoldCodes(data)) return { codes: parseEmbeddedCodes([]) };
     try {
       return { codes: parseEmbeddedCodes(await this.deps.readers.pdfPageTexts(data)) };
     } catch (err) {

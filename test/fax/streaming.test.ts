@@ -9,13 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createFaxAgent, FaxClient } from '../../src/fax/client.js';
-import { fullCollection } from '../../src/garbage-bound.js';
+import { fullCollection } from '../helpers/full-collection.js';
 import { json, startStub, type StubServer } from './stub-server.js';
 
 const SIZE = 50 * 1024 * 1024;
 const BOUND = 16 * 1024 * 1024;
 
-const gc = fullCollection()!;
+const gc = fullCollection();
 
 let stub: StubServer;
 let agent: ReturnType<typeof createFaxAgent>;

@@ -100,7 +100,7 @@ describe('WAL checkpoints', () => {
     const cp = new Checkpointer(db, path.join(dir, 'missing.db'), silentLogger());
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     for (let i = 0; i < CHECKPOINT_EVERY_COMMITS; i += 1) cp.committed();
-    await waitUntil(() => db.pragma('wal_autocheckpoint', { simple: true }) === 1000, 'SQLite\'s own checkpoints back', 10_000, 20);
+    await waitUntil(() => db.pragma('wal_autocheckpoint', { simple: true }) === 1000, 'SQLite\'s own checkpoints back', 30_000, 20);
     expect(cp.done).toBe(0);
     await cp.close();
     db.close();

@@ -132,7 +132,7 @@ describe('enqueue through the intake thread', () => {
       console.log(job.id);
     `;
     // no close(): the process must end on its own, with the job committed
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
     expect(run.error, 'the process ended by itself').toBeUndefined();
     expect(run.status, run.stderr).toBe(0);
     const id = run.stdout.trim();

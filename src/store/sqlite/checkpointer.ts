@@ -29,7 +29,7 @@
 import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../log/logger.js';
-import { dbThreadScript, startDbThread } from './db-thread.js';
+import { startDbThread } from './db-thread.js';
 
 /**
  * SQLite's own default. A commit is counted as COMMIT_PAGES pages (a new job's rows and indexes
@@ -51,7 +51,8 @@ export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Intake's commits wait at most this long for the short pass and the restart (a disk that stalls). */
 export const HOLD_LIMIT_MS = 1000;
 
-interface Reply {
+/** The thread's answer (checkpoint-thread.ts). */
+export interface Reply {
   ok: boolean;
   error?: string;
   log?: number;
@@ -59,37 +60,7 @@ interface Reply {
   restarted?: boolean;
 }
 
-// The thread's script (db-thread.ts).
-const THREAD = dbThreadScript(5000, `
-// The restart's own commit need not be flushed (it changes nothing anyone was promised); the
-// WAL's new header is fsynced by SQLite all the same.
-db.pragma('synchronous = NORMAL');
-// a WAL that grew while nothing restarted it (an older version, a burst of other commits) is cut
-// back to this when it restarts
-db.pragma('journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}');
-// one read now opens the WAL and its index: every descriptor the thread will hold, held from here
-db.prepare('SELECT count(*) FROM sqlite_master').get();
-// A write finding every frame copied restarts the WAL (SQLite's walRestartLog): this one row.
-const restart = db.prepare("INSERT INTO kv (key, value) VALUES ('wal-restarted-at', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-parentPort.on('message', (m) => {
-  if (m === 'close') {
-    db.close();
-    parentPort.close();
-    return;
-  }
-  try {
-    const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-    let restarted = false;
-    if (m === 'finish' && r.busy === 0 && r.log > 0 && r.checkpointed === r.log) {
-      restart.run(new Date().toISOString());
-      restarted = true;
-    }
-    parentPort.postMessage({ ok: true, busy: r.busy, log: r.log, checkpointed: r.checkpointed, restarted });
-  } catch (err) {
-    parentPort.postMessage({ ok: false, error: String(err && err.message || err) });
-  }
-});
-`);
+const THREAD = new URL('./checkpoint-thread.js', import.meta.url);
 
 export class Checkpointer {
   private pages = 0;
@@ -202,7 +173,7 @@ export class Checkpointer {
   }
 
   private spawn(): Worker {
-    const w = startDbThread(THREAD, this.file, {}, (err) => {
+    const w = startDbThread(THREAD, this.file, 5000, {}, (err) => {
       if (!this.closed) this.fallBack(err);
     });
     w.on('message', (m: Reply) => this.answered(w, m));

@@ -23,7 +23,7 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../log/logger.js';
-import { dbThreadScript, startDbThread } from './db-thread.js';
+import { startDbThread } from './db-thread.js';
 
 /** One statement: its SQL text and its parameters (strings, numbers, null, bytes). */
 export type Statement = [sql: string, params: unknown[]];
@@ -62,11 +62,13 @@ export class CommitUncertainError extends Error {}
 /** Jobs committed in one transaction at most: bounds how long the main connection may wait. */
 export const MAX_BATCH = 32;
 
-interface Envelope extends WriteRequest {
+/** A request as the thread gets it (intake-thread.ts). */
+export interface Envelope extends WriteRequest {
   seq: number;
 }
 
-interface Answer {
+/** The thread's answer to one request. */
+export interface Answer {
   seq: number;
   ok: boolean;
   found?: Record<string, unknown>;
@@ -74,94 +76,7 @@ interface Answer {
   error?: string;
 }
 
-// The thread's script (db-thread.ts). runOne is runRequest below, in JS.
-const THREAD = dbThreadScript(10_000, `
-const fs = require('node:fs');
-// the commit does not wait for the disk: the WAL is flushed after it, off the lock (flushWal below)
-db.pragma('synchronous = NORMAL');
-db.pragma('foreign_keys = ON');
-// checkpoints are the checkpoint thread's (checkpointer.ts), never this connection's
-db.pragma('wal_autocheckpoint = 0');
-parentPort.postMessage('ready');
-const statements = new Map();
-const sql = (text) => {
-  let s = statements.get(text);
-  if (!s) {
-    if (statements.size >= 200) statements.clear();
-    s = db.prepare(text);
-    statements.set(text, s);
-  }
-  return s;
-};
-const runOne = db.transaction((r) => {
-  if (r.guard) {
-    const row = sql(r.guard[0]).get(...r.guard[1]);
-    if (row) return { found: row };
-  }
-  for (const [text, params] of r.statements) sql(text).run(...params);
-  return {};
-});
-// each request in a savepoint of its own (a transaction inside a transaction), all in one commit
-const runBatch = db.transaction((rs) => rs.map((r) => {
-  try {
-    return { seq: r.seq, ok: true, ...runOne(r) };
-  } catch (err) {
-    return { seq: r.seq, ok: false, error: String((err && err.message) || err) };
-  }
-}));
-// The WAL on disk, then the data folder still writable, as context.ts flushWal: kept open, as
-// SQLite removes the WAL only when the last connection closes.
-let walFd = null;
-function flushWal() {
-  let step = 'sync';
-  try {
-    if (walFd === null) walFd = fs.openSync(workerData.file + '-wal', 'r');
-    fs.fdatasyncSync(walFd);
-    step = 'access';
-    fs.accessSync(workerData.dataDir, fs.constants.W_OK);
-    return null;
-  } catch (err) {
-    // no WAL: a checkpoint copied and synced everything, and the last connection closed it
-    if (walFd === null && err.code === 'ENOENT') return null;
-    return { step, code: err.code, message: String(err.message) };
-  }
-}
-let pending = [];
-let scheduled = false;
-function flush() {
-  scheduled = false;
-  const rs = pending.splice(0, ${MAX_BATCH});
-  if (pending.length > 0) {
-    scheduled = true;
-    setImmediate(flush);
-  }
-  let answers;
-  try {
-    answers = runBatch.immediate(rs);
-    // committed; now on disk before anyone is told (the lock is free meanwhile)
-    const notFlushed = flushWal();
-    if (notFlushed) for (const a of answers) if (a.ok) a.notFlushed = notFlushed;
-  } catch (err) {
-    const error = String((err && err.message) || err);
-    answers = rs.map((r) => ({ seq: r.seq, ok: false, error }));
-  }
-  parentPort.postMessage(answers);
-}
-parentPort.on('message', (m) => {
-  if (m === 'close') {
-    db.close();
-    if (walFd !== null) fs.closeSync(walFd);
-    parentPort.close();
-    return;
-  }
-  pending.push(m);
-  // the requests that arrive while this turn of the thread's loop lasts are committed together
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(flush);
-  }
-});
-`);
+const THREAD = new URL('./intake-thread.js', import.meta.url);
 
 /**
  * The request as posted. Bytes in shared memory (intake's held copy) are seen by the thread where
@@ -259,7 +174,7 @@ export class IntakeWriter {
   }
 
   private spawn(): Worker {
-    const w = startDbThread(THREAD, this.file, { dataDir: path.dirname(this.file) }, (err) => {
+    const w = startDbThread(THREAD, this.file, 10_000, { dataDir: path.dirname(this.file) }, (err) => {
       // (while closing, only if requests are still waiting for it)
       if (!this.closed || this.waiting.size > 0) this.fallBack(err);
     });
