@@ -11,7 +11,8 @@ import { bodyText } from './body-text.js';
 import { COVER_LIMITS, coverSpec } from './cover.js';
 import { FAXABLE_TYPES, headOf, sniffBuffer } from './file-type.js';
 import type { ExtractedPart, ParsedMail } from './mail-parse.js';
-import { officeExtension, pdfName, type OfficeConverter } from './office-convert.js';
+import type { DocumentConverter } from './convert-queue.js';
+import { officeExtension, pdfName } from './office-convert.js';
 import { parseSubjectOverrides, wallTimeToUtc } from './subject-overrides.js';
 
 export interface EnvelopeRecipient {
@@ -40,7 +41,7 @@ export interface MailToJobInput {
   original: { path: string; sha256: string; data?: Buffer };
   now: number;
   /** Turns office documents into PDF; without one they are refused as if none were installed. */
-  office?: OfficeConverter;
+  office?: DocumentConverter;
   /** Where the text of the mail goes (smtp.body, or the user's mailBody). Default auto. */
   bodyMode?: MailBodyMode;
 }
@@ -145,7 +146,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       finalDocs.push(d);
       continue;
     }
-    const pdf = await input.office!.convert({ name: d.name, ext: officeExt, ...(d.data ? { data: d.data } : { path: d.path }) });
+    const pdf = await input.office!.convert({ name: d.name, ext: officeExt, user: input.user, ...(d.data ? { data: d.data } : { path: d.path }) });
     finalDocs.push({ path: d.path, name: pdfName(d.name), contentType: 'application/pdf', data: pdf });
   }
 

@@ -13,7 +13,8 @@ import type { FaxApi } from '../fax/types.js';
 import { acceptJob } from '../intake/accept.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
-import { officeExtension, pdfName, type OfficeConverter } from '../intake/office-convert.js';
+import type { DocumentConverter } from '../intake/convert-queue.js';
+import { officeExtension, pdfName } from '../intake/office-convert.js';
 import { cannotHoldCodes } from '../intake/pdf-at-signs.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -55,7 +56,7 @@ export interface FileProcessorDeps {
   /** Destination policy (default: the built-in refusals). */
   destinations?: DestinationCheck;
   /** Converts office documents to PDF before they are queued. */
-  office: OfficeConverter;
+  office: DocumentConverter;
   /** Bytes of files read and not yet queued or refused, at most (default 256 MB). */
   memoryBytes?: number;
 }
@@ -218,7 +219,7 @@ export class FileProcessor {
         return 'refused';
       }
       try {
-        doc = { name: pdfName(name), contentType: 'application/pdf', data: await this.deps.office.convert({ name, ext, data }) };
+        doc = { name: pdfName(name), contentType: 'application/pdf', data: await this.deps.office.convert({ name, ext, data, user: f.user }) };
       } catch (err) {
         if (isFaxgateError(err) && !err.temporary) {
           await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);

@@ -1,0 +1,123 @@
+// One user cannot stall everyone's faxes (issue 36, item 3), against a whole gateway with its
+// console, its SMTP listener and real LibreOffice, and the emulator over real HTTPS: a burst of
+// console contact lookups from alice while bob mails a fax, alice's slow office uploads while bob
+// mails an office document, and a console upload with a bad number refused before any conversion.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { findExecutable } from '../../src/intake/office-convert.js';
+import { createLogger } from '../../src/log/logger.js';
+import { Gateway } from '../../src/main.js';
+import { hashPassword } from '../../src/smtp/password.js';
+import { emulatorCall } from '../helpers/client.js';
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
+import { signIn } from './rig.js';
+
+const PASSWORDS = { alice: 'alice-fair-secret-1', bob: 'bob-fair-secret-2' } as const;
+const HAVE_SOFFICE = findExecutable('soffice') !== null;
+if (!HAVE_SOFFICE) console.warn('fair-share: soffice (LibreOffice) is not installed; the conversion tests skip (apt-get install libreoffice-writer-nogui)');
+const DOCX = readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'hello.docx'));
+/** Keeps LibreOffice busy for seconds (50,000 lines to lay out), as in test/intake/office-convert.test.ts. */
+const SLOW_RTF = Buffer.from(`{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}}\n${Array.from({ length: 50_000 }, (_, i) => `Line ${i} of a long document\\par`).join('\n')}\n}`);
+
+let emu: TestEmulator;
+let gw: Gateway;
+let dir: string;
+let base: string;
+let smtpPort: number;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ delayMs: 200 });
+  dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-fair-'));
+  const config = configSchema.parse({
+    // the defaults of a real install: 5 calls a second, 4 at once
+    api: { baseUrl: emu.baseUrl, caFile: emu.caFile, historyPerMinute: 600 },
+    data: path.join(dir, 'data'),
+    queue: { pollIntervalMs: 200 },
+    web: { listen: '127.0.0.1:0', livePollMs: 200 },
+    smtp: { listen: ['127.0.0.1:0'], domains: ['fax.example.com'] },
+    users: [
+      { name: 'alice', email: 'alice@example.com', apiKey: TEST_KEYS.alice, password: await hashPassword(PASSWORDS.alice) },
+      { name: 'bob', email: 'bob@example.com', apiKey: TEST_KEYS.bob, password: await hashPassword(PASSWORDS.bob) },
+    ],
+  });
+  const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void logs.push(l) } });
+  gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile }, logger, webAuthFailureDelayMs: 10 });
+  const addr = await gw.start();
+  base = `http://127.0.0.1:${addr.web!.port}`;
+  smtpPort = addr.smtp[0]!.port;
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await emu?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Mails a fax as bob; resolves with the SMTP reply. */
+function mailAsBob(to: string, attachments: Array<{ filename: string; content: Buffer }> = []): Promise<string> {
+  return nodemailer
+    .createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true })
+    .sendMail({ from: 'bob@example.com', to: `${to}@fax.example.com`, subject: 'fair share', text: attachments.length ? '' : 'cover only', attachments })
+    .then((i) => i.response, (e: Error & { response?: string }) => e.response ?? e.message);
+}
+
+/** Resolves when the emulator holds a fax to `number` (the gateway's send reached the service). */
+async function reachesService(number: string, withinMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const faxes = (await emulatorCall(emu, 'GET', '/_emulator/faxes')) as { faxes?: Array<{ faxNumber: string }> } | Array<{ faxNumber: string }>;
+    const rows = Array.isArray(faxes) ? faxes : (faxes.faxes ?? []);
+    if (rows.some((f) => f.faxNumber.replace(/\D/g, '').endsWith(number))) return Date.now() - started;
+    if (Date.now() - started > withinMs) throw new Error(`no fax to ${number} reached the service within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('one console user cannot stall the others', () => {
+  it("bob's mail-to-fax goes out in its usual time while alice bursts contact lookups, and alice gets 429", async () => {
+    // the usual time: bob's fax with nothing else going on
+    const t0 = Date.now();
+    expect(await mailAsBob('15551231001')).toMatch(/^250 /);
+    await reachesService('15551231001', 30_000);
+    const usual = Date.now() - t0;
+
+    const alice = await signIn(base, 'alice', PASSWORDS.alice);
+    // alice keeps 60 lookups in flight, each with its own search so that no cache can answer
+    // them: at the service's 5 calls a second that is 12 seconds of calls queued at any time
+    let stop = false;
+    let n = 0;
+    const answers: Array<{ status: number; retryAfter: string | null; body: string }> = [];
+    const worker = async (): Promise<void> => {
+      while (!stop) {
+        const r = await fetch(`${base}/api/contacts?search=${encodeURIComponent(`acme${n++}`)}`, { headers: { cookie: alice.cookie } });
+        answers.push({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() });
+        // a refused caller comes straight back, as a script would
+      }
+    };
+    const burst = Array.from({ length: 60 }, () => worker());
+    // the burst is in: its first answers are back before bob mails
+    while (answers.length < 5) await new Promise((r) => setTimeout(r, 50));
+    const sent = Date.now();
+    let took: number;
+    try {
+      expect(await mailAsBob('15551231002')).toMatch(/^250 /);
+      await reachesService('15551231002', 60_000);
+      took = Date.now() - sent;
+    } finally {
+      stop = true;
+      await Promise.all(burst);
+    }
+    console.log(`fair-share: bob's fax reached the service ${usual} ms after it was mailed alone, ${took} ms during alice's burst; alice's answers: ${answers.filter((a) => a.status === 200).length} x 200, ${answers.filter((a) => a.status === 429).length} x 429`);
+    expect(took).toBeLessThan(usual + 4000);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(Number(refused[0]!.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(refused[0]!.body).error).toMatch(/too many calls to the fax service from you/);
+    expect(answers.every((a) => a.status === 200 || a.status === 429)).toBe(true);
+  }, 120_000);
+});
