@@ -48,11 +48,13 @@ export class ConvertQueue implements DocumentConverter {
   private readonly perUser: number;
   private readonly slots: number;
   private running = 0;
-  /** Waiting tickets by user; `turns` is the round: the user whose turn is next comes first. */
+  /** Waiting tickets by user, users in the order they began to wait. */
   private readonly waiting = new Map<string, Ticket[]>();
-  private turns: string[] = [];
   /** Documents per user waiting or converting. */
   private readonly held = new Map<string, number>();
+  /** When each user holding documents was last given a slot (a count of turns, not a time). */
+  private readonly lastServed = new Map<string, number>();
+  private turns = 0;
   private closed = false;
   /** For tests and docs/faults.md: the users of the last conversions started, oldest first. */
   readonly started: string[] = [];
@@ -78,6 +80,7 @@ export class ConvertQueue implements DocumentConverter {
     try {
       const queuedAt = Date.now();
       await this.turn(user);
+      this.lastServed.set(user, ++this.turns);
       this.started.push(user);
       if (this.started.length > 100) this.started.shift();
       this.opts.logger?.debug({ user, waitedMs: Date.now() - queuedAt }, 'CONVERT started');
@@ -91,7 +94,10 @@ export class ConvertQueue implements DocumentConverter {
     } finally {
       const left = (this.held.get(user) ?? 1) - 1;
       if (left > 0) this.held.set(user, left);
-      else this.held.delete(user);
+      else {
+        this.held.delete(user);
+        this.lastServed.delete(user);
+      }
     }
   }
 
@@ -100,12 +106,11 @@ export class ConvertQueue implements DocumentConverter {
     this.closed = true;
     for (const tickets of this.waiting.values()) for (const t of tickets) t.start();
     this.waiting.clear();
-    this.turns = [];
   }
 
   /** Resolves when it is `user`'s turn and a slot is free (the slot is then taken). */
   private turn(user: string): Promise<void> {
-    if (this.running < this.slots && this.turns.length === 0) {
+    if (this.running < this.slots && this.waiting.size === 0) {
       this.running += 1;
       return Promise.resolve();
     }
@@ -128,21 +133,30 @@ export class ConvertQueue implements DocumentConverter {
       }, this.converter.options.timeoutMs);
       const list = this.waiting.get(user);
       if (list) list.push(ticket);
-      else {
-        this.waiting.set(user, [ticket]);
-        this.turns.push(user);
-      }
+      else this.waiting.set(user, [ticket]);
+      this.opts.logger?.debug({ user, waiting: (list?.length ?? 1) }, 'CONVERT queued');
     });
   }
 
-  /** A slot came free: the next user in the round gets it, then goes to the end of the round. */
+  /**
+   * A slot came free: it goes to the waiting user served longest ago (one who has nothing
+   * converting or converted lately first, then in the order they began to wait), so users take
+   * turns whoever queued more.
+   */
   private next(): void {
-    while (this.running < this.slots && this.turns.length > 0) {
-      const user = this.turns.shift()!;
+    while (this.running < this.slots && this.waiting.size > 0) {
+      let user = '';
+      let best = Infinity;
+      for (const u of this.waiting.keys()) {
+        const last = this.lastServed.get(u) ?? 0;
+        if (last < best) {
+          best = last;
+          user = u;
+        }
+      }
       const list = this.waiting.get(user)!;
       const ticket = list.shift()!;
-      if (list.length > 0) this.turns.push(user);
-      else this.waiting.delete(user);
+      if (list.length === 0) this.waiting.delete(user);
       this.running += 1;
       ticket.start();
     }
@@ -153,10 +167,7 @@ export class ConvertQueue implements DocumentConverter {
     if (!list) return;
     const i = list.indexOf(ticket);
     if (i >= 0) list.splice(i, 1);
-    if (list.length === 0) {
-      this.waiting.delete(ticket.user);
-      this.turns = this.turns.filter((u) => u !== ticket.user);
-    }
+    if (list.length === 0) this.waiting.delete(ticket.user);
   }
 }
 

@@ -461,6 +461,7 @@ export class WebConsole {
         : err.code === 'JOB_NOT_FOUND' ? 404
         : err.code === 'JOB_STATE' ? 409
         : err.code === 'API_FORBIDDEN' ? 403
+        : err.code === 'CONVERTER_BUSY' ? 503
         : err.code.startsWith('API_') ? 502
         : 400;
       if (status !== 404) this.log.info({ user: s?.user, url: req.url, code: err.code, status }, 'WEB refused');

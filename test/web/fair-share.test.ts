@@ -20,8 +20,8 @@ const PASSWORDS = { alice: 'alice-fair-secret-1', bob: 'bob-fair-secret-2' } as 
 const HAVE_SOFFICE = findExecutable('soffice') !== null;
 if (!HAVE_SOFFICE) console.warn('fair-share: soffice (LibreOffice) is not installed; the conversion tests skip (apt-get install libreoffice-writer-nogui)');
 const DOCX = readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'hello.docx'));
-/** Keeps LibreOffice busy for seconds (50,000 lines to lay out), as in test/intake/office-convert.test.ts. */
-const SLOW_RTF = Buffer.from(`{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}}\n${Array.from({ length: 50_000 }, (_, i) => `Line ${i} of a long document\\par`).join('\n')}\n}`);
+/** A document with some work for LibreOffice (500 lines to lay out): the order of turns is checked, not times. */
+const SLOW_RTF = Buffer.from(`{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}}\n${Array.from({ length: 500 }, (_, i) => `Line ${i} of a long document\\par`).join('\n')}\n}`);
 
 let emu: TestEmulator;
 let gw: Gateway;
@@ -40,6 +40,8 @@ beforeAll(async () => {
     queue: { pollIntervalMs: 200 },
     web: { listen: '127.0.0.1:0', livePollMs: 200 },
     smtp: { listen: ['127.0.0.1:0'], domains: ['fax.example.com'] },
+    // room for slow conversions on a loaded machine: the order of turns is what is checked
+    office: { timeoutMs: 180_000 },
     users: [
       { name: 'alice', email: 'alice@example.com', apiKey: TEST_KEYS.alice, password: await hashPassword(PASSWORDS.alice) },
       { name: 'bob', email: 'bob@example.com', apiKey: TEST_KEYS.bob, password: await hashPassword(PASSWORDS.bob) },
@@ -76,6 +78,28 @@ async function reachesService(number: string, withinMs: number): Promise<number>
     if (Date.now() - started > withinMs) throw new Error(`no fax to ${number} reached the service within ${withinMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Log lines of the gateway with message `msg` (and user `user`), parsed. */
+function logLines(msg: string, user?: string): Array<Record<string, unknown>> {
+  return logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((o) => o.msg === msg && (user === undefined || o.user === user));
+}
+
+/** Resolves when the gateway has logged `msg` for `user` at least `n` times. */
+async function logged(msg: string, user: string, n: number, withinMs = 60_000): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (logLines(msg, user).length < n) {
+    if (Date.now() > until) throw new Error(`"${msg}" for ${user} was not logged ${n} times within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A console upload of one file as `s`, to `to`. */
+function upload(s: { cookie: string; csrf: string }, to: string, file: { name: string; data: Buffer }): Promise<Response> {
+  const fd = new FormData();
+  fd.append('to', to);
+  fd.append('files', new Blob([file.data]), file.name);
+  return fetch(`${base}/api/faxes`, { method: 'POST', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf }, body: fd });
 }
 
 describe('one console user cannot stall the others', () => {
@@ -120,4 +144,44 @@ describe('one console user cannot stall the others', () => {
     expect(JSON.parse(refused[0]!.body).error).toMatch(/too many calls to the fax service from you/);
     expect(answers.every((a) => a.status === 200 || a.status === 429)).toBe(true);
   }, 120_000);
+
+  it.skipIf(!HAVE_SOFFICE)("alice's slow office uploads do not make bob's office mail wait behind all of them, and a fourth is refused with 429", async () => {
+    const alice = await signIn(base, 'alice', PASSWORDS.alice);
+    const done: string[] = [];
+    // three documents that keep LibreOffice busy for seconds each: one converts, two wait
+    const uploads = [1, 2, 3].map((i) =>
+      upload(alice, `1555123200${i}`, { name: `long-${i}.rtf`, data: SLOW_RTF }).then(async (r) => {
+        done.push(`alice ${r.status}`);
+        if (r.status !== 200) console.log(`fair-share: alice's upload ${i}: ${await r.text()}`);
+        return r;
+      }),
+    );
+    await logged('CONVERT started', 'alice', 1);
+    await logged('CONVERT queued', 'alice', 2);
+    // a fourth from alice is over her share of the queue: refused at once, not queued
+    const fourth = await upload(alice, '15551232004', { name: 'long-4.rtf', data: SLOW_RTF });
+    expect(fourth.status).toBe(429);
+    expect(Number(fourth.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await fourth.json()) as { error: string }).error).toMatch(/3 documents of alice are being converted already/);
+
+    const bob = mailAsBob('15551232100', [{ filename: 'hello.docx', content: DOCX }]).then((reply) => {
+      done.push(`bob ${reply.slice(0, 3)}`);
+      return reply;
+    });
+    expect(await bob).toMatch(/^250 /);
+    await Promise.all(uploads);
+    console.log(`fair-share: answers in order: ${done.join(', ')}; conversions in order: ${logLines('CONVERT started').map((o) => o.user).join(', ')}`);
+    // bob's document is converted as soon as alice's running one is done, before her other two
+    expect(done).toEqual(['alice 200', 'bob 250', 'alice 200', 'alice 200']);
+  }, 300_000);
+
+  it.skipIf(!HAVE_SOFFICE)('a console upload to a bad number is refused before any conversion', async () => {
+    const alice = await signIn(base, 'alice', PASSWORDS.alice);
+    const before = logLines('CONVERT started').length + logLines('CONVERT queued').length;
+    const r = await upload(alice, '12', { name: 'long.rtf', data: SLOW_RTF });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { code: string }).code).toBe('BAD_NUMBER');
+    // no conversion started or even queued for it
+    expect(logLines('CONVERT started').length + logLines('CONVERT queued').length).toBe(before);
+  }, 60_000);
 });
