@@ -16,7 +16,7 @@ import { emulatorCall } from '../helpers/client.js';
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
 import { signIn } from './rig.js';
 
-const PASSWORDS = { alice: 'alice-fair-secret-1', bob: 'bob-fair-secret-2' } as const;
+const PASSWORDS = { alice: 'alice-fair-secret-1', bob: 'bob-fair-secret-2', carol: 'carol-fair-secret-3' } as const;
 const HAVE_SOFFICE = findExecutable('soffice') !== null;
 if (!HAVE_SOFFICE) console.warn('fair-share: soffice (LibreOffice) is not installed; the conversion tests skip (apt-get install libreoffice-writer-nogui)');
 const DOCX = readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'hello.docx'));
@@ -45,6 +45,8 @@ beforeAll(async () => {
     users: [
       { name: 'alice', email: 'alice@example.com', apiKey: TEST_KEYS.alice, password: await hashPassword(PASSWORDS.alice) },
       { name: 'bob', email: 'bob@example.com', apiKey: TEST_KEYS.bob, password: await hashPassword(PASSWORDS.bob) },
+      // alice's base key, which may write contacts (her print-driver key may not)
+      { name: 'carol', email: 'carol@example.com', apiKey: TEST_KEYS.aliceBase, password: await hashPassword(PASSWORDS.carol) },
     ],
   });
   const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void logs.push(l) } });
@@ -60,11 +62,11 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Mails a fax as bob; resolves with the SMTP reply. */
-function mailAsBob(to: string, attachments: Array<{ filename: string; content: Buffer }> = []): Promise<string> {
+/** Mails a fax as bob (or `from`); resolves with the SMTP reply. */
+function mailAsBob(to: string, attachments: Array<{ filename: string; content: Buffer }> = [], from = 'bob@example.com'): Promise<string> {
   return nodemailer
     .createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true })
-    .sendMail({ from: 'bob@example.com', to: `${to}@fax.example.com`, subject: 'fair share', text: attachments.length ? '' : 'cover only', attachments })
+    .sendMail({ from, to: `${to}@fax.example.com`, subject: 'fair share', text: attachments.length ? '' : 'cover only', attachments })
     .then((i) => i.response, (e: Error & { response?: string }) => e.response ?? e.message);
 }
 
@@ -183,5 +185,23 @@ describe('one console user cannot stall the others', () => {
     expect(((await r.json()) as { code: string }).code).toBe('BAD_NUMBER');
     // no conversion started or even queued for it
     expect(logLines('CONVERT started').length + logLines('CONVERT queued').length).toBe(before);
+  }, 60_000);
+
+  it("repeated contact lookups by mail cost one call, and a contact added in the console is found at once", async () => {
+    const lookups = () => logLines('api call', 'carol').filter((o) => o.op === 'listContacts').length;
+    const before = lookups();
+    for (let i = 0; i < 3; i++) expect(await mailAsBob('acme.billing', [], 'carol@example.com')).toMatch(/^250 /);
+    expect(lookups() - before).toBe(1);
+    // a name not (yet) among carol's contacts: refused, and that answer is cached too
+    expect(await mailAsBob('dora.fax', [], 'carol@example.com')).toMatch(/^553 5\.1\.1 No contact named "dora.fax"/);
+    const carol = await signIn(base, 'carol', PASSWORDS.carol);
+    const made = await fetch(`${base}/api/contacts`, {
+      method: 'POST',
+      headers: { cookie: carol.cookie, 'x-csrf-token': carol.csrf, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Dora Fax', faxNumber: '+15551233300' }),
+    });
+    expect(made.status).toBe(200);
+    // the write cleared carol's cached lists: the next mail finds the new contact
+    expect(await mailAsBob('dora.fax', [], 'carol@example.com')).toMatch(/^250 /);
   }, 60_000);
 });
