@@ -251,6 +251,9 @@ export class Gateway {
         })
       : null;
     registerQueueGauges(this.metrics, this.store);
+    this.metrics.gauge('faxgate_api_gate_waiting', 'API calls waiting in the gate, by caller class (docs/architecture.md)', ['class'], (g) => {
+      for (const [cls, n] of Object.entries(this.gate.waitingCalls())) g.set({ class: cls }, n);
+    });
     this.metrics.gauge('faxgate_key_held', 'Users whose API key the fax service refused (their faxes are held)', ['user'], (g) => {
       for (const u of this.users) g.set({ user: u.name }, this.dispatcher.holds.isHeld(u.name) ? 1 : 0);
     });
