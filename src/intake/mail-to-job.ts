@@ -135,6 +135,11 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     const why = input.office ? input.office.unavailableReason(d.name, d.officeExt) : `${d.name} is an office document and no converter is set up`;
     if (why) throw new FaxgateError('UNSUPPORTED_TYPE', why, { smtpReply: `554 5.6.0 ${why}` });
   }
+  // the recipients were checked at RCPT and the sender's rate taken at MAIL FROM; a conversion is
+  // never spent on a mail that has no one left to fax it to
+  if (input.recipients.length === 0 && documents.some((d) => d.officeExt)) {
+    throw new FaxgateError('NO_RECIPIENTS', 'no valid recipients', { smtpReply: '554 5.5.1 No valid recipients' });
+  }
   const finalDocs: NewDocument[] = [];
   if (place.page) {
     // handed over as bytes: the store keeps a small page in its database, a big one as a file
