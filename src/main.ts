@@ -14,7 +14,10 @@ import { DaemonLock } from './store/daemon-lock.js';
 import { describeError, FaxgateError } from './errors.js';
 import { FaxClientFactory } from './fax/client-factory.js';
 import type { FaxApi, FaxRecord } from './fax/types.js';
-import { ApiGate } from './fax/api-gate.js';
+import { ApiGate, type GateClass } from './fax/api-gate.js';
+import { ContactCache } from './fax/contact-cache.js';
+import { UserShare } from './fax/user-share.js';
+import { ConvertQueue } from './intake/convert-queue.js';
 import { UserDirectory } from './fax/user-directory.js';
 import type { Logger } from './log/logger.js';
 import { registerQueueGauges } from './metrics/gauges.js';
@@ -76,7 +79,11 @@ export class Gateway {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly fax: FaxClientFactory;
+  /** Clients by gate class and user; each user's contact cache is shared by all their clients. */
   private readonly clients = new Map<string, FaxApi>();
+  private readonly contactCaches = new Map<string, ContactCache>();
+  /** Each console user's share of the API calls (web.apiCallsPerMinute, web.apiCallsAtOnce). */
+  private readonly consoleShare: UserShare;
   /** Every API call of this process, contact lookups included, passes this one gate (rate, history budget). */
   private readonly gate: ApiGate;
   private users: UserConfig[];
@@ -98,6 +105,8 @@ export class Gateway {
   private readonly readers = new ReaderPool();
   /** Office documents to PDF, shared by mail and the print folders (one concurrency limit). */
   private readonly office: OfficeConverter;
+  /** Conversions in turn per user, in front of `office` (src/intake/convert-queue.ts). */
+  private readonly convertQueue: ConvertQueue;
   private addresses: RunningAddresses = { smtp: [], admin: null, spoolRoot: null, outbox: null };
   private readonly health: HealthChecks;
   private stopping: Promise<void> | null = null;
@@ -130,7 +139,8 @@ export class Gateway {
       throw err;
     }
     this.users = effectiveUsers(config.users, config.data);
-    this.gate = new ApiGate({ ratePerSecond: config.api.ratePerSecond, historyPerMinute: config.api.historyPerMinute });
+    this.gate = new ApiGate({ ratePerSecond: config.api.ratePerSecond, concurrency: config.api.concurrency, dispatchShare: config.api.dispatchShare, historyPerMinute: config.api.historyPerMinute });
+    this.consoleShare = new UserShare({ perMinute: config.web?.apiCallsPerMinute ?? 60, atOnce: config.web?.apiCallsAtOnce ?? 2, clock: this.clock });
     this.fax = new FaxClientFactory({
       baseUrl: opts.service.baseUrl,
       caFile: opts.service.caFile,
@@ -140,16 +150,18 @@ export class Gateway {
       gate: this.gate,
     });
     const clientFor = (user: string) => this.clientFor(user);
-    this.directory = new UserDirectory({ clientFor, refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
+    // the preferences mail intake reads while a sender waits: the intake class of the gate
+    this.directory = new UserDirectory({ clientFor: (user) => this.clientFor(user, 'intake'), refreshMs: config.notify?.preferenceRefreshMs ?? 300_000, clock: this.clock });
     // One destination policy for every path, reading the current config (SIGHUP applies new rules).
     const destinations = destinationCheckFor(() => this.config.destinations, () => this.users);
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics, destinations };
     this.office = new OfficeConverter(config.office);
+    this.convertQueue = new ConvertQueue(this.office, { perUser: config.office.queuePerUser, logger: this.log.child({ component: 'office' }) });
     this.refusals = new RefusalLog(() => this.clock.now());
 
     // with webhooks the service tells us results; polling slows down to a safety net
     const queue = config.webhooks ? { ...config.queue, pollIntervalMs: Math.max(config.queue.pollIntervalMs, config.webhooks.pollIntervalMs) } : config.queue;
-    this.dispatcher = new Dispatcher({ ...common, api: config.api, queue, gate: this.gate, logger: this.log.child({ component: 'dispatch' }) });
+    this.dispatcher = new Dispatcher({ ...common, clientFor: (user) => this.clientFor(user, 'dispatch'), api: config.api, queue, gate: this.gate, logger: this.log.child({ component: 'dispatch' }) });
     // mail and print jobs are sent as soon as they are queued, not at the dispatcher's next tick
     this.store.onEnqueued(() => this.dispatcher.wake());
     this.notifier = config.notify
@@ -162,13 +174,13 @@ export class Gateway {
       ? new InboundPoller({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'inbound' }) })
       : null;
     this.spool = config.spool
-      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, office: this.office, logger: this.refusals.tap(this.log.child({ component: 'spool' }), 'spool') })
+      ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, office: this.convertQueue, clientFor: (user) => this.clientFor(user, 'intake'), logger: this.refusals.tap(this.log.child({ component: 'spool' }), 'spool') })
       : null;
     this.addressExpiry = config.spool
       ? new AddressExpiry({ store: this.store, clock: this.clock, waitHours: config.spool.addressWaitHours, logger: this.log.child({ component: 'spool' }) })
       : null;
     this.smtp = config.smtp
-      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, dns: config.dns, directory: this.directory, readers: this.readers, office: this.office, logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
+      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, dns: config.dns, directory: this.directory, readers: this.readers, office: this.convertQueue, clientFor: (user) => this.clientFor(user, 'intake'), logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
       : null;
     this.health = new HealthChecks({
       probeStore: () => this.store.setState('health:probe', new Date(this.clock.now()).toISOString()),
@@ -226,10 +238,10 @@ export class Gateway {
           tls: readReceiverTls(config.web.tls),
           store: this.store,
           users: () => this.users,
-          clientFor,
+          clientFor: (user) => this.clientFor(user, 'console'),
           destinations,
           defaultCountryCode: () => this.config.smtp?.defaultCountryCode ?? '1',
-          office: this.office,
+          office: this.convertQueue,
           dataDir: config.data,
           logger: this.log.child({ component: 'web' }),
           clock: this.clock,
@@ -249,6 +261,9 @@ export class Gateway {
         })
       : null;
     registerQueueGauges(this.metrics, this.store);
+    this.metrics.gauge('faxgate_api_gate_waiting', 'API calls waiting in the gate, by caller class (docs/architecture.md)', ['class'], (g) => {
+      for (const [cls, n] of Object.entries(this.gate.waitingCalls())) g.set({ class: cls }, n);
+    });
     this.metrics.gauge('faxgate_key_held', 'Users whose API key the fax service refused (their faxes are held)', ['user'], (g) => {
       for (const u of this.users) g.set({ user: u.name }, this.dispatcher.holds.isHeld(u.name) ? 1 : 0);
     });
@@ -287,13 +302,24 @@ export class Gateway {
     return true;
   }
 
-  clientFor(user: string): FaxApi {
-    let c = this.clients.get(user);
+  /** `user`'s client for calls of `cls` (the API gate's class: docs/architecture.md). */
+  clientFor(user: string, cls: GateClass = 'background'): FaxApi {
+    const key = `${cls}\0${user}`;
+    let c = this.clients.get(key);
     if (!c) {
       const u = this.users.find((x) => x.name === user);
       if (!u) throw new Error(`no configured user named "${user}"`);
-      c = this.fax.withKey(u.apiKey, this.log.child({ component: 'api', user }));
-      this.clients.set(user, c);
+      let contactCache = this.contactCaches.get(user);
+      if (!contactCache) {
+        contactCache = new ContactCache((this.config.api.contactCacheSeconds ?? 30) * 1000, () => this.clock.now());
+        this.contactCaches.set(user, contactCache);
+      }
+      c = this.fax.withKey(u.apiKey, this.log.child({ component: 'api', user }), {
+        gateClass: cls,
+        contactCache,
+        ...(cls === 'console' ? { share: () => this.consoleShare.take(user) } : {}),
+      });
+      this.clients.set(key, c);
     }
     return c;
   }
@@ -349,6 +375,7 @@ export class Gateway {
   private async applyUsers(users: UserConfig[], why: string): Promise<void> {
     this.users = users;
     this.clients.clear();
+    this.contactCaches.clear();
     this.directory.invalidate();
     this.smtp?.updateUsers(users);
     this.notifier?.updateUsers(users);
@@ -390,7 +417,10 @@ export class Gateway {
     await step('webhooks', () => this.webhooks?.close());
     await step('web', () => this.web?.close());
     await step('readers', () => this.readers.close());
-    await step('office', () => this.office.close());
+    await step('office', async () => {
+      await this.convertQueue.close();
+      await this.office.close();
+    });
     await step('keys', () => this.keyWatch?.stop());
     await step('dispatcher', () => this.dispatcher.stop({ timeoutMs: left() }));
     await step('inbound', () => this.inbound?.stop());

@@ -118,6 +118,10 @@ export const configSchema = z
         variant: z.enum(['a', 'b']).default('a'),
         /** fax history calls per minute for the whole account (polling, reconciliation, inbound share it; default 8) */
         historyPerMinute: z.number().int().min(1).max(10_000).optional(),
+        /** fraction of ratePerSecond and concurrency held for the dispatcher's sends and tracking (default 0.5) */
+        dispatchShare: z.number().min(0).max(0.9).optional(),
+        /** how long a user's contact list is reused for lookups; 0: ask the service every time (default 30) */
+        contactCacheSeconds: z.number().int().min(0).max(3600).optional(),
       })
       .strict()
       .default({ baseUrl: 'sandbox', timeoutMs: 30_000, concurrency: 4, ratePerSecond: 5, variant: 'a' }),
@@ -299,6 +303,9 @@ export const configSchema = z
         publicUrl: z.string().url().regex(/^https?:\/\//, 'expected an http:// or https:// URL').optional(),
         /** TLS proxies in front whose X-Forwarded-For names the client (sign-in lockout counts per client) */
         trustedProxies: z.array(cidr).optional(),
+        /** each user's calls to the fax service from the console: per minute, and at once (defaults 60 and 2); past them 429 */
+        apiCallsPerMinute: z.number().int().min(1).max(100_000).optional(),
+        apiCallsAtOnce: z.number().int().min(1).max(64).optional(),
       })
       .strict()
       .optional(),
@@ -318,6 +325,8 @@ export const configSchema = z
         memoryMb: z.number().int().min(256).default(1024),
         /** conversions at once */
         concurrency: z.number().int().min(1).max(4).default(1),
+        /** documents of one user waiting or being converted at once; past it 451 (mail) or 429 (console) (default 3) */
+        queuePerUser: z.number().int().min(1).max(100).optional(),
       })
       .strict()
       .default({ soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1 }),

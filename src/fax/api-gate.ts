@@ -1,12 +1,26 @@
 // One gate for every call to the fax service from this process (dispatcher, notifier, inbound
-// poller, SMTP contact lookups, spool): calls are spaced to api.ratePerSecond, and fax history
-// calls, which the service is reported to limit to about 8 a minute per account, share one
-// budget of api.historyPerMinute. A 429 on history closes the budget until the service's window
-// has passed: Retry-After when given, else a minute after the oldest call we know is in it.
+// poller, SMTP contact lookups, spool, console): calls are spaced to api.ratePerSecond, at most
+// api.concurrency are out at once, and fax history calls, which the service is reported to limit
+// to about 8 a minute per account, share one budget of api.historyPerMinute. A 429 on history
+// closes the budget until the service's window has passed: Retry-After when given, else a minute
+// after the oldest call we know is in it.
+//
+// Callers come in classes, served in priority order (dispatch, intake, background, console): a
+// waiting call of a higher class always goes first. The dispatcher's sends and tracking keep a
+// reserved share (api.dispatchShare) of the rate and of the concurrency that the other classes
+// together can never use, so a burst of lookups from one console user delays no one's fax.
 import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Who is calling, highest priority first (docs/architecture.md, "The API gate"). */
+export const GATE_CLASSES = ['dispatch', 'intake', 'background', 'console'] as const;
+export type GateClass = (typeof GATE_CLASSES)[number];
 
 export interface ApiGateOptions {
   ratePerSecond: number;
+  /** Calls out at once, all classes together (default: no bound). */
+  concurrency?: number;
+  /** Fraction of the rate and of the concurrency only the dispatch class may use (default 0.5). */
+  dispatchShare?: number;
   /** Default 8. */
   historyPerMinute?: number;
   now?: () => number;
@@ -19,10 +33,24 @@ export interface ApiGateOptions {
 /** The service's minute, and 2 s more: its window starts when our first call arrives, a little after we sent it. */
 export const HISTORY_WINDOW_MS = 62_000;
 export const DEFAULT_HISTORY_PER_MINUTE = 8;
+export const DEFAULT_DISPATCH_SHARE = 0.5;
+
+interface Waiter {
+  cls: GateClass;
+  wake: () => void;
+}
 
 export class ApiGate {
   private nextAt = 0;
   private readonly spacingMs: number;
+  /** The other classes' own spacing and bound, what the dispatcher's reserved share leaves them. */
+  private othersNextAt = 0;
+  private readonly othersSpacingMs: number;
+  private readonly concurrency: number;
+  private readonly othersConcurrency: number;
+  private inFlight = 0;
+  private othersInFlight = 0;
+  private readonly waiting = new Map<GateClass, Waiter[]>(GATE_CLASSES.map((c) => [c, []]));
   readonly historyPerMinute: number;
   /** Start times of the history calls of the last window. */
   private readonly historyCalls: number[] = [];
@@ -32,21 +60,91 @@ export class ApiGate {
   /** Counted for /metrics and tests: history calls made, and 429s met. */
   historyMade = 0;
   historyRefused = 0;
+  /** Calls let through, by class (for /metrics and tests). */
+  readonly admitted: Record<GateClass, number> = { dispatch: 0, intake: 0, background: 0, console: 0 };
 
   constructor(private readonly opts: ApiGateOptions) {
+    const share = Math.min(0.9, Math.max(0, opts.dispatchShare ?? DEFAULT_DISPATCH_SHARE));
     this.spacingMs = 1000 / opts.ratePerSecond;
+    this.othersSpacingMs = this.spacingMs / (1 - share);
+    this.concurrency = opts.concurrency ?? Infinity;
+    // at least one call at a time for the others, or they would never run (with concurrency 1 the
+    // dispatcher's share is its priority and its part of the rate only)
+    this.othersConcurrency = Math.max(1, Math.floor(this.concurrency * (1 - share)));
     this.historyPerMinute = opts.historyPerMinute ?? DEFAULT_HISTORY_PER_MINUTE;
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => sleep(ms));
   }
 
-  /** Resolves when `op` may go out. */
-  async admit(op: string): Promise<void> {
+  /**
+   * Resolves when `op` may go out, with the function to call once its answer is read (the call's
+   * place in the concurrency bound is held until then).
+   */
+  async admit(op: string, cls: GateClass = 'background'): Promise<() => void> {
     if (op === 'history') await this.admitHistory();
+    let wake!: () => void;
+    let woken = new Promise<void>((r) => (wake = r));
+    const me: Waiter = { cls, wake: () => wake() };
+    const queue = this.waiting.get(cls)!;
+    queue.push(me);
+    for (;;) {
+      const wait = this.waitFor(me);
+      if (wait === 0) break;
+      await (Number.isFinite(wait) ? Promise.race([this.sleep(wait), woken]) : woken);
+      woken = new Promise<void>((r) => (wake = r));
+    }
+    queue.shift();
+    const other = cls !== 'dispatch';
     const now = this.now();
-    const at = Math.max(now, this.nextAt);
-    this.nextAt = at + this.spacingMs;
-    if (at > now) await this.sleep(at - now);
+    this.nextAt = Math.max(now, this.nextAt) + this.spacingMs;
+    this.inFlight += 1;
+    if (other) {
+      this.othersNextAt = Math.max(now, this.othersNextAt) + this.othersSpacingMs;
+      this.othersInFlight += 1;
+    }
+    this.admitted[cls] += 1;
+    this.wakeAll();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight -= 1;
+      if (other) this.othersInFlight -= 1;
+      this.wakeAll();
+    };
+  }
+
+  /** Calls waiting in the gate now, by class. */
+  waitingCalls(): Record<GateClass, number> {
+    return Object.fromEntries(GATE_CLASSES.map((c) => [c, this.waiting.get(c)!.length])) as Record<GateClass, number>;
+  }
+
+  /**
+   * 0 when `me` may go now; else how long until it might (Infinity: until a call ends). Only the
+   * first waiter of a class may go, and only when no class above it has a waiter: a higher class
+   * is never held by more than a lower one is, so it is served first whatever it waits for.
+   */
+  private waitFor(me: Waiter): number {
+    for (const c of GATE_CLASSES) {
+      const q = this.waiting.get(c)!;
+      if (c === me.cls) {
+        if (q[0] !== me) return Infinity;
+        break;
+      }
+      if (q.length > 0) return Infinity;
+    }
+    if (this.inFlight >= this.concurrency) return Infinity;
+    const now = this.now();
+    let at = this.nextAt;
+    if (me.cls !== 'dispatch') {
+      if (this.othersInFlight >= this.othersConcurrency) return Infinity;
+      at = Math.max(at, this.othersNextAt);
+    }
+    return at > now ? at - now : 0;
+  }
+
+  private wakeAll(): void {
+    for (const q of this.waiting.values()) for (const w of q) w.wake();
   }
 
   private async admitHistory(): Promise<void> {

@@ -5,7 +5,8 @@ import type { Agent } from 'undici';
 import type { ApiConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { ApiCallObserver } from '../metrics/metrics.js';
-import type { ApiGate } from './api-gate.js';
+import type { ApiGate, GateClass } from './api-gate.js';
+import type { ContactCache } from './contact-cache.js';
 import { createFaxAgent } from './agent.js';
 import { FaxClient } from './client.js';
 import type { FaxApi } from './types.js';
@@ -29,7 +30,8 @@ export class FaxClientFactory {
     this.agent = createFaxAgent({ caFile: opts.caFile, timeoutMs: opts.api.timeoutMs, ...(opts.connections ? { connections: opts.connections } : {}) });
   }
 
-  withKey(apiKey: string, logger?: Logger): FaxApi {
+  /** A client for one key; `use` says whom it calls for (gate class, the user's cache and share). */
+  withKey(apiKey: string, logger?: Logger, use: { gateClass?: GateClass; contactCache?: ContactCache; share?: () => () => void } = {}): FaxApi {
     return new FaxClient({
       baseUrl: this.opts.baseUrl,
       apiKey,
@@ -39,6 +41,7 @@ export class FaxClientFactory {
       ...(this.opts.observer ? { observer: this.opts.observer } : {}),
       ...(this.opts.gate ? { gate: this.opts.gate } : {}),
       ...(logger ? { logger } : {}),
+      ...use,
     });
   }
 

@@ -7,7 +7,8 @@ import { FaxgateError } from '../errors.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import type { ApiCallObserver } from '../metrics/metrics.js';
 import { createFaxAgent, DEFAULT_TIMEOUT_MS } from './agent.js';
-import type { ApiGate } from './api-gate.js';
+import type { ApiGate, GateClass } from './api-gate.js';
+import type { ContactCache } from './contact-cache.js';
 import { offsetMemoryOf, walkHistory } from './history-walk.js';
 import { FaxApiError } from './api-error.js';
 import { dispositionFileName, streamToFile } from './download-to-file.js';
@@ -41,6 +42,12 @@ export interface FaxClientOptions {
   now?: () => number;
   /** The process's one gate (rate, history budget); shared by every client of the account. */
   gate?: ApiGate;
+  /** Who this client calls for, in the gate (default background). */
+  gateClass?: GateClass;
+  /** The user's contact lists, shared by all their clients (./contact-cache.ts). */
+  contactCache?: ContactCache;
+  /** Taken before each call that goes out (a console user's share, ./user-share.ts); may throw. */
+  share?: () => () => void;
 }
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -77,6 +84,9 @@ export class FaxClient implements FaxApi {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly gate?: ApiGate;
+  private readonly gateClass: GateClass;
+  private readonly contactCache?: ContactCache;
+  private readonly share?: () => () => void;
 
   constructor(opts: FaxClientOptions) {
     let url: URL;
@@ -100,6 +110,9 @@ export class FaxClient implements FaxApi {
     this.log = opts.logger ?? silentLogger();
     this.now = opts.now ?? Date.now;
     this.gate = opts.gate;
+    this.gateClass = opts.gateClass ?? 'background';
+    this.contactCache = opts.contactCache;
+    this.share = opts.share;
     this.ownAgent = !opts.dispatcher;
     this.dispatcher = opts.dispatcher ?? createFaxAgent({ caFile: opts.caFile, ca: opts.ca, timeoutMs: this.timeoutMs, connections: 4 });
   }
@@ -169,28 +182,38 @@ export class FaxClient implements FaxApi {
     checkOffset(q.offset);
     checkPositive('limit', q.limit);
     const query: Fields = [['userId', q.userId], ['offset', q.offset], ['limit', q.limit], ['order', q.order], ['query', q.query]];
-    return this.json({ op: 'listContacts', method: 'GET', path: '/v1/contacts', query }, (b) => toPage(b, toContact, q));
+    const load = () => this.json({ op: 'listContacts', method: 'GET', path: '/v1/contacts', query }, (b) => toPage(b, toContact, q));
+    return this.contactCache ? this.contactCache.get(JSON.stringify(query), load) : load();
+  }
+
+  /** A contact write (even one whose outcome is unknown) makes the user's cached lists stale. */
+  private async writingContacts<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      this.contactCache?.invalidate();
+    }
   }
 
   async createContact(input: ContactInput, userId?: string): Promise<Contact> {
     requireField('name', input.name);
     const form = contactFields(input, true);
-    return this.json({ op: 'createContact', method: 'POST', path: '/v1/contacts', query: [['userId', userId]], form, creates: true }, toContact);
+    return this.writingContacts(() => this.json({ op: 'createContact', method: 'POST', path: '/v1/contacts', query: [['userId', userId]], form, creates: true }, toContact));
   }
 
   async updateContact(contactId: string, input: ContactInput): Promise<Contact> {
     requireField('contactId', contactId);
-    return this.json({ op: 'updateContact', method: 'PATCH', path: `/v1/contacts/${enc(contactId)}`, form: contactFields(input, false) }, toContact);
+    return this.writingContacts(() => this.json({ op: 'updateContact', method: 'PATCH', path: `/v1/contacts/${enc(contactId)}`, form: contactFields(input, false) }, toContact));
   }
 
   async deleteContact(contactId: string): Promise<void> {
     requireField('contactId', contactId);
-    await this.empty({ op: 'deleteContact', method: 'DELETE', path: `/v1/contacts/${enc(contactId)}` });
+    await this.writingContacts(() => this.empty({ op: 'deleteContact', method: 'DELETE', path: `/v1/contacts/${enc(contactId)}` }));
   }
 
   async deleteContacts(contactIds: string[]): Promise<void> {
     requireField('contactIds', contactIds.filter((id) => id.trim() !== ''));
-    await this.empty({ op: 'deleteContacts', method: 'DELETE', path: '/v1/contacts/bulk', query: [['contactIds', contactIds.join(',')]] });
+    await this.writingContacts(() => this.empty({ op: 'deleteContacts', method: 'DELETE', path: '/v1/contacts/bulk', query: [['contactIds', contactIds.join(',')]] }));
   }
 
   // ---- faxes
@@ -384,7 +407,19 @@ export class FaxClient implements FaxApi {
       this.log.debug({ op: call.op, method: call.method, path: call.path, status, ms: Math.round(seconds * 1000) }, 'api call');
     };
 
-    if (this.gate) await this.gate.admit(call.op);
+    // a console user over their share is refused before the call waits anywhere
+    const shared = this.share?.();
+    let admitted: (() => void) | undefined;
+    try {
+      if (this.gate) admitted = await this.gate.admit(call.op, this.gateClass);
+      return await this.send(call, path, where, headers, body, report, read);
+    } finally {
+      admitted?.();
+      shared?.();
+    }
+  }
+
+  private async send<T>(call: Call, path: string, where: string, headers: Record<string, string>, body: string | FormData | undefined, report: (status: string) => void, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
     let res: Dispatcher.ResponseData;
     try {
       res = await this.dispatcher.request({

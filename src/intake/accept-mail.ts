@@ -13,7 +13,7 @@ import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from './acce
 import type { WorkDir } from './incoming-file.js';
 import { oneLine, type ParsedMail } from './mail-parse.js';
 import { mailToJob, type EnvelopeRecipient } from './mail-to-job.js';
-import type { OfficeConverter } from './office-convert.js';
+import type { DocumentConverter } from './convert-queue.js';
 
 export interface MailAcceptDeps extends AcceptDeps {
   readers: InputReaders;
@@ -21,7 +21,7 @@ export interface MailAcceptDeps extends AcceptDeps {
   clock: Clock;
   inlineImageMinBytes: number;
   /** Turns office attachments into PDF (without one they are refused). */
-  office?: OfficeConverter;
+  office?: DocumentConverter;
 }
 
 export interface ReceivedMail {

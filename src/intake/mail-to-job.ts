@@ -11,7 +11,8 @@ import { bodyText } from './body-text.js';
 import { COVER_LIMITS, coverSpec } from './cover.js';
 import { FAXABLE_TYPES, headOf, sniffBuffer } from './file-type.js';
 import type { ExtractedPart, ParsedMail } from './mail-parse.js';
-import { officeExtension, pdfName, type OfficeConverter } from './office-convert.js';
+import type { DocumentConverter } from './convert-queue.js';
+import { officeExtension, pdfName } from './office-convert.js';
 import { parseSubjectOverrides, wallTimeToUtc } from './subject-overrides.js';
 
 export interface EnvelopeRecipient {
@@ -40,7 +41,7 @@ export interface MailToJobInput {
   original: { path: string; sha256: string; data?: Buffer };
   now: number;
   /** Turns office documents into PDF; without one they are refused as if none were installed. */
-  office?: OfficeConverter;
+  office?: DocumentConverter;
   /** Where the text of the mail goes (smtp.body, or the user's mailBody). Default auto. */
   bodyMode?: MailBodyMode;
 }
@@ -147,6 +148,11 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     const why = input.office ? input.office.unavailableReason(d.name, d.officeExt) : `${d.name} is an office document and no converter is set up`;
     if (why) throw new FaxgateError('UNSUPPORTED_TYPE', why, { smtpReply: `554 5.6.0 ${why}` });
   }
+  // the recipients were checked at RCPT and the sender's rate taken at MAIL FROM; a conversion is
+  // never spent on a mail that has no one left to fax it to
+  if (input.recipients.length === 0 && documents.some((d) => d.officeExt)) {
+    throw new FaxgateError('NO_RECIPIENTS', 'no valid recipients', { smtpReply: '554 5.5.1 No valid recipients' });
+  }
   const finalDocs: NewDocument[] = [];
   if (place.page) {
     // handed over as bytes: the store keeps a small page in its database, a big one as a file
@@ -158,7 +164,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       finalDocs.push(d);
       continue;
     }
-    const pdf = await input.office!.convert({ name: d.name, ext: officeExt, ...(d.data ? { data: d.data } : { path: d.path }) });
+    const pdf = await input.office!.convert({ name: d.name, ext: officeExt, user: input.user, ...(d.data ? { data: d.data } : { path: d.path }) });
     finalDocs.push({ path: d.path, name: pdfName(d.name), contentType: 'application/pdf', data: pdf });
   }
 

@@ -10,7 +10,8 @@ import { resolveContact } from './contact-lookup.js';
 import type { DestinationCheck } from './destination-policy.js';
 import { normalizeFaxNumber } from './fax-number.js';
 import { sniffFileType } from './file-type.js';
-import { officeExtension, pdfName, type OfficeConverter } from './office-convert.js';
+import type { DocumentConverter } from './convert-queue.js';
+import { officeExtension, pdfName } from './office-convert.js';
 
 export interface DestinationInput {
   /** what the person typed: a number, or a contact's name when `contacts` is given */
@@ -55,9 +56,11 @@ export interface UploadedFile {
 
 /**
  * Sniffs each file and converts office documents to PDF (every one is checked before the first,
- * slow, conversion starts). `label` names a file in a refusal.
+ * slow, conversion starts). `label` names a file in a refusal; `user` takes the conversions' turns
+ * in a fair queue (./convert-queue.ts). Call it once the recipients are known to be good: a fax
+ * refused for its number must not have cost a conversion.
  */
-export async function newFaxDocuments(files: UploadedFile[], converter: () => OfficeConverter, label: (f: UploadedFile) => string = (f) => f.name): Promise<NewDocument[]> {
+export async function newFaxDocuments(files: UploadedFile[], converter: () => DocumentConverter, label: (f: UploadedFile) => string = (f) => f.name, user?: string): Promise<NewDocument[]> {
   const documents: NewDocument[] = [];
   const office: Array<{ index: number; file: UploadedFile; ext: string }> = [];
   for (const f of files) {
@@ -77,7 +80,7 @@ export async function newFaxDocuments(files: UploadedFile[], converter: () => Of
     }
     for (const o of office) {
       const d = documents[o.index]!;
-      documents[o.index] = { ...d, name: pdfName(d.name), contentType: 'application/pdf', data: await conv.convert({ name: label(o.file), ext: o.ext, path: o.file.path }) };
+      documents[o.index] = { ...d, name: pdfName(d.name), contentType: 'application/pdf', data: await conv.convert({ name: label(o.file), ext: o.ext, path: o.file.path, ...(user ? { user } : {}) }) };
     }
   }
   return documents;

@@ -17,6 +17,7 @@ import { checkDestination, type DestinationCheck } from '../intake/destination-p
 import { WorkDir, writeIncoming, type IncomingFile } from '../intake/incoming-file.js';
 import { startMailParse } from '../intake/mail-parse.js';
 import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
+import type { DocumentConverter } from '../intake/convert-queue.js';
 import { OfficeConverter } from '../intake/office-convert.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -50,7 +51,7 @@ export interface SmtpGatewayOptions {
   /** Destination policy (default: the built-in refusals and the user's own rules). */
   destinations?: DestinationCheck;
   /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
-  office?: OfficeConverter;
+  office?: DocumentConverter;
   /** The resolvers for SPF, DKIM and DMARC (dns.servers; default: the system's). */
   dns?: Partial<DnsConfig>;
   /** The resolve function itself (default: one made from `dns`). */
@@ -92,7 +93,7 @@ export class SmtpGateway {
   private readonly clientLimiter: RateLimiter;
   private readonly authDelayMs: number;
   private readonly readers: InputReaders;
-  private readonly office: OfficeConverter;
+  private readonly office: DocumentConverter;
   private readonly ownsOffice: boolean;
   private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations?: DestinationCheck;

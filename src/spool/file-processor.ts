@@ -13,7 +13,8 @@ import type { FaxApi } from '../fax/types.js';
 import { acceptJob } from '../intake/accept.js';
 import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
 import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
-import { officeExtension, pdfName, type OfficeConverter } from '../intake/office-convert.js';
+import type { DocumentConverter } from '../intake/convert-queue.js';
+import { officeExtension, pdfName } from '../intake/office-convert.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
@@ -54,7 +55,7 @@ export interface FileProcessorDeps {
   /** Destination policy (default: the built-in refusals). */
   destinations?: DestinationCheck;
   /** Converts office documents to PDF before they are queued. */
-  office: OfficeConverter;
+  office: DocumentConverter;
   /** Bytes of files read and not yet queued or refused, at most (default 256 MB). */
   memoryBytes?: number;
 }
@@ -217,7 +218,7 @@ export class FileProcessor {
         return 'refused';
       }
       try {
-        doc = { name: pdfName(name), contentType: 'application/pdf', data: await this.deps.office.convert({ name, ext, data }) };
+        doc = { name: pdfName(name), contentType: 'application/pdf', data: await this.deps.office.convert({ name, ext, data, user: f.user }) };
       } catch (err) {
         if (isFaxgateError(err) && !err.temporary) {
           await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);

@@ -13,6 +13,7 @@ import type { QueueStore } from '../store/queue-store.js';
 import { inProcessReaders, type InputReaders } from '../workers/pool.js';
 import { sweepFailedJobs } from './failed-jobs.js';
 import { withFolder } from './safe-folder.js';
+import type { DocumentConverter } from '../intake/convert-queue.js';
 import { OfficeConverter } from '../intake/office-convert.js';
 import { FileProcessor } from './file-processor.js';
 import { callsFor, type FolderCalls } from './folder-calls.js';
@@ -50,7 +51,7 @@ export interface SpoolWatcherOptions {
   /** Destination policy (default: the built-in refusals and each user's own rules). */
   destinations?: DestinationCheck;
   /** Converts office documents to PDF (default: LibreOffice from PATH with the default limits). */
-  office?: OfficeConverter;
+  office?: DocumentConverter;
   /**
    * How a user folder's file calls are made (default: on the main thread if statfs says the
    * folder is on a local disk, through the thread pool if not; folder-calls.ts).
@@ -63,7 +64,7 @@ export class SpoolWatcher {
   private readonly clock: Clock;
   private readonly queue: PQueue;
   private readonly processor: FileProcessor;
-  private readonly office: OfficeConverter;
+  private readonly office: DocumentConverter;
   private readonly spools = new Map<string, UserSpool>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private sweeper: Periodic<void> | null = null;

@@ -17,13 +17,13 @@ import type { FaxApi } from '../fax/types.js';
 import { acceptJob } from '../intake/accept.js';
 import type { DestinationCheck } from '../intake/destination-policy.js';
 import { newFaxDocuments, newFaxRecipients } from '../intake/new-fax.js';
-import type { OfficeConverter } from '../intake/office-convert.js';
+import type { DocumentConverter } from '../intake/convert-queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { AuthLockout } from '../smtp/auth-lockout.js';
 import { verifyPassword } from '../smtp/password.js';
 import { RateLimiter } from '../smtp/rate-limit.js';
-import type { Job, NewDocument } from '../store/types.js';
+import type { Job, NewDocument, NewRecipient } from '../store/types.js';
 import { jobJson } from '../job-json.js';
 import { addressingRoutes } from './addressing.js';
 import { LiveUpdates } from './live.js';
@@ -57,7 +57,7 @@ export interface WebConsoleDeps {
   clientFor: (user: string) => FaxApi;
   destinations: DestinationCheck;
   defaultCountryCode: () => string;
-  office: OfficeConverter;
+  office: DocumentConverter;
   dataDir: string;
   logger: Logger;
   clock?: Clock;
@@ -235,7 +235,7 @@ export class WebConsole {
         const documents: NewDocument[] = [];
         for (const d of job.documents) documents.push({ path: d.path, name: d.name, contentType: d.contentType, data: await this.view.readDocument(d) });
         const created = await this.submit(s, {
-          to: numbers,
+          recipients: await this.recipientsOf(s, numbers),
           documents,
           cover: job.cover,
           origin: { via: 'web console', resendOf: job.id },
@@ -409,13 +409,15 @@ export class WebConsole {
           (fields[part.fieldname] ??= []).push(String(part.value));
         }
       }
-      const documents = await newFaxDocuments(uploads, () => this.deps.office);
       const subject = fields.subject?.[0]?.trim() || undefined;
       const notes = fields.notes?.[0]?.trim() || undefined;
       const coverAsked = ['on', 'true', '1', 'yes'].includes((fields.cover?.[0] ?? '').toLowerCase());
-      if (documents.length === 0 && !subject && !notes && !coverAsked) throw new FaxgateError('NOTHING_TO_FAX', 'nothing to fax: add a file, or a cover page with a subject or notes');
+      if (uploads.length === 0 && !subject && !notes && !coverAsked) throw new FaxgateError('NOTHING_TO_FAX', 'nothing to fax: add a file, or a cover page with a subject or notes');
+      // numbers and the user's rate first: a fax refused for either costs no conversion
+      const recipients = await this.recipientsOf(s, fields.to ?? []);
+      const documents = await newFaxDocuments(uploads, () => this.deps.office, undefined, s.user);
       const job = await this.submit(s, {
-        to: fields.to ?? [],
+        recipients,
         documents,
         cover: { enabled: coverAsked || documents.length === 0, subject, notes },
         origin: { via: 'web console' },
@@ -426,10 +428,10 @@ export class WebConsole {
     }
   }
 
-  /** The accept step shared with mail, print and `faxgate send`. */
-  private async submit(s: Session, input: { to: string[]; documents: NewDocument[]; cover: Job['cover']; origin: Record<string, string> }): Promise<Job> {
+  /** The numbers (or contacts) checked, and one fax of the user's rate taken; refused by name otherwise. */
+  private async recipientsOf(s: Session, to: string[]): Promise<NewRecipient[]> {
     const recipients = await newFaxRecipients({
-      to: input.to,
+      to,
       user: s.user,
       defaultCountryCode: this.deps.defaultCountryCode(),
       destinations: this.deps.destinations,
@@ -437,10 +439,15 @@ export class WebConsole {
     });
     if (recipients.length === 0) throw new FaxgateError('USAGE', 'give at least one fax number or contact');
     if (!this.rate.take(s.user)) throw new FaxgateError('USAGE', 'too many faxes from you in the last minute; try again shortly', { httpStatus: 429 });
+    return recipients;
+  }
+
+  /** The accept step shared with mail, print and `faxgate send`. */
+  private async submit(s: Session, input: { recipients: NewRecipient[]; documents: NewDocument[]; cover: Job['cover']; origin: Record<string, string> }): Promise<Job> {
     const { job } = await acceptJob(
       { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
       // source "cli": the console is a person at a keyboard like `faxgate send`; origin says which
-      { source: 'cli', user: s.user, recipients, documents: input.documents, cover: input.cover, meta: { origin: input.origin } },
+      { source: 'cli', user: s.user, recipients: input.recipients, documents: input.documents, cover: input.cover, meta: { origin: input.origin } },
       { user: s.user, via: 'web' },
     );
     this.live.poke();
@@ -460,9 +467,13 @@ export class WebConsole {
         : err.code === 'JOB_NOT_FOUND' ? 404
         : err.code === 'JOB_STATE' ? 409
         : err.code === 'API_FORBIDDEN' ? 403
+        : err.code === 'CONVERTER_BUSY' ? 503
         : err.code.startsWith('API_') ? 502
         : 400;
       if (status !== 404) this.log.info({ user: s?.user, url: req.url, code: err.code, status }, 'WEB refused');
+      // over a share (the user's API calls, their place in the conversion queue): when to come back
+      const retryAfter = (err as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+      if (status === 429 && typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
       return reply.code(status).send({ error: err.message, code: err.code });
     }
     const e = err as { statusCode?: number; message?: string; code?: string };
