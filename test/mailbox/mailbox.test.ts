@@ -141,8 +141,11 @@ describe.skipIf(missing !== null)('mailbox intake (IMAP, Dovecot)', () => {
     await dovecot.deliver(BOX.user, BOX.password, raw({ to: 'fax+15551230100@example.com', subject: 'Warm-up' }));
     await waitUntil(async () => (await inFolder('faxgate-done')) === 1, { what: 'the warm-up message in faxgate-done' });
     const marker = daemon!.out.text.length;
+    // timed from the APPEND itself, not from the test client's own sign-in
+    const writer = await dovecot.client(BOX.user, BOX.password);
     const t0 = Date.now();
-    await dovecot.deliver(BOX.user, BOX.password, raw({ to: 'fax+15551230101@example.com', subject: 'Referral' }));
+    await writer.append('INBOX', raw({ to: 'fax+15551230101@example.com', subject: 'Referral' }));
+    await writer.logout();
     await waitUntil(() => /"component":"imap"[^\n]*"msg":"QUEUED"/.test(daemon!.out.text.slice(marker)), { what: 'QUEUED from the mailbox', intervalMs: 10, timeoutMs: 15_000 });
     const queued = /"component":"imap"[^\n]*"msg":"QUEUED"[^\n]*/.exec(daemon!.out.text.slice(marker))!;
     const wokeMs = Date.now() - t0;
