@@ -55,11 +55,6 @@ export function subjectTags(subject: string): string[] {
   return out;
 }
 
-/** The subject without its [fax ...] tags, as the cover shows it. */
-export function withoutFaxTags(subject: string): string {
-  return subject.replace(/\[\s*fax\s*:?\s+[^\][]*\]/gi, ' ').replace(/\s+/g, ' ').trim();
-}
-
 export function addressMessage(msg: AddressedMessage, mailboxAddress: string | undefined, defaultCountryCode: string): Addressing {
   const base = mailboxAddress ? split(mailboxAddress) : null;
   const plus: string[] = [];
