@@ -3,6 +3,7 @@
 // (Dovecot refuses to run its login processes as root). Debian: apt-get install dovecot-imapd.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,8 @@ export interface Dovecot {
   port: number;
   /** an IMAP client signed in as `user` (the caller logs it out) */
   client(user: string, password: string): Promise<ImapFlow>;
+  /** an IMAP client signed in with an OAuth2 access token */
+  tokenClient(token: string): Promise<ImapFlow>;
   /** puts a raw message into a user's folder, as a mail provider's delivery would */
   deliver(user: string, password: string, raw: string, folder?: string): Promise<void>;
   /** how many messages a folder of a user holds */
@@ -35,13 +38,30 @@ export interface Dovecot {
   dispose(): Promise<void>;
 }
 
-export async function startDovecot(users: Record<string, string>): Promise<Dovecot> {
+/**
+ * `tokens`: OAuth2 access tokens Dovecot takes (XOAUTH2, OAUTHBEARER) and the user each signs in,
+ * checked through a token introspection endpoint this helper serves on loopback, as Microsoft 365
+ * and Google check theirs.
+ */
+export async function startDovecot(users: Record<string, string>, tokens: Record<string, string> = {}): Promise<Dovecot> {
   const root = process.getuid?.() === 0;
   const account = root ? { user: 'nobody', group: 'nogroup', uid: uidOf('nobody'), gid: gidOf('nogroup') } : { user: os.userInfo().username, group: groupName(), uid: os.userInfo().uid, gid: os.userInfo().gid };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-dovecot-'));
   mkdirSync(path.join(dir, 'run'));
   mkdirSync(path.join(dir, 'mail'));
   const port = await freePort();
+  const introspection = http.createServer((req, res) => {
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const user = token !== undefined ? tokens[token] : undefined;
+    res.writeHead(user ? 200 : 401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(user ? { active: true, username: user } : { active: false }));
+  });
+  await new Promise<void>((resolve) => introspection.listen(0, '127.0.0.1', resolve));
+  const introspectionPort = (introspection.address() as net.AddressInfo).port;
+  writeFileSync(
+    path.join(dir, 'oauth2.conf.ext'),
+    `introspection_mode = auth\nintrospection_url = http://127.0.0.1:${introspectionPort}/introspect\nusername_attribute = username\nactive_attribute = active\nactive_value = true\n`,
+  );
   writeFileSync(path.join(dir, 'passwd'), Object.entries(users).map(([u, p]) => `${u}:{PLAIN}${p}\n`).join(''));
   writeFileSync(
     path.join(dir, 'dovecot.conf'),
@@ -52,7 +72,7 @@ protocols = imap
 listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
-auth_mechanisms = plain login
+auth_mechanisms = plain login xoauth2 oauthbearer
 default_internal_user = ${account.user}
 default_internal_group = ${account.group}
 default_login_user = ${account.user}
@@ -61,6 +81,11 @@ mail_location = maildir:${dir}/mail/%u
 passdb {
   driver = passwd-file
   args = scheme=PLAIN username_format=%u ${dir}/passwd
+}
+passdb {
+  driver = oauth2
+  mechanisms = xoauth2 oauthbearer
+  args = ${dir}/oauth2.conf.ext
 }
 userdb {
   driver = static
@@ -119,6 +144,11 @@ protocol imap {
     host: '127.0.0.1',
     port,
     client,
+    async tokenClient(token) {
+      const c = new ImapFlow({ host: '127.0.0.1', port, secure: false, doSTARTTLS: false, auth: { user: tokens[token] ?? 'nobody', accessToken: token }, logger: false, disableAutoIdle: true });
+      await c.connect();
+      return c;
+    },
     async deliver(user, password, raw, folder = 'INBOX') {
       const c = await client(user, password);
       try {
@@ -142,6 +172,7 @@ protocol imap {
     start: launch,
     async dispose() {
       await stop();
+      await new Promise((resolve) => introspection.close(resolve));
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -17,6 +17,8 @@ if (missing) console.warn(`mailbox tests skipped: ${missing}`);
 
 const BOX = { user: 'fax', password: 'mailbox-secret-1' };
 const AUTHSERV = 'mx.example.net';
+// a second mailbox that signs in with an OAuth2 token from tokenCommand, as Microsoft 365 wants
+const SCAN = { user: 'scan', token: 'scan-oauth-token-7f3a' };
 let seq = 0;
 
 /**
@@ -116,7 +118,7 @@ describe.skipIf(missing !== null)('mailbox intake (IMAP, Dovecot)', () => {
   const mailWith = async (subject: RegExp) => (await outbox()).find((m) => subject.test(m.subject));
 
   beforeAll(async () => {
-    dovecot = await startDovecot({ [BOX.user]: BOX.password });
+    dovecot = await startDovecot({ [BOX.user]: BOX.password }, { [SCAN.token]: SCAN.user });
     relay = new MoveHolder(dovecot.port);
     await relay.listen();
     rig = await makeRig({
@@ -124,10 +126,22 @@ describe.skipIf(missing !== null)('mailbox intake (IMAP, Dovecot)', () => {
         'imap:',
         '  mailboxes:',
         `    - {host: 127.0.0.1, port: ${relay.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
+        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${SCAN.user}, tokenCommand: "printf %s ${SCAN.token}", address: scan@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
       ].join('\n'),
     });
     daemon = await startDaemon(rig);
-    await daemon.out.waitFor(/"msg":"mailbox watched"/);
+    await daemon.out.waitFor(/"mailbox":"fax@127.0.0.1"[^\n]*"msg":"mailbox watched"/);
+    await daemon.out.waitFor(/"mailbox":"scan@127.0.0.1"[^\n]*"msg":"mailbox watched"/);
+  });
+
+  it('signs in with the OAuth2 token its tokenCommand prints, and never logs it', async () => {
+    // scan@ has no password at all: only a token opens it
+    expect(await dovecot.client(SCAN.user, '').catch(() => null)).toBeNull();
+    const viaToken = await dovecot.tokenClient(SCAN.token);
+    await viaToken.append('INBOX', raw({ to: 'scan+15551230601@example.com', subject: 'Scanned' }));
+    await viaToken.logout();
+    await waitUntil(async () => (await faxesTo('+15551230601')).length === 1, { what: 'the fax from the OAuth2 mailbox' });
+    expect(daemon!.out.text + daemon!.err.text).not.toContain(SCAN.token);
   });
 
   afterAll(async () => {
