@@ -39,6 +39,9 @@ import { queueInboundNotification } from './notify/inbound.js';
 import { OperatorPages } from './web/operator.js';
 import { RefusalLog } from './web/refusals.js';
 import { WebConsole } from './web/server.js';
+import { MailboxIntake } from './mailbox/mailbox-intake.js';
+import { mailboxDoor } from './mailbox/accept-message.js';
+import path from 'node:path';
 
 export interface ServiceEndpoint {
   baseUrl: string;
@@ -99,6 +102,8 @@ export class Gateway {
   private readonly keyWatch: KeyWatch | null;
   readonly webhooks: WebhookReceiver | null;
   private readonly web: WebConsole | null;
+  /** One watcher per configured mailbox (imap.mailboxes). */
+  private readonly mailboxes: MailboxIntake[];
   /** Recent SMTP and spool refusals, for the console's operator page. */
   readonly refusals: RefusalLog;
   /** MIME parsing and PDF text on worker threads (started with the first mail or PDF). */
@@ -260,6 +265,27 @@ export class Gateway {
           }),
         })
       : null;
+    const smtpLimits = { maxRecipients: config.smtp?.maxRecipients ?? 50, maxMessageBytes: config.smtp?.maxMessageBytes ?? 26_214_400 };
+    const door = mailboxDoor(
+      { store: this.store, log: this.log.child({ component: 'imap' }), metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: config.smtp?.inlineImageMinBytes ?? 20_480, office: this.office },
+      path.join(config.data, 'incoming'),
+      (name) => this.users.find((u) => u.name === name)?.mailBody ?? this.config.smtp?.body,
+    );
+    this.mailboxes = (config.imap?.mailboxes ?? []).map(
+      (mailbox) =>
+        new MailboxIntake({
+          mailbox,
+          users: () => this.users,
+          store: this.store,
+          clientFor,
+          destinations,
+          defaultCountryCode: () => this.config.smtp?.defaultCountryCode ?? '1',
+          maxRecipients: smtpLimits.maxRecipients,
+          maxMessageBytes: mailbox.maxMessageBytes ?? smtpLimits.maxMessageBytes,
+          accept: door,
+          logger: this.refusals.tap(this.log.child({ component: 'imap' }), 'imap'),
+        }),
+    );
     registerQueueGauges(this.metrics, this.store);
     this.metrics.gauge('faxgate_api_gate_waiting', 'API calls waiting in the gate, by caller class (docs/architecture.md)', ['class'], (g) => {
       for (const [cls, n] of Object.entries(this.gate.waitingCalls())) g.set({ class: cls }, n);
@@ -342,6 +368,7 @@ export class Gateway {
     }
     this.addressExpiry?.start();
     if (this.smtp) this.addresses.smtp = await this.smtp.listen();
+    for (const m of this.mailboxes) m.start();
     if (this.admin) this.addresses.admin = await this.admin.listen();
     this.keyWatch?.start();
     if (this.webhooks) this.addresses.webhooks = await this.webhooks.listen();
@@ -391,6 +418,7 @@ export class Gateway {
     const checks: Record<string, { ok: boolean; detail?: string }> = {};
     if (this.smtp) checks.smtp = { ok: this.addresses.smtp.length > 0, detail: this.addresses.smtp.map((a) => `${a.host}:${a.port}`).join(' ') };
     if (this.spool) checks.spool = { ok: this.addresses.spoolRoot !== null };
+    for (const m of this.mailboxes) checks[`imap ${m.name}`] = { ok: m.isConnected, detail: m.isConnected ? 'connected' : 'not connected' };
     return checks;
   }
 
@@ -414,6 +442,9 @@ export class Gateway {
     await step('smtp', () => this.smtp?.close({ timeoutMs: Math.min(5000, left()) }));
     await step('spool', () => this.spool?.stop());
     await step('address expiry', () => this.addressExpiry?.stop());
+    await step('imap', async () => {
+      await Promise.all(this.mailboxes.map((m) => m.stop()));
+    });
     await step('webhooks', () => this.webhooks?.close());
     await step('web', () => this.web?.close());
     await step('readers', () => this.readers.close());

@@ -66,5 +66,10 @@ export function riskySettings(config: Config): string[] {
       out.push(`${key}.listen ${section.listen} is not loopback and ${key}.tls is not set: passwords and session cookies cross the network in clear; set ${key}.tls or put a TLS proxy in front and bind to loopback`);
     }
   }
+  for (const m of config.imap?.mailboxes ?? []) {
+    if (m.tls === 'off' && !isLoopbackHost(m.host)) {
+      out.push(`imap.mailboxes ${m.name ?? `${m.user}@${m.host}`}: tls is "off" to ${m.host}: the mailbox password and every document cross the network in clear; use "implicit" (993) or "starttls"`);
+    }
+  }
   return out;
 }

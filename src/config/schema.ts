@@ -103,6 +103,37 @@ const senderAuthSchema = z
   .strict()
   .default({ mode: 'off', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { authservIds: [] } });
 
+// One mailbox watched for faxes (docs/mailbox.md): the offices that cannot take mail on port 25.
+const mailboxSchema = z
+  .object({
+    /** a short name for logs, metrics and the dedupe key (default: user@host) */
+    name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,127}$/, 'expected a short name of letters, digits, . _ @ -').optional(),
+    host: z.string().min(1),
+    port: z.number().int().min(1).max(65535).default(993),
+    /** implicit TLS (993), STARTTLS required (143), or off (loopback test servers only) */
+    tls: z.enum(['implicit', 'starttls', 'off']).default('implicit'),
+    /** an extra CA to trust for the server's certificate */
+    caFile: z.string().optional(),
+    user: z.string().min(1),
+    password: secret.optional(),
+    /** a command that prints an OAuth2 access token (Microsoft 365, Google Workspace); run before each connection */
+    tokenCommand: z.string().min(1).optional(),
+    /** the mailbox's own address: plus addresses (fax+15551234567@...) are read against it (default: user, when it is an address) */
+    address: email.optional(),
+    folder: z.string().min(1).default('INBOX'),
+    /** where a message goes once its job is committed, and where a refused one goes */
+    doneFolder: z.string().min(1).default('faxgate-done'),
+    failedFolder: z.string().min(1).default('faxgate-failed'),
+    /** the mailbox provider's Authentication-Results authserv-ids whose verdicts are believed (e.g. "mx.google.com") */
+    trustedAuthservIds: z.array(z.string().min(1)).min(1, 'name the authserv-id of the provider\'s Authentication-Results'),
+    /** a look at the folder this often besides IDLE (and instead of it where the server has none) */
+    pollSeconds: z.number().int().min(5).max(3600).default(60),
+    /** larger messages are refused without being downloaded (default: smtp.maxMessageBytes or 25 MB) */
+    maxMessageBytes: z.number().int().min(1024).optional(),
+  })
+  .strict()
+  .refine((m) => (m.password === undefined) !== (m.tokenCommand === undefined), 'give either password or tokenCommand');
+
 export const configSchema = z
   .object({
     api: z
@@ -314,6 +345,11 @@ export const configSchema = z
      * daemon (again on SIGHUP) and by every CLI command; its values win over the environment.
      */
     secretsFile: z.string().min(1).optional(),
+    /** Mailboxes watched over IMAP for faxes to send (docs/mailbox.md); off unless set. */
+    imap: z
+      .object({ mailboxes: z.array(mailboxSchema).min(1) })
+      .strict()
+      .optional(),
     /** Office documents (docx, odt, xlsx...) are converted to PDF with LibreOffice before they are accepted. */
     office: z
       .object({
@@ -347,6 +383,7 @@ export type WebhooksConfig = NonNullable<Config['webhooks']>;
 export type OfficeConfig = Config['office'];
 export type WebConfig = NonNullable<Config['web']>;
 export type MailBodyMode = SmtpConfig['body'];
+export type MailboxConfig = z.infer<typeof mailboxSchema>;
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
 export const SECRET_KEYS = ['apiKey', 'adminKey', 'password'] as const;

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import type { MailBodyMode } from '../config/schema.js';
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from '../errors.js';
 import type { UserDirectory } from '../fax/user-directory.js';
-import type { NewDocument } from '../store/types.js';
+import type { JobSource, NewDocument } from '../store/types.js';
 import { ReadTimeoutError, type InputReaders } from './readers.js';
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from './accept.js';
 import type { WorkDir } from './incoming-file.js';
@@ -37,10 +37,14 @@ export interface ReceivedMail {
   parsing?: Promise<ParsedMail | null>;
   workDir: WorkDir;
   sha256: string;
-  /** what proved the sender (smtp.senderAuth's verdict), kept with the job for its outcome mail */
+  /** what proved the sender (smtp.senderAuth's verdict, a mailbox's Authentication-Results), kept with the job for its outcome mail */
   senderCheck?: string;
   /** Where the mail's text goes (the user's choice, else smtp.body). */
   bodyMode?: MailBodyMode;
+  /** Which door it came through (default smtp); the mailbox intake says imap. */
+  source?: JobSource;
+  /** The intake's own idempotency key (a mailbox message's UIDVALIDITY/UID), instead of the mail's. */
+  dedupeKey?: string;
 }
 
 /**
@@ -107,7 +111,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
     if (why === null) throw err;
     // The message's own fault: kept for inspection, and the sender is told plainly and for good.
     const job = await acceptCorrupt(deps, {
-      source: 'smtp',
+      source: mail.source ?? 'smtp',
       user: mail.user,
       reason: `the message could not be read: ${why}`,
       original: originalOf(mail),
@@ -147,6 +151,8 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
     ...(deps.office ? { office: deps.office } : {}),
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),
   });
+  if (mail.source) job.source = mail.source;
+  if (mail.dedupeKey) job.dedupeKey = mail.dedupeKey;
   if (mail.senderCheck) job.meta = { ...job.meta, origin: { ...job.meta?.origin, senderCheck: mail.senderCheck } };
   // a refusal (nothing to fax, a bad send time) is logged with its reply by the caller
   return acceptJob(deps, job, { leftOut: job.meta?.leftOut?.length ?? 0, ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}) });

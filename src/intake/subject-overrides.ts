@@ -1,5 +1,6 @@
 // Per-message choices written in the subject: [cover], [nocover], [at 2026-11-22 14:30]
-// (a local time in the user's account time zone). They are taken out of the cover subject.
+// (a local time in the user's account time zone). They are taken out of the cover subject, as are
+// a mailbox's addressing tags [fax 15551234567] (read by mailbox/addressing.ts).
 import { FaxgateError } from '../errors.js';
 
 export interface SubjectOverrides {
@@ -14,6 +15,7 @@ export interface SubjectOverrides {
 export const MAX_SUBJECT_CHARS = 1000;
 
 const AT = /^at\s+/i;
+const FAX_TAG = /^fax\s*:?\s+\S/;
 
 /**
  * One pass over the subject, no regex over the whole of it: a tag is the text between a "[" and
@@ -48,7 +50,7 @@ function readTag(inner: string, out: SubjectOverrides): boolean {
   if (word === 'cover') out.cover = true;
   else if (word === 'nocover' || word === 'no cover' || word === 'no-cover') out.cover = false;
   else if (AT.test(word)) out.at = parseWallTime(inner.trim().replace(AT, '').replace(/^\s+/, ''));
-  else return false;
+  else if (!FAX_TAG.test(word)) return false;
   return true;
 }
 

@@ -28,6 +28,7 @@ import { notificationMessageId } from './message-id.js';
 import { composeOutcome } from './outcome-mail.js';
 import { flag, PreferenceReader, wanted } from './preferences.js';
 import { composeRejected } from './rejected-mail.js';
+import { composeAccepted } from './accepted-mail.js';
 import { nextNotifyAttempt } from './retry-schedule.js';
 import { composeAlert } from './alert-mail.js';
 import type { MailTransport } from './mail-transport.js';
@@ -222,6 +223,11 @@ export class Notifier {
         wants = wanted(this.prefs.option(n.user, me, 'emailNotifySendOption'), true);
         break;
       }
+      case 'accepted':
+        if (!me) throw temporary('preferences', meError);
+        composed = composeAccepted(n.payload, n.createdAt, timeZone);
+        wants = wanted(this.prefs.option(n.user, me, 'emailNotifySendOption'), false);
+        break;
       case 'key-expiry':
         composed = composeKeyExpiry(n.payload, timeZone);
         wants = true;

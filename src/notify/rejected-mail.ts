@@ -31,6 +31,9 @@ export function composeRejected(payload: RejectedPayload, createdAt: string, tim
       ...(payload.source === 'spool' && file
         ? [{ kind: 'para' as const, text: `The file was moved to the "failed" folder of your print queue, with the reason beside it (${file}.reason.txt).` }]
         : []),
+      ...(payload.source === 'imap'
+        ? [{ kind: 'para' as const, text: 'The message was moved to the fax mailbox\'s folder for refused mail; nothing else was kept.' }]
+        : []),
       { kind: 'para', text: FOOTER },
     ],
     failure: true,

@@ -218,4 +218,36 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE document_data;
   ALTER TABLE document_data_v2 RENAME TO document_data;
   `,
+  // Two more doors into the queue: the console (web) and the mailbox intake (imap). SQLite cannot
+  // change a CHECK, so jobs is rebuilt as in step 2 (foreign keys off while it runs).
+  `
+  CREATE TABLE jobs_v3 (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL CHECK (source IN ('smtp','spool','cli','web','imap')),
+    user TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('queued','active','held','delivered','failed','partial','cancelled','corrupt')),
+    cover TEXT NOT NULL,
+    documents TEXT NOT NULL,
+    original TEXT,
+    scheduled_at TEXT,
+    tags TEXT NOT NULL,
+    dedupe_key TEXT,
+    meta TEXT NOT NULL,
+    corrupt_reason TEXT,
+    finals INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    finished_at TEXT
+  );
+  INSERT INTO jobs_v3 (rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at)
+    SELECT rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at FROM jobs;
+  DROP TABLE jobs;
+  ALTER TABLE jobs_v3 RENAME TO jobs;
+  CREATE INDEX jobs_state ON jobs(state, created_at);
+  CREATE INDEX jobs_dedupe ON jobs(dedupe_key, created_at) WHERE dedupe_key IS NOT NULL;
+  CREATE INDEX jobs_user ON jobs(user, created_at);
+  CREATE INDEX jobs_created ON jobs(created_at);
+  CREATE INDEX jobs_updated ON jobs(updated_at);
+  CREATE INDEX jobs_source ON jobs(source, created_at);
+  `,
 ];

@@ -14,7 +14,7 @@ export interface RejectedPayload {
   subject?: string;
   reason: string;
   /** 'spool': the mail also says where the refused file went. */
-  source?: 'smtp' | 'spool' | 'cli';
+  source?: 'smtp' | 'spool' | 'cli' | 'imap';
 }
 
 /** What the inbound poller stores: a snapshot of the service's record of a received fax. */
@@ -52,8 +52,19 @@ export interface AddressPayload {
   jobId: string;
 }
 
+/** Input taken where its sender saw no answer (a mailbox message): the job id, as SMTP's 250 gives it. */
+export interface AcceptedPayload {
+  jobId: string;
+  subject?: string;
+  /** The numbers it will be faxed to, E.164. */
+  numbers: string[];
+  /** Where it came from, in the user's words ("the mailbox fax@acme.com"). */
+  via: string;
+}
+
 export interface NotificationPayloads {
   outcome: OutcomePayload;
+  accepted: AcceptedPayload;
   rejected: RejectedPayload;
   inbound: InboundPayload;
   'key-expiry': KeyExpiryPayload;
@@ -63,7 +74,7 @@ export interface NotificationPayloads {
 
 export type NotificationKind = keyof NotificationPayloads;
 
-export const NOTIFICATION_KINDS: readonly NotificationKind[] = ['outcome', 'rejected', 'inbound', 'key-expiry', 'alert', 'address'];
+export const NOTIFICATION_KINDS: readonly NotificationKind[] = ['outcome', 'accepted', 'rejected', 'inbound', 'key-expiry', 'alert', 'address'];
 
 /** `{ kind, payload }` for one kind: the union of these is what `kind` discriminates. */
 export type KindAndPayload = { [K in NotificationKind]: { kind: K; payload: NotificationPayloads[K] } }[NotificationKind];

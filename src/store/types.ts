@@ -3,7 +3,7 @@
 // recipients; the notifier drains the notification queue; operators use the job operations.
 import type { KindAndPayload } from './notification-payloads.js';
 
-export type JobSource = 'smtp' | 'spool' | 'cli';
+export type JobSource = 'smtp' | 'spool' | 'cli' | 'imap';
 
 /** Contract §1: the state of one recipient of a job. */
 export type RecipientState =

@@ -113,4 +113,9 @@ export const PG_MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   );
   `,
+  // the console (web) and the mailbox intake (imap) are doors of their own
+  `
+  ALTER TABLE jobs DROP CONSTRAINT jobs_source_check;
+  ALTER TABLE jobs ADD CONSTRAINT jobs_source_check CHECK (source IN ('smtp','spool','cli','web','imap'));
+  `,
 ];

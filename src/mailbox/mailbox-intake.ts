@@ -1,0 +1,345 @@
+// Mailbox intake (IMAP): for offices that cannot take mail on port 25, users write to a mailbox
+// (fax@acme.com, fax+15551234567@acme.com) and this watches it with IDLE, a look every
+// pollSeconds as the fallback. Each message goes through the same door as SMTP mail, and only
+// once its job is committed is it moved out of the folder: a crash between the two leaves it in
+// place, and the next look finds the job by the message's UIDVALIDITY/UID (the dedupe key), so it
+// is faxed once. The server being down or slow holds this intake only: each mailbox has its own
+// connection and loop, and nothing else waits on them.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ImapFlow, type FetchMessageObject } from 'imapflow';
+import type { MailboxConfig, UserConfig } from '../config/schema.js';
+import { describeError, isFaxgateError } from '../errors.js';
+import type { FaxApi } from '../fax/types.js';
+import { resolveContact } from '../intake/contact-lookup.js';
+import type { DestinationCheck } from '../intake/destination-policy.js';
+import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
+import type { Logger } from '../log/logger.js';
+import type { QueueStore } from '../store/queue-store.js';
+import { UserIndex } from '../smtp/sender-policy.js';
+import { addressMessage } from './addressing.js';
+import { proveSender } from './sender-proof.js';
+
+/** What the mail door takes from a mailbox message (accept-message.ts makes it a job). */
+export interface MailboxMessage {
+  user: string;
+  from: string;
+  recipients: EnvelopeRecipient[];
+  source: Buffer;
+  dedupeKey: string;
+  /** which check proved the sender, for the job's record and the outcome mail */
+  senderCheck: string;
+}
+
+export interface MailboxIntakeOptions {
+  mailbox: MailboxConfig;
+  users: () => readonly UserConfig[];
+  store: Pick<QueueStore, 'enqueueNotification'>;
+  clientFor: (user: string) => FaxApi;
+  destinations: DestinationCheck;
+  defaultCountryCode: () => string;
+  maxRecipients: number;
+  maxMessageBytes: number;
+  accept: (msg: MailboxMessage) => Promise<{ jobId: string; duplicate: boolean }>;
+  logger: Logger;
+  /** first wait after a lost connection; doubles up to a minute */
+  reconnectMs?: number;
+}
+
+type Verdict = { kind: 'accepted'; jobId: string; duplicate: boolean; user: string; numbers: string[] } | { kind: 'refused'; reason: string; notify?: string };
+
+const TOKEN_TIMEOUT_MS = 30_000;
+
+/** A refusal that will not change by trying again: the message goes to the failed folder. */
+class Refused extends Error {
+  constructor(readonly reason: string, readonly notify?: string) {
+    super(reason);
+  }
+}
+
+export class MailboxIntake {
+  readonly name: string;
+  private readonly log: Logger;
+  private client: ImapFlow | null = null;
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private pending = false;
+  /** UIDs whose trouble was temporary: tried again at the next look, not at once */
+  private readonly backoff = new Map<number, number>();
+  private connected = false;
+
+  constructor(private readonly opts: MailboxIntakeOptions) {
+    const m = opts.mailbox;
+    this.name = m.name ?? `${m.user}@${m.host}`;
+    this.log = opts.logger.child({ mailbox: this.name });
+  }
+
+  /** Whether the mailbox is connected now (health checks). */
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    const c = this.client;
+    if (c) await c.logout().catch(() => c.close());
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let delay = this.opts.reconnectMs ?? 1000;
+    while (!this.stopped) {
+      try {
+        await this.session();
+        delay = this.opts.reconnectMs ?? 1000;
+      } catch (err) {
+        this.connected = false;
+        if (this.stopped) break;
+        this.log.warn({ err: describeError(err), retryInMs: delay }, 'mailbox unreachable, trying again');
+        await this.pause(delay);
+        delay = Math.min(delay * 2, 60_000);
+      }
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    }).then(() => {
+      this.wake = null;
+    });
+  }
+
+  private async credentials(): Promise<{ user: string; pass?: string; accessToken?: string }> {
+    const m = this.opts.mailbox;
+    if (m.password !== undefined) return { user: m.user, pass: m.password };
+    const token = await new Promise<string>((resolve, reject) => {
+      execFile('/bin/sh', ['-c', m.tokenCommand!], { timeout: TOKEN_TIMEOUT_MS, maxBuffer: 64 * 1024 }, (err, stdout) => {
+        // the command's output is a secret: never in the error
+        if (err) reject(new Error(`the token command failed (${(err as NodeJS.ErrnoException).code ?? 'exit'})`));
+        else resolve(stdout.trim());
+      });
+    });
+    if (!token) throw new Error('the token command printed nothing');
+    return { user: m.user, accessToken: token };
+  }
+
+  private async session(): Promise<void> {
+    const m = this.opts.mailbox;
+    const client = new ImapFlow({
+      host: m.host,
+      port: m.port,
+      secure: m.tls === 'implicit',
+      doSTARTTLS: m.tls === 'starttls' ? true : m.tls === 'off' ? false : undefined,
+      ...(m.caFile ? { tls: { ca: readFileSync(m.caFile) } } : {}),
+      auth: await this.credentials(),
+      logger: false,
+      // IDLE starts soon after each look, and is renewed before servers drop it (RFC 2177: 29 min)
+      autoIdleDelay: 250,
+      maxIdleTime: 5 * 60_000,
+      connectionTimeout: 30_000,
+      greetingTimeout: 16_000,
+      socketTimeout: 10 * 60_000,
+      // bounded by the message limit: a server cannot make us hold more than one message's bytes
+      maxLiteralSize: this.opts.maxMessageBytes + 1024 * 1024,
+      maxResponseSize: this.opts.maxMessageBytes + 2 * 1024 * 1024,
+    });
+    this.client = client;
+    let closed = false;
+    client.on('error', (err: Error) => this.log.warn({ err: describeError(err) }, 'mailbox connection error'));
+    client.on('close', () => {
+      closed = true;
+      this.wake?.();
+    });
+    client.on('exists', () => {
+      this.pending = true;
+      this.wake?.();
+    });
+    try {
+      await client.connect();
+      for (const f of [m.doneFolder, m.failedFolder]) {
+        // ALREADYEXISTS is the usual answer after the first start
+        await client.mailboxCreate(f).catch(() => undefined);
+      }
+      this.connected = true;
+      this.log.info({ folder: m.folder }, 'mailbox watched');
+      while (!this.stopped && !closed) {
+        this.pending = false;
+        // the lock only while we work: imapflow goes into IDLE when no lock is held
+        const lock = await client.getMailboxLock(m.folder);
+        try {
+          await this.look(client);
+        } finally {
+          lock.release();
+        }
+        if (this.stopped || closed) break;
+        if (!this.pending) await this.pause(m.pollSeconds * 1000);
+      }
+    } finally {
+      this.connected = false;
+      this.client = null;
+      if (!closed) await client.logout().catch(() => client.close());
+    }
+    if (!this.stopped) throw new Error('the server closed the connection');
+  }
+
+  /** Takes every message in the folder, oldest first. */
+  private async look(client: ImapFlow): Promise<void> {
+    const uidValidity = client.mailbox ? String(client.mailbox.uidValidity) : '0';
+    const uids = (await client.search({ all: true }, { uid: true })) || [];
+    const now = Date.now();
+    for (const uid of uids.sort((a, b) => a - b)) {
+      if (this.stopped) return;
+      const until = this.backoff.get(uid);
+      if (until !== undefined && until > now) continue;
+      await this.take(client, uid, `imap:${this.name}:${uidValidity}:${uid}`);
+    }
+  }
+
+  private async take(client: ImapFlow, uid: number, key: string): Promise<void> {
+    const log = this.log.child({ uid });
+    let head: FetchMessageObject | false;
+    try {
+      head = await client.fetchOne(String(uid), { uid: true, size: true, envelope: true, headers: ['authentication-results'] }, { uid: true });
+    } catch (err) {
+      log.warn({ err: describeError(err) }, 'could not read a mailbox message, trying again later');
+      this.backoff.set(uid, Date.now() + 30_000);
+      return;
+    }
+    if (!head) return;
+    let verdict: Verdict;
+    try {
+      const found = await this.decide(client, uid, key, head);
+      verdict = { kind: 'accepted', ...found };
+    } catch (err) {
+      if (err instanceof Refused) verdict = { kind: 'refused', reason: err.reason, ...(err.notify ? { notify: err.notify } : {}) };
+      else if (isFaxgateError(err) && !err.temporary) verdict = { kind: 'refused', reason: err.message, ...(this.claimedUser(head) ? { notify: this.claimedUser(head)! } : {}) };
+      else {
+        // our own trouble or the service's: the message stays and is tried again
+        log.warn({ err: describeError(err) }, 'mailbox message not taken now, trying again later');
+        this.backoff.set(uid, Date.now() + 30_000);
+        return;
+      }
+    }
+    this.backoff.delete(uid);
+    if (verdict.kind === 'refused') {
+      log.info({ reason: verdict.reason }, 'REJECTED mailbox message');
+      if (verdict.notify) {
+        const subject = head.envelope?.subject?.slice(0, 200);
+        await this.opts.store.enqueueNotification({
+          kind: 'rejected',
+          user: verdict.notify,
+          dedupeKey: `rejected:${key}`,
+          payload: { reason: verdict.reason, source: 'imap', ...(subject ? { subject } : {}) },
+        });
+      }
+    }
+    if (verdict.kind === 'accepted') {
+      const m = this.opts.mailbox;
+      const subject = head.envelope?.subject?.slice(0, 200);
+      await this.opts.store.enqueueNotification({
+        kind: 'accepted',
+        user: verdict.user,
+        jobId: verdict.jobId,
+        dedupeKey: `accepted:${verdict.jobId}`,
+        payload: { jobId: verdict.jobId, numbers: verdict.numbers, via: `the fax mailbox ${m.address ?? m.user}`, ...(subject ? { subject } : {}) },
+      });
+    }
+    const folder = verdict.kind === 'accepted' ? this.opts.mailbox.doneFolder : this.opts.mailbox.failedFolder;
+    // after the commit: a crash before this line leaves the message, and the dedupe key finds its job
+    await client.messageMove(String(uid), folder, { uid: true });
+    if (verdict.kind === 'accepted') log.info({ job: verdict.jobId, duplicate: verdict.duplicate, folder }, 'mailbox message moved');
+  }
+
+  private index(): UserIndex {
+    return new UserIndex(this.opts.users());
+  }
+
+  private claimedUser(head: FetchMessageObject): string | undefined {
+    const from = head.envelope?.from ?? [];
+    return from.length === 1 && from[0]!.address ? this.index().byEmail(from[0]!.address)?.name : undefined;
+  }
+
+  private async decide(client: ImapFlow, uid: number, key: string, head: FetchMessageObject): Promise<{ jobId: string; duplicate: boolean; user: string; numbers: string[] }> {
+    const m = this.opts.mailbox;
+    const env = head.envelope ?? {};
+    const proof = proveSender({
+      from: (env.from ?? []).map((a) => a.address ?? '').filter(Boolean),
+      authResults: headerValues(head.headers, 'authentication-results'),
+      trustedAuthservIds: m.trustedAuthservIds,
+      users: this.index(),
+    });
+    // a stranger is not answered (that would be backscatter to a forged address); a claimed user is
+    if (!proof.ok) throw new Refused(proof.reason, proof.claimed?.name);
+    const user = proof.user;
+    if ((head.size ?? 0) > this.opts.maxMessageBytes) {
+      throw new Refused(`the message is ${mb(head.size!)} MB; the limit is ${mb(this.opts.maxMessageBytes)} MB`, user.name);
+    }
+    const addressing = addressMessage(
+      { to: [...(env.to ?? []), ...(env.cc ?? [])], subject: env.subject ?? '' },
+      m.address ?? (m.user.includes('@') ? m.user : undefined),
+      this.opts.defaultCountryCode(),
+    );
+    if (!addressing.ok) throw new Refused(addressing.reason, user.name);
+    if (addressing.destinations.length > this.opts.maxRecipients) {
+      throw new Refused(`too many fax numbers: at most ${this.opts.maxRecipients} per message`, user.name);
+    }
+    const recipients: EnvelopeRecipient[] = [];
+    for (const d of addressing.destinations) {
+      let e164: string;
+      let contactName: string | undefined;
+      if (d.kind === 'number') e164 = d.e164;
+      else {
+        const c = await resolveContact(this.opts.clientFor(user.name), d.name, this.opts.defaultCountryCode());
+        e164 = c.e164;
+        contactName = c.name;
+      }
+      const v = this.opts.destinations(user.name, e164);
+      if (!v.ok) throw new Refused(`destination not allowed (${d.label}): ${v.reason}`, user.name);
+      if (!recipients.some((r) => r.number === e164)) recipients.push({ address: d.label, number: e164, ...(contactName ? { contactName } : {}) });
+    }
+    const full = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
+    if (!full || !full.source) throw new Error('the message went away while it was read');
+    const accepted = await this.opts.accept({ user: user.name, from: (env.from ?? [])[0]!.address!, recipients, source: full.source, dedupeKey: key, senderCheck: proof.check });
+    return { ...accepted, user: user.name, numbers: recipients.map((r) => r.number) };
+  }
+}
+
+function mb(bytes: number): string {
+  return (bytes / 1_048_576).toFixed(1);
+}
+
+/** The values of one header from a raw header block, topmost first, unfolded. */
+export function headerValues(raw: Buffer | undefined, name: string): string[] {
+  if (!raw) return [];
+  const out: string[] = [];
+  const lines = raw.toString('latin1').split(/\r?\n/);
+  let current: string | null = null;
+  const flush = (): void => {
+    if (current !== null) out.push(current);
+    current = null;
+  };
+  const prefix = `${name.toLowerCase()}:`;
+  for (const line of lines) {
+    if (/^[ \t]/.test(line)) {
+      if (current !== null) current += ` ${line.trim()}`;
+      continue;
+    }
+    flush();
+    if (line.toLowerCase().startsWith(prefix)) current = line.slice(prefix.length).trim();
+  }
+  flush();
+  return out;
+}
