@@ -318,9 +318,16 @@ export const configSchema = z
         memoryMb: z.number().int().min(256).default(1024),
         /** conversions at once */
         concurrency: z.number().int().min(1).max(4).default(1),
+        /**
+         * isolation of the converter: auto (bubblewrap with no network and only the job's files,
+         * else unshare -n, else none, with a warning), required (no conversion without bubblewrap), off
+         */
+        sandbox: z.enum(['auto', 'required', 'off']).default('auto'),
+        /** the user a daemon running as root runs the converter as (default faxgate-convert, else nobody) */
+        user: z.string().min(1).optional(),
       })
       .strict()
-      .default({ soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1 }),
+      .default({ soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1, sandbox: 'auto' }),
   })
   .strict();
 

@@ -1,6 +1,6 @@
 // The office converter on its own, with the real LibreOffice: what it accepts, and that its
 // limits (time, memory, parallel profiles) hold.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -20,6 +20,8 @@ if (!HAVE_SOFFICE) console.warn('office-convert: soffice (LibreOffice) is not in
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-office-test-'));
+  // the converter may run as a user of its own (a root daemon's): it must reach its folder below
+  chmodSync(dir, 0o711);
 });
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
