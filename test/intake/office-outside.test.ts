@@ -71,3 +71,50 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)('an office document cannot mak
     }, 90_000);
   }
 });
+
+/** The main vector twice over: a picture linked to the canary file and one linked to the listener. */
+const MAIN = (f: string, u: string): Uint8Array => docx(docxPicture('rId5') + docxPicture('rId6'), [rel('rId5', 'image', fileUrl(f)), rel('rId6', 'image', `${u}/main.pdf`)]);
+
+describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)('each protection alone stops the main vector', () => {
+  const LAYERS: Array<{ name: string; options: ConstructorParameters<typeof OfficeConverter>[0]; needs?: string }> = [
+    { name: 'the stripper alone (default profile, no sandbox)', options: { layers: { profile: false }, sandbox: 'off' } },
+    { name: 'the hardened profile alone (nothing stripped, no sandbox)', options: { layers: { strip: false }, sandbox: 'off' } },
+    { name: 'the sandbox alone (nothing stripped, default profile)', options: { layers: { strip: false, profile: false }, sandbox: 'required' }, needs: 'bwrap' },
+  ];
+  for (const l of LAYERS) {
+    it.skipIf(l.needs !== undefined && findExecutable(l.needs) === null)(l.name, async () => {
+      const one = new OfficeConverter({ ...l.options, tmpDir: path.join(dir, `layer-${LAYERS.indexOf(l)}`) });
+      try {
+        const before = web.requests.length;
+        const text = pdfText(await one.convert({ name: 'attack.docx', ext: '.docx', data: MAIN(canary, web.url) }), dir);
+        expect(text).toContain('Visible body text');
+        expect({ canaryInPdf: text.includes(CANARY), httpRequests: web.requests.slice(before) }).toEqual({ canaryInPdf: false, httpRequests: [] });
+      } finally {
+        await one.close();
+      }
+    }, 120_000);
+  }
+
+  it('with every protection off the vector does reach out (the checks above can fail)', async () => {
+    const open = new OfficeConverter({ layers: { strip: false, profile: false }, sandbox: 'off', tmpDir: path.join(dir, 'layer-none') });
+    try {
+      const before = web.requests.length;
+      const text = pdfText(await open.convert({ name: 'attack.docx', ext: '.docx', data: MAIN(canary, web.url) }), dir);
+      expect(text.includes(CANARY)).toBe(true);
+      expect(web.requests.slice(before)).toEqual([expect.stringMatching(/^GET \/main\.pdf LibreOffice/)]);
+    } finally {
+      await open.close();
+    }
+  }, 120_000);
+
+  it.skipIf(findExecutable('bwrap') === null)('says which protections are in force', async () => {
+    const p = await office.protections();
+    expect(p.ok).toBe(true);
+    expect(p.summary.network).toBe('none (bubblewrap)');
+    expect(p.summary.files).toMatch(/only the system folders and the job's own folder/);
+    if (process.getuid?.() === 0) expect(p.summary.user).toMatch(/^(faxgate-convert|nobody) \(uid \d+\)$/);
+    const off = await new OfficeConverter({ sandbox: 'off' }).protections();
+    expect(off.summary.network).toBe('open');
+    expect(off.warnings.join(' ')).toMatch(/office\.sandbox is off/);
+  });
+});
