@@ -5,7 +5,7 @@
 // The kind is decided by content, not by name, because LibreOffice detects the format by content
 // too: a zip (OOXML, ODF), a flat XML file (.fodt, Word 2003 XML) or RTF. Binary formats (.doc,
 // .xls, .ppt) are not rewritten: the hardened profile and the sandbox are their protection.
-import { strFromU8, strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
+import { strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
 
 export interface StripResult {
   data: Uint8Array;
@@ -30,7 +30,10 @@ export function stripExternalReferences(data: Uint8Array): StripResult {
   const removed: string[] = [];
   const kind = kindOf(data);
   if (kind === 'zip') return { data: stripZip(data, removed, 0), removed, kind };
-  if (kind === 'xml') return { data: strToU8(stripXml(decodeXml(data), removed)), removed, kind };
+  if (kind === 'xml') {
+    const x = readXml(data);
+    return { data: x.write(stripXml(x.text, removed)), removed, kind };
+  }
   if (kind === 'rtf') return { data: Buffer.from(stripRtf(Buffer.from(data).toString('latin1'), removed), 'latin1'), removed, kind };
   return { data, removed, kind };
 }
@@ -43,15 +46,19 @@ function kindOf(b: Uint8Array): StripResult['kind'] {
   return 'binary';
 }
 
-function decodeXml(b: Uint8Array): string {
-  // UTF-16 XML would hide every pattern below from a byte-wise look: read it, write UTF-8 back
+/**
+ * XML as text for the patterns below, and the way back to bytes. Read byte for byte (latin1), so
+ * that whatever the declared encoding (UTF-8, ISO-8859-1...) every byte not rewritten is written
+ * back as it was; the patterns are all ASCII. UTF-16 would hide them: it is read and written as UTF-8.
+ */
+function readXml(b: Uint8Array): { text: string; write: (text: string) => Uint8Array } {
   if ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)) {
-    const le = b[0] === 0xff;
     const body = Buffer.from(b.subarray(2));
-    if (!le) body.swap16();
-    return body.toString('utf16le').replace(/(<\?xml[^>]*encoding\s*=\s*["'])utf-16(["'])/i, '$1UTF-8$2');
+    if (b[0] === 0xfe) body.swap16();
+    const text = body.toString('utf16le').replace(/(<\?xml[^>]*encoding\s*=\s*["'])utf-16(le|be)?(["'])/i, '$1UTF-8$3');
+    return { text, write: (t) => strToU8(t) };
   }
-  return strFromU8(b);
+  return { text: Buffer.from(b).toString('latin1'), write: (t) => Buffer.from(t, 'latin1') };
 }
 
 function stripZip(data: Uint8Array, removed: string[], depth: number): Uint8Array {
@@ -76,8 +83,9 @@ function stripZip(data: Uint8Array, removed: string[], depth: number): Uint8Arra
     const inner = kindOf(b);
     if (inner === 'xml') {
       const before = removed.length;
-      const text = stripXml(decodeXml(b), removed);
-      if (removed.length > before) b = strToU8(text);
+      const x = readXml(b);
+      const text = stripXml(x.text, removed);
+      if (removed.length > before) b = x.write(text);
     } else if (inner === 'zip' && depth < MAX_DEPTH) {
       b = stripZip(b, removed, depth + 1);
     } else if (inner === 'zip') {
@@ -108,10 +116,6 @@ function unescapeXml(s: string): string {
   });
 }
 
-function escapeAttr(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
-}
-
 const localName = (qname: string): string => qname.slice(qname.indexOf(':') + 1);
 
 /** A start (or empty) tag, with its attributes; `>` inside a quoted value does not end it. */
@@ -120,15 +124,18 @@ const ATTR = /([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
 
 interface Attr {
   name: string;
+  /** The value with entities decoded, to judge it. */
   value: string;
+  /** The value as written (quotes and entities included), to write it back unchanged. */
+  raw: string;
 }
 
 function parseAttrs(s: string): Attr[] {
-  return [...s.matchAll(ATTR)].map((m) => ({ name: m[1]!, value: unescapeXml(m[2] ?? m[3] ?? '') }));
+  return [...s.matchAll(ATTR)].map((m) => ({ name: m[1]!, value: unescapeXml(m[2] ?? m[3] ?? ''), raw: m[0].slice(m[0].indexOf('=') + 1).trim() }));
 }
 
 function renderTag(name: string, attrs: Attr[], selfClosing: string): string {
-  return `<${name}${attrs.map((a) => ` ${a.name}="${escapeAttr(a.value)}"`).join('')}${selfClosing}>`;
+  return `<${name}${attrs.map((a) => ` ${a.name}=${a.raw}`).join('')}${selfClosing}>`;
 }
 
 /** A reference outside the package: a URL scheme, an absolute or parent path, a UNC path. */
@@ -171,7 +178,7 @@ function stripXml(xml: string, removed: string[]): string {
       const hyperlink = /\/hyperlink$/i.test(type) && SAFE_LINK.test(target);
       if (!hyperlink && (/^\s*external\s*$/i.test(mode) || isExternal(target))) {
         removed.push(`an external relationship (${type.split('/').pop() || 'of no type'})`);
-        const kept = attrs.map((a) => (a.name === 'Target' ? { ...a, value: 'NULL' } : a)).filter((a) => a.name !== 'TargetMode');
+        const kept = attrs.map((a) => (a.name === 'Target' ? { ...a, value: 'NULL', raw: '"NULL"' } : a)).filter((a) => a.name !== 'TargetMode');
         return renderTag(name, kept, selfClosing);
       }
       return whole;

@@ -76,6 +76,12 @@ describe('ODF and flat XML', () => {
     expect(() => stripExternalReferences(xxe)).toThrow(StripError);
     expect(() => stripExternalReferences(zipSync({ 'content.xml': xxe }))).toThrow(/declares XML entities/);
   });
+
+  it('writes back every byte it did not rewrite, whatever the declared encoding', () => {
+    const latin1 = Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><office:document xmlns:xlink="http://www.w3.org/1999/xlink"><text:p t="caf\xe9 &#8364;">na\xefve</text:p><draw:image xlink:href="file:///srv/x.pdf"/></office:document>', 'latin1');
+    const out = Buffer.from(stripExternalReferences(latin1).data);
+    expect(out.toString('latin1')).toBe(latin1.toString('latin1').replace(' xlink:href="file:///srv/x.pdf"', ''));
+  });
 });
 
 describe('RTF', () => {
