@@ -119,8 +119,9 @@ function unescapeXml(s: string): string {
 const localName = (qname: string): string => qname.slice(qname.indexOf(':') + 1);
 
 /** A start (or empty) tag, with its attributes; `>` inside a quoted value does not end it. */
-const TAG = /<([A-Za-z_][\w.:-]*)((?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/g;
-const ATTR = /([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
+// '<' cannot stand in an attribute value: excluding it keeps every pattern linear on hostile input
+const TAG = /<([A-Za-z_][\w.:-]*)((?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)\s*(\/?)>/g;
+const ATTR = /([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"<]*)"|'([^'<]*)')/g;
 
 interface Attr {
   name: string;
@@ -158,12 +159,13 @@ const SAFE_LINK = /^\s*(https?|mailto|ftp):/i;
 function stripXml(xml: string, removed: string[]): string {
   // an internal DTD subset can define entities that expand into any of the patterns below (or read
   // files, XXE): such a document is refused; a bare DOCTYPE (old OpenOffice manifests) is dropped
-  xml = xml.replace(/<!DOCTYPE\b[^[>]*>/gi, () => {
+  xml = xml.replace(/<!DOCTYPE\b[^[<>]*>/gi, () => {
     removed.push('a document type declaration');
     return '';
   });
   if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml)) throw new StripError('it declares XML entities');
-  // CDATA can hide an instruction text from the tag patterns: fields in CDATA are judged too
+  // CDATA can hide an instruction from the patterns: it becomes the escaped text it stands for
+  xml = unwrapCdata(xml);
   xml = stripFields(xml, removed);
   return xml.replace(TAG, (whole, name: string, attrText: string, selfClosing: string) => {
     const local = localName(name);
@@ -214,6 +216,20 @@ function stripXml(xml: string, removed: string[]): string {
   });
 }
 
+/** `<![CDATA[a<b]]>` -> `a&lt;b` (the same characters to any XML reader). */
+function unwrapCdata(xml: string): string {
+  let out = '';
+  let i = 0;
+  for (;;) {
+    const open = xml.indexOf('<![CDATA[', i);
+    if (open < 0) return out + xml.slice(i);
+    const close = xml.indexOf(']]>', open + 9);
+    if (close < 0) throw new StripError('its XML has an unclosed CDATA section');
+    out += xml.slice(i, open) + xml.slice(open + 9, close).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    i = close + 3;
+  }
+}
+
 /** The field code of an instruction: `INCLUDEPICTURE "x" \d` -> INCLUDEPICTURE. */
 function fieldCode(instr: string): string {
   return (/^\s*([A-Za-z]+)/.exec(instr)?.[1] ?? '').toUpperCase();
@@ -229,7 +245,7 @@ function fetchingField(instr: string): boolean {
  * is judged; the instruction of a fetching field is blanked, its shown result kept.
  */
 function stripFields(xml: string, removed: string[]): string {
-  const token = /<([\w.-]+:)?fldChar\b[^>]*?fldCharType\s*=\s*["'](begin|separate|end)["'][^>]*>|<([\w.-]+:)?instrText\b[^>]*>([\s\S]*?)<\/([\w.-]+:)?instrText>/g;
+  const token = /<([\w.-]+:)?fldChar\b[^<>]*?fldCharType\s*=\s*["'](begin|separate|end)["'][^<>]*>|<([\w.-]+:)?instrText\b[^<>]*>([^<]*)<\/([\w.-]+:)?instrText>/g;
   interface Field {
     text: string;
     pieces: Array<{ start: number; end: number }>;
@@ -259,7 +275,7 @@ function stripFields(xml: string, removed: string[]): string {
     } else {
       const body = m[4] ?? '';
       const piece = { start: m.index + m[0].indexOf('>') + 1, end: m.index + m[0].lastIndexOf('<') };
-      const text = unescapeXml(body.replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, '$1'));
+      const text = unescapeXml(body);
       const f = stack.findLast((x) => x.inInstr);
       if (f) {
         f.text += text;

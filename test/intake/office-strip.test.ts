@@ -50,6 +50,13 @@ describe('OOXML', () => {
     expect(r.removed.sort()).toEqual(['a INCLUDEPICTURE field', 'a INCLUDETEXT field', 'a INCLUDETEXT field', 'a LINK field', 'a LINK field']);
   });
 
+  it('an instruction hidden in CDATA is judged as the text it is', () => {
+    const cdata = '<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText><![CDATA[INCLUDEPICTURE "file:///srv/x.pdf" \\d]]></w:instrText></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>';
+    const r = stripExternalReferences(docx(cdata));
+    expect(part(r.data, 'word/document.xml')).not.toMatch(/srv|INCLUDEPICTURE/);
+    expect(r.removed).toEqual(['a INCLUDEPICTURE field']);
+  });
+
   it('rewrites a package inside the package (an embedded .docx)', () => {
     const inner = docx(docxPicture('rId5'), [rel('rId5', 'image', 'file:///x.pdf')]);
     const outer = zipSync({ 'word/document.xml': strToU8('<w:document/>'), 'word/embeddings/inner.docx': inner });
