@@ -191,7 +191,9 @@ export class OfficeConverter {
     for (const pid of this.children) killGroup(pid);
     const base = this.base;
     this.base = null;
-    if (base) await rm(await base, { recursive: true, force: true }).catch(() => undefined);
+    // a base folder that could not be made (unreachable by the converter's user) has nothing to remove
+    const dir = base ? await base.catch(() => null) : null;
+    if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 
   private async acquire(deadline: number): Promise<number> {
