@@ -63,6 +63,7 @@ export const ERROR_CATALOGUE = {
   TOO_LARGE: kind('a message or file is over the size limit', 'input', false, '552 5.3.4'),
   UNSAFE_FILE: kind('a spool file is not a regular file inside its folder', 'input', false, '554 5.6.0'),
   CONVERTER_BUSY: kind('the office document converter had no free slot in time', 'ours', true, '451 4.3.0'),
+  CONVERTER_UNAVAILABLE: kind('the office document converter cannot run isolated as configured', 'ours', true, '451 4.3.0'),
   MESSAGE_UNREADABLE: kind('a message cannot be read: broken or hostile MIME, or over a parsing limit', 'input', false, '554 5.6.0'),
 
   // the SMTP session: the client's own doing

@@ -160,7 +160,7 @@ export class Gateway {
     // One destination policy for every path, reading the current config (SIGHUP applies new rules).
     const destinations = destinationCheckFor(() => this.config.destinations, () => this.users);
     const common = { store: this.store, clientFor, logger: this.log, clock: this.clock, metrics: this.metrics, destinations };
-    this.office = new OfficeConverter(config.office);
+    this.office = new OfficeConverter({ ...config.office, logger: this.log.child({ component: 'office' }) });
     this.convertQueue = new ConvertQueue(this.office, { perUser: config.office.queuePerUser, logger: this.log.child({ component: 'office' }) });
     this.refusals = new RefusalLog(() => this.clock.now());
 
@@ -350,6 +350,15 @@ export class Gateway {
     return c;
   }
 
+  /** Says which protections office conversions run under; with office.sandbox required, none is no start. */
+  private async officeCheck(): Promise<void> {
+    if (!this.office.available()) return;
+    const p = await this.office.protections();
+    this.log.info({ ...p.summary }, 'OFFICE converter protections');
+    for (const warning of p.warnings) this.log.warn({ warning }, 'OFFICE converter protection missing');
+    if (!p.ok) throw new Error(`office.sandbox is required, but the converter cannot be isolated here: ${p.warnings.join('; ')}`);
+  }
+
   async start(): Promise<RunningAddresses> {
     // No other daemon can hold a lease on this queue (we hold the data folder's lock): sends and
     // notifications an earlier run left mid-way are taken back now, not when their leases run out.
@@ -357,6 +366,7 @@ export class Gateway {
     // expire by time (the dispatcher's passes release them), never all at once at a start.
     const taken = this.store.backend === 'sqlite' ? await this.store.releaseExpired({ all: true }) : { unknown: 0, released: 0 };
     if (taken.unknown + taken.released > 0) this.log.warn({ unknownSends: taken.unknown, leases: taken.released }, 'took back the work of an earlier run that did not stop cleanly');
+    await this.officeCheck();
     // users an earlier run left held for a refused key stay held until a working key is loaded
     await this.dispatcher.holds.load(this.users.map((u) => u.name));
     this.dispatcher.start();

@@ -140,6 +140,20 @@ async function relayCheck(transport: string): Promise<Check> {
   }
 }
 
+/** The office converter: installed or not, and which protections its conversions run under. */
+async function officeChecks(c: Config): Promise<Check[]> {
+  if (c.office.soffice === false) return [{ name: 'office converter', ok: true, detail: 'turned off (office documents are refused)' }];
+  const { OfficeConverter } = await import('../intake/office-convert.js');
+  const office = new OfficeConverter(c.office);
+  const soffice = office.available();
+  if (!soffice) return [{ name: 'office converter', ok: true, warn: true, detail: `${c.office.soffice} not found (office documents are refused; install libreoffice-writer-nogui)` }];
+  const p = await office.protections();
+  const checks: Check[] = [{ name: 'office converter', ok: true, detail: soffice }];
+  for (const [what, detail] of Object.entries(p.summary)) checks.push({ name: `office ${what}`, ok: true, detail });
+  for (const w of p.warnings) checks.push({ name: 'office sandbox', ok: p.ok, warn: true, detail: w });
+  return checks;
+}
+
 export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   const ctx = loadContext(opts);
   const c = ctx.config;
@@ -209,6 +223,7 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   } catch (err) {
     checks.push({ name: 'fax service', ok: false, detail: explainServiceError(err, c) });
   }
+  checks.push(...(await officeChecks(c)));
   for (const risk of riskySettings(c)) checks.push({ name: 'risky setting', ok: true, warn: true, detail: risk });
   if (opts.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
   else for (const ch of checks) process.stdout.write(`${ch.ok ? (ch.warn ? 'WARN' : 'ok  ') : 'FAIL'}  ${ch.name}: ${ch.detail}\n`);

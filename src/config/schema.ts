@@ -363,9 +363,16 @@ export const configSchema = z
         concurrency: z.number().int().min(1).max(4).default(1),
         /** documents of one user waiting or being converted at once; past it 451 (mail) or 429 (console) (default 3) */
         queuePerUser: z.number().int().min(1).max(100).optional(),
+        /**
+         * isolation of the converter: auto (bubblewrap with no network and only the job's files,
+         * else unshare -n, else none, with a warning), required (no conversion without bubblewrap), off
+         */
+        sandbox: z.enum(['auto', 'required', 'off']).default('auto'),
+        /** the user a daemon running as root runs the converter as (default faxgate-convert, else nobody) */
+        user: z.string().min(1).optional(),
       })
       .strict()
-      .default({ soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1 }),
+      .default({ soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1, sandbox: 'auto' }),
   })
   .strict();
 

@@ -5,14 +5,21 @@
 // limit (`ulimit -v`), a private LibreOffice profile per slot (parallel conversions never share
 // one), and at most `concurrency` conversions at once. Every intake path (mail, print folder,
 // `faxgate send`) calls the same `convert`, so they answer alike.
+// A document is untrusted: what it names outside itself is removed first (office-strip.ts), the
+// profile is hardened (office-profile.ts), and LibreOffice runs without network and without the
+// gateway's files, as a user of its own when the daemon is root (office-sandbox.ts).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
 import { extensionForType } from './attachment-policy.js';
+import { writeHardenedProfile } from './office-profile.js';
+import { planSandbox, sandboxArgs, unreachableBy, type SandboxMode, type SandboxPlan } from './office-sandbox.js';
+import { StripError, stripExternalReferences } from './office-strip.js';
 
 /** Office formats by extension, with the words a person knows them by. */
 export const OFFICE_FORMATS: Record<string, { label: string; signature: 'zip' | 'ole' | 'rtf' }> = {
@@ -59,9 +66,28 @@ export interface OfficeOptions {
   concurrency: number;
   /** Where profiles and work files go (default: a new folder in the system's temp folder). */
   tmpDir?: string;
+  /**
+   * Isolation of the converter: 'auto' uses the best this machine allows and warns about the rest,
+   * 'required' refuses to convert without bubblewrap's network and file isolation, 'off' none.
+   */
+  sandbox: SandboxMode;
+  /** The user a root daemon runs the converter as (default: faxgate-convert, else nobody). */
+  user?: string;
+  /** Where removed references are reported (kinds and counts, never the document's content). */
+  logger?: Logger;
+  /** Each protection can be turned off alone, so that tests can show what each one stops. */
+  layers?: { strip?: boolean; profile?: boolean };
 }
 
-export const OFFICE_DEFAULTS: OfficeOptions = { soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1 };
+export const OFFICE_DEFAULTS: OfficeOptions = { soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1, sandbox: 'auto' };
+
+/** Which protections a conversion runs under, for the start-up log and `faxgate doctor`. */
+export interface OfficeProtections {
+  summary: SandboxPlan['summary'];
+  warnings: string[];
+  /** False when office.sandbox is 'required' and bubblewrap's isolation is not available. */
+  ok: boolean;
+}
 
 export interface ConvertInput {
   /** The document's name as the user gave it (its extension chooses LibreOffice's import filter). */
@@ -102,6 +128,7 @@ export class OfficeConverter {
   private readonly waiting: Array<() => void> = [];
   private readonly freeSlots: number[];
   private base: Promise<string> | null = null;
+  private plan: Promise<SandboxPlan> | null = null;
   private readonly children = new Set<number>();
   private closed = false;
 
@@ -143,13 +170,30 @@ export class OfficeConverter {
     }
   }
 
+  /** Finds out once which isolation this machine allows (bubblewrap, unshare, none). */
+  private sandboxPlan(): Promise<SandboxPlan> {
+    this.plan ??= planSandbox({ mode: this.options.sandbox, user: this.options.user, soffice: this.available() });
+    return this.plan;
+  }
+
+  /** The protections in force: a line each for the start-up log and `faxgate doctor`. */
+  async protections(): Promise<OfficeProtections> {
+    const plan = await this.sandboxPlan();
+    const summary = { ...plan.summary };
+    if (this.options.layers?.profile === false) summary.profile = 'default (turned off for a test)';
+    if (this.options.layers?.strip === false) summary.strip = 'off (turned off for a test)';
+    return { summary, warnings: plan.warnings, ok: this.options.sandbox !== 'required' || plan.method === 'bwrap' };
+  }
+
   /** Kills conversions still running (shutdown) and removes the profiles. */
   async close(): Promise<void> {
     this.closed = true;
     for (const pid of this.children) killGroup(pid);
     const base = this.base;
     this.base = null;
-    if (base) await rm(await base, { recursive: true, force: true }).catch(() => undefined);
+    // a base folder that could not be made (unreachable by the converter's user) has nothing to remove
+    const dir = base ? await base.catch(() => null) : null;
+    if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 
   private async acquire(deadline: number): Promise<number> {
@@ -187,23 +231,68 @@ export class OfficeConverter {
   }
 
   private baseDir(): Promise<string> {
-    this.base ??= this.options.tmpDir ? mkdir(this.options.tmpDir, { recursive: true, mode: 0o700 }).then(() => this.options.tmpDir!) : mkdtemp(path.join(os.tmpdir(), 'faxgate-office-'));
+    this.base ??= (async () => {
+      const dir = this.options.tmpDir ?? (await mkdtemp(path.join(os.tmpdir(), 'faxgate-office-')));
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      // a converter of its own user must reach its profile and job folders (whose names are not
+      // listable: 0711), and nothing else here
+      const runAs = (await this.sandboxPlan()).runAs;
+      if (runAs) {
+        await chmod(dir, 0o711);
+        const why = unreachableBy(dir, runAs);
+        if (why) throw new Error(why);
+      }
+      return dir;
+    })();
     return this.base;
+  }
+
+  /** The document's bytes with what it names outside itself removed; refused when it cannot be read. */
+  private async stripped(input: ConvertInput): Promise<Uint8Array> {
+    const data = input.data ?? (input.path ? await readFile(input.path) : null);
+    if (!data) throw new Error('convert: no document given');
+    if (this.options.layers?.strip === false) return data;
+    try {
+      const r = stripExternalReferences(data);
+      if (r.removed.length > 0) {
+        const kinds = new Map<string, number>();
+        for (const k of r.removed) kinds.set(k, (kinds.get(k) ?? 0) + 1);
+        this.options.logger?.warn({ removed: Object.fromEntries(kinds), format: input.ext }, 'office document: external references removed before conversion');
+      }
+      return r.data;
+    } catch (err) {
+      if (!(err instanceof StripError)) throw err;
+      throw refuse(`${input.name} could not be checked for links to outside files (${err.message}), so it is not converted; send it as PDF`);
+    }
   }
 
   private async run(soffice: string, slot: number, input: ConvertInput, deadline: number): Promise<Buffer> {
     const base = await this.baseDir();
+    const plan = await this.sandboxPlan();
+    if (this.options.sandbox === 'required' && plan.method !== 'bwrap') {
+      throw new FaxgateError('CONVERTER_UNAVAILABLE', 'the document converter cannot be isolated on this machine (office.sandbox is required)', {
+        temporary: true,
+        smtpReply: '451 4.3.0 The office document converter is not available, please try again later',
+      });
+    }
     // One profile per slot: LibreOffice locks its profile, so two conversions never share one.
     const profile = path.join(base, `profile-${slot}`);
     const work = path.join(base, `job-${randomBytes(6).toString('hex')}`);
     await mkdir(work, { recursive: true, mode: 0o700 });
     try {
       const src = path.join(work, `document${input.ext}`);
-      if (input.data) await writeFile(src, input.data, { mode: 0o600 });
-      else if (input.path) await copyFile(input.path, src);
-      else throw new Error('convert: no document given');
+      await writeFile(src, await this.stripped(input), { mode: 0o600 });
       const out = path.join(work, 'out');
       await mkdir(out);
+      await mkdir(profile, { recursive: true, mode: 0o700 });
+      if (this.options.layers?.profile !== false) await writeHardenedProfile(profile);
+      if (plan.runAs) {
+        for (const p of [work, src, out, profile, path.join(profile, 'user'), path.join(profile, 'user', 'registrymodifications.xcu')]) {
+          await chown(p, plan.runAs.uid, plan.runAs.gid).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'ENOENT') throw err;
+          });
+        }
+      }
       const left = Math.max(1000, deadline - Date.now());
       const kb = Math.max(65_536, Math.floor(this.options.memoryMb * 1024));
       const args = [
@@ -211,6 +300,7 @@ export class OfficeConverter {
         // the limit applies to LibreOffice and everything it starts; exec keeps one process group
         `ulimit -v ${kb} 2>/dev/null || exit 97; exec "$@"`,
         'sh',
+        ...sandboxArgs(plan, { rw: [profile, work], soffice }),
         soffice,
         '--headless', '--invisible', '--norestore', '--nolockcheck', '--nodefault', '--nologo',
         `-env:UserInstallation=file://${profile}`,
@@ -218,7 +308,7 @@ export class OfficeConverter {
         '--outdir', out,
         src,
       ];
-      const result = await runLimited('/bin/sh', args, { cwd: work, timeoutMs: left, home: work, children: this.children });
+      const result = await runLimited('/bin/sh', args, { cwd: work, timeoutMs: left, home: work, children: this.children, runAs: plan.method === 'unshare' ? null : plan.runAs });
       // killed by close(): our shutdown, not the document's fault (the sender retries)
       if (this.closed) throw shuttingDown();
       if (result.timedOut) {
@@ -268,10 +358,12 @@ interface RunResult {
 }
 
 /** Runs a command in its own process group; past the time limit the whole group is killed. */
-function runLimited(cmd: string, args: string[], o: { cwd: string; timeoutMs: number; home: string; children: Set<number> }): Promise<RunResult> {
+function runLimited(cmd: string, args: string[], o: { cwd: string; timeoutMs: number; home: string; children: Set<number>; runAs: SandboxPlan['runAs'] }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
       cwd: o.cwd,
+      // a root daemon's converter runs as its own unprivileged user (unshare switches by itself)
+      ...(o.runAs ? { uid: o.runAs.uid, gid: o.runAs.gid } : {}),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       // nothing of ours (keys, passwords) in the converter's environment

@@ -2,7 +2,8 @@
 // emulator's record of the fax. Office attachments are converted to PDF before the 250 (or
 // refused with 554 when they cannot be), the mail's text has a place, and each recipient of a
 // send-to-many keeps their name on the cover.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, type UserConfig } from '../../src/config/schema.js';
@@ -13,6 +14,7 @@ import { composeOutcome } from '../../src/notify/outcome-mail.js';
 import { renderText } from '../../src/notify/mail-body.js';
 import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { clientFor, emulatorCall } from '../helpers/client.js';
+import { canaryPdf, docx, docxPicture, HAVE_PDFTOTEXT, listener, pdfText } from '../helpers/office-attack.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, USERS, withRig } from './harness.js';
 
@@ -82,6 +84,31 @@ describe('office documents by mail', () => {
       expect((await rig.store.getJob(id))!.recipients[0]!.state).not.toBe('failed');
     });
   }, 90_000);
+
+  it.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)('a .docx whose pictures link to a local file and a URL is faxed without them: nothing is read, nothing fetched', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-smtp-office-'));
+    const canaryText = `CANARY${Date.now()}`;
+    const pdf = await canaryPdf(canaryText);
+    const canary = path.join(dir, 'other-users-fax.pdf');
+    writeFileSync(canary, pdf);
+    const web = await listener(pdf);
+    try {
+      const attack = docx(docxPicture('rId5') + docxPicture('rId6'), [
+        { id: 'rId5', type: 'image', target: `file://${canary}`, external: true },
+        { id: 'rId6', type: 'image', target: `${web.url}/mail.pdf`, external: true },
+      ]);
+      await withRig(emu, {}, async (rig) => {
+        const info = await transport(rig.port).sendMail({ from: 'alice@example.com', to: `15557770209@${DOMAIN}`, subject: 'Report', attachments: [{ filename: 'report.docx', content: Buffer.from(attack) }] });
+        const job = (await rig.store.getJob(jobIdOf(info.response)))!;
+        const text = pdfText(await rig.store.readDocument(job.documents[0]!), dir);
+        expect(text).toContain('Visible body text');
+        expect({ canaryInPdf: text.includes(canaryText), httpRequests: web.requests }).toEqual({ canaryInPdf: false, httpRequests: [] });
+      });
+    } finally {
+      await web.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('without LibreOffice a .docx is refused at once with 554 5.6.0 naming the type; nothing is queued', async () => {
     const office = new OfficeConverter({ soffice: '/nonexistent/soffice' });
