@@ -57,6 +57,8 @@ const userSchema = z
     mailBody: z.enum(['auto', 'cover', 'page', 'ignore']).optional(),
     /** admin: the web console also shows the operator's pages (the whole queue, refusals, keys) */
     role: z.enum(['user', 'admin']).optional(),
+    /** this user's transmission report on outcome mail (overrides notify.report) */
+    report: z.enum(['off', 'always', 'failed']).optional(),
   })
   .strict();
 
@@ -265,6 +267,8 @@ export const configSchema = z
         transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, 'expected smtp://, smtps:// or outbox:DIR'),
         adminCopy: email.optional(),
         preferenceRefreshMs: z.number().int().min(1000).default(300_000),
+        /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
+        report: z.enum(['off', 'always', 'failed']).optional(),
         inbound: z
           .object({
             enabled: z.boolean().default(true),

@@ -31,6 +31,7 @@ import { composeRejected } from './rejected-mail.js';
 import { composeAccepted } from './accepted-mail.js';
 import { nextNotifyAttempt } from './retry-schedule.js';
 import { composeAlert } from './alert-mail.js';
+import { jobReport, reportFileName, wantsReport } from '../report/job-report.js';
 import type { MailTransport } from './mail-transport.js';
 import { createTransport } from './transport.js';
 
@@ -61,7 +62,7 @@ const LEASE_MS = 10 * 60_000;
 
 type Plan =
   | { skip: string }
-  | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[] };
+  | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[]; reports: number };
 
 export class Notifier {
   private readonly store: QueueStore;
@@ -128,7 +129,7 @@ export class Notifier {
       }
       const info = await this.transport.send(plan.mail);
       await this.store.completeNotification(n.id, 'sent');
-      log.info({ to: plan.to, messageId: info.messageId, attachments: plan.attachments.length }, 'NOTIFIED');
+      log.info({ to: plan.to, messageId: info.messageId, attachments: plan.attachments.length, reports: plan.reports }, 'NOTIFIED');
       this.count(n, 'sent');
     } catch (err) {
       await this.deferOrFail(n, err, log);
@@ -174,6 +175,7 @@ export class Notifier {
     }
     const timeZone = me?.account?.timezone || 'UTC';
     const attachments: DownloadedFax[] = [];
+    const reports: Array<{ filename: string; content: Buffer }> = [];
     let composed: ComposedMail;
     let wants: boolean;
     let job: Job | null = null;
@@ -188,6 +190,10 @@ export class Notifier {
         if (wants && me && flag(me.emailNotifySendIncAttachment)) {
           const pdf = await this.outcomeAttachment(n, job, log);
           if (pdf) attachments.push(pdf);
+        }
+        if (wants && wantsReport(job, user, this.opts.notify.report)) {
+          const pdf = await jobReport({ store: this.store, job, user, me, now: new Date(this.clock.now()) });
+          reports.push({ filename: reportFileName(job), content: Buffer.from(pdf) });
         }
         break;
       }
@@ -264,9 +270,12 @@ export class Notifier {
         'X-Faxgate-Notification': n.kind,
         ...(n.jobId ? { 'X-Faxgate-Job': n.jobId } : {}),
       },
-      attachments: attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: 'application/pdf' })),
+      attachments: [
+        ...attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: 'application/pdf' })),
+        ...reports.map((r) => ({ filename: r.filename, content: r.content, contentType: 'application/pdf' })),
+      ],
     };
-    return { mail, to: bcc ? [to, bcc] : [to], attachments };
+    return { mail, to: bcc ? [to, bcc] : [to], attachments, reports: reports.length };
   }
 
   private outcomeAttachment(n: Notification, job: Job, log: Logger): Promise<DownloadedFax | null> {

@@ -26,6 +26,7 @@ import { RateLimiter } from '../smtp/rate-limit.js';
 import type { Job, NewDocument, NewRecipient } from '../store/types.js';
 import { jobJson } from '../job-json.js';
 import { addressingRoutes } from './addressing.js';
+import { jobReport, reportFileName } from '../report/job-report.js';
 import { LiveUpdates } from './live.js';
 import type { OperatorPages } from './operator.js';
 import { QueueView, type ConsoleStore } from './queue-view.js';
@@ -212,6 +213,16 @@ export class WebConsole {
           .type(doc.contentType)
           .header('content-disposition', `${disposition}; filename="${doc.name.replace(/["\\\r\n]/g, '_')}"`)
           .send(body);
+      });
+
+      api.get('/api/jobs/:id/report', async (req, reply) => {
+        const s = (req as Authed).session;
+        const job = await this.ownJob(req);
+        const me = await this.deps.clientFor(job.user).me().catch(() => null);
+        const pdf = await jobReport({ store: this.view, job, user: this.deps.users().find((u) => u.name === job.user), me, now: new Date(this.clock.now()) });
+        this.log.info({ user: s.user, job: job.id }, 'WEB transmission report');
+        const q = req.query as Record<string, string | undefined>;
+        return reply.type('application/pdf').header('content-disposition', `${q.download === '1' ? 'attachment' : 'inline'}; filename="${reportFileName(job)}"`).send(Buffer.from(pdf));
       });
 
       for (const op of ['cancel', 'hold', 'release', 'retry'] as const) {
