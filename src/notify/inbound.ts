@@ -15,6 +15,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
 import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from './inbound-cursor.js';
 import { inboundPayload } from './inbound-mail.js';
+import type { ReceivedFaxIntake } from '../inbound/received-intake.js';
 
 export interface InboundPollerOptions {
   notify: NotifyConfig;
@@ -27,6 +28,8 @@ export interface InboundPollerOptions {
   logger: Logger;
   clock?: Clock;
   metrics?: Metrics;
+  /** Where received faxes are kept and routed (inbound/received-intake.ts); absent: mailed to their user only. */
+  intake?: ReceivedFaxIntake;
 }
 
 /** Records read per history page. */
@@ -128,7 +131,10 @@ export class InboundPoller {
     }
 
     // oldest first: queued (and claimed) in the order the faxes arrived
-    for (const r of [...fresh].reverse()) await queueInboundNotification(this.opts.store, this.log, user, r);
+    for (const r of [...fresh].reverse()) {
+      if (this.opts.intake) await this.opts.intake.receive(user, r, 'poll');
+      else await queueInboundNotification(this.opts.store, this.log, user, r);
+    }
     await this.opts.store.setState(key, serializeCursor(advanceCursor(cursor, fresh, now)));
   }
 }

@@ -176,6 +176,7 @@ export class Notifier {
     const timeZone = me?.account?.timezone || 'UTC';
     const attachments: DownloadedFax[] = [];
     const reports: Array<{ filename: string; content: Buffer }> = [];
+    let toOverride: string | null = null;
     let composed: ComposedMail;
     let wants: boolean;
     let job: Job | null = null;
@@ -200,12 +201,23 @@ export class Notifier {
       case 'inbound': {
         const p = n.payload;
         if (!p || typeof p.messageId !== 'string') return { skip: 'inbound notification without a messageId' };
-        if (!me) throw temporary('preferences', meError);
         composed = composeInbound(p, timeZone);
-        wants = wanted(this.prefs.option(n.user, me, 'emailNotifyReceiveOption'), isFailedReception(p));
-        if (wants && flag(me.emailNotifyReceiveIncAttachment) && !isFailedReception(p)) {
-          const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
-          if (pdf) attachments.push(pdf);
+        if (p.to) {
+          // an address a rule names (a shared mailbox, an escalation): always, with the fax
+          wants = true;
+          toOverride = p.to;
+        } else {
+          if (!me) throw temporary('preferences', meError);
+          wants = wanted(this.prefs.option(n.user, me, 'emailNotifyReceiveOption'), isFailedReception(p));
+        }
+        if (wants && (p.to || flag(me!.emailNotifyReceiveIncAttachment)) && !isFailedReception(p)) {
+          // a kept fax is attached from the store: another user's key could not download it
+          const kept = p.receivedId ? await this.store.readReceivedDocument(p.receivedId) : null;
+          if (kept) reports.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
+          else if (!p.receivedId) {
+            const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
+            if (pdf) attachments.push(pdf);
+          }
         }
         break;
       }
@@ -249,7 +261,7 @@ export class Notifier {
     const admin = composed.failure ? this.opts.notify.adminCopy : undefined;
     if (!wants && !admin) return { skip: 'the user does not want this notification (service preference)' };
     // a user who opted out still leaves the administrator a copy of the failures
-    const to = wants ? user.email : admin!;
+    const to = toOverride ?? (wants ? user.email : admin!);
     const bcc = wants && admin && admin.toLowerCase() !== user.email.toLowerCase() ? admin : undefined;
     const inReplyTo = originMessageId(job);
     const mail: SendMailOptions = {
