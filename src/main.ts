@@ -261,6 +261,7 @@ export class Gateway {
           faxesPerMinute: config.smtp?.maxMessagesPerMinute,
           authFailureDelayMs: opts.webAuthFailureDelayMs,
           historyAvailable: (reserve) => this.gate.historyAvailable(reserve),
+          inbound: () => this.config.inbound,
           operator: new OperatorPages({
             store: this.store,
             users: () => this.users,

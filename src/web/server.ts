@@ -11,7 +11,8 @@ import fastifyFormbody from '@fastify/formbody';
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../clock.js';
-import type { UserConfig, WebConfig } from '../config/schema.js';
+import type { InboundConfig, UserConfig, WebConfig } from '../config/schema.js';
+import { groupsOf, registerSharedInbox } from './shared-inbox.js';
 import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import { acceptJob } from '../intake/accept.js';
@@ -71,6 +72,8 @@ export interface WebConsoleDeps {
   authFailureDelayMs?: number;
   /** whether the account's history budget has room now (received faxes are not fetched when not) */
   historyAvailable?: (reserve: number) => boolean;
+  /** the shared inbox's groups (inbound.groups); absent: no inbox */
+  inbound?: () => InboundConfig;
   /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
   faxesPerMinute?: number;
 }
@@ -181,8 +184,20 @@ export class WebConsole {
 
       api.get('/api/session', async (req) => {
         const s = (req as Authed).session;
-        return { user: s.user, admin: s.admin, csrfToken: s.csrfToken };
+        const inbox = this.deps.inbound ? groupsOf(this.deps.inbound(), s.user) : [];
+        return { user: s.user, admin: s.admin, csrfToken: s.csrfToken, inbox };
       });
+
+      if (this.deps.inbound) {
+        registerSharedInbox(api, {
+          store: this.deps.store,
+          inbound: this.deps.inbound,
+          users: this.deps.users,
+          logger: this.log,
+          submitFax: (s, to, documents, origin) => this.submit(s, { to, documents, cover: { enabled: false }, origin }),
+          poke: () => this.live.poke(),
+        });
+      }
 
       api.get('/api/jobs', async (req, reply) => {
         const s = (req as Authed).session;
