@@ -115,7 +115,7 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
 export async function reportCommand(id: string, opts: GlobalOptions & { out?: string; tz?: string }): Promise<void> {
   const ctx = loadContext(opts);
   if (!opts.out && process.stdout.isTTY) throw new FaxgateError('USAGE', 'the report is a PDF: give --out FILE, or redirect stdout to a file');
-  const { jobReport } = await import('../report/job-report.js');
+  const { jobReport } = await import('../notify/job-report.js');
   const { effectiveUsers } = await import('../keys/key-overrides.js');
   const { writeFileAtomic } = await import('../fs/atomic.js');
   await withStore(ctx, async (store) => {

@@ -15,7 +15,6 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
 import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from './inbound-cursor.js';
 import { inboundPayload } from './inbound-mail.js';
-import type { ReceivedFaxIntake } from '../inbound/received-intake.js';
 
 export interface InboundPollerOptions {
   notify: NotifyConfig;
@@ -29,7 +28,7 @@ export interface InboundPollerOptions {
   clock?: Clock;
   metrics?: Metrics;
   /** Where received faxes are kept and routed (inbound/received-intake.ts); absent: mailed to their user only. */
-  intake?: ReceivedFaxIntake;
+  intake?: { receive(user: string, r: FaxRecord, via: 'poll'): Promise<boolean> };
 }
 
 /** Records read per history page. */

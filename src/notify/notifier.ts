@@ -31,7 +31,7 @@ import { composeRejected } from './rejected-mail.js';
 import { composeAccepted } from './accepted-mail.js';
 import { nextNotifyAttempt } from './retry-schedule.js';
 import { composeAlert } from './alert-mail.js';
-import { jobReport, reportFileName, wantsReport } from '../report/job-report.js';
+import { jobReport, reportFileName, wantsReport } from './job-report.js';
 import type { MailTransport } from './mail-transport.js';
 import { createTransport } from './transport.js';
 

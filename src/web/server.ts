@@ -27,7 +27,7 @@ import { RateLimiter } from '../smtp/rate-limit.js';
 import type { Job, NewDocument, NewRecipient } from '../store/types.js';
 import { jobJson } from '../job-json.js';
 import { addressingRoutes } from './addressing.js';
-import { jobReport, reportFileName } from '../report/job-report.js';
+import { jobReport, reportFileName } from '../notify/job-report.js';
 import { LiveUpdates } from './live.js';
 import type { OperatorPages } from './operator.js';
 import { QueueView, type ConsoleStore } from './queue-view.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { PDFDocument, StandardFonts, rgb } from '@cantoo/pdf-lib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { jobReport } from '../../src/report/job-report.js';
+import { jobReport } from '../../src/notify/job-report.js';
 import type { Job } from '../../src/store/types.js';
 import { runCli } from '../helpers/cli.js';
 import { Rig, USERS } from '../notify/rig.js';

@@ -4,8 +4,8 @@
 // is exactly what was handed to the service.
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from '@cantoo/pdf-lib';
 import { formatFaxNumber } from '../intake/fax-number.js';
-import { failureWords } from '../notify/outcome-mail.js';
-import { formatDuration, formatTime } from '../notify/time-format.js';
+import { failureWords } from './outcome-mail.js';
+import { formatDuration, formatTime } from './time-format.js';
 import type { Job, Recipient, StoredDocument } from '../store/types.js';
 
 export interface ReportInput {
