@@ -5,6 +5,7 @@
 import { chmod, link, mkdir, open, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { FaxgateError } from '../errors.js';
 import { fsyncDir } from '../fs/atomic.js';
 
 export interface FolderFacts {
@@ -44,7 +45,12 @@ export function folderFileName(pattern: string, f: FolderFacts): string {
 
 /** Writes `data` as `name` in `folder` (a numbered name when taken); returns the path written. */
 export async function writeToFolder(folder: string, name: string, data: Uint8Array, mode: number): Promise<string> {
-  await mkdir(folder, { recursive: true, mode: 0o750 });
+  // the folder itself is made if missing, not its parents: a recursive mkdir under /proc never
+  // returns (Node 20), and a missing parent is a config mistake worth an error naming it
+  await mkdir(folder, { mode: 0o750 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EEXIST') return;
+    throw new FaxgateError('INTERNAL', `the folder ${folder} cannot be made (${err.code ?? err.message}); its parent must exist`, { cause: err, temporary: true });
+  });
   const tmp = path.join(folder, `.faxgate-${randomBytes(6).toString('hex')}.tmp`);
   const fh = await open(tmp, 'wx', 0o600);
   try {

@@ -1,7 +1,7 @@
 // Received faxes kept and routed by inbound.routes: real faxes arriving at the emulator (over
 // HTTPS), the real inbound poller and the webhook path's door (ReceivedFaxIntake), the real store,
 // a real folder, and the real notifier mailing an SMTP sink.
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FormData, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -106,9 +106,8 @@ describe('inbound routing', () => {
 
   it('no rule matched: the default route mails the receiving user as before; an unwritable folder is tried again', async () => {
     rig = await new Rig().start();
-    // a folder that cannot be made: its parent is a file
-    await writeFile(path.join(rig.dir, 'a-file'), 'x');
-    const { poller } = parts(rig, path.join(rig.dir, 'a-file', 'lab'));
+    // a folder that cannot be made (under /proc: a recursive mkdir there never returned)
+    const { poller } = parts(rig, '/proc/no-such-folder');
     await arrive(rig, { email: 'alice@example.com', callerId: '+15557654321', csid: 'SOMEONE' });
     const lab = await arrive(rig, { email: 'alice@example.com', callerId: '+15557654322', csid: 'ACME LAB' });
     await poller.runOnce();
