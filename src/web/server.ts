@@ -194,7 +194,7 @@ export class WebConsole {
           inbound: this.deps.inbound,
           users: this.deps.users,
           logger: this.log,
-          submitFax: (s, to, documents, origin) => this.submit(s, { to, documents, cover: { enabled: false }, origin }),
+          submitFax: async (s, to, documents, origin) => this.submit(s, { recipients: await this.recipientsOf(s, to), documents, cover: { enabled: false }, origin }),
           poke: () => this.live.poke(),
         });
       }
