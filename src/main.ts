@@ -35,7 +35,8 @@ import { OfficeConverter } from './intake/office-convert.js';
 import { effectiveUsers } from './keys/key-overrides.js';
 import { destinationCheckFor } from './intake/destination-policy.js';
 import { readReceiverTls, WebhookReceiver } from './webhooks/receiver.js';
-import { queueInboundNotification } from './notify/inbound.js';
+import { InboxEscalation } from './inbound/escalation.js';
+import { ReceivedFaxIntake } from './inbound/received-intake.js';
 import { OperatorPages } from './web/operator.js';
 import { RefusalLog } from './web/refusals.js';
 import { WebConsole } from './web/server.js';
@@ -94,6 +95,8 @@ export class Gateway {
   private readonly dispatcher: Dispatcher;
   private readonly notifier: Notifier | null;
   private readonly inbound: InboundPoller | null;
+  readonly received: ReceivedFaxIntake;
+  readonly escalation: InboxEscalation;
   private readonly spool: SpoolWatcher | null;
   /** Ends print jobs that waited too long for their owner's number (public for tests with a manual clock). */
   readonly addressExpiry: AddressExpiry | null;
@@ -175,8 +178,11 @@ export class Gateway {
           consoleUrl: () => this.consoleUrl(), addressWaitHours: config.spool?.addressWaitHours,
         })
       : null;
+    // received faxes are kept and routed by inbound.routes, whichever path saw them first
+    this.received = new ReceivedFaxIntake({ store: this.store, clientFor, inbound: () => this.config.inbound, users: () => this.users, dataDir: config.data, logger: this.log.child({ component: 'inbound' }), clock: this.clock });
+    this.escalation = new InboxEscalation({ store: this.store, inbound: () => this.config.inbound, users: () => this.users, logger: this.log.child({ component: 'inbox' }), clock: this.clock });
     this.inbound = config.notify && config.notify.inbound.enabled
-      ? new InboundPoller({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'inbound' }) })
+      ? new InboundPoller({ ...common, notify: config.notify, users: this.users, directory: this.directory, dataDir: config.data, logger: this.log.child({ component: 'inbound' }), intake: this.received })
       : null;
     this.spool = config.spool
       ? new SpoolWatcher({ ...common, spool: config.spool, users: this.users, defaultCountryCode: config.smtp?.defaultCountryCode ?? '1', readers: this.readers, office: this.convertQueue, clientFor: (user) => this.clientFor(user, 'intake'), logger: this.refusals.tap(this.log.child({ component: 'spool' }), 'spool') })
@@ -255,6 +261,7 @@ export class Gateway {
           faxesPerMinute: config.smtp?.maxMessagesPerMinute,
           authFailureDelayMs: opts.webAuthFailureDelayMs,
           historyAvailable: (reserve) => this.gate.historyAvailable(reserve),
+          inbound: () => this.config.inbound,
           operator: new OperatorPages({
             store: this.store,
             users: () => this.users,
@@ -324,8 +331,7 @@ export class Gateway {
       await this.inbound.runOnce();
       return true;
     }
-    await queueInboundNotification(this.store, this.log.child({ component: 'inbound' }), user, rec);
-    return true;
+    return this.received.receive(user, rec, 'webhook');
   }
 
   /** `user`'s client for calls of `cls` (the API gate's class: docs/architecture.md). */
@@ -372,6 +378,7 @@ export class Gateway {
     this.dispatcher.start();
     this.notifier?.start();
     this.inbound?.start();
+    this.escalation.start();
     if (this.spool) {
       await this.spool.start();
       this.addresses.spoolRoot = this.config.spool!.root;
@@ -399,7 +406,8 @@ export class Gateway {
       this.log.error({ err: describeError(err) }, 'RELOAD refused: the config file is invalid; keeping the running config');
       return;
     }
-    this.config = { ...this.config, users: next.users, destinations: next.destinations };
+    // inbound rules were checked by the load (an error names the rule); new ones apply to the next fax
+    this.config = { ...this.config, users: next.users, destinations: next.destinations, inbound: next.inbound };
     await this.applyUsers(effectiveUsers(next.users, this.config.data), 'SIGHUP');
     // a renewed certificate (certbot) is taken without a restart: the same files, read again
     try {
@@ -465,6 +473,7 @@ export class Gateway {
     await step('keys', () => this.keyWatch?.stop());
     await step('dispatcher', () => this.dispatcher.stop({ timeoutMs: left() }));
     await step('inbound', () => this.inbound?.stop());
+    await step('inbox', () => this.escalation.stop());
     await step('notifier', () => this.notifier?.stop());
     await step('admin', () => this.admin?.close());
     await step('store', () => this.store.close());

@@ -94,6 +94,7 @@ function renderHeader() {
       link('/', 'My faxes'),
       link('/send.html', 'Send a fax'),
       link('/contacts.html', 'Contacts'),
+      session.inbox?.length ? link('/inbox.html', 'Shared inbox') : null,
       session.admin ? link('/admin.html', 'Queue') : null,
       h('li', { class: 'who' }, h('span', {}, session.user), ' ', h('button', { type: 'button', class: 'link', onclick: signOut }, 'Sign out')),
     ),

@@ -49,6 +49,7 @@ function render() {
     ' ',
     h('button', { type: 'button', class: 'link', onclick: () => preview(i) }, 'Preview'),
   )));
+  document.getElementById('report').href = `${base}/report?download=1`;
   document.getElementById('timeline').replaceChildren(...(job.timeline ?? []).map((e) => h('li', {},
     h('time', { datetime: e.at }, when(e.at)), ' ',
     e.idx !== null && job.recipients[e.idx] ? `${job.recipients[e.idx].number}: ` : '',

@@ -110,3 +110,27 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
   }
   return api.ok && keysHeld.length === 0 ? 0 : 1;
 }
+
+/** `faxgate report <job>`: the job's transmission report (PDF) to stdout or --out FILE. */
+export async function reportCommand(id: string, opts: GlobalOptions & { out?: string; tz?: string }): Promise<void> {
+  const ctx = loadContext(opts);
+  if (!opts.out && process.stdout.isTTY) throw new FaxgateError('USAGE', 'the report is a PDF: give --out FILE, or redirect stdout to a file');
+  const { jobReport } = await import('../notify/job-report.js');
+  const { effectiveUsers } = await import('../keys/key-overrides.js');
+  const { writeFileAtomic } = await import('../fs/atomic.js');
+  await withStore(ctx, async (store) => {
+    const job = await store.getJob(id);
+    if (!job) throw new FaxgateError('JOB_NOT_FOUND', `no job ${id}`);
+    const user = effectiveUsers(ctx.config.users, ctx.config.data).find((u) => u.name === job.user);
+    // the account's time zone comes from the service; without it (--tz, or the service not
+    // reachable) the report says which zone it used instead
+    const me = opts.tz || !user ? null : await withClients(ctx, (c) => c.forUser(user.name).me()).catch(() => null);
+    const pdf = await jobReport({ store, job, user, me, fallbackTimeZone: opts.tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone, now: new Date() });
+    if (opts.out) {
+      await writeFileAtomic(opts.out, pdf);
+      process.stderr.write(`transmission report of job ${job.id} written to ${opts.out}\n`);
+    } else {
+      await new Promise<void>((resolve, reject) => process.stdout.write(pdf, (err) => (err ? reject(err) : resolve())));
+    }
+  });
+}

@@ -37,6 +37,15 @@ export function isoDate(v: string): string {
   if (Number.isNaN(t)) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-12-31 or 2026-12-31T23:59:00Z, got "${v}"`);
   return new Date(t).toISOString();
 }
+/** An IANA time zone name the runtime knows, e.g. "Europe/Berlin". */
+export function timeZoneName(v: string): string {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: v });
+    return v;
+  } catch {
+    throw new InvalidArgumentError(`expected an IANA time zone such as "America/New_York", got "${v}"`);
+  }
+}
 const configOption = () => new Option('-c, --config <file>', 'config file (default: $FAXGATE_CONFIG, else the built-in sandbox)');
 const jsonOption = () => new Option('--json', 'print JSON');
 const userOption = () => new Option('-u, --user <name>', 'configured user (name or e-mail) whose key is used (default: the first)');
@@ -95,6 +104,15 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (id: string, o) => (await load.jobs()).jobCommand(id, o));
+
+  program
+    .command('report')
+    .description("write a job's transmission report (a one-page PDF, as a fax machine prints) to stdout or --out")
+    .argument('<job>', 'job id')
+    .option('-o, --out <file>', 'write the PDF to this file (default: stdout)')
+    .addOption(new Option('--tz <zone>', "IANA time zone of the report's times (default: the account's, else this system's)").argParser(timeZoneName))
+    .addOption(configOption())
+    .action(async (id: string, o) => (await load.jobs()).reportCommand(id, o));
 
   const ops: Array<['retry' | 'cancel' | 'hold' | 'release', string]> = [
     ['retry', 'send the failed, cancelled or parked recipients of a job again'],

@@ -127,6 +127,36 @@ export function parseConfigTextDetailed(text: string, opts: LoadOptions & { sour
   return { config: resolvedFile ? { ...config, secretsFile: resolvedFile } : config, unset: missing.map(({ name, key }) => ({ name, key })), secretsFile: resolvedFile, secretsProblem };
 }
 
+/** Inbound rules name users and groups that must exist; each problem names its rule. */
+function inboundProblems(c: Config, users: Set<string>): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const groups = c.inbound.groups;
+  for (const [g, def] of Object.entries(groups)) {
+    def.members.forEach((m, j) => {
+      if (!users.has(m)) out.push([`inbound.groups.${g}.members[${j}]`, `group "${g}": "${m}" is not a configured user`]);
+    });
+    if (def.escalateTo && !def.escalateTo.includes('@') && !users.has(def.escalateTo)) {
+      out.push([`inbound.groups.${g}.escalateTo`, `group "${g}": "${def.escalateTo}" is neither a configured user nor a mail address`]);
+    }
+  }
+  const check = (where: string, rule: string, ds: Config['inbound']['default']) => {
+    ds.forEach((d, j) => {
+      if ('users' in d) for (const u of d.users) if (!users.has(u)) out.push([`${where}.deliver[${j}].users`, `${rule}: "${u}" is not a configured user`]);
+      if ('inbox' in d && !groups[d.inbox]) out.push([`${where}.deliver[${j}].inbox`, `${rule}: no group "${d.inbox}" in inbound.groups`]);
+    });
+  };
+  const seen = new Set<string>();
+  c.inbound.routes.forEach((r, i) => {
+    const rule = `rule "${r.name}"`;
+    if (seen.has(r.name)) out.push([`inbound.routes[${i}].name`, `${rule}: another rule has this name`]);
+    seen.add(r.name);
+    if (r.match.user && !users.has(r.match.user)) out.push([`inbound.routes[${i}].match.user`, `${rule}: "${r.match.user}" is not a configured user`]);
+    check(`inbound.routes[${i}]`, rule, r.deliver);
+  });
+  check('inbound.default', 'the default route', c.inbound.default);
+  return out;
+}
+
 export function validateConfig(raw: unknown, source = 'config'): Config {
   const result = configSchema.safeParse(raw);
   if (!result.success) {
@@ -168,6 +198,7 @@ function checkCrossKeys(c: Config, source: string): void {
     const i = c.users.findIndex((u) => !u.password);
     problems.push([`users[${i}].password`, 'smtp.auth is "required" but this user has no password hash']);
   }
+  problems.push(...inboundProblems(c, names));
   if (c.api.baseUrl !== 'sandbox' && c.users.length === 0) {
     problems.push(['users', 'at least one user is needed with a real fax service']);
   }

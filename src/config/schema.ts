@@ -57,6 +57,8 @@ const userSchema = z
     mailBody: z.enum(['auto', 'cover', 'page', 'ignore']).optional(),
     /** admin: the web console also shows the operator's pages (the whole queue, refusals, keys) */
     role: z.enum(['user', 'admin']).optional(),
+    /** this user's transmission report on outcome mail (overrides notify.report) */
+    report: z.enum(['off', 'always', 'failed']).optional(),
   })
   .strict();
 
@@ -133,6 +135,58 @@ const mailboxSchema = z
   })
   .strict()
   .refine((m) => (m.password === undefined) !== (m.tokenCommand === undefined), 'give either password or tokenCommand');
+
+// Inbound routing (docs/inbound.md): rules kept as data, checked at start and on reload.
+const inboundDelivery = z.union([
+  /** the user whose key received the fax, by mail, as their service preference says (today's behaviour) */
+  z.object({ receiver: z.literal(true) }).strict(),
+  /** these configured users, by mail, each as their own preference says */
+  z.object({ users: z.array(z.string().min(1)).min(1) }).strict(),
+  /** one address (a shared mailbox), always, with the fax attached */
+  z.object({ mail: email }).strict(),
+  /** a folder the daemon writes the PDF into: atomic, named by the pattern, with this mode */
+  z.object({
+    folder: z.string().regex(/^\//, 'expected an absolute folder path'),
+    name: z.string().min(1).max(200).default('{date}_{time}_{sender}_{pages}p.pdf'),
+    mode: z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"').default('0640'),
+  }).strict(),
+  /** the console inbox of a group (inbound.groups), whose members are told by mail */
+  z.object({ inbox: z.string().min(1) }).strict(),
+]);
+
+const inboundRoute = z
+  .object({
+    /** named in errors and in each fax's timeline */
+    name: z.string().min(1).max(80),
+    match: z
+      .object({
+        /** the number the sender dialled (digits, # for one digit, a trailing *) */
+        dialled: numberPattern.optional(),
+        /** the sender's number, same form */
+        sender: numberPattern.optional(),
+        /** the sender's station id, compared without case; a trailing * matches any rest */
+        csid: z.string().min(1).max(40).optional(),
+        /** the configured user whose key received it */
+        user: z.string().min(1).optional(),
+      })
+      .strict()
+      .default({}),
+    deliver: z.array(inboundDelivery).min(1),
+    /** false (default): the first matching rule decides; true: the following rules are looked at too */
+    continue: z.boolean().default(false),
+  })
+  .strict();
+
+const inboundGroup = z
+  .object({
+    /** configured user names: they see the group's inbox in the console and are told of each fax */
+    members: z.array(z.string().min(1)).min(1),
+    /** a fax nobody has taken for this long is sent again (0: never) */
+    escalateAfterMinutes: z.number().min(0).default(0),
+    /** who gets it again: the group (default), a configured user's name, or a mail address */
+    escalateTo: z.string().min(1).optional(),
+  })
+  .strict();
 
 export const configSchema = z
   .object({
@@ -265,6 +319,8 @@ export const configSchema = z
         transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, 'expected smtp://, smtps:// or outbox:DIR'),
         adminCopy: email.optional(),
         preferenceRefreshMs: z.number().int().min(1000).default(300_000),
+        /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
+        report: z.enum(['off', 'always', 'failed']).optional(),
         inbound: z
           .object({
             enabled: z.boolean().default(true),
@@ -350,6 +406,21 @@ export const configSchema = z
       .object({ mailboxes: z.array(mailboxSchema).min(1) })
       .strict()
       .optional(),
+
+    /** Received faxes: kept in the queue, routed by rules (docs/inbound.md). */
+    inbound: z
+      .object({
+        /** how long received faxes and their documents are kept */
+        retentionDays: z.number().min(0).default(90),
+        groups: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a short group name'), inboundGroup).default({}),
+        routes: z.array(inboundRoute).default([]),
+        /** where a fax goes that no rule matched (default: the receiving user's mail) */
+        default: z.array(inboundDelivery).min(1).default([{ receiver: true }]),
+        /** how often unacknowledged faxes are looked for */
+        escalationCheckMs: z.number().int().min(100).default(60_000),
+      })
+      .strict()
+      .default({ retentionDays: 90, groups: {}, routes: [], default: [{ receiver: true }], escalationCheckMs: 60_000 }),
     /** Office documents (docx, odt, xlsx...) are converted to PDF with LibreOffice before they are accepted. */
     office: z
       .object({
@@ -391,6 +462,10 @@ export type OfficeConfig = Config['office'];
 export type WebConfig = NonNullable<Config['web']>;
 export type MailBodyMode = SmtpConfig['body'];
 export type MailboxConfig = z.infer<typeof mailboxSchema>;
+
+export type InboundConfig = Config['inbound'];
+export type InboundRoute = InboundConfig['routes'][number];
+export type InboundDelivery = InboundConfig['default'][number];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
 export const SECRET_KEYS = ['apiKey', 'adminKey', 'password'] as const;

@@ -12,8 +12,10 @@ export function inboundPayload(r: FaxRecord): InboundPayload {
   return {
     messageId: r.messageId,
     status: r.status,
-    // on an inbound record faxNumber is the remote party (E.164 with +); the caller id is its digits
-    from: r.faxNumber || r.faxCallerId || null,
+    // on an inbound record faxNumber is the number dialled (the record's destination, ours); the
+    // sender is the caller id (digits, with or without +)
+    from: senderOf(r),
+    dialled: r.faxNumber || null,
     csid: r.faxCsid || null,
     pages: r.pagesCount ?? r.pagesComplete ?? null,
     duration: r.duration ?? null,
@@ -23,6 +25,12 @@ export function inboundPayload(r: FaxRecord): InboundPayload {
     errorCode: r.errorCode ?? null,
     errorInfo: r.errorInfo ?? null,
   };
+}
+
+export function senderOf(r: Pick<FaxRecord, 'faxCallerId'>): string | null {
+  const c = (r.faxCallerId ?? '').trim();
+  if (!c) return null;
+  return /^\+?\d{4,15}$/.test(c) ? (c.startsWith('+') ? c : `+${c}`) : c;
 }
 
 export function isFailedReception(p: Pick<InboundPayload, 'status'>): boolean {
@@ -38,19 +46,28 @@ export function composeInbound(p: InboundPayload, timeZone: string): ComposedMai
   const from = number(p.from) ?? p.csid ?? 'an unknown sender';
   const failed = isFailedReception(p);
   const words = failed ? explainResult(p).words : null;
-  return {
+  const prefix = p.escalated ? 'Not yet taken: ' : '';
+  const mail: ComposedMail = {
     subject: failed
       ? clip(`Fax reception from ${from} failed: ${words}`, 120)
       : p.pages
         ? `Fax received from ${from}, ${plural(p.pages, 'page')}`
         : `Fax received from ${from}`,
     blocks: [
-      { kind: 'para', text: failed ? `A fax from ${from} could not be received: ${words}.` : `You received a fax from ${from}.` },
+      {
+        kind: 'para',
+        text: failed
+          ? `A fax from ${from} could not be received: ${words}.`
+          : p.group
+            ? `A fax from ${from} arrived in the shared inbox of group ${p.group}${p.escalated ? ' and nobody has taken it yet' : ''}. Open the console's inbox to take it.`
+            : `You received a fax from ${from}.`,
+      },
       {
         kind: 'fields',
         rows: [
           ['From', number(p.from)],
           ['Sender CSID', p.csid],
+          ['Number dialled', number(p.dialled ?? null)],
           ['Pages', p.pages != null ? String(p.pages) : null],
           ['Duration', formatDuration(p.duration)],
           ['Received', formatTime(p.createdAt, timeZone)],
@@ -62,4 +79,5 @@ export function composeInbound(p: InboundPayload, timeZone: string): ComposedMai
     failure: failed,
     mandatory: false,
   };
+  return { ...mail, subject: clip(prefix + mail.subject, 120) };
 }

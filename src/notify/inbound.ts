@@ -27,6 +27,8 @@ export interface InboundPollerOptions {
   logger: Logger;
   clock?: Clock;
   metrics?: Metrics;
+  /** Where received faxes are kept and routed (inbound/received-intake.ts); absent: mailed to their user only. */
+  intake?: { receive(user: string, r: FaxRecord, via: 'poll'): Promise<boolean> };
 }
 
 /** Records read per history page. */
@@ -128,7 +130,10 @@ export class InboundPoller {
     }
 
     // oldest first: queued (and claimed) in the order the faxes arrived
-    for (const r of [...fresh].reverse()) await queueInboundNotification(this.opts.store, this.log, user, r);
+    for (const r of [...fresh].reverse()) {
+      if (this.opts.intake) await this.opts.intake.receive(user, r, 'poll');
+      else await queueInboundNotification(this.opts.store, this.log, user, r);
+    }
     await this.opts.store.setState(key, serializeCursor(advanceCursor(cursor, fresh, now)));
   }
 }

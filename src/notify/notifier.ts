@@ -31,6 +31,7 @@ import { composeRejected } from './rejected-mail.js';
 import { composeAccepted } from './accepted-mail.js';
 import { nextNotifyAttempt } from './retry-schedule.js';
 import { composeAlert } from './alert-mail.js';
+import { jobReport, reportFileName, wantsReport } from './job-report.js';
 import type { MailTransport } from './mail-transport.js';
 import { createTransport } from './transport.js';
 
@@ -61,7 +62,7 @@ const LEASE_MS = 10 * 60_000;
 
 type Plan =
   | { skip: string }
-  | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[] };
+  | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[]; reports: number };
 
 export class Notifier {
   private readonly store: QueueStore;
@@ -128,7 +129,7 @@ export class Notifier {
       }
       const info = await this.transport.send(plan.mail);
       await this.store.completeNotification(n.id, 'sent');
-      log.info({ to: plan.to, messageId: info.messageId, attachments: plan.attachments.length }, 'NOTIFIED');
+      log.info({ to: plan.to, messageId: info.messageId, attachments: plan.attachments.length, reports: plan.reports }, 'NOTIFIED');
       this.count(n, 'sent');
     } catch (err) {
       await this.deferOrFail(n, err, log);
@@ -174,6 +175,8 @@ export class Notifier {
     }
     const timeZone = me?.account?.timezone || 'UTC';
     const attachments: DownloadedFax[] = [];
+    const reports: Array<{ filename: string; content: Buffer }> = [];
+    let toOverride: string | null = null;
     let composed: ComposedMail;
     let wants: boolean;
     let job: Job | null = null;
@@ -189,17 +192,32 @@ export class Notifier {
           const pdf = await this.outcomeAttachment(n, job, log);
           if (pdf) attachments.push(pdf);
         }
+        if (wants && wantsReport(job, user, this.opts.notify.report)) {
+          const pdf = await jobReport({ store: this.store, job, user, me, now: new Date(this.clock.now()) });
+          reports.push({ filename: reportFileName(job), content: Buffer.from(pdf) });
+        }
         break;
       }
       case 'inbound': {
         const p = n.payload;
         if (!p || typeof p.messageId !== 'string') return { skip: 'inbound notification without a messageId' };
-        if (!me) throw temporary('preferences', meError);
         composed = composeInbound(p, timeZone);
-        wants = wanted(this.prefs.option(n.user, me, 'emailNotifyReceiveOption'), isFailedReception(p));
-        if (wants && flag(me.emailNotifyReceiveIncAttachment) && !isFailedReception(p)) {
-          const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
-          if (pdf) attachments.push(pdf);
+        if (p.to) {
+          // an address a rule names (a shared mailbox, an escalation): always, with the fax
+          wants = true;
+          toOverride = p.to;
+        } else {
+          if (!me) throw temporary('preferences', meError);
+          wants = wanted(this.prefs.option(n.user, me, 'emailNotifyReceiveOption'), isFailedReception(p));
+        }
+        if (wants && (p.to || flag(me!.emailNotifyReceiveIncAttachment)) && !isFailedReception(p)) {
+          // a kept fax is attached from the store: another user's key could not download it
+          const kept = p.receivedId ? await this.store.readReceivedDocument(p.receivedId) : null;
+          if (kept) reports.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
+          else if (!p.receivedId) {
+            const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
+            if (pdf) attachments.push(pdf);
+          }
         }
         break;
       }
@@ -243,7 +261,7 @@ export class Notifier {
     const admin = composed.failure ? this.opts.notify.adminCopy : undefined;
     if (!wants && !admin) return { skip: 'the user does not want this notification (service preference)' };
     // a user who opted out still leaves the administrator a copy of the failures
-    const to = wants ? user.email : admin!;
+    const to = toOverride ?? (wants ? user.email : admin!);
     const bcc = wants && admin && admin.toLowerCase() !== user.email.toLowerCase() ? admin : undefined;
     const inReplyTo = originMessageId(job);
     const mail: SendMailOptions = {
@@ -264,9 +282,12 @@ export class Notifier {
         'X-Faxgate-Notification': n.kind,
         ...(n.jobId ? { 'X-Faxgate-Job': n.jobId } : {}),
       },
-      attachments: attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: 'application/pdf' })),
+      attachments: [
+        ...attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: 'application/pdf' })),
+        ...reports.map((r) => ({ filename: r.filename, content: r.content, contentType: 'application/pdf' })),
+      ],
     };
-    return { mail, to: bcc ? [to, bcc] : [to], attachments };
+    return { mail, to: bcc ? [to, bcc] : [to], attachments, reports: reports.length };
   }
 
   private outcomeAttachment(n: Notification, job: Job, log: Logger): Promise<DownloadedFax | null> {

@@ -250,4 +250,37 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX jobs_updated ON jobs(updated_at);
   CREATE INDEX jobs_source ON jobs(source, created_at);
   `,
+  // Received faxes kept with their document (store/received.ts): the shared inbox, routing again,
+  // finding one later; one row per service messageId. Their timeline is received_events.
+  `
+  CREATE TABLE received_faxes (
+    id TEXT PRIMARY KEY,
+    message_id TEXT NOT NULL UNIQUE,
+    user_name TEXT NOT NULL,
+    dialled TEXT,
+    sender TEXT,
+    csid TEXT,
+    pages INTEGER,
+    status TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    stored_at TEXT NOT NULL,
+    groups TEXT NOT NULL DEFAULT '[]',
+    state TEXT NOT NULL CHECK (state IN ('new','taken','done')),
+    owner TEXT,
+    note TEXT,
+    escalated_at TEXT,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    data BLOB
+  );
+  CREATE INDEX received_faxes_time ON received_faxes(received_at);
+  CREATE TABLE received_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    fax_id TEXT NOT NULL REFERENCES received_faxes(id) ON DELETE CASCADE,
+    at TEXT NOT NULL,
+    action TEXT NOT NULL,
+    actor TEXT,
+    detail TEXT
+  );
+  CREATE INDEX received_events_fax ON received_events(fax_id, id);
+  `,
 ];

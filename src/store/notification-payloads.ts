@@ -31,6 +31,16 @@ export interface InboundPayload {
   resultInfo: string | null;
   errorCode: string | null;
   errorInfo: string | null;
+  /** The number the sender dialled (absent in notifications queued before it was kept). */
+  dialled?: string | null;
+  /** The kept fax (store/received.ts): its document is attached from the store. */
+  receivedId?: string;
+  /** Told as a member of this group's shared inbox. */
+  group?: string;
+  /** A shared mailbox or escalation address named by a rule: mailed there whatever the preference. */
+  to?: string;
+  /** Sent again because nobody took it in time. */
+  escalated?: boolean;
 }
 
 /** The gateway's API key for a user runs out soon. */

@@ -5,6 +5,7 @@ import type {
   CoverSpec, Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
   NewRecipient, QueueCounts, Recipient, RecipientState, StoredDocument,
 } from './types.js';
+import type { ReceivedStore } from './received.js';
 
 export interface RecipientKey {
   jobId: string;
@@ -45,7 +46,7 @@ export interface FaxResultFields {
  * Each transition method's allowed from-states come from `transitions.ts`, never from the caller's
  * own list, except where `expect` narrows them further.
  */
-export interface QueueStore {
+export interface QueueStore extends ReceivedStore {
   readonly backend: 'sqlite' | 'postgres';
 
   // ---- intake

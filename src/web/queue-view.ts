@@ -8,6 +8,7 @@ import type { Job, JobEvent, JobFilter, StoredDocument } from '../store/types.js
 export type ConsoleStore = Pick<
   QueueStore,
   'getJob' | 'listJobs' | 'countJobs' | 'listEvents' | 'readDocument' | 'counts' | 'cancel' | 'hold' | 'release' | 'retry' | 'getState' | 'enqueue' | 'enqueueCorrupt' | 'address'
+  | 'enqueueNotification' | 'keepReceived' | 'getReceived' | 'listReceived' | 'readReceivedDocument' | 'changeReceived' | 'listReceivedEvents' | 'purgeReceived'
 >;
 
 export class QueueView {

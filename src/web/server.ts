@@ -11,7 +11,8 @@ import fastifyFormbody from '@fastify/formbody';
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../clock.js';
-import type { UserConfig, WebConfig } from '../config/schema.js';
+import type { InboundConfig, UserConfig, WebConfig } from '../config/schema.js';
+import { groupsOf, registerSharedInbox } from './shared-inbox.js';
 import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
 import { acceptJob } from '../intake/accept.js';
@@ -26,6 +27,7 @@ import { RateLimiter } from '../smtp/rate-limit.js';
 import type { Job, NewDocument, NewRecipient } from '../store/types.js';
 import { jobJson } from '../job-json.js';
 import { addressingRoutes } from './addressing.js';
+import { jobReport, reportFileName } from '../notify/job-report.js';
 import { LiveUpdates } from './live.js';
 import type { OperatorPages } from './operator.js';
 import { QueueView, type ConsoleStore } from './queue-view.js';
@@ -70,6 +72,8 @@ export interface WebConsoleDeps {
   authFailureDelayMs?: number;
   /** whether the account's history budget has room now (received faxes are not fetched when not) */
   historyAvailable?: (reserve: number) => boolean;
+  /** the shared inbox's groups (inbound.groups); absent: no inbox */
+  inbound?: () => InboundConfig;
   /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
   faxesPerMinute?: number;
 }
@@ -180,8 +184,20 @@ export class WebConsole {
 
       api.get('/api/session', async (req) => {
         const s = (req as Authed).session;
-        return { user: s.user, admin: s.admin, csrfToken: s.csrfToken };
+        const inbox = this.deps.inbound ? groupsOf(this.deps.inbound(), s.user) : [];
+        return { user: s.user, admin: s.admin, csrfToken: s.csrfToken, inbox };
       });
+
+      if (this.deps.inbound) {
+        registerSharedInbox(api, {
+          store: this.deps.store,
+          inbound: this.deps.inbound,
+          users: this.deps.users,
+          logger: this.log,
+          submitFax: async (s, to, documents, origin) => this.submit(s, { recipients: await this.recipientsOf(s, to), documents, cover: { enabled: false }, origin }),
+          poke: () => this.live.poke(),
+        });
+      }
 
       api.get('/api/jobs', async (req, reply) => {
         const s = (req as Authed).session;
@@ -212,6 +228,16 @@ export class WebConsole {
           .type(doc.contentType)
           .header('content-disposition', `${disposition}; filename="${doc.name.replace(/["\\\r\n]/g, '_')}"`)
           .send(body);
+      });
+
+      api.get('/api/jobs/:id/report', async (req, reply) => {
+        const s = (req as Authed).session;
+        const job = await this.ownJob(req);
+        const me = await this.deps.clientFor(job.user).me().catch(() => null);
+        const pdf = await jobReport({ store: this.view, job, user: this.deps.users().find((u) => u.name === job.user), me, now: new Date(this.clock.now()) });
+        this.log.info({ user: s.user, job: job.id }, 'WEB transmission report');
+        const q = req.query as Record<string, string | undefined>;
+        return reply.type('application/pdf').header('content-disposition', `${q.download === '1' ? 'attachment' : 'inline'}; filename="${reportFileName(job)}"`).send(Buffer.from(pdf));
       });
 
       for (const op of ['cancel', 'hold', 'release', 'retry'] as const) {

@@ -464,4 +464,52 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect(await store.holdsDuty('purge')).toBe(true);
     });
   });
+
+  describe.skipIf(skip)('received faxes', () => {
+    const fax = (messageId: string, over: Record<string, unknown> = {}) => ({
+      messageId, user: 'alice', dialled: '+15550100200', sender: '+15557654321', csid: 'ACME LAB', pages: 2, status: 'success',
+      receivedAt: '2026-11-20T10:00:00.000Z', groups: ['referrals'], document: new TextEncoder().encode('%PDF-1.4 received'), detail: 'polled; routed to group referrals',
+      ...over,
+    });
+
+    it('keeps each fax once with its document, another instance sees it; lists by group and state', async () => {
+      const { store, reopen } = await open();
+      const first = await store.keepReceived(fax('m-1'));
+      expect(first.duplicate).toBe(false);
+      expect(first.fax).toMatchObject({ messageId: 'm-1', user: 'alice', dialled: '+15550100200', sender: '+15557654321', csid: 'ACME LAB', pages: 2, state: 'new', owner: null, groups: ['referrals'], hasDocument: true });
+      const again = await (await reopen()).keepReceived(fax('m-1', { groups: ['other'] }));
+      expect(again).toMatchObject({ duplicate: true, fax: { id: first.fax.id, groups: ['referrals'] } });
+      expect((await store.readReceivedDocument(first.fax.id))!.toString()).toBe('%PDF-1.4 received');
+      await store.keepReceived(fax('m-2', { groups: ['pharmacy'], document: null, status: 'failed', receivedAt: '2026-11-21T10:00:00.000Z' }));
+      expect((await store.listReceived({ groups: ['referrals'] })).map((f) => f.messageId)).toEqual(['m-1']);
+      expect((await store.listReceived({ groups: ['referrals', 'pharmacy'] })).map((f) => f.messageId)).toEqual(['m-2', 'm-1']);
+      expect(await store.listReceived({ groups: ['referral'] })).toEqual([]);
+      expect((await store.listReceived()).length).toBe(2);
+      const noDoc = (await store.listReceived({ groups: ['pharmacy'] }))[0]!;
+      expect(noDoc.hasDocument).toBe(false);
+      expect(await store.readReceivedDocument(noDoc.id)).toBeNull();
+      expect((await store.listReceivedEvents(first.fax.id)).map((e) => [e.action, e.detail])).toEqual([['stored', 'polled; routed to group referrals']]);
+    });
+
+    it('take it once: a second taker loses; done, note and escalation are in the timeline; retention purges', async () => {
+      const clock = manualClock(Date.parse('2026-11-25T10:00:00.000Z'));
+      const { store, reopen } = await open({ clock });
+      const { fax: f } = await store.keepReceived(fax('m-3'));
+      const other = await reopen();
+      const took = await store.changeReceived(f.id, { set: { state: 'taken', owner: 'alice' }, expect: ['new'], event: { action: 'taken', actor: 'alice', detail: null } });
+      expect(took).toMatchObject({ state: 'taken', owner: 'alice' });
+      expect(await other.changeReceived(f.id, { set: { state: 'taken', owner: 'bob' }, expect: ['new'], event: { action: 'taken', actor: 'bob', detail: null } })).toBeNull();
+      await other.changeReceived(f.id, { set: { note: 'called the lab back' }, event: { action: 'note', actor: 'bob', detail: 'called the lab back' } });
+      await store.changeReceived(f.id, { set: { escalatedAt: '2026-11-25T10:00:00.000Z' }, event: { action: 'escalated', actor: null, detail: 'to group referrals' } });
+      const done = await store.changeReceived(f.id, { set: { state: 'done' }, expect: ['taken'], event: { action: 'done', actor: 'alice', detail: null } });
+      expect(done).toMatchObject({ state: 'done', owner: 'alice', note: 'called the lab back', escalatedAt: '2026-11-25T10:00:00.000Z' });
+      expect(await store.changeReceived('FRNOSUCH', { set: { state: 'done' }, event: { action: 'done', actor: 'alice', detail: null } })).toBeNull();
+      expect((await other.listReceivedEvents(f.id)).map((e) => `${e.action}:${e.actor ?? '-'}`)).toEqual(['stored:-', 'taken:alice', 'note:bob', 'escalated:-', 'done:alice']);
+      expect((await store.listReceived({ states: ['new'] }))).toEqual([]);
+      await store.keepReceived(fax('m-4', { receivedAt: '2026-11-24T12:00:00.000Z' }));
+      expect(await store.purgeReceived(2 * 86_400_000)).toBe(1);
+      expect((await store.listReceived()).map((x) => x.messageId)).toEqual(['m-4']);
+      expect(await store.listReceivedEvents(f.id)).toEqual([]);
+    });
+  });
 });

@@ -40,7 +40,7 @@ describe('web console API', () => {
     expect(s.setCookie).not.toMatch(/Secure/); // plain http on loopback
     expect(s.csrf).toMatch(/^[A-Za-z0-9_-]{40,}$/);
     const me = await fetch(`${rig.base}/api/session`, { headers: { cookie: s.cookie } });
-    expect(await json(me)).toEqual({ user: 'alice', admin: false, csrfToken: s.csrf });
+    expect(await json(me)).toEqual({ user: 'alice', admin: false, csrfToken: s.csrf, inbox: [] });
     const anon = await fetch(`${rig.base}/api/jobs`);
     expect(anon.status).toBe(401);
   });

@@ -110,13 +110,17 @@ export function emulatorAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
       const callerId = input.one('callerId');
       if (!callerId) throw invalid('callerId is required');
       const from = parseDestination(callerId);
+      // as the service records it: faxNumber is the fax's destination, the number the sender
+      // dialled (one of the account's numbers: `to`, else the user's own), the caller id the sender
+      const to = input.one('to');
+      const dialled = to ? parseDestination(to) : parseDestination(user.phone);
       if (input.files.length === 0) throw invalid('file is required');
       const doc = await buildFaxDocument(null, input.files.map((f) => ({ path: f.path, filename: f.filename, mimetype: f.mimetype })));
       const row = await insertFax(ctx, {
         user,
         direction: 'inbound',
         channelType: 'fax',
-        faxNumber: from,
+        faxNumber: dialled,
         callerId: from.replace(/^\+/, ''),
         csid: input.one('csid') ?? '',
         attachments: input.files.map((f) => f.filename),

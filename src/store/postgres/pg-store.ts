@@ -26,6 +26,8 @@ import type {
 import { JOB_STATES, RECIPIENT_STATES } from '../types.js';
 import { isRetryable, redactDatabaseUrl, storeError } from './connection.js';
 import { PG_MIGRATIONS } from './schema.js';
+import * as received from './received.js';
+import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from '../received.js';
 
 export interface PgStoreOptions {
   /** postgres://user[:password]@host[:port]/db */
@@ -901,6 +903,36 @@ export class PgStore implements QueueStore {
   }
 
   // ---------------------------------------------------------------- key/value
+
+  // ---------------------------------------------------------------- received faxes (store/received.ts)
+
+  keepReceived(f: NewReceivedFax): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
+    return this.tx('keep a received fax', (c) => received.keepReceived(c, f, this.clock.now()));
+  }
+
+  getReceived(id: string): Promise<ReceivedFax | null> {
+    return this.tx('read a received fax', (c) => received.getReceived(c, id));
+  }
+
+  listReceived(filter: ReceivedFilter = {}): Promise<ReceivedFax[]> {
+    return this.tx('list received faxes', (c) => received.listReceived(c, filter));
+  }
+
+  readReceivedDocument(id: string): Promise<Buffer | null> {
+    return this.tx('read a received fax', (c) => received.readReceivedDocument(c, id));
+  }
+
+  changeReceived(id: string, change: ReceivedChange): Promise<ReceivedFax | null> {
+    return this.tx('change a received fax', (c) => received.changeReceived(c, id, change, this.clock.now()));
+  }
+
+  listReceivedEvents(id: string): Promise<ReceivedEvent[]> {
+    return this.tx('read a received fax', (c) => received.listReceivedEvents(c, id));
+  }
+
+  purgeReceived(olderThanMs: number): Promise<number> {
+    return this.tx('purge received faxes', (c) => received.purgeReceived(c, olderThanMs, this.clock.now()));
+  }
 
   async getState(key: string): Promise<string | null> {
     const r = await this.q<{ value: string }>('read state', 'SELECT value FROM kv WHERE key = $1', [key]);

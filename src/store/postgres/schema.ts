@@ -118,4 +118,36 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs DROP CONSTRAINT jobs_source_check;
   ALTER TABLE jobs ADD CONSTRAINT jobs_source_check CHECK (source IN ('smtp','spool','cli','web','imap'));
   `,
+  // Received faxes kept with their document (store/received.ts), as in the SQLite store.
+  `
+  CREATE TABLE received_faxes (
+    id TEXT PRIMARY KEY,
+    message_id TEXT NOT NULL UNIQUE,
+    user_name TEXT NOT NULL,
+    dialled TEXT,
+    sender TEXT,
+    csid TEXT,
+    pages INTEGER,
+    status TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    stored_at TEXT NOT NULL,
+    groups TEXT NOT NULL DEFAULT '[]',
+    state TEXT NOT NULL CHECK (state IN ('new','taken','done')),
+    owner TEXT,
+    note TEXT,
+    escalated_at TEXT,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    data BYTEA
+  );
+  CREATE INDEX received_faxes_time ON received_faxes(received_at);
+  CREATE TABLE received_events (
+    id BIGSERIAL PRIMARY KEY,
+    fax_id TEXT NOT NULL REFERENCES received_faxes(id) ON DELETE CASCADE,
+    at TEXT NOT NULL,
+    action TEXT NOT NULL,
+    actor TEXT,
+    detail TEXT
+  );
+  CREATE INDEX received_events_fax ON received_events(fax_id, id);
+  `,
 ];

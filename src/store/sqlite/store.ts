@@ -29,6 +29,8 @@ import * as leases from './leases.js';
 import * as notes from './notifications.js';
 import * as ops from './operator.js';
 import * as read from './read.js';
+import * as received from './received.js';
+import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from '../received.js';
 import * as steps from './transitions.js';
 
 export interface StoreOptions {
@@ -429,6 +431,35 @@ export class SqliteStore implements QueueStore {
 
   async listNotifications(filter: { jobId?: string; kind?: string } = {}): Promise<Notification[]> {
     return notes.listNotifications(this.c, filter);
+  }
+
+  // ---- received faxes (store/received.ts)
+  async keepReceived(f: NewReceivedFax): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
+    return received.keepReceived(this.c, f);
+  }
+
+  async getReceived(id: string): Promise<ReceivedFax | null> {
+    return received.getReceived(this.c, id);
+  }
+
+  async listReceived(filter: ReceivedFilter = {}): Promise<ReceivedFax[]> {
+    return received.listReceived(this.c, filter);
+  }
+
+  async readReceivedDocument(id: string): Promise<Buffer | null> {
+    return received.readReceivedDocument(this.c, id);
+  }
+
+  async changeReceived(id: string, change: ReceivedChange): Promise<ReceivedFax | null> {
+    return received.changeReceived(this.c, id, change);
+  }
+
+  async listReceivedEvents(id: string): Promise<ReceivedEvent[]> {
+    return received.listReceivedEvents(this.c, id);
+  }
+
+  async purgeReceived(olderThanMs: number): Promise<number> {
+    return received.purgeReceived(this.c, olderThanMs);
   }
 
   // ---- key/value
