@@ -3,8 +3,7 @@
 // or spf=fail with no DKIM pass): that is refused. A forged field saying "fail" only hurts its
 // forger, so without named authserv-ids every field is read; with them, only the relay's own
 // fields are, and `pass` mode also requires one of them to record a pass.
-import type { SenderVerdict } from './verify-sender.js';
-import { aligned } from './verify-sender.js';
+import { aligned, type SenderVerdict } from './verdict.js';
 import { headerFields, parseAuthResults, type AuthResult } from './auth-results.js';
 import { refuseWith } from '../smtp-reply.js';
 

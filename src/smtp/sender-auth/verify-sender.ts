@@ -5,20 +5,15 @@
 // anything of the message is kept: the caller holds the job until the verdict is known.
 import type { Readable } from 'node:stream';
 import { authenticate, dmarc as dmarcCheck, spf as spfCheck } from 'mailauth';
-import { getDomain } from 'tldts';
 import type { SenderAuthConfig } from '../../config/schema.js';
 import type { DnsResolve } from '../../dns/resolver.js';
 import type { FaxgateError } from '../../errors.js';
 import { refuseWith } from '../smtp-reply.js';
 import { readHeaderBlock } from './auth-results.js';
 import { checkRelayResults } from './relay-results.js';
+import { aligned, type SenderVerdict, type VerdictCheck } from './verdict.js';
 
-/** What proved the sender (or failed to): also the `check` label of the metric. */
-export type VerdictCheck = 'dmarc' | 'spf+dkim' | 'spf' | 'dkim' | 'arc' | 'from' | 'relay' | 'trusted' | 'auth';
-
-export type SenderVerdict =
-  | { ok: true; check: VerdictCheck; /** one line for the log and the outcome mail */ detail: string }
-  | { ok: false; check: VerdictCheck; temporary: boolean; refusal: FaxgateError; detail: string };
+export type { SenderVerdict, VerdictCheck } from './verdict.js';
 
 export interface SenderInput {
   envelopeFrom: string;
@@ -32,13 +27,6 @@ export interface SenderInput {
 }
 
 const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-const orgOf = (domain: string): string => getDomain(domain, { allowPrivateDomains: false }) ?? domain;
-
-export function aligned(a: string, b: string, strict: boolean): boolean {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  return strict ? x === y : orgOf(x) === orgOf(y);
-}
 
 function refusal(reply: string): FaxgateError {
   return refuseWith(reply.startsWith('4') ? 'SENDER_CHECK_TEMPORARY' : 'SENDER_UNVERIFIED', reply);
