@@ -185,7 +185,7 @@ export class Gateway {
       ? new AddressExpiry({ store: this.store, clock: this.clock, waitHours: config.spool.addressWaitHours, logger: this.log.child({ component: 'spool' }) })
       : null;
     this.smtp = config.smtp
-      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, dns: config.dns, directory: this.directory, readers: this.readers, office: this.convertQueue, clientFor: (user) => this.clientFor(user, 'intake'), logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
+      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, dns: config.dns, directory: this.directory, readers: this.readers, office: this.convertQueue, partial: config.intake.partial, clientFor: (user) => this.clientFor(user, 'intake'), logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
       : null;
     this.health = new HealthChecks({
       probeStore: () => this.store.setState('health:probe', new Date(this.clock.now()).toISOString()),
@@ -246,6 +246,7 @@ export class Gateway {
           clientFor: (user) => this.clientFor(user, 'console'),
           destinations,
           defaultCountryCode: () => this.config.smtp?.defaultCountryCode ?? '1',
+          partial: () => this.config.intake.partial,
           office: this.convertQueue,
           dataDir: config.data,
           logger: this.log.child({ component: 'web' }),

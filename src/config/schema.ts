@@ -211,6 +211,13 @@ export const configSchema = z
       })
       .strict()
       .default({ timeoutMs: 2000 }),
+    intake: z
+      .object({
+        /** a file the sender attached that cannot be faxed: refuse the whole fax (default), or send the rest and say so first in the outcome */
+        partial: z.enum(['refuse', 'send']).default('refuse'),
+      })
+      .strict()
+      .default({ partial: 'refuse' }),
     spool: z
       .object({
         root: z.string().min(1),
@@ -391,6 +398,7 @@ export type OfficeConfig = Config['office'];
 export type WebConfig = NonNullable<Config['web']>;
 export type MailBodyMode = SmtpConfig['body'];
 export type MailboxConfig = z.infer<typeof mailboxSchema>;
+export type PartialMode = 'refuse' | 'send';
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
 export const SECRET_KEYS = ['apiKey', 'adminKey', 'password'] as const;

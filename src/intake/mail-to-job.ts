@@ -3,7 +3,7 @@
 // and everything left out recorded with its reason.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { MailBodyMode } from '../config/schema.js';
+import type { MailBodyMode, PartialMode } from '../config/schema.js';
 import { FaxgateError } from '../errors.js';
 import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.js';
 import { classifyPart } from './attachment-policy.js';
@@ -44,6 +44,8 @@ export interface MailToJobInput {
   office?: DocumentConverter;
   /** Where the text of the mail goes (smtp.body, or the user's mailBody). Default auto. */
   bodyMode?: MailBodyMode;
+  /** An attachment that cannot be faxed refuses the mail (default) or is sent without (intake.partial). */
+  partial?: PartialMode;
 }
 
 /** The name the mail's text has as a document and in "left out" lists. */
@@ -88,6 +90,18 @@ export function mailDedupeKey(messageId: string | null, contentSha256: string, e
   return `smtp:${createHash('sha256').update(basis).digest('hex')}`;
 }
 
+/**
+ * The refusal of a mail with files that cannot be faxed: each named (a reply line has room for
+ * about 500 characters, so the reasons are dropped before any name is).
+ */
+export function incomplete(missing: LeftOut[]): FaxgateError {
+  const withReasons = missing.map((m) => `${m.name} (${m.reason})`).join('; ');
+  const names = missing.map((m) => m.name).join(', ');
+  const list = withReasons.length <= 300 ? withReasons : clip(names, 300);
+  const why = `not faxed, so that nothing you attached is left out: ${list}. Send ${missing.length > 1 ? 'these' : 'it'} as PDF, or send the mail without ${missing.length > 1 ? 'them' : 'it'}`;
+  return new FaxgateError('UNSUPPORTED_TYPE', why, { smtpReply: `554 5.6.0 ${why[0]!.toUpperCase()}${why.slice(1)}` });
+}
+
 function nothingToFax(why: string): FaxgateError {
   return new FaxgateError('NOTHING_TO_FAX', why, { smtpReply: `554 5.6.0 Nothing to fax: ${why}` });
 }
@@ -96,10 +110,12 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   const { parsed } = input;
   const documents: Array<NewDocument & { officeExt?: string }> = [];
   const leftOut: LeftOut[] = [];
+  // files the sender meant to fax that cannot be: the fax would be less than they meant
+  const missing: LeftOut[] = [];
   for (const part of parsed.parts) {
     const d = await classifyPart(part, input.inlineImageMinBytes);
     if (!d.use) {
-      leftOut.push({ name: part.filename, reason: d.reason });
+      (d.meant ? missing : leftOut).push({ name: part.filename, reason: d.reason });
       continue;
     }
     if (FAXABLE_TYPES.has(d.contentType)) {
@@ -109,8 +125,15 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     // an office document: converted to PDF below, once the mail is known to be acceptable
     const ext = officeExtension(part.filename, sniffBuffer(await headOf(part)), part.contentType);
     if (ext) documents.push({ path: part.path, name: part.filename, contentType: d.contentType, ...partContent(part), officeExt: ext });
-    else leftOut.push({ name: part.filename, reason: `${d.contentType} cannot be faxed` });
+    else missing.push({ name: part.filename, reason: `${d.contentType} cannot be faxed` });
   }
+  // nothing attached can be faxed: refused whatever intake.partial says (a cover saying "please
+  // see attached" with nothing attached is not what anyone meant to send)
+  if (missing.length && documents.length === 0) {
+    throw nothingToFax(`no attachment can be faxed: ${clip(missing.map((l) => `${l.name} (${l.reason})`).join('; '), 300)}`);
+  }
+  if (missing.length && input.partial !== 'send') throw incomplete(missing);
+  leftOut.unshift(...missing.map((m) => ({ ...m, sentWithout: true })));
 
   const overrides = parseSubjectOverrides(parsed.subject);
   const text = bodyText(parsed);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { systemClock, type Clock } from '../clock.js';
 import { parseHostPort } from '../config/host-port.js';
-import type { DnsConfig, SmtpConfig, UserConfig } from '../config/schema.js';
+import type { DnsConfig, PartialMode, SmtpConfig, UserConfig } from '../config/schema.js';
 import { makeResolver, type DnsResolve } from '../dns/resolver.js';
 import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
@@ -52,6 +52,8 @@ export interface SmtpGatewayOptions {
   destinations?: DestinationCheck;
   /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
   office?: DocumentConverter;
+  /** intake.partial (default refuse) */
+  partial?: PartialMode;
   /** The resolvers for SPF, DKIM and DMARC (dns.servers; default: the system's). */
   dns?: Partial<DnsConfig>;
   /** The resolve function itself (default: one made from `dns`). */
@@ -94,6 +96,7 @@ export class SmtpGateway {
   private readonly authDelayMs: number;
   private readonly readers: InputReaders;
   private readonly office: DocumentConverter;
+  private readonly partial: PartialMode | undefined;
   private readonly ownsOffice: boolean;
   private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations?: DestinationCheck;
@@ -124,6 +127,7 @@ export class SmtpGateway {
     this.lockout = new AuthLockout(this.clock);
     this.readers = opts.readers ?? inProcessReaders;
     this.office = opts.office ?? new OfficeConverter();
+    this.partial = opts.partial;
     this.ownsOffice = opts.office === undefined;
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations;
@@ -513,7 +517,7 @@ export class SmtpGateway {
       // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists
       const verdict = await this.senderVerdict(st, session, envelopeFrom, incoming, log);
       const { job } = await acceptMail(
-        { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office },
+        { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office, partial: this.partial },
         {
           user: user.name, envelopeFrom, recipients, messageFile: incoming.path, messageData: incoming.data, workDir, parsing: parse.done,
           sha256: incoming.sha256, bodyMode: user.mailBody ?? this.smtp.body,

@@ -118,10 +118,19 @@ describe('documents', () => {
     expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 .*winmail\.dat/);
   });
 
-  it('checks content as well as type: a zip named .pdf and a GIF are refused, a text file and an unnamed PDF are taken', async () => {
+  it('checks content as well as type: a zip named .pdf and a GIF refuse the mail, naming both', async () => {
     const { file, parsed } = await load('mixed-types.eml');
     parsed.parts = parsed.parts.filter((p) => p.filename !== 'letter.docx');
-    const j = await job('mixed-types.eml', { parsed, original: { path: file, sha256: 'x' }, bodyMode: 'ignore' });
+    const err = await job('mixed-types.eml', { parsed, original: { path: file, sha256: 'x' }, bodyMode: 'ignore' }).catch((e: unknown) => e);
+    expect(isFaxgateError(err, 'UNSUPPORTED_TYPE')).toBe(true);
+    expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 Not faxed, .*invoice\.pdf \(it is declared as application\/pdf but its content is a ZIP archive\).*anim\.gif \(GIF images cannot be faxed/);
+  });
+
+  it('with intake.partial: send, a text file and an unnamed PDF are taken and the rest is listed as sent without', async () => {
+    const { file, parsed } = await load('mixed-types.eml');
+    parsed.parts = parsed.parts.filter((p) => p.filename !== 'letter.docx');
+    const j = await job('mixed-types.eml', { parsed, original: { path: file, sha256: 'x' }, bodyMode: 'ignore', partial: 'send' });
+    expect(j.meta?.leftOut?.filter((l) => l.sentWithout).map((l) => l.name).sort()).toEqual(['anim.gif', 'invoice.pdf']);
     expect(j.documents.map((d) => [d.name, d.contentType])).toEqual([
       ['notes.txt', 'text/plain'],
       ['scan', 'application/pdf'],
@@ -132,17 +141,18 @@ describe('documents', () => {
   });
 
   it('refuses the whole mail when an office document cannot be converted, naming it and why', async () => {
-    const off = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: false }) }).catch((e: unknown) => e);
+    // partial: send, so that the zip and the GIF beside it do not refuse the mail first
+    const off = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: false }), partial: 'send' }).catch((e: unknown) => e);
     expect(isFaxgateError(off, 'UNSUPPORTED_TYPE')).toBe(true);
     expect((off as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx is a Word document \(\.docx\).*conversion is turned off/);
-    const missing = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: path.join(dir, 'no-such-soffice') }) }).catch((e: unknown) => e);
+    const missing = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: path.join(dir, 'no-such-soffice') }), partial: 'send' }).catch((e: unknown) => e);
     expect((missing as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx is a Word document.*no converter, LibreOffice, is installed/);
   });
 
   it.skipIf(!findExecutable('soffice'))('refuses a .docx that LibreOffice cannot read (needs soffice)', async () => {
     const office = new OfficeConverter();
     try {
-      const err = await job('mixed-types.eml', { office }).catch((e: unknown) => e);
+      const err = await job('mixed-types.eml', { office, partial: 'send' }).catch((e: unknown) => e);
       expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx could not be converted to PDF/);
     } finally {
       await office.close();
