@@ -7,7 +7,7 @@ import type { MailBodyMode, PartialMode } from '../config/schema.js';
 import { FaxgateError } from '../errors.js';
 import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.js';
 import { classifyPart } from './attachment-policy.js';
-import { bodyText } from './body-text.js';
+import { bodyText, coverNotes } from './body-text.js';
 import { COVER_LIMITS, coverSpec } from './cover.js';
 import { FAXABLE_TYPES, headOf, sniffBuffer } from './file-type.js';
 import type { ExtractedPart, ParsedMail } from './mail-parse.js';
@@ -66,7 +66,7 @@ function fitsNotes(text: string): boolean {
 }
 
 /** Where the body goes: cover notes, a typeset first page, or nowhere (listed as left out). */
-export function placeBody(mode: MailBodyMode, text: string, cover: boolean, coverForced: boolean | undefined): { notes: boolean; page: boolean; leftOut?: string } {
+export function placeBody(mode: MailBodyMode, text: string, cover: boolean, coverForced: boolean | undefined, hasDocuments = false): { notes: boolean; page: boolean; leftOut?: string } {
   if (text === '') return { notes: false, page: false };
   switch (mode) {
     case 'ignore':
@@ -77,9 +77,12 @@ export function placeBody(mode: MailBodyMode, text: string, cover: boolean, cove
       if (cover) return { notes: true, page: false };
       return { notes: false, page: false, leftOut: coverForced === false ? 'the mail text goes on the cover page and [nocover] was asked' : 'the mail text goes on the cover page and there is none' };
     default:
-      // auto: the cover's notes when there is a cover and the text fits there, else a first page
+      // auto: the cover's notes when there is a cover and the text fits there; a text-only mail is
+      // a page; with documents attached and no cover the text ("please see attached") is not a
+      // page of its own at the recipient's paper and the sender's cost
       if (cover && fitsNotes(text)) return { notes: true, page: false };
-      return { notes: false, page: true };
+      if (!hasDocuments || cover) return { notes: false, page: true };
+      return { notes: false, page: false, leftOut: 'with documents attached and no cover page the mail text is not faxed; write [page] in the subject to fax it as a first page' };
   }
 }
 
@@ -136,12 +139,15 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   leftOut.unshift(...missing.map((m) => ({ ...m, sentWithout: true })));
 
   const overrides = parseSubjectOverrides(parsed.subject);
-  const text = bodyText(parsed);
-  const mode = input.bodyMode ?? 'auto';
+  const fullText = bodyText(parsed);
+  // [page] asks for the text as a page whatever smtp.body says
+  const mode = overrides.page ? 'page' : input.bodyMode ?? 'auto';
+  // as cover notes the text goes without its signature and disclaimer; as a page, whole
+  const text = mode === 'page' ? fullText : coverNotes(fullText) || (documents.length ? '' : fullText);
   let cover: boolean;
   if (overrides.cover !== undefined) cover = overrides.cover;
   else cover = input.coverPreference === true || (text !== '' && (mode === 'cover' || (documents.length === 0 && mode === 'auto')));
-  const place = placeBody(mode, text, cover, overrides.cover);
+  const place = placeBody(mode, text, cover, overrides.cover, documents.length > 0);
   const notes = place.notes ? text : '';
   if (place.leftOut) leftOut.push({ name: BODY_LEFT_OUT, reason: place.leftOut });
 
@@ -179,7 +185,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   const finalDocs: NewDocument[] = [];
   if (place.page) {
     // handed over as bytes: the store keeps a small page in its database, a big one as a file
-    const page = Buffer.from(`${text}\n`, 'utf8');
+    const page = Buffer.from(`${fullText}\n`, 'utf8');
     finalDocs.push({ path: path.join(path.dirname(input.original.path), 'body.txt'), name: BODY_DOCUMENT_NAME, contentType: 'text/plain', data: page });
   }
   for (const { officeExt, ...d } of documents) {
