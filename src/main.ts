@@ -1,8 +1,8 @@
 // The one place that wires objects together: config -> store -> API clients -> dispatcher,
 // notifier, spool, SMTP -> admin. Start order is inside-out (the queue exists before anything
 // can put work in it); shutdown is outside-in (stop accepting, then drain, then close the store).
-import os from 'node:os';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import { HealthChecks } from './admin/health.js';
 import { AdminServer } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';

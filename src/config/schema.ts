@@ -272,6 +272,8 @@ export const configSchema = z
         transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, 'expected smtp://, smtps:// or outbox:DIR'),
         adminCopy: email.optional(),
         preferenceRefreshMs: z.number().int().min(1000).default(300_000),
+        /** whether outcome and inbound mails carry the fax as a PDF: as the service's per-user preference says, never, or only for received faxes */
+        attachments: z.enum(['service', 'never', 'inbound-only']).default('service'),
         inbound: z
           .object({
             enabled: z.boolean().default(true),
