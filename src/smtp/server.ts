@@ -19,6 +19,7 @@ import { startMailParse } from '../intake/mail-parse.js';
 import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
 import type { DocumentConverter } from '../intake/convert-queue.js';
 import { OfficeConverter } from '../intake/office-convert.js';
+import { formatSize } from '../size-format.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
@@ -512,7 +513,7 @@ export class SmtpGateway {
       const readers = this.readers;
       const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
       const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input);
-      if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
+      if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${formatSize(this.smtp.maxMessageBytes)}; send fewer or smaller attachments`);
       if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
       // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists
       const verdict = await this.senderVerdict(st, session, envelopeFrom, incoming, log);
