@@ -77,7 +77,11 @@ async function load() {
   return true;
 }
 
+// what cannot be taken back is asked once more (hold and release can be undone)
+const CONFIRM = { cancel: 'Cancel this fax? It will not be sent.' };
+
 async function act(op) {
+  if (CONFIRM[op] && !confirm(CONFIRM[op])) return;
   try {
     await api('POST', `${base}/${op}`);
     await load();
@@ -105,6 +109,7 @@ async function preview(i) {
 document.getElementById('resend').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const to = document.getElementById('resend-to').value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!confirm(`Send this fax again to ${to.length ? to.join(', ') : 'the same recipients'}?`)) return;
   try {
     const { data } = await api('POST', `${base}/resend`, to.length ? { to } : {});
     announce('Queued again as a new fax.');
