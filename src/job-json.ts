@@ -43,6 +43,8 @@ export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), now
     updatedAt: j.updatedAt,
     finishedAt: j.finishedAt,
     scheduledAt: j.scheduledAt,
+    // the mail's subject (or the print job's title) names the fax with or without a cover page
+    subject: j.cover.subject ?? j.meta.origin?.subject ?? null,
     cover: j.cover,
     documents: j.documents.map((d) => ({ name: d.name, contentType: d.contentType, bytes: d.bytes })),
     leftOut: j.meta.leftOut ?? [],

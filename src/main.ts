@@ -1,8 +1,8 @@
 // The one place that wires objects together: config -> store -> API clients -> dispatcher,
 // notifier, spool, SMTP -> admin. Start order is inside-out (the queue exists before anything
 // can put work in it); shutdown is outside-in (stop accepting, then drain, then close the store).
-import os from 'node:os';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import { HealthChecks } from './admin/health.js';
 import { AdminServer } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';
@@ -191,7 +191,7 @@ export class Gateway {
       ? new AddressExpiry({ store: this.store, clock: this.clock, waitHours: config.spool.addressWaitHours, logger: this.log.child({ component: 'spool' }) })
       : null;
     this.smtp = config.smtp
-      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, dns: config.dns, directory: this.directory, readers: this.readers, office: this.convertQueue, clientFor: (user) => this.clientFor(user, 'intake'), logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
+      ? new SmtpGateway({ ...common, smtp: config.smtp, users: this.users, dataDir: config.data, dns: config.dns, directory: this.directory, readers: this.readers, office: this.convertQueue, partial: config.intake.partial, clientFor: (user) => this.clientFor(user, 'intake'), logger: this.refusals.tap(this.log.child({ component: 'smtp' }), 'smtp') })
       : null;
     this.health = new HealthChecks({
       probeStore: () => this.store.setState('health:probe', new Date(this.clock.now()).toISOString()),
@@ -252,6 +252,7 @@ export class Gateway {
           clientFor: (user) => this.clientFor(user, 'console'),
           destinations,
           defaultCountryCode: () => this.config.smtp?.defaultCountryCode ?? '1',
+          partial: () => this.config.intake.partial,
           office: this.convertQueue,
           dataDir: config.data,
           logger: this.log.child({ component: 'web' }),

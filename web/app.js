@@ -82,7 +82,7 @@ export function when(iso) {
 }
 
 export function subjectOf(job) {
-  return job.cover?.subject || job.documents?.[0]?.name || '(no subject)';
+  return job.subject || job.cover?.subject || job.documents?.[0]?.name || '(no subject)';
 }
 
 function renderHeader() {

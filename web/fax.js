@@ -26,7 +26,14 @@ const TRANSITION_WORDS = {
 function render() {
   document.title = `${subjectOf(job)} · faxgate`;
   document.getElementById('title').textContent = subjectOf(job);
+  // files the sender attached that the fax went without (intake.partial: send) come first
+  const without = (job.leftOut ?? []).filter((l) => l.sentWithout).map((l) => l.name);
+  const warn = document.getElementById('without');
+  warn.hidden = without.length === 0;
+  warn.textContent = without.length ? `Sent without ${without.join(', ')}: ${without.length > 1 ? 'these files' : 'this file'} could not be faxed.` : '';
   document.getElementById('summary').replaceChildren(stateBadge(job.state), ` queued ${when(job.createdAt)}`, job.cover?.enabled ? ', with a cover page' : '');
+  document.getElementById('left-out-box').hidden = !(job.leftOut ?? []).length;
+  document.getElementById('left-out').replaceChildren(...(job.leftOut ?? []).map((l) => h('li', {}, `${l.name}: ${l.reason}`)));
   document.querySelector('#recipients tbody').replaceChildren(...job.recipients.map((r) => h('tr', {},
     h('td', { 'data-label': 'To' }, r.name ? `${r.name} (${r.number})` : r.number),
     h('td', { 'data-label': 'State' }, stateBadge(r.state), r.waiting ? h('span', { class: 'sub' }, ` ${r.waiting}`) : null),
@@ -71,7 +78,11 @@ async function load() {
   return true;
 }
 
+// what cannot be taken back is asked once more (hold and release can be undone)
+const CONFIRM = { cancel: 'Cancel this fax? It will not be sent.' };
+
 async function act(op) {
+  if (CONFIRM[op] && !confirm(CONFIRM[op])) return;
   try {
     await api('POST', `${base}/${op}`);
     await load();
@@ -99,6 +110,7 @@ async function preview(i) {
 document.getElementById('resend').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const to = document.getElementById('resend-to').value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!confirm(`Send this fax again to ${to.length ? to.join(', ') : 'the same recipients'}?`)) return;
   try {
     const { data } = await api('POST', `${base}/resend`, to.length ? { to } : {});
     announce('Queued again as a new fax.');

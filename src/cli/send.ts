@@ -13,7 +13,7 @@ import { jobJson } from '../job-json.js';
 import { silentLogger } from '../log/logger.js';
 import type { QueueStore } from '../store/queue-store.js';
 import { FINAL_JOB_STATES } from '../store/transitions.js';
-import type { NewDocument } from '../store/types.js';
+import type { LeftOut, NewDocument } from '../store/types.js';
 import { loadContext, pickUser, printJson, withStore, type GlobalOptions } from './context.js';
 
 export interface SendOptions extends GlobalOptions {
@@ -42,16 +42,21 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   // office documents are converted to PDF here, as mail and print-folder files are
   let converter: OfficeConverter | null = null;
   let documents: NewDocument[];
+  let leftOut: LeftOut[];
   try {
     const byPath = new Map(files.map((f) => [path.resolve(f), f]));
-    documents = await newFaxDocuments(
+    ({ documents, leftOut } = await newFaxDocuments(
       files.map((f) => ({ path: path.resolve(f), name: path.basename(f) })),
       () => (converter ??= new OfficeConverter(ctx.config.office)),
       (u) => byPath.get(u.path) ?? u.name,
-    );
+      undefined,
+      ctx.config.intake.partial,
+    ));
   } finally {
     await (converter as OfficeConverter | null)?.close();
   }
+  // intake.partial: send; said before anything else, as the outcome mail and the console do
+  if (leftOut.length) process.stderr.write(`faxgate send: sending without ${leftOut.map((l) => `${l.name} (${l.reason})`).join('; ')}\n`);
   const cover = opts.cover === true || documents.length === 0;
   if (documents.length === 0 && !opts.subject && !opts.notes && opts.cover !== true) {
     throw new FaxgateError('NOTHING_TO_FAX', 'nothing to fax: give a file, or --cover with --subject/--notes');
@@ -64,7 +69,7 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
       recipients,
       documents,
       cover: { enabled: cover, subject: opts.subject, notes: opts.notes },
-      meta: { origin: { command: 'faxgate send' } },
+      meta: { origin: { command: 'faxgate send' }, ...(leftOut.length ? { leftOut } : {}) },
     });
     process.stdout.write(opts.json && !opts.wait ? `${JSON.stringify(jobJson(job))}\n` : `queued as ${job.id}\n`);
     return opts.wait ? waitForJob(store, job.id, opts) : 0;

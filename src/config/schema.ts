@@ -265,6 +265,13 @@ export const configSchema = z
       })
       .strict()
       .default({ timeoutMs: 2000 }),
+    intake: z
+      .object({
+        /** a file the sender attached that cannot be faxed: refuse the whole fax (default), or send the rest and say so first in the outcome */
+        partial: z.enum(['refuse', 'send']).default('refuse'),
+      })
+      .strict()
+      .default({ partial: 'refuse' }),
     spool: z
       .object({
         root: z.string().min(1),
@@ -321,6 +328,8 @@ export const configSchema = z
         preferenceRefreshMs: z.number().int().min(1000).default(300_000),
         /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
         report: z.enum(['off', 'always', 'failed']).optional(),
+        /** whether outcome and inbound mails carry the fax as a PDF: as the service's per-user preference says, never, or only for received faxes */
+        attachments: z.enum(['service', 'never', 'inbound-only']).default('service'),
         inbound: z
           .object({
             enabled: z.boolean().default(true),
@@ -462,6 +471,7 @@ export type OfficeConfig = Config['office'];
 export type WebConfig = NonNullable<Config['web']>;
 export type MailBodyMode = SmtpConfig['body'];
 export type MailboxConfig = z.infer<typeof mailboxSchema>;
+export type PartialMode = 'refuse' | 'send';
 
 export type InboundConfig = Config['inbound'];
 export type InboundRoute = InboundConfig['routes'][number];

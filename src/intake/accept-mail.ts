@@ -4,7 +4,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
-import type { MailBodyMode } from '../config/schema.js';
+import type { MailBodyMode, PartialMode } from '../config/schema.js';
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from '../errors.js';
 import type { UserDirectory } from '../fax/user-directory.js';
 import type { JobSource, NewDocument } from '../store/types.js';
@@ -22,6 +22,8 @@ export interface MailAcceptDeps extends AcceptDeps {
   inlineImageMinBytes: number;
   /** Turns office attachments into PDF (without one they are refused). */
   office?: DocumentConverter;
+  /** intake.partial: an attachment that cannot be faxed refuses the mail (default) or is sent without. */
+  partial?: PartialMode;
 }
 
 export interface ReceivedMail {
@@ -150,6 +152,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
     now: deps.clock.now(),
     ...(deps.office ? { office: deps.office } : {}),
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),
+    ...(deps.partial ? { partial: deps.partial } : {}),
   });
   if (mail.source) job.source = mail.source;
   if (mail.dedupeKey) job.dedupeKey = mail.dedupeKey;

@@ -4,7 +4,12 @@
 import path from 'node:path';
 import { headOf, looksLikeText, sniffBuffer } from './file-type.js';
 
-export type PartDecision = { use: true; contentType: string } | { use: false; reason: string };
+/**
+ * `meant`: the sender attached it to be faxed, so leaving it out sends less than they meant (the
+ * mail is refused unless intake.partial is `send`); false for what is not a document at all
+ * (signatures, contact cards, invitations, small inline logos), which is dropped quietly.
+ */
+export type PartDecision = { use: true; contentType: string } | { use: false; reason: string; meant: boolean };
 
 export interface PartInfo {
   path: string;
@@ -27,6 +32,11 @@ const BY_EXT: Record<string, { family: Family; type: string }> = {
   '.jpeg': { family: 'jpeg', type: 'image/jpeg' },
   '.txt': { family: 'text', type: 'text/plain' },
   '.text': { family: 'text', type: 'text/plain' },
+  // text in other clothes: typeset as plain text like .txt
+  '.csv': { family: 'text', type: 'text/plain' },
+  '.tsv': { family: 'text', type: 'text/plain' },
+  '.md': { family: 'text', type: 'text/plain' },
+  '.log': { family: 'text', type: 'text/plain' },
   '.docx': { family: 'ooxml', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' },
   '.xlsx': { family: 'ooxml', type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' },
   '.pptx': { family: 'ooxml', type: 'application/vnd.openxmlformats-officedocument.presentationml.presentation' },
@@ -56,6 +66,13 @@ const BY_TYPE: Record<string, Family> = {
   'image/jpg': 'jpeg',
   'image/pjpeg': 'jpeg',
   'text/plain': 'text',
+  'text/csv': 'text',
+  'text/x-csv': 'text',
+  'application/csv': 'text',
+  'text/comma-separated-values': 'text',
+  'text/tab-separated-values': 'text',
+  'text/markdown': 'text',
+  'text/x-log': 'text',
   'application/msword': 'ole',
   'application/vnd.ms-excel': 'ole',
   'application/vnd.ms-powerpoint': 'ole',
@@ -125,10 +142,13 @@ export function leftOutByKind(p: PartInfo, inlineImageMinBytes: number): string 
   return null;
 }
 
+/** winmail.dat wraps the files the sender attached: leaving it out loses them. */
+const WRAPS_FILES = /winmail\.dat/;
+
 export async function classifyPart(p: PartInfo, inlineImageMinBytes: number): Promise<PartDecision> {
   const kind = leftOutByKind(p, inlineImageMinBytes);
-  if (kind) return { use: false, reason: kind };
-  if (p.bytes === 0) return { use: false, reason: 'the attachment is empty' };
+  if (kind) return { use: false, reason: kind, meant: WRAPS_FILES.test(kind) };
+  if (p.bytes === 0) return { use: false, reason: 'the attachment is empty', meant: true };
 
   const head = await headOf(p);
   const sniffed = sniffBuffer(head);
@@ -138,7 +158,7 @@ export async function classifyPart(p: PartInfo, inlineImageMinBytes: number): Pr
   if (claimed) {
     if (!contentMatches(claimed, sniffed, head)) {
       const seen = LABEL[sniffed ?? ''] ?? 'something else';
-      return { use: false, reason: `it is declared as ${p.contentType === 'application/octet-stream' ? path.extname(p.filename) : p.contentType} but its content is ${seen}` };
+      return { use: false, meant: true, reason: `it is declared as ${p.contentType === 'application/octet-stream' ? path.extname(p.filename) : p.contentType} but its content is ${seen}` };
     }
     const type = byExt && byExt.family === claimed ? byExt.type : FAMILY_TYPE[claimed] === 'application/octet-stream' ? p.contentType : FAMILY_TYPE[claimed];
     return { use: true, contentType: type };
@@ -148,5 +168,5 @@ export async function classifyPart(p: PartInfo, inlineImageMinBytes: number): Pr
   const fam = SNIFFED[sniffed ?? ''];
   if (fam && fam !== 'text' && fam !== 'rtf') return { use: true, contentType: FAMILY_TYPE[fam] };
   const what = sniffed === 'image/gif' ? 'GIF images' : `${p.contentType} (${LABEL[sniffed ?? ''] ?? 'unknown content'})`;
-  return { use: false, reason: `${what} cannot be faxed; only ${ALLOWED}` };
+  return { use: false, meant: true, reason: `${what} cannot be faxed; only ${ALLOWED}` };
 }

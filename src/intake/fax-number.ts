@@ -2,7 +2,7 @@
 // into E.164 ("+15551234567"). Shared by SMTP, spool, CLI and CUPS tickets so they all agree.
 // We check that a number is *possible* (right length for its country), not that it is assigned:
 // fictional 555 numbers must work for tests and demos, and the service has the last word.
-import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonenumber-js';
+import { getCountries, getCountryCallingCode, parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js';
 import { memoize } from '../memo.js';
 
 export type FaxNumberResult = { ok: true; e164: string } | { ok: false; reason: string };
@@ -31,6 +31,13 @@ function normalize(raw: string, defaultCountryCode: string): FaxNumberResult {
   const input = raw.trim();
   // no number people write is this long: refused before any work that grows with it
   if (input.length > MAX_INPUT_CHARS) return { ok: false, reason: `"${clip(input)}" is too long for a fax number` };
+  // dialled from here to abroad: "011 44 20 7946 0958" where the default country is 1, "0011 ..."
+  // for 61, "810 ..." for 7; libphonenumber's metadata knows each country's international prefix
+  const country = countryOf(defaultCountryCode);
+  if (country && !input.startsWith('+') && /^[\d\s\-.()]+$/.test(input)) {
+    const abroad = parsePhoneNumberFromString(input, country);
+    if (abroad && abroad.countryCallingCode !== defaultCountryCode && abroad.isPossible()) return { ok: true, e164: abroad.number };
+  }
   const international = input.startsWith('+') || input.startsWith('00');
   let digits = input.replace(IGNORED, '');
   if (digits === '') return { ok: false, reason: 'no fax number was given' };
@@ -48,9 +55,17 @@ function normalize(raw: string, defaultCountryCode: string): FaxNumberResult {
     const parsed = parsePhoneNumberFromString(c);
     if (parsed && parsed.isPossible()) return { ok: true, e164: parsed.number };
   }
+  // the international prefix followed by our own country code: "011 1 555 123 4567"
+  if (!international && country) {
+    const parsed = parsePhoneNumberFromString(input, country);
+    if (parsed && parsed.isPossible()) return { ok: true, e164: parsed.number };
+  }
   const why = validatePhoneNumberLength(candidates[0]!) ?? 'INVALID_LENGTH';
   return { ok: false, reason: `"${clip(input)}" ${LENGTH_REASONS[why] ?? 'is not a possible fax number'}` };
 }
+
+/** A country that uses this calling code (they share their international prefix), or null. */
+const countryOf = memoize((code: string): CountryCode | null => getCountries().find((c) => getCountryCallingCode(c) === code) ?? null);
 
 /** "+15551234567" -> "+1 555-123-4567" for people (subjects, banners). */
 export function formatFaxNumber(e164: string): string {

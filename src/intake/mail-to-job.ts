@@ -3,11 +3,11 @@
 // and everything left out recorded with its reason.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { MailBodyMode } from '../config/schema.js';
+import type { MailBodyMode, PartialMode } from '../config/schema.js';
 import { FaxgateError } from '../errors.js';
 import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.js';
 import { classifyPart } from './attachment-policy.js';
-import { bodyText } from './body-text.js';
+import { bodyText, coverNotes } from './body-text.js';
 import { COVER_LIMITS, coverSpec } from './cover.js';
 import { FAXABLE_TYPES, headOf, sniffBuffer } from './file-type.js';
 import type { ExtractedPart, ParsedMail } from './mail-parse.js';
@@ -44,6 +44,8 @@ export interface MailToJobInput {
   office?: DocumentConverter;
   /** Where the text of the mail goes (smtp.body, or the user's mailBody). Default auto. */
   bodyMode?: MailBodyMode;
+  /** An attachment that cannot be faxed refuses the mail (default) or is sent without (intake.partial). */
+  partial?: PartialMode;
 }
 
 /** The name the mail's text has as a document and in "left out" lists. */
@@ -64,7 +66,7 @@ function fitsNotes(text: string): boolean {
 }
 
 /** Where the body goes: cover notes, a typeset first page, or nowhere (listed as left out). */
-export function placeBody(mode: MailBodyMode, text: string, cover: boolean, coverForced: boolean | undefined): { notes: boolean; page: boolean; leftOut?: string } {
+export function placeBody(mode: MailBodyMode, text: string, cover: boolean, coverForced: boolean | undefined, hasDocuments = false): { notes: boolean; page: boolean; leftOut?: string } {
   if (text === '') return { notes: false, page: false };
   switch (mode) {
     case 'ignore':
@@ -75,9 +77,12 @@ export function placeBody(mode: MailBodyMode, text: string, cover: boolean, cove
       if (cover) return { notes: true, page: false };
       return { notes: false, page: false, leftOut: coverForced === false ? 'the mail text goes on the cover page and [nocover] was asked' : 'the mail text goes on the cover page and there is none' };
     default:
-      // auto: the cover's notes when there is a cover and the text fits there, else a first page
+      // auto: the cover's notes when there is a cover and the text fits there; a text-only mail is
+      // a page; with documents attached and no cover the text ("please see attached") is not a
+      // page of its own at the recipient's paper and the sender's cost
       if (cover && fitsNotes(text)) return { notes: true, page: false };
-      return { notes: false, page: true };
+      if (!hasDocuments || cover) return { notes: false, page: true };
+      return { notes: false, page: false, leftOut: 'with documents attached and no cover page the mail text is not faxed; write [page] in the subject to fax it as a first page' };
   }
 }
 
@@ -88,6 +93,18 @@ export function mailDedupeKey(messageId: string | null, contentSha256: string, e
   return `smtp:${createHash('sha256').update(basis).digest('hex')}`;
 }
 
+/**
+ * The refusal of a mail with files that cannot be faxed: each named (a reply line has room for
+ * about 500 characters, so the reasons are dropped before any name is).
+ */
+export function incomplete(missing: LeftOut[]): FaxgateError {
+  const withReasons = missing.map((m) => `${m.name} (${m.reason})`).join('; ');
+  const names = missing.map((m) => m.name).join(', ');
+  const list = withReasons.length <= 300 ? withReasons : clip(names, 300);
+  const why = `not faxed, so that nothing you attached is left out: ${list}. Send ${missing.length > 1 ? 'these' : 'it'} as PDF, or send the mail without ${missing.length > 1 ? 'them' : 'it'}`;
+  return new FaxgateError('UNSUPPORTED_TYPE', why, { smtpReply: `554 5.6.0 ${why[0]!.toUpperCase()}${why.slice(1)}` });
+}
+
 function nothingToFax(why: string): FaxgateError {
   return new FaxgateError('NOTHING_TO_FAX', why, { smtpReply: `554 5.6.0 Nothing to fax: ${why}` });
 }
@@ -96,10 +113,12 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   const { parsed } = input;
   const documents: Array<NewDocument & { officeExt?: string }> = [];
   const leftOut: LeftOut[] = [];
+  // files the sender meant to fax that cannot be: the fax would be less than they meant
+  const missing: LeftOut[] = [];
   for (const part of parsed.parts) {
     const d = await classifyPart(part, input.inlineImageMinBytes);
     if (!d.use) {
-      leftOut.push({ name: part.filename, reason: d.reason });
+      (d.meant ? missing : leftOut).push({ name: part.filename, reason: d.reason });
       continue;
     }
     if (FAXABLE_TYPES.has(d.contentType)) {
@@ -109,16 +128,26 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     // an office document: converted to PDF below, once the mail is known to be acceptable
     const ext = officeExtension(part.filename, sniffBuffer(await headOf(part)), part.contentType);
     if (ext) documents.push({ path: part.path, name: part.filename, contentType: d.contentType, ...partContent(part), officeExt: ext });
-    else leftOut.push({ name: part.filename, reason: `${d.contentType} cannot be faxed` });
+    else missing.push({ name: part.filename, reason: `${d.contentType} cannot be faxed` });
   }
+  // nothing attached can be faxed: refused whatever intake.partial says (a cover saying "please
+  // see attached" with nothing attached is not what anyone meant to send)
+  if (missing.length && documents.length === 0) {
+    throw nothingToFax(`no attachment can be faxed: ${clip(missing.map((l) => `${l.name} (${l.reason})`).join('; '), 300)}`);
+  }
+  if (missing.length && input.partial !== 'send') throw incomplete(missing);
+  leftOut.unshift(...missing.map((m) => ({ ...m, sentWithout: true })));
 
   const overrides = parseSubjectOverrides(parsed.subject);
-  const text = bodyText(parsed);
-  const mode = input.bodyMode ?? 'auto';
+  const fullText = bodyText(parsed);
+  // [page] asks for the text as a page whatever smtp.body says
+  const mode = overrides.page ? 'page' : input.bodyMode ?? 'auto';
+  // as cover notes the text goes without its signature and disclaimer; as a page, whole
+  const text = mode === 'page' ? fullText : coverNotes(fullText) || (documents.length ? '' : fullText);
   let cover: boolean;
   if (overrides.cover !== undefined) cover = overrides.cover;
   else cover = input.coverPreference === true || (text !== '' && (mode === 'cover' || (documents.length === 0 && mode === 'auto')));
-  const place = placeBody(mode, text, cover, overrides.cover);
+  const place = placeBody(mode, text, cover, overrides.cover, documents.length > 0);
   const notes = place.notes ? text : '';
   if (place.leftOut) leftOut.push({ name: BODY_LEFT_OUT, reason: place.leftOut });
 
@@ -156,7 +185,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   const finalDocs: NewDocument[] = [];
   if (place.page) {
     // handed over as bytes: the store keeps a small page in its database, a big one as a file
-    const page = Buffer.from(`${text}\n`, 'utf8');
+    const page = Buffer.from(`${fullText}\n`, 'utf8');
     finalDocs.push({ path: path.join(path.dirname(input.original.path), 'body.txt'), name: BODY_DOCUMENT_NAME, contentType: 'text/plain', data: page });
   }
   for (const { officeExt, ...d } of documents) {

@@ -3,9 +3,11 @@
 // normalised and passed through the destination policy, a contact name is looked up with the
 // user's key, each file is sniffed and office documents become PDF. The caller then hands the
 // result to `acceptJob` like every other intake.
+import path from 'node:path';
 import { FaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
-import type { NewDocument, NewRecipient } from '../store/types.js';
+import type { PartialMode } from '../config/schema.js';
+import type { LeftOut, NewDocument, NewRecipient } from '../store/types.js';
 import { resolveContact } from './contact-lookup.js';
 import type { DestinationCheck } from './destination-policy.js';
 import { normalizeFaxNumber } from './fax-number.js';
@@ -58,19 +60,36 @@ export interface UploadedFile {
  * Sniffs each file and converts office documents to PDF (every one is checked before the first,
  * slow, conversion starts). `label` names a file in a refusal; `user` takes the conversions' turns
  * in a fair queue (./convert-queue.ts). Call it once the recipients are known to be good: a fax
- * refused for its number must not have cost a conversion.
+ * refused for its number must not have cost a conversion. A file that cannot be faxed refuses the
+ * fax, naming every such file, unless `partial` is `send` (intake.partial) and something else can
+ * be sent: then it is listed in `leftOut`, marked as sent without.
  */
-export async function newFaxDocuments(files: UploadedFile[], converter: () => DocumentConverter, label: (f: UploadedFile) => string = (f) => f.name, user?: string): Promise<NewDocument[]> {
+export async function newFaxDocuments(
+  files: UploadedFile[],
+  converter: () => DocumentConverter,
+  label: (f: UploadedFile) => string = (f) => f.name,
+  user?: string,
+  partial: PartialMode = 'refuse',
+): Promise<{ documents: NewDocument[]; leftOut: LeftOut[] }> {
   const documents: NewDocument[] = [];
   const office: Array<{ index: number; file: UploadedFile; ext: string }> = [];
+  const missing: LeftOut[] = [];
   for (const f of files) {
     const type = await sniffFileType(f.path);
     if (!type.faxable) {
       const ext = officeExtension(f.name, type.contentType);
-      if (!ext) throw new FaxgateError('UNSUPPORTED_TYPE', `${label(f)}: ${(type.reason ?? 'cannot be faxed').replace('(PDF, TIFF, PNG, JPEG or plain text only)', '(PDF, TIFF, PNG, JPEG, plain text or office documents only)')}`);
+      if (!ext) {
+        // named by the file's own name: an upload's path is a scratch name without its extension
+        const reason = type.reason === 'the file is empty' ? 'the file is empty' : `${path.extname(f.name).toLowerCase() || 'a file without an extension'} of type ${type.contentType === 'application/octet-stream' ? 'unknown' : type.contentType} cannot be faxed (PDF, TIFF, PNG, JPEG, plain text or office documents only)`;
+        missing.push({ name: label(f), reason });
+        continue;
+      }
       office.push({ index: documents.length, file: f, ext });
     }
     documents.push({ path: f.path, name: f.name, contentType: type.contentType });
+  }
+  if (missing.length && (partial !== 'send' || documents.length === 0)) {
+    throw new FaxgateError('UNSUPPORTED_TYPE', `${missing.map((m) => `${m.name}: ${m.reason}`).join('; ')}; nothing was sent, so that no file is left out`);
   }
   if (office.length) {
     const conv = converter();
@@ -83,5 +102,5 @@ export async function newFaxDocuments(files: UploadedFile[], converter: () => Do
       documents[o.index] = { ...d, name: pdfName(d.name), contentType: 'application/pdf', data: await conv.convert({ name: label(o.file), ext: o.ext, path: o.file.path, ...(user ? { user } : {}) }) };
     }
   }
-  return documents;
+  return { documents, leftOut: missing.map((m) => ({ ...m, sentWithout: true })) };
 }

@@ -1,11 +1,14 @@
-// Per-message choices written in the subject: [cover], [nocover], [at 2026-11-22 14:30]
-// (a local time in the user's account time zone). They are taken out of the cover subject, as are
-// a mailbox's addressing tags [fax 15551234567] (read by mailbox/addressing.ts).
+// Per-message choices written in the subject: [cover], [nocover], [page] (the mail's text as a
+// page of its own), [at 2026-11-22 14:30] (a local time in the user's account time zone). They
+// are taken out of the cover subject, as are a mailbox's addressing tags [fax 15551234567] (read
+// by mailbox/addressing.ts).
 import { FaxgateError } from '../errors.js';
 
 export interface SubjectOverrides {
   subject: string;
   cover?: boolean;
+  /** [page]: the text of the mail is faxed as a first page, attachments or not */
+  page?: boolean;
   /** Local wall time "YYYY-MM-DDTHH:MM" to be placed in the account's zone. */
   at?: string;
 }
@@ -49,6 +52,7 @@ function readTag(inner: string, out: SubjectOverrides): boolean {
   const word = inner.trim().toLowerCase();
   if (word === 'cover') out.cover = true;
   else if (word === 'nocover' || word === 'no cover' || word === 'no-cover') out.cover = false;
+  else if (word === 'page') out.page = true;
   else if (AT.test(word)) out.at = parseWallTime(inner.trim().replace(AT, '').replace(/^\s+/, ''));
   else if (!FAX_TAG.test(word)) return false;
   return true;

@@ -188,7 +188,8 @@ export class Notifier {
         composed = composeOutcome(job, timeZone);
         if (!composed.mandatory && !me) throw temporary('preferences', meError);
         wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, 'emailNotifySendOption'), composed.failure);
-        if (wants && me && flag(me.emailNotifySendIncAttachment)) {
+        // notify.attachments: only `service` lets an outcome mail carry the fax
+        if (wants && me && this.opts.notify.attachments === 'service' && flag(me.emailNotifySendIncAttachment)) {
           const pdf = await this.outcomeAttachment(n, job, log);
           if (pdf) attachments.push(pdf);
         }
@@ -210,7 +211,7 @@ export class Notifier {
           if (!me) throw temporary('preferences', meError);
           wants = wanted(this.prefs.option(n.user, me, 'emailNotifyReceiveOption'), isFailedReception(p));
         }
-        if (wants && (p.to || flag(me!.emailNotifyReceiveIncAttachment)) && !isFailedReception(p)) {
+        if (wants && this.opts.notify.attachments !== 'never' && (p.to || flag(me!.emailNotifyReceiveIncAttachment)) && !isFailedReception(p)) {
           // a kept fax is attached from the store: another user's key could not download it
           const kept = p.receivedId ? await this.store.readReceivedDocument(p.receivedId) : null;
           if (kept) reports.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
@@ -258,6 +259,8 @@ export class Notifier {
         return { skip: `unknown notification kind "${String((n as { kind: unknown }).kind)}"` };
     }
 
+    const link = this.consoleLink(n, job);
+    if (link) composed = { ...composed, blocks: [...composed.blocks.slice(0, -1), { kind: 'para', text: link }, ...composed.blocks.slice(-1)] };
     const admin = composed.failure ? this.opts.notify.adminCopy : undefined;
     if (!wants && !admin) return { skip: 'the user does not want this notification (service preference)' };
     // a user who opted out still leaves the administrator a copy of the failures
@@ -288,6 +291,15 @@ export class Notifier {
       ],
     };
     return { mail, to: bcc ? [to, bcc] : [to], attachments, reports: reports.length };
+  }
+
+  /** "See this fax in the console (sign in): URL": the job id or message id only, no token. */
+  private consoleLink(n: Notification, job: Job | null): string | null {
+    const base = this.opts.consoleUrl?.()?.replace(/\/+$/, '');
+    if (!base) return null;
+    if (n.kind === 'outcome' && job && job.recipients.length) return `See this fax in the console (sign in first): ${base}/fax.html?id=${encodeURIComponent(job.id)}`;
+    if (n.kind === 'inbound' && typeof n.payload?.messageId === 'string') return `See this fax in the console (sign in first): ${base}/inbound.html?id=${encodeURIComponent(n.payload.messageId)}`;
+    return null;
   }
 
   private outcomeAttachment(n: Notification, job: Job, log: Logger): Promise<DownloadedFax | null> {

@@ -53,7 +53,19 @@ function origin(job: Job, ...keys: string[]): string | undefined {
   return undefined;
 }
 
+/** "archive.zip, photo.heic": files the sender attached that the fax went without (intake.partial: send). */
+export function sentWithout(job: Job): string | null {
+  const names = (job.meta.leftOut ?? []).filter((l) => l.sentWithout).map((l) => l.name);
+  return names.length ? names.join(', ') : null;
+}
+
 export function outcomeSubject(job: Job): string {
+  const without = job.state === 'corrupt' ? null : sentWithout(job);
+  // the file that was not faxed is said first: "delivered" alone would read as all of it
+  return without ? clip(`Sent without ${without}: ${plainSubject(job)}`, 160) : plainSubject(job);
+}
+
+function plainSubject(job: Job): string {
   if (expiredUnaddressed(job)) return clip(`Fax not sent: "${origin(job, 'file') ?? job.cover.subject ?? 'your print job'}" was given no fax number in time`, 120);
   if (job.state === 'corrupt' || job.recipients.length === 0) {
     const what = origin(job, 'file', 'fileName', 'subject') ?? job.original?.name ?? 'your document';
@@ -84,6 +96,11 @@ function summary(job: Job): string {
   if (job.state === 'corrupt') {
     return `Your fax was not sent: the gateway could not process what it received. It was kept for inspection by the administrator. Reason: ${job.corruptReason ?? 'unknown'}.`;
   }
+  const without = sentWithout(job);
+  return without ? `Not everything you attached was faxed: the fax went without ${without} (see "Left out of the fax" below). ${summaryOfRecipients(job)}` : summaryOfRecipients(job);
+}
+
+function summaryOfRecipients(job: Job): string {
   if (job.recipients.length === 1) {
     const r = job.recipients[0]!;
     if (r.state === 'delivered') return `Your fax to ${who(r)} was delivered${r.pages ? ` (${plural(r.pages, 'page')})` : ''}.`;

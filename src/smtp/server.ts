@@ -6,7 +6,7 @@ import path from 'node:path';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { systemClock, type Clock } from '../clock.js';
 import { parseHostPort } from '../config/host-port.js';
-import type { DnsConfig, SmtpConfig, UserConfig } from '../config/schema.js';
+import type { DnsConfig, PartialMode, SmtpConfig, UserConfig } from '../config/schema.js';
 import { makeResolver, type DnsResolve } from '../dns/resolver.js';
 import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
@@ -19,6 +19,7 @@ import { startMailParse } from '../intake/mail-parse.js';
 import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
 import type { DocumentConverter } from '../intake/convert-queue.js';
 import { OfficeConverter } from '../intake/office-convert.js';
+import { formatSize } from '../size-format.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { QueueStore } from '../store/queue-store.js';
@@ -52,6 +53,8 @@ export interface SmtpGatewayOptions {
   destinations?: DestinationCheck;
   /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
   office?: DocumentConverter;
+  /** intake.partial (default refuse) */
+  partial?: PartialMode;
   /** The resolvers for SPF, DKIM and DMARC (dns.servers; default: the system's). */
   dns?: Partial<DnsConfig>;
   /** The resolve function itself (default: one made from `dns`). */
@@ -94,6 +97,7 @@ export class SmtpGateway {
   private readonly authDelayMs: number;
   private readonly readers: InputReaders;
   private readonly office: DocumentConverter;
+  private readonly partial: PartialMode | undefined;
   private readonly ownsOffice: boolean;
   private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations?: DestinationCheck;
@@ -124,6 +128,7 @@ export class SmtpGateway {
     this.lockout = new AuthLockout(this.clock);
     this.readers = opts.readers ?? inProcessReaders;
     this.office = opts.office ?? new OfficeConverter();
+    this.partial = opts.partial;
     this.ownsOffice = opts.office === undefined;
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations;
@@ -508,12 +513,12 @@ export class SmtpGateway {
       const readers = this.readers;
       const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
       const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input);
-      if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${this.smtp.maxMessageBytes} bytes`);
+      if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${formatSize(this.smtp.maxMessageBytes)}; send fewer or smaller attachments`);
       if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
       // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists
       const verdict = await this.senderVerdict(st, session, envelopeFrom, incoming, log);
       const { job } = await acceptMail(
-        { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office },
+        { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office, partial: this.partial },
         {
           user: user.name, envelopeFrom, recipients, messageFile: incoming.path, messageData: incoming.data, workDir, parsing: parse.done,
           sha256: incoming.sha256, bodyMode: user.mailBody ?? this.smtp.body,

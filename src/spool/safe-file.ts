@@ -5,6 +5,7 @@
 // With O_NONBLOCK not even a FIFO put in a file's place makes the open wait.
 import { constants, type Stats } from 'node:fs';
 import { FaxgateError } from '../errors.js';
+import { formatSize } from '../size-format.js';
 import { poolCalls, type FolderCalls } from './folder-calls.js';
 
 /** Names that are still being written or belong to the system: never touched at all. */
@@ -28,7 +29,7 @@ export function judgeStat(stat: Stats, maxBytes: number): Verdict {
   if (stat.isBlockDevice() || stat.isCharacterDevice()) return { ok: false, reason: 'it is a device; only regular files are faxed', stat };
   if (!stat.isFile()) return { ok: false, reason: 'it is not a regular file', stat };
   if (stat.nlink > 1) return { ok: false, reason: `it has ${stat.nlink} hard links; copy the file into the folder instead of linking it`, stat };
-  if (stat.size > maxBytes) return { ok: false, reason: `it is ${stat.size} bytes, over the limit of ${maxBytes} bytes`, stat };
+  if (stat.size > maxBytes) return { ok: false, reason: `it is ${formatSize(stat.size)}, over the limit of ${formatSize(maxBytes)}`, stat };
   if (stat.size === 0) return { ok: false, reason: 'the file is empty', stat };
   return { ok: true, stat };
 }
@@ -52,7 +53,7 @@ export async function readSafely(file: string, judged: Stats, maxBytes: number, 
       throw new FaxgateError('UNSAFE_FILE', 'it was replaced by another file while being taken');
     }
     if (st.nlink > 1) throw new FaxgateError('UNSAFE_FILE', `it has ${st.nlink} hard links`);
-    if (st.size > maxBytes) throw new FaxgateError('TOO_LARGE', `it is ${st.size} bytes, over the limit of ${maxBytes} bytes`);
+    if (st.size > maxBytes) throw new FaxgateError('TOO_LARGE', `it is ${formatSize(st.size)}, over the limit of ${formatSize(maxBytes)}`);
     // Read up to one byte more than the limit so growth after fstat is noticed too.
     const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
     let off = 0;
@@ -62,7 +63,7 @@ export async function readSafely(file: string, judged: Stats, maxBytes: number, 
       off += bytesRead;
       if (off >= buf.length) break;
     }
-    if (off > maxBytes) throw new FaxgateError('TOO_LARGE', `it is over the limit of ${maxBytes} bytes`);
+    if (off > maxBytes) throw new FaxgateError('TOO_LARGE', `it is over the limit of ${formatSize(maxBytes)}`);
     return buf.subarray(0, off);
   } finally {
     await calls.close(fd);

@@ -43,6 +43,8 @@ export interface CoverSpec {
 export interface LeftOut {
   name: string;
   reason: string;
+  /** A file the sender attached to be faxed, sent without it (intake.partial: send): said first in the outcome. */
+  sentWithout?: boolean;
 }
 
 export interface JobMeta {

@@ -11,7 +11,7 @@ import fastifyFormbody from '@fastify/formbody';
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../clock.js';
-import type { InboundConfig, UserConfig, WebConfig } from '../config/schema.js';
+import type { InboundConfig, PartialMode, UserConfig, WebConfig } from '../config/schema.js';
 import { groupsOf, registerSharedInbox } from './shared-inbox.js';
 import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
 import type { FaxApi } from '../fax/types.js';
@@ -24,7 +24,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { AuthLockout } from '../smtp/auth-lockout.js';
 import { verifyPassword } from '../smtp/password.js';
 import { RateLimiter } from '../smtp/rate-limit.js';
-import type { Job, NewDocument, NewRecipient } from '../store/types.js';
+import type { Job, LeftOut, NewDocument, NewRecipient } from '../store/types.js';
 import { jobJson } from '../job-json.js';
 import { addressingRoutes } from './addressing.js';
 import { jobReport, reportFileName } from '../notify/job-report.js';
@@ -59,6 +59,8 @@ export interface WebConsoleDeps {
   clientFor: (user: string) => FaxApi;
   destinations: DestinationCheck;
   defaultCountryCode: () => string;
+  /** intake.partial: a file that cannot be faxed refuses the fax (default) or is sent without */
+  partial?: () => PartialMode;
   office: DocumentConverter;
   dataDir: string;
   logger: Logger;
@@ -438,15 +440,17 @@ export class WebConsole {
       const subject = fields.subject?.[0]?.trim() || undefined;
       const notes = fields.notes?.[0]?.trim() || undefined;
       const coverAsked = ['on', 'true', '1', 'yes'].includes((fields.cover?.[0] ?? '').toLowerCase());
-      if (uploads.length === 0 && !subject && !notes && !coverAsked) throw new FaxgateError('NOTHING_TO_FAX', 'nothing to fax: add a file, or a cover page with a subject or notes');
+      // a cover page with only a subject on it is not what anyone means to fax
+      if (uploads.length === 0 && !notes) throw new FaxgateError('NOTHING_TO_FAX', 'choose a file to fax (or write notes for a cover page)');
       // numbers and the user's rate first: a fax refused for either costs no conversion
       const recipients = await this.recipientsOf(s, fields.to ?? []);
-      const documents = await newFaxDocuments(uploads, () => this.deps.office, undefined, s.user);
+      const { documents, leftOut } = await newFaxDocuments(uploads, () => this.deps.office, undefined, s.user, this.deps.partial?.() ?? 'refuse');
       const job = await this.submit(s, {
         recipients,
         documents,
         cover: { enabled: coverAsked || documents.length === 0, subject, notes },
-        origin: { via: 'web console' },
+        origin: { via: 'web console', ...(subject ? { subject } : {}) },
+        leftOut,
       });
       return publicJob(job, this.clock.now());
     } finally {
@@ -469,11 +473,11 @@ export class WebConsole {
   }
 
   /** The accept step shared with mail, print and `faxgate send`. */
-  private async submit(s: Session, input: { recipients: NewRecipient[]; documents: NewDocument[]; cover: Job['cover']; origin: Record<string, string> }): Promise<Job> {
+  private async submit(s: Session, input: { recipients: NewRecipient[]; documents: NewDocument[]; cover: Job['cover']; origin: Record<string, string>; leftOut?: LeftOut[] }): Promise<Job> {
     const { job } = await acceptJob(
       { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
       // source "cli": the console is a person at a keyboard like `faxgate send`; origin says which
-      { source: 'cli', user: s.user, recipients: input.recipients, documents: input.documents, cover: input.cover, meta: { origin: input.origin } },
+      { source: 'cli', user: s.user, recipients: input.recipients, documents: input.documents, cover: input.cover, meta: { origin: input.origin, ...(input.leftOut?.length ? { leftOut: input.leftOut } : {}) } },
       { user: s.user, via: 'web' },
     );
     this.live.poke();

@@ -137,6 +137,15 @@ describe.skipIf(skipReason !== '')(`a private cupsd with the faxgate queue${skip
     expect(await h.jobs()).toHaveLength(before);
   }, 30_000);
 
+  it('a document printed under its own name (lp\'s default title "letter.pdf") has the subject "letter", and no letter.pdf.pdf', async () => {
+    const doc = path.join(t, 'letter.pdf');
+    writeFileSync(doc, await textPdf([['Dear Sir', 'Regards']]));
+    run(tools.lp!, ['-U', 'alice', '-d', 'fax', '-o', 'fax-number=+15551230808', doc]);
+    const job = await waitFor(async () => (await h.jobs()).find((j) => j.recipients[0]?.number === '+15551230808'), 20_000, 'the printed letter in the store');
+    expect(job.cover.subject).toBe('letter');
+    expect(job.documents.map((d) => d.name)).toEqual([expect.stringMatching(/^cups-\d+ letter\.pdf$/)]);
+  }, 30_000);
+
   it('the backend writes as the owner of the user\'s folder (faxgate), never as root', async () => {
     const daemonIds = spawnSync('id', ['-u', 'daemon'], { encoding: 'utf8' }).stdout.trim();
     const uid = Number(daemonIds);

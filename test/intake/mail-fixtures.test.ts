@@ -80,13 +80,13 @@ describe('documents', () => {
 
   it('takes the attachments of a forwarded message, in message order', async () => {
     const j = await job('forwarded.eml');
-    // no cover: the mail's own text is typeset as the first page (smtp.body: auto)
-    expect(j.documents.map((d) => d.name)).toEqual(['message.txt', 'contract.pdf', 'cover-letter.pdf']);
-    expect(docText(j.documents[0]!)).toContain('See the forwarded contract below.');
-    const pdfs = j.documents.slice(1);
+    // no cover and documents attached: the mail's own text is not a page of its own (smtp.body: auto)
+    expect(j.documents.map((d) => d.name)).toEqual(['contract.pdf', 'cover-letter.pdf']);
+    const pdfs = j.documents;
     expect(pdfs.every((d) => d.contentType === 'application/pdf')).toBe(true);
     for (const d of pdfs) expect(readFileSync(d.path, 'latin1')).toMatch(/^%PDF-1\.4/);
-    expect(j.meta?.leftOut).toBeUndefined();
+    // only the text, listed so that the sender knows
+    expect(j.meta?.leftOut?.map((l) => l.name)).toEqual(['the text of the message']);
   });
 
   it('leaves out a small inline logo and renders the HTML body to text for the cover', async () => {
@@ -100,7 +100,7 @@ describe('documents', () => {
 
   it('keeps an inline image as a page when it is large enough to be a document', async () => {
     const j = await job('inline-logo.eml', { inlineImageMinBytes: 10 });
-    expect(j.documents.map((d) => d.name)).toEqual(['message.txt', 'logo.png', 'report.pdf']);
+    expect(j.documents.map((d) => d.name)).toEqual(['logo.png', 'report.pdf']);
   });
 
   it('leaves out signatures, vCards and invitations with reasons', async () => {
@@ -118,10 +118,19 @@ describe('documents', () => {
     expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 .*winmail\.dat/);
   });
 
-  it('checks content as well as type: a zip named .pdf and a GIF are refused, a text file and an unnamed PDF are taken', async () => {
+  it('checks content as well as type: a zip named .pdf and a GIF refuse the mail, naming both', async () => {
     const { file, parsed } = await load('mixed-types.eml');
     parsed.parts = parsed.parts.filter((p) => p.filename !== 'letter.docx');
-    const j = await job('mixed-types.eml', { parsed, original: { path: file, sha256: 'x' }, bodyMode: 'ignore' });
+    const err = await job('mixed-types.eml', { parsed, original: { path: file, sha256: 'x' }, bodyMode: 'ignore' }).catch((e: unknown) => e);
+    expect(isFaxgateError(err, 'UNSUPPORTED_TYPE')).toBe(true);
+    expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 Not faxed, .*invoice\.pdf \(it is declared as application\/pdf but its content is a ZIP archive\).*anim\.gif \(GIF images cannot be faxed/);
+  });
+
+  it('with intake.partial: send, a text file and an unnamed PDF are taken and the rest is listed as sent without', async () => {
+    const { file, parsed } = await load('mixed-types.eml');
+    parsed.parts = parsed.parts.filter((p) => p.filename !== 'letter.docx');
+    const j = await job('mixed-types.eml', { parsed, original: { path: file, sha256: 'x' }, bodyMode: 'ignore', partial: 'send' });
+    expect(j.meta?.leftOut?.filter((l) => l.sentWithout).map((l) => l.name).sort()).toEqual(['anim.gif', 'invoice.pdf']);
     expect(j.documents.map((d) => [d.name, d.contentType])).toEqual([
       ['notes.txt', 'text/plain'],
       ['scan', 'application/pdf'],
@@ -132,17 +141,18 @@ describe('documents', () => {
   });
 
   it('refuses the whole mail when an office document cannot be converted, naming it and why', async () => {
-    const off = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: false }) }).catch((e: unknown) => e);
+    // partial: send, so that the zip and the GIF beside it do not refuse the mail first
+    const off = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: false }), partial: 'send' }).catch((e: unknown) => e);
     expect(isFaxgateError(off, 'UNSUPPORTED_TYPE')).toBe(true);
     expect((off as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx is a Word document \(\.docx\).*conversion is turned off/);
-    const missing = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: path.join(dir, 'no-such-soffice') }) }).catch((e: unknown) => e);
+    const missing = await job('mixed-types.eml', { office: new OfficeConverter({ soffice: path.join(dir, 'no-such-soffice') }), partial: 'send' }).catch((e: unknown) => e);
     expect((missing as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx is a Word document.*no converter, LibreOffice, is installed/);
   });
 
   it.skipIf(!findExecutable('soffice'))('refuses a .docx that LibreOffice cannot read (needs soffice)', async () => {
     const office = new OfficeConverter();
     try {
-      const err = await job('mixed-types.eml', { office }).catch((e: unknown) => e);
+      const err = await job('mixed-types.eml', { office, partial: 'send' }).catch((e: unknown) => e);
       expect((err as { smtpReply: string }).smtpReply).toMatch(/^554 5\.6\.0 letter\.docx could not be converted to PDF/);
     } finally {
       await office.close();
@@ -190,14 +200,18 @@ describe('the text of the mail (smtp.body)', () => {
   const names = (j: { documents: Array<{ name: string }> }) => j.documents.map((d) => d.name);
   const leftOutText = (j: { meta?: { leftOut?: Array<{ name: string; reason: string }> } }) => j.meta?.leftOut?.find((l) => l.name === 'the text of the message');
 
-  it('auto: the cover notes when there is a cover, else a typeset first page; nothing vanishes', async () => {
+  it('auto: the cover notes when there is a cover; with documents and no cover the text is listed as left out, not a page', async () => {
     const withCover = await job('forwarded.eml', { coverPreference: true });
     expect(withCover.cover.notes).toContain('See the forwarded contract below.');
     expect(names(withCover)).toEqual(['contract.pdf', 'cover-letter.pdf']);
     const noCover = await job('forwarded.eml', { coverPreference: false });
     expect(noCover.cover.enabled).toBe(false);
-    expect(names(noCover)[0]).toBe('message.txt');
-    expect(leftOutText(noCover)).toBeUndefined();
+    expect(names(noCover)).toEqual(['contract.pdf', 'cover-letter.pdf']);
+    expect(leftOutText(noCover)?.reason).toMatch(/write \[page\] in the subject/);
+    const { file, parsed } = await load('forwarded.eml');
+    parsed.subject = 'Contract [page]';
+    const asked = await job('forwarded.eml', { parsed, original: { path: file, sha256: 'x' }, coverPreference: false });
+    expect(names(asked)).toEqual(['message.txt', 'contract.pdf', 'cover-letter.pdf']);
   });
 
   it('auto: text longer than the cover notes take goes on a page, whole', async () => {

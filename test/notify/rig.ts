@@ -91,6 +91,7 @@ export class Rig {
       from: 'faxgate@gateway.example',
       transport: this.sink.url,
       preferenceRefreshMs: this.opts.refreshMs ?? 3_600_000,
+      attachments: 'service',
       inbound: { enabled: true, intervalMs: 60_000, mailBacklog: this.opts.mailBacklog ?? false },
       ...(this.opts.adminCopy ? { adminCopy: this.opts.adminCopy } : {}),
       ...over,

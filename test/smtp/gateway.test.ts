@@ -41,8 +41,9 @@ describe('accepting mail', () => {
     expect(job.source).toBe('smtp');
     expect(job.user).toBe('alice');
     expect(job.recipients.map((r) => [r.number, r.name])).toEqual([['+15551234567', 'Dr. Who']]);
-    // alice's preference is off and there is a document: her text is typeset as the first page
-    expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['message.txt', 'text/plain'], ['invoice.pdf', 'application/pdf']]);
+    // alice's preference is off and there is a document: her text is not a page of its own, it is listed
+    expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([['invoice.pdf', 'application/pdf']]);
+    expect(job.meta.leftOut?.map((l) => l.name)).toEqual(['the text of the message']);
     expect(job.cover.enabled).toBe(false);
     expect(job.original?.contentType).toBe('message/rfc822');
     expect(job.meta.origin).toMatchObject({ subject: 'Invoice 42', envelopeFrom: 'alice@example.com' });

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
-import { configSchema, type SmtpConfig, type UserConfig } from '../../src/config/schema.js';
+import { configSchema, type PartialMode, type SmtpConfig, type UserConfig } from '../../src/config/schema.js';
 import type { DestinationCheck } from '../../src/intake/destination-policy.js';
 import { UserDirectory } from '../../src/fax/user-directory.js';
 import type { OfficeConverter } from '../../src/intake/office-convert.js';
@@ -40,7 +40,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: SqliteStore) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck; office?: OfficeConverter; dns?: { servers?: string[]; timeoutMs?: number } } = {}): Promise<Rig> {
+export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: SqliteStore) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck; office?: OfficeConverter; dns?: { servers?: string[]; timeoutMs?: number }; partial?: PartialMode } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
   const dataDir = path.join(dir, 'data');
   const store = SqliteStore.open({ dataDir });
@@ -66,6 +66,7 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
     destinations: opts.destinations,
     office: opts.office,
     ...(opts.dns ? { dns: opts.dns } : {}),
+    partial: opts.partial,
   });
   const [addr] = await gateway.listen();
   return {

@@ -129,7 +129,7 @@ describe('office documents by mail', () => {
 });
 
 describe('the text of the mail', () => {
-  it('attachments and no cover: the text is the first page of the fax (it used to vanish)', async () => {
+  it('attachments and no cover: the text is not a page of its own; the outcome mail lists it', async () => {
     await withRig(emu, {}, async (rig) => {
       const info = await transport(rig.port).sendMail({
         from: 'alice@example.com',
@@ -140,7 +140,9 @@ describe('the text of the mail', () => {
       });
       const id = jobIdOf(info.response);
       await dispatchAll(rig.store);
-      expect((await faxesOf(id)).map((f) => f.attachments)).toEqual([['message.txt', 'invoice.pdf']]);
+      expect((await faxesOf(id)).map((f) => f.attachments)).toEqual([['invoice.pdf']]);
+      const notice = renderText(composeOutcome((await rig.store.getJob(id))!, 'UTC').blocks);
+      expect(notice).toMatch(/Left out of the fax[\s\S]*the text of the message: with documents attached and no cover page the mail text is not faxed; write \[page\] in the subject/);
     });
   });
 

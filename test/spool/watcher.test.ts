@@ -160,7 +160,7 @@ describe('addressing', () => {
     await drop(h.folder(), '15551234567.pdf', PDF('x'.repeat(3000)));
     const reasonFile = path.join(h.folder(), 'failed', '15551234567.pdf.reason.txt');
     await waitFor(() => existsSync(reasonFile), 8000, 'reason');
-    expect(readFileSync(reasonFile, 'utf8')).toMatch(/over the limit of 2048 bytes/);
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/over the limit of 2 KB/);
   });
 
   it('refuses an invalid ticket rather than guessing', async () => {
@@ -227,7 +227,7 @@ describe('what is taken', () => {
     expect(grown.takenWhileGrowing).toBe(true);
     const reasonFile = path.join(h.folder(), 'failed', `${name}.reason.txt`);
     await waitFor(() => refusedInto(path.join(h!.folder(), 'failed'), name), 8000, 'refused into failed/');
-    expect(readFileSync(reasonFile, 'utf8')).toMatch(/over the limit of 4096 bytes/);
+    expect(readFileSync(reasonFile, 'utf8')).toMatch(/over the limit of 4 KB/);
     expect(await h.jobs()).toEqual([]);
     expect(await h.store.listNotifications({ kind: 'rejected' })).toMatchObject([{ user: 'alice', payload: { file: name } }]);
   });

@@ -58,7 +58,8 @@ async function queued(subject: string, number: string, scheduledAt?: string) {
   writeFileSync(file, TEST_PDF);
   const { job } = await rig.gw.store.enqueue({
     source: 'smtp', user: 'alice', recipients: [{ number }], documents: [{ path: file, name: `${subject}.pdf`, contentType: 'application/pdf' }],
-    cover: { enabled: false, subject }, scheduledAt: scheduledAt ?? null,
+    // as mail without a cover page queues it: the subject only in the origin
+    cover: { enabled: false }, meta: { origin: { subject } }, scheduledAt: scheduledAt ?? null,
   });
   return job;
 }
@@ -125,8 +126,12 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     await page.locator('tr .badge.s-delivered').waitFor({ timeout: 30_000 });
     await shot(page, 'fax');
     await page.getByLabel(/^To \(numbers or contact names/).fill('555 010 4545');
+    // a resend is asked once more, naming where it goes
+    const asked: string[] = [];
+    page.once('dialog', (d) => void (asked.push(d.message()), d.accept()));
     await page.getByRole('button', { name: 'Resend' }).click();
     await page.waitForURL((u) => u.searchParams.get('id') !== job.id);
+    expect(asked).toEqual(['Send this fax again to 555 010 4545?']);
     const newId = new URL(page.url()).searchParams.get('id')!;
     const again = await rig.gw.store.getJob(newId);
     expect(again!.user).toBe('alice');
@@ -173,11 +178,21 @@ describe.skipIf(!hasChromium)('web console in chromium', () => {
     await ctx.close();
   }, 60_000);
 
-  it('cancels a fax that is still waiting', async () => {
+  it('cancels a fax that is still waiting, after asking', async () => {
     const later = new Date(Date.now() + 3_600_000).toISOString();
     const job = await queued('Cancel me', '+15550104646', later);
     const { ctx, page } = await signedIn('alice');
     await page.goto(`${rig.base}/fax.html?id=${job.id}`);
+    // the page's title is the subject although the fax has no cover page
+    await page.getByRole('heading', { name: 'Cancel me', exact: true }).waitFor();
+    // asked first: saying no leaves the fax waiting
+    // (a click does not return while its dialog is open: the dialog is answered by its handler)
+    const asked: string[] = [];
+    page.once('dialog', (d) => void (asked.push(d.message()), d.dismiss()));
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    expect(asked).toEqual(['Cancel this fax? It will not be sent.']);
+    expect((await rig.gw.store.getJob(job.id))!.state).toBe('queued');
+    page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.locator('#summary .badge.s-cancelled').waitFor();
     expect((await rig.gw.store.getJob(job.id))!.state).toBe('cancelled');

@@ -27,7 +27,7 @@ export interface ConsoleRig {
   stop(): Promise<void>;
 }
 
-export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number; adminKey?: boolean; clock?: Clock; config?: Record<string, unknown> } = {}): Promise<ConsoleRig> {
+export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number; adminKey?: boolean; clock?: Clock; config?: Record<string, unknown>; extra?: Record<string, unknown> } = {}): Promise<ConsoleRig> {
   const emu = await startTestEmulator({ delayMs: opts.delayMs ?? 300 });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-web-'));
   let tls: { cert: string; key: string } | undefined;
@@ -51,6 +51,8 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
       { name: 'nopass', email: 'nopass@example.com', apiKey: TEST_KEYS.aliceBase },
     ],
     ...opts.config,
+    // further top-level sections a test turns on (intake, notify...)
+    ...opts.extra,
   });
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void logs.push(l) } });
