@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { findExecutable } from '../fs/executable.js';
 import { extensionForType } from './attachment-policy.js';
 import { writeHardenedProfile } from './office-profile.js';
 import { planSandbox, sandboxArgs, unreachableBy, type SandboxMode, type SandboxPlan } from './office-sandbox.js';
@@ -99,20 +100,6 @@ export interface ConvertInput {
   path?: string;
 }
 
-/** Finds an executable in PATH (or checks a given path); null when there is none. */
-export function findExecutable(cmd: string, envPath = process.env.PATH ?? ''): string | null {
-  const candidates = cmd.includes('/') ? [cmd] : envPath.split(path.delimiter).filter(Boolean).map((d) => path.join(d, cmd));
-  for (const c of candidates) {
-    try {
-      if (!statSync(c).isFile()) continue;
-      accessSync(c, fsConstants.X_OK);
-      return c;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
 
 function shuttingDown(): FaxgateError {
   return new FaxgateError('SHUTTING_DOWN', 'the gateway is shutting down; the document was not converted', { temporary: true });

@@ -14,7 +14,7 @@ export interface RejectedPayload {
   subject?: string;
   reason: string;
   /** 'spool': the mail also says where the refused file went. */
-  source?: 'smtp' | 'spool' | 'cli' | 'imap';
+  source?: 'smtp' | 'spool' | 'cli' | 'web' | 'imap';
 }
 
 /** What the inbound poller stores: a snapshot of the service's record of a received fax. */

@@ -8,7 +8,7 @@ import {
   type Job, type JobEvent, type JobSource, type JobState, type Notification, type NotificationState, type Recipient, type RecipientState,
 } from './types.js';
 
-const JOB_SOURCES: readonly JobSource[] = ['smtp', 'spool', 'cli', 'imap'];
+const JOB_SOURCES: readonly JobSource[] = ['smtp', 'spool', 'cli', 'web', 'imap'];
 
 /** `value` if it is one of `known`; otherwise an error naming the column, the row and the value. */
 export function checkedState<T extends string>(known: readonly T[], value: string, what: string, row: string): T {

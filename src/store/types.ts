@@ -3,7 +3,10 @@
 // recipients; the notifier drains the notification queue; operators use the job operations.
 import type { KindAndPayload } from './notification-payloads.js';
 
-export type JobSource = 'smtp' | 'spool' | 'cli' | 'imap';
+export type JobSource = 'smtp' | 'spool' | 'cli' | 'web' | 'imap';
+
+/** A source in a person's words, for a job's timeline ("from the console"). */
+export const SOURCE_WORDS: Readonly<Record<JobSource, string>> = { smtp: 'mail', spool: 'a print folder', cli: 'the command line', web: 'the console', imap: 'a mailbox' };
 
 /** Contract §1: the state of one recipient of a job. */
 export type RecipientState =

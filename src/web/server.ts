@@ -477,7 +477,7 @@ export class WebConsole {
     const { job } = await acceptJob(
       { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
       // source "cli": the console is a person at a keyboard like `faxgate send`; origin says which
-      { source: 'cli', user: s.user, recipients: input.recipients, documents: input.documents, cover: input.cover, meta: { origin: input.origin, ...(input.leftOut?.length ? { leftOut: input.leftOut } : {}) } },
+      { source: 'web', user: s.user, recipients: input.recipients, documents: input.documents, cover: input.cover, meta: { origin: input.origin, ...(input.leftOut?.length ? { leftOut: input.leftOut } : {}) } },
       { user: s.user, via: 'web' },
     );
     this.live.poke();

@@ -4,7 +4,7 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findExecutable } from '../../src/intake/office-convert.js';
+import { findExecutable } from '../../src/fs/executable.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { runCli } from '../helpers/cli.js';
 

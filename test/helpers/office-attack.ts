@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { strToU8, zipSync } from 'fflate';
-import { findExecutable } from '../../src/intake/office-convert.js';
+import { findExecutable } from '../../src/fs/executable.js';
 
 export const HAVE_PDFTOTEXT = findExecutable('pdftotext') !== null;
 

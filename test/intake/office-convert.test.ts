@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isFaxgateError } from '../../src/errors.js';
-import { findExecutable, officeExtension, OfficeConverter, pdfName } from '../../src/intake/office-convert.js';
+import { findExecutable } from '../../src/fs/executable.js';
+import { officeExtension, OfficeConverter, pdfName } from '../../src/intake/office-convert.js';
 
 const DOCX = readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'hello.docx'));
 /**

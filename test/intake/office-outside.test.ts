@@ -6,7 +6,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findExecutable, OfficeConverter } from '../../src/intake/office-convert.js';
+import { findExecutable } from '../../src/fs/executable.js';
+import { OfficeConverter } from '../../src/intake/office-convert.js';
 import { canaryPdf, docx, docxField, docxPicture, fodt, HAVE_PDFTOTEXT, listener, odfImage, odfSection, odt, pdfText, rtf, rtfField, type Listener } from '../helpers/office-attack.js';
 
 const HAVE_SOFFICE = findExecutable('soffice') !== null;

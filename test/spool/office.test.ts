@@ -3,7 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findExecutable, OfficeConverter } from '../../src/intake/office-convert.js';
+import { findExecutable } from '../../src/fs/executable.js';
+import { OfficeConverter } from '../../src/intake/office-convert.js';
 import { drop, spoolHarness, waitFor, type SpoolHarness } from './harness.js';
 
 const DOCX = readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'office', 'hello.docx'));

@@ -8,7 +8,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { findExecutable } from '../../src/intake/office-convert.js';
+import { findExecutable } from '../../src/fs/executable.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Gateway } from '../../src/main.js';
 import { hashPassword } from '../../src/smtp/password.js';

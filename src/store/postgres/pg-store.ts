@@ -23,7 +23,7 @@ import type {
   CoverSpec, NewRecipient, Job, JobEvent, JobFilter, JobMeta, JobSource, JobState, NewDocument, NewJob, NewNotification, Notification,
   QueueCounts, Recipient, RecipientState, StoredDocument,
 } from '../types.js';
-import { JOB_STATES, RECIPIENT_STATES } from '../types.js';
+import { JOB_STATES, RECIPIENT_STATES, SOURCE_WORDS } from '../types.js';
 import { isRetryable, redactDatabaseUrl, storeError } from './connection.js';
 import { PG_MIGRATIONS } from './schema.js';
 import * as received from './received.js';
@@ -297,7 +297,7 @@ export class PgStore implements QueueStore {
       );
       const docs = [...(orig ? [orig] : []), ...loaded];
       for (const d of docs) await c.query('INSERT INTO documents (job_id, file, data) VALUES ($1, $2, $3)', [id, d.stored.path, d.data]);
-      await this.event(c, id, null, 'enqueue', null, state, waiting ? `from ${input.source}; ${NEEDS_ADDRESS}` : `${recipients.length} recipient(s) from ${input.source}`);
+      await this.event(c, id, null, 'enqueue', null, state, waiting ? `from ${SOURCE_WORDS[input.source]}; ${NEEDS_ADDRESS}` : `${recipients.length} recipient(s) from ${SOURCE_WORDS[input.source]}`);
       // delivered to the other instances at COMMIT (and not at all on a rollback)
       await c.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, `${this.instanceTag} ${id}`]);
       return { job: (await this.readJob(c, id))!, duplicate: false };

@@ -11,7 +11,7 @@ import { moveInUnsynced, placeFile, safeFileName } from '../durable-files.js';
 import { newJobId } from '../job-id.js';
 import { toJob, toRecipient, type JobRow, type RecipientRow } from '../rows.js';
 import { NEEDS_ADDRESS } from '../transitions.js';
-import { SMALL_DOCUMENT_BYTES, type Job, type JobMeta, type JobSource, type NewDocument, type NewJob, type StoredDocument } from '../types.js';
+import { SMALL_DOCUMENT_BYTES, SOURCE_WORDS, type Job, type JobMeta, type JobSource, type NewDocument, type NewJob, type StoredDocument } from '../types.js';
 import { isoUtc, type SqliteContext } from './context.js';
 import { appendEvent, eventStatement } from './events.js';
 import { CommitUncertainError, type Statement, type WriteRequest } from './intake-writer.js';
@@ -170,7 +170,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
         [id, r.idx, r.number, r.name, state, lastError, now, now, now],
       ]),
       ...inline.map((d): Statement => ['INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)', [id, d.file, d.data]]),
-      eventStatement({ jobId: id, idx: null, transition: 'enqueue', from: null, to: state, detail: waiting ? `from ${input.source}; ${NEEDS_ADDRESS}` : `from ${input.source}` }, now),
+      eventStatement({ jobId: id, idx: null, transition: 'enqueue', from: null, to: state, detail: waiting ? `from ${SOURCE_WORDS[input.source]}; ${NEEDS_ADDRESS}` : `from ${SOURCE_WORDS[input.source]}` }, now),
     ],
   };
 

@@ -16,7 +16,7 @@ const fromSource = import.meta.url.endsWith('.ts');
 export function startThread(module: URL, data: Record<string, unknown>): Worker {
   if (!fromSource) return new Worker(module, { workerData: data, execArgv: [] });
   const ts = new URL(module.href.replace(/\.js$/, '.ts'));
-  return new Worker(fileURLToPath(new URL('./ts-bootstrap.mjs', import.meta.url)), { workerData: { ...data, [THREAD_MODULE]: ts.href }, execArgv: [] });
+  return new Worker(fileURLToPath(new URL('./workers/ts-bootstrap.mjs', import.meta.url)), { workerData: { ...data, [THREAD_MODULE]: ts.href }, execArgv: [] });
 }
 
 /** The workerData key naming the .ts module for ts-bootstrap.mjs. */
