@@ -22,9 +22,11 @@ import type { DocumentConverter } from '../intake/convert-queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { AuthLockout } from '../smtp/auth-lockout.js';
+import { buildBlockList, inList } from '../smtp/sender-policy.js';
 import { verifyPassword } from '../smtp/password.js';
 import { RateLimiter } from '../smtp/rate-limit.js';
 import type { Job, NewDocument, NewRecipient } from '../store/types.js';
+import { contentDisposition } from '../content-disposition.js';
 import { jobJson } from '../job-json.js';
 import { addressingRoutes } from './addressing.js';
 import { jobReport, reportFileName } from '../notify/job-report.js';
@@ -47,6 +49,9 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
 };
 const MAX_FILES = 20;
+// failed sign-ins to one account within the lockout window, over all addresses: guesses spread
+// over many addresses (or forged ones) stop here; an address alone stops at 10
+export const MAX_ACCOUNT_AUTH_FAILURES = 20;
 // calls of the account's history budget the console leaves to status polling and reconciliation
 const HISTORY_RESERVE = 3;
 
@@ -84,6 +89,7 @@ export class WebConsole {
   private readonly app: FastifyInstance;
   private readonly sessions: Sessions;
   private readonly lockout: AuthLockout;
+  private readonly accountLockout: AuthLockout;
   private readonly rate: RateLimiter;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -96,15 +102,18 @@ export class WebConsole {
     this.log = deps.logger;
     this.sessions = new Sessions(this.clock, deps.config.sessionHours * 3_600_000);
     this.lockout = new AuthLockout(this.clock);
+    this.accountLockout = new AuthLockout(this.clock, MAX_ACCOUNT_AUTH_FAILURES);
     this.rate = new RateLimiter(deps.faxesPerMinute ?? 60, this.clock);
     this.view = new QueueView(deps.store);
-    this.live = new LiveUpdates({ view: this.view, intervalMs: deps.config.livePollMs, clock: this.clock, logger: this.log });
+    this.live = new LiveUpdates({ view: this.view, intervalMs: deps.config.livePollMs, clock: this.clock, logger: this.log, session: (id) => this.sessions.get(id) });
     this.app = Fastify({
       logger: false,
       ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
       bodyLimit: 1_048_576,
-      // behind a proxy every sign-in would come from the proxy's address: believe only the named ones
-      trustProxy: deps.config.trustedProxies?.length ? deps.config.trustedProxies : false,
+      // behind a proxy every sign-in would come from the proxy's address: believe only the named
+      // ones, and of their X-Forwarded-For only the last hop, the one the proxy itself appended;
+      // anything left of it was written by the client (fastify calls this with hop 0 = the socket)
+      trustProxy: proxyTrust(deps.config.trustedProxies),
       // a job id or a contact id never needs more
       routerOptions: { maxParamLength: 200 },
     }) as unknown as FastifyInstance;
@@ -133,6 +142,7 @@ export class WebConsole {
       const u = users.find((x) => x.name === s.user);
       return Boolean(u?.password) && (u!.role === 'admin') === s.admin;
     });
+    this.live.recheck();
   }
 
   private routes(): void {
@@ -164,6 +174,7 @@ export class WebConsole {
       const s = this.sessionOf(req);
       if (s && this.csrfOk(req, s)) {
         this.sessions.end(s.id);
+        this.live.recheck();
         this.log.info({ user: s.user }, 'WEB signed out');
       }
       reply.header('set-cookie', this.cookie('', 0));
@@ -223,10 +234,9 @@ export class WebConsole {
         if (!doc) return reply.code(404).send({ error: 'no such document' });
         const body = await this.view.readDocument(doc);
         const q = req.query as Record<string, string | undefined>;
-        const disposition = q.download === '1' ? 'attachment' : 'inline';
         return reply
           .type(doc.contentType)
-          .header('content-disposition', `${disposition}; filename="${doc.name.replace(/["\\\r\n]/g, '_')}"`)
+          .header('content-disposition', contentDisposition(q.download === '1' ? 'attachment' : 'inline', doc.name))
           .send(body);
       });
 
@@ -317,7 +327,7 @@ export class WebConsole {
           const body = await readFile(file);
           this.log.info({ user: s.user, messageId: id }, 'WEB downloaded an inbound fax');
           const q = req.query as Record<string, string | undefined>;
-          return reply.type('application/pdf').header('content-disposition', `${q.download === '1' ? 'attachment' : 'inline'}; filename="fax-${id}.pdf"`).send(body);
+          return reply.type('application/pdf').header('content-disposition', contentDisposition(q.download === '1' ? 'attachment' : 'inline', `fax-${id}.pdf`)).send(body);
         } finally {
           await rm(dir, { recursive: true, force: true });
         }
@@ -366,15 +376,24 @@ export class WebConsole {
       this.log.warn({ remote: client, user: this.knownName(name) }, 'WEB sign-in refused: too many failures from this address');
       return reply.code(429).send({ error: 'too many failed sign-ins from your address; try again in 15 minutes' });
     }
+    // every name counts, configured or not: the answer must not tell which accounts exist
+    const forAccount = this.accountLockout.begin(name);
+    if (!forAccount) {
+      attempt.succeeded(); // not a guess: the password was never looked at
+      this.log.warn({ remote: client, user: this.knownName(name) }, 'WEB sign-in refused: too many failures for this account');
+      return reply.code(429).send({ error: 'too many failed sign-ins for this account; try again in 15 minutes' });
+    }
     const user = this.deps.users().find((u) => u.name === name);
     const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, DUMMY_HASH), false);
     if (!ok || !user) {
+      forAccount.failed();
       const failures = attempt.failed();
       this.log.warn({ remote: client, user: this.knownName(name), failures }, 'WEB sign-in failed');
       await new Promise((r) => setTimeout(r, (this.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
       return reply.code(401).send({ error: 'wrong user name or password (a user without a password set by `faxgate passwd` cannot sign in)' });
     }
     attempt.succeeded();
+    forAccount.succeeded();
     const s = this.sessions.create(user.name, user.role === 'admin');
     this.log.info({ remote: client, user: user.name, admin: s.admin }, 'WEB signed in');
     reply.header('set-cookie', this.cookie(s.id, Math.floor(this.deps.config.sessionHours * 3600)));
@@ -519,6 +538,13 @@ function clampInt(v: string | undefined, min: number, max: number, dflt: number)
 function toList(v: unknown): string[] {
   if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
   return typeof v === 'string' && v.trim() ? [v] : [];
+}
+
+/** fastify's trustProxy: the socket's address when it is a listed proxy, and nothing beyond it. */
+function proxyTrust(proxies: readonly string[] | undefined): false | ((address: string, hop: number) => boolean) {
+  if (!proxies?.length) return false;
+  const list = buildBlockList(proxies);
+  return (address, hop) => hop === 0 && inList(list, address);
 }
 
 function sameOrigin(origin: string, host: string | undefined): boolean {

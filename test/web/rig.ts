@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Clock } from '../../src/clock.js';
-import { configSchema } from '../../src/config/schema.js';
+import { configSchema, type Config } from '../../src/config/schema.js';
 import { ensureCertificate } from '../../src/emulator/certificate.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Gateway } from '../../src/main.js';
@@ -24,6 +24,8 @@ export interface ConsoleRig {
   smtpPort: number;
   /** the certificate's CA file when the console serves https */
   caFile?: string;
+  /** a reload (as SIGHUP) with the config `change` makes of the running one */
+  reloadWith(change: (c: Config) => Config): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -54,11 +56,16 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
   });
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void logs.push(l) } });
-  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10 });
+  let next = config;
+  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10, reloadConfig: () => next });
   const addr = await gw.start();
   const base = `${tls ? 'https' : 'http'}://127.0.0.1:${addr.web!.port}`;
   return {
     emu, gw, base, dir, logs, caFile, smtpPort: addr.smtp[0]!.port,
+    async reloadWith(change) {
+      next = change(next);
+      await gw.reload();
+    },
     async stop() {
       await gw.stop();
       await emu.stop();
