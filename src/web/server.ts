@@ -25,6 +25,7 @@ import { AuthLockout } from '../smtp/auth-lockout.js';
 import { buildBlockList, inList } from '../smtp/sender-policy.js';
 import { verifyPassword } from '../smtp/password.js';
 import { RateLimiter } from '../smtp/rate-limit.js';
+import { refuseControlCharacters } from '../store/text-input.js';
 import type { Job, NewDocument, NewRecipient } from '../store/types.js';
 import { contentDisposition } from '../content-disposition.js';
 import { jobJson } from '../job-json.js';
@@ -215,6 +216,7 @@ export class WebConsole {
         const q = req.query as Record<string, string | undefined>;
         const limit = clampInt(q.limit, 1, 200, 25);
         const offset = clampInt(q.offset, 0, 1_000_000, 0);
+        refuseControlCharacters('search', q.search);
         const search = q.search?.trim().slice(0, 100) || undefined;
         const everyone = s.admin && q.all === '1';
         const { jobs, total } = await this.view.page({ user: everyone ? undefined : s.user, search, limit, offset });
@@ -456,6 +458,9 @@ export class WebConsole {
       }
       const subject = fields.subject?.[0]?.trim() || undefined;
       const notes = fields.notes?.[0]?.trim() || undefined;
+      refuseControlCharacters('subject', subject);
+      refuseControlCharacters('notes', notes);
+      for (const u of uploads) refuseControlCharacters('file name', u.name);
       const coverAsked = ['on', 'true', '1', 'yes'].includes((fields.cover?.[0] ?? '').toLowerCase());
       if (uploads.length === 0 && !subject && !notes && !coverAsked) throw new FaxgateError('NOTHING_TO_FAX', 'nothing to fax: add a file, or a cover page with a subject or notes');
       // numbers and the user's rate first: a fax refused for either costs no conversion

@@ -29,7 +29,7 @@ export interface ConsoleRig {
   stop(): Promise<void>;
 }
 
-export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number; adminKey?: boolean; clock?: Clock; config?: Record<string, unknown> } = {}): Promise<ConsoleRig> {
+export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number; adminKey?: boolean; clock?: Clock; config?: Record<string, unknown>; database?: string } = {}): Promise<ConsoleRig> {
   const emu = await startTestEmulator({ delayMs: opts.delayMs ?? 300 });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-web-'));
   let tls: { cert: string; key: string } | undefined;
@@ -43,6 +43,7 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
     // the test emulator has no history limit; the gateway's own budget is opened to match
     api: { baseUrl: emu.baseUrl, caFile: emu.caFile, historyPerMinute: opts.historyPerMinute ?? 600 },
     data: path.join(dir, 'data'),
+    ...(opts.database ? { database: opts.database } : {}),
     queue: { pollIntervalMs: opts.pollIntervalMs ?? 200 },
     web: { listen: '127.0.0.1:0', livePollMs: 200, ...(tls ? { tls } : {}), ...(opts.trustedProxies ? { trustedProxies: opts.trustedProxies } : {}) },
     smtp: { listen: ['127.0.0.1:0'], domains: ['fax.example.com'] },
@@ -57,7 +58,7 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void logs.push(l) } });
   let next = config;
-  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10, reloadConfig: () => next });
+  const gw = await Gateway.open(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10, reloadConfig: () => next });
   const addr = await gw.start();
   const base = `${tls ? 'https' : 'http'}://127.0.0.1:${addr.web!.port}`;
   return {
