@@ -19,6 +19,7 @@ import { acceptJob } from '../intake/accept.js';
 import type { DestinationCheck } from '../intake/destination-policy.js';
 import { newFaxDocuments, newFaxRecipients } from '../intake/new-fax.js';
 import type { DocumentConverter } from '../intake/convert-queue.js';
+import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from '../listener-limits.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { AuthLockout } from '../smtp/auth-lockout.js';
@@ -82,6 +83,8 @@ export interface WebConsoleDeps {
   inbound?: () => InboundConfig;
   /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
   faxesPerMinute?: number;
+  /** connection caps and timeouts (default: a share of this process's descriptors) */
+  limits?: ListenerLimits;
 }
 
 type Authed = FastifyRequest & { session: Session };
@@ -107,9 +110,10 @@ export class WebConsole {
     this.rate = new RateLimiter(deps.faxesPerMinute ?? 60, this.clock);
     this.view = new QueueView(deps.store);
     this.live = new LiveUpdates({ view: this.view, intervalMs: deps.config.livePollMs, clock: this.clock, logger: this.log, session: (id) => this.sessions.get(id) });
+    const limits = deps.limits ?? descriptorBudget({ smtpConnections: 0 }).web;
     this.app = Fastify({
       logger: false,
-      ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
+      ...serverOptions(limits, deps.tls ? { cert: deps.tls.cert, key: deps.tls.key } : undefined),
       bodyLimit: 1_048_576,
       // behind a proxy every sign-in would come from the proxy's address: believe only the named
       // ones, and of their X-Forwarded-For only the last hop, the one the proxy itself appended;
@@ -118,6 +122,10 @@ export class WebConsole {
       // a job id or a contact id never needs more
       routerOptions: { maxParamLength: 200 },
     }) as unknown as FastifyInstance;
+    // idle sockets cannot take the process's descriptors; a trusted proxy carries everyone's, so
+    // only the listener's own cap applies to it
+    const proxies = deps.config.trustedProxies?.length ? buildBlockList(deps.config.trustedProxies) : null;
+    applyListenerLimits(this.app, limits, { logger: this.log, exempt: proxies ? (a) => inList(proxies, a) : undefined });
     this.routes();
   }
 

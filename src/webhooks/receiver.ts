@@ -13,6 +13,7 @@ import type { WebhooksConfig } from '../config/schema.js';
 import { describeError } from '../errors.js';
 import { toFaxRecord } from '../fax/normalize.js';
 import type { FaxRecord } from '../fax/types.js';
+import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from '../listener-limits.js';
 import type { Logger } from '../log/logger.js';
 
 export interface WebhookHandlers {
@@ -43,6 +44,8 @@ export interface WebhookReceiverOptions {
   logger: Logger;
   /** PEM certificate and key to serve https (else plain http: put it behind a TLS proxy) */
   tls?: { cert: string; key: string };
+  /** connection caps and timeouts (default: a share of this process's descriptors) */
+  limits?: ListenerLimits;
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
@@ -69,12 +72,15 @@ export class WebhookReceiver extends EventEmitter {
 
   async listen(): Promise<{ host: string; port: number }> {
     const { host, port } = parseHostPort(this.opts.config.listen, 'webhooks.listen');
+    // it faces the Internet: idle or slow connections are capped and cut (src/listener-limits.ts)
+    const limits = this.opts.limits ?? descriptorBudget({ smtpConnections: 0 }).webhooks;
     const app = Fastify({
       logger: false,
       bodyLimit: 1024 * 1024,
       forceCloseConnections: true,
-      ...(this.opts.tls ? { https: this.opts.tls } : {}),
+      ...serverOptions(limits, this.opts.tls),
     }) as unknown as FastifyInstance;
+    applyListenerLimits(app, limits, { logger: this.opts.logger });
     // a body that is not JSON is refused by name, not taken for our own failure
     app.setErrorHandler((err, _req, reply) => {
       const status = (err as { statusCode?: number }).statusCode ?? 500;
