@@ -11,7 +11,7 @@ import { riskySettings } from './config/risky-settings.js';
 import type { Config, UserConfig } from './config/schema.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { DaemonLock } from './store/daemon-lock.js';
-import { describeError, FaxgateError } from './errors.js';
+import { describeError, FaxgateError, isFaxgateError } from './errors.js';
 import { FaxClientFactory } from './fax/client-factory.js';
 import type { FaxApi, FaxRecord } from './fax/types.js';
 import { ApiGate, type GateClass } from './fax/api-gate.js';
@@ -337,7 +337,19 @@ export class Gateway {
       await this.inbound.runOnce();
       return true;
     }
-    return this.received.receive(user, rec, 'webhook');
+    // a push is a hint: only a fax the service shows this user's key is taken as received
+    let told: FaxRecord;
+    try {
+      told = await this.clientFor(user).faxInfo(rec.messageId);
+    } catch (err) {
+      if (isFaxgateError(err) && (err.code === 'API_NOT_FOUND' || err.code === 'API_FORBIDDEN')) {
+        this.log.warn({ user, messageId: rec.messageId }, 'webhook: the service does not know this received fax; not taken');
+        return false;
+      }
+      throw err;
+    }
+    if (told.direction && told.direction !== 'inbound') return false;
+    return this.received.receive(user, told, 'webhook');
   }
 
   /** `user`'s client for calls of `cls` (the API gate's class: docs/architecture.md). */
