@@ -58,7 +58,9 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void logs.push(l) } });
   let next = config;
-  const gw = await Gateway.open(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10, reloadConfig: () => next });
+  const gwOpts = { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10, reloadConfig: () => next };
+  // a PostgreSQL queue is opened by Gateway.open; SQLite as the other console tests always did
+  const gw = opts.database ? await Gateway.open(config, gwOpts) : new Gateway(config, gwOpts);
   const addr = await gw.start();
   const base = `${tls ? 'https' : 'http'}://127.0.0.1:${addr.web!.port}`;
   return {
