@@ -11,7 +11,7 @@ import { riskySettings } from './config/risky-settings.js';
 import type { Config, UserConfig } from './config/schema.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { DaemonLock } from './store/daemon-lock.js';
-import { describeError, FaxgateError } from './errors.js';
+import { describeError, FaxgateError, isFaxgateError } from './errors.js';
 import { FaxClientFactory } from './fax/client-factory.js';
 import type { FaxApi, FaxRecord } from './fax/types.js';
 import { ApiGate, type GateClass } from './fax/api-gate.js';
@@ -37,6 +37,7 @@ import { destinationCheckFor } from './intake/destination-policy.js';
 import { readReceiverTls, WebhookReceiver } from './webhooks/receiver.js';
 import { InboxEscalation } from './inbound/escalation.js';
 import { ReceivedFaxIntake } from './inbound/received-intake.js';
+import { descriptorBudget, type DescriptorBudget } from './listener-limits.js';
 import { OperatorPages } from './web/operator.js';
 import { RefusalLog } from './web/refusals.js';
 import { WebConsole } from './web/server.js';
@@ -107,6 +108,7 @@ export class Gateway {
   private readonly web: WebConsole | null;
   /** One watcher per configured mailbox (imap.mailboxes). */
   private readonly mailboxes: MailboxIntake[];
+  private readonly budget: DescriptorBudget;
   /** Recent SMTP and spool refusals, for the console's operator page. */
   readonly refusals: RefusalLog;
   /** MIME parsing and PDF text on worker threads (started with the first mail or PDF). */
@@ -227,9 +229,12 @@ export class Gateway {
           clock: this.clock,
         })
       : null;
+    // the HTTP listeners' share of the descriptors, after a reserve for SMTP, the store and the spool
+    this.budget = descriptorBudget({ smtpConnections: config.smtp?.maxConnections ?? 0 });
     this.webhooks = config.webhooks
       ? new WebhookReceiver({
           config: config.webhooks,
+          limits: this.budget.webhooks,
           tls: readReceiverTls(config.webhooks.tls),
           logger: this.log.child({ component: 'webhooks' }),
           handlers: {
@@ -247,6 +252,7 @@ export class Gateway {
       ? new WebConsole({
           config: config.web,
           tls: readReceiverTls(config.web.tls),
+          limits: this.budget.web,
           store: this.store,
           users: () => this.users,
           clientFor: (user) => this.clientFor(user, 'console'),
@@ -332,7 +338,19 @@ export class Gateway {
       await this.inbound.runOnce();
       return true;
     }
-    return this.received.receive(user, rec, 'webhook');
+    // a push is a hint: only a fax the service shows this user's key is taken as received
+    let told: FaxRecord;
+    try {
+      told = await this.clientFor(user).faxInfo(rec.messageId);
+    } catch (err) {
+      if (isFaxgateError(err) && (err.code === 'API_NOT_FOUND' || err.code === 'API_FORBIDDEN')) {
+        this.log.warn({ user, messageId: rec.messageId }, 'webhook: the service does not know this received fax; not taken');
+        return false;
+      }
+      throw err;
+    }
+    if (told.direction && told.direction !== 'inbound') return false;
+    return this.received.receive(user, told, 'webhook');
   }
 
   /** `user`'s client for calls of `cls` (the API gate's class: docs/architecture.md). */
@@ -389,6 +407,10 @@ export class Gateway {
     for (const m of this.mailboxes) m.start();
     if (this.admin) this.addresses.admin = await this.admin.listen();
     this.keyWatch?.start();
+    if (this.webhooks || this.web) {
+      const b = this.budget;
+      this.log.info({ softLimit: b.softLimit, inUse: b.inUse, reserve: b.reserve, web: this.web ? { max: b.web.maxConnections, perAddress: b.web.perAddress } : undefined, webhooks: this.webhooks ? { max: b.webhooks.maxConnections, perAddress: b.webhooks.perAddress } : undefined }, 'descriptor budget for the HTTP listeners');
+    }
     if (this.webhooks) this.addresses.webhooks = await this.webhooks.listen();
     if (this.web) this.addresses.web = await this.web.listen();
     this.addresses.outbox = outboxDir(this.config);

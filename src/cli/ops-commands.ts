@@ -23,6 +23,7 @@ export function configCheckCommand(opts: GlobalOptions): void {
   if (opts.json) process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
   else {
     process.stderr.write(`${ctx.configFile ?? '(built-in sandbox config)'}: OK\n`);
+    for (const risk of riskySettings(ctx.config)) process.stderr.write(`warning: ${risk}\n`);
     process.stdout.write(stringify(masked));
   }
 }

@@ -1,7 +1,8 @@
 // Settings that are valid but dangerous: each one is a warning at start (log) and in `faxgate
 // doctor`, never a refusal (a lab or a container may mean them). The list is the review's:
 // admin port on a public address, trusted relays that cover the Internet, SMTP without AUTH on a
-// public listener, web console or webhook receiver without TLS beyond loopback.
+// public listener, web console or webhook receiver without TLS beyond loopback, a webhook URL in
+// clear.
 import net from 'node:net';
 import type { Config } from './schema.js';
 
@@ -33,6 +34,14 @@ function tooWide(cidr: string): string | null {
   return null;
 }
 
+/** A network of /16 or wider inside 172.16.0.0/12, where Docker puts its bridge networks. */
+function dockerBridge(cidr: string): boolean {
+  const [addr = '', bits] = cidr.split('/');
+  const octets = addr.split('.').map(Number);
+  if (!net.isIPv4(addr) || bits === undefined || Number(bits) > 16) return false;
+  return octets[0] === 172 && octets[1]! >= 16 && octets[1]! <= 31;
+}
+
 interface ListenWithTls {
   listen?: unknown;
   tls?: unknown;
@@ -49,6 +58,7 @@ export function riskySettings(config: Config): string[] {
     for (const n of smtp.trustedNetworks) {
       const wide = tooWide(n);
       if (wide) out.push(`smtp.trustedNetworks ${wide}: every host in it may submit mail for any configured user without AUTH (an open fax relay); list only your mail relays`);
+      else if (dockerBridge(n)) out.push(`smtp.trustedNetworks ${n} is a Docker bridge range: behind a published port (-p 25:2525) every client, the Internet included, comes from the bridge gateway, so this is an open fax relay; list only your mail relay's own address`);
     }
     const open = smtp.listen.filter(publicListen);
     if (smtp.auth === 'off' && open.length > 0) {
@@ -69,6 +79,18 @@ export function riskySettings(config: Config): string[] {
   for (const m of config.imap?.mailboxes ?? []) {
     if (m.tls === 'off' && !isLoopbackHost(m.host)) {
       out.push(`imap.mailboxes ${m.name ?? `${m.user}@${m.host}`}: tls is "off" to ${m.host}: the mailbox password and every document cross the network in clear; use "implicit" (993) or "starttls"`);
+    }
+  }
+  // the service posts fax records and our Basic credentials to this URL: in clear over the Internet
+  const hook = extra.webhooks as { url?: unknown } | undefined;
+  if (hook && typeof hook.url === 'string') {
+    try {
+      const u = new URL(hook.url);
+      if (u.protocol === 'http:' && !isLoopbackHost(u.hostname)) {
+        out.push(`webhooks.url ${u.origin} is http:// on a non-loopback host: the service would post fax records and the webhook password in clear; use an https:// URL (webhooks.tls, or a TLS proxy in front)`);
+      }
+    } catch {
+      // the schema has already said what is wrong with it
     }
   }
   return out;

@@ -25,12 +25,13 @@ export interface AuthAttempt {
 export class AuthLockout {
   private readonly byClient = new Map<string, Entry>();
 
-  constructor(private readonly clock: Clock) {}
+  /** `max`: failures within the window before `begin` answers null (default MAX_CLIENT_AUTH_FAILURES) */
+  constructor(private readonly clock: Clock, private readonly max = MAX_CLIENT_AUTH_FAILURES) {}
 
   /** Counts an attempt from `client`, or answers null when the address is locked out. */
   begin(client: string): AuthAttempt | null {
     const entry = this.current(client) ?? { count: 0, since: this.clock.now() };
-    if (entry.count >= MAX_CLIENT_AUTH_FAILURES) return null;
+    if (entry.count >= this.max) return null;
     entry.count += 1;
     this.touch(client, entry);
     let settled = false;

@@ -3,6 +3,9 @@
 // another gateway sharing a PostgreSQL queue arrive as well as this process's own; each change
 // goes to the streams of the job's user (and of operators watching everything). The loop runs
 // only while a page is open.
+// A stream is only as good as its session: the session (and, for an operator's everything-stream,
+// the admin role) is looked up again before every event and heartbeat, and sign-out, expiry and a
+// reload that ends the session close its streams at once, not at the next change.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
@@ -13,9 +16,11 @@ import type { QueueView } from './queue-view.js';
 import type { Session } from './sessions.js';
 
 interface Stream {
+  sessionId: string;
   user: string;
   everyone: boolean;
   write(chunk: string): void;
+  close(): void;
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -29,7 +34,14 @@ export class LiveUpdates {
   private readonly seen = new Map<string, string>();
   private heartbeat: NodeJS.Timeout | null = null;
 
-  constructor(private readonly opts: { view: QueueView; intervalMs: number; clock: Clock; logger: Logger }) {
+  constructor(private readonly opts: {
+    view: QueueView;
+    intervalMs: number;
+    clock: Clock;
+    logger: Logger;
+    /** the session as it stands now (null once ended or expired) */
+    session: (id: string) => Session | null;
+  }) {
     this.since = new Date(opts.clock.now()).toISOString();
   }
 
@@ -48,19 +60,38 @@ export class LiveUpdates {
       'x-content-type-options': 'nosniff',
       connection: 'keep-alive',
     });
-    const stream: Stream = { user: s.user, everyone, write: (c) => void res.write(c) };
+    const stream: Stream = { sessionId: s.id, user: s.user, everyone, write: (c) => void res.write(c), close: () => res.end() };
     res.write(': live\n\n');
     this.streams.add(stream);
     this.ensureRunning();
-    req.raw.on('close', () => {
-      this.streams.delete(stream);
-      if (this.streams.size === 0) this.halt();
-    });
+    req.raw.on('close', () => this.drop(stream));
+  }
+
+  /** Closes the streams of sessions that ended (sign-out, expiry, a reload that removed them). */
+  recheck(): void {
+    for (const st of this.streams) this.allowed(st);
   }
 
   stop(): void {
     this.halt();
+    for (const st of this.streams) st.close();
     this.streams.clear();
+  }
+
+  /** Whether the stream's session still may see what it streams; closes it when not. */
+  private allowed(st: Stream): boolean {
+    const s = this.opts.session(st.sessionId);
+    if (s && s.user === st.user && (!st.everyone || s.admin)) return true;
+    this.drop(st);
+    // `event: end` tells the page not to reconnect with a session that is gone
+    st.write('event: end\ndata: {"reason":"session ended"}\n\n');
+    st.close();
+    return false;
+  }
+
+  private drop(st: Stream): void {
+    if (!this.streams.delete(st)) return;
+    if (this.streams.size === 0) this.halt();
   }
 
   private ensureRunning(): void {
@@ -75,7 +106,7 @@ export class LiveUpdates {
     });
     this.loop.start();
     this.heartbeat = setInterval(() => {
-      for (const s of this.streams) s.write(': keep-alive\n\n');
+      for (const s of this.streams) if (this.allowed(s)) s.write(': keep-alive\n\n');
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -88,6 +119,7 @@ export class LiveUpdates {
   }
 
   private async look(): Promise<void> {
+    this.recheck();
     if (this.streams.size === 0) return;
     const started = new Date(this.opts.clock.now()).toISOString();
     const changed = await this.opts.view.changedSince({}, this.since);
@@ -98,7 +130,7 @@ export class LiveUpdates {
       this.seen.set(job.id, job.updatedAt);
       if (job.updatedAt > newest) newest = job.updatedAt;
       const data = `event: job\ndata: ${JSON.stringify(jobJson(job, new Map(), now))}\n\n`;
-      for (const s of this.streams) if (s.everyone || s.user === job.user) s.write(data);
+      for (const s of this.streams) if ((s.everyone || s.user === job.user) && this.allowed(s)) s.write(data);
     }
     // never past the time this look began: a commit racing it is seen next time
     this.since = newest < started ? newest : started;

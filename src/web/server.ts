@@ -19,12 +19,16 @@ import { acceptJob } from '../intake/accept.js';
 import type { DestinationCheck } from '../intake/destination-policy.js';
 import { newFaxDocuments, newFaxRecipients } from '../intake/new-fax.js';
 import type { DocumentConverter } from '../intake/convert-queue.js';
+import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from '../listener-limits.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { AuthLockout } from '../smtp/auth-lockout.js';
+import { buildBlockList, inList } from '../smtp/sender-policy.js';
 import { verifyPassword } from '../smtp/password.js';
 import { RateLimiter } from '../smtp/rate-limit.js';
+import { refuseControlCharacters } from '../store/text-input.js';
 import type { Job, LeftOut, NewDocument, NewRecipient } from '../store/types.js';
+import { contentDisposition } from '../content-disposition.js';
 import { jobJson } from '../job-json.js';
 import { addressingRoutes } from './addressing.js';
 import { jobReport, reportFileName } from '../notify/job-report.js';
@@ -47,6 +51,9 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
 };
 const MAX_FILES = 20;
+// failed sign-ins to one account within the lockout window, over all addresses: guesses spread
+// over many addresses (or forged ones) stop here; an address alone stops at 10
+export const MAX_ACCOUNT_AUTH_FAILURES = 20;
 // calls of the account's history budget the console leaves to status polling and reconciliation
 const HISTORY_RESERVE = 3;
 
@@ -78,6 +85,8 @@ export interface WebConsoleDeps {
   inbound?: () => InboundConfig;
   /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
   faxesPerMinute?: number;
+  /** connection caps and timeouts (default: a share of this process's descriptors) */
+  limits?: ListenerLimits;
 }
 
 type Authed = FastifyRequest & { session: Session };
@@ -86,6 +95,7 @@ export class WebConsole {
   private readonly app: FastifyInstance;
   private readonly sessions: Sessions;
   private readonly lockout: AuthLockout;
+  private readonly accountLockout: AuthLockout;
   private readonly rate: RateLimiter;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -98,18 +108,26 @@ export class WebConsole {
     this.log = deps.logger;
     this.sessions = new Sessions(this.clock, deps.config.sessionHours * 3_600_000);
     this.lockout = new AuthLockout(this.clock);
+    this.accountLockout = new AuthLockout(this.clock, MAX_ACCOUNT_AUTH_FAILURES);
     this.rate = new RateLimiter(deps.faxesPerMinute ?? 60, this.clock);
     this.view = new QueueView(deps.store);
-    this.live = new LiveUpdates({ view: this.view, intervalMs: deps.config.livePollMs, clock: this.clock, logger: this.log });
+    this.live = new LiveUpdates({ view: this.view, intervalMs: deps.config.livePollMs, clock: this.clock, logger: this.log, session: (id) => this.sessions.get(id) });
+    const limits = deps.limits ?? descriptorBudget({ smtpConnections: 0 }).web;
     this.app = Fastify({
       logger: false,
-      ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
+      ...serverOptions(limits, deps.tls ? { cert: deps.tls.cert, key: deps.tls.key } : undefined),
       bodyLimit: 1_048_576,
-      // behind a proxy every sign-in would come from the proxy's address: believe only the named ones
-      trustProxy: deps.config.trustedProxies?.length ? deps.config.trustedProxies : false,
+      // behind a proxy every sign-in would come from the proxy's address: believe only the named
+      // ones, and of their X-Forwarded-For only the last hop, the one the proxy itself appended;
+      // anything left of it was written by the client (fastify calls this with hop 0 = the socket)
+      trustProxy: proxyTrust(deps.config.trustedProxies),
       // a job id or a contact id never needs more
       routerOptions: { maxParamLength: 200 },
     }) as unknown as FastifyInstance;
+    // idle sockets cannot take the process's descriptors; a trusted proxy carries everyone's, so
+    // only the listener's own cap applies to it
+    const proxies = deps.config.trustedProxies?.length ? buildBlockList(deps.config.trustedProxies) : null;
+    applyListenerLimits(this.app, limits, { logger: this.log, exempt: proxies ? (a) => inList(proxies, a) : undefined });
     this.routes();
   }
 
@@ -135,6 +153,7 @@ export class WebConsole {
       const u = users.find((x) => x.name === s.user);
       return Boolean(u?.password) && (u!.role === 'admin') === s.admin;
     });
+    this.live.recheck();
   }
 
   private routes(): void {
@@ -166,6 +185,7 @@ export class WebConsole {
       const s = this.sessionOf(req);
       if (s && this.csrfOk(req, s)) {
         this.sessions.end(s.id);
+        this.live.recheck();
         this.log.info({ user: s.user }, 'WEB signed out');
       }
       reply.header('set-cookie', this.cookie('', 0));
@@ -206,6 +226,7 @@ export class WebConsole {
         const q = req.query as Record<string, string | undefined>;
         const limit = clampInt(q.limit, 1, 200, 25);
         const offset = clampInt(q.offset, 0, 1_000_000, 0);
+        refuseControlCharacters('search', q.search);
         const search = q.search?.trim().slice(0, 100) || undefined;
         const everyone = s.admin && q.all === '1';
         const { jobs, total } = await this.view.page({ user: everyone ? undefined : s.user, search, limit, offset });
@@ -225,10 +246,9 @@ export class WebConsole {
         if (!doc) return reply.code(404).send({ error: 'no such document' });
         const body = await this.view.readDocument(doc);
         const q = req.query as Record<string, string | undefined>;
-        const disposition = q.download === '1' ? 'attachment' : 'inline';
         return reply
           .type(doc.contentType)
-          .header('content-disposition', `${disposition}; filename="${doc.name.replace(/["\\\r\n]/g, '_')}"`)
+          .header('content-disposition', contentDisposition(q.download === '1' ? 'attachment' : 'inline', doc.name))
           .send(body);
       });
 
@@ -319,7 +339,7 @@ export class WebConsole {
           const body = await readFile(file);
           this.log.info({ user: s.user, messageId: id }, 'WEB downloaded an inbound fax');
           const q = req.query as Record<string, string | undefined>;
-          return reply.type('application/pdf').header('content-disposition', `${q.download === '1' ? 'attachment' : 'inline'}; filename="fax-${id}.pdf"`).send(body);
+          return reply.type('application/pdf').header('content-disposition', contentDisposition(q.download === '1' ? 'attachment' : 'inline', `fax-${id}.pdf`)).send(body);
         } finally {
           await rm(dir, { recursive: true, force: true });
         }
@@ -368,15 +388,24 @@ export class WebConsole {
       this.log.warn({ remote: client, user: this.knownName(name) }, 'WEB sign-in refused: too many failures from this address');
       return reply.code(429).send({ error: 'too many failed sign-ins from your address; try again in 15 minutes' });
     }
+    // every name counts, configured or not: the answer must not tell which accounts exist
+    const forAccount = this.accountLockout.begin(name);
+    if (!forAccount) {
+      attempt.succeeded(); // not a guess: the password was never looked at
+      this.log.warn({ remote: client, user: this.knownName(name) }, 'WEB sign-in refused: too many failures for this account');
+      return reply.code(429).send({ error: 'too many failed sign-ins for this account; try again in 15 minutes' });
+    }
     const user = this.deps.users().find((u) => u.name === name);
     const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, DUMMY_HASH), false);
     if (!ok || !user) {
+      forAccount.failed();
       const failures = attempt.failed();
       this.log.warn({ remote: client, user: this.knownName(name), failures }, 'WEB sign-in failed');
       await new Promise((r) => setTimeout(r, (this.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
       return reply.code(401).send({ error: 'wrong user name or password (a user without a password set by `faxgate passwd` cannot sign in)' });
     }
     attempt.succeeded();
+    forAccount.succeeded();
     const s = this.sessions.create(user.name, user.role === 'admin');
     this.log.info({ remote: client, user: user.name, admin: s.admin }, 'WEB signed in');
     reply.header('set-cookie', this.cookie(s.id, Math.floor(this.deps.config.sessionHours * 3600)));
@@ -439,6 +468,9 @@ export class WebConsole {
       }
       const subject = fields.subject?.[0]?.trim() || undefined;
       const notes = fields.notes?.[0]?.trim() || undefined;
+      refuseControlCharacters('subject', subject);
+      refuseControlCharacters('notes', notes);
+      for (const u of uploads) refuseControlCharacters('file name', u.name);
       const coverAsked = ['on', 'true', '1', 'yes'].includes((fields.cover?.[0] ?? '').toLowerCase());
       // a cover page with only a subject on it is not what anyone means to fax
       if (uploads.length === 0 && !notes) throw new FaxgateError('NOTHING_TO_FAX', 'choose a file to fax (or write notes for a cover page)');
@@ -523,6 +555,13 @@ function clampInt(v: string | undefined, min: number, max: number, dflt: number)
 function toList(v: unknown): string[] {
   if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
   return typeof v === 'string' && v.trim() ? [v] : [];
+}
+
+/** fastify's trustProxy: the socket's address when it is a listed proxy, and nothing beyond it. */
+function proxyTrust(proxies: readonly string[] | undefined): false | ((address: string, hop: number) => boolean) {
+  if (!proxies?.length) return false;
+  const list = buildBlockList(proxies);
+  return (address, hop) => hop === 0 && inList(list, address);
 }
 
 function sameOrigin(origin: string, host: string | undefined): boolean {

@@ -1,18 +1,22 @@
 // The receiver for the fax service's webhook events (config key `webhooks`). The service POSTs a
-// fax record as JSON when a fax reaches its final state; we check its Basic credentials (in
-// constant time), hand the record to the dispatcher (outbound) or the inbound notifier (inbound),
-// and answer 2xx as soon as it is applied. Anything we could not apply gets a 5xx, so the service
+// fax record when a fax reaches its final state: as JSON (the whole body, or under a wrapper
+// object), or in the vendor's legacy multipart form (a `data` field with the JSON record and an
+// `attachment` file, which is not kept). We check its Basic credentials (in constant time), hand
+// the record to the dispatcher (outbound) or the inbound notifier (inbound), which treat it as a
+// hint and ask the service for the fax itself, and answer 2xx as soon as it is applied. Anything we could not apply gets a 5xx, so the service
 // sends it again; polling at a slow pace stays on as the safety net for events that never come.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { parseHostPort } from '../config/host-port.js';
 import type { WebhooksConfig } from '../config/schema.js';
 import { describeError } from '../errors.js';
 import { toFaxRecord } from '../fax/normalize.js';
 import type { FaxRecord } from '../fax/types.js';
+import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from '../listener-limits.js';
 import type { Logger } from '../log/logger.js';
 
 export interface WebhookHandlers {
@@ -43,6 +47,8 @@ export interface WebhookReceiverOptions {
   logger: Logger;
   /** PEM certificate and key to serve https (else plain http: put it behind a TLS proxy) */
   tls?: { cert: string; key: string };
+  /** connection caps and timeouts (default: a share of this process's descriptors) */
+  limits?: ListenerLimits;
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
@@ -69,17 +75,24 @@ export class WebhookReceiver extends EventEmitter {
 
   async listen(): Promise<{ host: string; port: number }> {
     const { host, port } = parseHostPort(this.opts.config.listen, 'webhooks.listen');
+    // it faces the Internet: idle or slow connections are capped and cut (src/listener-limits.ts)
+    const limits = this.opts.limits ?? descriptorBudget({ smtpConnections: 0 }).webhooks;
     const app = Fastify({
       logger: false,
       bodyLimit: 1024 * 1024,
       forceCloseConnections: true,
-      ...(this.opts.tls ? { https: this.opts.tls } : {}),
+      ...serverOptions(limits, this.opts.tls),
     }) as unknown as FastifyInstance;
+    applyListenerLimits(app, limits, { logger: this.opts.logger });
+    // the legacy format's attachment is read through and dropped: the fax is fetched from the service
+    // JSON and multipart only: anything else is a 415 that says so
+    app.removeContentTypeParser('text/plain');
+    await app.register(fastifyMultipart, { limits: { fields: 20, fieldSize: 1024 * 1024, files: 4, fileSize: 64 * 1024 * 1024, parts: 30 } });
     // a body that is not JSON is refused by name, not taken for our own failure
     app.setErrorHandler((err, _req, reply) => {
       const status = (err as { statusCode?: number }).statusCode ?? 500;
       if (status >= 500) this.opts.logger.error({ err: describeError(err) }, 'webhook receiver error');
-      const reason = status === 413 ? 'the event is over 1 MiB' : status < 500 ? `the event is not a JSON fax record: ${(err as Error).message}` : 'internal error';
+      const reason = status === 413 ? 'the event is over 1 MiB' : status === 415 ? 'the event is neither JSON nor multipart/form-data (the two formats the service posts)' : status < 500 ? `the event is not a JSON fax record: ${(err as Error).message}` : 'internal error';
       if (status < 500) this.emit('refused', { reason, status });
       return reply.code(status).send({ error: reason });
     });
@@ -118,17 +131,19 @@ export class WebhookReceiver extends EventEmitter {
       return this.refuse(reply, 401, req.headers.authorization ? 'wrong credentials' : 'no credentials', req);
     }
     let rec: FaxRecord;
-    const body = req.body as Record<string, unknown> | null;
+    let body: Record<string, unknown> | null;
     try {
-      rec = toFaxRecord(body);
+      body = req.isMultipart() ? await legacyBody(req) : (req.body as Record<string, unknown> | null);
+      rec = toFaxRecord(unwrapRecord(body));
     } catch (err) {
       return this.refuse(reply, 400, `not a fax record: ${describeError(err)}`, req);
     }
-    const event = typeof req.headers['x-webhook-event'] === 'string' ? req.headers['x-webhook-event'] : null;
+    const named = req.headers['x-webhook-event'] ?? body?.event ?? body?.eventName ?? body?.type;
+    const event = typeof named === 'string' ? named : null;
     const direction = rec.direction === 'inbound' || (event ?? '').includes('.inbound.') ? 'inbound' : 'outbound';
     try {
       const result = direction === 'inbound'
-        ? await this.opts.handlers.inbound(rec, typeof body?.userId === 'string' ? body.userId : null)
+        ? await this.opts.handlers.inbound(rec, serviceUserOf(body, rec))
         : await this.opts.handlers.outbound(rec);
       const retryLater = result === 'later';
       const outcome: WebhookOutcome = { messageId: rec.messageId, direction, status: rec.status, event, applied: result === true, ...(retryLater ? { retryLater } : {}) };
@@ -142,6 +157,41 @@ export class WebhookReceiver extends EventEmitter {
       return reply.code(503).send({ error: 'temporarily unable to apply the event' });
     }
   }
+}
+
+/** The legacy multipart body: its `data` field's JSON (the attachment is drained, not kept). */
+async function legacyBody(req: FastifyRequest): Promise<Record<string, unknown> | null> {
+  let data: unknown = null;
+  for await (const part of req.parts()) {
+    if (part.type === 'file') part.file.resume();
+    else if (part.fieldname === 'data') data = JSON.parse(String(part.value)) as unknown;
+  }
+  if (data === null) throw new Error('a multipart event without a "data" field (the JSON fax record)');
+  return data as Record<string, unknown>;
+}
+
+const WRAPPERS = ['data', 'fax', 'record', 'payload', 'object', 'body'];
+
+/** The fax record: the body itself, or an object under a wrapper ({"event": ..., "data": {...}}). */
+export function unwrapRecord(body: unknown, depth = 0): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const o = body as Record<string, unknown>;
+  if (typeof o.messageId === 'string' || depth >= 2) return o;
+  for (const k of [...WRAPPERS, ...Object.keys(o)]) {
+    const inner = o[k];
+    if (inner && typeof inner === 'object' && !Array.isArray(inner)) {
+      const found = unwrapRecord(inner, depth + 1) as Record<string, unknown>;
+      if (typeof found?.messageId === 'string') return found;
+    }
+  }
+  return o;
+}
+
+/** The service user a received fax arrived for: named by the record or its wrapper. */
+function serviceUserOf(body: Record<string, unknown> | null, rec: FaxRecord): string | null {
+  const r = rec as unknown as Record<string, unknown>;
+  for (const v of [r.userId, body?.userId]) if (typeof v === 'string' && v) return v;
+  return null;
 }
 
 /** The receiver's TLS files from the config, read once at start. */

@@ -1,9 +1,9 @@
 // Valid but dangerous settings: named at start (a RISKY log line) and by `faxgate doctor`.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.js';
+import { parseConfigText, validateConfig } from '../../src/config/load.js';
 import { riskySettings } from '../../src/config/risky-settings.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Gateway } from '../../src/main.js';
@@ -30,11 +30,27 @@ describe('riskySettings', () => {
     [{ smtp: { listen: ['127.0.0.1:2525'], trustedNetworks: ['::/0'] } }, /^smtp\.trustedNetworks ::\/0 covers every IPv6 address/],
     [{ smtp: { listen: ['127.0.0.1:2525'], trustedNetworks: ['10.0.0.0/4'] } }, /covers 2\^28 IPv4 addresses/],
     [{ smtp: { listen: ['0.0.0.0:25'], auth: 'off', tls: { cert: 'c', key: 'k' } } }, /^smtp\.auth is "off" on a non-loopback listener \(0\.0\.0\.0:25\)/],
+    [{ smtp: { listen: ['127.0.0.1:2525'], trustedNetworks: ['172.16.0.0/12'] } }, /^smtp\.trustedNetworks 172\.16\.0\.0\/12 is a Docker bridge range/],
+    [{ smtp: { listen: ['127.0.0.1:2525'], trustedNetworks: ['172.17.0.0/16'] } }, /^smtp\.trustedNetworks 172\.17\.0\.0\/16 is a Docker bridge range/],
     [{ smtp: { listen: ['192.0.2.10:25'] } }, /^smtp\.listen 192\.0\.2\.10:25 is not loopback and smtp\.tls is not set/],
   ])('%j', (over, warning) => {
     const risks = riskySettings(validateConfig({ ...safe, ...over }));
     expect(risks).toHaveLength(1);
     expect(risks[0]).toMatch(warning);
+  });
+
+  it('a webhook URL in clear beyond loopback', () => {
+    const hook = (url: string) => riskySettings({ ...validateConfig(safe), webhooks: { listen: '127.0.0.1:8443', url } } as never);
+    expect(hook('http://fax.example.com/faxgate/events')).toEqual([expect.stringMatching(/^webhooks\.url http:\/\/fax\.example\.com is http:\/\/ on a non-loopback host/)]);
+    expect(hook('https://fax.example.com/faxgate/events')).toEqual([]);
+    expect(hook('http://127.0.0.1:8443/faxgate/events')).toEqual([]);
+  });
+
+  it('the Docker image trusts no network by default', () => {
+    const text = readFileSync(path.resolve(__dirname, '../../docker/faxgate.yaml'), 'utf8');
+    const c = parseConfigText(text.replace(/^secretsFile:.*$/m, ''), { env: { FAXGATE_ADMIN_KEY: 'a', ALICE_FAX_KEY: 'k' } });
+    expect(c.smtp!.trustedNetworks).toEqual([]);
+    expect(riskySettings(c).filter((r) => r.includes('trustedNetworks'))).toEqual([]);
   });
 
   it('web and webhooks without TLS beyond loopback, when this version has them', () => {
@@ -62,5 +78,13 @@ describe('where the admin sees them', () => {
     writeFileSync(f, `api: {baseUrl: "https://127.0.0.1:9", timeoutMs: 1000}\ndata: ${dir}/d\nsmtp: {listen: ["127.0.0.1:0"], trustedNetworks: ["::/0"]}\nusers: [{name: a, email: a@example.com, apiKey: k}]\n`);
     const r = await runCli(['doctor', '--config', f]);
     expect(r.stdout).toMatch(/^WARN {2}risky setting: smtp\.trustedNetworks ::\/0 covers every IPv6 address/m);
+  });
+
+  it('config check prints them as warnings', async () => {
+    const f = path.join(dir, 'hook.yaml');
+    writeFileSync(f, `api: {baseUrl: "https://127.0.0.1:9"}\ndata: ${dir}/d\nwebhooks: {listen: "127.0.0.1:0", url: "http://fax.example.com/hook", username: u, password: a-long-password-here}\nusers: [{name: a, email: a@example.com, apiKey: k}]\n`);
+    const r = await runCli(['config', 'check', '--config', f]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^warning: webhooks\.url http:\/\/fax\.example\.com is http:\/\//m);
   });
 });

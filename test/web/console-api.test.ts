@@ -90,7 +90,7 @@ describe('web console API', () => {
     expect(one.timeline[0]).toMatchObject({ jobId: job.id, to: 'queued' });
     const doc = await fetch(`${rig.base}/api/jobs/${job.id}/documents/0?download=1`, { headers: { cookie: s.cookie } });
     expect(doc.headers.get('content-type')).toBe('application/pdf');
-    expect(doc.headers.get('content-disposition')).toBe('attachment; filename="page.pdf"');
+    expect(doc.headers.get('content-disposition')).toBe("attachment; filename=\"page.pdf\"; filename*=UTF-8''page.pdf");
     expect(Buffer.from(await doc.arrayBuffer()).equals(TEST_PDF)).toBe(true);
   });
 

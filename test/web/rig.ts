@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Clock } from '../../src/clock.js';
-import { configSchema } from '../../src/config/schema.js';
+import { configSchema, type Config } from '../../src/config/schema.js';
 import { ensureCertificate } from '../../src/emulator/certificate.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Gateway } from '../../src/main.js';
@@ -24,10 +24,12 @@ export interface ConsoleRig {
   smtpPort: number;
   /** the certificate's CA file when the console serves https */
   caFile?: string;
+  /** a reload (as SIGHUP) with the config `change` makes of the running one */
+  reloadWith(change: (c: Config) => Config): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number; adminKey?: boolean; clock?: Clock; config?: Record<string, unknown>; extra?: Record<string, unknown> } = {}): Promise<ConsoleRig> {
+export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; pollIntervalMs?: number; authFailureDelayMs?: number; trustedProxies?: string[]; historyPerMinute?: number; adminKey?: boolean; clock?: Clock; config?: Record<string, unknown>; extra?: Record<string, unknown>; database?: string } = {}): Promise<ConsoleRig> {
   const emu = await startTestEmulator({ delayMs: opts.delayMs ?? 300 });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-web-'));
   let tls: { cert: string; key: string } | undefined;
@@ -41,6 +43,7 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
     // the test emulator has no history limit; the gateway's own budget is opened to match
     api: { baseUrl: emu.baseUrl, caFile: emu.caFile, historyPerMinute: opts.historyPerMinute ?? 600 },
     data: path.join(dir, 'data'),
+    ...(opts.database ? { database: opts.database } : {}),
     queue: { pollIntervalMs: opts.pollIntervalMs ?? 200 },
     web: { listen: '127.0.0.1:0', livePollMs: 200, ...(tls ? { tls } : {}), ...(opts.trustedProxies ? { trustedProxies: opts.trustedProxies } : {}) },
     smtp: { listen: ['127.0.0.1:0'], domains: ['fax.example.com'] },
@@ -56,11 +59,18 @@ export async function startConsoleRig(opts: { tls?: boolean; delayMs?: number; p
   });
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void logs.push(l) } });
-  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10 });
+  let next = config;
+  const gwOpts = { service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) }, logger, clock: opts.clock, webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10, reloadConfig: () => next };
+  // a PostgreSQL queue is opened by Gateway.open; SQLite as the other console tests always did
+  const gw = opts.database ? await Gateway.open(config, gwOpts) : new Gateway(config, gwOpts);
   const addr = await gw.start();
   const base = `${tls ? 'https' : 'http'}://127.0.0.1:${addr.web!.port}`;
   return {
     emu, gw, base, dir, logs, caFile, smtpPort: addr.smtp[0]!.port,
+    async reloadWith(change) {
+      next = change(next);
+      await gw.reload();
+    },
     async stop() {
       await gw.stop();
       await emu.stop();

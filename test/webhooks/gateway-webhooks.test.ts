@@ -90,7 +90,9 @@ describe('the webhook receiver', () => {
     const first = await applied;
     const receivedAt = Date.now();
     const info = (await api.get(`/v1/fax/${first.messageId}/info`, TEST_KEYS.alice)).json;
-    expect(receivedAt - Date.parse(info.resolvedDate)).toBeLessThan(1000);
+    // seconds, not the hour of polling: the push is a hint, checked with one call for the fax's own
+    // record (on a loaded 2-core machine that took over 2 s)
+    expect(receivedAt - Date.parse(info.resolvedDate)).toBeLessThan(5000);
     // both results arrive by webhook and leave processing the way a polled result would
     await expect.poll(async () => (await gw.store.getJob(job.id))!.recipients.every((r) => r.state !== 'processing' && r.state !== 'sending' && r.state !== 'queued'), { timeout: 5000 }).toBe(true);
     const recipients = (await gw.store.getJob(job.id))!.recipients;

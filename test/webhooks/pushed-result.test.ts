@@ -18,9 +18,11 @@ describe('applyServiceRecord', () => {
   it('applies, asks for later, or ignores', async () => {
     t = tempStore();
     const defaults = configSchema.parse({});
-    // never started and never sending: every call would be a bug
-    const dispatcher = new Dispatcher({ store: t.store, clientFor: () => { throw new Error('no API calls expected'); }, api: defaults.api, queue: defaults.queue, logger: silentLogger() });
     const done = { messageId: 'm-1', status: 'success', resultCode: '0', resultInfo: 'OK', pagesCount: 1, pagesComplete: 1 };
+    // never started and never sending: the one call is the pushed fax's own record, asked of the service
+    const asked: string[] = [];
+    const service = { faxInfo: async (id: string) => (asked.push(id), done) };
+    const dispatcher = new Dispatcher({ store: t.store, clientFor: () => service as never, api: defaults.api, queue: defaults.queue, logger: silentLogger() });
     expect(await dispatcher.applyServiceRecord(done)).toBe('unknown');
 
     const { job } = await t.store.enqueue(newJob(t.dir));
@@ -30,7 +32,8 @@ describe('applyServiceRecord', () => {
     expect(await dispatcher.applyServiceRecord(done)).toBe('later');
 
     expect(await t.store.markAccepted({ jobId: job.id, idx: 0 }, group!.sendId, { messageId: 'm-1', pagesCount: 1 } as never)).toBe(true);
-    expect(await dispatcher.applyServiceRecord(done)).toBe('applied');
+    expect(await dispatcher.applyServiceRecord({ ...done, status: 'failed' })).toBe('applied');
+    expect(asked).toEqual(['m-1']);
     expect((await t.store.getJob(job.id))!.recipients[0]).toMatchObject({ state: 'delivered', resultCode: '0', resultInfo: 'OK' });
     // the same event again: a fax we know that is final already
     expect(await dispatcher.applyServiceRecord(done)).toBe('unknown');

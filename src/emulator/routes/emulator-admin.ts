@@ -63,6 +63,18 @@ export function emulatorAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
     }));
   });
 
+  // API calls answered so far, by method and route (tests and benches count what a path costs)
+  const calls = new Map<string, number>();
+  app.addHook('onResponse', async (req) => {
+    if (req.url.startsWith('/_emulator/')) return;
+    const k = `${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`;
+    calls.set(k, (calls.get(k) ?? 0) + 1);
+  });
+  app.get('/_emulator/requests', async (req) => {
+    admin(req);
+    return Object.fromEntries(calls);
+  });
+
   app.get('/_emulator/faults', async (req) => {
     admin(req);
     return ctx.faults.get();

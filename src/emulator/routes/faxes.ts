@@ -12,6 +12,7 @@ import { parseDestination } from '../fax-number.js';
 import { readInput } from '../request-input.js';
 import { buildDocument, NOTHING_TO_FAX, nothingToFax, readSendSpec, type SendSpec } from '../send-spec.js';
 import { renderFax } from '../shapes.js';
+import { contentDisposition } from '../../content-disposition.js';
 
 type CallerOf = (req: FastifyRequest) => Caller;
 
@@ -211,7 +212,7 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
     reply
       .header('content-type', 'application/pdf')
       .header('content-length', String(size))
-      .header('content-disposition', `attachment; filename="fax-${row.messageNumber}.pdf"`);
+      .header('content-disposition', contentDisposition('attachment', `fax-${row.messageNumber}.pdf`));
     return reply.send(createReadStream(file));
   });
 

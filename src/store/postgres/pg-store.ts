@@ -28,6 +28,7 @@ import { isRetryable, redactDatabaseUrl, storeError } from './connection.js';
 import { PG_MIGRATIONS } from './schema.js';
 import * as received from './received.js';
 import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from '../received.js';
+import { refuseControlCharacters } from '../text-input.js';
 
 export interface PgStoreOptions {
   /** postgres://user[:password]@host[:port]/db */
@@ -396,6 +397,7 @@ export class PgStore implements QueueStore {
     if (filter.user) where.push(`j."user" = ${arg(filter.user)}`);
     if (filter.source) where.push(`j.source = ${arg(filter.source)}`);
     if (filter.updatedSince) where.push(`j.updated_at >= ${arg(isoUtc(filter.updatedSince))}`);
+    refuseControlCharacters('search', filter.search);
     if (filter.search) {
       const p = arg(`%${filter.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
       where.push(`(EXISTS (SELECT 1 FROM recipients x WHERE x.job_id = j.id AND (x.number ILIKE ${p} OR x.name ILIKE ${p}))

@@ -5,6 +5,7 @@ import { toJob, toJobEvent, toRecipient, type JobEventRow, type JobRow, type Rec
 import { OPEN_JOB_STATES, sqlStateList } from '../transitions.js';
 import { JOB_STATES, RECIPIENT_STATES, type Job, type JobEvent, type JobFilter, type JobState, type QueueCounts, type Recipient, type RecipientState } from '../types.js';
 import { isoUtc, type SqliteContext } from './context.js';
+import { refuseControlCharacters } from '../text-input.js';
 
 /** The job as committed (read inside the caller's transaction when there is one). */
 export function jobById(c: SqliteContext, id: string): Job | null {
@@ -28,6 +29,7 @@ function jobWhere(filter: JobFilter): { where: string; args: unknown[] } {
   if (filter.user) (where.push('user = ?'), args.push(filter.user));
   if (filter.source) (where.push('source = ?'), args.push(filter.source));
   if (filter.updatedSince) (where.push('updated_at >= ?'), args.push(isoUtc(filter.updatedSince)));
+  refuseControlCharacters('search', filter.search);
   const needle = filter.search?.trim().toLowerCase();
   if (needle) {
     // SQLite's LIKE folds ASCII case in C (fast); other letters go through fold_case, which is
