@@ -5,10 +5,12 @@
 // closes the budget until the service's window has passed: Retry-After when given, else a minute
 // after the oldest call we know is in it.
 //
-// Callers come in classes, served in priority order (dispatch, intake, background, console): a
-// waiting call of a higher class always goes first. The dispatcher's sends and tracking keep a
-// reserved share (api.dispatchShare) of the rate and of the concurrency that the other classes
-// together can never use, so a burst of lookups from one console user delays no one's fax.
+// Callers come in classes (dispatch, intake, background, console). The rate is split in two lanes:
+// the dispatcher's sends and tracking have their reserved share (api.dispatchShare) of the rate and
+// of the concurrency, which the other classes together can never use, and borrow the others' lane
+// while none of them waits; the other classes share the rest, served in priority order (intake,
+// background, console). So a burst of lookups from one console user delays no one's fax, and a
+// dispatcher that always has work (tracking many faxes) cannot starve the console either.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Who is calling, highest priority first (docs/architecture.md, "The API gate"). */
@@ -41,9 +43,10 @@ interface Waiter {
 }
 
 export class ApiGate {
-  private nextAt = 0;
-  private readonly spacingMs: number;
-  /** The other classes' own spacing and bound, what the dispatcher's reserved share leaves them. */
+  /** The dispatcher's lane: its reserved share of the rate. */
+  private dispatchNextAt = 0;
+  private readonly dispatchSpacingMs: number;
+  /** The other classes' lane and bound, what the dispatcher's reserved share leaves them. */
   private othersNextAt = 0;
   private readonly othersSpacingMs: number;
   private readonly concurrency: number;
@@ -64,9 +67,10 @@ export class ApiGate {
   readonly admitted: Record<GateClass, number> = { dispatch: 0, intake: 0, background: 0, console: 0 };
 
   constructor(private readonly opts: ApiGateOptions) {
-    const share = Math.min(0.9, Math.max(0, opts.dispatchShare ?? DEFAULT_DISPATCH_SHARE));
-    this.spacingMs = 1000 / opts.ratePerSecond;
-    this.othersSpacingMs = this.spacingMs / (1 - share);
+    const share = Math.min(0.9, Math.max(0.05, opts.dispatchShare ?? DEFAULT_DISPATCH_SHARE));
+    const spacingMs = 1000 / opts.ratePerSecond;
+    this.dispatchSpacingMs = spacingMs / share;
+    this.othersSpacingMs = spacingMs / (1 - share);
     this.concurrency = opts.concurrency ?? Infinity;
     // at least one call at a time for the others, or they would never run (with concurrency 1 the
     // dispatcher's share is its priority and its part of the rate only)
@@ -96,12 +100,11 @@ export class ApiGate {
     queue.shift();
     const other = cls !== 'dispatch';
     const now = this.now();
-    this.nextAt = Math.max(now, this.nextAt) + this.spacingMs;
+    // a dispatcher call uses its own lane when it can, else the others' (borrowed: none waited)
+    if (other || this.dispatchNextAt > now) this.othersNextAt = Math.max(now, this.othersNextAt) + this.othersSpacingMs;
+    else this.dispatchNextAt = Math.max(now, this.dispatchNextAt) + this.dispatchSpacingMs;
     this.inFlight += 1;
-    if (other) {
-      this.othersNextAt = Math.max(now, this.othersNextAt) + this.othersSpacingMs;
-      this.othersInFlight += 1;
-    }
+    if (other) this.othersInFlight += 1;
     this.admitted[cls] += 1;
     this.wakeAll();
     let released = false;
@@ -121,26 +124,27 @@ export class ApiGate {
 
   /**
    * 0 when `me` may go now; else how long until it might (Infinity: until a call ends). Only the
-   * first waiter of a class may go, and only when no class above it has a waiter: a higher class
-   * is never held by more than a lower one is, so it is served first whatever it waits for.
+   * first waiter of a class may go. Among the other classes a higher one goes first; the
+   * dispatcher is held only by its own lane, and takes the others' lane too while none waits.
    */
   private waitFor(me: Waiter): number {
-    for (const c of GATE_CLASSES) {
-      const q = this.waiting.get(c)!;
-      if (c === me.cls) {
-        if (q[0] !== me) return Infinity;
-        break;
-      }
-      if (q.length > 0) return Infinity;
-    }
+    const q = this.waiting.get(me.cls)!;
+    if (q[0] !== me) return Infinity;
     if (this.inFlight >= this.concurrency) return Infinity;
     const now = this.now();
-    let at = this.nextAt;
-    if (me.cls !== 'dispatch') {
-      if (this.othersInFlight >= this.othersConcurrency) return Infinity;
-      at = Math.max(at, this.othersNextAt);
+    if (me.cls === 'dispatch') {
+      const own = this.dispatchNextAt - now;
+      if (own <= 0) return 0;
+      const othersWait = GATE_CLASSES.some((c) => c !== 'dispatch' && this.waiting.get(c)!.length > 0);
+      return othersWait ? own : Math.max(0, Math.min(own, this.othersNextAt - now));
     }
-    return at > now ? at - now : 0;
+    for (const c of GATE_CLASSES) {
+      if (c === 'dispatch') continue;
+      if (c === me.cls) break;
+      if (this.waiting.get(c)!.length > 0) return Infinity;
+    }
+    if (this.othersInFlight >= this.othersConcurrency) return Infinity;
+    return Math.max(0, this.othersNextAt - now);
   }
 
   private wakeAll(): void {
