@@ -149,6 +149,10 @@ const inboundDelivery = z.union([
     folder: z.string().regex(/^\//, 'expected an absolute folder path'),
     name: z.string().min(1).max(200).default('{date}_{time}_{sender}_{pages}p.pdf'),
     mode: z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"').default('0640'),
+    /** the file's group (a name or number), e.g. the practice software's; the daemon's user must be in it, or be root */
+    group: z.string().regex(/^[a-z_][a-z0-9_.-]*\$?$|^\d+$/i, 'expected a group name or number').optional(),
+    /** the file's owner (a name or number); only a daemon running as root can give a file away */
+    owner: z.string().regex(/^[a-z_][a-z0-9_.-]*\$?$|^\d+$/i, 'expected a user name or number').optional(),
   }).strict(),
   /** the console inbox of a group (inbound.groups), whose members are told by mail */
   z.object({ inbox: z.string().min(1) }).strict(),

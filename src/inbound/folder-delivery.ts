@@ -2,7 +2,8 @@
 // document system): under a temporary hidden name, fsynced, given its mode, then linked to its
 // final name (never over an existing file) and the folder fsynced, so the importer never sees half
 // a file. The daemon's user owns it; the mode is the rule's.
-import { chmod, link, mkdir, open, unlink } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { chmod, chown, link, mkdir, open, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { FaxgateError } from '../errors.js';
@@ -43,8 +44,23 @@ export function folderFileName(pattern: string, f: FolderFacts): string {
   return part(path.basename(name), `fax-${values.id}.pdf`);
 }
 
-/** Writes `data` as `name` in `folder` (a numbered name when taken); returns the path written. */
-export async function writeToFolder(folder: string, name: string, data: Uint8Array, mode: number): Promise<string> {
+/** A user or group name (or number) as its number, from /etc/passwd or /etc/group; null if unknown. */
+export function idOf(file: '/etc/passwd' | '/etc/group', name: string): number | null {
+  if (/^\d+$/.test(name)) return Number(name);
+  try {
+    const line = readFileSync(file, 'utf8').split('\n').find((l) => l.split(':')[0] === name);
+    const id = line?.split(':')[2];
+    return id !== undefined && /^\d+$/.test(id) ? Number(id) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes `data` as `name` in `folder` (a numbered name when taken); returns the path written.
+ * `owner`/`group`: given to the file before it appears under its name.
+ */
+export async function writeToFolder(folder: string, name: string, data: Uint8Array, mode: number, who: { owner?: string; group?: string } = {}): Promise<string> {
   // the folder itself is made if missing, not its parents: a recursive mkdir under /proc never
   // returns (Node 20), and a missing parent is a config mistake worth an error naming it
   await mkdir(folder, { mode: 0o750 }).catch((err: NodeJS.ErrnoException) => {
@@ -62,6 +78,12 @@ export async function writeToFolder(folder: string, name: string, data: Uint8Arr
   try {
     // the mode is set exactly, whatever the daemon's umask
     await chmod(tmp, mode);
+    if (who.owner !== undefined || who.group !== undefined) {
+      const uid = who.owner === undefined ? -1 : idOf('/etc/passwd', who.owner);
+      const gid = who.group === undefined ? -1 : idOf('/etc/group', who.group);
+      if (uid === null || gid === null) throw new FaxgateError('CONFIG_INVALID', `no such ${uid === null ? `user "${who.owner}"` : `group "${who.group}"`} for the folder ${folder}`);
+      await chown(tmp, uid, gid);
+    }
     const ext = path.extname(name);
     const stem = name.slice(0, name.length - ext.length);
     for (let n = 1; ; n++) {

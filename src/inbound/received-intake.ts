@@ -106,7 +106,7 @@ export class ReceivedFaxIntake {
       const data = (await this.opts.store.readReceivedDocument(fax.id))!;
       const name = folderFileName(d.name, fax);
       try {
-        const written = await writeToFolder(d.folder, name, data, parseInt(d.mode, 8));
+        const written = await writeToFolder(d.folder, name, data, parseInt(d.mode, 8), { ...(d.owner ? { owner: d.owner } : {}), ...(d.group ? { group: d.group } : {}) });
         this.log.info({ received: fax.id, folder: d.folder, file: path.basename(written) }, 'RECEIVED fax written to a folder');
         return `written to ${written}`;
       } catch (err) {
