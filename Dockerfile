@@ -9,7 +9,7 @@
 
 # ---- build: compile TypeScript and the native SQLite binding ----
 FROM node:20-bookworm-slim AS build
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ patch && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY scripts/prepare.mjs ./scripts/prepare.mjs

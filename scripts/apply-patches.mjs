@@ -4,8 +4,9 @@
 // file instead of a change made to the library's objects at run time (docs/dependencies.md).
 // A patch already applied is left alone; one that no longer applies (the library moved) stops
 // the install with its name, so an upgrade is never taken with the change silently missing.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// Applied here in plain Node rather than by patch(1), which a fresh machine may not have: the
+// quick start's `npm ci` must work with Node alone.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,12 +27,67 @@ function packageDir(name) {
   }
 }
 
-const patch = (cwd, file, args) => spawnSync('patch', ['-p1', '-s', '-f', '-d', cwd, '-i', file, ...args], { encoding: 'utf8' });
+/**
+ * The patch's files and hunks: a unified diff (`--- a/...`, `+++ b/...`, `@@ ... @@`, then lines
+ * starting with " ", "-" or "+"); text before the first `---` is its description.
+ */
+function parsePatch(text) {
+  const files = [];
+  let file = null;
+  let hunk = null;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('+++ ')) {
+      file = { path: line.slice(4).split('\t')[0].replace(/^b\//, ''), hunks: [] };
+      files.push(file);
+      hunk = null;
+    } else if (line.startsWith('--- ')) {
+      hunk = null;
+    } else if (file && line.startsWith('@@')) {
+      hunk = { before: [], after: [] };
+      file.hunks.push(hunk);
+    } else if (hunk && /^[ +-]/.test(line)) {
+      if (line[0] !== '+') hunk.before.push(line.slice(1));
+      if (line[0] !== '-') hunk.after.push(line.slice(1));
+    } else if (hunk && line === '') {
+      // a blank context line whose leading space an editor took away
+      hunk.before.push('');
+      hunk.after.push('');
+    }
+  }
+  return files;
+}
+
+/**
+ * Applies a patch with exact context (no fuzz, no offsets beyond where the text is found):
+ * 'applied', 'already' (every hunk's result is there and none of its original), or why not.
+ * Nothing is written unless every hunk of every file applies.
+ */
+function applyPatch(dir, text) {
+  const writes = [];
+  let fresh = 0;
+  for (const f of parsePatch(text)) {
+    const target = path.join(dir, f.path);
+    if (!existsSync(target)) return `no file ${f.path}`;
+    let body = readFileSync(target, 'utf8');
+    for (const h of f.hunks) {
+      const before = h.before.join('\n');
+      const after = h.after.join('\n');
+      if (body.includes(before)) {
+        if (body.indexOf(before) !== body.lastIndexOf(before)) return `a hunk of ${f.path} matches in more than one place`;
+        body = body.replace(before, () => after);
+        fresh += 1;
+      } else if (!body.includes(after)) return `a hunk of ${f.path} matches nothing (the library changed)`;
+    }
+    writes.push([target, body]);
+  }
+  if (fresh === 0) return 'already';
+  for (const [target, body] of writes) writeFileSync(target, body);
+  return 'applied';
+}
 
 let failed = false;
 for (const name of existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.patch')).sort() : []) {
   const pkg = name.slice(0, name.indexOf('+')).replace('__', '/');
-  const file = path.join(dir, name);
   let cwd;
   try {
     cwd = packageDir(pkg);
@@ -40,15 +96,11 @@ for (const name of existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('
     failed = true;
     continue;
   }
-  if (patch(cwd, file, ['-R', '--dry-run']).status === 0) continue;
-  const r = patch(cwd, file, ['-N']);
-  if (r.error) {
-    console.error(`faxgate patches: cannot run patch(1) (${r.error.message}); install it (Debian: apt-get install patch)`);
-    process.exit(1);
-  }
-  if (r.status !== 0) {
-    console.error(`faxgate patches: ${name} does not apply to this ${pkg}:\n${r.stdout}${r.stderr}`);
+  const result = applyPatch(cwd, readFileSync(path.join(dir, name), 'utf8'));
+  if (result === 'applied') console.log(`faxgate patches: applied ${name}`);
+  else if (result !== 'already') {
+    console.error(`faxgate patches: ${name} does not apply to this ${pkg}: ${result}`);
     failed = true;
-  } else console.log(`faxgate patches: applied ${name}`);
+  }
 }
 process.exit(failed ? 1 : 0);
