@@ -12,7 +12,6 @@ import { parseDestination } from '../fax-number.js';
 import { readInput } from '../request-input.js';
 import { buildDocument, NOTHING_TO_FAX, nothingToFax, readSendSpec, type SendSpec } from '../send-spec.js';
 import { renderFax } from '../shapes.js';
-import { contentDisposition } from '../../content-disposition.js';
 
 type CallerOf = (req: FastifyRequest) => Caller;
 
@@ -212,7 +211,8 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
     reply
       .header('content-type', 'application/pdf')
       .header('content-length', String(size))
-      .header('content-disposition', contentDisposition('attachment', `fax-${row.messageNumber}.pdf`));
+      // the service's own form; its names are ASCII (fax-<number>.pdf)
+      .header('content-disposition', `attachment; filename="fax-${row.messageNumber}.pdf"`);
     return reply.send(createReadStream(file));
   });
 
