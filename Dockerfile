@@ -12,7 +12,8 @@ FROM node:20-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
-COPY scripts/prepare.mjs ./scripts/prepare.mjs
+COPY scripts/prepare.mjs scripts/apply-patches.mjs ./scripts/
+COPY patches ./patches
 COPY src ./src
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
