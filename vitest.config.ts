@@ -1,14 +1,14 @@
-import { defineConfig } from 'vitest/config';
-import { LOG_COPY, MAIL_COPY } from './test/log-copy.js';
-import { testTmpDir } from './test/tmp-dir.js';
+import { defineConfig } from "vitest/config";
+import { LOG_COPY, MAIL_COPY } from "./test/log-copy.js";
+import { testTmpDir } from "./test/tmp-dir.js";
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['test/faults/**', 'node_modules/**'],
+    include: ["test/**/*.test.ts"],
+    exclude: ["test/faults/**", "node_modules/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    pool: 'forks',
+    pool: "forks",
     // Three files at a time on two cores: most files wait on daemons, emulators, timers and child
     // processes much of the time (a run used about 1.5 cores with three workers, 1 with two), so
     // a third worker fills the waits. Four gained little and starved the browser test once.
@@ -18,8 +18,8 @@ export default defineConfig({
     // than most files' tests. The tests share no state through modules (a helper's per-file
     // clean-up goes through test/helpers/file-cleanup.ts).
     isolate: false,
-    globalSetup: ['test/global-setup.ts'],
-    setupFiles: ['test/setup-file.ts'],
+    globalSetup: ["test/global-setup.ts"],
+    setupFiles: ["test/setup-file.ts"],
     // every logger and every notification transport (also in the daemons the tests start) writes a
     // copy here; scripts/check-log-secrets.mjs checks both for secrets after the run
     // (and temp folders on a tmpfs where there is one: test/tmp-dir.ts)

@@ -4,22 +4,22 @@
 // its server-sent event arriving at a client. The real Gateway with its console in this process;
 // the jobs are scheduled a month ahead, so the dispatcher leaves them alone. Not run in CI.
 // Alone: node --import tsx bench/console-list.bench.ts
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
-import { configSchema } from '../src/config/schema.js';
-import { silentLogger } from '../src/log/logger.js';
-import { Gateway } from '../src/main.js';
-import { hashPassword } from '../src/smtp/password.js';
-import { startTestEmulator, TEST_KEYS } from '../test/helpers/emulator.js';
-import type { BenchResult } from './types.js';
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { request } from "undici";
+import { configSchema } from "../src/config/schema.js";
+import { silentLogger } from "../src/log/logger.js";
+import { Gateway } from "../src/main.js";
+import { hashPassword } from "../src/smtp/password.js";
+import { startTestEmulator, TEST_KEYS } from "../test/helpers/emulator.js";
+import type { BenchResult } from "./types.js";
 
 const JOBS = Number(process.env.FAXGATE_BENCH_CONSOLE_JOBS ?? 10_000);
 const REQUESTS = 200;
 const CHANGES = 20;
-const PASSWORD = 'bench-console-password';
+const PASSWORD = "bench-console-password";
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -27,15 +27,15 @@ const pct = (xs: number[], p: number): number => {
 };
 
 export default async function bench(): Promise<BenchResult[]> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-web-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-web-"));
   const emu = await startTestEmulator({ delayMs: 1000 });
   const config = configSchema.parse({
     api: { baseUrl: emu.baseUrl, caFile: emu.caFile },
-    data: path.join(dir, 'data'),
-    web: { listen: '127.0.0.1:0' },
+    data: path.join(dir, "data"),
+    web: { listen: "127.0.0.1:0" },
     users: [
-      { name: 'alice', email: 'alice@example.com', apiKey: TEST_KEYS.alice, password: await hashPassword(PASSWORD) },
-      { name: 'bob', email: 'bob@example.com', apiKey: TEST_KEYS.bob },
+      { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: await hashPassword(PASSWORD) },
+      { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob },
     ],
   });
   const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile }, logger: silentLogger() });
@@ -46,16 +46,26 @@ export default async function bench(): Promise<BenchResult[]> {
     for (let i = 0; i < JOBS; i++) {
       // most of them alice's, as one busy user's list would be; every 10th has a findable subject
       const { job } = await gw.store.enqueue({
-        source: 'smtp', user: i % 5 === 4 ? 'bob' : 'alice', recipients: [{ number: `+1555010${String(i % 10_000).padStart(4, '0')}`, name: i % 7 === 0 ? `Clinic ${i}` : undefined }],
-        documents: [], cover: { enabled: true, subject: i % 10 === 0 ? `Invoice ${i}` : `Letter ${i}` }, scheduledAt: later,
+        source: "smtp",
+        user: i % 5 === 4 ? "bob" : "alice",
+        recipients: [
+          { number: `+1555010${String(i % 10_000).padStart(4, "0")}`, name: i % 7 === 0 ? `Clinic ${i}` : undefined },
+        ],
+        documents: [],
+        cover: { enabled: true, subject: i % 10 === 0 ? `Invoice ${i}` : `Letter ${i}` },
+        scheduledAt: later,
       });
-      if (job.user === 'alice') ids.push(job.id);
+      if (job.user === "alice") ids.push(job.id);
     }
     process.stderr.write(`bench: console: ${JOBS} jobs queued in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     const addr = await gw.start();
     const base = `http://127.0.0.1:${addr.web!.port}`;
-    const login = await request(`${base}/login`, { method: 'POST', body: new URLSearchParams({ user: 'alice', password: PASSWORD }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    const login = await request(`${base}/login`, {
+      method: "POST",
+      body: new URLSearchParams({ user: "alice", password: PASSWORD }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    const cookie = String(login.headers["set-cookie"]).split(";")[0]!;
     await login.body.dump();
 
     const timeList = async (url: string): Promise<number[]> => {
@@ -69,20 +79,20 @@ export default async function bench(): Promise<BenchResult[]> {
       }
       return out;
     };
-    const page = await timeList('/api/jobs?limit=25');
-    const search = await timeList('/api/jobs?limit=25&search=invoice');
+    const page = await timeList("/api/jobs?limit=25");
+    const search = await timeList("/api/jobs?limit=25&search=invoice");
 
     // live updates: a client on /api/events; the store changes a job; how long until the event
     const delays: number[] = [];
     const events = await request(`${base}/api/events`, { headers: { cookie } });
     const waiting = new Map<string, (at: number) => void>();
-    let buf = '';
-    events.body.setEncoding('utf8');
-    events.body.on('data', (chunk: string) => {
+    let buf = "";
+    events.body.setEncoding("utf8");
+    events.body.on("data", (chunk: string) => {
       const at = performance.now();
       buf += chunk;
       let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
+      while ((i = buf.indexOf("\n\n")) >= 0) {
         const ev = buf.slice(0, i);
         buf = buf.slice(i + 2);
         const data = /^data: (.*)$/m.exec(ev)?.[1];
@@ -111,9 +121,23 @@ export default async function bench(): Promise<BenchResult[]> {
     events.body.destroy();
     const note = `console: ${JOBS} jobs in SQLite, ${REQUESTS} sequential requests each; live delay with web.livePollMs 1000 (the mean wait for the next look is half of it).`;
     return [
-      { figure: `console list page (GET /api/jobs, 25 of ${JOBS}), p50 / p99`, value: Number(pct(page, 50).toFixed(1)), unit: `ms (p99 ${pct(page, 99).toFixed(1)} ms)`, note },
-      { figure: `console search (GET /api/jobs?search=invoice), p50 / p99`, value: Number(pct(search, 50).toFixed(1)), unit: `ms (p99 ${pct(search, 99).toFixed(1)} ms)` },
-      { figure: 'console live update: store change -> SSE event, p50 / p99', value: Math.round(pct(delays, 50)), unit: `ms (p99 ${Math.round(pct(delays, 99))} ms)`, peer: { label: 'web.livePollMs', value: 1000 } },
+      {
+        figure: `console list page (GET /api/jobs, 25 of ${JOBS}), p50 / p99`,
+        value: Number(pct(page, 50).toFixed(1)),
+        unit: `ms (p99 ${pct(page, 99).toFixed(1)} ms)`,
+        note,
+      },
+      {
+        figure: `console search (GET /api/jobs?search=invoice), p50 / p99`,
+        value: Number(pct(search, 50).toFixed(1)),
+        unit: `ms (p99 ${pct(search, 99).toFixed(1)} ms)`,
+      },
+      {
+        figure: "console live update: store change -> SSE event, p50 / p99",
+        value: Math.round(pct(delays, 50)),
+        unit: `ms (p99 ${Math.round(pct(delays, 99))} ms)`,
+        peer: { label: "web.livePollMs", value: 1000 },
+      },
     ];
   } finally {
     await gw.stop();

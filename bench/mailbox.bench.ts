@@ -1,10 +1,10 @@
 // Mailbox intake: how long from a message's APPEND into the watched folder until its job is
 // committed (the daemon's QUEUED line), with IDLE. The real daemon (`faxgate start --config`)
 // against a private Dovecot on loopback; messages one at a time, so each is a wake-up from IDLE.
-import { rmSync } from 'node:fs';
-import { dovecotMissing, startDovecot } from '../test/helpers/dovecot.js';
-import { disposeRig, makeRig, startDaemon } from '../test/faults/harness.js';
-import type { BenchResult } from './types.js';
+import { rmSync } from "node:fs";
+import { dovecotMissing, startDovecot } from "../test/helpers/dovecot.js";
+import { disposeRig, makeRig, startDaemon } from "../test/faults/harness.js";
+import type { BenchResult } from "./types.js";
 
 const MESSAGES = 20;
 const QUEUED = /"component":"imap"[^\n]*"msg":"QUEUED"/g;
@@ -21,23 +21,24 @@ async function seen(out: { text: string }, re: RegExp, n: number, timeoutMs = 30
 
 function message(i: number): string {
   return [
-    'Authentication-Results: mx.example.net; dkim=pass header.d=example.com; dmarc=pass header.from=example.com',
-    'From: alice@example.com',
+    "Authentication-Results: mx.example.net; dkim=pass header.d=example.com; dmarc=pass header.from=example.com",
+    "From: alice@example.com",
     `To: fax+1555123${String(4000 + i)}@example.com`,
     `Subject: Bench ${i}`,
     `Message-ID: <bench-${i}-${Date.now()}@example.com>`,
     `Date: ${new Date().toUTCString()}`,
-    'Content-Type: text/plain; charset=utf-8',
-    '',
+    "Content-Type: text/plain; charset=utf-8",
+    "",
     `Letter ${i}.`,
-    '',
-  ].join('\r\n');
+    "",
+  ].join("\r\n");
 }
 
 export default async function run(): Promise<BenchResult[]> {
   const missing = dovecotMissing();
-  if (missing) return [{ figure: 'mailbox message -> job p50 (IDLE)', value: 0, unit: 'ms', note: `skipped: ${missing}` }];
-  const dovecot = await startDovecot({ fax: 'bench-secret-1' });
+  if (missing)
+    return [{ figure: "mailbox message -> job p50 (IDLE)", value: 0, unit: "ms", note: `skipped: ${missing}` }];
+  const dovecot = await startDovecot({ fax: "bench-secret-1" });
   const rig = await makeRig({
     extraYaml: `imap:\n  mailboxes:\n    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: fax, password: bench-secret-1, address: fax@example.com, trustedAuthservIds: [mx.example.net], pollSeconds: 600}`,
   });
@@ -45,10 +46,10 @@ export default async function run(): Promise<BenchResult[]> {
   const times: number[] = [];
   try {
     await daemon.out.waitFor(/"msg":"mailbox watched"/);
-    const writer = await dovecot.client('fax', 'bench-secret-1');
+    const writer = await dovecot.client("fax", "bench-secret-1");
     for (let i = 0; i < MESSAGES + 2; i++) {
       const t0 = performance.now();
-      await writer.append('INBOX', message(i));
+      await writer.append("INBOX", message(i));
       await seen(daemon.out, QUEUED, i + 1);
       // the first two start the reader threads and the connection's IDLE: not measured
       if (i >= 2) times.push(performance.now() - t0);
@@ -65,10 +66,10 @@ export default async function run(): Promise<BenchResult[]> {
   const p50 = times[Math.floor(times.length / 2)]!;
   return [
     {
-      figure: 'mailbox message -> job p50 (IDLE)',
+      figure: "mailbox message -> job p50 (IDLE)",
       value: Math.round(p50),
-      unit: 'ms',
-      goal: '<= 1000',
+      unit: "ms",
+      goal: "<= 1000",
       note: `mailbox: ${MESSAGES} messages one at a time into a private Dovecot, APPEND to the daemon's QUEUED line; daemon from the test harness (faxgate start --config); max ${Math.round(times[times.length - 1]!)} ms`,
     },
   ];

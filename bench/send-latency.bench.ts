@@ -11,28 +11,33 @@
 // Both keep queue.pollIntervalMs at its default (10 s): jobs do not wait for a poll, because the
 // store wakes the dispatcher when a job is queued; the interval only paces status polls.
 // Run alone: node --import tsx bench/send-latency.bench.ts
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { configSchema } from '../src/config/schema.js';
-import { TEST_PDF } from '../test/helpers/store.js';
-import { DOMAIN, SENDER, startBenchDaemon, type BenchDaemonOptions } from './lib/daemon.js';
-import { percentile, runSmtpLoad, type LoadOptions } from './lib/load.js';
-import type { BenchResult } from './types.js';
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { configSchema } from "../src/config/schema.js";
+import { TEST_PDF } from "../test/helpers/store.js";
+import { DOMAIN, SENDER, startBenchDaemon, type BenchDaemonOptions } from "./lib/daemon.js";
+import { percentile, runSmtpLoad, type LoadOptions } from "./lib/load.js";
+import type { BenchResult } from "./types.js";
 
 const BURST = { sessions: 10, messages: 200 };
 const STREAM = { sessions: 1, messages: 20, gapMs: 300 };
 const WIDE_API = { concurrency: 16, ratePerSecond: 1000 };
 
 /** Milliseconds from each 250 to the fax's creation at the service, for every measured mail. */
-async function measure(daemon: BenchDaemonOptions, load: Omit<LoadOptions, 'port' | 'from' | 'to' | 'pdfFile'>, pdfFile: string): Promise<number[]> {
+async function measure(
+  daemon: BenchDaemonOptions,
+  load: Omit<LoadOptions, "port" | "from" | "to" | "pdfFile">,
+  pdfFile: string,
+): Promise<number[]> {
   const d = await startBenchDaemon(daemon);
   try {
     // "{i}" -> 1000 + n: each mail has its own number (one fax per number at a time), and none
     // ends in 0000-0003, the emulator's failing numbers
     const r = await runSmtpLoad({ ...load, port: d.smtpPort, from: SENDER, to: `1555300{i}@${DOMAIN}`, pdfFile });
-    if (r.accepted !== load.messages || r.replies.some((x) => !x.id)) throw new Error(`only ${r.accepted} of ${load.messages} queued`);
+    if (r.accepted !== load.messages || r.replies.some((x) => !x.id))
+      throw new Error(`only ${r.accepted} of ${load.messages} queued`);
     const want = new Map(r.replies.map((x) => [x.id!, x.at]));
     const end = Date.now() + 90_000;
     for (;;) {
@@ -51,8 +56,8 @@ async function measure(daemon: BenchDaemonOptions, load: Omit<LoadOptions, 'port
 }
 
 export default async function bench(): Promise<BenchResult[]> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-'));
-  const pdfFile = path.join(dir, 'letter.pdf');
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-"));
+  const pdfFile = path.join(dir, "letter.pdf");
   writeFileSync(pdfFile, TEST_PDF);
   const poll = configSchema.parse({}).queue.pollIntervalMs / 1000;
   try {
@@ -61,16 +66,24 @@ export default async function bench(): Promise<BenchResult[]> {
     const burstLabel = `burst ${BURST.messages} over ${BURST.sessions} sessions, api ${WIDE_API.concurrency} / ${WIDE_API.ratePerSecond}/s, poll ${poll} s (default)`;
     const streamLabel = `1 mail / ${STREAM.gapMs} ms, default api 4 / 5/s, poll ${poll} s (default)`;
     return [
-      { figure: `250 -> fax at the service, p50, ${burstLabel}`, value: Math.round(percentile(burst, 50)), unit: 'ms' },
-      { figure: `250 -> fax at the service, p99, ${burstLabel}`, value: Math.round(percentile(burst, 99)), unit: 'ms' },
-      { figure: `250 -> fax at the service, p50, ${streamLabel}`, value: Math.round(percentile(stream, 50)), unit: 'ms' },
-      { figure: `250 -> fax at the service, max of ${STREAM.messages}, ${streamLabel}`, value: Math.round(Math.max(...stream)), unit: 'ms' },
+      { figure: `250 -> fax at the service, p50, ${burstLabel}`, value: Math.round(percentile(burst, 50)), unit: "ms" },
+      { figure: `250 -> fax at the service, p99, ${burstLabel}`, value: Math.round(percentile(burst, 99)), unit: "ms" },
+      {
+        figure: `250 -> fax at the service, p50, ${streamLabel}`,
+        value: Math.round(percentile(stream, 50)),
+        unit: "ms",
+      },
+      {
+        figure: `250 -> fax at the service, max of ${STREAM.messages}, ${streamLabel}`,
+        value: Math.round(Math.max(...stream)),
+        unit: "ms",
+      },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   for (const r of await bench()) console.log(`${r.figure}: ${r.value} ${r.unit}`);
 }

@@ -11,17 +11,24 @@
 //   ceiling: no work at all), and the bench process's RSS.
 // Without Postfix or smtp-source the rows that need them are left out and a note says why.
 // Run alone: node --import tsx bench/smtp-accept.bench.ts
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { UserConfig } from '../src/config/schema.js';
-import type { FaxApi, User } from '../src/fax/types.js';
-import { faxgateModule } from './lib/daemon.js';
-import { diskCounter, type DiskCounts } from './lib/disk.js';
-import { percentile, runSmtpLoad, type LoadResult } from './lib/load.js';
-import { postfixTools, runSmtpSource, startPostfix, startSmtpSink, type PostfixTools, type Running } from './lib/postfix.js';
-import type { BenchResult } from './types.js';
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { UserConfig } from "../src/config/schema.js";
+import type { FaxApi, User } from "../src/fax/types.js";
+import { faxgateModule } from "./lib/daemon.js";
+import { diskCounter, type DiskCounts } from "./lib/disk.js";
+import { percentile, runSmtpLoad, type LoadResult } from "./lib/load.js";
+import {
+  postfixTools,
+  runSmtpSource,
+  startPostfix,
+  startSmtpSink,
+  type PostfixTools,
+  type Running,
+} from "./lib/postfix.js";
+import type { BenchResult } from "./types.js";
 
 const SESSIONS = 20;
 const MESSAGES = 600;
@@ -30,16 +37,24 @@ const SOURCE_MESSAGES = 2000;
 /** the steady load of the latency row */
 const PACED_RATE = 100;
 const PACED_MESSAGES = 1000;
-const DOMAIN = 'fax.example.com';
+const DOMAIN = "fax.example.com";
 const POSTFIX_ISSUE_FIGURE = 570;
 /** FAXGATE_BENCH_ROUNDS overrides; the median round is reported */
 const ROUNDS = Number(process.env.FAXGATE_BENCH_ROUNDS) || 3;
 /** smtp-source runs against each server before its measured rounds (see bench()) */
 const WARMUP_RUNS = 2;
-const USER: UserConfig = { name: 'bench', email: 'bench@example.com', aliases: [], apiKey: 'bench-key' };
+const USER: UserConfig = { name: "bench", email: "bench@example.com", aliases: [], apiKey: "bench-key" };
 
 /** Only /v1/me is asked (the cover preference); nothing else of the service is needed here. */
-const stubApi = { me: async () => ({ emailToFaxCoverPageOption: false, firstName: 'Bench', lastName: null, account: { timezone: 'UTC' } }) as unknown as User } as unknown as FaxApi;
+const stubApi = {
+  me: async () =>
+    ({
+      emailToFaxCoverPageOption: false,
+      firstName: "Bench",
+      lastName: null,
+      account: { timezone: "UTC" },
+    }) as unknown as User,
+} as unknown as FaxApi;
 
 interface Measured {
   label: string;
@@ -56,19 +71,22 @@ function measured(label: string, r: LoadResult): Measured {
 async function against(start: () => Promise<Running>): Promise<Measured> {
   const server = await start();
   try {
-    return measured(server.label, await runSmtpLoad({ port: server.port, sessions: SESSIONS, messages: MESSAGES, from: USER.email }));
+    return measured(
+      server.label,
+      await runSmtpLoad({ port: server.port, sessions: SESSIONS, messages: MESSAGES, from: USER.email }),
+    );
   } finally {
     await server.stop();
   }
 }
 
 // built, as the daemon runs (FAXGATE_BENCH_SOURCE=1: from source through tsx)
-const { configSchema } = await faxgateModule<typeof import('../src/config/schema.js')>('config/schema');
-const { UserDirectory } = await faxgateModule<typeof import('../src/fax/user-directory.js')>('fax/user-directory');
-const { silentLogger } = await faxgateModule<typeof import('../src/log/logger.js')>('log/logger');
-const { SmtpGateway } = await faxgateModule<typeof import('../src/smtp/server.js')>('smtp/server');
-const { SqliteStore } = await faxgateModule<typeof import('../src/store/sqlite/store.js')>('store/sqlite/store');
-const { ReaderPool } = await faxgateModule<typeof import('../src/workers/pool.js')>('workers/pool');
+const { configSchema } = await faxgateModule<typeof import("../src/config/schema.js")>("config/schema");
+const { UserDirectory } = await faxgateModule<typeof import("../src/fax/user-directory.js")>("fax/user-directory");
+const { silentLogger } = await faxgateModule<typeof import("../src/log/logger.js")>("log/logger");
+const { SmtpGateway } = await faxgateModule<typeof import("../src/smtp/server.js")>("smtp/server");
+const { SqliteStore } = await faxgateModule<typeof import("../src/store/sqlite/store.js")>("store/sqlite/store");
+const { ReaderPool } = await faxgateModule<typeof import("../src/workers/pool.js")>("workers/pool");
 
 interface Gateway {
   port: number;
@@ -80,20 +98,31 @@ interface Gateway {
 
 /** faxgate's receiver in this process, on a fresh store, as the daemon wires it. */
 async function startFaxgate(): Promise<Gateway> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-"));
   // smtp-source sends one file again and again, which faxgate would rightly answer as the same
   // message delivered twice (no new job, nothing written). A window of -1 ms forgets every
   // message at once: each one is a new job with its message and document written and flushed
   // to disk (in the store's database: both are small), as Postfix writes a queue file for each.
   // The WAL checkpoint thread starts with the store, as in the daemon (store/open.ts), not on the
   // 150th commit in the middle of the paced run.
-  const store = SqliteStore.open({ dataDir: path.join(dir, 'data'), dedupeWindowMs: -1, threadsNow: true });
-  const smtp = { ...configSchema.parse({ smtp: { listen: ['127.0.0.1:0'], domains: [DOMAIN] } }).smtp!, maxMessagesPerMinute: 1_000_000, maxConnections: 100, maxConnectionsPerClient: 100 };
+  const store = SqliteStore.open({ dataDir: path.join(dir, "data"), dedupeWindowMs: -1, threadsNow: true });
+  const smtp = {
+    ...configSchema.parse({ smtp: { listen: ["127.0.0.1:0"], domains: [DOMAIN] } }).smtp!,
+    maxMessagesPerMinute: 1_000_000,
+    maxConnections: 100,
+    maxConnectionsPerClient: 100,
+  };
   // the daemon's reader threads (HTML bodies, PDFs); the MIME is split as DATA arrives
   const readers = new ReaderPool();
   const gateway = new SmtpGateway({
-    smtp, users: [USER], dataDir: path.join(dir, 'data'), store, clientFor: () => stubApi,
-    directory: new UserDirectory({ clientFor: () => stubApi }), logger: silentLogger(), readers,
+    smtp,
+    users: [USER],
+    dataDir: path.join(dir, "data"),
+    store,
+    clientFor: () => stubApi,
+    directory: new UserDirectory({ clientFor: () => stubApi }),
+    logger: silentLogger(),
+    readers,
   });
   const [addr] = await gateway.listen();
   return {
@@ -120,7 +149,7 @@ async function ours(): Promise<Measured & { rssBefore: number; peakRss: number }
     // the load comes from another process, as smtp-source's does for Postfix
     const r = await runSmtpLoad({ port: g.port, sessions: SESSIONS, messages: MESSAGES, from: USER.email });
     if (!r.replies.every((x) => x.id !== null)) throw new Error('a 250 without "queued as"');
-    return { ...measured('faxgate', r), rssBefore: g.rssBefore, peakRss };
+    return { ...measured("faxgate", r), rssBefore: g.rssBefore, peakRss };
   } finally {
     clearInterval(timer);
     await g.stop();
@@ -129,12 +158,15 @@ async function ours(): Promise<Measured & { rssBefore: number; peakRss: number }
 
 /** The prepared message smtp-source sends (-F): LF line ends (it sends CRLF), ~100 KB with a PDF. */
 function sourceMessage(dir: string): string {
-  const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(73_000, 0x20), Buffer.from('\n%%EOF\n')]);
-  const b64 = pdf.toString('base64').replace(/.{76}/g, '$&\n');
-  const file = path.join(dir, 'message.eml');
-  writeFileSync(file, `From: ${USER.email}\nTo: 15551234567@${DOMAIN}\nSubject: bench\nMIME-Version: 1.0\n` +
-    `Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/plain\n\nbench\n--B\nContent-Type: application/pdf; name=doc.pdf\n` +
-    `Content-Disposition: attachment; filename=doc.pdf\nContent-Transfer-Encoding: base64\n\n${b64}\n--B--\n`);
+  const pdf = Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(73_000, 0x20), Buffer.from("\n%%EOF\n")]);
+  const b64 = pdf.toString("base64").replace(/.{76}/g, "$&\n");
+  const file = path.join(dir, "message.eml");
+  writeFileSync(
+    file,
+    `From: ${USER.email}\nTo: 15551234567@${DOMAIN}\nSubject: bench\nMIME-Version: 1.0\n` +
+      `Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/plain\n\nbench\n--B\nContent-Type: application/pdf; name=doc.pdf\n` +
+      `Content-Disposition: attachment; filename=doc.pdf\nContent-Transfer-Encoding: base64\n\n${b64}\n--B--\n`,
+  );
   return file;
 }
 
@@ -142,9 +174,17 @@ function sourceMessage(dir: string): string {
 async function faxgateUnderSmtpSource(tools: PostfixTools, file: string): Promise<number> {
   const g = await startFaxgate();
   try {
-    const rate = await runSmtpSource(tools, { port: g.port, sessions: SESSIONS, messages: SOURCE_MESSAGES, file, from: USER.email, to: `15551234567@${DOMAIN}` });
+    const rate = await runSmtpSource(tools, {
+      port: g.port,
+      sessions: SESSIONS,
+      messages: SOURCE_MESSAGES,
+      file,
+      from: USER.email,
+      to: `15551234567@${DOMAIN}`,
+    });
     const jobs = await g.jobs();
-    if (jobs !== SOURCE_MESSAGES + SESSIONS) throw new Error(`faxgate under smtp-source: ${jobs} jobs for ${SOURCE_MESSAGES + SESSIONS} messages`);
+    if (jobs !== SOURCE_MESSAGES + SESSIONS)
+      throw new Error(`faxgate under smtp-source: ${jobs} jobs for ${SOURCE_MESSAGES + SESSIONS} messages`);
     return rate;
   } finally {
     await g.stop();
@@ -154,7 +194,17 @@ async function faxgateUnderSmtpSource(tools: PostfixTools, file: string): Promis
 async function postfixUnderSmtpSource(tools: PostfixTools, file: string): Promise<{ rate: number; label: string }> {
   const pf = await startPostfix(tools, DOMAIN);
   try {
-    return { rate: await runSmtpSource(tools, { port: pf.port, sessions: SESSIONS, messages: SOURCE_MESSAGES, file, from: USER.email, to: `15551234567@${DOMAIN}` }), label: pf.label };
+    return {
+      rate: await runSmtpSource(tools, {
+        port: pf.port,
+        sessions: SESSIONS,
+        messages: SOURCE_MESSAGES,
+        file,
+        from: USER.email,
+        to: `15551234567@${DOMAIN}`,
+      }),
+      label: pf.label,
+    };
   } finally {
     await pf.stop();
   }
@@ -167,14 +217,28 @@ const disk = diskCounter(os.tmpdir());
  * p99 of MAIL FROM -> 250 at a steady PACED_RATE msg/s, against a server started for it, and the
  * disk's write and flush requests a message meanwhile (the load only, not the server's start).
  */
-async function pacedP99(start: () => Promise<{ port: number; stop(): Promise<void> }>): Promise<{ p99: number; disk: DiskCounts | null }> {
+async function pacedP99(
+  start: () => Promise<{ port: number; stop(): Promise<void> }>,
+): Promise<{ p99: number; disk: DiskCounts | null }> {
   const server = await start();
   try {
-    const before = 'read' in disk ? disk.read() : null;
-    const r = await runSmtpLoad({ port: server.port, sessions: SESSIONS, messages: PACED_MESSAGES, from: USER.email, rate: PACED_RATE });
-    const after = 'read' in disk ? disk.read() : null;
+    const before = "read" in disk ? disk.read() : null;
+    const r = await runSmtpLoad({
+      port: server.port,
+      sessions: SESSIONS,
+      messages: PACED_MESSAGES,
+      from: USER.email,
+      rate: PACED_RATE,
+    });
+    const after = "read" in disk ? disk.read() : null;
     if (r.accepted !== PACED_MESSAGES) throw new Error(`paced load: only ${r.accepted} of ${PACED_MESSAGES} accepted`);
-    const perMessage = before && after ? { writes: (after.writes - before.writes) / PACED_MESSAGES, flushes: (after.flushes - before.flushes) / PACED_MESSAGES } : null;
+    const perMessage =
+      before && after
+        ? {
+            writes: (after.writes - before.writes) / PACED_MESSAGES,
+            flushes: (after.flushes - before.flushes) / PACED_MESSAGES,
+          }
+        : null;
     return { p99: percentile(r.latencies, 99), disk: perMessage };
   } finally {
     await server.stop();
@@ -197,9 +261,11 @@ export default async function bench(): Promise<BenchResult[]> {
 
   // The headline: smtp-source, the same command against both, rounds alternating.
   if (tools.postfixUnavailable || !tools.smtpSource) {
-    notes.push(`no smtp-source row: ${tools.postfixUnavailable ?? 'smtp-source not found (it comes with the postfix package)'}`);
+    notes.push(
+      `no smtp-source row: ${tools.postfixUnavailable ?? "smtp-source not found (it comes with the postfix package)"}`,
+    );
   } else {
-    const tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-msg-'));
+    const tmp = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-msg-"));
     try {
       const file = sourceMessage(tmp);
       // A daemon runs for days; its first seconds are V8 compiling the receiver's code on the same
@@ -207,7 +273,7 @@ export default async function bench(): Promise<BenchResult[]> {
       // make the goal's row come after warm-up runs, each server getting the very same ones; the
       // first run after the process started is reported on its own, against Postfix's first.
       const first = { faxgate: 0, postfix: 0 };
-      let label = 'Postfix';
+      let label = "Postfix";
       for (let run = 0; run < WARMUP_RUNS; run++) {
         const f = await faxgateUnderSmtpSource(tools, file);
         const p = await postfixUnderSmtpSource(tools, file);
@@ -221,11 +287,24 @@ export default async function bench(): Promise<BenchResult[]> {
         pfx.push(p.rate);
         label = p.label;
       }
-      process.stderr.write(`bench: smtp-source msg/s faxgate (first run ${first.faxgate.toFixed(0)}; rounds after ${WARMUP_RUNS} warm-up runs: ${fg.map((x) => x.toFixed(0)).join(', ')}), Postfix (first run ${first.postfix.toFixed(0)}; rounds: ${pfx.map((x) => x.toFixed(0)).join(', ')})\n`);
+      process.stderr.write(
+        `bench: smtp-source msg/s faxgate (first run ${first.faxgate.toFixed(0)}; rounds after ${WARMUP_RUNS} warm-up runs: ${fg.map((x) => x.toFixed(0)).join(", ")}), Postfix (first run ${first.postfix.toFixed(0)}; rounds: ${pfx.map((x) => x.toFixed(0)).join(", ")})\n`,
+      );
       const sourceLoad = `${SESSIONS} sessions, ${SOURCE_MESSAGES} x 100 KB + PDF`;
       rows.push(
-        { figure: `smtp: durable accept rate under smtp-source, ${sourceLoad}, after ${WARMUP_RUNS} warm-up runs`, value: mid(fg), unit: 'msg/s', peer: { label: `${label} under the same smtp-source command`, value: mid(pfx) }, goal: '>= 1.0' },
-        { figure: `smtp: the same, the first run after the process started (V8 still compiling)`, value: first.faxgate, unit: 'msg/s', peer: { label: `${label}'s first run`, value: first.postfix } },
+        {
+          figure: `smtp: durable accept rate under smtp-source, ${sourceLoad}, after ${WARMUP_RUNS} warm-up runs`,
+          value: mid(fg),
+          unit: "msg/s",
+          peer: { label: `${label} under the same smtp-source command`, value: mid(pfx) },
+          goal: ">= 1.0",
+        },
+        {
+          figure: `smtp: the same, the first run after the process started (V8 still compiling)`,
+          value: first.faxgate,
+          unit: "msg/s",
+          peer: { label: `${label}'s first run`, value: first.postfix },
+        },
       );
     } finally {
       rmSync(tmp, { recursive: true, force: true });
@@ -237,7 +316,7 @@ export default async function bench(): Promise<BenchResult[]> {
   const pfP99s: number[] = [];
   const disks: DiskCounts[] = [];
   const pfDisks: DiskCounts[] = [];
-  let pacedPeer = 'Postfix';
+  let pacedPeer = "Postfix";
   for (let round = 0; round < ROUNDS; round++) {
     const me = await pacedP99(startFaxgate);
     p99s.push(me.p99);
@@ -252,24 +331,53 @@ export default async function bench(): Promise<BenchResult[]> {
       if (them.disk) pfDisks.push(them.disk);
     }
   }
-  process.stderr.write(`bench: p99 at ${PACED_RATE} msg/s (rounds: ${p99s.map((x) => x.toFixed(0)).join(', ')} ms${pfP99s.length > 0 ? `; Postfix ${pfP99s.map((x) => x.toFixed(0)).join(', ')} ms` : ''})\n`);
+  process.stderr.write(
+    `bench: p99 at ${PACED_RATE} msg/s (rounds: ${p99s.map((x) => x.toFixed(0)).join(", ")} ms${pfP99s.length > 0 ? `; Postfix ${pfP99s.map((x) => x.toFixed(0)).join(", ")} ms` : ""})\n`,
+  );
   const paced = `at a steady ${PACED_RATE} msg/s (${SESSIONS} sessions, ${PACED_MESSAGES} messages)`;
-  rows.push({ figure: `smtp: p99 MAIL FROM -> 250 ${paced}`, value: Math.round(mid(p99s)), unit: 'ms', peer: { label: 'the goal', value: 50 }, goal: '<= 1.0' });
+  rows.push({
+    figure: `smtp: p99 MAIL FROM -> 250 ${paced}`,
+    value: Math.round(mid(p99s)),
+    unit: "ms",
+    peer: { label: "the goal", value: 50 },
+    goal: "<= 1.0",
+  });
   if (pfP99s.length > 0) {
-    rows.push({ figure: `smtp: that p99 against Postfix ${paced}`, value: Math.round(mid(p99s)), unit: 'ms', peer: { label: `${pacedPeer}, the same paced load`, value: Math.round(mid(pfP99s)) } });
+    rows.push({
+      figure: `smtp: that p99 against Postfix ${paced}`,
+      value: Math.round(mid(p99s)),
+      unit: "ms",
+      peer: { label: `${pacedPeer}, the same paced load`, value: Math.round(mid(pfP99s)) },
+    });
   }
   // What the disk was asked for a message under that load: counts, not times, so they hold still
   // on a machine whose disk and CPU do not.
-  if ('unavailable' in disk) notes.push(`no disk rows: ${disk.unavailable}`);
+  if ("unavailable" in disk) notes.push(`no disk rows: ${disk.unavailable}`);
   else if (disks.length > 0) {
-    process.stderr.write(`bench: disk a message at ${PACED_RATE} msg/s, flushes (rounds: ${disks.map((d) => d.flushes.toFixed(1)).join(', ')}${pfDisks.length > 0 ? `; Postfix ${pfDisks.map((d) => d.flushes.toFixed(1)).join(', ')}` : ''}), writes (rounds: ${disks.map((d) => d.writes.toFixed(1)).join(', ')}${pfDisks.length > 0 ? `; Postfix ${pfDisks.map((d) => d.writes.toFixed(1)).join(', ')}` : ''})\n`);
-    const peer = (pick: (d: DiskCounts) => number) => (pfDisks.length > 0 ? { peer: { label: `${pacedPeer}, the same paced load`, value: +mid(pfDisks.map(pick)).toFixed(2) } } : {});
-    rows.push({ figure: `smtp: disk cache flushes a message ${paced} (the device's count)`, value: +mid(disks.map((d) => d.flushes)).toFixed(2), unit: 'flushes', ...peer((d) => d.flushes) });
-    rows.push({ figure: `smtp: disk writes a message ${paced} (the device's count)`, value: +mid(disks.map((d) => d.writes)).toFixed(2), unit: 'writes', ...peer((d) => d.writes) });
+    process.stderr.write(
+      `bench: disk a message at ${PACED_RATE} msg/s, flushes (rounds: ${disks.map((d) => d.flushes.toFixed(1)).join(", ")}${pfDisks.length > 0 ? `; Postfix ${pfDisks.map((d) => d.flushes.toFixed(1)).join(", ")}` : ""}), writes (rounds: ${disks.map((d) => d.writes.toFixed(1)).join(", ")}${pfDisks.length > 0 ? `; Postfix ${pfDisks.map((d) => d.writes.toFixed(1)).join(", ")}` : ""})\n`,
+    );
+    const peer = (pick: (d: DiskCounts) => number) =>
+      pfDisks.length > 0
+        ? { peer: { label: `${pacedPeer}, the same paced load`, value: +mid(pfDisks.map(pick)).toFixed(2) } }
+        : {};
+    rows.push({
+      figure: `smtp: disk cache flushes a message ${paced} (the device's count)`,
+      value: +mid(disks.map((d) => d.flushes)).toFixed(2),
+      unit: "flushes",
+      ...peer((d) => d.flushes),
+    });
+    rows.push({
+      figure: `smtp: disk writes a message ${paced} (the device's count)`,
+      value: +mid(disks.map((d) => d.writes)).toFixed(2),
+      unit: "writes",
+      ...peer((d) => d.writes),
+    });
   }
 
   if (tools.postfixUnavailable) notes.push(tools.postfixUnavailable);
-  if (!tools.smtpSink && tools.postfix) notes.push('smtp-sink not found (it comes with the postfix package): no ceiling row');
+  if (!tools.smtpSink && tools.postfix)
+    notes.push("smtp-sink not found (it comes with the postfix package): no ceiling row");
   // Rounds alternate faxgate, Postfix and smtp-sink so that other work on the machine weighs on all
   // three alike; each figure is the median of its rounds.
   const mine: Array<Awaited<ReturnType<typeof ours>>> = [];
@@ -286,31 +394,65 @@ export default async function bench(): Promise<BenchResult[]> {
   const peakRss = Math.max(...mine.map((m) => m.peakRss));
   const postfix = pf.length > 0 ? median(pf) : null;
   const sink = sinks.length > 0 ? median(sinks) : null;
-  const spread = (xs: Measured[]) => (xs.length > 1 ? ` (rounds: ${xs.map((x) => x.rate.toFixed(0)).join(', ')})` : '');
+  const spread = (xs: Measured[]) => (xs.length > 1 ? ` (rounds: ${xs.map((x) => x.rate.toFixed(0)).join(", ")})` : "");
   process.stderr.write(`bench: smtp msg/s faxgate${spread(mine)}, Postfix${spread(pf)}, smtp-sink${spread(sinks)}\n`);
 
   const load = `${SESSIONS} sessions, ${MESSAGES} x 100 KB + PDF`;
-  const samePf = postfix ? `${postfix.label}, same load` : '';
-  const sameSink = sink ? `${sink.label}, same load` : '';
-  const peerRate = postfix ? { label: samePf, value: postfix.rate } : { label: 'Postfix: the issue\'s figure, not measured here', value: POSTFIX_ISSUE_FIGURE };
-  const note = notes.length > 0 ? notes.join('; ') : undefined;
+  const samePf = postfix ? `${postfix.label}, same load` : "";
+  const sameSink = sink ? `${sink.label}, same load` : "";
+  const peerRate = postfix
+    ? { label: samePf, value: postfix.rate }
+    : { label: "Postfix: the issue's figure, not measured here", value: POSTFIX_ISSUE_FIGURE };
+  const note = notes.length > 0 ? notes.join("; ") : undefined;
   rows.push(
-    { figure: `smtp: durable accept rate, burst from the Node load generator, ${load}`, value: me.rate, unit: 'msg/s', peer: peerRate, note },
-    { figure: 'smtp: p99 MAIL FROM -> 250 in that burst', value: Math.round(me.p99), unit: 'ms', ...(postfix ? { peer: { label: samePf, value: Math.round(postfix.p99) } } : {}) },
+    {
+      figure: `smtp: durable accept rate, burst from the Node load generator, ${load}`,
+      value: me.rate,
+      unit: "msg/s",
+      peer: peerRate,
+      note,
+    },
+    {
+      figure: "smtp: p99 MAIL FROM -> 250 in that burst",
+      value: Math.round(me.p99),
+      unit: "ms",
+      ...(postfix ? { peer: { label: samePf, value: Math.round(postfix.p99) } } : {}),
+    },
   );
   if (sink) {
     rows.push(
-      { figure: 'smtp: durable accept rate, against the ceiling', value: me.rate, unit: 'msg/s', peer: { label: sameSink, value: sink.rate } },
-      { figure: 'smtp: p99 MAIL FROM -> 250, against the ceiling', value: Math.round(me.p99), unit: 'ms', peer: { label: sameSink, value: Math.round(sink.p99) } },
+      {
+        figure: "smtp: durable accept rate, against the ceiling",
+        value: me.rate,
+        unit: "msg/s",
+        peer: { label: sameSink, value: sink.rate },
+      },
+      {
+        figure: "smtp: p99 MAIL FROM -> 250, against the ceiling",
+        value: Math.round(me.p99),
+        unit: "ms",
+        peer: { label: sameSink, value: Math.round(sink.p99) },
+      },
     );
   }
   rows.push(
-    { figure: `smtp: peak RSS of the bench process (in-process gateway, ${ROUNDS} rounds)`, value: Math.round(peakRss / 1e6), unit: 'MB' },
-    { figure: 'smtp: RSS growth of the bench process, first round to peak', value: Math.round((peakRss - mine[0]!.rssBefore) / 1e6), unit: 'MB' },
+    {
+      figure: `smtp: peak RSS of the bench process (in-process gateway, ${ROUNDS} rounds)`,
+      value: Math.round(peakRss / 1e6),
+      unit: "MB",
+    },
+    {
+      figure: "smtp: RSS growth of the bench process, first round to peak",
+      value: Math.round((peakRss - mine[0]!.rssBefore) / 1e6),
+      unit: "MB",
+    },
   );
   return rows;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  for (const r of await bench()) console.log(`${r.figure}: ${r.value.toFixed(1)} ${r.unit}${r.peer ? ` (peer ${r.peer.value.toFixed(1)} ${r.unit}, ${r.peer.label})` : ''}${r.note ? ` [${r.note}]` : ''}`);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  for (const r of await bench())
+    console.log(
+      `${r.figure}: ${r.value.toFixed(1)} ${r.unit}${r.peer ? ` (peer ${r.peer.value.toFixed(1)} ${r.unit}, ${r.peer.label})` : ""}${r.note ? ` [${r.note}]` : ""}`,
+    );
 }

@@ -11,28 +11,29 @@
 // FAXGATE_BENCH_KINDS (all);
 // FAXGATE_BENCH_CPU_PROF=DIR starts the daemon with --cpu-prof into DIR, and the daemon's CPU by
 // thread is printed at the end (docs/bench.md says what they showed).
-import { execFile } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { DOMAIN, SENDER, startBenchDaemon, HOW } from './lib/daemon.js';
-import { percentile } from './lib/load.js';
-import { postfixTools, startPostfix, type Running } from './lib/postfix.js';
-import { threadCpuMs, treeCpuMs } from './lib/proc-cpu.js';
-import type { BenchResult } from './types.js';
+import { execFile } from "node:child_process";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { DOMAIN, SENDER, startBenchDaemon, HOW } from "./lib/daemon.js";
+import { percentile } from "./lib/load.js";
+import { postfixTools, startPostfix, type Running } from "./lib/postfix.js";
+import { threadCpuMs, treeCpuMs } from "./lib/proc-cpu.js";
+import type { BenchResult } from "./types.js";
 
 const MESSAGES = Number(process.env.FAXGATE_BENCH_MESSAGES ?? 1000);
 const SESSIONS = Number(process.env.FAXGATE_BENCH_SESSIONS ?? 20);
 const ROUNDS = Number(process.env.FAXGATE_BENCH_ROUNDS ?? 3);
 const ALL_KINDS = [
-  { kind: 'pdf', label: '100 KB PDF attachment, short body' },
-  { kind: 'text1k', label: '1 KB text only' },
-  { kind: 'text100k', label: '100 KB text only' },
+  { kind: "pdf", label: "100 KB PDF attachment, short body" },
+  { kind: "text1k", label: "1 KB text only" },
+  { kind: "text100k", label: "100 KB text only" },
 ] as const;
 /** FAXGATE_BENCH_KINDS=pdf,text1k runs only those kinds (for a profile of one). */
-const KINDS = ALL_KINDS.filter((k) => !process.env.FAXGATE_BENCH_KINDS || process.env.FAXGATE_BENCH_KINDS.split(',').includes(k.kind));
-const blast = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib', 'smtp-blast.mjs');
+const KINDS = ALL_KINDS.filter(
+  (k) => !process.env.FAXGATE_BENCH_KINDS || process.env.FAXGATE_BENCH_KINDS.split(",").includes(k.kind),
+);
+const blast = path.join(path.dirname(fileURLToPath(import.meta.url)), "lib", "smtp-blast.mjs");
 const TO = `15551234567@${DOMAIN}`;
 
 interface Round {
@@ -44,7 +45,11 @@ interface Round {
 
 async function round(port: number, kind: string, pid: () => number): Promise<Round> {
   const before = treeCpuMs(pid());
-  const child = execFile(process.execPath, [blast, String(port), String(SESSIONS), String(MESSAGES), kind, SENDER, TO], { maxBuffer: 64 << 20, timeout: 600_000 });
+  const child = execFile(
+    process.execPath,
+    [blast, String(port), String(SESSIONS), String(MESSAGES), kind, SENDER, TO],
+    { maxBuffer: 64 << 20, timeout: 600_000 },
+  );
   // this process (the emulator) runs at nice 19; the generator at normal priority like the servers
   try {
     os.setPriority(child.pid!, 0);
@@ -52,23 +57,38 @@ async function round(port: number, kind: string, pid: () => number): Promise<Rou
     // not root: the generator stays at this process's priority
   }
   const stdout = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`smtp-blast exited with ${code}`))));
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`smtp-blast exited with ${code}`))));
   });
-  const r = JSON.parse(stdout.trim().split('\n').pop()!) as { accepted: number; seconds: number; latencies: number[]; failures: number; firstFailure: string | null };
+  const r = JSON.parse(stdout.trim().split("\n").pop()!) as {
+    accepted: number;
+    seconds: number;
+    latencies: number[];
+    failures: number;
+    firstFailure: string | null;
+  };
   const after = treeCpuMs(pid());
   if (r.failures > 0) process.stderr.write(`bench: ${r.failures} refused, the first: ${r.firstFailure}\n`);
-  return { rate: r.accepted / r.seconds, p99: percentile(r.latencies, 99), cpuMsPerMail: (after - before) / MESSAGES, failures: r.failures };
+  return {
+    rate: r.accepted / r.seconds,
+    p99: percentile(r.latencies, 99),
+    cpuMsPerMail: (after - before) / MESSAGES,
+    failures: r.failures,
+  };
 }
 
 const mid = (xs: number[]) => percentile(xs, 50);
 
 export default async function smtpDaemon(): Promise<BenchResult[]> {
   const tools = postfixTools();
-  if (tools.postfixUnavailable) return [{ figure: 'smtp (daemon): skipped', value: 0, unit: '-', note: tools.postfixUnavailable }];
+  if (tools.postfixUnavailable)
+    return [{ figure: "smtp (daemon): skipped", value: 0, unit: "-", note: tools.postfixUnavailable }];
   const prof = process.env.FAXGATE_BENCH_CPU_PROF;
-  const daemon = await startBenchDaemon({ emuDelayMs: 200, ...(prof ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${prof}`] } : {}) });
+  const daemon = await startBenchDaemon({
+    emuDelayMs: 200,
+    ...(prof ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${prof}`] } : {}),
+  });
   let postfix: Running | null = null;
   const priority = os.getPriority();
   try {
@@ -81,23 +101,50 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
       const pf: Round[] = [];
       for (let i = 0; i < ROUNDS; i++) {
         // alternating: faxgate first in even rounds, Postfix first in odd ones
-        const order = i % 2 === 0 ? (['fg', 'pf'] as const) : (['pf', 'fg'] as const);
+        const order = i % 2 === 0 ? (["fg", "pf"] as const) : (["pf", "fg"] as const);
         for (const who of order) {
-          if (who === 'fg') fg.push(await round(daemon.smtpPort, kind, () => daemon.pid));
+          if (who === "fg") fg.push(await round(daemon.smtpPort, kind, () => daemon.pid));
           else pf.push(await round(postfix.port, kind, pfPid));
         }
-        process.stderr.write(`bench: ${kind} round ${i + 1}: faxgate ${fg[i]!.rate.toFixed(0)} msg/s ${fg[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail, Postfix ${pf[i]!.rate.toFixed(0)} msg/s ${pf[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail\n`);
+        process.stderr.write(
+          `bench: ${kind} round ${i + 1}: faxgate ${fg[i]!.rate.toFixed(0)} msg/s ${fg[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail, Postfix ${pf[i]!.rate.toFixed(0)} msg/s ${pf[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail\n`,
+        );
       }
       const ratios = fg.map((r, i) => r.rate / pf[i]!.rate);
       const load = `${MESSAGES} unique mails, ${SESSIONS} sessions, ${ROUNDS} alternating rounds`;
       rows.push(
-        { figure: `smtp (daemon): durable accept rate, ${label}, ${load}`, value: +mid(fg.map((r) => r.rate)).toFixed(0), unit: 'msg/s', peer: { label: `${postfix.label}, the same load`, value: +mid(pf.map((r) => r.rate)).toFixed(0) }, goal: '>= 1.0', note: `rate ratios of the rounds (${label}): ${ratios.map((x) => x.toFixed(2)).join(', ')}; ${HOW}, emulator at nice 19` },
-        { figure: `smtp (daemon): p99 MAIL FROM -> 250, ${label}`, value: +mid(fg.map((r) => r.p99)).toFixed(1), unit: 'ms', peer: { label: 'Postfix', value: +mid(pf.map((r) => r.p99)).toFixed(1) } },
-        { figure: `smtp (daemon): CPU per mail, all processes and threads, ${label}`, value: +mid(fg.map((r) => r.cpuMsPerMail)).toFixed(2), unit: 'ms', peer: { label: 'Postfix (master and all its children)', value: +mid(pf.map((r) => r.cpuMsPerMail)).toFixed(2) } },
+        {
+          figure: `smtp (daemon): durable accept rate, ${label}, ${load}`,
+          value: +mid(fg.map((r) => r.rate)).toFixed(0),
+          unit: "msg/s",
+          peer: { label: `${postfix.label}, the same load`, value: +mid(pf.map((r) => r.rate)).toFixed(0) },
+          goal: ">= 1.0",
+          note: `rate ratios of the rounds (${label}): ${ratios.map((x) => x.toFixed(2)).join(", ")}; ${HOW}, emulator at nice 19`,
+        },
+        {
+          figure: `smtp (daemon): p99 MAIL FROM -> 250, ${label}`,
+          value: +mid(fg.map((r) => r.p99)).toFixed(1),
+          unit: "ms",
+          peer: { label: "Postfix", value: +mid(pf.map((r) => r.p99)).toFixed(1) },
+        },
+        {
+          figure: `smtp (daemon): CPU per mail, all processes and threads, ${label}`,
+          value: +mid(fg.map((r) => r.cpuMsPerMail)).toFixed(2),
+          unit: "ms",
+          peer: {
+            label: "Postfix (master and all its children)",
+            value: +mid(pf.map((r) => r.cpuMsPerMail)).toFixed(2),
+          },
+        },
       );
     }
     const threads = threadCpuMs(daemon.pid);
-    process.stderr.write(`bench: the daemon's CPU by thread (ms): ${threads.slice(0, 10).map((t) => `${t.name} ${t.ms.toFixed(0)}`).join(', ')}\n`);
+    process.stderr.write(
+      `bench: the daemon's CPU by thread (ms): ${threads
+        .slice(0, 10)
+        .map((t) => `${t.name} ${t.ms.toFixed(0)}`)
+        .join(", ")}\n`,
+    );
     return rows;
   } finally {
     os.setPriority(priority);

@@ -11,19 +11,24 @@
 //   GAP-MS: a pause after each message in a session (a light, steady stream instead of a burst).
 //   RATE: a paced load instead of a burst: message i is sent no earlier than i / RATE seconds after
 //   the start (by whichever session is free), so the server sees RATE messages a second.
-import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
-import nodemailer from 'nodemailer';
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import nodemailer from "nodemailer";
 
-const [port, sessions, messages, from] = [Number(process.argv[2]), Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!];
-const toPattern = process.argv[6] || '15551234567@fax.example.com';
+const [port, sessions, messages, from] = [
+  Number(process.argv[2]),
+  Number(process.argv[3]),
+  Number(process.argv[4]),
+  process.argv[5]!,
+];
+const toPattern = process.argv[6] || "15551234567@fax.example.com";
 const pdf = process.argv[7]
   ? readFileSync(process.argv[7])
-  : Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(73_000, 0x20), Buffer.from('\n%%EOF\n')]);
-const b64 = pdf.toString('base64').replace(/.{76}/g, '$&\r\n');
+  : Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(73_000, 0x20), Buffer.from("\n%%EOF\n")]);
+const b64 = pdf.toString("base64").replace(/.{76}/g, "$&\r\n");
 const gapMs = Number(process.argv[8] || 0);
 const rate = Number(process.argv[9] || 0);
-const toOf = (i: number) => toPattern.replace('{i}', String(1000 + i));
+const toOf = (i: number) => toPattern.replace("{i}", String(1000 + i));
 
 function message(i: number): Buffer {
   return Buffer.from(
@@ -38,8 +43,19 @@ const wallNow = () => performance.timeOrigin + performance.now();
 
 // one connection per session; each session sends its messages one after another, so a latency is
 // one message's own time from MAIL FROM to the 250, not time spent waiting for a free session
-const transports = Array.from({ length: sessions }, () => nodemailer.createTransport({ host: '127.0.0.1', port, ignoreTLS: true, pool: true, maxConnections: 1, maxMessages: Infinity }));
-await Promise.all(transports.map((t, i) => t.sendMail({ envelope: envelope(messages + i), raw: message(messages + i) })));
+const transports = Array.from({ length: sessions }, () =>
+  nodemailer.createTransport({
+    host: "127.0.0.1",
+    port,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: 1,
+    maxMessages: Infinity,
+  }),
+);
+await Promise.all(
+  transports.map((t, i) => t.sendMail({ envelope: envelope(messages + i), raw: message(messages + i) })),
+);
 const raws = Array.from({ length: messages }, (_, i) => message(i));
 const latencies: number[] = [];
 const replies: Array<{ i: number; id: string | null; at: number }> = [];

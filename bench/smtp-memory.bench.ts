@@ -11,10 +11,10 @@
 // tsx's loader holds about 200 MB more at rest, and as much again in each reader thread that starts
 // during the burst, which would count as growth.
 // Run alone: node --import tsx bench/smtp-memory.bench.ts
-import { pathToFileURL } from 'node:url';
-import { sendBig } from '../test/smtp/big-message.js';
-import { DOMAIN, HOW, memoryOf, resetPeak, startBenchDaemon } from './lib/daemon.js';
-import type { BenchResult } from './types.js';
+import { pathToFileURL } from "node:url";
+import { sendBig } from "../test/smtp/big-message.js";
+import { DOMAIN, HOW, memoryOf, resetPeak, startBenchDaemon } from "./lib/daemon.js";
+import type { BenchResult } from "./types.js";
 
 const SESSIONS = 20;
 const SIZE = 25_000_000;
@@ -40,7 +40,11 @@ export default async function bench(): Promise<BenchResult[]> {
     const started = Date.now();
     let replies: string[];
     try {
-      replies = await Promise.all(Array.from({ length: SESSIONS }, (_, i) => sendBig(d.smtpPort, `1555123${String(1000 + i)}@${DOMAIN}`, SIZE, i)));
+      replies = await Promise.all(
+        Array.from({ length: SESSIONS }, (_, i) =>
+          sendBig(d.smtpPort, `1555123${String(1000 + i)}@${DOMAIN}`, SIZE, i),
+        ),
+      );
     } finally {
       clearInterval(timer);
     }
@@ -49,17 +53,30 @@ export default async function bench(): Promise<BenchResult[]> {
     if (bad.length > 0) throw new Error(`${bad.length} of ${SESSIONS} big messages not queued: ${bad[0]}`);
     const peak = exactPeak ? memoryOf(d.pid).hwm : sampledPeak;
     const mail = SESSIONS * SIZE;
-    const how = exactPeak ? 'VmHWM' : 'RSS sampled every 20 ms';
+    const how = exactPeak ? "VmHWM" : "RSS sampled every 20 ms";
     return [
-      { figure: `memory: daemon RSS growth, ${SESSIONS} x ${SIZE / 1e6} MB at once (${how} - before)`, value: Math.round((peak - before) / 1e6), unit: 'MB', peer: { label: 'the mail itself', value: mail / 1e6 }, goal: '<= 0.1 (streaming buffers only)' },
-      { figure: `memory: daemon peak RSS in that burst (${HOW}, ${Math.round(before / 1e6)} MB before)`, value: Math.round(peak / 1e6), unit: 'MB' },
-      { figure: `memory: time to queue the ${SESSIONS} x ${SIZE / 1e6} MB`, value: seconds, unit: 's' },
+      {
+        figure: `memory: daemon RSS growth, ${SESSIONS} x ${SIZE / 1e6} MB at once (${how} - before)`,
+        value: Math.round((peak - before) / 1e6),
+        unit: "MB",
+        peer: { label: "the mail itself", value: mail / 1e6 },
+        goal: "<= 0.1 (streaming buffers only)",
+      },
+      {
+        figure: `memory: daemon peak RSS in that burst (${HOW}, ${Math.round(before / 1e6)} MB before)`,
+        value: Math.round(peak / 1e6),
+        unit: "MB",
+      },
+      { figure: `memory: time to queue the ${SESSIONS} x ${SIZE / 1e6} MB`, value: seconds, unit: "s" },
     ];
   } finally {
     await d.stop();
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  for (const r of await bench()) console.log(`${r.figure}: ${r.value.toFixed(1)} ${r.unit}${r.peer ? ` (peer ${r.peer.value} ${r.unit}, ${r.peer.label})` : ''}`);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  for (const r of await bench())
+    console.log(
+      `${r.figure}: ${r.value.toFixed(1)} ${r.unit}${r.peer ? ` (peer ${r.peer.value} ${r.unit}, ${r.peer.label})` : ""}`,
+    );
 }

@@ -2,22 +2,22 @@
 // the outcome mail. The real Gateway (dispatcher, notifier with an outbox, webhook receiver) in this
 // process, the emulator over HTTPS pushing results to the receiver. Not run in CI.
 // Alone: node --import tsx bench/webhooks.bench.ts
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { configSchema } from '../src/config/schema.js';
-import { silentLogger } from '../src/log/logger.js';
-import { Gateway } from '../src/main.js';
-import { apiFor } from '../test/emulator/api.js';
-import { startTestEmulator, TEST_KEYS } from '../test/helpers/emulator.js';
-import { TEST_PDF } from '../test/helpers/store.js';
-import type { BenchResult } from './types.js';
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { configSchema } from "../src/config/schema.js";
+import { silentLogger } from "../src/log/logger.js";
+import { Gateway } from "../src/main.js";
+import { apiFor } from "../test/emulator/api.js";
+import { startTestEmulator, TEST_KEYS } from "../test/helpers/emulator.js";
+import { TEST_PDF } from "../test/helpers/store.js";
+import type { BenchResult } from "./types.js";
 
 const FAXES = 40;
 /** How long the service takes over each fax. */
 const DELAY_MS = 3000;
-const PASSWORD = 'bench-webhook-password';
+const PASSWORD = "bench-webhook-password";
 
 interface Run {
   callsPerFax: number;
@@ -30,10 +30,10 @@ interface Run {
 /** API calls the gateway made, all of them or only those of the named operations. */
 function apiCalls(metricsText: string, ops?: string[]): number {
   let n = 0;
-  for (const line of metricsText.split('\n')) {
-    if (!line.startsWith('faxgate_api_requests_total{')) continue;
+  for (const line of metricsText.split("\n")) {
+    if (!line.startsWith("faxgate_api_requests_total{")) continue;
     if (ops && !ops.some((op) => line.includes(`op="${op}"`))) continue;
-    n += Number(line.split(' ').pop());
+    n += Number(line.split(" ").pop());
   }
   return n;
 }
@@ -44,40 +44,53 @@ const pct = (xs: number[], p: number): number => {
 };
 
 async function run(webhooks: boolean): Promise<Run> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-bench-wh-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-wh-"));
   const emu = await startTestEmulator({ delayMs: DELAY_MS });
   const api = apiFor(emu);
   const config = configSchema.parse({
     api: { baseUrl: emu.baseUrl, caFile: emu.caFile, concurrency: 8, ratePerSecond: 100 },
-    data: path.join(dir, 'data'),
-    notify: { from: 'faxgate@example.com', transport: `outbox:${path.join(dir, 'outbox')}`, inbound: { enabled: false } },
-    users: [{ name: 'alice', email: 'alice@example.com', apiKey: TEST_KEYS.alice }],
-    ...(webhooks ? { webhooks: { listen: '127.0.0.1:0', url: 'http://127.0.0.1/hook', username: 'faxgate', password: PASSWORD } } : {}),
+    data: path.join(dir, "data"),
+    notify: {
+      from: "faxgate@example.com",
+      transport: `outbox:${path.join(dir, "outbox")}`,
+      inbound: { enabled: false },
+    },
+    users: [{ name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice }],
+    ...(webhooks
+      ? { webhooks: { listen: "127.0.0.1:0", url: "http://127.0.0.1/hook", username: "faxgate", password: PASSWORD } }
+      : {}),
   });
   const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile }, logger: silentLogger() });
   try {
     const addresses = await gw.start();
     if (webhooks) {
-      await api.call('POST', '/webhooks', TEST_KEYS.admin, {
-        name: 'bench', url: `http://127.0.0.1:${addresses.webhooks!.port}/hook`, auth: `faxgate:${PASSWORD}`, events: { 'fax.v1.outbound.complete': true },
+      await api.call("POST", "/webhooks", TEST_KEYS.admin, {
+        name: "bench",
+        url: `http://127.0.0.1:${addresses.webhooks!.port}/hook`,
+        auth: `faxgate:${PASSWORD}`,
+        events: { "fax.v1.outbound.complete": true },
       });
     }
-    const doc = path.join(dir, 'doc.pdf');
+    const doc = path.join(dir, "doc.pdf");
     writeFileSync(doc, TEST_PDF);
     const jobs: string[] = [];
     for (let i = 0; i < FAXES; i++) {
       const { job } = await gw.store.enqueue({
-        source: 'cli', user: 'alice', cover: { enabled: false },
+        source: "cli",
+        user: "alice",
+        cover: { enabled: false },
         // ...5: never one of the emulator's special endings (0000-0009)
         recipients: [{ number: `+1555${String(4_000_000 + i * 10 + 5)}` }],
-        documents: [{ path: doc, name: 'doc.pdf', contentType: 'application/pdf' }],
+        documents: [{ path: doc, name: "doc.pdf", contentType: "application/pdf" }],
       });
       jobs.push(job.id);
     }
     const started = Date.now();
     for (;;) {
       const sent: string[] = [];
-      for (const id of jobs) if ((await gw.store.listNotifications({ jobId: id })).some((n) => n.state === 'sent' || n.state === 'skipped')) sent.push(id);
+      for (const id of jobs)
+        if ((await gw.store.listNotifications({ jobId: id })).some((n) => n.state === "sent" || n.state === "skipped"))
+          sent.push(id);
       if (sent.length === FAXES) break;
       if (Date.now() - started > 180_000) throw new Error(`only ${sent.length} of ${FAXES} outcome mails in 3 minutes`);
       await new Promise((r) => setTimeout(r, 100));
@@ -91,7 +104,11 @@ async function run(webhooks: boolean): Promise<Run> {
     }
     const delivered = (await gw.store.counts()).recipients.delivered;
     const text = await gw.metrics.text();
-    return { callsPerFax: apiCalls(text) / delivered, sendAndStatusPerFax: apiCalls(text, ['sendFax', 'sendFaxToMany', 'history', 'faxInfo']) / delivered, latencies };
+    return {
+      callsPerFax: apiCalls(text) / delivered,
+      sendAndStatusPerFax: apiCalls(text, ["sendFax", "sendFaxToMany", "history", "faxInfo"]) / delivered,
+      latencies,
+    };
   } finally {
     await gw.stop();
     await api.close();
@@ -106,14 +123,39 @@ export default async function bench(): Promise<BenchResult[]> {
   const polls = configSchema.parse({}).queue.pollIntervalMs / 1000;
   return [
     // the issue's figure: what it costs to send a fax and learn its result
-    { figure: `API calls per delivered fax, send + status, with webhooks (${FAXES} faxes, service delay ${DELAY_MS / 1000} s)`, value: on.sendAndStatusPerFax, unit: 'calls', peer: { label: `polling every ${polls} s`, value: off.sendAndStatusPerFax }, goal: '<= 2.05' },
+    {
+      figure: `API calls per delivered fax, send + status, with webhooks (${FAXES} faxes, service delay ${DELAY_MS / 1000} s)`,
+      value: on.sendAndStatusPerFax,
+      unit: "calls",
+      peer: { label: `polling every ${polls} s`, value: off.sendAndStatusPerFax },
+      goal: "<= 2.05",
+    },
     // every call, the download of the fax that the outcome mail attaches included
-    { figure: 'API calls per delivered fax, all, with webhooks', value: on.callsPerFax, unit: 'calls', peer: { label: 'polling', value: off.callsPerFax } },
-    { figure: 'result to outcome mail with webhooks, p50', value: pct(on.latencies, 50) / 1000, unit: 's', peer: { label: 'polling, p50', value: pct(off.latencies, 50) / 1000 }, goal: '<= 1' },
-    { figure: 'result to outcome mail with webhooks, max', value: Math.max(...on.latencies) / 1000, unit: 's', peer: { label: 'polling, max', value: Math.max(...off.latencies) / 1000 } },
+    {
+      figure: "API calls per delivered fax, all, with webhooks",
+      value: on.callsPerFax,
+      unit: "calls",
+      peer: { label: "polling", value: off.callsPerFax },
+    },
+    {
+      figure: "result to outcome mail with webhooks, p50",
+      value: pct(on.latencies, 50) / 1000,
+      unit: "s",
+      peer: { label: "polling, p50", value: pct(off.latencies, 50) / 1000 },
+      goal: "<= 1",
+    },
+    {
+      figure: "result to outcome mail with webhooks, max",
+      value: Math.max(...on.latencies) / 1000,
+      unit: "s",
+      peer: { label: "polling, max", value: Math.max(...off.latencies) / 1000 },
+    },
   ];
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const r of await bench()) process.stdout.write(`${r.figure}: ${r.value.toFixed(3)} ${r.unit}${r.peer ? ` (peer ${r.peer.label}: ${r.peer.value.toFixed(3)})` : ''}${r.goal ? ` (goal ${r.goal})` : ''}\n`);
+  for (const r of await bench())
+    process.stdout.write(
+      `${r.figure}: ${r.value.toFixed(3)} ${r.unit}${r.peer ? ` (peer ${r.peer.label}: ${r.peer.value.toFixed(3)})` : ""}${r.goal ? ` (goal ${r.goal})` : ""}\n`,
+    );
 }

@@ -6,21 +6,21 @@
 // the install with its name, so an upgrade is never taken with the change silently missing.
 // Applied here in plain Node rather than by patch(1), which a fresh machine may not have: the
 // quick start's `npm ci` must work with Node alone.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dir = path.join(root, 'patches');
-const require = createRequire(path.join(root, 'package.json'));
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dir = path.join(root, "patches");
+const require = createRequire(path.join(root, "package.json"));
 
 /** The installed package's folder: up from its entry point to the package.json naming it. */
 function packageDir(name) {
   let d = path.dirname(require.resolve(name));
   for (;;) {
-    const pj = path.join(d, 'package.json');
-    if (existsSync(pj) && JSON.parse(readFileSync(pj, 'utf8')).name === name) return d;
+    const pj = path.join(d, "package.json");
+    if (existsSync(pj) && JSON.parse(readFileSync(pj, "utf8")).name === name) return d;
     const up = path.dirname(d);
     if (up === d) throw new Error(`cannot find the folder of ${name}`);
     d = up;
@@ -35,23 +35,23 @@ function parsePatch(text) {
   const files = [];
   let file = null;
   let hunk = null;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('+++ ')) {
-      file = { path: line.slice(4).split('\t')[0].replace(/^b\//, ''), hunks: [] };
+  for (const line of text.split("\n")) {
+    if (line.startsWith("+++ ")) {
+      file = { path: line.slice(4).split("\t")[0].replace(/^b\//, ""), hunks: [] };
       files.push(file);
       hunk = null;
-    } else if (line.startsWith('--- ')) {
+    } else if (line.startsWith("--- ")) {
       hunk = null;
-    } else if (file && line.startsWith('@@')) {
+    } else if (file && line.startsWith("@@")) {
       hunk = { before: [], after: [] };
       file.hunks.push(hunk);
     } else if (hunk && /^[ +-]/.test(line)) {
-      if (line[0] !== '+') hunk.before.push(line.slice(1));
-      if (line[0] !== '-') hunk.after.push(line.slice(1));
-    } else if (hunk && line === '') {
+      if (line[0] !== "+") hunk.before.push(line.slice(1));
+      if (line[0] !== "-") hunk.after.push(line.slice(1));
+    } else if (hunk && line === "") {
       // a blank context line whose leading space an editor took away
-      hunk.before.push('');
-      hunk.after.push('');
+      hunk.before.push("");
+      hunk.after.push("");
     }
   }
   return files;
@@ -68,26 +68,31 @@ function applyPatch(dir, text) {
   for (const f of parsePatch(text)) {
     const target = path.join(dir, f.path);
     if (!existsSync(target)) return `no file ${f.path}`;
-    let body = readFileSync(target, 'utf8');
+    let body = readFileSync(target, "utf8");
     for (const h of f.hunks) {
-      const before = h.before.join('\n');
-      const after = h.after.join('\n');
+      const before = h.before.join("\n");
+      const after = h.after.join("\n");
       if (body.includes(before)) {
-        if (body.indexOf(before) !== body.lastIndexOf(before)) return `a hunk of ${f.path} matches in more than one place`;
+        if (body.indexOf(before) !== body.lastIndexOf(before))
+          return `a hunk of ${f.path} matches in more than one place`;
         body = body.replace(before, () => after);
         fresh += 1;
       } else if (!body.includes(after)) return `a hunk of ${f.path} matches nothing (the library changed)`;
     }
     writes.push([target, body]);
   }
-  if (fresh === 0) return 'already';
+  if (fresh === 0) return "already";
   for (const [target, body] of writes) writeFileSync(target, body);
-  return 'applied';
+  return "applied";
 }
 
 let failed = false;
-for (const name of existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.patch')).sort() : []) {
-  const pkg = name.slice(0, name.indexOf('+')).replace('__', '/');
+for (const name of existsSync(dir)
+  ? readdirSync(dir)
+      .filter((f) => f.endsWith(".patch"))
+      .sort()
+  : []) {
+  const pkg = name.slice(0, name.indexOf("+")).replace("__", "/");
   let cwd;
   try {
     cwd = packageDir(pkg);
@@ -96,9 +101,9 @@ for (const name of existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('
     failed = true;
     continue;
   }
-  const result = applyPatch(cwd, readFileSync(path.join(dir, name), 'utf8'));
-  if (result === 'applied') console.log(`faxgate patches: applied ${name}`);
-  else if (result !== 'already') {
+  const result = applyPatch(cwd, readFileSync(path.join(dir, name), "utf8"));
+  if (result === "applied") console.log(`faxgate patches: applied ${name}`);
+  else if (result !== "already") {
     console.error(`faxgate patches: ${name} does not apply to this ${pkg}: ${result}`);
     failed = true;
   }

@@ -1,14 +1,14 @@
 // One error type for the whole gateway, with a stable code from the catalogue below.
 // Every stage throws FaxgateError (or a subclass) so that callers can decide by `code` and
 // `temporary` instead of parsing messages. Messages never contain secrets.
-import os from 'node:os';
+import os from "node:os";
 
 /**
  * Whose fault a failure is: the input's (the mail, file or command: tell its sender, keep it, never
  * retry it), ours (disk, store, a bug, shutting down: retry, never blame the sender with a 5xx), or
  * the fax service's (its outages, refusals and answers).
  */
-export type Fault = 'input' | 'ours' | 'service';
+export type Fault = "input" | "ours" | "service";
 
 export interface ErrorKind {
   /** What the code means, in a few words. */
@@ -20,79 +20,101 @@ export interface ErrorKind {
   smtp: string;
 }
 
-const kind = (text: string, fault: Fault, temporary: boolean, smtp: string): ErrorKind => ({ text, fault, temporary, smtp });
-const OURS = '451 4.3.0';
-const SERVICE = '451 4.3.0';
+const kind = (text: string, fault: Fault, temporary: boolean, smtp: string): ErrorKind => ({
+  text,
+  fault,
+  temporary,
+  smtp,
+});
+const OURS = "451 4.3.0";
+const SERVICE = "451 4.3.0";
 
 // The catalogue: every code with its meaning, whose fault it is, whether it passes, and its SMTP
 // reply. Rules about errors are read from here, not written again where an error is caught.
 export const ERROR_CATALOGUE = {
   // configuration and usage
-  CONFIG_INVALID: kind('the configuration file is invalid', 'ours', false, OURS),
-  CONFIG_NOT_FOUND: kind('the configuration file cannot be read', 'ours', false, OURS),
-  USAGE: kind('the command was called with bad arguments', 'input', false, '501 5.5.4'),
+  CONFIG_INVALID: kind("the configuration file is invalid", "ours", false, OURS),
+  CONFIG_NOT_FOUND: kind("the configuration file cannot be read", "ours", false, OURS),
+  USAGE: kind("the command was called with bad arguments", "input", false, "501 5.5.4"),
 
   // fax service client
-  API_INSECURE_URL: kind('the fax service base URL is not https:', 'ours', false, OURS),
-  API_LIMIT: kind('a request field is over its documented limit', 'input', false, '554 5.6.0'),
-  API_INVALID_INPUT: kind('a request is missing a field or has a bad value', 'input', false, '554 5.6.0'),
-  API_NETWORK: kind('the fax service could not be reached', 'service', true, SERVICE),
-  API_TIMEOUT: kind('the fax service did not answer in time', 'service', true, SERVICE),
-  API_OUTCOME_UNKNOWN: kind('the request was sent but its answer never came', 'service', true, SERVICE),
-  API_RATE_LIMITED: kind('the fax service asked us to slow down (429)', 'service', true, SERVICE),
-  API_SERVER: kind('the fax service had trouble of its own (5xx)', 'service', true, SERVICE),
-  API_AUTH: kind('the API key was missing, unknown or expired (401)', 'service', false, SERVICE),
-  API_FORBIDDEN: kind('the API key may not make this call (403)', 'service', false, SERVICE),
-  API_NOT_FOUND: kind('the fax service does not know that id (404)', 'service', false, SERVICE),
-  API_TOO_LARGE: kind('the request body was too large (413)', 'service', false, SERVICE),
-  API_REJECTED: kind('the fax service refused the request (4xx)', 'service', false, SERVICE),
-  API_BAD_RESPONSE: kind('the fax service answered with something we cannot read', 'service', false, SERVICE),
+  API_INSECURE_URL: kind("the fax service base URL is not https:", "ours", false, OURS),
+  API_LIMIT: kind("a request field is over its documented limit", "input", false, "554 5.6.0"),
+  API_INVALID_INPUT: kind("a request is missing a field or has a bad value", "input", false, "554 5.6.0"),
+  API_NETWORK: kind("the fax service could not be reached", "service", true, SERVICE),
+  API_TIMEOUT: kind("the fax service did not answer in time", "service", true, SERVICE),
+  API_OUTCOME_UNKNOWN: kind("the request was sent but its answer never came", "service", true, SERVICE),
+  API_RATE_LIMITED: kind("the fax service asked us to slow down (429)", "service", true, SERVICE),
+  API_SERVER: kind("the fax service had trouble of its own (5xx)", "service", true, SERVICE),
+  API_AUTH: kind("the API key was missing, unknown or expired (401)", "service", false, SERVICE),
+  API_FORBIDDEN: kind("the API key may not make this call (403)", "service", false, SERVICE),
+  API_NOT_FOUND: kind("the fax service does not know that id (404)", "service", false, SERVICE),
+  API_TOO_LARGE: kind("the request body was too large (413)", "service", false, SERVICE),
+  API_REJECTED: kind("the fax service refused the request (4xx)", "service", false, SERVICE),
+  API_BAD_RESPONSE: kind("the fax service answered with something we cannot read", "service", false, SERVICE),
 
   // intake and addressing: the input's fault, answered permanently
-  BAD_NUMBER: kind('a fax number is not valid', 'input', false, '553 5.1.3'),
-  DESTINATION_REFUSED: kind('the destination policy does not allow this fax number', 'input', false, '553 5.1.3'),
-  UNKNOWN_CONTACT: kind('a contact name is not known to the user', 'input', false, '553 5.1.1'),
-  NOTHING_TO_FAX: kind('there is no usable document and no cover page', 'input', false, '554 5.6.0'),
-  UNSUPPORTED_TYPE: kind('the document type cannot be faxed', 'input', false, '554 5.6.0'),
-  NO_DESTINATION: kind('no fax number could be found for a document', 'input', false, '554 5.6.0'),
-  AMBIGUOUS_DESTINATION: kind('a document names several destinations and no rule picks one', 'input', false, '554 5.6.0'),
-  SENDER_NOT_ALLOWED: kind('the sender may not send faxes through this gateway', 'input', false, '550 5.7.1'),
-  RELAY_DENIED: kind('the recipient is not in a fax domain of this gateway', 'input', false, '550 5.7.1'),
+  BAD_NUMBER: kind("a fax number is not valid", "input", false, "553 5.1.3"),
+  DESTINATION_REFUSED: kind("the destination policy does not allow this fax number", "input", false, "553 5.1.3"),
+  UNKNOWN_CONTACT: kind("a contact name is not known to the user", "input", false, "553 5.1.1"),
+  NOTHING_TO_FAX: kind("there is no usable document and no cover page", "input", false, "554 5.6.0"),
+  UNSUPPORTED_TYPE: kind("the document type cannot be faxed", "input", false, "554 5.6.0"),
+  NO_DESTINATION: kind("no fax number could be found for a document", "input", false, "554 5.6.0"),
+  AMBIGUOUS_DESTINATION: kind(
+    "a document names several destinations and no rule picks one",
+    "input",
+    false,
+    "554 5.6.0",
+  ),
+  SENDER_NOT_ALLOWED: kind("the sender may not send faxes through this gateway", "input", false, "550 5.7.1"),
+  RELAY_DENIED: kind("the recipient is not in a fax domain of this gateway", "input", false, "550 5.7.1"),
   // permanent for the input (a spool file is refused), though SMTP says 452: send the rest apart
-  TOO_MANY_RECIPIENTS: kind('a message has too many recipients', 'input', false, '452 4.5.3'),
-  TOO_LARGE: kind('a message or file is over the size limit', 'input', false, '552 5.3.4'),
-  UNSAFE_FILE: kind('a spool file is not a regular file inside its folder', 'input', false, '554 5.6.0'),
-  CONVERTER_BUSY: kind('the office document converter had no free slot in time', 'ours', true, '451 4.3.0'),
-  CONVERTER_UNAVAILABLE: kind('the office document converter cannot run isolated as configured', 'ours', true, '451 4.3.0'),
-  MESSAGE_UNREADABLE: kind('a message cannot be read: broken or hostile MIME, or over a parsing limit', 'input', false, '554 5.6.0'),
+  TOO_MANY_RECIPIENTS: kind("a message has too many recipients", "input", false, "452 4.5.3"),
+  TOO_LARGE: kind("a message or file is over the size limit", "input", false, "552 5.3.4"),
+  UNSAFE_FILE: kind("a spool file is not a regular file inside its folder", "input", false, "554 5.6.0"),
+  CONVERTER_BUSY: kind("the office document converter had no free slot in time", "ours", true, "451 4.3.0"),
+  CONVERTER_UNAVAILABLE: kind(
+    "the office document converter cannot run isolated as configured",
+    "ours",
+    true,
+    "451 4.3.0",
+  ),
+  MESSAGE_UNREADABLE: kind(
+    "a message cannot be read: broken or hostile MIME, or over a parsing limit",
+    "input",
+    false,
+    "554 5.6.0",
+  ),
 
   // the SMTP session: the client's own doing
-  BAD_SEQUENCE: kind('an SMTP command came out of order', 'input', false, '503 5.5.1'),
-  NO_RECIPIENTS: kind('a message has no accepted recipient', 'input', false, '554 5.5.1'),
-  AUTH_REQUIRED: kind('the sender must authenticate first', 'input', false, '530 5.7.0'),
-  AUTH_FAILED: kind('a login was wrong', 'input', false, '535 5.7.8'),
-  ENCRYPTION_REQUIRED: kind('a password would be sent without TLS', 'input', false, '538 5.7.11'),
-  CLIENT_LIMIT: kind('a client is over a connection, rate or login limit', 'input', true, '421 4.7.0'),
+  BAD_SEQUENCE: kind("an SMTP command came out of order", "input", false, "503 5.5.1"),
+  NO_RECIPIENTS: kind("a message has no accepted recipient", "input", false, "554 5.5.1"),
+  AUTH_REQUIRED: kind("the sender must authenticate first", "input", false, "530 5.7.0"),
+  AUTH_FAILED: kind("a login was wrong", "input", false, "535 5.7.8"),
+  ENCRYPTION_REQUIRED: kind("a password would be sent without TLS", "input", false, "538 5.7.11"),
+  CLIENT_LIMIT: kind("a client is over a connection, rate or login limit", "input", true, "421 4.7.0"),
   // the public MX mode (smtp.senderAuth): the message did not prove its sender, or DNS could not say
-  SENDER_UNVERIFIED: kind('a message failed DMARC, SPF or DKIM for its sender', 'input', false, '550 5.7.26'),
-  SENDER_CHECK_TEMPORARY: kind('the sender could not be checked: a DNS lookup failed', 'input', true, '451 4.7.0'),
+  SENDER_UNVERIFIED: kind("a message failed DMARC, SPF or DKIM for its sender", "input", false, "550 5.7.26"),
+  SENDER_CHECK_TEMPORARY: kind("the sender could not be checked: a DNS lookup failed", "input", true, "451 4.7.0"),
 
   // store and queue
-  STORE_UNAVAILABLE: kind('the queue store cannot be written', 'ours', true, OURS),
-  STORAGE_FULL: kind('the disk or quota of the queue is full', 'ours', true, '452 4.3.1'),
-  JOB_NOT_FOUND: kind('no job has that id', 'input', false, OURS),
-  JOB_STATE: kind('the job is not in a state that allows this operation', 'input', false, OURS),
-  JOB_EXPIRED: kind('the job stayed undelivered past its maximum age', 'service', false, OURS),
-  ALREADY_RUNNING: kind('another faxgate daemon is using the same data folder', 'ours', false, OURS),
+  STORE_UNAVAILABLE: kind("the queue store cannot be written", "ours", true, OURS),
+  STORAGE_FULL: kind("the disk or quota of the queue is full", "ours", true, "452 4.3.1"),
+  JOB_NOT_FOUND: kind("no job has that id", "input", false, OURS),
+  JOB_STATE: kind("the job is not in a state that allows this operation", "input", false, OURS),
+  JOB_EXPIRED: kind("the job stayed undelivered past its maximum age", "service", false, OURS),
+  ALREADY_RUNNING: kind("another faxgate daemon is using the same data folder", "ours", false, OURS),
 
   // shutdown and internal
-  SHUTTING_DOWN: kind('the gateway is shutting down', 'ours', true, '421 4.3.2'),
+  SHUTTING_DOWN: kind("the gateway is shutting down", "ours", true, "421 4.3.2"),
   // not retried by default: a bug does not go away by itself (SMTP still answers 4xx: ours)
-  INTERNAL: kind('an unexpected internal error', 'ours', false, OURS),
+  INTERNAL: kind("an unexpected internal error", "ours", false, OURS),
 } as const satisfies Record<string, ErrorKind>;
 
 /** Code -> what it means (the catalogue's text), as before the catalogue had more columns. */
-export const ERROR_CODES = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([k, v]) => [k, v.text])) as { [K in keyof typeof ERROR_CATALOGUE]: string };
+export const ERROR_CODES = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([k, v]) => [k, v.text])) as {
+  [K in keyof typeof ERROR_CATALOGUE]: string;
+};
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
@@ -117,7 +139,7 @@ export class FaxgateError extends Error {
 
   constructor(code: ErrorCode, message: string, options: FaxgateErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'FaxgateError';
+    this.name = "FaxgateError";
     this.code = code;
     this.temporary = options.temporary ?? ERROR_CATALOGUE[code].temporary;
     this.smtpReply = options.smtpReply;
@@ -135,7 +157,7 @@ export function errorKind(code: ErrorCode): ErrorKind {
 // that only look like them (mailsplit's EMAXLEN, ...) are not in this list and are not ours.
 const ERRNO_NAMES = new Set(Object.keys(os.constants.errno));
 const SQLITE = /^SQLITE_[A-Z_]+$/;
-const STORAGE_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+const STORAGE_FULL_CODES = new Set(["ENOSPC", "EDQUOT", "SQLITE_FULL"]);
 
 /** Whether `err` (or its cause chain) carries an operating-system or database error code. */
 export function isSystemError(err: unknown): boolean {
@@ -151,7 +173,7 @@ function causeCodes(err: unknown): string[] {
   const out: string[] = [];
   for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth += 1) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === 'string') out.push(code);
+    if (typeof code === "string") out.push(code);
   }
   return out;
 }
@@ -162,7 +184,7 @@ function causeCodes(err: unknown): string[] {
  */
 export function faultOf(err: unknown): Fault {
   if (isFaxgateError(err)) return ERROR_CATALOGUE[err.code].fault;
-  return 'ours';
+  return "ours";
 }
 
 export function isFaxgateError(err: unknown, code?: ErrorCode): err is FaxgateError {

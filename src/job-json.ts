@@ -2,9 +2,8 @@
 // the CLI and the web console's API, and why a recipient that is not final is not being dialled
 // right now: scheduled for later, held, waiting for a retry, or waiting its turn behind another
 // fax to the same number (one in flight per number, queue.perNumberConcurrency).
-import { IN_FLIGHT_STATES } from './store/transitions.js';
-import type { Job, Recipient } from './store/types.js';
-
+import { IN_FLIGHT_STATES } from "./store/transitions.js";
+import type { Job, Recipient } from "./store/types.js";
 
 const IN_FLIGHT: ReadonlySet<string> = new Set(IN_FLIGHT_STATES);
 
@@ -23,11 +22,15 @@ export function inFlightByNumber(activeJobs: readonly Job[]): Map<string, string
 }
 
 export function waitReason(job: Job, r: Recipient, nowMs: number, inFlight: Map<string, string[]>): string | null {
-  if (r.state === 'held') return 'held: `faxgate release` to send it';
-  if (r.state !== 'queued' && r.state !== 'deferred') return null;
-  if (job.scheduledAt && Date.parse(job.scheduledAt) > nowMs) return `scheduled for ${job.scheduledAt} (cancel with \`faxgate cancel ${job.id}\`)`;
-  if (r.state === 'deferred' && r.nextAttemptAt && Date.parse(r.nextAttemptAt) > nowMs) return `next try at ${r.nextAttemptAt}`;
-  const busy = (inFlight.get(r.number) ?? []).filter((id) => id !== job.id || job.recipients.some((x) => x.idx !== r.idx && x.number === r.number));
+  if (r.state === "held") return "held: `faxgate release` to send it";
+  if (r.state !== "queued" && r.state !== "deferred") return null;
+  if (job.scheduledAt && Date.parse(job.scheduledAt) > nowMs)
+    return `scheduled for ${job.scheduledAt} (cancel with \`faxgate cancel ${job.id}\`)`;
+  if (r.state === "deferred" && r.nextAttemptAt && Date.parse(r.nextAttemptAt) > nowMs)
+    return `next try at ${r.nextAttemptAt}`;
+  const busy = (inFlight.get(r.number) ?? []).filter(
+    (id) => id !== job.id || job.recipients.some((x) => x.idx !== r.idx && x.number === r.number),
+  );
   if (busy.length > 0) return `waiting for another fax to this number to finish (job ${busy[0]})`;
   return null;
 }
@@ -68,6 +71,6 @@ export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), now
 }
 
 /** Tries of a recipient as its outcome mail counts them ("Attempts"): our sends or the service's fax attempts, whichever is more. */
-export function recipientTries(r: Pick<Recipient, 'attempts'> & { faxAttempt?: number | null }): number {
+export function recipientTries(r: Pick<Recipient, "attempts"> & { faxAttempt?: number | null }): number {
   return Math.max(r.attempts ?? 0, r.faxAttempt ?? 0);
 }

@@ -22,7 +22,10 @@ export class Periodic<T> {
   private started = false;
   private again = false;
 
-  constructor(private readonly work: () => Promise<T>, private readonly opts: PeriodicOptions) {}
+  constructor(
+    private readonly work: () => Promise<T>,
+    private readonly opts: PeriodicOptions,
+  ) {}
 
   /** True once stop() was called: long runs check it to end early. */
   get stopped(): boolean {

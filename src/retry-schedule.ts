@@ -11,7 +11,7 @@ export interface Jitter {
 
 /** Milliseconds before the n-th retry (1-based) on `stepsMs`, the last step repeating. */
 export function retryDelayMs(stepsMs: readonly number[], n: number, jitter: Jitter): number {
-  if (stepsMs.length === 0) throw new Error('a retry schedule needs at least one step');
+  if (stepsMs.length === 0) throw new Error("a retry schedule needs at least one step");
   const step = stepsMs[Math.min(Math.max(Math.floor(n), 1), stepsMs.length) - 1]!;
   const [lo, hi] = jitter.spread;
   const r = (jitter.random ?? Math.random)();

@@ -6,11 +6,12 @@ export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (k === 'class') el.className = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat())
+    if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
   return el;
 }
 
@@ -18,10 +19,10 @@ let session = null;
 
 /** The signed-in user ({user, admin, csrfToken}); sends the browser to sign-in when there is none. */
 export async function requireSession() {
-  const r = await fetch('/api/session', { credentials: 'same-origin' });
+  const r = await fetch("/api/session", { credentials: "same-origin" });
   if (r.status === 401) {
     location.replace(`/login.html?next=${encodeURIComponent(location.pathname + location.search)}`);
-    throw new Error('not signed in');
+    throw new Error("not signed in");
   }
   session = await r.json();
   renderHeader();
@@ -31,77 +32,86 @@ export async function requireSession() {
 /** A call to the API; throws an Error with the server's words when it answers with an error. */
 export async function api(method, url, body) {
   const headers = {};
-  if (method !== 'GET') headers['x-csrf-token'] = session?.csrfToken ?? '';
+  if (method !== "GET") headers["x-csrf-token"] = session?.csrfToken ?? "";
   let payload;
   if (body instanceof FormData) payload = body;
   else if (body !== undefined) {
-    headers['content-type'] = 'application/json';
+    headers["content-type"] = "application/json";
     payload = JSON.stringify(body);
   }
-  const r = await fetch(url, { method, headers, body: payload, credentials: 'same-origin' });
+  const r = await fetch(url, { method, headers, body: payload, credentials: "same-origin" });
   if (r.status === 401) {
-    location.replace('/login.html');
-    throw new Error('signed out');
+    location.replace("/login.html");
+    throw new Error("signed out");
   }
-  const data = r.headers.get('content-type')?.includes('json') ? await r.json() : null;
+  const data = r.headers.get("content-type")?.includes("json") ? await r.json() : null;
   if (!r.ok) throw Object.assign(new Error(data?.error ?? `${r.status} ${r.statusText}`), { status: r.status });
   return { data, headers: r.headers };
 }
 
 /** Says something to the user (and to screen readers) in the page's status line. */
 export function announce(text, isError = false) {
-  const el = document.getElementById('status');
+  const el = document.getElementById("status");
   if (!el) return;
   el.textContent = text;
-  el.classList.toggle('error', isError);
+  el.classList.toggle("error", isError);
 }
 
 export const STATE_WORDS = {
-  queued: 'waiting to be sent',
-  sending: 'being sent',
-  deferred: 'will be tried again',
-  processing: 'with the fax service',
-  delivered: 'delivered',
-  failed: 'failed',
-  cancelled: 'cancelled',
-  held: 'on hold',
-  unknown: 'being checked',
-  active: 'in progress',
-  partial: 'partly delivered',
-  corrupt: 'could not be read',
+  queued: "waiting to be sent",
+  sending: "being sent",
+  deferred: "will be tried again",
+  processing: "with the fax service",
+  delivered: "delivered",
+  failed: "failed",
+  cancelled: "cancelled",
+  held: "on hold",
+  unknown: "being checked",
+  active: "in progress",
+  partial: "partly delivered",
+  corrupt: "could not be read",
 };
 
 export function stateBadge(state) {
-  return h('span', { class: `badge s-${state}` }, STATE_WORDS[state] ?? state);
+  return h("span", { class: `badge s-${state}` }, STATE_WORDS[state] ?? state);
 }
 
 export function when(iso) {
-  if (!iso) return '';
+  if (!iso) return "";
   const d = new Date(iso);
-  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
 export function subjectOf(job) {
-  return job.subject || job.cover?.subject || job.documents?.[0]?.name || '(no subject)';
+  return job.subject || job.cover?.subject || job.documents?.[0]?.name || "(no subject)";
 }
 
 function renderHeader() {
-  const nav = document.getElementById('nav');
+  const nav = document.getElementById("nav");
   if (!nav || !session) return;
-  const link = (href, text) => h('li', {}, h('a', { href, 'aria-current': location.pathname === href ? 'page' : null }, text));
+  const link = (href, text) =>
+    h("li", {}, h("a", { href, "aria-current": location.pathname === href ? "page" : null }, text));
   nav.replaceChildren(
-    h('ul', {},
-      link('/', 'My faxes'),
-      link('/send.html', 'Send a fax'),
-      link('/contacts.html', 'Contacts'),
-      session.inbox?.length ? link('/inbox.html', 'Shared inbox') : null,
-      session.admin ? link('/admin.html', 'Queue') : null,
-      h('li', { class: 'who' }, h('span', {}, session.user), ' ', h('button', { type: 'button', class: 'link', onclick: signOut }, 'Sign out')),
+    h(
+      "ul",
+      {},
+      link("/", "My faxes"),
+      link("/send.html", "Send a fax"),
+      link("/contacts.html", "Contacts"),
+      session.inbox?.length ? link("/inbox.html", "Shared inbox") : null,
+      session.admin ? link("/admin.html", "Queue") : null,
+      h(
+        "li",
+        { class: "who" },
+        h("span", {}, session.user),
+        " ",
+        h("button", { type: "button", class: "link", onclick: signOut }, "Sign out"),
+      ),
     ),
   );
 }
 
 async function signOut() {
-  await api('POST', '/logout').catch(() => {});
-  location.replace('/login.html');
+  await api("POST", "/logout").catch(() => {});
+  location.replace("/login.html");
 }

@@ -1,17 +1,21 @@
-import { announce } from './app.js';
+import { announce } from "./app.js";
 
-const form = document.getElementById('login');
-form.addEventListener('submit', async (ev) => {
+const form = document.getElementById("login");
+form.addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  announce('Signing in…');
-  const r = await fetch('/login', { method: 'POST', body: new URLSearchParams(new FormData(form)), credentials: 'same-origin' });
+  announce("Signing in…");
+  const r = await fetch("/login", {
+    method: "POST",
+    body: new URLSearchParams(new FormData(form)),
+    credentials: "same-origin",
+  });
   const data = await r.json().catch(() => ({}));
   if (!r.ok) {
     announce(data.error ?? `sign-in failed (${r.status})`, true);
-    document.getElementById('password').select();
+    document.getElementById("password").select();
     return;
   }
-  const next = new URLSearchParams(location.search).get('next');
+  const next = new URLSearchParams(location.search).get("next");
   // only a path on this site, never another address
-  location.replace(next && next.startsWith('/') && !next.startsWith('//') ? next : '/');
+  location.replace(next?.startsWith("/") && !next.startsWith("//") ? next : "/");
 });

@@ -1,8 +1,8 @@
 // Runs bench/smtp-load.ts in its own process against a port and reads its one JSON line.
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 
 export interface LoadResult {
   accepted: number;
@@ -28,12 +28,24 @@ export interface LoadOptions {
   rate?: number;
 }
 
-const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'smtp-load.ts');
+const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "smtp-load.ts");
 
 export async function runSmtpLoad(o: LoadOptions): Promise<LoadResult> {
-  const args = ['--import', 'tsx', script, String(o.port), String(o.sessions), String(o.messages), o.from, o.to ?? '', o.pdfFile ?? '', String(o.gapMs ?? 0), String(o.rate ?? 0)];
+  const args = [
+    "--import",
+    "tsx",
+    script,
+    String(o.port),
+    String(o.sessions),
+    String(o.messages),
+    o.from,
+    o.to ?? "",
+    o.pdfFile ?? "",
+    String(o.gapMs ?? 0),
+    String(o.rate ?? 0),
+  ];
   const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 64 << 20, timeout: 300_000 });
-  return JSON.parse(stdout.trim().split('\n').pop()!) as LoadResult;
+  return JSON.parse(stdout.trim().split("\n").pop()!) as LoadResult;
 }
 
 /** The p-th percentile (nearest rank) of xs. */

@@ -9,19 +9,30 @@
 // - runSmtpSource: smtp-source(1), Postfix's own load generator, timed.
 // Nothing here is left running: stop() waits for the processes to be gone, and an exit handler
 // aborts an instance the bench could not stop itself (an exception, Ctrl-C).
-import { execFile, execFileSync, spawn } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
-import { freePort } from '../../test/helpers/net.js';
+import { execFile, execFileSync, spawn } from "node:child_process";
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { promisify } from "node:util";
+import { freePort } from "../../test/helpers/net.js";
 
 const run = promisify(execFile);
-const SEARCH = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/lib/postfix/sbin'];
+const SEARCH = [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/usr/lib/postfix/sbin"];
 
-export const INSTALL_HINT = "Postfix is not installed: on Debian/Ubuntu `echo 'postfix postfix/main_mailer_type select No configuration' | debconf-set-selections && apt-get install -y postfix` (it need not run: the bench starts a private instance and stops it again)";
+export const INSTALL_HINT =
+  "Postfix is not installed: on Debian/Ubuntu `echo 'postfix postfix/main_mailer_type select No configuration' | debconf-set-selections && apt-get install -y postfix` (it need not run: the bench starts a private instance and stops it again)";
 
 function which(name: string): string | null {
   for (const dir of SEARCH) {
@@ -47,10 +58,15 @@ export interface PostfixTools {
 
 /** FAXGATE_BENCH_NO_POSTFIX=1 runs the bench as if Postfix were not installed (to see the fallback). */
 export function postfixTools(): PostfixTools {
-  if (process.env.FAXGATE_BENCH_NO_POSTFIX === '1') return { postfix: null, smtpSink: null, smtpSource: null, postfixUnavailable: INSTALL_HINT };
-  const postfix = which('postfix');
-  const unavailable = !postfix ? INSTALL_HINT : process.getuid?.() !== 0 ? 'a private Postfix instance needs root (its master starts as root); run the bench as root for the Postfix peer' : null;
-  return { postfix, smtpSink: which('smtp-sink'), smtpSource: which('smtp-source'), postfixUnavailable: unavailable };
+  if (process.env.FAXGATE_BENCH_NO_POSTFIX === "1")
+    return { postfix: null, smtpSink: null, smtpSource: null, postfixUnavailable: INSTALL_HINT };
+  const postfix = which("postfix");
+  const unavailable = !postfix
+    ? INSTALL_HINT
+    : process.getuid?.() !== 0
+      ? "a private Postfix instance needs root (its master starts as root); run the bench as root for the Postfix peer"
+      : null;
+  return { postfix, smtpSink: which("smtp-sink"), smtpSource: which("smtp-source"), postfixUnavailable: unavailable };
 }
 
 export { freePort };
@@ -59,12 +75,12 @@ async function waitForPort(port: number, ms: number, why: () => string): Promise
   const end = Date.now() + ms;
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1');
-      s.once('connect', () => {
+      const s = net.connect(port, "127.0.0.1");
+      s.once("connect", () => {
         s.destroy();
         resolve(true);
       });
-      s.once('error', () => resolve(false));
+      s.once("error", () => resolve(false));
     });
     if (ok) return;
     if (Date.now() > end) throw new Error(`nothing listens on 127.0.0.1:${port} after ${ms} ms: ${why()}`);
@@ -75,8 +91,8 @@ async function waitForPort(port: number, ms: number, why: () => string): Promise
 /** Alive and not a zombie (a stopped master may linger as one until init reaps it). */
 function alive(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }
@@ -142,7 +158,7 @@ postlog    unix-dgram n - n - 1 postlogd
 `;
 
 async function uidOf(user: string): Promise<number> {
-  const { stdout } = await run('id', ['-u', user]);
+  const { stdout } = await run("id", ["-u", user]);
   return Number(stdout.trim());
 }
 
@@ -151,25 +167,25 @@ export async function startPostfix(tools: PostfixTools, domain: string): Promise
   if (tools.postfixUnavailable || !tools.postfix) throw new Error(tools.postfixUnavailable ?? INSTALL_HINT);
   const postfix = tools.postfix;
   const port = await freePort();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-postfix-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-postfix-"));
   // mail_owner must be able to reach the queue and data folders
   chmodSync(dir, 0o755);
-  const etc = path.join(dir, 'etc');
-  for (const d of ['etc', 'spool', 'lib']) mkdirSync(path.join(dir, d));
-  chownSync(path.join(dir, 'lib'), await uidOf('postfix'), -1);
-  writeFileSync(path.join(etc, 'main.cf'), mainCf(dir, domain));
-  writeFileSync(path.join(etc, 'master.cf'), masterCf(port));
+  const etc = path.join(dir, "etc");
+  for (const d of ["etc", "spool", "lib"]) mkdirSync(path.join(dir, d));
+  chownSync(path.join(dir, "lib"), await uidOf("postfix"), -1);
+  writeFileSync(path.join(etc, "main.cf"), mainCf(dir, domain));
+  writeFileSync(path.join(etc, "master.cf"), masterCf(port));
   const log = () => {
     try {
-      return readFileSync(path.join(dir, 'maillog'), 'utf8').split('\n').slice(-8).join('\n');
+      return readFileSync(path.join(dir, "maillog"), "utf8").split("\n").slice(-8).join("\n");
     } catch {
-      return '(no maillog)';
+      return "(no maillog)";
     }
   };
   let stopped = false;
   const masterPid = (): number | null => {
     try {
-      return Number(readFileSync(path.join(dir, 'spool', 'pid', 'master.pid'), 'utf8').trim()) || null;
+      return Number(readFileSync(path.join(dir, "spool", "pid", "master.pid"), "utf8").trim()) || null;
     } catch {
       return null;
     }
@@ -178,37 +194,37 @@ export async function startPostfix(tools: PostfixTools, domain: string): Promise
   const onExit = (): void => {
     if (stopped) return;
     try {
-      execFileSync(postfix, ['-c', etc, 'abort'], { stdio: 'ignore' });
+      execFileSync(postfix, ["-c", etc, "abort"], { stdio: "ignore" });
     } catch {
       // already gone
     }
     rmSync(dir, { recursive: true, force: true });
   };
   const onSignal = (): void => process.exit(130);
-  process.once('exit', onExit);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.once("exit", onExit);
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
 
   const stop = async (): Promise<void> => {
     if (stopped) return;
     const pid = masterPid();
-    await run(postfix, ['-c', etc, 'stop']).catch(() => undefined);
+    await run(postfix, ["-c", etc, "stop"]).catch(() => undefined);
     const end = Date.now() + 15_000;
     while (pid !== null && alive(pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     if (pid !== null && alive(pid)) {
-      await run(postfix, ['-c', etc, 'abort']).catch(() => undefined);
+      await run(postfix, ["-c", etc, "abort"]).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 500));
-      if (alive(pid)) process.kill(pid, 'SIGKILL');
+      if (alive(pid)) process.kill(pid, "SIGKILL");
     }
     stopped = true;
-    process.off('exit', onExit);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    process.off("exit", onExit);
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
     rmSync(dir, { recursive: true, force: true });
   };
 
   try {
-    await run(postfix, ['-c', etc, 'start']).catch((err: Error & { stderr?: string }) => {
+    await run(postfix, ["-c", etc, "start"]).catch((err: Error & { stderr?: string }) => {
       throw new Error(`postfix start failed: ${err.stderr ?? err.message}\n${log()}`);
     });
     await waitForPort(port, 15_000, log);
@@ -216,7 +232,10 @@ export async function startPostfix(tools: PostfixTools, domain: string): Promise
     await stop();
     throw err;
   }
-  const version = await run(postfix.replace(/postfix$/, 'postconf'), ['-h', '-d', 'mail_version']).then((r) => r.stdout.trim(), () => '?');
+  const version = await run(postfix.replace(/postfix$/, "postconf"), ["-h", "-d", "mail_version"]).then(
+    (r) => r.stdout.trim(),
+    () => "?",
+  );
   return { port, label: `Postfix ${version} (private, discard)`, stop, pid: masterPid };
 }
 
@@ -225,16 +244,25 @@ export async function startSmtpSink(tools: PostfixTools): Promise<Running> {
   if (!tools.smtpSink) throw new Error(INSTALL_HINT);
   const port = await freePort();
   // as root smtp-sink wants a user to drop to
-  const user = process.getuid?.() === 0 ? ['-u', (await uidOf('postfix').then(() => 'postfix', () => 'nobody'))] : [];
-  const child = spawn(tools.smtpSink, [...user, `127.0.0.1:${port}`, '256'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const onExit = (): void => void child.kill('SIGKILL');
-  process.once('exit', onExit);
+  const user =
+    process.getuid?.() === 0
+      ? [
+          "-u",
+          await uidOf("postfix").then(
+            () => "postfix",
+            () => "nobody",
+          ),
+        ]
+      : [];
+  const child = spawn(tools.smtpSink, [...user, `127.0.0.1:${port}`, "256"], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d) => (stderr += d));
+  const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const onExit = (): void => void child.kill("SIGKILL");
+  process.once("exit", onExit);
   const stop = async (): Promise<void> => {
-    process.off('exit', onExit);
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    process.off("exit", onExit);
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await gone;
   };
   try {
@@ -243,7 +271,7 @@ export async function startSmtpSink(tools: PostfixTools): Promise<Running> {
     await stop();
     throw err;
   }
-  return { port, label: 'smtp-sink (no work at all)', stop };
+  return { port, label: "smtp-sink (no work at all)", stop };
 }
 
 /**
@@ -252,10 +280,24 @@ export async function startSmtpSink(tools: PostfixTools): Promise<Running> {
  * (`-F`: its lines are sent with CRLF and dot-stuffed). A warm-up of one message per session
  * first (every smtpd process started). Returns msg/s; throws if smtp-source reports any failure.
  */
-export async function runSmtpSource(tools: PostfixTools, o: { port: number; sessions: number; messages: number; bytes?: number; file?: string; from: string; to: string }): Promise<number> {
+export async function runSmtpSource(
+  tools: PostfixTools,
+  o: { port: number; sessions: number; messages: number; bytes?: number; file?: string; from: string; to: string },
+): Promise<number> {
   if (!tools.smtpSource) throw new Error(INSTALL_HINT);
-  const body = o.file ? ['-F', o.file] : ['-l', String(o.bytes ?? 100_000)];
-  const args = (m: number) => ['-s', String(o.sessions), '-m', String(m), ...body, '-f', o.from, '-t', o.to, `127.0.0.1:${o.port}`];
+  const body = o.file ? ["-F", o.file] : ["-l", String(o.bytes ?? 100_000)];
+  const args = (m: number) => [
+    "-s",
+    String(o.sessions),
+    "-m",
+    String(m),
+    ...body,
+    "-f",
+    o.from,
+    "-t",
+    o.to,
+    `127.0.0.1:${o.port}`,
+  ];
   await run(tools.smtpSource, args(o.sessions));
   const t0 = performance.now();
   await run(tools.smtpSource, args(o.messages), { timeout: 300_000 });

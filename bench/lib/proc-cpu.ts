@@ -3,8 +3,8 @@
 // parent's cutime + cstime. The difference of two readings is what the server spent between them,
 // whatever processes it started or reaped meanwhile (Postfix's smtpd and cleanup come and go;
 // faxgate's PDF readers and LibreOffice too).
-import { readdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync } from "node:fs";
+import os from "node:os";
 
 const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
 
@@ -18,11 +18,17 @@ interface Stat {
 
 function stat(file: string): Stat | null {
   try {
-    const s = readFileSync(file, 'utf8');
-    const close = s.lastIndexOf(')');
-    const f = s.slice(close + 2).split(' ');
+    const s = readFileSync(file, "utf8");
+    const close = s.lastIndexOf(")");
+    const f = s.slice(close + 2).split(" ");
     // fields from the 3rd on: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
-    return { pid: Number(s.slice(0, s.indexOf(' '))), ppid: Number(f[1]), comm: s.slice(s.indexOf('(') + 1, close), ticks: Number(f[11]) + Number(f[12]), childTicks: Number(f[13]) + Number(f[14]) };
+    return {
+      pid: Number(s.slice(0, s.indexOf(" "))),
+      ppid: Number(f[1]),
+      comm: s.slice(s.indexOf("(") + 1, close),
+      ticks: Number(f[11]) + Number(f[12]),
+      childTicks: Number(f[13]) + Number(f[14]),
+    };
   } catch {
     return null;
   }
@@ -30,7 +36,10 @@ function stat(file: string): Stat | null {
 
 /** CPU ms so far of `root` and its descendants (see above). */
 export function treeCpuMs(root: number): number {
-  const all = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((d) => stat(`/proc/${d}/stat`)).filter((s): s is Stat => s !== null);
+  const all = readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => stat(`/proc/${d}/stat`))
+    .filter((s): s is Stat => s !== null);
   const kids = new Map<number, Stat[]>();
   for (const s of all) kids.set(s.ppid, [...(kids.get(s.ppid) ?? []), s]);
   const top = all.find((s) => s.pid === root);
@@ -49,7 +58,7 @@ export function threadCpuMs(pid: number): Array<{ name: string; ms: number }> {
   const out: Array<{ name: string; ms: number }> = [];
   for (const t of readdirSync(`/proc/${pid}/task`)) {
     const s = stat(`/proc/${pid}/task/${t}/stat`);
-    if (s) out.push({ name: `${s.comm}/${t === String(pid) ? 'main' : t}`, ms: s.ticks * TICK_MS });
+    if (s) out.push({ name: `${s.comm}/${t === String(pid) ? "main" : t}`, ms: s.ticks * TICK_MS });
   }
   return out.sort((a, b) => b.ms - a.ms);
 }

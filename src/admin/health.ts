@@ -6,10 +6,10 @@
 // The admin port takes unauthenticated requests, so nothing here costs per request: the store
 // probe (one small commit) runs at most once a second and the service check once in 15 s,
 // whatever the request rate; concurrent requests share the one check in progress.
-import { statfs } from 'node:fs/promises';
-import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
+import { statfs } from "node:fs/promises";
+import type { Clock } from "../clock.js";
+import { describeError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
 
 export interface HealthCheck {
   ok: boolean;
@@ -17,7 +17,7 @@ export interface HealthCheck {
 }
 
 export interface HealthReport {
-  status: 'ok' | 'failing';
+  status: "ok" | "failing";
   checks: Record<string, HealthCheck>;
 }
 
@@ -51,7 +51,7 @@ export async function diskFreeBytes(dir: string): Promise<number> {
 }
 
 function report(checks: Record<string, HealthCheck>): HealthReport {
-  return { status: Object.values(checks).every((c) => c.ok) ? 'ok' : 'failing', checks };
+  return { status: Object.values(checks).every((c) => c.ok) ? "ok" : "failing", checks };
 }
 
 function mb(bytes: number): string {
@@ -74,11 +74,15 @@ export class HealthChecks {
   /** GET /readyz */
   async readiness(): Promise<HealthReport> {
     const checks: Record<string, HealthCheck> = { api: await this.serviceCheck(), ...this.deps.listeners() };
-    if (this.deps.stopping()) checks.shutdown = { ok: false, detail: 'shutting down' };
+    if (this.deps.stopping()) checks.shutdown = { ok: false, detail: "shutting down" };
     return report(checks);
   }
 
-  private cached(slot: 'store' | 'disk' | 'service', maxAgeMs: number, run: () => Promise<HealthCheck>): Promise<HealthCheck> {
+  private cached(
+    slot: "store" | "disk" | "service",
+    maxAgeMs: number,
+    run: () => Promise<HealthCheck>,
+  ): Promise<HealthCheck> {
     const now = this.deps.clock.now();
     const c = this[slot];
     if (c && now - c.at < maxAgeMs) return c.value;
@@ -88,14 +92,14 @@ export class HealthChecks {
   }
 
   private storeCheck(): Promise<HealthCheck> {
-    return this.cached('store', this.deps.storeProbeMs ?? 1000, async () => {
+    return this.cached("store", this.deps.storeProbeMs ?? 1000, async () => {
       await this.deps.probeStore();
       return { ok: true };
     });
   }
 
   private diskCheck(): Promise<HealthCheck> {
-    return this.cached('disk', this.deps.storeProbeMs ?? 1000, async () => {
+    return this.cached("disk", this.deps.storeProbeMs ?? 1000, async () => {
       const free = await (this.deps.freeBytes ?? diskFreeBytes)(this.deps.dataDir);
       const detail = `${mb(free)} free on the data disk (${this.deps.dataDir}); at least ${mb(this.deps.minFreeBytes)} needed (admin.minFreeMb)`;
       return { ok: free >= this.deps.minFreeBytes, detail };
@@ -104,9 +108,9 @@ export class HealthChecks {
 
   /** GET /v1/me with every user's key: the service answers and no key is refused. */
   private serviceCheck(): Promise<HealthCheck> {
-    return this.cached('service', this.deps.serviceProbeMs ?? 15_000, async () => {
+    return this.cached("service", this.deps.serviceProbeMs ?? 15_000, async () => {
       const users = this.deps.users();
-      if (users.length === 0) return { ok: true, detail: 'no users configured' };
+      if (users.length === 0) return { ok: true, detail: "no users configured" };
       const results = await Promise.all(
         users.map(async (u) => {
           try {
@@ -118,7 +122,9 @@ export class HealthChecks {
         }),
       );
       const bad = results.filter((r): r is string => r !== null);
-      return bad.length === 0 ? { ok: true, detail: `${users.length} key(s) work` } : { ok: false, detail: bad.join('; ') };
+      return bad.length === 0
+        ? { ok: true, detail: `${users.length} key(s) work` }
+        : { ok: false, detail: bad.join("; ") };
     });
   }
 }

@@ -2,15 +2,15 @@
 // GET /metrics (Prometheus text); what the checks mean is in ./health.ts.
 // Plain node:http: two read-only routes do not need a framework. Bind it to loopback or a
 // management network; it exposes no secrets and accepts no input.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { parseHostPort } from '../config/host-port.js';
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseHostPort } from "../config/host-port.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
 
-import type { HealthReport } from './health.js';
+import type { HealthReport } from "./health.js";
 
-export type { HealthCheck, HealthReport } from './health.js';
+export type { HealthCheck, HealthReport } from "./health.js";
 
 export interface AdminServerOptions {
   listen: string;
@@ -28,16 +28,16 @@ export class AdminServer {
   constructor(private readonly opts: AdminServerOptions) {}
 
   async listen(): Promise<{ host: string; port: number }> {
-    const { host, port } = parseHostPort(this.opts.listen, 'admin.listen');
+    const { host, port } = parseHostPort(this.opts.listen, "admin.listen");
     const server = http.createServer((req, res) => {
       void this.handle(req, res);
     });
     server.keepAliveTimeout = 5000;
     this.server = server;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once("error", reject);
       server.listen(port, host, () => {
-        server.off('error', reject);
+        server.off("error", reject);
         resolve();
       });
     });
@@ -46,25 +46,28 @@ export class AdminServer {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = (req.url ?? '/').split('?')[0];
+    const url = (req.url ?? "/").split("?")[0];
     try {
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
-      } else if (url === '/healthz' || url === '/readyz') {
-        const report = url === '/readyz' && this.opts.ready ? await this.opts.ready() : await this.opts.health();
-        res.writeHead(report.status === 'ok' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("method not allowed\n");
+      } else if (url === "/healthz" || url === "/readyz") {
+        const report = url === "/readyz" && this.opts.ready ? await this.opts.ready() : await this.opts.health();
+        res.writeHead(report.status === "ok" ? 200 : 503, {
+          "content-type": "application/json",
+          "cache-control": "no-store",
+        });
         res.end(`${JSON.stringify(report)}\n`);
-      } else if (url === '/metrics') {
+      } else if (url === "/metrics") {
         const text = await this.opts.metrics.text();
-        res.writeHead(200, { 'content-type': this.opts.metrics.registry.contentType });
+        res.writeHead(200, { "content-type": this.opts.metrics.registry.contentType });
         res.end(text);
       } else {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz, /readyz or /metrics\n');
+        res.writeHead(404, { "content-type": "text/plain" }).end("not found: try /healthz, /readyz or /metrics\n");
       }
     } catch (err) {
-      this.opts.logger.error({ err }, 'admin request failed');
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end('internal error\n');
+      this.opts.logger.error({ err }, "admin request failed");
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end("internal error\n");
     }
   }
 

@@ -1,15 +1,15 @@
 // What every command needs: the config (file, $FAXGATE_CONFIG, or the built-in sandbox), the store,
 // and API clients. Commands that talk to the store work while the daemon runs (SQLite WAL).
-import { existsSync } from 'node:fs';
-import { loadConfigFileDetailed, unsetSecretName, type UnsetSecret } from '../config/load.js';
-import type { Config, UserConfig } from '../config/schema.js';
-import { FaxgateError } from '../errors.js';
-import { FaxClientFactory } from '../fax/client-factory.js';
-import type { FaxApi } from '../fax/types.js';
-import { effectiveUsers } from '../keys/key-overrides.js';
-import { readSandboxFile, sandboxConfig } from '../sandbox.js';
-import type { QueueStore } from '../store/queue-store.js';
-import { openStore as openQueue } from '../store/open.js';
+import { existsSync } from "node:fs";
+import { loadConfigFileDetailed, unsetSecretName, type UnsetSecret } from "../config/load.js";
+import type { Config, UserConfig } from "../config/schema.js";
+import { FaxgateError } from "../errors.js";
+import { FaxClientFactory } from "../fax/client-factory.js";
+import type { FaxApi } from "../fax/types.js";
+import { effectiveUsers } from "../keys/key-overrides.js";
+import { readSandboxFile, sandboxConfig } from "../sandbox.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { openStore as openQueue } from "../store/open.js";
 
 export interface GlobalOptions {
   config?: string;
@@ -38,14 +38,23 @@ export function loadContext(opts: GlobalOptions, strict = false): CliContext {
   const file = resolveConfigFile(opts.config);
   if (file) {
     const loaded = loadConfigFileDetailed(file, { lenientSecrets: !strict });
-    return { config: loaded.config, configFile: file, sandbox: loaded.config.api.baseUrl === 'sandbox', unset: loaded.unset, secretsFile: loaded.secretsFile, secretsProblem: loaded.secretsProblem };
+    return {
+      config: loaded.config,
+      configFile: file,
+      sandbox: loaded.config.api.baseUrl === "sandbox",
+      unset: loaded.unset,
+      secretsFile: loaded.secretsFile,
+      secretsProblem: loaded.secretsProblem,
+    };
   }
   return { config: sandboxConfig(), configFile: null, sandbox: true, unset: [], secretsFile: null };
 }
 
 /** Where an unset secret may be set, for error messages. */
 export function whereToSetSecrets(ctx: CliContext): string {
-  const file = ctx.secretsFile ? `the environment or the secrets file ${ctx.secretsFile}${ctx.secretsProblem ? ` (${ctx.secretsProblem})` : ''}` : 'the environment, or in a secrets file named by the config key secretsFile';
+  const file = ctx.secretsFile
+    ? `the environment or the secrets file ${ctx.secretsFile}${ctx.secretsProblem ? ` (${ctx.secretsProblem})` : ""}`
+    : "the environment, or in a secrets file named by the config key secretsFile";
   return file;
 }
 
@@ -54,14 +63,21 @@ export function needSecret(ctx: CliContext, value: string | undefined, purpose: 
   const name = unsetSecretName(value);
   if (!name) return;
   const entry = ctx.unset.find((u) => u.name === name);
-  throw new FaxgateError('USAGE', `${purpose} needs ${name}${entry ? ` (${entry.key})` : ''}, which is not set: set it in ${whereToSetSecrets(ctx)}`, { field: entry?.key });
+  throw new FaxgateError(
+    "USAGE",
+    `${purpose} needs ${name}${entry ? ` (${entry.key})` : ""}, which is not set: set it in ${whereToSetSecrets(ctx)}`,
+    { field: entry?.key },
+  );
 }
 
 export async function openStore(ctx: CliContext): Promise<QueueStore> {
   // PostgreSQL: the queue is the database, reachable from any host (data holds only cached copies)
   if (ctx.config.database) return openQueue({ dataDir: ctx.config.data, database: ctx.config.database });
   if (!existsSync(ctx.config.data)) {
-    throw new FaxgateError('STORE_UNAVAILABLE', `no queue at ${ctx.config.data} (has the gateway been started with this config?)`);
+    throw new FaxgateError(
+      "STORE_UNAVAILABLE",
+      `no queue at ${ctx.config.data} (has the gateway been started with this config?)`,
+    );
   }
   return openQueue({ dataDir: ctx.config.data });
 }
@@ -78,9 +94,14 @@ export async function withStore<T>(ctx: CliContext, fn: (store: QueueStore) => T
 
 /** Base URL, CA and admin key of the service this config talks to (the sandbox's from its data folder). */
 export function serviceOf(ctx: CliContext): { baseUrl: string; caFile?: string; adminKey?: string } {
-  if (ctx.config.api.baseUrl === 'sandbox') {
+  if (ctx.config.api.baseUrl === "sandbox") {
     const sb = readSandboxFile(ctx.config.data);
-    if (!sb) throw new FaxgateError('API_NETWORK', 'the sandbox fax service is not running: start it with `faxgate start` first', { field: 'api.baseUrl' });
+    if (!sb)
+      throw new FaxgateError(
+        "API_NETWORK",
+        "the sandbox fax service is not running: start it with `faxgate start` first",
+        { field: "api.baseUrl" },
+      );
     return sb;
   }
   return { baseUrl: ctx.config.api.baseUrl, caFile: ctx.config.api.caFile, adminKey: ctx.config.api.adminKey };
@@ -88,10 +109,14 @@ export function serviceOf(ctx: CliContext): { baseUrl: string; caFile?: string; 
 
 export function pickUser(ctx: CliContext, name?: string): UserConfig {
   const users = effectiveUsers(ctx.config.users, ctx.config.data);
-  if (users.length === 0) throw new FaxgateError('USAGE', 'no users are configured (config key: users)', { field: 'users' });
+  if (users.length === 0)
+    throw new FaxgateError("USAGE", "no users are configured (config key: users)", { field: "users" });
   if (!name) return users[0]!;
   const u = users.find((x) => x.name === name || x.email.toLowerCase() === name.toLowerCase());
-  if (!u) throw new FaxgateError('USAGE', `no configured user "${name}" (known: ${users.map((x) => x.name).join(', ')})`, { field: 'users' });
+  if (!u)
+    throw new FaxgateError("USAGE", `no configured user "${name}" (known: ${users.map((x) => x.name).join(", ")})`, {
+      field: "users",
+    });
   return u;
 }
 
@@ -101,10 +126,14 @@ export class ApiClients {
 
   constructor(private readonly ctx: CliContext) {
     this.service = serviceOf(ctx);
-    this.factory = new FaxClientFactory({ baseUrl: this.service.baseUrl, caFile: this.service.caFile, api: ctx.config.api });
+    this.factory = new FaxClientFactory({
+      baseUrl: this.service.baseUrl,
+      caFile: this.service.caFile,
+      api: ctx.config.api,
+    });
   }
 
-  withKey(token: string, purpose = 'this command'): FaxApi {
+  withKey(token: string, purpose = "this command"): FaxApi {
     needSecret(this.ctx, token, purpose);
     return this.factory.withKey(token);
   }
@@ -119,8 +148,13 @@ export class ApiClients {
   }
 
   /** The admin key's client; `purpose` says which command needs it, for the error without one. */
-  admin(purpose = 'this command'): FaxApi {
-    if (!this.service.adminKey) throw new FaxgateError('USAGE', `${purpose} needs the admin key: set api.adminKey in the config (an admin-level key of the fax service)`, { field: 'api.adminKey' });
+  admin(purpose = "this command"): FaxApi {
+    if (!this.service.adminKey)
+      throw new FaxgateError(
+        "USAGE",
+        `${purpose} needs the admin key: set api.adminKey in the config (an admin-level key of the fax service)`,
+        { field: "api.adminKey" },
+      );
     return this.withKey(this.service.adminKey, purpose);
   }
 
@@ -144,8 +178,12 @@ export function printJson(value: unknown): void {
 
 /** A plain text table for terminals. */
 export function printTable(headers: string[], rows: Array<Array<string | number | null | undefined>>): void {
-  const cells = rows.map((r) => r.map((c) => (c === null || c === undefined ? '' : String(c))));
+  const cells = rows.map((r) => r.map((c) => (c === null || c === undefined ? "" : String(c))));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  process.stdout.write(`${line(headers)}\n${cells.map(line).join('\n')}${cells.length ? '\n' : ''}`);
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
+  process.stdout.write(`${line(headers)}\n${cells.map(line).join("\n")}${cells.length ? "\n" : ""}`);
 }

@@ -1,14 +1,16 @@
 // Operator commands on the queue: jobs, job, retry|cancel|hold|release, status (send is in send.ts).
-import { FaxgateError } from '../errors.js';
-import { formatFaxNumber } from '../intake/fax-number.js';
-import { inFlightByNumber, jobJson, recipientTries, waitReason } from '../job-json.js';
-import { JOB_STATES, type Job, type JobState, type RecipientState } from '../store/types.js';
-import { loadContext, printJson, printTable, withClients, withStore, type GlobalOptions } from './context.js';
-import { listKeyHolds } from '../keys/key-holds.js';
+import { FaxgateError } from "../errors.js";
+import { formatFaxNumber } from "../intake/fax-number.js";
+import { inFlightByNumber, jobJson, recipientTries, waitReason } from "../job-json.js";
+import { JOB_STATES, type Job, type JobState, type RecipientState } from "../store/types.js";
+import { loadContext, printJson, printTable, withClients, withStore, type GlobalOptions } from "./context.js";
+import { listKeyHolds } from "../keys/key-holds.js";
 
 export { jobJson, recipientTries };
 
-export async function jobsCommand(opts: GlobalOptions & { state?: string; user?: string; limit?: number }): Promise<void> {
+export async function jobsCommand(
+  opts: GlobalOptions & { state?: string; user?: string; limit?: number },
+): Promise<void> {
   const limit = opts.limit ?? 200;
   await withStore(loadContext(opts), async (store) => {
     const state = opts.state;
@@ -21,18 +23,24 @@ export async function jobsCommand(opts: GlobalOptions & { state?: string; user?:
         .filter((j) => j.recipients.some((r) => r.state === (state as RecipientState)))
         .slice(0, limit);
     }
-    const inFlight = inFlightByNumber(await store.listJobs({ state: 'active', limit: 100_000 }));
+    const inFlight = inFlightByNumber(await store.listJobs({ state: "active", limit: 100_000 }));
     const now = Date.now();
     if (opts.json) return printJson(jobs.map((j) => jobJson(j, inFlight, now)));
-    if (jobs.length === 0) return void process.stdout.write('no jobs\n');
+    if (jobs.length === 0) return void process.stdout.write("no jobs\n");
     printTable(
-      ['JOB', 'STATE', 'SOURCE', 'USER', 'CREATED', 'RECIPIENTS'],
+      ["JOB", "STATE", "SOURCE", "USER", "CREATED", "RECIPIENTS"],
       jobs.map((j) => [
-        j.id, j.state, j.source, j.user, j.createdAt.replace('T', ' ').slice(0, 19),
-        j.recipients.map((r) => {
-          const why = waitReason(j, r, now, inFlight);
-          return `${formatFaxNumber(r.number)} ${r.state}${why ? ` (${why})` : ''}`;
-        }).join(', '),
+        j.id,
+        j.state,
+        j.source,
+        j.user,
+        j.createdAt.replace("T", " ").slice(0, 19),
+        j.recipients
+          .map((r) => {
+            const why = waitReason(j, r, now, inFlight);
+            return `${formatFaxNumber(r.number)} ${r.state}${why ? ` (${why})` : ""}`;
+          })
+          .join(", "),
       ]),
     );
   });
@@ -41,38 +49,42 @@ export async function jobsCommand(opts: GlobalOptions & { state?: string; user?:
 export async function jobCommand(id: string, opts: GlobalOptions): Promise<void> {
   await withStore(loadContext(opts), async (store) => {
     const job = await store.getJob(id);
-    if (!job) throw new FaxgateError('JOB_NOT_FOUND', `no job ${id}`);
-    const inFlight = inFlightByNumber(await store.listJobs({ state: 'active', limit: 100_000 }));
+    if (!job) throw new FaxgateError("JOB_NOT_FOUND", `no job ${id}`);
+    const inFlight = inFlightByNumber(await store.listJobs({ state: "active", limit: 100_000 }));
     const now = Date.now();
     if (opts.json) return printJson(jobJson(job, inFlight, now));
     const out = [
       `job       ${job.id}`,
       `state     ${job.state}`,
       `source    ${job.source} (user ${job.user})`,
-      `created   ${job.createdAt}${job.finishedAt ? `, finished ${job.finishedAt}` : ''}`,
-      job.scheduledAt ? `scheduled ${job.scheduledAt}` : '',
-      `cover     ${job.cover.enabled ? `yes${job.cover.subject ? `, subject "${job.cover.subject}"` : ''}` : 'no'}`,
-      `documents ${job.documents.map((d) => `${d.name} (${d.bytes} bytes)`).join(', ') || '(none)'}`,
+      `created   ${job.createdAt}${job.finishedAt ? `, finished ${job.finishedAt}` : ""}`,
+      job.scheduledAt ? `scheduled ${job.scheduledAt}` : "",
+      `cover     ${job.cover.enabled ? `yes${job.cover.subject ? `, subject "${job.cover.subject}"` : ""}` : "no"}`,
+      `documents ${job.documents.map((d) => `${d.name} (${d.bytes} bytes)`).join(", ") || "(none)"}`,
       ...(job.meta.leftOut ?? []).map((l) => `left out  ${l.name}: ${l.reason}`),
-      job.corruptReason ? `corrupt   ${job.corruptReason}` : '',
-      'recipients:',
+      job.corruptReason ? `corrupt   ${job.corruptReason}` : "",
+      "recipients:",
       ...job.recipients.map((r) => {
         // a deferred recipient's "next try" is on the line already
         const reason = waitReason(job, r, now, inFlight);
-        const why = reason?.startsWith('next try') ? null : reason;
+        const why = reason?.startsWith("next try") ? null : reason;
         return (
           `  ${formatFaxNumber(r.number).padEnd(18)} ${r.state.padEnd(10)} tries ${recipientTries(r)}` +
-          `${r.messageId ? `  message ${r.messageId}` : ''}${r.pages != null ? `  ${r.pages} pages` : ''}` +
-          `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ''}${r.nextAttemptAt && r.state === 'deferred' ? `  next try ${r.nextAttemptAt}` : ''}` +
-          `${why ? `  waiting: ${why}` : ''}`
+          `${r.messageId ? `  message ${r.messageId}` : ""}${r.pages != null ? `  ${r.pages} pages` : ""}` +
+          `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ""}${r.nextAttemptAt && r.state === "deferred" ? `  next try ${r.nextAttemptAt}` : ""}` +
+          `${why ? `  waiting: ${why}` : ""}`
         );
       }),
     ];
-    process.stdout.write(`${out.filter(Boolean).join('\n')}\n`);
+    process.stdout.write(`${out.filter(Boolean).join("\n")}\n`);
   });
 }
 
-export async function jobOpCommand(op: 'retry' | 'cancel' | 'hold' | 'release', id: string, opts: GlobalOptions): Promise<void> {
+export async function jobOpCommand(
+  op: "retry" | "cancel" | "hold" | "release",
+  id: string,
+  opts: GlobalOptions,
+): Promise<void> {
   await withStore(loadContext(opts), async (store) => {
     const job = await store[op](id);
     if (opts.json) return printJson(jobJson(job));
@@ -83,7 +95,12 @@ export async function jobOpCommand(op: 'retry' | 'cancel' | 'hold' | 'release', 
 export async function statusCommand(opts: GlobalOptions): Promise<number> {
   const ctx = loadContext(opts);
   const counts = await withStore(ctx, (store) => store.counts());
-  const keysHeld = await withStore(ctx, (store) => listKeyHolds(store, ctx.config.users.map((u) => u.name)));
+  const keysHeld = await withStore(ctx, (store) =>
+    listKeyHolds(
+      store,
+      ctx.config.users.map((u) => u.name),
+    ),
+  );
   let api: { ok: boolean; detail?: string };
   try {
     await withClients(ctx, async (c) => {
@@ -93,19 +110,32 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
   } catch (err) {
     api = { ok: false, detail: (err as Error).message };
   }
-  const report = { jobs: counts.jobs, recipients: counts.recipients, oldestActiveAgeSeconds: counts.oldestActiveAgeSeconds, notificationsPending: counts.notificationsPending, api, keysHeld };
+  const report = {
+    jobs: counts.jobs,
+    recipients: counts.recipients,
+    oldestActiveAgeSeconds: counts.oldestActiveAgeSeconds,
+    notificationsPending: counts.notificationsPending,
+    api,
+    keysHeld,
+  };
   if (opts.json) printJson(report);
   else {
-    const nonzero = (o: Record<string, number>) => Object.entries(o).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+    const nonzero = (o: Record<string, number>) =>
+      Object.entries(o)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(", ") || "none";
     process.stdout.write(
-      [
+      `${[
         `jobs:          ${nonzero(counts.jobs)}`,
         `recipients:    ${nonzero(counts.recipients)}`,
-        `oldest active: ${counts.oldestActiveAgeSeconds === null ? '-' : `${Math.round(counts.oldestActiveAgeSeconds)} s`}`,
+        `oldest active: ${counts.oldestActiveAgeSeconds === null ? "-" : `${Math.round(counts.oldestActiveAgeSeconds)} s`}`,
         `notifications: ${counts.notificationsPending} pending`,
-        `fax service:   ${api.ok ? 'reachable' : `NOT reachable: ${api.detail}`}`,
-        ...keysHeld.map((h) => `KEY REFUSED:   ${h.user} since ${h.since}: faxes held until a working key is loaded (${h.reason})`),
-      ].join('\n') + '\n',
+        `fax service:   ${api.ok ? "reachable" : `NOT reachable: ${api.detail}`}`,
+        ...keysHeld.map(
+          (h) => `KEY REFUSED:   ${h.user} since ${h.since}: faxes held until a working key is loaded (${h.reason})`,
+        ),
+      ].join("\n")}\n`,
     );
   }
   return api.ok && keysHeld.length === 0 ? 0 : 1;
@@ -114,18 +144,26 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
 /** `faxgate report <job>`: the job's transmission report (PDF) to stdout or --out FILE. */
 export async function reportCommand(id: string, opts: GlobalOptions & { out?: string; tz?: string }): Promise<void> {
   const ctx = loadContext(opts);
-  if (!opts.out && process.stdout.isTTY) throw new FaxgateError('USAGE', 'the report is a PDF: give --out FILE, or redirect stdout to a file');
-  const { jobReport } = await import('../notify/job-report.js');
-  const { effectiveUsers } = await import('../keys/key-overrides.js');
-  const { writeFileAtomic } = await import('../fs/atomic.js');
+  if (!opts.out && process.stdout.isTTY)
+    throw new FaxgateError("USAGE", "the report is a PDF: give --out FILE, or redirect stdout to a file");
+  const { jobReport } = await import("../notify/job-report.js");
+  const { effectiveUsers } = await import("../keys/key-overrides.js");
+  const { writeFileAtomic } = await import("../fs/atomic.js");
   await withStore(ctx, async (store) => {
     const job = await store.getJob(id);
-    if (!job) throw new FaxgateError('JOB_NOT_FOUND', `no job ${id}`);
+    if (!job) throw new FaxgateError("JOB_NOT_FOUND", `no job ${id}`);
     const user = effectiveUsers(ctx.config.users, ctx.config.data).find((u) => u.name === job.user);
     // the account's time zone comes from the service; without it (--tz, or the service not
     // reachable) the report says which zone it used instead
     const me = opts.tz || !user ? null : await withClients(ctx, (c) => c.forUser(user.name).me()).catch(() => null);
-    const pdf = await jobReport({ store, job, user, me, fallbackTimeZone: opts.tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone, now: new Date() });
+    const pdf = await jobReport({
+      store,
+      job,
+      user,
+      me,
+      fallbackTimeZone: opts.tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+      now: new Date(),
+    });
     if (opts.out) {
       await writeFileAtomic(opts.out, pdf);
       process.stderr.write(`transmission report of job ${job.id} written to ${opts.out}\n`);

@@ -1,20 +1,20 @@
 // `config check`, `doctor`, `passwd`: the admin's checks before and after a deployment.
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
-import nodemailer from 'nodemailer';
-import { stringify } from 'yaml';
-import { maskSecrets, outboxDir, unsetSecretName } from '../config/load.js';
-import type { Config } from '../config/schema.js';
-import type { FaxApi } from '../fax/types.js';
-import { effectiveUsers } from '../keys/key-overrides.js';
-import { DaemonLock } from '../store/daemon-lock.js';
-import { describeError, FaxgateError } from '../errors.js';
-import { hashPassword } from '../smtp/password.js';
-import { parseHostPort } from '../config/host-port.js';
-import { riskySettings } from '../config/risky-settings.js';
-import { findKey } from '../keys/rotate.js';
-import { loadContext, whereToSetSecrets, withClients, type GlobalOptions } from './context.js';
+import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import nodemailer from "nodemailer";
+import { stringify } from "yaml";
+import { maskSecrets, outboxDir, unsetSecretName } from "../config/load.js";
+import type { Config } from "../config/schema.js";
+import type { FaxApi } from "../fax/types.js";
+import { effectiveUsers } from "../keys/key-overrides.js";
+import { DaemonLock } from "../store/daemon-lock.js";
+import { describeError, FaxgateError } from "../errors.js";
+import { hashPassword } from "../smtp/password.js";
+import { parseHostPort } from "../config/host-port.js";
+import { riskySettings } from "../config/risky-settings.js";
+import { findKey } from "../keys/rotate.js";
+import { loadContext, whereToSetSecrets, withClients, type GlobalOptions } from "./context.js";
 
 export function configCheckCommand(opts: GlobalOptions): void {
   // Strict, as the daemon loads it: every unset secret is named at once and the check fails.
@@ -22,7 +22,7 @@ export function configCheckCommand(opts: GlobalOptions): void {
   const masked = maskSecrets(ctx.config);
   if (opts.json) process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
   else {
-    process.stderr.write(`${ctx.configFile ?? '(built-in sandbox config)'}: OK\n`);
+    process.stderr.write(`${ctx.configFile ?? "(built-in sandbox config)"}: OK\n`);
     for (const risk of riskySettings(ctx.config)) process.stderr.write(`warning: ${risk}\n`);
     process.stdout.write(stringify(masked));
   }
@@ -32,34 +32,41 @@ type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
 
 /** The pid of the faxgate daemon holding this data folder's lock, or null when none runs. */
 function runningDaemon(dataDir: string): number | null {
-  if (!existsSync(path.join(dataDir, 'daemon.lock'))) return null;
+  if (!existsSync(path.join(dataDir, "daemon.lock"))) return null;
   try {
     DaemonLock.acquire(dataDir).release();
     return null;
   } catch (err) {
-    if (!(err instanceof FaxgateError) || err.code !== 'ALREADY_RUNNING') return null;
+    if (!(err instanceof FaxgateError) || err.code !== "ALREADY_RUNNING") return null;
     const m = /\(pid (\d+)\)/.exec(err.message);
     return m ? Number(m[1]) : 0;
   }
 }
 
 function canBind(hostPort: string): Promise<NodeJS.ErrnoException | null> {
-  const { host, port } = parseHostPort(hostPort, 'listen');
+  const { host, port } = parseHostPort(hostPort, "listen");
   return new Promise((resolve) => {
     const s = net.createServer();
-    s.once('error', (err: NodeJS.ErrnoException) => resolve(err));
+    s.once("error", (err: NodeJS.ErrnoException) => resolve(err));
     s.listen(port, host, () => s.close(() => resolve(null)));
   });
 }
 
 async function portCheck(name: string, addr: string, daemonPid: number | null): Promise<Check> {
   const err = await canBind(addr);
-  if (!err) return { name, ok: true, detail: 'free' };
-  if (err.code === 'EADDRINUSE' && daemonPid !== null) {
-    return { name, ok: true, detail: `in use by the running faxgate${daemonPid ? ` (pid ${daemonPid})` : ''}` };
+  if (!err) return { name, ok: true, detail: "free" };
+  if (err.code === "EADDRINUSE" && daemonPid !== null) {
+    return { name, ok: true, detail: `in use by the running faxgate${daemonPid ? ` (pid ${daemonPid})` : ""}` };
   }
-  if (err.code === 'EADDRINUSE') return { name, ok: false, detail: 'in use by another program (no faxgate daemon holds this data folder)' };
-  if (err.code === 'EACCES') return { name, ok: false, detail: 'EACCES: a port below 1024 needs CAP_NET_BIND_SERVICE (the systemd unit grants it; as a plain user pick a port from 1024)' };
+  if (err.code === "EADDRINUSE")
+    return { name, ok: false, detail: "in use by another program (no faxgate daemon holds this data folder)" };
+  if (err.code === "EACCES")
+    return {
+      name,
+      ok: false,
+      detail:
+        "EACCES: a port below 1024 needs CAP_NET_BIND_SERVICE (the systemd unit grants it; as a plain user pick a port from 1024)",
+    };
   return { name, ok: false, detail: err.code ?? err.message };
 }
 
@@ -80,10 +87,12 @@ function folderCheck(name: string, dir: string): Check {
  * schema up to date, as `faxgate jobs` does; a SQLite queue not yet created is left to the daemon.
  */
 async function queueCheck(c: Config): Promise<Check> {
-  const { openStore, redactDatabaseUrl } = await import('../store/open.js');
-  const where = c.database ? `PostgreSQL ${redactDatabaseUrl(c.database)}` : `SQLite ${path.join(c.data, 'faxgate.db')}`;
-  if (!c.database && !existsSync(path.join(c.data, 'faxgate.db'))) {
-    return { name: 'queue', ok: true, detail: `${where} not created yet (the daemon creates it when it starts)` };
+  const { openStore, redactDatabaseUrl } = await import("../store/open.js");
+  const where = c.database
+    ? `PostgreSQL ${redactDatabaseUrl(c.database)}`
+    : `SQLite ${path.join(c.data, "faxgate.db")}`;
+  if (!c.database && !existsSync(path.join(c.data, "faxgate.db"))) {
+    return { name: "queue", ok: true, detail: `${where} not created yet (the daemon creates it when it starts)` };
   }
   try {
     const store = await openStore({ dataDir: c.data, database: c.database });
@@ -91,22 +100,33 @@ async function queueCheck(c: Config): Promise<Check> {
       const counts = await store.counts();
       const total = Object.values(counts.jobs).reduce((a, b) => a + b, 0);
       const { queued, active, held } = counts.jobs;
-      return { name: 'queue', ok: true, detail: `${where}: ${total} jobs (${queued} queued, ${active} being sent, ${held} held)` };
+      return {
+        name: "queue",
+        ok: true,
+        detail: `${where}: ${total} jobs (${queued} queued, ${active} being sent, ${held} held)`,
+      };
     } finally {
       await store.close();
     }
   } catch (err) {
-    return { name: 'queue', ok: false, detail: `${where}: ${describeError(err)}` };
+    return { name: "queue", ok: false, detail: `${where}: ${describeError(err)}` };
   }
 }
 
 /** The codes along an error's cause chain (undici hides the TLS code one or two levels down). */
 function errorCodes(err: unknown): string[] {
   const out: string[] = [];
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 6; e = e.cause as typeof e, i++) {
-    if (typeof e.code === 'string') out.push(e.code);
+  for (
+    let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0;
+    e && i < 6;
+    e = e.cause as typeof e, i++
+  ) {
+    if (typeof e.code === "string") out.push(e.code);
     if (e instanceof Error) {
-      const m = /\b(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(?:_LOCALLY)?|CERT_HAS_EXPIRED|ERR_TLS_CERT_ALTNAME_INVALID)\b/.exec(e.message);
+      const m =
+        /\b(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(?:_LOCALLY)?|CERT_HAS_EXPIRED|ERR_TLS_CERT_ALTNAME_INVALID)\b/.exec(
+          e.message,
+        );
       if (m) out.push(m[1]!);
     }
   }
@@ -118,24 +138,35 @@ function explainServiceError(err: unknown, c: Config): string {
   const codes = errorCodes(err);
   const base = describeError(err);
   if (codes.some((x) => /SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(x))) {
-    return `${base} [${codes.filter((x) => /CERT|SIGN|VERIFY/.test(x)).join(', ')}]: the service's certificate is not signed by a trusted CA; ${c.api.caFile ? `api.caFile (${c.api.caFile}) is not the CA that signed it` : 'set api.caFile to its CA certificate (PEM), e.g. the emulator\'s ca.pem'}`;
+    return `${base} [${codes.filter((x) => /CERT|SIGN|VERIFY/.test(x)).join(", ")}]: the service's certificate is not signed by a trusted CA; ${c.api.caFile ? `api.caFile (${c.api.caFile}) is not the CA that signed it` : "set api.caFile to its CA certificate (PEM), e.g. the emulator's ca.pem"}`;
   }
-  if (codes.includes('CERT_HAS_EXPIRED')) return `${base}: the service's certificate has expired`;
-  if (codes.includes('ERR_TLS_CERT_ALTNAME_INVALID')) return `${base}: the certificate does not name the host of api.baseUrl`;
-  if (err instanceof FaxgateError && err.code === 'API_AUTH') return `${base} (the key is unknown to the service, or expired)`;
+  if (codes.includes("CERT_HAS_EXPIRED")) return `${base}: the service's certificate has expired`;
+  if (codes.includes("ERR_TLS_CERT_ALTNAME_INVALID"))
+    return `${base}: the certificate does not name the host of api.baseUrl`;
+  if (err instanceof FaxgateError && err.code === "API_AUTH")
+    return `${base} (the key is unknown to the service, or expired)`;
   return base;
 }
 
 /** The notification relay: connect and EHLO (and AUTH when the URL has credentials). */
 async function relayCheck(transport: string): Promise<Check> {
-  const shown = transport.replace(/^(smtps?:\/\/[^:/@]+:)[^@]*@/, '$1****@');
-  const t = nodemailer.createTransport({ url: transport, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 15_000 } as never);
+  const shown = transport.replace(/^(smtps?:\/\/[^:/@]+:)[^@]*@/, "$1****@");
+  const t = nodemailer.createTransport({
+    url: transport,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 15_000,
+  } as never);
   try {
     await t.verify();
-    return { name: 'notify relay', ok: true, detail: `${shown} answers EHLO` };
+    return { name: "notify relay", ok: true, detail: `${shown} answers EHLO` };
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { response?: string };
-    return { name: 'notify relay', ok: false, detail: `${shown}: ${e.code ?? ''} ${e.response ?? e.message}`.replace(/\s+/g, ' ').trim() + ' (outcome mails could not be sent)' };
+    return {
+      name: "notify relay",
+      ok: false,
+      detail: `${`${shown}: ${e.code ?? ""} ${e.response ?? e.message}`.replace(/\s+/g, " ").trim()} (outcome mails could not be sent)`,
+    };
   } finally {
     t.close();
   }
@@ -143,44 +174,66 @@ async function relayCheck(transport: string): Promise<Check> {
 
 /** The office converter: installed or not, and which protections its conversions run under. */
 async function officeChecks(c: Config): Promise<Check[]> {
-  if (c.office.soffice === false) return [{ name: 'office converter', ok: true, detail: 'turned off (office documents are refused)' }];
-  const { OfficeConverter } = await import('../intake/office-convert.js');
+  if (c.office.soffice === false)
+    return [{ name: "office converter", ok: true, detail: "turned off (office documents are refused)" }];
+  const { OfficeConverter } = await import("../intake/office-convert.js");
   const office = new OfficeConverter(c.office);
   const soffice = office.available();
-  if (!soffice) return [{ name: 'office converter', ok: true, warn: true, detail: `${c.office.soffice} not found (office documents are refused; install libreoffice-writer-nogui)` }];
+  if (!soffice)
+    return [
+      {
+        name: "office converter",
+        ok: true,
+        warn: true,
+        detail: `${c.office.soffice} not found (office documents are refused; install libreoffice-writer-nogui)`,
+      },
+    ];
   const p = await office.protections();
-  const checks: Check[] = [{ name: 'office converter', ok: true, detail: soffice }];
+  const checks: Check[] = [{ name: "office converter", ok: true, detail: soffice }];
   for (const [what, detail] of Object.entries(p.summary)) checks.push({ name: `office ${what}`, ok: true, detail });
-  for (const w of p.warnings) checks.push({ name: 'office sandbox', ok: p.ok, warn: true, detail: w });
+  for (const w of p.warnings) checks.push({ name: "office sandbox", ok: p.ok, warn: true, detail: w });
   return checks;
 }
 
 export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   const ctx = loadContext(opts);
   const c = ctx.config;
-  const checks: Check[] = [{ name: 'config', ok: true, detail: ctx.configFile ?? 'built-in sandbox config' }];
-  if (ctx.secretsFile) checks.push({ name: 'secrets file', ok: !ctx.secretsProblem, detail: ctx.secretsProblem ?? `${ctx.secretsFile} readable` });
+  const checks: Check[] = [{ name: "config", ok: true, detail: ctx.configFile ?? "built-in sandbox config" }];
+  if (ctx.secretsFile)
+    checks.push({
+      name: "secrets file",
+      ok: !ctx.secretsProblem,
+      detail: ctx.secretsProblem ?? `${ctx.secretsFile} readable`,
+    });
   if (ctx.unset.length > 0) {
-    checks.push({ name: 'secrets', ok: false, detail: `not set: ${ctx.unset.map((u) => `${u.name} (${u.key})`).join(', ')}; set them in ${whereToSetSecrets(ctx)}` });
+    checks.push({
+      name: "secrets",
+      ok: false,
+      detail: `not set: ${ctx.unset.map((u) => `${u.name} (${u.key})`).join(", ")}; set them in ${whereToSetSecrets(ctx)}`,
+    });
   }
-  checks.push(folderCheck('data folder', c.data));
+  checks.push(folderCheck("data folder", c.data));
   checks.push(await queueCheck(c));
-  if (c.spool) checks.push(folderCheck('spool root', c.spool.root));
+  if (c.spool) checks.push(folderCheck("spool root", c.spool.root));
   const outbox = outboxDir(c);
-  if (outbox) checks.push(folderCheck('outbox', outbox));
+  if (outbox) checks.push(folderCheck("outbox", outbox));
   else if (c.notify) checks.push(await relayCheck(c.notify.transport));
   const daemonPid = runningDaemon(c.data);
-  for (const addr of [...(c.smtp?.listen ?? []), ...(c.admin ? [c.admin.listen] : []), ...(c.web ? [c.web.listen] : [])]) {
+  for (const addr of [
+    ...(c.smtp?.listen ?? []),
+    ...(c.admin ? [c.admin.listen] : []),
+    ...(c.web ? [c.web.listen] : []),
+  ]) {
     checks.push(await portCheck(`listen ${addr}`, addr, daemonPid));
   }
   if (c.smtp?.tls) {
     for (const f of [c.smtp.tls.cert, c.smtp.tls.key]) {
-      checks.push({ name: 'smtp.tls', ok: existsSync(f), detail: existsSync(f) ? `${f} present` : `${f} missing` });
+      checks.push({ name: "smtp.tls", ok: existsSync(f), detail: existsSync(f) ? `${f} present` : `${f} missing` });
     }
   }
   if (c.web?.tls) {
     for (const f of [c.web.tls.cert, c.web.tls.key]) {
-      checks.push({ name: 'web.tls', ok: existsSync(f), detail: existsSync(f) ? `${f} present` : `${f} missing` });
+      checks.push({ name: "web.tls", ok: existsSync(f), detail: existsSync(f) ? `${f} present` : `${f} missing` });
     }
   }
   try {
@@ -189,45 +242,63 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
       let admin: FaxApi | null = null;
       if (api.service.adminKey !== undefined) {
         try {
-          const adminApi = api.admin('the admin key check');
+          const adminApi = api.admin("the admin key check");
           const me = await adminApi.me();
           await adminApi.listApiKeys(me.userId);
           admin = adminApi;
-          checks.push({ name: 'admin key (api.adminKey)', ok: true, detail: `works, admin level (${me.email})` });
+          checks.push({ name: "admin key (api.adminKey)", ok: true, detail: `works, admin level (${me.email})` });
         } catch (err) {
-          const detail = err instanceof FaxgateError && err.code === 'API_FORBIDDEN' ? 'is a valid key but not of access level admin (keys list refused with 403)' : explainServiceError(err, c);
-          checks.push({ name: 'admin key (api.adminKey)', ok: false, detail });
-          if (!(err instanceof FaxgateError) || !['API_AUTH', 'API_FORBIDDEN', 'USAGE'].includes(err.code)) return;
+          const detail =
+            err instanceof FaxgateError && err.code === "API_FORBIDDEN"
+              ? "is a valid key but not of access level admin (keys list refused with 403)"
+              : explainServiceError(err, c);
+          checks.push({ name: "admin key (api.adminKey)", ok: false, detail });
+          if (!(err instanceof FaxgateError) || !["API_AUTH", "API_FORBIDDEN", "USAGE"].includes(err.code)) return;
         }
       }
-      const rotated = new Set(effectiveUsers(c.users, c.data).filter((u, i) => u.apiKey !== c.users[i]!.apiKey).map((u) => u.name));
+      const rotated = new Set(
+        effectiveUsers(c.users, c.data)
+          .filter((u, i) => u.apiKey !== c.users[i]!.apiKey)
+          .map((u) => u.name),
+      );
       for (const u of effectiveUsers(c.users, c.data)) {
         const name = `api key of ${u.name}`;
-        const from = rotated.has(u.name) ? ' (the key the daemon rotated to, from keys.json)' : '';
+        const from = rotated.has(u.name) ? " (the key the daemon rotated to, from keys.json)" : "";
         if (unsetSecretName(u.apiKey)) continue; // listed under "secrets"
         try {
           const me = await api.withKey(u.apiKey).me();
-          checks.push({ name, ok: true, detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? '?'})` });
+          checks.push({
+            name,
+            ok: true,
+            detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? "?"})`,
+          });
           if (admin) {
             const key = await findKey(admin, me.userId, u.apiKey);
             if (key?.expiresAt) {
               const days = (Date.parse(key.expiresAt) - Date.now()) / 86_400_000;
-              checks.push({ name: `key expiry of ${u.name}`, ok: days > 0, warn: days < 14, detail: `expires ${key.expiresAt} (in ${Math.floor(days)} days)` });
+              checks.push({
+                name: `key expiry of ${u.name}`,
+                ok: days > 0,
+                warn: days < 14,
+                detail: `expires ${key.expiresAt} (in ${Math.floor(days)} days)`,
+              });
             }
           }
         } catch (err) {
           checks.push({ name, ok: false, detail: `${explainServiceError(err, c)}${from}` });
-          if (!(err instanceof FaxgateError) || !['API_AUTH', 'API_FORBIDDEN'].includes(err.code)) return;
+          if (!(err instanceof FaxgateError) || !["API_AUTH", "API_FORBIDDEN"].includes(err.code)) return;
         }
       }
     });
   } catch (err) {
-    checks.push({ name: 'fax service', ok: false, detail: explainServiceError(err, c) });
+    checks.push({ name: "fax service", ok: false, detail: explainServiceError(err, c) });
   }
   checks.push(...(await officeChecks(c)));
-  for (const risk of riskySettings(c)) checks.push({ name: 'risky setting', ok: true, warn: true, detail: risk });
+  for (const risk of riskySettings(c)) checks.push({ name: "risky setting", ok: true, warn: true, detail: risk });
   if (opts.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
-  else for (const ch of checks) process.stdout.write(`${ch.ok ? (ch.warn ? 'WARN' : 'ok  ') : 'FAIL'}  ${ch.name}: ${ch.detail}\n`);
+  else
+    for (const ch of checks)
+      process.stdout.write(`${ch.ok ? (ch.warn ? "WARN" : "ok  ") : "FAIL"}  ${ch.name}: ${ch.detail}\n`);
   return checks.every((ch) => ch.ok) ? 0 : 1;
 }
 
@@ -236,48 +307,49 @@ async function readPassword(prompt: string): Promise<string> {
   if (!stdin.isTTY) {
     // The first line only: `echo pw | faxgate passwd` or a here-doc must not hash the newline,
     // nor anything piped after it (a whole file would become one "password").
-    let text = '';
+    let text = "";
     for await (const chunk of stdin) {
       text += chunk;
-      if (text.includes('\n')) break;
+      if (text.includes("\n")) break;
     }
-    const first = text.split(/\r?\n/)[0] ?? '';
-    if (first === '') throw new FaxgateError('USAGE', 'no password on stdin: its first line is empty');
+    const first = text.split(/\r?\n/)[0] ?? "";
+    if (first === "") throw new FaxgateError("USAGE", "no password on stdin: its first line is empty");
     return first;
   }
   process.stderr.write(prompt);
   stdin.setRawMode(true);
   stdin.resume();
-  stdin.setEncoding('utf8');
+  stdin.setEncoding("utf8");
   return new Promise((resolve, reject) => {
-    let pw = '';
+    let pw = "";
     const onData = (ch: string) => {
       for (const c of ch) {
-        if (c === '\r' || c === '\n') {
+        if (c === "\r" || c === "\n") {
           stdin.setRawMode(false);
           stdin.pause();
-          stdin.off('data', onData);
-          process.stderr.write('\n');
+          stdin.off("data", onData);
+          process.stderr.write("\n");
           resolve(pw);
           return;
         }
-        if (c === '\u0003') {
+        if (c === "\u0003") {
           stdin.setRawMode(false);
-          reject(new Error('cancelled'));
+          reject(new Error("cancelled"));
           return;
         }
-        if (c === '\u007f') pw = pw.slice(0, -1);
+        if (c === "\u007f") pw = pw.slice(0, -1);
         else pw += c;
       }
     };
-    stdin.on('data', onData);
+    stdin.on("data", onData);
   });
 }
 
 /** At a terminal the password is asked twice (a typo would lock the user out); piped, one line. */
 export async function passwdCommand(): Promise<void> {
-  const pw = await readPassword('Password: ');
-  if (pw.length < 8) throw new FaxgateError('USAGE', 'the password must have at least 8 characters');
-  if (process.stdin.isTTY && (await readPassword('Again: ')) !== pw) throw new FaxgateError('USAGE', 'the two passwords differ; nothing was printed');
+  const pw = await readPassword("Password: ");
+  if (pw.length < 8) throw new FaxgateError("USAGE", "the password must have at least 8 characters");
+  if (process.stdin.isTTY && (await readPassword("Again: ")) !== pw)
+    throw new FaxgateError("USAGE", "the two passwords differ; nothing was printed");
   process.stdout.write(`${await hashPassword(pw)}\n`);
 }

@@ -1,14 +1,14 @@
 // `faxgate start`: the daemon. Signals: SIGTERM/SIGINT stop in order (a second one forces),
 // SIGHUP reloads users and keys from the config file (and its secretsFile) without dropping connections.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { loadConfigFile } from '../config/load.js';
-import { describeError } from '../errors.js';
-import { createLogger } from '../log/logger.js';
-import { Gateway, type ServiceEndpoint } from '../main.js';
-import { DaemonLock } from '../store/daemon-lock.js';
-import { sandboxBanner, startEmbeddedService, writeSampleDocument } from '../sandbox.js';
-import { loadContext, type GlobalOptions } from './context.js';
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { loadConfigFile } from "../config/load.js";
+import { describeError } from "../errors.js";
+import { createLogger } from "../log/logger.js";
+import { Gateway, type ServiceEndpoint } from "../main.js";
+import { DaemonLock } from "../store/daemon-lock.js";
+import { sandboxBanner, startEmbeddedService, writeSampleDocument } from "../sandbox.js";
+import { loadContext, type GlobalOptions } from "./context.js";
 
 export interface StartOptions extends GlobalOptions {
   /** sandbox only: the emulator's processing delay */
@@ -36,7 +36,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   let service: ServiceEndpoint;
   let gateway: Gateway;
   try {
-    if (config.api.baseUrl === 'sandbox') {
+    if (config.api.baseUrl === "sandbox") {
       const embedded = await startEmbeddedService(config, logger, opts.delayMs ?? 2000);
       emulator = embedded.emulator;
       service = embedded.service;
@@ -58,64 +58,76 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   try {
     addresses = await gateway.start();
   } catch (err) {
-    logger.fatal({ err: describeError(err) }, 'could not start');
+    logger.fatal({ err: describeError(err) }, "could not start");
     await gateway.stop(5000);
     await emulator?.close();
     throw err;
   }
-  const pidFile = path.join(config.data, 'faxgate.pid');
+  const pidFile = path.join(config.data, "faxgate.pid");
   writeFileSync(pidFile, `${process.pid}\n`);
 
   if (ctx.sandbox && !ctx.configFile) {
     const sample = await writeSampleDocument(config.data).catch((err) => {
-      logger.warn({ err: describeError(err) }, 'could not write the sample document');
+      logger.warn({ err: describeError(err) }, "could not write the sample document");
       return undefined;
     });
     process.stderr.write(`${sandboxBanner(addresses, service.baseUrl, sample)}\n`);
   } else if (ctx.sandbox) {
     // Said explicitly in a config file: fine for a trial, never for production; say so loudly.
-    const line = '*'.repeat(78);
-    process.stderr.write(`${line}\n*  SANDBOX: api.baseUrl is "sandbox" in ${ctx.configFile}.\n*  Faxes go to the embedded emulator at ${service.baseUrl} and are NEVER sent to a real fax line.\n*  Set api.baseUrl to your fax service's https:// URL to send real faxes.\n${line}\n`);
-    logger.warn({ config: ctx.configFile, baseUrl: service.baseUrl }, 'SANDBOX: api.baseUrl is "sandbox"; no fax leaves this machine');
+    const line = "*".repeat(78);
+    process.stderr.write(
+      `${line}\n*  SANDBOX: api.baseUrl is "sandbox" in ${ctx.configFile}.\n*  Faxes go to the embedded emulator at ${service.baseUrl} and are NEVER sent to a real fax line.\n*  Set api.baseUrl to your fax service's https:// URL to send real faxes.\n${line}\n`,
+    );
+    logger.warn(
+      { config: ctx.configFile, baseUrl: service.baseUrl },
+      'SANDBOX: api.baseUrl is "sandbox"; no fax leaves this machine',
+    );
   }
 
   // A stray rejection is a bug, but one hostile mail must not take every session down with it:
   // log it loudly and keep serving (everything accepted is on disk either way).
-  process.on('unhandledRejection', (reason) => {
+  process.on("unhandledRejection", (reason) => {
     // where it came from (the frames only: a message may quote input)
-    const at = reason instanceof Error ? reason.stack?.split('\n').slice(1, 6).map((l) => l.trim()).join(' | ') : undefined;
-    logger.error({ err: describeError(reason), at }, 'BUG: unhandled promise rejection (the gateway keeps running)');
+    const at =
+      reason instanceof Error
+        ? reason.stack
+            ?.split("\n")
+            .slice(1, 6)
+            .map((l) => l.trim())
+            .join(" | ")
+        : undefined;
+    logger.error({ err: describeError(reason), at }, "BUG: unhandled promise rejection (the gateway keeps running)");
   });
 
   let signals = 0;
   const shutdown = (sig: string) => {
     signals += 1;
     if (signals > 1) {
-      logger.warn({ signal: sig }, 'second signal: exiting now');
+      logger.warn({ signal: sig }, "second signal: exiting now");
       process.exit(130);
     }
-    logger.info({ signal: sig }, 'shutdown requested');
+    logger.info({ signal: sig }, "shutdown requested");
     void (async () => {
       try {
         await gateway.stop(20_000);
         await emulator?.close();
       } catch (err) {
-        logger.error({ err: describeError(err) }, 'error while stopping');
+        logger.error({ err: describeError(err) }, "error while stopping");
       }
       try {
         rmSync(pidFile, { force: true });
       } catch (err) {
         // a data folder gone read-only (or away) must not keep the daemon from exiting
-        logger.warn({ err: describeError(err) }, 'could not remove the pid file');
+        logger.warn({ err: describeError(err) }, "could not remove the pid file");
       }
       logger.flush?.();
       process.exit(0);
     })();
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGHUP', () => {
-    logger.info('SIGHUP: reloading users');
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGHUP", () => {
+    logger.info("SIGHUP: reloading users");
     void gateway.reload();
   });
 }

@@ -1,14 +1,23 @@
 // `faxgate store migrate`: the SQLite queue in `data` into PostgreSQL (docs/ha.md). The target is
 // --to, else the config's `database`; its password is never printed.
-import { FaxgateError } from '../errors.js';
-import { migrateSqliteToPostgres, redactDatabaseUrl } from '../store/open.js';
-import { loadContext, printJson, type GlobalOptions } from './context.js';
+import { FaxgateError } from "../errors.js";
+import { migrateSqliteToPostgres, redactDatabaseUrl } from "../store/open.js";
+import { loadContext, printJson, type GlobalOptions } from "./context.js";
 
 export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; json?: boolean }): Promise<void> {
   const ctx = loadContext(opts);
   const url = opts.to ?? ctx.config.database;
-  if (!url) throw new FaxgateError('USAGE', 'store migrate needs a PostgreSQL URL: --to postgres://user@host/db, or `database:` in the config', { field: 'database' });
-  if (!/^postgres(ql)?:\/\//.test(url)) throw new FaxgateError('USAGE', `--to must be a PostgreSQL URL (postgres://…), got ${JSON.stringify(redactDatabaseUrl(url))}`);
+  if (!url)
+    throw new FaxgateError(
+      "USAGE",
+      "store migrate needs a PostgreSQL URL: --to postgres://user@host/db, or `database:` in the config",
+      { field: "database" },
+    );
+  if (!/^postgres(ql)?:\/\//.test(url))
+    throw new FaxgateError(
+      "USAGE",
+      `--to must be a PostgreSQL URL (postgres://…), got ${JSON.stringify(redactDatabaseUrl(url))}`,
+    );
   const shown = redactDatabaseUrl(url);
   if (!opts.json) process.stderr.write(`copying the queue in ${ctx.config.data} to ${shown}\n`);
   const report = await migrateSqliteToPostgres({ dataDir: ctx.config.data, url });
@@ -20,8 +29,8 @@ export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; j
   const c = report.copied;
   process.stdout.write(
     `source: ${s.jobs} jobs, ${s.recipients} recipients, ${s.documents} documents, ${s.events} events, ${s.notifications} notifications, ${s.kv} state keys\n` +
-    `copied: ${c.jobs} jobs, ${c.recipients} recipients, ${c.documents} documents, ${c.events} events, ${c.notifications} notifications, ${c.kv} state keys` +
-    `${report.alreadyThere ? ` (${report.alreadyThere} jobs were there already)` : ''}\n` +
-    `verified: every row of the SQLite queue is in ${shown}\n`,
+      `copied: ${c.jobs} jobs, ${c.recipients} recipients, ${c.documents} documents, ${c.events} events, ${c.notifications} notifications, ${c.kv} state keys` +
+      `${report.alreadyThere ? ` (${report.alreadyThere} jobs were there already)` : ""}\n` +
+      `verified: every row of the SQLite queue is in ${shown}\n`,
   );
 }

@@ -1,9 +1,13 @@
 // "127.0.0.1:2525", "[::1]:25", "0.0.0.0:25": the one parser for every listen address (smtp.listen,
 // admin.listen, --listen of the emulator, --smtp-listen), so they all accept the same forms.
-import { FaxgateError, type ErrorCode } from '../errors.js';
+import { FaxgateError, type ErrorCode } from "../errors.js";
 
 /** `what` names the config key or option in the error, e.g. "smtp.listen" or "--listen". */
-export function parseHostPort(value: string, what: string, code: ErrorCode = 'CONFIG_INVALID'): { host: string; port: number } {
+export function parseHostPort(
+  value: string,
+  what: string,
+  code: ErrorCode = "CONFIG_INVALID",
+): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:\s]+)):(\d{1,5})$/.exec(value.trim());
   const port = m ? Number(m[3]) : NaN;
   if (!m || port > 65535) {

@@ -1,12 +1,12 @@
 // Reading the one config file: YAML -> ${ENV} substitution -> zod validation. Every error names the
 // key (e.g. `users[1].apiKey`) and what was expected, so an admin can fix it without reading code.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { z } from 'zod';
-import { FaxgateError } from '../errors.js';
-import { configSchema, SECRET_KEYS, type Config } from './schema.js';
-import { readSecretsFile } from './secrets-file.js';
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import type { z } from "zod";
+import { FaxgateError } from "../errors.js";
+import { configSchema, SECRET_KEYS, type Config } from "./schema.js";
+import { readSecretsFile } from "./secrets-file.js";
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
@@ -42,9 +42,13 @@ export function loadConfigFile(file: string, opts: LoadOptions = {}): Config {
 export function loadConfigFileDetailed(file: string, opts: LoadOptions = {}): LoadedConfig {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new FaxgateError('CONFIG_NOT_FOUND', `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    throw new FaxgateError(
+      "CONFIG_NOT_FOUND",
+      `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      { cause: err },
+    );
   }
   const base = path.dirname(path.resolve(file));
   const loaded = parseConfigTextDetailed(text, { ...opts, source: file, base });
@@ -69,18 +73,28 @@ export function unsetSecretName(value: string | undefined): string | null {
  */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
-export function parseConfigTextDetailed(text: string, opts: LoadOptions & { source?: string; base?: string } = {}): LoadedConfig {
-  const source = opts.source ?? 'config';
-  const size = Buffer.byteLength(text, 'utf8');
+export function parseConfigTextDetailed(
+  text: string,
+  opts: LoadOptions & { source?: string; base?: string } = {},
+): LoadedConfig {
+  const source = opts.source ?? "config";
+  const size = Buffer.byteLength(text, "utf8");
   if (size > MAX_CONFIG_BYTES) {
-    throw new FaxgateError('CONFIG_INVALID', `${source}: is ${size} bytes; a config file may have at most ${MAX_CONFIG_BYTES} (1 MB)`);
+    throw new FaxgateError(
+      "CONFIG_INVALID",
+      `${source}: is ${size} bytes; a config file may have at most ${MAX_CONFIG_BYTES} (1 MB)`,
+    );
   }
   let raw: unknown;
   try {
     raw = parseYaml(text, { prettyErrors: true });
   } catch (err) {
-    const where = err instanceof YAMLParseError && err.linePos ? ` at line ${err.linePos[0].line}` : '';
-    throw new FaxgateError('CONFIG_INVALID', `${source}: not valid YAML${where}: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+    const where = err instanceof YAMLParseError && err.linePos ? ` at line ${err.linePos[0].line}` : "";
+    throw new FaxgateError(
+      "CONFIG_INVALID",
+      `${source}: not valid YAML${where}: ${(err as Error).message.split("\n")[0]}`,
+      { cause: err },
+    );
   }
   if (raw === null || raw === undefined) raw = {};
   // The secrets file is read first, so its NAME=VALUE lines feed ${NAME} everywhere; it is read
@@ -89,7 +103,7 @@ export function parseConfigTextDetailed(text: string, opts: LoadOptions & { sour
   let secretsFile: string | null = null;
   let secretsProblem: string | undefined;
   const named = (raw as Record<string, unknown>)?.secretsFile;
-  if (typeof named === 'string' && named.length > 0) {
+  if (typeof named === "string" && named.length > 0) {
     secretsFile = path.isAbsolute(named) ? named : path.resolve(opts.base ?? process.cwd(), named);
     try {
       env = { ...env, ...readSecretsFile(secretsFile) };
@@ -102,29 +116,46 @@ export function parseConfigTextDetailed(text: string, opts: LoadOptions & { sour
   const substituted = substituteEnv(raw, env, [], missing);
   const fatal = opts.lenientSecrets ? missing.filter((m) => !m.secret) : missing;
   if (fatal.length > 0) {
-    const where = secretsFile ? `the environment or the secrets file ${secretsFile}` : 'the environment (or name a secrets file with the key secretsFile)';
-    const list = fatal.map((m) => `${m.name} (${m.key})`).join(', ');
-    throw new FaxgateError('CONFIG_INVALID', `${source}: ${fatal.length === 1 ? 'environment variable' : 'environment variables'} not set: ${list}; set ${fatal.length === 1 ? 'it' : 'them'} in ${where}${secretsProblem ? ` (${secretsProblem})` : ''}`, {
-      field: fatal[0]!.key,
-    });
+    const where = secretsFile
+      ? `the environment or the secrets file ${secretsFile}`
+      : "the environment (or name a secrets file with the key secretsFile)";
+    const list = fatal.map((m) => `${m.name} (${m.key})`).join(", ");
+    throw new FaxgateError(
+      "CONFIG_INVALID",
+      `${source}: ${fatal.length === 1 ? "environment variable" : "environment variables"} not set: ${list}; set ${fatal.length === 1 ? "it" : "them"} in ${where}${secretsProblem ? ` (${secretsProblem})` : ""}`,
+      {
+        field: fatal[0]!.key,
+      },
+    );
   }
   // A config file must say where faxes go: defaulting to the embedded emulator would "deliver"
   // faxes that never left the machine. Only no config at all means the sandbox.
   const api = (substituted as { api?: unknown }).api;
-  const hasBaseUrl = api !== null && typeof api === 'object' && (api as { baseUrl?: unknown }).baseUrl !== undefined;
-  const noBaseUrl = hasBaseUrl ? null : 'api.baseUrl: missing: name the fax service (its https:// URL), or write "sandbox" for the embedded emulator';
+  const hasBaseUrl = api !== null && typeof api === "object" && (api as { baseUrl?: unknown }).baseUrl !== undefined;
+  const noBaseUrl = hasBaseUrl
+    ? null
+    : 'api.baseUrl: missing: name the fax service (its https:// URL), or write "sandbox" for the embedded emulator';
   let config: Config;
   try {
     config = validateConfig(substituted, source);
   } catch (err) {
-    if (noBaseUrl && err instanceof FaxgateError && err.code === 'CONFIG_INVALID') {
-      throw new FaxgateError('CONFIG_INVALID', err.message.replace(/:\n/, `:\n  ${noBaseUrl}\n`), { field: 'api.baseUrl', cause: err });
+    if (noBaseUrl && err instanceof FaxgateError && err.code === "CONFIG_INVALID") {
+      throw new FaxgateError("CONFIG_INVALID", err.message.replace(/:\n/, `:\n  ${noBaseUrl}\n`), {
+        field: "api.baseUrl",
+        cause: err,
+      });
     }
     throw err;
   }
-  if (noBaseUrl) throw new FaxgateError('CONFIG_INVALID', `${source} is invalid:\n  ${noBaseUrl}`, { field: 'api.baseUrl' });
+  if (noBaseUrl)
+    throw new FaxgateError("CONFIG_INVALID", `${source} is invalid:\n  ${noBaseUrl}`, { field: "api.baseUrl" });
   const resolvedFile = secretsFile;
-  return { config: resolvedFile ? { ...config, secretsFile: resolvedFile } : config, unset: missing.map(({ name, key }) => ({ name, key })), secretsFile: resolvedFile, secretsProblem };
+  return {
+    config: resolvedFile ? { ...config, secretsFile: resolvedFile } : config,
+    unset: missing.map(({ name, key }) => ({ name, key })),
+    secretsFile: resolvedFile,
+    secretsProblem,
+  };
 }
 
 /** Inbound rules name users and groups that must exist; each problem names its rule. */
@@ -133,16 +164,23 @@ function inboundProblems(c: Config, users: Set<string>): Array<[string, string]>
   const groups = c.inbound.groups;
   for (const [g, def] of Object.entries(groups)) {
     def.members.forEach((m, j) => {
-      if (!users.has(m)) out.push([`inbound.groups.${g}.members[${j}]`, `group "${g}": "${m}" is not a configured user`]);
+      if (!users.has(m))
+        out.push([`inbound.groups.${g}.members[${j}]`, `group "${g}": "${m}" is not a configured user`]);
     });
-    if (def.escalateTo && !def.escalateTo.includes('@') && !users.has(def.escalateTo)) {
-      out.push([`inbound.groups.${g}.escalateTo`, `group "${g}": "${def.escalateTo}" is neither a configured user nor a mail address`]);
+    if (def.escalateTo && !def.escalateTo.includes("@") && !users.has(def.escalateTo)) {
+      out.push([
+        `inbound.groups.${g}.escalateTo`,
+        `group "${g}": "${def.escalateTo}" is neither a configured user nor a mail address`,
+      ]);
     }
   }
-  const check = (where: string, rule: string, ds: Config['inbound']['default']) => {
+  const check = (where: string, rule: string, ds: Config["inbound"]["default"]) => {
     ds.forEach((d, j) => {
-      if ('users' in d) for (const u of d.users) if (!users.has(u)) out.push([`${where}.deliver[${j}].users`, `${rule}: "${u}" is not a configured user`]);
-      if ('inbox' in d && !groups[d.inbox]) out.push([`${where}.deliver[${j}].inbox`, `${rule}: no group "${d.inbox}" in inbound.groups`]);
+      if ("users" in d)
+        for (const u of d.users)
+          if (!users.has(u)) out.push([`${where}.deliver[${j}].users`, `${rule}: "${u}" is not a configured user`]);
+      if ("inbox" in d && !groups[d.inbox])
+        out.push([`${where}.deliver[${j}].inbox`, `${rule}: no group "${d.inbox}" in inbound.groups`]);
     });
   };
   const seen = new Set<string>();
@@ -150,19 +188,20 @@ function inboundProblems(c: Config, users: Set<string>): Array<[string, string]>
     const rule = `rule "${r.name}"`;
     if (seen.has(r.name)) out.push([`inbound.routes[${i}].name`, `${rule}: another rule has this name`]);
     seen.add(r.name);
-    if (r.match.user && !users.has(r.match.user)) out.push([`inbound.routes[${i}].match.user`, `${rule}: "${r.match.user}" is not a configured user`]);
+    if (r.match.user && !users.has(r.match.user))
+      out.push([`inbound.routes[${i}].match.user`, `${rule}: "${r.match.user}" is not a configured user`]);
     check(`inbound.routes[${i}]`, rule, r.deliver);
   });
-  check('inbound.default', 'the default route', c.inbound.default);
+  check("inbound.default", "the default route", c.inbound.default);
   return out;
 }
 
-export function validateConfig(raw: unknown, source = 'config'): Config {
+export function validateConfig(raw: unknown, source = "config"): Config {
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${formatKey(i.path)}: ${describeIssue(i)}`);
     const first = result.error.issues[0];
-    throw new FaxgateError('CONFIG_INVALID', `${source} is invalid:\n${lines.join('\n')}`, {
+    throw new FaxgateError("CONFIG_INVALID", `${source} is invalid:\n${lines.join("\n")}`, {
       field: first ? formatKey(first.path) : undefined,
     });
   }
@@ -191,35 +230,46 @@ function checkCrossKeys(c: Config, source: string): void {
   c.users.forEach((u, i) => {
     const folder = u.spool ?? u.name;
     const other = folders.get(folder.toLowerCase());
-    if (other !== undefined && other !== u.name) problems.push([`users[${i}].spool`, `spool folder "${folder}" of user "${u.name}" is also the spool folder of user "${other}"`]);
+    if (other !== undefined && other !== u.name)
+      problems.push([
+        `users[${i}].spool`,
+        `spool folder "${folder}" of user "${u.name}" is also the spool folder of user "${other}"`,
+      ]);
     else folders.set(folder.toLowerCase(), u.name);
   });
-  if (c.smtp?.auth === 'required' && c.users.some((u) => !u.password)) {
+  if (c.smtp?.auth === "required" && c.users.some((u) => !u.password)) {
     const i = c.users.findIndex((u) => !u.password);
     problems.push([`users[${i}].password`, 'smtp.auth is "required" but this user has no password hash']);
   }
   problems.push(...inboundProblems(c, names));
-  if (c.api.baseUrl !== 'sandbox' && c.users.length === 0) {
-    problems.push(['users', 'at least one user is needed with a real fax service']);
+  if (c.api.baseUrl !== "sandbox" && c.users.length === 0) {
+    problems.push(["users", "at least one user is needed with a real fax service"]);
   }
   if (problems.length > 0) {
-    throw new FaxgateError('CONFIG_INVALID', `${source} is invalid:\n${problems.map(([k, m]) => `  ${k}: ${m}`).join('\n')}`, { field: problems[0]![0] });
+    throw new FaxgateError(
+      "CONFIG_INVALID",
+      `${source} is invalid:\n${problems.map(([k, m]) => `  ${k}: ${m}`).join("\n")}`,
+      { field: problems[0]![0] },
+    );
   }
 }
 
 function formatKey(p: ReadonlyArray<PropertyKey>): string {
-  if (p.length === 0) return '(top level)';
-  return p.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), '');
+  if (p.length === 0) return "(top level)";
+  return p.reduce<string>(
+    (acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)),
+    "",
+  );
 }
 
 function describeIssue(i: z.core.$ZodIssue): string {
   switch (i.code) {
-    case 'invalid_type':
-      return `expected ${i.expected}${'input' in i && i.input === undefined ? ' (missing)' : ''}`;
-    case 'unrecognized_keys':
-      return `unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}`;
-    case 'invalid_value':
-      return `expected one of ${i.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case "invalid_type":
+      return `expected ${i.expected}${"input" in i && i.input === undefined ? " (missing)" : ""}`;
+    case "unrecognized_keys":
+      return `unknown key${i.keys.length > 1 ? "s" : ""} ${i.keys.map((k) => `"${k}"`).join(", ")}`;
+    case "invalid_value":
+      return `expected one of ${i.values.map((v) => JSON.stringify(v)).join(", ")}`;
     default:
       return i.message;
   }
@@ -233,20 +283,25 @@ const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-((?:[^}$]|\$(?!\{))*))?\}/g;
  * `${NAME}` or `${NAME:-default}` in any string. An unset variable without a default is collected
  * in `missing` (every one, so the admin fixes them all in one go) and left as written.
  */
-function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, at: Array<string | number>, missing: Array<UnsetSecret & { secret: boolean }>): unknown {
-  if (typeof value === 'string') {
-    const last = [...at].reverse().find((p) => typeof p === 'string');
+function substituteEnv(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  at: Array<string | number>,
+  missing: Array<UnsetSecret & { secret: boolean }>,
+): unknown {
+  if (typeof value === "string") {
+    const last = [...at].reverse().find((p) => typeof p === "string");
     const secret = (SECRET_KEYS as readonly string[]).includes(String(last));
     return value.replace(ENV_REF, (whole, name: string, fallback: string | undefined) => {
       const v = env[name];
-      if (v !== undefined && v !== '') return v;
+      if (v !== undefined && v !== "") return v;
       if (fallback !== undefined) return fallback;
       missing.push({ name, key: formatKey(at), secret });
       return whole;
     });
   }
   if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...at, i], missing));
-  if (value && typeof value === 'object') {
+  if (value && typeof value === "object") {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, [...at, k], missing)]));
   }
   return value;
@@ -262,27 +317,29 @@ function resolvePaths(c: Config, base: string): Config {
     spool: c.spool && { ...c.spool, root: abs(c.spool.root) },
     notify: c.notify && {
       ...c.notify,
-      transport: c.notify.transport.startsWith('outbox:') ? `outbox:${abs(c.notify.transport.slice('outbox:'.length))}` : c.notify.transport,
+      transport: c.notify.transport.startsWith("outbox:")
+        ? `outbox:${abs(c.notify.transport.slice("outbox:".length))}`
+        : c.notify.transport,
     },
   };
 }
 
 /** The folder of an `outbox:DIR` notification transport, or null for an SMTP transport. */
 export function outboxDir(config: Config): string | null {
-  const t = config.notify?.transport ?? '';
-  return t.startsWith('outbox:') ? path.resolve(t.slice('outbox:'.length)) : null;
+  const t = config.notify?.transport ?? "";
+  return t.startsWith("outbox:") ? path.resolve(t.slice("outbox:".length)) : null;
 }
 
 /** A deep copy with every secret replaced by "****" (and passwords in transport URLs hidden). */
 export function maskSecrets<T>(value: T): T {
   const secretKeys = new Set<string>(SECRET_KEYS);
   const walk = (v: unknown, key?: string): unknown => {
-    if (typeof v === 'string') {
-      if (key && secretKeys.has(key)) return '****';
-      return v.replace(/^((?:smtps?|postgres(?:ql)?):\/\/[^:/@]+:)[^@]*@/, '$1****@');
+    if (typeof v === "string") {
+      if (key && secretKeys.has(key)) return "****";
+      return v.replace(/^((?:smtps?|postgres(?:ql)?):\/\/[^:/@]+:)[^@]*@/, "$1****@");
     }
     if (Array.isArray(v)) return v.map((x) => walk(x));
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
+    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
     return v;
   };
   return walk(value) as T;
@@ -290,7 +347,7 @@ export function maskSecrets<T>(value: T): T {
 
 /** Every secret string in a config, for log/output leak checks. */
 export function secretValues(c: Config): string[] {
-  const out = c.users.flatMap((u) => [u.apiKey, u.password ?? '']).filter((s) => unsetSecretName(s) === null);
+  const out = c.users.flatMap((u) => [u.apiKey, u.password ?? ""]).filter((s) => unsetSecretName(s) === null);
   if (c.api.adminKey) out.push(c.api.adminKey);
   if (c.webhooks) out.push(c.webhooks.password);
   if (c.database) {

@@ -1,64 +1,78 @@
 // The one configuration object (contract §2), checked by zod at start. Every key has a
 // default where a safe one exists, so a small config file stays small. Durations are in
 // milliseconds unless the key name says otherwise.
-import { z } from 'zod';
-import { DESTINATION_CATEGORIES } from './destination-categories.js';
+import { z } from "zod";
+import { DESTINATION_CATEGORIES } from "./destination-categories.js";
 
 const hostPort = z
   .string()
   .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'expected "host:port", e.g. "127.0.0.1:2525"');
 
-const cidr = z
-  .string()
-  .regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'expected an address or network, e.g. "127.0.0.0/8"');
+const cidr = z.string().regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'expected an address or network, e.g. "127.0.0.0/8"');
 
-const secret = z.string().min(1, 'must not be empty');
+const secret = z.string().min(1, "must not be empty");
 
 // Loose on purpose: internal domains (user@corp, faxgate@localhost) are normal in a server room.
-const email = z.string().regex(/^[^\s@<>()\[\],;:"]+@[^\s@<>()\[\],;:"]+$/, 'expected an e-mail address');
+const email = z.string().regex(/^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+$/, "expected an e-mail address");
 
-export const AUTH_MODES = ['off', 'optional', 'required'] as const;
+export const AUTH_MODES = ["off", "optional", "required"] as const;
 
 // Destination rules: plain digits (with # and a trailing *), never a regular expression, so a rule
 // cannot make matching slow. Spaces, dashes, dots and brackets are ignored as in numbers.
-const numberPrefix = z.string().max(40).regex(/^\+?[\d\s\-.()]*\d[\d\s\-.()]*$/, 'expected digits such as "+1900" (spaces - . ( ) are ignored)');
+const numberPrefix = z
+  .string()
+  .max(40)
+  .regex(/^\+?[\d\s\-.()]*\d[\d\s\-.()]*$/, 'expected digits such as "+1900" (spaces - . ( ) are ignored)');
 const numberPattern = z
   .string()
   .max(40)
-  .regex(/^\+?[\d#\s\-.()]+\*?$/, 'expected digits, # for any one digit and an optional * at the end, e.g. "+1 212 555 ####"');
+  .regex(
+    /^\+?[\d#\s\-.()]+\*?$/,
+    'expected digits, # for any one digit and an optional * at the end, e.g. "+1 212 555 ####"',
+  );
 
 const destinationRule = z
   .object({
-    action: z.enum(['allow', 'deny']),
-    country: z.string().regex(/^[A-Za-z]{2}$/, 'expected a two-letter country code such as "GB"').transform((c) => c.toUpperCase()).optional(),
+    action: z.enum(["allow", "deny"]),
+    country: z
+      .string()
+      .regex(/^[A-Za-z]{2}$/, 'expected a two-letter country code such as "GB"')
+      .transform((c) => c.toUpperCase())
+      .optional(),
     prefix: numberPrefix.optional(),
     pattern: numberPattern.optional(),
     category: z.enum(DESTINATION_CATEGORIES).optional(),
   })
   .strict()
-  .refine((r) => r.country || r.prefix || r.pattern || r.category, 'a rule needs at least one of country, prefix, pattern, category');
+  .refine(
+    (r) => r.country || r.prefix || r.pattern || r.category,
+    "a rule needs at least one of country, prefix, pattern, category",
+  );
 
 const userDestinations = z.object({ rules: z.array(destinationRule).default([]) }).strict();
 
 const userSchema = z
   .object({
-    name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a short name of letters, digits, . _ -'),
+    name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, "expected a short name of letters, digits, . _ -"),
     email: email,
     aliases: z.array(email).default([]),
     apiKey: secret,
     password: z
       .string()
-      .regex(/^scrypt\$/, 'expected a hash made by `faxgate passwd` (scrypt$...), never a plain password')
+      .regex(/^scrypt\$/, "expected a hash made by `faxgate passwd` (scrypt$...), never a plain password")
       .optional(),
-    spool: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a folder name without slashes').optional(),
+    spool: z
+      .string()
+      .regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, "expected a folder name without slashes")
+      .optional(),
     /** this user's destination rules, checked before the gateway's */
     destinations: userDestinations.optional(),
     /** where this user's mail text goes (overrides smtp.body) */
-    mailBody: z.enum(['auto', 'cover', 'page', 'ignore']).optional(),
+    mailBody: z.enum(["auto", "cover", "page", "ignore"]).optional(),
     /** admin: the web console also shows the operator's pages (the whole queue, refusals, keys) */
-    role: z.enum(['user', 'admin']).optional(),
+    role: z.enum(["user", "admin"]).optional(),
     /** this user's transmission report on outcome mail (overrides notify.report) */
-    report: z.enum(['off', 'always', 'failed']).optional(),
+    report: z.enum(["off", "always", "failed"]).optional(),
   })
   .strict();
 
@@ -68,23 +82,25 @@ const resultRuleSchema = z
     code: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
     /** a phrase of resultInfo/errorInfo, matched literally and case-insensitively (not a regex) */
     text: z.string().min(1).max(200).optional(),
-    action: z.enum(['retry', 'fail']),
+    action: z.enum(["retry", "fail"]),
     /** plain words for the notice; default: the service's own words */
     words: z.string().min(1).max(200).optional(),
   })
   .strict()
-  .refine((r) => r.code !== undefined || r.text !== undefined, { message: 'a result rule needs a code, a text, or both' });
+  .refine((r) => r.code !== undefined || r.text !== undefined, {
+    message: "a result rule needs a code, a text, or both",
+  });
 
-const withoutDmarc = z.enum(['spf-and-dkim', 'spf', 'dkim']);
+const withoutDmarc = z.enum(["spf-and-dkim", "spf", "dkim"]);
 
 const senderAuthSchema = z
   .object({
     /** off: mail only from trustedNetworks or after AUTH; verify: also from anywhere, when it proves its sender */
-    mode: z.enum(['off', 'verify']).default('off'),
+    mode: z.enum(["off", "verify"]).default("off"),
     /** DMARC identifier alignment: relaxed (same organisational domain) or strict (the very domain) */
-    alignment: z.enum(['relaxed', 'strict']).default('relaxed'),
+    alignment: z.enum(["relaxed", "strict"]).default("relaxed"),
     /** for a domain without a DMARC record: what must pass (aligned with From:) */
-    withoutDmarc: withoutDmarc.default('spf-and-dkim'),
+    withoutDmarc: withoutDmarc.default("spf-and-dkim"),
     /** per sender domain: { "example.org": { withoutDmarc: spf } } */
     domains: z.record(z.string().min(1), z.object({ withoutDmarc }).strict()).default({}),
     /** ARC seals honoured only from these forwarders' domains (a mailing list, a ticket system) */
@@ -95,7 +111,7 @@ const senderAuthSchema = z
     relays: z
       .object({
         /** failures: refuse dmarc=fail, or spf=fail without a dkim=pass (default in verify mode); pass: also require a pass; off: ignore (default in off mode) */
-        check: z.enum(['off', 'failures', 'pass']).optional(),
+        check: z.enum(["off", "failures", "pass"]).optional(),
         /** the relays' authserv-ids: only their Authentication-Results are read (default: every one) */
         authservIds: z.array(z.string().min(1)).default([]),
       })
@@ -103,17 +119,28 @@ const senderAuthSchema = z
       .default({ authservIds: [] }),
   })
   .strict()
-  .default({ mode: 'off', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { authservIds: [] } });
+  .default({
+    mode: "off",
+    alignment: "relaxed",
+    withoutDmarc: "spf-and-dkim",
+    domains: {},
+    arcForwarders: [],
+    minKeyBits: 1024,
+    relays: { authservIds: [] },
+  });
 
 // One mailbox watched for faxes (docs/mailbox.md): the offices that cannot take mail on port 25.
 const mailboxSchema = z
   .object({
     /** a short name for logs, metrics and the dedupe key (default: user@host) */
-    name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,127}$/, 'expected a short name of letters, digits, . _ @ -').optional(),
+    name: z
+      .string()
+      .regex(/^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,127}$/, "expected a short name of letters, digits, . _ @ -")
+      .optional(),
     host: z.string().min(1),
     port: z.number().int().min(1).max(65535).default(993),
     /** implicit TLS (993), STARTTLS required (143), or off (loopback test servers only) */
-    tls: z.enum(['implicit', 'starttls', 'off']).default('implicit'),
+    tls: z.enum(["implicit", "starttls", "off"]).default("implicit"),
     /** an extra CA to trust for the server's certificate */
     caFile: z.string().optional(),
     user: z.string().min(1),
@@ -122,19 +149,21 @@ const mailboxSchema = z
     tokenCommand: z.string().min(1).optional(),
     /** the mailbox's own address: plus addresses (fax+15551234567@...) are read against it (default: user, when it is an address) */
     address: email.optional(),
-    folder: z.string().min(1).default('INBOX'),
+    folder: z.string().min(1).default("INBOX"),
     /** where a message goes once its job is committed, and where a refused one goes */
-    doneFolder: z.string().min(1).default('faxgate-done'),
-    failedFolder: z.string().min(1).default('faxgate-failed'),
+    doneFolder: z.string().min(1).default("faxgate-done"),
+    failedFolder: z.string().min(1).default("faxgate-failed"),
     /** the mailbox provider's Authentication-Results authserv-ids whose verdicts are believed (e.g. "mx.google.com") */
-    trustedAuthservIds: z.array(z.string().min(1)).min(1, 'name the authserv-id of the provider\'s Authentication-Results'),
+    trustedAuthservIds: z
+      .array(z.string().min(1))
+      .min(1, "name the authserv-id of the provider's Authentication-Results"),
     /** a look at the folder this often besides IDLE (and instead of it where the server has none) */
     pollSeconds: z.number().int().min(5).max(3600).default(60),
     /** larger messages are refused without being downloaded (default: smtp.maxMessageBytes or 25 MB) */
     maxMessageBytes: z.number().int().min(1024).optional(),
   })
   .strict()
-  .refine((m) => (m.password === undefined) !== (m.tokenCommand === undefined), 'give either password or tokenCommand');
+  .refine((m) => (m.password === undefined) !== (m.tokenCommand === undefined), "give either password or tokenCommand");
 
 // Inbound routing (docs/inbound.md): rules kept as data, checked at start and on reload.
 const inboundDelivery = z.union([
@@ -145,15 +174,26 @@ const inboundDelivery = z.union([
   /** one address (a shared mailbox), always, with the fax attached */
   z.object({ mail: email }).strict(),
   /** a folder the daemon writes the PDF into: atomic, named by the pattern, with this mode */
-  z.object({
-    folder: z.string().regex(/^\//, 'expected an absolute folder path'),
-    name: z.string().min(1).max(200).default('{date}_{time}_{sender}_{pages}p.pdf'),
-    mode: z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"').default('0640'),
-    /** the file's group (a name or number), e.g. the practice software's; the daemon's user must be in it, or be root */
-    group: z.string().regex(/^[a-z_][a-z0-9_.-]*\$?$|^\d+$/i, 'expected a group name or number').optional(),
-    /** the file's owner (a name or number); only a daemon running as root can give a file away */
-    owner: z.string().regex(/^[a-z_][a-z0-9_.-]*\$?$|^\d+$/i, 'expected a user name or number').optional(),
-  }).strict(),
+  z
+    .object({
+      folder: z.string().regex(/^\//, "expected an absolute folder path"),
+      name: z.string().min(1).max(200).default("{date}_{time}_{sender}_{pages}p.pdf"),
+      mode: z
+        .string()
+        .regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"')
+        .default("0640"),
+      /** the file's group (a name or number), e.g. the practice software's; the daemon's user must be in it, or be root */
+      group: z
+        .string()
+        .regex(/^[a-z_][a-z0-9_.-]*\$?$|^\d+$/i, "expected a group name or number")
+        .optional(),
+      /** the file's owner (a name or number); only a daemon running as root can give a file away */
+      owner: z
+        .string()
+        .regex(/^[a-z_][a-z0-9_.-]*\$?$|^\d+$/i, "expected a user name or number")
+        .optional(),
+    })
+    .strict(),
   /** the console inbox of a group (inbound.groups), whose members are told by mail */
   z.object({ inbox: z.string().min(1) }).strict(),
 ]);
@@ -197,14 +237,16 @@ export const configSchema = z
     api: z
       .object({
         /** https URL of the fax service, or "sandbox" for the embedded emulator. */
-        baseUrl: z.union([z.literal('sandbox'), z.string().url().startsWith('https:', 'must be an https: URL or "sandbox"')]).default('sandbox'),
+        baseUrl: z
+          .union([z.literal("sandbox"), z.string().url().startsWith("https:", 'must be an https: URL or "sandbox"')])
+          .default("sandbox"),
         caFile: z.string().optional(),
         adminKey: secret.optional(),
         timeoutMs: z.number().int().min(1000).max(600_000).default(30_000),
         concurrency: z.number().int().min(1).max(64).default(4),
         ratePerSecond: z.number().positive().max(1000).default(5),
         /** Which documented response shapes the service uses ('a' or 'b'); both are read either way. */
-        variant: z.enum(['a', 'b']).default('a'),
+        variant: z.enum(["a", "b"]).default("a"),
         /** fax history calls per minute for the whole account (polling, reconciliation, inbound share it; default 8) */
         historyPerMinute: z.number().int().min(1).max(10_000).optional(),
         /** fraction of ratePerSecond and concurrency held for the dispatcher's sends and tracking (default 0.5) */
@@ -213,8 +255,8 @@ export const configSchema = z
         contactCacheSeconds: z.number().int().min(0).max(3600).optional(),
       })
       .strict()
-      .default({ baseUrl: 'sandbox', timeoutMs: 30_000, concurrency: 4, ratePerSecond: 5, variant: 'a' }),
-    data: z.string().min(1).default('./data'),
+      .default({ baseUrl: "sandbox", timeoutMs: 30_000, concurrency: 4, ratePerSecond: 5, variant: "a" }),
+    data: z.string().min(1).default("./data"),
     /**
      * The shared queue of several gateways: postgres://user[:password]@host[:port]/db (docs/ha.md).
      * Absent: the embedded SQLite queue in `data`. The password may come from ${VAR} or the secrets
@@ -222,17 +264,23 @@ export const configSchema = z
      */
     database: z
       .string()
-      .regex(/^postgres(ql)?:\/\/[^\s]+$/, 'expected a PostgreSQL URL, e.g. "postgres://faxgate@db.example.com/faxgate"')
+      .regex(
+        /^postgres(ql)?:\/\/[^\s]+$/,
+        'expected a PostgreSQL URL, e.g. "postgres://faxgate@db.example.com/faxgate"',
+      )
       .optional(),
     smtp: z
       .object({
-        listen: z.array(hostPort).min(1).default(['127.0.0.1:2525']),
-        domains: z.array(z.string().min(1)).min(1).default(['fax.localhost']),
-        defaultCountryCode: z.string().regex(/^\d{1,3}$/, 'expected a country calling code such as "1"').default('1'),
+        listen: z.array(hostPort).min(1).default(["127.0.0.1:2525"]),
+        domains: z.array(z.string().min(1)).min(1).default(["fax.localhost"]),
+        defaultCountryCode: z
+          .string()
+          .regex(/^\d{1,3}$/, 'expected a country calling code such as "1"')
+          .default("1"),
         maxMessageBytes: z.number().int().min(1024).default(26_214_400),
         maxRecipients: z.number().int().min(1).max(1000).default(50),
-        auth: z.enum(AUTH_MODES).default('optional'),
-        trustedNetworks: z.array(cidr).default(['127.0.0.0/8', '::1/128']),
+        auth: z.enum(AUTH_MODES).default("optional"),
+        trustedNetworks: z.array(cidr).default(["127.0.0.0/8", "::1/128"]),
         tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
         hostname: z.string().optional(),
         maxConnections: z.number().int().min(1).default(100),
@@ -250,7 +298,7 @@ export const configSchema = z
         /** inline images smaller than this are taken for logos/signatures and left out */
         inlineImageMinBytes: z.number().int().min(0).default(20_480),
         /** where the text of a mail goes: auto (cover notes when there is a cover, else a first page), cover, page, ignore */
-        body: z.enum(['auto', 'cover', 'page', 'ignore']).default('auto'),
+        body: z.enum(["auto", "cover", "page", "ignore"]).default("auto"),
         /** sessions at once kept for trustedNetworks: strangers get at most maxConnections minus these */
         reservedTrustedConnections: z.number().int().min(0).optional(),
         /** a session that has had no message accepted for this long is closed (421), NOOPs or not */
@@ -272,10 +320,10 @@ export const configSchema = z
     intake: z
       .object({
         /** a file the sender attached that cannot be faxed: refuse the whole fax (default), or send the rest and say so first in the outcome */
-        partial: z.enum(['refuse', 'send']).default('refuse'),
+        partial: z.enum(["refuse", "send"]).default("refuse"),
       })
       .strict()
-      .default({ partial: 'refuse' }),
+      .default({ partial: "refuse" }),
     spool: z
       .object({
         root: z.string().min(1),
@@ -288,9 +336,13 @@ export const configSchema = z
         /** a file still changing after this long is refused (it would otherwise wait forever) */
         maxWriteMinutes: z.number().positive().default(30),
         /** the outside-line prefix of a print job's `phone` option (CUPS faxPrefix): strip it (default) (a cloud service dials out itself) or keep it in front of the number */
-        faxPrefix: z.enum(['strip', 'keep']).optional(),
+        faxPrefix: z.enum(["strip", "keep"]).optional(),
         /** a print job with no destination waits this long for its owner's number in the console (default 24), then ends with a notice */
-        addressWaitHours: z.number().positive().max(24 * 30).optional(),
+        addressWaitHours: z
+          .number()
+          .positive()
+          .max(24 * 30)
+          .optional(),
       })
       .strict()
       .optional(),
@@ -322,18 +374,24 @@ export const configSchema = z
         keyRecheckMs: z.number().int().min(100).optional(),
       })
       .strict()
-      .default({ maxAgeHours: 48, retrySchedule: [30, 60, 300, 900, 1800, 3600], maxFaxTries: 3, pollIntervalMs: 10_000, retentionDays: 30 }),
+      .default({
+        maxAgeHours: 48,
+        retrySchedule: [30, 60, 300, 900, 1800, 3600],
+        maxFaxTries: 3,
+        pollIntervalMs: 10_000,
+        retentionDays: 30,
+      }),
     notify: z
       .object({
         from: email,
         /** smtp://host:port, smtps://user:pass@host:port, or outbox:/path/to/folder */
-        transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, 'expected smtp://, smtps:// or outbox:DIR'),
+        transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, "expected smtp://, smtps:// or outbox:DIR"),
         adminCopy: email.optional(),
         preferenceRefreshMs: z.number().int().min(1000).default(300_000),
         /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
-        report: z.enum(['off', 'always', 'failed']).optional(),
+        report: z.enum(["off", "always", "failed"]).optional(),
         /** whether outcome and inbound mails carry the fax as a PDF: as the service's per-user preference says, never, or only for received faxes */
-        attachments: z.enum(['service', 'never', 'inbound-only']).default('service'),
+        attachments: z.enum(["service", "never", "inbound-only"]).default("service"),
         inbound: z
           .object({
             enabled: z.boolean().default(true),
@@ -356,12 +414,12 @@ export const configSchema = z
       .optional(),
     log: z
       .object({
-        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+        level: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).default("info"),
         /** "json" for journald/log shippers, "pretty" for a terminal; default: pretty on a TTY */
-        format: z.enum(['json', 'pretty', 'auto']).default('auto'),
+        format: z.enum(["json", "pretty", "auto"]).default("auto"),
       })
       .strict()
-      .default({ level: 'info', format: 'auto' }),
+      .default({ level: "info", format: "auto" }),
     users: z.array(userSchema).default([]),
     /** destination policy: rules (first match wins) and the built-in categories refused */
     destinations: z
@@ -377,10 +435,13 @@ export const configSchema = z
         /** where the receiver listens, "host:port" */
         listen: hostPort,
         /** the public URL the service posts to (register points the service here); its path is the receiver's */
-        url: z.string().url().regex(/^https?:\/\//, 'expected an http:// or https:// URL'),
+        url: z
+          .string()
+          .url()
+          .regex(/^https?:\/\//, "expected an http:// or https:// URL"),
         /** Basic credentials the service must send (given to it by `faxgate webhooks register`) */
         username: z.string().regex(/^[^:\s]+$/, 'expected a user name without ":" or spaces'),
-        password: z.string().min(12, 'use at least 12 characters'),
+        password: z.string().min(12, "use at least 12 characters"),
         /** serve https with this certificate and key (else plain http, e.g. behind a TLS proxy) */
         tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
         /** with webhooks on, status polling slows to this pace (the safety net for lost events) */
@@ -396,11 +457,19 @@ export const configSchema = z
         /** serve https with this certificate and key, as smtp.tls (else plain http: loopback or behind a TLS proxy) */
         tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
         /** a session ends this long after sign-in */
-        sessionHours: z.number().positive().max(24 * 30).default(12),
+        sessionHours: z
+          .number()
+          .positive()
+          .max(24 * 30)
+          .default(12),
         /** how often live updates look at the queue for changes (also changes made by other gateways) */
         livePollMs: z.number().int().min(100).max(60_000).default(1000),
         /** the console's address as users reach it, for links in mails (default: http(s)://listen) */
-        publicUrl: z.string().url().regex(/^https?:\/\//, 'expected an http:// or https:// URL').optional(),
+        publicUrl: z
+          .string()
+          .url()
+          .regex(/^https?:\/\//, "expected an http:// or https:// URL")
+          .optional(),
         /** TLS proxies in front whose X-Forwarded-For names the client (sign-in lockout counts per client) */
         trustedProxies: z.array(cidr).optional(),
         /** each user's calls to the fax service from the console: per minute, and at once (defaults 60 and 2); past them 429 */
@@ -425,10 +494,15 @@ export const configSchema = z
       .object({
         /** how long received faxes and their documents are kept */
         retentionDays: z.number().min(0).default(90),
-        groups: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'expected a short group name'), inboundGroup).default({}),
+        groups: z
+          .record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, "expected a short group name"), inboundGroup)
+          .default({}),
         routes: z.array(inboundRoute).default([]),
         /** where a fax goes that no rule matched (default: the receiving user's mail) */
-        default: z.array(inboundDelivery).min(1).default([{ receiver: true }]),
+        default: z
+          .array(inboundDelivery)
+          .min(1)
+          .default([{ receiver: true }]),
         /** how often unacknowledged faxes are looked for */
         escalationCheckMs: z.number().int().min(100).default(60_000),
       })
@@ -438,7 +512,7 @@ export const configSchema = z
     office: z
       .object({
         /** the LibreOffice command or its path; false: office documents are refused */
-        soffice: z.union([z.string().min(1), z.literal(false)]).default('soffice'),
+        soffice: z.union([z.string().min(1), z.literal(false)]).default("soffice"),
         /** longest a conversion may run; waiting for a free converter is bounded by the same time */
         timeoutMs: z.number().int().min(1000).max(600_000).default(60_000),
         /** address-space limit of the converter process */
@@ -451,35 +525,35 @@ export const configSchema = z
          * isolation of the converter: auto (bubblewrap with no network and only the job's files,
          * else unshare -n, else none, with a warning), required (no conversion without bubblewrap), off
          */
-        sandbox: z.enum(['auto', 'required', 'off']).default('auto'),
+        sandbox: z.enum(["auto", "required", "off"]).default("auto"),
         /** the user a daemon running as root runs the converter as (default faxgate-convert, else nobody) */
         user: z.string().min(1).optional(),
       })
       .strict()
-      .default({ soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1, sandbox: 'auto' }),
+      .default({ soffice: "soffice", timeoutMs: 60_000, memoryMb: 1024, concurrency: 1, sandbox: "auto" }),
   })
   .strict();
 
 export type Config = z.infer<typeof configSchema>;
 export type UserConfig = z.infer<typeof userSchema>;
-export type SmtpConfig = NonNullable<Config['smtp']>;
-export type SenderAuthConfig = SmtpConfig['senderAuth'];
-export type DnsConfig = Config['dns'];
-export type SpoolConfig = NonNullable<Config['spool']>;
-export type NotifyConfig = NonNullable<Config['notify']>;
-export type QueueConfig = Config['queue'];
-export type ApiConfig = Config['api'];
-export type DestinationsConfig = Config['destinations'];
-export type WebhooksConfig = NonNullable<Config['webhooks']>;
-export type OfficeConfig = Config['office'];
-export type WebConfig = NonNullable<Config['web']>;
-export type MailBodyMode = SmtpConfig['body'];
+export type SmtpConfig = NonNullable<Config["smtp"]>;
+export type SenderAuthConfig = SmtpConfig["senderAuth"];
+export type DnsConfig = Config["dns"];
+export type SpoolConfig = NonNullable<Config["spool"]>;
+export type NotifyConfig = NonNullable<Config["notify"]>;
+export type QueueConfig = Config["queue"];
+export type ApiConfig = Config["api"];
+export type DestinationsConfig = Config["destinations"];
+export type WebhooksConfig = NonNullable<Config["webhooks"]>;
+export type OfficeConfig = Config["office"];
+export type WebConfig = NonNullable<Config["web"]>;
+export type MailBodyMode = SmtpConfig["body"];
 export type MailboxConfig = z.infer<typeof mailboxSchema>;
-export type PartialMode = 'refuse' | 'send';
+export type PartialMode = "refuse" | "send";
 
-export type InboundConfig = Config['inbound'];
-export type InboundRoute = InboundConfig['routes'][number];
-export type InboundDelivery = InboundConfig['default'][number];
+export type InboundConfig = Config["inbound"];
+export type InboundRoute = InboundConfig["routes"][number];
+export type InboundDelivery = InboundConfig["default"][number];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
-export const SECRET_KEYS = ['apiKey', 'adminKey', 'password'] as const;
+export const SECRET_KEYS = ["apiKey", "adminKey", "password"] as const;

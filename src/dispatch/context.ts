@@ -1,15 +1,15 @@
 // What the dispatcher's parts share: the store, clients, config, and one gate for API calls
 // (rate, concurrency and 429 pauses apply to every call the dispatcher makes).
-import type { ApiConfig, QueueConfig } from '../config/schema.js';
-import type { Clock } from '../clock.js';
-import type { DestinationCheck } from '../intake/destination-policy.js';
-import type { FaxApi, FaxRecord } from '../fax/types.js';
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { FaxResultFields, QueueStore } from '../store/queue-store.js';
-import type { ApiGate } from '../fax/api-gate.js';
-import type { KeyHolds } from '../keys/key-holds.js';
-import type { DispatchTuning } from './dispatch-defaults.js';
+import type { ApiConfig, QueueConfig } from "../config/schema.js";
+import type { Clock } from "../clock.js";
+import type { DestinationCheck } from "../intake/destination-policy.js";
+import type { FaxApi, FaxRecord } from "../fax/types.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { FaxResultFields, QueueStore } from "../store/queue-store.js";
+import type { ApiGate } from "../fax/api-gate.js";
+import type { KeyHolds } from "../keys/key-holds.js";
+import type { DispatchTuning } from "./dispatch-defaults.js";
 
 export interface DispatchContext {
   store: QueueStore;
@@ -40,7 +40,7 @@ export interface DispatchContext {
 /** Fax numbers compared by digits: the service may drop the + or format them. */
 export function sameNumber(a: string | null | undefined, b: string | null | undefined): boolean {
   if (!a || !b) return false;
-  return a.replace(/\D/g, '') === b.replace(/\D/g, '');
+  return a.replace(/\D/g, "") === b.replace(/\D/g, "");
 }
 
 export function resultFields(rec: FaxRecord): FaxResultFields {
@@ -64,21 +64,24 @@ export function dayBefore(iso: string | null, nowMs: number): string {
 }
 
 /** The store's state key holding what cfEcho learnt (tests wait on it to know the proof is in). */
-export const CF_STATE = 'service:cf-echo';
+export const CF_STATE = "service:cf-echo";
 
 /**
  * What the service does with our custom fields, learnt from the records of our own faxes:
  * 'kept' once a record came back with our cf, 'dropped' once one came back without it (the last
  * word wins: an account's custom-field setup can change). Null until a record was seen.
  */
-export async function cfEcho(ctx: Pick<DispatchContext, 'store'>): Promise<'kept' | 'dropped' | null> {
+export async function cfEcho(ctx: Pick<DispatchContext, "store">): Promise<"kept" | "dropped" | null> {
   const v = await ctx.store.getState(CF_STATE);
-  return v === 'kept' || v === 'dropped' ? v : null;
+  return v === "kept" || v === "dropped" ? v : null;
 }
 
 /** Notes what a record of one of our own faxes says about cf (see cfEcho). */
-export async function noteCf(ctx: Pick<DispatchContext, 'store'>, rec: FaxRecord): Promise<void> {
-  const seen = rec.cf && typeof rec.cf === 'object' && typeof rec.cf.faxgateSend === 'string' && rec.cf.faxgateSend !== '' ? 'kept' : 'dropped';
+export async function noteCf(ctx: Pick<DispatchContext, "store">, rec: FaxRecord): Promise<void> {
+  const seen =
+    rec.cf && typeof rec.cf === "object" && typeof rec.cf.faxgateSend === "string" && rec.cf.faxgateSend !== ""
+      ? "kept"
+      : "dropped";
   try {
     if ((await ctx.store.getState(CF_STATE)) !== seen) await ctx.store.setState(CF_STATE, seen);
   } catch {

@@ -1,6 +1,6 @@
 // Defaults of the optional dispatcher keys of `queue` (src/config/schema.ts keeps them optional
 // so configs and tests written before they existed stay valid).
-import type { QueueConfig } from '../config/schema.js';
+import type { QueueConfig } from "../config/schema.js";
 
 export interface DispatchTuning {
   leaseMs: number;

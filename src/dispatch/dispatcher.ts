@@ -1,25 +1,25 @@
 // The scheduler (Postfix qmgr): claims due recipients from the store, sends them through one
 // rate- and concurrency-bounded gate, reconciles unknown outcomes and follows accepted faxes.
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
-import PQueue from 'p-queue';
-import type { ApiConfig, QueueConfig } from '../config/schema.js';
-import { systemClock, type Clock } from '../clock.js';
-import { describeError, FaxgateError } from '../errors.js';
-import type { FaxApi, FaxRecord } from '../fax/types.js';
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { Periodic } from '../periodic.js';
-import type { ClaimedGroup, QueueStore } from '../store/queue-store.js';
-import { dispatchTuning } from './dispatch-defaults.js';
-import type { DispatchContext } from './context.js';
-import type { ApiGate } from '../fax/api-gate.js';
-import { KeyHolds } from '../keys/key-holds.js';
-import { KEY_HELD } from './outcome.js';
-import { sendGroup } from './send.js';
-import { pollProcessing, reconcileUnknown } from './track.js';
-import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
-import { applyPushedRecord, type PushedOutcome } from './pushed-result.js';
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import PQueue from "p-queue";
+import type { ApiConfig, QueueConfig } from "../config/schema.js";
+import { systemClock, type Clock } from "../clock.js";
+import { describeError, FaxgateError } from "../errors.js";
+import type { FaxApi, FaxRecord } from "../fax/types.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import { Periodic } from "../periodic.js";
+import type { ClaimedGroup, QueueStore } from "../store/queue-store.js";
+import { dispatchTuning } from "./dispatch-defaults.js";
+import type { DispatchContext } from "./context.js";
+import type { ApiGate } from "../fax/api-gate.js";
+import { KeyHolds } from "../keys/key-holds.js";
+import { KEY_HELD } from "./outcome.js";
+import { sendGroup } from "./send.js";
+import { pollProcessing, reconcileUnknown } from "./track.js";
+import { checkDestination, type DestinationCheck } from "../intake/destination-policy.js";
+import { applyPushedRecord, type PushedOutcome } from "./pushed-result.js";
 
 export interface DispatcherOptions {
   store: QueueStore;
@@ -71,7 +71,7 @@ export class Dispatcher {
   constructor(private readonly opts: DispatcherOptions) {
     const clock = opts.clock ?? systemClock;
     this.gate = new PQueue({ concurrency: opts.api.concurrency, ...rateGate(opts.api) });
-    const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.ctx = {
       store: opts.store,
       clientFor: opts.clientFor,
@@ -85,7 +85,9 @@ export class Dispatcher {
       destinations: opts.destinations ?? ((_user, e164) => checkDestination(e164)),
       call: (fn) => this.call(fn),
       pause: (ms) => this.pause(ms),
-      holds: new KeyHolds(opts.store, (err) => opts.logger.error({ err: describeError(err) }, 'could not record a key hold')),
+      holds: new KeyHolds(opts.store, (err) =>
+        opts.logger.error({ err: describeError(err) }, "could not record a key hold"),
+      ),
       gate: opts.gate,
       keyRefused: (user, reason) => this.keyRefused(user, reason),
       keyWorks: (user) => this.keyWorks(user),
@@ -99,25 +101,36 @@ export class Dispatcher {
 
   private keyRefused(user: string, reason: string): void {
     if (!this.ctx.holds.hold(user, reason, new Date(this.ctx.clock.now()))) return;
-    this.ctx.log.error({ user, reason }, `KEY REFUSED: the fax service refused the API key of ${user}; their faxes are held (none failed) until a working key is loaded (SIGHUP or \`faxgate keys rotate\`)`);
-    this.ctx.store.enqueueNotification({
-      kind: 'alert',
-      user,
-      dedupeKey: `key-refused:${user}:${this.ctx.clock.now()}`,
-      payload: {
-        subject: `the API key of ${user} was refused; faxes are held`,
-        text: `The fax service refused the API key the gateway uses for ${user} (${reason}). Their faxes are held, none has failed; they go out once a working key is loaded.`,
-        action: 'Put a working key into the config and reload the gateway (SIGHUP), or rotate it with `faxgate keys rotate`.',
-      },
-    }).catch((err: unknown) => this.ctx.log.error({ err: describeError(err) }, 'could not queue the key-refused notice'));
+    this.ctx.log.error(
+      { user, reason },
+      `KEY REFUSED: the fax service refused the API key of ${user}; their faxes are held (none failed) until a working key is loaded (SIGHUP or \`faxgate keys rotate\`)`,
+    );
+    this.ctx.store
+      .enqueueNotification({
+        kind: "alert",
+        user,
+        dedupeKey: `key-refused:${user}:${this.ctx.clock.now()}`,
+        payload: {
+          subject: `the API key of ${user} was refused; faxes are held`,
+          text: `The fax service refused the API key the gateway uses for ${user} (${reason}). Their faxes are held, none has failed; they go out once a working key is loaded.`,
+          action:
+            "Put a working key into the config and reload the gateway (SIGHUP), or rotate it with `faxgate keys rotate`.",
+        },
+      })
+      .catch((err: unknown) =>
+        this.ctx.log.error({ err: describeError(err) }, "could not queue the key-refused notice"),
+      );
   }
 
   private keyWorks(user: string): void {
     if (!this.ctx.holds.release(user)) return;
-    this.ctx.store.wakeDeferred(user, KEY_HELD).then((woken) => {
-      this.ctx.log.warn({ user, faxes: woken }, 'KEY WORKS again: sending the held faxes');
-      this.kick();
-    }, (err: unknown) => this.ctx.log.error({ err: describeError(err), user }, 'could not wake the held faxes'));
+    this.ctx.store.wakeDeferred(user, KEY_HELD).then(
+      (woken) => {
+        this.ctx.log.warn({ user, faxes: woken }, "KEY WORKS again: sending the held faxes");
+        this.kick();
+      },
+      (err: unknown) => this.ctx.log.error({ err: describeError(err), user }, "could not wake the held faxes"),
+    );
   }
 
   /**
@@ -129,7 +142,7 @@ export class Dispatcher {
     await this.ctx.holds.load(users);
     for (const user of new Set([...this.ctx.holds.users(), ...users.filter((u) => this.ctx.holds.isHeld(u))])) {
       const woken = await this.ctx.store.wakeDeferred(user, KEY_HELD);
-      this.ctx.log.info({ user, faxes: woken }, 'keys reloaded: trying the held faxes');
+      this.ctx.log.info({ user, faxes: woken }, "keys reloaded: trying the held faxes");
     }
     this.kick();
   }
@@ -142,9 +155,16 @@ export class Dispatcher {
     if (this.started) return;
     this.started = true;
     this.stopped = false;
-    this.ctx.store.releaseExpired().then((released) => {
-      if (released.unknown > 0) this.ctx.log.warn({ sends: released.unknown }, 'sends interrupted by an earlier stop are now unknown and will be reconciled');
-    }, (err: unknown) => this.ctx.log.error({ err: describeError(err) }, 'could not take back expired leases'));
+    this.ctx.store.releaseExpired().then(
+      (released) => {
+        if (released.unknown > 0)
+          this.ctx.log.warn(
+            { sends: released.unknown },
+            "sends interrupted by an earlier stop are now unknown and will be reconciled",
+          );
+      },
+      (err: unknown) => this.ctx.log.error({ err: describeError(err) }, "could not take back expired leases"),
+    );
     this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.tuning.leaseMs / 3)));
     this.leaseTimer.unref();
     // a fresh loop per start: stop() ends one for good
@@ -162,13 +182,16 @@ export class Dispatcher {
     const now = this.ctx.clock.now();
     if (this.failedPasses === 1 || now - this.failureLoggedAt >= 60_000) {
       this.failureLoggedAt = now;
-      this.ctx.log.error({ err: describeError(err), failedPasses: this.failedPasses }, 'dispatch pass failed; retrying every tick');
+      this.ctx.log.error(
+        { err: describeError(err), failedPasses: this.failedPasses },
+        "dispatch pass failed; retrying every tick",
+      );
     }
   }
 
   private passRecovered(): void {
     if (this.failedPasses === 0) return;
-    this.ctx.log.info({ failedPasses: this.failedPasses }, 'dispatch passes work again');
+    this.ctx.log.info({ failedPasses: this.failedPasses }, "dispatch passes work again");
     this.failedPasses = 0;
   }
 
@@ -176,7 +199,7 @@ export class Dispatcher {
   async applyServiceRecord(rec: FaxRecord): Promise<PushedOutcome> {
     const outcome = await applyPushedRecord(this.ctx, rec);
     // a deferred retry (busy, no answer) may now be due sooner than the next tick
-    if (outcome === 'applied') this.kick();
+    if (outcome === "applied") this.kick();
     return outcome;
   }
 
@@ -220,7 +243,8 @@ export class Dispatcher {
     this.leaseTimer = null;
     await this.ctx.holds.flush();
     const left = await this.ctx.store.releaseOwner(this.ctx.owner);
-    if (!clean || left > 0) this.ctx.log.warn({ unknown: left }, 'stopped with sends in flight; they will be reconciled at the next start');
+    if (!clean || left > 0)
+      this.ctx.log.warn({ unknown: left }, "stopped with sends in flight; they will be reconciled at the next start");
     this.started = false;
   }
 
@@ -261,9 +285,9 @@ export class Dispatcher {
       this.lastPurge = now;
       try {
         // one gateway at a time purges (a duty; always this one on SQLite)
-        if (await store.holdsDuty('purge')) await store.purge(this.ctx.queue.retentionDays * 86_400_000);
+        if (await store.holdsDuty("purge")) await store.purge(this.ctx.queue.retentionDays * 86_400_000);
       } catch (err) {
-        this.ctx.log.error({ err: describeError(err) }, 'purge failed');
+        this.ctx.log.error({ err: describeError(err) }, "purge failed");
       }
     }
     if (untilIdle || now - this.lastPoll >= this.ctx.queue.pollIntervalMs) {
@@ -274,16 +298,19 @@ export class Dispatcher {
       work.push(this.polling);
     }
     if (untilIdle) await Promise.all(work);
-    else void Promise.all(work).catch((err) => this.ctx.log.error({ err: describeError(err) }, 'dispatch work failed'));
+    else void Promise.all(work).catch((err) => this.ctx.log.error({ err: describeError(err) }, "dispatch work failed"));
   }
 
   private async send(group: ClaimedGroup): Promise<void> {
     const sending = sendGroup(this.ctx, group);
-    this.inFlight.set(group, sending.catch(() => undefined));
+    this.inFlight.set(
+      group,
+      sending.catch(() => undefined),
+    );
     try {
       await sending;
     } catch (err) {
-      this.ctx.log.child({ job: group.job.id }).error({ err: describeError(err) }, 'send failed unexpectedly');
+      this.ctx.log.child({ job: group.job.id }).error({ err: describeError(err) }, "send failed unexpectedly");
     } finally {
       this.inFlight.delete(group);
       this.kick();
@@ -293,14 +320,16 @@ export class Dispatcher {
   private renewLeases(): void {
     const keys = [...this.inFlight.keys()].flatMap((g) => g.recipients.map((r) => ({ jobId: r.jobId, idx: r.idx })));
     if (keys.length === 0) return;
-    this.ctx.store.extendLease(this.ctx.owner, keys, this.ctx.tuning.leaseMs)
-      .catch((err: unknown) => this.ctx.log.error({ err: describeError(err) }, 'could not renew send leases'));
+    this.ctx.store
+      .extendLease(this.ctx.owner, keys, this.ctx.tuning.leaseMs)
+      .catch((err: unknown) => this.ctx.log.error({ err: describeError(err) }, "could not renew send leases"));
   }
 
   private call<T>(fn: () => Promise<T>): Promise<T> {
     // Checked when the call's turn comes: once stopping, calls still waiting are not made.
     return this.gate.add(() => {
-      if (this.stopped && this.started) throw new FaxgateError('SHUTTING_DOWN', 'the dispatcher is stopping', { temporary: true });
+      if (this.stopped && this.started)
+        throw new FaxgateError("SHUTTING_DOWN", "the dispatcher is stopping", { temporary: true });
       return fn();
     }) as Promise<T>;
   }
@@ -313,10 +342,13 @@ export class Dispatcher {
     this.pausedUntil = until;
     this.gate.pause();
     if (this.resumeTimer) clearTimeout(this.resumeTimer);
-    this.ctx.log.warn({ pauseMs: ms }, 'the fax service asked us to slow down; pausing calls');
-    this.resumeTimer = setTimeout(() => {
-      this.resumeTimer = null;
-      this.gate.start();
-    }, Math.max(0, ms));
+    this.ctx.log.warn({ pauseMs: ms }, "the fax service asked us to slow down; pausing calls");
+    this.resumeTimer = setTimeout(
+      () => {
+        this.resumeTimer = null;
+        this.gate.start();
+      },
+      Math.max(0, ms),
+    );
   }
 }

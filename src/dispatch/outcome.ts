@@ -1,13 +1,13 @@
 // Turning a decision (classify.ts) into a store transition, a log line and metrics. Every path
 // that finishes a recipient goes through here so the verbs and counters stay consistent.
-import type { FaxRecord } from '../fax/types.js';
-import type { RecipientKey } from '../store/queue-store.js';
-import type { Recipient, RecipientState } from '../store/types.js';
-import { classifyFaxRecord, type Decision, type RetryContext } from './classify.js';
-import { resultFields, type DispatchContext } from './context.js';
+import type { FaxRecord } from "../fax/types.js";
+import type { RecipientKey } from "../store/queue-store.js";
+import type { Recipient, RecipientState } from "../store/types.js";
+import { classifyFaxRecord, type Decision, type RetryContext } from "./classify.js";
+import { resultFields, type DispatchContext } from "./context.js";
 
 /** The start of the reason of a recipient held for its user's key (docs/queue.md). */
-export const KEY_HELD = 'held until a working API key is loaded';
+export const KEY_HELD = "held until a working API key is loaded";
 
 export function retryContext(ctx: DispatchContext, r: Recipient): RetryContext {
   return { queue: ctx.queue, now: ctx.clock.now(), attempts: r.attempts, budgetFrom: r.budgetFrom };
@@ -18,39 +18,65 @@ function key(r: Recipient): RecipientKey {
 }
 
 /** Applies a failure decision to a recipient in `expect` states (guarded by sendId when given). */
-export async function applyDecision(ctx: DispatchContext, r: Recipient, d: Decision, opts: { sendId?: string; expect?: RecipientState[]; user?: string } = {}): Promise<void> {
+export async function applyDecision(
+  ctx: DispatchContext,
+  r: Recipient,
+  d: Decision,
+  opts: { sendId?: string; expect?: RecipientState[]; user?: string } = {},
+): Promise<void> {
   const log = ctx.log.child({ job: r.jobId });
-  if (d.action === 'hold') {
+  if (d.action === "hold") {
     // Not a try and not a failure: the recipient waits, attempt refunded, until the key works.
-    const user = opts.user ?? (await ctx.store.getJob(r.jobId))?.user ?? '';
+    const user = opts.user ?? (await ctx.store.getJob(r.jobId))?.user ?? "";
     ctx.keyRefused(user, d.reason);
     const next = new Date(ctx.clock.now() + ctx.tuning.keyRecheckMs);
-    if (await ctx.store.defer(key(r), { error: `${KEY_HELD}: ${d.reason}`, nextAttemptAt: next, sendId: opts.sendId, expect: opts.expect, refundAttempt: true })) {
-      log.warn({ to: r.number, user, reason: d.reason }, 'HELD: the user\'s API key was refused; waiting for a working key');
+    if (
+      await ctx.store.defer(key(r), {
+        error: `${KEY_HELD}: ${d.reason}`,
+        nextAttemptAt: next,
+        sendId: opts.sendId,
+        expect: opts.expect,
+        refundAttempt: true,
+      })
+    ) {
+      log.warn(
+        { to: r.number, user, reason: d.reason },
+        "HELD: the user's API key was refused; waiting for a working key",
+      );
     }
     return;
   }
-  if (d.action === 'unknown') {
+  if (d.action === "unknown") {
     if (opts.sendId && (await ctx.store.markUnknown(key(r), opts.sendId, d.reason))) {
-      log.warn({ to: r.number, sendId: opts.sendId, reason: d.reason }, 'UNKNOWN send outcome, will reconcile before any resend');
-      ctx.metrics?.sends.inc({ result: 'unknown' });
+      log.warn(
+        { to: r.number, sendId: opts.sendId, reason: d.reason },
+        "UNKNOWN send outcome, will reconcile before any resend",
+      );
+      ctx.metrics?.sends.inc({ result: "unknown" });
     }
     return;
   }
-  if (d.action === 'defer') {
-    const ok = await ctx.store.defer(key(r), { error: d.reason, nextAttemptAt: d.nextAttemptAt, sendId: opts.sendId, expect: opts.expect, faxTry: d.faxTry, refundAttempt: d.rateLimited });
+  if (d.action === "defer") {
+    const ok = await ctx.store.defer(key(r), {
+      error: d.reason,
+      nextAttemptAt: d.nextAttemptAt,
+      sendId: opts.sendId,
+      expect: opts.expect,
+      faxTry: d.faxTry,
+      refundAttempt: d.rateLimited,
+    });
     if (ok) {
-      log.info({ to: r.number, next: d.nextAttemptAt.toISOString(), reason: d.reason }, 'DEFERRED');
-      ctx.metrics?.retries.inc({ reason: d.rateLimited ? 'rate-limited' : d.faxTry ? 'fax-result' : 'temporary' });
+      log.info({ to: r.number, next: d.nextAttemptAt.toISOString(), reason: d.reason }, "DEFERRED");
+      ctx.metrics?.retries.inc({ reason: d.rateLimited ? "rate-limited" : d.faxTry ? "fax-result" : "temporary" });
     }
     return;
   }
   // An expired recipient carries our own code, so notifications can say "expired" without parsing text.
-  const fields = d.expired ? { errorCode: 'JOB_EXPIRED', errorInfo: d.reason } : undefined;
+  const fields = d.expired ? { errorCode: "JOB_EXPIRED", errorInfo: d.reason } : undefined;
   const ok = await ctx.store.fail(key(r), { reason: d.reason, fields, sendId: opts.sendId, expect: opts.expect });
   if (ok) {
-    log.warn({ to: r.number, reason: d.reason, expired: d.expired ?? false }, 'FAILED');
-    ctx.metrics?.faxResults.inc({ state: 'failed' });
+    log.warn({ to: r.number, reason: d.reason, expired: d.expired ?? false }, "FAILED");
+    ctx.metrics?.faxResults.inc({ state: "failed" });
   }
 }
 
@@ -59,23 +85,26 @@ export async function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRe
   const d = classifyFaxRecord(rec, r.faxTries, retryContext(ctx, r));
   const fields = resultFields(rec);
   const log = ctx.log.child({ job: r.jobId });
-  if (d.action === 'pending') {
+  if (d.action === "pending") {
     await ctx.store.recordProgress(key(r), fields);
     return;
   }
-  if (d.action === 'delivered') {
+  if (d.action === "delivered") {
     if (await ctx.store.complete(key(r), fields)) {
-      log.info({ to: r.number, messageId: rec.messageId, pages: rec.pagesComplete ?? rec.pagesCount, duration: rec.duration }, 'DELIVERED');
-      ctx.metrics?.faxResults.inc({ state: 'delivered' });
+      log.info(
+        { to: r.number, messageId: rec.messageId, pages: rec.pagesComplete ?? rec.pagesCount, duration: rec.duration },
+        "DELIVERED",
+      );
+      ctx.metrics?.faxResults.inc({ state: "delivered" });
     }
     return;
   }
-  if (d.action === 'fail') {
-    if (await ctx.store.fail(key(r), { reason: d.reason, fields, expect: ['processing', 'unknown'] })) {
-      log.warn({ to: r.number, messageId: rec.messageId, reason: d.reason, errorCode: rec.errorCode }, 'FAILED');
-      ctx.metrics?.faxResults.inc({ state: 'failed' });
+  if (d.action === "fail") {
+    if (await ctx.store.fail(key(r), { reason: d.reason, fields, expect: ["processing", "unknown"] })) {
+      log.warn({ to: r.number, messageId: rec.messageId, reason: d.reason, errorCode: rec.errorCode }, "FAILED");
+      ctx.metrics?.faxResults.inc({ state: "failed" });
     }
     return;
   }
-  await applyDecision(ctx, r, d, { expect: ['processing', 'unknown'] });
+  await applyDecision(ctx, r, d, { expect: ["processing", "unknown"] });
 }

@@ -2,26 +2,37 @@
 // call per cover "To:" name (the service takes one recipientName per call).
 // Whatever happens, every recipient leaves `sending` before this returns: accepted, deferred,
 // failed or unknown (never left for a lease to expire while we are still alive).
-import { FaxApiError } from '../fax/api-error.js';
-import type { FaxApi, FaxFile, FaxRecord, SendFaxRequest, SendManyRequest, SendManyResult } from '../fax/types.js';
-import type { ClaimedGroup } from '../store/queue-store.js';
-import type { Job, Recipient } from '../store/types.js';
-import { checkKey } from '../fax/check-key.js';
-import { classifyApiError, classifyRecipientError } from './classify.js';
-import { noteCf, sameNumber, type DispatchContext } from './context.js';
-import { applyDecision, applyRecord, retryContext } from './outcome.js';
+import { FaxApiError } from "../fax/api-error.js";
+import type { FaxApi, FaxFile, FaxRecord, SendFaxRequest, SendManyRequest, SendManyResult } from "../fax/types.js";
+import type { ClaimedGroup } from "../store/queue-store.js";
+import type { Job, Recipient } from "../store/types.js";
+import { checkKey } from "../fax/check-key.js";
+import { classifyApiError, classifyRecipientError } from "./classify.js";
+import { noteCf, sameNumber, type DispatchContext } from "./context.js";
+import { applyDecision, applyRecord, retryContext } from "./outcome.js";
 
 function serviceText(e: FaxApiError): string {
-  return [e.serviceName, e.serviceMessage].filter(Boolean).join(': ') || e.message;
+  return [e.serviceName, e.serviceMessage].filter(Boolean).join(": ") || e.message;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-async function baseRequest(ctx: DispatchContext, job: Job, sendId: string, nowMs: number): Promise<Omit<SendManyRequest, 'recipientFax'>> {
+async function baseRequest(
+  ctx: DispatchContext,
+  job: Job,
+  sendId: string,
+  nowMs: number,
+): Promise<Omit<SendManyRequest, "recipientFax">> {
   // The store says where a document's bytes are (SQLite: its file; PostgreSQL: a local copy).
-  const files: FaxFile[] = await Promise.all(job.documents.map(async (d) => ({ path: await ctx.store.documentPath(d), name: d.name, contentType: d.contentType })));
+  const files: FaxFile[] = await Promise.all(
+    job.documents.map(async (d) => ({
+      path: await ctx.store.documentPath(d),
+      name: d.name,
+      contentType: d.contentType,
+    })),
+  );
   const c = job.cover;
-  const req: Omit<SendManyRequest, 'recipientFax'> = {
+  const req: Omit<SendManyRequest, "recipientFax"> = {
     files,
     cf: { faxgateJob: job.id, faxgateSend: sendId },
   };
@@ -47,9 +58,14 @@ const RECIPIENT_NAME_MAX = 40;
 /** The cover's "To:" name of one recipient (cut to the service's limit, by code point), or undefined. */
 function toName(job: Job, r: Recipient): string | undefined {
   if (!job.cover.enabled || job.cover.recipientName) return undefined;
-  const chars = Array.from(r.name?.trim() ?? '');
+  const chars = Array.from(r.name?.trim() ?? "");
   if (chars.length === 0) return undefined;
-  return chars.length <= RECIPIENT_NAME_MAX ? chars.join('') : `${chars.slice(0, RECIPIENT_NAME_MAX - 1).join('').trimEnd()}…`;
+  return chars.length <= RECIPIENT_NAME_MAX
+    ? chars.join("")
+    : `${chars
+        .slice(0, RECIPIENT_NAME_MAX - 1)
+        .join("")
+        .trimEnd()}…`;
 }
 
 /**
@@ -60,7 +76,7 @@ function toName(job: Job, r: Recipient): string | undefined {
 export function splitByName(job: Job, recipients: Recipient[]): Recipient[][] {
   const parts = new Map<string, Recipient[]>();
   for (const r of recipients) {
-    const k = toName(job, r) ?? '';
+    const k = toName(job, r) ?? "";
     parts.set(k, [...(parts.get(k) ?? []), r]);
   }
   return [...parts.values()];
@@ -74,7 +90,13 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
   for (const r of group.recipients) {
     const v = ctx.destinations(job.user, r.number);
     if (v.ok) recipients.push(r);
-    else await applyDecision(ctx, r, { action: 'fail', reason: `destination not allowed: ${v.reason}` }, { sendId, expect: ['sending'] });
+    else
+      await applyDecision(
+        ctx,
+        r,
+        { action: "fail", reason: `destination not allowed: ${v.reason}` },
+        { sendId, expect: ["sending"] },
+      );
   }
   if (recipients.length === 0) return;
   const settled = new Set<number>();
@@ -85,16 +107,28 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
     settled.add(r.idx);
     if (!rec.messageId) {
       await ctx.store.addApiCalls([{ jobId: r.jobId, idx: r.idx }], apiCalls);
-      await applyDecision(ctx, r, { action: 'unknown', reason: 'the service answered without a messageId' }, { sendId });
+      await applyDecision(
+        ctx,
+        r,
+        { action: "unknown", reason: "the service answered without a messageId" },
+        { sendId },
+      );
       return;
     }
     await noteCf(ctx, rec);
-    if (await ctx.store.markAccepted({ jobId: r.jobId, idx: r.idx }, sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null }, apiCalls)) {
-      log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, 'SENT');
-      ctx.metrics?.sends.inc({ result: 'accepted' });
-      const status = (rec.status ?? '').toLowerCase();
-      if (status === 'success' || status === 'failed' || status === 'cancelled') {
-        await applyRecord(ctx, { ...r, state: 'processing', messageId: rec.messageId }, rec);
+    if (
+      await ctx.store.markAccepted(
+        { jobId: r.jobId, idx: r.idx },
+        sendId,
+        { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null },
+        apiCalls,
+      )
+    ) {
+      log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, "SENT");
+      ctx.metrics?.sends.inc({ result: "accepted" });
+      const status = (rec.status ?? "").toLowerCase();
+      if (status === "success" || status === "failed" || status === "cancelled") {
+        await applyRecord(ctx, { ...r, state: "processing", messageId: rec.messageId }, rec);
       }
     }
   };
@@ -111,7 +145,12 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       if (!check.ok && check.refused) {
         for (const r of recipients) {
           settled.add(r.idx);
-          await applyDecision(ctx, r, { action: 'hold', reason: check.detail }, { sendId, expect: ['sending'], user: job.user });
+          await applyDecision(
+            ctx,
+            r,
+            { action: "hold", reason: check.detail },
+            { sendId, expect: ["sending"], user: job.user },
+          );
         }
         return;
       }
@@ -170,22 +209,28 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       if (settled.has(r.idx)) continue;
       settled.add(r.idx);
       let d = classifyApiError(err, mayHaveGoneOut, retryContext(ctx, r));
-      if (d.action === 'hold' && keyWorks) d = { action: 'fail', reason: `the fax service refused this fax: ${serviceText(err as FaxApiError)}` };
-      if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
-      if (d.action !== 'unknown' && d.action !== 'hold') ctx.metrics?.sends.inc({ result: d.action === 'defer' ? 'deferred' : 'failed' });
-      await applyDecision(ctx, r, d, { sendId, expect: ['sending', 'unknown'], user: job.user });
+      if (d.action === "hold" && keyWorks)
+        d = { action: "fail", reason: `the fax service refused this fax: ${serviceText(err as FaxApiError)}` };
+      if (d.action === "defer" && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
+      if (d.action !== "unknown" && d.action !== "hold")
+        ctx.metrics?.sends.inc({ result: d.action === "defer" ? "deferred" : "failed" });
+      await applyDecision(ctx, r, d, { sendId, expect: ["sending", "unknown"], user: job.user });
     }
   } finally {
     for (const r of recipients) {
       if (settled.has(r.idx)) continue;
       try {
-        await applyDecision(ctx, r, wentOut.has(r.idx)
-          ? { action: 'unknown', reason: 'the service did not report on this destination' }
-          : { action: 'defer', reason: 'the send did not start', nextAttemptAt: new Date(ctx.clock.now() + 1000) },
-        { sendId, expect: ['sending'] });
+        await applyDecision(
+          ctx,
+          r,
+          wentOut.has(r.idx)
+            ? { action: "unknown", reason: "the service did not report on this destination" }
+            : { action: "defer", reason: "the send did not start", nextAttemptAt: new Date(ctx.clock.now() + 1000) },
+          { sendId, expect: ["sending"] },
+        );
       } catch (e) {
         // The store itself failed: the lease expires and releaseExpired marks it unknown.
-        log.error({ err: (e as Error).message, to: r.number }, 'could not record the send outcome');
+        log.error({ err: (e as Error).message, to: r.number }, "could not record the send outcome");
       }
     }
   }

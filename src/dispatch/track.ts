@@ -1,16 +1,16 @@
 // Following accepted faxes to their result, and reconciling sends whose outcome is unknown.
 // Both match the service's records locally (messageId, cf.faxgateSend, number): the service's
 // own query filter is a hint, not something to trust.
-import type { FaxApi, FaxRecord, HistoryQuery } from '../fax/types.js';
-import type { RecipientKey } from '../store/queue-store.js';
-import { PARKED } from '../store/transitions.js';
-import type { Recipient } from '../store/types.js';
-import { classifyApiError, deferOrExpire, retryDelayMs } from './classify.js';
-import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from './context.js';
-import { applyRecord, retryContext } from './outcome.js';
-import { describeError, FaxgateError } from '../errors.js';
-import { isUnauthorized } from '../fax/check-key.js';
-import { offsetMemoryOf, walkHistory } from '../fax/history-walk.js';
+import type { FaxApi, FaxRecord, HistoryQuery } from "../fax/types.js";
+import type { RecipientKey } from "../store/queue-store.js";
+import { PARKED } from "../store/transitions.js";
+import type { Recipient } from "../store/types.js";
+import { classifyApiError, deferOrExpire, retryDelayMs } from "./classify.js";
+import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from "./context.js";
+import { applyRecord, retryContext } from "./outcome.js";
+import { describeError, FaxgateError } from "../errors.js";
+import { isUnauthorized } from "../fax/check-key.js";
+import { offsetMemoryOf, walkHistory } from "../fax/history-walk.js";
 
 type Tracked = Recipient & { user: string };
 
@@ -20,7 +20,7 @@ export const FAX_INFO_MAX = 3;
 const FAX_INFO_WHEN_HISTORY_SPENT = 20;
 
 function oldestFirst(list: Tracked[]): Tracked[] {
-  return [...list].sort((a, b) => (a.sentAt ?? '').localeCompare(b.sentAt ?? ''));
+  return [...list].sort((a, b) => (a.sentAt ?? "").localeCompare(b.sentAt ?? ""));
 }
 /** Bound on history pages per walk, so one poll never runs away on a huge account. */
 const MAX_PAGES = 40;
@@ -34,26 +34,40 @@ function byUser(list: Tracked[]): Map<string, Tracked[]> {
 }
 
 /** Walks history pages (whichever way the service counts offset) until `onPage` says every wanted record was seen. */
-async function walk(ctx: DispatchContext, client: FaxApi, query: HistoryQuery, onPage: (rows: FaxRecord[]) => boolean | Promise<boolean>, charge: (calls: number) => Promise<void>): Promise<{ complete: boolean }> {
-  return walkHistory(query, {
-    limit: ctx.tuning.historyPageSize,
-    maxPages: MAX_PAGES,
-    memory: offsetMemoryOf(client),
-    page: async (q) => {
-      const res = await ctx.call(() => client.history(q));
-      await charge(1);
-      return res;
+async function walk(
+  ctx: DispatchContext,
+  client: FaxApi,
+  query: HistoryQuery,
+  onPage: (rows: FaxRecord[]) => boolean | Promise<boolean>,
+  charge: (calls: number) => Promise<void>,
+): Promise<{ complete: boolean }> {
+  return walkHistory(
+    query,
+    {
+      limit: ctx.tuning.historyPageSize,
+      maxPages: MAX_PAGES,
+      memory: offsetMemoryOf(client),
+      page: async (q) => {
+        const res = await ctx.call(() => client.history(q));
+        await charge(1);
+        return res;
+      },
     },
-  }, onPage);
+    onPage,
+  );
 }
 
 /** One status pass over every `processing` fax. */
 export async function pollProcessing(ctx: DispatchContext): Promise<void> {
   const all = await ctx.store.listProcessing();
-  await Promise.all([...byUser(all)].map(([user, list]) => pollUser(ctx, user, list).catch((err) => {
-    if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
-    ctx.log.warn({ user, err: describeError(err) }, 'status poll failed, will try again');
-  })));
+  await Promise.all(
+    [...byUser(all)].map(([user, list]) =>
+      pollUser(ctx, user, list).catch((err) => {
+        if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
+        ctx.log.warn({ user, err: describeError(err) }, "status poll failed, will try again");
+      }),
+    ),
+  );
 }
 
 async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Promise<void> {
@@ -62,20 +76,27 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
   // limit that way, follow the oldest faxes meanwhile instead of waiting for the window.
   // Two calls of the budget are left to reconciliation (a lost answer) and the inbound poller.
   const historyFree = ctx.gate?.historyAvailable(2) ?? true;
-  const lookups = list.length <= FAX_INFO_MAX ? list : historyFree ? [] : oldestFirst(list).slice(0, FAX_INFO_WHEN_HISTORY_SPENT);
+  const lookups =
+    list.length <= FAX_INFO_MAX ? list : historyFree ? [] : oldestFirst(list).slice(0, FAX_INFO_WHEN_HISTORY_SPENT);
   if (lookups.length === 0) {
     const wanted = new Map(list.filter((r) => r.messageId).map((r) => [r.messageId!, r]));
     const oldest = list.reduce<string | null>((m, r) => (r.sentAt && (!m || r.sentAt < m) ? r.sentAt : m), null);
-    const walked = await walk(ctx, client, { direction: 'outbound', status: 'all', fromDate: dayBefore(oldest, ctx.clock.now()) }, async (rows) => {
-      for (const rec of rows) {
-        const r = wanted.get(rec.messageId);
-        if (!r) continue;
-        wanted.delete(rec.messageId);
-        await noteCf(ctx, rec);
-        await applyRecord(ctx, r, rec);
-      }
-      return wanted.size === 0;
-    }, (calls) => ctx.store.addApiCalls(list.map(keyOf), calls));
+    const walked = await walk(
+      ctx,
+      client,
+      { direction: "outbound", status: "all", fromDate: dayBefore(oldest, ctx.clock.now()) },
+      async (rows) => {
+        for (const rec of rows) {
+          const r = wanted.get(rec.messageId);
+          if (!r) continue;
+          wanted.delete(rec.messageId);
+          await noteCf(ctx, rec);
+          await applyRecord(ctx, r, rec);
+        }
+        return wanted.size === 0;
+      },
+      (calls) => ctx.store.addApiCalls(list.map(keyOf), calls),
+    );
     // Not in the listing (purged, or beyond the walk): ask for those one by one.
     if (walked.complete) lookups.push(...wanted.values());
   }
@@ -89,7 +110,9 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
     } catch (err) {
       await ctx.store.addApiCalls([keyOf(r)], 1).catch(() => undefined);
       if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
-      ctx.log.child({ job: r.jobId }).warn({ messageId: r.messageId, err: describeError(err) }, 'status lookup failed, will try again');
+      ctx.log
+        .child({ job: r.jobId })
+        .warn({ messageId: r.messageId, err: describeError(err) }, "status lookup failed, will try again");
     }
   }
 }
@@ -101,7 +124,11 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
 export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
   const due = await ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.tuning.reconcileGraceMs));
   const bySend = new Map<string, Tracked[]>();
-  for (const r of due) bySend.set(r.sendId ?? `none:${r.jobId}:${r.idx}`, [...(bySend.get(r.sendId ?? `none:${r.jobId}:${r.idx}`) ?? []), r]);
+  for (const r of due)
+    bySend.set(r.sendId ?? `none:${r.jobId}:${r.idx}`, [
+      ...(bySend.get(r.sendId ?? `none:${r.jobId}:${r.idx}`) ?? []),
+      r,
+    ]);
   const byUser = new Map<string, Tracked[][]>();
   for (const g of bySend.values()) byUser.set(g[0]!.user, [...(byUser.get(g[0]!.user) ?? []), g]);
   await Promise.all([...byUser].map(([user, groups]) => reconcileUser(ctx, user, groups)));
@@ -122,18 +149,32 @@ async function reconcileUser(ctx: DispatchContext, user: string, groups: Tracked
   let complete = true;
   try {
     const client = ctx.clientFor(user);
-    const open = new Set(all.map((r) => `${r.sendId}|${r.number.replace(/\D/g, '')}`));
-    ({ complete } = await walk(ctx, client, { direction: 'outbound', status: 'all', fromDate: dayBefore(oldest, ctx.clock.now()) }, (page) => {
-      rows.push(...page);
-      for (const rec of page) if (rec.cf?.faxgateSend) open.delete(`${rec.cf.faxgateSend}|${(rec.faxNumber ?? '').replace(/\D/g, '')}`);
-      // every lost send found by its own cf: no need to read further back
-      return open.size === 0;
-    }, (calls) => ctx.store.addApiCalls(all.map(keyOf), calls)));
+    const open = new Set(all.map((r) => `${r.sendId}|${r.number.replace(/\D/g, "")}`));
+    ({ complete } = await walk(
+      ctx,
+      client,
+      { direction: "outbound", status: "all", fromDate: dayBefore(oldest, ctx.clock.now()) },
+      (page) => {
+        rows.push(...page);
+        for (const rec of page)
+          if (rec.cf?.faxgateSend) open.delete(`${rec.cf.faxgateSend}|${(rec.faxNumber ?? "").replace(/\D/g, "")}`);
+        // every lost send found by its own cf: no need to read further back
+        return open.size === 0;
+      },
+      (calls) => ctx.store.addApiCalls(all.map(keyOf), calls),
+    ));
   } catch (err) {
     failure = err;
   }
   // A walk cut short by its page bound cannot prove a fax absent: look again later.
-  const partial = !complete && !failure ? new FaxgateError('API_BAD_RESPONSE', `the outbound history is longer than ${MAX_PAGES} pages; reading it again later`, { temporary: true }) : null;
+  const partial =
+    !complete && !failure
+      ? new FaxgateError(
+          "API_BAD_RESPONSE",
+          `the outbound history is longer than ${MAX_PAGES} pages; reading it again later`,
+          { temporary: true },
+        )
+      : null;
   for (const g of sends) await reconcileSend(ctx, g, rows, failure ?? partial);
 }
 
@@ -145,7 +186,7 @@ const PARKED_RECHECK_MS = 3_600_000;
 
 /** A record carries faxgate's own custom fields: the account stores and echoes `cf`. */
 function hasOurCf(rec: FaxRecord): boolean {
-  return !!rec.cf && typeof rec.cf === 'object' && typeof rec.cf.faxgateSend === 'string' && rec.cf.faxgateSend !== '';
+  return !!rec.cf && typeof rec.cf === "object" && typeof rec.cf.faxgateSend === "string" && rec.cf.faxgateSend !== "";
 }
 
 /**
@@ -156,21 +197,33 @@ function hasOurCf(rec: FaxRecord): boolean {
  * operator told. Only when the account is seen echoing our `cf` does "no such fax" prove that
  * the send never took effect, and only then is it sent again, unless it was parked already.
  */
-async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRecord[], failure: unknown): Promise<void> {
+async function reconcileSend(
+  ctx: DispatchContext,
+  group: Tracked[],
+  rows: FaxRecord[],
+  failure: unknown,
+): Promise<void> {
   const first = group[0]!;
   const sendId = first.sendId;
   const log = ctx.log.child({ job: first.jobId });
   if (!sendId) {
     // Cannot happen through claimDue; treat as never sent.
-    for (const r of group) await ctx.store.defer(keyOf(r), { error: 'no send identity recorded', nextAttemptAt: new Date(ctx.clock.now()), expect: ['unknown'] });
+    for (const r of group)
+      await ctx.store.defer(keyOf(r), {
+        error: "no send identity recorded",
+        nextAttemptAt: new Date(ctx.clock.now()),
+        expect: ["unknown"],
+      });
     return;
   }
   const open = new Map(group.map((r) => [r.idx, r]));
   const adopt = async (r: Tracked, rec: FaxRecord, how: string): Promise<void> => {
     open.delete(r.idx);
-    if (await ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })) {
-      log.info({ to: r.number, messageId: rec.messageId, sendId, how }, 'RECONCILED fax found at the service, adopted');
-      await applyRecord(ctx, { ...r, state: 'processing', messageId: rec.messageId }, rec);
+    if (
+      await ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })
+    ) {
+      log.info({ to: r.number, messageId: rec.messageId, sendId, how }, "RECONCILED fax found at the service, adopted");
+      await applyRecord(ctx, { ...r, state: "processing", messageId: rec.messageId }, rec);
     }
   };
   const job = await ctx.store.getJob(first.jobId);
@@ -178,16 +231,17 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
   try {
     if (failure) throw failure;
     // Our cf on any record in the walk, or on our earlier faxes, proves the account keeps it.
-    let cfEchoed = (await cfEcho(ctx)) === 'kept';
+    let cfEchoed = (await cfEcho(ctx)) === "kept";
     const candidates = new Map<number, FaxRecord[]>();
-    const sentAtOf = (r: Tracked): number => Date.parse(r.sentAt ?? first.sentAt ?? new Date(ctx.clock.now()).toISOString());
+    const sentAtOf = (r: Tracked): number =>
+      Date.parse(r.sentAt ?? first.sentAt ?? new Date(ctx.clock.now()).toISOString());
     // The outbound history since the day before the send (read by reconcileUser); the service's
     // `query` filter is not relied on (it may not search custom fields, or numbers as we write them).
     for (const rec of rows) {
       if (hasOurCf(rec)) cfEchoed = true;
       if (rec.cf?.faxgateSend === sendId) {
         const r = [...open.values()].find((x) => sameNumber(x.number, rec.faxNumber));
-        if (r) await adopt(r, rec, 'cf');
+        if (r) await adopt(r, rec, "cf");
         continue;
       }
       // Another send of ours, by its cf: not this one.
@@ -208,52 +262,81 @@ async function reconcileSend(ctx: DispatchContext, group: Tracked[], rows: FaxRe
         if (same.length >= 1) found = same;
       }
       if (found.length === 1) {
-        await adopt(r, found[0]!, cfEchoed ? 'number and time (cf not on this record)' : 'number and time');
+        await adopt(r, found[0]!, cfEchoed ? "number and time (cf not on this record)" : "number and time");
         continue;
       }
       // A parked send was given up on out loud: its user was told it will not be sent again and
       // may have sent it again by hand. Its hourly look only adopts; a proof of cf that turned up
       // since does not make it sendable.
-      const parked = (r.lastError ?? '').startsWith(PARKED);
+      const parked = (r.lastError ?? "").startsWith(PARKED);
       if (found.length === 0 && cfEchoed && !parked) {
         // The service keeps our cf and has no record of this send: it never took effect. Send
         // again, on the retry schedule (a send that keeps failing this way must not loop fast).
-        const why = 'the earlier send never reached the fax service';
+        const why = "the earlier send never reached the fax service";
         const d = deferOrExpire(why, retryDelayMs(ctx.queue.retrySchedule, r.attempts), retryContext(ctx, r));
-        if (d.action === 'defer' && (await ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ['unknown'] }))) {
-          log.info({ to: r.number, sendId, next: d.nextAttemptAt.toISOString() }, 'RECONCILED no fax at the service, sending again');
-        } else if (d.action === 'fail' && (await ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ['unknown'] }))) {
-          log.warn({ to: r.number, sendId, reason: d.reason }, 'FAILED');
-          ctx.metrics?.faxResults.inc({ state: 'failed' });
+        if (
+          d.action === "defer" &&
+          (await ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ["unknown"] }))
+        ) {
+          log.info(
+            { to: r.number, sendId, next: d.nextAttemptAt.toISOString() },
+            "RECONCILED no fax at the service, sending again",
+          );
+        } else if (
+          d.action === "fail" &&
+          (await ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ["unknown"] }))
+        ) {
+          log.warn({ to: r.number, sendId, reason: d.reason }, "FAILED");
+          ctx.metrics?.faxResults.inc({ state: "failed" });
         }
         continue;
       }
-      await park(ctx, r, sendId, found.length > 0
-        ? `${found.length} faxes to this number near the time of the send could be this one`
-        : parked && cfEchoed
-          ? 'still no fax to this number near the time of the send'
-          : 'no fax to this number near the time of the send, and the service does not keep our custom fields to prove it was never made');
+      await park(
+        ctx,
+        r,
+        sendId,
+        found.length > 0
+          ? `${found.length} faxes to this number near the time of the send could be this one`
+          : parked && cfEchoed
+            ? "still no fax to this number near the time of the send"
+            : "no fax to this number near the time of the send, and the service does not keep our custom fields to prove it was never made",
+      );
     }
   } catch (err) {
     const d = classifyApiError(err, false, retryContext(ctx, first));
-    if (d.action === 'defer' && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
-    if (d.action === 'hold' && isUnauthorized(err)) ctx.keyRefused(first.user, d.reason);
+    if (d.action === "defer" && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
+    if (d.action === "hold" && isUnauthorized(err)) ctx.keyRefused(first.user, d.reason);
     const next = new Date(ctx.clock.now() + retryDelayMs(ctx.queue.retrySchedule, 1));
-    for (const r of open.values()) await ctx.store.postponeUnknown(keyOf(r), sendId, `reconciliation failed: ${describeError(err)}`, next);
-    log.warn({ sendId, err: describeError(err) }, 'reconciliation failed, the send stays unknown');
+    for (const r of open.values())
+      await ctx.store.postponeUnknown(keyOf(r), sendId, `reconciliation failed: ${describeError(err)}`, next);
+    log.warn({ sendId, err: describeError(err) }, "reconciliation failed, the send stays unknown");
   }
 }
 
 /** Never sends twice: the recipient stays `unknown`, looked at hourly, and a person is told once. */
 async function park(ctx: DispatchContext, r: Tracked, sendId: string, why: string): Promise<void> {
-  const first = !(r.lastError ?? '').startsWith(PARKED);
+  const first = !(r.lastError ?? "").startsWith(PARKED);
   const next = new Date(ctx.clock.now() + PARKED_RECHECK_MS);
-  if (!(await ctx.store.postponeUnknown(keyOf(r), sendId, `${PARKED}: ${why}; it will not be sent again by itself`, next)) || !first) return;
-  ctx.log.child({ job: r.jobId }).error({ to: r.number, sendId, why }, 'UNKNOWN send parked: the gateway cannot tell whether this fax went out and will not send it again; check the fax service history');
-  ctx.metrics?.sends.inc({ result: 'parked' });
+  if (
+    !(await ctx.store.postponeUnknown(
+      keyOf(r),
+      sendId,
+      `${PARKED}: ${why}; it will not be sent again by itself`,
+      next,
+    )) ||
+    !first
+  )
+    return;
+  ctx.log
+    .child({ job: r.jobId })
+    .error(
+      { to: r.number, sendId, why },
+      "UNKNOWN send parked: the gateway cannot tell whether this fax went out and will not send it again; check the fax service history",
+    );
+  ctx.metrics?.sends.inc({ result: "parked" });
   try {
     await ctx.store.enqueueNotification({
-      kind: 'alert',
+      kind: "alert",
       user: r.user,
       jobId: r.jobId,
       dedupeKey: `parked:${r.jobId}:${r.idx}:${sendId}`,
@@ -264,6 +347,6 @@ async function park(ctx: DispatchContext, r: Tracked, sendId: string, why: strin
       },
     });
   } catch (err) {
-    ctx.log.error({ err: describeError(err) }, 'could not queue the parked-send notice');
+    ctx.log.error({ err: describeError(err) }, "could not queue the parked-send notice");
   }
 }

@@ -3,11 +3,11 @@
 // asked with dns2's client (UDP, TCP when the answer is truncated), which does; answers, and
 // "no such name" for the zone's negative TTL, are kept for as long as they say. Lookups already in
 // flight for the same name and type are shared, so a burst of mail from one domain asks once.
-import { getServers } from 'node:dns';
-import net from 'node:net';
-import dns2 from 'dns2';
-import type { DnsConfig } from '../config/schema.js';
-import { FaxgateError } from '../errors.js';
+import { getServers } from "node:dns";
+import net from "node:net";
+import dns2 from "dns2";
+import type { DnsConfig } from "../config/schema.js";
+import { FaxgateError } from "../errors.js";
 
 /** mailauth's resolver shape: dns.promises.resolve(name, rrtype), answers as node:dns gives them. */
 export type DnsResolve = (name: string, rrtype: string) => Promise<unknown[]>;
@@ -36,7 +36,11 @@ function parseServer(entry: string): Server {
   const m = /^\[([0-9a-fA-F:.]+)\](?::(\d+))?$/.exec(entry) ?? /^([^:]+)(?::(\d+))?$/.exec(entry);
   const host = m?.[1];
   if (!host || !net.isIP(host)) {
-    throw new FaxgateError('CONFIG_INVALID', `dns.servers: "${entry}" is not an IP address with an optional port (e.g. "192.0.2.53:53", "[2001:db8::53]:53")`, { field: 'dns.servers' });
+    throw new FaxgateError(
+      "CONFIG_INVALID",
+      `dns.servers: "${entry}" is not an IP address with an optional port (e.g. "192.0.2.53:53", "[2001:db8::53]:53")`,
+      { field: "dns.servers" },
+    );
   }
   return { host, port: m?.[2] ? Number(m[2]) : 53 };
 }
@@ -59,15 +63,15 @@ interface Record_ {
 /** An answer's records in node:dns's shapes (TXT: one array of strings per record). */
 function shaped(rrtype: string, records: Record_[]): unknown[] {
   switch (rrtype) {
-    case 'A':
-    case 'AAAA':
+    case "A":
+    case "AAAA":
       return records.map((r) => r.address);
-    case 'TXT':
-      return records.map((r) => (Array.isArray(r.data) ? r.data : [r.data ?? '']));
-    case 'MX':
+    case "TXT":
+      return records.map((r) => (Array.isArray(r.data) ? r.data : [r.data ?? ""]));
+    case "MX":
       return records.map((r) => ({ exchange: r.exchange, priority: r.priority }));
-    case 'PTR':
-    case 'CNAME':
+    case "PTR":
+    case "CNAME":
       return records.map((r) => r.domain);
     default:
       return records.map((r) => r.data);
@@ -79,33 +83,35 @@ export function makeResolver(config: Partial<DnsConfig>, opts: ResolverOptions =
   const timeout = opts.timeoutMs ?? config.timeoutMs ?? 2000;
   const tries = opts.tries ?? 2;
   const now = opts.now ?? Date.now;
-  const clients = servers.map((s) => dns2.UDPClient({ dns: s.host, port: s.port, timeout, socketType: net.isIPv6(s.host) ? 'udp6' : 'udp4' }));
+  const clients = servers.map((s) =>
+    dns2.UDPClient({ dns: s.host, port: s.port, timeout, socketType: net.isIPv6(s.host) ? "udp6" : "udp4" }),
+  );
   const cache = new Map<string, { until: number; answer: unknown[] | Error }>();
   const inflight = new Map<string, Promise<unknown[]>>();
 
   const ask = async (name: string, rrtype: string): Promise<{ answer: unknown[] | Error; ttl: number }> => {
     const type = (dns2.Packet.TYPE as Record<string, number>)[rrtype];
-    if (type === undefined) throw dnsError('ENOTIMP', name, rrtype);
-    let last: Error = dnsError('ETIMEOUT', name, rrtype);
+    if (type === undefined) throw dnsError("ENOTIMP", name, rrtype);
+    let last: Error = dnsError("ETIMEOUT", name, rrtype);
     for (const client of clients) {
       for (let t = 0; t < tries; t += 1) {
         let res;
         try {
           res = await client(name, rrtype as never);
         } catch (err) {
-          last = dnsError(/timeout/i.test(String((err as Error).message)) ? 'ETIMEOUT' : 'ECONNREFUSED', name, rrtype);
+          last = dnsError(/timeout/i.test(String((err as Error).message)) ? "ETIMEOUT" : "ECONNREFUSED", name, rrtype);
           continue;
         }
         const rcode = (res.header as { rcode?: number }).rcode ?? 0;
         const soa = (res.authorities as unknown as Record_[]).find((r) => r.type === dns2.Packet.TYPE.SOA);
         const negative = Math.min(soa?.minimum ?? NEGATIVE_TTL_S, soa?.ttl ?? NEGATIVE_TTL_S);
-        if (rcode === NXDOMAIN) return { answer: dnsError('ENOTFOUND', name, rrtype), ttl: negative };
+        if (rcode === NXDOMAIN) return { answer: dnsError("ENOTFOUND", name, rrtype), ttl: negative };
         if (rcode !== 0) {
-          last = dnsError('ESERVFAIL', name, rrtype);
+          last = dnsError("ESERVFAIL", name, rrtype);
           break; // the next server
         }
         const records = (res.answers as unknown as Record_[]).filter((r) => r.type === type);
-        if (records.length === 0) return { answer: dnsError('ENODATA', name, rrtype), ttl: negative };
+        if (records.length === 0) return { answer: dnsError("ENODATA", name, rrtype), ttl: negative };
         return { answer: shaped(rrtype, records), ttl: Math.min(...records.map((r) => r.ttl)) };
       }
     }
@@ -116,7 +122,8 @@ export function makeResolver(config: Partial<DnsConfig>, opts: ResolverOptions =
   return (name, rrtype) => {
     const key = `${rrtype} ${name.toLowerCase()}`;
     const hit = cache.get(key);
-    if (hit && hit.until > now()) return hit.answer instanceof Error ? Promise.reject(hit.answer) : Promise.resolve(hit.answer);
+    if (hit && hit.until > now())
+      return hit.answer instanceof Error ? Promise.reject(hit.answer) : Promise.resolve(hit.answer);
     let p = inflight.get(key);
     if (!p) {
       p = ask(name, rrtype)

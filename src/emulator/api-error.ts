@@ -1,13 +1,13 @@
 // Whole-request failures as the service reports them: {"error":{"name","message"}} with a status.
 export type ApiErrorName =
-  | 'InvalidInputError'
-  | 'AuthenticationError'
-  | 'NotAllowedError'
-  | 'NotFoundError'
-  | 'PayloadTooLargeError'
-  | 'RateLimitError'
-  | 'ServiceUnavailableError'
-  | 'InternalError';
+  | "InvalidInputError"
+  | "AuthenticationError"
+  | "NotAllowedError"
+  | "NotFoundError"
+  | "PayloadTooLargeError"
+  | "RateLimitError"
+  | "ServiceUnavailableError"
+  | "InternalError";
 
 const STATUS: Record<ApiErrorName, number> = {
   InvalidInputError: 400,
@@ -29,7 +29,7 @@ export class ApiError extends Error {
     readonly retryAfter?: number,
   ) {
     super(message);
-    this.name = 'ApiError';
+    this.name = "ApiError";
     this.status = STATUS[kind];
   }
   body(): { error: { name: string; message: string } } {
@@ -37,6 +37,6 @@ export class ApiError extends Error {
   }
 }
 
-export const invalid = (message: string): ApiError => new ApiError('InvalidInputError', message);
-export const notAllowed = (message: string): ApiError => new ApiError('NotAllowedError', message);
-export const notFound = (message: string): ApiError => new ApiError('NotFoundError', message);
+export const invalid = (message: string): ApiError => new ApiError("InvalidInputError", message);
+export const notAllowed = (message: string): ApiError => new ApiError("NotAllowedError", message);
+export const notFound = (message: string): ApiError => new ApiError("NotFoundError", message);

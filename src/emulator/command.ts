@@ -1,13 +1,13 @@
 // `faxgate emulator`: the emulator as a standalone process. One JSON line on stdout says where it
 // listens and which keys exist (so scripts can read it); everything else is logged to stderr.
-import type { Command } from 'commander';
-import { createLogger } from '../log/logger.js';
-import { parseHostPort } from '../config/host-port.js';
-import { FaxgateError } from '../errors.js';
-import { applyBehaviour, DEFAULT_BEHAVIOUR, type Behaviour } from './behaviour.js';
+import type { Command } from "commander";
+import { createLogger } from "../log/logger.js";
+import { parseHostPort } from "../config/host-port.js";
+import { FaxgateError } from "../errors.js";
+import { applyBehaviour, DEFAULT_BEHAVIOUR, type Behaviour } from "./behaviour.js";
 
 export function parseListen(value: string): { host: string; port: number } {
-  return parseHostPort(value, '--listen', 'USAGE');
+  return parseHostPort(value, "--listen", "USAGE");
 }
 
 interface EmulatorFlags {
@@ -25,16 +25,16 @@ interface EmulatorFlags {
 }
 
 const FLAG_OF: Record<keyof Behaviour, string> = {
-  offsetMode: '--offset-mode',
-  cfMode: '--cf-mode',
-  recipientErrorShape: '--recipient-errors',
-  historyPerMinute: '--history-per-minute',
-  historyRetryAfter: '--history-retry-after',
-  webhookRetryScale: '--webhook-retry-scale',
+  offsetMode: "--offset-mode",
+  cfMode: "--cf-mode",
+  recipientErrorShape: "--recipient-errors",
+  historyPerMinute: "--history-per-minute",
+  historyRetryAfter: "--history-retry-after",
+  webhookRetryScale: "--webhook-retry-scale",
 };
 
 /** The behaviour switches given as flags, checked by the same rules as PUT /_emulator/behaviour. */
-export function behaviourFlags(o: Omit<EmulatorFlags, 'listen' | 'data' | 'variant' | 'delayMs'>): Partial<Behaviour> {
+export function behaviourFlags(o: Omit<EmulatorFlags, "listen" | "data" | "variant" | "delayMs">): Partial<Behaviour> {
   const given: Record<string, unknown> = {};
   if (o.offsetMode !== undefined) given.offsetMode = o.offsetMode;
   if (o.cfMode !== undefined) given.cfMode = o.cfMode;
@@ -48,7 +48,7 @@ export function behaviourFlags(o: Omit<EmulatorFlags, 'listen' | 'data' | 'varia
       Object.assign(out, { [k]: applyBehaviour({ ...DEFAULT_BEHAVIOUR }, { [k]: v })[k as keyof Behaviour] });
     } catch (err) {
       const flag = FLAG_OF[k as keyof Behaviour];
-      throw new FaxgateError('USAGE', `${flag}: ${(err as Error).message.replace(/^\w+ /, '')}`);
+      throw new FaxgateError("USAGE", `${flag}: ${(err as Error).message.replace(/^\w+ /, "")}`);
     }
   }
   return out;
@@ -56,49 +56,67 @@ export function behaviourFlags(o: Omit<EmulatorFlags, 'listen' | 'data' | 'varia
 
 export function registerEmulatorCommand(program: Command): void {
   program
-    .command('emulator')
-    .description('Run the fax service emulator (HTTPS, self-signed certificate in the data folder)')
-    .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8443')
-    .option('--data <dir>', 'data folder (database, documents, certificate)', './emulator-data')
-    .option('--seed <file>', 'seed file (JSON or YAML): account, users, keys, contacts')
-    .option('--variant <a|b>', 'API response variant', 'a')
-    .option('--delay-ms <n>', 'how long a new fax stays processing, then transmitting (half each)', '2000')
-    .option('--offset-mode <pages|records>', 'fax history offset counts pages (default) or records')
-    .option('--cf-mode <kept|dropped|empty>', 'custom fields on records: kept as sent (default), dropped, or {}')
-    .option('--recipient-errors <input|recipientFax>', 'per-recipient error shape in send-to-many and resend (default input)')
-    .option('--history-per-minute <n>', 'fax history calls allowed per account per minute, 0 = unlimited (default 8)')
-    .option('--history-retry-after', 'send Retry-After with a fax history 429 (default: not sent)')
-    .option('--webhook-retry-scale <x>', 'multiply the webhook retry schedule 5s..22h (default 1)')
+    .command("emulator")
+    .description("Run the fax service emulator (HTTPS, self-signed certificate in the data folder)")
+    .option("--listen <host:port>", "address to listen on", "127.0.0.1:8443")
+    .option("--data <dir>", "data folder (database, documents, certificate)", "./emulator-data")
+    .option("--seed <file>", "seed file (JSON or YAML): account, users, keys, contacts")
+    .option("--variant <a|b>", "API response variant", "a")
+    .option("--delay-ms <n>", "how long a new fax stays processing, then transmitting (half each)", "2000")
+    .option("--offset-mode <pages|records>", "fax history offset counts pages (default) or records")
+    .option("--cf-mode <kept|dropped|empty>", "custom fields on records: kept as sent (default), dropped, or {}")
+    .option(
+      "--recipient-errors <input|recipientFax>",
+      "per-recipient error shape in send-to-many and resend (default input)",
+    )
+    .option("--history-per-minute <n>", "fax history calls allowed per account per minute, 0 = unlimited (default 8)")
+    .option("--history-retry-after", "send Retry-After with a fax history 429 (default: not sent)")
+    .option("--webhook-retry-scale <x>", "multiply the webhook retry schedule 5s..22h (default 1)")
     .action(async (o: EmulatorFlags) => {
-      if (o.variant !== 'a' && o.variant !== 'b') throw new FaxgateError('USAGE', `--variant must be a or b, got "${o.variant}"`);
+      if (o.variant !== "a" && o.variant !== "b")
+        throw new FaxgateError("USAGE", `--variant must be a or b, got "${o.variant}"`);
       const delayMs = Number(o.delayMs);
-      if (!Number.isInteger(delayMs) || delayMs < 0) throw new FaxgateError('USAGE', `--delay-ms must be a whole number >= 0, got "${o.delayMs}"`);
+      if (!Number.isInteger(delayMs) || delayMs < 0)
+        throw new FaxgateError("USAGE", `--delay-ms must be a whole number >= 0, got "${o.delayMs}"`);
       const { host, port } = parseListen(o.listen);
       const behaviour = behaviourFlags(o);
-      const logger = createLogger({ format: 'json', destination: process.stderr as never }).child({ component: 'emulator' });
+      const logger = createLogger({ format: "json", destination: process.stderr as never }).child({
+        component: "emulator",
+      });
       // loaded here, not at the top: every other faxgate command would pay for the server's start-up
-      const { startEmulator } = await import('./index.js');
-      const emu = await startEmulator({ dataDir: o.data, host, port, seed: o.seed, variant: o.variant, delayMs, logger, ...behaviour });
-      process.stdout.write(`${JSON.stringify({
-        event: 'listening',
-        baseUrl: emu.baseUrl,
-        caFile: emu.caFile,
-        adminKey: emu.adminKey,
-        keys: emu.keys.map((k) => ({ email: k.email, access: k.access, token: k.token })),
-      })}\n`);
+      const { startEmulator } = await import("./index.js");
+      const emu = await startEmulator({
+        dataDir: o.data,
+        host,
+        port,
+        seed: o.seed,
+        variant: o.variant,
+        delayMs,
+        logger,
+        ...behaviour,
+      });
+      process.stdout.write(
+        `${JSON.stringify({
+          event: "listening",
+          baseUrl: emu.baseUrl,
+          caFile: emu.caFile,
+          adminKey: emu.adminKey,
+          keys: emu.keys.map((k) => ({ email: k.email, access: k.access, token: k.token })),
+        })}\n`,
+      );
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = (signal: string) => {
           if (stopping) process.exit(1); // a second signal forces
           stopping = true;
-          logger.info({ signal }, 'emulator stopping');
+          logger.info({ signal }, "emulator stopping");
           emu.close().then(resolve, (err: unknown) => {
-            logger.error({ err }, 'emulator close failed');
+            logger.error({ err }, "emulator close failed");
             resolve();
           });
         };
-        process.on('SIGINT', () => stop('SIGINT'));
-        process.on('SIGTERM', () => stop('SIGTERM'));
+        process.on("SIGINT", () => stop("SIGINT"));
+        process.on("SIGTERM", () => stop("SIGTERM"));
       });
     });
 }

@@ -1,11 +1,11 @@
 // What every route of the emulator shares: the store, paths, clock, variant and the fault switch.
-import type { Clock } from '../clock.js';
-import type { ApiVariant } from './types.js';
-import type { Logger } from '../log/logger.js';
-import type { AccountRow, Db, KeyRow, UserRow } from './db.js';
-import type { Behaviour, HistoryBudget } from './behaviour.js';
-import type { Faults } from './faults.js';
-import type { Webhooks } from './webhooks.js';
+import type { Clock } from "../clock.js";
+import type { ApiVariant } from "./types.js";
+import type { Logger } from "../log/logger.js";
+import type { AccountRow, Db, KeyRow, UserRow } from "./db.js";
+import type { Behaviour, HistoryBudget } from "./behaviour.js";
+import type { Faults } from "./faults.js";
+import type { Webhooks } from "./webhooks.js";
 
 export interface EmulatorContext {
   db: Db;
@@ -31,9 +31,9 @@ export interface Caller {
 }
 
 export function account(ctx: EmulatorContext): AccountRow {
-  return ctx.db.prepare('SELECT * FROM accounts WHERE uuid = ?').get(ctx.accountId) as AccountRow;
+  return ctx.db.prepare("SELECT * FROM accounts WHERE uuid = ?").get(ctx.accountId) as AccountRow;
 }
 
 export function userById(ctx: EmulatorContext, uuid: string): UserRow | undefined {
-  return ctx.db.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRow | undefined;
+  return ctx.db.prepare("SELECT * FROM users WHERE uuid = ?").get(uuid) as UserRow | undefined;
 }

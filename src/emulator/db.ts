@@ -1,6 +1,6 @@
 // The emulator's state: one SQLite file (WAL) in the data folder. Fax documents live beside it as
 // PDF files; rows keep only their names. Times are epoch milliseconds.
-import Database from 'better-sqlite3';
+import Database from "better-sqlite3";
 
 export type Db = Database.Database;
 
@@ -56,9 +56,9 @@ CREATE INDEX IF NOT EXISTS faxes_account_created ON faxes (accountId, createdAt)
 
 export function openDb(file: string): Db {
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 5000");
   db.exec(SCHEMA);
   migrate(db);
   return db;
@@ -66,25 +66,28 @@ export function openDb(file: string): Db {
 
 /** Columns added after the first release, for data folders made before them. */
 function migrate(db: Db): void {
-  const faxCols = new Set((db.prepare('PRAGMA table_info(faxes)').all() as Array<{ name: string }>).map((c) => c.name));
+  const faxCols = new Set((db.prepare("PRAGMA table_info(faxes)").all() as Array<{ name: string }>).map((c) => c.name));
   // when a fax goes from processing to transmitting; null (older rows) means no transmitting phase
-  if (!faxCols.has('transmitAt')) db.exec('ALTER TABLE faxes ADD COLUMN transmitAt INTEGER');
+  if (!faxCols.has("transmitAt")) db.exec("ALTER TABLE faxes ADD COLUMN transmitAt INTEGER");
   // whether the webhooks for the fax's final state were queued (so a restart does not repeat them)
-  if (!faxCols.has('notifiedAt')) {
+  if (!faxCols.has("notifiedAt")) {
     // faxes finished before webhooks existed raise no events now
-    db.exec('ALTER TABLE faxes ADD COLUMN notifiedAt INTEGER; UPDATE faxes SET notifiedAt = readyAt');
+    db.exec("ALTER TABLE faxes ADD COLUMN notifiedAt INTEGER; UPDATE faxes SET notifiedAt = readyAt");
   }
   // the webhook pass looks for finished faxes not yet notified ten times a second: keep it an index lookup
-  db.exec('CREATE INDEX IF NOT EXISTS faxes_unnotified ON faxes (readyAt) WHERE notifiedAt IS NULL');
+  db.exec("CREATE INDEX IF NOT EXISTS faxes_unnotified ON faxes (readyAt) WHERE notifiedAt IS NULL");
 }
 
 export function getMeta(db: Db, key: string): string | undefined {
-  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined;
   return row?.value;
 }
 
 export function setMeta(db: Db, key: string, value: string): void {
-  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+  db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(
+    key,
+    value,
+  );
 }
 
 export interface AccountRow {
@@ -122,7 +125,7 @@ export interface KeyRow {
   accountId: string;
   name: string;
   token: string;
-  access: 'admin' | 'base' | 'print_driver';
+  access: "admin" | "base" | "print_driver";
   expiresAt: number | null;
   createdAt: number;
   updatedAt: number;
@@ -166,7 +169,7 @@ export interface FaxRow {
   messageNumber: number;
   accountId: string;
   userId: string;
-  direction: 'inbound' | 'outbound';
+  direction: "inbound" | "outbound";
   channelType: string;
   faxNumber: string;
   faxCallerId: string;

@@ -1,7 +1,7 @@
 // Trouble on demand, so the gateway's retry and reconciliation paths can be driven: slow answers,
 // 503s, 429s and dropped connections after a fax was created. Decisions come from a seeded PRNG so
 // a run can be repeated; the rates are probabilities per request.
-import { invalid } from './api-error.js';
+import { invalid } from "./api-error.js";
 
 export interface FaultSettings {
   latencyMs: number;
@@ -24,13 +24,13 @@ export class Faults {
 
   /** Changes the named settings; anything omitted keeps its value. */
   set(input: unknown): FaultSettings {
-    if (!input || typeof input !== 'object') throw invalid('faults must be a JSON object');
+    if (!input || typeof input !== "object") throw invalid("faults must be a JSON object");
     const next = { ...this.settings };
     for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
       if (!(k in next)) throw invalid(`unknown fault "${k}" (latencyMs, errorRate, rateLimitRate, dropRate)`);
-      const n = typeof v === 'string' ? Number(v) : v;
-      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw invalid(`${k} must be a number >= 0`);
-      if (k !== 'latencyMs' && n > 1) throw invalid(`${k} is a probability between 0 and 1`);
+      const n = typeof v === "string" ? Number(v) : v;
+      if (typeof n !== "number" || !Number.isFinite(n) || n < 0) throw invalid(`${k} must be a number >= 0`);
+      if (k !== "latencyMs" && n > 1) throw invalid(`${k} is a probability between 0 and 1`);
       next[k as keyof FaultSettings] = n;
     }
     this.settings = next;
@@ -51,9 +51,9 @@ export class Faults {
   }
 
   /** What to do with an incoming API request before handling it. */
-  beforeRequest(): 'error' | 'rateLimit' | null {
-    if (this.roll(this.settings.errorRate)) return 'error';
-    if (this.roll(this.settings.rateLimitRate)) return 'rateLimit';
+  beforeRequest(): "error" | "rateLimit" | null {
+    if (this.roll(this.settings.errorRate)) return "error";
+    if (this.roll(this.settings.rateLimitRate)) return "rateLimit";
     return null;
   }
 

@@ -1,11 +1,11 @@
 // A fax's life, computed from the clock when asked rather than by timers, so it is the same after
 // a restart: scheduled (until scheduledDate), processing (first half of delayMs), transmitting
 // (second half), then the outcome the destination's last four digits call for (results.ts).
-import type { FaxRow } from './db.js';
-import { resultOf } from './results.js';
-import type { FaxStatus } from './types.js';
+import type { FaxRow } from "./db.js";
+import { resultOf } from "./results.js";
+import type { FaxStatus } from "./types.js";
 
-export { outcomeRuleFor, type OutcomeRule } from './results.js';
+export { outcomeRuleFor, type OutcomeRule } from "./results.js";
 
 export interface FaxState {
   status: FaxStatus;
@@ -31,12 +31,12 @@ export function isFinal(row: FaxRow, now: number): boolean {
 }
 
 export function faxState(row: FaxRow, now: number): FaxState {
-  if (row.scheduledAt !== null && row.scheduledAt > now) return pending('scheduled', false);
-  if ((row.transmitAt ?? row.readyAt) > now) return pending('processing', false);
-  if (row.readyAt > now) return pending('transmitting', true);
+  if (row.scheduledAt !== null && row.scheduledAt > now) return pending("scheduled", false);
+  if ((row.transmitAt ?? row.readyAt) > now) return pending("processing", false);
+  if (row.readyAt > now) return pending("transmitting", true);
   const resolvedDate = new Date(row.readyAt).toISOString();
-  const r = row.direction === 'inbound' ? resultOf('ok') : resultOf(row.outcomeRule);
-  const ok = r.status === 'success';
+  const r = row.direction === "inbound" ? resultOf("ok") : resultOf(row.outcomeRule);
+  const ok = r.status === "success";
   return {
     status: r.status,
     resultCode: r.resultCode,
@@ -53,5 +53,17 @@ export function faxState(row: FaxRow, now: number): FaxState {
 }
 
 function pending(status: FaxStatus, numbered: boolean): FaxState {
-  return { status, resultCode: null, resultInfo: null, errorCode: null, errorInfo: null, faxAttempt: 0, pagesComplete: 0, duration: 0, resolvedDate: null, faxDetected: false, numbered };
+  return {
+    status,
+    resultCode: null,
+    resultInfo: null,
+    errorCode: null,
+    errorInfo: null,
+    faxAttempt: 0,
+    pagesComplete: 0,
+    duration: 0,
+    resolvedDate: null,
+    faxDetected: false,
+    numbered,
+  };
 }

@@ -1,12 +1,12 @@
 // Response bodies in the shapes of the chosen API variant. Requests in either shape are accepted
 // elsewhere; only what goes out differs.
-import type { Behaviour } from './behaviour.js';
-import type { ApiVariant } from './types.js';
-import type { AccountRow, ContactRow, FaxRow, KeyRow, TagRow, UserRow } from './db.js';
-import { faxState } from './lifecycle.js';
+import type { Behaviour } from "./behaviour.js";
+import type { ApiVariant } from "./types.js";
+import type { AccountRow, ContactRow, FaxRow, KeyRow, TagRow, UserRow } from "./db.js";
+import { faxState } from "./lifecycle.js";
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-const flag = (n: number): string => (n ? 'true' : 'false');
+const flag = (n: number): string => (n ? "true" : "false");
 
 export function renderAccount(a: AccountRow, u: UserRow, variant: ApiVariant): Record<string, unknown> {
   return {
@@ -15,10 +15,10 @@ export function renderAccount(a: AccountRow, u: UserRow, variant: ApiVariant): R
     accountName: a.accountName,
     parentId: null,
     timezone: a.timezone,
-    emailToFax: 'true',
-    ...(variant === 'a' ? { storeFaxesTime: '0' } : {}),
-    allowFaxAttachments: 'true',
-    usersTokenLife: '14400',
+    emailToFax: "true",
+    ...(variant === "a" ? { storeFaxesTime: "0" } : {}),
+    allowFaxAttachments: "true",
+    usersTokenLife: "14400",
     emailNotifySendOption: u.emailNotifySendOption,
     emailNotifyReceiveOption: u.emailNotifyReceiveOption,
     emailNotifySendIncAttachment: flag(u.emailNotifySendIncAttachment),
@@ -36,7 +36,9 @@ export function renderUser(u: UserRow, a: AccountRow, variant: ApiVariant): Reco
     firstName: u.firstName,
     lastName: u.lastName,
     userRole: u.userRole,
-    ...(variant === 'a' ? { companyName: a.accountName, lastLoginIp: '127.0.0.1', lastLoginDate: iso(u.createdAt) } : {}),
+    ...(variant === "a"
+      ? { companyName: a.accountName, lastLoginIp: "127.0.0.1", lastLoginDate: iso(u.createdAt) }
+      : {}),
     phone: u.phone,
     faxCsid: u.faxCsid,
     faxCallerId: u.faxCallerId,
@@ -52,14 +54,19 @@ export function renderUser(u: UserRow, a: AccountRow, variant: ApiVariant): Reco
   };
 }
 
-export function renderKey(k: KeyRow, u: UserRow | undefined, variant: ApiVariant, withUser: boolean): Record<string, unknown> {
+export function renderKey(
+  k: KeyRow,
+  u: UserRow | undefined,
+  variant: ApiVariant,
+  withUser: boolean,
+): Record<string, unknown> {
   return {
     uuid: k.uuid,
     userId: k.userId,
     accountId: k.accountId,
     name: k.name,
     token: k.token,
-    ...(variant === 'a' ? { accessLevel: [k.access] } : { access: k.access }),
+    ...(variant === "a" ? { accessLevel: [k.access] } : { access: k.access }),
     expiresAt: iso(k.expiresAt),
     createdAt: iso(k.createdAt),
     updatedAt: iso(k.updatedAt),
@@ -67,13 +74,13 @@ export function renderKey(k: KeyRow, u: UserRow | undefined, variant: ApiVariant
       ? {
           user: {
             uuid: u.uuid,
-            ...(variant === 'a' ? { userId: u.uuid } : {}),
+            ...(variant === "a" ? { userId: u.uuid } : {}),
             email: u.email,
             firstName: u.firstName,
             lastName: u.lastName,
             accountId: u.accountId,
-            avatar: '',
-            avatarPath: '',
+            avatar: "",
+            avatarPath: "",
           },
         }
       : {}),
@@ -104,7 +111,7 @@ export function renderTag(t: TagRow): Record<string, unknown> {
 
 export interface FaxExtras {
   /** how custom fields appear (the cfMode switch); default kept */
-  cfMode?: Behaviour['cfMode'];
+  cfMode?: Behaviour["cfMode"];
   tags?: TagRow[];
   contacts?: ContactRow[];
   users?: UserRow[];
@@ -149,16 +156,33 @@ export function renderFax(f: FaxRow, now: number, extras: FaxExtras = {}): Recor
     pagesComplete: s.pagesComplete,
     subject: f.subject,
     recipientName: f.recipientName,
-    ...cfField(f, extras.cfMode ?? 'kept'),
+    ...cfField(f, extras.cfMode ?? "kept"),
     ...(extras.tags ? { tags: extras.tags.map(renderTag) } : {}),
     ...(extras.contacts ? { contacts: extras.contacts.map((c) => renderContact(c)) } : {}),
-    ...(extras.users ? { users: extras.users.map((u) => ({ userId: u.uuid, firstName: u.firstName, lastName: u.lastName, email: u.email })) } : {}),
-    ...(extras.account ? { account: { uuid: extras.account.uuid, supportCode: extras.account.supportCode, companyName: extras.account.accountName } } : {}),
+    ...(extras.users
+      ? {
+          users: extras.users.map((u) => ({
+            userId: u.uuid,
+            firstName: u.firstName,
+            lastName: u.lastName,
+            email: u.email,
+          })),
+        }
+      : {}),
+    ...(extras.account
+      ? {
+          account: {
+            uuid: extras.account.uuid,
+            supportCode: extras.account.supportCode,
+            companyName: extras.account.accountName,
+          },
+        }
+      : {}),
   };
 }
 
-function cfField(f: FaxRow, mode: Behaviour['cfMode']): { cf?: Record<string, string> } {
-  if (mode === 'dropped') return {};
-  if (mode === 'empty') return { cf: {} };
+function cfField(f: FaxRow, mode: Behaviour["cfMode"]): { cf?: Record<string, string> } {
+  if (mode === "dropped") return {};
+  if (mode === "empty") return { cf: {} };
   return { cf: JSON.parse(f.cf) as Record<string, string> };
 }

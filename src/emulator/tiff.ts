@@ -1,7 +1,7 @@
 // TIFF (the classic fax format) decoded with the small pure-JS UTIF and re-encoded as PNG pages,
 // because PDF libraries cannot embed TIFF directly. One PNG per TIFF page.
-import { createRequire } from 'node:module';
-import { encode as encodePng } from '@cantoo/pdf-lib/upng';
+import { createRequire } from "node:module";
+import { encode as encodePng } from "@cantoo/pdf-lib/upng";
 
 interface Ifd {
   width: number;
@@ -19,10 +19,10 @@ const require = createRequire(import.meta.url);
 let utif: Utif | null = null;
 
 export function tiffToPngs(bytes: Uint8Array): Uint8Array[] {
-  utif ??= require('utif') as Utif;
+  utif ??= require("utif") as Utif;
   const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   // only IFDs with pixel data are pages (thumbnails and EXIF sub-IFDs are skipped)
-  const ifds = utif.decode(buf).filter((i) => i['t273'] !== undefined || i['t324'] !== undefined);
+  const ifds = utif.decode(buf).filter((i) => i.t273 !== undefined || i.t324 !== undefined);
   const pngs: Uint8Array[] = [];
   for (const ifd of ifds) {
     utif.decodeImage(buf, ifd, ifds);

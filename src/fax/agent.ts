@@ -1,10 +1,10 @@
 // One keep-alive HTTPS agent per process, shared by every user's client, so that calls reuse
 // connections instead of paying a TLS handshake each. An extra CA (the emulator's) is trusted in
 // addition to the system's: Node's `ca` option replaces the defaults, hence the combination.
-import { readFileSync } from 'node:fs';
-import tls from 'node:tls';
-import { Agent } from 'undici';
-import { FaxgateError } from '../errors.js';
+import { readFileSync } from "node:fs";
+import tls from "node:tls";
+import { Agent } from "undici";
+import { FaxgateError } from "../errors.js";
 
 export interface FaxAgentOptions {
   caFile?: string;
@@ -21,12 +21,16 @@ export function trustedCas(opts: { caFile?: string; ca?: string | Buffer }): str
   const extra: string[] = [];
   if (opts.caFile) {
     try {
-      extra.push(readFileSync(opts.caFile, 'utf8'));
+      extra.push(readFileSync(opts.caFile, "utf8"));
     } catch (err) {
-      throw new FaxgateError('CONFIG_INVALID', `the CA file ${opts.caFile} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { field: 'api.caFile', cause: err });
+      throw new FaxgateError(
+        "CONFIG_INVALID",
+        `the CA file ${opts.caFile} cannot be read: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+        { field: "api.caFile", cause: err },
+      );
     }
   }
-  if (opts.ca) extra.push(typeof opts.ca === 'string' ? opts.ca : opts.ca.toString('utf8'));
+  if (opts.ca) extra.push(typeof opts.ca === "string" ? opts.ca : opts.ca.toString("utf8"));
   if (extra.length === 0) return undefined;
   return [...tls.rootCertificates, ...extra];
 }

@@ -1,6 +1,6 @@
 // The one error the fax service client throws. Callers decide by `code`, `temporary` and
 // `outcomeUnknown` (the dispatcher reconciles a send whose outcome is unknown instead of resending).
-import { FaxgateError, type ErrorCode } from '../errors.js';
+import { FaxgateError, type ErrorCode } from "../errors.js";
 
 export interface FaxApiErrorOptions {
   status?: number;
@@ -26,7 +26,7 @@ export class FaxApiError extends FaxgateError {
 
   constructor(code: ErrorCode, message: string, opts: FaxApiErrorOptions) {
     super(code, message, { temporary: opts.temporary, httpStatus: opts.status, field: opts.field, cause: opts.cause });
-    this.name = 'FaxApiError';
+    this.name = "FaxApiError";
     this.status = opts.status;
     this.serviceName = opts.serviceName;
     this.serviceMessage = opts.serviceMessage;

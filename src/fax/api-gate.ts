@@ -11,10 +11,10 @@
 // while none of them waits; the other classes share the rest, served in priority order (intake,
 // background, console). So a burst of lookups from one console user delays no one's fax, and a
 // dispatcher that always has work (tracking many faxes) cannot starve the console either.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** Who is calling, highest priority first (docs/architecture.md, "The API gate"). */
-export const GATE_CLASSES = ['dispatch', 'intake', 'background', 'console'] as const;
+export const GATE_CLASSES = ["dispatch", "intake", "background", "console"] as const;
 export type GateClass = (typeof GATE_CLASSES)[number];
 
 export interface ApiGateOptions {
@@ -29,7 +29,7 @@ export interface ApiGateOptions {
   /** Waits `ms` of the same clock as `now` (injected with it, for tests that run time fast). */
   sleep?: (ms: number) => Promise<unknown>;
   /** Told of every wait on the history budget, e.g. for a log line. */
-  onHistoryWait?: (ms: number, why: 'budget' | '429') => void;
+  onHistoryWait?: (ms: number, why: "budget" | "429") => void;
 }
 
 /** The service's minute, and 2 s more: its window starts when our first call arrives, a little after we sent it. */
@@ -84,8 +84,8 @@ export class ApiGate {
    * Resolves when `op` may go out, with the function to call once its answer is read (the call's
    * place in the concurrency bound is held until then).
    */
-  async admit(op: string, cls: GateClass = 'background'): Promise<() => void> {
-    if (op === 'history') await this.admitHistory();
+  async admit(op: string, cls: GateClass = "background"): Promise<() => void> {
+    if (op === "history") await this.admitHistory();
     let wake!: () => void;
     let woken = new Promise<void>((r) => (wake = r));
     const me: Waiter = { cls, wake: () => wake() };
@@ -98,7 +98,7 @@ export class ApiGate {
       woken = new Promise<void>((r) => (wake = r));
     }
     queue.shift();
-    const other = cls !== 'dispatch';
+    const other = cls !== "dispatch";
     const now = this.now();
     // a dispatcher call uses its own lane when it can, else the others' (borrowed: none waited)
     if (other || this.dispatchNextAt > now) this.othersNextAt = Math.max(now, this.othersNextAt) + this.othersSpacingMs;
@@ -132,14 +132,14 @@ export class ApiGate {
     if (q[0] !== me) return Infinity;
     if (this.inFlight >= this.concurrency) return Infinity;
     const now = this.now();
-    if (me.cls === 'dispatch') {
+    if (me.cls === "dispatch") {
       const own = this.dispatchNextAt - now;
       if (own <= 0) return 0;
-      const othersWait = GATE_CLASSES.some((c) => c !== 'dispatch' && this.waiting.get(c)!.length > 0);
+      const othersWait = GATE_CLASSES.some((c) => c !== "dispatch" && this.waiting.get(c)!.length > 0);
       return othersWait ? own : Math.max(0, Math.min(own, this.othersNextAt - now));
     }
     for (const c of GATE_CLASSES) {
-      if (c === 'dispatch') continue;
+      if (c === "dispatch") continue;
       if (c === me.cls) break;
       if (this.waiting.get(c)!.length > 0) return Infinity;
     }
@@ -154,12 +154,13 @@ export class ApiGate {
   private async admitHistory(): Promise<void> {
     for (;;) {
       const now = this.now();
-      while (this.historyCalls.length > 0 && this.historyCalls[0]! <= now - HISTORY_WINDOW_MS) this.historyCalls.shift();
+      while (this.historyCalls.length > 0 && this.historyCalls[0]! <= now - HISTORY_WINDOW_MS)
+        this.historyCalls.shift();
       let wait = this.historyBlockedUntil - now;
-      let why: 'budget' | '429' = '429';
+      let why: "budget" | "429" = "429";
       if (wait <= 0 && this.historyCalls.length >= this.historyPerMinute) {
         wait = this.historyCalls[0]! + HISTORY_WINDOW_MS - now;
-        why = 'budget';
+        why = "budget";
       }
       if (wait <= 0) {
         this.historyCalls.push(now);

@@ -1,8 +1,8 @@
 // Proves a key works: GET /v1/me answers with the key's user. `/ping` says nothing about the key
 // (its body is not even documented), so readiness, `doctor` and the dispatcher's key hold ask this.
-import { describeError } from '../errors.js';
-import { FaxApiError } from './api-error.js';
-import type { FaxApi } from './types.js';
+import { describeError } from "../errors.js";
+import { FaxApiError } from "./api-error.js";
+import type { FaxApi } from "./types.js";
 
 export type KeyCheck =
   | { ok: true; userId: string; email: string }
@@ -10,15 +10,15 @@ export type KeyCheck =
   | { ok: false; refused: boolean; detail: string };
 
 export function isKeyRefusal(err: unknown): boolean {
-  return err instanceof FaxApiError && (err.code === 'API_AUTH' || err.code === 'API_FORBIDDEN');
+  return err instanceof FaxApiError && (err.code === "API_AUTH" || err.code === "API_FORBIDDEN");
 }
 
 /** A 401: the key itself is unknown or revoked (a 403 may refuse only one request). */
 export function isUnauthorized(err: unknown): boolean {
-  return err instanceof FaxApiError && err.code === 'API_AUTH';
+  return err instanceof FaxApiError && err.code === "API_AUTH";
 }
 
-export async function checkKey(client: Pick<FaxApi, 'me'>): Promise<KeyCheck> {
+export async function checkKey(client: Pick<FaxApi, "me">): Promise<KeyCheck> {
   try {
     const me = await client.me();
     return { ok: true, userId: me.userId, email: me.email };

@@ -1,20 +1,20 @@
 // Fax clients for one service endpoint: one keep-alive agent shared by every API key, and the
 // client options (request variant, timeout) taken from the config in one place. The daemon
 // (main.ts) and the CLI (cli/context.ts) both build their clients here.
-import type { Agent } from 'undici';
-import type { ApiConfig } from '../config/schema.js';
-import type { Logger } from '../log/logger.js';
-import type { ApiCallObserver } from '../metrics/metrics.js';
-import type { ApiGate, GateClass } from './api-gate.js';
-import type { ContactCache } from './contact-cache.js';
-import { createFaxAgent } from './agent.js';
-import { FaxClient } from './client.js';
-import type { FaxApi } from './types.js';
+import type { Agent } from "undici";
+import type { ApiConfig } from "../config/schema.js";
+import type { Logger } from "../log/logger.js";
+import type { ApiCallObserver } from "../metrics/metrics.js";
+import type { ApiGate, GateClass } from "./api-gate.js";
+import type { ContactCache } from "./contact-cache.js";
+import { createFaxAgent } from "./agent.js";
+import { FaxClient } from "./client.js";
+import type { FaxApi } from "./types.js";
 
 export interface FaxClientFactoryOptions {
   baseUrl: string;
   caFile?: string;
-  api: Pick<ApiConfig, 'variant' | 'timeoutMs'>;
+  api: Pick<ApiConfig, "variant" | "timeoutMs">;
   /** Connections of the shared agent (default: the agent's own). */
   connections?: number;
   observer?: ApiCallObserver;
@@ -27,11 +27,19 @@ export class FaxClientFactory {
   readonly agent: Agent;
 
   constructor(private readonly opts: FaxClientFactoryOptions) {
-    this.agent = createFaxAgent({ caFile: opts.caFile, timeoutMs: opts.api.timeoutMs, ...(opts.connections ? { connections: opts.connections } : {}) });
+    this.agent = createFaxAgent({
+      caFile: opts.caFile,
+      timeoutMs: opts.api.timeoutMs,
+      ...(opts.connections ? { connections: opts.connections } : {}),
+    });
   }
 
   /** A client for one key; `use` says whom it calls for (gate class, the user's cache and share). */
-  withKey(apiKey: string, logger?: Logger, use: { gateClass?: GateClass; contactCache?: ContactCache; share?: () => () => void } = {}): FaxApi {
+  withKey(
+    apiKey: string,
+    logger?: Logger,
+    use: { gateClass?: GateClass; contactCache?: ContactCache; share?: () => () => void } = {},
+  ): FaxApi {
     return new FaxClient({
       baseUrl: this.opts.baseUrl,
       apiKey,

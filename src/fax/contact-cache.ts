@@ -3,7 +3,7 @@
 // cost a call of the account's rate. Lookups that arrive while the same one is out share its
 // answer. Any contact write through this gateway clears the user's lists at once; a write made
 // elsewhere (the vendor's site, another gateway) shows when the entry expires.
-import type { Contact, Page } from './types.js';
+import type { Contact, Page } from "./types.js";
 
 /** Lists kept per user at most (each search is its own entry). */
 const MAX_ENTRIES = 200;
@@ -14,7 +14,10 @@ export class ContactCache {
   hits = 0;
   misses = 0;
 
-  constructor(private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The list for `key` (the query), from the cache when fresh, else from `load`. */
   get(key: string, load: () => Promise<Page<Contact>>): Promise<Page<Contact>> {

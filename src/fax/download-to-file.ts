@@ -1,8 +1,8 @@
 // A response body written to disk as it arrives: a temp name in the destination's folder, synced,
 // then renamed, so that a reader never sees half a PDF and a 50 MB fax never sits in memory.
-import { open } from 'node:fs/promises';
-import { FaxgateError } from '../errors.js';
-import { replaceFile } from '../fs/atomic.js';
+import { open } from "node:fs/promises";
+import { FaxgateError } from "../errors.js";
+import { replaceFile } from "../fs/atomic.js";
 
 /**
  * Writes `body` to `destPath`; returns the bytes written. Trouble on our side (folder missing,
@@ -11,22 +11,30 @@ import { replaceFile } from '../fs/atomic.js';
  */
 export async function streamToFile(body: AsyncIterable<Uint8Array>, destPath: string): Promise<number> {
   const local = (err: unknown) =>
-    new FaxgateError('INTERNAL', `cannot write the download to ${destPath}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { temporary: true, cause: err });
-  return replaceFile(destPath, async (tmp) => {
-    const fh = await open(tmp, 'wx', 0o640).catch((err: unknown) => {
-      throw local(err);
-    });
-    try {
-      // One awaited write per chunk: backpressure without a pipe.
-      for await (const chunk of body) {
-        await fh.write(chunk).catch((err: unknown) => {
-          throw local(err);
-        });
+    new FaxgateError(
+      "INTERNAL",
+      `cannot write the download to ${destPath}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+      { temporary: true, cause: err },
+    );
+  return replaceFile(
+    destPath,
+    async (tmp) => {
+      const fh = await open(tmp, "wx", 0o640).catch((err: unknown) => {
+        throw local(err);
+      });
+      try {
+        // One awaited write per chunk: backpressure without a pipe.
+        for await (const chunk of body) {
+          await fh.write(chunk).catch((err: unknown) => {
+            throw local(err);
+          });
+        }
+      } finally {
+        await fh.close();
       }
-    } finally {
-      await fh.close();
-    }
-  }, { suffix: '.part', syncDir: false, wrapError: local });
+    },
+    { suffix: ".part", syncDir: false, wrapError: local },
+  );
 }
 
 /** The file name of a Content-Disposition header (`filename*=UTF-8''...` preferred), or null. */
@@ -36,13 +44,13 @@ export function dispositionFileName(header: string | string[] | undefined): stri
   const star = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(h);
   if (star) {
     try {
-      return decodeURIComponent(star[2]!.trim().replace(/^"|"$/g, ''));
+      return decodeURIComponent(star[2]!.trim().replace(/^"|"$/g, ""));
     } catch {
       // fall through to the plain form
     }
   }
   const quoted = /filename\s*=\s*"((?:[^"\\]|\\.)*)"/i.exec(h);
-  if (quoted) return quoted[1]!.replace(/\\(.)/g, '$1');
+  if (quoted) return quoted[1]!.replace(/\\(.)/g, "$1");
   const plain = /filename\s*=\s*([^;\s]+)/i.exec(h);
   return plain ? plain[1]! : null;
 }

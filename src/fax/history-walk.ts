@@ -4,9 +4,9 @@
 // already seen), pages mode with the second page (rows not seen). The answer is remembered per
 // client, and every walk drops rows it has already yielded (newest-first lists shift when faxes
 // arrive mid-walk).
-import type { FaxRecord, HistoryQuery, Page } from './types.js';
+import type { FaxRecord, HistoryQuery, Page } from "./types.js";
 
-export type OffsetMode = 'records' | 'pages';
+export type OffsetMode = "records" | "pages";
 
 export interface OffsetMemory {
   offsetMode?: OffsetMode;
@@ -31,7 +31,11 @@ export interface WalkResult {
  * Calls `onRows` with each page's new rows until it returns true (found everything), the history
  * ends, or maxPages is reached.
  */
-export async function walkHistory(query: HistoryQuery, opts: WalkOptions, onRows: (rows: FaxRecord[]) => boolean | void | Promise<boolean | void>): Promise<WalkResult> {
+export async function walkHistory(
+  query: HistoryQuery,
+  opts: WalkOptions,
+  onRows: (rows: FaxRecord[]) => boolean | void | Promise<boolean | void>,
+): Promise<WalkResult> {
   const limit = opts.limit;
   const maxPages = opts.maxPages ?? Number.POSITIVE_INFINITY;
   const seen = new Set<string>();
@@ -41,7 +45,8 @@ export async function walkHistory(query: HistoryQuery, opts: WalkOptions, onRows
     calls += 1;
     return opts.page({ ...query, offset, limit });
   };
-  const fresh = (rows: FaxRecord[]): FaxRecord[] => rows.filter((r) => !seen.has(r.messageId) && (seen.add(r.messageId), true));
+  const fresh = (rows: FaxRecord[]): FaxRecord[] =>
+    rows.filter((r) => !seen.has(r.messageId) && (seen.add(r.messageId), true));
 
   let page = await fetch(start);
   const firstIds = page.rows.map((r) => r.messageId);
@@ -54,14 +59,14 @@ export async function walkHistory(query: HistoryQuery, opts: WalkOptions, onRows
       // Detect: offset=1 is the first page shifted by one record, or the second page.
       page = await fetch(1);
       const head = page.rows[0]?.messageId;
-      opts.memory.offsetMode = head !== undefined && firstIds.slice(0, 3).includes(head) ? 'records' : 'pages';
-      next = opts.memory.offsetMode === 'records' ? 1 + page.rows.length : 2;
+      opts.memory.offsetMode = head !== undefined && firstIds.slice(0, 3).includes(head) ? "records" : "pages";
+      next = opts.memory.offsetMode === "records" ? 1 + page.rows.length : 2;
     } else {
-      const mode = opts.memory.offsetMode ?? 'records';
-      next ??= mode === 'records' ? start + page.rows.length : start + 1;
+      const mode = opts.memory.offsetMode ?? "records";
+      next ??= mode === "records" ? start + page.rows.length : start + 1;
       const at: number = next;
       page = await fetch(at);
-      next = mode === 'records' ? at + page.rows.length : at + 1;
+      next = mode === "records" ? at + page.rows.length : at + 1;
     }
     const got = fresh(page.rows);
     if ((await onRows(got)) === true) return { complete: true, calls };

@@ -2,11 +2,11 @@
 // Where the service has two documented variants, the client normalises to the shapes below;
 // the raw variant shapes are described beside the fields that differ.
 
-export type AccessLevel = 'admin' | 'base' | 'print_driver';
-export const ACCESS_LEVELS: readonly AccessLevel[] = ['admin', 'base', 'print_driver'];
+export type AccessLevel = "admin" | "base" | "print_driver";
+export const ACCESS_LEVELS: readonly AccessLevel[] = ["admin", "base", "print_driver"];
 
 /** Which documented response shapes a service (or the emulator) uses. */
-export type ApiVariant = 'a' | 'b';
+export type ApiVariant = "a" | "b";
 
 export interface Account {
   uuid: string;
@@ -156,7 +156,7 @@ export interface FaxRecord {
   messageNumber?: string;
   accountId?: string;
   channelType?: string;
-  direction?: 'inbound' | 'outbound' | string;
+  direction?: "inbound" | "outbound" | string;
   status: FaxStatus;
   createdAt?: string;
   resolvedDate?: string | null;
@@ -249,8 +249,8 @@ export interface SendManyResult {
 export interface HistoryQuery {
   offset?: number;
   limit?: number;
-  direction?: 'all' | 'inbound' | 'outbound';
-  status?: 'all' | 'failed' | 'success' | 'processing';
+  direction?: "all" | "inbound" | "outbound";
+  status?: "all" | "failed" | "success" | "processing";
   /** YYYY-MM-DD */
   fromDate?: string;
   toDate?: string;
@@ -260,7 +260,7 @@ export interface HistoryQuery {
   tags?: string[];
   isArchived?: boolean;
   /** e.g. ['tags','contacts']; sent as `include` and `includes` as the variant requires */
-  include?: Array<'tags' | 'contacts'>;
+  include?: Array<"tags" | "contacts">;
 }
 
 /** What callers see of the client: implemented by FaxClient in ./client.ts. */

@@ -2,9 +2,9 @@
 // Notification preferences and the e-mail-to-fax cover option live there; a change made on
 // the service takes effect here within `refreshMs`, without a restart. A failed refresh keeps
 // the last good answer (stale preferences beat no notification at all).
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
-import type { FaxApi, User } from './types.js';
+import type { Clock } from "../clock.js";
+import { systemClock } from "../clock.js";
+import type { FaxApi, User } from "./types.js";
 
 export interface UserDirectoryOptions {
   clientFor: (user: string) => FaxApi;
@@ -65,10 +65,10 @@ export class UserDirectory {
 }
 
 /** Notification option as a known value; anything unknown counts as 'All' (callers log it once). */
-export function notifyOption(value: string | undefined | null): { option: 'All' | 'Failure' | 'None'; known: boolean } {
-  const v = (value ?? '').trim().toLowerCase();
-  if (v === 'all') return { option: 'All', known: true };
-  if (v === 'failure' || v === 'failures') return { option: 'Failure', known: true };
-  if (v === 'none') return { option: 'None', known: true };
-  return { option: 'All', known: false };
+export function notifyOption(value: string | undefined | null): { option: "All" | "Failure" | "None"; known: boolean } {
+  const v = (value ?? "").trim().toLowerCase();
+  if (v === "all") return { option: "All", known: true };
+  if (v === "failure" || v === "failures") return { option: "Failure", known: true };
+  if (v === "none") return { option: "None", known: true };
+  return { option: "All", known: false };
 }

@@ -2,8 +2,8 @@
 // minute and `atOnce` at the same time. Past it the user is answered 429 with Retry-After at once,
 // instead of queueing calls in the process's one API gate where they would delay everyone else.
 // Only calls that go out count: an answer from the contact cache costs nothing.
-import type { Clock } from '../clock.js';
-import { FaxgateError } from '../errors.js';
+import type { Clock } from "../clock.js";
+import { FaxgateError } from "../errors.js";
 
 export interface UserShareOptions {
   perMinute: number;
@@ -13,9 +13,12 @@ export interface UserShareOptions {
 
 /** A user is over their share; `retryAfterSeconds` goes into the answer's Retry-After. */
 export class ShareExceededError extends FaxgateError {
-  constructor(message: string, readonly retryAfterSeconds: number) {
-    super('CLIENT_LIMIT', message, { httpStatus: 429 });
-    this.name = 'ShareExceededError';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super("CLIENT_LIMIT", message, { httpStatus: 429 });
+    this.name = "ShareExceededError";
   }
 }
 
@@ -35,11 +38,17 @@ export class UserShare {
     while (u.times.length > 0 && (u.times[0]! <= now - 60_000 || u.times[0]! > now)) u.times.shift();
     const limits = `at most ${this.opts.perMinute} a minute and ${this.opts.atOnce} at once`;
     if (u.out >= this.opts.atOnce) {
-      throw new ShareExceededError(`too many calls to the fax service from you at once (${limits}); try again in a second`, 1);
+      throw new ShareExceededError(
+        `too many calls to the fax service from you at once (${limits}); try again in a second`,
+        1,
+      );
     }
     if (u.times.length >= this.opts.perMinute) {
       const seconds = Math.max(1, Math.ceil((u.times[0]! + 60_000 - now) / 1000));
-      throw new ShareExceededError(`too many calls to the fax service from you in the last minute (${limits}); try again in ${seconds} s`, seconds);
+      throw new ShareExceededError(
+        `too many calls to the fax service from you in the last minute (${limits}); try again in ${seconds} s`,
+        seconds,
+      );
     }
     u.times.push(now);
     u.out += 1;

@@ -1,9 +1,9 @@
 // Write-then-rename with fsync, so a reader (or a crash) never sees half a file. This is the one
 // place that does it: the store's documents, the outbox's mail, downloaded faxes and small state
 // files all go through replaceFile().
-import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
-import path from 'node:path';
+import { randomBytes } from "node:crypto";
+import { open, rename, unlink } from "node:fs/promises";
+import path from "node:path";
 
 /**
  * Node 20.10 and later (21+) take `flush: true` in createWriteStream and writeFile: the file is
@@ -11,12 +11,12 @@ import path from 'node:path';
  * not open it again to sync it. On an older Node the option is ignored, and callers must fsync.
  */
 export const FLUSH_ON_CLOSE = ((): boolean => {
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
   return major > 20 || (major === 20 && minor >= 10);
 })();
 
 export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+  const fh = await open(dir, "r");
   try {
     await fh.sync();
   } finally {
@@ -25,8 +25,8 @@ export async function fsyncDir(dir: string): Promise<void> {
 }
 
 /** A temp name beside `file` that no other writer picks: hidden, random, with `suffix`. */
-export function tempNameFor(file: string, suffix = '.tmp'): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}${suffix}`);
+export function tempNameFor(file: string, suffix = ".tmp"): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}${suffix}`);
 }
 
 export interface ReplaceFileOptions {
@@ -53,9 +53,18 @@ export interface ReplaceFileOptions {
  * then it is fsynced, renamed over `dest`, and the folder fsynced. On failure the temp file is
  * removed (see `undo`) and the error rethrown. Returns the file's size.
  */
-export async function replaceFile(dest: string, fill: (tmp: string) => Promise<void>, opts: ReplaceFileOptions = {}): Promise<number> {
+export async function replaceFile(
+  dest: string,
+  fill: (tmp: string) => Promise<void>,
+  opts: ReplaceFileOptions = {},
+): Promise<number> {
   const tmp = tempNameFor(dest, opts.suffix);
-  const own = <T>(p: Promise<T>): Promise<T> => (opts.wrapError ? p.catch((err: unknown) => { throw opts.wrapError!(err); }) : p);
+  const own = <T>(p: Promise<T>): Promise<T> =>
+    opts.wrapError
+      ? p.catch((err: unknown) => {
+          throw opts.wrapError!(err);
+        })
+      : p;
   let bytes: number;
   try {
     await fill(tmp);
@@ -71,7 +80,7 @@ export async function replaceFile(dest: string, fill: (tmp: string) => Promise<v
 
 /** fsyncs a file's data; returns its size. */
 export async function syncFile(file: string): Promise<number> {
-  const fh = await open(file, 'r+');
+  const fh = await open(file, "r+");
   try {
     await fh.sync();
     return (await fh.stat()).size;
@@ -86,7 +95,7 @@ function removeQuietly(file: string): Promise<void> {
 
 export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o640): Promise<void> {
   await replaceFile(file, async (tmp) => {
-    const fh = await open(tmp, 'wx', mode);
+    const fh = await open(tmp, "wx", mode);
     try {
       await fh.writeFile(data);
     } finally {

@@ -3,7 +3,7 @@
 // the call, so whatever it wrote before calling is covered; while one fsync runs, the callers
 // that arrive meanwhile all wait for the single next one. (Postgres's commit_delay and the
 // group commit of mail servers' queue managers do the same.)
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from "node:fs/promises";
 
 export class GroupSync {
   private running: Promise<void> | null = null;
@@ -22,7 +22,12 @@ export class GroupSync {
    */
   constructor(
     private readonly file: string,
-    private readonly opts: { missingIsSynced?: boolean; keepOpen?: boolean; dataOnly?: boolean; after?: () => Promise<void> } = {},
+    private readonly opts: {
+      missingIsSynced?: boolean;
+      keepOpen?: boolean;
+      dataOnly?: boolean;
+      after?: () => Promise<void>;
+    } = {},
   ) {}
 
   /** Resolves once an fsync that started after this call has finished; rejects with its error. */
@@ -43,9 +48,11 @@ export class GroupSync {
   }
 
   private start(): Promise<void> {
-    const p: Promise<void> = this.fsync().then(this.opts.after).finally(() => {
-      if (this.running === p) this.running = null;
-    });
+    const p: Promise<void> = this.fsync()
+      .then(this.opts.after)
+      .finally(() => {
+        if (this.running === p) this.running = null;
+      });
     this.running = p;
     return p;
   }
@@ -65,9 +72,9 @@ export class GroupSync {
   private async open(): Promise<FileHandle | null> {
     let fh: FileHandle;
     try {
-      fh = await open(this.file, 'r');
+      fh = await open(this.file, "r");
     } catch (err) {
-      if (this.opts.missingIsSynced && (err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if (this.opts.missingIsSynced && (err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw err;
     }
     if (this.opts.keepOpen) this.handle = fh;

@@ -2,15 +2,15 @@
 // they are sent again (to the group, a named user, or an address), once per that interval, with
 // the clock injected so tests drive it by hand. The same loop drops received faxes past
 // inbound.retentionDays.
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
-import type { InboundConfig, UserConfig } from '../config/schema.js';
-import { describeError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import { Periodic } from '../periodic.js';
-import type { QueueStore } from '../store/queue-store.js';
-import type { InboundPayload } from '../store/notification-payloads.js';
-import type { ReceivedFax } from '../store/received.js';
+import type { Clock } from "../clock.js";
+import { systemClock } from "../clock.js";
+import type { InboundConfig, UserConfig } from "../config/schema.js";
+import { describeError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import { Periodic } from "../periodic.js";
+import type { QueueStore } from "../store/queue-store.js";
+import type { InboundPayload } from "../store/notification-payloads.js";
+import type { ReceivedFax } from "../store/received.js";
 
 export interface EscalationOptions {
   store: QueueStore;
@@ -26,9 +26,9 @@ export class InboxEscalation {
 
   constructor(private readonly opts: EscalationOptions) {
     this.clock = opts.clock ?? systemClock;
-    this.loop = new Periodic(async () => ((await opts.store.holdsDuty('inbox')) ? this.pass() : 0), {
+    this.loop = new Periodic(async () => ((await opts.store.holdsDuty("inbox")) ? this.pass() : 0), {
       intervalMs: opts.inbound().escalationCheckMs,
-      onError: (err) => opts.logger.error({ err: describeError(err) }, 'inbox escalation failed'),
+      onError: (err) => opts.logger.error({ err: describeError(err) }, "inbox escalation failed"),
     });
   }
 
@@ -53,40 +53,78 @@ export class InboxEscalation {
       if (!def.escalateAfterMinutes) continue;
       const after = def.escalateAfterMinutes * 60_000;
       const cutoff = new Date(now - after).toISOString();
-      for (const fax of await this.opts.store.listReceived({ groups: [group], states: ['new'], receivedBefore: cutoff, limit: 500 })) {
+      for (const fax of await this.opts.store.listReceived({
+        groups: [group],
+        states: ["new"],
+        receivedBefore: cutoff,
+        limit: 500,
+      })) {
         if (fax.escalatedAt && fax.escalatedAt > cutoff) continue;
         const at = new Date(now).toISOString();
         const target = def.escalateTo ?? group;
         // the row changes only while still untaken: one taken meanwhile is left alone
-        const changed = await this.opts.store.changeReceived(fax.id, { set: { escalatedAt: at }, expect: ['new'], event: { action: 'escalated', actor: null, detail: `not taken after ${def.escalateAfterMinutes} min: sent again to ${target}` } });
+        const changed = await this.opts.store.changeReceived(fax.id, {
+          set: { escalatedAt: at },
+          expect: ["new"],
+          event: {
+            action: "escalated",
+            actor: null,
+            detail: `not taken after ${def.escalateAfterMinutes} min: sent again to ${target}`,
+          },
+        });
         if (!changed) continue;
         await this.notify(fax, group, target, at);
-        this.opts.logger.info({ received: fax.id, group, to: target }, 'ESCALATED an untaken fax');
+        this.opts.logger.info({ received: fax.id, group, to: target }, "ESCALATED an untaken fax");
         sent++;
       }
     }
-    if (await this.opts.store.holdsDuty('purge')) {
+    if (await this.opts.store.holdsDuty("purge")) {
       const gone = await this.opts.store.purgeReceived(cfg.retentionDays * 86_400_000);
-      if (gone) this.opts.logger.info({ faxes: gone }, 'purged received faxes past inbound.retentionDays');
+      if (gone) this.opts.logger.info({ faxes: gone }, "purged received faxes past inbound.retentionDays");
     }
     return sent;
   }
 
   private async notify(fax: ReceivedFax, group: string, target: string, at: string): Promise<void> {
     const payload: InboundPayload = {
-      messageId: fax.messageId, status: fax.status, from: fax.sender, csid: fax.csid, pages: fax.pages, duration: null,
-      createdAt: fax.receivedAt, resultCode: null, resultInfo: null, errorCode: null, errorInfo: null,
-      dialled: fax.dialled, receivedId: fax.id, group, escalated: true,
+      messageId: fax.messageId,
+      status: fax.status,
+      from: fax.sender,
+      csid: fax.csid,
+      pages: fax.pages,
+      duration: null,
+      createdAt: fax.receivedAt,
+      resultCode: null,
+      resultInfo: null,
+      errorCode: null,
+      errorInfo: null,
+      dialled: fax.dialled,
+      receivedId: fax.id,
+      group,
+      escalated: true,
     };
     const key = (who: string) => `escalate:${fax.id}:${at}:${who}`;
     const members = this.opts.inbound().groups[group]?.members ?? [];
-    if (target.includes('@')) {
-      await this.opts.store.enqueueNotification({ kind: 'inbound', user: fax.user, jobId: null, dedupeKey: key(target.toLowerCase()), payload: { ...payload, to: target } });
+    if (target.includes("@")) {
+      await this.opts.store.enqueueNotification({
+        kind: "inbound",
+        user: fax.user,
+        jobId: null,
+        dedupeKey: key(target.toLowerCase()),
+        payload: { ...payload, to: target },
+      });
       return;
     }
     const users = target === group ? members : [target];
     for (const u of users) {
-      if (this.opts.users().some((x) => x.name === u)) await this.opts.store.enqueueNotification({ kind: 'inbound', user: u, jobId: null, dedupeKey: key(u), payload });
+      if (this.opts.users().some((x) => x.name === u))
+        await this.opts.store.enqueueNotification({
+          kind: "inbound",
+          user: u,
+          jobId: null,
+          dedupeKey: key(u),
+          payload,
+        });
     }
   }
 }

@@ -2,12 +2,12 @@
 // document system): under a temporary hidden name, fsynced, given its mode, then linked to its
 // final name (never over an existing file) and the folder fsynced, so the importer never sees half
 // a file. The daemon's user owns it; the mode is the rule's.
-import { readFileSync } from 'node:fs';
-import { chmod, chown, link, mkdir, open, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { FaxgateError } from '../errors.js';
-import { fsyncDir } from '../fs/atomic.js';
+import { readFileSync } from "node:fs";
+import { chmod, chown, link, mkdir, open, unlink } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { FaxgateError } from "../errors.js";
+import { fsyncDir } from "../fs/atomic.js";
 
 export interface FolderFacts {
   id: string;
@@ -20,22 +20,25 @@ export interface FolderFacts {
 }
 
 /** Characters a name part may keep: anything else (slashes, spaces, quotes) becomes "_". */
-function part(s: string | null | undefined, empty = 'unknown'): string {
-  const t = (s ?? '').replace(/[^A-Za-z0-9+._-]+/g, '_').replace(/^[._]+/, '').slice(0, 60);
+function part(s: string | null | undefined, empty = "unknown"): string {
+  const t = (s ?? "")
+    .replace(/[^A-Za-z0-9+._-]+/g, "_")
+    .replace(/^[._]+/, "")
+    .slice(0, 60);
   return t || empty;
 }
 
 /** `{date}_{time}_{sender}_{pages}p.pdf` and friends; times in UTC. */
 export function folderFileName(pattern: string, f: FolderFacts): string {
   const t = new Date(f.receivedAt);
-  const iso = Number.isNaN(t.getTime()) ? '' : t.toISOString();
+  const iso = Number.isNaN(t.getTime()) ? "" : t.toISOString();
   const values: Record<string, string> = {
     date: part(iso.slice(0, 10)),
-    time: part(iso.slice(11, 19).replace(/:/g, '')),
+    time: part(iso.slice(11, 19).replace(/:/g, "")),
     sender: part(f.sender),
     csid: part(f.csid),
     dialled: part(f.dialled),
-    pages: f.pages != null ? String(f.pages) : '0',
+    pages: f.pages != null ? String(f.pages) : "0",
     id: part(f.id),
     messageId: part(f.messageId),
   };
@@ -45,11 +48,13 @@ export function folderFileName(pattern: string, f: FolderFacts): string {
 }
 
 /** A user or group name (or number) as its number, from /etc/passwd or /etc/group; null if unknown. */
-export function idOf(file: '/etc/passwd' | '/etc/group', name: string): number | null {
+export function idOf(file: "/etc/passwd" | "/etc/group", name: string): number | null {
   if (/^\d+$/.test(name)) return Number(name);
   try {
-    const line = readFileSync(file, 'utf8').split('\n').find((l) => l.split(':')[0] === name);
-    const id = line?.split(':')[2];
+    const line = readFileSync(file, "utf8")
+      .split("\n")
+      .find((l) => l.split(":")[0] === name);
+    const id = line?.split(":")[2];
     return id !== undefined && /^\d+$/.test(id) ? Number(id) : null;
   } catch {
     return null;
@@ -60,15 +65,25 @@ export function idOf(file: '/etc/passwd' | '/etc/group', name: string): number |
  * Writes `data` as `name` in `folder` (a numbered name when taken); returns the path written.
  * `owner`/`group`: given to the file before it appears under its name.
  */
-export async function writeToFolder(folder: string, name: string, data: Uint8Array, mode: number, who: { owner?: string; group?: string } = {}): Promise<string> {
+export async function writeToFolder(
+  folder: string,
+  name: string,
+  data: Uint8Array,
+  mode: number,
+  who: { owner?: string; group?: string } = {},
+): Promise<string> {
   // the folder itself is made if missing, not its parents: a recursive mkdir under /proc never
   // returns (Node 20), and a missing parent is a config mistake worth an error naming it
   await mkdir(folder, { mode: 0o750 }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'EEXIST') return;
-    throw new FaxgateError('INTERNAL', `the folder ${folder} cannot be made (${err.code ?? err.message}); its parent must exist`, { cause: err, temporary: true });
+    if (err.code === "EEXIST") return;
+    throw new FaxgateError(
+      "INTERNAL",
+      `the folder ${folder} cannot be made (${err.code ?? err.message}); its parent must exist`,
+      { cause: err, temporary: true },
+    );
   });
-  const tmp = path.join(folder, `.faxgate-${randomBytes(6).toString('hex')}.tmp`);
-  const fh = await open(tmp, 'wx', 0o600);
+  const tmp = path.join(folder, `.faxgate-${randomBytes(6).toString("hex")}.tmp`);
+  const fh = await open(tmp, "wx", 0o600);
   try {
     await fh.writeFile(data);
     await fh.sync();
@@ -79,9 +94,13 @@ export async function writeToFolder(folder: string, name: string, data: Uint8Arr
     // the mode is set exactly, whatever the daemon's umask
     await chmod(tmp, mode);
     if (who.owner !== undefined || who.group !== undefined) {
-      const uid = who.owner === undefined ? -1 : idOf('/etc/passwd', who.owner);
-      const gid = who.group === undefined ? -1 : idOf('/etc/group', who.group);
-      if (uid === null || gid === null) throw new FaxgateError('CONFIG_INVALID', `no such ${uid === null ? `user "${who.owner}"` : `group "${who.group}"`} for the folder ${folder}`);
+      const uid = who.owner === undefined ? -1 : idOf("/etc/passwd", who.owner);
+      const gid = who.group === undefined ? -1 : idOf("/etc/group", who.group);
+      if (uid === null || gid === null)
+        throw new FaxgateError(
+          "CONFIG_INVALID",
+          `no such ${uid === null ? `user "${who.owner}"` : `group "${who.group}"`} for the folder ${folder}`,
+        );
       await chown(tmp, uid, gid);
     }
     const ext = path.extname(name);
@@ -93,7 +112,7 @@ export async function writeToFolder(folder: string, name: string, data: Uint8Arr
         await fsyncDir(folder);
         return dest;
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 1000) throw err;
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST" || n >= 1000) throw err;
       }
     }
   } finally {

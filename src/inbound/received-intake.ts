@@ -3,21 +3,21 @@
 // messageId, then each delivery made. Deliveries are idempotent (notifications have dedupe keys, the
 // folder write happens once before the "routed" entry), so a crash between keeping and routing
 // is finished by the next sighting of the same fax, and a fax seen twice is routed once.
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import path from 'node:path';
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
-import type { InboundConfig, InboundDelivery, UserConfig } from '../config/schema.js';
-import { describeError } from '../errors.js';
-import type { FaxApi, FaxRecord } from '../fax/types.js';
-import type { Logger } from '../log/logger.js';
-import { inboundPayload, senderOf } from '../notify/inbound-mail.js';
-import { isFinalStatus } from '../notify/inbound-cursor.js';
-import type { QueueStore } from '../store/queue-store.js';
-import type { InboundPayload } from '../store/notification-payloads.js';
-import type { ReceivedFax } from '../store/received.js';
-import { folderFileName, writeToFolder } from './folder-delivery.js';
-import { describeDelivery, inboxesOf, route } from './routes.js';
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import path from "node:path";
+import type { Clock } from "../clock.js";
+import { systemClock } from "../clock.js";
+import type { InboundConfig, InboundDelivery, UserConfig } from "../config/schema.js";
+import { describeError } from "../errors.js";
+import type { FaxApi, FaxRecord } from "../fax/types.js";
+import type { Logger } from "../log/logger.js";
+import { inboundPayload, senderOf } from "../notify/inbound-mail.js";
+import { isFinalStatus } from "../notify/inbound-cursor.js";
+import type { QueueStore } from "../store/queue-store.js";
+import type { InboundPayload } from "../store/notification-payloads.js";
+import type { ReceivedFax } from "../store/received.js";
+import { folderFileName, writeToFolder } from "./folder-delivery.js";
+import { describeDelivery, inboxesOf, route } from "./routes.js";
 
 export interface ReceivedIntakeOptions {
   store: QueueStore;
@@ -39,7 +39,7 @@ export class ReceivedFaxIntake {
   }
 
   /** True when the fax is kept and routed (now or before); false for one not final yet. */
-  async receive(user: string, r: FaxRecord, via: 'webhook' | 'poll'): Promise<boolean> {
+  async receive(user: string, r: FaxRecord, via: "webhook" | "poll"): Promise<boolean> {
     if (!isFinalStatus(r.status)) return false;
     const store = this.opts.store;
     let [fax] = await store.listReceived({ messageId: r.messageId, limit: 1 });
@@ -47,7 +47,7 @@ export class ReceivedFaxIntake {
     const facts = { dialled: r.faxNumber || null, sender: senderOf(r), csid: r.faxCsid || null, user };
     const decision = route(this.opts.inbound(), facts);
     if (!fax) {
-      const document = r.status === 'success' ? await this.download(user, r.messageId) : null;
+      const document = r.status === "success" ? await this.download(user, r.messageId) : null;
       const kept = await store.keepReceived({
         messageId: r.messageId,
         user,
@@ -59,29 +59,35 @@ export class ReceivedFaxIntake {
         receivedAt: r.createdAt ?? new Date(this.clock.now()).toISOString(),
         groups: inboxesOf(decision),
         document,
-        detail: `received for ${user} (${via})${facts.dialled ? ` on ${facts.dialled}` : ''}`,
+        detail: `received for ${user} (${via})${facts.dialled ? ` on ${facts.dialled}` : ""}`,
       });
       fax = kept.fax;
       if (kept.duplicate && (await this.routed(fax.id))) return true;
-      this.log.info({ user, messageId: r.messageId, received: fax.id, pages: fax.pages, rules: decision.rules }, 'RECEIVED fax kept');
+      this.log.info(
+        { user, messageId: r.messageId, received: fax.id, pages: fax.pages, rules: decision.rules },
+        "RECEIVED fax kept",
+      );
     }
     const payload = inboundPayload(r);
     const done: string[] = [];
     for (const d of decision.deliveries) done.push(await this.deliver(d, fax, payload));
-    await store.changeReceived(fax.id, { set: {}, event: { action: 'routed', actor: null, detail: `rule ${decision.rules.join(', ')}: ${done.join('; ')}` } });
+    await store.changeReceived(fax.id, {
+      set: {},
+      event: { action: "routed", actor: null, detail: `rule ${decision.rules.join(", ")}: ${done.join("; ")}` },
+    });
     return true;
   }
 
   private async routed(id: string): Promise<boolean> {
-    return (await this.opts.store.listReceivedEvents(id)).some((e) => e.action === 'routed');
+    return (await this.opts.store.listReceivedEvents(id)).some((e) => e.action === "routed");
   }
 
   private async download(user: string, messageId: string): Promise<Uint8Array | null> {
-    const root = path.join(this.opts.dataDir, 'tmp', 'inbound');
+    const root = path.join(this.opts.dataDir, "tmp", "inbound");
     await mkdir(root, { recursive: true, mode: 0o750 });
-    const dir = await mkdtemp(path.join(root, 'fax-'));
+    const dir = await mkdtemp(path.join(root, "fax-"));
     try {
-      const file = path.join(dir, 'fax.pdf');
+      const file = path.join(dir, "fax.pdf");
       await this.opts.clientFor(user).downloadFax(messageId, file);
       return await readFile(file);
     } finally {
@@ -92,13 +98,19 @@ export class ReceivedFaxIntake {
   /** One delivery; answers what was done, for the timeline (never the document's content). */
   private async deliver(d: InboundDelivery, fax: ReceivedFax, base: InboundPayload): Promise<string> {
     const payload: InboundPayload = { ...base, receivedId: fax.id };
-    if ('receiver' in d) {
+    if ("receiver" in d) {
       await this.notifyUser(fax.user, fax, payload);
-    } else if ('users' in d) {
+    } else if ("users" in d) {
       for (const u of d.users) await this.notifyUser(u, fax, payload);
-    } else if ('mail' in d) {
-      await this.opts.store.enqueueNotification({ kind: 'inbound', user: fax.user, jobId: null, dedupeKey: `inbound:${fax.messageId}:mail:${d.mail.toLowerCase()}`, payload: { ...payload, to: d.mail } });
-    } else if ('inbox' in d) {
+    } else if ("mail" in d) {
+      await this.opts.store.enqueueNotification({
+        kind: "inbound",
+        user: fax.user,
+        jobId: null,
+        dedupeKey: `inbound:${fax.messageId}:mail:${d.mail.toLowerCase()}`,
+        payload: { ...payload, to: d.mail },
+      });
+    } else if ("inbox" in d) {
       const group = this.opts.inbound().groups[d.inbox];
       for (const m of group?.members ?? []) await this.notifyUser(m, fax, { ...payload, group: d.inbox });
     } else {
@@ -106,12 +118,21 @@ export class ReceivedFaxIntake {
       const data = (await this.opts.store.readReceivedDocument(fax.id))!;
       const name = folderFileName(d.name, fax);
       try {
-        const written = await writeToFolder(d.folder, name, data, parseInt(d.mode, 8), { ...(d.owner ? { owner: d.owner } : {}), ...(d.group ? { group: d.group } : {}) });
-        this.log.info({ received: fax.id, folder: d.folder, file: path.basename(written) }, 'RECEIVED fax written to a folder');
+        const written = await writeToFolder(d.folder, name, data, parseInt(d.mode, 8), {
+          ...(d.owner ? { owner: d.owner } : {}),
+          ...(d.group ? { group: d.group } : {}),
+        });
+        this.log.info(
+          { received: fax.id, folder: d.folder, file: path.basename(written) },
+          "RECEIVED fax written to a folder",
+        );
         return `written to ${written}`;
       } catch (err) {
         // the poller or the service tries again; the fax stays kept meanwhile
-        this.log.error({ received: fax.id, folder: d.folder, err: describeError(err) }, 'received fax could not be written to its folder');
+        this.log.error(
+          { received: fax.id, folder: d.folder, err: describeError(err) },
+          "received fax could not be written to its folder",
+        );
         throw err;
       }
     }
@@ -122,7 +143,14 @@ export class ReceivedFaxIntake {
     if (!this.opts.users().some((u) => u.name === user)) return;
     // the receiving user's own mail keeps the key it always had: one mail per fax and user
     const dedupeKey = user === fax.user ? `inbound:${fax.messageId}` : `inbound:${fax.messageId}:user:${user}`;
-    const { duplicate } = await this.opts.store.enqueueNotification({ kind: 'inbound', user, jobId: null, dedupeKey, payload });
-    if (!duplicate) this.log.info({ user, messageId: fax.messageId, received: fax.id }, 'QUEUED inbound fax notification');
+    const { duplicate } = await this.opts.store.enqueueNotification({
+      kind: "inbound",
+      user,
+      jobId: null,
+      dedupeKey,
+      payload,
+    });
+    if (!duplicate)
+      this.log.info({ user, messageId: fax.messageId, received: fax.id }, "QUEUED inbound fax notification");
   }
 }

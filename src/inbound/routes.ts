@@ -2,8 +2,8 @@
 // data: matched in order; a rule without `continue` ends the search; no match means the default
 // route (the receiving user's mail, as before rules existed). Nothing is delivered anywhere a rule
 // or the default does not name.
-import type { InboundConfig, InboundDelivery, InboundRoute } from '../config/schema.js';
-import { compactNumberSpec, patternMatches } from '../intake/destination-policy.js';
+import type { InboundConfig, InboundDelivery, InboundRoute } from "../config/schema.js";
+import { compactNumberSpec, patternMatches } from "../intake/destination-policy.js";
 
 export interface ReceivedFacts {
   /** the number dialled, the sender's number (E.164 with +, or null), the sender's CSID, our user */
@@ -22,14 +22,14 @@ export interface RouteDecision {
 function numberMatches(spec: string, n: string | null): boolean {
   if (!n) return false;
   const p = compactNumberSpec(spec);
-  return patternMatches(p.startsWith('+') ? p : `+${p}`, n.startsWith('+') ? n : `+${n}`);
+  return patternMatches(p.startsWith("+") ? p : `+${p}`, n.startsWith("+") ? n : `+${n}`);
 }
 
 function csidMatches(spec: string, csid: string | null): boolean {
   if (!csid) return false;
   const a = spec.trim().toLowerCase();
   const b = csid.trim().toLowerCase();
-  return a.endsWith('*') ? b.startsWith(a.slice(0, -1)) : a === b;
+  return a.endsWith("*") ? b.startsWith(a.slice(0, -1)) : a === b;
 }
 
 export function ruleMatches(r: InboundRoute, f: ReceivedFacts): boolean {
@@ -50,20 +50,20 @@ export function route(cfg: InboundConfig, f: ReceivedFacts): RouteDecision {
     deliveries.push(...r.deliver);
     if (!r.continue) break;
   }
-  if (rules.length === 0) return { rules: ['default'], deliveries: [...cfg.default] };
+  if (rules.length === 0) return { rules: ["default"], deliveries: [...cfg.default] };
   return { rules, deliveries };
 }
 
 /** The group inboxes a decision puts the fax in. */
 export function inboxesOf(d: RouteDecision): string[] {
-  return [...new Set(d.deliveries.flatMap((x) => ('inbox' in x ? [x.inbox] : [])))];
+  return [...new Set(d.deliveries.flatMap((x) => ("inbox" in x ? [x.inbox] : [])))];
 }
 
 /** For the timeline and logs: where it went, without any document content. */
 export function describeDelivery(d: InboundDelivery): string {
-  if ('receiver' in d) return "the receiving user's mail";
-  if ('users' in d) return `mail to ${d.users.join(', ')}`;
-  if ('mail' in d) return `mail to ${d.mail}`;
-  if ('folder' in d) return `folder ${d.folder}`;
+  if ("receiver" in d) return "the receiving user's mail";
+  if ("users" in d) return `mail to ${d.users.join(", ")}`;
+  if ("mail" in d) return `mail to ${d.mail}`;
+  if ("folder" in d) return `folder ${d.folder}`;
   return `group ${d.inbox}`;
 }

@@ -1,19 +1,19 @@
 // The cleanup stage for one received mail (Postfix cleanup): take its parse (done while the mail
 // arrived, or of the stored file on a reader thread), keep it as corrupt when it cannot be read, read the user's preferences for the cover and the time zone,
 // make it one fax job and accept it. smtp/ only receives the bytes and answers with the outcome.
-import { promises as fsp } from 'node:fs';
-import path from 'node:path';
-import type { Clock } from '../clock.js';
-import type { MailBodyMode, PartialMode } from '../config/schema.js';
-import { FaxgateError, describeError, isFaxgateError, isSystemError } from '../errors.js';
-import type { UserDirectory } from '../fax/user-directory.js';
-import type { JobSource, NewDocument } from '../store/types.js';
-import { ReadTimeoutError, type InputReaders } from './readers.js';
-import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from './accept.js';
-import type { WorkDir } from './incoming-file.js';
-import { oneLine, type ParsedMail } from './mail-parse.js';
-import { mailToJob, type EnvelopeRecipient } from './mail-to-job.js';
-import type { DocumentConverter } from './convert-queue.js';
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import type { Clock } from "../clock.js";
+import type { MailBodyMode, PartialMode } from "../config/schema.js";
+import { FaxgateError, describeError, isFaxgateError, isSystemError } from "../errors.js";
+import type { UserDirectory } from "../fax/user-directory.js";
+import type { JobSource, NewDocument } from "../store/types.js";
+import { ReadTimeoutError, type InputReaders } from "./readers.js";
+import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
+import type { WorkDir } from "./incoming-file.js";
+import { oneLine, type ParsedMail } from "./mail-parse.js";
+import { mailToJob, type EnvelopeRecipient } from "./mail-to-job.js";
+import type { DocumentConverter } from "./convert-queue.js";
 
 export interface MailAcceptDeps extends AcceptDeps {
   readers: InputReaders;
@@ -59,7 +59,7 @@ function unreadable(err: unknown): string | null {
   const code = (err as { code?: unknown } | null)?.code;
   const what = oneLine(describeError(err)).slice(0, 160);
   // mailsplit's limits (EMAXLEN): too many parts, nesting too deep, a header block too big
-  if (code === 'EMAXLEN') return `it is over a parsing limit (${what})`;
+  if (code === "EMAXLEN") return `it is over a parsing limit (${what})`;
   return `broken MIME structure (${what})`;
 }
 
@@ -71,7 +71,7 @@ async function withinLimit<T>(parsing: Promise<T>, ms: number | undefined): Prom
     return await Promise.race([
       parsing,
       new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new ReadTimeoutError('the message', ms)), ms);
+        timer = setTimeout(() => reject(new ReadTimeoutError("the message", ms)), ms);
         timer.unref();
       }),
     ]);
@@ -93,33 +93,35 @@ async function parseStored(deps: MailAcceptDeps, mail: ReceivedMail): Promise<Pa
   }
   await mail.workDir.ready();
   if (!mail.parsing) return deps.readers.parseMail(mail.messageFile, mail.workDir.path);
-  const dir = path.join(mail.workDir.path, 'again');
+  const dir = path.join(mail.workDir.path, "again");
   await fsp.mkdir(dir, { mode: 0o700 });
   return deps.readers.parseMail(mail.messageFile, dir);
 }
 
 /** The message as the job's original: its bytes when held, else its file, moved in. */
 function originalOf(mail: ReceivedMail): NewDocument {
-  const doc = { path: mail.messageFile, name: 'message.eml', contentType: 'message/rfc822' };
+  const doc = { path: mail.messageFile, name: "message.eml", contentType: "message/rfc822" };
   return mail.messageData ? { ...doc, data: mail.messageData } : { ...doc, move: true };
 }
 
 export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Promise<Accepted> {
   let parsed: ParsedMail;
   try {
-    parsed = (mail.parsing ? await withinLimit(mail.parsing, deps.readers.mailTimeoutMs) : null) ?? (await parseStored(deps, mail));
+    parsed =
+      (mail.parsing ? await withinLimit(mail.parsing, deps.readers.mailTimeoutMs) : null) ??
+      (await parseStored(deps, mail));
   } catch (err) {
     const why = unreadable(err);
     if (why === null) throw err;
     // The message's own fault: kept for inspection, and the sender is told plainly and for good.
     const job = await acceptCorrupt(deps, {
-      source: mail.source ?? 'smtp',
+      source: mail.source ?? "smtp",
       user: mail.user,
       reason: `the message could not be read: ${why}`,
       original: originalOf(mail),
       meta: { origin: { envelopeFrom: mail.envelopeFrom } },
     });
-    throw new FaxgateError('MESSAGE_UNREADABLE', `the message could not be read: ${why}`, {
+    throw new FaxgateError("MESSAGE_UNREADABLE", `the message could not be read: ${why}`, {
       cause: err,
       smtpReply: `554 5.6.0 The message could not be read: ${why}; kept as ${job.id}`,
     });
@@ -127,10 +129,13 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
 
   const me = deps.directory.get(mail.user);
   me.catch(() => undefined);
-  const coverPreference = await me.then((u) => u.emailToFaxCoverPageOption === true, (err: unknown) => {
-    deps.log.warn({ err: describeError(err) }, 'cover page preference unknown, taking it as off');
-    return null;
-  });
+  const coverPreference = await me.then(
+    (u) => u.emailToFaxCoverPageOption === true,
+    (err: unknown) => {
+      deps.log.warn({ err: describeError(err) }, "cover page preference unknown, taking it as off");
+      return null;
+    },
+  );
   const job = await mailToJob({
     parsed,
     user: mail.user,
@@ -139,14 +144,20 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
     coverPreference,
     timezone: () =>
       me.then(
-        (u) => u.account?.timezone || 'UTC',
+        (u) => u.account?.timezone || "UTC",
         (err: unknown) => {
-          throw new FaxgateError('API_NETWORK', `the account time zone is unknown: ${describeError(err)}`, { temporary: true, cause: err });
+          throw new FaxgateError("API_NETWORK", `the account time zone is unknown: ${describeError(err)}`, {
+            temporary: true,
+            cause: err,
+          });
         },
       ),
     // The cover names the sender the gateway checked (the user's service profile, else the
     // configured user), never the From header's display name, which anyone can write.
-    senderName: await me.then((u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || mail.user, () => mail.user),
+    senderName: await me.then(
+      (u) => [u.firstName, u.lastName].filter(Boolean).join(" ") || mail.user,
+      () => mail.user,
+    ),
     inlineImageMinBytes: deps.inlineImageMinBytes,
     original: { path: mail.messageFile, sha256: mail.sha256, ...(mail.messageData ? { data: mail.messageData } : {}) },
     now: deps.clock.now(),
@@ -158,5 +169,8 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
   if (mail.dedupeKey) job.dedupeKey = mail.dedupeKey;
   if (mail.senderCheck) job.meta = { ...job.meta, origin: { ...job.meta?.origin, senderCheck: mail.senderCheck } };
   // a refusal (nothing to fax, a bad send time) is logged with its reply by the caller
-  return acceptJob(deps, job, { leftOut: job.meta?.leftOut?.length ?? 0, ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}) });
+  return acceptJob(deps, job, {
+    leftOut: job.meta?.leftOut?.length ?? 0,
+    ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}),
+  });
 }

@@ -1,14 +1,14 @@
 // The one accept step of every intake (mail, print, command line), Postfix cleanup's last act:
 // the job goes durably into the store, then QUEUED is logged with the job id and counted. The
 // caller answers its client (250, done/, "queued as") only after this returns.
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/queue-store.js';
-import type { Job, JobMeta, JobSource, NewDocument, NewJob } from '../store/types.js';
-import { safeFileName } from './file-name.js';
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { QueueStore } from "../store/queue-store.js";
+import type { Job, JobMeta, JobSource, NewDocument, NewJob } from "../store/types.js";
+import { safeFileName } from "./file-name.js";
 
 export interface AcceptDeps {
-  store: Pick<QueueStore, 'enqueue' | 'enqueueCorrupt'>;
+  store: Pick<QueueStore, "enqueue" | "enqueueCorrupt">;
   log: Logger;
   metrics?: Metrics;
 }
@@ -22,15 +22,27 @@ export interface Accepted {
 }
 
 /** Durably queues `job`; names of its documents are made safe to leave the gateway first. */
-export async function acceptJob(deps: AcceptDeps, job: NewJob, fields: Record<string, unknown> = {}): Promise<Accepted> {
+export async function acceptJob(
+  deps: AcceptDeps,
+  job: NewJob,
+  fields: Record<string, unknown> = {},
+): Promise<Accepted> {
   const documents = job.documents.map((d, i) => ({ ...d, name: safeFileName(d.name, `document-${i + 1}`) }));
   const { job: stored, duplicate } = await deps.store.enqueue({ ...job, documents });
   const log = deps.log.child({ job: stored.id });
   if (duplicate) {
-    log.info(fields, 'ACCEPTED duplicate delivery, no new fax');
+    log.info(fields, "ACCEPTED duplicate delivery, no new fax");
   } else {
     deps.metrics?.jobsEnqueued.inc({ source: job.source });
-    log.info({ recipients: stored.recipients.length, documents: stored.documents.length, cover: stored.cover.enabled, ...fields }, 'QUEUED');
+    log.info(
+      {
+        recipients: stored.recipients.length,
+        documents: stored.documents.length,
+        cover: stored.cover.enabled,
+        ...fields,
+      },
+      "QUEUED",
+    );
   }
   return { job: stored, duplicate, log };
 }
@@ -41,6 +53,6 @@ export async function acceptCorrupt(
   input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta },
 ): Promise<Job> {
   const job = await deps.store.enqueueCorrupt(input);
-  deps.log.warn({ job: job.id, reason: input.reason }, 'REJECTED kept as corrupt');
+  deps.log.warn({ job: job.id, reason: input.reason }, "REJECTED kept as corrupt");
   return job;
 }

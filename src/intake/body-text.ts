@@ -1,16 +1,22 @@
 // The readable text of a mail's body: its text part, or its HTML part turned into text.
-import { convert } from 'html-to-text';
+import { convert } from "html-to-text";
 
 export function bodyText(mail: { text: string; html: string }): string {
   if (mail.text.trim()) return mail.text.trim();
   if (mail.html.trim()) {
     try {
-      return convert(mail.html, { wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }, { selector: 'a', options: { ignoreHref: true } }] }).trim();
+      return convert(mail.html, {
+        wordwrap: false,
+        selectors: [
+          { selector: "img", format: "skip" },
+          { selector: "a", options: { ignoreHref: true } },
+        ],
+      }).trim();
     } catch {
-      return '';
+      return "";
     }
   }
-  return '';
+  return "";
 }
 
 // Lines that open the boilerplate a mail program or a company appends: a confidentiality notice
@@ -30,11 +36,11 @@ const DISCLAIMER = [
  * separator of RFC 3676) and without a trailing disclaimer block.
  */
 export function coverNotes(text: string): string {
-  const lines = text.replace(/\r\n/g, '\n').split('\n');
-  let end = lines.findIndex((l) => l === '-- ' || l === '--');
+  const lines = text.replace(/\r\n/g, "\n").split("\n");
+  let end = lines.findIndex((l) => l === "-- " || l === "--");
   if (end < 0) end = lines.length;
   const disclaimer = lines.slice(0, end).findIndex((l) => DISCLAIMER.some((re) => re.test(l)));
   // only a block after some text: a mail that is all notice keeps its words
-  if (disclaimer > 0 && lines.slice(0, disclaimer).some((l) => l.trim() !== '')) end = disclaimer;
-  return lines.slice(0, end).join('\n').trim();
+  if (disclaimer > 0 && lines.slice(0, disclaimer).some((l) => l.trim() !== "")) end = disclaimer;
+  return lines.slice(0, end).join("\n").trim();
 }

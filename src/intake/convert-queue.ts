@@ -4,9 +4,9 @@
 // or converting; past that their next one is refused at once as temporary (451 over SMTP, 429 in
 // the console), before it costs anyone's slot. A document waiting longer than the converter's
 // time limit is answered 451 CONVERTER_BUSY, as the converter itself would.
-import { FaxgateError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import type { ConvertInput, OfficeConverter } from './office-convert.js';
+import { FaxgateError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import type { ConvertInput, OfficeConverter } from "./office-convert.js";
 
 /** What intake needs of a converter: OfficeConverter itself, or this queue in front of it. */
 export interface DocumentConverter {
@@ -29,12 +29,16 @@ export class UserQueueFullError extends FaxgateError {
   readonly retryAfterSeconds: number;
 
   constructor(user: string, perUser: number, retryAfterSeconds: number) {
-    super('CONVERTER_BUSY', `${perUser} documents of ${user} are being converted already; send this one when they are done`, {
-      temporary: true,
-      httpStatus: 429,
-      smtpReply: `451 4.7.1 ${perUser} office documents of ${user} are being converted already, please try again later`,
-    });
-    this.name = 'UserQueueFullError';
+    super(
+      "CONVERTER_BUSY",
+      `${perUser} documents of ${user} are being converted already; send this one when they are done`,
+      {
+        temporary: true,
+        httpStatus: 429,
+        smtpReply: `451 4.7.1 ${perUser} office documents of ${user} are being converted already, please try again later`,
+      },
+    );
+    this.name = "UserQueueFullError";
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
@@ -59,7 +63,10 @@ export class ConvertQueue implements DocumentConverter {
   /** For tests and docs/faults.md: the users of the last conversions started, oldest first. */
   readonly started: string[] = [];
 
-  constructor(private readonly converter: OfficeConverter, private readonly opts: ConvertQueueOptions = {}) {
+  constructor(
+    private readonly converter: OfficeConverter,
+    private readonly opts: ConvertQueueOptions = {},
+  ) {
     this.perUser = opts.perUser ?? DEFAULT_QUEUE_PER_USER;
     this.slots = converter.options.concurrency;
   }
@@ -70,11 +77,15 @@ export class ConvertQueue implements DocumentConverter {
 
   async convert(input: ConvertInput & { user?: string }): Promise<Buffer> {
     if (this.closed) throw shuttingDown();
-    const user = input.user ?? '';
+    const user = input.user ?? "";
     const mine = this.held.get(user) ?? 0;
     if (mine >= this.perUser) {
-      this.opts.logger?.info({ user, held: mine }, 'CONVERT refused: the user has too many documents in the queue');
-      throw new UserQueueFullError(user || 'this sender', this.perUser, Math.max(1, Math.ceil(this.converter.options.timeoutMs / 1000 / 4)));
+      this.opts.logger?.info({ user, held: mine }, "CONVERT refused: the user has too many documents in the queue");
+      throw new UserQueueFullError(
+        user || "this sender",
+        this.perUser,
+        Math.max(1, Math.ceil(this.converter.options.timeoutMs / 1000 / 4)),
+      );
     }
     this.held.set(user, mine + 1);
     try {
@@ -83,7 +94,7 @@ export class ConvertQueue implements DocumentConverter {
       this.lastServed.set(user, ++this.turns);
       this.started.push(user);
       if (this.started.length > 100) this.started.shift();
-      this.opts.logger?.debug({ user, waitedMs: Date.now() - queuedAt }, 'CONVERT started');
+      this.opts.logger?.debug({ user, waitedMs: Date.now() - queuedAt }, "CONVERT started");
       try {
         const { user: _user, ...doc } = input;
         return await this.converter.convert(doc);
@@ -126,15 +137,17 @@ export class ConvertQueue implements DocumentConverter {
       // waiting is bounded by the converter's own time limit, as a wait for its slot was
       const timer = setTimeout(() => {
         this.drop(ticket);
-        reject(new FaxgateError('CONVERTER_BUSY', 'the document converter is busy; try again later', {
-          temporary: true,
-          smtpReply: '451 4.3.0 The office document converter is busy, please try again later',
-        }));
+        reject(
+          new FaxgateError("CONVERTER_BUSY", "the document converter is busy; try again later", {
+            temporary: true,
+            smtpReply: "451 4.3.0 The office document converter is busy, please try again later",
+          }),
+        );
       }, this.converter.options.timeoutMs);
       const list = this.waiting.get(user);
       if (list) list.push(ticket);
       else this.waiting.set(user, [ticket]);
-      this.opts.logger?.debug({ user, waiting: (list?.length ?? 1) }, 'CONVERT queued');
+      this.opts.logger?.debug({ user, waiting: list?.length ?? 1 }, "CONVERT queued");
     });
   }
 
@@ -145,7 +158,7 @@ export class ConvertQueue implements DocumentConverter {
    */
   private next(): void {
     while (this.running < this.slots && this.waiting.size > 0) {
-      let user = '';
+      let user = "";
       let best = Infinity;
       for (const u of this.waiting.keys()) {
         const last = this.lastServed.get(u) ?? 0;
@@ -172,5 +185,7 @@ export class ConvertQueue implements DocumentConverter {
 }
 
 function shuttingDown(): FaxgateError {
-  return new FaxgateError('SHUTTING_DOWN', 'the gateway is shutting down; the document was not converted', { temporary: true });
+  return new FaxgateError("SHUTTING_DOWN", "the gateway is shutting down; the document was not converted", {
+    temporary: true,
+  });
 }

@@ -1,5 +1,5 @@
 // Cover page fields cut to the service's documented limits, with an ellipsis where cut.
-import type { CoverSpec } from '../store/types.js';
+import type { CoverSpec } from "../store/types.js";
 
 export const COVER_LIMITS = { subject: 55, notes: 4000, name: 40 } as const;
 
@@ -9,17 +9,34 @@ export function cut(text: string | undefined, max: number): string | undefined {
   // at most 2 UTF-16 units per character: past max * 2 (+ the ellipsis test) nothing is kept anyway
   const start = text.trimStart();
   const t = (start.length > max * 2 + 2 ? start.slice(0, max * 2 + 2) : start).trim();
-  if (t === '') return undefined;
+  if (t === "") return undefined;
   const chars = Array.from(t);
-  return chars.length <= max ? t : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
+  return chars.length <= max
+    ? t
+    : `${chars
+        .slice(0, max - 1)
+        .join("")
+        .trimEnd()}…`;
 }
 
-export function coverSpec(input: { enabled: boolean; subject?: string; notes?: string; recipientName?: string; senderName?: string }): CoverSpec {
+export function coverSpec(input: {
+  enabled: boolean;
+  subject?: string;
+  notes?: string;
+  recipientName?: string;
+  senderName?: string;
+}): CoverSpec {
   const spec: CoverSpec = { enabled: input.enabled };
   if (!input.enabled) return spec;
   const subject = cut(input.subject, COVER_LIMITS.subject);
   // bounded before it is reshaped: blank lines are squeezed, so 4x the limit is plenty
-  const notes = cut(input.notes?.slice(0, COVER_LIMITS.notes * 4).replace(/\r\n/g, '\n').replace(/\n{3,}/g, '\n\n'), COVER_LIMITS.notes);
+  const notes = cut(
+    input.notes
+      ?.slice(0, COVER_LIMITS.notes * 4)
+      .replace(/\r\n/g, "\n")
+      .replace(/\n{3,}/g, "\n\n"),
+    COVER_LIMITS.notes,
+  );
   const recipientName = cut(input.recipientName, COVER_LIMITS.name);
   const senderName = cut(input.senderName, COVER_LIMITS.name);
   if (subject) spec.subject = subject;

@@ -7,26 +7,26 @@
 // built-in categories in `destinations.refuse`; anything left is allowed.
 // Matching is linear by construction: prefixes and patterns are plain digit strings with `#`
 // (one digit) and an optional trailing `*` (any digits), never a regular expression.
-import { parsePhoneNumberFromString, type PhoneNumber } from 'libphonenumber-js/max';
+import { parsePhoneNumberFromString, type PhoneNumber } from "libphonenumber-js/max";
 
-import { DESTINATION_CATEGORIES } from '../config/destination-categories.js';
-import { memoize } from '../memo.js';
+import { DESTINATION_CATEGORIES } from "../config/destination-categories.js";
+import { memoize } from "../memo.js";
 
 export { DESTINATION_CATEGORIES };
 export type DestinationCategory = (typeof DESTINATION_CATEGORIES)[number];
 
 const CATEGORY_TEXT: Record<DestinationCategory, string> = {
-  'premium-rate': 'a premium-rate number',
-  'shared-cost': 'a shared-cost number',
-  'personal-number': 'a personal (follow-me) number',
-  voicemail: 'a voicemail access number',
-  pager: 'a pager number',
-  'international-network': 'an international network or satellite number',
-  emergency: 'an emergency or special-service number',
+  "premium-rate": "a premium-rate number",
+  "shared-cost": "a shared-cost number",
+  "personal-number": "a personal (follow-me) number",
+  voicemail: "a voicemail access number",
+  pager: "a pager number",
+  "international-network": "an international network or satellite number",
+  emergency: "an emergency or special-service number",
 };
 
 export interface DestinationRule {
-  action: 'allow' | 'deny';
+  action: "allow" | "deny";
   /** ISO 3166 region of the number, e.g. "GB" (numbers libphonenumber cannot place have none) */
   country?: string;
   /** the number starts with this, e.g. "+1900" */
@@ -44,45 +44,43 @@ export interface GatewayDestinations extends DestinationRules {
   refuse?: readonly DestinationCategory[];
 }
 
-export type DestinationVerdict =
-  | { ok: true }
-  | { ok: false; rule: string; reason: string };
+export type DestinationVerdict = { ok: true } | { ok: false; rule: string; reason: string };
 
 /** Checks one user's number against their rules, the gateway's rules, and the built-in categories. */
 export type DestinationCheck = (user: string, e164: string) => DestinationVerdict;
 
 // Emergency codes that begin a dialled string in many countries; only a number that is not a
 // valid subscriber number counts (a real London number may well begin 0112...).
-const EMERGENCY_STARTS = ['112', '911', '999', '000', '110', '119', '100', '101', '102', '108', '118'];
+const EMERGENCY_STARTS = ["112", "911", "999", "000", "110", "119", "100", "101", "102", "108", "118"];
 // Inmarsat, global satellite and international networks: charged as premium, popular for fraud.
-const NETWORK_CODES = new Set(['870', '881', '882', '883']);
+const NETWORK_CODES = new Set(["870", "881", "882", "883"]);
 // International premium rate (ITU +979) and NANP area codes reserved for pay-per-call.
-const PREMIUM_PREFIXES = ['+979', '+1900', '+1976'];
+const PREMIUM_PREFIXES = ["+979", "+1900", "+1976"];
 
 /** Strips what people put between digits; keeps a leading + and the # and * of patterns. */
 export function compactNumberSpec(spec: string): string {
-  return spec.replace(/[\s\-.()]/g, '');
+  return spec.replace(/[\s\-.()]/g, "");
 }
 
 /** The built-in category of a number (E.164), or null for an ordinary one. */
 export function categoryOf(e164: string, parsed = parsePhoneNumberFromString(e164)): DestinationCategory | null {
-  if (PREMIUM_PREFIXES.some((p) => e164.startsWith(p))) return 'premium-rate';
+  if (PREMIUM_PREFIXES.some((p) => e164.startsWith(p))) return "premium-rate";
   if (!parsed) return null;
   const cc = parsed.countryCallingCode;
   const national = parsed.nationalNumber;
-  if (NETWORK_CODES.has(cc)) return 'international-network';
-  if (isEmergency(parsed, cc, national)) return 'emergency';
+  if (NETWORK_CODES.has(cc)) return "international-network";
+  if (isEmergency(parsed, cc, national)) return "emergency";
   switch (parsed.getType()) {
-    case 'PREMIUM_RATE':
-      return 'premium-rate';
-    case 'SHARED_COST':
-      return 'shared-cost';
-    case 'PERSONAL_NUMBER':
-      return 'personal-number';
-    case 'VOICEMAIL':
-      return 'voicemail';
-    case 'PAGER':
-      return 'pager';
+    case "PREMIUM_RATE":
+      return "premium-rate";
+    case "SHARED_COST":
+      return "shared-cost";
+    case "PERSONAL_NUMBER":
+      return "personal-number";
+    case "VOICEMAIL":
+      return "voicemail";
+    case "PAGER":
+      return "pager";
     default:
       return null;
   }
@@ -90,22 +88,27 @@ export function categoryOf(e164: string, parsed = parsePhoneNumberFromString(e16
 
 function isEmergency(parsed: PhoneNumber, cc: string, national: string): boolean {
   // NANP N11 codes (211 ... 911) are service codes, never an area code or exchange.
-  if (cc === '1' && (/^[2-9]11/.test(national) || /^\d{3}[2-9]11/.test(national))) return true;
+  if (cc === "1" && (/^[2-9]11/.test(national) || /^\d{3}[2-9]11/.test(national))) return true;
   return !parsed.isValid() && EMERGENCY_STARTS.some((s) => national.startsWith(s));
 }
 
 function describeRule(r: DestinationRule): string {
   const parts = [
-    r.country ? `country ${r.country}` : '',
-    r.prefix ? `prefix ${r.prefix}` : '',
-    r.pattern ? `pattern ${r.pattern}` : '',
-    r.category ? `category ${r.category}` : '',
+    r.country ? `country ${r.country}` : "",
+    r.prefix ? `prefix ${r.prefix}` : "",
+    r.pattern ? `pattern ${r.pattern}` : "",
+    r.category ? `category ${r.category}` : "",
   ].filter(Boolean);
-  return `${r.action} ${parts.join(' ')}`;
+  return `${r.action} ${parts.join(" ")}`;
 }
 
 /** True when every matcher the rule has matches the number. */
-export function ruleMatches(r: DestinationRule, e164: string, region: string | undefined, category: DestinationCategory | null): boolean {
+export function ruleMatches(
+  r: DestinationRule,
+  e164: string,
+  region: string | undefined,
+  category: DestinationCategory | null,
+): boolean {
   if (r.country && r.country.toUpperCase() !== region) return false;
   if (r.prefix && !e164.startsWith(withPlus(compactNumberSpec(r.prefix)))) return false;
   if (r.pattern && !patternMatches(withPlus(compactNumberSpec(r.pattern)), e164)) return false;
@@ -114,18 +117,18 @@ export function ruleMatches(r: DestinationRule, e164: string, region: string | u
 }
 
 function withPlus(s: string): string {
-  return s.startsWith('+') ? s : `+${s}`;
+  return s.startsWith("+") ? s : `+${s}`;
 }
 
 /** `#` is one digit, a trailing `*` any rest; one pass over the number, no backtracking. */
 export function patternMatches(pattern: string, e164: string): boolean {
-  const open = pattern.endsWith('*');
+  const open = pattern.endsWith("*");
   const p = open ? pattern.slice(0, -1) : pattern;
   if (open ? e164.length < p.length : e164.length !== p.length) return false;
   for (let i = 0; i < p.length; i++) {
     const c = p[i]!;
     const d = e164[i]!;
-    if (c === '#' ? !/\d/.test(d) : c !== d) return false;
+    if (c === "#" ? !/\d/.test(d) : c !== d) return false;
   }
   return true;
 }
@@ -143,16 +146,20 @@ export function checkDestination(
 ): DestinationVerdict {
   const { category, region } = numberFacts(e164);
   const lists: Array<[string, DestinationRule[]]> = [
-    [`users[${user?.name ?? '?'}].destinations.rules`, user?.destinations?.rules ?? []],
-    ['destinations.rules', gateway.rules ?? []],
+    [`users[${user?.name ?? "?"}].destinations.rules`, user?.destinations?.rules ?? []],
+    ["destinations.rules", gateway.rules ?? []],
   ];
   for (const [where, rules] of lists) {
     const i = rules.findIndex((r) => ruleMatches(r, e164, region, category));
     if (i < 0) continue;
     const r = rules[i]!;
-    if (r.action === 'allow') return { ok: true };
+    if (r.action === "allow") return { ok: true };
     const name = `${where}[${i}] (${describeRule(r)})`;
-    return { ok: false, rule: name, reason: `${e164} is refused by the rule ${name}${category ? `; it is ${CATEGORY_TEXT[category]}` : ''}` };
+    return {
+      ok: false,
+      rule: name,
+      reason: `${e164} is refused by the rule ${name}${category ? `; it is ${CATEGORY_TEXT[category]}` : ""}`,
+    };
   }
   const refuse = gateway.refuse ?? DESTINATION_CATEGORIES;
   if (category && refuse.includes(category)) {
@@ -166,6 +173,10 @@ export function checkDestination(
 }
 
 /** The check for a gateway config and its users, looked up by name at each call (users reload). */
-export function destinationCheckFor(gateway: () => GatewayDestinations | undefined, users: () => ReadonlyArray<{ name: string; destinations?: DestinationRules }>): DestinationCheck {
-  return (userName, e164) => checkDestination(e164, gateway() ?? {}, users().find((u) => u.name === userName) ?? { name: userName });
+export function destinationCheckFor(
+  gateway: () => GatewayDestinations | undefined,
+  users: () => ReadonlyArray<{ name: string; destinations?: DestinationRules }>,
+): DestinationCheck {
+  return (userName, e164) =>
+    checkDestination(e164, gateway() ?? {}, users().find((u) => u.name === userName) ?? { name: userName });
 }

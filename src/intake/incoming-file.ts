@@ -5,13 +5,13 @@
 // size limit are drained and dropped (the client is told 552 at the end, as SMTP requires). The
 // same bytes can feed a second reader as they pass (the MIME parser: one pass over the message);
 // the kept copy is what counts, so a reader that gives up or breaks never stops it.
-import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
-import path from 'node:path';
-import { Writable, type Readable } from 'node:stream';
-import { FaxgateError, describeError } from '../errors.js';
-import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
-import { SMALL_DOCUMENT_BYTES } from '../store/types.js';
+import { createHash, randomBytes } from "node:crypto";
+import { createWriteStream, promises as fsp, type WriteStream } from "node:fs";
+import path from "node:path";
+import { Writable, type Readable } from "node:stream";
+import { FaxgateError, describeError } from "../errors.js";
+import { FLUSH_ON_CLOSE } from "../fs/atomic.js";
+import { SMALL_DOCUMENT_BYTES } from "../store/types.js";
 
 export interface IncomingFile {
   path: string;
@@ -28,7 +28,7 @@ export const MESSAGE_HOLD_BYTES = 2 * SMALL_DOCUMENT_BYTES;
 
 /** The error of a message's stream that closed before its end (stream.pipeline's own code). */
 export function prematureClose(what: string): Error {
-  return Object.assign(new Error(`${what} closed before its end`), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+  return Object.assign(new Error(`${what} closed before its end`), { code: "ERR_STREAM_PREMATURE_CLOSE" });
 }
 
 /**
@@ -42,14 +42,21 @@ export class WorkDir {
   private readonly files: HeldFile[] = [];
 
   /** `exists`: the folder is there already (a reader thread's parse of a stored message). */
-  constructor(readonly path: string, holdBytes: number, exists = false) {
+  constructor(
+    readonly path: string,
+    holdBytes: number,
+    exists = false,
+  ) {
     this.left = holdBytes;
     this.made = exists ? Promise.resolve() : null;
   }
 
   /** A fresh name under `incomingDir` for one message (nothing is made yet). */
   static forMessage(incomingDir: string): WorkDir {
-    return new WorkDir(path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`), MESSAGE_HOLD_BYTES);
+    return new WorkDir(
+      path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`),
+      MESSAGE_HOLD_BYTES,
+    );
   }
 
   /** The folder on disk: made once, on the first ask. */
@@ -64,11 +71,15 @@ export class WorkDir {
     } catch (err) {
       try {
         // incoming/ itself is made at start; only if it went away is it made again
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
         await fsp.mkdir(path.dirname(this.path), { recursive: true, mode: 0o750 });
         await fsp.mkdir(this.path, { mode: 0o700 });
       } catch (again) {
-        throw new FaxgateError('STORE_UNAVAILABLE', `cannot write to ${path.dirname(this.path)}: ${describeError(again)}`, { cause: again, temporary: true });
+        throw new FaxgateError(
+          "STORE_UNAVAILABLE",
+          `cannot write to ${path.dirname(this.path)}: ${describeError(again)}`,
+          { cause: again, temporary: true },
+        );
       }
     }
   }
@@ -99,7 +110,7 @@ export class WorkDir {
   /** Writes bytes held in memory to their file, for a reader that needs one (a parse from the file). */
   async writeOut(file: string, data: Uint8Array): Promise<void> {
     await this.ready();
-    await fsp.writeFile(file, data, { mode: 0o600, flag: 'wx' });
+    await fsp.writeFile(file, data, { mode: 0o600, flag: "wx" });
   }
 
   /**
@@ -137,7 +148,8 @@ const freeBuffers: Buffer[][] = SIZES.map(() => []);
  * spent 0.6 to 0.8 ms more CPU a mail (V8's collector threads, the main thread) and accepted
  * 502-532 mails a second against 606-645 (docs/bench.md).
  */
-const takeBuffer = (size: number): Buffer => freeBuffers[size]!.pop() ?? Buffer.from(new SharedArrayBuffer(SIZES[size]!));
+const takeBuffer = (size: number): Buffer =>
+  freeBuffers[size]!.pop() ?? Buffer.from(new SharedArrayBuffer(SIZES[size]!));
 const giveBuffer = (size: number, b: Buffer): void => {
   if ((freeBuffers[size]!.length + 1) * SIZES[size]! <= FREE_BYTES_PER_SIZE) freeBuffers[size]!.push(b);
 };
@@ -156,7 +168,11 @@ export class HeldFile extends Writable {
   private out: WriteStream | null = null;
   bytes = 0;
 
-  constructor(readonly path: string, private readonly dir: WorkDir, private readonly flush: boolean) {
+  constructor(
+    readonly path: string,
+    private readonly dir: WorkDir,
+    private readonly flush: boolean,
+  ) {
     super();
   }
 
@@ -207,13 +223,20 @@ export class HeldFile extends Writable {
   writeBase64(letters: string): Buffer {
     const at = this.held;
     const most = Math.ceil((letters.length * 3) / 4);
-    if (!this.out && !this.released && !this.writableEnded && this.writableLength === 0 && at + most <= SMALL_DOCUMENT_BYTES && this.room(at + most)) {
-      const n = this.buf!.write(letters, at, 'base64');
+    if (
+      !this.out &&
+      !this.released &&
+      !this.writableEnded &&
+      this.writableLength === 0 &&
+      at + most <= SMALL_DOCUMENT_BYTES &&
+      this.room(at + most)
+    ) {
+      const n = this.buf!.write(letters, at, "base64");
       this.held += n;
       this.bytes += n;
       return this.buf!.subarray(at, at + n);
     }
-    const bytes = Buffer.from(letters, 'base64');
+    const bytes = Buffer.from(letters, "base64");
     this.write(bytes);
     return bytes;
   }
@@ -253,7 +276,7 @@ export class HeldFile extends Writable {
 
   private put(chunk: Buffer, done: (err?: Error | null) => void): void {
     if (this.out!.write(chunk)) done();
-    else this.out!.once('drain', () => done());
+    else this.out!.once("drain", () => done());
   }
 
   /** To the file from here on: what was held is written first, and its memory given back. */
@@ -262,7 +285,7 @@ export class HeldFile extends Writable {
     // destroyed while the folder was made (the client gone): no file is opened to be left open
     if (this.destroyed || this.released) throw new Error(`${this.path}: closed before it was written`);
     const out = createWriteStream(this.path, { mode: 0o600, flush: this.flush && FLUSH_ON_CLOSE });
-    out.on('error', (err) => this.destroy(err));
+    out.on("error", (err) => this.destroy(err));
     this.out = out;
     const { buf, size, held } = this;
     if (!buf) return;
@@ -281,7 +304,9 @@ export class HeldFile extends Writable {
       done();
       return;
     }
-    out.once('close', () => done(out.writableFinished ? null : (out.errored ?? new Error(`${this.path} was closed before it was written`))));
+    out.once("close", () =>
+      done(out.writableFinished ? null : (out.errored ?? new Error(`${this.path} was closed before it was written`))),
+    );
     out.end();
   }
 
@@ -304,8 +329,13 @@ export class HeldFile extends Writable {
  * promised still holds: an error of either stream, or the client gone before the message's end,
  * destroys both and rejects.
  */
-export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: number, tap?: Writable): Promise<IncomingFile> {
-  const hash = createHash('sha256');
+export async function writeIncoming(
+  stream: Readable,
+  dir: WorkDir,
+  maxBytes: number,
+  tap?: Writable,
+): Promise<IncomingFile> {
+  const hash = createHash("sha256");
   let bytes = 0;
   let total = 0;
   // the tap's own trouble is its reader's to report (it rejects its own result): here it only
@@ -314,18 +344,18 @@ export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: nu
   const closeTap = (): void => {
     tapOpen = false;
   };
-  tap?.on('error', closeTap).once('close', closeTap);
+  tap?.on("error", closeTap).once("close", closeTap);
   // A file it becomes is not fsynced here: the store fsyncs it together with the job's other new
   // files and folders (one wait for the disk, not one more before theirs), or reads it into
   // PostgreSQL.
-  const out = dir.file('message.eml', false);
+  const out = dir.file("message.eml", false);
   try {
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       const fail = (err: Error): void => {
         if (settled) return;
         settled = true;
-        stream.off('data', onData);
+        stream.off("data", onData);
         stream.destroy();
         out.destroy();
         reject(err);
@@ -349,28 +379,28 @@ export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: nu
           // the reader is behind: wait for it (backpressure reaches the client's socket), or for its end
           waits += 1;
           const go = (): void => {
-            tap!.off('drain', go).off('close', go).off('error', go);
+            tap!.off("drain", go).off("close", go).off("error", go);
             resume();
           };
-          tap!.on('drain', go).on('close', go).on('error', go);
+          tap!.on("drain", go).on("close", go).on("error", go);
         }
         if (!out.write(keep)) {
           waits += 1;
-          out.once('drain', resume);
+          out.once("drain", resume);
         }
         if (waits > 0) stream.pause();
       };
-      stream.on('data', onData);
-      stream.once('end', () => {
+      stream.on("data", onData);
+      stream.once("end", () => {
         if (tapOpen) tap!.end();
         out.end();
       });
-      stream.on('error', fail);
-      stream.once('close', () => {
-        if (!stream.readableEnded) fail(prematureClose('the message (the client went away)'));
+      stream.on("error", fail);
+      stream.once("close", () => {
+        if (!stream.readableEnded) fail(prematureClose("the message (the client went away)"));
       });
-      out.on('error', fail);
-      out.once('close', () => {
+      out.on("error", fail);
+      out.once("close", () => {
         if (settled) return;
         if (out.writableFinished) {
           settled = true;
@@ -383,5 +413,5 @@ export async function writeIncoming(stream: Readable, dir: WorkDir, maxBytes: nu
     throw err;
   }
   const exceeded = total > maxBytes || (stream as Readable & { sizeExceeded?: boolean }).sizeExceeded === true;
-  return { path: out.path, data: out.data(), bytes, sha256: hash.digest('hex'), sizeExceeded: exceeded };
+  return { path: out.path, data: out.data(), bytes, sha256: hash.digest("hex"), sizeExceeded: exceeded };
 }

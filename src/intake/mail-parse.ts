@@ -10,17 +10,17 @@
 // cap each header block (the costly part: address lists, encoded words) and the part count;
 // turning HTML into text (html-to-text, costly on hostile HTML) is handed to the caller's
 // htmlText, which the daemon runs on a reader thread with a time limit.
-import { createReadStream, promises as fsp } from 'node:fs';
-import path from 'node:path';
-import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { TextDecoder } from 'node:util';
-import { FLUSH_ON_CLOSE } from '../fs/atomic.js';
-import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from 'mailparser';
-import { bodyText } from './body-text.js';
-import { Head } from './file-type.js';
-import { prematureClose, WorkDir, type HeldFile } from './incoming-file.js';
-import { MAX_SUBJECT_CHARS } from './subject-overrides.js';
+import { createReadStream, promises as fsp } from "node:fs";
+import path from "node:path";
+import { PassThrough, Transform, type Readable, type Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { TextDecoder } from "node:util";
+import { FLUSH_ON_CLOSE } from "../fs/atomic.js";
+import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from "mailparser";
+import { bodyText } from "./body-text.js";
+import { Head } from "./file-type.js";
+import { prematureClose, WorkDir, type HeldFile } from "./incoming-file.js";
+import { MAX_SUBJECT_CHARS } from "./subject-overrides.js";
 
 export interface ParsedAddress {
   name: string;
@@ -69,7 +69,8 @@ function addresses(v: AddressObject | AddressObject[] | undefined): ParsedAddres
   const walk = (items: Array<{ name?: string; address?: string; group?: unknown[] }>): void => {
     for (const a of items) {
       if (Array.isArray(a.group)) walk(a.group as typeof items);
-      else if (a.address) out.push({ name: oneLine(String(a.name ?? ''), 200), address: oneLine(String(a.address), 320) });
+      else if (a.address)
+        out.push({ name: oneLine(String(a.name ?? ""), 200), address: oneLine(String(a.address), 320) });
     }
   };
   for (const o of list) walk((o?.value ?? []) as Array<{ name?: string; address?: string }>);
@@ -78,22 +79,27 @@ function addresses(v: AddressObject | AddressObject[] | undefined): ParsedAddres
 
 /** Control characters (CR, LF, TAB, NUL...) become spaces: a header value is one line of text, of at most `max` characters. */
 export function oneLine(v: string, max = 1000): string {
-  return (v.length > max ? v.slice(0, max) : v).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return (v.length > max ? v.slice(0, max) : v).replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
 }
 
 function dateHeader(v: unknown): string {
   if (v instanceof Date && !Number.isNaN(v.getTime())) return v.toUTCString();
-  return typeof v === 'string' ? v.replace(/[\r\n\t]+/g, ' ').trim().slice(0, 100) : '';
+  return typeof v === "string"
+    ? v
+        .replace(/[\r\n\t]+/g, " ")
+        .trim()
+        .slice(0, 100)
+    : "";
 }
 
 function defaultName(contentType: string, index: number): string {
-  const ext = contentType.split('/')[1]?.replace(/[^a-z0-9]+/gi, '') || 'bin';
+  const ext = contentType.split("/")[1]?.replace(/[^a-z0-9]+/gi, "") || "bin";
   return `attachment-${index + 1}.${ext}`;
 }
 
 function charsetOf(headers: Map<string, unknown> | undefined): string {
-  const ct = headers?.get('content-type') as { params?: Record<string, string> } | undefined;
-  return (ct?.params?.charset ?? '').trim().toLowerCase();
+  const ct = headers?.get("content-type") as { params?: Record<string, string> } | undefined;
+  return (ct?.params?.charset ?? "").trim().toLowerCase();
 }
 
 /**
@@ -101,7 +107,7 @@ function charsetOf(headers: Map<string, unknown> | undefined): string {
  * as they stream, so the fax shows the right letters. Unknown charsets are left as they are.
  */
 function toUtf8(charset: string): Transform | null {
-  if (charset === '' || charset === 'utf-8' || charset === 'utf8' || charset === 'us-ascii') return null;
+  if (charset === "" || charset === "utf-8" || charset === "utf8" || charset === "us-ascii") return null;
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(charset);
@@ -110,10 +116,10 @@ function toUtf8(charset: string): Transform | null {
   }
   return new Transform({
     transform(chunk: Buffer, _enc, done) {
-      done(null, Buffer.from(decoder.decode(chunk, { stream: true }), 'utf8'));
+      done(null, Buffer.from(decoder.decode(chunk, { stream: true }), "utf8"));
     },
     flush(done) {
-      done(null, Buffer.from(decoder.decode(), 'utf8'));
+      done(null, Buffer.from(decoder.decode(), "utf8"));
     },
   });
 }
@@ -134,10 +140,15 @@ export interface ParseOptions {
   htmlText?: (html: string) => Promise<string>;
 }
 
-const localHtmlText = async (html: string): Promise<string> => bodyText({ text: '', html });
+const localHtmlText = async (html: string): Promise<string> => bodyText({ text: "", html });
 
 /** A stored message parsed from its file, its parts written as files to `partsDir` (which exists). */
-export function parseMail(messageFile: string, partsDir: string, depth = 0, opts: ParseOptions = {}): Promise<ParsedMail> {
+export function parseMail(
+  messageFile: string,
+  partsDir: string,
+  depth = 0,
+  opts: ParseOptions = {},
+): Promise<ParsedMail> {
   return parseMailStream(createReadStream(messageFile), new WorkDir(partsDir, 0, true), depth, opts);
 }
 
@@ -166,23 +177,30 @@ export function startMailParse(dir: WorkDir, opts: ParseOptions = {}): MailParse
 
 /** mailparser's streaming parser with our limits, its conversions we do not use turned off. */
 export function newMailParser(): MailParser {
-  return new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true, checksumAlgo: false, ...MAIL_LIMITS });
+  return new MailParser({
+    skipImageLinks: true,
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    skipHtmlToText: true,
+    checksumAlgo: false,
+    ...MAIL_LIMITS,
+  });
 }
 
 async function parseMailStream(source: Readable, dir: WorkDir, depth: number, opts: ParseOptions): Promise<ParsedMail> {
   const parser = newMailParser();
   const parts: ExtractedPart[] = [];
   const writes: Array<Promise<void>> = [];
-  let text = '';
-  let html = '';
+  let text = "";
+  let html = "";
 
   // Whatever a hostile message makes mailparser hand us, a throw in this handler must become a
   // parse error of this message, never an uncaught exception of the whole process.
-  parser.on('data', (data: AttachmentStream | MessageText) => {
+  parser.on("data", (data: AttachmentStream | MessageText) => {
     try {
       onData(data);
     } catch (err) {
-      if (data.type === 'attachment') {
+      if (data.type === "attachment") {
         data.content.resume();
         data.release?.();
       }
@@ -190,26 +208,28 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
     }
   });
   const onData = (data: AttachmentStream | MessageText): void => {
-    if (data.type === 'text') {
-      text = (data.text ?? '').slice(0, MAX_BODY_CHARS);
-      html = typeof data.html === 'string' ? data.html.slice(0, MAX_BODY_CHARS) : '';
+    if (data.type === "text") {
+      text = (data.text ?? "").slice(0, MAX_BODY_CHARS);
+      html = typeof data.html === "string" ? data.html.slice(0, MAX_BODY_CHARS) : "";
       return;
     }
     const index = parts.length;
-    const file = path.join(dir.path, `part-${String(index).padStart(3, '0')}`);
+    const file = path.join(dir.path, `part-${String(index).padStart(3, "0")}`);
     // an empty "Content-Type:" header reaches us as something other than a string
-    const contentType = (typeof data.contentType === 'string' && data.contentType ? data.contentType : 'application/octet-stream').toLowerCase();
+    const contentType = (
+      typeof data.contentType === "string" && data.contentType ? data.contentType : "application/octet-stream"
+    ).toLowerCase();
     const part: ExtractedPart = {
       path: file,
-      filename: (typeof data.filename === 'string' ? data.filename : '').trim() || defaultName(contentType, index),
+      filename: (typeof data.filename === "string" ? data.filename : "").trim() || defaultName(contentType, index),
       contentType,
       bytes: 0,
-      inline: data.contentDisposition === 'inline' || data.related === true,
+      inline: data.contentDisposition === "inline" || data.related === true,
       index,
     };
     parts.push(part);
     // The parser waits for release() before it goes on: one attachment in flight at a time.
-    const recode = part.contentType === 'text/plain' ? toUtf8(charsetOf(data.headers)) : null;
+    const recode = part.contentType === "text/plain" ? toUtf8(charsetOf(data.headers)) : null;
     const written = writePart(data.content, recode, part, dir).finally(() => data.release?.());
     // A write can fail (ENOSPC) while the parse goes on: observed now, reported by the allSettled
     // below; without this the rejection counts as unhandled until then.
@@ -224,7 +244,7 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
   } finally {
     // every attachment write settles before we return or throw, so no stream outlives the call
     const settled = await Promise.allSettled(writes);
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
   }
   const from = addresses(parser.from)[0] ?? null;
@@ -233,12 +253,12 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
   // the HTML is dropped, so that nothing later (mailToJob's bodyText) converts it again here.
   if (!text.trim() && html.trim()) {
     text = (await (opts.htmlText ?? localHtmlText)(html)).slice(0, MAX_BODY_CHARS);
-    if (opts.htmlText) html = '';
+    if (opts.htmlText) html = "";
   }
   return {
     // bounded: it feeds the subject tags, the cover (55 characters) and notification subjects
-    subject: oneLine(String(parser.subject ?? ''), MAX_SUBJECT_CHARS),
-    date: dateHeader(parser.headers ? parser.headers.get('date') : undefined),
+    subject: oneLine(String(parser.subject ?? ""), MAX_SUBJECT_CHARS),
+    date: dateHeader(parser.headers ? parser.headers.get("date") : undefined),
     messageId: parser.messageId ? String(parser.messageId) : null,
     from,
     recipients: [...addresses(parser.to), ...addresses(parser.cc)],
@@ -265,11 +285,11 @@ function throughToEnd(source: Readable, through: Transform): Promise<void> {
       reject(err);
     };
     const early = (s: Readable) => (): void => {
-      if (!s.readableEnded) fail(prematureClose('a stream of the message'));
+      if (!s.readableEnded) fail(prematureClose("a stream of the message"));
     };
-    source.on('error', fail).once('close', early(source));
-    through.on('error', fail).once('close', early(through));
-    through.once('end', () => {
+    source.on("error", fail).once("close", early(source));
+    through.on("error", fail).once("close", early(through));
+    through.once("end", () => {
       settled = true;
       resolve();
     });
@@ -278,14 +298,19 @@ function throughToEnd(source: Readable, through: Transform): Promise<void> {
 }
 
 /** A part's decoded content into its own file (or memory), its first bytes kept. */
-async function writePart(content: Readable, recode: Transform | null, part: ExtractedPart, dir: WorkDir): Promise<void> {
-  content.on('data', (c: Buffer) => {
+async function writePart(
+  content: Readable,
+  recode: Transform | null,
+  part: ExtractedPart,
+  dir: WorkDir,
+): Promise<void> {
+  content.on("data", (c: Buffer) => {
     part.bytes += c.length;
   });
   const sink = dir.file(part.path, true);
   // the first bytes as they go into the file (after recoding)
   const head = new Head();
-  (recode ?? content).on('data', (c: Buffer) => head.add(c));
+  (recode ?? content).on("data", (c: Buffer) => head.add(c));
   await (recode ? pipeline(content, recode, sink) : pipeline(content, sink));
   part.head = head.bytes();
   finishPart(part, sink);
@@ -302,11 +327,16 @@ function finishPart(part: ExtractedPart, sink: HeldFile): void {
  * A forwarded message sent as an attachment (message/rfc822 with Content-Disposition:
  * attachment) comes out of mailparser as one opaque part; its own attachments take its place.
  */
-async function openForwarded(parts: ExtractedPart[], dir: WorkDir, depth: number, opts: ParseOptions): Promise<ExtractedPart[]> {
-  if (!parts.some((p) => p.contentType === 'message/rfc822')) return parts;
+async function openForwarded(
+  parts: ExtractedPart[],
+  dir: WorkDir,
+  depth: number,
+  opts: ParseOptions,
+): Promise<ExtractedPart[]> {
+  if (!parts.some((p) => p.contentType === "message/rfc822")) return parts;
   const out: ExtractedPart[] = [];
   for (const p of parts) {
-    if (p.contentType !== 'message/rfc822' || depth >= MAX_NESTING) {
+    if (p.contentType !== "message/rfc822" || depth >= MAX_NESTING) {
       out.push(p);
       continue;
     }
@@ -315,7 +345,7 @@ async function openForwarded(parts: ExtractedPart[], dir: WorkDir, depth: number
       await dir.writeOut(p.path, p.data);
       delete p.data;
     }
-    const sub = path.join(dir.path, `fwd-${String(p.index).padStart(3, '0')}`);
+    const sub = path.join(dir.path, `fwd-${String(p.index).padStart(3, "0")}`);
     await dir.ready();
     await fsp.mkdir(sub, { mode: 0o700 });
     const inner = await parseMail(p.path, sub, depth + 1, opts);
@@ -336,11 +366,29 @@ async function openForwarded(parts: ExtractedPart[], dir: WorkDir, depth: number
 async function forwardedAsText(inner: ParsedMail, dir: string, index: number): Promise<ExtractedPart | null> {
   const text = bodyText(inner);
   if (!text) return null;
-  const from = inner.from ? (inner.from.name ? `${inner.from.name} <${inner.from.address}>` : inner.from.address) : '';
-  const header = [from && `From: ${from}`, inner.date && `Date: ${inner.date}`, inner.subject && `Subject: ${inner.subject}`].filter(Boolean).join('\n');
-  const file = path.join(dir, 'forwarded-message.txt');
-  const content = Buffer.from(`${header ? `${header}\n\n` : ''}${text}\n`, 'utf8');
+  const from = inner.from ? (inner.from.name ? `${inner.from.name} <${inner.from.address}>` : inner.from.address) : "";
+  const header = [
+    from && `From: ${from}`,
+    inner.date && `Date: ${inner.date}`,
+    inner.subject && `Subject: ${inner.subject}`,
+  ]
+    .filter(Boolean)
+    .join("\n");
+  const file = path.join(dir, "forwarded-message.txt");
+  const content = Buffer.from(`${header ? `${header}\n\n` : ""}${text}\n`, "utf8");
   await fsp.writeFile(file, content, { mode: 0o600, flush: FLUSH_ON_CLOSE });
-  const name = inner.subject.replace(/[^\p{L}\p{N} ._-]+/gu, ' ').trim().slice(0, 60) || 'forwarded message';
-  return { path: file, filename: `${name}.txt`, contentType: 'text/plain', bytes: content.length, inline: false, index, ...(FLUSH_ON_CLOSE ? { flushedBytes: content.length } : {}) };
+  const name =
+    inner.subject
+      .replace(/[^\p{L}\p{N} ._-]+/gu, " ")
+      .trim()
+      .slice(0, 60) || "forwarded message";
+  return {
+    path: file,
+    filename: `${name}.txt`,
+    contentType: "text/plain",
+    bytes: content.length,
+    inline: false,
+    index,
+    ...(FLUSH_ON_CLOSE ? { flushedBytes: content.length } : {}),
+  };
 }

@@ -1,19 +1,19 @@
 // A parsed mail plus its checked envelope becomes one fax job (send-to-many): documents in
 // message order, a cover page from subject and body when wanted, overrides from the subject,
 // and everything left out recorded with its reason.
-import { createHash } from 'node:crypto';
-import path from 'node:path';
-import type { MailBodyMode, PartialMode } from '../config/schema.js';
-import { FaxgateError } from '../errors.js';
-import type { LeftOut, NewDocument, NewJob, NewRecipient } from '../store/types.js';
-import { classifyPart } from './attachment-policy.js';
-import { bodyText, coverNotes } from './body-text.js';
-import { COVER_LIMITS, coverSpec } from './cover.js';
-import { FAXABLE_TYPES, headOf, sniffBuffer } from './file-type.js';
-import type { ExtractedPart, ParsedMail } from './mail-parse.js';
-import type { DocumentConverter } from './convert-queue.js';
-import { officeExtension, pdfName } from './office-convert.js';
-import { parseSubjectOverrides, wallTimeToUtc } from './subject-overrides.js';
+import { createHash } from "node:crypto";
+import path from "node:path";
+import type { MailBodyMode, PartialMode } from "../config/schema.js";
+import { FaxgateError } from "../errors.js";
+import type { LeftOut, NewDocument, NewJob, NewRecipient } from "../store/types.js";
+import { classifyPart } from "./attachment-policy.js";
+import { bodyText, coverNotes } from "./body-text.js";
+import { COVER_LIMITS, coverSpec } from "./cover.js";
+import { FAXABLE_TYPES, headOf, sniffBuffer } from "./file-type.js";
+import type { ExtractedPart, ParsedMail } from "./mail-parse.js";
+import type { DocumentConverter } from "./convert-queue.js";
+import { officeExtension, pdfName } from "./office-convert.js";
+import { parseSubjectOverrides, wallTimeToUtc } from "./subject-overrides.js";
 
 export interface EnvelopeRecipient {
   /** The RCPT TO address as given. */
@@ -49,8 +49,8 @@ export interface MailToJobInput {
 }
 
 /** The name the mail's text has as a document and in "left out" lists. */
-export const BODY_DOCUMENT_NAME = 'message.txt';
-const BODY_LEFT_OUT = 'the text of the message';
+export const BODY_DOCUMENT_NAME = "message.txt";
+const BODY_LEFT_OUT = "the text of the message";
 
 /**
  * At most COVER_LIMITS.notes characters (code points). Counted only when the UTF-16 length cannot
@@ -66,31 +66,54 @@ function fitsNotes(text: string): boolean {
 }
 
 /** Where the body goes: cover notes, a typeset first page, or nowhere (listed as left out). */
-export function placeBody(mode: MailBodyMode, text: string, cover: boolean, coverForced: boolean | undefined, hasDocuments = false): { notes: boolean; page: boolean; leftOut?: string } {
-  if (text === '') return { notes: false, page: false };
+export function placeBody(
+  mode: MailBodyMode,
+  text: string,
+  cover: boolean,
+  coverForced: boolean | undefined,
+  hasDocuments = false,
+): { notes: boolean; page: boolean; leftOut?: string } {
+  if (text === "") return { notes: false, page: false };
   switch (mode) {
-    case 'ignore':
-      return { notes: false, page: false, leftOut: 'the mail text is not faxed (smtp.body: ignore)' };
-    case 'page':
+    case "ignore":
+      return { notes: false, page: false, leftOut: "the mail text is not faxed (smtp.body: ignore)" };
+    case "page":
       return { notes: false, page: true };
-    case 'cover':
+    case "cover":
       if (cover) return { notes: true, page: false };
-      return { notes: false, page: false, leftOut: coverForced === false ? 'the mail text goes on the cover page and [nocover] was asked' : 'the mail text goes on the cover page and there is none' };
+      return {
+        notes: false,
+        page: false,
+        leftOut:
+          coverForced === false
+            ? "the mail text goes on the cover page and [nocover] was asked"
+            : "the mail text goes on the cover page and there is none",
+      };
     default:
       // auto: the cover's notes when there is a cover and the text fits there; a text-only mail is
       // a page; with documents attached and no cover the text ("please see attached") is not a
       // page of its own at the recipient's paper and the sender's cost
       if (cover && fitsNotes(text)) return { notes: true, page: false };
       if (!hasDocuments || cover) return { notes: false, page: true };
-      return { notes: false, page: false, leftOut: 'with documents attached and no cover page the mail text is not faxed; write [page] in the subject to fax it as a first page' };
+      return {
+        notes: false,
+        page: false,
+        leftOut:
+          "with documents attached and no cover page the mail text is not faxed; write [page] in the subject to fax it as a first page",
+      };
   }
 }
 
 /** Same Message-ID, sender and recipients: the same message delivered twice. */
-export function mailDedupeKey(messageId: string | null, contentSha256: string, envelopeFrom: string, numbers: string[]): string {
+export function mailDedupeKey(
+  messageId: string | null,
+  contentSha256: string,
+  envelopeFrom: string,
+  numbers: string[],
+): string {
   const id = messageId ? `mid:${messageId.trim().toLowerCase()}` : `sha:${contentSha256}`;
-  const basis = [id, envelopeFrom.toLowerCase(), ...[...new Set(numbers)].sort()].join('\n');
-  return `smtp:${createHash('sha256').update(basis).digest('hex')}`;
+  const basis = [id, envelopeFrom.toLowerCase(), ...[...new Set(numbers)].sort()].join("\n");
+  return `smtp:${createHash("sha256").update(basis).digest("hex")}`;
 }
 
 /**
@@ -98,15 +121,15 @@ export function mailDedupeKey(messageId: string | null, contentSha256: string, e
  * about 500 characters, so the reasons are dropped before any name is).
  */
 export function incomplete(missing: LeftOut[]): FaxgateError {
-  const withReasons = missing.map((m) => `${m.name} (${m.reason})`).join('; ');
-  const names = missing.map((m) => m.name).join(', ');
+  const withReasons = missing.map((m) => `${m.name} (${m.reason})`).join("; ");
+  const names = missing.map((m) => m.name).join(", ");
   const list = withReasons.length <= 300 ? withReasons : clip(names, 300);
-  const why = `not faxed, so that nothing you attached is left out: ${list}. Send ${missing.length > 1 ? 'these' : 'it'} as PDF, or send the mail without ${missing.length > 1 ? 'them' : 'it'}`;
-  return new FaxgateError('UNSUPPORTED_TYPE', why, { smtpReply: `554 5.6.0 ${why[0]!.toUpperCase()}${why.slice(1)}` });
+  const why = `not faxed, so that nothing you attached is left out: ${list}. Send ${missing.length > 1 ? "these" : "it"} as PDF, or send the mail without ${missing.length > 1 ? "them" : "it"}`;
+  return new FaxgateError("UNSUPPORTED_TYPE", why, { smtpReply: `554 5.6.0 ${why[0]!.toUpperCase()}${why.slice(1)}` });
 }
 
 function nothingToFax(why: string): FaxgateError {
-  return new FaxgateError('NOTHING_TO_FAX', why, { smtpReply: `554 5.6.0 Nothing to fax: ${why}` });
+  return new FaxgateError("NOTHING_TO_FAX", why, { smtpReply: `554 5.6.0 Nothing to fax: ${why}` });
 }
 
 export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
@@ -127,46 +150,63 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     }
     // an office document: converted to PDF below, once the mail is known to be acceptable
     const ext = officeExtension(part.filename, sniffBuffer(await headOf(part)), part.contentType);
-    if (ext) documents.push({ path: part.path, name: part.filename, contentType: d.contentType, ...partContent(part), officeExt: ext });
+    if (ext)
+      documents.push({
+        path: part.path,
+        name: part.filename,
+        contentType: d.contentType,
+        ...partContent(part),
+        officeExt: ext,
+      });
     else missing.push({ name: part.filename, reason: `${d.contentType} cannot be faxed` });
   }
   // nothing attached can be faxed: refused whatever intake.partial says (a cover saying "please
   // see attached" with nothing attached is not what anyone meant to send)
   if (missing.length && documents.length === 0) {
-    throw nothingToFax(`no attachment can be faxed: ${clip(missing.map((l) => `${l.name} (${l.reason})`).join('; '), 300)}`);
+    throw nothingToFax(
+      `no attachment can be faxed: ${clip(missing.map((l) => `${l.name} (${l.reason})`).join("; "), 300)}`,
+    );
   }
-  if (missing.length && input.partial !== 'send') throw incomplete(missing);
+  if (missing.length && input.partial !== "send") throw incomplete(missing);
   leftOut.unshift(...missing.map((m) => ({ ...m, sentWithout: true })));
 
   const overrides = parseSubjectOverrides(parsed.subject);
   const fullText = bodyText(parsed);
   // [page] asks for the text as a page whatever smtp.body says
-  const mode = overrides.page ? 'page' : input.bodyMode ?? 'auto';
+  const mode = overrides.page ? "page" : (input.bodyMode ?? "auto");
   // as cover notes the text goes without its signature and disclaimer; as a page, whole
-  const text = mode === 'page' ? fullText : coverNotes(fullText) || (documents.length ? '' : fullText);
+  const text = mode === "page" ? fullText : coverNotes(fullText) || (documents.length ? "" : fullText);
   let cover: boolean;
   if (overrides.cover !== undefined) cover = overrides.cover;
-  else cover = input.coverPreference === true || (text !== '' && (mode === 'cover' || (documents.length === 0 && mode === 'auto')));
+  else
+    cover =
+      input.coverPreference === true ||
+      (text !== "" && (mode === "cover" || (documents.length === 0 && mode === "auto")));
   const place = placeBody(mode, text, cover, overrides.cover, documents.length > 0);
-  const notes = place.notes ? text : '';
+  const notes = place.notes ? text : "";
   if (place.leftOut) leftOut.push({ name: BODY_LEFT_OUT, reason: place.leftOut });
 
   if (documents.length === 0 && !cover && !place.page) {
-    const refused = leftOut.filter((l) => l.name !== BODY_LEFT_OUT).map((l) => `${l.name} (${l.reason})`).join('; ');
+    const refused = leftOut
+      .filter((l) => l.name !== BODY_LEFT_OUT)
+      .map((l) => `${l.name} (${l.reason})`)
+      .join("; ");
     if (refused) throw nothingToFax(`no attachment can be faxed: ${clip(refused, 300)}`);
-    if (place.leftOut && text !== '') throw nothingToFax(`the message has no attachment and ${place.leftOut}`);
-    if (overrides.cover === false) throw nothingToFax('[nocover] was asked and the message has no attachment');
-    throw nothingToFax('the message has no attachment and no text for a cover page');
+    if (place.leftOut && text !== "") throw nothingToFax(`the message has no attachment and ${place.leftOut}`);
+    if (overrides.cover === false) throw nothingToFax("[nocover] was asked and the message has no attachment");
+    throw nothingToFax("the message has no attachment and no text for a cover page");
   }
-  if (documents.length === 0 && !place.page && cover && notes === '' && overrides.subject === '') {
-    throw nothingToFax('the message has no attachment, no subject and no text');
+  if (documents.length === 0 && !place.page && cover && notes === "" && overrides.subject === "") {
+    throw nothingToFax("the message has no attachment, no subject and no text");
   }
 
   let scheduledAt: string | null = null;
   if (overrides.at) {
     scheduledAt = wallTimeToUtc(overrides.at, await input.timezone());
     if (Date.parse(scheduledAt) < input.now - 5 * 60_000) {
-      throw new FaxgateError('NOTHING_TO_FAX', 'the send time is in the past', { smtpReply: `554 5.6.0 The send time [at ${overrides.at.replace('T', ' ')}] is in the past` });
+      throw new FaxgateError("NOTHING_TO_FAX", "the send time is in the past", {
+        smtpReply: `554 5.6.0 The send time [at ${overrides.at.replace("T", " ")}] is in the past`,
+      });
     }
   }
 
@@ -174,27 +214,39 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   // any conversion starts), else converted now, so that the 250 means the fax can be sent.
   for (const d of documents) {
     if (!d.officeExt) continue;
-    const why = input.office ? input.office.unavailableReason(d.name, d.officeExt) : `${d.name} is an office document and no converter is set up`;
-    if (why) throw new FaxgateError('UNSUPPORTED_TYPE', why, { smtpReply: `554 5.6.0 ${why}` });
+    const why = input.office
+      ? input.office.unavailableReason(d.name, d.officeExt)
+      : `${d.name} is an office document and no converter is set up`;
+    if (why) throw new FaxgateError("UNSUPPORTED_TYPE", why, { smtpReply: `554 5.6.0 ${why}` });
   }
   // the recipients were checked at RCPT and the sender's rate taken at MAIL FROM; a conversion is
   // never spent on a mail that has no one left to fax it to
   if (input.recipients.length === 0 && documents.some((d) => d.officeExt)) {
-    throw new FaxgateError('NO_RECIPIENTS', 'no valid recipients', { smtpReply: '554 5.5.1 No valid recipients' });
+    throw new FaxgateError("NO_RECIPIENTS", "no valid recipients", { smtpReply: "554 5.5.1 No valid recipients" });
   }
   const finalDocs: NewDocument[] = [];
   if (place.page) {
     // handed over as bytes: the store keeps a small page in its database, a big one as a file
-    const page = Buffer.from(`${fullText}\n`, 'utf8');
-    finalDocs.push({ path: path.join(path.dirname(input.original.path), 'body.txt'), name: BODY_DOCUMENT_NAME, contentType: 'text/plain', data: page });
+    const page = Buffer.from(`${fullText}\n`, "utf8");
+    finalDocs.push({
+      path: path.join(path.dirname(input.original.path), "body.txt"),
+      name: BODY_DOCUMENT_NAME,
+      contentType: "text/plain",
+      data: page,
+    });
   }
   for (const { officeExt, ...d } of documents) {
     if (!officeExt) {
       finalDocs.push(d);
       continue;
     }
-    const pdf = await input.office!.convert({ name: d.name, ext: officeExt, user: input.user, ...(d.data ? { data: d.data } : { path: d.path }) });
-    finalDocs.push({ path: d.path, name: pdfName(d.name), contentType: 'application/pdf', data: pdf });
+    const pdf = await input.office!.convert({
+      name: d.name,
+      ext: officeExt,
+      user: input.user,
+      ...(d.data ? { data: d.data } : { path: d.path }),
+    });
+    finalDocs.push({ path: d.path, name: pdfName(d.name), contentType: "application/pdf", data: pdf });
   }
 
   // Display names of the envelope recipients from the To/Cc headers; a contact's own name wins.
@@ -209,7 +261,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   if (parsed.from?.address) origin.from = parsed.from.address;
 
   return {
-    source: 'smtp',
+    source: "smtp",
     user: input.user,
     recipients,
     documents: finalDocs,
@@ -221,14 +273,24 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       senderName: input.senderName,
     }),
     scheduledAt,
-    dedupeKey: mailDedupeKey(parsed.messageId, input.original.sha256, input.envelopeFrom, recipients.map((r) => r.number)),
+    dedupeKey: mailDedupeKey(
+      parsed.messageId,
+      input.original.sha256,
+      input.envelopeFrom,
+      recipients.map((r) => r.number),
+    ),
     meta: { ...(leftOut.length ? { leftOut } : {}), origin },
-    original: { path: input.original.path, name: 'message.eml', contentType: 'message/rfc822', ...(input.original.data ? { data: input.original.data } : { move: true }) },
+    original: {
+      path: input.original.path,
+      name: "message.eml",
+      contentType: "message/rfc822",
+      ...(input.original.data ? { data: input.original.data } : { move: true }),
+    },
   };
 }
 
 /** A part as a document's content: its bytes when held in memory, else its file, moved in. */
-function partContent(part: ExtractedPart): Pick<NewDocument, 'data' | 'move' | 'flushedBytes'> {
+function partContent(part: ExtractedPart): Pick<NewDocument, "data" | "move" | "flushedBytes"> {
   if (part.data) return { data: part.data };
   return part.flushedBytes === undefined ? { move: true } : { move: true, flushedBytes: part.flushedBytes };
 }

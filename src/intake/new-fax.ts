@@ -3,17 +3,17 @@
 // normalised and passed through the destination policy, a contact name is looked up with the
 // user's key, each file is sniffed and office documents become PDF. The caller then hands the
 // result to `acceptJob` like every other intake.
-import path from 'node:path';
-import { FaxgateError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
-import type { PartialMode } from '../config/schema.js';
-import type { LeftOut, NewDocument, NewRecipient } from '../store/types.js';
-import { resolveContact } from './contact-lookup.js';
-import type { DestinationCheck } from './destination-policy.js';
-import { normalizeFaxNumber } from './fax-number.js';
-import { sniffFileType } from './file-type.js';
-import type { DocumentConverter } from './convert-queue.js';
-import { officeExtension, pdfName } from './office-convert.js';
+import path from "node:path";
+import { FaxgateError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
+import type { PartialMode } from "../config/schema.js";
+import type { LeftOut, NewDocument, NewRecipient } from "../store/types.js";
+import { resolveContact } from "./contact-lookup.js";
+import type { DestinationCheck } from "./destination-policy.js";
+import { normalizeFaxNumber } from "./fax-number.js";
+import { sniffFileType } from "./file-type.js";
+import type { DocumentConverter } from "./convert-queue.js";
+import { officeExtension, pdfName } from "./office-convert.js";
 
 export interface DestinationInput {
   /** what the person typed: a number, or a contact's name when `contacts` is given */
@@ -31,7 +31,10 @@ export interface DestinationInput {
 export async function newFaxRecipients(input: DestinationInput): Promise<NewRecipient[]> {
   const label = input.label ?? ((t: string) => t);
   const out: NewRecipient[] = [];
-  for (const raw of input.to.flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean)) {
+  for (const raw of input.to
+    .flatMap((t) => t.split(","))
+    .map((t) => t.trim())
+    .filter(Boolean)) {
     let number: string;
     let name: string | undefined;
     if (input.contacts && /[a-zA-Z]/.test(raw)) {
@@ -40,11 +43,12 @@ export async function newFaxRecipients(input: DestinationInput): Promise<NewReci
       name = c.name;
     } else {
       const n = normalizeFaxNumber(raw, input.defaultCountryCode);
-      if (!n.ok) throw new FaxgateError('BAD_NUMBER', `${label(raw)}: ${n.reason}`);
+      if (!n.ok) throw new FaxgateError("BAD_NUMBER", `${label(raw)}: ${n.reason}`);
       number = n.e164;
     }
     const allowed = input.destinations(input.user, number);
-    if (!allowed.ok) throw new FaxgateError('DESTINATION_REFUSED', `${label(raw)}: destination not allowed: ${allowed.reason}`);
+    if (!allowed.ok)
+      throw new FaxgateError("DESTINATION_REFUSED", `${label(raw)}: destination not allowed: ${allowed.reason}`);
     out.push(name ? { number, name } : { number });
   }
   return out;
@@ -69,7 +73,7 @@ export async function newFaxDocuments(
   converter: () => DocumentConverter,
   label: (f: UploadedFile) => string = (f) => f.name,
   user?: string,
-  partial: PartialMode = 'refuse',
+  partial: PartialMode = "refuse",
 ): Promise<{ documents: NewDocument[]; leftOut: LeftOut[] }> {
   const documents: NewDocument[] = [];
   const office: Array<{ index: number; file: UploadedFile; ext: string }> = [];
@@ -80,7 +84,10 @@ export async function newFaxDocuments(
       const ext = officeExtension(f.name, type.contentType);
       if (!ext) {
         // named by the file's own name: an upload's path is a scratch name without its extension
-        const reason = type.reason === 'the file is empty' ? 'the file is empty' : `${path.extname(f.name).toLowerCase() || 'a file without an extension'} of type ${type.contentType === 'application/octet-stream' ? 'unknown' : type.contentType} cannot be faxed (PDF, TIFF, PNG, JPEG, plain text or office documents only)`;
+        const reason =
+          type.reason === "the file is empty"
+            ? "the file is empty"
+            : `${path.extname(f.name).toLowerCase() || "a file without an extension"} of type ${type.contentType === "application/octet-stream" ? "unknown" : type.contentType} cannot be faxed (PDF, TIFF, PNG, JPEG, plain text or office documents only)`;
         missing.push({ name: label(f), reason });
         continue;
       }
@@ -88,18 +95,26 @@ export async function newFaxDocuments(
     }
     documents.push({ path: f.path, name: f.name, contentType: type.contentType });
   }
-  if (missing.length && (partial !== 'send' || documents.length === 0)) {
-    throw new FaxgateError('UNSUPPORTED_TYPE', `${missing.map((m) => `${m.name}: ${m.reason}`).join('; ')}; nothing was sent, so that no file is left out`);
+  if (missing.length && (partial !== "send" || documents.length === 0)) {
+    throw new FaxgateError(
+      "UNSUPPORTED_TYPE",
+      `${missing.map((m) => `${m.name}: ${m.reason}`).join("; ")}; nothing was sent, so that no file is left out`,
+    );
   }
   if (office.length) {
     const conv = converter();
     for (const o of office) {
       const why = conv.unavailableReason(label(o.file), o.ext);
-      if (why) throw new FaxgateError('UNSUPPORTED_TYPE', why);
+      if (why) throw new FaxgateError("UNSUPPORTED_TYPE", why);
     }
     for (const o of office) {
       const d = documents[o.index]!;
-      documents[o.index] = { ...d, name: pdfName(d.name), contentType: 'application/pdf', data: await conv.convert({ name: label(o.file), ext: o.ext, path: o.file.path, ...(user ? { user } : {}) }) };
+      documents[o.index] = {
+        ...d,
+        name: pdfName(d.name),
+        contentType: "application/pdf",
+        data: await conv.convert({ name: label(o.file), ext: o.ext, path: o.file.path, ...(user ? { user } : {}) }),
+      };
     }
   }
   return { documents, leftOut: missing.map((m) => ({ ...m, sentWithout: true })) };

@@ -8,35 +8,34 @@
 // A document is untrusted: what it names outside itself is removed first (office-strip.ts), the
 // profile is hardened (office-profile.ts), and LibreOffice runs without network and without the
 // gateway's files, as a user of its own when the daemon is root (office-sandbox.ts).
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { FaxgateError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import { findExecutable } from '../fs/executable.js';
-import { extensionForType } from './attachment-policy.js';
-import { writeHardenedProfile } from './office-profile.js';
-import { planSandbox, sandboxArgs, unreachableBy, type SandboxMode, type SandboxPlan } from './office-sandbox.js';
-import { StripError, stripExternalReferences } from './office-strip.js';
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { FaxgateError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import { findExecutable } from "../fs/executable.js";
+import { extensionForType } from "./attachment-policy.js";
+import { writeHardenedProfile } from "./office-profile.js";
+import { planSandbox, sandboxArgs, unreachableBy, type SandboxMode, type SandboxPlan } from "./office-sandbox.js";
+import { StripError, stripExternalReferences } from "./office-strip.js";
 
 /** Office formats by extension, with the words a person knows them by. */
-export const OFFICE_FORMATS: Record<string, { label: string; signature: 'zip' | 'ole' | 'rtf' }> = {
-  '.docx': { label: 'a Word document (.docx)', signature: 'zip' },
-  '.doc': { label: 'a Word 97-2003 document (.doc)', signature: 'ole' },
-  '.odt': { label: 'an OpenDocument text (.odt)', signature: 'zip' },
-  '.rtf': { label: 'an RTF document (.rtf)', signature: 'rtf' },
-  '.xlsx': { label: 'an Excel workbook (.xlsx)', signature: 'zip' },
-  '.xls': { label: 'an Excel 97-2003 workbook (.xls)', signature: 'ole' },
-  '.ods': { label: 'an OpenDocument spreadsheet (.ods)', signature: 'zip' },
-  '.pptx': { label: 'a PowerPoint presentation (.pptx)', signature: 'zip' },
-  '.ppt': { label: 'a PowerPoint 97-2003 presentation (.ppt)', signature: 'ole' },
-  '.odp': { label: 'an OpenDocument presentation (.odp)', signature: 'zip' },
+export const OFFICE_FORMATS: Record<string, { label: string; signature: "zip" | "ole" | "rtf" }> = {
+  ".docx": { label: "a Word document (.docx)", signature: "zip" },
+  ".doc": { label: "a Word 97-2003 document (.doc)", signature: "ole" },
+  ".odt": { label: "an OpenDocument text (.odt)", signature: "zip" },
+  ".rtf": { label: "an RTF document (.rtf)", signature: "rtf" },
+  ".xlsx": { label: "an Excel workbook (.xlsx)", signature: "zip" },
+  ".xls": { label: "an Excel 97-2003 workbook (.xls)", signature: "ole" },
+  ".ods": { label: "an OpenDocument spreadsheet (.ods)", signature: "zip" },
+  ".pptx": { label: "a PowerPoint presentation (.pptx)", signature: "zip" },
+  ".ppt": { label: "a PowerPoint 97-2003 presentation (.ppt)", signature: "ole" },
+  ".odp": { label: "an OpenDocument presentation (.odp)", signature: "zip" },
 };
 
-const SIGNATURE_TYPE = { zip: 'application/zip', ole: 'application/x-ole-storage', rtf: 'application/rtf' } as const;
+const SIGNATURE_TYPE = { zip: "application/zip", ole: "application/x-ole-storage", rtf: "application/rtf" } as const;
 
 /**
  * The office extension of a document, from its name (or declared type) *and* its content: a
@@ -44,7 +43,7 @@ const SIGNATURE_TYPE = { zip: 'application/zip', ole: 'application/x-ole-storage
  */
 export function officeExtension(name: string, sniffed: string | null, declaredType?: string): string | null {
   let ext = path.extname(name).toLowerCase();
-  if (!OFFICE_FORMATS[ext]) ext = (declaredType && extensionForType(declaredType)) || '';
+  if (!OFFICE_FORMATS[ext]) ext = (declaredType && extensionForType(declaredType)) || "";
   const f = OFFICE_FORMATS[ext];
   if (!f) return null;
   return sniffed === SIGNATURE_TYPE[f.signature] ? ext : null;
@@ -53,7 +52,7 @@ export function officeExtension(name: string, sniffed: string | null, declaredTy
 /** The name a converted document is faxed under: "report.docx" -> "report.pdf". */
 export function pdfName(name: string): string {
   const ext = path.extname(name);
-  return `${ext ? name.slice(0, -ext.length) : name || 'document'}.pdf`;
+  return `${ext ? name.slice(0, -ext.length) : name || "document"}.pdf`;
 }
 
 export interface OfficeOptions {
@@ -80,11 +79,17 @@ export interface OfficeOptions {
   layers?: { strip?: boolean; profile?: boolean };
 }
 
-export const OFFICE_DEFAULTS: OfficeOptions = { soffice: 'soffice', timeoutMs: 60_000, memoryMb: 1024, concurrency: 1, sandbox: 'auto' };
+export const OFFICE_DEFAULTS: OfficeOptions = {
+  soffice: "soffice",
+  timeoutMs: 60_000,
+  memoryMb: 1024,
+  concurrency: 1,
+  sandbox: "auto",
+};
 
 /** Which protections a conversion runs under, for the start-up log and `faxgate doctor`. */
 export interface OfficeProtections {
-  summary: SandboxPlan['summary'];
+  summary: SandboxPlan["summary"];
   warnings: string[];
   /** False when office.sandbox is 'required' and bubblewrap's isolation is not available. */
   ok: boolean;
@@ -100,13 +105,14 @@ export interface ConvertInput {
   path?: string;
 }
 
-
 function shuttingDown(): FaxgateError {
-  return new FaxgateError('SHUTTING_DOWN', 'the gateway is shutting down; the document was not converted', { temporary: true });
+  return new FaxgateError("SHUTTING_DOWN", "the gateway is shutting down; the document was not converted", {
+    temporary: true,
+  });
 }
 
 function refuse(message: string): FaxgateError {
-  return new FaxgateError('UNSUPPORTED_TYPE', message, { smtpReply: `554 5.6.0 ${message}` });
+  return new FaxgateError("UNSUPPORTED_TYPE", message, { smtpReply: `554 5.6.0 ${message}` });
 }
 
 export class OfficeConverter {
@@ -132,7 +138,7 @@ export class OfficeConverter {
   /** Why an office document cannot be faxed here, or null when it can be converted. */
   unavailableReason(name: string, ext: string): string | null {
     if (this.available()) return null;
-    const what = OFFICE_FORMATS[ext]?.label ?? 'an office document';
+    const what = OFFICE_FORMATS[ext]?.label ?? "an office document";
     return this.options.soffice === false
       ? `${name} is ${what}: office documents cannot be faxed here (conversion is turned off); send it as PDF`
       : `${name} is ${what}: office documents cannot be faxed here (no converter, LibreOffice, is installed on the gateway); send it as PDF`;
@@ -167,9 +173,9 @@ export class OfficeConverter {
   async protections(): Promise<OfficeProtections> {
     const plan = await this.sandboxPlan();
     const summary = { ...plan.summary };
-    if (this.options.layers?.profile === false) summary.profile = 'default (turned off for a test)';
-    if (this.options.layers?.strip === false) summary.strip = 'off (turned off for a test)';
-    return { summary, warnings: plan.warnings, ok: this.options.sandbox !== 'required' || plan.method === 'bwrap' };
+    if (this.options.layers?.profile === false) summary.profile = "default (turned off for a test)";
+    if (this.options.layers?.strip === false) summary.strip = "off (turned off for a test)";
+    return { summary, warnings: plan.warnings, ok: this.options.sandbox !== "required" || plan.method === "bwrap" };
   }
 
   /** Kills conversions still running (shutdown) and removes the profiles. */
@@ -188,9 +194,9 @@ export class OfficeConverter {
       if (this.closed) throw shuttingDown();
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new FaxgateError('CONVERTER_BUSY', 'the document converter is busy; try again later', {
+        throw new FaxgateError("CONVERTER_BUSY", "the document converter is busy; try again later", {
           temporary: true,
-          smtpReply: '451 4.3.0 The office document converter is busy, please try again later',
+          smtpReply: "451 4.3.0 The office document converter is busy, please try again later",
         });
       }
       await new Promise<void>((resolve) => {
@@ -219,7 +225,7 @@ export class OfficeConverter {
 
   private baseDir(): Promise<string> {
     this.base ??= (async () => {
-      const dir = this.options.tmpDir ?? (await mkdtemp(path.join(os.tmpdir(), 'faxgate-office-')));
+      const dir = this.options.tmpDir ?? (await mkdtemp(path.join(os.tmpdir(), "faxgate-office-")));
       await mkdir(dir, { recursive: true, mode: 0o700 });
       // a converter of its own user must reach its profile and job folders (whose names are not
       // listable: 0711), and nothing else here
@@ -237,79 +243,116 @@ export class OfficeConverter {
   /** The document's bytes with what it names outside itself removed; refused when it cannot be read. */
   private async stripped(input: ConvertInput): Promise<Uint8Array> {
     const data = input.data ?? (input.path ? await readFile(input.path) : null);
-    if (!data) throw new Error('convert: no document given');
+    if (!data) throw new Error("convert: no document given");
     if (this.options.layers?.strip === false) return data;
     try {
       const r = stripExternalReferences(data);
       if (r.removed.length > 0) {
         const kinds = new Map<string, number>();
         for (const k of r.removed) kinds.set(k, (kinds.get(k) ?? 0) + 1);
-        this.options.logger?.warn({ removed: Object.fromEntries(kinds), format: input.ext }, 'office document: external references removed before conversion');
+        this.options.logger?.warn(
+          { removed: Object.fromEntries(kinds), format: input.ext },
+          "office document: external references removed before conversion",
+        );
       }
       return r.data;
     } catch (err) {
       if (!(err instanceof StripError)) throw err;
-      throw refuse(`${input.name} could not be checked for links to outside files (${err.message}), so it is not converted; send it as PDF`);
+      throw refuse(
+        `${input.name} could not be checked for links to outside files (${err.message}), so it is not converted; send it as PDF`,
+      );
     }
   }
 
   private async run(soffice: string, slot: number, input: ConvertInput, deadline: number): Promise<Buffer> {
     const base = await this.baseDir();
     const plan = await this.sandboxPlan();
-    if (this.options.sandbox === 'required' && plan.method !== 'bwrap') {
-      throw new FaxgateError('CONVERTER_UNAVAILABLE', 'the document converter cannot be isolated on this machine (office.sandbox is required)', {
-        temporary: true,
-        smtpReply: '451 4.3.0 The office document converter is not available, please try again later',
-      });
+    if (this.options.sandbox === "required" && plan.method !== "bwrap") {
+      throw new FaxgateError(
+        "CONVERTER_UNAVAILABLE",
+        "the document converter cannot be isolated on this machine (office.sandbox is required)",
+        {
+          temporary: true,
+          smtpReply: "451 4.3.0 The office document converter is not available, please try again later",
+        },
+      );
     }
     // One profile per slot: LibreOffice locks its profile, so two conversions never share one.
     const profile = path.join(base, `profile-${slot}`);
-    const work = path.join(base, `job-${randomBytes(6).toString('hex')}`);
+    const work = path.join(base, `job-${randomBytes(6).toString("hex")}`);
     await mkdir(work, { recursive: true, mode: 0o700 });
     try {
       const src = path.join(work, `document${input.ext}`);
       await writeFile(src, await this.stripped(input), { mode: 0o600 });
-      const out = path.join(work, 'out');
+      const out = path.join(work, "out");
       await mkdir(out);
       await mkdir(profile, { recursive: true, mode: 0o700 });
       if (this.options.layers?.profile !== false) await writeHardenedProfile(profile);
       if (plan.runAs) {
-        for (const p of [work, src, out, profile, path.join(profile, 'user'), path.join(profile, 'user', 'registrymodifications.xcu')]) {
+        for (const p of [
+          work,
+          src,
+          out,
+          profile,
+          path.join(profile, "user"),
+          path.join(profile, "user", "registrymodifications.xcu"),
+        ]) {
           await chown(p, plan.runAs.uid, plan.runAs.gid).catch((err: NodeJS.ErrnoException) => {
-            if (err.code !== 'ENOENT') throw err;
+            if (err.code !== "ENOENT") throw err;
           });
         }
       }
       const left = Math.max(1000, deadline - Date.now());
       const kb = Math.max(65_536, Math.floor(this.options.memoryMb * 1024));
       const args = [
-        '-c',
+        "-c",
         // the limit applies to LibreOffice and everything it starts; exec keeps one process group
         `ulimit -v ${kb} 2>/dev/null || exit 97; exec "$@"`,
-        'sh',
+        "sh",
         ...sandboxArgs(plan, { rw: [profile, work], soffice }),
         soffice,
-        '--headless', '--invisible', '--norestore', '--nolockcheck', '--nodefault', '--nologo',
+        "--headless",
+        "--invisible",
+        "--norestore",
+        "--nolockcheck",
+        "--nodefault",
+        "--nologo",
         `-env:UserInstallation=file://${profile}`,
-        '--convert-to', 'pdf',
-        '--outdir', out,
+        "--convert-to",
+        "pdf",
+        "--outdir",
+        out,
         src,
       ];
-      const result = await runLimited('/bin/sh', args, { cwd: work, timeoutMs: left, home: work, children: this.children, runAs: plan.method === 'unshare' ? null : plan.runAs });
+      const result = await runLimited("/bin/sh", args, {
+        cwd: work,
+        timeoutMs: left,
+        home: work,
+        children: this.children,
+        runAs: plan.method === "unshare" ? null : plan.runAs,
+      });
       // killed by close(): our shutdown, not the document's fault (the sender retries)
       if (this.closed) throw shuttingDown();
       if (result.timedOut) {
         // a killed LibreOffice may leave its profile locked or half-written
         await rm(profile, { recursive: true, force: true }).catch(() => undefined);
-        throw refuse(`${input.name} could not be converted to PDF within ${Math.round(this.options.timeoutMs / 1000)} seconds (too large or too complex); send it as PDF`);
+        throw refuse(
+          `${input.name} could not be converted to PDF within ${Math.round(this.options.timeoutMs / 1000)} seconds (too large or too complex); send it as PDF`,
+        );
       }
-      const pdf = (await readdir(out)).find((n) => n.toLowerCase().endsWith('.pdf'));
+      const pdf = (await readdir(out)).find((n) => n.toLowerCase().endsWith(".pdf"));
       if (!pdf) {
-        const why = result.code === 97 ? 'the memory limit could not be set' : lastLine(result.output) || `the converter exited with ${result.signal ?? result.code}`;
-        throw refuse(`${input.name} could not be converted to PDF (${why.slice(0, 160)})${componentHint(input.ext)}; send it as PDF`);
+        const why =
+          result.code === 97
+            ? "the memory limit could not be set"
+            : lastLine(result.output) || `the converter exited with ${result.signal ?? result.code}`;
+        throw refuse(
+          `${input.name} could not be converted to PDF (${why.slice(0, 160)})${componentHint(input.ext)}; send it as PDF`,
+        );
       }
       const bytes = await readFile(path.join(out, pdf));
-      if (!bytes.subarray(0, 1024).includes('%PDF-')) throw refuse(`${input.name} could not be converted to PDF; send it as PDF`);
+      if (!bytes.subarray(0, 1024).includes("%PDF-"))
+        throw refuse(`${input.name} could not be converted to PDF; send it as PDF`);
       return bytes;
     } finally {
       await rm(work, { recursive: true, force: true }).catch(() => undefined);
@@ -319,19 +362,24 @@ export class OfficeConverter {
 
 /** Spreadsheets and presentations need their own LibreOffice part, which a minimal install lacks. */
 function componentHint(ext: string): string {
-  if (['.xlsx', '.xls', '.ods'].includes(ext)) return ' (spreadsheets need LibreOffice Calc, e.g. the libreoffice-calc-nogui package)';
-  if (['.pptx', '.ppt', '.odp'].includes(ext)) return ' (presentations need LibreOffice Impress, e.g. the libreoffice-impress-nogui package)';
-  return '';
+  if ([".xlsx", ".xls", ".ods"].includes(ext))
+    return " (spreadsheets need LibreOffice Calc, e.g. the libreoffice-calc-nogui package)";
+  if ([".pptx", ".ppt", ".odp"].includes(ext))
+    return " (presentations need LibreOffice Impress, e.g. the libreoffice-impress-nogui package)";
+  return "";
 }
 
 function lastLine(s: string): string {
-  const lines = s.split('\n').map((l) => l.trim()).filter((l) => l && !/javaldx|java may not/.test(l));
-  return lines.at(-1) ?? '';
+  const lines = s
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !/javaldx|java may not/.test(l));
+  return lines.at(-1) ?? "";
 }
 
 function killGroup(pid: number): void {
   try {
-    process.kill(-pid, 'SIGKILL');
+    process.kill(-pid, "SIGKILL");
   } catch {
     // already gone
   }
@@ -345,23 +393,32 @@ interface RunResult {
 }
 
 /** Runs a command in its own process group; past the time limit the whole group is killed. */
-function runLimited(cmd: string, args: string[], o: { cwd: string; timeoutMs: number; home: string; children: Set<number>; runAs: SandboxPlan['runAs'] }): Promise<RunResult> {
+function runLimited(
+  cmd: string,
+  args: string[],
+  o: { cwd: string; timeoutMs: number; home: string; children: Set<number>; runAs: SandboxPlan["runAs"] },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
       cwd: o.cwd,
       // a root daemon's converter runs as its own unprivileged user (unshare switches by itself)
       ...(o.runAs ? { uid: o.runAs.uid, gid: o.runAs.gid } : {}),
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ["ignore", "pipe", "pipe"],
       // nothing of ours (keys, passwords) in the converter's environment
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: o.home, LANG: process.env.LANG ?? 'C.UTF-8', SAL_USE_VCLPLUGIN: 'svp' },
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: o.home,
+        LANG: process.env.LANG ?? "C.UTF-8",
+        SAL_USE_VCLPLUGIN: "svp",
+      },
     });
-    let output = '';
+    let output = "";
     const keep = (b: Buffer): void => {
-      if (output.length < 8192) output += b.toString('utf8');
+      if (output.length < 8192) output += b.toString("utf8");
     };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
     let timedOut = false;
     const pid = child.pid;
     if (pid) o.children.add(pid);
@@ -369,12 +426,12 @@ function runLimited(cmd: string, args: string[], o: { cwd: string; timeoutMs: nu
       timedOut = true;
       if (pid) killGroup(pid);
     }, o.timeoutMs);
-    child.on('error', (err) => {
+    child.on("error", (err) => {
       clearTimeout(timer);
       if (pid) o.children.delete(pid);
       reject(err);
     });
-    child.on('close', (code, signal) => {
+    child.on("close", (code, signal) => {
       clearTimeout(timer);
       if (pid) {
         o.children.delete(pid);

@@ -4,7 +4,7 @@
 // only the OS bounds what pdfjs allocates: the child runs under a data-size limit (RLIMIT_DATA)
 // and a kill timer, reads a few documents, then exits, and whatever a decompression bomb made it
 // take goes back to the system with it.
-import { loadPdfjs, pdfPageTexts } from './pdf-text.js';
+import { loadPdfjs, pdfPageTexts } from "./pdf-text.js";
 
 /**
  * This process reads PDFs and nothing else, so two of pdfjs's choices for browsers are undone here,
@@ -20,10 +20,15 @@ import { loadPdfjs, pdfPageTexts } from './pdf-text.js';
  */
 async function preparePdfjs(): Promise<void> {
   const enginePush = Array.prototype.push;
-  Reflect.deleteProperty(globalThis, 'DecompressionStream');
+  Reflect.deleteProperty(globalThis, "DecompressionStream");
   await loadPdfjs();
-  await import('pdfjs-dist/legacy/build/pdf.worker.mjs' as string); // no types of its own
-  Object.defineProperty(Array.prototype, 'push', { value: enginePush, writable: true, enumerable: false, configurable: true });
+  await import("pdfjs-dist/legacy/build/pdf.worker.mjs" as string); // no types of its own
+  Object.defineProperty(Array.prototype, "push", {
+    value: enginePush,
+    writable: true,
+    enumerable: false,
+    configurable: true,
+  });
 }
 
 const ready = preparePdfjs();
@@ -49,11 +54,14 @@ async function answer(pdf: Uint8Array): Promise<void> {
       // The data-size limit met inside pdfjs (its own inflating allocates as it goes): the same
       // verdict as a child stopped by the limit, and this one leaves too, so that what it took
       // goes back to the system; `retire` tells the parent not to send it another document.
-      const limit = { name: 'PdfReadLimitError', message: 'the PDF needed more than the memory limit of its reader' };
+      const limit = { name: "PdfReadLimitError", message: "the PDF needed more than the memory limit of its reader" };
       line = JSON.stringify({ ok: false, retire: true, error: limit });
       retiring = true;
     } else {
-      line = JSON.stringify({ ok: false, error: { name: e?.name ?? 'Error', message: String(e?.message ?? err).slice(0, 500) } });
+      line = JSON.stringify({
+        ok: false,
+        error: { name: e?.name ?? "Error", message: String(e?.message ?? err).slice(0, 500) },
+      });
     }
   }
   await new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
@@ -66,7 +74,7 @@ let chunks: Buffer[] = [];
 let buffered = 0;
 let need = 4; // bytes the next step waits for: a frame's length, then the frame
 
-process.stdin.on('data', (chunk: Buffer) => {
+process.stdin.on("data", (chunk: Buffer) => {
   chunks.push(chunk);
   buffered += chunk.length;
   while (buffered >= need) {
@@ -85,4 +93,4 @@ process.stdin.on('data', (chunk: Buffer) => {
     need = 4;
   }
 });
-process.stdin.on('end', () => void busy.then(() => process.exit(0)));
+process.stdin.on("end", () => void busy.then(() => process.exit(0)));

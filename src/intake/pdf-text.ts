@@ -3,12 +3,12 @@
 // pdfjs is loaded on the first document, not with this module, so that the reader process
 // (pdf-text-child.ts) can set up its globals before pdfjs sees them.
 
-type Pdfjs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+type Pdfjs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 let pdfjs: Promise<Pdfjs> | null = null;
 
 /** pdfjs, loaded once. */
 export function loadPdfjs(): Promise<Pdfjs> {
-  pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  pdfjs ??= import("pdfjs-dist/legacy/build/pdf.mjs");
   return pdfjs;
 }
 
@@ -44,11 +44,11 @@ export async function pdfPageTexts(data: Uint8Array, opts: PdfTextOptions = {}):
     for (let i = 1; i <= last; i++) {
       const page = await doc.getPage(i);
       const content = await page.getTextContent();
-      let text = '';
+      let text = "";
       for (const item of content.items) {
-        if ('str' in item) {
+        if ("str" in item) {
           text += item.str;
-          text += item.hasEOL ? '\n' : ' ';
+          text += item.hasEOL ? "\n" : " ";
         }
       }
       pages.push(text);

@@ -1,6 +1,6 @@
 // What intake needs from the reader threads and processes (workers/ implements it): the interface
 // lives here so that intake depends on no runner, and workers/ depends on intake's parsers.
-import type { ParsedMail } from './mail-parse.js';
+import type { ParsedMail } from "./mail-parse.js";
 
 /** What intake runs through the workers (or in-process, see inProcessReaders). */
 export interface InputReaders {
@@ -17,6 +17,6 @@ export interface InputReaders {
 export class ReadTimeoutError extends Error {
   constructor(what: string, ms: number) {
     super(`${what} took longer than ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`} to read`);
-    this.name = 'ReadTimeoutError';
+    this.name = "ReadTimeoutError";
   }
 }

@@ -2,7 +2,7 @@
 // revoked or mistyped key is the operator's to fix, and once a working key is loaded (SIGHUP or
 // rotation) everything goes out. Kept in the store's state table so that `faxgate status`,
 // `doctor` and /metrics (other processes, or other parts of this one) can show it.
-import type { QueueStore } from '../store/queue-store.js';
+import type { QueueStore } from "../store/queue-store.js";
 
 export interface KeyHold {
   user: string;
@@ -10,10 +10,10 @@ export interface KeyHold {
   reason: string;
 }
 
-const PREFIX = 'key-hold:';
+const PREFIX = "key-hold:";
 
 /** The hold recorded for `user`, or null (a released hold is stored as an empty value). */
-export async function readKeyHold(store: Pick<QueueStore, 'getState'>, user: string): Promise<KeyHold | null> {
+export async function readKeyHold(store: Pick<QueueStore, "getState">, user: string): Promise<KeyHold | null> {
   return parseHold(user, await store.getState(PREFIX + user));
 }
 
@@ -21,14 +21,14 @@ function parseHold(user: string, raw: string | null): KeyHold | null {
   if (!raw) return null;
   try {
     const h = JSON.parse(raw) as KeyHold;
-    return typeof h.since === 'string' ? { user, since: h.since, reason: String(h.reason ?? '') } : null;
+    return typeof h.since === "string" ? { user, since: h.since, reason: String(h.reason ?? "") } : null;
   } catch {
     return null;
   }
 }
 
 /** Holds of the given users (the configured ones: the store does not list its state keys). */
-export async function listKeyHolds(store: Pick<QueueStore, 'getState'>, users: readonly string[]): Promise<KeyHold[]> {
+export async function listKeyHolds(store: Pick<QueueStore, "getState">, users: readonly string[]): Promise<KeyHold[]> {
   const holds = await Promise.all(users.map((u) => readKeyHold(store, u)));
   return holds.filter((h): h is KeyHold => h !== null);
 }
@@ -43,7 +43,7 @@ export class KeyHolds {
   private writes: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly store: Pick<QueueStore, 'getState' | 'setState'>,
+    private readonly store: Pick<QueueStore, "getState" | "setState">,
     private readonly onWriteError: (err: unknown) => void = () => undefined,
   ) {}
 
@@ -72,7 +72,7 @@ export class KeyHolds {
   /** Ends a hold; true when there was one. */
   release(user: string): boolean {
     const was = this.held.delete(user);
-    if (was) this.write(PREFIX + user, '');
+    if (was) this.write(PREFIX + user, "");
     return was;
   }
 

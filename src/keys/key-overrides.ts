@@ -2,11 +2,11 @@
 // ${ENV}; it is kept in <data>/keys.json (0600) instead and wins over the config's key only while
 // the config still holds the key it replaced. Once the admin puts a new key in the config, the
 // config wins again.
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import type { UserConfig } from '../config/schema.js';
-import { writeFileAtomic } from '../fs/atomic.js';
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { UserConfig } from "../config/schema.js";
+import { writeFileAtomic } from "../fs/atomic.js";
 
 interface Override {
   apiKey: string;
@@ -19,16 +19,16 @@ interface Override {
 type OverrideFile = Record<string, Override>;
 
 export function keyFingerprint(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return createHash("sha256").update(key).digest("hex");
 }
 
 function filePath(dataDir: string): string {
-  return path.join(dataDir, 'keys.json');
+  return path.join(dataDir, "keys.json");
 }
 
 function read(dataDir: string): OverrideFile {
   try {
-    return JSON.parse(readFileSync(filePath(dataDir), 'utf8')) as OverrideFile;
+    return JSON.parse(readFileSync(filePath(dataDir), "utf8")) as OverrideFile;
   } catch {
     return {};
   }
@@ -43,7 +43,14 @@ export function effectiveUsers(users: UserConfig[], dataDir: string): UserConfig
   });
 }
 
-export async function saveOverride(dataDir: string, user: string, configKey: string, newKey: string, keyId: string, at: Date): Promise<void> {
+export async function saveOverride(
+  dataDir: string,
+  user: string,
+  configKey: string,
+  newKey: string,
+  keyId: string,
+  at: Date,
+): Promise<void> {
   const all = read(dataDir);
   all[user] = { apiKey: newKey, replaces: keyFingerprint(configKey), keyId, rotatedAt: at.toISOString() };
   await writeFileAtomic(filePath(dataDir), `${JSON.stringify(all, null, 2)}\n`, 0o600);

@@ -1,18 +1,18 @@
 // The daemon's eye on key expiry (needs api.adminKey: only an admin key may read key records).
 // Warns ahead of a key's expiresAt (log + a key-expiry notification to the user), and close to
 // expiry rotates the key itself: new key proven, kept in <data>/keys.json, old key deleted.
-import type { Dispatcher as HttpDispatcher } from 'undici';
-import type { Clock } from '../clock.js';
-import type { UserConfig } from '../config/schema.js';
-import { describeError } from '../errors.js';
-import type { ApiGate } from '../fax/api-gate.js';
-import { FaxClient } from '../fax/client.js';
-import type { FaxApi } from '../fax/types.js';
-import type { Logger } from '../log/logger.js';
-import { Periodic } from '../periodic.js';
-import type { QueueStore } from '../store/queue-store.js';
-import { saveOverride } from './key-overrides.js';
-import { createReplacementKey, findKey } from './rotate.js';
+import type { Dispatcher as HttpDispatcher } from "undici";
+import type { Clock } from "../clock.js";
+import type { UserConfig } from "../config/schema.js";
+import { describeError } from "../errors.js";
+import type { ApiGate } from "../fax/api-gate.js";
+import { FaxClient } from "../fax/client.js";
+import type { FaxApi } from "../fax/types.js";
+import type { Logger } from "../log/logger.js";
+import { Periodic } from "../periodic.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { saveOverride } from "./key-overrides.js";
+import { createReplacementKey, findKey } from "./rotate.js";
 
 const DAY = 86_400_000;
 
@@ -43,14 +43,17 @@ export class KeyWatch {
 
   constructor(private readonly opts: KeyWatchOptions) {
     // one gateway at a time (a duty, checked each period: see InboundPoller)
-    this.loop = new Periodic(async () => {
-      if (await this.opts.store.holdsDuty('keys')) await this.checkAll();
-    }, {
-      intervalMs: opts.intervalMs ?? 6 * 3_600_000,
-      firstDelayMs: 10_000,
-      unref: true,
-      onError: (err) => opts.logger.warn({ err: describeError(err) }, 'key expiry check failed'),
-    });
+    this.loop = new Periodic(
+      async () => {
+        if (await this.opts.store.holdsDuty("keys")) await this.checkAll();
+      },
+      {
+        intervalMs: opts.intervalMs ?? 6 * 3_600_000,
+        firstDelayMs: 10_000,
+        unref: true,
+        onError: (err) => opts.logger.warn({ err: describeError(err) }, "key expiry check failed"),
+      },
+    );
   }
 
   start(): void {
@@ -68,7 +71,12 @@ export class KeyWatch {
   }
 
   private client(token: string): FaxApi {
-    return new FaxClient({ baseUrl: this.opts.baseUrl, apiKey: token, dispatcher: this.opts.agent, gate: this.opts.gate });
+    return new FaxClient({
+      baseUrl: this.opts.baseUrl,
+      apiKey: token,
+      dispatcher: this.opts.agent,
+      gate: this.opts.gate,
+    });
   }
 
   runOnce(): Promise<void> {
@@ -91,15 +99,18 @@ export class KeyWatch {
           await this.rotate(user, admin, current, now);
           continue;
         }
-        this.opts.logger.warn({ user: user.name, expiresAt: key.expiresAt }, 'KEY EXPIRES SOON: rotate it with `faxgate keys rotate`');
+        this.opts.logger.warn(
+          { user: user.name, expiresAt: key.expiresAt },
+          "KEY EXPIRES SOON: rotate it with `faxgate keys rotate`",
+        );
         await this.opts.store.enqueueNotification({
-          kind: 'key-expiry',
+          kind: "key-expiry",
           user: user.name,
           dedupeKey: `key-expiry:${key.uuid}`,
           payload: { keyName: key.name, expiresAt: key.expiresAt },
         });
       } catch (err) {
-        this.opts.logger.warn({ user: user.name, err: describeError(err) }, 'could not check key expiry');
+        this.opts.logger.warn({ user: user.name, err: describeError(err) }, "could not check key expiry");
       }
     }
   }
@@ -113,9 +124,19 @@ export class KeyWatch {
       userName: user.name,
       now: new Date(now),
     });
-    await saveOverride(this.opts.dataDir, user.name, this.opts.configKeyOf(user.name), plan.newKey.token, plan.newKey.uuid, new Date(now));
+    await saveOverride(
+      this.opts.dataDir,
+      user.name,
+      this.opts.configKeyOf(user.name),
+      plan.newKey.token,
+      plan.newKey.uuid,
+      new Date(now),
+    );
     await this.opts.onRotated(user.name);
     if (plan.oldKey) await admin.deleteApiKey(plan.oldKey.uuid);
-    this.opts.logger.warn({ user: user.name, newKeyId: plan.newKey.uuid }, 'KEY ROTATED: the new key is kept in keys.json in the data folder; put it into the config when convenient');
+    this.opts.logger.warn(
+      { user: user.name, newKeyId: plan.newKey.uuid },
+      "KEY ROTATED: the new key is kept in keys.json in the data folder; put it into the config when convenient",
+    );
   }
 }

@@ -1,8 +1,8 @@
 // Key rotation, shared by `faxgate keys rotate` and the daemon's own expiry watch:
 // create a new key for the same user and access level, prove it works, and only then let the
 // caller switch to it and delete the old one. A failure at any step leaves the old key working.
-import { FaxgateError } from '../errors.js';
-import type { ApiKey, FaxApi } from '../fax/types.js';
+import { FaxgateError } from "../errors.js";
+import type { ApiKey, FaxApi } from "../fax/types.js";
 
 export interface RotationPlan {
   userId: string;
@@ -40,14 +40,15 @@ export async function createReplacementKey(opts: RotateOptions): Promise<Rotatio
   const created = await opts.admin.createApiKey({
     name: `faxgate ${opts.userName} ${stamp}`.slice(0, 128),
     userId: me.userId,
-    access: oldKey?.access ?? 'print_driver',
+    access: oldKey?.access ?? "print_driver",
     expiresAt,
   });
-  if (!created.token) throw new FaxgateError('API_BAD_RESPONSE', 'the service created a key but did not return its token');
+  if (!created.token)
+    throw new FaxgateError("API_BAD_RESPONSE", "the service created a key but did not return its token");
   const check = await opts.clientWithKey(created.token).me();
   if (check.userId !== me.userId) {
     await opts.admin.deleteApiKey(created.uuid).catch(() => {});
-    throw new FaxgateError('API_BAD_RESPONSE', 'the new key belongs to another user; it was deleted again');
+    throw new FaxgateError("API_BAD_RESPONSE", "the new key belongs to another user; it was deleted again");
   }
   return { userId: me.userId, oldKey, newKey: created as ApiKey & { token: string } };
 }

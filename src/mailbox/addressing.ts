@@ -5,11 +5,15 @@
 //      contact's name), else subject tags: [fax 15551234567], repeatable, "," between several
 //   3. names from either are looked up among the user's contacts (the caller does that)
 // Several numbers make one fax to each, as several SMTP recipients do.
-import { normalizeFaxNumber } from '../intake/fax-number.js';
+import { normalizeFaxNumber } from "../intake/fax-number.js";
 
-export type Destination = { kind: 'number'; e164: string; label: string } | { kind: 'name'; name: string; label: string };
+export type Destination =
+  | { kind: "number"; e164: string; label: string }
+  | { kind: "name"; name: string; label: string };
 
-export type Addressing = { ok: true; destinations: Destination[]; from: 'plus address' | 'display name' | 'subject' } | { ok: false; reason: string };
+export type Addressing =
+  | { ok: true; destinations: Destination[]; from: "plus address" | "display name" | "subject" }
+  | { ok: false; reason: string };
 
 export interface AddressedMessage {
   to: Array<{ name?: string; address?: string }>;
@@ -22,7 +26,7 @@ const NAME_LIKE = /^[\p{L}\p{N}][\p{L}\p{N} .,'&_-]{0,79}$/u;
 const MAX_CANDIDATES = 100;
 
 function split(address: string): { local: string; domain: string } | null {
-  const at = address.lastIndexOf('@');
+  const at = address.lastIndexOf("@");
   if (at <= 0) return null;
   return { local: address.slice(0, at).toLowerCase(), domain: address.slice(at + 1).toLowerCase() };
 }
@@ -31,11 +35,13 @@ function candidate(raw: string, label: string, defaultCountryCode: string): Dest
   const text = raw.trim();
   if (NUMBER_LIKE.test(text)) {
     const n = normalizeFaxNumber(text, defaultCountryCode);
-    return n.ok ? { kind: 'number', e164: n.e164, label } : { bad: `${label}: ${n.reason}` };
+    return n.ok ? { kind: "number", e164: n.e164, label } : { bad: `${label}: ${n.reason}` };
   }
   // "acme.billing" in a plus address is "acme billing" to the contact lookup
-  const name = text.replace(/[._]+/g, ' ').trim();
-  return NAME_LIKE.test(name) ? { kind: 'name', name, label } : { bad: `${label}: "${text.slice(0, 40)}" is neither a fax number nor a contact name` };
+  const name = text.replace(/[._]+/g, " ").trim();
+  return NAME_LIKE.test(name)
+    ? { kind: "name", name, label }
+    : { bad: `${label}: "${text.slice(0, 40)}" is neither a fax number nor a contact name` };
 }
 
 /** Subject tags "[fax 1555...]" and "[fax 1555..., Acme Billing]", read in one pass. */
@@ -45,31 +51,42 @@ export function subjectTags(subject: string): string[] {
   let open = -1;
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i];
-    if (c === '[') open = i;
-    else if (c === ']' && open >= 0) {
+    if (c === "[") open = i;
+    else if (c === "]" && open >= 0) {
       const m = /^\s*fax\s*:?\s+(.+)$/i.exec(text.slice(open + 1, i));
-      if (m) out.push(...m[1]!.split(/[,;]/).map((s) => s.trim()).filter(Boolean));
+      if (m)
+        out.push(
+          ...m[1]!
+            .split(/[,;]/)
+            .map((s) => s.trim())
+            .filter(Boolean),
+        );
       open = -1;
     }
   }
   return out;
 }
 
-export function addressMessage(msg: AddressedMessage, mailboxAddress: string | undefined, defaultCountryCode: string): Addressing {
+export function addressMessage(
+  msg: AddressedMessage,
+  mailboxAddress: string | undefined,
+  defaultCountryCode: string,
+): Addressing {
   const base = mailboxAddress ? split(mailboxAddress) : null;
   const plus: string[] = [];
   const display: string[] = [];
   for (const r of msg.to.slice(0, MAX_CANDIDATES)) {
     const a = r.address ? split(r.address) : null;
     if (!a || !base || a.domain !== base.domain) continue;
-    const cut = a.local.indexOf('+');
-    if (cut > 0 && a.local.slice(0, cut) === base.local) plus.push(r.address!.slice(cut + 1, r.address!.lastIndexOf('@')));
+    const cut = a.local.indexOf("+");
+    if (cut > 0 && a.local.slice(0, cut) === base.local)
+      plus.push(r.address!.slice(cut + 1, r.address!.lastIndexOf("@")));
     else if (a.local === base.local && r.name?.trim()) display.push(r.name.trim());
   }
-  const sources: Array<[Exclude<Addressing, { ok: false }>['from'], string[]]> = [
-    ['plus address', plus],
-    ['display name', display],
-    ['subject', subjectTags(msg.subject)],
+  const sources: Array<[Exclude<Addressing, { ok: false }>["from"], string[]]> = [
+    ["plus address", plus],
+    ["display name", display],
+    ["subject", subjectTags(msg.subject)],
   ];
   for (const [from, raws] of sources) {
     if (raws.length === 0) continue;
@@ -77,13 +94,16 @@ export function addressMessage(msg: AddressedMessage, mailboxAddress: string | u
     const bad: string[] = [];
     for (const raw of raws.slice(0, MAX_CANDIDATES)) {
       const c = candidate(raw, `the ${from} "${raw.slice(0, 40)}"`, defaultCountryCode);
-      if ('bad' in c) bad.push(c.bad);
+      if ("bad" in c) bad.push(c.bad);
       else destinations.push(c);
     }
     // never fewer faxes than the sender named: one bad destination refuses the message
-    if (bad.length) return { ok: false, reason: bad.join('; ') };
+    if (bad.length) return { ok: false, reason: bad.join("; ") };
     return { ok: true, destinations, from };
   }
-  const how = base ? `${base.local}+15551234567@${base.domain}, ` : '';
-  return { ok: false, reason: `no fax number was found: write it as ${how}"15551234567" as the recipient's name, or [fax 15551234567] in the subject` };
+  const how = base ? `${base.local}+15551234567@${base.domain}, ` : "";
+  return {
+    ok: false,
+    reason: `no fax number was found: write it as ${how}"15551234567" as the recipient's name, or [fax 15551234567] in the subject`,
+  };
 }

@@ -5,20 +5,20 @@
 // place, and the next look finds the job by the message's UIDVALIDITY/UID (the dedupe key), so it
 // is faxed once. The server being down or slow holds this intake only: each mailbox has its own
 // connection and loop, and nothing else waits on them.
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { ImapFlow, type FetchMessageObject } from 'imapflow';
-import type { MailboxConfig, UserConfig } from '../config/schema.js';
-import { describeError, isFaxgateError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
-import { resolveContact } from '../intake/contact-lookup.js';
-import type { DestinationCheck } from '../intake/destination-policy.js';
-import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
-import type { Logger } from '../log/logger.js';
-import type { QueueStore } from '../store/queue-store.js';
-import { UserIndex } from '../smtp/sender-policy.js';
-import { addressMessage } from './addressing.js';
-import { proveSender } from './sender-proof.js';
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { ImapFlow, type FetchMessageObject } from "imapflow";
+import type { MailboxConfig, UserConfig } from "../config/schema.js";
+import { describeError, isFaxgateError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
+import { resolveContact } from "../intake/contact-lookup.js";
+import type { DestinationCheck } from "../intake/destination-policy.js";
+import type { EnvelopeRecipient } from "../intake/mail-to-job.js";
+import type { Logger } from "../log/logger.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { UserIndex } from "../smtp/sender-policy.js";
+import { addressMessage } from "./addressing.js";
+import { proveSender } from "./sender-proof.js";
 
 /** What the mail door takes from a mailbox message (accept-message.ts makes it a job). */
 export interface MailboxMessage {
@@ -34,7 +34,7 @@ export interface MailboxMessage {
 export interface MailboxIntakeOptions {
   mailbox: MailboxConfig;
   users: () => readonly UserConfig[];
-  store: Pick<QueueStore, 'enqueueNotification'>;
+  store: Pick<QueueStore, "enqueueNotification">;
   clientFor: (user: string) => FaxApi;
   destinations: DestinationCheck;
   defaultCountryCode: () => string;
@@ -46,13 +46,18 @@ export interface MailboxIntakeOptions {
   reconnectMs?: number;
 }
 
-type Verdict = { kind: 'accepted'; jobId: string; duplicate: boolean; user: string; numbers: string[] } | { kind: 'refused'; reason: string; notify?: string };
+type Verdict =
+  | { kind: "accepted"; jobId: string; duplicate: boolean; user: string; numbers: string[] }
+  | { kind: "refused"; reason: string; notify?: string };
 
 const TOKEN_TIMEOUT_MS = 30_000;
 
 /** A refusal that will not change by trying again: the message goes to the failed folder. */
 class Refused extends Error {
-  constructor(readonly reason: string, readonly notify?: string) {
+  constructor(
+    readonly reason: string,
+    readonly notify?: string,
+  ) {
     super(reason);
   }
 }
@@ -101,7 +106,7 @@ export class MailboxIntake {
       } catch (err) {
         this.connected = false;
         if (this.stopped) break;
-        this.log.warn({ err: describeError(err), retryInMs: delay }, 'mailbox unreachable, trying again');
+        this.log.warn({ err: describeError(err), retryInMs: delay }, "mailbox unreachable, trying again");
         await this.pause(delay);
         delay = Math.min(delay * 2, 60_000);
       }
@@ -126,13 +131,18 @@ export class MailboxIntake {
     const m = this.opts.mailbox;
     if (m.password !== undefined) return { user: m.user, pass: m.password };
     const token = await new Promise<string>((resolve, reject) => {
-      execFile('/bin/sh', ['-c', m.tokenCommand!], { timeout: TOKEN_TIMEOUT_MS, maxBuffer: 64 * 1024 }, (err, stdout) => {
-        // the command's output is a secret: never in the error
-        if (err) reject(new Error(`the token command failed (${(err as NodeJS.ErrnoException).code ?? 'exit'})`));
-        else resolve(stdout.trim());
-      });
+      execFile(
+        "/bin/sh",
+        ["-c", m.tokenCommand!],
+        { timeout: TOKEN_TIMEOUT_MS, maxBuffer: 64 * 1024 },
+        (err, stdout) => {
+          // the command's output is a secret: never in the error
+          if (err) reject(new Error(`the token command failed (${(err as NodeJS.ErrnoException).code ?? "exit"})`));
+          else resolve(stdout.trim());
+        },
+      );
     });
-    if (!token) throw new Error('the token command printed nothing');
+    if (!token) throw new Error("the token command printed nothing");
     return { user: m.user, accessToken: token };
   }
 
@@ -141,8 +151,8 @@ export class MailboxIntake {
     const client = new ImapFlow({
       host: m.host,
       port: m.port,
-      secure: m.tls === 'implicit',
-      doSTARTTLS: m.tls === 'starttls' ? true : m.tls === 'off' ? false : undefined,
+      secure: m.tls === "implicit",
+      doSTARTTLS: m.tls === "starttls" ? true : m.tls === "off" ? false : undefined,
       ...(m.caFile ? { tls: { ca: readFileSync(m.caFile) } } : {}),
       auth: await this.credentials(),
       logger: false,
@@ -158,12 +168,12 @@ export class MailboxIntake {
     });
     this.client = client;
     let closed = false;
-    client.on('error', (err: Error) => this.log.warn({ err: describeError(err) }, 'mailbox connection error'));
-    client.on('close', () => {
+    client.on("error", (err: Error) => this.log.warn({ err: describeError(err) }, "mailbox connection error"));
+    client.on("close", () => {
       closed = true;
       this.wake?.();
     });
-    client.on('exists', () => {
+    client.on("exists", () => {
       this.pending = true;
       this.wake?.();
     });
@@ -174,7 +184,7 @@ export class MailboxIntake {
         await client.mailboxCreate(f).catch(() => undefined);
       }
       this.connected = true;
-      this.log.info({ folder: m.folder }, 'mailbox watched');
+      this.log.info({ folder: m.folder }, "mailbox watched");
       while (!this.stopped && !closed) {
         this.pending = false;
         // the lock only while we work: imapflow goes into IDLE when no lock is held
@@ -192,12 +202,12 @@ export class MailboxIntake {
       this.client = null;
       if (!closed) await client.logout().catch(() => client.close());
     }
-    if (!this.stopped) throw new Error('the server closed the connection');
+    if (!this.stopped) throw new Error("the server closed the connection");
   }
 
   /** Takes every message in the folder, oldest first. */
   private async look(client: ImapFlow): Promise<void> {
-    const uidValidity = client.mailbox ? String(client.mailbox.uidValidity) : '0';
+    const uidValidity = client.mailbox ? String(client.mailbox.uidValidity) : "0";
     const uids = (await client.search({ all: true }, { uid: true })) || [];
     const now = Date.now();
     for (const uid of uids.sort((a, b) => a - b)) {
@@ -212,9 +222,13 @@ export class MailboxIntake {
     const log = this.log.child({ uid });
     let head: FetchMessageObject | false;
     try {
-      head = await client.fetchOne(String(uid), { uid: true, size: true, envelope: true, headers: ['authentication-results'] }, { uid: true });
+      head = await client.fetchOne(
+        String(uid),
+        { uid: true, size: true, envelope: true, headers: ["authentication-results"] },
+        { uid: true },
+      );
     } catch (err) {
-      log.warn({ err: describeError(err) }, 'could not read a mailbox message, trying again later');
+      log.warn({ err: describeError(err) }, "could not read a mailbox message, trying again later");
       this.backoff.set(uid, Date.now() + 30_000);
       return;
     }
@@ -222,45 +236,57 @@ export class MailboxIntake {
     let verdict: Verdict;
     try {
       const found = await this.decide(client, uid, key, head);
-      verdict = { kind: 'accepted', ...found };
+      verdict = { kind: "accepted", ...found };
     } catch (err) {
-      if (err instanceof Refused) verdict = { kind: 'refused', reason: err.reason, ...(err.notify ? { notify: err.notify } : {}) };
-      else if (isFaxgateError(err) && !err.temporary) verdict = { kind: 'refused', reason: err.message, ...(this.claimedUser(head) ? { notify: this.claimedUser(head)! } : {}) };
+      if (err instanceof Refused)
+        verdict = { kind: "refused", reason: err.reason, ...(err.notify ? { notify: err.notify } : {}) };
+      else if (isFaxgateError(err) && !err.temporary)
+        verdict = {
+          kind: "refused",
+          reason: err.message,
+          ...(this.claimedUser(head) ? { notify: this.claimedUser(head)! } : {}),
+        };
       else {
         // our own trouble or the service's: the message stays and is tried again
-        log.warn({ err: describeError(err) }, 'mailbox message not taken now, trying again later');
+        log.warn({ err: describeError(err) }, "mailbox message not taken now, trying again later");
         this.backoff.set(uid, Date.now() + 30_000);
         return;
       }
     }
     this.backoff.delete(uid);
-    if (verdict.kind === 'refused') {
-      log.info({ reason: verdict.reason }, 'REJECTED mailbox message');
+    if (verdict.kind === "refused") {
+      log.info({ reason: verdict.reason }, "REJECTED mailbox message");
       if (verdict.notify) {
         const subject = head.envelope?.subject?.slice(0, 200);
         await this.opts.store.enqueueNotification({
-          kind: 'rejected',
+          kind: "rejected",
           user: verdict.notify,
           dedupeKey: `rejected:${key}`,
-          payload: { reason: verdict.reason, source: 'imap', ...(subject ? { subject } : {}) },
+          payload: { reason: verdict.reason, source: "imap", ...(subject ? { subject } : {}) },
         });
       }
     }
-    if (verdict.kind === 'accepted') {
+    if (verdict.kind === "accepted") {
       const m = this.opts.mailbox;
       const subject = head.envelope?.subject?.slice(0, 200);
       await this.opts.store.enqueueNotification({
-        kind: 'accepted',
+        kind: "accepted",
         user: verdict.user,
         jobId: verdict.jobId,
         dedupeKey: `accepted:${verdict.jobId}`,
-        payload: { jobId: verdict.jobId, numbers: verdict.numbers, via: `the fax mailbox ${m.address ?? m.user}`, ...(subject ? { subject } : {}) },
+        payload: {
+          jobId: verdict.jobId,
+          numbers: verdict.numbers,
+          via: `the fax mailbox ${m.address ?? m.user}`,
+          ...(subject ? { subject } : {}),
+        },
       });
     }
-    const folder = verdict.kind === 'accepted' ? this.opts.mailbox.doneFolder : this.opts.mailbox.failedFolder;
+    const folder = verdict.kind === "accepted" ? this.opts.mailbox.doneFolder : this.opts.mailbox.failedFolder;
     // after the commit: a crash before this line leaves the message, and the dedupe key finds its job
     await client.messageMove(String(uid), folder, { uid: true });
-    if (verdict.kind === 'accepted') log.info({ job: verdict.jobId, duplicate: verdict.duplicate, folder }, 'mailbox message moved');
+    if (verdict.kind === "accepted")
+      log.info({ job: verdict.jobId, duplicate: verdict.duplicate, folder }, "mailbox message moved");
   }
 
   private index(): UserIndex {
@@ -272,12 +298,17 @@ export class MailboxIntake {
     return from.length === 1 && from[0]!.address ? this.index().byEmail(from[0]!.address)?.name : undefined;
   }
 
-  private async decide(client: ImapFlow, uid: number, key: string, head: FetchMessageObject): Promise<{ jobId: string; duplicate: boolean; user: string; numbers: string[] }> {
+  private async decide(
+    client: ImapFlow,
+    uid: number,
+    key: string,
+    head: FetchMessageObject,
+  ): Promise<{ jobId: string; duplicate: boolean; user: string; numbers: string[] }> {
     const m = this.opts.mailbox;
     const env = head.envelope ?? {};
     const proof = proveSender({
-      from: (env.from ?? []).map((a) => a.address ?? '').filter(Boolean),
-      authResults: headerValues(head.headers, 'authentication-results'),
+      from: (env.from ?? []).map((a) => a.address ?? "").filter(Boolean),
+      authResults: headerValues(head.headers, "authentication-results"),
       trustedAuthservIds: m.trustedAuthservIds,
       users: this.index(),
     });
@@ -285,11 +316,14 @@ export class MailboxIntake {
     if (!proof.ok) throw new Refused(proof.reason, proof.claimed?.name);
     const user = proof.user;
     if ((head.size ?? 0) > this.opts.maxMessageBytes) {
-      throw new Refused(`the message is ${mb(head.size!)} MB; the limit is ${mb(this.opts.maxMessageBytes)} MB`, user.name);
+      throw new Refused(
+        `the message is ${mb(head.size!)} MB; the limit is ${mb(this.opts.maxMessageBytes)} MB`,
+        user.name,
+      );
     }
     const addressing = addressMessage(
-      { to: [...(env.to ?? []), ...(env.cc ?? [])], subject: env.subject ?? '' },
-      m.address ?? (m.user.includes('@') ? m.user : undefined),
+      { to: [...(env.to ?? []), ...(env.cc ?? [])], subject: env.subject ?? "" },
+      m.address ?? (m.user.includes("@") ? m.user : undefined),
       this.opts.defaultCountryCode(),
     );
     if (!addressing.ok) throw new Refused(addressing.reason, user.name);
@@ -300,7 +334,7 @@ export class MailboxIntake {
     for (const d of addressing.destinations) {
       let e164: string;
       let contactName: string | undefined;
-      if (d.kind === 'number') e164 = d.e164;
+      if (d.kind === "number") e164 = d.e164;
       else {
         const c = await resolveContact(this.opts.clientFor(user.name), d.name, this.opts.defaultCountryCode());
         e164 = c.e164;
@@ -308,11 +342,19 @@ export class MailboxIntake {
       }
       const v = this.opts.destinations(user.name, e164);
       if (!v.ok) throw new Refused(`destination not allowed (${d.label}): ${v.reason}`, user.name);
-      if (!recipients.some((r) => r.number === e164)) recipients.push({ address: d.label, number: e164, ...(contactName ? { contactName } : {}) });
+      if (!recipients.some((r) => r.number === e164))
+        recipients.push({ address: d.label, number: e164, ...(contactName ? { contactName } : {}) });
     }
     const full = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
-    if (!full || !full.source) throw new Error('the message went away while it was read');
-    const accepted = await this.opts.accept({ user: user.name, from: (env.from ?? [])[0]!.address!, recipients, source: full.source, dedupeKey: key, senderCheck: proof.check });
+    if (!full || !full.source) throw new Error("the message went away while it was read");
+    const accepted = await this.opts.accept({
+      user: user.name,
+      from: (env.from ?? [])[0]!.address!,
+      recipients,
+      source: full.source,
+      dedupeKey: key,
+      senderCheck: proof.check,
+    });
     return { ...accepted, user: user.name, numbers: recipients.map((r) => r.number) };
   }
 }
@@ -325,7 +367,7 @@ function mb(bytes: number): string {
 export function headerValues(raw: Buffer | undefined, name: string): string[] {
   if (!raw) return [];
   const out: string[] = [];
-  const lines = raw.toString('latin1').split(/\r?\n/);
+  const lines = raw.toString("latin1").split(/\r?\n/);
   let current: string | null = null;
   const flush = (): void => {
     if (current !== null) out.push(current);

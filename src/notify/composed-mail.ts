@@ -1,6 +1,6 @@
 // What a composer hands the notifier: the words of one notification mail, and what kind of news
 // it is (the notifier decides recipients, preference, attachments and headers from that).
-import type { Block } from './mail-body.js';
+import type { Block } from "./mail-body.js";
 
 export interface ComposedMail {
   subject: string;
@@ -11,9 +11,9 @@ export interface ComposedMail {
   mandatory: boolean;
 }
 
-export const FOOTER = 'This message was sent automatically by faxgate, the fax gateway. Replies to it are not read.';
+export const FOOTER = "This message was sent automatically by faxgate, the fax gateway. Replies to it are not read.";
 
 export function clip(s: string, max: number): string {
-  const one = s.replace(/\s+/g, ' ').trim();
+  const one = s.replace(/\s+/g, " ").trim();
   return one.length > max ? `${one.slice(0, max - 3)}...` : one;
 }

@@ -3,7 +3,7 @@
 // can share a millisecond). A fax still being received keeps the cursor behind it, so it is
 // picked up once it is final. Reading past the cursor is harmless: the notification's dedupe key
 // makes a second enqueue of the same fax a no-op.
-import type { FaxRecord } from '../fax/types.js';
+import type { FaxRecord } from "../fax/types.js";
 
 export interface InboundCursor {
   /** ms since the epoch */
@@ -12,19 +12,20 @@ export interface InboundCursor {
 }
 
 /** Statuses after which a received fax does not change any more. */
-const FINAL = new Set(['success', 'failed', 'cancelled']);
+const FINAL = new Set(["success", "failed", "cancelled"]);
 /** A reception still "processing" after this long is taken as stuck and no longer holds the cursor. */
 const STUCK_MS = 24 * 3_600_000;
 
 export function isFinalStatus(status: string | undefined): boolean {
-  return FINAL.has(String(status ?? '').toLowerCase());
+  return FINAL.has(String(status ?? "").toLowerCase());
 }
 
 export function parseCursor(raw: string | null): InboundCursor | null {
   if (!raw) return null;
   try {
     const v = JSON.parse(raw) as InboundCursor;
-    if (typeof v.t === 'number' && Array.isArray(v.ids)) return { t: v.t, ids: v.ids.filter((x) => typeof x === 'string') };
+    if (typeof v.t === "number" && Array.isArray(v.ids))
+      return { t: v.t, ids: v.ids.filter((x) => typeof x === "string") };
   } catch {
     // a damaged cursor reads as none: the first-start rule applies again (no backlog flood)
   }

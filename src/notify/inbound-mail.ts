@@ -1,10 +1,10 @@
 // The mail for a fax the user received: who sent it (number and CSID), pages, time.
-import { explainResult } from '../fax/result-codes.js';
-import type { FaxRecord } from '../fax/types.js';
-import type { InboundPayload } from '../store/notification-payloads.js';
-import { formatFaxNumber } from '../intake/fax-number.js';
-import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
-import { formatDuration, formatTime, plural } from './time-format.js';
+import { explainResult } from "../fax/result-codes.js";
+import type { FaxRecord } from "../fax/types.js";
+import type { InboundPayload } from "../store/notification-payloads.js";
+import { formatFaxNumber } from "../intake/fax-number.js";
+import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
+import { formatDuration, formatTime, plural } from "./time-format.js";
 
 export type { InboundPayload };
 
@@ -27,54 +27,54 @@ export function inboundPayload(r: FaxRecord): InboundPayload {
   };
 }
 
-export function senderOf(r: Pick<FaxRecord, 'faxCallerId'>): string | null {
-  const c = (r.faxCallerId ?? '').trim();
+export function senderOf(r: Pick<FaxRecord, "faxCallerId">): string | null {
+  const c = (r.faxCallerId ?? "").trim();
   if (!c) return null;
-  return /^\+?\d{4,15}$/.test(c) ? (c.startsWith('+') ? c : `+${c}`) : c;
+  return /^\+?\d{4,15}$/.test(c) ? (c.startsWith("+") ? c : `+${c}`) : c;
 }
 
-export function isFailedReception(p: Pick<InboundPayload, 'status'>): boolean {
-  return p.status === 'failed';
+export function isFailedReception(p: Pick<InboundPayload, "status">): boolean {
+  return p.status === "failed";
 }
 
 function number(n: string | null): string | null {
   if (!n) return null;
-  return /^\+?\d{4,15}$/.test(n) ? formatFaxNumber(n.startsWith('+') ? n : `+${n}`) : n;
+  return /^\+?\d{4,15}$/.test(n) ? formatFaxNumber(n.startsWith("+") ? n : `+${n}`) : n;
 }
 
 export function composeInbound(p: InboundPayload, timeZone: string): ComposedMail {
-  const from = number(p.from) ?? p.csid ?? 'an unknown sender';
+  const from = number(p.from) ?? p.csid ?? "an unknown sender";
   const failed = isFailedReception(p);
   const words = failed ? explainResult(p).words : null;
-  const prefix = p.escalated ? 'Not yet taken: ' : '';
+  const prefix = p.escalated ? "Not yet taken: " : "";
   const mail: ComposedMail = {
     subject: failed
       ? clip(`Fax reception from ${from} failed: ${words}`, 120)
       : p.pages
-        ? `Fax received from ${from}, ${plural(p.pages, 'page')}`
+        ? `Fax received from ${from}, ${plural(p.pages, "page")}`
         : `Fax received from ${from}`,
     blocks: [
       {
-        kind: 'para',
+        kind: "para",
         text: failed
           ? `A fax from ${from} could not be received: ${words}.`
           : p.group
-            ? `A fax from ${from} arrived in the shared inbox of group ${p.group}${p.escalated ? ' and nobody has taken it yet' : ''}. Open the console's inbox to take it.`
+            ? `A fax from ${from} arrived in the shared inbox of group ${p.group}${p.escalated ? " and nobody has taken it yet" : ""}. Open the console's inbox to take it.`
             : `You received a fax from ${from}.`,
       },
       {
-        kind: 'fields',
+        kind: "fields",
         rows: [
-          ['From', number(p.from)],
-          ['Sender CSID', p.csid],
-          ['Number dialled', number(p.dialled ?? null)],
-          ['Pages', p.pages != null ? String(p.pages) : null],
-          ['Duration', formatDuration(p.duration)],
-          ['Received', formatTime(p.createdAt, timeZone)],
-          ['Message id', p.messageId],
+          ["From", number(p.from)],
+          ["Sender CSID", p.csid],
+          ["Number dialled", number(p.dialled ?? null)],
+          ["Pages", p.pages != null ? String(p.pages) : null],
+          ["Duration", formatDuration(p.duration)],
+          ["Received", formatTime(p.createdAt, timeZone)],
+          ["Message id", p.messageId],
         ],
       },
-      { kind: 'para', text: FOOTER },
+      { kind: "para", text: FOOTER },
     ],
     failure: failed,
     mandatory: false,

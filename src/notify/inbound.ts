@@ -3,18 +3,18 @@
 // receive preference. The dedupe key `inbound:<messageId>` makes each fax one notification
 // however many pollers or restarts see it. The first start marks what is already there as seen,
 // so a new install does not mail years of faxes (unless notify.inbound.mailBacklog).
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
-import type { NotifyConfig, UserConfig } from '../config/schema.js';
-import { describeError } from '../errors.js';
-import type { FaxApi, FaxRecord } from '../fax/types.js';
-import type { UserDirectory } from '../fax/user-directory.js';
-import type { Logger } from '../log/logger.js';
-import { Periodic } from '../periodic.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/queue-store.js';
-import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from './inbound-cursor.js';
-import { inboundPayload } from './inbound-mail.js';
+import type { Clock } from "../clock.js";
+import { systemClock } from "../clock.js";
+import type { NotifyConfig, UserConfig } from "../config/schema.js";
+import { describeError } from "../errors.js";
+import type { FaxApi, FaxRecord } from "../fax/types.js";
+import type { UserDirectory } from "../fax/user-directory.js";
+import type { Logger } from "../log/logger.js";
+import { Periodic } from "../periodic.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from "./inbound-cursor.js";
+import { inboundPayload } from "./inbound-mail.js";
 
 export interface InboundPollerOptions {
   notify: NotifyConfig;
@@ -28,7 +28,7 @@ export interface InboundPollerOptions {
   clock?: Clock;
   metrics?: Metrics;
   /** Where received faxes are kept and routed (inbound/received-intake.ts); absent: mailed to their user only. */
-  intake?: { receive(user: string, r: FaxRecord, via: 'poll'): Promise<boolean> };
+  intake?: { receive(user: string, r: FaxRecord, via: "poll"): Promise<boolean> };
 }
 
 /** Records read per history page. */
@@ -44,16 +44,22 @@ export function inboundStateKey(user: string): string {
  * One `inbound` notification for a received fax in its final state (a no-op for one already
  * queued, whoever saw it first: the poller or a webhook event). True when newly queued.
  */
-export async function queueInboundNotification(store: QueueStore, log: Logger, user: string, r: FaxRecord): Promise<boolean> {
+export async function queueInboundNotification(
+  store: QueueStore,
+  log: Logger,
+  user: string,
+  r: FaxRecord,
+): Promise<boolean> {
   if (!isFinalStatus(r.status)) return false;
   const { id, duplicate } = await store.enqueueNotification({
-    kind: 'inbound',
+    kind: "inbound",
     user,
     jobId: null,
     dedupeKey: `inbound:${r.messageId}`,
     payload: inboundPayload(r),
   });
-  if (!duplicate) log.info({ user, messageId: r.messageId, notification: id, status: r.status }, 'QUEUED inbound fax notification');
+  if (!duplicate)
+    log.info({ user, messageId: r.messageId, notification: id, status: r.status }, "QUEUED inbound fax notification");
   return !duplicate;
 }
 
@@ -71,12 +77,15 @@ export class InboundPoller {
     this.clock = opts.clock ?? systemClock;
     // one gateway at a time polls (a duty: always this one on SQLite; on PostgreSQL the holder of
     // its advisory lock, checked each period, so another takes over when the holder dies)
-    this.loop = new Periodic(async () => {
-      if (await this.opts.store.holdsDuty('inbound')) await this.pollAll();
-    }, {
-      intervalMs: opts.notify.inbound.intervalMs,
-      onError: (err) => this.log.error({ err: describeError(err) }, 'inbound poll failed'),
-    });
+    this.loop = new Periodic(
+      async () => {
+        if (await this.opts.store.holdsDuty("inbound")) await this.pollAll();
+      },
+      {
+        intervalMs: opts.notify.inbound.intervalMs,
+        onError: (err) => this.log.error({ err: describeError(err) }, "inbound poll failed"),
+      },
+    );
   }
 
   start(): void {
@@ -101,9 +110,10 @@ export class InboundPoller {
       if (this.loop.stopped) return;
       try {
         await this.pollUser(user.name);
-        if (this.failing.delete(user.name)) this.log.info({ user: user.name }, 'inbound history readable again');
+        if (this.failing.delete(user.name)) this.log.info({ user: user.name }, "inbound history readable again");
       } catch (err) {
-        if (!this.failing.has(user.name)) this.log.warn({ user: user.name, err: describeError(err) }, 'could not read inbound history; will try again');
+        if (!this.failing.has(user.name))
+          this.log.warn({ user: user.name, err: describeError(err) }, "could not read inbound history; will try again");
         this.failing.add(user.name);
       }
     }
@@ -114,8 +124,8 @@ export class InboundPoller {
     const cursor = parseCursor(await this.opts.store.getState(key));
     const fresh: FaxRecord[] = [];
     const client = this.opts.clientFor(user);
-    for await (const r of client.historyAll({ direction: 'inbound', limit: PAGE })) {
-      if (r.direction && r.direction !== 'inbound') continue;
+    for await (const r of client.historyAll({ direction: "inbound", limit: PAGE })) {
+      if (r.direction && r.direction !== "inbound") continue;
       if (cursor && isBehind(r, cursor)) break;
       if (cursor && isSeen(r, cursor)) continue;
       fresh.push(r);
@@ -125,13 +135,16 @@ export class InboundPoller {
 
     if (!cursor && !this.opts.notify.inbound.mailBacklog) {
       await this.opts.store.setState(key, serializeCursor(advanceCursor(null, fresh, now, true)));
-      this.log.info({ user, faxes: fresh.length }, 'first look at inbound history: existing faxes marked as seen, not mailed');
+      this.log.info(
+        { user, faxes: fresh.length },
+        "first look at inbound history: existing faxes marked as seen, not mailed",
+      );
       return;
     }
 
     // oldest first: queued (and claimed) in the order the faxes arrived
     for (const r of [...fresh].reverse()) {
-      if (this.opts.intake) await this.opts.intake.receive(user, r, 'poll');
+      if (this.opts.intake) await this.opts.intake.receive(user, r, "poll");
       else await queueInboundNotification(this.opts.store, this.log, user, r);
     }
     await this.opts.store.setState(key, serializeCursor(advanceCursor(cursor, fresh, now)));

@@ -1,19 +1,23 @@
 // The transmission report of a stored job, with what the report needs gathered from the config
 // user, the service's record of the user (time zone, caller id) and the store's documents. Shared
 // by the outcome mail, the console's download and `faxgate report`.
-import type { UserConfig } from '../config/schema.js';
-import type { User } from '../fax/types.js';
-import type { QueueStore } from '../store/queue-store.js';
-import type { Job } from '../store/types.js';
-import { renderTransmissionReport } from './transmission-report.js';
+import type { UserConfig } from "../config/schema.js";
+import type { User } from "../fax/types.js";
+import type { QueueStore } from "../store/queue-store.js";
+import type { Job } from "../store/types.js";
+import { renderTransmissionReport } from "./transmission-report.js";
 
-export type ReportMode = 'off' | 'always' | 'failed';
+export type ReportMode = "off" | "always" | "failed";
 
 /** Whether an outcome mail carries the report: the user's own switch, else the gateway's. */
-export function wantsReport(job: Job, user: Pick<UserConfig, 'report'> | undefined, gateway: ReportMode | undefined): boolean {
-  const mode = user?.report ?? gateway ?? 'off';
-  if (mode === 'off' || job.state === 'corrupt' || job.recipients.length === 0) return false;
-  return mode === 'always' || job.recipients.some((r) => r.state !== 'delivered');
+export function wantsReport(
+  job: Job,
+  user: Pick<UserConfig, "report"> | undefined,
+  gateway: ReportMode | undefined,
+): boolean {
+  const mode = user?.report ?? gateway ?? "off";
+  if (mode === "off" || job.state === "corrupt" || job.recipients.length === 0) return false;
+  return mode === "always" || job.recipients.some((r) => r.state !== "delivered");
 }
 
 export function reportFileName(job: Job): string {
@@ -21,7 +25,7 @@ export function reportFileName(job: Job): string {
 }
 
 export async function jobReport(opts: {
-  store: Pick<QueueStore, 'readDocument'>;
+  store: Pick<QueueStore, "readDocument">;
   job: Job;
   user: UserConfig | undefined;
   /** The user's record at the service, when it could be read. */
@@ -33,9 +37,9 @@ export async function jobReport(opts: {
   const { job, me } = opts;
   return renderTransmissionReport({
     job,
-    timeZone: me?.account?.timezone || opts.fallbackTimeZone || 'UTC',
+    timeZone: me?.account?.timezone || opts.fallbackTimeZone || "UTC",
     sender: {
-      name: [me?.firstName, me?.lastName].filter(Boolean).join(' ') || job.user,
+      name: [me?.firstName, me?.lastName].filter(Boolean).join(" ") || job.user,
       email: opts.user?.email ?? me?.email ?? null,
       faxCallerId: me?.faxCallerId || null,
     },

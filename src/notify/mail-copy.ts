@@ -1,14 +1,14 @@
 // FAXGATE_MAIL_COPY=FILE appends, for every mail handed over, one JSON line with what a reader
 // sees (envelope, headers, subject, text and HTML bodies, attachment names) to FILE. The test
 // suites set it and afterwards check the file for secrets, as they do the log copy.
-import { appendFileSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
-import type { SendMailOptions } from 'nodemailer';
-import type { MailTransport } from './mail-transport.js';
+import { appendFileSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import type { SendMailOptions } from "nodemailer";
+import type { MailTransport } from "./mail-transport.js";
 
-function textOf(v: SendMailOptions['text']): string | null {
-  if (typeof v === 'string') return v;
-  if (Buffer.isBuffer(v)) return v.toString('utf8');
+function textOf(v: SendMailOptions["text"]): string | null {
+  if (typeof v === "string") return v;
+  if (Buffer.isBuffer(v)) return v.toString("utf8");
   return null;
 }
 
@@ -22,12 +22,12 @@ function copyLine(mail: SendMailOptions, messageId: string): string {
     subject: mail.subject,
     headers: mail.headers,
     text: textOf(mail.text),
-    html: textOf(mail.html as SendMailOptions['text']),
+    html: textOf(mail.html as SendMailOptions["text"]),
     attachments: (mail.attachments ?? []).map((a) => ({
       filename: a.filename,
       contentType: a.contentType,
       // inline text attachments (an original message, a reason) are what a reader could see
-      content: typeof a.content === 'string' ? a.content : undefined,
+      content: typeof a.content === "string" ? a.content : undefined,
     })),
   });
 }

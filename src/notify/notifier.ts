@@ -3,37 +3,37 @@
 // recorded as sent or skipped; a transport failure defers it on a schedule and after about two
 // days fails it loudly. The Message-ID comes from the notification, so a retry after a crash is
 // the same mail, never a second one.
-import { randomBytes } from 'node:crypto';
-import os from 'node:os';
-import type { SendMailOptions } from 'nodemailer';
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
-import type { NotifyConfig, UserConfig } from '../config/schema.js';
-import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
-import type { FaxApi, User } from '../fax/types.js';
-import type { UserDirectory } from '../fax/user-directory.js';
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { Periodic } from '../periodic.js';
-import type { QueueStore } from '../store/queue-store.js';
-import { waitsForAddress } from '../store/job-state.js';
-import type { Job, Notification } from '../store/types.js';
-import { composeAddress } from './address-mail.js';
-import type { ComposedMail } from './composed-mail.js';
-import { downloadToTemp, type DownloadedFax } from './fax-download.js';
-import { composeInbound, isFailedReception } from './inbound-mail.js';
-import { composeKeyExpiry } from './key-expiry-mail.js';
-import { oneLineText, renderHtml, renderText } from './mail-body.js';
-import { notificationMessageId } from './message-id.js';
-import { composeOutcome } from './outcome-mail.js';
-import { flag, PreferenceReader, wanted } from './preferences.js';
-import { composeRejected } from './rejected-mail.js';
-import { composeAccepted } from './accepted-mail.js';
-import { nextNotifyAttempt } from './retry-schedule.js';
-import { composeAlert } from './alert-mail.js';
-import { jobReport, reportFileName, wantsReport } from './job-report.js';
-import type { MailTransport } from './mail-transport.js';
-import { createTransport } from './transport.js';
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import type { SendMailOptions } from "nodemailer";
+import type { Clock } from "../clock.js";
+import { systemClock } from "../clock.js";
+import type { NotifyConfig, UserConfig } from "../config/schema.js";
+import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
+import type { FaxApi, User } from "../fax/types.js";
+import type { UserDirectory } from "../fax/user-directory.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import { Periodic } from "../periodic.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { waitsForAddress } from "../store/job-state.js";
+import type { Job, Notification } from "../store/types.js";
+import { composeAddress } from "./address-mail.js";
+import type { ComposedMail } from "./composed-mail.js";
+import { downloadToTemp, type DownloadedFax } from "./fax-download.js";
+import { composeInbound, isFailedReception } from "./inbound-mail.js";
+import { composeKeyExpiry } from "./key-expiry-mail.js";
+import { oneLineText, renderHtml, renderText } from "./mail-body.js";
+import { notificationMessageId } from "./message-id.js";
+import { composeOutcome } from "./outcome-mail.js";
+import { flag, PreferenceReader, wanted } from "./preferences.js";
+import { composeRejected } from "./rejected-mail.js";
+import { composeAccepted } from "./accepted-mail.js";
+import { nextNotifyAttempt } from "./retry-schedule.js";
+import { composeAlert } from "./alert-mail.js";
+import { jobReport, reportFileName, wantsReport } from "./job-report.js";
+import type { MailTransport } from "./mail-transport.js";
+import { createTransport } from "./transport.js";
 
 export interface NotifierOptions {
   notify: NotifyConfig;
@@ -60,9 +60,7 @@ export interface NotifierOptions {
 const BATCH = 8;
 const LEASE_MS = 10 * 60_000;
 
-type Plan =
-  | { skip: string }
-  | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[]; reports: number };
+type Plan = { skip: string } | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[]; reports: number };
 
 export class Notifier {
   private readonly store: QueueStore;
@@ -70,7 +68,7 @@ export class Notifier {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly prefs: PreferenceReader;
-  private readonly owner = `notify:${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly owner = `notify:${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   private users: UserConfig[];
   private readonly loop: Periodic<number>;
 
@@ -83,7 +81,7 @@ export class Notifier {
     this.prefs = new PreferenceReader(opts.logger);
     this.loop = new Periodic(() => this.drain(), {
       intervalMs: opts.pollMs ?? 1000,
-      onError: (err) => this.log.error({ err: describeError(err) }, 'notification run failed'),
+      onError: (err) => this.log.error({ err: describeError(err) }, "notification run failed"),
     });
   }
 
@@ -117,24 +115,32 @@ export class Notifier {
   }
 
   private async handle(n: Notification): Promise<void> {
-    const log = this.log.child({ notification: n.id, kind: n.kind, user: n.user, ...(n.jobId ? { job: n.jobId } : {}) });
+    const log = this.log.child({
+      notification: n.id,
+      kind: n.kind,
+      user: n.user,
+      ...(n.jobId ? { job: n.jobId } : {}),
+    });
     let plan: Plan | null = null;
     try {
       plan = await this.plan(n, log);
-      if ('skip' in plan) {
-        await this.store.completeNotification(n.id, 'skipped');
-        log.info({ reason: plan.skip }, 'SKIPPED');
-        this.count(n, 'skipped');
+      if ("skip" in plan) {
+        await this.store.completeNotification(n.id, "skipped");
+        log.info({ reason: plan.skip }, "SKIPPED");
+        this.count(n, "skipped");
         return;
       }
       const info = await this.transport.send(plan.mail);
-      await this.store.completeNotification(n.id, 'sent');
-      log.info({ to: plan.to, messageId: info.messageId, attachments: plan.attachments.length, reports: plan.reports }, 'NOTIFIED');
-      this.count(n, 'sent');
+      await this.store.completeNotification(n.id, "sent");
+      log.info(
+        { to: plan.to, messageId: info.messageId, attachments: plan.attachments.length, reports: plan.reports },
+        "NOTIFIED",
+      );
+      this.count(n, "sent");
     } catch (err) {
       await this.deferOrFail(n, err, log);
     } finally {
-      if (plan && 'attachments' in plan) await Promise.all(plan.attachments.map((a) => a.remove()));
+      if (plan && "attachments" in plan) await Promise.all(plan.attachments.map((a) => a.remove()));
     }
   }
 
@@ -142,23 +148,28 @@ export class Notifier {
     const why = describeMailError(err);
     try {
       // n.attempts already counts this try (the claim counts it)
-      const next = permanentMailError(err) ? null : nextNotifyAttempt(n.attempts, Date.parse(n.createdAt), this.clock.now());
+      const next = permanentMailError(err)
+        ? null
+        : nextNotifyAttempt(n.attempts, Date.parse(n.createdAt), this.clock.now());
       if (next) {
         await this.store.deferNotification(n.id, why, next);
-        log.warn({ err: why, attempts: n.attempts, nextAttemptAt: next.toISOString() }, 'DEFERRED');
-        this.count(n, 'deferred');
+        log.warn({ err: why, attempts: n.attempts, nextAttemptAt: next.toISOString() }, "DEFERRED");
+        this.count(n, "deferred");
       } else {
         await this.store.failNotification(n.id, why);
-        log.error({ err: why, attempts: n.attempts }, 'FAILED: notification given up, the user was NOT told; check notify.transport');
-        this.count(n, 'failed');
+        log.error(
+          { err: why, attempts: n.attempts },
+          "FAILED: notification given up, the user was NOT told; check notify.transport",
+        );
+        this.count(n, "failed");
       }
     } catch (storeErr) {
       // the lease runs out and another run tries again
-      log.error({ err: describeError(storeErr), mailErr: why }, 'could not record the notification failure');
+      log.error({ err: describeError(storeErr), mailErr: why }, "could not record the notification failure");
     }
   }
 
-  private count(n: Notification, result: 'sent' | 'skipped' | 'deferred' | 'failed'): void {
+  private count(n: Notification, result: "sent" | "skipped" | "deferred" | "failed"): void {
     this.opts.metrics?.notifications.inc({ kind: n.kind, result });
   }
 
@@ -173,7 +184,7 @@ export class Notifier {
     } catch (err) {
       meError = err;
     }
-    const timeZone = me?.account?.timezone || 'UTC';
+    const timeZone = me?.account?.timezone || "UTC";
     const attachments: DownloadedFax[] = [];
     const reports: Array<{ filename: string; content: Buffer }> = [];
     let toOverride: string | null = null;
@@ -182,14 +193,14 @@ export class Notifier {
     let job: Job | null = null;
 
     switch (n.kind) {
-      case 'outcome': {
+      case "outcome": {
         job = n.jobId ? await this.store.getJob(n.jobId) : null;
-        if (!job) return { skip: `job ${n.jobId ?? '(none)'} no longer exists` };
+        if (!job) return { skip: `job ${n.jobId ?? "(none)"} no longer exists` };
         composed = composeOutcome(job, timeZone);
-        if (!composed.mandatory && !me) throw temporary('preferences', meError);
-        wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, 'emailNotifySendOption'), composed.failure);
+        if (!composed.mandatory && !me) throw temporary("preferences", meError);
+        wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, "emailNotifySendOption"), composed.failure);
         // notify.attachments: only `service` lets an outcome mail carry the fax
-        if (wants && me && this.opts.notify.attachments === 'service' && flag(me.emailNotifySendIncAttachment)) {
+        if (wants && me && this.opts.notify.attachments === "service" && flag(me.emailNotifySendIncAttachment)) {
           const pdf = await this.outcomeAttachment(n, job, log);
           if (pdf) attachments.push(pdf);
         }
@@ -199,19 +210,24 @@ export class Notifier {
         }
         break;
       }
-      case 'inbound': {
+      case "inbound": {
         const p = n.payload;
-        if (!p || typeof p.messageId !== 'string') return { skip: 'inbound notification without a messageId' };
+        if (!p || typeof p.messageId !== "string") return { skip: "inbound notification without a messageId" };
         composed = composeInbound(p, timeZone);
         if (p.to) {
           // an address a rule names (a shared mailbox, an escalation): always, with the fax
           wants = true;
           toOverride = p.to;
         } else {
-          if (!me) throw temporary('preferences', meError);
-          wants = wanted(this.prefs.option(n.user, me, 'emailNotifyReceiveOption'), isFailedReception(p));
+          if (!me) throw temporary("preferences", meError);
+          wants = wanted(this.prefs.option(n.user, me, "emailNotifyReceiveOption"), isFailedReception(p));
         }
-        if (wants && this.opts.notify.attachments !== 'never' && (p.to || flag(me!.emailNotifyReceiveIncAttachment)) && !isFailedReception(p)) {
+        if (
+          wants &&
+          this.opts.notify.attachments !== "never" &&
+          (p.to || flag(me!.emailNotifyReceiveIncAttachment)) &&
+          !isFailedReception(p)
+        ) {
           // a kept fax is attached from the store: another user's key could not download it
           const kept = p.receivedId ? await this.store.readReceivedDocument(p.receivedId) : null;
           if (kept) reports.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
@@ -222,36 +238,41 @@ export class Notifier {
         }
         break;
       }
-      case 'rejected': {
+      case "rejected": {
         // a corrupt job carries the kept input: name it when the intake did not
         const kept = n.jobId ? await this.store.getJob(n.jobId) : null;
-        const payload = kept?.original && !n.payload.file ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name } : n.payload;
+        const payload =
+          kept?.original && !n.payload.file
+            ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name }
+            : n.payload;
         composed = composeRejected(payload, n.createdAt, timeZone);
         wants = true;
         break;
       }
-      case 'address': {
+      case "address": {
         job = n.jobId ? await this.store.getJob(n.jobId) : null;
-        if (!job || !waitsForAddress(job)) return { skip: `job ${n.jobId ?? '(none)'} no longer waits for an address` };
-        if (!me) throw temporary('preferences', meError);
+        if (!job || !waitsForAddress(job)) return { skip: `job ${n.jobId ?? "(none)"} no longer waits for an address` };
+        if (!me) throw temporary("preferences", meError);
         const base = this.opts.consoleUrl?.() ?? null;
-        const link = base ? `${base.replace(/\/+$/, '')}/address.html?id=${encodeURIComponent(job.id)}` : null;
-        const expiresAt = new Date(Date.parse(job.createdAt) + (this.opts.addressWaitHours ?? 24) * 3_600_000).toISOString();
+        const link = base ? `${base.replace(/\/+$/, "")}/address.html?id=${encodeURIComponent(job.id)}` : null;
+        const expiresAt = new Date(
+          Date.parse(job.createdAt) + (this.opts.addressWaitHours ?? 24) * 3_600_000,
+        ).toISOString();
         composed = composeAddress(job, link, expiresAt, timeZone);
         // something to do, like a failure: "All" and "Failure" get it, "None" does not
-        wants = wanted(this.prefs.option(n.user, me, 'emailNotifySendOption'), true);
+        wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), true);
         break;
       }
-      case 'accepted':
-        if (!me) throw temporary('preferences', meError);
+      case "accepted":
+        if (!me) throw temporary("preferences", meError);
         composed = composeAccepted(n.payload, n.createdAt, timeZone);
-        wants = wanted(this.prefs.option(n.user, me, 'emailNotifySendOption'), false);
+        wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), false);
         break;
-      case 'key-expiry':
+      case "key-expiry":
         composed = composeKeyExpiry(n.payload, timeZone);
         wants = true;
         break;
-      case 'alert':
+      case "alert":
         composed = composeAlert(n.payload);
         wants = true;
         break;
@@ -260,9 +281,13 @@ export class Notifier {
     }
 
     const link = this.consoleLink(n, job);
-    if (link) composed = { ...composed, blocks: [...composed.blocks.slice(0, -1), { kind: 'para', text: link }, ...composed.blocks.slice(-1)] };
+    if (link)
+      composed = {
+        ...composed,
+        blocks: [...composed.blocks.slice(0, -1), { kind: "para", text: link }, ...composed.blocks.slice(-1)],
+      };
     const admin = composed.failure ? this.opts.notify.adminCopy : undefined;
-    if (!wants && !admin) return { skip: 'the user does not want this notification (service preference)' };
+    if (!wants && !admin) return { skip: "the user does not want this notification (service preference)" };
     // a user who opted out still leaves the administrator a copy of the failures
     const to = toOverride ?? (wants ? user.email : admin!);
     const bcc = wants && admin && admin.toLowerCase() !== user.email.toLowerCase() ? admin : undefined;
@@ -280,14 +305,14 @@ export class Notifier {
       ...(inReplyTo ? { inReplyTo, references: [inReplyTo] } : {}),
       headers: {
         // RFC 3834: no vacation replies or loops from auto-responders
-        'Auto-Submitted': 'auto-generated',
-        'X-Auto-Response-Suppress': 'All',
-        'X-Faxgate-Notification': n.kind,
-        ...(n.jobId ? { 'X-Faxgate-Job': n.jobId } : {}),
+        "Auto-Submitted": "auto-generated",
+        "X-Auto-Response-Suppress": "All",
+        "X-Faxgate-Notification": n.kind,
+        ...(n.jobId ? { "X-Faxgate-Job": n.jobId } : {}),
       },
       attachments: [
-        ...attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: 'application/pdf' })),
-        ...reports.map((r) => ({ filename: r.filename, content: r.content, contentType: 'application/pdf' })),
+        ...attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: "application/pdf" })),
+        ...reports.map((r) => ({ filename: r.filename, content: r.content, contentType: "application/pdf" })),
       ],
     };
     return { mail, to: bcc ? [to, bcc] : [to], attachments, reports: reports.length };
@@ -295,15 +320,17 @@ export class Notifier {
 
   /** "See this fax in the console (sign in): URL": the job id or message id only, no token. */
   private consoleLink(n: Notification, job: Job | null): string | null {
-    const base = this.opts.consoleUrl?.()?.replace(/\/+$/, '');
+    const base = this.opts.consoleUrl?.()?.replace(/\/+$/, "");
     if (!base) return null;
-    if (n.kind === 'outcome' && job && job.recipients.length) return `See this fax in the console (sign in first): ${base}/fax.html?id=${encodeURIComponent(job.id)}`;
-    if (n.kind === 'inbound' && typeof n.payload?.messageId === 'string') return `See this fax in the console (sign in first): ${base}/inbound.html?id=${encodeURIComponent(n.payload.messageId)}`;
+    if (n.kind === "outcome" && job && job.recipients.length)
+      return `See this fax in the console (sign in first): ${base}/fax.html?id=${encodeURIComponent(job.id)}`;
+    if (n.kind === "inbound" && typeof n.payload?.messageId === "string")
+      return `See this fax in the console (sign in first): ${base}/inbound.html?id=${encodeURIComponent(n.payload.messageId)}`;
     return null;
   }
 
   private outcomeAttachment(n: Notification, job: Job, log: Logger): Promise<DownloadedFax | null> {
-    const delivered = job.recipients.find((r) => r.state === 'delivered' && r.messageId);
+    const delivered = job.recipients.find((r) => r.state === "delivered" && r.messageId);
     if (!delivered) return Promise.resolve(null);
     return this.attachment(n, delivered.messageId!, `fax-${job.id}.pdf`, log);
   }
@@ -312,20 +339,29 @@ export class Notifier {
    * The fax PDF, or null when it cannot be had: a permanent error (or a temporary one on the last
    * allowed try) sends the mail without it rather than holding the news back.
    */
-  private async attachment(n: Notification, messageId: string, fallbackName: string, log: Logger): Promise<DownloadedFax | null> {
+  private async attachment(
+    n: Notification,
+    messageId: string,
+    fallbackName: string,
+    log: Logger,
+  ): Promise<DownloadedFax | null> {
     try {
       return await downloadToTemp(this.opts.clientFor(n.user), messageId, this.opts.dataDir, fallbackName);
     } catch (err) {
       const temp = !isFaxgateError(err) || err.temporary;
       if (temp && n.attempts < (this.opts.attachmentTries ?? 3)) throw err;
-      log.warn({ messageId, err: describeError(err) }, 'fax PDF could not be downloaded; mailing without it');
+      log.warn({ messageId, err: describeError(err) }, "fax PDF could not be downloaded; mailing without it");
       return null;
     }
   }
 }
 
 function temporary(what: string, cause: unknown): FaxgateError {
-  return new FaxgateError('API_NETWORK', `the user's ${what} could not be read from the fax service: ${describeError(cause)}`, { temporary: true, cause });
+  return new FaxgateError(
+    "API_NETWORK",
+    `the user's ${what} could not be read from the fax service: ${describeError(cause)}`,
+    { temporary: true, cause },
+  );
 }
 
 function originMessageId(job: Job | null): string | null {
@@ -342,11 +378,11 @@ interface MailError {
 /** A relay that answers 5xx to our mail refuses it for good (except refused AUTH: a config fix away). */
 function permanentMailError(err: unknown): boolean {
   const e = err as MailError;
-  return typeof e?.responseCode === 'number' && e.responseCode >= 500 && e.code !== 'EAUTH';
+  return typeof e?.responseCode === "number" && e.responseCode >= 500 && e.code !== "EAUTH";
 }
 
 function describeMailError(err: unknown): string {
   const e = err as MailError;
-  if (e && typeof e.responseCode === 'number' && e.response) return `${e.code ?? 'SMTP'}: ${e.response}`;
+  if (e && typeof e.responseCode === "number" && e.response) return `${e.code ?? "SMTP"}: ${e.response}`;
   return describeError(err);
 }

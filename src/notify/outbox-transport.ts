@@ -2,19 +2,19 @@
 // renamed, so a reader never sees half a message. Its name comes from the Message-ID, so a retry
 // of the same notification (after a crash between writing and recording) replaces the file
 // instead of adding a second one.
-import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import nodemailer, { type SendMailOptions } from 'nodemailer';
-import { replaceFile } from '../fs/atomic.js';
-import type { MailTransport } from './mail-transport.js';
+import { createHash } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import nodemailer, { type SendMailOptions } from "nodemailer";
+import { replaceFile } from "../fs/atomic.js";
+import type { MailTransport } from "./mail-transport.js";
 
 export class OutboxTransport implements MailTransport {
   readonly dir: string;
-  private readonly composer = nodemailer.createTransport({ streamTransport: true, buffer: false, newline: 'unix' });
+  private readonly composer = nodemailer.createTransport({ streamTransport: true, buffer: false, newline: "unix" });
 
   constructor(dir: string) {
     this.dir = path.resolve(dir);
@@ -24,7 +24,9 @@ export class OutboxTransport implements MailTransport {
     await mkdir(this.dir, { recursive: true, mode: 0o750 });
     const info = await this.composer.sendMail(mail);
     const name = `${fileStem(info.messageId)}.eml`;
-    await replaceFile(path.join(this.dir, name), (tmp) => pipeline(info.message as Readable, createWriteStream(tmp, { flags: 'wx', mode: 0o640 })));
+    await replaceFile(path.join(this.dir, name), (tmp) =>
+      pipeline(info.message as Readable, createWriteStream(tmp, { flags: "wx", mode: 0o640 })),
+    );
     return { messageId: info.messageId };
   }
 
@@ -33,8 +35,8 @@ export class OutboxTransport implements MailTransport {
 
 /** A safe file name from a Message-ID: its readable characters, plus a hash when any were dropped. */
 export function fileStem(messageId: string): string {
-  const inner = messageId.replace(/^<|>$/g, '');
-  const safe = inner.replace(/[^A-Za-z0-9._@-]/g, '_').slice(0, 150);
-  if (safe === inner && safe.length > 0 && !safe.startsWith('.')) return safe;
-  return `${safe.replace(/^\.+/, '') || 'mail'}-${createHash('sha256').update(messageId).digest('hex').slice(0, 8)}`;
+  const inner = messageId.replace(/^<|>$/g, "");
+  const safe = inner.replace(/[^A-Za-z0-9._@-]/g, "_").slice(0, 150);
+  if (safe === inner && safe.length > 0 && !safe.startsWith(".")) return safe;
+  return `${safe.replace(/^\.+/, "") || "mail"}-${createHash("sha256").update(messageId).digest("hex").slice(0, 8)}`;
 }

@@ -1,11 +1,11 @@
 // Input refused after the SMTP conversation was over (a spool file with no number, a document
 // that turned out unreadable): the sender has no other way to learn it, so this mail always goes.
-import { clip, FOOTER, type ComposedMail } from './composed-mail.js';
-import type { RejectedPayload } from '../store/notification-payloads.js';
-import { formatTime } from './time-format.js';
+import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
+import type { RejectedPayload } from "../store/notification-payloads.js";
+import { formatTime } from "./time-format.js";
 
 function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v.trim() ? v : undefined;
+  return typeof v === "string" && v.trim() ? v : undefined;
 }
 
 // the fields are still checked: rows written by older versions may lack some
@@ -13,28 +13,41 @@ export function composeRejected(payload: RejectedPayload, createdAt: string, tim
   const file = str(payload.file);
   const subject = str(payload.subject);
   // reasons may arrive as describeError() text ("NO_DESTINATION: ..."); people need only the words
-  const reason = (str(payload.reason) ?? 'the gateway could not use it').replace(/^[A-Z][A-Z_]+: /, '');
-  const what = file ? `"${file}"` : subject ? `"${subject}"` : 'your document';
+  const reason = (str(payload.reason) ?? "the gateway could not use it").replace(/^[A-Z][A-Z_]+: /, "");
+  const what = file ? `"${file}"` : subject ? `"${subject}"` : "your document";
   return {
     subject: clip(`Fax not sent: ${what}: ${reason}`, 120),
     blocks: [
-      { kind: 'para', text: `Your fax ${file || subject ? `(${what}) ` : ''}was not sent: ${reason}. Nothing was faxed; please correct it and send it again.` },
       {
-        kind: 'fields',
+        kind: "para",
+        text: `Your fax ${file || subject ? `(${what}) ` : ""}was not sent: ${reason}. Nothing was faxed; please correct it and send it again.`,
+      },
+      {
+        kind: "fields",
         rows: [
-          ['File', file],
-          ['Subject', subject],
-          ['Received', formatTime(createdAt, timeZone)],
-          ['Job', str(payload.jobId)],
+          ["File", file],
+          ["Subject", subject],
+          ["Received", formatTime(createdAt, timeZone)],
+          ["Job", str(payload.jobId)],
         ],
       },
-      ...(payload.source === 'spool' && file
-        ? [{ kind: 'para' as const, text: `The file was moved to the "failed" folder of your print queue, with the reason beside it (${file}.reason.txt).` }]
+      ...(payload.source === "spool" && file
+        ? [
+            {
+              kind: "para" as const,
+              text: `The file was moved to the "failed" folder of your print queue, with the reason beside it (${file}.reason.txt).`,
+            },
+          ]
         : []),
-      ...(payload.source === 'imap'
-        ? [{ kind: 'para' as const, text: 'The message was moved to the fax mailbox\'s folder for refused mail; nothing else was kept.' }]
+      ...(payload.source === "imap"
+        ? [
+            {
+              kind: "para" as const,
+              text: "The message was moved to the fax mailbox's folder for refused mail; nothing else was kept.",
+            },
+          ]
         : []),
-      { kind: 'para', text: FOOTER },
+      { kind: "para", text: FOOTER },
     ],
     failure: true,
     mandatory: true,

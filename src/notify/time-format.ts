@@ -6,10 +6,10 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
     try {
-      f = new Intl.DateTimeFormat('en-US', { timeZone, dateStyle: 'medium', timeStyle: 'long' });
+      f = new Intl.DateTimeFormat("en-US", { timeZone, dateStyle: "medium", timeStyle: "long" });
     } catch {
       // an unknown zone name from the service must not stop the mail: fall back to UTC
-      f = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'long' });
+      f = new Intl.DateTimeFormat("en-US", { timeZone: "UTC", dateStyle: "medium", timeStyle: "long" });
     }
     formatters.set(timeZone, f);
   }
@@ -21,7 +21,7 @@ export function formatTime(iso: string | null | undefined, timeZone: string | nu
   if (!iso) return null;
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return null;
-  return formatter(timeZone || 'UTC').format(new Date(t));
+  return formatter(timeZone || "UTC").format(new Date(t));
 }
 
 /** 65 -> "1 min 5 s"; 3 -> "3 s". */

@@ -2,11 +2,11 @@
 // a document was sent (or was not). The first page of the document itself is drawn reduced on it,
 // embedded as a vector Form XObject (pdf-lib's embedPage), so no rasteriser is needed and the image
 // is exactly what was handed to the service.
-import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from '@cantoo/pdf-lib';
-import { formatFaxNumber } from '../intake/fax-number.js';
-import { failureWords } from './outcome-mail.js';
-import { formatDuration, formatTime } from './time-format.js';
-import type { Job, Recipient, StoredDocument } from '../store/types.js';
+import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from "@cantoo/pdf-lib";
+import { formatFaxNumber } from "../intake/fax-number.js";
+import { failureWords } from "./outcome-mail.js";
+import { formatDuration, formatTime } from "./time-format.js";
+import type { Job, Recipient, StoredDocument } from "../store/types.js";
 
 export interface ReportInput {
   job: Job;
@@ -30,15 +30,15 @@ const MAX_ROWS = 6;
 
 /** Result words the way fax machines print them: OK for delivered, the reason otherwise. */
 export function reportResult(r: Recipient): { ok: boolean; words: string; code: string | null } {
-  const code = [r.resultCode, r.resultInfo].filter(Boolean).join(' ') || null;
-  if (r.state === 'delivered') return { ok: true, words: 'OK', code };
-  if (r.state === 'failed' || r.state === 'cancelled') return { ok: false, words: `FAILED: ${failureWords(r)}`, code };
+  const code = [r.resultCode, r.resultInfo].filter(Boolean).join(" ") || null;
+  if (r.state === "delivered") return { ok: true, words: "OK", code };
+  if (r.state === "failed" || r.state === "cancelled") return { ok: false, words: `FAILED: ${failureWords(r)}`, code };
   return { ok: false, words: `NOT FINISHED (${r.state})`, code };
 }
 
 /** Standard fonts encode WinAnsi only: anything else is shown as "?" rather than failing the report. */
 function plain(s: string): string {
-  return s.replace(/[\r\n\t]+/g, ' ').replace(/[^\x20-\x7E\xA0-\xFF]/g, '?');
+  return s.replace(/[\r\n\t]+/g, " ").replace(/[^\x20-\x7E\xA0-\xFF]/g, "?");
 }
 
 function fit(text: string, font: PDFFont, size: number, width: number): string {
@@ -52,7 +52,7 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
   const { job, timeZone } = input;
   const doc = await PDFDocument.create();
   doc.setTitle(`Transmission report ${job.id}`);
-  doc.setProducer('faxgate');
+  doc.setProducer("faxgate");
   doc.setCreationDate(input.now);
   const page = doc.addPage([W, H]);
   const font = await doc.embedFont(StandardFonts.Helvetica);
@@ -60,27 +60,40 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
   const mono = await doc.embedFont(StandardFonts.Courier);
 
   let y = H - MARGIN;
-  page.drawText('TRANSMISSION REPORT', { x: MARGIN, y: y - 18, size: 20, font: bold });
-  page.drawText(plain(formatTime(input.now.toISOString(), timeZone) ?? ''), { x: W - MARGIN - 200, y: y - 14, size: 9, font, maxWidth: 200 });
+  page.drawText("TRANSMISSION REPORT", { x: MARGIN, y: y - 18, size: 20, font: bold });
+  page.drawText(plain(formatTime(input.now.toISOString(), timeZone) ?? ""), {
+    x: W - MARGIN - 200,
+    y: y - 14,
+    size: 9,
+    font,
+    maxWidth: 200,
+  });
   y -= 30;
   page.drawLine({ start: { x: MARGIN, y }, end: { x: W - MARGIN, y }, thickness: 1.5 });
   y -= 18;
 
   const label = (k: string, v: string | null, at: number, x = MARGIN, width = W - 2 * MARGIN - THUMB.w - 20): void => {
     page.drawText(plain(k), { x, y: at, size: 9, font: bold });
-    page.drawText(fit(v ?? '-', mono, 9, width - 110), { x: x + 110, y: at, size: 9, font: mono });
+    page.drawText(fit(v ?? "-", mono, 9, width - 110), { x: x + 110, y: at, size: 9, font: mono });
   };
 
-  const sender = [input.sender.name, input.sender.email ? `<${input.sender.email}>` : null].filter(Boolean).join(' ');
+  const sender = [input.sender.name, input.sender.email ? `<${input.sender.email}>` : null].filter(Boolean).join(" ");
   const rows: Array<[string, string | null]> = [
-    ['Job', job.id],
-    ['Sender', sender],
+    ["Job", job.id],
+    ["Sender", sender],
     // the service's caller id may lack the country code: shown as the service has it
-    ['Sender number', input.sender.faxCallerId ? (input.sender.faxCallerId.startsWith('+') ? formatFaxNumber(input.sender.faxCallerId) : input.sender.faxCallerId) : null],
-    ['Submitted', formatTime(job.createdAt, timeZone)],
-    ['Time zone', timeZone],
-    ['Subject', job.cover.subject ?? job.meta.origin?.subject ?? null],
-    ['Documents', job.documents.map((d) => d.name).join(', ') || (job.cover.enabled ? 'cover page only' : null)],
+    [
+      "Sender number",
+      input.sender.faxCallerId
+        ? input.sender.faxCallerId.startsWith("+")
+          ? formatFaxNumber(input.sender.faxCallerId)
+          : input.sender.faxCallerId
+        : null,
+    ],
+    ["Submitted", formatTime(job.createdAt, timeZone)],
+    ["Time zone", timeZone],
+    ["Subject", job.cover.subject ?? job.meta.origin?.subject ?? null],
+    ["Documents", job.documents.map((d) => d.name).join(", ") || (job.cover.enabled ? "cover page only" : null)],
   ];
   const headTop = y;
   for (const [k, v] of rows) {
@@ -101,33 +114,50 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
     page.drawText(fit(`Destination: ${to}`, bold, 11, W - 2 * MARGIN), { x: MARGIN, y, size: 11, font: bold });
     y -= 16;
     const wide = W - 2 * MARGIN;
-    const pages = r.pages != null || r.pagesCount != null ? `${r.pages ?? 0} of ${r.pagesCount ?? r.pages ?? '?'}` : null;
+    const pages =
+      r.pages != null || r.pagesCount != null ? `${r.pages ?? 0} of ${r.pagesCount ?? r.pages ?? "?"}` : null;
     const detail: Array<[string, string | null]> = [
-      ['Date/time', formatTime(r.finishedAt ?? r.sentAt ?? r.updatedAt, timeZone)],
-      ['Pages sent', pages],
-      ['Duration', formatDuration(r.duration)],
-      ['Result', res.words],
-      ['Service result', res.code],
-      ['Error', r.state !== 'delivered' ? [r.errorCode, r.errorInfo].filter(Boolean).join(' ') || null : null],
-      ['Message id', r.messageId],
+      ["Date/time", formatTime(r.finishedAt ?? r.sentAt ?? r.updatedAt, timeZone)],
+      ["Pages sent", pages],
+      ["Duration", formatDuration(r.duration)],
+      ["Result", res.words],
+      ["Service result", res.code],
+      ["Error", r.state !== "delivered" ? [r.errorCode, r.errorInfo].filter(Boolean).join(" ") || null : null],
+      ["Message id", r.messageId],
     ];
     for (const [k, v] of detail) {
-      if (v == null && (k === 'Error' || k === 'Service result')) continue;
+      if (v == null && (k === "Error" || k === "Service result")) continue;
       label(k, v, y, MARGIN + 12, wide - 12);
       y -= 13;
     }
     y -= 10;
   }
   if (job.recipients.length > shown.length) {
-    page.drawText(`... and ${job.recipients.length - shown.length} more recipients (faxgate job ${job.id} lists them all)`, { x: MARGIN, y, size: 9, font });
+    page.drawText(
+      `... and ${job.recipients.length - shown.length} more recipients (faxgate job ${job.id} lists them all)`,
+      { x: MARGIN, y, size: 9, font },
+    );
     y -= 16;
   }
 
-  const delivered = job.recipients.filter((r) => r.state === 'delivered').length;
-  const verdict = job.recipients.length === 0 ? 'NOT SENT' : delivered === job.recipients.length ? 'RESULT: OK' : delivered === 0 ? 'RESULT: FAILED' : `RESULT: ${delivered} OF ${job.recipients.length} DELIVERED`;
+  const delivered = job.recipients.filter((r) => r.state === "delivered").length;
+  const verdict =
+    job.recipients.length === 0
+      ? "NOT SENT"
+      : delivered === job.recipients.length
+        ? "RESULT: OK"
+        : delivered === 0
+          ? "RESULT: FAILED"
+          : `RESULT: ${delivered} OF ${job.recipients.length} DELIVERED`;
   page.drawLine({ start: { x: MARGIN, y: MARGIN + 30 }, end: { x: W - MARGIN, y: MARGIN + 30 }, thickness: 1.5 });
   page.drawText(verdict, { x: MARGIN, y: MARGIN + 10, size: 14, font: bold });
-  page.drawText('faxgate', { x: W - MARGIN - font.widthOfTextAtSize('faxgate', 9), y: MARGIN + 12, size: 9, font, color: rgb(0.4, 0.4, 0.4) });
+  page.drawText("faxgate", {
+    x: W - MARGIN - font.widthOfTextAtSize("faxgate", 9),
+    y: MARGIN + 12,
+    size: 9,
+    font,
+    color: rgb(0.4, 0.4, 0.4),
+  });
   return doc.save();
 }
 
@@ -139,30 +169,44 @@ async function drawFirstPage(
   read: (d: StoredDocument) => Promise<Uint8Array>,
   font: PDFFont,
 ): Promise<void> {
-  page.drawRectangle({ x: box.x - 1, y: box.y - 1, width: box.w + 2, height: box.h + 2, borderWidth: 1, borderColor: rgb(0, 0, 0) });
+  page.drawRectangle({
+    x: box.x - 1,
+    y: box.y - 1,
+    width: box.w + 2,
+    height: box.h + 2,
+    borderWidth: 1,
+    borderColor: rgb(0, 0, 0),
+  });
   const note = (text: string): void => {
-    page.drawText(text, { x: box.x + 8, y: box.y + box.h / 2, size: 8, font, color: rgb(0.35, 0.35, 0.35), maxWidth: box.w - 16 });
+    page.drawText(text, {
+      x: box.x + 8,
+      y: box.y + box.h / 2,
+      size: 8,
+      font,
+      color: rgb(0.35, 0.35, 0.35),
+      maxWidth: box.w - 16,
+    });
   };
   const first = job.documents[0];
-  if (!first) return note(job.cover.enabled ? 'cover page only' : 'no document');
+  if (!first) return note(job.cover.enabled ? "cover page only" : "no document");
   try {
     const bytes = await read(first);
     const place = (w: number, h: number) => {
       const s = Math.min(box.w / w, box.h / h);
       return { x: box.x + (box.w - w * s) / 2, y: box.y + (box.h - h * s) / 2, width: w * s, height: h * s };
     };
-    if (first.contentType === 'application/pdf') {
+    if (first.contentType === "application/pdf") {
       const src = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false });
       const [embedded] = await doc.embedPdf(src, [0]);
       page.drawPage(embedded!, place(embedded!.width, embedded!.height));
-    } else if (first.contentType === 'image/png' || first.contentType === 'image/jpeg') {
-      const img = first.contentType === 'image/png' ? await doc.embedPng(bytes) : await doc.embedJpg(bytes);
+    } else if (first.contentType === "image/png" || first.contentType === "image/jpeg") {
+      const img = first.contentType === "image/png" ? await doc.embedPng(bytes) : await doc.embedJpg(bytes);
       page.drawImage(img, place(img.width, img.height));
     } else {
       note(`first page: ${plain(first.name)}`);
     }
   } catch {
     // a document pdf-lib cannot read still gets its report, without the picture
-    note('first page could not be drawn');
+    note("first page could not be drawn");
   }
 }

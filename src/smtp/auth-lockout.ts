@@ -2,7 +2,7 @@
 // client address over all its sessions (then AUTH is refused outright for a while). An attempt is
 // counted *before* its password is checked and given back only if it succeeds, so 40 parallel
 // attempts from one address cannot all reach the (scrypt) check: the limit holds under a race.
-import type { Clock } from '../clock.js';
+import type { Clock } from "../clock.js";
 
 export const MAX_SESSION_AUTH_FAILURES = 3;
 export const MAX_CLIENT_AUTH_FAILURES = 10;
@@ -26,7 +26,10 @@ export class AuthLockout {
   private readonly byClient = new Map<string, Entry>();
 
   /** `max`: failures within the window before `begin` answers null (default MAX_CLIENT_AUTH_FAILURES) */
-  constructor(private readonly clock: Clock, private readonly max = MAX_CLIENT_AUTH_FAILURES) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly max = MAX_CLIENT_AUTH_FAILURES,
+  ) {}
 
   /** Counts an attempt from `client`, or answers null when the address is locked out. */
   begin(client: string): AuthAttempt | null {

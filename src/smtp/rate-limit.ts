@@ -1,6 +1,6 @@
 // Messages per user per minute, a sliding window over the injected clock. Counted when a
 // transaction starts (MAIL FROM), so a client cannot open many at once to get round it.
-import type { Clock } from '../clock.js';
+import type { Clock } from "../clock.js";
 
 /** One key's hits, oldest first; those before `head` have left the window. */
 interface Hits {
@@ -11,7 +11,10 @@ interface Hits {
 export class RateLimiter {
   private readonly hits = new Map<string, Hits>();
 
-  constructor(private readonly perMinute: number, private readonly clock: Clock) {}
+  constructor(
+    private readonly perMinute: number,
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * Records one message for `key` and says whether it is within the limit. Hits are kept in time

@@ -1,9 +1,9 @@
 // Who may hand us mail: a configured user's address as envelope sender, either from a trusted
 // network (a relay that already authenticated its users) or after SMTP AUTH as that very user.
-import net from 'node:net';
-import type { SmtpConfig, UserConfig } from '../config/schema.js';
-import type { FaxgateError } from '../errors.js';
-import { refuse } from './smtp-reply.js';
+import net from "node:net";
+import type { SmtpConfig, UserConfig } from "../config/schema.js";
+import type { FaxgateError } from "../errors.js";
+import { refuse } from "./smtp-reply.js";
 
 export type SenderDecision = { ok: true; user: UserConfig } | { ok: false; refusal: FaxgateError };
 
@@ -34,17 +34,17 @@ export class UserIndex {
 }
 
 /** IPv4-mapped IPv6 ("::ffff:10.1.2.3") is checked as the IPv4 address it is. */
-export function plainAddress(ip: string): { address: string; family: 'ipv4' | 'ipv6' } {
+export function plainAddress(ip: string): { address: string; family: "ipv4" | "ipv6" } {
   const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (m) return { address: m[1]!, family: 'ipv4' };
-  return { address: ip, family: net.isIPv6(ip) ? 'ipv6' : 'ipv4' };
+  if (m) return { address: m[1]!, family: "ipv4" };
+  return { address: ip, family: net.isIPv6(ip) ? "ipv6" : "ipv4" };
 }
 
 export function buildBlockList(networks: readonly string[]): net.BlockList {
   const list = new net.BlockList();
   for (const n of networks) {
-    const [addr, bits] = n.split('/');
-    const family = net.isIPv6(addr!) ? 'ipv6' : 'ipv4';
+    const [addr, bits] = n.split("/");
+    const family = net.isIPv6(addr!) ? "ipv6" : "ipv4";
     if (bits === undefined) list.addAddress(addr!, family);
     else list.addSubnet(addr!, Number(bits), family);
   }
@@ -58,15 +58,15 @@ export function inList(list: net.BlockList, ip: string | undefined): boolean {
   return list.check(address, family);
 }
 
-const LOOPBACK = buildBlockList(['127.0.0.0/8', '::1/128']);
+const LOOPBACK = buildBlockList(["127.0.0.0/8", "::1/128"]);
 
 export function isLoopback(ip: string | undefined): boolean {
   return inList(LOOPBACK, ip);
 }
 
 /** AUTH sends a password: only over TLS, or over loopback where nobody can listen in. */
-export function authAllowed(mode: SmtpConfig['auth'], session: { secure: boolean; remoteAddress?: string }): boolean {
-  if (mode === 'off') return false;
+export function authAllowed(mode: SmtpConfig["auth"], session: { secure: boolean; remoteAddress?: string }): boolean {
+  if (mode === "off") return false;
   return session.secure || isLoopback(session.remoteAddress);
 }
 
@@ -77,27 +77,46 @@ export interface SenderContext {
   trusted: boolean;
   /** smtp.senderAuth is verify: a stranger may send, and proves its sender with the message */
   provable?: boolean;
-  authMode: SmtpConfig['auth'];
+  authMode: SmtpConfig["auth"];
   /** AUTH is on offer in this session (TLS or loopback). */
   authOffered: boolean;
 }
 
 export function decideSender(index: UserIndex, ctx: SenderContext): SenderDecision {
-  const shown = ctx.address === '' ? '<>' : `<${ctx.address.length > 80 ? `${ctx.address.slice(0, 77)}...` : ctx.address}>`;
-  const user = ctx.address === '' ? undefined : index.byEmail(ctx.address);
-  if (!user) return { ok: false, refusal: refuse('SENDER_NOT_ALLOWED', `Sender ${shown} is not a user of this fax gateway`) };
+  const shown =
+    ctx.address === "" ? "<>" : `<${ctx.address.length > 80 ? `${ctx.address.slice(0, 77)}...` : ctx.address}>`;
+  const user = ctx.address === "" ? undefined : index.byEmail(ctx.address);
+  if (!user)
+    return { ok: false, refusal: refuse("SENDER_NOT_ALLOWED", `Sender ${shown} is not a user of this fax gateway`) };
   if (ctx.authenticatedAs !== undefined) {
     if (ctx.authenticatedAs !== user.name) {
-      return { ok: false, refusal: refuse('SENDER_NOT_ALLOWED', `Authenticated as ${ctx.authenticatedAs}, you may only send as yourself, not as ${shown}`) };
+      return {
+        ok: false,
+        refusal: refuse(
+          "SENDER_NOT_ALLOWED",
+          `Authenticated as ${ctx.authenticatedAs}, you may only send as yourself, not as ${shown}`,
+        ),
+      };
     }
     return { ok: true, user };
   }
-  if (ctx.authMode === 'required') {
-    return { ok: false, refusal: refuse('AUTH_REQUIRED', `Authentication required${ctx.authOffered ? '' : ' (use STARTTLS, then AUTH)'}`) };
+  if (ctx.authMode === "required") {
+    return {
+      ok: false,
+      refusal: refuse("AUTH_REQUIRED", `Authentication required${ctx.authOffered ? "" : " (use STARTTLS, then AUTH)"}`),
+    };
   }
   if (!ctx.trusted && !ctx.provable) {
-    const how = ctx.authMode === 'off' ? 'mail is only taken from trusted networks' : ctx.authOffered ? 'authenticate first (AUTH)' : 'use STARTTLS and authenticate first';
-    return { ok: false, refusal: refuse('SENDER_NOT_ALLOWED', `Sender ${shown} is not allowed from this address: ${how}`) };
+    const how =
+      ctx.authMode === "off"
+        ? "mail is only taken from trusted networks"
+        : ctx.authOffered
+          ? "authenticate first (AUTH)"
+          : "use STARTTLS and authenticate first";
+    return {
+      ok: false,
+      refusal: refuse("SENDER_NOT_ALLOWED", `Sender ${shown} is not allowed from this address: ${how}`),
+    };
   }
   return { ok: true, user };
 }

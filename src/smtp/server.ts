@@ -1,39 +1,45 @@
 // The e-mail side of the gateway (Postfix smtpd's job): who may send, to which addresses, and
 // "250 queued as <id>" only once the job is durably in the store. Conversion lives in ../intake.
-import { createReadStream, readFileSync, promises as fsp } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { systemClock, type Clock } from '../clock.js';
-import { parseHostPort } from '../config/host-port.js';
-import type { DnsConfig, PartialMode, SmtpConfig, UserConfig } from '../config/schema.js';
-import { makeResolver, type DnsResolve } from '../dns/resolver.js';
-import { FaxgateError, describeError, isFaxgateError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
-import type { UserDirectory } from '../fax/user-directory.js';
-import { acceptMail } from '../intake/accept-mail.js';
-import { resolveContact } from '../intake/contact-lookup.js';
-import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
-import { WorkDir, writeIncoming, type IncomingFile } from '../intake/incoming-file.js';
-import { startMailParse } from '../intake/mail-parse.js';
-import type { EnvelopeRecipient } from '../intake/mail-to-job.js';
-import type { DocumentConverter } from '../intake/convert-queue.js';
-import { OfficeConverter } from '../intake/office-convert.js';
-import { formatSize } from '../size-format.js';
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/queue-store.js';
-import { inProcessReaders, type InputReaders } from '../workers/pool.js';
-import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from './auth-lockout.js';
-import { verifyPassword } from './password.js';
-import { RateLimiter } from './rate-limit.js';
-import { SessionTap } from './session-tap.js';
-import { checkRecipient } from './recipient-address.js';
-import { authAllowed, buildBlockList, decideSender, inList, UserIndex } from './sender-policy.js';
-import { refuse, refuseWith, replyError, replyFor } from './smtp-reply.js';
-import { SenderVerifier, type SenderVerdict } from './sender-auth/verify-sender.js';
-import { SessionLife } from './session-life.js';
-import { SessionSlots } from './session-slots.js';
+import { createReadStream, readFileSync, promises as fsp } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  SMTPServer,
+  type SMTPServerAddress,
+  type SMTPServerAuthentication,
+  type SMTPServerDataStream,
+  type SMTPServerSession,
+} from "smtp-server";
+import { systemClock, type Clock } from "../clock.js";
+import { parseHostPort } from "../config/host-port.js";
+import type { DnsConfig, PartialMode, SmtpConfig, UserConfig } from "../config/schema.js";
+import { makeResolver, type DnsResolve } from "../dns/resolver.js";
+import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
+import type { UserDirectory } from "../fax/user-directory.js";
+import { acceptMail } from "../intake/accept-mail.js";
+import { resolveContact } from "../intake/contact-lookup.js";
+import { checkDestination, type DestinationCheck } from "../intake/destination-policy.js";
+import { WorkDir, writeIncoming, type IncomingFile } from "../intake/incoming-file.js";
+import { startMailParse } from "../intake/mail-parse.js";
+import type { EnvelopeRecipient } from "../intake/mail-to-job.js";
+import type { DocumentConverter } from "../intake/convert-queue.js";
+import { OfficeConverter } from "../intake/office-convert.js";
+import { formatSize } from "../size-format.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { inProcessReaders, type InputReaders } from "../workers/pool.js";
+import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from "./auth-lockout.js";
+import { verifyPassword } from "./password.js";
+import { RateLimiter } from "./rate-limit.js";
+import { SessionTap } from "./session-tap.js";
+import { checkRecipient } from "./recipient-address.js";
+import { authAllowed, buildBlockList, decideSender, inList, UserIndex } from "./sender-policy.js";
+import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
+import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";
+import { SessionLife } from "./session-life.js";
+import { SessionSlots } from "./session-slots.js";
 
 export interface SmtpGatewayOptions {
   smtp: SmtpConfig;
@@ -61,7 +67,15 @@ export interface SmtpGatewayOptions {
   resolve?: DnsResolve;
 }
 
-const SENDER_AUTH_OFF: SmtpConfig['senderAuth'] = { mode: 'off', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { authservIds: [] } };
+const SENDER_AUTH_OFF: SmtpConfig["senderAuth"] = {
+  mode: "off",
+  alignment: "relaxed",
+  withoutDmarc: "spf-and-dkim",
+  domains: {},
+  arcForwarders: [],
+  minKeyBits: 1024,
+  relays: { authservIds: [] },
+};
 
 interface SessionState {
   user?: UserConfig;
@@ -80,7 +94,7 @@ const MAX_RATE_STRIKES = 3;
 /** smtp-server's own pause before onConnect, in which a client that talks is cut (its init()). */
 const SMTP_SERVER_GREETING_DELAY_MS = 100;
 // Verified when the login is unknown, so that unknown and known users take the same time.
-const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+const DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 
 export class SmtpGateway {
   private readonly smtp: SmtpConfig;
@@ -120,7 +134,7 @@ export class SmtpGateway {
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     this.metrics = opts.metrics;
-    this.incomingDir = path.join(opts.dataDir, 'incoming');
+    this.incomingDir = path.join(opts.dataDir, "incoming");
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
     this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
     this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient ?? 30, this.clock);
@@ -132,14 +146,22 @@ export class SmtpGateway {
     this.ownsOffice = opts.office === undefined;
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations;
-    this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) => this.metrics?.smtpReplies.inc({ code: String(code) }));
+    this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) =>
+      this.metrics?.smtpReplies.inc({ code: String(code) }),
+    );
     this.slots = new SessionSlots({
       max: opts.smtp.maxConnections,
       reservedTrusted: opts.smtp.reservedTrustedConnections ?? SessionSlots.defaultReserve(opts.smtp.maxConnections),
       perClient: opts.smtp.maxConnectionsPerClient,
     });
-    this.life = new SessionLife(opts.smtp.idleSessionMs ?? 120_000, (id) => this.sessions.get(id)?.log.info({ afterMs: opts.smtp.idleSessionMs }, 'session closed: no message'));
-    this.verifier = new SenderVerifier(opts.smtp.senderAuth ?? SENDER_AUTH_OFF, opts.resolve ?? makeResolver(opts.dns ?? {}), opts.smtp.hostname ?? os.hostname());
+    this.life = new SessionLife(opts.smtp.idleSessionMs ?? 120_000, (id) =>
+      this.sessions.get(id)?.log.info({ afterMs: opts.smtp.idleSessionMs }, "session closed: no message"),
+    );
+    this.verifier = new SenderVerifier(
+      opts.smtp.senderAuth ?? SENDER_AUTH_OFF,
+      opts.resolve ?? makeResolver(opts.dns ?? {}),
+      opts.smtp.hostname ?? os.hostname(),
+    );
     this.tls = this.readTls();
   }
 
@@ -148,7 +170,10 @@ export class SmtpGateway {
     try {
       return { key: readFileSync(this.smtp.tls.key), cert: readFileSync(this.smtp.tls.cert) };
     } catch (err) {
-      throw new FaxgateError('CONFIG_INVALID', `smtp.tls: cannot read the certificate or key: ${describeError(err)}`, { field: 'smtp.tls', cause: err });
+      throw new FaxgateError("CONFIG_INVALID", `smtp.tls: cannot read the certificate or key: ${describeError(err)}`, {
+        field: "smtp.tls",
+        cause: err,
+      });
     }
   }
 
@@ -162,7 +187,7 @@ export class SmtpGateway {
     if (!next || !this.tls) return;
     for (const server of this.servers) server.updateSecureContext({ key: next.key, cert: next.cert });
     this.tls = next;
-    this.log.info({ cert: this.smtp.tls?.cert }, 'SMTP TLS certificate reloaded');
+    this.log.info({ cert: this.smtp.tls?.cert }, "SMTP TLS certificate reloaded");
   }
 
   /** Reload (SIGHUP): new users apply from the next MAIL FROM; open sessions stay up. */
@@ -175,24 +200,30 @@ export class SmtpGateway {
     await this.removeStaleIncoming();
     const out: Array<{ host: string; port: number }> = [];
     for (const entry of this.smtp.listen) {
-      const { host, port } = parseHostPort(entry, 'smtp.listen');
+      const { host, port } = parseHostPort(entry, "smtp.listen");
       const server = this.makeServer();
       await new Promise<void>((resolve, reject) => {
-        const onError = (err: Error): void => reject(new FaxgateError('CONFIG_INVALID', `smtp.listen ${entry}: ${err.message}`, { field: 'smtp.listen', cause: err }));
+        const onError = (err: Error): void =>
+          reject(
+            new FaxgateError("CONFIG_INVALID", `smtp.listen ${entry}: ${err.message}`, {
+              field: "smtp.listen",
+              cause: err,
+            }),
+          );
         // smtp-server re-emits the listening socket's errors (EADDRINUSE...) on itself
-        server.once('error', onError);
+        server.once("error", onError);
         server.listen(port, host, () => {
-          server.off('error', onError);
+          server.off("error", onError);
           resolve();
         });
       });
-      server.on('error', (err: Error) => this.log.warn({ err: err.message }, 'smtp connection error'));
+      server.on("error", (err: Error) => this.log.warn({ err: err.message }, "smtp connection error"));
       this.life.watch(server.server);
       this.servers.push(server);
       const a = server.server.address();
-      out.push(typeof a === 'object' && a ? { host: a.address, port: a.port } : { host, port });
+      out.push(typeof a === "object" && a ? { host: a.address, port: a.port } : { host, port });
     }
-    this.log.info({ listen: out.map((a) => `${a.host}:${a.port}`) }, 'SMTP listening');
+    this.log.info({ listen: out.map((a) => `${a.host}:${a.port}`) }, "SMTP listening");
     return out;
   }
 
@@ -235,17 +266,17 @@ export class SmtpGateway {
   }
 
   private makeServer(): SMTPServer {
-    const disabled = [...(this.smtp.auth === 'off' ? ['AUTH'] : []), ...(this.tls ? [] : ['STARTTLS'])];
+    const disabled = [...(this.smtp.auth === "off" ? ["AUTH"] : []), ...(this.tls ? [] : ["STARTTLS"])];
     const server = new SMTPServer({
       name: this.smtp.hostname ?? os.hostname(),
-      banner: 'faxgate e-mail to fax gateway',
+      banner: "faxgate e-mail to fax gateway",
       size: this.smtp.maxMessageBytes,
       // Our own check in onConnect answers with an enhanced code; smtp-server's (no enhanced
       // code) only backs it up for connections that have not reached onConnect yet.
       maxClients: this.smtp.maxConnections * 2,
       socketTimeout: this.smtp.socketTimeoutMs,
       closeTimeout: 10_000,
-      authMethods: ['PLAIN', 'LOGIN'],
+      authMethods: ["PLAIN", "LOGIN"],
       authOptional: true,
       // AUTH is offered per session (TLS or loopback) through session.disabledCommands.
       allowInsecureAuth: true,
@@ -275,21 +306,24 @@ export class SmtpGateway {
   }
 
   private sessionDisabled(session: SMTPServerSession): string[] {
-    const off = [...(this.tls && !session.secure ? [] : ['STARTTLS'])];
-    if (!authAllowed(this.smtp.auth, session)) off.push('AUTH');
+    const off = [...(this.tls && !session.secure ? [] : ["STARTTLS"])];
+    if (!authAllowed(this.smtp.auth, session)) off.push("AUTH");
     return off;
   }
 
   private onConnect(session: SMTPServerSession, cb: (err?: Error | null) => void): void {
-    if (this.closing) return cb(replyError('421 4.3.2 The fax gateway is shutting down, try again later'));
-    const client = session.remoteAddress ?? '';
+    if (this.closing) return cb(replyError("421 4.3.2 The fax gateway is shutting down, try again later"));
+    const client = session.remoteAddress ?? "";
     const log = this.log.child({ session: session.id, remote: client });
     // slots: strangers leave a reserve for trustedNetworks and hold few each (session-slots.ts)
     const trusted = inList(this.trusted, client);
     const admitted = this.slots.admit(client, trusted);
     if (!admitted.ok) {
-      const text = admitted.why === 'per-client' ? 'Too many connections from your address, try again in a moment' : 'Too many connections, try again in a moment';
-      return this.reject(cb, log, refuse('CLIENT_LIMIT', text), { sessions: admitted.sessions, why: admitted.why });
+      const text =
+        admitted.why === "per-client"
+          ? "Too many connections from your address, try again in a moment"
+          : "Too many connections, try again in a moment";
+      return this.reject(cb, log, refuse("CLIENT_LIMIT", text), { sessions: admitted.sessions, why: admitted.why });
     }
     this.sessions.set(session.id, { recipients: new Map(), rateStrikes: 0, authFailures: 0, client, trusted, log });
     this.life.start(session.id, session.remoteAddress, session.remotePort);
@@ -321,7 +355,12 @@ export class SmtpGateway {
   private state(session: SMTPServerSession): SessionState {
     let s = this.sessions.get(session.id);
     if (!s) {
-      s = { recipients: new Map(), rateStrikes: 0, authFailures: 0, log: this.log.child({ session: session.id, remote: session.remoteAddress }) };
+      s = {
+        recipients: new Map(),
+        rateStrikes: 0,
+        authFailures: 0,
+        log: this.log.child({ session: session.id, remote: session.remoteAddress }),
+      };
       this.sessions.set(session.id, s);
     }
     return s;
@@ -329,51 +368,73 @@ export class SmtpGateway {
 
   // Nothing the client typed at AUTH is logged (a password typed as the user name would be): the
   // session, the address and the outcome say enough.
-  private async onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, cb: (err: Error | null | undefined, res?: { user: string }) => void): Promise<void> {
+  private async onAuth(
+    auth: SMTPServerAuthentication,
+    session: SMTPServerSession,
+    cb: (err: Error | null | undefined, res?: { user: string }) => void,
+  ): Promise<void> {
     const st = this.state(session);
     try {
       if (!authAllowed(this.smtp.auth, session)) {
-        return this.reject(cb, st.log, refuse('ENCRYPTION_REQUIRED', 'Encryption required: use STARTTLS before AUTH'), {});
+        return this.reject(
+          cb,
+          st.log,
+          refuse("ENCRYPTION_REQUIRED", "Encryption required: use STARTTLS before AUTH"),
+          {},
+        );
       }
-      const client = session.remoteAddress ?? '';
+      const client = session.remoteAddress ?? "";
       // counted before the check: parallel attempts cannot all get past the limit
       const attempt = this.lockout.begin(client);
       if (!attempt) {
         // no password check at all: a locked-out guesser costs no scrypt time
-        return this.reject(cb, st.log, refuse('CLIENT_LIMIT', 'Too many failed logins from your address, try again later'), { why: 'address locked out after repeated failures' });
+        return this.reject(
+          cb,
+          st.log,
+          refuse("CLIENT_LIMIT", "Too many failed logins from your address, try again later"),
+          { why: "address locked out after repeated failures" },
+        );
       }
-      const user = this.index.byLogin(auth.username ?? '');
-      const password = auth.password ?? '';
-      const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, DUMMY_HASH), false);
+      const user = this.index.byLogin(auth.username ?? "");
+      const password = auth.password ?? "";
+      const ok = user?.password
+        ? await verifyPassword(password, user.password)
+        : (await verifyPassword(password, DUMMY_HASH), false);
       if (ok && user) {
         attempt.succeeded();
-        st.log.info({ user: user.name }, 'AUTH ok');
+        st.log.info({ user: user.name }, "AUTH ok");
         return cb(null, { user: user.name });
       }
       st.authFailures += 1;
       const fromClient = attempt.failed();
-      const refusal = st.authFailures >= MAX_SESSION_AUTH_FAILURES || fromClient >= MAX_CLIENT_AUTH_FAILURES
-        ? refuse('CLIENT_LIMIT', 'Too many failed authentication attempts, closing')
-        : refuse('AUTH_FAILED', 'Authentication failed: wrong user name or password');
+      const refusal =
+        st.authFailures >= MAX_SESSION_AUTH_FAILURES || fromClient >= MAX_CLIENT_AUTH_FAILURES
+          ? refuse("CLIENT_LIMIT", "Too many failed authentication attempts, closing")
+          : refuse("AUTH_FAILED", "Authentication failed: wrong user name or password");
       // Slow down guessing, then hang up.
       await new Promise((r) => setTimeout(r, this.authDelayMs * st.authFailures));
       return this.reject(cb, st.log, refusal, { failures: st.authFailures, fromAddress: fromClient });
     } catch (err) {
-      st.log.error({ err: describeError(err) }, 'AUTH error');
-      cb(replyError('454 4.7.0 Temporary authentication failure'));
+      st.log.error({ err: describeError(err) }, "AUTH error");
+      cb(replyError("454 4.7.0 Temporary authentication failure"));
     }
   }
 
   /** The refusal (553, naming the destination rule) for a number the policy does not allow, or null. */
   private destinationRefused(user: UserConfig, rcpt: string, e164: string): FaxgateError | null {
     const v = this.destinations ? this.destinations(user.name, e164) : checkDestination(e164, {}, user);
-    return v.ok ? null : refuse('DESTINATION_REFUSED', `Destination not allowed <${rcpt.slice(0, 80)}>: ${v.reason}`);
+    return v.ok ? null : refuse("DESTINATION_REFUSED", `Destination not allowed <${rcpt.slice(0, 80)}>: ${v.reason}`);
   }
 
   /** Logs a refusal (REJECTED, with the session) and answers it. */
-  private reject(cb: (err?: Error | null) => void, log: Logger, refusal: FaxgateError, fields: Record<string, unknown>): void {
+  private reject(
+    cb: (err?: Error | null) => void,
+    log: Logger,
+    refusal: FaxgateError,
+    fields: Record<string, unknown>,
+  ): void {
     const reply = replyFor(refusal);
-    log.info({ ...fields, code: refusal.code, reply }, 'REJECTED');
+    log.info({ ...fields, code: refusal.code, reply }, "REJECTED");
     cb(replyError(reply));
   }
 
@@ -381,10 +442,10 @@ export class SmtpGateway {
     const st = this.state(session);
     st.user = undefined;
     st.recipients = new Map();
-    const from = address.address ?? '';
+    const from = address.address ?? "";
     const decision = decideSender(this.index, {
       address: from,
-      authenticatedAs: typeof session.user === 'string' ? session.user : undefined,
+      authenticatedAs: typeof session.user === "string" ? session.user : undefined,
       trusted: inList(this.trusted, session.remoteAddress),
       // sender-auth hook (issue 37): in verify mode a stranger may go on, and proves its sender at DATA
       provable: this.verifier.verifying,
@@ -393,55 +454,78 @@ export class SmtpGateway {
     });
     if (!decision.ok) return this.reject(cb, st.log, decision.refusal, { from: from.slice(0, 200) });
     // a stranger (public MX mode) is also held to a rate per address: forged senders rotate names
-    const stranger = !st.trusted && typeof session.user !== 'string';
-    if (stranger && !this.clientLimiter.take(st.client ?? '')) {
+    const stranger = !st.trusted && typeof session.user !== "string";
+    if (stranger && !this.clientLimiter.take(st.client ?? "")) {
       st.rateStrikes += 1;
-      const refusal = st.rateStrikes >= MAX_RATE_STRIKES
-        ? refuse('CLIENT_LIMIT', 'Too many messages from your address, closing; try again later')
-        : refuseWith('CLIENT_LIMIT', `451 4.7.1 Too many messages from your address: at most ${this.smtp.maxMessagesPerMinutePerClient} per minute, try again later`);
+      const refusal =
+        st.rateStrikes >= MAX_RATE_STRIKES
+          ? refuse("CLIENT_LIMIT", "Too many messages from your address, closing; try again later")
+          : refuseWith(
+              "CLIENT_LIMIT",
+              `451 4.7.1 Too many messages from your address: at most ${this.smtp.maxMessagesPerMinutePerClient} per minute, try again later`,
+            );
       return this.reject(cb, st.log, refusal, { from: from.slice(0, 200) });
     }
     if (!this.limiter.take(decision.user.name)) {
       st.rateStrikes += 1;
-      const refusal = st.rateStrikes >= MAX_RATE_STRIKES
-        ? refuse('CLIENT_LIMIT', `Too many messages from ${decision.user.name}, closing; try again later`)
-        : refuseWith('CLIENT_LIMIT', `451 4.7.1 Too many messages from ${decision.user.name}: at most ${this.smtp.maxMessagesPerMinute} per minute, try again later`);
+      const refusal =
+        st.rateStrikes >= MAX_RATE_STRIKES
+          ? refuse("CLIENT_LIMIT", `Too many messages from ${decision.user.name}, closing; try again later`)
+          : refuseWith(
+              "CLIENT_LIMIT",
+              `451 4.7.1 Too many messages from ${decision.user.name}: at most ${this.smtp.maxMessagesPerMinute} per minute, try again later`,
+            );
       return this.reject(cb, st.log, refusal, { from, user: decision.user.name });
     }
     st.user = decision.user;
     if (!stranger || !this.verifier.verifying) return cb();
     // sender-auth hook (issue 37): a verdict that cannot change is given before the body is sent
     const user = decision.user;
-    this.verifier.precheck({ envelopeFrom: from, remoteAddress: session.remoteAddress ?? '', clientHostname: session.hostNameAppearsAs ?? '' }).then(
-      (verdict) => {
-        if (!verdict || verdict.ok) return cb();
-        st.user = undefined;
-        this.metrics?.senderVerdicts.inc({ verdict: verdict.temporary ? 'temperror' : 'fail', check: verdict.check });
-        st.log.info({ check: verdict.check, verdict: verdict.detail, user: user.name }, 'sender check failed');
-        this.reject(cb, st.log, verdict.refusal, { from: from.slice(0, 200), user: user.name });
-      },
-      (err: unknown) => {
-        // no early verdict: DATA decides
-        st.log.warn({ err: describeError(err) }, 'sender pre-check error');
-        cb();
-      },
-    );
+    this.verifier
+      .precheck({
+        envelopeFrom: from,
+        remoteAddress: session.remoteAddress ?? "",
+        clientHostname: session.hostNameAppearsAs ?? "",
+      })
+      .then(
+        (verdict) => {
+          if (!verdict || verdict.ok) return cb();
+          st.user = undefined;
+          this.metrics?.senderVerdicts.inc({ verdict: verdict.temporary ? "temperror" : "fail", check: verdict.check });
+          st.log.info({ check: verdict.check, verdict: verdict.detail, user: user.name }, "sender check failed");
+          this.reject(cb, st.log, verdict.refusal, { from: from.slice(0, 200), user: user.name });
+        },
+        (err: unknown) => {
+          // no early verdict: DATA decides
+          st.log.warn({ err: describeError(err) }, "sender pre-check error");
+          cb();
+        },
+      );
   }
 
-  private async onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): Promise<void> {
+  private async onRcptTo(
+    address: SMTPServerAddress,
+    session: SMTPServerSession,
+    cb: (err?: Error | null) => void,
+  ): Promise<void> {
     const st = this.state(session);
     const user = st.user;
-    const rcpt = address.address ?? '';
+    const rcpt = address.address ?? "";
     try {
       const shown = rcpt.slice(0, 200);
-      if (!user) return this.reject(cb, st.log, refuse('BAD_SEQUENCE', 'MAIL FROM first'), { rcpt: shown });
+      if (!user) return this.reject(cb, st.log, refuse("BAD_SEQUENCE", "MAIL FROM first"), { rcpt: shown });
       const key = rcpt.toLowerCase();
       if (!st.recipients.has(key) && st.recipients.size >= this.smtp.maxRecipients) {
-        return this.reject(cb, st.log, refuse('TOO_MANY_RECIPIENTS', `Too many recipients: at most ${this.smtp.maxRecipients} per message`), { user: user.name, rcpt: shown });
+        return this.reject(
+          cb,
+          st.log,
+          refuse("TOO_MANY_RECIPIENTS", `Too many recipients: at most ${this.smtp.maxRecipients} per message`),
+          { user: user.name, rcpt: shown },
+        );
       }
       const check = checkRecipient(rcpt, this.smtp.domains, this.smtp.defaultCountryCode);
       if (!check.ok) return this.reject(cb, st.log, check.refusal, { user: user.name, rcpt: shown });
-      if (check.target.kind === 'number') {
+      if (check.target.kind === "number") {
         const refused = this.destinationRefused(user, rcpt, check.target.e164);
         if (refused) return this.reject(cb, st.log, refused, { user: user.name, rcpt: shown });
         st.recipients.set(key, { address: rcpt, number: check.target.e164 });
@@ -451,23 +535,35 @@ export class SmtpGateway {
       try {
         contact = await resolveContact(this.clientFor(user.name), check.target.name, this.smtp.defaultCountryCode);
       } catch (err) {
-        if (isFaxgateError(err) && (err.code === 'UNKNOWN_CONTACT' || err.code === 'BAD_NUMBER')) {
+        if (isFaxgateError(err) && (err.code === "UNKNOWN_CONTACT" || err.code === "BAD_NUMBER")) {
           return this.reject(cb, st.log, err, { user: user.name, rcpt: shown });
         }
-        st.log.warn({ user: user.name, rcpt: shown, err: describeError(err) }, 'contact lookup failed');
-        return this.reject(cb, st.log, refuseWith('API_NETWORK', `451 4.3.0 Cannot look up the contact "${check.target.name}" right now (the fax service is unavailable); try again later`), { user: user.name, rcpt: shown });
+        st.log.warn({ user: user.name, rcpt: shown, err: describeError(err) }, "contact lookup failed");
+        return this.reject(
+          cb,
+          st.log,
+          refuseWith(
+            "API_NETWORK",
+            `451 4.3.0 Cannot look up the contact "${check.target.name}" right now (the fax service is unavailable); try again later`,
+          ),
+          { user: user.name, rcpt: shown },
+        );
       }
       const refused = this.destinationRefused(user, rcpt, contact.e164);
       if (refused) return this.reject(cb, st.log, refused, { user: user.name, rcpt: shown });
       st.recipients.set(key, { address: rcpt, number: contact.e164, contactName: contact.name });
       cb();
     } catch (err) {
-      st.log.error({ rcpt: rcpt.slice(0, 200), err: describeError(err) }, 'RCPT error');
-      cb(replyError('451 4.3.0 Temporary local problem, please try again later'));
+      st.log.error({ rcpt: rcpt.slice(0, 200), err: describeError(err) }, "RCPT error");
+      cb(replyError("451 4.3.0 Temporary local problem, please try again later"));
     }
   }
 
-  private onData(stream: SMTPServerDataStream, session: SMTPServerSession, cb: (err?: Error | null, message?: string) => void): void {
+  private onData(
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+    cb: (err?: Error | null, message?: string) => void,
+  ): void {
     const log = this.state(session).log;
     this.life.busy(session.id, true);
     const work = this.handleData(stream, session).then(
@@ -482,8 +578,8 @@ export class SmtpGateway {
         // Whatever happened, the client's bytes must be drained or the session stalls.
         stream.resume();
         const reply = replyFor(err);
-        if (reply.startsWith('5') && isFaxgateError(err)) log.info({ code: err.code, reply }, 'REJECTED');
-        else log.warn({ err: describeError(err), reply }, 'DATA not accepted');
+        if (reply.startsWith("5") && isFaxgateError(err)) log.info({ code: err.code, reply }, "REJECTED");
+        else log.warn({ err: describeError(err), reply }, "DATA not accepted");
         cb(replyError(reply));
       },
     );
@@ -496,9 +592,9 @@ export class SmtpGateway {
     const user = st.user;
     if (!user) {
       stream.resume();
-      throw refuse('BAD_SEQUENCE', 'MAIL FROM first');
+      throw refuse("BAD_SEQUENCE", "MAIL FROM first");
     }
-    const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+    const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
     const recipients = session.envelope.rcptTo
       .map((r) => st.recipients.get(r.address.toLowerCase()))
       .filter((r): r is EnvelopeRecipient => r !== undefined);
@@ -513,16 +609,39 @@ export class SmtpGateway {
       const readers = this.readers;
       const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
       const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input);
-      if (incoming.sizeExceeded) throw refuse('TOO_LARGE', `Message too big: the limit is ${formatSize(this.smtp.maxMessageBytes)}; send fewer or smaller attachments`);
-      if (recipients.length === 0) throw refuse('NO_RECIPIENTS', 'No valid recipients');
+      if (incoming.sizeExceeded)
+        throw refuse(
+          "TOO_LARGE",
+          `Message too big: the limit is ${formatSize(this.smtp.maxMessageBytes)}; send fewer or smaller attachments`,
+        );
+      if (recipients.length === 0) throw refuse("NO_RECIPIENTS", "No valid recipients");
       // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists
       const verdict = await this.senderVerdict(st, session, envelopeFrom, incoming, log);
       const { job } = await acceptMail(
-        { store: this.store, log, metrics: this.metrics, readers: this.readers, directory: this.directory, clock: this.clock, inlineImageMinBytes: this.smtp.inlineImageMinBytes, office: this.office, partial: this.partial },
         {
-          user: user.name, envelopeFrom, recipients, messageFile: incoming.path, messageData: incoming.data, workDir, parsing: parse.done,
-          sha256: incoming.sha256, bodyMode: user.mailBody ?? this.smtp.body,
-          ...(verdict.check !== 'auth' && verdict.check !== 'trusted' ? { senderCheck: verdict.detail.split(';')[0]! } : {}),
+          store: this.store,
+          log,
+          metrics: this.metrics,
+          readers: this.readers,
+          directory: this.directory,
+          clock: this.clock,
+          inlineImageMinBytes: this.smtp.inlineImageMinBytes,
+          office: this.office,
+          partial: this.partial,
+        },
+        {
+          user: user.name,
+          envelopeFrom,
+          recipients,
+          messageFile: incoming.path,
+          messageData: incoming.data,
+          workDir,
+          parsing: parse.done,
+          sha256: incoming.sha256,
+          bodyMode: user.mailBody ?? this.smtp.body,
+          ...(verdict.check !== "auth" && verdict.check !== "trusted"
+            ? { senderCheck: verdict.detail.split(";")[0]! }
+            : {}),
         },
       );
       return `2.0.0 queued as ${job.id}`;
@@ -536,31 +655,47 @@ export class SmtpGateway {
    * refusal when it fails, logged and counted either way. Mail from AUTH, and from trustedNetworks
    * when no relay check is on, passes without a look.
    */
-  private async senderVerdict(st: SessionState, session: SMTPServerSession, envelopeFrom: string, incoming: IncomingFile, log: Logger): Promise<SenderVerdict> {
-    const via = typeof session.user === 'string' ? 'auth' : st.trusted ? 'trusted' : 'stranger';
+  private async senderVerdict(
+    st: SessionState,
+    session: SMTPServerSession,
+    envelopeFrom: string,
+    incoming: IncomingFile,
+    log: Logger,
+  ): Promise<SenderVerdict> {
+    const via = typeof session.user === "string" ? "auth" : st.trusted ? "trusted" : "stranger";
     let verdict: SenderVerdict;
     try {
       verdict = await this.verifier.verify({
         envelopeFrom,
-        remoteAddress: session.remoteAddress ?? '',
-        clientHostname: session.hostNameAppearsAs ?? '',
+        remoteAddress: session.remoteAddress ?? "",
+        clientHostname: session.hostNameAppearsAs ?? "",
         via,
         message: () => incoming.data ?? createReadStream(incoming.path),
       });
     } catch (err) {
-      log.warn({ err: describeError(err) }, 'sender check error');
-      throw refuseWith('SENDER_CHECK_TEMPORARY', '451 4.7.0 The sender could not be checked right now, try again later');
+      log.warn({ err: describeError(err) }, "sender check error");
+      throw refuseWith(
+        "SENDER_CHECK_TEMPORARY",
+        "451 4.7.0 The sender could not be checked right now, try again later",
+      );
     }
-    if (verdict.ok && (verdict.check === 'auth' || verdict.check === 'trusted')) return verdict;
-    this.metrics?.senderVerdicts.inc({ verdict: verdict.ok ? 'pass' : verdict.temporary ? 'temperror' : 'fail', check: verdict.check });
+    if (verdict.ok && (verdict.check === "auth" || verdict.check === "trusted")) return verdict;
+    this.metrics?.senderVerdicts.inc({
+      verdict: verdict.ok ? "pass" : verdict.temporary ? "temperror" : "fail",
+      check: verdict.check,
+    });
     if (verdict.ok) {
-      log.info({ check: verdict.check, verdict: verdict.detail }, 'sender verified');
+      log.info({ check: verdict.check, verdict: verdict.detail }, "sender verified");
       return verdict;
     }
     // the 5xx is logged as REJECTED (and listed in the console) with its reply by onData; a DNS
     // failure's 451 is listed here, as the refusal it is for now
-    if (verdict.temporary) log.info({ check: verdict.check, verdict: verdict.detail, reply: replyFor(verdict.refusal) }, 'REJECTED sender not checked');
-    else log.info({ check: verdict.check, verdict: verdict.detail }, 'sender check failed');
+    if (verdict.temporary)
+      log.info(
+        { check: verdict.check, verdict: verdict.detail, reply: replyFor(verdict.refusal) },
+        "REJECTED sender not checked",
+      );
+    else log.info({ check: verdict.check, verdict: verdict.detail }, "sender check failed");
     throw verdict.refusal;
   }
 }

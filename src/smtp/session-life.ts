@@ -2,9 +2,9 @@
 // (issue 36 item 5): NOOPs and RSETs reset smtp-server's socket timeout, so without this a client
 // could hold a slot for maxJunkCommands times socketTimeoutMs. Sessions are found by their
 // socket's address and port, watched through the listening server's own 'connection' event.
-import type net from 'node:net';
+import type net from "node:net";
 
-const keyOf = (address: string | undefined, port: number | undefined): string => `${address ?? ''}|${port ?? 0}`;
+const keyOf = (address: string | undefined, port: number | undefined): string => `${address ?? ""}|${port ?? 0}`;
 
 export class SessionLife {
   private readonly sockets = new Map<string, net.Socket>();
@@ -17,10 +17,10 @@ export class SessionLife {
 
   /** Follows the sockets of one listening server. */
   watch(server: net.Server): void {
-    server.on('connection', (socket: net.Socket) => {
+    server.on("connection", (socket: net.Socket) => {
       const key = keyOf(socket.remoteAddress, socket.remotePort);
       this.sockets.set(key, socket);
-      socket.once('close', () => {
+      socket.once("close", () => {
         if (this.sockets.get(key) === socket) this.sockets.delete(key);
       });
     });
@@ -29,7 +29,12 @@ export class SessionLife {
   /** A session began (or a message was accepted): its life starts again. */
   start(sessionId: string, remoteAddress: string | undefined, remotePort: number | undefined): void {
     this.stop(sessionId);
-    const entry = { key: keyOf(remoteAddress, remotePort), busy: false, expired: false, timer: setTimeout(() => this.expire(sessionId), this.lifeMs) };
+    const entry = {
+      key: keyOf(remoteAddress, remotePort),
+      busy: false,
+      expired: false,
+      timer: setTimeout(() => this.expire(sessionId), this.lifeMs),
+    };
     entry.timer.unref();
     this.timers.set(sessionId, entry);
   }
@@ -61,7 +66,8 @@ export class SessionLife {
     if (!socket || socket.destroyed) return;
     // Told in plain text only while the session is plain; after STARTTLS this socket carries TLS
     // records, and a plain line would garble them: the close says enough then.
-    if (!this.upgraded(socket)) socket.end(`421 4.4.2 No message in ${Math.round(this.lifeMs / 1000)} s, closing the session\r\n`);
+    if (!this.upgraded(socket))
+      socket.end(`421 4.4.2 No message in ${Math.round(this.lifeMs / 1000)} s, closing the session\r\n`);
     else socket.end();
     setTimeout(() => socket.destroy(), 2000).unref();
   }

@@ -10,7 +10,7 @@ export interface SlotLimits {
   perClient: number;
 }
 
-export type Admission = { ok: true } | { ok: false; why: 'full' | 'strangers-full' | 'per-client'; sessions: number };
+export type Admission = { ok: true } | { ok: false; why: "full" | "strangers-full" | "per-client"; sessions: number };
 
 export class SessionSlots {
   private total = 0;
@@ -25,11 +25,12 @@ export class SessionSlots {
   }
 
   admit(client: string, trusted: boolean): Admission {
-    if (this.total >= this.limits.max) return { ok: false, why: 'full', sessions: this.total };
+    if (this.total >= this.limits.max) return { ok: false, why: "full", sessions: this.total };
     if (!trusted) {
-      if (this.strangers >= this.limits.max - this.limits.reservedTrusted) return { ok: false, why: 'strangers-full', sessions: this.strangers };
+      if (this.strangers >= this.limits.max - this.limits.reservedTrusted)
+        return { ok: false, why: "strangers-full", sessions: this.strangers };
       const mine = this.perClient.get(client) ?? 0;
-      if (mine >= this.limits.perClient) return { ok: false, why: 'per-client', sessions: mine };
+      if (mine >= this.limits.perClient) return { ok: false, why: "per-client", sessions: mine };
       this.perClient.set(client, mine + 1);
       this.strangers += 1;
     }

@@ -6,14 +6,14 @@
 // smtp-server does not: a client that only sends NOOP could otherwise hold a connection slot forever.
 // The cut is a 421 through the connection's public send(), which makes smtp-server close it.
 // test/smtp/limits.test.ts and test/faults/smtp-abuse.test.ts fail if smtp-server's records change.
-import type { SMTPServer } from 'smtp-server';
+import type { SMTPServer } from "smtp-server";
 
 /** A reply to count: an error, or the 250 that accepted a MAIL, RCPT or message. */
 export type ReplyHook = (code: number) => void;
 
-const JUNK = new Set(['NOOP', 'RSET', 'VRFY', 'HELP']);
-const COUNTED_OK = new Set(['MAIL', 'RCPT', 'DATA']);
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+const JUNK = new Set(["NOOP", "RSET", "VRFY", "HELP"]);
+const COUNTED_OK = new Set(["MAIL", "RCPT", "DATA"]);
+const LEVELS = ["trace", "debug", "info", "warn", "error", "fatal"] as const;
 
 interface Record_ {
   tnx?: unknown;
@@ -35,7 +35,10 @@ export class SessionTap {
   /** The logger to give smtp-server (its `logger` option). */
   logger(): Record<(typeof LEVELS)[number], (...args: unknown[]) => void> {
     const hear = (entry: unknown, _message?: unknown, line?: unknown): void => this.heard(entry as Record_, line);
-    return Object.fromEntries(LEVELS.map((l) => [l, hear])) as Record<(typeof LEVELS)[number], (...args: unknown[]) => void>;
+    return Object.fromEntries(LEVELS.map((l) => [l, hear])) as Record<
+      (typeof LEVELS)[number],
+      (...args: unknown[]) => void
+    >;
   }
 
   /** The server whose connections a 421 goes to (set once it is made). */
@@ -54,9 +57,9 @@ export class SessionTap {
   }
 
   private heard(entry: Record_, line: unknown): void {
-    if (entry?.tnx === 'send') {
-      const code = typeof line === 'string' ? Number(line.slice(0, 3)) : NaN;
-      const command = typeof entry.cid === 'string' ? this.last.get(entry.cid) : undefined;
+    if (entry?.tnx === "send") {
+      const code = typeof line === "string" ? Number(line.slice(0, 3)) : NaN;
+      const command = typeof entry.cid === "string" ? this.last.get(entry.cid) : undefined;
       if (code >= 400 || (code === 250 && command !== undefined && COUNTED_OK.has(command))) {
         try {
           this.onReply(code);
@@ -66,8 +69,8 @@ export class SessionTap {
       }
       return;
     }
-    if (entry?.tnx !== 'command' || typeof entry.cid !== 'string') return;
-    const name = typeof entry.command === 'string' ? entry.command.toUpperCase() : '';
+    if (entry?.tnx !== "command" || typeof entry.cid !== "string") return;
+    const name = typeof entry.command === "string" ? entry.command.toUpperCase() : "";
     this.last.set(entry.cid, name);
     if (!JUNK.has(name) || this.maxJunkCommands === undefined) return;
     const n = (this.junk.get(entry.cid) ?? 0) + 1;
@@ -75,7 +78,8 @@ export class SessionTap {
     if (n <= this.maxJunkCommands) return;
     for (const conn of this.server?.connections ?? []) {
       // 421 makes smtp-server close the connection; the command's own reply is then not sent
-      if (conn.id === entry.cid) conn.send(421, '4.7.0 Too many NOOP, RSET, VRFY or HELP commands without a message, closing');
+      if (conn.id === entry.cid)
+        conn.send(421, "4.7.0 Too many NOOP, RSET, VRFY or HELP commands without a message, closing");
     }
   }
 }

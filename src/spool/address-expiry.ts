@@ -2,16 +2,16 @@
 // Past spool.addressWaitHours (default 24) it ends, cancelled, never faxed; the store's step to a
 // final state queues the outcome notice, which tells the owner (notify/outcome-mail.ts). One
 // gateway at a time does it (a duty on a shared PostgreSQL queue).
-import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import { Periodic } from '../periodic.js';
-import type { QueueStore } from '../store/queue-store.js';
+import type { Clock } from "../clock.js";
+import { describeError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import { Periodic } from "../periodic.js";
+import type { QueueStore } from "../store/queue-store.js";
 
 export const DEFAULT_ADDRESS_WAIT_HOURS = 24;
 
 export interface AddressExpiryOptions {
-  store: Pick<QueueStore, 'expireUnaddressed' | 'holdsDuty'>;
+  store: Pick<QueueStore, "expireUnaddressed" | "holdsDuty">;
   clock: Clock;
   logger: Logger;
   waitHours?: number;
@@ -30,7 +30,7 @@ export class AddressExpiry {
       intervalMs: every,
       firstDelayMs: every,
       unref: true,
-      onError: (err) => opts.logger.warn({ err: describeError(err) }, 'address expiry sweep failed; will try again'),
+      onError: (err) => opts.logger.warn({ err: describeError(err) }, "address expiry sweep failed; will try again"),
     });
   }
 
@@ -48,10 +48,14 @@ export class AddressExpiry {
   }
 
   private async sweep(): Promise<number> {
-    if (!(await this.opts.store.holdsDuty('address-expiry'))) return 0;
+    if (!(await this.opts.store.holdsDuty("address-expiry"))) return 0;
     const hours = this.waitMs / 3_600_000;
-    const ended = await this.opts.store.expireUnaddressed(new Date(this.opts.clock.now() - this.waitMs), `no fax number was given within ${hours} hour${hours === 1 ? '' : 's'}`);
-    for (const job of ended) this.opts.logger.info({ job: job.id, user: job.user }, 'CANCELLED no address was given in time');
+    const ended = await this.opts.store.expireUnaddressed(
+      new Date(this.opts.clock.now() - this.waitMs),
+      `no fax number was given within ${hours} hour${hours === 1 ? "" : "s"}`,
+    );
+    for (const job of ended)
+      this.opts.logger.info({ job: job.id, user: job.user }, "CANCELLED no address was given in time");
     return ended.length;
   }
 }

@@ -4,21 +4,21 @@
 // (a PDF with a hidden "@@FAX +1 900...@@" saved as "15551234567 - contract.pdf" was once faxed
 // to the 900 number): they are never followed and never silently ignored. Subject, notes and
 // cover come from the ticket, then the codes, then the name.
-import { FaxgateError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
-import { resolveContact } from '../intake/contact-lookup.js';
-import { checkDestination } from '../intake/destination-policy.js';
-import { normalizeFaxNumber } from '../intake/fax-number.js';
-import type { CoverSpec, NewRecipient } from '../store/types.js';
-import { ambiguity, hasAnyCode, type EmbeddedCodes } from './embedded-codes.js';
-import { readPhoneOption, type FaxPrefixRule } from './dial-string.js';
-import { parseFileName } from './file-name-address.js';
-import type { Ticket } from './ticket.js';
+import { FaxgateError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
+import { resolveContact } from "../intake/contact-lookup.js";
+import { checkDestination } from "../intake/destination-policy.js";
+import { normalizeFaxNumber } from "../intake/fax-number.js";
+import type { CoverSpec, NewRecipient } from "../store/types.js";
+import { ambiguity, hasAnyCode, type EmbeddedCodes } from "./embedded-codes.js";
+import { readPhoneOption, type FaxPrefixRule } from "./dial-string.js";
+import { parseFileName } from "./file-name-address.js";
+import type { Ticket } from "./ticket.js";
 
 /** A print job that named no destination: it waits for its owner's number (web/addressing.ts). */
-export const ADDRESS_LATER = 'address later';
+export const ADDRESS_LATER = "address later";
 
-export type AddressSource = 'ticket' | 'codes' | 'file name' | typeof ADDRESS_LATER;
+export type AddressSource = "ticket" | "codes" | "file name" | typeof ADDRESS_LATER;
 
 export interface Addressing {
   recipients: NewRecipient[];
@@ -54,58 +54,78 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
   const fromName = parseFileName(input.fileName);
 
   let recipients: NewRecipient[] | null = null;
-  let via: AddressSource = 'file name';
+  let via: AddressSource = "file name";
   // The print dialog's number (CUPS `phone`) is typed like fax-number, and goes with it.
   const typed = ticket ? [...ticket.to] : [];
   const dialNotes: string[] = [];
   if (ticket?.phone) {
-    const dial = readPhoneOption(ticket.phone, ticket.faxPrefix, input.faxPrefix ?? 'strip');
-    if (!dial.ok) throw new FaxgateError('BAD_NUMBER', dial.reason);
+    const dial = readPhoneOption(ticket.phone, ticket.faxPrefix, input.faxPrefix ?? "strip");
+    if (!dial.ok) throw new FaxgateError("BAD_NUMBER", dial.reason);
     typed.push(...dial.numbers);
     dialNotes.push(...dial.notes);
   }
   // A file name that only looks like numbers ("20240101.pdf") is not a typed destination when the
   // document carries codes: the codes address it, as before.
-  const nameNumbers = fromName.numbers.length > 0 && (!codes?.fax.length || fromName.numbers.every((n) => normalizeFaxNumber(n, input.defaultCountryCode).ok));
+  const nameNumbers =
+    fromName.numbers.length > 0 &&
+    (!codes?.fax.length || fromName.numbers.every((n) => normalizeFaxNumber(n, input.defaultCountryCode).ok));
   if (ticket && (typed.length > 0 || ticket.recipientName)) {
-    via = 'ticket';
-    recipients = typed.length > 0
-      ? await toRecipients(typed, ticket.recipientName, input)
-      : [await contactRecipient(ticket.recipientName!, input)];
+    via = "ticket";
+    recipients =
+      typed.length > 0
+        ? await toRecipients(typed, ticket.recipientName, input)
+        : [await contactRecipient(ticket.recipientName!, input)];
   } else if (nameNumbers) {
     recipients = await toRecipients(fromName.numbers, undefined, input);
   } else if (codes && (codes.fax.length > 0 || codes.to)) {
-    via = 'codes';
+    via = "codes";
     const why = ambiguity(codes);
-    if (why) throw new FaxgateError('AMBIGUOUS_DESTINATION', why);
-    recipients = codes.fax.length > 0
-      ? await toRecipients(codes.fax, codes.to, input)
-      : [await contactRecipient(codes.to!, input)];
+    if (why) throw new FaxgateError("AMBIGUOUS_DESTINATION", why);
+    recipients =
+      codes.fax.length > 0
+        ? await toRecipients(codes.fax, codes.to, input)
+        : [await contactRecipient(codes.to!, input)];
   }
-  if (recipients && via !== 'codes' && codes) conflictWithCodes(recipients, via, codes, input);
+  if (recipients && via !== "codes" && codes) conflictWithCodes(recipients, via, codes, input);
   if (!recipients || recipients.length === 0) {
-    const hint = codes && hasAnyCode(codes)
-      ? ' (the document has @@ codes but no @@FAX@@ or @@TO@@)'
-      : input.textUnreadable ? ` (the document's text could not be read for @@ codes: ${input.textUnreadable})` : '';
-    throw new FaxgateError('NO_DESTINATION', `no fax number was found${hint}: name the file "<number> - <subject>.pdf", add a ticket "${input.fileName}.json", or put "@@FAX <number>@@" in the document`);
+    const hint =
+      codes && hasAnyCode(codes)
+        ? " (the document has @@ codes but no @@FAX@@ or @@TO@@)"
+        : input.textUnreadable
+          ? ` (the document's text could not be read for @@ codes: ${input.textUnreadable})`
+          : "";
+    throw new FaxgateError(
+      "NO_DESTINATION",
+      `no fax number was found${hint}: name the file "<number> - <subject>.pdf", add a ticket "${input.fileName}.json", or put "@@FAX <number>@@" in the document`,
+    );
   }
-  const refused = input.destinationRefused ?? ((n: string) => {
-    const v = checkDestination(n);
-    return v.ok ? null : v.reason;
-  });
+  const refused =
+    input.destinationRefused ??
+    ((n: string) => {
+      const v = checkDestination(n);
+      return v.ok ? null : v.reason;
+    });
   for (const r of recipients) {
     const why = refused(r.number);
-    if (why) throw new FaxgateError('DESTINATION_REFUSED', `destination not allowed: ${why}`);
+    if (why) throw new FaxgateError("DESTINATION_REFUSED", `destination not allowed: ${why}`);
   }
   if (recipients.length > MAX_RECIPIENTS) {
-    throw new FaxgateError('TOO_MANY_RECIPIENTS', `${recipients.length} recipients is over the limit of ${MAX_RECIPIENTS}`);
+    throw new FaxgateError(
+      "TOO_MANY_RECIPIENTS",
+      `${recipients.length} recipients is over the limit of ${MAX_RECIPIENTS}`,
+    );
   }
 
   const subject = ticket?.subject || codes?.subject || fromName.subject;
   const notes = ticket?.notes;
   const recipientName = recipients.length === 1 ? recipients[0]!.name : undefined;
   const enabled = ticket?.cover ?? codes?.cover ?? Boolean(notes);
-  const cover: CoverSpec = { enabled, ...(subject ? { subject } : {}), ...(notes ? { notes } : {}), ...(recipientName ? { recipientName } : {}) };
+  const cover: CoverSpec = {
+    enabled,
+    ...(subject ? { subject } : {}),
+    ...(notes ? { notes } : {}),
+    ...(recipientName ? { recipientName } : {}),
+  };
   return {
     recipients,
     cover,
@@ -121,23 +141,40 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
 export function waitingAddressing(ticket: Ticket): Addressing {
   const subject = ticket.subject;
   const notes = ticket.notes;
-  const cover: CoverSpec = { enabled: ticket.cover ?? Boolean(notes), ...(subject ? { subject } : {}), ...(notes ? { notes } : {}) };
-  return { recipients: [], cover, subject, tags: ticket.tags ?? [], scheduledAt: ticket.scheduledDate ?? null, via: ADDRESS_LATER, dialNotes: [] };
+  const cover: CoverSpec = {
+    enabled: ticket.cover ?? Boolean(notes),
+    ...(subject ? { subject } : {}),
+    ...(notes ? { notes } : {}),
+  };
+  return {
+    recipients: [],
+    cover,
+    subject,
+    tags: ticket.tags ?? [],
+    scheduledAt: ticket.scheduledDate ?? null,
+    via: ADDRESS_LATER,
+    dialNotes: [],
+  };
 }
 
 /** Refuses a document whose @@FAX@@ codes name a number the typed destination does not. */
-function conflictWithCodes(recipients: NewRecipient[], via: AddressSource, codes: EmbeddedCodes, input: AddressingInput): void {
+function conflictWithCodes(
+  recipients: NewRecipient[],
+  via: AddressSource,
+  codes: EmbeddedCodes,
+  input: AddressingInput,
+): void {
   const typed = new Set(recipients.map((r) => r.number));
   const other = codes.fax.filter((raw) => {
     const n = normalizeFaxNumber(raw, input.defaultCountryCode);
     return !n.ok || !typed.has(n.e164);
   });
   if (other.length === 0) return;
-  const where = via === 'ticket' ? 'its ticket (or the fax-number print option)' : 'its file name';
+  const where = via === "ticket" ? "its ticket (or the fax-number print option)" : "its file name";
   throw new FaxgateError(
-    'AMBIGUOUS_DESTINATION',
-    `the document's text says @@FAX ${other.join('@@, @@FAX ')}@@, but ${where} says ${recipients.map((r) => r.number).join(', ')}; ` +
-      'it was not faxed to either. Remove the @@FAX@@ code from the document, or address it the same way in both places',
+    "AMBIGUOUS_DESTINATION",
+    `the document's text says @@FAX ${other.join("@@, @@FAX ")}@@, but ${where} says ${recipients.map((r) => r.number).join(", ")}; ` +
+      "it was not faxed to either. Remove the @@FAX@@ code from the document, or address it the same way in both places",
   );
 }
 
@@ -150,7 +187,7 @@ async function toRecipients(raw: string[], name: string | undefined, input: Addr
       r = await contactRecipient(entry, input);
     } else {
       const n = normalizeFaxNumber(entry, input.defaultCountryCode);
-      if (!n.ok) throw new FaxgateError('BAD_NUMBER', `the fax number ${n.reason}`);
+      if (!n.ok) throw new FaxgateError("BAD_NUMBER", `the fax number ${n.reason}`);
       r = name ? { number: n.e164, name } : { number: n.e164 };
     }
     if (!out.some((x) => x.number === r.number)) out.push(r);

@@ -20,7 +20,13 @@ export interface EmbeddedCodes {
 const CODE = /@@\s*(FAX|TO|SUBJECT|COVER|ALL)\b([^@]{0,200}?)@@/gi;
 
 export function hasAnyCode(codes: EmbeddedCodes): boolean {
-  return codes.fax.length > 0 || codes.to !== undefined || codes.subject !== undefined || codes.cover !== undefined || codes.all;
+  return (
+    codes.fax.length > 0 ||
+    codes.to !== undefined ||
+    codes.subject !== undefined ||
+    codes.cover !== undefined ||
+    codes.all
+  );
 }
 
 /** Reads codes from the text of each page (a plain text file is one page per form feed). */
@@ -29,29 +35,29 @@ export function parseEmbeddedCodes(pages: string[]): EmbeddedCodes {
   pages.forEach((text, i) => {
     for (const m of text.matchAll(CODE)) {
       const kind = m[1]!.toUpperCase();
-      const value = m[2]!.replace(/\s+/g, ' ').trim();
+      const value = m[2]!.replace(/\s+/g, " ").trim();
       switch (kind) {
-        case 'FAX':
-          if (!value) out.problems.push('@@FAX@@ without a number');
+        case "FAX":
+          if (!value) out.problems.push("@@FAX@@ without a number");
           else if (!out.fax.includes(value)) {
             out.fax.push(value);
             out.faxPages.push(i + 1);
           }
           break;
-        case 'TO':
+        case "TO":
           if (value) out.to ??= value;
           break;
-        case 'SUBJECT':
+        case "SUBJECT":
           if (value) out.subject ??= value;
           break;
-        case 'COVER': {
+        case "COVER": {
           const v = value.toLowerCase();
-          if (v === 'on' || v === 'yes' || v === 'true') out.cover ??= true;
-          else if (v === 'off' || v === 'no' || v === 'false') out.cover ??= false;
+          if (v === "on" || v === "yes" || v === "true") out.cover ??= true;
+          else if (v === "off" || v === "no" || v === "false") out.cover ??= false;
           else out.problems.push(`@@COVER ${value}@@ is not "on" or "off"`);
           break;
         }
-        case 'ALL':
+        case "ALL":
           out.all = true;
           break;
       }
@@ -62,7 +68,7 @@ export function parseEmbeddedCodes(pages: string[]): EmbeddedCodes {
 
 /** Splits a plain text document into pages the way a printer would (form feed). */
 export function textPages(text: string): string[] {
-  return text.split('\f');
+  return text.split("\f");
 }
 
 /** Non-null when the numbers are on different pages and nothing says what to do about it. */
@@ -72,5 +78,5 @@ export function ambiguity(codes: EmbeddedCodes): string | null {
   if (pages.size < 2) return null;
   return `the document names different fax numbers on different pages (${codes.fax
     .map((n, i) => `${n} on page ${codes.faxPages[i]}`)
-    .join(', ')}); put all @@FAX@@ codes on one page, or add @@ALL@@ to send the whole document to every number`;
+    .join(", ")}); put all @@FAX@@ codes on one page, or add @@ALL@@ to send the whole document to every number`;
 }

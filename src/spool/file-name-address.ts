@@ -10,12 +10,15 @@ export interface FileNameAddress {
 const NUMBERS = /^[+\d][\d\s+().,;-]*$/;
 
 export function parseFileName(fileName: string): FileNameAddress {
-  const dot = fileName.lastIndexOf('.');
+  const dot = fileName.lastIndexOf(".");
   const stem = dot > 0 ? fileName.slice(0, dot) : fileName;
-  const sep = stem.indexOf(' - ');
+  const sep = stem.indexOf(" - ");
   const head = (sep >= 0 ? stem.slice(0, sep) : stem).trim();
   const subject = sep >= 0 ? stem.slice(sep + 3).trim() || undefined : undefined;
-  if (!NUMBERS.test(head) || !/\d{4}/.test(head.replace(/[\s().-]/g, ''))) return { numbers: [] };
-  const numbers = head.split(/[,;]/).map((s) => s.trim()).filter(Boolean);
+  if (!NUMBERS.test(head) || !/\d{4}/.test(head.replace(/[\s().-]/g, ""))) return { numbers: [] };
+  const numbers = head
+    .split(/[,;]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   return { numbers, subject };
 }

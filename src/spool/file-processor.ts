@@ -2,32 +2,32 @@
 // safely, find where it goes, queue it durably, and only then move the original to done/.
 // Every step can be redone after a crash: the claim id in the work name makes the job's
 // dedupeKey, so re-queuing a file whose job already exists stores nothing new.
-import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
-import type { Clock } from '../clock.js';
-import type { SpoolConfig } from '../config/schema.js';
-import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
-import { acceptJob } from '../intake/accept.js';
-import { checkDestination, type DestinationCheck } from '../intake/destination-policy.js';
-import { FAXABLE_TYPES, sniffBuffer } from '../intake/file-type.js';
-import type { DocumentConverter } from '../intake/convert-queue.js';
-import { officeExtension, pdfName } from '../intake/office-convert.js';
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/queue-store.js';
-import type { InputReaders } from '../workers/pool.js';
-import { ADDRESS_LATER, decideAddressing, waitingAddressing, type Addressing } from './addressing.js';
-import { ByteBudget } from './byte-budget.js';
-import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from './embedded-codes.js';
-import { sha256 } from './content-hash.js';
-import type { UserFolders } from './folders.js';
-import { freeName, moveInto, writeReason } from './outcome-files.js';
-import { withFolder, type FolderOptions } from './safe-folder.js';
-import { isTicketName, judgeStat, readSafely } from './safe-file.js';
-import { parseTicket, TICKET_MAX_BYTES, type Ticket } from './ticket.js';
+import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import type { Clock } from "../clock.js";
+import type { SpoolConfig } from "../config/schema.js";
+import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
+import { acceptJob } from "../intake/accept.js";
+import { checkDestination, type DestinationCheck } from "../intake/destination-policy.js";
+import { FAXABLE_TYPES, sniffBuffer } from "../intake/file-type.js";
+import type { DocumentConverter } from "../intake/convert-queue.js";
+import { officeExtension, pdfName } from "../intake/office-convert.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { QueueStore } from "../store/queue-store.js";
+import type { InputReaders } from "../workers/pool.js";
+import { ADDRESS_LATER, decideAddressing, waitingAddressing, type Addressing } from "./addressing.js";
+import { ByteBudget } from "./byte-budget.js";
+import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from "./embedded-codes.js";
+import { sha256 } from "./content-hash.js";
+import type { UserFolders } from "./folders.js";
+import { freeName, moveInto, writeReason } from "./outcome-files.js";
+import { withFolder, type FolderOptions } from "./safe-folder.js";
+import { isTicketName, judgeStat, readSafely } from "./safe-file.js";
+import { parseTicket, TICKET_MAX_BYTES } from "./ticket.js";
 
 /**
  * "<16 hex>.<original name>": the claim id keeps two drops of one name apart in the work folder.
@@ -63,7 +63,7 @@ export interface FileProcessorDeps {
 /** About five files of the largest size a spool takes by default (50 MB). */
 const DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024;
 
-export type FileOutcome = 'queued' | 'duplicate' | 'refused' | 'retry' | 'gone';
+export type FileOutcome = "queued" | "duplicate" | "refused" | "retry" | "gone";
 
 interface Seen {
   at: number;
@@ -85,7 +85,7 @@ export class FileProcessor {
   /** Remembers what the store already holds, so the dedupe window survives a restart. */
   async seedSeen(): Promise<void> {
     const since = this.deps.clock.now() - this.windowMs();
-    for (const job of await this.deps.store.listJobs({ source: 'spool', limit: 100_000 })) {
+    for (const job of await this.deps.store.listJobs({ source: "spool", limit: 100_000 })) {
       const at = Date.parse(job.createdAt);
       if (at < since) break;
       const key = job.meta.origin?.repeat;
@@ -101,11 +101,15 @@ export class FileProcessor {
 
   /** Claims a stable file by renaming it into the work folder; null if it is gone. */
   async claim(f: UserFolders, name: string): Promise<string | null> {
-    const workName = `${randomBytes(8).toString('hex')}.${shortName(name)}`;
+    const workName = `${randomBytes(8).toString("hex")}.${shortName(name)}`;
     try {
-      await withFolder(f.work, (at) => f.calls.rename(path.join(f.root, name), path.join(at, workName)), this.repairs(f));
+      await withFolder(
+        f.work,
+        (at) => f.calls.rename(path.join(f.root, name), path.join(at, workName)),
+        this.repairs(f),
+      );
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw err;
     }
     return workName;
@@ -116,20 +120,29 @@ export class FileProcessor {
     const st = await f.calls.look(path.join(f.root, name));
     if (!st) return;
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EACCES' || code === 'EPERM'
-      ? 'faxgate is not allowed to move it (it belongs to another user in a folder that only lets owners move their files)'
-      : `faxgate could not move it (${code ?? describeError(err)})`;
+    const why =
+      code === "EACCES" || code === "EPERM"
+        ? "faxgate is not allowed to move it (it belongs to another user in a folder that only lets owners move their files)"
+        : `faxgate could not move it (${code ?? describeError(err)})`;
     const reason = `${why}; it was left where it is and was not faxed. Remove it, or save it again as the folder's user.`;
     const hash = sha256(`${f.user}\0unclaimable\0${name}\0${st.dev}:${st.ino}`);
     await writeReason(f.failed, shortName(name), reason, this.repairs(f));
-    await this.deps.store.enqueueNotification({ kind: 'rejected', user: f.user, dedupeKey: `rejected:spool:${hash}`, payload: { file: name, reason, source: 'spool' } });
-    this.deps.logger.child({ user: f.user, file: name }).warn({ reason }, 'REJECTED');
-    this.count('refused');
+    await this.deps.store.enqueueNotification({
+      kind: "rejected",
+      user: f.user,
+      dedupeKey: `rejected:spool:${hash}`,
+      payload: { file: name, reason, source: "spool" },
+    });
+    this.deps.logger.child({ user: f.user, file: name }).warn({ reason }, "REJECTED");
+    this.count("refused");
   }
 
   /** This user's folders' calls, and a log line for what withFolder() had to repair in them. */
   private repairs(f: UserFolders): FolderOptions {
-    return { calls: f.calls, onRepair: (what) => this.deps.logger.warn({ user: f.user, repair: what }, 'spool folder repaired') };
+    return {
+      calls: f.calls,
+      onRepair: (what) => this.deps.logger.warn({ user: f.user, repair: what }, "spool folder repaired"),
+    };
   }
 
   /** Names in the work folder left by an earlier run, documents first (tickets travel with them). */
@@ -142,7 +155,7 @@ export class FileProcessor {
   async parkOrphanTicket(f: UserFolders, ticketWorkName: string): Promise<void> {
     const m = WORK_NAME.exec(ticketWorkName);
     if (!m) return;
-    const docWork = path.join(f.work, ticketWorkName.slice(0, -'.json'.length));
+    const docWork = path.join(f.work, ticketWorkName.slice(0, -".json".length));
     if (await f.calls.look(docWork)) return;
     await moveInto(path.join(f.work, ticketWorkName), f.done, m[2]!, { folder: this.repairs(f) });
   }
@@ -158,11 +171,11 @@ export class FileProcessor {
     const log = this.deps.logger.child({ user: f.user, file: name });
 
     const st = await f.calls.look(workPath);
-    if (!st) return 'gone';
+    if (!st) return "gone";
     const verdict = judgeStat(st, this.deps.spool.maxFileBytes);
     if (!verdict.ok) {
       await this.refuseClaimed(f, workName, name, verdict.reason, unreadHash(f, claimId), log);
-      return 'refused';
+      return "refused";
     }
     // held from the read until the file's outcome: what a burst of large scans may take at once
     const release = await this.memory.acquire(st.size);
@@ -190,42 +203,46 @@ export class FileProcessor {
       // it but never read it, and waiting will not change that.
       const reason = isFaxgateError(err)
         ? err.message
-        : code === 'EACCES' || code === 'EPERM'
-          ? `faxgate is not allowed to read it (it belongs to uid ${st.uid} with mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); save it so that the fax service's group can read it`
+        : code === "EACCES" || code === "EPERM"
+          ? `faxgate is not allowed to read it (it belongs to uid ${st.uid} with mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}); save it so that the fax service's group can read it`
           : null;
       if (reason === null) throw err;
       await this.refuseClaimed(f, workName, name, reason, unreadHash(f, claimId), log);
-      return 'refused';
+      return "refused";
     }
     const sha = sha256(data);
     const dedupeKey = `spool:${f.user}:${sha.slice(0, 32)}:${claimId}`;
     const refusalHash = sha256(`${f.user}\0${sha}\0${claimId}`);
 
     if (knownKeys?.has(dedupeKey)) {
-      log.info({ dedupeKey }, 'recovered a file queued before a restart');
+      log.info({ dedupeKey }, "recovered a file queued before a restart");
       await this.finishDone(f, workName, name);
-      return 'queued';
+      return "queued";
     }
 
     const sniffed = sniffBuffer(data.subarray(0, 4096));
     // What is faxed: the file itself, or the PDF made from an office document (as for mail).
-    let doc = { name, contentType: sniffed ?? '', data };
+    let doc = { name, contentType: sniffed ?? "", data };
     if (!sniffed || !FAXABLE_TYPES.has(sniffed)) {
       const ext = officeExtension(name, sniffed);
       if (!ext) {
-        const reason = `the file's content is ${sniffed ?? 'of an unknown type'}; only PDF, TIFF, PNG, JPEG, plain text and office documents can be faxed`;
+        const reason = `the file's content is ${sniffed ?? "of an unknown type"}; only PDF, TIFF, PNG, JPEG, plain text and office documents can be faxed`;
         await this.refuseClaimed(f, workName, name, reason, refusalHash, log);
-        return 'refused';
+        return "refused";
       }
       try {
-        doc = { name: pdfName(name), contentType: 'application/pdf', data: await this.deps.office.convert({ name, ext, data, user: f.user }) };
+        doc = {
+          name: pdfName(name),
+          contentType: "application/pdf",
+          data: await this.deps.office.convert({ name, ext, data, user: f.user }),
+        };
       } catch (err) {
         if (isFaxgateError(err) && !err.temporary) {
           await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
-          return 'refused';
+          return "refused";
         }
-        log.warn({ err: describeError(err) }, 'DEFERRED office conversion failed for now; will retry');
-        return 'retry';
+        log.warn({ err: describeError(err) }, "DEFERRED office conversion failed for now; will retry");
+        return "retry";
       }
     }
     const contentType = doc.contentType;
@@ -233,16 +250,16 @@ export class FileProcessor {
     const ticketResult = await this.readTicket(f, workName, name, freshClaim);
     if (ticketResult && !ticketResult.ok) {
       await this.refuseClaimed(f, workName, name, ticketResult.reason, refusalHash, log);
-      return 'refused';
+      return "refused";
     }
     const ticket = ticketResult?.ticket;
-    if (ticketResult?.ignoredKeys.length) log.warn({ keys: ticketResult.ignoredKeys }, 'ticket keys ignored');
+    if (ticketResult?.ignoredKeys.length) log.warn({ keys: ticketResult.ignoredKeys }, "ticket keys ignored");
 
     // The text is read even when a ticket or the file name addresses the document: codes hidden
     // in it that name another destination must refuse the file, never be ignored or followed.
     const read = await this.readCodes(doc.data, contentType, log);
     const codes = read?.codes;
-    if (codes?.problems.length) log.warn({ problems: codes.problems }, 'embedded codes not understood');
+    if (codes?.problems.length) log.warn({ problems: codes.problems }, "embedded codes not understood");
 
     let addressing: Addressing;
     try {
@@ -262,20 +279,20 @@ export class FileProcessor {
     } catch (err) {
       // Print now, address later: a print job (it came with a ticket) that names no destination
       // anywhere waits for its owner to give one in the console, instead of being refused.
-      if (isFaxgateError(err) && err.code === 'NO_DESTINATION' && ticket) {
+      if (isFaxgateError(err) && err.code === "NO_DESTINATION" && ticket) {
         addressing = waitingAddressing(ticket);
       } else if (isFaxgateError(err) && !err.temporary) {
         await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
-        return 'refused';
+        return "refused";
       } else {
         // A contact lookup that met a network or service failure: the file waits in .work/.
-        log.warn({ err: describeError(err) }, 'DEFERRED addressing failed for now; will retry');
-        return 'retry';
+        log.warn({ err: describeError(err) }, "DEFERRED addressing failed for now; will retry");
+        return "retry";
       }
     }
     const waiting = addressing.via === ADDRESS_LATER;
 
-    if (addressing.dialNotes.length) log.info({ notes: addressing.dialNotes }, 'phone option read');
+    if (addressing.dialNotes.length) log.info({ notes: addressing.dialNotes }, "phone option read");
 
     // Only a true repeat is swallowed: same user, bytes, destinations, cover (subject, notes),
     // schedule and tags. The same document to another number is another fax.
@@ -285,42 +302,71 @@ export class FileProcessor {
       const prior = this.seen.get(seenKey);
       const now = this.deps.clock.now();
       if (prior && prior.claimId !== claimId && now - prior.at < this.windowMs()) {
-        log.info({ job: prior.jobId }, 'duplicate of a file queued moments ago; not faxed again');
+        log.info({ job: prior.jobId }, "duplicate of a file queued moments ago; not faxed again");
         const minutes = this.deps.spool.dedupeWindowMinutes;
         await this.refuseClaimed(
-          f, workName, name,
-          `not faxed again: the same document to the same destination (${addressing.recipients.map((r) => r.number).join(', ')}) ` +
+          f,
+          workName,
+          name,
+          `not faxed again: the same document to the same destination (${addressing.recipients.map((r) => r.number).join(", ")}) ` +
             `was queued as fax job ${prior.jobId} less than ${minutes} minutes ago. To send it again on purpose, wait ${minutes} minutes or change its subject.`,
-          refusalHash, log, 'duplicate',
+          refusalHash,
+          log,
+          "duplicate",
         );
-        return 'duplicate';
+        return "duplicate";
       }
-      const { job, duplicate } = await acceptJob({ store: this.deps.store, log, metrics: this.deps.metrics }, {
-        source: 'spool',
-        ...(waiting ? { awaitingAddress: true } : {}),
-        user: f.user,
-        recipients: addressing.recipients,
-        // the bytes judged and read above, never the path again: it may have been swapped meanwhile
-        documents: [{ path: workPath, name: doc.name, contentType, data: doc.data }],
-        cover: addressing.cover,
-        scheduledAt: addressing.scheduledAt,
-        tags: addressing.tags,
-        dedupeKey,
-        meta: { origin: { file: name, via: addressing.via, claim: claimId, sha256: sha, repeat, folder: path.basename(f.root), ...(addressing.dialNotes.length ? { dial: addressing.dialNotes.join('; ') } : {}) } },
-      }, { via: addressing.via, bytes: data.length });
+      const { job, duplicate } = await acceptJob(
+        { store: this.deps.store, log, metrics: this.deps.metrics },
+        {
+          source: "spool",
+          ...(waiting ? { awaitingAddress: true } : {}),
+          user: f.user,
+          recipients: addressing.recipients,
+          // the bytes judged and read above, never the path again: it may have been swapped meanwhile
+          documents: [{ path: workPath, name: doc.name, contentType, data: doc.data }],
+          cover: addressing.cover,
+          scheduledAt: addressing.scheduledAt,
+          tags: addressing.tags,
+          dedupeKey,
+          meta: {
+            origin: {
+              file: name,
+              via: addressing.via,
+              claim: claimId,
+              sha256: sha,
+              repeat,
+              folder: path.basename(f.root),
+              ...(addressing.dialNotes.length ? { dial: addressing.dialNotes.join("; ") } : {}),
+            },
+          },
+        },
+        { via: addressing.via, bytes: data.length },
+      );
       if (waiting && !duplicate) {
-        await this.deps.store.enqueueNotification({ kind: 'address', user: f.user, jobId: job.id, dedupeKey: `address:${job.id}`, payload: { jobId: job.id } });
-        log.info({ job: job.id }, 'HELD needs an address: its owner gives the number in the console');
+        await this.deps.store.enqueueNotification({
+          kind: "address",
+          user: f.user,
+          jobId: job.id,
+          dedupeKey: `address:${job.id}`,
+          payload: { jobId: job.id },
+        });
+        log.info({ job: job.id }, "HELD needs an address: its owner gives the number in the console");
       }
       this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
       this.pruneSeen(now);
       await this.finishDone(f, workName, name, ticketResult !== null);
-      this.count('queued');
-      return 'queued';
+      this.count("queued");
+      return "queued";
     });
   }
 
-  private async readTicket(f: UserFolders, workName: string, name: string, freshClaim: boolean): Promise<ReturnType<typeof parseTicket> | null> {
+  private async readTicket(
+    f: UserFolders,
+    workName: string,
+    name: string,
+    freshClaim: boolean,
+  ): Promise<ReturnType<typeof parseTicket> | null> {
     const workTicket = path.join(f.work, `${workName}.json`);
     // A ticket is claimed into the work folder only here: after a fresh claim there is none yet.
     let st = freshClaim ? null : await f.calls.look(workTicket);
@@ -331,26 +377,33 @@ export class FileProcessor {
       try {
         await withFolder(f.work, (at) => f.calls.rename(outside, path.join(at, `${workName}.json`)), this.repairs(f));
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
         throw err;
       }
       st = await f.calls.look(workTicket);
       // claimed a moment ago: gone from the work folder since, the file waits and is tried again
-      if (!st) throw new FaxgateError('INTERNAL', `its ticket ${name}.json left the work folder while being taken`, { temporary: true });
+      if (!st)
+        throw new FaxgateError("INTERNAL", `its ticket ${name}.json left the work folder while being taken`, {
+          temporary: true,
+        });
     }
     const verdict = judgeStat(st, TICKET_MAX_BYTES);
     if (!verdict.ok) return { ok: false, reason: `its ticket ${name}.json was refused: ${verdict.reason}` };
     try {
       const raw = await readSafely(workTicket, st, TICKET_MAX_BYTES, f.calls);
-      return parseTicket(raw.toString('utf8'));
+      return parseTicket(raw.toString("utf8"));
     } catch (err) {
       return { ok: false, reason: `its ticket ${name}.json could not be read: ${describeError(err)}` };
     }
   }
 
-  private async readCodes(data: Buffer, contentType: string, log: Logger): Promise<{ codes?: EmbeddedCodes; unreadable?: string } | undefined> {
-    if (contentType === 'text/plain') return { codes: parseEmbeddedCodes(textPages(data.toString('utf8'))) };
-    if (contentType !== 'application/pdf') return undefined;
+  private async readCodes(
+    data: Buffer,
+    contentType: string,
+    log: Logger,
+  ): Promise<{ codes?: EmbeddedCodes; unreadable?: string } | undefined> {
+    if (contentType === "text/plain") return { codes: parseEmbeddedCodes(textPages(data.toString("utf8"))) };
+    if (contentType !== "application/pdf") return undefined;
     try {
       return { codes: parseEmbeddedCodes(await this.deps.readers.pdfPageTexts(data)) };
     } catch (err) {
@@ -358,7 +411,7 @@ export class FileProcessor {
       if (isFaxgateError(err)) throw err;
       // An unreadable text layer is not fatal: the ticket or the file name may still address it.
       const why = describeError(err).slice(0, 200);
-      log.warn({ err: why }, 'PDF text could not be read; embedded codes skipped');
+      log.warn({ err: why }, "PDF text could not be read; embedded codes skipped");
       return { unreadable: why };
     }
   }
@@ -366,7 +419,14 @@ export class FileProcessor {
   /** Refuses a claimed file without reading it (it never stopped changing). */
   async refuseUnread(f: UserFolders, workName: string, reason: string): Promise<void> {
     const { claimId, name } = parseWorkName(workName);
-    await this.refuseClaimed(f, workName, name, reason, unreadHash(f, claimId), this.deps.logger.child({ user: f.user, file: name }));
+    await this.refuseClaimed(
+      f,
+      workName,
+      name,
+      reason,
+      unreadHash(f, claimId),
+      this.deps.logger.child({ user: f.user, file: name }),
+    );
   }
 
   /**
@@ -377,33 +437,46 @@ export class FileProcessor {
     const now = new Date(this.deps.clock.now());
     // No directory fsync here: the job is already durable, and if a crash forgets this move the
     // file is found in .work/ again, recognised by its dedupeKey and only moved.
-    const to = await moveInto(path.join(f.work, workName), f.done, name, { sync: false, touch: now, folder: this.repairs(f) });
+    const to = await moveInto(path.join(f.work, workName), f.done, name, {
+      sync: false,
+      touch: now,
+      folder: this.repairs(f),
+    });
     if (ticket !== false) await this.moveTicket(f, workName, f.done, path.basename(to));
   }
 
   private async moveTicket(f: UserFolders, workName: string, dir: string, docName: string): Promise<void> {
     const ticket = path.join(f.work, `${workName}.json`);
-    if (await f.calls.look(ticket)) await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done, folder: this.repairs(f) });
+    if (await f.calls.look(ticket))
+      await moveInto(ticket, dir, `${docName}.json`, { sync: dir !== f.done, folder: this.repairs(f) });
   }
 
   /** Reason file, notification, then the move: each step can be redone after a crash. */
-  private async refuseClaimed(f: UserFolders, workName: string, name: string, reason: string, hash: string, log: Logger, outcome = 'refused'): Promise<void> {
+  private async refuseClaimed(
+    f: UserFolders,
+    workName: string,
+    name: string,
+    reason: string,
+    hash: string,
+    log: Logger,
+    outcome = "refused",
+  ): Promise<void> {
     // The reason file is named for the free name the document will take in failed/.
     const target = await freeName(f.failed, name, this.repairs(f));
     await this.recordRefusal(f, target, reason, hash);
     const to = await moveInto(path.join(f.work, workName), f.failed, target, { folder: this.repairs(f) });
     await this.moveTicket(f, workName, f.failed, path.basename(to));
-    log.warn({ reason }, 'REJECTED');
+    log.warn({ reason }, "REJECTED");
     this.count(outcome);
   }
 
   private async recordRefusal(f: UserFolders, name: string, reason: string, hash: string): Promise<void> {
     await writeReason(f.failed, name, reason, this.repairs(f));
     await this.deps.store.enqueueNotification({
-      kind: 'rejected',
+      kind: "rejected",
       user: f.user,
       dedupeKey: `rejected:spool:${hash}`,
-      payload: { file: name, reason, source: 'spool' },
+      payload: { file: name, reason, source: "spool" },
     });
   }
 
@@ -432,22 +505,27 @@ export class FileProcessor {
 /** A name of at most NAME_MAX_BYTES bytes: the start and the extension of a longer one. */
 export function shortName(name: string): string {
   if (Buffer.byteLength(name) <= NAME_MAX_BYTES) return name;
-  const dot = name.lastIndexOf('.');
-  const ext = dot > 0 && name.length - dot <= 10 ? name.slice(dot) : '';
+  const dot = name.lastIndexOf(".");
+  const ext = dot > 0 && name.length - dot <= 10 ? name.slice(dot) : "";
   let stem = name.slice(0, name.length - ext.length);
   while (Buffer.byteLength(stem) + Buffer.byteLength(ext) + 3 > NAME_MAX_BYTES) stem = stem.slice(0, -1);
   // A cut through a surrogate pair would leave half a character.
-  return `${stem.replace(/[\ud800-\udbff]$/, '')}...${ext}`;
+  return `${stem.replace(/[\ud800-\udbff]$/, "")}...${ext}`;
 }
 
 function repeatKey(user: string, sha: string, a: Addressing): string {
-  const what = { to: a.recipients.map((r) => r.number).sort(), cover: a.cover, at: a.scheduledAt, tags: [...a.tags].sort() };
+  const what = {
+    to: a.recipients.map((r) => r.number).sort(),
+    cover: a.cover,
+    at: a.scheduledAt,
+    tags: [...a.tags].sort(),
+  };
   return sha256(`${user}\0${sha}\0${JSON.stringify(what)}`);
 }
 
 function parseWorkName(workName: string): { claimId: string; name: string } {
   const m = WORK_NAME.exec(workName);
-  if (!m) throw new FaxgateError('INTERNAL', `not a work file name: ${workName}`);
+  if (!m) throw new FaxgateError("INTERNAL", `not a work file name: ${workName}`);
   return { claimId: m[1]!, name: m[2]! };
 }
 

@@ -7,10 +7,28 @@
 // is asked of the kernel (statfs); anything not known to be a local disk is treated as remote,
 // and a local disk that makes a call wait gets the pool for a while (localCalls).
 import {
-  close, closeSync, fstat, fstatSync, link, linkSync, lstat, lstatSync, lutimes, lutimesSync, open, openSync,
-  read, readSync, rename, renameSync, statfs, unlink, unlinkSync, type Stats,
-} from 'node:fs';
-import { promisify } from 'node:util';
+  close,
+  closeSync,
+  fstat,
+  fstatSync,
+  link,
+  linkSync,
+  lstat,
+  lstatSync,
+  lutimes,
+  lutimesSync,
+  open,
+  openSync,
+  read,
+  readSync,
+  rename,
+  renameSync,
+  statfs,
+  unlink,
+  unlinkSync,
+  type Stats,
+} from "node:fs";
+import { promisify } from "node:util";
 
 export interface FolderCalls {
   /** true: the calls are made on the calling thread (a local disk) */
@@ -99,29 +117,38 @@ export function localCalls(opts: LocalCallsOptions = {}): FolderCalls {
     }
   };
   /** The pool's call while the folder is sent there, else `here`, timed as `call`. */
-  const either = <A extends unknown[], T>(call: string, viaPool: (...a: A) => Promise<T>, here: (...a: A) => T) =>
-    async (...a: A): Promise<T> => (onPool() ? viaPool(...a) : timed(call, () => here(...a)));
-  const readHere = either('read', poolCalls.read, (fd: number, buf: Uint8Array, offset: number, length: number, position: number) => readSync(fd, buf, offset, length, position));
+  const either =
+    <A extends unknown[], T>(call: string, viaPool: (...a: A) => Promise<T>, here: (...a: A) => T) =>
+    async (...a: A): Promise<T> =>
+      onPool() ? viaPool(...a) : timed(call, () => here(...a));
+  const readHere = either(
+    "read",
+    poolCalls.read,
+    (fd: number, buf: Uint8Array, offset: number, length: number, position: number) =>
+      readSync(fd, buf, offset, length, position),
+  );
   return {
     get here() {
       return !onPool();
     },
-    look: either('lstat', poolCalls.look, (p) => {
+    look: either("lstat", poolCalls.look, (p) => {
       try {
         return lstatSync(p, { throwIfNoEntry: false }) ?? null;
       } catch {
         return null;
       }
     }),
-    open: either('open', poolCalls.open, (p, flags) => openSync(p, flags)),
-    fstat: either('fstat', poolCalls.fstat, (fd) => fstatSync(fd)),
+    open: either("open", poolCalls.open, (p, flags) => openSync(p, flags)),
+    fstat: either("fstat", poolCalls.fstat, (fd) => fstatSync(fd)),
     read: async (fd, buf, offset, length, position) =>
-      length > READ_HERE_BYTES ? poolCalls.read(fd, buf, offset, length, position) : readHere(fd, buf, offset, length, position),
-    close: either('close', poolCalls.close, (fd) => closeSync(fd)),
-    rename: either('rename', poolCalls.rename, (from, to) => renameSync(from, to)),
-    link: either('link', poolCalls.link, (from, to) => linkSync(from, to)),
-    unlink: either('unlink', poolCalls.unlink, (p) => unlinkSync(p)),
-    touch: either('lutimes', poolCalls.touch, (p, at) => lutimesSync(p, at, at)),
+      length > READ_HERE_BYTES
+        ? poolCalls.read(fd, buf, offset, length, position)
+        : readHere(fd, buf, offset, length, position),
+    close: either("close", poolCalls.close, (fd) => closeSync(fd)),
+    rename: either("rename", poolCalls.rename, (from, to) => renameSync(from, to)),
+    link: either("link", poolCalls.link, (from, to) => linkSync(from, to)),
+    unlink: either("unlink", poolCalls.unlink, (p) => unlinkSync(p)),
+    touch: either("lutimes", poolCalls.touch, (p, at) => lutimesSync(p, at, at)),
   };
 }
 
@@ -142,7 +169,7 @@ const LOCAL_FILE_SYSTEMS = new Set([
 
 /** Whether a statfs type (`f_type`) is a local disk's file system (false for any other, or off Linux). */
 export function isLocalFileSystem(type: number): boolean {
-  return process.platform === 'linux' && LOCAL_FILE_SYSTEMS.has(type >>> 0);
+  return process.platform === "linux" && LOCAL_FILE_SYSTEMS.has(type >>> 0);
 }
 
 /** The calls for a folder: its own local calls on a local disk, through the pool anywhere else. */

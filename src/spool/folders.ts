@@ -1,14 +1,14 @@
 // One folder per user under the spool root, with the outcome folders inside it. Folders are
 // created 0770 (group: the print server and the people who drop files) and never made looser.
-import { chmod, lstat, mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { FaxgateError } from '../errors.js';
-import type { UserConfig } from '../config/schema.js';
-import { poolCalls, type FolderCalls } from './folder-calls.js';
+import { chmod, lstat, mkdir } from "node:fs/promises";
+import path from "node:path";
+import { FaxgateError } from "../errors.js";
+import type { UserConfig } from "../config/schema.js";
+import { poolCalls, type FolderCalls } from "./folder-calls.js";
 
-export const WORK_DIR = '.work';
-export const DONE_DIR = 'done';
-export const FAILED_DIR = 'failed';
+export const WORK_DIR = ".work";
+export const DONE_DIR = "done";
+export const FAILED_DIR = "failed";
 const FOLDER_MODE = 0o770;
 
 export interface UserFolders {
@@ -27,19 +27,30 @@ export function folderName(user: UserConfig): string {
 
 export function userFolders(spoolRoot: string, user: UserConfig, calls: FolderCalls = poolCalls): UserFolders {
   const root = path.join(path.resolve(spoolRoot), folderName(user));
-  return { user: user.name, root, work: path.join(root, WORK_DIR), done: path.join(root, DONE_DIR), failed: path.join(root, FAILED_DIR), calls };
+  return {
+    user: user.name,
+    root,
+    work: path.join(root, WORK_DIR),
+    done: path.join(root, DONE_DIR),
+    failed: path.join(root, FAILED_DIR),
+    calls,
+  };
 }
 
 /** Creates the folders (or checks existing ones are real folders, not links) with safe modes. */
 export async function ensureFolders(spoolRoot: string, f: UserFolders): Promise<void> {
   await mkdir(spoolRoot, { recursive: true, mode: 0o755 });
   for (const dir of [f.root, f.work, f.done, f.failed]) {
-    const created = await mkdir(dir, { mode: FOLDER_MODE }).then(() => true, (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-      return false;
-    });
+    const created = await mkdir(dir, { mode: FOLDER_MODE }).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code !== "EEXIST") throw err;
+        return false;
+      },
+    );
     const st = await lstat(dir);
-    if (!st.isDirectory()) throw new FaxgateError('UNSAFE_FILE', `${dir} is not a folder (a link or a file is in its place)`);
+    if (!st.isDirectory())
+      throw new FaxgateError("UNSAFE_FILE", `${dir} is not a folder (a link or a file is in its place)`);
     // New folders get exactly 0770 (the umask would take the group's write, which the print
     // service needs); existing ones are tightened, never loosened: an admin may want 0750.
     const mode = st.mode & 0o777;

@@ -6,16 +6,16 @@
 // on through /proc/self/fd/N, which names the very folder that was checked whatever happens to
 // its path meanwhile. A missing folder is made again; anything else in its place is moved aside.
 // O_DIRECTORY fails at once on anything that is not a folder, a FIFO too, so the open never waits.
-import { constants, existsSync } from 'node:fs';
-import { chmod, mkdir, rename } from 'node:fs/promises';
-import path from 'node:path';
-import { FaxgateError } from '../errors.js';
-import { poolCalls, type FolderCalls } from './folder-calls.js';
+import { constants, existsSync } from "node:fs";
+import { chmod, mkdir, rename } from "node:fs/promises";
+import path from "node:path";
+import { FaxgateError } from "../errors.js";
+import { poolCalls, type FolderCalls } from "./folder-calls.js";
 
 export const FOLDER_MODE = 0o770;
 
 /** Linux names an open folder by its descriptor; elsewhere the checked path is used as it is. */
-const procFd = existsSync('/proc/self/fd');
+const procFd = existsSync("/proc/self/fd");
 
 export interface FolderOptions {
   /** A folder was missing and made again, or something in its place was moved aside. */
@@ -44,7 +44,7 @@ async function openFolder(dir: string, calls: FolderCalls): Promise<number | str
     const uid = process.geteuid?.();
     if (!st.isDirectory()) {
       await calls.close(fd);
-      return 'it is not a folder';
+      return "it is not a folder";
     }
     if (uid !== undefined && st.uid !== uid) {
       await calls.close(fd);
@@ -53,8 +53,8 @@ async function openFolder(dir: string, calls: FolderCalls): Promise<number | str
     return fd;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return 'missing';
-    if (code === 'ELOOP' || code === 'ENOTDIR') return 'a symbolic link or a file is in its place';
+    if (code === "ENOENT") return "missing";
+    if (code === "ELOOP" || code === "ENOTDIR") return "a symbolic link or a file is in its place";
     throw err;
   }
 }
@@ -63,20 +63,24 @@ async function openFolder(dir: string, calls: FolderCalls): Promise<number | str
  * Runs `fn` with a path that names the checked folder `dir` (its descriptor's /proc path on Linux).
  * The path is valid only while `fn` runs.
  */
-export async function withFolder<T>(dir: string, fn: (at: string) => Promise<T>, options: FolderOptions = {}): Promise<T> {
+export async function withFolder<T>(
+  dir: string,
+  fn: (at: string) => Promise<T>,
+  options: FolderOptions = {},
+): Promise<T> {
   const calls = options.calls ?? poolCalls;
   for (let attempt = 0; attempt < 3; attempt++) {
     const got = await openFolder(dir, calls);
-    if (typeof got !== 'string') {
+    if (typeof got !== "string") {
       try {
         return await fn(procFd ? `/proc/self/fd/${got}` : dir);
       } finally {
         await calls.close(got);
       }
     }
-    if (got === 'missing') {
+    if (got === "missing") {
       await makeFolder(dir).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'EEXIST') throw err;
+        if (err.code !== "EEXIST") throw err;
       });
       options.onRepair?.(`${dir} was missing and was made again`);
       continue;
@@ -85,9 +89,11 @@ export async function withFolder<T>(dir: string, fn: (at: string) => Promise<T>,
     // dot-name that the watcher never takes up as a document.
     const aside = path.join(path.dirname(dir), `.${path.basename(dir)}.not-a-folder-${Date.now()}`);
     await rename(dir, aside).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
+      if (err.code !== "ENOENT") throw err;
     });
-    options.onRepair?.(`${dir} was replaced (${got}); it was moved aside to ${path.basename(aside)} and a new folder made`);
+    options.onRepair?.(
+      `${dir} was replaced (${got}); it was moved aside to ${path.basename(aside)} and a new folder made`,
+    );
   }
-  throw new FaxgateError('UNSAFE_FILE', `${dir} keeps being replaced; faxgate does not write there`);
+  throw new FaxgateError("UNSAFE_FILE", `${dir} keeps being replaced; faxgate does not write there`);
 }

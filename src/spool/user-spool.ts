@@ -9,15 +9,15 @@
 // the event is all we use, and the stability check and the rescan are ours. A file that is already over the size limit is taken at once (it is
 // refused unread, whatever its writer does next), and one that is still changing after
 // maxWriteMs is refused: neither may sit in the folder forever with nobody told.
-import { watch, type FSWatcher } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
-import path from 'node:path';
-import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import { Periodic } from '../periodic.js';
-import { DONE_DIR, FAILED_DIR, type UserFolders } from './folders.js';
-import { isIgnoredName, isTicketName } from './safe-file.js';
+import { watch, type FSWatcher } from "node:fs";
+import { lstat, readdir } from "node:fs/promises";
+import path from "node:path";
+import type { Clock } from "../clock.js";
+import { describeError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import { Periodic } from "../periodic.js";
+import { DONE_DIR, FAILED_DIR, type UserFolders } from "./folders.js";
+import { isIgnoredName, isTicketName } from "./safe-file.js";
 
 interface Observation {
   size: number;
@@ -92,15 +92,15 @@ export class UserSpool {
         if (name) this.nudge(name.toString());
         else void this.rescan();
       });
-      watcher.on('error', (err) => {
-        this.opts.logger.warn({ folder: root, err: describeError(err) }, 'watch error; the folder is rescanned');
+      watcher.on("error", (err) => {
+        this.opts.logger.warn({ folder: root, err: describeError(err) }, "watch error; the folder is rescanned");
         // the next rescan watches it again
         if (this.watcher === watcher) this.unwatch();
       });
       this.watcher = watcher;
       this.watchedIno = st.ino;
     } catch (err) {
-      this.opts.logger.warn({ folder: root, err: describeError(err) }, 'folder cannot be watched; it is rescanned');
+      this.opts.logger.warn({ folder: root, err: describeError(err) }, "folder cannot be watched; it is rescanned");
     }
   }
 
@@ -127,7 +127,7 @@ export class UserSpool {
     try {
       names = await readdir(this.opts.folders.root);
     } catch (err) {
-      this.opts.logger.warn({ folder: this.opts.folders.root, err: describeError(err) }, 'spool folder cannot be read');
+      this.opts.logger.warn({ folder: this.opts.folders.root, err: describeError(err) }, "spool folder cannot be read");
       return;
     }
     for (const n of names) if (!this.seen.has(n) && !this.taking.has(n)) this.nudge(n);
@@ -140,7 +140,7 @@ export class UserSpool {
     if (this.stopped || isIgnoredName(name) || name === DONE_DIR || name === FAILED_DIR) return;
     if (isTicketName(name)) {
       // A ticket written just after its document restarts the document's quiet period.
-      const doc = name.slice(0, -'.json'.length);
+      const doc = name.slice(0, -".json".length);
       const o = this.seen.get(doc);
       if (o) o.since = this.opts.clock.now();
       return;
@@ -173,10 +173,17 @@ export class UserSpool {
       return this.takeNow(
         name,
         `it was still being written after ${waitedFor(this.opts.maxWriteMs)} (its size or time kept changing); ` +
-          'a file is faxed only once it has stopped changing',
+          "a file is faxed only once it has stopped changing",
       );
     }
-    const o: Observation = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, since: now, firstSeen, timer: prev?.timer ?? null };
+    const o: Observation = {
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      ino: st.ino,
+      since: now,
+      firstSeen,
+      timer: prev?.timer ?? null,
+    };
     this.seen.set(name, o);
     this.schedule(name, o, this.opts.stableMs);
   }
@@ -189,10 +196,13 @@ export class UserSpool {
 
   private schedule(name: string, o: Observation, ms: number): void {
     if (o.timer) clearTimeout(o.timer);
-    o.timer = setTimeout(() => {
-      o.timer = null;
-      void this.check(name);
-    }, Math.max(10, ms));
+    o.timer = setTimeout(
+      () => {
+        o.timer = null;
+        void this.check(name);
+      },
+      Math.max(10, ms),
+    );
   }
 }
 
@@ -217,7 +227,10 @@ export async function stillChanging(dir: string, names: string[], stableMs: numb
 }
 
 /** Same file, same size, same modification time: nothing was written in between. */
-function unchanged(a: { size: number; mtimeMs: number; ino: number }, b: { size: number; mtimeMs: number; ino: number }): boolean {
+function unchanged(
+  a: { size: number; mtimeMs: number; ino: number },
+  b: { size: number; mtimeMs: number; ino: number },
+): boolean {
   return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 

@@ -1,26 +1,26 @@
 // Print to fax: watched folders, one per user, under spool.root (contract §5). Files are taken
 // when complete, claimed by rename, queued durably, then moved to done/ or failed/.
-import PQueue from 'p-queue';
-import { systemClock, type Clock } from '../clock.js';
-import { Periodic } from '../periodic.js';
-import type { SpoolConfig, UserConfig } from '../config/schema.js';
-import { describeError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
-import { destinationCheckFor, type DestinationCheck } from '../intake/destination-policy.js';
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { QueueStore } from '../store/queue-store.js';
-import { inProcessReaders, type InputReaders } from '../workers/pool.js';
-import { sweepFailedJobs } from './failed-jobs.js';
-import { withFolder } from './safe-folder.js';
-import type { DocumentConverter } from '../intake/convert-queue.js';
-import { OfficeConverter } from '../intake/office-convert.js';
-import { FileProcessor } from './file-processor.js';
-import { callsFor, type FolderCalls } from './folder-calls.js';
-import { ensureFolders, userFolders, type UserFolders } from './folders.js';
-import { parkOrphanTickets } from './orphan-tickets.js';
-import { pruneOlderThan } from './outcome-files.js';
-import { stillChanging, UserSpool } from './user-spool.js';
+import PQueue from "p-queue";
+import { systemClock, type Clock } from "../clock.js";
+import { Periodic } from "../periodic.js";
+import type { SpoolConfig, UserConfig } from "../config/schema.js";
+import { describeError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
+import { destinationCheckFor, type DestinationCheck } from "../intake/destination-policy.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { inProcessReaders, type InputReaders } from "../workers/pool.js";
+import { sweepFailedJobs } from "./failed-jobs.js";
+import { withFolder } from "./safe-folder.js";
+import type { DocumentConverter } from "../intake/convert-queue.js";
+import { OfficeConverter } from "../intake/office-convert.js";
+import { FileProcessor } from "./file-processor.js";
+import { callsFor, type FolderCalls } from "./folder-calls.js";
+import { ensureFolders, userFolders, type UserFolders } from "./folders.js";
+import { parkOrphanTickets } from "./orphan-tickets.js";
+import { pruneOlderThan } from "./outcome-files.js";
+import { stillChanging, UserSpool } from "./user-spool.js";
 
 export interface SpoolWatcherOptions {
   spool: SpoolConfig;
@@ -88,7 +88,12 @@ export class SpoolWatcher {
       clock: this.clock,
       metrics: opts.metrics,
       readers: opts.readers ?? inProcessReaders,
-      destinations: opts.destinations ?? destinationCheckFor(() => undefined, () => this.users),
+      destinations:
+        opts.destinations ??
+        destinationCheckFor(
+          () => undefined,
+          () => this.users,
+        ),
       office: this.office,
     });
   }
@@ -101,7 +106,7 @@ export class SpoolWatcher {
     this.sweeper = new Periodic(() => this.sweep(), {
       intervalMs: this.opts.sweepMs ?? 30_000,
       unref: true,
-      onError: (err) => this.log.warn({ err: describeError(err) }, 'spool sweep failed'),
+      onError: (err) => this.log.warn({ err: describeError(err) }, "spool sweep failed"),
       onRunEnd: this.opts.onSweep,
     });
     this.sweeper.start();
@@ -146,14 +151,20 @@ export class SpoolWatcher {
     try {
       await ensureFolders(this.opts.spool.root, f);
     } catch (err) {
-      this.log.error({ user: u.name, folder: f.root, err: describeError(err) }, 'spool folder cannot be used; this user cannot print to fax');
+      this.log.error(
+        { user: u.name, folder: f.root, err: describeError(err) },
+        "spool folder cannot be used; this user cannot print to fax",
+      );
       return;
     }
     // the file calls on this thread if the folder is on a local disk, through the pool if not
     const root = f.root;
     const local = {
       onSlow: (call: string, ms: number) =>
-        this.log.warn({ user: u.name, folder: root, call, ms: Math.round(ms) }, 'spool folder slow: a file call held the main thread; its calls go through the thread pool for a minute'),
+        this.log.warn(
+          { user: u.name, folder: root, call, ms: Math.round(ms) },
+          "spool folder slow: a file call held the main thread; its calls go through the thread pool for a minute",
+        ),
     };
     f = userFolders(this.opts.spool.root, u, await (this.opts.folderCalls ?? ((dir) => callsFor(dir, local)))(root));
     await this.recover(f);
@@ -177,14 +188,16 @@ export class SpoolWatcher {
     const { documents, tickets } = await this.processor.leftovers(f);
     if (documents.length === 0 && tickets.length === 0) return;
     const known = new Set(
-      (await this.opts.store.listJobs({ source: 'spool', user: f.user, limit: 100_000 })).map((j) => j.dedupeKey).filter((k): k is string => k !== null),
+      (await this.opts.store.listJobs({ source: "spool", user: f.user, limit: 100_000 }))
+        .map((j) => j.dedupeKey)
+        .filter((k): k is string => k !== null),
     );
-    this.log.info({ user: f.user, files: documents.length }, 'recovering files from the work folder');
+    this.log.info({ user: f.user, files: documents.length }, "recovering files from the work folder");
     // A file claimed only to be refused (it never stopped changing) may still have its writer.
     const unsettled = await stillChanging(f.work, documents, this.opts.spool.stableMs);
     for (const d of documents) {
       const refusal = unsettled.has(d)
-        ? 'it was still being written when faxgate took it up again after a restart (its size or time kept changing); a file is faxed only once it has stopped changing'
+        ? "it was still being written when faxgate took it up again after a restart (its size or time kept changing); a file is faxed only once it has stopped changing"
         : undefined;
       await this.queue.add(() => this.runProcess(f, d, { known, refusal }));
     }
@@ -206,9 +219,15 @@ export class SpoolWatcher {
       if (this.unclaimable.get(key) === what) return;
       this.unclaimable.set(key, what);
       if (this.unclaimable.size > 10_000) this.unclaimable.delete(this.unclaimable.keys().next().value!);
-      this.log.error({ user: f.user, file: name, err: describeError(err) }, 'file could not be claimed');
-      await this.processor.refuseUnclaimable(f, name, err).catch((e: unknown) =>
-        this.log.warn({ user: f.user, file: name, err: describeError(e) }, 'could not record why a file was not claimed'));
+      this.log.error({ user: f.user, file: name, err: describeError(err) }, "file could not be claimed");
+      await this.processor
+        .refuseUnclaimable(f, name, err)
+        .catch((e: unknown) =>
+          this.log.warn(
+            { user: f.user, file: name, err: describeError(e) },
+            "could not record why a file was not claimed",
+          ),
+        );
       return;
     }
     this.unclaimable.delete(`${f.user}/${name}`);
@@ -219,14 +238,18 @@ export class SpoolWatcher {
    * Processes a claimed file, or refuses it unread when `refusal` says why. `known`: dedupeKeys
    * already in the store (recovery).
    */
-  private async runProcess(f: UserFolders, workName: string, { known, refusal, freshClaim }: { known?: Set<string>; refusal?: string; freshClaim?: boolean } = {}): Promise<void> {
+  private async runProcess(
+    f: UserFolders,
+    workName: string,
+    { known, refusal, freshClaim }: { known?: Set<string>; refusal?: string; freshClaim?: boolean } = {},
+  ): Promise<void> {
     try {
       if (refusal !== undefined) return await this.processor.refuseUnread(f, workName, refusal);
       const outcome = await this.processor.process(f, workName, known, freshClaim);
-      if (outcome === 'retry') this.retryLater(f, workName);
+      if (outcome === "retry") this.retryLater(f, workName);
     } catch (err) {
       // The store could not be written, or the disk failed: the file stays claimed and is tried again.
-      this.log.error({ user: f.user, file: workName, err: describeError(err) }, 'DEFERRED spool file; will retry');
+      this.log.error({ user: f.user, file: workName, err: describeError(err) }, "DEFERRED spool file; will retry");
       this.retryLater(f, workName, refusal);
     }
   }
@@ -245,7 +268,7 @@ export class SpoolWatcher {
     const byUser = new Map([...this.spools.values()].map((s) => [s.folders.user, s.folders]));
     await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
     for (const f of byUser.values()) {
-      const onRepair = (what: string) => this.log.warn({ user: f.user, repair: what }, 'spool folder repaired');
+      const onRepair = (what: string) => this.log.warn({ user: f.user, repair: what }, "spool folder repaired");
       await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now(), { onRepair, calls: f.calls });
       // failed/ and .work/ are checked too, even when no file needs them now: a link or a hole
       // left in their place is repaired at the next sweep, not only at the next file

@@ -3,9 +3,9 @@
 // `flush`, so the file is not opened again to be synced), or, for a file intake already wrote
 // whole, fsync it and move it in with one rename; then the caller fsyncs the folder. The job row
 // is written after.
-import { constants as fsConstants, promises as fsp } from 'node:fs';
-import path from 'node:path';
-import { FLUSH_ON_CLOSE, replaceFile, syncFile } from '../fs/atomic.js';
+import { constants as fsConstants, promises as fsp } from "node:fs";
+import path from "node:path";
+import { FLUSH_ON_CLOSE, replaceFile, syncFile } from "../fs/atomic.js";
 
 /**
  * Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per
@@ -23,13 +23,17 @@ export async function placeFile(src: string, dest: string, move: boolean, data?:
   }
   // A copy: bytes the caller holds, a file the caller keeps, or one on another file system (the
   // rename above said EXDEV, and a rename into a temp name beside dest would say it again).
-  const bytes = await replaceFile(dest, async (tmp) => {
-    if (data) return fsp.writeFile(tmp, data, { flag: 'wx', flush: FLUSH_ON_CLOSE });
-    await fsp.copyFile(src, tmp, fsConstants.COPYFILE_EXCL);
-  }, {
-    syncDir: false,
-    flushedBytes: data && FLUSH_ON_CLOSE ? data.length : undefined,
-  });
+  const bytes = await replaceFile(
+    dest,
+    async (tmp) => {
+      if (data) return fsp.writeFile(tmp, data, { flag: "wx", flush: FLUSH_ON_CLOSE });
+      await fsp.copyFile(src, tmp, fsConstants.COPYFILE_EXCL);
+    },
+    {
+      syncDir: false,
+      flushedBytes: data && FLUSH_ON_CLOSE ? data.length : undefined,
+    },
+  );
   if (move) await fsp.unlink(src).catch(() => undefined);
   return bytes;
 }
@@ -45,13 +49,17 @@ export async function moveInUnsynced(src: string, dest: string): Promise<boolean
     await fsp.rename(src, dest);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
+    if ((err as NodeJS.ErrnoException).code === "EXDEV") return false;
     throw err;
   }
 }
 
 /** A stored file name from a user-supplied one: no folders, no dot files, bounded length. */
 export function safeFileName(name: string, index: number): string {
-  const base = path.basename(name).replace(/[^a-zA-Z0-9._-]+/g, '_').replace(/^\.+/, '').slice(-80);
-  return `${String(index).padStart(2, '0')}-${base || 'document'}`;
+  const base = path
+    .basename(name)
+    .replace(/[^a-zA-Z0-9._-]+/g, "_")
+    .replace(/^\.+/, "")
+    .slice(-80);
+  return `${String(index).padStart(2, "0")}-${base || "document"}`;
 }

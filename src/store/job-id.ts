@@ -1,12 +1,12 @@
 // Job and send ids: Crockford base32 of the time in ms (so ids sort by creation) plus random
 // characters (so two processes enqueuing in the same millisecond do not collide). Upper-case
 // letters and digits only: safe in file names, SMTP replies and the service's cf fields.
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from "node:crypto";
 
-const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 function encodeTime(ms: number, chars: number): string {
-  let out = '';
+  let out = "";
   let n = Math.floor(ms);
   for (let i = 0; i < chars; i++) {
     out = ALPHABET[n % 32] + out;
@@ -17,7 +17,7 @@ function encodeTime(ms: number, chars: number): string {
 
 function randomChars(chars: number): string {
   const bytes = randomBytes(chars);
-  let out = '';
+  let out = "";
   for (let i = 0; i < chars; i++) out += ALPHABET[bytes[i]! % 32];
   return out;
 }

@@ -1,25 +1,25 @@
 // A job's summary state from its recipients' states (types.ts explains the states; the state
 // sets come from transitions.ts, the one place they are defined).
-import { FINAL_JOB_STATES, FINAL_RECIPIENT_STATES, NEEDS_ADDRESS } from './transitions.js';
-import type { Job, JobState, RecipientState } from './types.js';
+import { FINAL_JOB_STATES, FINAL_RECIPIENT_STATES, NEEDS_ADDRESS } from "./transitions.js";
+import type { Job, JobState, RecipientState } from "./types.js";
 
 const FINAL: ReadonlySet<RecipientState> = new Set(FINAL_RECIPIENT_STATES);
 const FINAL_JOB: ReadonlySet<JobState> = new Set(FINAL_JOB_STATES);
 
 export function deriveJobState(states: readonly RecipientState[]): JobState {
-  if (states.length === 0) return 'failed';
+  if (states.length === 0) return "failed";
   if (states.every((s) => FINAL.has(s))) {
-    if (states.every((s) => s === 'delivered')) return 'delivered';
-    if (states.every((s) => s === 'cancelled')) return 'cancelled';
-    if (states.some((s) => s === 'delivered')) return 'partial';
-    return 'failed';
+    if (states.every((s) => s === "delivered")) return "delivered";
+    if (states.every((s) => s === "cancelled")) return "cancelled";
+    if (states.some((s) => s === "delivered")) return "partial";
+    return "failed";
   }
   const open = states.filter((s) => !FINAL.has(s));
   // anything started (in flight, deferred, waiting for a lookup) makes the job active
-  if (open.some((s) => s !== 'queued' && s !== 'held')) return 'active';
-  if (open.every((s) => s === 'held')) return 'held';
-  if (states.every((s) => s === 'queued')) return 'queued';
-  return 'active';
+  if (open.some((s) => s !== "queued" && s !== "held")) return "active";
+  if (open.every((s) => s === "held")) return "held";
+  if (states.every((s) => s === "queued")) return "queued";
+  return "active";
 }
 
 export function isFinalJobState(s: JobState): boolean {
@@ -29,5 +29,5 @@ export function isFinalJobState(s: JobState): boolean {
 /** Whether a job waits for its owner to give it a number (its one recipient is the placeholder). */
 export function waitsForAddress(job: Job): boolean {
   const r = job.recipients[0];
-  return job.state === 'held' && job.recipients.length === 1 && r!.number === '' && r!.lastError === NEEDS_ADDRESS;
+  return job.state === "held" && job.recipients.length === 1 && r!.number === "" && r!.lastError === NEEDS_ADDRESS;
 }

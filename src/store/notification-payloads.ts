@@ -14,7 +14,7 @@ export interface RejectedPayload {
   subject?: string;
   reason: string;
   /** 'spool': the mail also says where the refused file went. */
-  source?: 'smtp' | 'spool' | 'cli' | 'web' | 'imap';
+  source?: "smtp" | "spool" | "cli" | "web" | "imap";
 }
 
 /** What the inbound poller stores: a snapshot of the service's record of a received fax. */
@@ -77,14 +77,24 @@ export interface NotificationPayloads {
   accepted: AcceptedPayload;
   rejected: RejectedPayload;
   inbound: InboundPayload;
-  'key-expiry': KeyExpiryPayload;
+  "key-expiry": KeyExpiryPayload;
   alert: AlertPayload;
   address: AddressPayload;
 }
 
 export type NotificationKind = keyof NotificationPayloads;
 
-export const NOTIFICATION_KINDS: readonly NotificationKind[] = ['outcome', 'accepted', 'rejected', 'inbound', 'key-expiry', 'alert', 'address'];
+export const NOTIFICATION_KINDS: readonly NotificationKind[] = [
+  "outcome",
+  "accepted",
+  "rejected",
+  "inbound",
+  "key-expiry",
+  "alert",
+  "address",
+];
 
 /** `{ kind, payload }` for one kind: the union of these is what `kind` discriminates. */
-export type KindAndPayload = { [K in NotificationKind]: { kind: K; payload: NotificationPayloads[K] } }[NotificationKind];
+export type KindAndPayload = {
+  [K in NotificationKind]: { kind: K; payload: NotificationPayloads[K] };
+}[NotificationKind];

@@ -1,9 +1,9 @@
 // The one place that decides which backend holds the queue: everything else gets a QueueStore.
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log/logger.js';
-import type { QueueStore } from './queue-store.js';
-import { PgStore } from './postgres/pg-store.js';
-import { SqliteStore } from './sqlite/store.js';
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log/logger.js";
+import type { QueueStore } from "./queue-store.js";
+import { PgStore } from "./postgres/pg-store.js";
+import { SqliteStore } from "./sqlite/store.js";
 
 export interface OpenStoreOptions {
   /** The data folder (SQLite: the database file and the documents live here). */
@@ -24,7 +24,13 @@ export interface OpenStoreOptions {
  */
 export async function openStore(opts: OpenStoreOptions): Promise<QueueStore> {
   if (opts.database) {
-    return PgStore.open({ url: opts.database, dataDir: opts.dataDir, clock: opts.clock, logger: opts.logger, dedupeWindowMs: opts.dedupeWindowMs });
+    return PgStore.open({
+      url: opts.database,
+      dataDir: opts.dataDir,
+      clock: opts.clock,
+      logger: opts.logger,
+      dedupeWindowMs: opts.dedupeWindowMs,
+    });
   }
   return openLocalStore(opts);
 }
@@ -35,6 +41,6 @@ export function openLocalStore(opts: OpenStoreOptions): QueueStore {
 }
 
 /** `faxgate store migrate`: the SQLite queue in a data folder into PostgreSQL (docs/ha.md). */
-export { migrateSqliteToPostgres, type MigrateReport } from './postgres/migrate-sqlite.js';
+export { migrateSqliteToPostgres, type MigrateReport } from "./postgres/migrate-sqlite.js";
 /** A database URL as faxgate shows it: the password masked. */
-export { redactDatabaseUrl } from './postgres/connection.js';
+export { redactDatabaseUrl } from "./postgres/connection.js";

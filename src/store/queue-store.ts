@@ -2,10 +2,23 @@
 // gateways sharing one queue) both implement it. Every stage (intake, dispatch, notify, the CLI,
 // the web console) depends on this interface, never on a backend class.
 import type {
-  CoverSpec, Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
-  NewRecipient, QueueCounts, Recipient, RecipientState, StoredDocument,
-} from './types.js';
-import type { ReceivedStore } from './received.js';
+  CoverSpec,
+  Job,
+  JobEvent,
+  JobFilter,
+  JobMeta,
+  JobSource,
+  NewDocument,
+  NewJob,
+  NewNotification,
+  Notification,
+  NewRecipient,
+  QueueCounts,
+  Recipient,
+  RecipientState,
+  StoredDocument,
+} from "./types.js";
+import type { ReceivedStore } from "./received.js";
 
 export interface RecipientKey {
   jobId: string;
@@ -47,13 +60,19 @@ export interface FaxResultFields {
  * own list, except where `expect` narrows them further.
  */
 export interface QueueStore extends ReceivedStore {
-  readonly backend: 'sqlite' | 'postgres';
+  readonly backend: "sqlite" | "postgres";
 
   // ---- intake
   /** Durable when it resolves: documents stored (fsynced, or in the database), job row committed. */
   enqueue(job: NewJob): Promise<{ job: Job; duplicate: boolean }>;
   /** Keeps unprocessable input for inspection (state corrupt), never deletes it. */
-  enqueueCorrupt(input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job>;
+  enqueueCorrupt(input: {
+    source: JobSource;
+    user: string;
+    reason: string;
+    original: NewDocument;
+    meta?: JobMeta;
+  }): Promise<Job>;
   /** Called after each new job is committed by this process (not for duplicates). */
   onEnqueued(fn: (job: Job) => void): () => void;
 
@@ -77,11 +96,29 @@ export interface QueueStore extends ReceivedStore {
   /** `sending` rows whose lease ran out become `unknown`; `all` (SQLite only, under the daemon lock) treats every lease as expired. */
   releaseExpired(opts?: { all?: boolean }): Promise<{ unknown: number; released: number }>;
   releaseOwner(owner: string): Promise<number>;
-  markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }, apiCalls?: number): Promise<boolean>;
+  markAccepted(
+    key: RecipientKey,
+    sendId: string,
+    fields: FaxResultFields & { messageId: string },
+    apiCalls?: number,
+  ): Promise<boolean>;
   markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean>;
   postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean>;
-  defer(key: RecipientKey, opts: { error: string; nextAttemptAt: Date; sendId?: string; faxTry?: boolean; refundAttempt?: boolean; expect?: RecipientState[] }): Promise<boolean>;
-  fail(key: RecipientKey, opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] }): Promise<boolean>;
+  defer(
+    key: RecipientKey,
+    opts: {
+      error: string;
+      nextAttemptAt: Date;
+      sendId?: string;
+      faxTry?: boolean;
+      refundAttempt?: boolean;
+      expect?: RecipientState[];
+    },
+  ): Promise<boolean>;
+  fail(
+    key: RecipientKey,
+    opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] },
+  ): Promise<boolean>;
   complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean>;
   recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void>;
   addApiCalls(keys: RecipientKey[], calls: number): Promise<void>;
@@ -110,7 +147,7 @@ export interface QueueStore extends ReceivedStore {
   // ---- notifications (each mailed once, whichever instance claims it)
   enqueueNotification(n: NewNotification): Promise<{ id: number; duplicate: boolean }>;
   claimNotifications(owner: string, limit: number, leaseMs: number): Promise<Notification[]>;
-  completeNotification(id: number, state: 'sent' | 'skipped'): Promise<void>;
+  completeNotification(id: number, state: "sent" | "skipped"): Promise<void>;
   deferNotification(id: number, error: string, nextAttemptAt: Date): Promise<void>;
   failNotification(id: number, error: string): Promise<void>;
   listNotifications(filter?: { jobId?: string; kind?: string }): Promise<Notification[]>;

@@ -3,8 +3,8 @@
 // (new -> taken -> done) with every action in its timeline. One row per service messageId, so the
 // webhook and the poller, however often they see a fax, keep it once.
 
-export type ReceivedState = 'new' | 'taken' | 'done';
-export const RECEIVED_STATES: readonly ReceivedState[] = ['new', 'taken', 'done'];
+export type ReceivedState = "new" | "taken" | "done";
+export const RECEIVED_STATES: readonly ReceivedState[] = ["new", "taken", "done"];
 
 export interface NewReceivedFax {
   messageId: string;
@@ -72,7 +72,7 @@ export interface ReceivedChange {
   set: { state?: ReceivedState; owner?: string | null; note?: string | null; escalatedAt?: string | null };
   /** Changed only from one of these states (a "take it" loses to one that came first). */
   expect?: ReceivedState[];
-  event: Omit<ReceivedEvent, 'at'>;
+  event: Omit<ReceivedEvent, "at">;
 }
 
 /** The store's side of it (both backends; QueueStore extends this). */

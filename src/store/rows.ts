@@ -1,19 +1,28 @@
 // SQLite rows <-> the typed objects of types.ts. States are checked as rows are read: a value the
 // code does not know (a hand-edited database, a newer version's row) is an error naming it, not a
 // string that silently matches no branch.
-import { FaxgateError } from '../errors.js';
-import type { KindAndPayload } from './notification-payloads.js';
+import { FaxgateError } from "../errors.js";
+import type { KindAndPayload } from "./notification-payloads.js";
 import {
-  JOB_STATES, NOTIFICATION_STATES, RECIPIENT_STATES,
-  type Job, type JobEvent, type JobSource, type JobState, type Notification, type NotificationState, type Recipient, type RecipientState,
-} from './types.js';
+  JOB_STATES,
+  NOTIFICATION_STATES,
+  RECIPIENT_STATES,
+  type Job,
+  type JobEvent,
+  type JobSource,
+  type JobState,
+  type Notification,
+  type NotificationState,
+  type Recipient,
+  type RecipientState,
+} from "./types.js";
 
-const JOB_SOURCES: readonly JobSource[] = ['smtp', 'spool', 'cli', 'web', 'imap'];
+const JOB_SOURCES: readonly JobSource[] = ["smtp", "spool", "cli", "web", "imap"];
 
 /** `value` if it is one of `known`; otherwise an error naming the column, the row and the value. */
 export function checkedState<T extends string>(known: readonly T[], value: string, what: string, row: string): T {
   if ((known as readonly string[]).includes(value)) return value as T;
-  throw new FaxgateError('INTERNAL', `${what} of ${row} is "${value}", which is not one of ${known.join(', ')}`);
+  throw new FaxgateError("INTERNAL", `${what} of ${row} is "${value}", which is not one of ${known.join(", ")}`);
 }
 
 export interface JobRow {
@@ -98,8 +107,9 @@ export function toJobEvent(e: JobEventRow): JobEvent {
     idx: e.idx,
     at: e.at,
     transition: e.transition,
-    from: e.from_state === null ? null : checkedState<RecipientState>(RECIPIENT_STATES, e.from_state, 'from-state', row),
-    to: checkedState<RecipientState | JobState>([...RECIPIENT_STATES, ...JOB_STATES], e.to_state, 'to-state', row),
+    from:
+      e.from_state === null ? null : checkedState<RecipientState>(RECIPIENT_STATES, e.from_state, "from-state", row),
+    to: checkedState<RecipientState | JobState>([...RECIPIENT_STATES, ...JOB_STATES], e.to_state, "to-state", row),
     detail: e.detail,
   };
 }
@@ -110,7 +120,7 @@ export function toRecipient(r: RecipientRow): Recipient {
     idx: r.idx,
     number: r.number,
     name: r.name,
-    state: checkedState<RecipientState>(RECIPIENT_STATES, r.state, 'recipient state', `recipient ${r.job_id}/${r.idx}`),
+    state: checkedState<RecipientState>(RECIPIENT_STATES, r.state, "recipient state", `recipient ${r.job_id}/${r.idx}`),
     attempts: r.attempts,
     nextAttemptAt: r.next_attempt_at,
     lastError: r.last_error,
@@ -139,9 +149,9 @@ export function toRecipient(r: RecipientRow): Recipient {
 export function toJob(j: JobRow, recipients: Recipient[]): Job {
   return {
     id: j.id,
-    source: checkedState<JobSource>(JOB_SOURCES, j.source, 'job source', `job ${j.id}`),
+    source: checkedState<JobSource>(JOB_SOURCES, j.source, "job source", `job ${j.id}`),
     user: j.user,
-    state: checkedState<JobState>(JOB_STATES, j.state, 'job state', `job ${j.id}`),
+    state: checkedState<JobState>(JOB_STATES, j.state, "job state", `job ${j.id}`),
     cover: JSON.parse(j.cover),
     documents: JSON.parse(j.documents),
     original: j.original ? JSON.parse(j.original) : null,
@@ -167,7 +177,7 @@ export function toNotification(n: NotificationRow): Notification {
     user: n.user,
     jobId: n.job_id,
     dedupeKey: n.dedupe_key,
-    state: checkedState<NotificationState>(NOTIFICATION_STATES, n.state, 'notification state', `notification ${n.id}`),
+    state: checkedState<NotificationState>(NOTIFICATION_STATES, n.state, "notification state", `notification ${n.id}`),
     attempts: n.attempts,
     nextAttemptAt: n.next_attempt_at,
     lastError: n.last_error,

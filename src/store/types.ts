@@ -1,27 +1,41 @@
 // The durable queue's data, as the other stages see it (the contract is QueueStore in queue-store.ts);
 // intake stages (smtp, spool, cli) only call `enqueue`; the dispatcher claims and finishes
 // recipients; the notifier drains the notification queue; operators use the job operations.
-import type { KindAndPayload } from './notification-payloads.js';
+import type { KindAndPayload } from "./notification-payloads.js";
 
-export type JobSource = 'smtp' | 'spool' | 'cli' | 'web' | 'imap';
+export type JobSource = "smtp" | "spool" | "cli" | "web" | "imap";
 
 /** A source in a person's words, for a job's timeline ("from the console"). */
-export const SOURCE_WORDS: Readonly<Record<JobSource, string>> = { smtp: 'mail', spool: 'a print folder', cli: 'the command line', web: 'the console', imap: 'a mailbox' };
+export const SOURCE_WORDS: Readonly<Record<JobSource, string>> = {
+  smtp: "mail",
+  spool: "a print folder",
+  cli: "the command line",
+  web: "the console",
+  imap: "a mailbox",
+};
 
 /** Contract §1: the state of one recipient of a job. */
 export type RecipientState =
-  | 'queued' // waiting for its first send
-  | 'sending' // claimed by a dispatcher, the send call is being made
-  | 'deferred' // a send failed temporarily; waits for nextAttemptAt
-  | 'processing' // accepted by the service (messageId known), awaiting its result
-  | 'delivered'
-  | 'failed'
-  | 'cancelled'
-  | 'held' // an operator put it on hold
-  | 'unknown'; // a send whose outcome is not known yet: reconcile before any resend
+  | "queued" // waiting for its first send
+  | "sending" // claimed by a dispatcher, the send call is being made
+  | "deferred" // a send failed temporarily; waits for nextAttemptAt
+  | "processing" // accepted by the service (messageId known), awaiting its result
+  | "delivered"
+  | "failed"
+  | "cancelled"
+  | "held" // an operator put it on hold
+  | "unknown"; // a send whose outcome is not known yet: reconcile before any resend
 
 export const RECIPIENT_STATES: readonly RecipientState[] = [
-  'queued', 'sending', 'deferred', 'processing', 'delivered', 'failed', 'cancelled', 'held', 'unknown',
+  "queued",
+  "sending",
+  "deferred",
+  "processing",
+  "delivered",
+  "failed",
+  "cancelled",
+  "held",
+  "unknown",
 ];
 
 /**
@@ -30,8 +44,17 @@ export const RECIPIENT_STATES: readonly RecipientState[] = [
  * delivered (all delivered) / failed (none delivered) / partial (some delivered, some failed) /
  * cancelled (all cancelled) / corrupt (input kept for inspection, never sent).
  */
-export type JobState = 'queued' | 'active' | 'held' | 'delivered' | 'failed' | 'partial' | 'cancelled' | 'corrupt';
-export const JOB_STATES: readonly JobState[] = ['queued', 'active', 'held', 'delivered', 'failed', 'partial', 'cancelled', 'corrupt'];
+export type JobState = "queued" | "active" | "held" | "delivered" | "failed" | "partial" | "cancelled" | "corrupt";
+export const JOB_STATES: readonly JobState[] = [
+  "queued",
+  "active",
+  "held",
+  "delivered",
+  "failed",
+  "partial",
+  "cancelled",
+  "corrupt",
+];
 
 export interface CoverSpec {
   enabled: boolean;
@@ -218,7 +241,15 @@ export interface JobEvent {
   detail: string | null;
 }
 
-export type { AlertPayload, InboundPayload, KeyExpiryPayload, NotificationKind, NotificationPayloads, OutcomePayload, RejectedPayload } from './notification-payloads.js';
+export type {
+  AlertPayload,
+  InboundPayload,
+  KeyExpiryPayload,
+  NotificationKind,
+  NotificationPayloads,
+  OutcomePayload,
+  RejectedPayload,
+} from "./notification-payloads.js";
 
 interface NewNotificationFields {
   /** Config user name the mail is for. */
@@ -231,8 +262,8 @@ interface NewNotificationFields {
 /** A notification to queue; `kind` decides the shape of `payload`. */
 export type NewNotification = NewNotificationFields & KindAndPayload;
 
-export type NotificationState = 'pending' | 'sent' | 'skipped' | 'failed';
-export const NOTIFICATION_STATES: readonly NotificationState[] = ['pending', 'sent', 'skipped', 'failed'];
+export type NotificationState = "pending" | "sent" | "skipped" | "failed";
+export const NOTIFICATION_STATES: readonly NotificationState[] = ["pending", "sent", "skipped", "failed"];
 
 interface NotificationFields {
   id: number;

@@ -6,14 +6,14 @@
 // A stream is only as good as its session: the session (and, for an operator's everything-stream,
 // the admin role) is looked up again before every event and heartbeat, and sign-out, expiry and a
 // reload that ends the session close its streams at once, not at the next change.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
-import { jobJson } from '../job-json.js';
-import type { Logger } from '../log/logger.js';
-import { Periodic } from '../periodic.js';
-import type { QueueView } from './queue-view.js';
-import type { Session } from './sessions.js';
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../clock.js";
+import { describeError } from "../errors.js";
+import { jobJson } from "../job-json.js";
+import type { Logger } from "../log/logger.js";
+import { Periodic } from "../periodic.js";
+import type { QueueView } from "./queue-view.js";
+import type { Session } from "./sessions.js";
 
 interface Stream {
   sessionId: string;
@@ -34,14 +34,16 @@ export class LiveUpdates {
   private readonly seen = new Map<string, string>();
   private heartbeat: NodeJS.Timeout | null = null;
 
-  constructor(private readonly opts: {
-    view: QueueView;
-    intervalMs: number;
-    clock: Clock;
-    logger: Logger;
-    /** the session as it stands now (null once ended or expired) */
-    session: (id: string) => Session | null;
-  }) {
+  constructor(
+    private readonly opts: {
+      view: QueueView;
+      intervalMs: number;
+      clock: Clock;
+      logger: Logger;
+      /** the session as it stands now (null once ended or expired) */
+      session: (id: string) => Session | null;
+    },
+  ) {
     this.since = new Date(opts.clock.now()).toISOString();
   }
 
@@ -51,20 +53,26 @@ export class LiveUpdates {
   }
 
   serve(req: FastifyRequest, reply: FastifyReply, s: Session): void {
-    const everyone = s.admin && (req.query as Record<string, string | undefined>).all === '1';
+    const everyone = s.admin && (req.query as Record<string, string | undefined>).all === "1";
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      connection: 'keep-alive',
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      connection: "keep-alive",
     });
-    const stream: Stream = { sessionId: s.id, user: s.user, everyone, write: (c) => void res.write(c), close: () => res.end() };
-    res.write(': live\n\n');
+    const stream: Stream = {
+      sessionId: s.id,
+      user: s.user,
+      everyone,
+      write: (c) => void res.write(c),
+      close: () => res.end(),
+    };
+    res.write(": live\n\n");
     this.streams.add(stream);
     this.ensureRunning();
-    req.raw.on('close', () => this.drop(stream));
+    req.raw.on("close", () => this.drop(stream));
   }
 
   /** Closes the streams of sessions that ended (sign-out, expiry, a reload that removed them). */
@@ -101,12 +109,13 @@ export class LiveUpdates {
     this.seen.clear();
     this.loop = new Periodic(() => this.look(), {
       intervalMs: this.opts.intervalMs,
-      onError: (err) => this.opts.logger.warn({ err: describeError(err) }, 'web live updates: reading the queue failed'),
+      onError: (err) =>
+        this.opts.logger.warn({ err: describeError(err) }, "web live updates: reading the queue failed"),
       unref: true,
     });
     this.loop.start();
     this.heartbeat = setInterval(() => {
-      for (const s of this.streams) if (this.allowed(s)) s.write(': keep-alive\n\n');
+      for (const s of this.streams) if (this.allowed(s)) s.write(": keep-alive\n\n");
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }

@@ -1,12 +1,12 @@
 // The operator's page (`users[].role: admin`): the queue by state with counts and the oldest age;
 // held, unknown and stuck faxes; recent refusals; per-user volume; the fax service's reachability,
 // the history budget and the users whose key the service refuses.
-import type { HealthReport } from '../admin/health.js';
-import { jobJson } from '../job-json.js';
-import { listKeyHolds } from '../keys/key-holds.js';
-import type { Job } from '../store/types.js';
-import type { ConsoleStore } from './queue-view.js';
-import type { RefusalLog } from './refusals.js';
+import type { HealthReport } from "../admin/health.js";
+import { jobJson } from "../job-json.js";
+import { listKeyHolds } from "../keys/key-holds.js";
+import type { Job } from "../store/types.js";
+import type { ConsoleStore } from "./queue-view.js";
+import type { RefusalLog } from "./refusals.js";
 
 /** A fax counts as stuck when it is still in flight or waiting this long after its last change. */
 export const STUCK_AFTER_MS = 60 * 60_000;
@@ -30,14 +30,20 @@ export class OperatorPages {
     const { store } = this.deps;
     const counts = await store.counts();
     const open = [
-      ...(await store.listJobs({ state: 'held', limit: 200 })),
-      ...(await store.listJobs({ state: 'active', limit: 2000 })),
-      ...(await store.listJobs({ state: 'queued', limit: 2000 })),
+      ...(await store.listJobs({ state: "held", limit: 200 })),
+      ...(await store.listJobs({ state: "active", limit: 2000 })),
+      ...(await store.listJobs({ state: "queued", limit: 2000 })),
     ];
     const show = (j: Job) => jobJson(j, new Map(), nowMs);
-    const held = open.filter((j) => j.recipients.some((r) => r.state === 'held'));
-    const unknown = open.filter((j) => j.recipients.some((r) => r.state === 'unknown'));
-    const stuck = open.filter((j) => !held.includes(j) && !unknown.includes(j) && nowMs - Date.parse(j.updatedAt) > STUCK_AFTER_MS && !(j.scheduledAt && Date.parse(j.scheduledAt) > nowMs));
+    const held = open.filter((j) => j.recipients.some((r) => r.state === "held"));
+    const unknown = open.filter((j) => j.recipients.some((r) => r.state === "unknown"));
+    const stuck = open.filter(
+      (j) =>
+        !held.includes(j) &&
+        !unknown.includes(j) &&
+        nowMs - Date.parse(j.updatedAt) > STUCK_AFTER_MS &&
+        !(j.scheduledAt && Date.parse(j.scheduledAt) > nowMs),
+    );
     const since = new Date(nowMs - 24 * 3_600_000).toISOString();
     const recent = (await store.listJobs({ limit: 100_000 })).filter((j) => j.createdAt >= since);
     const volume = new Map<string, { user: string; jobs: number; pages: number; delivered: number; failed: number }>();
@@ -47,8 +53,8 @@ export class OperatorPages {
       v.jobs += 1;
       for (const r of j.recipients) {
         v.pages += r.pages ?? 0;
-        if (r.state === 'delivered') v.delivered += 1;
-        if (r.state === 'failed') v.failed += 1;
+        if (r.state === "delivered") v.delivered += 1;
+        if (r.state === "failed") v.failed += 1;
       }
       volume.set(j.user, v);
     }
@@ -56,17 +62,25 @@ export class OperatorPages {
     try {
       service = await this.deps.readiness();
     } catch (err) {
-      service = { status: 'failing', checks: { service: { ok: false, detail: (err as Error).message } } };
+      service = { status: "failing", checks: { service: { ok: false, detail: (err as Error).message } } };
     }
     return {
-      queue: { jobs: counts.jobs, recipients: counts.recipients, oldestActiveAgeSeconds: counts.oldestActiveAgeSeconds, notificationsPending: counts.notificationsPending },
+      queue: {
+        jobs: counts.jobs,
+        recipients: counts.recipients,
+        oldestActiveAgeSeconds: counts.oldestActiveAgeSeconds,
+        notificationsPending: counts.notificationsPending,
+      },
       held: held.map(show),
       unknown: unknown.map(show),
       stuck: stuck.map(show),
       refusals: this.deps.refusals.recent(50),
       volume24h: [...volume.values()].sort((a, b) => b.jobs - a.jobs),
       service: { status: service.status, checks: service.checks, historyBudgetAvailable: this.deps.historyAvailable() },
-      keysRefused: await listKeyHolds(store, this.deps.users().map((u) => u.name)),
+      keysRefused: await listKeyHolds(
+        store,
+        this.deps.users().map((u) => u.name),
+      ),
       keyExpiry: this.deps.keyExpiry?.() ?? null,
     };
   }

@@ -1,14 +1,34 @@
 // What the console reads from the queue, through the asynchronous QueueStore contract: one page
 // of a user's jobs with the number that match (search and paging done by the store), the jobs
 // changed since a time (live updates), a job's timeline and its documents' bytes.
-import type { QueueStore } from '../store/queue-store.js';
-import type { Job, JobEvent, JobFilter, StoredDocument } from '../store/types.js';
+import type { QueueStore } from "../store/queue-store.js";
+import type { Job, JobEvent, JobFilter, StoredDocument } from "../store/types.js";
 
 /** The store as the console uses it. */
 export type ConsoleStore = Pick<
   QueueStore,
-  'getJob' | 'listJobs' | 'countJobs' | 'listEvents' | 'readDocument' | 'counts' | 'cancel' | 'hold' | 'release' | 'retry' | 'getState' | 'enqueue' | 'enqueueCorrupt' | 'address'
-  | 'enqueueNotification' | 'keepReceived' | 'getReceived' | 'listReceived' | 'readReceivedDocument' | 'changeReceived' | 'listReceivedEvents' | 'purgeReceived'
+  | "getJob"
+  | "listJobs"
+  | "countJobs"
+  | "listEvents"
+  | "readDocument"
+  | "counts"
+  | "cancel"
+  | "hold"
+  | "release"
+  | "retry"
+  | "getState"
+  | "enqueue"
+  | "enqueueCorrupt"
+  | "address"
+  | "enqueueNotification"
+  | "keepReceived"
+  | "getReceived"
+  | "listReceived"
+  | "readReceivedDocument"
+  | "changeReceived"
+  | "listReceivedEvents"
+  | "purgeReceived"
 >;
 
 export class QueueView {

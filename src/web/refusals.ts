@@ -1,7 +1,7 @@
 // Recent refusals (SMTP and the print folders) for the operator's page: an in-process ring buffer
 // fed by the intake's own REJECTED log lines, through a logger that passes everything on and
 // keeps a copy of those lines. It holds what this process refused since it started, no more.
-import type { Logger } from '../log/logger.js';
+import type { Logger } from "../log/logger.js";
 
 export interface Refusal {
   at: string;
@@ -14,14 +14,14 @@ export interface Refusal {
 
 const KEEP = 200;
 // the fields a refusal line may carry that say who and why (never a password: those are not logged)
-const REASON_FIELDS = ['reply', 'reason'] as const;
+const REASON_FIELDS = ["reply", "reason"] as const;
 
 export class RefusalLog {
   private readonly items: Refusal[] = [];
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  add(r: Omit<Refusal, 'at'>): void {
+  add(r: Omit<Refusal, "at">): void {
     this.items.push({ at: new Date(this.now()).toISOString(), ...r });
     if (this.items.length > KEEP) this.items.splice(0, this.items.length - KEEP);
   }
@@ -37,10 +37,14 @@ export class RefusalLog {
    */
   tap(logger: Logger, source: string): Logger {
     return wrap(logger, (bindings, obj, msg) => {
-      if (!msg.startsWith('REJECTED')) return;
-      const reason = REASON_FIELDS.map((k) => obj[k]).find((v) => typeof v === 'string') as string | undefined;
+      if (!msg.startsWith("REJECTED")) return;
+      const reason = REASON_FIELDS.map((k) => obj[k]).find((v) => typeof v === "string") as string | undefined;
       const user = (obj.user ?? bindings.user ?? null) as string | null;
-      this.add({ source, user: typeof user === 'string' ? user : null, reason: reason ?? (msg.slice('REJECTED'.length).trim() || 'refused') });
+      this.add({
+        source,
+        user: typeof user === "string" ? user : null,
+        reason: reason ?? (msg.slice("REJECTED".length).trim() || "refused"),
+      });
     });
   }
 }
@@ -50,16 +54,18 @@ type Seen = (bindings: Record<string, unknown>, obj: Record<string, unknown>, ms
 function wrap(logger: Logger, seen: Seen): Logger {
   return new Proxy(logger, {
     get(target, prop, receiver) {
-      if (prop === 'child') {
-        return (bindings: Record<string, unknown>, options?: unknown) => wrap((target.child as unknown as (b: unknown, o?: unknown) => Logger).call(target, bindings, options), seen);
+      if (prop === "child") {
+        return (bindings: Record<string, unknown>, options?: unknown) =>
+          wrap((target.child as unknown as (b: unknown, o?: unknown) => Logger).call(target, bindings, options), seen);
       }
-      if (prop === 'info' || prop === 'warn' || prop === 'error') {
+      if (prop === "info" || prop === "warn" || prop === "error") {
         const fn = target[prop] as (...a: unknown[]) => void;
         return (...args: unknown[]) => {
           try {
             const [a, b] = args;
-            if (typeof a === 'string') seen(target.bindings(), {}, a);
-            else if (a && typeof a === 'object' && typeof b === 'string') seen(target.bindings(), a as Record<string, unknown>, b);
+            if (typeof a === "string") seen(target.bindings(), {}, a);
+            else if (a && typeof a === "object" && typeof b === "string")
+              seen(target.bindings(), a as Record<string, unknown>, b);
           } catch {
             // recording a refusal never gets in the way of logging it
           }
@@ -67,7 +73,7 @@ function wrap(logger: Logger, seen: Seen): Logger {
         };
       }
       const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
+      return typeof v === "function" ? v.bind(target) : v;
     },
   });
 }

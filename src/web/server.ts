@@ -3,52 +3,52 @@
 // the same lockout; a server-side session lives behind an httpOnly, SameSite=Strict cookie; every
 // state-changing call carries the session's CSRF token in X-CSRF-Token. Another user's job answers
 // exactly as a job that does not exist (404), so ids cannot be probed.
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { createWriteStream } from 'node:fs';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import fastifyFormbody from '@fastify/formbody';
-import fastifyMultipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { systemClock, type Clock } from '../clock.js';
-import type { InboundConfig, PartialMode, UserConfig, WebConfig } from '../config/schema.js';
-import { groupsOf, registerSharedInbox } from './shared-inbox.js';
-import { describeError, FaxgateError, isFaxgateError } from '../errors.js';
-import type { FaxApi } from '../fax/types.js';
-import { acceptJob } from '../intake/accept.js';
-import type { DestinationCheck } from '../intake/destination-policy.js';
-import { newFaxDocuments, newFaxRecipients } from '../intake/new-fax.js';
-import type { DocumentConverter } from '../intake/convert-queue.js';
-import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from '../listener-limits.js';
-import type { Logger } from '../log/logger.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { AuthLockout } from '../smtp/auth-lockout.js';
-import { buildBlockList, inList } from '../smtp/sender-policy.js';
-import { verifyPassword } from '../smtp/password.js';
-import { RateLimiter } from '../smtp/rate-limit.js';
-import { refuseControlCharacters } from '../store/text-input.js';
-import type { Job, LeftOut, NewDocument, NewRecipient } from '../store/types.js';
-import { contentDisposition } from '../content-disposition.js';
-import { jobJson } from '../job-json.js';
-import { addressingRoutes } from './addressing.js';
-import { jobReport, reportFileName } from '../notify/job-report.js';
-import { LiveUpdates } from './live.js';
-import type { OperatorPages } from './operator.js';
-import { QueueView, type ConsoleStore } from './queue-view.js';
-import { cookieValue, sameToken, Sessions, type Session } from './sessions.js';
-import { loadStaticFiles } from './static-files.js';
+import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import fastifyFormbody from "@fastify/formbody";
+import fastifyMultipart from "@fastify/multipart";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { systemClock, type Clock } from "../clock.js";
+import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../config/schema.js";
+import { groupsOf, registerSharedInbox } from "./shared-inbox.js";
+import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
+import { acceptJob } from "../intake/accept.js";
+import type { DestinationCheck } from "../intake/destination-policy.js";
+import { newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
+import type { DocumentConverter } from "../intake/convert-queue.js";
+import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from "../listener-limits.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import { AuthLockout } from "../smtp/auth-lockout.js";
+import { buildBlockList, inList } from "../smtp/sender-policy.js";
+import { verifyPassword } from "../smtp/password.js";
+import { RateLimiter } from "../smtp/rate-limit.js";
+import { refuseControlCharacters } from "../store/text-input.js";
+import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
+import { contentDisposition } from "../content-disposition.js";
+import { jobJson } from "../job-json.js";
+import { addressingRoutes } from "./addressing.js";
+import { jobReport, reportFileName } from "../notify/job-report.js";
+import { LiveUpdates } from "./live.js";
+import type { OperatorPages } from "./operator.js";
+import { QueueView, type ConsoleStore } from "./queue-view.js";
+import { cookieValue, sameToken, Sessions, type Session } from "./sessions.js";
+import { loadStaticFiles } from "./static-files.js";
 
-export const SESSION_COOKIE = 'faxgate_session';
+export const SESSION_COOKIE = "faxgate_session";
 // any valid scrypt hash: an unknown user costs the same time as a known one
-const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+const DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy':
+  "content-security-policy":
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-  'cache-control': 'no-store',
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cache-control": "no-store",
 };
 const MAX_FILES = 20;
 // failed sign-ins to one account within the lockout window, over all addresses: guesses spread
@@ -111,7 +111,13 @@ export class WebConsole {
     this.accountLockout = new AuthLockout(this.clock, MAX_ACCOUNT_AUTH_FAILURES);
     this.rate = new RateLimiter(deps.faxesPerMinute ?? 60, this.clock);
     this.view = new QueueView(deps.store);
-    this.live = new LiveUpdates({ view: this.view, intervalMs: deps.config.livePollMs, clock: this.clock, logger: this.log, session: (id) => this.sessions.get(id) });
+    this.live = new LiveUpdates({
+      view: this.view,
+      intervalMs: deps.config.livePollMs,
+      clock: this.clock,
+      logger: this.log,
+      session: (id) => this.sessions.get(id),
+    });
     const limits = deps.limits ?? descriptorBudget({ smtpConnections: 0 }).web;
     this.app = Fastify({
       logger: false,
@@ -127,7 +133,10 @@ export class WebConsole {
     // idle sockets cannot take the process's descriptors; a trusted proxy carries everyone's, so
     // only the listener's own cap applies to it
     const proxies = deps.config.trustedProxies?.length ? buildBlockList(deps.config.trustedProxies) : null;
-    applyListenerLimits(this.app, limits, { logger: this.log, exempt: proxies ? (a) => inList(proxies, a) : undefined });
+    applyListenerLimits(this.app, limits, {
+      logger: this.log,
+      exempt: proxies ? (a) => inList(proxies, a) : undefined,
+    });
     this.routes();
   }
 
@@ -137,8 +146,8 @@ export class WebConsole {
     const host = (m[1] ?? m[2])!;
     await this.app.listen({ host, port: Number(m[3]) });
     const addr = this.app.server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : Number(m[3]);
-    this.log.info({ host, port, tls: Boolean(this.deps.tls) }, 'web console listening');
+    const port = typeof addr === "object" && addr ? addr.port : Number(m[3]);
+    this.log.info({ host, port, tls: Boolean(this.deps.tls) }, "web console listening");
     return { host, port };
   }
 
@@ -151,7 +160,7 @@ export class WebConsole {
   updateUsers(users: readonly UserConfig[]): void {
     this.sessions.keepOnly((s) => {
       const u = users.find((x) => x.name === s.user);
-      return Boolean(u?.password) && (u!.role === 'admin') === s.admin;
+      return Boolean(u?.password) && (u!.role === "admin") === s.admin;
     });
     this.live.recheck();
   }
@@ -160,51 +169,57 @@ export class WebConsole {
     const app = this.app;
     const files = loadStaticFiles();
     app.register(fastifyFormbody);
-    app.register(fastifyMultipart, { limits: { fileSize: this.deps.maxUploadBytes ?? 52_428_800, files: MAX_FILES, fields: 40, fieldSize: 10_000 } });
+    app.register(fastifyMultipart, {
+      limits: { fileSize: this.deps.maxUploadBytes ?? 52_428_800, files: MAX_FILES, fields: 40, fieldSize: 10_000 },
+    });
 
-    app.addHook('onSend', async (_req, reply, payload) => {
+    app.addHook("onSend", async (_req, reply, payload) => {
       for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!reply.hasHeader(k)) reply.header(k, v);
       return payload;
     });
     app.setErrorHandler((err, req, reply) => this.answerError(req, reply, err));
-    app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not found' }));
+    app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: "not found" }));
 
     // ---- pages (no session needed to load them; their data needs one)
     const page = (url: string, file: string) =>
       app.get(url, async (_req, reply) => {
         const f = files.get(file);
-        if (!f) return reply.code(404).send({ error: 'not found' });
+        if (!f) return reply.code(404).send({ error: "not found" });
         return reply.type(f.type).send(f.body);
       });
-    page('/', '/index.html');
+    page("/", "/index.html");
     for (const url of files.keys()) page(url, url);
 
     // ---- sign-in
-    app.post('/login', async (req, reply) => this.login(req, reply));
-    app.post('/logout', async (req, reply) => {
+    app.post("/login", async (req, reply) => this.login(req, reply));
+    app.post("/logout", async (req, reply) => {
       const s = this.sessionOf(req);
       if (s && this.csrfOk(req, s)) {
         this.sessions.end(s.id);
         this.live.recheck();
-        this.log.info({ user: s.user }, 'WEB signed out');
+        this.log.info({ user: s.user }, "WEB signed out");
       }
-      reply.header('set-cookie', this.cookie('', 0));
+      reply.header("set-cookie", this.cookie("", 0));
       return { ok: true };
     });
 
     // ---- the API: a session on every call, the CSRF token on every state-changing one
     app.register(async (api) => {
-      api.addHook('onRequest', async (req, reply) => {
+      api.addHook("onRequest", async (req, reply) => {
         const s = this.sessionOf(req);
-        if (!s) return reply.code(401).send({ error: 'sign in first (POST /login)' });
-        if (req.method !== 'GET' && req.method !== 'HEAD' && !this.csrfOk(req, s)) {
-          this.log.warn({ user: s.user, method: req.method, url: req.url }, 'WEB refused: missing or wrong CSRF token');
-          return reply.code(403).send({ error: 'missing or wrong X-CSRF-Token header (the csrfToken from POST /login or GET /api/session)' });
+        if (!s) return reply.code(401).send({ error: "sign in first (POST /login)" });
+        if (req.method !== "GET" && req.method !== "HEAD" && !this.csrfOk(req, s)) {
+          this.log.warn({ user: s.user, method: req.method, url: req.url }, "WEB refused: missing or wrong CSRF token");
+          return reply
+            .code(403)
+            .send({
+              error: "missing or wrong X-CSRF-Token header (the csrfToken from POST /login or GET /api/session)",
+            });
         }
         (req as Authed).session = s;
       });
 
-      api.get('/api/session', async (req) => {
+      api.get("/api/session", async (req) => {
         const s = (req as Authed).session;
         const inbox = this.deps.inbound ? groupsOf(this.deps.inbound(), s.user) : [];
         return { user: s.user, admin: s.admin, csrfToken: s.csrfToken, inbox };
@@ -216,57 +231,79 @@ export class WebConsole {
           inbound: this.deps.inbound,
           users: this.deps.users,
           logger: this.log,
-          submitFax: async (s, to, documents, origin) => this.submit(s, { recipients: await this.recipientsOf(s, to), documents, cover: { enabled: false }, origin }),
+          submitFax: async (s, to, documents, origin) =>
+            this.submit(s, {
+              recipients: await this.recipientsOf(s, to),
+              documents,
+              cover: { enabled: false },
+              origin,
+            }),
           poke: () => this.live.poke(),
         });
       }
 
-      api.get('/api/jobs', async (req, reply) => {
+      api.get("/api/jobs", async (req, reply) => {
         const s = (req as Authed).session;
         const q = req.query as Record<string, string | undefined>;
         const limit = clampInt(q.limit, 1, 200, 25);
         const offset = clampInt(q.offset, 0, 1_000_000, 0);
-        refuseControlCharacters('search', q.search);
+        refuseControlCharacters("search", q.search);
         const search = q.search?.trim().slice(0, 100) || undefined;
-        const everyone = s.admin && q.all === '1';
+        const everyone = s.admin && q.all === "1";
         const { jobs, total } = await this.view.page({ user: everyone ? undefined : s.user, search, limit, offset });
-        reply.header('x-total-count', String(total));
+        reply.header("x-total-count", String(total));
         return jobs.map((j) => publicJob(j, this.clock.now()));
       });
 
-      api.get('/api/jobs/:id', async (req) => {
+      api.get("/api/jobs/:id", async (req) => {
         const job = await this.ownJob(req);
         return { ...publicJob(job, this.clock.now()), timeline: await this.view.events(job) };
       });
 
-      api.get('/api/jobs/:id/documents/:n', async (req, reply) => {
+      api.get("/api/jobs/:id/documents/:n", async (req, reply) => {
         const job = await this.ownJob(req);
         const n = Number((req.params as { n: string }).n);
         const doc = Number.isInteger(n) ? job.documents[n] : undefined;
-        if (!doc) return reply.code(404).send({ error: 'no such document' });
+        if (!doc) return reply.code(404).send({ error: "no such document" });
         const body = await this.view.readDocument(doc);
         const q = req.query as Record<string, string | undefined>;
         return reply
           .type(doc.contentType)
-          .header('content-disposition', contentDisposition(q.download === '1' ? 'attachment' : 'inline', doc.name))
+          .header("content-disposition", contentDisposition(q.download === "1" ? "attachment" : "inline", doc.name))
           .send(body);
       });
 
-      api.get('/api/jobs/:id/report', async (req, reply) => {
+      api.get("/api/jobs/:id/report", async (req, reply) => {
         const s = (req as Authed).session;
         const job = await this.ownJob(req);
-        const me = await this.deps.clientFor(job.user).me().catch(() => null);
-        const pdf = await jobReport({ store: this.view, job, user: this.deps.users().find((u) => u.name === job.user), me, now: new Date(this.clock.now()) });
-        this.log.info({ user: s.user, job: job.id }, 'WEB transmission report');
+        const me = await this.deps
+          .clientFor(job.user)
+          .me()
+          .catch(() => null);
+        const pdf = await jobReport({
+          store: this.view,
+          job,
+          user: this.deps.users().find((u) => u.name === job.user),
+          me,
+          now: new Date(this.clock.now()),
+        });
+        this.log.info({ user: s.user, job: job.id }, "WEB transmission report");
         const q = req.query as Record<string, string | undefined>;
-        return reply.type('application/pdf').header('content-disposition', `${q.download === '1' ? 'attachment' : 'inline'}; filename="${reportFileName(job)}"`).send(Buffer.from(pdf));
+        return reply
+          .type("application/pdf")
+          .header(
+            "content-disposition",
+            `${q.download === "1" ? "attachment" : "inline"}; filename="${reportFileName(job)}"`,
+          )
+          .send(Buffer.from(pdf));
       });
 
-      for (const op of ['cancel', 'hold', 'release', 'retry'] as const) {
+      for (const op of ["cancel", "hold", "release", "retry"] as const) {
         api.post(`/api/jobs/:id/${op}`, async (req) => {
           const s = (req as Authed).session;
           const job = await this.ownJob(req);
-          if (op === 'retry' && !s.admin) throw new FaxgateError('JOB_STATE', 'only an operator can retry a job; resend it instead');
+          if (op === "retry" && !s.admin)
+            throw new FaxgateError("JOB_STATE", "only an operator can retry a job; resend it instead");
           const after = await this.deps.store[op](job.id);
           this.log.info({ user: s.user, job: job.id, action: op, state: after.state }, `WEB ${op}`);
           this.live.poke();
@@ -274,31 +311,44 @@ export class WebConsole {
         });
       }
 
-      api.post('/api/jobs/:id/resend', async (req) => {
+      api.post("/api/jobs/:id/resend", async (req) => {
         const s = (req as Authed).session;
         const job = await this.ownJob(req);
         const body = (req.body ?? {}) as Record<string, unknown>;
         const to = toList(body.to);
         const numbers = to.length ? to : job.recipients.map((r) => r.number);
         const documents: NewDocument[] = [];
-        for (const d of job.documents) documents.push({ path: d.path, name: d.name, contentType: d.contentType, data: await this.view.readDocument(d) });
+        for (const d of job.documents)
+          documents.push({
+            path: d.path,
+            name: d.name,
+            contentType: d.contentType,
+            data: await this.view.readDocument(d),
+          });
         const created = await this.submit(s, {
           recipients: await this.recipientsOf(s, numbers),
           documents,
           cover: job.cover,
-          origin: { via: 'web console', resendOf: job.id },
+          origin: { via: "web console", resendOf: job.id },
         });
         return publicJob(created, this.clock.now());
       });
 
-      api.post('/api/faxes', async (req) => this.newFax(req as Authed));
+      api.post("/api/faxes", async (req) => this.newFax(req as Authed));
 
       addressingRoutes(api as unknown as FastifyInstance, {
-        store: this.deps.store, clientFor: this.deps.clientFor, destinations: this.deps.destinations, defaultCountryCode: this.deps.defaultCountryCode,
-        logger: this.log, clock: this.clock, ownJob: (req) => this.ownJob(req), mayQueue: (user) => this.rate.take(user), changed: () => this.live.poke(),
+        store: this.deps.store,
+        clientFor: this.deps.clientFor,
+        destinations: this.deps.destinations,
+        defaultCountryCode: this.deps.defaultCountryCode,
+        logger: this.log,
+        clock: this.clock,
+        ownJob: (req) => this.ownJob(req),
+        mayQueue: (user) => this.rate.take(user),
+        changed: () => this.live.poke(),
       });
 
-      api.get('/api/inbound', async (req, reply) => {
+      api.get("/api/inbound", async (req, reply) => {
         const s = (req as Authed).session;
         const q = req.query as Record<string, string | undefined>;
         const limit = clampInt(q.limit, 1, 100, 25);
@@ -309,12 +359,23 @@ export class WebConsole {
         const cached = this.inboundCache.get(key);
         if (this.deps.historyAvailable && !this.deps.historyAvailable(HISTORY_RESERVE)) {
           if (cached) return cached.value;
-          return reply.code(503).send({ error: "the fax service's history is rate-limited just now; received faxes show again in a minute" });
+          return reply
+            .code(503)
+            .send({
+              error: "the fax service's history is rate-limited just now; received faxes show again in a minute",
+            });
         }
-        const page = await this.deps.clientFor(s.user).history({ direction: 'inbound', limit, offset });
+        const page = await this.deps.clientFor(s.user).history({ direction: "inbound", limit, offset });
         const value = {
           total: page.count,
-          faxes: page.rows.map((r) => ({ messageId: r.messageId, from: r.faxCallerId ?? r.faxCsid ?? null, to: r.faxNumber ?? null, status: r.status, pages: r.pagesCount ?? null, receivedAt: r.createdAt ?? null })),
+          faxes: page.rows.map((r) => ({
+            messageId: r.messageId,
+            from: r.faxCallerId ?? r.faxCsid ?? null,
+            to: r.faxNumber ?? null,
+            status: r.status,
+            pages: r.pagesCount ?? null,
+            receivedAt: r.createdAt ?? null,
+          })),
         };
         this.inboundCache.delete(key);
         this.inboundCache.set(key, { value });
@@ -322,53 +383,75 @@ export class WebConsole {
         return value;
       });
 
-      api.get('/api/inbound/:messageId/pdf', async (req, reply) => {
+      api.get("/api/inbound/:messageId/pdf", async (req, reply) => {
         const s = (req as Authed).session;
         const id = (req.params as { messageId: string }).messageId;
-        if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) return reply.code(404).send({ error: 'no such fax' });
-        const dir = await mkdtemp(path.join(await this.scratch(), 'in-'));
+        if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) return reply.code(404).send({ error: "no such fax" });
+        const dir = await mkdtemp(path.join(await this.scratch(), "in-"));
         try {
-          const file = path.join(dir, 'fax.pdf');
+          const file = path.join(dir, "fax.pdf");
           // the user's own key: the service answers only for their own faxes
           try {
             await this.deps.clientFor(s.user).downloadFax(id, file);
           } catch (err) {
-            if (isFaxgateError(err) && (err.code === 'API_NOT_FOUND' || err.code === 'API_FORBIDDEN')) return reply.code(404).send({ error: 'no such fax' });
+            if (isFaxgateError(err) && (err.code === "API_NOT_FOUND" || err.code === "API_FORBIDDEN"))
+              return reply.code(404).send({ error: "no such fax" });
             throw err;
           }
           const body = await readFile(file);
-          this.log.info({ user: s.user, messageId: id }, 'WEB downloaded an inbound fax');
+          this.log.info({ user: s.user, messageId: id }, "WEB downloaded an inbound fax");
           const q = req.query as Record<string, string | undefined>;
-          return reply.type('application/pdf').header('content-disposition', contentDisposition(q.download === '1' ? 'attachment' : 'inline', `fax-${id}.pdf`)).send(body);
+          return reply
+            .type("application/pdf")
+            .header(
+              "content-disposition",
+              contentDisposition(q.download === "1" ? "attachment" : "inline", `fax-${id}.pdf`),
+            )
+            .send(body);
         } finally {
           await rm(dir, { recursive: true, force: true });
         }
       });
 
-      api.get('/api/contacts', async (req) => {
+      api.get("/api/contacts", async (req) => {
         const s = (req as Authed).session;
         const q = req.query as Record<string, string | undefined>;
-        const page = await this.deps.clientFor(s.user).listContacts({ limit: 100, query: q.search?.slice(0, 100) || undefined });
+        const page = await this.deps
+          .clientFor(s.user)
+          .listContacts({ limit: 100, query: q.search?.slice(0, 100) || undefined });
         const flat = page.rows.flatMap((c) => [c, ...(c.contacts ?? [])]);
-        return flat.map((c) => ({ id: c.uuid, name: c.name, faxNumber: c.faxNumber, email: c.email, organization: c.isOrganization, public: c.isPublic }));
+        return flat.map((c) => ({
+          id: c.uuid,
+          name: c.name,
+          faxNumber: c.faxNumber,
+          email: c.email,
+          organization: c.isOrganization,
+          public: c.isPublic,
+        }));
       });
 
-      api.post('/api/contacts', async (req, reply) => {
+      api.post("/api/contacts", async (req, reply) => {
         const s = (req as Authed).session;
         const body = (req.body ?? {}) as Record<string, unknown>;
-        const name = typeof body.name === 'string' ? body.name.trim().slice(0, 200) : '';
-        const faxNumber = typeof body.faxNumber === 'string' ? body.faxNumber.trim().slice(0, 40) : '';
-        if (!name || !faxNumber) return reply.code(400).send({ error: 'a contact needs a name and a fax number' });
-        const c = await this.deps.clientFor(s.user).createContact({ name, faxNumber, email: typeof body.email === 'string' && body.email ? body.email : undefined });
-        this.log.info({ user: s.user, contact: c.uuid }, 'WEB created a contact');
+        const name = typeof body.name === "string" ? body.name.trim().slice(0, 200) : "";
+        const faxNumber = typeof body.faxNumber === "string" ? body.faxNumber.trim().slice(0, 40) : "";
+        if (!name || !faxNumber) return reply.code(400).send({ error: "a contact needs a name and a fax number" });
+        const c = await this.deps
+          .clientFor(s.user)
+          .createContact({
+            name,
+            faxNumber,
+            email: typeof body.email === "string" && body.email ? body.email : undefined,
+          });
+        this.log.info({ user: s.user, contact: c.uuid }, "WEB created a contact");
         return { id: c.uuid, name: c.name, faxNumber: c.faxNumber, email: c.email };
       });
 
-      api.get('/api/events', async (req, reply) => this.live.serve(req, reply, (req as Authed).session));
+      api.get("/api/events", async (req, reply) => this.live.serve(req, reply, (req as Authed).session));
 
-      api.get('/api/admin/overview', async (req, reply) => {
+      api.get("/api/admin/overview", async (req, reply) => {
         const s = (req as Authed).session;
-        if (!s.admin || !this.deps.operator) return reply.code(404).send({ error: 'not found' });
+        if (!s.admin || !this.deps.operator) return reply.code(404).send({ error: "not found" });
         return this.deps.operator.overview(this.clock.now());
       });
     });
@@ -378,47 +461,60 @@ export class WebConsole {
 
   private async login(req: FastifyRequest, reply: FastifyReply) {
     const origin = req.headers.origin;
-    if (origin && !sameOrigin(origin, req.headers.host)) return reply.code(403).send({ error: 'sign-in from another site refused' });
+    if (origin && !sameOrigin(origin, req.headers.host))
+      return reply.code(403).send({ error: "sign-in from another site refused" });
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const name = typeof body.user === 'string' ? body.user.slice(0, 64) : '';
-    const password = typeof body.password === 'string' ? body.password.slice(0, 1024) : '';
+    const name = typeof body.user === "string" ? body.user.slice(0, 64) : "";
+    const password = typeof body.password === "string" ? body.password.slice(0, 1024) : "";
     const client = req.ip;
     const attempt = this.lockout.begin(client);
     if (!attempt) {
-      this.log.warn({ remote: client, user: this.knownName(name) }, 'WEB sign-in refused: too many failures from this address');
-      return reply.code(429).send({ error: 'too many failed sign-ins from your address; try again in 15 minutes' });
+      this.log.warn(
+        { remote: client, user: this.knownName(name) },
+        "WEB sign-in refused: too many failures from this address",
+      );
+      return reply.code(429).send({ error: "too many failed sign-ins from your address; try again in 15 minutes" });
     }
     // every name counts, configured or not: the answer must not tell which accounts exist
     const forAccount = this.accountLockout.begin(name);
     if (!forAccount) {
       attempt.succeeded(); // not a guess: the password was never looked at
-      this.log.warn({ remote: client, user: this.knownName(name) }, 'WEB sign-in refused: too many failures for this account');
-      return reply.code(429).send({ error: 'too many failed sign-ins for this account; try again in 15 minutes' });
+      this.log.warn(
+        { remote: client, user: this.knownName(name) },
+        "WEB sign-in refused: too many failures for this account",
+      );
+      return reply.code(429).send({ error: "too many failed sign-ins for this account; try again in 15 minutes" });
     }
     const user = this.deps.users().find((u) => u.name === name);
-    const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, DUMMY_HASH), false);
+    const ok = user?.password
+      ? await verifyPassword(password, user.password)
+      : (await verifyPassword(password, DUMMY_HASH), false);
     if (!ok || !user) {
       forAccount.failed();
       const failures = attempt.failed();
-      this.log.warn({ remote: client, user: this.knownName(name), failures }, 'WEB sign-in failed');
+      this.log.warn({ remote: client, user: this.knownName(name), failures }, "WEB sign-in failed");
       await new Promise((r) => setTimeout(r, (this.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
-      return reply.code(401).send({ error: 'wrong user name or password (a user without a password set by `faxgate passwd` cannot sign in)' });
+      return reply
+        .code(401)
+        .send({
+          error: "wrong user name or password (a user without a password set by `faxgate passwd` cannot sign in)",
+        });
     }
     attempt.succeeded();
     forAccount.succeeded();
-    const s = this.sessions.create(user.name, user.role === 'admin');
-    this.log.info({ remote: client, user: user.name, admin: s.admin }, 'WEB signed in');
-    reply.header('set-cookie', this.cookie(s.id, Math.floor(this.deps.config.sessionHours * 3600)));
+    const s = this.sessions.create(user.name, user.role === "admin");
+    this.log.info({ remote: client, user: user.name, admin: s.admin }, "WEB signed in");
+    reply.header("set-cookie", this.cookie(s.id, Math.floor(this.deps.config.sessionHours * 3600)));
     return { user: s.user, admin: s.admin, csrfToken: s.csrfToken };
   }
 
   /** A user name for the log only when it is a configured one: a password typed into the name field stays out. */
   private knownName(name: string): string {
-    return this.deps.users().some((u) => u.name === name) ? name : '(not a configured user)';
+    return this.deps.users().some((u) => u.name === name) ? name : "(not a configured user)";
   }
 
   private cookie(value: string, maxAgeSeconds: number): string {
-    return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${this.deps.tls ? '; Secure' : ''}`;
+    return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${this.deps.tls ? "; Secure" : ""}`;
   }
 
   private sessionOf(req: FastifyRequest): Session | null {
@@ -426,7 +522,7 @@ export class WebConsole {
   }
 
   private csrfOk(req: FastifyRequest, s: Session): boolean {
-    const h = req.headers['x-csrf-token'];
+    const h = req.headers["x-csrf-token"];
     return sameToken(Array.isArray(h) ? h[0] : h, s.csrfToken);
   }
 
@@ -438,28 +534,33 @@ export class WebConsole {
     const id = (req.params as { id: string }).id;
     const job = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await this.view.getJob(id) : null;
     if (!job || (job.user !== s.user && !s.admin)) {
-      if (job) this.log.warn({ user: s.user, job: id }, 'WEB refused: another user\'s job');
-      throw new FaxgateError('JOB_NOT_FOUND', 'no such job');
+      if (job) this.log.warn({ user: s.user, job: id }, "WEB refused: another user's job");
+      throw new FaxgateError("JOB_NOT_FOUND", "no such job");
     }
     return job;
   }
 
   private async newFax(req: Authed) {
     const s = req.session;
-    if (!req.isMultipart()) throw new FaxgateError('USAGE', 'send the fax as multipart/form-data (fields to, subject, notes, cover, files)');
-    const dir = await mkdtemp(path.join(await this.scratch(), 'up-'));
+    if (!req.isMultipart())
+      throw new FaxgateError("USAGE", "send the fax as multipart/form-data (fields to, subject, notes, cover, files)");
+    const dir = await mkdtemp(path.join(await this.scratch(), "up-"));
     try {
       const fields: Record<string, string[]> = {};
       const uploads: Array<{ path: string; name: string }> = [];
       for await (const part of req.parts()) {
-        if (part.type === 'file') {
-          if (part.fieldname !== 'files') {
+        if (part.type === "file") {
+          if (part.fieldname !== "files") {
             part.file.resume();
             continue;
           }
           const file = path.join(dir, String(uploads.length));
           await pipeline(part.file, createWriteStream(file, { mode: 0o600 }));
-          if (part.file.truncated) throw new FaxgateError('USAGE', `${part.filename}: larger than the console takes (${Math.round((this.deps.maxUploadBytes ?? 52_428_800) / 1_048_576)} MB)`);
+          if (part.file.truncated)
+            throw new FaxgateError(
+              "USAGE",
+              `${part.filename}: larger than the console takes (${Math.round((this.deps.maxUploadBytes ?? 52_428_800) / 1_048_576)} MB)`,
+            );
           if ((await stat(file)).size === 0) continue; // an empty file input
           uploads.push({ path: file, name: path.basename(part.filename || `document-${uploads.length + 1}`) });
         } else {
@@ -468,20 +569,27 @@ export class WebConsole {
       }
       const subject = fields.subject?.[0]?.trim() || undefined;
       const notes = fields.notes?.[0]?.trim() || undefined;
-      refuseControlCharacters('subject', subject);
-      refuseControlCharacters('notes', notes);
-      for (const u of uploads) refuseControlCharacters('file name', u.name);
-      const coverAsked = ['on', 'true', '1', 'yes'].includes((fields.cover?.[0] ?? '').toLowerCase());
+      refuseControlCharacters("subject", subject);
+      refuseControlCharacters("notes", notes);
+      for (const u of uploads) refuseControlCharacters("file name", u.name);
+      const coverAsked = ["on", "true", "1", "yes"].includes((fields.cover?.[0] ?? "").toLowerCase());
       // a cover page with only a subject on it is not what anyone means to fax
-      if (uploads.length === 0 && !notes) throw new FaxgateError('NOTHING_TO_FAX', 'choose a file to fax (or write notes for a cover page)');
+      if (uploads.length === 0 && !notes)
+        throw new FaxgateError("NOTHING_TO_FAX", "choose a file to fax (or write notes for a cover page)");
       // numbers and the user's rate first: a fax refused for either costs no conversion
       const recipients = await this.recipientsOf(s, fields.to ?? []);
-      const { documents, leftOut } = await newFaxDocuments(uploads, () => this.deps.office, undefined, s.user, this.deps.partial?.() ?? 'refuse');
+      const { documents, leftOut } = await newFaxDocuments(
+        uploads,
+        () => this.deps.office,
+        undefined,
+        s.user,
+        this.deps.partial?.() ?? "refuse",
+      );
       const job = await this.submit(s, {
         recipients,
         documents,
         cover: { enabled: coverAsked || documents.length === 0, subject, notes },
-        origin: { via: 'web console', ...(subject ? { subject } : {}) },
+        origin: { via: "web console", ...(subject ? { subject } : {}) },
         leftOut,
       });
       return publicJob(job, this.clock.now());
@@ -499,25 +607,44 @@ export class WebConsole {
       destinations: this.deps.destinations,
       contacts: this.deps.clientFor(s.user),
     });
-    if (recipients.length === 0) throw new FaxgateError('USAGE', 'give at least one fax number or contact');
-    if (!this.rate.take(s.user)) throw new FaxgateError('USAGE', 'too many faxes from you in the last minute; try again shortly', { httpStatus: 429 });
+    if (recipients.length === 0) throw new FaxgateError("USAGE", "give at least one fax number or contact");
+    if (!this.rate.take(s.user))
+      throw new FaxgateError("USAGE", "too many faxes from you in the last minute; try again shortly", {
+        httpStatus: 429,
+      });
     return recipients;
   }
 
   /** The accept step shared with mail, print and `faxgate send`. */
-  private async submit(s: Session, input: { recipients: NewRecipient[]; documents: NewDocument[]; cover: Job['cover']; origin: Record<string, string>; leftOut?: LeftOut[] }): Promise<Job> {
+  private async submit(
+    s: Session,
+    input: {
+      recipients: NewRecipient[];
+      documents: NewDocument[];
+      cover: Job["cover"];
+      origin: Record<string, string>;
+      leftOut?: LeftOut[];
+    },
+  ): Promise<Job> {
     const { job } = await acceptJob(
       { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
       // source "cli": the console is a person at a keyboard like `faxgate send`; origin says which
-      { source: 'web', user: s.user, recipients: input.recipients, documents: input.documents, cover: input.cover, meta: { origin: input.origin, ...(input.leftOut?.length ? { leftOut: input.leftOut } : {}) } },
-      { user: s.user, via: 'web' },
+      {
+        source: "web",
+        user: s.user,
+        recipients: input.recipients,
+        documents: input.documents,
+        cover: input.cover,
+        meta: { origin: input.origin, ...(input.leftOut?.length ? { leftOut: input.leftOut } : {}) },
+      },
+      { user: s.user, via: "web" },
     );
     this.live.poke();
     return job;
   }
 
   private async scratch(): Promise<string> {
-    const dir = path.join(this.deps.dataDir, 'web-tmp');
+    const dir = path.join(this.deps.dataDir, "web-tmp");
     await mkdir(dir, { recursive: true, mode: 0o700 });
     return dir;
   }
@@ -525,25 +652,39 @@ export class WebConsole {
   private answerError(req: FastifyRequest, reply: FastifyReply, err: unknown) {
     const s = (req as Partial<Authed>).session;
     if (isFaxgateError(err)) {
-      const status = err.httpStatus && err.httpStatus >= 400 && err.httpStatus < 500 ? err.httpStatus
-        : err.code === 'JOB_NOT_FOUND' ? 404
-        : err.code === 'JOB_STATE' ? 409
-        : err.code === 'API_FORBIDDEN' ? 403
-        : err.code === 'CONVERTER_BUSY' ? 503
-        : err.code.startsWith('API_') ? 502
-        : 400;
-      if (status !== 404) this.log.info({ user: s?.user, url: req.url, code: err.code, status }, 'WEB refused');
+      const status =
+        err.httpStatus && err.httpStatus >= 400 && err.httpStatus < 500
+          ? err.httpStatus
+          : err.code === "JOB_NOT_FOUND"
+            ? 404
+            : err.code === "JOB_STATE"
+              ? 409
+              : err.code === "API_FORBIDDEN"
+                ? 403
+                : err.code === "CONVERTER_BUSY"
+                  ? 503
+                  : err.code.startsWith("API_")
+                    ? 502
+                    : 400;
+      if (status !== 404) this.log.info({ user: s?.user, url: req.url, code: err.code, status }, "WEB refused");
       // over a share (the user's API calls, their place in the conversion queue): when to come back
       const retryAfter = (err as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-      if (status === 429 && typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+      if (status === 429 && typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
       return reply.code(status).send({ error: err.message, code: err.code });
     }
     const e = err as { statusCode?: number; message?: string; code?: string };
     if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-      return reply.code(e.statusCode).send({ error: e.code === 'FST_REQ_FILE_TOO_LARGE' || e.code === 'FST_FILES_LIMIT' ? 'upload too large or too many files' : (e.message ?? 'bad request') });
+      return reply
+        .code(e.statusCode)
+        .send({
+          error:
+            e.code === "FST_REQ_FILE_TOO_LARGE" || e.code === "FST_FILES_LIMIT"
+              ? "upload too large or too many files"
+              : (e.message ?? "bad request"),
+        });
     }
-    this.log.error({ user: s?.user, url: req.url, err: describeError(err) }, 'WEB request failed');
-    return reply.code(500).send({ error: 'the gateway could not do that; the log says why' });
+    this.log.error({ user: s?.user, url: req.url, err: describeError(err) }, "WEB request failed");
+    return reply.code(500).send({ error: "the gateway could not do that; the log says why" });
   }
 }
 
@@ -553,8 +694,8 @@ function clampInt(v: string | undefined, min: number, max: number, dflt: number)
 }
 
 function toList(v: unknown): string[] {
-  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
-  return typeof v === 'string' && v.trim() ? [v] : [];
+  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === "string");
+  return typeof v === "string" && v.trim() ? [v] : [];
 }
 
 /** fastify's trustProxy: the socket's address when it is a listed proxy, and nothing beyond it. */

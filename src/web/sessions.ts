@@ -1,8 +1,8 @@
 // Server-side sessions of the console: a random id in an httpOnly cookie names a session kept in
 // memory, with its user, its CSRF token and an expiry. Nothing about the user travels in the
 // cookie, so signing out or a restart ends every session at once.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { Clock } from "../clock.js";
 
 export interface Session {
   id: string;
@@ -17,11 +17,20 @@ const MAX_SESSIONS = 10_000;
 export class Sessions {
   private readonly byId = new Map<string, Session>();
 
-  constructor(private readonly clock: Clock, private readonly ttlMs: number) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+  ) {}
 
   create(user: string, admin: boolean): Session {
     this.sweep();
-    const s: Session = { id: randomBytes(32).toString('base64url'), user, admin, csrfToken: randomBytes(32).toString('base64url'), expiresAt: this.clock.now() + this.ttlMs };
+    const s: Session = {
+      id: randomBytes(32).toString("base64url"),
+      user,
+      admin,
+      csrfToken: randomBytes(32).toString("base64url"),
+      expiresAt: this.clock.now() + this.ttlMs,
+    };
     this.byId.set(s.id, s);
     // bounded memory: the oldest sessions go first
     while (this.byId.size > MAX_SESSIONS) this.byId.delete(this.byId.keys().next().value!);
@@ -56,7 +65,7 @@ export class Sessions {
 
 /** Compares two tokens in constant time (length leaks nothing: both are fixed-size here). */
 export function sameToken(a: string | undefined, b: string): boolean {
-  if (typeof a !== 'string') return false;
+  if (typeof a !== "string") return false;
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
@@ -65,8 +74,8 @@ export function sameToken(a: string | undefined, b: string): boolean {
 /** The value of one cookie in a Cookie header. */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const i = part.indexOf('=');
+  for (const part of header.split(";")) {
+    const i = part.indexOf("=");
     if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
   }
   return undefined;

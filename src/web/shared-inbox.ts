@@ -2,17 +2,17 @@
 // (inbound.groups), with "take it", done, a note, and forward by fax or to a configured user's mail.
 // A fax outside the user's groups answers as one that does not exist (404). Every action is an
 // entry in the fax's timeline, with who did it.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { InboundConfig, UserConfig } from '../config/schema.js';
-import { FaxgateError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import type { Job, NewDocument } from '../store/types.js';
-import type { ReceivedFax, ReceivedStore } from '../store/received.js';
-import type { QueueStore } from '../store/queue-store.js';
-import type { Session } from './sessions.js';
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { InboundConfig, UserConfig } from "../config/schema.js";
+import { FaxgateError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import type { Job, NewDocument } from "../store/types.js";
+import type { ReceivedFax, ReceivedStore } from "../store/received.js";
+import type { QueueStore } from "../store/queue-store.js";
+import type { Session } from "./sessions.js";
 
 export interface SharedInboxDeps {
-  store: ReceivedStore & Pick<QueueStore, 'enqueueNotification'>;
+  store: ReceivedStore & Pick<QueueStore, "enqueueNotification">;
   inbound: () => InboundConfig;
   users: () => readonly UserConfig[];
   logger: Logger;
@@ -24,13 +24,28 @@ export interface SharedInboxDeps {
 type Authed = FastifyRequest & { session: Session };
 
 export function groupsOf(cfg: InboundConfig, user: string): string[] {
-  return Object.entries(cfg.groups).filter(([, g]) => g.members.includes(user)).map(([name]) => name);
+  return Object.entries(cfg.groups)
+    .filter(([, g]) => g.members.includes(user))
+    .map(([name]) => name);
 }
 
 function view(f: ReceivedFax) {
   return {
-    id: f.id, messageId: f.messageId, user: f.user, dialled: f.dialled, from: f.sender, csid: f.csid, pages: f.pages, status: f.status,
-    receivedAt: f.receivedAt, groups: f.groups, state: f.state, owner: f.owner, note: f.note, escalatedAt: f.escalatedAt, hasDocument: f.hasDocument,
+    id: f.id,
+    messageId: f.messageId,
+    user: f.user,
+    dialled: f.dialled,
+    from: f.sender,
+    csid: f.csid,
+    pages: f.pages,
+    status: f.status,
+    receivedAt: f.receivedAt,
+    groups: f.groups,
+    state: f.state,
+    owner: f.owner,
+    note: f.note,
+    escalatedAt: f.escalatedAt,
+    hasDocument: f.hasDocument,
   };
 }
 
@@ -40,85 +55,167 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
     const id = (req.params as { id: string }).id;
     const fax = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await deps.store.getReceived(id) : null;
     const groups = groupsOf(deps.inbound(), s.user);
-    if (!fax || !fax.groups.some((g) => groups.includes(g))) throw new FaxgateError('JOB_NOT_FOUND', 'no such fax in your inboxes');
+    if (!fax?.groups.some((g) => groups.includes(g)))
+      throw new FaxgateError("JOB_NOT_FOUND", "no such fax in your inboxes");
     return { s, fax };
   };
   const changed = (s: Session, fax: ReceivedFax | null, action: string) => {
-    if (!fax) throw new FaxgateError('JOB_STATE', action === 'taken' ? 'someone else has taken this fax already' : `this fax cannot be ${action} now`, { httpStatus: 409 });
+    if (!fax)
+      throw new FaxgateError(
+        "JOB_STATE",
+        action === "taken" ? "someone else has taken this fax already" : `this fax cannot be ${action} now`,
+        { httpStatus: 409 },
+      );
     deps.logger.info({ user: s.user, received: fax.id, action }, `WEB inbox ${action}`);
     deps.poke();
     return view(fax);
   };
   const textOf = (body: unknown, key: string, max: number): string => {
     const v = (body as Record<string, unknown> | null)?.[key];
-    return typeof v === 'string' ? v.trim().slice(0, max) : '';
+    return typeof v === "string" ? v.trim().slice(0, max) : "";
   };
 
-  api.get('/api/inbox', async (req) => {
+  api.get("/api/inbox", async (req) => {
     const s = (req as Authed).session;
     const groups = groupsOf(deps.inbound(), s.user);
     const q = req.query as Record<string, string | undefined>;
-    const states = q.state === 'all' ? undefined : q.state === 'done' ? (['done'] as const) : (['new', 'taken'] as const);
+    const states =
+      q.state === "all" ? undefined : q.state === "done" ? (["done"] as const) : (["new", "taken"] as const);
     const faxes = await deps.store.listReceived({ groups, states: states ? [...states] : undefined, limit: 200 });
     return { groups, faxes: faxes.map(view) };
   });
 
-  api.get('/api/inbox/:id', async (req) => {
+  api.get("/api/inbox/:id", async (req) => {
     const { fax } = await mine(req);
     return { ...view(fax), timeline: await deps.store.listReceivedEvents(fax.id) };
   });
 
-  api.get('/api/inbox/:id/pdf', async (req, reply) => {
+  api.get("/api/inbox/:id/pdf", async (req, reply) => {
     const { s, fax } = await mine(req);
     const body = await deps.store.readReceivedDocument(fax.id);
-    if (!body) return reply.code(404).send({ error: 'this fax has no document' });
-    deps.logger.info({ user: s.user, received: fax.id }, 'WEB inbox fax viewed');
+    if (!body) return reply.code(404).send({ error: "this fax has no document" });
+    deps.logger.info({ user: s.user, received: fax.id }, "WEB inbox fax viewed");
     const q = req.query as Record<string, string | undefined>;
-    return reply.type('application/pdf').header('content-disposition', `${q.download === '1' ? 'attachment' : 'inline'}; filename="fax-${fax.id}.pdf"`).send(body);
+    return reply
+      .type("application/pdf")
+      .header("content-disposition", `${q.download === "1" ? "attachment" : "inline"}; filename="fax-${fax.id}.pdf"`)
+      .send(body);
   });
 
-  api.post('/api/inbox/:id/take', async (req) => {
+  api.post("/api/inbox/:id/take", async (req) => {
     const { s, fax } = await mine(req);
-    return changed(s, await deps.store.changeReceived(fax.id, { set: { state: 'taken', owner: s.user }, expect: ['new'], event: { action: 'taken', actor: s.user, detail: null } }), 'taken');
+    return changed(
+      s,
+      await deps.store.changeReceived(fax.id, {
+        set: { state: "taken", owner: s.user },
+        expect: ["new"],
+        event: { action: "taken", actor: s.user, detail: null },
+      }),
+      "taken",
+    );
   });
 
-  api.post('/api/inbox/:id/release', async (req) => {
+  api.post("/api/inbox/:id/release", async (req) => {
     const { s, fax } = await mine(req);
-    if (fax.owner !== s.user) throw new FaxgateError('JOB_STATE', 'only its owner can give a fax back', { httpStatus: 409 });
-    return changed(s, await deps.store.changeReceived(fax.id, { set: { state: 'new', owner: null }, expect: ['taken'], event: { action: 'released', actor: s.user, detail: null } }), 'released');
+    if (fax.owner !== s.user)
+      throw new FaxgateError("JOB_STATE", "only its owner can give a fax back", { httpStatus: 409 });
+    return changed(
+      s,
+      await deps.store.changeReceived(fax.id, {
+        set: { state: "new", owner: null },
+        expect: ["taken"],
+        event: { action: "released", actor: s.user, detail: null },
+      }),
+      "released",
+    );
   });
 
-  api.post('/api/inbox/:id/done', async (req) => {
+  api.post("/api/inbox/:id/done", async (req) => {
     const { s, fax } = await mine(req);
     // done by whoever finishes it; an untaken fax becomes theirs
-    return changed(s, await deps.store.changeReceived(fax.id, { set: { state: 'done', owner: fax.owner ?? s.user }, expect: ['new', 'taken'], event: { action: 'done', actor: s.user, detail: null } }), 'done');
+    return changed(
+      s,
+      await deps.store.changeReceived(fax.id, {
+        set: { state: "done", owner: fax.owner ?? s.user },
+        expect: ["new", "taken"],
+        event: { action: "done", actor: s.user, detail: null },
+      }),
+      "done",
+    );
   });
 
-  api.post('/api/inbox/:id/note', async (req) => {
+  api.post("/api/inbox/:id/note", async (req) => {
     const { s, fax } = await mine(req);
-    const note = textOf(req.body, 'note', 2000);
-    return changed(s, await deps.store.changeReceived(fax.id, { set: { note: note || null }, event: { action: 'note', actor: s.user, detail: note || '(note removed)' } }), 'noted');
+    const note = textOf(req.body, "note", 2000);
+    return changed(
+      s,
+      await deps.store.changeReceived(fax.id, {
+        set: { note: note || null },
+        event: { action: "note", actor: s.user, detail: note || "(note removed)" },
+      }),
+      "noted",
+    );
   });
 
-  api.post('/api/inbox/:id/forward', async (req) => {
+  api.post("/api/inbox/:id/forward", async (req) => {
     const { s, fax } = await mine(req);
     const body = req.body as Record<string, unknown> | null;
-    const user = textOf(body, 'user', 100);
-    const to = textOf(body, 'to', 400).split(/[,;\n]/).map((x) => x.trim()).filter(Boolean);
-    if (!fax.hasDocument) throw new FaxgateError('USAGE', 'this fax has no document to forward');
+    const user = textOf(body, "user", 100);
+    const to = textOf(body, "to", 400)
+      .split(/[,;\n]/)
+      .map((x) => x.trim())
+      .filter(Boolean);
+    if (!fax.hasDocument) throw new FaxgateError("USAGE", "this fax has no document to forward");
     if (user) {
       // by mail only to a configured user: nothing leaves for an address no one configured
       const u = deps.users().find((x) => x.name === user);
-      if (!u) throw new FaxgateError('USAGE', `"${user}" is not a user of this gateway`);
+      if (!u) throw new FaxgateError("USAGE", `"${user}" is not a user of this gateway`);
       await deps.store.enqueueNotification({
-        kind: 'inbound', user: u.name, jobId: null, dedupeKey: `forward:${fax.id}:${u.name}:${Date.now()}`,
-        payload: { messageId: fax.messageId, status: fax.status, from: fax.sender, csid: fax.csid, pages: fax.pages, duration: null, createdAt: fax.receivedAt, resultCode: null, resultInfo: null, errorCode: null, errorInfo: null, dialled: fax.dialled, receivedId: fax.id, to: u.email },
+        kind: "inbound",
+        user: u.name,
+        jobId: null,
+        dedupeKey: `forward:${fax.id}:${u.name}:${Date.now()}`,
+        payload: {
+          messageId: fax.messageId,
+          status: fax.status,
+          from: fax.sender,
+          csid: fax.csid,
+          pages: fax.pages,
+          duration: null,
+          createdAt: fax.receivedAt,
+          resultCode: null,
+          resultInfo: null,
+          errorCode: null,
+          errorInfo: null,
+          dialled: fax.dialled,
+          receivedId: fax.id,
+          to: u.email,
+        },
       });
-      return changed(s, await deps.store.changeReceived(fax.id, { set: {}, event: { action: 'forwarded', actor: s.user, detail: `by mail to ${u.name}` } }), 'forwarded');
+      return changed(
+        s,
+        await deps.store.changeReceived(fax.id, {
+          set: {},
+          event: { action: "forwarded", actor: s.user, detail: `by mail to ${u.name}` },
+        }),
+        "forwarded",
+      );
     }
-    if (to.length === 0) throw new FaxgateError('USAGE', 'give fax numbers (to) or a user (user) to forward to');
+    if (to.length === 0) throw new FaxgateError("USAGE", "give fax numbers (to) or a user (user) to forward to");
     const data = (await deps.store.readReceivedDocument(fax.id))!;
-    const job = await deps.submitFax(s, to, [{ path: `received-${fax.id}.pdf`, name: `fax-${fax.id}.pdf`, contentType: 'application/pdf', data }], { via: 'web console', forwardOf: fax.id });
-    return changed(s, await deps.store.changeReceived(fax.id, { set: {}, event: { action: 'forwarded', actor: s.user, detail: `by fax to ${to.join(', ')} (job ${job.id})` } }), 'forwarded');
+    const job = await deps.submitFax(
+      s,
+      to,
+      [{ path: `received-${fax.id}.pdf`, name: `fax-${fax.id}.pdf`, contentType: "application/pdf", data }],
+      { via: "web console", forwardOf: fax.id },
+    );
+    return changed(
+      s,
+      await deps.store.changeReceived(fax.id, {
+        set: {},
+        event: { action: "forwarded", actor: s.user, detail: `by fax to ${to.join(", ")} (job ${job.id})` },
+      }),
+      "forwarded",
+    );
   });
 }

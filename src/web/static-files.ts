@@ -1,10 +1,10 @@
 // The console's pages are plain files: `web/` in the repository (HTML, small ES modules, CSS) and
 // pdf.js's legacy build from node_modules. The list of files is read once at start; a request can
 // only ever name one of them (no path is built from the URL).
-import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 export interface StaticFile {
   body: Buffer;
@@ -12,23 +12,23 @@ export interface StaticFile {
 }
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
 };
 
 /** The folder with the console's own files (the repository's `web/`, beside `src/` and `dist/`). */
 export function webRoot(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'web');
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "web");
 }
 
 function pdfjsBuild(): string {
   const require = createRequire(import.meta.url);
-  return path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'legacy', 'build');
+  return path.join(path.dirname(require.resolve("pdfjs-dist/package.json")), "legacy", "build");
 }
 
 /** URL path → file, for every file the console serves. */
@@ -40,7 +40,7 @@ export function loadStaticFiles(root = webRoot()): Map<string, StaticFile> {
   };
   for (const name of readdirSync(root)) add(`/${name}`, path.join(root, name));
   const pdfjs = pdfjsBuild();
-  add('/vendor/pdf.min.mjs', path.join(pdfjs, 'pdf.min.mjs'));
-  add('/vendor/pdf.worker.min.mjs', path.join(pdfjs, 'pdf.worker.min.mjs'));
+  add("/vendor/pdf.min.mjs", path.join(pdfjs, "pdf.min.mjs"));
+  add("/vendor/pdf.worker.min.mjs", path.join(pdfjs, "pdf.worker.min.mjs"));
   return out;
 }

@@ -4,9 +4,9 @@
 // under an OS limit on its data size (`ulimit -d`, RLIMIT_DATA: what it can actually allocate,
 // not the address space V8 reserves), is killed when one document takes too long, and exits
 // after a few documents or when idle, so what it took goes back to the system.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { CODE_PAGES } from '../intake/pdf-text.js';
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { CODE_PAGES } from "../intake/pdf-text.js";
 
 export interface PdfProcessOptions {
   /** Children at most, reading one document each at a time. */
@@ -28,12 +28,11 @@ export interface PdfProcessOptions {
 export class PdfReadLimitError extends Error {
   constructor(message: string) {
     super(message);
-    this.name = 'PdfReadLimitError';
+    this.name = "PdfReadLimitError";
   }
 }
 
-
-const fromSource = import.meta.url.endsWith('.ts');
+const fromSource = import.meta.url.endsWith(".ts");
 
 let sourceChild: Promise<string> | null = null;
 
@@ -47,11 +46,20 @@ let sourceChild: Promise<string> | null = null;
  */
 function bundledChild(): Promise<string> {
   sourceChild ??= (async () => {
-    const { build } = (await import('esbuild' as string)) as typeof import('esbuild');
-    const entry = fileURLToPath(new URL('../intake/pdf-text-child.ts', import.meta.url));
-    const out = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'node', target: 'node20', external: ['pdfjs-dist'], write: false, logLevel: 'silent' });
+    const { build } = (await import("esbuild" as string)) as typeof import("esbuild");
+    const entry = fileURLToPath(new URL("../intake/pdf-text-child.ts", import.meta.url));
+    const out = await build({
+      entryPoints: [entry],
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      external: ["pdfjs-dist"],
+      write: false,
+      logLevel: "silent",
+    });
     let code = out.outputFiles[0]!.text;
-    for (const pdfjs of ['pdfjs-dist/legacy/build/pdf.mjs', 'pdfjs-dist/legacy/build/pdf.worker.mjs']) {
+    for (const pdfjs of ["pdfjs-dist/legacy/build/pdf.mjs", "pdfjs-dist/legacy/build/pdf.worker.mjs"]) {
       if (!code.includes(JSON.stringify(pdfjs))) throw new Error(`the PDF reader's bundle does not load ${pdfjs}`);
       code = code.split(JSON.stringify(pdfjs)).join(JSON.stringify(import.meta.resolve(pdfjs)));
     }
@@ -62,8 +70,9 @@ function bundledChild(): Promise<string> {
 
 /** The child's command line; its last argument is the page limit (pdf-text-child.ts reads it there). */
 async function childCommand(maxPages: number): Promise<string[]> {
-  if (fromSource) return [process.execPath, '--input-type=module', '--eval', await bundledChild(), '--', String(maxPages)];
-  return [process.execPath, fileURLToPath(new URL('../intake/pdf-text-child.js', import.meta.url)), String(maxPages)];
+  if (fromSource)
+    return [process.execPath, "--input-type=module", "--eval", await bundledChild(), "--", String(maxPages)];
+  return [process.execPath, fileURLToPath(new URL("../intake/pdf-text-child.js", import.meta.url)), String(maxPages)];
 }
 
 interface Waiter {
@@ -75,7 +84,7 @@ interface Waiter {
 class Reader {
   readonly proc: ChildProcess;
   served = 0;
-  private out = '';
+  private out = "";
   private current: { resolve: (line: string) => void; reject: (err: Error) => void } | null = null;
   private exited = false;
   private killed = false;
@@ -87,16 +96,27 @@ class Reader {
     // before the OS limit: only a document that really needs the memory meets the limit.
     const [node, ...rest] = argv;
     const heapMb = Math.max(64, Math.floor(maxMemoryMb / 2));
-    this.proc = spawn('/bin/sh', ['-c', `ulimit -d ${maxMemoryMb * 1024} && exec "$@"`, 'faxgate-pdf-reader', node!, `--max-old-space-size=${heapMb}`, ...rest], {
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
+    this.proc = spawn(
+      "/bin/sh",
+      [
+        "-c",
+        `ulimit -d ${maxMemoryMb * 1024} && exec "$@"`,
+        "faxgate-pdf-reader",
+        node!,
+        `--max-old-space-size=${heapMb}`,
+        ...rest,
+      ],
+      {
+        stdio: ["pipe", "pipe", "ignore"],
+      },
+    );
     // The daemon's exit never waits for an idle reader; a read in progress holds its own timer.
     this.proc.unref();
     for (const s of [this.proc.stdin, this.proc.stdout]) (s as unknown as { unref?: () => void } | null)?.unref?.();
-    this.proc.stdout!.setEncoding('utf8');
-    this.proc.stdout!.on('data', (s: string) => {
+    this.proc.stdout!.setEncoding("utf8");
+    this.proc.stdout!.on("data", (s: string) => {
       this.out += s;
-      const nl = this.out.indexOf('\n');
+      const nl = this.out.indexOf("\n");
       if (nl >= 0) {
         const line = this.out.slice(0, nl);
         this.out = this.out.slice(nl + 1);
@@ -105,16 +125,20 @@ class Reader {
         c?.resolve(line);
       }
     });
-    this.proc.stdin!.on('error', () => {});
-    this.proc.on('exit', (code, signal) => {
+    this.proc.stdin!.on("error", () => {});
+    this.proc.on("exit", (code, signal) => {
       this.exited = true;
       const c = this.current;
       this.current = null;
-      c?.reject(new PdfReadLimitError(
-        signal ? `the PDF reader was stopped by ${signal} (the document needed more than the memory limit, or is damaged)` : `the PDF reader exited with status ${code}`,
-      ));
+      c?.reject(
+        new PdfReadLimitError(
+          signal
+            ? `the PDF reader was stopped by ${signal} (the document needed more than the memory limit, or is damaged)`
+            : `the PDF reader exited with status ${code}`,
+        ),
+      );
     });
-    this.proc.on('error', (err) => {
+    this.proc.on("error", (err) => {
       this.exited = true;
       const c = this.current;
       this.current = null;
@@ -159,7 +183,7 @@ class Reader {
   kill(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.killed = true;
-    if (!this.exited) this.proc.kill('SIGKILL');
+    if (!this.exited) this.proc.kill("SIGKILL");
   }
 }
 
@@ -174,7 +198,7 @@ export class PdfProcessPool {
 
   /** One string per page, of the first `CODE_PAGES` pages (codes live at the top of a document). */
   pageTexts(data: Uint8Array): Promise<string[]> {
-    if (this.closed) return Promise.reject(new Error('the PDF readers are shut down'));
+    if (this.closed) return Promise.reject(new Error("the PDF readers are shut down"));
     return new Promise((resolve, reject) => {
       this.waiting.push({ data, resolve, reject });
       this.pump();
@@ -184,12 +208,18 @@ export class PdfProcessPool {
   private pump(): void {
     if (!this.command) {
       this.command = childCommand(CODE_PAGES);
-      this.command.then(() => this.pump(), (err: Error) => {
-        for (const w of this.waiting.splice(0)) w.reject(err);
-      });
+      this.command.then(
+        () => this.pump(),
+        (err: Error) => {
+          for (const w of this.waiting.splice(0)) w.reject(err);
+        },
+      );
       return;
     }
-    void this.command.then((argv) => this.assign(argv), () => {});
+    void this.command.then(
+      (argv) => this.assign(argv),
+      () => {},
+    );
   }
 
   private assign(argv: string[]): void {
@@ -210,11 +240,17 @@ export class PdfProcessPool {
   private async serve(r: Reader, w: Waiter): Promise<void> {
     try {
       const line = await r.read(w.data, this.opts.timeoutMs);
-      const msg = JSON.parse(line) as { ok: true; pages: string[] } | { ok: false; retire?: boolean; error: { name: string; message: string } };
+      const msg = JSON.parse(line) as
+        | { ok: true; pages: string[] }
+        | { ok: false; retire?: boolean; error: { name: string; message: string } };
       if (msg.ok) w.resolve(msg.pages);
       else {
         if (msg.retire) r.kill(); // it is leaving (at its memory limit): no other document, and gone for sure
-        w.reject(msg.error.name === 'PdfReadLimitError' ? new PdfReadLimitError(msg.error.message) : Object.assign(new Error(msg.error.message), { name: msg.error.name }));
+        w.reject(
+          msg.error.name === "PdfReadLimitError"
+            ? new PdfReadLimitError(msg.error.message)
+            : Object.assign(new Error(msg.error.message), { name: msg.error.name }),
+        );
       }
     } catch (err) {
       w.reject(err as Error);
@@ -238,7 +274,7 @@ export class PdfProcessPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const w of this.waiting.splice(0)) w.reject(new Error('the PDF readers are shut down'));
+    for (const w of this.waiting.splice(0)) w.reject(new Error("the PDF readers are shut down"));
     for (const r of [...this.idle.splice(0), ...this.busy]) r.kill();
   }
 }

@@ -7,14 +7,14 @@
 //     hostile HTML or a PDF is read;
 //   - a message or PDF built to make the parser spin is stopped after a time limit, and one built
 //     to exhaust memory kills only its worker (a heap limit per thread), never the daemon.
-import os from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
-import { FaxgateError } from '../errors.js';
-import type { ParsedMail } from '../intake/mail-parse.js';
-import { ReadTimeoutError, type InputReaders } from '../intake/readers.js';
-import { PdfProcessPool, PdfReadLimitError } from './pdf-process.js';
-import type { Task, TaskOutcome, TaskValues } from './tasks.js';
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+import { Piscina } from "piscina";
+import { FaxgateError } from "../errors.js";
+import type { ParsedMail } from "../intake/mail-parse.js";
+import { ReadTimeoutError, type InputReaders } from "../intake/readers.js";
+import { PdfProcessPool, PdfReadLimitError } from "./pdf-process.js";
+import type { Task, TaskOutcome, TaskValues } from "./tasks.js";
 
 export { ReadTimeoutError, type InputReaders };
 
@@ -36,13 +36,16 @@ export interface ReaderPoolOptions {
 }
 
 function shuttingDown(cause?: unknown): FaxgateError {
-  return new FaxgateError('SHUTTING_DOWN', 'the reader threads are shut down', { temporary: true, ...(cause ? { cause } : {}) });
+  return new FaxgateError("SHUTTING_DOWN", "the reader threads are shut down", {
+    temporary: true,
+    ...(cause ? { cause } : {}),
+  });
 }
 
-const fromSource = import.meta.url.endsWith('.ts');
+const fromSource = import.meta.url.endsWith(".ts");
 
 function workerFile(): string {
-  return fileURLToPath(new URL(fromSource ? './ts-bootstrap.mjs' : './tasks.js', import.meta.url));
+  return fileURLToPath(new URL(fromSource ? "./ts-bootstrap.mjs" : "./tasks.js", import.meta.url));
 }
 
 export class ReaderPool implements InputReaders {
@@ -59,7 +62,11 @@ export class ReaderPool implements InputReaders {
     this.maxHeapMb = opts.maxHeapMb ?? 1024;
     this.mailTimeoutMs = opts.mailTimeoutMs ?? 120_000;
     this.pdfTimeoutMs = opts.pdfTimeoutMs ?? 60_000;
-    this.pdfs = new PdfProcessPool({ processes: this.threads, timeoutMs: this.pdfTimeoutMs, maxMemoryMb: opts.pdfMaxMemoryMb ?? 512 });
+    this.pdfs = new PdfProcessPool({
+      processes: this.threads,
+      timeoutMs: this.pdfTimeoutMs,
+      maxMemoryMb: opts.pdfMaxMemoryMb ?? 512,
+    });
   }
 
   /** Threads start with the first mail or PDF: a daemon that has read nothing holds none. */
@@ -67,7 +74,7 @@ export class ReaderPool implements InputReaders {
     if (this.closed) throw shuttingDown();
     this.pool ??= new Piscina({
       filename: workerFile(),
-      name: 'default',
+      name: "default",
       // One thread stays up once started (pdfjs takes about a second to load in a new one); the
       // others leave after a minute without work.
       minThreads: 1,
@@ -79,11 +86,11 @@ export class ReaderPool implements InputReaders {
   }
 
   parseMail(messageFile: string, partsDir: string): Promise<ParsedMail> {
-    return this.run({ kind: 'parseMail', messageFile, partsDir }, this.mailTimeoutMs, 'the message');
+    return this.run({ kind: "parseMail", messageFile, partsDir }, this.mailTimeoutMs, "the message");
   }
 
   htmlText(html: string): Promise<string> {
-    return this.run({ kind: 'htmlText', html }, this.mailTimeoutMs, 'the message');
+    return this.run({ kind: "htmlText", html }, this.mailTimeoutMs, "the message");
   }
 
   async pdfPageTexts(data: Uint8Array): Promise<string[]> {
@@ -92,12 +99,17 @@ export class ReaderPool implements InputReaders {
       return await this.pdfs.pageTexts(data);
     } catch (err) {
       if (this.closed) throw shuttingDown(err);
-      if (err instanceof PdfReadLimitError && /longer than/.test(err.message)) throw new ReadTimeoutError('the PDF', this.pdfTimeoutMs);
+      if (err instanceof PdfReadLimitError && /longer than/.test(err.message))
+        throw new ReadTimeoutError("the PDF", this.pdfTimeoutMs);
       throw err;
     }
   }
 
-  private async run<K extends Task['kind']>(task: Extract<Task, { kind: K }>, timeoutMs: number, what: string): Promise<TaskValues[K]> {
+  private async run<K extends Task["kind"]>(
+    task: Extract<Task, { kind: K }>,
+    timeoutMs: number,
+    what: string,
+  ): Promise<TaskValues[K]> {
     const signal = AbortSignal.timeout(timeoutMs);
     let out: TaskOutcome<TaskValues[K]>;
     try {
@@ -110,7 +122,11 @@ export class ReaderPool implements InputReaders {
       throw err;
     }
     if (out.ok) return out.value;
-    throw Object.assign(new Error(out.error.message), { name: out.error.name }, out.error.code ? { code: out.error.code } : {});
+    throw Object.assign(
+      new Error(out.error.message),
+      { name: out.error.name },
+      out.error.code ? { code: out.error.code } : {},
+    );
   }
 
   /** Stops the threads; a task still running is abandoned (its caller gets SHUTTING_DOWN). */
@@ -128,8 +144,9 @@ export class ReaderPool implements InputReaders {
  * component alone. Loaded on first use, so the daemon's main thread never loads pdfjs.
  */
 export const inProcessReaders: InputReaders = {
-  parseMail: async (messageFile, partsDir) => (await import('../intake/mail-parse.js')).parseMail(messageFile, partsDir),
-  htmlText: async (html) => (await import('../intake/body-text.js')).bodyText({ text: '', html }),
-  pdfPageTexts: async (data) => (await import('../intake/pdf-text.js')).pdfPageTexts(data),
+  parseMail: async (messageFile, partsDir) =>
+    (await import("../intake/mail-parse.js")).parseMail(messageFile, partsDir),
+  htmlText: async (html) => (await import("../intake/body-text.js")).bodyText({ text: "", html }),
+  pdfPageTexts: async (data) => (await import("../intake/pdf-text.js")).pdfPageTexts(data),
   close: async () => undefined,
 };

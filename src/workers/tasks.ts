@@ -2,14 +2,14 @@
 // stored mail, a mail's HTML body turned into text; PDF text is read in child processes, see ./pdf-process.ts). Errors come back as plain data so that their
 // errno code (ENOSPC, EACCES...) survives the thread boundary; ./pool.ts turns them back into
 // errors.
-import { bodyText } from '../intake/body-text.js';
-import { parseMail, type ParsedMail } from '../intake/mail-parse.js';
+import { bodyText } from "../intake/body-text.js";
+import { parseMail, type ParsedMail } from "../intake/mail-parse.js";
 
-export type Task =
-  | { kind: 'parseMail'; messageFile: string; partsDir: string }
-  | { kind: 'htmlText'; html: string };
+export type Task = { kind: "parseMail"; messageFile: string; partsDir: string } | { kind: "htmlText"; html: string };
 
-export type TaskOutcome<T> = { ok: true; value: T } | { ok: false; error: { name: string; message: string; code?: string } };
+export type TaskOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: { name: string; message: string; code?: string } };
 
 export interface TaskValues {
   parseMail: ParsedMail;
@@ -21,18 +21,24 @@ async function outcome<T>(fn: () => Promise<T>): Promise<TaskOutcome<T>> {
     return { ok: true, value: await fn() };
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const code = typeof e?.code === 'string' ? e.code : undefined;
-    return { ok: false, error: { name: e?.name ?? 'Error', message: e?.message ?? String(err), ...(code ? { code } : {}) } };
+    const code = typeof e?.code === "string" ? e.code : undefined;
+    return {
+      ok: false,
+      error: { name: e?.name ?? "Error", message: e?.message ?? String(err), ...(code ? { code } : {}) },
+    };
   }
 }
 
 export default async function runTask(task: Task): Promise<TaskOutcome<unknown>> {
   switch (task.kind) {
-    case 'parseMail':
+    case "parseMail":
       return outcome(() => parseMail(task.messageFile, task.partsDir));
-    case 'htmlText':
-      return outcome(async () => bodyText({ text: '', html: task.html }));
+    case "htmlText":
+      return outcome(async () => bodyText({ text: "", html: task.html }));
     default:
-      return { ok: false, error: { name: 'Error', message: `unknown task ${JSON.stringify((task as { kind?: unknown }).kind)}` } };
+      return {
+        ok: false,
+        error: { name: "Error", message: `unknown task ${JSON.stringify((task as { kind?: unknown }).kind)}` },
+      };
   }
 }

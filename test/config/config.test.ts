@@ -1,15 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_CONFIG_BYTES, loadConfigFile, maskSecrets, parseConfigText, secretValues } from '../../src/config/load.js';
-import { FaxgateError } from '../../src/errors.js';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { MAX_CONFIG_BYTES, loadConfigFile, maskSecrets, parseConfigText, secretValues } from "../../src/config/load.js";
+import { FaxgateError } from "../../src/errors.js";
 
 const dirs: string[] = [];
 function tempFile(text: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-config-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-config-"));
   dirs.push(dir);
-  const f = path.join(dir, 'faxgate.yaml');
+  const f = path.join(dir, "faxgate.yaml");
   writeFileSync(f, text);
   return f;
 }
@@ -24,7 +24,7 @@ function errorOf(fn: () => unknown): FaxgateError {
     if (err instanceof FaxgateError) return err;
     throw err;
   }
-  throw new Error('expected a FaxgateError');
+  throw new Error("expected a FaxgateError");
 }
 
 const minimal = `
@@ -36,30 +36,32 @@ users:
     apiKey: \${ALICE_KEY}
 `;
 
-describe('config', () => {
-  it('the commented example config is valid once its secrets are in its secrets file', () => {
-    const example = readFileSync(path.resolve(__dirname, '../../config/faxgate.example.yaml'), 'utf8');
+describe("config", () => {
+  it("the commented example config is valid once its secrets are in its secrets file", () => {
+    const example = readFileSync(path.resolve(__dirname, "../../config/faxgate.example.yaml"), "utf8");
     const env = tempFile('ALICE_FAX_KEY=k1\n# a comment\nexport FRONTDESK_FAX_KEY="k2"\n');
     expect(example).toMatch(/^secretsFile: \/etc\/faxgate\/faxgate\.env$/m);
-    const c = loadConfigFile(tempFile(example.replaceAll('/etc/faxgate/faxgate.env', env)), { env: { FRONTDESK_FAX_KEY: 'from-env-loses' } });
-    expect(c.users.map((u) => u.name)).toEqual(['alice', 'frontdesk']);
-    expect(c.users[0]!.apiKey).toBe('k1');
-    expect(c.users[1]!.apiKey).toBe('k2');
-    expect(c.smtp!.domains).toEqual(['fax.example.com']);
+    const c = loadConfigFile(tempFile(example.replaceAll("/etc/faxgate/faxgate.env", env)), {
+      env: { FRONTDESK_FAX_KEY: "from-env-loses" },
+    });
+    expect(c.users.map((u) => u.name)).toEqual(["alice", "frontdesk"]);
+    expect(c.users[0]!.apiKey).toBe("k1");
+    expect(c.users[1]!.apiKey).toBe("k2");
+    expect(c.smtp!.domains).toEqual(["fax.example.com"]);
   });
 
-  it('substitutes ${ENV} and ${ENV:-default}, and names the key of an unset variable', () => {
-    const c = parseConfigText(minimal, { env: { ALICE_KEY: 'secret-1' } });
-    expect(c.users[0]!.apiKey).toBe('secret-1');
-    const d = parseConfigText(minimal.replace('${ALICE_KEY}', '${NOPE:-fallback}'), { env: {} });
-    expect(d.users[0]!.apiKey).toBe('fallback');
+  it("substitutes ${ENV} and ${ENV:-default}, and names the key of an unset variable", () => {
+    const c = parseConfigText(minimal, { env: { ALICE_KEY: "secret-1" } });
+    expect(c.users[0]!.apiKey).toBe("secret-1");
+    const d = parseConfigText(minimal.replace("${ALICE_KEY}", "${NOPE:-fallback}"), { env: {} });
+    expect(d.users[0]!.apiKey).toBe("fallback");
     const err = errorOf(() => parseConfigText(minimal, { env: {} }));
-    expect(err.code).toBe('CONFIG_INVALID');
-    expect(err.message).toContain('users[0].apiKey');
-    expect(err.message).toContain('ALICE_KEY');
+    expect(err.code).toBe("CONFIG_INVALID");
+    expect(err.message).toContain("users[0].apiKey");
+    expect(err.message).toContain("ALICE_KEY");
   });
 
-  it('every error names the key and what was expected', () => {
+  it("every error names the key and what was expected", () => {
     const err = errorOf(() =>
       parseConfigText(
         `api:\n  baseUrl: http://plain.example\n  concurency: 3\nsmtp:\n  listen: ["nope"]\n  auth: maybe\nusers:\n  - name: alice\n    email: not-an-address\n    apiKey: x\n    password: hunter2\n`,
@@ -72,81 +74,96 @@ describe('config', () => {
     expect(err.message).toMatch(/smtp\.auth: expected one of "off", "optional", "required"/);
     expect(err.message).toMatch(/users\[0\]\.email: expected an e-mail address/);
     expect(err.message).toMatch(/users\[0\]\.password: expected a hash made by `faxgate passwd`/);
-    expect(err.field).toBe('api.baseUrl');
+    expect(err.field).toBe("api.baseUrl");
   });
 
-  it('refuses rules that span keys: duplicate users, auth required without hashes', () => {
+  it("refuses rules that span keys: duplicate users, auth required without hashes", () => {
     const dup = errorOf(() =>
-      parseConfigText(`api: {baseUrl: "https://x.example"}\nusers:\n  - {name: a, email: a@example.com, apiKey: k}\n  - {name: b, email: A@example.com, apiKey: k2}\n`, { env: {} }),
+      parseConfigText(
+        `api: {baseUrl: "https://x.example"}\nusers:\n  - {name: a, email: a@example.com, apiKey: k}\n  - {name: b, email: A@example.com, apiKey: k2}\n`,
+        { env: {} },
+      ),
     );
     expect(dup.message).toContain('users[1].email: A@example.com also belongs to user "a"');
-    const auth = errorOf(() => parseConfigText(`smtp: {auth: required}\nusers:\n  - {name: a, email: a@example.com, apiKey: k}\n`, { env: {} }));
-    expect(auth.message).toContain('users[0].password');
+    const auth = errorOf(() =>
+      parseConfigText(`smtp: {auth: required}\nusers:\n  - {name: a, email: a@example.com, apiKey: k}\n`, { env: {} }),
+    );
+    expect(auth.message).toContain("users[0].password");
   });
 
   it('a config file without api.baseUrl is refused naming the key; "sandbox" must be said', () => {
     const f = tempFile(`users:\n  - {name: alice, email: alice@example.com, apiKey: k}\n`);
     const err = errorOf(() => loadConfigFile(f, { env: {} }));
-    expect(err.code).toBe('CONFIG_INVALID');
-    expect(err.field).toBe('api.baseUrl');
+    expect(err.code).toBe("CONFIG_INVALID");
+    expect(err.field).toBe("api.baseUrl");
     expect(err.message).toMatch(/api\.baseUrl: missing: name the fax service .*"sandbox"/);
     // with other errors too, every one is named
     const both = errorOf(() => parseConfigText(`api: {timeoutMs: 5}\n`, { env: {} }));
     expect(both.message).toMatch(/api\.baseUrl: missing/);
     expect(both.message).toMatch(/api\.timeoutMs/);
-    expect(loadConfigFile(tempFile(`api: {baseUrl: sandbox}\n`), { env: {} }).api.baseUrl).toBe('sandbox');
+    expect(loadConfigFile(tempFile(`api: {baseUrl: sandbox}\n`), { env: {} }).api.baseUrl).toBe("sandbox");
   });
 
-  it('reports YAML syntax errors with the line', () => {
-    const err = errorOf(() => parseConfigText('api:\n  baseUrl: [unclosed\n', { env: {} }));
-    expect(err.code).toBe('CONFIG_INVALID');
+  it("reports YAML syntax errors with the line", () => {
+    const err = errorOf(() => parseConfigText("api:\n  baseUrl: [unclosed\n", { env: {} }));
+    expect(err.code).toBe("CONFIG_INVALID");
     expect(err.message).toMatch(/not valid YAML at line \d/);
   });
 
-  it('refuses a config file of more than 1 MB before reading it, and says so', () => {
-    const big = `api: {baseUrl: sandbox}\ndata: "${'x'.repeat(MAX_CONFIG_BYTES)}"\n`;
+  it("refuses a config file of more than 1 MB before reading it, and says so", () => {
+    const big = `api: {baseUrl: sandbox}\ndata: "${"x".repeat(MAX_CONFIG_BYTES)}"\n`;
     const err = errorOf(() => parseConfigText(big, { env: {} }));
-    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.code).toBe("CONFIG_INVALID");
     expect(err.message).toMatch(/at most 1048576 \(1 MB\)/);
     // just under the bound it is read as usual (and refused for what it says, not for its size)
-    const under = errorOf(() => parseConfigText(`api: {baseUrl: sandbox}\ndata: "${'x'.repeat(MAX_CONFIG_BYTES - 100)}"\nnope: 1\n`, { env: {} }));
+    const under = errorOf(() =>
+      parseConfigText(`api: {baseUrl: sandbox}\ndata: "${"x".repeat(MAX_CONFIG_BYTES - 100)}"\nnope: 1\n`, { env: {} }),
+    );
     expect(under.message).toMatch(/nope/);
   });
 
-  it('resolves relative paths against the config file folder', () => {
-    const f = tempFile(`api: {baseUrl: sandbox}\ndata: ./state\nspool: {root: spool}\nnotify: {from: fax@example.com, transport: "outbox:out"}\nusers: []\n`);
+  it("resolves relative paths against the config file folder", () => {
+    const f = tempFile(
+      `api: {baseUrl: sandbox}\ndata: ./state\nspool: {root: spool}\nnotify: {from: fax@example.com, transport: "outbox:out"}\nusers: []\n`,
+    );
     const c = loadConfigFile(f, { env: {} });
-    expect(c.data).toBe(path.join(path.dirname(f), 'state'));
-    expect(c.spool!.root).toBe(path.join(path.dirname(f), 'spool'));
-    expect(c.notify!.transport).toBe(`outbox:${path.join(path.dirname(f), 'out')}`);
+    expect(c.data).toBe(path.join(path.dirname(f), "state"));
+    expect(c.spool!.root).toBe(path.join(path.dirname(f), "spool"));
+    expect(c.notify!.transport).toBe(`outbox:${path.join(path.dirname(f), "out")}`);
   });
 
-  it('a missing file is CONFIG_NOT_FOUND naming the file', () => {
-    const err = errorOf(() => loadConfigFile('/nonexistent/faxgate.yaml'));
-    expect(err.code).toBe('CONFIG_NOT_FOUND');
-    expect(err.message).toContain('/nonexistent/faxgate.yaml');
+  it("a missing file is CONFIG_NOT_FOUND naming the file", () => {
+    const err = errorOf(() => loadConfigFile("/nonexistent/faxgate.yaml"));
+    expect(err.code).toBe("CONFIG_NOT_FOUND");
+    expect(err.message).toContain("/nonexistent/faxgate.yaml");
   });
 
-  it('masks every secret, including passwords inside transport URLs', () => {
+  it("masks every secret, including passwords inside transport URLs", () => {
     const c = parseConfigText(
       `api: {baseUrl: "https://x.example", adminKey: admin-secret}\nnotify: {from: f@example.com, transport: "smtps://mailer:relay-pass@relay.example:465"}\nusers:\n  - {name: a, email: a@example.com, apiKey: user-secret, password: "scrypt$1$2$3$abc$def"}\n`,
       { env: {} },
     );
     const text = JSON.stringify(maskSecrets(c));
-    for (const s of ['admin-secret', 'user-secret', 'relay-pass', 'scrypt$1$2$3$abc$def']) expect(text).not.toContain(s);
-    expect(text).toContain('smtps://mailer:****@relay.example:465');
+    for (const s of ["admin-secret", "user-secret", "relay-pass", "scrypt$1$2$3$abc$def"])
+      expect(text).not.toContain(s);
+    expect(text).toContain("smtps://mailer:****@relay.example:465");
   });
 
-  it('database: a PostgreSQL URL, its password masked and counted as a secret; anything else is refused by name', () => {
-    const c = parseConfigText(`api: {baseUrl: sandbox}\ndatabase: "postgres://faxgate:\${PGPW}@db.example:5432/faxgate"\nusers: []\n`, { env: { PGPW: 'db-pass-1' } });
-    expect(c.database).toBe('postgres://faxgate:db-pass-1@db.example:5432/faxgate');
+  it("database: a PostgreSQL URL, its password masked and counted as a secret; anything else is refused by name", () => {
+    const c = parseConfigText(
+      `api: {baseUrl: sandbox}\ndatabase: "postgres://faxgate:\${PGPW}@db.example:5432/faxgate"\nusers: []\n`,
+      { env: { PGPW: "db-pass-1" } },
+    );
+    expect(c.database).toBe("postgres://faxgate:db-pass-1@db.example:5432/faxgate");
     const text = JSON.stringify(maskSecrets(c));
-    expect(text).not.toContain('db-pass-1');
-    expect(text).toContain('postgres://faxgate:****@db.example:5432/faxgate');
-    expect(secretValues(c)).toContain('db-pass-1');
-    expect(parseConfigText('api: {baseUrl: sandbox}\nusers: []\n', { env: {} }).database).toBeUndefined();
-    const err = errorOf(() => parseConfigText('api: {baseUrl: sandbox}\ndatabase: mysql://x/y\nusers: []\n', { env: {} }));
-    expect(err.code).toBe('CONFIG_INVALID');
-    expect(err.message).toContain('database');
+    expect(text).not.toContain("db-pass-1");
+    expect(text).toContain("postgres://faxgate:****@db.example:5432/faxgate");
+    expect(secretValues(c)).toContain("db-pass-1");
+    expect(parseConfigText("api: {baseUrl: sandbox}\nusers: []\n", { env: {} }).database).toBeUndefined();
+    const err = errorOf(() =>
+      parseConfigText("api: {baseUrl: sandbox}\ndatabase: mysql://x/y\nusers: []\n", { env: {} }),
+    );
+    expect(err.code).toBe("CONFIG_INVALID");
+    expect(err.message).toContain("database");
   });
 });

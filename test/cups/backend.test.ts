@@ -1,125 +1,164 @@
 // The CUPS backend run exactly as cupsd runs it: argv job-id user title copies options [file],
 // DEVICE_URI in the environment, the document on stdin when no file is given.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseTicket } from '../../src/spool/ticket.js';
-import { spoolHarness, waitFor } from '../spool/harness.js';
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseTicket } from "../../src/spool/ticket.js";
+import { spoolHarness, waitFor } from "../spool/harness.js";
 
-export const BACKEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../cups/faxgate');
-const PDF = '%PDF-1.4\n% printed\n%%EOF\n';
+export const BACKEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../cups/faxgate");
+const PDF = "%PDF-1.4\n% printed\n%%EOF\n";
 
 let dir: string;
 let root: string;
 beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
-  root = path.join(dir, 'spool');
-  mkdirSync(path.join(root, 'alice'), { recursive: true });
-  writeFileSync(path.join(dir, 'job.pdf'), PDF);
+  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  root = path.join(dir, "spool");
+  mkdirSync(path.join(root, "alice"), { recursive: true });
+  writeFileSync(path.join(dir, "job.pdf"), PDF);
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function backend(args: string[], opts: { input?: string; env?: Record<string, string> } = {}) {
-  const r = spawnSync('/bin/sh', [BACKEND, ...args], {
+  const r = spawnSync("/bin/sh", [BACKEND, ...args], {
     input: opts.input,
-    env: { PATH: '/usr/bin:/bin', DEVICE_URI: `faxgate:${root}`, ...opts.env },
-    encoding: 'utf8',
+    env: { PATH: "/usr/bin:/bin", DEVICE_URI: `faxgate:${root}`, ...opts.env },
+    encoding: "utf8",
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const userFiles = (u = 'alice') => readdirSync(path.join(root, u)).sort();
+const userFiles = (u = "alice") => readdirSync(path.join(root, u)).sort();
 
-describe('faxgate CUPS backend', () => {
-  it('prints its discovery line when run without arguments', () => {
+describe("faxgate CUPS backend", () => {
+  it("prints its discovery line when run without arguments", () => {
     const r = backend([]);
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe('direct faxgate:/var/spool/faxgate "faxgate" "Print to fax (faxgate)"');
   });
 
-  it('writes the document and its ticket into the printing user\'s folder', () => {
+  it("writes the document and its ticket into the printing user's folder", () => {
     // cupsd escapes spaces, quotes and backslashes in values with a backslash.
-    const r = backend(['42', 'alice', 'Invoice 42', '1', 'fax-number=+15551234567,5557654321 fax-to-name=Acme\\ Billing fax-notes=Please\\ call\\ \\"back\\" fax-cover=on job-uuid=urn:uuid:1', path.join(dir, 'job.pdf')]);
+    const r = backend([
+      "42",
+      "alice",
+      "Invoice 42",
+      "1",
+      'fax-number=+15551234567,5557654321 fax-to-name=Acme\\ Billing fax-notes=Please\\ call\\ \\"back\\" fax-cover=on job-uuid=urn:uuid:1',
+      path.join(dir, "job.pdf"),
+    ]);
     expect(r.stderr).not.toMatch(/ERROR/);
     expect(r.code).toBe(0);
-    expect(userFiles()).toEqual(['cups-42 Invoice 42.pdf', 'cups-42 Invoice 42.pdf.json']);
-    expect(readFileSync(path.join(root, 'alice', 'cups-42 Invoice 42.pdf'), 'utf8')).toBe(PDF);
-    const t = parseTicket(readFileSync(path.join(root, 'alice', 'cups-42 Invoice 42.pdf.json'), 'utf8'));
+    expect(userFiles()).toEqual(["cups-42 Invoice 42.pdf", "cups-42 Invoice 42.pdf.json"]);
+    expect(readFileSync(path.join(root, "alice", "cups-42 Invoice 42.pdf"), "utf8")).toBe(PDF);
+    const t = parseTicket(readFileSync(path.join(root, "alice", "cups-42 Invoice 42.pdf.json"), "utf8"));
     expect(t).toMatchObject({ ok: true, ignoredKeys: [] });
     if (!t.ok) return;
-    expect(t.ticket).toMatchObject({ to: ['+15551234567', '5557654321'], recipientName: 'Acme Billing', subject: 'Invoice 42', notes: 'Please call "back"', cover: true, copies: 1 });
+    expect(t.ticket).toMatchObject({
+      to: ["+15551234567", "5557654321"],
+      recipientName: "Acme Billing",
+      subject: "Invoice 42",
+      notes: 'Please call "back"',
+      cover: true,
+      copies: 1,
+    });
   });
 
-  it('a link planted under the name it will write is replaced, never written through; no predictable temp name', () => {
-    const outside = path.join(dir, 'outside.txt');
-    writeFileSync(outside, 'untouched');
-    symlinkSync(outside, path.join(root, 'alice', 'cups-9 T.pdf'));
-    symlinkSync(outside, path.join(root, 'alice', 'cups-9 T.pdf.json'));
+  it("a link planted under the name it will write is replaced, never written through; no predictable temp name", () => {
+    const outside = path.join(dir, "outside.txt");
+    writeFileSync(outside, "untouched");
+    symlinkSync(outside, path.join(root, "alice", "cups-9 T.pdf"));
+    symlinkSync(outside, path.join(root, "alice", "cups-9 T.pdf.json"));
     // the old temp names (".$name.$$.tmp") can no longer be guessed: plant a few anyway
-    for (let pid = 1; pid < 50; pid++) symlinkSync(outside, path.join(root, 'alice', `.cups-9 T.pdf.${pid}.tmp`));
-    const r = backend(['9', 'alice', 'T', '1', 'fax-number=5551234567', path.join(dir, 'job.pdf')]);
+    for (let pid = 1; pid < 50; pid++) symlinkSync(outside, path.join(root, "alice", `.cups-9 T.pdf.${pid}.tmp`));
+    const r = backend(["9", "alice", "T", "1", "fax-number=5551234567", path.join(dir, "job.pdf")]);
     expect(r.code).toBe(0);
-    expect(readFileSync(outside, 'utf8')).toBe('untouched');
-    expect(lstatSync(path.join(root, 'alice', 'cups-9 T.pdf')).isFile()).toBe(true);
-    expect(readFileSync(path.join(root, 'alice', 'cups-9 T.pdf'), 'utf8')).toBe(PDF);
+    expect(readFileSync(outside, "utf8")).toBe("untouched");
+    expect(lstatSync(path.join(root, "alice", "cups-9 T.pdf")).isFile()).toBe(true);
+    expect(readFileSync(path.join(root, "alice", "cups-9 T.pdf"), "utf8")).toBe(PDF);
   });
 
   it('fax option words split off by lp cancel the job with how to quote (never a fax to "Acme")', () => {
-    const r = backend(['10', 'alice', 'T', '1', 'Billing fax-number=5551234567 fax-to-name=Acme', path.join(dir, 'job.pdf')]);
+    const r = backend([
+      "10",
+      "alice",
+      "T",
+      "1",
+      "Billing fax-number=5551234567 fax-to-name=Acme",
+      path.join(dir, "job.pdf"),
+    ]);
     expect(r.code).toBe(5);
     expect(r.stderr).toMatch(/words without a name \(Billing\).*lp -o 'fax-to-name="Acme Billing"'/);
     expect(userFiles()).toEqual([]);
   });
 
-  it('reads the document from stdin and escapes hostile titles into valid JSON', () => {
-    const r = backend(['7', 'alice', 'smbprn.00000012 Microsoft Word - Q3 "final" \\ ../../etc', '2', 'fax-number=5551234567'], { input: PDF });
+  it("reads the document from stdin and escapes hostile titles into valid JSON", () => {
+    const r = backend(
+      ["7", "alice", 'smbprn.00000012 Microsoft Word - Q3 "final" \\ ../../etc', "2", "fax-number=5551234567"],
+      { input: PDF },
+    );
     expect(r.code).toBe(0);
     const names = userFiles();
     expect(names).toHaveLength(2);
-    const doc = names.find((n) => n.endsWith('.pdf'))!;
-    expect(doc).not.toContain('/');
-    expect(readFileSync(path.join(root, 'alice', doc), 'utf8')).toBe(PDF);
-    const t = parseTicket(readFileSync(path.join(root, 'alice', `${doc}.json`), 'utf8'));
+    const doc = names.find((n) => n.endsWith(".pdf"))!;
+    expect(doc).not.toContain("/");
+    expect(readFileSync(path.join(root, "alice", doc), "utf8")).toBe(PDF);
+    const t = parseTicket(readFileSync(path.join(root, "alice", `${doc}.json`), "utf8"));
     expect(t.ok && t.ticket.subject).toBe('Q3 "final" \\ ../../etc');
     expect(t.ok && t.ticket.copies).toBe(2);
   });
 
-  it('cancels the job (exit 5, not 4 which stops the queue) for a user without a folder', () => {
-    const r = backend(['8', 'mallory', 'x', '1', 'fax-number=5551234567', path.join(dir, 'job.pdf')]);
+  it("cancels the job (exit 5, not 4 which stops the queue) for a user without a folder", () => {
+    const r = backend(["8", "mallory", "x", "1", "fax-number=5551234567", path.join(dir, "job.pdf")]);
     expect(r.code).toBe(5);
     expect(r.stderr).toMatch(/^ERROR: faxgate: user "mallory" has no fax folder/m);
-    for (const bad of ['../alice', '.', 'a/b', '']) {
-      expect(backend(['9', bad, 'x', '1', '', path.join(dir, 'job.pdf')]).code).toBe(5);
+    for (const bad of ["../alice", ".", "a/b", ""]) {
+      expect(backend(["9", bad, "x", "1", "", path.join(dir, "job.pdf")]).code).toBe(5);
     }
     expect(userFiles()).toEqual([]);
   });
 
-  it('refuses a user folder that is a symlink', () => {
-    mkdirSync(path.join(dir, 'elsewhere'));
-    symlinkSync(path.join(dir, 'elsewhere'), path.join(root, 'eve'));
-    const r = backend(['10', 'eve', 'x', '1', '', path.join(dir, 'job.pdf')]);
+  it("refuses a user folder that is a symlink", () => {
+    mkdirSync(path.join(dir, "elsewhere"));
+    symlinkSync(path.join(dir, "elsewhere"), path.join(root, "eve"));
+    const r = backend(["10", "eve", "x", "1", "", path.join(dir, "job.pdf")]);
     expect(r.code).toBe(5);
-    expect(readdirSync(path.join(dir, 'elsewhere'))).toEqual([]);
+    expect(readdirSync(path.join(dir, "elsewhere"))).toEqual([]);
   });
 
-  it('takes the spool root from FAXGATE_SPOOL_ROOT when the URI has none; cancels an empty job', () => {
-    expect(backend(['11', 'alice', 't', '1', '', path.join(dir, 'job.pdf')], { env: { DEVICE_URI: 'faxgate:', FAXGATE_SPOOL_ROOT: root } }).code).toBe(0);
-    expect(backend(['12', 'alice', 't', '1', ''], { input: '' }).code).toBe(5);
-    expect(userFiles()).toEqual(['cups-11 t.pdf', 'cups-11 t.pdf.json']);
+  it("takes the spool root from FAXGATE_SPOOL_ROOT when the URI has none; cancels an empty job", () => {
+    expect(
+      backend(["11", "alice", "t", "1", "", path.join(dir, "job.pdf")], {
+        env: { DEVICE_URI: "faxgate:", FAXGATE_SPOOL_ROOT: root },
+      }).code,
+    ).toBe(0);
+    expect(backend(["12", "alice", "t", "1", ""], { input: "" }).code).toBe(5);
+    expect(userFiles()).toEqual(["cups-11 t.pdf", "cups-11 t.pdf.json"]);
   });
 
-  it('what it writes is faxed by the spool watcher', async () => {
-    const h = await spoolHarness({ users: [{ name: 'alice', email: 'alice@example.com', aliases: [], apiKey: 'k' }] });
+  it("what it writes is faxed by the spool watcher", async () => {
+    const h = await spoolHarness({ users: [{ name: "alice", email: "alice@example.com", aliases: [], apiKey: "k" }] });
     try {
-      const r = backend(['13', 'alice', 'Quarterly', '1', 'fax-number=+15551234567', path.join(dir, 'job.pdf')], { env: { DEVICE_URI: `faxgate:${h.root}` } });
+      const r = backend(["13", "alice", "Quarterly", "1", "fax-number=+15551234567", path.join(dir, "job.pdf")], {
+        env: { DEVICE_URI: `faxgate:${h.root}` },
+      });
       expect(r.code).toBe(0);
-      const job = await waitFor(async () => (await h.jobs())[0], 8000, 'a job');
-      expect(job.recipients.map((x) => x.number)).toEqual(['+15551234567']);
-      expect(job.cover.subject).toBe('Quarterly');
-      expect(job.meta.origin).toMatchObject({ via: 'ticket', file: 'cups-13 Quarterly.pdf' });
+      const job = await waitFor(async () => (await h.jobs())[0], 8000, "a job");
+      expect(job.recipients.map((x) => x.number)).toEqual(["+15551234567"]);
+      expect(job.cover.subject).toBe("Quarterly");
+      expect(job.meta.origin).toMatchObject({ via: "ticket", file: "cups-13 Quarterly.pdf" });
     } finally {
       await h.close();
     }

@@ -2,35 +2,48 @@
 // TCP listener on a free port (loopback, and the host's first non-loopback IPv4 address when it
 // has one, so that a job can arrive from "another host" as cupsd sees it). The faxgate backend
 // is installed root-owned 0700 (cupsd then runs it as root, as in docs/print.md).
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { waitFor } from '../spool/harness.js';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { waitFor } from "../spool/harness.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const BACKEND = path.resolve(here, '../../cups/faxgate');
-export const PPD = path.resolve(here, '../../cups/faxgate.ppd');
-export const POLICY = path.resolve(here, '../../cups/faxgate-policy.conf');
+export const BACKEND = path.resolve(here, "../../cups/faxgate");
+export const PPD = path.resolve(here, "../../cups/faxgate.ppd");
+export const POLICY = path.resolve(here, "../../cups/faxgate-policy.conf");
 
 export function which(cmd: string): string | null {
-  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8', env: { PATH: `${process.env.PATH}:/usr/sbin:/sbin` } });
+  const r = spawnSync("sh", ["-c", `command -v ${cmd}`], {
+    encoding: "utf8",
+    env: { PATH: `${process.env.PATH}:/usr/sbin:/sbin` },
+  });
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
 /** Why the CUPS tests cannot run here, or '' when they can. */
 export function cupsSkipReason(extra: string[] = []): string {
-  const missing = ['cupsd', 'lpadmin', 'lp', 'lpstat', ...extra].filter((c) => !which(c));
-  if (missing.length) return `cups not installed (${missing.join(', ')} missing)`;
-  return process.getuid?.() === 0 ? '' : 'not running as root';
+  const missing = ["cupsd", "lpadmin", "lp", "lpstat", ...extra].filter((c) => !which(c));
+  if (missing.length) return `cups not installed (${missing.join(", ")} missing)`;
+  return process.getuid?.() === 0 ? "" : "not running as root";
 }
 
 /** The host's first non-loopback IPv4 address: a connection from it is "remote" to cupsd. */
 export function outsideAddress(): string | null {
   for (const list of Object.values(os.networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   }
   return null;
 }
@@ -38,7 +51,7 @@ export function outsideAddress(): string | null {
 async function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
-    s.once('error', reject);
+    s.once("error", reject);
     s.listen(0, host, () => {
       const port = (s.address() as net.AddressInfo).port;
       s.close(() => resolve(port));
@@ -58,44 +71,86 @@ export interface PrivateCupsd {
 }
 
 export async function startPrivateCupsd(opts: { policy?: boolean } = {}): Promise<PrivateCupsd> {
-  const t = mkdtempSync(path.join(os.tmpdir(), 'faxgate-cups-'));
+  const t = mkdtempSync(path.join(os.tmpdir(), "faxgate-cups-"));
   chmodSync(t, 0o755);
-  for (const d of ['etc/ppd', 'etc/ssl', 'spool/tmp', 'cache', 'run', 'log', 'lib/backend']) mkdirSync(path.join(t, d), { recursive: true });
-  for (const d of ['cgi-bin', 'daemon', 'filter', 'monitor', 'notifier']) {
-    if (existsSync(`/usr/lib/cups/${d}`)) symlinkSync(`/usr/lib/cups/${d}`, path.join(t, 'lib', d));
+  for (const d of ["etc/ppd", "etc/ssl", "spool/tmp", "cache", "run", "log", "lib/backend"])
+    mkdirSync(path.join(t, d), { recursive: true });
+  for (const d of ["cgi-bin", "daemon", "filter", "monitor", "notifier"]) {
+    if (existsSync(`/usr/lib/cups/${d}`)) symlinkSync(`/usr/lib/cups/${d}`, path.join(t, "lib", d));
   }
-  copyFileSync(BACKEND, path.join(t, 'lib/backend/faxgate'));
-  chmodSync(path.join(t, 'lib/backend/faxgate'), 0o700);
-  const sock = path.join(t, 'cups.sock');
-  const port = await freePort('127.0.0.1');
+  copyFileSync(BACKEND, path.join(t, "lib/backend/faxgate"));
+  chmodSync(path.join(t, "lib/backend/faxgate"), 0o700);
+  const sock = path.join(t, "cups.sock");
+  const port = await freePort("127.0.0.1");
   const outside = outsideAddress();
-  writeFileSync(path.join(t, 'etc/cups-files.conf'), [
-    `ServerRoot ${t}/etc`, `RequestRoot ${t}/spool`, `TempDir ${t}/spool/tmp`, `CacheDir ${t}/cache`, `StateDir ${t}/run`,
-    `ServerBin ${t}/lib`, 'DataDir /usr/share/cups', `AccessLog ${t}/log/access_log`, `ErrorLog ${t}/log/error_log`,
-    `PageLog ${t}/log/page_log`, `Printcap ${t}/run/printcap`, `ServerKeychain ${t}/etc/ssl`, 'FileDevice No', 'Sandboxing Relaxed', '',
-  ].join('\n'));
-  writeFileSync(path.join(t, 'etc/cupsd.conf'), [
-    'LogLevel info', `Listen ${sock}`, `Listen 127.0.0.1:${port}`, ...(outside ? [`Listen ${outside}:${port}`] : []),
-    'Browsing Off', 'WebInterface No', 'DefaultAuthType Basic', 'ServerAlias *',
-    '<Location />', '  Order allow,deny', '  Allow all', '</Location>',
-    '<Policy default>', '  <Limit All>', '    Order deny,allow', '    Allow all', '  </Limit>', '</Policy>',
-    // the policy faxgate ships, as an administrator pastes it into cupsd.conf
-    ...(opts.policy ? [readFileSync(POLICY, 'utf8')] : []), '',
-  ].join('\n'));
-  const cupsd: ChildProcess = spawn(which('cupsd')!, ['-f', '-c', `${t}/etc/cupsd.conf`, '-s', `${t}/etc/cups-files.conf`], { stdio: 'ignore' });
+  writeFileSync(
+    path.join(t, "etc/cups-files.conf"),
+    [
+      `ServerRoot ${t}/etc`,
+      `RequestRoot ${t}/spool`,
+      `TempDir ${t}/spool/tmp`,
+      `CacheDir ${t}/cache`,
+      `StateDir ${t}/run`,
+      `ServerBin ${t}/lib`,
+      "DataDir /usr/share/cups",
+      `AccessLog ${t}/log/access_log`,
+      `ErrorLog ${t}/log/error_log`,
+      `PageLog ${t}/log/page_log`,
+      `Printcap ${t}/run/printcap`,
+      `ServerKeychain ${t}/etc/ssl`,
+      "FileDevice No",
+      "Sandboxing Relaxed",
+      "",
+    ].join("\n"),
+  );
+  writeFileSync(
+    path.join(t, "etc/cupsd.conf"),
+    [
+      "LogLevel info",
+      `Listen ${sock}`,
+      `Listen 127.0.0.1:${port}`,
+      ...(outside ? [`Listen ${outside}:${port}`] : []),
+      "Browsing Off",
+      "WebInterface No",
+      "DefaultAuthType Basic",
+      "ServerAlias *",
+      "<Location />",
+      "  Order allow,deny",
+      "  Allow all",
+      "</Location>",
+      "<Policy default>",
+      "  <Limit All>",
+      "    Order deny,allow",
+      "    Allow all",
+      "  </Limit>",
+      "</Policy>",
+      // the policy faxgate ships, as an administrator pastes it into cupsd.conf
+      ...(opts.policy ? [readFileSync(POLICY, "utf8")] : []),
+      "",
+    ].join("\n"),
+  );
+  const cupsd: ChildProcess = spawn(
+    which("cupsd")!,
+    ["-f", "-c", `${t}/etc/cupsd.conf`, "-s", `${t}/etc/cups-files.conf`],
+    { stdio: "ignore" },
+  );
   const env = { ...process.env, CUPS_SERVER: sock };
-  await waitFor(() => existsSync(sock), 10_000, 'cupsd socket');
+  await waitFor(() => existsSync(sock), 10_000, "cupsd socket");
   return {
-    dir: t, env, port, outside,
-    run: (cmd, args) => execFileSync(which(cmd)!, args, { env, encoding: 'utf8' }),
-    errorLog: () => (existsSync(path.join(t, 'log/error_log')) ? readFileSync(path.join(t, 'log/error_log'), 'utf8') : ''),
+    dir: t,
+    env,
+    port,
+    outside,
+    run: (cmd, args) => execFileSync(which(cmd)!, args, { env, encoding: "utf8" }),
+    errorLog: () =>
+      existsSync(path.join(t, "log/error_log")) ? readFileSync(path.join(t, "log/error_log"), "utf8") : "",
     async stop() {
       // cupsd writes its cache as it shuts down: wait for it to exit before removing its folders
       if (cupsd.exitCode === null && cupsd.signalCode === null) {
-        const exited = new Promise((resolve) => cupsd.once('exit', resolve));
-        cupsd.kill('SIGTERM');
+        const exited = new Promise((resolve) => cupsd.once("exit", resolve));
+        cupsd.kill("SIGTERM");
         await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-        if (cupsd.exitCode === null && cupsd.signalCode === null) cupsd.kill('SIGKILL');
+        if (cupsd.exitCode === null && cupsd.signalCode === null) cupsd.kill("SIGKILL");
       }
       rmSync(t, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     },

@@ -1,13 +1,13 @@
 // Keys and reloads as an operator does them: `faxgate keys rotate --write` against a real service
 // (the emulator), and SIGHUP making a running daemon take a new user without a restart.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FaxClient, createFaxAgent } from '../../src/fax/client.js';
-import { runCli } from '../helpers/cli.js';
-import { TEST_KEYS } from '../helpers/emulator.js';
-import { kill, makeRig, startDaemon, type Rig } from '../faults/harness.js';
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import nodemailer from "nodemailer";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FaxClient, createFaxAgent } from "../../src/fax/client.js";
+import { runCli } from "../helpers/cli.js";
+import { TEST_KEYS } from "../helpers/emulator.js";
+import { kill, makeRig, startDaemon, type Rig } from "../faults/harness.js";
 
 let rig: Rig;
 let agent: ReturnType<typeof createFaxAgent>;
@@ -24,27 +24,36 @@ afterAll(async () => {
   rmSync(rig.dir, { recursive: true, force: true });
 });
 
-describe('faxgate keys rotate --write', () => {
-  it('creates a working key, writes it into the config, deletes the old one, and never prints either', async () => {
+describe("faxgate keys rotate --write", () => {
+  it("creates a working key, writes it into the config, deletes the old one, and never prints either", async () => {
     const me = await client(TEST_KEYS.alice).me();
-    const old = await client(TEST_KEYS.admin).createApiKey({ name: 'to rotate', userId: me.userId, access: 'print_driver' });
-    const text = readFileSync(rig.configFile, 'utf8')
+    const old = await client(TEST_KEYS.admin).createApiKey({
+      name: "to rotate",
+      userId: me.userId,
+      access: "print_driver",
+    });
+    const text = readFileSync(rig.configFile, "utf8")
       .replace(`apiKey: ${TEST_KEYS.alice}`, `apiKey: ${old.token}`)
-      .replace('api:\n', `api:\n  adminKey: ${TEST_KEYS.admin}\n`);
+      .replace("api:\n", `api:\n  adminKey: ${TEST_KEYS.admin}\n`);
     writeFileSync(rig.configFile, text);
 
-    const r = await runCli(['keys', 'rotate', '--user', 'alice', '--write', '--grace-seconds', '0', '--config', rig.configFile], { cwd: rig.dir });
+    const r = await runCli(
+      ["keys", "rotate", "--user", "alice", "--write", "--grace-seconds", "0", "--config", rig.configFile],
+      { cwd: rig.dir },
+    );
     expect(r.code, r.stderr).toBe(0);
-    const after = readFileSync(rig.configFile, 'utf8');
+    const after = readFileSync(rig.configFile, "utf8");
     expect(after).not.toContain(old.token!);
-    const newKey = /apiKey: (\S+)}/.exec(after.split('\n').find((l) => l.includes('alice@example.com'))!)![1]!;
+    const newKey = /apiKey: (\S+)}/.exec(after.split("\n").find((l) => l.includes("alice@example.com"))!)![1]!;
     expect((await client(newKey).me()).userId).toBe(me.userId);
-    await expect(client(old.token!).me()).rejects.toMatchObject({ code: 'API_AUTH' });
-    expect(r.stdout).toContain('deleted the old key');
+    await expect(client(old.token!).me()).rejects.toMatchObject({ code: "API_AUTH" });
+    expect(r.stdout).toContain("deleted the old key");
     expect(r.stdout + r.stderr).not.toContain(old.token!);
     expect(r.stdout + r.stderr).not.toContain(TEST_KEYS.admin);
 
-    const list = await runCli(['keys', 'list', '--user', 'alice', '--json', '--config', rig.configFile], { cwd: rig.dir });
+    const list = await runCli(["keys", "list", "--user", "alice", "--json", "--config", rig.configFile], {
+      cwd: rig.dir,
+    });
     expect(list.code).toBe(0);
     const keys = JSON.parse(list.stdout) as Array<{ uuid: string; token?: string }>;
     expect(keys.some((k) => k.uuid === old.uuid)).toBe(false);
@@ -52,40 +61,52 @@ describe('faxgate keys rotate --write', () => {
   });
 });
 
-describe('SIGHUP', () => {
-  it('a user added to the config can send after a reload, and the daemon keeps running', async () => {
+describe("SIGHUP", () => {
+  it("a user added to the config can send after a reload, and the daemon keeps running", async () => {
     const daemon = await startDaemon(rig);
     try {
       const send = () =>
         nodemailer
-          .createTransport({ host: '127.0.0.1', port: rig.smtpPort, secure: false, ignoreTLS: true })
-          .sendMail({ from: 'carol@example.com', to: '15551230777@fax.example.com', subject: 'hi', text: 'cover only' })
-          .then((i) => i.response, (e: Error & { response?: string }) => e.response ?? e.message);
+          .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
+          .sendMail({ from: "carol@example.com", to: "15551230777@fax.example.com", subject: "hi", text: "cover only" })
+          .then(
+            (i) => i.response,
+            (e: Error & { response?: string }) => e.response ?? e.message,
+          );
       expect(await send()).toMatch(/^550 5\.7\.1/);
-      writeFileSync(rig.configFile, `${readFileSync(rig.configFile, 'utf8')}\n  - {name: carol, email: carol@example.com, apiKey: ${TEST_KEYS.aliceBase}}\n`);
-      daemon.child.kill('SIGHUP');
+      writeFileSync(
+        rig.configFile,
+        `${readFileSync(rig.configFile, "utf8")}\n  - {name: carol, email: carol@example.com, apiKey: ${TEST_KEYS.aliceBase}}\n`,
+      );
+      daemon.child.kill("SIGHUP");
       await daemon.out.waitFor(/"msg":"RELOADED users"/);
       expect(await send()).toMatch(/^250 /);
       expect(daemon.child.exitCode).toBeNull();
     } finally {
-      await kill(daemon, 'SIGTERM');
+      await kill(daemon, "SIGTERM");
     }
   });
 });
 
-describe('SIGHUP and the secrets file', () => {
-  it('re-reads the secrets file: a changed key is used after the reload, a removed one is refused by name', async () => {
-    const secrets = path.join(rig.dir, 'faxgate.env');
+describe("SIGHUP and the secrets file", () => {
+  it("re-reads the secrets file: a changed key is used after the reload, a removed one is refused by name", async () => {
+    const secrets = path.join(rig.dir, "faxgate.env");
     writeFileSync(secrets, `CAROL_KEY=${TEST_KEYS.aliceBase}\n`);
     // a top-level key after the users list, and a user whose key comes from the secrets file
-    writeFileSync(rig.configFile, `${readFileSync(rig.configFile, 'utf8')}\n  - {name: dora, email: dora@example.com, apiKey: "\${CAROL_KEY}"}\nsecretsFile: ${secrets}\n`);
+    writeFileSync(
+      rig.configFile,
+      `${readFileSync(rig.configFile, "utf8")}\n  - {name: dora, email: dora@example.com, apiKey: "\${CAROL_KEY}"}\nsecretsFile: ${secrets}\n`,
+    );
     const daemon = await startDaemon(rig);
     try {
       const send = (to: string) =>
         nodemailer
-          .createTransport({ host: '127.0.0.1', port: rig.smtpPort, secure: false, ignoreTLS: true })
-          .sendMail({ from: 'dora@example.com', to: `${to}@fax.example.com`, subject: 'hi', text: 'cover only' })
-          .then((i) => i.response, (e: Error & { response?: string }) => e.response ?? e.message);
+          .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
+          .sendMail({ from: "dora@example.com", to: `${to}@fax.example.com`, subject: "hi", text: "cover only" })
+          .then(
+            (i) => i.response,
+            (e: Error & { response?: string }) => e.response ?? e.message,
+          );
       const sentWith = async (token: string, number: string) => {
         for (let i = 0; i < 100; i++) {
           const page = await client(token).history({ query: number, limit: 50 });
@@ -94,21 +115,21 @@ describe('SIGHUP and the secrets file', () => {
         }
         return false;
       };
-      expect(await send('15551238801')).toMatch(/^250 /);
-      expect(await sentWith(TEST_KEYS.aliceBase, '5551238801')).toBe(true);
+      expect(await send("15551238801")).toMatch(/^250 /);
+      expect(await sentWith(TEST_KEYS.aliceBase, "5551238801")).toBe(true);
 
-      writeFileSync(secrets, '# emptied\n');
-      daemon.child.kill('SIGHUP');
+      writeFileSync(secrets, "# emptied\n");
+      daemon.child.kill("SIGHUP");
       await daemon.out.waitFor(/CAROL_KEY[^\n]*RELOAD refused|RELOAD refused[^\n]*CAROL_KEY/);
 
       writeFileSync(secrets, `CAROL_KEY=${TEST_KEYS.bob}\n`);
-      daemon.child.kill('SIGHUP');
+      daemon.child.kill("SIGHUP");
       await daemon.out.waitFor(/"why":"SIGHUP"[^\n]*RELOADED users|RELOADED users[^\n]*"why":"SIGHUP"/);
-      expect(await send('15551238802')).toMatch(/^250 /);
-      expect(await sentWith(TEST_KEYS.bob, '5551238802')).toBe(true);
+      expect(await send("15551238802")).toMatch(/^250 /);
+      expect(await sentWith(TEST_KEYS.bob, "5551238802")).toBe(true);
       expect(daemon.child.exitCode).toBeNull();
     } finally {
-      await kill(daemon, 'SIGTERM');
+      await kill(daemon, "SIGTERM");
     }
   }, 120_000);
 });

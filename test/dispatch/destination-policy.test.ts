@@ -1,15 +1,15 @@
 // The dispatcher is the destination policy's last line: a job queued before a rule changed (or
 // put in the store by any path) is failed with the rule's reason, and nothing reaches the service.
-import { afterEach, describe, expect, it } from 'vitest';
-import { configSchema } from '../../src/config/schema.js';
-import { Dispatcher } from '../../src/dispatch/dispatcher.js';
-import { destinationCheckFor } from '../../src/intake/destination-policy.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { clientFor, emulatorCall } from '../helpers/client.js';
-import { startTestEmulator } from '../helpers/emulator.js';
-import { newJob, tempStore, type TempStore } from '../helpers/store.js';
-import { disposeEmulatorAndStore } from '../helpers/teardown.js';
-import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
+import { afterEach, describe, expect, it } from "vitest";
+import { configSchema } from "../../src/config/schema.js";
+import { Dispatcher } from "../../src/dispatch/dispatcher.js";
+import { destinationCheckFor } from "../../src/intake/destination-policy.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { clientFor, emulatorCall } from "../helpers/client.js";
+import { startTestEmulator } from "../helpers/emulator.js";
+import { newJob, tempStore, type TempStore } from "../helpers/store.js";
+import { disposeEmulatorAndStore } from "../helpers/teardown.js";
+import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
 
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
@@ -19,13 +19,13 @@ afterEach(async () => {
   t = null;
 });
 
-describe('destination policy at send time', () => {
-  it('fails a queued premium-rate recipient and a newly denied one without sending them; the rest is sent', async () => {
+describe("destination policy at send time", () => {
+  it("fails a queued premium-rate recipient and a newly denied one without sending them; the rest is sent", async () => {
     emu = await startTestEmulator({ delayMs: 50 });
     t = tempStore();
     const defaults = configSchema.parse({});
     // The rule arrived after the job was queued (as a SIGHUP would bring it).
-    const gateway = { refuse: defaults.destinations.refuse, rules: [{ action: 'deny' as const, prefix: '+1555999' }] };
+    const gateway = { refuse: defaults.destinations.refuse, rules: [{ action: "deny" as const, prefix: "+1555999" }] };
     const client = clientFor(emu, EMU_KEY);
     const dispatcher = new Dispatcher({
       store: t.store,
@@ -33,9 +33,16 @@ describe('destination policy at send time', () => {
       api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
       queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000 },
       logger: silentLogger(),
-      destinations: destinationCheckFor(() => gateway, () => [{ name: 'alice' }]),
+      destinations: destinationCheckFor(
+        () => gateway,
+        () => [{ name: "alice" }],
+      ),
     });
-    const { job } = await t.store.enqueue(newJob(t.dir, { recipients: [{ number: '+19005550199' }, { number: '+15559990001' }, { number: '+15557770123' }] }));
+    const { job } = await t.store.enqueue(
+      newJob(t.dir, {
+        recipients: [{ number: "+19005550199" }, { number: "+15559990001" }, { number: "+15557770123" }],
+      }),
+    );
     for (let i = 0; i < 200; i++) {
       await dispatcher.runOnce();
       const c = await t.store.counts();
@@ -44,12 +51,12 @@ describe('destination policy at send time', () => {
     }
     const done = (await t.store.getJob(job.id))!;
     const [premium, denied, ok] = done.recipients;
-    expect(premium).toMatchObject({ state: 'failed' });
+    expect(premium).toMatchObject({ state: "failed" });
     expect(premium!.lastError).toMatch(/destination not allowed: .*premium-rate/);
-    expect(denied).toMatchObject({ state: 'failed' });
+    expect(denied).toMatchObject({ state: "failed" });
     expect(denied!.lastError).toMatch(/destination not allowed: .*destinations\.rules\[0\] \(deny prefix \+1555999\)/);
-    expect(ok).toMatchObject({ state: 'delivered' });
-    const faxes = (await emulatorCall(emu, 'GET', '/_emulator/faxes')) as EmulatedFax[];
-    expect(faxes.map((f) => f.faxNumber.replace(/\D/g, ''))).toEqual(['15557770123']);
+    expect(ok).toMatchObject({ state: "delivered" });
+    const faxes = (await emulatorCall(emu, "GET", "/_emulator/faxes")) as EmulatedFax[];
+    expect(faxes.map((f) => f.faxNumber.replace(/\D/g, ""))).toEqual(["15557770123"]);
   });
 });

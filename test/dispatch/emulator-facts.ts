@@ -1,6 +1,6 @@
 // What the queue's tests need to know of the test emulator: which key sends, and the shape of
 // GET /_emulator/faxes rows they check.
-import { TEST_KEYS } from '../helpers/emulator.js';
+import { TEST_KEYS } from "../helpers/emulator.js";
 
 /** Alice's base key: may send faxes and read her history. */
 export const EMU_KEY = TEST_KEYS.aliceBase;

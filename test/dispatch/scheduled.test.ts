@@ -1,18 +1,18 @@
 // A fax scheduled for later stays in our queue until due: it does not hold its number's one
 // in-flight slot (a later fax to that number goes out now), it can be cancelled, and
 // `faxgate jobs`/`job` say why it waits.
-import { afterEach, describe, expect, it } from 'vitest';
-import { configSchema } from '../../src/config/schema.js';
-import { Dispatcher } from '../../src/dispatch/dispatcher.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { clientFor, emulatorCall } from '../helpers/client.js';
-import { runCli } from '../helpers/cli.js';
-import { startTestEmulator } from '../helpers/emulator.js';
-import { newJob, tempStore, type TempStore } from '../helpers/store.js';
-import { disposeEmulatorAndStore } from '../helpers/teardown.js';
-import { EMU_KEY, type EmulatedFax } from './emulator-facts.js';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { afterEach, describe, expect, it } from "vitest";
+import { configSchema } from "../../src/config/schema.js";
+import { Dispatcher } from "../../src/dispatch/dispatcher.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { clientFor, emulatorCall } from "../helpers/client.js";
+import { runCli } from "../helpers/cli.js";
+import { startTestEmulator } from "../helpers/emulator.js";
+import { newJob, tempStore, type TempStore } from "../helpers/store.js";
+import { disposeEmulatorAndStore } from "../helpers/teardown.js";
+import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
@@ -22,8 +22,8 @@ afterEach(async () => {
   t = null;
 });
 
-describe('scheduled faxes', () => {
-  it('wait in our queue: a later fax to the same number goes first, the scheduled one can be cancelled, jobs says why it waits', async () => {
+describe("scheduled faxes", () => {
+  it("wait in our queue: a later fax to the same number goes first, the scheduled one can be cancelled, jobs says why it waits", async () => {
     emu = await startTestEmulator({ delayMs: 50 });
     t = tempStore();
     const defaults = configSchema.parse({});
@@ -38,32 +38,42 @@ describe('scheduled faxes', () => {
     // an offset time, as a print ticket may give it
     const at = new Date(Math.floor(Date.now() / 1000) * 1000 + 3 * 3_600_000);
     const offset = `${new Date(at.getTime() + 3_600_000).toISOString().slice(0, 19)}+01:00`;
-    const later = (await t.store.enqueue(newJob(t.dir, { recipients: [{ number: '+15557770456' }], scheduledAt: offset }))).job;
-    const now = (await t.store.enqueue(newJob(t.dir, { recipients: [{ number: '+15557770456' }] }))).job;
-    for (let i = 0; i < 200 && (await t.store.getJob(now.id))!.state !== 'delivered'; i++) {
+    const later = (
+      await t.store.enqueue(newJob(t.dir, { recipients: [{ number: "+15557770456" }], scheduledAt: offset }))
+    ).job;
+    const now = (await t.store.enqueue(newJob(t.dir, { recipients: [{ number: "+15557770456" }] }))).job;
+    for (let i = 0; i < 200 && (await t.store.getJob(now.id))!.state !== "delivered"; i++) {
       await dispatcher.runOnce();
       await new Promise((r) => setTimeout(r, 40));
     }
-    expect((await t.store.getJob(now.id))!.state).toBe('delivered');
-    expect((await t.store.getJob(later.id))!.recipients[0]!.state).toBe('queued');
-    const faxes = (await emulatorCall(emu, 'GET', '/_emulator/faxes')) as EmulatedFax[];
+    expect((await t.store.getJob(now.id))!.state).toBe("delivered");
+    expect((await t.store.getJob(later.id))!.recipients[0]!.state).toBe("queued");
+    const faxes = (await emulatorCall(emu, "GET", "/_emulator/faxes")) as EmulatedFax[];
     expect(faxes).toHaveLength(1);
     expect(faxes[0]!.cf.faxgateJob).toBe(now.id);
 
-    const config = path.join(t.dir, 'faxgate.yaml');
-    writeFileSync(config, `api: {baseUrl: sandbox}\ndata: ${path.join(t.dir, 'data')}\n`);
-    const shown = await runCli(['jobs', '--json', '--config', config]);
+    const config = path.join(t.dir, "faxgate.yaml");
+    writeFileSync(config, `api: {baseUrl: sandbox}\ndata: ${path.join(t.dir, "data")}\n`);
+    const shown = await runCli(["jobs", "--json", "--config", config]);
     expect(shown.code).toBe(0);
-    const listed = (JSON.parse(shown.stdout) as Array<{ id: string; scheduledAt: string; recipients: Array<{ waiting: string | null }> }>).find((j) => j.id === later.id)!;
+    const listed = (
+      JSON.parse(shown.stdout) as Array<{
+        id: string;
+        scheduledAt: string;
+        recipients: Array<{ waiting: string | null }>;
+      }>
+    ).find((j) => j.id === later.id)!;
     expect(listed.scheduledAt).toBe(at.toISOString());
-    expect(listed.recipients[0]!.waiting).toBe(`scheduled for ${at.toISOString()} (cancel with \`faxgate cancel ${later.id}\`)`);
-    const one = await runCli(['job', later.id, '--config', config]);
+    expect(listed.recipients[0]!.waiting).toBe(
+      `scheduled for ${at.toISOString()} (cancel with \`faxgate cancel ${later.id}\`)`,
+    );
+    const one = await runCli(["job", later.id, "--config", config]);
     expect(one.stdout).toMatch(/queued .*waiting: scheduled for /);
 
-    const cancelled = await runCli(['cancel', later.id, '--config', config]);
+    const cancelled = await runCli(["cancel", later.id, "--config", config]);
     expect(cancelled.code).toBe(0);
-    expect((await t.store.getJob(later.id))!.state).toBe('cancelled');
+    expect((await t.store.getJob(later.id))!.state).toBe("cancelled");
     await dispatcher.runOnce();
-    expect((await emulatorCall(emu, 'GET', '/_emulator/faxes')) as EmulatedFax[]).toHaveLength(1);
+    expect((await emulatorCall(emu, "GET", "/_emulator/faxes")) as EmulatedFax[]).toHaveLength(1);
   });
 });

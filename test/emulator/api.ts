@@ -1,8 +1,8 @@
 // Raw HTTPS calls to a test emulator (deliberately not the project's client: these tests pin the
 // service's wire behaviour, which the client is built against).
-import { Agent, FormData, request } from 'undici';
-import { PDFDocument } from '@cantoo/pdf-lib';
-import type { RunningEmulator } from '../../src/emulator/index.js';
+import { Agent, FormData, request } from "undici";
+import { PDFDocument } from "@cantoo/pdf-lib";
+import type { RunningEmulator } from "../../src/emulator/index.js";
 
 export interface Res {
   status: number;
@@ -13,40 +13,58 @@ export interface Res {
 }
 
 export interface Api {
-  call(method: string, path: string, key: string | null, body?: FormData | URLSearchParams | Record<string, unknown>): Promise<Res>;
+  call(
+    method: string,
+    path: string,
+    key: string | null,
+    body?: FormData | URLSearchParams | Record<string, unknown>,
+  ): Promise<Res>;
   get(path: string, key: string | null): Promise<Res>;
   close(): Promise<void>;
 }
 
-export function apiFor(emu: Pick<RunningEmulator, 'baseUrl' | 'caPem'>): Api {
+export function apiFor(emu: Pick<RunningEmulator, "baseUrl" | "caPem">): Api {
   const agent = new Agent({ connect: { ca: emu.caPem } });
-  const call: Api['call'] = async (method, path, key, body) => {
+  const call: Api["call"] = async (method, path, key, body) => {
     const headers: Record<string, string> = {};
     if (key !== null) headers.authorization = `Basic ${key}`;
     let payload: FormData | string | undefined;
     if (body instanceof FormData) payload = body;
     else if (body instanceof URLSearchParams) {
       payload = body.toString();
-      headers['content-type'] = 'application/x-www-form-urlencoded';
+      headers["content-type"] = "application/x-www-form-urlencoded";
     } else if (body !== undefined) {
       payload = JSON.stringify(body);
-      headers['content-type'] = 'application/json';
+      headers["content-type"] = "application/json";
     }
-    const r = await request(`${emu.baseUrl}${path}`, { method: method as 'GET', headers, body: payload, dispatcher: agent });
+    const r = await request(`${emu.baseUrl}${path}`, {
+      method: method as "GET",
+      headers,
+      body: payload,
+      dispatcher: agent,
+    });
     const bytes = Buffer.from(await r.body.arrayBuffer());
-    const text = bytes.toString('utf8');
+    const text = bytes.toString("utf8");
     let json: unknown = null;
-    if ((r.headers['content-type'] ?? '').toString().includes('json') && text) json = JSON.parse(text);
-    return { status: r.statusCode, headers: r.headers as Res['headers'], text, bytes, json };
+    if ((r.headers["content-type"] ?? "").toString().includes("json") && text) json = JSON.parse(text);
+    return { status: r.statusCode, headers: r.headers as Res["headers"], text, bytes, json };
   };
-  return { call, get: (p, k) => call('GET', p, k), close: () => agent.close() };
+  return { call, get: (p, k) => call("GET", p, k), close: () => agent.close() };
 }
 
 /** A multipart body: string fields, and files as [name, bytes, type?]. */
-export function form(fields: Record<string, string | string[]>, files: Array<[string, Uint8Array | string, string?]> = []): FormData {
+export function form(
+  fields: Record<string, string | string[]>,
+  files: Array<[string, Uint8Array | string, string?]> = [],
+): FormData {
   const fd = new FormData();
   for (const [k, v] of Object.entries(fields)) for (const x of Array.isArray(v) ? v : [v]) fd.append(k, x);
-  for (const [name, data, type] of files) fd.append('attachments', new Blob([typeof data === 'string' ? data : new Uint8Array(data)], { type: type ?? 'application/octet-stream' }), name);
+  for (const [name, data, type] of files)
+    fd.append(
+      "attachments",
+      new Blob([typeof data === "string" ? data : new Uint8Array(data)], { type: type ?? "application/octet-stream" }),
+      name,
+    );
   return fd;
 }
 
@@ -61,7 +79,11 @@ export async function pageCount(pdf: Uint8Array): Promise<number> {
 }
 
 /** A clock tests move by hand, so lifecycle rules are checked without waiting. */
-export function manualClock(start = Date.parse('2026-03-02T15:00:00.000Z')): { now(): number; advance(ms: number): void; set(ms: number): void } {
+export function manualClock(start = Date.parse("2026-03-02T15:00:00.000Z")): {
+  now(): number;
+  advance(ms: number): void;
+  set(ms: number): void;
+} {
   let t = start;
   return { now: () => t, advance: (ms) => (t += ms), set: (ms) => (t = ms) };
 }

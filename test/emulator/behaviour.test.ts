@@ -1,42 +1,45 @@
 // The emulator as an independent model of the real service: it imports none of the product's
 // modules, and the switches for what the public evidence leaves unsettled (offset, cf, recipient
 // error shape, history rate limit) work at start and at run time.
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { apiFor, form, manualClock, type Api } from './api.js';
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { apiFor, form, manualClock, type Api } from "./api.js";
 
-const EMULATOR_DIR = path.resolve('src/emulator');
+const EMULATOR_DIR = path.resolve("src/emulator");
 /** Generic plumbing the emulator may share; everything else under src/ is the product. */
-const ALLOWED = new Set(['clock.ts', 'log/logger.ts', 'config/host-port.ts', 'errors.ts'].map((f) => path.resolve('src', f)));
+const ALLOWED = new Set(
+  ["clock.ts", "log/logger.ts", "config/host-port.ts", "errors.ts"].map((f) => path.resolve("src", f)),
+);
 
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) out.push(...(await sources(p)));
-    else if (e.name.endsWith('.ts')) out.push(p);
+    else if (e.name.endsWith(".ts")) out.push(p);
   }
   return out;
 }
 
-describe('independence', () => {
-  it('no file under src/emulator imports a product module', async () => {
+describe("independence", () => {
+  it("no file under src/emulator imports a product module", async () => {
     const offenders: string[] = [];
     for (const file of await sources(EMULATOR_DIR)) {
-      const text = await readFile(file, 'utf8');
+      const text = await readFile(file, "utf8");
       for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
-        const target = path.resolve(path.dirname(file), m[1]).replace(/\.js$/, '.ts');
-        if (!target.startsWith(EMULATOR_DIR + path.sep) && !ALLOWED.has(target)) offenders.push(`${path.relative('.', file)} -> ${m[1]}`);
+        const target = path.resolve(path.dirname(file), m[1]).replace(/\.js$/, ".ts");
+        if (!target.startsWith(EMULATOR_DIR + path.sep) && !ALLOWED.has(target))
+          offenders.push(`${path.relative(".", file)} -> ${m[1]}`);
       }
     }
     expect(offenders).toEqual([]);
   });
 });
 
-describe('behaviour switches', () => {
+describe("behaviour switches", () => {
   let emu: TestEmulator;
   let api: Api;
   const clock = manualClock();
@@ -48,99 +51,146 @@ describe('behaviour switches', () => {
     await api.close();
     await emu.stop();
   });
-  const put = (body: Record<string, unknown>) => api.call('PUT', '/_emulator/behaviour', TEST_KEYS.admin, body);
+  const put = (body: Record<string, unknown>) => api.call("PUT", "/_emulator/behaviour", TEST_KEYS.admin, body);
 
-  it('PUT /_emulator/behaviour answers the whole behaviour; admin only; bad values refused by name', async () => {
-    const r = await put({ cfMode: 'empty' });
+  it("PUT /_emulator/behaviour answers the whole behaviour; admin only; bad values refused by name", async () => {
+    const r = await put({ cfMode: "empty" });
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ offsetMode: 'pages', cfMode: 'empty', recipientErrorShape: 'input', historyPerMinute: 0, historyRetryAfter: false, webhookRetryScale: 1 });
-    expect((await api.get('/_emulator/behaviour', TEST_KEYS.admin)).json.cfMode).toBe('empty');
-    expect((await api.call('PUT', '/_emulator/behaviour', TEST_KEYS.alice, { cfMode: 'kept' })).status).toBe(403);
-    for (const [body, word] of [[{ cfMode: 'lost' }, 'cfMode'], [{ historyPerMinute: -1 }, 'historyPerMinute'], [{ webhookRetryScale: 0 }, 'webhookRetryScale'], [{ colour: 'red' }, 'colour']] as const) {
+    expect(r.json).toEqual({
+      offsetMode: "pages",
+      cfMode: "empty",
+      recipientErrorShape: "input",
+      historyPerMinute: 0,
+      historyRetryAfter: false,
+      webhookRetryScale: 1,
+    });
+    expect((await api.get("/_emulator/behaviour", TEST_KEYS.admin)).json.cfMode).toBe("empty");
+    expect((await api.call("PUT", "/_emulator/behaviour", TEST_KEYS.alice, { cfMode: "kept" })).status).toBe(403);
+    for (const [body, word] of [
+      [{ cfMode: "lost" }, "cfMode"],
+      [{ historyPerMinute: -1 }, "historyPerMinute"],
+      [{ webhookRetryScale: 0 }, "webhookRetryScale"],
+      [{ colour: "red" }, "colour"],
+    ] as const) {
       const bad = await put(body);
       expect(bad.status).toBe(400);
-      expect(bad.json.error.name).toBe('InvalidInputError');
+      expect(bad.json.error.name).toBe("InvalidInputError");
       expect(bad.json.error.message).toContain(word);
     }
     // a refused change changes nothing
-    expect((await api.get('/_emulator/behaviour', TEST_KEYS.admin)).json.cfMode).toBe('empty');
-    await put({ cfMode: 'kept' });
+    expect((await api.get("/_emulator/behaviour", TEST_KEYS.admin)).json.cfMode).toBe("empty");
+    await put({ cfMode: "kept" });
   });
 
-  it('cfMode: kept echoes custom fields, empty answers {}, dropped leaves them out (and out of search)', async () => {
-    const sent = (await api.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550104444', coverPage: 'true', cf: '{"job":"J-991"}' }))).json;
+  it("cfMode: kept echoes custom fields, empty answers {}, dropped leaves them out (and out of search)", async () => {
+    const sent = (
+      await api.call(
+        "POST",
+        "/v1/faxes",
+        TEST_KEYS.alice,
+        form({ faxNumber: "+15550104444", coverPage: "true", cf: '{"job":"J-991"}' }),
+      )
+    ).json;
     const info = async () => (await api.get(`/v1/fax/${sent.messageId}/info`, TEST_KEYS.alice)).json;
-    expect(sent.cf).toEqual({ job: 'J-991' });
-    await put({ cfMode: 'empty' });
+    expect(sent.cf).toEqual({ job: "J-991" });
+    await put({ cfMode: "empty" });
     expect((await info()).cf).toEqual({});
-    await put({ cfMode: 'dropped' });
-    expect('cf' in (await info())).toBe(false);
-    expect((await api.get('/v1/fax/history?query=J-991', TEST_KEYS.alice)).json.count).toBe(0);
-    await put({ cfMode: 'kept' });
-    expect((await info()).cf).toEqual({ job: 'J-991' });
-    expect((await api.get('/v1/fax/history?query=J-991', TEST_KEYS.alice)).json.count).toBe(1);
+    await put({ cfMode: "dropped" });
+    expect("cf" in (await info())).toBe(false);
+    expect((await api.get("/v1/fax/history?query=J-991", TEST_KEYS.alice)).json.count).toBe(0);
+    await put({ cfMode: "kept" });
+    expect((await info()).cf).toEqual({ job: "J-991" });
+    expect((await api.get("/v1/fax/history?query=J-991", TEST_KEYS.alice)).json.count).toBe(1);
   });
 
-  it('recipientErrorShape: input by default, recipientFax on request', async () => {
-    const many = () => api.call('POST', '/v1/faxes/multiple', TEST_KEYS.alice, form({ recipientFax: '+15550105555,oops', coverPage: 'true' }));
-    expect((await many()).json.errors).toEqual([{ input: { faxNumber: 'oops' }, error: expect.stringMatching(/^InvalidInputError: /) }]);
-    await put({ recipientErrorShape: 'recipientFax' });
+  it("recipientErrorShape: input by default, recipientFax on request", async () => {
+    const many = () =>
+      api.call(
+        "POST",
+        "/v1/faxes/multiple",
+        TEST_KEYS.alice,
+        form({ recipientFax: "+15550105555,oops", coverPage: "true" }),
+      );
+    expect((await many()).json.errors).toEqual([
+      { input: { faxNumber: "oops" }, error: expect.stringMatching(/^InvalidInputError: /) },
+    ]);
+    await put({ recipientErrorShape: "recipientFax" });
     try {
-      expect((await many()).json.errors).toEqual([{ recipientFax: 'oops', error: expect.stringMatching(/^InvalidInputError: /) }]);
+      expect((await many()).json.errors).toEqual([
+        { recipientFax: "oops", error: expect.stringMatching(/^InvalidInputError: /) },
+      ]);
     } finally {
-      await put({ recipientErrorShape: 'input' });
+      await put({ recipientErrorShape: "input" });
     }
   });
 
-  it('history is limited per minute: 429 until the window resets, Retry-After only when switched on', async () => {
+  it("history is limited per minute: 429 until the window resets, Retry-After only when switched on", async () => {
     await put({ historyPerMinute: 3 });
     try {
-      for (let i = 0; i < 3; i++) expect((await api.get('/v1/fax/history', TEST_KEYS.alice)).status).toBe(200);
-      const refused = await api.get('/v1/fax/history', TEST_KEYS.alice);
+      for (let i = 0; i < 3; i++) expect((await api.get("/v1/fax/history", TEST_KEYS.alice)).status).toBe(200);
+      const refused = await api.get("/v1/fax/history", TEST_KEYS.alice);
       expect(refused.status).toBe(429);
-      expect(refused.json.error.name).toBe('RateLimitError');
-      expect(refused.headers['retry-after']).toBeUndefined();
+      expect(refused.json.error.name).toBe("RateLimitError");
+      expect(refused.headers["retry-after"]).toBeUndefined();
       // the limit is per account: another user of the same account is refused too
-      expect((await api.get('/v1/fax/history', TEST_KEYS.bob)).status).toBe(429);
+      expect((await api.get("/v1/fax/history", TEST_KEYS.bob)).status).toBe(429);
       // other endpoints are not limited
-      expect((await api.get('/v1/me', TEST_KEYS.alice)).status).toBe(200);
+      expect((await api.get("/v1/me", TEST_KEYS.alice)).status).toBe(200);
       await put({ historyRetryAfter: true });
       clock.advance(20_000);
-      const told = await api.get('/v1/fax/history', TEST_KEYS.alice);
+      const told = await api.get("/v1/fax/history", TEST_KEYS.alice);
       expect(told.status).toBe(429);
-      expect(told.headers['retry-after']).toBe('40');
+      expect(told.headers["retry-after"]).toBe("40");
       clock.advance(40_000);
-      expect((await api.get('/v1/fax/history', TEST_KEYS.alice)).status).toBe(200);
+      expect((await api.get("/v1/fax/history", TEST_KEYS.alice)).status).toBe(200);
     } finally {
       await put({ historyPerMinute: 0, historyRetryAfter: false });
     }
-    for (let i = 0; i < 10; i++) expect((await api.get('/v1/fax/history', TEST_KEYS.alice)).status).toBe(200);
+    for (let i = 0; i < 10; i++) expect((await api.get("/v1/fax/history", TEST_KEYS.alice)).status).toBe(200);
   });
 });
 
-describe('start options', () => {
-  it('switches given at start are in force, and the data folder is private', async () => {
+describe("start options", () => {
+  it("switches given at start are in force, and the data folder is private", async () => {
     // a folder the emulator makes itself (mkdtemp's would be 0700 already)
-    const parent = await mkdtemp(path.join(os.tmpdir(), 'faxgate-perm-'));
-    const emu = await startTestEmulator({ dataDir: path.join(parent, 'emu-data'), offsetMode: 'records', cfMode: 'dropped', recipientErrorShape: 'recipientFax', historyPerMinute: 8, historyRetryAfter: true, webhookRetryScale: 0.5 });
+    const parent = await mkdtemp(path.join(os.tmpdir(), "faxgate-perm-"));
+    const emu = await startTestEmulator({
+      dataDir: path.join(parent, "emu-data"),
+      offsetMode: "records",
+      cfMode: "dropped",
+      recipientErrorShape: "recipientFax",
+      historyPerMinute: 8,
+      historyRetryAfter: true,
+      webhookRetryScale: 0.5,
+    });
     try {
-      expect(emu.behaviour()).toEqual({ offsetMode: 'records', cfMode: 'dropped', recipientErrorShape: 'recipientFax', historyPerMinute: 8, historyRetryAfter: true, webhookRetryScale: 0.5 });
+      expect(emu.behaviour()).toEqual({
+        offsetMode: "records",
+        cfMode: "dropped",
+        recipientErrorShape: "recipientFax",
+        historyPerMinute: 8,
+        historyRetryAfter: true,
+        webhookRetryScale: 0.5,
+      });
       expect((await stat(emu.dataDir)).mode & 0o777).toBe(0o700);
-      expect((await stat(path.join(emu.dataDir, 'faxes'))).mode & 0o777).toBe(0o700);
-      for (const f of ['emulator.sqlite', 'key.pem']) expect((await stat(path.join(emu.dataDir, f))).mode & 0o777, f).toBe(0o600);
+      expect((await stat(path.join(emu.dataDir, "faxes"))).mode & 0o777).toBe(0o700);
+      for (const f of ["emulator.sqlite", "key.pem"])
+        expect((await stat(path.join(emu.dataDir, f))).mode & 0o777, f).toBe(0o600);
       const api = apiFor(emu);
-      const sent = (await api.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550104444', coverPage: 'true' }))).json;
+      const sent = (
+        await api.call("POST", "/v1/faxes", TEST_KEYS.alice, form({ faxNumber: "+15550104444", coverPage: "true" }))
+      ).json;
       await api.close();
-      const files = await readdir(path.join(emu.dataDir, 'faxes'));
+      const files = await readdir(path.join(emu.dataDir, "faxes"));
       expect(files).toContain(`${sent.messageId}.pdf`);
-      for (const f of files) expect((await stat(path.join(emu.dataDir, 'faxes', f))).mode & 0o077, f).toBe(0);
+      for (const f of files) expect((await stat(path.join(emu.dataDir, "faxes", f))).mode & 0o077, f).toBe(0);
     } finally {
       await emu.stop();
       await rm(parent, { recursive: true, force: true });
     }
   });
 
-  it('a bad switch at start is refused by name', async () => {
-    await expect(startTestEmulator({ offsetMode: 'lines' as never })).rejects.toThrow(/offsetMode/);
+  it("a bad switch at start is refused by name", async () => {
+    await expect(startTestEmulator({ offsetMode: "lines" as never })).rejects.toThrow(/offsetMode/);
   });
 });

@@ -1,7 +1,7 @@
 // Faults on demand: 503s, 429s with Retry-After, latency, and dropped answers to fax creation.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { apiFor, form, type Api } from './api.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { apiFor, form, type Api } from "./api.js";
 
 let emu: TestEmulator;
 let api: Api;
@@ -11,7 +11,12 @@ beforeAll(async () => {
   api = apiFor(emu);
 });
 afterEach(async () => {
-  await api.call('PUT', '/_emulator/faults', TEST_KEYS.admin, { latencyMs: 0, errorRate: 0, rateLimitRate: 0, dropRate: 0 });
+  await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, {
+    latencyMs: 0,
+    errorRate: 0,
+    rateLimitRate: 0,
+    dropRate: 0,
+  });
 });
 afterAll(async () => {
   await api.close();
@@ -19,60 +24,92 @@ afterAll(async () => {
 });
 
 const setFaults = async (f: Record<string, number>) => {
-  const r = await api.call('PUT', '/_emulator/faults', TEST_KEYS.admin, f);
+  const r = await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, f);
   expect(r.status, r.text).toBe(200);
   return r.json;
 };
 
-describe('faults', () => {
-  it('GET shows the settings; PUT changes only what it names and refuses nonsense', async () => {
-    expect((await api.get('/_emulator/faults', TEST_KEYS.admin)).json).toEqual({ latencyMs: 0, errorRate: 0, rateLimitRate: 0, dropRate: 0 });
+describe("faults", () => {
+  it("GET shows the settings; PUT changes only what it names and refuses nonsense", async () => {
+    expect((await api.get("/_emulator/faults", TEST_KEYS.admin)).json).toEqual({
+      latencyMs: 0,
+      errorRate: 0,
+      rateLimitRate: 0,
+      dropRate: 0,
+    });
     expect(await setFaults({ latencyMs: 5 })).toEqual({ latencyMs: 5, errorRate: 0, rateLimitRate: 0, dropRate: 0 });
-    expect((await api.call('PUT', '/_emulator/faults', TEST_KEYS.admin, { errorRate: 2 })).status).toBe(400);
-    expect((await api.call('PUT', '/_emulator/faults', TEST_KEYS.admin, { teleport: 1 })).status).toBe(400);
-    expect((await api.call('PUT', '/_emulator/faults', TEST_KEYS.alice, { errorRate: 1 })).status).toBe(403);
+    expect((await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, { errorRate: 2 })).status).toBe(400);
+    expect((await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, { teleport: 1 })).status).toBe(400);
+    expect((await api.call("PUT", "/_emulator/faults", TEST_KEYS.alice, { errorRate: 1 })).status).toBe(403);
   });
 
-  it('errorRate 1: every API call is a 503 before anything happens; /_emulator is spared', async () => {
-    const before = (await api.get('/_emulator/faxes', TEST_KEYS.admin)).json.length;
+  it("errorRate 1: every API call is a 503 before anything happens; /_emulator is spared", async () => {
+    const before = (await api.get("/_emulator/faxes", TEST_KEYS.admin)).json.length;
     await setFaults({ errorRate: 1 });
-    const r = await api.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550106060', coverPage: 'true' }));
+    const r = await api.call(
+      "POST",
+      "/v1/faxes",
+      TEST_KEYS.alice,
+      form({ faxNumber: "+15550106060", coverPage: "true" }),
+    );
     expect(r.status).toBe(503);
-    expect(r.json.error.name).toBe('ServiceUnavailableError');
-    expect((await api.get('/v1/me', TEST_KEYS.alice)).status).toBe(503);
-    expect((await api.get('/_emulator/faxes', TEST_KEYS.admin)).json.length).toBe(before);
+    expect(r.json.error.name).toBe("ServiceUnavailableError");
+    expect((await api.get("/v1/me", TEST_KEYS.alice)).status).toBe(503);
+    expect((await api.get("/_emulator/faxes", TEST_KEYS.admin)).json.length).toBe(before);
   });
 
-  it('rateLimitRate 1: 429 with Retry-After: 1, nothing created', async () => {
-    const before = (await api.get('/_emulator/faxes', TEST_KEYS.admin)).json.length;
+  it("rateLimitRate 1: 429 with Retry-After: 1, nothing created", async () => {
+    const before = (await api.get("/_emulator/faxes", TEST_KEYS.admin)).json.length;
     await setFaults({ rateLimitRate: 1 });
-    const r = await api.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550106060', coverPage: 'true' }));
+    const r = await api.call(
+      "POST",
+      "/v1/faxes",
+      TEST_KEYS.alice,
+      form({ faxNumber: "+15550106060", coverPage: "true" }),
+    );
     expect(r.status).toBe(429);
-    expect(r.headers['retry-after']).toBe('1');
-    expect((await api.get('/_emulator/faxes', TEST_KEYS.admin)).json.length).toBe(before);
+    expect(r.headers["retry-after"]).toBe("1");
+    expect((await api.get("/_emulator/faxes", TEST_KEYS.admin)).json.length).toBe(before);
   });
 
-  it('dropRate 1: the fax is created but the caller gets a socket error; reads are not dropped', async () => {
+  it("dropRate 1: the fax is created but the caller gets a socket error; reads are not dropped", async () => {
     await setFaults({ dropRate: 1 });
-    const before = (await api.get('/_emulator/faxes', TEST_KEYS.admin)).json.length;
-    await expect(api.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550106061', coverPage: 'true', 'cf[jobId]': 'drop-1' }))).rejects.toThrow();
-    await expect(api.call('POST', '/v1/faxes/multiple', TEST_KEYS.alice, form({ recipientFax: '+15550106062', coverPage: 'true' }))).rejects.toThrow();
-    expect((await api.get('/v1/me', TEST_KEYS.alice)).status).toBe(200);
-    const after = (await api.get('/_emulator/faxes', TEST_KEYS.admin)).json as Array<{ cf: Record<string, string>; faxNumber: string }>;
+    const before = (await api.get("/_emulator/faxes", TEST_KEYS.admin)).json.length;
+    await expect(
+      api.call(
+        "POST",
+        "/v1/faxes",
+        TEST_KEYS.alice,
+        form({ faxNumber: "+15550106061", coverPage: "true", "cf[jobId]": "drop-1" }),
+      ),
+    ).rejects.toThrow();
+    await expect(
+      api.call(
+        "POST",
+        "/v1/faxes/multiple",
+        TEST_KEYS.alice,
+        form({ recipientFax: "+15550106062", coverPage: "true" }),
+      ),
+    ).rejects.toThrow();
+    expect((await api.get("/v1/me", TEST_KEYS.alice)).status).toBe(200);
+    const after = (await api.get("/_emulator/faxes", TEST_KEYS.admin)).json as Array<{
+      cf: Record<string, string>;
+      faxNumber: string;
+    }>;
     expect(after.length).toBe(before + 2);
-    expect(after.find((f) => f.cf.jobId === 'drop-1')?.faxNumber).toBe('+15550106061');
+    expect(after.find((f) => f.cf.jobId === "drop-1")?.faxNumber).toBe("+15550106061");
   });
 
-  it('a rate below 1 hits some requests and spares others', async () => {
+  it("a rate below 1 hits some requests and spares others", async () => {
     await setFaults({ errorRate: 0.5 });
     let errors = 0;
-    for (let i = 0; i < 40; i++) if ((await api.get('/ping', TEST_KEYS.alice)).status === 503) errors++;
+    for (let i = 0; i < 40; i++) if ((await api.get("/ping", TEST_KEYS.alice)).status === 503) errors++;
     expect(errors).toBeGreaterThan(5);
     expect(errors).toBeLessThan(35);
   });
 
-  it('latency delays but still answers', async () => {
+  it("latency delays but still answers", async () => {
     await setFaults({ latencyMs: 30 });
-    expect((await api.get('/v1/me', TEST_KEYS.alice)).status).toBe(200);
+    expect((await api.get("/v1/me", TEST_KEYS.alice)).status).toBe(200);
   });
 });

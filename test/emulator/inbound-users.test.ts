@@ -1,7 +1,7 @@
 // Emulator-only doors: inbound faxes injected for a user, user preferences changed, the global fax list.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_KEYS, TEST_TAGS, type TestEmulator } from '../helpers/emulator.js';
-import { apiFor, form, pageCount, pdfWithPages, type Api } from './api.js';
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestEmulator, TEST_KEYS, TEST_TAGS, type TestEmulator } from "../helpers/emulator.js";
+import { apiFor, form, pageCount, pdfWithPages, type Api } from "./api.js";
 
 let emu: TestEmulator;
 let api: Api;
@@ -18,57 +18,119 @@ afterAll(async () => {
 
 const inbound = (fields: Record<string, string>, file?: [string, Uint8Array | string, string?]) => {
   const fd = form(fields);
-  if (file) fd.append('file', new Blob([typeof file[1] === 'string' ? file[1] : new Uint8Array(file[1])], { type: file[2] ?? 'application/pdf' }), file[0]);
-  return api.call('POST', '/_emulator/inbound', TEST_KEYS.admin, fd);
+  if (file)
+    fd.append(
+      "file",
+      new Blob([typeof file[1] === "string" ? file[1] : new Uint8Array(file[1])], {
+        type: file[2] ?? "application/pdf",
+      }),
+      file[0],
+    );
+  return api.call("POST", "/_emulator/inbound", TEST_KEYS.admin, fd);
 };
 
-describe('inbound faxes', () => {
-  it('arrive for a user by email or userId, succeeded, inbound, with the document', async () => {
-    const r = await inbound({ email: 'alice@example.com', callerId: '+15557654321', csid: 'ACME LAB' }, ['scan.pdf', await pdfWithPages(2)]);
+describe("inbound faxes", () => {
+  it("arrive for a user by email or userId, succeeded, inbound, with the document", async () => {
+    const r = await inbound({ email: "alice@example.com", callerId: "+15557654321", csid: "ACME LAB" }, [
+      "scan.pdf",
+      await pdfWithPages(2),
+    ]);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toMatchObject({ direction: 'inbound', status: 'success', resultCode: '0', resultInfo: 'OK', faxCsid: 'ACME LAB', faxCallerId: '15557654321', pagesCount: 2 });
-    const h = (await api.get('/v1/fax/history?direction=inbound', TEST_KEYS.alice)).json;
+    expect(r.json).toMatchObject({
+      direction: "inbound",
+      status: "success",
+      resultCode: "0",
+      resultInfo: "OK",
+      faxCsid: "ACME LAB",
+      faxCallerId: "15557654321",
+      pagesCount: 2,
+    });
+    const h = (await api.get("/v1/fax/history?direction=inbound", TEST_KEYS.alice)).json;
     expect(h.rows.map((f: { messageId: string }) => f.messageId)).toEqual([r.json.messageId]);
     const pdf = (await api.get(`/v1/fax/${r.json.messageId}/download`, TEST_KEYS.alice)).bytes;
     expect(await pageCount(pdf)).toBe(2);
-    const bobId = (await api.get('/v1/me', TEST_KEYS.bob)).json.userId;
-    const r2 = await inbound({ userId: bobId, callerId: '15557654322' }, ['note.txt', 'hello bob', 'text/plain']);
+    const bobId = (await api.get("/v1/me", TEST_KEYS.bob)).json.userId;
+    const r2 = await inbound({ userId: bobId, callerId: "15557654322" }, ["note.txt", "hello bob", "text/plain"]);
     expect(r2.json.userId).toBe(bobId);
     expect((await api.get(`/v1/fax/${r2.json.messageId}/info`, TEST_KEYS.alice)).status).toBe(404);
   });
 
-  it('refuses a missing user, caller id or file, and non-admin keys', async () => {
-    expect((await inbound({ email: 'nobody@example.com', callerId: '+15557654321' }, ['a.txt', 'x', 'text/plain'])).status).toBe(404);
-    expect((await inbound({ email: 'alice@example.com' }, ['a.txt', 'x', 'text/plain'])).status).toBe(400);
-    expect((await inbound({ email: 'alice@example.com', callerId: '+15557654321' })).status).toBe(400);
-    const fd = form({ email: 'alice@example.com', callerId: '+15557654321' });
-    fd.append('file', new Blob(['x']), 'a.txt');
-    expect((await api.call('POST', '/_emulator/inbound', TEST_KEYS.aliceBase, fd)).status).toBe(403);
+  it("refuses a missing user, caller id or file, and non-admin keys", async () => {
+    expect(
+      (await inbound({ email: "nobody@example.com", callerId: "+15557654321" }, ["a.txt", "x", "text/plain"])).status,
+    ).toBe(404);
+    expect((await inbound({ email: "alice@example.com" }, ["a.txt", "x", "text/plain"])).status).toBe(400);
+    expect((await inbound({ email: "alice@example.com", callerId: "+15557654321" })).status).toBe(400);
+    const fd = form({ email: "alice@example.com", callerId: "+15557654321" });
+    fd.append("file", new Blob(["x"]), "a.txt");
+    expect((await api.call("POST", "/_emulator/inbound", TEST_KEYS.aliceBase, fd)).status).toBe(403);
   });
 });
 
-describe('user preferences', () => {
-  it('PATCH /_emulator/users/:email changes what /v1/me reports', async () => {
-    const r = await api.call('PATCH', '/_emulator/users/alice@example.com', TEST_KEYS.admin, { emailNotifySendOption: 'Failure', emailNotifyReceiveIncAttachment: false, emailToFaxCoverPageOption: true, firstName: 'Alicia' });
+describe("user preferences", () => {
+  it("PATCH /_emulator/users/:email changes what /v1/me reports", async () => {
+    const r = await api.call("PATCH", "/_emulator/users/alice@example.com", TEST_KEYS.admin, {
+      emailNotifySendOption: "Failure",
+      emailNotifyReceiveIncAttachment: false,
+      emailToFaxCoverPageOption: true,
+      firstName: "Alicia",
+    });
     expect(r.status, r.text).toBe(200);
-    const me = (await api.get('/v1/me', TEST_KEYS.alice)).json;
-    expect(me).toMatchObject({ emailNotifySendOption: 'Failure', emailNotifyReceiveIncAttachment: false, emailToFaxCoverPageOption: true, firstName: 'Alicia', emailNotifySendIncAttachment: true });
-    expect((await api.call('PATCH', '/_emulator/users/alice@example.com', TEST_KEYS.admin, { password: 'x' })).status).toBe(400);
-    expect((await api.call('PATCH', '/_emulator/users/alice@example.com', TEST_KEYS.admin, { emailToFaxCoverPageOption: 'sure' })).status).toBe(400);
-    expect((await api.call('PATCH', '/_emulator/users/nobody@example.com', TEST_KEYS.admin, { firstName: 'X' })).status).toBe(404);
-    expect((await api.call('PATCH', '/_emulator/users/alice@example.com', TEST_KEYS.alice, { firstName: 'X' })).status).toBe(403);
+    const me = (await api.get("/v1/me", TEST_KEYS.alice)).json;
+    expect(me).toMatchObject({
+      emailNotifySendOption: "Failure",
+      emailNotifyReceiveIncAttachment: false,
+      emailToFaxCoverPageOption: true,
+      firstName: "Alicia",
+      emailNotifySendIncAttachment: true,
+    });
+    expect(
+      (await api.call("PATCH", "/_emulator/users/alice@example.com", TEST_KEYS.admin, { password: "x" })).status,
+    ).toBe(400);
+    expect(
+      (
+        await api.call("PATCH", "/_emulator/users/alice@example.com", TEST_KEYS.admin, {
+          emailToFaxCoverPageOption: "sure",
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await api.call("PATCH", "/_emulator/users/nobody@example.com", TEST_KEYS.admin, { firstName: "X" })).status,
+    ).toBe(404);
+    expect(
+      (await api.call("PATCH", "/_emulator/users/alice@example.com", TEST_KEYS.alice, { firstName: "X" })).status,
+    ).toBe(403);
   });
 });
 
-describe('GET /_emulator/faxes', () => {
-  it('lists every fax of every user with cf (JSON and bracket fields), tags and attachment names', async () => {
-    await api.call('POST', '/v1/faxes', TEST_KEYS.alice, form({ faxNumber: '+15550107070', cf: '{"ticket":"T-1"}', 'cf[dept]': 'lab', tags: TEST_TAGS.billing }, [['first.txt', 'a', 'text/plain'], ['second.pdf', await pdfWithPages(1), 'application/pdf']]));
-    await api.call('POST', '/v1/faxes', TEST_KEYS.bob, form({ faxNumber: '+15550107071', coverPage: 'true' }));
-    const all = (await api.get('/_emulator/faxes', TEST_KEYS.admin)).json as Array<Record<string, any>>;
-    const a = all.find((f) => f.faxNumber === '+15550107070')!;
-    expect(a).toMatchObject({ email: 'alice@example.com', cf: { ticket: 'T-1', dept: 'lab' }, tags: [TEST_TAGS.billing], attachments: ['first.txt', 'second.pdf'], status: 'processing', direction: 'outbound', pagesCount: 2 });
+describe("GET /_emulator/faxes", () => {
+  it("lists every fax of every user with cf (JSON and bracket fields), tags and attachment names", async () => {
+    await api.call(
+      "POST",
+      "/v1/faxes",
+      TEST_KEYS.alice,
+      form({ faxNumber: "+15550107070", cf: '{"ticket":"T-1"}', "cf[dept]": "lab", tags: TEST_TAGS.billing }, [
+        ["first.txt", "a", "text/plain"],
+        ["second.pdf", await pdfWithPages(1), "application/pdf"],
+      ]),
+    );
+    await api.call("POST", "/v1/faxes", TEST_KEYS.bob, form({ faxNumber: "+15550107071", coverPage: "true" }));
+    const all = (await api.get("/_emulator/faxes", TEST_KEYS.admin)).json as Array<Record<string, any>>;
+    const a = all.find((f) => f.faxNumber === "+15550107070")!;
+    expect(a).toMatchObject({
+      email: "alice@example.com",
+      cf: { ticket: "T-1", dept: "lab" },
+      tags: [TEST_TAGS.billing],
+      attachments: ["first.txt", "second.pdf"],
+      status: "processing",
+      direction: "outbound",
+      pagesCount: 2,
+    });
     expect(a.userId).toEqual(expect.any(String));
     expect(Number.isNaN(Date.parse(a.createdAt))).toBe(false);
-    expect(all.find((f) => f.faxNumber === '+15550107071')).toMatchObject({ email: 'bob@example.com', coverPage: true });
+    expect(all.find((f) => f.faxNumber === "+15550107071")).toMatchObject({
+      email: "bob@example.com",
+      coverPage: true,
+    });
   });
 });

@@ -1,22 +1,36 @@
 // Crash loop: the daemon under mixed load (SMTP sessions and spool drops) is killed with SIGKILL
 // at random moments and restarted. At the end every message that got a 250 and every file that
 // left the spool folder has exactly one fax at the emulator, and every job is final.
-import { readdirSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
-import path from 'node:path';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import nodemailer from 'nodemailer';
-import { afterAll, describe, expect, it } from 'vitest';
-import { CF_STATE } from '../../src/dispatch/context.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
-import { waitUntil } from '../helpers/cli.js';
-import { disposeRig, emulatorFaxes, kill, makeRig, numberFor, setFaults, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
+import { readdirSync, writeFileSync, mkdirSync, renameSync } from "node:fs";
+import path from "node:path";
+import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
+import nodemailer from "nodemailer";
+import { afterAll, describe, expect, it } from "vitest";
+import { CF_STATE } from "../../src/dispatch/context.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
+import { waitUntil } from "../helpers/cli.js";
+import {
+  disposeRig,
+  emulatorFaxes,
+  kill,
+  makeRig,
+  numberFor,
+  setFaults,
+  SHORT,
+  startDaemon,
+  tally,
+  type Daemon,
+  type Rig,
+} from "./harness.js";
 
 const KILLS = SHORT ? 5 : 20;
 
 async function pdf(text: string): Promise<Buffer> {
   const doc = await PDFDocument.create();
-  doc.addPage([612, 792]).drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  doc
+    .addPage([612, 792])
+    .drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
   return Buffer.from(await doc.save());
 }
 
@@ -26,13 +40,13 @@ interface Mail {
   accepted: boolean;
 }
 
-describe('crash loop', () => {
+describe("crash loop", () => {
   let rig: Rig;
   afterAll(() => disposeRig(rig));
 
   it(`loses and duplicates nothing across ${KILLS} SIGKILLs under load`, async () => {
     rig = await makeRig({ delayMs: 200 });
-    const attachment = await pdf('crash loop mail');
+    const attachment = await pdf("crash loop mail");
     const mails: Mail[] = [];
     const spoolNumbers = new Set<string>();
     let next = 0;
@@ -44,15 +58,23 @@ describe('crash loop', () => {
       return m;
     };
     const send = async (m: Mail): Promise<void> => {
-      const t = nodemailer.createTransport({ host: '127.0.0.1', port: rig.smtpPort, secure: false, ignoreTLS: true, connectionTimeout: 2000, greetingTimeout: 2000, socketTimeout: 5000 });
+      const t = nodemailer.createTransport({
+        host: "127.0.0.1",
+        port: rig.smtpPort,
+        secure: false,
+        ignoreTLS: true,
+        connectionTimeout: 2000,
+        greetingTimeout: 2000,
+        socketTimeout: 5000,
+      });
       try {
         const info = await t.sendMail({
-          from: 'alice@example.com',
+          from: "alice@example.com",
           to: m.numbers.map((n) => `${n.slice(1)}@fax.example.com`),
           subject: `crash ${m.id}`,
           messageId: `<crash-${m.id}@faults.test>`,
-          text: 'see attachment',
-          attachments: [{ filename: 'doc.pdf', content: attachment }],
+          text: "see attachment",
+          attachments: [{ filename: "doc.pdf", content: attachment }],
         });
         if (/^250 /.test(info.response)) m.accepted = true;
       } catch {
@@ -64,7 +86,7 @@ describe('crash loop', () => {
     let spoolSeq = 0;
     const drop = async (): Promise<void> => {
       const n = numberFor(900_000 + spoolSeq++);
-      const folder = path.join(rig.spoolRoot, 'alice');
+      const folder = path.join(rig.spoolRoot, "alice");
       mkdirSync(folder, { recursive: true });
       const tmp = path.join(rig.dir, `drop-${spoolSeq}.tmp`);
       writeFileSync(tmp, await pdf(`spool drop ${n}`));
@@ -87,12 +109,12 @@ describe('crash loop', () => {
         const store = SqliteStore.open({ dataDir: rig.dataDir });
         try {
           const jobs = await store.listJobs({ limit: 10 });
-          return jobs.length === 1 && jobs[0]!.state === 'delivered' && (await store.getState(CF_STATE)) === 'kept';
+          return jobs.length === 1 && jobs[0]!.state === "delivered" && (await store.getState(CF_STATE)) === "kept";
         } finally {
           store.close();
         }
       },
-      'the first fax delivered and the service seen keeping cf',
+      "the first fax delivered and the service seen keeping cf",
       60_000,
       100,
     );
@@ -125,33 +147,40 @@ describe('crash loop', () => {
         async () => {
           // files still in the folder, or claimed into .work/ but not yet queued (the daemon retries
           // those), are not done: wait for both to drain
-          const folder = path.join(rig.spoolRoot, 'alice');
-          const waiting = readdirSync(folder).filter((f) => f.endsWith('.pdf'));
-          const claimed = readdirSync(path.join(folder, '.work')).filter((f) => f.endsWith('.pdf'));
+          const folder = path.join(rig.spoolRoot, "alice");
+          const waiting = readdirSync(folder).filter((f) => f.endsWith(".pdf"));
+          const claimed = readdirSync(path.join(folder, ".work")).filter((f) => f.endsWith(".pdf"));
           const store = SqliteStore.open({ dataDir: rig.dataDir });
           let allFinal: boolean;
           try {
-            allFinal = (await store.listJobs({ limit: 100_000 })).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
+            allFinal = (await store.listJobs({ limit: 100_000 })).every((j) =>
+              (FINAL_JOB_STATES as readonly string[]).includes(j.state),
+            );
           } finally {
             store.close();
           }
           // a file is claimed into .work/ before its job exists: a check that looked only at the
           // folder and the jobs would stop too early here (what once showed as "lost" files)
-          if (waiting.length === 0 && allFinal && claimed.length > 0) claimedButNotQueued = Math.max(claimedButNotQueued, claimed.length);
+          if (waiting.length === 0 && allFinal && claimed.length > 0)
+            claimedButNotQueued = Math.max(claimedButNotQueued, claimed.length);
           return waiting.length === 0 && claimed.length === 0 && allFinal;
         },
-        'every job final and the spool folder empty',
+        "every job final and the spool folder empty",
         180_000,
         500,
       );
     } finally {
-      await kill(daemon, 'SIGTERM');
+      await kill(daemon, "SIGTERM");
     }
 
     logs.push(daemon.out.text);
-    const logged = (msg: string) => logs.join('\n').split('\n').filter((l) => l.includes(`"msg":"${msg}`)).length;
-    const resent = logged('RECONCILED no fax at the service');
-    const adopted = logged('RECONCILED fax found at the service');
+    const logged = (msg: string) =>
+      logs
+        .join("\n")
+        .split("\n")
+        .filter((l) => l.includes(`"msg":"${msg}`)).length;
+    const resent = logged("RECONCILED no fax at the service");
+    const adopted = logged("RECONCILED fax found at the service");
     const expected = new Set<string>([...mails.filter((m) => m.accepted).flatMap((m) => m.numbers), ...spoolNumbers]);
     const faxes = await emulatorFaxes(rig);
     const t = tally(expected, faxes);
@@ -164,20 +193,30 @@ describe('crash loop', () => {
     );
     if (t.lost.length > 0) {
       // say where the lost ones are, for the report
-      const folder = path.join(rig.spoolRoot, 'alice');
-      for (const sub of ['.', '.work', 'done', 'failed']) process.stdout.write(`  ${sub}: ${readdirSync(path.join(folder, sub)).filter((f) => t.lost.some((n) => f.includes(n.slice(1)))).join(' ')}\n`);
+      const folder = path.join(rig.spoolRoot, "alice");
+      for (const sub of [".", ".work", "done", "failed"])
+        process.stdout.write(
+          `  ${sub}: ${readdirSync(path.join(folder, sub))
+            .filter((f) => t.lost.some((n) => f.includes(n.slice(1))))
+            .join(" ")}\n`,
+        );
       const store = SqliteStore.open({ dataDir: rig.dataDir });
       try {
         for (const j of await store.listJobs({ limit: 100_000 })) {
           for (const r of j.recipients.filter((x) => t.lost.includes(x.number))) {
-            process.stdout.write(`  job ${j.id} (${j.source}, ${j.state}) ${r.number}: ${r.state} ${r.errorCode ?? ''} ${r.lastError ?? ''}\n`);
+            process.stdout.write(
+              `  job ${j.id} (${j.source}, ${j.state}) ${r.number}: ${r.state} ${r.errorCode ?? ""} ${r.lastError ?? ""}\n`,
+            );
           }
         }
       } finally {
         store.close();
       }
-      const lines = logs.join('\n').split('\n').filter((l) => t.lost.some((n) => l.includes(n.slice(1))));
-      process.stdout.write(`${lines.slice(-20).join('\n')}\n`);
+      const lines = logs
+        .join("\n")
+        .split("\n")
+        .filter((l) => t.lost.some((n) => l.includes(n.slice(1))));
+      process.stdout.write(`${lines.slice(-20).join("\n")}\n`);
     }
     expect(mails.filter((m) => !m.accepted)).toEqual([]);
     expect(t.lost).toEqual([]);

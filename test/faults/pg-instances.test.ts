@@ -4,16 +4,28 @@
 // - partition: the PostgreSQL cluster is stopped mid-load and started again.
 // At the end every message that got a 250 has exactly one fax at the emulator (its records are the
 // truth), and every job is final. Skips where PostgreSQL is not installed.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgStore } from '../../src/store/postgres/pg-store.js';
-import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
-import { waitUntil } from '../helpers/cli.js';
-import { pgAvailable, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
-import { disposeRig, emulatorFaxes, freePort, kill, makeRig, numberFor, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
+import nodemailer from "nodemailer";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PgStore } from "../../src/store/postgres/pg-store.js";
+import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
+import { waitUntil } from "../helpers/cli.js";
+import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import {
+  disposeRig,
+  emulatorFaxes,
+  freePort,
+  kill,
+  makeRig,
+  numberFor,
+  SHORT,
+  startDaemon,
+  tally,
+  type Daemon,
+  type Rig,
+} from "./harness.js";
 
 const pgMissing = pgAvailable();
 if (pgMissing) console.warn(`PostgreSQL fault tests skipped: ${pgMissing}`);
@@ -28,22 +40,24 @@ afterAll(() => cluster?.destroy());
 
 async function pdf(text: string): Promise<Buffer> {
   const doc = await PDFDocument.create();
-  doc.addPage([612, 792]).drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  doc
+    .addPage([612, 792])
+    .drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
   return Buffer.from(await doc.save());
 }
 
 /** A second gateway beside `rig`'s: same emulator and database, its own port, data and spool. */
 async function secondGateway(rig: Rig): Promise<Rig> {
   const smtpPort = await freePort();
-  const dir = path.join(rig.dir, 'gw2');
-  mkdirSync(path.join(dir, 'spool'), { recursive: true });
-  const configFile = path.join(dir, 'faxgate.yaml');
-  const text = readFileSync(rig.configFile, 'utf8')
-    .replace(`data: ${rig.dataDir}`, `data: ${path.join(dir, 'data')}`)
+  const dir = path.join(rig.dir, "gw2");
+  mkdirSync(path.join(dir, "spool"), { recursive: true });
+  const configFile = path.join(dir, "faxgate.yaml");
+  const text = readFileSync(rig.configFile, "utf8")
+    .replace(`data: ${rig.dataDir}`, `data: ${path.join(dir, "data")}`)
     .replace(`127.0.0.1:${rig.smtpPort}`, `127.0.0.1:${smtpPort}`)
-    .replace(`root: ${rig.spoolRoot}`, `root: ${path.join(dir, 'spool')}`);
+    .replace(`root: ${rig.spoolRoot}`, `root: ${path.join(dir, "spool")}`);
   writeFileSync(configFile, text);
-  return { ...rig, dir, configFile, smtpPort, spoolRoot: path.join(dir, 'spool'), dataDir: path.join(dir, 'data') };
+  return { ...rig, dir, configFile, smtpPort, spoolRoot: path.join(dir, "spool"), dataDir: path.join(dir, "data") };
 }
 
 interface Mail {
@@ -57,7 +71,10 @@ class Load {
   /** SMTP reply codes of refused mails (a permanent 5xx would make a relay bounce the mail) */
   refusals: number[] = [];
   private next = 0;
-  constructor(private readonly attachment: Buffer, private readonly base: number) {}
+  constructor(
+    private readonly attachment: Buffer,
+    private readonly base: number,
+  ) {}
 
   newMail(): Mail {
     const i = this.base + this.next++;
@@ -68,15 +85,23 @@ class Load {
   }
 
   async send(port: number, m: Mail): Promise<void> {
-    const t = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, connectionTimeout: 2000, greetingTimeout: 2000, socketTimeout: 8000 });
+    const t = nodemailer.createTransport({
+      host: "127.0.0.1",
+      port,
+      secure: false,
+      ignoreTLS: true,
+      connectionTimeout: 2000,
+      greetingTimeout: 2000,
+      socketTimeout: 8000,
+    });
     try {
       const info = await t.sendMail({
-        from: 'alice@example.com',
+        from: "alice@example.com",
         to: m.numbers.map((n) => `${n.slice(1)}@fax.example.com`),
         subject: `pg ${m.id}`,
         messageId: `<pg-${m.id}@faults.test>`,
-        text: 'see attachment',
-        attachments: [{ filename: 'doc.pdf', content: this.attachment }],
+        text: "see attachment",
+        attachments: [{ filename: "doc.pdf", content: this.attachment }],
       });
       if (/^250 /.test(info.response)) m.accepted = true;
     } catch (err) {
@@ -90,13 +115,15 @@ class Load {
 
   /** `workers` senders spread over `ports` until `until`, each retrying its own refused mail first. */
   async run(ports: () => number[], until: number, workers = 4): Promise<void> {
-    await Promise.all(Array.from({ length: workers }, async (_, w) => {
-      while (Date.now() < until) {
-        const p = ports();
-        const retry = this.mails.find((m) => !m.accepted && m.id % workers === w);
-        await this.send(p[w % p.length]!, retry ?? this.newMail());
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: workers }, async (_, w) => {
+        while (Date.now() < until) {
+          const p = ports();
+          const retry = this.mails.find((m) => !m.accepted && m.id % workers === w);
+          await this.send(p[w % p.length]!, retry ?? this.newMail());
+        }
+      }),
+    );
   }
 
   async drain(port: number): Promise<void> {
@@ -105,9 +132,11 @@ class Load {
 }
 
 async function allFinal(url: string, dir: string): Promise<boolean> {
-  const store = await PgStore.open({ url, dataDir: path.join(dir, 'checker') });
+  const store = await PgStore.open({ url, dataDir: path.join(dir, "checker") });
   try {
-    return (await store.listJobs({ limit: 100_000 })).every((j) => (FINAL_JOB_STATES as readonly string[]).includes(j.state));
+    return (await store.listJobs({ limit: 100_000 })).every((j) =>
+      (FINAL_JOB_STATES as readonly string[]).includes(j.state),
+    );
   } finally {
     await store.close();
   }
@@ -115,19 +144,25 @@ async function allFinal(url: string, dir: string): Promise<boolean> {
 
 async function verdict(label: string, rig: Rig, load: Load): Promise<void> {
   const expected = new Set(load.mails.filter((m) => m.accepted).flatMap((m) => m.numbers));
-  const faxes = (await emulatorFaxes(rig)).filter((f) => expected.has(f.faxNumber) || load.mails.some((m) => m.numbers.includes(f.faxNumber)));
+  const faxes = (await emulatorFaxes(rig)).filter(
+    (f) => expected.has(f.faxNumber) || load.mails.some((m) => m.numbers.includes(f.faxNumber)),
+  );
   const t = tally(expected, faxes);
-  process.stdout.write(`${label}: mails ${load.mails.length} (${load.mails.filter((m) => m.accepted).length} got 250), recipients ${t.accepted}, faxed ${t.faxed}, lost ${t.lost.length}, duplicated ${t.duplicated.length}, faxes at the service ${faxes.length}\n`);
+  process.stdout.write(
+    `${label}: mails ${load.mails.length} (${load.mails.filter((m) => m.accepted).length} got 250), recipients ${t.accepted}, faxed ${t.faxed}, lost ${t.lost.length}, duplicated ${t.duplicated.length}, faxes at the service ${faxes.length}\n`,
+  );
   for (const n of t.duplicated) {
     // for the report: which sends made the duplicate (two sendIds: a resend; one: a double create)
-    process.stdout.write(`  duplicate ${n}: ${JSON.stringify(faxes.filter((f) => f.faxNumber === n).map((f) => ({ id: f.messageId, send: f.cf?.faxgateSend, job: f.cf?.faxgateJob })))}\n`);
+    process.stdout.write(
+      `  duplicate ${n}: ${JSON.stringify(faxes.filter((f) => f.faxNumber === n).map((f) => ({ id: f.messageId, send: f.cf?.faxgateSend, job: f.cf?.faxgateJob })))}\n`,
+    );
   }
   expect(load.mails.filter((m) => !m.accepted)).toEqual([]);
   expect(t.lost).toEqual([]);
   expect(t.duplicated).toEqual([]);
 }
 
-describe.skipIf(pgMissing !== null)('two gateways on one PostgreSQL queue', () => {
+describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () => {
   let rig: Rig;
   let url: string;
   let a: Daemon | null = null;
@@ -140,11 +175,17 @@ describe.skipIf(pgMissing !== null)('two gateways on one PostgreSQL queue', () =
     // show in its history (the service finishes a request whose client died); the product's own
     // defaults are 60 s and 5 s
     rig = await makeRig({ delayMs: 200, extraYaml: `database: ${url}` });
-    writeFileSync(rig.configFile, readFileSync(rig.configFile, 'utf8').replace('  pollIntervalMs: 300', '  pollIntervalMs: 300\n  leaseMs: 3000\n  reconcileGraceMs: 8000'));
-    attachment = await pdf('two gateways');
+    writeFileSync(
+      rig.configFile,
+      readFileSync(rig.configFile, "utf8").replace(
+        "  pollIntervalMs: 300",
+        "  pollIntervalMs: 300\n  leaseMs: 3000\n  reconcileGraceMs: 8000",
+      ),
+    );
+    attachment = await pdf("two gateways");
   });
   afterAll(async () => {
-    if (b) await kill(b, 'SIGTERM');
+    if (b) await kill(b, "SIGTERM");
     await disposeRig(rig, a);
   });
 
@@ -162,11 +203,11 @@ describe.skipIf(pgMissing !== null)('two gateways on one PostgreSQL queue', () =
     }
     a = await startDaemon(rig);
     await load.drain(rigB.smtpPort);
-    await waitUntil(() => allFinal(url, rig.dir), 'every job final', 180_000, 500);
+    await waitUntil(() => allFinal(url, rig.dir), "every job final", 180_000, 500);
     await verdict(`pg crash loop (kills ${KILLS})`, rig, load);
   });
 
-  it('partition: PostgreSQL stopped mid-load and started again: nothing lost, nothing sent twice', async () => {
+  it("partition: PostgreSQL stopped mid-load and started again: nothing lost, nothing sent twice", async () => {
     const rigB = await secondGateway(rig);
     if (!a) a = await startDaemon(rig);
     if (!b) b = await startDaemon(rigB);
@@ -179,11 +220,13 @@ describe.skipIf(pgMissing !== null)('two gateways on one PostgreSQL queue', () =
     await load.run(ports, Date.now() + (SHORT ? 2000 : 5000));
     const refusedWhileDown = load.mails.filter((m) => !m.accepted).length;
     cluster.start();
-    process.stdout.write(`partition: database away ${Date.now() - downAt} ms, ${refusedWhileDown} mails refused meanwhile (to be retried)\n`);
+    process.stdout.write(
+      `partition: database away ${Date.now() - downAt} ms, ${refusedWhileDown} mails refused meanwhile (to be retried)\n`,
+    );
     await load.run(ports, Date.now() + 1500);
     await load.drain(rig.smtpPort);
-    await waitUntil(() => allFinal(url, rig.dir), 'every job final', 180_000, 500);
-    await verdict('pg partition', rig, load);
+    await waitUntil(() => allFinal(url, rig.dir), "every job final", 180_000, 500);
+    await verdict("pg partition", rig, load);
     expect(refusedWhileDown).toBeGreaterThan(0); // the outage was real
     expect(load.refusals.length).toBeGreaterThan(0);
     expect(load.refusals.filter((c) => c >= 500)).toEqual([]); // our trouble is never a 5xx

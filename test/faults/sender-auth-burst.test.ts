@@ -3,22 +3,24 @@
 // 1,000 refused senders from 250 loopback addresses arrive at once, some with bodies big enough to
 // need a work folder, while a real sender keeps sending. Nothing of a refused mail may remain (no
 // job, no document, no work file) and the real sender's mail must stay within its usual time.
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import { waitUntil } from '../helpers/cli.js';
-import { dkimKey, composeSigned, sendFrom, type Outgoing } from '../helpers/dkim-mail.js';
-import { startTestDns, type TestDns } from '../helpers/dns-server.js';
-import { TEST_KEYS } from '../helpers/emulator.js';
-import { disposeRig, emulatorFaxes, makeRig, numberFor, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import { waitUntil } from "../helpers/cli.js";
+import { dkimKey, composeSigned, sendFrom, type Outgoing } from "../helpers/dkim-mail.js";
+import { startTestDns, type TestDns } from "../helpers/dns-server.js";
+import { TEST_KEYS } from "../helpers/emulator.js";
+import { disposeRig, emulatorFaxes, makeRig, numberFor, SHORT, startDaemon, type Daemon, type Rig } from "./harness.js";
 
 const KEY = dkimKey();
 const REFUSED = SHORT ? 300 : 1000;
 const ADDRESSES = 250;
 const CONCURRENCY = 50;
 const REAL_SAMPLES = SHORT ? 15 : 40;
-const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
+const PDF = Buffer.from(
+  "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n",
+);
 
 let rig: Rig;
 let daemon: Daemon;
@@ -27,20 +29,31 @@ const figures: string[] = [];
 
 beforeAll(async () => {
   dns = await startTestDns({
-    'signed.test': ['v=spf1 ip4:127.0.0.2 ip4:127.0.2.0/24 -all'],
-    'sel._domainkey.signed.test': [KEY.record],
+    "signed.test": ["v=spf1 ip4:127.0.0.2 ip4:127.0.2.0/24 -all"],
+    "sel._domainkey.signed.test": [KEY.record],
   });
-  rig = await makeRig({ extraYaml: [`  - {name: carol, email: carol@signed.test, apiKey: ${TEST_KEYS.alice}}`, 'dns:', `  servers: ["${dns.server}"]`].join('\n') });
-  const yaml = readFileSync(rig.configFile, 'utf8').replace(
-    '  maxMessagesPerMinute: 100000',
-    ['  maxMessagesPerMinute: 100000', '  maxMessagesPerMinutePerClient: 100000', '  trustedNetworks: ["127.0.0.1/32"]', '  senderAuth: {mode: verify}'].join('\n'),
+  rig = await makeRig({
+    extraYaml: [
+      `  - {name: carol, email: carol@signed.test, apiKey: ${TEST_KEYS.alice}}`,
+      "dns:",
+      `  servers: ["${dns.server}"]`,
+    ].join("\n"),
+  });
+  const yaml = readFileSync(rig.configFile, "utf8").replace(
+    "  maxMessagesPerMinute: 100000",
+    [
+      "  maxMessagesPerMinute: 100000",
+      "  maxMessagesPerMinutePerClient: 100000",
+      '  trustedNetworks: ["127.0.0.1/32"]',
+      "  senderAuth: {mode: verify}",
+    ].join("\n"),
   );
-  expect(yaml).toContain('senderAuth: {mode: verify}');
+  expect(yaml).toContain("senderAuth: {mode: verify}");
   writeFileSync(rig.configFile, yaml);
   daemon = await startDaemon(rig);
 });
 afterAll(async () => {
-  if (figures.length) process.stdout.write(`\nsender-auth burst figures:\n  ${figures.join('\n  ')}\n`);
+  if (figures.length) process.stdout.write(`\nsender-auth burst figures:\n  ${figures.join("\n  ")}\n`);
   await disposeRig(rig, daemon);
   await dns?.close();
 });
@@ -75,7 +88,14 @@ function realMail(): Outgoing {
   real += 1;
   const number = numberFor(real);
   realNumbers.push(number);
-  return { from: 'carol@signed.test', to: `${number.slice(1)}@fax.example.com`, ip: '127.0.0.2', sign: { domain: 'signed.test', key: KEY.privateKey }, subject: `real ${real}`, attachments: [{ filename: 'page.pdf', content: PDF }] };
+  return {
+    from: "carol@signed.test",
+    to: `${number.slice(1)}@fax.example.com`,
+    ip: "127.0.0.2",
+    sign: { domain: "signed.test", key: KEY.privateKey },
+    subject: `real ${real}`,
+    attachments: [{ filename: "page.pdf", content: PDF }],
+  };
 }
 
 async function timedReal(): Promise<number> {
@@ -85,10 +105,11 @@ async function timedReal(): Promise<number> {
   return performance.now() - t0;
 }
 
-const p = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)]!;
+const p = (xs: number[], q: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)]!;
 
-describe('1,000 refused senders in a burst', () => {
-  it('a verified mail is faxed; the burst leaves no job, document or work file, and the real sender is still served (its times reported)', async () => {
+describe("1,000 refused senders in a burst", () => {
+  it("a verified mail is faxed; the burst leaves no job, document or work file, and the real sender is still served (its times reported)", async () => {
     // the usual: the real sender alone (the first also warms the DNS cache)
     const usual: number[] = [];
     for (let i = 0; i < REAL_SAMPLES; i += 1) usual.push(await timedReal());
@@ -99,8 +120,18 @@ describe('1,000 refused senders in a burst', () => {
     // FROM, the body never sent), half from inside it (a compromised host on the sender's network)
     // unsigned or signed with a key nobody published, refused at DATA once the body is read;
     // every 10th of those carries 400 KB, so that it needs a work folder on disk
-    const forged = await composeSigned({ from: 'carol@signed.test', to: '15557654321@fax.example.com', ip: '', sign: { domain: 'signed.test', key: dkimKey().privateKey } });
-    const big = await composeSigned({ from: 'carol@signed.test', to: '15557654321@fax.example.com', ip: '', attachments: [{ filename: 'big.pdf', content: Buffer.concat([PDF, Buffer.alloc(400_000, 0x20)]) }] });
+    const forged = await composeSigned({
+      from: "carol@signed.test",
+      to: "15557654321@fax.example.com",
+      ip: "",
+      sign: { domain: "signed.test", key: dkimKey().privateKey },
+    });
+    const big = await composeSigned({
+      from: "carol@signed.test",
+      to: "15557654321@fax.example.com",
+      ip: "",
+      attachments: [{ filename: "big.pdf", content: Buffer.concat([PDF, Buffer.alloc(400_000, 0x20)]) }],
+    });
     const replies = new Map<string, number>();
     let next = 0;
     const during: number[] = [];
@@ -109,7 +140,11 @@ describe('1,000 refused senders in a burst', () => {
       while (next < REFUSED) {
         const i = next++;
         const ip = `127.0.${i % 2 ? 1 : 2}.${(Math.floor(i / 2) % (ADDRESSES / 2)) + 1}`;
-        const r = await sendFrom(rig.smtpPort, { from: 'carol@signed.test', to: '15557654321@fax.example.com', ip }, i % 20 === 0 ? big : forged);
+        const r = await sendFrom(
+          rig.smtpPort,
+          { from: "carol@signed.test", to: "15557654321@fax.example.com", ip },
+          i % 20 === 0 ? big : forged,
+        );
         const code = r.slice(0, 10);
         replies.set(code, (replies.get(code) ?? 0) + 1);
       }
@@ -122,19 +157,28 @@ describe('1,000 refused senders in a burst', () => {
     await burst;
     const burstMs = performance.now() - t0;
 
-    figures.push(`${REFUSED} forged mails from ${ADDRESSES} addresses, ${CONCURRENCY} at a time, in ${(burstMs / 1000).toFixed(1)} s: ${[...replies].map(([c, n]) => `${n}× ${c}`).join(', ')}`);
-    figures.push(`real sender alone: p50 ${p(usual, 0.5).toFixed(0)} ms, p99 ${p(usual, 0.99).toFixed(0)} ms (${usual.length} mails); during the burst: p50 ${p(during, 0.5).toFixed(0)} ms, p99 ${p(during, 0.99).toFixed(0)} ms (${during.length} mails)`);
+    figures.push(
+      `${REFUSED} forged mails from ${ADDRESSES} addresses, ${CONCURRENCY} at a time, in ${(burstMs / 1000).toFixed(1)} s: ${[...replies].map(([c, n]) => `${n}× ${c}`).join(", ")}`,
+    );
+    figures.push(
+      `real sender alone: p50 ${p(usual, 0.5).toFixed(0)} ms, p99 ${p(usual, 0.99).toFixed(0)} ms (${usual.length} mails); during the burst: p50 ${p(during, 0.5).toFixed(0)} ms, p99 ${p(during, 0.99).toFixed(0)} ms (${during.length} mails)`,
+    );
 
     // every forgery refused for good, none queued: SPF (5.7.23) or DKIM (5.7.20)
-    expect(replies.get('550 5.7.23')).toBe(REFUSED / 2);
-    expect(replies.get('550 5.7.20')).toBe(REFUSED / 2);
+    expect(replies.get("550 5.7.23")).toBe(REFUSED / 2);
+    expect(replies.get("550 5.7.20")).toBe(REFUSED / 2);
     // nothing left: the jobs are the real sender's only, no new file, no work folder
     expect(await jobCount()).toBe(jobsBefore + during.length);
-    await waitUntil(() => readdirSync(path.join(rig.dataDir, 'incoming')).length === 0, 'the work folders to be removed', 30_000, 50);
+    await waitUntil(
+      () => readdirSync(path.join(rig.dataDir, "incoming")).length === 0,
+      "the work folders to be removed",
+      30_000,
+      50,
+    );
     // (the real sender's jobs keep their documents, in folders named by their job ids)
     const ids = new Set(await jobIds());
     const added = dataFiles().filter((f) => !filesBefore.includes(f));
-    expect(added.filter((f) => !ids.has(f.split(path.sep)[1] ?? ''))).toEqual([]);
+    expect(added.filter((f) => !ids.has(f.split(path.sep)[1] ?? ""))).toEqual([]);
     expect(added.length).toBeGreaterThan(0);
     // the real sender is never refused and not starved: its typical mail during the burst stays
     // within a few times its usual worst. The burst's 50 clients run on the same machine as the
@@ -142,10 +186,15 @@ describe('1,000 refused senders in a burst', () => {
     expect(p(during, 0.5)).toBeLessThanOrEqual(p(usual, 0.99) * 4);
 
     // the verified mails reach the fax service; no forgery does
-    await waitUntil(async () => ((await emulatorFaxes(rig)).length >= realNumbers.length ? true : null), 'the real faxes to be sent', 120_000, 200);
+    await waitUntil(
+      async () => ((await emulatorFaxes(rig)).length >= realNumbers.length ? true : null),
+      "the real faxes to be sent",
+      120_000,
+      200,
+    );
     const faxes = await emulatorFaxes(rig);
     expect(new Set(faxes.map((f) => f.faxNumber))).toEqual(new Set(realNumbers));
-    expect(faxes.some((f) => f.faxNumber === '+15557654321')).toBe(false);
+    expect(faxes.some((f) => f.faxNumber === "+15557654321")).toBe(false);
     expect(daemon.child.exitCode).toBeNull();
   });
 });

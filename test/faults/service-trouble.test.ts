@@ -2,33 +2,44 @@
 // stopped, then started again on the same port and data), then dropped and slow answers, 429
 // storms and 5xx bursts. Everything queued is delivered exactly once; nothing fails for a reason
 // that was only the service's trouble.
-import { rmSync } from 'node:fs';
-import { URL } from 'node:url';
-import { PDFDocument } from '@cantoo/pdf-lib';
-import nodemailer from 'nodemailer';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import { FINAL_JOB_STATES } from '../../src/store/transitions.js';
-import { waitUntil } from '../helpers/cli.js';
-import { TEST_SEED } from '../helpers/emulator.js';
-import { emulatorFaxes, kill, makeRig, numberFor, setFaults, SHORT, startDaemon, tally, type Daemon, type Rig } from './harness.js';
+import { rmSync } from "node:fs";
+import { URL } from "node:url";
+import { PDFDocument } from "@cantoo/pdf-lib";
+import nodemailer from "nodemailer";
+import { afterAll, describe, expect, it } from "vitest";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
+import { waitUntil } from "../helpers/cli.js";
+import { TEST_SEED } from "../helpers/emulator.js";
+import {
+  emulatorFaxes,
+  kill,
+  makeRig,
+  numberFor,
+  setFaults,
+  SHORT,
+  startDaemon,
+  tally,
+  type Daemon,
+  type Rig,
+} from "./harness.js";
 
 const PER_PHASE = SHORT ? 15 : 60;
 
-describe('service trouble under load', () => {
+describe("service trouble under load", () => {
   let rig: Rig;
   let daemon: Daemon | null = null;
   let restarted: RunningEmulator | null = null;
   afterAll(async () => {
-    if (daemon) await kill(daemon, 'SIGTERM');
+    if (daemon) await kill(daemon, "SIGTERM");
     await restarted?.close();
     await rig?.agent.close();
     await rig?.emu.stop();
     if (rig) rmSync(rig.dir, { recursive: true, force: true });
   });
 
-  it('delivers everything exactly once through an outage, drops, slowness, 429s and 5xx', async () => {
+  it("delivers everything exactly once through an outage, drops, slowness, 429s and 5xx", async () => {
     rig = await makeRig({ delayMs: 150 });
     daemon = await startDaemon(rig);
     const doc = await PDFDocument.create();
@@ -37,11 +48,23 @@ describe('service trouble under load', () => {
     let seq = 0;
     const accepted = new Set<string>();
     const sendBatch = async (count: number) => {
-      const t = nodemailer.createTransport({ host: '127.0.0.1', port: rig.smtpPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 });
+      const t = nodemailer.createTransport({
+        host: "127.0.0.1",
+        port: rig.smtpPort,
+        secure: false,
+        ignoreTLS: true,
+        pool: true,
+        maxConnections: 4,
+      });
       await Promise.all(
         Array.from({ length: count }, async () => {
           const n = numberFor(seq++);
-          const info = await t.sendMail({ from: 'bob@example.com', to: `${n.slice(1)}@fax.example.com`, subject: 'trouble', attachments: [{ filename: 'a.pdf', content: pdf }] });
+          const info = await t.sendMail({
+            from: "bob@example.com",
+            to: `${n.slice(1)}@fax.example.com`,
+            subject: "trouble",
+            attachments: [{ filename: "a.pdf", content: pdf }],
+          });
           expect(info.response).toMatch(/^250 /);
           accepted.add(n);
         }),
@@ -73,22 +96,22 @@ describe('service trouble under load', () => {
           store.close();
         }
       },
-      'every job final',
+      "every job final",
       240_000,
       500,
     );
     const faxes = await emulatorFaxes(rig);
     const t = tally(accepted, faxes);
-    const failed = jobs.filter((j) => j.state !== 'delivered');
+    const failed = jobs.filter((j) => j.state !== "delivered");
     const log = daemon.out.text;
     const count = (verb: string) => log.split(`"msg":"${verb}`).length - 1;
     process.stdout.write(
-      `service trouble: deferred ${count('DEFERRED')}, unknown outcomes ${count('UNKNOWN')}, adopted ${count('RECONCILED fax found')}, ` +
+      `service trouble: deferred ${count("DEFERRED")}, unknown outcomes ${count("UNKNOWN")}, adopted ${count("RECONCILED fax found")}, ` +
         `accepted ${t.accepted}, faxed ${t.faxed}, lost ${t.lost.length}, duplicated ${t.duplicated.length}, ` +
-        `jobs not delivered ${failed.length}${failed.length ? ` (${failed.map((j) => j.recipients[0]?.lastError).join('; ')})` : ''}\n`,
+        `jobs not delivered ${failed.length}${failed.length ? ` (${failed.map((j) => j.recipients[0]?.lastError).join("; ")})` : ""}\n`,
     );
     // the trouble really happened: sends were deferred through the outage
-    expect(count('DEFERRED')).toBeGreaterThan(0);
+    expect(count("DEFERRED")).toBeGreaterThan(0);
     expect(t.lost).toEqual([]);
     expect(t.duplicated).toEqual([]);
     expect(failed).toEqual([]);

@@ -4,15 +4,26 @@
 // victim's files must stay untouched (the prune once deleted through such a link), nothing may be
 // written into it, every dropped file must end somewhere in the user's folder (never lost), each
 // addressed one is faxed exactly once, and the daemon keeps running.
-import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import { afterAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '../helpers/cli.js';
-import { disposeRig, emulatorFaxes, makeRig, numberFor, SHORT, startDaemon, type Daemon, type Rig } from './harness.js';
+import { createHash } from "node:crypto";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
+import { afterAll, describe, expect, it } from "vitest";
+import { waitUntil } from "../helpers/cli.js";
+import { disposeRig, emulatorFaxes, makeRig, numberFor, SHORT, startDaemon, type Daemon, type Rig } from "./harness.js";
 
-const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FILES = SHORT ? 12 : 40;
 
@@ -26,26 +37,31 @@ async function pdf(text: string): Promise<Buffer> {
 /** Regular files below `dir`, links never followed. */
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
-describe('spool folder races', () => {
+describe("spool folder races", () => {
   let rig: Rig | undefined;
   let daemon: Daemon | null = null;
   afterAll(async () => {
-    await disposeRig(rig, daemon, 'SIGKILL');
+    await disposeRig(rig, daemon, "SIGKILL");
   });
 
-  it('links and deletions in place of .work, done and failed never redirect a move, a reason or a prune', async () => {
+  it("links and deletions in place of .work, done and failed never redirect a move, a reason or a prune", async () => {
     rig = await makeRig({ delayMs: 100 });
     daemon = await startDaemon(rig);
-    const folder = path.join(rig.spoolRoot, 'alice');
-    await waitUntil(() => existsSync(path.join(folder, 'failed')) && existsSync(path.join(folder, '.work')), 'the spool folders');
+    const folder = path.join(rig.spoolRoot, "alice");
+    await waitUntil(
+      () => existsSync(path.join(folder, "failed")) && existsSync(path.join(folder, ".work")),
+      "the spool folders",
+    );
 
-    const victim = path.join(rig.dir, 'victim');
+    const victim = path.join(rig.dir, "victim");
     mkdirSync(victim);
     const precious = new Map<string, string>();
-    for (const n of ['keys.json', 'outbox.eml', '15550001111.pdf']) {
+    for (const n of ["keys.json", "outbox.eml", "15550001111.pdf"]) {
       precious.set(n, `precious ${n}`);
       writeFileSync(path.join(victim, n), `precious ${n}`);
       // older than doneRetentionDays: a prune through a link would delete them
@@ -57,7 +73,7 @@ describe('spool folder races', () => {
     let swaps = 0;
     const swapper = (async () => {
       for (let i = 0; !stop; i += 1) {
-        const name = ['done', 'failed', '.work'][i % 3]!;
+        const name = ["done", "failed", ".work"][i % 3]!;
         const p = path.join(folder, name);
         try {
           const st = lstatSync(p, { throwIfNoEntry: false });
@@ -109,22 +125,35 @@ describe('spool folder races', () => {
       try {
         return sha(readFileSync(f));
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
         throw err;
       }
     };
     const accounted = () => {
-      const shas = new Set(filesUnder(folder).filter((f) => path.dirname(f) !== folder).map(shaOf));
-      return [...dropped.values()].every((s) => shas.has(s)) && [...dropped.keys()].every((n) => !existsSync(path.join(folder, n)));
+      const shas = new Set(
+        filesUnder(folder)
+          .filter((f) => path.dirname(f) !== folder)
+          .map(shaOf),
+      );
+      return (
+        [...dropped.values()].every((s) => shas.has(s)) &&
+        [...dropped.keys()].every((n) => !existsSync(path.join(folder, n)))
+      );
     };
     // A file can only be faxed if it was still faxgate's: one claimed into .work just before the
     // swapper renamed .work away was taken from it (that is the swapper's doing, not a loss).
-    const takenAway = (n: string) => filesUnder(folder).some((f) => /\/\.saved-\.work-\d+\//.test(f) && f.endsWith(`.${n}`));
-    await waitUntil(async () => {
-      if (!accounted()) return false;
-      const c = await faxed();
-      return numbers.every((n, k) => c.has(n) || takenAway(names[k]!));
-    }, 'every file accounted for and faxed', 60_000, 250);
+    const takenAway = (n: string) =>
+      filesUnder(folder).some((f) => /\/\.saved-\.work-\d+\//.test(f) && f.endsWith(`.${n}`));
+    await waitUntil(
+      async () => {
+        if (!accounted()) return false;
+        const c = await faxed();
+        return numbers.every((n, k) => c.has(n) || takenAway(names[k]!));
+      },
+      "every file accounted for and faxed",
+      60_000,
+      250,
+    );
     const counts = await faxed();
     const victimNow = readdirSync(victim).sort();
     process.stdout.write(
@@ -133,13 +162,18 @@ describe('spool folder races', () => {
     );
     expect(swaps).toBeGreaterThan(10);
     expect(victimNow).toEqual([...precious.keys()].sort());
-    for (const [n, body] of precious) expect(readFileSync(path.join(victim, n), 'utf8')).toBe(body);
+    for (const [n, body] of precious) expect(readFileSync(path.join(victim, n), "utf8")).toBe(body);
     for (const n of numbers) expect(counts.get(n) ?? 0, n).toBeLessThanOrEqual(1);
     expect(numbers.filter((n) => counts.get(n) === 1).length).toBeGreaterThan(numbers.length / 2);
     expect(daemon.child.exitCode).toBeNull();
     // the folders are real again: at the latest at the next sweep (every 30 s), which checks all three
-    for (const d of ['done', 'failed', '.work']) {
-      await waitUntil(() => lstatSync(path.join(folder, d), { throwIfNoEntry: false })?.isDirectory() ?? false, `${d} is a real folder`, 45_000, 100);
+    for (const d of ["done", "failed", ".work"]) {
+      await waitUntil(
+        () => lstatSync(path.join(folder, d), { throwIfNoEntry: false })?.isDirectory() ?? false,
+        `${d} is a real folder`,
+        45_000,
+        100,
+      );
     }
   });
 });

@@ -3,14 +3,14 @@
 // while the transfer runs, after forced GCs each time: without them V8 lets ~32 MB of spent chunks
 // linger whatever the file size, which says nothing about streaming. The bound is loose (a third
 // of the file) and the file is three times it, so that buffering it whole cannot pass.
-import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createFaxAgent, FaxClient } from '../../src/fax/client.js';
-import { fullCollection } from '../helpers/full-collection.js';
-import { json, startStub, type StubServer } from './stub-server.js';
+import { createReadStream } from "node:fs";
+import { mkdtemp, open, rm, stat } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createFaxAgent, FaxClient } from "../../src/fax/client.js";
+import { fullCollection } from "../helpers/full-collection.js";
+import { json, startStub, type StubServer } from "./stub-server.js";
 
 const SIZE = 50 * 1024 * 1024;
 const BOUND = 16 * 1024 * 1024;
@@ -25,11 +25,11 @@ let big: string;
 beforeAll(async () => {
   stub = await startStub({ record: false });
   agent = createFaxAgent({ ca: stub.caPem, timeoutMs: 30_000 });
-  dir = await mkdtemp(path.join(os.tmpdir(), 'faxgate-'));
-  big = path.join(dir, 'big.pdf');
-  const fh = await open(big, 'w');
+  dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+  big = path.join(dir, "big.pdf");
+  const fh = await open(big, "w");
   const chunk = Buffer.alloc(1024 * 1024, 0x41);
-  chunk.write('%PDF-1.4\n');
+  chunk.write("%PDF-1.4\n");
   for (let i = 0; i < SIZE / chunk.length; i++) await fh.write(chunk);
   await fh.close();
 });
@@ -71,29 +71,36 @@ async function peakGrowth(work: () => Promise<unknown>): Promise<number> {
     await sampler;
   }
   expect(samples).toBeGreaterThanOrEqual(2);
-  if (process.env.FAXGATE_SHOW_MEMORY) console.log(`peak live growth ${((peak - base) / 1048576).toFixed(1)} MB over ${samples} samples`);
+  if (process.env.FAXGATE_SHOW_MEMORY)
+    console.log(`peak live growth ${((peak - base) / 1048576).toFixed(1)} MB over ${samples} samples`);
   return peak - base;
 }
 
-it('uploads a 50 MB file streamed from disk', async () => {
-  stub.handle((_r, res) => json(res, 200, { messageId: 'big', status: 'processing' }));
-  const client = new FaxClient({ baseUrl: stub.baseUrl, apiKey: 'k', dispatcher: agent });
-  const growth = await peakGrowth(() => client.sendFax({ faxNumber: '+15551230001', files: [{ path: big, contentType: 'application/pdf' }] }));
+it("uploads a 50 MB file streamed from disk", async () => {
+  stub.handle((_r, res) => json(res, 200, { messageId: "big", status: "processing" }));
+  const client = new FaxClient({ baseUrl: stub.baseUrl, apiKey: "k", dispatcher: agent });
+  const growth = await peakGrowth(() =>
+    client.sendFax({ faxNumber: "+15551230001", files: [{ path: big, contentType: "application/pdf" }] }),
+  );
   const got = stub.requests.at(-1) as unknown as { size: number };
   expect(got.size).toBeGreaterThan(SIZE);
   expect(growth).toBeLessThan(BOUND);
 }, 60_000);
 
-it('downloads a 50 MB fax straight to a file', async () => {
+it("downloads a 50 MB fax straight to a file", async () => {
   stub.handle((_r, res) => {
-    res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': String(SIZE), 'content-disposition': 'attachment; filename="big.pdf"' });
+    res.writeHead(200, {
+      "content-type": "application/pdf",
+      "content-length": String(SIZE),
+      "content-disposition": 'attachment; filename="big.pdf"',
+    });
     createReadStream(big).pipe(res);
   });
-  const client = new FaxClient({ baseUrl: stub.baseUrl, apiKey: 'k', dispatcher: agent });
-  const dest = path.join(dir, 'down.pdf');
+  const client = new FaxClient({ baseUrl: stub.baseUrl, apiKey: "k", dispatcher: agent });
+  const dest = path.join(dir, "down.pdf");
   let result: { bytes: number } | undefined;
   const growth = await peakGrowth(async () => {
-    result = await client.downloadFax('big', dest);
+    result = await client.downloadFax("big", dest);
   });
   expect(result?.bytes).toBe(SIZE);
   expect((await stat(dest)).size).toBe(SIZE);

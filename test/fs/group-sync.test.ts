@@ -1,10 +1,10 @@
 // GroupSync: callers share fsyncs, but each is answered only by an fsync that started after it
 // asked. The fsyncs are real; the subclass only counts them and holds each until released.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { GroupSync } from '../../src/fs/group-sync.js';
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { GroupSync } from "../../src/fs/group-sync.js";
 
 class HeldSync extends GroupSync {
   started = 0;
@@ -34,21 +34,24 @@ let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function file(): string {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'group-sync-'));
-  const f = path.join(dir, 'wal');
-  writeFileSync(f, 'x');
+  dir = mkdtempSync(path.join(os.tmpdir(), "group-sync-"));
+  const f = path.join(dir, "wal");
+  writeFileSync(f, "x");
   return f;
 }
 
 const settled = async (p: Promise<unknown>): Promise<boolean> => {
   let done = false;
-  void p.then(() => (done = true), () => (done = true));
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   return done;
 };
 
-describe('GroupSync', () => {
-  it('callers that arrive while an fsync runs share the next one, and none is answered by the one already running', async () => {
+describe("GroupSync", () => {
+  it("callers that arrive while an fsync runs share the next one, and none is answered by the one already running", async () => {
     const g = new HeldSync(file());
     const first = g.sync();
     await g.waitStarted(1);
@@ -69,12 +72,12 @@ describe('GroupSync', () => {
     expect(g.started).toBe(3);
   });
 
-  it('an fsync error rejects exactly the callers it was to answer', async () => {
+  it("an fsync error rejects exactly the callers it was to answer", async () => {
     const g = new HeldSync(file());
     const first = g.sync();
     await g.waitStarted(1);
     const waiting = [g.sync(), g.sync()];
-    g.failNext = new Error('EIO: i/o error, fsync');
+    g.failNext = new Error("EIO: i/o error, fsync");
     g.release();
     await first;
     await g.waitStarted(2);
@@ -86,7 +89,7 @@ describe('GroupSync', () => {
     await expect(after).resolves.toBeUndefined();
   });
 
-  it('a file kept open is synced through one handle, and let go only after the sync under way', async () => {
+  it("a file kept open is synced through one handle, and let go only after the sync under way", async () => {
     const g = new HeldSync(file(), { keepOpen: true, dataOnly: true });
     const first = g.sync();
     await g.waitStarted(1);
@@ -105,35 +108,37 @@ describe('GroupSync', () => {
     await g.close();
   });
 
-  it('a missing file is an error, unless it is the SQLite WAL (gone only after a checkpoint synced it)', async () => {
+  it("a missing file is an error, unless it is the SQLite WAL (gone only after a checkpoint synced it)", async () => {
     file();
-    await expect(new GroupSync(path.join(dir, 'nope')).sync()).rejects.toThrow(/ENOENT/);
-    await expect(new GroupSync(path.join(dir, 'nope'), { missingIsSynced: true }).sync()).resolves.toBeUndefined();
+    await expect(new GroupSync(path.join(dir, "nope")).sync()).rejects.toThrow(/ENOENT/);
+    await expect(new GroupSync(path.join(dir, "nope"), { missingIsSynced: true }).sync()).resolves.toBeUndefined();
   });
 
-  it('a check run after each fsync is shared like the fsync, after it, and its failure is every waiter\'s', async () => {
+  it("a check run after each fsync is shared like the fsync, after it, and its failure is every waiter's", async () => {
     const order: string[] = [];
     let verdict: Error | null = null;
     const g = new (class extends HeldSync {
       protected override async fsync(): Promise<void> {
         await super.fsync();
-        order.push('fsync');
+        order.push("fsync");
       }
-    })(file(), { after: async () => {
-      order.push('check');
-      if (verdict) throw verdict;
-    } });
+    })(file(), {
+      after: async () => {
+        order.push("check");
+        if (verdict) throw verdict;
+      },
+    });
     const first = g.sync();
     await g.waitStarted(1);
     const later = [g.sync(), g.sync(), g.sync()];
     g.release();
     await first;
     await g.waitStarted(2);
-    verdict = new Error('not writable');
+    verdict = new Error("not writable");
     g.release();
     const answers = await Promise.allSettled(later);
-    expect(answers.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(answers.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
     // one check after each of the two fsyncs, never before one
-    expect(order).toEqual(['fsync', 'check', 'fsync', 'check']);
+    expect(order).toEqual(["fsync", "check", "fsync", "check"]);
   });
 });

@@ -5,17 +5,17 @@
 // into BUILT_SOURCES, laid out as `npm run build` lays out dist/: one .js per .ts at the same
 // depth below the project, so the built daemon's own paths (workers/tasks.js,
 // intake/pdf-text-child.js) are the ones that run here.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const src = path.join(root, 'src');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const src = path.join(root, "src");
 
 /** The compiled src/ (gitignored). One level below the project, like dist/. */
-export const BUILT_SOURCES = path.join(root, '.vitest-dist');
+export const BUILT_SOURCES = path.join(root, ".vitest-dist");
 /** The compiled CLI entry (src/cli/entry.ts). */
-export const BUILT_CLI_ENTRY = path.join(BUILT_SOURCES, 'cli', 'entry.js');
+export const BUILT_CLI_ENTRY = path.join(BUILT_SOURCES, "cli", "entry.js");
 
 /** True once a global setup has compiled the sources (not, e.g., in a child started outside vitest). */
 export function haveBuiltSources(): boolean {
@@ -28,18 +28,18 @@ export function haveBuiltSources(): boolean {
  * reads a half-written file.
  */
 export async function buildSources(): Promise<void> {
-  const { build } = (await import('esbuild' as string)) as typeof import('esbuild');
+  const { build } = (await import("esbuild" as string)) as typeof import("esbuild");
   const names = (readdirSync(src, { recursive: true }) as string[]).map((n) => String(n));
-  const ts = names.filter((n) => n.endsWith('.ts') && !n.endsWith('.d.ts')).map((n) => path.join(src, n));
+  const ts = names.filter((n) => n.endsWith(".ts") && !n.endsWith(".d.ts")).map((n) => path.join(src, n));
   const out = await build({
     entryPoints: ts,
     outdir: BUILT_SOURCES,
     outbase: src,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
+    format: "esm",
+    platform: "node",
+    target: "node20",
     write: false,
-    logLevel: 'silent',
+    logLevel: "silent",
   });
   let n = 0;
   const place = (file: string, text: string | Uint8Array) => {
@@ -54,7 +54,7 @@ export async function buildSources(): Promise<void> {
   // anything else in src/ (scripts, data) sits where the compiled code expects it
   for (const n of names) {
     const from = path.join(src, n);
-    if (n.endsWith('.ts') || !statSync(from).isFile()) continue;
+    if (n.endsWith(".ts") || !statSync(from).isFile()) continue;
     place(path.join(BUILT_SOURCES, n), readFileSync(from));
   }
 }

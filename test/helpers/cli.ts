@@ -1,22 +1,22 @@
 // Runs the faxgate CLI from source in a child process, as a user would run the installed one.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { BUILT_CLI_ENTRY, haveBuiltSources } from './built-sources.js';
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { BUILT_CLI_ENTRY, haveBuiltSources } from "./built-sources.js";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const TSX_LOADER = pathToFileURL(path.join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-export const CLI_ENTRY = path.join(root, 'src/cli/entry.ts');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const TSX_LOADER = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href;
+export const CLI_ENTRY = path.join(root, "src/cli/entry.ts");
 
 /**
  * How node runs the CLI: the sources compiled once by the global setup (test/helpers/built-sources.ts),
  * or the TypeScript sources through tsx (outside a vitest run, or with FAXGATE_TEST_FROM_SOURCE=1).
  */
 export function cliArgv(): string[] {
-  const built = process.env.FAXGATE_TEST_FROM_SOURCE !== '1' && haveBuiltSources();
-  return built ? [BUILT_CLI_ENTRY] : ['--import', TSX_LOADER, CLI_ENTRY];
+  const built = process.env.FAXGATE_TEST_FROM_SOURCE !== "1" && haveBuiltSources();
+  return built ? [BUILT_CLI_ENTRY] : ["--import", TSX_LOADER, CLI_ENTRY];
 }
 
 export interface CliResult {
@@ -28,7 +28,7 @@ export interface CliResult {
 /** Environment for children: no FAXGATE_CONFIG leaking in from the developer's shell. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env, ...extra };
-  if (!('FAXGATE_CONFIG' in extra)) delete env.FAXGATE_CONFIG;
+  if (!("FAXGATE_CONFIG" in extra)) delete env.FAXGATE_CONFIG;
   return env;
 }
 
@@ -36,35 +36,38 @@ export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<stri
   return spawn(process.execPath, [...cliArgv(), ...args], {
     cwd: opts.cwd ?? root,
     env: childEnv(opts.env),
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ["pipe", "pipe", "pipe"],
   });
 }
 
-export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawnCli(args, opts);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d) => (stdout += d));
-    child.stderr!.on('data', (d) => (stderr += d));
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    child.stderr!.on("data", (d) => (stderr += d));
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`faxgate ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+      child.kill("SIGKILL");
+      reject(new Error(`faxgate ${args.join(" ")} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, opts.timeoutMs ?? 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
+    child.on("error", reject);
+    child.on("close", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
-    child.stdin!.end(opts.input ?? '');
+    child.stdin!.end(opts.input ?? "");
   });
 }
 
 /** Collects a child's output and waits for a pattern in it. */
 export class OutputWatch {
-  text = '';
+  text = "";
   constructor(stream: NodeJS.ReadableStream) {
-    stream.on('data', (d) => (this.text += d));
+    stream.on("data", (d) => (this.text += d));
   }
 
   async waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> {
@@ -72,13 +75,19 @@ export class OutputWatch {
     for (;;) {
       const m = pattern.exec(this.text);
       if (m) return m;
-      if (Date.now() > until) throw new Error(`timed out waiting for ${pattern}; output so far:\n${this.text.slice(-4000)}`);
+      if (Date.now() > until)
+        throw new Error(`timed out waiting for ${pattern}; output so far:\n${this.text.slice(-4000)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
 }
 
-export async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 30_000, everyMs = 100): Promise<NonNullable<T>> {
+export async function waitUntil<T>(
+  fn: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -91,8 +100,8 @@ export async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeo
 /** Parses Prometheus text exposition into {"name{labels}": value}. */
 export function parsePrometheus(text: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
+  for (const line of text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?)\s+(\S+)/.exec(line);
     if (!m) throw new Error(`not Prometheus text: ${line}`);
     out.set(m[1]!, Number(m[2]));
@@ -116,14 +125,27 @@ export interface Sandbox {
  */
 export async function startSandbox(prefix: string): Promise<Sandbox> {
   const cwd = mkdtempSync(path.join(os.tmpdir(), prefix));
-  const child = spawnCli(['start', '--smtp-listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--web-listen', '127.0.0.1:0', '--delay-ms', '300'], { cwd });
+  const child = spawnCli(
+    [
+      "start",
+      "--smtp-listen",
+      "127.0.0.1:0",
+      "--admin-listen",
+      "127.0.0.1:0",
+      "--web-listen",
+      "127.0.0.1:0",
+      "--delay-ms",
+      "300",
+    ],
+    { cwd },
+  );
   const err = new OutputWatch(child.stderr!);
   new OutputWatch(child.stdout!);
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       await new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGKILL');
+        child.once("exit", resolve);
+        child.kill("SIGKILL");
       });
     }
     rmSync(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
@@ -136,4 +158,3 @@ export async function startSandbox(prefix: string): Promise<Sandbox> {
   }
   return { cwd, child, banner: err.text, stop };
 }
-

@@ -1,21 +1,21 @@
 // A private Dovecot IMAP server for the mailbox intake's tests: its own config, folders and port on
 // 127.0.0.1, plain-text passwords from a passwd file, run as `nobody` when the tests run as root
 // (Dovecot refuses to run its login processes as root). Debian: apt-get install dovecot-imapd.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { ImapFlow } from 'imapflow';
-import { freePort } from './net.js';
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { ImapFlow } from "imapflow";
+import { freePort } from "./net.js";
 
-const DOVECOT = '/usr/sbin/dovecot';
+const DOVECOT = "/usr/sbin/dovecot";
 
 /** Why the Dovecot tests skip here, or null when they can run. */
 export function dovecotMissing(): string | null {
-  const r = spawnSync(DOVECOT, ['--version'], { encoding: 'utf8' });
-  return r.status === 0 ? null : 'Dovecot is not installed (Debian: apt-get install dovecot-imapd)';
+  const r = spawnSync(DOVECOT, ["--version"], { encoding: "utf8" });
+  return r.status === 0 ? null : "Dovecot is not installed (Debian: apt-get install dovecot-imapd)";
 }
 
 export interface Dovecot {
@@ -43,28 +43,38 @@ export interface Dovecot {
  * checked through a token introspection endpoint this helper serves on loopback, as Microsoft 365
  * and Google check theirs.
  */
-export async function startDovecot(users: Record<string, string>, tokens: Record<string, string> = {}): Promise<Dovecot> {
+export async function startDovecot(
+  users: Record<string, string>,
+  tokens: Record<string, string> = {},
+): Promise<Dovecot> {
   const root = process.getuid?.() === 0;
-  const account = root ? { user: 'nobody', group: 'nogroup', uid: uidOf('nobody'), gid: gidOf('nogroup') } : { user: os.userInfo().username, group: groupName(), uid: os.userInfo().uid, gid: os.userInfo().gid };
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-dovecot-'));
-  mkdirSync(path.join(dir, 'run'));
-  mkdirSync(path.join(dir, 'mail'));
+  const account = root
+    ? { user: "nobody", group: "nogroup", uid: uidOf("nobody"), gid: gidOf("nogroup") }
+    : { user: os.userInfo().username, group: groupName(), uid: os.userInfo().uid, gid: os.userInfo().gid };
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-dovecot-"));
+  mkdirSync(path.join(dir, "run"));
+  mkdirSync(path.join(dir, "mail"));
   const port = await freePort();
   const introspection = http.createServer((req, res) => {
-    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const user = token !== undefined ? tokens[token] : undefined;
-    res.writeHead(user ? 200 : 401, { 'content-type': 'application/json' });
+    res.writeHead(user ? 200 : 401, { "content-type": "application/json" });
     res.end(JSON.stringify(user ? { active: true, username: user } : { active: false }));
   });
-  await new Promise<void>((resolve) => introspection.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => introspection.listen(0, "127.0.0.1", resolve));
   const introspectionPort = (introspection.address() as net.AddressInfo).port;
   writeFileSync(
-    path.join(dir, 'oauth2.conf.ext'),
+    path.join(dir, "oauth2.conf.ext"),
     `introspection_mode = auth\nintrospection_url = http://127.0.0.1:${introspectionPort}/introspect\nusername_attribute = username\nactive_attribute = active\nactive_value = true\n`,
   );
-  writeFileSync(path.join(dir, 'passwd'), Object.entries(users).map(([u, p]) => `${u}:{PLAIN}${p}\n`).join(''));
   writeFileSync(
-    path.join(dir, 'dovecot.conf'),
+    path.join(dir, "passwd"),
+    Object.entries(users)
+      .map(([u, p]) => `${u}:{PLAIN}${p}\n`)
+      .join(""),
+  );
+  writeFileSync(
+    path.join(dir, "dovecot.conf"),
     `base_dir = ${dir}/run
 state_dir = ${dir}/run/state
 log_path = ${dir}/dovecot.log
@@ -113,11 +123,18 @@ protocol imap {
 
   let child: ChildProcess | null = null;
   const launch = async (): Promise<void> => {
-    const argv = root ? ['setpriv', '--reuid', account.user, '--regid', account.group, '--clear-groups', DOVECOT] : [DOVECOT];
-    child = spawn(argv[0]!, [...argv.slice(1), '-F', '-c', path.join(dir, 'dovecot.conf')], { detached: true, stdio: 'ignore' });
-    const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`dovecot exited with ${code}; see ${dir}/dovecot.log`))));
+    const argv = root
+      ? ["setpriv", "--reuid", account.user, "--regid", account.group, "--clear-groups", DOVECOT]
+      : [DOVECOT];
+    child = spawn(argv[0]!, [...argv.slice(1), "-F", "-c", path.join(dir, "dovecot.conf")], {
+      detached: true,
+      stdio: "ignore",
+    });
+    const exited = new Promise<never>((_, reject) =>
+      child!.once("exit", (code) => reject(new Error(`dovecot exited with ${code}; see ${dir}/dovecot.log`))),
+    );
     exited.catch(() => undefined);
-    await Promise.race([greeting('127.0.0.1', port, 20_000), exited]);
+    await Promise.race([greeting("127.0.0.1", port, 20_000), exited]);
   };
   const signal = (sig: NodeJS.Signals): void => {
     if (child?.pid) process.kill(-child.pid, sig);
@@ -126,30 +143,46 @@ protocol imap {
     const c = child;
     child = null;
     if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    const gone = new Promise<void>((resolve) => c.once('exit', () => resolve()));
-    process.kill(-c.pid!, 'SIGCONT');
-    process.kill(-c.pid!, 'SIGTERM');
+    const gone = new Promise<void>((resolve) => c.once("exit", () => resolve()));
+    process.kill(-c.pid!, "SIGCONT");
+    process.kill(-c.pid!, "SIGTERM");
     await gone;
     // its imap processes end with the master; wait until the port is free again
-    await waitClosed('127.0.0.1', port, 10_000);
+    await waitClosed("127.0.0.1", port, 10_000);
   };
   await launch();
 
   const client = async (user: string, password: string): Promise<ImapFlow> => {
-    const c = new ImapFlow({ host: '127.0.0.1', port, secure: false, doSTARTTLS: false, auth: { user, pass: password }, logger: false, disableAutoIdle: true });
+    const c = new ImapFlow({
+      host: "127.0.0.1",
+      port,
+      secure: false,
+      doSTARTTLS: false,
+      auth: { user, pass: password },
+      logger: false,
+      disableAutoIdle: true,
+    });
     await c.connect();
     return c;
   };
   return {
-    host: '127.0.0.1',
+    host: "127.0.0.1",
     port,
     client,
     async tokenClient(token) {
-      const c = new ImapFlow({ host: '127.0.0.1', port, secure: false, doSTARTTLS: false, auth: { user: tokens[token] ?? 'nobody', accessToken: token }, logger: false, disableAutoIdle: true });
+      const c = new ImapFlow({
+        host: "127.0.0.1",
+        port,
+        secure: false,
+        doSTARTTLS: false,
+        auth: { user: tokens[token] ?? "nobody", accessToken: token },
+        logger: false,
+        disableAutoIdle: true,
+      });
       await c.connect();
       return c;
     },
-    async deliver(user, password, raw, folder = 'INBOX') {
+    async deliver(user, password, raw, folder = "INBOX") {
       const c = await client(user, password);
       try {
         await c.append(folder, raw);
@@ -166,8 +199,8 @@ protocol imap {
         await c.logout();
       }
     },
-    freeze: () => signal('SIGSTOP'),
-    thaw: () => signal('SIGCONT'),
+    freeze: () => signal("SIGSTOP"),
+    thaw: () => signal("SIGCONT"),
     stop,
     start: launch,
     async dispose() {
@@ -184,11 +217,11 @@ async function greeting(host: string, port: number, timeoutMs: number): Promise<
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, host);
-      s.once('data', (d) => {
+      s.once("data", (d) => {
         s.destroy();
-        resolve(d.toString().startsWith('* OK'));
+        resolve(d.toString().startsWith("* OK"));
       });
-      s.once('error', () => resolve(false));
+      s.once("error", () => resolve(false));
     });
     if (ok) return;
     if (Date.now() > until) throw new Error(`dovecot did not answer on ${host}:${port}`);
@@ -201,11 +234,11 @@ async function waitClosed(host: string, port: number, timeoutMs: number): Promis
   for (;;) {
     const open = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, host);
-      s.once('connect', () => {
+      s.once("connect", () => {
         s.destroy();
         resolve(true);
       });
-      s.once('error', () => resolve(false));
+      s.once("error", () => resolve(false));
     });
     if (!open || Date.now() > until) return;
     await new Promise((r) => setTimeout(r, 50));
@@ -213,18 +246,18 @@ async function waitClosed(host: string, port: number, timeoutMs: number): Promis
 }
 
 function uidOf(user: string): number {
-  return Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
+  return Number(spawnSync("id", ["-u", user], { encoding: "utf8" }).stdout.trim());
 }
 
 function gidOf(group: string): number {
-  return Number(spawnSync('getent', ['group', group], { encoding: 'utf8' }).stdout.split(':')[2]);
+  return Number(spawnSync("getent", ["group", group], { encoding: "utf8" }).stdout.split(":")[2]);
 }
 
 function groupName(): string {
-  return spawnSync('id', ['-gn'], { encoding: 'utf8' }).stdout.trim();
+  return spawnSync("id", ["-gn"], { encoding: "utf8" }).stdout.trim();
 }
 
 function chownTree(dir: string, uid: number, gid: number): void {
-  spawnSync('chown', ['-R', `${uid}:${gid}`, dir]);
+  spawnSync("chown", ["-R", `${uid}:${gid}`, dir]);
   chownSync(dir, uid, gid);
 }

@@ -22,19 +22,24 @@
 // Behaviour switches (see docs/emulator.md): offsetMode, cfMode, recipientErrorShape,
 // historyPerMinute, historyRetryAfter, webhookRetryScale. Unlike startEmulator (default 8), this
 // helper starts with historyPerMinute 0 (no history rate limit) unless a test asks for one.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { startEmulator, type Behaviour, type RunningEmulator, type SeedData } from '../../src/emulator/index.js';
-import type { Clock } from '../../src/clock.js';
-import { TEST_SEED } from './seed.js';
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { startEmulator, type Behaviour, type RunningEmulator, type SeedData } from "../../src/emulator/index.js";
+import type { Clock } from "../../src/clock.js";
+import { TEST_SEED } from "./seed.js";
 
-export { TEST_SEED, TEST_TAGS } from './seed.js';
+export { TEST_SEED, TEST_TAGS } from "./seed.js";
 
-export const TEST_KEYS = { admin: 'test-admin-key', alice: 'alice-print-key', aliceBase: 'alice-base-key', bob: 'bob-print-key' } as const;
+export const TEST_KEYS = {
+  admin: "test-admin-key",
+  alice: "alice-print-key",
+  aliceBase: "alice-base-key",
+  bob: "bob-print-key",
+} as const;
 
 export interface TestEmulatorOptions extends Partial<Behaviour> {
-  variant?: 'a' | 'b';
+  variant?: "a" | "b";
   /** default 100 */
   delayMs?: number;
   seed?: SeedData;
@@ -50,10 +55,18 @@ export interface TestEmulatorOptions extends Partial<Behaviour> {
 export type TestEmulator = RunningEmulator & { dataDir: string; stop(): Promise<void> };
 
 export async function startTestEmulator(opts: TestEmulatorOptions = {}): Promise<TestEmulator> {
-  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'faxgate-')));
+  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), "faxgate-")));
   try {
     const { variant, delayMs, seed, dataDir: _d, clock, ...rest } = opts;
-    const emu = await startEmulator({ ...rest, dataDir, seed: seed ?? TEST_SEED, variant: variant ?? 'a', delayMs: delayMs ?? 100, clock, historyPerMinute: opts.historyPerMinute ?? 0 });
+    const emu = await startEmulator({
+      ...rest,
+      dataDir,
+      seed: seed ?? TEST_SEED,
+      variant: variant ?? "a",
+      delayMs: delayMs ?? 100,
+      clock,
+      historyPerMinute: opts.historyPerMinute ?? 0,
+    });
     return Object.assign(emu, {
       dataDir,
       async stop() {

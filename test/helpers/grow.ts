@@ -1,5 +1,5 @@
 // A writer that keeps a file growing: for the spool's rules on files that are still being written.
-import { lstat, open } from 'node:fs/promises';
+import { lstat, open } from "node:fs/promises";
 
 /**
  * Creates `file` and appends `chunk(i)` every `everyMs`, `times` times, through one descriptor;
@@ -13,7 +13,7 @@ export async function grow(
   times: number,
   untilTaken = false,
 ): Promise<{ takenWhileGrowing: boolean; bytes: number }> {
-  const fh = await open(file, 'wx');
+  const fh = await open(file, "wx");
   const ino = (await fh.stat()).ino;
   let takenWhileGrowing = false;
   let bytes = 0;

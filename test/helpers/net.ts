@@ -7,8 +7,8 @@
 // opening connections. Below that range no outgoing connection takes it. Free when asked, and
 // never handed out twice by this process; a race with another process is possible but rare (a
 // random pick among some 20,000 ports, checked by listening on it).
-import { readFileSync } from 'node:fs';
-import net from 'node:net';
+import { readFileSync } from "node:fs";
+import net from "node:net";
 
 const LOWEST = 10_000;
 const handedOut = new Set<number>();
@@ -16,7 +16,7 @@ const handedOut = new Set<number>();
 /** The first port of the kernel's ephemeral range (32768 unless configured otherwise). */
 function ephemeralLow(): number {
   try {
-    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
     return Number.isInteger(low) && low > LOWEST + 1000 ? low : 32768;
   } catch {
     return 32768;
@@ -26,8 +26,8 @@ function ephemeralLow(): number {
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    s.once("error", () => resolve(false));
+    s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
   });
 }
 
@@ -35,8 +35,8 @@ function canListen(port: number): Promise<boolean> {
 function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
       const port = (s.address() as net.AddressInfo).port;
       s.close(() => resolve(port));
     });

@@ -1,22 +1,22 @@
 // Office documents that reach outside themselves, built by hand as an attacker would write them,
 // plus what they reach for: a canary PDF outside the job and an HTTP listener on 127.0.0.x that
 // records every request (and answers with the canary, as a hostile server would).
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import { strToU8, zipSync } from 'fflate';
-import { findExecutable } from '../../src/fs/executable.js';
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
+import { strToU8, zipSync } from "fflate";
+import { findExecutable } from "../../src/fs/executable.js";
 
-export const HAVE_PDFTOTEXT = findExecutable('pdftotext') !== null;
+export const HAVE_PDFTOTEXT = findExecutable("pdftotext") !== null;
 
 /** The text of a PDF, as pdftotext reads it. */
 export function pdfText(pdf: Uint8Array, dir: string): string {
   const f = path.join(dir, `text-${Math.random().toString(36).slice(2)}.pdf`);
   writeFileSync(f, pdf);
-  return execFileSync('pdftotext', ['-layout', f, '-'], { encoding: 'utf8' });
+  return execFileSync("pdftotext", ["-layout", f, "-"], { encoding: "utf8" });
 }
 
 /** A one-page PDF carrying `text` (the secret an attacker wants faxed back to them). */
@@ -37,13 +37,13 @@ export interface Listener {
 export async function listener(body: Uint8Array): Promise<Listener> {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
-    requests.push(`${req.method} ${req.url} ${req.headers['user-agent'] ?? ''}`);
-    res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': body.length });
+    requests.push(`${req.method} ${req.url} ${req.headers["user-agent"] ?? ""}`);
+    res.writeHead(200, { "content-type": "application/pdf", "content-length": body.length });
     res.end(body);
   });
   const host = `127.0.0.${2 + Math.floor(Math.random() * 250)}`;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once("error", reject);
     server.listen(0, host, resolve);
   });
   const { port } = server.address() as AddressInfo;
@@ -58,9 +58,9 @@ export async function listener(body: Uint8Array): Promise<Listener> {
   };
 }
 
-const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
-const R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
-const REL = 'http://schemas.openxmlformats.org/package/2006/relationships';
+const W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
+const R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+const REL = "http://schemas.openxmlformats.org/package/2006/relationships";
 
 export interface Rel {
   id: string;
@@ -71,21 +71,30 @@ export interface Rel {
 
 /** A .docx: `body` is the inside of <w:body>, `rels` the document part's relationships. */
 export function docx(body: string, rels: Rel[] = []): Uint8Array {
-  const relXml = rels.map((r) => `<Relationship Id="${r.id}" Type="${R}/${r.type}" Target="${r.target}"${r.external ? ' TargetMode="External"' : ''}/>`).join('');
+  const relXml = rels
+    .map(
+      (r) =>
+        `<Relationship Id="${r.id}" Type="${R}/${r.type}" Target="${r.target}"${r.external ? ' TargetMode="External"' : ""}/>`,
+    )
+    .join("");
   return zipSync({
-    '[Content_Types].xml': strToU8(
+    "[Content_Types].xml": strToU8(
       '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
     ),
-    '_rels/.rels': strToU8(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="${REL}"><Relationship Id="rId1" Type="${R}/officeDocument" Target="word/document.xml"/></Relationships>`),
-    'word/_rels/document.xml.rels': strToU8(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="${REL}">${relXml}</Relationships>`),
-    'word/document.xml': strToU8(
+    "_rels/.rels": strToU8(
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="${REL}"><Relationship Id="rId1" Type="${R}/officeDocument" Target="word/document.xml"/></Relationships>`,
+    ),
+    "word/_rels/document.xml.rels": strToU8(
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="${REL}">${relXml}</Relationships>`,
+    ),
+    "word/document.xml": strToU8(
       `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="${W}" xmlns:r="${R}" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><w:body><w:p><w:r><w:t>Visible body text</w:t></w:r></w:p>${body}<w:sectPr/></w:body></w:document>`,
     ),
   });
 }
 
 /** A picture whose blip is a link (`r:link`) or an embed (`r:embed`) to relationship `rid`. */
-export function docxPicture(rid: string, attr: 'r:link' | 'r:embed' = 'r:link'): string {
+export function docxPicture(rid: string, attr: "r:link" | "r:embed" = "r:link"): string {
   const cx = 5_000_000;
   const cy = 6_000_000;
   return `<w:p><w:r><w:drawing><wp:inline><wp:extent cx="${cx}" cy="${cy}"/><wp:docPr id="1" name="Picture 1"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic><pic:nvPicPr><pic:cNvPr id="0" name="p"/><pic:cNvPicPr/></pic:nvPicPr><pic:blipFill><a:blip ${attr}="${rid}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="${cx}" cy="${cy}"/></a:xfrm><a:prstGeom prst="rect"/></pic:spPr></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>`;
@@ -93,7 +102,7 @@ export function docxPicture(rid: string, attr: 'r:link' | 'r:embed' = 'r:link'):
 
 /** A field both as w:fldSimple and as a complex field (w:fldChar + w:instrText). */
 export function docxField(instr: string): string {
-  const esc = instr.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  const esc = instr.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
   return (
     `<w:p><w:fldSimple w:instr="${esc}"><w:r><w:t>old</w:t></w:r></w:fldSimple></w:p>` +
     `<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">${esc}</w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>old</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>`
@@ -116,11 +125,13 @@ export function odfSection(href: string): string {
 /** An .odt: `body` is the inside of <office:text>. */
 export function odt(body: string): Uint8Array {
   return zipSync({
-    mimetype: [strToU8('application/vnd.oasis.opendocument.text'), { level: 0 }],
-    'META-INF/manifest.xml': strToU8(
+    mimetype: [strToU8("application/vnd.oasis.opendocument.text"), { level: 0 }],
+    "META-INF/manifest.xml": strToU8(
       '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>',
     ),
-    'content.xml': strToU8(`<?xml version="1.0" encoding="UTF-8"?><office:document-content ${ODF_NS} office:version="1.2"><office:body><office:text><text:p>Visible body text</text:p>${body}</office:text></office:body></office:document-content>`),
+    "content.xml": strToU8(
+      `<?xml version="1.0" encoding="UTF-8"?><office:document-content ${ODF_NS} office:version="1.2"><office:body><office:text><text:p>Visible body text</text:p>${body}</office:text></office:body></office:document-content>`,
+    ),
   });
 }
 
@@ -133,10 +144,13 @@ export function fodt(body: string): Uint8Array {
 
 /** An RTF document with `body` after a visible paragraph. */
 export function rtf(body: string): Uint8Array {
-  return Buffer.from(`{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Helvetica;}}\\f0\\fs24 Visible body text\\par\n${body}\\par}`, 'latin1');
+  return Buffer.from(
+    `{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Helvetica;}}\\f0\\fs24 Visible body text\\par\n${body}\\par}`,
+    "latin1",
+  );
 }
 
 /** An RTF field (INCLUDEPICTURE, INCLUDETEXT...) with `instr` as its instruction. */
 export function rtfField(instr: string): string {
-  return `{\\field{\\*\\fldinst { ${instr.replace(/\\/g, '\\\\')} }}{\\fldrslt {old}}}`;
+  return `{\\field{\\*\\fldinst { ${instr.replace(/\\/g, "\\\\")} }}{\\fldrslt {old}}}`;
 }

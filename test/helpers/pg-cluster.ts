@@ -3,14 +3,20 @@
 // the cluster runs as the `postgres` system user (the folder is chowned to it). A new database per
 // test is cheap (`createDatabase`). Where the binaries are absent, `pgAvailable()` says why and the
 // tests skip with that message.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
-import { freePort } from './net.js';
+import { execFileSync, spawnSync } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { freePort } from "./net.js";
 
-const BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin', '/usr/local/bin', '/usr/bin'];
+const BIN_DIRS = [
+  "/usr/lib/postgresql/17/bin",
+  "/usr/lib/postgresql/16/bin",
+  "/usr/lib/postgresql/15/bin",
+  "/usr/local/bin",
+  "/usr/bin",
+];
 
 function findBin(name: string): string | null {
   for (const d of BIN_DIRS) if (existsSync(path.join(d, name))) return path.join(d, name);
@@ -19,8 +25,10 @@ function findBin(name: string): string | null {
 
 /** Null when a cluster can be started here, otherwise why not (for the skip message). */
 export function pgAvailable(): string | null {
-  if (!findBin('initdb') || !findBin('pg_ctl')) return 'PostgreSQL binaries (initdb, pg_ctl) are not installed: apt-get install postgresql';
-  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) return 'running as root and there is no `postgres` system user to run the cluster as';
+  if (!findBin("initdb") || !findBin("pg_ctl"))
+    return "PostgreSQL binaries (initdb, pg_ctl) are not installed: apt-get install postgresql";
+  if (process.getuid?.() === 0 && spawnSync("id", ["-u", "postgres"]).status !== 0)
+    return "running as root and there is no `postgres` system user to run the cluster as";
   return null;
 }
 
@@ -44,25 +52,32 @@ let dbSeq = 0;
 export async function startPgCluster(opts: { durable?: boolean } = {}): Promise<PgCluster> {
   const why = pgAvailable();
   if (why) throw new Error(why);
-  const initdb = findBin('initdb')!;
-  const pgCtl = findBin('pg_ctl')!;
+  const initdb = findBin("initdb")!;
+  const pgCtl = findBin("pg_ctl")!;
   const root = process.getuid?.() === 0;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-pg-'));
-  if (root) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-pg-"));
+  if (root)
+    chownSync(
+      dir,
+      Number(execFileSync("id", ["-u", "postgres"]).toString()),
+      Number(execFileSync("id", ["-g", "postgres"]).toString()),
+    );
   const asPg = (bin: string, args: string[]): void => {
-    const [cmd, argv] = root ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
-    const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 60_000 });
-    if (r.status !== 0) throw new Error(`${path.basename(bin)} ${args.join(' ')} failed: ${r.stderr || r.stdout || r.error?.message}`);
+    const [cmd, argv] = root ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
+    const r = spawnSync(cmd, argv, { encoding: "utf8", timeout: 60_000 });
+    if (r.status !== 0)
+      throw new Error(`${path.basename(bin)} ${args.join(" ")} failed: ${r.stderr || r.stdout || r.error?.message}`);
   };
-  const data = path.join(dir, 'data');
-  asPg(initdb, ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const data = path.join(dir, "data");
+  asPg(initdb, ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"]);
   const port = await freePort();
   // fsync off: the tests kill gateways, not the database host; it keeps the shared machine fast.
   // `durable` (the bench): PostgreSQL's defaults, so a commit is on disk as SQLite's FULL is
-  const speed = opts.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+  const speed = opts.durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
   const serverOpts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200${speed}`;
-  const start = (): void => asPg(pgCtl, ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '60', '-o', serverOpts, 'start']);
-  const stop = (): void => asPg(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop']);
+  const start = (): void =>
+    asPg(pgCtl, ["-D", data, "-l", path.join(dir, "log"), "-w", "-t", "60", "-o", serverOpts, "start"]);
+  const stop = (): void => asPg(pgCtl, ["-D", data, "-m", "fast", "-w", "stop"]);
   start();
   const url = (db: string): string => `postgres://postgres@127.0.0.1:${port}/${db}`;
   let running = true;
@@ -72,7 +87,7 @@ export async function startPgCluster(opts: { durable?: boolean } = {}): Promise<
     url,
     async createDatabase(name?: string) {
       const db = name ?? `t${process.pid}_${++dbSeq}`;
-      const c = new pg.Client({ connectionString: url('postgres') });
+      const c = new pg.Client({ connectionString: url("postgres") });
       await c.connect();
       try {
         await c.query(`CREATE DATABASE ${db}`);

@@ -1,23 +1,23 @@
 // A bare SMTP client for saying exactly what a hostile or broken client says (nodemailer would
 // refuse to send most of it). One command at a time, one (possibly multi-line) reply each.
-import net from 'node:net';
+import net from "node:net";
 
 export class RawSmtp {
-  private buf = '';
+  private buf = "";
   private waiters: Array<() => void> = [];
   closed = false;
 
   private constructor(private readonly socket: net.Socket) {
-    socket.setEncoding('latin1');
-    socket.on('data', (d: string) => {
+    socket.setEncoding("latin1");
+    socket.on("data", (d: string) => {
       this.buf += d;
       this.wake();
     });
-    socket.on('close', () => {
+    socket.on("close", () => {
       this.closed = true;
       this.wake();
     });
-    socket.on('error', () => {
+    socket.on("error", () => {
       this.closed = true;
       this.wake();
     });
@@ -27,11 +27,15 @@ export class RawSmtp {
     for (const w of this.waiters.splice(0)) w();
   }
 
-  static async connect(port: number, host = '127.0.0.1', localAddress?: string): Promise<{ client: RawSmtp; banner: string }> {
+  static async connect(
+    port: number,
+    host = "127.0.0.1",
+    localAddress?: string,
+  ): Promise<{ client: RawSmtp; banner: string }> {
     const socket = net.connect({ port, host, ...(localAddress ? { localAddress } : {}) });
     await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
+      socket.once("connect", resolve);
+      socket.once("error", reject);
     });
     const client = new RawSmtp(socket);
     return { client, banner: await client.reply() };
@@ -46,8 +50,9 @@ export class RawSmtp {
         this.buf = this.buf.slice(m[0].length);
         return m[0].trimEnd();
       }
-      if (this.closed) return '';
-      if (Date.now() > until) throw new Error(`no SMTP reply in ${timeoutMs} ms (got ${JSON.stringify(this.buf.slice(0, 200))})`);
+      if (this.closed) return "";
+      if (Date.now() > until)
+        throw new Error(`no SMTP reply in ${timeoutMs} ms (got ${JSON.stringify(this.buf.slice(0, 200))})`);
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 100);
@@ -72,19 +77,19 @@ export class RawSmtp {
 /** A complete conversation up to DATA's reply; returns every reply in order. */
 export async function converse(port: number, from: string, rcpts: string[], message: string | null): Promise<string[]> {
   const { client, banner } = await RawSmtp.connect(port);
-  const replies = [banner, await client.cmd('EHLO tester.example')];
+  const replies = [banner, await client.cmd("EHLO tester.example")];
   try {
     replies.push(await client.cmd(`MAIL FROM:<${from}>`));
     for (const r of rcpts) replies.push(await client.cmd(`RCPT TO:<${r}>`));
     if (message !== null) {
-      const data = await client.cmd('DATA');
+      const data = await client.cmd("DATA");
       replies.push(data);
-      if (data.startsWith('354')) {
-        client.write(`${message.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}\r\n.\r\n`);
+      if (data.startsWith("354")) {
+        client.write(`${message.replace(/\r?\n/g, "\r\n").replace(/^\./gm, "..")}\r\n.\r\n`);
         replies.push(await client.reply(60_000));
       }
     }
-    replies.push(await client.cmd('QUIT'));
+    replies.push(await client.cmd("QUIT"));
   } finally {
     client.close();
   }

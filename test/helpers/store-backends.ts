@@ -1,16 +1,16 @@
 // Both queue backends behind one factory, for the store contract suite and the tests that must hold
 // on either: SQLite in a temp folder, or PostgreSQL in a fresh database of a private cluster
 // (test/helpers/pg-cluster.ts), each with its own instance data folder.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Clock } from '../../src/clock.js';
-import { PgStore } from '../../src/store/postgres/pg-store.js';
-import type { QueueStore } from '../../src/store/queue-store.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { PgCluster } from './pg-cluster.js';
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Clock } from "../../src/clock.js";
+import { PgStore } from "../../src/store/postgres/pg-store.js";
+import type { QueueStore } from "../../src/store/queue-store.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { PgCluster } from "./pg-cluster.js";
 
-export type BackendName = 'sqlite' | 'postgres';
+export type BackendName = "sqlite" | "postgres";
 
 export interface StoreOpts {
   clock?: Clock;
@@ -28,20 +28,30 @@ export interface BackendStore {
   cleanup(): Promise<void>;
 }
 
-export async function openBackend(name: BackendName, cluster: PgCluster | null, opts: StoreOpts = {}): Promise<BackendStore> {
+export async function openBackend(
+  name: BackendName,
+  cluster: PgCluster | null,
+  opts: StoreOpts = {},
+): Promise<BackendStore> {
   const dir = mkdtempSync(path.join(os.tmpdir(), `faxgate-${name}-`));
   const opened: QueueStore[] = [];
   let url: string | undefined;
   let instance = 0;
-  if (name === 'postgres') {
-    if (!cluster) throw new Error('no PostgreSQL cluster');
+  if (name === "postgres") {
+    if (!cluster) throw new Error("no PostgreSQL cluster");
     url = await cluster.createDatabase();
   }
   const open = async (o: StoreOpts = opts): Promise<QueueStore> => {
     // SQLite: every process opens the same data folder; PostgreSQL: each gateway has its own
-    const s: QueueStore = name === 'sqlite'
-      ? SqliteStore.open({ dataDir: path.join(dir, 'data'), clock: o.clock, dedupeWindowMs: o.dedupeWindowMs })
-      : await PgStore.open({ url: url!, dataDir: path.join(dir, `data-${++instance}`), clock: o.clock, dedupeWindowMs: o.dedupeWindowMs });
+    const s: QueueStore =
+      name === "sqlite"
+        ? SqliteStore.open({ dataDir: path.join(dir, "data"), clock: o.clock, dedupeWindowMs: o.dedupeWindowMs })
+        : await PgStore.open({
+            url: url!,
+            dataDir: path.join(dir, `data-${++instance}`),
+            clock: o.clock,
+            dedupeWindowMs: o.dedupeWindowMs,
+          });
     opened.push(s);
     return s;
   };

@@ -1,17 +1,17 @@
 // Fresh stores in temp folders, and small job factories, for the queue's tests (and others').
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Clock } from '../../src/clock.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { NewJob } from '../../src/store/types.js';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Clock } from "../../src/clock.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { NewJob } from "../../src/store/types.js";
+import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 
 /** A real one-page PDF (the emulator reads what it is sent). */
 export const TEST_PDF: Buffer = await (async () => {
   const doc = await PDFDocument.create();
   const page = doc.addPage([612, 792]);
-  page.drawText('faxgate test page', { x: 72, y: 700, size: 14, font: await doc.embedFont(StandardFonts.Helvetica) });
+  page.drawText("faxgate test page", { x: 72, y: 700, size: 14, font: await doc.embedFont(StandardFonts.Helvetica) });
   return Buffer.from(await doc.save());
 })();
 
@@ -24,10 +24,14 @@ export interface TempStore {
 }
 
 export function tempStore(opts: { clock?: Clock; dedupeWindowMs?: number } = {}): TempStore {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
   const opened: SqliteStore[] = [];
   const open = (): SqliteStore => {
-    const s = SqliteStore.open({ dataDir: path.join(dir, 'data'), clock: opts.clock, dedupeWindowMs: opts.dedupeWindowMs });
+    const s = SqliteStore.open({
+      dataDir: path.join(dir, "data"),
+      clock: opts.clock,
+      dedupeWindowMs: opts.dedupeWindowMs,
+    });
     opened.push(s);
     return s;
   };
@@ -44,7 +48,9 @@ export function tempStore(opts: { clock?: Clock; dedupeWindowMs?: number } = {})
 }
 
 /** A settable clock. */
-export function manualClock(start = Date.parse('2026-03-02T10:00:00.000Z')): Clock & { set(ms: number): void; advance(ms: number): void } {
+export function manualClock(
+  start = Date.parse("2026-03-02T10:00:00.000Z"),
+): Clock & { set(ms: number): void; advance(ms: number): void } {
   let t = start;
   return { now: () => t, set: (ms) => (t = ms), advance: (ms) => (t += ms) };
 }
@@ -59,10 +65,10 @@ export function docFile(dir: string, content: string | Buffer = TEST_PDF): strin
 
 export function newJob(dir: string, over: Partial<NewJob> = {}): NewJob {
   return {
-    source: 'cli',
-    user: 'alice',
-    recipients: [{ number: '+15551230001' }],
-    documents: [{ path: docFile(dir), name: 'letter.pdf', contentType: 'application/pdf' }],
+    source: "cli",
+    user: "alice",
+    recipients: [{ number: "+15551230001" }],
+    documents: [{ path: docFile(dir), name: "letter.pdf", contentType: "application/pdf" }],
     cover: { enabled: false },
     ...over,
   };

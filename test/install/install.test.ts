@@ -7,49 +7,65 @@
 // Runs with FAXGATE_INSTALL_TEST=1 (set by .ci/run), as root (useradd, runuser), with the npm
 // registry reachable; skips with a message otherwise. It takes minutes: npm ci installs (and may
 // compile) the real dependencies.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import nodemailer from 'nodemailer';
-import { afterAll, describe, expect, it } from 'vitest';
-import { OutputWatch } from '../helpers/cli.js';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
+import nodemailer from "nodemailer";
+import { afterAll, describe, expect, it } from "vitest";
+import { OutputWatch } from "../helpers/cli.js";
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const wanted = process.env.FAXGATE_INSTALL_TEST === '1';
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const wanted = process.env.FAXGATE_INSTALL_TEST === "1";
 const isRoot = process.getuid?.() === 0;
-const registry = wanted && isRoot ? spawnSync('npm', ['ping'], { timeout: 20_000, encoding: 'utf8' }).status === 0 : false;
+const registry =
+  wanted && isRoot ? spawnSync("npm", ["ping"], { timeout: 20_000, encoding: "utf8" }).status === 0 : false;
 const skipWhy = !wanted
-  ? 'set FAXGATE_INSTALL_TEST=1 to run it (.ci/run does; it installs the real dependencies, which takes minutes)'
+  ? "set FAXGATE_INSTALL_TEST=1 to run it (.ci/run does; it installs the real dependencies, which takes minutes)"
   : !isRoot
-    ? 'not root (needs useradd and runuser)'
+    ? "not root (needs useradd and runuser)"
     : !registry
-      ? 'the npm registry cannot be reached (npm ping failed)'
+      ? "the npm registry cannot be reached (npm ping failed)"
       : null;
 if (skipWhy) console.warn(`install test skipped: ${skipWhy}`);
 
 async function freePort(): Promise<number> {
   const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
   const port = (s.address() as net.AddressInfo).port;
   await new Promise((r) => s.close(r));
   return port;
 }
 
 function sh(cmd: string, cwd: string, timeout = 2_400_000): { status: number | null; out: string } {
-  const r = spawnSync('bash', ['-c', cmd], { cwd, encoding: 'utf8', timeout, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' } });
+  const r = spawnSync("bash", ["-c", cmd], {
+    cwd,
+    encoding: "utf8",
+    timeout,
+    env: { ...process.env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" },
+  });
   return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
 
-describe.skipIf(skipWhy !== null)('README: installing as a service', () => {
-  const prefix = mkdtempSync(path.join(os.tmpdir(), 'faxgate-install-'));
-  const opt = path.join(prefix, 'opt', 'faxgate');
-  const etc = path.join(prefix, 'etc', 'faxgate');
-  const lib = path.join(prefix, 'var', 'lib', 'faxgate');
-  const spool = path.join(prefix, 'var', 'spool', 'faxgate');
+describe.skipIf(skipWhy !== null)("README: installing as a service", () => {
+  const prefix = mkdtempSync(path.join(os.tmpdir(), "faxgate-install-"));
+  const opt = path.join(prefix, "opt", "faxgate");
+  const etc = path.join(prefix, "etc", "faxgate");
+  const lib = path.join(prefix, "var", "lib", "faxgate");
+  const spool = path.join(prefix, "var", "spool", "faxgate");
   const user = `fgtest${process.pid}`;
   let daemon: ChildProcess | null = null;
 
@@ -57,55 +73,59 @@ describe.skipIf(skipWhy !== null)('README: installing as a service', () => {
     // SIGTERM: runuser passes it on to the daemon and waits for it (a SIGKILL would orphan it)
     if (daemon && daemon.exitCode === null) {
       await new Promise((r) => {
-        daemon!.once('exit', r);
-        daemon!.kill('SIGTERM');
+        daemon!.once("exit", r);
+        daemon!.kill("SIGTERM");
       });
     }
     // whatever of the throwaway user is still running (nothing, normally), then the user
-    const left = spawnSync('ps', ['-u', user, '-o', 'pid='], { encoding: 'utf8' }).stdout.split(/\s+/).filter(Boolean);
-    for (const pid of left) spawnSync('kill', ['-KILL', pid]);
-    spawnSync('userdel', [user]);
+    const left = spawnSync("ps", ["-u", user, "-o", "pid="], { encoding: "utf8" }).stdout.split(/\s+/).filter(Boolean);
+    for (const pid of left) spawnSync("kill", ["-KILL", pid]);
+    spawnSync("userdel", [user]);
     rmSync(prefix, { recursive: true, force: true });
   });
 
-  it('installs with the README lines, runs as a non-root user with its secrets file, and faxes a mail', async () => {
+  it("installs with the README lines, runs as a non-root user with its secrets file, and faxes a mail", async () => {
     chmodSync(prefix, 0o755);
     mkdirSync(opt, { recursive: true });
     // `sudo cp -r . /opt/faxgate` of a fresh clone: the tracked files, no node_modules or dist
-    execFileSync('bash', ['-c', `git ls-files -z | tar --null -T - -cf - | tar -xf - -C '${opt}'`], { cwd: repo });
+    execFileSync("bash", ["-c", `git ls-files -z | tar --null -T - -cf - | tar -xf - -C '${opt}'`], { cwd: repo });
 
-    const readme = readFileSync(path.join(opt, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Installing as a service'));
+    const readme = readFileSync(path.join(opt, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Installing as a service"));
     const prebuilt = process.env.FAXGATE_INSTALL_TEST_NODE_MODULES;
     if (prebuilt) {
       // A developer's shortcut: an installed node_modules (used read-only: nothing is pruned), so
       // only the build runs; everything after the install is tested the same.
-      symlinkSync(prebuilt, path.join(opt, 'node_modules'));
-      const build = sh('node scripts/prepare.mjs', opt);
+      symlinkSync(prebuilt, path.join(opt, "node_modules"));
+      const build = sh("node scripts/prepare.mjs", opt);
       expect(build.status, build.out.slice(-3000)).toBe(0);
     } else {
-      const npmLine = section.split('\n').find((l) => l.startsWith('sudo npm ci'))!;
-      expect(npmLine, 'the README has an npm install line').toBeDefined();
-      const install = sh(npmLine.replace(/#.*$/, '').replace(/\bsudo /g, ''), opt);
+      const npmLine = section.split("\n").find((l) => l.startsWith("sudo npm ci"))!;
+      expect(npmLine, "the README has an npm install line").toBeDefined();
+      const install = sh(npmLine.replace(/#.*$/, "").replace(/\bsudo /g, ""), opt);
       expect(install.status, install.out.slice(-3000)).toBe(0);
-      expect(existsSync(path.join(opt, 'dist', 'cli', 'main.js'))).toBe(true);
-      expect(existsSync(path.join(opt, 'node_modules', 'typescript')), 'dev dependencies pruned').toBe(false);
+      expect(existsSync(path.join(opt, "dist", "cli", "main.js"))).toBe(true);
+      expect(existsSync(path.join(opt, "node_modules", "typescript")), "dev dependencies pruned").toBe(false);
       // What the issue saw fail with exit 127 under `npm ci --omit=dev`: its prepare step, run with the
       // dev dependencies (TypeScript) gone and a built dist/ present. (The step itself, rather than a
       // second full install: that compiles the native modules again, minutes of CPU for no more proof.)
-      const prepare = sh('npm run prepare', opt);
+      const prepare = sh("npm run prepare", opt);
       expect(prepare.status, prepare.out.slice(-3000)).toBe(0);
-      expect(prepare.out).toContain('using the built dist/');
-      expect(existsSync(path.join(opt, 'dist', 'cli', 'main.js'))).toBe(true);
+      expect(prepare.out).toContain("using the built dist/");
+      expect(existsSync(path.join(opt, "dist", "cli", "main.js"))).toBe(true);
     }
 
     // sysusers and tmpfiles, by hand
-    execFileSync('useradd', ['--system', '--no-create-home', '--home-dir', lib, '--shell', '/usr/sbin/nologin', user]);
+    execFileSync("useradd", ["--system", "--no-create-home", "--home-dir", lib, "--shell", "/usr/sbin/nologin", user]);
     for (const d of [lib, spool]) {
       // as /var and /var/lib are: traversable by all; the state folders themselves 0750
       mkdirSync(path.dirname(d), { recursive: true, mode: 0o755 });
       mkdirSync(d, { mode: 0o750 });
-      chownSync(d, Number(execFileSync('id', ['-u', user]).toString()), Number(execFileSync('id', ['-g', user]).toString()));
+      chownSync(
+        d,
+        Number(execFileSync("id", ["-u", user]).toString()),
+        Number(execFileSync("id", ["-g", user]).toString()),
+      );
     }
     mkdirSync(etc, { recursive: true });
     const smtpPort = await freePort();
@@ -118,31 +138,56 @@ describe.skipIf(skipWhy !== null)('README: installing as a service', () => {
       expect(out, `the example config no longer has ${String(from)}`).not.toBe(text);
       return out;
     };
-    let config = readFileSync(path.join(opt, 'config', 'faxgate.example.yaml'), 'utf8')
-      .replaceAll('/etc/faxgate', etc)
-      .replaceAll('/var/lib/faxgate', lib)
-      .replaceAll('/var/spool/faxgate', spool);
-    config = edit(config, /^(\s*baseUrl:) https:\/\/\S+/m, '$1 sandbox');
+    let config = readFileSync(path.join(opt, "config", "faxgate.example.yaml"), "utf8")
+      .replaceAll("/etc/faxgate", etc)
+      .replaceAll("/var/lib/faxgate", lib)
+      .replaceAll("/var/spool/faxgate", spool);
+    config = edit(config, /^(\s*baseUrl:) https:\/\/\S+/m, "$1 sandbox");
     config = edit(config, 'listen: ["0.0.0.0:25"]', `listen: ["127.0.0.1:${smtpPort}"]`);
-    config = edit(config, 'listen: 127.0.0.1:9464', `listen: 127.0.0.1:${adminPort}`);
-    config = edit(config, 'transport: smtp://smarthost.example.com:25', `transport: outbox:${lib}/outbox`);
-    writeFileSync(path.join(etc, 'faxgate.yaml'), config);
+    config = edit(config, "listen: 127.0.0.1:9464", `listen: 127.0.0.1:${adminPort}`);
+    config = edit(config, "transport: smtp://smarthost.example.com:25", `transport: outbox:${lib}/outbox`);
+    writeFileSync(path.join(etc, "faxgate.yaml"), config);
     // `sudo install -m 0640 -o root -g faxgate /dev/null /etc/faxgate/faxgate.env`, then the keys
-    const envLine = section.split('\n').find((l) => l.includes('faxgate.env') && l.includes('install -m'))!;
-    const made = sh(envLine.replace(/#.*$/, '').replace(/\bsudo /g, '').replaceAll('/etc/faxgate', etc).replace('-g faxgate', `-g ${user}`), '/');
+    const envLine = section.split("\n").find((l) => l.includes("faxgate.env") && l.includes("install -m"))!;
+    const made = sh(
+      envLine
+        .replace(/#.*$/, "")
+        .replace(/\bsudo /g, "")
+        .replaceAll("/etc/faxgate", etc)
+        .replace("-g faxgate", `-g ${user}`),
+      "/",
+    );
     expect(made.status, made.out).toBe(0);
-    writeFileSync(path.join(etc, 'faxgate.env'), 'ALICE_FAX_KEY=install-test-alice-key\nFRONTDESK_FAX_KEY=install-test-frontdesk-key\n', { flag: 'a' });
+    writeFileSync(
+      path.join(etc, "faxgate.env"),
+      "ALICE_FAX_KEY=install-test-alice-key\nFRONTDESK_FAX_KEY=install-test-frontdesk-key\n",
+      { flag: "a" },
+    );
 
-    const asUser = (args: string[]) => spawnSync('runuser', ['-u', user, '--', process.execPath, path.join(opt, 'bin', 'faxgate.js'), ...args], { cwd: '/', encoding: 'utf8', timeout: 120_000, env: { PATH: process.env.PATH } });
-    const check = asUser(['config', 'check', '--config', path.join(etc, 'faxgate.yaml')]);
+    const asUser = (args: string[]) =>
+      spawnSync("runuser", ["-u", user, "--", process.execPath, path.join(opt, "bin", "faxgate.js"), ...args], {
+        cwd: "/",
+        encoding: "utf8",
+        timeout: 120_000,
+        env: { PATH: process.env.PATH },
+      });
+    const check = asUser(["config", "check", "--config", path.join(etc, "faxgate.yaml")]);
     expect(check.status, check.stderr).toBe(0);
-    expect(check.stdout + check.stderr).not.toContain('install-test-alice-key');
+    expect(check.stdout + check.stderr).not.toContain("install-test-alice-key");
 
     // the unit's command line, as the unit's user, with no secrets in the environment
-    const unit = readFileSync(path.join(opt, 'systemd', 'faxgate.service'), 'utf8');
-    const execStart = /^ExecStart=(.+)$/m.exec(unit)![1]!.replaceAll('/opt/faxgate', opt).replaceAll('/etc/faxgate', etc).split(/\s+/);
+    const unit = readFileSync(path.join(opt, "systemd", "faxgate.service"), "utf8");
+    const execStart = /^ExecStart=(.+)$/m
+      .exec(unit)![1]!
+      .replaceAll("/opt/faxgate", opt)
+      .replaceAll("/etc/faxgate", etc)
+      .split(/\s+/);
     if (!existsSync(execStart[0]!)) execStart[0] = process.execPath;
-    daemon = spawn('runuser', ['-u', user, '--', ...execStart], { cwd: '/', env: { PATH: process.env.PATH, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    daemon = spawn("runuser", ["-u", user, "--", ...execStart], {
+      cwd: "/",
+      env: { PATH: process.env.PATH, NODE_ENV: "production" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const out = new OutputWatch(daemon.stdout!);
     const err = new OutputWatch(daemon.stderr!);
     await out.waitFor(/"msg":"STARTED"/, 120_000).catch((e) => {
@@ -150,23 +195,33 @@ describe.skipIf(skipWhy !== null)('README: installing as a service', () => {
     });
 
     const info = await nodemailer
-      .createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true })
-      .sendMail({ from: 'alice@example.com', to: '15551234567@fax.example.com', subject: 'installed', text: 'hello', attachments: [{ filename: 'sample.pdf', content: await makePdf() }] });
+      .createTransport({ host: "127.0.0.1", port: smtpPort, secure: false, ignoreTLS: true })
+      .sendMail({
+        from: "alice@example.com",
+        to: "15551234567@fax.example.com",
+        subject: "installed",
+        text: "hello",
+        attachments: [{ filename: "sample.pdf", content: await makePdf() }],
+      });
     expect(info.response).toMatch(/^250 2\.0\.0 /);
     const jobId = /(\S+)$/.exec(info.response)![1]!;
-    const jobs = asUser(['jobs', '--json', '--config', path.join(etc, 'faxgate.yaml')]);
+    const jobs = asUser(["jobs", "--json", "--config", path.join(etc, "faxgate.yaml")]);
     expect(jobs.status, jobs.stderr).toBe(0);
     expect((JSON.parse(jobs.stdout) as Array<{ id: string }>).map((j) => j.id)).toContain(jobId);
 
-    const doctor = asUser(['doctor', '--config', path.join(etc, 'faxgate.yaml')]);
-    expect(doctor.stdout).toMatch(new RegExp(`ok\\s+listen 127\\.0\\.0\\.1:${smtpPort}: in use by the running faxgate`));
+    const doctor = asUser(["doctor", "--config", path.join(etc, "faxgate.yaml")]);
+    expect(doctor.stdout).toMatch(
+      new RegExp(`ok\\s+listen 127\\.0\\.0\\.1:${smtpPort}: in use by the running faxgate`),
+    );
     expect(doctor.status, doctor.stdout).toBe(0);
-    expect(doctor.stdout + doctor.stderr).not.toContain('install-test-alice-key');
+    expect(doctor.stdout + doctor.stderr).not.toContain("install-test-alice-key");
   }, 3_600_000);
 });
 
 async function makePdf(): Promise<Buffer> {
   const doc = await PDFDocument.create();
-  doc.addPage([612, 792]).drawText('installed', { x: 72, y: 700, size: 14, font: await doc.embedFont(StandardFonts.Helvetica) });
+  doc
+    .addPage([612, 792])
+    .drawText("installed", { x: 72, y: 700, size: 14, font: await doc.embedFont(StandardFonts.Helvetica) });
   return Buffer.from(await doc.save());
 }

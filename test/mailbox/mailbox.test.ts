@@ -1,24 +1,33 @@
 // The mailbox intake as an office meets it: a real Dovecot mailbox (private config, loopback
 // port), mail put into it as a provider delivers it, and the real daemon (`faxgate start --config`)
 // taking it with IDLE, faxing it at the emulator, and moving it to its folders.
-import { EventEmitter } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
-import { simpleParser } from 'mailparser';
-import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { allJobsFinal, disposeRig, emulatorFaxes, kill, makeRig, startDaemon, type Daemon, type Rig } from '../faults/harness.js';
-import { waitUntil } from '../helpers/wait.js';
+import { EventEmitter } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { simpleParser } from "mailparser";
+import nodemailer from "nodemailer";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dovecotMissing, startDovecot, type Dovecot } from "../helpers/dovecot.js";
+import {
+  allJobsFinal,
+  disposeRig,
+  emulatorFaxes,
+  kill,
+  makeRig,
+  startDaemon,
+  type Daemon,
+  type Rig,
+} from "../faults/harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const missing = dovecotMissing();
 if (missing) console.warn(`mailbox tests skipped: ${missing}`);
 
-const BOX = { user: 'fax', password: 'mailbox-secret-1' };
-const AUTHSERV = 'mx.example.net';
+const BOX = { user: "fax", password: "mailbox-secret-1" };
+const AUTHSERV = "mx.example.net";
 // a second mailbox that signs in with an OAuth2 token from tokenCommand, as Microsoft 365 wants
-const SCAN = { user: 'scan', token: 'scan-oauth-token-7f3a' };
+const SCAN = { user: "scan", token: "scan-oauth-token-7f3a" };
 let seq = 0;
 
 /**
@@ -33,13 +42,13 @@ class MoveHolder extends EventEmitter {
   constructor(private readonly upstream: number) {
     super();
     this.server = net.createServer((client) => {
-      const up = net.connect(this.upstream, '127.0.0.1');
+      const up = net.connect(this.upstream, "127.0.0.1");
       this.sockets.add(client).add(up);
       up.pipe(client);
-      client.on('data', (chunk) => {
-        if (this.armed && /\bMOVE\b/i.test(chunk.toString('latin1'))) {
+      client.on("data", (chunk) => {
+        if (this.armed && /\bMOVE\b/i.test(chunk.toString("latin1"))) {
           this.armed = false;
-          this.emit('held');
+          this.emit("held");
           return;
         }
         up.write(chunk);
@@ -48,12 +57,12 @@ class MoveHolder extends EventEmitter {
         client.destroy();
         up.destroy();
       };
-      client.on('close', end).on('error', end);
-      up.on('close', end).on('error', end);
+      client.on("close", end).on("error", end);
+      up.on("close", end).on("error", end);
     });
   }
   async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
     this.port = (this.server.address() as net.AddressInfo).port;
   }
   async close(): Promise<void> {
@@ -73,24 +82,26 @@ interface Mail {
 
 function raw(m: Mail): string {
   seq += 1;
-  const ar = m.authResults ?? [`${AUTHSERV}; dkim=pass header.d=example.com; spf=pass smtp.mailfrom=example.com; dmarc=pass (p=reject) header.from=example.com`];
+  const ar = m.authResults ?? [
+    `${AUTHSERV}; dkim=pass header.d=example.com; spf=pass smtp.mailfrom=example.com; dmarc=pass (p=reject) header.from=example.com`,
+  ];
   return [
     ...ar.map((v) => `Authentication-Results: ${v}`),
-    `From: ${m.from ?? 'Alice <alice@example.com>'}`,
-    `To: ${m.to ?? 'fax+15551234567@example.com'}`,
+    `From: ${m.from ?? "Alice <alice@example.com>"}`,
+    `To: ${m.to ?? "fax+15551234567@example.com"}`,
     ...(m.cc ? [`Cc: ${m.cc}`] : []),
     `Subject: ${m.subject ?? `Letter ${seq}`}`,
     `Message-ID: <mailbox-test-${seq}-${Date.now()}@example.com>`,
     `Date: ${new Date().toUTCString()}`,
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
+    "MIME-Version: 1.0",
+    "Content-Type: text/plain; charset=utf-8",
+    "",
     m.body ?? `Please fax this letter, number ${seq}.`,
-    '',
-  ].join('\r\n');
+    "",
+  ].join("\r\n");
 }
 
-describe.skipIf(missing !== null)('mailbox intake (IMAP, Dovecot)', () => {
+describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
   let dovecot: Dovecot;
   let rig: Rig;
   let daemon: Daemon | null = null;
@@ -100,10 +111,10 @@ describe.skipIf(missing !== null)('mailbox intake (IMAP, Dovecot)', () => {
   const inFolder = (folder: string) => dovecot.count(BOX.user, BOX.password, folder);
   /** the notification mails written so far, parsed */
   const outbox = async () => {
-    const dir = path.join(rig.dir, 'outbox');
+    const dir = path.join(rig.dir, "outbox");
     let names: string[] = [];
     try {
-      names = readdirSync(dir).filter((f) => f.endsWith('.eml'));
+      names = readdirSync(dir).filter((f) => f.endsWith(".eml"));
     } catch {
       return [];
     }
@@ -111,7 +122,7 @@ describe.skipIf(missing !== null)('mailbox intake (IMAP, Dovecot)', () => {
       names.map(async (f) => {
         const m = await simpleParser(readFileSync(path.join(dir, f)));
         const to = Array.isArray(m.to) ? m.to[0] : m.to;
-        return { subject: m.subject ?? '', to: to?.text ?? '', text: m.text ?? '' };
+        return { subject: m.subject ?? "", to: to?.text ?? "", text: m.text ?? "" };
       }),
     );
   };
@@ -123,24 +134,26 @@ describe.skipIf(missing !== null)('mailbox intake (IMAP, Dovecot)', () => {
     await relay.listen();
     rig = await makeRig({
       extraYaml: [
-        'imap:',
-        '  mailboxes:',
+        "imap:",
+        "  mailboxes:",
         `    - {host: 127.0.0.1, port: ${relay.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
         `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${SCAN.user}, tokenCommand: "printf %s ${SCAN.token}", address: scan@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
-      ].join('\n'),
+      ].join("\n"),
     });
     daemon = await startDaemon(rig);
     await daemon.out.waitFor(/"mailbox":"fax@127.0.0.1"[^\n]*"msg":"mailbox watched"/);
     await daemon.out.waitFor(/"mailbox":"scan@127.0.0.1"[^\n]*"msg":"mailbox watched"/);
   });
 
-  it('signs in with the OAuth2 token its tokenCommand prints, and never logs it', async () => {
+  it("signs in with the OAuth2 token its tokenCommand prints, and never logs it", async () => {
     // scan@ has no password at all: only a token opens it
-    expect(await dovecot.client(SCAN.user, '').catch(() => null)).toBeNull();
+    expect(await dovecot.client(SCAN.user, "").catch(() => null)).toBeNull();
     const viaToken = await dovecot.tokenClient(SCAN.token);
-    await viaToken.append('INBOX', raw({ to: 'scan+15551230601@example.com', subject: 'Scanned' }));
+    await viaToken.append("INBOX", raw({ to: "scan+15551230601@example.com", subject: "Scanned" }));
     await viaToken.logout();
-    await waitUntil(async () => (await faxesTo('+15551230601')).length === 1, { what: 'the fax from the OAuth2 mailbox' });
+    await waitUntil(async () => (await faxesTo("+15551230601")).length === 1, {
+      what: "the fax from the OAuth2 mailbox",
+    });
     expect(daemon!.out.text + daemon!.err.text).not.toContain(SCAN.token);
   });
 
@@ -150,89 +163,157 @@ describe.skipIf(missing !== null)('mailbox intake (IMAP, Dovecot)', () => {
     await dovecot?.dispose();
   });
 
-  it('a new message wakes the intake through IDLE (not the 10-minute poll), is faxed, and moves to the done folder', async () => {
+  it("a new message wakes the intake through IDLE (not the 10-minute poll), is faxed, and moves to the done folder", async () => {
     // the first message starts the daemon's reader threads: the one measured is the second
-    await dovecot.deliver(BOX.user, BOX.password, raw({ to: 'fax+15551230100@example.com', subject: 'Warm-up' }));
-    await waitUntil(async () => (await inFolder('faxgate-done')) === 1, { what: 'the warm-up message in faxgate-done' });
+    await dovecot.deliver(BOX.user, BOX.password, raw({ to: "fax+15551230100@example.com", subject: "Warm-up" }));
+    await waitUntil(async () => (await inFolder("faxgate-done")) === 1, {
+      what: "the warm-up message in faxgate-done",
+    });
     const marker = daemon!.out.text.length;
     // timed from the APPEND itself, not from the test client's own sign-in
     const writer = await dovecot.client(BOX.user, BOX.password);
     const t0 = Date.now();
-    await writer.append('INBOX', raw({ to: 'fax+15551230101@example.com', subject: 'Referral' }));
+    await writer.append("INBOX", raw({ to: "fax+15551230101@example.com", subject: "Referral" }));
     await writer.logout();
-    await waitUntil(() => /"component":"imap"[^\n]*"msg":"QUEUED"/.test(daemon!.out.text.slice(marker)), { what: 'QUEUED from the mailbox', intervalMs: 10, timeoutMs: 15_000 });
+    await waitUntil(() => /"component":"imap"[^\n]*"msg":"QUEUED"/.test(daemon!.out.text.slice(marker)), {
+      what: "QUEUED from the mailbox",
+      intervalMs: 10,
+      timeoutMs: 15_000,
+    });
     const queued = /"component":"imap"[^\n]*"msg":"QUEUED"[^\n]*/.exec(daemon!.out.text.slice(marker))!;
     const wokeMs = Date.now() - t0;
     expect(wokeMs).toBeLessThan(10_000);
     console.log(`mailbox: APPEND to QUEUED in ${wokeMs} ms (IDLE; the poll is every 600 s)`);
-    expect(queued[0]).not.toContain('Please fax this letter');
-    await waitUntil(async () => (await faxesTo('+15551230101')).length === 1, { what: 'the fax at the emulator' });
-    await waitUntil(async () => (await inFolder('faxgate-done')) === 2, { what: 'the message in faxgate-done' });
-    expect(await inFolder('INBOX')).toBe(0);
+    expect(queued[0]).not.toContain("Please fax this letter");
+    await waitUntil(async () => (await faxesTo("+15551230101")).length === 1, { what: "the fax at the emulator" });
+    await waitUntil(async () => (await inFolder("faxgate-done")) === 2, { what: "the message in faxgate-done" });
+    expect(await inFolder("INBOX")).toBe(0);
     // the sender is answered with the job id, as SMTP's 250 would
-    await waitUntil(async () => (await mailWith(/^Fax queued: "Referral" to \+1 555-123-0101$/)) !== undefined, { what: 'the accepted mail' });
+    await waitUntil(async () => (await mailWith(/^Fax queued: "Referral" to \+1 555-123-0101$/)) !== undefined, {
+      what: "the accepted mail",
+    });
     expect((await mailWith(/^Fax queued: "Referral"/))!.text).toMatch(/FG[0-9A-Z]{14}/);
   });
 
-  it('finds numbers in plus addresses, in the display name, and in [fax ...] subject tags, in that order', async () => {
-    await dovecot.deliver(BOX.user, BOX.password, raw({ to: 'fax+15551230201@example.com, fax+1 555 123 0202 <fax+15551230202@example.com>', subject: 'Plus [fax 15551230299]' }));
-    await dovecot.deliver(BOX.user, BOX.password, raw({ to: '"+1 (555) 123-0203" <fax@example.com>', subject: 'Display name' }));
-    await dovecot.deliver(BOX.user, BOX.password, raw({ to: 'fax@example.com', subject: 'Tagged [fax 15551230204, 15551230205]' }));
-    for (const n of ['+15551230201', '+15551230202', '+15551230203', '+15551230204', '+15551230205']) {
+  it("finds numbers in plus addresses, in the display name, and in [fax ...] subject tags, in that order", async () => {
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({
+        to: "fax+15551230201@example.com, fax+1 555 123 0202 <fax+15551230202@example.com>",
+        subject: "Plus [fax 15551230299]",
+      }),
+    );
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({ to: '"+1 (555) 123-0203" <fax@example.com>', subject: "Display name" }),
+    );
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({ to: "fax@example.com", subject: "Tagged [fax 15551230204, 15551230205]" }),
+    );
+    for (const n of ["+15551230201", "+15551230202", "+15551230203", "+15551230204", "+15551230205"]) {
       await waitUntil(async () => (await faxesTo(n)).length === 1, { what: `a fax to ${n}` });
     }
     // the plus addresses named the numbers: the subject's tag was not another destination
-    expect(await faxesTo('+15551230299')).toHaveLength(0);
+    expect(await faxesTo("+15551230299")).toHaveLength(0);
   });
 
-  it('refuses a From: its provider did not prove, and a stranger, into the failed folder with no fax', async () => {
-    const failedBefore = await inFolder('faxgate-failed');
+  it("refuses a From: its provider did not prove, and a stranger, into the failed folder with no fax", async () => {
+    const failedBefore = await inFolder("faxgate-failed");
     // a verdict from a host the operator did not name is the sender's own words
-    await dovecot.deliver(BOX.user, BOX.password, raw({ to: 'fax+15551230301@example.com', subject: 'Forged', authResults: ['evil.example; dmarc=pass header.from=example.com'] }));
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({
+        to: "fax+15551230301@example.com",
+        subject: "Forged",
+        authResults: ["evil.example; dmarc=pass header.from=example.com"],
+      }),
+    );
     // the provider's own verdict says fail; a "pass" written below it by the sender changes nothing
     await dovecot.deliver(
       BOX.user,
       BOX.password,
-      raw({ to: 'fax+15551230302@example.com', subject: 'Failed DMARC', authResults: [`${AUTHSERV}; spf=fail smtp.mailfrom=example.com; dmarc=fail header.from=example.com`, `${AUTHSERV}; dmarc=pass header.from=example.com`] }),
+      raw({
+        to: "fax+15551230302@example.com",
+        subject: "Failed DMARC",
+        authResults: [
+          `${AUTHSERV}; spf=fail smtp.mailfrom=example.com; dmarc=fail header.from=example.com`,
+          `${AUTHSERV}; dmarc=pass header.from=example.com`,
+        ],
+      }),
     );
-    await dovecot.deliver(BOX.user, BOX.password, raw({ from: 'mallory@elsewhere.example', to: 'fax+15551230303@example.com', subject: 'Stranger' }));
-    await waitUntil(async () => (await inFolder('faxgate-failed')) === failedBefore + 3, { what: 'three messages in faxgate-failed' });
-    for (const n of ['+15551230301', '+15551230302', '+15551230303']) expect(await faxesTo(n)).toHaveLength(0);
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({ from: "mallory@elsewhere.example", to: "fax+15551230303@example.com", subject: "Stranger" }),
+    );
+    await waitUntil(async () => (await inFolder("faxgate-failed")) === failedBefore + 3, {
+      what: "three messages in faxgate-failed",
+    });
+    for (const n of ["+15551230301", "+15551230302", "+15551230303"]) expect(await faxesTo(n)).toHaveLength(0);
     // alice learns someone wrote as her, and why; the stranger gets nothing (no backscatter)
-    await waitUntil(async () => (await mailWith(/^Fax not sent: "Failed DMARC"/)) !== undefined, { what: 'the refusal mail' });
+    await waitUntil(async () => (await mailWith(/^Fax not sent: "Failed DMARC"/)) !== undefined, {
+      what: "the refusal mail",
+    });
     const refusal = (await mailWith(/^Fax not sent: "Failed DMARC"/))!;
-    expect(refusal.to).toBe('alice@example.com');
+    expect(refusal.to).toBe("alice@example.com");
     expect(refusal.text).toMatch(/mx\.example\.net reports DMARC fail for example\.com/);
-    await waitUntil(async () => (await mailWith(/^Fax not sent: "Forged"/)) !== undefined, { what: 'the refusal of the forged verdict' });
-    expect((await mailWith(/^Fax not sent: "Forged"/))!.text).toMatch(/Authentication-Results \(mx\.example\.net\) are missing/);
-    expect((await outbox()).some((m) => m.subject.includes('Stranger') || m.to.includes('mallory'))).toBe(false);
+    await waitUntil(async () => (await mailWith(/^Fax not sent: "Forged"/)) !== undefined, {
+      what: "the refusal of the forged verdict",
+    });
+    expect((await mailWith(/^Fax not sent: "Forged"/))!.text).toMatch(
+      /Authentication-Results \(mx\.example\.net\) are missing/,
+    );
+    expect((await outbox()).some((m) => m.subject.includes("Stranger") || m.to.includes("mallory"))).toBe(false);
   });
 
-  it('holds only the mailbox while the server is down, and takes mail again once it is back', async () => {
+  it("holds only the mailbox while the server is down, and takes mail again once it is back", async () => {
     await dovecot.stop();
     await daemon!.out.waitFor(/"msg":"mailbox unreachable, trying again"/, 20_000);
     // SMTP is not held by the mailbox
     const info = await nodemailer
-      .createTransport({ host: '127.0.0.1', port: rig.smtpPort, secure: false, ignoreTLS: true })
-      .sendMail({ from: 'alice@example.com', to: '15551230401@fax.example.com', subject: 'by SMTP meanwhile', text: 'hello' });
+      .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
+      .sendMail({
+        from: "alice@example.com",
+        to: "15551230401@fax.example.com",
+        subject: "by SMTP meanwhile",
+        text: "hello",
+      });
     expect(info.response).toMatch(/^250 /);
     await dovecot.start();
-    await dovecot.deliver(BOX.user, BOX.password, raw({ to: 'fax+15551230402@example.com', subject: 'After the outage' }));
-    await waitUntil(async () => (await faxesTo('+15551230402')).length === 1, { what: 'the fax after the outage', timeoutMs: 90_000 });
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({ to: "fax+15551230402@example.com", subject: "After the outage" }),
+    );
+    await waitUntil(async () => (await faxesTo("+15551230402")).length === 1, {
+      what: "the fax after the outage",
+      timeoutMs: 90_000,
+    });
   });
 
-  it('a crash after the job is committed and before the message is moved faxes it once', async () => {
+  it("a crash after the job is committed and before the message is moved faxes it once", async () => {
     // the relay holds the daemon's MOVE: the job is committed, the message still in the INBOX
     relay.armed = true;
-    const held = new Promise((resolve) => relay.once('held', resolve));
-    await dovecot.deliver(BOX.user, BOX.password, raw({ to: 'fax+15551230501@example.com', subject: 'Crash between commit and move' }));
+    const held = new Promise((resolve) => relay.once("held", resolve));
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({ to: "fax+15551230501@example.com", subject: "Crash between commit and move" }),
+    );
     await held;
-    await kill(daemon!, 'SIGKILL');
-    expect(await inFolder('INBOX')).toBe(1);
+    await kill(daemon!, "SIGKILL");
+    expect(await inFolder("INBOX")).toBe(1);
     daemon = await startDaemon(rig);
     await daemon.out.waitFor(/"duplicate":true[^\n]*"msg":"mailbox message moved"/, 30_000);
-    expect(await inFolder('INBOX')).toBe(0);
-    await waitUntil(async () => (await faxesTo('+15551230501')).length >= 1 && (await allJobsFinal(rig)), { what: 'the fax, and every job final' });
-    expect(await faxesTo('+15551230501')).toHaveLength(1);
+    expect(await inFolder("INBOX")).toBe(0);
+    await waitUntil(async () => (await faxesTo("+15551230501")).length >= 1 && (await allJobsFinal(rig)), {
+      what: "the fax, and every job final",
+    });
+    expect(await faxesTo("+15551230501")).toHaveLength(1);
   });
 });

@@ -2,9 +2,9 @@
 // `never` and `inbound-only` keep the PDF out of outcome mails whatever the service preference
 // says, and with the console on each mail links to the fax there instead: a plain URL, sign-in
 // needed, no token in it. Real jobs, the emulator's preferences, a real SMTP sink.
-import { PDFDocument } from '@cantoo/pdf-lib';
-import { afterEach, describe, expect, it } from 'vitest';
-import { Rig } from './rig.js';
+import { PDFDocument } from "@cantoo/pdf-lib";
+import { afterEach, describe, expect, it } from "vitest";
+import { Rig } from "./rig.js";
 
 let rig: Rig | null = null;
 afterEach(async () => {
@@ -14,46 +14,61 @@ afterEach(async () => {
 
 async function pdf(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
-  doc.addPage([612, 792]).drawText('received page', { x: 50, y: 700 });
+  doc.addPage([612, 792]).drawText("received page", { x: 50, y: 700 });
   return doc.save();
 }
 
-const CONSOLE = 'https://fax.clinic.example';
+const CONSOLE = "https://fax.clinic.example";
 
-describe('notify.attachments', () => {
-  it('service (default): the outcome mail carries the PDF as the preference says, and links to the console', async () => {
+describe("notify.attachments", () => {
+  it("service (default): the outcome mail carries the PDF as the preference says, and links to the console", async () => {
     const r = (rig = await new Rig().start());
-    const job = await r.finalJob('alice', ['+15551234567']);
+    const job = await r.finalJob("alice", ["+15551234567"]);
     await r.notifier({ transport: r.smtpTransport(), consoleUrl: () => CONSOLE }).runOnce();
     const [m] = await r.sink.waitFor(1);
     expect(m!.parsed.attachments).toHaveLength(1);
     expect(m!.parsed.text).toContain(`See this fax in the console (sign in first): ${CONSOLE}/fax.html?id=${job.id}`);
   });
 
-  it('never: no PDF in the outcome mail although the preference asks for it; the link is the only way to the fax', async () => {
+  it("never: no PDF in the outcome mail although the preference asks for it; the link is the only way to the fax", async () => {
     const r = (rig = await new Rig().start());
-    const job = await r.finalJob('alice', ['+15551234567']);
-    await r.notifier({ transport: r.smtpTransport(), notify: r.notifyConfig({ attachments: 'never' }), consoleUrl: () => `${CONSOLE}/` }).runOnce();
+    const job = await r.finalJob("alice", ["+15551234567"]);
+    await r
+      .notifier({
+        transport: r.smtpTransport(),
+        notify: r.notifyConfig({ attachments: "never" }),
+        consoleUrl: () => `${CONSOLE}/`,
+      })
+      .runOnce();
     const [m] = await r.sink.waitFor(1);
     expect(m!.parsed.attachments).toHaveLength(0);
-    const links = (m!.parsed.text ?? '').match(/https:\/\/\S+/g) ?? [];
+    const links = (m!.parsed.text ?? "").match(/https:\/\/\S+/g) ?? [];
     // the whole of every link: the page and the job id, nothing that would let anyone in without signing in
     expect(links).toEqual([`${CONSOLE}/fax.html?id=${job.id}`]);
   });
 
-  it('inbound-only: the outcome mail goes without the PDF, a received fax still comes with it', async () => {
+  it("inbound-only: the outcome mail goes without the PDF, a received fax still comes with it", async () => {
     const r = (rig = await new Rig().start());
-    await r.setPreferences('alice@example.com', { emailNotifyReceiveOption: 'All', emailNotifyReceiveIncAttachment: true });
+    await r.setPreferences("alice@example.com", {
+      emailNotifyReceiveOption: "All",
+      emailNotifyReceiveIncAttachment: true,
+    });
     const poller = r.poller();
     await poller.runOnce(); // the first start takes no backlog
-    await r.finalJob('alice', ['+15551234567']);
-    const id = await r.inbound('alice@example.com', '+15557654321', await pdf());
-    r.directory.invalidate('alice');
+    await r.finalJob("alice", ["+15551234567"]);
+    const id = await r.inbound("alice@example.com", "+15557654321", await pdf());
+    r.directory.invalidate("alice");
     await poller.runOnce();
-    await r.notifier({ transport: r.smtpTransport(), notify: r.notifyConfig({ attachments: 'inbound-only' }), consoleUrl: () => CONSOLE }).runOnce();
+    await r
+      .notifier({
+        transport: r.smtpTransport(),
+        notify: r.notifyConfig({ attachments: "inbound-only" }),
+        consoleUrl: () => CONSOLE,
+      })
+      .runOnce();
     const mails = await r.sink.waitFor(2);
-    const outcome = mails.find((m) => /^Fax to /.test(m.parsed.subject ?? ''))!;
-    const inbound = mails.find((m) => /^Fax received/.test(m.parsed.subject ?? ''))!;
+    const outcome = mails.find((m) => /^Fax to /.test(m.parsed.subject ?? ""))!;
+    const inbound = mails.find((m) => /^Fax received/.test(m.parsed.subject ?? ""))!;
     expect(outcome.parsed.attachments).toHaveLength(0);
     expect(inbound.parsed.attachments).toHaveLength(1);
     expect(inbound.parsed.text).toContain(`${CONSOLE}/inbound.html?id=${id}`);

@@ -2,29 +2,29 @@
 // folder, the real FaxClient and Dispatcher to produce final jobs, the UserDirectory, an SMTP
 // sink as the smarthost, and a clock that is real time plus an offset the test can push forward
 // (so deferred notifications become due without waiting).
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { FormData, request } from 'undici';
-import { configSchema, type NotifyConfig, type UserConfig } from '../../src/config/schema.js';
-import { Dispatcher } from '../../src/dispatch/dispatcher.js';
-import type { FaxApi } from '../../src/fax/types.js';
-import { UserDirectory } from '../../src/fax/user-directory.js';
-import { createLogger, type Logger } from '../../src/log/logger.js';
-import { Metrics } from '../../src/metrics/metrics.js';
-import { InboundPoller } from '../../src/notify/inbound.js';
-import { Notifier, type NotifierOptions } from '../../src/notify/notifier.js';
-import { createTransport } from '../../src/notify/transport.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { Job, NewJob } from '../../src/store/types.js';
-import { agentFor, clientFor as testClient, closeClients, emulatorCall } from '../helpers/client.js';
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { docFile } from '../helpers/store.js';
-import { SmtpSink } from './smtp-sink.js';
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { FormData, request } from "undici";
+import { configSchema, type NotifyConfig, type UserConfig } from "../../src/config/schema.js";
+import { Dispatcher } from "../../src/dispatch/dispatcher.js";
+import type { FaxApi } from "../../src/fax/types.js";
+import { UserDirectory } from "../../src/fax/user-directory.js";
+import { createLogger, type Logger } from "../../src/log/logger.js";
+import { Metrics } from "../../src/metrics/metrics.js";
+import { InboundPoller } from "../../src/notify/inbound.js";
+import { Notifier, type NotifierOptions } from "../../src/notify/notifier.js";
+import { createTransport } from "../../src/notify/transport.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { Job, NewJob } from "../../src/store/types.js";
+import { agentFor, clientFor as testClient, closeClients, emulatorCall } from "../helpers/client.js";
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { docFile } from "../helpers/store.js";
+import { SmtpSink } from "./smtp-sink.js";
 
 export const USERS: UserConfig[] = [
-  { name: 'alice', email: 'alice@example.com', aliases: [], apiKey: TEST_KEYS.alice },
-  { name: 'bob', email: 'bob@example.com', aliases: [], apiKey: TEST_KEYS.bob },
+  { name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice },
+  { name: "bob", email: "bob@example.com", aliases: [], apiKey: TEST_KEYS.bob },
 ];
 
 const defaults = configSchema.parse({});
@@ -52,22 +52,36 @@ export class Rig {
   private readonly stores: SqliteStore[] = [];
 
   constructor(private readonly opts: RigOptions = {}) {
-    this.logger = createLogger({ level: 'debug', destination: { write: (line: string) => void this.logs.push(JSON.parse(line)) } });
+    this.logger = createLogger({
+      level: "debug",
+      destination: { write: (line: string) => void this.logs.push(JSON.parse(line)) },
+    });
   }
 
   async start(): Promise<this> {
-    this.dir = await mkdtemp(path.join(os.tmpdir(), 'faxgate-'));
+    this.dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
     this.emu = await startTestEmulator({ delayMs: 50 });
     this.sink = await new SmtpSink().start();
     this.store = this.openStore();
-    this.directory = new UserDirectory({ clientFor: this.clientFor, refreshMs: this.opts.refreshMs ?? 3_600_000, clock: this.clock });
+    this.directory = new UserDirectory({
+      clientFor: this.clientFor,
+      refreshMs: this.opts.refreshMs ?? 3_600_000,
+      clock: this.clock,
+    });
     this.dispatcher = new Dispatcher({
       store: this.store,
       clientFor: this.clientFor,
       api: { ...defaults.api, baseUrl: this.emu.baseUrl, concurrency: 8, ratePerSecond: 1000 },
       // one try per number: a busy line fails the recipient at once
-      queue: { ...defaults.queue, retrySchedule: [0.05], maxFaxTries: 1, pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000 },
-      logger: this.logger.child({ component: 'dispatch' }),
+      queue: {
+        ...defaults.queue,
+        retrySchedule: [0.05],
+        maxFaxTries: 1,
+        pollIntervalMs: 100,
+        reconcileGraceMs: 100,
+        leaseMs: 5000,
+      },
+      logger: this.logger.child({ component: "dispatch" }),
       clock: this.clock,
     });
     return this;
@@ -75,7 +89,7 @@ export class Rig {
 
   /** Another Store on the same database (a restarted gateway). */
   openStore(): SqliteStore {
-    const s = SqliteStore.open({ dataDir: path.join(this.dir, 'data'), clock: this.clock });
+    const s = SqliteStore.open({ dataDir: path.join(this.dir, "data"), clock: this.clock });
     this.stores.push(s);
     return s;
   }
@@ -88,10 +102,10 @@ export class Rig {
 
   notifyConfig(over: Partial<NotifyConfig> = {}): NotifyConfig {
     return {
-      from: 'faxgate@gateway.example',
+      from: "faxgate@gateway.example",
       transport: this.sink.url,
       preferenceRefreshMs: this.opts.refreshMs ?? 3_600_000,
-      attachments: 'service',
+      attachments: "service",
       inbound: { enabled: true, intervalMs: 60_000, mailBacklog: this.opts.mailBacklog ?? false },
       ...(this.opts.adminCopy ? { adminCopy: this.opts.adminCopy } : {}),
       ...over,
@@ -105,8 +119,8 @@ export class Rig {
       store,
       clientFor: this.clientFor,
       directory: this.directory,
-      dataDir: path.join(this.dir, 'data'),
-      logger: this.logger.child({ component: 'notify' }),
+      dataDir: path.join(this.dir, "data"),
+      logger: this.logger.child({ component: "notify" }),
       clock: this.clock,
       metrics: this.metrics,
       ...over,
@@ -121,7 +135,7 @@ export class Rig {
       users: USERS,
       store,
       clientFor: this.clientFor,
-      logger: this.logger.child({ component: 'inbound' }),
+      logger: this.logger.child({ component: "inbound" }),
       clock: this.clock,
     });
     this.opened.push(p);
@@ -136,10 +150,10 @@ export class Rig {
   /** Enqueues a fax and runs the real dispatcher against the emulator until the job is final. */
   async finalJob(user: string, numbers: string[], over: Partial<NewJob> = {}): Promise<Job> {
     const { job } = await this.store.enqueue({
-      source: 'smtp',
+      source: "smtp",
       user,
       recipients: numbers.map((number) => ({ number })),
-      documents: [{ path: docFile(this.dir), name: 'letter.pdf', contentType: 'application/pdf' }],
+      documents: [{ path: docFile(this.dir), name: "letter.pdf", contentType: "application/pdf" }],
       cover: { enabled: false },
       ...over,
     });
@@ -147,26 +161,27 @@ export class Rig {
     for (;;) {
       await this.dispatcher.runOnce();
       const now = (await this.store.getJob(job.id))!;
-      if (['delivered', 'failed', 'partial', 'cancelled'].includes(now.state)) return now;
-      if (Date.now() > until) throw new Error(`job did not finish: ${JSON.stringify(now.recipients.map((r) => r.state))}`);
+      if (["delivered", "failed", "partial", "cancelled"].includes(now.state)) return now;
+      if (Date.now() > until)
+        throw new Error(`job did not finish: ${JSON.stringify(now.recipients.map((r) => r.state))}`);
       await new Promise((r) => setTimeout(r, 40));
     }
   }
 
   /** Changes a user's preferences on the service, as they would in its web application. */
   setPreferences(email: string, prefs: Record<string, unknown>): Promise<unknown> {
-    return emulatorCall(this.emu, 'PATCH', `/_emulator/users/${encodeURIComponent(email)}`, prefs);
+    return emulatorCall(this.emu, "PATCH", `/_emulator/users/${encodeURIComponent(email)}`, prefs);
   }
 
   /** A fax arriving for a user on the service; returns its messageId. */
-  async inbound(email: string, callerId: string, pdf: Uint8Array, csid = 'REMOTE CSID'): Promise<string> {
+  async inbound(email: string, callerId: string, pdf: Uint8Array, csid = "REMOTE CSID"): Promise<string> {
     const fd = new FormData();
-    fd.append('email', email);
-    fd.append('callerId', callerId);
-    fd.append('csid', csid);
-    fd.append('file', new Blob([new Uint8Array(pdf)], { type: 'application/pdf' }), 'scan.pdf');
+    fd.append("email", email);
+    fd.append("callerId", callerId);
+    fd.append("csid", csid);
+    fd.append("file", new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), "scan.pdf");
     const res = await request(`${this.emu.baseUrl}/_emulator/inbound`, {
-      method: 'POST',
+      method: "POST",
       dispatcher: agentFor(this.emu),
       headers: { authorization: `Basic ${this.emu.adminKey}` },
       body: fd,
@@ -178,7 +193,7 @@ export class Rig {
 
   /** Every log line as text, to look for secrets. */
   logText(): string {
-    return this.logs.map((l) => JSON.stringify(l)).join('\n');
+    return this.logs.map((l) => JSON.stringify(l)).join("\n");
   }
 
   async stop(): Promise<void> {

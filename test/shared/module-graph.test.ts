@@ -3,11 +3,11 @@
 // the next change to either drags the other along. This test reads the import lines (type-only
 // imports count too: they tie the meaning of two folders together just the same) and fails on any
 // cycle between folders of src/, and on any cycle between files.
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
 
-const SRC = path.resolve(__dirname, '../../src');
+const SRC = path.resolve(__dirname, "../../src");
 
 /**
  * Folder cycles known today and being removed by other work. Each entry is a cycle as this test
@@ -19,18 +19,18 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) return sourceFiles(p);
-    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [p] : [];
+    return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [p] : [];
   });
 }
 
 /** Relative imports of a file, as absolute .ts paths. */
 function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
+  const text = readFileSync(file, "utf8");
   const out: string[] = [];
   const re = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const spec = (m[1] ?? m[2])!;
-    out.push(path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')));
+    out.push(path.resolve(path.dirname(file), spec.replace(/\.js$/, ".ts")));
   }
   return out;
 }
@@ -38,7 +38,7 @@ function importsOf(file: string): string[] {
 /** The top-level unit of src/ a file belongs to: its folder, or the file itself (main.ts, errors.ts). */
 function unitOf(file: string): string {
   const rel = path.relative(SRC, file).split(path.sep);
-  return rel.length > 1 ? rel[0]! : rel[0]!.replace(/\.ts$/, '');
+  return rel.length > 1 ? rel[0]! : rel[0]!.replace(/\.ts$/, "");
 }
 
 /** Every elementary cycle's strongly connected component, as "a -> b -> a" strings (Tarjan). */
@@ -68,7 +68,7 @@ function cycles(graph: Map<string, Set<string>>): string[] {
         on.delete(w);
         comp.push(w);
       } while (w !== v);
-      if (comp.length > 1) found.push(comp.sort().join(' <-> '));
+      if (comp.length > 1) found.push(comp.sort().join(" <-> "));
     }
   };
   for (const v of [...graph.keys()].sort()) if (!idx.has(v)) visit(v);
@@ -91,18 +91,23 @@ function graphs(): { folders: Map<string, Set<string>>; files: Map<string, Set<s
   return { folders, files };
 }
 
-describe('module graph of src/', () => {
-  it('has no cycle between folders except the listed ones being removed', () => {
+describe("module graph of src/", () => {
+  it("has no cycle between folders except the listed ones being removed", () => {
     const found = cycles(graphs().folders);
     expect(found.filter((c) => !KNOWN_FOLDER_CYCLES.includes(c))).toEqual([]);
   });
 
-  it('has no cycle between files', () => {
+  it("has no cycle between files", () => {
     expect(cycles(graphs().files)).toEqual([]);
   });
 
-  it('the cycle finder sees a cycle when there is one', () => {
-    const g = new Map([['a', new Set(['b'])], ['b', new Set(['c'])], ['c', new Set(['a'])], ['d', new Set(['a'])]]);
-    expect(cycles(g)).toEqual(['a <-> b <-> c']);
+  it("the cycle finder sees a cycle when there is one", () => {
+    const g = new Map([
+      ["a", new Set(["b"])],
+      ["b", new Set(["c"])],
+      ["c", new Set(["a"])],
+      ["d", new Set(["a"])],
+    ]);
+    expect(cycles(g)).toEqual(["a <-> b <-> c"]);
   });
 });

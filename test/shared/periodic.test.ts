@@ -1,6 +1,6 @@
 // Periodic, the one "every N ms, one run at a time" loop: timed runs, wake(), onRunEnd, stop().
-import { afterEach, describe, expect, it } from 'vitest';
-import { Periodic } from '../../src/periodic.js';
+import { afterEach, describe, expect, it } from "vitest";
+import { Periodic } from "../../src/periodic.js";
 
 let loop: Periodic<number> | null = null;
 afterEach(async () => {
@@ -15,17 +15,20 @@ const afterZeroTimers = () => new Promise((r) => setTimeout(r, 0));
 function counting(opts: { work?: () => Promise<void> } = {}) {
   let runs = 0;
   const ended: Array<() => void> = [];
-  loop = new Periodic(async () => {
-    runs += 1;
-    await opts.work?.();
-    return runs;
-  }, { intervalMs: 60_000, onError: () => undefined, onRunEnd: () => ended.splice(0).forEach((f) => f()) });
+  loop = new Periodic(
+    async () => {
+      runs += 1;
+      await opts.work?.();
+      return runs;
+    },
+    { intervalMs: 60_000, onError: () => undefined, onRunEnd: () => ended.splice(0).forEach((f) => f()) },
+  );
   const nextEnd = () => new Promise<void>((resolve) => ended.push(resolve));
   return { loop, runs: () => runs, nextEnd };
 }
 
-describe('Periodic', () => {
-  it('runs at start, and wake() brings the next run forward instead of waiting the interval', async () => {
+describe("Periodic", () => {
+  it("runs at start, and wake() brings the next run forward instead of waiting the interval", async () => {
     const c = counting();
     const first = c.nextEnd();
     c.loop.start();
@@ -37,7 +40,7 @@ describe('Periodic', () => {
     expect(c.runs()).toBe(2);
   });
 
-  it('wake() during a run runs once more right after it, not twice at once', async () => {
+  it("wake() during a run runs once more right after it, not twice at once", async () => {
     let release!: () => void;
     let inRun = 0;
     let overlap = false;
@@ -61,7 +64,7 @@ describe('Periodic', () => {
     expect(overlap).toBe(false);
   });
 
-  it('wake() before start() or after stop() does nothing, and stop() waits for the run in flight', async () => {
+  it("wake() before start() or after stop() does nothing, and stop() waits for the run in flight", async () => {
     let release!: () => void;
     let finished = false;
     const c = counting({

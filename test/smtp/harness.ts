@@ -1,32 +1,32 @@
 // A real SmtpGateway on a loopback port 0 with a real Store in a temp folder and the test
 // emulator behind it for contacts and preferences; nodemailer as the client.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import nodemailer from 'nodemailer';
-import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
-import { configSchema, type PartialMode, type SmtpConfig, type UserConfig } from '../../src/config/schema.js';
-import type { DestinationCheck } from '../../src/intake/destination-policy.js';
-import { UserDirectory } from '../../src/fax/user-directory.js';
-import type { OfficeConverter } from '../../src/intake/office-convert.js';
-import { silentLogger, type Logger } from '../../src/log/logger.js';
-import { Metrics } from '../../src/metrics/metrics.js';
-import { SmtpGateway } from '../../src/smtp/server.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { QueueStore } from '../../src/store/queue-store.js';
-import { ReaderPool, type ReaderPoolOptions } from '../../src/workers/pool.js';
-import { clientFor, closeClients } from '../helpers/client.js';
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import nodemailer from "nodemailer";
+import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
+import { configSchema, type PartialMode, type SmtpConfig, type UserConfig } from "../../src/config/schema.js";
+import type { DestinationCheck } from "../../src/intake/destination-policy.js";
+import { UserDirectory } from "../../src/fax/user-directory.js";
+import type { OfficeConverter } from "../../src/intake/office-convert.js";
+import { silentLogger, type Logger } from "../../src/log/logger.js";
+import { Metrics } from "../../src/metrics/metrics.js";
+import { SmtpGateway } from "../../src/smtp/server.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { QueueStore } from "../../src/store/queue-store.js";
+import { ReaderPool, type ReaderPoolOptions } from "../../src/workers/pool.js";
+import { clientFor, closeClients } from "../helpers/client.js";
+import { TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 
-export const DOMAIN = 'fax.example.com';
+export const DOMAIN = "fax.example.com";
 
 export const USERS: UserConfig[] = [
-  { name: 'alice', email: 'alice@example.com', aliases: ['Alice.Archer@Example.org'], apiKey: TEST_KEYS.alice },
-  { name: 'bob', email: 'bob@example.com', aliases: [], apiKey: TEST_KEYS.bob },
+  { name: "alice", email: "alice@example.com", aliases: ["Alice.Archer@Example.org"], apiKey: TEST_KEYS.alice },
+  { name: "bob", email: "bob@example.com", aliases: [], apiKey: TEST_KEYS.bob },
 ];
 
 export function smtpConfig(over: Partial<SmtpConfig> = {}): SmtpConfig {
-  const base = configSchema.parse({ smtp: { listen: ['127.0.0.1:0'], domains: [DOMAIN] } }).smtp!;
+  const base = configSchema.parse({ smtp: { listen: ["127.0.0.1:0"], domains: [DOMAIN] } }).smtp!;
   return { ...base, maxMessagesPerMinute: 10_000, ...over };
 }
 
@@ -40,13 +40,27 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<SmtpConfig>; users?: UserConfig[]; wrapStore?: (s: SqliteStore) => QueueStore; authFailureDelayMs?: number; readers?: ReaderPoolOptions; logger?: Logger; destinations?: DestinationCheck; office?: OfficeConverter; dns?: { servers?: string[]; timeoutMs?: number }; partial?: PartialMode } = {}): Promise<Rig> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
-  const dataDir = path.join(dir, 'data');
+export async function startRig(
+  emu: TestEmulator | null,
+  opts: {
+    smtp?: Partial<SmtpConfig>;
+    users?: UserConfig[];
+    wrapStore?: (s: SqliteStore) => QueueStore;
+    authFailureDelayMs?: number;
+    readers?: ReaderPoolOptions;
+    logger?: Logger;
+    destinations?: DestinationCheck;
+    office?: OfficeConverter;
+    dns?: { servers?: string[]; timeoutMs?: number };
+    partial?: PartialMode;
+  } = {},
+): Promise<Rig> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  const dataDir = path.join(dir, "data");
   const store = SqliteStore.open({ dataDir });
   const keys = new Map((opts.users ?? USERS).map((u) => [u.name, u.apiKey]));
   const cf = (user: string) => {
-    if (!emu) throw new Error('no emulator in this test');
+    if (!emu) throw new Error("no emulator in this test");
     return clientFor(emu, keys.get(user)!);
   };
   const metrics = new Metrics();
@@ -86,7 +100,11 @@ export async function startRig(emu: TestEmulator | null, opts: { smtp?: Partial<
 }
 
 /** Runs `fn` with a fresh rig, and closes the rig whatever happens. */
-export async function withRig<T>(emu: TestEmulator | null, opts: Parameters<typeof startRig>[1], fn: (rig: Rig) => Promise<T>): Promise<T> {
+export async function withRig<T>(
+  emu: TestEmulator | null,
+  opts: Parameters<typeof startRig>[1],
+  fn: (rig: Rig) => Promise<T>,
+): Promise<T> {
   const rig = await startRig(emu, opts);
   try {
     return await fn(rig);
@@ -102,7 +120,13 @@ export async function stopEmulator(emu: TestEmulator | undefined): Promise<void>
 }
 
 export function transport(port: number, extra: Partial<SMTPTransport.Options> = {}) {
-  return nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, ...extra } as SMTPTransport.Options);
+  return nodemailer.createTransport({
+    host: "127.0.0.1",
+    port,
+    secure: false,
+    ignoreTLS: true,
+    ...extra,
+  } as SMTPTransport.Options);
 }
 
 /** The job id in "250 2.0.0 queued as <id>". */
@@ -113,4 +137,6 @@ export function jobIdOf(response: string): string {
 }
 
 /** A small but real PDF. */
-export const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
+export const PDF = Buffer.from(
+  "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n",
+);

@@ -1,11 +1,11 @@
 // Limits and shutdown: per-user message rate, connection cap, idle timeout, 421 while closing
 // with the message in flight still stored; swaks as a second real client when installed.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RawSmtp } from '../helpers/raw-smtp.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, withRig } from './harness.js';
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RawSmtp } from "../helpers/raw-smtp.js";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, withRig } from "./harness.js";
 
 let emu: TestEmulator;
 beforeAll(async () => {
@@ -24,29 +24,31 @@ async function waitForBanner(port: number, want: RegExp): Promise<RawSmtp> {
   throw new Error(`the server never greeted with ${want}`);
 }
 
-const MSG = `From: alice@example.com\r\nTo: 15551234567@${DOMAIN}\r\nSubject: limits\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=Z\r\n\r\n--Z\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Disposition: attachment; filename=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${PDF.toString('base64')}\r\n--Z--\r\n`;
+const MSG = `From: alice@example.com\r\nTo: 15551234567@${DOMAIN}\r\nSubject: limits\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=Z\r\n\r\n--Z\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Disposition: attachment; filename=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${PDF.toString("base64")}\r\n--Z--\r\n`;
 
-describe('limits', () => {
-  it('per-user message rate: 451 4.7.1 when over, 421 after repeated tries', async () => {
+describe("limits", () => {
+  it("per-user message rate: 451 4.7.1 when over, 421 after repeated tries", async () => {
     await withRig(emu, { smtp: { maxMessagesPerMinute: 2 } }, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
-      await client.cmd('EHLO x');
+      await client.cmd("EHLO x");
       for (let i = 0; i < 2; i += 1) {
-        expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^250/);
-        await client.cmd('RSET');
+        expect(await client.cmd("MAIL FROM:<alice@example.com>")).toMatch(/^250/);
+        await client.cmd("RSET");
       }
-      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^451 4\.7\.1 Too many messages from alice: at most 2 per minute/);
+      expect(await client.cmd("MAIL FROM:<alice@example.com>")).toMatch(
+        /^451 4\.7\.1 Too many messages from alice: at most 2 per minute/,
+      );
       // bob has his own budget
-      expect(await client.cmd('MAIL FROM:<bob@example.com>')).toMatch(/^250/);
-      await client.cmd('RSET');
-      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^451 /);
-      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^421 4\.7\.0 /);
-      expect(await client.reply()).toBe('');
+      expect(await client.cmd("MAIL FROM:<bob@example.com>")).toMatch(/^250/);
+      await client.cmd("RSET");
+      expect(await client.cmd("MAIL FROM:<alice@example.com>")).toMatch(/^451 /);
+      expect(await client.cmd("MAIL FROM:<alice@example.com>")).toMatch(/^421 4\.7\.0 /);
+      expect(await client.reply()).toBe("");
       client.close();
     });
   });
 
-  it('smtp.maxConnections: the next connection is told 421', async () => {
+  it("smtp.maxConnections: the next connection is told 421", async () => {
     const rig = await startRig(emu, { smtp: { maxConnections: 2 } });
     const open: RawSmtp[] = [];
     try {
@@ -64,8 +66,10 @@ describe('limits', () => {
     }
   });
 
-  it('smtp.maxConnectionsPerClient: one address outside trustedNetworks cannot take every slot', async () => {
-    const rig = await startRig(emu, { smtp: { maxConnections: 10, maxConnectionsPerClient: 2, trustedNetworks: ['10.0.0.0/8'] } });
+  it("smtp.maxConnectionsPerClient: one address outside trustedNetworks cannot take every slot", async () => {
+    const rig = await startRig(emu, {
+      smtp: { maxConnections: 10, maxConnectionsPerClient: 2, trustedNetworks: ["10.0.0.0/8"] },
+    });
     const open: RawSmtp[] = [];
     try {
       for (let i = 0; i < 2; i += 1) {
@@ -86,55 +90,55 @@ describe('limits', () => {
     }
   });
 
-  it('smtp.maxJunkCommands: NOOP and RSET without a message are cut with 421; a message accepted starts the count again', async () => {
+  it("smtp.maxJunkCommands: NOOP and RSET without a message are cut with 421; a message accepted starts the count again", async () => {
     await withRig(emu, { smtp: { maxJunkCommands: 4 } }, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
-      await client.cmd('EHLO x');
-      for (const c of ['NOOP', 'RSET', 'NOOP']) expect(await client.cmd(c)).toMatch(/^250/);
-      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^250/);
-      expect(await client.cmd('RCPT TO:<15551234567@fax.example.com>')).toMatch(/^250/);
-      expect(await client.cmd('DATA')).toMatch(/^354/);
+      await client.cmd("EHLO x");
+      for (const c of ["NOOP", "RSET", "NOOP"]) expect(await client.cmd(c)).toMatch(/^250/);
+      expect(await client.cmd("MAIL FROM:<alice@example.com>")).toMatch(/^250/);
+      expect(await client.cmd("RCPT TO:<15551234567@fax.example.com>")).toMatch(/^250/);
+      expect(await client.cmd("DATA")).toMatch(/^354/);
       expect(await client.cmd(`${MSG}.`)).toMatch(/^250 /);
-      for (const c of ['NOOP', 'RSET', 'NOOP', 'NOOP']) expect(await client.cmd(c)).toMatch(/^250/);
-      expect(await client.cmd('NOOP')).toMatch(/^421 4\.7\.0 Too many NOOP, RSET, VRFY or HELP commands/);
-      expect(await client.reply()).toBe(''); // closed
+      for (const c of ["NOOP", "RSET", "NOOP", "NOOP"]) expect(await client.cmd(c)).toMatch(/^250/);
+      expect(await client.cmd("NOOP")).toMatch(/^421 4\.7\.0 Too many NOOP, RSET, VRFY or HELP commands/);
+      expect(await client.reply()).toBe(""); // closed
       client.close();
     });
   });
 
-  it('an idle session is closed after socketTimeoutMs with 421', async () => {
+  it("an idle session is closed after socketTimeoutMs with 421", async () => {
     await withRig(emu, { smtp: { socketTimeoutMs: 300 } }, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
-      await client.cmd('EHLO x');
+      await client.cmd("EHLO x");
       expect(await client.reply(5000)).toMatch(/^421 .*[Tt]imeout/);
       client.close();
     });
   });
 });
 
-describe('reload', () => {
-  it('updateUsers applies from the next MAIL FROM without dropping the open session', async () => {
+describe("reload", () => {
+  it("updateUsers applies from the next MAIL FROM without dropping the open session", async () => {
     await withRig(emu, {}, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
-      await client.cmd('EHLO x');
-      expect(await client.cmd('MAIL FROM:<carol@example.com>')).toMatch(/^550 5\.7\.1 /);
-      rig.gateway.updateUsers([{ name: 'carol', email: 'carol@example.com', aliases: [], apiKey: 'alice-print-key' }]);
-      expect(await client.cmd('MAIL FROM:<carol@example.com>')).toMatch(/^250 /);
-      await client.cmd('RSET');
-      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^550 5\.7\.1 /);
+      await client.cmd("EHLO x");
+      expect(await client.cmd("MAIL FROM:<carol@example.com>")).toMatch(/^550 5\.7\.1 /);
+      rig.gateway.updateUsers([{ name: "carol", email: "carol@example.com", aliases: [], apiKey: "alice-print-key" }]);
+      expect(await client.cmd("MAIL FROM:<carol@example.com>")).toMatch(/^250 /);
+      await client.cmd("RSET");
+      expect(await client.cmd("MAIL FROM:<alice@example.com>")).toMatch(/^550 5\.7\.1 /);
       client.close();
     });
   });
 });
 
-describe('shutdown', () => {
-  it('a message being sent when close() starts is still stored; the next command gets 421', async () => {
+describe("shutdown", () => {
+  it("a message being sent when close() starts is still stored; the next command gets 421", async () => {
     await withRig(emu, {}, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
-      await client.cmd('EHLO x');
-      await client.cmd('MAIL FROM:<alice@example.com>');
+      await client.cmd("EHLO x");
+      await client.cmd("MAIL FROM:<alice@example.com>");
       await client.cmd(`RCPT TO:<15551234567@${DOMAIN}>`);
-      expect(await client.cmd('DATA')).toMatch(/^354/);
+      expect(await client.cmd("DATA")).toMatch(/^354/);
       const half = Math.floor(MSG.length / 2);
       client.write(MSG.slice(0, half));
       // The bound is the deadline after which open sessions are cut off with 421 (the next test).
@@ -146,16 +150,16 @@ describe('shutdown', () => {
       const accepted = await client.reply();
       expect(accepted).toMatch(/^250 2\.0\.0 queued as /);
       expect(await rig.store.getJob(jobIdOf(accepted))).not.toBeNull();
-      expect(await client.cmd('MAIL FROM:<alice@example.com>')).toMatch(/^421 /);
+      expect(await client.cmd("MAIL FROM:<alice@example.com>")).toMatch(/^421 /);
       client.close();
       await closing;
     });
   });
 
-  it('sessions still open at the deadline are told 421 and closed', async () => {
+  it("sessions still open at the deadline are told 421 and closed", async () => {
     await withRig(emu, {}, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
-      await client.cmd('EHLO x');
+      await client.cmd("EHLO x");
       await rig.gateway.close({ timeoutMs: 200 });
       expect(await client.reply(3000)).toMatch(/^421 /);
       client.close();
@@ -163,18 +167,31 @@ describe('shutdown', () => {
   });
 });
 
-describe('swaks', () => {
-  it('a mail sent with swaks is queued (skipped when swaks is not installed)', async (ctx) => {
+describe("swaks", () => {
+  it("a mail sent with swaks is queued (skipped when swaks is not installed)", async (ctx) => {
     const run = promisify(execFile);
-    const has = await run('swaks', ['--version']).then(() => true, () => false);
+    const has = await run("swaks", ["--version"]).then(
+      () => true,
+      () => false,
+    );
     if (!has) {
-      ctx.skip('swaks is not installed on this machine');
+      ctx.skip("swaks is not installed on this machine");
       return;
     }
     await withRig(emu, {}, async (rig) => {
-      const { stdout } = await run('swaks', ['--server', `127.0.0.1:${rig.port}`, '--from', 'alice@example.com', '--to', `15551234567@${DOMAIN}`, '--header', 'Subject: swaks', '--body', 'from swaks']);
+      const { stdout } = await run("swaks", [
+        "--server",
+        `127.0.0.1:${rig.port}`,
+        "--from",
+        "alice@example.com",
+        "--to",
+        `15551234567@${DOMAIN}`,
+        "--header",
+        "Subject: swaks",
+        "--body",
+        "from swaks",
+      ]);
       expect(stdout).toMatch(/250 2\.0\.0 queued as \S+/);
     });
   });
 });
-

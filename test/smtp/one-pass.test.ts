@@ -2,14 +2,14 @@
 // is still arriving (not written whole, then read back and parsed). And since that parse runs on
 // the main thread, a header built to be slow must not hold other clients: its cost is capped by
 // the header size limit, and a bigger one is refused as over a parsing limit.
-import { readFileSync, readdirSync, statSync, watch } from 'node:fs';
-import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RawSmtp, converse } from '../helpers/raw-smtp.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { bigMessageHead } from './big-message.js';
-import { DOMAIN, jobIdOf, startRig, stopEmulator, type Rig } from './harness.js';
+import { readFileSync, readdirSync, statSync, watch } from "node:fs";
+import path from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RawSmtp, converse } from "../helpers/raw-smtp.js";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { bigMessageHead } from "./big-message.js";
+import { DOMAIN, jobIdOf, startRig, stopEmulator, type Rig } from "./harness.js";
 
 let emu: TestEmulator;
 let rig: Rig;
@@ -24,14 +24,15 @@ afterAll(async () => {
 });
 
 const TO = `15551234567@${DOMAIN}`;
-const LINE = `${Buffer.alloc(57, 0x42).toString('base64')}\r\n`;
+const LINE = `${Buffer.alloc(57, 0x42).toString("base64")}\r\n`;
 
 /** Bytes decoded so far into a part file of a message still arriving (0 while there is none). */
 function partBytes(): number {
-  const incoming = path.join(rig.dataDir, 'incoming');
+  const incoming = path.join(rig.dataDir, "incoming");
   let bytes = 0;
   for (const d of readdirSync(incoming)) {
-    for (const f of readdirSync(path.join(incoming, d))) if (f.startsWith('part-')) bytes += statSync(path.join(incoming, d, f)).size;
+    for (const f of readdirSync(path.join(incoming, d)))
+      if (f.startsWith("part-")) bytes += statSync(path.join(incoming, d, f)).size;
   }
   return bytes;
 }
@@ -44,24 +45,25 @@ async function until(what: string, cond: () => boolean, ms: number): Promise<voi
   }
 }
 
-describe('one pass over the message', () => {
-  it('decodes the attachment into its file while DATA is still arriving, and queues it whole', async () => {
+describe("one pass over the message", () => {
+  it("decodes the attachment into its file while DATA is still arriving, and queues it whole", async () => {
     const { client } = await RawSmtp.connect(rig.port);
     try {
-      for (const c of ['EHLO one-pass', 'MAIL FROM:<alice@example.com>', `RCPT TO:<${TO}>`]) expect(await client.cmd(c)).toMatch(/^250/);
-      expect(await client.cmd('DATA')).toMatch(/^354/);
+      for (const c of ["EHLO one-pass", "MAIL FROM:<alice@example.com>", `RCPT TO:<${TO}>`])
+        expect(await client.cmd(c)).toMatch(/^250/);
+      expect(await client.cmd("DATA")).toMatch(/^354/);
       client.write(bigMessageHead(TO, 1));
       // 1 MB of base64 (780 KB decoded), then the client pauses before the rest
       client.write(LINE.repeat(13_000));
       // written twice and parsed afterwards, nothing would be decoded before the final dot
-      await until('the attachment decoded while the message arrives', () => partBytes() >= 500_000, 10_000);
+      await until("the attachment decoded while the message arrives", () => partBytes() >= 500_000, 10_000);
       client.write(LINE.repeat(13_000));
-      client.write('--BIG--\r\n.\r\n');
+      client.write("--BIG--\r\n.\r\n");
       const reply = await client.reply();
       expect(reply).toMatch(/^250 2\.0\.0 queued as /);
       const job = await rig.store.getJob(jobIdOf(reply));
       // 57 bytes a base64 line, the head's first line included; the text part is a page of its own
-      expect(job!.documents.find((d) => d.name.endsWith('scan.pdf'))?.bytes).toBe(26_001 * 57);
+      expect(job!.documents.find((d) => d.name.endsWith("scan.pdf"))?.bytes).toBe(26_001 * 57);
       expect(job!.original!.bytes).toBeGreaterThan(2 * 13_000 * LINE.length);
     } finally {
       client.close();
@@ -69,23 +71,45 @@ describe('one pass over the message', () => {
   });
 });
 
-describe('a small mail', () => {
-  it('is held in memory and committed with its job: no file or folder of its own is made', async () => {
-    const data = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(70_000, 0x41), Buffer.from('\n%%EOF\n')]);
-    const lines = data.toString('base64').match(/.{1,76}/g)!;
-    const message = [`From: alice@example.com`, `To: ${TO}`, `Subject: small`, `Message-ID: <small-${Date.now()}@t>`, 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary=S', '', '--S', 'Content-Type: text/plain', '', 'Please find the order attached.', '--S', 'Content-Type: application/pdf; name=order.pdf', 'Content-Disposition: attachment; filename=order.pdf', 'Content-Transfer-Encoding: base64', '', ...lines, '--S--', ''].join('\r\n');
+describe("a small mail", () => {
+  it("is held in memory and committed with its job: no file or folder of its own is made", async () => {
+    const data = Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(70_000, 0x41), Buffer.from("\n%%EOF\n")]);
+    const lines = data.toString("base64").match(/.{1,76}/g)!;
+    const message = [
+      `From: alice@example.com`,
+      `To: ${TO}`,
+      `Subject: small`,
+      `Message-ID: <small-${Date.now()}@t>`,
+      "MIME-Version: 1.0",
+      "Content-Type: multipart/mixed; boundary=S",
+      "",
+      "--S",
+      "Content-Type: text/plain",
+      "",
+      "Please find the order attached.",
+      "--S",
+      "Content-Type: application/pdf; name=order.pdf",
+      "Content-Disposition: attachment; filename=order.pdf",
+      "Content-Transfer-Encoding: base64",
+      "",
+      ...lines,
+      "--S--",
+      "",
+    ].join("\r\n");
     // every name made in incoming/ or documents/ while the mail is taken
     const made: string[] = [];
-    const watchers = ['incoming', 'documents'].map((d) => watch(path.join(rig.dataDir, d), (_event, name) => made.push(`${d}/${name}`)));
+    const watchers = ["incoming", "documents"].map((d) =>
+      watch(path.join(rig.dataDir, d), (_event, name) => made.push(`${d}/${name}`)),
+    );
     try {
-      const r = await converse(rig.port, 'alice@example.com', [TO], message);
+      const r = await converse(rig.port, "alice@example.com", [TO], message);
       const reply = r[r.length - 2]!;
       expect(reply).toMatch(/^250 2\.0\.0 queued as /);
       const job = await rig.store.getJob(jobIdOf(reply));
-      const doc = job!.documents.find((d) => d.name === 'order.pdf')!;
+      const doc = job!.documents.find((d) => d.name === "order.pdf")!;
       expect((await rig.store.readDocument(doc)).equals(data)).toBe(true);
       const original = await rig.store.readDocument(job!.original!);
-      expect(original.toString('latin1')).toContain('Subject: small');
+      expect(original.toString("latin1")).toContain("Subject: small");
       expect(original.length).toBe(job!.original!.bytes);
       // a watch event arrives on the next turns of the loop: give it a few
       await new Promise((r) => setTimeout(r, 100));
@@ -98,39 +122,54 @@ describe('a small mail', () => {
   });
 });
 
-describe('a base64 body with a stray byte', () => {
-  it('is queued as mailparser reads it', async () => {
+describe("a base64 body with a stray byte", () => {
+  it("is queued as mailparser reads it", async () => {
     // a stray byte inside a line of an attachment's base64: mailparser drops it
-    const data = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(3000, 0x37), Buffer.from('\n%%EOF\n')]);
-    const lines = data.toString('base64').match(/.{1,76}/g)!;
+    const data = Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(3000, 0x37), Buffer.from("\n%%EOF\n")]);
+    const lines = data.toString("base64").match(/.{1,76}/g)!;
     lines[10] = `${lines[10]!.slice(0, 30)}.${lines[10]!.slice(30)}`;
-    const message = [`From: alice@example.com`, `To: ${TO}`, `Subject: stray`, `Message-ID: <stray-${Date.now()}@t>`, 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary=S', '', '--S', 'Content-Type: application/pdf; name=stray.pdf', 'Content-Transfer-Encoding: base64', '', ...lines, '--S--', ''].join('\r\n');
-    const r = await converse(rig.port, 'alice@example.com', [TO], message);
+    const message = [
+      `From: alice@example.com`,
+      `To: ${TO}`,
+      `Subject: stray`,
+      `Message-ID: <stray-${Date.now()}@t>`,
+      "MIME-Version: 1.0",
+      "Content-Type: multipart/mixed; boundary=S",
+      "",
+      "--S",
+      "Content-Type: application/pdf; name=stray.pdf",
+      "Content-Transfer-Encoding: base64",
+      "",
+      ...lines,
+      "--S--",
+      "",
+    ].join("\r\n");
+    const r = await converse(rig.port, "alice@example.com", [TO], message);
     const reply = r[r.length - 2]!;
     expect(reply).toMatch(/^250 2\.0\.0 queued as /);
     const job = await rig.store.getJob(jobIdOf(reply));
-    const doc = job!.documents.find((d) => d.name.endsWith('stray.pdf'));
+    const doc = job!.documents.find((d) => d.name.endsWith("stray.pdf"));
     expect(readFileSync(await rig.store.documentPath(doc!)).equals(data)).toBe(true);
   });
 });
 
-describe('a header built to be slow, parsed on the main thread', () => {
+describe("a header built to be slow, parsed on the main thread", () => {
   // address groups in Cc were the costliest header found (1.2 s for 1 MB before the limit)
   const groups = (bytes: number): string =>
-    `From: alice@example.com\r\nTo: ${TO}\r\nSubject: groups\r\nMessage-ID: <g${bytes}-${Date.now()}@t>\r\nCc: ${'g: a@b.c;, '.repeat(Math.floor(bytes / 11))}x@y.z\r\n\r\nnote\r\n`;
+    `From: alice@example.com\r\nTo: ${TO}\r\nSubject: groups\r\nMessage-ID: <g${bytes}-${Date.now()}@t>\r\nCc: ${"g: a@b.c;, ".repeat(Math.floor(bytes / 11))}x@y.z\r\n\r\nnote\r\n`;
 
   async function stallDuring(message: string): Promise<{ reply: string; maxStallMs: number }> {
     const h = monitorEventLoopDelay({ resolution: 10 });
     h.enable();
     try {
-      const r = await converse(rig.port, 'alice@example.com', [TO], message);
+      const r = await converse(rig.port, "alice@example.com", [TO], message);
       return { reply: r[r.length - 2]!, maxStallMs: h.max / 1e6 };
     } finally {
       h.disable();
     }
   }
 
-  it('just under the limit (250 KB): accepted, and the event loop is never held for long', async () => {
+  it("just under the limit (250 KB): accepted, and the event loop is never held for long", async () => {
     const { reply, maxStallMs } = await stallDuring(groups(250_000));
     expect(reply).toMatch(/^250 2\.0\.0 queued as /);
     // about 300 ms on a quiet machine; generous for a loaded one (the subject that froze the
@@ -138,7 +177,7 @@ describe('a header built to be slow, parsed on the main thread', () => {
     expect(maxStallMs).toBeLessThan(3000);
   });
 
-  it('over the limit (1 MB): refused as over a parsing limit, kept, and read only up to the limit', async () => {
+  it("over the limit (1 MB): refused as over a parsing limit, kept, and read only up to the limit", async () => {
     const { reply, maxStallMs } = await stallDuring(groups(1_000_000));
     expect(reply).toMatch(/^554 5\.6\.0 The message could not be read: it is over a parsing limit .*; kept as \S+$/);
     expect(maxStallMs).toBeLessThan(3000);

@@ -1,15 +1,15 @@
 // Replies a person can act on, over real SMTP sessions (swaks): a number dialled with the
 // international prefix of the gateway's country (011 for +1, 0011 for +61) reaches that country,
 // and a message over the size limit is refused with the limit in MB.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeFaxNumber } from '../../src/intake/fax-number.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { DOMAIN, jobIdOf, stopEmulator, withRig } from './harness.js';
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { normalizeFaxNumber } from "../../src/intake/fax-number.js";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { DOMAIN, jobIdOf, stopEmulator, withRig } from "./harness.js";
 
 const run = promisify(execFile);
 let emu: TestEmulator;
@@ -17,9 +17,12 @@ let tmp: string;
 let hasSwaks = false;
 beforeAll(async () => {
   emu = await startTestEmulator();
-  tmp = mkdtempSync(path.join(os.tmpdir(), 'faxgate-replies-'));
-  hasSwaks = await run('swaks', ['--version']).then(() => true, () => false);
-  if (!hasSwaks) console.warn('replies: swaks is not installed; its sessions skip (apt-get install swaks)');
+  tmp = mkdtempSync(path.join(os.tmpdir(), "faxgate-replies-"));
+  hasSwaks = await run("swaks", ["--version"]).then(
+    () => true,
+    () => false,
+  );
+  if (!hasSwaks) console.warn("replies: swaks is not installed; its sessions skip (apt-get install swaks)");
 }, 60_000);
 afterAll(async () => {
   await stopEmulator(emu);
@@ -28,46 +31,69 @@ afterAll(async () => {
 
 async function swaks(port: number, to: string, extra: string[] = []): Promise<string> {
   try {
-    const { stdout } = await run('swaks', ['--server', `127.0.0.1:${port}`, '--from', 'alice@example.com', '--to', `${to}@${DOMAIN}`, '--header', 'Subject: Abroad', '--body', 'Hello.', ...extra], { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run(
+      "swaks",
+      [
+        "--server",
+        `127.0.0.1:${port}`,
+        "--from",
+        "alice@example.com",
+        "--to",
+        `${to}@${DOMAIN}`,
+        "--header",
+        "Subject: Abroad",
+        "--body",
+        "Hello.",
+        ...extra,
+      ],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
     return stdout;
   } catch (err) {
-    return String((err as { stdout?: string }).stdout ?? '');
+    return String((err as { stdout?: string }).stdout ?? "");
   }
 }
 
-describe('the international prefix of the default country', () => {
-  it('swaks: 011 44 20 7946 0958 with defaultCountryCode 1 is a fax to +44 20 7946 0958', async (ctx) => {
+describe("the international prefix of the default country", () => {
+  it("swaks: 011 44 20 7946 0958 with defaultCountryCode 1 is a fax to +44 20 7946 0958", async (ctx) => {
     if (!hasSwaks) return ctx.skip();
     await withRig(emu, {}, async (rig) => {
-      const out = await swaks(rig.port, '011442079460958');
+      const out = await swaks(rig.port, "011442079460958");
       const job = (await rig.store.getJob(jobIdOf(out)))!;
-      expect(job.recipients.map((r) => r.number)).toEqual(['+442079460958']);
+      expect(job.recipients.map((r) => r.number)).toEqual(["+442079460958"]);
     });
   });
 
-  it('swaks: 0011 with defaultCountryCode 61 (Australia), from libphonenumber\'s metadata', async (ctx) => {
+  it("swaks: 0011 with defaultCountryCode 61 (Australia), from libphonenumber's metadata", async (ctx) => {
     if (!hasSwaks) return ctx.skip();
-    await withRig(emu, { smtp: { defaultCountryCode: '61' } }, async (rig) => {
-      const out = await swaks(rig.port, '0011442079460958');
+    await withRig(emu, { smtp: { defaultCountryCode: "61" } }, async (rig) => {
+      const out = await swaks(rig.port, "0011442079460958");
       const job = (await rig.store.getJob(jobIdOf(out)))!;
-      expect(job.recipients.map((r) => r.number)).toEqual(['+442079460958']);
+      expect(job.recipients.map((r) => r.number)).toEqual(["+442079460958"]);
     });
   });
 
-  it('national numbers are read as before', () => {
-    expect(normalizeFaxNumber('(555) 123-4567', '1')).toEqual({ ok: true, e164: '+15551234567' });
-    expect(normalizeFaxNumber('011 1 555 123 4567', '1')).toEqual({ ok: true, e164: '+15551234567' });
-    expect(normalizeFaxNumber('00 44 20 7946 0958', '1')).toEqual({ ok: true, e164: '+442079460958' });
+  it("national numbers are read as before", () => {
+    expect(normalizeFaxNumber("(555) 123-4567", "1")).toEqual({ ok: true, e164: "+15551234567" });
+    expect(normalizeFaxNumber("011 1 555 123 4567", "1")).toEqual({ ok: true, e164: "+15551234567" });
+    expect(normalizeFaxNumber("00 44 20 7946 0958", "1")).toEqual({ ok: true, e164: "+442079460958" });
   });
 });
 
-describe('the size limit', () => {
-  it('swaks: a message over smtp.maxMessageBytes is refused with 552 5.3.4 naming the limit in MB', async (ctx) => {
+describe("the size limit", () => {
+  it("swaks: a message over smtp.maxMessageBytes is refused with 552 5.3.4 naming the limit in MB", async (ctx) => {
     if (!hasSwaks) return ctx.skip();
-    const big = path.join(tmp, 'scan.pdf');
-    writeFileSync(big, Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(1_600_000, 0x41)]));
+    const big = path.join(tmp, "scan.pdf");
+    writeFileSync(big, Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(1_600_000, 0x41)]));
     await withRig(emu, { smtp: { maxMessageBytes: 1_048_576 } }, async (rig) => {
-      const out = await swaks(rig.port, '15557770501', ['--attach-type', 'application/pdf', '--attach-name', 'scan.pdf', '--attach', `@${big}`]);
+      const out = await swaks(rig.port, "15557770501", [
+        "--attach-type",
+        "application/pdf",
+        "--attach-name",
+        "scan.pdf",
+        "--attach",
+        `@${big}`,
+      ]);
       expect(out).toMatch(/<\*\* +552 5\.3\.4 Message too big: the limit is 1 MB; send fewer or smaller attachments/);
       expect(await rig.store.listJobs({})).toEqual([]);
     });

@@ -2,18 +2,18 @@
 // DKIM and DMARC records: mail DKIM-signed by nodemailer, sent over real SMTP from distinct
 // loopback addresses (127.0.0.x) so that SPF decides. Each refusal is checked for its RFC 7372
 // code and for leaving nothing behind (no job, no work folder).
-import { readdirSync } from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UserConfig } from '../../src/config/schema.js';
-import { dkimKey, sendFrom, type Outgoing } from '../helpers/dkim-mail.js';
-import { startTestDns, startSilentDns, type TestDns } from '../helpers/dns-server.js';
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { RefusalLog } from '../../src/web/refusals.js';
-import { renderText } from '../../src/notify/mail-body.js';
-import { composeOutcome } from '../../src/notify/outcome-mail.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, USERS, type Rig } from './harness.js';
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { UserConfig } from "../../src/config/schema.js";
+import { dkimKey, sendFrom, type Outgoing } from "../helpers/dkim-mail.js";
+import { startTestDns, startSilentDns, type TestDns } from "../helpers/dns-server.js";
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { RefusalLog } from "../../src/web/refusals.js";
+import { renderText } from "../../src/notify/mail-body.js";
+import { composeOutcome } from "../../src/notify/outcome-mail.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, USERS, type Rig } from "./harness.js";
 
 const SIGNED = dkimKey(); // signed.test: SPF and DKIM, no DMARC record
 const STRICT = dkimKey(); // strict.test: DMARC p=reject
@@ -22,34 +22,38 @@ const WRONG = dkimKey(); // a key signed.test never published
 const WEAK = dkimKey(768); // weak.test: a key shorter than minKeyBits (1024)
 
 // 127.0.0.2 is the senders' mail server; 127.0.0.3 is a stranger's host
-const GOOD_IP = '127.0.0.2';
-const BAD_IP = '127.0.0.3';
+const GOOD_IP = "127.0.0.2";
+const BAD_IP = "127.0.0.3";
 
 const ZONE = {
-  'signed.test': ['v=spf1 ip4:127.0.0.2 -all'],
-  'sel._domainkey.signed.test': [SIGNED.record],
-  'strict.test': ['v=spf1 ip4:127.0.0.2 -all'],
-  'sel._domainkey.strict.test': [STRICT.record],
-  '_dmarc.strict.test': ['v=DMARC1; p=reject'],
-  'other.test': ['v=spf1 ip4:127.0.0.3 -all'],
-  'sel._domainkey.other.test': [OTHER.record],
-  'weak.test': ['v=spf1 ip4:127.0.0.2 -all'],
-  'sel._domainkey.weak.test': [WEAK.record],
+  "signed.test": ["v=spf1 ip4:127.0.0.2 -all"],
+  "sel._domainkey.signed.test": [SIGNED.record],
+  "strict.test": ["v=spf1 ip4:127.0.0.2 -all"],
+  "sel._domainkey.strict.test": [STRICT.record],
+  "_dmarc.strict.test": ["v=DMARC1; p=reject"],
+  "other.test": ["v=spf1 ip4:127.0.0.3 -all"],
+  "sel._domainkey.other.test": [OTHER.record],
+  "weak.test": ["v=spf1 ip4:127.0.0.2 -all"],
+  "sel._domainkey.weak.test": [WEAK.record],
 };
 
 const MX_USERS: UserConfig[] = [
   ...USERS,
-  { name: 'carol', email: 'carol@signed.test', aliases: [], apiKey: TEST_KEYS.alice },
-  { name: 'dave', email: 'dave@strict.test', aliases: [], apiKey: TEST_KEYS.bob },
-  { name: 'erin', email: 'erin@weak.test', aliases: [], apiKey: TEST_KEYS.bob },
+  { name: "carol", email: "carol@signed.test", aliases: [], apiKey: TEST_KEYS.alice },
+  { name: "dave", email: "dave@strict.test", aliases: [], apiKey: TEST_KEYS.bob },
+  { name: "erin", email: "erin@weak.test", aliases: [], apiKey: TEST_KEYS.bob },
 ];
 
 const FAX = `15551234567@${DOMAIN}`;
 
-type Send = Omit<Outgoing, 'to'>;
+type Send = Omit<Outgoing, "to">;
 
 function send(rig: Rig, s: Send): Promise<string> {
-  return sendFrom(rig.port, { ...s, to: FAX, attachments: [{ filename: 'page.pdf', content: PDF, contentType: 'application/pdf' }] });
+  return sendFrom(rig.port, {
+    ...s,
+    to: FAX,
+    attachments: [{ filename: "page.pdf", content: PDF, contentType: "application/pdf" }],
+  });
 }
 
 let emu: TestEmulator;
@@ -62,9 +66,20 @@ beforeAll(async () => {
   dns = await startTestDns(ZONE);
   rig = await startRig(emu, {
     users: MX_USERS,
-    smtp: { trustedNetworks: ['127.0.0.1/32'], senderAuth: { mode: 'verify', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { authservIds: [] } } },
+    smtp: {
+      trustedNetworks: ["127.0.0.1/32"],
+      senderAuth: {
+        mode: "verify",
+        alignment: "relaxed",
+        withoutDmarc: "spf-and-dkim",
+        domains: {},
+        arcForwarders: [],
+        minKeyBits: 1024,
+        relays: { authservIds: [] },
+      },
+    },
     dns: { servers: [dns.server], timeoutMs: 500 },
-    logger: refusals.tap(silentLogger(), 'smtp'),
+    logger: refusals.tap(silentLogger(), "smtp"),
   });
 });
 afterAll(async () => {
@@ -78,7 +93,7 @@ async function jobCount(): Promise<number> {
 }
 
 function workFolders(): string[] {
-  return readdirSync(path.join(rig.dataDir, 'incoming'));
+  return readdirSync(path.join(rig.dataDir, "incoming"));
 }
 
 /** A refusal: the reply matches, and no job or work folder is left. */
@@ -91,106 +106,198 @@ async function expectRefused(s: Send, reply: RegExp): Promise<string> {
   return r;
 }
 
-describe('smtp.senderAuth verify: strangers prove their sender', () => {
-  it('a signed, aligned mail from a server in the SPF record is queued, and its check is kept for the outcome mail', async () => {
-    const r = await send(rig, { from: 'carol@signed.test', ip: GOOD_IP, sign: { domain: 'signed.test', key: SIGNED.privateKey } });
+describe("smtp.senderAuth verify: strangers prove their sender", () => {
+  it("a signed, aligned mail from a server in the SPF record is queued, and its check is kept for the outcome mail", async () => {
+    const r = await send(rig, {
+      from: "carol@signed.test",
+      ip: GOOD_IP,
+      sign: { domain: "signed.test", key: SIGNED.privateKey },
+    });
     expect(r).toMatch(/^250 /);
     const job = await rig.store.getJob(jobIdOf(r));
     expect(job?.meta.origin?.senderCheck).toMatch(/^SPF\+DKIM pass for signed\.test/);
     // the user's outcome mail says which check let the mail in
-    const text = renderText(composeOutcome(job!, 'UTC').blocks);
+    const text = renderText(composeOutcome(job!, "UTC").blocks);
     expect(text).toMatch(/Sender check:\s+SPF\+DKIM pass for signed\.test \(no DMARC record\)/);
-    const metrics = await rig.metrics.registry.getSingleMetricAsString('faxgate_smtp_sender_verdicts_total');
+    const metrics = await rig.metrics.registry.getSingleMetricAsString("faxgate_smtp_sender_verdicts_total");
     expect(metrics).toMatch(/verdict="pass",check="spf\+dkim"\} 1/);
   });
 
-  it('the same mail from an address outside the SPF record: 550 5.7.23', async () => {
-    await expectRefused({ from: 'carol@signed.test', ip: BAD_IP, sign: { domain: 'signed.test', key: SIGNED.privateKey } }, /^550 5\.7\.23 SPF check failed: signed\.test does not list 127\.0\.0\.3/);
+  it("the same mail from an address outside the SPF record: 550 5.7.23", async () => {
+    await expectRefused(
+      { from: "carol@signed.test", ip: BAD_IP, sign: { domain: "signed.test", key: SIGNED.privateKey } },
+      /^550 5\.7\.23 SPF check failed: signed\.test does not list 127\.0\.0\.3/,
+    );
   });
 
-  it('a signature that does not verify (body changed after signing): 550 5.7.20', async () => {
-    await expectRefused({ from: 'carol@signed.test', ip: GOOD_IP, sign: { domain: 'signed.test', key: SIGNED.privateKey }, tamper: true }, /^550 5\.7\.20 No valid DKIM signature for signed\.test: its signature does not verify/);
+  it("a signature that does not verify (body changed after signing): 550 5.7.20", async () => {
+    await expectRefused(
+      { from: "carol@signed.test", ip: GOOD_IP, sign: { domain: "signed.test", key: SIGNED.privateKey }, tamper: true },
+      /^550 5\.7\.20 No valid DKIM signature for signed\.test: its signature does not verify/,
+    );
   });
 
-  it('a signature with a key the domain never published: 550 5.7.20', async () => {
-    await expectRefused({ from: 'carol@signed.test', ip: GOOD_IP, sign: { domain: 'signed.test', key: WRONG.privateKey } }, /^550 5\.7\.20 /);
+  it("a signature with a key the domain never published: 550 5.7.20", async () => {
+    await expectRefused(
+      { from: "carol@signed.test", ip: GOOD_IP, sign: { domain: "signed.test", key: WRONG.privateKey } },
+      /^550 5\.7\.20 /,
+    );
   });
 
-  it('an unsigned mail from a domain without DMARC: 550 5.7.20 (SPF alone is not enough)', async () => {
-    await expectRefused({ from: 'carol@signed.test', ip: GOOD_IP }, /^550 5\.7\.20 No valid DKIM signature for signed\.test: the message is not signed/);
+  it("an unsigned mail from a domain without DMARC: 550 5.7.20 (SPF alone is not enough)", async () => {
+    await expectRefused(
+      { from: "carol@signed.test", ip: GOOD_IP },
+      /^550 5\.7\.20 No valid DKIM signature for signed\.test: the message is not signed/,
+    );
   });
 
-  it('signed with the key of another domain: 550 5.7.22', async () => {
-    await expectRefused({ from: 'carol@signed.test', ip: GOOD_IP, sign: { domain: 'other.test', key: OTHER.privateKey } }, /^550 5\.7\.22 No DKIM signature of signed\.test: the message is signed by other\.test only/);
+  it("signed with the key of another domain: 550 5.7.22", async () => {
+    await expectRefused(
+      { from: "carol@signed.test", ip: GOOD_IP, sign: { domain: "other.test", key: OTHER.privateKey } },
+      /^550 5\.7\.22 No DKIM signature of signed\.test: the message is signed by other\.test only/,
+    );
   });
 
-  it('signed with a key shorter than minKeyBits: 550 5.7.21', async () => {
-    await expectRefused({ from: 'erin@weak.test', ip: GOOD_IP, sign: { domain: 'weak.test', key: WEAK.privateKey } }, /^550 5\.7\.21 The DKIM signature of weak\.test is not acceptable: its key is shorter than 1024 bits/);
+  it("signed with a key shorter than minKeyBits: 550 5.7.21", async () => {
+    await expectRefused(
+      { from: "erin@weak.test", ip: GOOD_IP, sign: { domain: "weak.test", key: WEAK.privateKey } },
+      /^550 5\.7\.21 The DKIM signature of weak\.test is not acceptable: its key is shorter than 1024 bits/,
+    );
   });
 
-  it('From: differing from the envelope sender: 550 5.7.26', async () => {
-    await expectRefused({ from: 'carol@signed.test', headerFrom: 'mallory@other.test', ip: GOOD_IP, sign: { domain: 'other.test', key: OTHER.privateKey } }, /^550 5\.7\.26 The From: header \(<mallory@other\.test>\) is not the envelope sender <carol@signed\.test>/);
+  it("From: differing from the envelope sender: 550 5.7.26", async () => {
+    await expectRefused(
+      {
+        from: "carol@signed.test",
+        headerFrom: "mallory@other.test",
+        ip: GOOD_IP,
+        sign: { domain: "other.test", key: OTHER.privateKey },
+      },
+      /^550 5\.7\.26 The From: header \(<mallory@other\.test>\) is not the envelope sender <carol@signed\.test>/,
+    );
   });
 
-  it('a domain with DMARC p=reject, from a host outside its SPF, unsigned: 550 5.7.26 naming the policy', async () => {
-    await expectRefused({ from: 'dave@strict.test', ip: BAD_IP }, /^550 5\.7\.26 This message does not pass the DMARC policy of strict\.test \(p=reject\)/);
+  it("a domain with DMARC p=reject, from a host outside its SPF, unsigned: 550 5.7.26 naming the policy", async () => {
+    await expectRefused(
+      { from: "dave@strict.test", ip: BAD_IP },
+      /^550 5\.7\.26 This message does not pass the DMARC policy of strict\.test \(p=reject\)/,
+    );
   });
 
-  it('the same domain, signed by itself: DMARC passes on DKIM alone and the mail is queued', async () => {
-    const r = await send(rig, { from: 'dave@strict.test', ip: BAD_IP, sign: { domain: 'strict.test', key: STRICT.privateKey } });
+  it("the same domain, signed by itself: DMARC passes on DKIM alone and the mail is queued", async () => {
+    const r = await send(rig, {
+      from: "dave@strict.test",
+      ip: BAD_IP,
+      sign: { domain: "strict.test", key: STRICT.privateKey },
+    });
     expect(r).toMatch(/^250 /);
-    expect((await rig.store.getJob(jobIdOf(r)))?.meta.origin?.senderCheck).toMatch(/^DMARC pass for strict\.test \(aligned dkim\)/);
+    expect((await rig.store.getJob(jobIdOf(r)))?.meta.origin?.senderCheck).toMatch(
+      /^DMARC pass for strict\.test \(aligned dkim\)/,
+    );
   });
 
-  it('a stranger whose envelope sender is not a user is refused at MAIL FROM', async () => {
-    await expectRefused({ from: 'eve@other.test', ip: BAD_IP, sign: { domain: 'other.test', key: OTHER.privateKey } }, /^550 5\.7\.1 Sender <eve@other\.test> is not a user/);
+  it("a stranger whose envelope sender is not a user is refused at MAIL FROM", async () => {
+    await expectRefused(
+      { from: "eve@other.test", ip: BAD_IP, sign: { domain: "other.test", key: OTHER.privateKey } },
+      /^550 5\.7\.1 Sender <eve@other\.test> is not a user/,
+    );
   });
 
-  it('a second mail from the same domain asks DNS nothing (answers cached per their TTL)', async () => {
+  it("a second mail from the same domain asks DNS nothing (answers cached per their TTL)", async () => {
     const before = dns.asked.length;
-    const r = await send(rig, { from: 'carol@signed.test', ip: GOOD_IP, sign: { domain: 'signed.test', key: SIGNED.privateKey } });
+    const r = await send(rig, {
+      from: "carol@signed.test",
+      ip: GOOD_IP,
+      sign: { domain: "signed.test", key: SIGNED.privateKey },
+    });
     expect(r).toMatch(/^250 /);
     expect(dns.asked.slice(before)).toEqual([]);
   });
 
-  it('every refusal is in the console refusal list with its reply, and counted', async () => {
+  it("every refusal is in the console refusal list with its reply, and counted", async () => {
     const reasons = refusals.recent(100).map((r) => r.reason);
-    for (const code of ['5.7.23', '5.7.20', '5.7.22', '5.7.26']) expect(reasons.some((r) => r.includes(code))).toBe(true);
-    const metrics = await rig.metrics.registry.getSingleMetricAsString('faxgate_smtp_sender_verdicts_total');
+    for (const code of ["5.7.23", "5.7.20", "5.7.22", "5.7.26"])
+      expect(reasons.some((r) => r.includes(code))).toBe(true);
+    const metrics = await rig.metrics.registry.getSingleMetricAsString("faxgate_smtp_sender_verdicts_total");
     expect(metrics).toMatch(/verdict="fail",check="spf"\} 1/);
     expect(metrics).toMatch(/verdict="fail",check="dmarc"\} 1/);
   });
 });
 
-describe('trusted relays: their Authentication-Results', () => {
-  it('dmarc=fail recorded by the relay for the sender domain: 550 5.7.26; without it the same mail is queued', async () => {
-    const forged = { from: 'alice@example.com', ip: '127.0.0.1', extraHeaders: { 'Authentication-Results': 'relay.example.com; spf=softfail smtp.mailfrom=alice@example.com; dkim=none; dmarc=fail (p=NONE) header.from=example.com' } };
-    await expectRefused(forged, /^550 5\.7\.26 Your mail relay \(relay\.example\.com\) found that this message fails the DMARC policy of example\.com/);
-    expect(await send(rig, { from: 'alice@example.com', ip: '127.0.0.1' })).toMatch(/^250 /);
+describe("trusted relays: their Authentication-Results", () => {
+  it("dmarc=fail recorded by the relay for the sender domain: 550 5.7.26; without it the same mail is queued", async () => {
+    const forged = {
+      from: "alice@example.com",
+      ip: "127.0.0.1",
+      extraHeaders: {
+        "Authentication-Results":
+          "relay.example.com; spf=softfail smtp.mailfrom=alice@example.com; dkim=none; dmarc=fail (p=NONE) header.from=example.com",
+      },
+    };
+    await expectRefused(
+      forged,
+      /^550 5\.7\.26 Your mail relay \(relay\.example\.com\) found that this message fails the DMARC policy of example\.com/,
+    );
+    expect(await send(rig, { from: "alice@example.com", ip: "127.0.0.1" })).toMatch(/^250 /);
   });
 
-  it('spf=fail with a dkim=pass for the domain is taken; spf=fail alone is refused 5.7.23', async () => {
-    const ar = (dkim: string) => ({ 'Authentication-Results': `relay.example.com; spf=fail smtp.mailfrom=alice@example.com; dkim=${dkim} header.d=example.com` });
-    expect(await send(rig, { from: 'alice@example.com', ip: '127.0.0.1', extraHeaders: ar('pass') })).toMatch(/^250 /);
-    await expectRefused({ from: 'alice@example.com', ip: '127.0.0.1', extraHeaders: ar('fail') }, /^550 5\.7\.23 Your mail relay/);
+  it("spf=fail with a dkim=pass for the domain is taken; spf=fail alone is refused 5.7.23", async () => {
+    const ar = (dkim: string) => ({
+      "Authentication-Results": `relay.example.com; spf=fail smtp.mailfrom=alice@example.com; dkim=${dkim} header.d=example.com`,
+    });
+    expect(await send(rig, { from: "alice@example.com", ip: "127.0.0.1", extraHeaders: ar("pass") })).toMatch(/^250 /);
+    await expectRefused(
+      { from: "alice@example.com", ip: "127.0.0.1", extraHeaders: ar("fail") },
+      /^550 5\.7\.23 Your mail relay/,
+    );
   });
 });
 
-describe('trusted relays named by authserv-id, a pass required', () => {
-  it('only the named relay\'s Authentication-Results count, and it must have recorded a pass', async () => {
+describe("trusted relays named by authserv-id, a pass required", () => {
+  it("only the named relay's Authentication-Results count, and it must have recorded a pass", async () => {
     const named = await startRig(emu, {
       users: MX_USERS,
-      smtp: { trustedNetworks: ['127.0.0.1/32'], senderAuth: { mode: 'off', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { check: 'pass', authservIds: ['relay.example.com'] } } },
+      smtp: {
+        trustedNetworks: ["127.0.0.1/32"],
+        senderAuth: {
+          mode: "off",
+          alignment: "relaxed",
+          withoutDmarc: "spf-and-dkim",
+          domains: {},
+          arcForwarders: [],
+          minKeyBits: 1024,
+          relays: { check: "pass", authservIds: ["relay.example.com"] },
+        },
+      },
       dns: { servers: [dns.server], timeoutMs: 500 },
     });
-    const relay = (headers: Record<string, string | string[]>) => sendFrom(named.port, { from: 'alice@example.com', to: FAX, ip: '127.0.0.1', extraHeaders: headers, attachments: [{ filename: 'page.pdf', content: PDF }] });
+    const relay = (headers: Record<string, string | string[]>) =>
+      sendFrom(named.port, {
+        from: "alice@example.com",
+        to: FAX,
+        ip: "127.0.0.1",
+        extraHeaders: headers,
+        attachments: [{ filename: "page.pdf", content: PDF }],
+      });
     try {
       // a pass written by anyone else (the forger, upstream) is not the relay's word
-      expect(await relay({ 'Authentication-Results': 'mx.forger.example; dmarc=pass header.from=example.com' })).toMatch(/^550 5\.7\.26 Your mail relay \(relay\.example\.com\) recorded no DMARC pass/);
+      expect(
+        await relay({ "Authentication-Results": "mx.forger.example; dmarc=pass header.from=example.com" }),
+      ).toMatch(/^550 5\.7\.26 Your mail relay \(relay\.example\.com\) recorded no DMARC pass/);
       expect(await relay({})).toMatch(/^550 5\.7\.26 /);
-      expect(await relay({ 'Authentication-Results': 'relay.example.com; spf=pass smtp.mailfrom=alice@example.com; dkim=pass header.d=example.com; dmarc=pass header.from=example.com' })).toMatch(/^250 /);
+      expect(
+        await relay({
+          "Authentication-Results":
+            "relay.example.com; spf=pass smtp.mailfrom=alice@example.com; dkim=pass header.d=example.com; dmarc=pass header.from=example.com",
+        }),
+      ).toMatch(/^250 /);
       // a "fail" from another host is ignored once the relay is named
-      const both = { 'Authentication-Results': ['mx.forger.example; dmarc=fail header.from=example.com', 'relay.example.com; dmarc=pass header.from=example.com'] };
+      const both = {
+        "Authentication-Results": [
+          "mx.forger.example; dmarc=fail header.from=example.com",
+          "relay.example.com; dmarc=pass header.from=example.com",
+        ],
+      };
       expect(await relay(both)).toMatch(/^250 /);
       expect((await named.store.listJobs({ limit: 10 })).length).toBe(2);
     } finally {
@@ -199,16 +306,31 @@ describe('trusted relays named by authserv-id, a pass required', () => {
   });
 });
 
-describe('DNS that does not answer', () => {
-  it('451 4.7.x: the sender is told to try again, nothing is kept', async () => {
+describe("DNS that does not answer", () => {
+  it("451 4.7.x: the sender is told to try again, nothing is kept", async () => {
     const silent = await startSilentDns();
     const down = await startRig(emu, {
       users: MX_USERS,
-      smtp: { trustedNetworks: ['127.0.0.1/32'], senderAuth: { mode: 'verify', alignment: 'relaxed', withoutDmarc: 'spf-and-dkim', domains: {}, arcForwarders: [], minKeyBits: 1024, relays: { authservIds: [] } } },
+      smtp: {
+        trustedNetworks: ["127.0.0.1/32"],
+        senderAuth: {
+          mode: "verify",
+          alignment: "relaxed",
+          withoutDmarc: "spf-and-dkim",
+          domains: {},
+          arcForwarders: [],
+          minKeyBits: 1024,
+          relays: { authservIds: [] },
+        },
+      },
       dns: { servers: [silent.server], timeoutMs: 200 },
     });
     try {
-      const r = await send(down, { from: 'carol@signed.test', ip: GOOD_IP, sign: { domain: 'signed.test', key: SIGNED.privateKey } });
+      const r = await send(down, {
+        from: "carol@signed.test",
+        ip: GOOD_IP,
+        sign: { domain: "signed.test", key: SIGNED.privateKey },
+      });
       expect(r).toMatch(/^451 4\.7\.\d+ Cannot (check|look up) .*(signed\.test).* right now/);
       expect((await down.store.listJobs({ limit: 10 })).length).toBe(0);
     } finally {

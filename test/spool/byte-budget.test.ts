@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { ByteBudget } from '../../src/spool/byte-budget.js';
+import { describe, expect, it } from "vitest";
+import { ByteBudget } from "../../src/spool/byte-budget.js";
 
 /** Whether a promise has settled by the time the queued callbacks have run. */
 async function settled(p: Promise<unknown>): Promise<boolean> {
@@ -9,8 +9,8 @@ async function settled(p: Promise<unknown>): Promise<boolean> {
   return done;
 }
 
-describe('ByteBudget', () => {
-  it('a file waits until its bytes fit, and files go in the order they asked', async () => {
+describe("ByteBudget", () => {
+  it("a file waits until its bytes fit, and files go in the order they asked", async () => {
     const b = new ByteBudget(100);
     const first = await b.acquire(60);
     const big = b.acquire(50);
@@ -27,7 +27,7 @@ describe('ByteBudget', () => {
     expect(b.heldBytes).toBe(0);
   });
 
-  it('a file larger than the whole budget goes alone, once nothing else is held', async () => {
+  it("a file larger than the whole budget goes alone, once nothing else is held", async () => {
     const b = new ByteBudget(100);
     const held = await b.acquire(30);
     const huge = b.acquire(500);

@@ -1,10 +1,10 @@
 // Names instead of numbers are looked up among the user's contacts at the (emulated) service.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { clientFor, closeClients } from '../helpers/client.js';
-import { drop, spoolHarness, textPdf, waitFor, type SpoolHarness } from './harness.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { clientFor, closeClients } from "../helpers/client.js";
+import { drop, spoolHarness, textPdf, waitFor, type SpoolHarness } from "./harness.js";
 
 let emu: TestEmulator;
 let h: SpoolHarness | null = null;
@@ -20,46 +20,50 @@ afterEach(async () => {
   h = null;
 });
 
-const alice = { name: 'alice', email: 'alice@example.com', aliases: [], apiKey: TEST_KEYS.alice };
+const alice = { name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice };
 
-describe('contact names', () => {
-  it('@@TO <name>@@ without @@FAX@@ resolves the name among the user\'s contacts', async () => {
+describe("contact names", () => {
+  it("@@TO <name>@@ without @@FAX@@ resolves the name among the user's contacts", async () => {
     h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
-    await drop(h.folder(alice), 'bill.pdf', await textPdf([['@@TO Acme Billing@@', '@@SUBJECT March@@']]));
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
-    expect(job.recipients).toMatchObject([{ number: '+15550100100', name: 'Acme Billing' }]);
-    expect(job.cover.subject).toBe('March');
+    await drop(h.folder(alice), "bill.pdf", await textPdf([["@@TO Acme Billing@@", "@@SUBJECT March@@"]]));
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    expect(job.recipients).toMatchObject([{ number: "+15550100100", name: "Acme Billing" }]);
+    expect(job.cover.subject).toBe("March");
   });
 
-  it('a ticket may name contacts (an organization member, a public contact) next to numbers', async () => {
+  it("a ticket may name contacts (an organization member, a public contact) next to numbers", async () => {
     h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
-    await drop(h.folder(alice), 'memo.pdf.json', JSON.stringify({ to: ['Globex Accounts', 'Initech Front Desk', '+1 555 123 4567'] }));
-    await drop(h.folder(alice), 'memo.pdf', '%PDF-1.4\n%memo\n%%EOF\n');
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, 'a job');
-    expect(job.recipients.map((r) => r.number)).toEqual(['+15550100200', '+15550100300', '+15551234567']);
+    await drop(
+      h.folder(alice),
+      "memo.pdf.json",
+      JSON.stringify({ to: ["Globex Accounts", "Initech Front Desk", "+1 555 123 4567"] }),
+    );
+    await drop(h.folder(alice), "memo.pdf", "%PDF-1.4\n%memo\n%%EOF\n");
+    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    expect(job.recipients.map((r) => r.number)).toEqual(["+15550100200", "+15550100300", "+15551234567"]);
   });
 
-  it('an unknown name is refused with the reason', async () => {
+  it("an unknown name is refused with the reason", async () => {
     h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
-    await drop(h.folder(alice), 'who.txt', 'Hello\n@@TO Nobody Known@@\n');
-    const failed = path.join(h.folder(alice), 'failed');
-    await waitFor(() => existsSync(path.join(failed, 'who.txt')), 8000, 'refused');
-    expect(readFileSync(path.join(failed, 'who.txt.reason.txt'), 'utf8')).toMatch(/no contact named "Nobody Known"/);
+    await drop(h.folder(alice), "who.txt", "Hello\n@@TO Nobody Known@@\n");
+    const failed = path.join(h.folder(alice), "failed");
+    await waitFor(() => existsSync(path.join(failed, "who.txt")), 8000, "refused");
+    expect(readFileSync(path.join(failed, "who.txt.reason.txt"), "utf8")).toMatch(/no contact named "Nobody Known"/);
     expect(await h.jobs()).toEqual([]);
   });
 
-  it('a lookup that cannot reach the service waits in .work/ and is tried again', async () => {
+  it("a lookup that cannot reach the service waits in .work/ and is tried again", async () => {
     let calls = 0;
-    const unreachable = { baseUrl: 'https://127.0.0.1:9', caPem: emu.caPem };
+    const unreachable = { baseUrl: "https://127.0.0.1:9", caPem: emu.caPem };
     h = await spoolHarness({
       users: [alice],
       clientFor: () => (++calls === 1 ? clientFor(unreachable, TEST_KEYS.alice) : clientFor(emu, TEST_KEYS.alice)),
     });
-    await drop(h.folder(alice), 'bill.txt', 'Hi\n@@TO Acme Billing@@\n');
-    const job = await waitFor(async () => (await h!.jobs())[0], 10_000, 'a job after the retry');
+    await drop(h.folder(alice), "bill.txt", "Hi\n@@TO Acme Billing@@\n");
+    const job = await waitFor(async () => (await h!.jobs())[0], 10_000, "a job after the retry");
     expect(calls).toBeGreaterThanOrEqual(2);
-    expect(job.recipients).toMatchObject([{ number: '+15550100100', name: 'Acme Billing' }]);
-    expect(existsSync(path.join(h.folder(alice), 'failed', 'bill.txt'))).toBe(false);
+    expect(job.recipients).toMatchObject([{ number: "+15550100100", name: "Acme Billing" }]);
+    expect(existsSync(path.join(h.folder(alice), "failed", "bill.txt"))).toBe(false);
     await closeClients(unreachable);
   });
 });

@@ -1,23 +1,29 @@
 // A real SpoolWatcher on real temp folders and a real Store, with short timings for tests.
-import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import type { Clock } from '../../src/clock.js';
-import type { SpoolConfig, UserConfig } from '../../src/config/schema.js';
-import type { FaxApi } from '../../src/fax/types.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { Metrics } from '../../src/metrics/metrics.js';
-import { SpoolWatcher, type SpoolWatcherOptions } from '../../src/spool/watcher.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { Job } from '../../src/store/types.js';
-import { ReaderPool } from '../../src/workers/pool.js';
-import { afterThisFile } from '../helpers/file-cleanup.js';
+import { EventEmitter } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
+import type { Clock } from "../../src/clock.js";
+import type { SpoolConfig, UserConfig } from "../../src/config/schema.js";
+import type { FaxApi } from "../../src/fax/types.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { Metrics } from "../../src/metrics/metrics.js";
+import { SpoolWatcher, type SpoolWatcherOptions } from "../../src/spool/watcher.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { Job } from "../../src/store/types.js";
+import { ReaderPool } from "../../src/workers/pool.js";
+import { afterThisFile } from "../helpers/file-cleanup.js";
 
-export const ALICE: UserConfig = { name: 'alice', email: 'alice@example.com', aliases: [], apiKey: 'test-key-alice' };
-export const BOB: UserConfig = { name: 'bob', email: 'bob@example.com', aliases: [], apiKey: 'test-key-bob', spool: 'bobs-folder' };
+export const ALICE: UserConfig = { name: "alice", email: "alice@example.com", aliases: [], apiKey: "test-key-alice" };
+export const BOB: UserConfig = {
+  name: "bob",
+  email: "bob@example.com",
+  aliases: [],
+  apiKey: "test-key-bob",
+  spool: "bobs-folder",
+};
 
 export interface SpoolHarness {
   dir: string;
@@ -55,16 +61,24 @@ export interface HarnessOptions {
 let sharedReaders: ReaderPool | null = null;
 
 const noApi = (): FaxApi => {
-  throw new Error('this test has no fax service');
+  throw new Error("this test has no fax service");
 };
 
 export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarness> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
-  const root = path.join(dir, 'spool');
-  const store = SqliteStore.open({ dataDir: path.join(dir, 'data') });
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  const root = path.join(dir, "spool");
+  const store = SqliteStore.open({ dataDir: path.join(dir, "data") });
   const metrics = new Metrics();
   const users = opts.users ?? [ALICE, BOB];
-  const spool: SpoolConfig = { root, stableMs: 150, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, maxWriteMinutes: 30, ...opts.spool };
+  const spool: SpoolConfig = {
+    root,
+    stableMs: 150,
+    doneRetentionDays: 7,
+    dedupeWindowMinutes: 60,
+    maxFileBytes: 1_000_000,
+    maxWriteMinutes: 30,
+    ...opts.spool,
+  };
   const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
   if (!sharedReaders) {
     const pool = new ReaderPool({ threads: 1 });
@@ -74,7 +88,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
       await pool.close();
     });
     // started here, so the first test's waits for a job do not include the worker's start
-    await sharedReaders.pdfPageTexts(await textPdf([['warm-up']]));
+    await sharedReaders.pdfPageTexts(await textPdf([["warm-up"]]));
   }
   const readers = sharedReaders;
   const events = new EventEmitter();
@@ -97,7 +111,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
     new SpoolWatcher({
       spool,
       users,
-      defaultCountryCode: '1',
+      defaultCountryCode: "1",
       store,
       clientFor: opts.clientFor ?? noApi,
       logger: silentLogger(),
@@ -107,13 +121,13 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
       sweepMs: 200,
       retryMs: 300,
       readers,
-      onSweep: () => events.emit('sweep'),
+      onSweep: () => events.emit("sweep"),
       onRescan: (user) => events.emit(`rescan:${user}`),
       ...opts.extra,
     });
   if (opts.before) {
-    const { mkdir } = await import('node:fs/promises');
-    for (const u of users) await mkdir(path.join(folder(u), '.work'), { recursive: true });
+    const { mkdir } = await import("node:fs/promises");
+    for (const u of users) await mkdir(path.join(folder(u), ".work"), { recursive: true });
     await opts.before({ root, folder });
   }
   const h: SpoolHarness = {
@@ -123,9 +137,9 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
     metrics,
     watcher: make(),
     folder,
-    jobs: () => store.listJobs({ source: 'spool' }),
+    jobs: () => store.listJobs({ source: "spool" }),
     rescans: (n, u = ALICE) => count(`rescan:${u.name}`, n),
-    sweeps: (n) => count('sweep', n),
+    sweeps: (n) => count("sweep", n),
     restart: async () => {
       await h.watcher.stop();
       h.watcher = make();
@@ -142,7 +156,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
 }
 
 /** Polls until `fn` returns a truthy value (or throws after `ms`). */
-export async function waitFor<T>(fn: () => T | Promise<T>, ms = 8000, what = 'condition'): Promise<NonNullable<T>> {
+export async function waitFor<T>(fn: () => T | Promise<T>, ms = 8000, what = "condition"): Promise<NonNullable<T>> {
   const until = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -167,7 +181,7 @@ export async function textPdf(pages: string[][]): Promise<Uint8Array> {
 export async function drop(dir: string, name: string, data: string | Uint8Array): Promise<void> {
   const tmp = path.join(dir, `.${name}.tmp`);
   await writeFile(tmp, data);
-  const { rename } = await import('node:fs/promises');
+  const { rename } = await import("node:fs/promises");
   await rename(tmp, path.join(dir, name));
 }
 

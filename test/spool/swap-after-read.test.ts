@@ -1,19 +1,19 @@
 // Regression: a claimed spool file swapped for a symlink after it was judged and read (while its
 // PDF text is parsed, a wide window) made the store copy the symlink's target, a file outside the
 // spool folder, and fax it. The store must get the bytes that were judged, not the path again.
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
-import { SpoolWatcher } from '../../src/spool/watcher.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { QueueStore } from '../../src/store/queue-store.js';
-import type { NewJob } from '../../src/store/types.js';
-import { waitUntil } from '../helpers/cli.js';
-import { ALICE, drop, textPdf } from './harness.js';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { silentLogger } from "../../src/log/logger.js";
+import { SpoolWatcher } from "../../src/spool/watcher.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { QueueStore } from "../../src/store/queue-store.js";
+import type { NewJob } from "../../src/store/types.js";
+import { waitUntil } from "../helpers/cli.js";
+import { ALICE, drop, textPdf } from "./harness.js";
 
-let dir = '';
+let dir = "";
 let watcher: SpoolWatcher | null = null;
 let store: SqliteStore | null = null;
 afterEach(async () => {
@@ -22,16 +22,16 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-it('stores the bytes it judged even if the work file is swapped for a symlink before the store copies it', async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-'));
-  const secret = path.join(dir, 'secret.txt');
-  writeFileSync(secret, 'SECRET outside the spool folder\n');
-  store = SqliteStore.open({ dataDir: path.join(dir, 'data') });
+it("stores the bytes it judged even if the work file is swapped for a symlink before the store copies it", async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  const secret = path.join(dir, "secret.txt");
+  writeFileSync(secret, "SECRET outside the spool folder\n");
+  store = SqliteStore.open({ dataDir: path.join(dir, "data") });
   const real = store;
   // the swap happens at the last moment before the store copies: the race, made certain
   const swapping = new Proxy(real, {
     get(target, prop) {
-      if (prop === 'enqueue') {
+      if (prop === "enqueue") {
         return async (job: NewJob) => {
           const work = job.documents[0]!.path;
           rmSync(work);
@@ -40,26 +40,33 @@ it('stores the bytes it judged even if the work file is swapped for a symlink be
         };
       }
       const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   }) as QueueStore;
-  const root = path.join(dir, 'spool');
+  const root = path.join(dir, "spool");
   watcher = new SpoolWatcher({
-    spool: { root, stableMs: 100, doneRetentionDays: 7, dedupeWindowMinutes: 60, maxFileBytes: 1_000_000, maxWriteMinutes: 30 },
+    spool: {
+      root,
+      stableMs: 100,
+      doneRetentionDays: 7,
+      dedupeWindowMinutes: 60,
+      maxFileBytes: 1_000_000,
+      maxWriteMinutes: 30,
+    },
     users: [ALICE],
-    defaultCountryCode: '1',
+    defaultCountryCode: "1",
     store: swapping,
     clientFor: () => {
-      throw new Error('no fax service in this test');
+      throw new Error("no fax service in this test");
     },
     logger: silentLogger(),
     rescanMs: 500,
   });
   await watcher.start();
-  const original = Buffer.from(await textPdf([['swap me']]));
-  await drop(path.join(root, 'alice'), '15551234567.pdf', original);
-  const job = await waitUntil(async () => (await real.listJobs({ source: 'spool' }))[0], 'the job');
+  const original = Buffer.from(await textPdf([["swap me"]]));
+  await drop(path.join(root, "alice"), "15551234567.pdf", original);
+  const job = await waitUntil(async () => (await real.listJobs({ source: "spool" }))[0], "the job");
   const stored = await real.readDocument(job.documents[0]!);
-  expect(stored.toString('latin1')).not.toContain('SECRET');
+  expect(stored.toString("latin1")).not.toContain("SECRET");
   expect(stored.equals(original)).toBe(true);
 });

@@ -2,12 +2,12 @@
 // read the whole folder again and lstat'ed every entry on each change, so a burst of n files
 // cost n x n lstat calls (86,000 for 500 files); the folder's own watch names the file that
 // changed, and only that file is looked at.
-import fs from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spoolHarness, type SpoolHarness } from './harness.js';
+import fs from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { syncBuiltinESMExports } from "node:module";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spoolHarness, type SpoolHarness } from "./harness.js";
 
 // counts every fs.promises.lstat of this process (the watcher's, the processor's and the store's)
 let lstats = 0;
@@ -31,7 +31,7 @@ beforeAll(async () => {
   h = await spoolHarness({
     // hidden names (a writer's temp files) are never taken: they only fill the folder
     before: async ({ folder }) => {
-      for (let i = 0; i < WAITING; i += 1) await writeFile(path.join(folder(), `.upload-${i}`), 'x');
+      for (let i = 0; i < WAITING; i += 1) await writeFile(path.join(folder(), `.upload-${i}`), "x");
     },
   });
 });
@@ -39,13 +39,13 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe('the cost of one printed file', () => {
-  it('does not grow with the number of entries in the folder', async () => {
+describe("the cost of one printed file", () => {
+  it("does not grow with the number of entries in the folder", async () => {
     const before = lstats;
-    await writeFile(path.join(h.folder(), '15551234567 - note.txt'), 'Please fax this note.\n');
+    await writeFile(path.join(h.folder(), "15551234567 - note.txt"), "Please fax this note.\n");
     const deadline = Date.now() + 20_000;
     while ((await h.jobs()).length === 0) {
-      if (Date.now() > deadline) throw new Error('the file was not queued');
+      if (Date.now() > deadline) throw new Error("the file was not queued");
       await new Promise((r) => setTimeout(r, 20));
     }
     await h.watcher.idle();

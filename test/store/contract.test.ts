@@ -2,20 +2,21 @@
 // SQLite in a temp folder and PostgreSQL in a private cluster (a fresh database per test). Every
 // test here must hold on both; what only PostgreSQL does (several gateways on one queue) is in
 // postgres.test.ts.
-import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isFaxgateError } from '../../src/errors.js';
-import { JOB_ID_PATTERN } from '../../src/store/job-id.js';
-import { docFile, manualClock, newJob } from '../helpers/store.js';
-import { pgAvailable, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
-import { openBackend, type BackendName, type BackendStore, type StoreOpts } from '../helpers/store-backends.js';
+import { readFileSync } from "node:fs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { isFaxgateError } from "../../src/errors.js";
+import { JOB_ID_PATTERN } from "../../src/store/job-id.js";
+import { docFile, manualClock, newJob } from "../helpers/store.js";
+import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { openBackend, type BackendName, type BackendStore, type StoreOpts } from "../helpers/store-backends.js";
 
 const pgMissing = pgAvailable();
 if (pgMissing) console.warn(`store contract: PostgreSQL tests skipped: ${pgMissing}`);
 // Parts of the contract the SQLite store does not implement yet (its events table is still to
 // come): those tests run on PostgreSQL only until the name is taken off this list.
 const SQLITE_PENDING: ReadonlySet<string> = new Set([]);
-for (const p of SQLITE_PENDING) console.warn(`store contract: "${p}" not yet checked on SQLite (pending in the SQLite store)`);
+for (const p of SQLITE_PENDING)
+  console.warn(`store contract: "${p}" not yet checked on SQLite (pending in the SQLite store)`);
 
 let cluster: PgCluster | null = null;
 beforeAll(async () => {
@@ -35,9 +36,9 @@ async function expectCode(fn: () => unknown, code: string): Promise<void> {
   throw new Error(`expected ${code}`);
 }
 
-describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on %s', (backend) => {
-  const skip = backend === 'postgres' && pgMissing !== null;
-  const pending = (what: string) => backend === 'sqlite' && SQLITE_PENDING.has(what);
+describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on %s", (backend) => {
+  const skip = backend === "postgres" && pgMissing !== null;
+  const pending = (what: string) => backend === "sqlite" && SQLITE_PENDING.has(what);
   let t: BackendStore | null = null;
   afterEach(async () => {
     await t?.cleanup();
@@ -45,69 +46,76 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
   });
   const open = async (opts: StoreOpts = {}): Promise<BackendStore> => (t = await openBackend(backend, cluster, opts));
 
-  describe.skipIf(skip)('enqueue and documents', () => {
-    it('stores documents and rows, collapses repeated numbers, ids sort; another instance sees the job', async () => {
+  describe.skipIf(skip)("enqueue and documents", () => {
+    it("stores documents and rows, collapses repeated numbers, ids sort; another instance sees the job", async () => {
       const { store, dir, reopen } = await open();
-      const src = docFile(dir, 'hello fax');
-      const { job, duplicate } = await store.enqueue(newJob(dir, {
-        documents: [{ path: src, name: '../../etc/evil name.pdf', contentType: 'application/pdf' }],
-        recipients: [{ number: '+15551230001', name: 'Bob' }, { number: '+15551230002' }, { number: '+15551230001' }],
-        meta: { origin: { messageId: '<x@y>' } },
-        tags: ['urgent'],
-        scheduledAt: '2026-12-01T10:00:00+01:00',
-      }));
+      const src = docFile(dir, "hello fax");
+      const { job, duplicate } = await store.enqueue(
+        newJob(dir, {
+          documents: [{ path: src, name: "../../etc/evil name.pdf", contentType: "application/pdf" }],
+          recipients: [{ number: "+15551230001", name: "Bob" }, { number: "+15551230002" }, { number: "+15551230001" }],
+          meta: { origin: { messageId: "<x@y>" } },
+          tags: ["urgent"],
+          scheduledAt: "2026-12-01T10:00:00+01:00",
+        }),
+      );
       expect(duplicate).toBe(false);
       expect(job.id).toMatch(JOB_ID_PATTERN);
-      expect(job.state).toBe('queued');
-      expect(job.recipients.map((r) => [r.number, r.name])).toEqual([['+15551230001', 'Bob'], ['+15551230002', null]]);
+      expect(job.state).toBe("queued");
+      expect(job.recipients.map((r) => [r.number, r.name])).toEqual([
+        ["+15551230001", "Bob"],
+        ["+15551230002", null],
+      ]);
       expect(job.documents[0]!.bytes).toBe(9);
-      expect(job.documents[0]!.name).toBe('../../etc/evil name.pdf');
+      expect(job.documents[0]!.name).toBe("../../etc/evil name.pdf");
       {
-        expect((await store.readDocument(job.documents[0]!)).toString()).toBe('hello fax');
+        expect((await store.readDocument(job.documents[0]!)).toString()).toBe("hello fax");
         const p = await store.documentPath(job.documents[0]!);
-        expect(readFileSync(p, 'utf8')).toBe('hello fax');
-        expect(p).not.toContain('..');
+        expect(readFileSync(p, "utf8")).toBe("hello fax");
+        expect(p).not.toContain("..");
       }
       // what enqueue answered is the job as stored, field for field
       expect(job).toEqual(await store.getJob(job.id));
       const other = await reopen();
       const seen = await other.getJob(job.id);
-      expect(seen?.meta.origin?.messageId).toBe('<x@y>');
-      expect((await other.readDocument(seen!.documents[0]!)).toString()).toBe('hello fax');
+      expect(seen?.meta.origin?.messageId).toBe("<x@y>");
+      expect((await other.readDocument(seen!.documents[0]!)).toString()).toBe("hello fax");
       const second = await store.enqueue(newJob(dir));
       expect(second.job.id > job.id).toBe(true);
-      expect(await store.getJob('FGNOSUCHJOB00000')).toBeNull();
+      expect(await store.getJob("FGNOSUCHJOB00000")).toBeNull();
     });
 
-    it('keeps the original input, and moves documents when asked', async () => {
+    it("keeps the original input, and moves documents when asked", async () => {
       const { store, dir } = await open();
-      const src = docFile(dir, 'moved');
-      const orig = docFile(dir, 'From: a@b\r\n\r\nbody');
-      const { job } = await store.enqueue(newJob(dir, {
-        documents: [{ path: src, name: 'a.pdf', contentType: 'application/pdf', move: true }],
-        original: { path: orig, name: 'message.eml', contentType: 'message/rfc822', move: true },
-      }));
+      const src = docFile(dir, "moved");
+      const orig = docFile(dir, "From: a@b\r\n\r\nbody");
+      const { job } = await store.enqueue(
+        newJob(dir, {
+          documents: [{ path: src, name: "a.pdf", contentType: "application/pdf", move: true }],
+          original: { path: orig, name: "message.eml", contentType: "message/rfc822", move: true },
+        }),
+      );
       expect(() => readFileSync(src)).toThrow();
       expect(() => readFileSync(orig)).toThrow();
-      expect(job.original?.name).toBe('message.eml');
-      expect((await store.readDocument(job.original!)).toString()).toContain('body');
+      expect(job.original?.name).toBe("message.eml");
+      expect((await store.readDocument(job.original!)).toString()).toContain("body");
     });
 
-    it('returns the existing job for a dedupeKey inside the window, and a new one after it', async () => {
+    it("returns the existing job for a dedupeKey inside the window, and a new one after it", async () => {
       const clock = manualClock();
       const { store, dir } = await open({ clock, dedupeWindowMs: 60_000 });
-      const first = await store.enqueue(newJob(dir, { dedupeKey: 'mail:<a@b>' }));
-      const again = await store.enqueue(newJob(dir, { dedupeKey: 'mail:<a@b>' }));
+      const first = await store.enqueue(newJob(dir, { dedupeKey: "mail:<a@b>" }));
+      const again = await store.enqueue(newJob(dir, { dedupeKey: "mail:<a@b>" }));
       expect(again.duplicate).toBe(true);
       expect(again.job.id).toBe(first.job.id);
       expect(await store.listJobs()).toHaveLength(1);
       clock.advance(61_000);
-      const later = await store.enqueue(newJob(dir, { dedupeKey: 'mail:<a@b>' }));
+      const later = await store.enqueue(newJob(dir, { dedupeKey: "mail:<a@b>" }));
       expect(later.duplicate).toBe(false);
       expect(later.job.id).not.toBe(first.job.id);
     });
 
-    it('tells onEnqueued listeners of each new job after it is committed, not of duplicates', async () => {
+    it("tells onEnqueued listeners of each new job after it is committed, not of duplicates", async () => {
       const { store, dir, reopen } = await open();
       const other = await reopen();
       const seen: Array<Promise<boolean>> = [];
@@ -116,174 +124,249 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
         ids.push(job.id);
         seen.push(Promise.resolve(other.getJob(job.id)).then((j) => j !== null));
       });
-      await store.enqueue(newJob(dir, { dedupeKey: 'k1' }));
-      await store.enqueue(newJob(dir, { dedupeKey: 'k1' }));
+      await store.enqueue(newJob(dir, { dedupeKey: "k1" }));
+      await store.enqueue(newJob(dir, { dedupeKey: "k1" }));
       off();
       await store.enqueue(newJob(dir));
       expect(ids).toHaveLength(1);
       expect(await Promise.all(seen)).toEqual([true]);
     });
 
-    it('refuses a job without recipients', async () => {
+    it("refuses a job without recipients", async () => {
       const { store, dir } = await open();
-      await expectCode(() => store.enqueue(newJob(dir, { recipients: [] })), 'NO_DESTINATION');
+      await expectCode(() => store.enqueue(newJob(dir, { recipients: [] })), "NO_DESTINATION");
       expect(await store.listJobs()).toHaveLength(0);
     });
 
-    it('keeps corrupt input with its reason and queues one rejected notice', async () => {
+    it("keeps corrupt input with its reason and queues one rejected notice", async () => {
       const { store, dir } = await open();
-      const job = await store.enqueueCorrupt({ source: 'smtp', user: 'alice', reason: 'broken MIME', original: { path: docFile(dir, 'garbage'), name: 'message.eml', contentType: 'message/rfc822' } });
-      expect(job.state).toBe('corrupt');
-      expect(job.corruptReason).toBe('broken MIME');
+      const job = await store.enqueueCorrupt({
+        source: "smtp",
+        user: "alice",
+        reason: "broken MIME",
+        original: { path: docFile(dir, "garbage"), name: "message.eml", contentType: "message/rfc822" },
+      });
+      expect(job.state).toBe("corrupt");
+      expect(job.corruptReason).toBe("broken MIME");
       expect(job.finishedAt).not.toBeNull();
       const notes = await store.listNotifications({ jobId: job.id });
-      expect(notes.map((n) => [n.kind, n.dedupeKey])).toEqual([['rejected', `rejected:${job.id}`]]);
-      expect((await store.readDocument(job.original!)).toString()).toBe('garbage');
-      await expectCode(() => store.retry(job.id), 'JOB_STATE');
-      await expectCode(() => store.cancel(job.id), 'JOB_STATE');
-      expect(await store.claimDue('me', 5, 10_000)).toEqual([]);
+      expect(notes.map((n) => [n.kind, n.dedupeKey])).toEqual([["rejected", `rejected:${job.id}`]]);
+      expect((await store.readDocument(job.original!)).toString()).toBe("garbage");
+      await expectCode(() => store.retry(job.id), "JOB_STATE");
+      await expectCode(() => store.cancel(job.id), "JOB_STATE");
+      expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
     });
   });
 
-  describe.skipIf(skip)('claims and transitions', () => {
-    it('derives job states and queues exactly one outcome notice per time the job becomes final', async () => {
+  describe.skipIf(skip)("claims and transitions", () => {
+    it("derives job states and queues exactly one outcome notice per time the job becomes final", async () => {
       const { store, dir } = await open();
-      const { job } = await store.enqueue(newJob(dir, { recipients: [{ number: '+15551230001' }, { number: '+15551230002' }] }));
-      const [g] = await store.claimDue('me', 10, 60_000);
+      const { job } = await store.enqueue(
+        newJob(dir, { recipients: [{ number: "+15551230001" }, { number: "+15551230002" }] }),
+      );
+      const [g] = await store.claimDue("me", 10, 60_000);
       expect(g!.recipients.map((r) => r.idx)).toEqual([0, 1]);
       const active = (await store.getJob(job.id))!;
-      expect(active.state).toBe('active');
-      expect(active.recipients.every((r) => r.state === 'sending' && r.sendId === g!.sendId && r.lockedBy === 'me' && r.attempts === 1)).toBe(true);
-      expect(await store.markAccepted(key(job.id, 0), g!.sendId, { messageId: 'm1', pagesCount: 3 }, 1)).toBe(true);
-      expect(await store.markAccepted(key(job.id, 0), 'other-send', { messageId: 'm9' })).toBe(false); // stale caller
-      expect(await store.isKnownMessage('m1')).toBe(true);
-      expect(await store.isKnownMessage('m9')).toBe(false);
-      expect((await store.listProcessing()).map((r) => [r.jobId, r.user, r.messageId])).toEqual([[job.id, 'alice', 'm1']]);
+      expect(active.state).toBe("active");
+      expect(
+        active.recipients.every(
+          (r) => r.state === "sending" && r.sendId === g!.sendId && r.lockedBy === "me" && r.attempts === 1,
+        ),
+      ).toBe(true);
+      expect(await store.markAccepted(key(job.id, 0), g!.sendId, { messageId: "m1", pagesCount: 3 }, 1)).toBe(true);
+      expect(await store.markAccepted(key(job.id, 0), "other-send", { messageId: "m9" })).toBe(false); // stale caller
+      expect(await store.isKnownMessage("m1")).toBe(true);
+      expect(await store.isKnownMessage("m9")).toBe(false);
+      expect((await store.listProcessing()).map((r) => [r.jobId, r.user, r.messageId])).toEqual([
+        [job.id, "alice", "m1"],
+      ]);
       await store.recordProgress(key(job.id, 0), { pagesComplete: 1, faxAttempt: 1 });
-      expect(await store.complete(key(job.id, 0), { resultCode: '0', resultInfo: 'OK', pagesComplete: 2, duration: 40, faxAttempt: 1 })).toBe(true);
-      expect(await store.complete(key(job.id, 0), { resultCode: '0' })).toBe(false); // already final
+      expect(
+        await store.complete(key(job.id, 0), {
+          resultCode: "0",
+          resultInfo: "OK",
+          pagesComplete: 2,
+          duration: 40,
+          faxAttempt: 1,
+        }),
+      ).toBe(true);
+      expect(await store.complete(key(job.id, 0), { resultCode: "0" })).toBe(false); // already final
       expect(await store.listNotifications({ jobId: job.id })).toHaveLength(0);
-      expect(await store.fail(key(job.id, 1), { reason: 'busy (3 tries)', sendId: g!.sendId, fields: { resultCode: '2', errorCode: 'BUSY' } })).toBe(true);
+      expect(
+        await store.fail(key(job.id, 1), {
+          reason: "busy (3 tries)",
+          sendId: g!.sendId,
+          fields: { resultCode: "2", errorCode: "BUSY" },
+        }),
+      ).toBe(true);
       const done = (await store.getJob(job.id))!;
-      expect(done.state).toBe('partial');
+      expect(done.state).toBe("partial");
       expect(done.finishedAt).not.toBeNull();
-      expect(done.recipients[0]).toMatchObject({ state: 'delivered', messageId: 'm1', pages: 2, pagesCount: 3, duration: 40, faxAttempt: 1, apiCalls: 1, lockedBy: null });
-      expect(done.recipients[1]).toMatchObject({ state: 'failed', lastError: 'busy (3 tries)', resultCode: '2', errorCode: 'BUSY' });
+      expect(done.recipients[0]).toMatchObject({
+        state: "delivered",
+        messageId: "m1",
+        pages: 2,
+        pagesCount: 3,
+        duration: 40,
+        faxAttempt: 1,
+        apiCalls: 1,
+        lockedBy: null,
+      });
+      expect(done.recipients[1]).toMatchObject({
+        state: "failed",
+        lastError: "busy (3 tries)",
+        resultCode: "2",
+        errorCode: "BUSY",
+      });
       const notes = await store.listNotifications({ jobId: job.id });
       expect(notes.map((n) => n.dedupeKey)).toEqual([`outcome:${job.id}`]);
       expect(notes[0]!.payload).toEqual({ jobId: job.id });
-      expect((await store.enqueueNotification({ kind: 'outcome', user: 'alice', jobId: job.id, dedupeKey: `outcome:${job.id}`, payload: { jobId: job.id } })).duplicate).toBe(true);
+      expect(
+        (
+          await store.enqueueNotification({
+            kind: "outcome",
+            user: "alice",
+            jobId: job.id,
+            dedupeKey: `outcome:${job.id}`,
+            payload: { jobId: job.id },
+          })
+        ).duplicate,
+      ).toBe(true);
       await store.retry(job.id);
-      const [g2] = await store.claimDue('me', 10, 60_000);
+      const [g2] = await store.claimDue("me", 10, 60_000);
       expect(g2!.recipients.map((r) => r.idx)).toEqual([1]);
-      await store.fail(key(job.id, 1), { reason: 'no answer' });
-      expect((await store.listNotifications({ jobId: job.id, kind: 'outcome' })).map((n) => n.dedupeKey).sort()).toEqual([`outcome:${job.id}`, `outcome:${job.id}:2`]);
+      await store.fail(key(job.id, 1), { reason: "no answer" });
+      expect(
+        (await store.listNotifications({ jobId: job.id, kind: "outcome" })).map((n) => n.dedupeKey).sort(),
+      ).toEqual([`outcome:${job.id}`, `outcome:${job.id}:2`]);
     });
 
-    it('claims only due work, one fax per number in flight, groups per job, committed before the call', async () => {
+    it("claims only due work, one fax per number in flight, groups per job, committed before the call", async () => {
       const clock = manualClock();
       const { store, dir, reopen } = await open({ clock });
-      const a = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15550000001' }] }))).job;
-      const b = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15550000001' }] }))).job;
-      const c = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15550000002' }], scheduledAt: new Date(clock.now() + 48 * 3600_000).toISOString() }))).job;
-      const groups = await store.claimDue('me', 10, 60_000);
+      const a = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000001" }] }))).job;
+      const b = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000001" }] }))).job;
+      const c = (
+        await store.enqueue(
+          newJob(dir, {
+            recipients: [{ number: "+15550000002" }],
+            scheduledAt: new Date(clock.now() + 48 * 3600_000).toISOString(),
+          }),
+        )
+      ).job;
+      const groups = await store.claimDue("me", 10, 60_000);
       expect(groups.map((g) => g.job.id)).toEqual([a.id]); // b waits for the same number, c is far in the future
-      expect((await (await reopen()).getJob(a.id))!.recipients[0]!.state).toBe('sending');
-      expect(await store.claimDue('me', 10, 60_000)).toEqual([]);
-      expect(await store.defer(key(a.id), { error: 'API_SERVER: 503', nextAttemptAt: new Date(clock.now() + 30_000), sendId: groups[0]!.sendId })).toBe(true);
+      expect((await (await reopen()).getJob(a.id))!.recipients[0]!.state).toBe("sending");
+      expect(await store.claimDue("me", 10, 60_000)).toEqual([]);
+      expect(
+        await store.defer(key(a.id), {
+          error: "API_SERVER: 503",
+          nextAttemptAt: new Date(clock.now() + 30_000),
+          sendId: groups[0]!.sendId,
+        }),
+      ).toBe(true);
       expect(await store.nextDueAt()).toBe(new Date(clock.now() + 30_000).toISOString());
-      expect((await store.claimDue('me', 10, 60_000)).map((g) => g.job.id)).toEqual([b.id]);
-      await store.complete(key(b.id), { resultCode: '0' });
-      expect(await store.claimDue('me', 10, 60_000)).toEqual([]); // a is deferred until later
+      expect((await store.claimDue("me", 10, 60_000)).map((g) => g.job.id)).toEqual([b.id]);
+      await store.complete(key(b.id), { resultCode: "0" });
+      expect(await store.claimDue("me", 10, 60_000)).toEqual([]); // a is deferred until later
       clock.advance(31_000);
-      expect((await store.claimDue('me', 10, 60_000)).map((g) => g.job.id)).toEqual([a.id]);
+      expect((await store.claimDue("me", 10, 60_000)).map((g) => g.job.id)).toEqual([a.id]);
       clock.advance(47 * 3600_000);
-      expect((await store.claimDue('me', 10, 60_000)).map((g) => g.job.id)).toEqual([c.id]);
+      expect((await store.claimDue("me", 10, 60_000)).map((g) => g.job.id)).toEqual([c.id]);
       // perNumber raises the limit
-      const d = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15550000009' }] }))).job;
-      const e = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15550000009' }] }))).job;
-      expect((await store.claimDue('me', 10, 60_000, { perNumber: 2 })).map((g) => g.job.id).sort()).toEqual([d.id, e.id].sort());
+      const d = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000009" }] }))).job;
+      const e = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000009" }] }))).job;
+      expect((await store.claimDue("me", 10, 60_000, { perNumber: 2 })).map((g) => g.job.id).sort()).toEqual(
+        [d.id, e.id].sort(),
+      );
     });
 
-    it('claims at most `limit` jobs per call', async () => {
+    it("claims at most `limit` jobs per call", async () => {
       const { store, dir } = await open();
       for (let i = 0; i < 5; i++) await store.enqueue(newJob(dir, { recipients: [{ number: `+1555000010${i}` }] }));
-      expect(await store.claimDue('me', 2, 60_000)).toHaveLength(2);
-      expect(await store.claimDue('me', 10, 60_000)).toHaveLength(3);
+      expect(await store.claimDue("me", 2, 60_000)).toHaveLength(2);
+      expect(await store.claimDue("me", 10, 60_000)).toHaveLength(3);
     });
 
-    it('refuses each transition from a state the table does not allow', async () => {
+    it("refuses each transition from a state the table does not allow", async () => {
       const { store, dir } = await open();
       const { job } = await store.enqueue(newJob(dir));
       const k = key(job.id);
       // from queued: only claim, fail, cancel, hold
-      expect(await store.complete(k, { resultCode: '0' })).toBe(false);
-      expect(await store.markAccepted(k, 'S1', { messageId: 'm' })).toBe(false);
-      expect(await store.markUnknown(k, 'S1', 'x')).toBe(false);
-      expect(await store.defer(k, { error: 'x', nextAttemptAt: new Date() })).toBe(false);
-      const [g] = await store.claimDue('me', 1, 60_000);
+      expect(await store.complete(k, { resultCode: "0" })).toBe(false);
+      expect(await store.markAccepted(k, "S1", { messageId: "m" })).toBe(false);
+      expect(await store.markUnknown(k, "S1", "x")).toBe(false);
+      expect(await store.defer(k, { error: "x", nextAttemptAt: new Date() })).toBe(false);
+      const [g] = await store.claimDue("me", 1, 60_000);
       // sending: lose (unknown) then postpone only while unknown
-      expect(await store.postponeUnknown(k, g!.sendId, 'later', new Date(Date.now() + 1000))).toBe(false);
-      expect(await store.markUnknown(k, g!.sendId, 'timeout')).toBe(true);
-      expect(await store.postponeUnknown(k, g!.sendId, 'lookup failed', new Date(Date.now() + 60_000))).toBe(true);
-      expect(await store.postponeUnknown(k, 'other', 'x', new Date())).toBe(false);
+      expect(await store.postponeUnknown(k, g!.sendId, "later", new Date(Date.now() + 1000))).toBe(false);
+      expect(await store.markUnknown(k, g!.sendId, "timeout")).toBe(true);
+      expect(await store.postponeUnknown(k, g!.sendId, "lookup failed", new Date(Date.now() + 60_000))).toBe(true);
+      expect(await store.postponeUnknown(k, "other", "x", new Date())).toBe(false);
       expect((await store.listUnknown(new Date(Date.now() + 1000))).length).toBe(0); // postponed
-      expect(await store.markAccepted(k, g!.sendId, { messageId: 'm2' })).toBe(true);
+      expect(await store.markAccepted(k, g!.sendId, { messageId: "m2" })).toBe(true);
       // processing: defer with expect narrowing refuses a state not in expect
-      expect(await store.defer(k, { error: 'x', nextAttemptAt: new Date(), expect: ['unknown'] })).toBe(false);
-      expect(await store.defer(k, { error: 'busy', nextAttemptAt: new Date(0), faxTry: true, expect: ['processing'] })).toBe(true);
+      expect(await store.defer(k, { error: "x", nextAttemptAt: new Date(), expect: ["unknown"] })).toBe(false);
+      expect(
+        await store.defer(k, { error: "busy", nextAttemptAt: new Date(0), faxTry: true, expect: ["processing"] }),
+      ).toBe(true);
       const r = (await store.getJob(job.id))!.recipients[0]!;
-      expect(r).toMatchObject({ state: 'deferred', faxTries: 1, lastError: 'busy' });
-      expect(await store.complete(k, { resultCode: '0' })).toBe(false); // deferred cannot be delivered
-      expect(await store.fail(k, { reason: 'gave up', expect: ['queued'] })).toBe(false);
-      expect(await store.fail(k, { reason: 'gave up' })).toBe(true);
-      expect(await store.fail(k, { reason: 'again' })).toBe(false);
-      expect(await store.defer(k, { error: 'x', nextAttemptAt: new Date() })).toBe(false);
-      expect((await store.getJob(job.id))!.state).toBe('failed');
+      expect(r).toMatchObject({ state: "deferred", faxTries: 1, lastError: "busy" });
+      expect(await store.complete(k, { resultCode: "0" })).toBe(false); // deferred cannot be delivered
+      expect(await store.fail(k, { reason: "gave up", expect: ["queued"] })).toBe(false);
+      expect(await store.fail(k, { reason: "gave up" })).toBe(true);
+      expect(await store.fail(k, { reason: "again" })).toBe(false);
+      expect(await store.defer(k, { error: "x", nextAttemptAt: new Date() })).toBe(false);
+      expect((await store.getJob(job.id))!.state).toBe("failed");
     });
 
-    it('a 429 deferral does not use up a try; wakeDeferred makes matching deferrals due now', async () => {
+    it("a 429 deferral does not use up a try; wakeDeferred makes matching deferrals due now", async () => {
       const clock = manualClock();
       const { store, dir } = await open({ clock });
       const { job } = await store.enqueue(newJob(dir));
-      const [g] = await store.claimDue('me', 5, 10_000);
-      await store.defer(key(job.id), { error: 'KEY_HOLD: refused', nextAttemptAt: new Date(clock.now() + 3600_000), sendId: g!.sendId, refundAttempt: true });
+      const [g] = await store.claimDue("me", 5, 10_000);
+      await store.defer(key(job.id), {
+        error: "KEY_HOLD: refused",
+        nextAttemptAt: new Date(clock.now() + 3600_000),
+        sendId: g!.sendId,
+        refundAttempt: true,
+      });
       expect((await store.getJob(job.id))!.recipients[0]!.attempts).toBe(0);
-      expect(await store.claimDue('me', 5, 10_000)).toEqual([]);
-      expect(await store.wakeDeferred('bob', 'KEY_HOLD')).toBe(0);
-      expect(await store.wakeDeferred('alice', 'OTHER')).toBe(0);
-      expect(await store.wakeDeferred('alice', 'KEY_HOLD')).toBe(1);
-      expect(await store.claimDue('me', 5, 10_000)).toHaveLength(1);
+      expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
+      expect(await store.wakeDeferred("bob", "KEY_HOLD")).toBe(0);
+      expect(await store.wakeDeferred("alice", "OTHER")).toBe(0);
+      expect(await store.wakeDeferred("alice", "KEY_HOLD")).toBe(1);
+      expect(await store.claimDue("me", 5, 10_000)).toHaveLength(1);
     });
   });
 
-  describe.skipIf(skip)('leases', () => {
-    it('an expired lease turns a send into unknown, never back into queued; a renewed one does not', async () => {
+  describe.skipIf(skip)("leases", () => {
+    it("an expired lease turns a send into unknown, never back into queued; a renewed one does not", async () => {
       const clock = manualClock();
       const { store, dir } = await open({ clock });
       const { job } = await store.enqueue(newJob(dir));
-      const [g] = await store.claimDue('dead-process', 5, 10_000);
+      const [g] = await store.claimDue("dead-process", 5, 10_000);
       clock.advance(5_000);
-      await store.extendLease('dead-process', [key(job.id)], 10_000);
-      await store.extendLease('someone-else', [key(job.id)], 1); // not theirs: no effect
+      await store.extendLease("dead-process", [key(job.id)], 10_000);
+      await store.extendLease("someone-else", [key(job.id)], 1); // not theirs: no effect
       clock.advance(9_000);
       expect((await store.releaseExpired()).unknown).toBe(0);
       clock.advance(2_000);
       expect((await store.releaseExpired()).unknown).toBe(1);
       const r = (await store.getJob(job.id))!.recipients[0]!;
-      expect(r).toMatchObject({ state: 'unknown', sendId: g!.sendId, lockedBy: null });
-      expect(await store.claimDue('me', 5, 10_000)).toEqual([]);
+      expect(r).toMatchObject({ state: "unknown", sendId: g!.sendId, lockedBy: null });
+      expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
       expect((await store.listUnknown(new Date(clock.now() + 1))).map((x) => x.jobId)).toEqual([job.id]);
-      expect(await store.markAccepted(key(job.id), g!.sendId, { messageId: 'm1' })).toBe(true);
+      expect(await store.markAccepted(key(job.id), g!.sendId, { messageId: "m1" })).toBe(true);
     });
 
-    it('a send that became unknown late is looked up only a grace after that, not after its send time', async () => {
+    it("a send that became unknown late is looked up only a grace after that, not after its send time", async () => {
       // Another gateway's lease ran out long after the send: the service may still be finishing that
       // send, so the lookup (and a resend when nothing is found) must wait from the moment it became unknown.
       const clock = manualClock();
       const { store, dir } = await open({ clock });
       const { job } = await store.enqueue(newJob(dir));
-      await store.claimDue('dead-process', 5, 60_000);
+      await store.claimDue("dead-process", 5, 60_000);
       clock.advance(61_000);
       expect((await store.releaseExpired()).unknown).toBe(1);
       const grace = 8_000;
@@ -292,90 +375,108 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect((await store.listUnknown(new Date(clock.now() - grace))).map((x) => x.jobId)).toEqual([job.id]);
     });
 
-    it('releaseOwner makes this owner\'s sends unknown and frees its notices', async () => {
+    it("releaseOwner makes this owner's sends unknown and frees its notices", async () => {
       const { store, dir } = await open();
-      const a = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15550000011' }] }))).job;
-      await store.claimDue('me', 5, 60_000);
-      const b = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15550000012' }] }))).job;
-      await store.claimDue('other', 5, 60_000);
-      expect(await store.releaseOwner('me')).toBe(1);
-      expect((await store.getJob(a.id))!.recipients[0]!.state).toBe('unknown');
-      expect((await store.getJob(b.id))!.recipients[0]!.state).toBe('sending');
+      const a = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000011" }] }))).job;
+      await store.claimDue("me", 5, 60_000);
+      const b = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000012" }] }))).job;
+      await store.claimDue("other", 5, 60_000);
+      expect(await store.releaseOwner("me")).toBe(1);
+      expect((await store.getJob(a.id))!.recipients[0]!.state).toBe("unknown");
+      expect((await store.getJob(b.id))!.recipients[0]!.state).toBe("sending");
     });
   });
 
-  describe.skipIf(skip)('operators and purge', () => {
-    it('cancel, hold, release, retry and their refusals', async () => {
+  describe.skipIf(skip)("operators and purge", () => {
+    it("cancel, hold, release, retry and their refusals", async () => {
       const { store, dir } = await open();
-      const { job } = await store.enqueue(newJob(dir, { recipients: [{ number: '+15551230001' }, { number: '+15551230002' }] }));
-      expect((await store.hold(job.id)).state).toBe('held');
-      expect(await store.claimDue('me', 5, 10_000)).toEqual([]);
-      await expectCode(() => store.hold(job.id), 'JOB_STATE');
-      expect((await store.release(job.id)).state).toBe('queued');
-      await expectCode(() => store.release(job.id), 'JOB_STATE');
-      await expectCode(() => store.retry(job.id), 'JOB_STATE');
-      const [g] = await store.claimDue('me', 5, 10_000);
-      await store.markAccepted(key(job.id, 0), g!.sendId, { messageId: 'm1' });
-      await store.defer(key(job.id, 1), { error: 'x', nextAttemptAt: new Date(Date.now() + 3600_000), sendId: g!.sendId });
+      const { job } = await store.enqueue(
+        newJob(dir, { recipients: [{ number: "+15551230001" }, { number: "+15551230002" }] }),
+      );
+      expect((await store.hold(job.id)).state).toBe("held");
+      expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
+      await expectCode(() => store.hold(job.id), "JOB_STATE");
+      expect((await store.release(job.id)).state).toBe("queued");
+      await expectCode(() => store.release(job.id), "JOB_STATE");
+      await expectCode(() => store.retry(job.id), "JOB_STATE");
+      const [g] = await store.claimDue("me", 5, 10_000);
+      await store.markAccepted(key(job.id, 0), g!.sendId, { messageId: "m1" });
+      await store.defer(key(job.id, 1), {
+        error: "x",
+        nextAttemptAt: new Date(Date.now() + 3600_000),
+        sendId: g!.sendId,
+      });
       const cancelled = await store.cancel(job.id);
-      expect(cancelled.recipients.map((r) => r.state)).toEqual(['processing', 'cancelled']);
-      expect(cancelled.state).toBe('active');
-      await expectCode(() => store.cancel(job.id), 'JOB_STATE');
-      await store.complete(key(job.id, 0), { resultCode: '0' });
-      expect((await store.getJob(job.id))!.state).toBe('partial');
+      expect(cancelled.recipients.map((r) => r.state)).toEqual(["processing", "cancelled"]);
+      expect(cancelled.state).toBe("active");
+      await expectCode(() => store.cancel(job.id), "JOB_STATE");
+      await store.complete(key(job.id, 0), { resultCode: "0" });
+      expect((await store.getJob(job.id))!.state).toBe("partial");
       const retried = await store.retry(job.id);
-      expect(retried.state).toBe('active'); // one delivered, one queued again
+      expect(retried.state).toBe("active"); // one delivered, one queued again
       expect(retried.finishedAt).toBeNull();
-      expect(retried.recipients[1]).toMatchObject({ state: 'queued', attempts: 0, faxTries: 0, lastError: null });
-      await expectCode(() => store.cancel('FGNOSUCHJOB00000'), 'JOB_NOT_FOUND');
+      expect(retried.recipients[1]).toMatchObject({ state: "queued", attempts: 0, faxTries: 0, lastError: null });
+      await expectCode(() => store.cancel("FGNOSUCHJOB00000"), "JOB_NOT_FOUND");
     });
 
-    it('an unknown send is the operator\'s to retry or cancel only once parked, never while it is looked up', async () => {
+    it("an unknown send is the operator's to retry or cancel only once parked, never while it is looked up", async () => {
       const { store, dir } = await open();
-      const a = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15551230011' }] }))).job;
-      const b = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15551230012' }] }))).job;
-      for (const g of await store.claimDue('me', 5, 10_000)) expect(await store.markUnknown(key(g.job.id), g.sendId, 'timeout')).toBe(true);
+      const a = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15551230011" }] }))).job;
+      const b = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15551230012" }] }))).job;
+      for (const g of await store.claimDue("me", 5, 10_000))
+        expect(await store.markUnknown(key(g.job.id), g.sendId, "timeout")).toBe(true);
       // still being looked up: neither moves
-      await expectCode(() => store.retry(a.id), 'JOB_STATE');
-      await expectCode(() => store.cancel(a.id), 'JOB_STATE');
+      await expectCode(() => store.retry(a.id), "JOB_STATE");
+      await expectCode(() => store.cancel(a.id), "JOB_STATE");
       for (const j of [a, b]) {
         const r = (await store.getJob(j.id))!.recipients[0]!;
-        expect(r.state).toBe('unknown');
-        expect(await store.postponeUnknown(key(j.id), r.sendId!, 'parked: several faxes could be this one; it will not be sent again by itself', new Date(Date.now() + 3600_000))).toBe(true);
+        expect(r.state).toBe("unknown");
+        expect(
+          await store.postponeUnknown(
+            key(j.id),
+            r.sendId!,
+            "parked: several faxes could be this one; it will not be sent again by itself",
+            new Date(Date.now() + 3600_000),
+          ),
+        ).toBe(true);
       }
       const retried = await store.retry(a.id);
-      expect(retried.recipients[0]).toMatchObject({ state: 'queued', lastError: null, sendId: null, attempts: 0 });
+      expect(retried.recipients[0]).toMatchObject({ state: "queued", lastError: null, sendId: null, attempts: 0 });
       const cancelled = await store.cancel(b.id);
-      expect(cancelled.state).toBe('cancelled');
-      expect((await store.listEvents(b.id)).at(-1)).toMatchObject({ transition: 'cancel', from: 'unknown', to: 'cancelled' });
+      expect(cancelled.state).toBe("cancelled");
+      expect((await store.listEvents(b.id)).at(-1)).toMatchObject({
+        transition: "cancel",
+        from: "unknown",
+        to: "cancelled",
+      });
     });
 
-    it('purges final jobs older than the cutoff, but not open ones or ones with a notice pending', async () => {
+    it("purges final jobs older than the cutoff, but not open ones or ones with a notice pending", async () => {
       const clock = manualClock();
       const { store, dir } = await open({ clock });
       const old = (await store.enqueue(newJob(dir))).job;
-      const [g] = await store.claimDue('me', 5, 10_000);
-      await store.markAccepted(key(old.id), g!.sendId, { messageId: 'm1' });
-      await store.complete(key(old.id), { resultCode: '0' });
-      const open_ = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15559990000' }] }))).job;
+      const [g] = await store.claimDue("me", 5, 10_000);
+      await store.markAccepted(key(old.id), g!.sendId, { messageId: "m1" });
+      await store.complete(key(old.id), { resultCode: "0" });
+      const open_ = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15559990000" }] }))).job;
       clock.advance(10 * 86_400_000);
-      const recent = (await store.enqueue(newJob(dir, { recipients: [{ number: '+15559990001' }] }))).job;
+      const recent = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15559990001" }] }))).job;
       await store.cancel(recent.id);
       expect(await store.purge(7 * 86_400_000)).toBe(0);
-      for (const n of await store.claimNotifications('n', 10, 1000)) await store.completeNotification(n.id, 'sent');
+      for (const n of await store.claimNotifications("n", 10, 1000)) await store.completeNotification(n.id, "sent");
       expect(await store.purge(7 * 86_400_000)).toBe(1);
       expect(await store.getJob(old.id)).toBeNull();
       expect(await store.listNotifications({ jobId: old.id })).toEqual([]);
       expect(await store.getJob(open_.id)).not.toBeNull();
-      expect((await store.getJob(recent.id))!.state).toBe('cancelled');
+      expect((await store.getJob(recent.id))!.state).toBe("cancelled");
       await expect(store.readDocument(old.documents[0]!)).rejects.toThrow();
     });
 
-    it('counts by state, oldest active age, pending notices; listJobs filters', async () => {
+    it("counts by state, oldest active age, pending notices; listJobs filters", async () => {
       const clock = manualClock();
       const { store, dir } = await open({ clock });
       await store.enqueue(newJob(dir));
-      await store.enqueue(newJob(dir, { user: 'bob', source: 'smtp', recipients: [{ number: '+15551239999' }] }));
+      await store.enqueue(newJob(dir, { user: "bob", source: "smtp", recipients: [{ number: "+15551239999" }] }));
       clock.advance(90_000);
       const c = await store.counts();
       expect(c.jobs.queued).toBe(2);
@@ -383,39 +484,54 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
       expect(c.recipients.queued).toBe(2);
       expect(c.oldestActiveAgeSeconds).toBe(90);
       expect(c.notificationsPending).toBe(0);
-      expect((await store.listJobs({ user: 'bob' })).map((j) => j.source)).toEqual(['smtp']);
-      expect(await store.listJobs({ state: 'queued', source: 'cli' })).toHaveLength(1);
-      expect(await store.listJobs({ state: 'delivered' })).toHaveLength(0);
+      expect((await store.listJobs({ user: "bob" })).map((j) => j.source)).toEqual(["smtp"]);
+      expect(await store.listJobs({ state: "queued", source: "cli" })).toHaveLength(1);
+      expect(await store.listJobs({ state: "delivered" })).toHaveLength(0);
     });
   });
 
-  describe.skipIf(skip)('events, search and paging', () => {
-    it.skipIf(pending('events'))('writes an event for each step, oldest first', async () => {
+  describe.skipIf(skip)("events, search and paging", () => {
+    it.skipIf(pending("events"))("writes an event for each step, oldest first", async () => {
       const { store, dir } = await open();
       const { job } = await store.enqueue(newJob(dir));
-      const [g] = await store.claimDue('me', 5, 10_000);
-      await store.markAccepted(key(job.id), g!.sendId, { messageId: 'm1' });
-      await store.complete(key(job.id), { resultCode: '0', resultInfo: 'OK' });
-      const steps = (await store.listEvents(job.id)).filter((e) => e.idx !== null).map((e) => [e.transition, e.from, e.to]);
-      expect(steps).toEqual([['claim', 'queued', 'sending'], ['accept', 'sending', 'processing'], ['deliver', 'processing', 'delivered']]);
-      expect(await store.listEvents('FGNOSUCHJOB00000')).toEqual([]);
+      const [g] = await store.claimDue("me", 5, 10_000);
+      await store.markAccepted(key(job.id), g!.sendId, { messageId: "m1" });
+      await store.complete(key(job.id), { resultCode: "0", resultInfo: "OK" });
+      const steps = (await store.listEvents(job.id))
+        .filter((e) => e.idx !== null)
+        .map((e) => [e.transition, e.from, e.to]);
+      expect(steps).toEqual([
+        ["claim", "queued", "sending"],
+        ["accept", "sending", "processing"],
+        ["deliver", "processing", "delivered"],
+      ]);
+      expect(await store.listEvents("FGNOSUCHJOB00000")).toEqual([]);
     });
 
-    it('searches numbers, names and subjects; pages newest first; counts; updatedSince', async () => {
+    it("searches numbers, names and subjects; pages newest first; counts; updatedSince", async () => {
       const clock = manualClock();
       const { store, dir } = await open({ clock });
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        ids.push((await store.enqueue(newJob(dir, { recipients: [{ number: `+1555444000${i}`, name: i === 2 ? 'Acme Billing' : undefined }], cover: { enabled: true, subject: i === 3 ? 'Invoice 100%_done' : 'hello' } }))).job.id);
+        ids.push(
+          (
+            await store.enqueue(
+              newJob(dir, {
+                recipients: [{ number: `+1555444000${i}`, name: i === 2 ? "Acme Billing" : undefined }],
+                cover: { enabled: true, subject: i === 3 ? "Invoice 100%_done" : "hello" },
+              }),
+            )
+          ).job.id,
+        );
         clock.advance(1000);
       }
-      expect((await store.listJobs({ search: '4440001' })).map((j) => j.id)).toEqual([ids[1]]);
-      expect((await store.listJobs({ search: 'acme bill' })).map((j) => j.id)).toEqual([ids[2]]);
-      expect((await store.listJobs({ search: '100%_' })).map((j) => j.id)).toEqual([ids[3]]);
-      expect(await store.listJobs({ search: '%' })).toHaveLength(1); // a literal percent, not a wildcard
+      expect((await store.listJobs({ search: "4440001" })).map((j) => j.id)).toEqual([ids[1]]);
+      expect((await store.listJobs({ search: "acme bill" })).map((j) => j.id)).toEqual([ids[2]]);
+      expect((await store.listJobs({ search: "100%_" })).map((j) => j.id)).toEqual([ids[3]]);
+      expect(await store.listJobs({ search: "%" })).toHaveLength(1); // a literal percent, not a wildcard
       expect((await store.listJobs({ limit: 2, offset: 1 })).map((j) => j.id)).toEqual([ids[3], ids[2]]);
       expect(await store.countJobs({ limit: 2 })).toBe(5);
-      expect(await store.countJobs({ search: 'hello' })).toBe(4);
+      expect(await store.countJobs({ search: "hello" })).toBe(4);
       const since = new Date(clock.now()).toISOString();
       expect(await store.listJobs({ updatedSince: since })).toEqual([]);
       await store.cancel(ids[0]!);
@@ -423,92 +539,176 @@ describe.each(['sqlite', 'postgres'] as BackendName[])('queue store contract on 
     });
   });
 
-  describe.skipIf(skip)('notifications and key/value state', () => {
-    it('leases, defers, fails and completes notifications; each is claimed once', async () => {
+  describe.skipIf(skip)("notifications and key/value state", () => {
+    it("leases, defers, fails and completes notifications; each is claimed once", async () => {
       const clock = manualClock();
       const { store, reopen } = await open({ clock });
       const other = await reopen({ clock });
-      const payload = { messageId: 'm1', status: 'success', from: '+15550001111', csid: null, pages: 1, duration: 30, createdAt: null, resultCode: '0', resultInfo: 'OK', errorCode: null, errorInfo: null };
-      const n = await store.enqueueNotification({ kind: 'inbound', user: 'alice', dedupeKey: 'inbound:m1', payload });
+      const payload = {
+        messageId: "m1",
+        status: "success",
+        from: "+15550001111",
+        csid: null,
+        pages: 1,
+        duration: 30,
+        createdAt: null,
+        resultCode: "0",
+        resultInfo: "OK",
+        errorCode: null,
+        errorInfo: null,
+      };
+      const n = await store.enqueueNotification({ kind: "inbound", user: "alice", dedupeKey: "inbound:m1", payload });
       expect(n.duplicate).toBe(false);
-      expect((await store.enqueueNotification({ kind: 'inbound', user: 'alice', dedupeKey: 'inbound:m1', payload })).duplicate).toBe(true);
-      const [claimed] = await store.claimNotifications('w1', 10, 30_000);
-      expect(claimed).toMatchObject({ id: n.id, attempts: 1, payload: { messageId: 'm1' }, kind: 'inbound', user: 'alice' });
-      expect(await other.claimNotifications('w2', 10, 30_000)).toEqual([]); // leased
-      await store.deferNotification(n.id, 'smtp down', new Date(clock.now() + 60_000));
-      expect(await other.claimNotifications('w2', 10, 30_000)).toEqual([]);
+      expect(
+        (await store.enqueueNotification({ kind: "inbound", user: "alice", dedupeKey: "inbound:m1", payload }))
+          .duplicate,
+      ).toBe(true);
+      const [claimed] = await store.claimNotifications("w1", 10, 30_000);
+      expect(claimed).toMatchObject({
+        id: n.id,
+        attempts: 1,
+        payload: { messageId: "m1" },
+        kind: "inbound",
+        user: "alice",
+      });
+      expect(await other.claimNotifications("w2", 10, 30_000)).toEqual([]); // leased
+      await store.deferNotification(n.id, "smtp down", new Date(clock.now() + 60_000));
+      expect(await other.claimNotifications("w2", 10, 30_000)).toEqual([]);
       clock.advance(61_000);
-      expect((await other.claimNotifications('w2', 10, 30_000))[0]!.attempts).toBe(2);
-      await other.completeNotification(n.id, 'sent');
+      expect((await other.claimNotifications("w2", 10, 30_000))[0]!.attempts).toBe(2);
+      await other.completeNotification(n.id, "sent");
       clock.advance(3600_000);
-      expect(await store.claimNotifications('w2', 10, 30_000)).toEqual([]);
+      expect(await store.claimNotifications("w2", 10, 30_000)).toEqual([]);
       expect((await store.counts()).notificationsPending).toBe(0);
-      const f = await store.enqueueNotification({ kind: 'inbound', user: 'alice', dedupeKey: 'inbound:m2', payload });
-      await store.claimNotifications('w1', 10, 30_000);
-      await store.failNotification(f.id, 'no such mailbox');
-      const [failed] = await store.listNotifications({ kind: 'inbound' });
-      expect(failed).toMatchObject({ id: f.id, state: 'failed', lastError: 'no such mailbox' });
+      const f = await store.enqueueNotification({ kind: "inbound", user: "alice", dedupeKey: "inbound:m2", payload });
+      await store.claimNotifications("w1", 10, 30_000);
+      await store.failNotification(f.id, "no such mailbox");
+      const [failed] = await store.listNotifications({ kind: "inbound" });
+      expect(failed).toMatchObject({ id: f.id, state: "failed", lastError: "no such mailbox" });
     });
 
-    it('key/value state is shared and survives a reopen', async () => {
+    it("key/value state is shared and survives a reopen", async () => {
       const { store, reopen } = await open();
-      expect(await store.getState('inbound:alice')).toBeNull();
-      await store.setState('inbound:alice', '10');
-      await store.setState('inbound:alice', '11');
-      expect(await (await reopen()).getState('inbound:alice')).toBe('11');
+      expect(await store.getState("inbound:alice")).toBeNull();
+      await store.setState("inbound:alice", "10");
+      await store.setState("inbound:alice", "11");
+      expect(await (await reopen()).getState("inbound:alice")).toBe("11");
     });
 
-    it('holdsDuty answers for this store', async () => {
+    it("holdsDuty answers for this store", async () => {
       const { store } = await open();
-      expect(await store.holdsDuty('purge')).toBe(true);
-      expect(await store.holdsDuty('purge')).toBe(true);
+      expect(await store.holdsDuty("purge")).toBe(true);
+      expect(await store.holdsDuty("purge")).toBe(true);
     });
   });
 
-  describe.skipIf(skip)('received faxes', () => {
+  describe.skipIf(skip)("received faxes", () => {
     const fax = (messageId: string, over: Record<string, unknown> = {}) => ({
-      messageId, user: 'alice', dialled: '+15550100200', sender: '+15557654321', csid: 'ACME LAB', pages: 2, status: 'success',
-      receivedAt: '2026-11-20T10:00:00.000Z', groups: ['referrals'], document: new TextEncoder().encode('%PDF-1.4 received'), detail: 'polled; routed to group referrals',
+      messageId,
+      user: "alice",
+      dialled: "+15550100200",
+      sender: "+15557654321",
+      csid: "ACME LAB",
+      pages: 2,
+      status: "success",
+      receivedAt: "2026-11-20T10:00:00.000Z",
+      groups: ["referrals"],
+      document: new TextEncoder().encode("%PDF-1.4 received"),
+      detail: "polled; routed to group referrals",
       ...over,
     });
 
-    it('keeps each fax once with its document, another instance sees it; lists by group and state', async () => {
+    it("keeps each fax once with its document, another instance sees it; lists by group and state", async () => {
       const { store, reopen } = await open();
-      const first = await store.keepReceived(fax('m-1'));
+      const first = await store.keepReceived(fax("m-1"));
       expect(first.duplicate).toBe(false);
-      expect(first.fax).toMatchObject({ messageId: 'm-1', user: 'alice', dialled: '+15550100200', sender: '+15557654321', csid: 'ACME LAB', pages: 2, state: 'new', owner: null, groups: ['referrals'], hasDocument: true });
-      const again = await (await reopen()).keepReceived(fax('m-1', { groups: ['other'] }));
-      expect(again).toMatchObject({ duplicate: true, fax: { id: first.fax.id, groups: ['referrals'] } });
-      expect((await store.readReceivedDocument(first.fax.id))!.toString()).toBe('%PDF-1.4 received');
-      await store.keepReceived(fax('m-2', { groups: ['pharmacy'], document: null, status: 'failed', receivedAt: '2026-11-21T10:00:00.000Z' }));
-      expect((await store.listReceived({ groups: ['referrals'] })).map((f) => f.messageId)).toEqual(['m-1']);
-      expect((await store.listReceived({ groups: ['referrals', 'pharmacy'] })).map((f) => f.messageId)).toEqual(['m-2', 'm-1']);
-      expect(await store.listReceived({ groups: ['referral'] })).toEqual([]);
+      expect(first.fax).toMatchObject({
+        messageId: "m-1",
+        user: "alice",
+        dialled: "+15550100200",
+        sender: "+15557654321",
+        csid: "ACME LAB",
+        pages: 2,
+        state: "new",
+        owner: null,
+        groups: ["referrals"],
+        hasDocument: true,
+      });
+      const again = await (await reopen()).keepReceived(fax("m-1", { groups: ["other"] }));
+      expect(again).toMatchObject({ duplicate: true, fax: { id: first.fax.id, groups: ["referrals"] } });
+      expect((await store.readReceivedDocument(first.fax.id))!.toString()).toBe("%PDF-1.4 received");
+      await store.keepReceived(
+        fax("m-2", { groups: ["pharmacy"], document: null, status: "failed", receivedAt: "2026-11-21T10:00:00.000Z" }),
+      );
+      expect((await store.listReceived({ groups: ["referrals"] })).map((f) => f.messageId)).toEqual(["m-1"]);
+      expect((await store.listReceived({ groups: ["referrals", "pharmacy"] })).map((f) => f.messageId)).toEqual([
+        "m-2",
+        "m-1",
+      ]);
+      expect(await store.listReceived({ groups: ["referral"] })).toEqual([]);
       expect((await store.listReceived()).length).toBe(2);
-      const noDoc = (await store.listReceived({ groups: ['pharmacy'] }))[0]!;
+      const noDoc = (await store.listReceived({ groups: ["pharmacy"] }))[0]!;
       expect(noDoc.hasDocument).toBe(false);
       expect(await store.readReceivedDocument(noDoc.id)).toBeNull();
-      expect((await store.listReceivedEvents(first.fax.id)).map((e) => [e.action, e.detail])).toEqual([['stored', 'polled; routed to group referrals']]);
+      expect((await store.listReceivedEvents(first.fax.id)).map((e) => [e.action, e.detail])).toEqual([
+        ["stored", "polled; routed to group referrals"],
+      ]);
     });
 
-    it('take it once: a second taker loses; done, note and escalation are in the timeline; retention purges', async () => {
-      const clock = manualClock(Date.parse('2026-11-25T10:00:00.000Z'));
+    it("take it once: a second taker loses; done, note and escalation are in the timeline; retention purges", async () => {
+      const clock = manualClock(Date.parse("2026-11-25T10:00:00.000Z"));
       const { store, reopen } = await open({ clock });
-      const { fax: f } = await store.keepReceived(fax('m-3'));
+      const { fax: f } = await store.keepReceived(fax("m-3"));
       const other = await reopen();
-      const took = await store.changeReceived(f.id, { set: { state: 'taken', owner: 'alice' }, expect: ['new'], event: { action: 'taken', actor: 'alice', detail: null } });
-      expect(took).toMatchObject({ state: 'taken', owner: 'alice' });
-      expect(await other.changeReceived(f.id, { set: { state: 'taken', owner: 'bob' }, expect: ['new'], event: { action: 'taken', actor: 'bob', detail: null } })).toBeNull();
-      await other.changeReceived(f.id, { set: { note: 'called the lab back' }, event: { action: 'note', actor: 'bob', detail: 'called the lab back' } });
-      await store.changeReceived(f.id, { set: { escalatedAt: '2026-11-25T10:00:00.000Z' }, event: { action: 'escalated', actor: null, detail: 'to group referrals' } });
-      const done = await store.changeReceived(f.id, { set: { state: 'done' }, expect: ['taken'], event: { action: 'done', actor: 'alice', detail: null } });
-      expect(done).toMatchObject({ state: 'done', owner: 'alice', note: 'called the lab back', escalatedAt: '2026-11-25T10:00:00.000Z' });
-      expect(await store.changeReceived('FRNOSUCH', { set: { state: 'done' }, event: { action: 'done', actor: 'alice', detail: null } })).toBeNull();
-      expect((await other.listReceivedEvents(f.id)).map((e) => `${e.action}:${e.actor ?? '-'}`)).toEqual(['stored:-', 'taken:alice', 'note:bob', 'escalated:-', 'done:alice']);
-      expect((await store.listReceived({ states: ['new'] }))).toEqual([]);
-      await store.keepReceived(fax('m-4', { receivedAt: '2026-11-24T12:00:00.000Z' }));
+      const took = await store.changeReceived(f.id, {
+        set: { state: "taken", owner: "alice" },
+        expect: ["new"],
+        event: { action: "taken", actor: "alice", detail: null },
+      });
+      expect(took).toMatchObject({ state: "taken", owner: "alice" });
+      expect(
+        await other.changeReceived(f.id, {
+          set: { state: "taken", owner: "bob" },
+          expect: ["new"],
+          event: { action: "taken", actor: "bob", detail: null },
+        }),
+      ).toBeNull();
+      await other.changeReceived(f.id, {
+        set: { note: "called the lab back" },
+        event: { action: "note", actor: "bob", detail: "called the lab back" },
+      });
+      await store.changeReceived(f.id, {
+        set: { escalatedAt: "2026-11-25T10:00:00.000Z" },
+        event: { action: "escalated", actor: null, detail: "to group referrals" },
+      });
+      const done = await store.changeReceived(f.id, {
+        set: { state: "done" },
+        expect: ["taken"],
+        event: { action: "done", actor: "alice", detail: null },
+      });
+      expect(done).toMatchObject({
+        state: "done",
+        owner: "alice",
+        note: "called the lab back",
+        escalatedAt: "2026-11-25T10:00:00.000Z",
+      });
+      expect(
+        await store.changeReceived("FRNOSUCH", {
+          set: { state: "done" },
+          event: { action: "done", actor: "alice", detail: null },
+        }),
+      ).toBeNull();
+      expect((await other.listReceivedEvents(f.id)).map((e) => `${e.action}:${e.actor ?? "-"}`)).toEqual([
+        "stored:-",
+        "taken:alice",
+        "note:bob",
+        "escalated:-",
+        "done:alice",
+      ]);
+      expect(await store.listReceived({ states: ["new"] })).toEqual([]);
+      await store.keepReceived(fax("m-4", { receivedAt: "2026-11-24T12:00:00.000Z" }));
       expect(await store.purgeReceived(2 * 86_400_000)).toBe(1);
-      expect((await store.listReceived()).map((x) => x.messageId)).toEqual(['m-4']);
+      expect((await store.listReceived()).map((x) => x.messageId)).toEqual(["m-4"]);
       expect(await store.listReceivedEvents(f.id)).toEqual([]);
     });
   });

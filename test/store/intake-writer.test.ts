@@ -1,84 +1,123 @@
 // Intake's commits on a thread of their own (src/store/sqlite/intake-writer.ts): each job stands
 // alone in a shared commit, a job is on disk when enqueue answers, a duplicate is found inside the
 // write lock, and when the thread is gone the main connection commits instead.
-import Database from 'better-sqlite3';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
-import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
-import { CommitUncertainError, IntakeWriter, runRequest, type WriteRequest } from '../../src/store/sqlite/intake-writer.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { NewJob } from '../../src/store/types.js';
+import Database from "better-sqlite3";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Worker } from "node:worker_threads";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/log/logger.js";
+import {
+  CommitUncertainError,
+  IntakeWriter,
+  runRequest,
+  type WriteRequest,
+} from "../../src/store/sqlite/intake-writer.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { NewJob } from "../../src/store/types.js";
 
-let dir = '';
+let dir = "";
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const job = (i: number, extra: Partial<NewJob> = {}): NewJob => ({
-  source: 'cli', user: 'alice', recipients: [{ number: '+15551234567' }],
-  documents: [{ path: `/nowhere/${i}.pdf`, name: 'letter.pdf', contentType: 'application/pdf', data: Buffer.alloc(20_000 + i, 0x25) }],
-  cover: { enabled: false }, ...extra,
+  source: "cli",
+  user: "alice",
+  recipients: [{ number: "+15551234567" }],
+  documents: [
+    {
+      path: `/nowhere/${i}.pdf`,
+      name: "letter.pdf",
+      contentType: "application/pdf",
+      data: Buffer.alloc(20_000 + i, 0x25),
+    },
+  ],
+  cover: { enabled: false },
+  ...extra,
 });
 
-const kvInsert = (key: string): WriteRequest => ({ statements: [['INSERT INTO kv (key, value) VALUES (?, ?)', [key, 'v']]] });
+const kvInsert = (key: string): WriteRequest => ({
+  statements: [["INSERT INTO kv (key, value) VALUES (?, ?)", [key, "v"]]],
+});
 
 /** A store's folder with its schema, and a writer thread of its own on it. */
 async function writerOn(): Promise<{ db: Database.Database; writer: IntakeWriter; warnings: string[] }> {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-iw-'));
-  await (SqliteStore.open({ dataDir: dir })).close();
-  const db = new Database(path.join(dir, 'faxgate.db'));
-  db.pragma('busy_timeout = 10000');
+  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-iw-"));
+  await SqliteStore.open({ dataDir: dir }).close();
+  const db = new Database(path.join(dir, "faxgate.db"));
+  db.pragma("busy_timeout = 10000");
   const { log, warnings } = warningLog();
-  return { db, writer: new IntakeWriter(path.join(dir, 'faxgate.db'), log, mainConnection(db)), warnings };
+  return { db, writer: new IntakeWriter(path.join(dir, "faxgate.db"), log, mainConnection(db)), warnings };
 }
 
 /** A logger that keeps the warnings' messages. */
 function warningLog(): { log: ReturnType<typeof silentLogger>; warnings: string[] } {
   const warnings: string[] = [];
-  return { log: { ...silentLogger(), warn: (_o: unknown, msg?: string) => warnings.push(String(msg)) } as ReturnType<typeof silentLogger>, warnings };
+  return {
+    log: { ...silentLogger(), warn: (_o: unknown, msg?: string) => warnings.push(String(msg)) } as ReturnType<
+      typeof silentLogger
+    >,
+    warnings,
+  };
 }
 
 /** Requests run on `db` itself, as the store's main connection runs them without the thread. */
-const mainConnection = (db: Database.Database) => (r: WriteRequest) => db.transaction(() => runRequest((t) => db.prepare(t), r)).immediate();
+const mainConnection = (db: Database.Database) => (r: WriteRequest) =>
+  db.transaction(() => runRequest((t) => db.prepare(t), r)).immediate();
 
-describe('the intake writer thread', () => {
-  it('commits the requests that reach it together, each standing alone: one that fails takes no other with it', async () => {
+describe("the intake writer thread", () => {
+  it("commits the requests that reach it together, each standing alone: one that fails takes no other with it", async () => {
     const { db, writer } = await writerOn();
-    const requests = Array.from({ length: 30 }, (_, i) => (i === 10 ? { statements: [...kvInsert('k10').statements, ['INSERT INTO no_such_table VALUES (1)', []]] } as WriteRequest : kvInsert(`k${i}`)));
+    const requests = Array.from({ length: 30 }, (_, i) =>
+      i === 10
+        ? ({
+            statements: [...kvInsert("k10").statements, ["INSERT INTO no_such_table VALUES (1)", []]],
+          } as WriteRequest)
+        : kvInsert(`k${i}`),
+    );
     const settled = await Promise.allSettled(requests.map((r) => writer.run(r)));
-    expect(settled.filter((s) => s.status === 'rejected')).toHaveLength(1);
+    expect(settled.filter((s) => s.status === "rejected")).toHaveLength(1);
     expect(String((settled[10] as PromiseRejectedResult).reason)).toMatch(/no_such_table/);
-    for (const s of settled) if (s.status === 'fulfilled') expect(s.value).toEqual({ flushed: true });
-    const keys = (db.prepare("SELECT key FROM kv WHERE key LIKE 'k%'").all() as Array<{ key: string }>).map((r) => r.key);
+    for (const s of settled) if (s.status === "fulfilled") expect(s.value).toEqual({ flushed: true });
+    const keys = (db.prepare("SELECT key FROM kv WHERE key LIKE 'k%'").all() as Array<{ key: string }>).map(
+      (r) => r.key,
+    );
     // k10's first statement went with its savepoint
-    expect(keys.sort()).toEqual(requests.map((_, i) => `k${i}`).filter((k) => k !== 'k10').sort());
+    expect(keys.sort()).toEqual(
+      requests
+        .map((_, i) => `k${i}`)
+        .filter((k) => k !== "k10")
+        .sort(),
+    );
     await writer.close();
     db.close();
   });
 
   it("answers with the guard's row and writes nothing when the guard finds one", async () => {
     const { db, writer } = await writerOn();
-    await writer.run(kvInsert('there'));
-    const out = await writer.run({ guard: ["SELECT key FROM kv WHERE key = ?", ['there']], statements: kvInsert('not-written').statements });
-    expect(out).toEqual({ found: { key: 'there' }, flushed: true });
+    await writer.run(kvInsert("there"));
+    const out = await writer.run({
+      guard: ["SELECT key FROM kv WHERE key = ?", ["there"]],
+      statements: kvInsert("not-written").statements,
+    });
+    expect(out).toEqual({ found: { key: "there" }, flushed: true });
     expect(db.prepare("SELECT count(*) AS n FROM kv WHERE key = 'not-written'").get()).toEqual({ n: 0 });
     await writer.close();
     db.close();
   });
 
-  it('when the thread stops: what it had not answered is uncertain, and later requests are committed on the main connection', async () => {
+  it("when the thread stops: what it had not answered is uncertain, and later requests are committed on the main connection", async () => {
     const { db, writer, warnings } = await writerOn();
-    await writer.run(kvInsert('before'));
+    await writer.run(kvInsert("before"));
     const worker = (writer as unknown as { worker: Worker }).worker;
     const pending = Array.from({ length: 5 }, (_, i) => writer.run(kvInsert(`pending${i}`)));
     await worker.terminate();
     const settled = await Promise.allSettled(pending);
     // each either answered before the end or failed as uncertain, never as plainly not committed
-    for (const s of settled) if (s.status === 'rejected') expect(s.reason).toBeInstanceOf(CommitUncertainError);
-    expect(warnings.join('\n')).toMatch(/back on the main thread/);
-    const after = await writer.run(kvInsert('after'));
+    for (const s of settled) if (s.status === "rejected") expect(s.reason).toBeInstanceOf(CommitUncertainError);
+    expect(warnings.join("\n")).toMatch(/back on the main thread/);
+    const after = await writer.run(kvInsert("after"));
     // committed here, not flushed by the thread: the store flushes it itself
     expect(after).toEqual({ flushed: false });
     expect(db.prepare("SELECT count(*) AS n FROM kv WHERE key = 'after'").get()).toEqual({ n: 1 });
@@ -86,30 +125,34 @@ describe('the intake writer thread', () => {
     db.close();
   });
 
-  it('a thread that never opened its connection committed nothing: its requests are run on the main connection', async () => {
+  it("a thread that never opened its connection committed nothing: its requests are run on the main connection", async () => {
     const { db } = await writerOn();
     const { log, warnings } = warningLog();
     // the thread's database is not there: it stops as it starts
-    const writer = new IntakeWriter(path.join(dir, 'missing', 'faxgate.db'), log, mainConnection(db));
-    const outs = await Promise.all([writer.run(kvInsert('a')), writer.run(kvInsert('b'))]);
+    const writer = new IntakeWriter(path.join(dir, "missing", "faxgate.db"), log, mainConnection(db));
+    const outs = await Promise.all([writer.run(kvInsert("a")), writer.run(kvInsert("b"))]);
     expect(outs).toEqual([{ flushed: false }, { flushed: false }]);
     expect(db.prepare("SELECT count(*) AS n FROM kv WHERE key IN ('a', 'b')").get()).toEqual({ n: 2 });
-    expect(warnings.join('\n')).toMatch(/back on the main thread/);
+    expect(warnings.join("\n")).toMatch(/back on the main thread/);
     await writer.close();
     db.close();
   });
 });
 
-describe('enqueue through the intake thread', () => {
-  it('stores jobs arriving at once, finds a duplicate inside the write lock, and each job is readable by another connection when enqueue answers', async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-iw-'));
+describe("enqueue through the intake thread", () => {
+  it("stores jobs arriving at once, finds a duplicate inside the write lock, and each job is readable by another connection when enqueue answers", async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-iw-"));
     const store = SqliteStore.open({ dataDir: dir, threadsNow: true });
-    const other = new Database(path.join(dir, 'faxgate.db'), { readonly: true });
-    const seen = (id: string): boolean => other.prepare('SELECT 1 FROM jobs WHERE id = ?').get(id) !== undefined;
+    const other = new Database(path.join(dir, "faxgate.db"), { readonly: true });
+    const seen = (id: string): boolean => other.prepare("SELECT 1 FROM jobs WHERE id = ?").get(id) !== undefined;
     const results = await Promise.all([
-      ...Array.from({ length: 40 }, (_, i) => store.enqueue(job(i)).then((r) => ({ ...r, seenAtOnce: seen(r.job.id) }))),
+      ...Array.from({ length: 40 }, (_, i) =>
+        store.enqueue(job(i)).then((r) => ({ ...r, seenAtOnce: seen(r.job.id) })),
+      ),
       // the same key twice in the same moment: one job
-      ...[0, 1].map(() => store.enqueue(job(99, { dedupeKey: 'same-mail' })).then((r) => ({ ...r, seenAtOnce: seen(r.job.id) }))),
+      ...[0, 1].map(() =>
+        store.enqueue(job(99, { dedupeKey: "same-mail" })).then((r) => ({ ...r, seenAtOnce: seen(r.job.id) })),
+      ),
     ]);
     expect(results.every((r) => r.seenAtOnce)).toBe(true);
     const keyed = results.slice(40);
@@ -123,21 +166,24 @@ describe('enqueue through the intake thread', () => {
     await store.close();
   });
 
-  it('a command that enqueues one job exits by itself once the job is stored (the thread does not hold the process)', () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-iw-'));
+  it("a command that enqueues one job exits by itself once the job is stored (the thread does not hold the process)", () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-iw-"));
     const script = `
-      import { SqliteStore } from ${JSON.stringify(path.resolve('src/store/sqlite/store.ts'))};
+      import { SqliteStore } from ${JSON.stringify(path.resolve("src/store/sqlite/store.ts"))};
       const store = SqliteStore.open({ dataDir: ${JSON.stringify(dir)} });
       const { job } = await store.enqueue({ source: 'cli', user: 'alice', recipients: [{ number: '+15551234567' }], documents: [{ path: '/nowhere/a.pdf', name: 'a.pdf', contentType: 'application/pdf', data: Buffer.alloc(1000, 0x25) }], cover: { enabled: false } });
       console.log(job.id);
     `;
     // no close(): the process must end on its own, with the job committed
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
-    expect(run.error, 'the process ended by itself').toBeUndefined();
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.error, "the process ended by itself").toBeUndefined();
     expect(run.status, run.stderr).toBe(0);
     const id = run.stdout.trim();
-    const db = new Database(path.join(dir, 'faxgate.db'), { readonly: true });
-    expect(db.prepare('SELECT state FROM jobs WHERE id = ?').get(id)).toEqual({ state: 'queued' });
+    const db = new Database(path.join(dir, "faxgate.db"), { readonly: true });
+    expect(db.prepare("SELECT state FROM jobs WHERE id = ?").get(id)).toEqual({ state: "queued" });
     db.close();
   });
 });

@@ -1,19 +1,19 @@
 // `faxgate store migrate`: an SQLite queue with jobs in every state, documents, notifications and
 // state keys, copied into a real PostgreSQL and compared row by row; a rerun copies nothing twice;
 // a running daemon's queue is refused. One run through the real CLI, with the password hidden.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isFaxgateError } from '../../src/errors.js';
-import { DaemonLock } from '../../src/store/daemon-lock.js';
-import { migrateSqliteToPostgres } from '../../src/store/postgres/migrate-sqlite.js';
-import { PgStore } from '../../src/store/postgres/pg-store.js';
-import type { QueueStore } from '../../src/store/queue-store.js';
-import type { Job } from '../../src/store/types.js';
-import { runCli } from '../helpers/cli.js';
-import { pgAvailable, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
-import { docFile, newJob } from '../helpers/store.js';
-import { openBackend } from '../helpers/store-backends.js';
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isFaxgateError } from "../../src/errors.js";
+import { DaemonLock } from "../../src/store/daemon-lock.js";
+import { migrateSqliteToPostgres } from "../../src/store/postgres/migrate-sqlite.js";
+import { PgStore } from "../../src/store/postgres/pg-store.js";
+import type { QueueStore } from "../../src/store/queue-store.js";
+import type { Job } from "../../src/store/types.js";
+import { runCli } from "../helpers/cli.js";
+import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { docFile, newJob } from "../helpers/store.js";
+import { openBackend } from "../helpers/store-backends.js";
 
 const pgMissing = pgAvailable();
 if (pgMissing) console.warn(`store migrate tests skipped: ${pgMissing}`);
@@ -27,38 +27,63 @@ afterAll(() => cluster?.destroy());
 /** An SQLite queue with a job in every state there is. */
 async function busyQueue(s: QueueStore, dir: string): Promise<void> {
   const k = (jobId: string, idx = 0) => ({ jobId, idx });
-  const one = async (n: string, extra = {}) => (await s.enqueue(newJob(dir, { recipients: [{ number: n, name: `name ${n}` }], ...extra }))).job;
-  await one('+15550000100', { cover: { enabled: true, subject: 'still queued' }, original: { path: docFile(dir, 'From: x\r\n\r\nhi'), name: 'message.eml', contentType: 'message/rfc822' } });
+  const one = async (n: string, extra = {}) =>
+    (await s.enqueue(newJob(dir, { recipients: [{ number: n, name: `name ${n}` }], ...extra }))).job;
+  await one("+15550000100", {
+    cover: { enabled: true, subject: "still queued" },
+    original: { path: docFile(dir, "From: x\r\n\r\nhi"), name: "message.eml", contentType: "message/rfc822" },
+  });
   // a small document given as bytes: the SQLite store keeps it in its database, not as a file
-  const held = await one('+15550000101', { documents: [{ path: path.join(dir, 'not-a-file.txt'), name: 'page.txt', contentType: 'text/plain', data: Buffer.from('kept in the database') }] });
+  const held = await one("+15550000101", {
+    documents: [
+      {
+        path: path.join(dir, "not-a-file.txt"),
+        name: "page.txt",
+        contentType: "text/plain",
+        data: Buffer.from("kept in the database"),
+      },
+    ],
+  });
   await s.hold(held.id);
-  const sending = await one('+15550000102');
-  const deferred = await one('+15550000103');
-  const processing = await one('+15550000104');
-  const delivered = await one('+15550000105');
-  const failed = await one('+15550000106');
-  const unknown = await one('+15550000107');
-  const cancelled = await one('+15550000108');
+  const sending = await one("+15550000102");
+  const deferred = await one("+15550000103");
+  const processing = await one("+15550000104");
+  const delivered = await one("+15550000105");
+  const failed = await one("+15550000106");
+  const unknown = await one("+15550000107");
+  const cancelled = await one("+15550000108");
   await s.cancel(cancelled.id);
-  const partial = (await s.enqueue(newJob(dir, { recipients: [{ number: '+15550000109' }, { number: '+15550000110' }] }))).job;
-  const groups = await s.claimDue('old-run', 20, 60_000);
+  const partial = (
+    await s.enqueue(newJob(dir, { recipients: [{ number: "+15550000109" }, { number: "+15550000110" }] }))
+  ).job;
+  const groups = await s.claimDue("old-run", 20, 60_000);
   const send = (id: string) => groups.find((g) => g.job.id === id)!.sendId;
   expect(groups.some((g) => g.job.id === sending.id)).toBe(true);
-  await s.defer(k(deferred.id), { error: 'busy', nextAttemptAt: new Date(Date.now() + 3600_000), sendId: send(deferred.id), faxTry: true });
-  await s.markAccepted(k(processing.id), send(processing.id), { messageId: 'msg-proc' });
-  await s.markAccepted(k(delivered.id), send(delivered.id), { messageId: 'msg-del' });
-  await s.complete(k(delivered.id), { resultCode: '0', resultInfo: 'OK', pagesComplete: 1, duration: 30 });
-  await s.fail(k(failed.id), { reason: 'no answer', sendId: send(failed.id) });
-  await s.markUnknown(k(unknown.id), send(unknown.id), 'connection dropped');
-  await s.markAccepted(k(partial.id, 0), send(partial.id), { messageId: 'msg-p0' });
-  await s.complete(k(partial.id, 0), { resultCode: '0' });
-  await s.fail(k(partial.id, 1), { reason: 'busy', sendId: send(partial.id) });
-  await one('+15550000111'); // after the claim: stays queued
-  await s.enqueueCorrupt({ source: 'smtp', user: 'alice', reason: 'broken MIME', original: { path: docFile(dir, 'garbage'), name: 'message.eml', contentType: 'message/rfc822' } });
-  const n = (await s.claimNotifications('n', 1, 60_000))[0]!;
-  await s.completeNotification(n.id, 'sent');
-  await s.setState('inbound:alice', '{"cursor":42}');
-  await s.setState('first-start', 'done');
+  await s.defer(k(deferred.id), {
+    error: "busy",
+    nextAttemptAt: new Date(Date.now() + 3600_000),
+    sendId: send(deferred.id),
+    faxTry: true,
+  });
+  await s.markAccepted(k(processing.id), send(processing.id), { messageId: "msg-proc" });
+  await s.markAccepted(k(delivered.id), send(delivered.id), { messageId: "msg-del" });
+  await s.complete(k(delivered.id), { resultCode: "0", resultInfo: "OK", pagesComplete: 1, duration: 30 });
+  await s.fail(k(failed.id), { reason: "no answer", sendId: send(failed.id) });
+  await s.markUnknown(k(unknown.id), send(unknown.id), "connection dropped");
+  await s.markAccepted(k(partial.id, 0), send(partial.id), { messageId: "msg-p0" });
+  await s.complete(k(partial.id, 0), { resultCode: "0" });
+  await s.fail(k(partial.id, 1), { reason: "busy", sendId: send(partial.id) });
+  await one("+15550000111"); // after the claim: stays queued
+  await s.enqueueCorrupt({
+    source: "smtp",
+    user: "alice",
+    reason: "broken MIME",
+    original: { path: docFile(dir, "garbage"), name: "message.eml", contentType: "message/rfc822" },
+  });
+  const n = (await s.claimNotifications("n", 1, 60_000))[0]!;
+  await s.completeNotification(n.id, "sent");
+  await s.setState("inbound:alice", '{"cursor":42}');
+  await s.setState("first-start", "done");
 }
 
 /** A job as both backends must show it: document paths differ by design (a folder vs a cache). */
@@ -68,21 +93,23 @@ const comparable = (j: Job) => ({
   original: j.original ? { ...j.original, path: path.basename(j.original.path) } : null,
 });
 
-describe.skipIf(pgMissing !== null)('faxgate store migrate', () => {
-  it('copies every job, recipient, document, notification and state key; a rerun copies nothing twice', async () => {
-    const src = await openBackend('sqlite', null);
+describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
+  it("copies every job, recipient, document, notification and state key; a rerun copies nothing twice", async () => {
+    const src = await openBackend("sqlite", null);
     try {
       await busyQueue(src.store, src.dir);
-      const dataDir = path.join(src.dir, 'data');
+      const dataDir = path.join(src.dir, "data");
       const url = await cluster.createDatabase();
       const report = await migrateSqliteToPostgres({ dataDir, url });
       expect(report.source.jobs).toBe(12);
       expect(report.copied).toEqual(report.source);
-      const pgs = await PgStore.open({ url, dataDir: path.join(src.dir, 'pg-data') });
+      const pgs = await PgStore.open({ url, dataDir: path.join(src.dir, "pg-data") });
       try {
         const before = await src.store.listJobs();
         const after = await pgs.listJobs();
-        expect(new Set(before.map((j) => j.state))).toEqual(new Set(['queued', 'held', 'active', 'delivered', 'failed', 'partial', 'cancelled', 'corrupt']));
+        expect(new Set(before.map((j) => j.state))).toEqual(
+          new Set(["queued", "held", "active", "delivered", "failed", "partial", "cancelled", "corrupt"]),
+        );
         expect(after.map(comparable)).toEqual(before.map(comparable));
         for (const j of before) {
           const events = await src.store.listEvents(j.id);
@@ -91,15 +118,17 @@ describe.skipIf(pgMissing !== null)('faxgate store migrate', () => {
           const docs = [...j.documents, ...(j.original ? [j.original] : [])];
           const pj = (await pgs.getJob(j.id))!;
           const pdocs = [...pj.documents, ...(pj.original ? [pj.original] : [])];
-          for (let i = 0; i < docs.length; i++) expect((await pgs.readDocument(pdocs[i]!)).equals(await src.store.readDocument(docs[i]!))).toBe(true);
+          for (let i = 0; i < docs.length; i++)
+            expect((await pgs.readDocument(pdocs[i]!)).equals(await src.store.readDocument(docs[i]!))).toBe(true);
         }
-        const strip = (ns: Awaited<ReturnType<QueueStore['listNotifications']>>) => ns.map(({ id: _id, ...rest }) => rest).sort((a, b) => a.dedupeKey.localeCompare(b.dedupeKey));
+        const strip = (ns: Awaited<ReturnType<QueueStore["listNotifications"]>>) =>
+          ns.map(({ id: _id, ...rest }) => rest).sort((a, b) => a.dedupeKey.localeCompare(b.dedupeKey));
         expect(strip(await pgs.listNotifications())).toEqual(strip(await src.store.listNotifications()));
-        expect(await pgs.getState('inbound:alice')).toBe('{"cursor":42}');
-        expect(await pgs.getState('first-start')).toBe('done');
+        expect(await pgs.getState("inbound:alice")).toBe('{"cursor":42}');
+        expect(await pgs.getState("first-start")).toBe("done");
         expect((await pgs.counts()).jobs).toEqual((await src.store.counts()).jobs);
         // the copied queue works: the queued job is claimed by the new store
-        expect((await pgs.claimDue('new', 10, 60_000)).map((g) => g.recipients[0]!.number)).toEqual(['+15550000111']);
+        expect((await pgs.claimDue("new", 10, 60_000)).map((g) => g.recipients[0]!.number)).toEqual(["+15550000111"]);
       } finally {
         await pgs.close();
       }
@@ -111,40 +140,43 @@ describe.skipIf(pgMissing !== null)('faxgate store migrate', () => {
     }
   });
 
-  it('refuses while a daemon holds the queue', async () => {
-    const src = await openBackend('sqlite', null);
-    const dataDir = path.join(src.dir, 'data');
+  it("refuses while a daemon holds the queue", async () => {
+    const src = await openBackend("sqlite", null);
+    const dataDir = path.join(src.dir, "data");
     const lock = DaemonLock.acquire(dataDir);
     try {
       await migrateSqliteToPostgres({ dataDir, url: await cluster.createDatabase() });
-      throw new Error('expected ALREADY_RUNNING');
+      throw new Error("expected ALREADY_RUNNING");
     } catch (err) {
-      expect(isFaxgateError(err, 'ALREADY_RUNNING')).toBe(true);
+      expect(isFaxgateError(err, "ALREADY_RUNNING")).toBe(true);
     } finally {
       lock.release();
       await src.cleanup();
     }
   });
 
-  it('through the CLI: prints counts and the URL without its password', async () => {
-    const src = await openBackend('sqlite', null);
+  it("through the CLI: prints counts and the URL without its password", async () => {
+    const src = await openBackend("sqlite", null);
     try {
       const { id } = (await src.store.enqueue(newJob(src.dir))).job;
       await src.store.close();
       const url = await cluster.createDatabase();
-      const withPw = url.replace('postgres@', 'postgres:Hidden-Pw-77@'); // trust auth: any password is accepted
-      const cfg = path.join(src.dir, 'faxgate.yaml');
-      mkdirSync(path.join(src.dir, 'data'), { recursive: true });
-      writeFileSync(cfg, `api: {baseUrl: sandbox}\ndata: ./data\ndatabase: "${withPw.replace('Hidden-Pw-77', '${DBPW}')}"\nusers: []\n`);
-      const r = await runCli(['store', 'migrate', '--config', cfg], { env: { DBPW: 'Hidden-Pw-77' } });
-      expect(r.stderr + r.stdout).not.toContain('Hidden-Pw-77');
+      const withPw = url.replace("postgres@", "postgres:Hidden-Pw-77@"); // trust auth: any password is accepted
+      const cfg = path.join(src.dir, "faxgate.yaml");
+      mkdirSync(path.join(src.dir, "data"), { recursive: true });
+      writeFileSync(
+        cfg,
+        `api: {baseUrl: sandbox}\ndata: ./data\ndatabase: "${withPw.replace("Hidden-Pw-77", "${DBPW}")}"\nusers: []\n`,
+      );
+      const r = await runCli(["store", "migrate", "--config", cfg], { env: { DBPW: "Hidden-Pw-77" } });
+      expect(r.stderr + r.stdout).not.toContain("Hidden-Pw-77");
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain('copied: 1 jobs, 1 recipients, 1 documents');
-      expect(r.stdout).toContain('verified');
-      expect(r.stderr).toContain('postgres:***@');
+      expect(r.stdout).toContain("copied: 1 jobs, 1 recipients, 1 documents");
+      expect(r.stdout).toContain("verified");
+      expect(r.stderr).toContain("postgres:***@");
       // the CLI reads the queue from PostgreSQL now that the config names it, from a fresh data folder
-      writeFileSync(cfg, readFileSync(cfg, 'utf8').replace('data: ./data', 'data: ./other-host-data'));
-      const jobs = await runCli(['jobs', '--json', '--config', cfg], { env: { DBPW: 'Hidden-Pw-77' } });
+      writeFileSync(cfg, readFileSync(cfg, "utf8").replace("data: ./data", "data: ./other-host-data"));
+      const jobs = await runCli(["jobs", "--json", "--config", cfg], { env: { DBPW: "Hidden-Pw-77" } });
       expect(jobs.code).toBe(0);
       expect((JSON.parse(jobs.stdout) as Array<{ id: string }>).map((j) => j.id)).toEqual([id]);
     } finally {

@@ -2,14 +2,14 @@
 // the service for received faxes (each period it checks it still holds it); when the holder dies,
 // the other takes the duty on its next period and the faxes received meanwhile are mailed once.
 // Real emulator over HTTPS, real PostgreSQL.
-import path from 'node:path';
-import { PDFDocument } from '@cantoo/pdf-lib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FaxApi } from '../../src/fax/types.js';
-import { InboundPoller } from '../../src/notify/inbound.js';
-import { PgStore } from '../../src/store/postgres/pg-store.js';
-import { pgAvailable, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
-import { Rig, USERS } from '../notify/rig.js';
+import path from "node:path";
+import { PDFDocument } from "@cantoo/pdf-lib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FaxApi } from "../../src/fax/types.js";
+import { InboundPoller } from "../../src/notify/inbound.js";
+import { PgStore } from "../../src/store/postgres/pg-store.js";
+import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { Rig, USERS } from "../notify/rig.js";
 
 const pgMissing = pgAvailable();
 if (pgMissing) console.warn(`PostgreSQL duty tests skipped: ${pgMissing}`);
@@ -22,42 +22,59 @@ afterAll(() => cluster?.destroy());
 
 async function pdf(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
-  doc.addPage([612, 792]).drawText('received', { x: 50, y: 700 });
+  doc.addPage([612, 792]).drawText("received", { x: 50, y: 700 });
   return doc.save();
 }
 
-describe.skipIf(pgMissing !== null)('duties on PostgreSQL', () => {
-  it('only the duty holder polls inbound faxes; the duty moves when the holder dies; each fax mailed once', async () => {
+describe.skipIf(pgMissing !== null)("duties on PostgreSQL", () => {
+  it("only the duty holder polls inbound faxes; the duty moves when the holder dies; each fax mailed once", async () => {
     const rig = await new Rig().start();
     const url = await cluster.createDatabase();
-    const a = await PgStore.open({ url, dataDir: path.join(rig.dir, 'a') });
-    const b = await PgStore.open({ url, dataDir: path.join(rig.dir, 'b') });
+    const a = await PgStore.open({ url, dataDir: path.join(rig.dir, "a") });
+    const b = await PgStore.open({ url, dataDir: path.join(rig.dir, "b") });
     const calls = { a: 0, b: 0 };
-    const counted = (who: 'a' | 'b') => (user: string): FaxApi => {
-      const api = rig.clientFor(user);
-      return new Proxy(api, { get: (t, p, r) => { const v = Reflect.get(t, p, r); return typeof v === 'function' ? (...args: unknown[]) => (calls[who]++, (v as (...x: unknown[]) => unknown).apply(t, args)) : v; } });
-    };
-    const poller = (store: PgStore, who: 'a' | 'b') => new InboundPoller({
-      notify: rig.notifyConfig(), users: USERS, store, clientFor: counted(who), logger: rig.logger.child({ component: `inbound-${who}` }), clock: rig.clock,
-    });
-    const pa = poller(a, 'a');
-    const pb = poller(b, 'b');
+    const counted =
+      (who: "a" | "b") =>
+      (user: string): FaxApi => {
+        const api = rig.clientFor(user);
+        return new Proxy(api, {
+          get: (t, p, r) => {
+            const v = Reflect.get(t, p, r);
+            return typeof v === "function"
+              ? (...args: unknown[]) => (calls[who]++, (v as (...x: unknown[]) => unknown).apply(t, args))
+              : v;
+          },
+        });
+      };
+    const poller = (store: PgStore, who: "a" | "b") =>
+      new InboundPoller({
+        notify: rig.notifyConfig(),
+        users: USERS,
+        store,
+        clientFor: counted(who),
+        logger: rig.logger.child({ component: `inbound-${who}` }),
+        clock: rig.clock,
+      });
+    const pa = poller(a, "a");
+    const pb = poller(b, "b");
     try {
       await pa.runOnce(); // a takes the duty; the first look sets the cursor
       expect(calls.a).toBeGreaterThan(0);
-      const first = await rig.inbound('alice@example.com', '+15557654321', await pdf());
+      const first = await rig.inbound("alice@example.com", "+15557654321", await pdf());
       await pb.runOnce();
       expect(calls.b).toBe(0); // not b's duty: no call to the service at all
-      expect(await b.listNotifications({ kind: 'inbound' })).toHaveLength(0);
+      expect(await b.listNotifications({ kind: "inbound" })).toHaveLength(0);
       await pa.runOnce();
-      expect((await a.listNotifications({ kind: 'inbound' })).map((n) => n.dedupeKey)).toEqual([`inbound:${first}`]);
+      expect((await a.listNotifications({ kind: "inbound" })).map((n) => n.dedupeKey)).toEqual([`inbound:${first}`]);
       // a dies (its connection ends); a fax arrives meanwhile; b's next period takes over
       await pa.stop();
       await a.close();
-      const second = await rig.inbound('alice@example.com', '+15557654321', await pdf());
+      const second = await rig.inbound("alice@example.com", "+15557654321", await pdf());
       await pb.runOnce();
       expect(calls.b).toBeGreaterThan(0);
-      expect((await b.listNotifications({ kind: 'inbound' })).map((n) => n.dedupeKey).sort()).toEqual([`inbound:${first}`, `inbound:${second}`].sort());
+      expect((await b.listNotifications({ kind: "inbound" })).map((n) => n.dedupeKey).sort()).toEqual(
+        [`inbound:${first}`, `inbound:${second}`].sort(),
+      );
     } finally {
       await pb.stop();
       await pa.stop();

@@ -1,10 +1,10 @@
 // Text with a NUL (or another control character) typed into the console, on both queue backends
 // over real HTTP: refused as bad input naming the field, never "the queue store is not reachable",
 // and nothing queued. PostgreSQL cannot hold a NUL in text and refuses the whole statement.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_PDF } from '../helpers/store.js';
-import { pgAvailable, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
-import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from './rig.js';
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEST_PDF } from "../helpers/store.js";
+import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
 
 const pgMissing = pgAvailable();
 if (pgMissing) console.warn(`console search input on PostgreSQL skipped: ${pgMissing}`);
@@ -14,19 +14,22 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cluster?.destroy());
 
-for (const backend of ['sqlite', 'postgres'] as const) {
-  describe.skipIf(backend === 'postgres' && pgMissing !== null)(`console text input on ${backend}`, () => {
+for (const backend of ["sqlite", "postgres"] as const) {
+  describe.skipIf(backend === "postgres" && pgMissing !== null)(`console text input on ${backend}`, () => {
     let rig: ConsoleRig;
     beforeAll(async () => {
-      rig = await startConsoleRig({ delayMs: 60_000, ...(backend === 'postgres' ? { database: await cluster!.createDatabase() } : {}) });
+      rig = await startConsoleRig({
+        delayMs: 60_000,
+        ...(backend === "postgres" ? { database: await cluster!.createDatabase() } : {}),
+      });
     }, 60_000);
     afterAll(async () => {
       await rig?.stop();
     });
 
-    it('a NUL in a search is refused by name (400), and a plain search still works', async () => {
-      const s = await signIn(rig.base, 'alice', PASSWORDS.alice);
-      for (const q of ['%00', 'abc%00def', '%07']) {
+    it("a NUL in a search is refused by name (400), and a plain search still works", async () => {
+      const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+      for (const q of ["%00", "abc%00def", "%07"]) {
         const r = await fetch(`${rig.base}/api/jobs?search=${q}`, { headers: { cookie: s.cookie } });
         const body = (await r.json()) as { error: string };
         expect(r.status, q).toBe(400);
@@ -36,18 +39,29 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const ok = await fetch(`${rig.base}/api/jobs?search=abc`, { headers: { cookie: s.cookie } });
       expect(ok.status).toBe(200);
       // the store says the same to any other caller
-      await expect(rig.gw.store.listJobs({ search: 'a\u0000' })).rejects.toMatchObject({ code: 'USAGE', message: expect.stringMatching(/^search: /) });
+      await expect(rig.gw.store.listJobs({ search: "a\u0000" })).rejects.toMatchObject({
+        code: "USAGE",
+        message: expect.stringMatching(/^search: /),
+      });
     });
 
-    it('a NUL in a new fax\'s subject, notes or file name is refused by name and queues nothing', async () => {
-      const s = await signIn(rig.base, 'alice', PASSWORDS.alice);
+    it("a NUL in a new fax's subject, notes or file name is refused by name and queues nothing", async () => {
+      const s = await signIn(rig.base, "alice", PASSWORDS.alice);
       const before = await rig.gw.store.countJobs({});
-      for (const [field, fields, file] of [['subject', { subject: 'a\u0000b' }, 'page.pdf'], ['notes', { notes: 'x\u0000' }, 'page.pdf'], ['file name', {}, 'pa\u0000ge.pdf']] as const) {
+      for (const [field, fields, file] of [
+        ["subject", { subject: "a\u0000b" }, "page.pdf"],
+        ["notes", { notes: "x\u0000" }, "page.pdf"],
+        ["file name", {}, "pa\u0000ge.pdf"],
+      ] as const) {
         const fd = new FormData();
-        fd.append('to', '5550104242');
+        fd.append("to", "5550104242");
         for (const [k, v] of Object.entries(fields)) fd.append(k, v);
-        fd.append('files', new Blob([TEST_PDF], { type: 'application/pdf' }), file);
-        const r = await fetch(`${rig.base}/api/faxes`, { method: 'POST', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf }, body: fd });
+        fd.append("files", new Blob([TEST_PDF], { type: "application/pdf" }), file);
+        const r = await fetch(`${rig.base}/api/faxes`, {
+          method: "POST",
+          headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
+          body: fd,
+        });
         const body = (await r.json()) as { error: string };
         expect(r.status, `${field}: ${body.error}`).toBe(400);
         expect(body.error).toMatch(new RegExp(`^${field}: contains a control character`));

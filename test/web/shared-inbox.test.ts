@@ -2,37 +2,47 @@
 // gateway: a fax arrives at the emulator on the referrals number, the gateway's own poller keeps it
 // and routes it to the group's inbox, a member takes it in the console, and the other member
 // cannot take it again.
-import { existsSync, mkdirSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent, fetch as undiciFetch, FormData } from 'undici';
-import { TEST_KEYS } from '../helpers/emulator.js';
-import { pdfWithPages } from '../emulator/api.js';
-import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from './rig.js';
+import { existsSync, mkdirSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Agent, fetch as undiciFetch, FormData } from "undici";
+import { TEST_KEYS } from "../helpers/emulator.js";
+import { pdfWithPages } from "../emulator/api.js";
+import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
 
-const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`shared inbox browser test skipped: no chromium at ${CHROMIUM} (apt-get install chromium, or set FAXGATE_CHROMIUM)`);
-const SHOTS = process.env.FAXGATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '../../docs/images') : path.join(os.tmpdir(), 'faxgate-console-shots');
+if (!hasChromium)
+  console.warn(
+    `shared inbox browser test skipped: no chromium at ${CHROMIUM} (apt-get install chromium, or set FAXGATE_CHROMIUM)`,
+  );
+const SHOTS =
+  process.env.FAXGATE_SCREENSHOTS === "1"
+    ? path.resolve(__dirname, "../../docs/images")
+    : path.join(os.tmpdir(), "faxgate-console-shots");
 
 let rig: ConsoleRig;
 let browser: Browser;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  const dir = await import('node:fs/promises').then((fs) => fs.mkdtemp(path.join(os.tmpdir(), 'faxgate-inbox-')));
+  const dir = await import("node:fs/promises").then((fs) => fs.mkdtemp(path.join(os.tmpdir(), "faxgate-inbox-")));
   rig = await startConsoleRig({
     config: {
-      notify: { from: 'faxgate@example.com', transport: `outbox:${path.join(dir, 'outbox')}`, inbound: { enabled: true, intervalMs: 1000, mailBacklog: true } },
+      notify: {
+        from: "faxgate@example.com",
+        transport: `outbox:${path.join(dir, "outbox")}`,
+        inbound: { enabled: true, intervalMs: 1000, mailBacklog: true },
+      },
       inbound: {
-        groups: { referrals: { members: ['alice', 'bob'] } },
-        routes: [{ name: 'referrals line', match: { dialled: '+15550100201' }, deliver: [{ inbox: 'referrals' }] }],
+        groups: { referrals: { members: ["alice", "bob"] } },
+        routes: [{ name: "referrals line", match: { dialled: "+15550100201" }, deliver: [{ inbox: "referrals" }] }],
       },
     },
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 }, 120_000);
 
 afterAll(async () => {
@@ -40,58 +50,74 @@ afterAll(async () => {
   await rig?.stop();
 });
 
-describe.skipIf(!hasChromium)('shared inbox in chromium', () => {
-  it('a fax on the referrals number shows in the group inbox; bob takes it; alice cannot take it again', async () => {
+describe.skipIf(!hasChromium)("shared inbox in chromium", () => {
+  it("a fax on the referrals number shows in the group inbox; bob takes it; alice cannot take it again", async () => {
     const fd = new FormData();
-    fd.append('email', 'alice@example.com');
-    fd.append('callerId', '+15557654321');
-    fd.append('csid', 'DR SMITH CLINIC');
-    fd.append('to', '+15550100201');
-    fd.append('file', new Blob([new Uint8Array(await pdfWithPages(2))], { type: 'application/pdf' }), 'referral.pdf');
-    const agent = new Agent({ connect: { ca: await import('node:fs/promises').then((fs) => fs.readFile(rig.emu.caFile, 'utf8')) } });
-    const made = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, { method: 'POST', headers: { authorization: `Basic ${TEST_KEYS.admin}` }, body: fd, dispatcher: agent });
+    fd.append("email", "alice@example.com");
+    fd.append("callerId", "+15557654321");
+    fd.append("csid", "DR SMITH CLINIC");
+    fd.append("to", "+15550100201");
+    fd.append("file", new Blob([new Uint8Array(await pdfWithPages(2))], { type: "application/pdf" }), "referral.pdf");
+    const agent = new Agent({
+      connect: { ca: await import("node:fs/promises").then((fs) => fs.readFile(rig.emu.caFile, "utf8")) },
+    });
+    const made = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, {
+      method: "POST",
+      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
+      body: fd,
+      dispatcher: agent,
+    });
     expect(made.status).toBe(200);
     const messageId = ((await made.json()) as { messageId: string }).messageId;
     await agent.close();
 
     // the gateway's own poller keeps and routes it
     let kept = await rig.gw.store.listReceived({ messageId });
-    for (const until = Date.now() + 20_000; kept.length === 0 && Date.now() < until;) {
+    for (const until = Date.now() + 20_000; kept.length === 0 && Date.now() < until; ) {
       await new Promise((r) => setTimeout(r, 100));
       kept = await rig.gw.store.listReceived({ messageId });
     }
-    expect(kept[0]).toMatchObject({ groups: ['referrals'], state: 'new', dialled: '+15550100201' });
+    expect(kept[0]).toMatchObject({ groups: ["referrals"], state: "new", dialled: "+15550100201" });
     const id = kept[0]!.id;
 
     const ctx = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     const page = await ctx.newPage();
     await page.goto(`${rig.base}/login.html`);
-    await page.getByLabel('User name').fill('bob');
-    await page.getByLabel('Password').fill(PASSWORDS.bob);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'My faxes' }).waitFor();
-    await page.getByRole('link', { name: 'Shared inbox' }).click();
-    await page.getByRole('heading', { name: 'Shared inbox' }).waitFor();
-    await page.getByRole('link', { name: '+15557654321' }).click();
-    await page.getByRole('button', { name: 'Take it' }).click();
-    await page.locator('#state', { hasText: 'taken by bob' }).waitFor();
+    await page.getByLabel("User name").fill("bob");
+    await page.getByLabel("Password").fill(PASSWORDS.bob);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "My faxes" }).waitFor();
+    await page.getByRole("link", { name: "Shared inbox" }).click();
+    await page.getByRole("heading", { name: "Shared inbox" }).waitFor();
+    await page.getByRole("link", { name: "+15557654321" }).click();
+    await page.getByRole("button", { name: "Take it" }).click();
+    await page.locator("#state", { hasText: "taken by bob" }).waitFor();
     await page.locator('#preview[data-rendered="2"]').waitFor();
-    await page.getByLabel('Note').fill('Booked for Tuesday');
-    await page.getByRole('button', { name: 'Save note' }).click();
-    await page.locator('#timeline li', { hasText: 'Booked for Tuesday' }).waitFor();
-    await page.locator('#preview p', { hasText: 'Received fax: 2 pages' }).waitFor();
-    expect(await page.locator('#actions').textContent()).not.toContain('null');
+    await page.getByLabel("Note").fill("Booked for Tuesday");
+    await page.getByRole("button", { name: "Save note" }).click();
+    await page.locator("#timeline li", { hasText: "Booked for Tuesday" }).waitFor();
+    await page.locator("#preview p", { hasText: "Received fax: 2 pages" }).waitFor();
+    expect(await page.locator("#actions").textContent()).not.toContain("null");
     mkdirSync(SHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SHOTS, 'console-inbox.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, "console-inbox.png"), fullPage: true });
 
     // alice, the other member, sees it taken and cannot take it; a non-member cannot see it at all
-    const a = await signIn(rig.base, 'alice', PASSWORDS.alice);
-    const take = await fetch(`${rig.base}/api/inbox/${id}/take`, { method: 'POST', headers: { cookie: a.cookie, 'x-csrf-token': a.csrf, 'content-type': 'application/json' }, body: '{}' });
+    const a = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const take = await fetch(`${rig.base}/api/inbox/${id}/take`, {
+      method: "POST",
+      headers: { cookie: a.cookie, "x-csrf-token": a.csrf, "content-type": "application/json" },
+      body: "{}",
+    });
     expect(take.status).toBe(409);
-    const ops = await signIn(rig.base, 'ops', PASSWORDS.ops);
+    const ops = await signIn(rig.base, "ops", PASSWORDS.ops);
     expect((await fetch(`${rig.base}/api/inbox/${id}`, { headers: { cookie: ops.cookie } })).status).toBe(404);
     const events = await rig.gw.store.listReceivedEvents(id);
-    expect(events.map((e) => `${e.action}:${e.actor ?? '-'}`)).toEqual(['stored:-', 'routed:-', 'taken:bob', 'note:bob']);
+    expect(events.map((e) => `${e.action}:${e.actor ?? "-"}`)).toEqual([
+      "stored:-",
+      "routed:-",
+      "taken:bob",
+      "note:bob",
+    ]);
     await ctx.close();
   });
 });

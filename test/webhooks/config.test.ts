@@ -1,15 +1,19 @@
 // The `webhooks` config key: checked at start like every other key, its password masked and
 // counted among the secrets.
-import { describe, expect, it } from 'vitest';
-import { maskSecrets, parseConfigText, secretValues } from '../../src/config/load.js';
+import { describe, expect, it } from "vitest";
+import { maskSecrets, parseConfigText, secretValues } from "../../src/config/load.js";
 
-const base = 'api:\n  baseUrl: https://api.example.test\nusers:\n  - { name: alice, email: alice@example.com, apiKey: k }\n';
+const base =
+  "api:\n  baseUrl: https://api.example.test\nusers:\n  - { name: alice, email: alice@example.com, apiKey: k }\n";
 
-describe('webhooks config', () => {
-  it('names each bad field', () => {
+describe("webhooks config", () => {
+  it("names each bad field", () => {
     let err: Error | null = null;
     try {
-      parseConfigText(`${base}webhooks:\n  listen: nowhere\n  url: ftp://x.example\n  username: "a:b"\n  password: short\n  colour: red\n`, { env: {} });
+      parseConfigText(
+        `${base}webhooks:\n  listen: nowhere\n  url: ftp://x.example\n  username: "a:b"\n  password: short\n  colour: red\n`,
+        { env: {} },
+      );
     } catch (e) {
       err = e as Error;
     }
@@ -20,10 +24,17 @@ describe('webhooks config', () => {
     expect(err?.message).toMatch(/webhooks: unknown key "colour"/);
   });
 
-  it('takes a good one with a slow poll by default; the password is a secret', () => {
-    const c = parseConfigText(`${base}webhooks:\n  listen: 127.0.0.1:8089\n  url: https://fax.example.com/hook\n  username: faxgate\n  password: \${HOOK_PW}\n`, { env: { HOOK_PW: 'a-long-webhook-secret' } });
-    expect(c.webhooks).toMatchObject({ listen: '127.0.0.1:8089', url: 'https://fax.example.com/hook', pollIntervalMs: 300_000 });
-    expect(JSON.stringify(maskSecrets(c))).not.toContain('a-long-webhook-secret');
-    expect(secretValues(c)).toContain('a-long-webhook-secret');
+  it("takes a good one with a slow poll by default; the password is a secret", () => {
+    const c = parseConfigText(
+      `${base}webhooks:\n  listen: 127.0.0.1:8089\n  url: https://fax.example.com/hook\n  username: faxgate\n  password: \${HOOK_PW}\n`,
+      { env: { HOOK_PW: "a-long-webhook-secret" } },
+    );
+    expect(c.webhooks).toMatchObject({
+      listen: "127.0.0.1:8089",
+      url: "https://fax.example.com/hook",
+      pollIntervalMs: 300_000,
+    });
+    expect(JSON.stringify(maskSecrets(c))).not.toContain("a-long-webhook-secret");
+    expect(secretValues(c)).toContain("a-long-webhook-secret");
   });
 });

@@ -3,20 +3,20 @@
 // changes nothing, and a made-up received fax is not mailed; what is applied is the service's own
 // record, fetched with the fax owner's key (the calls it costs are counted at the emulator). Both
 // documented body formats are taken: JSON (whole, or under a wrapper) and the legacy multipart one.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configSchema } from '../../src/config/schema.js';
-import { createLogger } from '../../src/log/logger.js';
-import { Gateway } from '../../src/main.js';
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from '../helpers/emulator.js';
-import { newJob } from '../helpers/store.js';
-import { apiFor, form, type Api } from '../emulator/api.js';
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configSchema } from "../../src/config/schema.js";
+import { createLogger } from "../../src/log/logger.js";
+import { Gateway } from "../../src/main.js";
+import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { newJob } from "../helpers/store.js";
+import { apiFor, form, type Api } from "../emulator/api.js";
 
-const PASSWORD = 'correct-horse-battery-staple';
-const AUTH = `Basic ${Buffer.from(`faxgate:${PASSWORD}`).toString('base64')}`;
+const PASSWORD = "correct-horse-battery-staple";
+const AUTH = `Basic ${Buffer.from(`faxgate:${PASSWORD}`).toString("base64")}`;
 const HOUR = 3_600_000;
 let emu: TestEmulator;
 let api: Api;
@@ -29,18 +29,32 @@ beforeAll(async () => {
   // faxes stay "processing" at the service for a minute: only a forged push could finish them
   emu = await startTestEmulator({ delayMs: 60_000 });
   api = apiFor(emu);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'faxgate-whv-'));
+  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-whv-"));
   const config = configSchema.parse({
     api: { baseUrl: emu.baseUrl, caFile: emu.caFile },
-    data: path.join(dir, 'data'),
+    data: path.join(dir, "data"),
     queue: { pollIntervalMs: HOUR },
-    notify: { from: 'faxgate@example.com', transport: `outbox:${path.join(dir, 'outbox')}`, inbound: { intervalMs: HOUR } },
-    users: [{ name: 'alice', email: 'alice@example.com', apiKey: TEST_KEYS.alice }],
-    webhooks: { listen: '127.0.0.1:0', url: 'https://fax.example.com/faxgate/events', username: 'faxgate', password: PASSWORD, pollIntervalMs: HOUR },
+    notify: {
+      from: "faxgate@example.com",
+      transport: `outbox:${path.join(dir, "outbox")}`,
+      inbound: { intervalMs: HOUR },
+    },
+    users: [{ name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice }],
+    webhooks: {
+      listen: "127.0.0.1:0",
+      url: "https://fax.example.com/faxgate/events",
+      username: "faxgate",
+      password: PASSWORD,
+      pollIntervalMs: HOUR,
+    },
   });
-  gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile }, logger: createLogger({ level: 'fatal' }) });
+  gw = new Gateway(config, {
+    service: { baseUrl: emu.baseUrl, caFile: emu.caFile },
+    logger: createLogger({ level: "fatal" }),
+  });
   // three faxes for the dispatcher's first look at start (polling is an hour away after that)
-  for (const n of ['4441', '4442', '4443']) jobs.push((await gw.store.enqueue(newJob(dir, { recipients: [{ number: `+1555010${n}` }] }))).job.id);
+  for (const n of ["4441", "4442", "4443"])
+    jobs.push((await gw.store.enqueue(newJob(dir, { recipients: [{ number: `+1555010${n}` }] }))).job.id);
   const addr = await gw.start();
   url = `http://127.0.0.1:${addr.webhooks!.port}/faxgate/events`;
 }, 60_000);
@@ -52,36 +66,52 @@ afterAll(async () => {
 });
 
 async function postJson(body: unknown): Promise<number> {
-  const r = await request(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: AUTH } });
+  const r = await request(url, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json", authorization: AUTH },
+  });
   await r.body.dump();
   return r.statusCode;
 }
 
 async function postLegacy(record: unknown): Promise<number> {
-  const fd = form({ data: JSON.stringify(record) }, [['fax.pdf', '%PDF-1.4 not really', 'application/pdf']]);
-  const res = await fetch(url, { method: 'POST', body: fd, headers: { authorization: AUTH } });
+  const fd = form({ data: JSON.stringify(record) }, [["fax.pdf", "%PDF-1.4 not really", "application/pdf"]]);
+  const res = await fetch(url, { method: "POST", body: fd, headers: { authorization: AUTH } });
   await res.arrayBuffer();
   return res.status;
 }
 
-const calls = async (): Promise<Record<string, number>> => (await api.get('/_emulator/requests', TEST_KEYS.admin)).json;
+const calls = async (): Promise<Record<string, number>> => (await api.get("/_emulator/requests", TEST_KEYS.admin)).json;
 const total = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
 
 /** A fax of alice's the service has taken and not finished: its messageId. */
 async function processingFax(): Promise<{ jobId: string; messageId: string }> {
   const jobId = jobs.shift()!;
   let messageId: string | null = null;
-  await expect.poll(async () => (messageId = (await gw.store.getJob(jobId))!.recipients[0]!.messageId ?? null), { timeout: 30_000 }).toBeTruthy();
+  await expect
+    .poll(async () => (messageId = (await gw.store.getJob(jobId))!.recipients[0]!.messageId ?? null), {
+      timeout: 30_000,
+    })
+    .toBeTruthy();
   return { jobId, messageId: messageId! };
 }
 
-describe('a pushed result is a hint', () => {
+describe("a pushed result is a hint", () => {
   it('a forged "delivered" (JSON, wrapped JSON, legacy multipart) leaves a fax the service has not finished as it is', async () => {
-    const forged = (messageId: string) => ({ messageId, direction: 'outbound', status: 'success', resultCode: '0', resultInfo: 'OK', pagesCount: 1, pagesComplete: 1 });
+    const forged = (messageId: string) => ({
+      messageId,
+      direction: "outbound",
+      status: "success",
+      resultCode: "0",
+      resultInfo: "OK",
+      pagesCount: 1,
+      pagesComplete: 1,
+    });
     const perFax: number[] = [];
     for (const send of [
       (id: string) => postJson(forged(id)),
-      (id: string) => postJson({ event: 'fax.v1.outbound.complete', data: forged(id) }),
+      (id: string) => postJson({ event: "fax.v1.outbound.complete", data: forged(id) }),
       (id: string) => postLegacy(forged(id)),
     ]) {
       const { jobId, messageId } = await processingFax();
@@ -93,29 +123,49 @@ describe('a pushed result is a hint', () => {
       expect(info, JSON.stringify(after)).toBeDefined();
       expect(after[info!]! - (before[info!] ?? 0)).toBe(1);
       const r = (await gw.store.getJob(jobId))!.recipients[0]!;
-      expect(r.state).toBe('processing');
+      expect(r.state).toBe("processing");
     }
-    expect(await gw.store.listNotifications({ kind: 'outcome' } as never)).toEqual([]);
-    process.stdout.write(`webhook verification: API calls per pushed outbound fax ${JSON.stringify(perFax)} (GET /v1/fax/:id/info)\n`);
+    expect(await gw.store.listNotifications({ kind: "outcome" } as never)).toEqual([]);
+    process.stdout.write(
+      `webhook verification: API calls per pushed outbound fax ${JSON.stringify(perFax)} (GET /v1/fax/:id/info)\n`,
+    );
   });
 
-  it('a made-up received fax is not mailed; a real one is, in either format', async () => {
-    const me = (await api.get('/v1/me', TEST_KEYS.alice)).json as { userId?: string; uuid?: string };
+  it("a made-up received fax is not mailed; a real one is, in either format", async () => {
+    const me = (await api.get("/v1/me", TEST_KEYS.alice)).json as { userId?: string; uuid?: string };
     const userId = me.userId ?? me.uuid;
-    const madeUp = { messageId: '0b6c4f1e-0000-4000-8000-000000000000', direction: 'inbound', status: 'success', userId, faxCallerId: '+15557654321', pagesCount: 1 };
+    const madeUp = {
+      messageId: "0b6c4f1e-0000-4000-8000-000000000000",
+      direction: "inbound",
+      status: "success",
+      userId,
+      faxCallerId: "+15557654321",
+      pagesCount: 1,
+    };
     expect(await postJson(madeUp)).toBe(200);
     expect(await postLegacy(madeUp)).toBe(200);
-    expect(await gw.store.listNotifications({ kind: 'inbound' })).toEqual([]);
+    expect(await gw.store.listNotifications({ kind: "inbound" })).toEqual([]);
     // a real one, pushed in the legacy format by hand (the webhook is not registered at the emulator)
-    const real = (await api.call('POST', '/_emulator/inbound', TEST_KEYS.admin, form({ email: 'alice@example.com', callerId: '+15557654321' }, [['in.txt', 'hello']]))).json;
+    const real = (
+      await api.call(
+        "POST",
+        "/_emulator/inbound",
+        TEST_KEYS.admin,
+        form({ email: "alice@example.com", callerId: "+15557654321" }, [["in.txt", "hello"]]),
+      )
+    ).json;
     const rec = (await api.get(`/v1/fax/${real.messageId}/info`, TEST_KEYS.alice)).json;
     expect(await postLegacy({ ...rec, userId })).toBe(200);
-    const queued = await gw.store.listNotifications({ kind: 'inbound' });
+    const queued = await gw.store.listNotifications({ kind: "inbound" });
     expect(queued.map((n) => n.dedupeKey)).toEqual([`inbound:${real.messageId}`]);
   });
 
-  it('refuses a body in neither format by name (415)', async () => {
-    const r = await request(url, { method: 'POST', body: 'messageId=x', headers: { 'content-type': 'text/plain', authorization: AUTH } });
+  it("refuses a body in neither format by name (415)", async () => {
+    const r = await request(url, {
+      method: "POST",
+      body: "messageId=x",
+      headers: { "content-type": "text/plain", authorization: AUTH },
+    });
     expect(r.statusCode).toBe(415);
     expect(await r.body.text()).toMatch(/neither JSON nor multipart/);
   });

@@ -1,43 +1,51 @@
 // Emulator-only endpoints under /_emulator (admin key): what the real service does in its web app
 // or on the telephone line, so tests can look behind the API and steer it.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { invalid, notFound } from '../api-error.js';
-import { requireAccess } from '../auth.js';
-import { account, type Caller, type EmulatorContext } from '../context.js';
-import type { FaxRow, UserRow } from '../db.js';
-import { buildFaxDocument } from '../document.js';
-import { insertFax } from '../fax-store.js';
-import { parseDestination } from '../fax-number.js';
-import { readInput } from '../request-input.js';
-import { renderFax, renderUser } from '../shapes.js';
-import { faxState } from '../lifecycle.js';
-import { applyBehaviour } from '../behaviour.js';
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { invalid, notFound } from "../api-error.js";
+import { requireAccess } from "../auth.js";
+import { account, type Caller, type EmulatorContext } from "../context.js";
+import type { FaxRow, UserRow } from "../db.js";
+import { buildFaxDocument } from "../document.js";
+import { insertFax } from "../fax-store.js";
+import { parseDestination } from "../fax-number.js";
+import { readInput } from "../request-input.js";
+import { renderFax, renderUser } from "../shapes.js";
+import { faxState } from "../lifecycle.js";
+import { applyBehaviour } from "../behaviour.js";
 
-const PREFS: Record<string, 'string' | 'bool' | 'nullable'> = {
-  firstName: 'string',
-  lastName: 'nullable',
-  userRole: 'string',
-  phone: 'string',
-  faxCsid: 'string',
-  faxCallerId: 'string',
-  emailNotifySendOption: 'string',
-  emailNotifyReceiveOption: 'string',
-  emailNotifySendIncAttachment: 'bool',
-  emailNotifyReceiveIncAttachment: 'bool',
-  emailToFaxCoverPageOption: 'bool',
+const PREFS: Record<string, "string" | "bool" | "nullable"> = {
+  firstName: "string",
+  lastName: "nullable",
+  userRole: "string",
+  phone: "string",
+  faxCsid: "string",
+  faxCallerId: "string",
+  emailNotifySendOption: "string",
+  emailNotifyReceiveOption: "string",
+  emailNotifySendIncAttachment: "bool",
+  emailNotifyReceiveIncAttachment: "bool",
+  emailToFaxCoverPageOption: "bool",
 };
 
-export function emulatorAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: (req: FastifyRequest) => Caller): void {
+export function emulatorAdminRoutes(
+  app: FastifyInstance,
+  ctx: EmulatorContext,
+  callerOf: (req: FastifyRequest) => Caller,
+): void {
   const admin = (req: FastifyRequest) => {
     const c = callerOf(req);
-    requireAccess(c, 'admin');
+    requireAccess(c, "admin");
     return c;
   };
 
-  app.get('/_emulator/faxes', async (req) => {
+  app.get("/_emulator/faxes", async (req) => {
     admin(req);
     const now = ctx.clock.now();
-    const rows = ctx.db.prepare('SELECT f.*, u.email AS email FROM faxes f JOIN users u ON u.uuid = f.userId WHERE f.deletedAt IS NULL ORDER BY f.messageNumber').all() as Array<FaxRow & { email: string }>;
+    const rows = ctx.db
+      .prepare(
+        "SELECT f.*, u.email AS email FROM faxes f JOIN users u ON u.uuid = f.userId WHERE f.deletedAt IS NULL ORDER BY f.messageNumber",
+      )
+      .all() as Array<FaxRow & { email: string }>;
     return rows.map((r) => ({
       messageId: r.messageId,
       messageNumber: String(r.messageNumber),
@@ -65,110 +73,120 @@ export function emulatorAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
 
   // API calls answered so far, by method and route (tests and benches count what a path costs)
   const calls = new Map<string, number>();
-  app.addHook('onResponse', async (req) => {
-    if (req.url.startsWith('/_emulator/')) return;
-    const k = `${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`;
+  app.addHook("onResponse", async (req) => {
+    if (req.url.startsWith("/_emulator/")) return;
+    const k = `${req.method} ${req.routeOptions.url ?? req.url.split("?")[0]}`;
     calls.set(k, (calls.get(k) ?? 0) + 1);
   });
-  app.get('/_emulator/requests', async (req) => {
+  app.get("/_emulator/requests", async (req) => {
     admin(req);
     return Object.fromEntries(calls);
   });
 
-  app.get('/_emulator/faults', async (req) => {
+  app.get("/_emulator/faults", async (req) => {
     admin(req);
     return ctx.faults.get();
   });
 
-  app.put('/_emulator/faults', async (req) => {
+  app.put("/_emulator/faults", async (req) => {
     admin(req);
     const settings = ctx.faults.set(req.body);
-    ctx.logger.info({ faults: settings }, 'faults changed');
+    ctx.logger.info({ faults: settings }, "faults changed");
     return settings;
   });
 
-  app.get('/_emulator/behaviour', async (req) => {
+  app.get("/_emulator/behaviour", async (req) => {
     admin(req);
     return ctx.behaviour;
   });
 
   // the switches for unsettled evidence, at run time: any of them; answers the whole behaviour
-  app.put('/_emulator/behaviour', async (req) => {
+  app.put("/_emulator/behaviour", async (req) => {
     admin(req);
     ctx.behaviour = applyBehaviour(ctx.behaviour, req.body);
-    ctx.logger.info({ behaviour: ctx.behaviour }, 'behaviour changed');
+    ctx.logger.info({ behaviour: ctx.behaviour }, "behaviour changed");
     return ctx.behaviour;
   });
 
   // every webhook delivery with its attempts, so tests can check the retry schedule
-  app.get('/_emulator/webhook-deliveries', async (req) => {
+  app.get("/_emulator/webhook-deliveries", async (req) => {
     admin(req);
     return ctx.webhooks.deliveries();
   });
 
-  app.post('/_emulator/inbound', async (req) => {
+  app.post("/_emulator/inbound", async (req) => {
     admin(req);
     const input = await readInput(req, ctx.uploadDir, true);
     try {
-      const userId = input.one('userId');
-      const email = input.one('email');
-      const user = (userId
-        ? ctx.db.prepare('SELECT * FROM users WHERE uuid = ?').get(userId)
-        : email
-          ? ctx.db.prepare('SELECT * FROM users WHERE email = ?').get(email)
-          : undefined) as UserRow | undefined;
-      if (!userId && !email) throw invalid('userId or email is required');
+      const userId = input.one("userId");
+      const email = input.one("email");
+      const user = (
+        userId
+          ? ctx.db.prepare("SELECT * FROM users WHERE uuid = ?").get(userId)
+          : email
+            ? ctx.db.prepare("SELECT * FROM users WHERE email = ?").get(email)
+            : undefined
+      ) as UserRow | undefined;
+      if (!userId && !email) throw invalid("userId or email is required");
       if (!user) throw notFound(`user ${userId ?? email} not found`);
-      const callerId = input.one('callerId');
-      if (!callerId) throw invalid('callerId is required');
+      const callerId = input.one("callerId");
+      if (!callerId) throw invalid("callerId is required");
       const from = parseDestination(callerId);
       // as the service records it: faxNumber is the fax's destination, the number the sender
       // dialled (one of the account's numbers: `to`, else the user's own), the caller id the sender
-      const to = input.one('to');
+      const to = input.one("to");
       const dialled = to ? parseDestination(to) : parseDestination(user.phone);
-      if (input.files.length === 0) throw invalid('file is required');
-      const doc = await buildFaxDocument(null, input.files.map((f) => ({ path: f.path, filename: f.filename, mimetype: f.mimetype })));
-      const row = await insertFax(ctx, {
-        user,
-        direction: 'inbound',
-        channelType: 'fax',
-        faxNumber: dialled,
-        callerId: from.replace(/^\+/, ''),
-        csid: input.one('csid') ?? '',
-        attachments: input.files.map((f) => f.filename),
-        pagesCount: doc.pages,
-      }, { bytes: doc.pdf });
-      ctx.logger.info({ messageId: row.messageId, userId: user.uuid }, 'inbound fax created');
+      if (input.files.length === 0) throw invalid("file is required");
+      const doc = await buildFaxDocument(
+        null,
+        input.files.map((f) => ({ path: f.path, filename: f.filename, mimetype: f.mimetype })),
+      );
+      const row = await insertFax(
+        ctx,
+        {
+          user,
+          direction: "inbound",
+          channelType: "fax",
+          faxNumber: dialled,
+          callerId: from.replace(/^\+/, ""),
+          csid: input.one("csid") ?? "",
+          attachments: input.files.map((f) => f.filename),
+          pagesCount: doc.pages,
+        },
+        { bytes: doc.pdf },
+      );
+      ctx.logger.info({ messageId: row.messageId, userId: user.uuid }, "inbound fax created");
       return renderFax(row, ctx.clock.now(), { cfMode: ctx.behaviour.cfMode, tags: [], contacts: [] });
     } finally {
       await input.cleanup();
     }
   });
 
-  app.patch<{ Params: { email: string } }>('/_emulator/users/:email', async (req) => {
+  app.patch<{ Params: { email: string } }>("/_emulator/users/:email", async (req) => {
     admin(req);
-    const user = ctx.db.prepare('SELECT * FROM users WHERE email = ?').get(req.params.email) as UserRow | undefined;
+    const user = ctx.db.prepare("SELECT * FROM users WHERE email = ?").get(req.params.email) as UserRow | undefined;
     if (!user) throw notFound(`user ${req.params.email} not found`);
     const body = req.body;
-    if (!body || typeof body !== 'object') throw invalid('send a JSON object of user fields');
+    if (!body || typeof body !== "object") throw invalid("send a JSON object of user fields");
     const sets: string[] = [];
     const values: Record<string, unknown> = { uuid: user.uuid };
     for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
       const kind = PREFS[k];
-      if (!kind) throw invalid(`"${k}" is not a user field this endpoint changes (${Object.keys(PREFS).join(', ')})`);
-      if (kind === 'bool') {
-        if (typeof v !== 'boolean' && v !== 'true' && v !== 'false') throw invalid(`${k} must be true or false`);
-        values[k] = v === true || v === 'true' ? 1 : 0;
-      } else if (kind === 'nullable' && v === null) {
+      if (!kind) throw invalid(`"${k}" is not a user field this endpoint changes (${Object.keys(PREFS).join(", ")})`);
+      if (kind === "bool") {
+        if (typeof v !== "boolean" && v !== "true" && v !== "false") throw invalid(`${k} must be true or false`);
+        values[k] = v === true || v === "true" ? 1 : 0;
+      } else if (kind === "nullable" && v === null) {
         values[k] = null;
       } else {
-        if (typeof v !== 'string' || (kind === 'string' && v.trim() === '')) throw invalid(`${k} must be a non-empty string`);
+        if (typeof v !== "string" || (kind === "string" && v.trim() === ""))
+          throw invalid(`${k} must be a non-empty string`);
         values[k] = v;
       }
       sets.push(`${k} = @${k}`);
     }
-    if (sets.length) ctx.db.prepare(`UPDATE users SET ${sets.join(', ')} WHERE uuid = @uuid`).run(values);
-    const fresh = ctx.db.prepare('SELECT * FROM users WHERE uuid = ?').get(user.uuid) as UserRow;
+    if (sets.length) ctx.db.prepare(`UPDATE users SET ${sets.join(", ")} WHERE uuid = @uuid`).run(values);
+    const fresh = ctx.db.prepare("SELECT * FROM users WHERE uuid = ?").get(user.uuid) as UserRow;
     return renderUser(fresh, account(ctx), ctx.variant);
   });
 }

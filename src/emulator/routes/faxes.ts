@@ -1,17 +1,17 @@
 // Sending and handling faxes: send, send to many, resend, archive, delete, download, info.
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, invalid, notFound } from '../api-error.js';
-import { requireAccess } from '../auth.js';
-import { account, userById, type Caller, type EmulatorContext } from '../context.js';
-import type { ContactRow, FaxRow } from '../db.js';
-import { contactsOf, deleteFax, insertFax, tagsOf, visibleFax } from '../fax-store.js';
-import { parseDestination } from '../fax-number.js';
-import { readInput } from '../request-input.js';
-import { buildDocument, NOTHING_TO_FAX, nothingToFax, readSendSpec, type SendSpec } from '../send-spec.js';
-import { renderFax } from '../shapes.js';
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ApiError, invalid, notFound } from "../api-error.js";
+import { requireAccess } from "../auth.js";
+import { account, userById, type Caller, type EmulatorContext } from "../context.js";
+import type { ContactRow, FaxRow } from "../db.js";
+import { contactsOf, deleteFax, insertFax, tagsOf, visibleFax } from "../fax-store.js";
+import { parseDestination } from "../fax-number.js";
+import { readInput } from "../request-input.js";
+import { buildDocument, NOTHING_TO_FAX, nothingToFax, readSendSpec, type SendSpec } from "../send-spec.js";
+import { renderFax } from "../shapes.js";
 
 type CallerOf = (req: FastifyRequest) => Caller;
 
@@ -28,18 +28,31 @@ interface SharedDoc {
  */
 type RecipientError = Record<string, unknown>;
 
-function recipientError(ctx: EmulatorContext, error: string, target: { faxNumber?: string; contactId?: string }): RecipientError {
-  if (ctx.behaviour.recipientErrorShape === 'recipientFax') return { error, recipientFax: target.faxNumber ?? target.contactId ?? '' };
-  return { input: target.faxNumber !== undefined ? { faxNumber: target.faxNumber } : { contactId: target.contactId }, error };
+function recipientError(
+  ctx: EmulatorContext,
+  error: string,
+  target: { faxNumber?: string; contactId?: string },
+): RecipientError {
+  if (ctx.behaviour.recipientErrorShape === "recipientFax")
+    return { error, recipientFax: target.faxNumber ?? target.contactId ?? "" };
+  return {
+    input: target.faxNumber !== undefined ? { faxNumber: target.faxNumber } : { contactId: target.contactId },
+    error,
+  };
 }
 
 export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: CallerOf): void {
-  const render = (row: FaxRow) => renderFax(row, ctx.clock.now(), { cfMode: ctx.behaviour.cfMode, tags: tagsOf(ctx, row), contacts: contactsOf(ctx, row) });
+  const render = (row: FaxRow) =>
+    renderFax(row, ctx.clock.now(), {
+      cfMode: ctx.behaviour.cfMode,
+      tags: tagsOf(ctx, row),
+      contacts: contactsOf(ctx, row),
+    });
 
   /** After a creation call did its work: maybe lose the answer on purpose (the "drop" fault). */
   const answer = (req: FastifyRequest, reply: FastifyReply, body: unknown) => {
     if (ctx.faults.dropAfterCreate()) {
-      ctx.logger.info({ url: req.url }, 'fault: dropping the connection after creating the fax');
+      ctx.logger.info({ url: req.url }, "fault: dropping the connection after creating the fax");
       reply.hijack();
       req.raw.socket.destroy();
       return reply;
@@ -47,65 +60,83 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
     return reply.send(body);
   };
 
-  const createFor = async (spec: SendSpec, input: Awaited<ReturnType<typeof readInput>>, faxNumber: string, contact: ContactRow | null, shared: SharedDoc) => {
+  const createFor = async (
+    spec: SendSpec,
+    input: Awaited<ReturnType<typeof readInput>>,
+    faxNumber: string,
+    contact: ContactRow | null,
+    shared: SharedDoc,
+  ) => {
     // the cover page names the destination, so each recipient gets its own when there is one
-    const doc = spec.coverPage || !shared.doc ? await buildDocument(ctx, spec, input, faxNumber, contact?.name) : shared.doc;
+    const doc =
+      spec.coverPage || !shared.doc ? await buildDocument(ctx, spec, input, faxNumber, contact?.name) : shared.doc;
     if (!spec.coverPage) shared.doc = doc;
-    return insertFax(ctx, {
-      user: spec.user,
-      direction: 'outbound',
-      channelType: 'api',
-      faxNumber,
-      callerId: spec.callerId,
-      csid: spec.user.faxCsid,
-      subject: spec.subject,
-      recipientName: spec.recipientName ?? contact?.name ?? null,
-      senderName: spec.senderName,
-      notes: spec.notes,
-      coverPage: spec.coverPage,
-      coverPageId: spec.coverPageRow?.uuid ?? null,
-      cf: spec.cf,
-      tags: spec.tags,
-      contacts: contact ? [contact.uuid] : [],
-      attachments: input.files.map((f) => f.filename),
-      pagesCount: doc.pages,
-      scheduledAt: spec.scheduledAt,
-    }, { bytes: doc.pdf });
+    return insertFax(
+      ctx,
+      {
+        user: spec.user,
+        direction: "outbound",
+        channelType: "api",
+        faxNumber,
+        callerId: spec.callerId,
+        csid: spec.user.faxCsid,
+        subject: spec.subject,
+        recipientName: spec.recipientName ?? contact?.name ?? null,
+        senderName: spec.senderName,
+        notes: spec.notes,
+        coverPage: spec.coverPage,
+        coverPageId: spec.coverPageRow?.uuid ?? null,
+        cf: spec.cf,
+        tags: spec.tags,
+        contacts: contact ? [contact.uuid] : [],
+        attachments: input.files.map((f) => f.filename),
+        pagesCount: doc.pages,
+        scheduledAt: spec.scheduledAt,
+      },
+      { bytes: doc.pdf },
+    );
   };
 
-  app.post('/v1/faxes', async (req, reply) => {
+  app.post("/v1/faxes", async (req, reply) => {
     const caller = callerOf(req);
     const input = await readInput(req, ctx.uploadDir, true);
     try {
       const spec = readSendSpec(ctx, caller, input);
-      const raw = input.one('faxNumber');
-      if (!raw) throw invalid('faxNumber is required');
+      const raw = input.one("faxNumber");
+      if (!raw) throw invalid("faxNumber is required");
       const faxNumber = parseDestination(raw);
       if (nothingToFax(spec, input)) throw invalid(NOTHING_TO_FAX);
       const row = await createFor(spec, input, faxNumber, null, {});
-      ctx.logger.info({ messageId: row.messageId, userId: row.userId, pages: row.pagesCount }, 'fax created');
+      ctx.logger.info({ messageId: row.messageId, userId: row.userId, pages: row.pagesCount }, "fax created");
       return answer(req, reply, render(row));
     } finally {
       await input.cleanup();
     }
   });
 
-  app.post('/v1/faxes/multiple', async (req, reply) => {
+  app.post("/v1/faxes/multiple", async (req, reply) => {
     const caller = callerOf(req);
     const input = await readInput(req, ctx.uploadDir, true);
     try {
       const spec = readSendSpec(ctx, caller, input);
-      const numbers = [...input.list('recipientFax'), ...input.list('faxNumber')];
-      const contactIds = input.list('recipientContacts');
-      if (numbers.length === 0 && contactIds.length === 0) throw invalid('recipientFax or recipientContacts is required');
+      const numbers = [...input.list("recipientFax"), ...input.list("faxNumber")];
+      const contactIds = input.list("recipientContacts");
+      if (numbers.length === 0 && contactIds.length === 0)
+        throw invalid("recipientFax or recipientContacts is required");
       const success: Record<string, unknown>[] = [];
       const errors: RecipientError[] = [];
       const shared: SharedDoc = {};
-      const targets: Array<{ raw: string; contact: ContactRow | null }> = numbers.map((n) => ({ raw: n, contact: null }));
+      const targets: Array<{ raw: string; contact: ContactRow | null }> = numbers.map((n) => ({
+        raw: n,
+        contact: null,
+      }));
       for (const id of contactIds) {
         const c = visibleContact(ctx, caller, id);
         if (!c) errors.push(recipientError(ctx, `NotFoundError: contact ${id} not found`, { contactId: id }));
-        else if (!c.faxNumber) errors.push(recipientError(ctx, `InvalidInputError: contact "${c.name}" has no fax number`, { contactId: id }));
+        else if (!c.faxNumber)
+          errors.push(
+            recipientError(ctx, `InvalidInputError: contact "${c.name}" has no fax number`, { contactId: id }),
+          );
         else targets.push({ raw: c.faxNumber, contact: c });
       }
       for (const t of targets) {
@@ -115,7 +146,7 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
           if (nothingToFax(spec, input)) throw invalid(NOTHING_TO_FAX);
           if (shared.error) throw shared.error;
           const row = await createFor(spec, input, faxNumber, t.contact, shared).catch((err: unknown) => {
-            if (err instanceof ApiError && err.kind === 'InvalidInputError') shared.error = err;
+            if (err instanceof ApiError && err.kind === "InvalidInputError") shared.error = err;
             throw err;
           });
           success.push(render(row));
@@ -124,22 +155,22 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
           errors.push(recipientError(ctx, `${err.kind}: ${err.message}`, { faxNumber: t.raw }));
         }
       }
-      ctx.logger.info({ created: success.length, refused: errors.length }, 'faxes created (multiple)');
+      ctx.logger.info({ created: success.length, refused: errors.length }, "faxes created (multiple)");
       return answer(req, reply, { success, errors });
     } finally {
       await input.cleanup();
     }
   });
 
-  app.post('/v1/fax/resend', async (req, reply) => {
+  app.post("/v1/fax/resend", async (req, reply) => {
     const caller = callerOf(req);
     const input = await readInput(req, ctx.uploadDir, false);
-    const messageId = input.one('messageId')?.trim();
-    if (!messageId) throw invalid('messageId is required');
+    const messageId = input.one("messageId")?.trim();
+    if (!messageId) throw invalid("messageId is required");
     const old = visibleFax(ctx, caller, messageId);
     const success: Record<string, unknown>[] = [];
     const errors: RecipientError[] = [];
-    const raws = input.list('recipientFax');
+    const raws = input.list("recipientFax");
     const destinations = raws.length > 0 ? raws : [old.faxNumber];
     for (const raw of destinations) {
       let faxNumber: string;
@@ -151,55 +182,60 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
         continue;
       }
       const owner = userById(ctx, old.userId) ?? caller.user;
-      const row = await insertFax(ctx, {
-        user: owner,
-        direction: 'outbound',
-        channelType: 'api',
-        faxNumber,
-        callerId: old.faxCallerId,
-        csid: old.faxCsid,
-        subject: old.subject,
-        recipientName: old.recipientName,
-        senderName: old.senderName,
-        notes: old.notes,
-        coverPage: old.coverPage === 1,
-        coverPageId: old.coverPageId,
-        cf: JSON.parse(old.cf) as Record<string, string>,
-        tags: JSON.parse(old.tags) as string[],
-        contacts: JSON.parse(old.contacts) as string[],
-        attachments: JSON.parse(old.attachments) as string[],
-        pagesCount: old.pagesCount,
-        resentFrom: old.messageId,
-      }, { copyOf: old.pdfFile });
+      const row = await insertFax(
+        ctx,
+        {
+          user: owner,
+          direction: "outbound",
+          channelType: "api",
+          faxNumber,
+          callerId: old.faxCallerId,
+          csid: old.faxCsid,
+          subject: old.subject,
+          recipientName: old.recipientName,
+          senderName: old.senderName,
+          notes: old.notes,
+          coverPage: old.coverPage === 1,
+          coverPageId: old.coverPageId,
+          cf: JSON.parse(old.cf) as Record<string, string>,
+          tags: JSON.parse(old.tags) as string[],
+          contacts: JSON.parse(old.contacts) as string[],
+          attachments: JSON.parse(old.attachments) as string[],
+          pagesCount: old.pagesCount,
+          resentFrom: old.messageId,
+        },
+        { copyOf: old.pdfFile },
+      );
       success.push(render(row));
     }
     return answer(req, reply, { success, errors });
   });
 
-  app.patch<{ Params: { id: string } }>('/v1/fax/:id', async (req) => {
+  app.patch<{ Params: { id: string } }>("/v1/fax/:id", async (req) => {
     const caller = callerOf(req);
-    requireAccess(caller, 'admin', 'base');
+    requireAccess(caller, "admin", "base");
     const input = await readInput(req, ctx.uploadDir, false);
     const row = visibleFax(ctx, caller, req.params.id);
-    if (!input.has('isArchived')) throw invalid('isArchived is required (the only editable property)');
-    const archived = input.bool('isArchived', false);
-    ctx.db.prepare('UPDATE faxes SET isArchived = ? WHERE messageId = ?').run(archived ? 1 : 0, row.messageId);
+    if (!input.has("isArchived")) throw invalid("isArchived is required (the only editable property)");
+    const archived = input.bool("isArchived", false);
+    ctx.db.prepare("UPDATE faxes SET isArchived = ? WHERE messageId = ?").run(archived ? 1 : 0, row.messageId);
     return render(visibleFax(ctx, caller, row.messageId));
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/fax/:id', async (req) => {
+  app.delete<{ Params: { id: string } }>("/v1/fax/:id", async (req) => {
     const caller = callerOf(req);
-    requireAccess(caller, 'admin', 'base');
+    requireAccess(caller, "admin", "base");
     const row = visibleFax(ctx, caller, req.params.id);
     await deleteFax(ctx, row);
     return { success: true, messageId: row.messageId };
   });
 
-  app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/v1/fax/:id/download', async (req, reply) => {
+  app.get<{ Params: { id: string }; Querystring: { format?: string } }>("/v1/fax/:id/download", async (req, reply) => {
     const caller = callerOf(req);
     const row = visibleFax(ctx, caller, req.params.id);
     const format = req.query.format;
-    if (format !== undefined && format !== '' && format.toLowerCase() !== 'pdf') throw invalid(`format "${format.slice(0, 20)}" is not supported (pdf only)`);
+    if (format !== undefined && format !== "" && format.toLowerCase() !== "pdf")
+      throw invalid(`format "${format.slice(0, 20)}" is not supported (pdf only)`);
     const file = path.join(ctx.faxDir, row.pdfFile);
     let size: number;
     try {
@@ -207,27 +243,36 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
     } catch {
       throw notFound(`the document of fax ${row.messageId} is gone`);
     }
-    if (row.userId === caller.user.uuid && row.isRead === 0) ctx.db.prepare('UPDATE faxes SET isRead = 1 WHERE messageId = ?').run(row.messageId);
+    if (row.userId === caller.user.uuid && row.isRead === 0)
+      ctx.db.prepare("UPDATE faxes SET isRead = 1 WHERE messageId = ?").run(row.messageId);
     reply
-      .header('content-type', 'application/pdf')
-      .header('content-length', String(size))
+      .header("content-type", "application/pdf")
+      .header("content-length", String(size))
       // the service's own form; its names are ASCII (fax-<number>.pdf)
-      .header('content-disposition', `attachment; filename="fax-${row.messageNumber}.pdf"`);
+      .header("content-disposition", `attachment; filename="fax-${row.messageNumber}.pdf"`);
     return reply.send(createReadStream(file));
   });
 
-  app.get<{ Params: { id: string } }>('/v1/fax/:id/info', async (req) => {
+  app.get<{ Params: { id: string } }>("/v1/fax/:id/info", async (req) => {
     const caller = callerOf(req);
     const row = visibleFax(ctx, caller, req.params.id);
     const owner = userById(ctx, row.userId);
-    return renderFax(row, ctx.clock.now(), { cfMode: ctx.behaviour.cfMode, tags: tagsOf(ctx, row), contacts: contactsOf(ctx, row), users: owner ? [owner] : [], account: account(ctx) });
+    return renderFax(row, ctx.clock.now(), {
+      cfMode: ctx.behaviour.cfMode,
+      tags: tagsOf(ctx, row),
+      contacts: contactsOf(ctx, row),
+      users: owner ? [owner] : [],
+      account: account(ctx),
+    });
   });
 }
 
 /** A contact the caller's user may use: its own or a public one of the account. */
 export function visibleContact(ctx: EmulatorContext, caller: Caller, id: string): ContactRow | undefined {
-  const c = ctx.db.prepare('SELECT * FROM contacts WHERE uuid = ? AND accountId = ?').get(id, caller.user.accountId) as ContactRow | undefined;
+  const c = ctx.db.prepare("SELECT * FROM contacts WHERE uuid = ? AND accountId = ?").get(id, caller.user.accountId) as
+    | ContactRow
+    | undefined;
   if (!c) return undefined;
-  if (c.userId === caller.user.uuid || c.isPublic === 1 || caller.key.access === 'admin') return c;
+  if (c.userId === caller.user.uuid || c.isPublic === 1 || caller.key.access === "admin") return c;
   return undefined;
 }

@@ -1,23 +1,23 @@
 // GET /v1/fax/history: every documented filter, newest first. `offset` counts pages of `limit`
 // records or records (the offsetMode switch); calls are limited per account and minute
 // (historyPerMinute, 429 until the window resets, Retry-After only with historyRetryAfter).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, invalid, notAllowed } from '../api-error.js';
-import { isAdmin, targetUser } from '../auth.js';
-import type { Caller, EmulatorContext } from '../context.js';
-import type { FaxRow } from '../db.js';
-import { contactsOf, tagsOf } from '../fax-store.js';
-import { STATUS_SQL } from '../lifecycle.js';
-import { queryInput, type RequestInput } from '../request-input.js';
-import { LIMITS } from '../send-spec.js';
-import { renderFax } from '../shapes.js';
-import { FAX_STATUSES } from '../types.js';
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { ApiError, invalid, notAllowed } from "../api-error.js";
+import { isAdmin, targetUser } from "../auth.js";
+import type { Caller, EmulatorContext } from "../context.js";
+import type { FaxRow } from "../db.js";
+import { contactsOf, tagsOf } from "../fax-store.js";
+import { STATUS_SQL } from "../lifecycle.js";
+import { queryInput, type RequestInput } from "../request-input.js";
+import { LIMITS } from "../send-spec.js";
+import { renderFax } from "../shapes.js";
+import { FAX_STATUSES } from "../types.js";
 
 const DAY = 86_400_000;
 
 function intParam(input: RequestInput, name: string, fallback: number, min: number, max: number): number {
   const v = input.one(name);
-  if (v === undefined || v === '') return fallback;
+  if (v === undefined || v === "") return fallback;
   if (!/^\d+$/.test(v.trim())) throw invalid(`${name} must be a whole number`);
   const n = Number(v);
   if (n < min || n > max) throw invalid(`${name} must be between ${min} and ${max}`);
@@ -31,75 +31,103 @@ function dateParam(input: RequestInput, name: string): number | null {
   return Date.parse(v.length === 10 ? `${v}T00:00:00.000Z` : v);
 }
 
-export function historyRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: (req: FastifyRequest) => Caller): void {
-  app.get('/v1/fax/history', async (req) => {
+export function historyRoutes(
+  app: FastifyInstance,
+  ctx: EmulatorContext,
+  callerOf: (req: FastifyRequest) => Caller,
+): void {
+  app.get("/v1/fax/history", async (req) => {
     const caller = callerOf(req);
     const { historyPerMinute, historyRetryAfter, offsetMode, cfMode } = ctx.behaviour;
     const waitMs = ctx.historyBudget.take(caller.user.accountId, historyPerMinute, ctx.clock.now());
     if (waitMs !== null) {
-      throw new ApiError('RateLimitError', `fax history is limited to ${historyPerMinute} calls a minute`, historyRetryAfter ? Math.max(1, Math.ceil(waitMs / 1000)) : undefined);
+      throw new ApiError(
+        "RateLimitError",
+        `fax history is limited to ${historyPerMinute} calls a minute`,
+        historyRetryAfter ? Math.max(1, Math.ceil(waitMs / 1000)) : undefined,
+      );
     }
     const q = queryInput(req);
-    const where: string[] = ['deletedAt IS NULL', 'accountId = @accountId'];
+    const where: string[] = ["deletedAt IS NULL", "accountId = @accountId"];
     const params: Record<string, unknown> = { accountId: caller.user.accountId, now: ctx.clock.now() };
 
-    const accountId = q.one('accountId');
-    if (accountId && accountId !== caller.user.accountId) throw notAllowed('accountId is not the account of this API key');
-    const userId = q.one('userId');
+    const accountId = q.one("accountId");
+    if (accountId && accountId !== caller.user.accountId)
+      throw notAllowed("accountId is not the account of this API key");
+    const userId = q.one("userId");
     if (userId || !isAdmin(caller)) {
-      where.push('userId = @userId');
+      where.push("userId = @userId");
       params.userId = targetUser(ctx, caller, userId).uuid;
     }
 
-    const direction = q.one('direction') ?? 'all';
-    if (!['all', 'inbound', 'outbound'].includes(direction)) throw invalid('direction must be all, inbound or outbound');
-    if (direction !== 'all') {
-      where.push('direction = @direction');
+    const direction = q.one("direction") ?? "all";
+    if (!["all", "inbound", "outbound"].includes(direction))
+      throw invalid("direction must be all, inbound or outbound");
+    if (direction !== "all") {
+      where.push("direction = @direction");
       params.direction = direction;
     }
-    const status = q.one('status') ?? 'all';
-    if (!['all', ...FAX_STATUSES].includes(status)) throw invalid(`status must be all, ${FAX_STATUSES.join(', ')}`);
-    if (status !== 'all') {
+    const status = q.one("status") ?? "all";
+    if (!["all", ...FAX_STATUSES].includes(status)) throw invalid(`status must be all, ${FAX_STATUSES.join(", ")}`);
+    if (status !== "all") {
       where.push(`(${STATUS_SQL}) = @status`);
       params.status = status;
     }
-    const from = dateParam(q, 'fromDate');
+    const from = dateParam(q, "fromDate");
     if (from !== null) {
-      where.push('createdAt >= @from');
+      where.push("createdAt >= @from");
       params.from = from;
     }
-    const to = dateParam(q, 'toDate');
+    const to = dateParam(q, "toDate");
     if (to !== null) {
       // a bare date is the whole of that day
-      where.push('createdAt < @to');
-      params.to = (q.one('toDate') ?? '').trim().length === 10 ? to + DAY : to + 1;
+      where.push("createdAt < @to");
+      params.to = (q.one("toDate") ?? "").trim().length === 10 ? to + DAY : to + 1;
     }
-    const text = q.one('query')?.trim();
+    const text = q.one("query")?.trim();
     if (text) {
       where.push(`(faxCsid LIKE @q ESCAPE '\\' OR faxCallerId LIKE @q ESCAPE '\\' OR faxNumber LIKE @q ESCAPE '\\' OR messageId LIKE @q ESCAPE '\\'
-        OR CAST(messageNumber AS TEXT) LIKE @q ESCAPE '\\' OR subject LIKE @q ESCAPE '\\' OR recipientName LIKE @q ESCAPE '\\'${cfMode === 'kept' ? ` OR cfText LIKE @q ESCAPE '\\'` : ''})`);
+        OR CAST(messageNumber AS TEXT) LIKE @q ESCAPE '\\' OR subject LIKE @q ESCAPE '\\' OR recipientName LIKE @q ESCAPE '\\'${cfMode === "kept" ? ` OR cfText LIKE @q ESCAPE '\\'` : ""})`);
       params.q = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     }
-    const tags = q.list('tags');
+    const tags = q.list("tags");
     if (tags.length) {
-      where.push(`(${tags.map((_, i) => `tags LIKE @tag${i}`).join(' OR ')})`);
-      tags.forEach((t, i) => (params[`tag${i}`] = `%"${t.replace(/[%_"]/g, '')}"%`));
+      where.push(`(${tags.map((_, i) => `tags LIKE @tag${i}`).join(" OR ")})`);
+      tags.forEach((t, i) => (params[`tag${i}`] = `%"${t.replace(/[%_"]/g, "")}"%`));
     }
-    if (q.has('isArchived') && q.one('isArchived') !== '') {
-      where.push('isArchived = @archived');
-      params.archived = q.bool('isArchived', false) ? 1 : 0;
+    if (q.has("isArchived") && q.one("isArchived") !== "") {
+      where.push("isArchived = @archived");
+      params.archived = q.bool("isArchived", false) ? 1 : 0;
     }
-    const limit = intParam(q, 'limit', 50, 1, LIMITS.historyLimit);
-    const offset = intParam(q, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-    const include = new Set([...q.list('include'), ...q.list('includes')]);
-    for (const i of include) if (i !== 'tags' && i !== 'contacts') throw invalid(`include takes tags and/or contacts, not "${i.slice(0, 20)}"`);
+    const limit = intParam(q, "limit", 50, 1, LIMITS.historyLimit);
+    const offset = intParam(q, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
+    const include = new Set([...q.list("include"), ...q.list("includes")]);
+    for (const i of include)
+      if (i !== "tags" && i !== "contacts")
+        throw invalid(`include takes tags and/or contacts, not "${i.slice(0, 20)}"`);
 
-    const sqlWhere = where.join(' AND ');
+    const sqlWhere = where.join(" AND ");
     const count = (ctx.db.prepare(`SELECT COUNT(*) AS n FROM faxes WHERE ${sqlWhere}`).get(params) as { n: number }).n;
-    const skip = offsetMode === 'pages' ? offset * limit : offset;
-    const rows = (skip > Number.MAX_SAFE_INTEGER ? [] : ctx.db.prepare(`SELECT * FROM faxes WHERE ${sqlWhere} ORDER BY createdAt DESC, messageNumber DESC LIMIT @limit OFFSET @skip`).all({ ...params, limit, skip })) as FaxRow[];
+    const skip = offsetMode === "pages" ? offset * limit : offset;
+    const rows = (
+      skip > Number.MAX_SAFE_INTEGER
+        ? []
+        : ctx.db
+            .prepare(
+              `SELECT * FROM faxes WHERE ${sqlWhere} ORDER BY createdAt DESC, messageNumber DESC LIMIT @limit OFFSET @skip`,
+            )
+            .all({ ...params, limit, skip })
+    ) as FaxRow[];
     const now = ctx.clock.now();
-    const out = rows.map((r) => renderFax(r, now, { cfMode, tags: include.has('tags') ? tagsOf(ctx, r) : undefined, contacts: include.has('contacts') ? contactsOf(ctx, r) : undefined }));
-    return ctx.variant === 'a' ? { count, rows: out, limit, offset } : { count: String(count), rows: out, query: { limit, offset } };
+    const out = rows.map((r) =>
+      renderFax(r, now, {
+        cfMode,
+        tags: include.has("tags") ? tagsOf(ctx, r) : undefined,
+        contacts: include.has("contacts") ? contactsOf(ctx, r) : undefined,
+      }),
+    );
+    return ctx.variant === "a"
+      ? { count, rows: out, limit, offset }
+      : { count: String(count), rows: out, query: { limit, offset } };
   });
 }

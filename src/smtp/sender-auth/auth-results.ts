@@ -1,7 +1,7 @@
 // A message's header block and its Authentication-Results fields (RFC 8601), read for what a
 // trusted relay recorded. Only the shape is parsed here; what the results decide is
 // relay-results.ts.
-import type { Readable } from 'node:stream';
+import type { Readable } from "node:stream";
 
 /** Headers past this are not looked at: a relay puts its own on top. */
 const HEADER_LIMIT = 256 * 1024;
@@ -16,7 +16,7 @@ export async function readHeaderBlock(message: Buffer | Readable): Promise<strin
     chunks.push(b);
     size += b.length;
     const sofar = Buffer.concat(chunks);
-    if (size >= HEADER_LIMIT || sofar.includes('\n\n') || sofar.includes('\n\r\n')) {
+    if (size >= HEADER_LIMIT || sofar.includes("\n\n") || sofar.includes("\n\r\n")) {
       message.destroy();
       return headerPart(sofar);
     }
@@ -25,7 +25,7 @@ export async function readHeaderBlock(message: Buffer | Readable): Promise<strin
 }
 
 function headerPart(buf: Buffer): string {
-  const text = buf.subarray(0, HEADER_LIMIT).toString('latin1');
+  const text = buf.subarray(0, HEADER_LIMIT).toString("latin1");
   const end = /\r?\n\r?\n/.exec(text);
   return end ? text.slice(0, end.index) : text;
 }
@@ -34,9 +34,14 @@ function headerPart(buf: Buffer): string {
 export function headerFields(block: string, name: string): string[] {
   const out: string[] = [];
   for (const field of block.split(/\r?\n(?![ \t])/)) {
-    const colon = field.indexOf(':');
+    const colon = field.indexOf(":");
     if (colon <= 0 || field.slice(0, colon).trim().toLowerCase() !== name) continue;
-    out.push(field.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim());
+    out.push(
+      field
+        .slice(colon + 1)
+        .replace(/\r?\n[ \t]+/g, " ")
+        .trim(),
+    );
   }
   return out;
 }
@@ -55,17 +60,17 @@ export interface AuthResultsField {
 
 /** Comments (nested parentheses) out, quoted strings kept whole. */
 function stripComments(value: string): string {
-  let out = '';
+  let out = "";
   let depth = 0;
   let quoted = false;
   for (let i = 0; i < value.length; i += 1) {
     const c = value[i]!;
     if (quoted) {
       out += c;
-      if (c === '\\' && i + 1 < value.length) out += value[++i];
+      if (c === "\\" && i + 1 < value.length) out += value[++i];
       else if (c === '"') quoted = false;
-    } else if (c === '(') depth += 1;
-    else if (c === ')' && depth > 0) depth -= 1;
+    } else if (c === "(") depth += 1;
+    else if (c === ")" && depth > 0) depth -= 1;
     else if (depth === 0) {
       if (c === '"') quoted = true;
       out += c;
@@ -76,18 +81,20 @@ function stripComments(value: string): string {
 
 /** One Authentication-Results value, or null when it does not have the field's shape. */
 export function parseAuthResults(value: string): AuthResultsField | null {
-  const parts = stripComments(value).split(';').map((p) => p.trim());
+  const parts = stripComments(value)
+    .split(";")
+    .map((p) => p.trim());
   const id = parts.shift()?.split(/\s+/)[0]?.toLowerCase();
   if (!id) return null;
   const results: AuthResult[] = [];
   for (const part of parts) {
     const tokens = part.split(/\s+/).filter(Boolean);
-    const head = /^([a-z0-9-]+)(?:\/\d+)?=([a-z]+)$/i.exec(tokens.shift() ?? '');
+    const head = /^([a-z0-9-]+)(?:\/\d+)?=([a-z]+)$/i.exec(tokens.shift() ?? "");
     if (!head) continue;
     const props: Record<string, string> = {};
     for (const t of tokens) {
-      const eq = t.indexOf('=');
-      if (eq > 0) props[t.slice(0, eq).toLowerCase()] = t.slice(eq + 1).replace(/^"|"$/g, '');
+      const eq = t.indexOf("=");
+      if (eq > 0) props[t.slice(0, eq).toLowerCase()] = t.slice(eq + 1).replace(/^"|"$/g, "");
     }
     results.push({ method: head[1]!.toLowerCase(), result: head[2]!.toLowerCase(), props });
   }

@@ -3,17 +3,17 @@
 // only decides what those answers mean for a fax and words the refusal (RFC 7372 codes) so that the
 // sender can act on it. It runs once the message's bytes are in (DKIM needs the body) and before
 // anything of the message is kept: the caller holds the job until the verdict is known.
-import type { Readable } from 'node:stream';
-import { authenticate, dmarc as dmarcCheck, spf as spfCheck } from 'mailauth';
-import type { SenderAuthConfig } from '../../config/schema.js';
-import type { DnsResolve } from '../../dns/resolver.js';
-import type { FaxgateError } from '../../errors.js';
-import { refuseWith } from '../smtp-reply.js';
-import { readHeaderBlock } from './auth-results.js';
-import { checkRelayResults } from './relay-results.js';
-import { aligned, type SenderVerdict, type VerdictCheck } from './verdict.js';
+import type { Readable } from "node:stream";
+import { authenticate, dmarc as dmarcCheck, spf as spfCheck } from "mailauth";
+import type { SenderAuthConfig } from "../../config/schema.js";
+import type { DnsResolve } from "../../dns/resolver.js";
+import type { FaxgateError } from "../../errors.js";
+import { refuseWith } from "../smtp-reply.js";
+import { readHeaderBlock } from "./auth-results.js";
+import { checkRelayResults } from "./relay-results.js";
+import { aligned, type SenderVerdict, type VerdictCheck } from "./verdict.js";
 
-export type { SenderVerdict, VerdictCheck } from './verdict.js';
+export type { SenderVerdict, VerdictCheck } from "./verdict.js";
 
 export interface SenderInput {
   envelopeFrom: string;
@@ -21,19 +21,19 @@ export interface SenderInput {
   /** the name the client gave at EHLO/HELO */
   clientHostname: string;
   /** how the session came: a trusted network, SMTP AUTH, or a stranger (the public MX case) */
-  via: 'trusted' | 'auth' | 'stranger';
+  via: "trusted" | "auth" | "stranger";
   /** a fresh reader of the whole message each call (the held bytes, or its file) */
   message: () => Buffer | Readable;
 }
 
-const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+const domainOf = (address: string): string => address.slice(address.lastIndexOf("@") + 1).toLowerCase();
 
 function refusal(reply: string): FaxgateError {
-  return refuseWith(reply.startsWith('4') ? 'SENDER_CHECK_TEMPORARY' : 'SENDER_UNVERIFIED', reply);
+  return refuseWith(reply.startsWith("4") ? "SENDER_CHECK_TEMPORARY" : "SENDER_UNVERIFIED", reply);
 }
 
 function fail(check: VerdictCheck, reply: string, detail: string): SenderVerdict {
-  return { ok: false, check, temporary: reply.startsWith('4'), refusal: refusal(reply), detail };
+  return { ok: false, check, temporary: reply.startsWith("4"), refusal: refusal(reply), detail };
 }
 
 // mailauth's result shapes, as far as they are read here
@@ -44,8 +44,21 @@ interface DkimRow {
 interface AuthOutcome {
   dkim: { headerFrom?: string[]; results?: DkimRow[] };
   spf: { status: { result: string; comment?: string }; domain?: string } | false;
-  dmarc: { status: { result: string }; policy?: string; domain?: string; alignment?: { spf?: { result?: string | false }; dkim?: { result?: string | false } } } | false;
-  arc: { status: { result: string }; signature?: { signingDomain?: string }; authenticationResults?: { dmarc?: { result?: string } } } | false;
+  dmarc:
+    | {
+        status: { result: string };
+        policy?: string;
+        domain?: string;
+        alignment?: { spf?: { result?: string | false }; dkim?: { result?: string | false } };
+      }
+    | false;
+  arc:
+    | {
+        status: { result: string };
+        signature?: { signingDomain?: string };
+        authenticationResults?: { dmarc?: { result?: string } };
+      }
+    | false;
 }
 
 export class SenderVerifier {
@@ -58,11 +71,11 @@ export class SenderVerifier {
 
   /** Strangers may send (with proof) only in verify mode. */
   get verifying(): boolean {
-    return this.config.mode === 'verify';
+    return this.config.mode === "verify";
   }
 
-  private get relayCheck(): 'off' | 'failures' | 'pass' {
-    return this.config.relays.check ?? (this.verifying ? 'failures' : 'off');
+  private get relayCheck(): "off" | "failures" | "pass" {
+    return this.config.relays.check ?? (this.verifying ? "failures" : "off");
   }
 
   /**
@@ -70,32 +83,74 @@ export class SenderVerifier {
    * SPF does not pass for this client, cannot pass at DATA either (From: must be the envelope
    * sender), so it is refused now and the body is never read. Anything else waits for DATA.
    */
-  async precheck(input: Omit<SenderInput, 'via' | 'message'>): Promise<SenderVerdict | null> {
+  async precheck(input: Omit<SenderInput, "via" | "message">): Promise<SenderVerdict | null> {
     const sender = input.envelopeFrom.toLowerCase();
     const domain = domainOf(sender);
     const need = this.config.domains[domain]?.withoutDmarc ?? this.config.withoutDmarc;
-    if (need === 'dkim') return null;
-    const record = (await dmarcCheck({ headerFrom: sender, spfDomains: [], dkimDomains: [], resolver: this.resolve as never })) as { status: { result: string } } | false;
-    if (!record || record.status.result !== 'none') return null;
-    const res = (await spfCheck({ sender: input.envelopeFrom, ip: input.remoteAddress.replace(/^::ffff:(?=\d+\.)/i, ''), helo: input.clientHostname, mta: this.hostname, resolver: this.resolve as never })) as { status: { result: string } };
-    return this.spfVerdict(res.status.result, domain, need, input.remoteAddress, `spf=${res.status.result} dmarc=none (at MAIL FROM)`);
+    if (need === "dkim") return null;
+    const record = (await dmarcCheck({
+      headerFrom: sender,
+      spfDomains: [],
+      dkimDomains: [],
+      resolver: this.resolve as never,
+    })) as { status: { result: string } } | false;
+    if (!record || record.status.result !== "none") return null;
+    const res = (await spfCheck({
+      sender: input.envelopeFrom,
+      ip: input.remoteAddress.replace(/^::ffff:(?=\d+\.)/i, ""),
+      helo: input.clientHostname,
+      mta: this.hostname,
+      resolver: this.resolve as never,
+    })) as { status: { result: string } };
+    return this.spfVerdict(
+      res.status.result,
+      domain,
+      need,
+      input.remoteAddress,
+      `spf=${res.status.result} dmarc=none (at MAIL FROM)`,
+    );
   }
 
-  private spfVerdict(spfResult: string, domain: string, need: string, remoteAddress: string, summary: string): SenderVerdict | null {
-    const noDmarc = `${domain} publishes no DMARC record, so ${need === 'spf-and-dkim' ? 'SPF and DKIM must both pass' : `${need.toUpperCase()} must pass`}`;
-    if (spfResult === 'temperror') return fail('spf', `451 4.7.24 Cannot check the SPF record of ${domain} right now (DNS did not answer); try again later`, summary);
-    if (spfResult === 'permerror') return fail('spf', `550 5.7.24 The SPF record of ${domain} is broken (permerror); ask its mail admin to fix it (${noDmarc})`, summary);
-    if (spfResult !== 'pass') return fail('spf', `550 5.7.23 SPF check failed: ${domain} does not list ${remoteAddress} among the servers that may send its mail (spf=${spfResult}; ${noDmarc}). Send through your domain's own mail servers`, summary);
+  private spfVerdict(
+    spfResult: string,
+    domain: string,
+    need: string,
+    remoteAddress: string,
+    summary: string,
+  ): SenderVerdict | null {
+    const noDmarc = `${domain} publishes no DMARC record, so ${need === "spf-and-dkim" ? "SPF and DKIM must both pass" : `${need.toUpperCase()} must pass`}`;
+    if (spfResult === "temperror")
+      return fail(
+        "spf",
+        `451 4.7.24 Cannot check the SPF record of ${domain} right now (DNS did not answer); try again later`,
+        summary,
+      );
+    if (spfResult === "permerror")
+      return fail(
+        "spf",
+        `550 5.7.24 The SPF record of ${domain} is broken (permerror); ask its mail admin to fix it (${noDmarc})`,
+        summary,
+      );
+    if (spfResult !== "pass")
+      return fail(
+        "spf",
+        `550 5.7.23 SPF check failed: ${domain} does not list ${remoteAddress} among the servers that may send its mail (spf=${spfResult}; ${noDmarc}). Send through your domain's own mail servers`,
+        summary,
+      );
     return null;
   }
 
   async verify(input: SenderInput): Promise<SenderVerdict> {
-    if (input.via === 'auth') return { ok: true, check: 'auth', detail: 'SMTP AUTH' };
-    if (input.via === 'trusted') {
+    if (input.via === "auth") return { ok: true, check: "auth", detail: "SMTP AUTH" };
+    if (input.via === "trusted") {
       const mode = this.relayCheck;
-      if (mode === 'off') return { ok: true, check: 'trusted', detail: 'trusted network' };
+      if (mode === "off") return { ok: true, check: "trusted", detail: "trusted network" };
       const headers = await readHeaderBlock(input.message());
-      return checkRelayResults(headers, domainOf(input.envelopeFrom), { mode, authservIds: this.config.relays.authservIds, strict: this.config.alignment === 'strict' });
+      return checkRelayResults(headers, domainOf(input.envelopeFrom), {
+        mode,
+        authservIds: this.config.relays.authservIds,
+        strict: this.config.alignment === "strict",
+      });
     }
     return this.verifyStranger(input);
   }
@@ -103,9 +158,9 @@ export class SenderVerifier {
   private async verifyStranger(input: SenderInput): Promise<SenderVerdict> {
     const sender = input.envelopeFrom.toLowerCase();
     const domain = domainOf(sender);
-    const strict = this.config.alignment === 'strict';
+    const strict = this.config.alignment === "strict";
     const res = (await authenticate(input.message(), {
-      ip: input.remoteAddress.replace(/^::ffff:(?=\d+\.)/i, ''),
+      ip: input.remoteAddress.replace(/^::ffff:(?=\d+\.)/i, ""),
       helo: input.clientHostname,
       sender: input.envelopeFrom,
       mta: this.hostname,
@@ -118,60 +173,99 @@ export class SenderVerifier {
     // DMARC judges the From: domain; a fax is charged to the envelope sender: they must be one.
     const from = (res.dkim.headerFrom ?? []).map((a) => a.toLowerCase());
     if (from.length !== 1 || from[0] !== sender) {
-      const shown = from.length === 0 ? 'missing' : from.length > 1 ? `${from.length} addresses` : `<${from[0]!.slice(0, 80)}>`;
-      return fail('from', `550 5.7.26 The From: header (${shown}) is not the envelope sender <${sender.slice(0, 80)}>: faxes are taken only from mail whose From: is the sending user's own address`, `from=${shown}`);
+      const shown =
+        from.length === 0 ? "missing" : from.length > 1 ? `${from.length} addresses` : `<${from[0]!.slice(0, 80)}>`;
+      return fail(
+        "from",
+        `550 5.7.26 The From: header (${shown}) is not the envelope sender <${sender.slice(0, 80)}>: faxes are taken only from mail whose From: is the sending user's own address`,
+        `from=${shown}`,
+      );
     }
 
-    const spfResult = res.spf ? res.spf.status.result : 'none';
+    const spfResult = res.spf ? res.spf.status.result : "none";
     // mailauth reports an unsigned message as one row 'none': no signature at all
-    const dkimRows = (res.dkim.results ?? []).filter((r) => r.status.result !== 'none');
-    const dkimPass = dkimRows.filter((r) => r.status.result === 'pass' && r.signingDomain);
+    const dkimRows = (res.dkim.results ?? []).filter((r) => r.status.result !== "none");
+    const dkimPass = dkimRows.filter((r) => r.status.result === "pass" && r.signingDomain);
     const alignedDkim = dkimPass.find((r) => aligned(r.signingDomain!, domain, strict));
-    const dmarc = res.dmarc ? res.dmarc.status.result : 'none';
-    const summary = `spf=${spfResult} dkim=${alignedDkim ? `pass (${alignedDkim.signingDomain})` : dkimRows.map((r) => r.status.result).join(',') || 'none'} dmarc=${dmarc}`;
+    const dmarc = res.dmarc ? res.dmarc.status.result : "none";
+    const summary = `spf=${spfResult} dkim=${alignedDkim ? `pass (${alignedDkim.signingDomain})` : dkimRows.map((r) => r.status.result).join(",") || "none"} dmarc=${dmarc}`;
 
-    if (dmarc === 'temperror') {
-      return fail('dmarc', `451 4.7.0 Cannot look up the DMARC record of ${domain} right now (DNS did not answer); try again later`, summary);
+    if (dmarc === "temperror") {
+      return fail(
+        "dmarc",
+        `451 4.7.0 Cannot look up the DMARC record of ${domain} right now (DNS did not answer); try again later`,
+        summary,
+      );
     }
-    if (dmarc === 'pass' && res.dmarc) {
-      const by = res.dmarc.alignment?.dkim?.result ? 'dkim' : 'spf';
-      const alignedDomain = (res.dmarc.alignment?.dkim?.result || res.dmarc.alignment?.spf?.result || '') as string;
-      if (!strict || alignedDomain.toLowerCase() === domain) return { ok: true, check: 'dmarc', detail: `DMARC pass for ${domain} (aligned ${by}); ${summary}` };
+    if (dmarc === "pass" && res.dmarc) {
+      const by = res.dmarc.alignment?.dkim?.result ? "dkim" : "spf";
+      const alignedDomain = (res.dmarc.alignment?.dkim?.result || res.dmarc.alignment?.spf?.result || "") as string;
+      if (!strict || alignedDomain.toLowerCase() === domain)
+        return { ok: true, check: "dmarc", detail: `DMARC pass for ${domain} (aligned ${by}); ${summary}` };
     }
-    if (dmarc === 'pass' || dmarc === 'fail') {
+    if (dmarc === "pass" || dmarc === "fail") {
       const arc = this.arcPass(res);
       if (arc) return arc;
-      const policy = res.dmarc && res.dmarc.policy ? ` (p=${res.dmarc.policy})` : '';
-      const spfWhy = spfResult === 'pass' ? `SPF passes but not for ${strict ? 'exactly ' : ''}${domain}` : `SPF ${spfResult} for ${input.remoteAddress}`;
-      const dkimWhy = alignedDkim ? 'a DKIM signature' : dkimPass.length ? `DKIM signed by ${dkimPass[0]!.signingDomain} only` : 'no valid DKIM signature';
-      return fail('dmarc', `550 5.7.26 This message does not pass the DMARC policy of ${domain}${policy}: ${spfWhy}, ${dkimWhy}${strict ? ' (strict alignment)' : ''}. Send it from your own mail account (Outlook, Gmail) so that it is signed for ${domain}`, summary);
+      const policy = res.dmarc && res.dmarc.policy ? ` (p=${res.dmarc.policy})` : "";
+      const spfWhy =
+        spfResult === "pass"
+          ? `SPF passes but not for ${strict ? "exactly " : ""}${domain}`
+          : `SPF ${spfResult} for ${input.remoteAddress}`;
+      const dkimWhy = alignedDkim
+        ? "a DKIM signature"
+        : dkimPass.length
+          ? `DKIM signed by ${dkimPass[0]!.signingDomain} only`
+          : "no valid DKIM signature";
+      return fail(
+        "dmarc",
+        `550 5.7.26 This message does not pass the DMARC policy of ${domain}${policy}: ${spfWhy}, ${dkimWhy}${strict ? " (strict alignment)" : ""}. Send it from your own mail account (Outlook, Gmail) so that it is signed for ${domain}`,
+        summary,
+      );
     }
 
     // no DMARC record: what the operator asks of this domain, SPF and an aligned DKIM signature by default
     const need = this.config.domains[domain]?.withoutDmarc ?? this.config.withoutDmarc;
-    const noDmarc = `${domain} publishes no DMARC record, so ${need === 'spf-and-dkim' ? 'SPF and DKIM must both pass' : `${need.toUpperCase()} must pass`}`;
-    if (need !== 'dkim') {
+    const noDmarc = `${domain} publishes no DMARC record, so ${need === "spf-and-dkim" ? "SPF and DKIM must both pass" : `${need.toUpperCase()} must pass`}`;
+    if (need !== "dkim") {
       const refused = this.spfVerdict(spfResult, domain, need, input.remoteAddress, summary);
       if (refused) return refused;
     }
-    if (need !== 'spf' && !alignedDkim) {
-      if (dkimRows.some((r) => r.status.result === 'temperror')) return fail('dkim', `451 4.7.0 Cannot look up the DKIM key of ${domain} right now (DNS did not answer); try again later`, summary);
-      if (dkimPass.length) return fail('dkim', `550 5.7.22 No DKIM signature of ${domain}: the message is signed by ${dkimPass.map((r) => r.signingDomain).join(', ')} only (${noDmarc}, with a signature of the From: domain)`, summary);
-      if (dkimRows.some((r) => r.status.underSized || r.status.result === 'policy')) return fail('dkim', `550 5.7.21 The DKIM signature of ${domain} is not acceptable: its key is shorter than ${this.config.minKeyBits} bits (${noDmarc})`, summary);
-      const why = dkimRows.length === 0 ? 'the message is not signed' : `its signature does not verify (${String(dkimRows[0]!.status.comment || dkimRows[0]!.status.result)}): was it changed on the way?`;
-      return fail('dkim', `550 5.7.20 No valid DKIM signature for ${domain}: ${why} (${noDmarc})`, summary);
+    if (need !== "spf" && !alignedDkim) {
+      if (dkimRows.some((r) => r.status.result === "temperror"))
+        return fail(
+          "dkim",
+          `451 4.7.0 Cannot look up the DKIM key of ${domain} right now (DNS did not answer); try again later`,
+          summary,
+        );
+      if (dkimPass.length)
+        return fail(
+          "dkim",
+          `550 5.7.22 No DKIM signature of ${domain}: the message is signed by ${dkimPass.map((r) => r.signingDomain).join(", ")} only (${noDmarc}, with a signature of the From: domain)`,
+          summary,
+        );
+      if (dkimRows.some((r) => r.status.underSized || r.status.result === "policy"))
+        return fail(
+          "dkim",
+          `550 5.7.21 The DKIM signature of ${domain} is not acceptable: its key is shorter than ${this.config.minKeyBits} bits (${noDmarc})`,
+          summary,
+        );
+      const why =
+        dkimRows.length === 0
+          ? "the message is not signed"
+          : `its signature does not verify (${String(dkimRows[0]!.status.comment || dkimRows[0]!.status.result)}): was it changed on the way?`;
+      return fail("dkim", `550 5.7.20 No valid DKIM signature for ${domain}: ${why} (${noDmarc})`, summary);
     }
-    const check: VerdictCheck = need === 'spf-and-dkim' ? 'spf+dkim' : need;
+    const check: VerdictCheck = need === "spf-and-dkim" ? "spf+dkim" : need;
     return { ok: true, check, detail: `${check.toUpperCase()} pass for ${domain} (no DMARC record); ${summary}` };
   }
 
   /** A forwarder named in arcForwarders that sealed a DMARC pass of its own (a list, a ticket system). */
   private arcPass(res: AuthOutcome): SenderVerdict | null {
     const arc = res.arc;
-    if (!arc || arc.status.result !== 'pass') return null;
+    if (!arc || arc.status.result !== "pass") return null;
     const sealer = arc.signature?.signingDomain?.toLowerCase();
     if (!sealer || !this.config.arcForwarders.some((f) => f.toLowerCase() === sealer)) return null;
-    if (arc.authenticationResults?.dmarc?.result !== 'pass') return null;
-    return { ok: true, check: 'arc', detail: `ARC pass sealed by ${sealer}, which recorded DMARC pass` };
+    if (arc.authenticationResults?.dmarc?.result !== "pass") return null;
+    return { ok: true, check: "arc", detail: `ARC pass sealed by ${sealer}, which recorded DMARC pass` };
   }
 }

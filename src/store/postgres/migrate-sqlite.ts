@@ -4,15 +4,15 @@
 // own transaction and only when PostgreSQL does not have it yet, so a rerun (after an interruption,
 // or to pick up what came in since) copies what is missing and nothing twice. The data folder's
 // daemon lock is held throughout: the migration refuses while a daemon runs on that queue.
-import Database from 'better-sqlite3';
-import { existsSync, promises as fsp } from 'node:fs';
-import path from 'node:path';
-import pg from 'pg';
-import { FaxgateError } from '../../errors.js';
-import { DaemonLock } from '../daemon-lock.js';
-import type { StoredDocument } from '../types.js';
-import { redactDatabaseUrl, storeError } from './connection.js';
-import { PgStore } from './pg-store.js';
+import Database from "better-sqlite3";
+import { existsSync, promises as fsp } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { FaxgateError } from "../../errors.js";
+import { DaemonLock } from "../daemon-lock.js";
+import type { StoredDocument } from "../types.js";
+import { redactDatabaseUrl, storeError } from "./connection.js";
+import { PgStore } from "./pg-store.js";
 
 export interface MigrateCounts {
   jobs: number;
@@ -36,18 +36,52 @@ type Row = Record<string, unknown>;
 
 const zero = (): MigrateCounts => ({ jobs: 0, recipients: 0, documents: 0, events: 0, notifications: 0, kv: 0 });
 
-const JOB_COLS = ['id', 'source', 'user', 'state', 'cover', 'documents', 'original', 'scheduled_at', 'tags', 'dedupe_key', 'meta', 'corrupt_reason', 'finals', 'created_at', 'updated_at', 'finished_at'];
-const NOTE_COLS = ['kind', 'user', 'job_id', 'dedupe_key', 'payload', 'state', 'attempts', 'next_attempt_at', 'last_error', 'created_at', 'sent_at'];
+const JOB_COLS = [
+  "id",
+  "source",
+  "user",
+  "state",
+  "cover",
+  "documents",
+  "original",
+  "scheduled_at",
+  "tags",
+  "dedupe_key",
+  "meta",
+  "corrupt_reason",
+  "finals",
+  "created_at",
+  "updated_at",
+  "finished_at",
+];
+const NOTE_COLS = [
+  "kind",
+  "user",
+  "job_id",
+  "dedupe_key",
+  "payload",
+  "state",
+  "attempts",
+  "next_attempt_at",
+  "last_error",
+  "created_at",
+  "sent_at",
+];
 
 function insertSql(table: string, cols: string[], conflict: string): string {
-  const names = cols.map((c) => (c === 'user' ? '"user"' : c)).join(', ');
-  return `INSERT INTO ${table} (${names}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) ${conflict}`;
+  const names = cols.map((c) => (c === "user" ? '"user"' : c)).join(", ");
+  return `INSERT INTO ${table} (${names}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")}) ${conflict}`;
 }
 
-export async function migrateSqliteToPostgres(opts: { dataDir: string; url: string; onJob?: (n: number) => void }): Promise<MigrateReport> {
+export async function migrateSqliteToPostgres(opts: {
+  dataDir: string;
+  url: string;
+  onJob?: (n: number) => void;
+}): Promise<MigrateReport> {
   const dataDir = path.resolve(opts.dataDir);
-  const file = path.join(dataDir, 'faxgate.db');
-  if (!existsSync(file)) throw new FaxgateError('STORE_UNAVAILABLE', `no SQLite queue at ${file}: nothing to migrate`, { temporary: false });
+  const file = path.join(dataDir, "faxgate.db");
+  if (!existsSync(file))
+    throw new FaxgateError("STORE_UNAVAILABLE", `no SQLite queue at ${file}: nothing to migrate`, { temporary: false });
   const lock = DaemonLock.acquire(dataDir); // ALREADY_RUNNING while a daemon uses this queue
   const db = new Database(file, { readonly: true, fileMustExist: true });
   let client: pg.Client | null = null;
@@ -59,21 +93,35 @@ export async function migrateSqliteToPostgres(opts: { dataDir: string; url: stri
       throw storeError(err, `connect to ${redactDatabaseUrl(opts.url)}`, [safePassword(opts.url)]);
     });
     const c = client;
-    const tables = new Set((db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name));
-    const eventsTable = ['job_events', 'events'].find((t) => tables.has(t)) ?? null;
+    const tables = new Set(
+      (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map(
+        (t) => t.name,
+      ),
+    );
+    const eventsTable = ["job_events", "events"].find((t) => tables.has(t)) ?? null;
     // recipients: the columns both schemas have (either side may have grown one since)
-    const pgRecipientCols = new Set((await c.query<{ column_name: string }>(
-      `SELECT column_name FROM information_schema.columns WHERE table_name = 'recipients' AND table_schema = current_schema()`)).rows.map((r) => r.column_name));
+    const pgRecipientCols = new Set(
+      (
+        await c.query<{ column_name: string }>(
+          `SELECT column_name FROM information_schema.columns WHERE table_name = 'recipients' AND table_schema = current_schema()`,
+        )
+      ).rows.map((r) => r.column_name),
+    );
     const pick = (r: Row, ...names: string[]): unknown => names.map((n) => r[n]).find((v) => v !== undefined) ?? null;
 
     const source = zero();
     const copied = zero();
     let alreadyThere = 0;
-    const jobs = db.prepare('SELECT * FROM jobs ORDER BY rowid').all() as Row[];
-    const recipientsOf = db.prepare('SELECT * FROM recipients WHERE job_id = ? ORDER BY idx');
+    const jobs = db.prepare("SELECT * FROM jobs ORDER BY rowid").all() as Row[];
+    const recipientsOf = db.prepare("SELECT * FROM recipients WHERE job_id = ? ORDER BY idx");
     const eventsOf = eventsTable ? db.prepare(`SELECT * FROM ${eventsTable} WHERE job_id = ? ORDER BY rowid`) : null;
     // small documents kept in the database (a store from before that table has none)
-    const inlineOf = tables.has('document_data') ? db.prepare('SELECT data FROM document_data WHERE job_id = ? AND file = ?') as Database.Statement<[string, string], { data: Buffer }> : null;
+    const inlineOf = tables.has("document_data")
+      ? (db.prepare("SELECT data FROM document_data WHERE job_id = ? AND file = ?") as Database.Statement<
+          [string, string],
+          { data: Buffer }
+        >)
+      : null;
     source.jobs = jobs.length;
     for (const job of jobs) {
       const id = String(job.id);
@@ -86,29 +134,57 @@ export async function migrateSqliteToPostgres(opts: { dataDir: string; url: stri
       source.events += events.length;
       source.documents += all.length;
       // read every file before the transaction: a missing document stops the migration, naming it
-      const bytes = await Promise.all(all.map((d) => inlineOf?.get(id, path.basename(d.path))?.data ?? readStored(dataDir, id, d)));
+      const bytes = await Promise.all(
+        all.map((d) => inlineOf?.get(id, path.basename(d.path))?.data ?? readStored(dataDir, id, d)),
+      );
       const rename = (d: StoredDocument): StoredDocument => ({ ...d, path: path.basename(d.path) });
-      await c.query('BEGIN');
+      await c.query("BEGIN");
       try {
-        const values = JOB_COLS.map((k) => (k === 'documents' ? JSON.stringify(docs.map(rename)) : k === 'original' ? (original ? JSON.stringify(rename(original)) : null) : job[k] ?? null));
-        const ins = await c.query(insertSql('jobs', JOB_COLS, 'ON CONFLICT (id) DO NOTHING RETURNING id'), values);
+        const values = JOB_COLS.map((k) =>
+          k === "documents"
+            ? JSON.stringify(docs.map(rename))
+            : k === "original"
+              ? original
+                ? JSON.stringify(rename(original))
+                : null
+              : (job[k] ?? null),
+        );
+        const ins = await c.query(insertSql("jobs", JOB_COLS, "ON CONFLICT (id) DO NOTHING RETURNING id"), values);
         if (ins.rowCount === 0) {
           alreadyThere++;
-          await c.query('ROLLBACK');
+          await c.query("ROLLBACK");
           continue;
         }
         for (const r of recs) {
           const cols = Object.keys(r).filter((k) => pgRecipientCols.has(k));
-          await c.query(insertSql('recipients', cols, ''), cols.map((k) => r[k]));
+          await c.query(
+            insertSql("recipients", cols, ""),
+            cols.map((k) => r[k]),
+          );
         }
-        for (let i = 0; i < all.length; i++) await c.query('INSERT INTO documents (job_id, file, data) VALUES ($1, $2, $3)', [id, path.basename(all[i]!.path), bytes[i]]);
+        for (let i = 0; i < all.length; i++)
+          await c.query("INSERT INTO documents (job_id, file, data) VALUES ($1, $2, $3)", [
+            id,
+            path.basename(all[i]!.path),
+            bytes[i],
+          ]);
         for (const e of events) {
-          await c.query('INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-            [id, pick(e, 'idx'), pick(e, 'at', 'created_at'), pick(e, 'transition', 'name'), pick(e, 'from_state', 'from'), pick(e, 'to_state', 'to'), pick(e, 'detail')]);
+          await c.query(
+            "INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [
+              id,
+              pick(e, "idx"),
+              pick(e, "at", "created_at"),
+              pick(e, "transition", "name"),
+              pick(e, "from_state", "from"),
+              pick(e, "to_state", "to"),
+              pick(e, "detail"),
+            ],
+          );
         }
-        await c.query('COMMIT');
+        await c.query("COMMIT");
       } catch (err) {
-        await c.query('ROLLBACK').catch(() => undefined);
+        await c.query("ROLLBACK").catch(() => undefined);
         throw err;
       }
       copied.jobs++;
@@ -119,24 +195,30 @@ export async function migrateSqliteToPostgres(opts: { dataDir: string; url: stri
     }
 
     // notifications: unique by dedupe key, so a rerun adds only the missing ones
-    const notes = db.prepare('SELECT * FROM notifications ORDER BY id').all() as Row[];
+    const notes = db.prepare("SELECT * FROM notifications ORDER BY id").all() as Row[];
     source.notifications = notes.length;
     for (const n of notes) {
-      const r = await c.query(insertSql('notifications', NOTE_COLS, 'ON CONFLICT (dedupe_key) DO NOTHING'), NOTE_COLS.map((k) => n[k] ?? null));
+      const r = await c.query(
+        insertSql("notifications", NOTE_COLS, "ON CONFLICT (dedupe_key) DO NOTHING"),
+        NOTE_COLS.map((k) => n[k] ?? null),
+      );
       copied.notifications += r.rowCount ?? 0;
     }
     // key/value: a key PostgreSQL already has is kept (an instance may have moved a cursor on)
-    const kv = db.prepare('SELECT key, value FROM kv').all() as Array<{ key: string; value: string }>;
+    const kv = db.prepare("SELECT key, value FROM kv").all() as Array<{ key: string; value: string }>;
     source.kv = kv.length;
     for (const k of kv) {
-      const r = await c.query('INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [k.key, k.value]);
+      const r = await c.query("INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [
+        k.key,
+        k.value,
+      ]);
       copied.kv += r.rowCount ?? 0;
     }
 
     await verify(c, db, source);
     return { source, copied, alreadyThere };
   } catch (err) {
-    throw storeError(err, 'store migrate', [safePassword(opts.url)]);
+    throw storeError(err, "store migrate", [safePassword(opts.url)]);
   } finally {
     await client?.end().catch(() => undefined);
     db.close();
@@ -146,39 +228,54 @@ export async function migrateSqliteToPostgres(opts: { dataDir: string; url: stri
 
 /** After the copy: every SQLite row must be in PostgreSQL (counted per table over the source's keys). */
 async function verify(c: pg.Client, db: Database.Database, source: MigrateCounts): Promise<void> {
-  const ids = (db.prepare('SELECT id FROM jobs').all() as Array<{ id: string }>).map((r) => r.id);
-  const one = async (sql: string, args: unknown[]): Promise<number> => Number((await c.query<{ n: string }>(sql, args)).rows[0]!.n);
+  const ids = (db.prepare("SELECT id FROM jobs").all() as Array<{ id: string }>).map((r) => r.id);
+  const one = async (sql: string, args: unknown[]): Promise<number> =>
+    Number((await c.query<{ n: string }>(sql, args)).rows[0]!.n);
   const got: MigrateCounts = {
-    jobs: await one('SELECT COUNT(*) AS n FROM jobs WHERE id = ANY($1)', [ids]),
-    recipients: await one('SELECT COUNT(*) AS n FROM recipients WHERE job_id = ANY($1)', [ids]),
-    documents: await one('SELECT COUNT(*) AS n FROM documents WHERE job_id = ANY($1)', [ids]),
-    events: source.events === 0 ? 0 : await one('SELECT COUNT(*) AS n FROM job_events WHERE job_id = ANY($1)', [ids]),
-    notifications: await one('SELECT COUNT(*) AS n FROM notifications WHERE dedupe_key = ANY($1)',
-      [(db.prepare('SELECT dedupe_key FROM notifications').all() as Array<{ dedupe_key: string }>).map((r) => r.dedupe_key)]),
-    kv: await one('SELECT COUNT(*) AS n FROM kv WHERE key = ANY($1)', [(db.prepare('SELECT key FROM kv').all() as Array<{ key: string }>).map((r) => r.key)]),
+    jobs: await one("SELECT COUNT(*) AS n FROM jobs WHERE id = ANY($1)", [ids]),
+    recipients: await one("SELECT COUNT(*) AS n FROM recipients WHERE job_id = ANY($1)", [ids]),
+    documents: await one("SELECT COUNT(*) AS n FROM documents WHERE job_id = ANY($1)", [ids]),
+    events: source.events === 0 ? 0 : await one("SELECT COUNT(*) AS n FROM job_events WHERE job_id = ANY($1)", [ids]),
+    notifications: await one("SELECT COUNT(*) AS n FROM notifications WHERE dedupe_key = ANY($1)", [
+      (db.prepare("SELECT dedupe_key FROM notifications").all() as Array<{ dedupe_key: string }>).map(
+        (r) => r.dedupe_key,
+      ),
+    ]),
+    kv: await one("SELECT COUNT(*) AS n FROM kv WHERE key = ANY($1)", [
+      (db.prepare("SELECT key FROM kv").all() as Array<{ key: string }>).map((r) => r.key),
+    ]),
   };
-  const short = (Object.keys(source) as Array<keyof MigrateCounts>).filter((k) => (k === 'events' ? got[k] < source[k] : got[k] !== source[k]));
+  const short = (Object.keys(source) as Array<keyof MigrateCounts>).filter((k) =>
+    k === "events" ? got[k] < source[k] : got[k] !== source[k],
+  );
   if (short.length > 0) {
-    throw new FaxgateError('INTERNAL', `the copy is incomplete: ${short.map((k) => `${k} ${got[k]} of ${source[k]}`).join(', ')}; run it again`);
+    throw new FaxgateError(
+      "INTERNAL",
+      `the copy is incomplete: ${short.map((k) => `${k} ${got[k]} of ${source[k]}`).join(", ")}; run it again`,
+    );
   }
 }
 
 async function readStored(dataDir: string, jobId: string, d: StoredDocument): Promise<Buffer> {
   // the recorded path, or the same file where the data folder is now (it may have been moved)
-  for (const p of [d.path, path.join(dataDir, 'documents', jobId, path.basename(d.path))]) {
+  for (const p of [d.path, path.join(dataDir, "documents", jobId, path.basename(d.path))]) {
     try {
       return await fsp.readFile(p);
     } catch {
       // try the next place
     }
   }
-  throw new FaxgateError('STORE_UNAVAILABLE', `job ${jobId}: its document ${JSON.stringify(d.name)} (${d.path}) cannot be read; nothing of that job was copied`, { temporary: false });
+  throw new FaxgateError(
+    "STORE_UNAVAILABLE",
+    `job ${jobId}: its document ${JSON.stringify(d.name)} (${d.path}) cannot be read; nothing of that job was copied`,
+    { temporary: false },
+  );
 }
 
 function safePassword(url: string): string {
   try {
     return decodeURIComponent(new URL(url).password);
   } catch {
-    return '';
+    return "";
   }
 }

@@ -3,8 +3,8 @@
 // shipped step; append a new one. Times are ISO strings (UTC, fixed width), as in the SQLite
 // store, so both backends compare and return them the same way. State CHECKs come from the same
 // lists the code uses, so the database refuses a state the code does not know.
-import { sqlStateList } from '../transitions.js';
-import { JOB_STATES, NOTIFICATION_STATES, RECIPIENT_STATES } from '../types.js';
+import { sqlStateList } from "../transitions.js";
+import { JOB_STATES, NOTIFICATION_STATES, RECIPIENT_STATES } from "../types.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
   `

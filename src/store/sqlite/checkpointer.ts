@@ -26,10 +26,10 @@
 // the main connection that is not intake's (a dispatcher's claim) may still come in between: it
 // waits for the restart's few milliseconds, or keeps that cycle from restarting (the next one
 // tries again).
-import type { Worker } from 'node:worker_threads';
-import type Database from 'better-sqlite3';
-import type { Logger } from '../../log/logger.js';
-import { startDbThread } from './db-thread.js';
+import type { Worker } from "node:worker_threads";
+import type Database from "better-sqlite3";
+import type { Logger } from "../../log/logger.js";
+import { startDbThread } from "./db-thread.js";
 
 /**
  * SQLite's own default. A commit is counted as COMMIT_PAGES pages (a new job's rows and indexes
@@ -60,7 +60,7 @@ export interface Reply {
   restarted?: boolean;
 }
 
-const THREAD = new URL('./checkpoint-thread.js', import.meta.url);
+const THREAD = new URL("./checkpoint-thread.js", import.meta.url);
 
 export class Checkpointer {
   private pages = 0;
@@ -69,7 +69,7 @@ export class Checkpointer {
   private readonly pageSize: number;
   private worker: Worker | null = null;
   /** What the thread is doing: nothing, the long pass, or the short pass and the restart. */
-  private phase: 'idle' | 'pass' | 'finish' = 'idle';
+  private phase: "idle" | "pass" | "finish" = "idle";
   private failed = false;
   private closed = false;
   /** While the short pass and the restart run: intake's commits wait for this (holdCommits). */
@@ -86,8 +86,8 @@ export class Checkpointer {
     private readonly file: string,
     private readonly log: Logger,
   ) {
-    db.pragma('wal_autocheckpoint = 0');
-    this.pageSize = Number(db.pragma('page_size', { simple: true })) || 4096;
+    db.pragma("wal_autocheckpoint = 0");
+    this.pageSize = Number(db.pragma("page_size", { simple: true })) || 4096;
   }
 
   /** One more commit (the main connection's or the intake thread's), with `blobBytes` of documents in it. */
@@ -96,11 +96,11 @@ export class Checkpointer {
     const pages = COMMIT_PAGES + Math.ceil(blobBytes / this.pageSize);
     this.pages += pages;
     this.sinceRestart += pages;
-    if (this.pages < CHECKPOINT_EVERY_PAGES || this.phase !== 'idle') return;
+    if (this.pages < CHECKPOINT_EVERY_PAGES || this.phase !== "idle") return;
     this.pages = 0;
-    this.phase = 'pass';
+    this.phase = "pass";
     try {
-      (this.worker ??= this.spawn()).postMessage('checkpoint');
+      (this.worker ??= this.spawn()).postMessage("checkpoint");
     } catch (err) {
       this.fallBack(err);
     }
@@ -119,15 +119,15 @@ export class Checkpointer {
     const phase = this.phase;
     if (m.ok) this.done += 1;
     // a checkpoint that failed (a disk gone read-only...) is tried again after the next commits
-    else this.log.warn({ err: m.error }, 'WAL checkpoint failed; trying again later');
-    if (phase === 'pass' && m.ok && !this.closed && this.sinceRestart >= RESTART_EVERY_PAGES) {
+    else this.log.warn({ err: m.error }, "WAL checkpoint failed; trying again later");
+    if (phase === "pass" && m.ok && !this.closed && this.sinceRestart >= RESTART_EVERY_PAGES) {
       let resolve!: () => void;
       const until = new Promise<void>((r) => (resolve = r));
       let posted = false;
       const finish = (): void => {
-        if (posted || this.phase !== 'finish' || this.worker !== w) return;
+        if (posted || this.phase !== "finish" || this.worker !== w) return;
         posted = true;
-        w.postMessage('finish');
+        w.postMessage("finish");
       };
       // a disk that stalls a thread does not hold intake: past the limit, commits go on (and the
       // short pass is asked for all the same, should the intake thread not have answered yet)
@@ -136,19 +136,25 @@ export class Checkpointer {
         finish();
       }, HOLD_LIMIT_MS);
       timer.unref();
-      this.held = { until, release: () => { clearTimeout(timer); resolve(); } };
-      this.phase = 'finish';
+      this.held = {
+        until,
+        release: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.phase = "finish";
       // intake's commits already sent to their thread are answered first: one of them between the
       // two passes would keep the WAL from restarting
       void this.settled().then(finish);
       return;
     }
-    if (phase === 'finish' && m.restarted) {
+    if (phase === "finish" && m.restarted) {
       this.restarts += 1;
       this.sinceRestart = 0;
     }
     this.releaseCommits();
-    this.phase = 'idle';
+    this.phase = "idle";
   }
 
   /** `fn`: what must be answered before the restart, once intake's commits are held. */
@@ -176,7 +182,7 @@ export class Checkpointer {
     const w = startDbThread(THREAD, this.file, 5000, {}, (err) => {
       if (!this.closed) this.fallBack(err);
     });
-    w.on('message', (m: Reply) => this.answered(w, m));
+    w.on("message", (m: Reply) => this.answered(w, m));
     return w;
   }
 
@@ -185,11 +191,11 @@ export class Checkpointer {
     if (this.failed || this.closed) return;
     this.failed = true;
     this.releaseCommits();
-    this.phase = 'idle';
+    this.phase = "idle";
     this.worker = null;
-    this.log.warn({ err: (err as Error)?.message ?? String(err) }, 'WAL checkpoints are back on the main thread');
+    this.log.warn({ err: (err as Error)?.message ?? String(err) }, "WAL checkpoints are back on the main thread");
     try {
-      this.db.pragma('wal_autocheckpoint = 1000');
+      this.db.pragma("wal_autocheckpoint = 1000");
     } catch {
       // the connection is closing
     }
@@ -205,8 +211,8 @@ export class Checkpointer {
     const w = this.worker;
     this.worker = null;
     if (!w) return null;
-    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
-    w.postMessage('close');
+    const exited = new Promise<void>((resolve) => w.once("exit", () => resolve()));
+    w.postMessage("close");
     const timer = setTimeout(() => void w.terminate(), 5000);
     return exited.finally(() => clearTimeout(timer));
   }

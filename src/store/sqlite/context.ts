@@ -1,11 +1,10 @@
 // What every part of the SQLite store shares: the connection, its statement cache, the clock and
 // the write transaction. The parts (enqueue, leases, transitions, operator, notifications, kv,
 // read) are plain functions of this context; SqliteStore (store.ts) is the facade over them.
-import type Database from 'better-sqlite3';
-import type { Clock } from '../../clock.js';
-import type { GroupSync } from '../../fs/group-sync.js';
-import type { Logger } from '../../log/logger.js';
-import type { WriteRequest } from './intake-writer.js';
+import type Database from "better-sqlite3";
+import type { Clock } from "../../clock.js";
+import type { Logger } from "../../log/logger.js";
+import type { WriteRequest } from "./intake-writer.js";
 
 export interface SqliteContext {
   readonly db: Database.Database;
@@ -36,7 +35,10 @@ export interface SqliteContext {
    * commit of the default kind (FULL) flushes it too, so the dispatcher's claim of a job makes that
    * job durable before it is sent. `blobBytes` as for write().
    */
-  commitIntake(request: WriteRequest, blobBytes: number): Promise<{ found?: Record<string, unknown>; flush(): Promise<void> }>;
+  commitIntake(
+    request: WriteRequest,
+    blobBytes: number,
+  ): Promise<{ found?: Record<string, unknown>; flush(): Promise<void> }>;
   /**
    * While the checkpoint thread makes the WAL start again from its beginning (checkpointer.ts
    * holdCommits): a promise that intake awaits before its commitIntake; null the rest of the time.

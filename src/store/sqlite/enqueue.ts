@@ -3,25 +3,37 @@
 // owed, files and folders, at once), then the job row committed; small documents given as bytes
 // go into the database with the row instead (types.ts SMALL_DOCUMENT_BYTES); unreadable input
 // kept as a corrupt job.
-import { promises as fsp } from 'node:fs';
-import path from 'node:path';
-import { FaxgateError, isFaxgateError } from '../../errors.js';
-import { fsyncDir, syncFile } from '../../fs/atomic.js';
-import { moveInUnsynced, placeFile, safeFileName } from '../durable-files.js';
-import { newJobId } from '../job-id.js';
-import { toJob, toRecipient, type JobRow, type RecipientRow } from '../rows.js';
-import { NEEDS_ADDRESS } from '../transitions.js';
-import { SMALL_DOCUMENT_BYTES, SOURCE_WORDS, type Job, type JobMeta, type JobSource, type NewDocument, type NewJob, type StoredDocument } from '../types.js';
-import { isoUtc, type SqliteContext } from './context.js';
-import { appendEvent, eventStatement } from './events.js';
-import { CommitUncertainError, type Statement, type WriteRequest } from './intake-writer.js';
-import { insertNotification } from './notifications.js';
-import { jobById } from './read.js';
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import { FaxgateError, isFaxgateError } from "../../errors.js";
+import { fsyncDir, syncFile } from "../../fs/atomic.js";
+import { moveInUnsynced, placeFile, safeFileName } from "../durable-files.js";
+import { newJobId } from "../job-id.js";
+import { toJob, toRecipient, type JobRow, type RecipientRow } from "../rows.js";
+import { NEEDS_ADDRESS } from "../transitions.js";
+import {
+  SMALL_DOCUMENT_BYTES,
+  SOURCE_WORDS,
+  type Job,
+  type JobMeta,
+  type JobSource,
+  type NewDocument,
+  type NewJob,
+  type StoredDocument,
+} from "../types.js";
+import { isoUtc, type SqliteContext } from "./context.js";
+import { appendEvent, eventStatement } from "./events.js";
+import { CommitUncertainError, type Statement, type WriteRequest } from "./intake-writer.js";
+import { insertNotification } from "./notifications.js";
+import { jobById } from "./read.js";
 
 /** The newest job with this dedupe key within the window: its id. */
 function duplicateQuery(c: SqliteContext, key: string): Statement {
   const since = new Date(c.clock.now() - c.dedupeWindowMs).toISOString();
-  return ['SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1', [key, since]];
+  return [
+    "SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
+    [key, since],
+  ];
 }
 
 function findDuplicate(c: SqliteContext, key: string): Job | null {
@@ -64,7 +76,11 @@ async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[]
 }
 
 /** The documents kept as files: in the job's new folder, durably (see the top of this file). */
-async function placeFiles(c: SqliteContext, dir: string, files: Array<{ d: NewDocument; dest: string }>): Promise<StoredDocument[]> {
+async function placeFiles(
+  c: SqliteContext,
+  dir: string,
+  files: Array<{ d: NewDocument; dest: string }>,
+): Promise<StoredDocument[]> {
   await fsp.mkdir(dir, { recursive: true, mode: 0o750 });
   // The new folder's entry in the documents folder is flushed while the files are placed.
   const folderEntry = c.flushDocumentsDir();
@@ -87,24 +103,31 @@ async function placeFiles(c: SqliteContext, dir: string, files: Array<{ d: NewDo
     // Every file's data and both folders' entries flushed at once, not one after the other: each
     // fsync waits for the disk, and on ext4 fsyncs that are waiting together share one journal commit.
     const sizes = new Map<string, number>();
-    throwFirstFailure(await Promise.allSettled([
-      ...movedIn.filter((m) => m.flushedBytes === undefined).map(async (m) => sizes.set(m.dest, await syncFile(m.dest))),
-      fsyncDir(dir),
-      folderEntry,
-    ]));
+    throwFirstFailure(
+      await Promise.allSettled([
+        ...movedIn
+          .filter((m) => m.flushedBytes === undefined)
+          .map(async (m) => sizes.set(m.dest, await syncFile(m.dest))),
+        fsyncDir(dir),
+        folderEntry,
+      ]),
+    );
     for (const d of placed) if (sizes.has(d.path)) d.bytes = sizes.get(d.path)!;
     return placed;
   } catch (err) {
     // as placeFile leaves a file it could not place: back at its source
     await Promise.all(movedIn.map((m) => fsp.rename(m.dest, m.src).catch(() => undefined)));
     await fsp.rm(dir, { recursive: true, force: true });
-    throw new FaxgateError('STORE_UNAVAILABLE', `a document could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
+    throw new FaxgateError("STORE_UNAVAILABLE", `a document could not be stored: ${(err as Error).message}`, {
+      cause: err,
+      temporary: true,
+    });
   }
 }
 
 /** The documents kept in the database, inside the job's commit. */
 function insertInline(c: SqliteContext, jobId: string, inline: InlineDocument[]): void {
-  const ins = c.sql('INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)');
+  const ins = c.sql("INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)");
   for (const d of inline) ins.run(jobId, d.file, d.data);
 }
 
@@ -117,14 +140,15 @@ async function removeMovedFrom(inline: InlineDocument[]): Promise<void> {
 }
 
 function throwFirstFailure(settled: PromiseSettledResult<unknown>[]): void {
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;
 }
 
 /** Durable when it resolves: documents fsynced and renamed, job row committed. */
 export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
   const waiting = input.awaitingAddress === true;
-  if (input.recipients.length === 0 && !waiting) throw new FaxgateError('NO_DESTINATION', 'a job needs at least one recipient');
+  if (input.recipients.length === 0 && !waiting)
+    throw new FaxgateError("NO_DESTINATION", "a job needs at least one recipient");
   if (input.dedupeKey) {
     const existing = findDuplicate(c, input.dedupeKey);
     if (existing) {
@@ -137,8 +161,10 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   const dir = path.join(c.documentsDir, id);
   const { documents, original, inline } = await placeDocuments(c, dir, input.documents, input.original);
   const numbers = new Set<string>();
-  const recipients = waiting ? [{ number: '' }] : input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
-  const state = waiting ? 'held' : 'queued';
+  const recipients = waiting
+    ? [{ number: "" }]
+    : input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
+  const state = waiting ? "held" : "queued";
   const lastError = waiting ? NEEDS_ADDRESS : null;
 
   const now = c.now();
@@ -146,16 +172,54 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   // (test/store/contract.test.ts compares), and the two reads cost the hot path a fifth of its
   // SQLite time.
   const row: JobRow = {
-    id, source: input.source, user: input.user, state, cover: JSON.stringify(input.cover), documents: JSON.stringify(documents),
-    original: original ? JSON.stringify(original) : null, scheduled_at: isoUtc(input.scheduledAt), tags: JSON.stringify(input.tags ?? []),
-    dedupe_key: input.dedupeKey ?? null, meta: JSON.stringify(input.meta ?? {}), corrupt_reason: null, finals: 0, created_at: now, updated_at: now, finished_at: null,
+    id,
+    source: input.source,
+    user: input.user,
+    state,
+    cover: JSON.stringify(input.cover),
+    documents: JSON.stringify(documents),
+    original: original ? JSON.stringify(original) : null,
+    scheduled_at: isoUtc(input.scheduledAt),
+    tags: JSON.stringify(input.tags ?? []),
+    dedupe_key: input.dedupeKey ?? null,
+    meta: JSON.stringify(input.meta ?? {}),
+    corrupt_reason: null,
+    finals: 0,
+    created_at: now,
+    updated_at: now,
+    finished_at: null,
   };
-  const recs = recipients.map((r, i): RecipientRow => ({
-    job_id: id, idx: i, number: r.number, name: r.name ?? null, state, attempts: 0, fax_tries: 0, budget_from: now, next_attempt_at: null,
-    last_error: lastError, message_id: null, send_id: null, result_code: null, result_info: null, error_code: null, error_info: null, pages: null,
-    pages_count: null, duration: null, fax_attempt: null, api_calls: 0, locked_by: null, locked_until: null, created_at: now, updated_at: now,
-    sent_at: null, finished_at: null,
-  }));
+  const recs = recipients.map(
+    (r, i): RecipientRow => ({
+      job_id: id,
+      idx: i,
+      number: r.number,
+      name: r.name ?? null,
+      state,
+      attempts: 0,
+      fax_tries: 0,
+      budget_from: now,
+      next_attempt_at: null,
+      last_error: lastError,
+      message_id: null,
+      send_id: null,
+      result_code: null,
+      result_info: null,
+      error_code: null,
+      error_info: null,
+      pages: null,
+      pages_count: null,
+      duration: null,
+      fax_attempt: null,
+      api_calls: 0,
+      locked_by: null,
+      locked_until: null,
+      created_at: now,
+      updated_at: now,
+      sent_at: null,
+      finished_at: null,
+    }),
+  );
   const request: WriteRequest = {
     // Checked inside the write lock: another process (or an enqueue just before) may have won the race.
     ...(input.dedupeKey ? { guard: duplicateQuery(c, input.dedupeKey) } : {}),
@@ -163,14 +227,44 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
       [
         `INSERT INTO jobs (id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [id, row.source, row.user, state, row.cover, row.documents, row.original, row.scheduled_at, row.tags, row.dedupe_key, row.meta, now, now],
+        [
+          id,
+          row.source,
+          row.user,
+          state,
+          row.cover,
+          row.documents,
+          row.original,
+          row.scheduled_at,
+          row.tags,
+          row.dedupe_key,
+          row.meta,
+          now,
+          now,
+        ],
       ],
-      ...recs.map((r): Statement => [
-        `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [id, r.idx, r.number, r.name, state, lastError, now, now, now],
-      ]),
-      ...inline.map((d): Statement => ['INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)', [id, d.file, d.data]]),
-      eventStatement({ jobId: id, idx: null, transition: 'enqueue', from: null, to: state, detail: waiting ? `from ${SOURCE_WORDS[input.source]}; ${NEEDS_ADDRESS}` : `from ${SOURCE_WORDS[input.source]}` }, now),
+      ...recs.map(
+        (r): Statement => [
+          `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          [id, r.idx, r.number, r.name, state, lastError, now, now, now],
+        ],
+      ),
+      ...inline.map(
+        (d): Statement => ["INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)", [id, d.file, d.data]],
+      ),
+      eventStatement(
+        {
+          jobId: id,
+          idx: null,
+          transition: "enqueue",
+          from: null,
+          to: state,
+          detail: waiting
+            ? `from ${SOURCE_WORDS[input.source]}; ${NEEDS_ADDRESS}`
+            : `from ${SOURCE_WORDS[input.source]}`,
+        },
+        now,
+      ),
     ],
   };
 
@@ -189,7 +283,10 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   } catch (err) {
     // a commit that may have happened keeps the folder its row would name (orphans are swept)
     if (!(err instanceof CommitUncertainError)) await fsp.rm(dir, { recursive: true, force: true });
-    throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
+    throw new FaxgateError("STORE_UNAVAILABLE", `the job could not be stored: ${(err as Error).message}`, {
+      cause: err,
+      temporary: true,
+    });
   }
   if (result.duplicate) await fsp.rm(dir, { recursive: true, force: true });
   await flushCommit(flush());
@@ -205,12 +302,18 @@ async function flushCommit(flushed: Promise<void>): Promise<void> {
     if (isFaxgateError(err)) throw err;
     // Committed but not known to be on disk: the caller answers "try again", and the retry finds
     // this job by its dedupe key.
-    throw new FaxgateError('STORE_UNAVAILABLE', `the job could not be flushed to disk: ${(err as Error).message}`, { cause: err, temporary: true });
+    throw new FaxgateError("STORE_UNAVAILABLE", `the job could not be flushed to disk: ${(err as Error).message}`, {
+      cause: err,
+      temporary: true,
+    });
   }
 }
 
 /** Keeps unprocessable input for inspection (state corrupt), never deletes it; its user is told. */
-export async function enqueueCorrupt(c: SqliteContext, input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job> {
+export async function enqueueCorrupt(
+  c: SqliteContext,
+  input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta },
+): Promise<Job> {
   const id = newJobId(c.clock.now());
   const dir = path.join(c.documentsDir, id);
   const { original, inline } = await placeDocuments(c, dir, [], input.original);
@@ -221,14 +324,34 @@ export async function enqueueCorrupt(c: SqliteContext, input: { source: JobSourc
       c.sql(
         `INSERT INTO jobs (id, source, user, state, cover, documents, original, tags, meta, corrupt_reason, created_at, updated_at, finished_at)
          VALUES (?, ?, ?, 'corrupt', ?, '[]', ?, '[]', ?, ?, ?, ?, ?)`,
-      ).run(id, input.source, input.user, JSON.stringify({ enabled: false }), JSON.stringify(original), JSON.stringify(input.meta ?? {}), input.reason, now, now, now);
-      appendEvent(c, { jobId: id, idx: null, transition: 'corrupt', from: null, to: 'corrupt', detail: input.reason });
-      insertNotification(c, { kind: 'rejected', user: input.user, jobId: id, dedupeKey: `rejected:${id}`, payload: { jobId: id, reason: input.reason } });
+      ).run(
+        id,
+        input.source,
+        input.user,
+        JSON.stringify({ enabled: false }),
+        JSON.stringify(original),
+        JSON.stringify(input.meta ?? {}),
+        input.reason,
+        now,
+        now,
+        now,
+      );
+      appendEvent(c, { jobId: id, idx: null, transition: "corrupt", from: null, to: "corrupt", detail: input.reason });
+      insertNotification(c, {
+        kind: "rejected",
+        user: input.user,
+        jobId: id,
+        dedupeKey: `rejected:${id}`,
+        payload: { jobId: id, reason: input.reason },
+      });
       insertInline(c, id, inline);
       return jobById(c, id)!;
     }, inlineBytes(inline));
   } catch (err) {
-    throw new FaxgateError('STORE_UNAVAILABLE', `the rejected input could not be stored: ${(err as Error).message}`, { cause: err, temporary: true });
+    throw new FaxgateError("STORE_UNAVAILABLE", `the rejected input could not be stored: ${(err as Error).message}`, {
+      cause: err,
+      temporary: true,
+    });
   }
   await removeMovedFrom(inline);
   return job;

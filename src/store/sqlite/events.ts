@@ -1,10 +1,10 @@
 // The history of a job (JobEvent): one row per step, written in the step's own transaction, and
 // the job's summary state recomputed from its recipients after each change.
-import type { JobState, RecipientState } from '../types.js';
-import { deriveJobState, isFinalJobState } from '../job-state.js';
-import type { SqliteContext } from './context.js';
-import type { Statement } from './intake-writer.js';
-import { insertNotification } from './notifications.js';
+import type { JobState, RecipientState } from "../types.js";
+import { deriveJobState, isFinalJobState } from "../job-state.js";
+import type { SqliteContext } from "./context.js";
+import type { Statement } from "./intake-writer.js";
+import { insertNotification } from "./notifications.js";
 
 export interface NewEvent {
   jobId: string;
@@ -23,7 +23,10 @@ export function appendEvent(c: SqliteContext, e: NewEvent): void {
 
 /** The statement that appends the step at `at` (intake's commit runs it on its own thread). */
 export function eventStatement(e: NewEvent, at: string): Statement {
-  return ['INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?, ?)', [e.jobId, e.idx, at, e.transition, e.from, e.to, e.detail ?? null]];
+  return [
+    "INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    [e.jobId, e.idx, at, e.transition, e.from, e.to, e.detail ?? null],
+  ];
 }
 
 /**
@@ -31,21 +34,30 @@ export function eventStatement(e: NewEvent, at: string): Statement {
  * transaction. On the step to a final state, enqueues the outcome notification.
  */
 export function refreshJob(c: SqliteContext, jobId: string): void {
-  const job = c.sql('SELECT state, user, finals FROM jobs WHERE id = ?').get(jobId) as { state: JobState; user: string; finals: number } | undefined;
-  if (!job || job.state === 'corrupt') return;
-  const states = (c.sql('SELECT state FROM recipients WHERE job_id = ?').all(jobId) as Array<{ state: RecipientState }>).map((r) => r.state);
+  const job = c.sql("SELECT state, user, finals FROM jobs WHERE id = ?").get(jobId) as
+    | { state: JobState; user: string; finals: number }
+    | undefined;
+  if (!job || job.state === "corrupt") return;
+  const states = (
+    c.sql("SELECT state FROM recipients WHERE job_id = ?").all(jobId) as Array<{ state: RecipientState }>
+  ).map((r) => r.state);
   const next = deriveJobState(states);
   const now = c.now();
   if (next === job.state) {
-    c.sql('UPDATE jobs SET updated_at = ? WHERE id = ?').run(now, jobId);
+    c.sql("UPDATE jobs SET updated_at = ? WHERE id = ?").run(now, jobId);
     return;
   }
   const becomesFinal = isFinalJobState(next) && !isFinalJobState(job.state);
-  c.sql('UPDATE jobs SET state = ?, updated_at = ?, finished_at = ?, finals = finals + ? WHERE id = ?')
-    .run(next, now, isFinalJobState(next) ? now : null, becomesFinal ? 1 : 0, jobId);
+  c.sql("UPDATE jobs SET state = ?, updated_at = ?, finished_at = ?, finals = finals + ? WHERE id = ?").run(
+    next,
+    now,
+    isFinalJobState(next) ? now : null,
+    becomesFinal ? 1 : 0,
+    jobId,
+  );
   if (becomesFinal) {
     // A job finished again after an operator retry gets its own notice.
     const key = job.finals === 0 ? `outcome:${jobId}` : `outcome:${jobId}:${job.finals + 1}`;
-    insertNotification(c, { kind: 'outcome', user: job.user, jobId, dedupeKey: key, payload: { jobId } });
+    insertNotification(c, { kind: "outcome", user: job.user, jobId, dedupeKey: key, payload: { jobId } });
   }
 }

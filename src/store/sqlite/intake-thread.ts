@@ -1,18 +1,18 @@
 // The intake writer's thread (intake-writer.ts says why and how): each job's statements, the jobs
 // that arrive while it works committed together (each in a savepoint of its own), then the WAL
 // fdatasynced and the data folder checked writable before anyone is told.
-import fs from 'node:fs';
-import type Database from 'better-sqlite3';
-import { threadDb, type DbThreadData } from './db-thread.js';
-import { MAX_BATCH, type Answer, type Envelope, type FlushFailure } from './intake-writer.js';
+import fs from "node:fs";
+import type Database from "better-sqlite3";
+import { threadDb, type DbThreadData } from "./db-thread.js";
+import { MAX_BATCH, type Answer, type Envelope, type FlushFailure } from "./intake-writer.js";
 
 const { db, port, data } = threadDb<DbThreadData & { dataDir: string }>();
 // the commit does not wait for the disk: the WAL is flushed after it, off the lock (flushWal below)
-db.pragma('synchronous = NORMAL');
-db.pragma('foreign_keys = ON');
+db.pragma("synchronous = NORMAL");
+db.pragma("foreign_keys = ON");
 // checkpoints are the checkpoint thread's (checkpointer.ts), never this connection's
-db.pragma('wal_autocheckpoint = 0');
-port.postMessage('ready');
+db.pragma("wal_autocheckpoint = 0");
+port.postMessage("ready");
 
 const statements = new Map<string, Database.Statement>();
 const sql = (text: string): Database.Statement => {
@@ -49,17 +49,17 @@ const runBatch = db.transaction((rs: Envelope[]): Answer[] =>
 // SQLite removes the WAL only when the last connection closes.
 let walFd: number | null = null;
 function flushWal(): FlushFailure | null {
-  let step: FlushFailure['step'] = 'sync';
+  let step: FlushFailure["step"] = "sync";
   try {
-    if (walFd === null) walFd = fs.openSync(`${data.file}-wal`, 'r');
+    if (walFd === null) walFd = fs.openSync(`${data.file}-wal`, "r");
     fs.fdatasyncSync(walFd);
-    step = 'access';
+    step = "access";
     fs.accessSync(data.dataDir, fs.constants.W_OK);
     return null;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     // no WAL: a checkpoint copied and synced everything, and the last connection closed it
-    if (walFd === null && e.code === 'ENOENT') return null;
+    if (walFd === null && e.code === "ENOENT") return null;
     return { step, ...(e.code ? { code: e.code } : {}), message: String(e.message) };
   }
 }
@@ -86,8 +86,8 @@ function flush(): void {
   port.postMessage(answers);
 }
 
-port.on('message', (m: Envelope | 'close') => {
-  if (m === 'close') {
+port.on("message", (m: Envelope | "close") => {
+  if (m === "close") {
     db.close();
     if (walFd !== null) fs.closeSync(walFd);
     port.close();

@@ -19,11 +19,11 @@
 //   thread holds the lock for at most MAX_BATCH jobs, so a claim waits for little.
 // - The thread is held (ref) while requests are under way, so a CLI command does not exit before
 //   its job is committed, and let go (unref) when idle.
-import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
-import type Database from 'better-sqlite3';
-import type { Logger } from '../../log/logger.js';
-import { startDbThread } from './db-thread.js';
+import path from "node:path";
+import type { Worker } from "node:worker_threads";
+import type Database from "better-sqlite3";
+import type { Logger } from "../../log/logger.js";
+import { startDbThread } from "./db-thread.js";
 
 /** One statement: its SQL text and its parameters (strings, numbers, null, bytes). */
 export type Statement = [sql: string, params: unknown[]];
@@ -36,7 +36,7 @@ export interface WriteRequest {
 
 /** Why the WAL could not be flushed after a commit: its fdatasync, or the data folder's access(W_OK). */
 export interface FlushFailure {
-  step: 'sync' | 'access';
+  step: "sync" | "access";
   code?: string;
   message: string;
 }
@@ -76,7 +76,7 @@ export interface Answer {
   error?: string;
 }
 
-const THREAD = new URL('./intake-thread.js', import.meta.url);
+const THREAD = new URL("./intake-thread.js", import.meta.url);
 
 /**
  * The request as posted. Bytes in shared memory (intake's held copy) are seen by the thread where
@@ -85,12 +85,15 @@ const THREAD = new URL('./intake-thread.js', import.meta.url);
  */
 function envelope(seq: number, r: WriteRequest): { message: Envelope; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
-  const own = ([text, params]: Statement): Statement => [text, params.map((p) => {
-    if (!(p instanceof Uint8Array) || p.buffer instanceof SharedArrayBuffer) return p;
-    const copy = new Uint8Array(p);
-    transfer.push(copy.buffer);
-    return copy;
-  })];
+  const own = ([text, params]: Statement): Statement => [
+    text,
+    params.map((p) => {
+      if (!(p instanceof Uint8Array) || p.buffer instanceof SharedArrayBuffer) return p;
+      const copy = new Uint8Array(p);
+      transfer.push(copy.buffer);
+      return copy;
+    }),
+  ];
   return { message: { seq, ...(r.guard ? { guard: r.guard } : {}), statements: r.statements.map(own) }, transfer };
 }
 
@@ -111,7 +114,10 @@ export class IntakeWriter {
   private seq = 0;
   /** The thread has its connection: from here on, a request it was given may have been committed. */
   private ready = false;
-  private readonly waiting = new Map<number, { resolve: (o: WriteOutcome) => void; reject: (e: Error) => void; request: WriteRequest }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (o: WriteOutcome) => void; reject: (e: Error) => void; request: WriteRequest }
+  >();
   private quietWaiters: Array<() => void> = [];
 
   /**
@@ -178,12 +184,12 @@ export class IntakeWriter {
       // (while closing, only if requests are still waiting for it)
       if (!this.closed || this.waiting.size > 0) this.fallBack(err);
     });
-    w.on('message', (answers: Answer[] | 'ready') => this.answered(w, answers));
+    w.on("message", (answers: Answer[] | "ready") => this.answered(w, answers));
     return w;
   }
 
-  private answered(w: Worker, answers: Answer[] | 'ready'): void {
-    if (answers === 'ready') {
+  private answered(w: Worker, answers: Answer[] | "ready"): void {
+    if (answers === "ready") {
       this.ready = true;
       return;
     }
@@ -191,8 +197,13 @@ export class IntakeWriter {
       const waiter = this.waiting.get(a.seq);
       if (!waiter) continue;
       this.waiting.delete(a.seq);
-      if (a.ok) waiter.resolve({ ...(a.found ? { found: a.found } : {}), flushed: true, ...(a.notFlushed ? { notFlushed: a.notFlushed } : {}) });
-      else waiter.reject(new Error(a.error ?? 'the commit failed'));
+      if (a.ok)
+        waiter.resolve({
+          ...(a.found ? { found: a.found } : {}),
+          flushed: true,
+          ...(a.notFlushed ? { notFlushed: a.notFlushed } : {}),
+        });
+      else waiter.reject(new Error(a.error ?? "the commit failed"));
     }
     if (this.waiting.size === 0) {
       w.unref();
@@ -217,9 +228,12 @@ export class IntakeWriter {
     this.failed = true;
     const w = this.worker;
     this.worker = null;
-    if (!this.closed) this.log.warn({ err: (err as Error)?.message ?? String(err) }, "intake's commits are back on the main thread");
+    if (!this.closed)
+      this.log.warn({ err: (err as Error)?.message ?? String(err) }, "intake's commits are back on the main thread");
     void w?.terminate();
-    const lost = new CommitUncertainError(`the intake writer thread stopped: ${(err as Error)?.message ?? String(err)}`);
+    const lost = new CommitUncertainError(
+      `the intake writer thread stopped: ${(err as Error)?.message ?? String(err)}`,
+    );
     const waiters = [...this.waiting.values()];
     this.waiting.clear();
     for (const waiter of waiters) {
@@ -238,8 +252,8 @@ export class IntakeWriter {
     const w = this.worker;
     this.worker = null;
     if (!w) return;
-    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
-    w.postMessage('close');
+    const exited = new Promise<void>((resolve) => w.once("exit", () => resolve()));
+    w.postMessage("close");
     const timer = setTimeout(() => void w.terminate(), 5000);
     await exited.finally(() => clearTimeout(timer));
   }

@@ -1,38 +1,46 @@
 // Leases (graphile-worker style): due recipients are claimed under a lease, in one transaction,
 // before any HTTP call; a lease that runs out means the send may have gone out, so the recipient
 // becomes `unknown` and is reconciled, never sent again blindly.
-import { newSendId } from '../job-id.js';
-import type { ClaimedGroup, ClaimOptions, RecipientKey } from '../queue-store.js';
-import { fromStates, IN_FLIGHT_STATES, sqlStateList, TRANSITIONS } from '../transitions.js';
-import type { RecipientState } from '../types.js';
-import type { SqliteContext } from './context.js';
-import { appendEvent, refreshJob } from './events.js';
-import { jobById } from './read.js';
-import type { RecipientRow } from '../rows.js';
+import { newSendId } from "../job-id.js";
+import type { ClaimedGroup, ClaimOptions, RecipientKey } from "../queue-store.js";
+import { fromStates, IN_FLIGHT_STATES, sqlStateList, TRANSITIONS } from "../transitions.js";
+import type { RecipientState } from "../types.js";
+import type { SqliteContext } from "./context.js";
+import { appendEvent, refreshJob } from "./events.js";
+import { jobById } from "./read.js";
+import type { RecipientRow } from "../rows.js";
 
-const CLAIMABLE = sqlStateList(fromStates('claim'));
+const CLAIMABLE = sqlStateList(fromStates("claim"));
 const IN_FLIGHT = sqlStateList(IN_FLIGHT_STATES);
-const EXPIRING = sqlStateList(fromStates('expire'));
-const INTERRUPTED = 'the gateway stopped while the send was in progress';
+const EXPIRING = sqlStateList(fromStates("expire"));
+const INTERRUPTED = "the gateway stopped while the send was in progress";
 
 /**
  * Claims due queued/deferred recipients, grouped per job (one send call each), marks them
  * `sending` under a lease with a fresh sendId and commits before any HTTP call is made.
  */
-export function claimDue(c: SqliteContext, owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): ClaimedGroup[] {
+export function claimDue(
+  c: SqliteContext,
+  owner: string,
+  limit: number,
+  leaseMs: number,
+  opts: ClaimOptions = {},
+): ClaimedGroup[] {
   const perNumber = opts.perNumber ?? 1;
   const horizon = opts.scheduleHorizonMs ?? 24 * 60 * 60 * 1000;
   return c.write((): ClaimedGroup[] => {
     const nowMs = c.clock.now();
     const now = new Date(nowMs).toISOString();
-    const rows = c.sql(
-      `SELECT r.* FROM recipients r JOIN jobs j ON j.id = r.job_id
+    const rows = c
+      .sql(
+        `SELECT r.* FROM recipients r JOIN jobs j ON j.id = r.job_id
        WHERE r.state IN (${CLAIMABLE}) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
          AND (j.scheduled_at IS NULL OR j.scheduled_at <= ?)
          AND (SELECT COUNT(*) FROM recipients x WHERE x.number = r.number AND x.state IN (${IN_FLIGHT})) < ?
        ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.rowid, r.idx
        LIMIT ?`,
-    ).all(now, new Date(nowMs + horizon).toISOString(), perNumber, Math.max(limit * 8, 64)) as RecipientRow[];
+      )
+      .all(now, new Date(nowMs + horizon).toISOString(), perNumber, Math.max(limit * 8, 64)) as RecipientRow[];
     const inFlight = new Map<string, number>();
     const countStmt = c.sql(`SELECT COUNT(*) AS n FROM recipients WHERE number = ? AND state IN (${IN_FLIGHT})`);
     const groups = new Map<string, RecipientRow[]>();
@@ -55,7 +63,14 @@ export function claimDue(c: SqliteContext, owner: string, limit: number, leaseMs
       const sendId = newSendId(nowMs);
       for (const r of recs) {
         mark.run(sendId, owner, until, now, now, jobId, r.idx);
-        appendEvent(c, { jobId, idx: r.idx, transition: 'claim', from: r.state as RecipientState, to: TRANSITIONS.claim.to, detail: `send ${sendId}` });
+        appendEvent(c, {
+          jobId,
+          idx: r.idx,
+          transition: "claim",
+          from: r.state as RecipientState,
+          to: TRANSITIONS.claim.to,
+          detail: `send ${sendId}`,
+        });
       }
       refreshJob(c, jobId);
       const job = jobById(c, jobId)!;
@@ -69,7 +84,9 @@ export function claimDue(c: SqliteContext, owner: string, limit: number, leaseMs
 /** Keeps the lease of a send that is still running. */
 export function extendLease(c: SqliteContext, owner: string, keys: readonly RecipientKey[], leaseMs: number): void {
   const until = new Date(c.clock.now() + leaseMs).toISOString();
-  const stmt = c.sql(`UPDATE recipients SET locked_until = ? WHERE job_id = ? AND idx = ? AND locked_by = ? AND state = 'sending'`);
+  const stmt = c.sql(
+    `UPDATE recipients SET locked_until = ? WHERE job_id = ? AND idx = ? AND locked_by = ? AND state = 'sending'`,
+  );
   c.write(() => keys.forEach((k) => stmt.run(until, k.jobId, k.idx, owner)));
 }
 
@@ -82,7 +99,14 @@ function expire(c: SqliteContext, rows: ReadonlyArray<{ job_id: string; idx: num
   const now = c.now();
   for (const s of rows) {
     mark.run(INTERRUPTED, now, s.job_id, s.idx);
-    appendEvent(c, { jobId: s.job_id, idx: s.idx, transition: 'expire', from: 'sending', to: TRANSITIONS.expire.to, detail: INTERRUPTED });
+    appendEvent(c, {
+      jobId: s.job_id,
+      idx: s.idx,
+      transition: "expire",
+      from: "sending",
+      to: TRANSITIONS.expire.to,
+      detail: INTERRUPTED,
+    });
   }
   for (const job of new Set(rows.map((s) => s.job_id))) refreshJob(c, job);
 }
@@ -94,11 +118,21 @@ function expire(c: SqliteContext, rows: ReadonlyArray<{ job_id: string; idx: num
 export function releaseExpired(c: SqliteContext, opts: { all?: boolean } = {}): { unknown: number; released: number } {
   return c.write(() => {
     // `all`: the daemon holds the data folder's lock, so every lease is from a run that is gone
-    const cutoff = opts.all ? '9999-12-31T23:59:59.999Z' : c.now();
-    const stale = c.sql(`SELECT job_id, idx FROM recipients WHERE state IN (${EXPIRING}) AND locked_until < ?`).all(cutoff) as Array<{ job_id: string; idx: number }>;
+    const cutoff = opts.all ? "9999-12-31T23:59:59.999Z" : c.now();
+    const stale = c
+      .sql(`SELECT job_id, idx FROM recipients WHERE state IN (${EXPIRING}) AND locked_until < ?`)
+      .all(cutoff) as Array<{ job_id: string; idx: number }>;
     expire(c, stale);
-    const r1 = c.sql(`UPDATE recipients SET locked_by = NULL, locked_until = NULL WHERE state NOT IN (${EXPIRING}) AND locked_until IS NOT NULL AND locked_until < ?`).run(cutoff);
-    const r2 = c.sql(`UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_until IS NOT NULL AND locked_until < ?`).run(cutoff);
+    const r1 = c
+      .sql(
+        `UPDATE recipients SET locked_by = NULL, locked_until = NULL WHERE state NOT IN (${EXPIRING}) AND locked_until IS NOT NULL AND locked_until < ?`,
+      )
+      .run(cutoff);
+    const r2 = c
+      .sql(
+        `UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_until IS NOT NULL AND locked_until < ?`,
+      )
+      .run(cutoff);
     return { unknown: stale.length, released: r1.changes + r2.changes };
   });
 }
@@ -106,7 +140,9 @@ export function releaseExpired(c: SqliteContext, opts: { all?: boolean } = {}): 
 /** At stop: sends of this owner still running may have gone out, so they become `unknown`. */
 export function releaseOwner(c: SqliteContext, owner: string): number {
   return c.write(() => {
-    const rows = c.sql(`SELECT job_id, idx FROM recipients WHERE state IN (${EXPIRING}) AND locked_by = ?`).all(owner) as Array<{ job_id: string; idx: number }>;
+    const rows = c
+      .sql(`SELECT job_id, idx FROM recipients WHERE state IN (${EXPIRING}) AND locked_by = ?`)
+      .all(owner) as Array<{ job_id: string; idx: number }>;
     expire(c, rows);
     c.sql(`UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_by = ?`).run(owner);
     return rows.length;

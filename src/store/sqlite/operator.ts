@@ -1,59 +1,88 @@
 // What operators do to a job (the CLI and the console): retry, cancel, hold, release; and the
 // purge of finished jobs past their retention. Each recipient moved is one step in job_events.
-import { promises as fsp } from 'node:fs';
-import path from 'node:path';
-import { FaxgateError } from '../../errors.js';
-import { CANCEL_REFUSAL, FINAL_JOB_STATES, fromStates, RETRY_REFUSAL, sqlParkedGuard, sqlStateList, TRANSITIONS, type TransitionName } from '../transitions.js';
-import type { Job, RecipientState } from '../types.js';
-import type { SqliteContext } from './context.js';
-import { appendEvent, refreshJob } from './events.js';
-import { mustGet } from './read.js';
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import { FaxgateError } from "../../errors.js";
+import {
+  CANCEL_REFUSAL,
+  FINAL_JOB_STATES,
+  fromStates,
+  RETRY_REFUSAL,
+  sqlParkedGuard,
+  sqlStateList,
+  TRANSITIONS,
+  type TransitionName,
+} from "../transitions.js";
+import type { Job, RecipientState } from "../types.js";
+import type { SqliteContext } from "./context.js";
+import { appendEvent, refreshJob } from "./events.js";
+import { mustGet } from "./read.js";
 
 /** Moves every recipient of job `id` that transition `name` may start from; how many moved. */
 function moveAll(c: SqliteContext, id: string, name: TransitionName, set: string, args: readonly unknown[]): number {
   const to = TRANSITIONS[name].to;
   return c.write(() => {
-    const rows = c.sql(`SELECT idx, state FROM recipients WHERE job_id = ? AND state IN (${sqlStateList(fromStates(name))})${sqlParkedGuard(name)}`).all(id) as Array<{ idx: number; state: RecipientState }>;
+    const rows = c
+      .sql(
+        `SELECT idx, state FROM recipients WHERE job_id = ? AND state IN (${sqlStateList(fromStates(name))})${sqlParkedGuard(name)}`,
+      )
+      .all(id) as Array<{ idx: number; state: RecipientState }>;
     if (rows.length === 0) return 0;
     const now = c.now();
-    const mark = c.sql(`UPDATE recipients SET state = '${to}', ${set ? `${set}, ` : ''}updated_at = ? WHERE job_id = ? AND idx = ?`);
+    const mark = c.sql(
+      `UPDATE recipients SET state = '${to}', ${set ? `${set}, ` : ""}updated_at = ? WHERE job_id = ? AND idx = ?`,
+    );
     for (const r of rows) {
       mark.run(...args, now, id, r.idx);
-      appendEvent(c, { jobId: id, idx: r.idx, transition: name, from: r.state, to, detail: 'by an operator' });
+      appendEvent(c, { jobId: id, idx: r.idx, transition: name, from: r.state, to, detail: "by an operator" });
     }
     refreshJob(c, id);
     return rows.length;
   });
 }
 
-function operate(c: SqliteContext, id: string, name: TransitionName, set: string, args: readonly unknown[], refusal: string): Job {
+function operate(
+  c: SqliteContext,
+  id: string,
+  name: TransitionName,
+  set: string,
+  args: readonly unknown[],
+  refusal: string,
+): Job {
   const job = mustGet(c, id);
-  if (job.state === 'corrupt') throw new FaxgateError('JOB_STATE', `job ${id} is corrupt: ${refusal}`);
-  if (moveAll(c, id, name, set, args) === 0) throw new FaxgateError('JOB_STATE', `job ${id} is ${job.state}: ${refusal}`);
+  if (job.state === "corrupt") throw new FaxgateError("JOB_STATE", `job ${id} is corrupt: ${refusal}`);
+  if (moveAll(c, id, name, set, args) === 0)
+    throw new FaxgateError("JOB_STATE", `job ${id} is ${job.state}: ${refusal}`);
   return mustGet(c, id);
 }
 
 /** Failed, cancelled or parked recipients start again with a fresh attempt budget. */
 export function retry(c: SqliteContext, id: string): Job {
   const job = mustGet(c, id);
-  if (job.state === 'corrupt') throw new FaxgateError('JOB_STATE', `job ${id} is corrupt: its input could not be read, there is nothing to send`);
-  return operate(c, id, 'retry',
+  if (job.state === "corrupt")
+    throw new FaxgateError("JOB_STATE", `job ${id} is corrupt: its input could not be read, there is nothing to send`);
+  return operate(
+    c,
+    id,
+    "retry",
     `attempts = 0, fax_tries = 0, budget_from = ?, next_attempt_at = NULL, last_error = NULL,
      message_id = NULL, send_id = NULL, result_code = NULL, result_info = NULL, error_code = NULL, error_info = NULL,
      pages = NULL, pages_count = NULL, duration = NULL, fax_attempt = NULL, sent_at = NULL, finished_at = NULL`,
-    [c.now()], RETRY_REFUSAL);
+    [c.now()],
+    RETRY_REFUSAL,
+  );
 }
 
 export function cancel(c: SqliteContext, id: string): Job {
-  return operate(c, id, 'cancel', 'finished_at = ?', [c.now()], CANCEL_REFUSAL);
+  return operate(c, id, "cancel", "finished_at = ?", [c.now()], CANCEL_REFUSAL);
 }
 
 export function hold(c: SqliteContext, id: string): Job {
-  return operate(c, id, 'hold', '', [], 'only queued or deferred recipients can be held');
+  return operate(c, id, "hold", "", [], "only queued or deferred recipients can be held");
 }
 
 export function release(c: SqliteContext, id: string): Job {
-  return operate(c, id, 'release', 'next_attempt_at = NULL', [], 'it has no held recipients');
+  return operate(c, id, "release", "next_attempt_at = NULL", [], "it has no held recipients");
 }
 
 /**
@@ -74,13 +103,19 @@ export async function purge(c: SqliteContext, olderThanMs: number): Promise<numb
     // another process (the CLI) meanwhile is not taken.
     const ids = c.write(() => {
       // Jobs whose notice is still pending stay: the notifier reads them.
-      const chosen = (c.sql(
-        `SELECT id FROM jobs j WHERE state IN (${sqlStateList(FINAL_JOB_STATES)}) AND finished_at IS NOT NULL AND finished_at < ?
+      const chosen = (
+        c
+          .sql(
+            `SELECT id FROM jobs j WHERE state IN (${sqlStateList(FINAL_JOB_STATES)}) AND finished_at IS NOT NULL AND finished_at < ?
            AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.job_id = j.id AND n.state = 'pending') LIMIT ${PURGE_BATCH}`,
-      ).all(cutoff) as Array<{ id: string }>).map((r) => r.id);
+          )
+          .all(cutoff) as Array<{ id: string }>
+      ).map((r) => r.id);
       if (chosen.length === 0) return chosen;
       const list = JSON.stringify(chosen);
-      c.sql(`DELETE FROM notifications WHERE job_id IN (SELECT value FROM json_each(?)) AND state != 'pending'`).run(list);
+      c.sql(`DELETE FROM notifications WHERE job_id IN (SELECT value FROM json_each(?)) AND state != 'pending'`).run(
+        list,
+      );
       c.sql(`DELETE FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))`).run(list);
       c.sql(`DELETE FROM recipients WHERE job_id IN (SELECT value FROM json_each(?))`).run(list);
       c.sql(`DELETE FROM document_data WHERE job_id IN (SELECT value FROM json_each(?))`).run(list);
@@ -94,6 +129,6 @@ export async function purge(c: SqliteContext, olderThanMs: number): Promise<numb
     total += ids.length;
     if (ids.length < PURGE_BATCH) break;
   }
-  if (total > 0) c.log.info({ jobs: total, cutoff }, 'purged finished jobs');
+  if (total > 0) c.log.info({ jobs: total, cutoff }, "purged finished jobs");
   return total;
 }

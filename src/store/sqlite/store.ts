@@ -5,33 +5,56 @@
 // hold across them lives in SQL transactions, never in memory. This class is the thin facade of
 // QueueStore over the parts of this folder (graphile-worker style, one file per job):
 // enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts.
-import Database from 'better-sqlite3';
-import { closeSync, constants as fsConstants, fsyncSync, mkdirSync, openSync, promises as fsp, readdirSync, rmSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { systemClock, type Clock } from '../../clock.js';
-import { FaxgateError } from '../../errors.js';
-import { tempNameFor } from '../../fs/atomic.js';
-import { GroupSync } from '../../fs/group-sync.js';
-import { silentLogger, type Logger } from '../../log/logger.js';
-import { MIGRATIONS } from '../migrations.js';
-import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from '../queue-store.js';
+import Database from "better-sqlite3";
+import {
+  closeSync,
+  constants as fsConstants,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  promises as fsp,
+  readdirSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import path from "node:path";
+import { systemClock, type Clock } from "../../clock.js";
+import { FaxgateError } from "../../errors.js";
+import { tempNameFor } from "../../fs/atomic.js";
+import { GroupSync } from "../../fs/group-sync.js";
+import { silentLogger, type Logger } from "../../log/logger.js";
+import { MIGRATIONS } from "../migrations.js";
+import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from "../queue-store.js";
 import type {
-  CoverSpec, NewRecipient, Job, JobEvent, JobFilter, JobMeta, JobSource, NewDocument, NewJob, NewNotification, Notification,
-  QueueCounts, Recipient, RecipientState, StoredDocument,
-} from '../types.js';
-import { Checkpointer } from './checkpointer.js';
-import type { SqliteContext } from './context.js';
-import { IntakeWriter, runRequest } from './intake-writer.js';
-import * as addressing from './addressing.js';
-import * as enq from './enqueue.js';
-import * as kv from './kv.js';
-import * as leases from './leases.js';
-import * as notes from './notifications.js';
-import * as ops from './operator.js';
-import * as read from './read.js';
-import * as received from './received.js';
-import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from '../received.js';
-import * as steps from './transitions.js';
+  CoverSpec,
+  NewRecipient,
+  Job,
+  JobEvent,
+  JobFilter,
+  JobMeta,
+  JobSource,
+  NewDocument,
+  NewJob,
+  NewNotification,
+  Notification,
+  QueueCounts,
+  Recipient,
+  RecipientState,
+  StoredDocument,
+} from "../types.js";
+import { Checkpointer } from "./checkpointer.js";
+import type { SqliteContext } from "./context.js";
+import { IntakeWriter, runRequest } from "./intake-writer.js";
+import * as addressing from "./addressing.js";
+import * as enq from "./enqueue.js";
+import * as kv from "./kv.js";
+import * as leases from "./leases.js";
+import * as notes from "./notifications.js";
+import * as ops from "./operator.js";
+import * as read from "./read.js";
+import * as received from "./received.js";
+import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from "../received.js";
+import * as steps from "./transitions.js";
 
 export interface StoreOptions {
   dataDir: string;
@@ -50,7 +73,7 @@ const ORPHAN_AGE_MS = 60 * 60 * 1000;
 const MAX_CACHED_STATEMENTS = 200;
 
 export class SqliteStore implements QueueStore {
-  readonly backend = 'sqlite' as const;
+  readonly backend = "sqlite" as const;
   readonly dataDir: string;
   readonly documentsDir: string;
   private readonly db: Database.Database;
@@ -67,34 +90,40 @@ export class SqliteStore implements QueueStore {
 
   private constructor(opts: StoreOptions) {
     this.dataDir = path.resolve(opts.dataDir);
-    this.documentsDir = path.join(this.dataDir, 'documents');
+    this.documentsDir = path.join(this.dataDir, "documents");
     const clock = opts.clock ?? systemClock;
     try {
       mkdirSync(this.documentsDir, { recursive: true, mode: 0o750 });
-      this.db = new Database(path.join(this.dataDir, 'faxgate.db'));
-      this.db.pragma('busy_timeout = 10000');
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
-      this.db.pragma('foreign_keys = ON');
+      this.db = new Database(path.join(this.dataDir, "faxgate.db"));
+      this.db.pragma("busy_timeout = 10000");
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma("synchronous = FULL");
+      this.db.pragma("foreign_keys = ON");
       // the console's search folds case the way JavaScript does (SQLite's lower() knows only ASCII)
-      this.db.function('fold_case', { deterministic: true }, (s: unknown) => (s === null || s === undefined ? null : String(s).toLowerCase()));
+      this.db.function("fold_case", { deterministic: true }, (s: unknown) =>
+        s === null || s === undefined ? null : String(s).toLowerCase(),
+      );
       this.migrate();
       // The WAL (made by the pragma above) and the documents folder have their entries on disk
       // before any commit is reported durable: a new job's flush is the WAL's own fdatasync, which
       // flushes the file, not the folder's entry for it.
-      const dirFd = openSync(this.dataDir, 'r');
+      const dirFd = openSync(this.dataDir, "r");
       try {
         fsyncSync(dirFd);
       } finally {
         closeSync(dirFd);
       }
     } catch (err) {
-      throw new FaxgateError('STORE_UNAVAILABLE', `the queue store in ${this.dataDir} cannot be opened: ${(err as Error).message}`, { cause: err, temporary: true });
+      throw new FaxgateError(
+        "STORE_UNAVAILABLE",
+        `the queue store in ${this.dataDir} cannot be opened: ${(err as Error).message}`,
+        { cause: err, temporary: true },
+      );
     }
     const db = this.db;
     const log = opts.logger ?? silentLogger();
     // WAL checkpoints on a thread of their own, not inside the main thread's commits (checkpointer.ts)
-    const checkpoints = new Checkpointer(db, path.join(this.dataDir, 'faxgate.db'), log);
+    const checkpoints = new Checkpointer(db, path.join(this.dataDir, "faxgate.db"), log);
     this.checkpoints = checkpoints;
     if (opts.threadsNow) checkpoints.start();
     // Intake's commits are flushed in groups, off the main thread (context.ts commitIntake). The
@@ -102,14 +131,21 @@ export class SqliteStore implements QueueStore {
     // stays open until close()), after checkpointing its pages into the database file and syncing
     // that; a checkpoint that restarts it rewrites the same file.
     const notWritable = (err: unknown): FaxgateError =>
-      new FaxgateError('STORE_UNAVAILABLE', `the data folder ${this.dataDir} is not writable any more (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): what was just stored may not be on disk`, { cause: err, temporary: true });
+      new FaxgateError(
+        "STORE_UNAVAILABLE",
+        `the data folder ${this.dataDir} is not writable any more (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): what was just stored may not be on disk`,
+        { cause: err, temporary: true },
+      );
     // A new job's flush: the WAL's fdatasync, then access(W_OK) (context.ts flushWal), both shared by
     // the commits waiting together.
-    const walSync = new GroupSync(path.join(this.dataDir, 'faxgate.db-wal'), {
-      missingIsSynced: true, keepOpen: true, dataOnly: true,
-      after: () => fsp.access(this.dataDir, fsConstants.W_OK).catch((err: unknown) => {
-        throw notWritable(err);
-      }),
+    const walSync = new GroupSync(path.join(this.dataDir, "faxgate.db-wal"), {
+      missingIsSynced: true,
+      keepOpen: true,
+      dataOnly: true,
+      after: () =>
+        fsp.access(this.dataDir, fsConstants.W_OK).catch((err: unknown) => {
+          throw notWritable(err);
+        }),
     });
     const documentsSync = new GroupSync(this.documentsDir, { keepOpen: true });
     // stillWritable's second look: ext4 stopped by an error (errors=remount-ro) marks itself
@@ -119,15 +155,17 @@ export class SqliteStore implements QueueStore {
     this.syncs = [walSync, documentsSync, dataDirSync];
     /** `fn` committed on the main connection without waiting for the disk (context.ts commitIntake, without its thread). */
     const unflushed = <T>(fn: () => T): T => {
-      db.pragma('synchronous = NORMAL');
+      db.pragma("synchronous = NORMAL");
       try {
         return db.transaction(fn).immediate();
       } finally {
-        db.pragma('synchronous = FULL');
+        db.pragma("synchronous = FULL");
       }
     };
     // Intake's commits on a thread of their own, or here when it cannot run (intake-writer.ts).
-    const writer = new IntakeWriter(path.join(this.dataDir, 'faxgate.db'), log, (request) => unflushed(() => runRequest(this.c.sql, request)));
+    const writer = new IntakeWriter(path.join(this.dataDir, "faxgate.db"), log, (request) =>
+      unflushed(() => runRequest(this.c.sql, request)),
+    );
     this.writer = writer;
     checkpoints.beforeRestart(() => writer.quiet());
     if (opts.threadsNow) writer.start();
@@ -164,7 +202,7 @@ export class SqliteStore implements QueueStore {
           if (!flushed) return walSync.sync();
           if (!notFlushed) return Promise.resolve();
           const err = Object.assign(new Error(notFlushed.message), { code: notFlushed.code });
-          return Promise.reject(notFlushed.step === 'access' ? notWritable(err) : err);
+          return Promise.reject(notFlushed.step === "access" ? notWritable(err) : err);
         };
         return { ...(found ? { found } : {}), flush };
       },
@@ -186,22 +224,25 @@ export class SqliteStore implements QueueStore {
   private migrate(): void {
     // Opening a current store takes no write lock: `faxgate jobs` beside a busy daemon must not
     // make the daemon's commits wait.
-    if ((this.db.pragma('user_version', { simple: true }) as number) >= MIGRATIONS.length) return;
+    if ((this.db.pragma("user_version", { simple: true }) as number) >= MIGRATIONS.length) return;
     // A step may rebuild a table (SQLite cannot add a CHECK in place): with foreign keys on,
     // dropping the old table would delete its children. Off for the steps, checked before commit.
-    this.db.pragma('foreign_keys = OFF');
+    this.db.pragma("foreign_keys = OFF");
     try {
-      this.db.transaction(() => {
-        const version = this.db.pragma('user_version', { simple: true }) as number;
-        for (let v = version; v < MIGRATIONS.length; v++) {
-          this.db.exec(MIGRATIONS[v]!);
-          this.db.pragma(`user_version = ${v + 1}`);
-        }
-        const broken = this.db.pragma('foreign_key_check') as unknown[];
-        if (broken.length > 0) throw new Error(`the upgrade left ${broken.length} rows pointing at nothing; nothing was changed`);
-      }).immediate();
+      this.db
+        .transaction(() => {
+          const version = this.db.pragma("user_version", { simple: true }) as number;
+          for (let v = version; v < MIGRATIONS.length; v++) {
+            this.db.exec(MIGRATIONS[v]!);
+            this.db.pragma(`user_version = ${v + 1}`);
+          }
+          const broken = this.db.pragma("foreign_key_check") as unknown[];
+          if (broken.length > 0)
+            throw new Error(`the upgrade left ${broken.length} rows pointing at nothing; nothing was changed`);
+        })
+        .immediate();
     } finally {
-      this.db.pragma('foreign_keys = ON');
+      this.db.pragma("foreign_keys = ON");
     }
   }
 
@@ -214,7 +255,7 @@ export class SqliteStore implements QueueStore {
     } catch {
       return;
     }
-    const exists = this.c.sql('SELECT 1 FROM jobs WHERE id = ?');
+    const exists = this.c.sql("SELECT 1 FROM jobs WHERE id = ?");
     for (const name of names) {
       const dir = path.join(this.documentsDir, name);
       try {
@@ -222,7 +263,7 @@ export class SqliteStore implements QueueStore {
         if (now - statSync(dir).mtimeMs < ORPHAN_AGE_MS) continue;
         if (exists.get(name)) continue;
         rmSync(dir, { recursive: true, force: true });
-        this.c.log.info({ folder: name }, 'removed orphan document folder');
+        this.c.log.info({ folder: name }, "removed orphan document folder");
       } catch {
         // best effort
       }
@@ -236,7 +277,13 @@ export class SqliteStore implements QueueStore {
     return result;
   }
 
-  async enqueueCorrupt(input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta }): Promise<Job> {
+  async enqueueCorrupt(input: {
+    source: JobSource;
+    user: string;
+    reason: string;
+    original: NewDocument;
+    meta?: JobMeta;
+  }): Promise<Job> {
     return enq.enqueueCorrupt(this.c, input);
   }
 
@@ -284,18 +331,24 @@ export class SqliteStore implements QueueStore {
     // under a temp name, then renamed: a reader of the path never sees half of it
     const tmp = tempNameFor(doc.path);
     try {
-      await fsp.writeFile(tmp, data, { flag: 'wx', mode: 0o640 });
+      await fsp.writeFile(tmp, data, { flag: "wx", mode: 0o640 });
       await fsp.rename(tmp, doc.path);
     } catch (err) {
       await fsp.unlink(tmp).catch(() => undefined);
-      throw new FaxgateError('STORE_UNAVAILABLE', `the document ${JSON.stringify(doc.name)} could not be written out: ${(err as Error).message}`, { cause: err, temporary: true });
+      throw new FaxgateError(
+        "STORE_UNAVAILABLE",
+        `the document ${JSON.stringify(doc.name)} could not be written out: ${(err as Error).message}`,
+        { cause: err, temporary: true },
+      );
     }
     return doc.path;
   }
 
   /** The bytes of a document kept in the database, or null for one kept as a file. */
   private inlineData(doc: StoredDocument): Buffer | null {
-    const row = this.c.sql('SELECT data FROM document_data WHERE job_id = ? AND file = ?').get(path.basename(path.dirname(doc.path)), path.basename(doc.path)) as { data: Buffer } | undefined;
+    const row = this.c
+      .sql("SELECT data FROM document_data WHERE job_id = ? AND file = ?")
+      .get(path.basename(path.dirname(doc.path)), path.basename(doc.path)) as { data: Buffer } | undefined;
     return row ? row.data : null;
   }
 
@@ -324,7 +377,12 @@ export class SqliteStore implements QueueStore {
     return leases.releaseOwner(this.c, owner);
   }
 
-  async markAccepted(key: RecipientKey, sendId: string, fields: FaxResultFields & { messageId: string }, apiCalls = 0): Promise<boolean> {
+  async markAccepted(
+    key: RecipientKey,
+    sendId: string,
+    fields: FaxResultFields & { messageId: string },
+    apiCalls = 0,
+  ): Promise<boolean> {
     return steps.markAccepted(this.c, key, sendId, fields, apiCalls);
   }
 
@@ -336,11 +394,24 @@ export class SqliteStore implements QueueStore {
     return steps.postponeUnknown(this.c, key, sendId, error, nextAttemptAt);
   }
 
-  async defer(key: RecipientKey, opts: { error: string; nextAttemptAt: Date; sendId?: string; faxTry?: boolean; refundAttempt?: boolean; expect?: RecipientState[] }): Promise<boolean> {
+  async defer(
+    key: RecipientKey,
+    opts: {
+      error: string;
+      nextAttemptAt: Date;
+      sendId?: string;
+      faxTry?: boolean;
+      refundAttempt?: boolean;
+      expect?: RecipientState[];
+    },
+  ): Promise<boolean> {
     return steps.defer(this.c, key, opts);
   }
 
-  async fail(key: RecipientKey, opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] }): Promise<boolean> {
+  async fail(
+    key: RecipientKey,
+    opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] },
+  ): Promise<boolean> {
     return steps.fail(this.c, key, opts);
   }
 
@@ -417,7 +488,7 @@ export class SqliteStore implements QueueStore {
     return notes.claimNotifications(this.c, owner, limit, leaseMs);
   }
 
-  async completeNotification(id: number, state: 'sent' | 'skipped'): Promise<void> {
+  async completeNotification(id: number, state: "sent" | "skipped"): Promise<void> {
     notes.completeNotification(this.c, id, state);
   }
 
