@@ -148,7 +148,7 @@ export async function writeSampleDocument(dataDir: string): Promise<string> {
     "Numbers ending in 0000 are busy, 0001 do not answer, 0002 reach a voice line,",
     "0003 succeed on the second attempt; all others are delivered.",
   ];
-  lines.forEach((l, i) => page.drawText(l, { x: 72, y: 650 - i * 18, size: 11, font }));
+  for (const [i, l] of lines.entries()) page.drawText(l, { x: 72, y: 650 - i * 18, size: 11, font });
   await writeFileAtomic(file, await doc.save(), 0o644);
   return file;
 }

@@ -54,7 +54,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
     lock.release();
     throw err;
   }
-  let addresses;
+  let addresses: Awaited<ReturnType<typeof gateway.start>>;
   try {
     addresses = await gateway.start();
   } catch (err) {

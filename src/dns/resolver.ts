@@ -95,7 +95,7 @@ export function makeResolver(config: Partial<DnsConfig>, opts: ResolverOptions =
     let last: Error = dnsError("ETIMEOUT", name, rrtype);
     for (const client of clients) {
       for (let t = 0; t < tries; t += 1) {
-        let res;
+        let res: Awaited<ReturnType<typeof client>>;
         try {
           res = await client(name, rrtype as never);
         } catch (err) {

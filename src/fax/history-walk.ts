@@ -34,7 +34,7 @@ export interface WalkResult {
 export async function walkHistory(
   query: HistoryQuery,
   opts: WalkOptions,
-  onRows: (rows: FaxRecord[]) => boolean | void | Promise<boolean | void>,
+  onRows: (rows: FaxRecord[]) => boolean | undefined | Promise<boolean | undefined>,
 ): Promise<WalkResult> {
   const limit = opts.limit;
   const maxPages = opts.maxPages ?? Number.POSITIVE_INFINITY;
@@ -46,7 +46,11 @@ export async function walkHistory(
     return opts.page({ ...query, offset, limit });
   };
   const fresh = (rows: FaxRecord[]): FaxRecord[] =>
-    rows.filter((r) => !seen.has(r.messageId) && (seen.add(r.messageId), true));
+    rows.filter((r) => {
+      if (seen.has(r.messageId)) return false;
+      seen.add(r.messageId);
+      return true;
+    });
 
   let page = await fetch(start);
   const firstIds = page.rows.map((r) => r.messageId);

@@ -85,7 +85,7 @@ export function historyFields(q: HistoryQuery, variant: ApiVariant): Fields {
 /** Each file must be a readable regular file before the upload starts (not half way through it). */
 export async function checkFiles(files: FaxFile[]): Promise<void> {
   for (const [i, f] of files.entries()) {
-    let st;
+    let st: Awaited<ReturnType<typeof stat>>;
     try {
       st = await stat(f.path);
     } catch (err) {

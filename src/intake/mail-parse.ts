@@ -237,16 +237,17 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
     writes.push(written);
   };
 
-  try {
-    // settles with the parser's 'end' (the text arrives with it), or with a parser error ("Max
-    // allowed child nodes exceeded"...)
-    await throughToEnd(source, parser);
-  } finally {
-    // every attachment write settles before we return or throw, so no stream outlives the call
-    const settled = await Promise.allSettled(writes);
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (failed) throw failed.reason;
-  }
+  // settles with the parser's 'end' (the text arrives with it), or with a parser error ("Max
+  // allowed child nodes exceeded"...)
+  const parsed = await throughToEnd(source, parser).then(
+    () => ({ ok: true as const }),
+    (err: unknown) => ({ ok: false as const, err }),
+  );
+  // every attachment write settles before we return or throw, so no stream outlives the call
+  const settled = await Promise.allSettled(writes);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  if (!parsed.ok) throw parsed.err;
   const from = addresses(parser.from)[0] ?? null;
   // An HTML-only body is turned into text here, through htmlText (a reader thread in the daemon):
   // html-to-text over a hostile megabyte of HTML must not run on the main thread. Once turned,

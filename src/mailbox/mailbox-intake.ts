@@ -346,6 +346,7 @@ export class MailboxIntake {
         recipients.push({ address: d.label, number: e164, ...(contactName ? { contactName } : {}) });
     }
     const full = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
+    // biome-ignore lint/complexity/useOptionalChain: imapflow answers false, not undefined, when absent
     if (!full || !full.source) throw new Error("the message went away while it was read");
     const accepted = await this.opts.accept({
       user: user.name,

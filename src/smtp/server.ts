@@ -31,7 +31,7 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { inProcessReaders, type InputReaders } from "../workers/pool.js";
 import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from "./auth-lockout.js";
-import { verifyPassword } from "./password.js";
+import { verifySignIn } from "./password.js";
 import { RateLimiter } from "./rate-limit.js";
 import { SessionTap } from "./session-tap.js";
 import { checkRecipient } from "./recipient-address.js";
@@ -93,8 +93,6 @@ interface SessionState {
 const MAX_RATE_STRIKES = 3;
 /** smtp-server's own pause before onConnect, in which a client that talks is cut (its init()). */
 const SMTP_SERVER_GREETING_DELAY_MS = 100;
-// Verified when the login is unknown, so that unknown and known users take the same time.
-const DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 
 export class SmtpGateway {
   private readonly smtp: SmtpConfig;
@@ -397,9 +395,7 @@ export class SmtpGateway {
       }
       const user = this.index.byLogin(auth.username ?? "");
       const password = auth.password ?? "";
-      const ok = user?.password
-        ? await verifyPassword(password, user.password)
-        : (await verifyPassword(password, DUMMY_HASH), false);
+      const ok = await verifySignIn(password, user?.password);
       if (ok && user) {
         attempt.succeeded();
         st.log.info({ user: user.name }, "AUTH ok");
@@ -531,7 +527,7 @@ export class SmtpGateway {
         st.recipients.set(key, { address: rcpt, number: check.target.e164 });
         return cb();
       }
-      let contact;
+      let contact: Awaited<ReturnType<typeof resolveContact>>;
       try {
         contact = await resolveContact(this.clientFor(user.name), check.target.name, this.smtp.defaultCountryCode);
       } catch (err) {

@@ -51,7 +51,7 @@ export async function readSafely(
   maxBytes: number,
   calls: FolderCalls = poolCalls,
 ): Promise<Buffer> {
-  let fd;
+  let fd: Awaited<ReturnType<typeof calls.open>>;
   try {
     fd = await calls.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {

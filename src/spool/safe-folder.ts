@@ -34,7 +34,7 @@ async function makeFolder(dir: string): Promise<void> {
 async function openFolder(dir: string, calls: FolderCalls): Promise<number | string> {
   try {
     const fd = await calls.open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-    let st;
+    let st: Awaited<ReturnType<typeof calls.fstat>>;
     try {
       st = await calls.fstat(fd);
     } catch (err) {

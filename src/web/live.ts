@@ -142,6 +142,7 @@ export class LiveUpdates {
       for (const s of this.streams) if ((s.everyone || s.user === job.user) && this.allowed(s)) s.write(data);
     }
     // never past the time this look began: a commit racing it is seen next time
+    // biome-ignore lint/complexity/useMathMinMax: these are ISO timestamps, compared as strings
     this.since = newest < started ? newest : started;
     if (this.seen.size > 5000) for (const k of [...this.seen.keys()].slice(0, 2500)) this.seen.delete(k);
   }

@@ -24,7 +24,7 @@ import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { AuthLockout } from "../smtp/auth-lockout.js";
 import { buildBlockList, inList } from "../smtp/sender-policy.js";
-import { verifyPassword } from "../smtp/password.js";
+import { verifySignIn } from "../smtp/password.js";
 import { RateLimiter } from "../smtp/rate-limit.js";
 import { refuseControlCharacters } from "../store/text-input.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
@@ -39,8 +39,6 @@ import { cookieValue, sameToken, Sessions, type Session } from "./sessions.js";
 import { loadStaticFiles } from "./static-files.js";
 
 export const SESSION_COOKIE = "faxgate_session";
-// any valid scrypt hash: an unknown user costs the same time as a known one
-const DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 const SECURITY_HEADERS: Record<string, string> = {
   "content-security-policy":
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
@@ -210,11 +208,9 @@ export class WebConsole {
         if (!s) return reply.code(401).send({ error: "sign in first (POST /login)" });
         if (req.method !== "GET" && req.method !== "HEAD" && !this.csrfOk(req, s)) {
           this.log.warn({ user: s.user, method: req.method, url: req.url }, "WEB refused: missing or wrong CSRF token");
-          return reply
-            .code(403)
-            .send({
-              error: "missing or wrong X-CSRF-Token header (the csrfToken from POST /login or GET /api/session)",
-            });
+          return reply.code(403).send({
+            error: "missing or wrong X-CSRF-Token header (the csrfToken from POST /login or GET /api/session)",
+          });
         }
         (req as Authed).session = s;
       });
@@ -359,11 +355,9 @@ export class WebConsole {
         const cached = this.inboundCache.get(key);
         if (this.deps.historyAvailable && !this.deps.historyAvailable(HISTORY_RESERVE)) {
           if (cached) return cached.value;
-          return reply
-            .code(503)
-            .send({
-              error: "the fax service's history is rate-limited just now; received faxes show again in a minute",
-            });
+          return reply.code(503).send({
+            error: "the fax service's history is rate-limited just now; received faxes show again in a minute",
+          });
         }
         const page = await this.deps.clientFor(s.user).history({ direction: "inbound", limit, offset });
         const value = {
@@ -436,13 +430,11 @@ export class WebConsole {
         const name = typeof body.name === "string" ? body.name.trim().slice(0, 200) : "";
         const faxNumber = typeof body.faxNumber === "string" ? body.faxNumber.trim().slice(0, 40) : "";
         if (!name || !faxNumber) return reply.code(400).send({ error: "a contact needs a name and a fax number" });
-        const c = await this.deps
-          .clientFor(s.user)
-          .createContact({
-            name,
-            faxNumber,
-            email: typeof body.email === "string" && body.email ? body.email : undefined,
-          });
+        const c = await this.deps.clientFor(s.user).createContact({
+          name,
+          faxNumber,
+          email: typeof body.email === "string" && body.email ? body.email : undefined,
+        });
         this.log.info({ user: s.user, contact: c.uuid }, "WEB created a contact");
         return { id: c.uuid, name: c.name, faxNumber: c.faxNumber, email: c.email };
       });
@@ -486,19 +478,15 @@ export class WebConsole {
       return reply.code(429).send({ error: "too many failed sign-ins for this account; try again in 15 minutes" });
     }
     const user = this.deps.users().find((u) => u.name === name);
-    const ok = user?.password
-      ? await verifyPassword(password, user.password)
-      : (await verifyPassword(password, DUMMY_HASH), false);
+    const ok = await verifySignIn(password, user?.password);
     if (!ok || !user) {
       forAccount.failed();
       const failures = attempt.failed();
       this.log.warn({ remote: client, user: this.knownName(name), failures }, "WEB sign-in failed");
       await new Promise((r) => setTimeout(r, (this.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
-      return reply
-        .code(401)
-        .send({
-          error: "wrong user name or password (a user without a password set by `faxgate passwd` cannot sign in)",
-        });
+      return reply.code(401).send({
+        error: "wrong user name or password (a user without a password set by `faxgate passwd` cannot sign in)",
+      });
     }
     attempt.succeeded();
     forAccount.succeeded();
@@ -674,14 +662,12 @@ export class WebConsole {
     }
     const e = err as { statusCode?: number; message?: string; code?: string };
     if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-      return reply
-        .code(e.statusCode)
-        .send({
-          error:
-            e.code === "FST_REQ_FILE_TOO_LARGE" || e.code === "FST_FILES_LIMIT"
-              ? "upload too large or too many files"
-              : (e.message ?? "bad request"),
-        });
+      return reply.code(e.statusCode).send({
+        error:
+          e.code === "FST_REQ_FILE_TOO_LARGE" || e.code === "FST_FILES_LIMIT"
+            ? "upload too large or too many files"
+            : (e.message ?? "bad request"),
+      });
     }
     this.log.error({ user: s?.user, url: req.url, err: describeError(err) }, "WEB request failed");
     return reply.code(500).send({ error: "the gateway could not do that; the log says why" });

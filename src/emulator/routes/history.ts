@@ -93,7 +93,7 @@ export function historyRoutes(
     const tags = q.list("tags");
     if (tags.length) {
       where.push(`(${tags.map((_, i) => `tags LIKE @tag${i}`).join(" OR ")})`);
-      tags.forEach((t, i) => (params[`tag${i}`] = `%"${t.replace(/[%_"]/g, "")}"%`));
+      for (const [i, t] of tags.entries()) params[`tag${i}`] = `%"${t.replace(/[%_"]/g, "")}"%`;
     }
     if (q.has("isArchived") && q.one("isArchived") !== "") {
       where.push("isArchived = @archived");

@@ -94,6 +94,7 @@ export class SenderVerifier {
       dkimDomains: [],
       resolver: this.resolve as never,
     })) as { status: { result: string } } | false;
+    // biome-ignore lint/complexity/useOptionalChain: the value is false, not undefined, when absent
     if (!record || record.status.result !== "none") return null;
     const res = (await spfCheck({
       sender: input.envelopeFrom,
@@ -206,6 +207,7 @@ export class SenderVerifier {
     if (dmarc === "pass" || dmarc === "fail") {
       const arc = this.arcPass(res);
       if (arc) return arc;
+      // biome-ignore lint/complexity/useOptionalChain: the value is false, not undefined, when absent
       const policy = res.dmarc && res.dmarc.policy ? ` (p=${res.dmarc.policy})` : "";
       const spfWhy =
         spfResult === "pass"
@@ -262,6 +264,7 @@ export class SenderVerifier {
   /** A forwarder named in arcForwarders that sealed a DMARC pass of its own (a list, a ticket system). */
   private arcPass(res: AuthOutcome): SenderVerdict | null {
     const arc = res.arc;
+    // biome-ignore lint/complexity/useOptionalChain: the value is false, not undefined, when absent
     if (!arc || arc.status.result !== "pass") return null;
     const sealer = arc.signature?.signingDomain?.toLowerCase();
     if (!sealer || !this.config.arcForwarders.some((f) => f.toLowerCase() === sealer)) return null;

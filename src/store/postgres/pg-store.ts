@@ -515,7 +515,7 @@ export class PgStore implements QueueStore {
   private static where(filter: JobFilter): { sql: string; args: unknown[] } {
     const where: string[] = [];
     const args: unknown[] = [];
-    const arg = (v: unknown): string => (args.push(v), `$${args.length}`);
+    const arg = (v: unknown): string => `$${args.push(v)}`;
     if (filter.state) where.push(`j.state = ${arg(filter.state)}`);
     if (filter.user) where.push(`j."user" = ${arg(filter.user)}`);
     if (filter.source) where.push(`j.source = ${arg(filter.source)}`);

@@ -87,7 +87,9 @@ export function extendLease(c: SqliteContext, owner: string, keys: readonly Reci
   const stmt = c.sql(
     `UPDATE recipients SET locked_until = ? WHERE job_id = ? AND idx = ? AND locked_by = ? AND state = 'sending'`,
   );
-  c.write(() => keys.forEach((k) => stmt.run(until, k.jobId, k.idx, owner)));
+  c.write(() => {
+    for (const k of keys) stmt.run(until, k.jobId, k.idx, owner);
+  });
 }
 
 /** Marks the given `sending` rows `unknown` (their send may have gone out), one step each. */

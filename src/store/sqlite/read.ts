@@ -37,10 +37,22 @@ export function mustGet(c: SqliteContext, id: string): Job {
 function jobWhere(filter: JobFilter): { where: string; args: unknown[] } {
   const where: string[] = [];
   const args: unknown[] = [];
-  if (filter.state) where.push("state = ?"), args.push(filter.state);
-  if (filter.user) where.push("user = ?"), args.push(filter.user);
-  if (filter.source) where.push("source = ?"), args.push(filter.source);
-  if (filter.updatedSince) where.push("updated_at >= ?"), args.push(isoUtc(filter.updatedSince));
+  if (filter.state) {
+    where.push("state = ?");
+    args.push(filter.state);
+  }
+  if (filter.user) {
+    where.push("user = ?");
+    args.push(filter.user);
+  }
+  if (filter.source) {
+    where.push("source = ?");
+    args.push(filter.source);
+  }
+  if (filter.updatedSince) {
+    where.push("updated_at >= ?");
+    args.push(isoUtc(filter.updatedSince));
+  }
   refuseControlCharacters("search", filter.search);
   const needle = filter.search?.trim().toLowerCase();
   if (needle) {

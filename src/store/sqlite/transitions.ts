@@ -225,7 +225,9 @@ export function addApiCalls(c: SqliteContext, keys: readonly RecipientKey[], cal
   if (keys.length === 0 || calls === 0) return;
   const share = calls / keys.length;
   const stmt = c.sql("UPDATE recipients SET api_calls = api_calls + ? WHERE job_id = ? AND idx = ?");
-  c.write(() => keys.forEach((k) => stmt.run(share, k.jobId, k.idx)));
+  c.write(() => {
+    for (const k of keys) stmt.run(share, k.jobId, k.idx);
+  });
 }
 
 /** Makes `user`'s deferred recipients whose error starts with `errorPrefix` due now (a key hold ended). */
