@@ -7,28 +7,15 @@
 import { loadPdfjs, pdfPageTexts } from "./pdf-text.js";
 
 /**
- * This process reads PDFs and nothing else, so two of pdfjs's choices for browsers are undone here,
- * before and after it loads (measured on a one-page letter: 5.8 -> 4.1 ms of CPU per document):
- * - Flate streams: pdfjs hands each one to `DecompressionStream` when there is one. Node's is a web
- *   stream over zlib, and for the few KB of a page's content that machinery costs more than the
- *   inflating; without it pdfjs inflates in its own JavaScript, as in any runtime that lacks one.
- * - The legacy build bundles core-js, which on V8 up to 12.1 (Node 20) replaces
- *   `Array.prototype.push` with a JavaScript copy (so that a push onto an array whose length is
- *   frozen throws the right error, which pdfjs never does); pdfjs pushes a lot. The worker half is
- *   loaded here too (it polyfills again, and the fake worker then finds it on `globalThis`), and
- *   then the engine's own push is put back. On newer Node core-js leaves push alone.
+ * This process reads PDFs and nothing else, so pdfjs is told it runs without `DecompressionStream`:
+ * Node's is a web stream over zlib, which for the few KB of a page's content costs more than the
+ * inflating pdfjs does in its own JavaScript in any runtime that lacks one. Its worker half is
+ * loaded here too, so that the fake worker finds it on `globalThis` instead of importing it by a path.
  */
 async function preparePdfjs(): Promise<void> {
-  const enginePush = Array.prototype.push;
   Reflect.deleteProperty(globalThis, "DecompressionStream");
   await loadPdfjs();
   await import("pdfjs-dist/legacy/build/pdf.worker.mjs" as string); // no types of its own
-  Object.defineProperty(Array.prototype, "push", {
-    value: enginePush,
-    writable: true,
-    enumerable: false,
-    configurable: true,
-  });
 }
 
 const ready = preparePdfjs();
