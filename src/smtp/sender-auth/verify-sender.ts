@@ -11,6 +11,7 @@ import type { FaxgateError } from "../../errors.js";
 import { refuseWith } from "../smtp-reply.js";
 import { readHeaderBlock } from "./auth-results.js";
 import { checkRelayResults } from "./relay-results.js";
+import { UnverifiedSlots } from "./unverified-slots.js";
 import { aligned, type SenderVerdict, type VerdictCheck } from "./verdict.js";
 
 export type { SenderVerdict, VerdictCheck } from "./verdict.js";
@@ -69,13 +70,47 @@ interface AuthOutcome {
     | false;
 }
 
+/** smtp.senderAuth.maxUnverifiedSessions when not set */
+export const DEFAULT_UNVERIFIED_SESSIONS = 10;
+
 export class SenderVerifier {
+  private readonly slots: UnverifiedSlots;
+
   constructor(
     private readonly config: SenderAuthConfig,
     private readonly resolve: DnsResolve,
     /** our name in the Authentication-Results mailauth writes (not kept) */
     private readonly hostname: string,
-  ) {}
+  ) {
+    this.slots = new UnverifiedSlots(config.maxUnverifiedSessions ?? DEFAULT_UNVERIFIED_SESSIONS);
+  }
+
+  /**
+   * A session from outside trustedNetworks is greeted (`greet` runs) at once when its address
+   * has sent verified mail lately or a slot is free, else when a slot frees (unverified-slots.ts).
+   * Only in verify mode: otherwise strangers cannot send at all and are greeted at once.
+   */
+  admitStranger(sessionId: string, client: string, greet: () => void): void {
+    if (!this.verifying) return greet();
+    this.slots.enter(sessionId, client, greet);
+  }
+
+  /** A session closed: a slot it held (or its place in the queue) is given up. */
+  sessionClosed(sessionId: string): void {
+    this.slots.leave(sessionId);
+  }
+
+  /** Sessions waiting for a slot. */
+  get queuedStrangers(): number {
+    return this.slots.queued;
+  }
+
+  /** A stranger's verdict is remembered for its address: a pass skips the queue next time. */
+  private remember(client: string, verdict: SenderVerdict | null): SenderVerdict | null {
+    if (verdict?.ok) this.slots.passed(client);
+    else if (verdict && !verdict.temporary) this.slots.failed(client);
+    return verdict;
+  }
 
   /** Strangers may send (with proof) only in verify mode. */
   get verifying(): boolean {
@@ -111,12 +146,15 @@ export class SenderVerifier {
       mta: this.hostname,
       resolver: this.resolve as never,
     })) as { status: { result: string } };
-    return this.spfVerdict(
-      res.status.result,
-      domain,
-      need,
+    return this.remember(
       input.remoteAddress,
-      `spf=${res.status.result} dmarc=none (at MAIL FROM)`,
+      this.spfVerdict(
+        res.status.result,
+        domain,
+        need,
+        input.remoteAddress,
+        `spf=${res.status.result} dmarc=none (at MAIL FROM)`,
+      ),
     );
   }
 
@@ -161,7 +199,7 @@ export class SenderVerifier {
         strict: this.config.alignment === "strict",
       });
     }
-    return this.verifyStranger(input);
+    return this.remember(input.remoteAddress, await this.verifyStranger(input))!;
   }
 
   private async verifyStranger(input: SenderInput): Promise<SenderVerdict> {
