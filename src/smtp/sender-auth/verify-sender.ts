@@ -71,7 +71,7 @@ interface AuthOutcome {
 }
 
 /** smtp.senderAuth.maxUnverifiedSessions when not set */
-export const DEFAULT_UNVERIFIED_SESSIONS = 10;
+export const DEFAULT_UNVERIFIED_SESSIONS = 3;
 
 export class SenderVerifier {
   private readonly slots: UnverifiedSlots;
