@@ -107,6 +107,8 @@ const senderAuthSchema = z
     arcForwarders: z.array(z.string().min(1)).default([]),
     /** the smallest DKIM key accepted, in bits */
     minKeyBits: z.number().int().min(512).default(1024),
+    /** sessions at once from addresses that have not sent verified mail lately; more wait for their greeting (default 3) */
+    maxUnverifiedSessions: z.number().int().min(1).optional(),
     /** what a trusted relay's Authentication-Results decide */
     relays: z
       .object({

@@ -331,9 +331,11 @@ export class SmtpGateway {
     // talks before its greeting with 421 and cuts it (a spam bot does not wait for the 220). A
     // stranger waits the rest of smtp.greetingDelayMs; our relays no longer than that (as Postfix's
     // postscreen greets its permit list).
-    const wait = inList(this.trusted, client) ? 0 : this.smtp.greetingDelayMs - SMTP_SERVER_GREETING_DELAY_MS;
-    if (wait <= 0) return cb();
-    setTimeout(() => cb(), wait).unref();
+    const wait = trusted ? 0 : this.smtp.greetingDelayMs - SMTP_SERVER_GREETING_DELAY_MS;
+    const greet = (): void => void (wait <= 0 ? cb() : setTimeout(() => cb(), wait).unref());
+    // sender-auth hook (issue 37): strangers not yet verified share a few slots before their greeting
+    if (trusted) return greet();
+    this.verifier.admitStranger(session.id, client, greet);
   }
 
   private onSecure(session: SMTPServerSession, cb: (err?: Error | null) => void): void {
@@ -347,6 +349,7 @@ export class SmtpGateway {
     const st = this.sessions.get(session.id);
     this.sessions.delete(session.id);
     this.life.stop(session.id);
+    this.verifier.sessionClosed(session.id);
     if (st?.client !== undefined) this.slots.release(st.client, st.trusted === true);
   }
 

@@ -175,15 +175,22 @@ describe("1,000 refused senders in a burst", () => {
       30_000,
       50,
     );
-    // (the real sender's jobs keep their documents, in folders named by their job ids)
+    // (the real sender's jobs keep their documents, in folders named by their job ids; the outcome
+    // mails of its faxes sent meanwhile may still be composing in tmp/notify, which no refused mail
+    // reaches: it has no job)
     const ids = new Set(await jobIds());
-    const added = dataFiles().filter((f) => !filesBefore.includes(f));
+    const added = dataFiles().filter(
+      (f) => !filesBefore.includes(f) && !f.startsWith(`tmp${path.sep}notify${path.sep}`),
+    );
     expect(added.filter((f) => !ids.has(f.split(path.sep)[1] ?? ""))).toEqual([]);
     expect(added.length).toBeGreaterThan(0);
-    // the real sender is never refused and not starved: its typical mail during the burst stays
-    // within a few times its usual worst. The burst's 50 clients run on the same machine as the
-    // daemon, so this bound is loose on purpose; the figures above say how close it came.
-    expect(p(during, 0.5)).toBeLessThanOrEqual(p(usual, 0.99) * 4);
+    // the real sender is never refused, and its typical mail during the burst takes no longer
+    // than its usual worst: the forgers wait for their greeting in the few sessions strangers
+    // share (smtp.senderAuth.maxUnverifiedSessions), while the real sender's address, verified
+    // before the burst, is greeted at once. Its worst during the burst is held to twice its usual
+    // worst only: the burst's 50 clients share the machine's cores with the daemon.
+    expect(p(during, 0.5)).toBeLessThanOrEqual(p(usual, 0.99));
+    expect(p(during, 0.99)).toBeLessThanOrEqual(p(usual, 0.99) * 2);
 
     // the verified mails reach the fax service; no forgery does
     await waitUntil(

@@ -11,6 +11,7 @@ import type { FaxgateError } from "../../errors.js";
 import { refuseWith } from "../smtp-reply.js";
 import { readHeaderBlock } from "./auth-results.js";
 import { checkRelayResults } from "./relay-results.js";
+import { UnverifiedSlots } from "./unverified-slots.js";
 import { aligned, type SenderVerdict, type VerdictCheck } from "./verdict.js";
 
 export type { SenderVerdict, VerdictCheck } from "./verdict.js";
@@ -27,6 +28,13 @@ export interface SenderInput {
 }
 
 const domainOf = (address: string): string => address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+
+/** A domain name read from the message, fit to be quoted in a reply (the sender wrote it). */
+const shownDomain = (v: unknown): string | undefined =>
+  String(v ?? "")
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, "?")
+    .slice(0, 80) || undefined;
 
 function refusal(reply: string): FaxgateError {
   return refuseWith(reply.startsWith("4") ? "SENDER_CHECK_TEMPORARY" : "SENDER_UNVERIFIED", reply);
@@ -54,20 +62,55 @@ interface AuthOutcome {
     | false;
   arc:
     | {
-        status: { result: string };
-        signature?: { signingDomain?: string };
-        authenticationResults?: { dmarc?: { result?: string } };
+        status: { result: string; comment?: string | false };
+        authenticationResults?: { dmarc?: { result?: string; header?: { from?: string } } };
+        /** the ARC sets, oldest first (mailauth: a non-enumerable property) */
+        chain?: Array<{ "arc-seal"?: { parsed?: { d?: { value?: string | number } } } }> | false;
       }
     | false;
 }
 
+/** smtp.senderAuth.maxUnverifiedSessions when not set */
+export const DEFAULT_UNVERIFIED_SESSIONS = 3;
+
 export class SenderVerifier {
+  private readonly slots: UnverifiedSlots;
+
   constructor(
     private readonly config: SenderAuthConfig,
     private readonly resolve: DnsResolve,
     /** our name in the Authentication-Results mailauth writes (not kept) */
     private readonly hostname: string,
-  ) {}
+  ) {
+    this.slots = new UnverifiedSlots(config.maxUnverifiedSessions ?? DEFAULT_UNVERIFIED_SESSIONS);
+  }
+
+  /**
+   * A session from outside trustedNetworks is greeted (`greet` runs) at once when its address
+   * has sent verified mail lately or a slot is free, else when a slot frees (unverified-slots.ts).
+   * Only in verify mode: otherwise strangers cannot send at all and are greeted at once.
+   */
+  admitStranger(sessionId: string, client: string, greet: () => void): void {
+    if (!this.verifying) return greet();
+    this.slots.enter(sessionId, client, greet);
+  }
+
+  /** A session closed: a slot it held (or its place in the queue) is given up. */
+  sessionClosed(sessionId: string): void {
+    this.slots.leave(sessionId);
+  }
+
+  /** Sessions waiting for a slot. */
+  get queuedStrangers(): number {
+    return this.slots.queued;
+  }
+
+  /** A stranger's verdict is remembered for its address: a pass skips the queue next time. */
+  private remember(client: string, verdict: SenderVerdict | null): SenderVerdict | null {
+    if (verdict?.ok) this.slots.passed(client);
+    else if (verdict && !verdict.temporary) this.slots.failed(client);
+    return verdict;
+  }
 
   /** Strangers may send (with proof) only in verify mode. */
   get verifying(): boolean {
@@ -103,12 +146,15 @@ export class SenderVerifier {
       mta: this.hostname,
       resolver: this.resolve as never,
     })) as { status: { result: string } };
-    return this.spfVerdict(
-      res.status.result,
-      domain,
-      need,
+    return this.remember(
       input.remoteAddress,
-      `spf=${res.status.result} dmarc=none (at MAIL FROM)`,
+      this.spfVerdict(
+        res.status.result,
+        domain,
+        need,
+        input.remoteAddress,
+        `spf=${res.status.result} dmarc=none (at MAIL FROM)`,
+      ),
     );
   }
 
@@ -153,7 +199,7 @@ export class SenderVerifier {
         strict: this.config.alignment === "strict",
       });
     }
-    return this.verifyStranger(input);
+    return this.remember(input.remoteAddress, await this.verifyStranger(input))!;
   }
 
   private async verifyStranger(input: SenderInput): Promise<SenderVerdict> {
@@ -205,8 +251,8 @@ export class SenderVerifier {
         return { ok: true, check: "dmarc", detail: `DMARC pass for ${domain} (aligned ${by}); ${summary}` };
     }
     if (dmarc === "pass" || dmarc === "fail") {
-      const arc = this.arcPass(res);
-      if (arc) return arc;
+      const arc = this.arcVerdict(res, domain, strict);
+      if (arc?.pass) return arc.pass;
       // biome-ignore lint/complexity/useOptionalChain: the value is false, not undefined, when absent
       const policy = res.dmarc && res.dmarc.policy ? ` (p=${res.dmarc.policy})` : "";
       const spfWhy =
@@ -220,8 +266,8 @@ export class SenderVerifier {
           : "no valid DKIM signature";
       return fail(
         "dmarc",
-        `550 5.7.26 This message does not pass the DMARC policy of ${domain}${policy}: ${spfWhy}, ${dkimWhy}${strict ? " (strict alignment)" : ""}. Send it from your own mail account (Outlook, Gmail) so that it is signed for ${domain}`,
-        summary,
+        `550 5.7.26 This message does not pass the DMARC policy of ${domain}${policy}: ${spfWhy}, ${dkimWhy}${strict ? " (strict alignment)" : ""}${arc ? `; ${arc.why}` : ""}. Send it from your own mail account (Outlook, Gmail) so that it is signed for ${domain}`,
+        arc ? `${summary} arc=${res.arc ? res.arc.status.result : "none"}` : summary,
       );
     }
 
@@ -261,14 +307,37 @@ export class SenderVerifier {
     return { ok: true, check, detail: `${check.toUpperCase()} pass for ${domain} (no DMARC record); ${summary}` };
   }
 
-  /** A forwarder named in arcForwarders that sealed a DMARC pass of its own (a list, a ticket system). */
-  private arcPass(res: AuthOutcome): SenderVerdict | null {
+  /**
+   * ARC (RFC 8617): a pass when the newest seal verifies, was made by a forwarder named in
+   * arcForwarders (the ARC-Seal's d=) and that forwarder recorded a DMARC pass for the sender's
+   * domain when the message reached it (a mailing list that adds a footer, a ticket system);
+   * otherwise why the seal was not honoured, for the refusal. Null when there is no ARC chain.
+   */
+  private arcVerdict(
+    res: AuthOutcome,
+    domain: string,
+    strict: boolean,
+  ): { pass: SenderVerdict; why?: undefined } | { pass?: undefined; why: string } | null {
     const arc = res.arc;
-    // biome-ignore lint/complexity/useOptionalChain: the value is false, not undefined, when absent
-    if (!arc || arc.status.result !== "pass") return null;
-    const sealer = arc.signature?.signingDomain?.toLowerCase();
-    if (!sealer || !this.config.arcForwarders.some((f) => f.toLowerCase() === sealer)) return null;
-    if (arc.authenticationResults?.dmarc?.result !== "pass") return null;
-    return { ok: true, check: "arc", detail: `ARC pass sealed by ${sealer}, which recorded DMARC pass` };
+    if (!arc || arc.status.result === "none") return null;
+    const chain = arc.chain || [];
+    const sealer = shownDomain(chain[chain.length - 1]?.["arc-seal"]?.parsed?.d?.value);
+    if (arc.status.result !== "pass") {
+      const comment = arc.status.comment ? ` (${String(arc.status.comment).slice(0, 80)})` : "";
+      return { why: `its ARC chain${sealer ? ` (sealed by ${sealer})` : ""} does not verify${comment}` };
+    }
+    if (!sealer || !this.config.arcForwarders.some((f) => f.toLowerCase() === sealer))
+      return {
+        why: `it carries an ARC seal of ${sealer ?? "an unnamed domain"}, which is not a forwarder this gateway trusts`,
+      };
+    const recorded = arc.authenticationResults?.dmarc;
+    const about = shownDomain(recorded?.header?.from);
+    if (recorded?.result !== "pass" || !about || !aligned(about, domain, strict)) {
+      const what = recorded ? `dmarc=${recorded.result ?? "?"}${about ? ` for ${about}` : ""}` : "no DMARC result";
+      return { why: `${sealer}, the forwarder that sealed it, recorded ${what} when it received it` };
+    }
+    return {
+      pass: { ok: true, check: "arc", detail: `ARC pass sealed by ${sealer}, which recorded DMARC pass for ${about}` },
+    };
   }
 }
