@@ -99,7 +99,9 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     await page.getByLabel("User name").fill("alice");
     await page.getByLabel("Password").fill("not-it");
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toMatch(/wrong user name or password/);
+    await expect
+      .poll(() => page.getByRole("status").textContent(), { timeout: 10_000 })
+      .toMatch(/wrong user name or password/);
     // a clerk is told it did not work, not how the admin sets passwords
     expect(await page.getByRole("status").textContent()).toBe("wrong user name or password");
     await ctx.close();
