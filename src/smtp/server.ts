@@ -445,7 +445,7 @@ export class SmtpGateway {
     st.user = undefined;
     st.recipients = new Map();
     const from = address.address ?? "";
-    const declared = Number((address.args || {}).SIZE ?? 0);
+    const declared = Number((address.args || undefined)?.SIZE ?? 0);
     if (declared > this.smtp.maxMessageBytes)
       return this.reject(cb, st.log, tooBig(this.smtp.maxMessageBytes), { from: from.slice(0, 200), size: declared });
     const decision = decideSender(this.index, {
