@@ -21,6 +21,11 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     FAXGATE_CONFIG=/etc/faxgate/faxgate.yaml
+# LibreOffice (no GUI) and fonts: office attachments and printed office files are converted to PDF.
+# Its bubblewrap sandbox needs user namespaces, which Docker's default seccomp profile refuses: the
+# converter then runs with its hardened profile and link stripping alone (`faxgate doctor` says so).
+RUN apt-get update && apt-get install -y --no-install-recommends libreoffice-writer-nogui fonts-dejavu-core \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system faxgate && useradd --system --gid faxgate --home-dir /var/lib/faxgate --shell /usr/sbin/nologin faxgate \
  && mkdir -p /var/lib/faxgate /var/spool/faxgate /etc/faxgate \
  && chown faxgate:faxgate /var/lib/faxgate /var/spool/faxgate

@@ -1,10 +1,10 @@
-import { announce, api, h, requireSession, stateBadge, STATE_WORDS, subjectOf, when } from "./app.js";
+import { announce, api, h, num, requireSession, stateBadge, STATE_WORDS, subjectOf, when } from "./app.js";
 
 function age(seconds) {
   if (seconds === null || seconds === undefined) return "none waiting";
-  if (seconds < 120) return `${Math.round(seconds)} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  return `${Math.round(seconds / 3600)} h`;
+  if (seconds < 120) return `${num(Math.round(seconds))} s`;
+  if (seconds < 7200) return `${num(Math.round(seconds / 60))} min`;
+  return `${num(Math.round(seconds / 3600))} h`;
 }
 
 function jobTable(title, jobs) {
@@ -12,7 +12,7 @@ function jobTable(title, jobs) {
   return h(
     "div",
     {},
-    h("h3", {}, `${title} (${jobs.length})`),
+    h("h3", {}, `${title} (${num(jobs.length)})`),
     h(
       "table",
       { class: "list" },
@@ -80,7 +80,7 @@ async function load() {
   document
     .getElementById("counts")
     .replaceChildren(
-      ...Object.entries(q.jobs).flatMap(([s, n]) => [h("dt", {}, STATE_WORDS[s] ?? s), h("dd", {}, String(n))]),
+      ...Object.entries(q.jobs).flatMap(([s, n]) => [h("dt", {}, STATE_WORDS[s] ?? s), h("dd", {}, num(n))]),
       h("dt", {}, "oldest waiting"),
       h("dd", {}, age(q.oldestActiveAgeSeconds)),
     );
@@ -139,15 +139,22 @@ async function load() {
           "tr",
           {},
           h("td", { "data-label": "User" }, v.user),
-          h("td", { "data-label": "Faxes" }, String(v.jobs)),
-          h("td", { "data-label": "Delivered" }, String(v.delivered)),
-          h("td", { "data-label": "Failed" }, String(v.failed)),
-          h("td", { "data-label": "Pages" }, String(v.pages)),
+          h("td", { "data-label": "Faxes" }, num(v.jobs)),
+          h("td", { "data-label": "Numbers" }, num(v.recipients)),
+          h("td", { "data-label": "Delivered" }, num(v.delivered)),
+          h("td", { "data-label": "Failed" }, num(v.failed)),
+          h("td", { "data-label": "Pages" }, num(v.pages)),
         ),
       ),
     );
 }
 
 const s = await requireSession();
-if (!s.admin) announce("This page is for operators.", true);
-else await load().catch((err) => announce(err.message, true));
+if (!s.admin) {
+  // one sentence instead of a page of empty tables
+  for (const el of document.querySelectorAll("main > section")) el.hidden = true;
+  announce(
+    "This page shows the whole gateway's queue and is for operators only; your own faxes are under My faxes.",
+    true,
+  );
+} else await load().catch((err) => announce(err.message, true));

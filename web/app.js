@@ -76,10 +76,33 @@ export function stateBadge(state) {
   return h("span", { class: `badge s-${state}` }, STATE_WORDS[state] ?? state);
 }
 
+// One format for times and one for numbers on every page, in the browser's language and time zone.
+const TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const NUMBER = new Intl.NumberFormat(undefined);
+
+/** A time from the API (ISO 8601, UTC) as the reader's local time. */
 export function when(iso) {
   if (!iso) return "";
   const d = new Date(iso);
-  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return Number.isNaN(d.getTime()) ? String(iso) : TIME.format(d);
+}
+
+/** ISO times inside a sentence from the server ("next try at 2026-…Z") in the same local format. */
+export function localTimes(text) {
+  return text
+    ? String(text).replace(/\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)/g, (m) => when(m))
+    : "";
+}
+
+/** A count, grouped as the reader's language groups digits. */
+export function num(n) {
+  return n === null || n === undefined ? "" : NUMBER.format(n);
+}
+
+/** A size in bytes, in KB or MB, with the same number format. */
+export function size(bytes) {
+  if (bytes >= 1024 * 1024) return `${NUMBER.format(Math.round((bytes / 1024 / 1024) * 10) / 10)} MB`;
+  return `${NUMBER.format(Math.max(1, Math.round(bytes / 1024)))} KB`;
 }
 
 export function subjectOf(job) {

@@ -1,4 +1,16 @@
-import { announce, api, h, requireSession, stateBadge, STATE_WORDS, subjectOf, when } from "./app.js";
+import {
+  announce,
+  api,
+  h,
+  localTimes,
+  num,
+  requireSession,
+  size,
+  stateBadge,
+  STATE_WORDS,
+  subjectOf,
+  when,
+} from "./app.js";
 import { renderPdf } from "./preview.js";
 
 const id = new URLSearchParams(location.search).get("id") ?? "";
@@ -21,7 +33,21 @@ const TRANSITION_WORDS = {
   release: "Released",
   retry: "Retried by an operator",
   unknown: "Outcome being checked with the service",
+  progress: "Being faxed",
 };
+
+/**
+ * The service's progress ("page 0 of 2, attempt 0": pages sent so far, and its own count of dial
+ * attempts, 0 before the first) as pages sent. How often the number was dialled is the Tries
+ * column's to say, counted once for the gateway's sends and the service's redials alike.
+ */
+function progressWords(detail) {
+  const m = /^(?:page (\d+)(?: of (\d+))?)?(?:, )?(?:attempt \d+)?$/.exec(detail ?? "");
+  if (!m) return detail;
+  const [, sent, of] = m;
+  if (sent === undefined) return null;
+  return of !== undefined ? `${num(+sent)} of ${num(+of)} pages sent` : `${num(+sent)} pages sent`;
+}
 
 function render() {
   document.title = `${subjectOf(job)} · faxgate`;
@@ -56,10 +82,10 @@ function render() {
             "td",
             { "data-label": "State" },
             stateBadge(r.state),
-            r.waiting ? h("span", { class: "sub" }, ` ${r.waiting}`) : null,
+            r.waiting ? h("span", { class: "sub" }, ` ${localTimes(r.waiting)}`) : null,
           ),
-          h("td", { "data-label": "Tries" }, String(r.attempts)),
-          h("td", { "data-label": "Result" }, r.errorInfo ?? r.lastError ?? r.resultInfo ?? ""),
+          h("td", { "data-label": "Tries" }, num(r.attempts)),
+          h("td", { "data-label": "Result" }, localTimes(r.errorInfo ?? r.lastError ?? r.resultInfo ?? "")),
         ),
       ),
     );
@@ -85,7 +111,7 @@ function render() {
         h(
           "li",
           {},
-          `${d.name} (${Math.max(1, Math.round(d.bytes / 1024))} KB) `,
+          `${d.name} (${size(d.bytes)}) `,
           h("a", { href: `${base}/documents/${i}?download=1` }, "Download"),
           " ",
           h("button", { type: "button", class: "link", onclick: () => preview(i) }, "Preview"),
@@ -93,21 +119,20 @@ function render() {
       ),
     );
   document.getElementById("report").href = `${base}/report?download=1`;
-  document
-    .getElementById("timeline")
-    .replaceChildren(
-      ...(job.timeline ?? []).map((e) =>
-        h(
-          "li",
-          {},
-          h("time", { datetime: e.at }, when(e.at)),
-          " ",
-          e.idx !== null && job.recipients[e.idx] ? `${job.recipients[e.idx].number}: ` : "",
-          TRANSITION_WORDS[e.transition] ?? STATE_WORDS[e.to] ?? e.transition,
-          e.detail ? h("span", { class: "sub" }, ` — ${e.detail}`) : null,
-        ),
-      ),
-    );
+  document.getElementById("timeline").replaceChildren(
+    ...(job.timeline ?? []).map((e) => {
+      const detail = e.transition === "progress" ? progressWords(e.detail) : localTimes(e.detail);
+      return h(
+        "li",
+        {},
+        h("time", { datetime: e.at }, when(e.at)),
+        " ",
+        e.idx !== null && job.recipients[e.idx] ? `${job.recipients[e.idx].number}: ` : "",
+        TRANSITION_WORDS[e.transition] ?? STATE_WORDS[e.to] ?? e.transition,
+        detail ? h("span", { class: "sub" }, ` — ${detail}`) : null,
+      );
+    }),
+  );
 }
 
 async function load() {

@@ -1,4 +1,4 @@
-import { announce, api, h, requireSession, when } from "./app.js";
+import { announce, api, h, num, requireSession, when } from "./app.js";
 import { renderPdf } from "./preview.js";
 
 const STATE = { new: "not taken", taken: "taken", done: "done" };
@@ -43,7 +43,7 @@ async function list() {
           f.csid ? h("span", { class: "sub" }, ` ${f.csid}`) : null,
         ),
         h("td", { "data-label": "Number dialled" }, f.dialled ?? ""),
-        h("td", { "data-label": "Pages" }, f.pages == null ? "" : String(f.pages)),
+        h("td", { "data-label": "Pages" }, num(f.pages)),
         h("td", { "data-label": "Received" }, h("time", { datetime: f.receivedAt }, when(f.receivedAt))),
         h("td", { "data-label": "State" }, h("span", { class: `badge r-${f.state}` }, STATE[f.state] ?? f.state)),
         h("td", { "data-label": "Owner" }, f.owner ?? ""),

@@ -1,4 +1,4 @@
-import { announce, api, h, requireSession, stateBadge, subjectOf, when } from "./app.js";
+import { announce, api, h, num, requireSession, stateBadge, subjectOf, when } from "./app.js";
 
 const PAGE = 25;
 let offset = 0;
@@ -51,7 +51,9 @@ async function load() {
   );
   if (data.length === 0)
     body.append(h("tr", { class: "empty" }, h("td", { colspan: 4 }, search ? "No fax matches." : "No faxes yet.")));
-  document.getElementById("pageinfo").textContent = total ? `${offset + 1}–${offset + data.length} of ${total}` : "";
+  document.getElementById("pageinfo").textContent = total
+    ? `${num(offset + 1)}–${num(offset + data.length)} of ${num(total)}`
+    : "";
   document.getElementById("prev").disabled = offset === 0;
   document.getElementById("next").disabled = offset + PAGE >= total;
 }
@@ -66,7 +68,7 @@ async function loadInbound() {
           "tr",
           {},
           h("td", { "data-label": "From" }, f.from ?? "unknown"),
-          h("td", { "data-label": "Pages" }, f.pages ?? ""),
+          h("td", { "data-label": "Pages" }, num(f.pages)),
           h("td", { "data-label": "Received" }, when(f.receivedAt)),
           h(
             "td",
@@ -103,7 +105,7 @@ function live() {
       document.querySelector("#jobs tbody").prepend(fresh);
       rows.set(job.id, fresh);
       total += 1;
-      document.getElementById("pageinfo").textContent = `1–${rows.size} of ${total}`;
+      document.getElementById("pageinfo").textContent = `1–${num(rows.size)} of ${num(total)}`;
       announce(`New fax: ${subjectOf(job)}`);
     }
   });
@@ -114,7 +116,7 @@ document.getElementById("search").addEventListener("submit", (ev) => {
   search = document.getElementById("q").value.trim();
   offset = 0;
   load().then(
-    () => announce(search ? `${total} found` : ""),
+    () => announce(search ? `${num(total)} found` : ""),
     (e) => announce(e.message, true),
   );
 });

@@ -4,12 +4,16 @@ import { existsSync } from "node:fs";
 import { loadConfigFileDetailed, unsetSecretName, type UnsetSecret } from "../config/load.js";
 import type { Config, UserConfig } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
-import { FaxClientFactory } from "../fax/client-factory.js";
+import type { FaxClientFactory } from "../fax/client-factory.js";
 import type { FaxApi } from "../fax/types.js";
 import { effectiveUsers } from "../keys/key-overrides.js";
 import { readSandboxFile, sandboxConfig } from "../sandbox.js";
 import type { QueueStore } from "../store/queue-store.js";
-import { openStore as openQueue } from "../store/open.js";
+
+// The store and the HTTP client are loaded by the commands that use them (`faxgate jobs` needs no
+// HTTP client, `faxgate contacts` no database): a command's start-up pays only for its own parts.
+const openQueue: typeof import("../store/open.js").openStore = async (o) =>
+  (await import("../store/open.js")).openStore(o);
 
 export interface GlobalOptions {
   config?: string;
@@ -124,9 +128,12 @@ export class ApiClients {
   private readonly factory: FaxClientFactory;
   readonly service;
 
-  constructor(private readonly ctx: CliContext) {
+  constructor(
+    private readonly ctx: CliContext,
+    Factory: typeof FaxClientFactory,
+  ) {
     this.service = serviceOf(ctx);
-    this.factory = new FaxClientFactory({
+    this.factory = new Factory({
       baseUrl: this.service.baseUrl,
       caFile: this.service.caFile,
       api: ctx.config.api,
@@ -164,7 +171,8 @@ export class ApiClients {
 }
 
 export async function withClients<T>(ctx: CliContext, fn: (c: ApiClients) => Promise<T>): Promise<T> {
-  const clients = new ApiClients(ctx);
+  const { FaxClientFactory } = await import("../fax/client-factory.js");
+  const clients = new ApiClients(ctx, FaxClientFactory);
   try {
     return await fn(clients);
   } finally {

@@ -15,6 +15,7 @@ import { parseHostPort } from "../config/host-port.js";
 import { riskySettings } from "../config/risky-settings.js";
 import { findKey } from "../keys/rotate.js";
 import { loadContext, whereToSetSecrets, withClients, type GlobalOptions } from "./context.js";
+import { type Check, officeConversionCheck, postgresHint, tlsCheck, webhooksUrlCheck } from "./doctor-checks.js";
 
 export function configCheckCommand(opts: GlobalOptions): void {
   // Strict, as the daemon loads it: every unset secret is named at once and the check fails.
@@ -27,8 +28,6 @@ export function configCheckCommand(opts: GlobalOptions): void {
     process.stdout.write(stringify(masked));
   }
 }
-
-type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
 
 /** The pid of the faxgate daemon holding this data folder's lock, or null when none runs. */
 function runningDaemon(dataDir: string): number | null {
@@ -109,7 +108,9 @@ async function queueCheck(c: Config): Promise<Check> {
       await store.close();
     }
   } catch (err) {
-    return { name: "queue", ok: false, detail: `${where}: ${describeError(err)}` };
+    const why = describeError(err);
+    const hint = c.database ? postgresHint(why) : "";
+    return { name: "queue", ok: false, detail: `${where}: ${why}${hint ? `; ${hint}` : ""}` };
   }
 }
 
@@ -192,6 +193,7 @@ async function officeChecks(c: Config): Promise<Check[]> {
   const checks: Check[] = [{ name: "office converter", ok: true, detail: soffice }];
   for (const [what, detail] of Object.entries(p.summary)) checks.push({ name: `office ${what}`, ok: true, detail });
   for (const w of p.warnings) checks.push({ name: "office sandbox", ok: p.ok, warn: true, detail: w });
+  if (p.ok) checks.push(await officeConversionCheck(c));
   return checks;
 }
 
@@ -223,19 +225,14 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
     ...(c.smtp?.listen ?? []),
     ...(c.admin ? [c.admin.listen] : []),
     ...(c.web ? [c.web.listen] : []),
+    ...(c.webhooks ? [c.webhooks.listen] : []),
   ]) {
     checks.push(await portCheck(`listen ${addr}`, addr, daemonPid));
   }
-  if (c.smtp?.tls) {
-    for (const f of [c.smtp.tls.cert, c.smtp.tls.key]) {
-      checks.push({ name: "smtp.tls", ok: existsSync(f), detail: existsSync(f) ? `${f} present` : `${f} missing` });
-    }
-  }
-  if (c.web?.tls) {
-    for (const f of [c.web.tls.cert, c.web.tls.key]) {
-      checks.push({ name: "web.tls", ok: existsSync(f), detail: existsSync(f) ? `${f} present` : `${f} missing` });
-    }
-  }
+  if (c.smtp?.tls) checks.push(tlsCheck("smtp.tls", c.smtp.tls));
+  if (c.web?.tls) checks.push(tlsCheck("web.tls", c.web.tls));
+  if (c.webhooks?.tls) checks.push(tlsCheck("webhooks.tls", c.webhooks.tls));
+  if (c.webhooks) checks.push(await webhooksUrlCheck(c.webhooks, daemonPid !== null));
   try {
     await withClients(ctx, async (api) => {
       // The admin key first, under its own name: its failure is not a user's.

@@ -1,7 +1,6 @@
 // `faxgate emulator`: the emulator as a standalone process. One JSON line on stdout says where it
 // listens and which keys exist (so scripts can read it); everything else is logged to stderr.
 import type { Command } from "commander";
-import { createLogger } from "../log/logger.js";
 import { parseHostPort } from "../config/host-port.js";
 import { FaxgateError } from "../errors.js";
 import { applyBehaviour, DEFAULT_BEHAVIOUR, type Behaviour } from "./behaviour.js";
@@ -80,10 +79,12 @@ export function registerEmulatorCommand(program: Command): void {
         throw new FaxgateError("USAGE", `--delay-ms must be a whole number >= 0, got "${o.delayMs}"`);
       const { host, port } = parseListen(o.listen);
       const behaviour = behaviourFlags(o);
+      // loaded here, not at the top: every other faxgate command would pay for the logger's and
+      // the server's start-up
+      const { createLogger } = await import("../log/logger.js");
       const logger = createLogger({ format: "json", destination: process.stderr as never }).child({
         component: "emulator",
       });
-      // loaded here, not at the top: every other faxgate command would pay for the server's start-up
       const { startEmulator } = await import("./index.js");
       const emu = await startEmulator({
         dataDir: o.data,

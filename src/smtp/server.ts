@@ -269,6 +269,9 @@ export class SmtpGateway {
       name: this.smtp.hostname ?? os.hostname(),
       banner: "faxgate e-mail to fax gateway",
       size: this.smtp.maxMessageBytes,
+      // smtp-server would refuse MAIL FROM's SIZE= itself in its own words: hidden, the check is
+      // ours (onMailFrom: "the limit is 1 MB"); EHLO then says SIZE without the number
+      hideSize: true,
       // Our own check in onConnect answers with an enhanced code; smtp-server's (no enhanced
       // code) only backs it up for connections that have not reached onConnect yet.
       maxClients: this.smtp.maxConnections * 2,
@@ -442,6 +445,9 @@ export class SmtpGateway {
     st.user = undefined;
     st.recipients = new Map();
     const from = address.address ?? "";
+    const declared = Number((address.args || undefined)?.SIZE ?? 0);
+    if (declared > this.smtp.maxMessageBytes)
+      return this.reject(cb, st.log, tooBig(this.smtp.maxMessageBytes), { from: from.slice(0, 200), size: declared });
     const decision = decideSender(this.index, {
       address: from,
       authenticatedAs: typeof session.user === "string" ? session.user : undefined,
@@ -608,11 +614,7 @@ export class SmtpGateway {
       const readers = this.readers;
       const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
       const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input);
-      if (incoming.sizeExceeded)
-        throw refuse(
-          "TOO_LARGE",
-          `Message too big: the limit is ${formatSize(this.smtp.maxMessageBytes)}; send fewer or smaller attachments`,
-        );
+      if (incoming.sizeExceeded) throw tooBig(this.smtp.maxMessageBytes);
       if (recipients.length === 0) throw refuse("NO_RECIPIENTS", "No valid recipients");
       // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists
       const verdict = await this.senderVerdict(st, session, envelopeFrom, incoming, log);
@@ -697,4 +699,9 @@ export class SmtpGateway {
     else log.info({ check: verdict.check, verdict: verdict.detail }, "sender check failed");
     throw verdict.refusal;
   }
+}
+
+/** 552 5.3.4 for a mail over the limit, declared at MAIL FROM (SIZE=) or found during DATA. */
+function tooBig(limit: number) {
+  return refuse("TOO_LARGE", `Message too big: the limit is ${formatSize(limit)}; send fewer or smaller attachments`);
 }

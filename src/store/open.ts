@@ -1,8 +1,8 @@
 // The one place that decides which backend holds the queue: everything else gets a QueueStore.
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log/logger.js";
+import type { MigrateReport } from "./postgres/migrate-sqlite.js";
 import type { QueueStore } from "./queue-store.js";
-import { PgStore } from "./postgres/pg-store.js";
 import { SqliteStore } from "./sqlite/store.js";
 
 export interface OpenStoreOptions {
@@ -24,6 +24,8 @@ export interface OpenStoreOptions {
  */
 export async function openStore(opts: OpenStoreOptions): Promise<QueueStore> {
   if (opts.database) {
+    // loaded only for PostgreSQL: a SQLite gateway's commands start without pg
+    const { PgStore } = await import("./postgres/pg-store.js");
     return PgStore.open({
       url: opts.database,
       dataDir: opts.dataDir,
@@ -41,6 +43,11 @@ export function openLocalStore(opts: OpenStoreOptions): QueueStore {
 }
 
 /** `faxgate store migrate`: the SQLite queue in a data folder into PostgreSQL (docs/ha.md). */
-export { migrateSqliteToPostgres, type MigrateReport } from "./postgres/migrate-sqlite.js";
+export async function migrateSqliteToPostgres(
+  opts: Parameters<typeof import("./postgres/migrate-sqlite.js").migrateSqliteToPostgres>[0],
+): Promise<MigrateReport> {
+  return (await import("./postgres/migrate-sqlite.js")).migrateSqliteToPostgres(opts);
+}
+export type { MigrateReport };
 /** A database URL as faxgate shows it: the password masked. */
 export { redactDatabaseUrl } from "./postgres/connection.js";

@@ -131,7 +131,8 @@ export interface QueueStore extends ReceivedStore {
 
   // ---- operators (the CLI and the console)
   retry(id: string): Promise<Job>;
-  cancel(id: string): Promise<Job>;
+  /** `by` names who cancelled in the job's timeline ("alice", "bob, an operator"); default an operator. */
+  cancel(id: string, by?: string): Promise<Job>;
   hold(id: string): Promise<Job>;
   release(id: string): Promise<Job>;
   /**

@@ -46,11 +46,15 @@ export class OperatorPages {
     );
     const since = new Date(nowMs - 24 * 3_600_000).toISOString();
     const recent = (await store.listJobs({ limit: 100_000 })).filter((j) => j.createdAt >= since);
-    const volume = new Map<string, { user: string; jobs: number; pages: number; delivered: number; failed: number }>();
-    for (const u of this.deps.users()) volume.set(u.name, { user: u.name, jobs: 0, pages: 0, delivered: 0, failed: 0 });
+    // jobs (faxes) and recipients (numbers) are counted apart; delivered, failed and pages are per number
+    type Volume = { user: string; jobs: number; recipients: number; pages: number; delivered: number; failed: number };
+    const empty = (user: string): Volume => ({ user, jobs: 0, recipients: 0, pages: 0, delivered: 0, failed: 0 });
+    const volume = new Map<string, Volume>();
+    for (const u of this.deps.users()) volume.set(u.name, empty(u.name));
     for (const j of recent) {
-      const v = volume.get(j.user) ?? { user: j.user, jobs: 0, pages: 0, delivered: 0, failed: 0 };
+      const v = volume.get(j.user) ?? empty(j.user);
       v.jobs += 1;
+      v.recipients += j.recipients.length;
       for (const r of j.recipients) {
         v.pages += r.pages ?? 0;
         if (r.state === "delivered") v.delivered += 1;

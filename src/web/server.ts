@@ -300,7 +300,11 @@ export class WebConsole {
           const job = await this.ownJob(req);
           if (op === "retry" && !s.admin)
             throw new FaxgateError("JOB_STATE", "only an operator can retry a job; resend it instead");
-          const after = await this.deps.store[op](job.id);
+          // the timeline names who cancelled: the owner, or an operator by name
+          const after =
+            op === "cancel"
+              ? await this.deps.store.cancel(job.id, job.user === s.user ? s.user : `${s.user}, an operator`)
+              : await this.deps.store[op](job.id);
           this.log.info({ user: s.user, job: job.id, action: op, state: after.state }, `WEB ${op}`);
           this.live.poke();
           return publicJob(after, this.clock.now());
@@ -482,10 +486,20 @@ export class WebConsole {
     if (!ok || !user) {
       forAccount.failed();
       const failures = attempt.failed();
-      this.log.warn({ remote: client, user: this.knownName(name), failures }, "WEB sign-in failed");
+      // the admin's hint goes to the log; the person signing in is told only that it did not work
+      const noPassword = user !== undefined && !user.password;
+      this.log.warn(
+        {
+          remote: client,
+          user: this.knownName(name),
+          failures,
+          ...(noPassword ? { why: "no password set: faxgate passwd" } : {}),
+        },
+        "WEB sign-in failed",
+      );
       await new Promise((r) => setTimeout(r, (this.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
       return reply.code(401).send({
-        error: "wrong user name or password (a user without a password set by `faxgate passwd` cannot sign in)",
+        error: "wrong user name or password",
       });
     }
     attempt.succeeded();

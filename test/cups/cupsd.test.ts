@@ -240,6 +240,22 @@ describe.skipIf(skipReason !== "")(
       expect(job.documents.map((d) => d.name)).toEqual([expect.stringMatching(/^cups-\d+ letter\.pdf$/)]);
     }, 30_000);
 
+    it("an office document printed with lp (docs/print.md) reaches the gateway as itself and is faxed as PDF", async () => {
+      // CUPS has no filter for .docx: the PPD passes it through, and the gateway's LibreOffice converts it
+      const doc = path.join(t, "report.docx");
+      copyFileSync(path.join(here, "../fixtures/office/hello.docx"), doc);
+      run(tools.lp!, ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551230909", doc]);
+      const job = await waitFor(
+        async () => (await h.jobs()).find((j) => j.recipients[0]?.number === "+15551230909"),
+        80_000,
+        "the printed report in the store",
+      );
+      expect(job.cover.subject).toBe("report");
+      expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([
+        [expect.stringMatching(/^cups-\d+ report\.pdf$/), "application/pdf"],
+      ]);
+    }, 90_000);
+
     it("the backend writes as the owner of the user's folder (faxgate), never as root", async () => {
       const daemonIds = spawnSync("id", ["-u", "daemon"], { encoding: "utf8" }).stdout.trim();
       const uid = Number(daemonIds);

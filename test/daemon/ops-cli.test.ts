@@ -52,6 +52,9 @@ function setup(
       `data: ${data}`,
       opts.env !== undefined ? `secretsFile: faxgate.env` : "",
       opts.extra ?? "",
+      // doctor converts a page with LibreOffice when it is on: seconds each run, and these tests
+      // are not about it (test/daemon/doctor-checks.test.ts is)
+      opts.extra?.includes("office:") ? "" : "office:\n  soffice: false",
       "users:",
       "  - name: alice",
       "    email: alice@example.com",

@@ -1,9 +1,10 @@
-// The README's "Installing as a service", followed in a fresh temporary prefix: the repository's
-// files copied in, the README's npm line run verbatim, then the prepare step of a production-only
-// `npm ci --omit=dev`, which must keep the built dist/ now that TypeScript is gone. A throwaway system user plays
-// `faxgate`; the config is the example with the prefix's paths; the secrets file is 0640 root:user;
-// `config check` runs as that user, then the unit's ExecStart command line (no systemd here), then
-// a mail goes through and `doctor` passes while the daemon runs.
+// The README's "Installing as a service", followed in a fresh temporary prefix as pasted in a root
+// shell: its copy line run in this clone (nothing of the quick start's comes along), its npm line,
+// then the prepare step of a production-only `npm ci --omit=dev`, which must keep the built dist/
+// now that TypeScript is gone. A throwaway system user plays `faxgate`; the config is the example
+// with the prefix's paths; the secrets file is 0640 root:user; the README's `runuser ... config
+// check` runs through its `ln -s` command, then the unit's ExecStart command line (no systemd
+// here), then a mail goes through and `doctor` passes while the daemon runs.
 // Runs with FAXGATE_INSTALL_TEST=1 (set by .ci/run), as root (useradd, runuser), with the npm
 // registry reachable; skips with a message otherwise. It takes minutes: npm ci installs (and may
 // compile) the real dependencies.
@@ -86,12 +87,29 @@ describe.skipIf(skipWhy !== null)("README: installing as a service", () => {
 
   it("installs with the README lines, runs as a non-root user with its secrets file, and faxes a mail", async () => {
     chmodSync(prefix, 0o755);
-    mkdirSync(opt, { recursive: true });
-    // `sudo cp -r . /opt/faxgate` of a fresh clone: the tracked files, no node_modules or dist
-    execFileSync("bash", ["-c", `git ls-files -z | tar --null -T - -cf - | tar -xf - -C '${opt}'`], { cwd: repo });
-
-    const readme = readFileSync(path.join(opt, "README.md"), "utf8");
+    const readme = readFileSync(path.join(repo, "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("## Installing as a service"));
+    // The README's lines as pasted in a root shell (no sudo), this prefix for /opt/faxgate; `\`
+    // continuations joined, comments dropped.
+    const lines = section
+      .slice(section.indexOf("```sh") + 5, section.indexOf("```", section.indexOf("```sh") + 5))
+      .replace(/\\\n\s*/g, "")
+      .split("\n")
+      .map((l) => l.replace(/\s+#.*$/, "").trim())
+      .filter(Boolean);
+    const line = (re: RegExp): string => {
+      const found = lines.find((l) => re.test(l));
+      expect(found, `the README has a line matching ${re}`).toBeDefined();
+      return found!.replaceAll("/opt/faxgate", opt);
+    };
+    expect(section.split("```")[1], "no sudo in the pasted lines").not.toMatch(/\bsudo\b/);
+    // the copy, run in the developer's clone: its quick-start data/, spool/, node_modules/, dist/
+    // and .git stay behind
+    const copy = sh(`${line(/^install -d /)} && ${line(/^tar -c /)}`, repo);
+    expect(copy.status, copy.out).toBe(0);
+    for (const left of [".git", "node_modules", "dist", "data", "spool", ".vitest-tmp"])
+      expect(existsSync(path.join(opt, left)), `${left} is not copied`).toBe(false);
+    expect(existsSync(path.join(opt, "src", "cli", "main.ts"))).toBe(true);
     const prebuilt = process.env.FAXGATE_INSTALL_TEST_NODE_MODULES;
     if (prebuilt) {
       // A developer's shortcut: an installed node_modules (used read-only: nothing is pruned), so
@@ -100,9 +118,7 @@ describe.skipIf(skipWhy !== null)("README: installing as a service", () => {
       const build = sh("node scripts/prepare.mjs", opt);
       expect(build.status, build.out.slice(-3000)).toBe(0);
     } else {
-      const npmLine = section.split("\n").find((l) => l.startsWith("sudo npm ci"))!;
-      expect(npmLine, "the README has an npm install line").toBeDefined();
-      const install = sh(npmLine.replace(/#.*$/, "").replace(/\bsudo /g, ""), opt);
+      const install = sh(line(/npm ci/), opt);
       expect(install.status, install.out.slice(-3000)).toBe(0);
       expect(existsSync(path.join(opt, "dist", "cli", "main.js"))).toBe(true);
       expect(existsSync(path.join(opt, "node_modules", "typescript")), "dev dependencies pruned").toBe(false);
@@ -148,11 +164,8 @@ describe.skipIf(skipWhy !== null)("README: installing as a service", () => {
     config = edit(config, "transport: smtp://smarthost.example.com:25", `transport: outbox:${lib}/outbox`);
     writeFileSync(path.join(etc, "faxgate.yaml"), config);
     // `sudo install -m 0640 -o root -g faxgate /dev/null /etc/faxgate/faxgate.env`, then the keys
-    const envLine = section.split("\n").find((l) => l.includes("faxgate.env") && l.includes("install -m"))!;
     const made = sh(
-      envLine
-        .replace(/#.*$/, "")
-        .replace(/\bsudo /g, "")
+      line(/^install -m .*faxgate\.env/)
         .replaceAll("/etc/faxgate", etc)
         .replace("-g faxgate", `-g ${user}`),
       "/",
@@ -171,8 +184,23 @@ describe.skipIf(skipWhy !== null)("README: installing as a service", () => {
         timeout: 120_000,
         env: { PATH: process.env.PATH },
       });
-    const check = asUser(["config", "check", "--config", path.join(etc, "faxgate.yaml")]);
+    // `ln -sf ... /usr/local/bin/faxgate`, into this prefix's bin/, then the README's own
+    // `runuser -u faxgate -- faxgate config check` line as pasted (the user and paths swapped)
+    const bin = path.join(prefix, "bin");
+    mkdirSync(bin);
+    const linked = sh(line(/^ln -sf /).replace("/usr/local/bin", bin), "/");
+    expect(linked.status, linked.out).toBe(0);
+    const checkLine = line(/^runuser .* config check/)
+      .replaceAll("/etc/faxgate", etc)
+      .replace("-u faxgate", `-u ${user}`);
+    const check = spawnSync("bash", ["-c", checkLine], {
+      cwd: "/",
+      encoding: "utf8",
+      timeout: 120_000,
+      env: { PATH: `${bin}:${process.env.PATH}` },
+    });
     expect(check.status, check.stderr).toBe(0);
+    expect(check.stderr).toContain("faxgate.yaml: OK");
     expect(check.stdout + check.stderr).not.toContain("install-test-alice-key");
 
     // the unit's command line, as the unit's user, with no secrets in the environment

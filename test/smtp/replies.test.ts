@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normalizeFaxNumber } from "../../src/intake/fax-number.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { RawSmtp } from "../helpers/raw-smtp.js";
 import { DOMAIN, jobIdOf, stopEmulator, withRig } from "./harness.js";
 
 const run = promisify(execFile);
@@ -96,6 +97,22 @@ describe("the size limit", () => {
       ]);
       expect(out).toMatch(/<\*\* +552 5\.3\.4 Message too big: the limit is 1 MB; send fewer or smaller attachments/);
       expect(await rig.store.listJobs({})).toEqual([]);
+    });
+  });
+
+  it("MAIL FROM with SIZE= over the limit is refused at once, in the same words", async () => {
+    await withRig(emu, { smtp: { maxMessageBytes: 1_048_576 } }, async (rig) => {
+      const { client } = await RawSmtp.connect(rig.port);
+      // the check is ours: EHLO offers SIZE without smtp-server's number
+      expect(await client.cmd("EHLO x")).toMatch(/^250[- ]SIZE$/m);
+      expect(await client.cmd("MAIL FROM:<alice@example.com> SIZE=2000000")).toBe(
+        "552 5.3.4 Message too big: the limit is 1 MB; send fewer or smaller attachments",
+      );
+      // a size within the limit goes on; a malformed one is still smtp-server's 501
+      expect(await client.cmd("MAIL FROM:<alice@example.com> SIZE=1000")).toMatch(/^250 /);
+      expect(await client.cmd("RSET")).toMatch(/^250 /);
+      expect(await client.cmd("MAIL FROM:<alice@example.com> SIZE=12x")).toMatch(/^501 /);
+      client.close();
     });
   });
 });

@@ -1,6 +1,7 @@
 // The console in a real browser (Debian's chromium driven by playwright-core) against a whole
 // gateway and the emulator over HTTPS: sign-in, the list changing live as a fax is delivered,
-// the pdf.js preview, resend, cancel, an upload, and one user failing to reach another's fax.
+// the pdf.js preview, resend, cancel, an upload, and one user failing to reach another's fax; and
+// its words: who cancelled, local times, progress against Tries, the operator page for a clerk.
 // FAXGATE_SCREENSHOTS=1 also writes the screenshots of docs/console.md into docs/images/.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, fetch as undiciFetch, FormData } from "undici";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
+import { waitUntil } from "../helpers/wait.js";
 import { PASSWORDS, startConsoleRig, type ConsoleRig } from "./rig.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
@@ -97,7 +99,11 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     await page.getByLabel("User name").fill("alice");
     await page.getByLabel("Password").fill("not-it");
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toMatch(/wrong user name or password/);
+    await expect
+      .poll(() => page.getByRole("status").textContent(), { timeout: 10_000 })
+      .toMatch(/wrong user name or password/);
+    // a clerk is told it did not work, not how the admin sets passwords
+    expect(await page.getByRole("status").textContent()).toBe("wrong user name or password");
     await ctx.close();
     const { ctx: ok, page: list } = await signedIn("alice");
     // the page fills the navigation in once it has asked who is signed in
@@ -305,4 +311,92 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     await shot(page, "queue");
     await ctx.close();
   }, 30_000);
+  it("the timeline names who cancelled (the owner, or an operator by name), in local time", async () => {
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const mine = await queued("Owner cancels", "+15550105151", later);
+    const theirs = await queued("Operator cancels", "+15550105353", later);
+    const cancel = async (page: Page, id: string) => {
+      await page.goto(`${rig.base}/fax.html?id=${id}`);
+      await page.locator("#recipients tbody tr").waitFor();
+      // the waiting reason's time is shown like every other time on the page, not as ISO 8601
+      const scheduled = await page.locator("#recipients tbody tr").textContent();
+      const local = await page.evaluate(
+        (iso) => new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" }).format(new Date(iso)),
+        later,
+      );
+      expect(scheduled).toContain(`scheduled for ${local}`);
+      expect(scheduled).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:/);
+      page.once("dialog", (d) => void d.accept());
+      await page.getByRole("button", { name: "Cancel" }).click();
+      await page.locator("#summary .badge.s-cancelled").waitFor();
+    };
+    const alice = await signedIn("alice");
+    await cancel(alice.page, mine.id);
+    await expect.poll(() => alice.page.locator("#timeline").textContent()).toMatch(/Cancelled — by alice(?!,)/);
+    await alice.ctx.close();
+    const ops = await signedIn("ops");
+    await cancel(ops.page, theirs.id);
+    await expect.poll(() => ops.page.locator("#timeline").textContent()).toContain("Cancelled — by ops, an operator");
+    await ops.page.locator("#timeline").scrollIntoViewIfNeeded();
+    await shot(ops.page, "cancelled-by");
+    await ops.ctx.close();
+  }, 60_000);
+
+  it("says the service's progress as pages sent, and the Tries column counts the dialling", async () => {
+    const job = await queued("Progress words", "+15550105454");
+    await waitUntil(async () => (await rig.gw.store.getJob(job.id))?.state === "delivered", {
+      what: "the fax delivered",
+    });
+    const done = (await rig.gw.store.getJob(job.id))!;
+    const events = await rig.gw.store.listEvents(job.id);
+    // the service reported progress while the fax was processing ("page 0 of 1, attempt 0")
+    expect(events.some((e) => e.transition === "progress")).toBe(true);
+    const { ctx, page } = await signedIn("alice");
+    await page.goto(`${rig.base}/fax.html?id=${job.id}`);
+    await page.locator("#timeline li").first().waitFor();
+    const timeline = (await page.locator("#timeline").textContent()) ?? "";
+    expect(timeline).toMatch(/Being faxed — \d+ of \d+ pages sent/);
+    expect(timeline).not.toMatch(/attempt \d/);
+    const tries = Math.max(done.recipients[0]!.attempts, done.recipients[0]!.faxAttempt ?? 0);
+    expect(await page.locator('#recipients td[data-label="Tries"]').textContent()).toBe(String(tries));
+    await expect.poll(() => page.locator("#fax").textContent()).toContain("Tries: how often the number was dialled");
+    await ctx.close();
+  }, 60_000);
+
+  it("a non-operator opening the operator page gets one sentence; an operator sees faxes and numbers apart", async () => {
+    const { ctx, page } = await signedIn("alice");
+    await page.goto(`${rig.base}/admin.html`);
+    await expect
+      .poll(() => page.getByRole("status").textContent())
+      .toBe("This page shows the whole gateway's queue and is for operators only; your own faxes are under My faxes.");
+    expect(await page.locator("#volume").isVisible()).toBe(false);
+    expect(await page.locator("#counts").isVisible()).toBe(false);
+    await shot(page, "operators-only");
+    await ctx.close();
+    const ops = await signedIn("ops");
+    const row = async () => {
+      await ops.page.goto(`${rig.base}/admin.html`);
+      await ops.page.locator("#volume tbody tr").first().waitFor();
+      const r = ops.page.locator("#volume tbody tr", { hasText: "bob" });
+      const cell = async (label: string) => Number(await r.locator(`td[data-label="${label}"]`).textContent());
+      return { faxes: await cell("Faxes"), numbers: await cell("Numbers") };
+    };
+    const before = await row();
+    expect(await ops.page.locator("#volume thead").textContent()).toBe("UserFaxesNumbersDeliveredFailedPages");
+    // one fax to two numbers: 1 fax, 2 numbers
+    mkdirSync(path.join(rig.dir, "in"), { recursive: true });
+    const file = path.join(rig.dir, "in", "two.pdf");
+    writeFileSync(file, TEST_PDF);
+    await rig.gw.store.enqueue({
+      source: "smtp",
+      user: "bob",
+      recipients: [{ number: "+15550105656" }, { number: "+15550105757" }],
+      documents: [{ path: file, name: "two.pdf", contentType: "application/pdf" }],
+      cover: { enabled: false },
+      meta: { origin: { subject: "Two numbers" } },
+      scheduledAt: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(await row()).toEqual({ faxes: before.faxes + 1, numbers: before.numbers + 2 });
+    await ops.ctx.close();
+  }, 60_000);
 });

@@ -1047,8 +1047,8 @@ export class PgStore implements QueueStore {
     return this.mustGet(id);
   }
 
-  async cancel(id: string): Promise<Job> {
-    return this.operate(id, "cancel", CANCEL_REFUSAL);
+  async cancel(id: string, by?: string): Promise<Job> {
+    return this.operate(id, "cancel", CANCEL_REFUSAL, by);
   }
 
   async hold(id: string): Promise<Job> {
@@ -1123,7 +1123,12 @@ export class PgStore implements QueueStore {
     return out;
   }
 
-  private async operate(id: string, name: "cancel" | "hold" | "release", refusal: string): Promise<Job> {
+  private async operate(
+    id: string,
+    name: "cancel" | "hold" | "release",
+    refusal: string,
+    by = "an operator",
+  ): Promise<Job> {
     const job = await this.mustGet(id);
     if (job.state === "corrupt") throw new FaxgateError("JOB_STATE", `job ${id} is corrupt: ${refusal}`);
     const to = TRANSITIONS[name].to;
@@ -1136,7 +1141,7 @@ export class PgStore implements QueueStore {
          RETURNING r.idx, old.state`,
         [to, now, id, fromStates(name)],
       );
-      for (const x of r.rows) await this.event(c, id, x.idx, name, x.state, to, "operator");
+      for (const x of r.rows) await this.event(c, id, x.idx, name, x.state, to, `by ${by}`);
       if (r.rows.length > 0) await this.refreshJob(c, id);
       return r.rows.length;
     });

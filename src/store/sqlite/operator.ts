@@ -19,7 +19,14 @@ import { appendEvent, refreshJob } from "./events.js";
 import { mustGet } from "./read.js";
 
 /** Moves every recipient of job `id` that transition `name` may start from; how many moved. */
-function moveAll(c: SqliteContext, id: string, name: TransitionName, set: string, args: readonly unknown[]): number {
+function moveAll(
+  c: SqliteContext,
+  id: string,
+  name: TransitionName,
+  set: string,
+  args: readonly unknown[],
+  by = "an operator",
+): number {
   const to = TRANSITIONS[name].to;
   return c.write(() => {
     const rows = c
@@ -34,7 +41,7 @@ function moveAll(c: SqliteContext, id: string, name: TransitionName, set: string
     );
     for (const r of rows) {
       mark.run(...args, now, id, r.idx);
-      appendEvent(c, { jobId: id, idx: r.idx, transition: name, from: r.state, to, detail: "by an operator" });
+      appendEvent(c, { jobId: id, idx: r.idx, transition: name, from: r.state, to, detail: `by ${by}` });
     }
     refreshJob(c, id);
     return rows.length;
@@ -48,10 +55,11 @@ function operate(
   set: string,
   args: readonly unknown[],
   refusal: string,
+  by?: string,
 ): Job {
   const job = mustGet(c, id);
   if (job.state === "corrupt") throw new FaxgateError("JOB_STATE", `job ${id} is corrupt: ${refusal}`);
-  if (moveAll(c, id, name, set, args) === 0)
+  if (moveAll(c, id, name, set, args, by) === 0)
     throw new FaxgateError("JOB_STATE", `job ${id} is ${job.state}: ${refusal}`);
   return mustGet(c, id);
 }
@@ -73,8 +81,9 @@ export function retry(c: SqliteContext, id: string): Job {
   );
 }
 
-export function cancel(c: SqliteContext, id: string): Job {
-  return operate(c, id, "cancel", "finished_at = ?", [c.now()], CANCEL_REFUSAL);
+/** `by` names who cancelled, for the timeline (default: an operator). */
+export function cancel(c: SqliteContext, id: string, by?: string): Job {
+  return operate(c, id, "cancel", "finished_at = ?", [c.now()], CANCEL_REFUSAL, by);
 }
 
 export function hold(c: SqliteContext, id: string): Job {

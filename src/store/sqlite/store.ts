@@ -452,8 +452,8 @@ export class SqliteStore implements QueueStore {
     return ops.retry(this.c, id);
   }
 
-  async cancel(id: string): Promise<Job> {
-    return ops.cancel(this.c, id);
+  async cancel(id: string, by?: string): Promise<Job> {
+    return ops.cancel(this.c, id, by);
   }
 
   async hold(id: string): Promise<Job> {

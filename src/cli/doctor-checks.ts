@@ -1,0 +1,152 @@
+// `faxgate doctor`'s checks of what the config turns on beyond the queue and the keys: a real
+// office conversion, the webhook receiver's port and public URL, certificates and their keys,
+// and what to do about a PostgreSQL that does not let us in. Each failure says what to do.
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Config } from "../config/schema.js";
+import { describeError } from "../errors.js";
+
+export type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
+
+const DAY = 86_400_000;
+
+/**
+ * A certificate and its key (smtp.tls, web.tls, webhooks.tls): both readable as the daemon reads
+ * them, the key the certificate's own, and the certificate not expired (a warning two weeks before).
+ */
+export function tlsCheck(name: string, tls: { cert: string; key: string }, now = Date.now()): Check {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(readFileSync(tls.cert));
+  } catch (err) {
+    return {
+      name,
+      ok: false,
+      detail: `${tls.cert}: ${certProblem(err)}; give ${name}.cert a PEM certificate file the faxgate user can read`,
+    };
+  }
+  try {
+    const key = createPrivateKey(readFileSync(tls.key));
+    if (!cert.checkPrivateKey(key))
+      return {
+        name,
+        ok: false,
+        detail: `${tls.key} is not the key of ${tls.cert}; give ${name}.key the private key the certificate was made for`,
+      };
+  } catch (err) {
+    return {
+      name,
+      ok: false,
+      detail: `${tls.key}: ${certProblem(err)}; give ${name}.key a PEM private key file the faxgate user can read`,
+    };
+  }
+  const until = Date.parse(cert.validTo);
+  const days = Math.floor((until - now) / DAY);
+  const subject = cert.subject.replace(/\n/g, ", ");
+  if (until <= now)
+    return {
+      name,
+      ok: false,
+      detail: `${tls.cert} (${subject}) expired on ${new Date(until).toISOString().slice(0, 10)}; renew it and reload faxgate`,
+    };
+  return {
+    name,
+    ok: true,
+    warn: days < 14,
+    detail: `${tls.cert} (${subject}) matches its key, valid until ${new Date(until).toISOString().slice(0, 10)} (${days} days)${days < 14 ? "; renew it soon" : ""}`,
+  };
+}
+
+function certProblem(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === "ENOENT") return "missing";
+  if (e.code === "EACCES") return "not readable by this user";
+  return `not readable as PEM (${describeError(err)})`;
+}
+
+/**
+ * The webhook receiver's public URL: https beyond loopback, and, while the daemon runs, a POST to it
+ * without credentials must come back as our receiver's 401: that proves the URL (DNS, TLS, proxy,
+ * path) reaches the receiver, which is what the service will need.
+ */
+export async function webhooksUrlCheck(c: NonNullable<Config["webhooks"]>, daemonRunning: boolean): Promise<Check> {
+  const name = "webhooks url";
+  const url = new URL(c.url);
+  const loopback = /^(localhost|127\.[\d.]+|\[::1\])$/.test(url.hostname);
+  if (url.protocol === "http:" && !loopback)
+    return {
+      name,
+      ok: true,
+      warn: true,
+      detail: `${c.url} is plain http beyond loopback: the service's credentials travel in clear; use https (a TLS proxy or webhooks.tls)`,
+    };
+  if (!daemonRunning)
+    return {
+      name,
+      ok: true,
+      warn: true,
+      detail: `${c.url} not tried: faxgate is not running; start it and run doctor again to check that the URL reaches the receiver`,
+    };
+  try {
+    const res = await fetch(c.url, { method: "POST", signal: AbortSignal.timeout(10_000), redirect: "manual" });
+    await res.body?.cancel();
+    if (res.status === 401 && /faxgate webhooks/.test(res.headers.get("www-authenticate") ?? ""))
+      return { name, ok: true, detail: `${c.url} reaches the receiver (it asks for the credentials)` };
+    return {
+      name,
+      ok: false,
+      detail: `${c.url} answered ${res.status}, not the receiver's 401: the proxy in front must forward POST ${url.pathname} to ${c.listen}`,
+    };
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    return {
+      name,
+      ok: false,
+      detail: `${c.url} cannot be reached from here (${cause?.code ?? cause?.message ?? describeError(err)}): check its DNS name, port and certificate, and that the proxy forwards it to ${c.listen}`,
+    };
+  }
+}
+
+/** A one-page document, as small as RTF allows, for the conversion check. */
+const ONE_PAGE_RTF = "{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Helvetica;}}\\f0\\fs24 faxgate doctor: a test page.\\par}";
+
+/**
+ * LibreOffice converting a one-page document, with the office settings (sandbox, limits, user) the
+ * daemon uses: what an office attachment will meet.
+ */
+export async function officeConversionCheck(c: Config): Promise<Check> {
+  const name = "office conversion";
+  const { OfficeConverter } = await import("../intake/office-convert.js");
+  const office = new OfficeConverter(c.office);
+  const started = Date.now();
+  try {
+    const pdf = await office.convert({ name: "doctor-test.rtf", ext: ".rtf", data: Buffer.from(ONE_PAGE_RTF) });
+    const { PDFDocument } = await import("@cantoo/pdf-lib");
+    const pages = (await PDFDocument.load(pdf)).getPageCount();
+    if (pages !== 1) return { name, ok: false, detail: `a one-page document came out as ${pages} pages` };
+    return { name, ok: true, detail: `a one-page document converted to PDF in ${Date.now() - started} ms` };
+  } catch (err) {
+    return {
+      name,
+      ok: false,
+      detail: `a one-page document could not be converted: ${describeError(err)}; office documents would be refused. Try office.sandbox: auto, or a longer office.timeoutMs, or reinstall libreoffice-writer-nogui`,
+    };
+  } finally {
+    await office.close();
+  }
+}
+
+/** What to do about a PostgreSQL error, from the words of its message (it names no code here). */
+export function postgresHint(message: string): string {
+  if (/password authentication failed|SASL|no password supplied|client password must be a string/i.test(message))
+    return "the password is wrong or missing: set it in the secrets file (the ${VAR} in `database:`) or PGPASSWORD";
+  if (/no pg_hba\.conf entry/i.test(message))
+    return "the server does not let this host in: add a `host` line for it to pg_hba.conf and reload PostgreSQL";
+  if (/database "[^"]*" does not exist/i.test(message))
+    return "create it: runuser -u postgres -- createdb --owner <role> <database> (docs/ha.md)";
+  if (/role "[^"]*" does not exist/i.test(message))
+    return "create the role: runuser -u postgres -- createuser --pwprompt <role> (docs/ha.md)";
+  if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|timeout|ETIMEDOUT|EHOSTUNREACH/i.test(message))
+    return "nothing answers there: check the host and port in `database:`, that PostgreSQL runs, and its listen_addresses";
+  return "";
+}
