@@ -14,11 +14,10 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseTicket } from "../../src/spool/ticket.js";
 import { spoolHarness, waitFor } from "../spool/harness.js";
+import { BACKEND } from "./private-cupsd.js";
 
-export const BACKEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../cups/faxgate");
 const PDF = "%PDF-1.4\n% printed\n%%EOF\n";
 
 let dir: string;

@@ -87,7 +87,10 @@ async function setup(
     const target = passCount + n;
     return when(
       () => passCount >= target,
-      (l) => (passListeners.add(l), () => passListeners.delete(l)),
+      (l) => {
+        passListeners.add(l);
+        return () => passListeners.delete(l);
+      },
       `${n} dispatcher passes`,
     );
   };

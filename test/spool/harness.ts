@@ -172,7 +172,7 @@ export async function textPdf(pages: string[][]): Promise<Uint8Array> {
   const font = await doc.embedFont(StandardFonts.Helvetica);
   for (const lines of pages) {
     const page = doc.addPage([612, 792]);
-    lines.forEach((line, i) => page.drawText(line, { x: 50, y: 740 - i * 20, size: 12, font }));
+    for (const [i, line] of lines.entries()) page.drawText(line, { x: 50, y: 740 - i * 20, size: 12, font });
   }
   return doc.save();
 }
