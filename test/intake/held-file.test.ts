@@ -147,6 +147,7 @@ describe("a message held in memory while it is small", () => {
     f.write(Buffer.from("x"));
     f.destroy();
     await dir.ready();
+    // fixed wait on purpose: negative check: the file never appears
     await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(dir.path), "the folder").toBe(true);
     expect(existsSync(f.path), "the file").toBe(false);
