@@ -74,7 +74,7 @@ it("a SIGKILLed dispatcher loses no job and sends no fax twice", async () => {
 
   const first = runChild(spec);
   await waitFor(first, "READY");
-  await waitUntil(async () => (await faxes()).length >= 12, "the first sends", 30_000);
+  await waitUntil(async () => (await faxes()).length >= 12, "the first sends", 30_000, 25);
   first.kill("SIGKILL");
   await new Promise((r) => first.once("exit", r));
   const mid = await t.store.counts();
@@ -92,6 +92,7 @@ it("a SIGKILLed dispatcher loses no job and sends no fax twice", async () => {
     },
     "the second dispatcher to finish",
     60_000,
+    25,
   );
   second.kill("SIGTERM");
   await new Promise((r) => second.once("exit", r));
