@@ -91,7 +91,7 @@ export default async function bench(): Promise<BenchResult[]> {
     events.body.on("data", (chunk: string) => {
       const at = performance.now();
       buf += chunk;
-      let i;
+      let i: number;
       while ((i = buf.indexOf("\n\n")) >= 0) {
         const ev = buf.slice(0, i);
         buf = buf.slice(i + 2);

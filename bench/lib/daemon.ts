@@ -7,7 +7,8 @@ import path from "node:path";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Agent, request } from "undici";
-import { childEnv, OutputWatch, spawnCli } from "../../test/helpers/cli.js";
+import { childEnv, spawnCli } from "../../test/helpers/cli.js";
+import { OutputWatch } from "../../test/helpers/wait.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../../test/helpers/emulator.js";
 import { freePort } from "./postfix.js";
 

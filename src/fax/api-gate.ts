@@ -1,16 +1,9 @@
-// One gate for every call to the fax service from this process (dispatcher, notifier, inbound
-// poller, SMTP contact lookups, spool, console): calls are spaced to api.ratePerSecond, at most
-// api.concurrency are out at once, and fax history calls, which the service is reported to limit
-// to about 8 a minute per account, share one budget of api.historyPerMinute. A 429 on history
-// closes the budget until the service's window has passed: Retry-After when given, else a minute
-// after the oldest call we know is in it.
-//
-// Callers come in classes (dispatch, intake, background, console). The rate is split in two lanes:
-// the dispatcher's sends and tracking have their reserved share (api.dispatchShare) of the rate and
-// of the concurrency, which the other classes together can never use, and borrow the others' lane
-// while none of them waits; the other classes share the rest, served in priority order (intake,
-// background, console). So a burst of lookups from one console user delays no one's fax, and a
-// dispatcher that always has work (tracking many faxes) cannot starve the console either.
+// One gate for every call to the fax service from this process: calls are spaced to
+// api.ratePerSecond, at most api.concurrency are out at once, and history calls (which the service
+// limits per account) share one budget that a 429 closes until its window has passed. The
+// dispatcher has a reserved lane (api.dispatchShare) the other callers can never use; they share
+// the rest in priority order (intake, background, console), so a console burst delays no fax and a
+// busy dispatcher cannot starve the console.
 import { setTimeout as sleep } from "node:timers/promises";
 
 /** Who is calling, highest priority first (docs/architecture.md, "The API gate"). */

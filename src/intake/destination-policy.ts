@@ -1,12 +1,8 @@
-// Which fax numbers this gateway will dial at all (toll fraud: a stolen password or a hostile
-// document must not make us call a premium-rate line or an emergency service). One pure
-// function, called wherever a number is accepted (SMTP RCPT, spool addressing, `faxgate send`)
-// and once more by the dispatcher just before a send, for jobs queued before a rule changed.
-//
-// Order: the user's rules, then the gateway's rules (first match wins in each list), then the
-// built-in categories in `destinations.refuse`; anything left is allowed.
-// Matching is linear by construction: prefixes and patterns are plain digit strings with `#`
-// (one digit) and an optional trailing `*` (any digits), never a regular expression.
+// Which fax numbers this gateway dials at all (toll fraud: a stolen password or a hostile document
+// must not call a premium-rate line). One pure function, called wherever a number is accepted and
+// again by the dispatcher before a send. Order: the user's rules, then the gateway's (first match
+// wins), then the built-in categories in `destinations.refuse`. Patterns are digit strings with
+// `#` and a trailing `*`, never a regular expression, so matching stays linear.
 import { parsePhoneNumberFromString, type PhoneNumber } from "libphonenumber-js/max";
 
 import { DESTINATION_CATEGORIES } from "../config/destination-categories.js";

@@ -1,15 +1,8 @@
 // A message parsed with mailparser's streaming MailParser (simpleParser would buffer every
-// attachment): mailparser emits 'data' with each attachment's content as a stream, which is
-// decoded straight into its own file next to the message (or, in a small mail, held in memory up
-// to the message's bound: incoming-file.ts WorkDir), so memory holds only the headers, the text
-// body and what a small mail holds. The SMTP receiver feeds it while DATA arrives (startMailParse:
-// one pass, on the main thread); a stored file goes through parseMail. Nested message/rfc822
-// parts are walked by mailparser itself, so a forwarded mail's attachments come out here too, in
-// message order. Only mailparser's public options and events are used.
-// It runs on the main thread, so every step must be bounded per chunk: mailsplit's limits below
-// cap each header block (the costly part: address lists, encoded words) and the part count;
-// turning HTML into text (html-to-text, costly on hostile HTML) is handed to the caller's
-// htmlText, which the daemon runs on a reader thread with a time limit.
+// attachment): each attachment is decoded straight into its own file (or, in a small mail, held in
+// memory: incoming-file.ts), so memory holds only headers and text. The SMTP receiver feeds it
+// while DATA arrives (startMailParse, on the main thread, so mailsplit's limits bound every step);
+// a stored file goes through parseMail. HTML to text is the caller's htmlText, run off the thread.
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import { PassThrough, Transform, type Readable, type Writable } from "node:stream";

@@ -1,13 +1,8 @@
-// Office documents (Word, Excel, PowerPoint, OpenDocument, RTF) become PDF on this machine with
-// LibreOffice, because the fax service takes only PDF, TIFF, PNG, JPEG and text. Conversion runs
-// before a job is accepted (a 250 or a queued file means the job is faxable), in a child process
-// under OS limits: a wall-clock time limit (the whole process group is killed), an address-space
-// limit (`ulimit -v`), a private LibreOffice profile per slot (parallel conversions never share
-// one), and at most `concurrency` conversions at once. Every intake path (mail, print folder,
-// `faxgate send`) calls the same `convert`, so they answer alike.
-// A document is untrusted: what it names outside itself is removed first (office-strip.ts), the
-// profile is hardened (office-profile.ts), and LibreOffice runs without network and without the
-// gateway's files, as a user of its own when the daemon is root (office-sandbox.ts).
+// Office documents become PDF here with LibreOffice, because the fax service takes only PDF, TIFF,
+// PNG, JPEG and text, and before a job is accepted, so a 250 or a queued file means faxable. Every
+// intake path calls this one `convert`. A document is untrusted: its outside references are
+// stripped (office-strip.ts), the profile hardened (office-profile.ts), and LibreOffice runs in a
+// child process group under a time and memory limit, without network (office-sandbox.ts).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";

@@ -1,11 +1,8 @@
-// The spool's file calls (looks, reads, moves), made one of two ways, chosen once per user folder.
-// On a local disk each takes microseconds on the main thread, where a trip through libuv's thread
-// pool costs the main thread far more under load: a print burst makes about a dozen a file, and
-// made here a burst of 1,000 letters queued about 1,550 a second against about 1,100 (docs/bench.md).
-// On a network file system (NFS, SMB, FUSE, ...) a call can wait for a server, so there every
-// call goes through the pool and the event loop never waits on one. Which kind a folder is on
-// is asked of the kernel (statfs); anything not known to be a local disk is treated as remote,
-// and a local disk that makes a call wait gets the pool for a while (localCalls).
+// The spool's file calls (looks, reads, moves), made one of two ways, chosen once per user folder:
+// on a local disk synchronously on the main thread, where a trip through libuv's pool costs more
+// than the call (docs/bench.md); on a network file system through the pool, so the event loop
+// never waits on a server. Anything not known (statfs) to be a local disk counts as remote, and a
+// local disk that makes a call wait gets the pool for a while (localCalls).
 import {
   close,
   closeSync,

@@ -1,14 +1,8 @@
-// The watched folder of one user. The folder's own watch (fs.watch: inotify on Linux) says that a
-// name changed; we decide when a file is complete ourselves (size and mtime unchanged for
-// stableMs, seen by lstat), because a slow writer or a copy over SMB must never be taken
-// half-written. A rescan now and then catches anything an event missed, and watches the folder
-// again if it was replaced or its watch failed.
-// Not chokidar: on every change of a folder it reads the whole folder again and lstats each entry
-// (hard-wired in its readdirp call), so a burst of 500 printed files made 90,000 lstat calls and
-// queued at a third of the rate (docs/bench.md). We need none of what it adds: the file name from
-// the event is all we use, and the stability check and the rescan are ours. A file that is already over the size limit is taken at once (it is
-// refused unread, whatever its writer does next), and one that is still changing after
-// maxWriteMs is refused: neither may sit in the folder forever with nobody told.
+// The watched folder of one user: fs.watch says a name changed, and we decide when a file is
+// complete ourselves (size and mtime unchanged for stableMs), so a slow writer is never taken
+// half-written; a rescan catches what an event missed. Not chokidar, which re-reads the whole
+// folder on every change (docs/bench.md). A file over the size limit is taken at once, and one
+// still changing after maxWriteMs is refused: none sits in the folder forever unanswered.
 import { watch, type FSWatcher } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";

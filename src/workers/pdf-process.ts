@@ -1,8 +1,6 @@
-// PDF text layers are read in child processes, not threads: a 2.5 MB PDF holding one flate
-// stream of 2.6 GB took a worker thread's daemon to 6 GB and kept it there (a thread's heap limit
-// does not bound pdfjs's array buffers, and the memory stays with the process). Each child runs
-// under an OS limit on its data size (`ulimit -d`, RLIMIT_DATA: what it can actually allocate,
-// not the address space V8 reserves), is killed when one document takes too long, and exits
+// PDF text layers are read in child processes, not threads: a thread's heap limit does not bound
+// pdfjs's array buffers, and memory a thread took stays with the daemon. Each child runs under an
+// OS limit on its data size (`ulimit -d`), is killed when one document takes too long, and exits
 // after a few documents or when idle, so what it took goes back to the system.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";

@@ -1,12 +1,7 @@
-// Reading hostile input off the main thread (Postfix keeps its parsing in separate processes
-// for the same reasons): a mail's HTML body turned into text, the text layer of each printed PDF,
-// and the MIME parsing of a stored mail (tools; the SMTP receiver splits MIME as DATA arrives, on
-// the main thread, within mailsplit's limits: see intake/mail-parse.ts) run on a few worker
-// threads (piscina), so that
-//   - the event loop keeps answering SMTP sessions, the spool watcher and the dispatcher while
-//     hostile HTML or a PDF is read;
-//   - a message or PDF built to make the parser spin is stopped after a time limit, and one built
-//     to exhaust memory kills only its worker (a heap limit per thread), never the daemon.
+// Hostile input is read off the main thread (as Postfix parses in separate processes): HTML bodies
+// to text, printed PDFs' text layers and stored mails' MIME run on a few piscina worker threads,
+// so the event loop keeps answering while they work, a file built to make a parser spin is stopped
+// after a time limit, and one built to exhaust memory kills only its worker, never the daemon.
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";

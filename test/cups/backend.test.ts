@@ -14,11 +14,11 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseTicket } from "../../src/spool/ticket.js";
-import { spoolHarness, waitFor } from "../spool/harness.js";
+import { spoolHarness } from "../spool/harness.js";
+import { waitUntil } from "../helpers/wait.js";
+import { BACKEND } from "./private-cupsd.js";
 
-export const BACKEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../cups/faxgate");
 const PDF = "%PDF-1.4\n% printed\n%%EOF\n";
 
 let dir: string;
@@ -155,7 +155,7 @@ describe("faxgate CUPS backend", () => {
         env: { DEVICE_URI: `faxgate:${h.root}` },
       });
       expect(r.code).toBe(0);
-      const job = await waitFor(async () => (await h.jobs())[0], 8000, "a job");
+      const job = await waitUntil(async () => (await h.jobs())[0], "a job", 8000);
       expect(job.recipients.map((x) => x.number)).toEqual(["+15551234567"]);
       expect(job.cover.subject).toBe("Quarterly");
       expect(job.meta.origin).toMatchObject({ via: "ticket", file: "cups-13 Quarterly.pdf" });

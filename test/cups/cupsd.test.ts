@@ -6,48 +6,15 @@
 // backend runs as root and hands each file over owned like the user's folder, and lp can read
 // nothing in the spool.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  copyFileSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import os from "node:os";
+import { spawnSync } from "node:child_process";
+import { chmodSync, chownSync, lstatSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Job } from "../../src/store/types.js";
-import { spoolHarness, textPdf, waitFor, type SpoolHarness } from "../spool/harness.js";
+import { spoolHarness, textPdf, type SpoolHarness } from "../spool/harness.js";
+import { waitUntil } from "../helpers/wait.js";
+import { cupsSkipReason, PPD, startPrivateCupsd, type PrivateCupsd } from "./private-cupsd.js";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const BACKEND = path.resolve(here, "../../cups/faxgate");
-const PPD = path.resolve(here, "../../cups/faxgate.ppd");
-
-function which(cmd: string): string | null {
-  const r = spawnSync("sh", ["-c", `command -v ${cmd}`], {
-    encoding: "utf8",
-    env: { PATH: `${process.env.PATH}:/usr/sbin:/sbin` },
-  });
-  return r.status === 0 ? r.stdout.trim() : null;
-}
-const tools = { cupsd: which("cupsd"), lpadmin: which("lpadmin"), lp: which("lp"), lpstat: which("lpstat") };
-const missing = Object.entries(tools)
-  .filter(([, v]) => !v)
-  .map(([k]) => k);
-const isRoot = process.getuid?.() === 0;
-const skipReason = missing.length
-  ? `cups not installed (${missing.join(", ")} missing)`
-  : !isRoot
-    ? "not running as root"
-    : "";
+const skipReason = cupsSkipReason();
 if (skipReason)
   console.warn(
     `[test/cups/cupsd] SKIPPED: ${skipReason}; install cups cups-client cups-bsd and run as root to test the real print path`,
@@ -57,93 +24,29 @@ describe.skipIf(skipReason !== "")(
   `a private cupsd with the faxgate queue${skipReason ? ` (skipped: ${skipReason})` : ""}`,
   () => {
     let t: string;
-    let cupsd: ChildProcess;
+    let cups: PrivateCupsd;
     let h: SpoolHarness;
-    let env: NodeJS.ProcessEnv;
-    const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { env, encoding: "utf8" });
+    const run = (cmd: string, args: string[]) => cups.run(cmd, args);
 
     beforeAll(async () => {
-      t = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
-      chmodSync(t, 0o755); // cupsd runs the backend as lp, which must reach it
-      for (const d of ["etc/ppd", "spool/tmp", "cache", "run", "log", "lib/backend"])
-        mkdirSync(path.join(t, d), { recursive: true });
-      // ServerBin: the system's filters, our backend (root-owned, 0755, as cupsd insists).
-      for (const d of ["cgi-bin", "daemon", "filter", "monitor", "notifier"]) {
-        if (existsSync(`/usr/lib/cups/${d}`)) symlinkSync(`/usr/lib/cups/${d}`, path.join(t, "lib", d));
-      }
-      copyFileSync(BACKEND, path.join(t, "lib/backend/faxgate"));
-      // 0700 root: cupsd runs such a backend as root (a 0755 one runs as lp, with no groups).
-      chmodSync(path.join(t, "lib/backend/faxgate"), 0o700);
-      const sock = path.join(t, "cups.sock");
-      writeFileSync(
-        path.join(t, "etc/cups-files.conf"),
-        [
-          `ServerRoot ${t}/etc`,
-          `RequestRoot ${t}/spool`,
-          `TempDir ${t}/spool/tmp`,
-          `CacheDir ${t}/cache`,
-          `StateDir ${t}/run`,
-          `ServerBin ${t}/lib`,
-          "DataDir /usr/share/cups",
-          `AccessLog ${t}/log/access_log`,
-          `ErrorLog ${t}/log/error_log`,
-          `PageLog ${t}/log/page_log`,
-          `Printcap ${t}/run/printcap`,
-          "FileDevice No",
-          "Sandboxing Relaxed",
-          "",
-        ].join("\n"),
-      );
-      writeFileSync(
-        path.join(t, "etc/cupsd.conf"),
-        [
-          "LogLevel info",
-          `Listen ${sock}`,
-          "Browsing Off",
-          "WebInterface No",
-          "DefaultAuthType None",
-          "<Location />",
-          "  Order allow,deny",
-          "  Allow all",
-          "</Location>",
-          "<Policy default>",
-          "  <Limit All>",
-          "    Order deny,allow",
-          "    Allow all",
-          "  </Limit>",
-          "</Policy>",
-          "",
-        ].join("\n"),
-      );
-      cupsd = spawn(tools.cupsd!, ["-f", "-c", `${t}/etc/cupsd.conf`, "-s", `${t}/etc/cups-files.conf`], {
-        stdio: "ignore",
-      });
-      env = { ...process.env, CUPS_SERVER: sock };
-      await waitFor(() => existsSync(sock), 10_000, "cupsd socket");
-
+      cups = await startPrivateCupsd();
+      t = cups.dir;
       h = await spoolHarness({ users: [{ name: "alice", email: "alice@example.com", aliases: [], apiKey: "k" }] });
       // As faxgate makes them: the root 0750, the user's folder 0770, no group of lp's anywhere.
       chmodSync(h.root, 0o750);
       chmodSync(path.dirname(h.root), 0o755);
-      run(tools.lpadmin!, ["-p", "fax", "-E", "-v", `faxgate:${h.root}`, "-P", PPD]);
+      run("lpadmin", ["-p", "fax", "-E", "-v", `faxgate:${h.root}`, "-P", PPD]);
     }, 30_000);
 
     afterAll(async () => {
-      // cupsd writes its cache as it shuts down: wait for it to exit before removing its folders.
-      if (cupsd && cupsd.exitCode === null && cupsd.signalCode === null) {
-        const exited = new Promise((resolve) => cupsd.once("exit", resolve));
-        cupsd.kill("SIGTERM");
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-        if (cupsd.exitCode === null && cupsd.signalCode === null) cupsd.kill("SIGKILL");
-      }
       await h?.close();
-      if (t) rmSync(t, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+      await cups?.stop();
     });
 
     it('lp -o fax-number=... -t "Invoice 42" lands in the user\'s folder and is queued', async () => {
       const doc = path.join(t, "invoice.pdf");
       writeFileSync(doc, await textPdf([["Invoice 42", "Total: 100.00"]]));
-      const out = run(tools.lp!, [
+      const out = run("lp", [
         "-U",
         "alice",
         "-d",
@@ -157,19 +60,21 @@ describe.skipIf(skipReason !== "")(
         doc,
       ]);
       expect(out).toMatch(/request id is fax-\d+/);
-      const job = await waitFor(async () => (await h.jobs())[0], 20_000, "the printed job in the store").catch((e) => {
-        console.log(readFileSync(path.join(t, "log/error_log"), "utf8").split("\n").slice(-25).join("\n"));
-        throw e;
-      });
+      const job = await waitUntil(async () => (await h.jobs())[0], "the printed job in the store", 20_000).catch(
+        (e) => {
+          console.log(readFileSync(path.join(t, "log/error_log"), "utf8").split("\n").slice(-25).join("\n"));
+          throw e;
+        },
+      );
       expect(job.user).toBe("alice");
       expect(job.recipients.map((r) => r.number)).toEqual(["+15551234567", "+15557654321"]);
       expect(job.cover.subject).toBe("Invoice 42");
       expect(job.meta.origin).toMatchObject({ via: "ticket" });
       expect((await h.store.readDocument(job.documents[0]!)).subarray(0, 5).toString("latin1")).toBe("%PDF-");
-      await waitFor(
+      await waitUntil(
         () => readdirSync(path.join(h.folder(), "done")).some((n) => n.endsWith(".json")),
-        5000,
         "ticket in done/",
+        5000,
       );
     }, 30_000);
 
@@ -178,11 +83,13 @@ describe.skipIf(skipReason !== "")(
     const printed = async (args: string[], match: (j: Job) => boolean) => {
       const doc = path.join(t, "phone.pdf");
       writeFileSync(doc, await textPdf([["Phone option"]]));
-      run(tools.lp!, ["-U", "alice", "-d", "fax", ...args, doc]);
-      return waitFor(async () => (await h.jobs()).find(match), 20_000, `the job of lp ${args.join(" ")}`).catch((e) => {
-        console.log(readFileSync(path.join(t, "log/error_log"), "utf8").split("\n").slice(-25).join("\n"));
-        throw e;
-      });
+      run("lp", ["-U", "alice", "-d", "fax", ...args, doc]);
+      return waitUntil(async () => (await h.jobs()).find(match), `the job of lp ${args.join(" ")}`, 20_000).catch(
+        (e) => {
+          console.log(readFileSync(path.join(t, "log/error_log"), "utf8").split("\n").slice(-25).join("\n"));
+          throw e;
+        },
+      );
     };
 
     it("lp -o phone=+15551234567 is faxed to that number", async () => {
@@ -216,12 +123,12 @@ describe.skipIf(skipReason !== "")(
       const doc = path.join(t, "noprefix.pdf");
       writeFileSync(doc, await textPdf([["No prefix"]]));
       const before = (await h.jobs()).length;
-      run(tools.lp!, ["-U", "alice", "-d", "fax", "-o", "phone=9,15551234567", "-t", "noprefix", doc]);
-      const reason = await waitFor(
+      run("lp", ["-U", "alice", "-d", "fax", "-o", "phone=9,15551234567", "-t", "noprefix", doc]);
+      const reason = await waitUntil(
         () =>
           readdirSync(path.join(h.folder(), "failed")).find((n) => n.includes("noprefix") && n.endsWith(".reason.txt")),
-        20_000,
         "the refusal",
+        20_000,
       );
       expect(readFileSync(path.join(h.folder(), "failed", reason), "utf8")).toMatch(/-o faxPrefix=9/);
       expect(await h.jobs()).toHaveLength(before);
@@ -230,11 +137,11 @@ describe.skipIf(skipReason !== "")(
     it('a document printed under its own name (lp\'s default title "letter.pdf") has the subject "letter", and no letter.pdf.pdf', async () => {
       const doc = path.join(t, "letter.pdf");
       writeFileSync(doc, await textPdf([["Dear Sir", "Regards"]]));
-      run(tools.lp!, ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551230808", doc]);
-      const job = await waitFor(
+      run("lp", ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551230808", doc]);
+      const job = await waitUntil(
         async () => (await h.jobs()).find((j) => j.recipients[0]?.number === "+15551230808"),
-        20_000,
         "the printed letter in the store",
+        20_000,
       );
       expect(job.cover.subject).toBe("letter");
       expect(job.documents.map((d) => d.name)).toEqual([expect.stringMatching(/^cups-\d+ letter\.pdf$/)]);
@@ -266,15 +173,15 @@ describe.skipIf(skipReason !== "")(
         const doc = path.join(t, "owned.pdf");
         writeFileSync(doc, await textPdf([["Owned"]]));
         const before = (await h.jobs()).length;
-        run(tools.lp!, ["-U", "alice", "-d", "fax", "-o", "fax-number=+15556667777", "-t", "owned", doc]);
-        await waitFor(async () => (await h.jobs()).length > before, 20_000, "the job");
-        const done = await waitFor(
+        run("lp", ["-U", "alice", "-d", "fax", "-o", "fax-number=+15556667777", "-t", "owned", doc]);
+        await waitUntil(async () => (await h.jobs()).length > before, "the job", 20_000);
+        const done = await waitUntil(
           () =>
             readdirSync(path.join(h.folder(), "done")).find(
               (n) => n.startsWith("cups-") && n.includes("owned") && n.endsWith(".pdf"),
             ),
-          5000,
           "done/",
+          5000,
         );
         expect(lstatSync(path.join(h.folder(), "done", done)).uid).toBe(uid);
       } finally {
@@ -296,7 +203,7 @@ describe.skipIf(skipReason !== "")(
       writeFileSync(doc, await textPdf([["Spaces"]]));
       const before = (await h.jobs()).length;
       // as typed in a shell: lp -o 'fax-to-name="Acme Billing"' -o 'fax-notes="Please call back"'
-      run(tools.lp!, [
+      run("lp", [
         "-U",
         "alice",
         "-d",
@@ -311,13 +218,13 @@ describe.skipIf(skipReason !== "")(
         `fax-subject="Bob's \\"quote\\""`,
         doc,
       ]);
-      const job = await waitFor(
+      const job = await waitUntil(
         async () =>
           (await h.jobs()).length > before
             ? (await h.jobs()).find((j) => j.recipients[0]!.number === "+15552223333")
             : undefined,
-        20_000,
         "the job",
+        20_000,
       );
       expect(job.recipients[0]!.name).toBe("Acme Billing");
       expect(job.cover).toMatchObject({
@@ -332,7 +239,7 @@ describe.skipIf(skipReason !== "")(
       writeFileSync(doc, await textPdf([["Split"]]));
       const before = (await h.jobs()).length;
       // the shell removed the quotes: lp gets fax-to-name=Acme Billing and splits it
-      const out = run(tools.lp!, [
+      const out = run("lp", [
         "-U",
         "alice",
         "-d",
@@ -344,7 +251,7 @@ describe.skipIf(skipReason !== "")(
         doc,
       ]);
       const id = /request id is (fax-\d+)/.exec(out)![1]!;
-      await waitFor(() => run(tools.lpstat!, ["-W", "completed", "-o", "fax"]).includes(id), 20_000, "the job to end");
+      await waitUntil(() => run("lpstat", ["-W", "completed", "-o", "fax"]).includes(id), "the job to end", 20_000);
       expect(readFileSync(path.join(t, "log/error_log"), "utf8")).toMatch(/words without a name \(Billing\)/);
       expect(await h.jobs()).toHaveLength(before);
       expect(readdirSync(h.folder()).filter((n) => n.startsWith("cups-"))).toEqual([]);
@@ -353,11 +260,11 @@ describe.skipIf(skipReason !== "")(
     it("a printed text file is addressed by its @@FAX@@ code (read from the text itself)", async () => {
       const doc = path.join(t, "letter.txt");
       writeFileSync(doc, "Dear Sir,\n@@FAX 1 555 444 5555@@\nRegards\n");
-      run(tools.lp!, ["-U", "alice", "-d", "fax", doc]);
-      const job = await waitFor(
+      run("lp", ["-U", "alice", "-d", "fax", doc]);
+      const job = await waitUntil(
         async () => (await h.jobs()).find((j) => j.recipients[0]!.number === "+15554445555"),
-        20_000,
         "the text job",
+        20_000,
       ).catch((e) => {
         console.log(readFileSync(path.join(t, "log/error_log"), "utf8").split("\n").slice(-25).join("\n"));
         throw e;
@@ -368,14 +275,14 @@ describe.skipIf(skipReason !== "")(
     it("a user without a folder has that job aborted, and the queue keeps printing", async () => {
       const doc = path.join(t, "x.pdf");
       writeFileSync(doc, await textPdf([["nobody"]]));
-      const out = run(tools.lp!, ["-U", "mallory", "-d", "fax", "-o", "fax-number=+15551234567", doc]);
+      const out = run("lp", ["-U", "mallory", "-d", "fax", "-o", "fax-number=+15551234567", doc]);
       const id = /request id is (fax-\d+)/.exec(out)![1]!;
-      await waitFor(() => run(tools.lpstat!, ["-W", "completed", "-o", "fax"]).includes(id), 20_000, "the job to end");
-      expect(run(tools.lpstat!, ["-p", "fax"])).not.toMatch(/disabled/);
+      await waitUntil(() => run("lpstat", ["-W", "completed", "-o", "fax"]).includes(id), "the job to end", 20_000);
+      expect(run("lpstat", ["-p", "fax"])).not.toMatch(/disabled/);
       expect(readFileSync(path.join(t, "log/error_log"), "utf8")).toMatch(/user \\?"mallory\\?" has no fax folder/);
       const before = (await h.jobs()).length;
-      run(tools.lp!, ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551234567", "-t", "after", doc]);
-      await waitFor(async () => (await h.jobs()).length === before + 1, 20_000, "the next job");
+      run("lp", ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551234567", "-t", "after", doc]);
+      await waitUntil(async () => (await h.jobs()).length === before + 1, "the next job", 20_000);
     }, 45_000);
   },
 );

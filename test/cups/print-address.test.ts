@@ -9,7 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { textPdf, waitFor } from "../spool/harness.js";
+import { textPdf } from "../spool/harness.js";
+import { waitUntil } from "../helpers/wait.js";
 import { signIn } from "../web/rig.js";
 import { cupsSkipReason } from "./private-cupsd.js";
 import { PASSWORDS, startPrintRig, type PrintRig } from "./print-rig.js";
@@ -73,10 +74,10 @@ describe.skipIf(skipReason !== "")(
       // nothing is sent while it waits, and an operator's release cannot send it to no number
       await expect(rig.gw.store.release(job.id)).rejects.toThrow(/no held recipients/);
 
-      const mail = await waitFor(
+      const mail = await waitUntil(
         () => mails().find((m) => m.includes("needs a fax number")),
-        20_000,
         'the "needs an address" mail',
+        20_000,
       );
       expect(mail).toMatch(/^To: alice@example\.com/m);
       expect(mail).toContain(`${rig.base}/address.html?id=${job.id}`);
@@ -112,13 +113,13 @@ describe.skipIf(skipReason !== "")(
       await shot(page, "address");
       await page.getByRole("button", { name: "Send the fax" }).click();
       await page.waitForURL(/\/fax\.html\?id=/);
-      const done = await waitFor(
+      const done = await waitUntil(
         async () => {
           const j = await rig.gw.store.getJob(job.id);
           return j?.state === "delivered" ? j : undefined;
         },
-        60_000,
         "the addressed fax delivered at the emulator",
+        60_000,
       );
       expect(done.recipients).toMatchObject([{ number: "+15557654321", state: "delivered" }]);
       expect(done.recipients[0]!.messageId).toBeTruthy();
@@ -157,10 +158,10 @@ describe.skipIf(skipReason !== "")(
         expect(j.state).toBe("cancelled");
         expect(j.recipients[0]!.lastError).toMatch(/no fax number was given within 24 hours/);
       }
-      const notice = await waitFor(
+      const notice = await waitUntil(
         () => mails().find((m) => m.includes("was given no fax number in time")),
-        30_000,
         "the expiry notice",
+        30_000,
       ).catch((e) => {
         console.log(
           mails()

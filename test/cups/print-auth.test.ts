@@ -8,7 +8,8 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { textPdf, waitFor } from "../spool/harness.js";
+import { textPdf } from "../spool/harness.js";
+import { waitUntil } from "../helpers/wait.js";
 import { cupsSkipReason, which } from "./private-cupsd.js";
 import { startPrintRig, type PrintRig } from "./print-rig.js";
 
@@ -43,7 +44,7 @@ describe.skipIf(skipReason !== "")(
       return { status: r.status, out: `${r.stdout}${r.stderr}` };
     };
     const ended = (id: string) =>
-      waitFor(() => rig.cups.run("lpstat", ["-W", "completed", "-o"]).includes(id), 20_000, `${id} to end`);
+      waitUntil(() => rig.cups.run("lpstat", ["-W", "completed", "-o"]).includes(id), `${id} to end`, 20_000);
 
     beforeAll(async () => {
       rig = await startPrintRig({ policy: true });

@@ -11,7 +11,7 @@ import { Gateway } from "../../src/main.js";
 import { hashPassword } from "../../src/smtp/password.js";
 import type { Job } from "../../src/store/types.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
-import { waitFor } from "../spool/harness.js";
+import { waitUntil } from "../helpers/wait.js";
 import { PPD, startPrivateCupsd, type PrivateCupsd } from "./private-cupsd.js";
 
 export const PASSWORDS = { alice: "alice-print-secret-1", ops: "ops-print-secret-3" } as const;
@@ -103,10 +103,10 @@ export async function startPrintRig(
     jobs,
     base: `http://127.0.0.1:${addr.web!.port}`,
     jobOf: (cupsJob) =>
-      waitFor(
+      waitUntil(
         async () => (await jobs()).find((j) => j.meta.origin?.file?.startsWith(`cups-${cupsJob.replace(/^.*-/, "")}`)),
-        30_000,
         `the queued job of ${cupsJob}`,
+        30_000,
       ).catch((e) => {
         console.log(cups.errorLog().split("\n").slice(-25).join("\n"));
         throw e;

@@ -7,7 +7,8 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { textPdf, waitFor } from "../spool/harness.js";
+import { textPdf } from "../spool/harness.js";
+import { waitUntil } from "../helpers/wait.js";
 import { cupsSkipReason, PPD, which } from "./private-cupsd.js";
 import { startPrintRig, type PrintRig } from "./print-rig.js";
 
@@ -84,13 +85,13 @@ describe.skipIf(skipReason !== "")(
       const job = await rig.jobOf(cupsJob);
       expect(job.user).toBe("alice");
       expect(job.recipients.map((x) => x.number)).toEqual(["+15551234567"]);
-      const done = await waitFor(
+      const done = await waitUntil(
         async () => {
           const j = await rig.gw.store.getJob(job.id);
           return j?.state === "delivered" ? j : undefined;
         },
-        60_000,
         "the fax delivered at the emulator",
+        60_000,
       );
       expect(done.recipients[0]!.messageId).toBeTruthy();
     }, 90_000);

@@ -18,7 +18,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { waitFor } from "../spool/harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const BACKEND = path.resolve(here, "../../cups/faxgate");
@@ -135,7 +135,7 @@ export async function startPrivateCupsd(opts: { policy?: boolean } = {}): Promis
     { stdio: "ignore" },
   );
   const env = { ...process.env, CUPS_SERVER: sock };
-  await waitFor(() => existsSync(sock), 10_000, "cupsd socket");
+  await waitUntil(() => existsSync(sock), "cupsd socket", 10_000);
   return {
     dir: t,
     env,

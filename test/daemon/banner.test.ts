@@ -4,7 +4,8 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandbox, waitUntil, type Sandbox } from "../helpers/cli.js";
+import { startSandbox, type Sandbox } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 
 async function jobCount(cwd: string): Promise<number> {

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OutputWatch, runCli, spawnCli } from "../helpers/cli.js";
+import { runCli, spawnCli } from "../helpers/cli.js";
+import { OutputWatch } from "../helpers/wait.js";
 
 let dir: string;
 beforeAll(() => {

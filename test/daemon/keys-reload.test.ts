@@ -8,6 +8,7 @@ import { FaxClient, createFaxAgent } from "../../src/fax/client.js";
 import { runCli } from "../helpers/cli.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { kill, makeRig, startDaemon, type Rig } from "../faults/harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 let rig: Rig;
 let agent: ReturnType<typeof createFaxAgent>;
@@ -107,14 +108,17 @@ describe("SIGHUP and the secrets file", () => {
             (i) => i.response,
             (e: Error & { response?: string }) => e.response ?? e.message,
           );
-      const sentWith = async (token: string, number: string) => {
-        for (let i = 0; i < 100; i++) {
-          const page = await client(token).history({ query: number, limit: 50 });
-          if (page.rows.some((r) => r.faxNumber?.endsWith(number))) return true;
-          await new Promise((r) => setTimeout(r, 200));
-        }
-        return false;
-      };
+      const sentWith = (token: string, number: string) =>
+        waitUntil(
+          async () =>
+            (await client(token).history({ query: number, limit: 50 })).rows.some((r) => r.faxNumber?.endsWith(number)),
+          `a fax to ${number} in the key's history`,
+          20_000,
+          200,
+        ).then(
+          () => true,
+          () => false,
+        );
       expect(await send("15551238801")).toMatch(/^250 /);
       expect(await sentWith(TEST_KEYS.aliceBase, "5551238801")).toBe(true);
 

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { DaemonLock } from "../../src/store/daemon-lock.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import { runCli, waitUntil } from "../helpers/cli.js";
+import { runCli } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { disposeRig, freePort, kill, makeRig, startDaemon, type Daemon, type Rig } from "../faults/harness.js";
 
 let rig: Rig;

@@ -8,7 +8,8 @@ import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OutputWatch, parsePrometheus, runCli, spawnCli, waitUntil } from "../helpers/cli.js";
+import { parsePrometheus, runCli, spawnCli } from "../helpers/cli.js";
+import { OutputWatch, waitUntil } from "../helpers/wait.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 
 async function makePdf(text: string): Promise<Buffer> {

@@ -9,6 +9,7 @@ import type { ChildSpec } from "../helpers/dispatcher-child.js";
 import { startTestEmulator } from "../helpers/emulator.js";
 import { newJob, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
+import { waitUntil } from "../helpers/wait.js";
 import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -48,14 +49,6 @@ function waitFor(child: ChildProcess, line: string): Promise<void> {
   });
 }
 
-async function until(cond: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 it("a SIGKILLed dispatcher loses no job and sends no fax twice", async () => {
   // Slow answers so the kill lands while sends are on the wire.
   emu = await startTestEmulator({ delayMs: 100 });
@@ -81,7 +74,7 @@ it("a SIGKILLed dispatcher loses no job and sends no fax twice", async () => {
 
   const first = runChild(spec);
   await waitFor(first, "READY");
-  await until(async () => (await faxes()).length >= 12, 30_000, "the first sends");
+  await waitUntil(async () => (await faxes()).length >= 12, "the first sends", 30_000, 25);
   first.kill("SIGKILL");
   await new Promise((r) => first.once("exit", r));
   const mid = await t.store.counts();
@@ -92,13 +85,14 @@ it("a SIGKILLed dispatcher loses no job and sends no fax twice", async () => {
 
   const second = runChild(spec);
   await waitFor(second, "READY");
-  await until(
+  await waitUntil(
     async () => {
       const c = await t!.store.counts();
       return c.jobs.queued + c.jobs.active === 0;
     },
-    60_000,
     "the second dispatcher to finish",
+    60_000,
+    25,
   );
   second.kill("SIGTERM");
   await new Promise((r) => second.once("exit", r));

@@ -5,11 +5,12 @@ import { configSchema } from "../../src/config/schema.js";
 import { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import { destinationCheckFor } from "../../src/intake/destination-policy.js";
 import { silentLogger } from "../../src/log/logger.js";
-import { clientFor, emulatorCall } from "../helpers/client.js";
+import { clientFor } from "../helpers/client.js";
 import { startTestEmulator } from "../helpers/emulator.js";
 import { newJob, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
-import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
+import { EMU_KEY } from "./emulator-facts.js";
+import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
@@ -31,7 +32,7 @@ describe("destination policy at send time", () => {
       store: t.store,
       clientFor: () => client,
       api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
-      queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000 },
+      queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS },
       logger: silentLogger(),
       destinations: destinationCheckFor(
         () => gateway,
@@ -43,12 +44,7 @@ describe("destination policy at send time", () => {
         recipients: [{ number: "+19005550199" }, { number: "+15559990001" }, { number: "+15557770123" }],
       }),
     );
-    for (let i = 0; i < 200; i++) {
-      await dispatcher.runOnce();
-      const c = await t.store.counts();
-      if (c.jobs.queued + c.jobs.active === 0) break;
-      await new Promise((r) => setTimeout(r, 40));
-    }
+    await drain({ dispatcher, store: t.store }, { held: false, maxMs: 10_000 });
     const done = (await t.store.getJob(job.id))!;
     const [premium, denied, ok] = done.recipients;
     expect(premium).toMatchObject({ state: "failed" });
@@ -56,7 +52,7 @@ describe("destination policy at send time", () => {
     expect(denied).toMatchObject({ state: "failed" });
     expect(denied!.lastError).toMatch(/destination not allowed: .*destinations\.rules\[0\] \(deny prefix \+1555999\)/);
     expect(ok).toMatchObject({ state: "delivered" });
-    const faxes = (await emulatorCall(emu, "GET", "/_emulator/faxes")) as EmulatedFax[];
+    const faxes = await serviceFaxes(emu);
     expect(faxes.map((f) => f.faxNumber.replace(/\D/g, ""))).toEqual(["15557770123"]);
   });
 });

@@ -9,7 +9,9 @@ import { clientFor, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_TAGS } from "../helpers/emulator.js";
 import { newJob, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
+import { when } from "../helpers/wait.js";
 import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
+import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -31,28 +33,6 @@ interface Setup {
   logs: Array<Record<string, unknown>>;
   /** Resolves once `n` more timed passes have ended. */
   passes: (n: number) => Promise<void>;
-}
-
-/** Resolves when `cond()` holds, checked after every event `on` reports; fails after `ms`. */
-function when(
-  cond: () => boolean,
-  subscribe: (listener: () => void) => () => void,
-  what: string,
-  ms = 20_000,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (cond()) return resolve();
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, ms);
-    const off = subscribe(() => {
-      if (!cond()) return;
-      clearTimeout(timer);
-      off();
-      resolve();
-    });
-  });
 }
 
 /** A counting FaxApi around the real client, so tests can say how many calls of which kind were made. */
@@ -87,7 +67,10 @@ async function setup(
     const target = passCount + n;
     return when(
       () => passCount >= target,
-      (l) => (passListeners.add(l), () => passListeners.delete(l)),
+      (l) => {
+        passListeners.add(l);
+        return () => passListeners.delete(l);
+      },
       `${n} dispatcher passes`,
     );
   };
@@ -99,33 +82,10 @@ async function setup(
     store: t.store,
     clientFor: () => client,
     api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
-    queue: {
-      ...defaults.queue,
-      retrySchedule: [0.05],
-      pollIntervalMs: 100,
-      reconcileGraceMs: 100,
-      leaseMs: 5000,
-      ...opts.queue,
-    },
+    queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
   });
   return { store: t.store, dispatcher, calls, logs, passes };
-}
-
-/** runOnce until no job is queued or active (bounded so a bug fails instead of hanging). */
-async function drain(s: Setup, maxMs = 30_000): Promise<void> {
-  const until = Date.now() + maxMs;
-  for (;;) {
-    await s.dispatcher.runOnce();
-    const c = await s.store.counts();
-    if (c.jobs.queued + c.jobs.active + c.jobs.held === 0) return;
-    if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
-    await new Promise((r) => setTimeout(r, 40));
-  }
-}
-
-async function serviceFaxes(): Promise<EmulatedFax[]> {
-  return (await emulatorCall(emu!, "GET", "/_emulator/faxes")) as EmulatedFax[];
 }
 
 describe("Dispatcher with the emulator", () => {
@@ -145,7 +105,7 @@ describe("Dispatcher with the emulator", () => {
     expect(r).toMatchObject({ state: "delivered", attempts: 1, resultCode: "0", faxAttempt: 1 });
     expect(r.pages).toBeGreaterThan(0);
     expect(r.duration).toBeGreaterThan(0);
-    const faxes = await serviceFaxes();
+    const faxes = await serviceFaxes(emu!);
     expect(faxes).toHaveLength(1);
     expect(faxes[0]!.messageId).toBe(r.messageId);
     expect(faxes[0]!.cf).toEqual({ faxgateJob: job.id, faxgateSend: r.sendId });
@@ -167,7 +127,7 @@ describe("Dispatcher with the emulator", () => {
     expect(done.state).toBe("partial");
     expect(done.recipients.map((r) => r.state)).toEqual(["delivered", "failed", "delivered"]);
     expect(done.recipients[1]!.lastError).toMatch(/InvalidInput/);
-    const faxes = await serviceFaxes();
+    const faxes = await serviceFaxes(emu!);
     expect(faxes.map((f) => f.faxNumber).sort()).toEqual(["+15557770101", "+15557770102"]);
     expect(new Set(faxes.map((f) => f.cf.faxgateSend)).size).toBe(1);
   });
@@ -188,7 +148,7 @@ describe("Dispatcher with the emulator", () => {
     );
     await drain(s);
     expect((await s.store.getJob(job.id))!.state).toBe("delivered");
-    const byNumber = Object.fromEntries((await serviceFaxes()).map((f) => [f.faxNumber, f.recipientName]));
+    const byNumber = Object.fromEntries((await serviceFaxes(emu!)).map((f) => [f.faxNumber, f.recipientName]));
     expect(byNumber["+15557770111"]).toBe("Acme Billing");
     expect(byNumber["+15557770112"]).toBe("Dr. Smith");
     expect(byNumber["+15557770113"] ?? null).toBeNull();
@@ -210,7 +170,7 @@ describe("Dispatcher with the emulator", () => {
     await s.dispatcher.runOnce();
     const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe("processing");
-    const faxes = (await serviceFaxes()) as Array<EmulatedFax & { scheduledDate: string | null }>;
+    const faxes = (await serviceFaxes(emu!)) as Array<EmulatedFax & { scheduledDate: string | null }>;
     expect(faxes.map((f) => [f.status, f.scheduledDate])).toEqual([["scheduled", at]]);
   });
 
@@ -236,7 +196,7 @@ describe("Dispatcher with the emulator", () => {
     expect(r.state).toBe("failed");
     expect(r.lastError).toBe("busy (3 tries)");
     expect(r.errorCode).toBe("6100");
-    expect(await serviceFaxes()).toHaveLength(3);
+    expect(await serviceFaxes(emu!)).toHaveLength(3);
   });
 
   it("a voice line fails at once", async () => {
@@ -244,7 +204,7 @@ describe("Dispatcher with the emulator", () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15557770002" }] }));
     await drain(s);
     expect((await s.store.getJob(job.id))!.recipients[0]).toMatchObject({ state: "failed", faxTries: 0 });
-    expect(await serviceFaxes()).toHaveLength(1);
+    expect(await serviceFaxes(emu!)).toHaveLength(1);
   });
 
   it("200 jobs through dropped connections and 5xx: exactly one fax each, every job final", async () => {
@@ -257,9 +217,9 @@ describe("Dispatcher with the emulator", () => {
       );
       ids.push(job.id);
     }
-    await drain(s, 60_000);
+    await drain(s, { maxMs: 60_000 });
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { dropRate: 0, errorRate: 0 });
-    const faxes = await serviceFaxes();
+    const faxes = await serviceFaxes(emu!);
     const perJob = new Map<string, number>();
     for (const f of faxes) perJob.set(f.cf.faxgateJob!, (perJob.get(f.cf.faxgateJob!) ?? 0) + 1);
     expect(faxes).toHaveLength(200);
@@ -282,9 +242,9 @@ describe("Dispatcher with the emulator", () => {
       const recipients = [0, 1, 2].map((k) => ({ number: `+1555770${String(1000 + i * 3 + k)}` }));
       ids.push((await s.store.enqueue(newJob(t!.dir, { recipients }))).job.id);
     }
-    await drain(s, 60_000);
+    await drain(s, { maxMs: 60_000 });
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { dropRate: 0, errorRate: 0 });
-    const faxes = await serviceFaxes();
+    const faxes = await serviceFaxes(emu!);
     const seen = new Map<string, number>();
     for (const f of faxes)
       seen.set(`${f.cf.faxgateJob} ${f.faxNumber}`, (seen.get(`${f.cf.faxgateJob} ${f.faxNumber}`) ?? 0) + 1);
@@ -306,14 +266,14 @@ describe("Dispatcher with the emulator", () => {
       );
     const storm = setTimeout(() => void emulatorCall(emu!, "PUT", "/_emulator/faults", { rateLimitRate: 0 }), 1500);
     try {
-      await drain(s, 60_000);
+      await drain(s, { maxMs: 60_000 });
     } finally {
       clearTimeout(storm);
     }
     expect(
       (await Promise.all(ids.map(async (id) => (await s.store.getJob(id))!.state))).every((st) => st === "delivered"),
     ).toBe(true);
-    expect(await serviceFaxes()).toHaveLength(20);
+    expect(await serviceFaxes(emu!)).toHaveLength(20);
     // 429s were seen and did not use up tries
     expect((await s.store.getJob(ids[0]!))!.recipients[0]!.attempts).toBeLessThanOrEqual(2);
   }, 90_000);
@@ -328,11 +288,13 @@ describe("Dispatcher with the emulator", () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15557770777" }] }));
     // A process claimed it and died before the request left.
     await s.store.claimDue("dead-process", 5, 1);
+    // fixed wait on purpose: the lease expiring is what is under test
     await new Promise((r) => setTimeout(r, 80));
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { errorRate: 1 });
     // the first pass finds the lease expired (unknown from now on); the lookup waits the grace from then
     await s.dispatcher.runOnce();
     expect((await s.store.getJob(job.id))!.recipients[0]!.lastError).toMatch(/^the gateway stopped/);
+    // fixed wait on purpose: the reconcile grace passing is what is under test
     await new Promise((r) => setTimeout(r, 80));
     await s.dispatcher.runOnce();
     let r = (await s.store.getJob(job.id))!.recipients[0]!;
@@ -346,7 +308,7 @@ describe("Dispatcher with the emulator", () => {
     expect(r.state).toBe("delivered");
     expect(r.attempts).toBe(2);
     expect(s.logs.some((l) => String(l.msg).startsWith("RECONCILED no fax at the service"))).toBe(true);
-    const faxes = (await serviceFaxes()).filter((f) => f.faxNumber === "+15557770777");
+    const faxes = (await serviceFaxes(emu!)).filter((f) => f.faxNumber === "+15557770777");
     expect(faxes).toHaveLength(1);
     expect(faxes[0]!.cf.faxgateSend).toBe(r.sendId);
   });
@@ -406,7 +368,7 @@ describe("stop() while a claimed send has not made its first call", () => {
     expect(s.logs.some((l) => String(l.msg).startsWith("stopped with sends in flight"))).toBe(false);
     await drain(s);
     expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe("delivered");
-    expect((await serviceFaxes()).filter((f) => f.faxNumber === "+15554401999")).toHaveLength(1);
+    expect((await serviceFaxes(emu!)).filter((f) => f.faxNumber === "+15554401999")).toHaveLength(1);
   });
 });
 
@@ -450,6 +412,6 @@ describe("maximum age", () => {
     expect(r.lastError).toMatch(/^expired: not delivered within/);
     expect(r.attempts).toBeGreaterThan(1);
     expect((await s.store.claimNotifications("t", 10, 1000)).map((n) => n.dedupeKey)).toContain(`outcome:${job.id}`);
-    expect(await serviceFaxes()).toHaveLength(0);
+    expect(await serviceFaxes(emu!)).toHaveLength(0);
   });
 });

@@ -15,7 +15,9 @@ import { clientFor, closeClients, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulatorOptions } from "../helpers/emulator.js";
 import { newJob, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
-import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
+import { EMU_KEY } from "./emulator-facts.js";
+import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
+import { waitUntil } from "../helpers/wait.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -59,14 +61,7 @@ async function setup(
     store: t.store,
     clientFor: () => client,
     api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
-    queue: {
-      ...defaults.queue,
-      retrySchedule: [0.05],
-      pollIntervalMs: 100,
-      reconcileGraceMs: 100,
-      leaseMs: 5000,
-      ...opts.queue,
-    },
+    queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
     gate: opts.dispatcherSeesGate ? opts.gate : undefined,
     clock: opts.clock,
@@ -86,32 +81,18 @@ async function setup(
  */
 async function diedBeforeTheSend(s: Setup): Promise<void> {
   await s.store.claimDue("dead-process", 5, 1);
+  // fixed wait on purpose: the lease expiring is what is under test
   await sleep(150);
   await s.dispatcher.runOnce();
+  // fixed wait on purpose: the reconcile grace passing is what is under test
   await sleep(150);
   await s.dispatcher.runOnce();
-}
-
-/** runOnce until no job is queued or active (bounded so a bug fails instead of hanging). */
-async function drain(s: Setup, maxMs = 30_000): Promise<void> {
-  const until = Date.now() + maxMs;
-  for (;;) {
-    await s.dispatcher.runOnce();
-    const c = await s.store.counts();
-    if (c.jobs.queued + c.jobs.active + c.jobs.held === 0) return;
-    if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
-    await sleep(40);
-  }
-}
-
-async function serviceFaxes(): Promise<EmulatedFax[]> {
-  return (await emulatorCall(emu!, "GET", "/_emulator/faxes")) as EmulatedFax[];
 }
 
 /** How many faxes the service made to each number. */
 async function perNumber(): Promise<Map<string, number>> {
   const m = new Map<string, number>();
-  for (const f of await serviceFaxes()) m.set(f.faxNumber, (m.get(f.faxNumber) ?? 0) + 1);
+  for (const f of await serviceFaxes(emu!)) m.set(f.faxNumber, (m.get(f.faxNumber) ?? 0) + 1);
   return m;
 }
 
@@ -179,7 +160,7 @@ describe("results the real service reports", () => {
     const s = await setup({ queue: { maxFaxTries: 3 } });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15556220010" }] }));
     await drain(s);
-    const faxes = (await serviceFaxes()).filter((f) => f.faxNumber === "+15556220010");
+    const faxes = (await serviceFaxes(emu!)).filter((f) => f.faxNumber === "+15556220010");
     expect(faxes.map((f) => f.status).sort()).toEqual(["failed", "success"]);
     const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe("delivered");
@@ -209,6 +190,7 @@ describe("exactly once without trusting cf", () => {
     await s.dispatcher.runOnce();
     expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe("unknown");
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { dropRate: 0 });
+    // fixed wait on purpose: the reconcile grace passing is what is under test
     await sleep(150);
     await drain(s);
     expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe("delivered");
@@ -225,6 +207,7 @@ describe("exactly once without trusting cf", () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: numbers.map((number) => ({ number })) }));
     await s.dispatcher.runOnce();
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { dropRate: 0 });
+    // fixed wait on purpose: the reconcile grace passing is what is under test
     await sleep(150);
     await drain(s);
     expect((await s.store.getJob(job.id))!.recipients.map((r) => r.state)).toEqual([
@@ -261,17 +244,22 @@ describe("exactly once without trusting cf", () => {
     expect((await s.store.getJob(job.id))!.recipients[0]!.lastError).toMatch(/^parked: /);
     // another fax goes through and its record carries our cf: the account keeps it
     const other = (await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15556330999" }] }))).job;
-    const until = Date.now() + 20_000;
-    while ((await s.store.getJob(other.id))!.state !== "delivered") {
-      if (Date.now() > until) throw new Error("the second fax was not delivered");
-      await s.dispatcher.runOnce();
-      await sleep(40);
-    }
+    await waitUntil(
+      async () => {
+        if ((await s.store.getJob(other.id))!.state === "delivered") return true;
+        await s.dispatcher.runOnce();
+        return false;
+      },
+      "the second fax delivered",
+      20_000,
+      40,
+    );
     expect(await s.store.getState("service:cf-echo")).toBe("kept");
     // an hour later the parked send is looked at again: still no such fax, and the user was told
     // it would not be sent again by itself
     offset = 2 * 3_600_000;
     await s.dispatcher.runOnce();
+    // fixed wait on purpose: the reconcile grace passing is what is under test
     await sleep(150);
     await s.dispatcher.runOnce();
     const r = (await s.store.getJob(job.id))!.recipients[0]!;
@@ -305,7 +293,7 @@ describe("living within the history limit", () => {
       const numbers = Array.from({ length: 8 }, (_, i) => `+1555640${String(1000 + i)}`);
       for (const number of numbers) await s.store.enqueue(newJob(t!.dir, { recipients: [{ number }] }));
       const refusedBefore = gate.historyRefused;
-      await drain(s, 60_000);
+      await drain(s, { maxMs: 60_000 });
       expect((await s.store.listJobs()).map((j) => j.state)).toEqual(numbers.map(() => "delivered"));
       expect(gate.historyRefused).toBeGreaterThan(refusedBefore);
       const counts = await perNumber();
@@ -335,7 +323,7 @@ describe("living within the history limit", () => {
     });
     for (let i = 0; i < 6; i++)
       await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: `+1555650${String(1000 + i)}` }] }));
-    await drain(s, 60_000);
+    await drain(s, { maxMs: 60_000 });
     expect((await s.store.counts()).recipients.delivered).toBe(6);
     expect(gate.historyMade).toBeGreaterThanOrEqual(3);
     expect(gate.historyRefused).toBe(0);
@@ -369,16 +357,16 @@ describe("a revoked key holds, it does not fail", () => {
     expect(s.dispatcher.holds.isHeld("alice")).toBe(true);
     expect(s.logs.filter((l) => String(l.msg).startsWith("KEY REFUSED"))).toHaveLength(1);
     expect(await s.store.listNotifications({ kind: "alert" })).toHaveLength(1);
-    expect(await serviceFaxes()).toHaveLength(0);
+    expect(await serviceFaxes(emu!)).toHaveLength(0);
 
     // The operator loads a new key (SIGHUP or rotation): the held faxes go out at once.
     const fresh = await admin.createApiKey({ name: "replacement", userId: me.userId, access: "base" });
     s.use(fresh.token!);
     await s.dispatcher.keysChanged();
-    await drain(s, 10_000);
+    await drain(s, { maxMs: 10_000 });
     for (const id of jobs) expect((await s.store.getJob(id))!.state).toBe("delivered");
     expect(s.dispatcher.holds.isHeld("alice")).toBe(false);
-    expect((await serviceFaxes()).length).toBe(3);
+    expect((await serviceFaxes(emu!)).length).toBe(3);
   });
 });
 

@@ -5,12 +5,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { configSchema } from "../../src/config/schema.js";
 import { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import { silentLogger } from "../../src/log/logger.js";
-import { clientFor, emulatorCall } from "../helpers/client.js";
+import { clientFor } from "../helpers/client.js";
 import { runCli } from "../helpers/cli.js";
 import { startTestEmulator } from "../helpers/emulator.js";
 import { newJob, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
-import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
+import { waitUntil } from "../helpers/wait.js";
+import { EMU_KEY } from "./emulator-facts.js";
+import { serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 
@@ -32,7 +34,7 @@ describe("scheduled faxes", () => {
       store: t.store,
       clientFor: () => client,
       api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
-      queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000 },
+      queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS },
       logger: silentLogger(),
     });
     // an offset time, as a print ticket may give it
@@ -42,13 +44,18 @@ describe("scheduled faxes", () => {
       await t.store.enqueue(newJob(t.dir, { recipients: [{ number: "+15557770456" }], scheduledAt: offset }))
     ).job;
     const now = (await t.store.enqueue(newJob(t.dir, { recipients: [{ number: "+15557770456" }] }))).job;
-    for (let i = 0; i < 200 && (await t.store.getJob(now.id))!.state !== "delivered"; i++) {
-      await dispatcher.runOnce();
-      await new Promise((r) => setTimeout(r, 40));
-    }
+    await waitUntil(
+      async () => {
+        await dispatcher.runOnce();
+        return (await t!.store.getJob(now.id))!.state === "delivered";
+      },
+      "the unscheduled fax delivered",
+      10_000,
+      40,
+    );
     expect((await t.store.getJob(now.id))!.state).toBe("delivered");
     expect((await t.store.getJob(later.id))!.recipients[0]!.state).toBe("queued");
-    const faxes = (await emulatorCall(emu, "GET", "/_emulator/faxes")) as EmulatedFax[];
+    const faxes = await serviceFaxes(emu);
     expect(faxes).toHaveLength(1);
     expect(faxes[0]!.cf.faxgateJob).toBe(now.id);
 
@@ -74,6 +81,6 @@ describe("scheduled faxes", () => {
     expect(cancelled.code).toBe(0);
     expect((await t.store.getJob(later.id))!.state).toBe("cancelled");
     await dispatcher.runOnce();
-    expect((await emulatorCall(emu, "GET", "/_emulator/faxes")) as EmulatedFax[]).toHaveLength(1);
+    expect(await serviceFaxes(emu)).toHaveLength(1);
   });
 });

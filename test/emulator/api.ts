@@ -3,13 +3,14 @@
 import { Agent, FormData, request } from "undici";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import type { RunningEmulator } from "../../src/emulator/index.js";
+import type { WireJson } from "../helpers/wire-json.js";
 
 export interface Res {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
   bytes: Buffer;
-  json: any;
+  json: WireJson;
 }
 
 export interface Api {

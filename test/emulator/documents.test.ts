@@ -56,7 +56,7 @@ function tiff(w: number, h: number): Uint8Array {
 async function sendAndDownload(
   fields: Record<string, string>,
   files: Array<[string, Uint8Array | string, string?]>,
-): Promise<{ fax: any; pdf: Buffer }> {
+): Promise<{ fax: { pagesCount: number }; pdf: Buffer }> {
   const r = await api.call("POST", "/v1/faxes", TEST_KEYS.alice, form({ faxNumber: "+15550102020", ...fields }, files));
   expect(r.status, r.text).toBe(200);
   const d = await api.get(`/v1/fax/${r.json.messageId}/download`, TEST_KEYS.alice);

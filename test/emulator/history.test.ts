@@ -53,9 +53,14 @@ afterAll(async () => {
 const history = async (qs: string, key: string = TEST_KEYS.alice) => {
   const r = await api.get(`/v1/fax/history${qs ? `?${qs}` : ""}`, key);
   expect(r.status, r.text).toBe(200);
-  return r.json as { count: number; rows: Array<Record<string, any>>; limit: number; offset: number };
+  return r.json as {
+    count: number;
+    rows: Array<{ messageId: string; tags?: Array<{ name: string }>; contacts?: unknown }>;
+    limit: number;
+    offset: number;
+  };
 };
-const names = (rows: Array<Record<string, any>>) =>
+const names = (rows: Array<{ messageId: string }>) =>
   rows.map((r) => Object.entries(ids).find(([, id]) => id === r.messageId)?.[0]);
 
 describe("history filters", () => {
@@ -106,8 +111,8 @@ describe("history filters", () => {
     expect(plain.rows[0].tags).toBeUndefined();
     for (const p of ["include=tags,contacts", "includes=tags&includes=contacts", "includes[]=tags"]) {
       const withTags = await history(`${p}&limit=1&offset=2`);
-      expect(withTags.rows[0].tags.map((t: { name: string }) => t.name).sort()).toEqual(["Billing", "Urgent"]);
-      expect(withTags.rows[0].tags[0]).toMatchObject({
+      expect(withTags.rows[0].tags!.map((t) => t.name).sort()).toEqual(["Billing", "Urgent"]);
+      expect(withTags.rows[0].tags![0]).toMatchObject({
         uuid: expect.any(String),
         createdBy: expect.any(String),
         color: expect.any(String),

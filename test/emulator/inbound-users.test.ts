@@ -115,7 +115,11 @@ describe("GET /_emulator/faxes", () => {
       ]),
     );
     await api.call("POST", "/v1/faxes", TEST_KEYS.bob, form({ faxNumber: "+15550107071", coverPage: "true" }));
-    const all = (await api.get("/_emulator/faxes", TEST_KEYS.admin)).json as Array<Record<string, any>>;
+    const all = (await api.get("/_emulator/faxes", TEST_KEYS.admin)).json as Array<{
+      faxNumber: string;
+      userId: string;
+      createdAt: string;
+    }>;
     const a = all.find((f) => f.faxNumber === "+15550107070")!;
     expect(a).toMatchObject({
       email: "alice@example.com",

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { CF_STATE } from "../../src/dispatch/context.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import {
   disposeRig,
   emulatorFaxes,

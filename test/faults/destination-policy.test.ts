@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { disposeRig, emulatorFaxes, makeRig, patchConfig, startDaemon, type Daemon, type Rig } from "./harness.js";

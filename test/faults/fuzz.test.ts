@@ -211,7 +211,7 @@ describe(`fuzz (seed ${SEED})`, () => {
       mkdirSync(work);
       const file = path.join(work, "message.eml");
       writeFileSync(file, mail);
-      let parsed;
+      let parsed: Awaited<ReturnType<typeof parseMail>>;
       try {
         parsed = await parseMail(file, work);
       } catch {

@@ -23,7 +23,7 @@ import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import { afterAll, describe, expect, it } from "vitest";
 import { pdfPageTexts } from "../../src/intake/pdf-text.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { grow } from "../helpers/grow.js";
 import {
   allJobsFinal,
@@ -176,7 +176,7 @@ describe("spool hostile input", () => {
     //    claim, during the PDF text read): what gets queued must still be what was judged.
     const swapTarget = await secret("secret-swap.pdf", "swap");
     const swapNames = new Map<string, number>();
-    SWAP_DELAYS_MS.forEach((d, i) => swapNames.set(`${dial(num(20 + i))}.pdf`, d));
+    for (const [i, d] of SWAP_DELAYS_MS.entries()) swapNames.set(`${dial(num(20 + i))}.pdf`, d);
     const swapped = new Set<string>();
     const swapper = watch(work, (_ev, f) => {
       const file = f?.toString() ?? "";

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { disposeRig, makeRig, numberFor, startDaemon, type Daemon, type Rig } from "./harness.js";
 

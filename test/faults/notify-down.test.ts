@@ -10,7 +10,7 @@ import { notificationMessageId } from "../../src/notify/message-id.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
 import type { Notification } from "../../src/store/types.js";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { SmtpSink } from "../notify/smtp-sink.js";
 import {
   emulatorFaxes,

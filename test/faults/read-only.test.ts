@@ -26,7 +26,7 @@ import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import {
   allJobsFinal,
   bugLines,
@@ -152,6 +152,7 @@ describe.skipIf(!canMount)("data folder read-only", () => {
     for (let i = 1; i <= n + 2; i += 1) {
       let r = "";
       for (let t = 0; t < 5 && !r.startsWith("250"); t += 1) {
+        // fixed wait on purpose: a relay's pause between retries, as one would
         if (t > 0) await new Promise((res) => setTimeout(res, 1000));
         r = await send(i);
       }
@@ -264,6 +265,7 @@ describe.skipIf(!canMount)("data folder read-only after a file system error (ext
     renameSync(tmp, path.join(folder, `${spoolNumber.slice(1)}.pdf`));
     await daemon.out.waitFor(/DEFERRED spool file/, 30_000);
     // a few seconds of dispatcher, notifier and sweep passes against a database it cannot write
+    // fixed wait on purpose: negative check: it keeps running through these passes
     await new Promise((r) => setTimeout(r, 3000));
     const alive = daemon.child.exitCode === null && daemon.child.signalCode === null;
     const errors = daemon.out.text.split("\n").filter((l) => /"level":(50|60)/.test(l));

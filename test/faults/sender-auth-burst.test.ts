@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { dkimKey, composeSigned, sendFrom, type Outgoing } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
 import { TEST_KEYS } from "../helpers/emulator.js";

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { TEST_SEED } from "../helpers/emulator.js";
 import {
   emulatorFaxes,
@@ -77,12 +77,14 @@ describe("service trouble under load", () => {
     const port = Number(new URL(rig.emu.baseUrl).port);
     await rig.emu.close();
     await sendBatch(PER_PHASE);
+    // fixed wait on purpose: the outage's length is the scenario
     await new Promise((r) => setTimeout(r, SHORT ? 3000 : 10_000));
     restarted = await startEmulator({ dataDir: rig.emu.dataDir, port, seed: TEST_SEED, delayMs: 150 });
 
     // 2. a bad service: drops after creating the fax, slowness, rate limits and 5xx
     await setFaults(rig, { dropRate: 0.2, latencyMs: 300, rateLimitRate: 0.2, errorRate: 0.1 });
     await sendBatch(PER_PHASE);
+    // fixed wait on purpose: the bad phase's length is the scenario
     await new Promise((r) => setTimeout(r, 3000));
     await setFaults(rig, { dropRate: 0, latencyMs: 0, rateLimitRate: 0, errorRate: 0 });
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/smtp/password.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { disposeRig, makeRig, SHORT, startDaemon, type Daemon, type Rig } from "./harness.js";
 
@@ -276,6 +276,7 @@ describe("command bursts", () => {
     for (let i = 0; i < NON_READER / 100_000; i += 1) t.socket.write(chunk);
     let rssPeak = rss0;
     for (let i = 0; i < 20; i += 1) {
+      // fixed wait on purpose: the RSS sampler's period, not a wait
       await new Promise((r) => setTimeout(r, 150));
       rssPeak = Math.max(rssPeak, rssMb());
     }
@@ -406,6 +407,7 @@ describe("connection flood", () => {
         await t.ready.catch(() => undefined);
         // hold the slot for a moment if we got one, then give it up
         await t.until((x) => /\r\n/.test(x.text), "first reply", 30_000).catch(() => undefined);
+        // fixed wait on purpose: the flood holds its slot a moment: load, not a wait
         await new Promise((r) => setTimeout(r, 200));
         t.socket.destroy();
       }
@@ -422,6 +424,7 @@ describe("connection flood", () => {
       while (result === null && Date.now() < until) {
         tries += 1;
         result = await deliver([rcpt(60)], "during-flood");
+        // fixed wait on purpose: a sender's pause between tries: load, not a wait
         if (result === null) await new Promise((r) => setTimeout(r, 20));
       }
     } finally {

@@ -20,7 +20,7 @@ import {
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import { afterAll, describe, expect, it } from "vitest";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { disposeRig, emulatorFaxes, makeRig, numberFor, SHORT, startDaemon, type Daemon, type Rig } from "./harness.js";
 
 const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
@@ -88,6 +88,7 @@ describe("spool folder races", () => {
         } catch {
           // the daemon got there first: fine, try the next one
         }
+        // fixed wait on purpose: load pacing, not a wait
         await sleep(15 + (i % 7) * 10);
       }
     })();
@@ -107,8 +108,10 @@ describe("spool folder races", () => {
       dropped.set(name, sha(body));
       writeFileSync(path.join(folder, `.${name}.tmp`), body);
       renameSync(path.join(folder, `.${name}.tmp`), path.join(folder, name));
+      // fixed wait on purpose: load pacing, not a wait
       await sleep(40);
     }
+    // fixed wait on purpose: how long the races run is the scenario
     await sleep(SHORT ? 3000 : 6000);
     stop = true;
     await swapper;

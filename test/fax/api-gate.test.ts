@@ -2,6 +2,7 @@
 // waiting, and the other classes together never hold the dispatcher's reserved calls at once.
 import { describe, expect, it } from "vitest";
 import { ApiGate, type GateClass } from "../../src/fax/api-gate.js";
+import { waitUntil } from "../helpers/wait.js";
 
 describe("the API gate", () => {
   it("lets a dispatcher call pass console calls that wait for the rate", async () => {
@@ -28,6 +29,7 @@ describe("the API gate", () => {
     const others = [...Array.from({ length: 3 }, () => "console" as const), "background" as const].map((cls) =>
       gate.admit("me", cls).then((r) => void held.push(r)),
     );
+    // fixed wait on purpose: negative check: no third call is let out meanwhile
     await new Promise((r) => setTimeout(r, 50));
     expect(held).toHaveLength(2);
     // the background call, asked last, passed the console calls waiting for the rate
@@ -38,7 +40,7 @@ describe("the API gate", () => {
     expect(gate.admitted.dispatch).toBe(2);
     // a place of the others' comes free: the next console call takes it
     held.shift()!();
-    await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => gate.waitingCalls().console === 1, "the next console call let out", 5000, 5);
     expect(gate.waitingCalls()).toMatchObject({ console: 1 });
     for (const r of [...held, ...sends]) r();
     await Promise.all(others);

@@ -12,6 +12,7 @@ import { isFaxgateError } from "../../src/errors.js";
 import type { FaxRecord } from "../../src/fax/types.js";
 import { agentFor, clientFor, closeClients, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_KEYS } from "../helpers/emulator.js";
+import { waitUntil } from "../helpers/wait.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -220,12 +221,15 @@ describe.each(["a", "b"] as const)("variant %s", (variant) => {
       });
       expect(sent.messageId).toBeTruthy();
       expect(sent.status).toBe("processing");
-      let info = await alice.faxInfo(sent.messageId);
-      // processing, then transmitting, as the real service reports it
-      for (let i = 0; i < 100 && (info.status === "processing" || info.status === "transmitting"); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        info = await alice.faxInfo(sent.messageId);
-      }
+      // processing, then transmitting, as the real service reports it, then final
+      const info = await waitUntil(
+        async () => {
+          const i = await alice.faxInfo(sent.messageId);
+          return i.status === "processing" || i.status === "transmitting" ? null : i;
+        },
+        "the fax's final status",
+        5000,
+      );
       expect(info).toMatchObject({ messageId: sent.messageId, status: "success", resultCode: "0", pagesCount: 2 });
       const stored = (await emulatorFaxes(emu)).find((f) => f.messageId === sent.messageId);
       expect(stored?.cf).toEqual({ job: `job-${variant}` });

@@ -58,6 +58,7 @@ async function peakGrowth(work: () => Promise<unknown>): Promise<number> {
   let done = false;
   const sampler = (async () => {
     while (!done) {
+      // fixed wait on purpose: the memory sampler's period, not a wait
       await new Promise((r) => setTimeout(r, 40));
       if (done) break;
       peak = Math.max(peak, await live());

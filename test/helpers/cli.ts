@@ -5,6 +5,10 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { BUILT_CLI_ENTRY, haveBuiltSources } from "./built-sources.js";
+import { OutputWatch } from "./wait.js";
+
+// test/store/checkpointer.test.ts still imports waitUntil from here (test/store is the store's)
+export { waitUntil } from "./wait.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const TSX_LOADER = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href;
@@ -61,40 +65,6 @@ export function runCli(
     });
     child.stdin!.end(opts.input ?? "");
   });
-}
-
-/** Collects a child's output and waits for a pattern in it. */
-export class OutputWatch {
-  text = "";
-  constructor(stream: NodeJS.ReadableStream) {
-    stream.on("data", (d) => (this.text += d));
-  }
-
-  async waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const m = pattern.exec(this.text);
-      if (m) return m;
-      if (Date.now() > until)
-        throw new Error(`timed out waiting for ${pattern}; output so far:\n${this.text.slice(-4000)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
-export async function waitUntil<T>(
-  fn: () => T | Promise<T>,
-  what: string,
-  timeoutMs = 30_000,
-  everyMs = 100,
-): Promise<NonNullable<T>> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 /** Parses Prometheus text exposition into {"name{labels}": value}. */

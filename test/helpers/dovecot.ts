@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { ImapFlow } from "imapflow";
 import { freePort } from "./net.js";
+import { waitUntil } from "./wait.js";
 
 const DOVECOT = "/usr/sbin/dovecot";
 
@@ -213,36 +214,34 @@ protocol imap {
 
 /** Resolves once the server answers with its IMAP greeting (the port may not be bound yet). */
 async function greeting(host: string, port: number, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, host);
-      s.once("data", (d) => {
-        s.destroy();
-        resolve(d.toString().startsWith("* OK"));
-      });
-      s.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`dovecot did not answer on ${host}:${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitUntil(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = net.connect(port, host);
+        s.once("data", (d) => {
+          s.destroy();
+          resolve(d.toString().startsWith("* OK"));
+        });
+        s.once("error", () => resolve(false));
+      }),
+    `dovecot to answer on ${host}:${port}`,
+    timeoutMs,
+    50,
+  );
 }
 
+/** Resolves once nothing listens on the port any more (or after `timeoutMs`: a stop is best effort). */
 async function waitClosed(host: string, port: number, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
+  const closed = () =>
+    new Promise<boolean>((resolve) => {
       const s = net.connect(port, host);
       s.once("connect", () => {
         s.destroy();
-        resolve(true);
+        resolve(false);
       });
-      s.once("error", () => resolve(false));
+      s.once("error", () => resolve(true));
     });
-    if (!open || Date.now() > until) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitUntil(closed, `${host}:${port} to close`, timeoutMs, 50).catch(() => undefined);
 }
 
 function uidOf(user: string): number {

@@ -20,6 +20,7 @@ export async function grow(
   try {
     for (let i = 0; i < times; i++) {
       bytes += (await fh.write(Buffer.from(chunk(i)))).bytesWritten;
+      // fixed wait on purpose: the writer's pace is what is under test
       await new Promise((r) => setTimeout(r, everyMs));
       const st = await lstat(file).catch(() => null);
       if (!st || st.ino !== ino) takenWhileGrowing = true;

@@ -147,6 +147,7 @@ describe("inbound routing", () => {
     // and nobody else: bob's own reception of the lab fax matched a rule that does not name him
     await rig.notifier({ transport: rig.smtpTransport() }).runOnce();
     const mails = await rig.sink.waitFor(3);
+    // fixed wait on purpose: negative check: no fourth mail comes
     await new Promise((r) => setTimeout(r, 300));
     expect(rig.sink.messages).toHaveLength(3);
     const to = (m: (typeof mails)[number]) => m.envelope.to.join(",");

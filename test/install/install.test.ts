@@ -27,7 +27,7 @@ import { fileURLToPath } from "node:url";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
 import { afterAll, describe, expect, it } from "vitest";
-import { OutputWatch } from "../helpers/cli.js";
+import { OutputWatch } from "../helpers/wait.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const wanted = process.env.FAXGATE_INSTALL_TEST === "1";

@@ -98,7 +98,7 @@ describe("a message held in memory while it is small", () => {
     expect(held.length).toBe(MESSAGE_HOLD_BYTES / SMALL_DOCUMENT_BYTES);
     expect(held.reduce((n, p) => n + p.data!.length, 0)).toBeLessThanOrEqual(MESSAGE_HOLD_BYTES);
     expect(parts.length - held.length).toBeGreaterThan(0);
-    parts.forEach((p, i) => expect(content(p).equals(docs[i]!), `part ${i}`).toBe(true));
+    for (const [i, p] of parts.entries()) expect(content(p).equals(docs[i]!), `part ${i}`).toBe(true);
     await dir.remove();
   });
 
@@ -147,6 +147,7 @@ describe("a message held in memory while it is small", () => {
     f.write(Buffer.from("x"));
     f.destroy();
     await dir.ready();
+    // fixed wait on purpose: negative check: the file never appears
     await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(dir.path), "the folder").toBe(true);
     expect(existsSync(f.path), "the file").toBe(false);

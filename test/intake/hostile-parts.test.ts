@@ -79,6 +79,7 @@ describe("hostile MIME parts", () => {
     process.on("unhandledRejection", onUnhandled);
     try {
       await expect(parseMail(file, sub)).rejects.toThrow(/EISDIR/);
+      // fixed wait on purpose: negative check: no unhandled rejection follows
       await new Promise((resolve) => setTimeout(resolve, 50));
     } finally {
       process.off("unhandledRejection", onUnhandled);

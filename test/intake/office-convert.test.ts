@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { findExecutable } from "../../src/fs/executable.js";
 import { officeExtension, OfficeConverter, pdfName } from "../../src/intake/office-convert.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const DOCX = readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"));
 /**
@@ -109,9 +110,7 @@ describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
     const office = new OfficeConverter({ tmpDir: path.join(dir, "office") });
     const running = office.convert({ name: "a.docx", ext: ".docx", data: DOCX }).catch((e: unknown) => e);
     // wait until LibreOffice is really running, then shut down
-    const until = Date.now() + 20_000;
-    while (processesMentioning(path.join(dir, "office")).length === 0 && Date.now() < until)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => processesMentioning(path.join(dir, "office")).length > 0, "LibreOffice running", 20_000, 20);
     await office.close();
     const err = await running;
     expect(isFaxgateError(err, "SHUTTING_DOWN")).toBe(true);

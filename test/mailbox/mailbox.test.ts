@@ -151,9 +151,7 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     const viaToken = await dovecot.tokenClient(SCAN.token);
     await viaToken.append("INBOX", raw({ to: "scan+15551230601@example.com", subject: "Scanned" }));
     await viaToken.logout();
-    await waitUntil(async () => (await faxesTo("+15551230601")).length === 1, {
-      what: "the fax from the OAuth2 mailbox",
-    });
+    await waitUntil(async () => (await faxesTo("+15551230601")).length === 1, "the fax from the OAuth2 mailbox");
     expect(daemon!.out.text + daemon!.err.text).not.toContain(SCAN.token);
   });
 
@@ -166,32 +164,32 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
   it("a new message wakes the intake through IDLE (not the 10-minute poll), is faxed, and moves to the done folder", async () => {
     // the first message starts the daemon's reader threads: the one measured is the second
     await dovecot.deliver(BOX.user, BOX.password, raw({ to: "fax+15551230100@example.com", subject: "Warm-up" }));
-    await waitUntil(async () => (await inFolder("faxgate-done")) === 1, {
-      what: "the warm-up message in faxgate-done",
-    });
+    await waitUntil(async () => (await inFolder("faxgate-done")) === 1, "the warm-up message in faxgate-done");
     const marker = daemon!.out.text.length;
     // timed from the APPEND itself, not from the test client's own sign-in
     const writer = await dovecot.client(BOX.user, BOX.password);
     const t0 = Date.now();
     await writer.append("INBOX", raw({ to: "fax+15551230101@example.com", subject: "Referral" }));
     await writer.logout();
-    await waitUntil(() => /"component":"imap"[^\n]*"msg":"QUEUED"/.test(daemon!.out.text.slice(marker)), {
-      what: "QUEUED from the mailbox",
-      intervalMs: 10,
-      timeoutMs: 15_000,
-    });
+    await waitUntil(
+      () => /"component":"imap"[^\n]*"msg":"QUEUED"/.test(daemon!.out.text.slice(marker)),
+      "QUEUED from the mailbox",
+      15_000,
+      10,
+    );
     const queued = /"component":"imap"[^\n]*"msg":"QUEUED"[^\n]*/.exec(daemon!.out.text.slice(marker))!;
     const wokeMs = Date.now() - t0;
     expect(wokeMs).toBeLessThan(10_000);
     console.log(`mailbox: APPEND to QUEUED in ${wokeMs} ms (IDLE; the poll is every 600 s)`);
     expect(queued[0]).not.toContain("Please fax this letter");
-    await waitUntil(async () => (await faxesTo("+15551230101")).length === 1, { what: "the fax at the emulator" });
-    await waitUntil(async () => (await inFolder("faxgate-done")) === 2, { what: "the message in faxgate-done" });
+    await waitUntil(async () => (await faxesTo("+15551230101")).length === 1, "the fax at the emulator");
+    await waitUntil(async () => (await inFolder("faxgate-done")) === 2, "the message in faxgate-done");
     expect(await inFolder("INBOX")).toBe(0);
     // the sender is answered with the job id, as SMTP's 250 would
-    await waitUntil(async () => (await mailWith(/^Fax queued: "Referral" to \+1 555-123-0101$/)) !== undefined, {
-      what: "the accepted mail",
-    });
+    await waitUntil(
+      async () => (await mailWith(/^Fax queued: "Referral" to \+1 555-123-0101$/)) !== undefined,
+      "the accepted mail",
+    );
     expect((await mailWith(/^Fax queued: "Referral"/))!.text).toMatch(/FG[0-9A-Z]{14}/);
   });
 
@@ -215,7 +213,7 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
       raw({ to: "fax@example.com", subject: "Tagged [fax 15551230204, 15551230205]" }),
     );
     for (const n of ["+15551230201", "+15551230202", "+15551230203", "+15551230204", "+15551230205"]) {
-      await waitUntil(async () => (await faxesTo(n)).length === 1, { what: `a fax to ${n}` });
+      await waitUntil(async () => (await faxesTo(n)).length === 1, `a fax to ${n}`);
     }
     // the plus addresses named the numbers: the subject's tag was not another destination
     expect(await faxesTo("+15551230299")).toHaveLength(0);
@@ -251,20 +249,20 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
       BOX.password,
       raw({ from: "mallory@elsewhere.example", to: "fax+15551230303@example.com", subject: "Stranger" }),
     );
-    await waitUntil(async () => (await inFolder("faxgate-failed")) === failedBefore + 3, {
-      what: "three messages in faxgate-failed",
-    });
+    await waitUntil(
+      async () => (await inFolder("faxgate-failed")) === failedBefore + 3,
+      "three messages in faxgate-failed",
+    );
     for (const n of ["+15551230301", "+15551230302", "+15551230303"]) expect(await faxesTo(n)).toHaveLength(0);
     // alice learns someone wrote as her, and why; the stranger gets nothing (no backscatter)
-    await waitUntil(async () => (await mailWith(/^Fax not sent: "Failed DMARC"/)) !== undefined, {
-      what: "the refusal mail",
-    });
+    await waitUntil(async () => (await mailWith(/^Fax not sent: "Failed DMARC"/)) !== undefined, "the refusal mail");
     const refusal = (await mailWith(/^Fax not sent: "Failed DMARC"/))!;
     expect(refusal.to).toBe("alice@example.com");
     expect(refusal.text).toMatch(/mx\.example\.net reports DMARC fail for example\.com/);
-    await waitUntil(async () => (await mailWith(/^Fax not sent: "Forged"/)) !== undefined, {
-      what: "the refusal of the forged verdict",
-    });
+    await waitUntil(
+      async () => (await mailWith(/^Fax not sent: "Forged"/)) !== undefined,
+      "the refusal of the forged verdict",
+    );
     expect((await mailWith(/^Fax not sent: "Forged"/))!.text).toMatch(
       /Authentication-Results \(mx\.example\.net\) are missing/,
     );
@@ -290,10 +288,7 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
       BOX.password,
       raw({ to: "fax+15551230402@example.com", subject: "After the outage" }),
     );
-    await waitUntil(async () => (await faxesTo("+15551230402")).length === 1, {
-      what: "the fax after the outage",
-      timeoutMs: 90_000,
-    });
+    await waitUntil(async () => (await faxesTo("+15551230402")).length === 1, "the fax after the outage", 90_000);
   });
 
   it("a crash after the job is committed and before the message is moved faxes it once", async () => {
@@ -311,9 +306,10 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     daemon = await startDaemon(rig);
     await daemon.out.waitFor(/"duplicate":true[^\n]*"msg":"mailbox message moved"/, 30_000);
     expect(await inFolder("INBOX")).toBe(0);
-    await waitUntil(async () => (await faxesTo("+15551230501")).length >= 1 && (await allJobsFinal(rig)), {
-      what: "the fax, and every job final",
-    });
+    await waitUntil(
+      async () => (await faxesTo("+15551230501")).length >= 1 && (await allJobsFinal(rig)),
+      "the fax, and every job final",
+    );
     expect(await faxesTo("+15551230501")).toHaveLength(1);
   });
 });

@@ -21,6 +21,7 @@ import { agentFor, clientFor as testClient, closeClients, emulatorCall } from ".
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { docFile } from "../helpers/store.js";
 import { SmtpSink } from "./smtp-sink.js";
+import { waitUntil } from "../helpers/wait.js";
 
 export const USERS: UserConfig[] = [
   { name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice },
@@ -157,15 +158,20 @@ export class Rig {
       cover: { enabled: false },
       ...over,
     });
-    const until = Date.now() + 20_000;
-    for (;;) {
-      await this.dispatcher.runOnce();
-      const now = (await this.store.getJob(job.id))!;
-      if (["delivered", "failed", "partial", "cancelled"].includes(now.state)) return now;
-      if (Date.now() > until)
-        throw new Error(`job did not finish: ${JSON.stringify(now.recipients.map((r) => r.state))}`);
-      await new Promise((r) => setTimeout(r, 40));
-    }
+    let states = "";
+    return waitUntil(
+      async () => {
+        await this.dispatcher.runOnce();
+        const now = (await this.store.getJob(job.id))!;
+        states = JSON.stringify(now.recipients.map((r) => r.state));
+        return ["delivered", "failed", "partial", "cancelled"].includes(now.state) ? now : null;
+      },
+      "the job to finish",
+      20_000,
+      40,
+    ).catch(() => {
+      throw new Error(`job did not finish: ${states}`);
+    });
   }
 
   /** Changes a user's preferences on the service, as they would in its web application. */

@@ -21,7 +21,13 @@ function counting(opts: { work?: () => Promise<void> } = {}) {
       await opts.work?.();
       return runs;
     },
-    { intervalMs: 60_000, onError: () => undefined, onRunEnd: () => ended.splice(0).forEach((f) => f()) },
+    {
+      intervalMs: 60_000,
+      onError: () => undefined,
+      onRunEnd: () => {
+        for (const f of ended.splice(0)) f();
+      },
+    },
   );
   const nextEnd = () => new Promise<void>((resolve) => ended.push(resolve));
   return { loop, runs: () => runs, nextEnd };

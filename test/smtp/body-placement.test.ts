@@ -1,16 +1,14 @@
 // Where the text of a mail goes, as a sender meets it over a real SMTP session (swaks): with a
 // document attached it is not a page of its own; with a cover it becomes the cover's notes
 // without the signature and the confidentiality footer; [page] in the subject still asks for it.
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
-import { DOMAIN, jobIdOf, PDF, stopEmulator, withRig } from "./harness.js";
+import { DOMAIN, jobIdOf, PDF, stopEmulator, withRig, haveSwaks, runCommand } from "./harness.js";
 
-const run = promisify(execFile);
+const run = runCommand;
 let emu: TestEmulator;
 let tmp: string;
 let pdf: string;
@@ -30,11 +28,7 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "faxgate-body-"));
   pdf = path.join(tmp, "referral.pdf");
   writeFileSync(pdf, PDF);
-  hasSwaks = await run("swaks", ["--version"]).then(
-    () => true,
-    () => false,
-  );
-  if (!hasSwaks) console.warn("body-placement: swaks is not installed; skipped (apt-get install swaks)");
+  hasSwaks = await haveSwaks("body-placement");
 }, 60_000);
 afterAll(async () => {
   await stopEmulator(emu);

@@ -1,8 +1,10 @@
 // A real SmtpGateway on a loopback port 0 with a real Store in a temp folder and the test
 // emulator behind it for contacts and preferences; nodemailer as the client.
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import { configSchema, type PartialMode, type SmtpConfig, type UserConfig } from "../../src/config/schema.js";
@@ -140,3 +142,16 @@ export function jobIdOf(response: string): string {
 export const PDF = Buffer.from(
   "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n",
 );
+
+/** A command run to its end: stdout and stderr, rejecting on a non-zero exit (swaks sessions). */
+export const runCommand = promisify(execFile);
+
+/** Whether swaks is installed here; when not, says so once for `who`, whose swaks sessions skip. */
+export async function haveSwaks(who: string): Promise<boolean> {
+  const has = await runCommand("swaks", ["--version"]).then(
+    () => true,
+    () => false,
+  );
+  if (!has) console.warn(`${who}: swaks is not installed; its sessions skip (apt-get install swaks)`);
+  return has;
+}

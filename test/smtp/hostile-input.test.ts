@@ -56,6 +56,7 @@ describe("a subject built to make the tag parser spin", () => {
     for (let i = 0; i < words.length; i += 20) folded.push(words.slice(i, i + 20).join(" "));
     const hostile = deliver(`${head(folded.join("\r\n "))}Content-Type: text/plain\r\n\r\nplease fax this note\r\n`);
     // while that message is being taken apart, a second client connects
+    // fixed wait on purpose: pacing: the hostile message is under way first
     await new Promise((r) => setTimeout(r, 50));
     const started = Date.now();
     const { client, banner } = await RawSmtp.connect(rig.port);

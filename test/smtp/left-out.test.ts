@@ -2,17 +2,15 @@
 // SMTP time naming each such file (swaks and nodemailer as the real clients), unless the operator
 // chose intake.partial: send; then it goes without, and the outcome mail says so first. Logos
 // and signatures stay dropped quietly; .csv and other text types are faxed as text.
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { composeOutcome } from "../../src/notify/outcome-mail.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
-import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, withRig } from "./harness.js";
+import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, withRig, haveSwaks, runCommand } from "./harness.js";
 
-const run = promisify(execFile);
+const run = runCommand;
 const ZIP = Buffer.concat([Buffer.from("PK\x03\x04", "latin1"), Buffer.alloc(200, 1)]);
 // HEIC: an ISO box header, a type no fax service takes
 const HEIC = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypheic", "latin1"), Buffer.alloc(300, 7)]);
@@ -27,11 +25,7 @@ let hasSwaks = false;
 beforeAll(async () => {
   emu = await startTestEmulator();
   tmp = mkdtempSync(path.join(os.tmpdir(), "faxgate-left-out-"));
-  hasSwaks = await run("swaks", ["--version"]).then(
-    () => true,
-    () => false,
-  );
-  if (!hasSwaks) console.warn("left-out: swaks is not installed; its sessions skip (apt-get install swaks)");
+  hasSwaks = await haveSwaks("left-out");
 }, 60_000);
 afterAll(async () => {
   await stopEmulator(emu);

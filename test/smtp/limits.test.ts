@@ -1,11 +1,10 @@
 // Limits and shutdown: per-user message rate, connection cap, idle timeout, 421 while closing
 // with the message in flight still stored; swaks as a second real client when installed.
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
-import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, withRig } from "./harness.js";
+import { waitUntil } from "../helpers/wait.js";
+import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, withRig, haveSwaks, runCommand } from "./harness.js";
 
 let emu: TestEmulator;
 beforeAll(async () => {
@@ -15,13 +14,16 @@ afterAll(async () => stopEmulator(emu));
 
 /** Connects until the server greets with `want` (a slot freed by a close is noticed a moment later). */
 async function waitForBanner(port: number, want: RegExp): Promise<RawSmtp> {
-  for (let i = 0; i < 50; i += 1) {
-    const { client, banner } = await RawSmtp.connect(port);
-    if (want.test(banner)) return client;
-    client.close();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`the server never greeted with ${want}`);
+  return waitUntil(
+    async () => {
+      const { client, banner } = await RawSmtp.connect(port);
+      if (want.test(banner)) return client;
+      client.close();
+      return null;
+    },
+    `the server to greet with ${want}`,
+    5000,
+  );
 }
 
 const MSG = `From: alice@example.com\r\nTo: 15551234567@${DOMAIN}\r\nSubject: limits\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=Z\r\n\r\n--Z\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Disposition: attachment; filename=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${PDF.toString("base64")}\r\n--Z--\r\n`;
@@ -169,12 +171,8 @@ describe("shutdown", () => {
 
 describe("swaks", () => {
   it("a mail sent with swaks is queued (skipped when swaks is not installed)", async (ctx) => {
-    const run = promisify(execFile);
-    const has = await run("swaks", ["--version"]).then(
-      () => true,
-      () => false,
-    );
-    if (!has) {
+    const run = runCommand;
+    if (!(await haveSwaks("limits"))) {
       ctx.skip("swaks is not installed on this machine");
       return;
     }

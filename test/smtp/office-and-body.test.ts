@@ -17,6 +17,7 @@ import type { SqliteStore } from "../../src/store/sqlite/store.js";
 import { clientFor, emulatorCall } from "../helpers/client.js";
 import { canaryPdf, docx, docxPicture, HAVE_PDFTOTEXT, listener, pdfText } from "../helpers/office-attack.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { drain, TEST_QUEUE_TIMINGS } from "../dispatch/rig.js";
 import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, USERS, withRig } from "./harness.js";
 
 const DOCX = readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"));
@@ -51,17 +52,10 @@ async function dispatchAll(store: SqliteStore): Promise<void> {
     store,
     clientFor: (user) => clientFor(emu, keys.get(user)!),
     api: { ...defaults.api, baseUrl: emu.baseUrl, ratePerSecond: 1000 },
-    queue: { ...defaults.queue, retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000 },
+    queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS },
     logger: silentLogger(),
   });
-  const until = Date.now() + 30_000;
-  for (;;) {
-    await dispatcher.runOnce();
-    const c = await store.counts();
-    if (c.jobs.queued + c.jobs.active === 0) return;
-    if (Date.now() > until) throw new Error(`queue did not drain: ${JSON.stringify(c.recipients)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await drain({ dispatcher, store }, { held: false });
 }
 
 async function faxesOf(jobId: string): Promise<EmuFax[]> {

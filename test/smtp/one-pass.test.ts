@@ -8,6 +8,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RawSmtp, converse } from "../helpers/raw-smtp.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { waitUntil } from "../helpers/wait.js";
 import { bigMessageHead } from "./big-message.js";
 import { DOMAIN, jobIdOf, startRig, stopEmulator, type Rig } from "./harness.js";
 
@@ -37,14 +38,6 @@ function partBytes(): number {
   return bytes;
 }
 
-async function until(what: string, cond: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe("one pass over the message", () => {
   it("decodes the attachment into its file while DATA is still arriving, and queues it whole", async () => {
     const { client } = await RawSmtp.connect(rig.port);
@@ -56,7 +49,7 @@ describe("one pass over the message", () => {
       // 1 MB of base64 (780 KB decoded), then the client pauses before the rest
       client.write(LINE.repeat(13_000));
       // written twice and parsed afterwards, nothing would be decoded before the final dot
-      await until("the attachment decoded while the message arrives", () => partBytes() >= 500_000, 10_000);
+      await waitUntil(() => partBytes() >= 500_000, "the attachment decoded while the message arrives", 10_000, 20);
       client.write(LINE.repeat(13_000));
       client.write("--BIG--\r\n.\r\n");
       const reply = await client.reply();
@@ -112,6 +105,7 @@ describe("a small mail", () => {
       expect(original.toString("latin1")).toContain("Subject: small");
       expect(original.length).toBe(job!.original!.bytes);
       // a watch event arrives on the next turns of the loop: give it a few
+      // fixed wait on purpose: negative check: no file is made
       await new Promise((r) => setTimeout(r, 100));
       expect(made).toEqual([]);
       // and the sender reads it as a file, written out on the ask

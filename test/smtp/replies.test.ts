@@ -1,29 +1,23 @@
 // Replies a person can act on, over real SMTP sessions (swaks): a number dialled with the
 // international prefix of the gateway's country (011 for +1, 0011 for +61) reaches that country,
 // and a message over the size limit is refused with the limit in MB.
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normalizeFaxNumber } from "../../src/intake/fax-number.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
-import { DOMAIN, jobIdOf, stopEmulator, withRig } from "./harness.js";
+import { DOMAIN, jobIdOf, stopEmulator, withRig, haveSwaks, runCommand } from "./harness.js";
 
-const run = promisify(execFile);
+const run = runCommand;
 let emu: TestEmulator;
 let tmp: string;
 let hasSwaks = false;
 beforeAll(async () => {
   emu = await startTestEmulator();
   tmp = mkdtempSync(path.join(os.tmpdir(), "faxgate-replies-"));
-  hasSwaks = await run("swaks", ["--version"]).then(
-    () => true,
-    () => false,
-  );
-  if (!hasSwaks) console.warn("replies: swaks is not installed; its sessions skip (apt-get install swaks)");
+  hasSwaks = await haveSwaks("replies");
 }, 60_000);
 afterAll(async () => {
   await stopEmulator(emu);

@@ -103,6 +103,7 @@ describe("SMTP slots", () => {
         while (!client.closed && Date.now() - started < 20_000) {
           last = await client.cmd("NOOP");
           if (!last.startsWith("250")) break;
+          // fixed wait on purpose: the client's pace is what is under test
           await new Promise((r) => setTimeout(r, 100));
         }
         // the 421 may come between two NOOPs

@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { clientFor, closeClients } from "../helpers/client.js";
-import { drop, spoolHarness, textPdf, waitFor, type SpoolHarness } from "./harness.js";
+import { drop, spoolHarness, textPdf, type SpoolHarness } from "./harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 let emu: TestEmulator;
 let h: SpoolHarness | null = null;
@@ -26,7 +27,7 @@ describe("contact names", () => {
   it("@@TO <name>@@ without @@FAX@@ resolves the name among the user's contacts", async () => {
     h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
     await drop(h.folder(alice), "bill.pdf", await textPdf([["@@TO Acme Billing@@", "@@SUBJECT March@@"]]));
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect(job.recipients).toMatchObject([{ number: "+15550100100", name: "Acme Billing" }]);
     expect(job.cover.subject).toBe("March");
   });
@@ -39,7 +40,7 @@ describe("contact names", () => {
       JSON.stringify({ to: ["Globex Accounts", "Initech Front Desk", "+1 555 123 4567"] }),
     );
     await drop(h.folder(alice), "memo.pdf", "%PDF-1.4\n%memo\n%%EOF\n");
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect(job.recipients.map((r) => r.number)).toEqual(["+15550100200", "+15550100300", "+15551234567"]);
   });
 
@@ -47,7 +48,7 @@ describe("contact names", () => {
     h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
     await drop(h.folder(alice), "who.txt", "Hello\n@@TO Nobody Known@@\n");
     const failed = path.join(h.folder(alice), "failed");
-    await waitFor(() => existsSync(path.join(failed, "who.txt")), 8000, "refused");
+    await waitUntil(() => existsSync(path.join(failed, "who.txt")), "refused", 8000);
     expect(readFileSync(path.join(failed, "who.txt.reason.txt"), "utf8")).toMatch(/no contact named "Nobody Known"/);
     expect(await h.jobs()).toEqual([]);
   });
@@ -60,7 +61,7 @@ describe("contact names", () => {
       clientFor: () => (++calls === 1 ? clientFor(unreachable, TEST_KEYS.alice) : clientFor(emu, TEST_KEYS.alice)),
     });
     await drop(h.folder(alice), "bill.txt", "Hi\n@@TO Acme Billing@@\n");
-    const job = await waitFor(async () => (await h!.jobs())[0], 10_000, "a job after the retry");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job after the retry", 10_000);
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(job.recipients).toMatchObject([{ number: "+15550100100", name: "Acme Billing" }]);
     expect(existsSync(path.join(h.folder(alice), "failed", "bill.txt"))).toBe(false);

@@ -3,7 +3,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ALICE, BOB, drop, spoolHarness, textPdf, waitFor, type SpoolHarness } from "./harness.js";
+import { ALICE, BOB, drop, spoolHarness, textPdf, type SpoolHarness } from "./harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 let h: SpoolHarness | null = null;
 afterEach(async () => {
@@ -15,10 +16,10 @@ const PDF = "%PDF-1.4\n% policy\n%%EOF\n";
 
 async function refusal(folder: string, name: string): Promise<string> {
   const reasonFile = path.join(folder, "failed", `${name}.reason.txt`);
-  await waitFor(
+  await waitUntil(
     () => existsSync(path.join(folder, "failed", name)) && existsSync(reasonFile),
-    30_000,
     `${name} in failed/`,
+    30_000,
   );
   return readFileSync(reasonFile, "utf8");
 }
@@ -46,7 +47,7 @@ describe("destination policy in the spool", () => {
 
     // the same ordinary number is still faxed
     await drop(h.folder(), "15551234567 - fine.pdf", PDF);
-    const job = await waitFor(async () => (await h!.jobs())[0], 30_000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 30_000);
     expect(job.recipients.map((r) => r.number)).toEqual(["+15551234567"]);
     expect(await h.jobs()).toHaveLength(1);
   });

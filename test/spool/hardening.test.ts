@@ -6,7 +6,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { localCalls, poolCalls } from "../../src/spool/folder-calls.js";
-import { drop, spoolHarness as harness, textPdf, waitFor, type HarnessOptions, type SpoolHarness } from "./harness.js";
+import { drop, spoolHarness as harness, textPdf, type HarnessOptions, type SpoolHarness } from "./harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 let h: SpoolHarness | null = null;
 afterEach(async () => {
@@ -41,9 +42,9 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
       h = await spoolHarness();
       const pdf = await textPdf([["Referral letter"]]);
       await drop(h.folder(), "15552220001 - referral.pdf", pdf);
-      await waitFor(async () => (await h!.jobs()).length === 1, 8000, "first job");
+      await waitUntil(async () => (await h!.jobs()).length === 1, "first job", 8000);
       await drop(h.folder(), "15553330001 - referral.pdf", pdf);
-      await waitFor(async () => (await h!.jobs()).length === 2, 8000, "second job");
+      await waitUntil(async () => (await h!.jobs()).length === 2, "second job", 8000);
       expect((await h.jobs()).map((j) => j.recipients[0]!.number).sort()).toEqual(["+15552220001", "+15553330001"]);
     });
 
@@ -51,10 +52,10 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
       h = await spoolHarness();
       const pdf = await textPdf([["Invoice 42"]]);
       await drop(h.folder(), "15552220001 - invoice.pdf", pdf);
-      const first = await waitFor(async () => (await h!.jobs())[0], 8000, "first job");
-      await waitFor(() => existsSync(path.join(h!.folder(), "done", "15552220001 - invoice.pdf")), 5000, "done/");
+      const first = await waitUntil(async () => (await h!.jobs())[0], "first job", 8000);
+      await waitUntil(() => existsSync(path.join(h!.folder(), "done", "15552220001 - invoice.pdf")), "done/", 5000);
       await drop(h.folder(), "15552220001 - invoice.pdf", pdf);
-      await waitFor(() => inFailed("15552220001 - invoice.pdf"), 8000, "the repeat in failed/");
+      await waitUntil(() => inFailed("15552220001 - invoice.pdf"), "the repeat in failed/", 8000);
       expect(reason("15552220001 - invoice.pdf")).toContain(`not faxed again`);
       expect(reason("15552220001 - invoice.pdf")).toContain(first.id);
       expect(await h.jobs()).toHaveLength(1);
@@ -68,7 +69,7 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
     it("a file name and a conflicting @@FAX@@ code: refused with both named, nothing faxed", async () => {
       h = await spoolHarness();
       await drop(h.folder(), "15551234567 - contract.pdf", await textPdf([["Contract", "@@FAX +1 900 555 0199@@"]]));
-      await waitFor(() => inFailed("15551234567 - contract.pdf"), 8000, "failed/");
+      await waitUntil(() => inFailed("15551234567 - contract.pdf"), "failed/", 8000);
       const why = reason("15551234567 - contract.pdf");
       expect(why).toContain("+1 900 555 0199");
       expect(why).toContain("+15551234567");
@@ -79,7 +80,7 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
       h = await spoolHarness();
       await drop(h.folder(), "cups-7.pdf.json", JSON.stringify({ to: ["+15551234567"] }));
       await drop(h.folder(), "cups-7.pdf", await textPdf([["@@FAX 15559990000@@ Dear Sir"]]));
-      await waitFor(() => inFailed("cups-7.pdf"), 8000, "failed/");
+      await waitUntil(() => inFailed("cups-7.pdf"), "failed/", 8000);
       expect(reason("cups-7.pdf")).toMatch(/ticket .*15559990000|15559990000.*ticket/s);
       expect(await h.jobs()).toEqual([]);
     });
@@ -87,7 +88,7 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
     it("a code that agrees with the file name is no conflict", async () => {
       h = await spoolHarness();
       await drop(h.folder(), "15551234567 - letter.pdf", await textPdf([["@@FAX +1 (555) 123-4567@@"]]));
-      const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+      const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
       expect(job.recipients.map((r) => r.number)).toEqual(["+15551234567"]);
       expect(job.meta.origin).toMatchObject({ via: "file name" });
     });
@@ -97,8 +98,8 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
     it("a name with a line feed is faxed (it once looped INTERNAL and was orphaned at restart)", async () => {
       h = await spoolHarness();
       await drop(h.folder(), "15551234567 - two\nlines.pdf", "%PDF-1.4\n% lf\n%%EOF\n");
-      await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
-      await waitFor(() => existsSync(path.join(h!.folder(), "done", "15551234567 - two\nlines.pdf")), 5000, "done/");
+      await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
+      await waitUntil(() => existsSync(path.join(h!.folder(), "done", "15551234567 - two\nlines.pdf")), "done/", 5000);
       // the move to done/ is a link, then the unlink of the claimed name: wait for the file's work
       // to be over, not only for its first half
       await h.watcher.idle();
@@ -113,9 +114,9 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
             "%PDF-1.4\n% lf claimed\n%%EOF\n",
           ),
       });
-      const job = await waitFor(async () => (await h!.jobs())[0], 8000, "the recovered job");
+      const job = await waitUntil(async () => (await h!.jobs())[0], "the recovered job", 8000);
       expect(job.meta.origin).toMatchObject({ file: "15551234567 - a\nb.pdf", claim: "0123456789abcdef" });
-      await waitFor(() => readdirSync(path.join(h!.folder(), ".work")).length === 0, 5000, ".work empty");
+      await waitUntil(() => readdirSync(path.join(h!.folder(), ".work")).length === 0, ".work empty", 5000);
     });
 
     it("a name of 250 bytes is faxed under a shortened name (it once hit ENAMETOOLONG at every claim)", async () => {
@@ -123,12 +124,12 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
       const name = `15551234567 - ${"x".repeat(250 - 18)}.pdf`;
       expect(Buffer.byteLength(name)).toBe(250);
       await writeFile(path.join(h.folder(), name), "%PDF-1.4\n% long\n%%EOF\n");
-      const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+      const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
       expect(job.recipients[0]!.number).toBe("+15551234567");
-      const done = await waitFor(
+      const done = await waitUntil(
         () => readdirSync(path.join(h!.folder(), "done")).find((n) => n.endsWith(".pdf")),
-        5000,
         "done/",
+        5000,
       );
       expect(done.startsWith("15551234567 - xxx")).toBe(true);
       expect(Buffer.byteLength(done)).toBeLessThanOrEqual(200);
@@ -147,16 +148,16 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
       const done = path.join(h.folder(), "done");
       await replaceWithLink(done, victim);
       await drop(h.folder(), "15551234567.pdf", "%PDF-1.4\n% after the swap\n%%EOF\n");
-      await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
-      await waitFor(
+      await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
+      await waitUntil(
         () => existsSync(path.join(done, "15551234567.pdf")) && !lstatSync(done).isSymbolicLink(),
-        5000,
         "a real done/",
-      );
-      await waitFor(
-        () => readdirSync(h!.folder()).some((n) => n.startsWith(".done.not-a-folder-")),
         5000,
+      );
+      await waitUntil(
+        () => readdirSync(h!.folder()).some((n) => n.startsWith(".done.not-a-folder-")),
         "the link moved aside",
+        5000,
       );
       // three more sweeps (each prunes done/) have run since, none of them in the link's target
       await h.sweeps(3);
@@ -168,7 +169,7 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
       h = await spoolHarness();
       await rm(path.join(h.folder(), "done"), { recursive: true });
       await drop(h.folder(), "15551234567.pdf", "%PDF-1.4\n% done gone\n%%EOF\n");
-      await waitFor(() => existsSync(path.join(h!.folder(), "done", "15551234567.pdf")), 8000, "done/ made again");
+      await waitUntil(() => existsSync(path.join(h!.folder(), "done", "15551234567.pdf")), "done/ made again", 8000);
       expect(lstatSync(path.join(h.folder(), "done")).mode & 0o777).toBe(0o770);
     });
 
@@ -178,7 +179,7 @@ describe.each([{ calls: localCalls() }, { calls: poolCalls }])("file calls here:
       await mkdir(victim);
       for (const d of ["failed", ".work"]) await replaceWithLink(path.join(h.folder(), d), victim);
       await drop(h.folder(), "letter.pdf", "%PDF-1.4\n% nowhere\n%%EOF\n");
-      await waitFor(() => inFailed("letter.pdf"), 8000, "a real failed/");
+      await waitUntil(() => inFailed("letter.pdf"), "a real failed/", 8000);
       for (const d of ["failed", ".work"]) expect(lstatSync(path.join(h.folder(), d)).isDirectory()).toBe(true);
       expect(readdirSync(victim)).toEqual([]);
     });

@@ -155,24 +155,13 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
   return h;
 }
 
-/** Polls until `fn` returns a truthy value (or throws after `ms`). */
-export async function waitFor<T>(fn: () => T | Promise<T>, ms = 8000, what = "condition"): Promise<NonNullable<T>> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** A PDF whose pages carry the given lines of text (one array per page). */
 export async function textPdf(pages: string[][]): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   for (const lines of pages) {
     const page = doc.addPage([612, 792]);
-    lines.forEach((line, i) => page.drawText(line, { x: 50, y: 740 - i * 20, size: 12, font }));
+    for (const [i, line] of lines.entries()) page.drawText(line, { x: 50, y: 740 - i * 20, size: 12, font });
   }
   return doc.save();
 }

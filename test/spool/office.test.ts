@@ -5,7 +5,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
 import { OfficeConverter } from "../../src/intake/office-convert.js";
-import { drop, spoolHarness, waitFor, type SpoolHarness } from "./harness.js";
+import { drop, spoolHarness, type SpoolHarness } from "./harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const DOCX = readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"));
 const HAVE_SOFFICE = findExecutable("soffice") !== null;
@@ -26,16 +27,16 @@ describe("office documents in the print folder", () => {
     async () => {
       h = await spoolHarness();
       await drop(h.folder(), "15551234567 - Report.docx", DOCX);
-      const job = await waitFor(async () => (await h!.jobs())[0], 60_000, "the job");
+      const job = await waitUntil(async () => (await h!.jobs())[0], "the job", 60_000);
       expect(job.recipients.map((r) => r.number)).toEqual(["+15551234567"]);
       expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([
         ["15551234567 - Report.pdf", "application/pdf"],
       ]);
       expect((await h!.store.readDocument(job.documents[0]!)).subarray(0, 5).toString()).toBe("%PDF-");
-      await waitFor(
+      await waitUntil(
         () => existsSync(path.join(h!.folder(), "done", "15551234567 - Report.docx")),
-        8000,
         "the original in done/",
+        8000,
       );
     },
     90_000,
@@ -50,7 +51,7 @@ describe("office documents in the print folder", () => {
         "invoice.docx",
         readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "codes.docx")),
       );
-      const job = await waitFor(async () => (await h!.jobs())[0], 60_000, "the job");
+      const job = await waitUntil(async () => (await h!.jobs())[0], "the job", 60_000);
       expect(job.recipients.map((r) => r.number)).toEqual(["+15551234599"]);
       expect(job.cover.subject).toBe("Office codes");
       expect(job.documents.map((d) => d.name)).toEqual(["invoice.pdf"]);
@@ -62,7 +63,7 @@ describe("office documents in the print folder", () => {
     h = await spoolHarness({ extra: { office: new OfficeConverter({ soffice: "/nonexistent/soffice" }) } });
     await drop(h.folder(), "15551234567 - Report.docx", DOCX);
     const reasonFile = path.join(h.folder(), "failed", "15551234567 - Report.docx.reason.txt");
-    await waitFor(() => existsSync(reasonFile), 8000, "the reason file");
+    await waitUntil(() => existsSync(reasonFile), "the reason file", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(
       /Report\.docx is a Word document \(\.docx\).*no converter, LibreOffice, is installed/,
     );

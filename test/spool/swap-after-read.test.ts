@@ -10,7 +10,7 @@ import { SpoolWatcher } from "../../src/spool/watcher.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { NewJob } from "../../src/store/types.js";
-import { waitUntil } from "../helpers/cli.js";
+import { waitUntil } from "../helpers/wait.js";
 import { ALICE, drop, textPdf } from "./harness.js";
 
 let dir = "";

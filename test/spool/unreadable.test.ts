@@ -33,13 +33,14 @@ describe.skipIf(skip !== "")(`a file faxgate may not read${skip ? ` (skipped: ${
       `
       import { existsSync, readFileSync } from 'node:fs';
       import path from 'node:path';
-      const { spoolHarness, waitFor, ALICE } = await import(${JSON.stringify(path.join(here, "harness.ts"))});
+      const { spoolHarness, ALICE } = await import(${JSON.stringify(path.join(here, "harness.ts"))});
+      const { waitUntil } = await import(${JSON.stringify(path.join(here, "../helpers/wait.ts"))});
       const h = await spoolHarness({ users: [ALICE] });
       console.log(JSON.stringify({ folder: h.folder() }));
       const name = '15551234567 - secret.pdf';
       const failed = path.join(h.folder(), 'failed');
       try {
-        await waitFor(() => existsSync(path.join(failed, name)) && existsSync(path.join(failed, name + '.reason.txt')), 30000, 'failed/');
+        await waitUntil(() => existsSync(path.join(failed, name)) && existsSync(path.join(failed, name + '.reason.txt')), 'failed/', 30000);
         console.log(JSON.stringify({ reason: readFileSync(path.join(failed, name + '.reason.txt'), 'utf8'), jobs: (await h.jobs()).length, work: (await import('node:fs')).readdirSync(path.join(h.folder(), '.work')) }));
       } catch (e) {
         console.log(JSON.stringify({ error: String(e), jobs: (await h.jobs()).length, work: (await import('node:fs')).readdirSync(path.join(h.folder(), '.work')) }));

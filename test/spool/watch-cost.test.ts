@@ -8,6 +8,7 @@ import { syncBuiltinESMExports } from "node:module";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spoolHarness, type SpoolHarness } from "./harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 // counts every fs.promises.lstat of this process (the watcher's, the processor's and the store's)
 let lstats = 0;
@@ -43,11 +44,7 @@ describe("the cost of one printed file", () => {
   it("does not grow with the number of entries in the folder", async () => {
     const before = lstats;
     await writeFile(path.join(h.folder(), "15551234567 - note.txt"), "Please fax this note.\n");
-    const deadline = Date.now() + 20_000;
-    while ((await h.jobs()).length === 0) {
-      if (Date.now() > deadline) throw new Error("the file was not queued");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitUntil(async () => (await h!.jobs()).length > 0, "the file queued", 20_000, 20);
     await h.watcher.idle();
     const used = lstats - before;
     // a few per file (stability checks, the claim, the store, the move to done/); a re-read of the

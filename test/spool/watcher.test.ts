@@ -7,7 +7,8 @@ import path from "node:path";
 import { localCalls, poolCalls } from "../../src/spool/folder-calls.js";
 import { ReaderPool } from "../../src/workers/pool.js";
 import { grow } from "../helpers/grow.js";
-import { BOB, drop, metricValue, spoolHarness, textPdf, waitFor, type SpoolHarness } from "./harness.js";
+import { BOB, drop, metricValue, spoolHarness, textPdf, type SpoolHarness } from "./harness.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const PDF = (tag: string) => `%PDF-1.4\n% ${tag}\n%%EOF\n`;
 let h: SpoolHarness | null = null;
@@ -45,23 +46,23 @@ describe("addressing", () => {
   it("by file name: numbers and subject", async () => {
     h = await spoolHarness();
     await drop(h.folder(), "15551234567,15557654321 - Invoice 42.pdf", PDF("by name"));
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect(job.user).toBe("alice");
     expect(job.recipients.map((r) => r.number)).toEqual(["+15551234567", "+15557654321"]);
     expect(job.cover.subject).toBe("Invoice 42");
     expect((await h!.store.readDocument(job.documents[0]!)).toString("utf8")).toBe(PDF("by name"));
-    await waitFor(
+    await waitUntil(
       () => existsSync(path.join(h!.folder(), "done", "15551234567,15557654321 - Invoice 42.pdf")),
-      5000,
       "done/",
+      5000,
     );
     expect(files(h.folder()).filter((n) => !["done", "failed", ".work"].includes(n))).toEqual([]);
     expect(await metricValue(h.metrics, "faxgate_jobs_enqueued_total", { source: "spool" })).toBe(1);
     // counted once the move to done/ is complete
-    await waitFor(
+    await waitUntil(
       async () => (await metricValue(h!.metrics, "faxgate_spool_files_total", { outcome: "queued" })) === 1,
-      5000,
       "queued count",
+      5000,
     );
   });
 
@@ -80,21 +81,22 @@ describe("addressing", () => {
       }),
     );
     await drop(h.folder(BOB), "report.pdf", PDF("ticket"));
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect(job.user).toBe("bob");
     expect(job.recipients).toMatchObject([{ number: "+15551234567", name: "Acme" }]);
     expect(job.cover).toMatchObject({ enabled: true, subject: "Q3 report", notes: "Call me", recipientName: "Acme" });
     expect(job.tags).toEqual(["q3"]);
-    await waitFor(() => existsSync(path.join(h!.folder(BOB), "done", "report.pdf.json")), 5000, "ticket in done/");
+    await waitUntil(() => existsSync(path.join(h!.folder(BOB), "done", "report.pdf.json")), "ticket in done/", 5000);
     expect(existsSync(path.join(h.folder(BOB), "done", "report.pdf"))).toBe(true);
   });
 
   it("a ticket written just after its document (within stableMs) is still used", async () => {
     h = await spoolHarness({ spool: { stableMs: 300 } });
     await drop(h.folder(), "memo.pdf", PDF("late ticket"));
+    // fixed wait on purpose: the ticket's lateness is what is under test
     await new Promise((r) => setTimeout(r, 100));
     await drop(h.folder(), "memo.pdf.json", JSON.stringify({ to: "5551234567", subject: "Late" }));
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect(job.meta.origin).toMatchObject({ via: "ticket" });
     expect(job.cover.subject).toBe("Late");
   });
@@ -106,7 +108,7 @@ describe("addressing", () => {
       ["Page two, no codes"],
     ]);
     await drop(h.folder(), "price list.pdf", pdf);
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect(job.recipients.map((r) => r.number)).toEqual(["+15551234567", "+15557654321"]);
     expect(job.cover).toMatchObject({ enabled: true, subject: "Price list" });
     expect(job.meta.origin).toMatchObject({ file: "price list.pdf", via: "codes" });
@@ -115,7 +117,7 @@ describe("addressing", () => {
   it("by embedded codes in a plain text file", async () => {
     h = await spoolHarness();
     await drop(h.folder(), "note.txt", "Hello\n@@FAX +15551234567@@\n@@SUBJECT Lunch@@\n");
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect(job.documents[0]!.contentType).toBe("text/plain");
     expect(job.cover.subject).toBe("Lunch");
   });
@@ -123,15 +125,15 @@ describe("addressing", () => {
   it("refuses different numbers on different pages, with the reason in failed/", async () => {
     h = await spoolHarness();
     await drop(h.folder(), "letters.pdf", await textPdf([["@@FAX 5551234567@@"], ["@@FAX 5557654321@@"]]));
-    const reason = await waitFor(
+    const reason = await waitUntil(
       () =>
         existsSync(path.join(h!.folder(), "failed", "letters.pdf.reason.txt")) &&
         readFileSync(path.join(h!.folder(), "failed", "letters.pdf.reason.txt"), "utf8"),
-      8000,
       "reason",
+      8000,
     );
     expect(reason).toMatch(/different pages/);
-    await waitFor(() => existsSync(path.join(h!.folder(), "failed", "letters.pdf")), 5000, "failed/");
+    await waitUntil(() => existsSync(path.join(h!.folder(), "failed", "letters.pdf")), "failed/", 5000);
     expect(await h.jobs()).toEqual([]);
   });
 
@@ -141,12 +143,12 @@ describe("addressing", () => {
       h = await spoolHarness({ extra: { readers: slow } });
       const pdf = await textPdf([["@@FAX 5557654321@@", "a letter"]]);
       await drop(h.folder(), "15551234567 - Named.pdf", pdf);
-      const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job addressed by its file name");
+      const job = await waitUntil(async () => (await h!.jobs())[0], "a job addressed by its file name", 8000);
       expect(job.recipients.map((r) => r.number)).toEqual(["+15551234567"]);
       expect(job.meta.origin?.via).toBe("file name");
       await drop(h.folder(), "unnamed.pdf", pdf);
       const reasonFile = path.join(h.folder(), "failed", "unnamed.pdf.reason.txt");
-      await waitFor(() => existsSync(reasonFile), 8000, "the reason in failed/");
+      await waitUntil(() => existsSync(reasonFile), "the reason in failed/", 8000);
       expect(readFileSync(reasonFile, "utf8")).toMatch(
         /no fax number was found \(the document's text could not be read for @@ codes: the PDF took longer than 1 ms to read\)/,
       );
@@ -162,7 +164,7 @@ describe("addressing", () => {
     h = await spoolHarness();
     await drop(h.folder(), "letter.pdf", PDF("nowhere"));
     const reasonFile = path.join(h.folder(), "failed", "letter.pdf.reason.txt");
-    await waitFor(() => existsSync(path.join(h!.folder(), "failed", "letter.pdf")), 8000, "failed/");
+    await waitUntil(() => existsSync(path.join(h!.folder(), "failed", "letter.pdf")), "failed/", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(/no fax number was found/);
     expect(readFileSync(path.join(h.folder(), "failed", "letter.pdf"), "utf8")).toBe(PDF("nowhere"));
     const notes = await h.store.listNotifications({ kind: "rejected" });
@@ -170,19 +172,19 @@ describe("addressing", () => {
     expect(notes[0]).toMatchObject({ user: "alice", payload: { file: "letter.pdf" } });
     expect(notes[0]!.dedupeKey).toMatch(/^rejected:spool:[0-9a-f]{64}$/);
     expect(await h.jobs()).toEqual([]);
-    await waitFor(
+    await waitUntil(
       async () => (await metricValue(h!.metrics, "faxgate_spool_files_total", { outcome: "refused" })) === 1,
-      5000,
       "refused count",
+      5000,
     );
   });
 
   it("a second refused file of the same name gets its own name and reason in failed/", async () => {
     h = await spoolHarness();
     await drop(h.folder(), "letter.pdf", PDF("first"));
-    await waitFor(() => existsSync(path.join(h!.folder(), "failed", "letter.pdf")), 8000, "first refused");
+    await waitUntil(() => existsSync(path.join(h!.folder(), "failed", "letter.pdf")), "first refused", 8000);
     await drop(h.folder(), "letter.pdf", "not a fax at all \u0000\u0001");
-    await waitFor(() => existsSync(path.join(h!.folder(), "failed", "letter (2).pdf")), 8000, "second refused");
+    await waitUntil(() => existsSync(path.join(h!.folder(), "failed", "letter (2).pdf")), "second refused", 8000);
     expect(readFileSync(path.join(h.folder(), "failed", "letter.pdf.reason.txt"), "utf8")).toMatch(/no fax number/);
     expect(readFileSync(path.join(h.folder(), "failed", "letter (2).pdf.reason.txt"), "utf8")).toMatch(/unknown type/);
     expect(await h.store.listNotifications({ kind: "rejected" })).toHaveLength(2);
@@ -192,7 +194,7 @@ describe("addressing", () => {
     h = await spoolHarness();
     await drop(h.folder(), "15551234567.pdf", Buffer.from("PK\x03\x04zipzipzip", "latin1"));
     const reasonFile = path.join(h.folder(), "failed", "15551234567.pdf.reason.txt");
-    await waitFor(() => existsSync(reasonFile), 8000, "reason");
+    await waitUntil(() => existsSync(reasonFile), "reason", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(/application\/zip/);
   });
 
@@ -200,7 +202,7 @@ describe("addressing", () => {
     h = await spoolHarness({ spool: { maxFileBytes: 2048 } });
     await drop(h.folder(), "15551234567.pdf", PDF("x".repeat(3000)));
     const reasonFile = path.join(h.folder(), "failed", "15551234567.pdf.reason.txt");
-    await waitFor(() => existsSync(reasonFile), 8000, "reason");
+    await waitUntil(() => existsSync(reasonFile), "reason", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(/over the limit of 2 KB/);
   });
 
@@ -209,10 +211,10 @@ describe("addressing", () => {
     await drop(h.folder(), "15551234567.pdf.json", '{"to": 42}');
     await drop(h.folder(), "15551234567.pdf", PDF("bad ticket"));
     const reasonFile = path.join(h.folder(), "failed", "15551234567.pdf.reason.txt");
-    await waitFor(
+    await waitUntil(
       () => existsSync(path.join(h!.folder(), "failed", "15551234567.pdf.json")),
-      8000,
       "ticket in failed/",
+      8000,
     );
     expect(readFileSync(reasonFile, "utf8")).toMatch(/ticket's "to" is invalid/);
     expect(await h.jobs()).toEqual([]);
@@ -233,7 +235,7 @@ describe("what is taken", () => {
       },
     });
     await h.watcher.start();
-    await waitFor(async () => (await h!.jobs()).length === 1, 8000, "the early file");
+    await waitUntil(async () => (await h!.jobs()).length === 1, "the early file", 8000);
     // two full rescans looked at every name again; a name wrongly taken in the first would have
     // settled (stableMs) and been queued before the second, and the queue is then idle
     await h.rescans(2);
@@ -257,6 +259,7 @@ describe("what is taken", () => {
     const chunks: string[] = ["%PDF-1.4\n"];
     await fh.write(chunks[0]!);
     for (let i = 0; i < 8; i++) {
+      // fixed wait on purpose: the slow writer's pace is what is under test
       await new Promise((r) => setTimeout(r, 250));
       const c = `% chunk ${i} ${"x".repeat(1000)}\n`;
       chunks.push(c);
@@ -265,7 +268,7 @@ describe("what is taken", () => {
     await fh.write("%%EOF\n");
     chunks.push("%%EOF\n");
     await fh.close();
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect((await h!.store.readDocument(job.documents[0]!)).toString("utf8")).toBe(chunks.join(""));
     await h.rescans(1);
     await h.watcher.idle();
@@ -279,7 +282,7 @@ describe("what is taken", () => {
     // it never stayed still for stableMs, so only the size could have made it taken
     expect(grown.takenWhileGrowing).toBe(true);
     const reasonFile = path.join(h.folder(), "failed", `${name}.reason.txt`);
-    await waitFor(() => refusedInto(path.join(h!.folder(), "failed"), name), 8000, "refused into failed/");
+    await waitUntil(() => refusedInto(path.join(h!.folder(), "failed"), name), "refused into failed/", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(/over the limit of 4 KB/);
     expect(await h.jobs()).toEqual([]);
     expect(await h.store.listNotifications({ kind: "rejected" })).toMatchObject([
@@ -295,7 +298,7 @@ describe("what is taken", () => {
     expect(grown.takenWhileGrowing).toBe(true);
     expect(grown.bytes).toBeLessThan(4096);
     const reasonFile = path.join(h.folder(), "failed", `${name}.reason.txt`);
-    await waitFor(() => refusedInto(path.join(h!.folder(), "failed"), name), 8000, "refused into failed/");
+    await waitUntil(() => refusedInto(path.join(h!.folder(), "failed"), name), "refused into failed/", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(/still being written after 3 s/);
     expect(await h.jobs()).toEqual([]);
     const notes = await h.store.listNotifications({ kind: "rejected" });
@@ -303,7 +306,7 @@ describe("what is taken", () => {
     expect(notes[0]!.payload).toMatchObject({ file: name, reason: expect.stringMatching(/still being written/) });
     // the watcher goes on: the next file is taken as usual
     await drop(h.folder(), "15557654321.pdf", PDF("after the endless one"));
-    await waitFor(async () => (await h!.jobs()).length === 1, 8000, "the next file");
+    await waitUntil(async () => (await h!.jobs()).length === 1, "the next file", 8000);
   });
 
   // with the folder's file calls on this thread (a local disk) and through the thread pool (a
@@ -315,10 +318,10 @@ describe("what is taken", () => {
       await symlink("/etc/passwd", path.join(h.folder(), "15551234567 - passwd.pdf"));
       execFileSync("mkfifo", [path.join(h.folder(), "15551234567 - pipe.pdf")]);
       const failed = path.join(h.folder(), "failed");
-      await waitFor(
+      await waitUntil(
         () => refusedInto(failed, "15551234567 - passwd.pdf") && refusedInto(failed, "15551234567 - pipe.pdf"),
-        8000,
         "both refused",
+        8000,
       );
       expect(readFileSync(path.join(failed, "15551234567 - passwd.pdf.reason.txt"), "utf8")).toMatch(/symbolic link/);
       expect(readFileSync(path.join(failed, "15551234567 - pipe.pdf.reason.txt"), "utf8")).toMatch(/FIFO/);
@@ -330,7 +333,7 @@ describe("what is taken", () => {
       expect(lstatSync(path.join(failed, "15551234567 - passwd.pdf")).isSymbolicLink()).toBe(true);
       expect(await h.jobs()).toEqual([]);
       await drop(h.folder(), "15551234567 - after.pdf", PDF("after"));
-      await waitFor(async () => (await h!.jobs()).length === 1, 8000, "the next file");
+      await waitUntil(async () => (await h!.jobs()).length === 1, "the next file", 8000);
     },
   );
 
@@ -340,7 +343,7 @@ describe("what is taken", () => {
     await writeFile(outside, PDF("outside"));
     await link(outside, path.join(h.folder(), "15551234567 - linked.pdf"));
     const reasonFile = path.join(h.folder(), "failed", "15551234567 - linked.pdf.reason.txt");
-    await waitFor(() => existsSync(reasonFile), 8000, "reason");
+    await waitUntil(() => existsSync(reasonFile), "reason", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(/hard links/);
     expect(await h.jobs()).toEqual([]);
   });
@@ -356,10 +359,10 @@ describe("what is taken", () => {
         ),
       );
       // done/ first: listing a thousand jobs every 25 ms took the CPU the watcher needed
-      await waitFor(
+      await waitUntil(
         async () => files(path.join(dir, "done")).length === 1000 && (await h!.jobs()).length >= 1000,
-        60_000,
         "1000 jobs",
+        60_000,
       );
       await h.watcher.idle();
       const jobs = await h.store.listJobs({ source: "spool", limit: 5000 });
@@ -376,8 +379,8 @@ describe("crash safety and duplicates", () => {
     // First run: queue one file, then put it back into .work as if the crash came before the move.
     h = await spoolHarness();
     await drop(h.folder(), "15551234567 - queued.pdf", PDF("queued before crash"));
-    const first = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
-    await waitFor(() => existsSync(path.join(h!.folder(), "done", "15551234567 - queued.pdf")), 5000, "done");
+    const first = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
+    await waitUntil(() => existsSync(path.join(h!.folder(), "done", "15551234567 - queued.pdf")), "done", 5000);
     await h.watcher.stop();
     const work = path.join(h.folder(), ".work");
     const { rename } = await import("node:fs/promises");
@@ -388,7 +391,7 @@ describe("crash safety and duplicates", () => {
     // ...and a claimed file whose job was never written.
     await writeFile(path.join(work, "0123456789abcdef.15557654321 - claimed.pdf"), PDF("claimed, not queued"));
     await h.restart();
-    await waitFor(async () => (await h!.jobs()).length === 2 && files(work).length === 0, 8000, "recovery");
+    await waitUntil(async () => (await h!.jobs()).length === 2 && files(work).length === 0, "recovery", 8000);
     const jobs = await h.jobs();
     expect(jobs.filter((j) => j.id === first.id)).toHaveLength(1);
     expect(jobs.find((j) => j.id !== first.id)!.recipients[0]!.number).toBe("+15557654321");
@@ -409,7 +412,7 @@ describe("crash safety and duplicates", () => {
     const grown = await growing!;
     expect(grown.takenWhileGrowing).toBe(true);
     const reasonFile = path.join(h.folder(), "failed", `${name}.reason.txt`);
-    await waitFor(() => refusedInto(path.join(h!.folder(), "failed"), name), 8000, "refused into failed/");
+    await waitUntil(() => refusedInto(path.join(h!.folder(), "failed"), name), "refused into failed/", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(/still being written when faxgate took it up again/);
     expect(await h.jobs()).toEqual([]);
     // the move into failed/ is a link, then an unlink: the work is over once the watcher is idle
@@ -421,52 +424,52 @@ describe("crash safety and duplicates", () => {
     let offset = 0;
     h = await spoolHarness({ clock: { now: () => Date.now() + offset }, spool: { dedupeWindowMinutes: 10 } });
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("same content"));
-    await waitFor(async () => (await h!.jobs()).length === 1, 8000, "first");
+    await waitUntil(async () => (await h!.jobs()).length === 1, "first", 8000);
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("same content"));
     // swallowed, but never silently: in failed/ with a reason naming the job that has it
-    await waitFor(
+    await waitUntil(
       () => refusedInto(path.join(h!.folder(), "failed"), "15551234567 - twice.pdf"),
-      8000,
       "second in failed/",
+      8000,
     );
     expect(readFileSync(path.join(h.folder(), "failed", "15551234567 - twice.pdf.reason.txt"), "utf8")).toContain(
       (await h.jobs())[0]!.id,
     );
     expect(await h.jobs()).toHaveLength(1);
-    await waitFor(
+    await waitUntil(
       async () => (await metricValue(h!.metrics, "faxgate_spool_files_total", { outcome: "duplicate" })) === 1,
-      5000,
       "duplicate count",
+      5000,
     );
     // Different content under the same name is a new fax.
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("other content"));
-    await waitFor(async () => (await h!.jobs()).length === 2, 8000, "other content");
+    await waitUntil(async () => (await h!.jobs()).length === 2, "other content", 8000);
     // The window also holds across a restart...
     await h.restart();
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("same content"));
-    await waitFor(
+    await waitUntil(
       () => refusedInto(path.join(h!.folder(), "failed"), "15551234567 - twice (2).pdf"),
-      8000,
       "fourth in failed/",
+      8000,
     );
     expect(await h.jobs()).toHaveLength(2);
     // ...and ends.
     offset = 11 * 60_000;
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("same content"));
-    await waitFor(async () => (await h!.jobs()).length === 3, 8000, "after the window");
+    await waitUntil(async () => (await h!.jobs()).length === 3, "after the window", 8000);
   });
 
   it("a job that fails later leaves its reason in failed/ and the original moves there", async () => {
     h = await spoolHarness();
     await drop(h.folder(), "15551234567 - doomed.pdf", PDF("doomed"));
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "a job");
-    await waitFor(() => existsSync(path.join(h!.folder(), "done", "15551234567 - doomed.pdf")), 5000, "done");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
+    await waitUntil(() => existsSync(path.join(h!.folder(), "done", "15551234567 - doomed.pdf")), "done", 5000);
     await h.store.fail(
       { jobId: job.id, idx: 0 },
       { reason: "the line was busy 3 times", fields: { errorInfo: "Busy" } },
     );
     const reasonFile = path.join(h.folder(), "failed", "15551234567 - doomed.pdf.reason.txt");
-    await waitFor(() => existsSync(reasonFile), 8000, "reason");
+    await waitUntil(() => existsSync(reasonFile), "reason", 8000);
     expect(readFileSync(reasonFile, "utf8")).toMatch(/\+1 555-123-4567: failed \(Busy\)/);
     expect(await readFile(path.join(h.folder(), "failed", "15551234567 - doomed.pdf"), "utf8")).toBe(PDF("doomed"));
     expect(existsSync(path.join(h.folder(), "done", "15551234567 - doomed.pdf"))).toBe(false);
@@ -480,7 +483,11 @@ describe("crash safety and duplicates", () => {
     await h.sweeps(2);
     expect(existsSync(path.join(h.folder(), "invoice.pdf.json"))).toBe(true);
     offset = 61 * 60_000;
-    await waitFor(() => existsSync(path.join(h!.folder(), "failed", "invoice.pdf.json")), 5000, "orphan ticket parked");
+    await waitUntil(
+      () => existsSync(path.join(h!.folder(), "failed", "invoice.pdf.json")),
+      "orphan ticket parked",
+      5000,
+    );
     expect(readFileSync(path.join(h.folder(), "failed", "invoice.pdf.json.reason.txt"), "utf8")).toMatch(
       /without its document/,
     );
@@ -491,7 +498,7 @@ describe("crash safety and duplicates", () => {
     const carol = { name: "carol", email: "carol@example.com", aliases: [], apiKey: "k2" };
     await h.watcher.updateUsers([carol]);
     await drop(h.folder(carol), "15551234567.pdf", PDF("carol"));
-    const job = await waitFor(async () => (await h!.jobs())[0], 8000, "carol job");
+    const job = await waitUntil(async () => (await h!.jobs())[0], "carol job", 8000);
     expect(job.user).toBe("carol");
     await drop(h.folder(), "15551234567.pdf", PDF("alice gone"));
     // the watcher is alive and has looked at carol's folder twice since (a folder still watched

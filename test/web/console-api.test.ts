@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { TEST_PDF } from "../helpers/store.js";
+import type { WireJson } from "../helpers/wire-json.js";
 import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const json = async (r: Response): Promise<any> => r.json();
+const json = async (r: Response): Promise<WireJson> => r.json();
 
 let rig: ConsoleRig;
 beforeAll(async () => {

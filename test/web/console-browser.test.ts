@@ -152,7 +152,10 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     await page.getByLabel(/^To \(numbers or contact names/).fill("555 010 4545");
     // a resend is asked once more, naming where it goes
     const asked: string[] = [];
-    page.once("dialog", (d) => void (asked.push(d.message()), d.accept()));
+    page.once("dialog", (d) => {
+      asked.push(d.message());
+      void d.accept();
+    });
     await page.getByRole("button", { name: "Resend" }).click();
     await page.waitForURL((u) => u.searchParams.get("id") !== job.id);
     expect(asked).toEqual(["Send this fax again to 555 010 4545?"]);
@@ -222,7 +225,10 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     // asked first: saying no leaves the fax waiting
     // (a click does not return while its dialog is open: the dialog is answered by its handler)
     const asked: string[] = [];
-    page.once("dialog", (d) => void (asked.push(d.message()), d.dismiss()));
+    page.once("dialog", (d) => {
+      asked.push(d.message());
+      void d.dismiss();
+    });
     await page.getByRole("button", { name: "Cancel" }).click();
     expect(asked).toEqual(["Cancel this fax? It will not be sent."]);
     expect((await rig.gw.store.getJob(job.id))!.state).toBe("queued");

@@ -85,7 +85,7 @@ function openStream(
       res.setEncoding("utf8");
       res.on("data", (c: string) => {
         buf += c;
-        let i;
+        let i: number;
         while ((i = buf.indexOf("\n\n")) >= 0) {
           const block = buf.slice(0, i);
           buf = buf.slice(i + 2);

@@ -15,6 +15,7 @@ import { hashPassword } from "../../src/smtp/password.js";
 import { emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { signIn } from "./rig.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const PASSWORDS = { alice: "alice-fair-secret-1", bob: "bob-fair-secret-2", carol: "carol-fair-secret-3" } as const;
 const HAVE_SOFFICE = findExecutable("soffice") !== null;
@@ -105,16 +106,19 @@ function mailAsBob(
 /** Resolves when the emulator holds a fax to `number` (the gateway's send reached the service). */
 async function reachesService(number: string, withinMs: number): Promise<number> {
   const started = Date.now();
-  for (;;) {
-    const faxes = (await emulatorCall(emu, "GET", "/_emulator/faxes")) as
-      | { faxes?: Array<{ faxNumber: string }> }
-      | Array<{ faxNumber: string }>;
-    const rows = Array.isArray(faxes) ? faxes : (faxes.faxes ?? []);
-    if (rows.some((f) => f.faxNumber.replace(/\D/g, "").endsWith(number))) return Date.now() - started;
-    if (Date.now() - started > withinMs)
-      throw new Error(`no fax to ${number} reached the service within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(
+    async () => {
+      const faxes = (await emulatorCall(emu, "GET", "/_emulator/faxes")) as
+        | { faxes?: Array<{ faxNumber: string }> }
+        | Array<{ faxNumber: string }>;
+      const rows = Array.isArray(faxes) ? faxes : (faxes.faxes ?? []);
+      return rows.some((f) => f.faxNumber.replace(/\D/g, "").endsWith(number));
+    },
+    `a fax to ${number} at the service`,
+    withinMs,
+    100,
+  );
+  return Date.now() - started;
 }
 
 /** Log lines of the gateway with message `msg` (and user `user`), parsed. */
@@ -126,11 +130,7 @@ function logLines(msg: string, user?: string): Array<Record<string, unknown>> {
 
 /** Resolves when the gateway has logged `msg` for `user` at least `n` times. */
 async function logged(msg: string, user: string, n: number, withinMs = 60_000): Promise<void> {
-  const until = Date.now() + withinMs;
-  while (logLines(msg, user).length < n) {
-    if (Date.now() > until) throw new Error(`"${msg}" for ${user} was not logged ${n} times within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitUntil(() => logLines(msg, user).length >= n, `"${msg}" for ${user} logged ${n} times`, withinMs, 20);
 }
 
 /** A console upload of one file as `s`, to `to`. */
@@ -175,7 +175,7 @@ describe("one console user cannot stall the others", () => {
     };
     const burst = Array.from({ length: 30 }, () => worker());
     // the burst is in: its first answers are back before bob mails
-    while (answers.length < 5) await new Promise((r) => setTimeout(r, 50));
+    await waitUntil(() => answers.length >= 5, "the burst's first answers", 30_000, 50);
     const sent = Date.now();
     let took: number;
     try {

@@ -11,6 +11,7 @@ import { Agent, fetch as undiciFetch, FormData } from "undici";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -72,11 +73,14 @@ describe.skipIf(!hasChromium)("shared inbox in chromium", () => {
     await agent.close();
 
     // the gateway's own poller keeps and routes it
-    let kept = await rig.gw.store.listReceived({ messageId });
-    for (const until = Date.now() + 20_000; kept.length === 0 && Date.now() < until; ) {
-      await new Promise((r) => setTimeout(r, 100));
-      kept = await rig.gw.store.listReceived({ messageId });
-    }
+    const kept = await waitUntil(
+      async () => {
+        const k = await rig.gw.store.listReceived({ messageId });
+        return k.length > 0 ? k : null;
+      },
+      "the received fax kept",
+      20_000,
+    );
     expect(kept[0]).toMatchObject({ groups: ["referrals"], state: "new", dialled: "+15550100201" });
     const id = kept[0]!.id;
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { apiFor, form, manualClock, type Api } from "../emulator/api.js";
 import { startSink, type Sink } from "./receiver-sink.js";
+import { receiveFax } from "./rig.js";
 
 const ALL = {
   "fax.v1.outbound.succeed": true,
@@ -136,14 +137,7 @@ describe("deliveries", () => {
       events: { "fax.v1.inbound.succeed": true },
     });
     const aliceId = (await api.get("/v1/me", TEST_KEYS.alice)).json.userId;
-    const inbound = (
-      await api.call(
-        "POST",
-        "/_emulator/inbound",
-        TEST_KEYS.admin,
-        form({ email: "alice@example.com", callerId: "+15557654321" }, [["in.txt", "hello"]]),
-      )
-    ).json;
+    const inbound = await receiveFax(api);
     const [r] = await sink.waitFor(1);
     expect(r!.headers["x-webhook-event"]).toBe("fax.v1.inbound.succeed");
     expect(r!.body).toMatchObject({

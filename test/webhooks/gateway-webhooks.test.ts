@@ -6,96 +6,50 @@ import os from "node:os";
 import path from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { configSchema } from "../../src/config/schema.js";
-import { createLogger } from "../../src/log/logger.js";
-import { Gateway } from "../../src/main.js";
+import type { Gateway } from "../../src/main.js";
 import type { WebhookOutcome } from "../../src/webhooks/receiver.js";
 import { runCli } from "../helpers/cli.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { startTestEmulator, TEST_KEYS } from "../helpers/emulator.js";
 import { newJob } from "../helpers/store.js";
-import { apiFor, form, type Api } from "../emulator/api.js";
+import { apiFor } from "../emulator/api.js";
+import { nextEvent } from "../helpers/wait.js";
+import { PASSWORD, receiveFax, startWebhookRig, type WebhookRig } from "./rig.js";
 
-const PASSWORD = "correct-horse-battery-staple";
-const HOUR = 3_600_000;
-
-interface Rig {
-  emu: TestEmulator;
-  api: Api;
-  gw: Gateway;
-  dir: string;
-  port: number;
-  logs: string[];
-}
-
-let rig: Rig | null = null;
+let rig: WebhookRig | null = null;
 afterEach(async () => {
-  if (!rig) return;
-  await rig.gw.stop();
-  await rig.api.close();
-  await rig.emu.stop();
-  rmSync(rig.dir, { recursive: true, force: true });
+  await rig?.stop();
   rig = null;
 });
 
-async function start(): Promise<Rig> {
-  const emu = await startTestEmulator({ delayMs: 200 });
-  const api = apiFor(emu);
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-wh-"));
-  const config = configSchema.parse({
-    api: { baseUrl: emu.baseUrl, caFile: emu.caFile },
-    data: path.join(dir, "data"),
-    queue: { pollIntervalMs: HOUR },
-    notify: {
-      from: "faxgate@example.com",
-      transport: `outbox:${path.join(dir, "outbox")}`,
-      inbound: { intervalMs: HOUR },
-    },
-    users: [{ name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice }],
-    webhooks: {
-      listen: "127.0.0.1:0",
-      url: "https://fax.example.com/faxgate/events",
-      username: "faxgate",
-      password: PASSWORD,
-      pollIntervalMs: HOUR,
-    },
-  });
-  const logs: string[] = [];
-  const logger = createLogger({ level: "debug", destination: { write: (l: string) => void logs.push(l) } });
-  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile }, logger });
-  const addresses = await gw.start();
-  const port = addresses.webhooks!.port;
+async function start(): Promise<WebhookRig> {
+  rig = await startWebhookRig({ delayMs: 200 });
   // the service posts to our receiver (the configured public URL would be a proxy in front of it)
-  const made = await api.call("POST", "/webhooks", TEST_KEYS.admin, {
+  const made = await rig.api.call("POST", "/webhooks", TEST_KEYS.admin, {
     name: "faxgate",
-    url: `http://127.0.0.1:${port}/faxgate/events`,
+    url: rig.url,
     auth: `faxgate:${PASSWORD}`,
     events: { "fax.v1.outbound.complete": true, "fax.v1.inbound.complete": true },
   });
   expect(made.status, made.text).toBe(200);
-  rig = { emu, api, gw, dir, port, logs };
   return rig;
 }
 
 /** The receiver's next event that `pred` accepts (fails, naming what was awaited, after 10 s). */
-const nextEvent = (gw: Gateway, pred: (o: WebhookOutcome) => boolean): Promise<WebhookOutcome> =>
-  new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      gw.webhooks!.off("event", on);
-      reject(new Error("no matching webhook event was applied within 10 s"));
-    }, 10_000);
-    const on = (o: WebhookOutcome) => {
-      if (!pred(o)) return;
-      clearTimeout(timer);
-      gw.webhooks!.off("event", on);
-      resolve(o);
-    };
-    gw.webhooks!.on("event", on);
-  });
+const nextApplied = async (gw: Gateway, pred: (o: WebhookOutcome) => boolean): Promise<WebhookOutcome> => {
+  const [o] = await nextEvent(
+    gw.webhooks!,
+    "event",
+    "a matching webhook event",
+    (o) => pred(o as WebhookOutcome),
+    10_000,
+  );
+  return o as WebhookOutcome;
+};
 
 describe("the webhook receiver", () => {
   it("applies a pushed result within a second of the service resolving the fax (no polling)", async () => {
     const { gw, api } = await start();
-    const applied = nextEvent(gw, (o) => o.applied && o.direction === "outbound");
+    const applied = nextApplied(gw, (o) => o.applied && o.direction === "outbound");
     const { job } = await gw.store.enqueue(
       newJob(rig!.dir, { recipients: [{ number: "+15550104444" }, { number: "+15550100000" }] }),
     );
@@ -183,15 +137,8 @@ describe("the webhook receiver", () => {
 
   it("an inbound fax pushed by the service is queued for its user at once", async () => {
     const { gw, api } = await start();
-    const got = nextEvent(gw, (o) => o.direction === "inbound");
-    const inbound = (
-      await api.call(
-        "POST",
-        "/_emulator/inbound",
-        TEST_KEYS.admin,
-        form({ email: "alice@example.com", callerId: "+15557654321" }, [["in.txt", "hello"]]),
-      )
-    ).json;
+    const got = nextApplied(gw, (o) => o.direction === "inbound");
+    const inbound = await receiveFax(api);
     expect(await got).toMatchObject({ messageId: inbound.messageId, applied: true });
     const queued = await gw.store.listNotifications({ kind: "inbound" });
     expect(queued.map((n) => ({ user: n.user, key: n.dedupeKey }))).toEqual([

@@ -3,66 +3,35 @@
 // changes nothing, and a made-up received fax is not mailed; what is applied is the service's own
 // record, fetched with the fax owner's key (the calls it costs are counted at the emulator). Both
 // documented body formats are taken: JSON (whole, or under a wrapper) and the legacy multipart one.
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configSchema } from "../../src/config/schema.js";
-import { createLogger } from "../../src/log/logger.js";
-import { Gateway } from "../../src/main.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import type { Gateway } from "../../src/main.js";
+import { TEST_KEYS } from "../helpers/emulator.js";
 import { newJob } from "../helpers/store.js";
-import { apiFor, form, type Api } from "../emulator/api.js";
+import { form, type Api } from "../emulator/api.js";
+import { AUTH, receiveFax, startWebhookRig, type WebhookRig } from "./rig.js";
 
-const PASSWORD = "correct-horse-battery-staple";
-const AUTH = `Basic ${Buffer.from(`faxgate:${PASSWORD}`).toString("base64")}`;
-const HOUR = 3_600_000;
-let emu: TestEmulator;
+const jobs: string[] = [];
+let rig: WebhookRig;
 let api: Api;
 let gw: Gateway;
-let dir: string;
 let url: string;
-const jobs: string[] = [];
 
 beforeAll(async () => {
   // faxes stay "processing" at the service for a minute: only a forged push could finish them
-  emu = await startTestEmulator({ delayMs: 60_000 });
-  api = apiFor(emu);
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-whv-"));
-  const config = configSchema.parse({
-    api: { baseUrl: emu.baseUrl, caFile: emu.caFile },
-    data: path.join(dir, "data"),
-    queue: { pollIntervalMs: HOUR },
-    notify: {
-      from: "faxgate@example.com",
-      transport: `outbox:${path.join(dir, "outbox")}`,
-      inbound: { intervalMs: HOUR },
-    },
-    users: [{ name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice }],
-    webhooks: {
-      listen: "127.0.0.1:0",
-      url: "https://fax.example.com/faxgate/events",
-      username: "faxgate",
-      password: PASSWORD,
-      pollIntervalMs: HOUR,
+  rig = await startWebhookRig({
+    delayMs: 60_000,
+    quiet: true,
+    // three faxes for the dispatcher's first look at start (polling is an hour away after that)
+    beforeStart: async (g, dir) => {
+      for (const n of ["4441", "4442", "4443"])
+        jobs.push((await g.store.enqueue(newJob(dir, { recipients: [{ number: `+1555010${n}` }] }))).job.id);
     },
   });
-  gw = new Gateway(config, {
-    service: { baseUrl: emu.baseUrl, caFile: emu.caFile },
-    logger: createLogger({ level: "fatal" }),
-  });
-  // three faxes for the dispatcher's first look at start (polling is an hour away after that)
-  for (const n of ["4441", "4442", "4443"])
-    jobs.push((await gw.store.enqueue(newJob(dir, { recipients: [{ number: `+1555010${n}` }] }))).job.id);
-  const addr = await gw.start();
-  url = `http://127.0.0.1:${addr.webhooks!.port}/faxgate/events`;
+  ({ api, gw, url } = rig);
 }, 60_000);
 afterAll(async () => {
-  await gw?.stop();
-  await api?.close();
-  await emu?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 async function postJson(body: unknown): Promise<number> {
@@ -146,14 +115,7 @@ describe("a pushed result is a hint", () => {
     expect(await postLegacy(madeUp)).toBe(200);
     expect(await gw.store.listNotifications({ kind: "inbound" })).toEqual([]);
     // a real one, pushed in the legacy format by hand (the webhook is not registered at the emulator)
-    const real = (
-      await api.call(
-        "POST",
-        "/_emulator/inbound",
-        TEST_KEYS.admin,
-        form({ email: "alice@example.com", callerId: "+15557654321" }, [["in.txt", "hello"]]),
-      )
-    ).json;
+    const real = await receiveFax(api);
     const rec = (await api.get(`/v1/fax/${real.messageId}/info`, TEST_KEYS.alice)).json;
     expect(await postLegacy({ ...rec, userId })).toBe(200);
     const queued = await gw.store.listNotifications({ kind: "inbound" });

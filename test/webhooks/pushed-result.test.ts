@@ -28,7 +28,12 @@ describe("applyServiceRecord", () => {
     };
     // never started and never sending: the one call is the pushed fax's own record, asked of the service
     const asked: string[] = [];
-    const service = { faxInfo: async (id: string) => (asked.push(id), done) };
+    const service = {
+      faxInfo: async (id: string) => {
+        asked.push(id);
+        return done;
+      },
+    };
     const dispatcher = new Dispatcher({
       store: t.store,
       clientFor: () => service as never,

@@ -3,12 +3,13 @@
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import type { WireJson } from "../helpers/wire-json.js";
 
 export interface SinkRequest {
   at: number;
   path: string;
   headers: http.IncomingHttpHeaders;
-  body: any;
+  body: WireJson;
 }
 
 export interface Sink {

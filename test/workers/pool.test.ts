@@ -102,6 +102,7 @@ describe("ReaderPool", () => {
     const pool = new ReaderPool({ threads: 1 });
     await pool.parseMail(FIXTURE, dir("h")); // the thread is up
     const cut = pool.parseMail(big, dir("i")).catch((e: unknown) => e);
+    // fixed wait on purpose: pacing: the parse is under way before the close
     await new Promise((r) => setTimeout(r, 50));
     await pool.close();
     expect(await cut).toMatchObject({ name: "FaxgateError", code: "SHUTTING_DOWN" });

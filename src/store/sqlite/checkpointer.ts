@@ -1,31 +1,10 @@
-// SQLite copies the WAL back into the database file (a checkpoint) on the connection that commits,
-// by default each time the WAL has grown by 1,000 pages: on the daemon's main thread, inside a
-// commit, where it wrote and fsynced the database file for 25 to 130 ms (measured at a steady 100
-// msg/s; commits otherwise take under 5 ms) while every SMTP session waited. So the main
-// connection's automatic checkpoints are off, and a connection of its own on a worker thread does
-// them instead, PASSIVE (it never waits for a writer, nor makes one wait), each time the WAL has
-// grown by about CHECKPOINT_EVERY_PAGES pages (counted from the commits). The daemon starts the
-// thread with the store (its descriptors are there from the start, not added in the middle of a
-// run); elsewhere it starts with the first checkpoint, so a CLI command that commits a few times
-// never starts one. If the thread cannot
-// run, the main connection checkpoints for itself again, as SQLite does by default, so the WAL
-// never grows without bound.
-//
-// A checkpoint alone does not make the WAL start again from its beginning: SQLite restarts it
-// only when a writer finds every frame copied, and under a steady stream of commits the PASSIVE
-// pass never finds that (commits arrive while it copies and syncs). The WAL then grew by every
-// byte committed (1.2 GB after 6,000 mails of 173 KB) and kept that size on disk until the
-// daemon stopped; each commit's frames went to new blocks at the file's end (in a micro-benchmark
-// a commit of 200 KB took 450 us so, against 140 rewriting the start of the file; in the
-// receiver the difference did not show). So after a pass, once RESTART_EVERY_PAGES have been
-// committed since the last restart, the thread makes a second, short one while intake's commits
-// wait (holdCommits: the main thread itself does not wait, the mails' commits are deferred, and
-// those already with the intake thread are answered first, intake-writer.ts), and when that one
-// has copied everything, the thread itself writes the one frame that restarts the WAL: the
-// restart's fsync of the WAL's header is then the thread's, not the main thread's. A commit of
-// the main connection that is not intake's (a dispatcher's claim) may still come in between: it
-// waits for the restart's few milliseconds, or keeps that cycle from restarting (the next one
-// tries again).
+// WAL checkpoints on a worker thread of their own, PASSIVE, every CHECKPOINT_EVERY_PAGES pages,
+// because SQLite's automatic ones run inside a commit on the main thread, where every SMTP session
+// waits for them. After a pass, every RESTART_EVERY_PAGES, a short second pass holds intake's
+// commits (holdCommits) so the WAL can start again from its beginning: under a steady stream of
+// commits it otherwise grows without end. If the thread cannot run, the main connection
+// checkpoints for itself, as SQLite does by default. Figures: docs/bench.md, "Why the store writes
+// the way it does".
 import type { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
 import type { Logger } from "../../log/logger.js";

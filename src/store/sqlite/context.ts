@@ -47,21 +47,18 @@ export interface SqliteContext {
   /**
    * The WAL on disk, then the data folder still writable (access(W_OK), see stillWritable): one
    * fdatasync and one access() shared by every caller waiting at the time, off the main thread.
-   * Rejects with STORE_UNAVAILABLE when access() says no; on an ext4 stopped by an error
-   * ("emergency_ro"), the fdatasync itself answers EROFS, as any fsync there does (checked on
-   * 6.18, with and without a journal), so this is both of stillWritable's looks.
+   * Rejects with STORE_UNAVAILABLE when access() says no; on an ext4 stopped by an error the
+   * fdatasync itself answers EROFS, so this is both of stillWritable's looks.
    */
   flushWal(): Promise<void>;
   /** The documents folder's entries on disk (a new job folder), one fsync for all who wait. */
   flushDocumentsDir(): Promise<void>;
   /**
-   * Throws STORE_UNAVAILABLE when the data folder has become read-only. Called after a commit and
-   * before anyone acts on it: an ext4 that older kernels remount read-only after an error answers
-   * fsync with success without writing anything, so a commit at that moment looks durable and is
-   * not. It asks twice: access(W_OK) sees such a read-only mount; an fsync of the data folder sees
-   * a newer kernel's ext4 after an error (6.18 here), which only marks itself "emergency_ro": the
-   * mount stays rw and access() says writable, while writes and fsyncs answer EROFS.
-   * A new job's flushWal() asks the same without a flush of its own.
+   * Throws STORE_UNAVAILABLE when the data folder has become read-only, called after a commit and
+   * before anyone acts on it, because a file system stopped by an error may answer fsync with
+   * success and write nothing. It asks twice: access(W_OK) sees a read-only remount, an fsync of
+   * the data folder an ext4 that stays rw but answers EROFS (docs/bench.md). A new job's
+   * flushWal() asks the same without a flush of its own.
    */
   stillWritable(): Promise<void>;
 }

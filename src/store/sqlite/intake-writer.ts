@@ -1,24 +1,10 @@
-// Intake's commits on a thread of their own. A new job's commit writes its rows and the documents
-// it keeps in the database (a mail of 100 KB: some 45 pages of the WAL); on the main thread that
-// was a quarter of a received mail's time there (0.33 of 1.4 ms, measured in the receiver under
-// smtp-source; docs/bench.md), while every SMTP session waited for the event loop. Here a
-// connection of its own on a worker thread runs each job's statements, and the jobs that reach
-// it while it works are committed together in one transaction (each in a savepoint of its own:
-// one that fails takes no other with it). The commit does not wait for the disk (the write lock
-// is free again at once); the thread then fdatasyncs the WAL and checks the data folder still
-// writable (as context.ts flushWal does), and only then answers: a job is on disk when its caller
-// hears back, and the jobs that arrived during one fsync share the next.
-//
-// - What the thread runs is plain data built on the main thread (SQL text and parameters, a guard
-//   for the dedupe key), so it knows nothing of jobs, and the main thread runs the very same
-//   requests itself (runRequest) when the thread cannot: it would not start, or it stopped.
-// - Bytes go along without a copy when they are in shared memory (intake's held copy of a mail,
-//   incoming-file.ts), else copied once.
-// - The main connection still writes too (the dispatcher, operators): SQLite's write lock and
-//   busy_timeout order the two, as they order the daemon and a CLI command. A transaction of the
-//   thread holds the lock for at most MAX_BATCH jobs, so a claim waits for little.
-// - The thread is held (ref) while requests are under way, so a CLI command does not exit before
-//   its job is committed, and let go (unref) when idle.
+// Intake's commits on a worker thread of their own, so SMTP sessions do not wait on the main
+// thread while a new job's rows and documents are written. Jobs that arrive while it works are
+// committed together, each in its own savepoint; the thread then fdatasyncs the WAL and checks the
+// data folder is still writable before it answers, so a job is on disk when its caller hears back.
+// The thread gets plain data (SQL text and parameters), and the main thread runs the same requests
+// itself (runRequest) when the thread cannot. Figures: docs/bench.md, "Why the store writes the
+// way it does".
 import path from "node:path";
 import type { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
