@@ -7,7 +7,7 @@
 // nothing in the spool.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, lstatSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, lstatSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Job } from "../../src/store/types.js";
 import { spoolHarness, textPdf, type SpoolHarness } from "../spool/harness.js";
@@ -150,12 +150,12 @@ describe.skipIf(skipReason !== "")(
     it("an office document printed with lp (docs/print.md) reaches the gateway as itself and is faxed as PDF", async () => {
       // CUPS has no filter for .docx: the PPD passes it through, and the gateway's LibreOffice converts it
       const doc = path.join(t, "report.docx");
-      copyFileSync(path.join(here, "../fixtures/office/hello.docx"), doc);
-      run(tools.lp!, ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551230909", doc]);
-      const job = await waitFor(
+      copyFileSync(path.join(import.meta.dirname, "../fixtures/office/hello.docx"), doc);
+      run("lp", ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551230909", doc]);
+      const job = await waitUntil(
         async () => (await h.jobs()).find((j) => j.recipients[0]?.number === "+15551230909"),
-        80_000,
         "the printed report in the store",
+        80_000,
       );
       expect(job.cover.subject).toBe("report");
       expect(job.documents.map((d) => [d.name, d.contentType])).toEqual([

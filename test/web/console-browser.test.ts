@@ -350,9 +350,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
 
   it("says the service's progress as pages sent, and the Tries column counts the dialling", async () => {
     const job = await queued("Progress words", "+15550105454");
-    await waitUntil(async () => (await rig.gw.store.getJob(job.id))?.state === "delivered", {
-      what: "the fax delivered",
-    });
+    await waitUntil(async () => (await rig.gw.store.getJob(job.id))?.state === "delivered", "the fax delivered");
     const done = (await rig.gw.store.getJob(job.id))!;
     const events = await rig.gw.store.listEvents(job.id);
     // the service reported progress while the fax was processing ("page 0 of 1, attempt 0")
