@@ -4,7 +4,7 @@
 import Database from "better-sqlite3";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MIGRATIONS } from "../../src/store/migrations.js";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { PARKED, TRANSITIONS, type Transition, type TransitionName } from "../../src/store/transitions.js";
 import { RECIPIENT_STATES, type RecipientState } from "../../src/store/types.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { JOB_ID_PATTERN } from "../../src/store/job-id.js";
-import { MIGRATIONS } from "../../src/store/migrations.js";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { SMALL_DOCUMENT_BYTES } from "../../src/store/types.js";
 import { PURGE_BATCH } from "../../src/store/sqlite/operator.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";

@@ -23,7 +23,7 @@ import { FaxgateError } from "../../errors.js";
 import { tempNameFor } from "../../fs/atomic.js";
 import { GroupSync } from "../../fs/group-sync.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
-import { MIGRATIONS } from "../migrations.js";
+import { MIGRATIONS } from "./migrations.js";
 import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from "../queue-store.js";
 import type {
   CoverSpec,
