@@ -65,10 +65,3 @@ export interface SqliteContext {
    */
   stillWritable(): Promise<void>;
 }
-
-/** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */
-export function isoUtc(at: string | null | undefined): string | null {
-  if (!at) return null;
-  const t = Date.parse(at);
-  return Number.isNaN(t) ? at : new Date(t).toISOString();
-}
