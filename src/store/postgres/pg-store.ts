@@ -26,7 +26,6 @@ import {
   NEEDS_ADDRESS,
   OPEN_JOB_STATES,
   RETRY_REFUSAL,
-  sqlParkedGuard,
   TRANSITIONS,
   type TransitionName,
 } from "../transitions.js";
@@ -54,6 +53,7 @@ import { PG_MIGRATIONS } from "./schema.js";
 import * as received from "./received.js";
 import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from "../received.js";
 import { refuseControlCharacters } from "../text-input.js";
+import { sqlParkedGuard } from "../transition-sql.js";
 
 export interface PgStoreOptions {
   /** postgres://user[:password]@host[:port]/db */

@@ -2,7 +2,8 @@
 // search, paging), counts, a job's history, and the dispatcher's own queries.
 import { FaxgateError } from "../../errors.js";
 import { isoUtc, toJob, toJobEvent, toRecipient, type JobEventRow, type JobRow, type RecipientRow } from "../rows.js";
-import { OPEN_JOB_STATES, sqlStateList } from "../transitions.js";
+import { sqlStateList } from "../transition-sql.js";
+import { OPEN_JOB_STATES } from "../transitions.js";
 import {
   JOB_STATES,
   RECIPIENT_STATES,
