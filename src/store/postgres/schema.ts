@@ -4,6 +4,7 @@
 // store, so both backends compare and return them the same way. The state CHECKs are written
 // out: a shipped step never changes (test/store/schema-steps.test.ts), a new state is a new step.
 import { receivedTables } from "../received-tables.js";
+import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
   `
@@ -120,3 +121,22 @@ export const PG_MIGRATIONS: readonly string[] = [
   // Received faxes kept with their document (store/received.ts), as in the SQLite store.
   receivedTables({ blob: "BYTEA", serial: "BIGSERIAL PRIMARY KEY" }),
 ];
+
+/** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */
+export async function migrate(ctx: PgContext): Promise<void> {
+  await ctx.tx(
+    "migrate",
+    async (c) => {
+      await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey("migrate")]);
+      await c.query("CREATE TABLE IF NOT EXISTS faxgate_schema (version INTEGER NOT NULL)");
+      const r = await c.query<{ version: number }>("SELECT version FROM faxgate_schema");
+      let version = r.rows[0]?.version ?? 0;
+      if (r.rows.length === 0) await c.query("INSERT INTO faxgate_schema (version) VALUES (0)");
+      for (; version < PG_MIGRATIONS.length; version++) {
+        await c.query(PG_MIGRATIONS[version]!);
+        await c.query("UPDATE faxgate_schema SET version = $1", [version + 1]);
+      }
+    },
+    1,
+  );
+}
