@@ -2,6 +2,7 @@
 // Never edit a shipped step; append a new one (test/store/schema-steps.test.ts holds every
 // shipped step to its text). Times are ISO strings (UTC, fixed width), so text comparison orders
 // them.
+import type Database from "better-sqlite3";
 import { receivedTables } from "../received-tables.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
@@ -243,3 +244,27 @@ export const MIGRATIONS: readonly string[] = [
   // finding one later; one row per service messageId. Their timeline is received_events.
   receivedTables({ blob: "BLOB", serial: "INTEGER PRIMARY KEY AUTOINCREMENT" }),
 ];
+
+/** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
+export function migrate(db: Database.Database): void {
+  // Opening a current store takes no write lock: `faxgate jobs` beside a busy daemon must not
+  // make the daemon's commits wait.
+  if ((db.pragma("user_version", { simple: true }) as number) >= MIGRATIONS.length) return;
+  // A step may rebuild a table (SQLite cannot add a CHECK in place): with foreign keys on,
+  // dropping the old table would delete its children. Off for the steps, checked before commit.
+  db.pragma("foreign_keys = OFF");
+  try {
+    db.transaction(() => {
+      const version = db.pragma("user_version", { simple: true }) as number;
+      for (let v = version; v < MIGRATIONS.length; v++) {
+        db.exec(MIGRATIONS[v]!);
+        db.pragma(`user_version = ${v + 1}`);
+      }
+      const broken = db.pragma("foreign_key_check") as unknown[];
+      if (broken.length > 0)
+        throw new Error(`the upgrade left ${broken.length} rows pointing at nothing; nothing was changed`);
+    }).immediate();
+  } finally {
+    db.pragma("foreign_keys = ON");
+  }
+}
