@@ -46,7 +46,7 @@ const CALLS: Partial<Record<TransitionName, (jobId: string) => Promise<boolean>>
     await t.store.recordProgress({ jobId, idx: 0 }, { pagesComplete: 7, pagesCount: 9 });
     return (await t.store.listEvents(jobId)).length > before;
   },
-  wake: async (jobId) => (await t.store.wakeDeferred("alice", "zz")) > 0,
+  wake: async (_jobId) => (await t.store.wakeDeferred("alice", "zz")) > 0,
   retry: (jobId) =>
     t.store.retry(jobId).then(
       () => true,
