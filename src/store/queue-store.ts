@@ -52,6 +52,24 @@ export interface FaxResultFields {
   faxAttempt?: number | null;
 }
 
+/** A deferral: `expect` and `sendId` guard against a stale caller; `faxTry` counts a failed fax result. */
+export interface DeferOptions {
+  error: string;
+  nextAttemptAt: Date;
+  sendId?: string;
+  faxTry?: boolean;
+  refundAttempt?: boolean;
+  expect?: RecipientState[];
+}
+
+/** A recipient given up on, with the reason people will read. */
+export interface FailOptions {
+  reason: string;
+  fields?: FaxResultFields;
+  sendId?: string;
+  expect?: RecipientState[];
+}
+
 /**
  * The durable queue, as every stage sees it: intake, dispatch, notify, the CLI and the web console.
  * Two implementations: SQLite (one box, the default) and PostgreSQL (several gateways sharing one
@@ -104,21 +122,8 @@ export interface QueueStore extends ReceivedStore {
   ): Promise<boolean>;
   markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean>;
   postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean>;
-  defer(
-    key: RecipientKey,
-    opts: {
-      error: string;
-      nextAttemptAt: Date;
-      sendId?: string;
-      faxTry?: boolean;
-      refundAttempt?: boolean;
-      expect?: RecipientState[];
-    },
-  ): Promise<boolean>;
-  fail(
-    key: RecipientKey,
-    opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] },
-  ): Promise<boolean>;
+  defer(key: RecipientKey, opts: DeferOptions): Promise<boolean>;
+  fail(key: RecipientKey, opts: FailOptions): Promise<boolean>;
   complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean>;
   recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void>;
   addApiCalls(keys: RecipientKey[], calls: number): Promise<void>;

@@ -185,3 +185,10 @@ export function toNotification(n: NotificationRow): Notification {
     sentAt: n.sent_at,
   };
 }
+
+/** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */
+export function isoUtc(at: string | null | undefined): string | null {
+  if (!at) return null;
+  const t = Date.parse(at);
+  return Number.isNaN(t) ? at : new Date(t).toISOString();
+}

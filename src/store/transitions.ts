@@ -1,12 +1,25 @@
 // A recipient's life as one table: every change of state the queue makes, by name, with the
-// states it may start from and the state it ends in. Both store backends build their guards
-// (`state IN (...)`) from this table and write a JobEvent for each step; nothing else in the
-// code base lists states a transition may start from.
+// states it may start from, the state it ends in and the columns it writes. Both store backends
+// render their guards (`state IN (...)`) and their UPDATE's SET list from this table
+// (transition-sql.ts) and write a JobEvent for each step; a new state or step is an edit here
+// plus a schema step per backend.
+import type { RecipientRow } from "./rows.js";
 import type { JobState, RecipientState } from "./types.js";
+
+/**
+ * How a step writes one column: `given` the caller's value, `clear` NULL, `zero` 0, `now` the
+ * store's clock, `ifGiven` the caller's value when it has one (the old one otherwise), `add` the
+ * caller's number added, `increment` one added, `refund` the caller's number taken off (never
+ * below 0). Every step also sets `state` to its `to` and `updated_at` to now.
+ */
+export type ColumnWrite = "given" | "clear" | "zero" | "now" | "ifGiven" | "add" | "increment" | "refund";
+export type RecipientColumn = Exclude<keyof RecipientRow, "job_id" | "idx" | "state" | "updated_at">;
 
 export interface Transition {
   from: readonly RecipientState[];
   to: RecipientState;
+  /** The columns the step writes besides state and updated_at, in the order the SQL lists them. */
+  sets: Readonly<Partial<Record<RecipientColumn, ColumnWrite>>>;
   /** What the step means, for the docs and the console's timeline. */
   says: string;
   /** From `unknown` only a parked send (lastError "parked: ..."), never one still being looked up. */
@@ -16,6 +29,11 @@ export interface Transition {
   /** Only the placeholder of a job that waits for an address (number '', lastError NEEDS_ADDRESS). */
   placeholder?: true;
 }
+
+/** The lease goes with the step: nothing holds the row any more. */
+const UNLOCK = { locked_by: "clear", locked_until: "clear" } as const;
+/** What the fax service reported about a send, kept unless the report leaves it out. */
+const PAGES = { pages: "ifGiven", pages_count: "ifGiven", duration: "ifGiven", fax_attempt: "ifGiven" } as const;
 
 /**
  * The lastError prefix of a send the gateway gave up guessing about (dispatch/track.ts park()):
@@ -36,20 +54,121 @@ export const CANCEL_REFUSAL =
   "only queued, deferred, held or parked recipients can be cancelled (in-flight faxes finish)";
 
 export const TRANSITIONS = {
-  claim: { from: ["queued", "deferred"], to: "sending", says: "claimed by a gateway to be sent" },
+  claim: {
+    from: ["queued", "deferred"],
+    to: "sending",
+    sets: {
+      send_id: "given",
+      locked_by: "given",
+      locked_until: "given",
+      attempts: "increment",
+      sent_at: "now",
+      message_id: "clear",
+      last_error: "clear",
+    },
+    says: "claimed by a gateway to be sent",
+  },
   /** A lease ran out (or the gateway stopped) during a send: it may have reached the service. */
-  expire: { from: ["sending"], to: "unknown", says: "the send was interrupted; its outcome is being looked up" },
-  accept: { from: ["sending", "unknown"], to: "processing", says: "accepted by the fax service" },
-  lose: { from: ["sending", "unknown"], to: "unknown", says: "the answer to the send was lost; it is being looked up" },
-  postpone: { from: ["unknown"], to: "unknown", says: "the lookup will be tried again" },
-  defer: { from: ["sending", "unknown", "processing"], to: "deferred", says: "will be tried again" },
-  fail: { from: ["sending", "unknown", "processing", "deferred", "queued"], to: "failed", says: "failed" },
-  deliver: { from: ["processing", "unknown", "sending"], to: "delivered", says: "delivered" },
-  progress: { from: ["processing"], to: "processing", says: "in progress at the fax service" },
-  wake: { from: ["deferred"], to: "deferred", says: "due now" },
+  expire: {
+    from: ["sending"],
+    to: "unknown",
+    sets: { ...UNLOCK, next_attempt_at: "clear", last_error: "given" },
+    says: "the send was interrupted; its outcome is being looked up",
+  },
+  accept: {
+    from: ["sending", "unknown"],
+    to: "processing",
+    sets: {
+      message_id: "given",
+      ...UNLOCK,
+      next_attempt_at: "clear",
+      last_error: "clear",
+      pages: "ifGiven",
+      pages_count: "ifGiven",
+      api_calls: "add",
+    },
+    says: "accepted by the fax service",
+  },
+  lose: {
+    from: ["sending", "unknown"],
+    to: "unknown",
+    sets: { ...UNLOCK, next_attempt_at: "clear", last_error: "given" },
+    says: "the answer to the send was lost; it is being looked up",
+  },
+  postpone: {
+    from: ["unknown"],
+    to: "unknown",
+    sets: { next_attempt_at: "given", last_error: "given" },
+    says: "the lookup will be tried again",
+  },
+  defer: {
+    from: ["sending", "unknown", "processing"],
+    to: "deferred",
+    sets: { next_attempt_at: "given", last_error: "given", ...UNLOCK, fax_tries: "add", attempts: "refund" },
+    says: "will be tried again",
+  },
+  fail: {
+    from: ["sending", "unknown", "processing", "deferred", "queued"],
+    to: "failed",
+    sets: {
+      last_error: "given",
+      ...UNLOCK,
+      next_attempt_at: "clear",
+      result_code: "ifGiven",
+      result_info: "ifGiven",
+      error_code: "ifGiven",
+      error_info: "ifGiven",
+      ...PAGES,
+      finished_at: "now",
+    },
+    says: "failed",
+  },
+  deliver: {
+    from: ["processing", "unknown", "sending"],
+    to: "delivered",
+    sets: {
+      last_error: "clear",
+      ...UNLOCK,
+      next_attempt_at: "clear",
+      message_id: "ifGiven",
+      result_code: "given",
+      result_info: "given",
+      error_code: "given",
+      error_info: "given",
+      ...PAGES,
+      finished_at: "now",
+    },
+    says: "delivered",
+  },
+  progress: {
+    from: ["processing"],
+    to: "processing",
+    sets: { pages: "ifGiven", pages_count: "ifGiven", fax_attempt: "ifGiven" },
+    says: "in progress at the fax service",
+  },
+  wake: { from: ["deferred"], to: "deferred", sets: { next_attempt_at: "now" }, says: "due now" },
   retry: {
     from: ["failed", "cancelled", "unknown"],
     to: "queued",
+    sets: {
+      attempts: "zero",
+      fax_tries: "zero",
+      budget_from: "now",
+      next_attempt_at: "clear",
+      last_error: "clear",
+      message_id: "clear",
+      send_id: "clear",
+      result_code: "clear",
+      result_info: "clear",
+      error_code: "clear",
+      error_info: "clear",
+      pages: "clear",
+      pages_count: "clear",
+      duration: "clear",
+      fax_attempt: "clear",
+      sent_at: "clear",
+      finished_at: "clear",
+    },
     says: "queued again by an operator (from `unknown` only once parked)",
     unknownIfParked: true,
     numbered: true,
@@ -57,14 +176,27 @@ export const TRANSITIONS = {
   cancel: {
     from: ["queued", "deferred", "held", "unknown"],
     to: "cancelled",
+    sets: { finished_at: "now" },
     says: "cancelled (from `unknown` only once parked)",
     unknownIfParked: true,
   },
-  hold: { from: ["queued", "deferred"], to: "held", says: "held" },
-  release: { from: ["held"], to: "queued", says: "released", numbered: true },
+  hold: { from: ["queued", "deferred"], to: "held", sets: {}, says: "held" },
+  release: { from: ["held"], to: "queued", sets: { next_attempt_at: "clear" }, says: "released", numbered: true },
   /** The owner gave a job that waited for an address its numbers (the placeholder becomes the first). */
-  address: { from: ["held"], to: "queued", says: "addressed by its owner", placeholder: true },
-  unaddressed: { from: ["held"], to: "cancelled", says: "no address was given in time", placeholder: true },
+  address: {
+    from: ["held"],
+    to: "queued",
+    sets: { number: "given", name: "given", last_error: "clear", budget_from: "now" },
+    says: "addressed by its owner",
+    placeholder: true,
+  },
+  unaddressed: {
+    from: ["held"],
+    to: "cancelled",
+    sets: { last_error: "given", finished_at: "now" },
+    says: "no address was given in time",
+    placeholder: true,
+  },
 } as const satisfies Record<string, Transition>;
 
 export type TransitionName = keyof typeof TRANSITIONS;
@@ -88,28 +220,4 @@ export const OPEN_JOB_STATES = ["queued", "active", "held"] as const satisfies r
 export function fromStates(name: TransitionName, expect?: readonly RecipientState[]): RecipientState[] {
   const allowed = TRANSITIONS[name].from as readonly RecipientState[];
   return expect ? allowed.filter((s) => expect.includes(s)) : [...allowed];
-}
-
-/**
- * The rest of transition `name`'s guard, as SQL for either backend: where the table says so, an
- * `unknown` row qualifies only when it is parked, and a placeholder (number '') only for the
- * transitions made for it. Empty for the other transitions.
- */
-export function sqlParkedGuard(
-  name: TransitionName,
-  state = "state",
-  lastError = "last_error",
-  number = "number",
-): string {
-  const t: Transition = TRANSITIONS[name];
-  return (
-    (t.unknownIfParked ? ` AND (${state} <> 'unknown' OR ${lastError} LIKE '${PARKED}:%')` : "") +
-    (t.numbered ? ` AND ${number} <> ''` : "") +
-    (t.placeholder ? ` AND ${number} = ''` : "")
-  );
-}
-
-/** SQL text `'a','b'` for a guard built from the table (state names are fixed words, never input). */
-export function sqlStateList(states: readonly string[]): string {
-  return states.map((s) => `'${s}'`).join(",");
 }

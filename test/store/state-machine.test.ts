@@ -4,7 +4,7 @@
 import Database from "better-sqlite3";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MIGRATIONS } from "../../src/store/migrations.js";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { PARKED, TRANSITIONS, type Transition, type TransitionName } from "../../src/store/transitions.js";
 import { RECIPIENT_STATES, type RecipientState } from "../../src/store/types.js";
@@ -46,7 +46,7 @@ const CALLS: Partial<Record<TransitionName, (jobId: string) => Promise<boolean>>
     await t.store.recordProgress({ jobId, idx: 0 }, { pagesComplete: 7, pagesCount: 9 });
     return (await t.store.listEvents(jobId)).length > before;
   },
-  wake: async (jobId) => (await t.store.wakeDeferred("alice", "zz")) > 0,
+  wake: async (_jobId) => (await t.store.wakeDeferred("alice", "zz")) > 0,
   retry: (jobId) =>
     t.store.retry(jobId).then(
       () => true,

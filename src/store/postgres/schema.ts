@@ -1,10 +1,10 @@
 // PostgreSQL schema steps, applied in order inside one transaction under an advisory lock (two
 // instances starting together: one migrates, the other waits and finds it done). Never edit a
 // shipped step; append a new one. Times are ISO strings (UTC, fixed width), as in the SQLite
-// store, so both backends compare and return them the same way. State CHECKs come from the same
-// lists the code uses, so the database refuses a state the code does not know.
-import { sqlStateList } from "../transitions.js";
-import { JOB_STATES, NOTIFICATION_STATES, RECIPIENT_STATES } from "../types.js";
+// store, so both backends compare and return them the same way. The state CHECKs are written
+// out: a shipped step never changes (test/store/schema-steps.test.ts), a new state is a new step.
+import { receivedTables } from "../received-tables.js";
+import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
   `
@@ -14,7 +14,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     seq BIGSERIAL NOT NULL,
     source TEXT NOT NULL CHECK (source IN ('smtp','spool','cli')),
     "user" TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN (${sqlStateList(JOB_STATES)})),
+    state TEXT NOT NULL CHECK (state IN ('queued','active','held','delivered','failed','partial','cancelled','corrupt')),
     cover TEXT NOT NULL,
     documents TEXT NOT NULL,
     original TEXT,
@@ -38,7 +38,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     idx INTEGER NOT NULL,
     number TEXT NOT NULL,
     name TEXT,
-    state TEXT NOT NULL CHECK (state IN (${sqlStateList(RECIPIENT_STATES)})),
+    state TEXT NOT NULL CHECK (state IN ('queued','sending','deferred','processing','delivered','failed','cancelled','held','unknown')),
     attempts INTEGER NOT NULL DEFAULT 0,
     fax_tries INTEGER NOT NULL DEFAULT 0,
     budget_from TEXT NOT NULL,
@@ -96,7 +96,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     job_id TEXT,
     dedupe_key TEXT NOT NULL UNIQUE,
     payload TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN (${sqlStateList(NOTIFICATION_STATES)})),
+    state TEXT NOT NULL CHECK (state IN ('pending','sent','skipped','failed')),
     attempts INTEGER NOT NULL DEFAULT 0,
     next_attempt_at TEXT NOT NULL,
     last_error TEXT,
@@ -119,35 +119,24 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD CONSTRAINT jobs_source_check CHECK (source IN ('smtp','spool','cli','web','imap'));
   `,
   // Received faxes kept with their document (store/received.ts), as in the SQLite store.
-  `
-  CREATE TABLE received_faxes (
-    id TEXT PRIMARY KEY,
-    message_id TEXT NOT NULL UNIQUE,
-    user_name TEXT NOT NULL,
-    dialled TEXT,
-    sender TEXT,
-    csid TEXT,
-    pages INTEGER,
-    status TEXT NOT NULL,
-    received_at TEXT NOT NULL,
-    stored_at TEXT NOT NULL,
-    groups TEXT NOT NULL DEFAULT '[]',
-    state TEXT NOT NULL CHECK (state IN ('new','taken','done')),
-    owner TEXT,
-    note TEXT,
-    escalated_at TEXT,
-    bytes INTEGER NOT NULL DEFAULT 0,
-    data BYTEA
-  );
-  CREATE INDEX received_faxes_time ON received_faxes(received_at);
-  CREATE TABLE received_events (
-    id BIGSERIAL PRIMARY KEY,
-    fax_id TEXT NOT NULL REFERENCES received_faxes(id) ON DELETE CASCADE,
-    at TEXT NOT NULL,
-    action TEXT NOT NULL,
-    actor TEXT,
-    detail TEXT
-  );
-  CREATE INDEX received_events_fax ON received_events(fax_id, id);
-  `,
+  receivedTables({ blob: "BYTEA", serial: "BIGSERIAL PRIMARY KEY" }),
 ];
+
+/** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */
+export async function migrate(ctx: PgContext): Promise<void> {
+  await ctx.tx(
+    "migrate",
+    async (c) => {
+      await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey("migrate")]);
+      await c.query("CREATE TABLE IF NOT EXISTS faxgate_schema (version INTEGER NOT NULL)");
+      const r = await c.query<{ version: number }>("SELECT version FROM faxgate_schema");
+      let version = r.rows[0]?.version ?? 0;
+      if (r.rows.length === 0) await c.query("INSERT INTO faxgate_schema (version) VALUES (0)");
+      for (; version < PG_MIGRATIONS.length; version++) {
+        await c.query(PG_MIGRATIONS[version]!);
+        await c.query("UPDATE faxgate_schema SET version = $1", [version + 1]);
+      }
+    },
+    1,
+  );
+}

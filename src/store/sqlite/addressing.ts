@@ -2,7 +2,8 @@
 // owner (`address`), or ends when no one gave them in time (`unaddressed`). Both move only the
 // placeholder recipient (transitions.ts NEEDS_ADDRESS), in one write each.
 import { FaxgateError } from "../../errors.js";
-import { fromStates, NEEDS_ADDRESS, sqlParkedGuard, sqlStateList, TRANSITIONS } from "../transitions.js";
+import { renderSet, SQLITE, sqlParkedGuard, sqlStateList } from "../transition-sql.js";
+import { fromStates, NEEDS_ADDRESS } from "../transitions.js";
 import type { CoverSpec, Job, NewRecipient } from "../types.js";
 import type { SqliteContext } from "./context.js";
 import { appendEvent, refreshJob } from "./events.js";
@@ -24,9 +25,12 @@ export function address(c: SqliteContext, id: string, input: { recipients: NewRe
       );
     const now = c.now();
     const [first, ...rest] = recipients;
-    c.sql(
-      `UPDATE recipients SET state = '${TRANSITIONS.address.to}', number = ?, name = ?, last_error = NULL, budget_from = ?, updated_at = ? WHERE job_id = ? AND idx = ?`,
-    ).run(first!.number, first!.name ?? null, now, now, id, row.idx);
+    const set = renderSet("address", SQLITE);
+    c.sql(`UPDATE recipients SET ${set.sql} WHERE job_id = ? AND idx = ?`).run(
+      ...set.args({ number: first!.number, name: first!.name ?? null }, now),
+      id,
+      row.idx,
+    );
     appendEvent(c, {
       jobId: id,
       idx: row.idx,
@@ -62,11 +66,11 @@ export function expireUnaddressed(c: SqliteContext, before: Date, reason: string
       .sql(`${PLACEHOLDER("unaddressed")} AND r.job_id IN (SELECT id FROM jobs WHERE created_at < ?)`)
       .all(before.toISOString()) as Array<{ job_id: string; idx: number }>;
     const now = c.now();
-    const mark = c.sql(
-      `UPDATE recipients SET state = '${TRANSITIONS.unaddressed.to}', last_error = ?, finished_at = ?, updated_at = ? WHERE job_id = ? AND idx = ?`,
-    );
+    const set = renderSet("unaddressed", SQLITE);
+    const mark = c.sql(`UPDATE recipients SET ${set.sql} WHERE job_id = ? AND idx = ?`);
+    const args = set.args({ last_error: `${NEEDS_ADDRESS}: ${reason}` }, now);
     for (const r of rows) {
-      mark.run(`${NEEDS_ADDRESS}: ${reason}`, now, now, r.job_id, r.idx);
+      mark.run(...args, r.job_id, r.idx);
       appendEvent(c, {
         jobId: r.job_id,
         idx: r.idx,

@@ -2,9 +2,12 @@
 // the write transaction. The parts (enqueue, leases, transitions, operator, notifications, kv,
 // read) are plain functions of this context; SqliteStore (store.ts) is the facade over them.
 import type Database from "better-sqlite3";
+import { constants as fsConstants, promises as fsp } from "node:fs";
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log/logger.js";
-import type { WriteRequest } from "./intake-writer.js";
+import type { Checkpointer } from "./checkpointer.js";
+import type { DiskSyncs } from "./disk-syncs.js";
+import { IntakeWriter, runRequest, type WriteRequest } from "./intake-writer.js";
 
 export interface SqliteContext {
   readonly db: Database.Database;
@@ -63,9 +66,93 @@ export interface SqliteContext {
   stillWritable(): Promise<void>;
 }
 
-/** Times are compared as text in SQL: "…T10:00:00+01:00" must be stored as "…T09:00:00.000Z". */
-export function isoUtc(at: string | null | undefined): string | null {
-  if (!at) return null;
-  const t = Date.parse(at);
-  return Number.isNaN(t) ? at : new Date(t).toISOString();
+/** SQL built with varying parts could grow the statement cache without bound: it starts again past this. */
+const MAX_CACHED_STATEMENTS = 200;
+
+/** Compiled statements by their SQL text: every enqueue, claim and poll reuses them. */
+export function statementCache(db: Database.Database): (text: string) => Database.Statement {
+  const statements = new Map<string, Database.Statement>();
+  return (text) => {
+    let stmt = statements.get(text);
+    if (!stmt) {
+      if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear();
+      stmt = db.prepare(text);
+      statements.set(text, stmt);
+    }
+    return stmt;
+  };
+}
+
+/**
+ * Intake's commits on a thread of their own (intake-writer.ts), or, when it cannot run, on the
+ * main connection without waiting for the disk (then flushed in groups by commitIntake).
+ */
+export function intakeWriter(
+  db: Database.Database,
+  dbFile: string,
+  log: Logger,
+  sql: (text: string) => Database.Statement,
+): IntakeWriter {
+  return new IntakeWriter(dbFile, log, (request) => {
+    db.pragma("synchronous = NORMAL");
+    try {
+      return db.transaction(() => runRequest(sql, request)).immediate();
+    } finally {
+      db.pragma("synchronous = FULL");
+    }
+  });
+}
+
+/** The context the store's parts share, from the parts SqliteStore made. */
+export function createContext(p: {
+  db: Database.Database;
+  clock: Clock;
+  log: Logger;
+  dataDir: string;
+  documentsDir: string;
+  dedupeWindowMs: number;
+  sql: (text: string) => Database.Statement;
+  checkpoints: Checkpointer;
+  writer: IntakeWriter;
+  syncs: DiskSyncs;
+}): SqliteContext {
+  const { db, clock, checkpoints, writer, syncs } = p;
+  return {
+    db,
+    clock,
+    log: p.log,
+    documentsDir: p.documentsDir,
+    dedupeWindowMs: p.dedupeWindowMs,
+    sql: p.sql,
+    now: () => new Date(clock.now()).toISOString(),
+    write: (fn, blobBytes) => {
+      const result = db.transaction(fn).immediate();
+      checkpoints.committed(blobBytes);
+      return result;
+    },
+    commitIntake: async (request, blobBytes) => {
+      const { found, flushed, notFlushed } = await writer.run(request);
+      if (!found) checkpoints.committed(blobBytes); // only commits count toward the next checkpoint
+      // the thread flushed the WAL (or could not: the commit stands, the caller answers "try
+      // again"); a commit on the main connection (no thread) is flushed here, in groups
+      const flush = (): Promise<void> => {
+        if (!flushed) return syncs.wal.sync();
+        if (!notFlushed) return Promise.resolve();
+        const err = Object.assign(new Error(notFlushed.message), { code: notFlushed.code });
+        return Promise.reject(notFlushed.step === "access" ? syncs.notWritable(err) : err);
+      };
+      return { ...(found ? { found } : {}), flush };
+    },
+    commitsHeld: () => checkpoints.holdCommits(),
+    flushWal: () => syncs.wal.sync(),
+    flushDocumentsDir: () => syncs.documents.sync(),
+    stillWritable: async () => {
+      try {
+        // both looks at once: each is a wait on the thread pool or the disk
+        await Promise.all([fsp.access(p.dataDir, fsConstants.W_OK), syncs.dataDir.sync()]);
+      } catch (err) {
+        throw syncs.notWritable(err);
+      }
+    },
+  };
 }

@@ -9,7 +9,7 @@ import { FaxgateError, isFaxgateError } from "../../errors.js";
 import { fsyncDir, syncFile } from "../../fs/atomic.js";
 import { moveInUnsynced, placeFile, safeFileName } from "../durable-files.js";
 import { newJobId } from "../job-id.js";
-import { toJob, toRecipient, type JobRow, type RecipientRow } from "../rows.js";
+import { isoUtc, toJob, toRecipient, type JobRow, type RecipientRow } from "../rows.js";
 import { NEEDS_ADDRESS } from "../transitions.js";
 import {
   SMALL_DOCUMENT_BYTES,
@@ -21,7 +21,7 @@ import {
   type NewJob,
   type StoredDocument,
 } from "../types.js";
-import { isoUtc, type SqliteContext } from "./context.js";
+import type { SqliteContext } from "./context.js";
 import { appendEvent, eventStatement } from "./events.js";
 import { CommitUncertainError, type Statement, type WriteRequest } from "./intake-writer.js";
 import { insertNotification } from "./notifications.js";

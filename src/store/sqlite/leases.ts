@@ -3,7 +3,8 @@
 // becomes `unknown` and is reconciled, never sent again blindly.
 import { newSendId } from "../job-id.js";
 import type { ClaimedGroup, ClaimOptions, RecipientKey } from "../queue-store.js";
-import { fromStates, IN_FLIGHT_STATES, sqlStateList, TRANSITIONS } from "../transitions.js";
+import { renderSet, SQLITE, sqlStateList } from "../transition-sql.js";
+import { fromStates, IN_FLIGHT_STATES, TRANSITIONS } from "../transitions.js";
 import type { RecipientState } from "../types.js";
 import type { SqliteContext } from "./context.js";
 import { appendEvent, refreshJob } from "./events.js";
@@ -54,15 +55,13 @@ export function claimDue(
       groups.set(r.job_id, g);
     }
     const until = new Date(nowMs + leaseMs).toISOString();
-    const mark = c.sql(
-      `UPDATE recipients SET state = '${TRANSITIONS.claim.to}', send_id = ?, locked_by = ?, locked_until = ?, attempts = attempts + 1,
-         sent_at = ?, message_id = NULL, last_error = NULL, updated_at = ? WHERE job_id = ? AND idx = ?`,
-    );
+    const set = renderSet("claim", SQLITE);
+    const mark = c.sql(`UPDATE recipients SET ${set.sql} WHERE job_id = ? AND idx = ?`);
     const out: ClaimedGroup[] = [];
     for (const [jobId, recs] of groups) {
       const sendId = newSendId(nowMs);
       for (const r of recs) {
-        mark.run(sendId, owner, until, now, now, jobId, r.idx);
+        mark.run(...set.args({ send_id: sendId, locked_by: owner, locked_until: until }, now), jobId, r.idx);
         appendEvent(c, {
           jobId,
           idx: r.idx,
@@ -94,13 +93,11 @@ export function extendLease(c: SqliteContext, owner: string, keys: readonly Reci
 
 /** Marks the given `sending` rows `unknown` (their send may have gone out), one step each. */
 function expire(c: SqliteContext, rows: ReadonlyArray<{ job_id: string; idx: number }>): void {
-  const mark = c.sql(
-    `UPDATE recipients SET state = '${TRANSITIONS.expire.to}', locked_by = NULL, locked_until = NULL, next_attempt_at = NULL,
-       last_error = ?, updated_at = ? WHERE job_id = ? AND idx = ?`,
-  );
-  const now = c.now();
+  const set = renderSet("expire", SQLITE);
+  const mark = c.sql(`UPDATE recipients SET ${set.sql} WHERE job_id = ? AND idx = ?`);
+  const args = set.args({ last_error: INTERRUPTED }, c.now());
   for (const s of rows) {
-    mark.run(INTERRUPTED, now, s.job_id, s.idx);
+    mark.run(...args, s.job_id, s.idx);
     appendEvent(c, {
       jobId: s.job_id,
       idx: s.idx,

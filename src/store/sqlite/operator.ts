@@ -3,13 +3,12 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../../errors.js";
+import { renderSet, SQLITE, sqlParkedGuard, sqlStateList } from "../transition-sql.js";
 import {
   CANCEL_REFUSAL,
   FINAL_JOB_STATES,
   fromStates,
   RETRY_REFUSAL,
-  sqlParkedGuard,
-  sqlStateList,
   TRANSITIONS,
   type TransitionName,
 } from "../transitions.js";
@@ -19,14 +18,7 @@ import { appendEvent, refreshJob } from "./events.js";
 import { mustGet } from "./read.js";
 
 /** Moves every recipient of job `id` that transition `name` may start from; how many moved. */
-function moveAll(
-  c: SqliteContext,
-  id: string,
-  name: TransitionName,
-  set: string,
-  args: readonly unknown[],
-  by = "an operator",
-): number {
+function moveAll(c: SqliteContext, id: string, name: TransitionName, by = "an operator"): number {
   const to = TRANSITIONS[name].to;
   return c.write(() => {
     const rows = c
@@ -35,12 +27,11 @@ function moveAll(
       )
       .all(id) as Array<{ idx: number; state: RecipientState }>;
     if (rows.length === 0) return 0;
-    const now = c.now();
-    const mark = c.sql(
-      `UPDATE recipients SET state = '${to}', ${set ? `${set}, ` : ""}updated_at = ? WHERE job_id = ? AND idx = ?`,
-    );
+    const set = renderSet(name, SQLITE);
+    const mark = c.sql(`UPDATE recipients SET ${set.sql} WHERE job_id = ? AND idx = ?`);
+    const args = set.args({}, c.now());
     for (const r of rows) {
-      mark.run(...args, now, id, r.idx);
+      mark.run(...args, id, r.idx);
       appendEvent(c, { jobId: id, idx: r.idx, transition: name, from: r.state, to, detail: `by ${by}` });
     }
     refreshJob(c, id);
@@ -48,19 +39,10 @@ function moveAll(
   });
 }
 
-function operate(
-  c: SqliteContext,
-  id: string,
-  name: TransitionName,
-  set: string,
-  args: readonly unknown[],
-  refusal: string,
-  by?: string,
-): Job {
+function operate(c: SqliteContext, id: string, name: TransitionName, refusal: string, by?: string): Job {
   const job = mustGet(c, id);
   if (job.state === "corrupt") throw new FaxgateError("JOB_STATE", `job ${id} is corrupt: ${refusal}`);
-  if (moveAll(c, id, name, set, args, by) === 0)
-    throw new FaxgateError("JOB_STATE", `job ${id} is ${job.state}: ${refusal}`);
+  if (moveAll(c, id, name, by) === 0) throw new FaxgateError("JOB_STATE", `job ${id} is ${job.state}: ${refusal}`);
   return mustGet(c, id);
 }
 
@@ -69,29 +51,20 @@ export function retry(c: SqliteContext, id: string): Job {
   const job = mustGet(c, id);
   if (job.state === "corrupt")
     throw new FaxgateError("JOB_STATE", `job ${id} is corrupt: its input could not be read, there is nothing to send`);
-  return operate(
-    c,
-    id,
-    "retry",
-    `attempts = 0, fax_tries = 0, budget_from = ?, next_attempt_at = NULL, last_error = NULL,
-     message_id = NULL, send_id = NULL, result_code = NULL, result_info = NULL, error_code = NULL, error_info = NULL,
-     pages = NULL, pages_count = NULL, duration = NULL, fax_attempt = NULL, sent_at = NULL, finished_at = NULL`,
-    [c.now()],
-    RETRY_REFUSAL,
-  );
+  return operate(c, id, "retry", RETRY_REFUSAL);
 }
 
 /** `by` names who cancelled, for the timeline (default: an operator). */
 export function cancel(c: SqliteContext, id: string, by?: string): Job {
-  return operate(c, id, "cancel", "finished_at = ?", [c.now()], CANCEL_REFUSAL, by);
+  return operate(c, id, "cancel", CANCEL_REFUSAL, by);
 }
 
 export function hold(c: SqliteContext, id: string): Job {
-  return operate(c, id, "hold", "", [], "only queued or deferred recipients can be held");
+  return operate(c, id, "hold", "only queued or deferred recipients can be held");
 }
 
 export function release(c: SqliteContext, id: string): Job {
-  return operate(c, id, "release", "next_attempt_at = NULL", [], "it has no held recipients");
+  return operate(c, id, "release", "it has no held recipients");
 }
 
 /**

@@ -1,8 +1,9 @@
 // Reading the queue: jobs with their recipients, lists for the CLI and the console (filter,
 // search, paging), counts, a job's history, and the dispatcher's own queries.
 import { FaxgateError } from "../../errors.js";
-import { toJob, toJobEvent, toRecipient, type JobEventRow, type JobRow, type RecipientRow } from "../rows.js";
-import { OPEN_JOB_STATES, sqlStateList } from "../transitions.js";
+import { isoUtc, toJob, toJobEvent, toRecipient, type JobEventRow, type JobRow, type RecipientRow } from "../rows.js";
+import { sqlStateList } from "../transition-sql.js";
+import { OPEN_JOB_STATES } from "../transitions.js";
 import {
   JOB_STATES,
   RECIPIENT_STATES,
@@ -14,7 +15,7 @@ import {
   type Recipient,
   type RecipientState,
 } from "../types.js";
-import { isoUtc, type SqliteContext } from "./context.js";
+import type { SqliteContext } from "./context.js";
 import { refuseControlCharacters } from "../text-input.js";
 
 /** The job as committed (read inside the caller's transaction when there is one). */

@@ -4,26 +4,17 @@
 // Several processes (daemon, CLI) may open it at once, so every rule that must
 // hold across them lives in SQL transactions, never in memory. This class is the thin facade of
 // QueueStore over the parts of this folder (graphile-worker style, one file per job):
-// enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts.
-import Database from "better-sqlite3";
-import {
-  closeSync,
-  constants as fsConstants,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  promises as fsp,
-  readdirSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+// enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts; the
+// connection, flushes and threads it wires come from small factories (open-database.ts,
+// disk-syncs.ts, context.ts).
+import type Database from "better-sqlite3";
+import { promises as fsp, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { systemClock, type Clock } from "../../clock.js";
 import { FaxgateError } from "../../errors.js";
 import { tempNameFor } from "../../fs/atomic.js";
-import { GroupSync } from "../../fs/group-sync.js";
+import type { GroupSync } from "../../fs/group-sync.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
-import { MIGRATIONS } from "../migrations.js";
 import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from "../queue-store.js";
 import type {
   CoverSpec,
@@ -43,8 +34,10 @@ import type {
   StoredDocument,
 } from "../types.js";
 import { Checkpointer } from "./checkpointer.js";
-import type { SqliteContext } from "./context.js";
-import { IntakeWriter, runRequest } from "./intake-writer.js";
+import { createContext, intakeWriter, type SqliteContext, statementCache } from "./context.js";
+import { diskSyncs } from "./disk-syncs.js";
+import type { IntakeWriter } from "./intake-writer.js";
+import { openDatabase } from "./open-database.js";
 import * as addressing from "./addressing.js";
 import * as enq from "./enqueue.js";
 import * as kv from "./kv.js";
@@ -70,7 +63,6 @@ export interface StoreOptions {
 }
 
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
-const MAX_CACHED_STATEMENTS = 200;
 
 export class SqliteStore implements QueueStore {
   readonly backend = "sqlite" as const;
@@ -91,159 +83,33 @@ export class SqliteStore implements QueueStore {
   private constructor(opts: StoreOptions) {
     this.dataDir = path.resolve(opts.dataDir);
     this.documentsDir = path.join(this.dataDir, "documents");
-    const clock = opts.clock ?? systemClock;
-    try {
-      mkdirSync(this.documentsDir, { recursive: true, mode: 0o750 });
-      this.db = new Database(path.join(this.dataDir, "faxgate.db"));
-      this.db.pragma("busy_timeout = 10000");
-      this.db.pragma("journal_mode = WAL");
-      this.db.pragma("synchronous = FULL");
-      this.db.pragma("foreign_keys = ON");
-      // the console's search folds case the way JavaScript does (SQLite's lower() knows only ASCII)
-      this.db.function("fold_case", { deterministic: true }, (s: unknown) =>
-        s === null || s === undefined ? null : String(s).toLowerCase(),
-      );
-      this.migrate();
-      // The WAL (made by the pragma above) and the documents folder have their entries on disk
-      // before any commit is reported durable: a new job's flush is the WAL's own fdatasync, which
-      // flushes the file, not the folder's entry for it.
-      const dirFd = openSync(this.dataDir, "r");
-      try {
-        fsyncSync(dirFd);
-      } finally {
-        closeSync(dirFd);
-      }
-    } catch (err) {
-      throw new FaxgateError(
-        "STORE_UNAVAILABLE",
-        `the queue store in ${this.dataDir} cannot be opened: ${(err as Error).message}`,
-        { cause: err, temporary: true },
-      );
-    }
-    const db = this.db;
     const log = opts.logger ?? silentLogger();
+    this.db = openDatabase(this.dataDir, this.documentsDir);
+    const dbFile = path.join(this.dataDir, "faxgate.db");
+    const sql = statementCache(this.db);
+    const syncs = diskSyncs(this.dataDir, this.documentsDir);
+    this.syncs = [syncs.wal, syncs.documents, syncs.dataDir];
     // WAL checkpoints on a thread of their own, not inside the main thread's commits (checkpointer.ts)
-    const checkpoints = new Checkpointer(db, path.join(this.dataDir, "faxgate.db"), log);
-    this.checkpoints = checkpoints;
-    if (opts.threadsNow) checkpoints.start();
-    // Intake's commits are flushed in groups, off the main thread (context.ts commitIntake). The
-    // WAL file is kept open for it: SQLite removes it only when the last connection closes (ours
-    // stays open until close()), after checkpointing its pages into the database file and syncing
-    // that; a checkpoint that restarts it rewrites the same file.
-    const notWritable = (err: unknown): FaxgateError =>
-      new FaxgateError(
-        "STORE_UNAVAILABLE",
-        `the data folder ${this.dataDir} is not writable any more (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): what was just stored may not be on disk`,
-        { cause: err, temporary: true },
-      );
-    // A new job's flush: the WAL's fdatasync, then access(W_OK) (context.ts flushWal), both shared by
-    // the commits waiting together.
-    const walSync = new GroupSync(path.join(this.dataDir, "faxgate.db-wal"), {
-      missingIsSynced: true,
-      keepOpen: true,
-      dataOnly: true,
-      after: () =>
-        fsp.access(this.dataDir, fsConstants.W_OK).catch((err: unknown) => {
-          throw notWritable(err);
-        }),
-    });
-    const documentsSync = new GroupSync(this.documentsDir, { keepOpen: true });
-    // stillWritable's second look: ext4 stopped by an error (errors=remount-ro) marks itself
-    // "emergency_ro" since Linux 6.x without setting the mount read-only, which access() does not
-    // see; an fsync of the data folder answers EROFS (nothing is dirty there, so it costs little).
-    const dataDirSync = new GroupSync(this.dataDir, { keepOpen: true });
-    this.syncs = [walSync, documentsSync, dataDirSync];
-    /** `fn` committed on the main connection without waiting for the disk (context.ts commitIntake, without its thread). */
-    const unflushed = <T>(fn: () => T): T => {
-      db.pragma("synchronous = NORMAL");
-      try {
-        return db.transaction(fn).immediate();
-      } finally {
-        db.pragma("synchronous = FULL");
-      }
-    };
-    // Intake's commits on a thread of their own, or here when it cannot run (intake-writer.ts).
-    const writer = new IntakeWriter(path.join(this.dataDir, "faxgate.db"), log, (request) =>
-      unflushed(() => runRequest(this.c.sql, request)),
-    );
-    this.writer = writer;
-    checkpoints.beforeRestart(() => writer.quiet());
-    if (opts.threadsNow) writer.start();
-    /** Compiled statements by their SQL text: every enqueue, claim and poll reuses them. */
-    const statements = new Map<string, Database.Statement>();
-    this.c = {
-      db,
-      clock,
+    this.checkpoints = new Checkpointer(this.db, dbFile, log);
+    this.writer = intakeWriter(this.db, dbFile, log, sql);
+    this.checkpoints.beforeRestart(() => this.writer.quiet());
+    if (opts.threadsNow) {
+      this.checkpoints.start();
+      this.writer.start();
+    }
+    this.c = createContext({
+      db: this.db,
+      clock: opts.clock ?? systemClock,
       log,
+      dataDir: this.dataDir,
       documentsDir: this.documentsDir,
       dedupeWindowMs: opts.dedupeWindowMs ?? 24 * 60 * 60 * 1000,
-      sql(text) {
-        let stmt = statements.get(text);
-        if (!stmt) {
-          // SQL built with varying parts could grow the cache without bound
-          if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear();
-          stmt = db.prepare(text);
-          statements.set(text, stmt);
-        }
-        return stmt;
-      },
-      now: () => new Date(clock.now()).toISOString(),
-      write: (fn, blobBytes) => {
-        const result = db.transaction(fn).immediate();
-        checkpoints.committed(blobBytes);
-        return result;
-      },
-      commitIntake: async (request, blobBytes) => {
-        const { found, flushed, notFlushed } = await writer.run(request);
-        if (!found) checkpoints.committed(blobBytes); // only commits count toward the next checkpoint
-        // the thread flushed the WAL (or could not: the commit stands, the caller answers "try
-        // again"); a commit on the main connection (no thread) is flushed here, in groups
-        const flush = (): Promise<void> => {
-          if (!flushed) return walSync.sync();
-          if (!notFlushed) return Promise.resolve();
-          const err = Object.assign(new Error(notFlushed.message), { code: notFlushed.code });
-          return Promise.reject(notFlushed.step === "access" ? notWritable(err) : err);
-        };
-        return { ...(found ? { found } : {}), flush };
-      },
-      commitsHeld: () => checkpoints.holdCommits(),
-      flushWal: () => walSync.sync(),
-      flushDocumentsDir: () => documentsSync.sync(),
-      stillWritable: async () => {
-        try {
-          // both looks at once: each is a wait on the thread pool or the disk
-          await Promise.all([fsp.access(this.dataDir, fsConstants.W_OK), dataDirSync.sync()]);
-        } catch (err) {
-          throw notWritable(err);
-        }
-      },
-    };
+      sql,
+      checkpoints: this.checkpoints,
+      writer: this.writer,
+      syncs,
+    });
     this.sweepOrphans();
-  }
-
-  private migrate(): void {
-    // Opening a current store takes no write lock: `faxgate jobs` beside a busy daemon must not
-    // make the daemon's commits wait.
-    if ((this.db.pragma("user_version", { simple: true }) as number) >= MIGRATIONS.length) return;
-    // A step may rebuild a table (SQLite cannot add a CHECK in place): with foreign keys on,
-    // dropping the old table would delete its children. Off for the steps, checked before commit.
-    this.db.pragma("foreign_keys = OFF");
-    try {
-      this.db
-        .transaction(() => {
-          const version = this.db.pragma("user_version", { simple: true }) as number;
-          for (let v = version; v < MIGRATIONS.length; v++) {
-            this.db.exec(MIGRATIONS[v]!);
-            this.db.pragma(`user_version = ${v + 1}`);
-          }
-          const broken = this.db.pragma("foreign_key_check") as unknown[];
-          if (broken.length > 0)
-            throw new Error(`the upgrade left ${broken.length} rows pointing at nothing; nothing was changed`);
-        })
-        .immediate();
-    } finally {
-      this.db.pragma("foreign_keys = ON");
-    }
   }
 
   /** Document folders without a job row are leftovers of an enqueue that crashed before its commit. */

@@ -1,6 +1,54 @@
 // Schema steps keyed on PRAGMA user_version: step i brings a file from version i to i+1.
-// Never edit a shipped step; append a new one. Times are ISO strings (UTC, fixed width), so
-// text comparison orders them.
+// Never edit a shipped step; append a new one (test/store/schema-steps.test.ts holds every
+// shipped step to its text). Times are ISO strings (UTC, fixed width), so text comparison orders
+// them.
+import type Database from "better-sqlite3";
+import { receivedTables } from "../received-tables.js";
+
+/** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
+const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
+
+const quoted = (words: readonly string[]): string => words.map((w) => `'${w}'`).join(",");
+
+/**
+ * SQLite cannot change a CHECK, so a new source or job state rebuilds `jobs`: a new table `tmp`
+ * with the lists given, the rows copied (rowid kept: it orders jobs enqueued in one millisecond),
+ * the old table dropped, the new one renamed and its indexes made again. The store runs it with
+ * foreign keys off, as SQLite's ALTER TABLE guide says.
+ */
+function rebuildJobs(tmp: string, sources: readonly string[], states: readonly string[]): string {
+  return `
+  CREATE TABLE ${tmp} (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL CHECK (source IN (${quoted(sources)})),
+    user TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN (${quoted(states)})),
+    cover TEXT NOT NULL,
+    documents TEXT NOT NULL,
+    original TEXT,
+    scheduled_at TEXT,
+    tags TEXT NOT NULL,
+    dedupe_key TEXT,
+    meta TEXT NOT NULL,
+    corrupt_reason TEXT,
+    finals INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    finished_at TEXT
+  );
+  INSERT INTO ${tmp} (rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at)
+    SELECT rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at FROM jobs;
+  DROP TABLE jobs;
+  ALTER TABLE ${tmp} RENAME TO jobs;
+  CREATE INDEX jobs_state ON jobs(state, created_at);
+  CREATE INDEX jobs_dedupe ON jobs(dedupe_key, created_at) WHERE dedupe_key IS NOT NULL;
+  CREATE INDEX jobs_user ON jobs(user, created_at);
+  CREATE INDEX jobs_created ON jobs(created_at);
+  CREATE INDEX jobs_updated ON jobs(updated_at);
+  CREATE INDEX jobs_source ON jobs(source, created_at);
+`;
+}
+
 export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE jobs (
@@ -89,36 +137,7 @@ export const MIGRATIONS: readonly string[] = [
   // rows copied (the store runs this with foreign keys off, as SQLite's ALTER TABLE guide says).
   // The state lists are written out here on purpose: a shipped step never changes; a new state
   // is a new step.
-  `
-  CREATE TABLE jobs_v2 (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL CHECK (source IN ('smtp','spool','cli')),
-    user TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('queued','active','held','delivered','failed','partial','cancelled','corrupt')),
-    cover TEXT NOT NULL,
-    documents TEXT NOT NULL,
-    original TEXT,
-    scheduled_at TEXT,
-    tags TEXT NOT NULL,
-    dedupe_key TEXT,
-    meta TEXT NOT NULL,
-    corrupt_reason TEXT,
-    finals INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    finished_at TEXT
-  );
-  INSERT INTO jobs_v2 (rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at)
-    SELECT rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at FROM jobs;
-  DROP TABLE jobs;
-  ALTER TABLE jobs_v2 RENAME TO jobs;
-  CREATE INDEX jobs_state ON jobs(state, created_at);
-  CREATE INDEX jobs_dedupe ON jobs(dedupe_key, created_at) WHERE dedupe_key IS NOT NULL;
-  CREATE INDEX jobs_user ON jobs(user, created_at);
-  CREATE INDEX jobs_created ON jobs(created_at);
-  CREATE INDEX jobs_updated ON jobs(updated_at);
-  CREATE INDEX jobs_source ON jobs(source, created_at);
-
+  `${rebuildJobs("jobs_v2", ["smtp", "spool", "cli"], JOB_STATES_V2)}
   CREATE TABLE recipients_v2 (
     job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
     idx INTEGER NOT NULL,
@@ -220,67 +239,32 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // Two more doors into the queue: the console (web) and the mailbox intake (imap). SQLite cannot
   // change a CHECK, so jobs is rebuilt as in step 2 (foreign keys off while it runs).
-  `
-  CREATE TABLE jobs_v3 (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL CHECK (source IN ('smtp','spool','cli','web','imap')),
-    user TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('queued','active','held','delivered','failed','partial','cancelled','corrupt')),
-    cover TEXT NOT NULL,
-    documents TEXT NOT NULL,
-    original TEXT,
-    scheduled_at TEXT,
-    tags TEXT NOT NULL,
-    dedupe_key TEXT,
-    meta TEXT NOT NULL,
-    corrupt_reason TEXT,
-    finals INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    finished_at TEXT
-  );
-  INSERT INTO jobs_v3 (rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at)
-    SELECT rowid, id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, corrupt_reason, finals, created_at, updated_at, finished_at FROM jobs;
-  DROP TABLE jobs;
-  ALTER TABLE jobs_v3 RENAME TO jobs;
-  CREATE INDEX jobs_state ON jobs(state, created_at);
-  CREATE INDEX jobs_dedupe ON jobs(dedupe_key, created_at) WHERE dedupe_key IS NOT NULL;
-  CREATE INDEX jobs_user ON jobs(user, created_at);
-  CREATE INDEX jobs_created ON jobs(created_at);
-  CREATE INDEX jobs_updated ON jobs(updated_at);
-  CREATE INDEX jobs_source ON jobs(source, created_at);
-  `,
+  `${rebuildJobs("jobs_v3", ["smtp", "spool", "cli", "web", "imap"], JOB_STATES_V2)}  `,
   // Received faxes kept with their document (store/received.ts): the shared inbox, routing again,
   // finding one later; one row per service messageId. Their timeline is received_events.
-  `
-  CREATE TABLE received_faxes (
-    id TEXT PRIMARY KEY,
-    message_id TEXT NOT NULL UNIQUE,
-    user_name TEXT NOT NULL,
-    dialled TEXT,
-    sender TEXT,
-    csid TEXT,
-    pages INTEGER,
-    status TEXT NOT NULL,
-    received_at TEXT NOT NULL,
-    stored_at TEXT NOT NULL,
-    groups TEXT NOT NULL DEFAULT '[]',
-    state TEXT NOT NULL CHECK (state IN ('new','taken','done')),
-    owner TEXT,
-    note TEXT,
-    escalated_at TEXT,
-    bytes INTEGER NOT NULL DEFAULT 0,
-    data BLOB
-  );
-  CREATE INDEX received_faxes_time ON received_faxes(received_at);
-  CREATE TABLE received_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    fax_id TEXT NOT NULL REFERENCES received_faxes(id) ON DELETE CASCADE,
-    at TEXT NOT NULL,
-    action TEXT NOT NULL,
-    actor TEXT,
-    detail TEXT
-  );
-  CREATE INDEX received_events_fax ON received_events(fax_id, id);
-  `,
+  receivedTables({ blob: "BLOB", serial: "INTEGER PRIMARY KEY AUTOINCREMENT" }),
 ];
+
+/** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
+export function migrate(db: Database.Database): void {
+  // Opening a current store takes no write lock: `faxgate jobs` beside a busy daemon must not
+  // make the daemon's commits wait.
+  if ((db.pragma("user_version", { simple: true }) as number) >= MIGRATIONS.length) return;
+  // A step may rebuild a table (SQLite cannot add a CHECK in place): with foreign keys on,
+  // dropping the old table would delete its children. Off for the steps, checked before commit.
+  db.pragma("foreign_keys = OFF");
+  try {
+    db.transaction(() => {
+      const version = db.pragma("user_version", { simple: true }) as number;
+      for (let v = version; v < MIGRATIONS.length; v++) {
+        db.exec(MIGRATIONS[v]!);
+        db.pragma(`user_version = ${v + 1}`);
+      }
+      const broken = db.pragma("foreign_key_check") as unknown[];
+      if (broken.length > 0)
+        throw new Error(`the upgrade left ${broken.length} rows pointing at nothing; nothing was changed`);
+    }).immediate();
+  } finally {
+    db.pragma("foreign_keys = ON");
+  }
+}
