@@ -18,7 +18,8 @@ import { inboundPayload } from "./inbound-mail.js";
 
 export interface InboundPollerOptions {
   notify: NotifyConfig;
-  users: UserConfig[];
+  /** The configured users as they are now (a reload replaces them). */
+  users: () => readonly UserConfig[];
   store: QueueStore;
   clientFor: (user: string) => FaxApi;
   /** Not needed to poll (preferences are read when mailing); accepted for the common shape. */
@@ -64,7 +65,6 @@ export async function queueInboundNotification(
 }
 
 export class InboundPoller {
-  private users: UserConfig[];
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly loop: Periodic<void>;
@@ -72,7 +72,6 @@ export class InboundPoller {
   private readonly failing = new Set<string>();
 
   constructor(private readonly opts: InboundPollerOptions) {
-    this.users = opts.users;
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     // one gateway at a time polls (a duty: always this one on SQLite; on PostgreSQL the holder of
@@ -96,17 +95,13 @@ export class InboundPoller {
     return this.loop.stop();
   }
 
-  updateUsers(users: UserConfig[]): void {
-    this.users = users;
-  }
-
   /** One look at every user's inbound history. */
   runOnce(): Promise<void> {
     return this.loop.runOnce();
   }
 
   private async pollAll(): Promise<void> {
-    for (const user of this.users) {
+    for (const user of this.opts.users()) {
       if (this.loop.stopped) return;
       try {
         await this.pollUser(user.name);
