@@ -9,22 +9,19 @@ import type { Config } from "./config/schema.js";
 import { describeError } from "./errors.js";
 import type { GateClass } from "./fax/api-gate.js";
 import type { FaxApi } from "./fax/types.js";
-import { UserDirectory } from "./fax/user-directory.js";
 import type { InboxEscalation } from "./inbound/escalation.js";
 import type { ReceivedFaxIntake } from "./inbound/received-intake.js";
-import { destinationCheckFor } from "./intake/destination-policy.js";
 import type { Logger } from "./log/logger.js";
 import { Metrics } from "./metrics/metrics.js";
 import { createAdmin } from "./parts/admin.js";
-import { ApiClients, type ServiceEndpoint } from "./parts/api.js";
+import type { ServiceEndpoint } from "./parts/api.js";
 import { createConverters } from "./parts/converters.js";
-import type { Core, RunningAddresses } from "./parts/core.js";
+import { createCore, type Core, type RunningAddresses } from "./parts/core.js";
 import { dataFolderParts, holdDataFolder, openDataFolder } from "./parts/data-folder.js";
 import { createDispatcher } from "./parts/dispatch.js";
 import { registerGatewayGauges } from "./parts/gauges.js";
 import { consoleUrl, createHttpListeners } from "./parts/http-listeners.js";
 import { createKeyWatch } from "./parts/keys.js";
-import { LiveSettings } from "./parts/live-settings.js";
 import { createMailboxes } from "./parts/mailboxes.js";
 import { createNotify } from "./parts/notify.js";
 import { partChecks, startParts, stopParts, type Part } from "./parts/part.js";
@@ -34,7 +31,7 @@ import type { SmtpGateway } from "./smtp/server.js";
 import type { AddressExpiry } from "./spool/address-expiry.js";
 import type { DaemonLock } from "./store/daemon-lock.js";
 import type { QueueStore } from "./store/queue-store.js";
-import { RefusalLog } from "./web/refusals.js";
+import type { RefusalLog } from "./web/refusals.js";
 import type { WebhookReceiver } from "./webhooks/receiver.js";
 
 export type { ServiceEndpoint } from "./parts/api.js";
@@ -92,47 +89,14 @@ export class Gateway {
     const logger = opts.logger;
     const held = holdDataFolder(config, opts);
     this.store = held.store;
-    const live = new LiveSettings(config, logger);
-    const api = new ApiClients({
-      config,
-      service: opts.service,
-      users: () => live.users(),
-      metrics: this.metrics,
-      clock,
-      logger,
-    });
-    // the preferences mail intake reads while a sender waits: the intake class of the gate
-    const directory = new UserDirectory({
-      clientFor: (user) => api.clientFor(user, "intake"),
-      refreshMs: config.notify?.preferenceRefreshMs ?? 300_000,
-      clock,
-    });
-    live.onUsersChanged(() => {
-      api.usersChanged();
-      directory.invalidate();
-    });
-    this.refusals = new RefusalLog(() => clock.now());
-    const core: Core = {
-      config,
-      live,
-      store: this.store,
-      clock,
-      logger,
-      metrics: this.metrics,
-      api,
-      destinations: destinationCheckFor(
-        () => live.config().destinations,
-        () => live.users(),
-      ),
-      directory,
-      refusals: this.refusals,
-      addresses: { smtp: [], admin: null, spoolRoot: null, outbox: null },
-    };
+    const core = createCore({ config, service: opts.service, store: this.store, clock, logger, metrics: this.metrics });
+    this.refusals = core.refusals;
     this.core = core;
 
     const converters = createConverters(core);
     const dispatch = createDispatcher(core);
     const notify = createNotify(core, () => consoleUrl(core));
+    const notifier = notify.notifier;
     const admin = createAdmin(core, {
       listeners: () => partChecks(this.parts),
       stopping: () => this.stopping !== null,
@@ -140,7 +104,7 @@ export class Gateway {
     const keys = createKeyWatch(core, opts.service);
     const http = createHttpListeners(core, converters, {
       applyServiceRecord: (rec) => dispatch.dispatcher.applyServiceRecord(rec),
-      notifyNow: notify.notifier ? () => notify.notifier!.runOnce() : undefined,
+      notifyNow: notifier ? () => notifier.runOnce() : undefined,
       receivedFax: notify.pushedFax,
       readiness: () => admin.health.readiness(),
       keyExpiry: () => keys.keyWatch?.expiries() ?? [],
@@ -156,7 +120,7 @@ export class Gateway {
     this.webhooks = http.webhooks;
     this.smtp = smtp.smtp;
     this.parts = [
-      api.part,
+      core.api.part,
       ...dataFolderParts(held, logger),
       ...converters.parts,
       admin.part,
