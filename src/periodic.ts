@@ -1,8 +1,8 @@
 // "Do this now and then again every N ms, one run at a time": the loop of the notifier, the
-// inbound poller, the key watch, the dispatcher, the spool's sweep and rescan, and (as a Sweep)
-// the inbox escalation and the address expiry. A run started by
-// the timer and one asked for by a caller (tests, --once) share the same promise; wake() brings
-// the next timed run forward; stop() waits for the run in flight.
+// key watch, the dispatcher, the spool's sweep and rescan, and (as a Sweep) the inbound poller,
+// the inbox escalation and the address expiry. A run started by the timer and one asked for by
+// a caller (tests, --once) share the same promise; wake() brings the next timed run forward;
+// stop() waits for the run in flight.
 export interface PeriodicOptions {
   /** Pause between the end of one run and the start of the next. */
   intervalMs: number;
@@ -92,6 +92,11 @@ export abstract class Sweep<T> {
 
   /** One pass of the sweep. */
   protected abstract sweep(): Promise<T>;
+
+  /** True once stop() was called: a long pass checks it to end early. */
+  protected get stopped(): boolean {
+    return this.loop.stopped;
+  }
 
   start(): void {
     this.loop.start();
