@@ -1,7 +1,8 @@
 // "Do this now and then again every N ms, one run at a time": the loop of the notifier, the
-// inbound poller, the key watch, the dispatcher and the spool's sweep and rescan. A run started by
-// the timer and one asked for by a caller (tests, --once) share the same promise; wake() brings
-// the next timed run forward; stop() waits for the run in flight.
+// key watch, the dispatcher, the spool's sweep and rescan, and (as a Sweep) the inbound poller,
+// the inbox escalation and the address expiry. A run started by the timer and one asked for by
+// a caller (tests, --once) share the same promise; wake() brings the next timed run forward;
+// stop() waits for the run in flight.
 export interface PeriodicOptions {
   /** Pause between the end of one run and the start of the next. */
   intervalMs: number;
@@ -75,5 +76,38 @@ export class Periodic<T> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
+  }
+}
+
+/**
+ * A part whose one job is a sweep now and then (inbox escalation, address expiry): the loop, its
+ * start and stop, and runOnce for tests that drive the sweep with a manual clock.
+ */
+export abstract class Sweep<T> {
+  private readonly loop: Periodic<T>;
+
+  protected constructor(opts: PeriodicOptions) {
+    this.loop = new Periodic(() => this.sweep(), opts);
+  }
+
+  /** One pass of the sweep. */
+  protected abstract sweep(): Promise<T>;
+
+  /** True once stop() was called: a long pass checks it to end early. */
+  protected get stopped(): boolean {
+    return this.loop.stopped;
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** One sweep now, or the one already in flight. */
+  runOnce(): Promise<T> {
+    return this.loop.runOnce();
   }
 }

@@ -1,12 +1,12 @@
 // `faxgate start`: the daemon. Signals: SIGTERM/SIGINT stop in order (a second one forces),
 // SIGHUP reloads users and keys from the config file (and its secretsFile) without dropping connections.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { loadConfigFile } from "../config/load.js";
 import { describeError } from "../errors.js";
 import { createLogger } from "../log/logger.js";
 import { Gateway, type ServiceEndpoint } from "../main.js";
-import { DaemonLock } from "../store/daemon-lock.js";
+import { lockDataFolder } from "../parts/data-folder.js";
 import { sandboxBanner, startEmbeddedService, writeSampleDocument } from "../sandbox.js";
 import { loadContext, type GlobalOptions } from "./context.js";
 
@@ -30,8 +30,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   if (opts.webListen) config.web = { sessionHours: 12, livePollMs: 1000, ...config.web, listen: opts.webListen };
   const logger = createLogger({ level: config.log.level, format: config.log.format });
   // First of all, before a sandbox rewrites data/sandbox.json: is another daemon on this folder?
-  mkdirSync(config.data, { recursive: true, mode: 0o750 });
-  const lock = DaemonLock.acquire(config.data);
+  const lock = lockDataFolder(config.data);
   let emulator: { close(): Promise<void> } | null = null;
   let service: ServiceEndpoint;
   let gateway: Gateway;

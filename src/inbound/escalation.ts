@@ -7,7 +7,7 @@ import { systemClock } from "../clock.js";
 import type { InboundConfig, UserConfig } from "../config/schema.js";
 import { describeError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
-import { Periodic } from "../periodic.js";
+import { Sweep } from "../periodic.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { InboundPayload } from "../store/notification-payloads.js";
 import type { ReceivedFax } from "../store/received.js";
@@ -20,29 +20,20 @@ export interface EscalationOptions {
   clock?: Clock;
 }
 
-export class InboxEscalation {
+export class InboxEscalation extends Sweep<number> {
   private readonly clock: Clock;
-  private readonly loop: Periodic<number>;
 
   constructor(private readonly opts: EscalationOptions) {
-    this.clock = opts.clock ?? systemClock;
-    this.loop = new Periodic(async () => ((await opts.store.holdsDuty("inbox")) ? this.pass() : 0), {
+    super({
       intervalMs: opts.inbound().escalationCheckMs,
       onError: (err) => opts.logger.error({ err: describeError(err) }, "inbox escalation failed"),
     });
+    this.clock = opts.clock ?? systemClock;
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  /** One look; answers how many faxes were sent again. */
-  runOnce(): Promise<number> {
-    return this.loop.runOnce();
+  /** One look (one gateway at a time holds the duty); answers how many faxes were sent again. */
+  protected async sweep(): Promise<number> {
+    return (await this.opts.store.holdsDuty("inbox")) ? this.pass() : 0;
   }
 
   private async pass(): Promise<number> {

@@ -10,7 +10,7 @@ import { describeError } from "../errors.js";
 import type { FaxApi, FaxRecord } from "../fax/types.js";
 import type { UserDirectory } from "../fax/user-directory.js";
 import type { Logger } from "../log/logger.js";
-import { Periodic } from "../periodic.js";
+import { Sweep } from "../periodic.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from "./inbound-cursor.js";
@@ -18,7 +18,8 @@ import { inboundPayload } from "./inbound-mail.js";
 
 export interface InboundPollerOptions {
   notify: NotifyConfig;
-  users: UserConfig[];
+  /** The configured users as they are now (a reload replaces them). */
+  users: () => readonly UserConfig[];
   store: QueueStore;
   clientFor: (user: string) => FaxApi;
   /** Not needed to poll (preferences are read when mailing); accepted for the common shape. */
@@ -63,51 +64,33 @@ export async function queueInboundNotification(
   return !duplicate;
 }
 
-export class InboundPoller {
-  private users: UserConfig[];
+export class InboundPoller extends Sweep<void> {
   private readonly log: Logger;
   private readonly clock: Clock;
-  private readonly loop: Periodic<void>;
   /** Users whose last poll failed, so a long outage logs once, not every interval. */
   private readonly failing = new Set<string>();
 
   constructor(private readonly opts: InboundPollerOptions) {
-    this.users = opts.users;
+    super({
+      intervalMs: opts.notify.inbound.intervalMs,
+      onError: (err) => opts.logger.error({ err: describeError(err) }, "inbound poll failed"),
+    });
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
-    // one gateway at a time polls (a duty: always this one on SQLite; on PostgreSQL the holder of
-    // its advisory lock, checked each period, so another takes over when the holder dies)
-    this.loop = new Periodic(
-      async () => {
-        if (await this.opts.store.holdsDuty("inbound")) await this.pollAll();
-      },
-      {
-        intervalMs: opts.notify.inbound.intervalMs,
-        onError: (err) => this.log.error({ err: describeError(err) }, "inbound poll failed"),
-      },
-    );
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  updateUsers(users: UserConfig[]): void {
-    this.users = users;
-  }
-
-  /** One look at every user's inbound history. */
-  runOnce(): Promise<void> {
-    return this.loop.runOnce();
+  /**
+   * One look at every user's inbound history, by one gateway at a time (a duty: always this one on
+   * SQLite; on PostgreSQL the holder of its advisory lock, checked each period, so another takes
+   * over when the holder dies).
+   */
+  protected async sweep(): Promise<void> {
+    if (await this.opts.store.holdsDuty("inbound")) await this.pollAll();
   }
 
   private async pollAll(): Promise<void> {
-    for (const user of this.users) {
-      if (this.loop.stopped) return;
+    for (const user of this.opts.users()) {
+      if (this.stopped) return;
       try {
         await this.pollUser(user.name);
         if (this.failing.delete(user.name)) this.log.info({ user: user.name }, "inbound history readable again");

@@ -37,7 +37,8 @@ import { createTransport } from "./transport.js";
 
 export interface NotifierOptions {
   notify: NotifyConfig;
-  users: UserConfig[];
+  /** The configured users as they are now (a reload replaces them). */
+  users: () => readonly UserConfig[];
   store: QueueStore;
   clientFor: (user: string) => FaxApi;
   directory: UserDirectory;
@@ -69,12 +70,10 @@ export class Notifier {
   private readonly clock: Clock;
   private readonly prefs: PreferenceReader;
   private readonly owner = `notify:${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  private users: UserConfig[];
   private readonly loop: Periodic<number>;
 
   constructor(private readonly opts: NotifierOptions) {
     this.store = opts.store;
-    this.users = opts.users;
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     this.transport = opts.transport ?? createTransport(opts.notify.transport, opts.logger);
@@ -92,10 +91,6 @@ export class Notifier {
   async stop(): Promise<void> {
     await this.loop.stop();
     this.transport.close();
-  }
-
-  updateUsers(users: UserConfig[]): void {
-    this.users = users;
   }
 
   /** Sends (or skips, or defers) everything due now; returns how many notifications were handled. */
@@ -175,7 +170,7 @@ export class Notifier {
 
   /** What to do with one notification: a mail to send, or why none goes out. */
   private async plan(n: Notification, log: Logger): Promise<Plan> {
-    const user = this.users.find((u) => u.name === n.user);
+    const user = this.opts.users().find((u) => u.name === n.user);
     if (!user) return { skip: `no configured user named "${n.user}"` };
     let me: User | null = null;
     let meError: unknown = null;

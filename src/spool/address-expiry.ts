@@ -5,7 +5,7 @@
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
-import { Periodic } from "../periodic.js";
+import { Sweep } from "../periodic.js";
 import type { QueueStore } from "../store/queue-store.js";
 
 export const DEFAULT_ADDRESS_WAIT_HOURS = 24;
@@ -19,35 +19,23 @@ export interface AddressExpiryOptions {
   intervalMs?: number;
 }
 
-export class AddressExpiry {
-  private readonly loop: Periodic<number>;
+export class AddressExpiry extends Sweep<number> {
   private readonly waitMs: number;
 
   constructor(private readonly opts: AddressExpiryOptions) {
-    this.waitMs = (opts.waitHours ?? DEFAULT_ADDRESS_WAIT_HOURS) * 3_600_000;
-    const every = opts.intervalMs ?? Math.min(15 * 60_000, Math.max(60_000, this.waitMs / 60));
-    this.loop = new Periodic(() => this.sweep(), {
+    const waitMs = (opts.waitHours ?? DEFAULT_ADDRESS_WAIT_HOURS) * 3_600_000;
+    const every = opts.intervalMs ?? Math.min(15 * 60_000, Math.max(60_000, waitMs / 60));
+    super({
       intervalMs: every,
       firstDelayMs: every,
       unref: true,
       onError: (err) => opts.logger.warn({ err: describeError(err) }, "address expiry sweep failed; will try again"),
     });
+    this.waitMs = waitMs;
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  /** One sweep now (tests drive it with a manual clock); answers how many jobs ended. */
-  runOnce(): Promise<number> {
-    return this.loop.runOnce();
-  }
-
-  private async sweep(): Promise<number> {
+  /** Ends the jobs past the wait; answers how many ended. */
+  protected async sweep(): Promise<number> {
     if (!(await this.opts.store.holdsDuty("address-expiry"))) return 0;
     const hours = this.waitMs / 3_600_000;
     const ended = await this.opts.store.expireUnaddressed(

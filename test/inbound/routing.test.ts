@@ -73,7 +73,7 @@ function parts(r: Rig, folder: string) {
   });
   const poller = new InboundPoller({
     notify: r.notifyConfig({ inbound: { enabled: true, intervalMs: 60_000, mailBacklog: true } }),
-    users: USERS,
+    users: () => USERS,
     store: r.store,
     clientFor: r.clientFor,
     logger: r.logger.child({ component: "inbound" }),

@@ -109,7 +109,7 @@ describe("inbound faxes by mail", () => {
     await poller.runOnce(); // the first look, so the fax below is new
     const fast = new InboundPoller({
       notify: { ...r.notifyConfig(), inbound: { enabled: true, intervalMs: 100, mailBacklog: false } },
-      users: [{ name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice }],
+      users: () => [{ name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice }],
       store: r.store,
       clientFor: r.clientFor,
       logger: r.logger,

@@ -116,7 +116,7 @@ export class Rig {
   notifier(over: Partial<NotifierOptions> = {}, store = this.store): Notifier {
     const n = new Notifier({
       notify: this.notifyConfig(),
-      users: USERS,
+      users: () => USERS,
       store,
       clientFor: this.clientFor,
       directory: this.directory,
@@ -133,7 +133,7 @@ export class Rig {
   poller(store = this.store): InboundPoller {
     const p = new InboundPoller({
       notify: this.notifyConfig(),
-      users: USERS,
+      users: () => USERS,
       store,
       clientFor: this.clientFor,
       logger: this.logger.child({ component: "inbound" }),

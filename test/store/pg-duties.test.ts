@@ -49,7 +49,7 @@ describe.skipIf(pgMissing !== null)("duties on PostgreSQL", () => {
     const poller = (store: PgStore, who: "a" | "b") =>
       new InboundPoller({
         notify: rig.notifyConfig(),
-        users: USERS,
+        users: () => USERS,
         store,
         clientFor: counted(who),
         logger: rig.logger.child({ component: `inbound-${who}` }),

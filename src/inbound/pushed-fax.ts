@@ -1,0 +1,51 @@
+// A received fax pushed by the service (a webhook) is a hint, not a fact: it is taken only when
+// the service shows the fax to one of our users' own keys, then goes through the same door as a
+// polled one (received-intake.ts). A push that names no user we know starts one look at every
+// user's inbound history instead.
+import { isFaxgateError } from "../errors.js";
+import type { FaxApi, FaxRecord } from "../fax/types.js";
+import type { Logger } from "../log/logger.js";
+
+export interface PushedFaxOptions {
+  users: () => ReadonlyArray<{ name: string }>;
+  /** A configured user's own record on the service (GET /v1/me, cached), for its service user id. */
+  me: (user: string) => Promise<{ userId: string }>;
+  clientFor: (user: string) => FaxApi;
+  /** One look at every user's inbound history (the inbound poller). */
+  pollAll: () => Promise<void>;
+  intake: { receive(user: string, r: FaxRecord, via: "webhook"): Promise<boolean> };
+  logger: Logger;
+}
+
+/** The webhook's inbound handler: true when the fax was taken (now or before). */
+export function pushedFaxHandler(opts: PushedFaxOptions) {
+  const userOf = async (serviceUserId: string): Promise<string | undefined> => {
+    for (const u of opts.users()) {
+      const me = await opts.me(u.name).catch(() => null);
+      if (me?.userId === serviceUserId) return u.name;
+    }
+    return undefined;
+  };
+  return async (rec: FaxRecord, serviceUserId: string | null): Promise<boolean> => {
+    const user = serviceUserId ? await userOf(serviceUserId) : undefined;
+    if (!user) {
+      await opts.pollAll();
+      return true;
+    }
+    let told: FaxRecord;
+    try {
+      told = await opts.clientFor(user).faxInfo(rec.messageId);
+    } catch (err) {
+      if (isFaxgateError(err) && (err.code === "API_NOT_FOUND" || err.code === "API_FORBIDDEN")) {
+        opts.logger.warn(
+          { user, messageId: rec.messageId },
+          "webhook: the service does not know this received fax; not taken",
+        );
+        return false;
+      }
+      throw err;
+    }
+    if (told.direction && told.direction !== "inbound") return false;
+    return opts.intake.receive(user, told, "webhook");
+  };
+}

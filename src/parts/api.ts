@@ -1,0 +1,92 @@
+// Every API call of this process passes one gate (rate, concurrency, the history budget) and one
+// keep-alive agent. A client per user and caller class (docs/architecture.md), each user's
+// contact cache shared by their clients; all of them are built again when the users change.
+import type { Clock } from "../clock.js";
+import type { Config, UserConfig } from "../config/schema.js";
+import { ApiGate, type GateClass } from "../fax/api-gate.js";
+import { FaxClientFactory } from "../fax/client-factory.js";
+import { ContactCache } from "../fax/contact-cache.js";
+import type { FaxApi } from "../fax/types.js";
+import { UserShare } from "../fax/user-share.js";
+import type { Logger } from "../log/logger.js";
+import { apiObserver, type Metrics } from "../metrics/metrics.js";
+import type { Part } from "./part.js";
+
+/** Where the fax service is; in sandbox mode the embedded emulator's address. */
+export interface ServiceEndpoint {
+  baseUrl: string;
+  caFile?: string;
+  adminKey?: string;
+}
+
+export interface ApiClientsOptions {
+  config: Config;
+  service: ServiceEndpoint;
+  users: () => readonly UserConfig[];
+  metrics: Metrics;
+  clock: Clock;
+  logger: Logger;
+}
+
+export class ApiClients {
+  readonly gate: ApiGate;
+  readonly fax: FaxClientFactory;
+  /** Each console user's share of the API calls (web.apiCallsPerMinute, web.apiCallsAtOnce). */
+  private readonly consoleShare: UserShare;
+  private readonly clients = new Map<string, FaxApi>();
+  private readonly contactCaches = new Map<string, ContactCache>();
+  readonly part: Part;
+
+  constructor(private readonly opts: ApiClientsOptions) {
+    const { api, web } = opts.config;
+    this.gate = new ApiGate({
+      ratePerSecond: api.ratePerSecond,
+      concurrency: api.concurrency,
+      dispatchShare: api.dispatchShare,
+      historyPerMinute: api.historyPerMinute,
+    });
+    this.consoleShare = new UserShare({
+      perMinute: web?.apiCallsPerMinute ?? 60,
+      atOnce: web?.apiCallsAtOnce ?? 2,
+      clock: opts.clock,
+    });
+    this.fax = new FaxClientFactory({
+      baseUrl: opts.service.baseUrl,
+      caFile: opts.service.caFile,
+      api,
+      connections: Math.max(8, api.concurrency * 2),
+      observer: apiObserver(opts.metrics),
+      gate: this.gate,
+    });
+    this.part = { name: "http", stop: () => this.fax.close() };
+  }
+
+  /** `user`'s client for calls of `cls` (the API gate's class). */
+  clientFor(user: string, cls: GateClass = "background"): FaxApi {
+    const key = `${cls}\0${user}`;
+    let client = this.clients.get(key);
+    if (!client) {
+      const u = this.opts.users().find((x) => x.name === user);
+      if (!u) throw new Error(`no configured user named "${user}"`);
+      let contactCache = this.contactCaches.get(user);
+      if (!contactCache) {
+        const clock = this.opts.clock;
+        contactCache = new ContactCache((this.opts.config.api.contactCacheSeconds ?? 30) * 1000, () => clock.now());
+        this.contactCaches.set(user, contactCache);
+      }
+      client = this.fax.withKey(u.apiKey, this.opts.logger.child({ component: "api", user }), {
+        gateClass: cls,
+        contactCache,
+        ...(cls === "console" ? { share: () => this.consoleShare.take(user) } : {}),
+      });
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+
+  /** New users or keys: every client is built again at its next use. */
+  usersChanged(): void {
+    this.clients.clear();
+    this.contactCaches.clear();
+  }
+}

@@ -1,0 +1,41 @@
+// The readers (MIME parsing, PDF text on worker threads) and the office converter, shared by
+// mail, the print folders, the mailboxes and the console: one pool, one concurrency limit, turns
+// per user in front of it. With office.sandbox required and no isolation here, the start fails.
+import { ConvertQueue } from "../intake/convert-queue.js";
+import { OfficeConverter } from "../intake/office-convert.js";
+import { ReaderPool } from "../workers/pool.js";
+import type { Core } from "./core.js";
+import type { Part } from "./part.js";
+
+export interface Converters {
+  readers: ReaderPool;
+  office: OfficeConverter;
+  /** Conversions in turn per user, in front of `office` (src/intake/convert-queue.ts). */
+  convertQueue: ConvertQueue;
+  parts: Part[];
+}
+
+export function createConverters({ config, logger }: Core): Converters {
+  const log = logger.child({ component: "office" });
+  const readers = new ReaderPool();
+  const office = new OfficeConverter({ ...config.office, logger: log });
+  const convertQueue = new ConvertQueue(office, { perUser: config.office.queuePerUser, logger: log });
+  const officePart: Part = {
+    name: "office",
+    start: async () => {
+      if (!office.available()) return;
+      const p = await office.protections();
+      logger.info({ ...p.summary }, "OFFICE converter protections");
+      for (const warning of p.warnings) logger.warn({ warning }, "OFFICE converter protection missing");
+      if (!p.ok)
+        throw new Error(
+          `office.sandbox is required, but the converter cannot be isolated here: ${p.warnings.join("; ")}`,
+        );
+    },
+    stop: async () => {
+      await convertQueue.close();
+      await office.close();
+    },
+  };
+  return { readers, office, convertQueue, parts: [{ name: "readers", stop: () => readers.close() }, officePart] };
+}

@@ -1,0 +1,85 @@
+// What every part's factory is built from: the config as started, the live settings (users and
+// what a SIGHUP reloads), the queue, the clock, the logger, the metrics, the API clients and the
+// few shared pieces of intake. main.ts builds it once; each factory takes what it needs.
+import type { Clock } from "../clock.js";
+import type { Config } from "../config/schema.js";
+import { UserDirectory } from "../fax/user-directory.js";
+import { destinationCheckFor, type DestinationCheck } from "../intake/destination-policy.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { RefusalLog } from "../web/refusals.js";
+import { ApiClients, type ServiceEndpoint } from "./api.js";
+import { LiveSettings } from "./live-settings.js";
+
+export interface RunningAddresses {
+  smtp: Array<{ host: string; port: number }>;
+  admin: { host: string; port: number } | null;
+  spoolRoot: string | null;
+  outbox: string | null;
+  /** where the webhook receiver listens, when `webhooks` is configured */
+  webhooks?: { host: string; port: number } | null;
+  /** where the web console listens, when `web` is configured */
+  web?: { host: string; port: number } | null;
+}
+
+export interface Core {
+  /** The config as started; what a reload changes is read from `live`. */
+  config: Config;
+  live: LiveSettings;
+  store: QueueStore;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  api: ApiClients;
+  /** One destination policy for every path, reading the live rules. */
+  destinations: DestinationCheck;
+  /** Each user's /v1/me (preferences), read through the intake class of the gate. */
+  directory: UserDirectory;
+  /** Recent SMTP, spool and mailbox refusals, for the console's operator page. */
+  refusals: RefusalLog;
+  /** Filled in by the parts that listen, as they start. */
+  addresses: RunningAddresses;
+}
+
+export interface CoreOptions {
+  config: Config;
+  service: ServiceEndpoint;
+  store: QueueStore;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/** The shared pieces, built once; API clients and preferences are built again when the users change. */
+export function createCore(opts: CoreOptions): Core {
+  const { config, clock, logger } = opts;
+  const live = new LiveSettings(config, logger);
+  const api = new ApiClients({ ...opts, users: () => live.users() });
+  // the preferences mail intake reads while a sender waits: the intake class of the gate
+  const directory = new UserDirectory({
+    clientFor: (user) => api.clientFor(user, "intake"),
+    refreshMs: config.notify?.preferenceRefreshMs ?? 300_000,
+    clock,
+  });
+  live.onUsersChanged(() => {
+    api.usersChanged();
+    directory.invalidate();
+  });
+  return {
+    config,
+    live,
+    store: opts.store,
+    clock,
+    logger,
+    metrics: opts.metrics,
+    api,
+    destinations: destinationCheckFor(
+      () => live.config().destinations,
+      () => live.users(),
+    ),
+    directory,
+    refusals: new RefusalLog(() => clock.now()),
+    addresses: { smtp: [], admin: null, spoolRoot: null, outbox: null },
+  };
+}

@@ -1,0 +1,37 @@
+// The dispatcher: claims, sends, retries, reconciles. Mail and print jobs are sent as soon as they
+// are queued; with webhooks the service tells results and polling slows to a safety net; new keys
+// retry the users held for a refused one.
+import { Dispatcher } from "../dispatch/dispatcher.js";
+import type { Core } from "./core.js";
+import type { Part } from "./part.js";
+
+export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Part } {
+  const { config, store, live, api } = core;
+  const queue = config.webhooks
+    ? { ...config.queue, pollIntervalMs: Math.max(config.queue.pollIntervalMs, config.webhooks.pollIntervalMs) }
+    : config.queue;
+  const dispatcher = new Dispatcher({
+    store,
+    clientFor: (user) => api.clientFor(user, "dispatch"),
+    clock: core.clock,
+    metrics: core.metrics,
+    destinations: core.destinations,
+    api: config.api,
+    queue,
+    gate: api.gate,
+    logger: core.logger.child({ component: "dispatch" }),
+  });
+  store.onEnqueued(() => dispatcher.wake());
+  // faxes held for a refused key are tried again at once (each send proves the key first)
+  live.onUsersChanged((users) => dispatcher.keysChanged(users.map((u) => u.name)));
+  const part: Part = {
+    name: "dispatcher",
+    start: async () => {
+      // users an earlier run left held for a refused key stay held until a working key is loaded
+      await dispatcher.holds.load(live.users().map((u) => u.name));
+      dispatcher.start();
+    },
+    stop: (left) => dispatcher.stop({ timeoutMs: left() }),
+  };
+  return { dispatcher, part };
+}

@@ -1,0 +1,130 @@
+// The two HTTP listeners that face users and the service: the webhook receiver and the web
+// console. They share what is left of this process's descriptors after a reserve for SMTP, the
+// store and the spool (src/listener-limits.ts); the split is logged before they listen.
+import os from "node:os";
+import type { HealthReport } from "../admin/health.js";
+import type { FaxRecord } from "../fax/types.js";
+import { descriptorBudget } from "../listener-limits.js";
+import { OperatorPages } from "../web/operator.js";
+import { WebConsole } from "../web/server.js";
+import { serviceEventHandlers } from "../webhooks/handlers.js";
+import { readReceiverTls, WebhookReceiver } from "../webhooks/receiver.js";
+import type { Converters } from "./converters.js";
+import type { Core } from "./core.js";
+import type { Part } from "./part.js";
+
+export interface HttpListenerOptions {
+  /** The dispatcher's door for a pushed outbound record. */
+  applyServiceRecord: (rec: FaxRecord) => Promise<string>;
+  notifyNow?: () => Promise<unknown>;
+  receivedFax: ((rec: FaxRecord, serviceUserId: string | null) => Promise<boolean>) | null;
+  readiness: () => Promise<HealthReport>;
+  keyExpiry: () => Array<{ user: string; expiresAt: string | null; checkedAt: string }>;
+  /** web console: pause after a wrong password (tests shorten it) */
+  webAuthFailureDelayMs?: number;
+}
+
+export interface HttpListeners {
+  webhooks: WebhookReceiver | null;
+  /** Budget log, console, receiver: in start order. */
+  parts: Part[];
+}
+
+export function createHttpListeners(core: Core, conv: Converters, opts: HttpListenerOptions): HttpListeners {
+  const { config, live, addresses, api } = core;
+  const budget = descriptorBudget({ smtpConnections: config.smtp?.maxConnections ?? 0 });
+  const webhooks = config.webhooks
+    ? new WebhookReceiver({
+        config: config.webhooks,
+        limits: budget.webhooks,
+        tls: readReceiverTls(config.webhooks.tls),
+        logger: core.logger.child({ component: "webhooks" }),
+        handlers: serviceEventHandlers({
+          applyServiceRecord: opts.applyServiceRecord,
+          notifyNow: opts.notifyNow,
+          receivedFax: opts.receivedFax ?? undefined,
+          logger: core.logger,
+        }),
+      })
+    : null;
+  const web = config.web
+    ? new WebConsole({
+        config: config.web,
+        tls: readReceiverTls(config.web.tls),
+        limits: budget.web,
+        store: core.store,
+        users: () => live.users(),
+        clientFor: (user) => api.clientFor(user, "console"),
+        destinations: core.destinations,
+        defaultCountryCode: () => live.config().smtp?.defaultCountryCode ?? "1",
+        partial: () => live.config().intake.partial,
+        office: conv.convertQueue,
+        dataDir: config.data,
+        logger: core.logger.child({ component: "web" }),
+        clock: core.clock,
+        metrics: core.metrics,
+        maxUploadBytes: config.smtp?.maxMessageBytes,
+        faxesPerMinute: config.smtp?.maxMessagesPerMinute,
+        authFailureDelayMs: opts.webAuthFailureDelayMs,
+        historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
+        inbound: () => live.config().inbound,
+        operator: new OperatorPages({
+          store: core.store,
+          users: () => live.users(),
+          refusals: core.refusals,
+          readiness: opts.readiness,
+          historyAvailable: () => api.gate.historyAvailable(),
+          keyExpiry: opts.keyExpiry,
+        }),
+      })
+    : null;
+  // after a reload: sessions of removed users (or of a lost admin role) end
+  if (web) live.onUsersChanged((users) => web.updateUsers(users));
+  const logBudget: Part = {
+    name: "descriptor budget",
+    start: () => {
+      if (!webhooks && !web) return;
+      core.logger.info(
+        {
+          softLimit: budget.softLimit,
+          inUse: budget.inUse,
+          reserve: budget.reserve,
+          web: web ? { max: budget.web.maxConnections, perAddress: budget.web.perAddress } : undefined,
+          webhooks: webhooks
+            ? { max: budget.webhooks.maxConnections, perAddress: budget.webhooks.perAddress }
+            : undefined,
+        },
+        "descriptor budget for the HTTP listeners",
+      );
+    },
+  };
+  const parts: Part[] = [
+    logBudget,
+    {
+      name: "web",
+      start: async () => {
+        if (web) addresses.web = await web.listen();
+      },
+      stop: () => web?.close(),
+    },
+    {
+      name: "webhooks",
+      start: async () => {
+        if (webhooks) addresses.webhooks = await webhooks.listen();
+      },
+      stop: () => webhooks?.close(),
+    },
+  ];
+  return { webhooks, parts };
+}
+
+/** The console's address for links in mails: web.publicUrl, else where it listens; null without a console. */
+export function consoleUrl(core: Pick<Core, "config" | "addresses">): string | null {
+  const web = core.config.web;
+  if (!web) return null;
+  if (web.publicUrl) return web.publicUrl;
+  const a = core.addresses.web;
+  if (!a) return null;
+  const host = a.host === "0.0.0.0" || a.host === "::" ? os.hostname() : a.host.includes(":") ? `[${a.host}]` : a.host;
+  return `${web.tls ? "https" : "http"}://${host}:${a.port}`;
+}

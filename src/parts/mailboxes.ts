@@ -1,0 +1,59 @@
+// One watcher per configured mailbox (imap.mailboxes): mail fetched over IMAP goes through the
+// same door into the queue as mail over SMTP, with the SMTP limits unless the mailbox sets its own.
+import path from "node:path";
+import { mailboxDoor } from "../mailbox/accept-message.js";
+import { MailboxIntake } from "../mailbox/mailbox-intake.js";
+import type { Converters } from "./converters.js";
+import type { Core } from "./core.js";
+import type { Part } from "./part.js";
+
+export function createMailboxes(core: Core, conv: Converters): Part {
+  const { config, live } = core;
+  const mailboxes = config.imap?.mailboxes ?? [];
+  const log = core.logger.child({ component: "imap" });
+  const door = mailboxDoor(
+    {
+      store: core.store,
+      log,
+      metrics: core.metrics,
+      readers: conv.readers,
+      directory: core.directory,
+      clock: core.clock,
+      inlineImageMinBytes: config.smtp?.inlineImageMinBytes ?? 20_480,
+      office: conv.office,
+    },
+    path.join(config.data, "incoming"),
+    (name) => live.users().find((u) => u.name === name)?.mailBody ?? config.smtp?.body,
+  );
+  const intakes = mailboxes.map(
+    (mailbox) =>
+      new MailboxIntake({
+        mailbox,
+        users: () => live.users(),
+        store: core.store,
+        clientFor: (user) => core.api.clientFor(user),
+        destinations: core.destinations,
+        defaultCountryCode: () => live.config().smtp?.defaultCountryCode ?? "1",
+        maxRecipients: config.smtp?.maxRecipients ?? 50,
+        maxMessageBytes: mailbox.maxMessageBytes ?? config.smtp?.maxMessageBytes ?? 26_214_400,
+        accept: door,
+        logger: core.refusals.tap(log, "imap"),
+      }),
+  );
+  return {
+    name: "imap",
+    start: () => {
+      for (const m of intakes) m.start();
+    },
+    stop: async () => {
+      await Promise.all(intakes.map((m) => m.stop()));
+    },
+    checks: () =>
+      Object.fromEntries(
+        intakes.map((m) => [
+          `imap ${m.name}`,
+          { ok: m.isConnected, detail: m.isConnected ? "connected" : "not connected" },
+        ]),
+      ),
+  };
+}

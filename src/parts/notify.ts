@@ -1,0 +1,79 @@
+// Outcome and inbound mail (notify), received faxes (kept and routed by inbound.routes, whichever
+// path saw them first: the inbound poll or a webhook push) and the shared-inbox escalation.
+import { pushedFaxHandler } from "../inbound/pushed-fax.js";
+import { InboxEscalation } from "../inbound/escalation.js";
+import { ReceivedFaxIntake } from "../inbound/received-intake.js";
+import { InboundPoller } from "../notify/inbound.js";
+import { Notifier } from "../notify/notifier.js";
+import type { FaxRecord } from "../fax/types.js";
+import type { Core } from "./core.js";
+import type { Part } from "./part.js";
+
+export interface NotifyParts {
+  notifier: Notifier | null;
+  received: ReceivedFaxIntake;
+  escalation: InboxEscalation;
+  /** A received fax pushed by the service; null when inbound faxes are not followed. */
+  pushedFax: ((rec: FaxRecord, serviceUserId: string | null) => Promise<boolean>) | null;
+  parts: Part[];
+}
+
+export function createNotify(core: Core, consoleUrl: () => string | null): NotifyParts {
+  const { config, live, store, api, directory, clock, metrics, destinations } = core;
+  const log = (component: string) => core.logger.child({ component });
+  const common = { store, clientFor: (user: string) => api.clientFor(user), clock, metrics, destinations };
+  const users = () => live.users();
+  const notifier = config.notify
+    ? new Notifier({
+        ...common,
+        notify: config.notify,
+        users,
+        directory,
+        dataDir: config.data,
+        logger: log("notify"),
+        consoleUrl,
+        addressWaitHours: config.spool?.addressWaitHours,
+      })
+    : null;
+  const received = new ReceivedFaxIntake({
+    ...common,
+    inbound: () => live.config().inbound,
+    users,
+    dataDir: config.data,
+    logger: log("inbound"),
+  });
+  const escalation = new InboxEscalation({
+    store,
+    inbound: () => live.config().inbound,
+    users,
+    logger: log("inbox"),
+    clock,
+  });
+  const poller = config.notify?.inbound.enabled
+    ? new InboundPoller({
+        ...common,
+        notify: config.notify,
+        users,
+        directory,
+        dataDir: config.data,
+        logger: log("inbound"),
+        intake: received,
+      })
+    : null;
+  const pushedFax = poller
+    ? pushedFaxHandler({
+        users,
+        me: (user) => directory.get(user),
+        clientFor: common.clientFor,
+        pollAll: () => poller.runOnce(),
+        intake: received,
+        logger: core.logger,
+      })
+    : null;
+  const parts: Part[] = [
+    { name: "notifier", start: () => notifier?.start(), stop: () => notifier?.stop() },
+    { name: "inbox", start: () => escalation.start(), stop: () => escalation.stop() },
+    { name: "inbound", start: () => poller?.start(), stop: () => poller?.stop() },
+  ];
+  return { notifier, received, escalation, pushedFax, parts };
+}

@@ -1,0 +1,52 @@
+// The print folders: a watcher per user (folders made for new users at a reload, dropped for
+// removed ones) and the sweep that ends print jobs whose owner never gave a number.
+import { AddressExpiry } from "../spool/address-expiry.js";
+import { SpoolWatcher } from "../spool/watcher.js";
+import type { Converters } from "./converters.js";
+import type { Core } from "./core.js";
+import type { Part } from "./part.js";
+
+export interface SpoolParts {
+  addressExpiry: AddressExpiry | null;
+  parts: Part[];
+}
+
+export function createSpool(core: Core, conv: Converters): SpoolParts {
+  const { config, live, addresses } = core;
+  const spool = config.spool;
+  if (!spool) return { addressExpiry: null, parts: [] };
+  const log = core.logger.child({ component: "spool" });
+  const watcher = new SpoolWatcher({
+    store: core.store,
+    clock: core.clock,
+    metrics: core.metrics,
+    destinations: core.destinations,
+    spool,
+    users: live.users(),
+    defaultCountryCode: config.smtp?.defaultCountryCode ?? "1",
+    readers: conv.readers,
+    office: conv.convertQueue,
+    clientFor: (user) => core.api.clientFor(user, "intake"),
+    logger: core.refusals.tap(log, "spool"),
+  });
+  live.onUsersChanged((users) => watcher.updateUsers([...users]));
+  const addressExpiry = new AddressExpiry({
+    store: core.store,
+    clock: core.clock,
+    waitHours: spool.addressWaitHours,
+    logger: log,
+  });
+  const parts: Part[] = [
+    { name: "address expiry", start: () => addressExpiry.start(), stop: () => addressExpiry.stop() },
+    {
+      name: "spool",
+      start: async () => {
+        await watcher.start();
+        addresses.spoolRoot = spool.root;
+      },
+      stop: () => watcher.stop(),
+      checks: () => ({ spool: { ok: addresses.spoolRoot !== null } }),
+    },
+  ];
+  return { addressExpiry, parts };
+}
