@@ -18,7 +18,7 @@ import { KeyHolds } from "../keys/key-holds.js";
 import { KEY_HELD } from "./outcome.js";
 import { sendGroup } from "./send.js";
 import { pollProcessing, reconcileUnknown } from "./track.js";
-import { checkDestination, type DestinationCheck } from "../intake/destination-policy.js";
+import { checkDestination, type DestinationCheck } from "../intake/recipients/destination-policy.js";
 import { applyPushedRecord, type PushedOutcome } from "./pushed-result.js";
 
 export interface DispatcherOptions {

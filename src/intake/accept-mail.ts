@@ -10,10 +10,10 @@ import type { UserDirectory } from "../fax/user-directory.js";
 import type { JobSource, NewDocument } from "../store/types.js";
 import { ReadTimeoutError, type InputReaders } from "./readers.js";
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
-import type { WorkDir } from "./incoming-file.js";
-import { oneLine, type ParsedMail } from "./mail-parse.js";
-import { mailToJob, type EnvelopeRecipient } from "./mail-to-job.js";
-import type { DocumentConverter } from "./convert-queue.js";
+import type { WorkDir } from "./mail/incoming-file.js";
+import { oneLine, type ParsedMail } from "./mail/mail-parse.js";
+import { mailToJob, type EnvelopeRecipient } from "./mail/mail-to-job.js";
+import type { DocumentConverter } from "./office/convert-queue.js";
 
 export interface MailAcceptDeps extends AcceptDeps {
   readers: InputReaders;

@@ -8,12 +8,12 @@ import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { PartialMode } from "../config/schema.js";
 import type { LeftOut, NewDocument, NewRecipient } from "../store/types.js";
-import { resolveContact } from "./contact-lookup.js";
-import type { DestinationCheck } from "./destination-policy.js";
-import { normalizeFaxNumber } from "./fax-number.js";
-import { sniffFileType } from "./file-type.js";
-import type { DocumentConverter } from "./convert-queue.js";
-import { officeExtension, pdfName } from "./office-convert.js";
+import { resolveContact } from "./recipients/contact-lookup.js";
+import type { DestinationCheck } from "./recipients/destination-policy.js";
+import { normalizeFaxNumber } from "./recipients/fax-number.js";
+import { sniffFileType } from "./documents/file-type.js";
+import type { DocumentConverter } from "./office/convert-queue.js";
+import { officeExtension, pdfName } from "./office/office-convert.js";
 
 export interface DestinationInput {
   /** what the person typed: a number, or a contact's name when `contacts` is given */

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import type { MailBodyMode } from "../config/schema.js";
 import { acceptMail, type MailAcceptDeps } from "../intake/accept-mail.js";
-import { WorkDir } from "../intake/incoming-file.js";
+import { WorkDir } from "../intake/mail/incoming-file.js";
 import type { MailboxMessage } from "./mailbox-intake.js";
 
 export function mailboxDoor(

@@ -4,7 +4,7 @@
 import type { Clock } from "../clock.js";
 import type { Config } from "../config/schema.js";
 import { UserDirectory } from "../fax/user-directory.js";
-import { destinationCheckFor, type DestinationCheck } from "../intake/destination-policy.js";
+import { destinationCheckFor, type DestinationCheck } from "../intake/recipients/destination-policy.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";

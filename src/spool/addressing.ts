@@ -6,9 +6,9 @@
 // cover come from the ticket, then the codes, then the name.
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { resolveContact } from "../intake/contact-lookup.js";
-import { checkDestination } from "../intake/destination-policy.js";
-import { normalizeFaxNumber } from "../intake/fax-number.js";
+import { resolveContact } from "../intake/recipients/contact-lookup.js";
+import { checkDestination } from "../intake/recipients/destination-policy.js";
+import { normalizeFaxNumber } from "../intake/recipients/fax-number.js";
 import type { CoverSpec, NewRecipient } from "../store/types.js";
 import { ambiguity, hasAnyCode, type EmbeddedCodes } from "./embedded-codes.js";
 import { readPhoneOption, type FaxPrefixRule } from "./dial-string.js";

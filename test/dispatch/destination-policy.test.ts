@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { configSchema } from "../../src/config/schema.js";
 import { Dispatcher } from "../../src/dispatch/dispatcher.js";
-import { destinationCheckFor } from "../../src/intake/destination-policy.js";
+import { destinationCheckFor } from "../../src/intake/recipients/destination-policy.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { clientFor } from "../helpers/client.js";
 import { startTestEmulator } from "../helpers/emulator.js";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { decideAddressing } from "../../src/spool/addressing.js";
 import { ambiguity, parseEmbeddedCodes, textPages } from "../../src/spool/embedded-codes.js";
 import { parseFileName } from "../../src/spool/file-name-address.js";
-import { pdfPageTexts } from "../../src/intake/pdf-text.js";
+import { pdfPageTexts } from "../../src/intake/pdf/pdf-text.js";
 import { isIgnoredName, judgeStat } from "../../src/spool/safe-file.js";
 import { parseTicket } from "../../src/spool/ticket.js";
 import { isFaxgateError } from "../../src/errors.js";
