@@ -1,8 +1,8 @@
 // The e-mail side of the gateway (Postfix smtpd's job): who may send, to which addresses, and
 // "250 queued as <id>" only once the job is durably in the store. Conversion lives in ../intake.
-import { createReadStream, readFileSync, promises as fsp } from "node:fs";
+import { readFileSync } from "node:fs";
 import os from "node:os";
-import path from "node:path";
+import type { Readable } from "node:stream";
 import {
   SMTPServer,
   type SMTPServerAddress,
@@ -17,18 +17,16 @@ import { makeResolver, type DnsResolve } from "../dns/resolver.js";
 import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { UserDirectory } from "../fax/user-directory.js";
-import { acceptMail } from "../intake/accept-mail.js";
 import { resolveContact } from "../intake/recipients/contact-lookup.js";
 import { checkDestination, type DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { WorkDir, writeIncoming, type IncomingFile } from "../intake/mail/incoming-file.js";
-import { startMailParse } from "../intake/mail/mail-parse.js";
+import { MailDoor } from "../intake/mail-door.js";
 import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import { OfficeConverter } from "../intake/office/office-convert.js";
-import { formatSize } from "../size-format.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
+import { formatSize } from "../size-format.js";
 import { inProcessReaders, type InputReaders } from "../workers/pool.js";
 import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from "../auth/auth-lockout.js";
 import { verifySignIn } from "../auth/password.js";
@@ -65,6 +63,8 @@ export interface SmtpGatewayOptions {
   dns?: Partial<DnsConfig>;
   /** The resolve function itself (default: one made from `dns`). */
   resolve?: DnsResolve;
+  /** The mail door messages go through after DATA (default: one built from the options above). */
+  mail?: MailDoor;
 }
 
 const SENDER_AUTH_OFF: SmtpConfig["senderAuth"] = {
@@ -96,21 +96,17 @@ const SMTP_SERVER_GREETING_DELAY_MS = 100;
 
 export class SmtpGateway {
   private readonly smtp: SmtpConfig;
-  private readonly store: QueueStore;
   private readonly clientFor: (user: string) => FaxApi;
-  private readonly directory: UserDirectory;
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly metrics?: Metrics;
-  private readonly incomingDir: string;
+  private readonly mail: MailDoor;
   private readonly trusted;
   private readonly limiter: RateLimiter;
   private readonly clientLimiter: RateLimiter;
   private readonly authDelayMs: number;
-  private readonly readers: InputReaders;
-  private readonly office: DocumentConverter;
-  private readonly partial: PartialMode | undefined;
-  private readonly ownsOffice: boolean;
+  /** the converter this gateway made for itself, closed with it */
+  private readonly ownOffice?: OfficeConverter;
   private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations?: DestinationCheck;
   private index: UserIndex;
@@ -126,22 +122,31 @@ export class SmtpGateway {
 
   constructor(opts: SmtpGatewayOptions) {
     this.smtp = opts.smtp;
-    this.store = opts.store;
     this.clientFor = opts.clientFor;
-    this.directory = opts.directory;
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     this.metrics = opts.metrics;
-    this.incomingDir = path.join(opts.dataDir, "incoming");
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
     this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
     this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient ?? 30, this.clock);
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
     this.lockout = new AuthLockout(this.clock);
-    this.readers = opts.readers ?? inProcessReaders;
-    this.office = opts.office ?? new OfficeConverter();
-    this.partial = opts.partial;
-    this.ownsOffice = opts.office === undefined;
+    if (!opts.mail && !opts.office) this.ownOffice = new OfficeConverter();
+    this.mail =
+      opts.mail ??
+      new MailDoor({
+        dataDir: opts.dataDir,
+        maxMessageBytes: opts.smtp.maxMessageBytes,
+        store: opts.store,
+        log: this.log,
+        metrics: this.metrics,
+        readers: opts.readers ?? inProcessReaders,
+        directory: opts.directory,
+        clock: this.clock,
+        inlineImageMinBytes: opts.smtp.inlineImageMinBytes,
+        office: opts.office ?? this.ownOffice,
+        partial: opts.partial,
+      });
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations;
     this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) =>
@@ -194,8 +199,7 @@ export class SmtpGateway {
   }
 
   async listen(): Promise<Array<{ host: string; port: number }>> {
-    await fsp.mkdir(this.incomingDir, { recursive: true, mode: 0o750 });
-    await this.removeStaleIncoming();
+    await this.mail.open();
     const out: Array<{ host: string; port: number }> = [];
     for (const entry of this.smtp.listen) {
       const { host, port } = parseHostPort(entry, "smtp.listen");
@@ -225,16 +229,6 @@ export class SmtpGateway {
     return out;
   }
 
-  /** Work folders left by a crash mid-message: the client was never told 250, so it will resend. */
-  private async removeStaleIncoming(): Promise<void> {
-    const cutoff = this.clock.now() - 60 * 60_000;
-    for (const name of await fsp.readdir(this.incomingDir).catch(() => [] as string[])) {
-      const p = path.join(this.incomingDir, name);
-      const st = await fsp.stat(p).catch(() => null);
-      if (st && st.mtimeMs < cutoff) await fsp.rm(p, { recursive: true, force: true }).catch(() => undefined);
-    }
-  }
-
   /** Stops taking mail: open sessions finish their message, new commands get 421. */
   async close(opts: { timeoutMs?: number } = {}): Promise<void> {
     this.closing = true;
@@ -260,7 +254,7 @@ export class SmtpGateway {
     ]);
     clearTimeout(timer);
     this.servers = [];
-    if (this.ownsOffice) await this.office.close();
+    await this.ownOffice?.close();
   }
 
   private makeServer(): SMTPServer {
@@ -604,65 +598,28 @@ export class SmtpGateway {
       .map((r) => st.recipients.get(r.address.toLowerCase()))
       .filter((r): r is EnvelopeRecipient => r !== undefined);
     const log = st.log.child({ user: user.name });
-
-    // made only if something of the message must be a file (a big message, a big part)
-    const workDir = WorkDir.forMessage(this.incomingDir);
-    try {
-      // One pass: the MIME is split and the attachments decoded into their files (or memory)
-      // while the bytes arrive and are kept as the original, so nothing is read back after the
-      // last byte.
-      const readers = this.readers;
-      const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
-      const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input);
-      if (incoming.sizeExceeded) throw tooBig(this.smtp.maxMessageBytes);
-      if (recipients.length === 0) throw refuse("NO_RECIPIENTS", "No valid recipients");
-      // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists
-      const verdict = await this.senderVerdict(st, session, envelopeFrom, incoming, log);
-      const { job } = await acceptMail(
-        {
-          store: this.store,
-          log,
-          metrics: this.metrics,
-          readers: this.readers,
-          directory: this.directory,
-          clock: this.clock,
-          inlineImageMinBytes: this.smtp.inlineImageMinBytes,
-          office: this.office,
-          partial: this.partial,
-        },
-        {
-          user: user.name,
-          envelopeFrom,
-          recipients,
-          messageFile: incoming.path,
-          messageData: incoming.data,
-          workDir,
-          parsing: parse.done,
-          sha256: incoming.sha256,
-          bodyMode: user.mailBody ?? this.smtp.body,
-          ...(verdict.check !== "auth" && verdict.check !== "trusted"
-            ? { senderCheck: verdict.detail.split(";")[0]! }
-            : {}),
-        },
-      );
-      return `2.0.0 queued as ${job.id}`;
-    } finally {
-      await workDir.remove();
-    }
+    // the one door into intake; the sender-auth hook (issue 37) judges the whole message before
+    // any job, document or conversion exists
+    const { job } = await this.mail.accept(
+      { user: user.name, from: envelopeFrom, recipients, bodyMode: user.mailBody ?? this.smtp.body },
+      stream,
+      { log, vet: (message) => this.senderVerdict(st, session, envelopeFrom, message, log) },
+    );
+    return `2.0.0 queued as ${job.id}`;
   }
 
   /**
    * smtp.senderAuth's verdict on a received message (sender-auth/verify-sender.ts): thrown as the
    * refusal when it fails, logged and counted either way. Mail from AUTH, and from trustedNetworks
-   * when no relay check is on, passes without a look.
+   * when no relay check is on, passes without a look. Answers what proved the sender, for the job.
    */
   private async senderVerdict(
     st: SessionState,
     session: SMTPServerSession,
     envelopeFrom: string,
-    incoming: IncomingFile,
+    message: () => Readable | Buffer,
     log: Logger,
-  ): Promise<SenderVerdict> {
+  ): Promise<string | undefined> {
     const via = typeof session.user === "string" ? "auth" : st.trusted ? "trusted" : "stranger";
     let verdict: SenderVerdict;
     try {
@@ -671,7 +628,7 @@ export class SmtpGateway {
         remoteAddress: session.remoteAddress ?? "",
         clientHostname: session.hostNameAppearsAs ?? "",
         via,
-        message: () => incoming.data ?? createReadStream(incoming.path),
+        message,
       });
     } catch (err) {
       log.warn({ err: describeError(err) }, "sender check error");
@@ -680,14 +637,14 @@ export class SmtpGateway {
         "451 4.7.0 The sender could not be checked right now, try again later",
       );
     }
-    if (verdict.ok && (verdict.check === "auth" || verdict.check === "trusted")) return verdict;
+    if (verdict.ok && (verdict.check === "auth" || verdict.check === "trusted")) return undefined;
     this.metrics?.senderVerdicts.inc({
       verdict: verdict.ok ? "pass" : verdict.temporary ? "temperror" : "fail",
       check: verdict.check,
     });
     if (verdict.ok) {
       log.info({ check: verdict.check, verdict: verdict.detail }, "sender verified");
-      return verdict;
+      return verdict.detail.split(";")[0]!;
     }
     // the 5xx is logged as REJECTED (and listed in the console) with its reply by onData; a DNS
     // failure's 451 is listed here, as the refusal it is for now
