@@ -5,7 +5,7 @@ import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 import { acceptJob } from "../intake/accept.js";
-import { checkDestination } from "../intake/recipients/destination-policy.js";
+import { destinationPolicy } from "../intake/recipients/recipients.js";
 import { formatFaxNumber } from "../intake/recipients/fax-number.js";
 import { newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
 import { OfficeConverter } from "../intake/office/office-convert.js";
@@ -32,7 +32,10 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
     to: opts.to,
     user: user.name,
     defaultCountryCode: ctx.config.smtp?.defaultCountryCode ?? "1",
-    destinations: (name, e164) => checkDestination(e164, ctx.config.destinations, name === user.name ? user : { name }),
+    destinations: destinationPolicy(
+      () => ctx.config.destinations,
+      () => [user],
+    ),
     label: (t) => `--to ${t}`,
   });
   if (recipients.length === 0) throw new FaxgateError("USAGE", "give at least one --to NUMBER");

@@ -8,9 +8,8 @@ import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { PartialMode } from "../config/schema.js";
 import type { LeftOut, NewDocument, NewRecipient } from "../store/types.js";
-import { resolveContact } from "./recipients/contact-lookup.js";
 import type { DestinationCheck } from "./recipients/destination-policy.js";
-import { normalizeFaxNumber } from "./recipients/fax-number.js";
+import { decideRecipient } from "./recipients/recipients.js";
 import { sniffFileType } from "./documents/file-type.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
 import { officeExtension, pdfName } from "./office/office-convert.js";
@@ -30,26 +29,21 @@ export interface DestinationInput {
 /** Numbers (or contacts) to recipients; refuses the first bad one with a message naming it. */
 export async function newFaxRecipients(input: DestinationInput): Promise<NewRecipient[]> {
   const label = input.label ?? ((t: string) => t);
+  const contacts = input.contacts;
+  const rules = {
+    destinations: input.destinations,
+    defaultCountryCode: input.defaultCountryCode,
+    ...(contacts ? { contacts: () => contacts } : {}),
+  };
   const out: NewRecipient[] = [];
   for (const raw of input.to
     .flatMap((t) => t.split(","))
     .map((t) => t.trim())
     .filter(Boolean)) {
-    let number: string;
-    let name: string | undefined;
-    if (input.contacts && /[a-zA-Z]/.test(raw)) {
-      const c = await resolveContact(input.contacts, raw, input.defaultCountryCode);
-      number = c.e164;
-      name = c.name;
-    } else {
-      const n = normalizeFaxNumber(raw, input.defaultCountryCode);
-      if (!n.ok) throw new FaxgateError("BAD_NUMBER", `${label(raw)}: ${n.reason}`);
-      number = n.e164;
-    }
-    const allowed = input.destinations(input.user, number);
-    if (!allowed.ok)
-      throw new FaxgateError("DESTINATION_REFUSED", `${label(raw)}: destination not allowed: ${allowed.reason}`);
-    out.push(name ? { number, name } : { number });
+    const d = await decideRecipient(input.user, /[a-zA-Z]/.test(raw) ? { contact: raw } : { number: raw }, rules);
+    if (!d.ok && d.code === "BAD_NUMBER") throw new FaxgateError("BAD_NUMBER", `${label(raw)}: ${d.reason}`);
+    if (!d.ok) throw new FaxgateError("DESTINATION_REFUSED", `${label(raw)}: destination not allowed: ${d.reason}`);
+    out.push(d.recipient);
   }
   return out;
 }

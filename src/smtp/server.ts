@@ -17,8 +17,8 @@ import { makeResolver, type DnsResolve } from "../dns/resolver.js";
 import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { UserDirectory } from "../fax/user-directory.js";
-import { resolveContact } from "../intake/recipients/contact-lookup.js";
-import { checkDestination, type DestinationCheck } from "../intake/recipients/destination-policy.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { decideRecipient, defaultPolicy, type RecipientDecision } from "../intake/recipients/recipients.js";
 import { MailDoor } from "../intake/mail-door.js";
 import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
@@ -33,7 +33,8 @@ import { verifySignIn } from "../auth/password.js";
 import { RateLimiter } from "../auth/rate-limit.js";
 import { SessionTap } from "./session-tap.js";
 import { checkRecipient } from "./recipient-address.js";
-import { authAllowed, buildBlockList, decideSender, inList, UserIndex } from "./sender-policy.js";
+import { buildBlockList, inList } from "../auth/client-address.js";
+import { authAllowed, decideSender, UserIndex } from "./sender-policy.js";
 import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
 import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";
 import { SessionLife } from "./session-life.js";
@@ -108,7 +109,8 @@ export class SmtpGateway {
   /** the converter this gateway made for itself, closed with it */
   private readonly ownOffice?: OfficeConverter;
   private tls?: { key: Buffer; cert: Buffer };
-  private readonly destinations?: DestinationCheck;
+  private readonly destinations: DestinationCheck;
+  private users: UserConfig[];
   private index: UserIndex;
   private servers: SMTPServer[] = [];
   private readonly tap: SessionTap;
@@ -147,8 +149,9 @@ export class SmtpGateway {
         office: opts.office ?? this.ownOffice,
         partial: opts.partial,
       });
+    this.users = opts.users;
     this.index = new UserIndex(opts.users);
-    this.destinations = opts.destinations;
+    this.destinations = opts.destinations ?? defaultPolicy(() => this.users);
     this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) =>
       this.metrics?.smtpReplies.inc({ code: String(code) }),
     );
@@ -195,6 +198,7 @@ export class SmtpGateway {
 
   /** Reload (SIGHUP): new users apply from the next MAIL FROM; open sessions stay up. */
   updateUsers(users: UserConfig[]): void {
+    this.users = users;
     this.index = new UserIndex(users);
   }
 
@@ -416,12 +420,6 @@ export class SmtpGateway {
     }
   }
 
-  /** The refusal (553, naming the destination rule) for a number the policy does not allow, or null. */
-  private destinationRefused(user: UserConfig, rcpt: string, e164: string): FaxgateError | null {
-    const v = this.destinations ? this.destinations(user.name, e164) : checkDestination(e164, {}, user);
-    return v.ok ? null : refuse("DESTINATION_REFUSED", `Destination not allowed <${rcpt.slice(0, 80)}>: ${v.reason}`);
-  }
-
   /** Logs a refusal (REJECTED, with the session) and answers it. */
   private reject(
     cb: (err?: Error | null) => void,
@@ -524,15 +522,18 @@ export class SmtpGateway {
       }
       const check = checkRecipient(rcpt, this.smtp.domains, this.smtp.defaultCountryCode);
       if (!check.ok) return this.reject(cb, st.log, check.refusal, { user: user.name, rcpt: shown });
-      if (check.target.kind === "number") {
-        const refused = this.destinationRefused(user, rcpt, check.target.e164);
-        if (refused) return this.reject(cb, st.log, refused, { user: user.name, rcpt: shown });
-        st.recipients.set(key, { address: rcpt, number: check.target.e164 });
-        return cb();
-      }
-      let contact: Awaited<ReturnType<typeof resolveContact>>;
+      const target = check.target;
+      let decision: RecipientDecision;
       try {
-        contact = await resolveContact(this.clientFor(user.name), check.target.name, this.smtp.defaultCountryCode);
+        decision = await decideRecipient(
+          user.name,
+          target.kind === "number" ? { e164: target.e164 } : { contact: target.name },
+          {
+            destinations: this.destinations,
+            defaultCountryCode: this.smtp.defaultCountryCode,
+            contacts: () => this.clientFor(user.name),
+          },
+        );
       } catch (err) {
         if (isFaxgateError(err) && (err.code === "UNKNOWN_CONTACT" || err.code === "BAD_NUMBER")) {
           return this.reject(cb, st.log, err, { user: user.name, rcpt: shown });
@@ -543,14 +544,21 @@ export class SmtpGateway {
           st.log,
           refuseWith(
             "API_NETWORK",
-            `451 4.3.0 Cannot look up the contact "${check.target.name}" right now (the fax service is unavailable); try again later`,
+            `451 4.3.0 Cannot look up the contact "${target.kind === "name" ? target.name : ""}" right now (the fax service is unavailable); try again later`,
           ),
           { user: user.name, rcpt: shown },
         );
       }
-      const refused = this.destinationRefused(user, rcpt, contact.e164);
-      if (refused) return this.reject(cb, st.log, refused, { user: user.name, rcpt: shown });
-      st.recipients.set(key, { address: rcpt, number: contact.e164, contactName: contact.name });
+      if (!decision.ok) {
+        // the address was checked above: only the policy refuses here (553, naming the rule)
+        const refusal =
+          decision.code === "DESTINATION_REFUSED"
+            ? refuse("DESTINATION_REFUSED", `Destination not allowed <${rcpt.slice(0, 80)}>: ${decision.reason}`)
+            : refuse("BAD_NUMBER", decision.reason);
+        return this.reject(cb, st.log, refusal, { user: user.name, rcpt: shown });
+      }
+      const { number, name } = decision.recipient;
+      st.recipients.set(key, { address: rcpt, number, ...(name ? { contactName: name } : {}) });
       cb();
     } catch (err) {
       st.log.error({ rcpt: rcpt.slice(0, 200), err: describeError(err) }, "RCPT error");

@@ -11,7 +11,8 @@ import type { SpoolConfig } from "../config/schema.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import { acceptJob } from "../intake/accept.js";
-import { checkDestination, type DestinationCheck } from "../intake/recipients/destination-policy.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { defaultPolicy } from "../intake/recipients/recipients.js";
 import { FAXABLE_TYPES, sniffBuffer } from "../intake/documents/file-type.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import { officeExtension, pdfName } from "../intake/office/office-convert.js";
@@ -52,7 +53,7 @@ export interface FileProcessorDeps {
   metrics?: Metrics;
   /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
   readers: InputReaders;
-  /** Destination policy (default: the built-in refusals). */
+  /** Destination policy (default: intake/recipients' default policy: the built-in refusals). */
   destinations?: DestinationCheck;
   /** Converts office documents to PDF before they are queued. */
   office: DocumentConverter;
@@ -77,9 +78,11 @@ export class FileProcessor {
   /** One file of a given content per user at a time, so two copies cannot both pass the window check. */
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly memory: ByteBudget;
+  private readonly destinations: DestinationCheck;
 
   constructor(private readonly deps: FileProcessorDeps) {
     this.memory = new ByteBudget(deps.memoryBytes ?? DEFAULT_MEMORY_BYTES);
+    this.destinations = deps.destinations ?? defaultPolicy();
   }
 
   /** Remembers what the store already holds, so the dedupe window survives a restart. */
@@ -270,11 +273,9 @@ export class FileProcessor {
         textUnreadable: read?.unreadable,
         defaultCountryCode: this.deps.defaultCountryCode,
         faxPrefix: this.deps.spool.faxPrefix,
+        user: f.user,
         api: () => this.deps.clientFor(f.user),
-        destinationRefused: (n) => {
-          const v = this.deps.destinations?.(f.user, n) ?? checkDestination(n);
-          return v.ok ? null : v.reason;
-        },
+        destinations: this.destinations,
       });
     } catch (err) {
       // Print now, address later: a print job (it came with a ticket) that names no destination

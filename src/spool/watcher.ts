@@ -6,7 +6,8 @@ import { Periodic } from "../periodic.js";
 import type { SpoolConfig, UserConfig } from "../config/schema.js";
 import { describeError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { destinationCheckFor, type DestinationCheck } from "../intake/recipients/destination-policy.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { defaultPolicy } from "../intake/recipients/recipients.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
@@ -88,12 +89,7 @@ export class SpoolWatcher {
       clock: this.clock,
       metrics: opts.metrics,
       readers: opts.readers ?? inProcessReaders,
-      destinations:
-        opts.destinations ??
-        destinationCheckFor(
-          () => undefined,
-          () => this.users,
-        ),
+      destinations: opts.destinations ?? defaultPolicy(() => this.users),
       office: this.office,
     });
   }

@@ -23,7 +23,7 @@ import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimi
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { AuthLockout } from "../auth/auth-lockout.js";
-import { buildBlockList, inList } from "../smtp/sender-policy.js";
+import { buildBlockList, inList } from "../auth/client-address.js";
 import { verifySignIn } from "../auth/password.js";
 import { RateLimiter } from "../auth/rate-limit.js";
 import { refuseControlCharacters } from "../store/text-input.js";

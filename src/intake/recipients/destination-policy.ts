@@ -167,12 +167,3 @@ export function checkDestination(
   }
   return { ok: true };
 }
-
-/** The check for a gateway config and its users, looked up by name at each call (users reload). */
-export function destinationCheckFor(
-  gateway: () => GatewayDestinations | undefined,
-  users: () => ReadonlyArray<{ name: string; destinations?: DestinationRules }>,
-): DestinationCheck {
-  return (userName, e164) =>
-    checkDestination(e164, gateway() ?? {}, users().find((u) => u.name === userName) ?? { name: userName });
-}
