@@ -4,10 +4,9 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
-import { acceptJob } from "../intake/accept.js";
 import { destinationPolicy } from "../intake/recipients/recipients.js";
 import { formatFaxNumber } from "../intake/recipients/fax-number.js";
-import { newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
+import { acceptForm, newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
 import { OfficeConverter } from "../intake/office/office-convert.js";
 import { jobJson } from "../job-json.js";
 import { silentLogger } from "../log/logger.js";
@@ -67,7 +66,7 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   }
   return withStore(ctx, async (store) => {
     // the same accept step as mail and print (stdout carries only the command's own answer)
-    const { job } = await acceptJob(
+    const { job } = await acceptForm(
       { store, log: silentLogger() },
       {
         source: "cli",
@@ -75,7 +74,8 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
         recipients,
         documents,
         cover: { enabled: cover, subject: opts.subject, notes: opts.notes },
-        meta: { origin: { command: "faxgate send" }, ...(leftOut.length ? { leftOut } : {}) },
+        origin: { command: "faxgate send" },
+        leftOut,
       },
     );
     process.stdout.write(opts.json && !opts.wait ? `${JSON.stringify(jobJson(job))}\n` : `queued as ${job.id}\n`);

@@ -1,13 +1,14 @@
 // A fax typed in by a person (`faxgate send`, the web console): numbers or contact names, files
 // from their disk, cover on or off. The checks are those of mail and print: the number is
 // normalised and passed through the destination policy, a contact name is looked up with the
-// user's key, each file is sniffed and office documents become PDF. The caller then hands the
-// result to `acceptJob` like every other intake.
+// user's key, each file is sniffed and office documents become PDF. The form door: these checks,
+// then `acceptForm`, which queues the fax through the one accept step of every intake.
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { PartialMode } from "../config/schema.js";
-import type { LeftOut, NewDocument, NewRecipient } from "../store/types.js";
+import type { CoverSpec, JobSource, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
+import { acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
 import type { DestinationCheck } from "./recipients/destination-policy.js";
 import { decideRecipient } from "./recipients/recipients.js";
 import { sniffFileType } from "./documents/file-type.js";
@@ -112,4 +113,34 @@ export async function newFaxDocuments(
     }
   }
   return { documents, leftOut: missing.map((m) => ({ ...m, sentWithout: true })) };
+}
+
+/** A fax filled in by a person, its recipients and documents checked by the functions above. */
+export interface FaxForm {
+  /** `faxgate send` (cli) or the console (web) */
+  source: Extract<JobSource, "cli" | "web">;
+  user: string;
+  recipients: NewRecipient[];
+  documents: NewDocument[];
+  cover: CoverSpec;
+  /** what the job says of where it came from (the command, the console's page) */
+  origin: Record<string, string>;
+  /** files sent without (intake.partial: send) */
+  leftOut?: LeftOut[];
+}
+
+/** The form door's last step: the fax queued durably (QUEUED logged with `fields`). */
+export function acceptForm(deps: AcceptDeps, form: FaxForm, fields: Record<string, unknown> = {}): Promise<Accepted> {
+  return acceptJob(
+    deps,
+    {
+      source: form.source,
+      user: form.user,
+      recipients: form.recipients,
+      documents: form.documents,
+      cover: form.cover,
+      meta: { origin: form.origin, ...(form.leftOut?.length ? { leftOut: form.leftOut } : {}) },
+    },
+    fields,
+  );
 }

@@ -15,9 +15,8 @@ import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../confi
 import { groupsOf, registerSharedInbox } from "./shared-inbox.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { acceptJob } from "../intake/accept.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
+import { acceptForm, newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from "../listener-limits.js";
 import type { Logger } from "../log/logger.js";
@@ -628,17 +627,9 @@ export class WebConsole {
       leftOut?: LeftOut[];
     },
   ): Promise<Job> {
-    const { job } = await acceptJob(
+    const { job } = await acceptForm(
       { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
-      // source "cli": the console is a person at a keyboard like `faxgate send`; origin says which
-      {
-        source: "web",
-        user: s.user,
-        recipients: input.recipients,
-        documents: input.documents,
-        cover: input.cover,
-        meta: { origin: input.origin, ...(input.leftOut?.length ? { leftOut: input.leftOut } : {}) },
-      },
+      { source: "web", user: s.user, ...input },
       { user: s.user, via: "web" },
     );
     this.live.poke();
