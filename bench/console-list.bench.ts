@@ -12,7 +12,7 @@ import { request } from "undici";
 import { configSchema } from "../src/config/schema.js";
 import { silentLogger } from "../src/log/logger.js";
 import { Gateway } from "../src/main.js";
-import { hashPassword } from "../src/smtp/password.js";
+import { hashPassword } from "../src/auth/password.js";
 import { startTestEmulator, TEST_KEYS } from "../test/helpers/emulator.js";
 import type { BenchResult } from "./types.js";
 

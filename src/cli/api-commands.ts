@@ -12,7 +12,7 @@ import {
   type FaxRecord,
   type HistoryQuery,
 } from "../fax/types.js";
-import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../intake/fax-number.js";
+import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../intake/recipients/fax-number.js";
 import { createReplacementKey } from "../keys/rotate.js";
 import { writeFileAtomic } from "../fs/atomic.js";
 import {

@@ -116,7 +116,7 @@ const ONE_PAGE_RTF = "{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Helvetica;}}\\f0\\fs24
  */
 export async function officeConversionCheck(c: Config): Promise<Check> {
   const name = "office conversion";
-  const { OfficeConverter } = await import("../intake/office-convert.js");
+  const { OfficeConverter } = await import("../intake/office/office-convert.js");
   const office = new OfficeConverter(c.office);
   const started = Date.now();
   try {

@@ -1,6 +1,6 @@
 // Operator commands on the queue: jobs, job, retry|cancel|hold|release, status (send is in send.ts).
 import { FaxgateError } from "../errors.js";
-import { formatFaxNumber } from "../intake/fax-number.js";
+import { formatFaxNumber } from "../intake/recipients/fax-number.js";
 import { inFlightByNumber, jobJson, recipientTries, waitReason } from "../job-json.js";
 import { JOB_STATES, type Job, type JobState, type RecipientState } from "../store/types.js";
 import { loadContext, printJson, printTable, withClients, withStore, type GlobalOptions } from "./context.js";

@@ -10,7 +10,7 @@ import type { FaxApi } from "../fax/types.js";
 import { effectiveUsers } from "../keys/key-overrides.js";
 import { DaemonLock } from "../store/daemon-lock.js";
 import { describeError, FaxgateError } from "../errors.js";
-import { hashPassword } from "../smtp/password.js";
+import { hashPassword } from "../auth/password.js";
 import { parseHostPort } from "../config/host-port.js";
 import { riskySettings } from "../config/risky-settings.js";
 import { findKey } from "../keys/rotate.js";
@@ -177,7 +177,7 @@ async function relayCheck(transport: string): Promise<Check> {
 async function officeChecks(c: Config): Promise<Check[]> {
   if (c.office.soffice === false)
     return [{ name: "office converter", ok: true, detail: "turned off (office documents are refused)" }];
-  const { OfficeConverter } = await import("../intake/office-convert.js");
+  const { OfficeConverter } = await import("../intake/office/office-convert.js");
   const office = new OfficeConverter(c.office);
   const soffice = office.available();
   if (!soffice)

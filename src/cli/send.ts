@@ -4,11 +4,10 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
-import { acceptJob } from "../intake/accept.js";
-import { checkDestination } from "../intake/destination-policy.js";
-import { formatFaxNumber } from "../intake/fax-number.js";
-import { newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
-import { OfficeConverter } from "../intake/office-convert.js";
+import { destinationPolicy } from "../intake/recipients/recipients.js";
+import { formatFaxNumber } from "../intake/recipients/fax-number.js";
+import { acceptForm, newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
+import { OfficeConverter } from "../intake/office/office-convert.js";
 import { jobJson } from "../job-json.js";
 import { silentLogger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
@@ -32,7 +31,10 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
     to: opts.to,
     user: user.name,
     defaultCountryCode: ctx.config.smtp?.defaultCountryCode ?? "1",
-    destinations: (name, e164) => checkDestination(e164, ctx.config.destinations, name === user.name ? user : { name }),
+    destinations: destinationPolicy(
+      () => ctx.config.destinations,
+      () => [user],
+    ),
     label: (t) => `--to ${t}`,
   });
   if (recipients.length === 0) throw new FaxgateError("USAGE", "give at least one --to NUMBER");
@@ -64,7 +66,7 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   }
   return withStore(ctx, async (store) => {
     // the same accept step as mail and print (stdout carries only the command's own answer)
-    const { job } = await acceptJob(
+    const { job } = await acceptForm(
       { store, log: silentLogger() },
       {
         source: "cli",
@@ -72,7 +74,8 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
         recipients,
         documents,
         cover: { enabled: cover, subject: opts.subject, notes: opts.notes },
-        meta: { origin: { command: "faxgate send" }, ...(leftOut.length ? { leftOut } : {}) },
+        origin: { command: "faxgate send" },
+        leftOut,
       },
     );
     process.stdout.write(opts.json && !opts.wait ? `${JSON.stringify(jobJson(job))}\n` : `queued as ${job.id}\n`);

@@ -2,7 +2,7 @@
 // (rate, concurrency and 429 pauses apply to every call the dispatcher makes).
 import type { ApiConfig, QueueConfig } from "../config/schema.js";
 import type { Clock } from "../clock.js";
-import type { DestinationCheck } from "../intake/destination-policy.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
 import type { FaxApi, FaxRecord } from "../fax/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";

@@ -18,7 +18,8 @@ import { KeyHolds } from "../keys/key-holds.js";
 import { KEY_HELD } from "./outcome.js";
 import { sendGroup } from "./send.js";
 import { pollProcessing, reconcileUnknown } from "./track.js";
-import { checkDestination, type DestinationCheck } from "../intake/destination-policy.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { defaultPolicy } from "../intake/recipients/recipients.js";
 import { applyPushedRecord, type PushedOutcome } from "./pushed-result.js";
 
 export interface DispatcherOptions {
@@ -82,7 +83,7 @@ export class Dispatcher {
       clock,
       owner,
       metrics: opts.metrics,
-      destinations: opts.destinations ?? ((_user, e164) => checkDestination(e164)),
+      destinations: opts.destinations ?? defaultPolicy(),
       call: (fn) => this.call(fn),
       pause: (ms) => this.pause(ms),
       holds: new KeyHolds(opts.store, (err) =>

@@ -3,7 +3,7 @@
 // route (the receiving user's mail, as before rules existed). Nothing is delivered anywhere a rule
 // or the default does not name.
 import type { InboundConfig, InboundDelivery, InboundRoute } from "../config/schema.js";
-import { compactNumberSpec, patternMatches } from "../intake/destination-policy.js";
+import { compactNumberSpec, patternMatches } from "../intake/recipients/destination-policy.js";
 
 export interface ReceivedFacts {
   /** the number dialled, the sender's number (E.164 with +, or null), the sender's CSID, our user */

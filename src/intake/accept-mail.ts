@@ -10,10 +10,10 @@ import type { UserDirectory } from "../fax/user-directory.js";
 import type { JobSource, NewDocument } from "../store/types.js";
 import { ReadTimeoutError, type InputReaders } from "./readers.js";
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
-import type { WorkDir } from "./incoming-file.js";
-import { oneLine, type ParsedMail } from "./mail-parse.js";
-import { mailToJob, type EnvelopeRecipient } from "./mail-to-job.js";
-import type { DocumentConverter } from "./convert-queue.js";
+import type { IncomingFile, WorkDir } from "./mail/incoming-file.js";
+import { oneLine, type ParsedMail } from "./mail/mail-parse.js";
+import { mailToJob, type EnvelopeRecipient } from "./mail/mail-to-job.js";
+import type { DocumentConverter } from "./office/convert-queue.js";
 
 export interface MailAcceptDeps extends AcceptDeps {
   readers: InputReaders;
@@ -26,27 +26,30 @@ export interface MailAcceptDeps extends AcceptDeps {
   partial?: PartialMode;
 }
 
-export interface ReceivedMail {
+/** A mail's checked envelope: who sent it (as which user), to which numbers, and how. */
+export interface MailEnvelope {
   /** Config user name of the (checked) sender. */
   user: string;
-  envelopeFrom: string;
+  /** The envelope sender (MAIL FROM, a mailbox message's From). */
+  from: string;
   recipients: EnvelopeRecipient[];
-  /** The message as received, on disk (or held: messageData); its folder takes the extracted parts. */
-  messageFile: string;
-  /** The message, when it was small enough to be held in memory: then nothing is at messageFile. */
-  messageData?: Buffer | null;
-  /** The parse fed while the message arrived (startMailParse); without it, or if it resolves to null, the file is parsed by deps.readers. */
-  parsing?: Promise<ParsedMail | null>;
-  workDir: WorkDir;
-  sha256: string;
-  /** what proved the sender (smtp.senderAuth's verdict, a mailbox's Authentication-Results), kept with the job for its outcome mail */
-  senderCheck?: string;
   /** Where the mail's text goes (the user's choice, else smtp.body). */
   bodyMode?: MailBodyMode;
   /** Which door it came through (default smtp); the mailbox intake says imap. */
   source?: JobSource;
   /** The intake's own idempotency key (a mailbox message's UIDVALIDITY/UID), instead of the mail's. */
   dedupeKey?: string;
+  /** what proved the sender (smtp.senderAuth's verdict, a mailbox's Authentication-Results), kept with the job for its outcome mail */
+  senderCheck?: string;
+}
+
+/** The message as received: kept once (held bytes, else the file), with the parse fed as it arrived. */
+export interface ReceivedMessage {
+  kept: IncomingFile;
+  /** Its folder takes the extracted parts; removed by the door when the mail is done. */
+  workDir: WorkDir;
+  /** The parse fed while the message arrived (startMailParse); without it, or if it resolves to null, the kept message is parsed by deps.readers. */
+  parsing?: Promise<ParsedMail | null>;
 }
 
 /**
@@ -85,31 +88,38 @@ async function withinLimit<T>(parsing: Promise<T>, ms: number | undefined): Prom
  * or that parse gave up on its shortcut for base64 bodies (mail-parse.ts startMailParse). Its
  * parts go to a folder of their own, away from what the first parse left.
  */
-async function parseStored(deps: MailAcceptDeps, mail: ReceivedMail): Promise<ParsedMail> {
+async function parseStored(deps: MailAcceptDeps, message: ReceivedMessage): Promise<ParsedMail> {
+  const { kept, workDir } = message;
   // a message held in memory is written out for the reader thread, which reads files
-  if (mail.messageData) {
-    await mail.workDir.writeOut(mail.messageFile, mail.messageData);
-    mail.messageData = null;
+  if (kept.data) {
+    await workDir.writeOut(kept.path, kept.data);
+    kept.data = null;
   }
-  await mail.workDir.ready();
-  if (!mail.parsing) return deps.readers.parseMail(mail.messageFile, mail.workDir.path);
-  const dir = path.join(mail.workDir.path, "again");
+  await workDir.ready();
+  if (!message.parsing) return deps.readers.parseMail(kept.path, workDir.path);
+  const dir = path.join(workDir.path, "again");
   await fsp.mkdir(dir, { mode: 0o700 });
-  return deps.readers.parseMail(mail.messageFile, dir);
+  return deps.readers.parseMail(kept.path, dir);
 }
 
 /** The message as the job's original: its bytes when held, else its file, moved in. */
-function originalOf(mail: ReceivedMail): NewDocument {
-  const doc = { path: mail.messageFile, name: "message.eml", contentType: "message/rfc822" };
-  return mail.messageData ? { ...doc, data: mail.messageData } : { ...doc, move: true };
+function originalOf(kept: IncomingFile): NewDocument {
+  const doc = { path: kept.path, name: "message.eml", contentType: "message/rfc822" };
+  return kept.data ? { ...doc, data: kept.data } : { ...doc, move: true };
 }
 
-export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Promise<Accepted> {
+/** The cleanup of one received mail: parsed, made one job, accepted (or kept as corrupt and refused). */
+export async function acceptMail(
+  deps: MailAcceptDeps,
+  mail: MailEnvelope,
+  message: ReceivedMessage,
+): Promise<Accepted> {
+  const { kept } = message;
   let parsed: ParsedMail;
   try {
     parsed =
-      (mail.parsing ? await withinLimit(mail.parsing, deps.readers.mailTimeoutMs) : null) ??
-      (await parseStored(deps, mail));
+      (message.parsing ? await withinLimit(message.parsing, deps.readers.mailTimeoutMs) : null) ??
+      (await parseStored(deps, message));
   } catch (err) {
     const why = unreadable(err);
     if (why === null) throw err;
@@ -118,8 +128,8 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
       source: mail.source ?? "smtp",
       user: mail.user,
       reason: `the message could not be read: ${why}`,
-      original: originalOf(mail),
-      meta: { origin: { envelopeFrom: mail.envelopeFrom } },
+      original: originalOf(kept),
+      meta: { origin: { envelopeFrom: mail.from } },
     });
     throw new FaxgateError("MESSAGE_UNREADABLE", `the message could not be read: ${why}`, {
       cause: err,
@@ -139,7 +149,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
   const job = await mailToJob({
     parsed,
     user: mail.user,
-    envelopeFrom: mail.envelopeFrom,
+    envelopeFrom: mail.from,
     recipients: mail.recipients,
     coverPreference,
     timezone: () =>
@@ -159,7 +169,7 @@ export async function acceptMail(deps: MailAcceptDeps, mail: ReceivedMail): Prom
       () => mail.user,
     ),
     inlineImageMinBytes: deps.inlineImageMinBytes,
-    original: { path: mail.messageFile, sha256: mail.sha256, ...(mail.messageData ? { data: mail.messageData } : {}) },
+    original: { path: kept.path, sha256: kept.sha256, ...(kept.data ? { data: kept.data } : {}) },
     now: deps.clock.now(),
     ...(deps.office ? { office: deps.office } : {}),
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),

@@ -5,7 +5,7 @@ import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { Job, JobMeta, JobSource, NewDocument, NewJob } from "../store/types.js";
-import { safeFileName } from "./file-name.js";
+import { safeFileName } from "./documents/file-name.js";
 
 export interface AcceptDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt">;

@@ -1,19 +1,19 @@
 // A fax typed in by a person (`faxgate send`, the web console): numbers or contact names, files
 // from their disk, cover on or off. The checks are those of mail and print: the number is
 // normalised and passed through the destination policy, a contact name is looked up with the
-// user's key, each file is sniffed and office documents become PDF. The caller then hands the
-// result to `acceptJob` like every other intake.
+// user's key, each file is sniffed and office documents become PDF. The form door: these checks,
+// then `acceptForm`, which queues the fax through the one accept step of every intake.
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { PartialMode } from "../config/schema.js";
-import type { LeftOut, NewDocument, NewRecipient } from "../store/types.js";
-import { resolveContact } from "./contact-lookup.js";
-import type { DestinationCheck } from "./destination-policy.js";
-import { normalizeFaxNumber } from "./fax-number.js";
-import { sniffFileType } from "./file-type.js";
-import type { DocumentConverter } from "./convert-queue.js";
-import { officeExtension, pdfName } from "./office-convert.js";
+import type { CoverSpec, JobSource, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
+import { acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
+import type { DestinationCheck } from "./recipients/destination-policy.js";
+import { decideRecipient } from "./recipients/recipients.js";
+import { sniffFileType } from "./documents/file-type.js";
+import type { DocumentConverter } from "./office/convert-queue.js";
+import { officeExtension, pdfName } from "./office/office-convert.js";
 
 export interface DestinationInput {
   /** what the person typed: a number, or a contact's name when `contacts` is given */
@@ -30,26 +30,21 @@ export interface DestinationInput {
 /** Numbers (or contacts) to recipients; refuses the first bad one with a message naming it. */
 export async function newFaxRecipients(input: DestinationInput): Promise<NewRecipient[]> {
   const label = input.label ?? ((t: string) => t);
+  const contacts = input.contacts;
+  const rules = {
+    destinations: input.destinations,
+    defaultCountryCode: input.defaultCountryCode,
+    ...(contacts ? { contacts: () => contacts } : {}),
+  };
   const out: NewRecipient[] = [];
   for (const raw of input.to
     .flatMap((t) => t.split(","))
     .map((t) => t.trim())
     .filter(Boolean)) {
-    let number: string;
-    let name: string | undefined;
-    if (input.contacts && /[a-zA-Z]/.test(raw)) {
-      const c = await resolveContact(input.contacts, raw, input.defaultCountryCode);
-      number = c.e164;
-      name = c.name;
-    } else {
-      const n = normalizeFaxNumber(raw, input.defaultCountryCode);
-      if (!n.ok) throw new FaxgateError("BAD_NUMBER", `${label(raw)}: ${n.reason}`);
-      number = n.e164;
-    }
-    const allowed = input.destinations(input.user, number);
-    if (!allowed.ok)
-      throw new FaxgateError("DESTINATION_REFUSED", `${label(raw)}: destination not allowed: ${allowed.reason}`);
-    out.push(name ? { number, name } : { number });
+    const d = await decideRecipient(input.user, /[a-zA-Z]/.test(raw) ? { contact: raw } : { number: raw }, rules);
+    if (!d.ok && d.code === "BAD_NUMBER") throw new FaxgateError("BAD_NUMBER", `${label(raw)}: ${d.reason}`);
+    if (!d.ok) throw new FaxgateError("DESTINATION_REFUSED", `${label(raw)}: destination not allowed: ${d.reason}`);
+    out.push(d.recipient);
   }
   return out;
 }
@@ -118,4 +113,34 @@ export async function newFaxDocuments(
     }
   }
   return { documents, leftOut: missing.map((m) => ({ ...m, sentWithout: true })) };
+}
+
+/** A fax filled in by a person, its recipients and documents checked by the functions above. */
+export interface FaxForm {
+  /** `faxgate send` (cli) or the console (web) */
+  source: Extract<JobSource, "cli" | "web">;
+  user: string;
+  recipients: NewRecipient[];
+  documents: NewDocument[];
+  cover: CoverSpec;
+  /** what the job says of where it came from (the command, the console's page) */
+  origin: Record<string, string>;
+  /** files sent without (intake.partial: send) */
+  leftOut?: LeftOut[];
+}
+
+/** The form door's last step: the fax queued durably (QUEUED logged with `fields`). */
+export function acceptForm(deps: AcceptDeps, form: FaxForm, fields: Record<string, unknown> = {}): Promise<Accepted> {
+  return acceptJob(
+    deps,
+    {
+      source: form.source,
+      user: form.user,
+      recipients: form.recipients,
+      documents: form.documents,
+      cover: form.cover,
+      meta: { origin: form.origin, ...(form.leftOut?.length ? { leftOut: form.leftOut } : {}) },
+    },
+    fields,
+  );
 }

@@ -1,6 +1,6 @@
 // What intake needs from the reader threads and processes (workers/ implements it): the interface
 // lives here so that intake depends on no runner, and workers/ depends on intake's parsers.
-import type { ParsedMail } from "./mail-parse.js";
+import type { ParsedMail } from "./mail/mail-parse.js";
 
 /** What intake runs through the workers (or in-process, see inProcessReaders). */
 export interface InputReaders {

@@ -11,9 +11,9 @@ import { ImapFlow, type FetchMessageObject } from "imapflow";
 import type { MailboxConfig, UserConfig } from "../config/schema.js";
 import { describeError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { resolveContact } from "../intake/contact-lookup.js";
-import type { DestinationCheck } from "../intake/destination-policy.js";
-import type { EnvelopeRecipient } from "../intake/mail-to-job.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { decideRecipient } from "../intake/recipients/recipients.js";
+import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
 import type { Logger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { UserIndex } from "../smtp/sender-policy.js";
@@ -331,19 +331,17 @@ export class MailboxIntake {
       throw new Refused(`too many fax numbers: at most ${this.opts.maxRecipients} per message`, user.name);
     }
     const recipients: EnvelopeRecipient[] = [];
+    const rules = {
+      destinations: this.opts.destinations,
+      defaultCountryCode: this.opts.defaultCountryCode(),
+      contacts: () => this.opts.clientFor(user.name),
+    };
     for (const d of addressing.destinations) {
-      let e164: string;
-      let contactName: string | undefined;
-      if (d.kind === "number") e164 = d.e164;
-      else {
-        const c = await resolveContact(this.opts.clientFor(user.name), d.name, this.opts.defaultCountryCode());
-        e164 = c.e164;
-        contactName = c.name;
-      }
-      const v = this.opts.destinations(user.name, e164);
+      const v = await decideRecipient(user.name, d.kind === "number" ? { e164: d.e164 } : { contact: d.name }, rules);
       if (!v.ok) throw new Refused(`destination not allowed (${d.label}): ${v.reason}`, user.name);
-      if (!recipients.some((r) => r.number === e164))
-        recipients.push({ address: d.label, number: e164, ...(contactName ? { contactName } : {}) });
+      const { number, name } = v.recipient;
+      if (!recipients.some((r) => r.number === number))
+        recipients.push({ address: d.label, number, ...(name ? { contactName: name } : {}) });
     }
     const full = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
     // biome-ignore lint/complexity/useOptionalChain: imapflow answers false, not undefined, when absent

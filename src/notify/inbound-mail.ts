@@ -2,7 +2,7 @@
 import { explainResult } from "../fax/result-codes.js";
 import type { FaxRecord } from "../fax/types.js";
 import type { InboundPayload } from "../store/notification-payloads.js";
-import { formatFaxNumber } from "../intake/fax-number.js";
+import { formatFaxNumber } from "../intake/recipients/fax-number.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
 import { formatDuration, formatTime, plural } from "./time-format.js";
 

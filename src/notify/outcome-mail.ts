@@ -2,7 +2,7 @@
 // with the service's result in plain words, times in the account's timezone, and what intake
 // left out of the fax.
 import { explainResult } from "../fax/result-codes.js";
-import { formatFaxNumber } from "../intake/fax-number.js";
+import { formatFaxNumber } from "../intake/recipients/fax-number.js";
 import { NEEDS_ADDRESS } from "../store/transitions.js";
 import type { Job, Recipient } from "../store/types.js";
 import type { Block } from "./mail-body.js";

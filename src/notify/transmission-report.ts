@@ -3,7 +3,7 @@
 // embedded as a vector Form XObject (pdf-lib's embedPage), so no rasteriser is needed and the image
 // is exactly what was handed to the service.
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from "@cantoo/pdf-lib";
-import { formatFaxNumber } from "../intake/fax-number.js";
+import { formatFaxNumber } from "../intake/recipients/fax-number.js";
 import { failureWords } from "./outcome-mail.js";
 import { formatDuration, formatTime } from "./time-format.js";
 import type { Job, Recipient, StoredDocument } from "../store/types.js";

@@ -1,8 +1,8 @@
 // The readers (MIME parsing, PDF text on worker threads) and the office converter, shared by
 // mail, the print folders, the mailboxes and the console: one pool, one concurrency limit, turns
 // per user in front of it. With office.sandbox required and no isolation here, the start fails.
-import { ConvertQueue } from "../intake/convert-queue.js";
-import { OfficeConverter } from "../intake/office-convert.js";
+import { ConvertQueue } from "../intake/office/convert-queue.js";
+import { OfficeConverter } from "../intake/office/office-convert.js";
 import { ReaderPool } from "../workers/pool.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
@@ -10,7 +10,7 @@ import type { Part } from "./part.js";
 export interface Converters {
   readers: ReaderPool;
   office: OfficeConverter;
-  /** Conversions in turn per user, in front of `office` (src/intake/convert-queue.ts). */
+  /** Conversions in turn per user, in front of `office` (src/intake/office/convert-queue.ts). */
   convertQueue: ConvertQueue;
   parts: Part[];
 }

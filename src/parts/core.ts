@@ -4,7 +4,8 @@
 import type { Clock } from "../clock.js";
 import type { Config } from "../config/schema.js";
 import { UserDirectory } from "../fax/user-directory.js";
-import { destinationCheckFor, type DestinationCheck } from "../intake/destination-policy.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { destinationPolicy } from "../intake/recipients/recipients.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
@@ -74,7 +75,7 @@ export function createCore(opts: CoreOptions): Core {
     logger,
     metrics: opts.metrics,
     api,
-    destinations: destinationCheckFor(
+    destinations: destinationPolicy(
       () => live.config().destinations,
       () => live.users(),
     ),

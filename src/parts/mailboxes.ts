@@ -1,6 +1,6 @@
 // One watcher per configured mailbox (imap.mailboxes): mail fetched over IMAP goes through the
 // same door into the queue as mail over SMTP, with the SMTP limits unless the mailbox sets its own.
-import path from "node:path";
+import { MailDoor } from "../intake/mail-door.js";
 import { mailboxDoor } from "../mailbox/accept-message.js";
 import { MailboxIntake } from "../mailbox/mailbox-intake.js";
 import type { Converters } from "./converters.js";
@@ -12,7 +12,9 @@ export function createMailboxes(core: Core, conv: Converters): Part {
   const mailboxes = config.imap?.mailboxes ?? [];
   const log = core.logger.child({ component: "imap" });
   const door = mailboxDoor(
-    {
+    new MailDoor({
+      dataDir: config.data,
+      maxMessageBytes: config.smtp?.maxMessageBytes ?? 26_214_400,
       store: core.store,
       log,
       metrics: core.metrics,
@@ -21,8 +23,7 @@ export function createMailboxes(core: Core, conv: Converters): Part {
       clock: core.clock,
       inlineImageMinBytes: config.smtp?.inlineImageMinBytes ?? 20_480,
       office: conv.office,
-    },
-    path.join(config.data, "incoming"),
+    }),
     (name) => live.users().find((u) => u.name === name)?.mailBody ?? config.smtp?.body,
   );
   const intakes = mailboxes.map(

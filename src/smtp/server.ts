@@ -1,8 +1,8 @@
 // The e-mail side of the gateway (Postfix smtpd's job): who may send, to which addresses, and
 // "250 queued as <id>" only once the job is durably in the store. Conversion lives in ../intake.
-import { createReadStream, readFileSync, promises as fsp } from "node:fs";
+import { readFileSync } from "node:fs";
 import os from "node:os";
-import path from "node:path";
+import type { Readable } from "node:stream";
 import {
   SMTPServer,
   type SMTPServerAddress,
@@ -17,25 +17,24 @@ import { makeResolver, type DnsResolve } from "../dns/resolver.js";
 import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { UserDirectory } from "../fax/user-directory.js";
-import { acceptMail } from "../intake/accept-mail.js";
-import { resolveContact } from "../intake/contact-lookup.js";
-import { checkDestination, type DestinationCheck } from "../intake/destination-policy.js";
-import { WorkDir, writeIncoming, type IncomingFile } from "../intake/incoming-file.js";
-import { startMailParse } from "../intake/mail-parse.js";
-import type { EnvelopeRecipient } from "../intake/mail-to-job.js";
-import type { DocumentConverter } from "../intake/convert-queue.js";
-import { OfficeConverter } from "../intake/office-convert.js";
-import { formatSize } from "../size-format.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { decideRecipient, defaultPolicy, type RecipientDecision } from "../intake/recipients/recipients.js";
+import { MailDoor } from "../intake/mail-door.js";
+import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
+import type { DocumentConverter } from "../intake/office/convert-queue.js";
+import { OfficeConverter } from "../intake/office/office-convert.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
+import { formatSize } from "../size-format.js";
 import { inProcessReaders, type InputReaders } from "../workers/pool.js";
-import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from "./auth-lockout.js";
-import { verifySignIn } from "./password.js";
-import { RateLimiter } from "./rate-limit.js";
+import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from "../auth/auth-lockout.js";
+import { verifySignIn } from "../auth/password.js";
+import { RateLimiter } from "../auth/rate-limit.js";
 import { SessionTap } from "./session-tap.js";
 import { checkRecipient } from "./recipient-address.js";
-import { authAllowed, buildBlockList, decideSender, inList, UserIndex } from "./sender-policy.js";
+import { buildBlockList, inList } from "../auth/client-address.js";
+import { authAllowed, decideSender, UserIndex } from "./sender-policy.js";
 import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
 import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";
 import { SessionLife } from "./session-life.js";
@@ -65,6 +64,8 @@ export interface SmtpGatewayOptions {
   dns?: Partial<DnsConfig>;
   /** The resolve function itself (default: one made from `dns`). */
   resolve?: DnsResolve;
+  /** The mail door messages go through after DATA (default: one built from the options above). */
+  mail?: MailDoor;
 }
 
 const SENDER_AUTH_OFF: SmtpConfig["senderAuth"] = {
@@ -96,23 +97,20 @@ const SMTP_SERVER_GREETING_DELAY_MS = 100;
 
 export class SmtpGateway {
   private readonly smtp: SmtpConfig;
-  private readonly store: QueueStore;
   private readonly clientFor: (user: string) => FaxApi;
-  private readonly directory: UserDirectory;
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly metrics?: Metrics;
-  private readonly incomingDir: string;
+  private readonly mail: MailDoor;
   private readonly trusted;
   private readonly limiter: RateLimiter;
   private readonly clientLimiter: RateLimiter;
   private readonly authDelayMs: number;
-  private readonly readers: InputReaders;
-  private readonly office: DocumentConverter;
-  private readonly partial: PartialMode | undefined;
-  private readonly ownsOffice: boolean;
+  /** the converter this gateway made for itself, closed with it */
+  private readonly ownOffice?: OfficeConverter;
   private tls?: { key: Buffer; cert: Buffer };
-  private readonly destinations?: DestinationCheck;
+  private readonly destinations: DestinationCheck;
+  private users: UserConfig[];
   private index: UserIndex;
   private servers: SMTPServer[] = [];
   private readonly tap: SessionTap;
@@ -126,24 +124,34 @@ export class SmtpGateway {
 
   constructor(opts: SmtpGatewayOptions) {
     this.smtp = opts.smtp;
-    this.store = opts.store;
     this.clientFor = opts.clientFor;
-    this.directory = opts.directory;
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     this.metrics = opts.metrics;
-    this.incomingDir = path.join(opts.dataDir, "incoming");
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
     this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
     this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient ?? 30, this.clock);
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
     this.lockout = new AuthLockout(this.clock);
-    this.readers = opts.readers ?? inProcessReaders;
-    this.office = opts.office ?? new OfficeConverter();
-    this.partial = opts.partial;
-    this.ownsOffice = opts.office === undefined;
+    if (!opts.mail && !opts.office) this.ownOffice = new OfficeConverter();
+    this.mail =
+      opts.mail ??
+      new MailDoor({
+        dataDir: opts.dataDir,
+        maxMessageBytes: opts.smtp.maxMessageBytes,
+        store: opts.store,
+        log: this.log,
+        metrics: this.metrics,
+        readers: opts.readers ?? inProcessReaders,
+        directory: opts.directory,
+        clock: this.clock,
+        inlineImageMinBytes: opts.smtp.inlineImageMinBytes,
+        office: opts.office ?? this.ownOffice,
+        partial: opts.partial,
+      });
+    this.users = opts.users;
     this.index = new UserIndex(opts.users);
-    this.destinations = opts.destinations;
+    this.destinations = opts.destinations ?? defaultPolicy(() => this.users);
     this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) =>
       this.metrics?.smtpReplies.inc({ code: String(code) }),
     );
@@ -190,12 +198,12 @@ export class SmtpGateway {
 
   /** Reload (SIGHUP): new users apply from the next MAIL FROM; open sessions stay up. */
   updateUsers(users: UserConfig[]): void {
+    this.users = users;
     this.index = new UserIndex(users);
   }
 
   async listen(): Promise<Array<{ host: string; port: number }>> {
-    await fsp.mkdir(this.incomingDir, { recursive: true, mode: 0o750 });
-    await this.removeStaleIncoming();
+    await this.mail.open();
     const out: Array<{ host: string; port: number }> = [];
     for (const entry of this.smtp.listen) {
       const { host, port } = parseHostPort(entry, "smtp.listen");
@@ -225,16 +233,6 @@ export class SmtpGateway {
     return out;
   }
 
-  /** Work folders left by a crash mid-message: the client was never told 250, so it will resend. */
-  private async removeStaleIncoming(): Promise<void> {
-    const cutoff = this.clock.now() - 60 * 60_000;
-    for (const name of await fsp.readdir(this.incomingDir).catch(() => [] as string[])) {
-      const p = path.join(this.incomingDir, name);
-      const st = await fsp.stat(p).catch(() => null);
-      if (st && st.mtimeMs < cutoff) await fsp.rm(p, { recursive: true, force: true }).catch(() => undefined);
-    }
-  }
-
   /** Stops taking mail: open sessions finish their message, new commands get 421. */
   async close(opts: { timeoutMs?: number } = {}): Promise<void> {
     this.closing = true;
@@ -260,7 +258,7 @@ export class SmtpGateway {
     ]);
     clearTimeout(timer);
     this.servers = [];
-    if (this.ownsOffice) await this.office.close();
+    await this.ownOffice?.close();
   }
 
   private makeServer(): SMTPServer {
@@ -422,12 +420,6 @@ export class SmtpGateway {
     }
   }
 
-  /** The refusal (553, naming the destination rule) for a number the policy does not allow, or null. */
-  private destinationRefused(user: UserConfig, rcpt: string, e164: string): FaxgateError | null {
-    const v = this.destinations ? this.destinations(user.name, e164) : checkDestination(e164, {}, user);
-    return v.ok ? null : refuse("DESTINATION_REFUSED", `Destination not allowed <${rcpt.slice(0, 80)}>: ${v.reason}`);
-  }
-
   /** Logs a refusal (REJECTED, with the session) and answers it. */
   private reject(
     cb: (err?: Error | null) => void,
@@ -530,15 +522,18 @@ export class SmtpGateway {
       }
       const check = checkRecipient(rcpt, this.smtp.domains, this.smtp.defaultCountryCode);
       if (!check.ok) return this.reject(cb, st.log, check.refusal, { user: user.name, rcpt: shown });
-      if (check.target.kind === "number") {
-        const refused = this.destinationRefused(user, rcpt, check.target.e164);
-        if (refused) return this.reject(cb, st.log, refused, { user: user.name, rcpt: shown });
-        st.recipients.set(key, { address: rcpt, number: check.target.e164 });
-        return cb();
-      }
-      let contact: Awaited<ReturnType<typeof resolveContact>>;
+      const target = check.target;
+      let decision: RecipientDecision;
       try {
-        contact = await resolveContact(this.clientFor(user.name), check.target.name, this.smtp.defaultCountryCode);
+        decision = await decideRecipient(
+          user.name,
+          target.kind === "number" ? { e164: target.e164 } : { contact: target.name },
+          {
+            destinations: this.destinations,
+            defaultCountryCode: this.smtp.defaultCountryCode,
+            contacts: () => this.clientFor(user.name),
+          },
+        );
       } catch (err) {
         if (isFaxgateError(err) && (err.code === "UNKNOWN_CONTACT" || err.code === "BAD_NUMBER")) {
           return this.reject(cb, st.log, err, { user: user.name, rcpt: shown });
@@ -549,14 +544,21 @@ export class SmtpGateway {
           st.log,
           refuseWith(
             "API_NETWORK",
-            `451 4.3.0 Cannot look up the contact "${check.target.name}" right now (the fax service is unavailable); try again later`,
+            `451 4.3.0 Cannot look up the contact "${target.kind === "name" ? target.name : ""}" right now (the fax service is unavailable); try again later`,
           ),
           { user: user.name, rcpt: shown },
         );
       }
-      const refused = this.destinationRefused(user, rcpt, contact.e164);
-      if (refused) return this.reject(cb, st.log, refused, { user: user.name, rcpt: shown });
-      st.recipients.set(key, { address: rcpt, number: contact.e164, contactName: contact.name });
+      if (!decision.ok) {
+        // the address was checked above: only the policy refuses here (553, naming the rule)
+        const refusal =
+          decision.code === "DESTINATION_REFUSED"
+            ? refuse("DESTINATION_REFUSED", `Destination not allowed <${rcpt.slice(0, 80)}>: ${decision.reason}`)
+            : refuse("BAD_NUMBER", decision.reason);
+        return this.reject(cb, st.log, refusal, { user: user.name, rcpt: shown });
+      }
+      const { number, name } = decision.recipient;
+      st.recipients.set(key, { address: rcpt, number, ...(name ? { contactName: name } : {}) });
       cb();
     } catch (err) {
       st.log.error({ rcpt: rcpt.slice(0, 200), err: describeError(err) }, "RCPT error");
@@ -604,65 +606,28 @@ export class SmtpGateway {
       .map((r) => st.recipients.get(r.address.toLowerCase()))
       .filter((r): r is EnvelopeRecipient => r !== undefined);
     const log = st.log.child({ user: user.name });
-
-    // made only if something of the message must be a file (a big message, a big part)
-    const workDir = WorkDir.forMessage(this.incomingDir);
-    try {
-      // One pass: the MIME is split and the attachments decoded into their files (or memory)
-      // while the bytes arrive and are kept as the original, so nothing is read back after the
-      // last byte.
-      const readers = this.readers;
-      const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
-      const incoming = await writeIncoming(stream, workDir, this.smtp.maxMessageBytes, parse.input);
-      if (incoming.sizeExceeded) throw tooBig(this.smtp.maxMessageBytes);
-      if (recipients.length === 0) throw refuse("NO_RECIPIENTS", "No valid recipients");
-      // sender-auth hook (issue 37): the verdict is known before any job, document or conversion exists
-      const verdict = await this.senderVerdict(st, session, envelopeFrom, incoming, log);
-      const { job } = await acceptMail(
-        {
-          store: this.store,
-          log,
-          metrics: this.metrics,
-          readers: this.readers,
-          directory: this.directory,
-          clock: this.clock,
-          inlineImageMinBytes: this.smtp.inlineImageMinBytes,
-          office: this.office,
-          partial: this.partial,
-        },
-        {
-          user: user.name,
-          envelopeFrom,
-          recipients,
-          messageFile: incoming.path,
-          messageData: incoming.data,
-          workDir,
-          parsing: parse.done,
-          sha256: incoming.sha256,
-          bodyMode: user.mailBody ?? this.smtp.body,
-          ...(verdict.check !== "auth" && verdict.check !== "trusted"
-            ? { senderCheck: verdict.detail.split(";")[0]! }
-            : {}),
-        },
-      );
-      return `2.0.0 queued as ${job.id}`;
-    } finally {
-      await workDir.remove();
-    }
+    // the one door into intake; the sender-auth hook (issue 37) judges the whole message before
+    // any job, document or conversion exists
+    const { job } = await this.mail.accept(
+      { user: user.name, from: envelopeFrom, recipients, bodyMode: user.mailBody ?? this.smtp.body },
+      stream,
+      { log, vet: (message) => this.senderVerdict(st, session, envelopeFrom, message, log) },
+    );
+    return `2.0.0 queued as ${job.id}`;
   }
 
   /**
    * smtp.senderAuth's verdict on a received message (sender-auth/verify-sender.ts): thrown as the
    * refusal when it fails, logged and counted either way. Mail from AUTH, and from trustedNetworks
-   * when no relay check is on, passes without a look.
+   * when no relay check is on, passes without a look. Answers what proved the sender, for the job.
    */
   private async senderVerdict(
     st: SessionState,
     session: SMTPServerSession,
     envelopeFrom: string,
-    incoming: IncomingFile,
+    message: () => Readable | Buffer,
     log: Logger,
-  ): Promise<SenderVerdict> {
+  ): Promise<string | undefined> {
     const via = typeof session.user === "string" ? "auth" : st.trusted ? "trusted" : "stranger";
     let verdict: SenderVerdict;
     try {
@@ -671,7 +636,7 @@ export class SmtpGateway {
         remoteAddress: session.remoteAddress ?? "",
         clientHostname: session.hostNameAppearsAs ?? "",
         via,
-        message: () => incoming.data ?? createReadStream(incoming.path),
+        message,
       });
     } catch (err) {
       log.warn({ err: describeError(err) }, "sender check error");
@@ -680,14 +645,14 @@ export class SmtpGateway {
         "451 4.7.0 The sender could not be checked right now, try again later",
       );
     }
-    if (verdict.ok && (verdict.check === "auth" || verdict.check === "trusted")) return verdict;
+    if (verdict.ok && (verdict.check === "auth" || verdict.check === "trusted")) return undefined;
     this.metrics?.senderVerdicts.inc({
       verdict: verdict.ok ? "pass" : verdict.temporary ? "temperror" : "fail",
       check: verdict.check,
     });
     if (verdict.ok) {
       log.info({ check: verdict.check, verdict: verdict.detail }, "sender verified");
-      return verdict;
+      return verdict.detail.split(";")[0]!;
     }
     // the 5xx is logged as REJECTED (and listed in the console) with its reply by onData; a DNS
     // failure's 451 is listed here, as the refusal it is for now

@@ -6,9 +6,9 @@
 // cover come from the ticket, then the codes, then the name.
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { resolveContact } from "../intake/contact-lookup.js";
-import { checkDestination } from "../intake/destination-policy.js";
-import { normalizeFaxNumber } from "../intake/fax-number.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { normalizeFaxNumber } from "../intake/recipients/fax-number.js";
+import { recipientNumber } from "../intake/recipients/recipients.js";
 import type { CoverSpec, NewRecipient } from "../store/types.js";
 import { ambiguity, hasAnyCode, type EmbeddedCodes } from "./embedded-codes.js";
 import { readPhoneOption, type FaxPrefixRule } from "./dial-string.js";
@@ -39,10 +39,12 @@ export interface AddressingInput {
   /** Why the document's text could not be read for codes, when it could not. */
   textUnreadable?: string;
   defaultCountryCode: string;
+  /** The file's owner: the destination policy applies their own rules. */
+  user: string;
   /** The user's API client, only called to look a contact name up. */
   api: () => FaxApi;
-  /** Destination policy for this file's user: a refusal reason, or null (default: built-in rules). */
-  destinationRefused?: (e164: string) => string | null;
+  /** The destination policy (intake/recipients: the user's rules, the gateway's, the built-in). */
+  destinations: DestinationCheck;
   /** What to do with the outside-line prefix of a `phone` option (spool.faxPrefix, default strip). */
   faxPrefix?: FaxPrefixRule;
 }
@@ -99,15 +101,9 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
       `no fax number was found${hint}: name the file "<number> - <subject>.pdf", add a ticket "${input.fileName}.json", or put "@@FAX <number>@@" in the document`,
     );
   }
-  const refused =
-    input.destinationRefused ??
-    ((n: string) => {
-      const v = checkDestination(n);
-      return v.ok ? null : v.reason;
-    });
   for (const r of recipients) {
-    const why = refused(r.number);
-    if (why) throw new FaxgateError("DESTINATION_REFUSED", `destination not allowed: ${why}`);
+    const v = input.destinations(input.user, r.number);
+    if (!v.ok) throw new FaxgateError("DESTINATION_REFUSED", `destination not allowed: ${v.reason}`);
   }
   if (recipients.length > MAX_RECIPIENTS) {
     throw new FaxgateError(
@@ -186,9 +182,9 @@ async function toRecipients(raw: string[], name: string | undefined, input: Addr
     if (/[A-Za-z]/.test(entry) && !/\d{4}/.test(entry)) {
       r = await contactRecipient(entry, input);
     } else {
-      const n = normalizeFaxNumber(entry, input.defaultCountryCode);
+      const n = await recipientNumber({ number: entry }, input);
       if (!n.ok) throw new FaxgateError("BAD_NUMBER", `the fax number ${n.reason}`);
-      r = name ? { number: n.e164, name } : { number: n.e164 };
+      r = name ? { number: n.recipient.number, name } : n.recipient;
     }
     if (!out.some((x) => x.number === r.number)) out.push(r);
   }
@@ -196,6 +192,8 @@ async function toRecipients(raw: string[], name: string | undefined, input: Addr
 }
 
 async function contactRecipient(name: string, input: AddressingInput): Promise<NewRecipient> {
-  const c = await resolveContact(input.api(), name, input.defaultCountryCode);
-  return { number: c.e164, name: c.name };
+  const c = await recipientNumber({ contact: name }, { ...input, contacts: input.api });
+  // a contact's number comes from the service: only its own lookup can refuse it (it throws)
+  if (!c.ok) throw new FaxgateError("BAD_NUMBER", `the fax number ${c.reason}`);
+  return c.recipient;
 }

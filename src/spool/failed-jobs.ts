@@ -4,7 +4,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describeError } from "../errors.js";
-import { formatFaxNumber } from "../intake/fax-number.js";
+import { formatFaxNumber } from "../intake/recipients/fax-number.js";
 import type { Logger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { Job } from "../store/types.js";

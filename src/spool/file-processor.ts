@@ -1,5 +1,5 @@
 // Pickup for one spool file: claim it by an atomic rename into the user's work folder, read it
-// safely, find where it goes, queue it durably, and only then move the original to done/.
+// safely, find where it goes, queue it through intake's print door, and only then move it to done/.
 // Every step can be redone after a crash: the claim id in the work name makes the job's
 // dedupeKey, so re-queuing a file whose job already exists stores nothing new.
 import { randomBytes } from "node:crypto";
@@ -10,18 +10,17 @@ import type { Clock } from "../clock.js";
 import type { SpoolConfig } from "../config/schema.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { acceptJob } from "../intake/accept.js";
-import { checkDestination, type DestinationCheck } from "../intake/destination-policy.js";
-import { FAXABLE_TYPES, sniffBuffer } from "../intake/file-type.js";
-import type { DocumentConverter } from "../intake/convert-queue.js";
-import { officeExtension, pdfName } from "../intake/office-convert.js";
+import { PrintDoor, type PrintDocument } from "../intake/print-door.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { defaultPolicy } from "../intake/recipients/recipients.js";
+import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { InputReaders } from "../workers/pool.js";
 import { ADDRESS_LATER, decideAddressing, waitingAddressing, type Addressing } from "./addressing.js";
 import { ByteBudget } from "./byte-budget.js";
-import { parseEmbeddedCodes, textPages, type EmbeddedCodes } from "./embedded-codes.js";
+import { parseEmbeddedCodes } from "./embedded-codes.js";
 import { sha256 } from "./content-hash.js";
 import type { UserFolders } from "./folders.js";
 import { freeName, moveInto, writeReason } from "./outcome-files.js";
@@ -52,7 +51,7 @@ export interface FileProcessorDeps {
   metrics?: Metrics;
   /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
   readers: InputReaders;
-  /** Destination policy (default: the built-in refusals). */
+  /** Destination policy (default: intake/recipients' default policy: the built-in refusals). */
   destinations?: DestinationCheck;
   /** Converts office documents to PDF before they are queued. */
   office: DocumentConverter;
@@ -77,9 +76,19 @@ export class FileProcessor {
   /** One file of a given content per user at a time, so two copies cannot both pass the window check. */
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly memory: ByteBudget;
+  private readonly destinations: DestinationCheck;
+  /** intake's door for print files: document, text, accept */
+  private readonly print: PrintDoor;
 
   constructor(private readonly deps: FileProcessorDeps) {
     this.memory = new ByteBudget(deps.memoryBytes ?? DEFAULT_MEMORY_BYTES);
+    this.destinations = deps.destinations ?? defaultPolicy();
+    this.print = new PrintDoor({
+      store: deps.store,
+      metrics: deps.metrics,
+      readers: deps.readers,
+      office: deps.office,
+    });
   }
 
   /** Remembers what the store already holds, so the dedupe window survives a restart. */
@@ -220,30 +229,16 @@ export class FileProcessor {
       return "queued";
     }
 
-    const sniffed = sniffBuffer(data.subarray(0, 4096));
-    // What is faxed: the file itself, or the PDF made from an office document (as for mail).
-    let doc = { name, contentType: sniffed ?? "", data };
-    if (!sniffed || !FAXABLE_TYPES.has(sniffed)) {
-      const ext = officeExtension(name, sniffed);
-      if (!ext) {
-        const reason = `the file's content is ${sniffed ?? "of an unknown type"}; only PDF, TIFF, PNG, JPEG, plain text and office documents can be faxed`;
-        await this.refuseClaimed(f, workName, name, reason, refusalHash, log);
+    let doc: PrintDocument;
+    try {
+      doc = await this.print.document({ user: f.user, name, data });
+    } catch (err) {
+      if (isFaxgateError(err) && !err.temporary) {
+        await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
         return "refused";
       }
-      try {
-        doc = {
-          name: pdfName(name),
-          contentType: "application/pdf",
-          data: await this.deps.office.convert({ name, ext, data, user: f.user }),
-        };
-      } catch (err) {
-        if (isFaxgateError(err) && !err.temporary) {
-          await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
-          return "refused";
-        }
-        log.warn({ err: describeError(err) }, "DEFERRED office conversion failed for now; will retry");
-        return "retry";
-      }
+      log.warn({ err: describeError(err) }, "DEFERRED office conversion failed for now; will retry");
+      return "retry";
     }
     const contentType = doc.contentType;
 
@@ -257,8 +252,8 @@ export class FileProcessor {
 
     // The text is read even when a ticket or the file name addresses the document: codes hidden
     // in it that name another destination must refuse the file, never be ignored or followed.
-    const read = await this.readCodes(doc.data, contentType, log);
-    const codes = read?.codes;
+    const text = await this.print.text(doc, log);
+    const codes = text && "pages" in text ? parseEmbeddedCodes(text.pages) : undefined;
     if (codes?.problems.length) log.warn({ problems: codes.problems }, "embedded codes not understood");
 
     let addressing: Addressing;
@@ -267,14 +262,12 @@ export class FileProcessor {
         fileName: name,
         ticket,
         codes,
-        textUnreadable: read?.unreadable,
+        textUnreadable: text && "unreadable" in text ? text.unreadable : undefined,
         defaultCountryCode: this.deps.defaultCountryCode,
         faxPrefix: this.deps.spool.faxPrefix,
+        user: f.user,
         api: () => this.deps.clientFor(f.user),
-        destinationRefused: (n) => {
-          const v = this.deps.destinations?.(f.user, n) ?? checkDestination(n);
-          return v.ok ? null : v.reason;
-        },
+        destinations: this.destinations,
       });
     } catch (err) {
       // Print now, address later: a print job (it came with a ticket) that names no destination
@@ -316,8 +309,7 @@ export class FileProcessor {
         );
         return "duplicate";
       }
-      const { job, duplicate } = await acceptJob(
-        { store: this.deps.store, log, metrics: this.deps.metrics },
+      const { job } = await this.print.accept(
         {
           source: "spool",
           ...(waiting ? { awaitingAddress: true } : {}),
@@ -341,18 +333,9 @@ export class FileProcessor {
             },
           },
         },
+        log,
         { via: addressing.via, bytes: data.length },
       );
-      if (waiting && !duplicate) {
-        await this.deps.store.enqueueNotification({
-          kind: "address",
-          user: f.user,
-          jobId: job.id,
-          dedupeKey: `address:${job.id}`,
-          payload: { jobId: job.id },
-        });
-        log.info({ job: job.id }, "HELD needs an address: its owner gives the number in the console");
-      }
       this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
       this.pruneSeen(now);
       await this.finishDone(f, workName, name, ticketResult !== null);
@@ -394,25 +377,6 @@ export class FileProcessor {
       return parseTicket(raw.toString("utf8"));
     } catch (err) {
       return { ok: false, reason: `its ticket ${name}.json could not be read: ${describeError(err)}` };
-    }
-  }
-
-  private async readCodes(
-    data: Buffer,
-    contentType: string,
-    log: Logger,
-  ): Promise<{ codes?: EmbeddedCodes; unreadable?: string } | undefined> {
-    if (contentType === "text/plain") return { codes: parseEmbeddedCodes(textPages(data.toString("utf8"))) };
-    if (contentType !== "application/pdf") return undefined;
-    try {
-      return { codes: parseEmbeddedCodes(await this.deps.readers.pdfPageTexts(data)) };
-    } catch (err) {
-      // Shutting down is not the PDF's fault: the file stays claimed and is picked up at the next start.
-      if (isFaxgateError(err)) throw err;
-      // An unreadable text layer is not fatal: the ticket or the file name may still address it.
-      const why = describeError(err).slice(0, 200);
-      log.warn({ err: why }, "PDF text could not be read; embedded codes skipped");
-      return { unreadable: why };
     }
   }
 

@@ -6,15 +6,16 @@ import { Periodic } from "../periodic.js";
 import type { SpoolConfig, UserConfig } from "../config/schema.js";
 import { describeError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { destinationCheckFor, type DestinationCheck } from "../intake/destination-policy.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { defaultPolicy } from "../intake/recipients/recipients.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { inProcessReaders, type InputReaders } from "../workers/pool.js";
 import { sweepFailedJobs } from "./failed-jobs.js";
 import { withFolder } from "./safe-folder.js";
-import type { DocumentConverter } from "../intake/convert-queue.js";
-import { OfficeConverter } from "../intake/office-convert.js";
+import type { DocumentConverter } from "../intake/office/convert-queue.js";
+import { OfficeConverter } from "../intake/office/office-convert.js";
 import { FileProcessor } from "./file-processor.js";
 import { callsFor, type FolderCalls } from "./folder-calls.js";
 import { ensureFolders, userFolders, type UserFolders } from "./folders.js";
@@ -88,12 +89,7 @@ export class SpoolWatcher {
       clock: this.clock,
       metrics: opts.metrics,
       readers: opts.readers ?? inProcessReaders,
-      destinations:
-        opts.destinations ??
-        destinationCheckFor(
-          () => undefined,
-          () => this.users,
-        ),
+      destinations: opts.destinations ?? defaultPolicy(() => this.users),
       office: this.office,
     });
   }

@@ -83,7 +83,7 @@ export interface JobMeta {
  * Documents given as bytes up to this size are kept in the database with their job's row, not as
  * files (the SQLite store's document_data, PostgreSQL's documents table, which holds every
  * document): committed with the row, no file, folder entry or fsync of their own. Intake holds a
- * small mail and its parts in memory for this (intake/incoming-file.ts WorkDir). In a
+ * small mail and its parts in memory for this (intake/mail/incoming-file.ts WorkDir). In a
  * micro-benchmark on this project's machine, a commit carrying 173 KB of blobs cost the main
  * thread 0.2-0.3 ms; as files the same bytes cost a create, writes, an fsync and a rename each,
  * a folder made and fsynced, and two or three waits for the disk (docs/bench.md).

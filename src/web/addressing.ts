@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import type { DestinationCheck } from "../intake/destination-policy.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
 import { newFaxRecipients } from "../intake/new-fax.js";
 import type { Logger } from "../log/logger.js";
 import { waitsForAddress } from "../store/job-state.js";

@@ -15,17 +15,16 @@ import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../confi
 import { groupsOf, registerSharedInbox } from "./shared-inbox.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { acceptJob } from "../intake/accept.js";
-import type { DestinationCheck } from "../intake/destination-policy.js";
-import { newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
-import type { DocumentConverter } from "../intake/convert-queue.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { acceptForm, newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
+import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from "../listener-limits.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
-import { AuthLockout } from "../smtp/auth-lockout.js";
-import { buildBlockList, inList } from "../smtp/sender-policy.js";
-import { verifySignIn } from "../smtp/password.js";
-import { RateLimiter } from "../smtp/rate-limit.js";
+import { AuthLockout } from "../auth/auth-lockout.js";
+import { buildBlockList, inList } from "../auth/client-address.js";
+import { verifySignIn } from "../auth/password.js";
+import { RateLimiter } from "../auth/rate-limit.js";
 import { refuseControlCharacters } from "../store/text-input.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
 import { contentDisposition } from "../content-disposition.js";
@@ -628,17 +627,9 @@ export class WebConsole {
       leftOut?: LeftOut[];
     },
   ): Promise<Job> {
-    const { job } = await acceptJob(
+    const { job } = await acceptForm(
       { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
-      // source "cli": the console is a person at a keyboard like `faxgate send`; origin says which
-      {
-        source: "web",
-        user: s.user,
-        recipients: input.recipients,
-        documents: input.documents,
-        cover: input.cover,
-        meta: { origin: input.origin, ...(input.leftOut?.length ? { leftOut: input.leftOut } : {}) },
-      },
+      { source: "web", user: s.user, ...input },
       { user: s.user, via: "web" },
     );
     this.live.poke();

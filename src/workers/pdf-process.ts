@@ -4,7 +4,7 @@
 // after a few documents or when idle, so what it took goes back to the system.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { CODE_PAGES } from "../intake/pdf-text.js";
+import { CODE_PAGES } from "../intake/pdf/pdf-text.js";
 
 export interface PdfProcessOptions {
   /** Children at most, reading one document each at a time. */
@@ -40,12 +40,12 @@ let sourceChild: Promise<string> | null = null;
  * and handed to node as `--eval` code: no file is written (one written to a temp folder at each
  * start and removed at exit stayed behind whenever a test worker was stopped without an exit
  * event, a few each test run). Loading tsx in every child would cost about 400 MB and 3 s; the
- * built daemon runs dist/intake/pdf-text-child.js directly and never gets here.
+ * built daemon runs dist/intake/pdf/pdf-text-child.js directly and never gets here.
  */
 function bundledChild(): Promise<string> {
   sourceChild ??= (async () => {
     const { build } = (await import("esbuild" as string)) as typeof import("esbuild");
-    const entry = fileURLToPath(new URL("../intake/pdf-text-child.ts", import.meta.url));
+    const entry = fileURLToPath(new URL("../intake/pdf/pdf-text-child.ts", import.meta.url));
     const out = await build({
       entryPoints: [entry],
       bundle: true,
@@ -70,7 +70,11 @@ function bundledChild(): Promise<string> {
 async function childCommand(maxPages: number): Promise<string[]> {
   if (fromSource)
     return [process.execPath, "--input-type=module", "--eval", await bundledChild(), "--", String(maxPages)];
-  return [process.execPath, fileURLToPath(new URL("../intake/pdf-text-child.js", import.meta.url)), String(maxPages)];
+  return [
+    process.execPath,
+    fileURLToPath(new URL("../intake/pdf/pdf-text-child.js", import.meta.url)),
+    String(maxPages),
+  ];
 }
 
 interface Waiter {

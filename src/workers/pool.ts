@@ -6,7 +6,7 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { FaxgateError } from "../errors.js";
-import type { ParsedMail } from "../intake/mail-parse.js";
+import type { ParsedMail } from "../intake/mail/mail-parse.js";
 import { ReadTimeoutError, type InputReaders } from "../intake/readers.js";
 import { PdfProcessPool, PdfReadLimitError } from "./pdf-process.js";
 import type { Task, TaskOutcome, TaskValues } from "./tasks.js";
@@ -140,8 +140,8 @@ export class ReaderPool implements InputReaders {
  */
 export const inProcessReaders: InputReaders = {
   parseMail: async (messageFile, partsDir) =>
-    (await import("../intake/mail-parse.js")).parseMail(messageFile, partsDir),
-  htmlText: async (html) => (await import("../intake/body-text.js")).bodyText({ text: "", html }),
-  pdfPageTexts: async (data) => (await import("../intake/pdf-text.js")).pdfPageTexts(data),
+    (await import("../intake/mail/mail-parse.js")).parseMail(messageFile, partsDir),
+  htmlText: async (html) => (await import("../intake/mail/body-text.js")).bodyText({ text: "", html }),
+  pdfPageTexts: async (data) => (await import("../intake/pdf/pdf-text.js")).pdfPageTexts(data),
   close: async () => undefined,
 };

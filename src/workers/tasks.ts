@@ -2,8 +2,8 @@
 // stored mail, a mail's HTML body turned into text; PDF text is read in child processes, see ./pdf-process.ts). Errors come back as plain data so that their
 // errno code (ENOSPC, EACCES...) survives the thread boundary; ./pool.ts turns them back into
 // errors.
-import { bodyText } from "../intake/body-text.js";
-import { parseMail, type ParsedMail } from "../intake/mail-parse.js";
+import { bodyText } from "../intake/mail/body-text.js";
+import { parseMail, type ParsedMail } from "../intake/mail/mail-parse.js";
 
 export type Task = { kind: "parseMail"; messageFile: string; partsDir: string } | { kind: "htmlText"; html: string };
 

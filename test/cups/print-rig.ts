@@ -8,7 +8,7 @@ import type { Clock } from "../../src/clock.js";
 import { configSchema } from "../../src/config/schema.js";
 import { createLogger } from "../../src/log/logger.js";
 import { Gateway } from "../../src/main.js";
-import { hashPassword } from "../../src/smtp/password.js";
+import { hashPassword } from "../../src/auth/password.js";
 import type { Job } from "../../src/store/types.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { waitUntil } from "../helpers/wait.js";

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { verifyPassword } from "../../src/smtp/password.js";
+import { verifyPassword } from "../../src/auth/password.js";
 
 let dir: string;
 beforeAll(() => {

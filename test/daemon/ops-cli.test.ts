@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliArgv, runCli } from "../helpers/cli.js";
-import { verifyPassword } from "../../src/smtp/password.js";
+import { verifyPassword } from "../../src/auth/password.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { FaxClient, createFaxAgent } from "../../src/fax/client.js";
 import { keyFingerprint } from "../../src/keys/key-overrides.js";

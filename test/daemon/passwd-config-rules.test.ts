@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyPassword } from "../../src/smtp/password.js";
+import { verifyPassword } from "../../src/auth/password.js";
 import { runCli } from "../helpers/cli.js";
 
 let dir: string;

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { configSchema } from "../../src/config/schema.js";
 import { Dispatcher } from "../../src/dispatch/dispatcher.js";
-import { destinationCheckFor } from "../../src/intake/destination-policy.js";
+import { destinationPolicy } from "../../src/intake/recipients/recipients.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { clientFor } from "../helpers/client.js";
 import { startTestEmulator } from "../helpers/emulator.js";
@@ -34,7 +34,7 @@ describe("destination policy at send time", () => {
       api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
       queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS },
       logger: silentLogger(),
-      destinations: destinationCheckFor(
+      destinations: destinationPolicy(
         () => gateway,
         () => [{ name: "alice" }],
       ),

@@ -21,7 +21,7 @@ import {
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import { afterAll, describe, expect, it } from "vitest";
-import { pdfPageTexts } from "../../src/intake/pdf-text.js";
+import { pdfPageTexts } from "../../src/intake/pdf/pdf-text.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { waitUntil } from "../helpers/wait.js";
 import { grow } from "../helpers/grow.js";

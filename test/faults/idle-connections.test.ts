@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashPassword } from "../../src/smtp/password.js";
+import { hashPassword } from "../../src/auth/password.js";
 import { childEnv, cliArgv } from "../helpers/cli.js";
 import { OutputWatch } from "../helpers/wait.js";
 import { startTestEmulator, TEST_KEYS } from "../helpers/emulator.js";

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashPassword } from "../../src/smtp/password.js";
+import { hashPassword } from "../../src/auth/password.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { waitUntil } from "../helpers/wait.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";

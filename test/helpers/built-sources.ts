@@ -4,7 +4,7 @@
 // global setup compiles src/ once with esbuild (tsx's own compiler, so the same output tsx makes)
 // into BUILT_SOURCES, laid out as `npm run build` lays out dist/: one .js per .ts at the same
 // depth below the project, so the built daemon's own paths (workers/tasks.js,
-// intake/pdf-text-child.js) are the ones that run here.
+// intake/pdf/pdf-text-child.js) are the ones that run here.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

@@ -6,8 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseMail } from "../../src/intake/mail-parse.js";
-import { mailToJob } from "../../src/intake/mail-to-job.js";
+import { parseMail } from "../../src/intake/mail/mail-parse.js";
+import { mailToJob } from "../../src/intake/mail/mail-to-job.js";
 
 let dir: string;
 beforeEach(() => {

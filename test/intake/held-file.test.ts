@@ -1,14 +1,14 @@
 // A small mail and its parts are held in memory and handed to the store as bytes; past a file's
 // bound (SMALL_DOCUMENT_BYTES) or the message's (MESSAGE_HOLD_BYTES) they go to files in the
-// message's work folder, which is made only then (src/intake/incoming-file.ts). Real folders,
+// message's work folder, which is made only then (src/intake/mail/incoming-file.ts). Real folders,
 // real streams, the real parser.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { MESSAGE_HOLD_BYTES, WorkDir, writeIncoming } from "../../src/intake/incoming-file.js";
-import { startMailParse, type ExtractedPart } from "../../src/intake/mail-parse.js";
+import { MESSAGE_HOLD_BYTES, WorkDir, writeIncoming } from "../../src/intake/mail/incoming-file.js";
+import { startMailParse, type ExtractedPart } from "../../src/intake/mail/mail-parse.js";
 import { SMALL_DOCUMENT_BYTES } from "../../src/store/types.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "held-"));

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseMail } from "../../src/intake/mail-parse.js";
+import { parseMail } from "../../src/intake/mail/mail-parse.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-hostile-parts-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

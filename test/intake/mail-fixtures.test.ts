@@ -4,10 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
-import { parseMail } from "../../src/intake/mail-parse.js";
-import { mailToJob, type MailToJobInput } from "../../src/intake/mail-to-job.js";
+import { parseMail } from "../../src/intake/mail/mail-parse.js";
+import { mailToJob, type MailToJobInput } from "../../src/intake/mail/mail-to-job.js";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office-convert.js";
+import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import type { NewDocument } from "../../src/store/types.js";
 
 const FIXTURES = path.join(import.meta.dirname, "..", "fixtures", "mail");

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { findExecutable } from "../../src/fs/executable.js";
-import { officeExtension, OfficeConverter, pdfName } from "../../src/intake/office-convert.js";
+import { officeExtension, OfficeConverter, pdfName } from "../../src/intake/office/office-convert.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const DOCX = readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"));
@@ -160,7 +160,7 @@ describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
 
 describe("mail attachments that are office documents", () => {
   it("every documented extension is taken by the attachment policy when its content matches", async () => {
-    const { classifyPart } = await import("../../src/intake/attachment-policy.js");
+    const { classifyPart } = await import("../../src/intake/mail/attachment-policy.js");
     const { writeFileSync } = await import("node:fs");
     const ole = Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(504)]);
     const zip = DOCX;

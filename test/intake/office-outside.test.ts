@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office-convert.js";
+import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import {
   canaryPdf,
   docx,

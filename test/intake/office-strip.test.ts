@@ -3,7 +3,7 @@
 // is office-outside.test.ts; these are the variants an attacker would try next.
 import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
-import { StripError, stripExternalReferences } from "../../src/intake/office-strip.js";
+import { StripError, stripExternalReferences } from "../../src/intake/office/office-strip.js";
 import {
   docx,
   docxField,

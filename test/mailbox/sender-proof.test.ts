@@ -1,6 +1,6 @@
 // The rules that decide who may fax from a mailbox, on the header texts providers really write.
 import { describe, expect, it } from "vitest";
-import { parseSubjectOverrides } from "../../src/intake/subject-overrides.js";
+import { parseSubjectOverrides } from "../../src/intake/mail/subject-overrides.js";
 import { addressMessage, subjectTags } from "../../src/mailbox/addressing.js";
 import { parseAuthResults, proveSender } from "../../src/mailbox/sender-proof.js";
 import { UserIndex } from "../../src/smtp/sender-policy.js";

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../../src/intake/fax-number.js";
-import { sniffFileType } from "../../src/intake/file-type.js";
+import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../../src/intake/recipients/fax-number.js";
+import { sniffFileType } from "../../src/intake/documents/file-type.js";
 import { notifyOption } from "../../src/fax/user-directory.js";
 
 describe("fax numbers as people write them", () => {

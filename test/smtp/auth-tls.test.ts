@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { generate } from "selfsigned";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashPassword } from "../../src/smtp/password.js";
+import { hashPassword } from "../../src/auth/password.js";
 import { converse, RawSmtp } from "../helpers/raw-smtp.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { DOMAIN, PDF, USERS, jobIdOf, startRig, stopEmulator, withRig, transport, type Rig } from "./harness.js";

@@ -4,7 +4,7 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
-import { hashPassword } from "../../src/smtp/password.js";
+import { hashPassword } from "../../src/auth/password.js";
 import { converse, RawSmtp } from "../helpers/raw-smtp.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { DOMAIN, PDF, USERS, jobIdOf, startRig, stopEmulator, transport, withRig, type Rig } from "./harness.js";

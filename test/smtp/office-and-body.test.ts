@@ -10,7 +10,7 @@ import { configSchema, type UserConfig } from "../../src/config/schema.js";
 import { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office-convert.js";
+import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import { composeOutcome } from "../../src/notify/outcome-mail.js";
 import { renderText } from "../../src/notify/mail-body.js";
 import type { SqliteStore } from "../../src/store/sqlite/store.js";

@@ -1,11 +1,12 @@
 // The pure rules behind the SMTP replies: relay refusals, who may send, AUTH only over TLS or
 // loopback, passwords, subject overrides.
 import { describe, expect, it } from "vitest";
-import { parseSubjectOverrides, wallTimeToUtc } from "../../src/intake/subject-overrides.js";
-import { hashPassword, verifyPassword } from "../../src/smtp/password.js";
+import { parseSubjectOverrides, wallTimeToUtc } from "../../src/intake/mail/subject-overrides.js";
+import { hashPassword, verifyPassword } from "../../src/auth/password.js";
 import { checkRecipient } from "../../src/smtp/recipient-address.js";
-import { authAllowed, buildBlockList, decideSender, inList, UserIndex } from "../../src/smtp/sender-policy.js";
-import { RateLimiter } from "../../src/smtp/rate-limit.js";
+import { buildBlockList, inList } from "../../src/auth/client-address.js";
+import { authAllowed, decideSender, UserIndex } from "../../src/smtp/sender-policy.js";
+import { RateLimiter } from "../../src/auth/rate-limit.js";
 import { manualClock } from "../helpers/store.js";
 import { USERS } from "./harness.js";
 

@@ -5,11 +5,12 @@ import path from "node:path";
 import { decideAddressing } from "../../src/spool/addressing.js";
 import { ambiguity, parseEmbeddedCodes, textPages } from "../../src/spool/embedded-codes.js";
 import { parseFileName } from "../../src/spool/file-name-address.js";
-import { pdfPageTexts } from "../../src/intake/pdf-text.js";
+import { pdfPageTexts } from "../../src/intake/pdf/pdf-text.js";
 import { isIgnoredName, judgeStat } from "../../src/spool/safe-file.js";
 import { parseTicket } from "../../src/spool/ticket.js";
 import { isFaxgateError } from "../../src/errors.js";
 import { textPdf } from "./harness.js";
+import { defaultPolicy } from "../../src/intake/recipients/recipients.js";
 
 const noApi = () => {
   throw new Error("no contacts in this test");
@@ -105,7 +106,31 @@ describe("tickets", () => {
 });
 
 describe("addressing: what the user typed wins, conflicting codes refuse", () => {
-  const base = { defaultCountryCode: "1", api: noApi };
+  const base = { defaultCountryCode: "1", api: noApi, user: "alice", destinations: defaultPolicy() };
+  it("the destination policy is the user's own first: alice's allow and bob's deny hold for print too", async () => {
+    const users = [
+      { name: "alice", destinations: { rules: [{ action: "allow" as const, prefix: "+1900555" }] } },
+      { name: "bob", destinations: { rules: [{ action: "deny" as const, prefix: "+1555222" }] } },
+    ];
+    const destinations = defaultPolicy(() => users);
+    const allowed = await decideAddressing({ ...base, destinations, fileName: "19005550142 - Menu.pdf" });
+    expect(allowed.recipients).toEqual([{ number: "+19005550142" }]);
+    const premium = await decideAddressing({
+      ...base,
+      destinations,
+      user: "bob",
+      fileName: "19005550142 - Menu.pdf",
+    }).catch((e) => e);
+    expect(isFaxgateError(premium, "DESTINATION_REFUSED")).toBe(true);
+    const denied = await decideAddressing({
+      ...base,
+      destinations,
+      user: "bob",
+      fileName: "15552220000 - x.pdf",
+    }).catch((e) => e);
+    expect(isFaxgateError(denied, "DESTINATION_REFUSED")).toBe(true);
+    expect((denied as Error).message).toMatch(/users\[bob\]\.destinations\.rules\[0\]/);
+  });
   it("a ticket beats the file name; codes that name another number refuse the file", async () => {
     const t = parseTicket('{"to":["5551110000"],"subject":"From ticket"}');
     if (!t.ok) throw new Error(t.reason);

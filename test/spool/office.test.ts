@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office-convert.js";
+import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import { drop, spoolHarness, type SpoolHarness } from "./harness.js";
 import { waitUntil } from "../helpers/wait.js";
 

@@ -11,7 +11,7 @@ import { configSchema } from "../../src/config/schema.js";
 import { findExecutable } from "../../src/fs/executable.js";
 import { createLogger } from "../../src/log/logger.js";
 import { Gateway } from "../../src/main.js";
-import { hashPassword } from "../../src/smtp/password.js";
+import { hashPassword } from "../../src/auth/password.js";
 import { emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { signIn } from "./rig.js";

@@ -8,7 +8,7 @@ import { configSchema, type Config } from "../../src/config/schema.js";
 import { ensureCertificate } from "../../src/emulator/certificate.js";
 import { createLogger } from "../../src/log/logger.js";
 import { Gateway } from "../../src/main.js";
-import { hashPassword } from "../../src/smtp/password.js";
+import { hashPassword } from "../../src/auth/password.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 
 export const PASSWORDS = { alice: "alice-web-secret-1", bob: "bob-web-secret-2", ops: "ops-web-secret-3" } as const;

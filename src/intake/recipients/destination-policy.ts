@@ -5,8 +5,8 @@
 // `#` and a trailing `*`, never a regular expression, so matching stays linear.
 import { parsePhoneNumberFromString, type PhoneNumber } from "libphonenumber-js/max";
 
-import { DESTINATION_CATEGORIES } from "../config/destination-categories.js";
-import { memoize } from "../memo.js";
+import { DESTINATION_CATEGORIES } from "../../config/destination-categories.js";
+import { memoize } from "../../memo.js";
 
 export { DESTINATION_CATEGORIES };
 export type DestinationCategory = (typeof DESTINATION_CATEGORIES)[number];
@@ -166,13 +166,4 @@ export function checkDestination(
     };
   }
   return { ok: true };
-}
-
-/** The check for a gateway config and its users, looked up by name at each call (users reload). */
-export function destinationCheckFor(
-  gateway: () => GatewayDestinations | undefined,
-  users: () => ReadonlyArray<{ name: string; destinations?: DestinationRules }>,
-): DestinationCheck {
-  return (userName, e164) =>
-    checkDestination(e164, gateway() ?? {}, users().find((u) => u.name === userName) ?? { name: userName });
 }

@@ -9,7 +9,7 @@ import {
   validatePhoneNumberLength,
   type CountryCode,
 } from "libphonenumber-js";
-import { memoize } from "../memo.js";
+import { memoize } from "../../memo.js";
 
 export type FaxNumberResult = { ok: true; e164: string } | { ok: false; reason: string };
 

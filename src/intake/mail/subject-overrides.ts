@@ -2,7 +2,7 @@
 // page of its own), [at 2026-11-22 14:30] (a local time in the user's account time zone). They
 // are taken out of the cover subject, as are a mailbox's addressing tags [fax 15551234567] (read
 // by mailbox/addressing.ts).
-import { FaxgateError } from "../errors.js";
+import { FaxgateError } from "../../errors.js";
 
 export interface SubjectOverrides {
   subject: string;

@@ -9,9 +9,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream, promises as fsp, type WriteStream } from "node:fs";
 import path from "node:path";
 import { Writable, type Readable } from "node:stream";
-import { FaxgateError, describeError } from "../errors.js";
-import { FLUSH_ON_CLOSE } from "../fs/atomic.js";
-import { SMALL_DOCUMENT_BYTES } from "../store/types.js";
+import { FaxgateError, describeError } from "../../errors.js";
+import { FLUSH_ON_CLOSE } from "../../fs/atomic.js";
+import { SMALL_DOCUMENT_BYTES } from "../../store/types.js";
 
 export interface IncomingFile {
   path: string;

@@ -3,16 +3,16 @@
 // and everything left out recorded with its reason.
 import { createHash } from "node:crypto";
 import path from "node:path";
-import type { MailBodyMode, PartialMode } from "../config/schema.js";
-import { FaxgateError } from "../errors.js";
-import type { LeftOut, NewDocument, NewJob, NewRecipient } from "../store/types.js";
+import type { MailBodyMode, PartialMode } from "../../config/schema.js";
+import { FaxgateError } from "../../errors.js";
+import type { LeftOut, NewDocument, NewJob, NewRecipient } from "../../store/types.js";
 import { classifyPart } from "./attachment-policy.js";
 import { bodyText, coverNotes } from "./body-text.js";
 import { COVER_LIMITS, coverSpec } from "./cover.js";
-import { FAXABLE_TYPES, headOf, sniffBuffer } from "./file-type.js";
+import { FAXABLE_TYPES, headOf, sniffBuffer } from "../documents/file-type.js";
 import type { ExtractedPart, ParsedMail } from "./mail-parse.js";
-import type { DocumentConverter } from "./convert-queue.js";
-import { officeExtension, pdfName } from "./office-convert.js";
+import type { DocumentConverter } from "../office/convert-queue.js";
+import { officeExtension, pdfName } from "../office/office-convert.js";
 import { parseSubjectOverrides, wallTimeToUtc } from "./subject-overrides.js";
 
 export interface EnvelopeRecipient {

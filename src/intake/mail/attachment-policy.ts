@@ -2,7 +2,7 @@
 // ".pdf" that is a zip is refused); parts people do not mean to fax (signatures, vCards,
 // invitations, winmail.dat, small inline logos) are left out with a reason the user is told.
 import path from "node:path";
-import { headOf, looksLikeText, sniffBuffer } from "./file-type.js";
+import { headOf, looksLikeText, sniffBuffer } from "../documents/file-type.js";
 
 /**
  * `meant`: the sender attached it to be faxed, so leaving it out sends less than they meant (the

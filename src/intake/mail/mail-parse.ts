@@ -8,10 +8,10 @@ import path from "node:path";
 import { PassThrough, Transform, type Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { TextDecoder } from "node:util";
-import { FLUSH_ON_CLOSE } from "../fs/atomic.js";
+import { FLUSH_ON_CLOSE } from "../../fs/atomic.js";
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from "mailparser";
 import { bodyText } from "./body-text.js";
-import { Head } from "./file-type.js";
+import { Head } from "../documents/file-type.js";
 import { prematureClose, WorkDir, type HeldFile } from "./incoming-file.js";
 import { MAX_SUBJECT_CHARS } from "./subject-overrides.js";
 

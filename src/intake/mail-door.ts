@@ -1,0 +1,109 @@
+// The mail door into the queue (ZoneMTA's `maildrop.add(envelope, stream)`): SMTP after DATA and
+// the IMAP mailbox hand over a checked envelope and the message; the answer is the accepted job,
+// or a typed refusal (a FaxgateError whose reply the caller sends). Receiving the bytes, the
+// one-pass parse, the work folder under incoming/ and the size bound are intake's, not smtp/'s.
+import { createHash } from "node:crypto";
+import { createReadStream, promises as fsp } from "node:fs";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { FaxgateError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import { formatSize } from "../size-format.js";
+import type { Accepted } from "./accept.js";
+import { acceptMail, type MailAcceptDeps, type MailEnvelope, type ReceivedMessage } from "./accept-mail.js";
+import { WorkDir, writeIncoming } from "./mail/incoming-file.js";
+import { startMailParse } from "./mail/mail-parse.js";
+
+export type { MailEnvelope };
+
+export interface MailDoorOptions extends MailAcceptDeps {
+  /** The data folder: messages being received live in its incoming/ folder. */
+  dataDir: string;
+  /** smtp.maxMessageBytes: a longer message is refused (552) once its last byte is in. */
+  maxMessageBytes: number;
+}
+
+export interface MailAcceptOptions {
+  /** This message's logger (bound to its session and user); default the door's. */
+  log?: Logger;
+  /**
+   * Asked once the message is whole, before any job, document or conversion exists: throws the
+   * refusal, or answers what proved the sender (kept with the job), e.g. smtp.senderAuth's verdict.
+   */
+  vet?: (message: () => Readable | Buffer) => Promise<string | undefined>;
+}
+
+/** Work folders older than this were left by a crash mid-message: their client was never told 250. */
+const STALE_MS = 60 * 60_000;
+
+export class MailDoor {
+  readonly incomingDir: string;
+
+  constructor(private readonly deps: MailDoorOptions) {
+    this.incomingDir = path.join(deps.dataDir, "incoming");
+  }
+
+  /** Makes incoming/ and removes what a crash left there (the clients will send again). */
+  async open(): Promise<void> {
+    await fsp.mkdir(this.incomingDir, { recursive: true, mode: 0o750 });
+    const cutoff = this.deps.clock.now() - STALE_MS;
+    for (const name of await fsp.readdir(this.incomingDir).catch(() => [] as string[])) {
+      const p = path.join(this.incomingDir, name);
+      const st = await fsp.stat(p).catch(() => null);
+      if (st && st.mtimeMs < cutoff) await fsp.rm(p, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * One message through the door: a stream (SMTP DATA: parsed in one pass while it arrives) or
+   * bytes already whole (a mailbox message: parsed on a reader thread). Resolves once the job is
+   * durably queued; the work folder is gone either way.
+   */
+  async accept(envelope: MailEnvelope, message: Readable | Buffer, opts: MailAcceptOptions = {}): Promise<Accepted> {
+    // made only if something of the message must be a file (a big message, a big part)
+    const workDir = WorkDir.forMessage(this.incomingDir);
+    try {
+      const received = Buffer.isBuffer(message) ? held(message, workDir) : await this.receive(message, workDir);
+      if (envelope.recipients.length === 0) throw new FaxgateError("NO_RECIPIENTS", "No valid recipients");
+      const kept = received.kept;
+      const senderCheck = await opts.vet?.(() => kept.data ?? createReadStream(kept.path));
+      return await acceptMail(
+        { ...this.deps, log: opts.log ?? this.deps.log },
+        senderCheck === undefined ? envelope : { ...envelope, senderCheck },
+        received,
+      );
+    } finally {
+      await workDir.remove();
+    }
+  }
+
+  /**
+   * The stream kept (in memory when small, else in its file) and split by the parser as the bytes
+   * arrive, so nothing is read back after the last byte.
+   */
+  private async receive(stream: Readable, workDir: WorkDir): Promise<ReceivedMessage> {
+    const readers = this.deps.readers;
+    const parse = startMailParse(workDir, readers.htmlText ? { htmlText: (html) => readers.htmlText!(html) } : {});
+    const kept = await writeIncoming(stream, workDir, this.deps.maxMessageBytes, parse.input);
+    if (kept.sizeExceeded)
+      throw new FaxgateError(
+        "TOO_LARGE",
+        `Message too big: the limit is ${formatSize(this.deps.maxMessageBytes)}; send fewer or smaller attachments`,
+      );
+    return { kept, workDir, parsing: parse.done };
+  }
+}
+
+/** Bytes already whole: kept as they are, parsed from them later. */
+function held(data: Buffer, workDir: WorkDir): ReceivedMessage {
+  return {
+    kept: {
+      path: path.join(workDir.path, "message.eml"),
+      data,
+      bytes: data.length,
+      sha256: createHash("sha256").update(data).digest("hex"),
+      sizeExceeded: false,
+    },
+    workDir,
+  };
+}
