@@ -21,6 +21,7 @@ import { dataFolderParts, holdDataFolder, openDataFolder } from "./parts/data-fo
 import { createDispatcher } from "./parts/dispatch.js";
 import { registerGatewayGauges } from "./parts/gauges.js";
 import { consoleUrl, createHttpListeners } from "./parts/http-listeners.js";
+import type { KeyWatch } from "./keys/key-watch.js";
 import { createKeyWatch } from "./parts/keys.js";
 import { createMailboxes } from "./parts/mailboxes.js";
 import { createNotify } from "./parts/notify.js";
@@ -60,6 +61,8 @@ export class Gateway {
   /** Ends print jobs that waited too long for their owner's number (public for tests with a manual clock). */
   readonly addressExpiry: AddressExpiry | null;
   readonly webhooks: WebhookReceiver | null;
+  /** Watches the users' key expiry (public for tests that run its check at once). */
+  readonly keyWatch: KeyWatch | null;
   /** Recent SMTP and spool refusals, for the console's operator page. */
   readonly refusals: RefusalLog;
   private readonly core: Core;
@@ -118,6 +121,7 @@ export class Gateway {
     this.escalation = notify.escalation;
     this.addressExpiry = spool.addressExpiry;
     this.webhooks = http.webhooks;
+    this.keyWatch = keys.keyWatch;
     this.smtp = smtp.smtp;
     this.parts = [
       core.api.part,
