@@ -463,16 +463,11 @@ export class SmtpGateway {
             );
       return this.reject(cb, st.log, refusal, { from: from.slice(0, 200) });
     }
-    if (!this.limiter.take(decision.user.name)) {
-      st.rateStrikes += 1;
-      const refusal =
-        st.rateStrikes >= MAX_RATE_STRIKES
-          ? refuse("CLIENT_LIMIT", `Too many messages from ${decision.user.name}, closing; try again later`)
-          : refuseWith(
-              "CLIENT_LIMIT",
-              `451 4.7.1 Too many messages from ${decision.user.name}: at most ${this.smtp.maxMessagesPerMinute} per minute, try again later`,
-            );
-      return this.reject(cb, st.log, refusal, { from, user: decision.user.name });
+    // A stranger's claim to be a user is only a claim until the message proves it: the user's
+    // rate is spent at DATA, once the sender is verified, so forgeries cannot use it up.
+    if (!(stranger && this.verifier.verifying)) {
+      const refusal = this.takeUserRate(st, decision.user.name);
+      if (refusal) return this.reject(cb, st.log, refusal, { from, user: decision.user.name });
     }
     st.user = decision.user;
     if (!stranger || !this.verifier.verifying) return cb();
@@ -616,6 +611,18 @@ export class SmtpGateway {
     return `2.0.0 queued as ${job.id}`;
   }
 
+  /** The user's message rate: undefined when a message may go on, else the refusal to answer. */
+  private takeUserRate(st: SessionState, user: string): FaxgateError | undefined {
+    if (this.limiter.take(user)) return undefined;
+    st.rateStrikes += 1;
+    return st.rateStrikes >= MAX_RATE_STRIKES
+      ? refuse("CLIENT_LIMIT", `Too many messages from ${user}, closing; try again later`)
+      : refuseWith(
+          "CLIENT_LIMIT",
+          `451 4.7.1 Too many messages from ${user}: at most ${this.smtp.maxMessagesPerMinute} per minute, try again later`,
+        );
+  }
+
   /**
    * smtp.senderAuth's verdict on a received message (sender-auth/verify-sender.ts): thrown as the
    * refusal when it fails, logged and counted either way. Mail from AUTH, and from trustedNetworks
@@ -652,6 +659,11 @@ export class SmtpGateway {
     });
     if (verdict.ok) {
       log.info({ check: verdict.check, verdict: verdict.detail }, "sender verified");
+      // a stranger's mail spends its user's rate only now that it proved to be theirs
+      if (via === "stranger" && this.verifier.verifying) {
+        const refusal = st.user ? this.takeUserRate(st, st.user.name) : undefined;
+        if (refusal) throw refusal;
+      }
       return verdict.detail.split(";")[0]!;
     }
     // the 5xx is logged as REJECTED (and listed in the console) with its reply by onData; a DNS

@@ -339,3 +339,41 @@ describe("DNS that does not answer", () => {
     }
   });
 });
+
+describe("forgeries and the user's message rate", () => {
+  it("forged mail in a user's name does not spend their rate; verified mail does", async () => {
+    const limited = await startRig(emu, {
+      users: MX_USERS,
+      smtp: {
+        trustedNetworks: ["127.0.0.1/32"],
+        maxMessagesPerMinute: 2,
+        senderAuth: {
+          mode: "verify",
+          alignment: "relaxed",
+          withoutDmarc: "spf-and-dkim",
+          domains: {},
+          arcForwarders: [],
+          minKeyBits: 1024,
+          relays: { authservIds: [] },
+        },
+      },
+      dns: { servers: [dns.server], timeoutMs: 500 },
+    });
+    try {
+      const real: Send = {
+        from: "carol@signed.test",
+        ip: GOOD_IP,
+        sign: { domain: "signed.test", key: SIGNED.privateKey },
+      };
+      // three forgeries in carol's name from a host outside her domain's SPF record
+      for (let i = 0; i < 3; i += 1) expect(await send(limited, { ...real, ip: BAD_IP })).toMatch(/^550 5\.7\.23 /);
+      // carol's own mail still goes through, up to her rate, and the rate still holds for her
+      expect(await send(limited, real)).toMatch(/^250 /);
+      expect(await send(limited, real)).toMatch(/^250 /);
+      expect(await send(limited, real)).toMatch(/^451 4\.7\.1 Too many messages from carol: at most 2 per minute/);
+      expect((await limited.store.listJobs({ limit: 10 })).length).toBe(2);
+    } finally {
+      await limited.close();
+    }
+  });
+});
