@@ -5,7 +5,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { UserConfig } from "../../src/config/schema.js";
+import type { SmtpConfig, UserConfig } from "../../src/config/schema.js";
 import { dkimKey, sendFrom, type Outgoing } from "../helpers/dkim-mail.js";
 import { startTestDns, startSilentDns, type TestDns } from "../helpers/dns-server.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
@@ -46,6 +46,17 @@ const MX_USERS: UserConfig[] = [
 
 const FAX = `15551234567@${DOMAIN}`;
 
+/** The public MX mode as these tests run it. */
+const VERIFY: SmtpConfig["senderAuth"] = {
+  mode: "verify",
+  alignment: "relaxed",
+  withoutDmarc: "spf-and-dkim",
+  domains: {},
+  arcForwarders: [],
+  minKeyBits: 1024,
+  relays: { authservIds: [] },
+};
+
 type Send = Omit<Outgoing, "to">;
 
 function send(rig: Rig, s: Send): Promise<string> {
@@ -68,15 +79,7 @@ beforeAll(async () => {
     users: MX_USERS,
     smtp: {
       trustedNetworks: ["127.0.0.1/32"],
-      senderAuth: {
-        mode: "verify",
-        alignment: "relaxed",
-        withoutDmarc: "spf-and-dkim",
-        domains: {},
-        arcForwarders: [],
-        minKeyBits: 1024,
-        relays: { authservIds: [] },
-      },
+      senderAuth: VERIFY,
     },
     dns: { servers: [dns.server], timeoutMs: 500 },
     logger: refusals.tap(silentLogger(), "smtp"),
@@ -313,15 +316,7 @@ describe("DNS that does not answer", () => {
       users: MX_USERS,
       smtp: {
         trustedNetworks: ["127.0.0.1/32"],
-        senderAuth: {
-          mode: "verify",
-          alignment: "relaxed",
-          withoutDmarc: "spf-and-dkim",
-          domains: {},
-          arcForwarders: [],
-          minKeyBits: 1024,
-          relays: { authservIds: [] },
-        },
+        senderAuth: VERIFY,
       },
       dns: { servers: [silent.server], timeoutMs: 200 },
     });
@@ -347,15 +342,7 @@ describe("forgeries and the user's message rate", () => {
       smtp: {
         trustedNetworks: ["127.0.0.1/32"],
         maxMessagesPerMinute: 2,
-        senderAuth: {
-          mode: "verify",
-          alignment: "relaxed",
-          withoutDmarc: "spf-and-dkim",
-          domains: {},
-          arcForwarders: [],
-          minKeyBits: 1024,
-          relays: { authservIds: [] },
-        },
+        senderAuth: VERIFY,
       },
       dns: { servers: [dns.server], timeoutMs: 500 },
     });
