@@ -9,7 +9,7 @@ import { describeError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { Sweep } from "../periodic.js";
 import type { QueueStore } from "../store/queue-store.js";
-import type { InboundPayload } from "../store/notification-payloads.js";
+import { keptFaxPayload } from "../store/notification-payloads.js";
 import type { ReceivedFax } from "../store/received.js";
 
 export interface EscalationOptions {
@@ -77,23 +77,7 @@ export class InboxEscalation extends Sweep<number> {
   }
 
   private async notify(fax: ReceivedFax, group: string, target: string, at: string): Promise<void> {
-    const payload: InboundPayload = {
-      messageId: fax.messageId,
-      status: fax.status,
-      from: fax.sender,
-      csid: fax.csid,
-      pages: fax.pages,
-      duration: null,
-      createdAt: fax.receivedAt,
-      resultCode: null,
-      resultInfo: null,
-      errorCode: null,
-      errorInfo: null,
-      dialled: fax.dialled,
-      receivedId: fax.id,
-      group,
-      escalated: true,
-    };
+    const payload = keptFaxPayload(fax, { group, escalated: true });
     const key = (who: string) => `escalate:${fax.id}:${at}:${who}`;
     const members = this.opts.inbound().groups[group]?.members ?? [];
     if (target.includes("@")) {

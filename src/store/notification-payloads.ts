@@ -1,6 +1,8 @@
 // What each kind of notification carries in its `payload` column. The store only keeps these as
 // JSON; the notify stage reads them back. One map from kind to payload, so that the enqueue side
 // and the compose side agree at compile time instead of casting through Record<string, unknown>.
+import type { ReceivedFax } from "./received.js";
+
 /** A job reached a final state: the mail is composed from the job itself. */
 export interface OutcomePayload {
   jobId: string;
@@ -41,6 +43,26 @@ export interface InboundPayload {
   to?: string;
   /** Sent again because nobody took it in time. */
   escalated?: boolean;
+}
+
+/** The notice of a kept received fax, as the inbox's forward and its escalation send it again. */
+export function keptFaxPayload(fax: ReceivedFax, extra: Partial<InboundPayload>): InboundPayload {
+  return {
+    messageId: fax.messageId,
+    status: fax.status,
+    from: fax.sender,
+    csid: fax.csid,
+    pages: fax.pages,
+    duration: null,
+    createdAt: fax.receivedAt,
+    resultCode: null,
+    resultInfo: null,
+    errorCode: null,
+    errorInfo: null,
+    dialled: fax.dialled,
+    receivedId: fax.id,
+    ...extra,
+  };
 }
 
 /** The gateway's API key for a user runs out soon. */

@@ -9,6 +9,7 @@ import type { Logger } from "../log/logger.js";
 import type { Job, NewDocument } from "../store/types.js";
 import type { ReceivedFax, ReceivedStore } from "../store/received.js";
 import type { QueueStore } from "../store/queue-store.js";
+import { keptFaxPayload } from "../store/notification-payloads.js";
 import type { Session } from "./sessions.js";
 
 export interface SharedInboxDeps {
@@ -175,22 +176,7 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
         user: u.name,
         jobId: null,
         dedupeKey: `forward:${fax.id}:${u.name}:${Date.now()}`,
-        payload: {
-          messageId: fax.messageId,
-          status: fax.status,
-          from: fax.sender,
-          csid: fax.csid,
-          pages: fax.pages,
-          duration: null,
-          createdAt: fax.receivedAt,
-          resultCode: null,
-          resultInfo: null,
-          errorCode: null,
-          errorInfo: null,
-          dialled: fax.dialled,
-          receivedId: fax.id,
-          to: u.email,
-        },
+        payload: keptFaxPayload(fax, { to: u.email }),
       });
       return changed(
         s,
