@@ -131,6 +131,11 @@ const senderAuthSchema = z
     relays: { authservIds: [] },
   });
 
+/** smtp.senderAuth as a config without it has it: for callers that build an SMTP config in code. */
+export function senderAuthOff(): z.infer<typeof senderAuthSchema> {
+  return senderAuthSchema.parse(undefined);
+}
+
 // One mailbox watched for faxes (docs/mailbox.md): the offices that cannot take mail on port 25.
 const mailboxSchema = z
   .object({

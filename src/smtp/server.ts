@@ -12,7 +12,7 @@ import {
 } from "smtp-server";
 import { systemClock, type Clock } from "../clock.js";
 import { parseHostPort } from "../config/host-port.js";
-import type { DnsConfig, PartialMode, SmtpConfig, UserConfig } from "../config/schema.js";
+import { type DnsConfig, type PartialMode, type SmtpConfig, senderAuthOff, type UserConfig } from "../config/schema.js";
 import { makeResolver, type DnsResolve } from "../dns/resolver.js";
 import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
@@ -67,16 +67,6 @@ export interface SmtpGatewayOptions {
   /** The mail door messages go through after DATA (default: one built from the options above). */
   mail?: MailDoor;
 }
-
-const SENDER_AUTH_OFF: SmtpConfig["senderAuth"] = {
-  mode: "off",
-  alignment: "relaxed",
-  withoutDmarc: "spf-and-dkim",
-  domains: {},
-  arcForwarders: [],
-  minKeyBits: 1024,
-  relays: { authservIds: [] },
-};
 
 interface SessionState {
   user?: UserConfig;
@@ -164,7 +154,7 @@ export class SmtpGateway {
       this.sessions.get(id)?.log.info({ afterMs: opts.smtp.idleSessionMs }, "session closed: no message"),
     );
     this.verifier = new SenderVerifier(
-      opts.smtp.senderAuth ?? SENDER_AUTH_OFF,
+      opts.smtp.senderAuth ?? senderAuthOff(),
       opts.resolve ?? makeResolver(opts.dns ?? {}),
       opts.smtp.hostname ?? os.hostname(),
     );

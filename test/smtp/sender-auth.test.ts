@@ -5,7 +5,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SmtpConfig, UserConfig } from "../../src/config/schema.js";
+import { senderAuthOff, type SmtpConfig, type UserConfig } from "../../src/config/schema.js";
 import { dkimKey, sendFrom, type Outgoing } from "../helpers/dkim-mail.js";
 import { startTestDns, startSilentDns, type TestDns } from "../helpers/dns-server.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
@@ -47,15 +47,7 @@ const MX_USERS: UserConfig[] = [
 const FAX = `15551234567@${DOMAIN}`;
 
 /** The public MX mode as these tests run it. */
-const VERIFY: SmtpConfig["senderAuth"] = {
-  mode: "verify",
-  alignment: "relaxed",
-  withoutDmarc: "spf-and-dkim",
-  domains: {},
-  arcForwarders: [],
-  minKeyBits: 1024,
-  relays: { authservIds: [] },
-};
+const VERIFY: SmtpConfig["senderAuth"] = { ...senderAuthOff(), mode: "verify" };
 
 type Send = Omit<Outgoing, "to">;
 
