@@ -74,7 +74,14 @@ it("a SIGKILLed dispatcher loses no job and sends no fax twice", async () => {
 
   const first = runChild(spec);
   await waitFor(first, "READY");
-  await waitUntil(async () => (await faxes()).length >= 12, "the first sends", 30_000, 25);
+  // killed at a moment when sends are on the wire: between its batches a dispatcher may briefly
+  // have none, and a kill there would leave nothing for the next one to reconcile
+  await waitUntil(
+    async () => (await faxes()).length >= 12 && (await t!.store.counts()).recipients.sending > 0,
+    "the first sends, and more on the wire",
+    30_000,
+    25,
+  );
   first.kill("SIGKILL");
   await new Promise((r) => first.once("exit", r));
   const mid = await t.store.counts();
