@@ -159,15 +159,22 @@ describe("spool folder races", () => {
     );
     const counts = await faxed();
     const victimNow = readdirSync(victim).sort();
+    const faxedOnce = numbers.filter((n) => counts.get(n) === 1).length;
+    const taken = names.filter((n, k) => !counts.has(numbers[k]!) && takenAway(n)).length;
     process.stdout.write(
-      `spool folder races: ${swaps} swaps, ${dropped.size} files, faxed once ${numbers.filter((n) => counts.get(n) === 1).length}/${numbers.length}, ` +
-        `victim ${victimNow.length} files (was ${precious.size}), daemon up ${daemon.child.exitCode === null}\n`,
+      `spool folder races: ${swaps} swaps, ${dropped.size} files, faxed once ${faxedOnce}/${numbers.length}, ` +
+        `taken away by the swapper ${taken}, victim ${victimNow.length} files (was ${precious.size}), ` +
+        `daemon up ${daemon.child.exitCode === null}\n`,
     );
     expect(swaps).toBeGreaterThan(10);
     expect(victimNow).toEqual([...precious.keys()].sort());
     for (const [n, body] of precious) expect(readFileSync(path.join(victim, n), "utf8")).toBe(body);
     for (const n of numbers) expect(counts.get(n) ?? 0, n).toBeLessThanOrEqual(1);
-    expect(numbers.filter((n) => counts.get(n) === 1).length).toBeGreaterThan(numbers.length / 2);
+    // How many the swapper renames away with .work depends on the machine's load (2 of 8 were
+    // faxed on a loaded CI run, 8 of 8 on a quiet one); each is accounted for above, and the
+    // races must still leave faxing working.
+    expect(faxedOnce + taken).toBe(numbers.length);
+    expect(faxedOnce).toBeGreaterThan(0);
     expect(daemon.child.exitCode).toBeNull();
     // the folders are real again: at the latest at the next sweep (every 30 s), which checks all three
     for (const d of ["done", "failed", ".work"]) {
