@@ -14,6 +14,8 @@ export interface PeriodicOptions {
   unref?: boolean;
   /** Called after every timed run, whatever its outcome (tests wait on it instead of sleeping). */
   onRunEnd?: () => void;
+  /** wake() brings the next run no closer than this to the end of the last one (default 0). */
+  wakeGapMs?: number;
 }
 
 export class Periodic<T> {
@@ -22,6 +24,8 @@ export class Periodic<T> {
   private halted = false;
   private started = false;
   private again = false;
+  private lastEnd = Number.NEGATIVE_INFINITY;
+  private wakePending = false;
 
   constructor(
     private readonly work: () => Promise<T>,
@@ -47,7 +51,14 @@ export class Periodic<T> {
       this.again = true;
       return;
     }
-    this.schedule(0);
+    // a wake while one is already pending soon changes nothing: many wakes, one run
+    if (this.wakePending) return;
+    this.wakePending = true;
+    this.schedule(this.wakeDelay());
+  }
+
+  private wakeDelay(): number {
+    return Math.max(0, this.lastEnd + (this.opts.wakeGapMs ?? 0) - performance.now());
   }
 
   private schedule(ms: number): void {
@@ -55,11 +66,17 @@ export class Periodic<T> {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.again = false;
+      this.wakePending = false;
       this.runOnce()
         .catch((err) => this.opts.onError(err))
         .finally(() => {
+          this.lastEnd = performance.now();
           this.opts.onRunEnd?.();
-          if (!this.halted) this.schedule(this.again ? 0 : this.opts.intervalMs);
+          if (this.halted) return;
+          if (this.again) {
+            this.wakePending = true;
+            this.schedule(this.wakeDelay());
+          } else this.schedule(this.opts.intervalMs);
         });
     }, ms);
     if (this.opts.unref) this.timer.unref();

@@ -285,3 +285,24 @@ describe("migrations and several processes", () => {
     expect((await t.store.getJob(target))!.recipients[0]!.state).toBe("processing");
   });
 });
+
+describe("the dispatcher's looks at the queue", () => {
+  it("a claim or a lease sweep that finds nothing does not wait for another writer's lock", async () => {
+    t = tempStore();
+    const { job } = await t.store.enqueue(newJob(t.dir, { recipients: [{ number: "+15551230001" }] }));
+    const [g] = await t.store.claimDue("me", 1, 60_000);
+    expect(g!.job.id).toBe(job.id);
+    // another process (intake's thread, another gateway) holds the write lock, as while it commits
+    const other = new Database(path.join(t.dir, "data", "faxgate.db"));
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      // the only recipient is in flight and no lease has run out: these used to wait here for the
+      // lock (busy_timeout, 10 s, with the event loop stopped) and then fail with SQLITE_BUSY
+      expect(await t.store.claimDue("me", 5, 60_000)).toEqual([]);
+      expect(await t.store.releaseExpired()).toEqual({ unknown: 0, released: 0 });
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+  });
+});
