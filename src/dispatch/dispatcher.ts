@@ -43,6 +43,13 @@ export interface DispatcherOptions {
 const TICK_MS = 1000;
 /** Finished jobs past queue.retentionDays are removed this often. */
 const PURGE_EVERY_MS = 3_600_000;
+/**
+ * Expired leases and unknown sends are looked for at most this often (real time): a pass woken by
+ * each new job only claims, so a mail burst over a long queue does not scan it once a mail.
+ */
+const HOUSEKEEPING_MS = 250;
+/** Passes woken by new work or a finished send come at most this often, one claim for a burst. */
+const WAKE_GAP_MS = 20;
 
 function rateGate(api: ApiConfig): { intervalCap: number; interval: number } {
   if (api.ratePerSecond < 1) return { intervalCap: 1, interval: Math.round(1000 / api.ratePerSecond) };
@@ -61,6 +68,7 @@ export class Dispatcher {
   private pausedUntil = 0;
   private lastPoll = 0;
   private lastPurge = 0;
+  private lastHousekeeping = Number.NEGATIVE_INFINITY;
   /** Failed passes in a row, and when the last one was logged (a read-only disk fails every pass). */
   private failedPasses = 0;
   private failureLoggedAt = 0;
@@ -169,11 +177,19 @@ export class Dispatcher {
     this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.tuning.leaseMs / 3)));
     this.leaseTimer.unref();
     // a fresh loop per start: stop() ends one for good
-    this.loop = new Periodic(() => this.pass(false).then(() => this.passRecovered()), {
-      intervalMs: Math.min(TICK_MS, this.ctx.queue.pollIntervalMs),
-      onError: (err) => this.passFailed(err),
-      onRunEnd: this.opts.onPassEnd,
-    });
+    // only a pass that did the housekeeping writes proves the store works again
+    this.loop = new Periodic(
+      () =>
+        this.pass(false).then((tidy) => {
+          if (tidy) this.passRecovered();
+        }),
+      {
+        intervalMs: Math.min(TICK_MS, this.ctx.queue.pollIntervalMs),
+        wakeGapMs: WAKE_GAP_MS,
+        onError: (err) => this.passFailed(err),
+        onRunEnd: this.opts.onPassEnd,
+      },
+    );
     this.loop.start();
   }
 
@@ -255,15 +271,20 @@ export class Dispatcher {
     await this.pass(true);
   }
 
-  private async pass(untilIdle: boolean): Promise<void> {
+  /** Resolves true when the pass did the housekeeping (expired leases, unknown sends). */
+  private async pass(untilIdle: boolean): Promise<boolean> {
     const store = this.ctx.store;
-    await store.releaseExpired();
     const work: Array<Promise<void>> = [];
-    // One reconciliation and one status poll at a time; a pass does not start another.
-    if (!this.reconciling) {
-      this.reconciling = reconcileUnknown(this.ctx).finally(() => (this.reconciling = null));
+    const tidy = untilIdle || performance.now() - this.lastHousekeeping >= HOUSEKEEPING_MS;
+    if (tidy) {
+      this.lastHousekeeping = performance.now();
+      await store.releaseExpired();
+      // One reconciliation and one status poll at a time; a pass does not start another.
+      if (!this.reconciling) {
+        this.reconciling = reconcileUnknown(this.ctx).finally(() => (this.reconciling = null));
+      }
     }
-    work.push(this.reconciling);
+    if (this.reconciling) work.push(this.reconciling);
     // Claim while there is room in the gate (and, for runOnce, until nothing is due).
     for (;;) {
       if (this.stopped && !untilIdle) break;
@@ -300,6 +321,7 @@ export class Dispatcher {
     }
     if (untilIdle) await Promise.all(work);
     else void Promise.all(work).catch((err) => this.ctx.log.error({ err: describeError(err) }, "dispatch work failed"));
+    return tidy;
   }
 
   private async send(group: ClaimedGroup): Promise<void> {

@@ -384,8 +384,9 @@ describe("a store that cannot be used", () => {
     s.dispatcher.start();
     broken = true;
     try {
-      // many failed passes (one every pollIntervalMs), then the store works again
-      await s.passes(6);
+      // many failed passes (the store's writes are tried at most every 250 ms, passes run every
+      // pollIntervalMs), then the store works again
+      await s.passes(15);
       broken = false;
       const recovered = () => s.logs.some((l) => l.msg === "dispatch passes work again");
       while (!recovered()) await s.passes(1);

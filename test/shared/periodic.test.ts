@@ -12,7 +12,7 @@ afterEach(async () => {
 const afterZeroTimers = () => new Promise((r) => setTimeout(r, 0));
 
 /** A loop with a long interval, so that every run after the first is one the test asked for. */
-function counting(opts: { work?: () => Promise<void> } = {}) {
+function counting(opts: { work?: () => Promise<void>; wakeGapMs?: number } = {}) {
   let runs = 0;
   const ended: Array<() => void> = [];
   loop = new Periodic(
@@ -23,6 +23,7 @@ function counting(opts: { work?: () => Promise<void> } = {}) {
     },
     {
       intervalMs: 60_000,
+      ...(opts.wakeGapMs === undefined ? {} : { wakeGapMs: opts.wakeGapMs }),
       onError: () => undefined,
       onRunEnd: () => {
         for (const f of ended.splice(0)) f();
@@ -43,6 +44,20 @@ describe("Periodic", () => {
     const second = c.nextEnd();
     c.loop.wake();
     await second;
+    expect(c.runs()).toBe(2);
+  });
+
+  it("with wakeGapMs, a burst of wakes after a run is one run, no sooner than the gap after it", async () => {
+    const c = counting({ wakeGapMs: 300 });
+    const first = c.nextEnd();
+    c.loop.start();
+    await first;
+    const firstEnded = performance.now();
+    const second = c.nextEnd();
+    for (let i = 0; i < 100; i += 1) c.loop.wake();
+    await second;
+    // a lower bound only: the run waited out the gap (without it, it came at the next turn)
+    expect(performance.now() - firstEnded).toBeGreaterThanOrEqual(290);
     expect(c.runs()).toBe(2);
   });
 
