@@ -41,9 +41,23 @@ interface Round {
   p99: number;
   cpuMsPerMail: number;
   failures: number;
+  /** faxgate's rounds: CPU ms per mail of each of the daemon's threads in this round, most first */
+  threads?: string;
 }
 
-async function round(port: number, kind: string, pid: () => number): Promise<Round> {
+/** Each thread's CPU in a round, per mail: which thread a change moved work off or onto. */
+function threadDeltas(before: Array<{ name: string; ms: number }>, after: Array<{ name: string; ms: number }>): string {
+  const was = new Map(before.map((t) => [t.name, t.ms]));
+  return after
+    .map((t) => ({ name: t.name, ms: (t.ms - (was.get(t.name) ?? 0)) / MESSAGES }))
+    .filter((t) => t.ms >= 0.05)
+    .sort((a, b) => b.ms - a.ms)
+    .map((t) => `${t.name} ${t.ms.toFixed(2)}`)
+    .join(", ");
+}
+
+async function round(port: number, kind: string, pid: () => number, perThread = false): Promise<Round> {
+  const threadsBefore = perThread ? threadCpuMs(pid()) : [];
   const before = treeCpuMs(pid());
   const child = execFile(
     process.execPath,
@@ -69,12 +83,14 @@ async function round(port: number, kind: string, pid: () => number): Promise<Rou
     firstFailure: string | null;
   };
   const after = treeCpuMs(pid());
+  const threads = perThread ? threadDeltas(threadsBefore, threadCpuMs(pid())) : undefined;
   if (r.failures > 0) process.stderr.write(`bench: ${r.failures} refused, the first: ${r.firstFailure}\n`);
   return {
     rate: r.accepted / r.seconds,
     p99: percentile(r.latencies, 99),
     cpuMsPerMail: (after - before) / MESSAGES,
     failures: r.failures,
+    ...(threads === undefined ? {} : { threads }),
   };
 }
 
@@ -85,10 +101,12 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
   if (tools.postfixUnavailable)
     return [{ figure: "smtp (daemon): skipped", value: 0, unit: "-", note: tools.postfixUnavailable }];
   const prof = process.env.FAXGATE_BENCH_CPU_PROF;
-  const daemon = await startBenchDaemon({
-    emuDelayMs: 200,
-    ...(prof ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${prof}`] } : {}),
-  });
+  // FAXGATE_BENCH_NODE_ARGS: more node flags for the daemon (space-separated), to try one
+  const nodeArgs = [
+    ...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
+    ...(process.env.FAXGATE_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
+  ];
+  const daemon = await startBenchDaemon({ emuDelayMs: 200, ...(nodeArgs.length ? { nodeArgs } : {}) });
   let postfix: Running | null = null;
   const priority = os.getPriority();
   try {
@@ -103,11 +121,12 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
         // alternating: faxgate first in even rounds, Postfix first in odd ones
         const order = i % 2 === 0 ? (["fg", "pf"] as const) : (["pf", "fg"] as const);
         for (const who of order) {
-          if (who === "fg") fg.push(await round(daemon.smtpPort, kind, () => daemon.pid));
+          if (who === "fg") fg.push(await round(daemon.smtpPort, kind, () => daemon.pid, true));
           else pf.push(await round(postfix.port, kind, pfPid));
         }
         process.stderr.write(
-          `bench: ${kind} round ${i + 1}: faxgate ${fg[i]!.rate.toFixed(0)} msg/s ${fg[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail, Postfix ${pf[i]!.rate.toFixed(0)} msg/s ${pf[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail\n`,
+          `bench: ${kind} round ${i + 1}: faxgate ${fg[i]!.rate.toFixed(0)} msg/s ${fg[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail, Postfix ${pf[i]!.rate.toFixed(0)} msg/s ${pf[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail\n` +
+            `bench: ${kind} round ${i + 1}: faxgate's CPU ms per mail by thread: ${fg[i]!.threads}\n`,
         );
       }
       const ratios = fg.map((r, i) => r.rate / pf[i]!.rate);
