@@ -33,14 +33,34 @@ const DISCLAIMER = [
 
 /**
  * The mail's text as a cover page's notes: without the signature (from a "-- " line, the
- * separator of RFC 3676) and without a trailing disclaimer block.
+ * separator of RFC 3676) and without a trailing disclaimer block. `atMost`: once the notes are
+ * known to be longer than that many characters the rest is not read, and what is returned is the
+ * notes' exact beginning, still longer than `atMost` (a 100 KB text-only mail is a page, not
+ * notes, and its lines are not each tried against every disclaimer).
  */
-export function coverNotes(text: string): string {
-  const lines = text.replace(/\r\n/g, "\n").split("\n");
-  let end = lines.findIndex((l) => l === "-- " || l === "--");
-  if (end < 0) end = lines.length;
-  const disclaimer = lines.slice(0, end).findIndex((l) => DISCLAIMER.some((re) => re.test(l)));
-  // only a block after some text: a mail that is all notice keeps its words
-  if (disclaimer > 0 && lines.slice(0, disclaimer).some((l) => l.trim() !== "")) end = disclaimer;
-  return lines.slice(0, end).join("\n").trim();
+export function coverNotes(text: string, atMost = Number.POSITIVE_INFINITY): string {
+  const src = text.includes("\r\n") ? text.replace(/\r\n/g, "\n") : text;
+  let kept = 0;
+  let firstText = -1;
+  let disclaimerSeen = false;
+  for (let pos = 0; ; ) {
+    const nl = src.indexOf("\n", pos);
+    const end = nl < 0 ? src.length : nl;
+    const line = src.slice(pos, end);
+    if (line === "-- " || line === "--") break;
+    // only the first notice line counts, and only after some text: a mail that is all notice keeps its words
+    if (!disclaimerSeen && DISCLAIMER.some((re) => re.test(line))) {
+      disclaimerSeen = true;
+      if (firstText >= 0) break;
+    }
+    kept = end;
+    const content = line.trimEnd();
+    if (content.trim() !== "") {
+      if (firstText < 0) firstText = pos + (line.length - line.trimStart().length);
+      if (pos + content.length - firstText > atMost) break;
+    }
+    if (nl < 0) break;
+    pos = nl + 1;
+  }
+  return src.slice(0, kept).trim();
 }

@@ -175,7 +175,9 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   // [page] asks for the text as a page whatever smtp.body says
   const mode = overrides.page ? "page" : (input.bodyMode ?? "auto");
   // as cover notes the text goes without its signature and disclaimer; as a page, whole
-  const text = mode === "page" ? fullText : coverNotes(fullText) || (documents.length ? "" : fullText);
+  // notes longer than the cover takes (coverSpec reads 4 times its limit) are not cut further
+  const text =
+    mode === "page" ? fullText : coverNotes(fullText, COVER_LIMITS.notes * 4) || (documents.length ? "" : fullText);
   let cover: boolean;
   if (overrides.cover !== undefined) cover = overrides.cover;
   else
