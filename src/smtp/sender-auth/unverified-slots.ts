@@ -35,8 +35,9 @@ export class UnverifiedSlots {
    * or when a slot frees; "queued" says it waits. `leave` must follow when the session closes.
    */
   enter(sessionId: string, client: string, go: () => void): Entry {
-    if (this.known(this.proven, client) || this.holders.size < this.slots) {
-      if (!this.known(this.proven, client)) this.holders.add(sessionId);
+    const proven = this.known(this.proven, client);
+    if (proven || this.holders.size < this.slots) {
+      if (!proven) this.holders.add(sessionId);
       go();
       return "now";
     }
