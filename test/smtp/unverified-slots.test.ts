@@ -4,7 +4,7 @@
 // loopback, real clients from distinct 127.0.0.x addresses.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UserConfig } from "../../src/config/schema.js";
-import { UnverifiedSlots } from "../../src/smtp/sender-auth/unverified-slots.js";
+import { networkOf, UnverifiedSlots } from "../../src/smtp/sender-auth/unverified-slots.js";
 import { dkimKey, sendFrom } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
@@ -33,6 +33,37 @@ describe("UnverifiedSlots: who is greeted when", () => {
     slots.leave("new");
     expect(slots.queued).toBe(0);
     expect(enter("c", "10.0.0.4")).toBe("now");
+  });
+
+  it("networks take turns: a flood from one network holds a newcomer from another back by one turn", () => {
+    const slots = new UnverifiedSlots(1);
+    const greeted: string[] = [];
+    const enter = (id: string, client: string) => slots.enter(id, client, () => greeted.push(id));
+    expect(enter("first", "198.51.100.1")).toBe("now");
+    for (let i = 0; i < 20; i += 1) expect(enter(`flood${i}`, `198.51.100.${10 + i}`)).toBe("queued");
+    expect(enter("other", "203.0.113.7")).toBe("queued");
+    expect(enter("v6", "2001:db8:0:1::25")).toBe("queued");
+    expect(slots.queued).toBe(22);
+    slots.leave("first");
+    slots.leave("flood0");
+    slots.leave("other");
+    slots.leave("v6");
+    // in turn: the flooding network's first, then each other network, then the flood again
+    expect(greeted).toEqual(["first", "flood0", "other", "v6", "flood1"]);
+    // one that gives up while waiting is taken out of its network's line
+    slots.leave("flood5");
+    for (let i = 1; i < 20; i += 1) slots.leave(`flood${i}`);
+    expect(greeted.filter((g) => g === "flood5")).toEqual([]);
+    expect(slots.queued).toBe(0);
+  });
+
+  it("an address's network is its /24 or /64, however the address is written", () => {
+    expect(networkOf("198.51.100.77")).toBe("198.51.100");
+    expect(networkOf("::ffff:198.51.100.77")).toBe("198.51.100");
+    expect(networkOf("2001:db8:0:1::25")).toBe("2001:db8:0:1");
+    expect(networkOf("2001:0DB8:0000:0001:0:0:0:99")).toBe("2001:db8:0:1");
+    expect(networkOf("2001:db8::1")).toBe("2001:db8:0:0");
+    expect(networkOf("::1")).toBe("0:0:0:0");
   });
 
   it("a remembered address is forgotten after a day", () => {
