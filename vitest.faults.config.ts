@@ -7,8 +7,9 @@ import { testTmpDir } from "./test/tmp-dir.js";
 //
 // Most files spend their time waiting (a retry 30 s away, a sweep, a daemon restart), each with its
 // own daemon, emulator and folders: they run three at a time. super-linear measures how time grows
-// with input size and must have the CPU to itself, so it runs alone, after the others.
-const TIMING = ["test/faults/super-linear.test.ts"];
+// with input size, and sender-auth-burst a real sender's time during a burst against its usual:
+// each must have the CPU to itself, so they run one at a time, after the others.
+const TIMING = ["test/faults/super-linear.test.ts", "test/faults/sender-auth-burst.test.ts"];
 
 export default defineConfig({
   test: {

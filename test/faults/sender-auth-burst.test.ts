@@ -18,6 +18,8 @@ const REFUSED = SHORT ? 300 : 1000;
 const ADDRESSES = 250;
 const CONCURRENCY = 50;
 const REAL_SAMPLES = SHORT ? 15 : 40;
+/** first mails from addresses never seen, alone and during the burst */
+const NEW_SAMPLES = 5;
 const PDF = Buffer.from(
   "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n",
 );
@@ -29,7 +31,7 @@ const figures: string[] = [];
 
 beforeAll(async () => {
   dns = await startTestDns({
-    "signed.test": ["v=spf1 ip4:127.0.0.2 ip4:127.0.2.0/24 -all"],
+    "signed.test": ["v=spf1 ip4:127.0.0.2 ip4:127.0.2.0/24 ip4:127.0.3.0/24 -all"],
     "sel._domainkey.signed.test": [KEY.record],
   });
   rig = await makeRig({
@@ -84,23 +86,23 @@ function dataFiles(dir = rig.dataDir): string[] {
 
 let real = 0;
 const realNumbers: string[] = [];
-function realMail(): Outgoing {
+function realMail(ip = "127.0.0.2"): Outgoing {
   real += 1;
   const number = numberFor(real);
   realNumbers.push(number);
   return {
     from: "carol@signed.test",
     to: `${number.slice(1)}@fax.example.com`,
-    ip: "127.0.0.2",
+    ip,
     sign: { domain: "signed.test", key: KEY.privateKey },
     subject: `real ${real}`,
     attachments: [{ filename: "page.pdf", content: PDF }],
   };
 }
 
-async function timedReal(): Promise<number> {
+async function timedReal(ip?: string): Promise<number> {
   const t0 = performance.now();
-  const r = await sendFrom(rig.smtpPort, realMail());
+  const r = await sendFrom(rig.smtpPort, realMail(ip));
   expect(r).toMatch(/^250 /);
   return performance.now() - t0;
 }
@@ -113,6 +115,12 @@ describe("1,000 refused senders in a burst", () => {
     // the usual: the real sender alone (the first also warms the DNS cache)
     const usual: number[] = [];
     for (let i = 0; i < REAL_SAMPLES; i += 1) usual.push(await timedReal());
+    // and a first mail from an address never seen before, in a network of the sender's SPF that no
+    // forger uses (a hosted mail service sends from many): it waits with the strangers, its
+    // network taking turns with the forgers' two
+    let fresh = 200;
+    const firstUsual: number[] = [];
+    for (let i = 0; i < NEW_SAMPLES; i += 1) firstUsual.push(await timedReal(`127.0.3.${fresh++}`));
     const jobsBefore = await jobCount();
     const filesBefore = dataFiles();
 
@@ -153,12 +161,20 @@ describe("1,000 refused senders in a burst", () => {
     const burst = Promise.all(Array.from({ length: CONCURRENCY }, worker)).finally(() => {
       burstOver = true;
     });
+    const firstDuring: number[] = [];
+    const newcomers = (async () => {
+      while (!burstOver && firstDuring.length < NEW_SAMPLES) firstDuring.push(await timedReal(`127.0.3.${fresh++}`));
+    })();
     while (!burstOver) during.push(await timedReal());
     await burst;
+    await newcomers;
     const burstMs = performance.now() - t0;
 
     figures.push(
       `${REFUSED} forged mails from ${ADDRESSES} addresses, ${CONCURRENCY} at a time, in ${(burstMs / 1000).toFixed(1)} s: ${[...replies].map(([c, n]) => `${n}× ${c}`).join(", ")}`,
+    );
+    figures.push(
+      `a new address's first mail alone: ${firstUsual.map((x) => x.toFixed(0)).join(", ")} ms; during the burst: ${firstDuring.map((x) => x.toFixed(0)).join(", ")} ms`,
     );
     figures.push(
       `real sender alone: p50 ${p(usual, 0.5).toFixed(0)} ms, p99 ${p(usual, 0.99).toFixed(0)} ms (${usual.length} mails); during the burst: p50 ${p(during, 0.5).toFixed(0)} ms, p99 ${p(during, 0.99).toFixed(0)} ms (${during.length} mails)`,
@@ -168,7 +184,7 @@ describe("1,000 refused senders in a burst", () => {
     expect(replies.get("550 5.7.23")).toBe(REFUSED / 2);
     expect(replies.get("550 5.7.20")).toBe(REFUSED / 2);
     // nothing left: the jobs are the real sender's only, no new file, no work folder
-    expect(await jobCount()).toBe(jobsBefore + during.length);
+    expect(await jobCount()).toBe(jobsBefore + during.length + firstDuring.length);
     await waitUntil(
       () => readdirSync(path.join(rig.dataDir, "incoming")).length === 0,
       "the work folders to be removed",
@@ -184,13 +200,17 @@ describe("1,000 refused senders in a burst", () => {
     );
     expect(added.filter((f) => !ids.has(f.split(path.sep)[1] ?? ""))).toEqual([]);
     expect(added.length).toBeGreaterThan(0);
-    // the real sender is never refused, and its typical mail during the burst takes no longer
-    // than its usual worst: the forgers wait for their greeting in the few sessions strangers
-    // share (smtp.senderAuth.maxUnverifiedSessions), while the real sender's address, verified
-    // before the burst, is greeted at once. Its worst during the burst is held to twice its usual
-    // worst only: the burst's 50 clients share the machine's cores with the daemon.
-    expect(p(during, 0.5)).toBeLessThanOrEqual(p(usual, 0.99));
-    expect(p(during, 0.99)).toBeLessThanOrEqual(p(usual, 0.99) * 2);
+    // the real sender is never refused, and its mail during the burst takes no longer than its usual
+    // worst: the forgers wait for their greeting in the few sessions strangers share
+    // (smtp.senderAuth.maxUnverifiedSessions), while the real sender's address, verified before the
+    // burst, is greeted at once. A first mail from a new address waits with the strangers, its
+    // network taking turns with theirs, and is held to the same bound. (The test runs alone: the
+    // figures are the daemon's, not other tests' on the same cores.)
+    const bound = p(usual, 0.99);
+    expect(p(during, 0.5)).toBeLessThanOrEqual(bound);
+    expect(p(during, 0.99)).toBeLessThanOrEqual(bound);
+    expect(firstDuring.length).toBeGreaterThan(0);
+    expect(Math.max(...firstDuring)).toBeLessThanOrEqual(bound);
 
     // the verified mails reach the fax service; no forgery does
     await waitUntil(
