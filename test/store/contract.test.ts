@@ -166,6 +166,13 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       );
       const [g] = await store.claimDue("me", 10, 60_000);
       expect(g!.recipients.map((r) => r.idx)).toEqual([0, 1]);
+      // the timeline names the send on either backend
+      expect(
+        (await store.listEvents(job.id)).filter((e) => e.transition === "claim").map((e) => [e.idx, e.detail]),
+      ).toEqual([
+        [0, `send ${g!.sendId}`],
+        [1, `send ${g!.sendId}`],
+      ]);
       const active = (await store.getJob(job.id))!;
       expect(active.state).toBe("active");
       expect(

@@ -73,7 +73,14 @@ export async function claimDue(
         [...set.args({ send_id: sendId, locked_by: owner, locked_until: until }, now), jobId, idxs],
       );
       for (const b of before.rows)
-        await appendEvent(ctx, c, { jobId, idx: b.idx, transition: "claim", from: b.state, to: TRANSITIONS.claim.to });
+        await appendEvent(ctx, c, {
+          jobId,
+          idx: b.idx,
+          transition: "claim",
+          from: b.state,
+          to: TRANSITIONS.claim.to,
+          detail: `send ${sendId}`,
+        });
       await refreshJob(ctx, c, jobId);
       const job = (await readJob(ctx, c, jobId))!;
       const chosen = new Set(idxs);
