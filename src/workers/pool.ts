@@ -3,12 +3,12 @@
 // so the event loop keeps answering while they work, a file built to make a parser spin is stopped
 // after a time limit, and one built to exhaust memory kills only its worker, never the daemon.
 import os from "node:os";
-import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { FaxgateError } from "../errors.js";
 import type { ParsedMail } from "../intake/mail/mail-parse.js";
 import { ReadTimeoutError, type InputReaders } from "../intake/readers.js";
 import { PdfProcessPool, PdfReadLimitError } from "./pdf-process.js";
+import { threadEntry } from "../thread.js";
 import type { Task, TaskOutcome, TaskValues } from "./tasks.js";
 
 export { ReadTimeoutError, type InputReaders };
@@ -37,11 +37,8 @@ function shuttingDown(cause?: unknown): FaxgateError {
   });
 }
 
-const fromSource = import.meta.url.endsWith(".ts");
-
-function workerFile(): string {
-  return fileURLToPath(new URL(fromSource ? "./ts-bootstrap.mjs" : "./tasks.js", import.meta.url));
-}
+/** The pool's threads run tasks.ts, started as every thread of faxgate is (thread.ts). */
+const TASKS = threadEntry(new URL("./tasks.js", import.meta.url));
 
 export class ReaderPool implements InputReaders {
   private pool: Piscina | null = null;
@@ -68,7 +65,8 @@ export class ReaderPool implements InputReaders {
   private workers(): Piscina {
     if (this.closed) throw shuttingDown();
     this.pool ??= new Piscina({
-      filename: workerFile(),
+      filename: TASKS.filename,
+      workerData: TASKS.workerData,
       name: "default",
       // One thread stays up once started (pdfjs takes about a second to load in a new one); the
       // others leave after a minute without work.
