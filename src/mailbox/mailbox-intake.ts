@@ -16,7 +16,7 @@ import { decideRecipient } from "../intake/recipients/recipients.js";
 import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
 import type { Logger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
-import { UserIndex } from "../smtp/sender-policy.js";
+import { UserIndex } from "../auth/user-index.js";
 import { addressMessage } from "./addressing.js";
 import { proveSender } from "./sender-proof.js";
 

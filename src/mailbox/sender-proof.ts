@@ -3,7 +3,7 @@
 // mailbox, so the provider's verdict is the only evidence; headers from other hosts, or below the
 // provider's topmost one, are the sender's own words and prove nothing.
 import type { UserConfig } from "../config/schema.js";
-import type { UserIndex } from "../smtp/sender-policy.js";
+import type { UserIndex } from "../auth/user-index.js";
 
 export type SenderProof =
   | { ok: true; user: UserConfig; check: string }

@@ -1,37 +1,12 @@
 // Who may hand us mail: a configured user's address as envelope sender, either from a trusted
 // network (a relay that already authenticated its users) or after SMTP AUTH as that very user.
 import { isLoopback } from "../auth/client-address.js";
+import type { UserIndex } from "../auth/user-index.js";
 import type { SmtpConfig, UserConfig } from "../config/schema.js";
 import type { FaxgateError } from "../errors.js";
 import { refuse } from "./smtp-reply.js";
 
 export type SenderDecision = { ok: true; user: UserConfig } | { ok: false; refusal: FaxgateError };
-
-/** Looks users up by any of their addresses, case-insensitively. Rebuilt on reload. */
-export class UserIndex {
-  private readonly byAddress = new Map<string, UserConfig>();
-  private readonly byName = new Map<string, UserConfig>();
-
-  constructor(users: readonly UserConfig[]) {
-    for (const u of users) {
-      this.byName.set(u.name, u);
-      for (const a of [u.email, ...(u.aliases ?? [])]) this.byAddress.set(a.toLowerCase(), u);
-    }
-  }
-
-  byEmail(address: string): UserConfig | undefined {
-    return this.byAddress.get(address.trim().toLowerCase());
-  }
-
-  /** AUTH names: the user's name or any of their addresses. */
-  byLogin(login: string): UserConfig | undefined {
-    return this.byName.get(login.trim()) ?? this.byEmail(login);
-  }
-
-  named(name: string): UserConfig | undefined {
-    return this.byName.get(name);
-  }
-}
 
 /** AUTH sends a password: only over TLS, or over loopback where nobody can listen in. */
 export function authAllowed(mode: SmtpConfig["auth"], session: { secure: boolean; remoteAddress?: string }): boolean {

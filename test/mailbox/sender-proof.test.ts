@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseSubjectOverrides } from "../../src/intake/mail/subject-overrides.js";
 import { addressMessage, subjectTags } from "../../src/mailbox/addressing.js";
 import { parseAuthResults, proveSender } from "../../src/mailbox/sender-proof.js";
-import { UserIndex } from "../../src/smtp/sender-policy.js";
+import { UserIndex } from "../../src/auth/user-index.js";
 
 const users = new UserIndex([
   { name: "alice", email: "alice@acme.com", aliases: ["a.smith@mail.acme.com"], apiKey: "k" },

@@ -5,7 +5,8 @@ import { parseSubjectOverrides, wallTimeToUtc } from "../../src/intake/mail/subj
 import { hashPassword, verifyPassword } from "../../src/auth/password.js";
 import { checkRecipient } from "../../src/smtp/recipient-address.js";
 import { buildBlockList, inList } from "../../src/auth/client-address.js";
-import { authAllowed, decideSender, UserIndex } from "../../src/smtp/sender-policy.js";
+import { UserIndex } from "../../src/auth/user-index.js";
+import { authAllowed, decideSender } from "../../src/smtp/sender-policy.js";
 import { RateLimiter } from "../../src/auth/rate-limit.js";
 import { manualClock } from "../helpers/store.js";
 import { USERS } from "./harness.js";

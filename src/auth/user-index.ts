@@ -1,0 +1,30 @@
+// The configured users by address and sign-in name: who a mail's sender is (SMTP, the mailbox
+// intake) and whom an AUTH login names. Shared by the doors that take mail, as the other sign-in
+// pieces of this folder are.
+import type { UserConfig } from "../config/schema.js";
+
+/** Looks users up by any of their addresses, case-insensitively. Rebuilt on reload. */
+export class UserIndex {
+  private readonly byAddress = new Map<string, UserConfig>();
+  private readonly byName = new Map<string, UserConfig>();
+
+  constructor(users: readonly UserConfig[]) {
+    for (const u of users) {
+      this.byName.set(u.name, u);
+      for (const a of [u.email, ...(u.aliases ?? [])]) this.byAddress.set(a.toLowerCase(), u);
+    }
+  }
+
+  byEmail(address: string): UserConfig | undefined {
+    return this.byAddress.get(address.trim().toLowerCase());
+  }
+
+  /** AUTH names: the user's name or any of their addresses. */
+  byLogin(login: string): UserConfig | undefined {
+    return this.byName.get(login.trim()) ?? this.byEmail(login);
+  }
+
+  named(name: string): UserConfig | undefined {
+    return this.byName.get(name);
+  }
+}
