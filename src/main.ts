@@ -23,6 +23,7 @@ import { registerGatewayGauges } from "./parts/gauges.js";
 import { consoleUrl, createHttpListeners } from "./parts/http-listeners.js";
 import type { KeyWatch } from "./keys/key-watch.js";
 import { createKeyWatch } from "./parts/keys.js";
+import { createMailDoor } from "./parts/mail-door.js";
 import { createMailboxes } from "./parts/mailboxes.js";
 import { createNotify } from "./parts/notify.js";
 import { partChecks, startParts, stopParts, type Part } from "./parts/part.js";
@@ -97,6 +98,7 @@ export class Gateway {
     this.core = core;
 
     const converters = createConverters(core);
+    const mail = createMailDoor(core, converters);
     const dispatch = createDispatcher(core);
     const notify = createNotify(core, () => consoleUrl(core));
     const notifier = notify.notifier;
@@ -114,7 +116,7 @@ export class Gateway {
       webAuthFailureDelayMs: opts.webAuthFailureDelayMs,
     });
     const spool = createSpool(core, converters);
-    const smtp = createSmtp(core, converters);
+    const smtp = createSmtp(core, mail);
     registerGatewayGauges(core, () => dispatch.dispatcher.holds);
 
     this.received = notify.received;
@@ -132,7 +134,7 @@ export class Gateway {
       dispatch.part,
       keys.part,
       ...http.parts,
-      createMailboxes(core, converters),
+      createMailboxes(core, mail),
       ...spool.parts,
       smtp.part,
     ];

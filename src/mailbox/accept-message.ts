@@ -3,9 +3,10 @@
 // key, so the same message found again after a crash is the same job.
 import type { MailBodyMode } from "../config/schema.js";
 import type { MailDoor } from "../intake/mail-door.js";
+import type { Logger } from "../log/logger.js";
 import type { MailboxMessage } from "./mailbox-intake.js";
 
-export function mailboxDoor(door: MailDoor, bodyMode: (user: string) => MailBodyMode | undefined) {
+export function mailboxDoor(door: MailDoor, bodyMode: (user: string) => MailBodyMode | undefined, log?: Logger) {
   return async (msg: MailboxMessage): Promise<{ jobId: string; duplicate: boolean }> => {
     const mode = bodyMode(msg.user);
     const { job, duplicate } = await door.accept(
@@ -19,6 +20,7 @@ export function mailboxDoor(door: MailDoor, bodyMode: (user: string) => MailBody
         ...(mode ? { bodyMode: mode } : {}),
       },
       msg.source,
+      log ? { log: log.child({ user: msg.user }) } : {},
     );
     return { jobId: job.id, duplicate };
   };

@@ -1,30 +1,20 @@
 // One watcher per configured mailbox (imap.mailboxes): mail fetched over IMAP goes through the
-// same door into the queue as mail over SMTP, with the SMTP limits unless the mailbox sets its own.
-import { MailDoor } from "../intake/mail-door.js";
+// same door into the queue as mail over SMTP (parts/mail-door.ts), with the SMTP limits unless the
+// mailbox sets its own.
+import type { MailDoor } from "../intake/mail-door.js";
 import { mailboxDoor } from "../mailbox/accept-message.js";
 import { MailboxIntake } from "../mailbox/mailbox-intake.js";
-import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
-export function createMailboxes(core: Core, conv: Converters): Part {
+export function createMailboxes(core: Core, mail: MailDoor): Part {
   const { config, live } = core;
   const mailboxes = config.imap?.mailboxes ?? [];
   const log = core.logger.child({ component: "imap" });
   const door = mailboxDoor(
-    new MailDoor({
-      dataDir: config.data,
-      maxMessageBytes: config.smtp?.maxMessageBytes ?? 26_214_400,
-      store: core.store,
-      log,
-      metrics: core.metrics,
-      readers: conv.readers,
-      directory: core.directory,
-      clock: core.clock,
-      inlineImageMinBytes: config.smtp?.inlineImageMinBytes ?? 20_480,
-      office: conv.office,
-    }),
+    mail,
     (name) => live.users().find((u) => u.name === name)?.mailBody ?? config.smtp?.body,
+    log,
   );
   const intakes = mailboxes.map(
     (mailbox) =>

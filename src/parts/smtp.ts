@@ -1,27 +1,22 @@
 // The SMTP receiver: listens on smtp.listen; a reload gives it the new users (from the next MAIL
 // FROM; open sessions stay up) and a renewed certificate. At stop it answers 421 and lets
 // sessions finish for a few seconds.
+import type { MailDoor } from "../intake/mail-door.js";
 import { SmtpGateway } from "../smtp/server.js";
-import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
-export function createSmtp(core: Core, conv: Converters): { smtp: SmtpGateway | null; part: Part } {
+export function createSmtp(core: Core, mail: MailDoor): { smtp: SmtpGateway | null; part: Part } {
   const { config, live, addresses } = core;
   if (!config.smtp) return { smtp: null, part: { name: "smtp" } };
   const smtp = new SmtpGateway({
-    store: core.store,
+    mail,
     clock: core.clock,
     metrics: core.metrics,
     destinations: core.destinations,
     smtp: config.smtp,
     users: live.users(),
-    dataDir: config.data,
     dns: config.dns,
-    directory: core.directory,
-    readers: conv.readers,
-    office: conv.convertQueue,
-    partial: config.intake.partial,
     clientFor: (user) => core.api.clientFor(user, "intake"),
     logger: core.refusals.tap(core.logger.child({ component: "smtp" }), "smtp"),
   });

@@ -41,33 +41,40 @@ import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.
 import { SessionLife } from "./session-life.js";
 import { SessionSlots } from "./session-slots.js";
 
-export interface SmtpGatewayOptions {
+interface SmtpGatewayCommon {
   smtp: SmtpConfig;
   users: UserConfig[];
-  dataDir: string;
-  store: QueueStore;
   clientFor: (user: string) => FaxApi;
-  directory: UserDirectory;
   logger: Logger;
   clock?: Clock;
   metrics?: Metrics;
   /** Wait this long times the failure count after a failed AUTH (default 1000 ms). */
   authFailureDelayMs?: number;
-  /** Where mail is parsed: the daemon's worker threads (default: on this thread). */
-  readers?: InputReaders;
   /** Destination policy (default: the built-in refusals and the user's own rules). */
   destinations?: DestinationCheck;
-  /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
-  office?: DocumentConverter;
-  /** intake.partial (default refuse) */
-  partial?: PartialMode;
   /** The resolvers for SPF, DKIM and DMARC (dns.servers; default: the system's). */
   dns?: Partial<DnsConfig>;
   /** The resolve function itself (default: one made from `dns`). */
   resolve?: DnsResolve;
-  /** The mail door messages go through after DATA (default: one built from the options above). */
-  mail?: MailDoor;
 }
+
+/** The daemon hands over its one mail door (parts/mail-door.ts); a gateway built alone makes its own. */
+type SmtpGatewayDoor =
+  | { mail: MailDoor }
+  | {
+      mail?: undefined;
+      dataDir: string;
+      store: QueueStore;
+      directory: UserDirectory;
+      /** Where mail is parsed: the daemon's worker threads (default: on this thread). */
+      readers?: InputReaders;
+      /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
+      office?: DocumentConverter;
+      /** intake.partial (default refuse) */
+      partial?: PartialMode;
+    };
+
+export type SmtpGatewayOptions = SmtpGatewayCommon & SmtpGatewayDoor;
 
 interface SessionState {
   user?: UserConfig;
@@ -124,10 +131,10 @@ export class SmtpGateway {
     this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient ?? 30, this.clock);
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
     this.lockout = new AuthLockout(this.clock);
-    if (!opts.mail && !opts.office) this.ownOffice = new OfficeConverter();
-    this.mail =
-      opts.mail ??
-      new MailDoor({
+    if (opts.mail) this.mail = opts.mail;
+    else {
+      if (!opts.office) this.ownOffice = new OfficeConverter();
+      this.mail = new MailDoor({
         dataDir: opts.dataDir,
         maxMessageBytes: opts.smtp.maxMessageBytes,
         store: opts.store,
@@ -140,6 +147,7 @@ export class SmtpGateway {
         office: opts.office ?? this.ownOffice,
         partial: opts.partial,
       });
+    }
     this.users = opts.users;
     this.index = new UserIndex(opts.users);
     this.destinations = opts.destinations ?? defaultPolicy(() => this.users);

@@ -138,6 +138,9 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
         "  mailboxes:",
         `    - {host: 127.0.0.1, port: ${relay.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
         `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${SCAN.user}, tokenCommand: "printf %s ${SCAN.token}", address: scan@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
+        // the one mail door's rule for files that cannot be faxed holds for mailboxes as for SMTP
+        "intake:",
+        "  partial: send",
       ].join("\n"),
     });
     daemon = await startDaemon(rig);
@@ -217,6 +220,46 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     }
     // the plus addresses named the numbers: the subject's tag was not another destination
     expect(await faxesTo("+15551230299")).toHaveLength(0);
+  });
+
+  it("a mail with a file that cannot be faxed goes without it under intake.partial: send, and says so", async () => {
+    seq += 1;
+    const pdf = Buffer.from(
+      "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n",
+    );
+    const message = [
+      `Authentication-Results: ${AUTHSERV}; dkim=pass header.d=example.com; spf=pass smtp.mailfrom=example.com; dmarc=pass (p=reject) header.from=example.com`,
+      "From: Alice <alice@example.com>",
+      "To: fax+15551230401@example.com",
+      "Subject: With an archive",
+      `Message-ID: <mailbox-test-${seq}-${Date.now()}@example.com>`,
+      `Date: ${new Date().toUTCString()}`,
+      "MIME-Version: 1.0",
+      'Content-Type: multipart/mixed; boundary="b"',
+      "",
+      "--b",
+      "Content-Type: text/plain",
+      "",
+      "Please see attached.",
+      "--b",
+      'Content-Type: application/pdf; name="letter.pdf"',
+      "Content-Transfer-Encoding: base64",
+      "",
+      pdf.toString("base64"),
+      "--b",
+      'Content-Type: application/zip; name="archive.zip"',
+      "Content-Transfer-Encoding: base64",
+      "",
+      Buffer.from("PK\u0003\u0004 not really an archive").toString("base64"),
+      "--b--",
+      "",
+    ].join("\r\n");
+    await dovecot.deliver(BOX.user, BOX.password, message);
+    await waitUntil(async () => (await faxesTo("+15551230401")).length === 1, "the fax without the archive");
+    await waitUntil(
+      async () => (await mailWith(/^Sent without archive\.zip: Fax to \+1 555-123-0401 delivered/)) !== undefined,
+      "the mail that says what was left out",
+    );
   });
 
   it("refuses a From: its provider did not prove, and a stranger, into the failed folder with no fax", async () => {
