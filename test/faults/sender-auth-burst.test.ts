@@ -200,17 +200,19 @@ describe("1,000 refused senders in a burst", () => {
     );
     expect(added.filter((f) => !ids.has(f.split(path.sep)[1] ?? ""))).toEqual([]);
     expect(added.length).toBeGreaterThan(0);
-    // the real sender is never refused, and its mail during the burst takes no longer than its usual
-    // worst: the forgers wait for their greeting in the few sessions strangers share
+    // the real sender is never refused, and its typical mail during the burst takes no longer than
+    // its usual worst: the forgers wait for their greeting in the few sessions strangers share
     // (smtp.senderAuth.maxUnverifiedSessions), while the real sender's address, verified before the
     // burst, is greeted at once. A first mail from a new address waits with the strangers, its
-    // network taking turns with theirs, and is held to the same bound. (The test runs alone: the
-    // figures are the daemon's, not other tests' on the same cores.)
+    // network taking turns with theirs. The worst mail of each side is one mail of 15 to 40: two
+    // samples of one and the same distribution pass each other's worst about half the time, so
+    // the worst during the burst (and each new address's first mail) is held to 1.5 times the
+    // usual worst, not to the usual worst itself (docs/bench.md has the runs behind this).
     const bound = p(usual, 0.99);
     expect(p(during, 0.5)).toBeLessThanOrEqual(bound);
-    expect(p(during, 0.99)).toBeLessThanOrEqual(bound);
+    expect(p(during, 0.99)).toBeLessThanOrEqual(bound * 1.5);
     expect(firstDuring.length).toBeGreaterThan(0);
-    expect(Math.max(...firstDuring)).toBeLessThanOrEqual(bound);
+    expect(Math.max(...firstDuring)).toBeLessThanOrEqual(bound * 1.5);
 
     // the verified mails reach the fax service; no forgery does
     await waitUntil(
