@@ -2,18 +2,8 @@
 // same notes as cutting the whole text (the reference below is the first, whole-text form), and a
 // bounded read gives their exact beginning, which is all the cover and fitsNotes look at.
 import { describe, expect, it } from "vitest";
-import { coverNotes } from "../../src/intake/mail/body-text.js";
+import { coverNotes, DISCLAIMER as NOTICE } from "../../src/intake/mail/body-text.js";
 import { COVER_LIMITS, coverSpec } from "../../src/intake/mail/cover.js";
-
-const NOTICE = [
-  /^\W*(confidentiality|privacy|legal)\s+(notice|statement|disclaimer|warning)\b/i,
-  /^\W*disclaimer\W*$/i,
-  /^\W*disclaimer:/i,
-  /^\W*(this|the)\s+(e-?mail|message|communication|transmission)\b.{0,80}\b(confidential|privileged|intended (only|solely) for)\b/i,
-  /^\W*the information (contained )?in this (e-?mail|message|communication|transmission)\b/i,
-  /^\W*if you (have )?received this (e-?mail|message|communication|transmission) in error\b/i,
-  /^\W*sent from my (iphone|ipad|android|phone|mobile|blackberry|galaxy)/i,
-];
 
 function reference(text: string): string {
   const lines = text.replace(/\r\n/g, "\n").split("\n");

@@ -21,7 +21,7 @@ export function bodyText(mail: { text: string; html: string }): string {
 
 // Lines that open the boilerplate a mail program or a company appends: a confidentiality notice
 // is no note to the fax's recipient, and on a cover page it is the sender's footer, twice.
-const DISCLAIMER = [
+export const DISCLAIMER = [
   /^\W*(confidentiality|privacy|legal)\s+(notice|statement|disclaimer|warning)\b/i,
   /^\W*disclaimer\W*$/i,
   /^\W*disclaimer:/i,
