@@ -8,9 +8,10 @@
 // only. Per kind: the accept rate's ratio faxgate / Postfix (medians of the rounds), p99 MAIL FROM
 // -> 250, and each server's CPU per mail (all its processes and threads, from /proc).
 // FAXGATE_BENCH_MESSAGES (default 1000), FAXGATE_BENCH_SESSIONS (20), FAXGATE_BENCH_ROUNDS (3),
-// FAXGATE_BENCH_KINDS (all);
-// FAXGATE_BENCH_CPU_PROF=DIR starts the daemon with --cpu-prof into DIR, and the daemon's CPU by
-// thread is printed at the end (docs/bench.md says what they showed).
+// FAXGATE_BENCH_KINDS (all); FAXGATE_BENCH_NODE_ARGS adds node flags to the daemon's command.
+// FAXGATE_BENCH_CPU_PROF=DIR starts the daemon with --cpu-prof into DIR. Each faxgate round prints
+// the daemon's CPU per mail by thread, and the end its CPU by thread since its start (docs/bench.md
+// says what they showed).
 import { execFile } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
