@@ -288,6 +288,17 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       );
     });
 
+    it("a long queue to one busy number does not hold back another number's fax", async () => {
+      const { store, dir } = await open();
+      // one user sends 100 faxes to one number; another's fax, queued after them, goes out at
+      // once: the busy number's rows are passed over however many come first
+      for (let i = 0; i < 100; i++) await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000200" }] }));
+      const other = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000201" }] }))).job;
+      const [first] = await store.claimDue("me", 1, 60_000);
+      expect(first!.recipients[0]!.number).toBe("+15550000200");
+      expect((await store.claimDue("me", 4, 60_000)).map((g) => g.job.id)).toEqual([other.id]);
+    });
+
     it("claims at most `limit` jobs per call", async () => {
       const { store, dir } = await open();
       for (let i = 0; i < 5; i++) await store.enqueue(newJob(dir, { recipients: [{ number: `+1555000010${i}` }] }));

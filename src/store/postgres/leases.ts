@@ -27,13 +27,23 @@ export async function claimDue(
   const groups = await ctx.tx("claim due faxes", async (c) => {
     const nowMs = ctx.clock.now();
     const now = new Date(nowMs).toISOString();
+    // numbers already at their limit are passed over in the query, as on SQLite: a long queue to
+    // one busy number would otherwise fill every candidate list and hold back everyone else's fax
     const cand = await c.query<{ job_id: string; idx: number; number: string }>(
       `SELECT r.job_id, r.idx, r.number FROM recipients r JOIN jobs j ON j.id = r.job_id
        WHERE r.state = ANY($1) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= $2)
          AND (j.scheduled_at IS NULL OR j.scheduled_at <= $3)
+         AND r.number NOT IN (SELECT number FROM recipients WHERE state = ANY($5) GROUP BY number HAVING COUNT(*) >= $6)
        ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.seq, r.idx
        LIMIT $4`,
-      [fromStates("claim"), now, new Date(nowMs + horizon).toISOString(), Math.max(limit * 8, 64)],
+      [
+        fromStates("claim"),
+        now,
+        new Date(nowMs + horizon).toISOString(),
+        Math.max(limit * 8, 64),
+        IN_FLIGHT_STATES,
+        perNumber,
+      ],
     );
     if (cand.rows.length === 0) return [];
     // One fax in flight per number across all instances: a number is only claimed under its
