@@ -170,11 +170,10 @@ describe("spool folder races", () => {
     expect(victimNow).toEqual([...precious.keys()].sort());
     for (const [n, body] of precious) expect(readFileSync(path.join(victim, n), "utf8")).toBe(body);
     for (const n of numbers) expect(counts.get(n) ?? 0, n).toBeLessThanOrEqual(1);
-    // How many the swapper renames away with .work depends on the machine's load (2 of 8 were
-    // faxed on a loaded CI run, 8 of 8 on a quiet one); each is accounted for above, and the
-    // races must still leave faxing working.
+    // How many the swapper renames away with .work depends on how long a file waits there, that is
+    // on the machine's load: 8 of 8 were faxed on a quiet machine, 2 and then 0 of 8 in loaded CI
+    // runs. Each is accounted for: faxed once, or carried off by the swapper.
     expect(faxedOnce + taken).toBe(numbers.length);
-    expect(faxedOnce).toBeGreaterThan(0);
     expect(daemon.child.exitCode).toBeNull();
     // the folders are real again: at the latest at the next sweep (every 30 s), which checks all three
     for (const d of ["done", "failed", ".work"]) {
@@ -185,5 +184,18 @@ describe("spool folder races", () => {
         100,
       );
     }
+    // and the races left faxing working: a file dropped now is faxed, once
+    const after = numberFor(799);
+    const body = await pdf("after the races");
+    writeFileSync(path.join(folder, `.after.tmp`), body);
+    renameSync(path.join(folder, `.after.tmp`), path.join(folder, `${after.slice(1)} - after the races.pdf`));
+    await waitUntil(
+      async () => (await faxed()).get(after) === 1,
+      "the file dropped after the races to be faxed",
+      60_000,
+      250,
+    );
+    expect((await faxed()).get(after)).toBe(1);
+    expect(daemon.child.exitCode).toBeNull();
   });
 });
