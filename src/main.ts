@@ -98,7 +98,7 @@ export class Gateway {
     this.core = core;
 
     const converters = createConverters(core);
-    const mail = createMailDoor(core, converters);
+    const door = createMailDoor(core, converters);
     const dispatch = createDispatcher(core);
     const notify = createNotify(core, () => consoleUrl(core));
     const notifier = notify.notifier;
@@ -116,7 +116,7 @@ export class Gateway {
       webAuthFailureDelayMs: opts.webAuthFailureDelayMs,
     });
     const spool = createSpool(core, converters);
-    const smtp = createSmtp(core, mail);
+    const smtp = createSmtp(core, door.mail);
     registerGatewayGauges(core, () => dispatch.dispatcher.holds);
 
     this.received = notify.received;
@@ -134,7 +134,8 @@ export class Gateway {
       dispatch.part,
       keys.part,
       ...http.parts,
-      createMailboxes(core, mail),
+      door.part,
+      createMailboxes(core, door.mail),
       ...spool.parts,
       smtp.part,
     ];

@@ -100,6 +100,8 @@ export class SmtpGateway {
   private readonly clock: Clock;
   private readonly metrics?: Metrics;
   private readonly mail: MailDoor;
+  /** the door was made here (a gateway built alone), not handed over by the daemon */
+  private readonly ownDoor: boolean;
   private readonly trusted;
   private readonly limiter: RateLimiter;
   private readonly clientLimiter: RateLimiter;
@@ -131,6 +133,7 @@ export class SmtpGateway {
     this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient ?? 30, this.clock);
     this.authDelayMs = opts.authFailureDelayMs ?? 1000;
     this.lockout = new AuthLockout(this.clock);
+    this.ownDoor = !opts.mail;
     if (opts.mail) this.mail = opts.mail;
     else {
       if (!opts.office) this.ownOffice = new OfficeConverter();
@@ -202,7 +205,8 @@ export class SmtpGateway {
   }
 
   async listen(): Promise<Array<{ host: string; port: number }>> {
-    await this.mail.open();
+    // a door handed over is opened by its owner (parts/mail-door.ts); one made here, here
+    if (this.ownDoor) await this.mail.open();
     const out: Array<{ host: string; port: number }> = [];
     for (const entry of this.smtp.listen) {
       const { host, port } = parseHostPort(entry, "smtp.listen");
