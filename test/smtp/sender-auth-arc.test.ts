@@ -9,7 +9,7 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { authenticate, sealMessage, type ARCSealOptions } from "mailauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { UserConfig } from "../../src/config/schema.js";
+import { senderAuthOff, type UserConfig } from "../../src/config/schema.js";
 import { composeSigned, dkimKey, sendFrom } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
@@ -48,15 +48,7 @@ beforeAll(async () => {
     users,
     smtp: {
       trustedNetworks: ["127.0.0.1/32"],
-      senderAuth: {
-        mode: "verify",
-        alignment: "relaxed",
-        withoutDmarc: "spf-and-dkim",
-        domains: {},
-        arcForwarders: ["lists.test"],
-        minKeyBits: 1024,
-        relays: { authservIds: [] },
-      },
+      senderAuth: { ...senderAuthOff(), mode: "verify", arcForwarders: ["lists.test"] },
     },
     dns: { servers: [dns.server], timeoutMs: 500 },
   });

@@ -254,15 +254,7 @@ describe("trusted relays named by authserv-id, a pass required", () => {
       users: MX_USERS,
       smtp: {
         trustedNetworks: ["127.0.0.1/32"],
-        senderAuth: {
-          mode: "off",
-          alignment: "relaxed",
-          withoutDmarc: "spf-and-dkim",
-          domains: {},
-          arcForwarders: [],
-          minKeyBits: 1024,
-          relays: { check: "pass", authservIds: ["relay.example.com"] },
-        },
+        senderAuth: { ...senderAuthOff(), relays: { check: "pass", authservIds: ["relay.example.com"] } },
       },
       dns: { servers: [dns.server], timeoutMs: 500 },
     });

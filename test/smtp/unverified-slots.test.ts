@@ -3,7 +3,7 @@
 // that has just sent verified mail is greeted at once. Real SMTP server, real DNS server on
 // loopback, real clients from distinct 127.0.0.x addresses.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { UserConfig } from "../../src/config/schema.js";
+import { senderAuthOff, type UserConfig } from "../../src/config/schema.js";
 import { networkOf, UnverifiedSlots } from "../../src/smtp/sender-auth/unverified-slots.js";
 import { dkimKey, sendFrom } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
@@ -95,16 +95,7 @@ beforeAll(async () => {
     users,
     smtp: {
       trustedNetworks: ["127.0.0.1/32"],
-      senderAuth: {
-        mode: "verify",
-        alignment: "relaxed",
-        withoutDmarc: "spf-and-dkim",
-        domains: {},
-        arcForwarders: [],
-        minKeyBits: 1024,
-        maxUnverifiedSessions: 1,
-        relays: { authservIds: [] },
-      },
+      senderAuth: { ...senderAuthOff(), mode: "verify", maxUnverifiedSessions: 1 },
     },
     dns: { servers: [dns.server], timeoutMs: 500 },
   });
