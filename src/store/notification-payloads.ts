@@ -45,6 +45,19 @@ export interface InboundPayload {
   escalated?: boolean;
 }
 
+/**
+ * The outcome notice of a job that has just become final, as both backends queue it in the same
+ * transaction: a job finished again after an operator retry gets a notice of its own.
+ */
+export function outcomeNotice(
+  jobId: string,
+  user: string,
+  finalsBefore: number,
+): { kind: "outcome"; user: string; jobId: string; dedupeKey: string; payload: OutcomePayload } {
+  const dedupeKey = finalsBefore === 0 ? `outcome:${jobId}` : `outcome:${jobId}:${finalsBefore + 1}`;
+  return { kind: "outcome", user, jobId, dedupeKey, payload: { jobId } };
+}
+
 /** The notice of a kept received fax, as the inbox's forward and its escalation send it again. */
 export function keptFaxPayload(fax: ReceivedFax, extra: Partial<InboundPayload>): InboundPayload {
   return {

@@ -1,6 +1,7 @@
 // The history of a job on PostgreSQL (JobEvent): one row per step, written in the step's own
 // transaction, and the job's summary state recomputed from its recipients after each change.
 import { deriveJobState, isFinalJobState } from "../job-state.js";
+import { outcomeNotice } from "../notification-payloads.js";
 import type { JobState, RecipientState } from "../types.js";
 import type { PgContext, Q } from "./context.js";
 import { insertNotification } from "./notifications.js";
@@ -47,10 +48,7 @@ export async function refreshJob(ctx: PgContext, c: Q, jobId: string): Promise<v
     becomesFinal ? 1 : 0,
     jobId,
   ]);
-  if (becomesFinal) {
-    const key = job.finals === 0 ? `outcome:${jobId}` : `outcome:${jobId}:${job.finals + 1}`;
-    await insertNotification(ctx, c, { kind: "outcome", user: job.user, jobId, dedupeKey: key, payload: { jobId } });
-  }
+  if (becomesFinal) await insertNotification(ctx, c, outcomeNotice(jobId, job.user, job.finals));
 }
 
 /** Refreshes each job once, in id order (two transactions touching the same jobs lock them alike). */

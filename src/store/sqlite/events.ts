@@ -2,6 +2,7 @@
 // the job's summary state recomputed from its recipients after each change.
 import type { JobState, RecipientState } from "../types.js";
 import { deriveJobState, isFinalJobState } from "../job-state.js";
+import { outcomeNotice } from "../notification-payloads.js";
 import type { SqliteContext } from "./context.js";
 import type { Statement } from "./intake-writer.js";
 import { insertNotification } from "./notifications.js";
@@ -55,9 +56,5 @@ export function refreshJob(c: SqliteContext, jobId: string): void {
     becomesFinal ? 1 : 0,
     jobId,
   );
-  if (becomesFinal) {
-    // A job finished again after an operator retry gets its own notice.
-    const key = job.finals === 0 ? `outcome:${jobId}` : `outcome:${jobId}:${job.finals + 1}`;
-    insertNotification(c, { kind: "outcome", user: job.user, jobId, dedupeKey: key, payload: { jobId } });
-  }
+  if (becomesFinal) insertNotification(c, outcomeNotice(jobId, job.user, job.finals));
 }
