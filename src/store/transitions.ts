@@ -4,7 +4,7 @@
 // (transition-sql.ts) and write a JobEvent for each step; a new state or step is an edit here
 // plus a schema step per backend.
 import type { RecipientRow } from "./rows.js";
-import type { JobState, RecipientState } from "./types.js";
+import { type JobSource, type JobState, type RecipientState, SOURCE_WORDS } from "./types.js";
 
 /**
  * How a step writes one column: `given` the caller's value, `clear` NULL, `zero` 0, `now` the
@@ -47,6 +47,11 @@ export const PARKED = "parked";
  * numbers or `unaddressed` ends it after spool.addressWaitHours. Nothing sends or releases it.
  */
 export const NEEDS_ADDRESS = "needs an address";
+
+/** The enqueue event's detail in the job's timeline (both backends say the same). */
+export function enqueueDetail(source: JobSource, waitingForAddress: boolean): string {
+  return waitingForAddress ? `from ${SOURCE_WORDS[source]}; ${NEEDS_ADDRESS}` : `from ${SOURCE_WORDS[source]}`;
+}
 
 /** Why an operator's retry or cancel moved nothing (both backends say the same). */
 export const RETRY_REFUSAL = "only failed, cancelled or parked recipients can be retried";

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { JOB_ID_PATTERN } from "../../src/store/job-id.js";
+import { SOURCE_WORDS } from "../../src/store/types.js";
 import { docFile, manualClock, newJob } from "../helpers/store.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { openBackend, type BackendName, type BackendStore, type StoreOpts } from "../helpers/store-backends.js";
@@ -166,7 +167,10 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       );
       const [g] = await store.claimDue("me", 10, 60_000);
       expect(g!.recipients.map((r) => r.idx)).toEqual([0, 1]);
-      // the timeline names the send on either backend
+      // the timeline says where the job came from and names the send, in the same words on either backend
+      expect((await store.listEvents(job.id)).find((e) => e.transition === "enqueue")?.detail).toBe(
+        `from ${SOURCE_WORDS[job.source]}`,
+      );
       expect(
         (await store.listEvents(job.id)).filter((e) => e.transition === "claim").map((e) => [e.idx, e.detail]),
       ).toEqual([

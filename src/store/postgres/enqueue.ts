@@ -6,8 +6,8 @@ import { FaxgateError } from "../../errors.js";
 import { safeFileName } from "../durable-files.js";
 import { newJobId } from "../job-id.js";
 import { isoUtc } from "../rows.js";
-import { NEEDS_ADDRESS } from "../transitions.js";
-import { type Job, type JobMeta, type JobSource, type NewDocument, type NewJob, SOURCE_WORDS } from "../types.js";
+import { enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
+import type { Job, JobMeta, JobSource, NewDocument, NewJob } from "../types.js";
 import { lockKey, notifyJob, type PgContext, type Q } from "./context.js";
 import { loadDocument } from "./documents.js";
 import { appendEvent } from "./events.js";
@@ -74,9 +74,7 @@ export async function enqueue(ctx: PgContext, input: NewJob): Promise<{ job: Job
       transition: "enqueue",
       from: null,
       to: state,
-      detail: waiting
-        ? `from ${SOURCE_WORDS[input.source]}; ${NEEDS_ADDRESS}`
-        : `${recipients.length} recipient(s) from ${SOURCE_WORDS[input.source]}`,
+      detail: enqueueDetail(input.source, waiting),
     });
     await notifyJob(ctx, c, id);
     return { job: (await readJob(ctx, c, id))!, duplicate: false };

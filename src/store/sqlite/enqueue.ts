@@ -10,10 +10,9 @@ import { fsyncDir, syncFile } from "../../fs/atomic.js";
 import { moveInUnsynced, placeFile, safeFileName } from "../durable-files.js";
 import { newJobId } from "../job-id.js";
 import { isoUtc, toJob, toRecipient, type JobRow, type RecipientRow } from "../rows.js";
-import { NEEDS_ADDRESS } from "../transitions.js";
+import { enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
 import {
   SMALL_DOCUMENT_BYTES,
-  SOURCE_WORDS,
   type Job,
   type JobMeta,
   type JobSource,
@@ -259,9 +258,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
           transition: "enqueue",
           from: null,
           to: state,
-          detail: waiting
-            ? `from ${SOURCE_WORDS[input.source]}; ${NEEDS_ADDRESS}`
-            : `from ${SOURCE_WORDS[input.source]}`,
+          detail: enqueueDetail(input.source, waiting),
         },
         now,
       ),
