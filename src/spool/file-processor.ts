@@ -10,7 +10,13 @@ import type { Clock } from "../clock.js";
 import type { SpoolConfig } from "../config/schema.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import { PrintDoor, type PrintDocument } from "../intake/print-door.js";
+import {
+  isPrintRefusal,
+  PrintDoor,
+  type PrintAccepted,
+  type PrintFile,
+  type PrintRoute,
+} from "../intake/print-door.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
 import { defaultPolicy } from "../intake/recipients/recipients.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
@@ -18,15 +24,13 @@ import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { InputReaders } from "../workers/pool.js";
-import { ADDRESS_LATER, decideAddressing, waitingAddressing, type Addressing } from "./addressing.js";
 import { ByteBudget } from "./byte-budget.js";
-import { parseEmbeddedCodes } from "./embedded-codes.js";
 import { sha256 } from "./content-hash.js";
 import type { UserFolders } from "./folders.js";
 import { freeName, moveInto, writeReason } from "./outcome-files.js";
 import { withFolder, type FolderOptions } from "./safe-folder.js";
 import { isTicketName, judgeStat, readSafely } from "./safe-file.js";
-import { parseTicket, TICKET_MAX_BYTES } from "./ticket.js";
+import { parseTicket, TICKET_MAX_BYTES } from "../intake/print/ticket.js";
 
 /**
  * "<16 hex>.<original name>": the claim id keeps two drops of one name apart in the work folder.
@@ -71,23 +75,25 @@ interface Seen {
 }
 
 export class FileProcessor {
-  /** What was queued per repeatKey() (user, content, destinations, cover), for the dedupe window. */
+  /** What was queued per repeat key (intake's print door: owner, content, route, cover), for the dedupe window. */
   private readonly seen = new Map<string, Seen>();
   /** One file of a given content per user at a time, so two copies cannot both pass the window check. */
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly memory: ByteBudget;
-  private readonly destinations: DestinationCheck;
-  /** intake's door for print files: document, text, accept */
+  /** intake's door for print files: what a file says and where it goes are decided there */
   private readonly print: PrintDoor;
 
   constructor(private readonly deps: FileProcessorDeps) {
     this.memory = new ByteBudget(deps.memoryBytes ?? DEFAULT_MEMORY_BYTES);
-    this.destinations = deps.destinations ?? defaultPolicy();
     this.print = new PrintDoor({
       store: deps.store,
       metrics: deps.metrics,
       readers: deps.readers,
       office: deps.office,
+      clientFor: deps.clientFor,
+      defaultCountryCode: deps.defaultCountryCode,
+      destinations: deps.destinations ?? defaultPolicy(),
+      faxPrefix: deps.spool.faxPrefix,
     });
   }
 
@@ -229,119 +235,71 @@ export class FileProcessor {
       return "queued";
     }
 
-    let doc: PrintDocument;
-    try {
-      doc = await this.print.document({ user: f.user, name, data });
-    } catch (err) {
-      if (isFaxgateError(err) && !err.temporary) {
-        await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
-        return "refused";
-      }
-      log.warn({ err: describeError(err) }, "DEFERRED office conversion failed for now; will retry");
-      return "retry";
-    }
-    const contentType = doc.contentType;
-
     const ticketResult = await this.readTicket(f, workName, name, freshClaim);
     if (ticketResult && !ticketResult.ok) {
       await this.refuseClaimed(f, workName, name, ticketResult.reason, refusalHash, log);
       return "refused";
     }
-    const ticket = ticketResult?.ticket;
     if (ticketResult?.ignoredKeys.length) log.warn({ keys: ticketResult.ignoredKeys }, "ticket keys ignored");
 
-    // The text is read even when a ticket or the file name addresses the document: codes hidden
-    // in it that name another destination must refuse the file, never be ignored or followed.
-    const text = await this.print.text(doc, log);
-    const codes = text && "pages" in text ? parseEmbeddedCodes(text.pages) : undefined;
-    if (codes?.problems.length) log.warn({ problems: codes.problems }, "embedded codes not understood");
-
-    let addressing: Addressing;
-    try {
-      addressing = await decideAddressing({
-        fileName: name,
-        ticket,
-        codes,
-        textUnreadable: text && "unreadable" in text ? text.unreadable : undefined,
-        defaultCountryCode: this.deps.defaultCountryCode,
-        faxPrefix: this.deps.spool.faxPrefix,
-        user: f.user,
-        api: () => this.deps.clientFor(f.user),
-        destinations: this.destinations,
-      });
-    } catch (err) {
-      // Print now, address later: a print job (it came with a ticket) that names no destination
-      // anywhere waits for its owner to give one in the console, instead of being refused.
-      if (isFaxgateError(err) && err.code === "NO_DESTINATION" && ticket) {
-        addressing = waitingAddressing(ticket);
-      } else if (isFaxgateError(err) && !err.temporary) {
-        await this.refuseClaimed(f, workName, name, err.message, refusalHash, log);
-        return "refused";
-      } else {
-        // A contact lookup that met a network or service failure: the file waits in .work/.
-        log.warn({ err: describeError(err) }, "DEFERRED addressing failed for now; will retry");
+    const file: PrintFile = {
+      user: f.user,
+      name,
+      data,
+      sha256: sha,
+      ticket: ticketResult?.ticket,
+      path: workPath,
+      dedupeKey,
+      origin: { file: name, claim: claimId, folder: path.basename(f.root) },
+    };
+    // One file of a given content per user at a time, so two copies cannot both pass the window.
+    return this.withLock(`${f.user}\0${sha}`, async () => {
+      let queued: PrintAccepted;
+      try {
+        queued = await this.print.accept(file, { log, vet: (print) => this.notRepeated(print, claimId, log) });
+      } catch (err) {
+        if (isPrintRefusal(err)) {
+          const duplicate = err.code === "REPEATED_FILE";
+          await this.refuseClaimed(
+            f,
+            workName,
+            name,
+            err.message,
+            refusalHash,
+            log,
+            duplicate ? "duplicate" : "refused",
+          );
+          return duplicate ? "duplicate" : "refused";
+        }
+        if (!isFaxgateError(err)) throw err;
+        // a converter without a free slot, a contact lookup that met a network failure: .work/ keeps it
+        log.warn({ err: describeError(err) }, "DEFERRED the file could not be queued for now; will retry");
         return "retry";
       }
-    }
-    const waiting = addressing.via === ADDRESS_LATER;
-
-    if (addressing.dialNotes.length) log.info({ notes: addressing.dialNotes }, "phone option read");
-
-    // Only a true repeat is swallowed: same user, bytes, destinations, cover (subject, notes),
-    // schedule and tags. The same document to another number is another fax.
-    const repeat = repeatKey(f.user, sha, addressing);
-    return this.withLock(repeat, async () => {
-      const seenKey = repeat;
-      const prior = this.seen.get(seenKey);
       const now = this.deps.clock.now();
-      if (prior && prior.claimId !== claimId && now - prior.at < this.windowMs()) {
-        log.info({ job: prior.jobId }, "duplicate of a file queued moments ago; not faxed again");
-        const minutes = this.deps.spool.dedupeWindowMinutes;
-        await this.refuseClaimed(
-          f,
-          workName,
-          name,
-          `not faxed again: the same document to the same destination (${addressing.recipients.map((r) => r.number).join(", ")}) ` +
-            `was queued as fax job ${prior.jobId} less than ${minutes} minutes ago. To send it again on purpose, wait ${minutes} minutes or change its subject.`,
-          refusalHash,
-          log,
-          "duplicate",
-        );
-        return "duplicate";
-      }
-      const { job } = await this.print.accept(
-        {
-          source: "spool",
-          ...(waiting ? { awaitingAddress: true } : {}),
-          user: f.user,
-          recipients: addressing.recipients,
-          // the bytes judged and read above, never the path again: it may have been swapped meanwhile
-          documents: [{ path: workPath, name: doc.name, contentType, data: doc.data }],
-          cover: addressing.cover,
-          scheduledAt: addressing.scheduledAt,
-          tags: addressing.tags,
-          dedupeKey,
-          meta: {
-            origin: {
-              file: name,
-              via: addressing.via,
-              claim: claimId,
-              sha256: sha,
-              repeat,
-              folder: path.basename(f.root),
-              ...(addressing.dialNotes.length ? { dial: addressing.dialNotes.join("; ") } : {}),
-            },
-          },
-        },
-        log,
-        { via: addressing.via, bytes: data.length },
-      );
-      this.seen.set(seenKey, { at: now, jobId: job.id, claimId });
+      this.seen.set(queued.repeat, { at: now, jobId: queued.job.id, claimId });
       this.pruneSeen(now);
       await this.finishDone(f, workName, name, ticketResult !== null);
       this.count("queued");
       return "queued";
     });
+  }
+
+  /**
+   * The dedupe window: the same document to the same destination queued moments ago from another
+   * claim is not faxed again. Only a true repeat counts (intake's repeat key): the same document to
+   * another number, or with another subject, is another fax.
+   */
+  private notRepeated({ route, repeat }: PrintRoute, claimId: string, log: Logger): void {
+    const prior = this.seen.get(repeat);
+    if (!prior || prior.claimId === claimId || this.deps.clock.now() - prior.at >= this.windowMs()) return;
+    log.info({ job: prior.jobId }, "duplicate of a file queued moments ago; not faxed again");
+    const minutes = this.deps.spool.dedupeWindowMinutes;
+    throw new FaxgateError(
+      "REPEATED_FILE",
+      `not faxed again: the same document to the same destination (${route.recipients.map((r) => r.number).join(", ")}) ` +
+        `was queued as fax job ${prior.jobId} less than ${minutes} minutes ago. To send it again on purpose, wait ${minutes} minutes or change its subject.`,
+    );
   }
 
   private async readTicket(
@@ -475,16 +433,6 @@ export function shortName(name: string): string {
   while (Buffer.byteLength(stem) + Buffer.byteLength(ext) + 3 > NAME_MAX_BYTES) stem = stem.slice(0, -1);
   // A cut through a surrogate pair would leave half a character.
   return `${stem.replace(/[\ud800-\udbff]$/, "")}...${ext}`;
-}
-
-function repeatKey(user: string, sha: string, a: Addressing): string {
-  const what = {
-    to: a.recipients.map((r) => r.number).sort(),
-    cover: a.cover,
-    at: a.scheduledAt,
-    tags: [...a.tags].sort(),
-  };
-  return sha256(`${user}\0${sha}\0${JSON.stringify(what)}`);
 }
 
 function parseWorkName(workName: string): { claimId: string; name: string } {

@@ -14,7 +14,7 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseTicket } from "../../src/spool/ticket.js";
+import { parseTicket } from "../../src/intake/print/ticket.js";
 import { spoolHarness } from "../spool/harness.js";
 import { waitUntil } from "../helpers/wait.js";
 import { BACKEND } from "./private-cupsd.js";

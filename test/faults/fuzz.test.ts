@@ -13,9 +13,9 @@ import { normalizeFaxNumber } from "../../src/intake/recipients/fax-number.js";
 import { parseMail } from "../../src/intake/mail/mail-parse.js";
 import { mailToJob } from "../../src/intake/mail/mail-to-job.js";
 import { parseSubjectOverrides } from "../../src/intake/mail/subject-overrides.js";
-import { parseEmbeddedCodes, textPages } from "../../src/spool/embedded-codes.js";
-import { parseFileName } from "../../src/spool/file-name-address.js";
-import { parseTicket } from "../../src/spool/ticket.js";
+import { parseEmbeddedCodes, textPages } from "../../src/intake/print/embedded-codes.js";
+import { parseFileName } from "../../src/intake/print/file-name-address.js";
+import { parseTicket } from "../../src/intake/print/ticket.js";
 import { prng } from "../helpers/prng.js";
 import { SHORT } from "./harness.js";
 

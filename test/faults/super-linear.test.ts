@@ -21,9 +21,9 @@ import { parseSubjectOverrides } from "../../src/intake/mail/subject-overrides.j
 import { checkRecipient } from "../../src/smtp/recipient-address.js";
 import { UserIndex } from "../../src/auth/user-index.js";
 import { decideSender } from "../../src/smtp/sender-policy.js";
-import { parseEmbeddedCodes, textPages } from "../../src/spool/embedded-codes.js";
-import { parseFileName } from "../../src/spool/file-name-address.js";
-import { parseTicket } from "../../src/spool/ticket.js";
+import { parseEmbeddedCodes, textPages } from "../../src/intake/print/embedded-codes.js";
+import { parseFileName } from "../../src/intake/print/file-name-address.js";
+import { parseTicket } from "../../src/intake/print/ticket.js";
 import { SHORT } from "./harness.js";
 
 /** Below this a timing is mostly noise: the size is grown until one run takes at least this. */

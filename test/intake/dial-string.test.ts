@@ -1,6 +1,6 @@
 // The print dialog's dial string (CUPS `phone`, `faxPrefix`) to fax numbers.
 import { describe, expect, it } from "vitest";
-import { readPhoneOption } from "../../src/spool/dial-string.js";
+import { readPhoneOption } from "../../src/intake/print/dial-string.js";
 
 describe("readPhoneOption", () => {
   it("takes a number as given, and several numbers separated by commas", () => {

@@ -4,12 +4,12 @@
 // (a PDF with a hidden "@@FAX +1 900...@@" saved as "15551234567 - contract.pdf" was once faxed
 // to the 900 number): they are never followed and never silently ignored. Subject, notes and
 // cover come from the ticket, then the codes, then the name.
-import { FaxgateError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
-import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { normalizeFaxNumber } from "../intake/recipients/fax-number.js";
-import { recipientNumber } from "../intake/recipients/recipients.js";
-import type { CoverSpec, NewRecipient } from "../store/types.js";
+import { FaxgateError } from "../../errors.js";
+import type { FaxApi } from "../../fax/types.js";
+import type { DestinationCheck } from "../recipients/destination-policy.js";
+import { normalizeFaxNumber } from "../recipients/fax-number.js";
+import { recipientNumber } from "../recipients/recipients.js";
+import type { CoverSpec, NewRecipient } from "../../store/types.js";
 import { ambiguity, hasAnyCode, type EmbeddedCodes } from "./embedded-codes.js";
 import { readPhoneOption, type FaxPrefixRule } from "./dial-string.js";
 import { parseFileName } from "./file-name-address.js";
