@@ -1,7 +1,7 @@
 // The one live source of the users and of the settings a SIGHUP reloads (users, destinations,
-// inbound routes). Parts read it through getters; the few that keep something built from the
-// users (API clients, SMTP's address index, spool folders, console sessions, held keys) subscribe
-// and are told, in the order they subscribed, when it changes.
+// inbound routes). Parts read it through getters; the few that must act when the users change
+// (API clients, spool folders, console sessions, held keys) subscribe and are told, in the order
+// they subscribed.
 import type { Config, UserConfig } from "../config/schema.js";
 import { effectiveUsers } from "../keys/key-overrides.js";
 import type { Logger } from "../log/logger.js";

@@ -1,6 +1,6 @@
-// The SMTP receiver: listens on smtp.listen; a reload gives it the new users (from the next MAIL
-// FROM; open sessions stay up) and a renewed certificate. At stop it answers 421 and lets
-// sessions finish for a few seconds.
+// The SMTP receiver: listens on smtp.listen. It reads the live users, so a reload applies from
+// the next MAIL FROM (open sessions stay up); a reload also gives it a renewed certificate. At
+// stop it answers 421 and lets sessions finish for a few seconds.
 import type { MailDoor } from "../intake/mail-door.js";
 import { SmtpGateway } from "../smtp/server.js";
 import type { Core } from "./core.js";
@@ -15,12 +15,11 @@ export function createSmtp(core: Core, mail: MailDoor): { smtp: SmtpGateway | nu
     metrics: core.metrics,
     destinations: core.destinations,
     smtp: config.smtp,
-    users: live.users(),
+    users: () => live.users(),
     dns: config.dns,
     clientFor: (user) => core.api.clientFor(user, "intake"),
     logger: core.refusals.tap(core.logger.child({ component: "smtp" }), "smtp"),
   });
-  live.onUsersChanged((users) => smtp.updateUsers([...users]));
   const part: Part = {
     name: "smtp",
     start: async () => {

@@ -43,7 +43,8 @@ import { SessionSlots } from "./session-slots.js";
 
 interface SmtpGatewayCommon {
   smtp: SmtpConfig;
-  users: UserConfig[];
+  /** The users as they are now (the daemon's live settings), read at each MAIL FROM and AUTH. */
+  users: readonly UserConfig[] | (() => readonly UserConfig[]);
   clientFor: (user: string) => FaxApi;
   logger: Logger;
   clock?: Clock;
@@ -110,8 +111,9 @@ export class SmtpGateway {
   private readonly ownOffice?: OfficeConverter;
   private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations: DestinationCheck;
-  private users: UserConfig[];
-  private index: UserIndex;
+  private readonly users: () => readonly UserConfig[];
+  /** The index of the users last read, rebuilt when the live list is replaced (a reload). */
+  private indexed: { of: readonly UserConfig[]; index: UserIndex } | null = null;
   private servers: SMTPServer[] = [];
   private readonly tap: SessionTap;
   private readonly sessions = new Map<string, SessionState>();
@@ -151,9 +153,9 @@ export class SmtpGateway {
         partial: opts.partial,
       });
     }
-    this.users = opts.users;
-    this.index = new UserIndex(opts.users);
-    this.destinations = opts.destinations ?? defaultPolicy(() => this.users);
+    const users = opts.users;
+    this.users = typeof users === "function" ? users : () => users;
+    this.destinations = opts.destinations ?? defaultPolicy(() => this.users());
     this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) =>
       this.metrics?.smtpReplies.inc({ code: String(code) }),
     );
@@ -198,10 +200,11 @@ export class SmtpGateway {
     this.log.info({ cert: this.smtp.tls?.cert }, "SMTP TLS certificate reloaded");
   }
 
-  /** Reload (SIGHUP): new users apply from the next MAIL FROM; open sessions stay up. */
-  updateUsers(users: UserConfig[]): void {
-    this.users = users;
-    this.index = new UserIndex(users);
+  /** The users by address and login; after a reload, from the next MAIL FROM (open sessions stay up). */
+  private index(): UserIndex {
+    const users = this.users();
+    if (this.indexed?.of !== users) this.indexed = { of: users, index: new UserIndex(users) };
+    return this.indexed.index;
   }
 
   async listen(): Promise<Array<{ host: string; port: number }>> {
@@ -400,7 +403,7 @@ export class SmtpGateway {
           { why: "address locked out after repeated failures" },
         );
       }
-      const user = this.index.byLogin(auth.username ?? "");
+      const user = this.index().byLogin(auth.username ?? "");
       const password = auth.password ?? "";
       const ok = await verifySignIn(password, user?.password);
       if (ok && user) {
@@ -443,7 +446,7 @@ export class SmtpGateway {
     const declared = Number((address.args || undefined)?.SIZE ?? 0);
     if (declared > this.smtp.maxMessageBytes)
       return this.reject(cb, st.log, tooBig(this.smtp.maxMessageBytes), { from: from.slice(0, 200), size: declared });
-    const decision = decideSender(this.index, {
+    const decision = decideSender(this.index(), {
       address: from,
       authenticatedAs: typeof session.user === "string" ? session.user : undefined,
       trusted: inList(this.trusted, session.remoteAddress),

@@ -39,6 +39,8 @@ export interface Rig {
   metrics: Metrics;
   dir: string;
   dataDir: string;
+  /** Replaces the users, as a reload does: the gateway reads them from the next MAIL FROM. */
+  setUsers(users: UserConfig[]): void;
   close(): Promise<void>;
 }
 
@@ -68,9 +70,10 @@ export async function startRig(
   const metrics = new Metrics();
   // mail is parsed on worker threads, as in the daemon
   const readers = new ReaderPool({ threads: 1, ...opts.readers });
+  let users = opts.users ?? USERS;
   const gateway = new SmtpGateway({
     smtp: smtpConfig(opts.smtp),
-    users: opts.users ?? USERS,
+    users: () => users,
     dataDir,
     store: opts.wrapStore ? opts.wrapStore(store) : store,
     clientFor: cf,
@@ -92,6 +95,9 @@ export async function startRig(
     metrics,
     dir,
     dataDir,
+    setUsers: (next) => {
+      users = next;
+    },
     async close() {
       await gateway.close({ timeoutMs: 500 });
       await readers.close();

@@ -119,12 +119,12 @@ describe("limits", () => {
 });
 
 describe("reload", () => {
-  it("updateUsers applies from the next MAIL FROM without dropping the open session", async () => {
+  it("new users apply from the next MAIL FROM without dropping the open session", async () => {
     await withRig(emu, {}, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       await client.cmd("EHLO x");
       expect(await client.cmd("MAIL FROM:<carol@example.com>")).toMatch(/^550 5\.7\.1 /);
-      rig.gateway.updateUsers([{ name: "carol", email: "carol@example.com", aliases: [], apiKey: "alice-print-key" }]);
+      rig.setUsers([{ name: "carol", email: "carol@example.com", aliases: [], apiKey: "alice-print-key" }]);
       expect(await client.cmd("MAIL FROM:<carol@example.com>")).toMatch(/^250 /);
       await client.cmd("RSET");
       expect(await client.cmd("MAIL FROM:<alice@example.com>")).toMatch(/^550 5\.7\.1 /);
