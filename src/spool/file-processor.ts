@@ -273,7 +273,7 @@ export class FileProcessor {
         }
         if (!isFaxgateError(err)) throw err;
         // a converter without a free slot, a contact lookup that met a network failure: .work/ keeps it
-        log.warn({ err: describeError(err) }, "DEFERRED the file could not be queued for now; will retry");
+        log.warn({ err: describeError(err) }, "DEFERRED spool file for now; will retry");
         return "retry";
       }
       const now = this.deps.clock.now();
