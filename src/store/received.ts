@@ -108,6 +108,35 @@ export interface ReceivedRow {
   bytes: number | string | null;
 }
 
+/**
+ * A new received fax's row, for either dialect: `INSERT INTO received_faxes (columns) VALUES
+ * (one parameter per value) ON CONFLICT (message_id) DO NOTHING` keeps it once.
+ */
+export function receivedInsert(
+  f: NewReceivedFax,
+  id: string,
+  storedAt: string,
+): { columns: string; values: unknown[] } {
+  const doc = f.document ? Buffer.from(f.document.buffer, f.document.byteOffset, f.document.byteLength) : null;
+  const row: Record<string, unknown> = {
+    id,
+    message_id: f.messageId,
+    user_name: f.user,
+    dialled: f.dialled,
+    sender: f.sender,
+    csid: f.csid,
+    pages: f.pages,
+    status: f.status,
+    received_at: f.receivedAt,
+    stored_at: storedAt,
+    groups: JSON.stringify(f.groups),
+    state: "new",
+    bytes: doc?.length ?? 0,
+    data: doc,
+  };
+  return { columns: Object.keys(row).join(", "), values: Object.values(row) };
+}
+
 /** The columns a listing reads (never the document itself). */
 export const RECEIVED_COLUMNS = `id, message_id, user_name, dialled, sender, csid, pages, status, received_at, stored_at, groups, state, owner, note, escalated_at, bytes`;
 

@@ -241,6 +241,9 @@ export interface JobEvent {
   detail: string | null;
 }
 
+/** An event as a backend appends it: its time is the store's clock at the write. */
+export type NewEvent = Omit<JobEvent, "at" | "detail"> & { detail?: string | null };
+
 export type {
   AlertPayload,
   InboundPayload,

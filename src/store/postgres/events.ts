@@ -2,18 +2,9 @@
 // transaction, and the job's summary state recomputed from its recipients after each change.
 import { deriveJobState, isFinalJobState } from "../job-state.js";
 import { outcomeNotice } from "../notification-payloads.js";
-import type { JobState, RecipientState } from "../types.js";
+import type { JobState, NewEvent, RecipientState } from "../types.js";
 import type { PgContext, Q } from "./context.js";
 import { insertNotification } from "./notifications.js";
-
-export interface NewEvent {
-  jobId: string;
-  idx: number | null;
-  transition: string;
-  from: RecipientState | null;
-  to: RecipientState | JobState;
-  detail?: string | null;
-}
 
 /** Appends one step to the job's history; call inside the transaction that makes the step. */
 export async function appendEvent(ctx: PgContext, c: Q, e: NewEvent): Promise<void> {

@@ -2,6 +2,7 @@
 import type pg from "pg";
 import { newJobId } from "../job-id.js";
 import {
+  receivedInsert,
   groupPattern,
   RECEIVED_COLUMNS,
   toReceived,
@@ -40,25 +41,11 @@ export async function keepReceived(
 ): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
   const now = new Date(nowMs).toISOString();
   const id = `FR${newJobId(nowMs).slice(2)}`;
-  const doc = f.document ? Buffer.from(f.document.buffer, f.document.byteOffset, f.document.byteLength) : null;
+  const row = receivedInsert(f, id, now);
+  const params = row.values.map((_, n) => `$${n + 1}`).join(", ");
   const r = await c.query(
-    `INSERT INTO received_faxes (id, message_id, user_name, dialled, sender, csid, pages, status, received_at, stored_at, groups, state, bytes, data)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'new', $12, $13) ON CONFLICT (message_id) DO NOTHING`,
-    [
-      id,
-      f.messageId,
-      f.user,
-      f.dialled,
-      f.sender,
-      f.csid,
-      f.pages,
-      f.status,
-      f.receivedAt,
-      now,
-      JSON.stringify(f.groups),
-      doc?.length ?? 0,
-      doc,
-    ],
+    `INSERT INTO received_faxes (${row.columns}) VALUES (${params}) ON CONFLICT (message_id) DO NOTHING`,
+    row.values,
   );
   if (r.rowCount === 0) {
     const old = await c.query<ReceivedRow>(`SELECT ${RECEIVED_COLUMNS} FROM received_faxes WHERE message_id = $1`, [

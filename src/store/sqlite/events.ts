@@ -1,20 +1,11 @@
 // The history of a job (JobEvent): one row per step, written in the step's own transaction, and
 // the job's summary state recomputed from its recipients after each change.
-import type { JobState, RecipientState } from "../types.js";
+import type { JobState, NewEvent, RecipientState } from "../types.js";
 import { deriveJobState, isFinalJobState } from "../job-state.js";
 import { outcomeNotice } from "../notification-payloads.js";
 import type { SqliteContext } from "./context.js";
 import type { Statement } from "./intake-writer.js";
 import { insertNotification } from "./notifications.js";
-
-export interface NewEvent {
-  jobId: string;
-  idx: number | null;
-  transition: string;
-  from: RecipientState | null;
-  to: RecipientState | JobState;
-  detail?: string | null;
-}
 
 /** Appends one step to the job's history; call inside the transaction that makes the step. */
 export function appendEvent(c: SqliteContext, e: NewEvent): void {

@@ -1,6 +1,7 @@
 // Received faxes in the SQLite store (store/received.ts): the row with its document, and its timeline.
 import { newJobId } from "../job-id.js";
 import {
+  receivedInsert,
   groupPattern,
   RECEIVED_COLUMNS,
   toReceived,
@@ -32,25 +33,11 @@ export function keepReceived(c: SqliteContext, f: NewReceivedFax): { fax: Receiv
   return c.write(() => {
     const now = c.now();
     const id = `FR${newJobId(c.clock.now()).slice(2)}`;
-    const doc = f.document ? Buffer.from(f.document.buffer, f.document.byteOffset, f.document.byteLength) : null;
+    const row = receivedInsert(f, id, now);
+    const params = row.values.map(() => "?").join(", ");
     const r = c
-      .sql(`INSERT INTO received_faxes (id, message_id, user_name, dialled, sender, csid, pages, status, received_at, stored_at, groups, state, bytes, data)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'new', ?, ?) ON CONFLICT (message_id) DO NOTHING`)
-      .run(
-        id,
-        f.messageId,
-        f.user,
-        f.dialled,
-        f.sender,
-        f.csid,
-        f.pages,
-        f.status,
-        f.receivedAt,
-        now,
-        JSON.stringify(f.groups),
-        doc?.length ?? 0,
-        doc,
-      );
+      .sql(`INSERT INTO received_faxes (${row.columns}) VALUES (${params}) ON CONFLICT (message_id) DO NOTHING`)
+      .run(...row.values);
     if (r.changes === 0) {
       const old = c
         .sql(`SELECT ${RECEIVED_COLUMNS} FROM received_faxes WHERE message_id = ?`)
