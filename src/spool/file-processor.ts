@@ -1,5 +1,6 @@
-// Pickup for one spool file: claim it by an atomic rename into the user's work folder, read it
-// safely, find where it goes, queue it through intake's print door, and only then move it to done/.
+// Pickup for one spool file: claim it by an atomic rename into the user's work folder, read it and
+// its ticket safely, hand both to intake's print door (which decides where it goes and queues it),
+// and only then move it to done/.
 // Every step can be redone after a crash: the claim id in the work name makes the job's
 // dedupeKey, so re-queuing a file whose job already exists stores nothing new.
 import { randomBytes } from "node:crypto";
