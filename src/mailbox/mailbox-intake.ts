@@ -5,9 +5,7 @@
 // place, and the next look finds the job by the message's UIDVALIDITY/UID (the dedupe key), so it
 // is faxed once. The server being down or slow holds this intake only: each mailbox has its own
 // connection and loop, and nothing else waits on them.
-import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { ImapFlow, type FetchMessageObject } from "imapflow";
+import type { FetchMessageObject, ImapFlow } from "imapflow";
 import type { MailboxConfig, UserConfig } from "../config/schema.js";
 import { describeError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
@@ -18,6 +16,7 @@ import type { Logger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { UserIndex } from "../auth/user-index.js";
 import { addressMessage } from "./addressing.js";
+import { imapClient, mailboxCredentials } from "./imap-connection.js";
 import { proveSender } from "./sender-proof.js";
 
 /** What the mail door takes from a mailbox message (accept-message.ts makes it a job). */
@@ -49,8 +48,6 @@ export interface MailboxIntakeOptions {
 type Verdict =
   | { kind: "accepted"; jobId: string; duplicate: boolean; user: string; numbers: string[] }
   | { kind: "refused"; reason: string; notify?: string };
-
-const TOKEN_TIMEOUT_MS = 30_000;
 
 /** A refusal that will not change by trying again: the message goes to the failed folder. */
 class Refused extends Error {
@@ -127,35 +124,9 @@ export class MailboxIntake {
     });
   }
 
-  private async credentials(): Promise<{ user: string; pass?: string; accessToken?: string }> {
-    const m = this.opts.mailbox;
-    if (m.password !== undefined) return { user: m.user, pass: m.password };
-    const token = await new Promise<string>((resolve, reject) => {
-      execFile(
-        "/bin/sh",
-        ["-c", m.tokenCommand!],
-        { timeout: TOKEN_TIMEOUT_MS, maxBuffer: 64 * 1024 },
-        (err, stdout) => {
-          // the command's output is a secret: never in the error
-          if (err) reject(new Error(`the token command failed (${(err as NodeJS.ErrnoException).code ?? "exit"})`));
-          else resolve(stdout.trim());
-        },
-      );
-    });
-    if (!token) throw new Error("the token command printed nothing");
-    return { user: m.user, accessToken: token };
-  }
-
   private async session(): Promise<void> {
     const m = this.opts.mailbox;
-    const client = new ImapFlow({
-      host: m.host,
-      port: m.port,
-      secure: m.tls === "implicit",
-      doSTARTTLS: m.tls === "starttls" ? true : m.tls === "off" ? false : undefined,
-      ...(m.caFile ? { tls: { ca: readFileSync(m.caFile) } } : {}),
-      auth: await this.credentials(),
-      logger: false,
+    const client = imapClient(m, await mailboxCredentials(m), {
       // IDLE starts soon after each look, and is renewed before servers drop it (RFC 2177: 29 min)
       autoIdleDelay: 250,
       maxIdleTime: 5 * 60_000,
