@@ -1,9 +1,10 @@
 // `faxgate doctor`'s checks of what the config turns on beyond the queue and the keys: a real
 // office conversion, the webhook receiver's port and public URL, certificates and their keys,
-// and what to do about a PostgreSQL that does not let us in. Each failure says what to do.
+// each IMAP mailbox's sign-in and folder, the resolvers the MX mode's sender checks ask, and
+// what to do about a PostgreSQL that does not let us in. Each failure says what to do.
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { Config } from "../config/schema.js";
+import type { Config, MailboxConfig } from "../config/schema.js";
 import { describeError } from "../errors.js";
 
 export type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
@@ -149,4 +150,83 @@ export function postgresHint(message: string): string {
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|timeout|ETIMEDOUT|EHOSTUNREACH/i.test(message))
     return "nothing answers there: check the host and port in `database:`, that PostgreSQL runs, and its listen_addresses";
   return "";
+}
+
+/**
+ * A mailbox (imap.mailboxes): signed in as the daemon signs in (its password, or the token its
+ * command prints), and its folder there. The done and failed folders are made at the first look.
+ */
+export async function mailboxCheck(m: MailboxConfig): Promise<Check> {
+  const name = `imap ${m.name ?? `${m.user}@${m.host}`}`;
+  const where = `${m.host}:${m.port}`;
+  const { imapClient, mailboxCredentials } = await import("../mailbox/imap-connection.js");
+  let client: Awaited<ReturnType<typeof imapClient>> | null = null;
+  try {
+    client = imapClient(m, await mailboxCredentials(m), {
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    });
+    client.on("error", () => undefined);
+    await client.connect();
+    const folders = new Set((await client.list()).map((f) => f.path));
+    if (!folders.has(m.folder))
+      return {
+        name,
+        ok: false,
+        detail: `signed in as ${m.user} at ${where}, but there is no folder "${m.folder}" (it has ${[...folders].slice(0, 8).join(", ")}); fix imap.mailboxes[].folder`,
+      };
+    const status = await client.status(m.folder, { messages: true });
+    const held = status ? `${status.messages ?? 0} messages` : "an unknown number of messages";
+    return { name, ok: true, detail: `signed in as ${m.user} at ${where}; ${m.folder} holds ${held}` };
+  } catch (err) {
+    return { name, ok: false, detail: `${where}: ${imapHint(err, m)}` };
+  } finally {
+    await client?.logout().catch(() => client?.close());
+  }
+}
+
+/** What to do about an IMAP failure; never the password or the token. */
+function imapHint(err: unknown, m: MailboxConfig): string {
+  const e = err as { authenticationFailed?: boolean; code?: string; message?: string };
+  if (e.authenticationFailed)
+    return `the server refused the sign-in as ${m.user}: check ${m.password !== undefined ? "the password (in the secrets file)" : "that tokenCommand prints a current access token"}`;
+  if (/token command/.test(e.message ?? "")) return `${e.message}: run the tokenCommand by hand as the faxgate user`;
+  if (e.code === "ECONNREFUSED" || e.code === "ENOTFOUND" || e.code === "EAI_AGAIN")
+    return `nothing answers there (${e.code}): check imap.mailboxes[].host and port`;
+  if (e.code === "CONNECT_TIMEOUT" || e.code === "GREETING_TIMEOUT")
+    return `the server did not answer in time (${e.code}): check the host, the port and the firewall`;
+  if (/certificate|self.signed|SSL|TLS/i.test(`${e.code ?? ""} ${e.message ?? ""}`))
+    return `TLS failed (${e.code ?? e.message}): check imap.mailboxes[].tls, or give the server's CA as caFile`;
+  return `could not sign in: ${describeError(err)}`;
+}
+
+/**
+ * The resolvers the public MX mode asks (smtp.senderAuth, dns.servers or the system's): they
+ * must answer, or every stranger's mail is deferred with 451. "No such name" is an answer.
+ */
+export async function senderDnsCheck(c: Config): Promise<Check> {
+  const name = "sender checks dns";
+  const { makeResolver } = await import("../dns/resolver.js");
+  const servers = c.dns?.servers?.length ? c.dns.servers.join(", ") : "the system's resolvers";
+  const probe = `_dmarc.${c.smtp?.domains[0] ?? "example.com"}`;
+  const started = Date.now();
+  try {
+    const resolve = makeResolver(c.dns ?? {}, { tries: 1 });
+    const answer = await resolve(probe, "TXT").then(
+      (records) => `${records.length} TXT record(s)`,
+      (err: { code?: string }) => {
+        if (err.code === "ENOTFOUND" || err.code === "ENODATA") return "no such record";
+        throw err;
+      },
+    );
+    return { name, ok: true, detail: `${servers} answered (${probe}: ${answer}) in ${Date.now() - started} ms` };
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? describeError(err);
+    return {
+      name,
+      ok: false,
+      detail: `${servers} did not answer ${probe} (${code}): SPF, DKIM and DMARC cannot be checked, so mail from outside would get 451; fix dns.servers or the system's resolver`,
+    };
+  }
 }

@@ -15,7 +15,15 @@ import { parseHostPort } from "../config/host-port.js";
 import { riskySettings } from "../config/risky-settings.js";
 import { findKey } from "../keys/rotate.js";
 import { loadContext, whereToSetSecrets, withClients, type GlobalOptions } from "./context.js";
-import { type Check, officeConversionCheck, postgresHint, tlsCheck, webhooksUrlCheck } from "./doctor-checks.js";
+import {
+  type Check,
+  mailboxCheck,
+  officeConversionCheck,
+  postgresHint,
+  senderDnsCheck,
+  tlsCheck,
+  webhooksUrlCheck,
+} from "./doctor-checks.js";
 
 export function configCheckCommand(opts: GlobalOptions): void {
   // Strict, as the daemon loads it: every unset secret is named at once and the check fails.
@@ -233,6 +241,8 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   if (c.web?.tls) checks.push(tlsCheck("web.tls", c.web.tls));
   if (c.webhooks?.tls) checks.push(tlsCheck("webhooks.tls", c.webhooks.tls));
   if (c.webhooks) checks.push(await webhooksUrlCheck(c.webhooks, daemonPid !== null));
+  if (c.smtp?.senderAuth.mode === "verify") checks.push(await senderDnsCheck(c));
+  for (const m of c.imap?.mailboxes ?? []) checks.push(await mailboxCheck(m));
   try {
     await withClients(ctx, async (api) => {
       // The admin key first, under its own name: its failure is not a user's.

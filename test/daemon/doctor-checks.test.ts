@@ -1,7 +1,8 @@
 // `faxgate doctor` on what the config turns on, run as the admin runs it (a child process) against
 // real parts: the emulator over HTTPS, certificates made by openssl, the real webhook receiver
-// behind its public URL (and a wrong "proxy" answering 404), LibreOffice converting a page, and a
-// PostgreSQL address where nothing listens. Each failure names what failed and what to do.
+// behind its public URL (and a wrong "proxy" answering 404), LibreOffice converting a page, a
+// private Dovecot, a DNS server on loopback, and a PostgreSQL address where nothing listens. Each
+// failure names what failed and what to do.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -13,6 +14,8 @@ import { silentLogger } from "../../src/log/logger.js";
 import { DaemonLock } from "../../src/store/daemon-lock.js";
 import { WebhookReceiver } from "../../src/webhooks/receiver.js";
 import { runCli } from "../helpers/cli.js";
+import { startTestDns } from "../helpers/dns-server.js";
+import { dovecotMissing, startDovecot, type Dovecot } from "../helpers/dovecot.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 
 type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
@@ -266,4 +269,86 @@ describe.skipIf(!sofficeThere)("doctor: LibreOffice", () => {
       ),
     });
   }, 240_000);
+});
+
+describe.skipIf(dovecotMissing() !== null)("doctor: an IMAP mailbox", () => {
+  const USER = "fax@clinic.test";
+  const PASSWORD = "mailbox-pass-7391";
+  let dovecot: Dovecot;
+  beforeAll(async () => {
+    dovecot = await startDovecot({ [USER]: PASSWORD });
+  }, 60_000);
+  afterAll(async () => {
+    await dovecot?.dispose();
+  });
+  const box = (password: string, extra = "") =>
+    [
+      "imap:",
+      "  mailboxes:",
+      `    - {name: front-desk, host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: "${USER}", password: "${password}", trustedAuthservIds: [mx.clinic.test]${extra}}`,
+    ].join("\n");
+
+  it("signs in as the daemon will and finds the folder; a wrong password or folder is named, the password never", async () => {
+    await dovecot.deliver(USER, PASSWORD, "From: a@b.test\r\nSubject: x\r\n\r\nhello\r\n");
+    const ok = await doctor(setup(box(PASSWORD)).file);
+    expect(find(ok.checks, "imap front-desk")).toMatchObject({
+      ok: true,
+      detail: `signed in as ${USER} at 127.0.0.1:${dovecot.port}; INBOX holds 1 messages`,
+    });
+
+    const wrong = await doctor(setup(box("not-the-password-1")).file);
+    expect(wrong.code).toBe(1);
+    const refused = find(wrong.checks, "imap front-desk");
+    expect(refused).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/the server refused the sign-in as fax@clinic\.test: check the password/),
+    });
+    expect(JSON.stringify(wrong.checks)).not.toContain("not-the-password-1");
+
+    const folder = await doctor(setup(box(PASSWORD, ", folder: Faxes")).file);
+    expect(find(folder.checks, "imap front-desk")).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/but there is no folder "Faxes" \(it has INBOX\); fix imap\.mailboxes\[\]\.folder/),
+    });
+
+    const port = await freePort();
+    const nobody = await doctor(setup(box(PASSWORD).replace(`port: ${dovecot.port}`, `port: ${port}`)).file);
+    expect(find(nobody.checks, "imap front-desk").detail).toMatch(/nothing answers there \(ECONNREFUSED\)/);
+  }, 240_000);
+});
+
+describe("doctor: the resolvers of the public MX mode", () => {
+  it("passes resolvers that answer (no such name is an answer) and names ones that do not", async () => {
+    const dns = await startTestDns({ "_dmarc.fax.clinic.test": ["v=DMARC1; p=none"] });
+    const smtp = (domain: string, servers: string) =>
+      [
+        "smtp:",
+        "  listen: [127.0.0.1:0]",
+        `  domains: [${domain}]`,
+        "  senderAuth: {mode: verify}",
+        `dns: {servers: [${servers}], timeoutMs: 300}`,
+      ].join("\n");
+    try {
+      const ok = await doctor(setup(smtp("fax.clinic.test", dns.server)).file);
+      expect(find(ok.checks, "sender checks dns")).toMatchObject({
+        ok: true,
+        detail: expect.stringMatching(/answered \(_dmarc\.fax\.clinic\.test: 1 TXT record\(s\)\)/),
+      });
+      const none = await doctor(setup(smtp("other.clinic.test", dns.server)).file);
+      expect(find(none.checks, "sender checks dns").detail).toMatch(/\(_dmarc\.other\.clinic\.test: no such record\)/);
+      expect(dns.asked).toContain("TXT _dmarc.other.clinic.test");
+    } finally {
+      await dns.close();
+    }
+    // a port where no DNS server listens: the question goes unanswered
+    const dead = await freePort();
+    const down = await doctor(setup(smtp("fax.clinic.test", `127.0.0.1:${dead}`)).file);
+    expect(down.code).toBe(1);
+    expect(find(down.checks, "sender checks dns")).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(
+        /did not answer _dmarc\.fax\.clinic\.test \(E[A-Z]+\): .*mail from outside would get 451/,
+      ),
+    });
+  }, 120_000);
 });
