@@ -11,9 +11,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { configSchema, type UserConfig } from "../src/config/schema.js";
+import { configSchema } from "../src/config/schema.js";
 import { Dispatcher } from "../src/dispatch/dispatcher.js";
-import type { FaxApi, User } from "../src/fax/types.js";
+import type { FaxApi } from "../src/fax/types.js";
 import { UserDirectory } from "../src/fax/user-directory.js";
 import { silentLogger } from "../src/log/logger.js";
 import { SmtpGateway } from "../src/smtp/server.js";
@@ -27,22 +27,14 @@ import { EMU_KEY } from "../test/dispatch/emulator-facts.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../test/helpers/pg-cluster.js";
 import { TEST_PDF } from "../test/helpers/store.js";
 import { runSmtpLoad } from "./lib/load.js";
+import { benchUser, stubApi } from "./lib/stub-service.js";
 import type { BenchResult } from "./types.js";
 
 const SESSIONS = 10;
 const MESSAGES = 300;
 const FAXES = 200;
 const DOMAIN = "fax.example.com";
-const USER: UserConfig = { name: "bench", email: "bench@example.com", aliases: [], apiKey: "bench-key" };
-const stubApi = {
-  me: async () =>
-    ({
-      emailToFaxCoverPageOption: false,
-      firstName: "Bench",
-      lastName: null,
-      account: { timezone: "UTC" },
-    }) as unknown as User,
-} as unknown as FaxApi;
+const USER = benchUser();
 
 type Backend = "sqlite" | "postgres";
 

@@ -15,8 +15,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { UserConfig } from "../src/config/schema.js";
-import type { FaxApi, User } from "../src/fax/types.js";
 import { faxgateModule } from "./lib/daemon.js";
 import { diskCounter, type DiskCounts } from "./lib/disk.js";
 import { percentile, runSmtpLoad, type LoadResult } from "./lib/load.js";
@@ -28,6 +26,7 @@ import {
   type PostfixTools,
   type Running,
 } from "./lib/postfix.js";
+import { benchUser, stubApi } from "./lib/stub-service.js";
 import type { BenchResult } from "./types.js";
 
 const SESSIONS = 20;
@@ -43,18 +42,7 @@ const POSTFIX_ISSUE_FIGURE = 570;
 const ROUNDS = Number(process.env.FAXGATE_BENCH_ROUNDS) || 3;
 /** smtp-source runs against each server before its measured rounds (see bench()) */
 const WARMUP_RUNS = 2;
-const USER: UserConfig = { name: "bench", email: "bench@example.com", aliases: [], apiKey: "bench-key" };
-
-/** Only /v1/me is asked (the cover preference); nothing else of the service is needed here. */
-const stubApi = {
-  me: async () =>
-    ({
-      emailToFaxCoverPageOption: false,
-      firstName: "Bench",
-      lastName: null,
-      account: { timezone: "UTC" },
-    }) as unknown as User,
-} as unknown as FaxApi;
+const USER = benchUser();
 
 interface Measured {
   label: string;

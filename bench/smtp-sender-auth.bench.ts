@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { configSchema, type UserConfig } from "../src/config/schema.js";
-import type { FaxApi, User } from "../src/fax/types.js";
+import { configSchema } from "../src/config/schema.js";
 import { UserDirectory } from "../src/fax/user-directory.js";
 import { silentLogger } from "../src/log/logger.js";
 import { SmtpGateway } from "../src/smtp/server.js";
@@ -18,21 +17,13 @@ import { SqliteStore } from "../src/store/sqlite/store.js";
 import { ReaderPool } from "../src/workers/pool.js";
 import { composeSigned, dkimKey, sendFrom } from "../test/helpers/dkim-mail.js";
 import { startTestDns } from "../test/helpers/dns-server.js";
+import { benchUser, stubApi } from "./lib/stub-service.js";
 import type { BenchResult } from "./types.js";
 
 const MESSAGES = Number(process.env.FAXGATE_BENCH_SENDER_AUTH_MESSAGES) || 400;
 const CONCURRENCY = 10;
 const DOMAIN = "fax.example.com";
-const USER: UserConfig = { name: "bench", email: "bench@signed.test", aliases: [], apiKey: "bench-key" };
-const stubApi = {
-  me: async () =>
-    ({
-      emailToFaxCoverPageOption: false,
-      firstName: "Bench",
-      lastName: null,
-      account: { timezone: "UTC" },
-    }) as unknown as User,
-} as unknown as FaxApi;
+const USER = benchUser("bench@signed.test");
 const PDF = Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(20_000, 0x20), Buffer.from("\n%%EOF\n")]);
 
 /** Sends `n` copies of `raw` from `ip`, CONCURRENCY at a time: messages accepted a second. */
