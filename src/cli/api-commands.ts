@@ -1,4 +1,5 @@
 // Thin, complete wrappers over the fax service API: keys, contacts, history, download.
+import { smtpSettings } from "../config/schema.js";
 import { accessSync, chownSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { replaceSecret } from "../config/secrets-file.js";
@@ -256,7 +257,7 @@ export async function contactsList(opts: Opts & { query?: string; limit?: number
 
 function contactFax(ctx: ReturnType<typeof loadContext>, fax?: string): string | undefined {
   if (fax === undefined) return undefined;
-  const n = normalizeFaxNumber(fax, ctx.config.smtp?.defaultCountryCode ?? "1");
+  const n = normalizeFaxNumber(fax, smtpSettings(ctx.config).defaultCountryCode);
   if (!n.ok) throw new FaxgateError("BAD_NUMBER", `--fax: ${n.reason}`);
   return toContactFormat(n.e164);
 }

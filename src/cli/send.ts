@@ -1,6 +1,7 @@
 // `faxgate send`: a fax from files on this machine, through the same accept step as mail and print.
 // Its own module, so that `faxgate jobs` and the other queue commands don't load the PDF and
 // office-document code.
+import { smtpSettings } from "../config/schema.js";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
@@ -30,7 +31,7 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   const recipients = await newFaxRecipients({
     to: opts.to,
     user: user.name,
-    defaultCountryCode: ctx.config.smtp?.defaultCountryCode ?? "1",
+    defaultCountryCode: smtpSettings(ctx.config).defaultCountryCode,
     destinations: destinationPolicy(
       () => ctx.config.destinations,
       () => [user],

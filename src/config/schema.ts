@@ -239,6 +239,45 @@ const inboundGroup = z
   })
   .strict();
 
+const smtpSchema = z
+  .object({
+    listen: z.array(hostPort).min(1).default(["127.0.0.1:2525"]),
+    domains: z.array(z.string().min(1)).min(1).default(["fax.localhost"]),
+    defaultCountryCode: z
+      .string()
+      .regex(/^\d{1,3}$/, 'expected a country calling code such as "1"')
+      .default("1"),
+    maxMessageBytes: z.number().int().min(1024).default(26_214_400),
+    maxRecipients: z.number().int().min(1).max(1000).default(50),
+    auth: z.enum(AUTH_MODES).default("optional"),
+    trustedNetworks: z.array(cidr).default(["127.0.0.0/8", "::1/128"]),
+    tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
+    hostname: z.string().optional(),
+    maxConnections: z.number().int().min(1).default(100),
+    /** sessions at once from one address outside trustedNetworks (as Postfix's smtpd_client_connection_count_limit) */
+    maxConnectionsPerClient: z.number().int().min(1).default(10),
+    /** NOOP, RSET, VRFY and HELP in one session without a message accepted, before it is cut (Postfix's smtpd_junk_command_limit) */
+    maxJunkCommands: z.number().int().min(1).default(100),
+    /** messages per user per minute */
+    maxMessagesPerMinute: z.number().int().min(1).default(60),
+    /** messages per minute from one address outside trustedNetworks (the public MX mode) */
+    maxMessagesPerMinutePerClient: z.number().int().min(1).default(30),
+    socketTimeoutMs: z.number().int().min(1000).default(60_000),
+    /** Pause before the 220 for clients outside trustedNetworks (at least smtp-server's own 100 ms, which every client waits); one that talks first is cut (421). */
+    greetingDelayMs: z.number().int().min(0).max(30_000).default(100),
+    /** inline images smaller than this are taken for logos/signatures and left out */
+    inlineImageMinBytes: z.number().int().min(0).default(20_480),
+    /** where the text of a mail goes: auto (cover notes when there is a cover, else a first page), cover, page, ignore */
+    body: z.enum(["auto", "cover", "page", "ignore"]).default("auto"),
+    /** sessions at once kept for trustedNetworks: strangers get at most maxConnections minus these */
+    reservedTrustedConnections: z.number().int().min(0).optional(),
+    /** a session that has had no message accepted for this long is closed (421), NOOPs or not */
+    idleSessionMs: z.number().int().min(1000).default(120_000),
+    /** the public MX mode (docs/mx.md): mail from outside trustedNetworks without AUTH proves its sender */
+    senderAuth: senderAuthSchema,
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     api: z
@@ -276,45 +315,7 @@ export const configSchema = z
         'expected a PostgreSQL URL, e.g. "postgres://faxgate@db.example.com/faxgate"',
       )
       .optional(),
-    smtp: z
-      .object({
-        listen: z.array(hostPort).min(1).default(["127.0.0.1:2525"]),
-        domains: z.array(z.string().min(1)).min(1).default(["fax.localhost"]),
-        defaultCountryCode: z
-          .string()
-          .regex(/^\d{1,3}$/, 'expected a country calling code such as "1"')
-          .default("1"),
-        maxMessageBytes: z.number().int().min(1024).default(26_214_400),
-        maxRecipients: z.number().int().min(1).max(1000).default(50),
-        auth: z.enum(AUTH_MODES).default("optional"),
-        trustedNetworks: z.array(cidr).default(["127.0.0.0/8", "::1/128"]),
-        tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
-        hostname: z.string().optional(),
-        maxConnections: z.number().int().min(1).default(100),
-        /** sessions at once from one address outside trustedNetworks (as Postfix's smtpd_client_connection_count_limit) */
-        maxConnectionsPerClient: z.number().int().min(1).default(10),
-        /** NOOP, RSET, VRFY and HELP in one session without a message accepted, before it is cut (Postfix's smtpd_junk_command_limit) */
-        maxJunkCommands: z.number().int().min(1).default(100),
-        /** messages per user per minute */
-        maxMessagesPerMinute: z.number().int().min(1).default(60),
-        /** messages per minute from one address outside trustedNetworks (the public MX mode) */
-        maxMessagesPerMinutePerClient: z.number().int().min(1).default(30),
-        socketTimeoutMs: z.number().int().min(1000).default(60_000),
-        /** Pause before the 220 for clients outside trustedNetworks (at least smtp-server's own 100 ms, which every client waits); one that talks first is cut (421). */
-        greetingDelayMs: z.number().int().min(0).max(30_000).default(100),
-        /** inline images smaller than this are taken for logos/signatures and left out */
-        inlineImageMinBytes: z.number().int().min(0).default(20_480),
-        /** where the text of a mail goes: auto (cover notes when there is a cover, else a first page), cover, page, ignore */
-        body: z.enum(["auto", "cover", "page", "ignore"]).default("auto"),
-        /** sessions at once kept for trustedNetworks: strangers get at most maxConnections minus these */
-        reservedTrustedConnections: z.number().int().min(0).optional(),
-        /** a session that has had no message accepted for this long is closed (421), NOOPs or not */
-        idleSessionMs: z.number().int().min(1000).default(120_000),
-        /** the public MX mode (docs/mx.md): mail from outside trustedNetworks without AUTH proves its sender */
-        senderAuth: senderAuthSchema,
-      })
-      .strict()
-      .optional(),
+    smtp: smtpSchema.optional(),
     /** the DNS servers used for SPF, DKIM and DMARC (default: the system's) */
     dns: z
       .object({
@@ -544,6 +545,16 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 export type UserConfig = z.infer<typeof userSchema>;
 export type SmtpConfig = NonNullable<Config["smtp"]>;
+
+const SMTP_DEFAULTS: SmtpConfig = smtpSchema.parse({});
+
+/**
+ * The smtp section, or its defaults when there is none: the mail limits and the default country
+ * also hold for mailboxes, print files and the CLI in a gateway that takes no SMTP.
+ */
+export function smtpSettings(config: Pick<Config, "smtp">): SmtpConfig {
+  return config.smtp ?? SMTP_DEFAULTS;
+}
 export type SenderAuthConfig = SmtpConfig["senderAuth"];
 export type DnsConfig = Config["dns"];
 export type SpoolConfig = NonNullable<Config["spool"]>;

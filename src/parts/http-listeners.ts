@@ -1,6 +1,7 @@
 // The two HTTP listeners that face users and the service: the webhook receiver and the web
 // console. They share what is left of this process's descriptors after a reserve for SMTP, the
 // store and the spool (src/listener-limits.ts); the split is logged before they listen.
+import { smtpSettings } from "../config/schema.js";
 import os from "node:os";
 import type { HealthReport } from "../admin/health.js";
 import type { FaxRecord } from "../fax/types.js";
@@ -56,7 +57,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         users: () => live.users(),
         clientFor: (user) => api.clientFor(user, "console"),
         destinations: core.destinations,
-        defaultCountryCode: () => live.config().smtp?.defaultCountryCode ?? "1",
+        defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
         partial: () => live.config().intake.partial,
         office: conv.convertQueue,
         dataDir: config.data,

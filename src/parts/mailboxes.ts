@@ -1,6 +1,7 @@
 // One watcher per configured mailbox (imap.mailboxes): mail fetched over IMAP goes through the
 // same door into the queue as mail over SMTP (parts/mail-door.ts), with the SMTP limits unless the
 // mailbox sets its own.
+import { smtpSettings } from "../config/schema.js";
 import type { MailDoor } from "../intake/mail-door.js";
 import { mailboxDoor } from "../mailbox/accept-message.js";
 import { MailboxIntake } from "../mailbox/mailbox-intake.js";
@@ -24,9 +25,9 @@ export function createMailboxes(core: Core, mail: MailDoor): Part {
         store: core.store,
         clientFor: (user) => core.api.clientFor(user),
         destinations: core.destinations,
-        defaultCountryCode: () => live.config().smtp?.defaultCountryCode ?? "1",
-        maxRecipients: config.smtp?.maxRecipients ?? 50,
-        maxMessageBytes: mailbox.maxMessageBytes ?? config.smtp?.maxMessageBytes ?? 26_214_400,
+        defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
+        maxRecipients: smtpSettings(config).maxRecipients,
+        maxMessageBytes: mailbox.maxMessageBytes ?? smtpSettings(config).maxMessageBytes,
         accept: door,
         logger: core.refusals.tap(log, "imap"),
       }),

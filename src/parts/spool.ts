@@ -1,5 +1,6 @@
 // The print folders: a watcher per user (folders made for new users at a reload, dropped for
 // removed ones) and the sweep that ends print jobs whose owner never gave a number.
+import { smtpSettings } from "../config/schema.js";
 import { AddressExpiry } from "../spool/address-expiry.js";
 import { SpoolWatcher } from "../spool/watcher.js";
 import type { Converters } from "./converters.js";
@@ -23,7 +24,7 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
     destinations: core.destinations,
     spool,
     users: live.users(),
-    defaultCountryCode: config.smtp?.defaultCountryCode ?? "1",
+    defaultCountryCode: smtpSettings(config).defaultCountryCode,
     readers: conv.readers,
     office: conv.convertQueue,
     clientFor: (user) => core.api.clientFor(user, "intake"),
