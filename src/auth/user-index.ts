@@ -28,3 +28,16 @@ export class UserIndex {
     return this.byName.get(name);
   }
 }
+
+/**
+ * The index of a live list of users, built again only when the list is replaced (a reload hands
+ * out a new array): every MAIL FROM and every mailbox message looks users up through it.
+ */
+export function liveUserIndex(users: () => readonly UserConfig[]): () => UserIndex {
+  let built: { of: readonly UserConfig[]; index: UserIndex } | null = null;
+  return () => {
+    const now = users();
+    if (built?.of !== now) built = { of: now, index: new UserIndex(now) };
+    return built.index;
+  };
+}

@@ -14,7 +14,7 @@ import { decideRecipient } from "../intake/recipients/recipients.js";
 import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
 import type { Logger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
-import { UserIndex } from "../auth/user-index.js";
+import { liveUserIndex } from "../auth/user-index.js";
 import { addressMessage } from "./addressing.js";
 import { imapClient, mailboxCredentials } from "./imap-connection.js";
 import { proveSender } from "./sender-proof.js";
@@ -62,6 +62,8 @@ class Refused extends Error {
 export class MailboxIntake {
   readonly name: string;
   private readonly log: Logger;
+  /** the configured users by address, rebuilt when a reload replaces them */
+  private readonly index: ReturnType<typeof liveUserIndex>;
   private client: ImapFlow | null = null;
   private stopped = false;
   private loop: Promise<void> | null = null;
@@ -74,6 +76,7 @@ export class MailboxIntake {
   constructor(private readonly opts: MailboxIntakeOptions) {
     const m = opts.mailbox;
     this.name = m.name ?? `${m.user}@${m.host}`;
+    this.index = liveUserIndex(opts.users);
     this.log = opts.logger.child({ mailbox: this.name });
   }
 
@@ -258,10 +261,6 @@ export class MailboxIntake {
     await client.messageMove(String(uid), folder, { uid: true });
     if (verdict.kind === "accepted")
       log.info({ job: verdict.jobId, duplicate: verdict.duplicate, folder }, "mailbox message moved");
-  }
-
-  private index(): UserIndex {
-    return new UserIndex(this.opts.users());
   }
 
   private claimedUser(head: FetchMessageObject): string | undefined {

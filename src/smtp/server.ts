@@ -34,7 +34,7 @@ import { RateLimiter } from "../auth/rate-limit.js";
 import { SessionTap } from "./session-tap.js";
 import { checkRecipient } from "./recipient-address.js";
 import { buildBlockList, inList } from "../auth/client-address.js";
-import { UserIndex } from "../auth/user-index.js";
+import { liveUserIndex, type UserIndex } from "../auth/user-index.js";
 import { authAllowed, decideSender } from "./sender-policy.js";
 import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
 import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";
@@ -112,8 +112,8 @@ export class SmtpGateway {
   private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations: DestinationCheck;
   private readonly users: () => readonly UserConfig[];
-  /** The index of the users last read, rebuilt when the live list is replaced (a reload). */
-  private indexed: { of: readonly UserConfig[]; index: UserIndex } | null = null;
+  /** The users by address and login; after a reload, from the next MAIL FROM (open sessions stay up). */
+  private readonly index: () => UserIndex;
   private servers: SMTPServer[] = [];
   private readonly tap: SessionTap;
   private readonly sessions = new Map<string, SessionState>();
@@ -155,6 +155,7 @@ export class SmtpGateway {
     }
     const users = opts.users;
     this.users = typeof users === "function" ? users : () => users;
+    this.index = liveUserIndex(this.users);
     this.destinations = opts.destinations ?? defaultPolicy(() => this.users());
     this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) =>
       this.metrics?.smtpReplies.inc({ code: String(code) }),
@@ -198,13 +199,6 @@ export class SmtpGateway {
     for (const server of this.servers) server.updateSecureContext({ key: next.key, cert: next.cert });
     this.tls = next;
     this.log.info({ cert: this.smtp.tls?.cert }, "SMTP TLS certificate reloaded");
-  }
-
-  /** The users by address and login; after a reload, from the next MAIL FROM (open sessions stay up). */
-  private index(): UserIndex {
-    const users = this.users();
-    if (this.indexed?.of !== users) this.indexed = { of: users, index: new UserIndex(users) };
-    return this.indexed.index;
   }
 
   async listen(): Promise<Array<{ host: string; port: number }>> {
