@@ -4,13 +4,13 @@
 // address it, the destination is decided (intake/print/addressing.ts), the caller's vet runs, and
 // the job is queued. A refusal is a FaxgateError that is not temporary and not our fault; anything
 // else leaves the file to be tried again.
-import { createHash } from "node:crypto";
 import { FaxgateError, describeError, faultOf, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { acceptJob, type Accepted } from "./accept.js";
+import { sha256 } from "./documents/content-hash.js";
 import { FAXABLE_TYPES, sniffBuffer } from "./documents/file-type.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
 import { officeExtension, pdfName } from "./office/office-convert.js";
@@ -201,7 +201,5 @@ function repeatKey(file: PrintFile, route: Addressing): string {
     at: route.scheduledAt,
     tags: [...route.tags].sort(),
   };
-  return createHash("sha256")
-    .update(`${file.user}\0${file.sha256}\0${JSON.stringify(what)}`)
-    .digest("hex");
+  return sha256(`${file.user}\0${file.sha256}\0${JSON.stringify(what)}`);
 }

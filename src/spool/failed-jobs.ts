@@ -8,7 +8,7 @@ import { formatFaxNumber } from "../intake/recipients/fax-number.js";
 import type { Logger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { Job } from "../store/types.js";
-import { sha256 } from "./content-hash.js";
+import { sha256 } from "../intake/documents/content-hash.js";
 import type { UserFolders } from "./folders.js";
 import { moveInto, writeReason } from "./outcome-files.js";
 import { withFolder } from "./safe-folder.js";

@@ -26,7 +26,7 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { InputReaders } from "../workers/pool.js";
 import { ByteBudget } from "./byte-budget.js";
-import { sha256 } from "./content-hash.js";
+import { sha256 } from "../intake/documents/content-hash.js";
 import type { UserFolders } from "./folders.js";
 import { freeName, moveInto, writeReason } from "./outcome-files.js";
 import { withFolder, type FolderOptions } from "./safe-folder.js";

@@ -1,4 +1,5 @@
-// The content hash that ties a spool file to its job (dedupe, finding a failed job's original).
+// The content hash that ties a print file to its job (dedupe, the repeat window, finding a failed
+// job's original), for the print door and the spool alike.
 import { createHash } from "node:crypto";
 
 export function sha256(data: string | Uint8Array): string {
