@@ -1,4 +1,4 @@
-// Where a spool file goes. What the user typed wins: the sidecar ticket (a CUPS option becomes
+// Where a print file goes. What the user typed wins: the sidecar ticket (a CUPS option becomes
 // one), then the file name; codes embedded in the document's text address it only when neither
 // names a destination. Codes that name another destination than the one typed refuse the file
 // (a PDF with a hidden "@@FAX +1 900...@@" saved as "15551234567 - contract.pdf" was once faxed
