@@ -2,6 +2,7 @@
 // dialled, pages), its document, the inboxes it shows in, and its life in a group's shared inbox
 // (new -> taken -> done) with every action in its timeline. One row per service messageId, so the
 // webhook and the poller, however often they see a fax, keep it once.
+import type { Dialect } from "./transition-sql.js";
 
 export type ReceivedState = "new" | "taken" | "done";
 export const RECEIVED_STATES: readonly ReceivedState[] = ["new", "taken", "done"];
@@ -109,14 +110,15 @@ export interface ReceivedRow {
 }
 
 /**
- * A new received fax's row, for either dialect: `INSERT INTO received_faxes (columns) VALUES
- * (one parameter per value) ON CONFLICT (message_id) DO NOTHING` keeps it once.
+ * A new received fax kept once: `INSERT ... ON CONFLICT (message_id) DO NOTHING` in the dialect's
+ * placeholders, and its values in order.
  */
 export function receivedInsert(
   f: NewReceivedFax,
   id: string,
   storedAt: string,
-): { columns: string; values: unknown[] } {
+  dialect: Dialect,
+): { sql: string; values: unknown[] } {
   const doc = f.document ? Buffer.from(f.document.buffer, f.document.byteOffset, f.document.byteLength) : null;
   const row: Record<string, unknown> = {
     id,
@@ -134,7 +136,11 @@ export function receivedInsert(
     bytes: doc?.length ?? 0,
     data: doc,
   };
-  return { columns: Object.keys(row).join(", "), values: Object.values(row) };
+  const params = Object.keys(row).map((_, n) => dialect.param(n + 1));
+  return {
+    sql: `INSERT INTO received_faxes (${Object.keys(row).join(", ")}) VALUES (${params.join(", ")}) ON CONFLICT (message_id) DO NOTHING`,
+    values: Object.values(row),
+  };
 }
 
 /** The columns a listing reads (never the document itself). */

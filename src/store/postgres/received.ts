@@ -1,6 +1,7 @@
 // Received faxes in the PostgreSQL store (store/received.ts), as sqlite/received.ts says them.
 import type pg from "pg";
 import { newJobId } from "../job-id.js";
+import { POSTGRES } from "../transition-sql.js";
 import {
   receivedInsert,
   groupPattern,
@@ -41,12 +42,8 @@ export async function keepReceived(
 ): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
   const now = new Date(nowMs).toISOString();
   const id = `FR${newJobId(nowMs).slice(2)}`;
-  const row = receivedInsert(f, id, now);
-  const params = row.values.map((_, n) => `$${n + 1}`).join(", ");
-  const r = await c.query(
-    `INSERT INTO received_faxes (${row.columns}) VALUES (${params}) ON CONFLICT (message_id) DO NOTHING`,
-    row.values,
-  );
+  const insert = receivedInsert(f, id, now, POSTGRES);
+  const r = await c.query(insert.sql, insert.values);
   if (r.rowCount === 0) {
     const old = await c.query<ReceivedRow>(`SELECT ${RECEIVED_COLUMNS} FROM received_faxes WHERE message_id = $1`, [
       f.messageId,

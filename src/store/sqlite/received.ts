@@ -1,5 +1,6 @@
 // Received faxes in the SQLite store (store/received.ts): the row with its document, and its timeline.
 import { newJobId } from "../job-id.js";
+import { SQLITE } from "../transition-sql.js";
 import {
   receivedInsert,
   groupPattern,
@@ -33,11 +34,8 @@ export function keepReceived(c: SqliteContext, f: NewReceivedFax): { fax: Receiv
   return c.write(() => {
     const now = c.now();
     const id = `FR${newJobId(c.clock.now()).slice(2)}`;
-    const row = receivedInsert(f, id, now);
-    const params = row.values.map(() => "?").join(", ");
-    const r = c
-      .sql(`INSERT INTO received_faxes (${row.columns}) VALUES (${params}) ON CONFLICT (message_id) DO NOTHING`)
-      .run(...row.values);
+    const insert = receivedInsert(f, id, now, SQLITE);
+    const r = c.sql(insert.sql).run(...insert.values);
     if (r.changes === 0) {
       const old = c
         .sql(`SELECT ${RECEIVED_COLUMNS} FROM received_faxes WHERE message_id = ?`)
