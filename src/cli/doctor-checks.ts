@@ -4,7 +4,7 @@
 // what to do about a PostgreSQL that does not let us in. Each failure says what to do.
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { Config, MailboxConfig } from "../config/schema.js";
+import { type Config, type MailboxConfig, smtpSettings } from "../config/schema.js";
 import { describeError } from "../errors.js";
 
 export type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
@@ -160,7 +160,7 @@ export async function mailboxCheck(m: MailboxConfig): Promise<Check> {
   const name = `imap ${m.name ?? `${m.user}@${m.host}`}`;
   const where = `${m.host}:${m.port}`;
   const { imapClient, mailboxCredentials } = await import("../mailbox/imap-connection.js");
-  let client: Awaited<ReturnType<typeof imapClient>> | null = null;
+  let client: ReturnType<typeof imapClient> | null = null;
   try {
     client = imapClient(m, await mailboxCredentials(m), {
       connectionTimeout: 10_000,
@@ -208,11 +208,11 @@ function imapHint(err: unknown, m: MailboxConfig): string {
 export async function senderDnsCheck(c: Config): Promise<Check> {
   const name = "sender checks dns";
   const { makeResolver } = await import("../dns/resolver.js");
-  const servers = c.dns?.servers?.length ? c.dns.servers.join(", ") : "the system's resolvers";
-  const probe = `_dmarc.${c.smtp?.domains[0] ?? "example.com"}`;
+  const servers = c.dns.servers?.length ? c.dns.servers.join(", ") : "the system's resolvers";
+  const probe = `_dmarc.${smtpSettings(c).domains[0]}`;
   const started = Date.now();
   try {
-    const resolve = makeResolver(c.dns ?? {}, { tries: 1 });
+    const resolve = makeResolver(c.dns, { tries: 1 });
     const answer = await resolve(probe, "TXT").then(
       (records) => `${records.length} TXT record(s)`,
       (err: { code?: string }) => {
