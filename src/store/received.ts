@@ -2,7 +2,6 @@
 // dialled, pages), its document, the inboxes it shows in, and its life in a group's shared inbox
 // (new -> taken -> done) with every action in its timeline. One row per service messageId, so the
 // webhook and the poller, however often they see a fax, keep it once.
-import type { Dialect } from "./transition-sql.js";
 
 export type ReceivedState = "new" | "taken" | "done";
 export const RECEIVED_STATES: readonly ReceivedState[] = ["new", "taken", "done"];
@@ -110,14 +109,14 @@ export interface ReceivedRow {
 }
 
 /**
- * A new received fax kept once: `INSERT ... ON CONFLICT (message_id) DO NOTHING` in the dialect's
- * placeholders, and its values in order.
+ * A new received fax kept once: `INSERT ... ON CONFLICT (message_id) DO NOTHING` with `param`'s
+ * placeholders (a Dialect's, transition-sql.ts), and its values in order.
  */
 export function receivedInsert(
   f: NewReceivedFax,
   id: string,
   storedAt: string,
-  dialect: Dialect,
+  param: (n: number) => string,
 ): { sql: string; values: unknown[] } {
   const doc = f.document ? Buffer.from(f.document.buffer, f.document.byteOffset, f.document.byteLength) : null;
   const row: Record<string, unknown> = {
@@ -136,7 +135,7 @@ export function receivedInsert(
     bytes: doc?.length ?? 0,
     data: doc,
   };
-  const params = Object.keys(row).map((_, n) => dialect.param(n + 1));
+  const params = Object.keys(row).map((_, n) => param(n + 1));
   return {
     sql: `INSERT INTO received_faxes (${Object.keys(row).join(", ")}) VALUES (${params.join(", ")}) ON CONFLICT (message_id) DO NOTHING`,
     values: Object.values(row),

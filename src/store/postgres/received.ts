@@ -42,7 +42,7 @@ export async function keepReceived(
 ): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
   const now = new Date(nowMs).toISOString();
   const id = `FR${newJobId(nowMs).slice(2)}`;
-  const insert = receivedInsert(f, id, now, POSTGRES);
+  const insert = receivedInsert(f, id, now, POSTGRES.param);
   const r = await c.query(insert.sql, insert.values);
   if (r.rowCount === 0) {
     const old = await c.query<ReceivedRow>(`SELECT ${RECEIVED_COLUMNS} FROM received_faxes WHERE message_id = $1`, [

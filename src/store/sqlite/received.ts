@@ -34,7 +34,7 @@ export function keepReceived(c: SqliteContext, f: NewReceivedFax): { fax: Receiv
   return c.write(() => {
     const now = c.now();
     const id = `FR${newJobId(c.clock.now()).slice(2)}`;
-    const insert = receivedInsert(f, id, now, SQLITE);
+    const insert = receivedInsert(f, id, now, SQLITE.param);
     const r = c.sql(insert.sql).run(...insert.values);
     if (r.changes === 0) {
       const old = c
