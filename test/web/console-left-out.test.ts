@@ -43,6 +43,9 @@ async function sendPage(rig: ConsoleRig): Promise<Page> {
   await page.getByLabel("Password").fill(PASSWORDS.alice);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("heading", { name: "Send a fax" }).waitFor();
+  // the heading is static HTML; the header's links come from send.js's module, once its submit
+  // handler is in place (a Send clicked before it posts the form natively, and no status shows)
+  await page.getByRole("link", { name: "Send a fax" }).waitFor();
   return page;
 }
 
