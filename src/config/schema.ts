@@ -112,13 +112,17 @@ const senderAuthSchema = z
     /** what a trusted relay's Authentication-Results decide */
     relays: z
       .object({
-        /** failures: refuse dmarc=fail, or spf=fail without a dkim=pass (default in verify mode); pass: also require a pass; off: ignore (default in off mode) */
-        check: z.enum(["off", "failures", "pass"]).optional(),
-        /** the relays' authserv-ids: only their Authentication-Results are read (default: every one) */
+        /** failures (default, in every mode): refuse what the relay's topmost Authentication-Results record as dmarc=fail, or spf=fail without a DKIM pass; pass: also require a pass; off: do not look */
+        check: z.enum(["off", "failures", "pass"]).default("failures"),
+        /** the relays' authserv-ids: their topmost Authentication-Results must be one of these, and only then does a pass count */
         authservIds: z.array(z.string().min(1)).default([]),
       })
       .strict()
-      .default({ authservIds: [] }),
+      .refine((r) => r.check !== "pass" || r.authservIds.length > 0, {
+        message: "check: pass needs the relays' authservIds (a pass is believed only from a named relay)",
+        path: ["authservIds"],
+      })
+      .default({ check: "failures", authservIds: [] }),
   })
   .strict()
   .default({
@@ -128,7 +132,7 @@ const senderAuthSchema = z
     domains: {},
     arcForwarders: [],
     minKeyBits: 1024,
-    relays: { authservIds: [] },
+    relays: { check: "failures", authservIds: [] },
   });
 
 /** smtp.senderAuth as a config without it has it: for callers that build an SMTP config in code. */
@@ -161,16 +165,20 @@ const mailboxSchema = z
     doneFolder: z.string().min(1).default("faxgate-done"),
     failedFolder: z.string().min(1).default("faxgate-failed"),
     /** the mailbox provider's Authentication-Results authserv-ids whose verdicts are believed (e.g. "mx.google.com") */
-    trustedAuthservIds: z
-      .array(z.string().min(1))
-      .min(1, "name the authserv-id of the provider's Authentication-Results"),
+    trustedAuthservIds: z.array(z.string().min(1)).default([]),
+    /** exchange-online: the topmost Authentication-Results with no authserv-id (Microsoft's shape) is the provider's */
+    provider: z.enum(["other", "exchange-online"]).default("other"),
     /** a look at the folder this often besides IDLE (and instead of it where the server has none) */
     pollSeconds: z.number().int().min(5).max(3600).default(60),
     /** larger messages are refused without being downloaded (default: smtp.maxMessageBytes or 25 MB) */
     maxMessageBytes: z.number().int().min(1024).optional(),
   })
   .strict()
-  .refine((m) => (m.password === undefined) !== (m.tokenCommand === undefined), "give either password or tokenCommand");
+  .refine((m) => (m.password === undefined) !== (m.tokenCommand === undefined), "give either password or tokenCommand")
+  .refine((m) => m.trustedAuthservIds.length > 0 || m.provider === "exchange-online", {
+    message: "name the authserv-id of the provider's Authentication-Results, or set provider: exchange-online",
+    path: ["trustedAuthservIds"],
+  });
 
 // Inbound routing (docs/inbound.md): rules kept as data, checked at start and on reload.
 const inboundDelivery = z.union([

@@ -18,6 +18,7 @@ import { liveUserIndex } from "../auth/user-index.js";
 import { addressMessage } from "./addressing.js";
 import { imapClient, mailboxCredentials } from "./imap-connection.js";
 import { proveSender } from "./sender-proof.js";
+import { headerFields } from "../mail-auth/auth-results.js";
 
 /** What the mail door takes from a mailbox message (accept-message.ts makes it a job). */
 export interface MailboxMessage {
@@ -278,8 +279,9 @@ export class MailboxIntake {
     const env = head.envelope ?? {};
     const proof = proveSender({
       from: (env.from ?? []).map((a) => a.address ?? "").filter(Boolean),
-      authResults: headerValues(head.headers, "authentication-results"),
+      authResults: head.headers ? headerFields(head.headers.toString("latin1"), "authentication-results") : [],
       trustedAuthservIds: m.trustedAuthservIds,
+      provider: m.provider,
       users: this.index(),
     });
     // a stranger is not answered (that would be backscatter to a forged address); a claimed user is
@@ -330,27 +332,4 @@ export class MailboxIntake {
 
 function mb(bytes: number): string {
   return (bytes / 1_048_576).toFixed(1);
-}
-
-/** The values of one header from a raw header block, topmost first, unfolded. */
-export function headerValues(raw: Buffer | undefined, name: string): string[] {
-  if (!raw) return [];
-  const out: string[] = [];
-  const lines = raw.toString("latin1").split(/\r?\n/);
-  let current: string | null = null;
-  const flush = (): void => {
-    if (current !== null) out.push(current);
-    current = null;
-  };
-  const prefix = `${name.toLowerCase()}:`;
-  for (const line of lines) {
-    if (/^[ \t]/.test(line)) {
-      if (current !== null) current += ` ${line.trim()}`;
-      continue;
-    }
-    flush();
-    if (line.toLowerCase().startsWith(prefix)) current = line.slice(prefix.length).trim();
-  }
-  flush();
-  return out;
 }

@@ -91,6 +91,24 @@ describe("config", () => {
     expect(auth.message).toContain("users[0].password");
   });
 
+  it("verdict headers: the relay check reads failures by default; a pass needs a named relay, a mailbox its provider", () => {
+    const base = 'api: {baseUrl: "https://x.example"}\nusers:\n  - {name: a, email: a@example.com, apiKey: k}\n';
+    expect(parseConfigText(`${base}smtp: {}\n`, { env: {} }).smtp!.senderAuth.relays).toEqual({
+      check: "failures",
+      authservIds: [],
+    });
+    const pass = errorOf(() => parseConfigText(`${base}smtp: {senderAuth: {relays: {check: pass}}}\n`, { env: {} }));
+    expect(pass.message).toContain("smtp.senderAuth.relays.authservIds");
+    const box = (extra: string) =>
+      `${base}imap:\n  mailboxes:\n    - {host: imap.example.com, user: fax@example.com, password: p${extra}}\n`;
+    expect(errorOf(() => parseConfigText(box(""), { env: {} })).message).toContain(
+      "imap.mailboxes[0].trustedAuthservIds",
+    );
+    expect(parseConfigText(box(", provider: exchange-online"), { env: {} }).imap!.mailboxes[0]!.provider).toBe(
+      "exchange-online",
+    );
+  });
+
   it('a config file without api.baseUrl is refused naming the key; "sandbox" must be said', () => {
     const f = tempFile(`users:\n  - {name: alice, email: alice@example.com, apiKey: k}\n`);
     const err = errorOf(() => loadConfigFile(f, { env: {} }));

@@ -28,6 +28,12 @@ const BOX = { user: "fax", password: "mailbox-secret-1" };
 const AUTHSERV = "mx.example.net";
 // a second mailbox that signs in with an OAuth2 token from tokenCommand, as Microsoft 365 wants
 const SCAN = { user: "scan", token: "scan-oauth-token-7f3a" };
+// a third mailbox whose provider is Exchange Online (provider: exchange-online): its verdict
+// header names no authserv-id
+const EXO_BOX = { user: "exo", password: "mailbox-secret-2" };
+/** Exchange Online's Authentication-Results as Microsoft writes it (no authserv-id), for example.com */
+const EXO_AR =
+  "spf=pass (sender IP is 40.107.22.41)\r\n smtp.mailfrom=example.com; dkim=pass (signature was verified)\r\n header.d=example.com;dmarc=pass action=none header.from=example.com;compauth=pass\r\n reason=100";
 let seq = 0;
 
 /**
@@ -129,7 +135,10 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
   const mailWith = async (subject: RegExp) => (await outbox()).find((m) => subject.test(m.subject));
 
   beforeAll(async () => {
-    dovecot = await startDovecot({ [BOX.user]: BOX.password }, { [SCAN.token]: SCAN.user });
+    dovecot = await startDovecot(
+      { [BOX.user]: BOX.password, [EXO_BOX.user]: EXO_BOX.password },
+      { [SCAN.token]: SCAN.user },
+    );
     relay = new MoveHolder(dovecot.port);
     await relay.listen();
     rig = await makeRig({
@@ -138,6 +147,7 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
         "  mailboxes:",
         `    - {host: 127.0.0.1, port: ${relay.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
         `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${SCAN.user}, tokenCommand: "printf %s ${SCAN.token}", address: scan@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
+        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${EXO_BOX.user}, password: ${EXO_BOX.password}, address: exo@example.com, provider: exchange-online, pollSeconds: 600}`,
         // the one mail door's rule for files that cannot be faxed holds for mailboxes as for SMTP
         "intake:",
         "  partial: send",
@@ -146,6 +156,7 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     daemon = await startDaemon(rig);
     await daemon.out.waitFor(/"mailbox":"fax@127.0.0.1"[^\n]*"msg":"mailbox watched"/);
     await daemon.out.waitFor(/"mailbox":"scan@127.0.0.1"[^\n]*"msg":"mailbox watched"/);
+    await daemon.out.waitFor(/"mailbox":"exo@127.0.0.1"[^\n]*"msg":"mailbox watched"/);
   });
 
   it("signs in with the OAuth2 token its tokenCommand prints, and never logs it", async () => {
@@ -307,9 +318,67 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
       "the refusal of the forged verdict",
     );
     expect((await mailWith(/^Fax not sent: "Forged"/))!.text).toMatch(
-      /Authentication-Results \(mx\.example\.net\) are missing/,
+      /the topmost Authentication-Results is by evil\.example, not by mx\.example\.net/,
     );
     expect((await outbox()).some((m) => m.subject.includes("Stranger") || m.to.includes("mallory"))).toBe(false);
+  });
+
+  it("only the topmost verdict header counts: an id-less one on top hides a trusted-id one forged below it", async () => {
+    const failedBefore = await inFolder("faxgate-failed");
+    // Exchange Online's shape on top (not this mailbox's provider), the trusted id written below it by the sender
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({
+        to: "fax+15551230311@example.com",
+        subject: "Forged below",
+        authResults: [EXO_AR.replace("dmarc=pass", "dmarc=fail"), `${AUTHSERV}; dmarc=pass header.from=example.com`],
+      }),
+    );
+    await waitUntil(
+      async () => (await inFolder("faxgate-failed")) === failedBefore + 1,
+      "the message in faxgate-failed",
+    );
+    await waitUntil(async () => (await mailWith(/^Fax not sent: "Forged below"/)) !== undefined, "the refusal mail");
+    expect((await mailWith(/^Fax not sent: "Forged below"/))!.text).toMatch(
+      /the topmost Authentication-Results is by a header with no authserv-id, not by mx\.example\.net/,
+    );
+    expect(await faxesTo("+15551230311")).toHaveLength(0);
+  });
+
+  it("Exchange Online's id-less header is believed under provider: exchange-online, and only there", async () => {
+    const exoDone = () => dovecot.count(EXO_BOX.user, EXO_BOX.password, "faxgate-done");
+    const exoFailed = () => dovecot.count(EXO_BOX.user, EXO_BOX.password, "faxgate-failed");
+    await dovecot.deliver(
+      EXO_BOX.user,
+      EXO_BOX.password,
+      raw({ to: "exo+15551230321@example.com", subject: "From Outlook", authResults: [EXO_AR] }),
+    );
+    await waitUntil(
+      async () => (await faxesTo("+15551230321")).length === 1,
+      "the fax from the Exchange Online mailbox",
+    );
+    await waitUntil(async () => (await exoDone()) === 1, "the message in the exo faxgate-done");
+    // the same provider's header, with DMARC failing: refused
+    await dovecot.deliver(
+      EXO_BOX.user,
+      EXO_BOX.password,
+      raw({
+        to: "exo+15551230322@example.com",
+        subject: "Spoofed Outlook",
+        authResults: [EXO_AR.replace("dmarc=pass", "dmarc=fail")],
+      }),
+    );
+    await waitUntil(async () => (await exoFailed()) === 1, "the DMARC fail in the exo faxgate-failed");
+    // the same header in a mailbox whose provider names its id: nobody's verdict
+    const failedBefore = await inFolder("faxgate-failed");
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      raw({ to: "fax+15551230323@example.com", subject: "Id-less elsewhere", authResults: [EXO_AR] }),
+    );
+    await waitUntil(async () => (await inFolder("faxgate-failed")) === failedBefore + 1, "the id-less verdict refused");
+    for (const n of ["+15551230322", "+15551230323"]) expect(await faxesTo(n)).toHaveLength(0);
   });
 
   it("holds only the mailbox while the server is down, and takes mail again once it is back", async () => {

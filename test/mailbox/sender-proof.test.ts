@@ -2,29 +2,41 @@
 import { describe, expect, it } from "vitest";
 import { parseSubjectOverrides } from "../../src/intake/mail/subject-overrides.js";
 import { addressMessage, subjectTags } from "../../src/mailbox/addressing.js";
-import { parseAuthResults, proveSender } from "../../src/mailbox/sender-proof.js";
+import { proveSender } from "../../src/mailbox/sender-proof.js";
 import { UserIndex } from "../../src/auth/user-index.js";
 
 const users = new UserIndex([
   { name: "alice", email: "alice@acme.com", aliases: ["a.smith@mail.acme.com"], apiKey: "k" },
 ]);
-const prove = (from: string[], authResults: string[]) =>
-  proveSender({ from, authResults, trustedAuthservIds: ["mx.google.com"], users });
-
-describe("Authentication-Results", () => {
-  it("reads Gmail's header with its comments and properties", () => {
-    const h = parseAuthResults(
-      "mx.google.com;\r\n       dkim=pass header.i=@acme.com header.s=google header.b=Ab12Cd34;\r\n       spf=pass (google.com: domain of alice@acme.com designates 209.85.220.41 as permitted sender) smtp.mailfrom=alice@acme.com;\r\n       dmarc=pass (p=REJECT sp=REJECT dis=NONE) header.from=acme.com",
-    )!;
-    expect(h.authservId).toBe("mx.google.com");
-    expect(h.results.map((r) => `${r.method}=${r.result}`)).toEqual(["dkim=pass", "spf=pass", "dmarc=pass"]);
-    expect(h.results[2]!.props.get("header.from")).toBe("acme.com");
+const prove = (from: string[], authResults: string[], provider: "other" | "exchange-online" = "other") =>
+  proveSender({
+    from,
+    authResults,
+    trustedAuthservIds: provider === "other" ? ["mx.google.com"] : [],
+    provider,
+    users,
   });
 
-  it("takes a header without an authserv-id for nobody's", () => {
+// Exchange Online's header names no authserv-id (its real shape, folded as Outlook writes it)
+const EXO =
+  "spf=pass (sender IP is 40.107.1.1)\r\n smtp.mailfrom=acme.com; dkim=pass (signature was verified)\r\n header.d=acme.com;dmarc=pass action=none header.from=acme.com;compauth=pass reason=100";
+
+describe("the mailbox provider's Authentication-Results", () => {
+  it("an id-less header is nobody's, unless the mailbox says its provider is Exchange Online", () => {
+    expect(prove(["alice@acme.com"], [EXO])).toMatchObject({ ok: false, claimed: { name: "alice" } });
+    expect(prove(["alice@acme.com"], [EXO], "exchange-online")).toMatchObject({
+      ok: true,
+      check: "DMARC pass for acme.com (Exchange Online)",
+    });
+  });
+
+  it("only the topmost header counts: an id-less one on top hides a trusted-id one below it", () => {
+    const r = prove(["alice@acme.com"], [EXO, "mx.google.com; dmarc=pass header.from=acme.com"]);
+    expect(r).toMatchObject({ ok: false, reason: expect.stringContaining("no authserv-id, not by mx.google.com") });
+    // under the switch, a header of another host on top is not Microsoft's either
     expect(
-      parseAuthResults("spf=pass (sender IP is 40.107.1.1) smtp.mailfrom=acme.com; dmarc=pass header.from=acme.com"),
-    ).toBeNull();
+      prove(["alice@acme.com"], ["mx.forger.example; dmarc=pass header.from=acme.com", EXO], "exchange-online"),
+    ).toMatchObject({ ok: false });
   });
 
   it("proves a DMARC pass, and an aligned DKIM pass where the domain has no DMARC", () => {

@@ -236,15 +236,78 @@ describe("trusted relays: their Authentication-Results", () => {
     expect(await send(rig, { from: "alice@example.com", ip: "127.0.0.1" })).toMatch(/^250 /);
   });
 
-  it("spf=fail with a dkim=pass for the domain is taken; spf=fail alone is refused 5.7.23", async () => {
+  it("spf=fail is refused 5.7.23, and a dkim=pass beside it counts only from a named relay", async () => {
     const ar = (dkim: string) => ({
       "Authentication-Results": `relay.example.com; spf=fail smtp.mailfrom=alice@example.com; dkim=${dkim} header.d=example.com`,
     });
-    expect(await send(rig, { from: "alice@example.com", ip: "127.0.0.1", extraHeaders: ar("pass") })).toMatch(/^250 /);
     await expectRefused(
       { from: "alice@example.com", ip: "127.0.0.1", extraHeaders: ar("fail") },
       /^550 5\.7\.23 Your mail relay/,
     );
+    // no authserv-id is configured: the pass may be the sender's own words
+    await expectRefused(
+      { from: "alice@example.com", ip: "127.0.0.1", extraHeaders: ar("pass") },
+      /^550 5\.7\.23 .*a dkim=pass counts only from a relay named in smtp\.senderAuth\.relays\.authservIds/,
+    );
+  });
+
+  it("a forger's own dkim=pass below the relay's spf=fail does not cancel it (no authserv-id configured)", async () => {
+    // the relay adds its verdict on top; the forger wrote the second field into the message
+    await expectRefused(
+      {
+        from: "alice@example.com",
+        ip: "127.0.0.1",
+        extraHeaders: {
+          "Authentication-Results": [
+            "relay.example.com; spf=fail smtp.mailfrom=alice@example.com; dkim=none",
+            "relay.example.com; dkim=pass header.d=example.com",
+          ],
+        },
+      },
+      /^550 5\.7\.23 Your mail relay \(relay\.example\.com\) found that this message fails SPF for example\.com/,
+    );
+  });
+
+  it("a topmost field that cannot be read refuses; nothing below it is read", async () => {
+    await expectRefused(
+      {
+        from: "alice@example.com",
+        ip: "127.0.0.1",
+        extraHeaders: {
+          "Authentication-Results": [
+            "relay.example.com; spf=fail (unclosed comment",
+            "relay.example.com; dmarc=pass header.from=example.com",
+          ],
+        },
+      },
+      /^550 5\.7\.1 Your mail relay's verdict cannot be believed: the topmost Authentication-Results cannot be read/,
+    );
+  });
+});
+
+describe("a default install (smtp.senderAuth not set): the relay's verdict is still read", () => {
+  it("a relayed forgery the relay marked dmarc=fail is refused 550 5.7.26; its clean mail is queued", async () => {
+    const plain = await startRig(emu, { smtp: { trustedNetworks: ["127.0.0.1/32"] } });
+    try {
+      const relayed = (headers: Record<string, string>) =>
+        sendFrom(plain.port, {
+          from: "alice@example.com",
+          to: FAX,
+          ip: "127.0.0.1",
+          extraHeaders: headers,
+          attachments: [{ filename: "page.pdf", content: PDF }],
+        });
+      expect(
+        await relayed({
+          "Authentication-Results":
+            "relay.example.com; spf=softfail smtp.mailfrom=alice@example.com; dkim=none; dmarc=fail (p=REJECT) header.from=example.com",
+        }),
+      ).toMatch(/^550 5\.7\.26 Your mail relay \(relay\.example\.com\) found that this message fails the DMARC policy/);
+      expect((await plain.store.listJobs({ limit: 10 })).length).toBe(0);
+      expect(await relayed({})).toMatch(/^250 /);
+    } finally {
+      await plain.close();
+    }
   });
 });
 
@@ -270,7 +333,9 @@ describe("trusted relays named by authserv-id, a pass required", () => {
       // a pass written by anyone else (the forger, upstream) is not the relay's word
       expect(
         await relay({ "Authentication-Results": "mx.forger.example; dmarc=pass header.from=example.com" }),
-      ).toMatch(/^550 5\.7\.26 Your mail relay \(relay\.example\.com\) recorded no DMARC pass/);
+      ).toMatch(
+        /^550 5\.7\.1 Your mail relay's verdict cannot be believed: the topmost Authentication-Results is by mx\.forger\.example/,
+      );
       expect(await relay({})).toMatch(/^550 5\.7\.26 /);
       expect(
         await relay({
@@ -278,15 +343,34 @@ describe("trusted relays named by authserv-id, a pass required", () => {
             "relay.example.com; spf=pass smtp.mailfrom=alice@example.com; dkim=pass header.d=example.com; dmarc=pass header.from=example.com",
         }),
       ).toMatch(/^250 /);
-      // a "fail" from another host is ignored once the relay is named
-      const both = {
-        "Authentication-Results": [
-          "mx.forger.example; dmarc=fail header.from=example.com",
-          "relay.example.com; dmarc=pass header.from=example.com",
-        ],
-      };
-      expect(await relay(both)).toMatch(/^250 /);
-      expect((await named.store.listJobs({ limit: 10 })).length).toBe(2);
+      // the named relay's own DKIM pass beside an SPF fail: forwarded mail, taken
+      expect(
+        await relay({
+          "Authentication-Results":
+            "relay.example.com; spf=fail smtp.mailfrom=alice@example.com; dkim=pass header.d=example.com",
+        }),
+      ).toMatch(/^250 /);
+      // only the topmost field is the relay's: what came below it with the message is not read
+      expect(
+        await relay({
+          "Authentication-Results": [
+            "relay.example.com; dmarc=pass header.from=example.com",
+            "mx.forger.example; dmarc=fail header.from=example.com",
+          ],
+        }),
+      ).toMatch(/^250 /);
+      // a topmost field of another host means the relay added none: its verdict is missing
+      expect(
+        await relay({
+          "Authentication-Results": [
+            "mx.forger.example; dmarc=pass header.from=example.com",
+            "relay.example.com; dmarc=pass header.from=example.com",
+          ],
+        }),
+      ).toMatch(
+        /^550 5\.7\.1 .*the topmost Authentication-Results is by mx\.forger\.example, not by relay\.example\.com/,
+      );
+      expect((await named.store.listJobs({ limit: 10 })).length).toBe(3);
     } finally {
       await named.close();
     }

@@ -9,10 +9,11 @@ import type { SenderAuthConfig } from "../../config/schema.js";
 import type { DnsResolve } from "../../dns/resolver.js";
 import type { FaxgateError } from "../../errors.js";
 import { refuseWith } from "../smtp-reply.js";
-import { readHeaderBlock } from "./auth-results.js";
-import { checkRelayResults } from "./relay-results.js";
+import { aligned } from "../../mail-auth/alignment.js";
+import { headerFields, readHeaderBlock } from "../../mail-auth/auth-results.js";
+import { judgeTopmost } from "../../mail-auth/relay-verdict.js";
 import { UnverifiedSlots } from "./unverified-slots.js";
-import { aligned, type SenderVerdict, type VerdictCheck } from "./verdict.js";
+import type { SenderVerdict, VerdictCheck } from "./verdict.js";
 
 export type { SenderVerdict, VerdictCheck } from "./verdict.js";
 
@@ -117,10 +118,6 @@ export class SenderVerifier {
     return this.config.mode === "verify";
   }
 
-  private get relayCheck(): "off" | "failures" | "pass" {
-    return this.config.relays.check ?? (this.verifying ? "failures" : "off");
-  }
-
   /**
    * At MAIL FROM, before the body is sent: a domain without DMARC whose rule needs SPF, and whose
    * SPF does not pass for this client, cannot pass at DATA either (From: must be the envelope
@@ -190,16 +187,51 @@ export class SenderVerifier {
   async verify(input: SenderInput): Promise<SenderVerdict> {
     if (input.via === "auth") return { ok: true, check: "auth", detail: "SMTP AUTH" };
     if (input.via === "trusted") {
-      const mode = this.relayCheck;
-      if (mode === "off") return { ok: true, check: "trusted", detail: "trusted network" };
-      const headers = await readHeaderBlock(input.message());
-      return checkRelayResults(headers, domainOf(input.envelopeFrom), {
-        mode,
-        authservIds: this.config.relays.authservIds,
-        strict: this.config.alignment === "strict",
-      });
+      if (this.config.relays.check === "off") return { ok: true, check: "trusted", detail: "trusted network" };
+      return this.relayVerdict(await readHeaderBlock(input.message()), domainOf(input.envelopeFrom));
     }
     return this.remember(input.remoteAddress, await this.verifyStranger(input))!;
+  }
+
+  /**
+   * A trusted relay's verdict on the message (smtp.senderAuth.relays, mail-auth/relay-verdict.ts):
+   * its topmost Authentication-Results only. `failures` refuses what it recorded as forged;
+   * `pass` also requires a pass recorded by a relay named in authservIds.
+   */
+  private relayVerdict(headers: string, domain: string): SenderVerdict {
+    const { check, authservIds } = this.config.relays;
+    const v = judgeTopmost(headerFields(headers, "authentication-results"), domain, {
+      authservIds,
+      strict: this.config.alignment === "strict",
+    });
+    const summary = `relay results: ${v.kind === "absent" ? "none" : v.summary}`;
+    const named = authservIds.join(", ");
+    if (v.kind === "untrusted")
+      return fail(
+        "relay",
+        `550 5.7.1 Your mail relay's verdict cannot be believed: ${v.why}, so ${domain} is not proved and the message is not faxed`,
+        summary,
+      );
+    if (v.kind === "fail" && v.method === "dmarc")
+      return fail(
+        "relay",
+        `550 5.7.26 Your mail relay (${v.by}) found that this message fails the DMARC policy of ${domain}: it was not sent by ${domain}'s own mail system, so it is not faxed`,
+        summary,
+      );
+    if (v.kind === "fail")
+      return fail(
+        "relay",
+        `550 5.7.23 Your mail relay (${v.by}) found that this message fails SPF for ${domain} and carries no DKIM signature it verified${v.dkimUnnamed ? " (a dkim=pass counts only from a relay named in smtp.senderAuth.relays.authservIds)" : ""}: it was not sent by ${domain}'s own mail system, so it is not faxed`,
+        summary,
+      );
+    if (v.kind === "pass") return { ok: true, check: "relay", detail: `relay ${v.by} recorded ${v.how}; ${summary}` };
+    if (check === "pass")
+      return fail(
+        "relay",
+        `550 5.7.26 Your mail relay (${named}) recorded no DMARC pass (or aligned DKIM pass) for ${domain}: only mail it has verified is faxed`,
+        summary,
+      );
+    return { ok: true, check: "trusted", detail: `trusted network; ${summary}` };
   }
 
   private async verifyStranger(input: SenderInput): Promise<SenderVerdict> {
