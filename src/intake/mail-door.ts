@@ -12,6 +12,7 @@ import { formatSize } from "../size-format.js";
 import type { Accepted } from "./accept.js";
 import { acceptMail, type MailAcceptDeps, type MailEnvelope, type ReceivedMessage } from "./accept-mail.js";
 import { WorkDir, writeIncoming } from "./mail/incoming-file.js";
+import type { EnvelopeRecipient } from "./mail/mail-to-job.js";
 import { startMailParse } from "./mail/mail-parse.js";
 
 export type { MailEnvelope };
@@ -31,6 +32,12 @@ export interface MailAcceptOptions {
    * refusal, or answers what proved the sender (kept with the job), e.g. smtp.senderAuth's verdict.
    */
   vet?: (message: () => Readable | Buffer) => Promise<string | undefined>;
+  /**
+   * Asked once `vet` has passed, when the recipients could not be decided before the sender was
+   * proved (a public MX stranger's contact names and rules are its claimed user's): the whole list,
+   * or the refusal naming the one that cannot be used. Replaces `envelope.recipients`.
+   */
+  recipients?: () => Promise<EnvelopeRecipient[]>;
 }
 
 /** Work folders older than this were left by a crash mid-message: their client was never told 250. */
@@ -64,12 +71,15 @@ export class MailDoor {
     const workDir = WorkDir.forMessage(this.incomingDir);
     try {
       const received = Buffer.isBuffer(message) ? held(message, workDir) : await this.receive(message, workDir);
-      if (envelope.recipients.length === 0) throw new FaxgateError("NO_RECIPIENTS", "No valid recipients");
+      const noRecipients = () => new FaxgateError("NO_RECIPIENTS", "No valid recipients");
+      if (envelope.recipients.length === 0 && !opts.recipients) throw noRecipients();
       const kept = received.kept;
       const senderCheck = await opts.vet?.(() => kept.data ?? createReadStream(kept.path));
+      const recipients = opts.recipients ? await opts.recipients() : envelope.recipients;
+      if (recipients.length === 0) throw noRecipients();
       return await acceptMail(
         { ...this.deps, log: opts.log ?? this.deps.log },
-        senderCheck === undefined ? envelope : { ...envelope, senderCheck },
+        { ...envelope, recipients, ...(senderCheck === undefined ? {} : { senderCheck }) },
         received,
       );
     } finally {

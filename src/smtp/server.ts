@@ -32,7 +32,7 @@ import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from
 import { verifySignIn } from "../auth/password.js";
 import { RateLimiter } from "../auth/rate-limit.js";
 import { SessionTap } from "./session-tap.js";
-import { checkRecipient } from "./recipient-address.js";
+import { checkRecipient, type RecipientTarget } from "./recipient-address.js";
 import { buildBlockList, inList } from "../auth/client-address.js";
 import { liveUserIndex, type UserIndex } from "../auth/user-index.js";
 import { authAllowed, decideSender } from "./sender-policy.js";
@@ -80,6 +80,11 @@ export type SmtpGatewayOptions = SmtpGatewayCommon & SmtpGatewayDoor;
 interface SessionState {
   user?: UserConfig;
   recipients: Map<string, EnvelopeRecipient>;
+  /**
+   * A stranger's recipients, held unread until DATA proves its claimed user: a contact name or
+   * the user's own rules are the user's, and are not looked at on a claim's word.
+   */
+  held: Map<string, { address: string; target: RecipientTarget }>;
   rateStrikes: number;
   authFailures: number;
   /** the client address this session counts against (set once it is admitted) */
@@ -324,7 +329,15 @@ export class SmtpGateway {
           : "Too many connections, try again in a moment";
       return this.reject(cb, log, refuse("CLIENT_LIMIT", text), { sessions: admitted.sessions, why: admitted.why });
     }
-    this.sessions.set(session.id, { recipients: new Map(), rateStrikes: 0, authFailures: 0, client, trusted, log });
+    this.sessions.set(session.id, {
+      recipients: new Map(),
+      held: new Map(),
+      rateStrikes: 0,
+      authFailures: 0,
+      client,
+      trusted,
+      log,
+    });
     this.life.start(session.id, session.remoteAddress, session.remotePort);
     this.metrics?.smtpSessions.inc();
     session.disabledCommands = this.sessionDisabled(session);
@@ -359,6 +372,7 @@ export class SmtpGateway {
     if (!s) {
       s = {
         recipients: new Map(),
+        held: new Map(),
         rateStrikes: 0,
         authFailures: 0,
         log: this.log.child({ session: session.id, remote: session.remoteAddress }),
@@ -436,6 +450,7 @@ export class SmtpGateway {
     const st = this.state(session);
     st.user = undefined;
     st.recipients = new Map();
+    st.held = new Map();
     const from = address.address ?? "";
     const declared = Number((address.args || undefined)?.SIZE ?? 0);
     if (declared > this.smtp.maxMessageBytes)
@@ -507,7 +522,8 @@ export class SmtpGateway {
       const shown = rcpt.slice(0, 200);
       if (!user) return this.reject(cb, st.log, refuse("BAD_SEQUENCE", "MAIL FROM first"), { rcpt: shown });
       const key = rcpt.toLowerCase();
-      if (!st.recipients.has(key) && st.recipients.size >= this.smtp.maxRecipients) {
+      const count = st.recipients.size + st.held.size;
+      if (!st.recipients.has(key) && !st.held.has(key) && count >= this.smtp.maxRecipients) {
         return this.reject(
           cb,
           st.log,
@@ -517,48 +533,91 @@ export class SmtpGateway {
       }
       const check = checkRecipient(rcpt, this.smtp.domains, this.smtp.defaultCountryCode);
       if (!check.ok) return this.reject(cb, st.log, check.refusal, { user: user.name, rcpt: shown });
-      const target = check.target;
-      let decision: RecipientDecision;
+      // every well-formed recipient of a stranger gets this same 250: its claimed user's contacts
+      // and rules are looked at only once DATA has proved the claim (STYLE habit 20)
+      if (this.unproved(st, session)) {
+        st.held.set(key, { address: rcpt, target: check.target });
+        return cb();
+      }
       try {
-        decision = await decideRecipient(
-          user.name,
-          target.kind === "number" ? { e164: target.e164 } : { contact: target.name },
-          {
-            destinations: this.destinations,
-            defaultCountryCode: this.smtp.defaultCountryCode,
-            contacts: () => this.clientFor(user.name),
-          },
-        );
+        st.recipients.set(key, await this.resolveRecipient(user.name, rcpt, check.target, st.log));
       } catch (err) {
-        if (isFaxgateError(err) && (err.code === "UNKNOWN_CONTACT" || err.code === "BAD_NUMBER")) {
-          return this.reject(cb, st.log, err, { user: user.name, rcpt: shown });
-        }
-        st.log.warn({ user: user.name, rcpt: shown, err: describeError(err) }, "contact lookup failed");
-        return this.reject(
-          cb,
-          st.log,
-          refuseWith(
-            "API_NETWORK",
-            `451 4.3.0 Cannot look up the contact "${target.kind === "name" ? target.name : ""}" right now (the fax service is unavailable); try again later`,
-          ),
-          { user: user.name, rcpt: shown },
-        );
+        if (!isFaxgateError(err)) throw err;
+        return this.reject(cb, st.log, err, { user: user.name, rcpt: shown });
       }
-      if (!decision.ok) {
-        // the address was checked above: only the policy refuses here (553, naming the rule)
-        const refusal =
-          decision.code === "DESTINATION_REFUSED"
-            ? refuse("DESTINATION_REFUSED", `Destination not allowed <${rcpt.slice(0, 80)}>: ${decision.reason}`)
-            : refuse("BAD_NUMBER", decision.reason);
-        return this.reject(cb, st.log, refusal, { user: user.name, rcpt: shown });
-      }
-      const { number, name } = decision.recipient;
-      st.recipients.set(key, { address: rcpt, number, ...(name ? { contactName: name } : {}) });
       cb();
     } catch (err) {
       st.log.error({ rcpt: rcpt.slice(0, 200), err: describeError(err) }, "RCPT error");
       cb(replyError("451 4.3.0 Temporary local problem, please try again later"));
     }
+  }
+
+  /** A stranger in the public MX mode: its envelope sender is a claim until DATA proves it. */
+  private unproved(st: SessionState, session: SMTPServerSession): boolean {
+    return !st.trusted && typeof session.user !== "string" && this.verifier.verifying;
+  }
+
+  /**
+   * One recipient on `user`'s behalf (a contact of theirs, their destination rules): the envelope
+   * entry, or the refusal (553 naming the rule, 451 when the service cannot be asked).
+   */
+  private async resolveRecipient(
+    user: string,
+    rcpt: string,
+    target: RecipientTarget,
+    log: Logger,
+  ): Promise<EnvelopeRecipient> {
+    let decision: RecipientDecision;
+    try {
+      decision = await decideRecipient(
+        user,
+        target.kind === "number" ? { e164: target.e164 } : { contact: target.name },
+        {
+          destinations: this.destinations,
+          defaultCountryCode: this.smtp.defaultCountryCode,
+          contacts: () => this.clientFor(user),
+        },
+      );
+    } catch (err) {
+      if (isFaxgateError(err) && (err.code === "UNKNOWN_CONTACT" || err.code === "BAD_NUMBER")) throw err;
+      log.warn({ user, rcpt: rcpt.slice(0, 200), err: describeError(err) }, "contact lookup failed");
+      throw refuseWith(
+        "API_NETWORK",
+        `451 4.3.0 Cannot look up the contact "${target.kind === "name" ? target.name : ""}" right now (the fax service is unavailable); try again later`,
+      );
+    }
+    if (!decision.ok) {
+      // the address was checked before: only the policy refuses here (553, naming the rule)
+      throw decision.code === "DESTINATION_REFUSED"
+        ? refuse("DESTINATION_REFUSED", `Destination not allowed <${rcpt.slice(0, 80)}>: ${decision.reason}`)
+        : refuse("BAD_NUMBER", decision.reason);
+    }
+    const { number, name } = decision.recipient;
+    return { address: rcpt, number, ...(name ? { contactName: name } : {}) };
+  }
+
+  /**
+   * A stranger's held recipients, once its sender is proved: all of them, in RCPT order, or the
+   * whole message refused naming the first that cannot be used (never a fax to fewer than meant).
+   */
+  private async resolveHeld(
+    user: string,
+    held: Array<{ address: string; target: RecipientTarget }>,
+    log: Logger,
+  ): Promise<EnvelopeRecipient[]> {
+    const out: EnvelopeRecipient[] = [];
+    for (const h of held) {
+      try {
+        out.push(await this.resolveRecipient(user, h.address, h.target, log));
+      } catch (err) {
+        if (!isFaxgateError(err)) throw err;
+        const m = /^(\d{3}) (\d\.\d{1,3}\.\d{1,3}) (.*)$/s.exec(replyFor(err));
+        if (!m) throw err;
+        const nothing = m[1]!.startsWith("4") ? "nothing was faxed" : "the message was not faxed to anyone";
+        throw refuseWith(err.code, `${m[1]} ${m[2]} Recipient <${h.address.slice(0, 80)}>: ${m[3]}; ${nothing}`);
+      }
+    }
+    return out;
   }
 
   private onData(
@@ -600,13 +659,23 @@ export class SmtpGateway {
     const recipients = session.envelope.rcptTo
       .map((r) => st.recipients.get(r.address.toLowerCase()))
       .filter((r): r is EnvelopeRecipient => r !== undefined);
+    const held = session.envelope.rcptTo
+      .map((r) => st.held.get(r.address.toLowerCase()))
+      .filter((r): r is NonNullable<typeof r> => r !== undefined);
     const log = st.log.child({ user: user.name });
     // the one door into intake; the sender-auth hook (issue 37) judges the whole message before
     // any job, document or conversion exists
     const { job } = await this.mail.accept(
       { user: user.name, from: envelopeFrom, recipients, bodyMode: user.mailBody ?? this.smtp.body },
       stream,
-      { log, vet: (message) => this.senderVerdict(st, session, envelopeFrom, message, log) },
+      {
+        log,
+        vet: (message) => this.senderVerdict(st, session, envelopeFrom, message, log),
+        // a stranger's recipients are decided only now that vet has proved its user
+        ...(held.length > 0
+          ? { recipients: async () => [...recipients, ...(await this.resolveHeld(user.name, held, log))] }
+          : {}),
+      },
     );
     return `2.0.0 queued as ${job.id}`;
   }

@@ -6,7 +6,9 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { senderAuthOff, type SmtpConfig, type UserConfig } from "../../src/config/schema.js";
-import { dkimKey, sendFrom, type Outgoing } from "../helpers/dkim-mail.js";
+import { composeSigned, dkimKey, sendFrom, type Outgoing } from "../helpers/dkim-mail.js";
+import { emulatorCall } from "../helpers/client.js";
+import { RawSmtp } from "../helpers/raw-smtp.js";
 import { startTestDns, startSilentDns, type TestDns } from "../helpers/dns-server.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { RefusalLog } from "../../src/web/refusals.js";
@@ -374,6 +376,95 @@ describe("trusted relays named by authserv-id, a pass required", () => {
     } finally {
       await named.close();
     }
+  });
+});
+
+/** The emulator's count of contact lookups so far (any user's key). */
+async function contactCalls(): Promise<number> {
+  const calls = (await emulatorCall(emu, "GET", "/_emulator/requests")) as Record<string, number>;
+  return Object.entries(calls)
+    .filter(([route]) => /contact/i.test(route))
+    .reduce((n, [, c]) => n + c, 0);
+}
+
+/**
+ * One SMTP session from `ip` with a real client that says exactly this: every reply in order,
+ * from MAIL FROM on (DATA's final reply last, when a message is sent).
+ */
+async function session(ip: string, from: string, rcpts: string[], message: Buffer | null): Promise<string[]> {
+  const { client } = await RawSmtp.connect(rig.port, "127.0.0.1", ip);
+  try {
+    await client.cmd("EHLO mail.sender.test");
+    const replies = [await client.cmd(`MAIL FROM:<${from}>`)];
+    for (const r of rcpts) replies.push(await client.cmd(`RCPT TO:<${r}>`));
+    if (message) {
+      const data = await client.cmd("DATA");
+      replies.push(data);
+      if (data.startsWith("354")) {
+        client.write(`${message.toString("latin1").replace(/^\./gm, "..")}\r\n.\r\n`);
+        replies.push(await client.reply(60_000));
+      }
+    }
+    await client.cmd("QUIT");
+    return replies;
+  } finally {
+    client.close();
+  }
+}
+
+describe("a stranger's claim to be a user is not used before it is proved", () => {
+  const CONTACT = `acme.billing@${DOMAIN}`;
+  const UNKNOWN = `nobody.here@${DOMAIN}`;
+
+  it("RCPT gives every well-formed recipient the same 250 and asks the service nothing; unproved DATA is refused, still asking nothing", async () => {
+    const before = await contactCalls();
+    const jobs = await jobCount();
+    // dave@strict.test has DMARC, so MAIL FROM is taken from any host: a forger's MAIL FROM
+    const replies = await session(BAD_IP, "dave@strict.test", [CONTACT, UNKNOWN, FAX], null);
+    expect(replies).toEqual([
+      expect.stringMatching(/^250 /),
+      expect.stringMatching(/^250 /),
+      expect.stringMatching(/^250 /),
+      expect.stringMatching(/^250 /),
+    ]);
+    expect(await contactCalls()).toBe(before);
+    const unsigned = await composeSigned({ from: "dave@strict.test", to: CONTACT, ip: BAD_IP });
+    const withData = await session(BAD_IP, "dave@strict.test", [CONTACT, UNKNOWN], unsigned);
+    expect(withData.at(-1)).toMatch(/^550 5\.7\.26 This message does not pass the DMARC policy of strict\.test/);
+    expect(await contactCalls()).toBe(before);
+    expect(await jobCount()).toBe(jobs);
+  });
+
+  it("once proved, the contacts are looked up: an unknown one refuses the whole message naming it", async () => {
+    const signed = (to: string) =>
+      composeSigned({
+        from: "carol@signed.test",
+        to,
+        ip: GOOD_IP,
+        sign: { domain: "signed.test", key: SIGNED.privateKey },
+        attachments: [{ filename: "page.pdf", content: PDF, contentType: "application/pdf" }],
+      });
+    const jobs = await jobCount();
+    const refused = await session(
+      GOOD_IP,
+      "carol@signed.test",
+      [CONTACT, UNKNOWN],
+      await signed(`${CONTACT}, ${UNKNOWN}`),
+    );
+    expect(refused.slice(0, 3)).toEqual([
+      expect.stringMatching(/^250 /),
+      expect.stringMatching(/^250 /),
+      expect.stringMatching(/^250 /),
+    ]);
+    expect(refused.at(-1)).toMatch(
+      /^553 5\.1\.1 Recipient <nobody\.here@fax\.example\.com>: No contact named "nobody\.here" with a fax number; the message was not faxed to anyone$/,
+    );
+    expect(await jobCount()).toBe(jobs);
+    expect(workFolders()).toEqual([]);
+    // the same proved mail to the known contact alone: faxed to the contact's number
+    const ok = await session(GOOD_IP, "carol@signed.test", [CONTACT], await signed(CONTACT));
+    const job = await rig.store.getJob(jobIdOf(ok.at(-1)!));
+    expect(job!.recipients.map((r) => r.number)).toEqual(["+15550100100"]);
   });
 });
 
