@@ -23,17 +23,20 @@ export type HostVerdict =
   /** the topmost field cannot be read, or is not the trusted host's: `why` says which */
   | { kind: "untrusted"; why: string; summary: string }
   /** the trusted host recorded that the domain's own mail system did not send it */
-  | { kind: "fail"; method: "dmarc" | "spf"; by: string; dkimUnnamed: boolean; summary: string }
+  | { kind: "fail"; method: "dmarc" | "spf"; by: Author; dkimUnnamed: boolean; summary: string }
   /** a named host recorded a DMARC pass, or an aligned DKIM pass where the domain has no DMARC */
-  | { kind: "pass"; how: string; by: string; summary: string }
+  | { kind: "pass"; how: string; by: Author; summary: string }
   /** neither: the field says nothing decisive about this domain */
-  | { kind: "none"; by: string; named: boolean; summary: string };
+  | { kind: "none"; by: Author; named: boolean; summary: string };
+
+/** Who wrote the topmost field: its authserv-id (clipped for replies), or null when it names nobody. */
+export type Author = string | null;
 
 const domainPart = (v: string | undefined): string | undefined =>
   v === undefined || v === "" ? undefined : v.slice(v.lastIndexOf("@") + 1).toLowerCase();
 
 /** How a field's author is shown in a reply or a log line. */
-export const authorOf = (id: string | null): string => (id === null ? "a header with no authserv-id" : id.slice(0, 80));
+export const authorOf = (id: Author): string => (id === null ? "a header with no authserv-id" : id);
 
 /**
  * The verdict of the topmost of `fields` (the Authentication-Results values, top first) on
@@ -45,13 +48,13 @@ export function judgeTopmost(fields: readonly string[], domain: string, host: Tr
   const ids = host.authservIds.map((i) => i.toLowerCase());
   if (!top)
     return { kind: "untrusted", why: "the topmost Authentication-Results cannot be read", summary: "unreadable" };
-  const by = authorOf(top.authservId);
+  const by = top.authservId === null ? null : top.authservId.slice(0, 80);
   const named = top.authservId === null ? host.idLess === true : ids.includes(top.authservId);
-  const summary = `${by}: ${top.results.map((r) => `${r.method}=${r.result}`).join(" ") || "none"}`;
+  const summary = `${authorOf(by)}: ${top.results.map((r) => `${r.method}=${r.result}`).join(" ") || "none"}`;
   if (!named && (ids.length > 0 || host.idLess))
     return {
       kind: "untrusted",
-      why: `the topmost Authentication-Results is by ${by}, not by ${trustedList(host)}`,
+      why: `the topmost Authentication-Results is by ${authorOf(by)}, not by ${trustedList(host)}`,
       summary,
     };
 

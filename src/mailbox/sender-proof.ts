@@ -40,6 +40,7 @@ export function proveSender(input: ProofInput): SenderProof {
     // a mailbox has no alignment setting: relaxed, as DMARC's default
     strict: false,
   });
+  // v.by is null only for the id-less header the exchange-online switch makes the provider's
   const refused = (reason: string): SenderProof => ({ ok: false, claimed: user, reason });
   switch (v.kind) {
     case "absent":
@@ -54,15 +55,15 @@ export function proveSender(input: ProofInput): SenderProof {
       return {
         ok: true,
         user,
-        check: `${v.how} (${v.by === "a header with no authserv-id" ? "Exchange Online" : v.by})`,
+        check: `${v.how} (${v.by ?? "Exchange Online"})`,
       };
     case "fail":
       return refused(
-        `the From: address ${clip(from)} is not proven: ${v.by} reports ${v.method === "dmarc" ? "DMARC fail" : "SPF fail and no DKIM signature"} for ${domain}`,
+        `the From: address ${clip(from)} is not proven: ${v.by ?? "Exchange Online"} reports ${v.method === "dmarc" ? "DMARC fail" : "SPF fail and no DKIM signature"} for ${domain}`,
       );
     case "none":
       return refused(
-        `the From: address ${clip(from)} is not proven: ${v.by} reports no DMARC pass and no DKIM signature of that domain for ${domain}`,
+        `the From: address ${clip(from)} is not proven: ${v.by ?? "Exchange Online"} reports no DMARC pass and no DKIM signature of that domain for ${domain}`,
       );
   }
 }

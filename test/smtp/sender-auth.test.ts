@@ -270,6 +270,20 @@ describe("trusted relays: their Authentication-Results", () => {
     );
   });
 
+  it("Exchange Online as the relay (its header names no authserv-id): its dmarc=fail refuses", async () => {
+    await expectRefused(
+      {
+        from: "alice@example.com",
+        ip: "127.0.0.1",
+        extraHeaders: {
+          "Authentication-Results":
+            "spf=fail (sender IP is 198.51.100.7) smtp.mailfrom=example.com; dkim=none (message not signed) header.d=none;dmarc=fail action=oreject header.from=example.com;compauth=fail reason=000",
+        },
+      },
+      /^550 5\.7\.26 Your mail relay found that this message fails the DMARC policy of example\.com/,
+    );
+  });
+
   it("a topmost field that cannot be read refuses; nothing below it is read", async () => {
     await expectRefused(
       {

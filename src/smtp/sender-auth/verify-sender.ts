@@ -206,6 +206,8 @@ export class SenderVerifier {
     });
     const summary = `relay results: ${v.kind === "absent" ? "none" : v.summary}`;
     const named = authservIds.join(", ");
+    // Exchange Online as the relay names no authserv-id in its header
+    const relay = (by: string | null): string => (by === null ? "Your mail relay" : `Your mail relay (${by})`);
     if (v.kind === "untrusted")
       return fail(
         "relay",
@@ -215,16 +217,17 @@ export class SenderVerifier {
     if (v.kind === "fail" && v.method === "dmarc")
       return fail(
         "relay",
-        `550 5.7.26 Your mail relay (${v.by}) found that this message fails the DMARC policy of ${domain}: it was not sent by ${domain}'s own mail system, so it is not faxed`,
+        `550 5.7.26 ${relay(v.by)} found that this message fails the DMARC policy of ${domain}: it was not sent by ${domain}'s own mail system, so it is not faxed`,
         summary,
       );
     if (v.kind === "fail")
       return fail(
         "relay",
-        `550 5.7.23 Your mail relay (${v.by}) found that this message fails SPF for ${domain} and carries no DKIM signature it verified${v.dkimUnnamed ? " (a dkim=pass counts only from a relay named in smtp.senderAuth.relays.authservIds)" : ""}: it was not sent by ${domain}'s own mail system, so it is not faxed`,
+        `550 5.7.23 ${relay(v.by)} found that this message fails SPF for ${domain} and carries no DKIM signature it verified${v.dkimUnnamed ? " (a dkim=pass counts only from a relay named in smtp.senderAuth.relays.authservIds)" : ""}: it was not sent by ${domain}'s own mail system, so it is not faxed`,
         summary,
       );
-    if (v.kind === "pass") return { ok: true, check: "relay", detail: `relay ${v.by} recorded ${v.how}; ${summary}` };
+    if (v.kind === "pass")
+      return { ok: true, check: "relay", detail: `relay${v.by ? ` ${v.by}` : ""} recorded ${v.how}; ${summary}` };
     if (check === "pass")
       return fail(
         "relay",
