@@ -33,6 +33,7 @@ import { nextNotifyAttempt } from "./retry-schedule.js";
 import { composeAlert } from "./alert-mail.js";
 import { jobReport, reportFileName, wantsReport } from "./job-report.js";
 import type { MailTransport } from "./mail-transport.js";
+import { linkUnder } from "../url-check.js";
 import { createTransport } from "./transport.js";
 
 export interface NotifierOptions {
@@ -249,7 +250,7 @@ export class Notifier {
         if (!job || !waitsForAddress(job)) return { skip: `job ${n.jobId ?? "(none)"} no longer waits for an address` };
         if (!me) throw temporary("preferences", meError);
         const base = this.opts.consoleUrl?.() ?? null;
-        const link = base ? `${base.replace(/\/+$/, "")}/address.html?id=${encodeURIComponent(job.id)}` : null;
+        const link = base ? linkUnder(base, "address.html", { id: job.id }) : null;
         const expiresAt = new Date(
           Date.parse(job.createdAt) + (this.opts.addressWaitHours ?? 24) * 3_600_000,
         ).toISOString();
@@ -315,13 +316,15 @@ export class Notifier {
 
   /** "See this fax in the console (sign in): URL": the job id or message id only, no token. */
   private consoleLink(n: Notification, job: Job | null): string | null {
-    const base = this.opts.consoleUrl?.()?.replace(/\/+$/, "");
+    const base = this.opts.consoleUrl?.();
     if (!base) return null;
-    if (n.kind === "outcome" && job && job.recipients.length)
-      return `See this fax in the console (sign in first): ${base}/fax.html?id=${encodeURIComponent(job.id)}`;
-    if (n.kind === "inbound" && typeof n.payload?.messageId === "string")
-      return `See this fax in the console (sign in first): ${base}/inbound.html?id=${encodeURIComponent(n.payload.messageId)}`;
-    return null;
+    const url =
+      n.kind === "outcome" && job && job.recipients.length
+        ? linkUnder(base, "fax.html", { id: job.id })
+        : n.kind === "inbound" && typeof n.payload?.messageId === "string"
+          ? linkUnder(base, "inbound.html", { id: n.payload.messageId })
+          : null;
+    return url ? `See this fax in the console (sign in first): ${url}` : null;
   }
 
   private outcomeAttachment(n: Notification, job: Job, log: Logger): Promise<DownloadedFax | null> {
