@@ -405,7 +405,7 @@ export const configSchema = z
         preferenceRefreshMs: z.number().int().min(1000).default(300_000),
         /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
         report: z.enum(["off", "always", "failed"]).optional(),
-        /** whether outcome and inbound mails carry the fax as a PDF: as the service's per-user preference says, never, or only for received faxes */
+        /** what of a fax any mail may carry (the PDF, the report's first page, subject and file names): notify/what-leaves.ts */
         attachments: z.enum(["service", "never", "inbound-only"]).default("service"),
         inbound: z
           .object({

@@ -34,6 +34,7 @@ import { composeAlert } from "./alert-mail.js";
 import { jobReport, reportFileName, wantsReport } from "./job-report.js";
 import type { MailTransport } from "./mail-transport.js";
 import { linkUnder } from "../url-check.js";
+import { jobForMail, payloadForMail, whatLeaves } from "./what-leaves.js";
 import { createTransport } from "./transport.js";
 
 export interface NotifierOptions {
@@ -192,16 +193,25 @@ export class Notifier {
       case "outcome": {
         job = n.jobId ? await this.store.getJob(n.jobId) : null;
         if (!job) return { skip: `job ${n.jobId ?? "(none)"} no longer exists` };
-        composed = composeOutcome(job, timeZone);
+        const leaves = whatLeaves(this.opts.notify.attachments, "sent");
+        const told = jobForMail(job, leaves);
+        composed = composeOutcome(told, timeZone);
         if (!composed.mandatory && !me) throw temporary("preferences", meError);
         wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, "emailNotifySendOption"), composed.failure);
-        // notify.attachments: only `service` lets an outcome mail carry the fax
-        if (wants && me && this.opts.notify.attachments === "service" && flag(me.emailNotifySendIncAttachment)) {
+        if (wants && me && leaves.document && flag(me.emailNotifySendIncAttachment)) {
           const pdf = await this.outcomeAttachment(n, job, log);
           if (pdf) attachments.push(pdf);
         }
         if (wants && wantsReport(job, user, this.opts.notify.report)) {
-          const pdf = await jobReport({ store: this.store, job, user, me, now: new Date(this.clock.now()) });
+          // the report as the rule allows it: no first page and no subject where the fax may not leave
+          const pdf = await jobReport({
+            store: this.store,
+            job: told,
+            user,
+            me,
+            now: new Date(this.clock.now()),
+            pageImage: leaves.pageImage,
+          });
           reports.push({ filename: reportFileName(job), content: Buffer.from(pdf) });
         }
         break;
@@ -220,7 +230,7 @@ export class Notifier {
         }
         if (
           wants &&
-          this.opts.notify.attachments !== "never" &&
+          whatLeaves(this.opts.notify.attachments, "received").document &&
           (p.to || flag(me!.emailNotifyReceiveIncAttachment)) &&
           !isFailedReception(p)
         ) {
@@ -241,7 +251,11 @@ export class Notifier {
           kept?.original && !n.payload.file
             ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name }
             : n.payload;
-        composed = composeRejected(payload, n.createdAt, timeZone);
+        composed = composeRejected(
+          payloadForMail(payload, whatLeaves(this.opts.notify.attachments, "sent")),
+          n.createdAt,
+          timeZone,
+        );
         wants = true;
         break;
       }
@@ -254,14 +268,23 @@ export class Notifier {
         const expiresAt = new Date(
           Date.parse(job.createdAt) + (this.opts.addressWaitHours ?? 24) * 3_600_000,
         ).toISOString();
-        composed = composeAddress(job, link, expiresAt, timeZone);
+        composed = composeAddress(
+          jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
+          link,
+          expiresAt,
+          timeZone,
+        );
         // something to do, like a failure: "All" and "Failure" get it, "None" does not
         wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), true);
         break;
       }
       case "accepted":
         if (!me) throw temporary("preferences", meError);
-        composed = composeAccepted(n.payload, n.createdAt, timeZone);
+        composed = composeAccepted(
+          payloadForMail(n.payload, whatLeaves(this.opts.notify.attachments, "sent")),
+          n.createdAt,
+          timeZone,
+        );
         wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), false);
         break;
       case "key-expiry":
