@@ -132,7 +132,7 @@ describe.skipIf(!poppler)("what of a fax leaves by mail", () => {
 });
 
 describe("the other mails about a fax obey the same rule", () => {
-  /** A not-sent notice, a mailbox's accepted notice and a corrupt job's outcome, all about the referral. */
+  /** A not-sent notice, a mailbox's accepted notice, a corrupt job's outcome and a needs-a-number mail, all about the referral. */
   async function mails(attachments: "service" | "never"): Promise<string[]> {
     const r = (notifyRig = await new Rig().start());
     await r.store.enqueueNotification({
@@ -155,8 +155,27 @@ describe("the other mails about a fax obey the same rule", () => {
       reason: "the PDF cannot be read",
       original: { path: orig, name: FILE_NAME, contentType: "application/pdf" },
     });
+    // a print that named no number waits for its owner, who is mailed for one
+    const printed = path.join(r.dir, "printed.pdf");
+    writeFileSync(printed, await referral());
+    const { job: waiting } = await r.store.enqueue({
+      source: "spool",
+      awaitingAddress: true,
+      user: "alice",
+      recipients: [],
+      documents: [{ path: printed, name: FILE_NAME, contentType: "application/pdf" }],
+      cover: { enabled: false },
+      meta: { origin: { file: FILE_NAME } },
+    });
+    await r.store.enqueueNotification({
+      kind: "address",
+      user: "alice",
+      jobId: waiting.id,
+      dedupeKey: `address:${waiting.id}`,
+      payload: { jobId: waiting.id },
+    });
     await r.notifier({ transport: r.smtpTransport(), notify: r.notifyConfig({ attachments }) }).runOnce();
-    const got = await r.sink.waitFor(3);
+    const got = await r.sink.waitFor(4);
     return got.map((m) => [m.parsed.subject, m.parsed.text, m.parsed.html || ""].join("\n"));
   }
 
@@ -166,12 +185,12 @@ describe("the other mails about a fax obey the same rule", () => {
     expect(all).toContain(FILE_NAME);
   }, 60_000);
 
-  it("never: not-sent, accepted and corrupt-job mails go, naming neither subject nor file name", async () => {
+  it("never: not-sent, accepted, corrupt-job and needs-a-number mails go, naming neither subject nor file name", async () => {
     const got = await mails("never");
-    expect(got).toHaveLength(3);
+    expect(got).toHaveLength(4);
     for (const m of got) {
       expect(m).not.toMatch(/Roe|referral/i);
-      expect(m).toMatch(/Fax (not sent|queued)/);
+      expect(m).toMatch(/Fax (not sent|queued)|needs a fax number/);
     }
   }, 60_000);
 });
