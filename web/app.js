@@ -49,6 +49,22 @@ export async function api(method, url, body) {
   return { data, headers: r.headers };
 }
 
+/**
+ * Where `input` (a next= from the address bar) leads, as an absolute address on this console, or
+ * `fallback`. Parsed the way the browser will follow it: "/\evil", a tab inside or "https:evil"
+ * pass any test of the first characters and still mean another site.
+ */
+export function onThisSite(input, fallback = "/") {
+  if (typeof input !== "string" || input === "") return fallback;
+  try {
+    const url = new URL(input, location.origin);
+    // the whole address, not its path: a path of "//evil" would be read as another host again
+    return url.origin === location.origin ? url.href : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
 /** Says something to the user (and to screen readers) in the page's status line. */
 export function announce(text, isError = false) {
   const el = document.getElementById("status");

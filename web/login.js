@@ -1,4 +1,4 @@
-import { announce } from "./app.js";
+import { announce, onThisSite } from "./app.js";
 
 const form = document.getElementById("login");
 form.addEventListener("submit", async (ev) => {
@@ -16,6 +16,6 @@ form.addEventListener("submit", async (ev) => {
     return;
   }
   const next = new URLSearchParams(location.search).get("next");
-  // only a path on this site, never another address
-  location.replace(next?.startsWith("/") && !next.startsWith("//") ? next : "/");
+  // only an address on this site, never another one
+  location.replace(onThisSite(next));
 });

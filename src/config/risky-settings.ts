@@ -4,6 +4,7 @@
 // public listener, web console or webhook receiver without TLS beyond loopback, a webhook URL in
 // clear.
 import net from "node:net";
+import { privacyContradictions } from "./privacy-settings.js";
 import type { Config } from "./schema.js";
 
 /** True for addresses only this machine can reach. */
@@ -112,5 +113,6 @@ export function riskySettings(config: Config): string[] {
       // the schema has already said what is wrong with it
     }
   }
+  out.push(...privacyContradictions(config));
   return out;
 }

@@ -3,6 +3,7 @@
 // milliseconds unless the key name says otherwise.
 import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
+import { isUrlWithScheme } from "../url-check.js";
 
 const hostPort = z
   .string()
@@ -292,7 +293,13 @@ export const configSchema = z
       .object({
         /** https URL of the fax service, or "sandbox" for the embedded emulator. */
         baseUrl: z
-          .union([z.literal("sandbox"), z.string().url().startsWith("https:", 'must be an https: URL or "sandbox"')])
+          .union([
+            z.literal("sandbox"),
+            z
+              .string()
+              .url()
+              .refine((u) => isUrlWithScheme(u, ["https:"]), 'must be an https: URL or "sandbox"'),
+          ])
           .default("sandbox"),
         caFile: z.string().optional(),
         adminKey: secret.optional(),
@@ -406,7 +413,7 @@ export const configSchema = z
         preferenceRefreshMs: z.number().int().min(1000).default(300_000),
         /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
         report: z.enum(["off", "always", "failed"]).optional(),
-        /** whether outcome and inbound mails carry the fax as a PDF: as the service's per-user preference says, never, or only for received faxes */
+        /** what of a fax any mail may carry (the PDF, the report's first page, subject and file names): notify/what-leaves.ts */
         attachments: z.enum(["service", "never", "inbound-only"]).default("service"),
         inbound: z
           .object({
@@ -454,7 +461,7 @@ export const configSchema = z
         url: z
           .string()
           .url()
-          .regex(/^https?:\/\//, "expected an http:// or https:// URL"),
+          .refine((u) => isUrlWithScheme(u), "expected an http:// or https:// URL"),
         /** Basic credentials the service must send (given to it by `faxgate webhooks register`) */
         username: z.string().regex(/^[^:\s]+$/, 'expected a user name without ":" or spaces'),
         password: z.string().min(12, "use at least 12 characters"),
@@ -484,7 +491,7 @@ export const configSchema = z
         publicUrl: z
           .string()
           .url()
-          .regex(/^https?:\/\//, "expected an http:// or https:// URL")
+          .refine((u) => isUrlWithScheme(u), "expected an http:// or https:// URL")
           .optional(),
         /** TLS proxies in front whose X-Forwarded-For names the client (sign-in lockout counts per client) */
         trustedProxies: z.array(cidr).optional(),

@@ -33,6 +33,8 @@ export async function jobReport(opts: {
   /** Used when the service's record gives none (the system's zone at the command line). */
   fallbackTimeZone?: string;
   now: Date;
+  /** False where the fax may not leave (notify/what-leaves.ts): the box says so instead. */
+  pageImage?: boolean;
 }): Promise<Uint8Array> {
   const { job, me } = opts;
   return renderTransmissionReport({
@@ -45,5 +47,6 @@ export async function jobReport(opts: {
     },
     readDocument: (d) => opts.store.readDocument(d),
     now: opts.now,
+    pageImage: opts.pageImage ?? true,
   });
 }

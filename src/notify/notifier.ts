@@ -33,6 +33,8 @@ import { nextNotifyAttempt } from "./retry-schedule.js";
 import { composeAlert } from "./alert-mail.js";
 import { jobReport, reportFileName, wantsReport } from "./job-report.js";
 import type { MailTransport } from "./mail-transport.js";
+import { linkUnder } from "../url-check.js";
+import { jobForMail, payloadForMail, whatLeaves } from "./what-leaves.js";
 import { createTransport } from "./transport.js";
 
 export interface NotifierOptions {
@@ -191,16 +193,25 @@ export class Notifier {
       case "outcome": {
         job = n.jobId ? await this.store.getJob(n.jobId) : null;
         if (!job) return { skip: `job ${n.jobId ?? "(none)"} no longer exists` };
-        composed = composeOutcome(job, timeZone);
+        const leaves = whatLeaves(this.opts.notify.attachments, "sent");
+        const told = jobForMail(job, leaves);
+        composed = composeOutcome(told, timeZone);
         if (!composed.mandatory && !me) throw temporary("preferences", meError);
         wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, "emailNotifySendOption"), composed.failure);
-        // notify.attachments: only `service` lets an outcome mail carry the fax
-        if (wants && me && this.opts.notify.attachments === "service" && flag(me.emailNotifySendIncAttachment)) {
+        if (wants && me && leaves.document && flag(me.emailNotifySendIncAttachment)) {
           const pdf = await this.outcomeAttachment(n, job, log);
           if (pdf) attachments.push(pdf);
         }
         if (wants && wantsReport(job, user, this.opts.notify.report)) {
-          const pdf = await jobReport({ store: this.store, job, user, me, now: new Date(this.clock.now()) });
+          // the report as the rule allows it: no first page and no subject where the fax may not leave
+          const pdf = await jobReport({
+            store: this.store,
+            job: told,
+            user,
+            me,
+            now: new Date(this.clock.now()),
+            pageImage: leaves.pageImage,
+          });
           reports.push({ filename: reportFileName(job), content: Buffer.from(pdf) });
         }
         break;
@@ -219,7 +230,7 @@ export class Notifier {
         }
         if (
           wants &&
-          this.opts.notify.attachments !== "never" &&
+          whatLeaves(this.opts.notify.attachments, "received").document &&
           (p.to || flag(me!.emailNotifyReceiveIncAttachment)) &&
           !isFailedReception(p)
         ) {
@@ -240,7 +251,11 @@ export class Notifier {
           kept?.original && !n.payload.file
             ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name }
             : n.payload;
-        composed = composeRejected(payload, n.createdAt, timeZone);
+        composed = composeRejected(
+          payloadForMail(payload, whatLeaves(this.opts.notify.attachments, "sent")),
+          n.createdAt,
+          timeZone,
+        );
         wants = true;
         break;
       }
@@ -249,18 +264,27 @@ export class Notifier {
         if (!job || !waitsForAddress(job)) return { skip: `job ${n.jobId ?? "(none)"} no longer waits for an address` };
         if (!me) throw temporary("preferences", meError);
         const base = this.opts.consoleUrl?.() ?? null;
-        const link = base ? `${base.replace(/\/+$/, "")}/address.html?id=${encodeURIComponent(job.id)}` : null;
+        const link = base ? linkUnder(base, "address.html", { id: job.id }) : null;
         const expiresAt = new Date(
           Date.parse(job.createdAt) + (this.opts.addressWaitHours ?? 24) * 3_600_000,
         ).toISOString();
-        composed = composeAddress(job, link, expiresAt, timeZone);
+        composed = composeAddress(
+          jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
+          link,
+          expiresAt,
+          timeZone,
+        );
         // something to do, like a failure: "All" and "Failure" get it, "None" does not
         wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), true);
         break;
       }
       case "accepted":
         if (!me) throw temporary("preferences", meError);
-        composed = composeAccepted(n.payload, n.createdAt, timeZone);
+        composed = composeAccepted(
+          payloadForMail(n.payload, whatLeaves(this.opts.notify.attachments, "sent")),
+          n.createdAt,
+          timeZone,
+        );
         wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), false);
         break;
       case "key-expiry":
@@ -315,13 +339,15 @@ export class Notifier {
 
   /** "See this fax in the console (sign in): URL": the job id or message id only, no token. */
   private consoleLink(n: Notification, job: Job | null): string | null {
-    const base = this.opts.consoleUrl?.()?.replace(/\/+$/, "");
+    const base = this.opts.consoleUrl?.();
     if (!base) return null;
-    if (n.kind === "outcome" && job && job.recipients.length)
-      return `See this fax in the console (sign in first): ${base}/fax.html?id=${encodeURIComponent(job.id)}`;
-    if (n.kind === "inbound" && typeof n.payload?.messageId === "string")
-      return `See this fax in the console (sign in first): ${base}/inbound.html?id=${encodeURIComponent(n.payload.messageId)}`;
-    return null;
+    const url =
+      n.kind === "outcome" && job && job.recipients.length
+        ? linkUnder(base, "fax.html", { id: job.id })
+        : n.kind === "inbound" && typeof n.payload?.messageId === "string"
+          ? linkUnder(base, "inbound.html", { id: n.payload.messageId })
+          : null;
+    return url ? `See this fax in the console (sign in first): ${url}` : null;
   }
 
   private outcomeAttachment(n: Notification, job: Job, log: Logger): Promise<DownloadedFax | null> {

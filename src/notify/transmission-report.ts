@@ -18,6 +18,8 @@ export interface ReportInput {
   readDocument: (doc: StoredDocument) => Promise<Uint8Array>;
   /** When the report was made (the clock's now). */
   now: Date;
+  /** Draw the reduced first page (default); false where the fax's content may not go (a mailed report under notify.attachments). */
+  pageImage?: boolean;
 }
 
 const W = 612;
@@ -103,7 +105,8 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
 
   // the reduced first page, framed, to the right of the header fields
   const box = { x: W - MARGIN - THUMB.w, y: headTop - THUMB.h + 9, w: THUMB.w, h: THUMB.h };
-  await drawFirstPage(doc, page, box, job, input.readDocument, font);
+  if (input.pageImage === false) withheldPage(page, box, font);
+  else await drawFirstPage(doc, page, box, job, input.readDocument, font);
   y = Math.min(y, box.y) - 24;
 
   page.drawLine({ start: { x: MARGIN, y: y + 10 }, end: { x: W - MARGIN, y: y + 10 }, thickness: 0.75 });
@@ -159,6 +162,32 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
     color: rgb(0.4, 0.4, 0.4),
   });
   return doc.save();
+}
+
+/** The framed box with words instead of the page: the reader learns why there is no picture. */
+function withheldPage(page: PDFPage, box: { x: number; y: number; w: number; h: number }, font: PDFFont): void {
+  page.drawRectangle({
+    x: box.x - 1,
+    y: box.y - 1,
+    width: box.w + 2,
+    height: box.h + 2,
+    borderWidth: 1,
+    borderColor: rgb(0, 0, 0),
+  });
+  const lines = [
+    "First page not shown:",
+    "this gateway keeps the",
+    "fax's content out of mail",
+    "(notify.attachments).",
+  ];
+  for (const [i, text] of lines.entries())
+    page.drawText(text, {
+      x: box.x + 8,
+      y: box.y + box.h / 2 + 18 - i * 12,
+      size: 8,
+      font,
+      color: rgb(0.35, 0.35, 0.35),
+    });
 }
 
 async function drawFirstPage(

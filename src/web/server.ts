@@ -29,6 +29,7 @@ import { refuseControlCharacters } from "../store/text-input.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
 import { contentDisposition } from "../content-disposition.js";
 import { jobJson } from "../job-json.js";
+import { originIsHost } from "../url-check.js";
 import { addressingRoutes } from "./addressing.js";
 import { jobReport, reportFileName } from "../notify/job-report.js";
 import { LiveUpdates } from "./live.js";
@@ -456,7 +457,7 @@ export class WebConsole {
 
   private async login(req: FastifyRequest, reply: FastifyReply) {
     const origin = req.headers.origin;
-    if (origin && !sameOrigin(origin, req.headers.host))
+    if (origin && !originIsHost(origin, req.headers.host))
       return reply.code(403).send({ error: "sign-in from another site refused" });
     const body = (req.body ?? {}) as Record<string, unknown>;
     const name = typeof body.user === "string" ? body.user.slice(0, 64) : "";
@@ -694,14 +695,6 @@ function proxyTrust(proxies: readonly string[] | undefined): false | ((address: 
   if (!proxies?.length) return false;
   const list = buildBlockList(proxies);
   return (address, hop) => hop === 0 && inList(list, address);
-}
-
-function sameOrigin(origin: string, host: string | undefined): boolean {
-  try {
-    return new URL(origin).host === host;
-  } catch {
-    return false;
-  }
 }
 
 /** A job in the JSON of `faxgate jobs --json`. */

@@ -142,4 +142,59 @@ describe("where the admin sees them", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/^warning: webhooks\.url http:\/\/fax\.example\.com is http:\/\//m);
   });
+
+  describe("settings that contradict notify.attachments", () => {
+    const notify = (extra: Record<string, unknown>) => ({
+      ...safe,
+      web: { listen: "127.0.0.1:8025" },
+      notify: { from: "fax@example.com", transport: "outbox:/tmp/o", ...extra },
+    });
+
+    it("never or inbound-only with a report on: the mailed report goes without the page", () => {
+      const never = riskySettings(validateConfig(notify({ attachments: "never", report: "always" })));
+      expect(never).toEqual([
+        expect.stringMatching(
+          /^notify\.report is "always" while notify\.attachments is "never": the mailed transmission report goes without the fax's first page, its subject/,
+        ),
+      ]);
+      const perUser = riskySettings(
+        validateConfig({
+          ...notify({ attachments: "inbound-only" }),
+          users: [{ name: "a", email: "a@example.com", apiKey: "k", report: "failed" }],
+        }),
+      );
+      expect(perUser).toEqual([
+        expect.stringMatching(/^users\[a\]\.report is "failed" while notify\.attachments is "inbound-only"/),
+      ]);
+      // the same report under the default rule is no contradiction
+      expect(riskySettings(validateConfig(notify({ report: "always" })))).toEqual([]);
+    });
+
+    it("never with an inbound rule that mails the fax, and never without a console", () => {
+      const withMail = validateConfig({
+        ...notify({ attachments: "never" }),
+        inbound: { routes: [{ name: "front desk", deliver: [{ mail: "desk@example.com" }] }] },
+      });
+      expect(riskySettings(withMail)).toEqual([
+        expect.stringMatching(
+          /^inbound\.routes\[front desk\] mails desk@example\.com "with the fax", but notify\.attachments is "never"/,
+        ),
+      ]);
+      const { web: _web, ...noConsole } = notify({ attachments: "never" });
+      expect(riskySettings(validateConfig(noConsole))).toEqual([
+        expect.stringMatching(/^notify\.attachments is "never" and the web console is off/),
+      ]);
+    });
+
+    it("config check prints the contradiction", async () => {
+      const f = path.join(dir, "never.yaml");
+      writeFileSync(
+        f,
+        `api: {baseUrl: "https://127.0.0.1:9"}\ndata: ${dir}/d\nweb: {listen: "127.0.0.1:0"}\nnotify: {from: fax@example.com, transport: "outbox:${dir}/o", attachments: never, report: always}\nusers: [{name: a, email: a@example.com, apiKey: k}]\n`,
+      );
+      const r = await runCli(["config", "check", "--config", f]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/^warning: notify\.report is "always" while notify\.attachments is "never"/m);
+    });
+  });
 });

@@ -47,6 +47,16 @@ describe("notify.attachments", () => {
     expect(links).toEqual([`${CONSOLE}/fax.html?id=${job.id}`]);
   });
 
+  it("a console address with a path, a query or a fragment: the link is the page under that path on its origin", async () => {
+    const r = (rig = await new Rig().start());
+    const job = await r.finalJob("alice", ["+15551234567"]);
+    await r.notifier({ transport: r.smtpTransport(), consoleUrl: () => `${CONSOLE}/console?from=mail#top` }).runOnce();
+    const [m] = await r.sink.waitFor(1);
+    const links = (m!.parsed.text ?? "").match(/https:\/\/\S+/g) ?? [];
+    // built by parsing, not by gluing strings: the base's query and fragment do not swallow the page
+    expect(links).toEqual([`${CONSOLE}/console/fax.html?id=${job.id}`]);
+  });
+
   it("inbound-only: the outcome mail goes without the PDF, a received fax still comes with it", async () => {
     const r = (rig = await new Rig().start());
     await r.setPreferences("alice@example.com", {

@@ -37,4 +37,16 @@ describe("webhooks config", () => {
     expect(JSON.stringify(maskSecrets(c))).not.toContain("a-long-webhook-secret");
     expect(secretValues(c)).toContain("a-long-webhook-secret");
   });
+
+  it("judges the URL by parsing it: an upper-case scheme is http(s), another scheme is not", () => {
+    const hook = (url: string) =>
+      `${base}webhooks:\n  listen: 127.0.0.1:8089\n  url: "${url}"\n  username: faxgate\n  password: a-long-webhook-secret\n`;
+    expect(parseConfigText(hook("HTTPS://Fax.Example.com/hook"), { env: {} }).webhooks?.url).toBe(
+      "HTTPS://Fax.Example.com/hook",
+    );
+    for (const bad of ["javascript://fax.example.com/hook", "file:///etc/hook", "mailto:hook@example.com"])
+      expect(() => parseConfigText(hook(bad), { env: {} })).toThrow(
+        /webhooks\.url: expected an http:\/\/ or https:\/\/ URL/,
+      );
+  });
 });
