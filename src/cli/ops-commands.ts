@@ -117,7 +117,7 @@ async function queueCheck(c: Config): Promise<Check> {
     }
   } catch (err) {
     const why = describeError(err);
-    const hint = c.database ? postgresHint(why) : "";
+    const hint = c.database ? postgresHint(err) : "";
     return { name: "queue", ok: false, detail: `${where}: ${why}${hint ? `; ${hint}` : ""}` };
   }
 }
