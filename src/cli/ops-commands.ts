@@ -274,11 +274,14 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
         if (unsetSecretName(u.apiKey)) continue; // listed under "secrets"
         try {
           const me = await api.withKey(u.apiKey).me();
-          checks.push({
-            name,
-            ok: true,
-            detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? "?"})`,
-          });
+          const owner = keyOwnerProblem(u, me.email, c.users);
+          checks.push(
+            owner ?? {
+              name,
+              ok: true,
+              detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? "?"})`,
+            },
+          );
           if (admin) {
             const key = await findKey(admin, me.userId, u.apiKey);
             if (key?.expiresAt) {
@@ -307,6 +310,35 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
     for (const ch of checks)
       process.stdout.write(`${ch.ok ? (ch.warn ? "WARN" : "ok  ") : "FAIL"}  ${ch.name}: ${ch.detail}\n`);
   return checks.every((ch) => ch.ok) ? 0 : 1;
+}
+
+/**
+ * A key that works but is not the user's: the service answers whose key it is (GET /v1/me), and
+ * every fax sent with it is that person's, received faxes included. Another configured user's
+ * e-mail fails; an e-mail of no one here warns (the service may know the person by another one).
+ */
+function keyOwnerProblem(
+  u: { name: string; email: string; aliases: string[] },
+  ownerEmail: string,
+  users: ReadonlyArray<{ name: string; email: string; aliases: string[] }>,
+): { name: string; ok: boolean; warn?: boolean; detail: string } | null {
+  const mine = (x: { email: string; aliases: string[] }) =>
+    [x.email, ...x.aliases].some((a) => a.toLowerCase() === ownerEmail.toLowerCase());
+  if (mine(u)) return null;
+  const name = `api key of ${u.name}`;
+  const other = users.find((x) => x.name !== u.name && mine(x));
+  if (other)
+    return {
+      name,
+      ok: false,
+      detail: `works, but belongs to ${ownerEmail}, user "${other.name}"'s e-mail, not ${u.email}: every fax of "${u.name}" would be sent and charged as "${other.name}"'s, and faxes received for "${u.name}" would not arrive; give "${u.name}" their own key (faxgate keys create)`,
+    };
+  return {
+    name,
+    ok: true,
+    warn: true,
+    detail: `works, but belongs to ${ownerEmail}, not ${u.email} (users[].email of "${u.name}"): faxes of "${u.name}" are sent as ${ownerEmail}'s; check it is their key`,
+  };
 }
 
 async function readPassword(prompt: string): Promise<string> {

@@ -225,6 +225,18 @@ function checkCrossKeys(c: Config, source: string): void {
       addresses.set(key, u.name);
     }
   });
+  // One key per user: the service knows a fax by its key alone, so a shared key charges every
+  // fax of one user to the other and sends one user's received faxes to the other.
+  const keys = new Map<string, string>();
+  c.users.forEach((u, i) => {
+    const other = keys.get(u.apiKey);
+    if (other !== undefined && other !== u.name)
+      problems.push([
+        `users[${i}].apiKey`,
+        `users "${other}" and "${u.name}" have the same API key: the service would take every fax of one as the other's, and deliver one's received faxes to the other; give each user their own key (faxgate keys create)`,
+      ]);
+    else keys.set(u.apiKey, u.name);
+  });
   // One print folder per user: a shared one would fax one user's documents with another's key.
   // Compared without case, as Samba clients on Windows and macOS see these folders.
   const folders = new Map<string, string>();
