@@ -5,6 +5,7 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type Config, type MailboxConfig, smtpSettings } from "../config/schema.js";
+import { maskUrl } from "../config/url-secrets.js";
 import { describeError } from "../errors.js";
 
 export type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
@@ -73,37 +74,39 @@ function certProblem(err: unknown): string {
 export async function webhooksUrlCheck(c: NonNullable<Config["webhooks"]>, daemonRunning: boolean): Promise<Check> {
   const name = "webhooks url";
   const url = new URL(c.url);
+  // the URL as shown: a user and password in it are the service's credentials
+  const shown = maskUrl(c.url);
   const loopback = /^(localhost|127\.[\d.]+|\[::1\])$/.test(url.hostname);
   if (url.protocol === "http:" && !loopback)
     return {
       name,
       ok: true,
       warn: true,
-      detail: `${c.url} is plain http beyond loopback: the service's credentials travel in clear; use https (a TLS proxy or webhooks.tls)`,
+      detail: `${shown} is plain http beyond loopback: the service's credentials travel in clear; use https (a TLS proxy or webhooks.tls)`,
     };
   if (!daemonRunning)
     return {
       name,
       ok: true,
       warn: true,
-      detail: `${c.url} not tried: faxgate is not running; start it and run doctor again to check that the URL reaches the receiver`,
+      detail: `${shown} not tried: faxgate is not running; start it and run doctor again to check that the URL reaches the receiver`,
     };
   try {
     const res = await fetch(c.url, { method: "POST", signal: AbortSignal.timeout(10_000), redirect: "manual" });
     await res.body?.cancel();
     if (res.status === 401 && /faxgate webhooks/.test(res.headers.get("www-authenticate") ?? ""))
-      return { name, ok: true, detail: `${c.url} reaches the receiver (it asks for the credentials)` };
+      return { name, ok: true, detail: `${shown} reaches the receiver (it asks for the credentials)` };
     return {
       name,
       ok: false,
-      detail: `${c.url} answered ${res.status}, not the receiver's 401: the proxy in front must forward POST ${url.pathname} to ${c.listen}`,
+      detail: `${shown} answered ${res.status}, not the receiver's 401: the proxy in front must forward POST ${url.pathname} to ${c.listen}`,
     };
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     return {
       name,
       ok: false,
-      detail: `${c.url} cannot be reached from here (${cause?.code ?? cause?.message ?? describeError(err)}): check its DNS name, port and certificate, and that the proxy forwards it to ${c.listen}`,
+      detail: `${shown} cannot be reached from here (${cause?.code ?? cause?.message ?? describeError(err)}): check its DNS name, port and certificate, and that the proxy forwards it to ${c.listen}`,
     };
   }
 }

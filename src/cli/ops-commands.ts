@@ -5,6 +5,7 @@ import path from "node:path";
 import nodemailer from "nodemailer";
 import { stringify } from "yaml";
 import { maskSecrets, outboxDir, unsetSecretName } from "../config/load.js";
+import { maskUrl } from "../config/url-secrets.js";
 import type { Config } from "../config/schema.js";
 import type { FaxApi } from "../fax/types.js";
 import { effectiveUsers } from "../keys/key-overrides.js";
@@ -159,7 +160,7 @@ function explainServiceError(err: unknown, c: Config): string {
 
 /** The notification relay: connect and EHLO (and AUTH when the URL has credentials). */
 async function relayCheck(transport: string): Promise<Check> {
-  const shown = transport.replace(/^(smtps?:\/\/[^:/@]+:)[^@]*@/, "$1****@");
+  const shown = maskUrl(transport, "****");
   const t = nodemailer.createTransport({
     url: transport,
     connectionTimeout: 10_000,

@@ -14,7 +14,7 @@ const SECRET_PARAM = /pass|secret|key|token/i;
  */
 export function maskUrl(url: string, mask = "***"): string {
   const scheme = SCHEME.exec(url)?.[1];
-  if (!scheme) return url.includes("@") ? "(a URL that cannot be shown: it may hold a password)" : url;
+  if (!scheme) return url; // not a URL (an e-mail address, a path): nothing to hide
   const afterScheme = url.slice(scheme.length);
   const at = afterScheme.lastIndexOf("@");
   let shown = url;
