@@ -5,6 +5,7 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type Config, type MailboxConfig, smtpSettings } from "../config/schema.js";
+import { maskUrl } from "../config/url-secrets.js";
 import { describeError } from "../errors.js";
 
 export type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
@@ -73,37 +74,39 @@ function certProblem(err: unknown): string {
 export async function webhooksUrlCheck(c: NonNullable<Config["webhooks"]>, daemonRunning: boolean): Promise<Check> {
   const name = "webhooks url";
   const url = new URL(c.url);
+  // the URL as shown: a user and password in it are the service's credentials
+  const shown = maskUrl(c.url);
   const loopback = /^(localhost|127\.[\d.]+|\[::1\])$/.test(url.hostname);
   if (url.protocol === "http:" && !loopback)
     return {
       name,
       ok: true,
       warn: true,
-      detail: `${c.url} is plain http beyond loopback: the service's credentials travel in clear; use https (a TLS proxy or webhooks.tls)`,
+      detail: `${shown} is plain http beyond loopback: the service's credentials travel in clear; use https (a TLS proxy or webhooks.tls)`,
     };
   if (!daemonRunning)
     return {
       name,
       ok: true,
       warn: true,
-      detail: `${c.url} not tried: faxgate is not running; start it and run doctor again to check that the URL reaches the receiver`,
+      detail: `${shown} not tried: faxgate is not running; start it and run doctor again to check that the URL reaches the receiver`,
     };
   try {
     const res = await fetch(c.url, { method: "POST", signal: AbortSignal.timeout(10_000), redirect: "manual" });
     await res.body?.cancel();
     if (res.status === 401 && /faxgate webhooks/.test(res.headers.get("www-authenticate") ?? ""))
-      return { name, ok: true, detail: `${c.url} reaches the receiver (it asks for the credentials)` };
+      return { name, ok: true, detail: `${shown} reaches the receiver (it asks for the credentials)` };
     return {
       name,
       ok: false,
-      detail: `${c.url} answered ${res.status}, not the receiver's 401: the proxy in front must forward POST ${url.pathname} to ${c.listen}`,
+      detail: `${shown} answered ${res.status}, not the receiver's 401: the proxy in front must forward POST ${url.pathname} to ${c.listen}`,
     };
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     return {
       name,
       ok: false,
-      detail: `${c.url} cannot be reached from here (${cause?.code ?? cause?.message ?? describeError(err)}): check its DNS name, port and certificate, and that the proxy forwards it to ${c.listen}`,
+      detail: `${shown} cannot be reached from here (${cause?.code ?? cause?.message ?? describeError(err)}): check its DNS name, port and certificate, and that the proxy forwards it to ${c.listen}`,
     };
   }
 }
@@ -137,18 +140,46 @@ export async function officeConversionCheck(c: Config): Promise<Check> {
   }
 }
 
-/** What to do about a PostgreSQL error, from the words of its message (it names no code here). */
-export function postgresHint(message: string): string {
-  if (/password authentication failed|SASL|no password supplied|client password must be a string/i.test(message))
-    return "the password is wrong or missing: set it in the secrets file (the ${VAR} in `database:`) or PGPASSWORD";
+/** The codes along an error's cause chain (pg's SQLSTATE, or the socket's errno name). */
+function causeCodes(err: unknown): string[] {
+  const out: string[] = [];
+  for (let e = err as { code?: unknown; cause?: unknown; errors?: unknown } | undefined, i = 0; e && i < 6; i++) {
+    if (typeof e.code === "string") out.push(e.code);
+    // a host name with several addresses fails as an AggregateError of one error per address
+    if (Array.isArray(e.errors)) for (const x of e.errors) if (typeof x?.code === "string") out.push(x.code);
+    e = e.cause as typeof e;
+  }
+  return out;
+}
+
+/**
+ * What to do about a PostgreSQL error: by its code first (SQLSTATE 28P01 is a wrong password,
+ * ECONNREFUSED a port where nothing listens), so that a refused password is never blamed on the
+ * host and port; by its words where it has no code.
+ */
+export function postgresHint(err: unknown): string {
+  const codes = causeCodes(err);
+  const message = err instanceof Error ? err.message : String(err);
+  const has = (...c: string[]) => c.some((x) => codes.includes(x));
+  if (
+    has("28P01") ||
+    /password authentication failed|SASL|no password supplied|client password must be a string/i.test(message)
+  )
+    return "the server answered and refused the password (SQLSTATE 28P01): set the right one as database.password, or in the secrets file (the ${VAR} in `database:`); the host and port are fine";
   if (/no pg_hba\.conf entry/i.test(message))
     return "the server does not let this host in: add a `host` line for it to pg_hba.conf and reload PostgreSQL";
-  if (/database "[^"]*" does not exist/i.test(message))
+  if (has("3D000") || /database "[^"]*" does not exist/i.test(message))
     return "create it: runuser -u postgres -- createdb --owner <role> <database> (docs/ha.md)";
   if (/role "[^"]*" does not exist/i.test(message))
     return "create the role: runuser -u postgres -- createuser --pwprompt <role> (docs/ha.md)";
-  if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|timeout|ETIMEDOUT|EHOSTUNREACH/i.test(message))
-    return "nothing answers there: check the host and port in `database:`, that PostgreSQL runs, and its listen_addresses";
+  if (has("28000"))
+    return "the server refused this user (SQLSTATE 28000): check the user in `database:` and pg_hba.conf";
+  if (has("ECONNREFUSED") || /ECONNREFUSED/.test(message))
+    return "nothing listens at that host and port: check the port in `database:`, that PostgreSQL runs, and its listen_addresses";
+  if (has("ENOTFOUND", "EAI_AGAIN") || /ENOTFOUND|EAI_AGAIN/.test(message))
+    return "the host name does not resolve: check the host in `database:`";
+  if (has("ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH") || /timeout|ETIMEDOUT|EHOSTUNREACH/i.test(message))
+    return "nothing answers there: check the host and port in `database:`, a firewall between, and PostgreSQL's listen_addresses";
   return "";
 }
 

@@ -5,6 +5,7 @@ import path from "node:path";
 import nodemailer from "nodemailer";
 import { stringify } from "yaml";
 import { maskSecrets, outboxDir, unsetSecretName } from "../config/load.js";
+import { maskUrl } from "../config/url-secrets.js";
 import type { Config } from "../config/schema.js";
 import type { FaxApi } from "../fax/types.js";
 import { effectiveUsers } from "../keys/key-overrides.js";
@@ -117,7 +118,7 @@ async function queueCheck(c: Config): Promise<Check> {
     }
   } catch (err) {
     const why = describeError(err);
-    const hint = c.database ? postgresHint(why) : "";
+    const hint = c.database ? postgresHint(err) : "";
     return { name: "queue", ok: false, detail: `${where}: ${why}${hint ? `; ${hint}` : ""}` };
   }
 }
@@ -159,7 +160,7 @@ function explainServiceError(err: unknown, c: Config): string {
 
 /** The notification relay: connect and EHLO (and AUTH when the URL has credentials). */
 async function relayCheck(transport: string): Promise<Check> {
-  const shown = transport.replace(/^(smtps?:\/\/[^:/@]+:)[^@]*@/, "$1****@");
+  const shown = maskUrl(transport, "****");
   const t = nodemailer.createTransport({
     url: transport,
     connectionTimeout: 10_000,
@@ -274,11 +275,14 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
         if (unsetSecretName(u.apiKey)) continue; // listed under "secrets"
         try {
           const me = await api.withKey(u.apiKey).me();
-          checks.push({
-            name,
-            ok: true,
-            detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? "?"})`,
-          });
+          const owner = keyOwnerProblem(u, me.email, c.users);
+          checks.push(
+            owner ?? {
+              name,
+              ok: true,
+              detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? "?"})`,
+            },
+          );
           if (admin) {
             const key = await findKey(admin, me.userId, u.apiKey);
             if (key?.expiresAt) {
@@ -307,6 +311,35 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
     for (const ch of checks)
       process.stdout.write(`${ch.ok ? (ch.warn ? "WARN" : "ok  ") : "FAIL"}  ${ch.name}: ${ch.detail}\n`);
   return checks.every((ch) => ch.ok) ? 0 : 1;
+}
+
+/**
+ * A key that works but is not the user's: the service answers whose key it is (GET /v1/me), and
+ * every fax sent with it is that person's, received faxes included. Another configured user's
+ * e-mail fails; an e-mail of no one here warns (the service may know the person by another one).
+ */
+function keyOwnerProblem(
+  u: { name: string; email: string; aliases: string[] },
+  ownerEmail: string,
+  users: ReadonlyArray<{ name: string; email: string; aliases: string[] }>,
+): { name: string; ok: boolean; warn?: boolean; detail: string } | null {
+  const mine = (x: { email: string; aliases: string[] }) =>
+    [x.email, ...x.aliases].some((a) => a.toLowerCase() === ownerEmail.toLowerCase());
+  if (mine(u)) return null;
+  const name = `api key of ${u.name}`;
+  const other = users.find((x) => x.name !== u.name && mine(x));
+  if (other)
+    return {
+      name,
+      ok: false,
+      detail: `works, but belongs to ${ownerEmail}, user "${other.name}"'s e-mail, not ${u.email}: every fax of "${u.name}" would be sent and charged as "${other.name}"'s, and faxes received for "${u.name}" would not arrive; give "${u.name}" their own key (faxgate keys create)`,
+    };
+  return {
+    name,
+    ok: true,
+    warn: true,
+    detail: `works, but belongs to ${ownerEmail}, not ${u.email} (users[].email of "${u.name}"): faxes of "${u.name}" are sent as ${ownerEmail}'s; check it is their key`,
+  };
 }
 
 async function readPassword(prompt: string): Promise<string> {

@@ -1,5 +1,6 @@
 // `faxgate store migrate`: the SQLite queue in `data` into PostgreSQL (docs/ha.md). The target is
 // --to, else the config's `database`; its password is never printed.
+import { databaseUrlProblem } from "../config/url-secrets.js";
 import { FaxgateError } from "../errors.js";
 import { migrateSqliteToPostgres, redactDatabaseUrl } from "../store/open.js";
 import { loadContext, printJson, type GlobalOptions } from "./context.js";
@@ -18,6 +19,9 @@ export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; j
       "USAGE",
       `--to must be a PostgreSQL URL (postgres://…), got ${JSON.stringify(redactDatabaseUrl(url))}`,
     );
+  // the same reading as database: in the config (a raw "@" or "/" in the password would connect elsewhere)
+  const problem = databaseUrlProblem(url);
+  if (problem) throw new FaxgateError("USAGE", `--to ${JSON.stringify(redactDatabaseUrl(url))}: ${problem}`);
   const shown = redactDatabaseUrl(url);
   if (!opts.json) process.stderr.write(`copying the queue in ${ctx.config.data} to ${shown}\n`);
   const report = await migrateSqliteToPostgres({ dataDir: ctx.config.data, url });

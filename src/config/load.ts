@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { FaxgateError } from "../errors.js";
 import { configSchema, SECRET_KEYS, type Config } from "./schema.js";
 import { readSecretsFile } from "./secrets-file.js";
+import { maskUrl, substituteInUrl } from "./url-secrets.js";
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
@@ -224,6 +225,18 @@ function checkCrossKeys(c: Config, source: string): void {
       addresses.set(key, u.name);
     }
   });
+  // One key per user: the service knows a fax by its key alone, so a shared key charges every
+  // fax of one user to the other and sends one user's received faxes to the other.
+  const keys = new Map<string, string>();
+  c.users.forEach((u, i) => {
+    const other = keys.get(u.apiKey);
+    if (other !== undefined && other !== u.name)
+      problems.push([
+        `users[${i}].apiKey`,
+        `users "${other}" and "${u.name}" have the same API key: the service would take every fax of one as the other's, and deliver one's received faxes to the other; give each user their own key (faxgate keys create)`,
+      ]);
+    else keys.set(u.apiKey, u.name);
+  });
   // One print folder per user: a shared one would fax one user's documents with another's key.
   // Compared without case, as Samba clients on Windows and macOS see these folders.
   const folders = new Map<string, string>();
@@ -292,13 +305,17 @@ function substituteEnv(
   if (typeof value === "string") {
     const last = [...at].reverse().find((p) => typeof p === "string");
     const secret = (SECRET_KEYS as readonly string[]).includes(String(last));
-    return value.replace(ENV_REF, (whole, name: string, fallback: string | undefined) => {
+    const replace = (whole: string, name: string, fallback: string | undefined) => {
       const v = env[name];
       if (v !== undefined && v !== "") return v;
       if (fallback !== undefined) return fallback;
       missing.push({ name, key: formatKey(at), secret });
       return whole;
-    });
+    };
+    // A password put into the database URL is percent-encoded on the way in: `@ / : # ? %` in it
+    // must not split the URL (the tail of the password became the host).
+    const inDatabaseUrl = at[0] === "database" && (at.length === 1 || (at.length === 2 && at[1] === "url"));
+    return inDatabaseUrl ? substituteInUrl(value, ENV_REF, replace) : value.replace(ENV_REF, replace);
   }
   if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...at, i], missing));
   if (value && typeof value === "object") {
@@ -336,7 +353,7 @@ export function maskSecrets<T>(value: T): T {
   const walk = (v: unknown, key?: string): unknown => {
     if (typeof v === "string") {
       if (key && secretKeys.has(key)) return "****";
-      return v.replace(/^((?:smtps?|postgres(?:ql)?):\/\/[^:/@]+:)[^@]*@/, "$1****@");
+      return maskUrl(v, "****");
     }
     if (Array.isArray(v)) return v.map((x) => walk(x));
     if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));

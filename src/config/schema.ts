@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
 import { isUrlWithScheme } from "../url-check.js";
+import { databaseUrlProblem, urlWithPassword } from "./url-secrets.js";
 
 const hostPort = z
   .string()
@@ -287,6 +288,14 @@ const smtpSchema = z
   })
   .strict();
 
+const databaseUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\/[^\s]+$/, 'expected a PostgreSQL URL, e.g. "postgres://faxgate@db.example.com/faxgate"')
+  .superRefine((url, ctx) => {
+    const problem = databaseUrlProblem(url);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+
 export const configSchema = z
   .object({
     api: z
@@ -319,16 +328,14 @@ export const configSchema = z
       .default({ baseUrl: "sandbox", timeoutMs: 30_000, concurrency: 4, ratePerSecond: 5, variant: "a" }),
     data: z.string().min(1).default("./data"),
     /**
-     * The shared queue of several gateways: postgres://user[:password]@host[:port]/db (docs/ha.md).
-     * Absent: the embedded SQLite queue in `data`. The password may come from ${VAR} or the secrets
-     * file; it is masked wherever the config or an error is shown.
+     * The shared queue of several gateways: postgres://user[:password]@host[:port]/db (docs/ha.md),
+     * or {url, password} with the password apart (any characters; e.g. ${VAR} from the secrets
+     * file). Absent: the embedded SQLite queue in `data`. Resolved to one URL with the password
+     * percent-encoded; it is masked wherever the config or an error is shown.
      */
     database: z
-      .string()
-      .regex(
-        /^postgres(ql)?:\/\/[^\s]+$/,
-        'expected a PostgreSQL URL, e.g. "postgres://faxgate@db.example.com/faxgate"',
-      )
+      .union([databaseUrl, z.object({ url: databaseUrl, password: z.string().min(1).optional() }).strict()])
+      .transform((d) => (typeof d === "string" ? d : d.password ? urlWithPassword(d.url, d.password) : d.url))
       .optional(),
     smtp: smtpSchema.optional(),
     /** the DNS servers used for SPF, DKIM and DMARC (default: the system's) */

@@ -1,6 +1,7 @@
 // Notification mail through a smarthost. One connection per mail: notifications are few, and a
 // fresh connection means a relay that went away and came back needs no pool recovery.
 import nodemailer, { type SendMailOptions, type Transporter } from "nodemailer";
+import { maskUrl } from "../config/url-secrets.js";
 import { FaxgateError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import type { MailTransport } from "./mail-transport.js";
@@ -48,6 +49,4 @@ export class SmtpRelayTransport implements MailTransport {
 }
 
 /** The transport spec with any password replaced, for logs and error messages. */
-export function maskUrl(spec: string): string {
-  return spec.replace(/^([a-z]+:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
-}
+export { maskUrl };

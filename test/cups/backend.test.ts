@@ -1,5 +1,7 @@
 // The CUPS backend run exactly as cupsd runs it: argv job-id user title copies options [file],
-// DEVICE_URI in the environment, the document on stdin when no file is given.
+// DEVICE_URI in the environment, the document on stdin when no file is given; AUTH_USERNAME is the
+// user cupsd authenticated (as it sets it for a queue with faxgate's CUPS policy) unless a test
+// says otherwise.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import {
@@ -34,7 +36,13 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 function backend(args: string[], opts: { input?: string; env?: Record<string, string> } = {}) {
   const r = spawnSync("/bin/sh", [BACKEND, ...args], {
     input: opts.input,
-    env: { PATH: "/usr/bin:/bin", DEVICE_URI: `faxgate:${root}`, ...opts.env },
+    env: {
+      PATH: "/usr/bin:/bin",
+      DEVICE_URI: `faxgate:${root}`,
+      AUTH_INFO_REQUIRED: "none",
+      ...(args[1] ? { AUTH_USERNAME: args[1] } : {}),
+      ...opts.env,
+    },
     encoding: "utf8",
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -127,6 +135,25 @@ describe("faxgate CUPS backend", () => {
     for (const bad of ["../alice", ".", "a/b", ""]) {
       expect(backend(["9", bad, "x", "1", "", path.join(dir, "job.pdf")]).code).toBe(5);
     }
+    expect(userFiles()).toEqual([]);
+  });
+
+  it("cancels a job CUPS did not authenticate, local or not, and writes nothing", () => {
+    const job = (env: Record<string, string>, options = "job-originating-host-name=localhost") =>
+      backend(["20", "alice", "t", "1", `fax-number=+15551234567 ${options}`, path.join(dir, "job.pdf")], { env });
+    for (const [env, options] of [
+      [{ AUTH_USERNAME: "" }, undefined], // a local lp -U alice on a queue with the stock policy
+      [{ AUTH_USERNAME: "bob" }, undefined], // authenticated as someone else
+      [{ AUTH_USERNAME: "" }, "job-originating-host-name=192.0.2.7"],
+      [{ AUTH_INFO_REQUIRED: "username,password" }, undefined], // auth-info names any user
+    ] as const) {
+      const r = job(env, options);
+      expect(r.code).toBe(5);
+      expect(r.stderr).toMatch(
+        /was not authenticated, so "alice" is only the name the client sent.*printer-op-policy=faxgate/,
+      );
+    }
+    expect(job({ AUTH_USERNAME: "" }).stderr).toMatch(/job from this host \(a local lp\)/);
     expect(userFiles()).toEqual([]);
   });
 

@@ -5,14 +5,25 @@
 // The permission model of docs/print.md: the spool is faxgate's alone (0750, no lp group), the
 // backend runs as root and hands each file over owned like the user's folder, and lp can read
 // nothing in the spool.
+// The queue is installed as docs/print.md says, with faxgate's CUPS policy, and alice prints as
+// a real local account made for the test (cupsd checks it over its socket; test/cups/print-auth
+// holds the refusals).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, copyFileSync, lstatSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { UserConfig } from "../../src/config/schema.js";
 import type { Job } from "../../src/store/types.js";
 import { spoolHarness, textPdf, type SpoolHarness } from "../spool/harness.js";
 import { waitUntil } from "../helpers/wait.js";
-import { cupsSkipReason, PPD, startPrivateCupsd, type PrivateCupsd } from "./private-cupsd.js";
+import {
+  cupsSkipReason,
+  type LocalAccount,
+  PPD,
+  startPrivateCupsd,
+  throwawayAccount,
+  type PrivateCupsd,
+} from "./private-cupsd.js";
 
 const skipReason = cupsSkipReason();
 if (skipReason)
@@ -26,29 +37,44 @@ describe.skipIf(skipReason !== "")(
     let t: string;
     let cups: PrivateCupsd;
     let h: SpoolHarness;
+    let account: LocalAccount;
+    let alice: UserConfig;
     const run = (cmd: string, args: string[]) => cups.run(cmd, args);
+    /** lp as alice's local account; its output, or a throw as run() does */
+    const lp = (args: string[]) => {
+      const r = cups.lpAs(account, args);
+      if (r.status !== 0) throw new Error(`lp ${args.join(" ")}: ${r.out}`);
+      return r.out;
+    };
 
     beforeAll(async () => {
-      cups = await startPrivateCupsd();
+      cups = await startPrivateCupsd({ policy: true });
       t = cups.dir;
-      h = await spoolHarness({ users: [{ name: "alice", email: "alice@example.com", aliases: [], apiKey: "k" }] });
+      account = throwawayAccount("cupsd");
+      alice = {
+        name: "alice",
+        email: "alice@example.com",
+        aliases: [],
+        apiKey: "k",
+        spool: account.name,
+      } as UserConfig;
+      h = await spoolHarness({ users: [alice] });
       // As faxgate makes them: the root 0750, the user's folder 0770, no group of lp's anywhere.
       chmodSync(h.root, 0o750);
       chmodSync(path.dirname(h.root), 0o755);
-      run("lpadmin", ["-p", "fax", "-E", "-v", `faxgate:${h.root}`, "-P", PPD]);
+      run("lpadmin", ["-p", "fax", "-E", "-v", `faxgate:${h.root}`, "-P", PPD, "-o", "printer-op-policy=faxgate"]);
     }, 30_000);
 
     afterAll(async () => {
       await h?.close();
       await cups?.stop();
+      account?.remove();
     });
 
     it('lp -o fax-number=... -t "Invoice 42" lands in the user\'s folder and is queued', async () => {
       const doc = path.join(t, "invoice.pdf");
       writeFileSync(doc, await textPdf([["Invoice 42", "Total: 100.00"]]));
-      const out = run("lp", [
-        "-U",
-        "alice",
+      const out = lp([
         "-d",
         "fax",
         "-o",
@@ -72,7 +98,7 @@ describe.skipIf(skipReason !== "")(
       expect(job.meta.origin).toMatchObject({ via: "ticket" });
       expect((await h.store.readDocument(job.documents[0]!)).subarray(0, 5).toString("latin1")).toBe("%PDF-");
       await waitUntil(
-        () => readdirSync(path.join(h.folder(), "done")).some((n) => n.endsWith(".json")),
+        () => readdirSync(path.join(h.folder(alice), "done")).some((n) => n.endsWith(".json")),
         "ticket in done/",
         5000,
       );
@@ -83,7 +109,7 @@ describe.skipIf(skipReason !== "")(
     const printed = async (args: string[], match: (j: Job) => boolean) => {
       const doc = path.join(t, "phone.pdf");
       writeFileSync(doc, await textPdf([["Phone option"]]));
-      run("lp", ["-U", "alice", "-d", "fax", ...args, doc]);
+      lp(["-d", "fax", ...args, doc]);
       return waitUntil(async () => (await h.jobs()).find(match), `the job of lp ${args.join(" ")}`, 20_000).catch(
         (e) => {
           console.log(readFileSync(path.join(t, "log/error_log"), "utf8").split("\n").slice(-25).join("\n"));
@@ -123,21 +149,23 @@ describe.skipIf(skipReason !== "")(
       const doc = path.join(t, "noprefix.pdf");
       writeFileSync(doc, await textPdf([["No prefix"]]));
       const before = (await h.jobs()).length;
-      run("lp", ["-U", "alice", "-d", "fax", "-o", "phone=9,15551234567", "-t", "noprefix", doc]);
+      lp(["-d", "fax", "-o", "phone=9,15551234567", "-t", "noprefix", doc]);
       const reason = await waitUntil(
         () =>
-          readdirSync(path.join(h.folder(), "failed")).find((n) => n.includes("noprefix") && n.endsWith(".reason.txt")),
+          readdirSync(path.join(h.folder(alice), "failed")).find(
+            (n) => n.includes("noprefix") && n.endsWith(".reason.txt"),
+          ),
         "the refusal",
         20_000,
       );
-      expect(readFileSync(path.join(h.folder(), "failed", reason), "utf8")).toMatch(/-o faxPrefix=9/);
+      expect(readFileSync(path.join(h.folder(alice), "failed", reason), "utf8")).toMatch(/-o faxPrefix=9/);
       expect(await h.jobs()).toHaveLength(before);
     }, 30_000);
 
     it('a document printed under its own name (lp\'s default title "letter.pdf") has the subject "letter", and no letter.pdf.pdf', async () => {
       const doc = path.join(t, "letter.pdf");
       writeFileSync(doc, await textPdf([["Dear Sir", "Regards"]]));
-      run("lp", ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551230808", doc]);
+      lp(["-d", "fax", "-o", "fax-number=+15551230808", doc]);
       const job = await waitUntil(
         async () => (await h.jobs()).find((j) => j.recipients[0]?.number === "+15551230808"),
         "the printed letter in the store",
@@ -151,7 +179,7 @@ describe.skipIf(skipReason !== "")(
       // CUPS has no filter for .docx: the PPD passes it through, and the gateway's LibreOffice converts it
       const doc = path.join(t, "report.docx");
       copyFileSync(path.join(import.meta.dirname, "../fixtures/office/hello.docx"), doc);
-      run("lp", ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551230909", doc]);
+      lp(["-d", "fax", "-o", "fax-number=+15551230909", doc]);
       const job = await waitUntil(
         async () => (await h.jobs()).find((j) => j.recipients[0]?.number === "+15551230909"),
         "the printed report in the store",
@@ -168,30 +196,30 @@ describe.skipIf(skipReason !== "")(
       const uid = Number(daemonIds);
       // faxgate's own user in a real install; here "daemon" plays it (the watcher runs as root)
       chownSync(h.root, uid, uid);
-      chownSync(h.folder(), uid, uid);
+      chownSync(h.folder(alice), uid, uid);
       try {
         const doc = path.join(t, "owned.pdf");
         writeFileSync(doc, await textPdf([["Owned"]]));
         const before = (await h.jobs()).length;
-        run("lp", ["-U", "alice", "-d", "fax", "-o", "fax-number=+15556667777", "-t", "owned", doc]);
+        lp(["-d", "fax", "-o", "fax-number=+15556667777", "-t", "owned", doc]);
         await waitUntil(async () => (await h.jobs()).length > before, "the job", 20_000);
         const done = await waitUntil(
           () =>
-            readdirSync(path.join(h.folder(), "done")).find(
+            readdirSync(path.join(h.folder(alice), "done")).find(
               (n) => n.startsWith("cups-") && n.includes("owned") && n.endsWith(".pdf"),
             ),
           "done/",
           5000,
         );
-        expect(lstatSync(path.join(h.folder(), "done", done)).uid).toBe(uid);
+        expect(lstatSync(path.join(h.folder(alice), "done", done)).uid).toBe(uid);
       } finally {
         chownSync(h.root, 0, 0);
-        chownSync(h.folder(), 0, 0);
+        chownSync(h.folder(alice), 0, 0);
       }
     }, 30_000);
 
     it("lp cannot read the spool at all (the print system never sees the queue or faxed files)", () => {
-      const asLp = spawnSync("setpriv", ["--reuid=lp", "--regid=lp", "--clear-groups", "ls", h.folder()], {
+      const asLp = spawnSync("setpriv", ["--reuid=lp", "--regid=lp", "--clear-groups", "ls", h.folder(alice)], {
         encoding: "utf8",
       });
       expect(asLp.status).not.toBe(0);
@@ -203,9 +231,7 @@ describe.skipIf(skipReason !== "")(
       writeFileSync(doc, await textPdf([["Spaces"]]));
       const before = (await h.jobs()).length;
       // as typed in a shell: lp -o 'fax-to-name="Acme Billing"' -o 'fax-notes="Please call back"'
-      run("lp", [
-        "-U",
-        "alice",
+      lp([
         "-d",
         "fax",
         "-o",
@@ -239,28 +265,18 @@ describe.skipIf(skipReason !== "")(
       writeFileSync(doc, await textPdf([["Split"]]));
       const before = (await h.jobs()).length;
       // the shell removed the quotes: lp gets fax-to-name=Acme Billing and splits it
-      const out = run("lp", [
-        "-U",
-        "alice",
-        "-d",
-        "fax",
-        "-o",
-        "fax-number=+15552224444",
-        "-o",
-        "fax-to-name=Acme Billing",
-        doc,
-      ]);
+      const out = lp(["-d", "fax", "-o", "fax-number=+15552224444", "-o", "fax-to-name=Acme Billing", doc]);
       const id = /request id is (fax-\d+)/.exec(out)![1]!;
       await waitUntil(() => run("lpstat", ["-W", "completed", "-o", "fax"]).includes(id), "the job to end", 20_000);
       expect(readFileSync(path.join(t, "log/error_log"), "utf8")).toMatch(/words without a name \(Billing\)/);
       expect(await h.jobs()).toHaveLength(before);
-      expect(readdirSync(h.folder()).filter((n) => n.startsWith("cups-"))).toEqual([]);
+      expect(readdirSync(h.folder(alice)).filter((n) => n.startsWith("cups-"))).toEqual([]);
     }, 30_000);
 
     it("a printed text file is addressed by its @@FAX@@ code (read from the text itself)", async () => {
       const doc = path.join(t, "letter.txt");
       writeFileSync(doc, "Dear Sir,\n@@FAX 1 555 444 5555@@\nRegards\n");
-      run("lp", ["-U", "alice", "-d", "fax", doc]);
+      lp(["-d", "fax", doc]);
       const job = await waitUntil(
         async () => (await h.jobs()).find((j) => j.recipients[0]!.number === "+15554445555"),
         "the text job",
@@ -275,13 +291,14 @@ describe.skipIf(skipReason !== "")(
     it("a user without a folder has that job aborted, and the queue keeps printing", async () => {
       const doc = path.join(t, "x.pdf");
       writeFileSync(doc, await textPdf([["nobody"]]));
-      const out = run("lp", ["-U", "mallory", "-d", "fax", "-o", "fax-number=+15551234567", doc]);
+      // root is authenticated (its own socket) and has no fax folder
+      const out = run("lp", ["-d", "fax", "-o", "fax-number=+15551234567", doc]);
       const id = /request id is (fax-\d+)/.exec(out)![1]!;
       await waitUntil(() => run("lpstat", ["-W", "completed", "-o", "fax"]).includes(id), "the job to end", 20_000);
       expect(run("lpstat", ["-p", "fax"])).not.toMatch(/disabled/);
-      expect(readFileSync(path.join(t, "log/error_log"), "utf8")).toMatch(/user \\?"mallory\\?" has no fax folder/);
+      expect(readFileSync(path.join(t, "log/error_log"), "utf8")).toMatch(/user \\?"root\\?" has no fax folder/);
       const before = (await h.jobs()).length;
-      run("lp", ["-U", "alice", "-d", "fax", "-o", "fax-number=+15551234567", "-t", "after", doc]);
+      lp(["-d", "fax", "-o", "fax-number=+15551234567", "-t", "after", doc]);
       await waitUntil(async () => (await h.jobs()).length === before + 1, "the next job", 20_000);
     }, 45_000);
   },

@@ -50,8 +50,8 @@ describe.skipIf(skipReason !== "")(
     const print = async (title: string) => {
       const doc = path.join(rig.dir, `${title.replace(/\W+/g, "-")}.pdf`);
       writeFileSync(doc, await textPdf([["Dear colleague,", "please find the signed agreement attached.", "Regards"]]));
-      const out = rig.cups.run("lp", ["-U", "alice", "-d", "fax", "-t", title, doc]);
-      return rig.jobOf(/request id is (fax-\d+)/.exec(out)![1]!);
+      const r = rig.cups.lpAs(rig.alice, ["-d", "fax", "-t", title, doc]);
+      return rig.jobOf(/request id is (fax-\d+)/.exec(r.out)?.[1] ?? `(lp failed: ${r.out})`);
     };
     const shot = async (page: Page, name: string) => {
       mkdirSync(SHOTS, { recursive: true });

@@ -1,6 +1,9 @@
 // A whole gateway (spool, queue, dispatcher, web console, notifier to an outbox folder) against
 // the emulator over real HTTPS, with a private cupsd whose faxgate queues write into its spool:
 // a print job travels lp/ipptool -> cupsd -> backend -> spool -> queue -> emulator.
+// The queue "fax" is installed as docs/print.md says, with faxgate's CUPS policy; "faxopen" has
+// Debian's stock policy (the old first section of the doc), which believes any user name. The
+// gateway user alice prints as a throwaway local account (rig.alice), her CUPS user name.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,7 +15,7 @@ import { hashPassword } from "../../src/auth/password.js";
 import type { Job } from "../../src/store/types.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { waitUntil } from "../helpers/wait.js";
-import { PPD, startPrivateCupsd, type PrivateCupsd } from "./private-cupsd.js";
+import { type LocalAccount, PPD, startPrivateCupsd, throwawayAccount, type PrivateCupsd } from "./private-cupsd.js";
 
 export const PASSWORDS = { alice: "alice-print-secret-1", ops: "ops-print-secret-3" } as const;
 
@@ -20,6 +23,8 @@ export interface PrintRig {
   emu: TestEmulator;
   gw: Gateway;
   cups: PrivateCupsd;
+  /** alice's local account: her CUPS user name and fax folder (users[].spool) */
+  alice: LocalAccount;
   dir: string;
   spoolRoot: string;
   outbox: string;
@@ -31,14 +36,13 @@ export interface PrintRig {
   stop(): Promise<void>;
 }
 
-export async function startPrintRig(
-  opts: { clock?: Clock; spool?: Record<string, unknown>; policy?: boolean } = {},
-): Promise<PrintRig> {
+export async function startPrintRig(opts: { clock?: Clock; spool?: Record<string, unknown> } = {}): Promise<PrintRig> {
   const emu = await startTestEmulator({ delayMs: 200 });
   const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-print-"));
   chmodSync(dir, 0o755);
   const spoolRoot = path.join(dir, "spool");
   const outbox = path.join(dir, "outbox");
+  const alice = throwawayAccount("alice");
   const config = configSchema.parse({
     api: { baseUrl: emu.baseUrl, caFile: emu.caFile, historyPerMinute: 600 },
     data: path.join(dir, "data"),
@@ -52,6 +56,7 @@ export async function startPrintRig(
         email: "alice@example.com",
         apiKey: TEST_KEYS.alice,
         password: await hashPassword(PASSWORDS.alice),
+        spool: alice.name,
       },
       // "nobody" prints through cupsd's peer-credential check (a real local account)
       { name: "nobody", email: "nobody@example.com", apiKey: TEST_KEYS.bob },
@@ -74,13 +79,15 @@ export async function startPrintRig(
   });
   const addr = await gw.start();
   chmodSync(spoolRoot, 0o750);
-  const cups = await startPrivateCupsd({ policy: opts.policy });
-  // the open queue of today, and the queue with faxgate's policy (docs/print.md, Authentication)
-  cups.run("lpadmin", ["-p", "fax", "-E", "-v", `faxgate:${spoolRoot}`, "-P", PPD, "-o", "printer-is-shared=true"]);
-  if (opts.policy)
+  const cups = await startPrivateCupsd({ policy: true });
+  // as docs/print.md installs it (CUPS: a fax printer), and the stock-policy queue of before
+  for (const [name, policy] of [
+    ["fax", "faxgate"],
+    ["faxopen", "default"],
+  ])
     cups.run("lpadmin", [
       "-p",
-      "faxauth",
+      name!,
       "-E",
       "-v",
       `faxgate:${spoolRoot}`,
@@ -89,13 +96,14 @@ export async function startPrintRig(
       "-o",
       "printer-is-shared=true",
       "-o",
-      "printer-op-policy=faxgate",
+      `printer-op-policy=${policy}`,
     ]);
   const jobs = () => gw.store.listJobs({ limit: 1000 });
   return {
     emu,
     gw,
     cups,
+    alice,
     dir,
     spoolRoot,
     outbox,
@@ -115,6 +123,7 @@ export async function startPrintRig(
       await cups.stop();
       await gw.stop();
       await emu.stop();
+      alice.remove();
       rmSync(dir, { recursive: true, force: true });
     },
   };

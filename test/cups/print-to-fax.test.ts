@@ -1,7 +1,9 @@
 // A print job from end to end: a private cupsd with the faxgate queue shared over IPP, a whole
 // gateway (spool, queue, dispatcher) and the emulator over HTTPS. ipptool (cups-ipp-utils) is a
 // real IPP client, as a desktop's print dialog is: Get-Printer-Attributes on the shared queue,
-// and a Print-Job whose `phone` job attribute ends as a delivered fax at the emulator.
+// and a Print-Job whose `phone` job attribute ends as a delivered fax at the emulator. The queue
+// has faxgate's CUPS policy: the Print-Job is authenticated with alice's local account (Basic,
+// her password checked by PAM), as a desktop asks for it when the queue is added.
 // Needs cupsd, lpadmin, lp, ipptool and root; skipped with a message otherwise.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -39,10 +41,12 @@ describe.skipIf(skipReason !== "")(
   () => {
     let rig: PrintRig;
     let uri: string;
+    let aliceUri: string;
 
     beforeAll(async () => {
       rig = await startPrintRig();
       uri = `ipp://127.0.0.1:${rig.cups.port}/printers/fax`;
+      aliceUri = `ipp://${rig.alice.name}:${encodeURIComponent(rig.alice.password)}@127.0.0.1:${rig.cups.port}/printers/fax`;
     }, 60_000);
     afterAll(async () => rig?.stop());
 
@@ -67,7 +71,7 @@ describe.skipIf(skipReason !== "")(
           "  ATTR charset attributes-charset utf-8",
           "  ATTR naturalLanguage attributes-natural-language en",
           "  ATTR uri printer-uri $uri",
-          "  ATTR name requesting-user-name alice",
+          `  ATTR name requesting-user-name ${rig.alice.name}`,
           '  ATTR name job-name "IPP letter"',
           "  ATTR mimeMediaType document-format application/pdf",
           "  GROUP job-attributes-tag",
@@ -79,7 +83,7 @@ describe.skipIf(skipReason !== "")(
           "",
         ].join("\n"),
       );
-      const r = ipptool(["-tv", "-f", doc, uri, test]);
+      const r = ipptool(["-tv", "-f", doc, aliceUri, test]);
       expect(r.out).toMatch(/\[PASS\]/);
       const cupsJob = /job-id \(integer\) = (\d+)/.exec(r.out)![1]!;
       const job = await rig.jobOf(cupsJob);

@@ -35,8 +35,10 @@ export function which(cmd: string): string | null {
 
 /** Why the CUPS tests cannot run here, or '' when they can. */
 export function cupsSkipReason(extra: string[] = []): string {
-  const missing = ["cupsd", "lpadmin", "lp", "lpstat", ...extra].filter((c) => !which(c));
-  if (missing.length) return `cups not installed (${missing.join(", ")} missing)`;
+  const missing = ["cupsd", "lpadmin", "lp", "lpstat", "useradd", "userdel", "chpasswd", ...extra].filter(
+    (c) => !which(c),
+  );
+  if (missing.length) return `${missing.join(", ")} not installed (cups, cups-client, cups-bsd, passwd)`;
   return process.getuid?.() === 0 ? "" : "not running as root";
 }
 
@@ -59,6 +61,30 @@ async function freePort(host: string): Promise<number> {
   });
 }
 
+/** A local account made for one test file (useradd) and removed after it, so that cupsd can
+ * check who prints over its socket (peer credentials) or by password (PAM, Basic). */
+export interface LocalAccount {
+  name: string;
+  group: string;
+  password: string;
+  remove(): void;
+}
+
+let accounts = 0;
+export function throwawayAccount(tag: string): LocalAccount {
+  // unique per process and call: test files run side by side
+  const name = `fg${tag}${process.pid}${accounts++}`.slice(0, 31);
+  const password = `pw-${name}-${Math.random().toString(36).slice(2)}`;
+  execFileSync(which("useradd")!, ["-M", "-N", "-g", "nogroup", "-d", "/nonexistent", "-s", "/usr/sbin/nologin", name]);
+  execFileSync(which("chpasswd")!, [], { input: `${name}:${password}\n` });
+  return {
+    name,
+    group: "nogroup",
+    password,
+    remove: () => void spawnSync(which("userdel")!, [name]),
+  };
+}
+
 export interface PrivateCupsd {
   dir: string;
   env: NodeJS.ProcessEnv;
@@ -66,6 +92,8 @@ export interface PrivateCupsd {
   /** The non-loopback address cupsd also listens on, or null. */
   outside: string | null;
   run(cmd: string, args: string[]): string;
+  /** lp as a local account (root when absent), never waiting for a password prompt. */
+  lpAs(account: { name: string; group: string } | undefined, args: string[]): { status: number | null; out: string };
   errorLog(): string;
   stop(): Promise<void>;
 }
@@ -118,10 +146,36 @@ export async function startPrivateCupsd(opts: { policy?: boolean } = {}): Promis
       "  Order allow,deny",
       "  Allow all",
       "</Location>",
+      // Debian's stock default policy (cups 2.4, /etc/cups/cupsd.conf): printing needs no
+      // authentication, and @OWNER is whoever the client said it was
       "<Policy default>",
+      "  JobPrivateAccess default",
+      "  JobPrivateValues default",
+      "  SubscriptionPrivateAccess default",
+      "  SubscriptionPrivateValues default",
+      "  <Limit Create-Job Print-Job Print-URI Validate-Job>",
+      "    Order deny,allow",
+      "  </Limit>",
+      "  <Limit Send-Document Send-URI Hold-Job Release-Job Restart-Job Purge-Jobs Set-Job-Attributes Create-Job-Subscription Renew-Subscription Cancel-Subscription Get-Notifications Reprocess-Job Cancel-Current-Job Suspend-Current-Job Resume-Job Cancel-My-Jobs Close-Job CUPS-Move-Job>",
+      "    Require user @OWNER @SYSTEM",
+      "    Order deny,allow",
+      "  </Limit>",
+      "  <Limit CUPS-Get-Document>",
+      "    AuthType Default",
+      "    Require user @OWNER @SYSTEM",
+      "    Order deny,allow",
+      "  </Limit>",
+      "  <Limit CUPS-Add-Modify-Printer CUPS-Delete-Printer CUPS-Add-Modify-Class CUPS-Delete-Class CUPS-Set-Default CUPS-Get-Devices Pause-Printer Resume-Printer Enable-Printer Disable-Printer Pause-Printer-After-Current-Job Hold-New-Jobs Release-Held-New-Jobs Deactivate-Printer Activate-Printer Restart-Printer Shutdown-Printer Startup-Printer Promote-Job Schedule-Job-After Cancel-Jobs CUPS-Accept-Jobs CUPS-Reject-Jobs>",
+      "    AuthType Default",
+      "    Require user @SYSTEM",
+      "    Order deny,allow",
+      "  </Limit>",
+      "  <Limit Cancel-Job CUPS-Authenticate-Job>",
+      "    Require user @OWNER @SYSTEM",
+      "    Order deny,allow",
+      "  </Limit>",
       "  <Limit All>",
       "    Order deny,allow",
-      "    Allow all",
       "  </Limit>",
       "</Policy>",
       // the policy faxgate ships, as an administrator pastes it into cupsd.conf
@@ -142,6 +196,18 @@ export async function startPrivateCupsd(opts: { policy?: boolean } = {}): Promis
     port,
     outside,
     run: (cmd, args) => execFileSync(which(cmd)!, args, { env, encoding: "utf8" }),
+    lpAs(account, args) {
+      const argv = account
+        ? ["setpriv", `--reuid=${account.name}`, `--regid=${account.group}`, "--clear-groups", which("lp")!, ...args]
+        : [which("lp")!, ...args];
+      const r = spawnSync(argv[0]!, argv.slice(1), {
+        env,
+        encoding: "utf8",
+        timeout: 20_000,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      return { status: r.status, out: `${r.stdout}${r.stderr}` };
+    },
     errorLog: () =>
       existsSync(path.join(t, "log/error_log")) ? readFileSync(path.join(t, "log/error_log"), "utf8") : "",
     async stop() {

@@ -245,7 +245,7 @@ describe("doctor: PostgreSQL", () => {
     expect(r.code).toBe(1);
     const q = find(r.checks, "queue");
     expect(q.ok).toBe(false);
-    expect(q.detail).toMatch(/ECONNREFUSED.*; nothing answers there: check the host and port in `database:`/);
+    expect(q.detail).toMatch(/ECONNREFUSED.*; nothing listens at that host and port: check the port in `database:`/);
     expect(q.detail).not.toContain("hunter2-secret");
   }, 120_000);
 });

@@ -4,11 +4,12 @@
 // test is cheap (`createDatabase`). Where the binaries are absent, `pgAvailable()` says why and the
 // tests skip with that message.
 import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { freePort } from "./net.js";
+import { waitUntil } from "./wait.js";
 
 const BIN_DIRS = [
   "/usr/lib/postgresql/17/bin",
@@ -39,6 +40,11 @@ export interface PgCluster {
   url(db: string): string;
   /** A fresh, empty database; returns its URL. */
   createDatabase(name?: string): Promise<string>;
+  /**
+   * A login role that must give its password over TCP (scram-sha-256; everyone else is trusted),
+   * owning a fresh database; returns the database's name.
+   */
+  createPasswordRole(role: string, password: string): Promise<string>;
   /** Stops the server (fast: open connections are cut), keeping its files. */
   stop(): void;
   /** Starts it again on the same port. */
@@ -95,6 +101,47 @@ export async function startPgCluster(opts: { durable?: boolean } = {}): Promise<
         await c.end();
       }
       return url(db);
+    },
+    async createPasswordRole(role, password) {
+      const db = `t${process.pid}_${++dbSeq}`;
+      const c = new pg.Client({ connectionString: url("postgres") });
+      await c.connect();
+      try {
+        // the password as a literal: format() quotes it whatever it holds
+        const { rows } = await c.query("SELECT format('CREATE ROLE %I LOGIN PASSWORD %L', $1::text, $2::text) AS sql", [
+          role,
+          password,
+        ]);
+        await c.query(rows[0].sql);
+        await c.query(`CREATE DATABASE ${db} OWNER "${role}"`);
+        const hba = path.join(data, "pg_hba.conf");
+        writeFileSync(hba, `host all "${role}" 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`);
+        await c.query("SELECT pg_reload_conf()");
+      } finally {
+        await c.end();
+      }
+      // the reload is signalled, not waited for: wait until a wrong password is refused
+      await waitUntil(
+        async () => {
+          const probe = new pg.Client({
+            host: "127.0.0.1",
+            port,
+            user: role,
+            password: `not-${password}`,
+            database: db,
+          });
+          try {
+            await probe.connect();
+            await probe.end();
+            return false;
+          } catch (err) {
+            return (err as { code?: string }).code === "28P01";
+          }
+        },
+        "pg_hba.conf reloaded",
+        10_000,
+      );
+      return db;
     },
     stop() {
       if (running) stop();

@@ -108,6 +108,8 @@ describe("SMTP transport", () => {
   it("a bad spec is a config error that masks the password", () => {
     expect(() => createTransport("ftp://x", silentLogger())).toThrow(/notify.transport/);
     expect(maskUrl("smtps://user:topsecret@relay.example.com:465")).toBe("smtps://user:***@relay.example.com:465");
+    // a password with raw "/", "@", "#": hidden whole, never its tail
+    expect(maskUrl("smtps://user:to/p@se#cret@relay.example.com:465")).toBe("smtps://user:***@relay.example.com:465");
     expect(() => createTransport("outbox:", silentLogger())).toThrow(/needs a folder/);
   });
 });

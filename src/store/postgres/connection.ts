@@ -1,18 +1,12 @@
 // The PostgreSQL connection string as faxgate shows it (password masked), and what a pg error
 // means to the rest of the gateway: trouble reaching the database is STORE_UNAVAILABLE and
 // temporary (SMTP answers 451, dispatch tries again later), never a crash.
+import { maskUrl } from "../../config/url-secrets.js";
 import { FaxgateError, isFaxgateError } from "../../errors.js";
 
-/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`; anything unparsable is hidden whole. */
+/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`, by parsing (config/url-secrets.ts). */
 export function redactDatabaseUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    for (const k of [...u.searchParams.keys()]) if (/pass|secret|key/i.test(k)) u.searchParams.set(k, "***");
-    return u.toString();
-  } catch {
-    return "postgres://(unparsable URL)";
-  }
+  return maskUrl(url);
 }
 
 /** Removes every appearance of `secret` (a password) from a message, in case a driver echoes it. */
@@ -35,6 +29,8 @@ export function storeError(err: unknown, what: string, secrets: readonly string[
   return new FaxgateError(
     "STORE_UNAVAILABLE",
     `${what}: the PostgreSQL queue store is not reachable or refused the change (${msg})`,
-    { temporary: true },
+    // the driver's error stays as the cause: its code (28P01, ECONNREFUSED...) tells a wrong
+    // password from a wrong address (doctor); its message holds no password
+    { temporary: true, cause: err },
   );
 }

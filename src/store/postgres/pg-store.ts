@@ -66,10 +66,15 @@ export class PgStore implements QueueStore {
       await migrate(store.ctx);
     } catch (err) {
       await store.ctx.pool.end().catch(() => undefined);
-      const why = store.ctx.error(err, "open").message;
-      throw new FaxgateError("STORE_UNAVAILABLE", `the queue store ${store.shownUrl} cannot be opened: ${why}`, {
-        temporary: true,
-      });
+      const cause = store.ctx.error(err, "open");
+      throw new FaxgateError(
+        "STORE_UNAVAILABLE",
+        `the queue store ${store.shownUrl} cannot be opened: ${cause.message}`,
+        {
+          temporary: true,
+          cause,
+        },
+      );
     }
     documents.sweepCache(store.ctx);
     return store;
