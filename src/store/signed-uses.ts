@@ -2,7 +2,10 @@
 // fax number, so that a copy of a signed mail is faxed once, never again. One table and one
 // operation for both backends, their dialects side by side. Rows are forgotten once a copy could
 // no longer pass the freshness check anyway (purgeBefore).
-import type { Dialect } from "./transition-sql.js";
+/** A dialect's placeholders (transition-sql.ts SQLITE or POSTGRES fit). */
+interface Placeholders {
+  param(n: number): string;
+}
 
 /** The table, as both backends create it (sqlite/migrations.ts, postgres/schema.ts). Shipped: never edit. */
 export function signedUsesTable(): string {
@@ -36,7 +39,7 @@ export interface SignedUse {
 export type SignedUseAnswer = { ok: true } | { ok: false; usedAt: string; recipient: string };
 
 /** The statements of one claim, in `d`'s placeholders: run in order inside one transaction. */
-export function signedUseSql(d: Dialect, use: SignedUse, now: string) {
+export function signedUseSql(d: Placeholders, use: SignedUse, now: string) {
   const keys = use.keys.map((_, i) => d.param(i + 3));
   const whole = use.recipients.includes(WHOLE_MESSAGE);
   const rcpts = use.recipients.map((_, i) => d.param(i + 3 + use.keys.length));
@@ -61,6 +64,6 @@ export function signedUseSql(d: Dialect, use: SignedUse, now: string) {
 }
 
 /** A claim given back: the message's job was not made, so its sender may send it again. */
-export function releaseSql(d: Dialect, claim: string) {
+export function releaseSql(d: Placeholders, claim: string) {
   return { text: `DELETE FROM signed_uses WHERE claim = ${d.param(1)}`, args: [claim] };
 }
