@@ -40,18 +40,21 @@ export type SignedUseAnswer = { ok: true } | { ok: false; usedAt: string; recipi
 
 /** The statements of one claim, in `d`'s placeholders: run in order inside one transaction. */
 export function signedUseSql(d: Placeholders, use: SignedUse, now: string) {
-  const keys = use.keys.map((_, i) => d.param(i + 3));
   const whole = use.recipients.includes(WHOLE_MESSAGE);
-  const rcpts = use.recipients.map((_, i) => d.param(i + 3 + use.keys.length));
+  const rcpts = whole ? [] : use.recipients;
+  // numbered in the order they appear in the text: SQLite's `?` are taken in that order
+  const rcptParams = rcpts.map((_, i) => d.param(i + 3));
+  const keyParams = use.keys.map((_, i) => d.param(i + 3 + rcpts.length));
   return {
     purge: { text: `DELETE FROM signed_uses WHERE used_at < ${d.param(1)}`, args: [use.purgeBefore.toISOString()] },
     // another claimant's use of one of these keys for one of these numbers, or of the whole message
     conflict: {
       text: `SELECT recipient, used_at FROM signed_uses
-        WHERE claim <> ${d.param(1)} AND message_key IN (${keys.join(", ")})
-          AND (recipient = ${d.param(2)} OR ${whole ? "1 = 1" : `recipient IN (${rcpts.join(", ")})`})
+        WHERE claim <> ${d.param(1)}
+          AND (recipient = ${d.param(2)} OR ${whole ? "1 = 1" : `recipient IN (${rcptParams.join(", ")})`})
+          AND message_key IN (${keyParams.join(", ")})
         ORDER BY used_at LIMIT 1`,
-      args: [use.claim, WHOLE_MESSAGE, ...use.keys, ...(whole ? [] : use.recipients)],
+      args: [use.claim, WHOLE_MESSAGE, ...rcpts, ...use.keys],
     },
     inserts: use.keys.flatMap((key) =>
       use.recipients.map((recipient) => ({
