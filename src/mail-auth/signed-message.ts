@@ -80,6 +80,11 @@ function aligned(a: string, b: string, strict: boolean): boolean {
 
 const sha = (text: string): string => createHash("sha256").update(text).digest("hex");
 
+/** The replay key of a Message-ID, scoped to the sender's organisation (another domain cannot spend it). */
+export function messageIdKey(fromDomain: string, messageId: string): string {
+  return `mid:${orgOf(fromDomain.toLowerCase())}:${sha(messageId.trim().toLowerCase())}`;
+}
+
 /**
  * Reads what the verifying signatures of `fromDomain` prove. `dkim` must be mailauth's answer for
  * this very message (its header lines are read from it, not from the message again).
@@ -106,8 +111,7 @@ export function readSignedMessage(dkim: DkimOutcome, fromDomain: string, strict:
   const keys = passing.map((r) => `dkim:${r.signingDomain!.toLowerCase()}:${r.id}`);
   // a signed Message-ID marks the message even when it is signed again (a resent copy, another selector)
   const mid = covered("message-id");
-  if (passing.length && mid?.length === 1 && mid[0]!.value)
-    keys.push(`mid:${orgOf(fromDomain.toLowerCase())}:${sha(mid[0]!.value.toLowerCase())}`);
+  if (passing.length && mid?.length === 1 && mid[0]!.value) keys.push(messageIdKey(fromDomain, mid[0]!.value));
 
   const out: SignedMessage = {
     signers: passing.map((r) => r.signingDomain!.toLowerCase()),

@@ -9,12 +9,11 @@
 //     requireSignedRecipients makes that a condition for the domain.
 // A message whose signature does not verify on the stored copy (a provider that rewrites links
 // does that) is marked by its Message-ID, and its date and numbers are not proved.
-import { createHash } from "node:crypto";
 import type { SenderAuthConfig } from "../config/schema.js";
 import type { DnsResolve } from "../dns/resolver.js";
 import { FaxgateError } from "../errors.js";
 import type { ReplayClaim } from "../mail-auth/replay.js";
-import { verifySignedMessage } from "../mail-auth/signed-message.js";
+import { messageIdKey, verifySignedMessage } from "../mail-auth/signed-message.js";
 import { checkFresh, recipientsProof } from "../mail-auth/wanted.js";
 
 export interface SignedMailboxOptions {
@@ -55,10 +54,6 @@ export async function judgeSignedMailbox(
   checkFresh(signed, opts.now(), cfg.maxMessageAgeHours);
   const covered = msg.numbersFrom === "subject" ? signed.subjectSigned : signed.recipientsSigned;
   const recipientsProved = recipientsProof(covered, domain, cfg.domains[domain]?.requireSignedRecipients === true);
-  const keys = signed.keys.length
-    ? signed.keys
-    : msg.messageId
-      ? [`mid:${domain}:${createHash("sha256").update(msg.messageId.toLowerCase()).digest("hex")}`]
-      : [];
+  const keys = signed.keys.length ? signed.keys : msg.messageId ? [messageIdKey(domain, msg.messageId)] : [];
   return { recipientsProved, replay: { keys, claim: msg.dedupeKey } };
 }
