@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { dkimVerify } from "mailauth";
 import addressparser from "nodemailer/lib/addressparser";
-import { getDomain } from "tldts";
+import { aligned, orgOf } from "./alignment.js";
 
 /** mailauth's DKIM answer, as far as it is read here (authenticate's `dkim`, or dkimVerify's). */
 export interface DkimOutcome {
@@ -68,15 +68,6 @@ const fieldOf = (line: string): Field => {
 };
 
 const count = (fields: Field[], key: string): number => fields.filter((f) => f.key === key).length;
-
-const orgOf = (domain: string): string => getDomain(domain, { allowPrivateDomains: false }) ?? domain;
-
-/** DMARC identifier alignment (as smtp/sender-auth/verdict.ts; repeated so this room stays below smtp/). */
-function aligned(a: string, b: string, strict: boolean): boolean {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  return strict ? x === y : orgOf(x) === orgOf(y);
-}
 
 const sha = (text: string): string => createHash("sha256").update(text).digest("hex");
 
