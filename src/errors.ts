@@ -97,6 +97,15 @@ export const ERROR_CATALOGUE = {
   // the public MX mode (smtp.senderAuth): the message did not prove its sender, or DNS could not say
   SENDER_UNVERIFIED: kind("a message failed DMARC, SPF or DKIM for its sender", "input", false, "550 5.7.26"),
   SENDER_CHECK_TEMPORARY: kind("the sender could not be checked: a DNS lookup failed", "input", true, "451 4.7.0"),
+  // a proved sender is not a wanted fax (mail-auth/): a copy of a signed mail, an old one, a number not written in it
+  SIGNED_MAIL_REPLAYED: kind("a copy of a signed message that was already faxed", "input", false, "550 5.7.1"),
+  SIGNED_MAIL_STALE: kind(
+    "a signed message whose signed Date is too old, in the future or unsigned",
+    "input",
+    false,
+    "550 5.7.1",
+  ),
+  RECIPIENT_NOT_WRITTEN: kind("a fax number the message's signed To/Cc does not name", "input", false, "550 5.7.1"),
 
   // store and queue
   STORE_UNAVAILABLE: kind("the queue store cannot be written", "ours", true, OURS),

@@ -103,8 +103,25 @@ const senderAuthSchema = z
     alignment: z.enum(["relaxed", "strict"]).default("relaxed"),
     /** for a domain without a DMARC record: what must pass (aligned with From:) */
     withoutDmarc: withoutDmarc.default("spf-and-dkim"),
-    /** per sender domain: { "example.org": { withoutDmarc: spf } } */
-    domains: z.record(z.string().min(1), z.object({ withoutDmarc }).strict()).default({}),
+    /** per sender domain: { "example.org": { withoutDmarc: spf, requireSignedRecipients: true } } */
+    domains: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            withoutDmarc: withoutDmarc.optional(),
+            /** refuse mail whose To/Cc its aligned DKIM signature does not cover (Google Workspace signs them) */
+            requireSignedRecipients: z.boolean().optional(),
+          })
+          .strict(),
+      )
+      .default({}),
+    /** signed mail whose signed Date: is older than this is refused (a copy of an old mail is not a new fax) */
+    maxMessageAgeHours: z
+      .number()
+      .min(0.25)
+      .max(24 * 7)
+      .default(4),
     /** ARC seals honoured only from these forwarders' domains (a mailing list, a ticket system) */
     arcForwarders: z.array(z.string().min(1)).default([]),
     /** the smallest DKIM key accepted, in bits */
@@ -133,6 +150,7 @@ const senderAuthSchema = z
     withoutDmarc: "spf-and-dkim",
     domains: {},
     arcForwarders: [],
+    maxMessageAgeHours: 4,
     minKeyBits: 1024,
     relays: { check: "failures", authservIds: [] },
   });

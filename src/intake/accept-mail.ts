@@ -41,6 +41,12 @@ export interface MailEnvelope {
   dedupeKey?: string;
   /** what proved the sender (smtp.senderAuth's verdict, a mailbox's Authentication-Results), kept with the job for its outcome mail */
   senderCheck?: string;
+  /**
+   * The fax numbers are proved to be the sender's: a DKIM signature of the sender covers the
+   * To:/Cc: (or subject) they were read from. False: only the sender is proved (the owner may be
+   * asked to confirm a new number); undefined: the door does not judge it (AUTH, a trusted network).
+   */
+  recipientsProved?: boolean;
 }
 
 /** The message as received: kept once (held bytes, else the file), with the parse fed as it arrived. */
@@ -178,6 +184,12 @@ export async function acceptMail(
   if (mail.source) job.source = mail.source;
   if (mail.dedupeKey) job.dedupeKey = mail.dedupeKey;
   if (mail.senderCheck) job.meta = { ...job.meta, origin: { ...job.meta?.origin, senderCheck: mail.senderCheck } };
+  // whether the numbers, not only the sender, were proved by a signature (mail-auth/wanted.ts)
+  if (mail.recipientsProved !== undefined)
+    job.meta = {
+      ...job.meta,
+      origin: { ...job.meta?.origin, recipientsProved: mail.recipientsProved ? "yes" : "no" },
+    };
   // a refusal (nothing to fax, a bad send time) is logged with its reply by the caller
   return acceptJob(deps, job, {
     leftOut: job.meta?.leftOut?.length ?? 0,

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { FaxgateError } from "../errors.js";
+import { FaxgateError, isFaxgateError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { formatSize } from "../size-format.js";
 import type { Accepted } from "./accept.js";
@@ -14,6 +14,7 @@ import { acceptMail, type MailAcceptDeps, type MailEnvelope, type ReceivedMessag
 import { WorkDir, writeIncoming } from "./mail/incoming-file.js";
 import type { EnvelopeRecipient } from "./mail/mail-to-job.js";
 import { startMailParse } from "./mail/mail-parse.js";
+import { type ReplayClaim, type ReplayStore, useSignedMessage } from "../mail-auth/replay.js";
 
 export type { MailEnvelope };
 
@@ -22,6 +23,9 @@ export interface MailDoorOptions extends MailAcceptDeps {
   dataDir: string;
   /** smtp.maxMessageBytes: a longer message is refused (552) once its last byte is in. */
   maxMessageBytes: number;
+  /** smtp.senderAuth.maxMessageAgeHours: how long the use of a signed message is remembered past */
+  maxMessageAgeHours: number;
+  store: MailAcceptDeps["store"] & ReplayStore;
 }
 
 export interface MailAcceptOptions {
@@ -29,15 +33,26 @@ export interface MailAcceptOptions {
   log?: Logger;
   /**
    * Asked once the message is whole, before any job, document or conversion exists: throws the
-   * refusal, or answers what proved the sender (kept with the job), e.g. smtp.senderAuth's verdict.
+   * refusal, or answers what proved the sender and its fax (smtp.senderAuth's verdict, the signed
+   * message's use to record).
    */
-  vet?: (message: () => Readable | Buffer) => Promise<string | undefined>;
+  vet?: (message: () => Readable | Buffer) => Promise<Vetted | undefined>;
   /**
    * Asked once `vet` has passed, when the recipients could not be decided before the sender was
    * proved (a public MX stranger's contact names and rules are its claimed user's): the whole list,
    * or the refusal naming the one that cannot be used. Replaces `envelope.recipients`.
    */
   recipients?: () => Promise<EnvelopeRecipient[]>;
+}
+
+/** What the door's vet found out about a message it lets in. */
+export interface Vetted {
+  /** what proved the sender, kept with the job for its outcome mail */
+  senderCheck?: string;
+  /** the fax numbers were proved by a signature covering the To:/Cc: (or subject) they come from */
+  recipientsProved?: boolean;
+  /** a signed message: its use is recorded (at most once) before its recipients are looked up and the job made */
+  replay?: ReplayClaim;
 }
 
 /** Work folders older than this were left by a crash mid-message: their client was never told 250. */
@@ -74,14 +89,34 @@ export class MailDoor {
       const noRecipients = () => new FaxgateError("NO_RECIPIENTS", "No valid recipients");
       if (envelope.recipients.length === 0 && !opts.recipients) throw noRecipients();
       const kept = received.kept;
-      const senderCheck = await opts.vet?.(() => kept.data ?? createReadStream(kept.path));
-      const recipients = opts.recipients ? await opts.recipients() : envelope.recipients;
-      if (recipients.length === 0) throw noRecipients();
-      return await acceptMail(
-        { ...this.deps, log: opts.log ?? this.deps.log },
-        { ...envelope, recipients, ...(senderCheck === undefined ? {} : { senderCheck }) },
-        received,
-      );
+      const vetted = await opts.vet?.(() => kept.data ?? createReadStream(kept.path));
+      // a copy is refused before anything is done on its user's behalf (contact lookups)
+      const claim = vetted?.replay
+        ? await useSignedMessage(this.deps.store, vetted.replay, {
+            now: this.deps.clock.now(),
+            maxMessageAgeHours: this.deps.maxMessageAgeHours,
+          })
+        : undefined;
+      try {
+        const recipients = opts.recipients ? await opts.recipients() : envelope.recipients;
+        if (recipients.length === 0) throw noRecipients();
+        return await acceptMail(
+          { ...this.deps, log: opts.log ?? this.deps.log },
+          {
+            ...envelope,
+            recipients,
+            ...(vetted?.senderCheck !== undefined ? { senderCheck: vetted.senderCheck } : {}),
+            ...(vetted?.recipientsProved !== undefined ? { recipientsProved: vetted.recipientsProved } : {}),
+          },
+          received,
+        );
+      } catch (err) {
+        // no job: the sender may send it again. A store that failed may have committed the job
+        // after all (its outcome unknown): the use is kept, a copy is refused, never faxed twice.
+        const maybeStored = isFaxgateError(err) && err.code === "STORE_UNAVAILABLE";
+        if (claim && !maybeStored) await this.deps.store.releaseSignedMessage(claim);
+        throw err;
+      }
     } finally {
       await workDir.remove();
     }

@@ -20,7 +20,14 @@ export function mailboxDoor(door: MailDoor, bodyMode: (user: string) => MailBody
         ...(mode ? { bodyMode: mode } : {}),
       },
       msg.source,
-      log ? { log: log.child({ user: msg.user }) } : {},
+      {
+        ...(log ? { log: log.child({ user: msg.user }) } : {}),
+        // the signed message's use is recorded by the door, before the job (mail-auth/replay.ts)
+        vet: async () => ({
+          recipientsProved: msg.recipientsProved,
+          ...(msg.replay.keys.length ? { replay: msg.replay } : {}),
+        }),
+      },
     );
     return { jobId: job.id, duplicate };
   };

@@ -19,6 +19,8 @@ import { addressMessage } from "./addressing.js";
 import { imapClient, mailboxCredentials } from "./imap-connection.js";
 import { proveSender } from "./sender-proof.js";
 import { headerFields } from "../mail-auth/auth-results.js";
+import { judgeSignedMailbox, type SignedMailboxOptions } from "./signed-mailbox.js";
+import type { ReplayClaim } from "../mail-auth/replay.js";
 
 /** What the mail door takes from a mailbox message (accept-message.ts makes it a job). */
 export interface MailboxMessage {
@@ -29,6 +31,10 @@ export interface MailboxMessage {
   dedupeKey: string;
   /** which check proved the sender, for the job's record and the outcome mail */
   senderCheck: string;
+  /** the numbers were read from fields the sender's signature covers (signed-mailbox.ts) */
+  recipientsProved: boolean;
+  /** the message's use, recorded once (mail-auth/replay.ts); no keys: nothing marks it */
+  replay: ReplayClaim;
 }
 
 export interface MailboxIntakeOptions {
@@ -42,6 +48,8 @@ export interface MailboxIntakeOptions {
   maxMessageBytes: number;
   accept: (msg: MailboxMessage) => Promise<{ jobId: string; duplicate: boolean }>;
   logger: Logger;
+  /** faxgate's own DKIM check of the fetched message (signed-mailbox.ts) */
+  signed: SignedMailboxOptions;
   /** first wait after a lost connection; doubles up to a minute */
   reconnectMs?: number;
 }
@@ -302,6 +310,18 @@ export class MailboxIntake {
     if (addressing.destinations.length > this.opts.maxRecipients) {
       throw new Refused(`too many fax numbers: at most ${this.opts.maxRecipients} per message`, user.name);
     }
+    // the whole message before any contact is looked up: its signature decides whether it is wanted
+    const full = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
+    // biome-ignore lint/complexity/useOptionalChain: imapflow answers false, not undefined, when absent
+    if (!full || !full.source) throw new Error("the message went away while it was read");
+    const from = (env.from ?? [])[0]!.address!;
+    const wanted = await judgeSignedMailbox(this.opts.signed, {
+      source: full.source,
+      from,
+      ...(env.messageId ? { messageId: env.messageId } : {}),
+      numbersFrom: addressing.from,
+      dedupeKey: key,
+    });
     const recipients: EnvelopeRecipient[] = [];
     const rules = {
       destinations: this.opts.destinations,
@@ -315,16 +335,14 @@ export class MailboxIntake {
       if (!recipients.some((r) => r.number === number))
         recipients.push({ address: d.label, number, ...(name ? { contactName: name } : {}) });
     }
-    const full = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
-    // biome-ignore lint/complexity/useOptionalChain: imapflow answers false, not undefined, when absent
-    if (!full || !full.source) throw new Error("the message went away while it was read");
     const accepted = await this.opts.accept({
       user: user.name,
-      from: (env.from ?? [])[0]!.address!,
+      from,
       recipients,
       source: full.source,
       dedupeKey: key,
       senderCheck: proof.check,
+      ...wanted,
     });
     return { ...accepted, user: user.name, numbers: recipients.map((r) => r.number) };
   }

@@ -14,6 +14,7 @@ export function createMailDoor(core: Core, conv: Converters): { mail: MailDoor; 
   const mail = new MailDoor({
     dataDir: config.data,
     maxMessageBytes: smtp.maxMessageBytes,
+    maxMessageAgeHours: smtp.senderAuth.maxMessageAgeHours,
     store: core.store,
     log: core.logger.child({ component: "intake" }),
     metrics: core.metrics,

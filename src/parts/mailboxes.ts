@@ -2,6 +2,7 @@
 // same door into the queue as mail over SMTP (parts/mail-door.ts), with the SMTP limits unless the
 // mailbox sets its own.
 import { smtpSettings } from "../config/schema.js";
+import { makeResolver } from "../dns/resolver.js";
 import type { MailDoor } from "../intake/mail-door.js";
 import { mailboxDoor } from "../mailbox/accept-message.js";
 import { MailboxIntake } from "../mailbox/mailbox-intake.js";
@@ -17,6 +18,8 @@ export function createMailboxes(core: Core, mail: MailDoor): Part {
     (name) => live.users().find((u) => u.name === name)?.mailBody ?? config.smtp?.body,
     log,
   );
+  // the mailboxes' own DKIM checks (mailbox/signed-mailbox.ts), with the resolvers SMTP uses
+  const resolve = makeResolver(config.dns);
   const intakes = mailboxes.map(
     (mailbox) =>
       new MailboxIntake({
@@ -29,6 +32,11 @@ export function createMailboxes(core: Core, mail: MailDoor): Part {
         maxRecipients: smtpSettings(config).maxRecipients,
         maxMessageBytes: mailbox.maxMessageBytes ?? smtpSettings(config).maxMessageBytes,
         accept: door,
+        signed: {
+          resolve,
+          senderAuth: () => smtpSettings(live.config()).senderAuth,
+          now: () => core.clock.now(),
+        },
         logger: core.refusals.tap(log, "imap"),
       }),
   );

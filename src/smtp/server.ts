@@ -19,7 +19,7 @@ import type { FaxApi } from "../fax/types.js";
 import type { UserDirectory } from "../fax/user-directory.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
 import { decideRecipient, defaultPolicy, type RecipientDecision } from "../intake/recipients/recipients.js";
-import { MailDoor } from "../intake/mail-door.js";
+import { MailDoor, type Vetted } from "../intake/mail-door.js";
 import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import { OfficeConverter } from "../intake/office/office-convert.js";
@@ -38,6 +38,7 @@ import { liveUserIndex, type UserIndex } from "../auth/user-index.js";
 import { authAllowed, decideSender } from "./sender-policy.js";
 import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
 import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";
+import { wantedMail } from "./sender-auth/wanted-mail.js";
 import { SessionLife } from "./session-life.js";
 import { SessionSlots } from "./session-slots.js";
 
@@ -147,6 +148,7 @@ export class SmtpGateway {
       this.mail = new MailDoor({
         dataDir: opts.dataDir,
         maxMessageBytes: opts.smtp.maxMessageBytes,
+        maxMessageAgeHours: (opts.smtp.senderAuth ?? senderAuthOff()).maxMessageAgeHours,
         store: opts.store,
         log: this.log,
         metrics: this.metrics,
@@ -670,7 +672,8 @@ export class SmtpGateway {
       stream,
       {
         log,
-        vet: (message) => this.senderVerdict(st, session, envelopeFrom, message, log),
+        // every address it asked for, resolved or held: the signed To/Cc must name each
+        vet: (message) => this.senderVerdict(st, session, envelopeFrom, [...recipients, ...held], message, log),
         // a stranger's recipients are decided only now that vet has proved its user
         ...(held.length > 0
           ? { recipients: async () => [...recipients, ...(await this.resolveHeld(user.name, held, log))] }
@@ -695,15 +698,17 @@ export class SmtpGateway {
   /**
    * smtp.senderAuth's verdict on a received message (sender-auth/verify-sender.ts): thrown as the
    * refusal when it fails, logged and counted either way. Mail from AUTH, and from trustedNetworks
-   * when no relay check is on, passes without a look. Answers what proved the sender, for the job.
+   * when no relay check is on, passes without a look. Answers what proved the sender and, for a
+   * stranger's mail, what proves its fax wanted (wanted-mail.ts), for the door and the job.
    */
   private async senderVerdict(
     st: SessionState,
     session: SMTPServerSession,
     envelopeFrom: string,
+    recipients: ReadonlyArray<{ address: string }>,
     message: () => Readable | Buffer,
     log: Logger,
-  ): Promise<string | undefined> {
+  ): Promise<Vetted | undefined> {
     const via = typeof session.user === "string" ? "auth" : st.trusted ? "trusted" : "stranger";
     let verdict: SenderVerdict;
     try {
@@ -728,12 +733,14 @@ export class SmtpGateway {
     });
     if (verdict.ok) {
       log.info({ check: verdict.check, verdict: verdict.detail }, "sender verified");
+      const senderCheck = verdict.detail.split(";")[0]!;
+      if (via !== "stranger" || !this.verifier.verifying || !verdict.signed) return { senderCheck };
+      // a proved sender is not yet a wanted fax: a copy, an old mail, a number not written in it
+      const wanted = wantedMail(verdict.signed, { from: envelopeFrom, recipients }, this.smtp, this.clock.now());
       // a stranger's mail spends its user's rate only now that it proved to be theirs
-      if (via === "stranger" && this.verifier.verifying) {
-        const refusal = st.user ? this.takeUserRate(st, st.user.name) : undefined;
-        if (refusal) throw refusal;
-      }
-      return verdict.detail.split(";")[0]!;
+      const refusal = st.user ? this.takeUserRate(st, st.user.name) : undefined;
+      if (refusal) throw refusal;
+      return { senderCheck, ...wanted };
     }
     // the 5xx is logged as REJECTED (and listed in the console) with its reply by onData; a DNS
     // failure's 451 is listed here, as the refusal it is for now

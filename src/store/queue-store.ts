@@ -19,6 +19,7 @@ import type {
   StoredDocument,
 } from "./types.js";
 import type { ReceivedStore } from "./received.js";
+import type { SignedUse, SignedUseAnswer } from "./signed-uses.js";
 
 export interface RecipientKey {
   jobId: string;
@@ -161,6 +162,16 @@ export interface QueueStore extends ReceivedStore {
   // ---- small durable key/value state (inbound cursor per user, first-start markers...)
   getState(key: string): Promise<string | null>;
   setState(key: string, value: string): Promise<void>;
+
+  // ---- the replay record of signed mail (signed-uses.ts, mail-auth/replay.ts)
+  /**
+   * Records that a signed message is used for these numbers, in one transaction with the check
+   * that no other claimant used it for one of them (or for the whole message) already: then the
+   * answer says when. Two gateways racing for one message: one wins.
+   */
+  useSignedMessage(use: SignedUse): Promise<SignedUseAnswer>;
+  /** Gives a claim back: its message's job was not made (the sender may try again). */
+  releaseSignedMessage(claim: string): Promise<void>;
 
   // ---- one instance at a time
   /**

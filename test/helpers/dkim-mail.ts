@@ -28,7 +28,20 @@ export interface Outgoing {
   headerFrom?: string;
   /** the source address of the connection */
   ip: string;
-  sign?: { domain: string; key: string; selector?: string };
+  sign?: {
+    domain: string;
+    key: string;
+    selector?: string;
+    /** the fields signed (h=), e.g. Microsoft 365's "from:date:subject:message-id"; default nodemailer's (To and Cc among them) */
+    headerFieldNames?: string;
+  };
+  /** envelope recipients (default: `to`) */
+  rcpt?: string[];
+  /** To: header (default: `to`) and Cc: */
+  headerTo?: string | string[];
+  cc?: string | string[];
+  /** the Date: header (default: now) */
+  date?: Date;
   /** change the body after signing */
   tamper?: boolean;
   extraHeaders?: Record<string, string | string[]>;
@@ -42,12 +55,21 @@ export async function composeSigned(m: Outgoing): Promise<Buffer> {
     streamTransport: true,
     buffer: true,
     ...(m.sign
-      ? { dkim: { domainName: m.sign.domain, keySelector: m.sign.selector ?? "sel", privateKey: m.sign.key } }
+      ? {
+          dkim: {
+            domainName: m.sign.domain,
+            keySelector: m.sign.selector ?? "sel",
+            privateKey: m.sign.key,
+            ...(m.sign.headerFieldNames ? { headerFieldNames: m.sign.headerFieldNames } : {}),
+          },
+        }
       : {}),
   });
   const info = await t.sendMail({
     from: m.headerFrom ?? m.from,
-    to: m.to,
+    to: m.headerTo ?? m.to,
+    ...(m.cc ? { cc: m.cc } : {}),
+    ...(m.date ? { date: m.date } : {}),
     subject: m.subject ?? "verified fax",
     text: "Please fax the attached page.",
     headers: m.extraHeaders ?? {},
@@ -71,7 +93,7 @@ export async function sendFrom(port: number, m: Outgoing, raw?: Buffer): Promise
     name: "mail.sender.test",
   } as SMTPTransport.Options);
   try {
-    const info = await t.sendMail({ envelope: { from: m.from, to: [m.to] }, raw: message });
+    const info = await t.sendMail({ envelope: { from: m.from, to: m.rcpt ?? [m.to] }, raw: message });
     return info.response;
   } catch (err) {
     return String((err as { response?: string }).response ?? (err as Error).message);

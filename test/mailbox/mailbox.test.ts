@@ -20,6 +20,8 @@ import {
   type Rig,
 } from "../faults/harness.js";
 import { waitUntil } from "../helpers/wait.js";
+import { composeSigned, dkimKey } from "../helpers/dkim-mail.js";
+import { startTestDns, type TestDns } from "../helpers/dns-server.js";
 
 const missing = dovecotMissing();
 if (missing) console.warn(`mailbox tests skipped: ${missing}`);
@@ -35,6 +37,25 @@ const EXO_BOX = { user: "exo", password: "mailbox-secret-2" };
 const EXO_AR =
   "spf=pass (sender IP is 40.107.22.41)\r\n smtp.mailfrom=example.com; dkim=pass (signature was verified)\r\n header.d=example.com;dmarc=pass action=none header.from=example.com;compauth=pass\r\n reason=100";
 let seq = 0;
+// example.com's DKIM key, served by a DNS server of the test: the daemon checks signatures itself
+const EXAMPLE_KEY = dkimKey();
+
+/**
+ * A mail alice signed as Microsoft 365 signs (h= from:date:subject:message-id: To and Cc are not
+ * signed), with the provider's verdict above it.
+ */
+async function signedAsMicrosoft(to: string, subject: string, date = new Date()): Promise<Buffer> {
+  const signed = await composeSigned({
+    from: "alice@example.com",
+    to,
+    ip: "127.0.0.1",
+    subject,
+    date,
+    sign: { domain: "example.com", key: EXAMPLE_KEY.privateKey, headerFieldNames: "from:date:subject:message-id" },
+  });
+  const ar = `Authentication-Results: ${AUTHSERV}; dkim=pass header.d=example.com; dmarc=pass (p=reject) header.from=example.com\r\n`;
+  return Buffer.concat([Buffer.from(ar), signed]);
+}
 
 /**
  * A TCP relay between the daemon and Dovecot that can hold back the daemon's MOVE: the crash point
@@ -112,6 +133,7 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
   let rig: Rig;
   let daemon: Daemon | null = null;
   let relay: MoveHolder;
+  let dns: TestDns;
 
   const faxesTo = async (number: string) => (await emulatorFaxes(rig)).filter((f) => f.faxNumber === number);
   const inFolder = (folder: string) => dovecot.count(BOX.user, BOX.password, folder);
@@ -141,8 +163,11 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     );
     relay = new MoveHolder(dovecot.port);
     await relay.listen();
+    dns = await startTestDns({ "sel._domainkey.example.com": [EXAMPLE_KEY.record] });
     rig = await makeRig({
       extraYaml: [
+        "dns:",
+        `  servers: ["${dns.server}"]`,
         "imap:",
         "  mailboxes:",
         `    - {host: 127.0.0.1, port: ${relay.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
@@ -173,6 +198,7 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     await disposeRig(rig, daemon);
     await relay?.close();
     await dovecot?.dispose();
+    await dns?.close();
   });
 
   it("a new message wakes the intake through IDLE (not the 10-minute poll), is faxed, and moves to the done folder", async () => {
@@ -379,6 +405,43 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     );
     await waitUntil(async () => (await inFolder("faxgate-failed")) === failedBefore + 1, "the id-less verdict refused");
     for (const n of ["+15551230322", "+15551230323"]) expect(await faxesTo(n)).toHaveLength(0);
+  });
+
+  it("a copy of a signed mail with To: rewritten (Microsoft 365 does not sign To) is not faxed again", async () => {
+    const original = await signedAsMicrosoft("fax+15551230701@example.com", "Signed once");
+    await dovecot.deliver(BOX.user, BOX.password, original.toString("latin1"));
+    await waitUntil(async () => (await faxesTo("+15551230701")).length === 1, "the first fax");
+    const failedBefore = await inFolder("faxgate-failed");
+    // a Cc'd colleague rewrites To: and sends it on: the signature still verifies, the provider says pass
+    const copy = original.toString("latin1").replace(/^To: .*$/m, "To: fax+15551230702@example.com");
+    expect(copy).not.toBe(original.toString("latin1"));
+    await dovecot.deliver(BOX.user, BOX.password, copy);
+    await waitUntil(async () => (await inFolder("faxgate-failed")) === failedBefore + 1, "the copy in faxgate-failed");
+    expect(await faxesTo("+15551230702")).toHaveLength(0);
+    await waitUntil(
+      async () => (await mailWith(/^Fax not sent: "Signed once"/)) !== undefined,
+      "the refusal mail to alice",
+    );
+    expect((await mailWith(/^Fax not sent: "Signed once"/))!.text).toMatch(
+      /This signed message was already faxed at .* UTC: a copy of a signed mail cannot be faxed again/,
+    );
+  });
+
+  it("a signed mail dated 6 hours ago is refused as stale", async () => {
+    const failedBefore = await inFolder("faxgate-failed");
+    const old = await signedAsMicrosoft(
+      "fax+15551230703@example.com",
+      "Old mail",
+      new Date(Date.now() - 6 * 3_600_000),
+    );
+    await dovecot.deliver(BOX.user, BOX.password, old.toString("latin1"));
+    await waitUntil(
+      async () => (await inFolder("faxgate-failed")) === failedBefore + 1,
+      "the old mail in faxgate-failed",
+    );
+    expect(await faxesTo("+15551230703")).toHaveLength(0);
+    await waitUntil(async () => (await mailWith(/^Fax not sent: "Old mail"/)) !== undefined, "the refusal mail");
+    expect((await mailWith(/^Fax not sent: "Old mail"/))!.text).toMatch(/more than 4 hours ago/);
   });
 
   it("holds only the mailbox while the server is down, and takes mail again once it is back", async () => {

@@ -8,6 +8,7 @@ import { authenticate, dmarc as dmarcCheck, spf as spfCheck } from "mailauth";
 import type { SenderAuthConfig } from "../../config/schema.js";
 import type { DnsResolve } from "../../dns/resolver.js";
 import type { FaxgateError } from "../../errors.js";
+import { type DkimOutcome, readSignedMessage } from "../../mail-auth/signed-message.js";
 import { refuseWith } from "../smtp-reply.js";
 import { aligned } from "../../mail-auth/alignment.js";
 import { headerFields, readHeaderBlock } from "../../mail-auth/auth-results.js";
@@ -51,7 +52,7 @@ interface DkimRow {
   status: { result: string; comment?: string | false; aligned?: string | false; underSized?: number };
 }
 interface AuthOutcome {
-  dkim: { headerFrom?: string[]; results?: DkimRow[] };
+  dkim: { headerFrom?: string[]; results?: DkimRow[] } & DkimOutcome;
   spf: { status: { result: string; comment?: string }; domain?: string } | false;
   dmarc:
     | {
@@ -238,9 +239,6 @@ export class SenderVerifier {
   }
 
   private async verifyStranger(input: SenderInput): Promise<SenderVerdict> {
-    const sender = input.envelopeFrom.toLowerCase();
-    const domain = domainOf(sender);
-    const strict = this.config.alignment === "strict";
     const res = (await authenticate(input.message(), {
       ip: input.remoteAddress.replace(/^::ffff:(?=\d+\.)/i, ""),
       helo: input.clientHostname,
@@ -251,6 +249,17 @@ export class SenderVerifier {
       disableArc: this.config.arcForwarders.length === 0,
       disableBimi: true,
     })) as unknown as AuthOutcome;
+    const verdict = this.judgeStranger(input, res);
+    // what the signature proves beyond the sender (mail-auth/wanted.ts judges it)
+    if (!verdict.ok) return verdict;
+    const signed = readSignedMessage(res.dkim, domainOf(input.envelopeFrom), this.config.alignment === "strict");
+    return { ...verdict, signed };
+  }
+
+  private judgeStranger(input: SenderInput, res: AuthOutcome): SenderVerdict {
+    const sender = input.envelopeFrom.toLowerCase();
+    const domain = domainOf(sender);
+    const strict = this.config.alignment === "strict";
 
     // DMARC judges the From: domain; a fax is charged to the envelope sender: they must be one.
     const from = (res.dkim.headerFrom ?? []).map((a) => a.toLowerCase());

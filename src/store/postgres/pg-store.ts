@@ -33,11 +33,13 @@ import type {
   StoredDocument,
 } from "../types.js";
 import * as addressing from "./addressing.js";
-import { createPgContext, type PgContext, type PgStoreOptions } from "./context.js";
+import { createPgContext, lockKey, type PgContext, type PgStoreOptions } from "./context.js";
 import * as documents from "./documents.js";
 import { DutyConnection } from "./duties.js";
 import * as intake from "./enqueue.js";
 import * as kv from "./kv.js";
+import { releaseSql, signedUseSql, type SignedUse, type SignedUseAnswer } from "../signed-uses.js";
+import { POSTGRES } from "../transition-sql.js";
 import * as leases from "./leases.js";
 import * as notifications from "./notifications.js";
 import * as operator from "./operator.js";
@@ -330,6 +332,27 @@ export class PgStore implements QueueStore {
 
   setState(key: string, value: string): Promise<void> {
     return kv.setState(this.ctx, key, value);
+  }
+
+  // ---- the replay record of signed mail
+  useSignedMessage(use: SignedUse): Promise<SignedUseAnswer> {
+    return this.ctx.tx("record a signed message's use", async (c) => {
+      // one lock per key, in one order: the check and the insert of two gateways cannot interleave
+      for (const key of [...use.keys].sort())
+        await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey(`signed:${key}`)]);
+      const q = signedUseSql(POSTGRES, use, new Date(this.ctx.clock.now()).toISOString());
+      await c.query(q.purge.text, q.purge.args);
+      const used = await c.query<{ recipient: string; used_at: string }>(q.conflict.text, q.conflict.args);
+      const row = used.rows[0];
+      if (row) return { ok: false, usedAt: row.used_at, recipient: row.recipient } as const;
+      for (const ins of q.inserts) await c.query(ins.text, ins.args);
+      return { ok: true } as const;
+    });
+  }
+
+  async releaseSignedMessage(claim: string): Promise<void> {
+    const q = releaseSql(POSTGRES, claim);
+    await this.ctx.q("give back a signed message's use", q.text, q.args);
   }
 
   /** A session advisory lock per duty on the duty connection (duties.ts). */

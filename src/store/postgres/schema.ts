@@ -4,6 +4,7 @@
 // store, so both backends compare and return them the same way. The state CHECKs are written
 // out: a shipped step never changes (test/store/schema-steps.test.ts), a new state is a new step.
 import { receivedTables } from "../received-tables.js";
+import { signedUsesTable } from "../signed-uses.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -120,6 +121,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   `,
   // Received faxes kept with their document (store/received.ts), as in the SQLite store.
   receivedTables({ blob: "BYTEA", serial: "BIGSERIAL PRIMARY KEY" }),
+  // The replay record of signed mail (store/signed-uses.ts), as in the SQLite store.
+  signedUsesTable(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

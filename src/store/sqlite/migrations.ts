@@ -4,6 +4,7 @@
 // them.
 import type Database from "better-sqlite3";
 import { receivedTables } from "../received-tables.js";
+import { signedUsesTable } from "../signed-uses.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -243,6 +244,8 @@ export const MIGRATIONS: readonly string[] = [
   // Received faxes kept with their document (store/received.ts): the shared inbox, routing again,
   // finding one later; one row per service messageId. Their timeline is received_events.
   receivedTables({ blob: "BLOB", serial: "INTEGER PRIMARY KEY AUTOINCREMENT" }),
+  // The replay record of signed mail (store/signed-uses.ts): a copy of a signed message is faxed once.
+  signedUsesTable(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

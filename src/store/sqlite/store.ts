@@ -41,6 +41,8 @@ import { openDatabase } from "./open-database.js";
 import * as addressing from "./addressing.js";
 import * as enq from "./enqueue.js";
 import * as kv from "./kv.js";
+import { releaseSql, signedUseSql, type SignedUse, type SignedUseAnswer } from "../signed-uses.js";
+import { SQLITE } from "../transition-sql.js";
 import * as leases from "./leases.js";
 import * as notes from "./notifications.js";
 import * as ops from "./operator.js";
@@ -406,6 +408,26 @@ export class SqliteStore implements QueueStore {
 
   async setState(key: string, value: string): Promise<void> {
     kv.setState(this.c, key, value);
+  }
+
+  // ---- the replay record of signed mail
+  async useSignedMessage(use: SignedUse): Promise<SignedUseAnswer> {
+    const q = signedUseSql(SQLITE, use, this.c.now());
+    // one write transaction (BEGIN IMMEDIATE): the check and the insert cannot interleave with another's
+    return this.c.write(() => {
+      this.c.sql(q.purge.text).run(...q.purge.args);
+      const used = this.c.sql(q.conflict.text).get(...q.conflict.args) as
+        | { recipient: string; used_at: string }
+        | undefined;
+      if (used) return { ok: false, usedAt: used.used_at, recipient: used.recipient };
+      for (const ins of q.inserts) this.c.sql(ins.text).run(...ins.args);
+      return { ok: true };
+    });
+  }
+
+  async releaseSignedMessage(claim: string): Promise<void> {
+    const q = releaseSql(SQLITE, claim);
+    this.c.write(() => this.c.sql(q.text).run(...q.args));
   }
 
   /** The daemon lock already makes this process the only one on this queue. */
