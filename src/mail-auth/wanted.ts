@@ -22,8 +22,11 @@ export function refusal(code: ErrorCode, text: string): FaxgateError {
 
 const shownTime = (at: Date): string => `${at.toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
-/** Throws the refusal of a signed message that is too old, dated ahead, or whose date is not signed. */
-export function checkFresh(signed: SignedMessage, now: number, maxAgeHours: number): void {
+/**
+ * Throws the refusal of a signed message that is too old, dated ahead, or whose date is not signed.
+ * `now` is when the message reached us; `arrival` words it in the refusal ("ago" for SMTP).
+ */
+export function checkFresh(signed: SignedMessage, now: number, maxAgeHours: number, arrival = "ago"): void {
   if (signed.signers.length === 0) return;
   if (!signed.date)
     throw refusal(
@@ -34,7 +37,7 @@ export function checkFresh(signed: SignedMessage, now: number, maxAgeHours: numb
   if (age > maxAgeHours * 3_600_000)
     throw refusal(
       "SIGNED_MAIL_STALE",
-      `This signed message is dated ${shownTime(signed.date)}, more than ${maxAgeHours} hours ago: a copy of an old mail is not faxed; send a new mail`,
+      `This signed message is dated ${shownTime(signed.date)}, more than ${maxAgeHours} hours ${arrival}: a copy of an old mail is not faxed; send a new mail`,
     );
   if (age < -FUTURE_SKEW_MS)
     throw refusal(

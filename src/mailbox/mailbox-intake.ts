@@ -311,7 +311,7 @@ export class MailboxIntake {
       throw new Refused(`too many fax numbers: at most ${this.opts.maxRecipients} per message`, user.name);
     }
     // the whole message before any contact is looked up: its signature decides whether it is wanted
-    const full = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
+    const full = await client.fetchOne(String(uid), { uid: true, source: true, internalDate: true }, { uid: true });
     // biome-ignore lint/complexity/useOptionalChain: imapflow answers false, not undefined, when absent
     if (!full || !full.source) throw new Error("the message went away while it was read");
     const from = (env.from ?? [])[0]!.address!;
@@ -321,6 +321,7 @@ export class MailboxIntake {
       ...(env.messageId ? { messageId: env.messageId } : {}),
       numbersFrom: addressing.from,
       dedupeKey: key,
+      ...(full.internalDate ? { arrivedAt: new Date(full.internalDate) } : {}),
     });
     const recipients: EnvelopeRecipient[] = [];
     const rules = {

@@ -38,6 +38,8 @@ export async function judgeSignedMailbox(
     numbersFrom: "plus address" | "display name" | "subject";
     /** the mailbox message's own key: found again after a crash, it is the same use */
     dedupeKey: string;
+    /** when the provider delivered it into the mailbox (IMAP INTERNALDATE) */
+    arrivedAt?: Date;
   },
 ): Promise<SignedVerdict> {
   const cfg = opts.senderAuth();
@@ -51,7 +53,13 @@ export async function judgeSignedMailbox(
     throw new FaxgateError("SENDER_CHECK_TEMPORARY", `the DKIM key of ${domain} cannot be looked up right now`, {
       temporary: true,
     });
-  checkFresh(signed, opts.now(), cfg.maxMessageAgeHours);
+  // Freshness is judged at the message's arrival in the mailbox, not when faxgate reads it: mail
+  // that waited while the gateway was stopped is still the sender's fresh mail. The provider sets
+  // the arrival time; a sender cannot.
+  const now = opts.now();
+  const arrived = msg.arrivedAt?.getTime();
+  const at = arrived !== undefined && Number.isFinite(arrived) && arrived <= now ? arrived : now;
+  checkFresh(signed, at, cfg.maxMessageAgeHours, at === now ? "ago" : "before it reached the mailbox");
   const covered = msg.numbersFrom === "subject" ? signed.subjectSigned : signed.recipientsSigned;
   const recipientsProved = recipientsProof(covered, domain, cfg.domains[domain]?.requireSignedRecipients === true);
   const keys = signed.keys.length ? signed.keys : msg.messageId ? [messageIdKey(domain, msg.messageId)] : [];

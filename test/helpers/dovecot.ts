@@ -26,8 +26,8 @@ export interface Dovecot {
   client(user: string, password: string): Promise<ImapFlow>;
   /** an IMAP client signed in with an OAuth2 access token */
   tokenClient(token: string): Promise<ImapFlow>;
-  /** puts a raw message into a user's folder, as a mail provider's delivery would */
-  deliver(user: string, password: string, raw: string, folder?: string): Promise<void>;
+  /** puts a raw message into a user's folder, as a mail provider's delivery would (at arrivedAt) */
+  deliver(user: string, password: string, raw: string, folder?: string, arrivedAt?: Date): Promise<void>;
   /** how many messages a folder of a user holds */
   count(user: string, password: string, folder: string): Promise<number>;
   /** SIGSTOP / SIGCONT every Dovecot process: the server hangs mid-conversation */
@@ -183,10 +183,10 @@ protocol imap {
       await c.connect();
       return c;
     },
-    async deliver(user, password, raw, folder = "INBOX") {
+    async deliver(user, password, raw, folder = "INBOX", arrivedAt) {
       const c = await client(user, password);
       try {
-        await c.append(folder, raw);
+        await c.append(folder, raw, [], arrivedAt);
       } finally {
         await c.logout();
       }

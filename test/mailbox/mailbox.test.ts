@@ -441,7 +441,23 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     );
     expect(await faxesTo("+15551230703")).toHaveLength(0);
     await waitUntil(async () => (await mailWith(/^Fax not sent: "Old mail"/)) !== undefined, "the refusal mail");
-    expect((await mailWith(/^Fax not sent: "Old mail"/))!.text).toMatch(/more than 4 hours ago/);
+    expect((await mailWith(/^Fax not sent: "Old mail"/))!.text).toMatch(
+      /more than 4 hours before it reached the mailbox/,
+    );
+  });
+
+  it("a signed mail that waited in the mailbox (faxgate stopped) is judged by its arrival, and faxed", async () => {
+    // dated 6 hours ago and delivered into the mailbox a minute later: fresh when it arrived
+    const sent = new Date(Date.now() - 6 * 3_600_000);
+    const waited = await signedAsMicrosoft("fax+15551230704@example.com", "Waited in the mailbox", sent);
+    await dovecot.deliver(
+      BOX.user,
+      BOX.password,
+      waited.toString("latin1"),
+      "INBOX",
+      new Date(sent.getTime() + 60_000),
+    );
+    await waitUntil(async () => (await faxesTo("+15551230704")).length === 1, "the waiting mail faxed");
   });
 
   it("holds only the mailbox while the server is down, and takes mail again once it is back", async () => {
