@@ -35,6 +35,9 @@ const FETCHING_FUNCTIONS = new Set(["WEBSERVICE", "FILTERXML", "DDE", "INDIRECT"
 const LOADING_SCHEME =
   /(?:file|https?|ftps?|sftp|smb|cifs|nfs|dav|davs|webdav|jar|zip|macro|slot|uno|private|service|ldaps?|gopher|imap|tftp|vnd\.sun\.star\.[a-z.]+):/i;
 
+const QUOTED_SCHEME = new RegExp(`['"\\[(]\\s*${LOADING_SCHEME.source}`, "i");
+const LEADING_SCHEME = new RegExp(`^${LOADING_SCHEME.source}`, "i");
+
 /**
  * Why a spreadsheet formula reaches outside the document, or null: a fetching function (also with
  * a prefix, `_xlfn.WEBSERVICE`, `ORG.OPENOFFICE.WEBSERVICE`), a reference into another file
@@ -52,7 +55,7 @@ export function fetchingFormula(f: string): string | null {
     /\[\s*\d+\s*\]/.test(f) ||
     /\[[^\]]*[\\/][^\]]*\]/.test(f) ||
     /['"]\s*([a-z]:)?[\\/]/i.test(f) ||
-    new RegExp(`['"\\[]\\s*${LOADING_SCHEME.source}`, "i").test(f)
+    QUOTED_SCHEME.test(f)
   )
     return "a formula referring to another file";
   // a DDE reference (app|'topic'!item): no formula grammar uses '|' outside a string
@@ -102,12 +105,7 @@ export function isExternal(ref: string): boolean {
 export function namesLoadingScheme(value: string): boolean {
   const r = normalizeRef(value);
   if (/^data:/i.test(r)) return !RASTER_DATA.test(r);
-  return (
-    new RegExp(`^${LOADING_SCHEME.source}`, "i").test(r) ||
-    /^[a-z][a-z0-9+.-]*:\/\//i.test(r) ||
-    r.startsWith("\\\\") ||
-    new RegExp(`['"(]${LOADING_SCHEME.source}`, "i").test(r)
-  );
+  return LEADING_SCHEME.test(r) || /^[a-z][a-z0-9+.-]*:\/\//i.test(r) || r.startsWith("\\\\") || QUOTED_SCHEME.test(r);
 }
 
 /** CSS as a reader sees it: comments gone, escapes (`\75rl(`, `\@import`) decoded. */
@@ -133,5 +131,5 @@ export function cssFetches(css: string): boolean {
     const target = m[2]!.trim();
     if (target !== "" && !target.startsWith("#") && !RASTER_DATA.test(target)) return true;
   }
-  return new RegExp(`['"]\\s*${LOADING_SCHEME.source}`, "i").test(c);
+  return QUOTED_SCHEME.test(c);
 }
