@@ -68,8 +68,9 @@ function stripBytes(b: Uint8Array, kind: StripResult["kind"], removed: string[],
   const before = removed.length;
   if (kind === "xml") {
     const x = readXml(b);
-    const text = stripXml(x.text, removed, depth);
-    return removed.length > before ? x.write(text) : b;
+    const quiet = { changed: false };
+    const text = stripXml(x.text, removed, depth, quiet);
+    return removed.length > before || quiet.changed ? x.write(text) : b;
   }
   if (kind === "rtf") {
     const text = stripRtf(Buffer.from(b).toString("latin1"), removed);
@@ -278,8 +279,11 @@ const FORMULA_ELEMENTS = new Set(["f", "formula", "formula1", "formula2", "defin
 const VOCABULARY =
   /^(https?:\/\/(schemas\.openxmlformats\.org|schemas\.microsoft\.com|purl\.oclc\.org|purl\.org|www\.w3\.org|openoffice\.org|www\.openoffice\.org|docs\.oasis-open\.org|schemas\.libreoffice\.org|ns\.adobe\.com)\/|urn:)/i;
 
-/** ODF document settings that would override the profile's "never update links". */
-const LINK_SETTINGS = new Set(["LinkUpdateMode", "UpdateFromTemplate", "FieldAutoUpdate", "ChartAutoUpdate"]);
+/**
+ * ODF document settings that would override the profile's "never update links". LibreOffice
+ * writes it into every document, so its removal is not reported (it is not the sender's doing).
+ */
+const LINK_SETTINGS = new Set(["LinkUpdateMode"]);
 
 interface Open {
   name: string;
@@ -291,7 +295,7 @@ interface Open {
   text: string | null;
 }
 
-function stripXml(input: string, removed: string[], depth: number): string {
+function stripXml(input: string, removed: string[], depth: number, quiet: { changed: boolean }): string {
   let xml = normalizeXml(input, removed);
   xml = stripFields(xml, removed);
   // an SVG picture (or XHTML) resolves a relative reference against where it came from: in it only
@@ -322,6 +326,7 @@ function stripXml(input: string, removed: string[], depth: number): string {
       const open = stack.pop();
       if (open) {
         const content = contentRule(open, removed, depth);
+        if (content !== null) quiet.changed = true;
         if (content === "drop") {
           out.length = open.at;
           continue;
@@ -364,10 +369,8 @@ function contentRule(e: Open, removed: string[], depth: number): string | "drop"
     removed.push("an external reference in a style sheet");
     return "";
   }
-  if (e.local === "config-item" && LINK_SETTINGS.has(e.attrs.find((a) => localName(a.name) === "name")?.value ?? "")) {
-    removed.push("a link update setting");
+  if (e.local === "config-item" && LINK_SETTINGS.has(e.attrs.find((a) => localName(a.name) === "name")?.value ?? ""))
     return "drop";
-  }
   // pictures and objects carried as base64 in flat XML are documents too (an SVG with a link)
   if (e.local === "binary-data") {
     const bytes = Buffer.from(text.replace(/\s+/g, ""), "base64");
