@@ -121,23 +121,26 @@ export function stripRtf(rtf: string, removed: string[]): string {
       if (next === undefined) break;
       if (/[A-Za-z]/.test(next)) {
         const m = /^([A-Za-z]{1,32})(-?\d{1,10})? ?/.exec(rtf.slice(i + 1, i + 48))!;
-        const word = m[1]!;
+        const raw = m[1]!;
+        // destinations in any case: a reader that ignores case finds them too. \bin, \u and \uc
+        // only as written: taking \BIN for \bin would skip bytes a case-strict reader parses
+        const word = raw.toLowerCase();
         const param = m[2];
         const start = i;
         i += 1 + m[0].length;
-        if (word === "bin" && param !== undefined) {
+        if (raw === "bin" && param !== undefined) {
           // raw bytes: never text, never braces
           i += Math.max(0, Number(param));
           continue;
         }
-        if (word === "u" && param !== undefined) {
+        if (raw === "u" && param !== undefined) {
           const code = (Number(param) + 65536) % 65536;
           const ch = String.fromCharCode(code);
           text(ch, ch);
           skip = g.uc;
           continue;
         }
-        if (word === "uc" && param !== undefined) {
+        if (raw === "uc" && param !== undefined) {
           g.uc = Math.max(0, Number(param));
           continue;
         }
