@@ -301,7 +301,7 @@ function stripXml(input: string, removed: string[], depth: number, quiet: { chan
   // an SVG picture (or XHTML) resolves a relative reference against where it came from: in it only
   // a fragment (#id) or a raster data: URL is its own. Known by its root element, not by a
   // namespace declared somewhere (LibreOffice declares XHTML's in every content.xml).
-  const root = /^(?:\s|<\?[\s\S]*?\?>)*<([^\s/>]+)/.exec(xml)?.[1];
+  const root = /^(?:\ufeff|\xef\xbb\xbf)?(?:\s|<\?[\s\S]*?\?>)*<([^\s/>]+)/.exec(xml)?.[1];
   const svg = root !== undefined && /^(svg|html)$/i.test(localName(root));
   const out: string[] = [];
   const stack: Open[] = [];
