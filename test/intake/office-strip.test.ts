@@ -365,6 +365,7 @@ describe("OOXML spreadsheets and documents: formulas and instructions", () => {
         "<c r=\"@\"><f>cmd|' /C calc'!A0</f><v>4</v></c>",
         '<c r="@" t="str"><f>_xlfn.FILTERXML(_xlfn.WEBSERVICE("http://127.0.0.9/y"),"//a")</f><v>saved5</v></c>',
         '<c r="@"><f>SUM(A1:A3)</f><v>6</v></c>',
+        '<c r="@" t="str"><f>A1&amp;"/"&amp;B1&amp;COUNTIF(A:A,"#N/A")</f><v>7</v></c>',
       ],
       {
         parts: {
@@ -375,7 +376,9 @@ describe("OOXML spreadsheets and documents: formulas and instructions", () => {
     const r = stripExternalReferences(doc);
     const sheet = part(r.data, "xl/worksheets/sheet1.xml");
     expect(sheet).not.toMatch(/WEBSERVICE|127\.0\.0\.9|srv|\[1\]|cmd/);
+    // string literals with a slash or a # are not references
     expect(sheet).toContain("<f>SUM(A1:A3)</f>");
+    expect(sheet).toContain('<f>A1&amp;"/"&amp;B1&amp;COUNTIF(A:A,"#N/A")</f>');
     for (const v of ["saved1", "<v>2</v>", "<v>3</v>", "<v>4</v>", "saved5"]) expect(sheet).toContain(v);
     const wb = part(r.data, "xl/workbook.xml");
     expect(wb).not.toContain("WEBSERVICE");

@@ -49,12 +49,13 @@ export function fetchingFormula(f: string): string | null {
     const name = m[1]!.split(".").pop()!.toUpperCase();
     if (FETCHING_FUNCTIONS.has(name)) return `a ${name} formula`;
   }
-  // quoted names and paths: 'file:///x'#$Sheet1.A1 (ODF), '[1]S'!A1 and 'C:\d\[x.xlsx]S'!A1 (OOXML)
+  // quoted names and paths: 'file:///x'#$Sheet1.A1 (ODF), '[1]S'!A1 and 'C:\d\[x.xlsx]S'!A1 (OOXML);
+  // single quotes, which enclose sheet and file names, not "strings" ("/" as a separator is fine)
   if (
-    /['"]\s*#|#\s*\$/.test(f) ||
+    /'\s*#|#\s*\$/.test(f) ||
     /\[\s*\d+\s*\]/.test(f) ||
     /\[[^\]]*[\\/][^\]]*\]/.test(f) ||
-    /['"]\s*([a-z]:)?[\\/]/i.test(f) ||
+    /'\s*([a-z]:)?[\\/]/i.test(f) ||
     QUOTED_SCHEME.test(f)
   )
     return "a formula referring to another file";
