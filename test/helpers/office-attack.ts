@@ -154,3 +154,56 @@ export function rtf(body: string): Uint8Array {
 export function rtfField(instr: string): string {
   return `{\\field{\\*\\fldinst { ${instr.replace(/\\/g, "\\\\")} }}{\\fldrslt {old}}}`;
 }
+
+const SML = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+
+/**
+ * An .xlsx with one sheet: A1 says "Visible body text", then one row per cell of `cells` (the
+ * inside of <row>, with `@` for the cell's own reference). `externalLink`, when given, is the
+ * target of an externalLink part the formulas can name as `[1]`.
+ */
+export function xlsx(cells: string[], o: { externalLink?: string; parts?: Record<string, string> } = {}): Uint8Array {
+  const ext = o.externalLink !== undefined;
+  const rows = cells.map((c, i) => `<row r="${i + 2}">${c.replace(/@/g, `A${i + 2}`)}</row>`).join("");
+  return zipSync({
+    "[Content_Types].xml": strToU8(
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>${ext ? '<Override PartName="/xl/externalLinks/externalLink1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.externalLink+xml"/>' : ""}</Types>`,
+    ),
+    "_rels/.rels": strToU8(
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="${REL}"><Relationship Id="rId1" Type="${R}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+    ),
+    "xl/workbook.xml": strToU8(
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook xmlns="${SML}" xmlns:r="${R}"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets>${ext ? '<externalReferences><externalReference r:id="rId2"/></externalReferences>' : ""}</workbook>`,
+    ),
+    "xl/_rels/workbook.xml.rels": strToU8(
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="${REL}"><Relationship Id="rId1" Type="${R}/worksheet" Target="worksheets/sheet1.xml"/>${ext ? `<Relationship Id="rId2" Type="${R}/externalLink" Target="externalLinks/externalLink1.xml"/>` : ""}</Relationships>`,
+    ),
+    "xl/worksheets/sheet1.xml": strToU8(
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="${SML}" xmlns:r="${R}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Visible body text</t></is></c></row>${rows}</sheetData></worksheet>`,
+    ),
+    ...(ext
+      ? {
+          "xl/externalLinks/externalLink1.xml": strToU8(
+            `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><externalLink xmlns="${SML}" xmlns:r="${R}"><externalBook r:id="rId1"><sheetNames><sheetName val="Sheet1"/></sheetNames></externalBook></externalLink>`,
+          ),
+          "xl/externalLinks/_rels/externalLink1.xml.rels": strToU8(
+            `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="${REL}"><Relationship Id="rId1" Type="${R}/externalLinkPath" Target="${o.externalLink}" TargetMode="External"/></Relationships>`,
+          ),
+        }
+      : {}),
+    ...Object.fromEntries(Object.entries(o.parts ?? {}).map(([k, v]) => [k, strToU8(v)])),
+  });
+}
+
+/** An .ods with one sheet: "Visible body text", then one row per cell of `cells` (the inside of <table:table-row>). */
+export function ods(cells: string[], o: { before?: string } = {}): Uint8Array {
+  return zipSync({
+    mimetype: [strToU8("application/vnd.oasis.opendocument.spreadsheet"), { level: 0 }],
+    "META-INF/manifest.xml": strToU8(
+      '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>',
+    ),
+    "content.xml": strToU8(
+      `<?xml version="1.0" encoding="UTF-8"?><office:document-content ${ODF_NS} xmlns:of="urn:oasis:names:tc:opendocument:xmlns:of:1.2" office:version="1.2"><office:body><office:spreadsheet>${o.before ?? ""}<table:table table:name="Sheet1"><table:table-row><table:table-cell office:value-type="string"><text:p>Visible body text</text:p></table:table-cell></table:table-row>${cells.map((c) => `<table:table-row>${c}</table:table-row>`).join("")}</table:table></office:spreadsheet></office:body></office:document-content>`,
+    ),
+  });
+}

@@ -230,3 +230,82 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("each protection alone stops t
     expect(off.warnings.join(" ")).toMatch(/office\.sandbox is off/);
   });
 });
+
+/**
+ * The classes of the fourth review (issue 48, item 8), against the stripper as the only layer
+ * (default profile, no sandbox): each is a spelling the previous stripper let through, of a
+ * construct LibreOffice follows.
+ */
+const STRIP_ONLY: Array<{ name: string; ext: string; build: (file: string, http: string) => Uint8Array }> = [
+  {
+    name: "docx: a picture linked (r:link) to a relationship typed as a hyperlink",
+    ext: ".docx",
+    build: (f, u) =>
+      docx(docxPicture("rId5") + docxPicture("rId6"), [
+        { id: "rId5", type: "hyperlink", target: `${u}/hyperlink.pdf`, external: true },
+        { id: "rId6", type: "hyperlink", target: fileUrl(f), external: true },
+      ]),
+  },
+  {
+    name: "odt: a linked image whose tag has a non-ASCII attribute name before xlink:href",
+    ext: ".odt",
+    build: (f, u) =>
+      odt(
+        odfImage(fileUrl(f)).replace("<draw:image ", '<draw:image \u00f1="1" ') +
+          odfImage(`${u}/odt-name.pdf`).replace("<draw:image ", '<draw:image \u00f1="1" '),
+      ),
+  },
+  {
+    name: "rtf: INCLUDEPICTURE inside an IF, and \\fldinst after another control word",
+    ext: ".rtf",
+    build: (f, u) =>
+      rtf(
+        `{\\field{\\*\\fldinst IF 1 = 1 "{\\field{\\*\\fldinst INCLUDEPICTURE "${fileUrl(f)}" \\\\d}{\\fldrslt }}" ""}{\\fldrslt x}}` +
+          `{\\field{\\b\\fldinst INCLUDEPICTURE "${u}/rtf-b.pdf" \\\\d}{\\fldrslt y}}` +
+          `{\\field{\\*\\ul\\fldinst INCLUDEPICTURE "${fileUrl(f)}" \\\\d}{\\fldrslt z}}`,
+      ),
+  },
+  {
+    name: "rtf: INCLUDEPICTURE spelt with \\u and a fallback character",
+    ext: ".rtf",
+    build: (f, u) =>
+      rtf(
+        `{\\field{\\*\\fldinst \\u73 XNCLUDEPICTURE "${fileUrl(f)}" \\\\d}{\\fldrslt x}}` +
+          `{\\field{\\*\\fldinst \\u73 XNCLUDEPICTURE "${u}/rtf-u.pdf" \\\\d}{\\fldrslt y}}`,
+      ),
+  },
+  {
+    name: "odt: a form button's image (form:image-data) from a file and a URL",
+    ext: ".odt",
+    build: (f, u) =>
+      odt(
+        `<office:forms><form:form xmlns:form="urn:oasis:names:tc:opendocument:xmlns:form:1.0" form:name="F"><form:button form:name="B" form:id="b1" form:image-data="${fileUrl(f)}" form:label="x"/><form:button form:name="C" form:id="b2" form:image-data="${u}/button.pdf" form:label="y"/></form:form></office:forms>` +
+          '<text:p><draw:control xmlns:form="urn:oasis:names:tc:opendocument:xmlns:form:1.0" text:anchor-type="as-char" svg:width="10cm" svg:height="10cm" draw:control="b1"/><draw:control text:anchor-type="as-char" svg:width="10cm" svg:height="10cm" draw:control="b2"/></text:p>',
+      ),
+  },
+];
+
+describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)(
+  "the stripper alone holds against the fourth review's classes",
+  () => {
+    let alone: OfficeConverter;
+    beforeAll(() => {
+      alone = new OfficeConverter({ layers: { profile: false }, sandbox: "off", tmpDir: path.join(dir, "strip-only") });
+    });
+    afterAll(async () => {
+      await alone?.close();
+    });
+    for (const v of STRIP_ONLY) {
+      it(v.name, async () => {
+        const before = web.requests.length;
+        const pdf = await alone.convert({ name: `attack${v.ext}`, ext: v.ext, data: v.build(canary, web.url) });
+        const text = pdfText(pdf, dir);
+        expect(text).toContain("Visible body text");
+        expect({ canaryInPdf: text.includes(CANARY), httpRequests: web.requests.slice(before) }).toEqual({
+          canaryInPdf: false,
+          httpRequests: [],
+        });
+      }, 120_000);
+    }
+  },
+);

@@ -1,11 +1,25 @@
 // Removes what an office document names outside itself before LibreOffice sees it: a linked
-// picture, an included text, a linked section, an OLE link, an altChunk or subdocument is the
-// sender choosing a file or URL for the gateway to read and fax back to them. What the document
-// carries inside itself is kept; hyperlinks are kept (a click target is never fetched).
+// picture, an included text, a linked section or sheet, an OLE or DDE link, an external cell
+// reference, a WEBSERVICE formula, a style sheet import, an altChunk or subdocument is the sender
+// choosing a file or URL for the gateway to read and fax back to them. What the document carries
+// inside itself is kept; click-only hyperlinks of ODF and SVG are kept (never fetched).
 // The kind is decided by content, not by name, because LibreOffice detects the format by content
 // too: a zip (OOXML, ODF), a flat XML file (.fodt, Word 2003 XML) or RTF. Binary formats (.doc,
 // .xls, .ppt) are not rewritten: the hardened profile and the sandbox are their protection.
+// XML is read by a strict tokenizer that refuses what it cannot read, so no tag a parser would
+// see escapes the judging; relationship parts go through an XML parser and are written anew
+// (strip-rels.ts); RTF is read token by token (strip-rtf.ts).
 import { strToU8, unzipSync, zipSync, type Zippable } from "fflate";
+import { RelsError, isRelsPart, stripRels } from "./strip-rels.js";
+import { RtfError, stripRtf } from "./strip-rtf.js";
+import {
+  cssFetches,
+  fetchingField,
+  fetchingFormula,
+  isExternal,
+  namesLoadingScheme,
+  normalizeRef,
+} from "./strip-judge.js";
 
 export interface StripResult {
   data: Uint8Array;
@@ -23,20 +37,15 @@ const MAX_UNPACKED = 256 * 1024 * 1024;
 /** Packages inside packages (an embedded .docx, an altChunk) are rewritten too, to this depth. */
 const MAX_DEPTH = 3;
 
-/** Field codes that read a file or URL (Word's INCLUDE is the old name of INCLUDETEXT). */
-const FETCHING_FIELDS = /^(INCLUDEPICTURE|INCLUDETEXT|INCLUDE|IMPORT|LINK|DDE|DDEAUTO|DATABASE)$/i;
-
 export function stripExternalReferences(data: Uint8Array): StripResult {
   const removed: string[] = [];
   const kind = kindOf(data);
-  if (kind === "zip") return { data: stripZip(data, removed, 0), removed, kind };
-  if (kind === "xml") {
-    const x = readXml(data);
-    return { data: x.write(stripXml(x.text, removed)), removed, kind };
+  try {
+    return { data: kind === "binary" ? data : stripBytes(data, kind, removed, 0), removed, kind };
+  } catch (err) {
+    if (err instanceof RtfError || err instanceof RelsError) throw new StripError(err.message);
+    throw err;
   }
-  if (kind === "rtf")
-    return { data: Buffer.from(stripRtf(Buffer.from(data).toString("latin1"), removed), "latin1"), removed, kind };
-  return { data, removed, kind };
 }
 
 function kindOf(b: Uint8Array): StripResult["kind"] {
@@ -48,6 +57,26 @@ function kindOf(b: Uint8Array): StripResult["kind"] {
   if (head.startsWith("{\\rtf")) return "rtf";
   if (head.startsWith("<")) return "xml";
   return "binary";
+}
+
+/** One document of a known kind, stripped (the bytes as they were when nothing was removed). */
+function stripBytes(b: Uint8Array, kind: StripResult["kind"], removed: string[], depth: number): Uint8Array {
+  if (kind === "zip") {
+    if (depth > MAX_DEPTH) throw new StripError("it nests packages too deeply");
+    return stripZip(b, removed, depth);
+  }
+  const before = removed.length;
+  if (kind === "xml") {
+    const x = readXml(b);
+    const quiet = { changed: false };
+    const text = stripXml(x.text, removed, depth, quiet);
+    return removed.length > before || quiet.changed ? x.write(text) : b;
+  }
+  if (kind === "rtf") {
+    const text = stripRtf(Buffer.from(b).toString("latin1"), removed);
+    return removed.length > before ? Buffer.from(text, "latin1") : b;
+  }
+  return b;
 }
 
 /**
@@ -84,22 +113,9 @@ function stripZip(data: Uint8Array, removed: string[], depth: number): Uint8Arra
   const out: Zippable = {};
   for (const [name, bytes] of Object.entries(entries)) {
     if (name.endsWith("/")) continue;
-    let b = bytes;
-    const inner = kindOf(b);
-    if (inner === "xml") {
-      const before = removed.length;
-      const x = readXml(b);
-      const text = stripXml(x.text, removed);
-      if (removed.length > before) b = x.write(text);
-    } else if (inner === "zip" && depth < MAX_DEPTH) {
-      b = stripZip(b, removed, depth + 1);
-    } else if (inner === "zip") {
-      throw new StripError("it nests packages too deeply");
-    } else if (inner === "rtf") {
-      const before = removed.length;
-      const text = stripRtf(Buffer.from(b).toString("latin1"), removed);
-      if (removed.length > before) b = Buffer.from(text, "latin1");
-    }
+    const inner = kindOf(bytes);
+    // relationship parts are always written anew: the reader sees only what was judged
+    const b = isRelsPart(name) ? relsPart(bytes, inner, name, removed) : stripBytes(bytes, inner, removed, depth + 1);
     // ODF wants its mimetype entry stored, not compressed
     out[name] =
       name === "mimetype"
@@ -110,7 +126,21 @@ function stripZip(data: Uint8Array, removed: string[], depth: number): Uint8Arra
   return zipSync(out);
 }
 
-// ---- XML (OOXML parts, ODF parts, flat ODF, Word 2003 XML) ----
+/** A relationship part as UTF-8 (OPC allows UTF-8 and UTF-16), rebuilt by strip-rels.ts. */
+function relsPart(b: Uint8Array, kind: StripResult["kind"], name: string, removed: string[]): Uint8Array {
+  let text = "";
+  if (kind === "xml") {
+    const utf16 = (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff);
+    const body = Buffer.from(utf16 ? b.subarray(2) : b);
+    if (b[0] === 0xfe) body.swap16();
+    text = body.toString(utf16 ? "utf16le" : "utf8").replace(/^\ufeff/, "");
+    // no DTD or entity in a relationship part either; comments and CDATA read as a parser reads them
+    text = normalizeXml(text, []);
+  }
+  return strToU8(stripRels(text, name, removed));
+}
+
+// ---- XML (OOXML parts, ODF parts, SVG, flat ODF, Word 2003 XML) ----
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 
@@ -124,12 +154,16 @@ function unescapeXml(s: string): string {
   });
 }
 
+const escapeText = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
 const localName = (qname: string): string => qname.slice(qname.indexOf(":") + 1);
 
-/** A start (or empty) tag, with its attributes; `>` inside a quoted value does not end it. */
-// '<' cannot stand in an attribute value: excluding it keeps every pattern linear on hostile input
-const TAG = /<([A-Za-z_][\w.:-]*)((?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)\s*(\/?)>/g;
-const ATTR = /([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"<]*)"|'([^'<]*)')/g;
+/** An XML name, as loosely as any reader takes one (non-ASCII letters included). */
+const NAME = `[^\\s<>/=!?"'&]+`;
+/** A start (or empty) tag; '<' cannot stand in an attribute value, which keeps this linear. */
+const START = new RegExp(`<(${NAME})((?:\\s+${NAME}\\s*=\\s*(?:"[^"<]*"|'[^'<]*'))*)\\s*(/?)>`, "y");
+const END = new RegExp(`</(${NAME})\\s*>`, "y");
+const ATTR = new RegExp(`(${NAME})\\s*=\\s*(?:"([^"<]*)"|'([^'<]*)')`, "g");
 
 interface Attr {
   name: string;
@@ -151,16 +185,59 @@ function renderTag(name: string, attrs: Attr[], selfClosing: string): string {
   return `<${name}${attrs.map((a) => ` ${a.name}=${a.raw}`).join("")}${selfClosing}>`;
 }
 
-/** A reference outside the package: a URL scheme, an absolute or parent path, a UNC path. */
-function isExternal(ref: string): boolean {
-  let r = ref.trim();
-  try {
-    r = decodeURIComponent(r);
-  } catch {
-    // a malformed escape is judged as written
+/**
+ * The XML as a parser reads it, in the shape the judging below needs: comments gone (they could
+ * split an instruction a parser joins), CDATA turned into the escaped text it stands for, no
+ * processing instruction after the prolog (and no xml-stylesheet one at all). Every '<' must
+ * start something this reads; anything else is refused, never passed on half-read. An internal
+ * DTD subset can define entities that expand into anything (or read files, XXE): refused; a bare
+ * DOCTYPE (old OpenOffice manifests) is dropped.
+ */
+function normalizeXml(xml: string, removed: string[]): string {
+  const out: string[] = [];
+  let i = 0;
+  let inProlog = true;
+  for (;;) {
+    const lt = xml.indexOf("<", i);
+    if (lt < 0) {
+      out.push(xml.slice(i));
+      return out.join("");
+    }
+    out.push(xml.slice(i, lt));
+    if (xml.startsWith("<!--", lt)) {
+      const end = xml.indexOf("-->", lt + 4);
+      if (end < 0) throw new StripError("its XML has an unclosed comment");
+      i = end + 3;
+    } else if (xml.startsWith("<![CDATA[", lt)) {
+      const end = xml.indexOf("]]>", lt + 9);
+      if (end < 0) throw new StripError("its XML has an unclosed CDATA section");
+      out.push(escapeText(xml.slice(lt + 9, end)));
+      i = end + 3;
+    } else if (xml.startsWith("<?", lt)) {
+      const end = xml.indexOf("?>", lt + 2);
+      if (end < 0) throw new StripError("its XML could not be read");
+      const pi = xml.slice(lt, end + 2);
+      if (/^<\?xml-stylesheet/i.test(pi)) removed.push("a style sheet instruction");
+      else if (inProlog) out.push(pi);
+      i = end + 2;
+    } else if (/^<!DOCTYPE\b/i.test(xml.slice(lt, lt + 10))) {
+      const bare = /<!DOCTYPE\b[^[<>]*>/iy;
+      bare.lastIndex = lt;
+      if (!bare.exec(xml)) throw new StripError("it declares XML entities");
+      removed.push("a document type declaration");
+      i = bare.lastIndex;
+    } else if (xml.startsWith("<!", lt)) {
+      throw new StripError("it declares XML entities");
+    } else {
+      END.lastIndex = lt;
+      START.lastIndex = lt;
+      const m = END.exec(xml) ?? START.exec(xml);
+      if (!m) throw new StripError("its XML could not be read");
+      inProlog = false;
+      out.push(m[0]);
+      i = lt + m[0].length;
+    }
   }
-  if (r === "" || r.startsWith("#")) return false;
-  return /^[a-z][a-z0-9+.-]*:/i.test(r) || /^[/\\~]/.test(r) || r.includes("\\") || /(^|\/)\.\.(\/|$)/.test(r);
 }
 
 const VML_SHAPES = /^(shape|rect|roundrect|oval|line|polyline|curve|arc|group)$/;
@@ -168,121 +245,233 @@ const VML_SHAPES = /^(shape|rect|roundrect|oval|line|polyline|curve|arc|group)$/
 /** A hyperlink target that is only a click away, never fetched. */
 const SAFE_LINK = /^\s*(https?|mailto|ftp):/i;
 
-function stripXml(xml: string, removed: string[]): string {
-  // an internal DTD subset can define entities that expand into any of the patterns below (or read
-  // files, XXE): such a document is refused; a bare DOCTYPE (old OpenOffice manifests) is dropped
-  xml = xml.replace(/<!DOCTYPE\b[^[<>]*>/gi, () => {
-    removed.push("a document type declaration");
-    return "";
-  });
-  if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml)) throw new StripError("it declares XML entities");
-  // CDATA can hide an instruction from the patterns: it becomes the escaped text it stands for
-  xml = unwrapCdata(xml);
-  xml = stripFields(xml, removed);
-  return xml.replace(TAG, (whole, name: string, attrText: string, selfClosing: string) => {
-    const local = localName(name);
-    if (!attrText) return whole;
-    const attrs = parseAttrs(attrText);
-    let changed = false;
-    // OOXML relationships: an external target of anything but a hyperlink is dropped
-    if (local === "Relationship") {
-      const target = attrs.find((a) => a.name === "Target")?.value ?? "";
-      const mode = attrs.find((a) => a.name === "TargetMode")?.value ?? "";
-      const type = attrs.find((a) => a.name === "Type")?.value ?? "";
-      const hyperlink = /\/hyperlink$/i.test(type) && SAFE_LINK.test(target);
-      if (!hyperlink && (/^\s*external\s*$/i.test(mode) || isExternal(target))) {
-        removed.push(`an external relationship (${type.split("/").pop() || "of no type"})`);
-        const kept = attrs
-          .map((a) => (a.name === "Target" ? { ...a, value: "NULL", raw: '"NULL"' } : a))
-          .filter((a) => a.name !== "TargetMode");
-        return renderTag(name, kept, selfClosing);
-      }
-      return whole;
-    }
-    const out = attrs.filter((a) => {
-      const an = localName(a.name);
-      // ODF xlink:href, VML src/href, HTML-ish href: only a hyperlink may point outside
-      if (an === "href" || an === "src") {
-        if (!isExternal(a.value)) return true;
-        // hyperlinks: ODF and SVG <a>, and a VML shape's own (unprefixed) href; any other href or
-        // src (draw:image, text:section-source, v:imagedata, svg:image...) is something loaded
-        const isLink = local === "a" || (a.name === "href" && VML_SHAPES.test(local));
-        if (isLink && SAFE_LINK.test(a.value)) return true;
-        removed.push(`an external reference (${local})`);
-        changed = true;
-        return false;
-      }
-      // ODF DDE sources: the application/topic/item triple names another program's data
-      if (/^dde-(application|topic|item)$/.test(an) || /^dde(Service|Topic)$/.test(an)) {
-        removed.push(`a DDE link (${local})`);
-        changed = true;
-        return false;
-      }
-      // Word 2003 XML and OOXML fields written as an attribute
-      if (an === "instr" && fetchingField(a.value)) {
-        removed.push(`a ${fieldCode(a.value)} field`);
-        changed = true;
-        return false;
-      }
-      return true;
-    });
-    return changed ? renderTag(name, out, selfClosing) : whole;
-  });
+/** Attributes whose value is a reference by definition (ODF, SVG, XHTML, VML, OOXML connections). */
+const URL_ATTRS = new Set([
+  "href",
+  "src",
+  "image-data",
+  "codebase",
+  "archive",
+  "data",
+  "poster",
+  "srcset",
+  "action",
+  "formaction",
+  "background",
+  "base",
+  "url",
+  "sourceFile",
+  "odcFile",
+  "lowsrc",
+  "dynsrc",
+  "longdesc",
+  "cite",
+  "manifest",
+]);
+
+/** Attributes (by local name) that hold a formula or a cell range, which may name another file. */
+const FORMULA_ATTR = /formula|condition|expression|range|address|^ref$|^sqref$/i;
+
+/** Elements whose text is a spreadsheet formula (SpreadsheetML cells, names, rules; chart series). */
+const FORMULA_ELEMENTS = new Set(["f", "formula", "formula1", "formula2", "definedName"]);
+
+/** Names of XML vocabularies: identifiers, never loaded (graphicData uri, xmlns, Type...). */
+const VOCABULARY =
+  /^(https?:\/\/(schemas\.openxmlformats\.org|schemas\.microsoft\.com|purl\.oclc\.org|purl\.org|www\.w3\.org|openoffice\.org|www\.openoffice\.org|docs\.oasis-open\.org|schemas\.libreoffice\.org|ns\.adobe\.com)\/|urn:)/i;
+
+/**
+ * ODF document settings that would override the profile's "never update links". LibreOffice
+ * writes it into every document, so its removal is not reported (it is not the sender's doing).
+ */
+const LINK_SETTINGS = new Set(["LinkUpdateMode"]);
+
+interface Open {
+  name: string;
+  local: string;
+  attrs: Attr[];
+  /** Index in the output where this element's start tag is. */
+  at: number;
+  /** The element's text, while it has no child element. */
+  text: string | null;
 }
 
-/** `<![CDATA[a<b]]>` -> `a&lt;b` (the same characters to any XML reader). */
-function unwrapCdata(xml: string): string {
-  let out = "";
+function stripXml(input: string, removed: string[], depth: number, quiet: { changed: boolean }): string {
+  let xml = normalizeXml(input, removed);
+  xml = stripFields(xml, removed);
+  // an SVG picture (or XHTML) resolves a relative reference against where it came from: in it only
+  // a fragment (#id) or a raster data: URL is its own. Known by its root element, not by a
+  // namespace declared somewhere (LibreOffice declares XHTML's in every content.xml).
+  const root = /^(?:\ufeff|\xef\xbb\xbf)?(?:\s|<\?[\s\S]*?\?>)*<([^\s/>]+)/.exec(xml)?.[1];
+  const svg = root !== undefined && /^(svg|html)$/i.test(localName(root));
+  const out: string[] = [];
+  const stack: Open[] = [];
   let i = 0;
   for (;;) {
-    const open = xml.indexOf("<![CDATA[", i);
-    if (open < 0) return out + xml.slice(i);
-    const close = xml.indexOf("]]>", open + 9);
-    if (close < 0) throw new StripError("its XML has an unclosed CDATA section");
-    out +=
-      xml.slice(i, open) +
-      xml
-        .slice(open + 9, close)
-        .replace(/&/g, "&amp;")
-        .replace(/</g, "&lt;")
-        .replace(/>/g, "&gt;");
-    i = close + 3;
+    const lt = xml.indexOf("<", i);
+    const text = xml.slice(i, lt < 0 ? undefined : lt);
+    out.push(text);
+    const top = stack.at(-1);
+    if (top && top.text !== null) top.text += text;
+    if (lt < 0) break;
+    if (xml.startsWith("<?", lt)) {
+      const end = xml.indexOf("?>", lt) + 2;
+      out.push(xml.slice(lt, end));
+      i = end;
+      continue;
+    }
+    END.lastIndex = lt;
+    const end = END.exec(xml);
+    if (end) {
+      i = END.lastIndex;
+      const open = stack.pop();
+      if (open) {
+        const content = contentRule(open, removed, depth);
+        if (content !== null) quiet.changed = true;
+        if (content === "drop") {
+          out.length = open.at;
+          continue;
+        }
+        if (content !== null) {
+          out.length = open.at + 1;
+          out.push(content);
+        }
+      }
+      out.push(end[0]);
+      continue;
+    }
+    START.lastIndex = lt;
+    const m = START.exec(xml)!;
+    i = START.lastIndex;
+    const [whole, name, attrText, selfClosing] = m as unknown as [string, string, string, string];
+    if (top) top.text = null;
+    const local = localName(name);
+    const attrs = attrText ? parseAttrs(attrText) : [];
+    const kept = judgeAttrs(local, attrs, svg, removed);
+    out.push(kept === attrs ? whole : renderTag(name, kept, selfClosing));
+    if (!selfClosing) stack.push({ name, local, attrs: kept, at: out.length - 1, text: "" });
   }
+  return out.join("");
 }
 
-/** The field code of an instruction: `INCLUDEPICTURE "x" \d` -> INCLUDEPICTURE. */
-function fieldCode(instr: string): string {
-  return (/^\s*([A-Za-z]+)/.exec(instr)?.[1] ?? "").toUpperCase();
+/** An element's new content when its text reaches outside, "drop" to remove it whole, else null. */
+function contentRule(e: Open, removed: string[], depth: number): string | "drop" | null {
+  if (e.text === null) return null;
+  const text = unescapeXml(e.text);
+  // a cell keeps the value it was saved with; only the formula that would fetch goes
+  if (FORMULA_ELEMENTS.has(e.local)) {
+    const why = fetchingFormula(text);
+    if (!why) return null;
+    removed.push(why);
+    return "drop";
+  }
+  // a style sheet (SVG, XHTML in a foreignObject) that imports or loads anything
+  if (e.local === "style" && cssFetches(text)) {
+    removed.push("an external reference in a style sheet");
+    return "";
+  }
+  if (e.local === "config-item" && LINK_SETTINGS.has(e.attrs.find((a) => localName(a.name) === "name")?.value ?? ""))
+    return "drop";
+  // pictures and objects carried as base64 in flat XML are documents too (an SVG with a link)
+  if (e.local === "binary-data") {
+    const bytes = Buffer.from(text.replace(/\s+/g, ""), "base64");
+    const kind = kindOf(bytes);
+    if (kind === "binary") return null;
+    const before = removed.length;
+    const stripped = stripBytes(bytes, kind, removed, depth + 1);
+    return removed.length > before ? Buffer.from(stripped).toString("base64") : null;
+  }
+  return null;
 }
 
-function fetchingField(instr: string): boolean {
-  return FETCHING_FIELDS.test(fieldCode(instr));
+/** The attributes kept (the same array when none goes). */
+function judgeAttrs(local: string, attrs: Attr[], svg: boolean, removed: string[]): Attr[] {
+  let changed = false;
+  const drop = (why: string): false => {
+    removed.push(why);
+    changed = true;
+    return false;
+  };
+  // OOXML relationships outside a relationship part (flat OPC): an outside target goes
+  if (local === "Relationship") {
+    const target = attrs.find((a) => a.name === "Target")?.value ?? "";
+    const mode = attrs.find((a) => a.name === "TargetMode")?.value.trim() ?? "";
+    if ((mode !== "" && mode !== "Internal") || isExternal(target)) {
+      const type = attrs.find((a) => a.name === "Type")?.value ?? "";
+      removed.push(`an external relationship (${type.split("/").pop() || "of no type"})`);
+      return attrs
+        .map((a) => (a.name === "Target" ? { ...a, value: "NULL", raw: '"NULL"' } : a))
+        .filter((a) => a.name !== "TargetMode");
+    }
+    return attrs;
+  }
+  const kept = attrs.filter((a) => {
+    const an = localName(a.name);
+    if (a.name === "xmlns" || a.name.startsWith("xmlns:")) return true;
+    if (URL_ATTRS.has(an)) {
+      const ref = normalizeRef(a.value);
+      const outside = svg ? ref !== "" && !ref.startsWith("#") && isExternalInSvg(ref) : isExternal(a.value);
+      if (!outside) return true;
+      // hyperlinks: ODF, SVG and XHTML <a>, and a VML shape's own (unprefixed) href; any other
+      // reference (draw:image, text:section-source, form:image-data, v:imagedata, <use>...) is loaded
+      const isLink = local === "a" || (a.name === "href" && VML_SHAPES.test(local));
+      if (isLink && SAFE_LINK.test(a.value)) return true;
+      return drop(`an external reference (${local})`);
+    }
+    // ODF DDE sources: the application/topic/item triple names another program's data
+    if (/^dde-(application|topic|item)$/.test(an) || /^dde(Service|Topic)$/.test(an))
+      return drop(`a DDE link (${local})`);
+    // Word 2003 XML and OOXML fields written as an attribute
+    if (an === "instr") {
+      const code = fetchingField(a.value);
+      return code ? drop(`a ${code} field`) : true;
+    }
+    if ((an === "style" || /url\s*\(|@import|\\/i.test(a.value)) && cssFetches(a.value))
+      return drop(`an external reference in a style (${local})`);
+    if (FORMULA_ATTR.test(an) || /^\s*(of|oooc|ooow|msoxl)?:?=/.test(a.value)) {
+      const why = fetchingFormula(a.value);
+      if (why) return drop(why);
+    }
+    // whatever the attribute is called: a value naming a scheme something is loaded from
+    if (!VOCABULARY.test(a.value.trim()) && namesLoadingScheme(a.value))
+      return drop(`an external reference (${local})`);
+    return true;
+  });
+  return changed ? kept : attrs;
+}
+
+/** In SVG: anything but a raster data: URL is outside (a relative name is a file beside it). */
+function isExternalInSvg(ref: string): boolean {
+  return !/^data:image\/(png|jpe?g|gif|bmp|webp|tiff?|x-icon)[;,]/i.test(ref);
 }
 
 /**
  * Complex fields (w:fldChar begin / w:instrText... / separate / end): the instruction may be split
  * over many instrText elements and hold nested fields, so it is put together per field before it
- * is judged; the instruction of a fetching field is blanked, its shown result kept.
+ * is judged, each field's text also counting for the fields around it; the instruction of a
+ * fetching field is blanked, its shown result kept.
  */
 function stripFields(xml: string, removed: string[]): string {
   const token =
-    /<([\w.-]+:)?fldChar\b[^<>]*?fldCharType\s*=\s*["'](begin|separate|end)["'][^<>]*>|<([\w.-]+:)?instrText\b[^<>]*>([^<]*)<\/([\w.-]+:)?instrText>/g;
+    /<([\w.-]+:)?fldChar\b[^<>]*?fldCharType\s*=\s*["'](begin|separate|end)["'][^<>]*>|<([\w.-]+:)?(?:instrText|delInstrText)\b[^<>]*>([^<]*)<\/([\w.-]+:)?(?:instrText|delInstrText)\s*>/g;
   interface Field {
+    /** The field's own instruction, and the same with its nested fields' instructions in place. */
     text: string;
+    all: string;
     pieces: Array<{ start: number; end: number }>;
     inInstr: boolean;
   }
   const stack: Field[] = [];
   const blank: Array<{ start: number; end: number }> = [];
   const judge = (f: Field): void => {
-    if (fetchingField(f.text)) {
-      removed.push(`a ${fieldCode(f.text)} field`);
+    const code = fetchingField(f.text) ?? fetchingField(f.all);
+    if (code) {
+      removed.push(`a ${code} field`);
       blank.push(...f.pieces);
     }
   };
   for (const m of xml.matchAll(token)) {
     if (m[2]) {
-      if (m[2] === "begin") stack.push({ text: "", pieces: [], inInstr: true });
+      if (m[2] === "begin") stack.push({ text: "", all: "", pieces: [], inInstr: true });
       else if (m[2] === "separate") {
         const f = stack.at(-1);
         if (f?.inInstr) {
@@ -299,12 +488,17 @@ function stripFields(xml: string, removed: string[]): string {
       const text = unescapeXml(body);
       const f = stack.findLast((x) => x.inInstr);
       if (f) {
+        // the text is the innermost field's, and part of every field whose instruction holds it
         f.text += text;
+        for (const g of stack) if (g.inInstr) g.all += text;
         f.pieces.push(piece);
-      } else if (fetchingField(text)) {
+      } else {
         // an instruction outside any field: judged alone
-        removed.push(`a ${fieldCode(text)} field`);
-        blank.push(piece);
+        const code = fetchingField(text);
+        if (code) {
+          removed.push(`a ${code} field`);
+          blank.push(piece);
+        }
       }
     }
   }
@@ -313,68 +507,4 @@ function stripFields(xml: string, removed: string[]): string {
   blank.sort((a, b) => b.start - a.start);
   for (const p of blank) xml = xml.slice(0, p.start) + xml.slice(p.end);
   return xml;
-}
-
-// ---- RTF ----
-
-/** The plain text of an RTF fragment: escapes decoded, control words dropped. */
-function rtfText(s: string): string {
-  return s
-    .replace(/\\'([0-9a-f]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)))
-    .replace(/\\u(-?\d+) ?\??/g, (_m, n: string) => String.fromCharCode((Number(n) + 65536) % 65536))
-    .replace(/\\([\\{}])/g, "$1")
-    .replace(/\\[a-z]+-?\d* ?/gi, "")
-    .replace(/[{}]/g, "");
-}
-
-/** The index just past the group that opens at `start` ('{'), skipping escapes and \binN data. */
-function groupEnd(s: string, start: number): number {
-  let depth = 0;
-  for (let i = start; i < s.length; i++) {
-    const c = s[i];
-    if (c === "\\") {
-      const bin = /^\\bin(\d+) ?/.exec(s.slice(i, i + 20));
-      if (bin) i += bin[0].length + Number(bin[1]) - 1;
-      else i += 1;
-    } else if (c === "{") depth++;
-    else if (c === "}" && --depth === 0) return i + 1;
-  }
-  return s.length;
-}
-
-function stripRtf(rtf: string, removed: string[]): string {
-  // an object that is a link (\objautlink, \objlink) becomes one that is embedded: its shown result
-  // is kept and nothing is read from the file it named
-  rtf = rtf.replace(/\\obj(autlink|link)(?![a-z])/g, () => {
-    removed.push("an OLE link");
-    return "\\objemb";
-  });
-  let out = "";
-  let i = 0;
-  const dest = /\{\s*(?:\\\*\s*)?\\(fldinst|sv|template|datafield)(?![a-z])/g;
-  for (;;) {
-    dest.lastIndex = i;
-    const m = dest.exec(rtf);
-    if (!m) break;
-    const word = m[1]!;
-    const end = groupEnd(rtf, m.index);
-    const group = rtf.slice(m.index, end);
-    const text = rtfText(group.slice(m[0].length, -1));
-    let replacement = group;
-    if (word === "fldinst" && fetchingField(text)) {
-      removed.push(`a ${fieldCode(text)} field`);
-      replacement = "{\\*\\fldinst }";
-    } else if (word === "sv" && isExternal(text.trim())) {
-      // a shape property naming a file or URL (pibName, fillBlipName of a linked picture)
-      removed.push("an external picture name");
-      replacement = "{\\sv }";
-    } else if (word === "template" || word === "datafield") {
-      // an attached template, a mail-merge data source: both name a file
-      removed.push(`an RTF ${word}`);
-      replacement = "";
-    }
-    out += rtf.slice(i, m.index) + replacement;
-    i = end;
-  }
-  return out + rtf.slice(i);
 }
