@@ -185,4 +185,25 @@ describe.skipIf(!hasChromium)("confirmNewDestinations in the public MX mode", ()
     expect(r.status).toBe(409);
     expect(((await r.json()) as { error: string }).error).toMatch(/expired unconfirmed/);
   }, 60_000);
+
+  it("never asks of a trusted network, nor of a user whose own switch is off", async () => {
+    // 127.0.0.1 is trustedNetworks: the relay there proved the person, who chose the number
+    const reply = await sendFrom(rig.smtpPort, {
+      from: "alice@example.com",
+      to: "15557770004@fax.example.com",
+      ip: "127.0.0.1",
+      subject: "From the office relay",
+      attachments: [{ filename: "letter.pdf", content: LETTER, contentType: "application/pdf" }],
+    });
+    const trusted = /queued as (\S+)/.exec(reply)?.[1];
+    expect(trusted, reply).toBeTruthy();
+    expect((await rig.gw.store.getJob(trusted!))!.state).not.toBe("held");
+    // users[].confirmNewDestinations: false overrides smtp.senderAuth's switch
+    await rig.reloadWith((c) => ({
+      ...c,
+      users: c.users.map((u) => (u.name === "alice" ? { ...u, confirmNewDestinations: false } : u)),
+    }));
+    const id = await mailFax("+15557770005", "Alice opted out");
+    expect((await rig.gw.store.getJob(id))!.state).not.toBe("held");
+  }, 60_000);
 });
