@@ -64,14 +64,25 @@ afterAll(async () => {
   await dns?.close();
 });
 
-/** alice's signed mail to `number` at the fax domain, from her mail server; answers the job id. */
-async function mailFax(number: string, subject: string): Promise<string> {
+/**
+ * alice's signed mail to `number` at the fax domain, from her mail server; answers the job id.
+ * Microsoft-shaped: the signature leaves To/Cc out, so the number is not proved; Google-shaped:
+ * it covers them.
+ */
+async function mailFax(number: string, subject: string, shape: "microsoft" | "google" = "microsoft"): Promise<string> {
   const reply = await sendFrom(rig.smtpPort, {
     from: "alice@example.com",
     to: `${number.slice(1)}@fax.example.com`,
     ip: SENDER_IP,
     subject,
-    sign: { domain: "example.com", key: KEY.privateKey, selector: "sel" },
+    // dated by the gateway's clock, which the expiry test moves on
+    date: new Date(Date.now() + skew),
+    sign: {
+      domain: "example.com",
+      key: KEY.privateKey,
+      selector: "sel",
+      ...(shape === "microsoft" ? { headerFieldNames: "from:date:subject:message-id" } : {}),
+    },
     attachments: [{ filename: "letter.pdf", content: LETTER, contentType: "application/pdf" }],
   });
   const id = /queued as (\S+)/.exec(reply)?.[1];
@@ -186,7 +197,7 @@ describe.skipIf(!hasChromium)("confirmNewDestinations in the public MX mode", ()
     expect(((await r.json()) as { error: string }).error).toMatch(/expired unconfirmed/);
   }, 60_000);
 
-  it("never asks of a trusted network, nor of a user whose own switch is off", async () => {
+  it("never asks of a trusted network, of a user whose own switch is off, or where To is signed", async () => {
     // 127.0.0.1 is trustedNetworks: the relay there proved the person, who chose the number
     const reply = await sendFrom(rig.smtpPort, {
       from: "alice@example.com",
@@ -205,5 +216,14 @@ describe.skipIf(!hasChromium)("confirmNewDestinations in the public MX mode", ()
     }));
     const id = await mailFax("+15557770005", "Alice opted out");
     expect((await rig.gw.store.getJob(id))!.state).not.toBe("held");
+    await rig.reloadWith((c) => ({
+      ...c,
+      users: c.users.map((u) => (u.name === "alice" ? { ...u, confirmNewDestinations: undefined } : u)),
+    }));
+    // a signature covering To/Cc proved the number the sender wrote: nothing to ask
+    const proved = await mailFax("+15557770006", "Signed To", "google");
+    expect((await rig.gw.store.getJob(proved))!.state).not.toBe("held");
+    const unproved = await mailFax("+15557770007", "Unsigned To");
+    expect((await rig.gw.store.getJob(unproved))!.state).toBe("held");
   }, 60_000);
 });
