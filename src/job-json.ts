@@ -2,7 +2,7 @@
 // the CLI and the web console's API, and why a recipient that is not final is not being dialled
 // right now: scheduled for later, held, waiting for a retry, or waiting its turn behind another
 // fax to the same number (one in flight per number, queue.perNumberConcurrency).
-import { IN_FLIGHT_STATES } from "./store/transitions.js";
+import { AWAITS_CONFIRMATION, IN_FLIGHT_STATES } from "./store/transitions.js";
 import type { Job, Recipient } from "./store/types.js";
 
 const IN_FLIGHT: ReadonlySet<string> = new Set(IN_FLIGHT_STATES);
@@ -22,6 +22,9 @@ export function inFlightByNumber(activeJobs: readonly Job[]): Map<string, string
 }
 
 export function waitReason(job: Job, r: Recipient, nowMs: number, inFlight: Map<string, string[]>): string | null {
+  // a fax to a new number waits for its owner's click, which an operator's release cannot give
+  if (r.state === "held" && (r.lastError ?? "").startsWith(AWAITS_CONFIRMATION))
+    return `its owner ${job.user} confirms it in the console: /confirm.html?id=${job.id}`;
   if (r.state === "held") return "held: `faxgate release` to send it";
   if (r.state !== "queued" && r.state !== "deferred") return null;
   if (job.scheduledAt && Date.parse(job.scheduledAt) > nowMs)

@@ -24,6 +24,7 @@ import { consoleUrl, createHttpListeners } from "./parts/http-listeners.js";
 import type { KeyWatch } from "./keys/key-watch.js";
 import { createKeyWatch } from "./parts/keys.js";
 import { createMailDoor } from "./parts/mail-door.js";
+import type { ConfirmExpiry } from "./intake/confirm-expiry.js";
 import { createMailboxes } from "./parts/mailboxes.js";
 import { createNotify } from "./parts/notify.js";
 import { partChecks, startParts, stopParts, type Part } from "./parts/part.js";
@@ -61,6 +62,8 @@ export class Gateway {
   readonly escalation: InboxEscalation;
   /** Ends print jobs that waited too long for their owner's number (public for tests with a manual clock). */
   readonly addressExpiry: AddressExpiry | null;
+  /** Ends faxes to new numbers their owner did not confirm in time (public for tests with a manual clock). */
+  readonly confirmExpiry: ConfirmExpiry;
   readonly webhooks: WebhookReceiver | null;
   /** Watches the users' key expiry (public for tests that run its check at once). */
   readonly keyWatch: KeyWatch | null;
@@ -122,6 +125,7 @@ export class Gateway {
     this.received = notify.received;
     this.escalation = notify.escalation;
     this.addressExpiry = spool.addressExpiry;
+    this.confirmExpiry = door.confirmExpiry;
     this.webhooks = http.webhooks;
     this.keyWatch = keys.keyWatch;
     this.smtp = smtp.smtp;
@@ -135,6 +139,7 @@ export class Gateway {
       keys.part,
       ...http.parts,
       door.part,
+      door.expiryPart,
       createMailboxes(core, door.mail),
       ...spool.parts,
       smtp.part,

@@ -1,10 +1,22 @@
-// "Waiting for an address": print jobs that named no fax number, listed first, oldest first
-// (GET /api/waiting). On the list page, the user's own with a link to give the number; on the
-// operator's queue page (data-all), everyone's, to see who has prints waiting.
+// "Waiting for you": print jobs that named no fax number, and faxes to a number never faxed
+// before that wait for their owner's confirmation, listed first, oldest first (GET /api/waiting).
+// On the list page, the user's own with a link to act; on the operator's queue page (data-all),
+// everyone's, to see who has faxes waiting (an operator cannot act in the owner's place).
 import { api, h, requireSession, when } from "./app.js";
 
 function name(job) {
   return job.cover?.subject || job.documents?.[0]?.name || job.id;
+}
+
+/** Where the owner acts, and what the row says it waits for. */
+function task(job) {
+  return job.needsConfirmation
+    ? {
+        href: `/confirm.html?id=${encodeURIComponent(job.id)}`,
+        action: "Confirm or cancel",
+        why: `waits for you to confirm the new number ${job.newNumbers.join(", ")}`,
+      }
+    : { href: `/address.html?id=${encodeURIComponent(job.id)}`, action: "Give the number", why: "needs a fax number" };
 }
 
 async function show(section) {
@@ -13,26 +25,18 @@ async function show(section) {
   section.hidden = data.length === 0;
   const body = section.querySelector("tbody");
   body.replaceChildren(
-    ...data.map((job) =>
-      h(
+    ...data.map((job) => {
+      const t = task(job);
+      return h(
         "tr",
         { "data-job": job.id },
-        h(
-          "td",
-          { "data-label": "Printed" },
-          all ? name(job) : h("a", { href: `/address.html?id=${encodeURIComponent(job.id)}` }, name(job)),
-        ),
+        h("td", { "data-label": "Fax" }, all ? name(job) : h("a", { href: t.href }, name(job))),
+        h("td", { "data-label": "Waits for" }, t.why),
         all ? h("td", { "data-label": "User" }, job.user) : null,
         h("td", { "data-label": "When" }, h("time", { datetime: job.createdAt }, when(job.createdAt))),
-        all
-          ? null
-          : h(
-              "td",
-              { "data-label": "Action" },
-              h("a", { class: "button", href: `/address.html?id=${encodeURIComponent(job.id)}` }, "Give the number"),
-            ),
-      ),
-    ),
+        all ? null : h("td", { "data-label": "Action" }, h("a", { class: "button", href: t.href }, t.action)),
+      );
+    }),
   );
 }
 

@@ -75,6 +75,8 @@ const userSchema = z
     role: z.enum(["user", "admin"]).optional(),
     /** this user's transmission report on outcome mail (overrides notify.report) */
     report: z.enum(["off", "always", "failed"]).optional(),
+    /** this user confirms a first fax to a new number from mail no signature proved (overrides smtp.senderAuth's) */
+    confirmNewDestinations: z.boolean().optional(),
   })
   .strict();
 
@@ -103,7 +105,7 @@ const senderAuthSchema = z
     alignment: z.enum(["relaxed", "strict"]).default("relaxed"),
     /** for a domain without a DMARC record: what must pass (aligned with From:) */
     withoutDmarc: withoutDmarc.default("spf-and-dkim"),
-    /** per sender domain: { "example.org": { withoutDmarc: spf, requireSignedRecipients: true } } */
+    /** per sender domain: { "example.org": { withoutDmarc: spf, requireSignedRecipients: true, confirmNewDestinations: true } } */
     domains: z
       .record(
         z.string().min(1),
@@ -112,6 +114,8 @@ const senderAuthSchema = z
             withoutDmarc: withoutDmarc.optional(),
             /** refuse mail whose To/Cc its aligned DKIM signature does not cover (Google Workspace signs them) */
             requireSignedRecipients: z.boolean().optional(),
+            /** this domain's users confirm a first fax to a new number (overrides the switch below) */
+            confirmNewDestinations: z.boolean().optional(),
           })
           .strict(),
       )
@@ -122,6 +126,14 @@ const senderAuthSchema = z
       .min(0.25)
       .max(24 * 7)
       .default(4),
+    /** a fax whose numbers no signature proved, to a number its user never faxed, waits for the user's click in a mail (docs/mx.md) */
+    confirmNewDestinations: z.boolean().default(false),
+    /** how long such a fax waits for the click, then it is cancelled with a notice, never sent */
+    confirmHours: z
+      .number()
+      .positive()
+      .max(24 * 30)
+      .default(24),
     /** ARC seals honoured only from these forwarders' domains (a mailing list, a ticket system) */
     arcForwarders: z.array(z.string().min(1)).default([]),
     /** the smallest DKIM key accepted, in bits */
@@ -153,6 +165,8 @@ const senderAuthSchema = z
     maxMessageAgeHours: 4,
     minKeyBits: 1024,
     relays: { check: "failures", authservIds: [] },
+    confirmNewDestinations: false,
+    confirmHours: 24,
   });
 
 /** smtp.senderAuth as a config without it has it: for callers that build an SMTP config in code. */

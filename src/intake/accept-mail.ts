@@ -14,8 +14,11 @@ import type { IncomingFile, WorkDir } from "./mail/incoming-file.js";
 import { oneLine, type ParsedMail } from "./mail/mail-parse.js";
 import { mailToJob, type EnvelopeRecipient } from "./mail/mail-to-job.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
+import type { QueueStore } from "../store/queue-store.js";
+import { askToConfirm, newDestinations } from "./confirm-new.js";
 
 export interface MailAcceptDeps extends AcceptDeps {
+  store: AcceptDeps["store"] & Pick<QueueStore, "faxedNumbers" | "enqueueNotification">;
   readers: InputReaders;
   directory: UserDirectory;
   clock: Clock;
@@ -41,6 +44,11 @@ export interface MailEnvelope {
   dedupeKey?: string;
   /** what proved the sender (smtp.senderAuth's verdict, a mailbox's Authentication-Results), kept with the job for its outcome mail */
   senderCheck?: string;
+  /**
+   * The door asks its owner before a first fax to a new number (intake/confirm-new.ts): a stranger
+   * in MX mode, a mailbox, with confirmNewDestinations on for this user or domain.
+   */
+  confirmNewDestinations?: boolean;
   /**
    * The fax numbers are proved to be the sender's: a DKIM signature of the sender covers the
    * To:/Cc: (or subject) they were read from. False: only the sender is proved (the owner may be
@@ -190,9 +198,17 @@ export async function acceptMail(
       ...job.meta,
       origin: { ...job.meta?.origin, recipientsProved: mail.recipientsProved ? "yes" : "no" },
     };
+  // numbers nobody proved the sender chose: a new one waits for its owner's click
+  if (mail.confirmNewDestinations && mail.recipientsProved !== true) {
+    const fresh = await newDestinations(deps.store, job);
+    if (fresh.length > 0) job.awaitingConfirmation = fresh;
+  }
   // a refusal (nothing to fax, a bad send time) is logged with its reply by the caller
-  return acceptJob(deps, job, {
+  const accepted = await acceptJob(deps, job, {
     leftOut: job.meta?.leftOut?.length ?? 0,
     ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}),
+    ...(job.awaitingConfirmation ? { newNumbers: job.awaitingConfirmation.length } : {}),
   });
+  await askToConfirm(deps.store, accepted.job, accepted.log);
+  return accepted;
 }

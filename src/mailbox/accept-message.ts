@@ -6,7 +6,16 @@ import type { MailDoor } from "../intake/mail-door.js";
 import type { Logger } from "../log/logger.js";
 import type { MailboxMessage } from "./mailbox-intake.js";
 
-export function mailboxDoor(door: MailDoor, bodyMode: (user: string) => MailBodyMode | undefined, log?: Logger) {
+/**
+ * `confirmNew`: whether this user's mail from this address asks before a first fax to a new
+ * number (intake/confirm-new.ts): a mailbox's recipients are not proved unless a signature covers To/Cc.
+ */
+export function mailboxDoor(
+  door: MailDoor,
+  bodyMode: (user: string) => MailBodyMode | undefined,
+  log?: Logger,
+  confirmNew: (user: string, from: string) => boolean = () => false,
+) {
   return async (msg: MailboxMessage): Promise<{ jobId: string; duplicate: boolean }> => {
     const mode = bodyMode(msg.user);
     const { job, duplicate } = await door.accept(
@@ -18,6 +27,7 @@ export function mailboxDoor(door: MailDoor, bodyMode: (user: string) => MailBody
         dedupeKey: msg.dedupeKey,
         senderCheck: msg.senderCheck,
         ...(mode ? { bodyMode: mode } : {}),
+        ...(confirmNew(msg.user, msg.from) ? { confirmNewDestinations: true } : {}),
       },
       msg.source,
       {

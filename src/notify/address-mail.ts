@@ -18,7 +18,7 @@ export function composeAddress(job: Job, link: string | null, expiresAt: string,
         ? { kind: "para", text: `Give the number (or pick a contact) and send it here: ${link}` }
         : {
             kind: "para",
-            text: 'Give the number in the fax gateway\'s web console, where it is listed first under "Waiting for an address".',
+            text: 'Give the number in the fax gateway\'s web console, where it is listed first under "Waiting for you".',
           },
       {
         kind: "fields",

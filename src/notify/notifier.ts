@@ -16,9 +16,10 @@ import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { Periodic } from "../periodic.js";
 import type { QueueStore } from "../store/queue-store.js";
-import { waitsForAddress } from "../store/job-state.js";
+import { newNumbers, waitsForAddress, waitsForConfirmation } from "../store/job-state.js";
 import type { Job, Notification } from "../store/types.js";
 import { composeAddress } from "./address-mail.js";
+import { composeConfirm } from "./confirm-mail.js";
 import type { ComposedMail } from "./composed-mail.js";
 import { downloadToTemp, type DownloadedFax } from "./fax-download.js";
 import { composeInbound, isFailedReception } from "./inbound-mail.js";
@@ -58,6 +59,8 @@ export interface NotifierOptions {
   consoleUrl?: () => string | null;
   /** How long a print job waits for an address (spool.addressWaitHours, default 24). */
   addressWaitHours?: number;
+  /** How long a fax to a new number waits for its owner's confirmation (smtp.senderAuth.confirmHours). */
+  confirmHours?: number;
 }
 
 const BATCH = 8;
@@ -278,8 +281,32 @@ export class Notifier {
         wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), true);
         break;
       }
+      case "confirm": {
+        job = n.jobId ? await this.store.getJob(n.jobId) : null;
+        if (!job || !waitsForConfirmation(job))
+          return { skip: `job ${n.jobId ?? "(none)"} no longer waits for confirmation` };
+        const base = this.opts.consoleUrl?.() ?? null;
+        const link = base ? `${base.replace(/\/+$/, "")}/confirm.html?id=${encodeURIComponent(job.id)}` : null;
+        const hours = this.opts.confirmHours ?? 24;
+        const expiresAt = new Date(Date.parse(job.createdAt) + hours * 3_600_000).toISOString();
+        // the subject and file names only where notify.attachments lets words of a fax leave
+        composed = composeConfirm(
+          jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
+          newNumbers(job),
+          link,
+          expiresAt,
+          timeZone,
+        );
+        wants = true;
+        break;
+      }
       case "accepted":
         if (!me) throw temporary("preferences", meError);
+        // a mailbox fax that waits for confirmation: the "confirm" mail says so, not "accepted"
+        if (n.jobId) {
+          const held = await this.store.getJob(n.jobId);
+          if (held && waitsForConfirmation(held)) return { skip: "it waits for confirmation; that mail tells" };
+        }
         composed = composeAccepted(
           payloadForMail(n.payload, whatLeaves(this.opts.notify.attachments, "sent")),
           n.createdAt,

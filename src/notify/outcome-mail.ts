@@ -3,7 +3,7 @@
 // left out of the fax.
 import { explainResult } from "../fax/result-codes.js";
 import { formatFaxNumber } from "../intake/recipients/fax-number.js";
-import { NEEDS_ADDRESS } from "../store/transitions.js";
+import { NEEDS_ADDRESS, UNCONFIRMED } from "../store/transitions.js";
 import type { Job, Recipient } from "../store/types.js";
 import type { Block } from "./mail-body.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
@@ -25,6 +25,11 @@ export function expiredUnaddressed(job: Job): boolean {
     job.recipients[0]!.state === "cancelled" &&
     (job.recipients[0]!.lastError ?? "").startsWith(NEEDS_ADDRESS)
   );
+}
+
+/** A fax to a number its owner never faxed before that nobody confirmed in time. */
+export function expiredUnconfirmed(job: Job): boolean {
+  return job.state === "cancelled" && job.recipients.some((r) => (r.lastError ?? "").startsWith(UNCONFIRMED));
 }
 
 /** Why a recipient did not get the fax, in plain words ("busy", "no answer"). */
@@ -104,6 +109,9 @@ function summary(job: Job): string {
   if (expiredUnaddressed(job)) {
     const why = (job.recipients[0]!.lastError ?? "").slice(NEEDS_ADDRESS.length).replace(/^: /, "");
     return `Your print job was not faxed: it waited for a fax number and none was given${why ? ` (${why})` : ""}. It has been removed; print it again with the number, or give the number in the console when it asks.`;
+  }
+  if (expiredUnconfirmed(job)) {
+    return `Your fax to ${job.recipients.map((r) => r.number).join(", ")} was not sent: it went to a number you had never faxed before, and it was not confirmed in time. It has been cancelled. If you meant it, send it again and confirm it from the mail that asks; if you did not send it, someone may be resending your mail: tell your administrator.`;
   }
   if (job.state === "corrupt") {
     return `Your fax was not sent: the gateway could not process what it received. It was kept for inspection by the administrator. Reason: ${job.corruptReason ?? "unknown"}.`;

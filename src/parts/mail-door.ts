@@ -2,13 +2,17 @@
 // same limits, the same readers and converter, the same intake.partial, whichever way mail came.
 // Its part opens it at start: incoming/ made, and the work folders a crash left there removed,
 // also in a gateway that reads only mailboxes.
-import { smtpSettings } from "../config/schema.js";
+import { senderAuthOff, smtpSettings } from "../config/schema.js";
+import { ConfirmExpiry } from "../intake/confirm-expiry.js";
 import { MailDoor } from "../intake/mail-door.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
-export function createMailDoor(core: Core, conv: Converters): { mail: MailDoor; part: Part } {
+export function createMailDoor(
+  core: Core,
+  conv: Converters,
+): { mail: MailDoor; part: Part; confirmExpiry: ConfirmExpiry; expiryPart: Part } {
   const { config } = core;
   const smtp = smtpSettings(config);
   const mail = new MailDoor({
@@ -25,5 +29,17 @@ export function createMailDoor(core: Core, conv: Converters): { mail: MailDoor; 
     office: conv.convertQueue,
     partial: config.intake.partial,
   });
-  return { mail, part: { name: "mail door", start: () => mail.open() } };
+  // faxes to new numbers that wait for their owner's click (intake/confirm-new.ts) end unconfirmed
+  const confirmExpiry = new ConfirmExpiry({
+    store: core.store,
+    clock: core.clock,
+    logger: core.logger.child({ component: "intake" }),
+    waitHours: (config.smtp?.senderAuth ?? senderAuthOff()).confirmHours,
+  });
+  return {
+    mail,
+    part: { name: "mail door", start: () => mail.open() },
+    confirmExpiry,
+    expiryPart: { name: "confirmation expiry", start: () => confirmExpiry.start(), stop: () => confirmExpiry.stop() },
+  };
 }

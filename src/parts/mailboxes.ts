@@ -1,8 +1,9 @@
 // One watcher per configured mailbox (imap.mailboxes): mail fetched over IMAP goes through the
 // same door into the queue as mail over SMTP (parts/mail-door.ts), with the SMTP limits unless the
 // mailbox sets its own.
-import { smtpSettings } from "../config/schema.js";
+import { senderAuthOff, smtpSettings } from "../config/schema.js";
 import { makeResolver } from "../dns/resolver.js";
+import { confirmsNewDestinations } from "../intake/confirm-new.js";
 import type { MailDoor } from "../intake/mail-door.js";
 import { mailboxDoor } from "../mailbox/accept-message.js";
 import { MailboxIntake } from "../mailbox/mailbox-intake.js";
@@ -17,6 +18,12 @@ export function createMailboxes(core: Core, mail: MailDoor): Part {
     mail,
     (name) => live.users().find((u) => u.name === name)?.mailBody ?? config.smtp?.body,
     log,
+    (name, from) =>
+      confirmsNewDestinations(
+        live.config().smtp?.senderAuth ?? senderAuthOff(),
+        live.users().find((u) => u.name === name),
+        from.slice(from.lastIndexOf("@") + 1),
+      ),
   );
   // the mailboxes' own DKIM checks (mailbox/signed-mailbox.ts), with the resolvers SMTP uses
   const resolve = makeResolver(config.dns);

@@ -33,6 +33,7 @@ export function createNotify(core: Core, consoleUrl: () => string | null): Notif
         logger: log("notify"),
         consoleUrl,
         addressWaitHours: config.spool?.addressWaitHours,
+        confirmHours: config.smtp?.senderAuth?.confirmHours,
       })
     : null;
   const received = new ReceivedFaxIntake({

@@ -12,6 +12,7 @@ import {
 } from "smtp-server";
 import { systemClock, type Clock } from "../clock.js";
 import { parseHostPort } from "../config/host-port.js";
+import { confirmsNewDestinations } from "../intake/confirm-new.js";
 import { type DnsConfig, type PartialMode, type SmtpConfig, senderAuthOff, type UserConfig } from "../config/schema.js";
 import { makeResolver, type DnsResolve } from "../dns/resolver.js";
 import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
@@ -667,8 +668,19 @@ export class SmtpGateway {
     const log = st.log.child({ user: user.name });
     // the one door into intake; the sender-auth hook (issue 37) judges the whole message before
     // any job, document or conversion exists
+    // a stranger's numbers are the sender's only when a signature proves them (issue 48)
+    const stranger = !st.trusted && typeof session.user !== "string" && this.verifier.verifying;
+    const confirmNew =
+      stranger &&
+      confirmsNewDestinations(this.smtp.senderAuth, user, envelopeFrom.slice(envelopeFrom.lastIndexOf("@") + 1));
     const { job } = await this.mail.accept(
-      { user: user.name, from: envelopeFrom, recipients, bodyMode: user.mailBody ?? this.smtp.body },
+      {
+        user: user.name,
+        from: envelopeFrom,
+        recipients,
+        bodyMode: user.mailBody ?? this.smtp.body,
+        ...(confirmNew ? { confirmNewDestinations: true } : {}),
+      },
       stream,
       {
         log,

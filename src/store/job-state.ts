@@ -1,6 +1,12 @@
 // A job's summary state from its recipients' states (types.ts explains the states; the state
 // sets come from transitions.ts, the one place they are defined).
-import { FINAL_JOB_STATES, FINAL_RECIPIENT_STATES, NEEDS_ADDRESS } from "./transitions.js";
+import {
+  AWAITS_CONFIRMATION,
+  CONFIRM_NEW_NUMBER,
+  FINAL_JOB_STATES,
+  FINAL_RECIPIENT_STATES,
+  NEEDS_ADDRESS,
+} from "./transitions.js";
 import type { Job, JobState, RecipientState } from "./types.js";
 
 const FINAL: ReadonlySet<RecipientState> = new Set(FINAL_RECIPIENT_STATES);
@@ -30,4 +36,17 @@ export function isFinalJobState(s: JobState): boolean {
 export function waitsForAddress(job: Job): boolean {
   const r = job.recipients[0];
   return job.state === "held" && job.recipients.length === 1 && r!.number === "" && r!.lastError === NEEDS_ADDRESS;
+}
+
+/** Whether a job waits for its owner to confirm a number they never faxed before. */
+export function waitsForConfirmation(job: Job): boolean {
+  return (
+    job.state === "held" &&
+    job.recipients.some((r) => r.state === "held" && (r.lastError ?? "").startsWith(AWAITS_CONFIRMATION))
+  );
+}
+
+/** The numbers of a job waiting for confirmation that its owner never faxed before. */
+export function newNumbers(job: Job): string[] {
+  return job.recipients.filter((r) => r.state === "held" && r.lastError === CONFIRM_NEW_NUMBER).map((r) => r.number);
 }

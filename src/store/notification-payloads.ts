@@ -97,6 +97,11 @@ export interface AddressPayload {
   jobId: string;
 }
 
+/** A fax to a number its owner never faxed before waits for the owner's click (intake/confirm-new.ts). */
+export interface ConfirmPayload {
+  jobId: string;
+}
+
 /** Input taken where its sender saw no answer (a mailbox message): the job id, as SMTP's 250 gives it. */
 export interface AcceptedPayload {
   jobId: string;
@@ -115,6 +120,7 @@ export interface NotificationPayloads {
   "key-expiry": KeyExpiryPayload;
   alert: AlertPayload;
   address: AddressPayload;
+  confirm: ConfirmPayload;
 }
 
 export type NotificationKind = keyof NotificationPayloads;
@@ -127,6 +133,7 @@ export const NOTIFICATION_KINDS: readonly NotificationKind[] = [
   "key-expiry",
   "alert",
   "address",
+  "confirm",
 ];
 
 /** `{ kind, payload }` for one kind: the union of these is what `kind` discriminates. */

@@ -148,6 +148,16 @@ export interface QueueStore extends ReceivedStore {
   address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job>;
   /** Ends (cancelled) the jobs created before `before` that still wait for an address; answers them. */
   expireUnaddressed(before: Date, reason: string): Promise<Job[]>;
+  /** Which of `numbers` (E.164) `user` has faxed before: the service took a fax to it (faxed-numbers.ts). */
+  faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]>;
+  /**
+   * Queues every recipient of a job that waits for its owner's confirmation (NewJob.awaitingConfirmation);
+   * `moved` 0 when nothing waited any more (confirmed, cancelled or expired meanwhile). `by` names
+   * who confirmed, for the timeline.
+   */
+  confirm(id: string, by: string): Promise<{ job: Job; moved: number }>;
+  /** Ends (cancelled) the jobs created before `before` that still wait for confirmation; answers them. */
+  expireUnconfirmed(before: Date, reason: string): Promise<Job[]>;
   /** Removes final jobs older than the retention; returns how many. */
   purge(olderThanMs: number): Promise<number>;
 

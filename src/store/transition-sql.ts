@@ -3,7 +3,15 @@
 // dialect. The dialects differ only in placeholders (`?` or `$n`), the larger-of function and a
 // cast PostgreSQL needs to type a parameter that may be NULL.
 import type { DeferOptions, FaxResultFields } from "./queue-store.js";
-import { PARKED, type RecipientColumn, TRANSITIONS, type Transition, type TransitionName } from "./transitions.js";
+import {
+  AWAITS_CONFIRMATION,
+  PARKED,
+  type RecipientColumn,
+  UNCONFIRMED,
+  TRANSITIONS,
+  type Transition,
+  type TransitionName,
+} from "./transitions.js";
 
 export interface Dialect {
   /** The placeholder of the n-th parameter (from 1). */
@@ -127,8 +135,9 @@ export function progressDetail(pages: number | null, count: number | null, attem
 
 /**
  * The rest of transition `name`'s guard, as SQL for either backend: where the table says so, an
- * `unknown` row qualifies only when it is parked, and a placeholder (number '') only for the
- * transitions made for it. Empty for the other transitions.
+ * `unknown` row qualifies only when it is parked, a placeholder (number '') only for the
+ * transitions made for it, and a recipient that waits (or waited) for its owner's confirmation
+ * only for `confirm` and `unconfirmed`. Empty for the other transitions.
  */
 export function sqlParkedGuard(
   name: TransitionName,
@@ -140,7 +149,11 @@ export function sqlParkedGuard(
   return (
     (t.unknownIfParked ? ` AND (${state} <> 'unknown' OR ${lastError} LIKE '${PARKED}:%')` : "") +
     (t.numbered ? ` AND ${number} <> ''` : "") +
-    (t.placeholder ? ` AND ${number} = ''` : "")
+    (t.placeholder ? ` AND ${number} = ''` : "") +
+    (t.confirming === "only" ? ` AND ${lastError} LIKE '${AWAITS_CONFIRMATION}%'` : "") +
+    (t.confirming === "never"
+      ? ` AND (${lastError} IS NULL OR (${lastError} NOT LIKE '${AWAITS_CONFIRMATION}%' AND ${lastError} NOT LIKE '${UNCONFIRMED}%'))`
+      : "")
   );
 }
 

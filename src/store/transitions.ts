@@ -28,6 +28,11 @@ export interface Transition {
   numbered?: true;
   /** Only the placeholder of a job that waits for an address (number '', lastError NEEDS_ADDRESS). */
   placeholder?: true;
+  /**
+   * `only`: just a recipient that waits for its owner's confirmation (lastError AWAITS_CONFIRMATION);
+   * `never`: never one that waits or waited for it (an operator may not confirm in the owner's place).
+   */
+  confirming?: "only" | "never";
 }
 
 /** The lease goes with the step: nothing holds the row any more. */
@@ -48,8 +53,26 @@ export const PARKED = "parked";
  */
 export const NEEDS_ADDRESS = "needs an address";
 
+/**
+ * Mail whose numbers its signature did not prove, to a number its user never faxed before
+ * (smtp.senderAuth.confirmNewDestinations, intake/confirm-new.ts), waits for its owner to confirm
+ * it in the console: every recipient of the job is held with a lastError of this prefix (the
+ * new numbers with CONFIRM_NEW_NUMBER), until `confirm` queues them or `unconfirmed` ends them
+ * after smtp.senderAuth.confirmHours. Nothing sends or releases them; an operator cannot.
+ */
+export const AWAITS_CONFIRMATION = "waits for its owner to confirm";
+export const CONFIRM_NEW_NUMBER = `${AWAITS_CONFIRMATION} this new number in the console`;
+export const CONFIRM_WITH_NEW = `${AWAITS_CONFIRMATION} a new number of the same fax in the console`;
+/** A held recipient's lastError in a job that waits for confirmation of `newNumbers`. */
+export function confirmationWait(newNumbers: readonly string[], number: string): string {
+  return newNumbers.includes(number) ? CONFIRM_NEW_NUMBER : CONFIRM_WITH_NEW;
+}
+/** The lastError prefix of a recipient that `unconfirmed` ended. */
+export const UNCONFIRMED = "not confirmed by its owner";
+
 /** The enqueue event's detail in the job's timeline (both backends say the same). */
-export function enqueueDetail(source: JobSource, waitingForAddress: boolean): string {
+export function enqueueDetail(source: JobSource, waitingForAddress: boolean, confirming = false): string {
+  if (confirming) return `from ${SOURCE_WORDS[source]}; ${AWAITS_CONFIRMATION} a new number`;
   return waitingForAddress ? `from ${SOURCE_WORDS[source]}; ${NEEDS_ADDRESS}` : `from ${SOURCE_WORDS[source]}`;
 }
 
@@ -174,9 +197,10 @@ export const TRANSITIONS = {
       sent_at: "clear",
       finished_at: "clear",
     },
-    says: "queued again by an operator (from `unknown` only once parked)",
+    says: "queued again by an operator (from `unknown` only once parked; never one its owner did not confirm)",
     unknownIfParked: true,
     numbered: true,
+    confirming: "never",
   },
   cancel: {
     from: ["queued", "deferred", "held", "unknown"],
@@ -186,7 +210,14 @@ export const TRANSITIONS = {
     unknownIfParked: true,
   },
   hold: { from: ["queued", "deferred"], to: "held", sets: {}, says: "held" },
-  release: { from: ["held"], to: "queued", sets: { next_attempt_at: "clear" }, says: "released", numbered: true },
+  release: {
+    from: ["held"],
+    to: "queued",
+    sets: { next_attempt_at: "clear" },
+    says: "released (never one that waits for its owner's confirmation)",
+    numbered: true,
+    confirming: "never",
+  },
   /** The owner gave a job that waited for an address its numbers (the placeholder becomes the first). */
   address: {
     from: ["held"],
@@ -201,6 +232,21 @@ export const TRANSITIONS = {
     sets: { last_error: "given", finished_at: "now" },
     says: "no address was given in time",
     placeholder: true,
+  },
+  /** The owner confirmed a fax to a number they never faxed before: all its recipients go. */
+  confirm: {
+    from: ["held"],
+    to: "queued",
+    sets: { last_error: "clear", next_attempt_at: "clear", budget_from: "now" },
+    says: "confirmed by its owner (a new number)",
+    confirming: "only",
+  },
+  unconfirmed: {
+    from: ["held"],
+    to: "cancelled",
+    sets: { last_error: "given", finished_at: "now" },
+    says: "its owner did not confirm the new number in time",
+    confirming: "only",
   },
 } as const satisfies Record<string, Transition>;
 

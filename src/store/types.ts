@@ -146,6 +146,13 @@ export interface NewJob {
    * (number '', lastError NEEDS_ADDRESS in transitions.ts).
    */
   awaitingAddress?: boolean;
+  /**
+   * The job's numbers its user never faxed before (E.164), when the door could not prove the
+   * sender chose them (intake/confirm-new.ts): every recipient is held until the owner confirms
+   * (QueueStore.confirm), these with CONFIRM_NEW_NUMBER, the others with CONFIRM_WITH_NEW
+   * (transitions.ts). Empty or absent: queued as usual.
+   */
+  awaitingConfirmation?: string[];
 }
 
 export interface StoredDocument {

@@ -4,7 +4,8 @@
 // numbers and sends it (POST /api/jobs/:id/address) through the same checks as a new fax
 // (intake/new-fax.ts: normalised numbers, contacts looked up with the user's key, destination
 // policy). Operators list everyone's waiting jobs (GET /api/waiting?all=1); only the owner
-// addresses one, as only the owner can say where it goes.
+// addresses one, as only the owner can say where it goes. The list also holds faxes to a new
+// number waiting for their owner's confirmation (web/confirming.ts).
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
@@ -12,7 +13,7 @@ import type { FaxApi } from "../fax/types.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
 import { newFaxRecipients } from "../intake/new-fax.js";
 import type { Logger } from "../log/logger.js";
-import { waitsForAddress } from "../store/job-state.js";
+import { waitsForAddress, waitsForConfirmation } from "../store/job-state.js";
 import type { Job } from "../store/types.js";
 import { jobJson } from "../job-json.js";
 import type { ConsoleStore } from "./queue-view.js";
@@ -31,6 +32,8 @@ export interface AddressingDeps {
   mayQueue: (user: string) => boolean;
   /** A change the live list should show. */
   changed: () => void;
+  /** How a fax waiting for its owner's confirmation is shown (web/confirming.ts). */
+  confirmationView: (job: Job) => object;
 }
 
 const WAITING_MAX = 200;
@@ -47,8 +50,11 @@ export function addressingRoutes(api: FastifyInstance, deps: AddressingDeps): vo
       ...(everyone ? {} : { user: s.user }),
       limit: WAITING_MAX,
     });
-    // oldest first: the one closest to expiring leads
-    return held.filter(waitsForAddress).reverse().map(view);
+    // oldest first: the one closest to expiring leads; a fax to a new number waits for its owner too
+    return held
+      .filter((j) => waitsForAddress(j) || waitsForConfirmation(j))
+      .reverse()
+      .map((j) => (waitsForAddress(j) ? view(j) : deps.confirmationView(j)));
   });
 
   api.post("/api/jobs/:id/address", async (req) => {

@@ -21,6 +21,7 @@ export type ConsoleStore = Pick<
   | "enqueue"
   | "enqueueCorrupt"
   | "address"
+  | "confirm"
   | "enqueueNotification"
   | "keepReceived"
   | "getReceived"

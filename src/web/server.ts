@@ -31,6 +31,7 @@ import { contentDisposition } from "../content-disposition.js";
 import { jobJson } from "../job-json.js";
 import { originIsHost } from "../url-check.js";
 import { addressingRoutes } from "./addressing.js";
+import { confirmationView, confirmingRoutes } from "./confirming.js";
 import { jobReport, reportFileName } from "../notify/job-report.js";
 import { LiveUpdates } from "./live.js";
 import type { OperatorPages } from "./operator.js";
@@ -64,6 +65,8 @@ export interface WebConsoleDeps {
   clientFor: (user: string) => FaxApi;
   destinations: DestinationCheck;
   defaultCountryCode: () => string;
+  /** smtp.senderAuth.confirmHours: how long a fax to a new number waits for its owner */
+  confirmHours: () => number;
   /** intake.partial: a file that cannot be faxed refuses the fax (default) or is sent without */
   partial?: () => PartialMode;
   office: DocumentConverter;
@@ -345,6 +348,15 @@ export class WebConsole {
         clock: this.clock,
         ownJob: (req) => this.ownJob(req),
         mayQueue: (user) => this.rate.take(user),
+        changed: () => this.live.poke(),
+        confirmationView: (job) => confirmationView(job, this.clock, this.deps.confirmHours()),
+      });
+      confirmingRoutes(api as unknown as FastifyInstance, {
+        store: this.deps.store,
+        logger: this.log,
+        clock: this.clock,
+        confirmHours: this.deps.confirmHours,
+        ownJob: (req) => this.ownJob(req),
         changed: () => this.live.poke(),
       });
 

@@ -6,7 +6,7 @@ import { FaxgateError } from "../../errors.js";
 import { safeFileName } from "../durable-files.js";
 import { newJobId } from "../job-id.js";
 import { isoUtc } from "../rows.js";
-import { enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
+import { confirmationWait, enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
 import type { Job, JobMeta, JobSource, NewDocument, NewJob } from "../types.js";
 import { lockKey, notifyJob, type PgContext, type Q } from "./context.js";
 import { loadDocument } from "./documents.js";
@@ -20,7 +20,8 @@ export async function enqueue(ctx: PgContext, input: NewJob): Promise<{ job: Job
   const waiting = input.awaitingAddress === true;
   if (input.recipients.length === 0 && !waiting)
     throw new FaxgateError("NO_DESTINATION", "a job needs at least one recipient");
-  const state = waiting ? "held" : "queued";
+  const confirming = !waiting && (input.awaitingConfirmation?.length ?? 0) > 0;
+  const state = waiting || confirming ? "held" : "queued";
   const id = newJobId(ctx.clock.now());
   const loaded = await Promise.all(input.documents.map((d, i) => loadDocument(d, safeFileName(d.name, i + 1))));
   const orig = input.original ? await loadDocument(input.original, originalName(input.original)) : null;
@@ -56,14 +57,16 @@ export async function enqueue(ctx: PgContext, input: NewJob): Promise<{ job: Job
     );
     await c.query(
       `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at)
-       SELECT $1, i - 1, n, nm, $5, $6, $2, $2, $2 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(n, nm, i)`,
+       SELECT $1, i - 1, n, nm, $5, e, $2, $2, $2 FROM unnest($3::text[], $4::text[], $6::text[]) WITH ORDINALITY AS t(n, nm, e, i)`,
       [
         id,
         now,
         recipients.map((r) => r.number),
         recipients.map((r) => r.name ?? null),
         state,
-        waiting ? NEEDS_ADDRESS : null,
+        recipients.map((r) =>
+          waiting ? NEEDS_ADDRESS : confirming ? confirmationWait(input.awaitingConfirmation!, r.number) : null,
+        ),
       ],
     );
     for (const d of [...(orig ? [orig] : []), ...loaded])
@@ -74,7 +77,7 @@ export async function enqueue(ctx: PgContext, input: NewJob): Promise<{ job: Job
       transition: "enqueue",
       from: null,
       to: state,
-      detail: enqueueDetail(input.source, waiting),
+      detail: enqueueDetail(input.source, waiting, confirming),
     });
     await notifyJob(ctx, c, id);
     return { job: (await readJob(ctx, c, id))!, duplicate: false };

@@ -33,6 +33,7 @@ import type {
   StoredDocument,
 } from "../types.js";
 import * as addressing from "./addressing.js";
+import * as confirming from "./confirming.js";
 import { createPgContext, lockKey, type PgContext, type PgStoreOptions } from "./context.js";
 import * as documents from "./documents.js";
 import { DutyConnection } from "./duties.js";
@@ -262,6 +263,20 @@ export class PgStore implements QueueStore {
 
   expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
     return addressing.expireUnaddressed(this.ctx, before, reason);
+  }
+
+  faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
+    return confirming.faxedNumbers(this.ctx, user, numbers);
+  }
+
+  async confirm(id: string, by: string): Promise<{ job: Job; moved: number }> {
+    const out = await confirming.confirm(this.ctx, id, by);
+    if (out.moved > 0) this.announce(out.job);
+    return out;
+  }
+
+  expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
+    return confirming.expireUnconfirmed(this.ctx, before, reason);
   }
 
   purge(olderThanMs: number): Promise<number> {

@@ -10,7 +10,7 @@ import { fsyncDir, syncFile } from "../../fs/atomic.js";
 import { moveInUnsynced, placeFile, safeFileName } from "../durable-files.js";
 import { newJobId } from "../job-id.js";
 import { isoUtc, toJob, toRecipient, type JobRow, type RecipientRow } from "../rows.js";
-import { enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
+import { confirmationWait, enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
 import {
   SMALL_DOCUMENT_BYTES,
   type Job,
@@ -163,8 +163,10 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   const recipients = waiting
     ? [{ number: "" }]
     : input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
-  const state = waiting ? "held" : "queued";
-  const lastError = waiting ? NEEDS_ADDRESS : null;
+  const confirming = !waiting && (input.awaitingConfirmation?.length ?? 0) > 0;
+  const state = waiting || confirming ? "held" : "queued";
+  const lastErrorOf = (n: string): string | null =>
+    waiting ? NEEDS_ADDRESS : confirming ? confirmationWait(input.awaitingConfirmation!, n) : null;
 
   const now = c.now();
   // The rows as written are the job handed back: read back, they would be these values again
@@ -199,7 +201,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
       fax_tries: 0,
       budget_from: now,
       next_attempt_at: null,
-      last_error: lastError,
+      last_error: lastErrorOf(r.number),
       message_id: null,
       send_id: null,
       result_code: null,
@@ -245,7 +247,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
       ...recs.map(
         (r): Statement => [
           `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [id, r.idx, r.number, r.name, state, lastError, now, now, now],
+          [id, r.idx, r.number, r.name, state, r.last_error, now, now, now],
         ],
       ),
       ...inline.map(
@@ -258,7 +260,7 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
           transition: "enqueue",
           from: null,
           to: state,
-          detail: enqueueDetail(input.source, waiting),
+          detail: enqueueDetail(input.source, waiting, confirming),
         },
         now,
       ),

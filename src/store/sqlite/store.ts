@@ -39,6 +39,7 @@ import { diskSyncs } from "./disk-syncs.js";
 import type { IntakeWriter } from "./intake-writer.js";
 import { openDatabase } from "./open-database.js";
 import * as addressing from "./addressing.js";
+import * as confirming from "./confirming.js";
 import * as enq from "./enqueue.js";
 import * as kv from "./kv.js";
 import { releaseSql, signedUseSql, type SignedUse, type SignedUseAnswer } from "../signed-uses.js";
@@ -345,6 +346,21 @@ export class SqliteStore implements QueueStore {
 
   async expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
     return addressing.expireUnaddressed(this.c, before, reason);
+  }
+
+  async faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
+    return confirming.faxedNumbers(this.c, user, numbers);
+  }
+
+  async confirm(id: string, by: string): Promise<{ job: Job; moved: number }> {
+    const out = confirming.confirm(this.c, id, by);
+    // newly sendable, as a new job is
+    if (out.moved > 0) for (const fn of this.enqueuedListeners) fn(out.job);
+    return out;
+  }
+
+  async expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
+    return confirming.expireUnconfirmed(this.c, before, reason);
   }
 
   // ---- notifications

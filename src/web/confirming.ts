@@ -1,0 +1,68 @@
+// A first fax to a new number waits for its owner (intake/confirm-new.ts, the "confirm" mail):
+// /confirm.html?id=... asks for sign-in, shows the pages' preview and the new numbers, and
+// Confirm (POST /api/jobs/:id/confirm) queues the whole fax; Cancel is the console's own cancel.
+// Only the owner confirms (another user gets the console's 404; an operator sees it but gets
+// 403), as only the owner knows whether they sent it. The store's step is guarded, so two clicks
+// or two tabs release it once and a click racing the expiry has one winner.
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Clock } from "../clock.js";
+import { FaxgateError } from "../errors.js";
+import { jobJson } from "../job-json.js";
+import type { Logger } from "../log/logger.js";
+import { newNumbers, waitsForConfirmation } from "../store/job-state.js";
+import type { QueueStore } from "../store/queue-store.js";
+import type { Job } from "../store/types.js";
+import type { Session } from "./sessions.js";
+
+export interface ConfirmingDeps {
+  store: Pick<QueueStore, "confirm" | "listEvents">;
+  logger: Logger;
+  clock: Clock;
+  /** smtp.senderAuth.confirmHours: when an unconfirmed fax ends */
+  confirmHours: () => number;
+  /** The job named in the URL if this session may see it (else the console's 404). */
+  ownJob: (req: FastifyRequest) => Promise<Job>;
+  changed: () => void;
+}
+
+/** What the confirm page and the waiting list show of a job that waits (or waited) for its owner. */
+export function confirmationView(job: Job, clock: Clock, hours: number) {
+  const fresh = newNumbers(job);
+  return {
+    ...jobJson(job, new Map(), clock.now()),
+    needsConfirmation: waitsForConfirmation(job),
+    newNumbers: fresh,
+    otherNumbers: job.recipients.map((r) => r.number).filter((n) => !fresh.includes(n)),
+    confirmBy: new Date(Date.parse(job.createdAt) + hours * 3_600_000).toISOString(),
+  };
+}
+
+export function confirmingRoutes(api: FastifyInstance, deps: ConfirmingDeps): void {
+  const session = (req: FastifyRequest) => (req as FastifyRequest & { session: Session }).session;
+  const view = (j: Job) => confirmationView(j, deps.clock, deps.confirmHours());
+
+  api.get("/api/jobs/:id/confirmation", async (req) => view(await deps.ownJob(req)));
+
+  api.post("/api/jobs/:id/confirm", async (req) => {
+    const s = session(req);
+    const job = await deps.ownJob(req);
+    if (job.user !== s.user)
+      throw new FaxgateError("JOB_STATE", `only ${job.user}, in whose name it came, can confirm this fax`, {
+        httpStatus: 403,
+      });
+    const { job: after, moved } = await deps.store.confirm(job.id, s.user);
+    if (moved === 0) {
+      // a second click or tab: the first one's release stands, and this one says so
+      const confirmed = (await deps.store.listEvents(job.id)).some((e) => e.transition === "confirm");
+      if (!confirmed)
+        throw new FaxgateError(
+          "JOB_STATE",
+          `job ${job.id} is not waiting for confirmation (it was cancelled, or it expired unconfirmed, and was not sent)`,
+        );
+      return { ...view(after), alreadyConfirmed: true };
+    }
+    deps.logger.info({ user: s.user, job: job.id, recipients: moved }, "WEB confirmed a fax to a new number");
+    deps.changed();
+    return view(after);
+  });
+}
