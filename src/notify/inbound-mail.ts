@@ -59,7 +59,7 @@ export function composeInbound(p: InboundPayload, timeZone: string): ComposedMai
         text: failed
           ? `A fax from ${from} could not be received: ${words}.`
           : p.group
-            ? `A fax from ${from} arrived in the shared inbox of group ${p.group}${p.escalated ? " and nobody has taken it yet" : ""}. Open the console's inbox to take it.`
+            ? `A fax from ${from} arrived in the shared inbox of group ${p.group}${p.escalated ? " and nobody has taken it yet" : ""}. Take it in the console's shared inbox.`
             : `You received a fax from ${from}.`,
       },
       {

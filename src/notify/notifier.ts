@@ -61,7 +61,17 @@ export interface NotifierOptions {
 const BATCH = 8;
 const LEASE_MS = 10 * 60_000;
 
-type Plan = { skip: string } | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[]; reports: number };
+type Plan =
+  | { skip: string }
+  | {
+      mail: SendMailOptions;
+      to: string[];
+      /** Downloaded for this mail (removed after it). */
+      attachments: DownloadedFax[];
+      /** The fax PDFs the mail carries (downloaded or kept), and transmission reports. */
+      faxes: number;
+      reports: number;
+    };
 
 export class Notifier {
   private readonly store: QueueStore;
@@ -127,10 +137,7 @@ export class Notifier {
       }
       const info = await this.transport.send(plan.mail);
       await this.store.completeNotification(n.id, "sent");
-      log.info(
-        { to: plan.to, messageId: info.messageId, attachments: plan.attachments.length, reports: plan.reports },
-        "NOTIFIED",
-      );
+      log.info({ to: plan.to, messageId: info.messageId, attachments: plan.faxes, reports: plan.reports }, "NOTIFIED");
       this.count(n, "sent");
     } catch (err) {
       await this.deferOrFail(n, err, log);
@@ -182,6 +189,8 @@ export class Notifier {
     const timeZone = me?.account?.timezone || "UTC";
     const attachments: DownloadedFax[] = [];
     const reports: Array<{ filename: string; content: Buffer }> = [];
+    // a received fax kept in the store is attached from memory, beside the downloaded ones
+    const keptFaxes: Array<{ filename: string; content: Buffer }> = [];
     let toOverride: string | null = null;
     let composed: ComposedMail;
     let wants: boolean;
@@ -225,7 +234,7 @@ export class Notifier {
         ) {
           // a kept fax is attached from the store: another user's key could not download it
           const kept = p.receivedId ? await this.store.readReceivedDocument(p.receivedId) : null;
-          if (kept) reports.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
+          if (kept) keptFaxes.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
           else if (!p.receivedId) {
             const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
             if (pdf) attachments.push(pdf);
@@ -260,6 +269,7 @@ export class Notifier {
       }
       case "accepted":
         if (!me) throw temporary("preferences", meError);
+        job = n.jobId ? await this.store.getJob(n.jobId) : null;
         composed = composeAccepted(n.payload, n.createdAt, timeZone);
         wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), false);
         break;
@@ -307,20 +317,38 @@ export class Notifier {
       },
       attachments: [
         ...attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: "application/pdf" })),
-        ...reports.map((r) => ({ filename: r.filename, content: r.content, contentType: "application/pdf" })),
+        ...[...keptFaxes, ...reports].map((r) => ({
+          filename: r.filename,
+          content: r.content,
+          contentType: "application/pdf",
+        })),
       ],
     };
-    return { mail, to: bcc ? [to, bcc] : [to], attachments, reports: reports.length };
+    return {
+      mail,
+      to: bcc ? [to, bcc] : [to],
+      attachments,
+      faxes: attachments.length + keptFaxes.length,
+      reports: reports.length,
+    };
   }
 
-  /** "See this fax in the console (sign in): URL": the job id or message id only, no token. */
+  /**
+   * "See this fax in the console (sign in first): URL", to the page where the person it is mailed
+   * to can act: a sent fax's page (its owner, or an operator with the admin copy), the received-fax
+   * page by the gateway's id of the kept fax (the receiver, a group member, anyone a rule or a
+   * forward mailed it to, an operator; web/received-page.ts decides). Ids only, no token.
+   */
   private consoleLink(n: Notification, job: Job | null): string | null {
     const base = this.opts.consoleUrl?.()?.replace(/\/+$/, "");
     if (!base) return null;
-    if (n.kind === "outcome" && job && job.recipients.length)
+    if ((n.kind === "outcome" || n.kind === "accepted") && job && job.recipients.length)
       return `See this fax in the console (sign in first): ${base}/fax.html?id=${encodeURIComponent(job.id)}`;
-    if (n.kind === "inbound" && typeof n.payload?.messageId === "string")
-      return `See this fax in the console (sign in first): ${base}/inbound.html?id=${encodeURIComponent(n.payload.messageId)}`;
+    if (n.kind === "inbound" && typeof n.payload?.messageId === "string") {
+      const id = n.payload.receivedId ?? n.payload.messageId;
+      const what = n.payload.group ? "Take it or see who has, in the console" : "See this fax in the console";
+      return `${what} (sign in first): ${base}/inbound.html?id=${encodeURIComponent(id)}`;
+    }
     return null;
   }
 

@@ -28,6 +28,7 @@ export type ConsoleStore = Pick<
   | "readReceivedDocument"
   | "changeReceived"
   | "listReceivedEvents"
+  | "listNotifications"
   | "purgeReceived"
 >;
 

@@ -13,6 +13,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { systemClock, type Clock } from "../clock.js";
 import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../config/schema.js";
 import { groupsOf, registerSharedInbox } from "./shared-inbox.js";
+import { registerReceivedPage } from "./received-page.js";
+import { faxNumber } from "../format.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
@@ -237,6 +239,14 @@ export class WebConsole {
         });
       }
 
+      registerReceivedPage(api, {
+        store: this.deps.store,
+        inbound: this.deps.inbound,
+        users: this.deps.users,
+        defaultCountryCode: this.deps.defaultCountryCode,
+        logger: this.log,
+      });
+
       api.get("/api/jobs", async (req, reply) => {
         const s = (req as Authed).session;
         const q = req.query as Record<string, string | undefined>;
@@ -367,8 +377,8 @@ export class WebConsole {
           total: page.count,
           faxes: page.rows.map((r) => ({
             messageId: r.messageId,
-            from: r.faxCallerId ?? r.faxCsid ?? null,
-            to: r.faxNumber ?? null,
+            from: faxNumber(r.faxCallerId, this.deps.defaultCountryCode()) ?? r.faxCsid ?? null,
+            to: faxNumber(r.faxNumber, this.deps.defaultCountryCode()),
             status: r.status,
             pages: r.pagesCount ?? null,
             receivedAt: r.createdAt ?? null,
