@@ -54,6 +54,15 @@ export function localTime(iso: string | null | undefined, timeZone?: string | nu
   return timeFormat(timeZone || "UTC").format(new Date(t));
 }
 
+/** ISO times inside a sentence ("next try at 2026-…Z") as `localTime`s (web/app.js localTimes does the same). */
+export function localTimesIn(text: string | null, timeZone?: string | null): string | null {
+  if (!text) return text;
+  return text.replace(
+    /\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)/g,
+    (m) => localTime(m, timeZone) ?? m,
+  );
+}
+
 /** The zone this process runs in (TZ, else the system's): what the CLI prints times in. */
 export function hostTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";

@@ -30,7 +30,8 @@ import { RateLimiter } from "../auth/rate-limit.js";
 import { refuseControlCharacters } from "../store/text-input.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
 import { contentDisposition } from "../content-disposition.js";
-import { jobJson } from "../job-json.js";
+import { jobJson, needsNumber } from "../job-json.js";
+import { waitsForAddress } from "../store/job-state.js";
 import { addressingRoutes } from "./addressing.js";
 import { jobReport, reportFileName } from "../notify/job-report.js";
 import { LiveUpdates } from "./live.js";
@@ -309,6 +310,9 @@ export class WebConsole {
           const job = await this.ownJob(req);
           if (op === "retry" && !s.admin)
             throw new FaxgateError("JOB_STATE", "only an operator can retry a job; resend it instead");
+          // a print waiting for its number is "held" in the store, but only a number sends it
+          if (op !== "cancel" && waitsForAddress(job))
+            throw new FaxgateError("JOB_STATE", `job ${job.id} ${needsNumber(job)} (${op} does not apply)`);
           // the timeline names who cancelled: the owner, or an operator by name
           const after =
             op === "cancel"
