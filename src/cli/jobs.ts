@@ -1,6 +1,7 @@
 // Operator commands on the queue: jobs, job, retry|cancel|hold|release, status (send is in send.ts).
 import { FaxgateError } from "../errors.js";
 import { configuredConsoleUrl } from "../config/console-url.js";
+import { restartNoteKey, type RestartNote } from "../config/restart-needed.js";
 import { faxNumber, hostTimeZone, localTime, localTimesIn, pages, size } from "../format.js";
 import { inFlightByNumber, jobJson, needsNumber, recipientTries, waitReason } from "../job-json.js";
 import { waitsForAddress } from "../store/job-state.js";
@@ -115,6 +116,8 @@ export async function jobOpCommand(
 export async function statusCommand(opts: GlobalOptions): Promise<number> {
   const ctx = loadContext(opts);
   const counts = await withStore(ctx, (store) => store.counts());
+  const noteText = await withStore(ctx, (store) => store.getState(restartNoteKey()));
+  const restartNeeded: RestartNote | null = noteText ? (JSON.parse(noteText) as RestartNote) : null;
   const keysHeld = await withStore(ctx, (store) =>
     listKeyHolds(
       store,
@@ -137,6 +140,7 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
     notificationsPending: counts.notificationsPending,
     api,
     keysHeld,
+    restartNeeded,
   };
   if (opts.json) printJson(report);
   else {
@@ -152,6 +156,11 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
         `oldest active: ${counts.oldestActiveAgeSeconds === null ? "-" : `${Math.round(counts.oldestActiveAgeSeconds)} s`}`,
         `notifications: ${counts.notificationsPending} pending`,
         `fax service:   ${api.ok ? "reachable" : `NOT reachable: ${api.detail}`}`,
+        ...(restartNeeded
+          ? [
+              `RESTART NEEDED: ${restartNeeded.settings.join(", ")} changed by a reload at ${localTime(restartNeeded.at, hostTimeZone())}; the daemon still runs with the old value until it is restarted`,
+            ]
+          : []),
         ...keysHeld.map(
           (h) => `KEY REFUSED:   ${h.user} since ${h.since}: faxes held until a working key is loaded (${h.reason})`,
         ),
