@@ -57,7 +57,10 @@ describe("Dockerfile", () => {
   });
 
   it("publishes the console and keeps the sandbox's outbox in the data volume", () => {
-    const expose = instructions.find((l) => l.startsWith("EXPOSE "))!.split(/\s+/).slice(1);
+    const expose = instructions
+      .find((l) => l.startsWith("EXPOSE "))!
+      .split(/\s+/)
+      .slice(1);
     expect(expose).toEqual(expect.arrayContaining(["2525", "8025", "9464"]));
     const entry = readFileSync(path.join(repo, "docker/entrypoint.sh"), "utf8");
     // the sandbox's console on 127.0.0.1 would be unreachable through docker run -p
