@@ -1,7 +1,7 @@
 // One way to write each kind of value a person reads, for every surface (mail, CLI, console API,
 // transmission report): fax numbers, times, durations, sizes and counts. A surface that writes one
 // of these by hand drifts from the others; the console's browser code gets these strings from the
-// server, and web/app.js's `pages()` mirrors `pages()` here (test/format.test.ts checks they agree).
+// server (web/app.js formats only times, in the reader's own zone).
 import { parsePhoneNumberFromString } from "libphonenumber-js";
 
 /**
@@ -20,7 +20,8 @@ export function faxNumber(n: string | null | undefined, defaultCountryCode?: str
   for (const c of candidates) {
     const parsed = parsePhoneNumberFromString(c);
     if (!parsed?.isPossible()) continue;
-    if (c === `+${digits}` && !digits.startsWith("+") && !parsed.isValid()) continue;
+    // digits alone read as international only when long enough to carry a country code
+    if (c === `+${digits}` && !digits.startsWith("+") && digits.length < 11 && !parsed.isValid()) continue;
     if (parsed.countryCallingCode === "1" && parsed.nationalNumber.length === 10) {
       const d = parsed.nationalNumber;
       return `+1 ${d.slice(0, 3)}-${d.slice(3, 6)}-${d.slice(6)}`;

@@ -2,7 +2,7 @@
 import { explainResult } from "../fax/result-codes.js";
 import type { FaxRecord } from "../fax/types.js";
 import type { InboundPayload } from "../store/notification-payloads.js";
-import { formatFaxNumber } from "../intake/recipients/fax-number.js";
+import { faxNumber, pages } from "../format.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
 import { formatDuration, formatTime, plural } from "./time-format.js";
 
@@ -38,8 +38,7 @@ export function isFailedReception(p: Pick<InboundPayload, "status">): boolean {
 }
 
 function number(n: string | null): string | null {
-  if (!n) return null;
-  return /^\+?\d{4,15}$/.test(n) ? formatFaxNumber(n.startsWith("+") ? n : `+${n}`) : n;
+  return faxNumber(n);
 }
 
 export function composeInbound(p: InboundPayload, timeZone: string): ComposedMail {
@@ -68,7 +67,7 @@ export function composeInbound(p: InboundPayload, timeZone: string): ComposedMai
           ["From", number(p.from)],
           ["Sender CSID", p.csid],
           ["Number dialled", number(p.dialled ?? null)],
-          ["Pages", p.pages != null ? String(p.pages) : null],
+          ["Pages", pages(p.pages)],
           ["Duration", formatDuration(p.duration)],
           ["Received", formatTime(p.createdAt, timeZone)],
           ["Message id", p.messageId],
