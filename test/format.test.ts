@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { duration, faxNumber, localTime, localTimesIn, pages, size } from "../src/format.js";
 import { clip } from "../src/notify/composed-mail.js";
 import { composeInbound } from "../src/notify/inbound-mail.js";
+import { composeOutcome } from "../src/notify/outcome-mail.js";
+import { job } from "./notify/factories.js";
 import { composeRejected } from "../src/notify/rejected-mail.js";
 import { renderText } from "../src/notify/mail-body.js";
 
@@ -90,5 +92,23 @@ describe("refusal wording", () => {
     expect(renderText(mail.blocks)).toContain(
       "no fax number in it. Nothing was faxed; please correct it and send it again.",
     );
+  });
+});
+
+describe("the outcome mail", () => {
+  const busy = { state: "failed" as const, resultCode: "6100", resultInfo: "Fax Number Busy", pages: 1, duration: 40 };
+
+  it("a failure gives the next step; one page is '1 page'; the duration is per page", () => {
+    const text = renderText(composeOutcome(job({ state: "failed" }, [busy]), "UTC").blocks);
+    expect(text).toContain("What you can do: check the number with the recipient, then send it again");
+    expect(text).toMatch(/Pages:?\s+1 page\b/);
+    expect(text).toMatch(/Time per page:?\s+40 s/);
+    expect(text).not.toMatch(/\bDuration\b/);
+  });
+
+  it("a cancelled fax says who cancelled it", () => {
+    const cancelled = job({ state: "cancelled" }, [{ state: "cancelled" }]);
+    const text = renderText(composeOutcome(cancelled, "UTC", { cancelledBy: "ops, an operator" }).blocks);
+    expect(text).toContain("was cancelled by ops, an operator and not sent.");
   });
 });

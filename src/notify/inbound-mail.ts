@@ -68,7 +68,8 @@ export function composeInbound(p: InboundPayload, timeZone: string): ComposedMai
           ["Sender CSID", p.csid],
           ["Number dialled", number(p.dialled ?? null)],
           ["Pages", pages(p.pages)],
-          ["Duration", formatDuration(p.duration)],
+          // the service reports the time of one page, not of the whole fax
+          ["Time per page", formatDuration(p.duration)],
           ["Received", formatTime(p.createdAt, timeZone)],
           ["Message id", p.messageId],
         ],

@@ -200,7 +200,12 @@ export class Notifier {
       case "outcome": {
         job = n.jobId ? await this.store.getJob(n.jobId) : null;
         if (!job) return { skip: `job ${n.jobId ?? "(none)"} no longer exists` };
-        composed = composeOutcome(job, timeZone);
+        // the timeline names who cancelled (the owner, or "ops, an operator")
+        const cancel =
+          job.state === "cancelled"
+            ? (await this.store.listEvents(job.id)).findLast((e) => e.transition === "cancel")
+            : undefined;
+        composed = composeOutcome(job, timeZone, { cancelledBy: cancel?.detail?.replace(/^by /, "") ?? null });
         if (!composed.mandatory && !me) throw temporary("preferences", meError);
         wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, "emailNotifySendOption"), composed.failure);
         // notify.attachments: only `service` lets an outcome mail carry the fax
