@@ -2,6 +2,7 @@
 // the CLI and the web console's API, and why a recipient that is not final is not being dialled
 // right now: scheduled for later, held, waiting for a retry, or waiting its turn behind another
 // fax to the same number (one in flight per number, queue.perNumberConcurrency).
+import { faxNumber } from "./format.js";
 import { waitsForAddress } from "./store/job-state.js";
 import { IN_FLIGHT_STATES } from "./store/transitions.js";
 import type { Job, Recipient } from "./store/types.js";
@@ -78,6 +79,8 @@ export function jobJson(
     needsAddress: waitsForAddress(j),
     recipients: j.recipients.map((r) => ({
       number: r.number,
+      // the number as every surface writes it for people (src/format.ts)
+      numberText: faxNumber(r.number),
       name: r.name,
       state: r.state,
       messageId: r.messageId,

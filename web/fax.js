@@ -81,8 +81,8 @@ function render() {
           job.needsAddress
             ? h("a", { href: `/address.html?id=${encodeURIComponent(job.id)}` }, "Give the number")
             : r.name
-              ? `${r.name} (${r.number})`
-              : r.number,
+              ? `${r.name} (${r.numberText ?? r.number})`
+              : (r.numberText ?? r.number),
         ),
         h(
           "td",

@@ -434,7 +434,7 @@ export class WebConsole {
         return flat.map((c) => ({
           id: c.uuid,
           name: c.name,
-          faxNumber: c.faxNumber,
+          faxNumber: faxNumber(c.faxNumber, this.deps.defaultCountryCode()) ?? c.faxNumber,
           email: c.email,
           organization: c.isOrganization,
           public: c.isPublic,
