@@ -4,8 +4,11 @@
 #     -v /srv/fax-spool:/var/spool/faxgate -v /etc/faxgate:/etc/faxgate:ro faxgate
 # with /etc/faxgate/faxgate.yaml made from docker/faxgate.yaml (it listens on 0.0.0.0:2525: the
 # container's user cannot bind 25) and its secretsFile /etc/faxgate/faxgate.env.
-# Without a mounted config it starts in sandbox mode (embedded emulator) on 0.0.0.0:2525 and
-# 0.0.0.0:9464 inside the container, which is handy to try it: docker run -p 2525:2525 faxgate
+# Without a mounted config it starts in sandbox mode (embedded emulator): SMTP 2525, the web console
+# 8025 (user demo, password demo-fax) and health 9464 on every interface of the container, and its
+# mails as .eml files in the data volume (/var/lib/faxgate/data/outbox). To try it:
+#   docker run --name faxgate -p 127.0.0.1:2525:2525 -p 127.0.0.1:8025:8025 -v faxgate-data:/var/lib/faxgate faxgate
+#   docker exec faxgate ls /var/lib/faxgate/data/outbox
 
 # ---- build: compile TypeScript and the native SQLite binding ----
 FROM node:20-bookworm-slim AS build
@@ -21,10 +24,14 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     FAXGATE_CONFIG=/etc/faxgate/faxgate.yaml
-# LibreOffice (no GUI) and fonts: office attachments and printed office files are converted to PDF.
+# LibreOffice (no GUI) and fonts: office attachments and printed office files are converted to PDF:
+# Writer, Calc and Impress documents, with the metric twins of Microsoft's fonts (Carlito for
+# Calibri, Caladea for Cambria, Liberation for Arial, Times New Roman and Courier New) so that a
+# clinic's .docx keeps its line breaks and page count.
 # Its bubblewrap sandbox needs user namespaces, which Docker's default seccomp profile refuses: the
 # converter then runs with its hardened profile and link stripping alone (`faxgate doctor` says so).
-RUN apt-get update && apt-get install -y --no-install-recommends libreoffice-writer-nogui fonts-dejavu-core \
+RUN apt-get update && apt-get install -y --no-install-recommends libreoffice-writer-nogui libreoffice-calc-nogui \
+    libreoffice-impress-nogui fonts-dejavu-core fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system faxgate && useradd --system --gid faxgate --home-dir /var/lib/faxgate --shell /usr/sbin/nologin faxgate \
  && mkdir -p /var/lib/faxgate /var/spool/faxgate /etc/faxgate \
@@ -40,8 +47,9 @@ COPY config ./config
 COPY docker/entrypoint.sh /usr/local/bin/faxgate-entrypoint
 USER faxgate
 VOLUME ["/var/lib/faxgate", "/var/spool/faxgate"]
-# SMTP (unprivileged inside the container; map host port 25 to it), admin health and metrics.
-EXPOSE 2525 9464
+# SMTP (unprivileged inside the container; map host port 25 to it), the web console (the sandbox's,
+# or web.listen of a mounted config), admin health and metrics.
+EXPOSE 2525 8025 9464
 # Liveness only (/healthz: process, store, disk): an outage at the fax service is /readyz's business
 # and must not get a working container restarted.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \

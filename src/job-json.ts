@@ -2,6 +2,8 @@
 // the CLI and the web console's API, and why a recipient that is not final is not being dialled
 // right now: scheduled for later, held, waiting for a retry, or waiting its turn behind another
 // fax to the same number (one in flight per number, queue.perNumberConcurrency).
+import { faxNumber } from "./format.js";
+import { waitsForAddress } from "./store/job-state.js";
 import { AWAITS_CONFIRMATION, IN_FLIGHT_STATES } from "./store/transitions.js";
 import type { Job, Recipient } from "./store/types.js";
 
@@ -21,10 +23,26 @@ export function inFlightByNumber(activeJobs: readonly Job[]): Map<string, string
   return out;
 }
 
-export function waitReason(job: Job, r: Recipient, nowMs: number, inFlight: Map<string, string[]>): string | null {
+/**
+ * What every surface says of a print waiting for its number (CLI, console, mails): where to give
+ * it. `consoleUrl` absent: the console's own path, as a page of the console links it.
+ */
+export function needsNumber(job: Pick<Job, "id">, consoleUrl?: string | null): string {
+  const page = `${consoleUrl?.replace(/\/+$/, "") ?? ""}/address.html?id=${encodeURIComponent(job.id)}`;
+  return `needs a number: give it in the console at ${page}, or \`faxgate address ${job.id} <number>\``;
+}
+
+export function waitReason(
+  job: Job,
+  r: Recipient,
+  nowMs: number,
+  inFlight: Map<string, string[]>,
+  consoleUrl?: string | null,
+): string | null {
+  if (waitsForAddress(job)) return needsNumber(job, consoleUrl);
   // a fax to a new number waits for its owner's click, which an operator's release cannot give
   if (r.state === "held" && (r.lastError ?? "").startsWith(AWAITS_CONFIRMATION))
-    return `its owner ${job.user} confirms it in the console: /confirm.html?id=${job.id}`;
+    return `its owner ${job.user} confirms it in the console: ${consoleUrl?.replace(/\/+$/, "") ?? ""}/confirm.html?id=${encodeURIComponent(job.id)}`;
   if (r.state === "held") return "held: `faxgate release` to send it";
   if (r.state !== "queued" && r.state !== "deferred") return null;
   if (job.scheduledAt && Date.parse(job.scheduledAt) > nowMs)
@@ -39,7 +57,12 @@ export function waitReason(job: Job, r: Recipient, nowMs: number, inFlight: Map<
 }
 
 /** The JSON shape of contract §1 (plus the detail operators want; `waiting` says why a recipient is not dialled yet). */
-export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), nowMs = Date.now()) {
+export function jobJson(
+  j: Job,
+  inFlight: Map<string, string[]> = new Map(),
+  nowMs = Date.now(),
+  consoleUrl?: string | null,
+) {
   return {
     id: j.id,
     source: j.source,
@@ -55,8 +78,12 @@ export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), now
     documents: j.documents.map((d) => ({ name: d.name, contentType: d.contentType, bytes: d.bytes })),
     leftOut: j.meta.leftOut ?? [],
     corruptReason: j.corruptReason,
+    // a print that named no number: nothing is sent (or released) until its owner gives one
+    needsAddress: waitsForAddress(j),
     recipients: j.recipients.map((r) => ({
       number: r.number,
+      // the number as every surface writes it for people (src/format.ts)
+      numberText: faxNumber(r.number),
       name: r.name,
       state: r.state,
       messageId: r.messageId,
@@ -68,7 +95,7 @@ export function jobJson(j: Job, inFlight: Map<string, string[]> = new Map(), now
       pages: r.pages,
       lastError: r.lastError,
       nextAttemptAt: r.nextAttemptAt,
-      waiting: waitReason(j, r, nowMs, inFlight),
+      waiting: waitReason(j, r, nowMs, inFlight, consoleUrl),
     })),
   };
 }

@@ -11,6 +11,7 @@ import type { GateClass } from "./fax/api-gate.js";
 import type { FaxApi } from "./fax/types.js";
 import type { InboxEscalation } from "./inbound/escalation.js";
 import type { ReceivedFaxIntake } from "./inbound/received-intake.js";
+import { restartNoteKey, restartOnlyChanges, type RestartNote } from "./config/restart-needed.js";
 import type { Logger } from "./log/logger.js";
 import { Metrics } from "./metrics/metrics.js";
 import { createAdmin } from "./parts/admin.js";
@@ -154,6 +155,8 @@ export class Gateway {
   async start(): Promise<RunningAddresses> {
     const { config, addresses, logger, live } = this.core;
     await startParts(this.parts);
+    // a restart applies everything: an earlier reload's note is done with
+    await this.store.setState(restartNoteKey(), "");
     addresses.outbox = outboxDir(config);
     for (const risk of riskySettings(config)) logger.warn({ risk }, "RISKY setting");
     logger.info(
@@ -181,6 +184,19 @@ export class Gateway {
       log.error({ err: describeError(err) }, "RELOAD refused: the config file is invalid; keeping the running config");
       return;
     }
+    // what a reload cannot apply is said, not silently kept as started (config/restart-needed.ts)
+    const pending = restartOnlyChanges(this.core.config, next);
+    if (pending.length)
+      log.warn(
+        { settings: pending },
+        `RELOAD: ${pending.join(", ")} changed; only a restart applies ${pending.length > 1 ? "them" : "it"} (a SIGHUP applies users, destinations and inbound)`,
+      );
+    const note: RestartNote | null = pending.length
+      ? { settings: pending, at: new Date(this.core.clock.now()).toISOString() }
+      : null;
+    await this.store
+      .setState(restartNoteKey(), note ? JSON.stringify(note) : "")
+      .catch((err) => log.warn({ err: describeError(err) }, "RELOAD: the restart note could not be stored"));
     // inbound rules were checked by the load (an error names the rule); new ones apply to the next fax
     await this.core.live.reload(next);
     // a renewed certificate (certbot) is taken without a restart: the same files, read again

@@ -160,8 +160,9 @@ function shellWord(p: string): string {
 
 /**
  * The banner. Its indented command lines are run verbatim by test/daemon/banner.test.ts: each must
- * work as pasted with the tools Debian ships (swaks 20201014 takes `--attach FILE` and sends a
- * file named `@FILE` for `--attach @FILE`; curl -v is needed to show the reply with the job id).
+ * work as pasted with the tools Debian ships, and print no warning (swaks 20201014 reads
+ * `--attach @FILE` as the file, named by its base name, and warns that a bare `--attach FILE` is
+ * deprecated; curl -v is needed to show the reply with the job id).
  */
 export function sandboxBanner(
   addr: {
@@ -194,7 +195,7 @@ export function sandboxBanner(
       : "",
     "",
     `  Send a first fax by mail (${sample ? `${rel(sample)} is a sample page; any PDF will do` : "any PDF will do"}):`,
-    `    swaks --server ${host}:${port} --from ${SANDBOX_USER_EMAIL} --to 15551234567@${SANDBOX_DOMAIN} --header "Subject: Hello fax" --attach-type application/pdf --attach ${doc}`,
+    `    swaks --server ${host}:${port} --from ${SANDBOX_USER_EMAIL} --to 15551234567@${SANDBOX_DOMAIN} --header "Subject: Hello fax" --attach-type application/pdf --attach @${doc}`,
     `    printf 'Subject: Hello fax\\r\\n\\r\\nThis text becomes the cover page.\\r\\n' | curl -sS -v smtp://${host}:${port} --mail-from ${SANDBOX_USER_EMAIL} --mail-rcpt 15551234567@${SANDBOX_DOMAIN} -T - 2>&1 | grep '^< 250 2.0.0'`,
     "",
     "  ...or by dropping a file named after the number:",

@@ -47,7 +47,7 @@ function jobTable(title, jobs) {
             h(
               "td",
               { "data-label": "To" },
-              j.recipients.map((r) => `${r.number} ${STATE_WORDS[r.state] ?? r.state}`).join(", "),
+              j.recipients.map((r) => `${r.numberText ?? r.number} ${STATE_WORDS[r.state] ?? r.state}`).join(", "),
             ),
             h("td", { "data-label": "Since" }, when(j.updatedAt)),
             h(

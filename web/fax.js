@@ -70,25 +70,32 @@ function render() {
   document
     .getElementById("left-out")
     .replaceChildren(...(job.leftOut ?? []).map((l) => h("li", {}, `${l.name}: ${l.reason}`)));
-  document
-    .querySelector("#recipients tbody")
-    .replaceChildren(
-      ...job.recipients.map((r) =>
+  document.querySelector("#recipients tbody").replaceChildren(
+    ...job.recipients.map((r) =>
+      h(
+        "tr",
+        {},
         h(
-          "tr",
-          {},
-          h("td", { "data-label": "To" }, r.name ? `${r.name} (${r.number})` : r.number),
-          h(
-            "td",
-            { "data-label": "State" },
-            stateBadge(r.state),
-            r.waiting ? h("span", { class: "sub" }, ` ${localTimes(r.waiting)}`) : null,
-          ),
-          h("td", { "data-label": "Tries" }, num(r.attempts)),
-          h("td", { "data-label": "Result" }, localTimes(r.errorInfo ?? r.lastError ?? r.resultInfo ?? "")),
+          "td",
+          { "data-label": "To" },
+          job.needsAddress
+            ? h("a", { href: `/address.html?id=${encodeURIComponent(job.id)}` }, "Give the number")
+            : r.name
+              ? `${r.name} (${r.numberText ?? r.number})`
+              : (r.numberText ?? r.number),
         ),
+        h(
+          "td",
+          { "data-label": "State" },
+          // the words every surface uses (job-json.ts needsNumber); the link is in the To column
+          job.needsAddress ? h("span", { class: "badge s-held" }, "needs a number") : stateBadge(r.state),
+          r.waiting && !job.needsAddress ? h("span", { class: "sub" }, ` ${localTimes(r.waiting)}`) : null,
+        ),
+        h("td", { "data-label": "Tries" }, num(r.attempts)),
+        h("td", { "data-label": "Result" }, localTimes(r.errorInfo ?? r.lastError ?? r.resultInfo ?? "")),
       ),
-    );
+    ),
+  );
   const states = new Set(job.recipients.map((r) => r.state));
   const can = {
     // a parked send (unknown, not to be sent again by itself) may be closed by its owner
@@ -96,7 +103,8 @@ function render() {
       ["queued", "deferred", "held"].some((s) => states.has(s)) ||
       job.recipients.some((r) => r.state === "unknown" && /^parked:/.test(r.lastError ?? "")),
     hold: ["queued", "deferred"].some((s) => states.has(s)),
-    release: states.has("held"),
+    // a print waiting for its number is sent by giving it one, not by a release
+    release: states.has("held") && !job.needsAddress,
   };
   const label = { cancel: "Cancel", hold: "Hold", release: "Release" };
   document.getElementById("actions").replaceChildren(

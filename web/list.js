@@ -9,7 +9,7 @@ const rows = new Map();
 function recipientsText(job) {
   // a print waiting for its owner's number has no number yet (waiting.js lists it first)
   return job.recipients
-    .map((r) => (!r.number ? "needs an address" : r.name ? `${r.name} (${r.number})` : r.number))
+    .map((r) => (!r.number ? "needs a number" : r.name ? `${r.name} (${r.numberText})` : r.numberText))
     .join(", ");
 }
 

@@ -13,6 +13,7 @@ import {
   type FaxRecord,
   type HistoryQuery,
 } from "../fax/types.js";
+import { faxNumber } from "../format.js";
 import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../intake/recipients/fax-number.js";
 import { createReplacementKey } from "../keys/rotate.js";
 import { writeFileAtomic } from "../fs/atomic.js";
@@ -246,7 +247,8 @@ export async function contactsList(opts: Opts & { query?: string; limit?: number
       rows.map((r) => [
         r.uuid,
         r.name,
-        r.faxNumber,
+        // the service keeps "(555) 010-0100"; shown as every surface writes a number
+        faxNumber(r.faxNumber, smtpSettings(ctx.config).defaultCountryCode) ?? "",
         r.email,
         r.isOrganization ? "organization" : r.isPublic ? "public" : "",
       ]),

@@ -1,7 +1,10 @@
 // Operator commands on the queue: jobs, job, retry|cancel|hold|release, status (send is in send.ts).
 import { FaxgateError } from "../errors.js";
-import { formatFaxNumber } from "../intake/recipients/fax-number.js";
-import { inFlightByNumber, jobJson, recipientTries, waitReason } from "../job-json.js";
+import { configuredConsoleUrl } from "../config/console-url.js";
+import { restartNoteKey, type RestartNote } from "../config/restart-needed.js";
+import { faxNumber, hostTimeZone, localTime, localTimesIn, pages, size } from "../format.js";
+import { inFlightByNumber, jobJson, needsNumber, recipientTries, waitReason } from "../job-json.js";
+import { waitsForAddress } from "../store/job-state.js";
 import { JOB_STATES, type Job, type JobState, type RecipientState } from "../store/types.js";
 import { loadContext, printJson, printTable, withClients, withStore, type GlobalOptions } from "./context.js";
 import { listKeyHolds } from "../keys/key-holds.js";
@@ -12,7 +15,9 @@ export async function jobsCommand(
   opts: GlobalOptions & { state?: string; user?: string; limit?: number },
 ): Promise<void> {
   const limit = opts.limit ?? 200;
-  await withStore(loadContext(opts), async (store) => {
+  const ctx = loadContext(opts);
+  const tz = hostTimeZone();
+  await withStore(ctx, async (store) => {
     const state = opts.state;
     let jobs: Job[];
     if (state === undefined || (JOB_STATES as readonly string[]).includes(state)) {
@@ -25,20 +30,23 @@ export async function jobsCommand(
     }
     const inFlight = inFlightByNumber(await store.listJobs({ state: "active", limit: 100_000 }));
     const now = Date.now();
-    if (opts.json) return printJson(jobs.map((j) => jobJson(j, inFlight, now)));
+    const url = configuredConsoleUrl(ctx.config.web);
+    if (opts.json) return printJson(jobs.map((j) => jobJson(j, inFlight, now, url)));
     if (jobs.length === 0) return void process.stdout.write("no jobs\n");
     printTable(
       ["JOB", "STATE", "SOURCE", "USER", "CREATED", "RECIPIENTS"],
       jobs.map((j) => [
         j.id,
-        j.state,
+        waitsForAddress(j) ? "needs a number" : j.state,
         j.source,
         j.user,
-        j.createdAt.replace("T", " ").slice(0, 19),
+        localTime(j.createdAt, tz) ?? j.createdAt,
         j.recipients
           .map((r) => {
-            const why = waitReason(j, r, now, inFlight);
-            return `${formatFaxNumber(r.number)} ${r.state}${why ? ` (${why})` : ""}`;
+            const why = localTimesIn(waitReason(j, r, now, inFlight, url), tz);
+            // a print waiting for its number has none yet, and is not "held" for release
+            if (waitsForAddress(j)) return why;
+            return `${faxNumber(r.number)} ${r.state}${why ? ` (${why})` : ""}`;
           })
           .join(", "),
       ]),
@@ -47,31 +55,36 @@ export async function jobsCommand(
 }
 
 export async function jobCommand(id: string, opts: GlobalOptions): Promise<void> {
-  await withStore(loadContext(opts), async (store) => {
+  const ctx = loadContext(opts);
+  const tz = hostTimeZone();
+  const url = configuredConsoleUrl(ctx.config.web);
+  const at = (iso: string) => localTime(iso, tz) ?? iso;
+  await withStore(ctx, async (store) => {
     const job = await store.getJob(id);
     if (!job) throw new FaxgateError("JOB_NOT_FOUND", `no job ${id}`);
     const inFlight = inFlightByNumber(await store.listJobs({ state: "active", limit: 100_000 }));
     const now = Date.now();
-    if (opts.json) return printJson(jobJson(job, inFlight, now));
+    if (opts.json) return printJson(jobJson(job, inFlight, now, url));
+    const waiting = waitsForAddress(job);
     const out = [
       `job       ${job.id}`,
-      `state     ${job.state}`,
+      `state     ${waiting ? localTimesIn(waitReason(job, job.recipients[0]!, now, inFlight, url), tz) : job.state}`,
       `source    ${job.source} (user ${job.user})`,
-      `created   ${job.createdAt}${job.finishedAt ? `, finished ${job.finishedAt}` : ""}`,
-      job.scheduledAt ? `scheduled ${job.scheduledAt}` : "",
+      `created   ${at(job.createdAt)}${job.finishedAt ? `, finished ${at(job.finishedAt)}` : ""}`,
+      job.scheduledAt ? `scheduled ${at(job.scheduledAt)}` : "",
       `cover     ${job.cover.enabled ? `yes${job.cover.subject ? `, subject "${job.cover.subject}"` : ""}` : "no"}`,
-      `documents ${job.documents.map((d) => `${d.name} (${d.bytes} bytes)`).join(", ") || "(none)"}`,
+      `documents ${job.documents.map((d) => `${d.name} (${size(d.bytes)})`).join(", ") || "(none)"}`,
       ...(job.meta.leftOut ?? []).map((l) => `left out  ${l.name}: ${l.reason}`),
       job.corruptReason ? `corrupt   ${job.corruptReason}` : "",
-      "recipients:",
-      ...job.recipients.map((r) => {
+      waiting ? "" : "recipients:",
+      ...(waiting ? [] : job.recipients).map((r) => {
         // a deferred recipient's "next try" is on the line already
-        const reason = waitReason(job, r, now, inFlight);
+        const reason = localTimesIn(waitReason(job, r, now, inFlight, url), tz);
         const why = reason?.startsWith("next try") ? null : reason;
         return (
-          `  ${formatFaxNumber(r.number).padEnd(18)} ${r.state.padEnd(10)} tries ${recipientTries(r)}` +
-          `${r.messageId ? `  message ${r.messageId}` : ""}${r.pages != null ? `  ${r.pages} pages` : ""}` +
-          `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ""}${r.nextAttemptAt && r.state === "deferred" ? `  next try ${r.nextAttemptAt}` : ""}` +
+          `  ${(faxNumber(r.number) ?? "").padEnd(18)} ${r.state.padEnd(10)} tries ${recipientTries(r)}` +
+          `${r.messageId ? `  message ${r.messageId}` : ""}${r.pages != null ? `  ${pages(r.pages)}` : ""}` +
+          `${r.errorInfo || r.lastError ? `  (${r.errorInfo ?? r.lastError})` : ""}${r.nextAttemptAt && r.state === "deferred" ? `  next try ${at(r.nextAttemptAt)}` : ""}` +
           `${why ? `  waiting: ${why}` : ""}`
         );
       }),
@@ -85,7 +98,15 @@ export async function jobOpCommand(
   id: string,
   opts: GlobalOptions,
 ): Promise<void> {
-  await withStore(loadContext(opts), async (store) => {
+  const ctx = loadContext(opts);
+  await withStore(ctx, async (store) => {
+    const before = await store.getJob(id);
+    // its placeholder is "held" in the store, but nothing can send it before it has a number
+    if (before && waitsForAddress(before) && op !== "cancel")
+      throw new FaxgateError(
+        "JOB_STATE",
+        `job ${id} ${needsNumber(before, configuredConsoleUrl(ctx.config.web))} (${op} does not apply)`,
+      );
     const job = await store[op](id);
     if (opts.json) return printJson(jobJson(job));
     process.stdout.write(`${job.id}: ${job.state}\n`);
@@ -95,6 +116,8 @@ export async function jobOpCommand(
 export async function statusCommand(opts: GlobalOptions): Promise<number> {
   const ctx = loadContext(opts);
   const counts = await withStore(ctx, (store) => store.counts());
+  const noteText = await withStore(ctx, (store) => store.getState(restartNoteKey()));
+  const restartNeeded: RestartNote | null = noteText ? (JSON.parse(noteText) as RestartNote) : null;
   const keysHeld = await withStore(ctx, (store) =>
     listKeyHolds(
       store,
@@ -117,6 +140,7 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
     notificationsPending: counts.notificationsPending,
     api,
     keysHeld,
+    restartNeeded,
   };
   if (opts.json) printJson(report);
   else {
@@ -132,6 +156,11 @@ export async function statusCommand(opts: GlobalOptions): Promise<number> {
         `oldest active: ${counts.oldestActiveAgeSeconds === null ? "-" : `${Math.round(counts.oldestActiveAgeSeconds)} s`}`,
         `notifications: ${counts.notificationsPending} pending`,
         `fax service:   ${api.ok ? "reachable" : `NOT reachable: ${api.detail}`}`,
+        ...(restartNeeded
+          ? [
+              `RESTART NEEDED: ${restartNeeded.settings.join(", ")} changed by a reload at ${localTime(restartNeeded.at, hostTimeZone())}; the daemon still runs with the old value until it is restarted`,
+            ]
+          : []),
         ...keysHeld.map(
           (h) => `KEY REFUSED:   ${h.user} since ${h.since}: faxes held until a working key is loaded (${h.reason})`,
         ),

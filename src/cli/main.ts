@@ -8,6 +8,7 @@ import { JOB_STATES, RECIPIENT_STATES } from "../store/types.js";
 // Each command's code is loaded when that command runs: `faxgate jobs` must not pay for the SMTP
 // server, the PDF libraries and the web console (over a second of start-up on this hardware).
 const load = {
+  address: () => import("./address.js"),
   apiCommands: () => import("./api-commands.js"),
   jobs: () => import("./jobs.js"),
   send: () => import("./send.js"),
@@ -133,6 +134,18 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (id: string, o) => (await load.jobs()).jobCommand(id, o));
+
+  program
+    .command("address")
+    .description("give a print waiting for its number the number(s) to fax it to (as the console's address page)")
+    .argument("<job>", 'job id (faxgate jobs shows it as "needs a number")')
+    .argument("<number...>", "fax numbers or contact names")
+    .option("--cover", "add a cover page")
+    .option("-s, --subject <text>", "cover page subject (default: the print's title)")
+    .option("-n, --notes <text>", "cover page notes (adds a cover page)")
+    .addOption(configOption())
+    .addOption(jsonOption())
+    .action(async (id: string, to: string[], o) => (await load.address()).addressCommand(id, to, o));
 
   program
     .command("report")

@@ -9,6 +9,7 @@ import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { InboundConfig, InboundDelivery, UserConfig } from "../config/schema.js";
 import { describeError } from "../errors.js";
+import { faxNumber } from "../format.js";
 import type { FaxApi, FaxRecord } from "../fax/types.js";
 import type { Logger } from "../log/logger.js";
 import { inboundPayload, senderOf } from "../notify/inbound-mail.js";
@@ -59,7 +60,7 @@ export class ReceivedFaxIntake {
         receivedAt: r.createdAt ?? new Date(this.clock.now()).toISOString(),
         groups: inboxesOf(decision),
         document,
-        detail: `received for ${user} (${via})${facts.dialled ? ` on ${facts.dialled}` : ""}`,
+        detail: `received for ${user} (${via})${facts.dialled ? ` on ${faxNumber(facts.dialled)}` : ""}`,
       });
       fax = kept.fax;
       if (kept.duplicate && (await this.routed(fax.id))) return true;

@@ -13,7 +13,13 @@ export interface ComposedMail {
 
 export const FOOTER = "This message was sent automatically by faxgate, the fax gateway. Replies to it are not read.";
 
+/** One line of at most `max` characters, cut at a word (never mid-word) with an ellipsis. */
 export function clip(s: string, max: number): string {
   const one = s.replace(/\s+/g, " ").trim();
-  return one.length > max ? `${one.slice(0, max - 3)}...` : one;
+  if (one.length <= max) return one;
+  const cut = one.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  // a single long word (a file name) is cut where it must be
+  const head = space > max / 2 ? cut.slice(0, space) : cut;
+  return `${head.replace(/[\s.,;:]+$/, "")}…`;
 }

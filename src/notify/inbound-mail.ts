@@ -2,7 +2,7 @@
 import { explainResult } from "../fax/result-codes.js";
 import type { FaxRecord } from "../fax/types.js";
 import type { InboundPayload } from "../store/notification-payloads.js";
-import { formatFaxNumber } from "../intake/recipients/fax-number.js";
+import { faxNumber, pages } from "../format.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
 import { formatDuration, formatTime, plural } from "./time-format.js";
 
@@ -38,8 +38,7 @@ export function isFailedReception(p: Pick<InboundPayload, "status">): boolean {
 }
 
 function number(n: string | null): string | null {
-  if (!n) return null;
-  return /^\+?\d{4,15}$/.test(n) ? formatFaxNumber(n.startsWith("+") ? n : `+${n}`) : n;
+  return faxNumber(n);
 }
 
 export function composeInbound(p: InboundPayload, timeZone: string): ComposedMail {
@@ -59,7 +58,7 @@ export function composeInbound(p: InboundPayload, timeZone: string): ComposedMai
         text: failed
           ? `A fax from ${from} could not be received: ${words}.`
           : p.group
-            ? `A fax from ${from} arrived in the shared inbox of group ${p.group}${p.escalated ? " and nobody has taken it yet" : ""}. Open the console's inbox to take it.`
+            ? `A fax from ${from} arrived in the shared inbox of group ${p.group}${p.escalated ? " and nobody has taken it yet" : ""}. Take it in the console's shared inbox.`
             : `You received a fax from ${from}.`,
       },
       {
@@ -68,8 +67,9 @@ export function composeInbound(p: InboundPayload, timeZone: string): ComposedMai
           ["From", number(p.from)],
           ["Sender CSID", p.csid],
           ["Number dialled", number(p.dialled ?? null)],
-          ["Pages", p.pages != null ? String(p.pages) : null],
-          ["Duration", formatDuration(p.duration)],
+          ["Pages", pages(p.pages)],
+          // the service reports the time of one page, not of the whole fax
+          ["Time per page", formatDuration(p.duration)],
           ["Received", formatTime(p.createdAt, timeZone)],
           ["Message id", p.messageId],
         ],

@@ -66,7 +66,17 @@ export interface NotifierOptions {
 const BATCH = 8;
 const LEASE_MS = 10 * 60_000;
 
-type Plan = { skip: string } | { mail: SendMailOptions; to: string[]; attachments: DownloadedFax[]; reports: number };
+type Plan =
+  | { skip: string }
+  | {
+      mail: SendMailOptions;
+      to: string[];
+      /** Downloaded for this mail (removed after it). */
+      attachments: DownloadedFax[];
+      /** The fax PDFs the mail carries (downloaded or kept), and transmission reports. */
+      faxes: number;
+      reports: number;
+    };
 
 export class Notifier {
   private readonly store: QueueStore;
@@ -132,10 +142,7 @@ export class Notifier {
       }
       const info = await this.transport.send(plan.mail);
       await this.store.completeNotification(n.id, "sent");
-      log.info(
-        { to: plan.to, messageId: info.messageId, attachments: plan.attachments.length, reports: plan.reports },
-        "NOTIFIED",
-      );
+      log.info({ to: plan.to, messageId: info.messageId, attachments: plan.faxes, reports: plan.reports }, "NOTIFIED");
       this.count(n, "sent");
     } catch (err) {
       await this.deferOrFail(n, err, log);
@@ -187,6 +194,8 @@ export class Notifier {
     const timeZone = me?.account?.timezone || "UTC";
     const attachments: DownloadedFax[] = [];
     const reports: Array<{ filename: string; content: Buffer }> = [];
+    // a received fax kept in the store is attached from memory, beside the downloaded ones
+    const keptFaxes: Array<{ filename: string; content: Buffer }> = [];
     let toOverride: string | null = null;
     let composed: ComposedMail;
     let wants: boolean;
@@ -198,7 +207,12 @@ export class Notifier {
         if (!job) return { skip: `job ${n.jobId ?? "(none)"} no longer exists` };
         const leaves = whatLeaves(this.opts.notify.attachments, "sent");
         const told = jobForMail(job, leaves);
-        composed = composeOutcome(told, timeZone);
+        // the timeline names who cancelled (the owner, or "ops, an operator")
+        const cancel =
+          job.state === "cancelled"
+            ? (await this.store.listEvents(job.id)).findLast((e) => e.transition === "cancel")
+            : undefined;
+        composed = composeOutcome(told, timeZone, { cancelledBy: cancel?.detail?.replace(/^by /, "") ?? null });
         if (!composed.mandatory && !me) throw temporary("preferences", meError);
         wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, "emailNotifySendOption"), composed.failure);
         if (wants && me && leaves.document && flag(me.emailNotifySendIncAttachment)) {
@@ -239,7 +253,7 @@ export class Notifier {
         ) {
           // a kept fax is attached from the store: another user's key could not download it
           const kept = p.receivedId ? await this.store.readReceivedDocument(p.receivedId) : null;
-          if (kept) reports.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
+          if (kept) keptFaxes.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
           else if (!p.receivedId) {
             const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
             if (pdf) attachments.push(pdf);
@@ -286,7 +300,7 @@ export class Notifier {
         if (!job || !waitsForConfirmation(job))
           return { skip: `job ${n.jobId ?? "(none)"} no longer waits for confirmation` };
         const base = this.opts.consoleUrl?.() ?? null;
-        const link = base ? `${base.replace(/\/+$/, "")}/confirm.html?id=${encodeURIComponent(job.id)}` : null;
+        const link = base ? linkUnder(base, "confirm.html", { id: job.id }) : null;
         const hours = this.opts.confirmHours ?? 24;
         const expiresAt = new Date(Date.parse(job.createdAt) + hours * 3_600_000).toISOString();
         // the subject and file names only where notify.attachments lets words of a fax leave
@@ -302,11 +316,9 @@ export class Notifier {
       }
       case "accepted":
         if (!me) throw temporary("preferences", meError);
+        job = n.jobId ? await this.store.getJob(n.jobId) : null;
         // a mailbox fax that waits for confirmation: the "confirm" mail says so, not "accepted"
-        if (n.jobId) {
-          const held = await this.store.getJob(n.jobId);
-          if (held && waitsForConfirmation(held)) return { skip: "it waits for confirmation; that mail tells" };
-        }
+        if (job && waitsForConfirmation(job)) return { skip: "it waits for confirmation; that mail tells" };
         composed = composeAccepted(
           payloadForMail(n.payload, whatLeaves(this.opts.notify.attachments, "sent")),
           n.createdAt,
@@ -358,23 +370,41 @@ export class Notifier {
       },
       attachments: [
         ...attachments.map((a) => ({ filename: a.filename, path: a.path, contentType: "application/pdf" })),
-        ...reports.map((r) => ({ filename: r.filename, content: r.content, contentType: "application/pdf" })),
+        ...[...keptFaxes, ...reports].map((r) => ({
+          filename: r.filename,
+          content: r.content,
+          contentType: "application/pdf",
+        })),
       ],
     };
-    return { mail, to: bcc ? [to, bcc] : [to], attachments, reports: reports.length };
+    return {
+      mail,
+      to: bcc ? [to, bcc] : [to],
+      attachments,
+      faxes: attachments.length + keptFaxes.length,
+      reports: reports.length,
+    };
   }
 
-  /** "See this fax in the console (sign in): URL": the job id or message id only, no token. */
+  /**
+   * "See this fax in the console (sign in first): URL", to the page where the person it is mailed
+   * to can act: a sent fax's page (its owner, or an operator with the admin copy), the received-fax
+   * page by the gateway's id of the kept fax (the receiver, a group member, anyone a rule or a
+   * forward mailed it to, an operator; web/received-page.ts decides). Ids only, no token.
+   */
   private consoleLink(n: Notification, job: Job | null): string | null {
     const base = this.opts.consoleUrl?.();
     if (!base) return null;
-    const url =
-      n.kind === "outcome" && job && job.recipients.length
-        ? linkUnder(base, "fax.html", { id: job.id })
-        : n.kind === "inbound" && typeof n.payload?.messageId === "string"
-          ? linkUnder(base, "inbound.html", { id: n.payload.messageId })
-          : null;
-    return url ? `See this fax in the console (sign in first): ${url}` : null;
+    if ((n.kind === "outcome" || n.kind === "accepted") && job && job.recipients.length) {
+      const url = linkUnder(base, "fax.html", { id: job.id });
+      return url ? `See this fax in the console (sign in first): ${url}` : null;
+    }
+    if (n.kind === "inbound" && typeof n.payload?.messageId === "string") {
+      const url = linkUnder(base, "inbound.html", { id: String(n.payload.receivedId ?? n.payload.messageId) });
+      const what = n.payload.group ? "Take it or see who has, in the console" : "See this fax in the console";
+      return url ? `${what} (sign in first): ${url}` : null;
+    }
+    return null;
   }
 
   private outcomeAttachment(n: Notification, job: Job, log: Logger): Promise<DownloadedFax | null> {

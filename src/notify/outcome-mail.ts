@@ -7,6 +7,7 @@ import { NEEDS_ADDRESS, UNCONFIRMED } from "../store/transitions.js";
 import type { Job, Recipient } from "../store/types.js";
 import type { Block } from "./mail-body.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
+import { pages } from "../format.js";
 import { formatDuration, formatTime, plural } from "./time-format.js";
 
 /** A recipient that failed because its job stayed undelivered past the maximum age (the dispatcher's "expired: ..."). */
@@ -105,7 +106,12 @@ function plainSubject(job: Job): string {
   return `Fax to ${job.recipients.length} recipients: ${parts.join(", ")}`;
 }
 
-function summary(job: Job): string {
+/** Who cancelled it ("alice", "ops, an operator"), from the job's timeline; null when unknown. */
+export interface OutcomeFacts {
+  cancelledBy?: string | null;
+}
+
+function summary(job: Job, facts: OutcomeFacts): string {
   if (expiredUnaddressed(job)) {
     const why = (job.recipients[0]!.lastError ?? "").slice(NEEDS_ADDRESS.length).replace(/^: /, "");
     return `Your print job was not faxed: it waited for a fax number and none was given${why ? ` (${why})` : ""}. It has been removed; print it again with the number, or give the number in the console when it asks.`;
@@ -118,20 +124,22 @@ function summary(job: Job): string {
   }
   const without = sentWithout(job);
   return without
-    ? `Not everything you attached was faxed: the fax went without ${without} (see "Left out of the fax" below). ${summaryOfRecipients(job)}`
-    : summaryOfRecipients(job);
+    ? `Not everything you attached was faxed: the fax went without ${without} (see "Left out of the fax" below). ${summaryOfRecipients(job, facts)}`
+    : summaryOfRecipients(job, facts);
 }
 
-function summaryOfRecipients(job: Job): string {
+function summaryOfRecipients(job: Job, facts: OutcomeFacts): string {
   if (job.recipients.length === 1) {
     const r = job.recipients[0]!;
     if (r.state === "delivered")
       return `Your fax to ${who(r)} was delivered${r.pages ? ` (${plural(r.pages, "page")})` : ""}.`;
-    if (r.state === "cancelled") return `Your fax to ${who(r)} was cancelled and not sent.`;
-    return `Your fax to ${who(r)} could not be delivered: ${failureWords(r)}.`;
+    if (r.state === "cancelled")
+      return `Your fax to ${who(r)} was cancelled${facts.cancelledBy ? ` by ${facts.cancelledBy}` : ""} and not sent.`;
+    return `Your fax to ${who(r)} could not be delivered: ${failureWords(r)}. ${NEXT_STEP}`;
   }
   const delivered = job.recipients.filter((r) => r.state === "delivered").length;
-  return `Your fax to ${job.recipients.length} recipients was delivered to ${delivered} of them.`;
+  const failed = job.recipients.some((r) => r.state === "failed");
+  return `Your fax to ${job.recipients.length} recipients was delivered to ${delivered} of them.${failed ? ` ${NEXT_STEP}` : ""}`;
 }
 
 function recipientBlocks(r: Recipient, timeZone: string): Block[] {
@@ -154,8 +162,9 @@ function recipientBlocks(r: Recipient, timeZone: string): Block[] {
           "Service result",
           r.resultCode || r.resultInfo ? [r.resultCode, r.resultInfo].filter(Boolean).join(" ") : null,
         ],
-        ["Pages", r.pages != null ? String(r.pages) : null],
-        ["Duration", formatDuration(r.duration)],
+        ["Pages", pages(r.pages)],
+        // the service reports the time of one page, not of the whole fax
+        ["Time per page", formatDuration(r.duration)],
         ["Attempts", attempts > 0 ? String(attempts) : null],
         ["Finished", formatTime(r.finishedAt, timeZone)],
         ["Message id", r.messageId],
@@ -164,9 +173,13 @@ function recipientBlocks(r: Recipient, timeZone: string): Block[] {
   ];
 }
 
-export function composeOutcome(job: Job, timeZone: string): ComposedMail {
+// what a person can do about a failure, in one sentence
+const NEXT_STEP =
+  "What you can do: check the number with the recipient, then send it again (Resend on its page in the console, or mail or print it again).";
+
+export function composeOutcome(job: Job, timeZone: string, facts: OutcomeFacts = {}): ComposedMail {
   const blocks: Block[] = [
-    { kind: "para", text: summary(job) },
+    { kind: "para", text: summary(job, facts) },
     {
       kind: "fields",
       rows: [

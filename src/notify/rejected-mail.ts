@@ -13,14 +13,20 @@ export function composeRejected(payload: RejectedPayload, createdAt: string, tim
   const file = str(payload.file);
   const subject = str(payload.subject);
   // reasons may arrive as describeError() text ("NO_DESTINATION: ..."); people need only the words
-  const reason = (str(payload.reason) ?? "the gateway could not use it").replace(/^[A-Z][A-Z_]+: /, "");
+  // one sentence end, however the reason ended ("... its subject." + ". Nothing" made "..")
+  const reason = (str(payload.reason) ?? "the gateway could not use it")
+    .replace(/^[A-Z][A-Z_]+: /, "")
+    .replace(/[\s.]+$/, "");
+  const next = payload.nothingToCorrect
+    ? "Nothing was faxed this time, and there is nothing to correct."
+    : "Nothing was faxed; please correct it and send it again.";
   const what = file ? `"${file}"` : subject ? `"${subject}"` : "your document";
   return {
     subject: clip(`Fax not sent: ${what}: ${reason}`, 120),
     blocks: [
       {
         kind: "para",
-        text: `Your fax ${file || subject ? `(${what}) ` : ""}was not sent: ${reason}. Nothing was faxed; please correct it and send it again.`,
+        text: `Your fax ${file || subject ? `(${what}) ` : ""}was not sent: ${reason}. ${next}`,
       },
       {
         kind: "fields",

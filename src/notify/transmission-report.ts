@@ -3,6 +3,7 @@
 // embedded as a vector Form XObject (pdf-lib's embedPage), so no rasteriser is needed and the image
 // is exactly what was handed to the service.
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from "@cantoo/pdf-lib";
+import { faxNumber } from "../format.js";
 import { formatFaxNumber } from "../intake/recipients/fax-number.js";
 import { failureWords } from "./outcome-mail.js";
 import { formatDuration, formatTime } from "./time-format.js";
@@ -84,14 +85,7 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
     ["Job", job.id],
     ["Sender", sender],
     // the service's caller id may lack the country code: shown as the service has it
-    [
-      "Sender number",
-      input.sender.faxCallerId
-        ? input.sender.faxCallerId.startsWith("+")
-          ? formatFaxNumber(input.sender.faxCallerId)
-          : input.sender.faxCallerId
-        : null,
-    ],
+    ["Sender number", faxNumber(input.sender.faxCallerId)],
     ["Submitted", formatTime(job.createdAt, timeZone)],
     ["Time zone", timeZone],
     ["Subject", job.cover.subject ?? job.meta.origin?.subject ?? null],
@@ -122,7 +116,7 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
     const detail: Array<[string, string | null]> = [
       ["Date/time", formatTime(r.finishedAt ?? r.sentAt ?? r.updatedAt, timeZone)],
       ["Pages sent", pages],
-      ["Duration", formatDuration(r.duration)],
+      ["Time per page", formatDuration(r.duration)],
       ["Result", res.words],
       ["Service result", res.code],
       ["Error", r.state !== "delivered" ? [r.errorCode, r.errorInfo].filter(Boolean).join(" ") || null : null],

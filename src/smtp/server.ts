@@ -274,10 +274,10 @@ export class SmtpGateway {
     const server = new SMTPServer({
       name: this.smtp.hostname ?? os.hostname(),
       banner: "faxgate e-mail to fax gateway",
+      // EHLO says "SIZE <limit>" (RFC 1870) so a client knows before it sends; smtp-server then
+      // refuses a bigger SIZE= at MAIL FROM itself (552 5.3.4, the limit in bytes), and ours
+      // (onMailFrom, DATA) words the rest in MB
       size: this.smtp.maxMessageBytes,
-      // smtp-server would refuse MAIL FROM's SIZE= itself in its own words: hidden, the check is
-      // ours (onMailFrom: "the limit is 1 MB"); EHLO then says SIZE without the number
-      hideSize: true,
       // Our own check in onConnect answers with an enhanced code; smtp-server's (no enhanced
       // code) only backs it up for connections that have not reached onConnect yet.
       maxClients: this.smtp.maxConnections * 2,

@@ -386,20 +386,27 @@ export class FileProcessor {
   ): Promise<void> {
     // The reason file is named for the free name the document will take in failed/.
     const target = await freeName(f.failed, name, this.repairs(f));
-    await this.recordRefusal(f, target, reason, hash);
+    await this.recordRefusal(f, target, reason, hash, outcome === "duplicate");
     const to = await moveInto(path.join(f.work, workName), f.failed, target, { folder: this.repairs(f) });
     await this.moveTicket(f, workName, f.failed, path.basename(to));
     log.warn({ reason }, "REJECTED");
     this.count(outcome);
   }
 
-  private async recordRefusal(f: UserFolders, name: string, reason: string, hash: string): Promise<void> {
+  private async recordRefusal(
+    f: UserFolders,
+    name: string,
+    reason: string,
+    hash: string,
+    repeat = false,
+  ): Promise<void> {
     await writeReason(f.failed, name, reason, this.repairs(f));
     await this.deps.store.enqueueNotification({
       kind: "rejected",
       user: f.user,
       dedupeKey: `rejected:spool:${hash}`,
-      payload: { file: name, reason, source: "spool" },
+      // a repeat has nothing wrong with it: its mail does not ask to correct anything
+      payload: { file: name, reason, source: "spool", ...(repeat ? { nothingToCorrect: true } : {}) },
     });
   }
 

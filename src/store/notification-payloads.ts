@@ -17,6 +17,8 @@ export interface RejectedPayload {
   reason: string;
   /** 'spool': the mail also says where the refused file went. */
   source?: "smtp" | "spool" | "cli" | "web" | "imap";
+  /** Nothing about the input was wrong (a repeat within the window): the mail asks for no correction. */
+  nothingToCorrect?: boolean;
 }
 
 /** What the inbound poller stores: a snapshot of the service's record of a received fax. */

@@ -167,7 +167,7 @@ export interface QueueStore extends ReceivedStore {
   completeNotification(id: number, state: "sent" | "skipped"): Promise<void>;
   deferNotification(id: number, error: string, nextAttemptAt: Date): Promise<void>;
   failNotification(id: number, error: string): Promise<void>;
-  listNotifications(filter?: { jobId?: string; kind?: string }): Promise<Notification[]>;
+  listNotifications(filter?: { jobId?: string; kind?: string; user?: string }): Promise<Notification[]>;
 
   // ---- small durable key/value state (inbound cursor per user, first-start markers...)
   getState(key: string): Promise<string | null>;

@@ -1,17 +1,16 @@
 // Print now, address later, in the console: a print job that named no destination waits as
 // "needs an address" (transitions.ts NEEDS_ADDRESS). Its owner sees it first in their list
 // (GET /api/waiting), opens /address.html?id=... with the pages' preview, types or picks the
-// numbers and sends it (POST /api/jobs/:id/address) through the same checks as a new fax
-// (intake/new-fax.ts: normalised numbers, contacts looked up with the user's key, destination
-// policy). Operators list everyone's waiting jobs (GET /api/waiting?all=1); only the owner
-// addresses one, as only the owner can say where it goes. The list also holds faxes to a new
-// number waiting for their owner's confirmation (web/confirming.ts).
+// numbers and sends it (POST /api/jobs/:id/address) through intake/address-waiting.ts, the checks
+// `faxgate address` uses too. Operators list everyone's waiting jobs (GET /api/waiting?all=1); only
+// the owner addresses one, as only the owner can say where it goes. The list also holds faxes to a
+// new number waiting for their owner's confirmation (web/confirming.ts).
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { newFaxRecipients } from "../intake/new-fax.js";
+import { addressWaiting } from "../intake/address-waiting.js";
 import type { Logger } from "../log/logger.js";
 import { waitsForAddress, waitsForConfirmation } from "../store/job-state.js";
 import type { Job } from "../store/types.js";
@@ -64,47 +63,32 @@ export function addressingRoutes(api: FastifyInstance, deps: AddressingDeps): vo
       throw new FaxgateError("JOB_STATE", `only ${job.user}, who printed it, can say where this fax goes`, {
         httpStatus: 403,
       });
-    if (!waitsForAddress(job))
-      throw new FaxgateError(
-        "JOB_STATE",
-        `job ${job.id} is not waiting for an address (it was sent, cancelled or expired meanwhile)`,
-      );
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const to = (Array.isArray(body.to) ? body.to : [body.to])
-      .filter((x): x is string => typeof x === "string")
-      .map((x) => x.slice(0, 200));
-    const text = (v: unknown, max: number) => (typeof v === "string" && v.trim() ? v.trim().slice(0, max) : undefined);
-    const recipients = await newFaxRecipients({
-      to,
-      user: s.user,
-      defaultCountryCode: deps.defaultCountryCode(),
-      destinations: deps.destinations,
-      contacts: deps.clientFor(s.user),
-    });
-    if (recipients.length === 0) throw new FaxgateError("USAGE", "give at least one fax number or contact");
-    if (recipients.length > 50)
-      throw new FaxgateError("TOO_MANY_RECIPIENTS", `${recipients.length} recipients is over the limit of 50`);
-    if (!deps.mayQueue(s.user))
-      throw new FaxgateError("USAGE", "too many faxes from you in the last minute; try again shortly", {
-        httpStatus: 429,
-      });
-    const subject = text(body.subject, 200) ?? job.cover.subject;
-    const notes = text(body.notes, 4000);
-    const coverAsked =
-      body.cover === true ||
-      (typeof body.cover === "string" && ["on", "true", "1", "yes"].includes(body.cover.toLowerCase()));
-    const recipientName = recipients.length === 1 ? recipients[0]!.name : undefined;
-    const after = await deps.store.address(job.id, {
-      recipients,
-      cover: {
-        ...job.cover,
-        enabled: coverAsked || Boolean(notes),
-        ...(subject ? { subject } : {}),
-        ...(notes ? { notes } : {}),
-        ...(recipientName ? { recipientName } : {}),
+    const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+    const after = await addressWaiting(
+      {
+        store: deps.store,
+        destinations: deps.destinations,
+        defaultCountryCode: deps.defaultCountryCode(),
+        contacts: deps.clientFor(s.user),
+        mayQueue: () => deps.mayQueue(s.user),
       },
-    });
-    deps.logger.info({ user: s.user, job: job.id, recipients: recipients.length }, "WEB addressed a waiting print job");
+      job,
+      {
+        to: (Array.isArray(body.to) ? body.to : [body.to])
+          .filter((x): x is string => typeof x === "string")
+          .map((x) => x.slice(0, 200)),
+        subject: text(body.subject),
+        notes: text(body.notes),
+        cover:
+          body.cover === true ||
+          (typeof body.cover === "string" && ["on", "true", "1", "yes"].includes(body.cover.toLowerCase())),
+      },
+    );
+    deps.logger.info(
+      { user: s.user, job: job.id, recipients: after.recipients.length },
+      "WEB addressed a waiting print job",
+    );
     deps.changed();
     return view(after);
   });

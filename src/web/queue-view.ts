@@ -29,6 +29,7 @@ export type ConsoleStore = Pick<
   | "readReceivedDocument"
   | "changeReceived"
   | "listReceivedEvents"
+  | "listNotifications"
   | "purgeReceived"
 >;
 

@@ -13,6 +13,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { systemClock, type Clock } from "../clock.js";
 import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../config/schema.js";
 import { groupsOf, registerSharedInbox } from "./shared-inbox.js";
+import { registerReceivedPage } from "./received-page.js";
+import { faxNumber } from "../format.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
@@ -28,7 +30,8 @@ import { RateLimiter } from "../auth/rate-limit.js";
 import { refuseControlCharacters } from "../store/text-input.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
 import { contentDisposition } from "../content-disposition.js";
-import { jobJson } from "../job-json.js";
+import { jobJson, needsNumber } from "../job-json.js";
+import { waitsForAddress } from "../store/job-state.js";
 import { originIsHost } from "../url-check.js";
 import { addressingRoutes } from "./addressing.js";
 import { confirmationView, confirmingRoutes } from "./confirming.js";
@@ -241,6 +244,14 @@ export class WebConsole {
         });
       }
 
+      registerReceivedPage(api, {
+        store: this.deps.store,
+        inbound: this.deps.inbound,
+        users: this.deps.users,
+        defaultCountryCode: this.deps.defaultCountryCode,
+        logger: this.log,
+      });
+
       api.get("/api/jobs", async (req, reply) => {
         const s = (req as Authed).session;
         const q = req.query as Record<string, string | undefined>;
@@ -303,6 +314,9 @@ export class WebConsole {
           const job = await this.ownJob(req);
           if (op === "retry" && !s.admin)
             throw new FaxgateError("JOB_STATE", "only an operator can retry a job; resend it instead");
+          // a print waiting for its number is "held" in the store, but only a number sends it
+          if (op !== "cancel" && waitsForAddress(job))
+            throw new FaxgateError("JOB_STATE", `job ${job.id} ${needsNumber(job)} (${op} does not apply)`);
           // the timeline names who cancelled: the owner, or an operator by name
           const after =
             op === "cancel"
@@ -380,8 +394,8 @@ export class WebConsole {
           total: page.count,
           faxes: page.rows.map((r) => ({
             messageId: r.messageId,
-            from: r.faxCallerId ?? r.faxCsid ?? null,
-            to: r.faxNumber ?? null,
+            from: faxNumber(r.faxCallerId, this.deps.defaultCountryCode()) ?? r.faxCsid ?? null,
+            to: faxNumber(r.faxNumber, this.deps.defaultCountryCode()),
             status: r.status,
             pages: r.pagesCount ?? null,
             receivedAt: r.createdAt ?? null,
@@ -433,7 +447,7 @@ export class WebConsole {
         return flat.map((c) => ({
           id: c.uuid,
           name: c.name,
-          faxNumber: c.faxNumber,
+          faxNumber: faxNumber(c.faxNumber, this.deps.defaultCountryCode()) ?? c.faxNumber,
           email: c.email,
           organization: c.isOrganization,
           public: c.isPublic,

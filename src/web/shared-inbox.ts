@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { InboundConfig, UserConfig } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
+import { faxNumber } from "../format.js";
 import type { Logger } from "../log/logger.js";
 import type { Job, NewDocument } from "../store/types.js";
 import type { ReceivedFax, ReceivedStore } from "../store/received.js";
@@ -35,8 +36,11 @@ function view(f: ReceivedFax) {
     id: f.id,
     messageId: f.messageId,
     user: f.user,
-    dialled: f.dialled,
-    from: f.sender,
+    // as every surface writes a number (src/format.ts); the raw ones beside them
+    dialled: faxNumber(f.dialled),
+    dialledNumber: f.dialled,
+    from: faxNumber(f.sender),
+    sender: f.sender,
     csid: f.csid,
     pages: f.pages,
     status: f.status,

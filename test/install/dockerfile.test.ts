@@ -43,7 +43,33 @@ describe("Dockerfile", () => {
   });
 
   it("installs LibreOffice in the runtime image, so office documents convert there too", () => {
-    expect(runtime).toMatch(/apt-get install[^\n]*libreoffice-writer-nogui/);
+    const installs = runtime.replace(/\\\n/g, " ");
+    // what a clinic sends: Writer, Calc and Impress files, set in Microsoft fonts' metric twins
+    for (const p of [
+      "libreoffice-writer-nogui",
+      "libreoffice-calc-nogui",
+      "libreoffice-impress-nogui",
+      "fonts-crosextra-carlito",
+      "fonts-crosextra-caladea",
+      "fonts-liberation",
+    ])
+      expect(installs, p).toMatch(new RegExp(`apt-get install[^\\n]*\\b${p}\\b`));
+  });
+
+  it("publishes the console and keeps the sandbox's outbox in the data volume", () => {
+    const expose = instructions
+      .find((l) => l.startsWith("EXPOSE "))!
+      .split(/\s+/)
+      .slice(1);
+    expect(expose).toEqual(expect.arrayContaining(["2525", "8025", "9464"]));
+    const entry = readFileSync(path.join(repo, "docker/entrypoint.sh"), "utf8");
+    // the sandbox's console on 127.0.0.1 would be unreachable through docker run -p
+    expect(entry).toMatch(/start --smtp-listen \S+ --web-listen "\$\{FAXGATE_SANDBOX_WEB:-0\.0\.0\.0:8025\}"/);
+    // the sandbox runs in the data volume, so data/outbox (its mails) is in the volume too
+    expect(entry).toMatch(/cd \/var\/lib\/faxgate\n/);
+    expect(instructions.find((l) => l.startsWith("VOLUME "))).toContain('"/var/lib/faxgate"');
+    const mounted = readFileSync(path.join(repo, "docker/faxgate.yaml"), "utf8");
+    expect(mounted).toMatch(/^web:\n {2}listen: 0\.0\.0\.0:8025/m);
   });
 
   it.skipIf(!onBookworm)(

@@ -90,7 +90,7 @@ describe.skipIf(!poppler)("transmission report", () => {
     expect(text).toMatch(/E[SD]T/);
     expect(text).toContain(`${r.pages} of ${r.pagesCount}`);
     expect(r.pagesCount).toBe(2);
-    expect(text).toMatch(/Duration\s+\d+ (s|min)/);
+    expect(text).toMatch(/Time per page\s+\d+ (s|min)/);
     expect(text).toMatch(/Result\s+OK/);
     expect(text).toMatch(/Service result\s+0 OK/);
     expect(text).toContain(r.messageId!);

@@ -125,8 +125,8 @@ describe("accepting mail", () => {
     const { client, banner } = await RawSmtp.connect(rig.port);
     expect(banner).toMatch(/^220 fax-gw\.test ESMTP/);
     const ehlo = await client.cmd("EHLO tester");
-    // SIZE without smtp-server's number: the limit is checked (and named in MB) at MAIL FROM
-    expect(ehlo).toMatch(/^250[- ]SIZE$/m);
+    // the limit itself (RFC 1870), so a client knows it before it sends
+    expect(ehlo).toMatch(/^250[- ]SIZE \d+$/m);
     expect(ehlo).toContain("AUTH PLAIN LOGIN");
     expect(ehlo).not.toContain("STARTTLS"); // no smtp.tls configured
     client.close();
@@ -175,9 +175,7 @@ describe("refusals name their reason", () => {
   it("too big: 552 5.3.4 for SIZE= at MAIL FROM and for the data itself", async () => {
     const { client } = await RawSmtp.connect(rig.port);
     await client.cmd("EHLO x");
-    expect(await client.cmd("MAIL FROM:<alice@example.com> SIZE=300000")).toMatch(
-      /^552 5\.3\.4 Message too big: the limit is /,
-    );
+    expect(await client.cmd("MAIL FROM:<alice@example.com> SIZE=300000")).toMatch(/^552 5\.3\.4 /);
     client.close();
     const big = mail({ body: "x".repeat(76).concat("\r\n").repeat(3000) });
     const r = await converse(rig.port, "alice@example.com", [`15551234567@${DOMAIN}`], big);

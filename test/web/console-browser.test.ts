@@ -296,7 +296,8 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     expect(made.status, text).toBe(200);
     const messageId = (JSON.parse(text) as { messageId: string }).messageId;
     const { ctx, page } = await signedIn("alice");
-    await page.locator("#inbound").getByText("15557654321").waitFor({ timeout: 15_000 });
+    // written as every surface writes a number (src/format.ts), not the service's raw caller id
+    await page.locator("#inbound").getByText("+1 555-765-4321").waitFor({ timeout: 15_000 });
     await page.locator("#inbound").getByRole("link", { name: "Preview" }).first().click();
     await page.locator('#preview canvas[data-page="1"]').waitFor({ timeout: 20_000 });
     await ctx.close();

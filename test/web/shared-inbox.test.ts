@@ -93,7 +93,9 @@ describe.skipIf(!hasChromium)("shared inbox in chromium", () => {
     await page.getByRole("heading", { name: "My faxes" }).waitFor();
     await page.getByRole("link", { name: "Shared inbox" }).click();
     await page.getByRole("heading", { name: "Shared inbox" }).waitFor();
-    await page.getByRole("link", { name: "+15557654321" }).click();
+    // the one received-fax page, numbers written as every surface writes them
+    await page.getByRole("link", { name: "+1 555-765-4321" }).click();
+    await page.getByRole("heading", { name: "Fax from +1 555-765-4321" }).waitFor();
     await page.getByRole("button", { name: "Take it" }).click();
     await page.locator("#state", { hasText: "taken by bob" }).waitFor();
     await page.locator('#preview[data-rendered="2"]').waitFor();

@@ -9,6 +9,7 @@ import {
   validatePhoneNumberLength,
   type CountryCode,
 } from "libphonenumber-js";
+import { faxNumber } from "../../format.js";
 import { memoize } from "../../memo.js";
 
 export type FaxNumberResult = { ok: true; e164: string } | { ok: false; reason: string };
@@ -78,15 +79,9 @@ const countryOf = memoize(
   (code: string): CountryCode | null => getCountries().find((c) => getCountryCallingCode(c) === code) ?? null,
 );
 
-/** "+15551234567" -> "+1 555-123-4567" for people (subjects, banners). */
+/** "+15551234567" -> "+1 555-123-4567" for people: src/format.ts's faxNumber, the one way. */
 export function formatFaxNumber(e164: string): string {
-  const parsed = parsePhoneNumberFromString(e164);
-  if (!parsed) return e164;
-  if (parsed.countryCallingCode === "1") {
-    const n = parsed.nationalNumber;
-    if (n.length === 10) return `+1 ${n.slice(0, 3)}-${n.slice(3, 6)}-${n.slice(6)}`;
-  }
-  return parsed.formatInternational();
+  return faxNumber(e164) ?? e164;
 }
 
 /** The service's contact format "(***) ***-****" for a NANP number, else E.164. */

@@ -71,12 +71,12 @@ export async function failNotification(ctx: PgContext, id: number, error: string
 
 export async function listNotifications(
   ctx: PgContext,
-  filter: { jobId?: string; kind?: string } = {},
+  filter: { jobId?: string; kind?: string; user?: string } = {},
 ): Promise<Notification[]> {
   const r = await ctx.q<NotificationRow>(
     "list notifications",
-    "SELECT * FROM notifications WHERE ($1::text IS NULL OR job_id = $1) AND ($2::text IS NULL OR kind = $2) ORDER BY id DESC",
-    [filter.jobId ?? null, filter.kind ?? null],
+    `SELECT * FROM notifications WHERE ($1::text IS NULL OR job_id = $1) AND ($2::text IS NULL OR kind = $2) AND ($3::text IS NULL OR "user" = $3) ORDER BY id DESC`,
+    [filter.jobId ?? null, filter.kind ?? null, filter.user ?? null],
   );
   return r.rows.map(toNotification);
 }

@@ -305,7 +305,7 @@ export class PgStore implements QueueStore {
     return notifications.failNotification(this.ctx, id, error);
   }
 
-  listNotifications(filter: { jobId?: string; kind?: string } = {}): Promise<Notification[]> {
+  listNotifications(filter: { jobId?: string; kind?: string; user?: string } = {}): Promise<Notification[]> {
     return notifications.listNotifications(this.ctx, filter);
   }
 

@@ -59,9 +59,21 @@ export function failNotification(c: SqliteContext, id: number, error: string): v
 }
 
 /** For tests and operators: notifications, newest first. */
-export function listNotifications(c: SqliteContext, filter: { jobId?: string; kind?: string } = {}): Notification[] {
+export function listNotifications(
+  c: SqliteContext,
+  filter: { jobId?: string; kind?: string; user?: string } = {},
+): Notification[] {
   const rows = c
-    .sql(`SELECT * FROM notifications WHERE (? IS NULL OR job_id = ?) AND (? IS NULL OR kind = ?) ORDER BY id DESC`)
-    .all(filter.jobId ?? null, filter.jobId ?? null, filter.kind ?? null, filter.kind ?? null) as NotificationRow[];
+    .sql(
+      `SELECT * FROM notifications WHERE (? IS NULL OR job_id = ?) AND (? IS NULL OR kind = ?) AND (? IS NULL OR user = ?) ORDER BY id DESC`,
+    )
+    .all(
+      filter.jobId ?? null,
+      filter.jobId ?? null,
+      filter.kind ?? null,
+      filter.kind ?? null,
+      filter.user ?? null,
+      filter.user ?? null,
+    ) as NotificationRow[];
   return rows.map(toNotification);
 }

@@ -384,7 +384,7 @@ export class SqliteStore implements QueueStore {
     notes.failNotification(this.c, id, error);
   }
 
-  async listNotifications(filter: { jobId?: string; kind?: string } = {}): Promise<Notification[]> {
+  async listNotifications(filter: { jobId?: string; kind?: string; user?: string } = {}): Promise<Notification[]> {
     return notes.listNotifications(this.c, filter);
   }
 
