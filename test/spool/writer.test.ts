@@ -59,11 +59,13 @@ function writeAs(account: LocalAccount, dir: string, name: string, data: Uint8Ar
 }
 
 /** The folders as docs/print.md sets them up: the people who drop files share the folder's group. */
-async function start(user: UserConfig, logs: string[]): Promise<SpoolHarness> {
-  const rig = await spoolHarness({
-    users: [user],
-    extra: { logger: createLogger({ level: "debug", destination: { write: (l: string) => void logs.push(l) } }) },
-  });
+async function start(user: UserConfig, logs: string[], existing?: SpoolHarness): Promise<SpoolHarness> {
+  const rig =
+    existing ??
+    (await spoolHarness({
+      users: [user],
+      extra: { logger: createLogger({ level: "debug", destination: { write: (l: string) => void logs.push(l) } }) },
+    }));
   chmodSync(rig.dir, 0o755);
   chmodSync(rig.root, 0o755);
   const folder = rig.folder(user);
@@ -100,6 +102,40 @@ describe.skipIf(skip !== "")(`who wrote a spool file${skip ? ` (skipped: ${skip}
     expect(await h.jobs()).toHaveLength(0);
     expect(logs.some((l) => l.includes('"REJECTED"') && l.includes(bob.name))).toBe(true);
     expect(logs.join("\n")).not.toContain("Invoice 42");
+  });
+
+  it("faxgate makes a person's folder sticky: another account cannot remove the person's waiting file", {
+    timeout: 60_000,
+  }, async () => {
+    const user: UserConfig = {
+      name: "alice",
+      email: "alice@example.com",
+      aliases: [],
+      apiKey: "test-key-alice",
+      spool: alice.name,
+    };
+    // not started: the folder is made as at a first start, and nothing takes the file meanwhile
+    h = await spoolHarness({ users: [user], start: false });
+    await h.watcher.start();
+    await h.watcher.stop();
+    expect(statSync(h.folder(user)).mode & 0o7777).toBe(0o1770);
+    await start(user, [], h);
+    await h.watcher.stop();
+    writeAs(alice, h.folder(user), "15551234567 - waiting.pdf", await textPdf([["Waiting"]]));
+    const rm = spawnSync(
+      "setpriv",
+      [
+        `--reuid=${uidOf(bob.name)}`,
+        `--regid=${bob.group}`,
+        "--clear-groups",
+        "rm",
+        "-f",
+        path.join(h.folder(user), "15551234567 - waiting.pdf"),
+      ],
+      { encoding: "utf8" },
+    );
+    expect(rm.status).not.toBe(0);
+    expect(existsSync(path.join(h.folder(user), "15551234567 - waiting.pdf"))).toBe(true);
   });
 
   it("a file alice's own account wrote is faxed (the account named as her folder, by default)", {
