@@ -177,6 +177,29 @@ describe.skipIf(skip !== "")(`who wrote a spool file${skip ? ` (skipped: ${skip}
     expect((await h.jobs())[0]!.meta.origin?.file).toBe("15551234568 - b.pdf");
   });
 
+  it("a ticket another account wrote next to alice's file does not re-address it: the file is refused", {
+    timeout: 60_000,
+  }, async () => {
+    const user: UserConfig = {
+      name: "alice",
+      email: "alice@example.com",
+      aliases: [],
+      apiKey: "test-key-alice",
+      spool: alice.name,
+    };
+    h = await start(user, []);
+    const name = "15551234567 - letter.pdf";
+    // bob's ticket first, so it is there when alice's document is taken
+    writeAs(bob, h.folder(user), `${name}.json`, new TextEncoder().encode(JSON.stringify({ to: "+15559990000" })));
+    writeAs(alice, h.folder(user), name, await textPdf([["Letter"]]));
+    const failed = path.join(h.folder(user), "failed");
+    await waitUntil(() => existsSync(path.join(failed, `${name}.reason.txt`)), "failed/", 20_000);
+    expect(readFileSync(path.join(failed, `${name}.reason.txt`), "utf8")).toMatch(
+      new RegExp(`its ticket .*written by the local account ${bob.name} \\(uid \\d+\\), not by alice`),
+    );
+    expect(await h.jobs()).toHaveLength(0);
+  });
+
   it("a file faxgate itself wrote (the CUPS backend's way) is faxed", { timeout: 60_000 }, async () => {
     const logs: string[] = [];
     const user: UserConfig = {
