@@ -72,6 +72,12 @@ export const ERROR_CATALOGUE = {
   TOO_MANY_RECIPIENTS: kind("a message has too many recipients", "input", false, "452 4.5.3"),
   TOO_LARGE: kind("a message or file is over the size limit", "input", false, "552 5.3.4"),
   UNSAFE_FILE: kind("a spool file is not a regular file inside its folder", "input", false, "554 5.6.0"),
+  FOREIGN_WRITER: kind(
+    "a spool file was written by someone other than its folder's person",
+    "input",
+    false,
+    "554 5.7.1",
+  ),
   REPEATED_FILE: kind("the same file went to the same destination moments ago", "input", false, "554 5.6.0"),
   CONVERTER_BUSY: kind("the office document converter had no free slot in time", "ours", true, "451 4.3.0"),
   CONVERTER_UNAVAILABLE: kind(

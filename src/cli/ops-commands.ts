@@ -14,6 +14,7 @@ import { describeError, FaxgateError } from "../errors.js";
 import { hashPassword } from "../auth/password.js";
 import { parseHostPort } from "../config/host-port.js";
 import { riskySettings } from "../config/risky-settings.js";
+import { spoolWriterNotes } from "../spool/watcher.js";
 import { findKey } from "../keys/rotate.js";
 import { loadContext, whereToSetSecrets, withClients, type GlobalOptions } from "./context.js";
 import {
@@ -26,7 +27,7 @@ import {
   webhooksUrlCheck,
 } from "./doctor-checks.js";
 
-export function configCheckCommand(opts: GlobalOptions): void {
+export async function configCheckCommand(opts: GlobalOptions): Promise<void> {
   // Strict, as the daemon loads it: every unset secret is named at once and the check fails.
   const ctx = loadContext(opts, true);
   const masked = maskSecrets(ctx.config);
@@ -34,6 +35,9 @@ export function configCheckCommand(opts: GlobalOptions): void {
   else {
     process.stderr.write(`${ctx.configFile ?? "(built-in sandbox config)"}: OK\n`);
     for (const risk of riskySettings(ctx.config)) process.stderr.write(`warning: ${risk}\n`);
+    if (ctx.config.spool)
+      for (const n of await spoolWriterNotes(ctx.config.spool.root, ctx.config.users))
+        process.stderr.write(`${n.warn ? "warning" : "note"}: spool writers of ${n.user}: ${n.detail}\n`);
     process.stdout.write(stringify(masked));
   }
 }
@@ -226,6 +230,9 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   checks.push(folderCheck("data folder", c.data));
   checks.push(await queueCheck(c));
   if (c.spool) checks.push(folderCheck("spool root", c.spool.root));
+  if (c.spool)
+    for (const n of await spoolWriterNotes(c.spool.root, c.users))
+      checks.push({ name: `spool writers of ${n.user}`, ok: true, warn: n.warn, detail: n.detail });
   const outbox = outboxDir(c);
   if (outbox) checks.push(folderCheck("outbox", outbox));
   else if (c.notify) checks.push(await relayCheck(c.notify.transport));

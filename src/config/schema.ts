@@ -67,6 +67,10 @@ const userSchema = z
       .string()
       .regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, "expected a folder name without slashes")
       .optional(),
+    /** local accounts (passwd names, NSS included) whose files in this user's spool folder are faxed; default: the account named as the folder */
+    localAccounts: z
+      .array(z.string().regex(/^[a-zA-Z0-9_][a-zA-Z0-9._@\\-]{0,63}[$]?$/, "expected a local account name"))
+      .optional(),
     /** this user's destination rules, checked before the gateway's */
     destinations: userDestinations.optional(),
     /** where this user's mail text goes (overrides smtp.body) */

@@ -31,6 +31,7 @@ import type { UserFolders } from "./folders.js";
 import { freeName, moveInto, writeReason } from "./outcome-files.js";
 import { withFolder, type FolderOptions } from "./safe-folder.js";
 import { isTicketName, judgeStat, readSafely } from "./safe-file.js";
+import { checkWriter, type Writers } from "./writers.js";
 import { parseTicket, TICKET_MAX_BYTES } from "../intake/print/ticket.js";
 
 /**
@@ -83,6 +84,8 @@ export class FileProcessor {
   private readonly memory: ByteBudget;
   /** intake's door for print files: what a file says and where it goes are decided there */
   private readonly print: PrintDoor;
+  /** Who may write each user's files (writers.ts), resolved at start and on reload. */
+  private writers = new Map<string, Writers>();
 
   constructor(private readonly deps: FileProcessorDeps) {
     this.memory = new ByteBudget(deps.memoryBytes ?? DEFAULT_MEMORY_BYTES);
@@ -96,6 +99,22 @@ export class FileProcessor {
       destinations: deps.destinations ?? defaultPolicy(),
       faxPrefix: deps.spool.faxPrefix,
     });
+  }
+
+  /** The accounts mapped to each user; a user missing here has only faxgate's own files faxed. */
+  setWriters(list: Writers[]): void {
+    this.writers = new Map(list.map((w) => [w.user, w]));
+  }
+
+  private ownerCheck(f: UserFolders): (uid: number) => Promise<void> {
+    const w = this.writers.get(f.user) ?? {
+      user: f.user,
+      self: process.geteuid?.() ?? 0,
+      accounts: [],
+      source: "default" as const,
+      missing: [],
+    };
+    return (uid) => checkWriter(w, uid);
   }
 
   /** Remembers what the store already holds, so the dedupe window survives a restart. */
@@ -212,7 +231,7 @@ export class FileProcessor {
   ): Promise<FileOutcome> {
     let data: Buffer;
     try {
-      data = await readSafely(workPath, st, this.deps.spool.maxFileBytes, f.calls);
+      data = await readSafely(workPath, st, this.deps.spool.maxFileBytes, f.calls, this.ownerCheck(f));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // Another user's file with mode 0600 (once DEFERRED every 30 s for ever): faxgate may move
@@ -332,7 +351,7 @@ export class FileProcessor {
     const verdict = judgeStat(st, TICKET_MAX_BYTES);
     if (!verdict.ok) return { ok: false, reason: `its ticket ${name}.json was refused: ${verdict.reason}` };
     try {
-      const raw = await readSafely(workTicket, st, TICKET_MAX_BYTES, f.calls);
+      const raw = await readSafely(workTicket, st, TICKET_MAX_BYTES, f.calls, this.ownerCheck(f));
       return parseTicket(raw.toString("utf8"));
     } catch (err) {
       return { ok: false, reason: `its ticket ${name}.json could not be read: ${describeError(err)}` };

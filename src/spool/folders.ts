@@ -1,5 +1,6 @@
 // One folder per user under the spool root, with the outcome folders inside it. Folders are
-// created 0770 (group: the print server and the people who drop files) and never made looser.
+// created 0770 (group: the people who drop files; the person's own folder sticky) and never made
+// looser. Who may write a person's files is decided by their owner (writers.ts).
 import { chmod, lstat, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
@@ -54,7 +55,11 @@ export async function ensureFolders(spoolRoot: string, f: UserFolders): Promise<
     // New folders get exactly 0770 (the umask would take the group's write, which the print
     // service needs); existing ones are tightened, never loosened: an admin may want 0750.
     const mode = st.mode & 0o777;
-    if (created && mode !== FOLDER_MODE) await chmod(dir, FOLDER_MODE);
+    // The person's folder gets the sticky bit too: a member of the group may still create files
+    // there (the owner check in writers.ts refuses them) but not delete, rename or replace the
+    // person's own files waiting to be taken. faxgate owns the folder, so it can still claim them.
+    if (created && dir === f.root) await chmod(dir, FOLDER_MODE | 0o1000);
+    else if (created && mode !== FOLDER_MODE) await chmod(dir, FOLDER_MODE);
     else if ((mode & ~FOLDER_MODE) !== 0) await chmod(dir, mode & FOLDER_MODE);
   }
 }

@@ -50,6 +50,8 @@ export async function readSafely(
   judged: Stats,
   maxBytes: number,
   calls: FolderCalls = poolCalls,
+  /** Throws if the owner of the file as opened may not have it faxed (before a byte is read). */
+  checkOwner?: (uid: number) => Promise<void>,
 ): Promise<Buffer> {
   let fd: Awaited<ReturnType<typeof calls.open>>;
   try {
@@ -66,6 +68,7 @@ export async function readSafely(
       throw new FaxgateError("UNSAFE_FILE", "it was replaced by another file while being taken");
     }
     if (st.nlink > 1) throw new FaxgateError("UNSAFE_FILE", `it has ${st.nlink} hard links`);
+    await checkOwner?.(st.uid);
     if (st.size > maxBytes)
       throw new FaxgateError("TOO_LARGE", `it is ${formatSize(st.size)}, over the limit of ${formatSize(maxBytes)}`);
     // Read up to one byte more than the limit so growth after fstat is noticed too.

@@ -22,6 +22,10 @@ import { ensureFolders, userFolders, type UserFolders } from "./folders.js";
 import { parkOrphanTickets } from "./orphan-tickets.js";
 import { pruneOlderThan } from "./outcome-files.js";
 import { stillChanging, UserSpool } from "./user-spool.js";
+import { describeWriters, resolveWriters } from "./writers.js";
+
+// config check and doctor show who may drop files for each user
+export { spoolWriterNotes } from "./writers.js";
 
 export interface SpoolWatcherOptions {
   spool: SpoolConfig;
@@ -98,6 +102,7 @@ export class SpoolWatcher {
   async start(): Promise<void> {
     this.running = true;
     await this.processor.seedSeen();
+    await this.resolveWriters();
     for (const u of this.users) await this.addUser(u);
     this.sweeper = new Periodic(() => this.sweep(), {
       intervalMs: this.opts.sweepMs ?? 30_000,
@@ -126,6 +131,7 @@ export class SpoolWatcher {
   async updateUsers(users: UserConfig[]): Promise<void> {
     this.users = users;
     if (!this.running) return;
+    await this.resolveWriters();
     const wanted = new Map(users.map((u) => [u.name, userFolders(this.opts.spool.root, u)]));
     for (const [name, s] of this.spools) {
       const w = wanted.get(name);
@@ -135,6 +141,16 @@ export class SpoolWatcher {
       }
     }
     for (const u of users) if (!this.spools.has(u.name)) await this.addUser(u);
+  }
+
+  /** Maps each user to the local accounts whose files are faxed for them (writers.ts). */
+  private async resolveWriters(): Promise<void> {
+    const list = await Promise.all(this.users.map((u) => resolveWriters(u)));
+    for (const w of list)
+      if (w.missing.length)
+        this.log.warn({ user: w.user, writers: describeWriters(w) }, "spool folder writers: account missing");
+      else this.log.info({ user: w.user, writers: describeWriters(w) }, "spool folder writers");
+    this.processor.setWriters(list);
   }
 
   /** Resolves when no file is being processed or waiting (for tests and the bench). */
