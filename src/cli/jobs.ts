@@ -1,4 +1,5 @@
 // Operator commands on the queue: jobs, job, retry|cancel|hold|release, status (send is in send.ts).
+import { smtpSettings } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
 import { configuredConsoleUrl } from "../config/console-url.js";
 import { restartNoteKey, type RestartNote } from "../config/restart-needed.js";
@@ -192,6 +193,7 @@ export async function reportCommand(id: string, opts: GlobalOptions & { out?: st
       me,
       fallbackTimeZone: opts.tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
       now: new Date(),
+      defaultCountryCode: smtpSettings(ctx.config).defaultCountryCode,
     });
     if (opts.out) {
       await writeFileAtomic(opts.out, pdf);

@@ -37,11 +37,9 @@ export function isFailedReception(p: Pick<InboundPayload, "status">): boolean {
   return p.status === "failed";
 }
 
-function number(n: string | null): string | null {
-  return faxNumber(n);
-}
-
-export function composeInbound(p: InboundPayload, timeZone: string): ComposedMail {
+export function composeInbound(p: InboundPayload, timeZone: string, defaultCountryCode?: string): ComposedMail {
+  // a caller id the service keeps without its country code is read with the gateway's default one
+  const number = (n: string | null): string | null => faxNumber(n, defaultCountryCode);
   const from = number(p.from) ?? p.csid ?? "an unknown sender";
   const failed = isFailedReception(p);
   const words = failed ? explainResult(p).words : null;

@@ -35,6 +35,8 @@ export async function jobReport(opts: {
   now: Date;
   /** False where the fax may not leave (notify/what-leaves.ts): the box says so instead. */
   pageImage?: boolean;
+  /** smtp.defaultCountryCode, for a caller id kept without its country code */
+  defaultCountryCode?: string;
 }): Promise<Uint8Array> {
   const { job, me } = opts;
   return renderTransmissionReport({
@@ -48,5 +50,6 @@ export async function jobReport(opts: {
     readDocument: (d) => opts.store.readDocument(d),
     now: opts.now,
     pageImage: opts.pageImage ?? true,
+    ...(opts.defaultCountryCode ? { defaultCountryCode: opts.defaultCountryCode } : {}),
   });
 }

@@ -61,6 +61,8 @@ export interface NotifierOptions {
   addressWaitHours?: number;
   /** How long a fax to a new number waits for its owner's confirmation (smtp.senderAuth.confirmHours). */
   confirmHours?: number;
+  /** smtp.defaultCountryCode as it is now: numbers the service keeps without one are read with it */
+  defaultCountryCode?: () => string;
 }
 
 const BATCH = 8;
@@ -228,6 +230,7 @@ export class Notifier {
             me,
             now: new Date(this.clock.now()),
             pageImage: leaves.pageImage,
+            defaultCountryCode: this.opts.defaultCountryCode?.(),
           });
           reports.push({ filename: reportFileName(job), content: Buffer.from(pdf) });
         }
@@ -236,7 +239,7 @@ export class Notifier {
       case "inbound": {
         const p = n.payload;
         if (!p || typeof p.messageId !== "string") return { skip: "inbound notification without a messageId" };
-        composed = composeInbound(p, timeZone);
+        composed = composeInbound(p, timeZone, this.opts.defaultCountryCode?.());
         if (p.to) {
           // an address a rule names (a shared mailbox, an escalation): always, with the fax
           wants = true;

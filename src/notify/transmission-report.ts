@@ -15,6 +15,8 @@ export interface ReportInput {
   timeZone: string;
   /** Who sent it, as people know them: the user's name and address. */
   sender: { name: string; email?: string | null; faxCallerId?: string | null };
+  /** smtp.defaultCountryCode: a caller id the service keeps without its country code is read with it */
+  defaultCountryCode?: string;
   /** The bytes of a stored document (the store's readDocument). */
   readDocument: (doc: StoredDocument) => Promise<Uint8Array>;
   /** When the report was made (the clock's now). */
@@ -84,8 +86,8 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
   const rows: Array<[string, string | null]> = [
     ["Job", job.id],
     ["Sender", sender],
-    // the service's caller id may lack the country code: shown as the service has it
-    ["Sender number", faxNumber(input.sender.faxCallerId)],
+    // the service's caller id may lack the country code: read with the gateway's default one
+    ["Sender number", faxNumber(input.sender.faxCallerId, input.defaultCountryCode)],
     ["Submitted", formatTime(job.createdAt, timeZone)],
     ["Time zone", timeZone],
     ["Subject", job.cover.subject ?? job.meta.origin?.subject ?? null],

@@ -6,6 +6,7 @@ import { ReceivedFaxIntake } from "../inbound/received-intake.js";
 import { InboundPoller } from "../notify/inbound.js";
 import { Notifier } from "../notify/notifier.js";
 import type { FaxRecord } from "../fax/types.js";
+import { smtpSettings } from "../config/schema.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
@@ -34,6 +35,7 @@ export function createNotify(core: Core, consoleUrl: () => string | null): Notif
         consoleUrl,
         addressWaitHours: config.spool?.addressWaitHours,
         confirmHours: config.smtp?.senderAuth?.confirmHours,
+        defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
       })
     : null;
   const received = new ReceivedFaxIntake({

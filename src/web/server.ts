@@ -296,6 +296,7 @@ export class WebConsole {
           user: this.deps.users().find((u) => u.name === job.user),
           me,
           now: new Date(this.clock.now()),
+          defaultCountryCode: this.deps.defaultCountryCode(),
         });
         this.log.info({ user: s.user, job: job.id }, "WEB transmission report");
         const q = req.query as Record<string, string | undefined>;

@@ -105,6 +105,16 @@ describe.skipIf(!poppler)("transmission report", () => {
       now: new Date(),
     });
     expect(await boxDarkness(noDoc, rig.dir)).toBeLessThan(0.05);
+    // a caller id the service keeps without its country code is written as every surface writes it
+    const national = await jobReport({
+      store: rig.store,
+      job: j,
+      user: USERS[0],
+      me: { ...me!, faxCallerId: "5550100999" },
+      now: new Date(),
+      defaultCountryCode: "1",
+    });
+    expect(await pdfText(national, rig.dir)).toMatch(/Sender number\s+\+1 555-010-0999/);
   });
 
   it("a failed fax names the failure in words and in the service code", async () => {
