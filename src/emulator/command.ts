@@ -56,11 +56,11 @@ export function behaviourFlags(o: Omit<EmulatorFlags, "listen" | "data" | "varia
 export function registerEmulatorCommand(program: Command): void {
   program
     .command("emulator")
-    .description("Run the fax service emulator (HTTPS, self-signed certificate in the data folder)")
+    .description("run the fax service emulator (HTTPS, self-signed certificate in the data folder)")
     .option("--listen <host:port>", "address to listen on", "127.0.0.1:8443")
     .option("--data <dir>", "data folder (database, documents, certificate)", "./emulator-data")
     .option("--seed <file>", "seed file (JSON or YAML): account, users, keys, contacts")
-    .option("--variant <a|b>", "API response variant", "a")
+    .option("--variant <a|b>", "the API's response variant (a or b)", "a")
     .option("--delay-ms <n>", "how long a new fax stays processing, then transmitting (half each)", "2000")
     .option("--offset-mode <pages|records>", "fax history offset counts pages (default) or records")
     .option("--cf-mode <kept|dropped|empty>", "custom fields on records: kept as sent (default), dropped, or {}")
