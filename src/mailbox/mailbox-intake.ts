@@ -56,7 +56,7 @@ export interface MailboxIntakeOptions {
 
 type Verdict =
   | { kind: "accepted"; jobId: string; duplicate: boolean; user: string; numbers: string[] }
-  | { kind: "refused"; reason: string; notify?: string };
+  | { kind: "refused"; reason: string; notify?: string; nothingToCorrect?: boolean };
 
 /** A refusal that will not change by trying again: the message goes to the failed folder. */
 class Refused extends Error {
@@ -228,6 +228,8 @@ export class MailboxIntake {
           kind: "refused",
           reason: err.message,
           ...(this.claimedUser(head) ? { notify: this.claimedUser(head)! } : {}),
+          // a copy of a mail already faxed: resending cannot help, and nothing in it is wrong
+          ...(err.code === "SIGNED_MAIL_REPLAYED" ? { nothingToCorrect: true } : {}),
         };
       else {
         // our own trouble or the service's: the message stays and is tried again
@@ -245,7 +247,12 @@ export class MailboxIntake {
           kind: "rejected",
           user: verdict.notify,
           dedupeKey: `rejected:${key}`,
-          payload: { reason: verdict.reason, source: "imap", ...(subject ? { subject } : {}) },
+          payload: {
+            reason: verdict.reason,
+            source: "imap",
+            ...(subject ? { subject } : {}),
+            ...(verdict.nothingToCorrect ? { nothingToCorrect: true } : {}),
+          },
         });
       }
     }

@@ -425,6 +425,8 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     expect((await mailWith(/^Fax not sent: "Signed once"/))!.text).toMatch(
       /This signed message was already faxed at .* UTC: a copy of a signed mail cannot be faxed again/,
     );
+    // nothing in it for the sender to correct: the mail does not ask for it
+    expect((await mailWith(/^Fax not sent: "Signed once"/))!.text).toMatch(/there\s+is\s+nothing\s+to\s+correct/);
   });
 
   it("a signed mail dated 6 hours ago is refused as stale", async () => {
