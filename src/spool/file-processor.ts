@@ -114,7 +114,12 @@ export class FileProcessor {
       source: "default" as const,
       missing: [],
     };
-    return (uid) => checkWriter(w, uid);
+    // the CUPS backend writes each job it authenticated as the owner of the person's folder, which
+    // is faxgate's own account in an install as documented, but need not be (only root can chown it)
+    return async (uid) => {
+      const folderOwner = await f.calls.look(f.root).then((st) => st?.uid);
+      return checkWriter(w, uid, folderOwner);
+    };
   }
 
   /** Remembers what the store already holds, so the dedupe window survives a restart. */

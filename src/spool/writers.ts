@@ -77,10 +77,11 @@ export function describeWriters(w: Writers): string {
 
 /**
  * Refuses (FOREIGN_WRITER) a file the person did not write. `uid` is the owner of the file as
- * opened (fstat), so the file judged is the file read.
+ * opened (fstat), so the file judged is the file read; `folderOwner` the owner of the person's
+ * folder, as which the CUPS backend writes the jobs it authenticated.
  */
-export async function checkWriter(w: Writers, uid: number): Promise<void> {
-  if (uid === w.self || w.accounts.some((a) => a.uid === uid)) return;
+export async function checkWriter(w: Writers, uid: number, folderOwner?: number): Promise<void> {
+  if (uid === w.self || uid === folderOwner || w.accounts.some((a) => a.uid === uid)) return;
   const writer = await lookupAccount(uid).catch(() => null);
   const by = writer ? `the local account ${writer.name} (uid ${uid})` : `uid ${uid}, which no local account has`;
   throw new FaxgateError(
