@@ -92,7 +92,14 @@ describe("SIGHUP", () => {
 describe("SIGHUP and the secrets file", () => {
   it("re-reads the secrets file: a changed key is used after the reload, a removed one is refused by name", async () => {
     const secrets = path.join(rig.dir, "faxgate.env");
-    writeFileSync(secrets, `CAROL_KEY=${TEST_KEYS.aliceBase}\n`);
+    // dora's keys are her own: one given to another user too is refused (issue 48 item 7)
+    const mint = async (owner: string) => {
+      const me = await client(owner).me();
+      return (await client(TEST_KEYS.admin).createApiKey({ name: "dora", userId: me.userId, access: "print_driver" }))
+        .token!;
+    };
+    const first = await mint(TEST_KEYS.alice);
+    writeFileSync(secrets, `CAROL_KEY=${first}\n`);
     // a top-level key after the users list, and a user whose key comes from the secrets file
     writeFileSync(
       rig.configFile,
@@ -120,17 +127,18 @@ describe("SIGHUP and the secrets file", () => {
           () => false,
         );
       expect(await send("15551238801")).toMatch(/^250 /);
-      expect(await sentWith(TEST_KEYS.aliceBase, "5551238801")).toBe(true);
+      expect(await sentWith(first, "5551238801")).toBe(true);
 
       writeFileSync(secrets, "# emptied\n");
       daemon.child.kill("SIGHUP");
       await daemon.out.waitFor(/CAROL_KEY[^\n]*RELOAD refused|RELOAD refused[^\n]*CAROL_KEY/);
 
-      writeFileSync(secrets, `CAROL_KEY=${TEST_KEYS.bob}\n`);
+      const fresh = await mint(TEST_KEYS.bob);
+      writeFileSync(secrets, `CAROL_KEY=${fresh}\n`);
       daemon.child.kill("SIGHUP");
       await daemon.out.waitFor(/"why":"SIGHUP"[^\n]*RELOADED users|RELOADED users[^\n]*"why":"SIGHUP"/);
       expect(await send("15551238802")).toMatch(/^250 /);
-      expect(await sentWith(TEST_KEYS.bob, "5551238802")).toBe(true);
+      expect(await sentWith(fresh, "5551238802")).toBe(true);
       expect(daemon.child.exitCode).toBeNull();
     } finally {
       await kill(daemon, "SIGTERM");
