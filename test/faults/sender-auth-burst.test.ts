@@ -36,7 +36,8 @@ beforeAll(async () => {
   });
   rig = await makeRig({
     extraYaml: [
-      `  - {name: carol, email: carol@signed.test, apiKey: ${TEST_KEYS.alice}}`,
+      // a key of carol's own: one shared with alice is refused by config check
+      `  - {name: carol, email: carol@signed.test, apiKey: ${TEST_KEYS.aliceBase}}`,
       "dns:",
       `  servers: ["${dns.server}"]`,
     ].join("\n"),
