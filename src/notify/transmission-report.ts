@@ -160,8 +160,10 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
   return doc.save();
 }
 
-/** The framed box with words instead of the page: the reader learns why there is no picture. */
-function withheldPage(page: PDFPage, box: { x: number; y: number; w: number; h: number }, font: PDFFont): void {
+type Box = { x: number; y: number; w: number; h: number };
+
+/** The thin black frame around the first page's box, drawn or withheld. */
+function frame(page: PDFPage, box: Box): void {
   page.drawRectangle({
     x: box.x - 1,
     y: box.y - 1,
@@ -170,6 +172,11 @@ function withheldPage(page: PDFPage, box: { x: number; y: number; w: number; h: 
     borderWidth: 1,
     borderColor: rgb(0, 0, 0),
   });
+}
+
+/** The framed box with words instead of the page: the reader learns why there is no picture. */
+function withheldPage(page: PDFPage, box: { x: number; y: number; w: number; h: number }, font: PDFFont): void {
+  frame(page, box);
   const lines = [
     "First page not shown:",
     "this gateway keeps the",
@@ -194,14 +201,7 @@ async function drawFirstPage(
   read: (d: StoredDocument) => Promise<Uint8Array>,
   font: PDFFont,
 ): Promise<void> {
-  page.drawRectangle({
-    x: box.x - 1,
-    y: box.y - 1,
-    width: box.w + 2,
-    height: box.h + 2,
-    borderWidth: 1,
-    borderColor: rgb(0, 0, 0),
-  });
+  frame(page, box);
   const note = (text: string): void => {
     page.drawText(text, {
       x: box.x + 8,
