@@ -83,6 +83,17 @@ describe("refusal wording", () => {
     expect(text).toContain("change its subject. Nothing was faxed this time, and there is nothing to correct.");
   });
 
+  it("a sender not proved is not asked to correct what someone else may have written", () => {
+    const mail = composeRejected(
+      { subject: "Lab results", reason: "the From: address is not proven", source: "imap", senderUnproved: true },
+      "2026-11-28T16:00:00Z",
+      "UTC",
+    );
+    const text = renderText(mail.blocks);
+    expect(text).not.toMatch(/correct it/);
+    expect(text).toContain("is not proven. Nothing was faxed. If you did not send it, someone else wrote in your name");
+  });
+
   it("a file with something wrong still asks for the correction", () => {
     const mail = composeRejected(
       { file: "x.pdf", reason: "no fax number in it.", source: "spool" },

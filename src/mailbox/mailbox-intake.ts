@@ -56,13 +56,15 @@ export interface MailboxIntakeOptions {
 
 type Verdict =
   | { kind: "accepted"; jobId: string; duplicate: boolean; user: string; numbers: string[] }
-  | { kind: "refused"; reason: string; notify?: string; nothingToCorrect?: boolean };
+  | { kind: "refused"; reason: string; notify?: string; nothingToCorrect?: boolean; senderUnproved?: boolean };
 
 /** A refusal that will not change by trying again: the message goes to the failed folder. */
 class Refused extends Error {
   constructor(
     readonly reason: string,
     readonly notify?: string,
+    /** the From: was not proved: the user it names may not have written the message */
+    readonly senderUnproved = false,
   ) {
     super(reason);
   }
@@ -222,7 +224,12 @@ export class MailboxIntake {
       verdict = { kind: "accepted", ...found };
     } catch (err) {
       if (err instanceof Refused)
-        verdict = { kind: "refused", reason: err.reason, ...(err.notify ? { notify: err.notify } : {}) };
+        verdict = {
+          kind: "refused",
+          reason: err.reason,
+          ...(err.notify ? { notify: err.notify } : {}),
+          ...(err.senderUnproved ? { senderUnproved: true } : {}),
+        };
       else if (isFaxgateError(err) && !err.temporary)
         verdict = {
           kind: "refused",
@@ -252,6 +259,7 @@ export class MailboxIntake {
             source: "imap",
             ...(subject ? { subject } : {}),
             ...(verdict.nothingToCorrect ? { nothingToCorrect: true } : {}),
+            ...(verdict.senderUnproved ? { senderUnproved: true } : {}),
           },
         });
       }
@@ -300,7 +308,7 @@ export class MailboxIntake {
       users: this.index(),
     });
     // a stranger is not answered (that would be backscatter to a forged address); a claimed user is
-    if (!proof.ok) throw new Refused(proof.reason, proof.claimed?.name);
+    if (!proof.ok) throw new Refused(proof.reason, proof.claimed?.name, true);
     const user = proof.user;
     if ((head.size ?? 0) > this.opts.maxMessageBytes) {
       throw new Refused(

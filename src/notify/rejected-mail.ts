@@ -17,9 +17,11 @@ export function composeRejected(payload: RejectedPayload, createdAt: string, tim
   const reason = (str(payload.reason) ?? "the gateway could not use it")
     .replace(/^[A-Z][A-Z_]+: /, "")
     .replace(/[\s.]+$/, "");
-  const next = payload.nothingToCorrect
-    ? "Nothing was faxed this time, and there is nothing to correct."
-    : "Nothing was faxed; please correct it and send it again.";
+  const next = payload.senderUnproved
+    ? "Nothing was faxed. If you did not send it, someone else wrote in your name and nothing needs doing; if you did, ask whoever runs your e-mail why it was not verified as yours."
+    : payload.nothingToCorrect
+      ? "Nothing was faxed this time, and there is nothing to correct."
+      : "Nothing was faxed; please correct it and send it again.";
   const what = file ? `"${file}"` : subject ? `"${subject}"` : "your document";
   return {
     subject: clip(`Fax not sent: ${what}: ${reason}`, 120),

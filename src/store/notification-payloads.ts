@@ -19,6 +19,11 @@ export interface RejectedPayload {
   source?: "smtp" | "spool" | "cli" | "web" | "imap";
   /** Nothing about the input was wrong (a repeat within the window): the mail asks for no correction. */
   nothingToCorrect?: boolean;
+  /**
+   * The sender was not proved to be the user it claims (a mailbox message whose From: its provider
+   * did not verify): the user may not have written it at all, so the mail asks for no correction.
+   */
+  senderUnproved?: boolean;
 }
 
 /** What the inbound poller stores: a snapshot of the service's record of a received fax. */

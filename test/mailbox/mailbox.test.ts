@@ -339,6 +339,9 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     const refusal = (await mailWith(/^Fax not sent: "Failed DMARC"/))!;
     expect(refusal.to).toBe("alice@example.com");
     expect(refusal.text).toMatch(/mx\.example\.net reports DMARC fail for example\.com/);
+    // she may not have written it: she is not asked to correct and resend what someone forged
+    expect(refusal.text).not.toMatch(/correct it/);
+    expect(refusal.text).toMatch(/If you did not send it, someone else wrote in your name/);
     await waitUntil(
       async () => (await mailWith(/^Fax not sent: "Forged"/)) !== undefined,
       "the refusal of the forged verdict",
