@@ -2,7 +2,7 @@
 // (inbound.groups), with "take it", done, a note, and forward by fax or to a configured user's mail.
 // A fax outside the user's groups answers as one that does not exist (404). Every action is an
 // entry in the fax's timeline, with who did it.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { InboundConfig, UserConfig } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
 import { faxNumber } from "../format.js";
@@ -11,7 +11,7 @@ import type { Job, NewDocument } from "../store/types.js";
 import type { ReceivedFax, ReceivedStore } from "../store/received.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { keptFaxPayload } from "../store/notification-payloads.js";
-import type { Session } from "./sessions.js";
+import { sessionOf, type Session } from "./sessions.js";
 
 export interface SharedInboxDeps {
   store: ReceivedStore & Pick<QueueStore, "enqueueNotification">;
@@ -22,8 +22,6 @@ export interface SharedInboxDeps {
   submitFax: (s: Session, to: string[], documents: NewDocument[], origin: Record<string, string>) => Promise<Job>;
   poke: () => void;
 }
-
-type Authed = FastifyRequest & { session: Session };
 
 export function groupsOf(cfg: InboundConfig, user: string): string[] {
   return Object.entries(cfg.groups)
@@ -54,9 +52,9 @@ function view(f: ReceivedFax) {
   };
 }
 
-export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps): void {
+export const sharedInboxRoutes: FastifyPluginAsync<SharedInboxDeps> = async (api, deps) => {
   const mine = async (req: FastifyRequest): Promise<{ s: Session; fax: ReceivedFax }> => {
-    const s = (req as Authed).session;
+    const s = sessionOf(req);
     const id = (req.params as { id: string }).id;
     const fax = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await deps.store.getReceived(id) : null;
     const groups = groupsOf(deps.inbound(), s.user);
@@ -81,7 +79,7 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
   };
 
   api.get("/api/inbox", async (req) => {
-    const s = (req as Authed).session;
+    const s = sessionOf(req);
     const groups = groupsOf(deps.inbound(), s.user);
     const q = req.query as Record<string, string | undefined>;
     const states =
@@ -208,4 +206,4 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
       "forwarded",
     );
   });
-}
+};
