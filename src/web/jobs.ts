@@ -1,7 +1,7 @@
 // A user's sent faxes (operators: anyone's): the list, one job with its timeline, its documents
 // and transmission report, cancel/hold/release/retry, and resend. Another user's job answers as
 // a job that does not exist (ConsoleContext.ownJob).
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { contentDisposition } from "../content-disposition.js";
 import { FaxgateError } from "../errors.js";
 import { jobJson, needsNumber } from "../job-json.js";
@@ -43,27 +43,7 @@ export const jobRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (api
     return reply.type(doc.contentType).header("content-disposition", contentDisposition(how, doc.name)).send(body);
   });
 
-  api.get("/api/jobs/:id/report", async (req, reply) => {
-    const job = await ctx.ownJob(req);
-    const me = await ctx.deps
-      .clientFor(job.user)
-      .me()
-      .catch(() => null);
-    const pdf = await jobReport({
-      store: ctx.view,
-      job,
-      user: ctx.deps.users().find((u) => u.name === job.user),
-      me,
-      now: new Date(ctx.clock.now()),
-      defaultCountryCode: ctx.deps.defaultCountryCode(),
-    });
-    ctx.log.info({ user: sessionOf(req).user, job: job.id }, "WEB transmission report");
-    const how = (req.query as Query).download === "1" ? "attachment" : "inline";
-    return reply
-      .type("application/pdf")
-      .header("content-disposition", `${how}; filename="${reportFileName(job)}"`)
-      .send(Buffer.from(pdf));
-  });
+  api.get("/api/jobs/:id/report", async (req, reply) => report(ctx, req, reply));
 
   for (const op of ["cancel", "hold", "release", "retry"] as const) {
     api.post(`/api/jobs/:id/${op}`, async (req) => {
@@ -85,23 +65,49 @@ export const jobRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (api
     });
   }
 
-  api.post("/api/jobs/:id/resend", async (req) => {
-    const s = sessionOf(req);
-    const job = await ctx.ownJob(req);
-    const to = toList(((req.body ?? {}) as Record<string, unknown>).to);
-    const numbers = to.length ? to : job.recipients.map((r) => r.number);
-    const documents: NewDocument[] = [];
-    for (const d of job.documents)
-      documents.push({ path: d.path, name: d.name, contentType: d.contentType, data: await ctx.view.readDocument(d) });
-    const created = await ctx.submit(s, {
-      recipients: await ctx.recipientsOf(s, numbers),
-      documents,
-      cover: job.cover,
-      origin: { via: "web console", resendOf: job.id },
-    });
-    return publicJob(created, ctx.clock.now());
-  });
+  api.post("/api/jobs/:id/resend", async (req) => resend(ctx, req));
 };
+
+/** The job's transmission report (PDF), as `faxgate report` writes it. */
+async function report(ctx: ConsoleContext, req: FastifyRequest, reply: FastifyReply) {
+  const job = await ctx.ownJob(req);
+  const me = await ctx.deps
+    .clientFor(job.user)
+    .me()
+    .catch(() => null);
+  const pdf = await jobReport({
+    store: ctx.view,
+    job,
+    user: ctx.deps.users().find((u) => u.name === job.user),
+    me,
+    now: new Date(ctx.clock.now()),
+    defaultCountryCode: ctx.deps.defaultCountryCode(),
+  });
+  ctx.log.info({ user: sessionOf(req).user, job: job.id }, "WEB transmission report");
+  const how = (req.query as Query).download === "1" ? "attachment" : "inline";
+  return reply
+    .type("application/pdf")
+    .header("content-disposition", `${how}; filename="${reportFileName(job)}"`)
+    .send(Buffer.from(pdf));
+}
+
+/** The same documents and cover as a new fax, to `to` or else to the same recipients. */
+async function resend(ctx: ConsoleContext, req: FastifyRequest) {
+  const s = sessionOf(req);
+  const job = await ctx.ownJob(req);
+  const to = toList(((req.body ?? {}) as Record<string, unknown>).to);
+  const numbers = to.length ? to : job.recipients.map((r) => r.number);
+  const documents: NewDocument[] = [];
+  for (const d of job.documents)
+    documents.push({ path: d.path, name: d.name, contentType: d.contentType, data: await ctx.view.readDocument(d) });
+  const created = await ctx.submit(s, {
+    recipients: await ctx.recipientsOf(s, numbers),
+    documents,
+    cover: job.cover,
+    origin: { via: "web console", resendOf: job.id },
+  });
+  return publicJob(created, ctx.clock.now());
+}
 
 /** A job in the JSON of `faxgate jobs --json`. */
 export function publicJob(j: Job, nowMs: number) {

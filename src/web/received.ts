@@ -3,7 +3,7 @@
 // one received-fax page (received-page.ts) and the groups' shared inbox (shared-inbox.ts).
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { contentDisposition } from "../content-disposition.js";
 import { isFaxgateError } from "../errors.js";
 import { faxNumber } from "../format.js";
@@ -74,30 +74,33 @@ export const receivedRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async
     return value;
   });
 
-  api.get("/api/inbound/:messageId/pdf", async (req, reply) => {
-    const s = sessionOf(req);
-    const id = (req.params as { messageId: string }).messageId;
-    if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) return reply.code(404).send({ error: "no such fax" });
-    const dir = await mkdtemp(path.join(await ctx.scratch(), "in-"));
-    try {
-      const file = path.join(dir, "fax.pdf");
-      // the user's own key: the service answers only for their own faxes
-      try {
-        await deps.clientFor(s.user).downloadFax(id, file);
-      } catch (err) {
-        if (isFaxgateError(err) && (err.code === "API_NOT_FOUND" || err.code === "API_FORBIDDEN"))
-          return reply.code(404).send({ error: "no such fax" });
-        throw err;
-      }
-      const body = await readFile(file);
-      ctx.log.info({ user: s.user, messageId: id }, "WEB downloaded an inbound fax");
-      const how = (req.query as Record<string, string | undefined>).download === "1" ? "attachment" : "inline";
-      return reply
-        .type("application/pdf")
-        .header("content-disposition", contentDisposition(how, `fax-${id}.pdf`))
-        .send(body);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+  api.get("/api/inbound/:messageId/pdf", async (req, reply) => inboundPdf(ctx, req, reply));
 };
+
+/** One received fax's PDF, fetched with the user's own key (the service answers only for theirs). */
+async function inboundPdf(ctx: ConsoleContext, req: FastifyRequest, reply: FastifyReply) {
+  const s = sessionOf(req);
+  const id = (req.params as { messageId: string }).messageId;
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) return reply.code(404).send({ error: "no such fax" });
+  const dir = await mkdtemp(path.join(await ctx.scratch(), "in-"));
+  try {
+    const file = path.join(dir, "fax.pdf");
+    // the user's own key: the service answers only for their own faxes
+    try {
+      await ctx.deps.clientFor(s.user).downloadFax(id, file);
+    } catch (err) {
+      if (isFaxgateError(err) && (err.code === "API_NOT_FOUND" || err.code === "API_FORBIDDEN"))
+        return reply.code(404).send({ error: "no such fax" });
+      throw err;
+    }
+    const body = await readFile(file);
+    ctx.log.info({ user: s.user, messageId: id }, "WEB downloaded an inbound fax");
+    const how = (req.query as Record<string, string | undefined>).download === "1" ? "attachment" : "inline";
+    return reply
+      .type("application/pdf")
+      .header("content-disposition", contentDisposition(how, `fax-${id}.pdf`))
+      .send(body);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -66,7 +66,7 @@ describe("CSRF", () => {
     const right = await resend({ "x-csrf-token": s.csrf });
     expect(right.status, await right.clone().text()).toBe(200);
     expect(Number(await total())).toBe(Number(before) + 1);
-  }, 30_000);
+  }, 60_000);
 
   it("does not sign out without the token: the session stays", async () => {
     offset = 0;
@@ -75,7 +75,7 @@ describe("CSRF", () => {
     expect(r.status).toBe(403);
     expect((await json(r)).code).toBe("CSRF_MISSING");
     expect((await me(s.cookie)).status).toBe(200);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("sessions", () => {
@@ -94,7 +94,7 @@ describe("sessions", () => {
     expect(gone.headers.get("set-cookie")).toMatch(/^faxgate_session=; .*Max-Age=0/);
     offset = 89 * 60_000;
     expect((await me(s.cookie)).status).toBe(401);
-  }, 30_000);
+  }, 60_000);
 
   it("end after web.sessionHours however busy", async () => {
     offset = 0;
@@ -106,7 +106,7 @@ describe("sessions", () => {
     }
     offset = (12 * 60 + 1) * 60_000;
     expect((await me(s.cookie)).status).toBe(401);
-  }, 30_000);
+  }, 60_000);
 
   it("end at sign-out: the cookie is cleared and the old one and its token are worth nothing", async () => {
     offset = 0;
@@ -127,7 +127,7 @@ describe("sessions", () => {
     });
     expect(after.status).toBe(401);
     expect(rig.logs.join("\n")).toMatch(/WEB signed out/);
-  }, 30_000);
+  }, 60_000);
 
   it("sign-in gives a new id and ends the one the browser brought", async () => {
     offset = 0;
@@ -143,5 +143,5 @@ describe("sessions", () => {
     expect(cookie).not.toBe(s.cookie);
     expect((await me(s.cookie)).status).toBe(401);
     expect(await json(await me(cookie))).toMatchObject({ user: "bob" });
-  }, 30_000);
+  }, 60_000);
 });
