@@ -528,6 +528,12 @@ export const configSchema = z
           .positive()
           .max(24 * 30)
           .default(12),
+        /** a session also ends after this long without a request (unset: only sessionHours ends it) */
+        idleMinutes: z
+          .number()
+          .positive()
+          .max(24 * 60 * 30)
+          .optional(),
         /** how often live updates look at the queue for changes (also changes made by other gateways) */
         livePollMs: z.number().int().min(100).max(60_000).default(1000),
         /** the console's address as users reach it, for links in mails (default: http(s)://listen) */

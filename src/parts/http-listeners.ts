@@ -8,6 +8,7 @@ import type { FaxRecord } from "../fax/types.js";
 import { descriptorBudget } from "../listener-limits.js";
 import { OperatorPages } from "../web/operator.js";
 import { WebConsole } from "../web/server.js";
+import { MemorySessionStore } from "../web/session-store.js";
 import { serviceEventHandlers } from "../webhooks/handlers.js";
 import { readReceiverTls, WebhookReceiver } from "../webhooks/receiver.js";
 import type { Converters } from "./converters.js";
@@ -54,6 +55,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         tls: readReceiverTls(config.web.tls),
         limits: budget.web,
         store: core.store,
+        sessionStore: new MemorySessionStore(),
         users: () => live.users(),
         clientFor: (user) => api.clientFor(user, "console"),
         destinations: core.destinations,

@@ -5,7 +5,7 @@
 // `faxgate address` uses too. Operators list everyone's waiting jobs (GET /api/waiting?all=1); only
 // the owner addresses one, as only the owner can say where it goes. The list also holds faxes to a
 // new number waiting for their owner's confirmation (web/confirming.ts).
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
@@ -16,7 +16,7 @@ import { waitsForAddress, waitsForConfirmation } from "../store/job-state.js";
 import type { Job } from "../store/types.js";
 import { jobJson } from "../job-json.js";
 import type { ConsoleStore } from "./queue-view.js";
-import type { Session } from "./sessions.js";
+import { sessionOf } from "./sessions.js";
 
 export interface AddressingDeps {
   store: ConsoleStore;
@@ -37,12 +37,11 @@ export interface AddressingDeps {
 
 const WAITING_MAX = 200;
 
-export function addressingRoutes(api: FastifyInstance, deps: AddressingDeps): void {
-  const session = (req: FastifyRequest) => (req as FastifyRequest & { session: Session }).session;
+export const addressingRoutes: FastifyPluginAsync<AddressingDeps> = async (api, deps) => {
   const view = (j: Job) => ({ ...jobJson(j, new Map(), deps.clock.now()), needsAddress: waitsForAddress(j) });
 
   api.get("/api/waiting", async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const everyone = s.admin && (req.query as Record<string, string | undefined>).all === "1";
     const held = await deps.store.listJobs({
       state: "held",
@@ -57,7 +56,7 @@ export function addressingRoutes(api: FastifyInstance, deps: AddressingDeps): vo
   });
 
   api.post("/api/jobs/:id/address", async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const job = await deps.ownJob(req);
     if (job.user !== s.user)
       throw new FaxgateError("JOB_STATE", `only ${job.user}, who printed it, can say where this fax goes`, {
@@ -92,4 +91,4 @@ export function addressingRoutes(api: FastifyInstance, deps: AddressingDeps): vo
     deps.changed();
     return view(after);
   });
-}
+};

@@ -4,7 +4,7 @@
 // Only the owner confirms (another user gets the console's 404; an operator sees it but gets
 // 403), as only the owner knows whether they sent it. The store's step is guarded, so two clicks
 // or two tabs release it once and a click racing the expiry has one winner.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
 import { jobJson } from "../job-json.js";
@@ -12,7 +12,7 @@ import type { Logger } from "../log/logger.js";
 import { newNumbers, waitsForConfirmation } from "../store/job-state.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { Job } from "../store/types.js";
-import type { Session } from "./sessions.js";
+import { sessionOf } from "./sessions.js";
 
 export interface ConfirmingDeps {
   store: Pick<QueueStore, "confirm" | "listEvents">;
@@ -37,14 +37,13 @@ export function confirmationView(job: Job, clock: Clock, hours: number) {
   };
 }
 
-export function confirmingRoutes(api: FastifyInstance, deps: ConfirmingDeps): void {
-  const session = (req: FastifyRequest) => (req as FastifyRequest & { session: Session }).session;
+export const confirmingRoutes: FastifyPluginAsync<ConfirmingDeps> = async (api, deps) => {
   const view = (j: Job) => confirmationView(j, deps.clock, deps.confirmHours());
 
   api.get("/api/jobs/:id/confirmation", async (req) => view(await deps.ownJob(req)));
 
   api.post("/api/jobs/:id/confirm", async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const job = await deps.ownJob(req);
     if (job.user !== s.user)
       throw new FaxgateError("JOB_STATE", `only ${job.user}, in whose name it came, can confirm this fax`, {
@@ -65,4 +64,4 @@ export function confirmingRoutes(api: FastifyInstance, deps: ConfirmingDeps): vo
     deps.changed();
     return view(after);
   });
-}
+};

@@ -6,14 +6,14 @@
 // A stream is only as good as its session: the session (and, for an operator's everything-stream,
 // the admin role) is looked up again before every event and heartbeat, and sign-out, expiry and a
 // reload that ends the session close its streams at once, not at the next change.
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
 import { jobJson } from "../job-json.js";
 import type { Logger } from "../log/logger.js";
 import { Periodic } from "../periodic.js";
 import type { QueueView } from "./queue-view.js";
-import type { Session } from "./sessions.js";
+import { sessionOf, type Session } from "./sessions.js";
 
 interface Stream {
   sessionId: string;
@@ -41,7 +41,7 @@ export class LiveUpdates {
       clock: Clock;
       logger: Logger;
       /** the session as it stands now (null once ended or expired) */
-      session: (id: string) => Session | null;
+      session: (id: string) => Promise<{ user: string; admin: boolean } | null>;
     },
   ) {
     this.since = new Date(opts.clock.now()).toISOString();
@@ -76,8 +76,8 @@ export class LiveUpdates {
   }
 
   /** Closes the streams of sessions that ended (sign-out, expiry, a reload that removed them). */
-  recheck(): void {
-    for (const st of this.streams) this.allowed(st);
+  async recheck(): Promise<void> {
+    await Promise.all([...this.streams].map((st) => this.allowed(st)));
   }
 
   stop(): void {
@@ -87,8 +87,9 @@ export class LiveUpdates {
   }
 
   /** Whether the stream's session still may see what it streams; closes it when not. */
-  private allowed(st: Stream): boolean {
-    const s = this.opts.session(st.sessionId);
+  private async allowed(st: Stream): Promise<boolean> {
+    const s = await this.opts.session(st.sessionId).catch(() => null);
+    if (!this.streams.has(st)) return false; // closed meanwhile, by its client or another check
     if (s && s.user === st.user && (!st.everyone || s.admin)) return true;
     this.drop(st);
     // `event: end` tells the page not to reconnect with a session that is gone
@@ -115,7 +116,7 @@ export class LiveUpdates {
     });
     this.loop.start();
     this.heartbeat = setInterval(() => {
-      for (const s of this.streams) if (this.allowed(s)) s.write(": keep-alive\n\n");
+      for (const s of this.streams) void this.allowed(s).then((ok) => ok && s.write(": keep-alive\n\n"));
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -128,7 +129,7 @@ export class LiveUpdates {
   }
 
   private async look(): Promise<void> {
-    this.recheck();
+    await this.recheck();
     if (this.streams.size === 0) return;
     const started = new Date(this.opts.clock.now()).toISOString();
     const changed = await this.opts.view.changedSince({}, this.since);
@@ -139,7 +140,7 @@ export class LiveUpdates {
       this.seen.set(job.id, job.updatedAt);
       if (job.updatedAt > newest) newest = job.updatedAt;
       const data = `event: job\ndata: ${JSON.stringify(jobJson(job, new Map(), now))}\n\n`;
-      for (const s of this.streams) if ((s.everyone || s.user === job.user) && this.allowed(s)) s.write(data);
+      for (const s of this.streams) if ((s.everyone || s.user === job.user) && (await this.allowed(s))) s.write(data);
     }
     // never past the time this look began: a commit racing it is seen next time
     // biome-ignore lint/complexity/useMathMinMax: these are ISO timestamps, compared as strings
@@ -147,3 +148,8 @@ export class LiveUpdates {
     if (this.seen.size > 5000) for (const k of [...this.seen.keys()].slice(0, 2500)) this.seen.delete(k);
   }
 }
+
+/** GET /api/events (in the signed-in scope): the user's stream (an operator's `?all=1`: everyone's). */
+export const liveRoutes: FastifyPluginAsync<{ live: LiveUpdates }> = async (api, { live }) => {
+  api.get("/api/events", async (req, reply) => live.serve(req, reply, sessionOf(req)));
+};

@@ -1,12 +1,15 @@
 // The operator's page (`users[].role: admin`): the queue by state with counts and the oldest age;
 // held, unknown and stuck faxes; recent refusals; per-user volume; the fax service's reachability,
 // the history budget and the users whose key the service refuses.
+import type { FastifyPluginAsync } from "fastify";
 import type { HealthReport } from "../admin/health.js";
+import type { Clock } from "../clock.js";
 import { jobJson } from "../job-json.js";
 import { listKeyHolds } from "../keys/key-holds.js";
 import type { Job } from "../store/types.js";
 import type { ConsoleStore } from "./queue-view.js";
 import type { RefusalLog } from "./refusals.js";
+import { sessionOf } from "./sessions.js";
 
 /** A fax counts as stuck when it is still in flight or waiting this long after its last change. */
 export const STUCK_AFTER_MS = 60 * 60_000;
@@ -89,3 +92,11 @@ export class OperatorPages {
     };
   }
 }
+
+/** GET /api/admin/overview: the operator page's data; anyone else gets the 404 of a page not there. */
+export const operatorRoutes: FastifyPluginAsync<{ pages?: OperatorPages; clock: Clock }> = async (api, opts) => {
+  api.get("/api/admin/overview", async (req, reply) => {
+    if (!sessionOf(req).admin || !opts.pages) return reply.code(404).send({ error: "not found" });
+    return opts.pages.overview(opts.clock.now());
+  });
+};

@@ -4,14 +4,14 @@
 // members of the group inboxes it is in, anyone a notification about it was queued for (a rule's
 // `users`, a forward by mail, an escalation) or whose address a rule mailed it to (a shared
 // mailbox), and operators. Anyone else gets the answer a fax that does not exist gets (404).
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { InboundConfig, UserConfig } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
 import { faxNumber, pages } from "../format.js";
 import type { Logger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { ReceivedFax, ReceivedStore } from "../store/received.js";
-import type { Session } from "./sessions.js";
+import { sessionOf, type Session } from "./sessions.js";
 import { groupsOf } from "./shared-inbox.js";
 
 export interface ReceivedPageDeps {
@@ -22,8 +22,6 @@ export interface ReceivedPageDeps {
   defaultCountryCode: () => string;
   logger: Logger;
 }
-
-type Authed = FastifyRequest & { session: Session };
 
 /** Why this person may open this fax, or null when they may not. */
 export async function readerOf(deps: ReceivedPageDeps, fax: ReceivedFax, s: Session): Promise<string | null> {
@@ -53,9 +51,9 @@ async function findFax(store: ReceivedStore, id: string): Promise<ReceivedFax | 
   return (await store.getReceived(id)) ?? (await store.listReceived({ messageId: id, limit: 1 }))[0] ?? null;
 }
 
-export function registerReceivedPage(api: FastifyInstance, deps: ReceivedPageDeps): void {
+export const receivedPageRoutes: FastifyPluginAsync<ReceivedPageDeps> = async (api, deps) => {
   const open = async (req: FastifyRequest) => {
-    const s = (req as Authed).session;
+    const s = sessionOf(req);
     const fax = await findFax(deps.store, (req.params as { id: string }).id);
     const why = fax ? await readerOf(deps, fax, s) : null;
     if (!fax || !why) {
@@ -111,4 +109,4 @@ export function registerReceivedPage(api: FastifyInstance, deps: ReceivedPageDep
       .header("content-disposition", `${q.download === "1" ? "attachment" : "inline"}; filename="fax-${fax.id}.pdf"`)
       .send(body);
   });
-}
+};

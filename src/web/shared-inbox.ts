@@ -2,7 +2,7 @@
 // (inbound.groups), with "take it", done, a note, and forward by fax or to a configured user's mail.
 // A fax outside the user's groups answers as one that does not exist (404). Every action is an
 // entry in the fax's timeline, with who did it.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { InboundConfig, UserConfig } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
 import { faxNumber } from "../format.js";
@@ -11,7 +11,7 @@ import type { Job, NewDocument } from "../store/types.js";
 import type { ReceivedFax, ReceivedStore } from "../store/received.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { keptFaxPayload } from "../store/notification-payloads.js";
-import type { Session } from "./sessions.js";
+import { sessionOf, type Session } from "./sessions.js";
 
 export interface SharedInboxDeps {
   store: ReceivedStore & Pick<QueueStore, "enqueueNotification">;
@@ -22,8 +22,6 @@ export interface SharedInboxDeps {
   submitFax: (s: Session, to: string[], documents: NewDocument[], origin: Record<string, string>) => Promise<Job>;
   poke: () => void;
 }
-
-type Authed = FastifyRequest & { session: Session };
 
 export function groupsOf(cfg: InboundConfig, user: string): string[] {
   return Object.entries(cfg.groups)
@@ -54,34 +52,39 @@ function view(f: ReceivedFax) {
   };
 }
 
-export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps): void {
-  const mine = async (req: FastifyRequest): Promise<{ s: Session; fax: ReceivedFax }> => {
-    const s = (req as Authed).session;
-    const id = (req.params as { id: string }).id;
-    const fax = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await deps.store.getReceived(id) : null;
-    const groups = groupsOf(deps.inbound(), s.user);
-    if (!fax?.groups.some((g) => groups.includes(g)))
-      throw new FaxgateError("JOB_NOT_FOUND", "no such fax in your inboxes");
-    return { s, fax };
-  };
-  const changed = (s: Session, fax: ReceivedFax | null, action: string) => {
-    if (!fax)
-      throw new FaxgateError(
-        "JOB_STATE",
-        action === "taken" ? "someone else has taken this fax already" : `this fax cannot be ${action} now`,
-        { httpStatus: 409 },
-      );
-    deps.logger.info({ user: s.user, received: fax.id, action }, `WEB inbox ${action}`);
-    deps.poke();
-    return view(fax);
-  };
-  const textOf = (body: unknown, key: string, max: number): string => {
-    const v = (body as Record<string, unknown> | null)?.[key];
-    return typeof v === "string" ? v.trim().slice(0, max) : "";
-  };
+/** The fax named in the URL when it is in one of the user's groups (else the 404 of no fax). */
+async function mine(deps: SharedInboxDeps, req: FastifyRequest): Promise<{ s: Session; fax: ReceivedFax }> {
+  const s = sessionOf(req);
+  const id = (req.params as { id: string }).id;
+  const fax = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await deps.store.getReceived(id) : null;
+  const groups = groupsOf(deps.inbound(), s.user);
+  if (!fax?.groups.some((g) => groups.includes(g)))
+    throw new FaxgateError("JOB_NOT_FOUND", "no such fax in your inboxes");
+  return { s, fax };
+}
 
+/** The fax after an action, or the refusal when the store's guard found it changed meanwhile. */
+function changed(deps: SharedInboxDeps, s: Session, fax: ReceivedFax | null, action: string) {
+  if (!fax)
+    throw new FaxgateError(
+      "JOB_STATE",
+      action === "taken" ? "someone else has taken this fax already" : `this fax cannot be ${action} now`,
+      { httpStatus: 409 },
+    );
+  deps.logger.info({ user: s.user, received: fax.id, action }, `WEB inbox ${action}`);
+  deps.poke();
+  return view(fax);
+}
+
+function textOf(body: unknown, key: string, max: number): string {
+  const v = (body as Record<string, unknown> | null)?.[key];
+  return typeof v === "string" ? v.trim().slice(0, max) : "";
+}
+
+/** The inbox, one fax and its PDF; the actions are in `inboxActions`. */
+export const sharedInboxRoutes: FastifyPluginAsync<SharedInboxDeps> = async (api, deps) => {
   api.get("/api/inbox", async (req) => {
-    const s = (req as Authed).session;
+    const s = sessionOf(req);
     const groups = groupsOf(deps.inbound(), s.user);
     const q = req.query as Record<string, string | undefined>;
     const states =
@@ -91,12 +94,12 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
   });
 
   api.get("/api/inbox/:id", async (req) => {
-    const { fax } = await mine(req);
+    const { fax } = await mine(deps, req);
     return { ...view(fax), timeline: await deps.store.listReceivedEvents(fax.id) };
   });
 
   api.get("/api/inbox/:id/pdf", async (req, reply) => {
-    const { s, fax } = await mine(req);
+    const { s, fax } = await mine(deps, req);
     const body = await deps.store.readReceivedDocument(fax.id);
     if (!body) return reply.code(404).send({ error: "this fax has no document" });
     deps.logger.info({ user: s.user, received: fax.id }, "WEB inbox fax viewed");
@@ -107,9 +110,15 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
       .send(body);
   });
 
+  await api.register(inboxActions, deps);
+};
+
+/** Take, give back, done, a note, and forward: each an entry in the fax's timeline. */
+const inboxActions: FastifyPluginAsync<SharedInboxDeps> = async (api, deps) => {
   api.post("/api/inbox/:id/take", async (req) => {
-    const { s, fax } = await mine(req);
+    const { s, fax } = await mine(deps, req);
     return changed(
+      deps,
       s,
       await deps.store.changeReceived(fax.id, {
         set: { state: "taken", owner: s.user },
@@ -121,10 +130,11 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
   });
 
   api.post("/api/inbox/:id/release", async (req) => {
-    const { s, fax } = await mine(req);
+    const { s, fax } = await mine(deps, req);
     if (fax.owner !== s.user)
       throw new FaxgateError("JOB_STATE", "only its owner can give a fax back", { httpStatus: 409 });
     return changed(
+      deps,
       s,
       await deps.store.changeReceived(fax.id, {
         set: { state: "new", owner: null },
@@ -136,9 +146,10 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
   });
 
   api.post("/api/inbox/:id/done", async (req) => {
-    const { s, fax } = await mine(req);
+    const { s, fax } = await mine(deps, req);
     // done by whoever finishes it; an untaken fax becomes theirs
     return changed(
+      deps,
       s,
       await deps.store.changeReceived(fax.id, {
         set: { state: "done", owner: fax.owner ?? s.user },
@@ -150,9 +161,10 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
   });
 
   api.post("/api/inbox/:id/note", async (req) => {
-    const { s, fax } = await mine(req);
+    const { s, fax } = await mine(deps, req);
     const note = textOf(req.body, "note", 2000);
     return changed(
+      deps,
       s,
       await deps.store.changeReceived(fax.id, {
         set: { note: note || null },
@@ -162,50 +174,55 @@ export function registerSharedInbox(api: FastifyInstance, deps: SharedInboxDeps)
     );
   });
 
-  api.post("/api/inbox/:id/forward", async (req) => {
-    const { s, fax } = await mine(req);
-    const body = req.body as Record<string, unknown> | null;
-    const user = textOf(body, "user", 100);
-    const to = textOf(body, "to", 400)
-      .split(/[,;\n]/)
-      .map((x) => x.trim())
-      .filter(Boolean);
-    if (!fax.hasDocument) throw new FaxgateError("USAGE", "this fax has no document to forward");
-    if (user) {
-      // by mail only to a configured user: nothing leaves for an address no one configured
-      const u = deps.users().find((x) => x.name === user);
-      if (!u) throw new FaxgateError("USAGE", `"${user}" is not a user of this gateway`);
-      await deps.store.enqueueNotification({
-        kind: "inbound",
-        user: u.name,
-        jobId: null,
-        dedupeKey: `forward:${fax.id}:${u.name}:${Date.now()}`,
-        payload: keptFaxPayload(fax, { to: u.email }),
-      });
-      return changed(
-        s,
-        await deps.store.changeReceived(fax.id, {
-          set: {},
-          event: { action: "forwarded", actor: s.user, detail: `by mail to ${u.name}` },
-        }),
-        "forwarded",
-      );
-    }
-    if (to.length === 0) throw new FaxgateError("USAGE", "give fax numbers (to) or a user (user) to forward to");
-    const data = (await deps.store.readReceivedDocument(fax.id))!;
-    const job = await deps.submitFax(
-      s,
-      to,
-      [{ path: `received-${fax.id}.pdf`, name: `fax-${fax.id}.pdf`, contentType: "application/pdf", data }],
-      { via: "web console", forwardOf: fax.id },
-    );
+  api.post("/api/inbox/:id/forward", async (req) => forward(deps, req));
+};
+
+/** Forward by fax (the console's own submission) or by mail to a configured user. */
+async function forward(deps: SharedInboxDeps, req: FastifyRequest) {
+  const { s, fax } = await mine(deps, req);
+  const body = req.body as Record<string, unknown> | null;
+  const user = textOf(body, "user", 100);
+  const to = textOf(body, "to", 400)
+    .split(/[,;\n]/)
+    .map((x) => x.trim())
+    .filter(Boolean);
+  if (!fax.hasDocument) throw new FaxgateError("USAGE", "this fax has no document to forward");
+  if (user) {
+    // by mail only to a configured user: nothing leaves for an address no one configured
+    const u = deps.users().find((x) => x.name === user);
+    if (!u) throw new FaxgateError("USAGE", `"${user}" is not a user of this gateway`);
+    await deps.store.enqueueNotification({
+      kind: "inbound",
+      user: u.name,
+      jobId: null,
+      dedupeKey: `forward:${fax.id}:${u.name}:${Date.now()}`,
+      payload: keptFaxPayload(fax, { to: u.email }),
+    });
     return changed(
+      deps,
       s,
       await deps.store.changeReceived(fax.id, {
         set: {},
-        event: { action: "forwarded", actor: s.user, detail: `by fax to ${to.join(", ")} (job ${job.id})` },
+        event: { action: "forwarded", actor: s.user, detail: `by mail to ${u.name}` },
       }),
       "forwarded",
     );
-  });
+  }
+  if (to.length === 0) throw new FaxgateError("USAGE", "give fax numbers (to) or a user (user) to forward to");
+  const data = (await deps.store.readReceivedDocument(fax.id))!;
+  const job = await deps.submitFax(
+    s,
+    to,
+    [{ path: `received-${fax.id}.pdf`, name: `fax-${fax.id}.pdf`, contentType: "application/pdf", data }],
+    { via: "web console", forwardOf: fax.id },
+  );
+  return changed(
+    deps,
+    s,
+    await deps.store.changeReceived(fax.id, {
+      set: {},
+      event: { action: "forwarded", actor: s.user, detail: `by fax to ${to.join(", ")} (job ${job.id})` },
+    }),
+    "forwarded",
+  );
 }

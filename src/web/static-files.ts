@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { FastifyPluginAsync } from "fastify";
 
 export interface StaticFile {
   body: Buffer;
@@ -44,3 +45,15 @@ export function loadStaticFiles(root = webRoot()): Map<string, StaticFile> {
   add("/vendor/pdf.worker.min.mjs", path.join(pdfjs, "pdf.worker.min.mjs"));
   return out;
 }
+
+/** The pages: no session needed to load them (their data needs one). */
+export const staticPages: FastifyPluginAsync<{ files: Map<string, StaticFile> }> = async (app, { files }) => {
+  const page = (url: string, file: string) =>
+    app.get(url, async (_req, reply) => {
+      const f = files.get(file);
+      if (!f) return reply.code(404).send({ error: "not found" });
+      return reply.type(f.type).send(f.body);
+    });
+  page("/", "/index.html");
+  for (const url of files.keys()) page(url, url);
+};

@@ -1,0 +1,143 @@
+// What the console's route groups share: its collaborators (WebConsoleDeps, given by the
+// composition root), the queue view, the live updates, the per-user fax rate, the session rules,
+// and the few steps several groups take (the job a session may see, the numbers of a new fax, the
+// accept step shared with mail and print).
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { FastifyRequest } from "fastify";
+import { systemClock, type Clock } from "../clock.js";
+import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../config/schema.js";
+import { FaxgateError } from "../errors.js";
+import type { FaxApi } from "../fax/types.js";
+import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import { acceptForm, newFaxRecipients } from "../intake/new-fax.js";
+import type { DocumentConverter } from "../intake/office/convert-queue.js";
+import type { ListenerLimits } from "../listener-limits.js";
+import type { Logger } from "../log/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
+import { RateLimiter } from "../auth/rate-limit.js";
+import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
+import { LiveUpdates } from "./live.js";
+import type { OperatorPages } from "./operator.js";
+import { QueueView, type ConsoleStore } from "./queue-view.js";
+import type { SessionStore } from "./session-store.js";
+import { SessionRules, sessionOf, type Session } from "./sessions.js";
+
+export interface WebConsoleDeps {
+  config: WebConfig;
+  /** certificate and key (PEM text), read from web.tls */
+  tls?: { cert: string; key: string };
+  store: ConsoleStore;
+  /** where sessions are kept (in memory; a fleet's shared store later) */
+  sessionStore: SessionStore;
+  users: () => readonly UserConfig[];
+  clientFor: (user: string) => FaxApi;
+  destinations: DestinationCheck;
+  defaultCountryCode: () => string;
+  /** smtp.senderAuth.confirmHours: how long a fax to a new number waits for its owner */
+  confirmHours: () => number;
+  /** intake.partial: a file that cannot be faxed refuses the fax (default) or is sent without */
+  partial?: () => PartialMode;
+  office: DocumentConverter;
+  dataDir: string;
+  logger: Logger;
+  clock?: Clock;
+  metrics?: Metrics;
+  /** what the operator's page shows (queue, refusals, service); absent: no operator page */
+  operator?: OperatorPages;
+  /** largest upload, bytes (default 50 MB) */
+  maxUploadBytes?: number;
+  /** pause after a wrong password, times the failures so far (default 1000 ms) */
+  authFailureDelayMs?: number;
+  /** whether the account's history budget has room now (received faxes are not fetched when not) */
+  historyAvailable?: (reserve: number) => boolean;
+  /** the shared inbox's groups (inbound.groups); absent: no inbox */
+  inbound?: () => InboundConfig;
+  /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
+  faxesPerMinute?: number;
+  /** connection caps and timeouts (default: a share of this process's descriptors) */
+  limits?: ListenerLimits;
+}
+
+export class ConsoleContext {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly view: QueueView;
+  readonly live: LiveUpdates;
+  readonly rate: RateLimiter;
+  readonly sessions: SessionRules;
+  readonly lifetimeMs: number;
+
+  constructor(readonly deps: WebConsoleDeps) {
+    this.clock = deps.clock ?? systemClock;
+    this.log = deps.logger;
+    this.lifetimeMs = deps.config.sessionHours * 3_600_000;
+    const idle = deps.config.idleMinutes;
+    this.sessions = new SessionRules(deps.sessionStore, this.clock, this.lifetimeMs, idle ? idle * 60_000 : null);
+    this.rate = new RateLimiter(deps.faxesPerMinute ?? 60, this.clock);
+    this.view = new QueueView(deps.store);
+    this.live = new LiveUpdates({
+      view: this.view,
+      intervalMs: deps.config.livePollMs,
+      clock: this.clock,
+      logger: this.log,
+      session: (id) => this.sessions.current(id),
+    });
+  }
+
+  /** The job named in the URL if the user may see it; otherwise the same 404 as for no job. */
+  async ownJob(req: FastifyRequest): Promise<Job> {
+    const s = sessionOf(req);
+    const id = (req.params as { id: string }).id;
+    const job = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await this.view.getJob(id) : null;
+    if (!job || (job.user !== s.user && !s.admin)) {
+      if (job) this.log.warn({ user: s.user, job: id }, "WEB refused: another user's job");
+      throw new FaxgateError("JOB_NOT_FOUND", "no such job");
+    }
+    return job;
+  }
+
+  /** The numbers (or contacts) checked, and one fax of the user's rate taken; refused by name otherwise. */
+  async recipientsOf(s: Session, to: string[]): Promise<NewRecipient[]> {
+    const recipients = await newFaxRecipients({
+      to,
+      user: s.user,
+      defaultCountryCode: this.deps.defaultCountryCode(),
+      destinations: this.deps.destinations,
+      contacts: this.deps.clientFor(s.user),
+    });
+    if (recipients.length === 0) throw new FaxgateError("USAGE", "give at least one fax number or contact");
+    if (!this.rate.take(s.user))
+      throw new FaxgateError("USAGE", "too many faxes from you in the last minute; try again shortly", {
+        httpStatus: 429,
+      });
+    return recipients;
+  }
+
+  /** The accept step shared with mail, print and `faxgate send`. */
+  async submit(
+    s: Session,
+    input: {
+      recipients: NewRecipient[];
+      documents: NewDocument[];
+      cover: Job["cover"];
+      origin: Record<string, string>;
+      leftOut?: LeftOut[];
+    },
+  ): Promise<Job> {
+    const { job } = await acceptForm(
+      { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
+      { source: "web", user: s.user, ...input },
+      { user: s.user, via: "web" },
+    );
+    this.live.poke();
+    return job;
+  }
+
+  /** The console's scratch folder for uploads and downloads in flight. */
+  async scratch(): Promise<string> {
+    const dir = path.join(this.deps.dataDir, "web-tmp");
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+}

@@ -1,0 +1,98 @@
+// Sign-in and sign-out (POST /login, POST /logout, GET /api/session). Sign-in is the SMTP AUTH
+// password (users[].password) with the same lockout: per client address, and per account over
+// all addresses. A sign-in from a page of another site (its Origin) is refused. A new session
+// (a new id: never one the browser brought) gets its CSRF token here.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { AuthLockout } from "../auth/auth-lockout.js";
+import { verifySignIn } from "../auth/password.js";
+import { originIsHost } from "../url-check.js";
+import type { ConsoleContext } from "./context.js";
+import { groupsOf } from "./shared-inbox.js";
+import { requireCsrf, requireSignIn, SESSION_COOKIE, sessionOf } from "./sessions.js";
+
+// failed sign-ins to one account within the lockout window, over all addresses: guesses spread
+// over many addresses (or forged ones) stop here; an address alone stops at 10
+export const MAX_ACCOUNT_AUTH_FAILURES = 20;
+
+export const signInRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (app, { ctx }) => {
+  const locks = {
+    address: new AuthLockout(ctx.clock),
+    account: new AuthLockout(ctx.clock, MAX_ACCOUNT_AUTH_FAILURES),
+  };
+
+  app.post("/login", async (req, reply) => login(ctx, locks, req, reply));
+
+  // signed out already: nothing to end, the cookie is cleared all the same
+  const csrf = requireCsrf(app, ctx.log);
+  app.post(
+    "/logout",
+    { onRequest: (req, reply, done) => (req.session?.user ? csrf(req, reply, done) : done()) },
+    async (req, reply) => {
+      const user = req.session?.user;
+      if (user) {
+        await req.session.destroy();
+        await ctx.live.recheck();
+        ctx.log.info({ user }, "WEB signed out");
+      }
+      reply.clearCookie(SESSION_COOKIE);
+      return { ok: true };
+    },
+  );
+
+  app.get("/api/session", { onRequest: requireSignIn }, async (req) => {
+    const s = sessionOf(req);
+    const inbox = ctx.deps.inbound ? groupsOf(ctx.deps.inbound(), s.user) : [];
+    return { user: s.user, admin: s.admin, csrfToken: s.csrfToken, inbox };
+  });
+};
+
+async function login(
+  ctx: ConsoleContext,
+  locks: { address: AuthLockout; account: AuthLockout },
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const origin = req.headers.origin;
+  if (origin && !originIsHost(origin, req.headers.host))
+    return reply.code(403).send({ error: "sign-in from another site refused" });
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const name = typeof body.user === "string" ? body.user.slice(0, 64) : "";
+  const password = typeof body.password === "string" ? body.password.slice(0, 1024) : "";
+  // a user name for the log only when it is a configured one: a password typed into the name field stays out
+  const logName = ctx.deps.users().some((u) => u.name === name) ? name : "(not a configured user)";
+  const client = req.ip;
+  const attempt = locks.address.begin(client);
+  if (!attempt) {
+    ctx.log.warn({ remote: client, user: logName }, "WEB sign-in refused: too many failures from this address");
+    return reply.code(429).send({ error: "too many failed sign-ins from your address; try again in 15 minutes" });
+  }
+  // every name counts, configured or not: the answer must not tell which accounts exist
+  const forAccount = locks.account.begin(name);
+  if (!forAccount) {
+    attempt.succeeded(); // not a guess: the password was never looked at
+    ctx.log.warn({ remote: client, user: logName }, "WEB sign-in refused: too many failures for this account");
+    return reply.code(429).send({ error: "too many failed sign-ins for this account; try again in 15 minutes" });
+  }
+  const user = ctx.deps.users().find((u) => u.name === name);
+  const ok = await verifySignIn(password, user?.password);
+  if (!ok || !user) {
+    forAccount.failed();
+    const failures = attempt.failed();
+    // the admin's hint goes to the log; the person signing in is told only that it did not work
+    const why = user !== undefined && !user.password ? { why: "no password set: faxgate passwd" } : {};
+    ctx.log.warn({ remote: client, user: logName, failures, ...why }, "WEB sign-in failed");
+    await new Promise((r) => setTimeout(r, (ctx.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
+    return reply.code(401).send({ error: "wrong user name or password" });
+  }
+  attempt.succeeded();
+  forAccount.succeeded();
+  // expired sessions go now and then; the new one never reuses an id the browser brought
+  await ctx.sessions.keepOnly(() => true);
+  await req.session.regenerate();
+  req.session.user = user.name;
+  req.session.admin = user.role === "admin";
+  req.session.signedInAt = ctx.clock.now();
+  req.session.csrfToken = reply.generateCsrf();
+  ctx.log.info({ remote: client, user: user.name, admin: req.session.admin }, "WEB signed in");
+  return { user: user.name, admin: req.session.admin, csrfToken: req.session.csrfToken };
+}
