@@ -435,7 +435,7 @@ export class SmtpGateway {
     const decision = decideSender(this.index(), {
       address: from,
       authenticatedAs: typeof session.user === "string" ? session.user : undefined,
-      trusted: inList(this.trusted, session.remoteAddress),
+      trusted: st.trusted,
       // sender-auth hook (issue 37): in verify mode a stranger may go on, and proves its sender at DATA
       provable: this.verifier.verifying,
       authMode: this.smtp.auth,
@@ -637,7 +637,7 @@ export class SmtpGateway {
     const held = session.envelope.rcptTo
       .map((r) => st.held.get(r.address.toLowerCase()))
       .filter((r): r is NonNullable<typeof r> => r !== undefined);
-    const log = st.log.child({ user: user.name });
+    const log = st.mailLog(user.name);
     // the one door into intake; the sender-auth hook (issue 37) judges the whole message before
     // any job, document or conversion exists
     // a stranger's numbers are the sender's only when a signature proves them (issue 48)

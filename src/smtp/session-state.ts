@@ -38,4 +38,11 @@ export class SessionState implements TapState {
     this.logger ??= this.parentLog.child({ session: this.id, remote: this.client });
     return this.logger;
   }
+
+  /** The lines of one mail from `user`: one child logger, not the session's and then its own. */
+  mailLog(user: string): Logger {
+    return this.logger
+      ? this.logger.child({ user })
+      : this.parentLog.child({ session: this.id, remote: this.client, user });
+  }
 }
