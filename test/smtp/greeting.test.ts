@@ -23,6 +23,9 @@ afterAll(async () => {
 });
 
 const TRUSTED = ["127.0.0.1/32"];
+// Longer than the default 100 ms, so that "talks at once" stays before the greeting even when a
+// loaded machine delays the client's first write: the test is about who waits, not how long.
+const STRANGER_WAIT_MS = 3000;
 const MESSAGE = `From: alice@example.com\r\nSubject: at once\r\nMessage-ID: <at-once.${Date.now()}@t>\r\n\r\nplease fax\r\n.\r\n`;
 
 /**
@@ -80,7 +83,7 @@ describe("the greeting", () => {
   });
 
   it("a stranger that talks before the 220 is refused with 421 and cut, never greeted", async () => {
-    await withRig(emu, { smtp: { trustedNetworks: TRUSTED } }, async (rig) => {
+    await withRig(emu, { smtp: { trustedNetworks: TRUSTED, greetingDelayMs: STRANGER_WAIT_MS } }, async (rig) => {
       const text = await talkAtOnce(
         rig.port,
         "127.0.0.2",
@@ -97,7 +100,11 @@ describe("the greeting", () => {
     await withRig(
       emu,
       {
-        smtp: { trustedNetworks: TRUSTED, senderAuth: { ...senderAuthOff(), mode: "verify" } },
+        smtp: {
+          trustedNetworks: TRUSTED,
+          greetingDelayMs: STRANGER_WAIT_MS,
+          senderAuth: { ...senderAuthOff(), mode: "verify" },
+        },
         dns: { servers: [dns.server], timeoutMs: 500 },
       },
       async (rig) => {
