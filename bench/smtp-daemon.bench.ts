@@ -5,10 +5,16 @@
 // generator (lib/smtp-blast.mjs: plain node, prebuilt messages, each with its own Message-ID and
 // content, so every one is a new job) is the same for both servers, at normal priority. Three
 // kinds of mail: a 100 KB PDF attachment with a short body, 1 KB of text only, 100 KB of text
-// only. Per kind: the accept rate's ratio faxgate / Postfix (medians of the rounds), p99 MAIL FROM
-// -> 250, and each server's CPU per mail (all its processes and threads, from /proc).
+// only; two workloads: twenty sessions each sending message after message on one connection
+// (reuse), and one connection per message, twenty at once (connect). Per workload and kind: the
+// accept rate's ratio faxgate / Postfix (medians of the rounds), p99 (MAIL FROM -> 250 on a reused
+// connection, connect -> 250 with one connection per message), and each server's CPU per mail
+// (all its processes and threads, from /proc). Postfix runs with in_flow_delay = 0
+// (lib/postfix.ts), and each round's p99 of both is checked: a round where either took a second
+// or more for a mail is flagged in the row, since a server that stalls is not being measured.
 // FAXGATE_BENCH_MESSAGES (default 1000), FAXGATE_BENCH_SESSIONS (20), FAXGATE_BENCH_ROUNDS (3),
-// FAXGATE_BENCH_KINDS (all); FAXGATE_BENCH_NODE_ARGS adds node flags to the daemon's command.
+// FAXGATE_BENCH_KINDS (all), FAXGATE_BENCH_WORKLOADS (reuse,connect); FAXGATE_BENCH_NODE_ARGS
+// adds node flags to the daemon's command.
 // FAXGATE_BENCH_CPU_PROF=DIR starts the daemon with --cpu-prof into DIR. Each faxgate round prints
 // the daemon's CPU per mail by thread, and the end its CPU by thread since its start (docs/bench.md
 // says what they showed).
@@ -34,6 +40,15 @@ const ALL_KINDS = [
 const KINDS = ALL_KINDS.filter(
   (k) => !process.env.FAXGATE_BENCH_KINDS || process.env.FAXGATE_BENCH_KINDS.split(",").includes(k.kind),
 );
+/** FAXGATE_BENCH_WORKLOADS=connect runs only that workload. */
+const WORKLOADS = [
+  { workload: "reuse", label: "reused connections", latency: "MAIL FROM -> 250" },
+  { workload: "connect", label: "one connection per message", latency: "connect -> 250" },
+].filter(
+  (w) => !process.env.FAXGATE_BENCH_WORKLOADS || process.env.FAXGATE_BENCH_WORKLOADS.split(",").includes(w.workload),
+);
+/** A p99 this long means the server stalled in the round (Postfix's in_flow_delay was 1 s). */
+const STALL_MS = 1000;
 const blast = path.join(path.dirname(fileURLToPath(import.meta.url)), "lib", "smtp-blast.mjs");
 const TO = `15551234567@${DOMAIN}`;
 
@@ -57,12 +72,18 @@ function threadDeltas(before: Array<{ name: string; ms: number }>, after: Array<
     .join(", ");
 }
 
-async function round(port: number, kind: string, pid: () => number, perThread = false): Promise<Round> {
+async function round(
+  port: number,
+  workload: string,
+  kind: string,
+  pid: () => number,
+  perThread = false,
+): Promise<Round> {
   const threadsBefore = perThread ? threadCpuMs(pid()) : [];
   const before = treeCpuMs(pid());
   const child = execFile(
     process.execPath,
-    [blast, String(port), String(SESSIONS), String(MESSAGES), kind, SENDER, TO],
+    [blast, String(port), String(SESSIONS), String(MESSAGES), kind, SENDER, TO, workload],
     { maxBuffer: 64 << 20, timeout: 600_000 },
   );
   // this process (the emulator) runs at nice 19; the generator at normal priority like the servers
@@ -115,49 +136,63 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
     os.setPriority(19);
     const pfPid = (): number => postfix!.pid!() ?? NaN;
     const rows: BenchResult[] = [];
-    for (const { kind, label } of KINDS) {
-      const fg: Round[] = [];
-      const pf: Round[] = [];
-      for (let i = 0; i < ROUNDS; i++) {
-        // alternating: faxgate first in even rounds, Postfix first in odd ones
-        const order = i % 2 === 0 ? (["fg", "pf"] as const) : (["pf", "fg"] as const);
-        for (const who of order) {
-          if (who === "fg") fg.push(await round(daemon.smtpPort, kind, () => daemon.pid, true));
-          else pf.push(await round(postfix.port, kind, pfPid));
+    for (const { workload, label: wlabel, latency } of WORKLOADS)
+      for (const { kind, label } of KINDS) {
+        const fg: Round[] = [];
+        const pf: Round[] = [];
+        const tag = `${workload} ${kind}`;
+        for (let i = 0; i < ROUNDS; i++) {
+          // alternating: faxgate first in even rounds, Postfix first in odd ones
+          const order = i % 2 === 0 ? (["fg", "pf"] as const) : (["pf", "fg"] as const);
+          for (const who of order) {
+            if (who === "fg") fg.push(await round(daemon.smtpPort, workload, kind, () => daemon.pid, true));
+            else pf.push(await round(postfix.port, workload, kind, pfPid));
+          }
+          process.stderr.write(
+            `bench: ${tag} round ${i + 1}: faxgate ${fg[i]!.rate.toFixed(0)} msg/s p99 ${fg[i]!.p99.toFixed(0)} ms ${fg[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail, Postfix ${pf[i]!.rate.toFixed(0)} msg/s p99 ${pf[i]!.p99.toFixed(0)} ms ${pf[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail\n` +
+              `bench: ${tag} round ${i + 1}: faxgate's CPU ms per mail by thread: ${fg[i]!.threads}\n`,
+          );
         }
-        process.stderr.write(
-          `bench: ${kind} round ${i + 1}: faxgate ${fg[i]!.rate.toFixed(0)} msg/s ${fg[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail, Postfix ${pf[i]!.rate.toFixed(0)} msg/s ${pf[i]!.cpuMsPerMail.toFixed(2)} ms CPU/mail\n` +
-            `bench: ${kind} round ${i + 1}: faxgate's CPU ms per mail by thread: ${fg[i]!.threads}\n`,
+        const ratios = fg.map((r, i) => r.rate / pf[i]!.rate);
+        // every round of both: a server whose p99 reached a second stalled, and was not measured
+        const stalls = [
+          ...fg.map((r, i) => (r.p99 >= STALL_MS ? `faxgate round ${i + 1} p99 ${r.p99.toFixed(0)} ms` : "")),
+          ...pf.map((r, i) => (r.p99 >= STALL_MS ? `Postfix round ${i + 1} p99 ${r.p99.toFixed(0)} ms` : "")),
+        ].filter(Boolean);
+        if (stalls.length) process.stderr.write(`bench: ${tag}: STALLED (not a measurement): ${stalls.join("; ")}\n`);
+        const stallNote = stalls.length ? `; STALLED, not measured: ${stalls.join("; ")}` : "; no stalled round";
+        const load = `${wlabel}, ${MESSAGES} unique mails, ${SESSIONS} at once, ${ROUNDS} alternating rounds`;
+        rows.push(
+          {
+            figure: `smtp (daemon): durable accept rate, ${label}, ${load}`,
+            value: +mid(fg.map((r) => r.rate)).toFixed(0),
+            unit: "msg/s",
+            peer: {
+              label: `${postfix.label}, in_flow_delay = 0, the same load`,
+              value: +mid(pf.map((r) => r.rate)).toFixed(0),
+            },
+            goal: ">= 1.0",
+            note: `rate ratios of the rounds (${label}): ${ratios.map((x) => x.toFixed(2)).join(", ")}; ${HOW}, emulator at nice 19${stallNote}`,
+          },
+          {
+            figure: `smtp (daemon): p99 ${latency}, ${label}, ${wlabel}`,
+            value: +mid(fg.map((r) => r.p99)).toFixed(1),
+            unit: "ms",
+            peer: { label: "Postfix", value: +mid(pf.map((r) => r.p99)).toFixed(1) },
+            note: `p99 of each round: faxgate ${fg.map((r) => r.p99.toFixed(0)).join(", ")}; Postfix ${pf.map((r) => r.p99.toFixed(0)).join(", ")}`,
+          },
+          {
+            figure: `smtp (daemon): CPU per mail, all processes and threads, ${label}, ${wlabel}`,
+            value: +mid(fg.map((r) => r.cpuMsPerMail)).toFixed(2),
+            unit: "ms",
+            peer: {
+              label: "Postfix (master and all its children)",
+              value: +mid(pf.map((r) => r.cpuMsPerMail)).toFixed(2),
+            },
+            note: `faxgate's CPU ms per mail by thread, last round: ${fg.at(-1)?.threads ?? "-"}`,
+          },
         );
       }
-      const ratios = fg.map((r, i) => r.rate / pf[i]!.rate);
-      const load = `${MESSAGES} unique mails, ${SESSIONS} sessions, ${ROUNDS} alternating rounds`;
-      rows.push(
-        {
-          figure: `smtp (daemon): durable accept rate, ${label}, ${load}`,
-          value: +mid(fg.map((r) => r.rate)).toFixed(0),
-          unit: "msg/s",
-          peer: { label: `${postfix.label}, the same load`, value: +mid(pf.map((r) => r.rate)).toFixed(0) },
-          goal: ">= 1.0",
-          note: `rate ratios of the rounds (${label}): ${ratios.map((x) => x.toFixed(2)).join(", ")}; ${HOW}, emulator at nice 19`,
-        },
-        {
-          figure: `smtp (daemon): p99 MAIL FROM -> 250, ${label}`,
-          value: +mid(fg.map((r) => r.p99)).toFixed(1),
-          unit: "ms",
-          peer: { label: "Postfix", value: +mid(pf.map((r) => r.p99)).toFixed(1) },
-        },
-        {
-          figure: `smtp (daemon): CPU per mail, all processes and threads, ${label}`,
-          value: +mid(fg.map((r) => r.cpuMsPerMail)).toFixed(2),
-          unit: "ms",
-          peer: {
-            label: "Postfix (master and all its children)",
-            value: +mid(pf.map((r) => r.cpuMsPerMail)).toFixed(2),
-          },
-        },
-      );
-    }
     const threads = threadCpuMs(daemon.pid);
     process.stderr.write(
       `bench: the daemon's CPU by thread (ms): ${threads

@@ -2,17 +2,24 @@
 // module, no loader, no mail library, so its own CPU is small and the same whichever server it
 // drives. Every message is built before the clock starts, each different (its own Message-ID and
 // content), so every one is a new job under faxgate's default duplicate window, which
-// smtp-source(1) cannot give (it sends one file again and again). Sessions send their messages
-// one after another: MAIL, RCPT and DATA pipelined (RFC 2920), then the data and its dot.
-// Usage: node smtp-blast.mjs PORT SESSIONS MESSAGES KIND FROM TO
+// smtp-source(1) cannot give (it sends one file again and again). MAIL, RCPT and DATA go
+// pipelined (RFC 2920), then the data and its dot. Two workloads:
+//   reuse: each session sends its messages one after another on one connection (a relay with a
+//     connection cache); latency from MAIL FROM to the 250.
+//   connect: one connection per message (what smtp-source does, a relay without a connection
+//     cache and most Internet senders): connect, greeting, EHLO, the transaction, QUIT; SESSIONS
+//     such connections at once; latency from connect to the 250, the greeting included.
+// Usage: node smtp-blast.mjs PORT SESSIONS MESSAGES KIND FROM TO [reuse|connect]
 //   KIND: pdf (a 100 KB PDF attachment and a short body), text1k (1 KB of text only), text100k.
-// Prints one JSON line: accepted, seconds, latencies (ms, MAIL FROM to the 250), failures.
+// Prints one JSON line: accepted, seconds, latencies (ms), failures.
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { performance } from "node:perf_hooks";
 
 const [port, sessions, messages] = [2, 3, 4].map((i) => Number(process.argv[i]));
 const [kind, from, to] = [process.argv[5], process.argv[6], process.argv[7]];
+const mode = process.argv[8] ?? "reuse";
+if (mode !== "reuse" && mode !== "connect") throw new Error(`unknown workload ${mode}`);
 const run = `${process.pid}-${Date.now()}`;
 
 /** `bytes` of printable text, lines of 76, unique to message `i`. */
@@ -126,31 +133,56 @@ async function send(c, raw) {
   return done;
 }
 
-const conns = await Promise.all(Array.from({ length: sessions }, () => session()));
-// one warm-up message per session
-await Promise.all(conns.map((c, k) => send(c, raws[messages + k])));
+/** One message on a connection of its own: connect, greeting, EHLO, the message, QUIT. */
+async function sendAlone(raw) {
+  const c = await session();
+  try {
+    return await send(c, raw);
+  } finally {
+    c.s.end("QUIT\r\n");
+  }
+}
+
 const latencies = [];
 let failures = 0;
 let firstFailure = null;
 let nextI = 0;
-const t0 = performance.now();
-await Promise.all(
-  conns.map(async (c) => {
-    while (nextI < messages) {
-      const i = nextI++;
-      const s = performance.now();
-      const reply = await send(c, raws[i]);
-      if (reply.startsWith("250")) latencies.push(performance.now() - s);
-      else {
-        failures += 1;
-        firstFailure ??= reply;
+const tally = (reply, s) => {
+  if (reply.startsWith("250")) latencies.push(performance.now() - s);
+  else {
+    failures += 1;
+    firstFailure ??= reply;
+  }
+};
+let t0;
+if (mode === "reuse") {
+  const conns = await Promise.all(Array.from({ length: sessions }, () => session()));
+  // one warm-up message per session
+  await Promise.all(conns.map((c, k) => send(c, raws[messages + k])));
+  t0 = performance.now();
+  await Promise.all(
+    conns.map(async (c) => {
+      while (nextI < messages) {
+        const i = nextI++;
+        const s = performance.now();
+        tally(await send(c, raws[i]), s);
       }
-    }
-  }),
-);
-const seconds = (performance.now() - t0) / 1000;
-for (const c of conns) {
-  c.s.write("QUIT\r\n");
-  c.s.end();
+    }),
+  );
+  for (const c of conns) c.s.end("QUIT\r\n");
+} else {
+  // one warm-up message per sender, each on its own connection too
+  await Promise.all(Array.from({ length: sessions }, (_, k) => sendAlone(raws[messages + k])));
+  t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: sessions }, async () => {
+      while (nextI < messages) {
+        const i = nextI++;
+        const s = performance.now();
+        tally(await sendAlone(raws[i]).catch((e) => `error: ${e.message}`), s);
+      }
+    }),
+  );
 }
+const seconds = (performance.now() - t0) / 1000;
 process.stdout.write(`${JSON.stringify({ accepted: latencies.length, seconds, latencies, failures, firstFailure })}\n`);

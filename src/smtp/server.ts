@@ -33,6 +33,7 @@ import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from
 import { verifySignIn } from "../auth/password.js";
 import { RateLimiter } from "../auth/rate-limit.js";
 import { SessionTap } from "./session-tap.js";
+import { SessionState } from "./session-state.js";
 import { checkRecipient, type RecipientTarget } from "./recipient-address.js";
 import { buildBlockList, inList } from "../auth/client-address.js";
 import { liveUserIndex, type UserIndex } from "../auth/user-index.js";
@@ -40,7 +41,6 @@ import { authAllowed, decideSender } from "./sender-policy.js";
 import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
 import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";
 import { wantedMail } from "./sender-auth/wanted-mail.js";
-import { SessionLife } from "./session-life.js";
 import { SessionSlots } from "./session-slots.js";
 
 interface SmtpGatewayCommon {
@@ -79,27 +79,7 @@ type SmtpGatewayDoor =
 
 export type SmtpGatewayOptions = SmtpGatewayCommon & SmtpGatewayDoor;
 
-interface SessionState {
-  user?: UserConfig;
-  recipients: Map<string, EnvelopeRecipient>;
-  /**
-   * A stranger's recipients, held unread until DATA proves its claimed user: a contact name or
-   * the user's own rules are the user's, and are not looked at on a claim's word.
-   */
-  held: Map<string, { address: string; target: RecipientTarget }>;
-  rateStrikes: number;
-  authFailures: number;
-  /** the client address this session counts against (set once it is admitted) */
-  client?: string;
-  /** the session came from trustedNetworks (decided once, at connect) */
-  trusted?: boolean;
-  /** bound to the session id and client address: every line of one connection can be found */
-  log: Logger;
-}
-
 const MAX_RATE_STRIKES = 3;
-/** smtp-server's own pause before onConnect, in which a client that talks is cut (its init()). */
-const SMTP_SERVER_GREETING_DELAY_MS = 100;
 
 export class SmtpGateway {
   private readonly smtp: SmtpConfig;
@@ -125,7 +105,6 @@ export class SmtpGateway {
   private readonly tap: SessionTap;
   private readonly sessions = new Map<string, SessionState>();
   private readonly slots: SessionSlots;
-  private readonly life: SessionLife;
   private readonly verifier: SenderVerifier;
   private readonly lockout: AuthLockout;
   private readonly inflight = new Set<Promise<unknown>>();
@@ -165,17 +144,16 @@ export class SmtpGateway {
     this.users = typeof users === "function" ? users : () => users;
     this.index = liveUserIndex(this.users);
     this.destinations = opts.destinations ?? defaultPolicy(() => this.users());
-    this.tap = new SessionTap(opts.smtp.maxJunkCommands, (code) =>
-      this.metrics?.smtpReplies.inc({ code: String(code) }),
+    this.tap = new SessionTap(
+      { maxJunkCommands: opts.smtp.maxJunkCommands, idleSessionMs: opts.smtp.idleSessionMs ?? 120_000 },
+      this.clock,
+      (code) => this.metrics?.smtpReplies.inc({ code: String(code) }),
     );
     this.slots = new SessionSlots({
       max: opts.smtp.maxConnections,
       reservedTrusted: opts.smtp.reservedTrustedConnections ?? SessionSlots.defaultReserve(opts.smtp.maxConnections),
       perClient: opts.smtp.maxConnectionsPerClient,
     });
-    this.life = new SessionLife(opts.smtp.idleSessionMs ?? 120_000, (id) =>
-      this.sessions.get(id)?.log.info({ afterMs: opts.smtp.idleSessionMs }, "session closed: no message"),
-    );
     this.verifier = new SenderVerifier(
       opts.smtp.senderAuth ?? senderAuthOff(),
       opts.resolve ?? makeResolver(opts.dns ?? {}),
@@ -232,7 +210,6 @@ export class SmtpGateway {
         });
       });
       server.on("error", (err: Error) => this.log.warn({ err: err.message }, "smtp connection error"));
-      this.life.watch(server.server);
       this.servers.push(server);
       const a = server.server.address();
       out.push(typeof a === "object" && a ? { host: a.address, port: a.port } : { host, port });
@@ -297,8 +274,13 @@ export class SmtpGateway {
       // The client's host name is used nowhere; looking it up cost a DNS query per connection
       // and held the greeting up to 1.5 s when the resolver is slow.
       disableReverseLookup: true,
-      // replies counted and junk commands bounded from smtp-server's own records (session-tap.ts)
-      logger: this.tap.logger() as unknown as boolean,
+      // No pause of smtp-server's own before onConnect: ours decides when each client is greeted
+      // (onConnect), and a client that talks before the greeting is refused all the same
+      // (earlyTalkerDelay, patches/smtp-server+exact-enhanced-codes.patch)
+      earlyTalkerDelay: 0,
+      // replies counted, junk commands bounded, idle sessions ended (session-tap.ts; the same patch)
+      onCommand: (command, session, cb) => this.onCommand(command, session, cb),
+      onReply: (code, session) => this.tap.reply(this.sessions.get(session.id), code),
       ...(this.tls ? { key: this.tls.key, cert: this.tls.cert } : {}),
       onConnect: (session, cb) => this.onConnect(session, cb),
       onSecure: (_socket, session, cb) => this.onSecure(session, cb),
@@ -308,7 +290,6 @@ export class SmtpGateway {
       onData: (stream, session, cb) => this.onData(stream, session, cb),
       onClose: (session) => this.onClose(session),
     });
-    this.tap.attach(server);
     return server;
   }
 
@@ -321,7 +302,6 @@ export class SmtpGateway {
   private onConnect(session: SMTPServerSession, cb: (err?: Error | null) => void): void {
     if (this.closing) return cb(replyError("421 4.3.2 The fax gateway is shutting down, try again later"));
     const client = session.remoteAddress ?? "";
-    const log = this.log.child({ session: session.id, remote: client });
     // slots: strangers leave a reserve for trustedNetworks and hold few each (session-slots.ts)
     const trusted = inList(this.trusted, client);
     const admitted = this.slots.admit(client, trusted);
@@ -330,25 +310,17 @@ export class SmtpGateway {
         admitted.why === "per-client"
           ? "Too many connections from your address, try again in a moment"
           : "Too many connections, try again in a moment";
-      return this.reject(cb, log, refuse("CLIENT_LIMIT", text), { sessions: admitted.sessions, why: admitted.why });
+      const st = new SessionState(this.log, session.id, client, trusted, false, this.clock.now());
+      return this.reject(cb, st.log, refuse("CLIENT_LIMIT", text), { sessions: admitted.sessions, why: admitted.why });
     }
-    this.sessions.set(session.id, {
-      recipients: new Map(),
-      held: new Map(),
-      rateStrikes: 0,
-      authFailures: 0,
-      client,
-      trusted,
-      log,
-    });
-    this.life.start(session.id, session.remoteAddress, session.remotePort);
+    this.sessions.set(session.id, new SessionState(this.log, session.id, client, trusted, true, this.clock.now()));
     this.metrics?.smtpSessions.inc();
     session.disabledCommands = this.sessionDisabled(session);
-    // smtp-server has already waited SMTP_SERVER_GREETING_DELAY_MS, and answers a client that
-    // talks before its greeting with 421 and cuts it (a spam bot does not wait for the 220). A
-    // stranger waits the rest of smtp.greetingDelayMs; our relays no longer than that (as Postfix's
-    // postscreen greets its permit list).
-    const wait = trusted ? 0 : this.smtp.greetingDelayMs - SMTP_SERVER_GREETING_DELAY_MS;
+    // smtp-server answers a client that talks before the greeting with 421 and cuts it (a spam bot
+    // does not wait for the 220). A stranger waits smtp.greetingDelayMs for it; our relays, and
+    // every client of a listener where AUTH is required, are greeted at once (as Postfix's
+    // postscreen greets its permit list, and its submission service does not screen at all).
+    const wait = trusted || this.smtp.auth === "required" ? 0 : this.smtp.greetingDelayMs;
     const greet = (): void => void (wait <= 0 ? cb() : setTimeout(() => cb(), wait).unref());
     // sender-auth hook (issue 37): strangers not yet verified share a few slots before their greeting
     if (trusted) return greet();
@@ -356,30 +328,32 @@ export class SmtpGateway {
   }
 
   private onSecure(session: SMTPServerSession, cb: (err?: Error | null) => void): void {
-    this.life.secured(session.remoteAddress, session.remotePort);
     session.disabledCommands = this.sessionDisabled({ ...session, secure: true });
     cb();
   }
 
   private onClose(session: SMTPServerSession): void {
-    this.tap.closed(session.id);
     const st = this.sessions.get(session.id);
     this.sessions.delete(session.id);
-    this.life.stop(session.id);
     this.verifier.sessionClosed(session.id);
-    if (st?.client !== undefined) this.slots.release(st.client, st.trusted === true);
+    if (st?.admitted) this.slots.release(st.client, st.trusted);
+  }
+
+  /** Each command before smtp-server runs it: a session over its junk allowance or life is cut. */
+  private onCommand(command: string, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
+    const st = this.sessions.get(session.id);
+    const cut = st && this.tap.command(st, command);
+    if (!cut) return cb();
+    if (cut.why === "idle") st.log.info({ afterMs: this.smtp.idleSessionMs }, "session closed: no message");
+    else st.log.info({ command }, "session closed: too many junk commands");
+    cb(replyError(cut.reply));
   }
 
   private state(session: SMTPServerSession): SessionState {
     let s = this.sessions.get(session.id);
     if (!s) {
-      s = {
-        recipients: new Map(),
-        held: new Map(),
-        rateStrikes: 0,
-        authFailures: 0,
-        log: this.log.child({ session: session.id, remote: session.remoteAddress }),
-      };
+      // a session onConnect did not see (it holds no slot)
+      s = new SessionState(this.log, session.id, session.remoteAddress ?? "", false, false, this.clock.now());
       this.sessions.set(session.id, s);
     }
     return s;
@@ -461,7 +435,7 @@ export class SmtpGateway {
     const decision = decideSender(this.index(), {
       address: from,
       authenticatedAs: typeof session.user === "string" ? session.user : undefined,
-      trusted: inList(this.trusted, session.remoteAddress),
+      trusted: st.trusted,
       // sender-auth hook (issue 37): in verify mode a stranger may go on, and proves its sender at DATA
       provable: this.verifier.verifying,
       authMode: this.smtp.auth,
@@ -628,17 +602,15 @@ export class SmtpGateway {
     session: SMTPServerSession,
     cb: (err?: Error | null, message?: string) => void,
   ): void {
-    const log = this.state(session).log;
-    this.life.busy(session.id, true);
+    const st = this.state(session);
     const work = this.handleData(stream, session).then(
       (message) => {
-        // a message accepted: the session's life without mail starts again
-        this.life.start(session.id, session.remoteAddress, session.remotePort);
-        this.tap.accepted(session.id);
+        // a message accepted: the session's life and junk allowance start again
+        this.tap.accepted(st);
         cb(null, message);
       },
       (err: unknown) => {
-        this.life.busy(session.id, false);
+        const log = st.log;
         // Whatever happened, the client's bytes must be drained or the session stalls.
         stream.resume();
         const reply = replyFor(err);
@@ -665,7 +637,7 @@ export class SmtpGateway {
     const held = session.envelope.rcptTo
       .map((r) => st.held.get(r.address.toLowerCase()))
       .filter((r): r is NonNullable<typeof r> => r !== undefined);
-    const log = st.log.child({ user: user.name });
+    const log = st.mailLog(user.name);
     // the one door into intake; the sender-auth hook (issue 37) judges the whole message before
     // any job, document or conversion exists
     // a stranger's numbers are the sender's only when a signature proves them (issue 48)

@@ -29,7 +29,7 @@ beforeAll(async () => {
   rig = await makeRig();
   const hash = await hashPassword(PASSWORD);
   const yaml = readFileSync(rig.configFile, "utf8")
-    // 127.0.0.1 is the trusted relay, greeted after smtp-server's own 100 ms; strangers come from 127.0.0.2 and wait smtp.greetingDelayMs
+    // 127.0.0.1 is the trusted relay, greeted at once; strangers come from 127.0.0.2 and wait smtp.greetingDelayMs
     .replace(
       "  maxMessagesPerMinute: 100000",
       `  maxMessagesPerMinute: 100000\n  maxConnections: ${MAX_CONNECTIONS}\n  socketTimeoutMs: ${SOCKET_TIMEOUT_MS}\n  trustedNetworks: ["127.0.0.1/32"]`,

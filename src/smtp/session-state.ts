@@ -1,0 +1,48 @@
+// One SMTP session's record: who it is, what it asked for, and its part of the tap's bookkeeping.
+// The session's logger (bound to the session id and client address, so every line of one
+// connection can be found) is made at its first line: most sessions of a busy relay log nothing
+// before their job's own lines, and a pino child per connection was a cost of every one.
+import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
+import type { UserConfig } from "../config/schema.js";
+import type { Logger } from "../log/logger.js";
+import type { RecipientTarget } from "./recipient-address.js";
+import type { TapState } from "./session-tap.js";
+
+export class SessionState implements TapState {
+  user?: UserConfig;
+  recipients = new Map<string, EnvelopeRecipient>();
+  /**
+   * A stranger's recipients, held unread until DATA proves its claimed user: a contact name or
+   * the user's own rules are the user's, and are not looked at on a claim's word.
+   */
+  held = new Map<string, { address: string; target: RecipientTarget }>();
+  rateStrikes = 0;
+  authFailures = 0;
+  lastCommand = "";
+  junk = 0;
+  private logger?: Logger;
+
+  constructor(
+    private readonly parentLog: Logger,
+    readonly id: string,
+    /** the client address this session counts against */
+    readonly client: string,
+    /** the session came from trustedNetworks (decided once, at connect) */
+    readonly trusted: boolean,
+    /** holds a slot (admitted at connect), released at close */
+    readonly admitted: boolean,
+    public since: number,
+  ) {}
+
+  get log(): Logger {
+    this.logger ??= this.parentLog.child({ session: this.id, remote: this.client });
+    return this.logger;
+  }
+
+  /** The lines of one mail from `user`: one child logger, not the session's and then its own. */
+  mailLog(user: string): Logger {
+    return this.logger
+      ? this.logger.child({ user })
+      : this.parentLog.child({ session: this.id, remote: this.client, user });
+  }
+}
