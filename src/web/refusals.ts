@@ -39,7 +39,7 @@ export class RefusalLog {
     return wrap(logger, (bindings, obj, msg) => {
       if (!msg.startsWith("REJECTED")) return;
       const reason = REASON_FIELDS.map((k) => obj[k]).find((v) => typeof v === "string") as string | undefined;
-      const user = (obj.user ?? bindings.user ?? null) as string | null;
+      const user = (obj.user ?? bindings().user ?? null) as string | null;
       this.add({
         source,
         user: typeof user === "string" ? user : null,
@@ -49,7 +49,8 @@ export class RefusalLog {
   }
 }
 
-type Seen = (bindings: Record<string, unknown>, obj: Record<string, unknown>, msg: string) => void;
+/** `bindings` is a function: pino parses its bindings anew at each call, so only a refusal asks. */
+type Seen = (bindings: () => Record<string, unknown>, obj: Record<string, unknown>, msg: string) => void;
 
 function wrap(logger: Logger, seen: Seen): Logger {
   return new Proxy(logger, {
@@ -63,9 +64,10 @@ function wrap(logger: Logger, seen: Seen): Logger {
         return (...args: unknown[]) => {
           try {
             const [a, b] = args;
-            if (typeof a === "string") seen(target.bindings(), {}, a);
+            const bindings = () => target.bindings();
+            if (typeof a === "string") seen(bindings, {}, a);
             else if (a && typeof a === "object" && typeof b === "string")
-              seen(target.bindings(), a as Record<string, unknown>, b);
+              seen(bindings, a as Record<string, unknown>, b);
           } catch {
             // recording a refusal never gets in the way of logging it
           }
