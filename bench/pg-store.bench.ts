@@ -20,6 +20,7 @@ import type { QueueStore } from "../src/store/queue-store.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
 import { ReaderPool } from "../src/workers/pool.js";
 import { clientFor, closeClients } from "../test/helpers/client.js";
+import { testDispatchParts } from "../test/helpers/collaborators.js";
 import { startTestEmulator } from "../test/helpers/emulator.js";
 import { EMU_KEY } from "../test/dispatch/emulator-facts.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../test/helpers/pg-cluster.js";
@@ -132,6 +133,7 @@ export async function apiCallsPerFax(
     const ds = stores.map(
       (store) =>
         new Dispatcher({
+          ...testDispatchParts(),
           store,
           clientFor: () => client,
           logger: silentLogger(),

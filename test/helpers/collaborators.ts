@@ -2,7 +2,15 @@
 // (src/parts/) makes them: the same policy with the gateway's rules, the same mail door, the same
 // resolver. A test that builds a class alone takes them from here, so it never meets a weaker
 // product than the daemon runs.
-import { configSchema, type Config, type PartialMode, type SmtpConfig } from "../../src/config/schema.js";
+import { systemClock, type Clock } from "../../src/clock.js";
+import {
+  configSchema,
+  type Config,
+  type PartialMode,
+  type SmtpConfig,
+  type SpoolConfig,
+} from "../../src/config/schema.js";
+import { dispatcherOwner } from "../../src/dispatch/dispatcher.js";
 import { makeResolver, type DnsResolve } from "../../src/dns/resolver.js";
 import type { UserDirectory } from "../../src/fax/user-directory.js";
 import { MailDoor } from "../../src/intake/mail-door.js";
@@ -11,14 +19,18 @@ import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import type { DestinationCheck } from "../../src/intake/recipients/destination-policy.js";
 import { destinationPolicy } from "../../src/intake/recipients/recipients.js";
 import type { Logger } from "../../src/log/logger.js";
-import type { Metrics } from "../../src/metrics/metrics.js";
+import { Metrics } from "../../src/metrics/metrics.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { InputReaders } from "../../src/workers/pool.js";
-import type { Clock } from "../../src/clock.js";
 
 /** The config a file without these keys has: every default as the schema gives it. */
 export function defaultConfig(): Config {
   return configSchema.parse({});
+}
+
+/** A spool section with the schema's defaults for what `over` leaves out. */
+export function testSpool(root: string, over: Record<string, unknown> = {}): SpoolConfig {
+  return configSchema.parse({ spool: { root, ...over } }).spool!;
 }
 
 type UserRules = Parameters<typeof destinationPolicy>[1] extends () => ReadonlyArray<infer U> ? U : never;
@@ -72,4 +84,17 @@ export async function testMailDoor(p: MailDoorParts): Promise<MailDoor> {
   });
   await door.open();
   return door;
+}
+
+/**
+ * What a Dispatcher takes besides its store, clients and config, as parts/dispatch.ts gives it:
+ * spread first, so a test's own clock or policy wins.
+ */
+export function testDispatchParts(users: () => ReadonlyArray<UserRules> = () => []): {
+  clock: Clock;
+  owner: string;
+  metrics: Metrics;
+  destinations: DestinationCheck;
+} {
+  return { clock: systemClock, owner: dispatcherOwner(), metrics: new Metrics(), destinations: testPolicy(users) };
 }
