@@ -11,6 +11,7 @@ import type { FaxApi } from "../src/fax/types.js";
 import { silentLogger } from "../src/log/logger.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
 import { clientFor, closeClients } from "../test/helpers/client.js";
+import { testDispatchParts } from "../test/helpers/collaborators.js";
 import { startTestEmulator } from "../test/helpers/emulator.js";
 import { EMU_KEY } from "../test/dispatch/emulator-facts.js";
 import { TEST_PDF } from "../test/helpers/store.js";
@@ -57,6 +58,7 @@ export default async function bench(): Promise<BenchResult[]> {
     const client = counting(clientFor(emu, EMU_KEY), count);
     const defaults = configSchema.parse({});
     const dispatcher = new Dispatcher({
+      ...testDispatchParts(),
       store,
       clientFor: () => client,
       logger: silentLogger(),

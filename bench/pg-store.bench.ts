@@ -14,14 +14,13 @@ import { fileURLToPath } from "node:url";
 import { configSchema } from "../src/config/schema.js";
 import { Dispatcher } from "../src/dispatch/dispatcher.js";
 import type { FaxApi } from "../src/fax/types.js";
-import { UserDirectory } from "../src/fax/user-directory.js";
 import { silentLogger } from "../src/log/logger.js";
-import { SmtpGateway } from "../src/smtp/server.js";
 import { PgStore } from "../src/store/postgres/pg-store.js";
 import type { QueueStore } from "../src/store/queue-store.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
 import { ReaderPool } from "../src/workers/pool.js";
 import { clientFor, closeClients } from "../test/helpers/client.js";
+import { testDispatchParts } from "../test/helpers/collaborators.js";
 import { startTestEmulator } from "../test/helpers/emulator.js";
 import { EMU_KEY } from "../test/dispatch/emulator-facts.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../test/helpers/pg-cluster.js";
@@ -29,6 +28,7 @@ import { TEST_PDF } from "../test/helpers/store.js";
 import { runSmtpLoad } from "./lib/load.js";
 import { benchUser, stubApi } from "./lib/stub-service.js";
 import type { BenchResult } from "./types.js";
+import { benchSmtpGateway } from "./lib/smtp-gateway.js";
 
 const SESSIONS = 10;
 const MESSAGES = 300;
@@ -62,18 +62,17 @@ export async function acceptRate(backend: Backend, cluster: PgCluster | null, ga
     maxMessagesPerMinute: 1_000_000,
     maxConnections: 100,
   };
-  const servers = stores.map(
-    (store, i) =>
-      new SmtpGateway({
+  const servers = await Promise.all(
+    stores.map((store, i) =>
+      benchSmtpGateway({
         smtp,
         users: [USER],
         dataDir: path.join(dir, `smtp-${i}`),
         store,
         clientFor: () => stubApi,
-        directory: new UserDirectory({ clientFor: () => stubApi }),
-        logger: silentLogger(),
         readers,
       }),
+    ),
   );
   try {
     const ports = await Promise.all(servers.map(async (s) => (await s.listen())[0]!.port));
@@ -134,6 +133,7 @@ export async function apiCallsPerFax(
     const ds = stores.map(
       (store) =>
         new Dispatcher({
+          ...testDispatchParts(),
           store,
           clientFor: () => client,
           logger: silentLogger(),

@@ -28,6 +28,7 @@ import {
 } from "./lib/postfix.js";
 import { benchUser, stubApi } from "./lib/stub-service.js";
 import type { BenchResult } from "./types.js";
+import { benchSmtpGateway } from "./lib/smtp-gateway.js";
 
 const SESSIONS = 20;
 const MESSAGES = 600;
@@ -70,9 +71,6 @@ async function against(start: () => Promise<Running>): Promise<Measured> {
 
 // built, as the daemon runs (FAXGATE_BENCH_SOURCE=1: from source through tsx)
 const { configSchema } = await faxgateModule<typeof import("../src/config/schema.js")>("config/schema");
-const { UserDirectory } = await faxgateModule<typeof import("../src/fax/user-directory.js")>("fax/user-directory");
-const { silentLogger } = await faxgateModule<typeof import("../src/log/logger.js")>("log/logger");
-const { SmtpGateway } = await faxgateModule<typeof import("../src/smtp/server.js")>("smtp/server");
 const { SqliteStore } = await faxgateModule<typeof import("../src/store/sqlite/store.js")>("store/sqlite/store");
 const { ReaderPool } = await faxgateModule<typeof import("../src/workers/pool.js")>("workers/pool");
 
@@ -102,16 +100,17 @@ async function startFaxgate(): Promise<Gateway> {
   };
   // the daemon's reader threads (HTML bodies, PDFs); the MIME is split as DATA arrives
   const readers = new ReaderPool();
-  const gateway = new SmtpGateway({
-    smtp,
-    users: [USER],
-    dataDir: path.join(dir, "data"),
-    store,
-    clientFor: () => stubApi,
-    directory: new UserDirectory({ clientFor: () => stubApi }),
-    logger: silentLogger(),
-    readers,
-  });
+  const gateway = await benchSmtpGateway(
+    {
+      smtp,
+      users: [USER],
+      dataDir: path.join(dir, "data"),
+      store,
+      clientFor: () => stubApi,
+      readers,
+    },
+    faxgateModule,
+  );
   const [addr] = await gateway.listen();
   return {
     port: addr!.port,

@@ -10,15 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { configSchema } from "../src/config/schema.js";
-import { UserDirectory } from "../src/fax/user-directory.js";
-import { silentLogger } from "../src/log/logger.js";
-import { SmtpGateway } from "../src/smtp/server.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
 import { ReaderPool } from "../src/workers/pool.js";
 import { composeSigned, dkimKey, sendFrom } from "../test/helpers/dkim-mail.js";
 import { startTestDns } from "../test/helpers/dns-server.js";
 import { benchUser, stubApi } from "./lib/stub-service.js";
 import type { BenchResult } from "./types.js";
+import { benchSmtpGateway } from "./lib/smtp-gateway.js";
 
 const MESSAGES = Number(process.env.FAXGATE_BENCH_SENDER_AUTH_MESSAGES) || 400;
 const CONCURRENCY = 10;
@@ -71,14 +69,12 @@ export default async function bench(): Promise<BenchResult[]> {
     greetingDelayMs: 0,
   };
   const readers = new ReaderPool();
-  const gateway = new SmtpGateway({
+  const gateway = await benchSmtpGateway({
     smtp,
     users: [USER],
     dataDir: path.join(dir, "data"),
     store,
     clientFor: () => stubApi,
-    directory: new UserDirectory({ clientFor: () => stubApi }),
-    logger: silentLogger(),
     readers,
     dns: { servers: [dns.server] },
   });

@@ -23,6 +23,13 @@ const { SpoolWatcher } = await faxgateModule<typeof import("../src/spool/watcher
 const { SqliteStore: StoreClass } =
   await faxgateModule<typeof import("../src/store/sqlite/store.js")>("store/sqlite/store");
 const { ReaderPool } = await faxgateModule<typeof import("../src/workers/pool.js")>("workers/pool");
+const { systemClock } = await faxgateModule<typeof import("../src/clock.js")>("clock");
+const { configSchema } = await faxgateModule<typeof import("../src/config/schema.js")>("config/schema");
+const { destinationPolicy } =
+  await faxgateModule<typeof import("../src/intake/recipients/recipients.js")>("intake/recipients/recipients");
+const { OfficeConverter } =
+  await faxgateModule<typeof import("../src/intake/office/office-convert.js")>("intake/office/office-convert");
+const { Metrics } = await faxgateModule<typeof import("../src/metrics/metrics.js")>("metrics/metrics");
 
 const STABLE_MS = 50;
 const LATENCY_FILES = 60;
@@ -52,14 +59,13 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
   const store = StoreClass.open({ dataDir: path.join(tmp, "data"), threadsNow: true });
   const done = new Map<string, number>();
   const readers = new ReaderPool();
-  const spool: SpoolConfig = {
-    root: path.join(tmp, "spool"),
-    stableMs: STABLE_MS,
-    doneRetentionDays: 7,
-    dedupeWindowMinutes: 60,
-    maxFileBytes: 10_000_000,
-    maxWriteMinutes: 30,
-  };
+  const spool: SpoolConfig = configSchema.parse({
+    spool: { root: path.join(tmp, "spool"), stableMs: STABLE_MS, maxFileBytes: 10_000_000 },
+  }).spool!;
+
+  // the collaborators as src/parts/ makes them: the gateway's destination rules, the office defaults
+  const defaults = configSchema.parse({});
+  const office = new OfficeConverter(defaults.office);
   const watcher = new SpoolWatcher({
     spool,
     users: [USER],
@@ -69,6 +75,13 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
       throw new Error("no fax service in this bench");
     },
     logger: silentLogger(),
+    clock: systemClock,
+    metrics: new Metrics(),
+    destinations: destinationPolicy(
+      () => defaults.destinations,
+      () => [USER],
+    ),
+    office,
     rescanMs: 5000,
     // PDF text read on worker threads, as the daemon does
     readers,
@@ -78,6 +91,7 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
     return await fn(path.join(spool.root, USER.name), done);
   } finally {
     await watcher.stop();
+    await office.close();
     await readers.close();
     store.close();
     rmSync(tmp, { recursive: true, force: true });

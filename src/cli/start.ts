@@ -3,6 +3,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { loadConfigFile } from "../config/load.js";
+import { adminWithListen, webWithListen } from "../config/schema.js";
 import { describeError } from "../errors.js";
 import { createLogger } from "../log/logger.js";
 import { Gateway, type ServiceEndpoint } from "../main.js";
@@ -26,8 +27,8 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   const ctx = loadContext(opts, true);
   const config = { ...ctx.config };
   if (opts.smtpListen?.length && config.smtp) config.smtp = { ...config.smtp, listen: opts.smtpListen };
-  if (opts.adminListen) config.admin = { minFreeMb: 100, ...config.admin, listen: opts.adminListen };
-  if (opts.webListen) config.web = { sessionHours: 12, livePollMs: 1000, ...config.web, listen: opts.webListen };
+  if (opts.adminListen) config.admin = adminWithListen(config.admin, opts.adminListen);
+  if (opts.webListen) config.web = webWithListen(config.web, opts.webListen);
   const logger = createLogger({ level: config.log.level, format: config.log.format });
   // First of all, before a sandbox rewrites data/sandbox.json: is another daemon on this folder?
   const lock = lockDataFolder(config.data);

@@ -1,6 +1,7 @@
 // The one configuration object (contract §2), checked by zod at start. Every key has a
-// default where a safe one exists, so a small config file stays small. Durations are in
-// milliseconds unless the key name says otherwise.
+// default where a safe one exists, so a small config file stays small, and the default is
+// written here only: code reads the parsed value, docs/ and config/faxgate.example.yaml show it.
+// Durations are in milliseconds unless the key name says otherwise.
 import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
 import { isUrlWithScheme } from "../url-check.js";
@@ -142,12 +143,12 @@ const senderAuthSchema = z
     arcForwarders: z.array(z.string().min(1)).default([]),
     /** the smallest DKIM key accepted, in bits */
     minKeyBits: z.number().int().min(512).default(1024),
-    /** sessions at once from addresses that have not sent verified mail lately; more wait for their greeting (default 3) */
-    maxUnverifiedSessions: z.number().int().min(1).optional(),
+    /** sessions at once from addresses that have not sent verified mail lately; more wait for their greeting */
+    maxUnverifiedSessions: z.number().int().min(1).default(3),
     /** what a trusted relay's Authentication-Results decide */
     relays: z
       .object({
-        /** failures (default, in every mode): refuse what the relay's topmost Authentication-Results record as dmarc=fail, or spf=fail without a DKIM pass; pass: also require a pass; off: do not look */
+        /** failures (in every mode): refuse what the relay's topmost Authentication-Results record as dmarc=fail, or spf=fail without a DKIM pass; pass: also require a pass; off: do not look */
         check: z.enum(["off", "failures", "pass"]).default("failures"),
         /** the relays' authserv-ids: their topmost Authentication-Results must be one of these, and only then does a pass count */
         authservIds: z.array(z.string().min(1)).default([]),
@@ -157,21 +158,10 @@ const senderAuthSchema = z
         message: "check: pass needs the relays' authservIds (a pass is believed only from a named relay)",
         path: ["authservIds"],
       })
-      .default({ check: "failures", authservIds: [] }),
+      .prefault({}),
   })
   .strict()
-  .default({
-    mode: "off",
-    alignment: "relaxed",
-    withoutDmarc: "spf-and-dkim",
-    domains: {},
-    arcForwarders: [],
-    maxMessageAgeHours: 4,
-    minKeyBits: 1024,
-    relays: { check: "failures", authservIds: [] },
-    confirmNewDestinations: false,
-    confirmHours: 24,
-  });
+  .prefault({});
 
 /** smtp.senderAuth as a config without it has it: for callers that build an SMTP config in code. */
 export function senderAuthOff(): z.infer<typeof senderAuthSchema> {
@@ -324,6 +314,93 @@ const smtpSchema = z
   })
   .strict();
 
+const adminSchema = z
+  .object({
+    listen: hostPort,
+    /** /healthz fails when the data disk has less free space than this (MB) */
+    minFreeMb: z.number().min(0).default(100),
+  })
+  .strict();
+
+const webSchema = z
+  .object({
+    /** where the console listens, "host:port" (the sandbox: 127.0.0.1:8025) */
+    listen: hostPort,
+    /** serve https with this certificate and key, as smtp.tls (else plain http: loopback or behind a TLS proxy) */
+    tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
+    /** a session ends this long after sign-in */
+    sessionHours: z
+      .number()
+      .positive()
+      .max(24 * 30)
+      .default(12),
+    /** a session also ends after this long without a request (unset: only sessionHours ends it) */
+    idleMinutes: z
+      .number()
+      .positive()
+      .max(24 * 60 * 30)
+      .optional(),
+    /** how often live updates look at the queue for changes (also changes made by other gateways) */
+    livePollMs: z.number().int().min(100).max(60_000).default(1000),
+    /** the console's address as users reach it, for links in mails (default: http(s)://listen) */
+    publicUrl: z
+      .string()
+      .url()
+      .refine((u) => isUrlWithScheme(u), "expected an http:// or https:// URL")
+      .optional(),
+    /** TLS proxies in front whose X-Forwarded-For names the client (sign-in lockout counts per client) */
+    trustedProxies: z.array(cidr).optional(),
+    /** each user's calls to the fax service from the console: per minute, and at once; past them 429 */
+    apiCallsPerMinute: z.number().int().min(1).max(100_000).default(60),
+    apiCallsAtOnce: z.number().int().min(1).max(64).default(2),
+  })
+  .strict();
+
+const notifySchema = z
+  .object({
+    from: email,
+    /** smtp://host:port, smtps://user:pass@host:port, or outbox:/path/to/folder */
+    transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, "expected smtp://, smtps:// or outbox:DIR"),
+    adminCopy: email.optional(),
+    preferenceRefreshMs: z.number().int().min(1000).default(300_000),
+    /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
+    report: z.enum(["off", "always", "failed"]).default("off"),
+    /** what of a fax any mail may carry (the PDF, the report's first page, subject and file names): notify/what-leaves.ts */
+    attachments: z.enum(["service", "never", "inbound-only"]).default("service"),
+    inbound: z
+      .object({
+        enabled: z.boolean().default(true),
+        intervalMs: z.number().int().min(1000).default(60_000),
+        /** on the first start, mail inbound faxes already there (default: only new ones) */
+        mailBacklog: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+const spoolSchema = z
+  .object({
+    root: z.string().min(1),
+    /** how long a file's size must stay unchanged before it is taken */
+    stableMs: z.number().int().min(50).default(2000),
+    doneRetentionDays: z.number().min(0).default(7),
+    /** a true repeat (same user, content, destinations, cover) within this window is faxed once; the repeat goes to failed/ with a reason */
+    dedupeWindowMinutes: z.number().min(0).default(60),
+    maxFileBytes: z.number().int().min(1024).default(52_428_800),
+    /** a file still changing after this long is refused (it would otherwise wait forever) */
+    maxWriteMinutes: z.number().positive().default(30),
+    /** the outside-line prefix of a print job's `phone` option (CUPS faxPrefix): strip it (a cloud service dials out itself) or keep it in front of the number */
+    faxPrefix: z.enum(["strip", "keep"]).default("strip"),
+    /** a print job with no destination waits this long for its owner's number in the console, then ends with a notice */
+    addressWaitHours: z
+      .number()
+      .positive()
+      .max(24 * 30)
+      .default(24),
+  })
+  .strict();
+
 const databaseUrl = z
   .string()
   .regex(/^postgres(ql)?:\/\/[^\s]+$/, 'expected a PostgreSQL URL, e.g. "postgres://faxgate@db.example.com/faxgate"')
@@ -353,15 +430,15 @@ export const configSchema = z
         ratePerSecond: z.number().positive().max(1000).default(5),
         /** Which documented response shapes the service uses ('a' or 'b'); both are read either way. */
         variant: z.enum(["a", "b"]).default("a"),
-        /** fax history calls per minute for the whole account (polling, reconciliation, inbound share it; default 8) */
-        historyPerMinute: z.number().int().min(1).max(10_000).optional(),
-        /** fraction of ratePerSecond and concurrency held for the dispatcher's sends and tracking (default 0.5) */
-        dispatchShare: z.number().min(0).max(0.9).optional(),
-        /** how long a user's contact list is reused for lookups; 0: ask the service every time (default 30) */
-        contactCacheSeconds: z.number().int().min(0).max(3600).optional(),
+        /** fax history calls per minute for the whole account (polling, reconciliation, inbound share it) */
+        historyPerMinute: z.number().int().min(1).max(10_000).default(8),
+        /** fraction of ratePerSecond and concurrency held for the dispatcher's sends and tracking */
+        dispatchShare: z.number().min(0).max(0.9).default(0.5),
+        /** how long a user's contact list is reused for lookups; 0: ask the service every time */
+        contactCacheSeconds: z.number().int().min(0).max(3600).default(30),
       })
       .strict()
-      .default({ baseUrl: "sandbox", timeoutMs: 30_000, concurrency: 4, ratePerSecond: 5, variant: "a" }),
+      .prefault({}),
     data: z.string().min(1).default("./data"),
     /**
      * The shared queue of several gateways: postgres://user[:password]@host[:port]/db (docs/ha.md),
@@ -382,36 +459,15 @@ export const configSchema = z
         timeoutMs: z.number().int().min(100).max(30_000).default(2000),
       })
       .strict()
-      .default({ timeoutMs: 2000 }),
+      .prefault({}),
     intake: z
       .object({
         /** a file the sender attached that cannot be faxed: refuse the whole fax (default), or send the rest and say so first in the outcome */
         partial: z.enum(["refuse", "send"]).default("refuse"),
       })
       .strict()
-      .default({ partial: "refuse" }),
-    spool: z
-      .object({
-        root: z.string().min(1),
-        /** how long a file's size must stay unchanged before it is taken */
-        stableMs: z.number().int().min(50).default(2000),
-        doneRetentionDays: z.number().min(0).default(7),
-        /** a true repeat (same user, content, destinations, cover) within this window is faxed once; the repeat goes to failed/ with a reason */
-        dedupeWindowMinutes: z.number().min(0).default(60),
-        maxFileBytes: z.number().int().min(1024).default(52_428_800),
-        /** a file still changing after this long is refused (it would otherwise wait forever) */
-        maxWriteMinutes: z.number().positive().default(30),
-        /** the outside-line prefix of a print job's `phone` option (CUPS faxPrefix): strip it (default) (a cloud service dials out itself) or keep it in front of the number */
-        faxPrefix: z.enum(["strip", "keep"]).optional(),
-        /** a print job with no destination waits this long for its owner's number in the console (default 24), then ends with a notice */
-        addressWaitHours: z
-          .number()
-          .positive()
-          .max(24 * 30)
-          .optional(),
-      })
-      .strict()
-      .optional(),
+      .prefault({}),
+    spool: spoolSchema.optional(),
     queue: z
       .object({
         maxAgeHours: z.number().positive().default(48),
@@ -421,63 +477,27 @@ export const configSchema = z
         maxFaxTries: z.number().int().min(1).default(3),
         pollIntervalMs: z.number().int().min(100).default(10_000),
         retentionDays: z.number().min(0).default(30),
-        /** Optional dispatcher tuning (defaults in src/dispatch/dispatch-defaults.ts). */
-        /** lease on a send in progress, renewed while it runs (default 60000) */
-        leaseMs: z.number().int().min(500).optional(),
-        /** wait this long after a send before reconciling its unknown outcome (default 5000) */
-        reconcileGraceMs: z.number().int().min(0).optional(),
-        /** faxes in flight to one destination number at a time, across all jobs (default 1) */
-        perNumberConcurrency: z.number().int().min(1).max(64).optional(),
-        /** hand scheduled jobs to the service this long before they are due (default 0: they wait in our queue, cancellable, until due) */
-        scheduleAheadHours: z.number().positive().optional(),
+        /** lease on a send in progress, renewed while it runs */
+        leaseMs: z.number().int().min(500).default(60_000),
+        /** wait this long after a send before reconciling its unknown outcome */
+        reconcileGraceMs: z.number().int().min(0).default(5000),
+        /** faxes in flight to one destination number at a time, across all jobs */
+        perNumberConcurrency: z.number().int().min(1).max(64).default(1),
+        /** hand scheduled jobs to the service this long before they are due (0: they wait in our queue, cancellable, until due) */
+        scheduleAheadHours: z.number().min(0).default(0),
         /** operator rules for fax results, checked before the built-in ones (docs/queue.md) */
-        resultRules: z.array(resultRuleSchema).optional(),
-        /** more tries for a failed result no rule knows (default 1) */
-        unknownResultTries: z.number().int().min(0).max(20).optional(),
-        /** records per fax history call when following faxes (default 500, the service's maximum) */
-        historyPageSize: z.number().int().min(1).max(500).optional(),
-        /** while a user's key is refused, how often it is tried again (default 300000) */
-        keyRecheckMs: z.number().int().min(100).optional(),
+        resultRules: z.array(resultRuleSchema).default([]),
+        /** more tries for a failed result no rule knows */
+        unknownResultTries: z.number().int().min(0).max(20).default(1),
+        /** records per fax history call when following faxes (500 is the service's maximum) */
+        historyPageSize: z.number().int().min(1).max(500).default(500),
+        /** while a user's key is refused, how often it is tried again */
+        keyRecheckMs: z.number().int().min(100).default(300_000),
       })
       .strict()
-      .default({
-        maxAgeHours: 48,
-        retrySchedule: [30, 60, 300, 900, 1800, 3600],
-        maxFaxTries: 3,
-        pollIntervalMs: 10_000,
-        retentionDays: 30,
-      }),
-    notify: z
-      .object({
-        from: email,
-        /** smtp://host:port, smtps://user:pass@host:port, or outbox:/path/to/folder */
-        transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, "expected smtp://, smtps:// or outbox:DIR"),
-        adminCopy: email.optional(),
-        preferenceRefreshMs: z.number().int().min(1000).default(300_000),
-        /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
-        report: z.enum(["off", "always", "failed"]).optional(),
-        /** what of a fax any mail may carry (the PDF, the report's first page, subject and file names): notify/what-leaves.ts */
-        attachments: z.enum(["service", "never", "inbound-only"]).default("service"),
-        inbound: z
-          .object({
-            enabled: z.boolean().default(true),
-            intervalMs: z.number().int().min(1000).default(60_000),
-            /** on the first start, mail inbound faxes already there (default: only new ones) */
-            mailBacklog: z.boolean().default(false),
-          })
-          .strict()
-          .default({ enabled: true, intervalMs: 60_000, mailBacklog: false }),
-      })
-      .strict()
-      .optional(),
-    admin: z
-      .object({
-        listen: hostPort,
-        /** /healthz fails when the data disk has less free space than this (MB) */
-        minFreeMb: z.number().min(0).default(100),
-      })
-      .strict()
-      .optional(),
+      .prefault({}),
+    notify: notifySchema.optional(),
+    admin: adminSchema.optional(),
     log: z
       .object({
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).default("info"),
@@ -485,7 +505,7 @@ export const configSchema = z
         format: z.enum(["json", "pretty", "auto"]).default("auto"),
       })
       .strict()
-      .default({ level: "info", format: "auto" }),
+      .prefault({}),
     users: z.array(userSchema).default([]),
     /** destination policy: rules (first match wins) and the built-in categories refused */
     destinations: z
@@ -494,7 +514,7 @@ export const configSchema = z
         rules: z.array(destinationRule).default([]),
       })
       .strict()
-      .default({ refuse: [...DESTINATION_CATEGORIES], rules: [] }),
+      .prefault({}),
     /** The receiver for the service's fax events (docs/webhooks.md); off unless set. */
     webhooks: z
       .object({
@@ -516,40 +536,7 @@ export const configSchema = z
       .strict()
       .optional(),
     /** The web console (docs/console.md); off unless set. Users sign in with users[].password. */
-    web: z
-      .object({
-        /** where the console listens, "host:port" (the sandbox: 127.0.0.1:8025) */
-        listen: hostPort,
-        /** serve https with this certificate and key, as smtp.tls (else plain http: loopback or behind a TLS proxy) */
-        tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
-        /** a session ends this long after sign-in */
-        sessionHours: z
-          .number()
-          .positive()
-          .max(24 * 30)
-          .default(12),
-        /** a session also ends after this long without a request (unset: only sessionHours ends it) */
-        idleMinutes: z
-          .number()
-          .positive()
-          .max(24 * 60 * 30)
-          .optional(),
-        /** how often live updates look at the queue for changes (also changes made by other gateways) */
-        livePollMs: z.number().int().min(100).max(60_000).default(1000),
-        /** the console's address as users reach it, for links in mails (default: http(s)://listen) */
-        publicUrl: z
-          .string()
-          .url()
-          .refine((u) => isUrlWithScheme(u), "expected an http:// or https:// URL")
-          .optional(),
-        /** TLS proxies in front whose X-Forwarded-For names the client (sign-in lockout counts per client) */
-        trustedProxies: z.array(cidr).optional(),
-        /** each user's calls to the fax service from the console: per minute, and at once (defaults 60 and 2); past them 429 */
-        apiCallsPerMinute: z.number().int().min(1).max(100_000).optional(),
-        apiCallsAtOnce: z.number().int().min(1).max(64).optional(),
-      })
-      .strict()
-      .optional(),
+    web: webSchema.optional(),
     /**
      * NAME=VALUE lines (systemd EnvironmentFile format) that feed ${NAME} in this file, read by the
      * daemon (again on SIGHUP) and by every CLI command; its values win over the environment.
@@ -579,7 +566,7 @@ export const configSchema = z
         escalationCheckMs: z.number().int().min(100).default(60_000),
       })
       .strict()
-      .default({ retentionDays: 90, groups: {}, routes: [], default: [{ receiver: true }], escalationCheckMs: 60_000 }),
+      .prefault({}),
     /** Office documents (docx, odt, xlsx...) are converted to PDF with LibreOffice before they are accepted. */
     office: z
       .object({
@@ -591,8 +578,8 @@ export const configSchema = z
         memoryMb: z.number().int().min(256).default(1024),
         /** conversions at once */
         concurrency: z.number().int().min(1).max(4).default(1),
-        /** documents of one user waiting or being converted at once; past it 451 (mail) or 429 (console) (default 3) */
-        queuePerUser: z.number().int().min(1).max(100).optional(),
+        /** documents of one user waiting or being converted at once; past it 451 (mail) or 429 (console) */
+        queuePerUser: z.number().int().min(1).max(100).default(3),
         /**
          * isolation of the converter: auto (bubblewrap with no network and only the job's files,
          * else unshare -n, else none, with a warning), required (no conversion without bubblewrap), off
@@ -602,7 +589,7 @@ export const configSchema = z
         user: z.string().min(1).optional(),
       })
       .strict()
-      .default({ soffice: "soffice", timeoutMs: 60_000, memoryMb: 1024, concurrency: 1, sandbox: "auto" }),
+      .prefault({}),
   })
   .strict();
 
@@ -620,6 +607,37 @@ export function smtpSettings(config: Pick<Config, "smtp">): SmtpConfig {
   return config.smtp ?? SMTP_DEFAULTS;
 }
 export type SenderAuthConfig = SmtpConfig["senderAuth"];
+
+/** A section's listener given on the command line (`faxgate start --admin-listen`): the section's defaults, then the file's keys. */
+export function adminWithListen(admin: Config["admin"], listen: string): NonNullable<Config["admin"]> {
+  return { ...adminSchema.parse({ listen }), ...admin, listen };
+}
+export function webWithListen(web: Config["web"], listen: string): NonNullable<Config["web"]> {
+  return { ...webSchema.parse({ listen }), ...web, listen };
+}
+
+/** web.apiCallsPerMinute and apiCallsAtOnce: each console user's share of the API calls. */
+export function consoleApiShare(config: Pick<Config, "web">): { perMinute: number; atOnce: number } {
+  return {
+    perMinute: config.web?.apiCallsPerMinute ?? webSchema.shape.apiCallsPerMinute.parse(undefined),
+    atOnce: config.web?.apiCallsAtOnce ?? webSchema.shape.apiCallsAtOnce.parse(undefined),
+  };
+}
+
+/** spool.addressWaitHours: print jobs left waiting still end after a restart without the spool. */
+export function addressWaitHours(config: Pick<Config, "spool">): number {
+  return config.spool?.addressWaitHours ?? spoolSchema.shape.addressWaitHours.parse(undefined);
+}
+
+/** admin.minFreeMb also bounds /readyz's disk check in a gateway without the admin listener. */
+export function minFreeMb(config: Pick<Config, "admin">): number {
+  return config.admin?.minFreeMb ?? adminSchema.shape.minFreeMb.parse(undefined);
+}
+
+/** notify.preferenceRefreshMs: users' preferences are read for mail intake also without notify. */
+export function preferenceRefreshMs(config: Pick<Config, "notify">): number {
+  return config.notify?.preferenceRefreshMs ?? notifySchema.shape.preferenceRefreshMs.parse(undefined);
+}
 export type DnsConfig = Config["dns"];
 export type SpoolConfig = NonNullable<Config["spool"]>;
 export type NotifyConfig = NonNullable<Config["notify"]>;

@@ -147,7 +147,7 @@ function rulesOf(queue: QueueConfig): ResultRule[] {
 /**
  * What a fax record's status means for its recipient. `faxTries`: failed fax tries before this one.
  * Known retryable results (busy, no answer) get up to queue.maxFaxTries; a result no rule knows gets
- * queue.unknownResultTries more (default 1) and is reported in the service's own words.
+ * queue.unknownResultTries more and is reported in the service's own words.
  */
 export function classifyFaxRecord(rec: FaxRecord, faxTries: number, ctx: RetryContext): RecordDecision {
   const status = (rec.status ?? "").trim().toLowerCase();
@@ -156,7 +156,7 @@ export function classifyFaxRecord(rec: FaxRecord, faxTries: number, ctx: RetryCo
   if (status !== "failed") return { action: "pending" };
   const meaning = explainFailure(rec, rulesOf(ctx.queue));
   const tries = faxTries + 1;
-  const allowed = meaning.rule === null ? 1 + (ctx.queue.unknownResultTries ?? 1) : ctx.queue.maxFaxTries;
+  const allowed = meaning.rule === null ? 1 + ctx.queue.unknownResultTries : ctx.queue.maxFaxTries;
   if (meaning.action === "retry" && tries < allowed) {
     return deferOrExpire(meaning.words, retryDelayMs(ctx.queue.retrySchedule, tries, ctx.random), ctx, {
       faxTry: true,

@@ -9,14 +9,12 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { FaxResultFields, QueueStore } from "../store/queue-store.js";
 import type { ApiGate } from "../fax/api-gate.js";
 import type { KeyHolds } from "../keys/key-holds.js";
-import type { DispatchTuning } from "./dispatch-defaults.js";
 
 export interface DispatchContext {
   store: QueueStore;
   clientFor: (user: string) => FaxApi;
   api: ApiConfig;
   queue: QueueConfig;
-  tuning: DispatchTuning;
   log: Logger;
   clock: Clock;
   owner: string;

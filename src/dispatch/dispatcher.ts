@@ -4,14 +4,13 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import PQueue from "p-queue";
 import type { ApiConfig, QueueConfig } from "../config/schema.js";
-import { systemClock, type Clock } from "../clock.js";
+import type { Clock } from "../clock.js";
 import { describeError, FaxgateError } from "../errors.js";
 import type { FaxApi, FaxRecord } from "../fax/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { Periodic } from "../periodic.js";
 import type { ClaimedGroup, QueueStore } from "../store/queue-store.js";
-import { dispatchTuning } from "./dispatch-defaults.js";
 import type { DispatchContext } from "./context.js";
 import type { ApiGate } from "../fax/api-gate.js";
 import { KeyHolds } from "../keys/key-holds.js";
@@ -19,7 +18,6 @@ import { KEY_HELD } from "./outcome.js";
 import { sendGroup } from "./send.js";
 import { pollProcessing, reconcileUnknown } from "./track.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { defaultPolicy } from "../intake/recipients/recipients.js";
 import { applyPushedRecord, type PushedOutcome } from "./pushed-result.js";
 
 export interface DispatcherOptions {
@@ -28,13 +26,14 @@ export interface DispatcherOptions {
   api: ApiConfig;
   queue: QueueConfig;
   logger: Logger;
-  clock?: Clock;
-  owner?: string;
-  metrics?: Metrics;
+  clock: Clock;
+  /** This gateway's name on the leases it holds (dispatcherOwner()). */
+  owner: string;
+  metrics: Metrics;
   /** Called after every timed pass (tests wait on it instead of sleeping). */
   onPassEnd?: () => void;
-  /** Destination policy, checked again just before each send (default: the built-in refusals). */
-  destinations?: DestinationCheck;
+  /** The destination policy (the gateway's rules and each user's own), checked again just before each send. */
+  destinations: DestinationCheck;
   /** The API gate the clients share (src/fax/api-gate.ts), if any. */
   gate?: ApiGate;
 }
@@ -55,6 +54,11 @@ function rateGate(api: ApiConfig): { intervalCap: number; interval: number } {
   if (api.ratePerSecond < 1) return { intervalCap: 1, interval: Math.round(1000 / api.ratePerSecond) };
   const cap = Math.ceil(api.ratePerSecond);
   return { intervalCap: cap, interval: Math.round((1000 * cap) / api.ratePerSecond) };
+}
+
+/** A lease owner unique to this process: host, pid and a few random bytes (a pid is reused). */
+export function dispatcherOwner(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 }
 
 export class Dispatcher {
@@ -78,20 +82,17 @@ export class Dispatcher {
   private started = false;
 
   constructor(private readonly opts: DispatcherOptions) {
-    const clock = opts.clock ?? systemClock;
     this.gate = new PQueue({ concurrency: opts.api.concurrency, ...rateGate(opts.api) });
-    const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.ctx = {
       store: opts.store,
       clientFor: opts.clientFor,
       api: opts.api,
       queue: opts.queue,
-      tuning: dispatchTuning(opts.queue),
       log: opts.logger,
-      clock,
-      owner,
+      clock: opts.clock,
+      owner: opts.owner,
       metrics: opts.metrics,
-      destinations: opts.destinations ?? defaultPolicy(),
+      destinations: opts.destinations,
       call: (fn) => this.call(fn),
       pause: (ms) => this.pause(ms),
       holds: new KeyHolds(opts.store, (err) =>
@@ -174,7 +175,7 @@ export class Dispatcher {
       },
       (err: unknown) => this.ctx.log.error({ err: describeError(err) }, "could not take back expired leases"),
     );
-    this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.tuning.leaseMs / 3)));
+    this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.queue.leaseMs / 3)));
     this.leaseTimer.unref();
     // a fresh loop per start: stop() ends one for good
     // only a pass that did the housekeeping writes proves the store works again
@@ -295,9 +296,11 @@ export class Dispatcher {
         await this.gate.onSizeLessThan(this.ctx.api.concurrency);
         continue;
       }
-      const groups = await store.claimDue(this.ctx.owner, room, this.ctx.tuning.leaseMs, {
-        perNumber: this.ctx.tuning.perNumberConcurrency,
-        scheduleHorizonMs: this.ctx.tuning.scheduleAheadMs,
+      const groups = await store.claimDue(this.ctx.owner, room, this.ctx.queue.leaseMs, {
+        perNumber: this.ctx.queue.perNumberConcurrency,
+        // scheduled faxes stay in our queue until due (cancellable, and not holding their number's
+        // one-in-flight slot at the service); scheduleAheadHours hands them over earlier
+        scheduleHorizonMs: this.ctx.queue.scheduleAheadHours * 3_600_000,
       });
       if (groups.length === 0) break;
       for (const g of groups) work.push(this.send(g));
@@ -344,7 +347,7 @@ export class Dispatcher {
     const keys = [...this.inFlight.keys()].flatMap((g) => g.recipients.map((r) => ({ jobId: r.jobId, idx: r.idx })));
     if (keys.length === 0) return;
     this.ctx.store
-      .extendLease(this.ctx.owner, keys, this.ctx.tuning.leaseMs)
+      .extendLease(this.ctx.owner, keys, this.ctx.queue.leaseMs)
       .catch((err: unknown) => this.ctx.log.error({ err: describeError(err) }, "could not renew send leases"));
   }
 

@@ -44,7 +44,7 @@ async function walk(
   return walkHistory(
     query,
     {
-      limit: ctx.tuning.historyPageSize,
+      limit: ctx.queue.historyPageSize,
       maxPages: MAX_PAGES,
       memory: offsetMemoryOf(client),
       page: async (q) => {
@@ -122,7 +122,7 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
  * send again (new sendId) if the service answered and does not, else wait and look again.
  */
 export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
-  const due = await ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.tuning.reconcileGraceMs));
+  const due = await ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.queue.reconcileGraceMs));
   const bySend = new Map<string, Tracked[]>();
   for (const r of due)
     bySend.set(r.sendId ?? `none:${r.jobId}:${r.idx}`, [

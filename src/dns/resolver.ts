@@ -78,9 +78,9 @@ function shaped(rrtype: string, records: Record_[]): unknown[] {
   }
 }
 
-export function makeResolver(config: Partial<DnsConfig>, opts: ResolverOptions = {}): DnsResolve {
+export function makeResolver(config: DnsConfig, opts: ResolverOptions = {}): DnsResolve {
   const servers = (config.servers?.length ? config.servers : getServers()).map(parseServer);
-  const timeout = opts.timeoutMs ?? config.timeoutMs ?? 2000;
+  const timeout = opts.timeoutMs ?? config.timeoutMs;
   const tries = opts.tries ?? 2;
   const now = opts.now ?? Date.now;
   const clients = servers.map((s) =>

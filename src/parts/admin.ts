@@ -2,6 +2,7 @@
 // (the listeners, the users' keys), served on admin.listen when configured.
 import { HealthChecks } from "../admin/health.js";
 import { AdminServer } from "../admin/server.js";
+import { minFreeMb } from "../config/schema.js";
 import type { Core } from "./core.js";
 import type { HealthCheck, Part } from "./part.js";
 
@@ -18,7 +19,7 @@ export function createAdmin(
   const health = new HealthChecks({
     probeStore: () => store.setState("health:probe", new Date(clock.now()).toISOString()),
     dataDir: config.data,
-    minFreeBytes: (config.admin?.minFreeMb ?? 100) * 1_048_576,
+    minFreeBytes: minFreeMb(config) * 1_048_576,
     clock,
     users: () => core.live.users(),
     clientFor: (user) => core.api.clientFor(user),

@@ -2,7 +2,7 @@
 // keep-alive agent. A client per user and caller class (docs/architecture.md), each user's
 // contact cache shared by their clients; all of them are built again when the users change.
 import type { Clock } from "../clock.js";
-import type { Config, UserConfig } from "../config/schema.js";
+import { type Config, consoleApiShare, type UserConfig } from "../config/schema.js";
 import { ApiGate, type GateClass } from "../fax/api-gate.js";
 import { FaxClientFactory } from "../fax/client-factory.js";
 import { ContactCache } from "../fax/contact-cache.js";
@@ -38,7 +38,7 @@ export class ApiClients {
   readonly part: Part;
 
   constructor(private readonly opts: ApiClientsOptions) {
-    const { api, web } = opts.config;
+    const { api } = opts.config;
     this.gate = new ApiGate({
       ratePerSecond: api.ratePerSecond,
       concurrency: api.concurrency,
@@ -46,8 +46,7 @@ export class ApiClients {
       historyPerMinute: api.historyPerMinute,
     });
     this.consoleShare = new UserShare({
-      perMinute: web?.apiCallsPerMinute ?? 60,
-      atOnce: web?.apiCallsAtOnce ?? 2,
+      ...consoleApiShare(opts.config),
       clock: opts.clock,
     });
     this.fax = new FaxClientFactory({
@@ -71,7 +70,7 @@ export class ApiClients {
       let contactCache = this.contactCaches.get(user);
       if (!contactCache) {
         const clock = this.opts.clock;
-        contactCache = new ContactCache((this.opts.config.api.contactCacheSeconds ?? 30) * 1000, () => clock.now());
+        contactCache = new ContactCache(this.opts.config.api.contactCacheSeconds * 1000, () => clock.now());
         this.contactCaches.set(user, contactCache);
       }
       client = this.fax.withKey(u.apiKey, this.opts.logger.child({ component: "api", user }), {

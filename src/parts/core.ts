@@ -2,7 +2,7 @@
 // what a SIGHUP reloads), the queue, the clock, the logger, the metrics, the API clients and the
 // few shared pieces of intake. main.ts builds it once; each factory takes what it needs.
 import type { Clock } from "../clock.js";
-import type { Config } from "../config/schema.js";
+import { type Config, preferenceRefreshMs } from "../config/schema.js";
 import { UserDirectory } from "../fax/user-directory.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
 import { destinationPolicy } from "../intake/recipients/recipients.js";
@@ -60,7 +60,7 @@ export function createCore(opts: CoreOptions): Core {
   // the preferences mail intake reads while a sender waits: the intake class of the gate
   const directory = new UserDirectory({
     clientFor: (user) => api.clientFor(user, "intake"),
-    refreshMs: config.notify?.preferenceRefreshMs ?? 300_000,
+    refreshMs: preferenceRefreshMs(config),
     clock,
   });
   live.onUsersChanged(() => {

@@ -6,7 +6,7 @@ import { ReceivedFaxIntake } from "../inbound/received-intake.js";
 import { InboundPoller } from "../notify/inbound.js";
 import { Notifier } from "../notify/notifier.js";
 import type { FaxRecord } from "../fax/types.js";
-import { smtpSettings } from "../config/schema.js";
+import { addressWaitHours, smtpSettings } from "../config/schema.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
@@ -33,8 +33,8 @@ export function createNotify(core: Core, consoleUrl: () => string | null): Notif
         dataDir: config.data,
         logger: log("notify"),
         consoleUrl,
-        addressWaitHours: config.spool?.addressWaitHours,
-        confirmHours: config.smtp?.senderAuth?.confirmHours,
+        addressWaitHours: addressWaitHours(config),
+        confirmHours: smtpSettings(config).senderAuth.confirmHours,
         defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
       })
     : null;

@@ -1,6 +1,7 @@
 // The SMTP receiver: listens on smtp.listen. It reads the live users, so a reload applies from
 // the next MAIL FROM (open sessions stay up); a reload also gives it a renewed certificate. At
 // stop it answers 421 and lets sessions finish for a few seconds.
+import { makeResolver } from "../dns/resolver.js";
 import type { MailDoor } from "../intake/mail-door.js";
 import { SmtpGateway } from "../smtp/server.js";
 import type { Core } from "./core.js";
@@ -16,7 +17,7 @@ export function createSmtp(core: Core, mail: MailDoor): { smtp: SmtpGateway | nu
     destinations: core.destinations,
     smtp: config.smtp,
     users: () => live.users(),
-    dns: config.dns,
+    resolve: makeResolver(config.dns),
     clientFor: (user) => core.api.clientFor(user, "intake"),
     logger: core.refusals.tap(core.logger.child({ component: "smtp" }), "smtp"),
   });

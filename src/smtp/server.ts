@@ -10,25 +10,20 @@ import {
   type SMTPServerDataStream,
   type SMTPServerSession,
 } from "smtp-server";
-import { systemClock, type Clock } from "../clock.js";
+import type { Clock } from "../clock.js";
 import { parseHostPort } from "../config/host-port.js";
 import { confirmsNewDestinations } from "../intake/confirm-new.js";
-import { type DnsConfig, type PartialMode, type SmtpConfig, senderAuthOff, type UserConfig } from "../config/schema.js";
-import { makeResolver, type DnsResolve } from "../dns/resolver.js";
+import type { SmtpConfig, UserConfig } from "../config/schema.js";
+import type { DnsResolve } from "../dns/resolver.js";
 import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
-import type { UserDirectory } from "../fax/user-directory.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { decideRecipient, defaultPolicy, type RecipientDecision } from "../intake/recipients/recipients.js";
-import { MailDoor, type Vetted } from "../intake/mail-door.js";
+import { decideRecipient, type RecipientDecision } from "../intake/recipients/recipients.js";
+import type { MailDoor, Vetted } from "../intake/mail-door.js";
 import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
-import type { DocumentConverter } from "../intake/office/convert-queue.js";
-import { OfficeConverter } from "../intake/office/office-convert.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
-import type { QueueStore } from "../store/queue-store.js";
 import { formatSize } from "../size-format.js";
-import { inProcessReaders, type InputReaders } from "../workers/pool.js";
 import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from "../auth/auth-lockout.js";
 import { verifySignIn } from "../auth/password.js";
 import { RateLimiter } from "../auth/rate-limit.js";
@@ -43,59 +38,40 @@ import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.
 import { wantedMail } from "./sender-auth/wanted-mail.js";
 import { SessionSlots } from "./session-slots.js";
 
-interface SmtpGatewayCommon {
+/** What a gateway is built from: the composition root (parts/smtp.ts) or the test builder hands all of it over. */
+export interface SmtpGatewayOptions {
   smtp: SmtpConfig;
   /** The users as they are now (the daemon's live settings), read at each MAIL FROM and AUTH. */
   users: readonly UserConfig[] | (() => readonly UserConfig[]);
   clientFor: (user: string) => FaxApi;
   logger: Logger;
-  clock?: Clock;
-  metrics?: Metrics;
-  /** Wait this long times the failure count after a failed AUTH (default 1000 ms). */
+  clock: Clock;
+  metrics: Metrics;
+  /** The one mail door (parts/mail-door.ts), opened and closed by its owner. */
+  mail: MailDoor;
+  /** The destination policy, with the gateway's rules and each user's own. */
+  destinations: DestinationCheck;
+  /** The resolver for SPF, DKIM and DMARC (made from dns.servers). */
+  resolve: DnsResolve;
+  /** Wait this long times the failure count after a failed AUTH (default 1000 ms; tests shorten it). */
   authFailureDelayMs?: number;
-  /** Destination policy (default: the built-in refusals and the user's own rules). */
-  destinations?: DestinationCheck;
-  /** The resolvers for SPF, DKIM and DMARC (dns.servers; default: the system's). */
-  dns?: Partial<DnsConfig>;
-  /** The resolve function itself (default: one made from `dns`). */
-  resolve?: DnsResolve;
 }
 
-/** The daemon hands over its one mail door (parts/mail-door.ts); a gateway built alone makes its own. */
-type SmtpGatewayDoor =
-  | { mail: MailDoor }
-  | {
-      mail?: undefined;
-      dataDir: string;
-      store: QueueStore;
-      directory: UserDirectory;
-      /** Where mail is parsed: the daemon's worker threads (default: on this thread). */
-      readers?: InputReaders;
-      /** Converts office attachments to PDF (default: LibreOffice from PATH with the default limits). */
-      office?: DocumentConverter;
-      /** intake.partial (default refuse) */
-      partial?: PartialMode;
-    };
-
-export type SmtpGatewayOptions = SmtpGatewayCommon & SmtpGatewayDoor;
-
 const MAX_RATE_STRIKES = 3;
+/** The pause after a failed AUTH, times the session's failures (a guesser waits; a typo barely). */
+const AUTH_FAILURE_DELAY_MS = 1000;
 
 export class SmtpGateway {
   private readonly smtp: SmtpConfig;
   private readonly clientFor: (user: string) => FaxApi;
   private readonly log: Logger;
   private readonly clock: Clock;
-  private readonly metrics?: Metrics;
+  private readonly metrics: Metrics;
   private readonly mail: MailDoor;
-  /** the door was made here (a gateway built alone), not handed over by the daemon */
-  private readonly ownDoor: boolean;
   private readonly trusted;
   private readonly limiter: RateLimiter;
   private readonly clientLimiter: RateLimiter;
   private readonly authDelayMs: number;
-  /** the converter this gateway made for itself, closed with it */
-  private readonly ownOffice?: OfficeConverter;
   private tls?: { key: Buffer; cert: Buffer };
   private readonly destinations: DestinationCheck;
   private readonly users: () => readonly UserConfig[];
@@ -114,51 +90,29 @@ export class SmtpGateway {
     this.smtp = opts.smtp;
     this.clientFor = opts.clientFor;
     this.log = opts.logger;
-    this.clock = opts.clock ?? systemClock;
+    this.clock = opts.clock;
     this.metrics = opts.metrics;
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
     this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
-    this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient ?? 30, this.clock);
-    this.authDelayMs = opts.authFailureDelayMs ?? 1000;
+    this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient, this.clock);
+    this.authDelayMs = opts.authFailureDelayMs ?? AUTH_FAILURE_DELAY_MS;
     this.lockout = new AuthLockout(this.clock);
-    this.ownDoor = !opts.mail;
-    if (opts.mail) this.mail = opts.mail;
-    else {
-      if (!opts.office) this.ownOffice = new OfficeConverter();
-      this.mail = new MailDoor({
-        dataDir: opts.dataDir,
-        maxMessageBytes: opts.smtp.maxMessageBytes,
-        maxMessageAgeHours: (opts.smtp.senderAuth ?? senderAuthOff()).maxMessageAgeHours,
-        store: opts.store,
-        log: this.log,
-        metrics: this.metrics,
-        readers: opts.readers ?? inProcessReaders,
-        directory: opts.directory,
-        clock: this.clock,
-        inlineImageMinBytes: opts.smtp.inlineImageMinBytes,
-        office: opts.office ?? this.ownOffice,
-        partial: opts.partial,
-      });
-    }
+    this.mail = opts.mail;
     const users = opts.users;
     this.users = typeof users === "function" ? users : () => users;
     this.index = liveUserIndex(this.users);
-    this.destinations = opts.destinations ?? defaultPolicy(() => this.users());
+    this.destinations = opts.destinations;
     this.tap = new SessionTap(
-      { maxJunkCommands: opts.smtp.maxJunkCommands, idleSessionMs: opts.smtp.idleSessionMs ?? 120_000 },
+      { maxJunkCommands: opts.smtp.maxJunkCommands, idleSessionMs: opts.smtp.idleSessionMs },
       this.clock,
-      (code) => this.metrics?.smtpReplies.inc({ code: String(code) }),
+      (code) => this.metrics.smtpReplies.inc({ code: String(code) }),
     );
     this.slots = new SessionSlots({
       max: opts.smtp.maxConnections,
       reservedTrusted: opts.smtp.reservedTrustedConnections ?? SessionSlots.defaultReserve(opts.smtp.maxConnections),
       perClient: opts.smtp.maxConnectionsPerClient,
     });
-    this.verifier = new SenderVerifier(
-      opts.smtp.senderAuth ?? senderAuthOff(),
-      opts.resolve ?? makeResolver(opts.dns ?? {}),
-      opts.smtp.hostname ?? os.hostname(),
-    );
+    this.verifier = new SenderVerifier(opts.smtp.senderAuth, opts.resolve, opts.smtp.hostname ?? os.hostname());
     this.tls = this.readTls();
   }
 
@@ -188,8 +142,6 @@ export class SmtpGateway {
   }
 
   async listen(): Promise<Array<{ host: string; port: number }>> {
-    // a door handed over is opened by its owner (parts/mail-door.ts); one made here, here
-    if (this.ownDoor) await this.mail.open();
     const out: Array<{ host: string; port: number }> = [];
     for (const entry of this.smtp.listen) {
       const { host, port } = parseHostPort(entry, "smtp.listen");
@@ -243,7 +195,6 @@ export class SmtpGateway {
     ]);
     clearTimeout(timer);
     this.servers = [];
-    await this.ownOffice?.close();
   }
 
   private makeServer(): SMTPServer {
@@ -314,7 +265,7 @@ export class SmtpGateway {
       return this.reject(cb, st.log, refuse("CLIENT_LIMIT", text), { sessions: admitted.sessions, why: admitted.why });
     }
     this.sessions.set(session.id, new SessionState(this.log, session.id, client, trusted, true, this.clock.now()));
-    this.metrics?.smtpSessions.inc();
+    this.metrics.smtpSessions.inc();
     session.disabledCommands = this.sessionDisabled(session);
     // smtp-server answers a client that talks before the greeting with 421 and cuts it (a spam bot
     // does not wait for the 220). A stranger waits smtp.greetingDelayMs for it; our relays, and
@@ -475,7 +426,7 @@ export class SmtpGateway {
         (verdict) => {
           if (!verdict || verdict.ok) return cb();
           st.user = undefined;
-          this.metrics?.senderVerdicts.inc({ verdict: verdict.temporary ? "temperror" : "fail", check: verdict.check });
+          this.metrics.senderVerdicts.inc({ verdict: verdict.temporary ? "temperror" : "fail", check: verdict.check });
           st.log.info({ check: verdict.check, verdict: verdict.detail, user: user.name }, "sender check failed");
           this.reject(cb, st.log, verdict.refusal, { from: from.slice(0, 200), user: user.name });
         },
@@ -711,7 +662,7 @@ export class SmtpGateway {
       );
     }
     if (verdict.ok && (verdict.check === "auth" || verdict.check === "trusted")) return undefined;
-    this.metrics?.senderVerdicts.inc({
+    this.metrics.senderVerdicts.inc({
       verdict: verdict.ok ? "pass" : verdict.temporary ? "temperror" : "fail",
       check: verdict.check,
     });

@@ -19,7 +19,6 @@ import {
   type PrintRoute,
 } from "../intake/print-door.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { defaultPolicy } from "../intake/recipients/recipients.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
@@ -54,11 +53,11 @@ export interface FileProcessorDeps {
   defaultCountryCode: string;
   logger: Logger;
   clock: Clock;
-  metrics?: Metrics;
+  metrics: Metrics;
   /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
   readers: InputReaders;
-  /** Destination policy (default: intake/recipients' default policy: the built-in refusals). */
-  destinations?: DestinationCheck;
+  /** The destination policy, with the gateway's rules and each user's own. */
+  destinations: DestinationCheck;
   /** Converts office documents to PDF before they are queued. */
   office: DocumentConverter;
   /** Bytes of files read and not yet queued or refused, at most (default 256 MB). */
@@ -96,7 +95,7 @@ export class FileProcessor {
       office: deps.office,
       clientFor: deps.clientFor,
       defaultCountryCode: deps.defaultCountryCode,
-      destinations: deps.destinations ?? defaultPolicy(),
+      destinations: deps.destinations,
       faxPrefix: deps.spool.faxPrefix,
     });
   }
@@ -435,7 +434,7 @@ export class FileProcessor {
   }
 
   private count(outcome: string): void {
-    this.deps.metrics?.spoolFiles.inc({ outcome });
+    this.deps.metrics.spoolFiles.inc({ outcome });
   }
 
   private pruneSeen(now: number): void {

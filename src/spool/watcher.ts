@@ -1,21 +1,19 @@
 // Print to fax: watched folders, one per user, under spool.root (contract §5). Files are taken
 // when complete, claimed by rename, queued durably, then moved to done/ or failed/.
 import PQueue from "p-queue";
-import { systemClock, type Clock } from "../clock.js";
+import type { Clock } from "../clock.js";
 import { Periodic } from "../periodic.js";
 import type { SpoolConfig, UserConfig } from "../config/schema.js";
 import { describeError } from "../errors.js";
 import type { FaxApi } from "../fax/types.js";
 import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { defaultPolicy } from "../intake/recipients/recipients.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
-import { inProcessReaders, type InputReaders } from "../workers/pool.js";
+import type { InputReaders } from "../workers/pool.js";
 import { sweepFailedJobs } from "./failed-jobs.js";
 import { withFolder } from "./safe-folder.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
-import { OfficeConverter } from "../intake/office/office-convert.js";
 import { FileProcessor } from "./file-processor.js";
 import { callsFor, type FolderCalls } from "./folder-calls.js";
 import { ensureFolders, userFolders, type UserFolders } from "./folders.js";
@@ -34,8 +32,8 @@ export interface SpoolWatcherOptions {
   store: QueueStore;
   clientFor: (user: string) => FaxApi;
   logger: Logger;
-  clock?: Clock;
-  metrics?: Metrics;
+  clock: Clock;
+  metrics: Metrics;
   /**
    * Files handled at once (default 64: a burst of small letters shares the store's disk flushes;
    * 16 left the main thread idle a quarter of a burst, waiting for the flushes; docs/bench.md).
@@ -51,12 +49,12 @@ export interface SpoolWatcherOptions {
   onRescan?: (user: string) => void;
   /** Wait before a file whose addressing met a temporary failure is tried again (default 30 s). */
   retryMs?: number;
-  /** Where PDF text is read: the daemon's worker threads (default: on this thread). */
-  readers?: InputReaders;
-  /** Destination policy (default: the built-in refusals and each user's own rules). */
-  destinations?: DestinationCheck;
-  /** Converts office documents to PDF (default: LibreOffice from PATH with the default limits). */
-  office?: DocumentConverter;
+  /** Where PDF text is read: the daemon's worker threads. */
+  readers: InputReaders;
+  /** The destination policy, with the gateway's rules and each user's own. */
+  destinations: DestinationCheck;
+  /** Converts office documents to PDF; its owner closes it. */
+  office: DocumentConverter;
   /**
    * How a user folder's file calls are made (default: on the main thread if statfs says the
    * folder is on a local disk, through the thread pool if not; folder-calls.ts).
@@ -69,7 +67,6 @@ export class SpoolWatcher {
   private readonly clock: Clock;
   private readonly queue: PQueue;
   private readonly processor: FileProcessor;
-  private readonly office: DocumentConverter;
   private readonly spools = new Map<string, UserSpool>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private sweeper: Periodic<void> | null = null;
@@ -80,10 +77,9 @@ export class SpoolWatcher {
 
   constructor(private readonly opts: SpoolWatcherOptions) {
     this.log = opts.logger;
-    this.clock = opts.clock ?? systemClock;
+    this.clock = opts.clock;
     this.users = opts.users;
     this.queue = new PQueue({ concurrency: opts.concurrency ?? 64 });
-    this.office = opts.office ?? new OfficeConverter();
     this.processor = new FileProcessor({
       spool: opts.spool,
       store: opts.store,
@@ -92,9 +88,9 @@ export class SpoolWatcher {
       logger: opts.logger,
       clock: this.clock,
       metrics: opts.metrics,
-      readers: opts.readers ?? inProcessReaders,
-      destinations: opts.destinations ?? defaultPolicy(() => this.users),
-      office: this.office,
+      readers: opts.readers,
+      destinations: opts.destinations,
+      office: opts.office,
     });
   }
 
@@ -124,7 +120,6 @@ export class SpoolWatcher {
     this.queue.clear();
     await this.queue.onIdle();
     await swept;
-    if (!this.opts.office) await this.office.close();
   }
 
   /** SIGHUP: folders for new users, none for removed ones. */

@@ -122,6 +122,20 @@ describe("config", () => {
     expect(loadConfigFile(tempFile(`api: {baseUrl: sandbox}\n`), { env: {} }).api.baseUrl).toBe("sandbox");
   });
 
+  it("a section left out carries every default of its keys: code reads them, never writes its own", () => {
+    const c = parseConfigText("api:\n  baseUrl: sandbox\nspool:\n  root: /tmp/spool\n");
+    // the dispatcher's tuning, once defaulted in code (?? 60_000...), as the schema gives it
+    expect(c.queue).toMatchObject({ leaseMs: 60_000, reconcileGraceMs: 5000, perNumberConcurrency: 1 });
+    expect(c.queue).toMatchObject({ scheduleAheadHours: 0, unknownResultTries: 1, historyPageSize: 500 });
+    expect(c.queue).toMatchObject({ keyRecheckMs: 300_000, resultRules: [] });
+    expect(c.api).toMatchObject({ historyPerMinute: 8, dispatchShare: 0.5, contactCacheSeconds: 30 });
+    expect(c.smtp).toBeUndefined();
+    expect(c.spool).toMatchObject({ faxPrefix: "strip", addressWaitHours: 24 });
+    expect(c.office.queuePerUser).toBe(3);
+    const mx = parseConfigText("api:\n  baseUrl: sandbox\nsmtp:\n  domains: [fax.example.com]\n");
+    expect(mx.smtp?.senderAuth).toMatchObject({ maxUnverifiedSessions: 3, confirmHours: 24 });
+  });
+
   it("reports YAML syntax errors with the line", () => {
     const err = errorOf(() => parseConfigText("api:\n  baseUrl: [unclosed\n", { env: {} }));
     expect(err.code).toBe("CONFIG_INVALID");

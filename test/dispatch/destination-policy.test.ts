@@ -11,6 +11,7 @@ import { newJob, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { EMU_KEY } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
+import { testDispatchParts } from "../helpers/collaborators.js";
 
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
@@ -29,6 +30,7 @@ describe("destination policy at send time", () => {
     const gateway = { refuse: defaults.destinations.refuse, rules: [{ action: "deny" as const, prefix: "+1555999" }] };
     const client = clientFor(emu, EMU_KEY);
     const dispatcher = new Dispatcher({
+      ...testDispatchParts(),
       store: t.store,
       clientFor: () => client,
       api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },

@@ -12,6 +12,7 @@ import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { when } from "../helpers/wait.js";
 import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
+import { testDispatchParts } from "../helpers/collaborators.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -75,6 +76,7 @@ async function setup(
     );
   };
   const dispatcher = new Dispatcher({
+    ...testDispatchParts(),
     onPassEnd: () => {
       passCount += 1;
       for (const l of [...passListeners]) l();

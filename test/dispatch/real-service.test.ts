@@ -18,6 +18,7 @@ import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { EMU_KEY } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 import { waitUntil } from "../helpers/wait.js";
+import { testDispatchParts } from "../helpers/collaborators.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -58,13 +59,14 @@ async function setup(
   });
   let client: FaxClient = clientFor(emu, EMU_KEY, undefined, { gate: opts.gate });
   const dispatcher = new Dispatcher({
+    ...testDispatchParts(),
     store: t.store,
     clientFor: () => client,
     api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
     queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
     gate: opts.dispatcherSeesGate ? opts.gate : undefined,
-    clock: opts.clock,
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   return {
     store: t.store,

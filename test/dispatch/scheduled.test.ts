@@ -15,6 +15,7 @@ import { EMU_KEY } from "./emulator-facts.js";
 import { serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import { testDispatchParts } from "../helpers/collaborators.js";
 
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
@@ -31,6 +32,7 @@ describe("scheduled faxes", () => {
     const defaults = configSchema.parse({});
     const client = clientFor(emu, EMU_KEY);
     const dispatcher = new Dispatcher({
+      ...testDispatchParts(),
       store: t.store,
       clientFor: () => client,
       api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },

@@ -8,6 +8,7 @@ import { createFaxAgent, FaxClient } from "../../src/fax/client.js";
 import pino from "pino";
 import { createLogger, silentLogger } from "../../src/log/logger.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
+import { testDispatchParts } from "./collaborators.js";
 
 export interface ChildSpec {
   dataDir: string;
@@ -42,7 +43,14 @@ const clientFor = (user: string): FaxClient => {
   }
   return c;
 };
-const dispatcher = new Dispatcher({ store, clientFor, api: config.api, queue: config.queue, logger });
+const dispatcher = new Dispatcher({
+  ...testDispatchParts(),
+  store,
+  clientFor,
+  api: config.api,
+  queue: config.queue,
+  logger,
+});
 dispatcher.start();
 process.stdout.write("READY\n");
 setInterval(async () => {

@@ -6,7 +6,7 @@ import { FaxgateError, isFaxgateError } from "../../src/errors.js";
 import { pdfPageTexts } from "../../src/intake/pdf/pdf-text.js";
 import { isPrintRefusal, PrintDoor, type PrintFile, type PrintRoute } from "../../src/intake/print-door.js";
 import { parseTicket, type Ticket } from "../../src/intake/print/ticket.js";
-import { defaultPolicy } from "../../src/intake/recipients/recipients.js";
+import { testPolicy } from "../helpers/collaborators.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { TEST_PDF, tempStore, type TempStore } from "../helpers/store.js";
 
@@ -29,7 +29,7 @@ beforeEach(() => {
       throw new Error("no contact lookups here");
     },
     defaultCountryCode: "1",
-    destinations: defaultPolicy(),
+    destinations: testPolicy(),
   });
 });
 afterEach(() => t.cleanup());

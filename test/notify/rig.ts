@@ -6,7 +6,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { FormData, request } from "undici";
-import { configSchema, type NotifyConfig, type UserConfig } from "../../src/config/schema.js";
+import {
+  addressWaitHours,
+  configSchema,
+  type NotifyConfig,
+  smtpSettings,
+  type UserConfig,
+} from "../../src/config/schema.js";
 import { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import type { FaxApi } from "../../src/fax/types.js";
 import { UserDirectory } from "../../src/fax/user-directory.js";
@@ -22,6 +28,7 @@ import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emul
 import { docFile } from "../helpers/store.js";
 import { SmtpSink } from "./smtp-sink.js";
 import { waitUntil } from "../helpers/wait.js";
+import { defaultConfig, testDispatchParts } from "../helpers/collaborators.js";
 
 export const USERS: UserConfig[] = [
   { name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice },
@@ -70,6 +77,7 @@ export class Rig {
       clock: this.clock,
     });
     this.dispatcher = new Dispatcher({
+      ...testDispatchParts(),
       store: this.store,
       clientFor: this.clientFor,
       api: { ...defaults.api, baseUrl: this.emu.baseUrl, concurrency: 8, ratePerSecond: 1000 },
@@ -107,6 +115,7 @@ export class Rig {
       transport: this.sink.url,
       preferenceRefreshMs: this.opts.refreshMs ?? 3_600_000,
       attachments: "service",
+      report: "off",
       inbound: { enabled: true, intervalMs: 60_000, mailBacklog: this.opts.mailBacklog ?? false },
       ...(this.opts.adminCopy ? { adminCopy: this.opts.adminCopy } : {}),
       ...over,
@@ -124,6 +133,8 @@ export class Rig {
       logger: this.logger.child({ component: "notify" }),
       clock: this.clock,
       metrics: this.metrics,
+      addressWaitHours: addressWaitHours(defaultConfig()),
+      confirmHours: smtpSettings(defaultConfig()).senderAuth.confirmHours,
       ...over,
     });
     this.opened.push(n);

@@ -11,6 +11,7 @@ import { configSchema, type PartialMode, type SmtpConfig, type UserConfig } from
 import type { DestinationCheck } from "../../src/intake/recipients/destination-policy.js";
 import { UserDirectory } from "../../src/fax/user-directory.js";
 import type { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import { systemClock } from "../../src/clock.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import { SmtpGateway } from "../../src/smtp/server.js";
@@ -18,6 +19,7 @@ import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { ReaderPool, type ReaderPoolOptions } from "../../src/workers/pool.js";
 import { clientFor, closeClients } from "../helpers/client.js";
+import { testMailDoor, testOffice, testPolicy, testResolver } from "../helpers/collaborators.js";
 import { TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 
 export const DOMAIN = "fax.example.com";
@@ -71,21 +73,33 @@ export async function startRig(
   // mail is parsed on worker threads, as in the daemon
   const readers = new ReaderPool({ threads: 1, ...opts.readers });
   let users = opts.users ?? USERS;
-  const gateway = new SmtpGateway({
-    smtp: smtpConfig(opts.smtp),
-    users: () => users,
+  const smtp = smtpConfig(opts.smtp);
+  const logger = opts.logger ?? silentLogger();
+  // a test that names no converter gets LibreOffice from PATH, as a daemon without office settings
+  const office = opts.office ?? testOffice();
+  const mail = await testMailDoor({
     dataDir,
     store: opts.wrapStore ? opts.wrapStore(store) : store,
-    clientFor: cf,
     directory: new UserDirectory({ clientFor: cf }),
-    logger: opts.logger ?? silentLogger(),
+    readers,
+    office,
+    logger,
+    metrics,
+    clock: systemClock,
+    smtp,
+    partial: opts.partial,
+  });
+  const gateway = new SmtpGateway({
+    smtp,
+    users: () => users,
+    mail,
+    clientFor: cf,
+    logger,
+    clock: systemClock,
     metrics,
     authFailureDelayMs: opts.authFailureDelayMs ?? 20,
-    readers,
-    destinations: opts.destinations,
-    office: opts.office,
-    ...(opts.dns ? { dns: opts.dns } : {}),
-    partial: opts.partial,
+    destinations: opts.destinations ?? testPolicy(() => users),
+    resolve: testResolver(opts.dns),
   });
   const [addr] = await gateway.listen();
   return {
@@ -100,6 +114,7 @@ export async function startRig(
     },
     async close() {
       await gateway.close({ timeoutMs: 500 });
+      if (!opts.office) await office.close();
       await readers.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -19,6 +19,7 @@ import { canaryPdf, docx, docxPicture, HAVE_PDFTOTEXT, listener, pdfText } from 
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { drain, TEST_QUEUE_TIMINGS } from "../dispatch/rig.js";
 import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, USERS, withRig } from "./harness.js";
+import { testDispatchParts } from "../helpers/collaborators.js";
 
 const DOCX = readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"));
 const HAVE_SOFFICE = findExecutable("soffice") !== null;
@@ -49,6 +50,7 @@ async function dispatchAll(store: SqliteStore): Promise<void> {
   const defaults = configSchema.parse({});
   const keys = new Map(USERS.map((u) => [u.name, u.apiKey]));
   const dispatcher = new Dispatcher({
+    ...testDispatchParts(),
     store,
     clientFor: (user) => clientFor(emu, keys.get(user)!),
     api: { ...defaults.api, baseUrl: emu.baseUrl, ratePerSecond: 1000 },

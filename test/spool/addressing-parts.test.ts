@@ -10,7 +10,7 @@ import { isIgnoredName, judgeStat } from "../../src/spool/safe-file.js";
 import { parseTicket } from "../../src/intake/print/ticket.js";
 import { isFaxgateError } from "../../src/errors.js";
 import { textPdf } from "./harness.js";
-import { defaultPolicy } from "../../src/intake/recipients/recipients.js";
+import { testPolicy } from "../helpers/collaborators.js";
 
 const noApi = () => {
   throw new Error("no contacts in this test");
@@ -106,13 +106,13 @@ describe("tickets", () => {
 });
 
 describe("addressing: what the user typed wins, conflicting codes refuse", () => {
-  const base = { defaultCountryCode: "1", api: noApi, user: "alice", destinations: defaultPolicy() };
+  const base = { defaultCountryCode: "1", api: noApi, user: "alice", destinations: testPolicy() };
   it("the destination policy is the user's own first: alice's allow and bob's deny hold for print too", async () => {
     const users = [
       { name: "alice", destinations: { rules: [{ action: "allow" as const, prefix: "+1900555" }] } },
       { name: "bob", destinations: { rules: [{ action: "deny" as const, prefix: "+1555222" }] } },
     ];
-    const destinations = defaultPolicy(() => users);
+    const destinations = testPolicy(() => users);
     const allowed = await decideAddressing({ ...base, destinations, fileName: "19005550142 - Menu.pdf" });
     expect(allowed.recipients).toEqual([{ number: "+19005550142" }]);
     const premium = await decideAddressing({

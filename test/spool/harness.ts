@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
-import type { Clock } from "../../src/clock.js";
+import { systemClock, type Clock } from "../../src/clock.js";
 import type { SpoolConfig, UserConfig } from "../../src/config/schema.js";
 import type { FaxApi } from "../../src/fax/types.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -14,6 +14,7 @@ import { SpoolWatcher, type SpoolWatcherOptions } from "../../src/spool/watcher.
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { Job } from "../../src/store/types.js";
 import { ReaderPool } from "../../src/workers/pool.js";
+import { testOffice, testPolicy, testSpool } from "../helpers/collaborators.js";
 import { afterThisFile } from "../helpers/file-cleanup.js";
 
 export const ALICE: UserConfig = { name: "alice", email: "alice@example.com", aliases: [], apiKey: "test-key-alice" };
@@ -70,15 +71,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
   const store = SqliteStore.open({ dataDir: path.join(dir, "data") });
   const metrics = new Metrics();
   const users = opts.users ?? [ALICE, BOB];
-  const spool: SpoolConfig = {
-    root,
-    stableMs: 150,
-    doneRetentionDays: 7,
-    dedupeWindowMinutes: 60,
-    maxFileBytes: 1_000_000,
-    maxWriteMinutes: 30,
-    ...opts.spool,
-  };
+  const spool: SpoolConfig = { ...testSpool(root, { stableMs: 150, maxFileBytes: 1_000_000 }), ...opts.spool };
   const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
   if (!sharedReaders) {
     const pool = new ReaderPool({ threads: 1 });
@@ -107,6 +100,8 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
       };
       events.on(event, on);
     });
+  // a folder without office settings converts with LibreOffice from PATH, as the daemon does
+  const office = testOffice();
   const make = () =>
     new SpoolWatcher({
       spool,
@@ -116,7 +111,9 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
       clientFor: opts.clientFor ?? noApi,
       logger: silentLogger(),
       metrics,
-      clock: opts.clock,
+      clock: opts.clock ?? systemClock,
+      destinations: testPolicy(() => users),
+      office,
       rescanMs: 1000,
       sweepMs: 200,
       retryMs: 300,
@@ -147,6 +144,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
     },
     close: async () => {
       await h.watcher.stop();
+      await office.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });
     },

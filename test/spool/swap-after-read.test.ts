@@ -5,19 +5,25 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log/logger.js";
+import { Metrics } from "../../src/metrics/metrics.js";
 import { SpoolWatcher } from "../../src/spool/watcher.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { NewJob } from "../../src/store/types.js";
+import { inProcessReaders } from "../../src/workers/pool.js";
+import { testOffice, testPolicy, testSpool } from "../helpers/collaborators.js";
 import { waitUntil } from "../helpers/wait.js";
 import { ALICE, drop, textPdf } from "./harness.js";
 
 let dir = "";
 let watcher: SpoolWatcher | null = null;
 let store: SqliteStore | null = null;
+const office = testOffice();
 afterEach(async () => {
   await watcher?.stop();
+  await office.close();
   store?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -45,14 +51,7 @@ it("stores the bytes it judged even if the work file is swapped for a symlink be
   }) as QueueStore;
   const root = path.join(dir, "spool");
   watcher = new SpoolWatcher({
-    spool: {
-      root,
-      stableMs: 100,
-      doneRetentionDays: 7,
-      dedupeWindowMinutes: 60,
-      maxFileBytes: 1_000_000,
-      maxWriteMinutes: 30,
-    },
+    spool: testSpool(root, { stableMs: 100, maxFileBytes: 1_000_000 }),
     users: [ALICE],
     defaultCountryCode: "1",
     store: swapping,
@@ -60,6 +59,11 @@ it("stores the bytes it judged even if the work file is swapped for a symlink be
       throw new Error("no fax service in this test");
     },
     logger: silentLogger(),
+    clock: systemClock,
+    metrics: new Metrics(),
+    readers: inProcessReaders,
+    destinations: testPolicy(() => [ALICE]),
+    office,
     rescanMs: 500,
   });
   await watcher.start();

@@ -7,6 +7,7 @@ import { silentLogger } from "../../src/log/logger.js";
 import { WebhookReceiver } from "../../src/webhooks/receiver.js";
 import { request } from "undici";
 import { newJob, tempStore, type TempStore } from "../helpers/store.js";
+import { testDispatchParts } from "../helpers/collaborators.js";
 
 let t: TempStore | null = null;
 afterEach(() => {
@@ -35,6 +36,7 @@ describe("applyServiceRecord", () => {
       },
     };
     const dispatcher = new Dispatcher({
+      ...testDispatchParts(),
       store: t.store,
       clientFor: () => service as never,
       api: defaults.api,

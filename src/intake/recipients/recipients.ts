@@ -45,11 +45,6 @@ export function destinationPolicy(
     checkDestination(e164, gateway() ?? {}, users().find((u) => u.name === userName) ?? { name: userName });
 }
 
-/** Where no policy was handed in (a part built on its own): the same policy, without gateway rules. */
-export function defaultPolicy(users: () => ReadonlyArray<UserRules> = () => []): DestinationCheck {
-  return destinationPolicy(() => undefined, users);
-}
-
 /**
  * The number an entry names, without the policy: a contact is looked up with the user's key
  * (its errors, UNKNOWN_CONTACT and the service's, are thrown as they are).

@@ -72,9 +72,6 @@ interface AuthOutcome {
     | false;
 }
 
-/** smtp.senderAuth.maxUnverifiedSessions when not set */
-export const DEFAULT_UNVERIFIED_SESSIONS = 3;
-
 export class SenderVerifier {
   private readonly slots: UnverifiedSlots;
 
@@ -84,7 +81,7 @@ export class SenderVerifier {
     /** our name in the Authentication-Results mailauth writes (not kept) */
     private readonly hostname: string,
   ) {
-    this.slots = new UnverifiedSlots(config.maxUnverifiedSessions ?? DEFAULT_UNVERIFIED_SESSIONS);
+    this.slots = new UnverifiedSlots(config.maxUnverifiedSessions);
   }
 
   /**
