@@ -34,15 +34,16 @@ import type {
 } from "../types.js";
 import * as addressing from "./addressing.js";
 import * as confirming from "./confirming.js";
-import { createPgContext, lockKey, type PgContext, type PgStoreOptions } from "./context.js";
+import { createPgContext, type PgContext, type PgStoreOptions } from "./context.js";
 import * as documents from "./documents.js";
 import { DutyConnection } from "./duties.js";
 import * as intake from "./enqueue.js";
-import * as kv from "./kv.js";
-import { releaseSql, signedUseSql, type SignedUse, type SignedUseAnswer } from "../signed-uses.js";
-import { POSTGRES } from "../transition-sql.js";
+import type { Db } from "../sql/db.js";
+import * as kv from "../sql/kv.js";
+import * as notifications from "../sql/notifications.js";
+import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
+import { pgDb } from "./pg-db.js";
 import * as leases from "./leases.js";
-import * as notifications from "./notifications.js";
 import * as operator from "./operator.js";
 import * as read from "./read.js";
 import * as received from "./received.js";
@@ -59,6 +60,8 @@ export class PgStore implements QueueStore {
   /** The URL with its password masked, for messages and logs. */
   readonly shownUrl: string;
   private readonly ctx: PgContext;
+  /** The query layer's port (../sql/db.ts): the operations written once for both stores run on it. */
+  private readonly q: Db;
   private readonly enqueuedListeners = new Set<(job: Job) => void>();
   private readonly duties: DutyConnection;
 
@@ -85,6 +88,7 @@ export class PgStore implements QueueStore {
 
   private constructor(ctx: PgContext) {
     this.ctx = ctx;
+    this.q = pgDb(ctx);
     this.dataDir = ctx.dataDir;
     this.cacheDir = ctx.cacheDir;
     this.shownUrl = ctx.shownUrl;
@@ -286,27 +290,27 @@ export class PgStore implements QueueStore {
   // ---- notifications
 
   enqueueNotification(n: NewNotification): Promise<{ id: number; duplicate: boolean }> {
-    return notifications.enqueueNotification(this.ctx, n);
+    return notifications.enqueueNotification(this.q, n);
   }
 
   claimNotifications(owner: string, limit: number, leaseMs: number): Promise<Notification[]> {
-    return notifications.claimNotifications(this.ctx, owner, limit, leaseMs);
+    return notifications.claimNotifications(this.q, owner, limit, leaseMs);
   }
 
   completeNotification(id: number, state: "sent" | "skipped"): Promise<void> {
-    return notifications.completeNotification(this.ctx, id, state);
+    return notifications.completeNotification(this.q, id, state);
   }
 
   deferNotification(id: number, error: string, nextAttemptAt: Date): Promise<void> {
-    return notifications.deferNotification(this.ctx, id, error, nextAttemptAt);
+    return notifications.deferNotification(this.q, id, error, nextAttemptAt);
   }
 
   failNotification(id: number, error: string): Promise<void> {
-    return notifications.failNotification(this.ctx, id, error);
+    return notifications.failNotification(this.q, id, error);
   }
 
   listNotifications(filter: { jobId?: string; kind?: string; user?: string } = {}): Promise<Notification[]> {
-    return notifications.listNotifications(this.ctx, filter);
+    return notifications.listNotifications(this.q, filter);
   }
 
   // ---- received faxes (store/received.ts)
@@ -342,32 +346,20 @@ export class PgStore implements QueueStore {
   // ---- key/value and duties
 
   getState(key: string): Promise<string | null> {
-    return kv.getState(this.ctx, key);
+    return kv.getState(this.q, key);
   }
 
   setState(key: string, value: string): Promise<void> {
-    return kv.setState(this.ctx, key, value);
+    return kv.setState(this.q, key, value);
   }
 
   // ---- the replay record of signed mail
   useSignedMessage(use: SignedUse): Promise<SignedUseAnswer> {
-    return this.ctx.tx("record a signed message's use", async (c) => {
-      // one lock per key, in one order: the check and the insert of two gateways cannot interleave
-      for (const key of [...use.keys].sort())
-        await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey(`signed:${key}`)]);
-      const q = signedUseSql(POSTGRES, use, new Date(this.ctx.clock.now()).toISOString());
-      await c.query(q.purge.text, q.purge.args);
-      const used = await c.query<{ recipient: string; used_at: string }>(q.conflict.text, q.conflict.args);
-      const row = used.rows[0];
-      if (row) return { ok: false, usedAt: row.used_at, recipient: row.recipient } as const;
-      for (const ins of q.inserts) await c.query(ins.text, ins.args);
-      return { ok: true } as const;
-    });
+    return useSignedMessage(this.q, use);
   }
 
-  async releaseSignedMessage(claim: string): Promise<void> {
-    const q = releaseSql(POSTGRES, claim);
-    await this.ctx.q("give back a signed message's use", q.text, q.args);
+  releaseSignedMessage(claim: string): Promise<void> {
+    return releaseSignedMessage(this.q, claim);
   }
 
   /** A session advisory lock per duty on the duty connection (duties.ts). */
