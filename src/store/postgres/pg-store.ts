@@ -40,6 +40,7 @@ import { DutyConnection } from "./duties.js";
 import * as intake from "./enqueue.js";
 import type { Db } from "../sql/db.js";
 import * as kv from "../sql/kv.js";
+import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { pgDb } from "./pg-db.js";
@@ -48,7 +49,6 @@ import * as operator from "./operator.js";
 import * as read from "./read.js";
 import * as received from "./received.js";
 import { migrate } from "./schema.js";
-import * as transitions from "./transitions.js";
 
 export type { PgStoreOptions } from "./context.js";
 
@@ -206,39 +206,39 @@ export class PgStore implements QueueStore {
     fields: FaxResultFields & { messageId: string },
     apiCalls = 0,
   ): Promise<boolean> {
-    return transitions.markAccepted(this.ctx, key, sendId, fields, apiCalls);
+    return transitions.markAccepted(this.q, key, sendId, fields, apiCalls);
   }
 
   markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean> {
-    return transitions.markUnknown(this.ctx, key, sendId, error);
+    return transitions.markUnknown(this.q, key, sendId, error);
   }
 
   postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean> {
-    return transitions.postponeUnknown(this.ctx, key, sendId, error, nextAttemptAt);
+    return transitions.postponeUnknown(this.q, key, sendId, error, nextAttemptAt);
   }
 
   defer(key: RecipientKey, opts: DeferOptions): Promise<boolean> {
-    return transitions.defer(this.ctx, key, opts);
+    return transitions.defer(this.q, key, opts);
   }
 
   fail(key: RecipientKey, opts: FailOptions): Promise<boolean> {
-    return transitions.fail(this.ctx, key, opts);
+    return transitions.fail(this.q, key, opts);
   }
 
   complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean> {
-    return transitions.complete(this.ctx, key, fields);
+    return transitions.complete(this.q, key, fields);
   }
 
   recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void> {
-    return transitions.recordProgress(this.ctx, key, fields);
+    return transitions.recordProgress(this.q, key, fields);
   }
 
   addApiCalls(keys: RecipientKey[], calls: number): Promise<void> {
-    return transitions.addApiCalls(this.ctx, keys, calls);
+    return transitions.addApiCalls(this.q, keys, calls);
   }
 
   wakeDeferred(user: string, errorPrefix: string): Promise<number> {
-    return transitions.wakeDeferred(this.ctx, user, errorPrefix);
+    return transitions.wakeDeferred(this.q, user, errorPrefix);
   }
 
   // ---- operators

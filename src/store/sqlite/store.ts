@@ -42,6 +42,7 @@ import * as addressing from "./addressing.js";
 import * as confirming from "./confirming.js";
 import * as enq from "./enqueue.js";
 import * as kv from "../sql/kv.js";
+import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { SqliteDb } from "./sqlite-db.js";
@@ -50,7 +51,6 @@ import * as ops from "./operator.js";
 import * as read from "./read.js";
 import * as received from "./received.js";
 import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from "../received.js";
-import * as steps from "./transitions.js";
 
 export interface StoreOptions {
   dataDir: string;
@@ -256,15 +256,15 @@ export class SqliteStore implements QueueStore {
     fields: FaxResultFields & { messageId: string },
     apiCalls = 0,
   ): Promise<boolean> {
-    return this.q.exclusive(() => steps.markAccepted(this.c, key, sendId, fields, apiCalls));
+    return steps.markAccepted(this.q, key, sendId, fields, apiCalls);
   }
 
   async markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean> {
-    return this.q.exclusive(() => steps.markUnknown(this.c, key, sendId, error));
+    return steps.markUnknown(this.q, key, sendId, error);
   }
 
   async postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean> {
-    return this.q.exclusive(() => steps.postponeUnknown(this.c, key, sendId, error, nextAttemptAt));
+    return steps.postponeUnknown(this.q, key, sendId, error, nextAttemptAt);
   }
 
   async defer(
@@ -278,26 +278,26 @@ export class SqliteStore implements QueueStore {
       expect?: RecipientState[];
     },
   ): Promise<boolean> {
-    return this.q.exclusive(() => steps.defer(this.c, key, opts));
+    return steps.defer(this.q, key, opts);
   }
 
   async fail(
     key: RecipientKey,
     opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] },
   ): Promise<boolean> {
-    return this.q.exclusive(() => steps.fail(this.c, key, opts));
+    return steps.fail(this.q, key, opts);
   }
 
   async complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean> {
-    return this.q.exclusive(() => steps.complete(this.c, key, fields));
+    return steps.complete(this.q, key, fields);
   }
 
   async recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void> {
-    return this.q.exclusive(() => steps.recordProgress(this.c, key, fields));
+    return steps.recordProgress(this.q, key, fields);
   }
 
   async addApiCalls(keys: RecipientKey[], calls: number): Promise<void> {
-    return this.q.exclusive(() => steps.addApiCalls(this.c, keys, calls));
+    return steps.addApiCalls(this.q, keys, calls);
   }
 
   async listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
@@ -313,7 +313,7 @@ export class SqliteStore implements QueueStore {
   }
 
   async wakeDeferred(user: string, errorPrefix: string): Promise<number> {
-    return this.q.exclusive(() => steps.wakeDeferred(this.c, user, errorPrefix));
+    return steps.wakeDeferred(this.q, user, errorPrefix);
   }
 
   async nextDueAt(): Promise<string | null> {
