@@ -40,13 +40,13 @@ import { DutyConnection } from "./duties.js";
 import * as intake from "./enqueue.js";
 import type { Db } from "../sql/db.js";
 import * as kv from "../sql/kv.js";
+import * as reads from "../sql/read.js";
 import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { pgDb } from "./pg-db.js";
 import * as leases from "./leases.js";
 import * as operator from "./operator.js";
-import * as read from "./read.js";
 import * as received from "./received.js";
 import { migrate } from "./schema.js";
 
@@ -64,6 +64,8 @@ export class PgStore implements QueueStore {
   private readonly q: Db;
   private readonly enqueuedListeners = new Set<(job: Job) => void>();
   private readonly duties: DutyConnection;
+  /** A job as this instance hands it out: its documents' paths in this instance's cache. */
+  private readonly local = (job: Job): Job => documents.withLocalPaths(this.ctx, job);
 
   /** Connects, brings the schema up to date (one instance at a time) and sweeps stale cached copies. */
   static async open(opts: PgStoreOptions): Promise<PgStore> {
@@ -146,39 +148,39 @@ export class PgStore implements QueueStore {
   // ---- reading
 
   getJob(id: string): Promise<Job | null> {
-    return read.getJob(this.ctx, id);
+    return reads.jobById(this.q, this.local, id);
   }
 
   listJobs(filter: JobFilter = {}): Promise<Job[]> {
-    return read.listJobs(this.ctx, filter);
+    return reads.listJobs(this.q, this.local, filter);
   }
 
   countJobs(filter: JobFilter = {}): Promise<number> {
-    return read.countJobs(this.ctx, filter);
+    return reads.countJobs(this.q, filter);
   }
 
   counts(): Promise<QueueCounts> {
-    return read.counts(this.ctx);
+    return reads.counts(this.q);
   }
 
   listEvents(jobId: string): Promise<JobEvent[]> {
-    return read.listEvents(this.ctx, jobId);
+    return reads.listEvents(this.q, jobId);
   }
 
   listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return read.listProcessing(this.ctx, limit);
+    return reads.listProcessing(this.q, limit);
   }
 
   listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return read.listUnknown(this.ctx, sentBefore, limit);
+    return reads.listUnknown(this.q, sentBefore, limit);
   }
 
   isKnownMessage(messageId: string): Promise<boolean> {
-    return read.isKnownMessage(this.ctx, messageId);
+    return reads.isKnownMessage(this.q, messageId);
   }
 
   nextDueAt(): Promise<string | null> {
-    return read.nextDueAt(this.ctx);
+    return reads.nextDueAt(this.q);
   }
 
   // ---- dispatcher side
