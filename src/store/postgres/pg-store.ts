@@ -5,6 +5,8 @@
 // instances need differs: claims lock rows and numbers (leases.ts), documents live in the
 // database with a cached copy per instance (documents.ts), duties and new-job news ride on one
 // session of their own (duties.ts).
+import { promises as fsp } from "node:fs";
+import path from "node:path";
 import { FaxgateError } from "../../errors.js";
 import type {
   ClaimedGroup,
@@ -40,13 +42,13 @@ import { DutyConnection } from "./duties.js";
 import * as intake from "./enqueue.js";
 import type { Db } from "../sql/db.js";
 import * as kv from "../sql/kv.js";
+import * as operator from "../sql/operator.js";
 import * as reads from "../sql/read.js";
 import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { pgDb } from "./pg-db.js";
 import * as leases from "./leases.js";
-import * as operator from "./operator.js";
 import * as received from "./received.js";
 import { migrate } from "./schema.js";
 
@@ -246,19 +248,19 @@ export class PgStore implements QueueStore {
   // ---- operators
 
   retry(id: string): Promise<Job> {
-    return operator.retry(this.ctx, id);
+    return operator.retry(this.q, this.local, id);
   }
 
   cancel(id: string, by?: string): Promise<Job> {
-    return operator.cancel(this.ctx, id, by);
+    return operator.cancel(this.q, this.local, id, by);
   }
 
   hold(id: string): Promise<Job> {
-    return operator.hold(this.ctx, id);
+    return operator.hold(this.q, this.local, id);
   }
 
   release(id: string): Promise<Job> {
-    return operator.release(this.ctx, id);
+    return operator.release(this.q, this.local, id);
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
@@ -285,8 +287,12 @@ export class PgStore implements QueueStore {
     return confirming.expireUnconfirmed(this.ctx, before, reason);
   }
 
-  purge(olderThanMs: number): Promise<number> {
-    return operator.purge(this.ctx, olderThanMs);
+  async purge(olderThanMs: number): Promise<number> {
+    const { purged, cutoff } = await operator.purge(this.q, olderThanMs, (id) =>
+      fsp.rm(path.join(this.ctx.cacheDir, id), { recursive: true, force: true }),
+    );
+    if (purged > 0) this.ctx.log.info({ jobs: purged, cutoff }, "purged finished jobs");
+    return purged;
   }
 
   // ---- notifications

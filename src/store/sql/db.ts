@@ -87,3 +87,13 @@ export function toNumbered(text: string): string {
 
 /** `?, ?, ?` for an IN list of `n` values (callers pass a non-empty list). */
 export const marks = (n: number): string => Array.from({ length: n }, () => "?").join(", ");
+
+/** One statement whose text differs in a part: `fn` writes it for each dialect. */
+export const perDialect = (fn: (d: DialectName) => string): Sql =>
+  dialect({ sqlite: fn("sqlite"), postgres: fn("postgres") });
+
+/** `column IN (<the values of one JSON array parameter>)`, for lists of any length. */
+export const inJson = (column: string, d: DialectName): string =>
+  d === "sqlite"
+    ? `${column} IN (SELECT value FROM json_each(?))`
+    : `${column} IN (SELECT json_array_elements_text(?::json))`;

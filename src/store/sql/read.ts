@@ -17,7 +17,7 @@ import {
   type Recipient,
   type RecipientState,
 } from "../types.js";
-import { type Db, type DialectName, dialect, nowIso, type Runner, textFor } from "./db.js";
+import { type Db, type DialectName, dialect, inJson, nowIso, perDialect, type Runner, textFor } from "./db.js";
 
 export type Local = (job: Job) => Job;
 
@@ -85,10 +85,7 @@ function jobWhere(d: DialectName, filter: JobFilter): { where: string; args: unk
 /** Insertion order among jobs enqueued in the same millisecond. */
 const INSERTED = dialect({ sqlite: "rowid", postgres: "seq" });
 /** The recipients of a list of jobs, the ids given as one JSON array. */
-const RECIPIENTS_OF = dialect({
-  sqlite: "SELECT * FROM recipients WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, idx",
-  postgres: "SELECT * FROM recipients WHERE job_id IN (SELECT json_array_elements_text(?::json)) ORDER BY job_id, idx",
-});
+const RECIPIENTS_OF = perDialect((d) => `SELECT * FROM recipients WHERE ${inJson("job_id", d)} ORDER BY job_id, idx`);
 
 /** Newest first; `limit` (default 1000) and `offset` page through the same order. */
 export async function listJobs(db: Db, local: Local, filter: JobFilter = {}): Promise<Job[]> {

@@ -42,13 +42,13 @@ import * as addressing from "./addressing.js";
 import * as confirming from "./confirming.js";
 import * as enq from "./enqueue.js";
 import * as kv from "../sql/kv.js";
+import * as ops from "../sql/operator.js";
 import * as reads from "../sql/read.js";
 import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { SqliteDb } from "./sqlite-db.js";
 import * as leases from "./leases.js";
-import * as ops from "./operator.js";
 import * as received from "./received.js";
 import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from "../received.js";
 
@@ -325,23 +325,27 @@ export class SqliteStore implements QueueStore {
 
   // ---- operators
   async retry(id: string): Promise<Job> {
-    return this.q.exclusive(() => ops.retry(this.c, id));
+    return ops.retry(this.q, same, id);
   }
 
   async cancel(id: string, by?: string): Promise<Job> {
-    return this.q.exclusive(() => ops.cancel(this.c, id, by));
+    return ops.cancel(this.q, same, id, by);
   }
 
   async hold(id: string): Promise<Job> {
-    return this.q.exclusive(() => ops.hold(this.c, id));
+    return ops.hold(this.q, same, id);
   }
 
   async release(id: string): Promise<Job> {
-    return this.q.exclusive(() => ops.release(this.c, id));
+    return ops.release(this.q, same, id);
   }
 
   async purge(olderThanMs: number): Promise<number> {
-    return this.q.exclusive(() => ops.purge(this.c, olderThanMs));
+    const { purged, cutoff } = await ops.purge(this.q, olderThanMs, (id) =>
+      fsp.rm(path.join(this.documentsDir, id), { recursive: true, force: true }),
+    );
+    if (purged > 0) this.c.log.info({ jobs: purged, cutoff }, "purged finished jobs");
+    return purged;
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
