@@ -38,11 +38,11 @@ export async function claimNotifications(
 ): Promise<Notification[]> {
   const nowMs = db.clock.now();
   const now = new Date(nowMs).toISOString();
-  const rows = await db.tx("claim notifications", (t) =>
-    t.all<NotificationRow>(
-      dialect({ sqlite: `${CLAIM}) RETURNING *`, postgres: `${CLAIM} FOR UPDATE SKIP LOCKED) RETURNING *` }),
-      [owner, new Date(nowMs + leaseMs).toISOString(), now, now, limit],
-    ),
+  // one statement, on its own: SQLite gives it BEGIN IMMEDIATE (sqlite-db.ts), PostgreSQL skips
+  // the rows another instance has locked, so two instances never take the same notice
+  const rows = await db.all<NotificationRow>(
+    dialect({ sqlite: `${CLAIM}) RETURNING *`, postgres: `${CLAIM} FOR UPDATE SKIP LOCKED) RETURNING *` }),
+    [owner, new Date(nowMs + leaseMs).toISOString(), now, now, limit],
   );
   return rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id - b.id).map(toNotification);
 }

@@ -49,21 +49,39 @@ export class SqliteDb implements Db {
     return fn();
   }
 
-  async all<R>(s: Sql, args?: readonly unknown[]): Promise<R[]> {
+  async all<R>(s: Sql, args: readonly unknown[] = []): Promise<R[]> {
     if (this.turn) await this.free();
-    return this.inside.all<R>(s, args);
+    return this.alone(s, (st) => st.all(...args) as R[]);
   }
 
-  async get<R>(s: Sql, args?: readonly unknown[]): Promise<R | undefined> {
+  async get<R>(s: Sql, args: readonly unknown[] = []): Promise<R | undefined> {
     if (this.turn) await this.free();
-    return this.inside.get<R>(s, args);
+    return this.alone(s, (st) => st.get(...args) as R | undefined);
   }
 
-  async run(s: Sql, args?: readonly unknown[]): Promise<RunResult> {
+  async run(s: Sql, args: readonly unknown[] = []): Promise<RunResult> {
     if (this.turn) await this.free();
-    const out = await this.inside.run(s, args);
-    this.committed();
-    return out;
+    return this.alone(s, (st) => ({ changes: st.run(...args).changes }));
+  }
+
+  /**
+   * One statement on its own. A write gets a transaction of its own, BEGIN IMMEDIATE: in WAL mode
+   * a lone UPDATE that read an older snapshot than another process's commit would fail as busy
+   * instead of waiting (PostgreSQL runs the same statement as it is, atomic by itself).
+   */
+  private alone<T>(s: Sql, fn: (st: Database.Statement) => T): T {
+    const st = this.sql(textFor(s, "sqlite"));
+    if (st.readonly) return fn(st);
+    this.sql("BEGIN IMMEDIATE").run();
+    try {
+      const out = fn(st);
+      this.sql("COMMIT").run();
+      this.committed();
+      return out;
+    } catch (err) {
+      if (this.db.inTransaction) this.sql("ROLLBACK").run();
+      throw err;
+    }
   }
 
   /** Outside a transaction there is nothing to wait for: BEGIN IMMEDIATE is the lock. */
