@@ -2,10 +2,7 @@
 // fax number, so that a copy of a signed mail is faxed once, never again. One table and one
 // operation for both backends, their dialects side by side. Rows are forgotten once a copy could
 // no longer pass the freshness check anyway (purgeBefore).
-/** A dialect's placeholders (transition-sql.ts SQLITE or POSTGRES fit). */
-interface Placeholders {
-  param(n: number): string;
-}
+import { type Db, marks, nowIso } from "./sql/db.js";
 
 /** The table, as both backends create it (sqlite/migrations.ts, postgres/schema.ts). Shipped: never edit. */
 export function signedUsesTable(): string {
@@ -38,35 +35,37 @@ export interface SignedUse {
 
 export type SignedUseAnswer = { ok: true } | { ok: false; usedAt: string; recipient: string };
 
-/** The statements of one claim, in `d`'s placeholders: run in order inside one transaction. */
-export function signedUseSql(d: Placeholders, use: SignedUse, now: string) {
+/** Records the use, unless another claimant used the message for one of these numbers (see QueueStore). */
+export function useSignedMessage(db: Db, use: SignedUse): Promise<SignedUseAnswer> {
   const whole = use.recipients.includes(WHOLE_MESSAGE);
   const rcpts = whole ? [] : use.recipients;
-  // numbered in the order they appear in the text: SQLite's `?` are taken in that order
-  const rcptParams = rcpts.map((_, i) => d.param(i + 3));
-  const keyParams = use.keys.map((_, i) => d.param(i + 3 + rcpts.length));
-  return {
-    purge: { text: `DELETE FROM signed_uses WHERE used_at < ${d.param(1)}`, args: [use.purgeBefore.toISOString()] },
+  const now = nowIso(db);
+  return db.tx("record a signed message's use", async (t) => {
+    // one lock per key, in one order: the check and the insert of two gateways cannot interleave
+    for (const key of [...use.keys].sort()) await t.lock(`signed:${key}`);
+    await t.run("DELETE FROM signed_uses WHERE used_at < ?", [use.purgeBefore.toISOString()]);
     // another claimant's use of one of these keys for one of these numbers, or of the whole message
-    conflict: {
-      text: `SELECT recipient, used_at FROM signed_uses
-        WHERE claim <> ${d.param(1)}
-          AND (recipient = ${d.param(2)} OR ${whole ? "1 = 1" : `recipient IN (${rcptParams.join(", ")})`})
-          AND message_key IN (${keyParams.join(", ")})
+    const used = await t.get<{ recipient: string; used_at: string }>(
+      `SELECT recipient, used_at FROM signed_uses
+        WHERE claim <> ?
+          AND (recipient = ? OR ${whole ? "1 = 1" : `recipient IN (${marks(rcpts.length)})`})
+          AND message_key IN (${marks(use.keys.length)})
         ORDER BY used_at LIMIT 1`,
-      args: [use.claim, WHOLE_MESSAGE, ...rcpts, ...use.keys],
-    },
-    inserts: use.keys.flatMap((key) =>
-      use.recipients.map((recipient) => ({
-        text: `INSERT INTO signed_uses (message_key, recipient, claim, used_at) VALUES (${d.param(1)}, ${d.param(2)}, ${d.param(3)}, ${d.param(4)})
-          ON CONFLICT (message_key, recipient) DO NOTHING`,
-        args: [key, recipient, use.claim, now],
-      })),
-    ),
-  };
+      [use.claim, WHOLE_MESSAGE, ...rcpts, ...use.keys],
+    );
+    if (used) return { ok: false, usedAt: used.used_at, recipient: used.recipient };
+    for (const key of use.keys)
+      for (const recipient of use.recipients)
+        await t.run(
+          `INSERT INTO signed_uses (message_key, recipient, claim, used_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (message_key, recipient) DO NOTHING`,
+          [key, recipient, use.claim, now],
+        );
+    return { ok: true };
+  });
 }
 
 /** A claim given back: the message's job was not made, so its sender may send it again. */
-export function releaseSql(d: Placeholders, claim: string) {
-  return { text: `DELETE FROM signed_uses WHERE claim = ${d.param(1)}`, args: [claim] };
+export async function releaseSignedMessage(db: Db, claim: string): Promise<void> {
+  await db.run("DELETE FROM signed_uses WHERE claim = ?", [claim]);
 }

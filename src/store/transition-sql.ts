@@ -14,6 +14,8 @@ import {
 } from "./transitions.js";
 
 export interface Dialect {
+  /** Tells the dialects apart in renderSet's cache. */
+  name: string;
   /** The placeholder of the n-th parameter (from 1). */
   param(n: number): string;
   /** A parameter written to an INTEGER column, typed where the dialect needs it. */
@@ -21,8 +23,15 @@ export interface Dialect {
   greatest: string;
 }
 
-export const SQLITE: Dialect = { param: () => "?", integer: (p) => p, greatest: "MAX" };
-export const POSTGRES: Dialect = { param: (n) => `$${n}`, integer: (p) => `${p}::int`, greatest: "GREATEST" };
+export const SQLITE: Dialect = { name: "sqlite", param: () => "?", integer: (p) => p, greatest: "MAX" };
+export const POSTGRES: Dialect = {
+  name: "postgres",
+  param: (n) => `$${n}`,
+  integer: (p) => `${p}::int`,
+  greatest: "GREATEST",
+};
+/** PostgreSQL's text with `?` placeholders, for the query layer (sql/db.ts numbers them). */
+export const POSTGRES_Q: Dialect = { ...POSTGRES, name: "postgres?", param: () => "?" };
 
 const INTEGER_COLUMNS: ReadonlySet<RecipientColumn> = new Set(["pages", "pages_count", "duration", "fax_attempt"]);
 
@@ -50,7 +59,7 @@ export function renderSet(
   dialect: Dialect,
   opts: { first?: number; alias?: string } = {},
 ): RenderedSet {
-  const key = `${name}|${dialect === SQLITE ? "s" : "p"}|${opts.first ?? 1}|${opts.alias ?? ""}`;
+  const key = `${name}|${dialect.name}|${opts.first ?? 1}|${opts.alias ?? ""}`;
   const cached = rendered.get(key);
   if (cached) return cached;
   const t: Transition = TRANSITIONS[name];

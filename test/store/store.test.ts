@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { SMALL_DOCUMENT_BYTES } from "../../src/store/types.js";
-import { PURGE_BATCH } from "../../src/store/sqlite/operator.js";
+import { PURGE_BATCH } from "../../src/store/sql/operator.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { docFile, manualClock, newJob, tempStore, type TempStore } from "../helpers/store.js";
 

@@ -61,8 +61,7 @@ export interface PgContext {
 /** The NOTIFY channel of new jobs: "<instance tag> <job id>". */
 export const JOBS_CHANNEL = "faxgate_jobs";
 
-/** Advisory-lock keys: one text → int4 hash per purpose, computed by PostgreSQL (hashtext). */
-export const lockKey = (what: string): string => `faxgate:${what}`;
+export { lockKey } from "../sql/db.js";
 
 export function createPgContext(opts: PgStoreOptions): PgContext {
   let password = "";

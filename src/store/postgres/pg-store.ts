@@ -5,6 +5,8 @@
 // instances need differs: claims lock rows and numbers (leases.ts), documents live in the
 // database with a cached copy per instance (documents.ts), duties and new-job news ride on one
 // session of their own (duties.ts).
+import { promises as fsp } from "node:fs";
+import path from "node:path";
 import { FaxgateError } from "../../errors.js";
 import type {
   ClaimedGroup,
@@ -34,20 +36,21 @@ import type {
 } from "../types.js";
 import * as addressing from "./addressing.js";
 import * as confirming from "./confirming.js";
-import { createPgContext, lockKey, type PgContext, type PgStoreOptions } from "./context.js";
+import { createPgContext, type PgContext, type PgStoreOptions } from "./context.js";
 import * as documents from "./documents.js";
 import { DutyConnection } from "./duties.js";
 import * as intake from "./enqueue.js";
-import * as kv from "./kv.js";
-import { releaseSql, signedUseSql, type SignedUse, type SignedUseAnswer } from "../signed-uses.js";
-import { POSTGRES } from "../transition-sql.js";
+import type { Db } from "../sql/db.js";
+import * as kv from "../sql/kv.js";
+import * as operator from "../sql/operator.js";
+import * as reads from "../sql/read.js";
+import * as transitions from "../sql/transitions.js";
+import * as notifications from "../sql/notifications.js";
+import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
+import { pgDb } from "./pg-db.js";
 import * as leases from "./leases.js";
-import * as notifications from "./notifications.js";
-import * as operator from "./operator.js";
-import * as read from "./read.js";
 import * as received from "./received.js";
 import { migrate } from "./schema.js";
-import * as transitions from "./transitions.js";
 
 export type { PgStoreOptions } from "./context.js";
 
@@ -59,8 +62,12 @@ export class PgStore implements QueueStore {
   /** The URL with its password masked, for messages and logs. */
   readonly shownUrl: string;
   private readonly ctx: PgContext;
+  /** The query layer's port (../sql/db.ts): the operations written once for both stores run on it. */
+  private readonly q: Db;
   private readonly enqueuedListeners = new Set<(job: Job) => void>();
   private readonly duties: DutyConnection;
+  /** A job as this instance hands it out: its documents' paths in this instance's cache. */
+  private readonly local = (job: Job): Job => documents.withLocalPaths(this.ctx, job);
 
   /** Connects, brings the schema up to date (one instance at a time) and sweeps stale cached copies. */
   static async open(opts: PgStoreOptions): Promise<PgStore> {
@@ -85,6 +92,7 @@ export class PgStore implements QueueStore {
 
   private constructor(ctx: PgContext) {
     this.ctx = ctx;
+    this.q = pgDb(ctx);
     this.dataDir = ctx.dataDir;
     this.cacheDir = ctx.cacheDir;
     this.shownUrl = ctx.shownUrl;
@@ -142,39 +150,39 @@ export class PgStore implements QueueStore {
   // ---- reading
 
   getJob(id: string): Promise<Job | null> {
-    return read.getJob(this.ctx, id);
+    return reads.jobById(this.q, this.local, id);
   }
 
   listJobs(filter: JobFilter = {}): Promise<Job[]> {
-    return read.listJobs(this.ctx, filter);
+    return reads.listJobs(this.q, this.local, filter);
   }
 
   countJobs(filter: JobFilter = {}): Promise<number> {
-    return read.countJobs(this.ctx, filter);
+    return reads.countJobs(this.q, filter);
   }
 
   counts(): Promise<QueueCounts> {
-    return read.counts(this.ctx);
+    return reads.counts(this.q);
   }
 
   listEvents(jobId: string): Promise<JobEvent[]> {
-    return read.listEvents(this.ctx, jobId);
+    return reads.listEvents(this.q, jobId);
   }
 
   listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return read.listProcessing(this.ctx, limit);
+    return reads.listProcessing(this.q, limit);
   }
 
   listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return read.listUnknown(this.ctx, sentBefore, limit);
+    return reads.listUnknown(this.q, sentBefore, limit);
   }
 
   isKnownMessage(messageId: string): Promise<boolean> {
-    return read.isKnownMessage(this.ctx, messageId);
+    return reads.isKnownMessage(this.q, messageId);
   }
 
   nextDueAt(): Promise<string | null> {
-    return read.nextDueAt(this.ctx);
+    return reads.nextDueAt(this.q);
   }
 
   // ---- dispatcher side
@@ -202,57 +210,57 @@ export class PgStore implements QueueStore {
     fields: FaxResultFields & { messageId: string },
     apiCalls = 0,
   ): Promise<boolean> {
-    return transitions.markAccepted(this.ctx, key, sendId, fields, apiCalls);
+    return transitions.markAccepted(this.q, key, sendId, fields, apiCalls);
   }
 
   markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean> {
-    return transitions.markUnknown(this.ctx, key, sendId, error);
+    return transitions.markUnknown(this.q, key, sendId, error);
   }
 
   postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean> {
-    return transitions.postponeUnknown(this.ctx, key, sendId, error, nextAttemptAt);
+    return transitions.postponeUnknown(this.q, key, sendId, error, nextAttemptAt);
   }
 
   defer(key: RecipientKey, opts: DeferOptions): Promise<boolean> {
-    return transitions.defer(this.ctx, key, opts);
+    return transitions.defer(this.q, key, opts);
   }
 
   fail(key: RecipientKey, opts: FailOptions): Promise<boolean> {
-    return transitions.fail(this.ctx, key, opts);
+    return transitions.fail(this.q, key, opts);
   }
 
   complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean> {
-    return transitions.complete(this.ctx, key, fields);
+    return transitions.complete(this.q, key, fields);
   }
 
   recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void> {
-    return transitions.recordProgress(this.ctx, key, fields);
+    return transitions.recordProgress(this.q, key, fields);
   }
 
   addApiCalls(keys: RecipientKey[], calls: number): Promise<void> {
-    return transitions.addApiCalls(this.ctx, keys, calls);
+    return transitions.addApiCalls(this.q, keys, calls);
   }
 
   wakeDeferred(user: string, errorPrefix: string): Promise<number> {
-    return transitions.wakeDeferred(this.ctx, user, errorPrefix);
+    return transitions.wakeDeferred(this.q, user, errorPrefix);
   }
 
   // ---- operators
 
   retry(id: string): Promise<Job> {
-    return operator.retry(this.ctx, id);
+    return operator.retry(this.q, this.local, id);
   }
 
   cancel(id: string, by?: string): Promise<Job> {
-    return operator.cancel(this.ctx, id, by);
+    return operator.cancel(this.q, this.local, id, by);
   }
 
   hold(id: string): Promise<Job> {
-    return operator.hold(this.ctx, id);
+    return operator.hold(this.q, this.local, id);
   }
 
   release(id: string): Promise<Job> {
-    return operator.release(this.ctx, id);
+    return operator.release(this.q, this.local, id);
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
@@ -279,34 +287,38 @@ export class PgStore implements QueueStore {
     return confirming.expireUnconfirmed(this.ctx, before, reason);
   }
 
-  purge(olderThanMs: number): Promise<number> {
-    return operator.purge(this.ctx, olderThanMs);
+  async purge(olderThanMs: number): Promise<number> {
+    const { purged, cutoff } = await operator.purge(this.q, olderThanMs, (id) =>
+      fsp.rm(path.join(this.ctx.cacheDir, id), { recursive: true, force: true }),
+    );
+    if (purged > 0) this.ctx.log.info({ jobs: purged, cutoff }, "purged finished jobs");
+    return purged;
   }
 
   // ---- notifications
 
   enqueueNotification(n: NewNotification): Promise<{ id: number; duplicate: boolean }> {
-    return notifications.enqueueNotification(this.ctx, n);
+    return notifications.enqueueNotification(this.q, n);
   }
 
   claimNotifications(owner: string, limit: number, leaseMs: number): Promise<Notification[]> {
-    return notifications.claimNotifications(this.ctx, owner, limit, leaseMs);
+    return notifications.claimNotifications(this.q, owner, limit, leaseMs);
   }
 
   completeNotification(id: number, state: "sent" | "skipped"): Promise<void> {
-    return notifications.completeNotification(this.ctx, id, state);
+    return notifications.completeNotification(this.q, id, state);
   }
 
   deferNotification(id: number, error: string, nextAttemptAt: Date): Promise<void> {
-    return notifications.deferNotification(this.ctx, id, error, nextAttemptAt);
+    return notifications.deferNotification(this.q, id, error, nextAttemptAt);
   }
 
   failNotification(id: number, error: string): Promise<void> {
-    return notifications.failNotification(this.ctx, id, error);
+    return notifications.failNotification(this.q, id, error);
   }
 
   listNotifications(filter: { jobId?: string; kind?: string; user?: string } = {}): Promise<Notification[]> {
-    return notifications.listNotifications(this.ctx, filter);
+    return notifications.listNotifications(this.q, filter);
   }
 
   // ---- received faxes (store/received.ts)
@@ -342,32 +354,20 @@ export class PgStore implements QueueStore {
   // ---- key/value and duties
 
   getState(key: string): Promise<string | null> {
-    return kv.getState(this.ctx, key);
+    return kv.getState(this.q, key);
   }
 
   setState(key: string, value: string): Promise<void> {
-    return kv.setState(this.ctx, key, value);
+    return kv.setState(this.q, key, value);
   }
 
   // ---- the replay record of signed mail
   useSignedMessage(use: SignedUse): Promise<SignedUseAnswer> {
-    return this.ctx.tx("record a signed message's use", async (c) => {
-      // one lock per key, in one order: the check and the insert of two gateways cannot interleave
-      for (const key of [...use.keys].sort())
-        await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey(`signed:${key}`)]);
-      const q = signedUseSql(POSTGRES, use, new Date(this.ctx.clock.now()).toISOString());
-      await c.query(q.purge.text, q.purge.args);
-      const used = await c.query<{ recipient: string; used_at: string }>(q.conflict.text, q.conflict.args);
-      const row = used.rows[0];
-      if (row) return { ok: false, usedAt: row.used_at, recipient: row.recipient } as const;
-      for (const ins of q.inserts) await c.query(ins.text, ins.args);
-      return { ok: true } as const;
-    });
+    return useSignedMessage(this.q, use);
   }
 
-  async releaseSignedMessage(claim: string): Promise<void> {
-    const q = releaseSql(POSTGRES, claim);
-    await this.ctx.q("give back a signed message's use", q.text, q.args);
+  releaseSignedMessage(claim: string): Promise<void> {
+    return releaseSignedMessage(this.q, claim);
   }
 
   /** A session advisory lock per duty on the duty connection (duties.ts). */

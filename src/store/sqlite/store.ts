@@ -41,16 +41,16 @@ import { openDatabase } from "./open-database.js";
 import * as addressing from "./addressing.js";
 import * as confirming from "./confirming.js";
 import * as enq from "./enqueue.js";
-import * as kv from "./kv.js";
-import { releaseSql, signedUseSql, type SignedUse, type SignedUseAnswer } from "../signed-uses.js";
-import { SQLITE } from "../transition-sql.js";
+import * as kv from "../sql/kv.js";
+import * as ops from "../sql/operator.js";
+import * as reads from "../sql/read.js";
+import * as steps from "../sql/transitions.js";
+import * as notes from "../sql/notifications.js";
+import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
+import { SqliteDb } from "./sqlite-db.js";
 import * as leases from "./leases.js";
-import * as notes from "./notifications.js";
-import * as ops from "./operator.js";
-import * as read from "./read.js";
 import * as received from "./received.js";
 import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from "../received.js";
-import * as steps from "./transitions.js";
 
 export interface StoreOptions {
   dataDir: string;
@@ -65,6 +65,9 @@ export interface StoreOptions {
   threadsNow?: boolean;
 }
 
+/** Jobs are handed out as stored: their documents' paths are this data folder's. */
+const same = (job: Job): Job => job;
+
 const ORPHAN_AGE_MS = 60 * 60 * 1000;
 
 export class SqliteStore implements QueueStore {
@@ -73,6 +76,8 @@ export class SqliteStore implements QueueStore {
   readonly documentsDir: string;
   private readonly db: Database.Database;
   private readonly c: SqliteContext;
+  /** The query layer's port (../sql/db.ts): the operations written once for both stores run on it. */
+  private readonly q: SqliteDb;
   private readonly enqueuedListeners = new Set<(job: Job) => void>();
   private closed = false;
   private syncs: GroupSync[] = [];
@@ -112,6 +117,7 @@ export class SqliteStore implements QueueStore {
       writer: this.writer,
       syncs,
     });
+    this.q = new SqliteDb(this.db, sql, this.c.clock, (blobBytes) => this.checkpoints.committed(blobBytes));
     this.sweepOrphans();
   }
 
@@ -164,23 +170,23 @@ export class SqliteStore implements QueueStore {
 
   // ---- reading
   async getJob(id: string): Promise<Job | null> {
-    return read.jobById(this.c, id);
+    return reads.jobById(this.q, same, id);
   }
 
   async listJobs(filter: JobFilter = {}): Promise<Job[]> {
-    return read.listJobs(this.c, filter);
+    return reads.listJobs(this.q, same, filter);
   }
 
   async countJobs(filter: JobFilter = {}): Promise<number> {
-    return read.countJobs(this.c, filter);
+    return reads.countJobs(this.q, filter);
   }
 
   async counts(): Promise<QueueCounts> {
-    return read.counts(this.c);
+    return reads.counts(this.q);
   }
 
   async listEvents(jobId: string): Promise<JobEvent[]> {
-    return read.listEvents(this.c, jobId);
+    return reads.listEvents(this.q, jobId);
   }
 
   async readDocument(doc: StoredDocument): Promise<Buffer> {
@@ -215,6 +221,7 @@ export class SqliteStore implements QueueStore {
 
   /** The bytes of a document kept in the database, or null for one kept as a file. */
   private inlineData(doc: StoredDocument): Buffer | null {
+    // (synchronous, between statements of a transaction of the port at worst: a read)
     const row = this.c
       .sql("SELECT data FROM document_data WHERE job_id = ? AND file = ?")
       .get(path.basename(path.dirname(doc.path)), path.basename(doc.path)) as { data: Buffer } | undefined;
@@ -223,7 +230,7 @@ export class SqliteStore implements QueueStore {
 
   // ---- dispatcher
   async claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
-    const groups = leases.claimDue(this.c, owner, limit, leaseMs, opts);
+    const groups = await this.q.exclusive(() => leases.claimDue(this.c, owner, limit, leaseMs, opts));
     // nothing is sent on a claim the disk may not hold (context.ts stillWritable)
     if (groups.length > 0) await this.c.stillWritable();
     return groups;
@@ -231,19 +238,19 @@ export class SqliteStore implements QueueStore {
 
   /** One group, for tests that drive the queue a send at a time. */
   async claimNext(owner: string, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup | null> {
-    return leases.claimDue(this.c, owner, 1, leaseMs, opts)[0] ?? null;
+    return (await this.q.exclusive(() => leases.claimDue(this.c, owner, 1, leaseMs, opts)))[0] ?? null;
   }
 
   async extendLease(owner: string, keys: RecipientKey[], leaseMs: number): Promise<void> {
-    leases.extendLease(this.c, owner, keys, leaseMs);
+    return this.q.exclusive(() => leases.extendLease(this.c, owner, keys, leaseMs));
   }
 
   async releaseExpired(opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
-    return leases.releaseExpired(this.c, opts);
+    return this.q.exclusive(() => leases.releaseExpired(this.c, opts));
   }
 
   async releaseOwner(owner: string): Promise<number> {
-    return leases.releaseOwner(this.c, owner);
+    return this.q.exclusive(() => leases.releaseOwner(this.c, owner));
   }
 
   async markAccepted(
@@ -252,15 +259,15 @@ export class SqliteStore implements QueueStore {
     fields: FaxResultFields & { messageId: string },
     apiCalls = 0,
   ): Promise<boolean> {
-    return steps.markAccepted(this.c, key, sendId, fields, apiCalls);
+    return steps.markAccepted(this.q, key, sendId, fields, apiCalls);
   }
 
   async markUnknown(key: RecipientKey, sendId: string, error: string): Promise<boolean> {
-    return steps.markUnknown(this.c, key, sendId, error);
+    return steps.markUnknown(this.q, key, sendId, error);
   }
 
   async postponeUnknown(key: RecipientKey, sendId: string, error: string, nextAttemptAt: Date): Promise<boolean> {
-    return steps.postponeUnknown(this.c, key, sendId, error, nextAttemptAt);
+    return steps.postponeUnknown(this.q, key, sendId, error, nextAttemptAt);
   }
 
   async defer(
@@ -274,176 +281,169 @@ export class SqliteStore implements QueueStore {
       expect?: RecipientState[];
     },
   ): Promise<boolean> {
-    return steps.defer(this.c, key, opts);
+    return steps.defer(this.q, key, opts);
   }
 
   async fail(
     key: RecipientKey,
     opts: { reason: string; fields?: FaxResultFields; sendId?: string; expect?: RecipientState[] },
   ): Promise<boolean> {
-    return steps.fail(this.c, key, opts);
+    return steps.fail(this.q, key, opts);
   }
 
   async complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean> {
-    return steps.complete(this.c, key, fields);
+    return steps.complete(this.q, key, fields);
   }
 
   async recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void> {
-    steps.recordProgress(this.c, key, fields);
+    return steps.recordProgress(this.q, key, fields);
   }
 
   async addApiCalls(keys: RecipientKey[], calls: number): Promise<void> {
-    steps.addApiCalls(this.c, keys, calls);
+    return steps.addApiCalls(this.q, keys, calls);
   }
 
   async listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return read.listProcessing(this.c, limit);
+    return reads.listProcessing(this.q, limit);
   }
 
   async listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return read.listUnknown(this.c, sentBefore, limit);
+    return reads.listUnknown(this.q, sentBefore, limit);
   }
 
   async isKnownMessage(messageId: string): Promise<boolean> {
-    return read.isKnownMessage(this.c, messageId);
+    return reads.isKnownMessage(this.q, messageId);
   }
 
   async wakeDeferred(user: string, errorPrefix: string): Promise<number> {
-    return steps.wakeDeferred(this.c, user, errorPrefix);
+    return steps.wakeDeferred(this.q, user, errorPrefix);
   }
 
   async nextDueAt(): Promise<string | null> {
-    return read.nextDueAt(this.c);
+    return reads.nextDueAt(this.q);
   }
 
   // ---- operators
   async retry(id: string): Promise<Job> {
-    return ops.retry(this.c, id);
+    return ops.retry(this.q, same, id);
   }
 
   async cancel(id: string, by?: string): Promise<Job> {
-    return ops.cancel(this.c, id, by);
+    return ops.cancel(this.q, same, id, by);
   }
 
   async hold(id: string): Promise<Job> {
-    return ops.hold(this.c, id);
+    return ops.hold(this.q, same, id);
   }
 
   async release(id: string): Promise<Job> {
-    return ops.release(this.c, id);
+    return ops.release(this.q, same, id);
   }
 
   async purge(olderThanMs: number): Promise<number> {
-    return ops.purge(this.c, olderThanMs);
+    const { purged, cutoff } = await ops.purge(this.q, olderThanMs, (id) =>
+      fsp.rm(path.join(this.documentsDir, id), { recursive: true, force: true }),
+    );
+    if (purged > 0) this.c.log.info({ jobs: purged, cutoff }, "purged finished jobs");
+    return purged;
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
-    const job = addressing.address(this.c, id, input);
+    const job = await this.q.exclusive(() => addressing.address(this.c, id, input));
     // newly sendable, as a new job is
     for (const fn of this.enqueuedListeners) fn(job);
     return job;
   }
 
   async expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
-    return addressing.expireUnaddressed(this.c, before, reason);
+    return this.q.exclusive(() => addressing.expireUnaddressed(this.c, before, reason));
   }
 
   async faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
-    return confirming.faxedNumbers(this.c, user, numbers);
+    return this.q.exclusive(() => confirming.faxedNumbers(this.c, user, numbers));
   }
 
   async confirm(id: string, by: string): Promise<{ job: Job; moved: number }> {
-    const out = confirming.confirm(this.c, id, by);
+    const out = await this.q.exclusive(() => confirming.confirm(this.c, id, by));
     // newly sendable, as a new job is
     if (out.moved > 0) for (const fn of this.enqueuedListeners) fn(out.job);
     return out;
   }
 
   async expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
-    return confirming.expireUnconfirmed(this.c, before, reason);
+    return this.q.exclusive(() => confirming.expireUnconfirmed(this.c, before, reason));
   }
 
   // ---- notifications
   async enqueueNotification(n: NewNotification): Promise<{ id: number; duplicate: boolean }> {
-    return notes.enqueueNotification(this.c, n);
+    return notes.enqueueNotification(this.q, n);
   }
 
   async claimNotifications(owner: string, limit: number, leaseMs: number): Promise<Notification[]> {
-    return notes.claimNotifications(this.c, owner, limit, leaseMs);
+    return notes.claimNotifications(this.q, owner, limit, leaseMs);
   }
 
   async completeNotification(id: number, state: "sent" | "skipped"): Promise<void> {
-    notes.completeNotification(this.c, id, state);
+    return notes.completeNotification(this.q, id, state);
   }
 
   async deferNotification(id: number, error: string, nextAttemptAt: Date): Promise<void> {
-    notes.deferNotification(this.c, id, error, nextAttemptAt);
+    return notes.deferNotification(this.q, id, error, nextAttemptAt);
   }
 
   async failNotification(id: number, error: string): Promise<void> {
-    notes.failNotification(this.c, id, error);
+    return notes.failNotification(this.q, id, error);
   }
 
   async listNotifications(filter: { jobId?: string; kind?: string; user?: string } = {}): Promise<Notification[]> {
-    return notes.listNotifications(this.c, filter);
+    return notes.listNotifications(this.q, filter);
   }
 
   // ---- received faxes (store/received.ts)
   async keepReceived(f: NewReceivedFax): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
-    return received.keepReceived(this.c, f);
+    return this.q.exclusive(() => received.keepReceived(this.c, f));
   }
 
   async getReceived(id: string): Promise<ReceivedFax | null> {
-    return received.getReceived(this.c, id);
+    return this.q.exclusive(() => received.getReceived(this.c, id));
   }
 
   async listReceived(filter: ReceivedFilter = {}): Promise<ReceivedFax[]> {
-    return received.listReceived(this.c, filter);
+    return this.q.exclusive(() => received.listReceived(this.c, filter));
   }
 
   async readReceivedDocument(id: string): Promise<Buffer | null> {
-    return received.readReceivedDocument(this.c, id);
+    return this.q.exclusive(() => received.readReceivedDocument(this.c, id));
   }
 
   async changeReceived(id: string, change: ReceivedChange): Promise<ReceivedFax | null> {
-    return received.changeReceived(this.c, id, change);
+    return this.q.exclusive(() => received.changeReceived(this.c, id, change));
   }
 
   async listReceivedEvents(id: string): Promise<ReceivedEvent[]> {
-    return received.listReceivedEvents(this.c, id);
+    return this.q.exclusive(() => received.listReceivedEvents(this.c, id));
   }
 
   async purgeReceived(olderThanMs: number): Promise<number> {
-    return received.purgeReceived(this.c, olderThanMs);
+    return this.q.exclusive(() => received.purgeReceived(this.c, olderThanMs));
   }
 
   // ---- key/value
   async getState(key: string): Promise<string | null> {
-    return kv.getState(this.c, key);
+    return kv.getState(this.q, key);
   }
 
   async setState(key: string, value: string): Promise<void> {
-    kv.setState(this.c, key, value);
+    return kv.setState(this.q, key, value);
   }
 
   // ---- the replay record of signed mail
   async useSignedMessage(use: SignedUse): Promise<SignedUseAnswer> {
-    const q = signedUseSql(SQLITE, use, this.c.now());
-    // one write transaction (BEGIN IMMEDIATE): the check and the insert cannot interleave with another's
-    return this.c.write(() => {
-      this.c.sql(q.purge.text).run(...q.purge.args);
-      const used = this.c.sql(q.conflict.text).get(...q.conflict.args) as
-        | { recipient: string; used_at: string }
-        | undefined;
-      if (used) return { ok: false, usedAt: used.used_at, recipient: used.recipient };
-      for (const ins of q.inserts) this.c.sql(ins.text).run(...ins.args);
-      return { ok: true };
-    });
+    return useSignedMessage(this.q, use);
   }
 
   async releaseSignedMessage(claim: string): Promise<void> {
-    const q = releaseSql(SQLITE, claim);
-    this.c.write(() => this.c.sql(q.text).run(...q.args));
+    return releaseSignedMessage(this.q, claim);
   }
 
   /** The daemon lock already makes this process the only one on this queue. */

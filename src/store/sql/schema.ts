@@ -1,0 +1,273 @@
+// The queue's schema as it stands, described once for both backends: one table list, rendered to
+// SQLite's DDL and to PostgreSQL's (schemaDdl). New installs still run the shipped migration steps
+// (sqlite/migrations.ts, postgres/schema.ts: never edited, only appended to), so this list is
+// held to them instead: test/store/schema-definition.test.ts builds a database from each and
+// compares their columns, keys, checks and indexes, on both backends. A schema change is a new
+// step per backend AND its line here; the test fails until the three agree.
+// Where the backends differ on purpose or by history, the line says so (`only`, a name per
+// backend); each such difference is listed, not hidden.
+import { JOB_STATES, RECIPIENT_STATES, SOURCE_WORDS } from "../types.js";
+import type { DialectName } from "./db.js";
+
+type ColumnType = "text" | "integer" | "real" | "blob" | "serial" | "bigserial";
+
+interface Column {
+  name: string;
+  type: ColumnType;
+  notNull?: boolean;
+  primaryKey?: boolean;
+  unique?: boolean;
+  default?: string;
+  check?: string;
+  references?: string;
+  only?: DialectName;
+}
+
+interface Index {
+  name: string;
+  columns: string;
+  where?: string;
+  only?: DialectName;
+}
+
+interface Table {
+  name: string | Readonly<Record<DialectName, string>>;
+  columns: Column[];
+  primaryKey?: string;
+  checks?: Array<{ sql: string; only?: DialectName }>;
+  indexes?: Index[];
+}
+
+const list = (words: readonly string[]): string => words.map((w) => `'${w}'`).join(",");
+const cascade = (target: string): string => `${target} ON DELETE CASCADE`;
+const text = (name: string, more: Partial<Column> = {}): Column => ({ name, type: "text", ...more });
+const required = (name: string, more: Partial<Column> = {}): Column => text(name, { notNull: true, ...more });
+const integer = (name: string, more: Partial<Column> = {}): Column => ({ name, type: "integer", ...more });
+const counter = (name: string): Column => integer(name, { notNull: true, default: "0" });
+
+export const TABLES: readonly Table[] = [
+  {
+    name: "jobs",
+    columns: [
+      required("id", { primaryKey: true, notNull: false }),
+      // PostgreSQL orders jobs enqueued in one millisecond by this; SQLite by its rowid
+      { name: "seq", type: "bigserial", notNull: true, only: "postgres" },
+      required("source", { check: `source IN (${list(Object.keys(SOURCE_WORDS))})` }),
+      required("user"),
+      required("state", { check: `state IN (${list(JOB_STATES)})` }),
+      required("cover"),
+      required("documents"),
+      text("original"),
+      text("scheduled_at"),
+      required("tags"),
+      text("dedupe_key"),
+      required("meta"),
+      text("corrupt_reason"),
+      counter("finals"),
+      required("created_at"),
+      required("updated_at"),
+      text("finished_at"),
+    ],
+    indexes: [
+      { name: "jobs_state", columns: "state, created_at" },
+      { name: "jobs_dedupe", columns: "dedupe_key, created_at", where: "dedupe_key IS NOT NULL" },
+      { name: "jobs_user", columns: '"user", created_at' },
+      { name: "jobs_created", columns: "created_at", only: "sqlite" },
+      { name: "jobs_updated", columns: "updated_at" },
+      { name: "jobs_source", columns: "source, created_at", only: "sqlite" },
+    ],
+  },
+  {
+    name: "recipients",
+    columns: [
+      required("job_id", { references: cascade("jobs(id)") }),
+      integer("idx", { notNull: true }),
+      required("number"),
+      text("name"),
+      required("state", { check: `state IN (${list(RECIPIENT_STATES)})` }),
+      counter("attempts"),
+      counter("fax_tries"),
+      required("budget_from"),
+      text("next_attempt_at"),
+      text("last_error"),
+      text("message_id"),
+      text("send_id"),
+      text("result_code"),
+      text("result_info"),
+      text("error_code"),
+      text("error_info"),
+      integer("pages"),
+      integer("pages_count"),
+      integer("duration"),
+      integer("fax_attempt"),
+      { name: "api_calls", type: "real", notNull: true, default: "0" },
+      text("locked_by"),
+      text("locked_until"),
+      required("created_at"),
+      required("updated_at"),
+      text("sent_at"),
+      text("finished_at"),
+    ],
+    primaryKey: "job_id, idx",
+    checks: [
+      {
+        // a row in sending always carries its lease (SQLite's steps never added it)
+        sql: "state <> 'sending' OR (locked_by IS NOT NULL AND locked_until IS NOT NULL AND send_id IS NOT NULL)",
+        only: "postgres",
+      },
+    ],
+    indexes: [
+      { name: "recipients_due", columns: "state, next_attempt_at" },
+      { name: "recipients_number", columns: "number, state" },
+      { name: "recipients_message", columns: "message_id", where: "message_id IS NOT NULL" },
+      { name: "recipients_send", columns: "send_id", where: "send_id IS NOT NULL", only: "sqlite" },
+    ],
+  },
+  {
+    // small documents on SQLite (the others are files); every document on PostgreSQL
+    name: { sqlite: "document_data", postgres: "documents" },
+    columns: [
+      required("job_id", { references: cascade("jobs(id)") }),
+      required("file"),
+      { name: "data", type: "blob", notNull: true },
+    ],
+    primaryKey: "job_id, file",
+  },
+  {
+    name: "job_events",
+    columns: [
+      { name: "id", type: "bigserial", primaryKey: true },
+      required("job_id", { references: cascade("jobs(id)") }),
+      integer("idx"),
+      required("at"),
+      required("transition"),
+      text("from_state"),
+      required("to_state"),
+      text("detail"),
+    ],
+    indexes: [{ name: "job_events_job", columns: "job_id, id" }],
+  },
+  {
+    name: "notifications",
+    columns: [
+      { name: "id", type: "serial", primaryKey: true },
+      required("kind"),
+      required("user"),
+      text("job_id"),
+      required("dedupe_key", { unique: true }),
+      required("payload"),
+      required("state", { check: `state IN ('pending','sent','skipped','failed')` }),
+      counter("attempts"),
+      required("next_attempt_at"),
+      text("last_error"),
+      text("locked_by"),
+      text("locked_until"),
+      required("created_at"),
+      text("sent_at"),
+    ],
+    indexes: [
+      { name: "notifications_due", columns: "state, next_attempt_at" },
+      { name: "notifications_job", columns: "job_id", where: "job_id IS NOT NULL", only: "sqlite" },
+      { name: "notifications_job", columns: "job_id", only: "postgres" },
+    ],
+  },
+  { name: "kv", columns: [required("key", { primaryKey: true, notNull: false }), required("value")] },
+  {
+    name: "received_faxes",
+    columns: [
+      required("id", { primaryKey: true, notNull: false }),
+      required("message_id", { unique: true }),
+      required("user_name"),
+      text("dialled"),
+      text("sender"),
+      text("csid"),
+      integer("pages"),
+      required("status"),
+      required("received_at"),
+      required("stored_at"),
+      required("groups", { default: "'[]'" }),
+      required("state", { check: "state IN ('new','taken','done')" }),
+      text("owner"),
+      text("note"),
+      text("escalated_at"),
+      counter("bytes"),
+      { name: "data", type: "blob" },
+    ],
+    indexes: [{ name: "received_faxes_time", columns: "received_at" }],
+  },
+  {
+    name: "received_events",
+    columns: [
+      { name: "id", type: "bigserial", primaryKey: true },
+      required("fax_id", { references: cascade("received_faxes(id)") }),
+      required("at"),
+      required("action"),
+      text("actor"),
+      text("detail"),
+    ],
+    indexes: [{ name: "received_events_fax", columns: "fax_id, id" }],
+  },
+  {
+    name: "signed_uses",
+    columns: [required("message_key"), required("recipient"), required("claim"), required("used_at")],
+    primaryKey: "message_key, recipient",
+    indexes: [
+      { name: "signed_uses_time", columns: "used_at" },
+      { name: "signed_uses_claim", columns: "claim" },
+    ],
+  },
+];
+
+const TYPES: Record<DialectName, Record<ColumnType, string>> = {
+  sqlite: {
+    text: "TEXT",
+    integer: "INTEGER",
+    real: "REAL",
+    blob: "BLOB",
+    serial: "INTEGER",
+    bigserial: "INTEGER",
+  },
+  postgres: {
+    text: "TEXT",
+    integer: "INTEGER",
+    real: "DOUBLE PRECISION",
+    blob: "BYTEA",
+    serial: "SERIAL",
+    bigserial: "BIGSERIAL",
+  },
+};
+
+/** A table's name in `d`. */
+export const tableName = (t: Table, d: DialectName): string => (typeof t.name === "string" ? t.name : t.name[d]);
+
+const quote = (name: string): string => (name === "user" ? `"user"` : name);
+
+function columnDdl(c: Column, d: DialectName): string {
+  const serial = c.type === "serial" || c.type === "bigserial";
+  const parts = [quote(c.name), TYPES[d][c.type]];
+  if (c.primaryKey) parts.push(serial && d === "sqlite" ? "PRIMARY KEY AUTOINCREMENT" : "PRIMARY KEY");
+  if (c.notNull) parts.push("NOT NULL");
+  if (c.unique) parts.push("UNIQUE");
+  if (c.default !== undefined) parts.push(`DEFAULT ${c.default}`);
+  if (c.check) parts.push(`CHECK (${c.check})`);
+  if (c.references) parts.push(`REFERENCES ${c.references}`);
+  return parts.join(" ");
+}
+
+/** The whole schema as `d`'s DDL, for a database made from nothing. */
+export function schemaDdl(d: DialectName): string {
+  const mine = <T extends { only?: DialectName }>(xs: readonly T[] = []): T[] =>
+    xs.filter((x) => !x.only || x.only === d);
+  return TABLES.map((t) => {
+    const name = tableName(t, d);
+    const lines = [
+      ...mine(t.columns).map((c) => columnDdl(c, d)),
+      ...(t.primaryKey ? [`PRIMARY KEY (${t.primaryKey})`] : []),
+      ...mine(t.checks).map((c) => `CHECK (${c.sql})`),
+    ];
+    const indexes = mine(t.indexes).map(
+      (i) => `CREATE INDEX ${i.name} ON ${name}(${i.columns})${i.where ? ` WHERE ${i.where}` : ""};`,
+    );
+    return [`CREATE TABLE ${name} (\n  ${lines.join(",\n  ")}\n);`, ...indexes].join("\n");
+  }).join("\n\n");
+}
