@@ -77,6 +77,10 @@ async function prepareGateway(spec: GatewaySpec): Promise<{ dir: string; emu: Te
   try {
     await spec.prepare?.(dir);
     const started = await startTestEmulator({ delayMs: 300, ...spec.emulator });
+    // once: a test may stop the service itself (an outage) before the gateway's stop()
+    const stopOnce = started.stop.bind(started);
+    let stopped: Promise<void> | null = null;
+    started.stop = () => (stopped ??= stopOnce());
     emu = started;
     const sections = typeof spec.config === "function" ? await spec.config({ dir, emu: started }) : spec.config;
     return { dir, emu: started, raw: rawTestConfig(dir, started, sections) };

@@ -11,7 +11,8 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, fetch as undiciFetch, FormData } from "undici";
 import { hashPassword } from "../../src/auth/password.js";
-import { TEST_KEYS } from "../helpers/emulator.js";
+import type { SeedData } from "../../src/emulator/index.js";
+import { TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -26,6 +27,28 @@ const SHOTS =
   process.env.FAXGATE_SCREENSHOTS === "1"
     ? path.resolve(__dirname, "../../docs/images")
     : path.join(os.tmpdir(), "faxgate-console-shots");
+
+// bob's service user has a key for each gateway user who reads his faxes here: the daemon refuses
+// two users with one key (a fax of one would be taken as the other's)
+const BOB_KEYS = { carol: "bob-carol-key", desk: "bob-desk-key", dave: "bob-dave-key", ops: "bob-ops-key" } as const;
+const SEED: SeedData = {
+  ...TEST_SEED,
+  users: TEST_SEED.users!.map((u) =>
+    u.email === "bob@example.com"
+      ? {
+          ...u,
+          keys: [
+            ...(u.keys ?? []),
+            ...Object.entries(BOB_KEYS).map(([who, token]) => ({
+              name: `bob for ${who}`,
+              access: "print_driver",
+              token,
+            })),
+          ],
+        }
+      : u,
+  ),
+} as SeedData;
 
 const MORE = { carol: "carol-web-secret-4", desk: "desk-web-secret-5", dave: "dave-web-secret-6" } as const;
 const PW: Record<string, string> = { ...PASSWORDS, ...MORE };
@@ -79,19 +102,20 @@ beforeAll(async () => {
   const hash = async (p: string) => hashPassword(p);
   rig = await startGateway(
     consoleGateway({
+      seed: SEED,
       config: {
         users: [
           { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: await hash(PW.alice!) },
           { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.bob!) },
-          { name: "carol", email: "carol@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.carol!) },
+          { name: "carol", email: "carol@example.com", apiKey: BOB_KEYS.carol, password: await hash(PW.carol!) },
           // the person who reads the front desk's shared mailbox signs in with that address
-          { name: "desk", email: "frontdesk@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.desk!) },
-          { name: "dave", email: "dave@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.dave!) },
+          { name: "desk", email: "frontdesk@example.com", apiKey: BOB_KEYS.desk, password: await hash(PW.desk!) },
+          { name: "dave", email: "dave@example.com", apiKey: BOB_KEYS.dave, password: await hash(PW.dave!) },
           {
             name: "ops",
             email: "admin@example.com",
             // a key that sees only bob's faxes: alice's key is the one that receives
-            apiKey: TEST_KEYS.bob,
+            apiKey: BOB_KEYS.ops,
             password: await hash(PW.ops!),
             role: "admin",
           },

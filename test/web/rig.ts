@@ -5,6 +5,7 @@ import path from "node:path";
 import { hashPassword } from "../../src/auth/password.js";
 import { ensureCertificate } from "../../src/emulator/certificate.js";
 import type { Clock } from "../../src/clock.js";
+import type { SeedData } from "../../src/emulator/index.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { mergeSections, type GatewayInProcessSpec, type Sections } from "../helpers/gateway.js";
 
@@ -30,13 +31,15 @@ export function consoleGateway(
     /** the emulator's time to finish a fax (default 300 ms) */
     delayMs?: number;
     clock?: Clock;
+    /** the emulator's account (default TEST_SEED) */
+    seed?: SeedData;
     authFailureDelayMs?: number;
     config?: Sections;
   } = {},
 ): GatewayInProcessSpec {
   return {
     name: "web",
-    emulator: { delayMs: opts.delayMs ?? 300 },
+    emulator: { delayMs: opts.delayMs ?? 300, seed: opts.seed },
     clock: opts.clock,
     webAuthFailureDelayMs: opts.authFailureDelayMs,
     prepare: opts.tls ? (dir) => ensureCertificate(dir).then(() => undefined) : undefined,
