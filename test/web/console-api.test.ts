@@ -374,14 +374,14 @@ describe("received faxes and the history budget", () => {
       const first = await get("?limit=10");
       expect(first.status).toBe(200);
       const body = await first.text();
-      const started = Date.now();
+      // neither answer waits for the budget: that would take until the next minute, past the
+      // test's own bound, instead of answering from the last list and 503
       const again = await get("?limit=10");
       expect(again.status).toBe(200);
       expect(await again.text()).toBe(body);
       const other = await get("?limit=10&offset=10");
       expect(other.status).toBe(503);
       expect((await json(other)).error).toMatch(/rate-limited/);
-      expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       await tight.stop();
     }
