@@ -4,8 +4,7 @@
 // outbox transport; the report attached to it read back with poppler's pdftotext, the way anyone
 // holding the mail could read it.
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
@@ -16,6 +15,7 @@ import { waitUntil } from "../helpers/wait.js";
 import { consoleGateway } from "../web/rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { Rig } from "./rig.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const run = promisify(execFile);
 const poppler = existsSync("/usr/bin/pdftotext");
@@ -56,7 +56,7 @@ async function pdfText(pdf: Buffer): Promise<string> {
 
 /** A gateway with `attachments` and report: always; alice (whose preference wants the PDF) mails one fax; its outcome mail. */
 async function outcomeMail(attachments: "service" | "never" | "inbound-only"): Promise<ParsedMail> {
-  outbox = mkdtempSync(path.join(os.tmpdir(), "faxgate-outbox-"));
+  outbox = tempFolder("outbox");
   const box = outbox;
   rig = await startGateway(
     consoleGateway({

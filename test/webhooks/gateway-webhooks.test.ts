@@ -1,8 +1,7 @@
 // Webhooks end to end: the emulator (a real HTTPS service model) pushes results to the gateway's
 // receiver, which applies them through the dispatcher's own result path. Polling is set to an hour,
 // so only the webhook can deliver the result in these tests.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,6 +13,7 @@ import { newJob } from "../helpers/store.js";
 import { apiFor } from "../emulator/api.js";
 import { nextEvent } from "../helpers/wait.js";
 import { PASSWORD, receiveFax, startWebhookRig, type WebhookRig } from "./rig.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let rig: WebhookRig | null = null;
 afterEach(async () => {
@@ -144,7 +144,7 @@ describe("faxgate webhooks register|list|remove", () => {
   it("registers the configured receiver for the six events, lists it without the password, removes it", async () => {
     const emu = await startTestEmulator();
     const api = apiFor(emu);
-    const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-whcli-"));
+    const dir = tempFolder("whcli");
     try {
       const file = path.join(dir, "faxgate.yaml");
       writeFileSync(
