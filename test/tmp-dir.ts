@@ -3,7 +3,9 @@
 // ~3 ms a sync, hundreds of times a test. The tests check what a crash of the process leaves
 // behind, never what a power cut does, so a tmpfs answers them just as well: /dev/shm is used
 // when it is a writable, executable tmpfs with room to spare. An explicit TMPDIR always wins.
-import { accessSync, constants, readFileSync, statfsSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statfsSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 const SHM = "/dev/shm";
 const NEEDED_BYTES = 4 * 1024 ** 3;
@@ -26,4 +28,17 @@ export function testTmpDir(): Record<string, string> {
   } catch {
     return {};
   }
+}
+
+/**
+ * The one way a test makes a temp folder: `faxgate-<what>-XXXXXX` under the temp dir chosen above
+ * (the TMPDIR the run set). `what` names the test or rig, so a leftover says whose it is.
+ */
+export function tempFolder(what: string): string {
+  return mkdtempSync(path.join(os.tmpdir(), `faxgate-${what}-`));
+}
+
+/** Removes a temp folder; retries, as a child killed a moment ago may still be closing a file in it. */
+export function removeFolder(dir: string): void {
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }

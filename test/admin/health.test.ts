@@ -1,44 +1,33 @@
 // /healthz and /readyz over real HTTP on a real Gateway (store in a temp folder, the emulator as
 // the fax service): liveness is the process, the store and the disk, and costs no commit per
 // request; readiness is the service and every key, so a provider outage does not fail liveness.
-import { mkdtempSync, rmSync, statSync } from "node:fs";
-import os from "node:os";
+import { statSync } from "node:fs";
 import path from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { validateConfig } from "../../src/config/load.js";
-import { silentLogger } from "../../src/log/logger.js";
-import { Gateway } from "../../src/main.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { TEST_KEYS } from "../helpers/emulator.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
-let emu: TestEmulator | null = null;
-let gw: Gateway | null = null;
-let dir: string | null = null;
+let g: TestGateway | null = null;
 afterEach(async () => {
-  await gw?.stop(5000);
-  await emu?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  gw = null;
-  emu = null;
-  dir = null;
+  await g?.stop();
+  g = null;
 });
 
 async function start(opts: { minFreeMb?: number; bobKey?: string } = {}): Promise<{ base: string; data: string }> {
-  emu = await startTestEmulator();
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-health-"));
-  const data = path.join(dir, "data");
-  const config = validateConfig({
-    api: { baseUrl: emu.baseUrl, caFile: emu.caFile },
-    data,
-    admin: { listen: "127.0.0.1:0", ...(opts.minFreeMb !== undefined ? { minFreeMb: opts.minFreeMb } : {}) },
-    users: [
-      { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice },
-      { name: "bob", email: "bob@example.com", apiKey: opts.bobKey ?? TEST_KEYS.bob },
-    ],
+  g = await startGateway({
+    name: "health",
+    emulator: { delayMs: 100 },
+    log: "quiet",
+    config: {
+      admin: { listen: "127.0.0.1:0", ...(opts.minFreeMb !== undefined ? { minFreeMb: opts.minFreeMb } : {}) },
+      users: [
+        { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice },
+        { name: "bob", email: "bob@example.com", apiKey: opts.bobKey ?? TEST_KEYS.bob },
+      ],
+    },
   });
-  gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile }, logger: silentLogger() });
-  const addr = await gw.start();
-  return { base: `http://127.0.0.1:${addr.admin!.port}`, data };
+  return { base: g.url("admin"), data: g.config.data };
 }
 
 async function get(
@@ -94,8 +83,7 @@ describe("health endpoints", () => {
     expect(ready.body.checks.api!.detail).not.toContain("not-a-key-the-service-knows");
     expect(ready.body.checks.api!.detail).not.toMatch(/alice/);
     expect((await get(`${base}/healthz`)).status).toBe(200);
-    await emu!.stop();
-    emu = null;
+    await g!.emu.stop();
     expect((await get(`${base}/healthz`)).status).toBe(200);
   });
 });

@@ -2,12 +2,12 @@
 // one key given to two users, naming both, and `faxgate doctor` asks the emulator (over HTTPS,
 // GET /v1/me) whose each key is: another configured user's e-mail fails, an e-mail of no one
 // configured warns.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { tempFolder } from "../tmp-dir.js";
 
 type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
 
@@ -42,7 +42,7 @@ const find = (checks: Check[], name: string): Check => {
 };
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-keyowner-"));
+  dir = tempFolder("keyowner");
   emu = await startTestEmulator();
 }, 60_000);
 afterAll(async () => {

@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_CONFIG_BYTES, loadConfigFile, maskSecrets, parseConfigText, secretValues } from "../../src/config/load.js";
 import { FaxgateError } from "../../src/errors.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const dirs: string[] = [];
 function tempFile(text: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-config-"));
+  const dir = tempFolder("config");
   dirs.push(dir);
   const f = path.join(dir, "faxgate.yaml");
   writeFileSync(f, text);

@@ -4,14 +4,14 @@
 // The password reaches PostgreSQL whole (from the secrets file into the URL, or as
 // database.password); no piece of it is ever printed; a wrong password is blamed as a password
 // and a closed port as the port.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { freePort } from "../helpers/net.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { tempFolder } from "../tmp-dir.js";
 
 type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
 
@@ -63,7 +63,7 @@ const find = (checks: Check[], name: string): Check => {
 };
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-dbsecret-"));
+  dir = tempFolder("dbsecret");
   emu = await startTestEmulator();
 }, 60_000);
 afterAll(async () => {

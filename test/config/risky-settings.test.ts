@@ -1,19 +1,18 @@
 // Valid but dangerous settings: named at start (a RISKY log line) and by `faxgate doctor`.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfigText, validateConfig } from "../../src/config/load.js";
 import { riskySettings } from "../../src/config/risky-settings.js";
-import { createLogger } from "../../src/log/logger.js";
-import { Gateway } from "../../src/main.js";
 import { runCli } from "../helpers/cli.js";
+import { startGateway } from "../helpers/gateway.js";
+import { removeFolder, tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-risky-"));
+  dir = tempFolder("risky");
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => removeFolder(dir));
 
 const safe = {
   api: { baseUrl: "https://fax.example.test" },
@@ -100,25 +99,17 @@ describe("riskySettings", () => {
 
 describe("where the admin sees them", () => {
   it("the daemon logs a RISKY line at start", async () => {
-    const lines: Array<Record<string, unknown>> = [];
-    const logger = createLogger({
-      level: "info",
-      destination: { write: (l: string) => void lines.push(JSON.parse(l)) },
+    const g = await startGateway({
+      name: "risky",
+      config: { smtp: { listen: ["127.0.0.1:0"], trustedNetworks: ["0.0.0.0/0"] } },
     });
-    const config = validateConfig({
-      ...safe,
-      data: path.join(dir, "data"),
-      smtp: { listen: ["127.0.0.1:0"], trustedNetworks: ["0.0.0.0/0"] },
-      admin: undefined,
-    });
-    const gw = new Gateway(config, { service: { baseUrl: "https://127.0.0.1:9" }, logger });
     try {
-      await gw.start();
+      const lines = g.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(lines.filter((l) => l.msg === "RISKY setting").map((l) => l.risk)).toEqual([
         expect.stringMatching(/^smtp\.trustedNetworks 0\.0\.0\.0\/0/),
       ]);
     } finally {
-      await gw.stop(5000);
+      await g.stop();
     }
   });
 

@@ -4,29 +4,20 @@
 // says otherwise.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import {
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import os from "node:os";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseTicket } from "../../src/intake/print/ticket.js";
 import { spoolHarness } from "../spool/harness.js";
 import { waitUntil } from "../helpers/wait.js";
 import { BACKEND } from "./private-cupsd.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const PDF = "%PDF-1.4\n% printed\n%%EOF\n";
 
 let dir: string;
 let root: string;
 beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
   root = path.join(dir, "spool");
   mkdirSync(path.join(root, "alice"), { recursive: true });
   writeFileSync(path.join(dir, "job.pdf"), PDF);

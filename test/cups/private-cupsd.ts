@@ -8,7 +8,6 @@ import {
   copyFileSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -19,6 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { waitUntil } from "../helpers/wait.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const BACKEND = path.resolve(here, "../../cups/faxgate");
@@ -99,7 +99,7 @@ export interface PrivateCupsd {
 }
 
 export async function startPrivateCupsd(opts: { policy?: boolean } = {}): Promise<PrivateCupsd> {
-  const t = mkdtempSync(path.join(os.tmpdir(), "faxgate-cups-"));
+  const t = tempFolder("cups");
   chmodSync(t, 0o755);
   for (const d of ["etc/ppd", "etc/ssl", "spool/tmp", "cache", "run", "log", "lib/backend"])
     mkdirSync(path.join(t, d), { recursive: true });

@@ -5,8 +5,7 @@
 // destination policy refuses a premium-rate number by name; a good number queues it).
 // FAXGATE_SCREENSHOTS=1 writes that output as docs/images/cli-waiting-print.png (a terminal drawn by
 // Chromium).
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +13,7 @@ import { openLocalStore } from "../../src/store/open.js";
 import { runCli } from "../helpers/cli.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 let emu: TestEmulator;
@@ -41,7 +41,7 @@ async function picture(text: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-address-cli-"));
+  dir = tempFolder("address-cli");
   emu = await startTestEmulator({ delayMs: 100 });
   config = path.join(dir, "faxgate.yaml");
   writeFileSync(

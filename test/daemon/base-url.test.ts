@@ -1,16 +1,16 @@
 // A config file must say where faxes go: without api.baseUrl the daemon refuses to start (it
 // used to run the embedded emulator, "delivering" faxes that never left the machine); with
 // `baseUrl: sandbox` said explicitly it runs the emulator and says so loudly.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { OutputWatch } from "../helpers/wait.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-baseurl-"));
+  dir = tempFolder("baseurl");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

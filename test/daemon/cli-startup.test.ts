@@ -3,18 +3,18 @@
 // driver nor the HTTP client. Each runs in a child process from the compiled CLI, as `faxgate`
 // runs; the CommonJS packages a process loaded are the keys of its require cache.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUILT_SOURCES, haveBuiltSources } from "../helpers/built-sources.js";
 import { runCli } from "../helpers/cli.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 let config: string;
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-startup-"));
+  dir = tempFolder("startup");
   const data = path.join(dir, "data");
   mkdirSync(data);
   config = path.join(dir, "faxgate.yaml");

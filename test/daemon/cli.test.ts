@@ -1,14 +1,14 @@
 // The operator's CLI in a child process: exit codes, help, config check masking, passwd.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { verifyPassword } from "../../src/auth/password.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-cli-"));
+  dir = tempFolder("cli");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -4,10 +4,9 @@
 // private Dovecot, a DNS server on loopback, and a PostgreSQL address where nothing listens. Each
 // failure names what failed and what to do.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log/logger.js";
@@ -17,6 +16,7 @@ import { runCli } from "../helpers/cli.js";
 import { startTestDns } from "../helpers/dns-server.js";
 import { dovecotMissing, startDovecot, type Dovecot } from "../helpers/dovecot.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { tempFolder } from "../tmp-dir.js";
 
 type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
 
@@ -26,7 +26,7 @@ let n = 0;
 const sofficeThere = execFileSync("sh", ["-c", "command -v soffice || true"], { encoding: "utf8" }).trim() !== "";
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-doctor-"));
+  dir = tempFolder("doctor");
   emu = await startTestEmulator();
 }, 60_000);
 afterAll(async () => {

@@ -4,31 +4,30 @@
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { disposeRig, makeRig, patchConfig, startDaemon, type Daemon, type Rig } from "../faults/harness.js";
+import { startDaemon, type TestDaemon } from "../helpers/gateway.js";
 
-let rig: Rig | undefined;
-let daemon: Daemon | null = null;
-afterAll(() => disposeRig(rig, daemon));
+let daemon: TestDaemon | null = null;
+afterAll(() => daemon?.stop());
 
 describe("incoming/ at start", () => {
   it("loses the work folders a crash left, in a gateway without SMTP", async () => {
-    rig = await makeRig({ delayMs: 0 });
-    for (const line of ["smtp:", '  domains: ["fax.example.com"]', "  maxMessagesPerMinute: 100000"])
-      patchConfig(rig, line, "");
-    patchConfig(rig, `  listen: ["127.0.0.1:${rig.smtpPort}"]`, "");
-    const incoming = path.join(rig.dataDir, "incoming");
-    const stale = path.join(incoming, "left-by-a-crash");
-    const fresh = path.join(incoming, "being-received");
-    for (const d of [stale, fresh]) {
-      mkdirSync(d, { recursive: true });
-      writeFileSync(path.join(d, "message.eml"), "Subject: half a message\r\n");
-    }
-    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
-    utimesSync(stale, twoHoursAgo, twoHoursAgo);
-
-    daemon = await startDaemon(rig);
+    const incoming = (dir: string) => path.join(dir, "data", "incoming");
+    daemon = await startDaemon({
+      name: "incoming",
+      emulator: { delayMs: 0 },
+      // no smtp: section: the gateway reads only mailboxes (none here)
+      prepare: (dir) => {
+        for (const d of ["left-by-a-crash", "being-received"]) {
+          mkdirSync(path.join(incoming(dir), d), { recursive: true });
+          writeFileSync(path.join(incoming(dir), d, "message.eml"), "Subject: half a message\r\n");
+        }
+        const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+        utimesSync(path.join(incoming(dir), "left-by-a-crash"), twoHoursAgo, twoHoursAgo);
+      },
+    });
     expect(daemon.out.text).not.toMatch(/"component":"smtp"/);
-    expect(existsSync(stale)).toBe(false);
-    expect(existsSync(fresh)).toBe(true);
+    expect(daemon.addresses.smtp).toEqual([]);
+    expect(existsSync(path.join(incoming(daemon.dir), "left-by-a-crash"))).toBe(false);
+    expect(existsSync(path.join(incoming(daemon.dir), "being-received"))).toBe(true);
   });
 });

@@ -2,11 +2,10 @@
 // usage errors exit 2 with the reason, secrets come from the config's secretsFile (all missing
 // ones named at once, needed only by the commands that use them), `keys rotate --write` writes
 // where the key lives and never leaves an orphan key, and `doctor` says what is really wrong.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { spawnSync } from "node:child_process";
 import Database from "better-sqlite3";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliArgv, runCli } from "../helpers/cli.js";
@@ -16,13 +15,14 @@ import { FaxClient, createFaxAgent } from "../../src/fax/client.js";
 import { keyFingerprint } from "../../src/keys/key-overrides.js";
 import { DaemonLock } from "../../src/store/daemon-lock.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 let emu: TestEmulator;
 let n = 0;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-ops-"));
+  dir = tempFolder("ops");
   emu = await startTestEmulator();
 }, 60_000);
 afterAll(async () => {

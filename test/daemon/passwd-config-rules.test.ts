@@ -1,15 +1,15 @@
 // `faxgate passwd` with piped input hashes the first line only and refuses an empty one;
 // `config check` refuses two users sharing a spool folder or an address, naming both.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyPassword } from "../../src/auth/password.js";
 import { runCli } from "../helpers/cli.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-rules-"));
+  dir = tempFolder("rules");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

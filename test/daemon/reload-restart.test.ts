@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restartNoteKey } from "../../src/config/restart-needed.js";
 import { runCli } from "../helpers/cli.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
-import { startConsoleRig, type ConsoleRig } from "../web/rig.js";
+import { consoleGateway } from "../web/rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
-let rig: ConsoleRig;
+let rig: TestGateway;
 
 beforeAll(async () => {
-  rig = await startConsoleRig();
+  rig = await startGateway(consoleGateway());
 }, 60_000);
 
 afterAll(async () => {

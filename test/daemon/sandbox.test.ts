@@ -1,7 +1,6 @@
 // The README's first command, as a new user runs it: `faxgate start` with no config, in an empty
 // folder, then a mail and a dropped file going through to notification files in the outbox.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
-import os from "node:os";
+import { readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
@@ -11,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePrometheus, runCli, spawnCli } from "../helpers/cli.js";
 import { OutputWatch, waitUntil } from "../helpers/wait.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
+import { tempFolder } from "../tmp-dir.js";
 
 async function makePdf(text: string): Promise<Buffer> {
   const doc = await PDFDocument.create();
@@ -84,7 +84,7 @@ describe("sandbox start (README quick start)", () => {
   let run: Running;
 
   beforeAll(async () => {
-    cwd = mkdtempSync(path.join(os.tmpdir(), "faxgate-sandbox-"));
+    cwd = tempFolder("sandbox");
     run = await startSandbox(cwd);
   }, 90_000);
 
@@ -261,7 +261,7 @@ describe("sandbox start (README quick start)", () => {
 
 describe("SIGTERM while a send is in flight", () => {
   it("finishes the send, exits 0, and the fax is neither lost nor sent twice after a restart", async () => {
-    const cwd = mkdtempSync(path.join(os.tmpdir(), "faxgate-sigterm-"));
+    const cwd = tempFolder("sigterm");
     let run: Running | null = null;
     try {
       run = await startSandbox(cwd);

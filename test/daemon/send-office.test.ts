@@ -1,12 +1,12 @@
 // `faxgate send` with an office document, as an operator types it: converted to PDF before it is
 // queued, or refused up front saying why (the same words as mail and the print folder).
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { copyFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { runCli } from "../helpers/cli.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const HAVE_SOFFICE = findExecutable("soffice") !== null;
 if (!HAVE_SOFFICE)
@@ -17,7 +17,7 @@ if (!HAVE_SOFFICE)
 let dir: string;
 let docx: string;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-send-office-"));
+  dir = tempFolder("send-office");
   docx = path.join(dir, "report.docx");
   copyFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"), docx);
 });

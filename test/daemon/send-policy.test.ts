@@ -1,13 +1,13 @@
 // `faxgate send` refuses a number the destination policy refuses, with the reason, and queues nothing.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-send-policy-"));
+  dir = tempFolder("send-policy");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,12 +1,12 @@
 // The emulator as an independent model of the real service: it imports none of the product's
 // modules, and the switches for what the public evidence leaves unsettled (offset, cf, recipient
 // error shape, history rate limit) work at start and at run time.
-import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
-import os from "node:os";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { apiFor, form, manualClock, type Api } from "./api.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const EMULATOR_DIR = path.resolve("src/emulator");
 /** Generic plumbing the emulator may share; everything else under src/ is the product. */
@@ -153,7 +153,7 @@ describe("behaviour switches", () => {
 describe("start options", () => {
   it("switches given at start are in force, and the data folder is private", async () => {
     // a folder the emulator makes itself (mkdtemp's would be 0700 already)
-    const parent = await mkdtemp(path.join(os.tmpdir(), "faxgate-perm-"));
+    const parent = tempFolder("perm");
     const emu = await startTestEmulator({
       dataDir: path.join(parent, "emu-data"),
       offsetMode: "records",

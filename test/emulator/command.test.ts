@@ -1,14 +1,14 @@
 // `faxgate emulator` as a process: one JSON line on stdout, logs on stderr, clean stop on SIGTERM.
 // Also the curl walk-through from the docs (skipped when curl is missing).
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PDFDocument } from "@cantoo/pdf-lib";
+import { tempFolder } from "../tmp-dir.js";
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -31,7 +31,7 @@ let stderr = "";
 let exited: Promise<number | null>;
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
   await writeFile(
     path.join(dir, "seed.json"),
     JSON.stringify({

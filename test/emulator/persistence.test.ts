@@ -1,19 +1,19 @@
 // State survives a restart: the certificate, keys created through the API, faxes and their
 // documents, and the lifecycle (computed from the clock, not from timers).
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startEmulator } from "../../src/emulator/index.js";
 import { startTestEmulator, TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { apiFor, form, manualClock } from "./api.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 const tmp = async () => {
-  const d = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+  const d = tempFolder("test");
   dirs.push(d);
   return d;
 };

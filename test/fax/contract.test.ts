@@ -1,8 +1,7 @@
 // The client against the emulator over real HTTPS, once per API variant: every endpoint, the
 // documented limits at and past their bound, auth and access failures, paging to the last record,
 // faults (a dropped connection, 429, 5xx) and the download of the stored PDF.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import { request } from "undici";
@@ -13,6 +12,7 @@ import type { FaxRecord } from "../../src/fax/types.js";
 import { agentFor, clientFor, closeClients, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_KEYS } from "../helpers/emulator.js";
 import { waitUntil } from "../helpers/wait.js";
+import { tempFolder } from "../tmp-dir.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -52,7 +52,7 @@ describe.each(["a", "b"] as const)("variant %s", (variant) => {
 
   beforeAll(async () => {
     emu = await startTestEmulator({ variant, delayMs: 100 });
-    dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+    dir = tempFolder("test");
     pdfBytes = await pdfWithPages(2);
     pdf = path.join(dir, "two-pages.pdf");
     await writeFile(pdf, pdfBytes);

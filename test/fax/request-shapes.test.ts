@@ -1,12 +1,12 @@
 // What goes over the wire, recorded by a bare HTTPS server: the emulator accepts both variants'
 // request shapes, so only a recorder can show that variant A and B each send their own.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createFaxAgent, FaxClient } from "../../src/fax/client.js";
 import { isFaxgateError } from "../../src/errors.js";
 import { formOf, json, multipartOf, startStub, type StubServer } from "./stub-server.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let stub: StubServer;
 let agent: ReturnType<typeof createFaxAgent>;
@@ -24,7 +24,7 @@ const client = (variant: "a" | "b" = "a", baseUrl = stub.baseUrl) =>
 beforeAll(async () => {
   stub = await startStub();
   agent = createFaxAgent({ ca: stub.caPem, timeoutMs: 5000 });
-  dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
   await writeFile(path.join(dir, "a.pdf"), "%PDF-1.4 first\n");
   await writeFile(path.join(dir, "b.txt"), "second file\n");
 });

@@ -75,14 +75,13 @@ describe("explainFailure", () => {
     );
   });
 
-  it("stays fast on a long hostile text", () => {
+  it("answers on a long hostile text (its time is a bench row: bench/hostile-input.bench.ts)", () => {
     const text = `${"no ".repeat(50_000)}fax${" a".repeat(50_000)}`;
-    const started = performance.now();
-    explainFailure(
+    const found = explainFailure(
       { resultCode: "x", resultInfo: text, errorInfo: text },
       operatorRules([{ text: "aaaa", action: "fail" }]),
     );
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(found.rule).toBeNull();
   });
 });
 

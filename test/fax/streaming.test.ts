@@ -4,13 +4,13 @@
 // linger whatever the file size, which says nothing about streaming. The bound is loose (a third
 // of the file) and the file is three times it, so that buffering it whole cannot pass.
 import { createReadStream } from "node:fs";
-import { mkdtemp, open, rm, stat } from "node:fs/promises";
-import os from "node:os";
+import { open, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createFaxAgent, FaxClient } from "../../src/fax/client.js";
 import { fullCollection } from "../helpers/full-collection.js";
 import { json, startStub, type StubServer } from "./stub-server.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const SIZE = 50 * 1024 * 1024;
 const BOUND = 16 * 1024 * 1024;
@@ -25,7 +25,7 @@ let big: string;
 beforeAll(async () => {
   stub = await startStub({ record: false });
   agent = createFaxAgent({ ca: stub.caPem, timeoutMs: 30_000 });
-  dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
   big = path.join(dir, "big.pdf");
   const fh = await open(big, "w");
   const chunk = Buffer.alloc(1024 * 1024, 0x41);

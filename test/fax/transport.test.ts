@@ -1,14 +1,14 @@
 // Failures the emulator cannot stage, against a bare HTTPS server: how each one is typed decides
 // whether the dispatcher retries, waits, reconciles or gives up.
 import { createServer } from "node:net";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createFaxAgent, FaxApiError, FaxClient } from "../../src/fax/client.js";
 import { createLogger } from "../../src/log/logger.js";
 import { json, startStub, type StubServer } from "./stub-server.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const KEY = "sekrit-key-9f8e7d";
 let stub: StubServer;
@@ -52,7 +52,7 @@ const send = (c: FaxClient) => c.sendFax({ faxNumber: "+15551230001", coverPage:
 beforeAll(async () => {
   stub = await startStub();
   agent = createFaxAgent({ ca: stub.caPem, timeoutMs: 2000 });
-  dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
 });
 afterAll(async () => {
   await agent.close();

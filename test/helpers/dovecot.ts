@@ -2,7 +2,7 @@
 // 127.0.0.1, plain-text passwords from a passwd file, run as `nobody` when the tests run as root
 // (Dovecot refuses to run its login processes as root). Debian: apt-get install dovecot-imapd.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -10,6 +10,7 @@ import path from "node:path";
 import { ImapFlow } from "imapflow";
 import { freePort } from "./net.js";
 import { waitUntil } from "./wait.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const DOVECOT = "/usr/sbin/dovecot";
 
@@ -52,7 +53,7 @@ export async function startDovecot(
   const account = root
     ? { user: "nobody", group: "nogroup", uid: uidOf("nobody"), gid: gidOf("nogroup") }
     : { user: os.userInfo().username, group: groupName(), uid: os.userInfo().uid, gid: os.userInfo().gid };
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-dovecot-"));
+  const dir = tempFolder("dovecot");
   mkdirSync(path.join(dir, "run"));
   mkdirSync(path.join(dir, "mail"));
   const port = await freePort();

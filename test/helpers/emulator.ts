@@ -22,12 +22,11 @@
 // Behaviour switches (see docs/emulator.md): offsetMode, cfMode, recipientErrorShape,
 // historyPerMinute, historyRetryAfter, webhookRetryScale. Unlike startEmulator (default 8), this
 // helper starts with historyPerMinute 0 (no history rate limit) unless a test asks for one.
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
+import { rm } from "node:fs/promises";
 import { startEmulator, type Behaviour, type RunningEmulator, type SeedData } from "../../src/emulator/index.js";
 import type { Clock } from "../../src/clock.js";
 import { TEST_SEED } from "./seed.js";
+import { tempFolder } from "../tmp-dir.js";
 
 export { TEST_SEED, TEST_TAGS } from "./seed.js";
 
@@ -55,7 +54,7 @@ export interface TestEmulatorOptions extends Partial<Behaviour> {
 export type TestEmulator = RunningEmulator & { dataDir: string; stop(): Promise<void> };
 
 export async function startTestEmulator(opts: TestEmulatorOptions = {}): Promise<TestEmulator> {
-  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), "faxgate-")));
+  const dataDir = opts.dataDir ?? tempFolder("emulator");
   try {
     const { variant, delayMs, seed, dataDir: _d, clock, ...rest } = opts;
     const emu = await startEmulator({

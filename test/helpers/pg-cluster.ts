@@ -4,12 +4,12 @@
 // test is cheap (`createDatabase`). Where the binaries are absent, `pgAvailable()` says why and the
 // tests skip with that message.
 import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { chownSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { freePort } from "./net.js";
 import { waitUntil } from "./wait.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const BIN_DIRS = [
   "/usr/lib/postgresql/17/bin",
@@ -61,7 +61,7 @@ export async function startPgCluster(opts: { durable?: boolean } = {}): Promise<
   const initdb = findBin("initdb")!;
   const pgCtl = findBin("pg_ctl")!;
   const root = process.getuid?.() === 0;
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-pg-"));
+  const dir = tempFolder("pg");
   if (root)
     chownSync(
       dir,

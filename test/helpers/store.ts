@@ -1,11 +1,11 @@
 // Fresh stores in temp folders, and small job factories, for the queue's tests (and others').
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Clock } from "../../src/clock.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { NewJob } from "../../src/store/types.js";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
+import { tempFolder } from "../tmp-dir.js";
 
 /** A real one-page PDF (the emulator reads what it is sent). */
 export const TEST_PDF: Buffer = await (async () => {
@@ -24,7 +24,7 @@ export interface TempStore {
 }
 
 export function tempStore(opts: { clock?: Clock; dedupeWindowMs?: number } = {}): TempStore {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  const dir = tempFolder("test");
   const opened: SqliteStore[] = [];
   const open = (): SqliteStore => {
     const s = SqliteStore.open({

@@ -9,25 +9,15 @@
 // registry reachable; skips with a message otherwise. It takes minutes: npm ci installs (and may
 // compile) the real dependencies.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
 import { afterAll, describe, expect, it } from "vitest";
 import { OutputWatch } from "../helpers/wait.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const wanted = process.env.FAXGATE_INSTALL_TEST === "1";
@@ -62,7 +52,7 @@ function sh(cmd: string, cwd: string, timeout = 2_400_000): { status: number | n
 }
 
 describe.skipIf(skipWhy !== null)("README: installing as a service", () => {
-  const prefix = mkdtempSync(path.join(os.tmpdir(), "faxgate-install-"));
+  const prefix = tempFolder("install");
   const opt = path.join(prefix, "opt", "faxgate");
   const etc = path.join(prefix, "etc", "faxgate");
   const lib = path.join(prefix, "var", "lib", "faxgate");

@@ -2,16 +2,16 @@
 // attachment" of a plain mail) used to vanish from the parts without a trace: the sender was told
 // the mail had "no attachment and no text". Found by the public MIME corpus run (CPython msg_46).
 // What the sender wants faxed is that mail itself: it becomes a text page.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseMail } from "../../src/intake/mail/mail-parse.js";
 import { mailToJob } from "../../src/intake/mail/mail-to-job.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
 });
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -1,12 +1,12 @@
 // Regressions found by the fuzz run (test/faults/fuzz.test.ts): messages that used to crash the
 // process from inside mailparser's data handler.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseMail } from "../../src/intake/mail/mail-parse.js";
+import { tempFolder } from "../tmp-dir.js";
 
-const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-hostile-parts-"));
+const dir = tempFolder("hostile-parts");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("hostile MIME parts", () => {

@@ -1,6 +1,5 @@
 // MIME cases from test/fixtures/mail: the streaming parser and the mail-to-job rules on real files.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
@@ -9,12 +8,13 @@ import { mailToJob, type MailToJobInput } from "../../src/intake/mail/mail-to-jo
 import { findExecutable } from "../../src/fs/executable.js";
 import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import type { NewDocument } from "../../src/store/types.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const FIXTURES = path.join(import.meta.dirname, "..", "fixtures", "mail");
 let dir: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
 });
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -1,13 +1,13 @@
 // The office converter on its own, with the real LibreOffice: what it accepts, and that its
 // limits (time, memory, parallel profiles) hold.
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
+import { chmodSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { findExecutable } from "../../src/fs/executable.js";
 import { officeExtension, OfficeConverter, pdfName } from "../../src/intake/office/office-convert.js";
 import { waitUntil } from "../helpers/wait.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const DOCX = readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"));
 /**
@@ -26,7 +26,7 @@ if (!HAVE_SOFFICE)
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-office-test-"));
+  dir = tempFolder("office-test");
   // the converter may run as a user of its own (a root daemon's): it must reach its folder below
   chmodSync(dir, 0o711);
 });

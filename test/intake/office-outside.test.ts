@@ -2,8 +2,7 @@
 // sends them: each vector points at a canary PDF outside the job (its text must not be in the
 // converted PDF) and at an HTTP listener on 127.0.0.x (which must see no request). The document's
 // own text must still be there: a refusal or an empty page would pass the canary check for nothing.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
@@ -24,6 +23,7 @@ import {
   rtfField,
   type Listener,
 } from "../helpers/office-attack.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const HAVE_SOFFICE = findExecutable("soffice") !== null;
 if (!HAVE_SOFFICE || !HAVE_PDFTOTEXT)
@@ -40,7 +40,7 @@ let web: Listener;
 let office: OfficeConverter;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-office-outside-"));
+  dir = tempFolder("office-outside");
   // the converter may run as a user of its own (a root daemon's): it must reach its folder below
   chmodSync(dir, 0o711);
   // the "data folder": what other users' faxes look like to an attacker who knows the layout

@@ -1,7 +1,6 @@
 // Key expiry: the daemon warns ahead of expiresAt and, close to it, rotates the key itself,
 // against the emulator over real HTTPS with a real store.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFaxAgent, FaxClient } from "../../src/fax/client.js";
@@ -11,6 +10,7 @@ import { silentLogger } from "../../src/log/logger.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { UserConfig } from "../../src/config/schema.js";
 import { startTestEmulator, TEST_KEYS } from "../helpers/emulator.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const DAY = 86_400_000;
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
@@ -24,7 +24,7 @@ describe("key expiry watch", () => {
   beforeAll(async () => {
     emu = await startTestEmulator();
     agent = createFaxAgent({ caFile: emu.caFile });
-    dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-keys-"));
+    dir = tempFolder("keys");
   });
   afterAll(async () => {
     await agent.close();

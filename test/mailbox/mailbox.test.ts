@@ -208,19 +208,17 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     const marker = daemon!.out.text.length;
     // timed from the APPEND itself, not from the test client's own sign-in
     const writer = await dovecot.client(BOX.user, BOX.password);
-    const t0 = Date.now();
     await writer.append("INBOX", raw({ to: "fax+15551230101@example.com", subject: "Referral" }));
     await writer.logout();
+    // queued at all within the wait, with the poll 600 s away, is IDLE's doing (the time from
+    // APPEND to QUEUED is a bench row: bench/mailbox.bench.ts)
     await waitUntil(
       () => /"component":"imap"[^\n]*"msg":"QUEUED"/.test(daemon!.out.text.slice(marker)),
       "QUEUED from the mailbox",
-      15_000,
+      30_000,
       10,
     );
     const queued = /"component":"imap"[^\n]*"msg":"QUEUED"[^\n]*/.exec(daemon!.out.text.slice(marker))!;
-    const wokeMs = Date.now() - t0;
-    expect(wokeMs).toBeLessThan(10_000);
-    console.log(`mailbox: APPEND to QUEUED in ${wokeMs} ms (IDLE; the poll is every 600 s)`);
     expect(queued[0]).not.toContain("Please fax this letter");
     await waitUntil(async () => (await faxesTo("+15551230101")).length === 1, "the fax at the emulator");
     await waitUntil(async () => (await inFolder("faxgate-done")) === 2, "the message in faxgate-done");

@@ -1,12 +1,12 @@
 // Outcome notifications end to end: real final jobs (dispatcher against the emulator), the real
 // Store, the users' preferences from the emulator, mail through a real SMTP sink.
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { simpleParser } from "mailparser";
 import { afterEach, describe, expect, it } from "vitest";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { Rig } from "./rig.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let rig: Rig | null = null;
 afterEach(async () => {
@@ -282,7 +282,7 @@ describe("mail that always goes out", () => {
 describe("outbox transport from the config", () => {
   it("writes the outcome mail as a whole .eml file", async () => {
     const r = await setup();
-    const outbox = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+    const outbox = tempFolder("test");
     try {
       await r.finalJob("alice", ["+15551230000"]);
       const n = r.notifier({ notify: r.notifyConfig({ transport: `outbox:${outbox}` }) });

@@ -2,8 +2,7 @@
 // folder, the real FaxClient and Dispatcher to produce final jobs, the UserDirectory, an SMTP
 // sink as the smarthost, and a clock that is real time plus an offset the test can push forward
 // (so deferred notifications become due without waiting).
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import { FormData, request } from "undici";
 import {
@@ -29,6 +28,7 @@ import { docFile } from "../helpers/store.js";
 import { SmtpSink } from "./smtp-sink.js";
 import { waitUntil } from "../helpers/wait.js";
 import { defaultConfig, testDispatchParts } from "../helpers/collaborators.js";
+import { tempFolder } from "../tmp-dir.js";
 
 export const USERS: UserConfig[] = [
   { name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice },
@@ -67,7 +67,7 @@ export class Rig {
   }
 
   async start(): Promise<this> {
-    this.dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+    this.dir = tempFolder("test");
     this.emu = await startTestEmulator({ delayMs: 50 });
     this.sink = await new SmtpSink().start();
     this.store = this.openStore();

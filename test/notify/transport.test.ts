@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { simpleParser } from "mailparser";
 import { generate } from "selfsigned";
@@ -7,10 +6,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log/logger.js";
 import { createTransport, maskUrl } from "../../src/notify/transport.js";
 import { SmtpSink } from "./smtp-sink.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });

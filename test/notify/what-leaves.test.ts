@@ -4,8 +4,7 @@
 // outbox transport; the report attached to it read back with poppler's pdftotext, the way anyone
 // holding the mail could read it.
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
@@ -13,8 +12,10 @@ import { simpleParser, type ParsedMail } from "mailparser";
 import nodemailer from "nodemailer";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitUntil } from "../helpers/wait.js";
-import { startConsoleRig, type ConsoleRig } from "../web/rig.js";
+import { consoleGateway } from "../web/rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { Rig } from "./rig.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const run = promisify(execFile);
 const poppler = existsSync("/usr/bin/pdftotext");
@@ -24,7 +25,7 @@ const PAGE_WORDS = "ZEBRA-7731 Roe Jane lab results";
 const SUBJECT = "Referral for J. Roe";
 const FILE_NAME = "roe-referral.pdf";
 
-let rig: ConsoleRig | null = null;
+let rig: TestGateway | null = null;
 let notifyRig: Rig | null = null;
 let outbox: string | null = null;
 afterEach(async () => {
@@ -55,14 +56,16 @@ async function pdfText(pdf: Buffer): Promise<string> {
 
 /** A gateway with `attachments` and report: always; alice (whose preference wants the PDF) mails one fax; its outcome mail. */
 async function outcomeMail(attachments: "service" | "never" | "inbound-only"): Promise<ParsedMail> {
-  outbox = mkdtempSync(path.join(os.tmpdir(), "faxgate-outbox-"));
+  outbox = tempFolder("outbox");
   const box = outbox;
-  rig = await startConsoleRig({
-    delayMs: 200,
-    extra: {
-      notify: { from: "faxgate@example.com", transport: `outbox:${box}`, attachments, report: "always" },
-    },
-  });
+  rig = await startGateway(
+    consoleGateway({
+      delayMs: 200,
+      config: {
+        notify: { from: "faxgate@example.com", transport: `outbox:${box}`, attachments, report: "always" },
+      },
+    }),
+  );
   const info = await nodemailer
     .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
     .sendMail({

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../../src/intake/recipients/fax-number.js";
 import { sniffFileType } from "../../src/intake/documents/file-type.js";
 import { notifyOption } from "../../src/fax/user-directory.js";
+import { tempFolder } from "../tmp-dir.js";
 
 describe("fax numbers as people write them", () => {
   it.each([
@@ -45,7 +45,7 @@ describe("fax numbers as people write them", () => {
 
 describe("file types by content", () => {
   it("judges by bytes, not by name", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-sniff-"));
+    const dir = tempFolder("sniff");
     try {
       const f = (name: string, data: Buffer | string) => {
         const p = path.join(dir, name);

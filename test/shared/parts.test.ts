@@ -2,8 +2,7 @@
 // in list order and stop in reverse, a part that fails to stop does not keep the others running;
 // a reload replaces the one source of users and tells the parts that keep something built from
 // them, in the order they subscribed, before it resolves.
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import { validateConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log/logger.js";
 import { LiveSettings } from "../../src/parts/live-settings.js";
 import { type Part, startParts, stopParts } from "../../src/parts/part.js";
+import { tempFolder } from "../tmp-dir.js";
 
 function capture(): { logger: ReturnType<typeof createLogger>; lines: () => Array<Record<string, unknown>> } {
   const chunks: string[] = [];
@@ -98,7 +98,7 @@ describe("the live source of users", () => {
   });
 
   it("a reload replaces users, destinations and inbound routes, keeps the rest, and tells listeners in order", async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-parts-"));
+    dir = tempFolder("parts");
     const base = {
       api: { baseUrl: "https://127.0.0.1:9" },
       data: path.join(dir, "data"),

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lstatSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, linkSync } from "node:fs";
-import os from "node:os";
+import { lstatSync, rmSync, symlinkSync, writeFileSync, linkSync } from "node:fs";
 import path from "node:path";
 import { decideAddressing } from "../../src/intake/print/addressing.js";
 import { ambiguity, parseEmbeddedCodes, textPages } from "../../src/intake/print/embedded-codes.js";
@@ -11,6 +10,7 @@ import { parseTicket } from "../../src/intake/print/ticket.js";
 import { isFaxgateError } from "../../src/errors.js";
 import { textPdf } from "./harness.js";
 import { testPolicy } from "../helpers/collaborators.js";
+import { tempFolder } from "../tmp-dir.js";
 
 const noApi = () => {
   throw new Error("no contacts in this test");
@@ -197,7 +197,7 @@ describe("what is never opened", () => {
     expect(isIgnoredName("15551234567 - Invoice.pdf")).toBe(false);
   });
   it("judges links by lstat", () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+    const dir = tempFolder("test");
     try {
       writeFileSync(path.join(dir, "outside"), "secret");
       symlinkSync("/etc/passwd", path.join(dir, "link.pdf"));

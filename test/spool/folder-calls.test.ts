@@ -2,11 +2,12 @@
 // the folder is on a local disk, and only while no call there holds the thread; through the
 // thread pool anywhere else, so that a network file system that stops answering never holds the
 // event loop.
-import { mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { rmSync, statfsSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { callsFor, isLocalFileSystem, localCalls, poolCalls } from "../../src/spool/folder-calls.js";
+import { tempFolder } from "../tmp-dir.js";
 
 describe("the file calls a spool folder gets", () => {
   it("local disks (statfs magic numbers) are local; network, FUSE and unknown ones are not", () => {
@@ -42,7 +43,7 @@ describe("the file calls a spool folder gets", () => {
   );
 
   it("a call that holds the thread too long sends the folder to the pool for a while, then it comes back", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-calls-"));
+    const dir = tempFolder("calls");
     try {
       writeFileSync(path.join(dir, "a"), "x");
       // each reading of the clock is 4 ms after the last: every call "takes" 4 ms

@@ -1,8 +1,7 @@
 // A real SpoolWatcher on real temp folders and a real Store, with short timings for tests.
 import { EventEmitter } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import { systemClock, type Clock } from "../../src/clock.js";
@@ -16,6 +15,7 @@ import type { Job } from "../../src/store/types.js";
 import { ReaderPool } from "../../src/workers/pool.js";
 import { testOffice, testPolicy, testSpool } from "../helpers/collaborators.js";
 import { afterThisFile } from "../helpers/file-cleanup.js";
+import { tempFolder } from "../tmp-dir.js";
 
 export const ALICE: UserConfig = { name: "alice", email: "alice@example.com", aliases: [], apiKey: "test-key-alice" };
 export const BOB: UserConfig = {
@@ -66,7 +66,7 @@ const noApi = (): FaxApi => {
 };
 
 export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarness> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  const dir = tempFolder("test");
   const root = path.join(dir, "spool");
   const store = SqliteStore.open({ dataDir: path.join(dir, "data") });
   const metrics = new Metrics();

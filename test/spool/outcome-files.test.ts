@@ -1,17 +1,17 @@
 // moveInto never replaces what is already in done/ or failed/: a name that is taken gives
 // "name (2)", whether the move is a link (files) or a rename (what cannot be linked).
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { localCalls, poolCalls } from "../../src/spool/folder-calls.js";
 import { moveInto } from "../../src/spool/outcome-files.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function folders(): { work: string; done: string } {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-outcome-"));
+  dir = tempFolder("outcome");
   const work = path.join(dir, "work");
   const done = path.join(dir, "done");
   mkdirSync(work);

@@ -1,8 +1,7 @@
 // Regression: a claimed spool file swapped for a symlink after it was judged and read (while its
 // PDF text is parsed, a wide window) made the store copy the symlink's target, a file outside the
 // spool folder, and fax it. The store must get the bytes that were judged, not the path again.
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
@@ -16,6 +15,7 @@ import { inProcessReaders } from "../../src/workers/pool.js";
 import { testOffice, testPolicy, testSpool } from "../helpers/collaborators.js";
 import { waitUntil } from "../helpers/wait.js";
 import { ALICE, drop, textPdf } from "./harness.js";
+import { tempFolder } from "../tmp-dir.js";
 
 let dir = "";
 let watcher: SpoolWatcher | null = null;
@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 it("stores the bytes it judged even if the work file is swapped for a symlink before the store copies it", async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
+  dir = tempFolder("test");
   const secret = path.join(dir, "secret.txt");
   writeFileSync(secret, "SECRET outside the spool folder\n");
   store = SqliteStore.open({ dataDir: path.join(dir, "data") });

@@ -2,11 +2,11 @@
 // 30 s for ever. Root reads everything, so the watcher runs here in a child process as the
 // unprivileged "daemon" user (setpriv), the way the service runs as faxgate; the file is root's.
 import { spawn, spawnSync } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { chownSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { tempFolder } from "../tmp-dir.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const hasSetpriv = spawnSync("sh", ["-c", "command -v setpriv"], { encoding: "utf8" }).status === 0;
@@ -25,7 +25,7 @@ describe.skipIf(skip !== "")(`a file faxgate may not read${skip ? ` (skipped: ${
   it("goes to failed/ with a reason naming owner and mode, and is not retried for ever", {
     timeout: 90_000,
   }, async () => {
-    const tmp = mkdtempSync(path.join(os.tmpdir(), "faxgate-unreadable-"));
+    const tmp = tempFolder("unreadable");
     chownSync(tmp, daemonUid, daemonUid);
     const script = path.join(tmp, "run.mts");
     writeFileSync(

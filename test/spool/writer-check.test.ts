@@ -1,13 +1,13 @@
 // What `faxgate config check` tells the admin about who may write each person's spool folder:
 // accounts resolved with getent (a real passwd lookup), the default named as the folder, and a
 // warning for a group-writable folder nobody is mapped to or a listed account that does not exist.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
+import { tempFolder } from "../tmp-dir.js";
 
-const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-writers-"));
+const dir = tempFolder("writers");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it("config check names each person's writers and warns where none is mapped to a shared folder", async () => {

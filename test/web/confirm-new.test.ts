@@ -15,7 +15,8 @@ import { dkimKey, sendFrom } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
 import { waitUntil } from "../helpers/wait.js";
 import { pdfWithPages } from "../emulator/api.js";
-import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, signIn, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -29,7 +30,7 @@ const UNCONFIRMED = "+15557770003";
 const LETTER = Buffer.from(await pdfWithPages(1));
 
 let dns: TestDns;
-let rig: ConsoleRig;
+let rig: TestGateway;
 let browser: Browser;
 let outbox: string;
 // the gateway's clock: real time plus what the test moves it on by
@@ -42,19 +43,21 @@ beforeAll(async () => {
     "sel._domainkey.example.com": [KEY.record],
   });
   outbox = path.join(os.tmpdir(), `faxgate-confirm-outbox-${process.pid}`);
-  rig = await startConsoleRig({
-    clock: { now: () => Date.now() + skew },
-    config: {
-      smtp: {
-        listen: ["127.0.0.1:0"],
-        domains: ["fax.example.com"],
-        trustedNetworks: ["127.0.0.1/32"],
-        senderAuth: { mode: "verify", confirmNewDestinations: true, confirmHours: 24 },
+  rig = await startGateway(
+    consoleGateway({
+      clock: { now: () => Date.now() + skew },
+      config: {
+        smtp: {
+          listen: ["127.0.0.1:0"],
+          domains: ["fax.example.com"],
+          trustedNetworks: ["127.0.0.1/32"],
+          senderAuth: { mode: "verify", confirmNewDestinations: true, confirmHours: 24 },
+        },
+        dns: { servers: [dns.server], timeoutMs: 500 },
+        notify: { from: "faxgate@example.com", transport: `outbox:${outbox}` },
       },
-      dns: { servers: [dns.server], timeoutMs: 500 },
-    },
-    extra: { notify: { from: "faxgate@example.com", transport: `outbox:${outbox}` } },
-  });
+    }),
+  );
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 }, 120_000);
 
@@ -121,22 +124,22 @@ describe.skipIf(!hasChromium)("confirmNewDestinations in the public MX mode", ()
     expect(mail.subject).toBe(`Confirm your fax to a new number: ${NEW}`);
     expect(mail.text).toContain("It has not been sent.");
     const link = /(https?:\/\/\S+\/confirm\.html\?id=\S+)/.exec(mail.text ?? "")?.[1];
-    expect(link).toBe(`${rig.base}/confirm.html?id=${id}`);
+    expect(link).toBe(`${rig.url("web")}/confirm.html?id=${id}`);
     // the dispatcher had its chances: nothing went to the service
     await rig.gw.store.claimDue("probe", 10, 1000).then((g) => expect(g).toEqual([]));
     expect(await apiCallsFor(id)).toBe(0);
 
     // another user: the console's 404; an operator sees it but cannot confirm in alice's place
-    const bob = await signIn(rig.base, "bob", PASSWORDS.bob);
-    const ops = await signIn(rig.base, "ops", PASSWORDS.ops);
+    const bob = await signIn(rig.url("web"), "bob", PASSWORDS.bob);
+    const ops = await signIn(rig.url("web"), "ops", PASSWORDS.ops);
     const post = (who: { cookie: string; csrf: string }, csrf = who.csrf) =>
-      fetch(`${rig.base}/api/jobs/${id}/confirm`, {
+      fetch(`${rig.url("web")}/api/jobs/${id}/confirm`, {
         method: "POST",
         headers: { cookie: who.cookie, "x-csrf-token": csrf },
       });
     expect((await post(bob)).status).toBe(404);
     expect((await post(ops)).status).toBe(403);
-    const alice = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const alice = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
     expect((await post(alice, "wrong")).status).toBe(403);
     expect((await rig.gw.store.getJob(id))!.state).toBe("held");
 
@@ -188,8 +191,8 @@ describe.skipIf(!hasChromium)("confirmNewDestinations in the public MX mode", ()
     expect(notice.text).toContain("it was not confirmed in time");
     expect(await apiCallsFor(id)).toBe(0);
     // too late: a click now moves nothing
-    const alice = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const r = await fetch(`${rig.base}/api/jobs/${id}/confirm`, {
+    const alice = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
+    const r = await fetch(`${rig.url("web")}/api/jobs/${id}/confirm`, {
       method: "POST",
       headers: { cookie: alice.cookie, "x-csrf-token": alice.csrf },
     });

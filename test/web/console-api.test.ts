@@ -8,13 +8,14 @@ import { TEST_KEYS } from "../helpers/emulator.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { TEST_PDF } from "../helpers/store.js";
 import type { WireJson } from "../helpers/wire-json.js";
-import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, signIn, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const json = async (r: Response): Promise<WireJson> => r.json();
 
-let rig: ConsoleRig;
+let rig: TestGateway;
 beforeAll(async () => {
-  rig = await startConsoleRig({ delayMs: 60_000 });
+  rig = await startGateway(consoleGateway({ delayMs: 60_000 }));
 }, 60_000);
 afterAll(async () => {
   await rig?.stop();
@@ -35,7 +36,7 @@ async function newFax(
   fields: Record<string, string | string[]>,
   files?: Array<{ name: string; data: Buffer; type?: string }>,
 ) {
-  return fetch(`${rig.base}/api/faxes`, {
+  return fetch(`${rig.url("web")}/api/faxes`, {
     method: "POST",
     headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
     body: pdfForm(fields, files),
@@ -44,15 +45,15 @@ async function newFax(
 
 describe("web console API", () => {
   it("signs in with the SMTP password and sets a strict, httpOnly session cookie", async () => {
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
     expect(s.setCookie).toMatch(/^faxgate_session=[A-Za-z0-9_-]{40,};/);
     expect(s.setCookie).toMatch(/; HttpOnly/);
     expect(s.setCookie).toMatch(/; SameSite=Strict/);
     expect(s.setCookie).not.toMatch(/Secure/); // plain http on loopback
     expect(s.csrf).toMatch(/^[A-Za-z0-9_-]{40,}$/);
-    const me = await fetch(`${rig.base}/api/session`, { headers: { cookie: s.cookie } });
+    const me = await fetch(`${rig.url("web")}/api/session`, { headers: { cookie: s.cookie } });
     expect(await json(me)).toEqual({ user: "alice", admin: false, csrfToken: s.csrf, inbox: [] });
-    const anon = await fetch(`${rig.base}/api/jobs`);
+    const anon = await fetch(`${rig.url("web")}/api/jobs`);
     expect(anon.status).toBe(401);
   });
 
@@ -63,7 +64,7 @@ describe("web console API", () => {
       ["nopass", ""],
       [PASSWORDS.bob, PASSWORDS.bob],
     ]) {
-      const r = await fetch(`${rig.base}/login`, {
+      const r = await fetch(`${rig.url("web")}/login`, {
         method: "POST",
         body: new URLSearchParams({ user: user!, password: password! }),
       });
@@ -77,7 +78,7 @@ describe("web console API", () => {
 
   it("sends security headers on pages and answers", async () => {
     for (const url of ["/", "/login.html", "/api/jobs"]) {
-      const r = await fetch(`${rig.base}${url}`);
+      const r = await fetch(`${rig.url("web")}${url}`);
       const csp = r.headers.get("content-security-policy") ?? "";
       expect(csp, url).toMatch(/script-src 'self'(;|$)/);
       expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
@@ -85,12 +86,12 @@ describe("web console API", () => {
       expect(r.headers.get("x-content-type-options")).toBe("nosniff");
       expect(r.headers.get("referrer-policy")).toBe("no-referrer");
     }
-    const page = await (await fetch(`${rig.base}/`)).text();
+    const page = await (await fetch(`${rig.url("web")}/`)).text();
     expect(page).not.toMatch(/<script>|<script [^>]*>[^<]/); // no inline script
   });
 
   it("queues an upload through the common accept step and lists it as `faxgate jobs --json` does", async () => {
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
     const r = await newFax(s, { to: ["+1 555 010 4242", "(555) 010-4343"], subject: "Quarterly figures", cover: "on" });
     expect(r.status, await r.clone().text()).toBe(200);
     const job = await json(r);
@@ -100,21 +101,23 @@ describe("web console API", () => {
     expect(job.documents).toEqual([{ name: "page.pdf", contentType: "application/pdf", bytes: TEST_PDF.length }]);
     const stored = await rig.gw.store.getJob(job.id);
     expect(stored!.meta.origin).toMatchObject({ via: "web console" });
-    const list = await fetch(`${rig.base}/api/jobs?search=quarterly`, { headers: { cookie: s.cookie } });
+    const list = await fetch(`${rig.url("web")}/api/jobs?search=quarterly`, { headers: { cookie: s.cookie } });
     expect(list.headers.get("x-total-count")).toBe("1");
     const rows = await json(list);
     expect(rows.map((j: { id: string }) => j.id)).toEqual([job.id]);
     expect(Object.keys(rows[0]).sort()).toEqual(Object.keys(job).sort());
-    const one = await json(await fetch(`${rig.base}/api/jobs/${job.id}`, { headers: { cookie: s.cookie } }));
+    const one = await json(await fetch(`${rig.url("web")}/api/jobs/${job.id}`, { headers: { cookie: s.cookie } }));
     expect(one.timeline[0]).toMatchObject({ jobId: job.id, to: "queued" });
-    const doc = await fetch(`${rig.base}/api/jobs/${job.id}/documents/0?download=1`, { headers: { cookie: s.cookie } });
+    const doc = await fetch(`${rig.url("web")}/api/jobs/${job.id}/documents/0?download=1`, {
+      headers: { cookie: s.cookie },
+    });
     expect(doc.headers.get("content-type")).toBe("application/pdf");
     expect(doc.headers.get("content-disposition")).toBe("attachment; filename=\"page.pdf\"; filename*=UTF-8''page.pdf");
     expect(Buffer.from(await doc.arrayBuffer()).equals(TEST_PDF)).toBe(true);
   });
 
   it("refuses a bad number, a refused destination and a file that cannot be faxed, naming the reason, and queues nothing", async () => {
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
     const before = (await rig.gw.store.listJobs({ user: "alice" })).length;
     const bad = await newFax(s, { to: "12" });
     expect(bad.status).toBe(400);
@@ -131,17 +134,17 @@ describe("web console API", () => {
   });
 
   it("refuses a state-changing call without the CSRF token, and changes nothing", async () => {
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
     const job = await json(await newFax(s, { to: "5550104242", subject: "to cancel" }));
     for (const headers of [
       { cookie: s.cookie },
       { cookie: s.cookie, "x-csrf-token": "x".repeat(s.csrf.length) },
     ] as Array<Record<string, string>>) {
-      const r = await fetch(`${rig.base}/api/jobs/${job.id}/cancel`, { method: "POST", headers });
+      const r = await fetch(`${rig.url("web")}/api/jobs/${job.id}/cancel`, { method: "POST", headers });
       expect(r.status).toBe(403);
       expect((await json(r)).error).toMatch(/X-CSRF-Token/);
     }
-    const upload = await fetch(`${rig.base}/api/faxes`, {
+    const upload = await fetch(`${rig.url("web")}/api/faxes`, {
       method: "POST",
       headers: { cookie: s.cookie },
       body: pdfForm({ to: "5550104242" }),
@@ -149,13 +152,13 @@ describe("web console API", () => {
     expect(upload.status).toBe(403);
     expect((await rig.gw.store.getJob(job.id))!.state).not.toBe("cancelled");
     // the token of another session does not fit this one
-    const other = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const cross = await fetch(`${rig.base}/api/jobs/${job.id}/cancel`, {
+    const other = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
+    const cross = await fetch(`${rig.url("web")}/api/jobs/${job.id}/cancel`, {
       method: "POST",
       headers: { cookie: s.cookie, "x-csrf-token": other.csrf },
     });
     expect(cross.status).toBe(403);
-    const ok = await fetch(`${rig.base}/api/jobs/${job.id}/cancel`, {
+    const ok = await fetch(`${rig.url("web")}/api/jobs/${job.id}/cancel`, {
       method: "POST",
       headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
     });
@@ -167,8 +170,8 @@ describe("web console API", () => {
   });
 
   it("answers another user's job exactly as a job that does not exist", async () => {
-    const alice = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const bob = await signIn(rig.base, "bob", PASSWORDS.bob);
+    const alice = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
+    const bob = await signIn(rig.url("web"), "bob", PASSWORDS.bob);
     const job = await json(await newFax(alice, { to: "5550104242", subject: "alice only" }));
     const missing = job.id.replace(/.$/, (c: string) => (c === "a" ? "b" : "a"));
     const answers: Array<{ id: string; url: string; status: number; body: string }> = [];
@@ -179,7 +182,7 @@ describe("web console API", () => {
         ["POST", `/api/jobs/${id}/cancel`],
         ["POST", `/api/jobs/${id}/resend`],
       ]) {
-        const r = await fetch(`${rig.base}${url}`, {
+        const r = await fetch(`${rig.url("web")}${url}`, {
           method,
           headers: { cookie: bob.cookie, "x-csrf-token": bob.csrf },
         });
@@ -195,13 +198,13 @@ describe("web console API", () => {
     const bodies = (who: string) => answers.filter((a) => a.id === who).map((a) => a.body);
     expect(bodies("alice")).toEqual(bodies("missing"));
     const list = await json(
-      await fetch(`${rig.base}/api/jobs?search=alice%20only`, { headers: { cookie: bob.cookie } }),
+      await fetch(`${rig.url("web")}/api/jobs?search=alice%20only`, { headers: { cookie: bob.cookie } }),
     );
     expect(list).toEqual([]);
     expect((await rig.gw.store.getJob(job.id))!.state).toBe("queued");
     // an operator may see and act on it
-    const ops = await signIn(rig.base, "ops", PASSWORDS.ops);
-    expect((await fetch(`${rig.base}/api/jobs/${job.id}`, { headers: { cookie: ops.cookie } })).status).toBe(200);
+    const ops = await signIn(rig.url("web"), "ops", PASSWORDS.ops);
+    expect((await fetch(`${rig.url("web")}/api/jobs/${job.id}`, { headers: { cookie: ops.cookie } })).status).toBe(200);
   });
 
   it("shows operators the gateway's recent refusals with their reasons, and users their contacts", async () => {
@@ -213,23 +216,25 @@ describe("web console API", () => {
     } finally {
       client.close();
     }
-    const ops = await signIn(rig.base, "ops", PASSWORDS.ops);
-    const overview = await json(await fetch(`${rig.base}/api/admin/overview`, { headers: { cookie: ops.cookie } }));
+    const ops = await signIn(rig.url("web"), "ops", PASSWORDS.ops);
+    const overview = await json(
+      await fetch(`${rig.url("web")}/api/admin/overview`, { headers: { cookie: ops.cookie } }),
+    );
     expect(overview.refusals[0]).toMatchObject({
       source: "smtp",
       reason: expect.stringMatching(/^553 5\.1\.3 .*premium/),
     });
-    const alice = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const contacts = await json(await fetch(`${rig.base}/api/contacts`, { headers: { cookie: alice.cookie } }));
+    const alice = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
+    const contacts = await json(await fetch(`${rig.url("web")}/api/contacts`, { headers: { cookie: alice.cookie } }));
     expect(contacts.map((c: { name: string }) => c.name)).toContain("Acme Billing");
     // alice's print_driver key may only read contacts: the console says so and changes nothing
-    const add = await fetch(`${rig.base}/api/contacts`, {
+    const add = await fetch(`${rig.url("web")}/api/contacts`, {
       method: "POST",
       headers: { cookie: alice.cookie, "x-csrf-token": alice.csrf, "content-type": "application/json" },
       body: JSON.stringify({ name: "New Lab", faxNumber: "5550109999" }),
     });
     expect(add.status).toBe(403);
-    const after = await json(await fetch(`${rig.base}/api/contacts`, { headers: { cookie: alice.cookie } }));
+    const after = await json(await fetch(`${rig.url("web")}/api/contacts`, { headers: { cookie: alice.cookie } }));
     expect(after.map((c: { name: string }) => c.name)).not.toContain("New Lab");
   });
 
@@ -237,7 +242,7 @@ describe("web console API", () => {
     // X-Forwarded-For is not believed without web.trustedProxies: changing it does not help
     let n = 0;
     const attempt = (password: string) =>
-      fetch(`${rig.base}/login`, {
+      fetch(`${rig.url("web")}/login`, {
         method: "POST",
         headers: { "x-forwarded-for": `203.0.113.${++n}` },
         body: new URLSearchParams({ user: "bob", password }),
@@ -255,7 +260,9 @@ describe("web console API", () => {
 
   it("never puts a key, a password or a hash in an answer or a page", async () => {
     // a fresh gateway: the one above has locked this address out
-    const other = await startConsoleRig({ delayMs: 60_000, adminKey: true });
+    const other = await startGateway(
+      consoleGateway({ delayMs: 60_000, config: { api: { adminKey: TEST_KEYS.admin } } }),
+    );
     // the key watch's check (it runs some seconds after start): the operator's page shows its result
     await other.gw.keyWatch?.runOnce();
     try {
@@ -269,10 +276,10 @@ describe("web console API", () => {
         "scrypt$",
       ];
       const texts: string[] = [];
-      const ops = await signIn(other.base, "ops", PASSWORDS.ops);
-      const alice = await signIn(other.base, "alice", PASSWORDS.alice);
+      const ops = await signIn(other.url("web"), "ops", PASSWORDS.ops);
+      const alice = await signIn(other.url("web"), "alice", PASSWORDS.alice);
       const job = await json(
-        await fetch(`${other.base}/api/faxes`, {
+        await fetch(`${other.url("web")}/api/faxes`, {
           method: "POST",
           headers: { cookie: alice.cookie, "x-csrf-token": alice.csrf },
           body: pdfForm({ to: "5550104242" }),
@@ -289,7 +296,7 @@ describe("web console API", () => {
         [alice, "/"],
         [alice, "/app.js"],
       ] as const) {
-        const r = await fetch(`${other.base}${url}`, { headers: { cookie: s.cookie } });
+        const r = await fetch(`${other.url("web")}${url}`, { headers: { cookie: s.cookie } });
         expect(r.status, url).toBe(200);
         texts.push(await r.text());
       }
@@ -299,7 +306,9 @@ describe("web console API", () => {
       expect(overview.volume24h.find((v: { user: string }) => v.user === "alice").jobs).toBe(1);
       expect(overview.keyExpiry.map((k: { user: string }) => k.user).sort()).toEqual(["alice", "bob", "nopass", "ops"]);
       // the admin page is an operator's: a plain user gets the same 404 as for a page that is not there
-      expect((await fetch(`${other.base}/api/admin/overview`, { headers: { cookie: alice.cookie } })).status).toBe(404);
+      expect(
+        (await fetch(`${other.url("web")}/api/admin/overview`, { headers: { cookie: alice.cookie } })).status,
+      ).toBe(404);
     } finally {
       await other.stop();
     }
@@ -308,10 +317,10 @@ describe("web console API", () => {
 
 describe("web console over TLS", () => {
   it("serves https and marks the session cookie Secure", async () => {
-    const tls = await startConsoleRig({ tls: true, delayMs: 60_000 });
-    const agent = new Agent({ connect: { ca: readFileSync(tls.caFile!, "utf8") } });
+    const tls = await startGateway(consoleGateway({ tls: true, delayMs: 60_000 }));
+    const agent = new Agent({ connect: { ca: readFileSync(tls.config.web!.tls!.cert, "utf8") } });
     try {
-      const r = await request(`${tls.base}/login`, {
+      const r = await request(`${tls.url("web")}/login`, {
         method: "POST",
         dispatcher: agent,
         body: new URLSearchParams({ user: "alice", password: PASSWORDS.alice }).toString(),
@@ -332,10 +341,12 @@ describe("web console over TLS", () => {
 
 describe("web console behind a proxy", () => {
   it("counts sign-in failures per client named by a trusted proxy, and believes no one else", async () => {
-    const proxied = await startConsoleRig({ delayMs: 60_000, trustedProxies: ["127.0.0.1"] });
+    const proxied = await startGateway(
+      consoleGateway({ delayMs: 60_000, config: { web: { trustedProxies: ["127.0.0.1"] } } }),
+    );
     try {
       const attempt = (from: string, password: string) =>
-        fetch(`${proxied.base}/login`, {
+        fetch(`${proxied.url("web")}/login`, {
           method: "POST",
           headers: { "x-forwarded-for": from },
           body: new URLSearchParams({ user: "bob", password }),
@@ -356,21 +367,21 @@ describe("web console behind a proxy", () => {
 describe("received faxes and the history budget", () => {
   it("leaves the account's history calls to status polling: its last list, or 503, never a wait", async () => {
     // 4 calls a minute, 3 left to the dispatcher: the console may make one
-    const tight = await startConsoleRig({ delayMs: 60_000, historyPerMinute: 4 });
+    const tight = await startGateway(consoleGateway({ delayMs: 60_000, config: { api: { historyPerMinute: 4 } } }));
     try {
-      const s = await signIn(tight.base, "alice", PASSWORDS.alice);
-      const get = (q: string) => fetch(`${tight.base}/api/inbound${q}`, { headers: { cookie: s.cookie } });
+      const s = await signIn(tight.url("web"), "alice", PASSWORDS.alice);
+      const get = (q: string) => fetch(`${tight.url("web")}/api/inbound${q}`, { headers: { cookie: s.cookie } });
       const first = await get("?limit=10");
       expect(first.status).toBe(200);
       const body = await first.text();
-      const started = Date.now();
+      // neither answer waits for the budget: that would take until the next minute, past the
+      // test's own bound, instead of answering from the last list and 503
       const again = await get("?limit=10");
       expect(again.status).toBe(200);
       expect(await again.text()).toBe(body);
       const other = await get("?limit=10&offset=10");
       expect(other.status).toBe(503);
       expect((await json(other)).error).toMatch(/rate-limited/);
-      expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       await tight.stop();
     }
@@ -381,22 +392,22 @@ describe("web console sessions", () => {
   it("end after web.sessionHours, and at sign-out", async () => {
     let offset = 0;
     const clock = { now: () => Date.now() + offset };
-    const timed = await startConsoleRig({ delayMs: 60_000, clock });
+    const timed = await startGateway(consoleGateway({ delayMs: 60_000, clock }));
     try {
-      const s = await signIn(timed.base, "alice", PASSWORDS.alice);
-      const me = () => fetch(`${timed.base}/api/session`, { headers: { cookie: s.cookie } });
+      const s = await signIn(timed.url("web"), "alice", PASSWORDS.alice);
+      const me = () => fetch(`${timed.url("web")}/api/session`, { headers: { cookie: s.cookie } });
       expect(s.setCookie).toMatch(/Max-Age=43200/);
       offset = 11.9 * 3_600_000;
       expect((await me()).status).toBe(200);
       offset = 12.1 * 3_600_000;
       expect((await me()).status).toBe(401);
-      const t = await signIn(timed.base, "alice", PASSWORDS.alice);
-      const out = await fetch(`${timed.base}/logout`, {
+      const t = await signIn(timed.url("web"), "alice", PASSWORDS.alice);
+      const out = await fetch(`${timed.url("web")}/logout`, {
         method: "POST",
         headers: { cookie: t.cookie, "x-csrf-token": t.csrf },
       });
       expect(out.headers.get("set-cookie")).toMatch(/^faxgate_session=; .*Max-Age=0/);
-      expect((await fetch(`${timed.base}/api/session`, { headers: { cookie: t.cookie } })).status).toBe(401);
+      expect((await fetch(`${timed.url("web")}/api/session`, { headers: { cookie: t.cookie } })).status).toBe(401);
     } finally {
       await timed.stop();
     }

@@ -12,7 +12,8 @@ import { Agent, fetch as undiciFetch, FormData } from "undici";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
-import { PASSWORDS, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -25,7 +26,7 @@ const SHOTS =
     ? path.resolve(__dirname, "../../docs/images")
     : path.join(os.tmpdir(), "faxgate-console-shots");
 
-let rig: ConsoleRig;
+let rig: TestGateway;
 let browser: Browser;
 let emuAgent: Agent;
 
@@ -40,7 +41,7 @@ async function signedIn(
 ): Promise<{ ctx: BrowserContext; page: Page }> {
   const ctx = await browser.newContext({ viewport, ignoreHTTPSErrors: false });
   const page = await ctx.newPage();
-  await page.goto(`${rig.base}/`);
+  await page.goto(`${rig.url("web")}/`);
   // not signed in: the list sends the browser to the sign-in page
   await page.waitForURL(/\/login\.html/);
   await page.getByLabel("User name").fill(user);
@@ -82,7 +83,7 @@ async function queued(subject: string, number: string, scheduledAt?: string) {
 
 describe.skipIf(!hasChromium)("web console in chromium", () => {
   beforeAll(async () => {
-    rig = await startConsoleRig({ delayMs: 1500 });
+    rig = await startGateway(consoleGateway({ delayMs: 1500 }));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
     emuAgent = new Agent({ connect: { ca: rig.emu.caPem } });
   }, 120_000);
@@ -95,7 +96,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
   it("signs in, and refuses a wrong password with a message", async () => {
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
-    await page.goto(`${rig.base}/login.html`);
+    await page.goto(`${rig.url("web")}/login.html`);
     await page.getByLabel("User name").fill("alice");
     await page.getByLabel("Password").fill("not-it");
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -130,7 +131,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
   it("renders the preview with pdf.js, and resends to another number", async () => {
     const job = await queued("Preview me", "+15550104343");
     const { ctx, page } = await signedIn("alice");
-    await page.goto(`${rig.base}/fax.html?id=${job.id}`);
+    await page.goto(`${rig.url("web")}/fax.html?id=${job.id}`);
     const canvas = page.locator('#preview canvas[data-page="1"]');
     await canvas.waitFor({ timeout: 20_000 });
     // the test page's text is drawn: some pixels are dark
@@ -192,7 +193,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     );
     const page = await ctx.newPage();
     const letThrough = await holdStream(page);
-    await page.goto(`${rig.base}/fax.html?id=${job.id}`);
+    await page.goto(`${rig.url("web")}/fax.html?id=${job.id}`);
     await page.locator("#summary .badge.s-queued").waitFor();
     await rig.gw.store.hold(job.id);
     await expect
@@ -203,7 +204,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     // the same on the list
     const list = await ctx.newPage();
     const listThrough = await holdStream(list);
-    await list.goto(`${rig.base}/`);
+    await list.goto(`${rig.url("web")}/`);
     const row = list.locator(`tr[data-job="${job.id}"]`);
     await row.locator(".badge.s-held").waitFor();
     await rig.gw.store.release(job.id);
@@ -219,7 +220,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     const later = new Date(Date.now() + 3_600_000).toISOString();
     const job = await queued("Cancel me", "+15550104646", later);
     const { ctx, page } = await signedIn("alice");
-    await page.goto(`${rig.base}/fax.html?id=${job.id}`);
+    await page.goto(`${rig.url("web")}/fax.html?id=${job.id}`);
     // the page's title is the subject although the fax has no cover page
     await page.getByRole("heading", { name: "Cancel me", exact: true }).waitFor();
     // asked first: saying no leaves the fax waiting
@@ -270,12 +271,12 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
   it("cannot reach another user's fax by its URL", async () => {
     const job = await queued("Alice private", "+15550104848");
     const { ctx, page } = await signedIn("bob");
-    await page.goto(`${rig.base}/fax.html?id=${job.id}`);
+    await page.goto(`${rig.url("web")}/fax.html?id=${job.id}`);
     await page.getByRole("heading", { name: "No such fax" }).waitFor();
     expect(await page.content()).not.toContain("Alice private");
-    const api = await page.request.get(`${rig.base}/api/jobs/${job.id}/documents/0`);
+    const api = await page.request.get(`${rig.url("web")}/api/jobs/${job.id}/documents/0`);
     expect(api.status()).toBe(404);
-    await page.goto(`${rig.base}/`);
+    await page.goto(`${rig.url("web")}/`);
     await page.locator("#jobs tbody tr").first().waitFor();
     expect(await page.locator("#jobs").textContent()).not.toContain("Alice private");
     await ctx.close();
@@ -302,7 +303,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     await page.locator('#preview canvas[data-page="1"]').waitFor({ timeout: 20_000 });
     await ctx.close();
     const bob = await signedIn("bob");
-    const r = await bob.page.request.get(`${rig.base}/api/inbound/${messageId}/pdf`);
+    const r = await bob.page.request.get(`${rig.url("web")}/api/inbound/${messageId}/pdf`);
     expect(r.status()).toBe(404);
     await bob.ctx.close();
   }, 60_000);
@@ -323,7 +324,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     const mine = await queued("Owner cancels", "+15550105151", later);
     const theirs = await queued("Operator cancels", "+15550105353", later);
     const cancel = async (page: Page, id: string) => {
-      await page.goto(`${rig.base}/fax.html?id=${id}`);
+      await page.goto(`${rig.url("web")}/fax.html?id=${id}`);
       await page.locator("#recipients tbody tr").waitFor();
       // the waiting reason's time is shown like every other time on the page, not as ISO 8601
       const scheduled = await page.locator("#recipients tbody tr").textContent();
@@ -357,7 +358,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     // the service reported progress while the fax was processing ("page 0 of 1, attempt 0")
     expect(events.some((e) => e.transition === "progress")).toBe(true);
     const { ctx, page } = await signedIn("alice");
-    await page.goto(`${rig.base}/fax.html?id=${job.id}`);
+    await page.goto(`${rig.url("web")}/fax.html?id=${job.id}`);
     await page.locator("#timeline li").first().waitFor();
     const timeline = (await page.locator("#timeline").textContent()) ?? "";
     expect(timeline).toMatch(/Being faxed — \d+ of \d+ pages sent/);
@@ -370,7 +371,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
 
   it("a non-operator opening the operator page gets one sentence; an operator sees faxes and numbers apart", async () => {
     const { ctx, page } = await signedIn("alice");
-    await page.goto(`${rig.base}/admin.html`);
+    await page.goto(`${rig.url("web")}/admin.html`);
     await expect
       .poll(() => page.getByRole("status").textContent())
       .toBe("This page shows the whole gateway's queue and is for operators only; your own faxes are under My faxes.");
@@ -380,7 +381,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     await ctx.close();
     const ops = await signedIn("ops");
     const row = async () => {
-      await ops.page.goto(`${rig.base}/admin.html`);
+      await ops.page.goto(`${rig.url("web")}/admin.html`);
       await ops.page.locator("#volume tbody tr").first().waitFor();
       const r = ops.page.locator("#volume tbody tr", { hasText: "bob" });
       const cell = async (label: string) => Number(await r.locator(`td[data-label="${label}"]`).textContent());

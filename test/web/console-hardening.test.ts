@@ -9,17 +9,20 @@ import path from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_PDF } from "../helpers/store.js";
-import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, signIn, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
-let rig: ConsoleRig;
+let rig: TestGateway;
 let offset = 0;
 beforeAll(async () => {
   // every 127.0.0.x may be a proxy, as a container network would be: the test's clients live there too
-  rig = await startConsoleRig({
-    delayMs: 60_000,
-    trustedProxies: ["127.0.0.0/8"],
-    clock: { now: () => Date.now() + offset },
-  });
+  rig = await startGateway(
+    consoleGateway({
+      delayMs: 60_000,
+      config: { web: { trustedProxies: ["127.0.0.0/8"] } },
+      clock: { now: () => Date.now() + offset },
+    }),
+  );
 }, 60_000);
 afterAll(async () => {
   await rig?.stop();
@@ -34,7 +37,7 @@ async function login(
 ): Promise<{ status: number; error?: string }> {
   const agent = new Agent({ localAddress: from });
   try {
-    const r = await request(`${opts.via ?? rig.base}/login`, {
+    const r = await request(`${opts.via ?? rig.url("web")}/login`, {
       method: "POST",
       dispatcher: agent,
       headers: {
@@ -77,7 +80,7 @@ function openStream(
   query = "",
 ): Promise<{ jobs: string[]; ended: Promise<void>; job(id: string): Promise<void>; close(): void }> {
   return new Promise((resolve, reject) => {
-    const req = http.get(`${rig.base}/api/events${query}`, { headers: { cookie } }, (res) => {
+    const req = http.get(`${rig.url("web")}/api/events${query}`, { headers: { cookie } }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`events: ${res.statusCode}`));
       const jobs: string[] = [];
       const waiters: Array<{ id: string; done(): void }> = [];
@@ -142,12 +145,12 @@ async function endsBefore(
 
 describe("document names outside Latin-1", () => {
   it("preview and download answer 200 with an RFC 6266 filename* and an ASCII fallback", async () => {
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
     const name = "Счёт №5 — 報告 ✓ café.pdf";
     const fd = new FormData();
     fd.append("to", "5550104242");
     fd.append("files", new Blob([TEST_PDF], { type: "application/pdf" }), name);
-    const up = await fetch(`${rig.base}/api/faxes`, {
+    const up = await fetch(`${rig.url("web")}/api/faxes`, {
       method: "POST",
       headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
       body: fd,
@@ -159,7 +162,7 @@ describe("document names outside Latin-1", () => {
       ["", "inline"],
       ["?download=1", "attachment"],
     ] as const) {
-      const r = await fetch(`${rig.base}/api/jobs/${job.id}/documents/0${q}`, { headers: { cookie: s.cookie } });
+      const r = await fetch(`${rig.url("web")}/api/jobs/${job.id}/documents/0${q}`, { headers: { cookie: s.cookie } });
       expect(r.status, q).toBe(200);
       const cd = r.headers.get("content-disposition")!;
       expect(cd.startsWith(`${kind}; filename="`)).toBe(true);
@@ -174,7 +177,7 @@ describe("document names outside Latin-1", () => {
 
 describe("sign-in throttling", () => {
   it("behind a proxy takes only the hop the proxy appended: a forged X-Forwarded-For gives no new address", async () => {
-    const proxy = await appendingProxy(rig.base);
+    const proxy = await appendingProxy(rig.url("web"));
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 11; i++)
@@ -207,12 +210,12 @@ describe("sign-in throttling", () => {
 
 describe("live-update streams end with their session", () => {
   it("at sign-out", async () => {
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
     const stream = await openStream(s.cookie);
     try {
       // the stream works: alice's own new job arrives
       await stream.job(await queueFor("alice"));
-      const out = await fetch(`${rig.base}/logout`, {
+      const out = await fetch(`${rig.url("web")}/logout`, {
         method: "POST",
         headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
       });
@@ -224,7 +227,7 @@ describe("live-update streams end with their session", () => {
   }, 30_000);
 
   it("when a reload takes the operator role away", async () => {
-    const s = await signIn(rig.base, "ops", PASSWORDS.ops);
+    const s = await signIn(rig.url("web"), "ops", PASSWORDS.ops);
     const stream = await openStream(s.cookie, "?all=1");
     try {
       await stream.job(await queueFor("alice"));
@@ -233,14 +236,14 @@ describe("live-update streams end with their session", () => {
         users: c.users.map((u) => (u.name === "ops" ? { ...u, role: "user" } : u)),
       }));
       expect(await endsBefore(stream, await queueFor("alice"))).toBe("ended");
-      expect((await fetch(`${rig.base}/api/events?all=1`, { headers: { cookie: s.cookie } })).status).toBe(401);
+      expect((await fetch(`${rig.url("web")}/api/events?all=1`, { headers: { cookie: s.cookie } })).status).toBe(401);
     } finally {
       stream.close();
     }
   }, 30_000);
 
   it("when the session expires (last: the clock moves on)", async () => {
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
     const stream = await openStream(s.cookie);
     try {
       await stream.job(await queueFor("alice"));

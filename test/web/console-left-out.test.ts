@@ -8,7 +8,8 @@ import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_PDF } from "../helpers/store.js";
-import { PASSWORDS, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -35,10 +36,10 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `console-${name}.png`), fullPage: true });
 }
 
-async function sendPage(rig: ConsoleRig): Promise<Page> {
+async function sendPage(rig: TestGateway): Promise<Page> {
   const ctx = await browser.newContext({ viewport: { width: 1000, height: 700 } });
   const page = await ctx.newPage();
-  await page.goto(`${rig.base}/login.html?next=/send.html`);
+  await page.goto(`${rig.url("web")}/login.html?next=/send.html`);
   await page.getByLabel("User name").fill("alice");
   await page.getByLabel("Password").fill(PASSWORDS.alice);
   await page.getByRole("button", { name: "Sign in" }).click();
@@ -50,9 +51,9 @@ async function sendPage(rig: ConsoleRig): Promise<Page> {
 }
 
 describe.skipIf(!hasChromium)("console send, intake.partial: refuse (default)", () => {
-  let rig: ConsoleRig;
+  let rig: TestGateway;
   beforeAll(async () => {
-    rig = await startConsoleRig();
+    rig = await startGateway(consoleGateway());
   }, 120_000);
   afterAll(async () => {
     await rig?.stop();
@@ -87,9 +88,9 @@ describe.skipIf(!hasChromium)("console send, intake.partial: refuse (default)", 
 });
 
 describe.skipIf(!hasChromium)("console send, intake.partial: send", () => {
-  let rig: ConsoleRig;
+  let rig: TestGateway;
   beforeAll(async () => {
-    rig = await startConsoleRig({ extra: { intake: { partial: "send" } } });
+    rig = await startGateway(consoleGateway({ config: { intake: { partial: "send" } } }));
   }, 120_000);
   afterAll(async () => {
     await rig?.stop();

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_PDF } from "../helpers/store.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, signIn, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const pgMissing = pgAvailable();
 if (pgMissing) console.warn(`console search input on PostgreSQL skipped: ${pgMissing}`);
@@ -16,27 +17,29 @@ afterAll(() => cluster?.destroy());
 
 for (const backend of ["sqlite", "postgres"] as const) {
   describe.skipIf(backend === "postgres" && pgMissing !== null)(`console text input on ${backend}`, () => {
-    let rig: ConsoleRig;
+    let rig: TestGateway;
     beforeAll(async () => {
-      rig = await startConsoleRig({
-        delayMs: 60_000,
-        ...(backend === "postgres" ? { database: await cluster!.createDatabase() } : {}),
-      });
+      rig = await startGateway(
+        consoleGateway({
+          delayMs: 60_000,
+          config: backend === "postgres" ? { database: await cluster!.createDatabase() } : {},
+        }),
+      );
     }, 60_000);
     afterAll(async () => {
       await rig?.stop();
     });
 
     it("a NUL in a search is refused by name (400), and a plain search still works", async () => {
-      const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+      const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
       for (const q of ["%00", "abc%00def", "%07"]) {
-        const r = await fetch(`${rig.base}/api/jobs?search=${q}`, { headers: { cookie: s.cookie } });
+        const r = await fetch(`${rig.url("web")}/api/jobs?search=${q}`, { headers: { cookie: s.cookie } });
         const body = (await r.json()) as { error: string };
         expect(r.status, q).toBe(400);
         expect(body.error).toMatch(/^search: contains a control character \(U\+00(00, NUL|07)\)/);
         expect(body.error).not.toMatch(/not reachable/);
       }
-      const ok = await fetch(`${rig.base}/api/jobs?search=abc`, { headers: { cookie: s.cookie } });
+      const ok = await fetch(`${rig.url("web")}/api/jobs?search=abc`, { headers: { cookie: s.cookie } });
       expect(ok.status).toBe(200);
       // the store says the same to any other caller
       await expect(rig.gw.store.listJobs({ search: "a\u0000" })).rejects.toMatchObject({
@@ -46,7 +49,7 @@ for (const backend of ["sqlite", "postgres"] as const) {
     });
 
     it("a NUL in a new fax's subject, notes or file name is refused by name and queues nothing", async () => {
-      const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+      const s = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
       const before = await rig.gw.store.countJobs({});
       for (const [field, fields, file] of [
         ["subject", { subject: "a\u0000b" }, "page.pdf"],
@@ -57,7 +60,7 @@ for (const backend of ["sqlite", "postgres"] as const) {
         fd.append("to", "5550104242");
         for (const [k, v] of Object.entries(fields)) fd.append(k, v);
         fd.append("files", new Blob([TEST_PDF], { type: "application/pdf" }), file);
-        const r = await fetch(`${rig.base}/api/faxes`, {
+        const r = await fetch(`${rig.url("web")}/api/faxes`, {
           method: "POST",
           headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
           body: fd,

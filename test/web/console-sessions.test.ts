@@ -5,29 +5,34 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_PDF } from "../helpers/store.js";
 import type { WireJson } from "../helpers/wire-json.js";
-import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
+import { consoleGateway, PASSWORDS, signIn } from "./rig.js";
 
-let rig: ConsoleRig;
+let rig: TestGateway;
+let base = "";
 let offset = 0;
 beforeAll(async () => {
-  rig = await startConsoleRig({
-    delayMs: 60_000,
-    clock: { now: () => Date.now() + offset },
-    config: { web: { listen: "127.0.0.1:0", livePollMs: 200, idleMinutes: 30 } },
-  });
+  rig = await startGateway(
+    consoleGateway({
+      delayMs: 60_000,
+      clock: { now: () => Date.now() + offset },
+      config: { web: { idleMinutes: 30 } },
+    }),
+  );
+  base = rig.url("web");
 }, 60_000);
 afterAll(async () => {
   await rig?.stop();
 });
 
 const json = async (r: Response): Promise<WireJson> => r.json();
-const me = (cookie: string) => fetch(`${rig.base}/api/session`, { headers: { cookie } });
+const me = (cookie: string) => fetch(`${base}/api/session`, { headers: { cookie } });
 
 async function queueFax(s: { cookie: string; csrf: string }): Promise<string> {
   const fd = new FormData();
   fd.append("to", "+15550107777");
   fd.append("files", new Blob([TEST_PDF], { type: "application/pdf" }), "page.pdf");
-  const r = await fetch(`${rig.base}/api/faxes`, {
+  const r = await fetch(`${base}/api/faxes`, {
     method: "POST",
     headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
     body: fd,
@@ -39,14 +44,14 @@ async function queueFax(s: { cookie: string; csrf: string }): Promise<string> {
 describe("CSRF", () => {
   it("refuses a POST without the token, or with a wrong one, naming which, and changes nothing", async () => {
     offset = 0;
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const other = await signIn(rig.base, "bob", PASSWORDS.bob);
+    const s = await signIn(base, "alice", PASSWORDS.alice);
+    const other = await signIn(base, "bob", PASSWORDS.bob);
     const id = await queueFax(s);
     // resend: a call that changes something (a new job) whatever state the first job is in by now
     const resend = (headers: Record<string, string>) =>
-      fetch(`${rig.base}/api/jobs/${id}/resend`, { method: "POST", headers: { cookie: s.cookie, ...headers } });
+      fetch(`${base}/api/jobs/${id}/resend`, { method: "POST", headers: { cookie: s.cookie, ...headers } });
     const total = async () =>
-      (await fetch(`${rig.base}/api/jobs`, { headers: { cookie: s.cookie } })).headers.get("x-total-count");
+      (await fetch(`${base}/api/jobs`, { headers: { cookie: s.cookie } })).headers.get("x-total-count");
     const before = await total();
 
     const none = await resend({});
@@ -70,8 +75,8 @@ describe("CSRF", () => {
 
   it("does not sign out without the token: the session stays", async () => {
     offset = 0;
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const r = await fetch(`${rig.base}/logout`, { method: "POST", headers: { cookie: s.cookie } });
+    const s = await signIn(base, "alice", PASSWORDS.alice);
+    const r = await fetch(`${base}/logout`, { method: "POST", headers: { cookie: s.cookie } });
     expect(r.status).toBe(403);
     expect((await json(r)).code).toBe("CSRF_MISSING");
     expect((await me(s.cookie)).status).toBe(200);
@@ -81,8 +86,8 @@ describe("CSRF", () => {
 describe("sessions", () => {
   it("end after web.idleMinutes without a request, and a request keeps them", async () => {
     offset = 0;
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const idle = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(base, "alice", PASSWORDS.alice);
+    const idle = await signIn(base, "alice", PASSWORDS.alice);
     offset = 29 * 60_000;
     expect((await me(s.cookie)).status).toBe(200);
     offset = 58 * 60_000;
@@ -98,7 +103,7 @@ describe("sessions", () => {
 
   it("end after web.sessionHours however busy", async () => {
     offset = 0;
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
+    const s = await signIn(base, "alice", PASSWORDS.alice);
     // a request every 20 minutes, within the idle time, for 12 hours
     for (let minutes = 20; minutes < 12 * 60; minutes += 20) {
       offset = minutes * 60_000;
@@ -110,8 +115,8 @@ describe("sessions", () => {
 
   it("end at sign-out: the cookie is cleared and the old one and its token are worth nothing", async () => {
     offset = 0;
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const out = await fetch(`${rig.base}/logout`, {
+    const s = await signIn(base, "alice", PASSWORDS.alice);
+    const out = await fetch(`${base}/logout`, {
       method: "POST",
       headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
     });
@@ -121,7 +126,7 @@ describe("sessions", () => {
     expect(cleared).toMatch(/; HttpOnly/);
     expect(cleared).toMatch(/; SameSite=Strict/);
     expect((await me(s.cookie)).status).toBe(401);
-    const after = await fetch(`${rig.base}/api/jobs/x/cancel`, {
+    const after = await fetch(`${base}/api/jobs/x/cancel`, {
       method: "POST",
       headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
     });
@@ -131,8 +136,8 @@ describe("sessions", () => {
 
   it("sign-in gives a new id and ends the one the browser brought", async () => {
     offset = 0;
-    const s = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const again = await fetch(`${rig.base}/login`, {
+    const s = await signIn(base, "alice", PASSWORDS.alice);
+    const again = await fetch(`${base}/login`, {
       method: "POST",
       headers: { cookie: s.cookie },
       body: new URLSearchParams({ user: "bob", password: PASSWORDS.bob }),

@@ -11,11 +11,13 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, fetch as undiciFetch, FormData } from "undici";
 import { hashPassword } from "../../src/auth/password.js";
-import { TEST_KEYS } from "../helpers/emulator.js";
+import type { SeedData } from "../../src/emulator/index.js";
+import { TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { waitUntil } from "../helpers/wait.js";
-import { PASSWORDS, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -26,10 +28,32 @@ const SHOTS =
     ? path.resolve(__dirname, "../../docs/images")
     : path.join(os.tmpdir(), "faxgate-console-shots");
 
+// bob's service user has a key for each gateway user who reads his faxes here: the daemon refuses
+// two users with one key (a fax of one would be taken as the other's)
+const BOB_KEYS = { carol: "bob-carol-key", desk: "bob-desk-key", dave: "bob-dave-key", ops: "bob-ops-key" } as const;
+const SEED: SeedData = {
+  ...TEST_SEED,
+  users: TEST_SEED.users!.map((u) =>
+    u.email === "bob@example.com"
+      ? {
+          ...u,
+          keys: [
+            ...(u.keys ?? []),
+            ...Object.entries(BOB_KEYS).map(([who, token]) => ({
+              name: `bob for ${who}`,
+              access: "print_driver",
+              token,
+            })),
+          ],
+        }
+      : u,
+  ),
+} as SeedData;
+
 const MORE = { carol: "carol-web-secret-4", desk: "desk-web-secret-5", dave: "dave-web-secret-6" } as const;
 const PW: Record<string, string> = { ...PASSWORDS, ...MORE };
 
-let rig: ConsoleRig;
+let rig: TestGateway;
 let browser: Browser;
 let outbox: string;
 
@@ -76,47 +100,50 @@ beforeAll(async () => {
   const dir = await import("node:fs/promises").then((fs) => fs.mkdtemp(path.join(os.tmpdir(), "faxgate-links-")));
   outbox = path.join(dir, "outbox");
   const hash = async (p: string) => hashPassword(p);
-  rig = await startConsoleRig({
-    config: {
-      users: [
-        { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: await hash(PW.alice!) },
-        { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.bob!) },
-        { name: "carol", email: "carol@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.carol!) },
-        // the person who reads the front desk's shared mailbox signs in with that address
-        { name: "desk", email: "frontdesk@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.desk!) },
-        { name: "dave", email: "dave@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.dave!) },
-        {
-          name: "ops",
-          email: "admin@example.com",
-          // a key that sees only bob's faxes: alice's key is the one that receives
-          apiKey: TEST_KEYS.bob,
-          password: await hash(PW.ops!),
-          role: "admin",
-        },
-      ],
-      notify: {
-        from: "faxgate@example.com",
-        transport: `outbox:${outbox}`,
-        adminCopy: "admin@example.com",
-        inbound: { enabled: true, intervalMs: 1000, mailBacklog: true },
-      },
-      inbound: {
-        groups: { referrals: { members: ["bob"] } },
-        routes: [
+  rig = await startGateway(
+    consoleGateway({
+      seed: SEED,
+      config: {
+        users: [
+          { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: await hash(PW.alice!) },
+          { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob, password: await hash(PW.bob!) },
+          { name: "carol", email: "carol@example.com", apiKey: BOB_KEYS.carol, password: await hash(PW.carol!) },
+          // the person who reads the front desk's shared mailbox signs in with that address
+          { name: "desk", email: "frontdesk@example.com", apiKey: BOB_KEYS.desk, password: await hash(PW.desk!) },
+          { name: "dave", email: "dave@example.com", apiKey: BOB_KEYS.dave, password: await hash(PW.dave!) },
           {
-            name: "referrals line",
-            match: { dialled: "+15550100201" },
-            deliver: [
-              { receiver: true },
-              { inbox: "referrals" },
-              { users: ["carol"] },
-              { mail: "frontdesk@example.com" },
-            ],
+            name: "ops",
+            email: "admin@example.com",
+            // a key that sees only bob's faxes: alice's key is the one that receives
+            apiKey: BOB_KEYS.ops,
+            password: await hash(PW.ops!),
+            role: "admin",
           },
         ],
+        notify: {
+          from: "faxgate@example.com",
+          transport: `outbox:${outbox}`,
+          adminCopy: "admin@example.com",
+          inbound: { enabled: true, intervalMs: 1000, mailBacklog: true },
+        },
+        inbound: {
+          groups: { referrals: { members: ["bob"] } },
+          routes: [
+            {
+              name: "referrals line",
+              match: { dialled: "+15550100201" },
+              deliver: [
+                { receiver: true },
+                { inbox: "referrals" },
+                { users: ["carol"] },
+                { mail: "frontdesk@example.com" },
+              ],
+            },
+          ],
+        },
       },
-    },
-  });
+    }),
+  );
   // bob's service user (whose key carol, desk, dave and ops share here) wants received faxes by
   // mail; the seed's "None" would leave a group member and a rule's user without a mail to follow
   const agent = new Agent({ connect: { ca: readFileSync(rig.emu.caFile, "utf8") } });

@@ -1,15 +1,13 @@
-// A whole gateway with its web console against the emulator over real HTTPS, for the console's
-// tests: users alice and bob (plain users, each with their own key) and ops (role admin).
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
+// The console tests' gateway, made by the one builder (test/helpers/gateway.ts): the web console on
+// a free port, SMTP on another, users alice and bob (plain users, each with their own key), ops
+// (role admin) and nopass (no console password).
 import path from "node:path";
-import type { Clock } from "../../src/clock.js";
-import { configSchema, type Config } from "../../src/config/schema.js";
-import { ensureCertificate } from "../../src/emulator/certificate.js";
-import { createLogger } from "../../src/log/logger.js";
-import { Gateway } from "../../src/main.js";
 import { hashPassword } from "../../src/auth/password.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { ensureCertificate } from "../../src/emulator/certificate.js";
+import type { Clock } from "../../src/clock.js";
+import type { SeedData } from "../../src/emulator/index.js";
+import { TEST_KEYS } from "../helpers/emulator.js";
+import { mergeSections, type GatewayInProcessSpec, type Sections } from "../helpers/gateway.js";
 
 export const PASSWORDS = { alice: "alice-web-secret-1", bob: "bob-web-secret-2", ops: "ops-web-secret-3" } as const;
 const HASHES = await (async () => ({
@@ -18,99 +16,47 @@ const HASHES = await (async () => ({
   ops: await hashPassword(PASSWORDS.ops),
 }))();
 
-export interface ConsoleRig {
-  emu: TestEmulator;
-  gw: Gateway;
-  base: string;
-  dir: string;
-  logs: string[];
-  /** the SMTP listener's port */
-  smtpPort: number;
-  /** the certificate's CA file when the console serves https */
-  caFile?: string;
-  /** a reload (as SIGHUP) with the config `change` makes of the running one */
-  reloadWith(change: (c: Config) => Config): Promise<void>;
-  stop(): Promise<void>;
-}
+export const CONSOLE_USERS = [
+  { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: HASHES.alice },
+  { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob, password: HASHES.bob },
+  { name: "ops", email: "admin@example.com", apiKey: TEST_KEYS.admin, password: HASHES.ops, role: "admin" },
+  { name: "nopass", email: "nopass@example.com", apiKey: TEST_KEYS.aliceBase },
+];
 
-export async function startConsoleRig(
+/** The spec for startGateway: the console's sections, then `config` merged over them. */
+export function consoleGateway(
   opts: {
+    /** serve https with a certificate made in the folder (its CA: `consoleCa(gw)`) */
     tls?: boolean;
+    /** the emulator's time to finish a fax (default 300 ms) */
     delayMs?: number;
-    pollIntervalMs?: number;
-    authFailureDelayMs?: number;
-    trustedProxies?: string[];
-    historyPerMinute?: number;
-    adminKey?: boolean;
     clock?: Clock;
-    config?: Record<string, unknown>;
-    extra?: Record<string, unknown>;
-    database?: string;
+    /** the emulator's account (default TEST_SEED) */
+    seed?: SeedData;
+    authFailureDelayMs?: number;
+    config?: Sections;
   } = {},
-): Promise<ConsoleRig> {
-  const emu = await startTestEmulator({ delayMs: opts.delayMs ?? 300 });
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-web-"));
-  let tls: { cert: string; key: string } | undefined;
-  let caFile: string | undefined;
-  if (opts.tls) {
-    const c = await ensureCertificate(dir);
-    tls = { cert: c.caFile, key: path.join(dir, "key.pem") };
-    caFile = c.caFile;
-  }
-  const config = configSchema.parse({
-    // the test emulator has no history limit; the gateway's own budget is opened to match
-    api: { baseUrl: emu.baseUrl, caFile: emu.caFile, historyPerMinute: opts.historyPerMinute ?? 600 },
-    data: path.join(dir, "data"),
-    ...(opts.database ? { database: opts.database } : {}),
-    queue: { pollIntervalMs: opts.pollIntervalMs ?? 200 },
-    web: {
-      listen: "127.0.0.1:0",
-      livePollMs: 200,
-      ...(tls ? { tls } : {}),
-      ...(opts.trustedProxies ? { trustedProxies: opts.trustedProxies } : {}),
-    },
-    smtp: { listen: ["127.0.0.1:0"], domains: ["fax.example.com"] },
-    users: [
-      { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: HASHES.alice },
-      { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob, password: HASHES.bob },
-      { name: "ops", email: "admin@example.com", apiKey: TEST_KEYS.admin, password: HASHES.ops, role: "admin" },
-      { name: "nopass", email: "nopass@example.com", apiKey: TEST_KEYS.aliceBase },
-    ],
-    ...opts.config,
-    // further top-level sections a test turns on (intake, notify...)
-    ...opts.extra,
-  });
-  const logs: string[] = [];
-  const logger = createLogger({ level: "debug", destination: { write: (l: string) => void logs.push(l) } });
-  let next = config;
-  const gwOpts = {
-    service: { baseUrl: emu.baseUrl, caFile: emu.caFile, ...(opts.adminKey ? { adminKey: TEST_KEYS.admin } : {}) },
-    logger,
-    clock: opts.clock,
-    webAuthFailureDelayMs: opts.authFailureDelayMs ?? 10,
-    reloadConfig: () => next,
-  };
-  // a PostgreSQL queue is opened by Gateway.open; SQLite as the other console tests always did
-  const gw = opts.database ? await Gateway.open(config, gwOpts) : new Gateway(config, gwOpts);
-  const addr = await gw.start();
-  const base = `${tls ? "https" : "http"}://127.0.0.1:${addr.web!.port}`;
+): GatewayInProcessSpec {
   return {
-    emu,
-    gw,
-    base,
-    dir,
-    logs,
-    caFile,
-    smtpPort: addr.smtp[0]!.port,
-    async reloadWith(change) {
-      next = change(next);
-      await gw.reload();
-    },
-    async stop() {
-      await gw.stop();
-      await emu.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    name: "web",
+    emulator: { delayMs: opts.delayMs ?? 300, seed: opts.seed },
+    clock: opts.clock,
+    webAuthFailureDelayMs: opts.authFailureDelayMs,
+    prepare: opts.tls ? (dir) => ensureCertificate(dir).then(() => undefined) : undefined,
+    config: ({ dir }) =>
+      mergeSections(
+        {
+          queue: { pollIntervalMs: 200 },
+          web: {
+            listen: "127.0.0.1:0",
+            livePollMs: 200,
+            ...(opts.tls ? { tls: { cert: path.join(dir, "ca.pem"), key: path.join(dir, "key.pem") } } : {}),
+          },
+          smtp: { listen: ["127.0.0.1:0"], domains: ["fax.example.com"] },
+          users: CONSOLE_USERS,
+        },
+        opts.config ?? {},
+      ),
   };
 }
 

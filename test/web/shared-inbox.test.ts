@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, fetch as undiciFetch, FormData } from "undici";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { pdfWithPages } from "../emulator/api.js";
-import { PASSWORDS, signIn, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, signIn, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
@@ -24,25 +25,27 @@ const SHOTS =
     ? path.resolve(__dirname, "../../docs/images")
     : path.join(os.tmpdir(), "faxgate-console-shots");
 
-let rig: ConsoleRig;
+let rig: TestGateway;
 let browser: Browser;
 
 beforeAll(async () => {
   if (!hasChromium) return;
   const dir = await import("node:fs/promises").then((fs) => fs.mkdtemp(path.join(os.tmpdir(), "faxgate-inbox-")));
-  rig = await startConsoleRig({
-    config: {
-      notify: {
-        from: "faxgate@example.com",
-        transport: `outbox:${path.join(dir, "outbox")}`,
-        inbound: { enabled: true, intervalMs: 1000, mailBacklog: true },
+  rig = await startGateway(
+    consoleGateway({
+      config: {
+        notify: {
+          from: "faxgate@example.com",
+          transport: `outbox:${path.join(dir, "outbox")}`,
+          inbound: { enabled: true, intervalMs: 1000, mailBacklog: true },
+        },
+        inbound: {
+          groups: { referrals: { members: ["alice", "bob"] } },
+          routes: [{ name: "referrals line", match: { dialled: "+15550100201" }, deliver: [{ inbox: "referrals" }] }],
+        },
       },
-      inbound: {
-        groups: { referrals: { members: ["alice", "bob"] } },
-        routes: [{ name: "referrals line", match: { dialled: "+15550100201" }, deliver: [{ inbox: "referrals" }] }],
-      },
-    },
-  });
+    }),
+  );
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 }, 120_000);
 
@@ -86,7 +89,7 @@ describe.skipIf(!hasChromium)("shared inbox in chromium", () => {
 
     const ctx = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     const page = await ctx.newPage();
-    await page.goto(`${rig.base}/login.html`);
+    await page.goto(`${rig.url("web")}/login.html`);
     await page.getByLabel("User name").fill("bob");
     await page.getByLabel("Password").fill(PASSWORDS.bob);
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -108,15 +111,15 @@ describe.skipIf(!hasChromium)("shared inbox in chromium", () => {
     await page.screenshot({ path: path.join(SHOTS, "console-inbox.png"), fullPage: true });
 
     // alice, the other member, sees it taken and cannot take it; a non-member cannot see it at all
-    const a = await signIn(rig.base, "alice", PASSWORDS.alice);
-    const take = await fetch(`${rig.base}/api/inbox/${id}/take`, {
+    const a = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
+    const take = await fetch(`${rig.url("web")}/api/inbox/${id}/take`, {
       method: "POST",
       headers: { cookie: a.cookie, "x-csrf-token": a.csrf, "content-type": "application/json" },
       body: "{}",
     });
     expect(take.status).toBe(409);
-    const ops = await signIn(rig.base, "ops", PASSWORDS.ops);
-    expect((await fetch(`${rig.base}/api/inbox/${id}`, { headers: { cookie: ops.cookie } })).status).toBe(404);
+    const ops = await signIn(rig.url("web"), "ops", PASSWORDS.ops);
+    expect((await fetch(`${rig.url("web")}/api/inbox/${id}`, { headers: { cookie: ops.cookie } })).status).toBe(404);
     const events = await rig.gw.store.listReceivedEvents(id);
     expect(events.map((e) => `${e.action}:${e.actor ?? "-"}`)).toEqual([
       "stored:-",

@@ -8,12 +8,13 @@ import { existsSync } from "node:fs";
 import http from "node:http";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORDS, startConsoleRig, type ConsoleRig } from "./rig.js";
+import { PASSWORDS, consoleGateway } from "./rig.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
 
-let rig: ConsoleRig;
+let rig: TestGateway;
 let browser: Browser;
 
 /** POST /login with an Origin header as a browser on `origin` sends it; answers the status. */
@@ -21,7 +22,7 @@ function signInFrom(origin: string): Promise<number> {
   const body = new URLSearchParams({ user: "alice", password: PASSWORDS.alice }).toString();
   return new Promise((resolve, reject) => {
     const req = http.request(
-      `${rig.base}/login`,
+      `${rig.url("web")}/login`,
       { method: "POST", headers: { origin, "content-type": "application/x-www-form-urlencoded" } },
       (res) => {
         res.resume();
@@ -37,7 +38,7 @@ function signInFrom(origin: string): Promise<number> {
 async function signInWith(query: string): Promise<{ url: URL; offSite: string[] }> {
   const ctx = await browser.newContext();
   const offSite: string[] = [];
-  const own = new URL(rig.base).host;
+  const own = new URL(rig.url("web")).host;
   await ctx.route(
     (u) => u.host !== own,
     (route) => {
@@ -47,7 +48,7 @@ async function signInWith(query: string): Promise<{ url: URL; offSite: string[] 
   );
   try {
     const page = await ctx.newPage();
-    await page.goto(`${rig.base}/login.html?${query}`);
+    await page.goto(`${rig.url("web")}/login.html?${query}`);
     await page.getByLabel("User name").fill("alice");
     await page.getByLabel("Password").fill(PASSWORDS.alice);
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -60,7 +61,7 @@ async function signInWith(query: string): Promise<{ url: URL; offSite: string[] 
 
 describe.skipIf(!hasChromium)("sign-in's next= in chromium", () => {
   beforeAll(async () => {
-    rig = await startConsoleRig();
+    rig = await startGateway(consoleGateway());
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   }, 120_000);
   afterAll(async () => {
@@ -87,7 +88,7 @@ describe.skipIf(!hasChromium)("sign-in's next= in chromium", () => {
     "next= with %s lands on the console's list",
     async (_what, next) => {
       const { url, offSite: requests } = await signInWith(`next=${encodeURIComponent(next)}`);
-      expect(url.origin).toBe(rig.base);
+      expect(url.origin).toBe(rig.url("web"));
       expect(url.pathname).toBe("/");
       expect(requests).toEqual([]);
     },
@@ -96,42 +97,42 @@ describe.skipIf(!hasChromium)("sign-in's next= in chromium", () => {
 
   it("an encoded // in the address bar (%2F%2F) is the same as //", async () => {
     const { url, offSite: requests } = await signInWith("next=%2F%2Fevil.example%2F");
-    expect(url.origin).toBe(rig.base);
+    expect(url.origin).toBe(rig.url("web"));
     expect(url.pathname).toBe("/");
     expect(requests).toEqual([]);
   }, 30_000);
 
   it("a doubly encoded // stays a path on the console", async () => {
     const { url, offSite: requests } = await signInWith("next=%252F%252Fevil.example");
-    expect(url.origin).toBe(rig.base);
+    expect(url.origin).toBe(rig.url("web"));
     expect(requests).toEqual([]);
   }, 30_000);
 
   it("a page of the console with a query and a fragment is where sign-in goes", async () => {
     const { url, offSite: requests } = await signInWith(`next=${encodeURIComponent("/inbox.html?x=1#y")}`);
-    expect(url.href).toBe(`${rig.base}/inbox.html?x=1#y`);
+    expect(url.href).toBe(`${rig.url("web")}/inbox.html?x=1#y`);
     expect(requests).toEqual([]);
   }, 30_000);
 
   it("the page a signed-out visit was sent from is where sign-in returns", async () => {
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
-    await page.goto(`${rig.base}/send.html?to=Acme`);
+    await page.goto(`${rig.url("web")}/send.html?to=Acme`);
     await page.waitForURL(/\/login\.html\?next=/);
     await page.getByLabel("User name").fill("alice");
     await page.getByLabel("Password").fill(PASSWORDS.alice);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL((u) => u.pathname === "/send.html", { timeout: 15_000 });
-    expect(page.url()).toBe(`${rig.base}/send.html?to=Acme`);
+    expect(page.url()).toBe(`${rig.url("web")}/send.html?to=Acme`);
     await ctx.close();
   }, 30_000);
 
   it("a sign-in posted from another origin is refused; from the console's own it is taken", async () => {
-    const own = new URL(rig.base);
+    const own = new URL(rig.url("web"));
     expect(await signInFrom("http://evil.example")).toBe(403);
     expect(await signInFrom("null")).toBe(403);
     // the same host under another port is another origin
     expect(await signInFrom(`http://${own.hostname}:${Number(own.port) + 1}`)).toBe(403);
-    expect(await signInFrom(rig.base)).toBe(200);
+    expect(await signInFrom(rig.url("web"))).toBe(200);
   });
 });

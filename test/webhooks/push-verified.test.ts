@@ -28,7 +28,7 @@ beforeAll(async () => {
         jobs.push((await g.store.enqueue(newJob(dir, { recipients: [{ number: `+1555010${n}` }] }))).job.id);
     },
   });
-  ({ api, gw, url } = rig);
+  ({ api, gw, hookUrl: url } = rig);
 }, 60_000);
 afterAll(async () => {
   await rig?.stop();
