@@ -176,13 +176,12 @@ export class OfficeConverter {
     if (!soffice || unavailable) throw refuse(unavailable ?? `${input.name} cannot be converted`);
     const slot = await this.acquire(Date.now() + this.options.timeoutMs);
     try {
-      // the run gets its whole time whatever the wait was: a refusal for slowness is the document's
-      const deadline = Date.now() + this.options.timeoutMs;
       if (this.warmOn) {
-        const pdf = await this.runWarm(slot, input, deadline);
+        const pdf = await this.runWarm(slot, input);
         if (pdf) return pdf;
       }
-      return await this.run(soffice, slot, input, deadline);
+      // the run gets its whole time whatever the wait was: a refusal for slowness is the document's
+      return await this.run(soffice, slot, input, Date.now() + this.options.timeoutMs);
     } finally {
       this.release(slot);
     }
@@ -379,7 +378,7 @@ export class OfficeConverter {
    * converted cold, so a broken warm start never refuses a document); a document that fails,
    * crashes it or runs out of time is refused as a cold conversion would be, and ends it.
    */
-  private async runWarm(slot: number, input: ConvertInput, deadline: number): Promise<Buffer | null> {
+  private async runWarm(slot: number, input: ConvertInput): Promise<Buffer | null> {
     this.prestart(slot);
     const data = await this.stripped(input);
     let w = await this.instances.get(slot);
@@ -393,27 +392,20 @@ export class OfficeConverter {
       this.warmStartFailed("it could not be prepared");
       return null;
     }
-    const left = deadline - Date.now();
-    const started = await Promise.race([
-      w.ready.then(
-        () => true,
-        (err: Error) => err,
-      ),
-      new Promise<false>((resolve) => setTimeout(resolve, Math.max(0, left), false).unref()),
-    ]);
+    // a LibreOffice still starting (the replacement of the last one, on a busy machine) is waited
+    // for, within its own start limit: its start is not the document's time, nor its fault
+    const started: true | Error = await w.ready.then(
+      () => true as const,
+      (err: Error) => err,
+    );
     if (this.closed) throw shuttingDown();
-    if (started === false) {
-      // the document waited its whole time for a LibreOffice still starting: as slow as cold
-      this.replace(slot, w);
-      throw this.tooSlow(input);
-    }
     if (started !== true) {
       this.replace(slot, w);
       this.warmStartFailed(started.message);
       return null;
     }
     this.warmFailures = 0;
-    const result = await w.convert(data, input.ext, deadline);
+    const result = await w.convert(data, input.ext, Date.now() + this.options.timeoutMs);
     if (this.closed) throw shuttingDown();
     const pdf = result.pdf?.subarray(0, 1024).includes("%PDF-") ? result.pdf : null;
     const keep = pdf !== null && w.alive && w.used < (this.options.restartAfter ?? 1);
