@@ -35,7 +35,13 @@ while :; do
   kill -0 $srv 2>/dev/null || exit 3
   sleep 0.02
 done
-o --convert-to pdf --outdir "$W/warm/out" "$W/warm/blank.docx" >"$W/warm/log" 2>&1 </dev/null
+# the pipe's file exists a moment before it listens: a client refused then gives up, so try again
+for try in 1 2 3; do
+  o --convert-to pdf --outdir "$W/warm/out" "$W/warm/blank.docx" >"$W/warm/log" 2>&1 </dev/null
+  [ -f "$W/warm/out/blank.pdf" ] && break
+  kill -0 $srv 2>/dev/null || exit 3
+  sleep 0.5
+done
 [ -f "$W/warm/out/blank.pdf" ] || exit 4
 rm -rf "$W/warm"
 echo ready
