@@ -52,6 +52,8 @@ export interface BenchDaemon {
   pid: number;
   emu: TestEmulator;
   stop(): Promise<void>;
+  /** the daemon's log (stdout), for a bench that waits for one of its lines */
+  out: OutputWatch;
   /** the emulator's fax rows (GET /_emulator/faxes) */
   faxes(): Promise<Array<{ faxNumber: string; createdAt: string; cf?: Record<string, string> }>>;
 }
@@ -63,6 +65,8 @@ export interface BenchDaemonOptions {
   api?: { concurrency: number; ratePerSecond: number };
   /** node flags for the built daemon (e.g. --cpu-prof, which NODE_OPTIONS does not take) */
   nodeArgs?: string[];
+  /** more top-level config lines (YAML), e.g. ["office:", "  warm: false"] */
+  config?: string[];
 }
 
 export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchDaemon> {
@@ -104,6 +108,7 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
         `  domains: ["${DOMAIN}"]`,
         "  maxMessagesPerMinute: 100000",
         "log: {level: info, format: json}",
+        ...(opts.config ?? []),
         "users:",
         `  - {name: alice, email: ${SENDER}, apiKey: ${TEST_KEYS.alice}}`,
         "",
@@ -131,6 +136,7 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
       smtpPort,
       pid: child.pid!,
       emu,
+      out,
       stop,
       async faxes() {
         const res = await request(`${emu.baseUrl}/_emulator/faxes`, {

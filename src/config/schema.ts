@@ -587,6 +587,13 @@ export const configSchema = z
         sandbox: z.enum(["auto", "required", "off"]).default("auto"),
         /** the user a daemon running as root runs the converter as (default faxgate-convert, else nobody) */
         user: z.string().min(1).optional(),
+        /**
+         * keep a LibreOffice started ahead of need in each slot (same sandbox and limits), so that a
+         * document waits for its conversion only, not for LibreOffice to start
+         */
+        warm: z.boolean().default(true),
+        /** documents one warm LibreOffice takes before a fresh one replaces it; 1: none ever sees another's */
+        restartAfter: z.number().int().min(1).max(100).default(1),
       })
       .strict()
       .prefault({}),

@@ -31,6 +31,11 @@ export function createConverters({ config, logger }: Core): Converters {
         throw new Error(
           `office.sandbox is required, but the converter cannot be isolated here: ${p.warnings.join("; ")}`,
         );
+      // started ahead of need, in the background: the daemon does not wait for LibreOffice
+      office.warmUp();
+      void office.warmReady().then((ready) => {
+        if (ready) log.info({ restartAfter: config.office.restartAfter }, "OFFICE warm converter ready");
+      });
     },
     stop: async () => {
       await convertQueue.close();

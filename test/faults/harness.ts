@@ -65,6 +65,8 @@ export async function makeRig(opts: { delayMs?: number; extraYaml?: string } = {
       `  transport: outbox:${path.join(dir, "outbox")}`,
       "  inbound: {enabled: false}",
       "log: {level: info, format: json}",
+      // no LibreOffice started ahead of need at each of the many daemon starts (office.warm)
+      "office: {warm: false}",
       "users:",
       `  - {name: alice, email: alice@example.com, apiKey: ${TEST_KEYS.alice}}`,
       `  - {name: bob, email: bob@example.com, apiKey: ${TEST_KEYS.bob}}`,

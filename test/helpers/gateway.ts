@@ -36,6 +36,9 @@ export function rawTestConfig(dir: string, emu: TestEmulator, sections: Sections
     api: { baseUrl: emu.baseUrl, caFile: emu.caFile, historyPerMinute: 600 },
     data: path.join(dir, "data"),
     users: TEST_USERS,
+    // no LibreOffice started ahead of need in every test gateway (a second of CPU each on two
+    // busy cores); office mails still convert, cold; test/intake/office-warm.test.ts tests warm
+    office: { warm: false },
   };
   return mergeSections(base, sections);
 }

@@ -13,8 +13,16 @@ import type { Logger } from "../../log/logger.js";
 import { findExecutable } from "../../fs/executable.js";
 import { extensionForType } from "../mail/attachment-policy.js";
 import { writeHardenedProfile } from "./office-profile.js";
-import { planSandbox, sandboxArgs, unreachableBy, type SandboxMode, type SandboxPlan } from "./office-sandbox.js";
+import {
+  killGroup,
+  planSandbox,
+  sandboxArgs,
+  unreachableBy,
+  type SandboxMode,
+  type SandboxPlan,
+} from "./office-sandbox.js";
 import { StripError, stripExternalReferences } from "./office-strip.js";
+import { WarmInstance } from "./warm-converter.js";
 
 /** Office formats by extension, with the words a person knows them by. */
 export const OFFICE_FORMATS: Record<string, { label: string; signature: "zip" | "ole" | "rtf" }> = {
@@ -29,6 +37,11 @@ export const OFFICE_FORMATS: Record<string, { label: string; signature: "zip" | 
   ".ppt": { label: "a PowerPoint 97-2003 presentation (.ppt)", signature: "ole" },
   ".odp": { label: "an OpenDocument presentation (.odp)", signature: "zip" },
 };
+
+/** Failed warm starts in a row after which the converter stops trying and converts cold. */
+const WARM_START_TRIES = 3;
+/** Longest a warm LibreOffice may take to start (a loaded 2-core machine took 20 s). */
+const WARM_START_TIMEOUT_MS = 120_000;
 
 const SIGNATURE_TYPE = { zip: "application/zip", ole: "application/x-ole-storage", rtf: "application/rtf" } as const;
 
@@ -72,6 +85,13 @@ export interface OfficeOptions {
   logger?: Logger;
   /** Each protection can be turned off alone, so that tests can show what each one stops. */
   layers?: { strip?: boolean; profile?: boolean };
+  /**
+   * Keep a LibreOffice started ahead of need in each slot once `warmUp()` is called (the daemon
+   * does; a one-shot command converts cold). See warm-converter.ts.
+   */
+  warm?: boolean;
+  /** Documents one warm LibreOffice takes before a fresh one replaces it (absent: 1). */
+  restartAfter?: number;
 }
 
 export const OFFICE_DEFAULTS: OfficeOptions = {
@@ -119,6 +139,11 @@ export class OfficeConverter {
   private plan: Promise<SandboxPlan> | null = null;
   private readonly children = new Set<number>();
   private closed = false;
+  /** The warm LibreOffice of each slot (started or starting), once warmUp() was called. */
+  private readonly instances = new Map<number, Promise<WarmInstance | null>>();
+  private warmOn = false;
+  /** Warm starts that failed in a row; past WARM_START_TRIES the converter stays cold. */
+  private warmFailures = 0;
 
   constructor(options: Partial<OfficeOptions> = {}) {
     this.options = { ...OFFICE_DEFAULTS, ...options };
@@ -151,6 +176,10 @@ export class OfficeConverter {
     if (!soffice || unavailable) throw refuse(unavailable ?? `${input.name} cannot be converted`);
     const slot = await this.acquire(Date.now() + this.options.timeoutMs);
     try {
+      if (this.warmOn) {
+        const pdf = await this.runWarm(slot, input);
+        if (pdf) return pdf;
+      }
       // the run gets its whole time whatever the wait was: a refusal for slowness is the document's
       return await this.run(soffice, slot, input, Date.now() + this.options.timeoutMs);
     } finally {
@@ -173,10 +202,44 @@ export class OfficeConverter {
     return { summary, warnings: plan.warnings, ok: this.options.sandbox !== "required" || plan.method === "bwrap" };
   }
 
+  /**
+   * Starts a LibreOffice ahead of need in every slot (when `warm` is on and LibreOffice is
+   * installed), so that the first document does not wait for one to start. The daemon calls it.
+   */
+  warmUp(): void {
+    if (!this.options.warm || this.closed || !this.available()) return;
+    this.warmOn = true;
+    for (let slot = 0; slot < this.options.concurrency; slot++) this.prestart(slot);
+  }
+
+  /**
+   * Resolves when every slot's warm LibreOffice can take a document: true, or false when warm
+   * conversion is off or a start failed (for the start-up log, the bench and tests).
+   */
+  async warmReady(): Promise<boolean> {
+    if (!this.warmOn) return false;
+    const all = await Promise.all(
+      [...this.instances.values()].map(async (p) => {
+        const w = await p;
+        return w
+          ? w.ready.then(
+              () => true,
+              () => false,
+            )
+          : false;
+      }),
+    );
+    return all.length > 0 && all.every(Boolean);
+  }
+
   /** Kills conversions still running (shutdown) and removes the profiles. */
   async close(): Promise<void> {
     this.closed = true;
+    this.warmOn = false;
     for (const pid of this.children) killGroup(pid);
+    const instances = [...this.instances.values()];
+    this.instances.clear();
+    for (const w of instances) await (await w)?.stop();
     const base = this.base;
     this.base = null;
     // a base folder that could not be made (unreachable by the converter's user) has nothing to remove
@@ -259,8 +322,8 @@ export class OfficeConverter {
     }
   }
 
-  private async run(soffice: string, slot: number, input: ConvertInput, deadline: number): Promise<Buffer> {
-    const base = await this.baseDir();
+  /** The sandbox plan, refused when office.sandbox is required and bubblewrap cannot be used. */
+  private async isolation(): Promise<SandboxPlan> {
     const plan = await this.sandboxPlan();
     if (this.options.sandbox === "required" && plan.method !== "bwrap") {
       throw new FaxgateError(
@@ -272,6 +335,120 @@ export class OfficeConverter {
         },
       );
     }
+    return plan;
+  }
+
+  /** Starts the slot's next warm LibreOffice in the background (none past repeated failed starts). */
+  private prestart(slot: number): void {
+    if (!this.warmOn || this.closed || this.instances.has(slot)) return;
+    const soffice = this.available();
+    if (!soffice) return;
+    const started = (async () => {
+      const plan = await this.isolation();
+      const dir = path.join(await this.baseDir(), `warm-${slot}-${randomBytes(4).toString("hex")}`);
+      return WarmInstance.start({
+        soffice,
+        plan,
+        dir,
+        memoryMb: this.options.memoryMb,
+        // a start is no document's time: bounded apart from office.timeoutMs
+        startTimeoutMs: Math.max(this.options.timeoutMs, WARM_START_TIMEOUT_MS),
+        children: this.children,
+        profile: this.options.layers?.profile !== false,
+      });
+    })().catch((err: unknown) => {
+      this.options.logger?.warn({ err: String(err) }, "OFFICE warm converter could not be prepared");
+      return null;
+    });
+    this.instances.set(slot, started);
+  }
+
+  /**
+   * Ends a slot's warm LibreOffice and starts its replacement (a fresh process, profile and
+   * folder). Called by the slot's holder, whose instance `w` is, so the slot is free of it at once.
+   */
+  private replace(slot: number, w: WarmInstance): void {
+    this.instances.delete(slot);
+    void w.stop();
+    this.prestart(slot);
+  }
+
+  /**
+   * Converts in the slot's warm LibreOffice. Null when it could not start (the document is then
+   * converted cold, so a broken warm start never refuses a document); a document that fails,
+   * crashes it or runs out of time is refused as a cold conversion would be, and ends it.
+   */
+  private async runWarm(slot: number, input: ConvertInput): Promise<Buffer | null> {
+    this.prestart(slot);
+    const data = await this.stripped(input);
+    let w = await this.instances.get(slot);
+    if (w && !w.alive) {
+      // it ended while idle (killed from outside, out of memory): this document is not to blame
+      this.replace(slot, w);
+      w = await this.instances.get(slot);
+    }
+    if (!w) {
+      this.instances.delete(slot);
+      this.warmStartFailed("it could not be prepared");
+      return null;
+    }
+    // a LibreOffice still starting (the replacement of the last one, on a busy machine) is waited
+    // for, within its own start limit: its start is not the document's time, nor its fault
+    const started: true | Error = await w.ready.then(
+      () => true as const,
+      (err: Error) => err,
+    );
+    if (this.closed) throw shuttingDown();
+    if (started !== true) {
+      this.replace(slot, w);
+      this.warmStartFailed(started.message);
+      return null;
+    }
+    this.warmFailures = 0;
+    const result = await w.convert(data, input.ext, Date.now() + this.options.timeoutMs);
+    if (this.closed) throw shuttingDown();
+    const pdf = result.pdf?.subarray(0, 1024).includes("%PDF-") ? result.pdf : null;
+    const keep = pdf !== null && w.alive && w.used < (this.options.restartAfter ?? 1);
+    // the replacement starts now, while this document's PDF is checked and stored
+    if (!keep) this.replace(slot, w);
+    if (result.timedOut) throw this.tooSlow(input);
+    return this.checked(input, pdf, () =>
+      result.exited ? "the converter ended while converting it" : lastLine(result.output) || "no PDF was written",
+    );
+  }
+
+  private warmStartFailed(why: string): void {
+    this.warmFailures += 1;
+    const off = this.warmFailures >= WARM_START_TRIES;
+    this.options.logger?.warn(
+      { why, failures: this.warmFailures },
+      off
+        ? "OFFICE warm converter failed to start repeatedly; documents are converted cold from now on"
+        : "OFFICE warm converter failed to start; this document is converted cold",
+    );
+    if (off) this.warmOn = false;
+  }
+
+  private tooSlow(input: ConvertInput): FaxgateError {
+    return refuse(
+      `${input.name} could not be converted to PDF within ${Math.round(this.options.timeoutMs / 1000)} seconds (too large or too complex); send it as PDF`,
+    );
+  }
+
+  /** The PDF LibreOffice wrote, or the refusal of the document with LibreOffice's reason. */
+  private checked(input: ConvertInput, bytes: Buffer | null, why: () => string): Buffer {
+    if (!bytes)
+      throw refuse(
+        `${input.name} could not be converted to PDF (${why().slice(0, 160)})${componentHint(input.ext)}; send it as PDF`,
+      );
+    if (!bytes.subarray(0, 1024).includes("%PDF-"))
+      throw refuse(`${input.name} could not be converted to PDF; send it as PDF`);
+    return bytes;
+  }
+
+  private async run(soffice: string, slot: number, input: ConvertInput, deadline: number): Promise<Buffer> {
+    const base = await this.baseDir();
+    const plan = await this.isolation();
     // One profile per slot: LibreOffice locks its profile, so two conversions never share one.
     const profile = path.join(base, `profile-${slot}`);
     const work = path.join(base, `job-${randomBytes(6).toString("hex")}`);
@@ -331,24 +508,14 @@ export class OfficeConverter {
       if (result.timedOut) {
         // a killed LibreOffice may leave its profile locked or half-written
         await rm(profile, { recursive: true, force: true }).catch(() => undefined);
-        throw refuse(
-          `${input.name} could not be converted to PDF within ${Math.round(this.options.timeoutMs / 1000)} seconds (too large or too complex); send it as PDF`,
-        );
+        throw this.tooSlow(input);
       }
       const pdf = (await readdir(out)).find((n) => n.toLowerCase().endsWith(".pdf"));
-      if (!pdf) {
-        const why =
-          result.code === 97
-            ? "the memory limit could not be set"
-            : lastLine(result.output) || `the converter exited with ${result.signal ?? result.code}`;
-        throw refuse(
-          `${input.name} could not be converted to PDF (${why.slice(0, 160)})${componentHint(input.ext)}; send it as PDF`,
-        );
-      }
-      const bytes = await readFile(path.join(out, pdf));
-      if (!bytes.subarray(0, 1024).includes("%PDF-"))
-        throw refuse(`${input.name} could not be converted to PDF; send it as PDF`);
-      return bytes;
+      return this.checked(input, pdf ? await readFile(path.join(out, pdf)) : null, () =>
+        result.code === 97
+          ? "the memory limit could not be set"
+          : lastLine(result.output) || `the converter exited with ${result.signal ?? result.code}`,
+      );
     } finally {
       await rm(work, { recursive: true, force: true }).catch(() => undefined);
     }
@@ -370,14 +537,6 @@ function lastLine(s: string): string {
     .map((l) => l.trim())
     .filter((l) => l && !/javaldx|java may not/.test(l));
   return lines.at(-1) ?? "";
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    // already gone
-  }
 }
 
 interface RunResult {

@@ -234,3 +234,12 @@ export function unreachableBy(dir: string, runAs: NonNullable<SandboxPlan["runAs
     if (d === path.dirname(d)) return null;
   }
 }
+
+/** Kills a process group started detached (a converter and everything it started). */
+export function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
