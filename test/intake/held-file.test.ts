@@ -120,17 +120,17 @@ describe("a message held in memory while it is small", () => {
     expect(c.data()).toBeNull();
     expect(readFileSync(c.path).equals(Buffer.alloc(10, 3))).toBe(true);
     await dir.remove();
-    // the held bytes were views of memory that the next messages reuse: not to be read any more
+    // the held bytes were given back with their message: not to be read any more
     expect(() => b.data()).toThrow(/the message is done/);
     expect(existsSync(dir.path)).toBe(false);
   });
 
-  it("reuses a done message's memory for the next one without any of its bytes showing", async () => {
+  it("shows none of a done message's bytes in the next one", async () => {
     const first = filler(150_000, 7);
     const a = await receive(message([first]));
     expect(a.parts[0]!.data?.equals(first)).toBe(true);
     await a.dir.remove();
-    // a smaller mail next: its buffers are the first mail's, of which it must show nothing
+    // a smaller mail next: its held bytes are its own, with nothing of the first mail after them
     const second = Buffer.from("%PDF-1.4\nsecond\n");
     const bytes = message([second]);
     const b = await receive(bytes);
