@@ -20,7 +20,7 @@ import { SmtpGateway } from "../src/smtp/server.js";
 import { PgStore } from "../src/store/postgres/pg-store.js";
 import type { QueueStore } from "../src/store/queue-store.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
-import { ReaderPool } from "../src/workers/pool.js";
+import { ReaderPool } from "../src/intake/reader-pool.js";
 import { clientFor, closeClients } from "../test/helpers/client.js";
 import { startTestEmulator } from "../test/helpers/emulator.js";
 import { EMU_KEY } from "../test/dispatch/emulator-facts.js";

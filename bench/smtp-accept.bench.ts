@@ -74,7 +74,7 @@ const { UserDirectory } = await faxgateModule<typeof import("../src/fax/user-dir
 const { silentLogger } = await faxgateModule<typeof import("../src/log/logger.js")>("log/logger");
 const { SmtpGateway } = await faxgateModule<typeof import("../src/smtp/server.js")>("smtp/server");
 const { SqliteStore } = await faxgateModule<typeof import("../src/store/sqlite/store.js")>("store/sqlite/store");
-const { ReaderPool } = await faxgateModule<typeof import("../src/workers/pool.js")>("workers/pool");
+const { ReaderPool } = await faxgateModule<typeof import("../src/intake/reader-pool.js")>("intake/reader-pool");
 
 interface Gateway {
   port: number;

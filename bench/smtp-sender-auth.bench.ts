@@ -14,7 +14,7 @@ import { UserDirectory } from "../src/fax/user-directory.js";
 import { silentLogger } from "../src/log/logger.js";
 import { SmtpGateway } from "../src/smtp/server.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
-import { ReaderPool } from "../src/workers/pool.js";
+import { ReaderPool } from "../src/intake/reader-pool.js";
 import { composeSigned, dkimKey, sendFrom } from "../test/helpers/dkim-mail.js";
 import { startTestDns } from "../test/helpers/dns-server.js";
 import { benchUser, stubApi } from "./lib/stub-service.js";

@@ -22,7 +22,7 @@ const { silentLogger } = await faxgateModule<typeof import("../src/log/logger.js
 const { SpoolWatcher } = await faxgateModule<typeof import("../src/spool/watcher.js")>("spool/watcher");
 const { SqliteStore: StoreClass } =
   await faxgateModule<typeof import("../src/store/sqlite/store.js")>("store/sqlite/store");
-const { ReaderPool } = await faxgateModule<typeof import("../src/workers/pool.js")>("workers/pool");
+const { ReaderPool } = await faxgateModule<typeof import("../src/intake/reader-pool.js")>("intake/reader-pool");
 
 const STABLE_MS = 50;
 const LATENCY_FILES = 60;

@@ -28,7 +28,7 @@ import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { formatSize } from "../size-format.js";
-import { inProcessReaders, type InputReaders } from "../workers/pool.js";
+import { inProcessReaders, type InputReaders } from "../intake/reader-pool.js";
 import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from "../auth/auth-lockout.js";
 import { verifySignIn } from "../auth/password.js";
 import { RateLimiter } from "../auth/rate-limit.js";

@@ -11,7 +11,7 @@ import { defaultPolicy } from "../intake/recipients/recipients.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
-import { inProcessReaders, type InputReaders } from "../workers/pool.js";
+import { inProcessReaders, type InputReaders } from "../intake/reader-pool.js";
 import { sweepFailedJobs } from "./failed-jobs.js";
 import { withFolder } from "./safe-folder.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";

@@ -13,7 +13,7 @@ import { Metrics } from "../../src/metrics/metrics.js";
 import { SpoolWatcher, type SpoolWatcherOptions } from "../../src/spool/watcher.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { Job } from "../../src/store/types.js";
-import { ReaderPool } from "../../src/workers/pool.js";
+import { ReaderPool } from "../../src/intake/reader-pool.js";
 import { afterThisFile } from "../helpers/file-cleanup.js";
 
 export const ALICE: UserConfig = { name: "alice", email: "alice@example.com", aliases: [], apiKey: "test-key-alice" };

@@ -5,7 +5,7 @@ import { constants, existsSync, lstatSync, readdirSync, readFileSync, statSync }
 import { link, mkdir, open, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { localCalls, poolCalls } from "../../src/spool/folder-calls.js";
-import { ReaderPool } from "../../src/workers/pool.js";
+import { ReaderPool } from "../../src/intake/reader-pool.js";
 import { grow } from "../helpers/grow.js";
 import { BOB, drop, metricValue, spoolHarness, textPdf, type SpoolHarness } from "./harness.js";
 import { waitUntil } from "../helpers/wait.js";
