@@ -1,6 +1,7 @@
 // Print-to-fax pickup speed: from a file's last write to its job being durably queued (p50,
 // p99; the floor is spool.stableMs, the quiet time a file must keep before it is taken), and
-// how many files per second a burst of 1,000 dropped at once is queued at.
+// how many files per second a burst of 1,000 dropped at once is queued at. The burst row is what
+// justifies src/fs/folder-calls.ts (a local disk's file calls on the main thread).
 // Run alone: node --import tsx bench/spool-throughput.bench.ts
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";

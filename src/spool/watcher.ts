@@ -17,7 +17,7 @@ import { withFolder } from "./safe-folder.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import { OfficeConverter } from "../intake/office/office-convert.js";
 import { FileProcessor } from "./file-processor.js";
-import { callsFor, type FolderCalls } from "./folder-calls.js";
+import { callsFor, type FolderCalls } from "../fs/folder-calls.js";
 import { ensureFolders, userFolders, type UserFolders } from "./folders.js";
 import { parkOrphanTickets } from "./orphan-tickets.js";
 import { pruneOlderThan } from "./outcome-files.js";

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { localCalls, poolCalls } from "../../src/spool/folder-calls.js";
+import { localCalls, poolCalls } from "../../src/fs/folder-calls.js";
 import { moveInto } from "../../src/spool/outcome-files.js";
 
 let dir: string;

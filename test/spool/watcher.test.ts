@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { constants, existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { link, mkdir, open, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { localCalls, poolCalls } from "../../src/spool/folder-calls.js";
+import { localCalls, poolCalls } from "../../src/fs/folder-calls.js";
 import { ReaderPool } from "../../src/intake/reader-pool.js";
 import { grow } from "../helpers/grow.js";
 import { BOB, drop, metricValue, spoolHarness, textPdf, type SpoolHarness } from "./harness.js";

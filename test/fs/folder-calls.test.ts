@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { callsFor, isLocalFileSystem, localCalls, poolCalls } from "../../src/spool/folder-calls.js";
+import { callsFor, isLocalFileSystem, localCalls, poolCalls } from "../../src/fs/folder-calls.js";
 
 describe("the file calls a spool folder gets", () => {
   it("local disks (statfs magic numbers) are local; network, FUSE and unknown ones are not", () => {
