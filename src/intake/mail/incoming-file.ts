@@ -13,6 +13,7 @@ import { pipeline } from "node:stream/promises";
 import { FaxgateError, describeError } from "../../errors.js";
 import { FLUSH_ON_CLOSE } from "../../fs/atomic.js";
 import { SMALL_DOCUMENT_BYTES } from "../../store/types.js";
+import { HELD_SIZES, type HeldMemory } from "./held-memory.js";
 
 export interface IncomingFile {
   path: string;
@@ -37,10 +38,14 @@ export class WorkDir {
   private left: number;
   private readonly files: HeldFile[] = [];
 
-  /** `exists`: the folder is there already (a reader thread's parse of a stored message). */
+  /**
+   * `memory`: where held bytes are taken from and given back to (the mail door's, held-memory.ts).
+   * `exists`: the folder is there already (a reader thread's parse of a stored message).
+   */
   constructor(
     readonly path: string,
     holdBytes: number,
+    readonly memory: HeldMemory,
     exists = false,
   ) {
     this.left = holdBytes;
@@ -48,10 +53,11 @@ export class WorkDir {
   }
 
   /** A fresh name under `incomingDir` for one message (nothing is made yet). */
-  static forMessage(incomingDir: string): WorkDir {
+  static forMessage(incomingDir: string, memory: HeldMemory): WorkDir {
     return new WorkDir(
       path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`),
       MESSAGE_HOLD_BYTES,
+      memory,
     );
   }
 
@@ -127,20 +133,14 @@ export class WorkDir {
 }
 
 /**
- * Held memory comes in sizes that double, 16 KB up to SMALL_DOCUMENT_BYTES: a file that grows is
- * copied into the next size at most five times. Each buffer is the file's own (not from Node's
- * shared slab), so that it goes with its file and nothing else, to the collector or the store.
- */
-const SIZES = [16, 8, 4, 2, 1].map((d) => SMALL_DOCUMENT_BYTES / d);
-
-/**
  * One file of a message, held in memory until it is too big for that (WorkDir.file), then
  * written to its file: what was held first, then the rest as it comes. Once finished, `data()`
  * is the bytes if they were held (null if they went to the file) and `bytes` their count.
  */
 export class HeldFile extends Writable {
-  /** What is held: the first `held` bytes of `buf`, one of SIZES. */
+  /** What is held: the first `held` bytes of `buf`, of HELD_SIZES[size]. */
   private buf: Buffer | null = null;
+  private size = -1;
   private held = 0;
   private released = false;
   private out: WriteStream | null = null;
@@ -155,9 +155,9 @@ export class HeldFile extends Writable {
   }
 
   /**
-   * The bytes, when they were held; null when they are in the file at `path`. They are the
-   * message's until its WorkDir is removed: whoever takes them is done with them by then (the
-   * store copies them into its database as it commits).
+   * The bytes, when they were held; null when they are in the file at `path`. Held bytes are a
+   * view of memory that is reused once the message's WorkDir is removed: whoever takes them is
+   * done with them by then (the store copies them, also for its intake thread, as it commits).
    */
   data(): Buffer | null {
     if (this.out) return null;
@@ -195,11 +195,15 @@ export class HeldFile extends Writable {
     const need = this.held + chunk.length;
     if (need > SMALL_DOCUMENT_BYTES) return false;
     if (!this.buf || need > this.buf.length) {
-      const size = SIZES.find((s) => s >= need)!;
-      if (!this.dir.hold(size - (this.buf?.length ?? 0))) return false;
-      const bigger = Buffer.allocUnsafeSlow(size);
-      this.buf?.copy(bigger, 0, 0, this.held);
+      const size = HELD_SIZES.findIndex((s) => s >= need);
+      if (!this.dir.hold(HELD_SIZES[size]! - (this.buf?.length ?? 0))) return false;
+      const bigger = this.dir.memory.take(size);
+      if (this.buf) {
+        this.buf.copy(bigger, 0, 0, this.held);
+        this.dir.memory.give(this.size, this.buf);
+      }
       this.buf = bigger;
+      this.size = size;
     }
     chunk.copy(this.buf, this.held);
     this.held = need;
@@ -209,6 +213,7 @@ export class HeldFile extends Writable {
   private giveBack(): void {
     if (!this.buf) return;
     this.dir.release(this.buf.length);
+    this.dir.memory.give(this.size, this.buf);
     this.buf = null;
     this.held = 0;
   }
@@ -226,10 +231,15 @@ export class HeldFile extends Writable {
     const out = createWriteStream(this.path, { mode: 0o600, flush: this.flush && FLUSH_ON_CLOSE });
     out.on("error", (err) => this.destroy(err));
     this.out = out;
-    const { buf, held } = this;
+    const { buf, size, held } = this;
     if (!buf) return;
-    this.giveBack();
-    out.write(buf.subarray(0, held));
+    this.dir.release(buf.length);
+    this.buf = null;
+    this.held = 0;
+    // reused only once the file has it (a failed write may still hold it)
+    out.write(buf.subarray(0, held), (err) => {
+      if (!err) this.dir.memory.give(size, buf);
+    });
   }
 
   override _final(done: (err?: Error | null) => void): void {

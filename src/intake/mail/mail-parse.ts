@@ -12,6 +12,7 @@ import { FLUSH_ON_CLOSE } from "../../fs/atomic.js";
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from "mailparser";
 import { bodyText } from "./body-text.js";
 import { Head } from "../documents/file-type.js";
+import { HeldMemory } from "./held-memory.js";
 import { WorkDir, type HeldFile } from "./incoming-file.js";
 import { MAX_SUBJECT_CHARS } from "./subject-overrides.js";
 
@@ -142,7 +143,7 @@ export function parseMail(
   depth = 0,
   opts: ParseOptions = {},
 ): Promise<ParsedMail> {
-  return parseMailStream(createReadStream(messageFile), new WorkDir(partsDir, 0, true), depth, opts);
+  return parseMailStream(createReadStream(messageFile), new WorkDir(partsDir, 0, new HeldMemory(), true), depth, opts);
 }
 
 export interface MailParse {
