@@ -18,7 +18,7 @@ import { silentLogger } from "../src/log/logger.js";
 import { PgStore } from "../src/store/postgres/pg-store.js";
 import type { QueueStore } from "../src/store/queue-store.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
-import { ReaderPool } from "../src/workers/pool.js";
+import { ReaderPool } from "../src/intake/reader-pool.js";
 import { clientFor, closeClients } from "../test/helpers/client.js";
 import { testDispatchParts } from "../test/helpers/collaborators.js";
 import { startTestEmulator } from "../test/helpers/emulator.js";

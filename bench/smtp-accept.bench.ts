@@ -72,7 +72,7 @@ async function against(start: () => Promise<Running>): Promise<Measured> {
 // built, as the daemon runs (FAXGATE_BENCH_SOURCE=1: from source through tsx)
 const { configSchema } = await faxgateModule<typeof import("../src/config/schema.js")>("config/schema");
 const { SqliteStore } = await faxgateModule<typeof import("../src/store/sqlite/store.js")>("store/sqlite/store");
-const { ReaderPool } = await faxgateModule<typeof import("../src/workers/pool.js")>("workers/pool");
+const { ReaderPool } = await faxgateModule<typeof import("../src/intake/reader-pool.js")>("intake/reader-pool");
 
 interface Gateway {
   port: number;

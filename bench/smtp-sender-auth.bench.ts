@@ -11,7 +11,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { configSchema } from "../src/config/schema.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
-import { ReaderPool } from "../src/workers/pool.js";
+import { ReaderPool } from "../src/intake/reader-pool.js";
 import { composeSigned, dkimKey, sendFrom } from "../test/helpers/dkim-mail.js";
 import { startTestDns } from "../test/helpers/dns-server.js";
 import { benchUser, stubApi } from "./lib/stub-service.js";

@@ -1,6 +1,7 @@
 // Print-to-fax pickup speed: from a file's last write to its job being durably queued (p50,
 // p99; the floor is spool.stableMs, the quiet time a file must keep before it is taken), and
-// how many files per second a burst of 1,000 dropped at once is queued at.
+// how many files per second a burst of 1,000 dropped at once is queued at. The burst row is what
+// justifies src/fs/folder-calls.ts (a local disk's file calls on the main thread).
 // Run alone: node --import tsx bench/spool-throughput.bench.ts
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
@@ -22,7 +23,7 @@ const { silentLogger } = await faxgateModule<typeof import("../src/log/logger.js
 const { SpoolWatcher } = await faxgateModule<typeof import("../src/spool/watcher.js")>("spool/watcher");
 const { SqliteStore: StoreClass } =
   await faxgateModule<typeof import("../src/store/sqlite/store.js")>("store/sqlite/store");
-const { ReaderPool } = await faxgateModule<typeof import("../src/workers/pool.js")>("workers/pool");
+const { ReaderPool } = await faxgateModule<typeof import("../src/intake/reader-pool.js")>("intake/reader-pool");
 const { systemClock } = await faxgateModule<typeof import("../src/clock.js")>("clock");
 const { configSchema } = await faxgateModule<typeof import("../src/config/schema.js")>("config/schema");
 const { destinationPolicy } =

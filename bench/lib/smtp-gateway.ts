@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { SmtpConfig, UserConfig } from "../../src/config/schema.js";
 import type { FaxApi } from "../../src/fax/types.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
-import type { InputReaders } from "../../src/workers/pool.js";
+import type { InputReaders } from "../../src/intake/reader-pool.js";
 import type { SmtpGateway } from "../../src/smtp/server.js";
 
 type Load = <M>(rel: string) => Promise<M>;

@@ -11,6 +11,7 @@ import type { Logger } from "../log/logger.js";
 import { formatSize } from "../size-format.js";
 import type { Accepted } from "./accept.js";
 import { acceptMail, type MailAcceptDeps, type MailEnvelope, type ReceivedMessage } from "./accept-mail.js";
+import { HeldMemory } from "./mail/held-memory.js";
 import { WorkDir, writeIncoming } from "./mail/incoming-file.js";
 import type { EnvelopeRecipient } from "./mail/mail-to-job.js";
 import { startMailParse } from "./mail/mail-parse.js";
@@ -60,6 +61,8 @@ const STALE_MS = 60 * 60_000;
 
 export class MailDoor {
   readonly incomingDir: string;
+  /** The buffers small mails are held in, reused from one message to the next (held-memory.ts). */
+  private readonly memory = new HeldMemory();
 
   constructor(private readonly deps: MailDoorOptions) {
     this.incomingDir = path.join(deps.dataDir, "incoming");
@@ -83,7 +86,7 @@ export class MailDoor {
    */
   async accept(envelope: MailEnvelope, message: Readable | Buffer, opts: MailAcceptOptions = {}): Promise<Accepted> {
     // made only if something of the message must be a file (a big message, a big part)
-    const workDir = WorkDir.forMessage(this.incomingDir);
+    const workDir = WorkDir.forMessage(this.incomingDir, this.memory);
     try {
       const received = Buffer.isBuffer(message) ? held(message, workDir) : await this.receive(message, workDir);
       const noRecipients = () => new FaxgateError("NO_RECIPIENTS", "No valid recipients");

@@ -3,7 +3,7 @@
 // per user in front of it. With office.sandbox required and no isolation here, the start fails.
 import { ConvertQueue } from "../intake/office/convert-queue.js";
 import { OfficeConverter } from "../intake/office/office-convert.js";
-import { ReaderPool } from "../workers/pool.js";
+import { ReaderPool } from "../intake/reader-pool.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 

@@ -23,7 +23,7 @@ import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
-import type { InputReaders } from "../workers/pool.js";
+import type { InputReaders } from "../intake/reader-pool.js";
 import { ByteBudget } from "./byte-budget.js";
 import { sha256 } from "../intake/documents/content-hash.js";
 import type { UserFolders } from "./folders.js";

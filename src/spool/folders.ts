@@ -5,7 +5,7 @@ import { chmod, lstat, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 import type { UserConfig } from "../config/schema.js";
-import { poolCalls, type FolderCalls } from "./folder-calls.js";
+import { poolCalls, type FolderCalls } from "../fs/folder-calls.js";
 
 export const WORK_DIR = ".work";
 export const DONE_DIR = "done";

@@ -5,7 +5,7 @@
 import { lstat, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDir, writeFileAtomic } from "../fs/atomic.js";
-import { poolCalls, type FolderCalls } from "./folder-calls.js";
+import { poolCalls, type FolderCalls } from "../fs/folder-calls.js";
 import { withFolder, type FolderOptions } from "./safe-folder.js";
 
 /** A name in `dir` that is free now, based on `name`. */

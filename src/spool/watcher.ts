@@ -10,12 +10,12 @@ import type { DestinationCheck } from "../intake/recipients/destination-policy.j
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { QueueStore } from "../store/queue-store.js";
-import type { InputReaders } from "../workers/pool.js";
+import type { InputReaders } from "../intake/reader-pool.js";
 import { sweepFailedJobs } from "./failed-jobs.js";
 import { withFolder } from "./safe-folder.js";
 import type { DocumentConverter } from "../intake/office/convert-queue.js";
 import { FileProcessor } from "./file-processor.js";
-import { callsFor, type FolderCalls } from "./folder-calls.js";
+import { callsFor, type FolderCalls } from "../fs/folder-calls.js";
 import { ensureFolders, userFolders, type UserFolders } from "./folders.js";
 import { parkOrphanTickets } from "./orphan-tickets.js";
 import { pruneOlderThan } from "./outcome-files.js";

@@ -3,7 +3,7 @@
 // 2 s of CPU per `faxgate` command, and the daemon and fault tests run hundreds of them. The
 // global setup compiles src/ once with esbuild (tsx's own compiler, so the same output tsx makes)
 // into BUILT_SOURCES, laid out as `npm run build` lays out dist/: one .js per .ts at the same
-// depth below the project, so the built daemon's own paths (workers/tasks.js,
+// depth below the project, so the built daemon's own paths (intake/reader-tasks.js,
 // intake/pdf/pdf-text-child.js) are the ones that run here.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";

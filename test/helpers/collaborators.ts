@@ -21,7 +21,7 @@ import { destinationPolicy } from "../../src/intake/recipients/recipients.js";
 import type { Logger } from "../../src/log/logger.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
-import type { InputReaders } from "../../src/workers/pool.js";
+import type { InputReaders } from "../../src/intake/reader-pool.js";
 
 /** The config a file without these keys has: every default as the schema gives it. */
 export function defaultConfig(): Config {

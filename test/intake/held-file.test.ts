@@ -8,10 +8,13 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { MESSAGE_HOLD_BYTES, WorkDir, writeIncoming } from "../../src/intake/mail/incoming-file.js";
+import { HeldMemory } from "../../src/intake/mail/held-memory.js";
 import { startMailParse, type ExtractedPart } from "../../src/intake/mail/mail-parse.js";
 import { SMALL_DOCUMENT_BYTES } from "../../src/store/types.js";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "held-"));
+// one door's held memory, as the mail door keeps it: reused from one message to the next
+const memory = new HeldMemory();
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const filler = (size: number, seed: number): Buffer => {
@@ -51,7 +54,7 @@ function message(docs: Buffer[]): Buffer {
 async function receive(
   bytes: Buffer,
 ): Promise<{ dir: WorkDir; kept: Awaited<ReturnType<typeof writeIncoming>>; parts: ExtractedPart[] }> {
-  const dir = WorkDir.forMessage(path.join(root, "incoming"));
+  const dir = WorkDir.forMessage(path.join(root, "incoming"), memory);
   const parse = startMailParse(dir);
   const chunks: Buffer[] = [];
   for (let o = 0; o < bytes.length; o += 65536) chunks.push(bytes.subarray(o, o + 65536));
@@ -103,7 +106,7 @@ describe("a message held in memory while it is small", () => {
   });
 
   it("gives its memory back when a file it holds is destroyed, and when its message is done", async () => {
-    const dir = new WorkDir(path.join(root, "destroyed"), 32 * 1024);
+    const dir = new WorkDir(path.join(root, "destroyed"), 32 * 1024, memory);
     const end = (f: ReturnType<WorkDir["file"]>, b: Buffer): Promise<void> =>
       new Promise((resolve, reject) => f.end(b, (err?: Error | null) => (err ? reject(err) : resolve())));
     const a = dir.file("a", false);
@@ -140,7 +143,7 @@ describe("a message held in memory while it is small", () => {
   });
 
   it("opens no file for one destroyed while its folder is being made", async () => {
-    const dir = new WorkDir(path.join(root, "gone"), 0);
+    const dir = new WorkDir(path.join(root, "gone"), 0, memory);
     const f = dir.file("message.eml", false);
     f.on("error", () => undefined);
     // nothing may be held: this write makes the folder, then would open the file
@@ -158,7 +161,7 @@ describe("a message held in memory while it is small", () => {
     // a file where the incoming folder should be: the folder for the message cannot be made
     const blocked = path.join(root, "blocked");
     await import("node:fs/promises").then((f) => f.writeFile(blocked, "x"));
-    const dir = new WorkDir(path.join(blocked, "msg"), 0);
+    const dir = new WorkDir(path.join(blocked, "msg"), 0, memory);
     const f = dir.file("message.eml", false);
     const failed = new Promise<Error>((resolve) => f.once("error", resolve));
     f.write(Buffer.from("x"));

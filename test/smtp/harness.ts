@@ -17,7 +17,7 @@ import { Metrics } from "../../src/metrics/metrics.js";
 import { SmtpGateway } from "../../src/smtp/server.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
-import { ReaderPool, type ReaderPoolOptions } from "../../src/workers/pool.js";
+import { ReaderPool, type ReaderPoolOptions } from "../../src/intake/reader-pool.js";
 import { clientFor, closeClients } from "../helpers/client.js";
 import { testMailDoor, testOffice, testPolicy, testResolver } from "../helpers/collaborators.js";
 import { TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { localCalls, poolCalls } from "../../src/spool/folder-calls.js";
+import { localCalls, poolCalls } from "../../src/fs/folder-calls.js";
 import { drop, spoolHarness as harness, textPdf, type HarnessOptions, type SpoolHarness } from "./harness.js";
 import { waitUntil } from "../helpers/wait.js";
 

@@ -12,7 +12,7 @@ import { Metrics } from "../../src/metrics/metrics.js";
 import { SpoolWatcher, type SpoolWatcherOptions } from "../../src/spool/watcher.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { Job } from "../../src/store/types.js";
-import { ReaderPool } from "../../src/workers/pool.js";
+import { ReaderPool } from "../../src/intake/reader-pool.js";
 import { testOffice, testPolicy, testSpool } from "../helpers/collaborators.js";
 import { afterThisFile } from "../helpers/file-cleanup.js";
 import { tempFolder } from "../tmp-dir.js";

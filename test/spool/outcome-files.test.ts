@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { localCalls, poolCalls } from "../../src/spool/folder-calls.js";
+import { localCalls, poolCalls } from "../../src/fs/folder-calls.js";
 import { moveInto } from "../../src/spool/outcome-files.js";
 import { tempFolder } from "../tmp-dir.js";
 

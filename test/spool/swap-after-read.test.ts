@@ -11,7 +11,7 @@ import { SpoolWatcher } from "../../src/spool/watcher.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { NewJob } from "../../src/store/types.js";
-import { inProcessReaders } from "../../src/workers/pool.js";
+import { inProcessReaders } from "../../src/intake/reader-pool.js";
 import { testOffice, testPolicy, testSpool } from "../helpers/collaborators.js";
 import { waitUntil } from "../helpers/wait.js";
 import { ALICE, drop, textPdf } from "./harness.js";

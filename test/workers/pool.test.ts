@@ -11,7 +11,7 @@ import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseMail } from "../../src/intake/mail/mail-parse.js";
 import { pdfPageTexts } from "../../src/intake/pdf/pdf-text.js";
-import { ReaderPool, ReadTimeoutError } from "../../src/workers/pool.js";
+import { ReaderPool, ReadTimeoutError } from "../../src/intake/reader-pool.js";
 import { textPdf } from "../spool/harness.js";
 import { pdfBomb } from "../helpers/pdf-bomb.js";
 import { BUILT_SOURCES } from "../helpers/built-sources.js";
@@ -149,16 +149,19 @@ describe("ReaderPool", () => {
 });
 
 describe("the built worker (dist/, no tsx)", () => {
-  it("loads tasks.js next to pool.js and reads a mail and a PDF", { timeout: 120_000 }, async () => {
+  it("starts reader-tasks.js and the PDF child from entry.mjs, and reads a mail and a PDF", {
+    timeout: 120_000,
+  }, async () => {
     // The sources as this run's global setup compiled them, laid out as dist/ (test/helpers/built-sources.ts);
     // tsc's own dist/ is run the same way by the install test (a mail with a PDF to the installed daemon).
     const out = BUILT_SOURCES;
-    expect(existsSync(path.join(out, "workers/tasks.js"))).toBe(true);
+    expect(existsSync(path.join(out, "intake/reader-tasks.js"))).toBe(true);
+    expect(existsSync(path.join(out, "workers/entry.mjs"))).toBe(true);
     const pdfFile = path.join(tmp, "letter.pdf");
     writeFileSync(pdfFile, await textPdf([["@@FAX 15551234567@@"]]));
     const script = `
       import { readFileSync } from 'node:fs';
-      const { ReaderPool } = await import(${JSON.stringify(path.join(out, "workers/pool.js"))});
+      const { ReaderPool } = await import(${JSON.stringify(path.join(out, "intake/reader-pool.js"))});
       const pool = new ReaderPool({ threads: 1 });
       const mail = await pool.parseMail(${JSON.stringify(FIXTURE)}, ${JSON.stringify(dir("f"))});
       const pages = await pool.pdfPageTexts(readFileSync(${JSON.stringify(pdfFile)}));

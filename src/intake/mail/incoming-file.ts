@@ -8,10 +8,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream, promises as fsp, type WriteStream } from "node:fs";
 import path from "node:path";
-import { Writable, type Readable } from "node:stream";
+import { Transform, type TransformCallback, Writable, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { FaxgateError, describeError } from "../../errors.js";
 import { FLUSH_ON_CLOSE } from "../../fs/atomic.js";
 import { SMALL_DOCUMENT_BYTES } from "../../store/types.js";
+import { HELD_SIZES, type HeldMemory } from "./held-memory.js";
 
 export interface IncomingFile {
   path: string;
@@ -26,11 +28,6 @@ export interface IncomingFile {
 /** What one message may hold in memory at once, itself and its parts together. */
 export const MESSAGE_HOLD_BYTES = 2 * SMALL_DOCUMENT_BYTES;
 
-/** The error of a message's stream that closed before its end (stream.pipeline's own code). */
-export function prematureClose(what: string): Error {
-  return Object.assign(new Error(`${what} closed before its end`), { code: "ERR_STREAM_PREMATURE_CLOSE" });
-}
-
 /**
  * One message's private work folder and what it may hold in memory. The folder is made the first
  * time one of the message's files must be written (a big message, a big part, a parse from the
@@ -41,10 +38,14 @@ export class WorkDir {
   private left: number;
   private readonly files: HeldFile[] = [];
 
-  /** `exists`: the folder is there already (a reader thread's parse of a stored message). */
+  /**
+   * `memory`: where held bytes are taken from and given back to (the mail door's, held-memory.ts).
+   * `exists`: the folder is there already (a reader thread's parse of a stored message).
+   */
   constructor(
     readonly path: string,
     holdBytes: number,
+    readonly memory: HeldMemory,
     exists = false,
   ) {
     this.left = holdBytes;
@@ -52,10 +53,11 @@ export class WorkDir {
   }
 
   /** A fresh name under `incomingDir` for one message (nothing is made yet). */
-  static forMessage(incomingDir: string): WorkDir {
+  static forMessage(incomingDir: string, memory: HeldMemory): WorkDir {
     return new WorkDir(
       path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`),
       MESSAGE_HOLD_BYTES,
+      memory,
     );
   }
 
@@ -131,36 +133,12 @@ export class WorkDir {
 }
 
 /**
- * Held bytes live in buffers of a few sizes (16 KB doubling up to SMALL_DOCUMENT_BYTES), taken
- * from free lists and given back when the message is done, so that a small mail allocates no
- * memory of its own for what it holds. Kept as the chunks they came in (and joined at the end),
- * they were new Buffers every mail, alive long enough for V8 to count them against the old
- * generation, and that set off its full collections: 58 in 1,700 small mails against 11 with
- * nothing held (docs/bench.md).
- */
-const SIZES = [16, 8, 4, 2, 1].map((d) => SMALL_DOCUMENT_BYTES / d);
-/** Free buffers kept of each size, 4 MB each at most; past that, given ones are left to the collector. */
-const FREE_BYTES_PER_SIZE = 4 * 1024 * 1024;
-const freeBuffers: Buffer[][] = SIZES.map(() => []);
-/**
- * In shared memory, so that the store's intake thread reads a small mail's bytes where they are
- * (store/sqlite/intake-writer.ts). Copied for it, each mail allocated its 173 KB anew: the process
- * spent 0.6 to 0.8 ms more CPU a mail (V8's collector threads, the main thread) and accepted
- * 502-532 mails a second against 606-645 (docs/bench.md).
- */
-const takeBuffer = (size: number): Buffer =>
-  freeBuffers[size]!.pop() ?? Buffer.from(new SharedArrayBuffer(SIZES[size]!));
-const giveBuffer = (size: number, b: Buffer): void => {
-  if ((freeBuffers[size]!.length + 1) * SIZES[size]! <= FREE_BYTES_PER_SIZE) freeBuffers[size]!.push(b);
-};
-
-/**
  * One file of a message, held in memory until it is too big for that (WorkDir.file), then
  * written to its file: what was held first, then the rest as it comes. Once finished, `data()`
  * is the bytes if they were held (null if they went to the file) and `bytes` their count.
  */
 export class HeldFile extends Writable {
-  /** What is held: the first `held` bytes of `buf`, one of SIZES[size]. */
+  /** What is held: the first `held` bytes of `buf`, of HELD_SIZES[size]. */
   private buf: Buffer | null = null;
   private size = -1;
   private held = 0;
@@ -178,10 +156,8 @@ export class HeldFile extends Writable {
 
   /**
    * The bytes, when they were held; null when they are in the file at `path`. Held bytes are a
-   * view of memory that is reused once the message's WorkDir is removed: whoever takes them must
-   * be done with them by then (the store copies them into its database as it commits). They are
-   * shared memory: posted to another thread, they are not copied, and that thread too must be done
-   * with them by then (the store's intake thread answers first).
+   * view of memory that is reused once the message's WorkDir is removed: whoever takes them is
+   * done with them by then (the store copies them, also for its intake thread, as it commits).
    */
   data(): Buffer | null {
     if (this.out) return null;
@@ -194,7 +170,7 @@ export class HeldFile extends Writable {
     return this.out !== null && this.flush && FLUSH_ON_CLOSE;
   }
 
-  /** The held memory back to the free lists (WorkDir.remove): nothing may read or write it after. */
+  /** The message is done (WorkDir.remove): its memory is given back, nothing may read or write it after. */
   release(): void {
     this.released = true;
     this.giveBack();
@@ -206,7 +182,7 @@ export class HeldFile extends Writable {
       return;
     }
     this.bytes += chunk.length;
-    if (!this.out && this.held + chunk.length <= SMALL_DOCUMENT_BYTES && this.keep(chunk)) {
+    if (!this.out && this.keep(chunk)) {
       done();
       return;
     }
@@ -214,62 +190,30 @@ export class HeldFile extends Writable {
     else this.spill().then(() => this.put(chunk, done), done);
   }
 
-  /**
-   * Base64 letters (whole quartets; line ends are skipped) decoded and written. While the bytes
-   * are held and nothing is queued before them, they are decoded straight into the held memory,
-   * without a Buffer of their own; else into a new Buffer, written as any chunk. Returns the
-   * decoded bytes, to be looked at at once: a view of held memory moves when it grows.
-   */
-  writeBase64(letters: string): Buffer {
-    const at = this.held;
-    const most = Math.ceil((letters.length * 3) / 4);
-    if (
-      !this.out &&
-      !this.released &&
-      !this.writableEnded &&
-      this.writableLength === 0 &&
-      at + most <= SMALL_DOCUMENT_BYTES &&
-      this.room(at + most)
-    ) {
-      const n = this.buf!.write(letters, at, "base64");
-      this.held += n;
-      this.bytes += n;
-      return this.buf!.subarray(at, at + n);
-    }
-    const bytes = Buffer.from(letters, "base64");
-    this.write(bytes);
-    return bytes;
-  }
-
-  /** Copies `chunk` in; false (nothing kept) when the message may not hold that much more. */
+  /** Copies `chunk` in; false (nothing kept) when the file or the message may not hold that much more. */
   private keep(chunk: Buffer): boolean {
     const need = this.held + chunk.length;
-    if (!this.room(need)) return false;
-    chunk.copy(this.buf!, this.held);
-    this.held = need;
-    return true;
-  }
-
-  /** A held buffer of at least `need` bytes (a bigger one if need be); false when the message may not hold that much. */
-  private room(need: number): boolean {
-    if (this.buf && need <= this.buf.length) return true;
-    let size = this.size + 1;
-    while (SIZES[size]! < need) size++;
-    if (!this.dir.hold(SIZES[size]! - (this.buf?.length ?? 0))) return false;
-    const bigger = takeBuffer(size);
-    if (this.buf) {
-      this.buf.copy(bigger, 0, 0, this.held);
-      giveBuffer(this.size, this.buf);
+    if (need > SMALL_DOCUMENT_BYTES) return false;
+    if (!this.buf || need > this.buf.length) {
+      const size = HELD_SIZES.findIndex((s) => s >= need);
+      if (!this.dir.hold(HELD_SIZES[size]! - (this.buf?.length ?? 0))) return false;
+      const bigger = this.dir.memory.take(size);
+      if (this.buf) {
+        this.buf.copy(bigger, 0, 0, this.held);
+        this.dir.memory.give(this.size, this.buf);
+      }
+      this.buf = bigger;
+      this.size = size;
     }
-    this.buf = bigger;
-    this.size = size;
+    chunk.copy(this.buf, this.held);
+    this.held = need;
     return true;
   }
 
   private giveBack(): void {
     if (!this.buf) return;
     this.dir.release(this.buf.length);
-    giveBuffer(this.size, this.buf);
+    this.dir.memory.give(this.size, this.buf);
     this.buf = null;
     this.held = 0;
   }
@@ -294,7 +238,7 @@ export class HeldFile extends Writable {
     this.held = 0;
     // reused only once the file has it (a failed write may still hold it)
     out.write(buf.subarray(0, held), (err) => {
-      if (!err) giveBuffer(size, buf);
+      if (!err) this.dir.memory.give(size, buf);
     });
   }
 
@@ -321,97 +265,86 @@ export class HeldFile extends Writable {
 }
 
 /**
- * The message from `stream`, kept in `dir` as message.eml (held in memory while it is small).
- * The chunks are handed on by hand, not through stream.pipeline and a Transform: for a message
- * of a few chunks those cost more than the chunks themselves (the pipeline's AbortController, the
- * DOMException its end makes, a listener set on each stream), and their objects outlive the young
- * generation, so each message left more for V8's full collections (docs/bench.md). What pipeline
- * promised still holds: an error of either stream, or the client gone before the message's end,
- * destroys both and rejects.
+ * What the message's bytes pass through on their way to its file: counted and hashed, cut at the
+ * size limit (the rest is drained and dropped: the client hears 552 at the end), and fed to a
+ * second reader (`tap`, the MIME parser) as they pass. The tap's own trouble is its reader's to
+ * report (it rejects its own result): here it only stops being fed, never stops the kept copy.
  */
+class Keeper extends Transform {
+  bytes = 0;
+  total = 0;
+  private readonly hash = createHash("sha256");
+  private tapOpen: boolean;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly tap?: Writable,
+  ) {
+    super();
+    this.tapOpen = tap !== undefined;
+    const closeTap = (): void => {
+      this.tapOpen = false;
+    };
+    tap?.on("error", closeTap).once("close", closeTap);
+  }
+
+  sha256(): string {
+    return this.hash.digest("hex");
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.total += chunk.length;
+    if (this.bytes >= this.maxBytes) {
+      // past the limit the message is refused: its reader has nothing more to do
+      this.stopTap();
+      done();
+      return;
+    }
+    const keep = chunk.length + this.bytes > this.maxBytes ? chunk.subarray(0, this.maxBytes - this.bytes) : chunk;
+    this.bytes += keep.length;
+    this.hash.update(keep);
+    const tap = this.tap;
+    if (!this.tapOpen || !tap || tap.destroyed || tap.write(keep)) {
+      done(null, keep);
+      return;
+    }
+    // the reader is behind: wait for it (backpressure reaches the client's socket), or for its end
+    const go = (): void => {
+      tap.off("drain", go).off("close", go).off("error", go);
+      done(null, keep);
+    };
+    tap.on("drain", go).on("close", go).on("error", go);
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (this.tapOpen) this.tap!.end();
+    done();
+  }
+
+  stopTap(): void {
+    if (this.tapOpen) this.tap!.destroy();
+    this.tapOpen = false;
+  }
+}
+
+/** The message from `stream`, kept in `dir` as message.eml (held in memory while it is small). */
 export async function writeIncoming(
   stream: Readable,
   dir: WorkDir,
   maxBytes: number,
   tap?: Writable,
 ): Promise<IncomingFile> {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  let total = 0;
-  // the tap's own trouble is its reader's to report (it rejects its own result): here it only
-  // stops being fed
-  let tapOpen = tap !== undefined;
-  const closeTap = (): void => {
-    tapOpen = false;
-  };
-  tap?.on("error", closeTap).once("close", closeTap);
+  const keeper = new Keeper(maxBytes, tap);
   // A file it becomes is not fsynced here: the store fsyncs it together with the job's other new
   // files and folders (one wait for the disk, not one more before theirs), or reads it into
   // PostgreSQL.
   const out = dir.file("message.eml", false);
   try {
-    await new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const fail = (err: Error): void => {
-        if (settled) return;
-        settled = true;
-        stream.off("data", onData);
-        stream.destroy();
-        out.destroy();
-        reject(err);
-      };
-      // chunks waited on: the file's drain, the reader's drain (or its end)
-      let waits = 0;
-      const resume = (): void => {
-        if (--waits === 0 && !settled) stream.resume();
-      };
-      const onData = (chunk: Buffer): void => {
-        total += chunk.length;
-        if (bytes >= maxBytes) {
-          // past the limit the message is refused: its reader has nothing more to do
-          if (tapOpen) tap!.destroy();
-          return;
-        }
-        const keep = chunk.length + bytes > maxBytes ? chunk.subarray(0, maxBytes - bytes) : chunk;
-        bytes += keep.length;
-        hash.update(keep);
-        if (tapOpen && !tap!.destroyed && !tap!.write(keep)) {
-          // the reader is behind: wait for it (backpressure reaches the client's socket), or for its end
-          waits += 1;
-          const go = (): void => {
-            tap!.off("drain", go).off("close", go).off("error", go);
-            resume();
-          };
-          tap!.on("drain", go).on("close", go).on("error", go);
-        }
-        if (!out.write(keep)) {
-          waits += 1;
-          out.once("drain", resume);
-        }
-        if (waits > 0) stream.pause();
-      };
-      stream.on("data", onData);
-      stream.once("end", () => {
-        if (tapOpen) tap!.end();
-        out.end();
-      });
-      stream.on("error", fail);
-      stream.once("close", () => {
-        if (!stream.readableEnded) fail(prematureClose("the message (the client went away)"));
-      });
-      out.on("error", fail);
-      out.once("close", () => {
-        if (settled) return;
-        if (out.writableFinished) {
-          settled = true;
-          resolve();
-        } else fail(new Error(`${out.path} was closed before it was written`));
-      });
-    });
+    await pipeline(stream, keeper, out);
   } catch (err) {
-    if (tapOpen) tap!.destroy();
+    keeper.stopTap();
     throw err;
   }
-  const exceeded = total > maxBytes || (stream as Readable & { sizeExceeded?: boolean }).sizeExceeded === true;
-  return { path: out.path, data: out.data(), bytes, sha256: hash.digest("hex"), sizeExceeded: exceeded };
+  const exceeded = keeper.total > maxBytes || (stream as Readable & { sizeExceeded?: boolean }).sizeExceeded === true;
+  return { path: out.path, data: out.data(), bytes: keeper.bytes, sha256: keeper.sha256(), sizeExceeded: exceeded };
 }

@@ -12,7 +12,8 @@ import { FLUSH_ON_CLOSE } from "../../fs/atomic.js";
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from "mailparser";
 import { bodyText } from "./body-text.js";
 import { Head } from "../documents/file-type.js";
-import { prematureClose, WorkDir, type HeldFile } from "./incoming-file.js";
+import { HeldMemory } from "./held-memory.js";
+import { WorkDir, type HeldFile } from "./incoming-file.js";
 import { MAX_SUBJECT_CHARS } from "./subject-overrides.js";
 
 export interface ParsedAddress {
@@ -142,7 +143,7 @@ export function parseMail(
   depth = 0,
   opts: ParseOptions = {},
 ): Promise<ParsedMail> {
-  return parseMailStream(createReadStream(messageFile), new WorkDir(partsDir, 0, true), depth, opts);
+  return parseMailStream(createReadStream(messageFile), new WorkDir(partsDir, 0, new HeldMemory(), true), depth, opts);
 }
 
 export interface MailParse {
@@ -187,19 +188,6 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
   let text = "";
   let html = "";
 
-  // Whatever a hostile message makes mailparser hand us, a throw in this handler must become a
-  // parse error of this message, never an uncaught exception of the whole process.
-  parser.on("data", (data: AttachmentStream | MessageText) => {
-    try {
-      onData(data);
-    } catch (err) {
-      if (data.type === "attachment") {
-        data.content.resume();
-        data.release?.();
-      }
-      parser.destroy(err as Error);
-    }
-  });
   const onData = (data: AttachmentStream | MessageText): void => {
     if (data.type === "text") {
       text = (data.text ?? "").slice(0, MAX_BODY_CHARS);
@@ -230,9 +218,23 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
     writes.push(written);
   };
 
-  // settles with the parser's 'end' (the text arrives with it), or with a parser error ("Max
-  // allowed child nodes exceeded"...)
-  const parsed = await throughToEnd(source, parser).then(
+  // Settles once the parser's last object is taken (the text arrives with its end), or with the
+  // first error of either stream. Whatever a hostile message makes mailparser hand us, a throw
+  // while taking it becomes a parse error of this message, never an uncaught exception.
+  // (mailparser's typings give its read() a Buffer's type, not the objects it hands out)
+  const parsed = await pipeline(source, parser as unknown as Transform, async (objects: AsyncIterable<unknown>) => {
+    for await (const data of objects as AsyncIterable<AttachmentStream | MessageText>) {
+      try {
+        onData(data);
+      } catch (err) {
+        if (data.type === "attachment") {
+          data.content.resume();
+          data.release?.();
+        }
+        throw err;
+      }
+    }
+  }).then(
     () => ({ ok: true as const }),
     (err: unknown) => ({ ok: false as const, err }),
   );
@@ -260,35 +262,6 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
     html,
     parts: await openForwarded(parts, dir, depth, opts),
   };
-}
-
-/**
- * `source` piped into `through` until through's readable side ends. An error of either, or either
- * closed before its end, destroys both and rejects. What stream.pipeline does for two streams,
- * without what it costs a message (incoming-file.ts writeIncoming says what that is).
- */
-function throughToEnd(source: Readable, through: Transform): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (err: Error): void => {
-      if (settled) return;
-      settled = true;
-      source.unpipe(through);
-      source.destroy();
-      through.destroy();
-      reject(err);
-    };
-    const early = (s: Readable) => (): void => {
-      if (!s.readableEnded) fail(prematureClose("a stream of the message"));
-    };
-    source.on("error", fail).once("close", early(source));
-    through.on("error", fail).once("close", early(through));
-    through.once("end", () => {
-      settled = true;
-      resolve();
-    });
-    source.pipe(through);
-  });
 }
 
 /** A part's decoded content into its own file (or memory), its first bytes kept. */

@@ -1,5 +1,5 @@
-// The PDF text reader as a process of its own. The parent (../workers/pdf-process.ts) writes
-// documents as frames (4-byte big-endian length, then the PDF) on stdin; for each the child
+// The PDF text reader as a process of its own (../reader-pool.ts starts a pool of them through
+// workers/off-thread.ts, whose child-pool.ts is the protocol). The parent writes documents as frames (4-byte big-endian length, then the PDF) on stdin; for each the child
 // answers one JSON line on stdout with its page texts. A process, not a worker thread, because
 // only the OS bounds what pdfjs allocates: the child runs under a data-size limit (RLIMIT_DATA)
 // and a kill timer, reads a few documents, then exits, and whatever a decompression bomb made it
@@ -23,8 +23,8 @@ const ready = preparePdfjs();
 /** No page's text is worth more than this for finding codes; the pipe stays small. */
 const PAGE_CHARS = 100_000;
 
-// the last argument (after the script's path, or after `--` when run as --eval code: pdf-process.ts)
-const maxPages = Number(process.argv[process.argv.length - 1]) || 50;
+// its one argument (workers/entry.mjs hands on the rest of the command line)
+const maxPages = Number(process.argv[2]) || 50;
 // A pdfjs that fails to load is each document's error answer (pdfPageTexts meets it again).
 let busy: Promise<unknown> = ready.catch(() => {});
 let retiring = false;
@@ -41,7 +41,7 @@ async function answer(pdf: Uint8Array): Promise<void> {
       // The data-size limit met inside pdfjs (its own inflating allocates as it goes): the same
       // verdict as a child stopped by the limit, and this one leaves too, so that what it took
       // goes back to the system; `retire` tells the parent not to send it another document.
-      const limit = { name: "PdfReadLimitError", message: "the PDF needed more than the memory limit of its reader" };
+      const limit = { name: "ChildLimitError", message: "the PDF needed more than the memory limit of its reader" };
       line = JSON.stringify({ ok: false, retire: true, error: limit });
       retiring = true;
     } else {

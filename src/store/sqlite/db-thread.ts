@@ -1,9 +1,9 @@
 // The store's threads (checkpointer.ts: WAL checkpoints; intake-writer.ts: intake's commits), each
 // a typed module of its own (checkpoint-thread.ts, intake-thread.ts) with a connection of its own
-// to the queue's database, started the one way faxgate starts threads (src/thread.ts).
+// to the queue's database, started the one way faxgate starts threads (workers/off-thread.ts).
 import { parentPort, workerData, type Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { startThread } from "../../thread.js";
+import { startThread } from "../../workers/off-thread.js";
 
 /** What every store thread is given: the database file (which must exist), and its busy_timeout. */
 export interface DbThreadData {

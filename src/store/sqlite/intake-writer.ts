@@ -65,16 +65,17 @@ export interface Answer {
 const THREAD = new URL("./intake-thread.js", import.meta.url);
 
 /**
- * The request as posted. Bytes in shared memory (intake's held copy) are seen by the thread where
- * they are; others are copied once into buffers of their own, which are then moved to the thread,
- * not copied again (a view into a bigger buffer would otherwise take the whole of it along).
+ * The request as posted. Bytes are copied once into buffers of their own, which are then moved to
+ * the thread, not copied again (a view into a bigger buffer would otherwise take the whole of it
+ * along; the caller keeps its own, which it may reuse). docs/bench.md measures this against the
+ * thread reading a file.
  */
 function envelope(seq: number, r: WriteRequest): { message: Envelope; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
   const own = ([text, params]: Statement): Statement => [
     text,
     params.map((p) => {
-      if (!(p instanceof Uint8Array) || p.buffer instanceof SharedArrayBuffer) return p;
+      if (!(p instanceof Uint8Array)) return p;
       const copy = new Uint8Array(p);
       transfer.push(copy.buffer);
       return copy;

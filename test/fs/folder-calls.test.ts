@@ -6,7 +6,7 @@ import { rmSync, statfsSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { callsFor, isLocalFileSystem, localCalls, poolCalls } from "../../src/spool/folder-calls.js";
+import { callsFor, isLocalFileSystem, localCalls, poolCalls } from "../../src/fs/folder-calls.js";
 import { tempFolder } from "../tmp-dir.js";
 
 describe("the file calls a spool folder gets", () => {

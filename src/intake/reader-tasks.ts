@@ -1,9 +1,9 @@
-// What runs on the worker threads: the CPU-heavy reading of hostile input (MIME parsing of a
-// stored mail, a mail's HTML body turned into text; PDF text is read in child processes, see ./pdf-process.ts). Errors come back as plain data so that their
-// errno code (ENOSPC, EACCES...) survives the thread boundary; ./pool.ts turns them back into
-// errors.
-import { bodyText } from "../intake/mail/body-text.js";
-import { parseMail, type ParsedMail } from "../intake/mail/mail-parse.js";
+// What runs on the reader threads (reader-pool.ts): the CPU-heavy reading of hostile input (MIME
+// parsing of a stored mail, a mail's HTML body turned into text; PDF text is read in child
+// processes, pdf/pdf-text-child.ts). Errors come back as plain data so that their errno code
+// (ENOSPC, EACCES...) survives the thread boundary; reader-pool.ts turns them back into errors.
+import { bodyText } from "./mail/body-text.js";
+import { parseMail, type ParsedMail } from "./mail/mail-parse.js";
 
 export type Task = { kind: "parseMail"; messageFile: string; partsDir: string } | { kind: "htmlText"; html: string };
 

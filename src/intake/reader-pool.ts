@@ -1,15 +1,16 @@
 // Hostile input is read off the main thread (as Postfix parses in separate processes): HTML bodies
-// to text, printed PDFs' text layers and stored mails' MIME run on a few piscina worker threads,
-// so the event loop keeps answering while they work, a file built to make a parser spin is stopped
-// after a time limit, and one built to exhaust memory kills only its worker, never the daemon.
+// to text and stored mails' MIME on a few worker threads, printed PDFs' text layers in child
+// processes (workers/off-thread.ts starts both), so the event loop keeps answering while they
+// work, a file built to make a parser spin is stopped after a time limit, and one built to exhaust
+// memory kills only its worker, never the daemon.
 import os from "node:os";
-import { Piscina } from "piscina";
+import type { Piscina } from "piscina";
 import { FaxgateError } from "../errors.js";
-import type { ParsedMail } from "../intake/mail/mail-parse.js";
-import { ReadTimeoutError, type InputReaders } from "../intake/readers.js";
-import { PdfProcessPool, PdfReadLimitError } from "./pdf-process.js";
-import { threadEntry } from "../thread.js";
-import type { Task, TaskOutcome, TaskValues } from "./tasks.js";
+import { ChildLimitError, type ChildPool, childPool, threadPool } from "../workers/off-thread.js";
+import type { ParsedMail } from "./mail/mail-parse.js";
+import { CODE_PAGES } from "./pdf/pdf-text.js";
+import { ReadTimeoutError, type InputReaders } from "./readers.js";
+import type { Task, TaskOutcome, TaskValues } from "./reader-tasks.js";
 
 export { ReadTimeoutError, type InputReaders };
 
@@ -37,8 +38,14 @@ function shuttingDown(cause?: unknown): FaxgateError {
   });
 }
 
-/** The pool's threads run tasks.ts, started as every thread of faxgate is (thread.ts). */
-const TASKS = threadEntry(new URL("./tasks.js", import.meta.url));
+/** What the threads run (reader-tasks.ts) and the PDF reader child (pdf/pdf-text-child.ts). */
+const TASKS = new URL("./reader-tasks.js", import.meta.url);
+const PDF_CHILD = new URL("./pdf/pdf-text-child.js", import.meta.url);
+/**
+ * pdfjs, loaded by the child before its own module: from the sources (tsx) it is then not
+ * transformed at every start (entry.mjs says why).
+ */
+const PDFJS = ["pdfjs-dist/legacy/build/pdf.mjs", "pdfjs-dist/legacy/build/pdf.worker.mjs"];
 
 export class ReaderPool implements InputReaders {
   private pool: Piscina | null = null;
@@ -47,34 +54,32 @@ export class ReaderPool implements InputReaders {
   private readonly maxHeapMb: number;
   readonly mailTimeoutMs: number;
   private readonly pdfTimeoutMs: number;
-  private readonly pdfs: PdfProcessPool;
+  private readonly pdfs: ChildPool;
 
   constructor(opts: ReaderPoolOptions = {}) {
     this.threads = opts.threads ?? Math.max(1, Math.min(4, os.availableParallelism()));
     this.maxHeapMb = opts.maxHeapMb ?? 1024;
     this.mailTimeoutMs = opts.mailTimeoutMs ?? 120_000;
     this.pdfTimeoutMs = opts.pdfTimeoutMs ?? 60_000;
-    this.pdfs = new PdfProcessPool({
+    // the child's one argument: how many pages it reads (codes live at the top of a document)
+    this.pdfs = childPool(PDF_CHILD, [String(CODE_PAGES)], {
+      name: "the PDF reader",
+      what: "the PDF",
       processes: this.threads,
       timeoutMs: this.pdfTimeoutMs,
       maxMemoryMb: opts.pdfMaxMemoryMb ?? 512,
+      // Starting a child costs about half a second of CPU (pdfjs loads); at 200 documents a
+      // child that was a third of a print burst's PDF reading.
+      requestsPerProcess: 1000,
+      preload: PDFJS.map((p) => import.meta.resolve(p)),
     });
   }
 
   /** Threads start with the first mail or PDF: a daemon that has read nothing holds none. */
   private workers(): Piscina {
     if (this.closed) throw shuttingDown();
-    this.pool ??= new Piscina({
-      filename: TASKS.filename,
-      workerData: TASKS.workerData,
-      name: "default",
-      // One thread stays up once started (pdfjs takes about a second to load in a new one); the
-      // others leave after a minute without work.
-      minThreads: 1,
-      maxThreads: this.threads,
-      idleTimeout: 60_000,
-      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
-    });
+    // One thread stays up once started; the others leave after a minute without work.
+    this.pool ??= threadPool(TASKS, { maxThreads: this.threads, idleTimeoutMs: 60_000, maxHeapMb: this.maxHeapMb });
     return this.pool;
   }
 
@@ -89,10 +94,10 @@ export class ReaderPool implements InputReaders {
   async pdfPageTexts(data: Uint8Array): Promise<string[]> {
     if (this.closed) throw shuttingDown();
     try {
-      return await this.pdfs.pageTexts(data);
+      return (await this.pdfs.request<{ pages: string[] }>(data)).pages;
     } catch (err) {
       if (this.closed) throw shuttingDown(err);
-      if (err instanceof PdfReadLimitError && /longer than/.test(err.message))
+      if (err instanceof ChildLimitError && /longer than/.test(err.message))
         throw new ReadTimeoutError("the PDF", this.pdfTimeoutMs);
       throw err;
     }
@@ -137,9 +142,8 @@ export class ReaderPool implements InputReaders {
  * component alone. Loaded on first use, so the daemon's main thread never loads pdfjs.
  */
 export const inProcessReaders: InputReaders = {
-  parseMail: async (messageFile, partsDir) =>
-    (await import("../intake/mail/mail-parse.js")).parseMail(messageFile, partsDir),
-  htmlText: async (html) => (await import("../intake/mail/body-text.js")).bodyText({ text: "", html }),
-  pdfPageTexts: async (data) => (await import("../intake/pdf/pdf-text.js")).pdfPageTexts(data),
+  parseMail: async (messageFile, partsDir) => (await import("./mail/mail-parse.js")).parseMail(messageFile, partsDir),
+  htmlText: async (html) => (await import("./mail/body-text.js")).bodyText({ text: "", html }),
+  pdfPageTexts: async (data) => (await import("./pdf/pdf-text.js")).pdfPageTexts(data),
   close: async () => undefined,
 };
