@@ -6,7 +6,7 @@
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { explainFailure, operatorRules } from "../src/fax/result-rules.js";
-import { checkDestination } from "../src/intake/recipients/destination-policy.js";
+import { checkDestination } from "../src/recipients/destination-policy.js";
 import type { BenchResult } from "./types.js";
 
 /** The best of `rounds` timings of `fn`, in ms: the figure is the work's, not the machine's other load. */

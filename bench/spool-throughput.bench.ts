@@ -27,7 +27,7 @@ const { ReaderPool } = await faxgateModule<typeof import("../src/intake/reader-p
 const { systemClock } = await faxgateModule<typeof import("../src/clock.js")>("clock");
 const { configSchema } = await faxgateModule<typeof import("../src/config/schema.js")>("config/schema");
 const { destinationPolicy } =
-  await faxgateModule<typeof import("../src/intake/recipients/recipients.js")>("intake/recipients/recipients");
+  await faxgateModule<typeof import("../src/recipients/recipients.js")>("recipients/recipients");
 const { OfficeConverter } =
   await faxgateModule<typeof import("../src/intake/office/office-convert.js")>("intake/office/office-convert");
 const { Metrics } = await faxgateModule<typeof import("../src/metrics/metrics.js")>("metrics/metrics");

@@ -3,9 +3,7 @@
 // right now: scheduled for later, held, waiting for a retry, or waiting its turn behind another
 // fax to the same number (one in flight per number, queue.perNumberConcurrency).
 import { faxNumber } from "./format.js";
-import { waitsForAddress } from "./store/job-state.js";
-import { AWAITS_CONFIRMATION, IN_FLIGHT_STATES } from "./store/transitions.js";
-import type { Job, Recipient } from "./store/types.js";
+import { waitsForAddress, AWAITS_CONFIRMATION, IN_FLIGHT_STATES, type Job, type Recipient } from "./store/index.js";
 
 const IN_FLIGHT: ReadonlySet<string> = new Set(IN_FLIGHT_STATES);
 

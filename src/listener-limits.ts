@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type { Server, Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
-import type { Logger } from "./log/logger.js";
+import type { Logger } from "./log/index.js";
 
 export interface ListenerLimits {
   /** connections the listener holds at once */

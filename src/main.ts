@@ -3,43 +3,54 @@
 // 10 and 15): the queue exists before anything can put work in it, and at stop the doors close
 // first (421, watchers), then claiming and the sends in flight, then the queue and the lock.
 import { systemClock, type Clock } from "./clock.js";
-import { outboxDir } from "./config/load.js";
-import { riskySettings } from "./config/risky-settings.js";
-import type { Config } from "./config/schema.js";
+import {
+  outboxDir,
+  riskySettings,
+  type Config,
+  restartNoteKey,
+  restartOnlyChanges,
+  type RestartNote,
+} from "./config/index.js";
 import { describeError } from "./errors.js";
-import type { GateClass } from "./fax/api-gate.js";
-import type { FaxApi } from "./fax/types.js";
-import type { InboxEscalation } from "./inbound/escalation.js";
-import type { ReceivedFaxIntake } from "./inbound/received-intake.js";
-import { restartNoteKey, restartOnlyChanges, type RestartNote } from "./config/restart-needed.js";
-import type { Logger } from "./log/logger.js";
-import { Metrics } from "./metrics/metrics.js";
-import { createAdmin } from "./parts/admin.js";
-import type { ServiceEndpoint } from "./parts/api.js";
-import { createConverters } from "./parts/converters.js";
-import { createCore, type Core, type RunningAddresses } from "./parts/core.js";
-import { dataFolderParts, holdDataFolder, openDataFolder } from "./parts/data-folder.js";
-import { createDispatcher } from "./parts/dispatch.js";
-import { registerGatewayGauges } from "./parts/gauges.js";
-import { consoleUrl, createHttpListeners } from "./parts/http-listeners.js";
-import type { KeyWatch } from "./keys/key-watch.js";
-import { createKeyWatch } from "./parts/keys.js";
-import { createMailDoor } from "./parts/mail-door.js";
-import type { ConfirmExpiry } from "./intake/confirm-expiry.js";
-import { createMailboxes } from "./parts/mailboxes.js";
-import { createNotify } from "./parts/notify.js";
-import { partChecks, startParts, stopParts, type Part } from "./parts/part.js";
-import { createSmtp } from "./parts/smtp.js";
-import { createSpool } from "./parts/spool.js";
-import type { SmtpGateway } from "./smtp/server.js";
-import type { AddressExpiry } from "./spool/address-expiry.js";
-import type { DaemonLock } from "./store/daemon-lock.js";
-import type { QueueStore } from "./store/queue-store.js";
-import type { RefusalLog } from "./web/refusals.js";
-import type { WebhookReceiver } from "./webhooks/receiver.js";
+import type { GateClass, FaxApi } from "./fax/index.js";
+import type { InboxEscalation, ReceivedFaxIntake } from "./inbound/index.js";
+import type { Logger } from "./log/index.js";
+import { Metrics } from "./metrics/index.js";
+import {
+  createAdmin,
+  type ServiceEndpoint,
+  createConverters,
+  createCore,
+  type Core,
+  type RunningAddresses,
+  dataFolderParts,
+  holdDataFolder,
+  openDataFolder,
+  createDispatcher,
+  registerGatewayGauges,
+  consoleUrl,
+  createHttpListeners,
+  createKeyWatch,
+  createMailDoor,
+  createMailboxes,
+  createNotify,
+  partChecks,
+  startParts,
+  stopParts,
+  type Part,
+  createSmtp,
+  createSpool,
+} from "./parts/index.js";
+import type { KeyWatch } from "./keys/index.js";
+import type { ConfirmExpiry } from "./intake/index.js";
+import type { SmtpGateway } from "./smtp/index.js";
+import type { AddressExpiry } from "./spool/index.js";
+import type { DaemonLock, QueueStore } from "./store/index.js";
+import type { RefusalLog } from "./web/index.js";
+import type { WebhookReceiver } from "./webhooks/index.js";
 
-export type { ServiceEndpoint } from "./parts/api.js";
-export type { RunningAddresses } from "./parts/core.js";
+export type { ServiceEndpoint } from "./parts/index.js";
+export type { RunningAddresses } from "./parts/index.js";
 
 export interface GatewayOptions {
   /** Where the fax service is; in sandbox mode the embedded emulator's address. */

@@ -4,11 +4,10 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { validateConfig } from "./config/load.js";
-import type { Config } from "./config/schema.js";
+import { validateConfig, type Config } from "./config/index.js";
 import type { RunningEmulator } from "./emulator/index.js";
-import { writeFileAtomic } from "./fs/atomic.js";
-import type { Logger } from "./log/logger.js";
+import { writeFileAtomic } from "./fs/index.js";
+import type { Logger } from "./log/index.js";
 import type { ServiceEndpoint } from "./main.js";
 
 export const SANDBOX_DEMO_KEY = "sandbox-demo-key";

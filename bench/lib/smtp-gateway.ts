@@ -34,7 +34,7 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
   const { UserDirectory } = await load<typeof import("../../src/fax/user-directory.js")>("fax/user-directory");
   const { MailDoor } = await load<typeof import("../../src/intake/mail-door.js")>("intake/mail-door");
   const { destinationPolicy } =
-    await load<typeof import("../../src/intake/recipients/recipients.js")>("intake/recipients/recipients");
+    await load<typeof import("../../src/recipients/recipients.js")>("recipients/recipients");
   const { silentLogger } = await load<typeof import("../../src/log/logger.js")>("log/logger");
   const { Metrics } = await load<typeof import("../../src/metrics/metrics.js")>("metrics/metrics");
   const { SmtpGateway: Gateway } = await load<typeof import("../../src/smtp/server.js")>("smtp/server");

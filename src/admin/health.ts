@@ -9,7 +9,7 @@
 import { statfs } from "node:fs/promises";
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
+import type { FaxApi } from "../fax/index.js";
 
 export interface HealthCheck {
   ok: boolean;

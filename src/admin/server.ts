@@ -4,9 +4,9 @@
 // management network; it exposes no secrets and accepts no input.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { parseHostPort } from "../config/host-port.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
+import { parseHostPort } from "../config/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
 
 import type { HealthReport } from "./health.js";
 

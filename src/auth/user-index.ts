@@ -1,7 +1,7 @@
 // The configured users by address and sign-in name: who a mail's sender is (SMTP, the mailbox
 // intake) and whom an AUTH login names. Shared by the doors that take mail, as the other sign-in
 // pieces of this folder are.
-import type { UserConfig } from "../config/schema.js";
+import type { UserConfig } from "../config/index.js";
 
 /** Looks users up by any of their addresses, case-insensitively. Rebuilt on reload. */
 export class UserIndex {

@@ -6,7 +6,7 @@ import { smtpSettings } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
 import { faxNumber } from "../format.js";
 import { addressWaiting } from "../intake/address-waiting.js";
-import { destinationPolicy } from "../intake/recipients/recipients.js";
+import { destinationPolicy } from "../recipients/recipients.js";
 import { jobJson } from "../job-json.js";
 import { effectiveUsers } from "../keys/key-overrides.js";
 import { loadContext, printJson, withClients, withStore, type GlobalOptions } from "./context.js";

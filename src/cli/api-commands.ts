@@ -14,7 +14,7 @@ import {
   type HistoryQuery,
 } from "../fax/types.js";
 import { faxNumber } from "../format.js";
-import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../intake/recipients/fax-number.js";
+import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../recipients/fax-number.js";
 import { createReplacementKey } from "../keys/rotate.js";
 import { writeFileAtomic } from "../fs/atomic.js";
 import {

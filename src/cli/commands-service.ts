@@ -1,7 +1,7 @@
 // The commands that run and set up the gateway itself: the daemon, the emulator, config, doctor,
 // the store and password hashes.
 import { type Command, Option } from "commander";
-import { registerEmulatorCommand } from "../emulator/command.js";
+import { registerEmulatorCommand } from "./emulator-command.js";
 import { collect, configOption, jsonOption, load } from "./options.js";
 
 /** start, emulator */

@@ -1,11 +1,9 @@
 // The one place that decides what a failure means for a recipient: try again later (and when),
 // give up (and with which words), or reconcile first because the send may have gone out.
 // Rules are data, checked in order; the first that matches decides.
-import type { QueueConfig } from "../config/schema.js";
+import type { QueueConfig } from "../config/index.js";
 import { describeError, FaxgateError } from "../errors.js";
-import { FaxApiError } from "../fax/api-error.js";
-import { explainFailure, operatorRules, type ResultRule } from "../fax/result-rules.js";
-import type { FaxRecord } from "../fax/types.js";
+import { FaxApiError, explainFailure, operatorRules, type ResultRule, type FaxRecord } from "../fax/index.js";
 import { retryDelayMs as scheduleDelayMs } from "../retry-schedule.js";
 
 export type Decision =

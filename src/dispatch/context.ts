@@ -1,14 +1,13 @@
 // What the dispatcher's parts share: the store, clients, config, and one gate for API calls
 // (rate, concurrency and 429 pauses apply to every call the dispatcher makes).
-import type { ApiConfig, QueueConfig } from "../config/schema.js";
+import type { ApiConfig, QueueConfig } from "../config/index.js";
 import type { Clock } from "../clock.js";
-import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import type { FaxApi, FaxRecord } from "../fax/types.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
-import type { FaxResultFields, QueueStore } from "../store/queue-store.js";
-import type { ApiGate } from "../fax/api-gate.js";
-import type { KeyHolds } from "../keys/key-holds.js";
+import type { DestinationCheck } from "../recipients/index.js";
+import type { FaxApi, FaxRecord, ApiGate } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
+import type { FaxResultFields, QueueStore } from "../store/index.js";
+import type { KeyHolds } from "../keys/index.js";
 
 export interface DispatchContext {
   store: QueueStore;

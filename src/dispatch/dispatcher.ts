@@ -3,21 +3,20 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import PQueue from "p-queue";
-import type { ApiConfig, QueueConfig } from "../config/schema.js";
+import type { ApiConfig, QueueConfig } from "../config/index.js";
 import type { Clock } from "../clock.js";
 import { describeError, FaxgateError } from "../errors.js";
-import type { FaxApi, FaxRecord } from "../fax/types.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
+import type { FaxApi, FaxRecord, ApiGate } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
 import { Periodic } from "../periodic.js";
-import type { ClaimedGroup, QueueStore } from "../store/queue-store.js";
+import type { ClaimedGroup, QueueStore } from "../store/index.js";
 import type { DispatchContext } from "./context.js";
-import type { ApiGate } from "../fax/api-gate.js";
-import { KeyHolds } from "../keys/key-holds.js";
+import { KeyHolds } from "../keys/index.js";
 import { KEY_HELD } from "./outcome.js";
 import { sendGroup } from "./send.js";
 import { pollProcessing, reconcileUnknown } from "./track.js";
-import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
+import type { DestinationCheck } from "../recipients/index.js";
 import { applyPushedRecord, type PushedOutcome } from "./pushed-result.js";
 
 export interface DispatcherOptions {

@@ -1,8 +1,7 @@
 // Turning a decision (classify.ts) into a store transition, a log line and metrics. Every path
 // that finishes a recipient goes through here so the verbs and counters stay consistent.
-import type { FaxRecord } from "../fax/types.js";
-import type { RecipientKey } from "../store/queue-store.js";
-import type { Recipient, RecipientState } from "../store/types.js";
+import type { FaxRecord } from "../fax/index.js";
+import type { RecipientKey, Recipient, RecipientState } from "../store/index.js";
 import { classifyFaxRecord, type Decision, type RetryContext } from "./classify.js";
 import { resultFields, type DispatchContext } from "./context.js";
 

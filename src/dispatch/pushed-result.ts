@@ -3,7 +3,7 @@
 // notification are the same whichever way the result arrived. Polling stays on as the safety net.
 // A push is only a hint: anyone holding the webhook credentials could write one. What is applied
 // is the service's own record, asked for with the key of the fax's owner (one API call a push).
-import type { FaxRecord } from "../fax/types.js";
+import type { FaxRecord } from "../fax/index.js";
 import type { DispatchContext } from "./context.js";
 import { applyRecord } from "./outcome.js";
 

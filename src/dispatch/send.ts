@@ -2,11 +2,17 @@
 // call per cover "To:" name (the service takes one recipientName per call).
 // Whatever happens, every recipient leaves `sending` before this returns: accepted, deferred,
 // failed or unknown (never left for a lease to expire while we are still alive).
-import { FaxApiError } from "../fax/api-error.js";
-import type { FaxApi, FaxFile, FaxRecord, SendFaxRequest, SendManyRequest, SendManyResult } from "../fax/types.js";
-import type { ClaimedGroup } from "../store/queue-store.js";
-import type { Job, Recipient } from "../store/types.js";
-import { checkKey } from "../fax/check-key.js";
+import {
+  FaxApiError,
+  type FaxApi,
+  type FaxFile,
+  type FaxRecord,
+  type SendFaxRequest,
+  type SendManyRequest,
+  type SendManyResult,
+  checkKey,
+} from "../fax/index.js";
+import type { ClaimedGroup, Job, Recipient } from "../store/index.js";
 import { classifyApiError, classifyRecipientError } from "./classify.js";
 import { noteCf, sameNumber, type DispatchContext } from "./context.js";
 import { applyDecision, applyRecord, retryContext } from "./outcome.js";

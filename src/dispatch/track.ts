@@ -1,16 +1,19 @@
 // Following accepted faxes to their result, and reconciling sends whose outcome is unknown.
 // Both match the service's records locally (messageId, cf.faxgateSend, number): the service's
 // own query filter is a hint, not something to trust.
-import type { FaxApi, FaxRecord, HistoryQuery } from "../fax/types.js";
-import type { RecipientKey } from "../store/queue-store.js";
-import { PARKED } from "../store/transitions.js";
-import type { Recipient } from "../store/types.js";
+import {
+  type FaxApi,
+  type FaxRecord,
+  type HistoryQuery,
+  isUnauthorized,
+  offsetMemoryOf,
+  walkHistory,
+} from "../fax/index.js";
+import { type RecipientKey, PARKED, type Recipient } from "../store/index.js";
 import { classifyApiError, deferOrExpire, retryDelayMs } from "./classify.js";
 import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from "./context.js";
 import { applyRecord, retryContext } from "./outcome.js";
 import { describeError, FaxgateError } from "../errors.js";
-import { isUnauthorized } from "../fax/check-key.js";
-import { offsetMemoryOf, walkHistory } from "../fax/history-walk.js";
 
 type Tracked = Recipient & { user: string };
 

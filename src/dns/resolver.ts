@@ -6,7 +6,7 @@
 import { getServers } from "node:dns";
 import net from "node:net";
 import dns2 from "dns2";
-import type { DnsConfig } from "../config/schema.js";
+import type { DnsConfig } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
 
 /** mailauth's resolver shape: dns.promises.resolve(name, rrtype), answers as node:dns gives them. */

@@ -1,7 +1,7 @@
 // What every route of the emulator shares: the store, paths, clock, variant and the fault switch.
 import type { Clock } from "../clock.js";
 import type { ApiVariant } from "./types.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import type { AccountRow, Db, KeyRow, UserRow } from "./db.js";
 import type { Behaviour, HistoryBudget } from "./behaviour.js";
 import type { Faults } from "./faults.js";

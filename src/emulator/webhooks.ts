@@ -9,7 +9,7 @@ import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
 import type { Clock } from "../clock.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { invalid, notFound } from "./api-error.js";
 import type { Behaviour } from "./behaviour.js";
 import type { Db, FaxRow } from "./db.js";

@@ -2,9 +2,9 @@
 // client options (request variant, timeout) taken from the config in one place. The daemon
 // (main.ts) and the CLI (cli/context.ts) both build their clients here.
 import type { Agent } from "undici";
-import type { ApiConfig } from "../config/schema.js";
-import type { Logger } from "../log/logger.js";
-import type { ApiCallObserver } from "../metrics/metrics.js";
+import type { ApiConfig } from "../config/index.js";
+import type { Logger } from "../log/index.js";
+import type { ApiCallObserver } from "../metrics/index.js";
 import type { ApiGate, GateClass } from "./api-gate.js";
 import type { ContactCache } from "./contact-cache.js";
 import { createFaxAgent } from "./agent.js";

@@ -4,8 +4,8 @@
 import { performance } from "node:perf_hooks";
 import type { Dispatcher, FormData } from "undici";
 import { FaxgateError } from "../errors.js";
-import { silentLogger, type Logger } from "../log/logger.js";
-import type { ApiCallObserver } from "../metrics/metrics.js";
+import { silentLogger, type Logger } from "../log/index.js";
+import type { ApiCallObserver } from "../metrics/index.js";
 import { createFaxAgent, DEFAULT_TIMEOUT_MS } from "./agent.js";
 import type { ApiGate, GateClass } from "./api-gate.js";
 import type { ContactCache } from "./contact-cache.js";

@@ -2,7 +2,7 @@
 // then renamed, so that a reader never sees half a PDF and a 50 MB fax never sits in memory.
 import { open } from "node:fs/promises";
 import { FaxgateError } from "../errors.js";
-import { replaceFile } from "../fs/atomic.js";
+import { replaceFile } from "../fs/index.js";
 
 /**
  * Writes `body` to `destPath`; returns the bytes written. Trouble on our side (folder missing,

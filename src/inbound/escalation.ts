@@ -4,13 +4,12 @@
 // inbound.retentionDays.
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
-import type { InboundConfig, UserConfig } from "../config/schema.js";
+import type { InboundConfig, UserConfig } from "../config/index.js";
 import { describeError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { Sweep } from "../periodic.js";
-import type { QueueStore } from "../store/queue-store.js";
-import { keptFaxPayload } from "../store/notification-payloads.js";
-import type { ReceivedFax } from "../store/received.js";
+import type { QueueStore } from "../store/index.js";
+import { keptFaxPayload, type ReceivedFax } from "../received/index.js";
 
 export interface EscalationOptions {
   store: QueueStore;

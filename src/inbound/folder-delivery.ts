@@ -7,7 +7,7 @@ import { chmod, chown, link, mkdir, open, unlink } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
-import { fsyncDir } from "../fs/atomic.js";
+import { fsyncDir } from "../fs/index.js";
 
 export interface FolderFacts {
   id: string;

@@ -3,8 +3,8 @@
 // polled one (received-intake.ts). A push that names no user we know starts one look at every
 // user's inbound history instead.
 import { isFaxgateError } from "../errors.js";
-import type { FaxApi, FaxRecord } from "../fax/types.js";
-import type { Logger } from "../log/logger.js";
+import type { FaxApi, FaxRecord } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
 
 export interface PushedFaxOptions {
   users: () => ReadonlyArray<{ name: string }>;

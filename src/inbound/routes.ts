@@ -2,8 +2,8 @@
 // data: matched in order; a rule without `continue` ends the search; no match means the default
 // route (the receiving user's mail, as before rules existed). Nothing is delivered anywhere a rule
 // or the default does not name.
-import type { InboundConfig, InboundDelivery, InboundRoute } from "../config/schema.js";
-import { compactNumberSpec, patternMatches } from "../intake/recipients/destination-policy.js";
+import type { InboundConfig, InboundDelivery, InboundRoute } from "../config/index.js";
+import { compactNumberSpec, patternMatches } from "../recipients/index.js";
 
 export interface ReceivedFacts {
   /** the number dialled, the sender's number (E.164 with +, or null), the sender's CSID, our user */

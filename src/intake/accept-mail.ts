@@ -4,17 +4,16 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import type { Clock } from "../clock.js";
-import type { MailBodyMode, PartialMode } from "../config/schema.js";
+import type { MailBodyMode, PartialMode } from "../config/index.js";
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from "../errors.js";
-import type { UserDirectory } from "../fax/user-directory.js";
-import type { JobSource, NewDocument } from "../store/types.js";
+import type { UserDirectory } from "../fax/index.js";
+import type { JobSource, NewDocument, QueueStore } from "../store/index.js";
 import { ReadTimeoutError, type InputReaders } from "./readers.js";
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
 import type { IncomingFile, WorkDir } from "./mail/incoming-file.js";
 import { oneLine, type ParsedMail } from "./mail/mail-parse.js";
 import { mailToJob, type EnvelopeRecipient } from "./mail/mail-to-job.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
-import type { QueueStore } from "../store/queue-store.js";
 import { askToConfirm, newDestinations } from "./confirm-new.js";
 
 export interface MailAcceptDeps extends AcceptDeps {

@@ -1,10 +1,9 @@
 // The one accept step of every intake (mail, print, command line), Postfix cleanup's last act:
 // the job goes durably into the store, then QUEUED is logged with the job id and counted. The
 // caller answers its client (250, done/, "queued as") only after this returns.
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
-import type { QueueStore } from "../store/queue-store.js";
-import type { Job, JobMeta, JobSource, NewDocument, NewJob } from "../store/types.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
+import type { QueueStore, Job, JobMeta, JobSource, NewDocument, NewJob } from "../store/index.js";
 import { safeFileName } from "./documents/file-name.js";
 
 export interface AcceptDeps {

@@ -3,12 +3,10 @@
 // new fax (intake/new-fax.ts: normalised numbers, contacts looked up with the owner's key, the
 // destination policy), then the store's `address` in one transaction.
 import { FaxgateError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
-import { waitsForAddress } from "../store/job-state.js";
-import type { QueueStore } from "../store/queue-store.js";
-import type { Job } from "../store/types.js";
+import type { FaxApi } from "../fax/index.js";
+import { waitsForAddress, type QueueStore, type Job } from "../store/index.js";
 import { newFaxRecipients } from "./new-fax.js";
-import type { DestinationCheck } from "./recipients/destination-policy.js";
+import type { DestinationCheck } from "../recipients/index.js";
 
 export interface AddressInput {
   to: string[];

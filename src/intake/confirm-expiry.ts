@@ -5,9 +5,9 @@
 // guarded step in the store, so one of them wins.
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { Sweep } from "../periodic.js";
-import type { QueueStore } from "../store/queue-store.js";
+import type { QueueStore } from "../store/index.js";
 
 export interface ConfirmExpiryOptions {
   store: Pick<QueueStore, "expireUnconfirmed" | "holdsDuty">;

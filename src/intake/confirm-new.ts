@@ -5,11 +5,9 @@
 // /confirm.html); the whole job waits, one fax to all its recipients. Numbers already faxed go.
 // Trusted relays, SMTP AUTH, the console, the CLI and print never ask: there the person was
 // proved and chose the number.
-import type { SenderAuthConfig, UserConfig } from "../config/schema.js";
-import type { Logger } from "../log/logger.js";
-import { waitsForConfirmation } from "../store/job-state.js";
-import type { QueueStore } from "../store/queue-store.js";
-import type { Job, NewJob } from "../store/types.js";
+import type { SenderAuthConfig, UserConfig } from "../config/index.js";
+import type { Logger } from "../log/index.js";
+import { waitsForConfirmation, type QueueStore, type Job, type NewJob } from "../store/index.js";
 
 /** Whether `user`'s mail from `senderDomain` asks for confirmation: the user's switch, else the domain's, else the gateway's. */
 export function confirmsNewDestinations(

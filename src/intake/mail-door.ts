@@ -7,7 +7,7 @@ import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { FaxgateError, isFaxgateError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { formatSize } from "../size-format.js";
 import type { Accepted } from "./accept.js";
 import { acceptMail, type MailAcceptDeps, type MailEnvelope, type ReceivedMessage } from "./accept-mail.js";
@@ -15,7 +15,7 @@ import { HeldMemory } from "./mail/held-memory.js";
 import { WorkDir, writeIncoming } from "./mail/incoming-file.js";
 import type { EnvelopeRecipient } from "./mail/mail-to-job.js";
 import { startMailParse } from "./mail/mail-parse.js";
-import { type ReplayClaim, type ReplayStore, useSignedMessage } from "../mail-auth/replay.js";
+import { type ReplayClaim, type ReplayStore, useSignedMessage } from "../mail-auth/index.js";
 
 export type { MailEnvelope };
 

@@ -5,12 +5,11 @@
 // then `acceptForm`, which queues the fax through the one accept step of every intake.
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
-import type { PartialMode } from "../config/schema.js";
-import type { CoverSpec, JobSource, LeftOut, NewDocument, NewRecipient } from "../store/types.js";
+import type { FaxApi } from "../fax/index.js";
+import type { PartialMode } from "../config/index.js";
+import type { CoverSpec, JobSource, LeftOut, NewDocument, NewRecipient } from "../store/index.js";
 import { acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
-import type { DestinationCheck } from "./recipients/destination-policy.js";
-import { decideRecipient } from "./recipients/recipients.js";
+import { type DestinationCheck, decideRecipient } from "../recipients/index.js";
 import { sniffFileType } from "./documents/file-type.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
 import { officeExtension, pdfName } from "./office/office-convert.js";

@@ -5,10 +5,10 @@
 // the job is queued. A refusal is a FaxgateError that is not temporary and not our fault; anything
 // else leaves the file to be tried again.
 import { FaxgateError, describeError, faultOf, isFaxgateError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
-import type { QueueStore } from "../store/queue-store.js";
+import type { FaxApi } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
+import type { QueueStore } from "../store/index.js";
 import { acceptJob, type Accepted } from "./accept.js";
 import { sha256 } from "./documents/content-hash.js";
 import { FAXABLE_TYPES, sniffBuffer } from "./documents/file-type.js";
@@ -19,7 +19,7 @@ import type { FaxPrefixRule } from "./print/dial-string.js";
 import { parseEmbeddedCodes } from "./print/embedded-codes.js";
 import type { Ticket } from "./print/ticket.js";
 import type { InputReaders } from "./readers.js";
-import type { DestinationCheck } from "./recipients/destination-policy.js";
+import type { DestinationCheck } from "../recipients/index.js";
 
 export interface PrintDoorDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt" | "enqueueNotification">;
@@ -31,7 +31,7 @@ export interface PrintDoorDeps {
   /** The owner's API client, only called to look a contact name up. */
   clientFor: (user: string) => FaxApi;
   defaultCountryCode: string;
-  /** The destination policy, with each owner's own rules (intake/recipients). */
+  /** The destination policy, with each owner's own rules (recipients/). */
   destinations: DestinationCheck;
   /** What to do with the outside-line prefix of a `phone` print option (spool.faxPrefix). */
   faxPrefix?: FaxPrefixRule;

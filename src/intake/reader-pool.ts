@@ -6,7 +6,7 @@
 import os from "node:os";
 import type { Piscina } from "piscina";
 import { FaxgateError } from "../errors.js";
-import { ChildLimitError, type ChildPool, childPool, threadPool } from "../workers/off-thread.js";
+import { ChildLimitError, type ChildPool, childPool, threadPool } from "../workers/index.js";
 import type { ParsedMail } from "./mail/mail-parse.js";
 import { CODE_PAGES } from "./pdf/pdf-text.js";
 import { ReadTimeoutError, type InputReaders } from "./readers.js";

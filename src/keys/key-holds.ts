@@ -2,7 +2,7 @@
 // revoked or mistyped key is the operator's to fix, and once a working key is loaded (SIGHUP or
 // rotation) everything goes out. Kept in the store's state table so that `faxgate status`,
 // `doctor` and /metrics (other processes, or other parts of this one) can show it.
-import type { QueueStore } from "../store/queue-store.js";
+import type { QueueStore } from "../store/index.js";
 
 export interface KeyHold {
   user: string;

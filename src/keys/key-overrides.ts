@@ -5,8 +5,8 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { UserConfig } from "../config/schema.js";
-import { writeFileAtomic } from "../fs/atomic.js";
+import type { UserConfig } from "../config/index.js";
+import { writeFileAtomic } from "../fs/index.js";
 
 interface Override {
   apiKey: string;

@@ -3,14 +3,12 @@
 // expiry rotates the key itself: new key proven, kept in <data>/keys.json, old key deleted.
 import type { Dispatcher as HttpDispatcher } from "undici";
 import type { Clock } from "../clock.js";
-import type { UserConfig } from "../config/schema.js";
+import type { UserConfig } from "../config/index.js";
 import { describeError } from "../errors.js";
-import type { ApiGate } from "../fax/api-gate.js";
-import { FaxClient } from "../fax/client.js";
-import type { FaxApi } from "../fax/types.js";
-import type { Logger } from "../log/logger.js";
+import { type ApiGate, FaxClient, type FaxApi } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
 import { Periodic } from "../periodic.js";
-import type { QueueStore } from "../store/queue-store.js";
+import type { QueueStore } from "../store/index.js";
 import { saveOverride } from "./key-overrides.js";
 import { createReplacementKey, findKey } from "./rotate.js";
 

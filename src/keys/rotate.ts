@@ -2,7 +2,7 @@
 // create a new key for the same user and access level, prove it works, and only then let the
 // caller switch to it and delete the old one. A failure at any step leaves the old key working.
 import { FaxgateError } from "../errors.js";
-import type { ApiKey, FaxApi } from "../fax/types.js";
+import type { ApiKey, FaxApi } from "../fax/index.js";
 
 export interface RotationPlan {
   userId: string;

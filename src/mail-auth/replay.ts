@@ -5,8 +5,7 @@
 // job is made and given back when no job was made, so a crash between the two refuses the copy
 // rather than fax it twice: the sender's server was never told 250 and bounces with the reason.
 import { randomUUID } from "node:crypto";
-import type { QueueStore } from "../store/queue-store.js";
-import { WHOLE_MESSAGE } from "../store/signed-uses.js";
+import { type QueueStore, WHOLE_MESSAGE } from "../store/index.js";
 import { FUTURE_SKEW_MS, refusal } from "./wanted.js";
 
 export type ReplayStore = Pick<QueueStore, "useSignedMessage" | "releaseSignedMessage">;

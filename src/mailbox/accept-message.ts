@@ -1,9 +1,9 @@
 // A mailbox message through the mail door (intake/mail-door.ts), as SMTP hands one over after
 // DATA: the message's bytes, its checked user and numbers; the job keeps the mailbox's own dedupe
 // key, so the same message found again after a crash is the same job.
-import type { MailBodyMode } from "../config/schema.js";
-import type { MailDoor } from "../intake/mail-door.js";
-import type { Logger } from "../log/logger.js";
+import type { MailBodyMode } from "../config/index.js";
+import type { MailDoor } from "../intake/index.js";
+import type { Logger } from "../log/index.js";
 import type { MailboxMessage } from "./mailbox-intake.js";
 
 /**

@@ -5,7 +5,7 @@
 //      contact's name), else subject tags: [fax 15551234567], repeatable, "," between several
 //   3. names from either are looked up among the user's contacts (the caller does that)
 // Several numbers make one fax to each, as several SMTP recipients do.
-import { normalizeFaxNumber } from "../intake/recipients/fax-number.js";
+import { normalizeFaxNumber } from "../recipients/index.js";
 
 export type Destination =
   | { kind: "number"; e164: string; label: string }

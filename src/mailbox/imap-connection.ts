@@ -4,7 +4,7 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { ImapFlow, type ImapFlowOptions } from "imapflow";
-import type { MailboxConfig } from "../config/schema.js";
+import type { MailboxConfig } from "../config/index.js";
 
 const TOKEN_TIMEOUT_MS = 30_000;
 

@@ -6,21 +6,19 @@
 // is faxed once. The server being down or slow holds this intake only: each mailbox has its own
 // connection and loop, and nothing else waits on them.
 import type { FetchMessageObject, ImapFlow } from "imapflow";
-import type { MailboxConfig, UserConfig } from "../config/schema.js";
+import type { MailboxConfig, UserConfig } from "../config/index.js";
 import { describeError, isFaxgateError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
-import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { decideRecipient } from "../intake/recipients/recipients.js";
-import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
-import type { Logger } from "../log/logger.js";
-import type { QueueStore } from "../store/queue-store.js";
-import { liveUserIndex } from "../auth/user-index.js";
+import type { FaxApi } from "../fax/index.js";
+import { type DestinationCheck, decideRecipient } from "../recipients/index.js";
+import type { EnvelopeRecipient } from "../intake/index.js";
+import type { Logger } from "../log/index.js";
+import type { QueueStore } from "../store/index.js";
+import { liveUserIndex } from "../auth/index.js";
 import { addressMessage } from "./addressing.js";
 import { imapClient, mailboxCredentials } from "./imap-connection.js";
 import { proveSender } from "./sender-proof.js";
-import { headerFields } from "../mail-auth/auth-results.js";
+import { headerFields, type ReplayClaim } from "../mail-auth/index.js";
 import { judgeSignedMailbox, type SignedMailboxOptions } from "./signed-mailbox.js";
-import type { ReplayClaim } from "../mail-auth/replay.js";
 
 /** What the mail door takes from a mailbox message (accept-message.ts makes it a job). */
 export interface MailboxMessage {

@@ -2,9 +2,9 @@
 // Authentication-Results (RFC 8601). Anyone can write any From: into a mail that lands in a shared
 // mailbox, so the provider's verdict is the only evidence. Which header is the provider's, and what
 // it proves, is the one rule of every door (mail-auth/relay-verdict.ts): the topmost only.
-import type { UserConfig } from "../config/schema.js";
-import type { UserIndex } from "../auth/user-index.js";
-import { judgeTopmost } from "../mail-auth/relay-verdict.js";
+import type { UserConfig } from "../config/index.js";
+import type { UserIndex } from "../auth/index.js";
+import { judgeTopmost } from "../mail-auth/index.js";
 
 export type SenderProof =
   | { ok: true; user: UserConfig; check: string }

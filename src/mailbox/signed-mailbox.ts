@@ -9,12 +9,16 @@
 //     requireSignedRecipients makes that a condition for the domain.
 // A message whose signature does not verify on the stored copy (a provider that rewrites links
 // does that) is marked by its Message-ID, and its date and numbers are not proved.
-import type { SenderAuthConfig } from "../config/schema.js";
-import type { DnsResolve } from "../dns/resolver.js";
+import type { SenderAuthConfig } from "../config/index.js";
+import type { DnsResolve } from "../dns/index.js";
 import { FaxgateError } from "../errors.js";
-import type { ReplayClaim } from "../mail-auth/replay.js";
-import { messageIdKey, verifySignedMessage } from "../mail-auth/signed-message.js";
-import { checkFresh, recipientsProof } from "../mail-auth/wanted.js";
+import {
+  type ReplayClaim,
+  messageIdKey,
+  verifySignedMessage,
+  checkFresh,
+  recipientsProof,
+} from "../mail-auth/index.js";
 
 export interface SignedMailboxOptions {
   resolve: DnsResolve;

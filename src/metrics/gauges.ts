@@ -1,6 +1,5 @@
 // Queue gauges, read from the store when Prometheus scrapes (never on a timer of our own).
-import type { QueueStore } from "../store/queue-store.js";
-import { JOB_STATES, RECIPIENT_STATES } from "../store/types.js";
+import { type QueueStore, JOB_STATES, RECIPIENT_STATES } from "../store/index.js";
 import type { Metrics } from "./metrics.js";
 
 export function registerQueueGauges(metrics: Metrics, store: Pick<QueueStore, "counts">): void {

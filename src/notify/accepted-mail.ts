@@ -1,6 +1,6 @@
 // "Your fax is queued as <job>": the answer a mailbox sender gets where an SMTP client gets 250.
-import type { AcceptedPayload } from "../store/notification-payloads.js";
-import { formatFaxNumber } from "../intake/recipients/fax-number.js";
+import type { AcceptedPayload } from "../store/index.js";
+import { formatFaxNumber } from "../recipients/index.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
 import { formatTime } from "./time-format.js";
 

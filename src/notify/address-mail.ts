@@ -2,7 +2,7 @@
 // mail says so and links to the console page where the number is given. It is news the owner must
 // act on, so it goes under the "All" and "Failure" preferences (not "None"), without an admin copy.
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
-import type { Job } from "../store/types.js";
+import type { Job } from "../store/index.js";
 import { formatTime } from "./time-format.js";
 
 export function composeAddress(job: Job, link: string | null, expiresAt: string, timeZone: string): ComposedMail {

@@ -1,7 +1,7 @@
 // Something the gateway cannot settle alone and a person must look at: a user's API key refused
 // by the service (faxes held), or a send whose outcome could not be decided (parked, never sent
 // twice). It always goes out, to the user and the admin copy, like a key-expiry warning.
-import type { AlertPayload } from "../store/notification-payloads.js";
+import type { AlertPayload } from "../store/index.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
 
 export function composeAlert(payload: AlertPayload): ComposedMail {

@@ -3,7 +3,7 @@
 // confirms or cancels it (after sign-in). The link does nothing by itself: only the page's button
 // does, so a mail scanner that follows links confirms nothing. Sent whatever the preference: the
 // fax cannot go without it, and a fax the user did not send is news they must have.
-import type { Job } from "../store/types.js";
+import type { Job } from "../store/index.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
 import { formatTime } from "./time-format.js";
 

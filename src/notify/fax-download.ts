@@ -2,7 +2,7 @@
 // (never held in memory), and removed once the mail is handed over.
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
-import type { FaxApi } from "../fax/types.js";
+import type { FaxApi } from "../fax/index.js";
 
 export interface DownloadedFax {
   path: string;

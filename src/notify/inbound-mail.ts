@@ -1,41 +1,11 @@
 // The mail for a fax the user received: who sent it (number and CSID), pages, time.
-import { explainResult } from "../fax/result-codes.js";
-import type { FaxRecord } from "../fax/types.js";
-import type { InboundPayload } from "../store/notification-payloads.js";
+import { explainResult } from "../fax/index.js";
+import { type InboundPayload, isFailedReception } from "../received/index.js";
 import { faxNumber, pages } from "../format.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
 import { formatDuration, formatTime, plural } from "./time-format.js";
 
 export type { InboundPayload };
-
-export function inboundPayload(r: FaxRecord): InboundPayload {
-  return {
-    messageId: r.messageId,
-    status: r.status,
-    // on an inbound record faxNumber is the number dialled (the record's destination, ours); the
-    // sender is the caller id (digits, with or without +)
-    from: senderOf(r),
-    dialled: r.faxNumber || null,
-    csid: r.faxCsid || null,
-    pages: r.pagesCount ?? r.pagesComplete ?? null,
-    duration: r.duration ?? null,
-    createdAt: r.createdAt ?? null,
-    resultCode: r.resultCode ?? null,
-    resultInfo: r.resultInfo ?? null,
-    errorCode: r.errorCode ?? null,
-    errorInfo: r.errorInfo ?? null,
-  };
-}
-
-export function senderOf(r: Pick<FaxRecord, "faxCallerId">): string | null {
-  const c = (r.faxCallerId ?? "").trim();
-  if (!c) return null;
-  return /^\+?\d{4,15}$/.test(c) ? (c.startsWith("+") ? c : `+${c}`) : c;
-}
-
-export function isFailedReception(p: Pick<InboundPayload, "status">): boolean {
-  return p.status === "failed";
-}
 
 export function composeInbound(p: InboundPayload, timeZone: string, defaultCountryCode?: string): ComposedMail {
   // a caller id the service keeps without its country code is read with the gateway's default one

@@ -1,10 +1,9 @@
 // The transmission report of a stored job, with what the report needs gathered from the config
 // user, the service's record of the user (time zone, caller id) and the store's documents. Shared
 // by the outcome mail, the console's download and `faxgate report`.
-import type { UserConfig } from "../config/schema.js";
-import type { User } from "../fax/types.js";
-import type { QueueStore } from "../store/queue-store.js";
-import type { Job } from "../store/types.js";
+import type { UserConfig } from "../config/index.js";
+import type { User } from "../fax/index.js";
+import type { QueueStore, Job } from "../store/index.js";
 import { renderTransmissionReport } from "./transmission-report.js";
 
 export type ReportMode = "off" | "always" | "failed";

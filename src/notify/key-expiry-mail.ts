@@ -1,7 +1,7 @@
 // A warning that the user's API key for the fax service is about to expire. Without a key the
 // gateway cannot send their faxes, so it always goes out, to the user and the admin copy.
 import { FOOTER, type ComposedMail } from "./composed-mail.js";
-import type { KeyExpiryPayload } from "../store/notification-payloads.js";
+import type { KeyExpiryPayload } from "../store/index.js";
 import { formatTime } from "./time-format.js";
 
 // the fields are still checked: rows written by older versions may lack some

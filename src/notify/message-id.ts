@@ -2,7 +2,7 @@
 // the same notification carries the same id: a smarthost (or the outbox) can recognise a retry of
 // a mail it already has, and a restart never produces a second, different mail.
 import { createHash } from "node:crypto";
-import type { Notification } from "../store/types.js";
+import type { Notification } from "../store/index.js";
 
 export function notificationMessageId(n: Pick<Notification, "id" | "dedupeKey" | "createdAt">, from: string): string {
   const domain = from.split("@").pop() || "faxgate.invalid";

@@ -8,21 +8,26 @@ import os from "node:os";
 import type { SendMailOptions } from "nodemailer";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
-import type { NotifyConfig, UserConfig } from "../config/schema.js";
+import type { NotifyConfig, UserConfig } from "../config/index.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
-import type { FaxApi, User } from "../fax/types.js";
-import type { UserDirectory } from "../fax/user-directory.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
+import type { FaxApi, User, UserDirectory } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
 import { Periodic } from "../periodic.js";
-import type { QueueStore } from "../store/queue-store.js";
-import { newNumbers, waitsForAddress, waitsForConfirmation } from "../store/job-state.js";
-import type { Job, Notification } from "../store/types.js";
+import {
+  type QueueStore,
+  newNumbers,
+  waitsForAddress,
+  waitsForConfirmation,
+  type Job,
+  type Notification,
+} from "../store/index.js";
 import { composeAddress } from "./address-mail.js";
 import { composeConfirm } from "./confirm-mail.js";
 import type { ComposedMail } from "./composed-mail.js";
 import { downloadToTemp, type DownloadedFax } from "./fax-download.js";
-import { composeInbound, isFailedReception } from "./inbound-mail.js";
+import { composeInbound } from "./inbound-mail.js";
+import { isFailedReception } from "../received/index.js";
 import { composeKeyExpiry } from "./key-expiry-mail.js";
 import { oneLineText, renderHtml, renderText } from "./mail-body.js";
 import { notificationMessageId } from "./message-id.js";

@@ -9,7 +9,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import nodemailer, { type SendMailOptions } from "nodemailer";
-import { replaceFile } from "../fs/atomic.js";
+import { replaceFile } from "../fs/index.js";
 import type { MailTransport } from "./mail-transport.js";
 
 export class OutboxTransport implements MailTransport {

@@ -1,10 +1,9 @@
 // The mail that tells a user how their fax went: one mail per job covering every recipient,
 // with the service's result in plain words, times in the account's timezone, and what intake
 // left out of the fax.
-import { explainResult } from "../fax/result-codes.js";
-import { formatFaxNumber } from "../intake/recipients/fax-number.js";
-import { NEEDS_ADDRESS, UNCONFIRMED } from "../store/transitions.js";
-import type { Job, Recipient } from "../store/types.js";
+import { explainResult } from "../fax/index.js";
+import { formatFaxNumber } from "../recipients/index.js";
+import { NEEDS_ADDRESS, UNCONFIRMED, type Job, type Recipient } from "../store/index.js";
 import type { Block } from "./mail-body.js";
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
 import { pages } from "../format.js";

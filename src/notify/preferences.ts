@@ -2,9 +2,8 @@
 // UserDirectory, so a change on the service shows within notify.preferenceRefreshMs). An
 // unknown value counts as "All" (better one mail too many than a lost failure notice) and is
 // logged once per user and value, not once per mail.
-import type { User } from "../fax/types.js";
-import { notifyOption } from "../fax/user-directory.js";
-import type { Logger } from "../log/logger.js";
+import { type User, notifyOption } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
 
 export type PreferenceField = "emailNotifySendOption" | "emailNotifyReceiveOption";
 export type Option = "All" | "Failure" | "None";

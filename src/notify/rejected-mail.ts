@@ -1,7 +1,7 @@
 // Input refused after the SMTP conversation was over (a spool file with no number, a document
 // that turned out unreadable): the sender has no other way to learn it, so this mail always goes.
 import { clip, FOOTER, type ComposedMail } from "./composed-mail.js";
-import type { RejectedPayload } from "../store/notification-payloads.js";
+import type { RejectedPayload } from "../store/index.js";
 import { formatTime } from "./time-format.js";
 
 function str(v: unknown): string | undefined {

@@ -1,9 +1,9 @@
 // Notification mail through a smarthost. One connection per mail: notifications are few, and a
 // fresh connection means a relay that went away and came back needs no pool recovery.
 import nodemailer, { type SendMailOptions, type Transporter } from "nodemailer";
-import { maskUrl } from "../config/url-secrets.js";
+import { maskUrl } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import type { MailTransport } from "./mail-transport.js";
 
 export class SmtpRelayTransport implements MailTransport {

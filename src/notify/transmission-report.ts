@@ -4,10 +4,10 @@
 // is exactly what was handed to the service.
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from "@cantoo/pdf-lib";
 import { faxNumber } from "../format.js";
-import { formatFaxNumber } from "../intake/recipients/fax-number.js";
+import { formatFaxNumber } from "../recipients/index.js";
 import { failureWords } from "./outcome-mail.js";
 import { formatDuration, formatTime } from "./time-format.js";
-import type { Job, Recipient, StoredDocument } from "../store/types.js";
+import type { Job, Recipient, StoredDocument } from "../store/index.js";
 
 export interface ReportInput {
   job: Job;

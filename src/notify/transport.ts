@@ -3,7 +3,7 @@
 // only sees MailTransport (mail-transport.ts), so both behave the same to it. This file only
 // picks one from the config.
 import { FaxgateError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { withMailCopy } from "./mail-copy.js";
 import type { MailTransport } from "./mail-transport.js";
 import { OutboxTransport } from "./outbox-transport.js";

@@ -4,9 +4,8 @@
 // for all of them, not only for the attached PDF: the report's reduced first page is the page's
 // own vector text, and a subject or a file name ("Referral for J. Roe") says what the fax is about.
 // Alert and key-expiry mails carry nothing of a fax (numbers and job ids only) and need no rule.
-import type { NotifyConfig } from "../config/schema.js";
-import type { AcceptedPayload, RejectedPayload } from "../store/notification-payloads.js";
-import type { Job } from "../store/types.js";
+import type { NotifyConfig } from "../config/index.js";
+import type { AcceptedPayload, RejectedPayload, Job } from "../store/index.js";
 
 export type AttachmentsSetting = NotifyConfig["attachments"];
 

@@ -1,8 +1,7 @@
 // Health and metrics: liveness (the queue takes a commit, the data disk has room), readiness
 // (the listeners, the users' keys), served on admin.listen when configured.
-import { HealthChecks } from "../admin/health.js";
-import { AdminServer } from "../admin/server.js";
-import { minFreeMb } from "../config/schema.js";
+import { HealthChecks, AdminServer } from "../admin/index.js";
+import { minFreeMb } from "../config/index.js";
 import type { Core } from "./core.js";
 import type { HealthCheck, Part } from "./part.js";
 

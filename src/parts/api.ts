@@ -2,14 +2,10 @@
 // keep-alive agent. A client per user and caller class (docs/architecture.md), each user's
 // contact cache shared by their clients; all of them are built again when the users change.
 import type { Clock } from "../clock.js";
-import { type Config, consoleApiShare, type UserConfig } from "../config/schema.js";
-import { ApiGate, type GateClass } from "../fax/api-gate.js";
-import { FaxClientFactory } from "../fax/client-factory.js";
-import { ContactCache } from "../fax/contact-cache.js";
-import type { FaxApi } from "../fax/types.js";
-import { UserShare } from "../fax/user-share.js";
-import type { Logger } from "../log/logger.js";
-import { apiObserver, type Metrics } from "../metrics/metrics.js";
+import { type Config, consoleApiShare, type UserConfig } from "../config/index.js";
+import { ApiGate, type GateClass, FaxClientFactory, ContactCache, type FaxApi, UserShare } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
+import { apiObserver, type Metrics } from "../metrics/index.js";
 import type { Part } from "./part.js";
 
 /** Where the fax service is; in sandbox mode the embedded emulator's address. */

@@ -1,9 +1,7 @@
 // The readers (MIME parsing, PDF text on worker threads) and the office converter, shared by
 // mail, the print folders, the mailboxes and the console: one pool, one concurrency limit, turns
 // per user in front of it. With office.sandbox required and no isolation here, the start fails.
-import { ConvertQueue } from "../intake/office/convert-queue.js";
-import { OfficeConverter } from "../intake/office/office-convert.js";
-import { ReaderPool } from "../intake/reader-pool.js";
+import { ConvertQueue, OfficeConverter, ReaderPool } from "../intake/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 

@@ -2,14 +2,13 @@
 // what a SIGHUP reloads), the queue, the clock, the logger, the metrics, the API clients and the
 // few shared pieces of intake. main.ts builds it once; each factory takes what it needs.
 import type { Clock } from "../clock.js";
-import { type Config, preferenceRefreshMs } from "../config/schema.js";
-import { UserDirectory } from "../fax/user-directory.js";
-import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { destinationPolicy } from "../intake/recipients/recipients.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
-import type { QueueStore } from "../store/queue-store.js";
-import { RefusalLog } from "../web/refusals.js";
+import { type Config, preferenceRefreshMs } from "../config/index.js";
+import { UserDirectory } from "../fax/index.js";
+import { type DestinationCheck, destinationPolicy } from "../recipients/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
+import type { QueueStore } from "../store/index.js";
+import { RefusalLog } from "../web/index.js";
 import { ApiClients, type ServiceEndpoint } from "./api.js";
 import { LiveSettings } from "./live-settings.js";
 

@@ -3,12 +3,10 @@
 // start` locks it first, before a sandbox writes into it, and hands the lock on.
 import { mkdirSync } from "node:fs";
 import type { Clock } from "../clock.js";
-import type { Config } from "../config/schema.js";
+import type { Config } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
-import { DaemonLock } from "../store/daemon-lock.js";
-import { openLocalStore, openStore, type OpenStoreOptions } from "../store/open.js";
-import type { QueueStore } from "../store/queue-store.js";
+import type { Logger } from "../log/index.js";
+import { DaemonLock, openLocalStore, openStore, type OpenStoreOptions, type QueueStore } from "../store/index.js";
 import type { Part } from "./part.js";
 
 export interface HeldFolder {

@@ -1,7 +1,7 @@
 // The dispatcher: claims, sends, retries, reconciles. Mail and print jobs are sent as soon as they
 // are queued; with webhooks the service tells results and polling slows to a safety net; new keys
 // retry the users held for a refused one.
-import { Dispatcher, dispatcherOwner } from "../dispatch/dispatcher.js";
+import { Dispatcher, dispatcherOwner } from "../dispatch/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 

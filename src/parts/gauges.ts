@@ -1,7 +1,7 @@
 // The gateway's gauges beyond the default process metrics: the queue by state, calls waiting in
 // the API gate by caller class, and the users whose key the service refused.
-import type { KeyHolds } from "../keys/key-holds.js";
-import { registerQueueGauges } from "../metrics/gauges.js";
+import type { KeyHolds } from "../keys/index.js";
+import { registerQueueGauges } from "../metrics/index.js";
 import type { Core } from "./core.js";
 
 export function registerGatewayGauges(core: Core, holds: () => Pick<KeyHolds, "isHeld">): void {

@@ -1,16 +1,13 @@
 // The two HTTP listeners that face users and the service: the webhook receiver and the web
 // console. They share what is left of this process's descriptors after a reserve for SMTP, the
 // store and the spool (src/listener-limits.ts); the split is logged before they listen.
-import { smtpSettings } from "../config/schema.js";
+import { smtpSettings } from "../config/index.js";
 import os from "node:os";
-import type { HealthReport } from "../admin/health.js";
-import type { FaxRecord } from "../fax/types.js";
+import type { HealthReport } from "../admin/index.js";
+import type { FaxRecord } from "../fax/index.js";
 import { descriptorBudget } from "../listener-limits.js";
-import { OperatorPages } from "../web/operator.js";
-import { WebConsole } from "../web/server.js";
-import { MemorySessionStore } from "../web/session-store.js";
-import { serviceEventHandlers } from "../webhooks/handlers.js";
-import { readReceiverTls, WebhookReceiver } from "../webhooks/receiver.js";
+import { OperatorPages, WebConsole, MemorySessionStore } from "../web/index.js";
+import { serviceEventHandlers, readReceiverTls, WebhookReceiver } from "../webhooks/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";

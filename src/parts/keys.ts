@@ -1,6 +1,6 @@
 // With the service's admin key, each user's API key is watched for its expiry and rotated before
 // it runs out; a rotated key reloads the users like a SIGHUP does.
-import { KeyWatch } from "../keys/key-watch.js";
+import { KeyWatch } from "../keys/index.js";
 import type { ServiceEndpoint } from "./api.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";

@@ -2,9 +2,9 @@
 // inbound routes). Parts read it through getters; the few that must act when the users change
 // (API clients, spool folders, console sessions, held keys) subscribe and are told, in the order
 // they subscribed.
-import type { Config, UserConfig } from "../config/schema.js";
-import { effectiveUsers } from "../keys/key-overrides.js";
-import type { Logger } from "../log/logger.js";
+import type { Config, UserConfig } from "../config/index.js";
+import { effectiveUsers } from "../keys/index.js";
+import type { Logger } from "../log/index.js";
 
 export type UsersListener = (users: readonly UserConfig[]) => void | Promise<void>;
 

@@ -2,9 +2,8 @@
 // same limits, the same readers and converter, the same intake.partial, whichever way mail came.
 // Its part opens it at start: incoming/ made, and the work folders a crash left there removed,
 // also in a gateway that reads only mailboxes.
-import { senderAuthOff, smtpSettings } from "../config/schema.js";
-import { ConfirmExpiry } from "../intake/confirm-expiry.js";
-import { MailDoor } from "../intake/mail-door.js";
+import { senderAuthOff, smtpSettings } from "../config/index.js";
+import { ConfirmExpiry, MailDoor } from "../intake/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";

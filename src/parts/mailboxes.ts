@@ -1,12 +1,10 @@
 // One watcher per configured mailbox (imap.mailboxes): mail fetched over IMAP goes through the
 // same door into the queue as mail over SMTP (parts/mail-door.ts), with the SMTP limits unless the
 // mailbox sets its own.
-import { senderAuthOff, smtpSettings } from "../config/schema.js";
-import { makeResolver } from "../dns/resolver.js";
-import { confirmsNewDestinations } from "../intake/confirm-new.js";
-import type { MailDoor } from "../intake/mail-door.js";
-import { mailboxDoor } from "../mailbox/accept-message.js";
-import { MailboxIntake } from "../mailbox/mailbox-intake.js";
+import { senderAuthOff, smtpSettings } from "../config/index.js";
+import { makeResolver } from "../dns/index.js";
+import { confirmsNewDestinations, type MailDoor } from "../intake/index.js";
+import { mailboxDoor, MailboxIntake } from "../mailbox/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 

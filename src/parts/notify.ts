@@ -1,12 +1,9 @@
 // Outcome and inbound mail (notify), received faxes (kept and routed by inbound.routes, whichever
 // path saw them first: the inbound poll or a webhook push) and the shared-inbox escalation.
-import { pushedFaxHandler } from "../inbound/pushed-fax.js";
-import { InboxEscalation } from "../inbound/escalation.js";
-import { ReceivedFaxIntake } from "../inbound/received-intake.js";
-import { InboundPoller } from "../notify/inbound.js";
-import { Notifier } from "../notify/notifier.js";
-import type { FaxRecord } from "../fax/types.js";
-import { addressWaitHours, smtpSettings } from "../config/schema.js";
+import { pushedFaxHandler, InboxEscalation, ReceivedFaxIntake, InboundPoller } from "../inbound/index.js";
+import { Notifier } from "../notify/index.js";
+import type { FaxRecord } from "../fax/index.js";
+import { addressWaitHours, smtpSettings } from "../config/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 

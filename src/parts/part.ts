@@ -2,7 +2,7 @@
 // and 15): each part says how it starts, how it stops and what readiness it reports; the list in
 // main.ts is the only place that knows the order.
 import { describeError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 
 export interface HealthCheck {
   ok: boolean;

@@ -1,9 +1,9 @@
 // The SMTP receiver: listens on smtp.listen. It reads the live users, so a reload applies from
 // the next MAIL FROM (open sessions stay up); a reload also gives it a renewed certificate. At
 // stop it answers 421 and lets sessions finish for a few seconds.
-import { makeResolver } from "../dns/resolver.js";
-import type { MailDoor } from "../intake/mail-door.js";
-import { SmtpGateway } from "../smtp/server.js";
+import { makeResolver } from "../dns/index.js";
+import type { MailDoor } from "../intake/index.js";
+import { SmtpGateway } from "../smtp/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 

@@ -1,8 +1,7 @@
 // The print folders: a watcher per user (folders made for new users at a reload, dropped for
 // removed ones) and the sweep that ends print jobs whose owner never gave a number.
-import { smtpSettings } from "../config/schema.js";
-import { AddressExpiry } from "../spool/address-expiry.js";
-import { SpoolWatcher } from "../spool/watcher.js";
+import { smtpSettings } from "../config/index.js";
+import { AddressExpiry, SpoolWatcher } from "../spool/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";

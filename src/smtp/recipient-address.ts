@@ -2,7 +2,7 @@
 // could route further. Every relay trick (a%b@, @a:b@c source routes, quoted local parts, a second
 // @, ! bang paths, sub- or look-alike domains) is refused here, before any lookup happens.
 import type { FaxgateError } from "../errors.js";
-import { normalizeFaxNumber } from "../intake/recipients/fax-number.js";
+import { normalizeFaxNumber } from "../recipients/index.js";
 import { refuse } from "./smtp-reply.js";
 
 export type RecipientTarget =

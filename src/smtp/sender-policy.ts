@@ -1,8 +1,7 @@
 // Who may hand us mail: a configured user's address as envelope sender, either from a trusted
 // network (a relay that already authenticated its users) or after SMTP AUTH as that very user.
-import { isLoopback } from "../auth/client-address.js";
-import type { UserIndex } from "../auth/user-index.js";
-import type { SmtpConfig, UserConfig } from "../config/schema.js";
+import { isLoopback, type UserIndex } from "../auth/index.js";
+import type { SmtpConfig, UserConfig } from "../config/index.js";
 import type { FaxgateError } from "../errors.js";
 import { refuse } from "./smtp-reply.js";
 

@@ -11,27 +11,29 @@ import {
   type SMTPServerSession,
 } from "smtp-server";
 import type { Clock } from "../clock.js";
-import { parseHostPort } from "../config/host-port.js";
-import { confirmsNewDestinations } from "../intake/confirm-new.js";
-import type { SmtpConfig, UserConfig } from "../config/schema.js";
-import type { DnsResolve } from "../dns/resolver.js";
+import { parseHostPort, type SmtpConfig, type UserConfig } from "../config/index.js";
+import { confirmsNewDestinations, type MailDoor, type Vetted, type EnvelopeRecipient } from "../intake/index.js";
+import type { DnsResolve } from "../dns/index.js";
 import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
-import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { decideRecipient, type RecipientDecision } from "../intake/recipients/recipients.js";
-import type { MailDoor, Vetted } from "../intake/mail-door.js";
-import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
+import type { FaxApi } from "../fax/index.js";
+import { type DestinationCheck, decideRecipient, type RecipientDecision } from "../recipients/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
 import { formatSize } from "../size-format.js";
-import { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from "../auth/auth-lockout.js";
-import { verifySignIn } from "../auth/password.js";
-import { RateLimiter } from "../auth/rate-limit.js";
+import {
+  AuthLockout,
+  MAX_CLIENT_AUTH_FAILURES,
+  MAX_SESSION_AUTH_FAILURES,
+  verifySignIn,
+  RateLimiter,
+  buildBlockList,
+  inList,
+  liveUserIndex,
+  type UserIndex,
+} from "../auth/index.js";
 import { SessionTap } from "./session-tap.js";
 import { SessionState } from "./session-state.js";
 import { checkRecipient, type RecipientTarget } from "./recipient-address.js";
-import { buildBlockList, inList } from "../auth/client-address.js";
-import { liveUserIndex, type UserIndex } from "../auth/user-index.js";
 import { authAllowed, decideSender } from "./sender-policy.js";
 import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
 import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";

@@ -2,9 +2,9 @@
 // The session's logger (bound to the session id and client address, so every line of one
 // connection can be found) is made at its first line: most sessions of a busy relay log nothing
 // before their job's own lines, and a pino child per connection was a cost of every one.
-import type { EnvelopeRecipient } from "../intake/mail/mail-to-job.js";
-import type { UserConfig } from "../config/schema.js";
-import type { Logger } from "../log/logger.js";
+import type { EnvelopeRecipient } from "../intake/index.js";
+import type { UserConfig } from "../config/index.js";
+import type { Logger } from "../log/index.js";
 import type { RecipientTarget } from "./recipient-address.js";
 import type { TapState } from "./session-tap.js";
 

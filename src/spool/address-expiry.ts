@@ -4,9 +4,9 @@
 // gateway at a time does it (a duty on a shared PostgreSQL queue).
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { Sweep } from "../periodic.js";
-import type { QueueStore } from "../store/queue-store.js";
+import type { QueueStore } from "../store/index.js";
 
 export const DEFAULT_ADDRESS_WAIT_HOURS = 24;
 

@@ -4,11 +4,10 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describeError } from "../errors.js";
-import { formatFaxNumber } from "../intake/recipients/fax-number.js";
-import type { Logger } from "../log/logger.js";
-import type { QueueStore } from "../store/queue-store.js";
-import type { Job } from "../store/types.js";
-import { sha256 } from "../intake/documents/content-hash.js";
+import { formatFaxNumber } from "../recipients/index.js";
+import type { Logger } from "../log/index.js";
+import type { QueueStore, Job } from "../store/index.js";
+import { sha256 } from "../intake/index.js";
 import type { UserFolders } from "./folders.js";
 import { moveInto, writeReason } from "./outcome-files.js";
 import { withFolder } from "./safe-folder.js";

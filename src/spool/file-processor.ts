@@ -8,30 +8,31 @@ import type { Stats } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import type { Clock } from "../clock.js";
-import type { SpoolConfig } from "../config/schema.js";
+import type { SpoolConfig } from "../config/index.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
+import type { FaxApi } from "../fax/index.js";
 import {
   isPrintRefusal,
   PrintDoor,
   type PrintAccepted,
   type PrintFile,
   type PrintRoute,
-} from "../intake/print-door.js";
-import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import type { DocumentConverter } from "../intake/office/convert-queue.js";
-import type { Logger } from "../log/logger.js";
-import type { Metrics } from "../metrics/metrics.js";
-import type { QueueStore } from "../store/queue-store.js";
-import type { InputReaders } from "../intake/reader-pool.js";
+  type DocumentConverter,
+  type InputReaders,
+  sha256,
+  parseTicket,
+  TICKET_MAX_BYTES,
+} from "../intake/index.js";
+import type { DestinationCheck } from "../recipients/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../metrics/index.js";
+import type { QueueStore } from "../store/index.js";
 import { ByteBudget } from "./byte-budget.js";
-import { sha256 } from "../intake/documents/content-hash.js";
 import type { UserFolders } from "./folders.js";
 import { freeName, moveInto, writeReason } from "./outcome-files.js";
 import { withFolder, type FolderOptions } from "./safe-folder.js";
 import { isTicketName, judgeStat, readSafely } from "./safe-file.js";
 import { checkWriter, type Writers } from "./writers.js";
-import { parseTicket, TICKET_MAX_BYTES } from "../intake/print/ticket.js";
 
 /**
  * "<16 hex>.<original name>": the claim id keeps two drops of one name apart in the work folder.

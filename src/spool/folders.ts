@@ -4,8 +4,8 @@
 import { chmod, lstat, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
-import type { UserConfig } from "../config/schema.js";
-import { poolCalls, type FolderCalls } from "../fs/folder-calls.js";
+import type { UserConfig } from "../config/index.js";
+import { poolCalls, type FolderCalls } from "../fs/index.js";
 
 export const WORK_DIR = ".work";
 export const DONE_DIR = "done";

@@ -3,7 +3,7 @@
 // alone it is moved to failed/ with a reason.
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import type { UserFolders } from "./folders.js";
 import { freeName, moveInto, writeReason } from "./outcome-files.js";
 import { isIgnoredName, isTicketName } from "./safe-file.js";

@@ -4,8 +4,7 @@
 // followed through a link, made again when missing.
 import { lstat, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { fsyncDir, writeFileAtomic } from "../fs/atomic.js";
-import { poolCalls, type FolderCalls } from "../fs/folder-calls.js";
+import { fsyncDir, writeFileAtomic, poolCalls, type FolderCalls } from "../fs/index.js";
 import { withFolder, type FolderOptions } from "./safe-folder.js";
 
 /** A name in `dir` that is free now, based on `name`. */

@@ -6,7 +6,7 @@
 import { constants, type Stats } from "node:fs";
 import { FaxgateError } from "../errors.js";
 import { formatSize } from "../size-format.js";
-import { poolCalls, type FolderCalls } from "../fs/folder-calls.js";
+import { poolCalls, type FolderCalls } from "../fs/index.js";
 
 /** Names that are still being written or belong to the system: never touched at all. */
 export function isIgnoredName(name: string): boolean {

@@ -10,7 +10,7 @@ import { constants, existsSync } from "node:fs";
 import { chmod, mkdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
-import { poolCalls, type FolderCalls } from "../fs/folder-calls.js";
+import { poolCalls, type FolderCalls } from "../fs/index.js";
 
 export const FOLDER_MODE = 0o770;
 

@@ -8,7 +8,7 @@ import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { Periodic } from "../periodic.js";
 import { DONE_DIR, FAILED_DIR, type UserFolders } from "./folders.js";
 import { isIgnoredName, isTicketName } from "./safe-file.js";

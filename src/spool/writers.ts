@@ -5,7 +5,7 @@
 import { execFile } from "node:child_process";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import type { UserConfig } from "../config/schema.js";
+import type { UserConfig } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
 import { folderName } from "./folders.js";
 

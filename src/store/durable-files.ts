@@ -5,7 +5,7 @@
 // is written after.
 import { constants as fsConstants, promises as fsp } from "node:fs";
 import path from "node:path";
-import { FLUSH_ON_CLOSE, replaceFile, syncFile } from "../fs/atomic.js";
+import { FLUSH_ON_CLOSE, replaceFile, syncFile } from "../fs/index.js";
 
 /**
  * Places `src` at `dest` durably; returns its size. Folder fsync is left to the caller (once per

@@ -2,7 +2,7 @@
 // answers it from the user's own recipients, both dialects side by side. A number counts as faxed
 // once the fax service took a fax to it: `processing`, `delivered`, or `failed` with the service's
 // message id (it was sent and failed there). Held, queued, cancelled, or failed before the service
-// had it: not faxed. Numbers are compared as stored, normalised E.164 (intake/recipients).
+// had it: not faxed. Numbers are compared as stored, normalised E.164 (recipients/).
 
 /** The recipient `r` reached the fax service. */
 const FAXED = `(r.state IN ('processing', 'delivered') OR (r.state = 'failed' AND r.message_id IS NOT NULL))`;

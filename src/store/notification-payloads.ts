@@ -1,9 +1,9 @@
 // What each kind of notification carries in its `payload` column. The store only keeps these as
 // JSON; the notify stage reads them back. One map from kind to payload, so that the enqueue side
 // and the compose side agree at compile time instead of casting through Record<string, unknown>.
-import type { ReceivedFax } from "./received.js";
 
 /** A job reached a final state: the mail is composed from the job itself. */
+import type { InboundPayload } from "../received/index.js";
 export interface OutcomePayload {
   jobId: string;
 }
@@ -26,32 +26,6 @@ export interface RejectedPayload {
   senderUnproved?: boolean;
 }
 
-/** What the inbound poller stores: a snapshot of the service's record of a received fax. */
-export interface InboundPayload {
-  messageId: string;
-  status: string;
-  /** The sender's number. */
-  from: string | null;
-  csid: string | null;
-  pages: number | null;
-  duration: number | null;
-  createdAt: string | null;
-  resultCode: string | null;
-  resultInfo: string | null;
-  errorCode: string | null;
-  errorInfo: string | null;
-  /** The number the sender dialled (absent in notifications queued before it was kept). */
-  dialled?: string | null;
-  /** The kept fax (store/received.ts): its document is attached from the store. */
-  receivedId?: string;
-  /** Told as a member of this group's shared inbox. */
-  group?: string;
-  /** A shared mailbox or escalation address named by a rule: mailed there whatever the preference. */
-  to?: string;
-  /** Sent again because nobody took it in time. */
-  escalated?: boolean;
-}
-
 /**
  * The outcome notice of a job that has just become final, as both backends queue it in the same
  * transaction: a job finished again after an operator retry gets a notice of its own.
@@ -63,26 +37,6 @@ export function outcomeNotice(
 ): { kind: "outcome"; user: string; jobId: string; dedupeKey: string; payload: OutcomePayload } {
   const dedupeKey = finalsBefore === 0 ? `outcome:${jobId}` : `outcome:${jobId}:${finalsBefore + 1}`;
   return { kind: "outcome", user, jobId, dedupeKey, payload: { jobId } };
-}
-
-/** The notice of a kept received fax, as the inbox's forward and its escalation send it again. */
-export function keptFaxPayload(fax: ReceivedFax, extra: Partial<InboundPayload>): InboundPayload {
-  return {
-    messageId: fax.messageId,
-    status: fax.status,
-    from: fax.sender,
-    csid: fax.csid,
-    pages: fax.pages,
-    duration: null,
-    createdAt: fax.receivedAt,
-    resultCode: null,
-    resultInfo: null,
-    errorCode: null,
-    errorInfo: null,
-    dialled: fax.dialled,
-    receivedId: fax.id,
-    ...extra,
-  };
 }
 
 /** The gateway's API key for a user runs out soon. */

@@ -1,6 +1,6 @@
 // The one place that decides which backend holds the queue: everything else gets a QueueStore.
 import type { Clock } from "../clock.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import type { MigrateReport } from "./postgres/migrate-sqlite.js";
 import type { QueueStore } from "./queue-store.js";
 import { SqliteStore } from "./sqlite/store.js";

@@ -2,60 +2,7 @@
 // dialled, pages), its document, the inboxes it shows in, and its life in a group's shared inbox
 // (new -> taken -> done) with every action in its timeline. One row per service messageId, so the
 // webhook and the poller, however often they see a fax, keep it once.
-
-export type ReceivedState = "new" | "taken" | "done";
-export const RECEIVED_STATES: readonly ReceivedState[] = ["new", "taken", "done"];
-
-export interface NewReceivedFax {
-  messageId: string;
-  /** The configured user whose key received it. */
-  user: string;
-  /** The number the sender dialled (the service's faxNumber of an inbound record). */
-  dialled: string | null;
-  /** The sender's number (caller id) and station id. */
-  sender: string | null;
-  csid: string | null;
-  pages: number | null;
-  /** The service's status: success or failed. */
-  status: string;
-  receivedAt: string;
-  /** The group inboxes it shows in (routing decides). */
-  groups: string[];
-  /** The PDF; null for a failed reception or when it could not be had. */
-  document: Uint8Array | null;
-  /** The first timeline entry (how it arrived and where it was routed). */
-  detail: string;
-}
-
-export interface ReceivedFax {
-  id: string;
-  messageId: string;
-  user: string;
-  dialled: string | null;
-  sender: string | null;
-  csid: string | null;
-  pages: number | null;
-  status: string;
-  receivedAt: string;
-  storedAt: string;
-  groups: string[];
-  state: ReceivedState;
-  owner: string | null;
-  note: string | null;
-  /** When it was last re-sent to its group or a named person for not being taken. */
-  escalatedAt: string | null;
-  hasDocument: boolean;
-  bytes: number;
-}
-
-export interface ReceivedEvent {
-  at: string;
-  /** stored, routed, taken, released, done, note, forwarded, escalated... */
-  action: string;
-  /** The user who did it; null for the gateway itself. */
-  actor: string | null;
-  detail: string | null;
-}
+import type { ReceivedState, NewReceivedFax, ReceivedFax, ReceivedEvent } from "../received/index.js";
 
 export interface ReceivedFilter {
   /** The one fax with this service messageId. */

@@ -253,13 +253,13 @@ export type NewEvent = Omit<JobEvent, "at" | "detail"> & { detail?: string | nul
 
 export type {
   AlertPayload,
-  InboundPayload,
   KeyExpiryPayload,
   NotificationKind,
   NotificationPayloads,
   OutcomePayload,
   RejectedPayload,
 } from "./notification-payloads.js";
+export type { InboundPayload } from "../received/index.js";
 
 interface NewNotificationFields {
   /** Config user name the mail is for. */

@@ -8,12 +8,11 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
-import type { FaxApi } from "../fax/types.js";
-import type { DestinationCheck } from "../intake/recipients/destination-policy.js";
-import { addressWaiting } from "../intake/address-waiting.js";
-import type { Logger } from "../log/logger.js";
-import { waitsForAddress, waitsForConfirmation } from "../store/job-state.js";
-import type { Job } from "../store/types.js";
+import type { FaxApi } from "../fax/index.js";
+import type { DestinationCheck } from "../recipients/index.js";
+import { addressWaiting } from "../intake/index.js";
+import type { Logger } from "../log/index.js";
+import { waitsForAddress, waitsForConfirmation, type Job } from "../store/index.js";
 import { jobJson } from "../job-json.js";
 import type { ConsoleStore } from "./queue-view.js";
 import { sessionOf } from "./sessions.js";

@@ -3,7 +3,7 @@
 // Registered on the root instance, so every route group inherits it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { describeError, isFaxgateError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { csrfRefusal } from "./sessions.js";
 
 const SECURITY_HEADERS: Record<string, string> = {

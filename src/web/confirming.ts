@@ -8,10 +8,8 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
 import { jobJson } from "../job-json.js";
-import type { Logger } from "../log/logger.js";
-import { newNumbers, waitsForConfirmation } from "../store/job-state.js";
-import type { QueueStore } from "../store/queue-store.js";
-import type { Job } from "../store/types.js";
+import type { Logger } from "../log/index.js";
+import { newNumbers, waitsForConfirmation, type QueueStore, type Job } from "../store/index.js";
 import { sessionOf } from "./sessions.js";
 
 export interface ConfirmingDeps {

@@ -5,10 +5,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { contentDisposition } from "../content-disposition.js";
 import { FaxgateError } from "../errors.js";
 import { jobJson, needsNumber } from "../job-json.js";
-import { jobReport, reportFileName } from "../notify/job-report.js";
-import { waitsForAddress } from "../store/job-state.js";
-import { refuseControlCharacters } from "../store/text-input.js";
-import type { Job, NewDocument } from "../store/types.js";
+import { jobReport, reportFileName } from "../notify/index.js";
+import { waitsForAddress, refuseControlCharacters, type Job, type NewDocument } from "../store/index.js";
 import type { ConsoleContext } from "./context.js";
 import { sessionOf } from "./sessions.js";
 

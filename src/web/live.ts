@@ -10,7 +10,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
 import { jobJson } from "../job-json.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import { Periodic } from "../periodic.js";
 import type { QueueView } from "./queue-view.js";
 import { sessionOf, type Session } from "./sessions.js";

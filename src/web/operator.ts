@@ -2,11 +2,11 @@
 // held, unknown and stuck faxes; recent refusals; per-user volume; the fax service's reachability,
 // the history budget and the users whose key the service refuses.
 import type { FastifyPluginAsync } from "fastify";
-import type { HealthReport } from "../admin/health.js";
+import type { HealthReport } from "../admin/index.js";
 import type { Clock } from "../clock.js";
 import { jobJson } from "../job-json.js";
-import { listKeyHolds } from "../keys/key-holds.js";
-import type { Job } from "../store/types.js";
+import { listKeyHolds } from "../keys/index.js";
+import type { Job } from "../store/index.js";
 import type { ConsoleStore } from "./queue-view.js";
 import type { RefusalLog } from "./refusals.js";
 import { sessionOf } from "./sessions.js";

@@ -1,8 +1,7 @@
 // What the console reads from the queue, through the asynchronous QueueStore contract: one page
 // of a user's jobs with the number that match (search and paging done by the store), the jobs
 // changed since a time (live updates), a job's timeline and its documents' bytes.
-import type { QueueStore } from "../store/queue-store.js";
-import type { Job, JobEvent, JobFilter, StoredDocument } from "../store/types.js";
+import type { QueueStore, Job, JobEvent, JobFilter, StoredDocument } from "../store/index.js";
 
 /** The store as the console uses it. */
 export type ConsoleStore = Pick<

@@ -5,12 +5,12 @@
 // `users`, a forward by mail, an escalation) or whose address a rule mailed it to (a shared
 // mailbox), and operators. Anyone else gets the answer a fax that does not exist gets (404).
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import type { InboundConfig, UserConfig } from "../config/schema.js";
+import type { InboundConfig, UserConfig } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
 import { faxNumber, pages } from "../format.js";
-import type { Logger } from "../log/logger.js";
-import type { QueueStore } from "../store/queue-store.js";
-import type { ReceivedFax, ReceivedStore } from "../store/received.js";
+import type { Logger } from "../log/index.js";
+import type { QueueStore, ReceivedStore } from "../store/index.js";
+import type { ReceivedFax } from "../received/index.js";
 import { sessionOf, type Session } from "./sessions.js";
 import { groupsOf } from "./shared-inbox.js";
 

@@ -1,7 +1,7 @@
 // Recent refusals (SMTP and the print folders) for the operator's page: an in-process ring buffer
 // fed by the intake's own REJECTED log lines, through a logger that passes everything on and
 // keeps a copy of those lines. It holds what this process refused since it started, no more.
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 
 export interface Refusal {
   at: string;

@@ -6,8 +6,8 @@
 import fastifyFormbody from "@fastify/formbody";
 import fastifyMultipart from "@fastify/multipart";
 import Fastify, { type FastifyInstance } from "fastify";
-import type { UserConfig } from "../config/schema.js";
-import { buildBlockList, inList } from "../auth/client-address.js";
+import type { UserConfig } from "../config/index.js";
+import { buildBlockList, inList } from "../auth/index.js";
 import { applyListenerLimits, descriptorBudget, serverOptions } from "../listener-limits.js";
 import { addressingRoutes } from "./addressing.js";
 import { useAnswers } from "./answers.js";

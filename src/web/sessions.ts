@@ -16,7 +16,7 @@ import type {
   Session as SessionData,
 } from "fastify";
 import type { Clock } from "../clock.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 import type { SessionRecord, SessionStore } from "./session-store.js";
 
 export const SESSION_COOKIE = "faxgate_session";

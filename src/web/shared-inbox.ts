@@ -3,14 +3,12 @@
 // A fax outside the user's groups answers as one that does not exist (404). Every action is an
 // entry in the fax's timeline, with who did it.
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import type { InboundConfig, UserConfig } from "../config/schema.js";
+import type { InboundConfig, UserConfig } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
 import { faxNumber } from "../format.js";
-import type { Logger } from "../log/logger.js";
-import type { Job, NewDocument } from "../store/types.js";
-import type { ReceivedFax, ReceivedStore } from "../store/received.js";
-import type { QueueStore } from "../store/queue-store.js";
-import { keptFaxPayload } from "../store/notification-payloads.js";
+import type { Logger } from "../log/index.js";
+import type { Job, NewDocument, ReceivedStore, QueueStore } from "../store/index.js";
+import { type ReceivedFax, keptFaxPayload } from "../received/index.js";
 import { sessionOf, type Session } from "./sessions.js";
 
 export interface SharedInboxDeps {

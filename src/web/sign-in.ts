@@ -3,8 +3,7 @@
 // all addresses. A sign-in from a page of another site (its Origin) is refused. A new session
 // (a new id: never one the browser brought) gets its CSRF token here.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { AuthLockout } from "../auth/auth-lockout.js";
-import { verifySignIn } from "../auth/password.js";
+import { AuthLockout, verifySignIn } from "../auth/index.js";
 import { originIsHost } from "../url-check.js";
 import type { ConsoleContext } from "./context.js";
 import { groupsOf } from "./shared-inbox.js";

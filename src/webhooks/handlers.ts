@@ -2,8 +2,8 @@
 // record goes to the dispatcher, and when it settled a fax the outcome mail goes out now, not at
 // the notifier's next look; an inbound record goes to the received-fax door.
 import { describeError } from "../errors.js";
-import type { FaxRecord } from "../fax/types.js";
-import type { Logger } from "../log/logger.js";
+import type { FaxRecord } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
 import type { WebhookHandlers } from "./receiver.js";
 
 export interface ServiceEventOptions {

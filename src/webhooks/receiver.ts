@@ -11,13 +11,11 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import fastifyMultipart from "@fastify/multipart";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { parseHostPort } from "../config/host-port.js";
-import type { WebhooksConfig } from "../config/schema.js";
+import { parseHostPort, type WebhooksConfig } from "../config/index.js";
 import { describeError } from "../errors.js";
-import { toFaxRecord } from "../fax/normalize.js";
-import type { FaxRecord } from "../fax/types.js";
+import { toFaxRecord, type FaxRecord } from "../fax/index.js";
 import { applyListenerLimits, descriptorBudget, serverOptions, type ListenerLimits } from "../listener-limits.js";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../log/index.js";
 
 export interface WebhookHandlers {
   /**

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { configSchema } from "../../src/config/schema.js";
 import { Dispatcher } from "../../src/dispatch/dispatcher.js";
-import { destinationPolicy } from "../../src/intake/recipients/recipients.js";
+import { destinationPolicy } from "../../src/recipients/recipients.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { clientFor } from "../helpers/client.js";
 import { startTestEmulator } from "../helpers/emulator.js";

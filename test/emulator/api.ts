@@ -2,7 +2,7 @@
 // service's wire behaviour, which the client is built against).
 import { Agent, FormData, request } from "undici";
 import { PDFDocument } from "@cantoo/pdf-lib";
-import type { RunningEmulator } from "../../src/emulator/index.js";
+import type { RunningEmulator } from "../../src/emulator/emulator.js";
 import type { WireJson } from "../helpers/wire-json.js";
 
 export interface Res {

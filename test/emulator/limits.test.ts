@@ -2,7 +2,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmulator } from "../../src/emulator/index.js";
+import { startEmulator } from "../../src/emulator/emulator.js";
 import { startTestEmulator, TEST_KEYS, TEST_SEED, type TestEmulator } from "../helpers/emulator.js";
 import { apiFor, form, type Api } from "./api.js";
 

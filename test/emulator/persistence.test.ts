@@ -3,7 +3,7 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startEmulator } from "../../src/emulator/index.js";
+import { startEmulator } from "../../src/emulator/emulator.js";
 import { startTestEmulator, TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { apiFor, form, manualClock } from "./api.js";
 import { tempFolder } from "../tmp-dir.js";

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { FaxgateError } from "../../src/errors.js";
-import { normalizeFaxNumber } from "../../src/intake/recipients/fax-number.js";
+import { normalizeFaxNumber } from "../../src/recipients/fax-number.js";
 import { parseMail } from "../../src/intake/mail/mail-parse.js";
 import { mailToJob } from "../../src/intake/mail/mail-to-job.js";
 import { parseSubjectOverrides } from "../../src/intake/mail/subject-overrides.js";

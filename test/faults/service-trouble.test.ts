@@ -7,7 +7,7 @@ import { URL } from "node:url";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
 import { afterAll, describe, expect, it } from "vitest";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/emulator.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
 import { waitUntil } from "../helpers/wait.js";

@@ -23,7 +23,7 @@
 // historyPerMinute, historyRetryAfter, webhookRetryScale. Unlike startEmulator (default 8), this
 // helper starts with historyPerMinute 0 (no history rate limit) unless a test asks for one.
 import { rm } from "node:fs/promises";
-import { startEmulator, type Behaviour, type RunningEmulator, type SeedData } from "../../src/emulator/index.js";
+import { startEmulator, type Behaviour, type RunningEmulator, type SeedData } from "../../src/emulator/emulator.js";
 import type { Clock } from "../../src/clock.js";
 import { TEST_SEED } from "./seed.js";
 import { tempFolder } from "../tmp-dir.js";

@@ -1,5 +1,5 @@
 // The account every test emulator starts with. Keys are fixed strings so tests can name them.
-import type { SeedData } from "../../src/emulator/index.js";
+import type { SeedData } from "../../src/emulator/emulator.js";
 
 export const TEST_TAGS = {
   billing: "00000000-0000-4000-8000-00000000b111",

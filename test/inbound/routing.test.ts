@@ -9,7 +9,7 @@ import { idOf } from "../../src/inbound/folder-delivery.js";
 import { validateConfig } from "../../src/config/load.js";
 import { InboxEscalation } from "../../src/inbound/escalation.js";
 import { ReceivedFaxIntake } from "../../src/inbound/received-intake.js";
-import { InboundPoller } from "../../src/notify/inbound.js";
+import { InboundPoller } from "../../src/inbound/poller.js";
 import { agentFor } from "../helpers/client.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { Rig, USERS } from "../notify/rig.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeFaxNumber } from "../../src/intake/recipients/fax-number.js";
+import { normalizeFaxNumber } from "../../src/recipients/fax-number.js";
 import { memoize } from "../../src/memo.js";
 
 describe("memoize", () => {

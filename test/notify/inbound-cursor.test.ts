@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FaxRecord } from "../../src/fax/types.js";
-import { advanceCursor, isBehind, isSeen, parseCursor, serializeCursor } from "../../src/notify/inbound-cursor.js";
+import { advanceCursor, isBehind, isSeen, parseCursor, serializeCursor } from "../../src/inbound/poller-cursor.js";
 
 const rec = (id: string, createdAt: string, status = "success"): FaxRecord => ({
   messageId: id,

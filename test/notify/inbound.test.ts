@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import { afterEach, describe, expect, it } from "vitest";
-import { InboundPoller, inboundStateKey } from "../../src/notify/inbound.js";
+import { InboundPoller, inboundStateKey } from "../../src/inbound/poller.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { Rig } from "./rig.js";
 

@@ -17,7 +17,7 @@ import type { FaxApi } from "../../src/fax/types.js";
 import { UserDirectory } from "../../src/fax/user-directory.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
 import { Metrics } from "../../src/metrics/metrics.js";
-import { InboundPoller } from "../../src/notify/inbound.js";
+import { InboundPoller } from "../../src/inbound/poller.js";
 import { Notifier, type NotifierOptions } from "../../src/notify/notifier.js";
 import { createTransport } from "../../src/notify/transport.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";

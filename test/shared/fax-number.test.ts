@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../../src/intake/recipients/fax-number.js";
+import { formatFaxNumber, normalizeFaxNumber, toContactFormat } from "../../src/recipients/fax-number.js";
 import { sniffFileType } from "../../src/intake/documents/file-type.js";
 import { notifyOption } from "../../src/fax/user-directory.js";
 import { tempFolder } from "../tmp-dir.js";

@@ -1,8 +1,8 @@
 // Toll fraud at the door: premium-rate, emergency and other special numbers get 553 5.1.3 at RCPT
 // naming the rule, in a real SMTP session; operator rules (gateway and per user) allow or deny.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkDestination } from "../../src/intake/recipients/destination-policy.js";
-import { destinationPolicy } from "../../src/intake/recipients/recipients.js";
+import { checkDestination } from "../../src/recipients/destination-policy.js";
+import { destinationPolicy } from "../../src/recipients/recipients.js";
 import { converse } from "../helpers/raw-smtp.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { DOMAIN, USERS, jobIdOf, stopEmulator, withRig } from "./harness.js";

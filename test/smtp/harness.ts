@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import { configSchema, type PartialMode, type SmtpConfig, type UserConfig } from "../../src/config/schema.js";
-import type { DestinationCheck } from "../../src/intake/recipients/destination-policy.js";
+import type { DestinationCheck } from "../../src/recipients/destination-policy.js";
 import { UserDirectory } from "../../src/fax/user-directory.js";
 import type { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import { systemClock } from "../../src/clock.js";

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { normalizeFaxNumber } from "../../src/intake/recipients/fax-number.js";
+import { normalizeFaxNumber } from "../../src/recipients/fax-number.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { DOMAIN, jobIdOf, stopEmulator, withRig, haveSwaks, runCommand } from "./harness.js";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FaxApi } from "../../src/fax/types.js";
-import { InboundPoller } from "../../src/notify/inbound.js";
+import { InboundPoller } from "../../src/inbound/poller.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { Rig, USERS } from "../notify/rig.js";

@@ -11,7 +11,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, fetch as undiciFetch, FormData } from "undici";
 import { hashPassword } from "../../src/auth/password.js";
-import type { SeedData } from "../../src/emulator/index.js";
+import type { SeedData } from "../../src/emulator/emulator.js";
 import { TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { pdfWithPages } from "../emulator/api.js";

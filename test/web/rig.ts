@@ -5,7 +5,7 @@ import path from "node:path";
 import { hashPassword } from "../../src/auth/password.js";
 import { ensureCertificate } from "../../src/emulator/certificate.js";
 import type { Clock } from "../../src/clock.js";
-import type { SeedData } from "../../src/emulator/index.js";
+import type { SeedData } from "../../src/emulator/emulator.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { mergeSections, type GatewayInProcessSpec, type Sections } from "../helpers/gateway.js";
 

@@ -1,5 +1,5 @@
 // Cover page fields cut to the service's documented limits, with an ellipsis where cut.
-import type { CoverSpec } from "../../store/types.js";
+import type { CoverSpec } from "../../store/index.js";
 
 export const COVER_LIMITS = { subject: 55, notes: 4000, name: 40 } as const;
 

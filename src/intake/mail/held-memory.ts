@@ -5,7 +5,7 @@
 // some 0.7 MB a mail with a 100 KB PDF, and V8 counts that memory toward its full collections:
 // the daemon bench's "100 KB PDF attachment" row spent 15-18 ms of CPU a mail against 10-14 with
 // reuse (docs/bench.md, "The receive path through stream.pipeline", 28 Nov 2026).
-import { SMALL_DOCUMENT_BYTES } from "../../store/types.js";
+import { SMALL_DOCUMENT_BYTES } from "../../store/index.js";
 
 /** The sizes held memory comes in, smallest first: 16 KB doubling up to SMALL_DOCUMENT_BYTES. */
 export const HELD_SIZES = [16, 8, 4, 2, 1].map((d) => SMALL_DOCUMENT_BYTES / d);

@@ -11,8 +11,8 @@ import path from "node:path";
 import { Transform, type TransformCallback, Writable, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { FaxgateError, describeError } from "../../errors.js";
-import { FLUSH_ON_CLOSE } from "../../fs/atomic.js";
-import { SMALL_DOCUMENT_BYTES } from "../../store/types.js";
+import { FLUSH_ON_CLOSE } from "../../fs/index.js";
+import { SMALL_DOCUMENT_BYTES } from "../../store/index.js";
 import { HELD_SIZES, type HeldMemory } from "./held-memory.js";
 
 export interface IncomingFile {

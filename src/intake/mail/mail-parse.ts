@@ -8,7 +8,7 @@ import path from "node:path";
 import { PassThrough, Transform, type Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { TextDecoder } from "node:util";
-import { FLUSH_ON_CLOSE } from "../../fs/atomic.js";
+import { FLUSH_ON_CLOSE } from "../../fs/index.js";
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from "mailparser";
 import { bodyText } from "./body-text.js";
 import { Head } from "../documents/file-type.js";

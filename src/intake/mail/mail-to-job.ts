@@ -3,9 +3,9 @@
 // and everything left out recorded with its reason.
 import { createHash } from "node:crypto";
 import path from "node:path";
-import type { MailBodyMode, PartialMode } from "../../config/schema.js";
+import type { MailBodyMode, PartialMode } from "../../config/index.js";
 import { FaxgateError } from "../../errors.js";
-import type { LeftOut, NewDocument, NewJob, NewRecipient } from "../../store/types.js";
+import type { LeftOut, NewDocument, NewJob, NewRecipient } from "../../store/index.js";
 import { classifyPart } from "./attachment-policy.js";
 import { bodyText, coverNotes } from "./body-text.js";
 import { COVER_LIMITS, coverSpec } from "./cover.js";

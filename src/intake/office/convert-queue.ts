@@ -5,7 +5,7 @@
 // the console), before it costs anyone's slot. A document waiting longer than the converter's
 // time limit is answered 451 CONVERTER_BUSY, as the converter itself would.
 import { FaxgateError } from "../../errors.js";
-import type { Logger } from "../../log/logger.js";
+import type { Logger } from "../../log/index.js";
 import type { ConvertInput, OfficeConverter } from "./office-convert.js";
 
 /** What intake needs of a converter: OfficeConverter itself, or this queue in front of it. */

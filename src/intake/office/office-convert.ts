@@ -9,8 +9,8 @@ import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "
 import os from "node:os";
 import path from "node:path";
 import { FaxgateError } from "../../errors.js";
-import type { Logger } from "../../log/logger.js";
-import { findExecutable } from "../../fs/executable.js";
+import type { Logger } from "../../log/index.js";
+import { findExecutable } from "../../fs/index.js";
 import { extensionForType } from "../mail/attachment-policy.js";
 import { writeHardenedProfile } from "./office-profile.js";
 import {

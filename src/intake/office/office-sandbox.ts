@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { findExecutable } from "../../fs/executable.js";
+import { findExecutable } from "../../fs/index.js";
 
 export type SandboxMode = "auto" | "required" | "off";
 

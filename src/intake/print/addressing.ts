@@ -5,11 +5,9 @@
 // to the 900 number): they are never followed and never silently ignored. Subject, notes and
 // cover come from the ticket, then the codes, then the name.
 import { FaxgateError } from "../../errors.js";
-import type { FaxApi } from "../../fax/types.js";
-import type { DestinationCheck } from "../recipients/destination-policy.js";
-import { normalizeFaxNumber } from "../recipients/fax-number.js";
-import { recipientNumber } from "../recipients/recipients.js";
-import type { CoverSpec, NewRecipient } from "../../store/types.js";
+import type { FaxApi } from "../../fax/index.js";
+import { type DestinationCheck, normalizeFaxNumber, recipientNumber } from "../../recipients/index.js";
+import type { CoverSpec, NewRecipient } from "../../store/index.js";
 import { ambiguity, hasAnyCode, type EmbeddedCodes } from "./embedded-codes.js";
 import { readPhoneOption, type FaxPrefixRule } from "./dial-string.js";
 import { parseFileName } from "./file-name-address.js";
@@ -43,7 +41,7 @@ export interface AddressingInput {
   user: string;
   /** The user's API client, only called to look a contact name up. */
   api: () => FaxApi;
-  /** The destination policy (intake/recipients: the user's rules, the gateway's, the built-in). */
+  /** The destination policy (recipients/: the user's rules, the gateway's, the built-in). */
   destinations: DestinationCheck;
   /** What to do with the outside-line prefix of a `phone` option (spool.faxPrefix, default strip). */
   faxPrefix?: FaxPrefixRule;

@@ -6,7 +6,7 @@
 // check lately skips the queue (Postfix's postscreen keeps such a list too); one whose mail was
 // refused waits behind those never seen. Within each, networks (/24, /64) take turns, so a flood
 // from a few networks holds a new address of a hosted mail service back by a turn, not the flood.
-import { plainAddress } from "../../auth/client-address.js";
+import { plainAddress } from "../../auth/index.js";
 
 /** How long a client address stays known for (a pass or a refusal). */
 const REMEMBER_MS = 24 * 60 * 60_000;

@@ -5,14 +5,18 @@
 // anything of the message is kept: the caller holds the job until the verdict is known.
 import type { Readable } from "node:stream";
 import { authenticate, dmarc as dmarcCheck, spf as spfCheck } from "mailauth";
-import type { SenderAuthConfig } from "../../config/schema.js";
-import type { DnsResolve } from "../../dns/resolver.js";
+import type { SenderAuthConfig } from "../../config/index.js";
+import type { DnsResolve } from "../../dns/index.js";
 import type { FaxgateError } from "../../errors.js";
-import { type DkimOutcome, readSignedMessage } from "../../mail-auth/signed-message.js";
+import {
+  type DkimOutcome,
+  readSignedMessage,
+  aligned,
+  headerFields,
+  readHeaderBlock,
+  judgeTopmost,
+} from "../../mail-auth/index.js";
 import { refuseWith } from "../smtp-reply.js";
-import { aligned } from "../../mail-auth/alignment.js";
-import { headerFields, readHeaderBlock } from "../../mail-auth/auth-results.js";
-import { judgeTopmost } from "../../mail-auth/relay-verdict.js";
 import { UnverifiedSlots } from "./unverified-slots.js";
 import type { SenderVerdict, VerdictCheck } from "./verdict.js";
 

@@ -2,10 +2,9 @@
 // signed message fresh, is every RCPT TO written in its To:/Cc: (read the way RCPT is read,
 // recipient-address.ts), are those headers signed, and its use to record so that a copy is
 // refused. Answers what the mail door keeps with the job.
-import type { SmtpConfig } from "../../config/schema.js";
-import type { Vetted } from "../../intake/mail-door.js";
-import type { SignedMessage } from "../../mail-auth/signed-message.js";
-import { checkFresh, checkWritten, recipientsProof } from "../../mail-auth/wanted.js";
+import type { SmtpConfig } from "../../config/index.js";
+import type { Vetted } from "../../intake/index.js";
+import { type SignedMessage, checkFresh, checkWritten, recipientsProof } from "../../mail-auth/index.js";
 import { checkRecipient } from "../recipient-address.js";
 
 export function wantedMail(

@@ -1,7 +1,7 @@
 // The PostgreSQL connection string as faxgate shows it (password masked), and what a pg error
 // means to the rest of the gateway: trouble reaching the database is STORE_UNAVAILABLE and
 // temporary (SMTP answers 451, dispatch tries again later), never a crash.
-import { maskUrl } from "../../config/url-secrets.js";
+import { maskUrl } from "../../config/index.js";
 import { FaxgateError, isFaxgateError } from "../../errors.js";
 
 /** `postgres://user:secret@host/db` → `postgres://user:***@host/db`, by parsing (config/url-secrets.ts). */

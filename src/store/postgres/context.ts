@@ -7,7 +7,7 @@ import path from "node:path";
 import pg from "pg";
 import { systemClock, type Clock } from "../../clock.js";
 import { FaxgateError } from "../../errors.js";
-import { silentLogger, type Logger } from "../../log/logger.js";
+import { silentLogger, type Logger } from "../../log/index.js";
 import { isRetryable, redactDatabaseUrl, storeError } from "./connection.js";
 
 export interface PgStoreOptions {

@@ -3,7 +3,7 @@
 import { promises as fsp, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../../errors.js";
-import { replaceFile } from "../../fs/atomic.js";
+import { replaceFile } from "../../fs/index.js";
 import type { Job, NewDocument, StoredDocument } from "../types.js";
 import type { PgContext } from "./context.js";
 

@@ -17,7 +17,8 @@ import type {
   QueueStore,
   RecipientKey,
 } from "../queue-store.js";
-import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from "../received.js";
+import type { ReceivedChange, ReceivedFilter } from "../received.js";
+import type { NewReceivedFax, ReceivedEvent, ReceivedFax } from "../../received/index.js";
 import type {
   CoverSpec,
   Job,

@@ -7,13 +7,11 @@ import {
   groupPattern,
   RECEIVED_COLUMNS,
   toReceived,
-  type NewReceivedFax,
   type ReceivedChange,
-  type ReceivedEvent,
-  type ReceivedFax,
   type ReceivedFilter,
   type ReceivedRow,
 } from "../received.js";
+import type { NewReceivedFax, ReceivedEvent, ReceivedFax } from "../../received/index.js";
 
 type Q = Pick<pg.PoolClient, "query">;
 

@@ -7,7 +7,7 @@
 // the way it does".
 import type { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
-import type { Logger } from "../../log/logger.js";
+import type { Logger } from "../../log/index.js";
 import { startDbThread } from "./db-thread.js";
 
 /**

@@ -4,7 +4,7 @@
 import type Database from "better-sqlite3";
 import { constants as fsConstants, promises as fsp } from "node:fs";
 import type { Clock } from "../../clock.js";
-import type { Logger } from "../../log/logger.js";
+import type { Logger } from "../../log/index.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { DiskSyncs } from "./disk-syncs.js";
 import { IntakeWriter, runRequest, type WriteRequest } from "./intake-writer.js";

@@ -3,7 +3,7 @@
 // to the queue's database, started the one way faxgate starts threads (workers/off-thread.ts).
 import { parentPort, workerData, type Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { startThread } from "../../workers/off-thread.js";
+import { startThread } from "../../workers/index.js";
 
 /** What every store thread is given: the database file (which must exist), and its busy_timeout. */
 export interface DbThreadData {

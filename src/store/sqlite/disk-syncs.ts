@@ -5,7 +5,7 @@
 import { constants as fsConstants, promises as fsp } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../../errors.js";
-import { GroupSync } from "../../fs/group-sync.js";
+import { GroupSync } from "../../fs/index.js";
 
 export interface DiskSyncs {
   /** The WAL's fdatasync, then access(W_OK) on the data folder. */

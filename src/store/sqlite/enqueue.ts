@@ -6,7 +6,7 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { FaxgateError, isFaxgateError } from "../../errors.js";
-import { fsyncDir, syncFile } from "../../fs/atomic.js";
+import { fsyncDir, syncFile } from "../../fs/index.js";
 import { moveInUnsynced, placeFile, safeFileName } from "../durable-files.js";
 import { newJobId } from "../job-id.js";
 import { isoUtc, toJob, toRecipient, type JobRow, type RecipientRow } from "../rows.js";

@@ -8,7 +8,7 @@
 import path from "node:path";
 import type { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
-import type { Logger } from "../../log/logger.js";
+import type { Logger } from "../../log/index.js";
 import { startDbThread } from "./db-thread.js";
 
 /** One statement: its SQL text and its parameters (strings, numbers, null, bytes). */

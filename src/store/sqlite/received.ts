@@ -6,13 +6,11 @@ import {
   groupPattern,
   RECEIVED_COLUMNS,
   toReceived,
-  type NewReceivedFax,
   type ReceivedChange,
-  type ReceivedEvent,
-  type ReceivedFax,
   type ReceivedFilter,
   type ReceivedRow,
 } from "../received.js";
+import type { NewReceivedFax, ReceivedEvent, ReceivedFax } from "../../received/index.js";
 import type { SqliteContext } from "./context.js";
 
 function byId(c: SqliteContext, id: string): ReceivedFax | null {

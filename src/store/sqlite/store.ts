@@ -12,9 +12,8 @@ import { promises as fsp, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { systemClock, type Clock } from "../../clock.js";
 import { FaxgateError } from "../../errors.js";
-import { tempNameFor } from "../../fs/atomic.js";
-import type { GroupSync } from "../../fs/group-sync.js";
-import { silentLogger, type Logger } from "../../log/logger.js";
+import { tempNameFor, type GroupSync } from "../../fs/index.js";
+import { silentLogger, type Logger } from "../../log/index.js";
 import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from "../queue-store.js";
 import type {
   CoverSpec,
@@ -50,7 +49,8 @@ import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMe
 import { SqliteDb } from "./sqlite-db.js";
 import * as leases from "./leases.js";
 import * as received from "./received.js";
-import type { NewReceivedFax, ReceivedChange, ReceivedEvent, ReceivedFax, ReceivedFilter } from "../received.js";
+import type { ReceivedChange, ReceivedFilter } from "../received.js";
+import type { NewReceivedFax, ReceivedEvent, ReceivedFax } from "../../received/index.js";
 
 export interface StoreOptions {
   dataDir: string;

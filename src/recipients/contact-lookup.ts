@@ -1,7 +1,7 @@
 // "acme.billing@fax.example.com" or "@@TO Acme Billing@@": a name instead of a number is looked
 // up among the user's contacts (their own and the account's public ones) through the API.
-import { FaxgateError } from "../../errors.js";
-import type { Contact, FaxApi } from "../../fax/types.js";
+import { FaxgateError } from "../errors.js";
+import type { Contact, FaxApi } from "../fax/index.js";
 import { normalizeFaxNumber } from "./fax-number.js";
 
 export interface ResolvedContact {

@@ -9,8 +9,8 @@ import {
   validatePhoneNumberLength,
   type CountryCode,
 } from "libphonenumber-js";
-import { faxNumber } from "../../format.js";
-import { memoize } from "../../memo.js";
+import { faxNumber } from "../format.js";
+import { memoize } from "../memo.js";
 
 export type FaxNumberResult = { ok: true; e164: string } | { ok: false; reason: string };
 

@@ -3,8 +3,8 @@
 // number or a contact's name, becomes an E.164 number, and the destination policy says whether
 // this user may dial it, by the user's own rules first, then the gateway's, then the built-in
 // refusals. Each caller words the refusal for its own client; the decision is made here once.
-import type { FaxApi } from "../../fax/types.js";
-import type { NewRecipient } from "../../store/types.js";
+import type { FaxApi } from "../fax/index.js";
+import type { NewRecipient } from "../store/index.js";
 import { resolveContact } from "./contact-lookup.js";
 import {
   checkDestination,

@@ -5,8 +5,8 @@
 // `#` and a trailing `*`, never a regular expression, so matching stays linear.
 import { parsePhoneNumberFromString, type PhoneNumber } from "libphonenumber-js/max";
 
-import { DESTINATION_CATEGORIES } from "../../config/destination-categories.js";
-import { memoize } from "../../memo.js";
+import { DESTINATION_CATEGORIES } from "../config/index.js";
+import { memoize } from "../memo.js";
 
 export { DESTINATION_CATEGORIES };
 export type DestinationCategory = (typeof DESTINATION_CATEGORIES)[number];

@@ -5,16 +5,15 @@
 // so a new install does not mail years of faxes (unless notify.inbound.mailBacklog).
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
-import type { NotifyConfig, UserConfig } from "../config/schema.js";
+import type { NotifyConfig, UserConfig } from "../config/index.js";
 import { describeError } from "../errors.js";
-import type { FaxApi, FaxRecord } from "../fax/types.js";
-import type { UserDirectory } from "../fax/user-directory.js";
-import type { Logger } from "../log/logger.js";
+import type { FaxApi, FaxRecord, UserDirectory } from "../fax/index.js";
+import type { Logger } from "../log/index.js";
 import { Sweep } from "../periodic.js";
-import type { Metrics } from "../metrics/metrics.js";
-import type { QueueStore } from "../store/queue-store.js";
-import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from "./inbound-cursor.js";
-import { inboundPayload } from "./inbound-mail.js";
+import type { Metrics } from "../metrics/index.js";
+import type { QueueStore } from "../store/index.js";
+import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from "./poller-cursor.js";
+import { inboundPayload } from "./service-record.js";
 
 export interface InboundPollerOptions {
   notify: NotifyConfig;

@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { parseHostPort } from "../config/host-port.js";
 import { FaxgateError } from "../errors.js";
-import { applyBehaviour, DEFAULT_BEHAVIOUR, type Behaviour } from "./behaviour.js";
+import { applyBehaviour, DEFAULT_BEHAVIOUR, type Behaviour } from "../emulator/behaviour.js";
 
 export function parseListen(value: string): { host: string; port: number } {
   return parseHostPort(value, "--listen", "USAGE");
@@ -85,7 +85,7 @@ export function registerEmulatorCommand(program: Command): void {
       const logger = createLogger({ format: "json", destination: process.stderr as never }).child({
         component: "emulator",
       });
-      const { startEmulator } = await import("./index.js");
+      const { startEmulator } = await import("../emulator/emulator.js");
       const emu = await startEmulator({
         dataDir: o.data,
         host,

@@ -3,7 +3,7 @@
 // can share a millisecond). A fax still being received keeps the cursor behind it, so it is
 // picked up once it is final. Reading past the cursor is harmless: the notification's dedupe key
 // makes a second enqueue of the same fax a no-op.
-import type { FaxRecord } from "../fax/types.js";
+import type { FaxRecord } from "../fax/index.js";
 
 export interface InboundCursor {
   /** ms since the epoch */

@@ -1,0 +1,30 @@
+// The face of store/: what other folders may use of it, re-exported from the files that define it.
+// Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
+// other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
+export { DaemonLock } from "./daemon-lock.js";
+export { newNumbers, waitsForAddress, waitsForConfirmation } from "./job-state.js";
+export type { AcceptedPayload, AlertPayload, KeyExpiryPayload, RejectedPayload } from "./notification-payloads.js";
+export { openLocalStore, openStore } from "./open.js";
+export type { OpenStoreOptions } from "./open.js";
+export type { ClaimedGroup, FaxResultFields, QueueStore, RecipientKey } from "./queue-store.js";
+export type { ReceivedStore } from "./received.js";
+export { WHOLE_MESSAGE } from "./signed-uses.js";
+export { refuseControlCharacters } from "./text-input.js";
+export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";
+export { JOB_STATES, RECIPIENT_STATES, SMALL_DOCUMENT_BYTES } from "./types.js";
+export type {
+  CoverSpec,
+  Job,
+  JobEvent,
+  JobFilter,
+  JobMeta,
+  JobSource,
+  LeftOut,
+  NewDocument,
+  NewJob,
+  NewRecipient,
+  Notification,
+  Recipient,
+  RecipientState,
+  StoredDocument,
+} from "./types.js";
