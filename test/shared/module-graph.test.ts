@@ -2,7 +2,9 @@
 // downstream of it and the shared ones, but two folders that import each other are one knot, and
 // the next change to either drags the other along. This test reads the import lines (type-only
 // imports count too: they tie the meaning of two folders together just the same) and fails on any
-// cycle between folders of src/, and on any cycle between files.
+// cycle between folders of src/, and on any cycle between files. Each folder shows one face, its
+// index.ts (docs/architecture.md): an import of another folder's inner file fails too, so what a
+// folder keeps inside can change without its users noticing.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -23,16 +25,44 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Relative imports of a file, as absolute .ts paths. */
-function importsOf(file: string): string[] {
+/** Relative imports of a file: what it says, and the absolute .ts path it names. */
+function importLines(file: string): { spec: string; target: string }[] {
   const text = readFileSync(file, "utf8");
-  const out: string[] = [];
+  const out: { spec: string; target: string }[] = [];
   const re = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const spec = (m[1] ?? m[2])!;
-    out.push(path.resolve(path.dirname(file), spec.replace(/\.js$/, ".ts")));
+    out.push({ spec, target: path.resolve(path.dirname(file), spec.replace(/\.js$/, ".ts")) });
   }
   return out;
+}
+
+function importsOf(file: string): string[] {
+  return importLines(file).map((i) => i.target);
+}
+
+/** The top-level folder of src/ a path is in; null for src/'s own files (errors.ts, main.ts). */
+function folderOf(file: string): string | null {
+  const rel = path.relative(SRC, file).split(path.sep);
+  return rel.length > 1 && rel[0] !== ".." ? rel[0]! : null;
+}
+
+/**
+ * Imports that pass another folder's face: `file` (under src/) names an inner file of a folder it is
+ * not in. Single files of src/ (errors.ts, clock.ts, format.ts) are shared as they are.
+ */
+function innerImports(file: string, imports: { spec: string; target: string }[]): string[] {
+  const from = folderOf(file);
+  return imports
+    .filter(({ target }) => {
+      const to = folderOf(target);
+      return to !== null && to !== from && target !== path.join(SRC, to, "index.ts");
+    })
+    .map(
+      ({ spec, target }) =>
+        `src/${path.relative(SRC, file)} imports "${spec}", an inner file of ${folderOf(target)}/: ` +
+        `import it from ${folderOf(target)}/index.ts (node scripts/rooms-codemod.mjs adds it there)`,
+    );
 }
 
 /** The top-level unit of src/ a file belongs to: its folder, or the file itself (main.ts, errors.ts). */
@@ -99,6 +129,25 @@ describe("module graph of src/", () => {
 
   it("has no cycle between files", () => {
     expect(cycles(graphs().files)).toEqual([]);
+  });
+
+  it("imports another folder only through its index.ts", () => {
+    expect(sourceFiles(SRC).flatMap((f) => innerImports(f, importLines(f)))).toEqual([]);
+  });
+
+  it("the face rule sees an inner import, and lets the index and a folder's own files pass", () => {
+    const file = path.join(SRC, "smtp", "server.ts");
+    const at = (spec: string) => ({ spec, target: path.resolve(SRC, "smtp", spec.replace(/\.js$/, ".ts")) });
+    expect(
+      innerImports(file, [
+        at("../intake/mail-door.js"),
+        at("../intake/index.js"),
+        at("./smtp-reply.js"),
+        at("../errors.js"),
+      ]),
+    ).toEqual([
+      'src/smtp/server.ts imports "../intake/mail-door.js", an inner file of intake/: import it from intake/index.ts (node scripts/rooms-codemod.mjs adds it there)',
+    ]);
   });
 
   it("the cycle finder sees a cycle when there is one", () => {
