@@ -9,6 +9,7 @@
 import { statfs } from "node:fs/promises";
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
+import { size } from "../format.js";
 import type { FaxApi } from "../fax/index.js";
 
 export interface HealthCheck {
@@ -54,10 +55,6 @@ function report(checks: Record<string, HealthCheck>): HealthReport {
   return { status: Object.values(checks).every((c) => c.ok) ? "ok" : "failing", checks };
 }
 
-function mb(bytes: number): string {
-  return `${Math.floor(bytes / 1_048_576)} MB`;
-}
-
 export class HealthChecks {
   private store: Cached | null = null;
   private disk: Cached | null = null;
@@ -101,7 +98,7 @@ export class HealthChecks {
   private diskCheck(): Promise<HealthCheck> {
     return this.cached("disk", this.deps.storeProbeMs ?? 1000, async () => {
       const free = await (this.deps.freeBytes ?? diskFreeBytes)(this.deps.dataDir);
-      const detail = `${mb(free)} free on the data disk (${this.deps.dataDir}); at least ${mb(this.deps.minFreeBytes)} needed (admin.minFreeMb)`;
+      const detail = `${size(free)} free on the data disk (${this.deps.dataDir}); at least ${size(this.deps.minFreeBytes)} needed (admin.minFreeMb)`;
       return { ok: free >= this.deps.minFreeBytes, detail };
     });
   }

@@ -8,7 +8,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { FaxgateError, isFaxgateError } from "../errors.js";
 import type { Logger } from "../log/index.js";
-import { formatSize } from "../size-format.js";
+import { size as formatSize } from "../format.js";
 import type { Accepted } from "./accept.js";
 import { acceptMail, type MailAcceptDeps, type MailEnvelope, type ReceivedMessage } from "./accept-mail.js";
 import { HeldMemory } from "./mail/held-memory.js";

@@ -8,6 +8,7 @@
 import type { FetchMessageObject, ImapFlow } from "imapflow";
 import type { MailboxConfig, UserConfig } from "../config/index.js";
 import { describeError, isFaxgateError } from "../errors.js";
+import { size } from "../format.js";
 import type { FaxApi } from "../fax/index.js";
 import { type DestinationCheck, decideRecipient } from "../recipients/index.js";
 import type { EnvelopeRecipient } from "../intake/index.js";
@@ -310,7 +311,7 @@ export class MailboxIntake {
     const user = proof.user;
     if ((head.size ?? 0) > this.opts.maxMessageBytes) {
       throw new Refused(
-        `the message is ${mb(head.size!)} MB; the limit is ${mb(this.opts.maxMessageBytes)} MB`,
+        `the message is ${size(head.size!)}; the limit is ${size(this.opts.maxMessageBytes)}`,
         user.name,
       );
     }
@@ -360,8 +361,4 @@ export class MailboxIntake {
     });
     return { ...accepted, user: user.name, numbers: recipients.map((r) => r.number) };
   }
-}
-
-function mb(bytes: number): string {
-  return (bytes / 1_048_576).toFixed(1);
 }

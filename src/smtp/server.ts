@@ -19,7 +19,7 @@ import type { FaxApi } from "../fax/index.js";
 import { type DestinationCheck, decideRecipient, type RecipientDecision } from "../recipients/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
-import { formatSize } from "../size-format.js";
+import { size as formatSize } from "../format.js";
 import {
   AuthLockout,
   MAX_CLIENT_AUTH_FAILURES,

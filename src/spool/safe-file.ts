@@ -5,7 +5,7 @@
 // With O_NONBLOCK not even a FIFO put in a file's place makes the open wait.
 import { constants, type Stats } from "node:fs";
 import { FaxgateError } from "../errors.js";
-import { formatSize } from "../size-format.js";
+import { size as formatSize } from "../format.js";
 import { poolCalls, type FolderCalls } from "../fs/index.js";
 
 /** Names that are still being written or belong to the system: never touched at all. */
