@@ -1,5 +1,6 @@
 // "127.0.0.1:2525", "[::1]:25", "0.0.0.0:25": the one parser for every listen address (smtp.listen,
-// admin.listen, --listen of the emulator, --smtp-listen), so they all accept the same forms.
+// admin.listen, web.listen, dns.servers, --listen of the emulator, --smtp-listen), so they all accept
+// the same forms; the config schema checks them with it too.
 import { FaxgateError, type ErrorCode } from "../errors.js";
 
 /** `what` names the config key or option in the error, e.g. "smtp.listen" or "--listen". */
@@ -14,4 +15,14 @@ export function parseHostPort(
     throw new FaxgateError(code, `${what} must be HOST:PORT with a port up to 65535, got "${value}"`, { field: what });
   }
   return { host: (m[1] ?? m[2])!, port };
+}
+
+/** For a schema's check: true when parseHostPort takes it. */
+export function isHostPort(value: string): boolean {
+  try {
+    parseHostPort(value, "address");
+    return true;
+  } catch {
+    return false;
+  }
 }

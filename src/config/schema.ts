@@ -4,12 +4,11 @@
 // Durations are in milliseconds unless the key name says otherwise.
 import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
+import { isHostPort } from "./host-port.js";
 import { isUrlWithScheme } from "../url-check.js";
 import { databaseUrlProblem, urlWithPassword } from "./url-secrets.js";
 
-const hostPort = z
-  .string()
-  .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'expected "host:port", e.g. "127.0.0.1:2525"');
+const hostPort = z.string().refine(isHostPort, 'expected "host:port" with a port up to 65535, e.g. "127.0.0.1:2525"');
 
 const cidr = z.string().regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'expected an address or network, e.g. "127.0.0.0/8"');
 

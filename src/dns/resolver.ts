@@ -6,7 +6,7 @@
 import { getServers } from "node:dns";
 import net from "node:net";
 import dns2 from "dns2";
-import type { DnsConfig } from "../config/index.js";
+import { type DnsConfig, parseHostPort } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
 
 /** mailauth's resolver shape: dns.promises.resolve(name, rrtype), answers as node:dns gives them. */
@@ -33,16 +33,17 @@ interface Server {
 }
 
 function parseServer(entry: string): Server {
-  const m = /^\[([0-9a-fA-F:.]+)\](?::(\d+))?$/.exec(entry) ?? /^([^:]+)(?::(\d+))?$/.exec(entry);
-  const host = m?.[1];
-  if (!host || !net.isIP(host)) {
+  // the system's servers come bare ("192.0.2.53", "2001:db8::53", "[2001:db8::53]"): port 53
+  if (net.isIP(entry)) return { host: entry, port: 53 };
+  const { host, port } = parseHostPort(/^\[.*\]$/.test(entry) ? `${entry}:53` : entry, "dns.servers");
+  if (!net.isIP(host)) {
     throw new FaxgateError(
       "CONFIG_INVALID",
       `dns.servers: "${entry}" is not an IP address with an optional port (e.g. "192.0.2.53:53", "[2001:db8::53]:53")`,
       { field: "dns.servers" },
     );
   }
-  return { host, port: m?.[2] ? Number(m[2]) : 53 };
+  return { host, port };
 }
 
 function dnsError(code: string, name: string, rrtype: string): Error {

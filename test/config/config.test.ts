@@ -77,6 +77,13 @@ describe("config", () => {
     expect(err.field).toBe("api.baseUrl");
   });
 
+  it("reads a listen address as the listeners do: a port past 65535 is refused at load, not at bind", () => {
+    const err = errorOf(() =>
+      parseConfigText(`api:\n  baseUrl: sandbox\nsmtp:\n  listen: ["127.0.0.1:70000"]\nusers: []\n`, { env: {} }),
+    );
+    expect(err.message).toMatch(/smtp\.listen\[0\]: expected "host:port" with a port up to 65535/);
+  });
+
   it("refuses rules that span keys: duplicate users, auth required without hashes", () => {
     const dup = errorOf(() =>
       parseConfigText(
