@@ -48,11 +48,19 @@ function folderOf(file: string): string | null {
 }
 
 /**
+ * Programs that load only what they run (the CLI's commands, the worker threads' tasks): an entry
+ * file loads all it re-exports, so these import the inner files they need (scripts/rooms-codemod.mjs
+ * keeps the same list).
+ */
+const LAZY_LOADERS = [/^cli\//, /^workers\/tasks\.ts$/];
+
+/**
  * Imports that pass another folder's face: `file` (under src/) names an inner file of a folder it is
  * not in. Single files of src/ (errors.ts, clock.ts, format.ts) are shared as they are.
  */
 function innerImports(file: string, imports: { spec: string; target: string }[]): string[] {
   const from = folderOf(file);
+  if (LAZY_LOADERS.some((re) => re.test(path.relative(SRC, file).split(path.sep).join("/")))) return [];
   return imports
     .filter(({ target }) => {
       const to = folderOf(target);
