@@ -6,7 +6,7 @@ import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { FaxgateError } from "../errors.js";
-import { faxNumber } from "../format.js";
+import { faxNumber, size } from "../format.js";
 import { newFaxDocuments } from "../intake/index.js";
 import { refuseControlCharacters } from "../store/index.js";
 import type { ConsoleContext } from "./context.js";
@@ -107,8 +107,8 @@ async function readParts(ctx: ConsoleContext, req: FastifyRequest, dir: string) 
     const file = path.join(dir, String(uploads.length));
     await pipeline(part.file, createWriteStream(file, { mode: 0o600 }));
     if (part.file.truncated) {
-      const mb = Math.round((ctx.deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD) / 1_048_576);
-      throw new FaxgateError("USAGE", `${part.filename}: larger than the console takes (${mb} MB)`);
+      const most = size(ctx.deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD);
+      throw new FaxgateError("USAGE", `${part.filename}: larger than the console takes (${most})`);
     }
     if ((await stat(file)).size === 0) continue; // an empty file input
     uploads.push({ path: file, name: path.basename(part.filename || `document-${uploads.length + 1}`) });

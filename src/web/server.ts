@@ -6,7 +6,7 @@
 import fastifyFormbody from "@fastify/formbody";
 import fastifyMultipart from "@fastify/multipart";
 import Fastify, { type FastifyInstance } from "fastify";
-import type { UserConfig } from "../config/index.js";
+import { parseHostPort, type UserConfig } from "../config/index.js";
 import { buildBlockList, inList } from "../auth/index.js";
 import { applyListenerLimits, descriptorBudget, serverOptions } from "../listener-limits.js";
 import { addressingRoutes } from "./addressing.js";
@@ -57,11 +57,11 @@ export class WebConsole {
 
   /** Binds to web.listen; answers the address (port 0 picks a free one). */
   async listen(): Promise<{ host: string; port: number }> {
-    const m = /^(?:\[([^\]]+)\]|([^:\s]+)):(\d+)$/.exec(this.deps.config.listen)!;
-    const host = (m[1] ?? m[2])!;
-    await this.app.listen({ host, port: Number(m[3]) });
+    const wanted = parseHostPort(this.deps.config.listen, "web.listen");
+    const host = wanted.host;
+    await this.app.listen(wanted);
     const addr = this.app.server.address();
-    const port = typeof addr === "object" && addr ? addr.port : Number(m[3]);
+    const port = typeof addr === "object" && addr ? addr.port : wanted.port;
     this.ctx.log.info({ host, port, tls: Boolean(this.deps.tls) }, "web console listening");
     return { host, port };
   }
