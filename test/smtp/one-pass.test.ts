@@ -4,7 +4,6 @@
 // the header size limit, and a bigger one is refused as over a parsing limit.
 import { readFileSync, readdirSync, statSync, watch } from "node:fs";
 import path from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RawSmtp, converse } from "../helpers/raw-smtp.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
@@ -152,28 +151,21 @@ describe("a header built to be slow, parsed on the main thread", () => {
   const groups = (bytes: number): string =>
     `From: alice@example.com\r\nTo: ${TO}\r\nSubject: groups\r\nMessage-ID: <g${bytes}-${Date.now()}@t>\r\nCc: ${"g: a@b.c;, ".repeat(Math.floor(bytes / 11))}x@y.z\r\n\r\nnote\r\n`;
 
-  async function stallDuring(message: string): Promise<{ reply: string; maxStallMs: number }> {
-    const h = monitorEventLoopDelay({ resolution: 10 });
-    h.enable();
-    try {
-      const r = await converse(rig.port, "alice@example.com", [TO], message);
-      return { reply: r[r.length - 2]!, maxStallMs: h.max / 1e6 };
-    } finally {
-      h.disable();
-    }
-  }
+  // How long parsing holds the event loop is a timing, and timings belong in benches, not here
+  // (issue 49): that the cost grows linearly with such a header is test/faults/super-linear.test.ts
+  // (parseMail, by ratios); this checks what the sender is answered and what is kept.
+  const send = async (message: string): Promise<string> => {
+    const r = await converse(rig.port, "alice@example.com", [TO], message);
+    return r[r.length - 2]!;
+  };
 
-  it("just under the limit (250 KB): accepted, and the event loop is never held for long", async () => {
-    const { reply, maxStallMs } = await stallDuring(groups(250_000));
-    expect(reply).toMatch(/^250 2\.0\.0 queued as /);
-    // about 300 ms on a quiet machine; generous for a loaded one (the subject that froze the
-    // daemon held it 23 s)
-    expect(maxStallMs).toBeLessThan(3000);
+  it("just under the limit (250 KB): accepted", async () => {
+    expect(await send(groups(250_000))).toMatch(/^250 2\.0\.0 queued as /);
   });
 
   it("over the limit (1 MB): refused as over a parsing limit, kept, and read only up to the limit", async () => {
-    const { reply, maxStallMs } = await stallDuring(groups(1_000_000));
-    expect(reply).toMatch(/^554 5\.6\.0 The message could not be read: it is over a parsing limit .*; kept as \S+$/);
-    expect(maxStallMs).toBeLessThan(3000);
+    expect(await send(groups(1_000_000))).toMatch(
+      /^554 5\.6\.0 The message could not be read: it is over a parsing limit .*; kept as \S+$/,
+    );
   });
 });
