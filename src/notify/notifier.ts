@@ -73,6 +73,32 @@ export interface NotifierOptions {
 const BATCH = 8;
 const LEASE_MS = 10 * 60_000;
 
+/** The notification and who reads it: the configured user, their service record (or why it could not be read). */
+interface Reader {
+  user: UserConfig;
+  me: User | null;
+  meError: unknown;
+  timeZone: string;
+  log: Logger;
+}
+
+/** What one kind of notification makes of itself, before the envelope. */
+interface Draft {
+  composed: ComposedMail;
+  /** the user's preference (or the kind's rule) says it goes */
+  wants: boolean;
+  job?: Job | null;
+  /** an address a rule names, instead of the user's */
+  to?: string;
+  /** fax PDFs downloaded for this mail (removed after it) */
+  downloaded?: DownloadedFax[];
+  /** received faxes kept in the store, attached from memory */
+  kept?: Array<{ filename: string; content: Buffer }>;
+  reports?: Array<{ filename: string; content: Buffer }>;
+}
+
+type NoticeOf<K extends Notification["kind"]> = Extract<Notification, { kind: K }>;
+
 type Plan =
   | { skip: string }
   | {
@@ -198,152 +224,184 @@ export class Notifier {
     } catch (err) {
       meError = err;
     }
-    const timeZone = me?.account?.timezone || "UTC";
-    const attachments: DownloadedFax[] = [];
-    const reports: Array<{ filename: string; content: Buffer }> = [];
-    // a received fax kept in the store is attached from memory, beside the downloaded ones
-    const keptFaxes: Array<{ filename: string; content: Buffer }> = [];
-    let toOverride: string | null = null;
-    let composed: ComposedMail;
-    let wants: boolean;
-    let job: Job | null = null;
+    const draft = await this.draft(n, { user, me, meError, timeZone: me?.account?.timezone || "UTC", log });
+    return "skip" in draft ? draft : this.envelope(n, user, draft);
+  }
 
+  /** The mail one kind of notification makes: composed, wanted or not, and what it carries. */
+  private draft(n: Notification, to: Reader): Promise<Draft | { skip: string }> | Draft | { skip: string } {
     switch (n.kind) {
-      case "outcome": {
-        job = n.jobId ? await this.store.getJob(n.jobId) : null;
-        if (!job) return { skip: `job ${n.jobId ?? "(none)"} no longer exists` };
-        const leaves = whatLeaves(this.opts.notify.attachments, "sent");
-        const told = jobForMail(job, leaves);
-        // the timeline names who cancelled (the owner, or "ops, an operator")
-        const cancel =
-          job.state === "cancelled"
-            ? (await this.store.listEvents(job.id)).findLast((e) => e.transition === "cancel")
-            : undefined;
-        composed = composeOutcome(told, timeZone, { cancelledBy: cancel?.detail?.replace(/^by /, "") ?? null });
-        if (!composed.mandatory && !me) throw temporary("preferences", meError);
-        wants = composed.mandatory || wanted(this.prefs.option(n.user, me!, "emailNotifySendOption"), composed.failure);
-        if (wants && me && leaves.document && flag(me.emailNotifySendIncAttachment)) {
-          const pdf = await this.outcomeAttachment(n, job, log);
-          if (pdf) attachments.push(pdf);
-        }
-        if (wants && wantsReport(job, user, this.opts.notify.report)) {
-          // the report as the rule allows it: no first page and no subject where the fax may not leave
-          const pdf = await jobReport({
-            store: this.store,
-            job: told,
-            user,
-            me,
-            now: new Date(this.clock.now()),
-            pageImage: leaves.pageImage,
-            defaultCountryCode: this.opts.defaultCountryCode?.(),
-          });
-          reports.push({ filename: reportFileName(job), content: Buffer.from(pdf) });
-        }
-        break;
-      }
-      case "inbound": {
-        const p = n.payload;
-        if (!p || typeof p.messageId !== "string") return { skip: "inbound notification without a messageId" };
-        composed = composeInbound(p, timeZone, this.opts.defaultCountryCode?.());
-        if (p.to) {
-          // an address a rule names (a shared mailbox, an escalation): always, with the fax
-          wants = true;
-          toOverride = p.to;
-        } else {
-          if (!me) throw temporary("preferences", meError);
-          wants = wanted(this.prefs.option(n.user, me, "emailNotifyReceiveOption"), isFailedReception(p));
-        }
-        if (
-          wants &&
-          whatLeaves(this.opts.notify.attachments, "received").document &&
-          (p.to || flag(me!.emailNotifyReceiveIncAttachment)) &&
-          !isFailedReception(p)
-        ) {
-          // a kept fax is attached from the store: another user's key could not download it
-          const kept = p.receivedId ? await this.store.readReceivedDocument(p.receivedId) : null;
-          if (kept) keptFaxes.push({ filename: `fax-received-${p.messageId}.pdf`, content: kept });
-          else if (!p.receivedId) {
-            const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
-            if (pdf) attachments.push(pdf);
-          }
-        }
-        break;
-      }
-      case "rejected": {
-        // a corrupt job carries the kept input: name it when the intake did not
-        const kept = n.jobId ? await this.store.getJob(n.jobId) : null;
-        const payload =
-          kept?.original && !n.payload.file
-            ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name }
-            : n.payload;
-        composed = composeRejected(
-          payloadForMail(payload, whatLeaves(this.opts.notify.attachments, "sent")),
-          n.createdAt,
-          timeZone,
-        );
-        wants = true;
-        break;
-      }
-      case "address": {
-        job = n.jobId ? await this.store.getJob(n.jobId) : null;
-        if (!job || !waitsForAddress(job)) return { skip: `job ${n.jobId ?? "(none)"} no longer waits for an address` };
-        if (!me) throw temporary("preferences", meError);
-        const base = this.opts.consoleUrl?.() ?? null;
-        const link = base ? linkUnder(base, "address.html", { id: job.id }) : null;
-        const expiresAt = new Date(Date.parse(job.createdAt) + this.opts.addressWaitHours * 3_600_000).toISOString();
-        composed = composeAddress(
-          jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
-          link,
-          expiresAt,
-          timeZone,
-        );
-        // something to do, like a failure: "All" and "Failure" get it, "None" does not
-        wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), true);
-        break;
-      }
-      case "confirm": {
-        job = n.jobId ? await this.store.getJob(n.jobId) : null;
-        if (!job || !waitsForConfirmation(job))
-          return { skip: `job ${n.jobId ?? "(none)"} no longer waits for confirmation` };
-        const base = this.opts.consoleUrl?.() ?? null;
-        const link = base ? linkUnder(base, "confirm.html", { id: job.id }) : null;
-        const hours = this.opts.confirmHours;
-        const expiresAt = new Date(Date.parse(job.createdAt) + hours * 3_600_000).toISOString();
-        // the subject and file names only where notify.attachments lets words of a fax leave
-        composed = composeConfirm(
-          jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
-          newNumbers(job),
-          link,
-          expiresAt,
-          timeZone,
-        );
-        wants = true;
-        break;
-      }
+      case "outcome":
+        return this.draftOutcome(n, to);
+      case "inbound":
+        return this.draftInbound(n, to);
+      case "rejected":
+        return this.draftRejected(n, to);
+      case "address":
+        return this.draftAddress(n, to);
+      case "confirm":
+        return this.draftConfirm(n, to);
       case "accepted":
-        if (!me) throw temporary("preferences", meError);
-        job = n.jobId ? await this.store.getJob(n.jobId) : null;
-        // a mailbox fax that waits for confirmation: the "confirm" mail says so, not "accepted"
-        if (job && waitsForConfirmation(job)) return { skip: "it waits for confirmation; that mail tells" };
-        composed = composeAccepted(
-          payloadForMail(n.payload, whatLeaves(this.opts.notify.attachments, "sent")),
-          n.createdAt,
-          timeZone,
-        );
-        wants = wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), false);
-        break;
+        return this.draftAccepted(n, to);
       case "key-expiry":
-        composed = composeKeyExpiry(n.payload, timeZone);
-        wants = true;
-        break;
+        return { composed: composeKeyExpiry(n.payload, to.timeZone), wants: true };
       case "alert":
-        composed = composeAlert(n.payload);
-        wants = true;
-        break;
+        return { composed: composeAlert(n.payload), wants: true };
       default:
         return { skip: `unknown notification kind "${String((n as { kind: unknown }).kind)}"` };
     }
+  }
 
+  private async draftOutcome(
+    n: NoticeOf<"outcome">,
+    { user, me, meError, timeZone, log }: Reader,
+  ): Promise<Draft | { skip: string }> {
+    const job = n.jobId ? await this.store.getJob(n.jobId) : null;
+    if (!job) return { skip: `job ${n.jobId ?? "(none)"} no longer exists` };
+    const leaves = whatLeaves(this.opts.notify.attachments, "sent");
+    const told = jobForMail(job, leaves);
+    // the timeline names who cancelled (the owner, or "ops, an operator")
+    const cancel =
+      job.state === "cancelled"
+        ? (await this.store.listEvents(job.id)).findLast((e) => e.transition === "cancel")
+        : undefined;
+    const composed = composeOutcome(told, timeZone, { cancelledBy: cancel?.detail?.replace(/^by /, "") ?? null });
+    if (!composed.mandatory && !me) throw temporary("preferences", meError);
+    const wants =
+      composed.mandatory || wanted(this.prefs.option(n.user, me!, "emailNotifySendOption"), composed.failure);
+    const draft: Draft = { composed, wants, job };
+    if (wants && me && leaves.document && flag(me.emailNotifySendIncAttachment)) {
+      const pdf = await this.outcomeAttachment(n, job, log);
+      if (pdf) draft.downloaded = [pdf];
+    }
+    if (wants && wantsReport(job, user, this.opts.notify.report)) {
+      // the report as the rule allows it: no first page and no subject where the fax may not leave
+      const pdf = await jobReport({
+        store: this.store,
+        job: told,
+        user,
+        me,
+        now: new Date(this.clock.now()),
+        pageImage: leaves.pageImage,
+        defaultCountryCode: this.opts.defaultCountryCode?.(),
+      });
+      draft.reports = [{ filename: reportFileName(job), content: Buffer.from(pdf) }];
+    }
+    return draft;
+  }
+
+  private async draftInbound(
+    n: NoticeOf<"inbound">,
+    { me, meError, timeZone, log }: Reader,
+  ): Promise<Draft | { skip: string }> {
+    const p = n.payload;
+    if (!p || typeof p.messageId !== "string") return { skip: "inbound notification without a messageId" };
+    const composed = composeInbound(p, timeZone, this.opts.defaultCountryCode?.());
+    let wants: boolean;
+    if (p.to) {
+      // an address a rule names (a shared mailbox, an escalation): always, with the fax
+      wants = true;
+    } else {
+      if (!me) throw temporary("preferences", meError);
+      wants = wanted(this.prefs.option(n.user, me, "emailNotifyReceiveOption"), isFailedReception(p));
+    }
+    const draft: Draft = { composed, wants, ...(p.to ? { to: p.to } : {}) };
+    if (
+      wants &&
+      whatLeaves(this.opts.notify.attachments, "received").document &&
+      (p.to || flag(me!.emailNotifyReceiveIncAttachment)) &&
+      !isFailedReception(p)
+    ) {
+      // a kept fax is attached from the store: another user's key could not download it
+      const kept = p.receivedId ? await this.store.readReceivedDocument(p.receivedId) : null;
+      if (kept) draft.kept = [{ filename: `fax-received-${p.messageId}.pdf`, content: kept }];
+      else if (!p.receivedId) {
+        const pdf = await this.attachment(n, p.messageId, `fax-received-${p.messageId}.pdf`, log);
+        if (pdf) draft.downloaded = [pdf];
+      }
+    }
+    return draft;
+  }
+
+  private async draftRejected(n: NoticeOf<"rejected">, { timeZone }: Reader): Promise<Draft> {
+    // a corrupt job carries the kept input: name it when the intake did not
+    const kept = n.jobId ? await this.store.getJob(n.jobId) : null;
+    const payload =
+      kept?.original && !n.payload.file
+        ? { ...n.payload, file: kept.meta.origin?.file ?? kept.original.name }
+        : n.payload;
+    const composed = composeRejected(
+      payloadForMail(payload, whatLeaves(this.opts.notify.attachments, "sent")),
+      n.createdAt,
+      timeZone,
+    );
+    return { composed, wants: true };
+  }
+
+  private async draftAddress(
+    n: NoticeOf<"address">,
+    { me, meError, timeZone }: Reader,
+  ): Promise<Draft | { skip: string }> {
+    const job = n.jobId ? await this.store.getJob(n.jobId) : null;
+    if (!job || !waitsForAddress(job)) return { skip: `job ${n.jobId ?? "(none)"} no longer waits for an address` };
+    if (!me) throw temporary("preferences", meError);
+    const base = this.opts.consoleUrl?.() ?? null;
+    const link = base ? linkUnder(base, "address.html", { id: job.id }) : null;
+    const expiresAt = new Date(Date.parse(job.createdAt) + this.opts.addressWaitHours * 3_600_000).toISOString();
+    const composed = composeAddress(
+      jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
+      link,
+      expiresAt,
+      timeZone,
+    );
+    // something to do, like a failure: "All" and "Failure" get it, "None" does not
+    return { composed, wants: wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), true), job };
+  }
+
+  private async draftConfirm(n: NoticeOf<"confirm">, { timeZone }: Reader): Promise<Draft | { skip: string }> {
+    const job = n.jobId ? await this.store.getJob(n.jobId) : null;
+    if (!job || !waitsForConfirmation(job))
+      return { skip: `job ${n.jobId ?? "(none)"} no longer waits for confirmation` };
+    const base = this.opts.consoleUrl?.() ?? null;
+    const link = base ? linkUnder(base, "confirm.html", { id: job.id }) : null;
+    const hours = this.opts.confirmHours;
+    const expiresAt = new Date(Date.parse(job.createdAt) + hours * 3_600_000).toISOString();
+    // the subject and file names only where notify.attachments lets words of a fax leave
+    const composed = composeConfirm(
+      jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
+      newNumbers(job),
+      link,
+      expiresAt,
+      timeZone,
+    );
+    return { composed, wants: true, job };
+  }
+
+  private async draftAccepted(
+    n: NoticeOf<"accepted">,
+    { me, meError, timeZone }: Reader,
+  ): Promise<Draft | { skip: string }> {
+    if (!me) throw temporary("preferences", meError);
+    const job = n.jobId ? await this.store.getJob(n.jobId) : null;
+    // a mailbox fax that waits for confirmation: the "confirm" mail says so, not "accepted"
+    if (job && waitsForConfirmation(job)) return { skip: "it waits for confirmation; that mail tells" };
+    const composed = composeAccepted(
+      payloadForMail(n.payload, whatLeaves(this.opts.notify.attachments, "sent")),
+      n.createdAt,
+      timeZone,
+    );
+    return { composed, wants: wanted(this.prefs.option(n.user, me, "emailNotifySendOption"), false), job };
+  }
+
+  /** The mail itself: the console link, who gets it (the user, a rule's address, the admin copy), headers, files. */
+  private envelope(n: Notification, user: UserConfig, draft: Draft): Plan {
+    const job = draft.job ?? null;
+    let composed = draft.composed;
+    const wants = draft.wants;
+    const toOverride = draft.to ?? null;
+    const attachments = draft.downloaded ?? [];
+    const keptFaxes = draft.kept ?? [];
+    const reports = draft.reports ?? [];
     const link = this.consoleLink(n, job);
     if (link)
       composed = {
