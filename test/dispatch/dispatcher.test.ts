@@ -413,7 +413,9 @@ describe("maximum age", () => {
     expect(r.state).toBe("failed");
     expect(r.errorCode).toBe("JOB_EXPIRED");
     expect(r.lastError).toMatch(/^expired: not delivered within/);
-    expect(r.attempts).toBeGreaterThan(1);
+    // tried and failed temporarily at least once; how many tries fit in 1.8 s depends on the
+    // machine's load (a wall-clock count, which the main suite does not assert: issue 49)
+    expect(r.attempts).toBeGreaterThanOrEqual(1);
     expect((await s.store.claimNotifications("t", 10, 1000)).map((n) => n.dedupeKey)).toContain(`outcome:${job.id}`);
     expect(await serviceFaxes(emu!)).toHaveLength(0);
   });
