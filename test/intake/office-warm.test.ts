@@ -67,7 +67,10 @@ async function warmConverter(
   return office;
 }
 
-describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("the warm converter (needs soffice)", () => {
+// On two cores busy with the rest of the suite a LibreOffice can miss its start bound, and the
+// converter then converts cold (its rule, tested last here); a test of the warm instance itself
+// is tried again rather than read as failed then. Each try still checks everything.
+describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("the warm converter (needs soffice)", { retry: 2 }, () => {
   it("a LibreOffice started ahead of need converts the document, and the next document meets a fresh one", async () => {
     const o = await warmConverter();
     const [first] = instances();
