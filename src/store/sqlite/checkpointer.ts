@@ -2,7 +2,9 @@
 // because SQLite's automatic ones run inside a commit on the main thread, where every SMTP session
 // waits for them. After a pass, every RESTART_EVERY_PAGES, a short second pass holds intake's
 // commits (holdCommits) so the WAL can start again from its beginning: under a steady stream of
-// commits it otherwise grows without end. If the thread cannot run, the main connection
+// commits it otherwise grows without end. A pass that a slow disk holds up would let the WAL grow
+// by everything committed meanwhile: past HOLD_AT_PAGES since the last restart, intake's commits
+// wait for the pass too. If the thread cannot run, the main connection
 // checkpoints for itself, as SQLite does by default. Figures: docs/bench.md, "Why the store writes
 // the way it does".
 import type { Worker } from "node:worker_threads";
@@ -25,6 +27,11 @@ export const COMMIT_PAGES = 8;
  * in 6,000 mails under smtp-source (0.7 s so; docs/bench.md). The WAL stays within about twice this.
  */
 export const RESTART_EVERY_PAGES = 4 * CHECKPOINT_EVERY_PAGES;
+/**
+ * Pages committed since the last restart past which intake's commits wait for the thread's pass in
+ * progress (at most HOLD_LIMIT_MS at a time): one pass that met a slow fsync let 70 MB in.
+ */
+export const HOLD_AT_PAGES = 2 * RESTART_EVERY_PAGES;
 /** The WAL's size on disk past which a restart cuts it back (SQLite's journal_size_limit). */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Intake's commits wait at most this long for the short pass and the restart (a disk that stalls). */
@@ -75,7 +82,11 @@ export class Checkpointer {
     const pages = COMMIT_PAGES + Math.ceil(blobBytes / this.pageSize);
     this.pages += pages;
     this.sinceRestart += pages;
-    if (this.pages < CHECKPOINT_EVERY_PAGES || this.phase !== "idle") return;
+    if (this.phase !== "idle") {
+      if (this.sinceRestart >= HOLD_AT_PAGES) this.hold();
+      return;
+    }
+    if (this.pages < CHECKPOINT_EVERY_PAGES) return;
     this.pages = 0;
     this.phase = "pass";
     try {
@@ -86,8 +97,9 @@ export class Checkpointer {
   }
 
   /**
-   * While the thread makes its short pass and restarts the WAL: a promise that intake awaits
-   * before it commits (at most HOLD_LIMIT_MS); null the rest of the time.
+   * While the thread makes its short pass and restarts the WAL, or while a pass runs late (see
+   * HOLD_AT_PAGES): a promise that intake awaits before it commits (at most HOLD_LIMIT_MS); null
+   * the rest of the time.
    */
   holdCommits(): Promise<void> | null {
     return this.held?.until ?? null;
@@ -100,28 +112,17 @@ export class Checkpointer {
     // a checkpoint that failed (a disk gone read-only...) is tried again after the next commits
     else this.log.warn({ err: m.error }, "WAL checkpoint failed; trying again later");
     if (phase === "pass" && m.ok && !this.closed && this.sinceRestart >= RESTART_EVERY_PAGES) {
-      let resolve!: () => void;
-      const until = new Promise<void>((r) => (resolve = r));
       let posted = false;
       const finish = (): void => {
         if (posted || this.phase !== "finish" || this.worker !== w) return;
         posted = true;
         w.postMessage("finish");
       };
-      // a disk that stalls a thread does not hold intake: past the limit, commits go on (and the
-      // short pass is asked for all the same, should the intake thread not have answered yet)
-      const timer = setTimeout(() => {
-        this.releaseCommits();
-        finish();
-      }, HOLD_LIMIT_MS);
-      timer.unref();
-      this.held = {
-        until,
-        release: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
+      // commits held while the pass ran late go on to the settling below; the short pass holds
+      // the next ones afresh (and is asked for at the limit all the same, should the intake thread
+      // not have answered yet)
+      this.releaseCommits();
+      this.hold(finish);
       this.phase = "finish";
       // intake's commits already sent to their thread are answered first: one of them between the
       // two passes would keep the WAL from restarting
@@ -139,6 +140,28 @@ export class Checkpointer {
   /** `fn`: what must be answered before the restart, once intake's commits are held. */
   beforeRestart(fn: () => Promise<void>): void {
     this.settled = fn;
+  }
+
+  /**
+   * Intake's commits wait from now until released, or HOLD_LIMIT_MS at most: a disk that stalls a
+   * thread does not hold intake longer (`atLimit` is then called too).
+   */
+  private hold(atLimit?: () => void): void {
+    if (this.held) return;
+    let resolve!: () => void;
+    const until = new Promise<void>((r) => (resolve = r));
+    const timer = setTimeout(() => {
+      this.releaseCommits();
+      atLimit?.();
+    }, HOLD_LIMIT_MS);
+    timer.unref();
+    this.held = {
+      until,
+      release: () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    };
   }
 
   private releaseCommits(): void {
