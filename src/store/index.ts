@@ -9,6 +9,7 @@ export type { OpenStoreOptions } from "./open.js";
 export type { ClaimedGroup, FaxResultFields, QueueStore, RecipientKey } from "./queue-store.js";
 export type { ReceivedStore } from "./received.js";
 export { WHOLE_MESSAGE } from "./signed-uses.js";
+export type { Runner } from "./sql/db.js";
 export { refuseControlCharacters } from "./text-input.js";
 export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";
 export { JOB_STATES, RECIPIENT_STATES, SMALL_DOCUMENT_BYTES } from "./types.js";
