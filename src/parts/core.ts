@@ -4,6 +4,7 @@
 import type { Clock } from "../clock.js";
 import { type Config, preferenceRefreshMs } from "../config/index.js";
 import { UserDirectory } from "../fax/index.js";
+import { QueuePressure } from "../intake/index.js";
 import { type DestinationCheck, destinationPolicy } from "../recipients/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
@@ -38,6 +39,8 @@ export interface Core {
   directory: UserDirectory;
   /** Recent SMTP, spool and mailbox refusals, for the console's operator page. */
   refusals: RefusalLog;
+  /** queue.maxWaiting: every door's "busy, try again" once that many faxes wait to be sent. */
+  pressure: QueuePressure;
   /** Filled in by the parts that listen, as they start. */
   addresses: RunningAddresses;
 }
@@ -80,6 +83,7 @@ export function createCore(opts: CoreOptions): Core {
     ),
     directory,
     refusals: new RefusalLog(() => clock.now()),
+    pressure: new QueuePressure(opts.store, config.queue.maxWaiting, clock, opts.metrics),
     addresses: { smtp: [], admin: null, spoolRoot: null, outbox: null },
   };
 }

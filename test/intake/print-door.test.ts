@@ -6,7 +6,7 @@ import { FaxgateError, isFaxgateError } from "../../src/errors.js";
 import { pdfPageTexts } from "../../src/intake/pdf/pdf-text.js";
 import { isPrintRefusal, PrintDoor, type PrintFile, type PrintRoute } from "../../src/intake/print-door.js";
 import { parseTicket, type Ticket } from "../../src/intake/print/ticket.js";
-import { testPolicy } from "../helpers/collaborators.js";
+import { testPolicy, testPressure } from "../helpers/collaborators.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { TEST_PDF, tempStore, type TempStore } from "../helpers/store.js";
 
@@ -18,6 +18,7 @@ beforeEach(() => {
   t = tempStore();
   door = new PrintDoor({
     store: t.store,
+    pressure: testPressure(t.store),
     readers: { pdfPageTexts },
     // none of these files is an office document, and none names a contact
     office: {
