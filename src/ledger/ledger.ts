@@ -68,29 +68,41 @@ export class SqlLedger implements Ledger {
 
   async rows(filter: LedgerFilter = {}): Promise<LedgerRow[]> {
     if (filter.number !== undefined && !this.numberKey) return [];
-    const records = await ledgerRows(this.db, {
+    const records = await ledgerRows(this.db, this.query(filter));
+    return records.map(toRow);
+  }
+
+  /** Every row matching `filter`, oldest first, a page at a time (an export of any size). */
+  async *all(filter: Omit<LedgerFilter, "limit"> = {}): AsyncGenerator<LedgerRow> {
+    if (filter.number !== undefined && !this.numberKey) return;
+    let after = 0;
+    for (;;) {
+      const page = await ledgerRows(this.db, {
+        ...this.query(filter),
+        afterSeq: after,
+        limit: PAGE,
+      });
+      for (const r of page) yield toRow(r);
+      if (page.length < PAGE) return;
+      after = page[page.length - 1]!.seq;
+    }
+  }
+
+  private query(filter: LedgerFilter) {
+    return {
       since: filter.since,
       until: filter.until,
       user: filter.user,
       object: filter.object,
       numberHash: filter.number !== undefined ? (this.numberHash(filter.number) ?? undefined) : undefined,
       limit: filter.limit,
-    });
-    return records.map(toRow);
+    };
   }
 
   /** The newest rows first (the console's page). */
   async newest(filter: LedgerFilter = {}): Promise<LedgerRow[]> {
     if (filter.number !== undefined && !this.numberKey) return [];
-    const records = await ledgerRows(this.db, {
-      since: filter.since,
-      until: filter.until,
-      user: filter.user,
-      object: filter.object,
-      numberHash: filter.number !== undefined ? (this.numberHash(filter.number) ?? undefined) : undefined,
-      limit: filter.limit,
-      newestFirst: true,
-    });
+    const records = await ledgerRows(this.db, { ...this.query(filter), newestFirst: true });
     return records.map(toRow);
   }
 

@@ -24,3 +24,17 @@ export function createLedger(
   });
   return new SqlLedger(store.sql, key);
 }
+
+/**
+ * A ledger for the CLI, which only reads: no key is made, and a PostgreSQL gateway's key is needed
+ * only to look a number up (`audit export --number`).
+ */
+export function readingLedger(config: Config, store: QueueStore, needNumbers: boolean): SqlLedger {
+  const key = ledgerNumberKey({
+    dataDir: config.data,
+    shared: store.backend === "postgres" && needNumbers,
+    given: givenLedgerKey(config),
+    create: false,
+  });
+  return new SqlLedger(store.sql, key);
+}

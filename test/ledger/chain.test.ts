@@ -89,7 +89,10 @@ describe.each(backends)("the ledger's chain on %s", (backend) => {
     await sql.run(`INSERT INTO ledger (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`, [
       ...cols.map((c) => (c === "prev_hash" ? "f".repeat(64) : row3![c])),
     ]);
-    expect((await ledger.verify()).broken).toMatchObject({ seq: 3, reason: expect.stringContaining("does not follow") });
+    expect((await ledger.verify()).broken).toMatchObject({
+      seq: 3,
+      reason: expect.stringContaining("does not follow"),
+    });
   });
 });
 
