@@ -6,11 +6,13 @@ import { type Config, preferenceRefreshMs } from "../config/index.js";
 import { UserDirectory } from "../fax/index.js";
 import { QueuePressure } from "../intake/index.js";
 import { type DestinationCheck, destinationPolicy } from "../recipients/index.js";
+import type { SqlLedger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueueStore } from "../store/index.js";
 import { RefusalLog } from "../web/index.js";
 import { ApiClients, type ServiceEndpoint } from "./api.js";
+import { createLedger } from "./ledger.js";
 import { LiveSettings } from "./live-settings.js";
 
 export interface RunningAddresses {
@@ -43,6 +45,8 @@ export interface Core {
   pressure: QueuePressure;
   /** Filled in by the parts that listen, as they start. */
   addresses: RunningAddresses;
+  /** The compliance ledger: every door and stage that records an event records it here. */
+  ledger: SqlLedger;
 }
 
 export interface CoreOptions {
@@ -85,5 +89,6 @@ export function createCore(opts: CoreOptions): Core {
     refusals: new RefusalLog(() => clock.now()),
     pressure: new QueuePressure(opts.store, config.queue.maxWaiting, clock, opts.metrics),
     addresses: { smtp: [], admin: null, spoolRoot: null, outbox: null },
+    ledger: createLedger(config, opts.store),
   };
 }
