@@ -7,7 +7,7 @@ import { createLogger } from "../../src/log/logger.js";
 import type { SqliteStore } from "../../src/store/sqlite/store.js";
 import { clientFor, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_TAGS } from "../helpers/emulator.js";
-import { newJob, tempStore, type TempStore } from "../helpers/store.js";
+import { newJob, steppedClock, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { when } from "../helpers/wait.js";
 import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
@@ -34,6 +34,8 @@ interface Setup {
   logs: Array<Record<string, unknown>>;
   /** Resolves once `n` more timed passes have ended. */
   passes: (n: number) => Promise<void>;
+  /** the store's and the dispatcher's clock: leases and graces run out when a test steps it */
+  clock: ReturnType<typeof steppedClock>;
 }
 
 /** A counting FaxApi around the real client, so tests can say how many calls of which kind were made. */
@@ -54,7 +56,8 @@ async function setup(
   opts: { delayMs?: number; variant?: "a" | "b"; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig> } = {},
 ): Promise<Setup> {
   emu = await startTestEmulator({ delayMs: opts.delayMs ?? 50, variant: opts.variant });
-  t = tempStore();
+  const clock = steppedClock();
+  t = tempStore({ clock });
   const calls = new Map<string, number>();
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger({
@@ -77,6 +80,7 @@ async function setup(
   };
   const dispatcher = new Dispatcher({
     ...testDispatchParts(),
+    clock,
     onPassEnd: () => {
       passCount += 1;
       for (const l of [...passListeners]) l();
@@ -87,7 +91,7 @@ async function setup(
     queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
   });
-  return { store: t.store, dispatcher, calls, logs, passes };
+  return { store: t.store, dispatcher, calls, logs, passes, clock };
 }
 
 describe("Dispatcher with the emulator", () => {
@@ -290,14 +294,14 @@ describe("Dispatcher with the emulator", () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15557770777" }] }));
     // A process claimed it and died before the request left.
     await s.store.claimDue("dead-process", 5, 1);
-    // fixed wait on purpose: the lease expiring is what is under test
-    await new Promise((r) => setTimeout(r, 80));
+    // the lease runs out
+    s.clock.advance(80);
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { errorRate: 1 });
     // the first pass finds the lease expired (unknown from now on); the lookup waits the grace from then
     await s.dispatcher.runOnce();
     expect((await s.store.getJob(job.id))!.recipients[0]!.lastError).toMatch(/^the gateway stopped/);
-    // fixed wait on purpose: the reconcile grace passing is what is under test
-    await new Promise((r) => setTimeout(r, 80));
+    // the reconcile grace passes
+    s.clock.advance(80);
     await s.dispatcher.runOnce();
     let r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe("unknown");
