@@ -1,7 +1,7 @@
 // The dispatcher against the emulator over real HTTPS, with a real store in a temp folder.
 import { afterEach, describe, expect, it } from "vitest";
-import { configSchema, type ApiConfig, type QueueConfig } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
+import type { ApiConfig, QueueConfig } from "../../src/config/schema.js";
+import type { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import type { FaxApi } from "../../src/fax/types.js";
 import { createLogger } from "../../src/log/logger.js";
 import type { SqliteStore } from "../../src/store/sqlite/store.js";
@@ -12,7 +12,7 @@ import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { when } from "../helpers/wait.js";
 import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
-import { testDispatchParts } from "../helpers/collaborators.js";
+import { testDispatcher } from "../helpers/collaborators.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -23,8 +23,6 @@ afterEach(async () => {
   emu = null;
   t = null;
 });
-
-const defaults = configSchema.parse({});
 
 interface Setup {
   store: SqliteStore;
@@ -78,8 +76,7 @@ async function setup(
       `${n} dispatcher passes`,
     );
   };
-  const dispatcher = new Dispatcher({
-    ...testDispatchParts(),
+  const dispatcher = testDispatcher({
     clock,
     onPassEnd: () => {
       passCount += 1;
@@ -87,8 +84,8 @@ async function setup(
     },
     store: t.store,
     clientFor: () => client,
-    api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
-    queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS, ...opts.queue },
+    api: { baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
+    queue: { ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
   });
   return { store: t.store, dispatcher, calls, logs, passes, clock };

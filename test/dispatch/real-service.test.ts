@@ -4,8 +4,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
-import { configSchema, type ApiConfig, type QueueConfig } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
+import type { ApiConfig, QueueConfig } from "../../src/config/schema.js";
+import type { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import { ApiGate } from "../../src/fax/api-gate.js";
 import { checkKey } from "../../src/fax/check-key.js";
 import type { FaxClient } from "../../src/fax/client.js";
@@ -18,7 +18,7 @@ import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { EMU_KEY } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 import { waitUntil } from "../helpers/wait.js";
-import { testDispatchParts } from "../helpers/collaborators.js";
+import { testDispatcher } from "../helpers/collaborators.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -29,8 +29,6 @@ afterEach(async () => {
   emu = null;
   t = null;
 });
-
-const defaults = configSchema.parse({});
 
 interface Setup {
   store: SqliteStore;
@@ -61,12 +59,11 @@ async function setup(
     destination: { write: (line: string) => void logs.push(JSON.parse(line)) },
   });
   let client: FaxClient = clientFor(emu, EMU_KEY, undefined, { gate: opts.gate });
-  const dispatcher = new Dispatcher({
-    ...testDispatchParts(),
+  const dispatcher = testDispatcher({
     store: t.store,
     clientFor: () => client,
-    api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
-    queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS, ...opts.queue },
+    api: { baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
+    queue: { ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
     gate: opts.dispatcherSeesGate ? opts.gate : undefined,
     clock,
