@@ -29,6 +29,9 @@ export function pgRunner(c: Q): Runner {
     lock: async (key: string) => {
       await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey(key)]);
     },
+    tryLock: async (key: string) =>
+      (await c.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok", [lockKey(key)])).rows[0]!
+        .ok,
   };
 }
 
@@ -45,6 +48,7 @@ export function pgDb(ctx: PgContext): Db {
     }),
     // a lock outside a transaction would end with its statement: only tx's runner has one
     lock: async () => undefined,
+    tryLock: async () => false,
     tx: <T>(what: string, fn: (t: Runner) => Promise<T>, _opts?: TxOptions) => ctx.tx(what, (c) => fn(pgRunner(c))),
   };
 }

@@ -49,7 +49,7 @@ import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { pgDb } from "./pg-db.js";
-import * as leases from "./leases.js";
+import * as leases from "../sql/leases.js";
 import * as received from "./received.js";
 import { migrate } from "./schema.js";
 
@@ -188,21 +188,24 @@ export class PgStore implements QueueStore {
 
   // ---- dispatcher side
 
-  claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
-    return leases.claimDue(this.ctx, owner, limit, leaseMs, opts);
+  async claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
+    const groups = await leases.claimDue(this.q, this.local, owner, limit, leaseMs, opts);
+    // the documents on this host before the send reads them
+    await Promise.all(groups.map((g) => documents.cacheDocuments(this.ctx, g.job)));
+    return groups;
   }
 
   extendLease(owner: string, keys: RecipientKey[], leaseMs: number): Promise<void> {
-    return leases.extendLease(this.ctx, owner, keys, leaseMs);
+    return leases.extendLease(this.q, owner, keys, leaseMs);
   }
 
   /** Leases expire by time only: several instances share the queue, so `all` is ignored here. */
-  releaseExpired(_opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
-    return leases.releaseExpired(this.ctx);
+  releaseExpired(opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
+    return leases.releaseExpired(this.q, opts);
   }
 
   releaseOwner(owner: string): Promise<number> {
-    return leases.releaseOwner(this.ctx, owner);
+    return leases.releaseOwner(this.q, owner);
   }
 
   markAccepted(

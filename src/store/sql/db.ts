@@ -30,6 +30,11 @@ export interface Runner {
    * writer at a time in.
    */
   lock(key: string): Promise<void>;
+  /**
+   * lock()'s counterpart that does not wait: true when this transaction now holds `key`, false
+   * when another holds it (PostgreSQL: pg_try_advisory_xact_lock; SQLite: always true).
+   */
+  tryLock(key: string): Promise<boolean>;
 }
 
 export interface TxOptions {

@@ -32,6 +32,7 @@ export class SqliteDb implements Db {
         changes: stmt(s).run(...args).changes,
       }),
       lock: async () => undefined,
+      tryLock: async () => true,
     };
   }
 
@@ -86,6 +87,10 @@ export class SqliteDb implements Db {
 
   /** Outside a transaction there is nothing to wait for: BEGIN IMMEDIATE is the lock. */
   async lock(_key: string): Promise<void> {}
+
+  async tryLock(_key: string): Promise<boolean> {
+    return true;
+  }
 
   async tx<T>(what: string, fn: (t: Runner) => Promise<T>, opts: TxOptions = {}): Promise<T> {
     if (this.turn) await this.free();

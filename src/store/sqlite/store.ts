@@ -47,7 +47,7 @@ import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { SqliteDb } from "./sqlite-db.js";
-import * as leases from "./leases.js";
+import * as leases from "../sql/leases.js";
 import * as received from "./received.js";
 import type { ReceivedChange, ReceivedFilter } from "../received.js";
 import type { NewReceivedFax, ReceivedEvent, ReceivedFax } from "../../received/index.js";
@@ -230,27 +230,22 @@ export class SqliteStore implements QueueStore {
 
   // ---- dispatcher
   async claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
-    const groups = await this.q.exclusive(() => leases.claimDue(this.c, owner, limit, leaseMs, opts));
+    const groups = await leases.claimDue(this.q, same, owner, limit, leaseMs, opts);
     // nothing is sent on a claim the disk may not hold (context.ts stillWritable)
     if (groups.length > 0) await this.c.stillWritable();
     return groups;
   }
 
-  /** One group, for tests that drive the queue a send at a time. */
-  async claimNext(owner: string, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup | null> {
-    return (await this.q.exclusive(() => leases.claimDue(this.c, owner, 1, leaseMs, opts)))[0] ?? null;
-  }
-
   async extendLease(owner: string, keys: RecipientKey[], leaseMs: number): Promise<void> {
-    return this.q.exclusive(() => leases.extendLease(this.c, owner, keys, leaseMs));
+    return leases.extendLease(this.q, owner, keys, leaseMs);
   }
 
   async releaseExpired(opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
-    return this.q.exclusive(() => leases.releaseExpired(this.c, opts));
+    return leases.releaseExpired(this.q, opts);
   }
 
   async releaseOwner(owner: string): Promise<number> {
-    return this.q.exclusive(() => leases.releaseOwner(this.c, owner));
+    return leases.releaseOwner(this.q, owner);
   }
 
   async markAccepted(
