@@ -148,7 +148,7 @@ export interface QueueStore extends ReceivedStore {
   address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job>;
   /** Ends (cancelled) the jobs created before `before` that still wait for an address; answers them. */
   expireUnaddressed(before: Date, reason: string): Promise<Job[]>;
-  /** Which of `numbers` (E.164) `user` has faxed before: the service took a fax to it (faxed-numbers.ts). */
+  /** Which of `numbers` (E.164) `user` has faxed before: the service took a fax to it (sql/waiting.ts). */
   faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]>;
   /**
    * Queues every recipient of a job that waits for its owner's confirmation (NewJob.awaitingConfirmation);

@@ -12,7 +12,7 @@ import {
   toNumbered,
   type TxOptions,
 } from "../sql/db.js";
-import type { PgContext, Q } from "./context.js";
+import { JOBS_CHANNEL, type PgContext, type Q } from "./context.js";
 
 const text = (s: Sql): string => toNumbered(textFor(s, "postgres"));
 
@@ -49,6 +49,9 @@ export function pgDb(ctx: PgContext): Db {
     // a lock outside a transaction would end with its statement: only tx's runner has one
     lock: async () => undefined,
     tryLock: async () => false,
+    announce: async (t: Runner, jobId: string) => {
+      await t.run("SELECT pg_notify(?, ?)", [JOBS_CHANNEL, `${ctx.instanceTag} ${jobId}`]);
+    },
     tx: <T>(what: string, fn: (t: Runner) => Promise<T>, _opts?: TxOptions) => ctx.tx(what, (c) => fn(pgRunner(c))),
   };
 }

@@ -35,8 +35,6 @@ import type {
   Recipient,
   StoredDocument,
 } from "../types.js";
-import * as addressing from "./addressing.js";
-import * as confirming from "./confirming.js";
 import { createPgContext, type PgContext, type PgStoreOptions } from "./context.js";
 import * as documents from "./documents.js";
 import { DutyConnection } from "./duties.js";
@@ -50,6 +48,7 @@ import * as notifications from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { pgDb } from "./pg-db.js";
 import * as leases from "../sql/leases.js";
+import * as waiting from "../sql/waiting.js";
 import * as received from "./received.js";
 import { migrate } from "./schema.js";
 
@@ -268,27 +267,27 @@ export class PgStore implements QueueStore {
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
-    const job = await addressing.address(this.ctx, id, input);
+    const job = await waiting.address(this.q, this.local, id, input);
     this.announce(job);
     return job;
   }
 
   expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
-    return addressing.expireUnaddressed(this.ctx, before, reason);
+    return waiting.expireUnaddressed(this.q, this.local, before, reason);
   }
 
   faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
-    return confirming.faxedNumbers(this.ctx, user, numbers);
+    return waiting.faxedNumbers(this.q, user, numbers);
   }
 
   async confirm(id: string, by: string): Promise<{ job: Job; moved: number }> {
-    const out = await confirming.confirm(this.ctx, id, by);
+    const out = await waiting.confirm(this.q, this.local, id, by);
     if (out.moved > 0) this.announce(out.job);
     return out;
   }
 
   expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
-    return confirming.expireUnconfirmed(this.ctx, before, reason);
+    return waiting.expireUnconfirmed(this.q, this.local, before, reason);
   }
 
   async purge(olderThanMs: number): Promise<number> {

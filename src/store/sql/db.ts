@@ -51,6 +51,11 @@ export interface Db extends Runner {
    * must not act outside the database). `what` names the step in a STORE_UNAVAILABLE message.
    */
   tx<T>(what: string, fn: (t: Runner) => Promise<T>, opts?: TxOptions): Promise<T>;
+  /**
+   * Inside `t`, tells the other gateways sharing the queue of a job that has become sendable,
+   * when `t` commits (PostgreSQL: NOTIFY; SQLite: nothing, its store calls its own listeners).
+   */
+  announce(t: Runner, jobId: string): Promise<void>;
 }
 
 /** Advisory-lock keys: one text → int4 hash per purpose, computed by PostgreSQL (hashtext). */

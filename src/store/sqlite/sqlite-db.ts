@@ -92,6 +92,9 @@ export class SqliteDb implements Db {
     return true;
   }
 
+  /** One process per SQLite queue (the daemon lock): no one else to tell. */
+  async announce(_t: Runner, _jobId: string): Promise<void> {}
+
   async tx<T>(what: string, fn: (t: Runner) => Promise<T>, opts: TxOptions = {}): Promise<T> {
     if (this.turn) await this.free();
     let end!: () => void;

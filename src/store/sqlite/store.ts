@@ -37,8 +37,6 @@ import { createContext, intakeWriter, type SqliteContext, statementCache } from 
 import { diskSyncs } from "./disk-syncs.js";
 import type { IntakeWriter } from "./intake-writer.js";
 import { openDatabase } from "./open-database.js";
-import * as addressing from "./addressing.js";
-import * as confirming from "./confirming.js";
 import * as enq from "./enqueue.js";
 import * as kv from "../sql/kv.js";
 import * as ops from "../sql/operator.js";
@@ -48,6 +46,7 @@ import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { SqliteDb } from "./sqlite-db.js";
 import * as leases from "../sql/leases.js";
+import * as waiting from "../sql/waiting.js";
 import * as received from "./received.js";
 import type { ReceivedChange, ReceivedFilter } from "../received.js";
 import type { NewReceivedFax, ReceivedEvent, ReceivedFax } from "../../received/index.js";
@@ -344,29 +343,29 @@ export class SqliteStore implements QueueStore {
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
-    const job = await this.q.exclusive(() => addressing.address(this.c, id, input));
+    const job = await waiting.address(this.q, same, id, input);
     // newly sendable, as a new job is
     for (const fn of this.enqueuedListeners) fn(job);
     return job;
   }
 
   async expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
-    return this.q.exclusive(() => addressing.expireUnaddressed(this.c, before, reason));
+    return waiting.expireUnaddressed(this.q, same, before, reason);
   }
 
   async faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
-    return this.q.exclusive(() => confirming.faxedNumbers(this.c, user, numbers));
+    return waiting.faxedNumbers(this.q, user, numbers);
   }
 
   async confirm(id: string, by: string): Promise<{ job: Job; moved: number }> {
-    const out = await this.q.exclusive(() => confirming.confirm(this.c, id, by));
+    const out = await waiting.confirm(this.q, same, id, by);
     // newly sendable, as a new job is
     if (out.moved > 0) for (const fn of this.enqueuedListeners) fn(out.job);
     return out;
   }
 
   async expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
-    return this.q.exclusive(() => confirming.expireUnconfirmed(this.c, before, reason));
+    return waiting.expireUnconfirmed(this.q, same, before, reason);
   }
 
   // ---- notifications
