@@ -49,7 +49,7 @@ import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMe
 import { pgDb } from "./pg-db.js";
 import * as leases from "../sql/leases.js";
 import * as waiting from "../sql/waiting.js";
-import * as received from "./received.js";
+import * as received from "../sql/received.js";
 import { migrate } from "./schema.js";
 
 export type { PgStoreOptions } from "./context.js";
@@ -324,34 +324,34 @@ export class PgStore implements QueueStore {
     return notifications.listNotifications(this.q, filter);
   }
 
-  // ---- received faxes (store/received.ts)
+  // ---- received faxes (../sql/received.ts)
 
   keepReceived(f: NewReceivedFax): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
-    return this.ctx.tx("keep a received fax", (c) => received.keepReceived(c, f, this.ctx.clock.now()));
+    return received.keepReceived(this.q, f);
   }
 
   getReceived(id: string): Promise<ReceivedFax | null> {
-    return this.ctx.tx("read a received fax", (c) => received.getReceived(c, id));
+    return received.getReceived(this.q, id);
   }
 
   listReceived(filter: ReceivedFilter = {}): Promise<ReceivedFax[]> {
-    return this.ctx.tx("list received faxes", (c) => received.listReceived(c, filter));
+    return received.listReceived(this.q, filter);
   }
 
   readReceivedDocument(id: string): Promise<Buffer | null> {
-    return this.ctx.tx("read a received fax", (c) => received.readReceivedDocument(c, id));
+    return received.readReceivedDocument(this.q, id);
   }
 
   changeReceived(id: string, change: ReceivedChange): Promise<ReceivedFax | null> {
-    return this.ctx.tx("change a received fax", (c) => received.changeReceived(c, id, change, this.ctx.clock.now()));
+    return received.changeReceived(this.q, id, change);
   }
 
   listReceivedEvents(id: string): Promise<ReceivedEvent[]> {
-    return this.ctx.tx("read a received fax", (c) => received.listReceivedEvents(c, id));
+    return received.listReceivedEvents(this.q, id);
   }
 
   purgeReceived(olderThanMs: number): Promise<number> {
-    return this.ctx.tx("purge received faxes", (c) => received.purgeReceived(c, olderThanMs, this.ctx.clock.now()));
+    return received.purgeReceived(this.q, olderThanMs);
   }
 
   // ---- key/value and duties

@@ -47,7 +47,7 @@ import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMe
 import { SqliteDb } from "./sqlite-db.js";
 import * as leases from "../sql/leases.js";
 import * as waiting from "../sql/waiting.js";
-import * as received from "./received.js";
+import * as received from "../sql/received.js";
 import type { ReceivedChange, ReceivedFilter } from "../received.js";
 import type { NewReceivedFax, ReceivedEvent, ReceivedFax } from "../../received/index.js";
 
@@ -393,33 +393,33 @@ export class SqliteStore implements QueueStore {
     return notes.listNotifications(this.q, filter);
   }
 
-  // ---- received faxes (store/received.ts)
+  // ---- received faxes (../sql/received.ts)
   async keepReceived(f: NewReceivedFax): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
-    return this.q.exclusive(() => received.keepReceived(this.c, f));
+    return received.keepReceived(this.q, f);
   }
 
   async getReceived(id: string): Promise<ReceivedFax | null> {
-    return this.q.exclusive(() => received.getReceived(this.c, id));
+    return received.getReceived(this.q, id);
   }
 
   async listReceived(filter: ReceivedFilter = {}): Promise<ReceivedFax[]> {
-    return this.q.exclusive(() => received.listReceived(this.c, filter));
+    return received.listReceived(this.q, filter);
   }
 
   async readReceivedDocument(id: string): Promise<Buffer | null> {
-    return this.q.exclusive(() => received.readReceivedDocument(this.c, id));
+    return received.readReceivedDocument(this.q, id);
   }
 
   async changeReceived(id: string, change: ReceivedChange): Promise<ReceivedFax | null> {
-    return this.q.exclusive(() => received.changeReceived(this.c, id, change));
+    return received.changeReceived(this.q, id, change);
   }
 
   async listReceivedEvents(id: string): Promise<ReceivedEvent[]> {
-    return this.q.exclusive(() => received.listReceivedEvents(this.c, id));
+    return received.listReceivedEvents(this.q, id);
   }
 
   async purgeReceived(olderThanMs: number): Promise<number> {
-    return this.q.exclusive(() => received.purgeReceived(this.c, olderThanMs));
+    return received.purgeReceived(this.q, olderThanMs);
   }
 
   // ---- key/value
