@@ -122,7 +122,7 @@ export class PgStore implements QueueStore {
   }
 
   async enqueue(input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-    const result = await intake.enqueue(this.ctx, input);
+    const result = await intake.enqueue(this.ctx, this.q, this.local, input);
     if (!result.duplicate) this.announce(result.job);
     return result;
   }
@@ -144,7 +144,7 @@ export class PgStore implements QueueStore {
     original: NewDocument;
     meta?: JobMeta;
   }): Promise<Job> {
-    return intake.enqueueCorrupt(this.ctx, input);
+    return intake.enqueueCorrupt(this.q, this.local, input);
   }
 
   // ---- reading

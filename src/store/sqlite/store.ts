@@ -146,7 +146,7 @@ export class SqliteStore implements QueueStore {
 
   // ---- intake
   async enqueue(input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-    const result = await enq.enqueue(this.c, input);
+    const result = await enq.enqueue(this.c, this.q, input);
     if (!result.duplicate) for (const fn of this.enqueuedListeners) fn(result.job);
     return result;
   }
@@ -158,7 +158,7 @@ export class SqliteStore implements QueueStore {
     original: NewDocument;
     meta?: JobMeta;
   }): Promise<Job> {
-    return enq.enqueueCorrupt(this.c, input);
+    return enq.enqueueCorrupt(this.c, this.q, input);
   }
 
   /** Called after each new job is committed (not for duplicates): the daemon wakes its dispatcher. */
