@@ -20,6 +20,9 @@ import type {
 } from "./types.js";
 import type { ReceivedStore } from "./received.js";
 import type { SignedUse, SignedUseAnswer } from "./signed-uses.js";
+import type { OperatorStep } from "./sql/operator.js";
+
+export type { OperatorStep } from "./sql/operator.js";
 
 export interface RecipientKey {
   jobId: string;
@@ -136,11 +139,12 @@ export interface QueueStore extends ReceivedStore {
   nextDueAt(): Promise<string | null>;
 
   // ---- operators (the CLI and the console)
-  retry(id: string): Promise<Job>;
-  /** `by` names who cancelled in the job's timeline ("alice", "bob, an operator"); default an operator. */
-  cancel(id: string, by?: string): Promise<Job>;
-  hold(id: string): Promise<Job>;
-  release(id: string): Promise<Job>;
+  /**
+   * An operator's step on every recipient of the job it may move: retry, cancel, hold, release.
+   * `by` names who did it in the job's timeline ("alice", "bob, an operator"); default an operator.
+   * Refused (JOB_STATE, saying why) when nothing moves.
+   */
+  operate(id: string, step: OperatorStep, by?: string): Promise<Job>;
   /**
    * Gives a job that waits for an address (NewJob.awaitingAddress) its numbers and cover: its
    * placeholder becomes the first recipient, queued. Refused when it no longer waits.

@@ -32,7 +32,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("a job waiting for an add
       expect(job.state).toBe("held");
       expect(job.recipients).toMatchObject([{ idx: 0, number: "", state: "held", lastError: "needs an address" }]);
       expect(await store.claimDue("w", 10, 60_000)).toEqual([]);
-      await expect(store.release(job.id)).rejects.toThrow(/no held recipients/);
+      await expect(store.operate(job.id, "release")).rejects.toThrow(/no held recipients/);
 
       const addressed = await store.address(job.id, {
         recipients: [{ number: "+15551234567", name: "Acme" }, { number: "+15557654321" }, { number: "+15551234567" }],
@@ -75,7 +75,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("a job waiting for an add
       expect(ended.map((j) => [j.id, j.state])).toEqual([[job.id, "cancelled"]]);
       expect(ended[0]!.recipients[0]!.lastError).toBe("needs an address: no number in 24 hours");
       expect((await store.getJob(sent.id))!.state).toBe("queued");
-      await expect(store.retry(job.id)).rejects.toThrow(/can be retried/);
+      await expect(store.operate(job.id, "retry")).rejects.toThrow(/can be retried/);
       expect((await store.listNotifications({ jobId: job.id })).map((n) => n.kind)).toEqual(["outcome"]);
     },
   );

@@ -38,7 +38,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
         end: "deliver" | "fail-at-service" | "fail-before" | "hold",
       ) => {
         const { job } = await store.enqueue(newJob(t!.dir, { user, recipients: [{ number }] }));
-        if (end === "hold") return store.hold(job.id);
+        if (end === "hold") return store.operate(job.id, "hold");
         const [g] = await store.claimDue("w", 1, 60_000);
         const key = { jobId: job.id, idx: 0 };
         if (end === "fail-before") return store.fail(key, { reason: "refused before sending" });
@@ -73,8 +73,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
       ]);
       expect(await store.claimDue("w", 10, 60_000)).toEqual([]);
       // an operator sees it but cannot send it in the owner's place
-      await expect(store.release(job.id)).rejects.toThrow(/no held recipients/);
-      await expect(store.retry(job.id)).rejects.toThrow(/can be retried/);
+      await expect(store.operate(job.id, "release")).rejects.toThrow(/no held recipients/);
+      await expect(store.operate(job.id, "retry")).rejects.toThrow(/can be retried/);
 
       const [a, b] = await Promise.all([store.confirm(job.id, "alice"), store.confirm(job.id, "alice")]);
       expect([a.moved, b.moved].sort()).toEqual([0, 2]);
@@ -97,7 +97,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
         newJob(t.dir, { source: "smtp", recipients: [{ number: NEW }], awaitingConfirmation: [NEW] }),
       );
       const { job: other } = await store.enqueue(newJob(t.dir));
-      const held = await store.hold(other.id);
+      const held = await store.operate(other.id, "hold");
       expect(held.state).toBe("held");
       clock.advance(23 * 3_600_000);
       expect(
@@ -113,7 +113,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
       // an operator's hold is not a confirmation wait
       expect((await store.getJob(other.id))!.state).toBe("held");
       expect((await store.confirm(job.id, "alice")).moved).toBe(0);
-      await expect(store.retry(job.id)).rejects.toThrow(/can be retried/);
+      await expect(store.operate(job.id, "retry")).rejects.toThrow(/can be retried/);
       expect(await store.claimDue("w", 10, 60_000)).toEqual([]);
       expect((await store.listNotifications({ jobId: job.id })).map((n) => n.kind)).toEqual(["outcome"]);
     });

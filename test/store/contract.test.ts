@@ -153,8 +153,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const notes = await store.listNotifications({ jobId: job.id });
       expect(notes.map((n) => [n.kind, n.dedupeKey])).toEqual([["rejected", `rejected:${job.id}`]]);
       expect((await store.readDocument(job.original!)).toString()).toBe("garbage");
-      await expectCode(() => store.retry(job.id), "JOB_STATE");
-      await expectCode(() => store.cancel(job.id), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "retry"), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "cancel"), "JOB_STATE");
       expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
     });
   });
@@ -243,7 +243,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
           })
         ).duplicate,
       ).toBe(true);
-      await store.retry(job.id);
+      await store.operate(job.id, "retry");
       const [g2] = await store.claimDue("me", 10, 60_000);
       expect(g2!.recipients.map((r) => r.idx)).toEqual([1]);
       await store.fail(key(job.id, 1), { reason: "no answer" });
@@ -415,12 +415,12 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const { job } = await store.enqueue(
         newJob(dir, { recipients: [{ number: "+15551230001" }, { number: "+15551230002" }] }),
       );
-      expect((await store.hold(job.id)).state).toBe("held");
+      expect((await store.operate(job.id, "hold")).state).toBe("held");
       expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
-      await expectCode(() => store.hold(job.id), "JOB_STATE");
-      expect((await store.release(job.id)).state).toBe("queued");
-      await expectCode(() => store.release(job.id), "JOB_STATE");
-      await expectCode(() => store.retry(job.id), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "hold"), "JOB_STATE");
+      expect((await store.operate(job.id, "release")).state).toBe("queued");
+      await expectCode(() => store.operate(job.id, "release"), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "retry"), "JOB_STATE");
       const [g] = await store.claimDue("me", 5, 10_000);
       await store.markAccepted(key(job.id, 0), g!.sendId, { messageId: "m1" });
       await store.defer(key(job.id, 1), {
@@ -428,17 +428,17 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
         nextAttemptAt: new Date(Date.now() + 3600_000),
         sendId: g!.sendId,
       });
-      const cancelled = await store.cancel(job.id);
+      const cancelled = await store.operate(job.id, "cancel");
       expect(cancelled.recipients.map((r) => r.state)).toEqual(["processing", "cancelled"]);
       expect(cancelled.state).toBe("active");
-      await expectCode(() => store.cancel(job.id), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "cancel"), "JOB_STATE");
       await store.complete(key(job.id, 0), { resultCode: "0" });
       expect((await store.getJob(job.id))!.state).toBe("partial");
-      const retried = await store.retry(job.id);
+      const retried = await store.operate(job.id, "retry");
       expect(retried.state).toBe("active"); // one delivered, one queued again
       expect(retried.finishedAt).toBeNull();
       expect(retried.recipients[1]).toMatchObject({ state: "queued", attempts: 0, faxTries: 0, lastError: null });
-      await expectCode(() => store.cancel("FGNOSUCHJOB00000"), "JOB_NOT_FOUND");
+      await expectCode(() => store.operate("FGNOSUCHJOB00000", "cancel"), "JOB_NOT_FOUND");
     });
 
     it("an unknown send is the operator's to retry or cancel only once parked, never while it is looked up", async () => {
@@ -448,8 +448,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       for (const g of await store.claimDue("me", 5, 10_000))
         expect(await store.markUnknown(key(g.job.id), g.sendId, "timeout")).toBe(true);
       // still being looked up: neither moves
-      await expectCode(() => store.retry(a.id), "JOB_STATE");
-      await expectCode(() => store.cancel(a.id), "JOB_STATE");
+      await expectCode(() => store.operate(a.id, "retry"), "JOB_STATE");
+      await expectCode(() => store.operate(a.id, "cancel"), "JOB_STATE");
       for (const j of [a, b]) {
         const r = (await store.getJob(j.id))!.recipients[0]!;
         expect(r.state).toBe("unknown");
@@ -462,9 +462,9 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
           ),
         ).toBe(true);
       }
-      const retried = await store.retry(a.id);
+      const retried = await store.operate(a.id, "retry");
       expect(retried.recipients[0]).toMatchObject({ state: "queued", lastError: null, sendId: null, attempts: 0 });
-      const cancelled = await store.cancel(b.id);
+      const cancelled = await store.operate(b.id, "cancel");
       expect(cancelled.state).toBe("cancelled");
       expect((await store.listEvents(b.id)).at(-1)).toMatchObject({
         transition: "cancel",
@@ -483,7 +483,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const open_ = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15559990000" }] }))).job;
       clock.advance(10 * 86_400_000);
       const recent = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15559990001" }] }))).job;
-      await store.cancel(recent.id);
+      await store.operate(recent.id, "cancel");
       expect(await store.purge(7 * 86_400_000)).toBe(0);
       for (const n of await store.claimNotifications("n", 10, 1000)) await store.completeNotification(n.id, "sent");
       expect(await store.purge(7 * 86_400_000)).toBe(1);
@@ -556,7 +556,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect(await store.countJobs({ search: "hello" })).toBe(4);
       const since = new Date(clock.now()).toISOString();
       expect(await store.listJobs({ updatedSince: since })).toEqual([]);
-      await store.cancel(ids[0]!);
+      await store.operate(ids[0]!, "cancel");
       expect((await store.listJobs({ updatedSince: since })).map((j) => j.id)).toEqual([ids[0]]);
     });
   });

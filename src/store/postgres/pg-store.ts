@@ -14,6 +14,7 @@ import type {
   DeferOptions,
   FailOptions,
   FaxResultFields,
+  OperatorStep,
   QueueStore,
   RecipientKey,
 } from "../queue-store.js";
@@ -250,20 +251,8 @@ export class PgStore implements QueueStore {
 
   // ---- operators
 
-  retry(id: string): Promise<Job> {
-    return operator.retry(this.q, this.local, id);
-  }
-
-  cancel(id: string, by?: string): Promise<Job> {
-    return operator.cancel(this.q, this.local, id, by);
-  }
-
-  hold(id: string): Promise<Job> {
-    return operator.hold(this.q, this.local, id);
-  }
-
-  release(id: string): Promise<Job> {
-    return operator.release(this.q, this.local, id);
+  operate(id: string, step: OperatorStep, by?: string): Promise<Job> {
+    return operator.operate(this.q, this.local, id, step, by);
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {

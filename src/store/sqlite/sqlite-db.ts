@@ -41,15 +41,6 @@ export class SqliteDb implements Db {
     while (this.turn) await this.turn;
   }
 
-  /**
-   * `fn` with the connection to itself, outside any transaction of this store (the parts of the
-   * store still written as synchronous calls take their turn here too).
-   */
-  async exclusive<T>(fn: () => T): Promise<T> {
-    if (this.turn) await this.free();
-    return fn();
-  }
-
   async all<R>(s: Sql, args: readonly unknown[] = []): Promise<R[]> {
     if (this.turn) await this.free();
     return this.alone(s, (st) => st.all(...args) as R[]);

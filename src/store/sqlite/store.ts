@@ -1,12 +1,11 @@
 // The durable queue on one box: one SQLite file (WAL, synchronous=FULL; intake's commits are
 // made on a thread of their own and flushed in groups, see intake-writer.ts) plus a folder per job
-// for its documents.
-// Several processes (daemon, CLI) may open it at once, so every rule that must
+// for its documents. Several processes (daemon, CLI) may open it at once, so every rule that must
 // hold across them lives in SQL transactions, never in memory. This class is the thin facade of
-// QueueStore over the parts of this folder (graphile-worker style, one file per job):
-// enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts; the
-// connection, flushes and threads it wires come from small factories (open-database.ts,
-// disk-syncs.ts, context.ts).
+// QueueStore over the operations written once for both stores (../sql/, on the port sqlite-db.ts)
+// and SQLite's own part: documents as files and intake's commits (enqueue.ts); the connection,
+// flushes and threads it wires come from small factories (open-database.ts, disk-syncs.ts,
+// context.ts).
 import type Database from "better-sqlite3";
 import { promises as fsp, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
@@ -14,7 +13,14 @@ import { systemClock, type Clock } from "../../clock.js";
 import { FaxgateError } from "../../errors.js";
 import { tempNameFor, type GroupSync } from "../../fs/index.js";
 import { silentLogger, type Logger } from "../../log/index.js";
-import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from "../queue-store.js";
+import type {
+  ClaimedGroup,
+  ClaimOptions,
+  FaxResultFields,
+  OperatorStep,
+  QueueStore,
+  RecipientKey,
+} from "../queue-store.js";
 import type {
   CoverSpec,
   NewRecipient,
@@ -105,23 +111,21 @@ export class SqliteStore implements QueueStore {
       this.writer.start();
     }
     this.c = createContext({
-      db: this.db,
       clock: opts.clock ?? systemClock,
       log,
       dataDir: this.dataDir,
       documentsDir: this.documentsDir,
       dedupeWindowMs: opts.dedupeWindowMs ?? 24 * 60 * 60 * 1000,
-      sql,
       checkpoints: this.checkpoints,
       writer: this.writer,
       syncs,
     });
     this.q = new SqliteDb(this.db, sql, this.c.clock, (blobBytes) => this.checkpoints.committed(blobBytes));
-    this.sweepOrphans();
+    this.sweepOrphans(sql);
   }
 
   /** Document folders without a job row are leftovers of an enqueue that crashed before its commit. */
-  private sweepOrphans(): void {
+  private sweepOrphans(sql: (text: string) => Database.Statement): void {
     const now = this.c.clock.now();
     let names: string[];
     try {
@@ -129,7 +133,7 @@ export class SqliteStore implements QueueStore {
     } catch {
       return;
     }
-    const exists = this.c.sql("SELECT 1 FROM jobs WHERE id = ?");
+    const exists = sql("SELECT 1 FROM jobs WHERE id = ?");
     for (const name of names) {
       const dir = path.join(this.documentsDir, name);
       try {
@@ -189,7 +193,7 @@ export class SqliteStore implements QueueStore {
   }
 
   async readDocument(doc: StoredDocument): Promise<Buffer> {
-    return this.inlineData(doc) ?? fsp.readFile(doc.path);
+    return (await this.inlineData(doc)) ?? fsp.readFile(doc.path);
   }
 
   /**
@@ -199,7 +203,7 @@ export class SqliteStore implements QueueStore {
    * written again by the next ask.
    */
   async documentPath(doc: StoredDocument): Promise<string> {
-    const data = this.inlineData(doc);
+    const data = await this.inlineData(doc);
     if (!data) return doc.path;
     await fsp.mkdir(path.dirname(doc.path), { recursive: true, mode: 0o750 });
     // under a temp name, then renamed: a reader of the path never sees half of it
@@ -219,11 +223,11 @@ export class SqliteStore implements QueueStore {
   }
 
   /** The bytes of a document kept in the database, or null for one kept as a file. */
-  private inlineData(doc: StoredDocument): Buffer | null {
-    // (synchronous, between statements of a transaction of the port at worst: a read)
-    const row = this.c
-      .sql("SELECT data FROM document_data WHERE job_id = ? AND file = ?")
-      .get(path.basename(path.dirname(doc.path)), path.basename(doc.path)) as { data: Buffer } | undefined;
+  private async inlineData(doc: StoredDocument): Promise<Buffer | null> {
+    const row = await this.q.get<{ data: Buffer }>("SELECT data FROM document_data WHERE job_id = ? AND file = ?", [
+      path.basename(path.dirname(doc.path)),
+      path.basename(doc.path),
+    ]);
     return row ? row.data : null;
   }
 
@@ -318,20 +322,8 @@ export class SqliteStore implements QueueStore {
   }
 
   // ---- operators
-  async retry(id: string): Promise<Job> {
-    return ops.retry(this.q, same, id);
-  }
-
-  async cancel(id: string, by?: string): Promise<Job> {
-    return ops.cancel(this.q, same, id, by);
-  }
-
-  async hold(id: string): Promise<Job> {
-    return ops.hold(this.q, same, id);
-  }
-
-  async release(id: string): Promise<Job> {
-    return ops.release(this.q, same, id);
+  async operate(id: string, step: OperatorStep, by?: string): Promise<Job> {
+    return ops.operate(this.q, same, id, step, by);
   }
 
   async purge(olderThanMs: number): Promise<number> {
