@@ -21,8 +21,12 @@ import type {
 import type { ReceivedStore } from "./received.js";
 import type { SignedUse, SignedUseAnswer } from "./signed-uses.js";
 import type { OperatorStep } from "./sql/operator.js";
+import type { RecipientFilter } from "./sql/read.js";
+import type { OwnerWait } from "./sql/waiting.js";
 
 export type { OperatorStep } from "./sql/operator.js";
+export type { RecipientFilter } from "./sql/read.js";
+export type { OwnerWait } from "./sql/waiting.js";
 
 export interface RecipientKey {
   jobId: string;
@@ -131,9 +135,8 @@ export interface QueueStore extends ReceivedStore {
   complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean>;
   recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void>;
   addApiCalls(keys: RecipientKey[], calls: number): Promise<void>;
-  listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>>;
-  /** Unknown sends made, and unknown since, before `sentBefore` (now minus the reconcile grace), and due. */
-  listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>>;
+  /** Faxes at the service not finished (`processing`), or unknown sends made, and unknown since, before `sentBefore` (now minus the reconcile grace) and due. */
+  listRecipients(filter: RecipientFilter): Promise<Array<Recipient & { user: string }>>;
   isKnownMessage(messageId: string): Promise<boolean>;
   wakeDeferred(user: string, errorPrefix: string): Promise<number>;
   nextDueAt(): Promise<string | null>;
@@ -150,8 +153,8 @@ export interface QueueStore extends ReceivedStore {
    * placeholder becomes the first recipient, queued. Refused when it no longer waits.
    */
   address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job>;
-  /** Ends (cancelled) the jobs created before `before` that still wait for an address; answers them. */
-  expireUnaddressed(before: Date, reason: string): Promise<Job[]>;
+  /** Ends (cancelled) the jobs created before `before` that still wait for an address or confirmation; answers them. */
+  expireWaiting(what: OwnerWait, before: Date, reason: string): Promise<Job[]>;
   /** Which of `numbers` (E.164) `user` has faxed before: the service took a fax to it (sql/waiting.ts). */
   faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]>;
   /**
@@ -160,8 +163,6 @@ export interface QueueStore extends ReceivedStore {
    * who confirmed, for the timeline.
    */
   confirm(id: string, by: string): Promise<{ job: Job; moved: number }>;
-  /** Ends (cancelled) the jobs created before `before` that still wait for confirmation; answers them. */
-  expireUnconfirmed(before: Date, reason: string): Promise<Job[]>;
   /** Removes final jobs older than the retention; returns how many. */
   purge(olderThanMs: number): Promise<number>;
 

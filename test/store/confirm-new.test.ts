@@ -1,6 +1,6 @@
 // A first fax to a new number, in the queue (both backends): a job enqueued awaitingConfirmation
 // is held (its new numbers named) and nothing claims, releases or retries it; `confirm` queues all
-// its recipients once (a second confirm moves nothing); `expireUnconfirmed` ends those past the
+// its recipients once (a second confirm moves nothing); `expireWaiting("confirmation")` ends those past the
 // window with the owner's notice; `faxedNumbers` counts only numbers the service took a fax to.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newNumbers, waitsForConfirmation } from "../../src/store/job-state.js";
@@ -101,10 +101,15 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
       expect(held.state).toBe("held");
       clock.advance(23 * 3_600_000);
       expect(
-        await store.expireUnconfirmed(new Date(clock.now() - 24 * 3_600_000), "not confirmed within 24 hours"),
+        await store.expireWaiting(
+          "confirmation",
+          new Date(clock.now() - 24 * 3_600_000),
+          "not confirmed within 24 hours",
+        ),
       ).toEqual([]);
       clock.advance(2 * 3_600_000);
-      const ended = await store.expireUnconfirmed(
+      const ended = await store.expireWaiting(
+        "confirmation",
         new Date(clock.now() - 24 * 3_600_000),
         "not confirmed within 24 hours",
       );

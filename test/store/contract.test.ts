@@ -188,7 +188,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect(await store.markAccepted(key(job.id, 0), "other-send", { messageId: "m9" })).toBe(false); // stale caller
       expect(await store.isKnownMessage("m1")).toBe(true);
       expect(await store.isKnownMessage("m9")).toBe(false);
-      expect((await store.listProcessing()).map((r) => [r.jobId, r.user, r.messageId])).toEqual([
+      expect((await store.listRecipients({ state: "processing" })).map((r) => [r.jobId, r.user, r.messageId])).toEqual([
         [job.id, "alice", "m1"],
       ]);
       await store.recordProgress(key(job.id, 0), { pagesComplete: 1, faxAttempt: 1 });
@@ -325,7 +325,9 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect(await store.markUnknown(k, g!.sendId, "timeout")).toBe(true);
       expect(await store.postponeUnknown(k, g!.sendId, "lookup failed", new Date(Date.now() + 60_000))).toBe(true);
       expect(await store.postponeUnknown(k, "other", "x", new Date())).toBe(false);
-      expect((await store.listUnknown(new Date(Date.now() + 1000))).length).toBe(0); // postponed
+      expect((await store.listRecipients({ state: "unknown", sentBefore: new Date(Date.now() + 1000) })).length).toBe(
+        0,
+      ); // postponed
       expect(await store.markAccepted(k, g!.sendId, { messageId: "m2" })).toBe(true);
       // processing: defer with expect narrowing refuses a state not in expect
       expect(await store.defer(k, { error: "x", nextAttemptAt: new Date(), expect: ["unknown"] })).toBe(false);
@@ -378,7 +380,9 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const r = (await store.getJob(job.id))!.recipients[0]!;
       expect(r).toMatchObject({ state: "unknown", sendId: g!.sendId, lockedBy: null });
       expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
-      expect((await store.listUnknown(new Date(clock.now() + 1))).map((x) => x.jobId)).toEqual([job.id]);
+      expect(
+        (await store.listRecipients({ state: "unknown", sentBefore: new Date(clock.now() + 1) })).map((x) => x.jobId),
+      ).toEqual([job.id]);
       expect(await store.markAccepted(key(job.id), g!.sendId, { messageId: "m1" })).toBe(true);
     });
 
@@ -392,9 +396,13 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       clock.advance(61_000);
       expect((await store.releaseExpired()).unknown).toBe(1);
       const grace = 8_000;
-      expect(await store.listUnknown(new Date(clock.now() - grace))).toEqual([]);
+      expect(await store.listRecipients({ state: "unknown", sentBefore: new Date(clock.now() - grace) })).toEqual([]);
       clock.advance(grace);
-      expect((await store.listUnknown(new Date(clock.now() - grace))).map((x) => x.jobId)).toEqual([job.id]);
+      expect(
+        (await store.listRecipients({ state: "unknown", sentBefore: new Date(clock.now() - grace) })).map(
+          (x) => x.jobId,
+        ),
+      ).toEqual([job.id]);
     });
 
     it("releaseOwner makes this owner's sends unknown and frees its notices", async () => {

@@ -15,7 +15,9 @@ import type {
   FailOptions,
   FaxResultFields,
   OperatorStep,
+  OwnerWait,
   QueueStore,
+  RecipientFilter,
   RecipientKey,
 } from "../queue-store.js";
 import type { ReceivedChange, ReceivedFilter } from "../received.js";
@@ -170,12 +172,8 @@ export class PgStore implements QueueStore {
     return reads.listEvents(this.q, jobId);
   }
 
-  listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return reads.listProcessing(this.q, limit);
-  }
-
-  listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return reads.listUnknown(this.q, sentBefore, limit);
+  listRecipients(filter: RecipientFilter): Promise<Array<Recipient & { user: string }>> {
+    return reads.listRecipients(this.q, filter);
   }
 
   isKnownMessage(messageId: string): Promise<boolean> {
@@ -261,8 +259,8 @@ export class PgStore implements QueueStore {
     return job;
   }
 
-  expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
-    return waiting.expireUnaddressed(this.q, this.local, before, reason);
+  expireWaiting(what: OwnerWait, before: Date, reason: string): Promise<Job[]> {
+    return waiting.expireWaitingFor(this.q, this.local, what, before, reason);
   }
 
   faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
@@ -273,10 +271,6 @@ export class PgStore implements QueueStore {
     const out = await waiting.confirm(this.q, this.local, id, by);
     if (out.moved > 0) this.announce(out.job);
     return out;
-  }
-
-  expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
-    return waiting.expireUnconfirmed(this.q, this.local, before, reason);
   }
 
   async purge(olderThanMs: number): Promise<number> {

@@ -124,13 +124,20 @@ async function expireWaiting(
   return out;
 }
 
-/** Jobs created before `before` still waiting for an address end (cancelled); answers them. */
-export const expireUnaddressed = (db: Db, local: Local, before: Date, reason: string): Promise<Job[]> =>
-  expireWaiting(db, local, "unaddressed", before, `${NEEDS_ADDRESS}: ${reason}`, reason);
+/** What a job may wait for its owner to give. */
+export type OwnerWait = "address" | "confirmation";
 
-/** Jobs created before `before` still waiting for confirmation end (cancelled); answers them. */
-export const expireUnconfirmed = (db: Db, local: Local, before: Date, reason: string): Promise<Job[]> =>
-  expireWaiting(db, local, "unconfirmed", before, `${UNCONFIRMED}: ${reason}`, reason);
+/** Ends (cancelled) the jobs created before `before` that still wait for `what`; answers them. */
+export const expireWaitingFor = (
+  db: Db,
+  local: Local,
+  what: OwnerWait,
+  before: Date,
+  reason: string,
+): Promise<Job[]> =>
+  what === "address"
+    ? expireWaiting(db, local, "unaddressed", before, `${NEEDS_ADDRESS}: ${reason}`, reason)
+    : expireWaiting(db, local, "unconfirmed", before, `${UNCONFIRMED}: ${reason}`, reason);
 
 /**
  * "A number the user never faxed before" (smtp.senderAuth.confirmNewDestinations): a number

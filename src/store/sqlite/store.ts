@@ -18,7 +18,9 @@ import type {
   ClaimOptions,
   FaxResultFields,
   OperatorStep,
+  OwnerWait,
   QueueStore,
+  RecipientFilter,
   RecipientKey,
 } from "../queue-store.js";
 import type {
@@ -301,12 +303,8 @@ export class SqliteStore implements QueueStore {
     return steps.addApiCalls(this.q, keys, calls);
   }
 
-  async listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return reads.listProcessing(this.q, limit);
-  }
-
-  async listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return reads.listUnknown(this.q, sentBefore, limit);
+  async listRecipients(filter: RecipientFilter): Promise<Array<Recipient & { user: string }>> {
+    return reads.listRecipients(this.q, filter);
   }
 
   async isKnownMessage(messageId: string): Promise<boolean> {
@@ -341,8 +339,8 @@ export class SqliteStore implements QueueStore {
     return job;
   }
 
-  async expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
-    return waiting.expireUnaddressed(this.q, same, before, reason);
+  async expireWaiting(what: OwnerWait, before: Date, reason: string): Promise<Job[]> {
+    return waiting.expireWaitingFor(this.q, same, what, before, reason);
   }
 
   async faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
@@ -354,10 +352,6 @@ export class SqliteStore implements QueueStore {
     // newly sendable, as a new job is
     if (out.moved > 0) for (const fn of this.enqueuedListeners) fn(out.job);
     return out;
-  }
-
-  async expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
-    return waiting.expireUnconfirmed(this.q, same, before, reason);
   }
 
   // ---- notifications
