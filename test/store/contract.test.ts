@@ -303,6 +303,26 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect((await store.claimDue("me", 4, 60_000)).map((g) => g.job.id)).toEqual([other.id]);
     });
 
+    it("addApiCalls shares a batched call out among its recipients; extendLease keeps only the owner's lease", async () => {
+      const { store, dir } = await open();
+      const { job } = await store.enqueue(
+        newJob(dir, { recipients: [{ number: "+15551231001" }, { number: "+15551231002" }] }),
+      );
+      const [g] = await store.claimDue("me", 1, 60_000);
+      expect(g!.recipients.length).toBe(2);
+      await store.addApiCalls([key(job.id, 0), key(job.id, 1)], 1);
+      await store.addApiCalls([key(job.id, 1)], 2);
+      await store.addApiCalls([], 5); // nothing to share out
+      expect((await store.getJob(job.id))!.recipients.map((r) => r.apiCalls)).toEqual([0.5, 2.5]);
+      const before = (await store.getJob(job.id))!.recipients[0]!.lockedUntil!;
+      await store.extendLease("someone-else", [key(job.id, 0)], 3_600_000);
+      expect((await store.getJob(job.id))!.recipients[0]!.lockedUntil).toBe(before);
+      await store.extendLease("me", [key(job.id, 0)], 3_600_000);
+      const after = await store.getJob(job.id);
+      expect(Date.parse(after!.recipients[0]!.lockedUntil!)).toBeGreaterThan(Date.parse(before));
+      expect(after!.recipients[1]!.lockedUntil).toBe(before);
+    });
+
     it("claims at most `limit` jobs per call", async () => {
       const { store, dir } = await open();
       for (let i = 0; i < 5; i++) await store.enqueue(newJob(dir, { recipients: [{ number: `+1555000010${i}` }] }));
@@ -667,6 +687,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const again = await (await reopen()).keepReceived(fax("m-1", { groups: ["other"] }));
       expect(again).toMatchObject({ duplicate: true, fax: { id: first.fax.id, groups: ["referrals"] } });
       expect((await store.readReceivedDocument(first.fax.id))!.toString()).toBe("%PDF-1.4 received");
+      expect(await store.getReceived(first.fax.id)).toEqual(first.fax);
+      expect(await store.getReceived("FR-NO-SUCH-FAX")).toBeNull();
       await store.keepReceived(
         fax("m-2", { groups: ["pharmacy"], document: null, status: "failed", receivedAt: "2026-11-21T10:00:00.000Z" }),
       );
