@@ -20,13 +20,20 @@ import type {
 } from "./types.js";
 import type { ReceivedStore } from "./received.js";
 import type { SignedUse, SignedUseAnswer } from "./signed-uses.js";
-import type { OperatorStep } from "./sql/operator.js";
-import type { RecipientFilter } from "./sql/read.js";
-import type { OwnerWait } from "./sql/waiting.js";
 
-export type { OperatorStep } from "./sql/operator.js";
-export type { RecipientFilter } from "./sql/read.js";
-export type { OwnerWait } from "./sql/waiting.js";
+/** What an operator does to a job (the CLI and the console): one step of the transition table each. */
+export type OperatorStep = "retry" | "cancel" | "hold" | "release";
+
+/** What a job may wait for its owner to give. */
+export type OwnerWait = "address" | "confirmation";
+
+/**
+ * Recipients the dispatcher follows, with their job's user: those accepted by the service and not
+ * finished (`processing`), or unknown sends due for reconciliation (`unknown`).
+ */
+export type RecipientFilter =
+  | { state: "processing"; limit?: number }
+  | { state: "unknown"; sentBefore: Date; limit?: number };
 
 export interface RecipientKey {
   jobId: string;

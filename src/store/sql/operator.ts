@@ -2,6 +2,7 @@
 // purge of finished jobs past their retention. Each recipient moved is one step in job_events,
 // its SET list rendered from the transition table.
 import { FaxgateError } from "../../errors.js";
+import type { OperatorStep } from "../queue-store.js";
 import { sqlParkedGuard, sqlStateList } from "../transition-sql.js";
 import {
   CANCEL_REFUSAL,
@@ -37,9 +38,6 @@ function moveAll(db: Db, id: string, name: TransitionName, by = "an operator"): 
     return rows.length;
   });
 }
-
-/** What an operator does to a job (the CLI and the console): one step of the transition table each. */
-export type OperatorStep = "retry" | "cancel" | "hold" | "release";
 
 /** Why a step moved nothing, after "job <id> is <state>: ". */
 const REFUSALS: Record<OperatorStep, string> = {

@@ -2,6 +2,7 @@
 // search, paging), counts, a job's history, and the dispatcher's own queries. `local` gives a job
 // as this instance hands it out (PostgreSQL: its documents' paths in this instance's cache).
 import { FaxgateError } from "../../errors.js";
+import type { RecipientFilter } from "../queue-store.js";
 import { isoUtc, type JobEventRow, type JobRow, type RecipientRow, toJob, toJobEvent, toRecipient } from "../rows.js";
 import { refuseControlCharacters } from "../text-input.js";
 import { sqlStateList } from "../transition-sql.js";
@@ -188,14 +189,7 @@ export async function nextDueAt(db: Db): Promise<string | null> {
   return r?.t ?? null;
 }
 
-/**
- * Recipients the dispatcher follows, with their job's user: those accepted by the service and not
- * finished (`processing`), or unknown sends due for reconciliation (`unknown`, see listUnknown).
- */
-export type RecipientFilter =
-  | { state: "processing"; limit?: number }
-  | { state: "unknown"; sentBefore: Date; limit?: number };
-
+/** Recipients the dispatcher follows (queue-store.ts RecipientFilter). */
 export function listRecipients(db: Db, f: RecipientFilter): Promise<Array<Recipient & { user: string }>> {
   return f.state === "processing" ? listProcessing(db, f.limit) : listUnknown(db, f.sentBefore, f.limit);
 }

@@ -5,6 +5,7 @@
 // recipients that wait for confirmation move (AWAITS_CONFIRMATION), so a second click, a second
 // tab, another gateway or the expiry racing a click find nothing to move: one winner.
 import { FaxgateError } from "../../errors.js";
+import type { OwnerWait } from "../queue-store.js";
 import { sqlParkedGuard, sqlStateList } from "../transition-sql.js";
 import { fromStates, NEEDS_ADDRESS, TRANSITIONS, type TransitionName, UNCONFIRMED } from "../transitions.js";
 import type { CoverSpec, Job, NewRecipient } from "../types.js";
@@ -123,9 +124,6 @@ async function expireWaiting(
   for (const id of ids) out.push(await mustGet(db, local, id));
   return out;
 }
-
-/** What a job may wait for its owner to give. */
-export type OwnerWait = "address" | "confirmation";
 
 /** Ends (cancelled) the jobs created before `before` that still wait for `what`; answers them. */
 export const expireWaitingFor = (
