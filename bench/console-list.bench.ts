@@ -114,7 +114,7 @@ export default async function bench(): Promise<BenchResult[]> {
       // a change comes at any moment, not just after a look (the bench would otherwise lock in step with the loop)
       await new Promise((r) => setTimeout(r, Math.random() * 1000));
       const t = performance.now();
-      await gw.store.hold(id);
+      await gw.store.operate(id, "hold");
       delays.push((await seen) - t);
       waiting.delete(id);
     }

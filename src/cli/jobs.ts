@@ -108,7 +108,7 @@ export async function jobOpCommand(
         "JOB_STATE",
         `job ${id} ${needsNumber(before, configuredConsoleUrl(ctx.config.web))} (${op} does not apply)`,
       );
-    const job = await store[op](id);
+    const job = await store.operate(id, op);
     if (opts.json) return printJson(jobJson(job));
     process.stdout.write(`${job.id}: ${job.state}\n`);
   });

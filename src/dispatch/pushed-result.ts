@@ -18,7 +18,7 @@ import { applyRecord } from "./outcome.js";
 export type PushedOutcome = "applied" | "later" | "unknown";
 
 export async function applyPushedRecord(ctx: DispatchContext, rec: FaxRecord): Promise<PushedOutcome> {
-  const r = (await ctx.store.listProcessing()).find((x) => x.messageId === rec.messageId);
+  const r = (await ctx.store.listRecipients({ state: "processing" })).find((x) => x.messageId === rec.messageId);
   if (r) {
     const told = await ctx.clientFor(r.user).faxInfo(rec.messageId);
     await applyRecord(ctx, r, told);

@@ -62,7 +62,7 @@ async function walk(
 
 /** One status pass over every `processing` fax. */
 export async function pollProcessing(ctx: DispatchContext): Promise<void> {
-  const all = await ctx.store.listProcessing();
+  const all = await ctx.store.listRecipients({ state: "processing" });
   await Promise.all(
     [...byUser(all)].map(([user, list]) =>
       pollUser(ctx, user, list).catch((err) => {
@@ -125,7 +125,10 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
  * send again (new sendId) if the service answered and does not, else wait and look again.
  */
 export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
-  const due = await ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.queue.reconcileGraceMs));
+  const due = await ctx.store.listRecipients({
+    state: "unknown",
+    sentBefore: new Date(ctx.clock.now() - ctx.queue.reconcileGraceMs),
+  });
   const bySend = new Map<string, Tracked[]>();
   for (const r of due)
     bySend.set(r.sendId ?? `none:${r.jobId}:${r.idx}`, [

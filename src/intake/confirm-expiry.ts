@@ -10,7 +10,7 @@ import { Sweep } from "../periodic.js";
 import type { QueueStore } from "../store/index.js";
 
 export interface ConfirmExpiryOptions {
-  store: Pick<QueueStore, "expireUnconfirmed" | "holdsDuty">;
+  store: Pick<QueueStore, "expireWaiting" | "holdsDuty">;
   clock: Clock;
   logger: Logger;
   /** smtp.senderAuth.confirmHours */
@@ -34,7 +34,8 @@ export class ConfirmExpiry extends Sweep<number> {
   protected async sweep(): Promise<number> {
     if (!(await this.opts.store.holdsDuty("confirm-expiry"))) return 0;
     const hours = this.opts.waitHours;
-    const ended = await this.opts.store.expireUnconfirmed(
+    const ended = await this.opts.store.expireWaiting(
+      "confirmation",
       new Date(this.opts.clock.now() - hours * 3_600_000),
       `not confirmed within ${hours} hour${hours === 1 ? "" : "s"}; never sent`,
     );

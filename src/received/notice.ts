@@ -18,7 +18,7 @@ export interface InboundPayload {
   errorInfo: string | null;
   /** The number the sender dialled (absent in notifications queued before it was kept). */
   dialled?: string | null;
-  /** The kept fax (store/received.ts): its document is attached from the store. */
+  /** The kept fax (store/sql/received.ts): its document is attached from the store. */
   receivedId?: string;
   /** Told as a member of this group's shared inbox. */
   group?: string;

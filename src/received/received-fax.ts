@@ -1,6 +1,6 @@
 // What a received fax is, for every stage that handles one (inbound/, notify/, web/, store/): the
 // service's record of it, its life in a group's shared inbox (new -> taken -> done), and its
-// timeline. How it is kept (SQL, rows) stays in store/received.ts.
+// timeline. How it is kept (SQL, rows) stays in store/sql/received.ts.
 
 export type ReceivedState = "new" | "taken" | "done";
 
@@ -27,18 +27,10 @@ export interface NewReceivedFax {
   detail: string;
 }
 
-export interface ReceivedFax {
+/** A received fax as kept: the service's record (without the document's bytes and the first entry), and its inbox life. */
+export interface ReceivedFax extends Omit<NewReceivedFax, "document" | "detail"> {
   id: string;
-  messageId: string;
-  user: string;
-  dialled: string | null;
-  sender: string | null;
-  csid: string | null;
-  pages: number | null;
-  status: string;
-  receivedAt: string;
   storedAt: string;
-  groups: string[];
   state: ReceivedState;
   owner: string | null;
   note: string | null;

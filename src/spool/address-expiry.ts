@@ -11,7 +11,7 @@ import type { QueueStore } from "../store/index.js";
 export const DEFAULT_ADDRESS_WAIT_HOURS = 24;
 
 export interface AddressExpiryOptions {
-  store: Pick<QueueStore, "expireUnaddressed" | "holdsDuty">;
+  store: Pick<QueueStore, "expireWaiting" | "holdsDuty">;
   clock: Clock;
   logger: Logger;
   waitHours?: number;
@@ -38,7 +38,8 @@ export class AddressExpiry extends Sweep<number> {
   protected async sweep(): Promise<number> {
     if (!(await this.opts.store.holdsDuty("address-expiry"))) return 0;
     const hours = this.waitMs / 3_600_000;
-    const ended = await this.opts.store.expireUnaddressed(
+    const ended = await this.opts.store.expireWaiting(
+      "address",
       new Date(this.opts.clock.now() - this.waitMs),
       `no fax number was given within ${hours} hour${hours === 1 ? "" : "s"}`,
     );

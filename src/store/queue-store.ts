@@ -22,6 +22,20 @@ import type {
 import type { ReceivedStore } from "./received.js";
 import type { SignedUse, SignedUseAnswer } from "./signed-uses.js";
 
+/** What an operator does to a job (the CLI and the console): one step of the transition table each. */
+export type OperatorStep = "retry" | "cancel" | "hold" | "release";
+
+/** What a job may wait for its owner to give. */
+export type OwnerWait = "address" | "confirmation";
+
+/**
+ * Recipients the dispatcher follows, with their job's user: those accepted by the service and not
+ * finished (`processing`), or unknown sends due for reconciliation (`unknown`).
+ */
+export type RecipientFilter =
+  | { state: "processing"; limit?: number }
+  | { state: "unknown"; sentBefore: Date; limit?: number };
+
 export interface RecipientKey {
   jobId: string;
   idx: number;
@@ -131,27 +145,27 @@ export interface QueueStore extends ReceivedStore {
   complete(key: RecipientKey, fields: FaxResultFields): Promise<boolean>;
   recordProgress(key: RecipientKey, fields: FaxResultFields): Promise<void>;
   addApiCalls(keys: RecipientKey[], calls: number): Promise<void>;
-  listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>>;
-  /** Unknown sends made, and unknown since, before `sentBefore` (now minus the reconcile grace), and due. */
-  listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>>;
+  /** Faxes at the service not finished (`processing`), or unknown sends made, and unknown since, before `sentBefore` (now minus the reconcile grace) and due. */
+  listRecipients(filter: RecipientFilter): Promise<Array<Recipient & { user: string }>>;
   isKnownMessage(messageId: string): Promise<boolean>;
   wakeDeferred(user: string, errorPrefix: string): Promise<number>;
   nextDueAt(): Promise<string | null>;
 
   // ---- operators (the CLI and the console)
-  retry(id: string): Promise<Job>;
-  /** `by` names who cancelled in the job's timeline ("alice", "bob, an operator"); default an operator. */
-  cancel(id: string, by?: string): Promise<Job>;
-  hold(id: string): Promise<Job>;
-  release(id: string): Promise<Job>;
+  /**
+   * An operator's step on every recipient of the job it may move: retry, cancel, hold, release.
+   * `by` names who did it in the job's timeline ("alice", "bob, an operator"); default an operator.
+   * Refused (JOB_STATE, saying why) when nothing moves.
+   */
+  operate(id: string, step: OperatorStep, by?: string): Promise<Job>;
   /**
    * Gives a job that waits for an address (NewJob.awaitingAddress) its numbers and cover: its
    * placeholder becomes the first recipient, queued. Refused when it no longer waits.
    */
   address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job>;
-  /** Ends (cancelled) the jobs created before `before` that still wait for an address; answers them. */
-  expireUnaddressed(before: Date, reason: string): Promise<Job[]>;
-  /** Which of `numbers` (E.164) `user` has faxed before: the service took a fax to it (faxed-numbers.ts). */
+  /** Ends (cancelled) the jobs created before `before` that still wait for an address or confirmation; answers them. */
+  expireWaiting(what: OwnerWait, before: Date, reason: string): Promise<Job[]>;
+  /** Which of `numbers` (E.164) `user` has faxed before: the service took a fax to it (sql/waiting.ts). */
   faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]>;
   /**
    * Queues every recipient of a job that waits for its owner's confirmation (NewJob.awaitingConfirmation);
@@ -159,8 +173,6 @@ export interface QueueStore extends ReceivedStore {
    * who confirmed, for the timeline.
    */
   confirm(id: string, by: string): Promise<{ job: Job; moved: number }>;
-  /** Ends (cancelled) the jobs created before `before` that still wait for confirmation; answers them. */
-  expireUnconfirmed(before: Date, reason: string): Promise<Job[]>;
   /** Removes final jobs older than the retention; returns how many. */
   purge(olderThanMs: number): Promise<number>;
 

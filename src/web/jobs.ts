@@ -53,10 +53,11 @@ export const jobRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (api
       if (op !== "cancel" && waitsForAddress(job))
         throw new FaxgateError("JOB_STATE", `job ${job.id} ${needsNumber(job)} (${op} does not apply)`);
       // the timeline names who cancelled: the owner, or an operator by name
-      const after =
-        op === "cancel"
-          ? await ctx.deps.store.cancel(job.id, job.user === s.user ? s.user : `${s.user}, an operator`)
-          : await ctx.deps.store[op](job.id);
+      const after = await ctx.deps.store.operate(
+        job.id,
+        op,
+        op === "cancel" ? (job.user === s.user ? s.user : `${s.user}, an operator`) : undefined,
+      );
       ctx.log.info({ user: s.user, job: job.id, action: op, state: after.state }, `WEB ${op}`);
       ctx.live.poke();
       return publicJob(after, ctx.clock.now());

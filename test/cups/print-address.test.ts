@@ -72,7 +72,7 @@ describe.skipIf(skipReason !== "")(
       expect(job.state).toBe("held");
       expect(job.recipients).toMatchObject([{ number: "", state: "held", lastError: "needs an address" }]);
       // nothing is sent while it waits, and an operator's release cannot send it to no number
-      await expect(rig.gw.store.release(job.id)).rejects.toThrow(/no held recipients/);
+      await expect(rig.gw.store.operate(job.id, "release")).rejects.toThrow(/no held recipients/);
 
       const mail = await waitUntil(
         () => mails().find((m) => m.includes("needs a fax number")),

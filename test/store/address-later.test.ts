@@ -1,6 +1,6 @@
 // Print now, address later, in the queue (both backends): a job enqueued awaitingAddress waits
 // held behind a placeholder recipient that nothing sends, releases or retries; `address` gives it
-// its numbers and it is claimed like any job; `expireUnaddressed` ends those waiting too long,
+// its numbers and it is claimed like any job; `expireWaiting("address")` ends those waiting too long,
 // and the step to final queues the owner's notice.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { manualClock, newJob } from "../helpers/store.js";
@@ -32,7 +32,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("a job waiting for an add
       expect(job.state).toBe("held");
       expect(job.recipients).toMatchObject([{ idx: 0, number: "", state: "held", lastError: "needs an address" }]);
       expect(await store.claimDue("w", 10, 60_000)).toEqual([]);
-      await expect(store.release(job.id)).rejects.toThrow(/no held recipients/);
+      await expect(store.operate(job.id, "release")).rejects.toThrow(/no held recipients/);
 
       const addressed = await store.address(job.id, {
         recipients: [{ number: "+15551234567", name: "Acme" }, { number: "+15557654321" }, { number: "+15551234567" }],
@@ -67,15 +67,19 @@ describe.each(["sqlite", "postgres"] as BackendName[])("a job waiting for an add
       const { job } = await store.enqueue({ ...newJob(t.dir), recipients: [], awaitingAddress: true });
       const { job: sent } = await store.enqueue(newJob(t.dir));
       clock.advance(10 * 3_600_000);
-      expect(await store.expireUnaddressed(new Date(clock.now() - 24 * 3_600_000), "no number in 24 hours")).toEqual(
-        [],
-      );
+      expect(
+        await store.expireWaiting("address", new Date(clock.now() - 24 * 3_600_000), "no number in 24 hours"),
+      ).toEqual([]);
       clock.advance(15 * 3_600_000);
-      const ended = await store.expireUnaddressed(new Date(clock.now() - 24 * 3_600_000), "no number in 24 hours");
+      const ended = await store.expireWaiting(
+        "address",
+        new Date(clock.now() - 24 * 3_600_000),
+        "no number in 24 hours",
+      );
       expect(ended.map((j) => [j.id, j.state])).toEqual([[job.id, "cancelled"]]);
       expect(ended[0]!.recipients[0]!.lastError).toBe("needs an address: no number in 24 hours");
       expect((await store.getJob(sent.id))!.state).toBe("queued");
-      await expect(store.retry(job.id)).rejects.toThrow(/can be retried/);
+      await expect(store.operate(job.id, "retry")).rejects.toThrow(/can be retried/);
       expect((await store.listNotifications({ jobId: job.id })).map((n) => n.kind)).toEqual(["outcome"]);
     },
   );

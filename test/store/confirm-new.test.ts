@@ -1,6 +1,6 @@
 // A first fax to a new number, in the queue (both backends): a job enqueued awaitingConfirmation
 // is held (its new numbers named) and nothing claims, releases or retries it; `confirm` queues all
-// its recipients once (a second confirm moves nothing); `expireUnconfirmed` ends those past the
+// its recipients once (a second confirm moves nothing); `expireWaiting("confirmation")` ends those past the
 // window with the owner's notice; `faxedNumbers` counts only numbers the service took a fax to.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newNumbers, waitsForConfirmation } from "../../src/store/job-state.js";
@@ -38,7 +38,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
         end: "deliver" | "fail-at-service" | "fail-before" | "hold",
       ) => {
         const { job } = await store.enqueue(newJob(t!.dir, { user, recipients: [{ number }] }));
-        if (end === "hold") return store.hold(job.id);
+        if (end === "hold") return store.operate(job.id, "hold");
         const [g] = await store.claimDue("w", 1, 60_000);
         const key = { jobId: job.id, idx: 0 };
         if (end === "fail-before") return store.fail(key, { reason: "refused before sending" });
@@ -73,8 +73,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
       ]);
       expect(await store.claimDue("w", 10, 60_000)).toEqual([]);
       // an operator sees it but cannot send it in the owner's place
-      await expect(store.release(job.id)).rejects.toThrow(/no held recipients/);
-      await expect(store.retry(job.id)).rejects.toThrow(/can be retried/);
+      await expect(store.operate(job.id, "release")).rejects.toThrow(/no held recipients/);
+      await expect(store.operate(job.id, "retry")).rejects.toThrow(/can be retried/);
 
       const [a, b] = await Promise.all([store.confirm(job.id, "alice"), store.confirm(job.id, "alice")]);
       expect([a.moved, b.moved].sort()).toEqual([0, 2]);
@@ -97,14 +97,19 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
         newJob(t.dir, { source: "smtp", recipients: [{ number: NEW }], awaitingConfirmation: [NEW] }),
       );
       const { job: other } = await store.enqueue(newJob(t.dir));
-      const held = await store.hold(other.id);
+      const held = await store.operate(other.id, "hold");
       expect(held.state).toBe("held");
       clock.advance(23 * 3_600_000);
       expect(
-        await store.expireUnconfirmed(new Date(clock.now() - 24 * 3_600_000), "not confirmed within 24 hours"),
+        await store.expireWaiting(
+          "confirmation",
+          new Date(clock.now() - 24 * 3_600_000),
+          "not confirmed within 24 hours",
+        ),
       ).toEqual([]);
       clock.advance(2 * 3_600_000);
-      const ended = await store.expireUnconfirmed(
+      const ended = await store.expireWaiting(
+        "confirmation",
         new Date(clock.now() - 24 * 3_600_000),
         "not confirmed within 24 hours",
       );
@@ -113,7 +118,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
       // an operator's hold is not a confirmation wait
       expect((await store.getJob(other.id))!.state).toBe("held");
       expect((await store.confirm(job.id, "alice")).moved).toBe(0);
-      await expect(store.retry(job.id)).rejects.toThrow(/can be retried/);
+      await expect(store.operate(job.id, "retry")).rejects.toThrow(/can be retried/);
       expect(await store.claimDue("w", 10, 60_000)).toEqual([]);
       expect((await store.listNotifications({ jobId: job.id })).map((n) => n.kind)).toEqual(["outcome"]);
     });

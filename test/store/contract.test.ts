@@ -153,8 +153,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const notes = await store.listNotifications({ jobId: job.id });
       expect(notes.map((n) => [n.kind, n.dedupeKey])).toEqual([["rejected", `rejected:${job.id}`]]);
       expect((await store.readDocument(job.original!)).toString()).toBe("garbage");
-      await expectCode(() => store.retry(job.id), "JOB_STATE");
-      await expectCode(() => store.cancel(job.id), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "retry"), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "cancel"), "JOB_STATE");
       expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
     });
   });
@@ -188,7 +188,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect(await store.markAccepted(key(job.id, 0), "other-send", { messageId: "m9" })).toBe(false); // stale caller
       expect(await store.isKnownMessage("m1")).toBe(true);
       expect(await store.isKnownMessage("m9")).toBe(false);
-      expect((await store.listProcessing()).map((r) => [r.jobId, r.user, r.messageId])).toEqual([
+      expect((await store.listRecipients({ state: "processing" })).map((r) => [r.jobId, r.user, r.messageId])).toEqual([
         [job.id, "alice", "m1"],
       ]);
       await store.recordProgress(key(job.id, 0), { pagesComplete: 1, faxAttempt: 1 });
@@ -243,7 +243,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
           })
         ).duplicate,
       ).toBe(true);
-      await store.retry(job.id);
+      await store.operate(job.id, "retry");
       const [g2] = await store.claimDue("me", 10, 60_000);
       expect(g2!.recipients.map((r) => r.idx)).toEqual([1]);
       await store.fail(key(job.id, 1), { reason: "no answer" });
@@ -303,6 +303,26 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect((await store.claimDue("me", 4, 60_000)).map((g) => g.job.id)).toEqual([other.id]);
     });
 
+    it("addApiCalls shares a batched call out among its recipients; extendLease keeps only the owner's lease", async () => {
+      const { store, dir } = await open();
+      const { job } = await store.enqueue(
+        newJob(dir, { recipients: [{ number: "+15551231001" }, { number: "+15551231002" }] }),
+      );
+      const [g] = await store.claimDue("me", 1, 60_000);
+      expect(g!.recipients.length).toBe(2);
+      await store.addApiCalls([key(job.id, 0), key(job.id, 1)], 1);
+      await store.addApiCalls([key(job.id, 1)], 2);
+      await store.addApiCalls([], 5); // nothing to share out
+      expect((await store.getJob(job.id))!.recipients.map((r) => r.apiCalls)).toEqual([0.5, 2.5]);
+      const before = (await store.getJob(job.id))!.recipients[0]!.lockedUntil!;
+      await store.extendLease("someone-else", [key(job.id, 0)], 3_600_000);
+      expect((await store.getJob(job.id))!.recipients[0]!.lockedUntil).toBe(before);
+      await store.extendLease("me", [key(job.id, 0)], 3_600_000);
+      const after = await store.getJob(job.id);
+      expect(Date.parse(after!.recipients[0]!.lockedUntil!)).toBeGreaterThan(Date.parse(before));
+      expect(after!.recipients[1]!.lockedUntil).toBe(before);
+    });
+
     it("claims at most `limit` jobs per call", async () => {
       const { store, dir } = await open();
       for (let i = 0; i < 5; i++) await store.enqueue(newJob(dir, { recipients: [{ number: `+1555000010${i}` }] }));
@@ -325,7 +345,9 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect(await store.markUnknown(k, g!.sendId, "timeout")).toBe(true);
       expect(await store.postponeUnknown(k, g!.sendId, "lookup failed", new Date(Date.now() + 60_000))).toBe(true);
       expect(await store.postponeUnknown(k, "other", "x", new Date())).toBe(false);
-      expect((await store.listUnknown(new Date(Date.now() + 1000))).length).toBe(0); // postponed
+      expect((await store.listRecipients({ state: "unknown", sentBefore: new Date(Date.now() + 1000) })).length).toBe(
+        0,
+      ); // postponed
       expect(await store.markAccepted(k, g!.sendId, { messageId: "m2" })).toBe(true);
       // processing: defer with expect narrowing refuses a state not in expect
       expect(await store.defer(k, { error: "x", nextAttemptAt: new Date(), expect: ["unknown"] })).toBe(false);
@@ -378,7 +400,9 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const r = (await store.getJob(job.id))!.recipients[0]!;
       expect(r).toMatchObject({ state: "unknown", sendId: g!.sendId, lockedBy: null });
       expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
-      expect((await store.listUnknown(new Date(clock.now() + 1))).map((x) => x.jobId)).toEqual([job.id]);
+      expect(
+        (await store.listRecipients({ state: "unknown", sentBefore: new Date(clock.now() + 1) })).map((x) => x.jobId),
+      ).toEqual([job.id]);
       expect(await store.markAccepted(key(job.id), g!.sendId, { messageId: "m1" })).toBe(true);
     });
 
@@ -392,9 +416,13 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       clock.advance(61_000);
       expect((await store.releaseExpired()).unknown).toBe(1);
       const grace = 8_000;
-      expect(await store.listUnknown(new Date(clock.now() - grace))).toEqual([]);
+      expect(await store.listRecipients({ state: "unknown", sentBefore: new Date(clock.now() - grace) })).toEqual([]);
       clock.advance(grace);
-      expect((await store.listUnknown(new Date(clock.now() - grace))).map((x) => x.jobId)).toEqual([job.id]);
+      expect(
+        (await store.listRecipients({ state: "unknown", sentBefore: new Date(clock.now() - grace) })).map(
+          (x) => x.jobId,
+        ),
+      ).toEqual([job.id]);
     });
 
     it("releaseOwner makes this owner's sends unknown and frees its notices", async () => {
@@ -415,12 +443,12 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const { job } = await store.enqueue(
         newJob(dir, { recipients: [{ number: "+15551230001" }, { number: "+15551230002" }] }),
       );
-      expect((await store.hold(job.id)).state).toBe("held");
+      expect((await store.operate(job.id, "hold")).state).toBe("held");
       expect(await store.claimDue("me", 5, 10_000)).toEqual([]);
-      await expectCode(() => store.hold(job.id), "JOB_STATE");
-      expect((await store.release(job.id)).state).toBe("queued");
-      await expectCode(() => store.release(job.id), "JOB_STATE");
-      await expectCode(() => store.retry(job.id), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "hold"), "JOB_STATE");
+      expect((await store.operate(job.id, "release")).state).toBe("queued");
+      await expectCode(() => store.operate(job.id, "release"), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "retry"), "JOB_STATE");
       const [g] = await store.claimDue("me", 5, 10_000);
       await store.markAccepted(key(job.id, 0), g!.sendId, { messageId: "m1" });
       await store.defer(key(job.id, 1), {
@@ -428,17 +456,17 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
         nextAttemptAt: new Date(Date.now() + 3600_000),
         sendId: g!.sendId,
       });
-      const cancelled = await store.cancel(job.id);
+      const cancelled = await store.operate(job.id, "cancel");
       expect(cancelled.recipients.map((r) => r.state)).toEqual(["processing", "cancelled"]);
       expect(cancelled.state).toBe("active");
-      await expectCode(() => store.cancel(job.id), "JOB_STATE");
+      await expectCode(() => store.operate(job.id, "cancel"), "JOB_STATE");
       await store.complete(key(job.id, 0), { resultCode: "0" });
       expect((await store.getJob(job.id))!.state).toBe("partial");
-      const retried = await store.retry(job.id);
+      const retried = await store.operate(job.id, "retry");
       expect(retried.state).toBe("active"); // one delivered, one queued again
       expect(retried.finishedAt).toBeNull();
       expect(retried.recipients[1]).toMatchObject({ state: "queued", attempts: 0, faxTries: 0, lastError: null });
-      await expectCode(() => store.cancel("FGNOSUCHJOB00000"), "JOB_NOT_FOUND");
+      await expectCode(() => store.operate("FGNOSUCHJOB00000", "cancel"), "JOB_NOT_FOUND");
     });
 
     it("an unknown send is the operator's to retry or cancel only once parked, never while it is looked up", async () => {
@@ -448,8 +476,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       for (const g of await store.claimDue("me", 5, 10_000))
         expect(await store.markUnknown(key(g.job.id), g.sendId, "timeout")).toBe(true);
       // still being looked up: neither moves
-      await expectCode(() => store.retry(a.id), "JOB_STATE");
-      await expectCode(() => store.cancel(a.id), "JOB_STATE");
+      await expectCode(() => store.operate(a.id, "retry"), "JOB_STATE");
+      await expectCode(() => store.operate(a.id, "cancel"), "JOB_STATE");
       for (const j of [a, b]) {
         const r = (await store.getJob(j.id))!.recipients[0]!;
         expect(r.state).toBe("unknown");
@@ -462,9 +490,9 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
           ),
         ).toBe(true);
       }
-      const retried = await store.retry(a.id);
+      const retried = await store.operate(a.id, "retry");
       expect(retried.recipients[0]).toMatchObject({ state: "queued", lastError: null, sendId: null, attempts: 0 });
-      const cancelled = await store.cancel(b.id);
+      const cancelled = await store.operate(b.id, "cancel");
       expect(cancelled.state).toBe("cancelled");
       expect((await store.listEvents(b.id)).at(-1)).toMatchObject({
         transition: "cancel",
@@ -483,7 +511,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const open_ = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15559990000" }] }))).job;
       clock.advance(10 * 86_400_000);
       const recent = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15559990001" }] }))).job;
-      await store.cancel(recent.id);
+      await store.operate(recent.id, "cancel");
       expect(await store.purge(7 * 86_400_000)).toBe(0);
       for (const n of await store.claimNotifications("n", 10, 1000)) await store.completeNotification(n.id, "sent");
       expect(await store.purge(7 * 86_400_000)).toBe(1);
@@ -556,7 +584,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect(await store.countJobs({ search: "hello" })).toBe(4);
       const since = new Date(clock.now()).toISOString();
       expect(await store.listJobs({ updatedSince: since })).toEqual([]);
-      await store.cancel(ids[0]!);
+      await store.operate(ids[0]!, "cancel");
       expect((await store.listJobs({ updatedSince: since })).map((j) => j.id)).toEqual([ids[0]]);
     });
   });
@@ -659,6 +687,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const again = await (await reopen()).keepReceived(fax("m-1", { groups: ["other"] }));
       expect(again).toMatchObject({ duplicate: true, fax: { id: first.fax.id, groups: ["referrals"] } });
       expect((await store.readReceivedDocument(first.fax.id))!.toString()).toBe("%PDF-1.4 received");
+      expect(await store.getReceived(first.fax.id)).toEqual(first.fax);
+      expect(await store.getReceived("FR-NO-SUCH-FAX")).toBeNull();
       await store.keepReceived(
         fax("m-2", { groups: ["pharmacy"], document: null, status: "failed", receivedAt: "2026-11-21T10:00:00.000Z" }),
       );

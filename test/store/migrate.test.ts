@@ -44,7 +44,7 @@ async function busyQueue(s: QueueStore, dir: string): Promise<void> {
       },
     ],
   });
-  await s.hold(held.id);
+  await s.operate(held.id, "hold");
   const sending = await one("+15550000102");
   const deferred = await one("+15550000103");
   const processing = await one("+15550000104");
@@ -52,7 +52,7 @@ async function busyQueue(s: QueueStore, dir: string): Promise<void> {
   const failed = await one("+15550000106");
   const unknown = await one("+15550000107");
   const cancelled = await one("+15550000108");
-  await s.cancel(cancelled.id);
+  await s.operate(cancelled.id, "cancel");
   const partial = (
     await s.enqueue(newJob(dir, { recipients: [{ number: "+15550000109" }, { number: "+15550000110" }] }))
   ).job;

@@ -48,22 +48,22 @@ const CALLS: Partial<Record<TransitionName, (jobId: string) => Promise<boolean>>
   },
   wake: async (_jobId) => (await t.store.wakeDeferred("alice", "zz")) > 0,
   retry: (jobId) =>
-    t.store.retry(jobId).then(
+    t.store.operate(jobId, "retry").then(
       () => true,
       () => false,
     ),
   cancel: (jobId) =>
-    t.store.cancel(jobId).then(
+    t.store.operate(jobId, "cancel").then(
       () => true,
       () => false,
     ),
   hold: (jobId) =>
-    t.store.hold(jobId).then(
+    t.store.operate(jobId, "hold").then(
       () => true,
       () => false,
     ),
   release: (jobId) =>
-    t.store.release(jobId).then(
+    t.store.operate(jobId, "release").then(
       () => true,
       () => false,
     ),
@@ -173,9 +173,9 @@ describe("a job's history", () => {
     const { job } = await t.store.enqueue(
       newJob(t.dir, { recipients: [{ number: "+15550000001" }, { number: "+15550000002" }] }),
     );
-    await t.store.hold(job.id);
-    await t.store.cancel(job.id);
-    await t.store.retry(job.id);
+    await t.store.operate(job.id, "hold");
+    await t.store.operate(job.id, "cancel");
+    await t.store.operate(job.id, "retry");
     const steps = (await t.store.listEvents(job.id)).map((e) => `${e.transition}:${e.idx}:${e.from}>${e.to}`);
     expect(steps).toEqual([
       "enqueue:null:null>queued",
@@ -192,7 +192,7 @@ describe("a job's history", () => {
     const clock = manualClock();
     t = tempStore({ clock });
     const { job } = await t.store.enqueue(newJob(t.dir));
-    await t.store.cancel(job.id);
+    await t.store.operate(job.id, "cancel");
     for (const n of await t.store.listNotifications({ jobId: job.id }))
       await t.store.completeNotification(n.id, "sent");
     clock.advance(10 * 86_400_000);
@@ -306,7 +306,7 @@ describe("finding jobs: search, paging, counting", () => {
     // updatedSince: only jobs changed at or after that time (the console's live updates)
     const mark = new Date(clock.now() + 500).toISOString();
     clock.advance(1000);
-    await t.store.cancel(ids[5]!);
+    await t.store.operate(ids[5]!, "cancel");
     expect((await t.store.listJobs({ updatedSince: mark })).map((j) => j.id)).toEqual([ids[5]]);
     expect(await t.store.countJobs({ updatedSince: mark, state: "cancelled" })).toBe(1);
     expect(await t.store.countJobs({ updatedSince: mark, state: "queued" })).toBe(0);

@@ -55,8 +55,8 @@ describe("enqueue", () => {
     );
     expect(existsSync(path.join(t.dir, "data", "documents", only.id))).toBe(false);
     // purged with its job
-    await t.store.cancel(job.id);
-    await t.store.cancel(only.id);
+    await t.store.operate(job.id, "cancel");
+    await t.store.operate(only.id, "cancel");
     for (const x of await t.store.claimNotifications("n", 10, 1000)) await t.store.completeNotification(x.id, "sent");
     clock.advance(10 * 86_400_000);
     expect(await t.store.purge(7 * 86_400_000)).toBe(2);
@@ -171,7 +171,7 @@ describe("purge", () => {
     const ids: string[] = [];
     for (let i = 0; i < n; i += 1) {
       const { job } = await t.store.enqueue(newJob(t.dir));
-      await t.store.cancel(job.id);
+      await t.store.operate(job.id, "cancel");
       ids.push(job.id);
     }
     for (const x of await t.store.claimNotifications("n", n * 2, 1000))

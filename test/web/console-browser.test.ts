@@ -195,7 +195,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     const letThrough = await holdStream(page);
     await page.goto(`${rig.url("web")}/fax.html?id=${job.id}`);
     await page.locator("#summary .badge.s-queued").waitFor();
-    await rig.gw.store.hold(job.id);
+    await rig.gw.store.operate(job.id, "hold");
     await expect
       .poll(() => watcher.evaluate(() => (globalThis as unknown as { heard: string[] }).heard), { timeout: 10_000 })
       .toContain(`${job.id} held`);
@@ -207,7 +207,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
     await list.goto(`${rig.url("web")}/`);
     const row = list.locator(`tr[data-job="${job.id}"]`);
     await row.locator(".badge.s-held").waitFor();
-    await rig.gw.store.release(job.id);
+    await rig.gw.store.operate(job.id, "release");
     await expect
       .poll(() => watcher.evaluate(() => (globalThis as unknown as { heard: string[] }).heard), { timeout: 10_000 })
       .toContain(`${job.id} queued`);
@@ -310,7 +310,7 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
 
   it("shows an operator the queue", async () => {
     await queued("Held one", "+15550104949", new Date(Date.now() + 3_600_000).toISOString()).then((j) =>
-      rig.gw.store.hold(j.id),
+      rig.gw.store.operate(j.id, "hold"),
     );
     const { ctx, page } = await signedIn("ops");
     await page.getByRole("link", { name: "Queue" }).click();

@@ -12,7 +12,7 @@ import {
   toNumbered,
   type TxOptions,
 } from "../sql/db.js";
-import type { PgContext, Q } from "./context.js";
+import { JOBS_CHANNEL, type PgContext, type Q } from "./context.js";
 
 const text = (s: Sql): string => toNumbered(textFor(s, "postgres"));
 
@@ -29,6 +29,9 @@ export function pgRunner(c: Q): Runner {
     lock: async (key: string) => {
       await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey(key)]);
     },
+    tryLock: async (key: string) =>
+      (await c.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok", [lockKey(key)])).rows[0]!
+        .ok,
   };
 }
 
@@ -45,6 +48,10 @@ export function pgDb(ctx: PgContext): Db {
     }),
     // a lock outside a transaction would end with its statement: only tx's runner has one
     lock: async () => undefined,
+    tryLock: async () => false,
+    announce: async (t: Runner, jobId: string) => {
+      await t.run("SELECT pg_notify(?, ?)", [JOBS_CHANNEL, `${ctx.instanceTag} ${jobId}`]);
+    },
     tx: <T>(what: string, fn: (t: Runner) => Promise<T>, _opts?: TxOptions) => ctx.tx(what, (c) => fn(pgRunner(c))),
   };
 }

@@ -14,7 +14,10 @@ import type {
   DeferOptions,
   FailOptions,
   FaxResultFields,
+  OperatorStep,
+  OwnerWait,
   QueueStore,
+  RecipientFilter,
   RecipientKey,
 } from "../queue-store.js";
 import type { ReceivedChange, ReceivedFilter } from "../received.js";
@@ -35,8 +38,6 @@ import type {
   Recipient,
   StoredDocument,
 } from "../types.js";
-import * as addressing from "./addressing.js";
-import * as confirming from "./confirming.js";
 import { createPgContext, type PgContext, type PgStoreOptions } from "./context.js";
 import * as documents from "./documents.js";
 import { DutyConnection } from "./duties.js";
@@ -49,8 +50,9 @@ import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { pgDb } from "./pg-db.js";
-import * as leases from "./leases.js";
-import * as received from "./received.js";
+import * as leases from "../sql/leases.js";
+import * as waiting from "../sql/waiting.js";
+import * as received from "../sql/received.js";
 import { migrate } from "./schema.js";
 
 export type { PgStoreOptions } from "./context.js";
@@ -127,7 +129,7 @@ export class PgStore implements QueueStore {
   }
 
   async enqueue(input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-    const result = await intake.enqueue(this.ctx, input);
+    const result = await intake.enqueue(this.ctx, this.q, this.local, input);
     if (!result.duplicate) this.announce(result.job);
     return result;
   }
@@ -149,7 +151,7 @@ export class PgStore implements QueueStore {
     original: NewDocument;
     meta?: JobMeta;
   }): Promise<Job> {
-    return intake.enqueueCorrupt(this.ctx, input);
+    return intake.enqueueCorrupt(this.q, this.local, input);
   }
 
   // ---- reading
@@ -174,12 +176,8 @@ export class PgStore implements QueueStore {
     return reads.listEvents(this.q, jobId);
   }
 
-  listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return reads.listProcessing(this.q, limit);
-  }
-
-  listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return reads.listUnknown(this.q, sentBefore, limit);
+  listRecipients(filter: RecipientFilter): Promise<Array<Recipient & { user: string }>> {
+    return reads.listRecipients(this.q, filter);
   }
 
   isKnownMessage(messageId: string): Promise<boolean> {
@@ -192,21 +190,24 @@ export class PgStore implements QueueStore {
 
   // ---- dispatcher side
 
-  claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
-    return leases.claimDue(this.ctx, owner, limit, leaseMs, opts);
+  async claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
+    const groups = await leases.claimDue(this.q, this.local, owner, limit, leaseMs, opts);
+    // the documents on this host before the send reads them
+    await Promise.all(groups.map((g) => documents.cacheDocuments(this.ctx, g.job)));
+    return groups;
   }
 
   extendLease(owner: string, keys: RecipientKey[], leaseMs: number): Promise<void> {
-    return leases.extendLease(this.ctx, owner, keys, leaseMs);
+    return leases.extendLease(this.q, owner, keys, leaseMs);
   }
 
   /** Leases expire by time only: several instances share the queue, so `all` is ignored here. */
-  releaseExpired(_opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
-    return leases.releaseExpired(this.ctx);
+  releaseExpired(opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
+    return leases.releaseExpired(this.q, opts);
   }
 
   releaseOwner(owner: string): Promise<number> {
-    return leases.releaseOwner(this.ctx, owner);
+    return leases.releaseOwner(this.q, owner);
   }
 
   markAccepted(
@@ -252,44 +253,28 @@ export class PgStore implements QueueStore {
 
   // ---- operators
 
-  retry(id: string): Promise<Job> {
-    return operator.retry(this.q, this.local, id);
-  }
-
-  cancel(id: string, by?: string): Promise<Job> {
-    return operator.cancel(this.q, this.local, id, by);
-  }
-
-  hold(id: string): Promise<Job> {
-    return operator.hold(this.q, this.local, id);
-  }
-
-  release(id: string): Promise<Job> {
-    return operator.release(this.q, this.local, id);
+  operate(id: string, step: OperatorStep, by?: string): Promise<Job> {
+    return operator.operate(this.q, this.local, id, step, by);
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
-    const job = await addressing.address(this.ctx, id, input);
+    const job = await waiting.address(this.q, this.local, id, input);
     this.announce(job);
     return job;
   }
 
-  expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
-    return addressing.expireUnaddressed(this.ctx, before, reason);
+  expireWaiting(what: OwnerWait, before: Date, reason: string): Promise<Job[]> {
+    return waiting.expireWaitingFor(this.q, this.local, what, before, reason);
   }
 
   faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
-    return confirming.faxedNumbers(this.ctx, user, numbers);
+    return waiting.faxedNumbers(this.q, user, numbers);
   }
 
   async confirm(id: string, by: string): Promise<{ job: Job; moved: number }> {
-    const out = await confirming.confirm(this.ctx, id, by);
+    const out = await waiting.confirm(this.q, this.local, id, by);
     if (out.moved > 0) this.announce(out.job);
     return out;
-  }
-
-  expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
-    return confirming.expireUnconfirmed(this.ctx, before, reason);
   }
 
   async purge(olderThanMs: number): Promise<number> {
@@ -326,34 +311,34 @@ export class PgStore implements QueueStore {
     return notifications.listNotifications(this.q, filter);
   }
 
-  // ---- received faxes (store/received.ts)
+  // ---- received faxes (../sql/received.ts)
 
   keepReceived(f: NewReceivedFax): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
-    return this.ctx.tx("keep a received fax", (c) => received.keepReceived(c, f, this.ctx.clock.now()));
+    return received.keepReceived(this.q, f);
   }
 
   getReceived(id: string): Promise<ReceivedFax | null> {
-    return this.ctx.tx("read a received fax", (c) => received.getReceived(c, id));
+    return received.getReceived(this.q, id);
   }
 
   listReceived(filter: ReceivedFilter = {}): Promise<ReceivedFax[]> {
-    return this.ctx.tx("list received faxes", (c) => received.listReceived(c, filter));
+    return received.listReceived(this.q, filter);
   }
 
   readReceivedDocument(id: string): Promise<Buffer | null> {
-    return this.ctx.tx("read a received fax", (c) => received.readReceivedDocument(c, id));
+    return received.readReceivedDocument(this.q, id);
   }
 
   changeReceived(id: string, change: ReceivedChange): Promise<ReceivedFax | null> {
-    return this.ctx.tx("change a received fax", (c) => received.changeReceived(c, id, change, this.ctx.clock.now()));
+    return received.changeReceived(this.q, id, change);
   }
 
   listReceivedEvents(id: string): Promise<ReceivedEvent[]> {
-    return this.ctx.tx("read a received fax", (c) => received.listReceivedEvents(c, id));
+    return received.listReceivedEvents(this.q, id);
   }
 
   purgeReceived(olderThanMs: number): Promise<number> {
-    return this.ctx.tx("purge received faxes", (c) => received.purgeReceived(c, olderThanMs, this.ctx.clock.now()));
+    return received.purgeReceived(this.q, olderThanMs);
   }
 
   // ---- key/value and duties

@@ -30,6 +30,11 @@ export interface Runner {
    * writer at a time in.
    */
   lock(key: string): Promise<void>;
+  /**
+   * lock()'s counterpart that does not wait: true when this transaction now holds `key`, false
+   * when another holds it (PostgreSQL: pg_try_advisory_xact_lock; SQLite: always true).
+   */
+  tryLock(key: string): Promise<boolean>;
 }
 
 export interface TxOptions {
@@ -46,6 +51,11 @@ export interface Db extends Runner {
    * must not act outside the database). `what` names the step in a STORE_UNAVAILABLE message.
    */
   tx<T>(what: string, fn: (t: Runner) => Promise<T>, opts?: TxOptions): Promise<T>;
+  /**
+   * Inside `t`, tells the other gateways sharing the queue of a job that has become sendable,
+   * when `t` commits (PostgreSQL: NOTIFY; SQLite: nothing, its store calls its own listeners).
+   */
+  announce(t: Runner, jobId: string): Promise<void>;
 }
 
 /** Advisory-lock keys: one text → int4 hash per purpose, computed by PostgreSQL (hashtext). */

@@ -2,6 +2,7 @@
 // purge of finished jobs past their retention. Each recipient moved is one step in job_events,
 // its SET list rendered from the transition table.
 import { FaxgateError } from "../../errors.js";
+import type { OperatorStep } from "../queue-store.js";
 import { sqlParkedGuard, sqlStateList } from "../transition-sql.js";
 import {
   CANCEL_REFUSAL,
@@ -38,40 +39,29 @@ function moveAll(db: Db, id: string, name: TransitionName, by = "an operator"): 
   });
 }
 
-async function operate(
-  db: Db,
-  local: Local,
-  id: string,
-  name: TransitionName,
-  refusal: string,
-  by?: string,
-): Promise<Job> {
-  const job = await mustGet(db, local, id);
-  if (job.state === "corrupt") throw new FaxgateError("JOB_STATE", `job ${id} is corrupt: ${refusal}`);
-  if ((await moveAll(db, id, name, by)) === 0)
-    throw new FaxgateError("JOB_STATE", `job ${id} is ${job.state}: ${refusal}`);
-  return mustGet(db, local, id);
-}
+/** Why a step moved nothing, after "job <id> is <state>: ". */
+const REFUSALS: Record<OperatorStep, string> = {
+  retry: RETRY_REFUSAL,
+  cancel: CANCEL_REFUSAL,
+  hold: "only queued or deferred recipients can be held",
+  release: "it has no held recipients",
+};
 
-/** Failed, cancelled or parked recipients start again with a fresh attempt budget. */
-export async function retry(db: Db, local: Local, id: string): Promise<Job> {
+/**
+ * Retry (failed, cancelled or parked recipients start again with a fresh attempt budget), cancel,
+ * hold or release every recipient of job `id` the step may move; `by` names who did it in the
+ * timeline (default: an operator). Refused (JOB_STATE, with the reason) when none moves.
+ */
+export async function operate(db: Db, local: Local, id: string, step: OperatorStep, by?: string): Promise<Job> {
   const job = await mustGet(db, local, id);
   if (job.state === "corrupt")
-    throw new FaxgateError("JOB_STATE", `job ${id} is corrupt: its input could not be read, there is nothing to send`);
-  return operate(db, local, id, "retry", RETRY_REFUSAL);
-}
-
-/** `by` names who cancelled, for the timeline (default: an operator). */
-export function cancel(db: Db, local: Local, id: string, by?: string): Promise<Job> {
-  return operate(db, local, id, "cancel", CANCEL_REFUSAL, by);
-}
-
-export function hold(db: Db, local: Local, id: string): Promise<Job> {
-  return operate(db, local, id, "hold", "only queued or deferred recipients can be held");
-}
-
-export function release(db: Db, local: Local, id: string): Promise<Job> {
-  return operate(db, local, id, "release", "it has no held recipients");
+    throw new FaxgateError(
+      "JOB_STATE",
+      `job ${id} is corrupt: ${step === "retry" ? "its input could not be read, there is nothing to send" : REFUSALS[step]}`,
+    );
+  if ((await moveAll(db, id, step, by)) === 0)
+    throw new FaxgateError("JOB_STATE", `job ${id} is ${job.state}: ${REFUSALS[step]}`);
+  return mustGet(db, local, id);
 }
 
 /**

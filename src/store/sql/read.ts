@@ -2,6 +2,7 @@
 // search, paging), counts, a job's history, and the dispatcher's own queries. `local` gives a job
 // as this instance hands it out (PostgreSQL: its documents' paths in this instance's cache).
 import { FaxgateError } from "../../errors.js";
+import type { RecipientFilter } from "../queue-store.js";
 import { isoUtc, type JobEventRow, type JobRow, type RecipientRow, toJob, toJobEvent, toRecipient } from "../rows.js";
 import { refuseControlCharacters } from "../text-input.js";
 import { sqlStateList } from "../transition-sql.js";
@@ -148,7 +149,7 @@ const withUser = (rows: WithUser[]): Array<Recipient & { user: string }> =>
   rows.map((r) => ({ ...toRecipient(r), user: r.user }));
 
 /** Faxes accepted by the service and not finished, with their job's user. */
-export async function listProcessing(db: Db, limit = 100_000): Promise<Array<Recipient & { user: string }>> {
+async function listProcessing(db: Db, limit = 100_000): Promise<Array<Recipient & { user: string }>> {
   return withUser(
     await db.all<WithUser>(
       `SELECT r.*, j."user" AS "user" FROM recipients r JOIN jobs j ON j.id = r.job_id
@@ -162,11 +163,7 @@ export async function listProcessing(db: Db, limit = 100_000): Promise<Array<Rec
  * Unknown sends that were made, and became unknown, before `sentBefore` (now minus the grace) and are
  * due for reconciliation: a lease that ran out late must not be looked up (and resent) at once.
  */
-export async function listUnknown(
-  db: Db,
-  sentBefore: Date,
-  limit = 10_000,
-): Promise<Array<Recipient & { user: string }>> {
+async function listUnknown(db: Db, sentBefore: Date, limit = 10_000): Promise<Array<Recipient & { user: string }>> {
   const before = sentBefore.toISOString();
   return withUser(
     await db.all<WithUser>(
@@ -190,4 +187,9 @@ export async function nextDueAt(db: Db): Promise<string | null> {
     "SELECT MIN(next_attempt_at) AS t FROM recipients WHERE state IN ('deferred','unknown') AND next_attempt_at IS NOT NULL",
   );
   return r?.t ?? null;
+}
+
+/** Recipients the dispatcher follows (queue-store.ts RecipientFilter). */
+export function listRecipients(db: Db, f: RecipientFilter): Promise<Array<Recipient & { user: string }>> {
+  return f.state === "processing" ? listProcessing(db, f.limit) : listUnknown(db, f.sentBefore, f.limit);
 }

@@ -17,7 +17,7 @@ import {
 } from "../transition-sql.js";
 import { fromStates, TRANSITIONS, type TransitionName } from "../transitions.js";
 import type { RecipientState } from "../types.js";
-import { type Db, dialect, nowIso, type Runner, type Sql } from "./db.js";
+import { type Db, type DialectName, dialect, nowIso, type Runner, type Sql } from "./db.js";
 import { appendEvent, refreshJob, refreshJobs } from "./events.js";
 
 interface StepOptions {
@@ -33,12 +33,14 @@ export function setList(name: TransitionName, opts: { alias?: string } = {}) {
   const sqlite = renderSet(name, SQLITE, opts);
   const postgres = renderSet(name, POSTGRES_Q, opts);
   return {
-    /** `UPDATE recipients SET <list> <rest>` in either dialect */
-    update: (rest: string, table = "recipients"): Sql =>
-      dialect({
-        sqlite: `UPDATE ${table} SET ${sqlite.sql} ${rest}`,
-        postgres: `UPDATE ${table} SET ${postgres.sql} ${rest}`,
-      }),
+    /** `UPDATE recipients SET <list> <rest>` in either dialect (`rest` may differ between them) */
+    update: (rest: string | ((d: DialectName) => string), table = "recipients"): Sql => {
+      const tail = typeof rest === "string" ? () => rest : rest;
+      return dialect({
+        sqlite: `UPDATE ${table} SET ${sqlite.sql} ${tail("sqlite")}`,
+        postgres: `UPDATE ${table} SET ${postgres.sql} ${tail("postgres")}`,
+      });
+    },
     args: sqlite.args,
   };
 }

@@ -1,6 +1,6 @@
-// What every part of the SQLite store shares: the connection, its statement cache, the clock and
-// the write transaction. The parts (enqueue, leases, transitions, operator, notifications, kv,
-// read) are plain functions of this context; SqliteStore (store.ts) is the facade over them.
+// What SQLite's own part of the queue (enqueue.ts: documents in the job's folder, intake's commits
+// on a thread of their own) shares: the clock, the intake writer and the flushes. The operations
+// written once for both stores run on the query layer's port instead (sqlite-db.ts, ../sql/).
 import type Database from "better-sqlite3";
 import { constants as fsConstants, promises as fsp } from "node:fs";
 import type { Clock } from "../../clock.js";
@@ -10,23 +10,14 @@ import type { DiskSyncs } from "./disk-syncs.js";
 import { IntakeWriter, runRequest, type WriteRequest } from "./intake-writer.js";
 
 export interface SqliteContext {
-  readonly db: Database.Database;
   readonly clock: Clock;
   readonly log: Logger;
   /** The folder with one sub-folder of documents per job. */
   readonly documentsDir: string;
   /** How long a dedupeKey is remembered. */
   readonly dedupeWindowMs: number;
-  /** The compiled statement for `text`, compiled once. */
-  sql(text: string): Database.Statement;
   /** The clock's time as stored (ISO, UTC, fixed width: text order is time order). */
   now(): string;
-  /**
-   * Runs `fn` in one write transaction (BEGIN IMMEDIATE: other processes wait, none deadlocks).
-   * `blobBytes`: the documents the commit keeps in the database, which count toward the next WAL
-   * checkpoint.
-   */
-  write<T>(fn: () => T, blobBytes?: number): T;
   /**
    * Intake's commit of a new job (intake-writer.ts): the request's statements in one transaction
    * on the intake thread, committed without waiting for the disk and then flushed there (when the
@@ -36,7 +27,8 @@ export interface SqliteContext {
    * stored (it rejects when the flush failed, and the commit stands). Rejects when nothing was
    * committed, or with CommitUncertainError when the thread stopped before it answered. Any later
    * commit of the default kind (FULL) flushes it too, so the dispatcher's claim of a job makes that
-   * job durable before it is sent. `blobBytes` as for write().
+   * job durable before it is sent. `blobBytes`: the documents the commit keeps in the database,
+   * which count toward the next WAL checkpoint.
    */
   commitIntake(
     request: WriteRequest,
@@ -105,31 +97,22 @@ export function intakeWriter(
 
 /** The context the store's parts share, from the parts SqliteStore made. */
 export function createContext(p: {
-  db: Database.Database;
   clock: Clock;
   log: Logger;
   dataDir: string;
   documentsDir: string;
   dedupeWindowMs: number;
-  sql: (text: string) => Database.Statement;
   checkpoints: Checkpointer;
   writer: IntakeWriter;
   syncs: DiskSyncs;
 }): SqliteContext {
-  const { db, clock, checkpoints, writer, syncs } = p;
+  const { clock, checkpoints, writer, syncs } = p;
   return {
-    db,
     clock,
     log: p.log,
     documentsDir: p.documentsDir,
     dedupeWindowMs: p.dedupeWindowMs,
-    sql: p.sql,
     now: () => new Date(clock.now()).toISOString(),
-    write: (fn, blobBytes) => {
-      const result = db.transaction(fn).immediate();
-      checkpoints.committed(blobBytes);
-      return result;
-    },
     commitIntake: async (request, blobBytes) => {
       const { found, flushed, notFlushed } = await writer.run(request);
       if (!found) checkpoints.committed(blobBytes); // only commits count toward the next checkpoint

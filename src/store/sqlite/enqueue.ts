@@ -9,37 +9,24 @@ import { FaxgateError, isFaxgateError } from "../../errors.js";
 import { fsyncDir, syncFile } from "../../fs/index.js";
 import { moveInUnsynced, placeFile, safeFileName } from "../durable-files.js";
 import { newJobId } from "../job-id.js";
-import { isoUtc, toJob, toRecipient, type JobRow, type RecipientRow } from "../rows.js";
-import { confirmationWait, enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
-import {
-  SMALL_DOCUMENT_BYTES,
-  type Job,
-  type JobMeta,
-  type JobSource,
-  type NewDocument,
-  type NewJob,
-  type StoredDocument,
-} from "../types.js";
+import type { Db } from "../sql/db.js";
+import * as enq from "../sql/enqueue.js";
+import { jobById } from "../sql/read.js";
+import { SMALL_DOCUMENT_BYTES, type Job, type NewDocument, type NewJob, type StoredDocument } from "../types.js";
 import type { SqliteContext } from "./context.js";
-import { appendEvent, eventStatement } from "./events.js";
-import { CommitUncertainError, type Statement, type WriteRequest } from "./intake-writer.js";
-import { insertNotification } from "./notifications.js";
-import { jobById } from "./read.js";
+import { CommitUncertainError } from "./intake-writer.js";
 
-/** The newest job with this dedupe key within the window: its id. */
-function duplicateQuery(c: SqliteContext, key: string): Statement {
-  const since = new Date(c.clock.now() - c.dedupeWindowMs).toISOString();
-  return [
-    "SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
-    [key, since],
-  ];
+/** Jobs are handed out as stored: their documents' paths are this data folder's. */
+const same = (job: Job): Job => job;
+
+/** The newest job with this dedupe key within the window. */
+async function findDuplicate(c: SqliteContext, db: Db, key: string): Promise<Job | null> {
+  const [text, params] = enq.duplicateOf(key, dedupeSince(c));
+  const row = await db.get<{ id: string }>(text, params);
+  return row ? jobById(db, same, row.id) : null;
 }
 
-function findDuplicate(c: SqliteContext, key: string): Job | null {
-  const [text, params] = duplicateQuery(c, key);
-  const row = c.sql(text).get(...params) as { id: string } | undefined;
-  return row ? jobById(c, row.id) : null;
-}
+const dedupeSince = (c: SqliteContext): string => new Date(c.clock.now() - c.dedupeWindowMs).toISOString();
 
 /** A document kept in the database: its row in document_data. */
 interface InlineDocument {
@@ -124,12 +111,6 @@ async function placeFiles(
   }
 }
 
-/** The documents kept in the database, inside the job's commit. */
-function insertInline(c: SqliteContext, jobId: string, inline: InlineDocument[]): void {
-  const ins = c.sql("INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)");
-  for (const d of inline) ins.run(jobId, d.file, d.data);
-}
-
 /** The bytes a commit keeps in the database (they count toward the next WAL checkpoint). */
 const inlineBytes = (inline: InlineDocument[]): number => inline.reduce((n, d) => n + d.data.length, 0);
 
@@ -144,12 +125,10 @@ function throwFirstFailure(settled: PromiseSettledResult<unknown>[]): void {
 }
 
 /** Durable when it resolves: documents fsynced and renamed, job row committed. */
-export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-  const waiting = input.awaitingAddress === true;
-  if (input.recipients.length === 0 && !waiting)
-    throw new FaxgateError("NO_DESTINATION", "a job needs at least one recipient");
+export async function enqueue(c: SqliteContext, db: Db, input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
+  enq.checkNewJob(input);
   if (input.dedupeKey) {
-    const existing = findDuplicate(c, input.dedupeKey);
+    const existing = await findDuplicate(c, db, input.dedupeKey);
     if (existing) {
       // the first copy may be still on its way to the disk
       await flushCommit(c.flushWal());
@@ -159,113 +138,15 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   const id = newJobId(c.clock.now());
   const dir = path.join(c.documentsDir, id);
   const { documents, original, inline } = await placeDocuments(c, dir, input.documents, input.original);
-  const numbers = new Set<string>();
-  const recipients = waiting
-    ? [{ number: "" }]
-    : input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
-  const confirming = !waiting && (input.awaitingConfirmation?.length ?? 0) > 0;
-  const state = waiting || confirming ? "held" : "queued";
-  const lastErrorOf = (n: string): string | null =>
-    waiting ? NEEDS_ADDRESS : confirming ? confirmationWait(input.awaitingConfirmation!, n) : null;
-
-  const now = c.now();
-  // The rows as written are the job handed back: read back, they would be these values again
-  // (test/store/contract.test.ts compares), and the two reads cost the hot path a fifth of its
-  // SQLite time.
-  const row: JobRow = {
+  const made = enq.newJobRequest(input, {
     id,
-    source: input.source,
-    user: input.user,
-    state,
-    cover: JSON.stringify(input.cover),
-    documents: JSON.stringify(documents),
-    original: original ? JSON.stringify(original) : null,
-    scheduled_at: isoUtc(input.scheduledAt),
-    tags: JSON.stringify(input.tags ?? []),
-    dedupe_key: input.dedupeKey ?? null,
-    meta: JSON.stringify(input.meta ?? {}),
-    corrupt_reason: null,
-    finals: 0,
-    created_at: now,
-    updated_at: now,
-    finished_at: null,
-  };
-  const recs = recipients.map(
-    (r, i): RecipientRow => ({
-      job_id: id,
-      idx: i,
-      number: r.number,
-      name: r.name ?? null,
-      state,
-      attempts: 0,
-      fax_tries: 0,
-      budget_from: now,
-      next_attempt_at: null,
-      last_error: lastErrorOf(r.number),
-      message_id: null,
-      send_id: null,
-      result_code: null,
-      result_info: null,
-      error_code: null,
-      error_info: null,
-      pages: null,
-      pages_count: null,
-      duration: null,
-      fax_attempt: null,
-      api_calls: 0,
-      locked_by: null,
-      locked_until: null,
-      created_at: now,
-      updated_at: now,
-      sent_at: null,
-      finished_at: null,
-    }),
-  );
-  const request: WriteRequest = {
-    // Checked inside the write lock: another process (or an enqueue just before) may have won the race.
-    ...(input.dedupeKey ? { guard: duplicateQuery(c, input.dedupeKey) } : {}),
-    statements: [
-      [
-        `INSERT INTO jobs (id, source, user, state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          id,
-          row.source,
-          row.user,
-          state,
-          row.cover,
-          row.documents,
-          row.original,
-          row.scheduled_at,
-          row.tags,
-          row.dedupe_key,
-          row.meta,
-          now,
-          now,
-        ],
-      ],
-      ...recs.map(
-        (r): Statement => [
-          `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [id, r.idx, r.number, r.name, state, r.last_error, now, now, now],
-        ],
-      ),
-      ...inline.map(
-        (d): Statement => ["INSERT INTO document_data (job_id, file, data) VALUES (?, ?, ?)", [id, d.file, d.data]],
-      ),
-      eventStatement(
-        {
-          jobId: id,
-          idx: null,
-          transition: "enqueue",
-          from: null,
-          to: state,
-          detail: enqueueDetail(input.source, waiting, confirming),
-        },
-        now,
-      ),
-    ],
-  };
+    now: c.now(),
+    dialect: "sqlite",
+    dedupeSince: dedupeSince(c),
+    documents,
+    original,
+    blobs: inline,
+  });
 
   let result: { job: Job; duplicate: boolean };
   let flush: () => Promise<void>;
@@ -275,10 +156,10 @@ export async function enqueue(c: SqliteContext, input: NewJob): Promise<{ job: J
   try {
     // Committed on the intake thread together with the jobs that reached it meanwhile, and the WAL
     // flushed there after the commit (group commit): the fsync is off the main thread and shared.
-    const outcome = await c.commitIntake(request, inlineBytes(inline));
+    const outcome = await c.commitIntake(made.request, inlineBytes(inline));
     flush = outcome.flush;
-    const dup = outcome.found ? jobById(c, String(outcome.found.id)) : null;
-    result = dup ? { job: dup, duplicate: true } : { job: toJob(row, recs.map(toRecipient)), duplicate: false };
+    const dup = outcome.found ? await jobById(db, same, String(outcome.found.id)) : null;
+    result = dup ? { job: dup, duplicate: true } : { job: enq.newJob(same, made), duplicate: false };
   } catch (err) {
     // a commit that may have happened keeps the folder its row would name (orphans are swept)
     if (!(err instanceof CommitUncertainError)) await fsp.rm(dir, { recursive: true, force: true });
@@ -309,49 +190,13 @@ async function flushCommit(flushed: Promise<void>): Promise<void> {
 }
 
 /** Keeps unprocessable input for inspection (state corrupt), never deletes it; its user is told. */
-export async function enqueueCorrupt(
-  c: SqliteContext,
-  input: { source: JobSource; user: string; reason: string; original: NewDocument; meta?: JobMeta },
-): Promise<Job> {
-  const id = newJobId(c.clock.now());
-  const dir = path.join(c.documentsDir, id);
-  const { original, inline } = await placeDocuments(c, dir, [], input.original);
-  let job: Job;
-  try {
-    job = c.write((): Job => {
-      const now = c.now();
-      c.sql(
-        `INSERT INTO jobs (id, source, user, state, cover, documents, original, tags, meta, corrupt_reason, created_at, updated_at, finished_at)
-         VALUES (?, ?, ?, 'corrupt', ?, '[]', ?, '[]', ?, ?, ?, ?, ?)`,
-      ).run(
-        id,
-        input.source,
-        input.user,
-        JSON.stringify({ enabled: false }),
-        JSON.stringify(original),
-        JSON.stringify(input.meta ?? {}),
-        input.reason,
-        now,
-        now,
-        now,
-      );
-      appendEvent(c, { jobId: id, idx: null, transition: "corrupt", from: null, to: "corrupt", detail: input.reason });
-      insertNotification(c, {
-        kind: "rejected",
-        user: input.user,
-        jobId: id,
-        dedupeKey: `rejected:${id}`,
-        payload: { jobId: id, reason: input.reason },
-      });
-      insertInline(c, id, inline);
-      return jobById(c, id)!;
-    }, inlineBytes(inline));
-  } catch (err) {
-    throw new FaxgateError("STORE_UNAVAILABLE", `the rejected input could not be stored: ${(err as Error).message}`, {
-      cause: err,
-      temporary: true,
-    });
-  }
+export async function enqueueCorrupt(c: SqliteContext, db: Db, input: enq.CorruptInput): Promise<Job> {
+  let inline: InlineDocument[] = [];
+  const job = await enq.enqueueCorrupt(db, same, input, async (id) => {
+    const placed = await placeDocuments(c, path.join(c.documentsDir, id), [], input.original);
+    inline = placed.inline;
+    return { original: placed.original!, blobs: placed.inline };
+  });
   await removeMovedFrom(inline);
   return job;
 }

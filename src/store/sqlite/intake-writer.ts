@@ -9,16 +9,11 @@ import path from "node:path";
 import type { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
 import type { Logger } from "../../log/index.js";
+import type { Statement, WriteRequest } from "../sql/enqueue.js";
 import { startDbThread } from "./db-thread.js";
 
-/** One statement: its SQL text and its parameters (strings, numbers, null, bytes). */
-export type Statement = [sql: string, params: unknown[]];
-
-/** A job's commit: when `guard` finds a row, nothing is written and that row is the answer. */
-export interface WriteRequest {
-  guard?: Statement;
-  statements: Statement[];
-}
+/** A job's commit, as ../sql/enqueue.ts builds it for both stores (plain data: SQL text and parameters). */
+export type { Statement, WriteRequest } from "../sql/enqueue.js";
 
 /** Why the WAL could not be flushed after a commit: its fdatasync, or the data folder's access(W_OK). */
 export interface FlushFailure {

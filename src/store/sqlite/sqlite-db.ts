@@ -32,21 +32,13 @@ export class SqliteDb implements Db {
         changes: stmt(s).run(...args).changes,
       }),
       lock: async () => undefined,
+      tryLock: async () => true,
     };
   }
 
   /** Waits for the open transaction, if any, to end. */
   private async free(): Promise<void> {
     while (this.turn) await this.turn;
-  }
-
-  /**
-   * `fn` with the connection to itself, outside any transaction of this store (the parts of the
-   * store still written as synchronous calls take their turn here too).
-   */
-  async exclusive<T>(fn: () => T): Promise<T> {
-    if (this.turn) await this.free();
-    return fn();
   }
 
   async all<R>(s: Sql, args: readonly unknown[] = []): Promise<R[]> {
@@ -86,6 +78,13 @@ export class SqliteDb implements Db {
 
   /** Outside a transaction there is nothing to wait for: BEGIN IMMEDIATE is the lock. */
   async lock(_key: string): Promise<void> {}
+
+  async tryLock(_key: string): Promise<boolean> {
+    return true;
+  }
+
+  /** One process per SQLite queue (the daemon lock): no one else to tell. */
+  async announce(_t: Runner, _jobId: string): Promise<void> {}
 
   async tx<T>(what: string, fn: (t: Runner) => Promise<T>, opts: TxOptions = {}): Promise<T> {
     if (this.turn) await this.free();

@@ -1,12 +1,11 @@
 // The durable queue on one box: one SQLite file (WAL, synchronous=FULL; intake's commits are
 // made on a thread of their own and flushed in groups, see intake-writer.ts) plus a folder per job
-// for its documents.
-// Several processes (daemon, CLI) may open it at once, so every rule that must
+// for its documents. Several processes (daemon, CLI) may open it at once, so every rule that must
 // hold across them lives in SQL transactions, never in memory. This class is the thin facade of
-// QueueStore over the parts of this folder (graphile-worker style, one file per job):
-// enqueue.ts, leases.ts, transitions.ts, operator.ts, notifications.ts, kv.ts, read.ts; the
-// connection, flushes and threads it wires come from small factories (open-database.ts,
-// disk-syncs.ts, context.ts).
+// QueueStore over the operations written once for both stores (../sql/, on the port sqlite-db.ts)
+// and SQLite's own part: documents as files and intake's commits (enqueue.ts); the connection,
+// flushes and threads it wires come from small factories (open-database.ts, disk-syncs.ts,
+// context.ts).
 import type Database from "better-sqlite3";
 import { promises as fsp, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
@@ -14,7 +13,16 @@ import { systemClock, type Clock } from "../../clock.js";
 import { FaxgateError } from "../../errors.js";
 import { tempNameFor, type GroupSync } from "../../fs/index.js";
 import { silentLogger, type Logger } from "../../log/index.js";
-import type { ClaimedGroup, ClaimOptions, FaxResultFields, QueueStore, RecipientKey } from "../queue-store.js";
+import type {
+  ClaimedGroup,
+  ClaimOptions,
+  FaxResultFields,
+  OperatorStep,
+  OwnerWait,
+  QueueStore,
+  RecipientFilter,
+  RecipientKey,
+} from "../queue-store.js";
 import type {
   CoverSpec,
   NewRecipient,
@@ -37,8 +45,6 @@ import { createContext, intakeWriter, type SqliteContext, statementCache } from 
 import { diskSyncs } from "./disk-syncs.js";
 import type { IntakeWriter } from "./intake-writer.js";
 import { openDatabase } from "./open-database.js";
-import * as addressing from "./addressing.js";
-import * as confirming from "./confirming.js";
 import * as enq from "./enqueue.js";
 import * as kv from "../sql/kv.js";
 import * as ops from "../sql/operator.js";
@@ -48,8 +54,9 @@ import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { SqliteDb } from "./sqlite-db.js";
 import type { Db } from "../sql/db.js";
-import * as leases from "./leases.js";
-import * as received from "./received.js";
+import * as leases from "../sql/leases.js";
+import * as waiting from "../sql/waiting.js";
+import * as received from "../sql/received.js";
 import type { ReceivedChange, ReceivedFilter } from "../received.js";
 import type { NewReceivedFax, ReceivedEvent, ReceivedFax } from "../../received/index.js";
 
@@ -111,23 +118,21 @@ export class SqliteStore implements QueueStore {
       this.writer.start();
     }
     this.c = createContext({
-      db: this.db,
       clock: opts.clock ?? systemClock,
       log,
       dataDir: this.dataDir,
       documentsDir: this.documentsDir,
       dedupeWindowMs: opts.dedupeWindowMs ?? 24 * 60 * 60 * 1000,
-      sql,
       checkpoints: this.checkpoints,
       writer: this.writer,
       syncs,
     });
     this.q = new SqliteDb(this.db, sql, this.c.clock, (blobBytes) => this.checkpoints.committed(blobBytes));
-    this.sweepOrphans();
+    this.sweepOrphans(sql);
   }
 
   /** Document folders without a job row are leftovers of an enqueue that crashed before its commit. */
-  private sweepOrphans(): void {
+  private sweepOrphans(sql: (text: string) => Database.Statement): void {
     const now = this.c.clock.now();
     let names: string[];
     try {
@@ -135,7 +140,7 @@ export class SqliteStore implements QueueStore {
     } catch {
       return;
     }
-    const exists = this.c.sql("SELECT 1 FROM jobs WHERE id = ?");
+    const exists = sql("SELECT 1 FROM jobs WHERE id = ?");
     for (const name of names) {
       const dir = path.join(this.documentsDir, name);
       try {
@@ -152,7 +157,7 @@ export class SqliteStore implements QueueStore {
 
   // ---- intake
   async enqueue(input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-    const result = await enq.enqueue(this.c, input);
+    const result = await enq.enqueue(this.c, this.q, input);
     if (!result.duplicate) for (const fn of this.enqueuedListeners) fn(result.job);
     return result;
   }
@@ -164,7 +169,7 @@ export class SqliteStore implements QueueStore {
     original: NewDocument;
     meta?: JobMeta;
   }): Promise<Job> {
-    return enq.enqueueCorrupt(this.c, input);
+    return enq.enqueueCorrupt(this.c, this.q, input);
   }
 
   /** Called after each new job is committed (not for duplicates): the daemon wakes its dispatcher. */
@@ -195,7 +200,7 @@ export class SqliteStore implements QueueStore {
   }
 
   async readDocument(doc: StoredDocument): Promise<Buffer> {
-    return this.inlineData(doc) ?? fsp.readFile(doc.path);
+    return (await this.inlineData(doc)) ?? fsp.readFile(doc.path);
   }
 
   /**
@@ -205,7 +210,7 @@ export class SqliteStore implements QueueStore {
    * written again by the next ask.
    */
   async documentPath(doc: StoredDocument): Promise<string> {
-    const data = this.inlineData(doc);
+    const data = await this.inlineData(doc);
     if (!data) return doc.path;
     await fsp.mkdir(path.dirname(doc.path), { recursive: true, mode: 0o750 });
     // under a temp name, then renamed: a reader of the path never sees half of it
@@ -225,37 +230,32 @@ export class SqliteStore implements QueueStore {
   }
 
   /** The bytes of a document kept in the database, or null for one kept as a file. */
-  private inlineData(doc: StoredDocument): Buffer | null {
-    // (synchronous, between statements of a transaction of the port at worst: a read)
-    const row = this.c
-      .sql("SELECT data FROM document_data WHERE job_id = ? AND file = ?")
-      .get(path.basename(path.dirname(doc.path)), path.basename(doc.path)) as { data: Buffer } | undefined;
+  private async inlineData(doc: StoredDocument): Promise<Buffer | null> {
+    const row = await this.q.get<{ data: Buffer }>("SELECT data FROM document_data WHERE job_id = ? AND file = ?", [
+      path.basename(path.dirname(doc.path)),
+      path.basename(doc.path),
+    ]);
     return row ? row.data : null;
   }
 
   // ---- dispatcher
   async claimDue(owner: string, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup[]> {
-    const groups = await this.q.exclusive(() => leases.claimDue(this.c, owner, limit, leaseMs, opts));
+    const groups = await leases.claimDue(this.q, same, owner, limit, leaseMs, opts);
     // nothing is sent on a claim the disk may not hold (context.ts stillWritable)
     if (groups.length > 0) await this.c.stillWritable();
     return groups;
   }
 
-  /** One group, for tests that drive the queue a send at a time. */
-  async claimNext(owner: string, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedGroup | null> {
-    return (await this.q.exclusive(() => leases.claimDue(this.c, owner, 1, leaseMs, opts)))[0] ?? null;
-  }
-
   async extendLease(owner: string, keys: RecipientKey[], leaseMs: number): Promise<void> {
-    return this.q.exclusive(() => leases.extendLease(this.c, owner, keys, leaseMs));
+    return leases.extendLease(this.q, owner, keys, leaseMs);
   }
 
   async releaseExpired(opts: { all?: boolean } = {}): Promise<{ unknown: number; released: number }> {
-    return this.q.exclusive(() => leases.releaseExpired(this.c, opts));
+    return leases.releaseExpired(this.q, opts);
   }
 
   async releaseOwner(owner: string): Promise<number> {
-    return this.q.exclusive(() => leases.releaseOwner(this.c, owner));
+    return leases.releaseOwner(this.q, owner);
   }
 
   async markAccepted(
@@ -308,12 +308,8 @@ export class SqliteStore implements QueueStore {
     return steps.addApiCalls(this.q, keys, calls);
   }
 
-  async listProcessing(limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return reads.listProcessing(this.q, limit);
-  }
-
-  async listUnknown(sentBefore: Date, limit?: number): Promise<Array<Recipient & { user: string }>> {
-    return reads.listUnknown(this.q, sentBefore, limit);
+  async listRecipients(filter: RecipientFilter): Promise<Array<Recipient & { user: string }>> {
+    return reads.listRecipients(this.q, filter);
   }
 
   async isKnownMessage(messageId: string): Promise<boolean> {
@@ -329,20 +325,8 @@ export class SqliteStore implements QueueStore {
   }
 
   // ---- operators
-  async retry(id: string): Promise<Job> {
-    return ops.retry(this.q, same, id);
-  }
-
-  async cancel(id: string, by?: string): Promise<Job> {
-    return ops.cancel(this.q, same, id, by);
-  }
-
-  async hold(id: string): Promise<Job> {
-    return ops.hold(this.q, same, id);
-  }
-
-  async release(id: string): Promise<Job> {
-    return ops.release(this.q, same, id);
+  async operate(id: string, step: OperatorStep, by?: string): Promise<Job> {
+    return ops.operate(this.q, same, id, step, by);
   }
 
   async purge(olderThanMs: number): Promise<number> {
@@ -354,29 +338,25 @@ export class SqliteStore implements QueueStore {
   }
 
   async address(id: string, input: { recipients: NewRecipient[]; cover: CoverSpec }): Promise<Job> {
-    const job = await this.q.exclusive(() => addressing.address(this.c, id, input));
+    const job = await waiting.address(this.q, same, id, input);
     // newly sendable, as a new job is
     for (const fn of this.enqueuedListeners) fn(job);
     return job;
   }
 
-  async expireUnaddressed(before: Date, reason: string): Promise<Job[]> {
-    return this.q.exclusive(() => addressing.expireUnaddressed(this.c, before, reason));
+  async expireWaiting(what: OwnerWait, before: Date, reason: string): Promise<Job[]> {
+    return waiting.expireWaitingFor(this.q, same, what, before, reason);
   }
 
   async faxedNumbers(user: string, numbers: readonly string[]): Promise<string[]> {
-    return this.q.exclusive(() => confirming.faxedNumbers(this.c, user, numbers));
+    return waiting.faxedNumbers(this.q, user, numbers);
   }
 
   async confirm(id: string, by: string): Promise<{ job: Job; moved: number }> {
-    const out = await this.q.exclusive(() => confirming.confirm(this.c, id, by));
+    const out = await waiting.confirm(this.q, same, id, by);
     // newly sendable, as a new job is
     if (out.moved > 0) for (const fn of this.enqueuedListeners) fn(out.job);
     return out;
-  }
-
-  async expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
-    return this.q.exclusive(() => confirming.expireUnconfirmed(this.c, before, reason));
   }
 
   // ---- notifications
@@ -404,33 +384,33 @@ export class SqliteStore implements QueueStore {
     return notes.listNotifications(this.q, filter);
   }
 
-  // ---- received faxes (store/received.ts)
+  // ---- received faxes (../sql/received.ts)
   async keepReceived(f: NewReceivedFax): Promise<{ fax: ReceivedFax; duplicate: boolean }> {
-    return this.q.exclusive(() => received.keepReceived(this.c, f));
+    return received.keepReceived(this.q, f);
   }
 
   async getReceived(id: string): Promise<ReceivedFax | null> {
-    return this.q.exclusive(() => received.getReceived(this.c, id));
+    return received.getReceived(this.q, id);
   }
 
   async listReceived(filter: ReceivedFilter = {}): Promise<ReceivedFax[]> {
-    return this.q.exclusive(() => received.listReceived(this.c, filter));
+    return received.listReceived(this.q, filter);
   }
 
   async readReceivedDocument(id: string): Promise<Buffer | null> {
-    return this.q.exclusive(() => received.readReceivedDocument(this.c, id));
+    return received.readReceivedDocument(this.q, id);
   }
 
   async changeReceived(id: string, change: ReceivedChange): Promise<ReceivedFax | null> {
-    return this.q.exclusive(() => received.changeReceived(this.c, id, change));
+    return received.changeReceived(this.q, id, change);
   }
 
   async listReceivedEvents(id: string): Promise<ReceivedEvent[]> {
-    return this.q.exclusive(() => received.listReceivedEvents(this.c, id));
+    return received.listReceivedEvents(this.q, id);
   }
 
   async purgeReceived(olderThanMs: number): Promise<number> {
-    return this.q.exclusive(() => received.purgeReceived(this.c, olderThanMs));
+    return received.purgeReceived(this.q, olderThanMs);
   }
 
   // ---- key/value

@@ -1,0 +1,278 @@
+// The one door into the queue, its statements built once for both stores: a new job's row, its
+// recipients, the documents kept in the database and its first event, deduplicated per dedupeKey;
+// and corrupt input kept for inspection with its rejected notice. Where the documents live before
+// the commit is each store's own (SQLite: files in the job's folder, small ones in the row;
+// PostgreSQL: every one in the database), and so is how the statements run: SQLite hands them to
+// its intake thread, which commits them in groups (sqlite/intake-writer.ts); PostgreSQL runs them
+// in db.tx (runWrite).
+import { FaxgateError } from "../../errors.js";
+import { newJobId } from "../job-id.js";
+import { isoUtc, type JobRow, type RecipientRow, toJob, toRecipient } from "../rows.js";
+import { confirmationWait, enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
+import type { Job, JobMeta, JobSource, NewDocument, NewJob, RecipientState, StoredDocument } from "../types.js";
+import type { Db, DialectName, Runner } from "./db.js";
+import { eventArgs, INSERT_EVENT } from "./events.js";
+import { insertNotification } from "./notifications.js";
+import { jobById, type Local } from "./read.js";
+
+/** One statement: its SQL text (`?` placeholders, the same for both) and its parameters. */
+export type Statement = [sql: string, params: unknown[]];
+
+/** A job's commit: when `guard` finds a row, nothing is written and that row is the answer. */
+export interface WriteRequest {
+  guard?: Statement;
+  statements: Statement[];
+}
+
+/** The table of documents kept in the database (the one name history left different). */
+export const DOCUMENT_TABLE: Readonly<Record<DialectName, string>> = { sqlite: "document_data", postgres: "documents" };
+
+/** A document kept in the database: its file name in the job and its bytes. */
+export interface Blob {
+  file: string;
+  data: Uint8Array;
+}
+
+/** Refuses a job that can never be sent, before anything is stored. */
+export function checkNewJob(input: NewJob): void {
+  if (input.recipients.length === 0 && input.awaitingAddress !== true)
+    throw new FaxgateError("NO_DESTINATION", "a job needs at least one recipient");
+}
+
+/** The dedupe guard: the newest job with this key within the window. */
+export const duplicateOf = (key: string, since: string): Statement => [
+  "SELECT id FROM jobs WHERE dedupe_key = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1",
+  [key, since],
+];
+
+/**
+ * A new job's rows, as the caller will be handed them (read back, they would be these values
+ * again: test/store/contract.test.ts compares, and not reading them saves the hot path two
+ * statements), and the request that writes them.
+ */
+export function newJobRequest(
+  input: NewJob,
+  p: {
+    id: string;
+    now: string;
+    dialect: DialectName;
+    /** the dedupe window's start */
+    dedupeSince: string;
+    documents: StoredDocument[];
+    original: StoredDocument | null;
+    blobs: readonly Blob[];
+  },
+): { row: JobRow; recs: RecipientRow[]; request: WriteRequest } {
+  const { id, now } = p;
+  const waiting = input.awaitingAddress === true;
+  const numbers = new Set<string>();
+  const recipients = waiting
+    ? [{ number: "", name: undefined }]
+    : input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
+  const confirming = !waiting && (input.awaitingConfirmation?.length ?? 0) > 0;
+  const state: RecipientState = waiting || confirming ? "held" : "queued";
+  const lastErrorOf = (n: string): string | null =>
+    waiting ? NEEDS_ADDRESS : confirming ? confirmationWait(input.awaitingConfirmation!, n) : null;
+  const row: JobRow = {
+    id,
+    source: input.source,
+    user: input.user,
+    state,
+    cover: JSON.stringify(input.cover),
+    documents: JSON.stringify(p.documents),
+    original: p.original ? JSON.stringify(p.original) : null,
+    scheduled_at: isoUtc(input.scheduledAt),
+    tags: JSON.stringify(input.tags ?? []),
+    dedupe_key: input.dedupeKey ?? null,
+    meta: JSON.stringify(input.meta ?? {}),
+    corrupt_reason: null,
+    finals: 0,
+    created_at: now,
+    updated_at: now,
+    finished_at: null,
+  };
+  const recs = recipients.map(
+    (r, i): RecipientRow => ({
+      job_id: id,
+      idx: i,
+      number: r.number,
+      name: r.name ?? null,
+      state,
+      attempts: 0,
+      fax_tries: 0,
+      budget_from: now,
+      next_attempt_at: null,
+      last_error: lastErrorOf(r.number),
+      message_id: null,
+      send_id: null,
+      result_code: null,
+      result_info: null,
+      error_code: null,
+      error_info: null,
+      pages: null,
+      pages_count: null,
+      duration: null,
+      fax_attempt: null,
+      api_calls: 0,
+      locked_by: null,
+      locked_until: null,
+      created_at: now,
+      updated_at: now,
+      sent_at: null,
+      finished_at: null,
+    }),
+  );
+  const event = {
+    jobId: id,
+    idx: null,
+    transition: "enqueue" as const,
+    from: null,
+    to: state,
+    detail: enqueueDetail(input.source, waiting, confirming),
+  };
+  const request: WriteRequest = {
+    // checked inside the commit: another process (or an enqueue just before) may have won the race
+    ...(input.dedupeKey ? { guard: duplicateOf(input.dedupeKey, p.dedupeSince) } : {}),
+    statements: [
+      [
+        `INSERT INTO jobs (id, source, "user", state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          id,
+          row.source,
+          row.user,
+          state,
+          row.cover,
+          row.documents,
+          row.original,
+          row.scheduled_at,
+          row.tags,
+          row.dedupe_key,
+          row.meta,
+          now,
+          now,
+        ],
+      ],
+      // all recipients in one statement (a send-to-many job is one round trip on PostgreSQL)
+      [
+        `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at) VALUES ${recs
+          .map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .join(", ")}`,
+        recs.flatMap((r) => [id, r.idx, r.number, r.name, state, r.last_error, now, now, now]),
+      ],
+      ...p.blobs.map(
+        (d): Statement => [
+          `INSERT INTO ${DOCUMENT_TABLE[p.dialect]} (job_id, file, data) VALUES (?, ?, ?)`,
+          [id, d.file, d.data],
+        ],
+      ),
+      [INSERT_EVENT, eventArgs(event, now)],
+    ],
+  };
+  return { row, recs, request };
+}
+
+/** The job `newJobRequest` wrote, as its rows say. */
+export const newJob = (local: Local, rows: { row: JobRow; recs: RecipientRow[] }): Job =>
+  local(toJob(rows.row, rows.recs.map(toRecipient)));
+
+/**
+ * Runs a request inside the caller's transaction: the guard's row when it found one (nothing
+ * written then). Two gateways receiving the same mail at once: the key's lock makes one wait for
+ * the other (PostgreSQL; SQLite's BEGIN IMMEDIATE already does).
+ */
+export async function runWrite(
+  t: Runner,
+  r: WriteRequest,
+  dedupeKey?: string,
+): Promise<Record<string, unknown> | undefined> {
+  if (r.guard) {
+    if (dedupeKey) await t.lock(`dedupe:${dedupeKey}`);
+    const row = await t.get(r.guard[0], r.guard[1]);
+    if (row) return row;
+  }
+  for (const [text, params] of r.statements) await t.run(text, params);
+  return undefined;
+}
+
+/** Runs a new job's request in a transaction of its own (PostgreSQL's enqueue). */
+export async function commitNewJob(
+  db: Db,
+  local: Local,
+  input: NewJob,
+  made: { row: JobRow; recs: RecipientRow[]; request: WriteRequest },
+): Promise<{ job: Job; duplicate: boolean }> {
+  return db.tx("the job could not be stored", async (t) => {
+    const found = await runWrite(t, made.request, input.dedupeKey);
+    if (found) return { job: (await jobById(t, local, String(found.id)))!, duplicate: true };
+    await db.announce(t, made.row.id);
+    return { job: newJob(local, made), duplicate: false };
+  });
+}
+
+export interface CorruptInput {
+  source: JobSource;
+  user: string;
+  reason: string;
+  original: NewDocument;
+  meta?: JobMeta;
+}
+
+/**
+ * Keeps unprocessable input for inspection (state corrupt), never deletes it; its user is told.
+ * `place` stores the original for job `id` (the store's own way) before the commit.
+ */
+export async function enqueueCorrupt(
+  db: Db,
+  local: Local,
+  input: CorruptInput,
+  place: (id: string) => Promise<{ original: StoredDocument; blobs: Blob[] }>,
+): Promise<Job> {
+  const id = newJobId(db.clock.now());
+  const { original, blobs } = await place(id);
+  const blobBytes = blobs.reduce((n, b) => n + b.data.length, 0);
+  return db.tx(
+    "the rejected input could not be stored",
+    async (t) => {
+      const now = new Date(db.clock.now()).toISOString();
+      await t.run(
+        `INSERT INTO jobs (id, source, "user", state, cover, documents, original, tags, meta, corrupt_reason, created_at, updated_at, finished_at)
+         VALUES (?, ?, ?, 'corrupt', ?, '[]', ?, '[]', ?, ?, ?, ?, ?)`,
+        [
+          id,
+          input.source,
+          input.user,
+          JSON.stringify({ enabled: false }),
+          JSON.stringify(original),
+          JSON.stringify(input.meta ?? {}),
+          input.reason,
+          now,
+          now,
+          now,
+        ],
+      );
+      for (const b of blobs)
+        await t.run(`INSERT INTO ${DOCUMENT_TABLE[t.dialect]} (job_id, file, data) VALUES (?, ?, ?)`, [
+          id,
+          b.file,
+          b.data,
+        ]);
+      await t.run(
+        INSERT_EVENT,
+        eventArgs(
+          { jobId: id, idx: null, transition: "corrupt", from: null, to: "corrupt", detail: input.reason },
+          now,
+        ),
+      );
+      await insertNotification(t, now, {
+        kind: "rejected",
+        user: input.user,
+        jobId: id,
+        dedupeKey: `rejected:${id}`,
+        payload: { jobId: id, reason: input.reason },
+      });
+      return (await jobById(t, local, id))!;
+    },
+    { blobBytes },
+  );
+}

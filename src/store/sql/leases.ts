@@ -1,0 +1,228 @@
+// Leases (graphile-worker style): due recipients are claimed under a lease, in one transaction,
+// before any HTTP call; a lease that runs out means the send may have gone out, so the recipient
+// becomes `unknown` and is reconciled, never sent again blindly. Several PostgreSQL gateways share
+// one queue: there a claimed row is taken FOR UPDATE SKIP LOCKED and a number is counted under
+// its transaction lock (tryLock); SQLite's BEGIN IMMEDIATE already lets one claimer in at a time.
+import { newSendId } from "../job-id.js";
+import type { ClaimedGroup, ClaimOptions, RecipientKey } from "../queue-store.js";
+import { sqlStateList } from "../transition-sql.js";
+import { fromStates, IN_FLIGHT_STATES, TRANSITIONS } from "../transitions.js";
+import type { RecipientState } from "../types.js";
+import { type Db, type DialectName, dialect, nowIso, perDialect, type Runner } from "./db.js";
+import { appendEvent, refreshJob, refreshJobs } from "./events.js";
+import { jobById, type Local } from "./read.js";
+import { setList } from "./transitions.js";
+
+const CLAIMABLE = sqlStateList(fromStates("claim"));
+const IN_FLIGHT = sqlStateList(IN_FLIGHT_STATES);
+const EXPIRING = sqlStateList(fromStates("expire"));
+const INTERRUPTED = "the gateway stopped while the send was in progress";
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Due rows, oldest first. The numbers already at their limit are passed over here, counted once
+ * from the few rows in flight: a long queue to one busy number would otherwise fill every
+ * candidate list and hold back everyone else's fax.
+ */
+const DUE = perDialect(
+  (d) => `SELECT r.job_id, r.idx, r.number FROM recipients r JOIN jobs j ON j.id = r.job_id
+   WHERE r.state IN (${CLAIMABLE}) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
+     AND (j.scheduled_at IS NULL OR j.scheduled_at <= ?)
+     AND r.number NOT IN (SELECT number FROM recipients WHERE state IN (${IN_FLIGHT}) GROUP BY number HAVING COUNT(*) >= ?)
+   ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.${d === "sqlite" ? "rowid" : "seq"}, r.idx
+   LIMIT ?`,
+);
+
+/** A candidate still claimable now, with its state; on PostgreSQL locked, or passed over when another claimer holds it. */
+const FREE_ROW_TEXT = `SELECT state FROM recipients WHERE job_id = ? AND idx = ? AND state IN (${CLAIMABLE})
+   AND (next_attempt_at IS NULL OR next_attempt_at <= ?)`;
+const FREE_ROW = dialect({ sqlite: FREE_ROW_TEXT, postgres: `${FREE_ROW_TEXT} FOR UPDATE SKIP LOCKED` });
+
+const IN_FLIGHT_TO = `SELECT CAST(COUNT(*) AS INTEGER) AS n FROM recipients WHERE number = ? AND state IN (${IN_FLIGHT})`;
+
+/** The recipients of one job picked by a claim, their idx given as one JSON array: one statement per job. */
+const IDX_LIST: Record<DialectName, string> = {
+  sqlite: "idx IN (SELECT value FROM json_each(?))",
+  postgres: "idx IN (SELECT CAST(json_array_elements_text(CAST(? AS json)) AS INTEGER))",
+};
+const CLAIM = setList("claim");
+const MARK_CLAIMED = CLAIM.update((d) => `WHERE job_id = ? AND ${IDX_LIST[d]}`);
+
+/** Faxes in flight to `number`, under the number's lock; infinite when another claimer holds it. */
+async function inFlightTo(t: Runner, number: string): Promise<number> {
+  if (!(await t.tryLock(`number:${number}`))) return Number.POSITIVE_INFINITY;
+  return (await t.get<{ n: number }>(IN_FLIGHT_TO, [number]))!.n;
+}
+
+/**
+ * Claims due queued/deferred recipients, grouped per job (one send call each), marks them
+ * `sending` under a lease with a fresh sendId and commits before any HTTP call is made.
+ */
+export async function claimDue(
+  db: Db,
+  local: Local,
+  owner: string,
+  limit: number,
+  leaseMs: number,
+  opts: ClaimOptions = {},
+): Promise<ClaimedGroup[]> {
+  const perNumber = opts.perNumber ?? 1;
+  const horizon = opts.scheduleHorizonMs ?? DAY_MS;
+  const at = db.clock.now();
+  // Looked for outside the transaction (SQLite: a WAL read waits for no one, so a pass that finds
+  // nothing does not queue behind intake's commits; PostgreSQL: no BEGIN for an empty pass). Each
+  // candidate is checked again inside it (FREE_ROW), so one taken meanwhile is passed over.
+  const candidates = await db.all<{ job_id: string; idx: number; number: string }>(DUE, [
+    new Date(at).toISOString(),
+    new Date(at + horizon).toISOString(),
+    perNumber,
+    Math.max(limit * 8, 64),
+  ]);
+  if (candidates.length === 0) return [];
+  return db.tx("claim due faxes", async (t) => {
+    const nowMs = db.clock.now();
+    const now = new Date(nowMs).toISOString();
+    const inFlight = new Map<string, number>();
+    const picked = new Map<string, Array<{ idx: number; state: RecipientState }>>();
+    for (const r of candidates) {
+      if (!picked.has(r.job_id) && picked.size >= limit) continue;
+      let busy = inFlight.get(r.number);
+      if (busy === undefined) {
+        busy = await inFlightTo(t, r.number);
+        inFlight.set(r.number, busy);
+      }
+      if (busy >= perNumber) continue;
+      const row = await t.get<{ state: RecipientState }>(FREE_ROW, [r.job_id, r.idx, now]);
+      if (!row) continue;
+      inFlight.set(r.number, busy + 1);
+      const g = picked.get(r.job_id) ?? [];
+      g.push({ idx: r.idx, state: row.state });
+      picked.set(r.job_id, g);
+    }
+    const until = new Date(nowMs + leaseMs).toISOString();
+    const out: ClaimedGroup[] = [];
+    for (const [jobId, recs] of picked) {
+      const sendId = newSendId(nowMs);
+      await t.run(MARK_CLAIMED, [
+        ...CLAIM.args({ send_id: sendId, locked_by: owner, locked_until: until }, now),
+        jobId,
+        JSON.stringify(recs.map((r) => r.idx)),
+      ]);
+      for (const r of recs)
+        await appendEvent(t, now, {
+          jobId,
+          idx: r.idx,
+          transition: "claim",
+          from: r.state,
+          to: TRANSITIONS.claim.to,
+          detail: `send ${sendId}`,
+        });
+      await refreshJob(t, now, jobId);
+      const job = (await jobById(t, local, jobId))!;
+      const idxs = new Set(recs.map((r) => r.idx));
+      out.push({ job, sendId, recipients: job.recipients.filter((r) => idxs.has(r.idx)) });
+    }
+    return out;
+  });
+}
+
+/** Keeps the lease of a send that is still running (one statement for all its recipients). */
+export async function extendLease(
+  db: Db,
+  owner: string,
+  keys: readonly RecipientKey[],
+  leaseMs: number,
+): Promise<void> {
+  if (keys.length === 0) return;
+  const until = new Date(db.clock.now() + leaseMs).toISOString();
+  // the cast types the VALUES list for PostgreSQL
+  const rows = keys.map(() => "(?, CAST(? AS INTEGER))").join(", ");
+  await db.run(
+    `UPDATE recipients SET locked_until = ? WHERE locked_by = ? AND state = 'sending' AND (job_id, idx) IN (VALUES ${rows})`,
+    [until, owner, ...keys.flatMap((k) => [k.jobId, k.idx])],
+  );
+}
+
+const EXPIRE = setList("expire");
+
+/**
+ * Marks the `sending` rows `where` picks `unknown` (their send may have gone out), one step each,
+ * in the caller's transaction; answers how many.
+ */
+async function expire(
+  t: Runner,
+  now: string,
+  where: (d: DialectName) => string,
+  args: readonly unknown[],
+  detail: string,
+): Promise<number> {
+  const rows = await t.all<{ job_id: string; idx: number }>(
+    EXPIRE.update((d) => `WHERE ${where(d)} RETURNING job_id, idx`),
+    [...EXPIRE.args({ last_error: INTERRUPTED }, now), ...args],
+  );
+  for (const s of rows)
+    await appendEvent(t, now, {
+      jobId: s.job_id,
+      idx: s.idx,
+      transition: "expire",
+      from: "sending",
+      to: TRANSITIONS.expire.to,
+      detail,
+    });
+  await refreshJobs(
+    t,
+    now,
+    rows.map((s) => s.job_id),
+  );
+  return rows.length;
+}
+
+const ANY_EXPIRED = `SELECT CASE WHEN EXISTS (SELECT 1 FROM recipients WHERE locked_until IS NOT NULL AND locked_until < ?)
+    OR EXISTS (SELECT 1 FROM notifications WHERE locked_until IS NOT NULL AND locked_until < ?) THEN 1 ELSE 0 END AS n`;
+
+/**
+ * At start (and each pass): a `sending` row whose lease ran out may have reached the service,
+ * so it becomes `unknown` (reconciled, never blindly resent); other stale leases are dropped.
+ * `all` (SQLite, whose daemon holds the data folder's lock): every lease is from a run that is
+ * gone. PostgreSQL's instances share the queue, so there leases run out by time only.
+ */
+export async function releaseExpired(
+  db: Db,
+  opts: { all?: boolean } = {},
+): Promise<{ unknown: number; released: number }> {
+  const all = opts.all === true && db.dialect === "sqlite";
+  const cutoff = all ? "9999-12-31T23:59:59.999Z" : nowIso(db);
+  // looked for first outside the transaction, as claimDue does: most passes find none
+  if (!(await db.get<{ n: number }>(ANY_EXPIRED, [cutoff, cutoff]))!.n) return { unknown: 0, released: 0 };
+  return db.tx("release expired leases", async (t) => {
+    const now = nowIso(db);
+    const unknown = await expire(
+      t,
+      now,
+      (d) =>
+        d === "sqlite"
+          ? `state IN (${EXPIRING}) AND locked_until < ?`
+          : `(job_id, idx) IN (SELECT job_id, idx FROM recipients WHERE state IN (${EXPIRING}) AND locked_until < ? FOR UPDATE SKIP LOCKED)`,
+      [cutoff],
+      all ? INTERRUPTED : "the lease ran out",
+    );
+    const r1 = await t.run(
+      `UPDATE recipients SET locked_by = NULL, locked_until = NULL WHERE state NOT IN (${EXPIRING}) AND locked_until IS NOT NULL AND locked_until < ?`,
+      [cutoff],
+    );
+    const r2 = await t.run(
+      "UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_until IS NOT NULL AND locked_until < ?",
+      [cutoff],
+    );
+    return { unknown, released: r1.changes + r2.changes };
+  });
+}
+
+/** At stop: sends of this owner still running may have gone out, so they become `unknown`. */
+export function releaseOwner(db: Db, owner: string): Promise<number> {
+  return db.tx("release this gateway's leases", async (t) => {
+    const n = await expire(t, nowIso(db), () => `state IN (${EXPIRING}) AND locked_by = ?`, [owner], INTERRUPTED);
+    await t.run("UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_by = ?", [owner]);
+    return n;
+  });
+}
