@@ -41,11 +41,14 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
   const defaults = configSchema.parse({});
   const logger = silentLogger();
   const metrics = new Metrics();
+  const { SqlLedger } = await load<typeof import("../../src/ledger/ledger.js")>("ledger/ledger");
   const mail = new MailDoor({
     dataDir: o.dataDir,
     maxMessageBytes: o.smtp.maxMessageBytes,
     maxMessageAgeHours: o.smtp.senderAuth.maxMessageAgeHours,
     store: o.store,
+    // the ledger as the daemon records with it (its append is part of what an accept costs)
+    ledger: new SqlLedger(o.store.sql, Buffer.from("bench-ledger-key-0123456789abcdef0123456789")),
     log: logger,
     metrics,
     readers: o.readers,

@@ -2,6 +2,7 @@
 // Its own module, so that `faxgate jobs` and the other queue commands don't load the PDF and
 // office-document code.
 import { smtpSettings } from "../config/schema.js";
+import { createLedger } from "../parts/ledger.js";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
@@ -68,7 +69,7 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   return withStore(ctx, async (store) => {
     // the same accept step as mail and print (stdout carries only the command's own answer)
     const { job } = await acceptForm(
-      { store, log: silentLogger() },
+      { store, ledger: createLedger(ctx.config, store), log: silentLogger() },
       {
         source: "cli",
         user: user.name,

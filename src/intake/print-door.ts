@@ -9,7 +9,7 @@ import type { FaxApi } from "../fax/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueueStore } from "../store/index.js";
-import { acceptJob, type Accepted } from "./accept.js";
+import { type AcceptDeps, acceptJob, type Accepted } from "./accept.js";
 import { sha256 } from "./documents/content-hash.js";
 import { FAXABLE_TYPES, sniffBuffer } from "./documents/file-type.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
@@ -23,6 +23,7 @@ import type { DestinationCheck } from "../recipients/index.js";
 
 export interface PrintDoorDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt" | "enqueueNotification">;
+  ledger: AcceptDeps["ledger"];
   metrics?: Metrics;
   /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
   readers: Pick<InputReaders, "pdfPageTexts">;
@@ -92,7 +93,7 @@ export class PrintDoor {
     await vet?.({ route, repeat });
     const waiting = route.via === ADDRESS_LATER;
     const accepted = await acceptJob(
-      { store: this.deps.store, log, metrics: this.deps.metrics },
+      { store: this.deps.store, ledger: this.deps.ledger, log, metrics: this.deps.metrics },
       {
         source: "spool",
         ...(waiting ? { awaitingAddress: true } : {}),
