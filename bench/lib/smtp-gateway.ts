@@ -24,6 +24,8 @@ export interface BenchGatewayOptions {
   clientFor: (user: string) => FaxApi;
   readers: InputReaders;
   dns?: { servers: string[] };
+  /** false: a ledger that records nothing, the baseline of bench/ledger-append (default: the real one) */
+  ledger?: boolean;
 }
 
 /** The gateway, its door opened; the bench closes the gateway and its own readers and store. */
@@ -48,7 +50,10 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
     maxMessageAgeHours: o.smtp.senderAuth.maxMessageAgeHours,
     store: o.store,
     // the ledger as the daemon records with it (its append is part of what an accept costs)
-    ledger: new SqlLedger(o.store.sql, Buffer.from("bench-ledger-key-0123456789abcdef0123456789")),
+    ledger:
+      o.ledger === false
+        ? { recordAll: async () => undefined }
+        : new SqlLedger(o.store.sql, Buffer.from("bench-ledger-key-0123456789abcdef0123456789")),
     log: logger,
     metrics,
     readers: o.readers,
