@@ -23,6 +23,7 @@ const { silentLogger } = await faxgateModule<typeof import("../src/log/logger.js
 const { SpoolWatcher } = await faxgateModule<typeof import("../src/spool/watcher.js")>("spool/watcher");
 const { SqliteStore: StoreClass } =
   await faxgateModule<typeof import("../src/store/sqlite/store.js")>("store/sqlite/store");
+const { SqlLedger } = await faxgateModule<typeof import("../src/ledger/ledger.js")>("ledger/ledger");
 const { ReaderPool } = await faxgateModule<typeof import("../src/intake/reader-pool.js")>("intake/reader-pool");
 const { systemClock } = await faxgateModule<typeof import("../src/clock.js")>("clock");
 const { configSchema } = await faxgateModule<typeof import("../src/config/schema.js")>("config/schema");
@@ -74,6 +75,7 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
     users: [USER],
     defaultCountryCode: "1",
     store: timedStore(store, done),
+    ledger: new SqlLedger(store.sql, Buffer.from("bench-ledger-key-0123456789abcdef0123456789")),
     clientFor: (): FaxApi => {
       throw new Error("no fax service in this bench");
     },

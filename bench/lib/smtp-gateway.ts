@@ -24,6 +24,8 @@ export interface BenchGatewayOptions {
   clientFor: (user: string) => FaxApi;
   readers: InputReaders;
   dns?: { servers: string[] };
+  /** false: a ledger that records nothing, the baseline of bench/ledger-append (default: the real one) */
+  ledger?: boolean;
 }
 
 /** The gateway, its door opened; the bench closes the gateway and its own readers and store. */
@@ -42,11 +44,17 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
   const defaults = configSchema.parse({});
   const logger = silentLogger();
   const metrics = new Metrics();
+  const { SqlLedger } = await load<typeof import("../../src/ledger/ledger.js")>("ledger/ledger");
   const mail = new MailDoor({
     dataDir: o.dataDir,
     maxMessageBytes: o.smtp.maxMessageBytes,
     maxMessageAgeHours: o.smtp.senderAuth.maxMessageAgeHours,
     store: o.store,
+    // the ledger as the daemon records with it (its append is part of what an accept costs)
+    ledger:
+      o.ledger === false
+        ? { recordAll: async () => undefined }
+        : new SqlLedger(o.store.sql, Buffer.from("bench-ledger-key-0123456789abcdef0123456789")),
     log: logger,
     metrics,
     pressure: new QueuePressure(o.store, defaults.queue.maxWaiting, systemClock, metrics),

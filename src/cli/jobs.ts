@@ -1,5 +1,7 @@
 // Operator commands on the queue: jobs, job, retry|cancel|hold|release, status (send is in send.ts).
+import os from "node:os";
 import { smtpSettings } from "../config/schema.js";
+import { createLedger } from "../parts/ledger.js";
 import { FaxgateError } from "../errors.js";
 import { configuredConsoleUrl } from "../config/console-url.js";
 import { restartNoteKey, type RestartNote } from "../config/restart-needed.js";
@@ -94,6 +96,9 @@ export async function jobCommand(id: string, opts: GlobalOptions): Promise<void>
   });
 }
 
+/** The ledger's word for each operation on a job. */
+const CLI_OP_ACTION = { cancel: "cancelled", hold: "held", release: "released", retry: "resent" } as const;
+
 export async function jobOpCommand(
   op: "retry" | "cancel" | "hold" | "release",
   id: string,
@@ -109,6 +114,13 @@ export async function jobOpCommand(
         `job ${id} ${needsNumber(before, configuredConsoleUrl(ctx.config.web))} (${op} does not apply)`,
       );
     const job = await store.operate(id, op);
+    // by the account that ran the command: the CLI has no sign-in of its own
+    await createLedger(ctx.config, store).record({
+      action: CLI_OP_ACTION[op],
+      actor: { kind: "operator", id: os.userInfo().username },
+      object: { kind: "job", id: job.id },
+      door: "cli",
+    });
     if (opts.json) return printJson(jobJson(job));
     process.stdout.write(`${job.id}: ${job.state}\n`);
   });

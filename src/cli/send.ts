@@ -2,6 +2,7 @@
 // Its own module, so that `faxgate jobs` and the other queue commands don't load the PDF and
 // office-document code.
 import { smtpSettings } from "../config/schema.js";
+import { createLedger } from "../parts/ledger.js";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
@@ -71,7 +72,12 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
     // the same accept step as mail and print (stdout carries only the command's own answer)
     const { job } = await acceptForm(
       // a full queue answers "busy" here as at every door (QUEUE_FULL, exit code of a temporary error)
-      { store, log: silentLogger(), pressure: new QueuePressure(store, ctx.config.queue.maxWaiting, systemClock) },
+      {
+        store,
+        ledger: createLedger(ctx.config, store),
+        log: silentLogger(),
+        pressure: new QueuePressure(store, ctx.config.queue.maxWaiting, systemClock),
+      },
       {
         source: "cli",
         user: user.name,

@@ -541,7 +541,8 @@ export class FaxClient implements FaxApi {
       return await this.send(call, path, where, headers, body, report, read);
     } catch (err) {
       // the service asked us to slow down: the gate does, for every caller (api-gate.ts)
-      if (err instanceof FaxApiError && err.status === 429) answer = { rateLimited: true, retryAfterMs: err.retryAfterMs };
+      if (err instanceof FaxApiError && err.status === 429)
+        answer = { rateLimited: true, retryAfterMs: err.retryAfterMs };
       throw err;
     } finally {
       admitted?.(answer);

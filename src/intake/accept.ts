@@ -6,9 +6,21 @@ import type { Metrics } from "../metrics/index.js";
 import type { QueueStore, Job, JobMeta, JobSource, NewDocument, NewJob } from "../store/index.js";
 import { safeFileName } from "./documents/file-name.js";
 import type { QueuePressure } from "./queue-pressure.js";
+import type { Ledger, LedgerDoor } from "../ledger/index.js";
+
+/** The ledger's door of each queue source. */
+const DOOR_OF: Readonly<Record<JobSource, LedgerDoor>> = {
+  smtp: "smtp",
+  spool: "print",
+  cli: "cli",
+  web: "console",
+  imap: "mailbox",
+};
 
 export interface AcceptDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt">;
+  /** Each job taken in is a ledger row per recipient (docs/compliance.md). */
+  ledger: Pick<Ledger, "recordAll">;
   log: Logger;
   metrics?: Metrics;
   /** queue.maxWaiting: a full queue refuses the job as busy (QUEUE_FULL) before it is stored */
@@ -41,6 +53,7 @@ export async function acceptJob(
   } else {
     deps.pressure.queued(stored.recipients.length);
     deps.metrics?.jobsEnqueued.inc({ source: job.source });
+    await recordTakenIn(deps, stored, log);
     log.info(
       {
         recipients: stored.recipients.length,
@@ -52,6 +65,28 @@ export async function acceptJob(
     );
   }
   return { job: stored, duplicate, log };
+}
+
+/**
+ * One "sent" row per recipient: who handed the fax in, through which door, to which number (as
+ * its keyed hash). The job is committed already: a ledger that fails is logged, not answered to
+ * the client as a failure (it would send the fax again).
+ */
+async function recordTakenIn(deps: AcceptDeps, job: Job, log: Logger): Promise<void> {
+  try {
+    await deps.ledger.recordAll(
+      job.recipients.map((r) => ({
+        action: "sent" as const,
+        actor: { kind: "person" as const, id: job.user },
+        object: { kind: "recipient" as const, id: `${job.id}#${r.idx}` },
+        door: DOOR_OF[job.source],
+        number: r.number,
+        detail: { documents: job.documents.length },
+      })),
+    );
+  } catch (err) {
+    log.error({ err: (err as Error).message }, "LEDGER the job's rows were not recorded");
+  }
 }
 
 /** Input that cannot be read is kept as a corrupt job for inspection, never deleted. */

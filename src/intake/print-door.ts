@@ -9,7 +9,7 @@ import type { FaxApi } from "../fax/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueueStore } from "../store/index.js";
-import { acceptJob, type Accepted } from "./accept.js";
+import { type AcceptDeps, acceptJob, type Accepted } from "./accept.js";
 import { sha256 } from "./documents/content-hash.js";
 import { FAXABLE_TYPES, sniffBuffer } from "./documents/file-type.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
@@ -24,6 +24,7 @@ import type { DestinationCheck } from "../recipients/index.js";
 
 export interface PrintDoorDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt" | "enqueueNotification">;
+  ledger: AcceptDeps["ledger"];
   metrics?: Metrics;
   /** queue.maxWaiting: a full queue leaves the file to be tried again (QUEUE_FULL is temporary) */
   pressure: QueuePressure;
@@ -95,7 +96,13 @@ export class PrintDoor {
     await vet?.({ route, repeat });
     const waiting = route.via === ADDRESS_LATER;
     const accepted = await acceptJob(
-      { store: this.deps.store, log, metrics: this.deps.metrics, pressure: this.deps.pressure },
+      {
+        store: this.deps.store,
+        ledger: this.deps.ledger,
+        log,
+        metrics: this.deps.metrics,
+        pressure: this.deps.pressure,
+      },
       {
         source: "spool",
         ...(waiting ? { awaitingAddress: true } : {}),

@@ -103,5 +103,7 @@ export interface Ledger {
    * records commit together or not at all (a purge and its row; a hold and its row).
    */
   record(event: LedgerEvent, within?: Runner): Promise<void>;
+  /** Several rows in one transaction (a job's recipients taken in at once); with `within`, in the caller's. */
+  recordAll(events: readonly LedgerEvent[], within?: Runner): Promise<void>;
   rows(filter?: LedgerFilter): Promise<LedgerRow[]>;
 }

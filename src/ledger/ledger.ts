@@ -47,10 +47,24 @@ export class SqlLedger implements Ledger {
     return this.numberKey ? createHmac("sha256", this.numberKey).update(numberForm(number)).digest("hex") : null;
   }
 
-  async record(event: LedgerEvent, within?: Runner): Promise<void> {
+  record(event: LedgerEvent, within?: Runner): Promise<void> {
+    return this.recordAll([event], within);
+  }
+
+  async recordAll(events: readonly LedgerEvent[], within?: Runner): Promise<void> {
+    if (events.length === 0) return;
+    const rows = events.map((e) => this.fields(e));
+    const append = async (t: Runner) => {
+      for (const fields of rows) await appendLedger(t, fields, sealRow);
+    };
+    if (within) await append(within);
+    else await this.db.tx("record a ledger event", append);
+  }
+
+  private fields(event: LedgerEvent) {
     if (event.number !== undefined && !this.numberKey)
       throw new Error("the ledger has no number key: it cannot record an event about a fax number");
-    const fields = {
+    return {
       at: new Date(this.db.clock.now()).toISOString(),
       action: event.action,
       actor_kind: event.actor.kind,
@@ -62,8 +76,6 @@ export class SqlLedger implements Ledger {
       number_hash: event.number !== undefined ? this.numberHash(event.number) : null,
       detail: canonicalDetail(event.detail),
     };
-    if (within) await appendLedger(within, fields, sealRow);
-    else await this.db.tx("record a ledger event", (t) => appendLedger(t, fields, sealRow));
   }
 
   async rows(filter: LedgerFilter = {}): Promise<LedgerRow[]> {

@@ -52,6 +52,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         tls: readReceiverTls(config.web.tls),
         limits: budget.web,
         store: core.store,
+        ledger: core.ledger,
         sessionStore: new MemorySessionStore(),
         users: () => live.users(),
         clientFor: (user) => api.clientFor(user, "console"),

@@ -19,6 +19,7 @@ export function createMailDoor(
     maxMessageBytes: smtp.maxMessageBytes,
     maxMessageAgeHours: smtp.senderAuth.maxMessageAgeHours,
     store: core.store,
+    ledger: core.ledger,
     log: core.logger.child({ component: "intake" }),
     metrics: core.metrics,
     pressure: core.pressure,

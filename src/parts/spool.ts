@@ -18,6 +18,7 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
   const log = core.logger.child({ component: "spool" });
   const watcher = new SpoolWatcher({
     store: core.store,
+    ledger: core.ledger,
     clock: core.clock,
     metrics: core.metrics,
     pressure: core.pressure,

@@ -27,6 +27,7 @@ import {
 import type { DestinationCheck } from "../recipients/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
+import type { Ledger } from "../ledger/index.js";
 import type { QueueStore } from "../store/index.js";
 import { ByteBudget } from "./byte-budget.js";
 import type { UserFolders } from "./folders.js";
@@ -51,6 +52,7 @@ const NAME_MAX_BYTES = 200;
 export interface FileProcessorDeps {
   spool: SpoolConfig;
   store: QueueStore;
+  ledger: Ledger;
   clientFor: (user: string) => FaxApi;
   defaultCountryCode: string;
   logger: Logger;
@@ -94,6 +96,7 @@ export class FileProcessor {
     this.memory = new ByteBudget(deps.memoryBytes ?? DEFAULT_MEMORY_BYTES);
     this.print = new PrintDoor({
       store: deps.store,
+      ledger: deps.ledger,
       metrics: deps.metrics,
       pressure: deps.pressure,
       readers: deps.readers,

@@ -10,6 +10,7 @@ import type { DestinationCheck } from "../recipients/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueuePressure, InputReaders, DocumentConverter } from "../intake/index.js";
+import type { Ledger } from "../ledger/index.js";
 import type { QueueStore } from "../store/index.js";
 import { sweepFailedJobs } from "./failed-jobs.js";
 import { withFolder } from "./safe-folder.js";
@@ -29,6 +30,7 @@ export interface SpoolWatcherOptions {
   users: UserConfig[];
   defaultCountryCode: string;
   store: QueueStore;
+  ledger: Ledger;
   clientFor: (user: string) => FaxApi;
   logger: Logger;
   clock: Clock;
@@ -84,6 +86,7 @@ export class SpoolWatcher {
     this.processor = new FileProcessor({
       spool: opts.spool,
       store: opts.store,
+      ledger: opts.ledger,
       clientFor: opts.clientFor,
       defaultCountryCode: opts.defaultCountryCode,
       logger: opts.logger,

@@ -2,6 +2,7 @@
 // composition root), the queue view, the live updates, the per-user fax rate, the session rules,
 // and the few steps several groups take (the job a session may see, the numbers of a new fax, the
 // accept step shared with mail and print).
+import type { Ledger } from "../ledger/index.js";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { FastifyRequest } from "fastify";
@@ -27,6 +28,8 @@ export interface WebConsoleDeps {
   /** certificate and key (PEM text), read from web.tls */
   tls?: { cert: string; key: string };
   store: ConsoleStore;
+  /** the compliance ledger: faxes taken in, views and downloads (docs/compliance.md) */
+  ledger: Ledger;
   /** where sessions are kept (in memory; a fleet's shared store later) */
   sessionStore: SessionStore;
   users: () => readonly UserConfig[];
@@ -127,7 +130,13 @@ export class ConsoleContext {
     },
   ): Promise<Job> {
     const { job } = await acceptForm(
-      { store: this.deps.store, log: this.log, metrics: this.deps.metrics, pressure: this.deps.pressure },
+      {
+        store: this.deps.store,
+        ledger: this.deps.ledger,
+        log: this.log,
+        metrics: this.deps.metrics,
+        pressure: this.deps.pressure,
+      },
       { source: "web", user: s.user, ...input },
       { user: s.user, via: "web" },
     );

@@ -8,9 +8,13 @@ import { jobJson, needsNumber } from "../job-json.js";
 import { jobReport, reportFileName } from "../notify/index.js";
 import { waitsForAddress, refuseControlCharacters, type Job, type NewDocument } from "../store/index.js";
 import type { ConsoleContext } from "./context.js";
+import { recordConsole } from "./ledger-rows.js";
 import { sessionOf } from "./sessions.js";
 
 type Query = Record<string, string | undefined>;
+
+/** The ledger's word for each operation on a job. */
+const OP_ACTION = { cancel: "cancelled", hold: "held", release: "released", retry: "resent" } as const;
 
 export const jobRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (api, { ctx }) => {
   api.get("/api/jobs", async (req, reply) => {
@@ -28,7 +32,9 @@ export const jobRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (api
 
   api.get("/api/jobs/:id", async (req) => {
     const job = await ctx.ownJob(req);
-    return { ...publicJob(job, ctx.clock.now()), timeline: await ctx.view.events(job) };
+    const timeline = await ctx.view.events(job);
+    await recordConsole(ctx.deps.ledger, req, "viewed", { kind: "job", id: job.id });
+    return { ...publicJob(job, ctx.clock.now()), timeline };
   });
 
   api.get("/api/jobs/:id/documents/:n", async (req, reply) => {
@@ -38,6 +44,16 @@ export const jobRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (api
     if (!doc) return reply.code(404).send({ error: "no such document" });
     const body = await ctx.view.readDocument(doc);
     const how = (req.query as Query).download === "1" ? "attachment" : "inline";
+    await recordConsole(
+      ctx.deps.ledger,
+      req,
+      how === "attachment" ? "downloaded" : "previewed",
+      {
+        kind: "job",
+        id: job.id,
+      },
+      { document: n },
+    );
     return reply.type(doc.contentType).header("content-disposition", contentDisposition(how, doc.name)).send(body);
   });
 
@@ -59,6 +75,7 @@ export const jobRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (api
         op === "cancel" ? (job.user === s.user ? s.user : `${s.user}, an operator`) : undefined,
       );
       ctx.log.info({ user: s.user, job: job.id, action: op, state: after.state }, `WEB ${op}`);
+      await recordConsole(ctx.deps.ledger, req, OP_ACTION[op], { kind: "job", id: job.id });
       ctx.live.poke();
       return publicJob(after, ctx.clock.now());
     });
@@ -83,6 +100,7 @@ async function report(ctx: ConsoleContext, req: FastifyRequest, reply: FastifyRe
     defaultCountryCode: ctx.deps.defaultCountryCode(),
   });
   ctx.log.info({ user: sessionOf(req).user, job: job.id }, "WEB transmission report");
+  await recordConsole(ctx.deps.ledger, req, "report-fetched", { kind: "job", id: job.id });
   const how = (req.query as Query).download === "1" ? "attachment" : "inline";
   return reply
     .type("application/pdf")

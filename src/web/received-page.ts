@@ -11,6 +11,8 @@ import { faxNumber, pages } from "../format.js";
 import type { Logger } from "../log/index.js";
 import type { QueueStore, ReceivedStore } from "../store/index.js";
 import type { ReceivedFax } from "../received/index.js";
+import type { Ledger } from "../ledger/index.js";
+import { recordConsole } from "./ledger-rows.js";
 import { sessionOf, type Session } from "./sessions.js";
 import { groupsOf } from "./shared-inbox.js";
 
@@ -21,6 +23,7 @@ export interface ReceivedPageDeps {
   users: () => readonly UserConfig[];
   defaultCountryCode: () => string;
   logger: Logger;
+  ledger: Pick<Ledger, "record">;
 }
 
 /** Why this person may open this fax, or null when they may not. */
@@ -66,6 +69,7 @@ export const receivedPageRoutes: FastifyPluginAsync<ReceivedPageDeps> = async (a
   api.get("/api/received/:id", async (req) => {
     const { s, fax, why } = await open(req);
     const timeline = await deps.store.listReceivedEvents(fax.id);
+    await recordConsole(deps.ledger, req, "viewed", { kind: "received", id: fax.id });
     const cc = deps.defaultCountryCode();
     const mine = deps.inbound ? groupsOf(deps.inbound(), s.user) : [];
     return {
@@ -104,6 +108,10 @@ export const receivedPageRoutes: FastifyPluginAsync<ReceivedPageDeps> = async (a
     if (!body) return reply.code(404).send({ error: "this fax has no document" });
     deps.logger.info({ user: s.user, received: fax.id }, "WEB received fax viewed");
     const q = req.query as Record<string, string | undefined>;
+    await recordConsole(deps.ledger, req, q.download === "1" ? "downloaded" : "previewed", {
+      kind: "received",
+      id: fax.id,
+    });
     return reply
       .type("application/pdf")
       .header("content-disposition", `${q.download === "1" ? "attachment" : "inline"}; filename="fax-${fax.id}.pdf"`)

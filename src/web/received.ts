@@ -34,6 +34,7 @@ export const receivedRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async
   }
   await api.register(receivedPageRoutes, {
     store: deps.store,
+    ledger: deps.ledger,
     inbound: deps.inbound,
     users: deps.users,
     defaultCountryCode: deps.defaultCountryCode,

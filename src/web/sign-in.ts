@@ -80,6 +80,15 @@ async function login(
     // the admin's hint goes to the log; the person signing in is told only that it did not work
     const why = user !== undefined && !user.password ? { why: "no password set: faxgate passwd" } : {};
     ctx.log.warn({ remote: client, user: logName, failures, ...why }, "WEB sign-in failed");
+    // who tried is not known: the account tried is the object (a name typed that is no user's is not kept)
+    await ctx.deps.ledger.record({
+      action: "sign-in-failed",
+      actor: { kind: "person" },
+      object: { kind: "person", id: logName },
+      door: "console",
+      client,
+      detail: { failures },
+    });
     await new Promise((r) => setTimeout(r, (ctx.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
     return reply.code(401).send({ error: "wrong user name or password" });
   }
@@ -93,5 +102,12 @@ async function login(
   req.session.signedInAt = ctx.clock.now();
   req.session.csrfToken = reply.generateCsrf();
   ctx.log.info({ remote: client, user: user.name, admin: req.session.admin }, "WEB signed in");
+  await ctx.deps.ledger.record({
+    action: "signed-in",
+    actor: { kind: req.session.admin ? "operator" : "person", id: user.name },
+    object: { kind: "person", id: user.name },
+    door: "console",
+    client,
+  });
   return { user: user.name, admin: req.session.admin, csrfToken: req.session.csrfToken };
 }

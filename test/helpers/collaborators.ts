@@ -2,6 +2,7 @@
 // (src/parts/) makes them: the same policy with the gateway's rules, the same mail door, the same
 // resolver. A test that builds a class alone takes them from here, so it never meets a weaker
 // product than the daemon runs.
+import { testLedger } from "./ledger.js";
 import { systemClock, type Clock } from "../../src/clock.js";
 import {
   configSchema,
@@ -86,6 +87,7 @@ export async function testMailDoor(p: MailDoorParts): Promise<MailDoor> {
     maxMessageBytes: p.smtp.maxMessageBytes,
     maxMessageAgeHours: p.smtp.senderAuth.maxMessageAgeHours,
     store: p.store,
+    ledger: testLedger(p.store),
     log: p.logger,
     metrics: p.metrics,
     pressure: testPressure(p.store, undefined, p.clock, p.metrics),

@@ -1,5 +1,6 @@
 // The print door as one call: a file goes in with its ticket and comes out as a queued job or a
 // typed refusal, with nothing queued. A real SQLite store and the real PDF text reader.
+import { testLedger } from "../helpers/ledger.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { FaxgateError, isFaxgateError } from "../../src/errors.js";
@@ -17,6 +18,7 @@ const log = silentLogger();
 /** The door's collaborators, as parts/ hands them over. */
 const deps = () => ({
   store: t.store,
+  ledger: testLedger(t.store),
   pressure: testPressure(t.store),
   readers: { pdfPageTexts },
   // none of these files is an office document, and none names a contact

@@ -12,6 +12,7 @@ import { PgStore } from "../../src/store/postgres/pg-store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { runCli } from "../helpers/cli.js";
+import { newJob } from "../helpers/store.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 
 const KEY = process.env.FAXGATE_LEDGER_KEY!;
@@ -147,6 +148,21 @@ describe.each(pgMissing === null ? ["sqlite", "postgres"] : ["sqlite"])("faxgate
     const bad = await audit("export", "--object", "nothing");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/expected KIND:ID/);
+  }, 120_000);
+
+  it("an operator's hold from the CLI is a row by that account through the cli door", async () => {
+    const { job } = await store.enqueue(newJob(dir));
+    const held = await runCli(["hold", job.id, "--config", config], { timeoutMs: 60_000 });
+    expect(held.code, held.stderr).toBe(0);
+    const rows = (await audit("export", "--object", `job:${job.id}`)).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(rows.map((r) => [r.action, r.actor, r.door])).toEqual([
+      ["held", { kind: "operator", id: os.userInfo().username }, "cli"],
+    ]);
+    // the chain is left whole for the anchor test below
+    await store.sql.run("DELETE FROM ledger WHERE object_id = ?", [job.id]);
   }, 120_000);
 
   it("an anchor kept elsewhere finds a rewrite of the whole table", async () => {

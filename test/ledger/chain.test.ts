@@ -73,6 +73,13 @@ describe.each(backends)("the ledger's chain on %s", (backend) => {
     expect(v.rows).toBe(before + 1);
   });
 
+  it("many appends at once from one gateway keep one chain", async () => {
+    const before = (await ledger.head())?.seq ?? 0;
+    await Promise.all(Array.from({ length: 40 }, (_, i) => ledger.record(viewed(`C${i}`))));
+    const v = await ledger.verify();
+    expect(v).toMatchObject({ rows: before + 40, broken: null });
+  });
+
   it("names the first broken row: edited, deleted, inserted", async () => {
     const sql = b.store.sql;
     const v0 = await ledger.verify();

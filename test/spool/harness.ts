@@ -1,4 +1,5 @@
 // A real SpoolWatcher on real temp folders and a real Store, with short timings for tests.
+import { testLedger } from "../helpers/ledger.js";
 import { EventEmitter } from "node:events";
 import { rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -108,6 +109,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
       users,
       defaultCountryCode: "1",
       store,
+      ledger: testLedger(store),
       clientFor: opts.clientFor ?? noApi,
       logger: silentLogger(),
       metrics,

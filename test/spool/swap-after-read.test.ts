@@ -1,6 +1,7 @@
 // Regression: a claimed spool file swapped for a symlink after it was judged and read (while its
 // PDF text is parsed, a wide window) made the store copy the symlink's target, a file outside the
 // spool folder, and fax it. The store must get the bytes that were judged, not the path again.
+import { testLedger } from "../helpers/ledger.js";
 import { rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -56,6 +57,7 @@ it("stores the bytes it judged even if the work file is swapped for a symlink be
     defaultCountryCode: "1",
     store: swapping,
     pressure: testPressure(swapping),
+    ledger: testLedger(swapping),
     clientFor: () => {
       throw new Error("no fax service in this test");
     },

@@ -87,8 +87,10 @@ export class SqliteDb implements Db {
   async announce(_t: Runner, _jobId: string): Promise<void> {}
 
   async tx<T>(what: string, fn: (t: Runner) => Promise<T>, opts: TxOptions = {}): Promise<T> {
-    if (this.turn) await this.free();
+    // the turn is taken in the same step that finds it free: two waiters released by one commit
+    // would otherwise both go on to BEGIN ("cannot start a transaction within a transaction")
     let end!: () => void;
+    while (this.turn) await this.turn;
     this.turn = new Promise((resolve) => {
       end = resolve;
     });

@@ -1,0 +1,102 @@
+// Rows from the doors, driven through the real thing: a fax mailed to the gateway's SMTP listener
+// by a real client is one "sent" row per recipient, by its sender, through the smtp door, with
+// each number only as its keyed hash; in the console, a failed and a good sign-in, the job page,
+// its document seen and downloaded, its report, and an operator's cancel are each one row, by
+// that person, with the client's address.
+import nodemailer from "nodemailer";
+import { afterEach, describe, expect, it } from "vitest";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
+import { testLedger } from "../helpers/ledger.js";
+import { TEST_PDF } from "../helpers/store.js";
+import { waitUntil } from "../helpers/wait.js";
+import { consoleGateway, PASSWORDS, signIn } from "../web/rig.js";
+
+let rig: TestGateway | null = null;
+afterEach(async () => {
+  await rig?.stop();
+  rig = null;
+});
+
+describe("ledger rows from the doors", () => {
+  it("a fax mailed in is a sent row per recipient: the sender, the smtp door, the number hashed", async () => {
+    rig = await startGateway(consoleGateway({ delayMs: 200 }));
+    const info = await nodemailer
+      .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
+      .sendMail({
+        from: "alice@example.com",
+        to: ["15551234567@fax.example.com", "15557654321@fax.example.com"],
+        subject: "two numbers",
+        text: "a short letter",
+      });
+    expect(info.response).toMatch(/^250 /);
+    const id = /queued as (\S+)/.exec(info.response)![1]!;
+    const ledger = testLedger(rig.gw.store);
+    // recorded before the 250: no waiting
+    const rows = await ledger.rows({ object: { kind: "job", id } });
+    expect(rows.map((r) => [r.action, r.actor, r.door, r.object])).toEqual([
+      ["sent", { kind: "person", id: "alice" }, "smtp", { kind: "recipient", id: `${id}#0` }],
+      ["sent", { kind: "person", id: "alice" }, "smtp", { kind: "recipient", id: `${id}#1` }],
+    ]);
+    expect((await ledger.rows({ number: "+15557654321" })).map((r) => r.object.id)).toEqual([`${id}#1`]);
+    expect(JSON.stringify(rows)).not.toMatch(/5551234567|5557654321/);
+    expect((await ledger.verify()).broken).toBeNull();
+  }, 120_000);
+
+  it("the console records sign-ins, each read of a sent fax and an operator's cancel", async () => {
+    rig = await startGateway(consoleGateway({ delayMs: 200 }));
+    // the service is down: the fax waits in the queue, where an operator may cancel it
+    await rig.emu.stop();
+    const info = await nodemailer
+      .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
+      .sendMail({
+        from: "alice@example.com",
+        to: "15551234567@fax.example.com",
+        subject: "s",
+        text: "",
+        attachments: [{ filename: "letter.pdf", content: TEST_PDF, contentType: "application/pdf" }],
+      });
+    const id = /queued as (\S+)/.exec(info.response)![1]!;
+    const base = rig.url("web");
+    const bad = await fetch(`${base}/login`, {
+      method: "POST",
+      body: new URLSearchParams({ user: "alice", password: "not-her-password" }),
+    });
+    expect(bad.status).toBe(401);
+    const alice = await signIn(base, "alice", PASSWORDS.alice);
+    const get = async (url: string) => {
+      const r = await fetch(`${base}${url}`, { headers: { cookie: alice.cookie } });
+      expect(r.status, url).toBe(200);
+      await r.arrayBuffer();
+    };
+    await get(`/api/jobs/${id}`);
+    await get(`/api/jobs/${id}/documents/0`);
+    await get(`/api/jobs/${id}/documents/0?download=1`);
+    await get(`/api/jobs/${id}/report`);
+    const gw = rig.gw;
+    await waitUntil(async () => {
+      const job = await gw.store.getJob(id);
+      return job?.recipients.every((r) => r.state === "deferred" || r.state === "queued");
+    }, "the fax deferred while the service is down");
+    const ops = await signIn(base, "ops", PASSWORDS.ops);
+    const cancel = await fetch(`${base}/api/jobs/${id}/cancel`, {
+      method: "POST",
+      headers: { cookie: ops.cookie, "x-csrf-token": ops.csrf },
+    });
+    expect(cancel.status, await cancel.clone().text()).toBe(200);
+
+    const ledger = testLedger(rig.gw.store);
+    const rows = (await ledger.rows()).filter((r) => r.door === "console");
+    expect(rows.map((r) => [r.action, r.actor, r.object])).toEqual([
+      ["sign-in-failed", { kind: "person" }, { kind: "person", id: "alice" }],
+      ["signed-in", { kind: "person", id: "alice" }, { kind: "person", id: "alice" }],
+      ["viewed", { kind: "person", id: "alice" }, { kind: "job", id }],
+      ["previewed", { kind: "person", id: "alice" }, { kind: "job", id }],
+      ["downloaded", { kind: "person", id: "alice" }, { kind: "job", id }],
+      ["report-fetched", { kind: "person", id: "alice" }, { kind: "job", id }],
+      ["signed-in", { kind: "operator", id: "ops" }, { kind: "person", id: "ops" }],
+      ["cancelled", { kind: "operator", id: "ops" }, { kind: "job", id }],
+    ]);
+    expect(rows.every((r) => r.client === "127.0.0.1")).toBe(true);
+    expect(JSON.stringify(rows)).not.toContain("not-her-password");
+  }, 120_000);
+});
