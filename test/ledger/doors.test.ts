@@ -44,14 +44,15 @@ describe("ledger rows from the doors", () => {
 
   it("the console records sign-ins, each read of a sent fax and an operator's cancel", async () => {
     rig = await startGateway(consoleGateway({ delayMs: 200 }));
-    // the service is down: the fax waits in the queue, where an operator may cancel it
+    // the service is down: the fax waits in the queue, where an operator may cancel it (and the
+    // mail says it wants no cover page: a preference the service cannot tell now is not guessed)
     await rig.emu.stop();
     const info = await nodemailer
       .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
       .sendMail({
         from: "alice@example.com",
         to: "15551234567@fax.example.com",
-        subject: "s",
+        subject: "s [nocover]",
         text: "",
         attachments: [{ filename: "letter.pdf", content: TEST_PDF, contentType: "application/pdf" }],
       });
