@@ -4,6 +4,7 @@
 import { Command, CommanderError } from "commander";
 import { FaxgateError } from "../errors.js";
 import { accountCommands } from "./commands-account.js";
+import { evidenceCommands } from "./commands-evidence.js";
 import { queueCommands } from "./commands-queue.js";
 import { runCommands, setupCommands } from "./commands-service.js";
 
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   runCommands(program);
   queueCommands(program);
   accountCommands(program);
+  evidenceCommands(program);
   setupCommands(program);
   return program;
 }
