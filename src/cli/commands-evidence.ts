@@ -15,7 +15,8 @@ export function evidenceCommands(program: Command): void {
         "recipients/<n>/; --recipient N makes one of recipient N alone (numbered as `faxgate job` lists them).",
     )
     .argument("<job>", "job id")
-    .requiredOption("-o, --out <file>", "where to write the bundle (FILE.zip)")
+    // not a requiredOption: commander would ask it of `evidence verify` and `evidence key` too
+    .option("-o, --out <file>", "where to write the bundle (FILE.zip; required)")
     .addOption(
       new Option("--recipient <n>", "only this recipient (1 = the first, as `faxgate job` lists them)").argParser(
         wholeNumber(1, 10_000),
@@ -57,5 +58,6 @@ export function evidenceCommands(program: Command): void {
     )
     .addOption(configOption())
     .addOption(jsonOption())
-    .action(async (o) => (await load.evidence()).keyCommand(o));
+    // `evidence` itself takes --config, and commander gives it to the parent wherever it stands
+    .action(async (_o, cmd: Command) => (await load.evidence()).keyCommand(cmd.optsWithGlobals()));
 }

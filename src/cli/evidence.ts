@@ -40,9 +40,11 @@ export async function tsaOf(
 
 export async function makeCommand(
   id: string,
-  opts: GlobalOptions & { out: string; recipient?: number; withoutTimestamp?: boolean },
+  opts: GlobalOptions & { out?: string; recipient?: number; withoutTimestamp?: boolean },
   openLedger: (store: QueueStore, ctx: CliContext) => Promise<Ledger> = defaultLedger,
 ): Promise<void> {
+  const out = opts.out;
+  if (!out) throw new FaxgateError("USAGE", "give --out FILE.zip: where to write the bundle");
   const ctx = loadContext(opts);
   const { EvidenceMaker } = await import("../evidence/evidence-maker.js");
   const { effectiveUsers } = await import("../keys/key-overrides.js");
@@ -72,10 +74,10 @@ export async function makeCommand(
         door: "cli",
         withoutTimestamp: Boolean(opts.withoutTimestamp),
       });
-      await writeFileAtomic(opts.out, made.zip, 0o600);
+      await writeFileAtomic(out, made.zip, 0o600);
       const files = made.manifest.files.length;
       process.stderr.write(
-        `evidence of job ${job.id} written to ${opts.out}: ${files} files, manifest sha256 ${made.manifestSha256}, ` +
+        `evidence of job ${job.id} written to ${out}: ${files} files, manifest sha256 ${made.manifestSha256}, ` +
           `signed by key ${key.fingerprint}${made.timestamped ? ", time-stamped" : tsa ? ", WITHOUT a time-stamp (the authority gave none)" : ""}\n`,
       );
     });
