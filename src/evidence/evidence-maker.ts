@@ -144,7 +144,7 @@ export class EvidenceMaker {
       if (!r)
         throw new FaxgateError(
           "USAGE",
-          `job ${job.id} has ${job.recipients.length} recipient(s): --recipient takes 1 to ${job.recipients.length}`,
+          `job ${job.id} has ${job.recipients.length} recipient(s): choose recipient 1 to ${job.recipients.length}`,
         );
       if (!r.messageId)
         throw new FaxgateError(

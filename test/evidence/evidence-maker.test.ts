@@ -158,7 +158,7 @@ describe("evidence of a sent fax", () => {
       .make(job, { recipient: 3, actor: { kind: "gateway" }, door: "cli" })
       .catch((e: unknown) => e);
     expect((err as FaxgateError).code).toBe("USAGE");
-    expect((err as Error).message).toContain("--recipient takes 1 to 2");
+    expect((err as Error).message).toContain("choose recipient 1 to 2");
     const { job: queued } = await rig.store.enqueue({
       source: "cli",
       user: "alice",
