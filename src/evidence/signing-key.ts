@@ -3,7 +3,7 @@
 // sign with the same key, so it comes from the config (evidence.signingKey, e.g. ${VAR} from the
 // secrets file) and none is made. The private key is never logged, printed or put in an error.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
-import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { link, mkdir, open, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 
@@ -87,7 +87,14 @@ export async function loadSigningKey(opts: {
   await mkdir(opts.dataDir, { recursive: true });
   const { privateKey } = generateKeyPairSync("ed25519");
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(tmp, privateKey.export({ format: "pem", type: "pkcs8" }), { mode: 0o600, flag: "wx" });
+  const fh = await open(tmp, "wx", 0o600);
+  try {
+    await fh.writeFile(privateKey.export({ format: "pem", type: "pkcs8" }));
+    // on disk before it is published: a crash must not leave an empty key behind the name
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
   try {
     await link(tmp, file);
   } catch (err) {
