@@ -3,6 +3,7 @@
 // manifest. Sealing and checking live together so the two cannot drift apart.
 import { createHash, sign, verify as verifySignature } from "node:crypto";
 import { unzipSync, zipSync, type Zippable } from "fflate";
+import { maskUrl } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
 import { fingerprintOf, publicKeyFromPem, type SigningKey } from "./signing-key.js";
 import { checkTimestamp, requestTimestamp, type TsaSettings } from "./timestamp.js";
@@ -64,7 +65,7 @@ export async function sealBundle(input: {
     format: FORMAT,
     madeAt: input.madeAt,
     signer: { algorithm: "Ed25519", publicKey: input.key.publicPem, fingerprint: input.key.fingerprint },
-    ...(tsa && input.tsa ? { timestamp: { tsa: input.tsa.url } } : {}),
+    ...(tsa && input.tsa ? { timestamp: { tsa: maskUrl(input.tsa.url) } } : {}),
     subject: input.subject,
     files: input.files.map((f) => ({ path: f.path, sha256: sha256(f.data), bytes: f.data.byteLength, what: f.what })),
   });

@@ -2,7 +2,14 @@
 // the data folder (evidence-key.pem, 0600) and kept there. A fleet on PostgreSQL: every gateway must
 // sign with the same key, so it comes from the config (evidence.signingKey, e.g. ${VAR} from the
 // secrets file) and none is made. The private key is never logged, printed or put in an error.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomUUID,
+} from "node:crypto";
 import { link, mkdir, open, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
@@ -86,7 +93,8 @@ export async function loadSigningKey(opts: {
   if (existing !== null) return keyFromText(existing, file);
   await mkdir(opts.dataDir, { recursive: true });
   const { privateKey } = generateKeyPairSync("ed25519");
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  // unique per call: two calls in one process within a millisecond must not share it
+  const tmp = `${file}.${randomUUID()}.tmp`;
   const fh = await open(tmp, "wx", 0o600);
   try {
     await fh.writeFile(privateKey.export({ format: "pem", type: "pkcs8" }));

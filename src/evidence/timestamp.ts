@@ -6,6 +6,7 @@ import { createHash, randomBytes } from "node:crypto";
 import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
 import { Agent, request } from "undici";
+import { maskUrl } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
 
 const SHA256_OID = "2.16.840.1.101.3.4.2.1";
@@ -59,7 +60,8 @@ export async function requestTimestamp(tsa: TsaSettings, data: Uint8Array): Prom
     connectTimeout: tsa.timeoutMs,
   });
   const fail = (what: string, cause?: unknown) =>
-    new FaxgateError("TIMESTAMP_UNAVAILABLE", `the time-stamp authority ${tsa.url} ${what}`, { cause });
+    // an authority's URL may carry a password (https://user:pass@tsa...): shown masked
+    new FaxgateError("TIMESTAMP_UNAVAILABLE", `the time-stamp authority ${maskUrl(tsa.url)} ${what}`, { cause });
   let reply: Uint8Array;
   try {
     const res = await request(tsa.url, {

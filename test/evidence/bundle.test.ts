@@ -187,6 +187,11 @@ describe("RFC 3161 time-stamps (a local `openssl ts` authority)", () => {
     expect(err).toBeInstanceOf(FaxgateError);
     expect((err as FaxgateError).code).toBe("TIMESTAMP_UNAVAILABLE");
     expect((err as Error).message).toContain(`the time-stamp authority ${down.url} could not be reached`);
+    // a password in the authority's URL is not repeated in the error
+    const withPassword = { ...down, url: `http://user:tsa-secret@127.0.0.1:${port}/tsa` };
+    const masked = (await seal(key, { tsa: withPassword }).catch((e: unknown) => e)) as Error;
+    expect(masked.message).toContain("could not be reached");
+    expect(masked.message).not.toContain("tsa-secret");
     const without = await seal(key, { tsa: down, withoutToken: true });
     expect(without.timestamped).toBe(false);
     expect(without.manifest.timestamp).toBeUndefined();
