@@ -1,6 +1,7 @@
 // The durable queue's contract, asynchronous so that SQLite (one box) and PostgreSQL (several
 // gateways sharing one queue) both implement it. Every stage (intake, dispatch, notify, the CLI,
 // the web console) depends on this interface, never on a backend class.
+import type { Db } from "./sql/db.js";
 import type {
   CoverSpec,
   Job,
@@ -80,6 +81,8 @@ export interface FailOptions {
  */
 export interface QueueStore extends ReceivedStore {
   readonly backend: "sqlite" | "postgres";
+  /** The query layer's port (sql/db.ts), for rooms with tables of their own (the ledger). */
+  readonly sql: Db;
 
   // ---- intake
   /** Durable when it resolves: documents stored (fsynced, or in the database), job row committed. */

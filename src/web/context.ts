@@ -11,7 +11,7 @@ import { FaxgateError } from "../errors.js";
 import type { EvidenceMaker } from "../evidence/index.js";
 import type { FaxApi } from "../fax/index.js";
 import type { DestinationCheck } from "../recipients/index.js";
-import { acceptForm, newFaxRecipients, type DocumentConverter } from "../intake/index.js";
+import { acceptForm, newFaxRecipients, type DocumentConverter, type QueuePressure } from "../intake/index.js";
 import type { ListenerLimits } from "../listener-limits.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
@@ -39,6 +39,8 @@ export interface WebConsoleDeps {
   /** intake.partial: a file that cannot be faxed refuses the fax (default) or is sent without */
   partial?: () => PartialMode;
   office: DocumentConverter;
+  /** queue.maxWaiting: a full queue answers a new fax 503 with Retry-After (intake's QUEUE_FULL) */
+  pressure: QueuePressure;
   dataDir: string;
   logger: Logger;
   clock?: Clock;
@@ -128,7 +130,7 @@ export class ConsoleContext {
     },
   ): Promise<Job> {
     const { job } = await acceptForm(
-      { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
+      { store: this.deps.store, log: this.log, metrics: this.deps.metrics, pressure: this.deps.pressure },
       { source: "web", user: s.user, ...input },
       { user: s.user, via: "web" },
     );
