@@ -124,7 +124,11 @@ export async function keyCommand(opts: GlobalOptions & { new?: boolean }): Promi
   process.stdout.write(`${key.publicPem.trimEnd()}\nfingerprint (sha256): ${key.fingerprint}\n`);
 }
 
-/** The ledger on this store (src/ledger/). */
-async function defaultLedger(_store: QueueStore, _ctx: CliContext): Promise<Ledger> {
-  throw new FaxgateError("STORE_UNAVAILABLE", "the compliance ledger is not part of this build yet");
+/**
+ * The ledger on this store, as `faxgate audit` opens it: the evidence-made row names no fax number,
+ * so no number key is needed (none is made).
+ */
+async function defaultLedger(store: QueueStore, ctx: CliContext): Promise<Ledger> {
+  const { readingLedger } = await import("../parts/ledger.js");
+  return readingLedger(ctx.config, store, false);
 }

@@ -2,3 +2,5 @@
 // Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { EvidenceMaker } from "./evidence-maker.js";
+export { loadSigningKey } from "./signing-key.js";
+export type { SigningKey } from "./signing-key.js";
