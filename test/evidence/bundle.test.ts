@@ -2,7 +2,6 @@
 // changes, after a member is removed or added, when signed by another key than the manifest names
 // or than the one expected; RFC 3161 tokens from a local `openssl ts` authority are asked, checked
 // and fail when changed; an authority that is down stops the bundle unless the operator said not to.
-import { createServer } from "node:net";
 import { generateKeyPairSync, sign } from "node:crypto";
 import { unzipSync, zipSync, type Zippable } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +9,7 @@ import { MANIFEST, SIGNATURE, TOKEN, sealBundle, verifyBundle } from "../../src/
 import { keyFromText, loadSigningKey, newKeyLine, type SigningKey } from "../../src/evidence/signing-key.js";
 import { FaxgateError } from "../../src/errors.js";
 import { removeFolder, tempFolder } from "../tmp-dir.js";
-import { startLocalTsa, type LocalTsa } from "./local-tsa.js";
+import { closedPort, startLocalTsa, type LocalTsa } from "./local-tsa.js";
 import { statSync } from "node:fs";
 import path from "node:path";
 
@@ -199,12 +198,3 @@ describe("RFC 3161 time-stamps (a local `openssl ts` authority)", () => {
     expect((await verifyBundle(without.zip)).ok).toBe(true);
   });
 });
-
-/** A loopback port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}

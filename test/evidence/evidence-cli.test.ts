@@ -4,7 +4,6 @@
 // changes, after a member is removed or added, and against another gateway's key. A local
 // `openssl ts` authority time-stamps it; one that is down stops the bundle unless asked not to.
 import { readFile, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import path from "node:path";
 import { unzipSync, zipSync, type Zippable } from "fflate";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,7 +11,7 @@ import { SqlLedger } from "../../src/ledger/ledger.js";
 import { runCli } from "../helpers/cli.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { Rig } from "../notify/rig.js";
-import { startLocalTsa, type LocalTsa } from "./local-tsa.js";
+import { closedPort, startLocalTsa, type LocalTsa } from "./local-tsa.js";
 
 let rig: Rig | null = null;
 let tsa: LocalTsa | null = null;
@@ -153,11 +152,3 @@ describe("faxgate evidence (the CLI)", () => {
     expect((await runCli(["evidence", "verify", out])).code).toBe(0);
   }, 300_000);
 });
-
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}

@@ -3,8 +3,8 @@
 // of a real implementation, so the gateway's request and its check of the token meet another's.
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createHttpServer, type Server } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { removeFolder, tempFolder } from "../tmp-dir.js";
@@ -103,7 +103,7 @@ export async function startLocalTsa(): Promise<LocalTsa> {
       removeFolder(dir);
     },
   };
-  const server: Server = createServer((req, res) => {
+  const server: Server = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
@@ -126,4 +126,13 @@ export async function startLocalTsa(): Promise<LocalTsa> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   tsa.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tsa`;
   return tsa;
+}
+
+/** A loopback port nothing listens on (bound, then closed): an authority that is down. */
+export async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
 }
