@@ -4,6 +4,10 @@
 // dispatcher has a reserved lane (api.dispatchShare) the other callers can never use; they share
 // the rest in priority order (intake, background, console), so a console burst delays no fax and a
 // busy dispatcher cannot starve the console.
+// A 429 on any call slows the whole gate down, as TCP's congestion window does: the rate is halved
+// (at most once a second, down to a sixteenth) and every caller waits out the Retry-After; each
+// calm second gives back a tenth of the configured rate. Before, a gateway set above the account's
+// real limit went straight back to its full rate and kept 47% of its calls refused (issue 55).
 import { setTimeout as sleep } from "node:timers/promises";
 
 /** Who is calling, highest priority first (docs/architecture.md, "The API gate"). */
@@ -23,7 +27,19 @@ export interface ApiGateOptions {
   sleep?: (ms: number) => Promise<unknown>;
   /** Told of every wait on the history budget, e.g. for a log line. */
   onHistoryWait?: (ms: number, why: "budget" | "429") => void;
+  /** Told when a 429 slows the gate down, and when it is back at the configured rate. */
+  onPaceChange?: (ratePerSecond: number, why: "429" | "calm") => void;
 }
+
+/** What a call's end tells the gate (the function admit() answers). */
+export type GateRelease = (answer?: { rateLimited: true; retryAfterMs?: number }) => void;
+
+/** The lowest share of api.ratePerSecond a run of 429s brings the gate down to. */
+export const MIN_PACE = 1 / 16;
+/** The share of the configured rate each calm second gives back. */
+export const PACE_STEP = 0.1;
+/** At most one change of pace this often: the 429s of calls already out at once count as one. */
+export const PACE_HOLD_MS = 1000;
 
 /** The service's minute, and 2 s more: its window starts when our first call arrives, a little after we sent it. */
 export const HISTORY_WINDOW_MS = 62_000;
@@ -58,6 +74,11 @@ export class ApiGate {
   historyRefused = 0;
   /** Calls let through, by class (for /metrics and tests). */
   readonly admitted: Record<GateClass, number> = { dispatch: 0, intake: 0, background: 0, console: 0 };
+  /** The share of the configured rate used now (1: all of it; see the file's head). */
+  private pace = 1;
+  private paceChangedAt = Number.NEGATIVE_INFINITY;
+  /** 429s met by calls other than history (for /metrics and tests). */
+  rateRefused = 0;
 
   constructor(private readonly opts: ApiGateOptions) {
     const share = Math.min(0.9, Math.max(0.05, opts.dispatchShare ?? DEFAULT_DISPATCH_SHARE));
@@ -77,7 +98,7 @@ export class ApiGate {
    * Resolves when `op` may go out, with the function to call once its answer is read (the call's
    * place in the concurrency bound is held until then).
    */
-  async admit(op: string, cls: GateClass = "background"): Promise<() => void> {
+  async admit(op: string, cls: GateClass = "background"): Promise<GateRelease> {
     if (op === "history") await this.admitHistory();
     let wake!: () => void;
     let woken = new Promise<void>((r) => (wake = r));
@@ -94,20 +115,52 @@ export class ApiGate {
     const other = cls !== "dispatch";
     const now = this.now();
     // a dispatcher call uses its own lane when it can, else the others' (borrowed: none waited)
-    if (other || this.dispatchNextAt > now) this.othersNextAt = Math.max(now, this.othersNextAt) + this.othersSpacingMs;
-    else this.dispatchNextAt = Math.max(now, this.dispatchNextAt) + this.dispatchSpacingMs;
+    if (other || this.dispatchNextAt > now)
+      this.othersNextAt = Math.max(now, this.othersNextAt) + this.othersSpacingMs / this.pace;
+    else this.dispatchNextAt = Math.max(now, this.dispatchNextAt) + this.dispatchSpacingMs / this.pace;
     this.inFlight += 1;
     if (other) this.othersInFlight += 1;
     this.admitted[cls] += 1;
     this.wakeAll();
     let released = false;
-    return () => {
+    return (answer) => {
       if (released) return;
       released = true;
       this.inFlight -= 1;
       if (other) this.othersInFlight -= 1;
+      if (answer?.rateLimited && op !== "history") this.slowDown(answer.retryAfterMs);
+      else this.speedUp();
       this.wakeAll();
     };
+  }
+
+  /** The rate the gate lets calls out at now (api.ratePerSecond, less after 429s). */
+  currentRate(): number {
+    return this.opts.ratePerSecond * this.pace;
+  }
+
+  /** A 429: half the pace (once per PACE_HOLD_MS), and no call of any class before its Retry-After. */
+  private slowDown(retryAfterMs: number | undefined): void {
+    const now = this.now();
+    this.rateRefused += 1;
+    if (retryAfterMs !== undefined && retryAfterMs > 0) {
+      this.dispatchNextAt = Math.max(this.dispatchNextAt, now + retryAfterMs);
+      this.othersNextAt = Math.max(this.othersNextAt, now + retryAfterMs);
+    }
+    if (now - this.paceChangedAt < PACE_HOLD_MS || this.pace <= MIN_PACE) return;
+    this.pace = Math.max(MIN_PACE, this.pace / 2);
+    this.paceChangedAt = now;
+    this.opts.onPaceChange?.(this.currentRate(), "429");
+  }
+
+  /** A call answered without a 429: a tenth of the rate back per calm second. */
+  private speedUp(): void {
+    if (this.pace >= 1) return;
+    const now = this.now();
+    if (now - this.paceChangedAt < PACE_HOLD_MS) return;
+    this.pace = Math.min(1, this.pace + PACE_STEP);
+    this.paceChangedAt = now;
+    if (this.pace === 1) this.opts.onPaceChange?.(this.currentRate(), "calm");
   }
 
   /** Calls waiting in the gate now, by class. */

@@ -7,7 +7,7 @@ import { FaxgateError } from "../errors.js";
 import { silentLogger, type Logger } from "../log/index.js";
 import type { ApiCallObserver } from "../metrics/index.js";
 import { createFaxAgent, DEFAULT_TIMEOUT_MS } from "./agent.js";
-import type { ApiGate, GateClass } from "./api-gate.js";
+import type { ApiGate, GateClass, GateRelease } from "./api-gate.js";
 import type { ContactCache } from "./contact-cache.js";
 import { offsetMemoryOf, walkHistory } from "./history-walk.js";
 import { FaxApiError } from "./api-error.js";
@@ -534,12 +534,17 @@ export class FaxClient implements FaxApi {
 
     // a console user over their share is refused before the call waits anywhere
     const shared = this.share?.();
-    let admitted: (() => void) | undefined;
+    let admitted: GateRelease | undefined;
+    let answer: Parameters<GateRelease>[0];
     try {
       if (this.gate) admitted = await this.gate.admit(call.op, this.gateClass);
       return await this.send(call, path, where, headers, body, report, read);
+    } catch (err) {
+      // the service asked us to slow down: the gate does, for every caller (api-gate.ts)
+      if (err instanceof FaxApiError && err.status === 429) answer = { rateLimited: true, retryAfterMs: err.retryAfterMs };
+      throw err;
     } finally {
-      admitted?.();
+      admitted?.(answer);
       shared?.();
     }
   }

@@ -155,7 +155,8 @@ export async function acceptMail(
   const coverPreference = await me.then(
     (u) => u.emailToFaxCoverPageOption === true,
     (err: unknown) => {
-      deps.log.warn({ err: describeError(err) }, "cover page preference unknown, taking it as off");
+      // never guessed: mail whose cover it decides waits for it (mailToJob)
+      deps.log.warn({ err: describeError(err) }, "cover page preference unknown");
       return null;
     },
   );

@@ -40,6 +40,11 @@ export class ApiClients {
       concurrency: api.concurrency,
       dispatchShare: api.dispatchShare,
       historyPerMinute: api.historyPerMinute,
+      onPaceChange: (rate, why) => {
+        const log = opts.logger.child({ component: "api" });
+        if (why === "429") log.warn({ ratePerSecond: rate }, "the fax service refused a call (429): calls slowed down");
+        else log.info({ ratePerSecond: rate }, "calls to the fax service back at api.ratePerSecond");
+      },
     });
     this.consoleShare = new UserShare({
       ...consoleApiShare(opts.config),

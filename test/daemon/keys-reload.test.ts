@@ -7,12 +7,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FaxClient, createFaxAgent } from "../../src/fax/client.js";
 import { runCli } from "../helpers/cli.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
+import { mergeSections, TEST_USERS, type Sections } from "../helpers/gateway.js";
 import { kill, makeRig, startDaemon, type Rig } from "../faults/harness.js";
 import { waitUntil } from "../helpers/wait.js";
 
 let rig: Rig;
 let agent: ReturnType<typeof createFaxAgent>;
 const client = (token: string) => new FaxClient({ baseUrl: rig.emu.baseUrl, apiKey: token, dispatcher: agent });
+
+/** The users as the config file has them now (`keys rotate --write` writes it too). */
+function usersOnDisk(): Array<{ name: string; apiKey: string }> {
+  return (JSON.parse(readFileSync(rig.configFile, "utf8")) as { users: Array<{ name: string; apiKey: string }> }).users;
+}
+
+/** Adds users (after those on disk) and other sections to the config file. */
+function addToConfig(add: { users: Sections[] } & Sections): void {
+  rig.rewrite((raw) => mergeSections(raw, { ...add, users: [...usersOnDisk(), ...add.users] }));
+}
 
 beforeAll(async () => {
   rig = await makeRig();
@@ -33,10 +44,12 @@ describe("faxgate keys rotate --write", () => {
       userId: me.userId,
       access: "print_driver",
     });
-    const text = readFileSync(rig.configFile, "utf8")
-      .replace(`apiKey: ${TEST_KEYS.alice}`, `apiKey: ${old.token}`)
-      .replace("api:\n", `api:\n  adminKey: ${TEST_KEYS.admin}\n`);
-    writeFileSync(rig.configFile, text);
+    rig.rewrite((raw) =>
+      mergeSections(raw, {
+        api: { adminKey: TEST_KEYS.admin },
+        users: TEST_USERS.map((u) => (u.name === "alice" ? { ...u, apiKey: old.token } : u)),
+      }),
+    );
 
     const r = await runCli(
       ["keys", "rotate", "--user", "alice", "--write", "--grace-seconds", "0", "--config", rig.configFile],
@@ -45,7 +58,7 @@ describe("faxgate keys rotate --write", () => {
     expect(r.code, r.stderr).toBe(0);
     const after = readFileSync(rig.configFile, "utf8");
     expect(after).not.toContain(old.token!);
-    const newKey = /apiKey: (\S+)}/.exec(after.split("\n").find((l) => l.includes("alice@example.com"))!)![1]!;
+    const newKey = usersOnDisk().find((u) => u.name === "alice")!.apiKey;
     expect((await client(newKey).me()).userId).toBe(me.userId);
     await expect(client(old.token!).me()).rejects.toMatchObject({ code: "API_AUTH" });
     expect(r.stdout).toContain("deleted the old key");
@@ -75,10 +88,7 @@ describe("SIGHUP", () => {
             (e: Error & { response?: string }) => e.response ?? e.message,
           );
       expect(await send()).toMatch(/^550 5\.7\.1/);
-      writeFileSync(
-        rig.configFile,
-        `${readFileSync(rig.configFile, "utf8")}\n  - {name: carol, email: carol@example.com, apiKey: ${TEST_KEYS.aliceBase}}\n`,
-      );
+      addToConfig({ users: [{ name: "carol", email: "carol@example.com", apiKey: TEST_KEYS.aliceBase }] });
       daemon.child.kill("SIGHUP");
       await daemon.out.waitFor(/"msg":"RELOADED users"/);
       expect(await send()).toMatch(/^250 /);
@@ -100,11 +110,8 @@ describe("SIGHUP and the secrets file", () => {
     };
     const first = await mint(TEST_KEYS.alice);
     writeFileSync(secrets, `CAROL_KEY=${first}\n`);
-    // a top-level key after the users list, and a user whose key comes from the secrets file
-    writeFileSync(
-      rig.configFile,
-      `${readFileSync(rig.configFile, "utf8")}\n  - {name: dora, email: dora@example.com, apiKey: "\${CAROL_KEY}"}\nsecretsFile: ${secrets}\n`,
-    );
+    // a user whose key comes from the secrets file
+    addToConfig({ users: [{ name: "dora", email: "dora@example.com", apiKey: "${CAROL_KEY}" }], secretsFile: secrets });
     const daemon = await startDaemon(rig);
     try {
       const send = (to: string) =>

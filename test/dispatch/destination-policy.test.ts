@@ -2,7 +2,6 @@
 // put in the store by any path) is failed with the rule's reason, and nothing reaches the service.
 import { afterEach, describe, expect, it } from "vitest";
 import { configSchema } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import { destinationPolicy } from "../../src/recipients/recipients.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { clientFor } from "../helpers/client.js";
@@ -11,7 +10,7 @@ import { newJob, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { EMU_KEY } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
-import { testDispatchParts } from "../helpers/collaborators.js";
+import { testDispatcher } from "../helpers/collaborators.js";
 
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
@@ -29,12 +28,11 @@ describe("destination policy at send time", () => {
     // The rule arrived after the job was queued (as a SIGHUP would bring it).
     const gateway = { refuse: defaults.destinations.refuse, rules: [{ action: "deny" as const, prefix: "+1555999" }] };
     const client = clientFor(emu, EMU_KEY);
-    const dispatcher = new Dispatcher({
-      ...testDispatchParts(),
+    const dispatcher = testDispatcher({
       store: t.store,
       clientFor: () => client,
-      api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
-      queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS },
+      api: { baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
+      queue: { ...TEST_QUEUE_TIMINGS },
       logger: silentLogger(),
       destinations: destinationPolicy(
         () => gateway,

@@ -1,18 +1,18 @@
 // The dispatcher against the emulator over real HTTPS, with a real store in a temp folder.
 import { afterEach, describe, expect, it } from "vitest";
-import { configSchema, type ApiConfig, type QueueConfig } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
+import type { ApiConfig, QueueConfig } from "../../src/config/schema.js";
+import type { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import type { FaxApi } from "../../src/fax/types.js";
 import { createLogger } from "../../src/log/logger.js";
 import type { SqliteStore } from "../../src/store/sqlite/store.js";
 import { clientFor, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_TAGS } from "../helpers/emulator.js";
-import { newJob, tempStore, type TempStore } from "../helpers/store.js";
+import { newJob, steppedClock, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { when } from "../helpers/wait.js";
 import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
-import { testDispatchParts } from "../helpers/collaborators.js";
+import { testDispatcher } from "../helpers/collaborators.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -24,8 +24,6 @@ afterEach(async () => {
   t = null;
 });
 
-const defaults = configSchema.parse({});
-
 interface Setup {
   store: SqliteStore;
   dispatcher: Dispatcher;
@@ -34,6 +32,8 @@ interface Setup {
   logs: Array<Record<string, unknown>>;
   /** Resolves once `n` more timed passes have ended. */
   passes: (n: number) => Promise<void>;
+  /** the store's and the dispatcher's clock: leases and graces run out when a test steps it */
+  clock: ReturnType<typeof steppedClock>;
 }
 
 /** A counting FaxApi around the real client, so tests can say how many calls of which kind were made. */
@@ -54,7 +54,8 @@ async function setup(
   opts: { delayMs?: number; variant?: "a" | "b"; queue?: Partial<QueueConfig>; api?: Partial<ApiConfig> } = {},
 ): Promise<Setup> {
   emu = await startTestEmulator({ delayMs: opts.delayMs ?? 50, variant: opts.variant });
-  t = tempStore();
+  const clock = steppedClock();
+  t = tempStore({ clock });
   const calls = new Map<string, number>();
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger({
@@ -75,19 +76,19 @@ async function setup(
       `${n} dispatcher passes`,
     );
   };
-  const dispatcher = new Dispatcher({
-    ...testDispatchParts(),
+  const dispatcher = testDispatcher({
+    clock,
     onPassEnd: () => {
       passCount += 1;
       for (const l of [...passListeners]) l();
     },
     store: t.store,
     clientFor: () => client,
-    api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
-    queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS, ...opts.queue },
+    api: { baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
+    queue: { ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
   });
-  return { store: t.store, dispatcher, calls, logs, passes };
+  return { store: t.store, dispatcher, calls, logs, passes, clock };
 }
 
 describe("Dispatcher with the emulator", () => {
@@ -290,14 +291,14 @@ describe("Dispatcher with the emulator", () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15557770777" }] }));
     // A process claimed it and died before the request left.
     await s.store.claimDue("dead-process", 5, 1);
-    // fixed wait on purpose: the lease expiring is what is under test
-    await new Promise((r) => setTimeout(r, 80));
+    // the lease runs out
+    s.clock.advance(80);
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { errorRate: 1 });
     // the first pass finds the lease expired (unknown from now on); the lookup waits the grace from then
     await s.dispatcher.runOnce();
     expect((await s.store.getJob(job.id))!.recipients[0]!.lastError).toMatch(/^the gateway stopped/);
-    // fixed wait on purpose: the reconcile grace passing is what is under test
-    await new Promise((r) => setTimeout(r, 80));
+    // the reconcile grace passes
+    s.clock.advance(80);
     await s.dispatcher.runOnce();
     let r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(r.state).toBe("unknown");

@@ -4,8 +4,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
-import { configSchema, type ApiConfig, type QueueConfig } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
+import type { ApiConfig, QueueConfig } from "../../src/config/schema.js";
+import type { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import { ApiGate } from "../../src/fax/api-gate.js";
 import { checkKey } from "../../src/fax/check-key.js";
 import type { FaxClient } from "../../src/fax/client.js";
@@ -13,12 +13,12 @@ import { createLogger } from "../../src/log/logger.js";
 import type { SqliteStore } from "../../src/store/sqlite/store.js";
 import { clientFor, closeClients, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulatorOptions } from "../helpers/emulator.js";
-import { newJob, tempStore, type TempStore } from "../helpers/store.js";
+import { newJob, steppedClock, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { EMU_KEY } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 import { waitUntil } from "../helpers/wait.js";
-import { testDispatchParts } from "../helpers/collaborators.js";
+import { testDispatcher } from "../helpers/collaborators.js";
 
 type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
 
@@ -30,14 +30,14 @@ afterEach(async () => {
   t = null;
 });
 
-const defaults = configSchema.parse({});
-
 interface Setup {
   store: SqliteStore;
   dispatcher: Dispatcher;
   logs: Array<Record<string, unknown>>;
   /** the client the dispatcher uses; tests may swap it (a replaced key) */
   use(token: string): void;
+  /** the store's and the dispatcher's clock: leases and graces run out when a test steps it */
+  clock: Clock & { advance(ms: number): void };
 }
 
 async function setup(
@@ -47,31 +47,32 @@ async function setup(
     api?: Partial<ApiConfig>;
     gate?: ApiGate;
     dispatcherSeesGate?: boolean;
-    clock?: Clock;
+    clock?: Clock & { advance(ms: number): void };
   } = {},
 ): Promise<Setup> {
+  const clock = opts.clock ?? steppedClock();
   emu = await startTestEmulator({ delayMs: 50, ...opts.emulator });
-  t = tempStore({ clock: opts.clock });
+  t = tempStore({ clock });
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger({
     level: "info",
     destination: { write: (line: string) => void logs.push(JSON.parse(line)) },
   });
   let client: FaxClient = clientFor(emu, EMU_KEY, undefined, { gate: opts.gate });
-  const dispatcher = new Dispatcher({
-    ...testDispatchParts(),
+  const dispatcher = testDispatcher({
     store: t.store,
     clientFor: () => client,
-    api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
-    queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS, ...opts.queue },
+    api: { baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000, ...opts.api },
+    queue: { ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
     gate: opts.dispatcherSeesGate ? opts.gate : undefined,
-    ...(opts.clock ? { clock: opts.clock } : {}),
+    clock,
   });
   return {
     store: t.store,
     dispatcher,
     logs,
+    clock,
     use: (token) => (client = clientFor(emu!, token, undefined, { gate: opts.gate })),
   };
 }
@@ -83,11 +84,11 @@ async function setup(
  */
 async function diedBeforeTheSend(s: Setup): Promise<void> {
   await s.store.claimDue("dead-process", 5, 1);
-  // fixed wait on purpose: the lease expiring is what is under test
-  await sleep(150);
+  // the lease runs out
+  s.clock.advance(150);
   await s.dispatcher.runOnce();
-  // fixed wait on purpose: the reconcile grace passing is what is under test
-  await sleep(150);
+  // the reconcile grace passes
+  s.clock.advance(150);
   await s.dispatcher.runOnce();
 }
 
@@ -192,8 +193,8 @@ describe("exactly once without trusting cf", () => {
     await s.dispatcher.runOnce();
     expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe("unknown");
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { dropRate: 0 });
-    // fixed wait on purpose: the reconcile grace passing is what is under test
-    await sleep(150);
+    // the reconcile grace passes
+    s.clock.advance(150);
     await drain(s);
     expect((await s.store.getJob(job.id))!.recipients[0]!.state).toBe("delivered");
     expect((await perNumber()).get("+15556300123")).toBe(1);
@@ -209,8 +210,8 @@ describe("exactly once without trusting cf", () => {
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: numbers.map((number) => ({ number })) }));
     await s.dispatcher.runOnce();
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { dropRate: 0 });
-    // fixed wait on purpose: the reconcile grace passing is what is under test
-    await sleep(150);
+    // the reconcile grace passes
+    s.clock.advance(150);
     await drain(s);
     expect((await s.store.getJob(job.id))!.recipients.map((r) => r.state)).toEqual([
       "delivered",
@@ -237,9 +238,7 @@ describe("exactly once without trusting cf", () => {
   });
 
   it("a parked send stays unsent at its hourly look, even once the account is seen keeping cf", async () => {
-    let offset = 0;
-    const clock = { now: () => Date.now() + offset };
-    const s = await setup({ emulator: { cfMode: "kept" }, clock });
+    const s = await setup({ emulator: { cfMode: "kept" } });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15556330888" }] }));
     // on a new gateway: no fax of ours has shown cf yet
     await diedBeforeTheSend(s);
@@ -259,10 +258,10 @@ describe("exactly once without trusting cf", () => {
     expect(await s.store.getState("service:cf-echo")).toBe("kept");
     // an hour later the parked send is looked at again: still no such fax, and the user was told
     // it would not be sent again by itself
-    offset = 2 * 3_600_000;
+    s.clock.advance(2 * 3_600_000);
     await s.dispatcher.runOnce();
-    // fixed wait on purpose: the reconcile grace passing is what is under test
-    await sleep(150);
+    // the reconcile grace passes
+    s.clock.advance(150);
     await s.dispatcher.runOnce();
     const r = (await s.store.getJob(job.id))!.recipients[0]!;
     expect(s.logs.some((l) => l.msg === "RECONCILED no fax at the service, sending again")).toBe(false);

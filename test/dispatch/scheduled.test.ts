@@ -2,9 +2,6 @@
 // in-flight slot (a later fax to that number goes out now), it can be cancelled, and
 // `faxgate jobs`/`job` say why it waits.
 import { afterEach, describe, expect, it } from "vitest";
-import { configSchema } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
-import { silentLogger } from "../../src/log/logger.js";
 import { clientFor } from "../helpers/client.js";
 import { runCli } from "../helpers/cli.js";
 import { startTestEmulator } from "../helpers/emulator.js";
@@ -15,7 +12,7 @@ import { EMU_KEY } from "./emulator-facts.js";
 import { serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { testDispatchParts } from "../helpers/collaborators.js";
+import { testDispatcher } from "../helpers/collaborators.js";
 
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
@@ -29,15 +26,12 @@ describe("scheduled faxes", () => {
   it("wait in our queue: a later fax to the same number goes first, the scheduled one can be cancelled, jobs says why it waits", async () => {
     emu = await startTestEmulator({ delayMs: 50 });
     t = tempStore();
-    const defaults = configSchema.parse({});
     const client = clientFor(emu, EMU_KEY);
-    const dispatcher = new Dispatcher({
-      ...testDispatchParts(),
+    const dispatcher = testDispatcher({
       store: t.store,
       clientFor: () => client,
-      api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
-      queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS },
-      logger: silentLogger(),
+      api: { baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
+      queue: { ...TEST_QUEUE_TIMINGS },
     });
     // an offset time, as a print ticket may give it
     const at = new Date(Math.floor(Date.now() / 1000) * 1000 + 3 * 3_600_000);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitUntil } from "../helpers/wait.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { TEST_PDF } from "../helpers/store.js";
-import { disposeRig, emulatorFaxes, makeRig, patchConfig, startDaemon, type Daemon, type Rig } from "./harness.js";
+import { disposeRig, emulatorFaxes, makeRig, startDaemon, type Daemon, type Rig } from "./harness.js";
 
 // [as written, rule the refusal names (or null: allowed)]
 const CASES: Array<[string, string | null]> = [
@@ -33,20 +33,18 @@ const CASES: Array<[string, string | null]> = [
   ["+44 20 7946 0000", null],
 ];
 
-const EXTRA = [
-  "destinations:",
-  "  rules:",
-  '    - {action: allow, pattern: "+1 900 555 014#"}',
-  '    - {action: deny, prefix: "+1 555 999"}',
-  "    - {action: deny, country: KP}",
-].join("\n");
+const RULES = [
+  { action: "allow", pattern: "+1 900 555 014#" },
+  { action: "deny", prefix: "+1 555 999" },
+  { action: "deny", country: "KP" },
+];
 
 let rig: Rig;
 let daemon: Daemon;
 const figures: string[] = [];
 
 beforeAll(async () => {
-  rig = await makeRig({ extraYaml: EXTRA });
+  rig = await makeRig({ config: { destinations: { rules: RULES } } });
   daemon = await startDaemon(rig);
 });
 afterAll(async () => {
@@ -133,11 +131,10 @@ describe("destination policy, table-driven, on a running daemon", () => {
 
   it("a deny rule added with SIGHUP applies to the next RCPT", async () => {
     expect((await rcptReplies(["+1 555 777 0001"]))[0]).toMatch(/^250 /);
-    patchConfig(
-      rig,
-      "    - {action: deny, country: KP}",
-      '    - {action: deny, country: KP}\n    - {action: deny, prefix: "+1 555 777"}',
-    );
+    rig.rewrite((raw) => ({
+      ...raw,
+      destinations: { rules: [...RULES, { action: "deny", prefix: "+1 555 777" }] },
+    }));
     daemon.child.kill("SIGHUP");
     await daemon.out.waitFor(/RELOADED users/, 30_000);
     const [reply] = await rcptReplies(["+1 555 777 0001"]);

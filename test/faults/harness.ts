@@ -1,24 +1,34 @@
-// Shared pieces of the fault suite: a daemon under a real config against an in-test emulator,
-// started and SIGKILLed as a process, and a tally of what the emulator really faxed.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+// Shared pieces of the fault suite: the daemon as the main suite builds it (test/helpers/gateway.ts:
+// prepareDaemon, launchDaemon), with the fault suite's config over the base (a fixed SMTP port, so
+// clients keep their address across a SIGKILL and restart; a fast queue), started and SIGKILLed as
+// a process; and a tally of what the emulator really faxed.
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { ChildProcess } from "node:child_process";
 import { Agent, request } from "undici";
-import { spawnCli } from "../helpers/cli.js";
-import { OutputWatch } from "../helpers/wait.js";
+import {
+  endChild,
+  launchDaemon,
+  mergeSections,
+  prepareDaemon,
+  type LaunchedDaemon,
+  type Sections,
+  type TestDaemon,
+} from "../helpers/gateway.js";
+import type { OutputWatch } from "../helpers/wait.js";
 import { freePort } from "../helpers/net.js";
-import { startTestEmulator, TEST_KEYS } from "../helpers/emulator.js";
+import type { TestEmulator } from "../helpers/emulator.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
 
 export const SHORT = process.env.FAXGATE_FAULTS_SHORT === "1";
 
-export type Emu = Awaited<ReturnType<typeof startTestEmulator>>;
+export type Emu = TestEmulator;
 
 export { freePort };
 
 export interface Rig {
+  /** The one builder's daemon (not started by makeRig: startDaemon starts one, as often as asked). */
+  daemon: TestDaemon;
   dir: string;
   configFile: string;
   smtpPort: number;
@@ -28,75 +38,112 @@ export interface Rig {
   agent: Agent;
   /** The log output of every daemon started on this rig, killed or not. */
   outputs: OutputWatch[];
+  /** The config as written to `configFile`. */
+  readonly raw: Sections;
+  /** Writes the config `change` makes of the raw one (for the next start or a SIGHUP). */
+  rewrite(change: (raw: Sections) => Sections): void;
 }
 
-export async function makeRig(opts: { delayMs?: number; extraYaml?: string } = {}): Promise<Rig> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-faults-"));
-  const emu = await startTestEmulator({ delayMs: opts.delayMs ?? 300 });
+/** What the fault suite sets over the main suite's base config. */
+function faultSections(dir: string, smtpPort: number): Sections {
+  return {
+    api: {
+      concurrency: 8,
+      ratePerSecond: 200,
+      // the test emulator does not limit history (historyPerMinute 0): neither do we here
+      historyPerMinute: 10000,
+      timeoutMs: 5000,
+    },
+    smtp: { listen: [`127.0.0.1:${smtpPort}`], domains: ["fax.example.com"], maxMessagesPerMinute: 100000 },
+    spool: { root: path.join(dir, "spool"), stableMs: 200 },
+    queue: { retrySchedule: [1, 2], pollIntervalMs: 300 },
+    notify: {
+      from: "faxgate@example.com",
+      transport: `outbox:${path.join(dir, "outbox")}`,
+      inbound: { enabled: false },
+    },
+  };
+}
+
+/**
+ * A fault rig: folder, emulator (processing delay `delayMs`, default 300) and config file, with
+ * `config` merged over the fault suite's sections (as testConfig merges: objects key by key,
+ * arrays replace). No daemon runs yet.
+ */
+export async function makeRig(
+  opts: { delayMs?: number; config?: Sections | ((at: { dir: string }) => Sections) } = {},
+): Promise<Rig> {
+  const smtpPort = await freePort();
+  const daemon = await prepareDaemon({
+    name: "faults",
+    emulator: { delayMs: opts.delayMs ?? 300 },
+    prepare: (dir) => void mkdirSync(path.join(dir, "spool"), { recursive: true }),
+    config: ({ dir }) =>
+      mergeSections(
+        faultSections(dir, smtpPort),
+        typeof opts.config === "function" ? opts.config({ dir }) : (opts.config ?? {}),
+      ),
+  });
+  const agent = new Agent({ connect: { ca: daemon.emu.caPem } });
+  return {
+    daemon,
+    dir: daemon.dir,
+    configFile: daemon.configFile,
+    smtpPort,
+    spoolRoot: path.join(daemon.dir, "spool"),
+    dataDir: path.join(daemon.dir, "data"),
+    emu: daemon.emu,
+    agent,
+    outputs: daemon.outputs,
+    get raw() {
+      return daemon.raw;
+    },
+    rewrite: (change) => daemon.rewrite(change),
+  };
+}
+
+/**
+ * A second gateway on the rig's config (same service, users, database): its own folder under the
+ * rig's, SMTP port, data and spool folders. Its daemons log into the rig's outputs too.
+ */
+export async function secondRig(rig: Rig, name: string): Promise<Rig> {
+  const dir = path.join(rig.dir, name);
   const smtpPort = await freePort();
   const spoolRoot = path.join(dir, "spool");
   const dataDir = path.join(dir, "data");
   mkdirSync(spoolRoot, { recursive: true });
   const configFile = path.join(dir, "faxgate.yaml");
-  writeFileSync(
+  let raw = mergeSections(rig.raw, {
+    data: dataDir,
+    smtp: { listen: [`127.0.0.1:${smtpPort}`] },
+    spool: { root: spoolRoot },
+  });
+  const write = () => writeFileSync(configFile, JSON.stringify(raw, null, 2));
+  write();
+  return {
+    ...rig,
+    dir,
     configFile,
-    [
-      "api:",
-      `  baseUrl: ${emu.baseUrl}`,
-      `  caFile: ${emu.caFile}`,
-      "  concurrency: 8",
-      "  ratePerSecond: 200",
-      // the test emulator does not limit history (historyPerMinute 0): neither do we here
-      "  historyPerMinute: 10000",
-      "  timeoutMs: 5000",
-      `data: ${dataDir}`,
-      "smtp:",
-      `  listen: ["127.0.0.1:${smtpPort}"]`,
-      '  domains: ["fax.example.com"]',
-      "  maxMessagesPerMinute: 100000",
-      "spool:",
-      `  root: ${spoolRoot}`,
-      "  stableMs: 200",
-      "queue:",
-      "  retrySchedule: [1, 2]",
-      "  pollIntervalMs: 300",
-      "notify:",
-      "  from: faxgate@example.com",
-      `  transport: outbox:${path.join(dir, "outbox")}`,
-      "  inbound: {enabled: false}",
-      "log: {level: info, format: json}",
-      // no LibreOffice started ahead of need at each of the many daemon starts (office.warm)
-      "office: {warm: false}",
-      "users:",
-      `  - {name: alice, email: alice@example.com, apiKey: ${TEST_KEYS.alice}}`,
-      `  - {name: bob, email: bob@example.com, apiKey: ${TEST_KEYS.bob}}`,
-      opts.extraYaml ?? "",
-    ].join("\n"),
-  );
-  const agent = new Agent({ connect: { ca: emu.caPem } });
-  return { dir, configFile, smtpPort, spoolRoot, dataDir, emu, agent, outputs: [] };
+    smtpPort,
+    spoolRoot,
+    dataDir,
+    get raw() {
+      return raw;
+    },
+    rewrite(change) {
+      raw = change(raw);
+      write();
+    },
+  };
 }
 
-export interface Daemon {
-  child: ChildProcess;
-  out: OutputWatch;
-  err: OutputWatch;
-}
+export type Daemon = LaunchedDaemon;
 
+/** Starts a daemon on the rig's config file (the one way: launchDaemon); resolves once it logged STARTED. */
 export async function startDaemon(rig: Rig): Promise<Daemon> {
-  const child = spawnCli(["start", "--config", rig.configFile], { cwd: rig.dir });
-  const out = new OutputWatch(child.stdout!);
-  const err = new OutputWatch(child.stderr!);
-  rig.outputs.push(out);
-  await Promise.race([
-    out.waitFor(/"msg":"STARTED"/, 60_000),
-    new Promise((_, reject) =>
-      child.once("exit", (code) =>
-        reject(new Error(`daemon exited with ${code}: ${err.text.slice(-2000)}${out.text.slice(-2000)}`)),
-      ),
-    ),
-  ]);
-  return { child, out, err };
+  const d = await launchDaemon(rig.configFile, rig.dir);
+  rig.outputs.push(d.out);
+  return d;
 }
 
 /** Lines any daemon of this rig logged as a bug (an unhandled rejection): a fault must never cause one. */
@@ -113,16 +160,11 @@ export async function disposeRig(
   if (daemon) await kill(daemon, signal);
   if (!rig) return;
   await rig.agent.close();
-  await rig.emu.stop();
-  rmSync(rig.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  await rig.daemon.stop();
 }
 
 export function kill(d: Daemon, signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
-  return new Promise((resolve) => {
-    if (d.child.exitCode !== null || d.child.signalCode !== null) return resolve();
-    d.child.once("exit", () => resolve());
-    d.child.kill(signal);
-  });
+  return endChild(d.child, signal);
 }
 
 export interface EmulatedFax {
@@ -168,24 +210,6 @@ export function tally(
   const lost = [...expected].filter((n) => !counts.has(n));
   const duplicated = [...counts.entries()].filter(([, c]) => c > 1).map(([n]) => n);
   return { accepted: expected.size, faxed: [...expected].filter((n) => counts.has(n)).length, lost, duplicated };
-}
-
-/**
- * Replaces one line of the rig's config (makeRig's blocks cannot be given twice in extraYaml):
- * e.g. patchConfig(rig, '  stableMs: 200', '  stableMs: 800\n  maxFileBytes: 65536').
- */
-export function patchConfig(rig: Rig, line: string, replacement: string): void {
-  const text = readFileSync(rig.configFile, "utf8");
-  const lines = text.split("\n");
-  const i = lines.indexOf(line);
-  if (i < 0) throw new Error(`patchConfig: no line ${JSON.stringify(line)} in ${rig.configFile}`);
-  lines[i] = replacement;
-  writeFileSync(rig.configFile, lines.join("\n"));
-}
-
-/** The config line of the rig's notification transport (an outbox folder), for patchConfig. */
-export function notifyTransportLine(rig: Rig): string {
-  return `  transport: outbox:${path.join(rig.dir, "outbox")}`;
 }
 
 /**

@@ -31,7 +31,6 @@ import {
   emulatorFaxes,
   makeRig,
   numberFor,
-  patchConfig,
   SHORT,
   startDaemon,
   type Daemon,
@@ -72,12 +71,10 @@ describe("spool hostile input", () => {
   });
 
   it("refuses links, FIFOs, devices, bad tickets, huge and runaway files into failed/, reads nothing outside, keeps watching", async () => {
-    rig = await makeRig({ delayMs: 100 });
-    patchConfig(
-      rig,
-      "  stableMs: 200",
-      `  stableMs: ${STABLE_MS}\n  maxFileBytes: ${MAX_BYTES}\n  maxWriteMinutes: ${MAX_WRITE_MINUTES}`,
-    );
+    rig = await makeRig({
+      delayMs: 100,
+      config: { spool: { stableMs: STABLE_MS, maxFileBytes: MAX_BYTES, maxWriteMinutes: MAX_WRITE_MINUTES } },
+    });
     daemon = await startDaemon(rig);
     const folder = path.join(rig.spoolRoot, "alice");
     const work = path.join(folder, ".work");

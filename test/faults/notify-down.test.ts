@@ -17,9 +17,7 @@ import {
   freePort,
   kill,
   makeRig,
-  notifyTransportLine,
   numberFor,
-  patchConfig,
   SHORT,
   startDaemon,
   tally,
@@ -66,9 +64,8 @@ describe("notification relay down", () => {
   });
 
   it("faxes while the relay is down, keeps every notification across a SIGKILL, and delivers each exactly once when it is back", async () => {
-    rig = await makeRig({ delayMs: 100 });
     const relayPort = await freePort();
-    patchConfig(rig, notifyTransportLine(rig), `  transport: smtp://127.0.0.1:${relayPort}`);
+    rig = await makeRig({ delayMs: 100, config: { notify: { transport: `smtp://127.0.0.1:${relayPort}` } } });
     daemon = await startDaemon(rig);
 
     const n = SHORT ? 4 : 12;

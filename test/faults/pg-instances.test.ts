@@ -4,7 +4,6 @@
 // - partition: the PostgreSQL cluster is stopped mid-load and started again.
 // At the end every message that got a 250 has exactly one fax at the emulator (its records are the
 // truth), and every job is final. Skips where PostgreSQL is not installed.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
@@ -16,9 +15,9 @@ import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-clust
 import {
   disposeRig,
   emulatorFaxes,
-  freePort,
   kill,
   makeRig,
+  secondRig,
   numberFor,
   SHORT,
   startDaemon,
@@ -44,20 +43,6 @@ async function pdf(text: string): Promise<Buffer> {
     .addPage([612, 792])
     .drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
   return Buffer.from(await doc.save());
-}
-
-/** A second gateway beside `rig`'s: same emulator and database, its own port, data and spool. */
-async function secondGateway(rig: Rig): Promise<Rig> {
-  const smtpPort = await freePort();
-  const dir = path.join(rig.dir, "gw2");
-  mkdirSync(path.join(dir, "spool"), { recursive: true });
-  const configFile = path.join(dir, "faxgate.yaml");
-  const text = readFileSync(rig.configFile, "utf8")
-    .replace(`data: ${rig.dataDir}`, `data: ${path.join(dir, "data")}`)
-    .replace(`127.0.0.1:${rig.smtpPort}`, `127.0.0.1:${smtpPort}`)
-    .replace(`root: ${rig.spoolRoot}`, `root: ${path.join(dir, "spool")}`);
-  writeFileSync(configFile, text);
-  return { ...rig, dir, configFile, smtpPort, spoolRoot: path.join(dir, "spool"), dataDir: path.join(dir, "data") };
 }
 
 interface Mail {
@@ -174,14 +159,10 @@ describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () =
     // lookup stays well above what a send the dead gateway left at the service may still take to
     // show in its history (the service finishes a request whose client died); the product's own
     // defaults are 60 s and 5 s
-    rig = await makeRig({ delayMs: 200, extraYaml: `database: ${url}` });
-    writeFileSync(
-      rig.configFile,
-      readFileSync(rig.configFile, "utf8").replace(
-        "  pollIntervalMs: 300",
-        "  pollIntervalMs: 300\n  leaseMs: 3000\n  reconcileGraceMs: 8000",
-      ),
-    );
+    rig = await makeRig({
+      delayMs: 200,
+      config: { database: url, queue: { leaseMs: 3000, reconcileGraceMs: 8000 } },
+    });
     attachment = await pdf("two gateways");
   });
   afterAll(async () => {
@@ -190,7 +171,7 @@ describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () =
   });
 
   it(`crash loop: gateway A SIGKILLed ${KILLS} times under load while B runs: 0 lost, 0 duplicated, every fax final`, async () => {
-    const rigB = await secondGateway(rig);
+    const rigB = await secondRig(rig, "gw2");
     b = await startDaemon(rigB);
     const load = new Load(attachment, 0);
     for (let round = 0; round < KILLS; round++) {
@@ -208,7 +189,7 @@ describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () =
   });
 
   it("partition: PostgreSQL stopped mid-load and started again: nothing lost, nothing sent twice", async () => {
-    const rigB = await secondGateway(rig);
+    const rigB = await secondRig(rig, "gw2");
     if (!a) a = await startDaemon(rig);
     if (!b) b = await startDaemon(rigB);
     const load = new Load(attachment, 200_000);

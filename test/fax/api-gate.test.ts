@@ -1,7 +1,7 @@
 // The API gate's classes on their own: a dispatcher call goes before console calls already
 // waiting, and the other classes together never hold the dispatcher's reserved calls at once.
 import { describe, expect, it } from "vitest";
-import { ApiGate, type GateClass } from "../../src/fax/api-gate.js";
+import { ApiGate, MIN_PACE, PACE_HOLD_MS, type GateClass } from "../../src/fax/api-gate.js";
 import { waitUntil } from "../helpers/wait.js";
 
 describe("the API gate", () => {
@@ -45,5 +45,60 @@ describe("the API gate", () => {
     for (const r of [...held, ...sends]) r();
     await Promise.all(others);
     expect(gate.admitted).toMatchObject({ dispatch: 2, console: 3, background: 1 });
+  });
+
+  it("slows down on a 429, waits out its Retry-After, and comes back to the configured rate in calm", async () => {
+    // a clock the test moves: sleeping moves it, so the gate's waits are read off it
+    let now = 0;
+    const paces: Array<[number, string]> = [];
+    const gate = new ApiGate({
+      ratePerSecond: 10,
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms;
+      },
+      onPaceChange: (rate, why) => paces.push([rate, why]),
+    });
+    const call = async (answer?: { rateLimited: true; retryAfterMs?: number }): Promise<number> => {
+      (await gate.admit("sendFax", "dispatch"))(answer);
+      return now;
+    };
+    await call();
+    expect(gate.currentRate()).toBe(10);
+    // a 429 with Retry-After 2 s: half the rate, and the next call of any class waits the 2 s
+    const refusedAt = now;
+    await call({ rateLimited: true, retryAfterMs: 2000 });
+    expect(gate.currentRate()).toBe(5);
+    expect(await call()).toBeGreaterThanOrEqual(refusedAt + 2000);
+    // that call came after a calm second: a tenth of the rate back
+    expect(gate.currentRate()).toBe(6);
+    // the 429s of calls that were out together count once: one at once after a change does nothing
+    await call({ rateLimited: true });
+    expect(gate.currentRate()).toBe(6);
+    // a run of them, a second apart, goes down to the floor and no further
+    for (let i = 0; i < 8; i += 1) {
+      now += PACE_HOLD_MS;
+      await call({ rateLimited: true });
+    }
+    expect(gate.currentRate()).toBeCloseTo(10 * MIN_PACE);
+    expect(gate.rateRefused).toBe(10);
+    // calls at the floor's pace are spaced at least as the floor's rate says
+    const a = await call();
+    const b = await call();
+    expect(b - a).toBeGreaterThanOrEqual(Math.floor(1000 / (10 * MIN_PACE)) - 1);
+    // calm seconds give a tenth of the rate back each, up to the configured rate
+    for (let i = 0; i < 12; i += 1) {
+      now += PACE_HOLD_MS;
+      await call();
+    }
+    expect(gate.currentRate()).toBe(10);
+    expect(paces.filter(([, why]) => why === "429").length).toBe(5);
+    expect(paces.at(-1)).toEqual([10, "calm"]);
+  });
+
+  it("leaves history's own 429 handling to its budget (no slow-down of the other calls)", async () => {
+    const gate = new ApiGate({ ratePerSecond: 10 });
+    (await gate.admit("history", "background"))({ rateLimited: true });
+    expect(gate.currentRate()).toBe(10);
   });
 });

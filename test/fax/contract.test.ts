@@ -7,6 +7,7 @@ import { PDFDocument } from "@cantoo/pdf-lib";
 import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { FaxApiError, type FaxClient } from "../../src/fax/client.js";
+import { ApiGate } from "../../src/fax/api-gate.js";
 import { isFaxgateError } from "../../src/errors.js";
 import type { FaxRecord } from "../../src/fax/types.js";
 import { agentFor, clientFor, closeClients, emulatorCall } from "../helpers/client.js";
@@ -375,6 +376,14 @@ describe.each(["a", "b"] as const)("variant %s", (variant) => {
       const e = await failure(alice.history());
       expect(e).toMatchObject({ code: "API_RATE_LIMITED", status: 429, temporary: true, outcomeUnknown: false });
       expect(e.retryAfterMs).toBeGreaterThan(0);
+    });
+    it("a 429 slows down the gate the client calls through, for every caller", async () => {
+      const gate = new ApiGate({ ratePerSecond: 20 });
+      const gated = clientFor(emu, TEST_KEYS.alice, variant, { gate });
+      await emulatorCall(emu, "PUT", "/_emulator/faults", { rateLimitRate: 1 });
+      expect(await failure(gated.listContacts())).toMatchObject({ code: "API_RATE_LIMITED" });
+      expect(gate.currentRate()).toBe(10);
+      expect(gate.rateRefused).toBe(1);
     });
     it("5xx is temporary, and a send refused with one did not happen", async () => {
       const before = (await emulatorFaxes(emu)).length;

@@ -6,11 +6,13 @@ import { systemClock, type Clock } from "../../src/clock.js";
 import {
   configSchema,
   type Config,
+  type ApiConfig,
   type PartialMode,
+  type QueueConfig,
   type SmtpConfig,
   type SpoolConfig,
 } from "../../src/config/schema.js";
-import { dispatcherOwner } from "../../src/dispatch/dispatcher.js";
+import { Dispatcher, dispatcherOwner, type DispatcherOptions } from "../../src/dispatch/dispatcher.js";
 import { makeResolver, type DnsResolve } from "../../src/dns/resolver.js";
 import type { UserDirectory } from "../../src/fax/user-directory.js";
 import { MailDoor } from "../../src/intake/mail-door.js";
@@ -19,7 +21,7 @@ import type { DocumentConverter } from "../../src/intake/office/convert-queue.js
 import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import type { DestinationCheck } from "../../src/recipients/destination-policy.js";
 import { destinationPolicy } from "../../src/recipients/recipients.js";
-import type { Logger } from "../../src/log/logger.js";
+import { silentLogger, type Logger } from "../../src/log/logger.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { InputReaders } from "../../src/intake/reader-pool.js";
@@ -109,4 +111,24 @@ export function testDispatchParts(users: () => ReadonlyArray<UserRules> = () => 
   destinations: DestinationCheck;
 } {
   return { clock: systemClock, owner: dispatcherOwner(), metrics: new Metrics(), destinations: testPolicy(users) };
+}
+
+/**
+ * The one way a test builds a Dispatcher alone: what parts/dispatch.ts gives it (testDispatchParts),
+ * the config's defaults for `api` and `queue` with the test's values over them, a silent logger
+ * unless one is given; anything else in `p` wins.
+ */
+export function testDispatcher(
+  p: Pick<DispatcherOptions, "store" | "clientFor"> &
+    Partial<Omit<DispatcherOptions, "api" | "queue">> & { api?: Partial<ApiConfig>; queue?: Partial<QueueConfig> },
+): Dispatcher {
+  const { api, queue, ...rest } = p;
+  const defaults = defaultConfig();
+  return new Dispatcher({
+    ...testDispatchParts(),
+    logger: silentLogger(),
+    ...rest,
+    api: { ...defaults.api, ...api },
+    queue: { ...defaults.queue, ...queue },
+  });
 }

@@ -3,12 +3,11 @@
 // It prints "READY" once started and "IDLE" whenever a pass leaves nothing queued or in flight.
 import { readFileSync } from "node:fs";
 import { configSchema } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import { createFaxAgent, FaxClient } from "../../src/fax/client.js";
 import pino from "pino";
 import { createLogger, silentLogger } from "../../src/log/logger.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import { testDispatchParts } from "./collaborators.js";
+import { testDispatcher } from "./collaborators.js";
 
 export interface ChildSpec {
   dataDir: string;
@@ -43,8 +42,7 @@ const clientFor = (user: string): FaxClient => {
   }
   return c;
 };
-const dispatcher = new Dispatcher({
-  ...testDispatchParts(),
+const dispatcher = testDispatcher({
   store,
   clientFor,
   api: config.api,

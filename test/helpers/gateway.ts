@@ -209,11 +209,54 @@ export interface TestDaemon {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** A daemon process started by `launchDaemon`, and the listeners from its STARTED line. */
+export interface LaunchedDaemon {
+  child: ChildProcess;
+  out: OutputWatch;
+  err: OutputWatch;
+  addresses: TestDaemon["addresses"];
+}
+
+/**
+ * The one way a test starts the daemon process: `faxgate start --config FILE` in `cwd`; resolves
+ * once it logged STARTED (json, info), fails with its output if it exits first.
+ */
+export async function launchDaemon(configFile: string, cwd: string): Promise<LaunchedDaemon> {
+  const child = spawnCli(["start", "--config", configFile], { cwd });
+  const out = new OutputWatch(child.stdout!);
+  const err = new OutputWatch(child.stderr!);
+  const started = await Promise.race([
+    out.waitFor(/^.*"msg":"STARTED".*$/m, 60_000),
+    new Promise<never>((_, reject) =>
+      child.once("exit", (code) =>
+        reject(new Error(`daemon exited with ${code}: ${err.text.slice(-2000)}${out.text.slice(-2000)}`)),
+      ),
+    ),
+  ]);
+  return { child, out, err, addresses: JSON.parse(started[0]) as TestDaemon["addresses"] };
+}
+
 /**
  * The daemon as an admin runs it: the config written to `<dir>/faxgate.yaml` (JSON, which YAML
  * reads), `faxgate start --config` as a child; resolves once it logged STARTED (json, info).
  */
 export async function startDaemon(spec: GatewaySpec): Promise<TestDaemon> {
+  const d = await prepareDaemon(spec);
+  try {
+    await d.restart();
+  } catch (err) {
+    await d.stop("SIGKILL");
+    throw err;
+  }
+  return d;
+}
+
+/**
+ * What `startDaemon` makes, before the first start: folder, emulator and config file are there,
+ * no daemon runs until `restart()` (a suite that mounts a file system on the data folder, or
+ * starts and kills the daemon many times, starts it itself).
+ */
+export async function prepareDaemon(spec: GatewaySpec): Promise<TestDaemon> {
   const { dir, emu, raw: made } = await prepareGateway(spec);
   const configFile = path.join(dir, "faxgate.yaml");
   let raw = mergeSections({ log: { level: "info", format: "json" } }, made);
@@ -237,20 +280,9 @@ export async function startDaemon(spec: GatewaySpec): Promise<TestDaemon> {
     },
     kill: (signal = "SIGKILL") => endChild(d.child, signal),
     async restart() {
-      const child = spawnCli(["start", "--config", configFile], { cwd: dir });
-      const out = new OutputWatch(child.stdout!);
-      const err = new OutputWatch(child.stderr!);
-      outputs.push(out);
-      Object.assign(d, { child, out, err });
-      const started = await Promise.race([
-        out.waitFor(/^.*"msg":"STARTED".*$/m, 60_000),
-        new Promise<never>((_, reject) =>
-          child.once("exit", (code) =>
-            reject(new Error(`daemon exited with ${code}: ${err.text.slice(-2000)}${out.text.slice(-2000)}`)),
-          ),
-        ),
-      ]);
-      d.addresses = JSON.parse(started[0]) as TestDaemon["addresses"];
+      const launched = await launchDaemon(configFile, dir);
+      outputs.push(launched.out);
+      Object.assign(d, launched);
     },
     async stop(signal = "SIGTERM") {
       if (d.child) await endChild(d.child, signal);
@@ -258,16 +290,10 @@ export async function startDaemon(spec: GatewaySpec): Promise<TestDaemon> {
       removeFolder(dir);
     },
   };
-  try {
-    await d.restart();
-  } catch (err) {
-    await d.stop("SIGKILL");
-    throw err;
-  }
   return d;
 }
 
-function endChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+export function endChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.once("exit", () => resolve());

@@ -55,6 +55,15 @@ export function manualClock(
   return { now: () => t, set: (ms) => (t = ms), advance: (ms) => (t += ms) };
 }
 
+/**
+ * The wall clock, stepped forward on demand: time still passes (a poll, a retry, a follow-up come
+ * due as usual), and `advance(ms)` is a lease or a grace running out without waiting for it.
+ */
+export function steppedClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
+}
+
 let seq = 0;
 /** A small PDF-ish document file in `dir`. */
 export function docFile(dir: string, content: string | Buffer = TEST_PDF): string {

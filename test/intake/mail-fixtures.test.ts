@@ -286,6 +286,22 @@ describe("the text of the mail (smtp.body)", () => {
   const leftOutText = (j: { meta?: { leftOut?: Array<{ name: string; reason: string }> } }) =>
     j.meta?.leftOut?.find((l) => l.name === "the text of the message");
 
+  it("never guesses a cover page preference the service could not tell: the mail waits where it decides", async () => {
+    // documents and a text: the preference alone decides the cover, so the sender tries again later
+    const err = await job("forwarded.eml", { coverPreference: null }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ temporary: true });
+    expect((err as { smtpReply: string }).smtpReply).toMatch(/^451 4\.3\.0 Your cover page preference cannot be read/);
+    // where the mail itself decides ([nocover] in the subject), the preference is not needed
+    const { file, parsed } = await load("forwarded.eml");
+    parsed.subject = "Contract [nocover]";
+    const decided = await job("forwarded.eml", {
+      parsed,
+      original: { path: file, sha256: "x" },
+      coverPreference: null,
+    });
+    expect(decided.cover.enabled).toBe(false);
+  });
+
   it("auto: the cover notes when there is a cover; with documents and no cover the text is listed as left out, not a page", async () => {
     const withCover = await job("forwarded.eml", { coverPreference: true });
     expect(withCover.cover.notes).toContain("See the forwarded contract below.");

@@ -10,6 +10,7 @@ import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dovecotMissing, startDovecot, type Dovecot } from "../helpers/dovecot.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
+import { TEST_USERS } from "../helpers/gateway.js";
 import { disposeRig, emulatorFaxes, makeRig, startDaemon, type Daemon, type Rig } from "../faults/harness.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -40,13 +41,26 @@ describe.skipIf(missing !== null)("confirmNewDestinations at the mailbox door", 
   beforeAll(async () => {
     dovecot = await startDovecot({ [BOX.user]: BOX.password });
     rig = await makeRig({
-      extraYaml: [
-        // a third user (the harness's list goes on), with her own switch on
-        `  - {name: carol, email: carol@example.com, apiKey: ${TEST_KEYS.aliceBase}, confirmNewDestinations: true}`,
-        "imap:",
-        "  mailboxes:",
-        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
-      ].join("\n"),
+      config: {
+        users: [
+          ...TEST_USERS,
+          // a third user, with her own switch on
+          { name: "carol", email: "carol@example.com", apiKey: TEST_KEYS.aliceBase, confirmNewDestinations: true },
+        ],
+        imap: {
+          mailboxes: [
+            {
+              host: "127.0.0.1",
+              port: dovecot.port,
+              tls: "off",
+              ...BOX,
+              address: "fax@example.com",
+              trustedAuthservIds: [AUTHSERV],
+              pollSeconds: 600,
+            },
+          ],
+        },
+      },
     });
     daemon = await startDaemon(rig);
     await daemon.out.waitFor(/"mailbox":"fax@127.0.0.1"[^\n]*"msg":"mailbox watched"/);

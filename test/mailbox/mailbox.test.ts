@@ -28,6 +28,8 @@ if (missing) console.warn(`mailbox tests skipped: ${missing}`);
 
 const BOX = { user: "fax", password: "mailbox-secret-1" };
 const AUTHSERV = "mx.example.net";
+// what every mailbox of the daemon here shares: the local server, no TLS, no polling beside IDLE
+const LOCAL = { host: "127.0.0.1", tls: "off", pollSeconds: 600 };
 // a second mailbox that signs in with an OAuth2 token from tokenCommand, as Microsoft 365 wants
 const SCAN = { user: "scan", token: "scan-oauth-token-7f3a" };
 // a third mailbox whose provider is Exchange Online (provider: exchange-online): its verdict
@@ -165,18 +167,25 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
     await relay.listen();
     dns = await startTestDns({ "sel._domainkey.example.com": [EXAMPLE_KEY.record] });
     rig = await makeRig({
-      extraYaml: [
-        "dns:",
-        `  servers: ["${dns.server}"]`,
-        "imap:",
-        "  mailboxes:",
-        `    - {host: 127.0.0.1, port: ${relay.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
-        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${SCAN.user}, tokenCommand: "printf %s ${SCAN.token}", address: scan@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
-        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${EXO_BOX.user}, password: ${EXO_BOX.password}, address: exo@example.com, provider: exchange-online, pollSeconds: 600}`,
+      config: {
+        dns: { servers: [dns.server] },
+        imap: {
+          mailboxes: [
+            { ...LOCAL, port: relay.port, ...BOX, address: "fax@example.com", trustedAuthservIds: [AUTHSERV] },
+            {
+              ...LOCAL,
+              port: dovecot.port,
+              user: SCAN.user,
+              tokenCommand: `printf %s ${SCAN.token}`,
+              address: "scan@example.com",
+              trustedAuthservIds: [AUTHSERV],
+            },
+            { ...LOCAL, port: dovecot.port, ...EXO_BOX, address: "exo@example.com", provider: "exchange-online" },
+          ],
+        },
         // the one mail door's rule for files that cannot be faxed holds for mailboxes as for SMTP
-        "intake:",
-        "  partial: send",
-      ].join("\n"),
+        intake: { partial: "send" },
+      },
     });
     daemon = await startDaemon(rig);
     await daemon.out.waitFor(/"mailbox":"fax@127.0.0.1"[^\n]*"msg":"mailbox watched"/);

@@ -5,14 +5,8 @@
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { FormData, request } from "undici";
-import {
-  addressWaitHours,
-  configSchema,
-  type NotifyConfig,
-  smtpSettings,
-  type UserConfig,
-} from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
+import { addressWaitHours, type NotifyConfig, smtpSettings, type UserConfig } from "../../src/config/schema.js";
+import type { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import type { FaxApi } from "../../src/fax/types.js";
 import { UserDirectory } from "../../src/fax/user-directory.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
@@ -27,15 +21,13 @@ import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emul
 import { docFile } from "../helpers/store.js";
 import { SmtpSink } from "./smtp-sink.js";
 import { waitUntil } from "../helpers/wait.js";
-import { defaultConfig, testDispatchParts } from "../helpers/collaborators.js";
+import { defaultConfig, testDispatcher } from "../helpers/collaborators.js";
 import { tempFolder } from "../tmp-dir.js";
 
 export const USERS: UserConfig[] = [
   { name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice },
   { name: "bob", email: "bob@example.com", aliases: [], apiKey: TEST_KEYS.bob },
 ];
-
-const defaults = configSchema.parse({});
 
 export interface RigOptions {
   /** UserDirectory refresh (default: a long time, preferences read once) */
@@ -76,14 +68,12 @@ export class Rig {
       refreshMs: this.opts.refreshMs ?? 3_600_000,
       clock: this.clock,
     });
-    this.dispatcher = new Dispatcher({
-      ...testDispatchParts(),
+    this.dispatcher = testDispatcher({
       store: this.store,
       clientFor: this.clientFor,
-      api: { ...defaults.api, baseUrl: this.emu.baseUrl, concurrency: 8, ratePerSecond: 1000 },
+      api: { baseUrl: this.emu.baseUrl, concurrency: 8, ratePerSecond: 1000 },
       // one try per number: a busy line fails the recipient at once
       queue: {
-        ...defaults.queue,
         retrySchedule: [0.05],
         maxFaxTries: 1,
         pollIntervalMs: 100,

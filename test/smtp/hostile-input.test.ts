@@ -58,13 +58,11 @@ describe("a subject built to make the tag parser spin", () => {
     // while that message is being taken apart, a second client connects
     // fixed wait on purpose: pacing: the hostile message is under way first
     await new Promise((r) => setTimeout(r, 50));
-    const started = Date.now();
+    // greeted at all (before the fix the greeting waited for the whole tag parse, 23 s, past
+    // RawSmtp's reply bound); how the parse's time grows is test/faults/super-linear's ratio
     const { client, banner } = await RawSmtp.connect(rig.port);
-    const greetedMs = Date.now() - started;
     client.close();
     expect(banner).toMatch(/^220 /);
-    // generous for a loaded machine: before the fix the greeting waited for the whole tag parse (23 s)
-    expect(greetedMs).toBeLessThan(5000);
     const reply = await hostile;
     expect(reply).toMatch(/^250 2\.0\.0 queued as /);
     const job = (await rig.store.getJob(jobIdOf(reply)))!;

@@ -6,9 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configSchema, type UserConfig } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
-import { silentLogger } from "../../src/log/logger.js";
+import type { UserConfig } from "../../src/config/schema.js";
 import { findExecutable } from "../../src/fs/executable.js";
 import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import { composeOutcome } from "../../src/notify/outcome-mail.js";
@@ -19,7 +17,7 @@ import { canaryPdf, docx, docxPicture, HAVE_PDFTOTEXT, listener, pdfText } from 
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { drain, TEST_QUEUE_TIMINGS } from "../dispatch/rig.js";
 import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, USERS, withRig } from "./harness.js";
-import { testDispatchParts } from "../helpers/collaborators.js";
+import { testDispatcher } from "../helpers/collaborators.js";
 
 const DOCX = readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"));
 const HAVE_SOFFICE = findExecutable("soffice") !== null;
@@ -47,15 +45,12 @@ interface EmuFax {
 
 /** Sends every queued job of the store through a real dispatcher to the emulator. */
 async function dispatchAll(store: SqliteStore): Promise<void> {
-  const defaults = configSchema.parse({});
   const keys = new Map(USERS.map((u) => [u.name, u.apiKey]));
-  const dispatcher = new Dispatcher({
-    ...testDispatchParts(),
+  const dispatcher = testDispatcher({
     store,
     clientFor: (user) => clientFor(emu, keys.get(user)!),
-    api: { ...defaults.api, baseUrl: emu.baseUrl, ratePerSecond: 1000 },
-    queue: { ...defaults.queue, ...TEST_QUEUE_TIMINGS },
-    logger: silentLogger(),
+    api: { baseUrl: emu.baseUrl, ratePerSecond: 1000 },
+    queue: { ...TEST_QUEUE_TIMINGS },
   });
   await drain({ dispatcher, store }, { held: false });
 }

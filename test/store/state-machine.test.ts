@@ -312,7 +312,7 @@ describe("finding jobs: search, paging, counting", () => {
     expect(await t.store.countJobs({ updatedSince: mark, state: "queued" })).toBe(0);
   });
 
-  it("lists a page of 10,000 jobs quickly", async () => {
+  it("lists a page, a user's jobs and a search among 10,000 jobs (timings: bench/console-list)", async () => {
     t = tempStore();
     const raw = new Database(path.join(t.dir, "data", "faxgate.db"));
     const base = Date.parse("2026-03-01T00:00:00.000Z");
@@ -331,18 +331,14 @@ describe("finding jobs: search, paging, counting", () => {
       }
     })();
     raw.close();
-    const started = performance.now();
     const page = await t.store.listJobs({ limit: 50, offset: 100 });
     const total = await t.store.countJobs();
     const user = await t.store.listJobs({ user: "alice", state: "delivered", limit: 50 });
     const found = await t.store.listJobs({ search: "contact 9999", limit: 50 });
-    const ms = performance.now() - started;
     expect(page).toHaveLength(50);
     expect(page[0]!.id).toBe("FGBULK0000009899");
     expect(total).toBe(10_000);
     expect(user.every((j) => j.user === "alice")).toBe(true);
     expect(found.map((j) => j.id)).toEqual(["FGBULK0000009999"]);
-    // generous for a shared CI box; a full scan with per-row work would be far slower than this
-    expect(ms).toBeLessThan(2000);
   });
 });

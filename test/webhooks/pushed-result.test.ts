@@ -1,13 +1,11 @@
 // A pushed result against the real store: applied to the fax we follow, "send it again later" while
 // a send is still being recorded (the event can beat the send's own answer), ignored otherwise.
 import { afterEach, describe, expect, it } from "vitest";
-import { configSchema } from "../../src/config/schema.js";
-import { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { WebhookReceiver } from "../../src/webhooks/receiver.js";
 import { request } from "undici";
 import { newJob, tempStore, type TempStore } from "../helpers/store.js";
-import { testDispatchParts } from "../helpers/collaborators.js";
+import { testDispatcher } from "../helpers/collaborators.js";
 
 let t: TempStore | null = null;
 afterEach(() => {
@@ -18,7 +16,6 @@ afterEach(() => {
 describe("applyServiceRecord", () => {
   it("applies, asks for later, or ignores", async () => {
     t = tempStore();
-    const defaults = configSchema.parse({});
     const done = {
       messageId: "m-1",
       status: "success",
@@ -35,13 +32,9 @@ describe("applyServiceRecord", () => {
         return done;
       },
     };
-    const dispatcher = new Dispatcher({
-      ...testDispatchParts(),
+    const dispatcher = testDispatcher({
       store: t.store,
       clientFor: () => service as never,
-      api: defaults.api,
-      queue: defaults.queue,
-      logger: silentLogger(),
     });
     expect(await dispatcher.applyServiceRecord(done)).toBe("unknown");
 

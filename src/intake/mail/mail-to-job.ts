@@ -30,7 +30,10 @@ export interface MailToJobInput {
   user: string;
   envelopeFrom: string;
   recipients: EnvelopeRecipient[];
-  /** The user's emailToFaxCoverPageOption, or null when the service could not be asked. */
+  /**
+   * The user's emailToFaxCoverPageOption, or null when the service could not be asked (and had not
+   * answered before): a mail whose cover it decides is then refused for now (451), never guessed.
+   */
   coverPreference: boolean | null;
   /** The account's time zone, asked only when the subject schedules the fax. */
   timezone: () => Promise<string>;
@@ -180,10 +183,13 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     mode === "page" ? fullText : coverNotes(fullText, COVER_LIMITS.notes * 4) || (documents.length ? "" : fullText);
   let cover: boolean;
   if (overrides.cover !== undefined) cover = overrides.cover;
-  else
-    cover =
-      input.coverPreference === true ||
-      (text !== "" && (mode === "cover" || (documents.length === 0 && mode === "auto")));
+  else {
+    const byText = text !== "" && (mode === "cover" || (documents.length === 0 && mode === "auto"));
+    // a preference the service could not tell is never guessed (a person who wants a cover page
+    // would silently get none): where it decides, the mail waits for it (issue 55)
+    if (!byText && input.coverPreference === null) throw preferenceUnknown(input.user);
+    cover = byText || input.coverPreference === true;
+  }
   const place = placeBody(mode, text, cover, overrides.cover, documents.length > 0);
   const notes = place.notes ? text : "";
   if (place.leftOut) leftOut.push({ name: BODY_LEFT_OUT, reason: place.leftOut });
@@ -299,4 +305,17 @@ function partContent(part: ExtractedPart): Pick<NewDocument, "data" | "move" | "
 
 function clip(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 3)}...` : s;
+}
+
+/** The cover page preference decides this mail and the service cannot tell it now: the sender tries again. */
+function preferenceUnknown(user: string): FaxgateError {
+  return new FaxgateError(
+    "API_NETWORK",
+    `the cover page preference of ${user} cannot be read from the fax service now`,
+    {
+      temporary: true,
+      smtpReply:
+        "451 4.3.0 Your cover page preference cannot be read from the fax service just now, please try again later",
+    },
+  );
 }
