@@ -129,6 +129,15 @@ export const ERROR_CATALOGUE = {
   JOB_EXPIRED: kind("the job stayed undelivered past its maximum age", "service", false, OURS),
   ALREADY_RUNNING: kind("another faxgate daemon is using the same data folder", "ours", false, OURS),
 
+  // evidence bundles of sent faxes (src/evidence/)
+  EVIDENCE_UNAVAILABLE: kind(
+    "the evidence of a fax cannot be gathered (not sent, or a copy is gone)",
+    "input",
+    false,
+    OURS,
+  ),
+  TIMESTAMP_UNAVAILABLE: kind("the time-stamp authority gave no valid token", "service", true, SERVICE),
+
   // shutdown and internal
   SHUTTING_DOWN: kind("the gateway is shutting down", "ours", true, "421 4.3.2"),
   // not retried by default: a bug does not go away by itself (SMTP still answers 4xx: ours)

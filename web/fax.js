@@ -127,6 +127,8 @@ function render() {
       ),
     );
   document.getElementById("report").href = `${base}/report?download=1`;
+  // evidence proves what the service took: only once a recipient has its message id
+  document.getElementById("evidence-box").hidden = !job.recipients.some((r) => r.messageId);
   document.getElementById("timeline").replaceChildren(
     ...(job.timeline ?? []).map((e) => {
       const detail = e.transition === "progress" ? progressWords(e.detail) : localTimes(e.detail);
@@ -185,6 +187,37 @@ async function preview(i) {
   await renderPdf(box, url, d.name);
 }
 
+/** The signed bundle, made on the server (a ledger row each time) and saved under its own name. */
+async function downloadEvidence() {
+  const button = document.getElementById("evidence");
+  button.disabled = true;
+  announce("Making the evidence bundle…");
+  try {
+    const r = await fetch(`${base}/evidence`, {
+      method: "POST",
+      headers: { "x-csrf-token": session?.csrfToken ?? "" },
+      credentials: "same-origin",
+    });
+    if (!r.ok) {
+      const body = r.headers.get("content-type")?.includes("json") ? await r.json() : null;
+      throw new Error(body?.error ?? `${r.status} ${r.statusText}`);
+    }
+    const name = /filename="([^"]+)"/.exec(r.headers.get("content-disposition") ?? "")?.[1] ?? `evidence-${id}.zip`;
+    const url = URL.createObjectURL(await r.blob());
+    const a = h("a", { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    announce(`Evidence bundle saved as ${name}.`);
+  } catch (err) {
+    announce(`No evidence bundle: ${err.message}`, true);
+  } finally {
+    button.disabled = false;
+  }
+}
+document.getElementById("evidence").addEventListener("click", () => void downloadEvidence());
+
 document.getElementById("resend").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const to = document
@@ -202,7 +235,7 @@ document.getElementById("resend").addEventListener("submit", async (ev) => {
   }
 });
 
-await requireSession();
+const session = await requireSession();
 if (await load()) {
   const es = new EventSource("/api/events");
   // A change made between the first look and the stream's start (or while it reconnected) has no

@@ -9,6 +9,7 @@ export const load = {
   address: () => import("./address.js"),
   apiCommands: () => import("./api-commands.js"),
   audit: () => import("./audit.js"),
+  evidence: () => import("./evidence.js"),
   jobs: () => import("./jobs.js"),
   send: () => import("./send.js"),
   opsCommands: () => import("./ops-commands.js"),

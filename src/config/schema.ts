@@ -6,6 +6,7 @@ import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
 import { isHostPort } from "./host-port.js";
 import { isUrlWithScheme } from "../url-check.js";
+import { duration } from "./duration.js";
 import { databaseUrlProblem, urlWithPassword } from "./url-secrets.js";
 
 const hostPort = z.string().refine(isHostPort, 'expected "host:port" with a port up to 65535, e.g. "127.0.0.1:2525"');
@@ -571,6 +572,33 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** Evidence bundles of sent faxes (docs/compliance.md, "Evidence of a sent fax"). */
+    evidence: z
+      .object({
+        /**
+         * the Ed25519 private key that signs manifests (PKCS#8, PEM or one base64 line), e.g.
+         * ${FAXGATE_EVIDENCE_KEY} from the secrets file; required with a PostgreSQL queue, where every
+         * gateway must sign with one key. Absent: the key made in the data folder on first use.
+         */
+        signingKey: secret.optional(),
+        /** an RFC 3161 time-stamp authority asked for a token over every manifest */
+        tsa: z
+          .object({
+            url: z
+              .string()
+              .url()
+              .refine((u) => isUrlWithScheme(u), "expected an http:// or https:// URL"),
+            /** extra trusted CA (PEM file) for an https authority, and for checking its tokens */
+            caFile: z.string().optional(),
+            timeout: duration({ min: "1s", max: "10m" }).prefault("30s"),
+            /** the authority down or refusing: no bundle (refuse), or one without a token */
+            whenDown: z.enum(["refuse", "without-token"]).default("refuse"),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .prefault({}),
     /** Office documents (docx, odt, xlsx...) are converted to PDF with LibreOffice before they are accepted. */
     office: z
       .object({
@@ -667,4 +695,4 @@ export type InboundRoute = InboundConfig["routes"][number];
 export type InboundDelivery = InboundConfig["default"][number];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
-export const SECRET_KEYS = ["apiKey", "adminKey", "password"] as const;
+export const SECRET_KEYS = ["apiKey", "adminKey", "password", "signingKey"] as const;

@@ -10,6 +10,7 @@ import { OperatorPages, WebConsole, MemorySessionStore } from "../web/index.js";
 import { serviceEventHandlers, readReceiverTls, WebhookReceiver } from "../webhooks/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
+import { createEvidence } from "./evidence.js";
 import type { Part } from "./part.js";
 
 export interface HttpListenerOptions {
@@ -71,6 +72,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         authFailureDelayMs: opts.webAuthFailureDelayMs,
         historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
         inbound: () => live.config().inbound,
+        evidence: createEvidence(core),
         operator: new OperatorPages({
           store: core.store,
           users: () => live.users(),

@@ -30,9 +30,9 @@ export function useAnswers(app: FastifyInstance, log: Logger): void {
 function statusOf(err: { code: string; httpStatus?: number }): number {
   if (err.httpStatus && err.httpStatus >= 400 && err.httpStatus < 500) return err.httpStatus;
   if (err.code === "JOB_NOT_FOUND") return 404;
-  if (err.code === "JOB_STATE") return 409;
+  if (err.code === "JOB_STATE" || err.code === "EVIDENCE_UNAVAILABLE") return 409;
   if (err.code === "API_FORBIDDEN") return 403;
-  if (err.code === "CONVERTER_BUSY" || err.code === "QUEUE_FULL") return 503;
+  if (err.code === "CONVERTER_BUSY" || err.code === "QUEUE_FULL" || err.code === "TIMESTAMP_UNAVAILABLE") return 503;
   if (err.code.startsWith("API_")) return 502;
   return 400;
 }

@@ -9,6 +9,7 @@ import type { FastifyRequest } from "fastify";
 import { systemClock, type Clock } from "../clock.js";
 import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
+import type { EvidenceMaker } from "../evidence/index.js";
 import type { FaxApi } from "../fax/index.js";
 import type { DestinationCheck } from "../recipients/index.js";
 import { acceptForm, newFaxRecipients, type DocumentConverter, type QueuePressure } from "../intake/index.js";
@@ -59,6 +60,8 @@ export interface WebConsoleDeps {
   inbound?: () => InboundConfig;
   /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
   faxesPerMinute?: number;
+  /** makes the evidence bundles of sent faxes (src/evidence/); absent: no evidence button */
+  evidence?: EvidenceMaker;
   /** connection caps and timeouts (default: a share of this process's descriptors) */
   limits?: ListenerLimits;
 }

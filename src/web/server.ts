@@ -13,6 +13,7 @@ import { addressingRoutes } from "./addressing.js";
 import { useAnswers } from "./answers.js";
 import { confirmationView, confirmingRoutes } from "./confirming.js";
 import { ConsoleContext, type WebConsoleDeps } from "./context.js";
+import { evidenceRoutes } from "./evidence.js";
 import { jobRoutes } from "./jobs.js";
 import { liveRoutes } from "./live.js";
 import { operatorRoutes } from "./operator.js";
@@ -94,6 +95,7 @@ export class WebConsole {
       api.addHook("onRequest", requireSignIn);
       api.addHook("onRequest", requireCsrf(api, ctx.log));
       await api.register(jobRoutes, { ctx });
+      if (deps.evidence) await api.register(evidenceRoutes, { ctx, evidence: deps.evidence });
       await api.register(sendRoutes, { ctx });
       await api.register(receivedRoutes, { ctx });
       const waiting = { store: deps.store, logger: ctx.log, clock: ctx.clock, changed: () => ctx.live.poke() };
