@@ -40,7 +40,7 @@ export default async function run(): Promise<BenchResult[]> {
     return [{ figure: "mailbox message -> job p50 (IDLE)", value: 0, unit: "ms", note: `skipped: ${missing}` }];
   const dovecot = await startDovecot({ fax: "bench-secret-1" });
   const rig = await makeRig({
-    extraYaml: `imap:\n  mailboxes:\n    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: fax, password: bench-secret-1, address: fax@example.com, trustedAuthservIds: [mx.example.net], pollSeconds: 600}`,
+    extraYaml: `imap:\n  mailboxes:\n    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: fax, password: bench-secret-1, address: fax@example.com, trustedAuthservIds: [mx.example.net], pollInterval: 10m}`,
   });
   const daemon = await startDaemon(rig);
   const times: number[] = [];

@@ -4,7 +4,8 @@
 // smtp.senderAuth.maxMessageAgeHours) keep their names and numbers.
 import { z } from "zod";
 
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** Milliseconds in each unit a duration may be written in. */
+export const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const FORM = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/;
 
 /** "30s" -> 30000; null when `text` is not a number followed by one of ms, s, m, h, d. */

@@ -125,7 +125,7 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
  * send again (new sendId) if the service answered and does not, else wait and look again.
  */
 export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
-  const due = await ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.queue.reconcileGraceMs));
+  const due = await ctx.store.listUnknown(new Date(ctx.clock.now() - ctx.queue.reconcileGrace));
   const bySend = new Map<string, Tracked[]>();
   for (const r of due)
     bySend.set(r.sendId ?? `none:${r.jobId}:${r.idx}`, [

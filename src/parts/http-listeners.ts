@@ -57,7 +57,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         clientFor: (user) => api.clientFor(user, "console"),
         destinations: core.destinations,
         defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
-        confirmHours: () => smtpSettings(live.config()).senderAuth.confirmHours,
+        confirmWaitMs: () => smtpSettings(live.config()).senderAuth.confirmWait,
         partial: () => live.config().intake.partial,
         office: conv.convertQueue,
         dataDir: config.data,

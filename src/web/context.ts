@@ -33,8 +33,8 @@ export interface WebConsoleDeps {
   clientFor: (user: string) => FaxApi;
   destinations: DestinationCheck;
   defaultCountryCode: () => string;
-  /** smtp.senderAuth.confirmHours: how long a fax to a new number waits for its owner */
-  confirmHours: () => number;
+  /** smtp.senderAuth.confirmWait (ms): how long a fax to a new number waits for its owner */
+  confirmWaitMs: () => number;
   /** intake.partial: a file that cannot be faxed refuses the fax (default) or is sent without */
   partial?: () => PartialMode;
   office: DocumentConverter;
@@ -70,14 +70,13 @@ export class ConsoleContext {
   constructor(readonly deps: WebConsoleDeps) {
     this.clock = deps.clock ?? systemClock;
     this.log = deps.logger;
-    this.lifetimeMs = deps.config.sessionHours * 3_600_000;
-    const idle = deps.config.idleMinutes;
-    this.sessions = new SessionRules(deps.sessionStore, this.clock, this.lifetimeMs, idle ? idle * 60_000 : null);
+    this.lifetimeMs = deps.config.sessionLifetime;
+    this.sessions = new SessionRules(deps.sessionStore, this.clock, this.lifetimeMs, deps.config.idleTimeout ?? null);
     this.rate = new RateLimiter(deps.faxesPerMinute ?? 60, this.clock);
     this.view = new QueueView(deps.store);
     this.live = new LiveUpdates({
       view: this.view,
-      intervalMs: deps.config.livePollMs,
+      intervalMs: deps.config.livePoll,
       clock: this.clock,
       logger: this.log,
       session: (id) => this.sessions.current(id),

@@ -105,9 +105,9 @@ export class WebConsole {
         destinations: deps.destinations,
         defaultCountryCode: deps.defaultCountryCode,
         mayQueue: (user) => ctx.rate.take(user),
-        confirmationView: (job) => confirmationView(job, ctx.clock, deps.confirmHours()),
+        confirmationView: (job) => confirmationView(job, ctx.clock, deps.confirmWaitMs()),
       });
-      await api.register(confirmingRoutes, { ...waiting, ownJob, confirmHours: deps.confirmHours });
+      await api.register(confirmingRoutes, { ...waiting, ownJob, confirmWaitMs: deps.confirmWaitMs });
       await api.register(operatorRoutes, { pages: deps.operator, clock: ctx.clock });
       await api.register(liveRoutes, { live: ctx.live });
     });

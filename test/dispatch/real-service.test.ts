@@ -334,7 +334,7 @@ describe("living within the history limit", () => {
 
 describe("a revoked key holds, it does not fail", () => {
   it("holds the user's faxes, tells the operator once, and resumes when a working key is loaded", async () => {
-    const s = await setup({ queue: { keyRecheckMs: 60_000 } });
+    const s = await setup({ queue: { keyRecheck: 60_000 } });
     const admin = clientFor(emu!, TEST_KEYS.admin);
     const me = await clientFor(emu!, EMU_KEY).me();
     const keys = await admin.listApiKeys(me.userId);

@@ -56,10 +56,10 @@ export async function makeRig(opts: { delayMs?: number; extraYaml?: string } = {
       "  maxMessagesPerMinute: 100000",
       "spool:",
       `  root: ${spoolRoot}`,
-      "  stableMs: 200",
+      "  stableFor: 200ms",
       "queue:",
-      "  retrySchedule: [1, 2]",
-      "  pollIntervalMs: 300",
+      "  retrySchedule: [1s, 2s]",
+      "  pollInterval: 300ms",
       "notify:",
       "  from: faxgate@example.com",
       `  transport: outbox:${path.join(dir, "outbox")}`,
@@ -172,7 +172,7 @@ export function tally(
 
 /**
  * Replaces one line of the rig's config (makeRig's blocks cannot be given twice in extraYaml):
- * e.g. patchConfig(rig, '  stableMs: 200', '  stableMs: 800\n  maxFileBytes: 65536').
+ * e.g. patchConfig(rig, '  stableFor: 200ms', '  stableFor: 800ms\n  maxFileBytes: 65536').
  */
 export function patchConfig(rig: Rig, line: string, replacement: string): void {
   const text = readFileSync(rig.configFile, "utf8");

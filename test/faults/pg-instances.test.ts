@@ -178,8 +178,8 @@ describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () =
     writeFileSync(
       rig.configFile,
       readFileSync(rig.configFile, "utf8").replace(
-        "  pollIntervalMs: 300",
-        "  pollIntervalMs: 300\n  leaseMs: 3000\n  reconcileGraceMs: 8000",
+        "  pollInterval: 300ms",
+        "  pollInterval: 300ms\n  lease: 3s\n  reconcileGrace: 8s",
       ),
     );
     attachment = await pdf("two gateways");

@@ -29,10 +29,10 @@ beforeAll(async () => {
   rig = await makeRig();
   const hash = await hashPassword(PASSWORD);
   const yaml = readFileSync(rig.configFile, "utf8")
-    // 127.0.0.1 is the trusted relay, greeted at once; strangers come from 127.0.0.2 and wait smtp.greetingDelayMs
+    // 127.0.0.1 is the trusted relay, greeted at once; strangers come from 127.0.0.2 and wait smtp.greetingDelay
     .replace(
       "  maxMessagesPerMinute: 100000",
-      `  maxMessagesPerMinute: 100000\n  maxConnections: ${MAX_CONNECTIONS}\n  socketTimeoutMs: ${SOCKET_TIMEOUT_MS}\n  trustedNetworks: ["127.0.0.1/32"]`,
+      `  maxMessagesPerMinute: 100000\n  maxConnections: ${MAX_CONNECTIONS}\n  socketTimeout: ${SOCKET_TIMEOUT_MS}ms\n  trustedNetworks: ["127.0.0.1/32"]`,
     )
     .replace("{name: alice, email: alice@example.com,", `{name: alice, email: alice@example.com, password: "${hash}",`);
   expect(yaml).toContain(`maxConnections: ${MAX_CONNECTIONS}`);
@@ -124,7 +124,7 @@ const MESSAGE = (id: string) =>
 describe("early talkers", () => {
   it("a client that speaks before the 220 greeting is refused with 421 and cut, and makes no job", async () => {
     const before = (await jobIds()).length;
-    // from outside smtp.trustedNetworks: such clients wait smtp.greetingDelayMs for the greeting
+    // from outside smtp.trustedNetworks: such clients wait smtp.greetingDelay for the greeting
     const t = new Tap(rig.smtpPort, "127.0.0.2");
     await t.ready;
     // a spam bot firing its whole transaction at once, without waiting for the greeting

@@ -50,7 +50,8 @@ export function testResolver(dns: Partial<Config["dns"]> = {}): DnsResolve {
 
 /** The office converter with the config's defaults (LibreOffice from PATH); its owner closes it. */
 export function testOffice(): OfficeConverter {
-  return new OfficeConverter(defaultConfig().office);
+  const office = defaultConfig().office;
+  return new OfficeConverter({ ...office, timeoutMs: office.timeout });
 }
 
 export interface MailDoorParts {

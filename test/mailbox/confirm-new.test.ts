@@ -45,7 +45,7 @@ describe.skipIf(missing !== null)("confirmNewDestinations at the mailbox door", 
         `  - {name: carol, email: carol@example.com, apiKey: ${TEST_KEYS.aliceBase}, confirmNewDestinations: true}`,
         "imap:",
         "  mailboxes:",
-        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
+        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollInterval: 10m}`,
       ].join("\n"),
     });
     daemon = await startDaemon(rig);

@@ -170,9 +170,9 @@ describe.skipIf(missing !== null)("mailbox intake (IMAP, Dovecot)", () => {
         `  servers: ["${dns.server}"]`,
         "imap:",
         "  mailboxes:",
-        `    - {host: 127.0.0.1, port: ${relay.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
-        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${SCAN.user}, tokenCommand: "printf %s ${SCAN.token}", address: scan@example.com, trustedAuthservIds: [${AUTHSERV}], pollSeconds: 600}`,
-        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${EXO_BOX.user}, password: ${EXO_BOX.password}, address: exo@example.com, provider: exchange-online, pollSeconds: 600}`,
+        `    - {host: 127.0.0.1, port: ${relay.port}, tls: "off", user: ${BOX.user}, password: ${BOX.password}, address: fax@example.com, trustedAuthservIds: [${AUTHSERV}], pollInterval: 10m}`,
+        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${SCAN.user}, tokenCommand: "printf %s ${SCAN.token}", address: scan@example.com, trustedAuthservIds: [${AUTHSERV}], pollInterval: 10m}`,
+        `    - {host: 127.0.0.1, port: ${dovecot.port}, tls: "off", user: ${EXO_BOX.user}, password: ${EXO_BOX.password}, address: exo@example.com, provider: exchange-online, pollInterval: 10m}`,
         // the one mail door's rule for files that cannot be faxed holds for mailboxes as for SMTP
         "intake:",
         "  partial: send",
