@@ -5,7 +5,9 @@ import path from "node:path";
 import nodemailer from "nodemailer";
 import { stringify } from "yaml";
 import { maskSecrets, outboxDir, unsetSecretName } from "../config/load.js";
+import { durationsAsText } from "../config/duration.js";
 import { describeOldKey } from "../config/old-keys.js";
+import { configSchema } from "../config/schema.js";
 import { maskUrl } from "../config/url-secrets.js";
 import type { Config } from "../config/schema.js";
 import type { FaxApi } from "../fax/types.js";
@@ -40,7 +42,8 @@ export async function configCheckCommand(opts: GlobalOptions): Promise<void> {
     if (ctx.config.spool)
       for (const n of await spoolWriterNotes(ctx.config.spool.root, ctx.config.users))
         process.stderr.write(`${n.warn ? "warning" : "note"}: spool writers of ${n.user}: ${n.detail}\n`);
-    process.stdout.write(stringify(masked));
+    // durations as they are written ("60s"), so the printed config reads back as the same
+    process.stdout.write(stringify(durationsAsText(configSchema, masked)));
   }
 }
 

@@ -54,7 +54,7 @@ inbound: {escalationCheck: 30s, groups: {desk: {members: [], escalateAfter: 15m}
 office: {timeout: 90s}
 `.replace("members: []", "members: [alice]");
 
-const USERS = "users:\n  - {name: alice, email: alice@example.com, apiKey: k-alice}\n";
+const USERS = "data: /var/lib/faxgate\nusers:\n  - {name: alice, email: alice@example.com, apiKey: k-alice}\n";
 const oldText = `${OLD_STYLE.replace("members: []", "members: [alice]")}${USERS}`;
 const newText = `${NEW_STYLE}${USERS}`;
 
@@ -145,9 +145,18 @@ describe("faxgate config check and the daemon", () => {
     expect(r.stderr).toContain(
       'warning: inbound.groups.desk.escalateAfterMinutes is an old key; write inbound.groups.desk.escalateAfter: "15m" instead',
     );
-    // the resolved config is printed in today's keys
-    expect(r.stdout).toMatch(/^ {2}lease: 30000$/m);
+    // the resolved config is printed in today's keys and forms, and reads back as the same config
+    expect(r.stdout).toMatch(/^ {2}lease: 30s$/m);
     expect(r.stdout).not.toContain("leaseMs");
+    expect(parseConfigText(r.stdout.replaceAll("****", "masked-secret"), { env: {} })).toEqual(
+      parseConfigText(
+        newText
+          .replace("k-alice", "masked-secret")
+          .replace("password: pw", "password: masked-secret")
+          .replace("password: a-long-password", "password: masked-secret"),
+        { env: {} },
+      ),
+    );
   });
 
   it("a daemon with an old-style config starts, logs each old key once, and again on reload", async () => {
