@@ -64,8 +64,9 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         logger: core.logger.child({ component: "web" }),
         clock: core.clock,
         metrics: core.metrics,
-        maxUploadBytes: config.smtp?.maxMessageBytes,
-        faxesPerMinute: config.smtp?.maxMessagesPerMinute,
+        // the mail limits hold for the console too, also in a gateway that takes no mail
+        maxUploadBytes: smtpSettings(config).maxMessageBytes,
+        faxesPerMinute: smtpSettings(config).maxMessagesPerMinute,
         authFailureDelayMs: opts.webAuthFailureDelayMs,
         historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
         inbound: () => live.config().inbound,

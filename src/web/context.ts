@@ -44,16 +44,16 @@ export interface WebConsoleDeps {
   metrics?: Metrics;
   /** what the operator's page shows (queue, refusals, service); absent: no operator page */
   operator?: OperatorPages;
-  /** largest upload, bytes (default 50 MB) */
-  maxUploadBytes?: number;
+  /** largest upload, bytes (smtp.maxMessageBytes) */
+  maxUploadBytes: number;
   /** pause after a wrong password, times the failures so far (default 1000 ms) */
   authFailureDelayMs?: number;
   /** whether the account's history budget has room now (received faxes are not fetched when not) */
   historyAvailable?: (reserve: number) => boolean;
   /** the shared inbox's groups (inbound.groups); absent: no inbox */
   inbound?: () => InboundConfig;
-  /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
-  faxesPerMinute?: number;
+  /** new faxes per user per minute (smtp.maxMessagesPerMinute) */
+  faxesPerMinute: number;
   /** connection caps and timeouts (default: a share of this process's descriptors) */
   limits?: ListenerLimits;
 }
@@ -72,7 +72,7 @@ export class ConsoleContext {
     this.log = deps.logger;
     this.lifetimeMs = deps.config.sessionLifetime;
     this.sessions = new SessionRules(deps.sessionStore, this.clock, this.lifetimeMs, deps.config.idleTimeout ?? null);
-    this.rate = new RateLimiter(deps.faxesPerMinute ?? 60, this.clock);
+    this.rate = new RateLimiter(deps.faxesPerMinute, this.clock);
     this.view = new QueueView(deps.store);
     this.live = new LiveUpdates({
       view: this.view,

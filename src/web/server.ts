@@ -17,7 +17,7 @@ import { jobRoutes } from "./jobs.js";
 import { liveRoutes } from "./live.js";
 import { operatorRoutes } from "./operator.js";
 import { receivedRoutes } from "./received.js";
-import { DEFAULT_MAX_UPLOAD, MAX_FILES, sendRoutes } from "./send.js";
+import { MAX_FILES, sendRoutes } from "./send.js";
 import { requireCsrf, requireSignIn, useSessions } from "./sessions.js";
 import { signInRoutes } from "./sign-in.js";
 import { loadStaticFiles, staticPages } from "./static-files.js";
@@ -84,7 +84,7 @@ export class WebConsole {
     const { app, ctx, deps } = this;
     app.register(fastifyFormbody);
     app.register(fastifyMultipart, {
-      limits: { fileSize: deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD, files: MAX_FILES, fields: 40, fieldSize: 10_000 },
+      limits: { fileSize: deps.maxUploadBytes, files: MAX_FILES, fields: 40, fieldSize: 10_000 },
     });
     useAnswers(app, ctx.log);
     useSessions(app, { rules: ctx.sessions, lifetimeMs: ctx.lifetimeMs, secure: Boolean(deps.tls) });

@@ -280,6 +280,8 @@ describe("living within the history limit", () => {
     const fast = { now: () => t0 + (Date.now() - t0) * 30 };
     const gate = new ApiGate({
       ratePerSecond: 1000,
+      concurrency: Number.POSITIVE_INFINITY,
+      dispatchShare: 0.5,
       historyPerMinute: 8,
       now: fast.now,
       sleep: (ms) => sleep(Math.ceil(ms / 30)),
@@ -313,6 +315,8 @@ describe("living within the history limit", () => {
     const fast = { now: () => t0 + (Date.now() - t0) * 30 };
     const gate = new ApiGate({
       ratePerSecond: 1000,
+      concurrency: Number.POSITIVE_INFINITY,
+      dispatchShare: 0.5,
       historyPerMinute: 3,
       now: fast.now,
       sleep: (ms) => sleep(Math.ceil(ms / 30)),

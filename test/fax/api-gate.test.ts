@@ -6,7 +6,7 @@ import { waitUntil } from "../helpers/wait.js";
 
 describe("the API gate", () => {
   it("lets a dispatcher call pass console calls that wait for the rate", async () => {
-    const gate = new ApiGate({ ratePerSecond: 50, concurrency: 4, dispatchShare: 0.5 });
+    const gate = new ApiGate({ ratePerSecond: 50, concurrency: 4, dispatchShare: 0.5, historyPerMinute: 8 });
     const order: GateClass[] = [];
     const call = (cls: GateClass) =>
       gate.admit("listContacts", cls).then((release) => {
@@ -23,7 +23,7 @@ describe("the API gate", () => {
   });
 
   it("never lets the other classes hold the calls reserved for the dispatcher", async () => {
-    const gate = new ApiGate({ ratePerSecond: 1000, concurrency: 4, dispatchShare: 0.5 });
+    const gate = new ApiGate({ ratePerSecond: 1000, concurrency: 4, dispatchShare: 0.5, historyPerMinute: 8 });
     // console and background calls that never end: only two of them are let out
     const held: Array<() => void> = [];
     const others = [...Array.from({ length: 3 }, () => "console" as const), "background" as const].map((cls) =>

@@ -9,6 +9,7 @@ import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import {
   configSchema,
+  preferenceRefreshMs,
   type DnsConfig,
   type PartialMode,
   type SmtpConfig,
@@ -86,7 +87,7 @@ export async function startRig(
   const mail = await testMailDoor({
     dataDir,
     store: opts.wrapStore ? opts.wrapStore(store) : store,
-    directory: new UserDirectory({ clientFor: cf }),
+    directory: new UserDirectory({ clientFor: cf, refreshMs: preferenceRefreshMs(configSchema.parse({})) }),
     readers,
     office,
     logger,
