@@ -100,7 +100,7 @@ export default async function bench(): Promise<BenchResult[]> {
       },
       { figure: "faxes in flight at once (processing, peak)", value: maxInFlight, unit: "faxes", goal: `~${FAXES}` },
       {
-        figure: `time to deliver ${FAXES} faxes (service delay ${DELAY_MS / 1000} s, polls every ${defaults.queue.pollIntervalMs / 1000} s)`,
+        figure: `time to deliver ${FAXES} faxes (service delay ${DELAY_MS / 1000} s, polls every ${defaults.queue.pollInterval / 1000} s)`,
         value: elapsed,
         unit: "s",
       },

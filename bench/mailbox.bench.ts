@@ -51,7 +51,7 @@ export default async function run(): Promise<BenchResult[]> {
             password: "bench-secret-1",
             address: "fax@example.com",
             trustedAuthservIds: ["mx.example.net"],
-            pollSeconds: 600,
+            pollInterval: "10m",
           },
         ],
       },

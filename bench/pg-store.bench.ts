@@ -138,7 +138,7 @@ export async function apiCallsPerFax(
           clientFor: () => client,
           logger: silentLogger(),
           api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000 },
-          queue: { ...defaults.queue, pollIntervalMs: 2000 },
+          queue: { ...defaults.queue, pollInterval: 2000 },
         }),
     );
     const started = Date.now();

@@ -8,7 +8,7 @@
 //   what is measured is the pipeline, not the configured rate limit;
 // - a light stream: one mail every 300 ms on one session, with the default API settings
 //   (concurrency 4, 5/s), what a small office sees.
-// Both keep queue.pollIntervalMs at its default (10 s): jobs do not wait for a poll, because the
+// Both keep queue.pollInterval at its default (10 s): jobs do not wait for a poll, because the
 // store wakes the dispatcher when a job is queued; the interval only paces status polls.
 // Run alone: node --import tsx bench/send-latency.bench.ts
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -59,7 +59,7 @@ export default async function bench(): Promise<BenchResult[]> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-"));
   const pdfFile = path.join(dir, "letter.pdf");
   writeFileSync(pdfFile, TEST_PDF);
-  const poll = configSchema.parse({}).queue.pollIntervalMs / 1000;
+  const poll = configSchema.parse({}).queue.pollInterval / 1000;
   try {
     const burst = await measure({ emuDelayMs: 0, api: WIDE_API }, BURST, pdfFile);
     const stream = await measure({ emuDelayMs: 0 }, STREAM, pdfFile);

@@ -66,7 +66,7 @@ export default async function bench(): Promise<BenchResult[]> {
     maxMessagesPerMinute: 1_000_000,
     maxMessagesPerMinutePerClient: 1_000_000,
     maxConnectionsPerClient: 100,
-    greetingDelayMs: 0,
+    greetingDelay: 0,
   };
   const readers = new ReaderPool();
   const gateway = await benchSmtpGateway({

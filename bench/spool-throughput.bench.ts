@@ -64,7 +64,7 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
   const done = new Map<string, number>();
   const readers = new ReaderPool();
   const spool: SpoolConfig = configSchema.parse({
-    spool: { root: path.join(tmp, "spool"), stableMs: STABLE_MS, maxFileBytes: 10_000_000 },
+    spool: { root: path.join(tmp, "spool"), stableFor: `${STABLE_MS}ms`, maxFileBytes: 10_000_000 },
   }).spool!;
 
   // the collaborators as src/parts/ makes them: the gateway's destination rules, the office defaults

@@ -120,7 +120,7 @@ async function run(webhooks: boolean): Promise<Run> {
 export default async function bench(): Promise<BenchResult[]> {
   const off = await run(false);
   const on = await run(true);
-  const polls = configSchema.parse({}).queue.pollIntervalMs / 1000;
+  const polls = configSchema.parse({}).queue.pollInterval / 1000;
   return [
     // the figure: what it costs to send a fax and learn its result
     {

@@ -33,14 +33,14 @@ export function sandboxConfig(cwd: string = process.cwd()): Config {
         auth: "optional",
         trustedNetworks: ["127.0.0.0/8", "::1/128"],
       },
-      spool: { root: path.resolve(cwd, "spool"), stableMs: 1000 },
+      spool: { root: path.resolve(cwd, "spool"), stableFor: "1s" },
       notify: {
         from: "faxgate@localhost",
         transport: `outbox:${path.join(data, "outbox")}`,
-        inbound: { enabled: true, intervalMs: 15_000, mailBacklog: false },
+        inbound: { enabled: true, interval: "15s", mailBacklog: false },
       },
       admin: { listen: "127.0.0.1:9464" },
-      queue: { pollIntervalMs: 2000 },
+      queue: { pollInterval: "2s" },
       web: { listen: "127.0.0.1:8025" },
       users: [
         {

@@ -30,7 +30,8 @@ export interface BenchGatewayOptions {
 
 /** The gateway, its door opened; the bench closes the gateway and its own readers and store. */
 export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = fromSource): Promise<SmtpGateway> {
-  const { configSchema } = await load<typeof import("../../src/config/schema.js")>("config/schema");
+  const { configSchema, preferenceRefreshMs } =
+    await load<typeof import("../../src/config/schema.js")>("config/schema");
   const { systemClock } = await load<typeof import("../../src/clock.js")>("clock");
   const { makeResolver } = await load<typeof import("../../src/dns/resolver.js")>("dns/resolver");
   const { UserDirectory } = await load<typeof import("../../src/fax/user-directory.js")>("fax/user-directory");
@@ -59,7 +60,7 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
     metrics,
     pressure: new QueuePressure(o.store, defaults.queue.maxWaiting, systemClock, metrics),
     readers: o.readers,
-    directory: new UserDirectory({ clientFor: o.clientFor }),
+    directory: new UserDirectory({ clientFor: o.clientFor, refreshMs: preferenceRefreshMs(defaults) }),
     clock: systemClock,
     inlineImageMinBytes: o.smtp.inlineImageMinBytes,
     partial: defaults.intake.partial,

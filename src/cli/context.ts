@@ -2,6 +2,7 @@
 // and API clients. Commands that talk to the store work while the daemon runs (SQLite WAL).
 import { existsSync } from "node:fs";
 import { loadConfigFileDetailed, unsetSecretName, type UnsetSecret } from "../config/load.js";
+import type { OldKeyUse } from "../config/old-keys.js";
 import type { Config, UserConfig } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
 import type { FaxClientFactory } from "../fax/client-factory.js";
@@ -28,6 +29,8 @@ export interface CliContext {
   unset: UnsetSecret[];
   secretsFile: string | null;
   secretsProblem?: string;
+  /** keys of older releases the file uses (`config check` and `start` say what to write instead) */
+  oldKeys: OldKeyUse[];
 }
 
 export function resolveConfigFile(opt?: string): string | null {
@@ -49,9 +52,10 @@ export function loadContext(opts: GlobalOptions, strict = false): CliContext {
       unset: loaded.unset,
       secretsFile: loaded.secretsFile,
       secretsProblem: loaded.secretsProblem,
+      oldKeys: loaded.oldKeys,
     };
   }
-  return { config: sandboxConfig(), configFile: null, sandbox: true, unset: [], secretsFile: null };
+  return { config: sandboxConfig(), configFile: null, sandbox: true, unset: [], secretsFile: null, oldKeys: [] };
 }
 
 /** Where an unset secret may be set, for error messages. */

@@ -5,6 +5,9 @@ import path from "node:path";
 import nodemailer from "nodemailer";
 import { stringify } from "yaml";
 import { maskSecrets, outboxDir, unsetSecretName } from "../config/load.js";
+import { durationsAsText } from "../config/duration.js";
+import { describeOldKey } from "../config/old-keys.js";
+import { configSchema } from "../config/schema.js";
 import { maskUrl } from "../config/url-secrets.js";
 import type { Config } from "../config/schema.js";
 import type { FaxApi } from "../fax/types.js";
@@ -31,6 +34,7 @@ export async function configCheckCommand(opts: GlobalOptions): Promise<void> {
   // Strict, as the daemon loads it: every unset secret is named at once and the check fails.
   const ctx = loadContext(opts, true);
   const masked = maskSecrets(ctx.config);
+  for (const use of ctx.oldKeys) process.stderr.write(`warning: ${describeOldKey(use)}\n`);
   if (opts.json) process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
   else {
     process.stderr.write(`${ctx.configFile ?? "(built-in sandbox config)"}: OK\n`);
@@ -38,7 +42,8 @@ export async function configCheckCommand(opts: GlobalOptions): Promise<void> {
     if (ctx.config.spool)
       for (const n of await spoolWriterNotes(ctx.config.spool.root, ctx.config.users))
         process.stderr.write(`${n.warn ? "warning" : "note"}: spool writers of ${n.user}: ${n.detail}\n`);
-    process.stdout.write(stringify(masked));
+    // durations as they are written ("60s"), so the printed config reads back as the same
+    process.stdout.write(stringify(durationsAsText(configSchema, masked)));
   }
 }
 

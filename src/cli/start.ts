@@ -2,7 +2,8 @@
 // SIGHUP reloads users and keys from the config file (and its secretsFile) without dropping connections.
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { loadConfigFile } from "../config/load.js";
+import { loadConfigFileDetailed } from "../config/load.js";
+import { describeOldKey, type OldKeyUse } from "../config/old-keys.js";
 import { adminWithListen, webWithListen } from "../config/schema.js";
 import { describeError } from "../errors.js";
 import { createLogger } from "../log/logger.js";
@@ -30,6 +31,18 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   if (opts.adminListen) config.admin = adminWithListen(config.admin, opts.adminListen);
   if (opts.webListen) config.web = webWithListen(config.web, opts.webListen);
   const logger = createLogger({ level: config.log.level, format: config.log.format });
+  const warnOldKeys = (uses: OldKeyUse[]) => {
+    for (const use of uses) logger.warn({ key: use.old, now: use.now, value: use.value }, describeOldKey(use));
+  };
+  warnOldKeys(ctx.oldKeys);
+  // Taken from the first moment: a SIGHUP (a `systemctl reload`) while the daemon starts would
+  // otherwise end it (the default action); it is applied once the gateway has started.
+  let reloadOnceStarted: (() => void) | null = null;
+  let hangups = 0;
+  process.on("SIGHUP", () => {
+    if (reloadOnceStarted) reloadOnceStarted();
+    else hangups += 1;
+  });
   // First of all, before a sandbox rewrites data/sandbox.json: is another daemon on this folder?
   const lock = lockDataFolder(config.data);
   let emulator: { close(): Promise<void> } | null = null;
@@ -47,7 +60,13 @@ export async function startCommand(opts: StartOptions): Promise<void> {
       service,
       logger,
       lock,
-      reloadConfig: ctx.configFile ? () => loadConfigFile(ctx.configFile!) : undefined,
+      reloadConfig: ctx.configFile
+        ? () => {
+            const loaded = loadConfigFileDetailed(ctx.configFile!);
+            warnOldKeys(loaded.oldKeys);
+            return loaded.config;
+          }
+        : undefined,
     });
   } catch (err) {
     await emulator?.close();
@@ -126,8 +145,9 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGHUP", () => {
+  reloadOnceStarted = () => {
     logger.info("SIGHUP: reloading users");
     void gateway.reload();
-  });
+  };
+  if (hangups > 0) reloadOnceStarted();
 }

@@ -4,7 +4,8 @@
 // smtp.senderAuth.maxMessageAgeHours) keep their names and numbers.
 import { z } from "zod";
 
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** Milliseconds in each unit a duration may be written in. */
+export const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const FORM = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/;
 
 /** "30s" -> 30000; null when `text` is not a number followed by one of ms, s, m, h, d. */
@@ -31,7 +32,7 @@ export function formatDuration(ms: number): string {
 export function duration(bounds: { min?: string; max?: string } = {}) {
   const min = bounds.min === undefined ? 0 : mustParse(bounds.min);
   const max = bounds.max === undefined ? Number.MAX_SAFE_INTEGER : mustParse(bounds.max);
-  return z.string().transform((text, ctx): number => {
+  const schema = z.string().transform((text, ctx): number => {
     const ms = parseDuration(text);
     if (ms === null) {
       ctx.addIssue({
@@ -48,6 +49,46 @@ export function duration(bounds: { min?: string; max?: string } = {}) {
     }
     return ms;
   });
+  DURATIONS.add(schema);
+  return schema;
+}
+
+const DURATIONS = new WeakSet<object>();
+
+/**
+ * `value` (parsed by `schema`) with every duration written back as a string ("60s"), so that a
+ * config printed by `config check` reads back as the same config.
+ */
+export function durationsAsText(schema: z.ZodType, value: unknown): unknown {
+  if (DURATIONS.has(schema)) return typeof value === "number" ? formatDuration(value) : value;
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+  const inner = (s: unknown, v: unknown) => durationsAsText(s as z.ZodType, v);
+  switch (def.type) {
+    case "optional":
+    case "default":
+    case "prefault":
+    case "nullable":
+      return inner(def.innerType, value);
+    case "pipe":
+      return inner(def.out, value);
+    case "array":
+      return Array.isArray(value) ? value.map((v) => inner(def.element, v)) : value;
+    case "record":
+      return isObject(value)
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inner(def.valueType, v)]))
+        : value;
+    case "object": {
+      if (!isObject(value)) return value;
+      const shape = def.shape as Record<string, unknown>;
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shape[k] ? inner(shape[k], v) : v]));
+    }
+    default:
+      return value;
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 function mustParse(text: string): number {

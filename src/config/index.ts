@@ -8,7 +8,7 @@ export { restartNoteKey, restartOnlyChanges } from "./restart-needed.js";
 export type { RestartNote } from "./restart-needed.js";
 export { riskySettings } from "./risky-settings.js";
 export {
-  addressWaitHours,
+  addressWaitMs,
   consoleApiShare,
   minFreeMb,
   preferenceRefreshMs,

@@ -5,6 +5,7 @@ import path from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import type { z } from "zod";
 import { FaxgateError } from "../errors.js";
+import { renameOldKeys, type OldKeyUse } from "./old-keys.js";
 import { configSchema, SECRET_KEYS, type Config } from "./schema.js";
 import { readSecretsFile } from "./secrets-file.js";
 import { maskUrl, substituteInUrl } from "./url-secrets.js";
@@ -33,6 +34,8 @@ export interface LoadedConfig {
   secretsFile: string | null;
   /** why the secrets file could not be read (lenient mode only; strict mode throws) */
   secretsProblem?: string;
+  /** keys of older releases the file still uses, and what to write instead (config/old-keys.ts) */
+  oldKeys: OldKeyUse[];
 }
 
 /** Loads and validates a config file. Relative paths inside it are relative to the file's folder. */
@@ -137,8 +140,9 @@ export function parseConfigTextDetailed(
     ? null
     : 'api.baseUrl: missing: name the fax service (its https:// URL), or write "sandbox" for the embedded emulator';
   let config: Config;
+  let oldKeys: OldKeyUse[];
   try {
-    config = validateConfig(substituted, source);
+    ({ config, oldKeys } = validateConfigDetailed(substituted, source));
   } catch (err) {
     if (noBaseUrl && err instanceof FaxgateError && err.code === "CONFIG_INVALID") {
       throw new FaxgateError("CONFIG_INVALID", err.message.replace(/:\n/, `:\n  ${noBaseUrl}\n`), {
@@ -156,6 +160,7 @@ export function parseConfigTextDetailed(
     unset: missing.map(({ name, key }) => ({ name, key })),
     secretsFile: resolvedFile,
     secretsProblem,
+    oldKeys,
   };
 }
 
@@ -198,16 +203,36 @@ function inboundProblems(c: Config, users: Set<string>): Array<[string, string]>
 }
 
 export function validateConfig(raw: unknown, source = "config"): Config {
-  const result = configSchema.safeParse(raw);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${formatKey(i.path)}: ${describeIssue(i)}`);
-    const first = result.error.issues[0];
-    throw new FaxgateError("CONFIG_INVALID", `${source} is invalid:\n${lines.join("\n")}`, {
-      field: first ? formatKey(first.path) : undefined,
-    });
+  return validateConfigDetailed(raw, source).config;
+}
+
+/** Renames old keys (reporting each), then checks the result against the schema and the cross-key rules. */
+export function validateConfigDetailed(raw: unknown, source = "config"): { config: Config; oldKeys: OldKeyUse[] } {
+  const renamed = renameOldKeys(raw);
+  const result = configSchema.safeParse(renamed.raw);
+  if (!result.success || renamed.problems.length > 0) {
+    // a value moved from an old key is refused under its new name: say where it was written
+    const writtenAs = new Map(renamed.uses.map((u) => [u.now, u.old]));
+    const issues = result.success ? [] : result.error.issues;
+    const lines = [
+      ...renamed.problems.map((p) => [p.key, p.message] as const),
+      ...issues.map((i) => {
+        const key = formatKey(i.path.slice(0, writtenAs.has(formatKey(i.path.slice(0, -1))) ? -1 : undefined));
+        const old = writtenAs.get(key);
+        const note = old && old !== key ? ` (written as ${old})` : "";
+        return [formatKey(i.path), `${describeIssue(i)}${note}`] as const;
+      }),
+    ];
+    throw new FaxgateError(
+      "CONFIG_INVALID",
+      `${source} is invalid:\n${lines.map(([k, m]) => `  ${k}: ${m}`).join("\n")}`,
+      {
+        field: lines[0]?.[0],
+      },
+    );
   }
   checkCrossKeys(result.data, source);
-  return result.data;
+  return { config: result.data, oldKeys: renamed.uses };
 }
 
 /** Rules that involve more than one key. */

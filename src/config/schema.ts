@@ -1,12 +1,14 @@
 // The one configuration object (contract §2), checked by zod at start. Every key has a
 // default where a safe one exists, so a small config file stays small, and the default is
 // written here only: code reads the parsed value, docs/ and config/faxgate.example.yaml show it.
-// Durations are in milliseconds unless the key name says otherwise.
+// Durations are strings with their unit ("30s", "5m", "24h", "90d") read as milliseconds by
+// duration(); only the keys INTERFACES.md names with a unit keep a number (api.timeoutMs,
+// smtp.senderAuth.maxMessageAgeHours). Keys of older releases are renamed by old-keys.ts first.
 import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
+import { duration } from "./duration.js";
 import { isHostPort } from "./host-port.js";
 import { isUrlWithScheme } from "../url-check.js";
-import { duration } from "./duration.js";
 import { databaseUrlProblem, urlWithPassword } from "./url-secrets.js";
 
 const hostPort = z.string().refine(isHostPort, 'expected "host:port" with a port up to 65535, e.g. "127.0.0.1:2525"');
@@ -134,11 +136,7 @@ const senderAuthSchema = z
     /** a fax whose numbers no signature proved, to a number its user never faxed, waits for the user's click in a mail (docs/mx.md) */
     confirmNewDestinations: z.boolean().default(false),
     /** how long such a fax waits for the click, then it is cancelled with a notice, never sent */
-    confirmHours: z
-      .number()
-      .positive()
-      .max(24 * 30)
-      .default(24),
+    confirmWait: duration({ min: "1m", max: "30d" }).prefault("24h"),
     /** ARC seals honoured only from these forwarders' domains (a mailing list, a ticket system) */
     arcForwarders: z.array(z.string().min(1)).default([]),
     /** the smallest DKIM key accepted, in bits */
@@ -197,7 +195,7 @@ const mailboxSchema = z
     /** exchange-online: the topmost Authentication-Results with no authserv-id (Microsoft's shape) is the provider's */
     provider: z.enum(["other", "exchange-online"]).default("other"),
     /** a look at the folder this often besides IDLE (and instead of it where the server has none) */
-    pollSeconds: z.number().int().min(5).max(3600).default(60),
+    pollInterval: duration({ min: "5s", max: "1h" }).prefault("60s"),
     /** larger messages are refused without being downloaded (default: smtp.maxMessageBytes or 25 MB) */
     maxMessageBytes: z.number().int().min(1024).optional(),
   })
@@ -269,7 +267,7 @@ const inboundGroup = z
     /** configured user names: they see the group's inbox in the console and are told of each fax */
     members: z.array(z.string().min(1)).min(1),
     /** a fax nobody has taken for this long is sent again (0: never) */
-    escalateAfterMinutes: z.number().min(0).default(0),
+    escalateAfter: duration().prefault("0s"),
     /** who gets it again: the group (default), a configured user's name, or a mail address */
     escalateTo: z.string().min(1).optional(),
   })
@@ -298,9 +296,9 @@ const smtpSchema = z
     maxMessagesPerMinute: z.number().int().min(1).default(60),
     /** messages per minute from one address outside trustedNetworks (the public MX mode) */
     maxMessagesPerMinutePerClient: z.number().int().min(1).default(30),
-    socketTimeoutMs: z.number().int().min(1000).default(60_000),
+    socketTimeout: duration({ min: "1s" }).prefault("60s"),
     /** Pause before the 220 for clients outside trustedNetworks (at least smtp-server's own 100 ms, which every client waits); one that talks first is cut (421). */
-    greetingDelayMs: z.number().int().min(0).max(30_000).default(100),
+    greetingDelay: duration({ max: "30s" }).prefault("100ms"),
     /** inline images smaller than this are taken for logos/signatures and left out */
     inlineImageMinBytes: z.number().int().min(0).default(20_480),
     /** where the text of a mail goes: auto (cover notes when there is a cover, else a first page), cover, page, ignore */
@@ -308,7 +306,7 @@ const smtpSchema = z
     /** sessions at once kept for trustedNetworks: strangers get at most maxConnections minus these */
     reservedTrustedConnections: z.number().int().min(0).optional(),
     /** a session that has had no message accepted for this long is closed (421), NOOPs or not */
-    idleSessionMs: z.number().int().min(1000).default(120_000),
+    idleSessionTimeout: duration({ min: "1s" }).prefault("2m"),
     /** the public MX mode (docs/mx.md): mail from outside trustedNetworks without AUTH proves its sender */
     senderAuth: senderAuthSchema,
   })
@@ -329,19 +327,11 @@ const webSchema = z
     /** serve https with this certificate and key, as smtp.tls (else plain http: loopback or behind a TLS proxy) */
     tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
     /** a session ends this long after sign-in */
-    sessionHours: z
-      .number()
-      .positive()
-      .max(24 * 30)
-      .default(12),
-    /** a session also ends after this long without a request (unset: only sessionHours ends it) */
-    idleMinutes: z
-      .number()
-      .positive()
-      .max(24 * 60 * 30)
-      .optional(),
+    sessionLifetime: duration({ min: "1m", max: "30d" }).prefault("12h"),
+    /** a session also ends after this long without a request (unset: only sessionLifetime ends it) */
+    idleTimeout: duration({ min: "1m", max: "30d" }).optional(),
     /** how often live updates look at the queue for changes (also changes made by other gateways) */
-    livePollMs: z.number().int().min(100).max(60_000).default(1000),
+    livePoll: duration({ min: "100ms", max: "60s" }).prefault("1s"),
     /** the console's address as users reach it, for links in mails (default: http(s)://listen) */
     publicUrl: z
       .string()
@@ -362,7 +352,7 @@ const notifySchema = z
     /** smtp://host:port, smtps://user:pass@host:port, or outbox:/path/to/folder */
     transport: z.string().regex(/^(smtps?:\/\/|outbox:)/, "expected smtp://, smtps:// or outbox:DIR"),
     adminCopy: email.optional(),
-    preferenceRefreshMs: z.number().int().min(1000).default(300_000),
+    preferenceRefresh: duration({ min: "1s" }).prefault("5m"),
     /** attach the transmission report (PDF) to outcome mail: never, always, or only when a recipient failed */
     report: z.enum(["off", "always", "failed"]).default("off"),
     /** what of a fax any mail may carry (the PDF, the report's first page, subject and file names): notify/what-leaves.ts */
@@ -370,7 +360,7 @@ const notifySchema = z
     inbound: z
       .object({
         enabled: z.boolean().default(true),
-        intervalMs: z.number().int().min(1000).default(60_000),
+        interval: duration({ min: "1s" }).prefault("60s"),
         /** on the first start, mail inbound faxes already there (default: only new ones) */
         mailBacklog: z.boolean().default(false),
       })
@@ -383,21 +373,17 @@ const spoolSchema = z
   .object({
     root: z.string().min(1),
     /** how long a file's size must stay unchanged before it is taken */
-    stableMs: z.number().int().min(50).default(2000),
+    stableFor: duration({ min: "50ms" }).prefault("2s"),
     doneRetentionDays: z.number().min(0).default(7),
     /** a true repeat (same user, content, destinations, cover) within this window is faxed once; the repeat goes to failed/ with a reason */
-    dedupeWindowMinutes: z.number().min(0).default(60),
+    dedupeWindow: duration().prefault("60m"),
     maxFileBytes: z.number().int().min(1024).default(52_428_800),
     /** a file still changing after this long is refused (it would otherwise wait forever) */
-    maxWriteMinutes: z.number().positive().default(30),
+    maxWriteTime: duration({ min: "1s" }).prefault("30m"),
     /** the outside-line prefix of a print job's `phone` option (CUPS faxPrefix): strip it (a cloud service dials out itself) or keep it in front of the number */
     faxPrefix: z.enum(["strip", "keep"]).default("strip"),
     /** a print job with no destination waits this long for its owner's number in the console, then ends with a notice */
-    addressWaitHours: z
-      .number()
-      .positive()
-      .max(24 * 30)
-      .default(24),
+    addressWait: duration({ min: "1m", max: "30d" }).prefault("24h"),
   })
   .strict();
 
@@ -435,7 +421,7 @@ export const configSchema = z
         /** fraction of ratePerSecond and concurrency held for the dispatcher's sends and tracking */
         dispatchShare: z.number().min(0).max(0.9).default(0.5),
         /** how long a user's contact list is reused for lookups; 0: ask the service every time */
-        contactCacheSeconds: z.number().int().min(0).max(3600).default(30),
+        contactCache: duration({ max: "1h" }).prefault("30s"),
       })
       .strict()
       .prefault({}),
@@ -456,7 +442,7 @@ export const configSchema = z
       .object({
         servers: z.array(hostPort).min(1).optional(),
         /** per try (two tries per server); a lookup that gets no answer makes the mail wait (451) */
-        timeoutMs: z.number().int().min(100).max(30_000).default(2000),
+        timeout: duration({ min: "100ms", max: "30s" }).prefault("2s"),
       })
       .strict()
       .prefault({}),
@@ -470,17 +456,20 @@ export const configSchema = z
     spool: spoolSchema.optional(),
     queue: z
       .object({
-        maxAgeHours: z.number().positive().default(48),
-        /** backoff schedule in seconds for temporary failures; the last step repeats */
-        retrySchedule: z.array(z.number().positive()).min(1).default([30, 60, 300, 900, 1800, 3600]),
+        maxAge: duration({ min: "1m" }).prefault("48h"),
+        /** backoff schedule for temporary failures; the last step repeats */
+        retrySchedule: z
+          .array(duration({ min: "1ms" }))
+          .min(1)
+          .prefault(["30s", "1m", "5m", "15m", "30m", "1h"]),
         /** tries for a busy / no-answer result before the recipient fails */
         maxFaxTries: z.number().int().min(1).default(3),
-        pollIntervalMs: z.number().int().min(100).default(10_000),
+        pollInterval: duration({ min: "100ms" }).prefault("10s"),
         retentionDays: z.number().min(0).default(30),
         /** lease on a send in progress, renewed while it runs */
-        leaseMs: z.number().int().min(500).default(60_000),
+        lease: duration({ min: "500ms" }).prefault("60s"),
         /** wait this long after a send before reconciling its unknown outcome */
-        reconcileGraceMs: z.number().int().min(0).default(5000),
+        reconcileGrace: duration().prefault("5s"),
         /**
          * faxes waiting to be sent (queued, deferred, being handed over) past which every door
          * answers "busy, try again later" (SMTP 451 4.3.2, console 503) instead of taking more; 0: no limit
@@ -489,7 +478,7 @@ export const configSchema = z
         /** faxes in flight to one destination number at a time, across all jobs */
         perNumberConcurrency: z.number().int().min(1).max(64).default(1),
         /** hand scheduled jobs to the service this long before they are due (0: they wait in our queue, cancellable, until due) */
-        scheduleAheadHours: z.number().min(0).default(0),
+        scheduleAhead: duration().prefault("0s"),
         /** operator rules for fax results, checked before the built-in ones (docs/queue.md) */
         resultRules: z.array(resultRuleSchema).default([]),
         /** more tries for a failed result no rule knows */
@@ -497,7 +486,7 @@ export const configSchema = z
         /** records per fax history call when following faxes (500 is the service's maximum) */
         historyPageSize: z.number().int().min(1).max(500).default(500),
         /** while a user's key is refused, how often it is tried again */
-        keyRecheckMs: z.number().int().min(100).default(300_000),
+        keyRecheck: duration({ min: "100ms" }).prefault("5m"),
       })
       .strict()
       .prefault({}),
@@ -536,7 +525,7 @@ export const configSchema = z
         /** serve https with this certificate and key (else plain http, e.g. behind a TLS proxy) */
         tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
         /** with webhooks on, status polling slows to this pace (the safety net for lost events) */
-        pollIntervalMs: z.number().int().min(1000).default(300_000),
+        pollInterval: duration({ min: "1s" }).prefault("5m"),
       })
       .strict()
       .optional(),
@@ -568,7 +557,7 @@ export const configSchema = z
           .min(1)
           .default([{ receiver: true }]),
         /** how often unacknowledged faxes are looked for */
-        escalationCheckMs: z.number().int().min(100).default(60_000),
+        escalationCheck: duration({ min: "100ms" }).prefault("60s"),
       })
       .strict()
       .prefault({}),
@@ -605,7 +594,7 @@ export const configSchema = z
         /** the LibreOffice command or its path; false: office documents are refused */
         soffice: z.union([z.string().min(1), z.literal(false)]).default("soffice"),
         /** longest a conversion may run; waiting for a free converter is bounded by the same time */
-        timeoutMs: z.number().int().min(1000).max(600_000).default(60_000),
+        timeout: duration({ min: "1s", max: "10m" }).prefault("60s"),
         /** address-space limit of the converter process */
         memoryMb: z.number().int().min(256).default(1024),
         /** conversions at once */
@@ -663,9 +652,9 @@ export function consoleApiShare(config: Pick<Config, "web">): { perMinute: numbe
   };
 }
 
-/** spool.addressWaitHours: print jobs left waiting still end after a restart without the spool. */
-export function addressWaitHours(config: Pick<Config, "spool">): number {
-  return config.spool?.addressWaitHours ?? spoolSchema.shape.addressWaitHours.parse(undefined);
+/** spool.addressWait (ms): print jobs left waiting still end after a restart without the spool. */
+export function addressWaitMs(config: Pick<Config, "spool">): number {
+  return config.spool?.addressWait ?? spoolSchema.shape.addressWait.parse(undefined);
 }
 
 /** admin.minFreeMb also bounds /readyz's disk check in a gateway without the admin listener. */
@@ -673,9 +662,9 @@ export function minFreeMb(config: Pick<Config, "admin">): number {
   return config.admin?.minFreeMb ?? adminSchema.shape.minFreeMb.parse(undefined);
 }
 
-/** notify.preferenceRefreshMs: users' preferences are read for mail intake also without notify. */
+/** notify.preferenceRefresh (ms): users' preferences are read for mail intake also without notify. */
 export function preferenceRefreshMs(config: Pick<Config, "notify">): number {
-  return config.notify?.preferenceRefreshMs ?? notifySchema.shape.preferenceRefreshMs.parse(undefined);
+  return config.notify?.preferenceRefresh ?? notifySchema.shape.preferenceRefresh.parse(undefined);
 }
 export type DnsConfig = Config["dns"];
 export type SpoolConfig = NonNullable<Config["spool"]>;

@@ -54,17 +54,13 @@ export interface RetryContext {
   random?: () => number;
 }
 
-/** Backoff for the n-th failure (1-based) on queue.retrySchedule (seconds), last step repeating, +-20% jitter. */
+/** Backoff for the n-th failure (1-based) on queue.retrySchedule (ms), last step repeating, +-20% jitter. */
 export function retryDelayMs(schedule: readonly number[], n: number, random: () => number = Math.random): number {
-  return scheduleDelayMs(
-    schedule.map((s) => s * 1000),
-    n,
-    { spread: [0.8, 1.2], random },
-  );
+  return scheduleDelayMs(schedule, n, { spread: [0.8, 1.2], random });
 }
 
 function deadline(ctx: RetryContext): number {
-  return Date.parse(ctx.budgetFrom) + ctx.queue.maxAgeHours * 3_600_000;
+  return Date.parse(ctx.budgetFrom) + ctx.queue.maxAge;
 }
 
 /** A deferral, unless the job is past its maximum age: then it fails as expired. */
@@ -78,7 +74,7 @@ export function deferOrExpire(
     return {
       action: "fail",
       expired: true,
-      reason: `expired: not delivered within ${ctx.queue.maxAgeHours} hours (last error: ${reason})`,
+      reason: `expired: not delivered within ${ctx.queue.maxAge / 3_600_000} hours (last error: ${reason})`,
     };
   }
   return { action: "defer", reason, nextAttemptAt: new Date(ctx.now + delayMs), ...extra };

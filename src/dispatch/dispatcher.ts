@@ -37,7 +37,7 @@ export interface DispatcherOptions {
   gate?: ApiGate;
 }
 
-/** How often the loop looks for due work; status polls follow queue.pollIntervalMs. */
+/** How often the loop looks for due work; status polls follow queue.pollInterval. */
 const TICK_MS = 1000;
 /** Finished jobs past queue.retentionDays are removed this often. */
 const PURGE_EVERY_MS = 3_600_000;
@@ -174,7 +174,7 @@ export class Dispatcher {
       },
       (err: unknown) => this.ctx.log.error({ err: describeError(err) }, "could not take back expired leases"),
     );
-    this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.queue.leaseMs / 3)));
+    this.leaseTimer = setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.ctx.queue.lease / 3)));
     this.leaseTimer.unref();
     // a fresh loop per start: stop() ends one for good
     // only a pass that did the housekeeping writes proves the store works again
@@ -184,7 +184,7 @@ export class Dispatcher {
           if (tidy) this.passRecovered();
         }),
       {
-        intervalMs: Math.min(TICK_MS, this.ctx.queue.pollIntervalMs),
+        intervalMs: Math.min(TICK_MS, this.ctx.queue.pollInterval),
         wakeGapMs: WAKE_GAP_MS,
         onError: (err) => this.passFailed(err),
         onRunEnd: this.opts.onPassEnd,
@@ -295,11 +295,11 @@ export class Dispatcher {
         await this.gate.onSizeLessThan(this.ctx.api.concurrency);
         continue;
       }
-      const groups = await store.claimDue(this.ctx.owner, room, this.ctx.queue.leaseMs, {
+      const groups = await store.claimDue(this.ctx.owner, room, this.ctx.queue.lease, {
         perNumber: this.ctx.queue.perNumberConcurrency,
         // scheduled faxes stay in our queue until due (cancellable, and not holding their number's
-        // one-in-flight slot at the service); scheduleAheadHours hands them over earlier
-        scheduleHorizonMs: this.ctx.queue.scheduleAheadHours * 3_600_000,
+        // one-in-flight slot at the service); queue.scheduleAhead hands them over earlier
+        scheduleHorizonMs: this.ctx.queue.scheduleAhead,
       });
       if (groups.length === 0) break;
       for (const g of groups) work.push(this.send(g));
@@ -314,7 +314,7 @@ export class Dispatcher {
         this.ctx.log.error({ err: describeError(err) }, "purge failed");
       }
     }
-    if (untilIdle || now - this.lastPoll >= this.ctx.queue.pollIntervalMs) {
+    if (untilIdle || now - this.lastPoll >= this.ctx.queue.pollInterval) {
       if (!this.polling) {
         this.lastPoll = now;
         this.polling = pollProcessing(this.ctx).finally(() => (this.polling = null));
@@ -346,7 +346,7 @@ export class Dispatcher {
     const keys = [...this.inFlight.keys()].flatMap((g) => g.recipients.map((r) => ({ jobId: r.jobId, idx: r.idx })));
     if (keys.length === 0) return;
     this.ctx.store
-      .extendLease(this.ctx.owner, keys, this.ctx.queue.leaseMs)
+      .extendLease(this.ctx.owner, keys, this.ctx.queue.lease)
       .catch((err: unknown) => this.ctx.log.error({ err: describeError(err) }, "could not renew send leases"));
   }
 

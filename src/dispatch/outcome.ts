@@ -28,7 +28,7 @@ export async function applyDecision(
     // Not a try and not a failure: the recipient waits, attempt refunded, until the key works.
     const user = opts.user ?? (await ctx.store.getJob(r.jobId))?.user ?? "";
     ctx.keyRefused(user, d.reason);
-    const next = new Date(ctx.clock.now() + ctx.queue.keyRecheckMs);
+    const next = new Date(ctx.clock.now() + ctx.queue.keyRecheck);
     if (
       await ctx.store.defer(key(r), {
         error: `${KEY_HELD}: ${d.reason}`,

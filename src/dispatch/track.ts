@@ -127,7 +127,7 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
 export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
   const due = await ctx.store.listRecipients({
     state: "unknown",
-    sentBefore: new Date(ctx.clock.now() - ctx.queue.reconcileGraceMs),
+    sentBefore: new Date(ctx.clock.now() - ctx.queue.reconcileGrace),
   });
   const bySend = new Map<string, Tracked[]>();
   for (const r of due)

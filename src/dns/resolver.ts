@@ -81,7 +81,7 @@ function shaped(rrtype: string, records: Record_[]): unknown[] {
 
 export function makeResolver(config: DnsConfig, opts: ResolverOptions = {}): DnsResolve {
   const servers = (config.servers?.length ? config.servers : getServers()).map(parseServer);
-  const timeout = opts.timeoutMs ?? config.timeoutMs;
+  const timeout = opts.timeoutMs ?? config.timeout;
   const tries = opts.tries ?? 2;
   const now = opts.now ?? Date.now;
   const clients = servers.map((s) =>

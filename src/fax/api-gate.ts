@@ -16,12 +16,12 @@ export type GateClass = (typeof GATE_CLASSES)[number];
 
 export interface ApiGateOptions {
   ratePerSecond: number;
-  /** Calls out at once, all classes together (default: no bound). */
-  concurrency?: number;
-  /** Fraction of the rate and of the concurrency only the dispatch class may use (default 0.5). */
-  dispatchShare?: number;
-  /** Default 8. */
-  historyPerMinute?: number;
+  /** Calls out at once, all classes together (api.concurrency). */
+  concurrency: number;
+  /** Fraction of the rate and of the concurrency only the dispatch class may use (api.dispatchShare). */
+  dispatchShare: number;
+  /** History calls per minute for the whole account (api.historyPerMinute). */
+  historyPerMinute: number;
   now?: () => number;
   /** Waits `ms` of the same clock as `now` (injected with it, for tests that run time fast). */
   sleep?: (ms: number) => Promise<unknown>;
@@ -43,8 +43,6 @@ export const PACE_HOLD_MS = 1000;
 
 /** The service's minute, and 2 s more: its window starts when our first call arrives, a little after we sent it. */
 export const HISTORY_WINDOW_MS = 62_000;
-export const DEFAULT_HISTORY_PER_MINUTE = 8;
-export const DEFAULT_DISPATCH_SHARE = 0.5;
 
 interface Waiter {
   cls: GateClass;
@@ -81,15 +79,15 @@ export class ApiGate {
   rateRefused = 0;
 
   constructor(private readonly opts: ApiGateOptions) {
-    const share = Math.min(0.9, Math.max(0.05, opts.dispatchShare ?? DEFAULT_DISPATCH_SHARE));
+    const share = Math.min(0.9, Math.max(0.05, opts.dispatchShare));
     const spacingMs = 1000 / opts.ratePerSecond;
     this.dispatchSpacingMs = spacingMs / share;
     this.othersSpacingMs = spacingMs / (1 - share);
-    this.concurrency = opts.concurrency ?? Infinity;
+    this.concurrency = opts.concurrency;
     // at least one call at a time for the others, or they would never run (with concurrency 1 the
     // dispatcher's share is its priority and its part of the rate only)
     this.othersConcurrency = Math.max(1, Math.floor(this.concurrency * (1 - share)));
-    this.historyPerMinute = opts.historyPerMinute ?? DEFAULT_HISTORY_PER_MINUTE;
+    this.historyPerMinute = opts.historyPerMinute;
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => sleep(ms));
   }

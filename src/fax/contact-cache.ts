@@ -1,4 +1,4 @@
-// A user's contact lists, kept a short while (api.contactCacheSeconds), so that repeated lookups
+// A user's contact lists, kept a short while (api.contactCache), so that repeated lookups
 // (the console's contact list, a name in an address typed again and again over SMTP) do not each
 // cost a call of the account's rate. Lookups that arrive while the same one is out share its
 // answer. Any contact write through this gateway clears the user's lists at once; a write made

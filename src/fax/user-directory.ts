@@ -8,7 +8,8 @@ import type { FaxApi, User } from "./types.js";
 
 export interface UserDirectoryOptions {
   clientFor: (user: string) => FaxApi;
-  refreshMs?: number;
+  /** notify.preferenceRefresh */
+  refreshMs: number;
   clock?: Clock;
 }
 
@@ -26,7 +27,7 @@ export class UserDirectory {
 
   constructor(opts: UserDirectoryOptions) {
     this.clientFor = opts.clientFor;
-    this.refreshMs = opts.refreshMs ?? 300_000;
+    this.refreshMs = opts.refreshMs;
     this.clock = opts.clock ?? systemClock;
   }
 

@@ -1,4 +1,4 @@
-// Faxes in a group's shared inbox that nobody has taken: after the group's escalateAfterMinutes
+// Faxes in a group's shared inbox that nobody has taken: after the group's escalateAfter
 // they are sent again (to the group, a named user, or an address), once per that interval, with
 // the clock injected so tests drive it by hand. The same loop drops received faxes past
 // inbound.retentionDays.
@@ -24,7 +24,7 @@ export class InboxEscalation extends Sweep<number> {
 
   constructor(private readonly opts: EscalationOptions) {
     super({
-      intervalMs: opts.inbound().escalationCheckMs,
+      intervalMs: opts.inbound().escalationCheck,
       onError: (err) => opts.logger.error({ err: describeError(err) }, "inbox escalation failed"),
     });
     this.clock = opts.clock ?? systemClock;
@@ -40,8 +40,8 @@ export class InboxEscalation extends Sweep<number> {
     const now = this.clock.now();
     let sent = 0;
     for (const [group, def] of Object.entries(cfg.groups)) {
-      if (!def.escalateAfterMinutes) continue;
-      const after = def.escalateAfterMinutes * 60_000;
+      if (!def.escalateAfter) continue;
+      const after = def.escalateAfter;
       const cutoff = new Date(now - after).toISOString();
       for (const fax of await this.opts.store.listReceived({
         groups: [group],
@@ -59,7 +59,7 @@ export class InboxEscalation extends Sweep<number> {
           event: {
             action: "escalated",
             actor: null,
-            detail: `not taken after ${def.escalateAfterMinutes} min: sent again to ${target}`,
+            detail: `not taken after ${after / 60_000} min: sent again to ${target}`,
           },
         });
         if (!changed) continue;

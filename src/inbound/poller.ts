@@ -71,7 +71,7 @@ export class InboundPoller extends Sweep<void> {
 
   constructor(private readonly opts: InboundPollerOptions) {
     super({
-      intervalMs: opts.notify.inbound.intervalMs,
+      intervalMs: opts.notify.inbound.interval,
       onError: (err) => opts.logger.error({ err: describeError(err) }, "inbound poll failed"),
     });
     this.log = opts.logger;

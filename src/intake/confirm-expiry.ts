@@ -1,5 +1,5 @@
 // A fax to a new number that its owner did not confirm (intake/confirm-new.ts) does not wait for
-// ever: past smtp.senderAuth.confirmHours it ends, cancelled, never faxed; the store's step to a
+// ever: past smtp.senderAuth.confirmWait it ends, cancelled, never faxed; the store's step to a
 // final state queues the outcome notice, which tells the owner (notify/outcome-mail.ts). One
 // gateway at a time does it (a duty on a shared PostgreSQL queue); a click racing it is one
 // guarded step in the store, so one of them wins.
@@ -13,14 +13,14 @@ export interface ConfirmExpiryOptions {
   store: Pick<QueueStore, "expireWaiting" | "holdsDuty">;
   clock: Clock;
   logger: Logger;
-  /** smtp.senderAuth.confirmHours */
-  waitHours: number;
+  /** smtp.senderAuth.confirmWait, ms */
+  waitMs: number;
 }
 
 export class ConfirmExpiry extends Sweep<number> {
   constructor(private readonly opts: ConfirmExpiryOptions) {
     // a sixtieth of the wait, between 1 and 15 minutes: late by a little at most
-    const every = Math.min(15 * 60_000, Math.max(60_000, (opts.waitHours * 3_600_000) / 60));
+    const every = Math.min(15 * 60_000, Math.max(60_000, opts.waitMs / 60));
     super({
       intervalMs: every,
       firstDelayMs: every,
@@ -33,10 +33,10 @@ export class ConfirmExpiry extends Sweep<number> {
   /** Ends the faxes past the wait; answers how many ended. */
   protected async sweep(): Promise<number> {
     if (!(await this.opts.store.holdsDuty("confirm-expiry"))) return 0;
-    const hours = this.opts.waitHours;
+    const hours = this.opts.waitMs / 3_600_000;
     const ended = await this.opts.store.expireWaiting(
       "confirmation",
-      new Date(this.opts.clock.now() - hours * 3_600_000),
+      new Date(this.opts.clock.now() - this.opts.waitMs),
       `not confirmed within ${hours} hour${hours === 1 ? "" : "s"}; never sent`,
     );
     for (const job of ended)

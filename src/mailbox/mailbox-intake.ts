@@ -1,6 +1,6 @@
 // Mailbox intake (IMAP): for offices that cannot take mail on port 25, users write to a mailbox
 // (fax@acme.com, fax+15551234567@acme.com) and this watches it with IDLE, a look every
-// pollSeconds as the fallback. Each message goes through the same door as SMTP mail, and only
+// pollInterval as the fallback. Each message goes through the same door as SMTP mail, and only
 // once its job is committed is it moved out of the folder: a crash between the two leaves it in
 // place, and the next look finds the job by the message's UIDVALIDITY/UID (the dedupe key), so it
 // is faxed once. The server being down or slow holds this intake only: each mailbox has its own
@@ -179,7 +179,7 @@ export class MailboxIntake {
           lock.release();
         }
         if (this.stopped || closed) break;
-        if (!this.pending) await this.pause(m.pollSeconds * 1000);
+        if (!this.pending) await this.pause(m.pollInterval);
       }
     } finally {
       this.connected = false;

@@ -62,10 +62,10 @@ export interface NotifierOptions {
   attachmentTries?: number;
   /** The console's address as users reach it (links in mails), or null when there is no console. */
   consoleUrl?: () => string | null;
-  /** How long a print job waits for an address (spool.addressWaitHours). */
-  addressWaitHours: number;
-  /** How long a fax to a new number waits for its owner's confirmation (smtp.senderAuth.confirmHours). */
-  confirmHours: number;
+  /** How long a print job waits for an address, ms (spool.addressWait). */
+  addressWaitMs: number;
+  /** How long a fax to a new number waits for its owner's confirmation, ms (smtp.senderAuth.confirmWait). */
+  confirmWaitMs: number;
   /** smtp.defaultCountryCode as it is now: numbers the service keeps without one are read with it */
   defaultCountryCode?: () => string;
 }
@@ -347,7 +347,7 @@ export class Notifier {
     if (!me) throw temporary("preferences", meError);
     const base = this.opts.consoleUrl?.() ?? null;
     const link = base ? linkUnder(base, "address.html", { id: job.id }) : null;
-    const expiresAt = new Date(Date.parse(job.createdAt) + this.opts.addressWaitHours * 3_600_000).toISOString();
+    const expiresAt = new Date(Date.parse(job.createdAt) + this.opts.addressWaitMs).toISOString();
     const composed = composeAddress(
       jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
       link,
@@ -364,8 +364,7 @@ export class Notifier {
       return { skip: `job ${n.jobId ?? "(none)"} no longer waits for confirmation` };
     const base = this.opts.consoleUrl?.() ?? null;
     const link = base ? linkUnder(base, "confirm.html", { id: job.id }) : null;
-    const hours = this.opts.confirmHours;
-    const expiresAt = new Date(Date.parse(job.createdAt) + hours * 3_600_000).toISOString();
+    const expiresAt = new Date(Date.parse(job.createdAt) + this.opts.confirmWaitMs).toISOString();
     // the subject and file names only where notify.attachments lets words of a fax leave
     const composed = composeConfirm(
       jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),

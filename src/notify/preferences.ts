@@ -1,5 +1,5 @@
 // The user's notification preferences as the service holds them (GET /v1/me, cached by the
-// UserDirectory, so a change on the service shows within notify.preferenceRefreshMs). An
+// UserDirectory, so a change on the service shows within notify.preferenceRefresh). An
 // unknown value counts as "All" (better one mail too many than a lost failure notice) and is
 // logged once per user and value, not once per mail.
 import { type User, notifyOption } from "../fax/index.js";

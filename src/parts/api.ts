@@ -71,7 +71,7 @@ export class ApiClients {
       let contactCache = this.contactCaches.get(user);
       if (!contactCache) {
         const clock = this.opts.clock;
-        contactCache = new ContactCache(this.opts.config.api.contactCacheSeconds * 1000, () => clock.now());
+        contactCache = new ContactCache(this.opts.config.api.contactCache, () => clock.now());
         this.contactCaches.set(user, contactCache);
       }
       client = this.fax.withKey(u.apiKey, this.opts.logger.child({ component: "api", user }), {

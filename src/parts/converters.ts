@@ -16,7 +16,7 @@ export interface Converters {
 export function createConverters({ config, logger }: Core): Converters {
   const log = logger.child({ component: "office" });
   const readers = new ReaderPool();
-  const office = new OfficeConverter({ ...config.office, logger: log });
+  const office = new OfficeConverter({ ...config.office, timeoutMs: config.office.timeout, logger: log });
   const convertQueue = new ConvertQueue(office, { perUser: config.office.queuePerUser, logger: log });
   const officePart: Part = {
     name: "office",

@@ -8,7 +8,7 @@ import type { Part } from "./part.js";
 export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Part } {
   const { config, store, live, api } = core;
   const queue = config.webhooks
-    ? { ...config.queue, pollIntervalMs: Math.max(config.queue.pollIntervalMs, config.webhooks.pollIntervalMs) }
+    ? { ...config.queue, pollInterval: Math.max(config.queue.pollInterval, config.webhooks.pollInterval) }
     : config.queue;
   const dispatcher = new Dispatcher({
     store,

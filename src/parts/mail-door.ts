@@ -35,7 +35,7 @@ export function createMailDoor(
     store: core.store,
     clock: core.clock,
     logger: core.logger.child({ component: "intake" }),
-    waitHours: (config.smtp?.senderAuth ?? senderAuthOff()).confirmHours,
+    waitMs: (config.smtp?.senderAuth ?? senderAuthOff()).confirmWait,
   });
   return {
     mail,

@@ -3,7 +3,7 @@
 import { pushedFaxHandler, InboxEscalation, ReceivedFaxIntake, InboundPoller } from "../inbound/index.js";
 import { Notifier } from "../notify/index.js";
 import type { FaxRecord } from "../fax/index.js";
-import { addressWaitHours, smtpSettings } from "../config/index.js";
+import { addressWaitMs, smtpSettings } from "../config/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
@@ -30,8 +30,8 @@ export function createNotify(core: Core, consoleUrl: () => string | null): Notif
         dataDir: config.data,
         logger: log("notify"),
         consoleUrl,
-        addressWaitHours: addressWaitHours(config),
-        confirmHours: smtpSettings(config).senderAuth.confirmHours,
+        addressWaitMs: addressWaitMs(config),
+        confirmWaitMs: smtpSettings(config).senderAuth.confirmWait,
         defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
       })
     : null;

@@ -35,7 +35,7 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
   const addressExpiry = new AddressExpiry({
     store: core.store,
     clock: core.clock,
-    waitHours: spool.addressWaitHours,
+    waitMs: spool.addressWait,
     logger: log,
   });
   const parts: Part[] = [

@@ -105,7 +105,7 @@ export class SmtpGateway {
     this.index = liveUserIndex(this.users);
     this.destinations = opts.destinations;
     this.tap = new SessionTap(
-      { maxJunkCommands: opts.smtp.maxJunkCommands, idleSessionMs: opts.smtp.idleSessionMs },
+      { maxJunkCommands: opts.smtp.maxJunkCommands, idleSessionMs: opts.smtp.idleSessionTimeout },
       this.clock,
       (code) => this.metrics.smtpReplies.inc({ code: String(code) }),
     );
@@ -211,7 +211,7 @@ export class SmtpGateway {
       // Our own check in onConnect answers with an enhanced code; smtp-server's (no enhanced
       // code) only backs it up for connections that have not reached onConnect yet.
       maxClients: this.smtp.maxConnections * 2,
-      socketTimeout: this.smtp.socketTimeoutMs,
+      socketTimeout: this.smtp.socketTimeout,
       closeTimeout: 10_000,
       authMethods: ["PLAIN", "LOGIN"],
       authOptional: true,
@@ -270,10 +270,10 @@ export class SmtpGateway {
     this.metrics.smtpSessions.inc();
     session.disabledCommands = this.sessionDisabled(session);
     // smtp-server answers a client that talks before the greeting with 421 and cuts it (a spam bot
-    // does not wait for the 220). A stranger waits smtp.greetingDelayMs for it; our relays, and
+    // does not wait for the 220). A stranger waits smtp.greetingDelay for it; our relays, and
     // every client of a listener where AUTH is required, are greeted at once (as Postfix's
     // postscreen greets its permit list, and its submission service does not screen at all).
-    const wait = trusted || this.smtp.auth === "required" ? 0 : this.smtp.greetingDelayMs;
+    const wait = trusted || this.smtp.auth === "required" ? 0 : this.smtp.greetingDelay;
     const greet = (): void => void (wait <= 0 ? cb() : setTimeout(() => cb(), wait).unref());
     // sender-auth hook (issue 37): strangers not yet verified share a few slots before their greeting
     if (trusted) return greet();
@@ -297,7 +297,7 @@ export class SmtpGateway {
     const st = this.sessions.get(session.id);
     const cut = st && this.tap.command(st, command);
     if (!cut) return cb();
-    if (cut.why === "idle") st.log.info({ afterMs: this.smtp.idleSessionMs }, "session closed: no message");
+    if (cut.why === "idle") st.log.info({ afterMs: this.smtp.idleSessionTimeout }, "session closed: no message");
     else st.log.info({ command }, "session closed: too many junk commands");
     cb(replyError(cut.reply));
   }

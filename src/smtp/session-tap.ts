@@ -3,10 +3,10 @@
 // upstream: docs/dependencies.md). It counts replies for the metrics, bounds "junk" commands per
 // session (NOOP, RSET, VRFY, HELP between two messages, as Postfix's smtpd_junk_command_limit),
 // which smtp-server does not, and ends a session that has had no message accepted for
-// smtp.idleSessionMs (issue 36 item 5): NOOPs reset smtp-server's socket timeout, so without it a
-// client could hold a slot for maxJunkCommands times socketTimeoutMs. The life is checked at each
+// smtp.idleSessionTimeout (issue 36 item 5): NOOPs reset smtp-server's socket timeout, so without it a
+// client could hold a slot for maxJunkCommands times smtp.socketTimeout. The life is checked at each
 // command rather than by a timer per session: a client that sends nothing meets the socket
-// timeout, so a slot is held at most idleSessionMs plus socketTimeoutMs.
+// timeout, so a slot is held at most idleSessionTimeout plus socketTimeout.
 // The state lives in the session's own record (session-state.ts): no map, no timer per session.
 import type { Clock } from "../clock.js";
 

@@ -1,5 +1,5 @@
 // Print now, address later: a print job that waits for its owner's number does not wait for ever.
-// Past spool.addressWaitHours (default 24) it ends, cancelled, never faxed; the store's step to a
+// Past spool.addressWait it ends, cancelled, never faxed; the store's step to a
 // final state queues the outcome notice, which tells the owner (notify/outcome-mail.ts). One
 // gateway at a time does it (a duty on a shared PostgreSQL queue).
 import type { Clock } from "../clock.js";
@@ -8,13 +8,12 @@ import type { Logger } from "../log/index.js";
 import { Sweep } from "../periodic.js";
 import type { QueueStore } from "../store/index.js";
 
-export const DEFAULT_ADDRESS_WAIT_HOURS = 24;
-
 export interface AddressExpiryOptions {
   store: Pick<QueueStore, "expireWaiting" | "holdsDuty">;
   clock: Clock;
   logger: Logger;
-  waitHours?: number;
+  /** spool.addressWait, ms */
+  waitMs: number;
   /** How often to look (default: a sixtieth of the wait, between 1 and 15 minutes). */
   intervalMs?: number;
 }
@@ -23,7 +22,7 @@ export class AddressExpiry extends Sweep<number> {
   private readonly waitMs: number;
 
   constructor(private readonly opts: AddressExpiryOptions) {
-    const waitMs = (opts.waitHours ?? DEFAULT_ADDRESS_WAIT_HOURS) * 3_600_000;
+    const waitMs = opts.waitMs;
     const every = opts.intervalMs ?? Math.min(15 * 60_000, Math.max(60_000, waitMs / 60));
     super({
       intervalMs: every,

@@ -143,7 +143,7 @@ export class FileProcessor {
   }
 
   private windowMs(): number {
-    return this.deps.spool.dedupeWindowMinutes * 60_000;
+    return this.deps.spool.dedupeWindow;
   }
 
   /** Claims a stable file by renaming it into the work folder; null if it is gone. */
@@ -326,7 +326,7 @@ export class FileProcessor {
     const prior = this.seen.get(repeat);
     if (!prior || prior.claimId === claimId || this.deps.clock.now() - prior.at >= this.windowMs()) return;
     log.info({ job: prior.jobId }, "duplicate of a file queued moments ago; not faxed again");
-    const minutes = this.deps.spool.dedupeWindowMinutes;
+    const minutes = this.deps.spool.dedupeWindow / 60_000;
     throw new FaxgateError(
       "REPEATED_FILE",
       `not faxed again: the same document to the same destination (${route.recipients.map((r) => r.number).join(", ")}) ` +

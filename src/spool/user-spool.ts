@@ -1,5 +1,5 @@
 // The watched folder of one user: fs.watch says a name changed, and we decide when a file is
-// complete ourselves (size and mtime unchanged for stableMs), so a slow writer is never taken
+// complete ourselves (size and mtime unchanged for spool.stableFor), so a slow writer is never taken
 // half-written; a rescan catches what an event missed. Not chokidar, which re-reads the whole
 // folder on every change (docs/bench.md). A file over the size limit is taken at once, and one
 // still changing after maxWriteMs is refused: none sits in the folder forever unanswered.

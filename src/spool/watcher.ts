@@ -182,9 +182,9 @@ export class SpoolWatcher {
     await this.recover(f);
     const spool = new UserSpool({
       folders: f,
-      stableMs: this.opts.spool.stableMs,
+      stableMs: this.opts.spool.stableFor,
       maxBytes: this.opts.spool.maxFileBytes,
-      maxWriteMs: this.opts.spool.maxWriteMinutes * 60_000,
+      maxWriteMs: this.opts.spool.maxWriteTime,
       rescanMs: this.opts.rescanMs ?? 10_000,
       ...(this.opts.onRescan ? { onRescan: () => this.opts.onRescan!(u.name) } : {}),
       clock: this.clock,
@@ -206,7 +206,7 @@ export class SpoolWatcher {
     );
     this.log.info({ user: f.user, files: documents.length }, "recovering files from the work folder");
     // A file claimed only to be refused (it never stopped changing) may still have its writer.
-    const unsettled = await stillChanging(f.work, documents, this.opts.spool.stableMs);
+    const unsettled = await stillChanging(f.work, documents, this.opts.spool.stableFor);
     for (const d of documents) {
       const refusal = unsettled.has(d)
         ? "it was still being written when faxgate took it up again after a restart (its size or time kept changing); a file is faxed only once it has stopped changing"

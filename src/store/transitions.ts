@@ -49,7 +49,7 @@ export const PARKED = "parked";
 /**
  * A print job with no destination waits for its owner to give one (console, src/web/addressing.ts):
  * its one recipient is a placeholder, number '' and this lastError, held until `address` gives it
- * numbers or `unaddressed` ends it after spool.addressWaitHours. Nothing sends or releases it.
+ * numbers or `unaddressed` ends it after spool.addressWait. Nothing sends or releases it.
  */
 export const NEEDS_ADDRESS = "needs an address";
 
@@ -58,7 +58,7 @@ export const NEEDS_ADDRESS = "needs an address";
  * (smtp.senderAuth.confirmNewDestinations, intake/confirm-new.ts), waits for its owner to confirm
  * it in the console: every recipient of the job is held with a lastError of this prefix (the
  * new numbers with CONFIRM_NEW_NUMBER), until `confirm` queues them or `unconfirmed` ends them
- * after smtp.senderAuth.confirmHours. Nothing sends or releases them; an operator cannot.
+ * after smtp.senderAuth.confirmWait. Nothing sends or releases them; an operator cannot.
  */
 export const AWAITS_CONFIRMATION = "waits for its owner to confirm";
 export const CONFIRM_NEW_NUMBER = `${AWAITS_CONFIRMATION} this new number in the console`;

@@ -16,27 +16,27 @@ export interface ConfirmingDeps {
   store: Pick<QueueStore, "confirm" | "listEvents">;
   logger: Logger;
   clock: Clock;
-  /** smtp.senderAuth.confirmHours: when an unconfirmed fax ends */
-  confirmHours: () => number;
+  /** smtp.senderAuth.confirmWait (ms): when an unconfirmed fax ends */
+  confirmWaitMs: () => number;
   /** The job named in the URL if this session may see it (else the console's 404). */
   ownJob: (req: FastifyRequest) => Promise<Job>;
   changed: () => void;
 }
 
 /** What the confirm page and the waiting list show of a job that waits (or waited) for its owner. */
-export function confirmationView(job: Job, clock: Clock, hours: number) {
+export function confirmationView(job: Job, clock: Clock, waitMs: number) {
   const fresh = newNumbers(job);
   return {
     ...jobJson(job, new Map(), clock.now()),
     needsConfirmation: waitsForConfirmation(job),
     newNumbers: fresh,
     otherNumbers: job.recipients.map((r) => r.number).filter((n) => !fresh.includes(n)),
-    confirmBy: new Date(Date.parse(job.createdAt) + hours * 3_600_000).toISOString(),
+    confirmBy: new Date(Date.parse(job.createdAt) + waitMs).toISOString(),
   };
 }
 
 export const confirmingRoutes: FastifyPluginAsync<ConfirmingDeps> = async (api, deps) => {
-  const view = (j: Job) => confirmationView(j, deps.clock, deps.confirmHours());
+  const view = (j: Job) => confirmationView(j, deps.clock, deps.confirmWaitMs());
 
   api.get("/api/jobs/:id/confirmation", async (req) => view(await deps.ownJob(req)));
 

@@ -37,8 +37,8 @@ export interface WebConsoleDeps {
   clientFor: (user: string) => FaxApi;
   destinations: DestinationCheck;
   defaultCountryCode: () => string;
-  /** smtp.senderAuth.confirmHours: how long a fax to a new number waits for its owner */
-  confirmHours: () => number;
+  /** smtp.senderAuth.confirmWait (ms): how long a fax to a new number waits for its owner */
+  confirmWaitMs: () => number;
   /** intake.partial: a file that cannot be faxed refuses the fax (default) or is sent without */
   partial?: () => PartialMode;
   office: DocumentConverter;
@@ -50,16 +50,16 @@ export interface WebConsoleDeps {
   metrics?: Metrics;
   /** what the operator's page shows (queue, refusals, service); absent: no operator page */
   operator?: OperatorPages;
-  /** largest upload, bytes (default 50 MB) */
-  maxUploadBytes?: number;
+  /** largest upload, bytes (smtp.maxMessageBytes) */
+  maxUploadBytes: number;
   /** pause after a wrong password, times the failures so far (default 1000 ms) */
   authFailureDelayMs?: number;
   /** whether the account's history budget has room now (received faxes are not fetched when not) */
   historyAvailable?: (reserve: number) => boolean;
   /** the shared inbox's groups (inbound.groups); absent: no inbox */
   inbound?: () => InboundConfig;
-  /** new faxes per user per minute, as smtp.maxMessagesPerMinute (default 60) */
-  faxesPerMinute?: number;
+  /** new faxes per user per minute (smtp.maxMessagesPerMinute) */
+  faxesPerMinute: number;
   /** makes the evidence bundles of sent faxes (src/evidence/); absent: no evidence button */
   evidence?: EvidenceMaker;
   /** connection caps and timeouts (default: a share of this process's descriptors) */
@@ -78,14 +78,13 @@ export class ConsoleContext {
   constructor(readonly deps: WebConsoleDeps) {
     this.clock = deps.clock ?? systemClock;
     this.log = deps.logger;
-    this.lifetimeMs = deps.config.sessionHours * 3_600_000;
-    const idle = deps.config.idleMinutes;
-    this.sessions = new SessionRules(deps.sessionStore, this.clock, this.lifetimeMs, idle ? idle * 60_000 : null);
-    this.rate = new RateLimiter(deps.faxesPerMinute ?? 60, this.clock);
+    this.lifetimeMs = deps.config.sessionLifetime;
+    this.sessions = new SessionRules(deps.sessionStore, this.clock, this.lifetimeMs, deps.config.idleTimeout ?? null);
+    this.rate = new RateLimiter(deps.faxesPerMinute, this.clock);
     this.view = new QueueView(deps.store);
     this.live = new LiveUpdates({
       view: this.view,
-      intervalMs: deps.config.livePollMs,
+      intervalMs: deps.config.livePoll,
       clock: this.clock,
       logger: this.log,
       session: (id) => this.sessions.current(id),

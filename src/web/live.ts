@@ -1,5 +1,5 @@
 // Live updates for the console (server-sent events on /api/events). One loop looks at the queue
-// every web.livePollMs for jobs changed since its last look (`updatedSince`), so changes made by
+// every web.livePoll for jobs changed since its last look (`updatedSince`), so changes made by
 // another gateway sharing a PostgreSQL queue arrive as well as this process's own; each change
 // goes to the streams of the job's user (and of operators watching everything). The loop runs
 // only while a page is open.

@@ -15,7 +15,6 @@ import { sessionOf } from "./sessions.js";
 
 /** Uploads at once in one new fax. */
 export const MAX_FILES = 20;
-export const DEFAULT_MAX_UPLOAD = 52_428_800;
 
 export const sendRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (api, { ctx }) => {
   api.post("/api/faxes", async (req) => newFax(ctx, req));
@@ -107,7 +106,7 @@ async function readParts(ctx: ConsoleContext, req: FastifyRequest, dir: string) 
     const file = path.join(dir, String(uploads.length));
     await pipeline(part.file, createWriteStream(file, { mode: 0o600 }));
     if (part.file.truncated) {
-      const most = size(ctx.deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD);
+      const most = size(ctx.deps.maxUploadBytes);
       throw new FaxgateError("USAGE", `${part.filename}: larger than the console takes (${most})`);
     }
     if ((await stat(file)).size === 0) continue; // an empty file input

@@ -18,7 +18,7 @@ import { jobRoutes } from "./jobs.js";
 import { liveRoutes } from "./live.js";
 import { operatorRoutes } from "./operator.js";
 import { receivedRoutes } from "./received.js";
-import { DEFAULT_MAX_UPLOAD, MAX_FILES, sendRoutes } from "./send.js";
+import { MAX_FILES, sendRoutes } from "./send.js";
 import { requireCsrf, requireSignIn, useSessions } from "./sessions.js";
 import { signInRoutes } from "./sign-in.js";
 import { loadStaticFiles, staticPages } from "./static-files.js";
@@ -85,7 +85,7 @@ export class WebConsole {
     const { app, ctx, deps } = this;
     app.register(fastifyFormbody);
     app.register(fastifyMultipart, {
-      limits: { fileSize: deps.maxUploadBytes ?? DEFAULT_MAX_UPLOAD, files: MAX_FILES, fields: 40, fieldSize: 10_000 },
+      limits: { fileSize: deps.maxUploadBytes, files: MAX_FILES, fields: 40, fieldSize: 10_000 },
     });
     useAnswers(app, ctx.log);
     useSessions(app, { rules: ctx.sessions, lifetimeMs: ctx.lifetimeMs, secure: Boolean(deps.tls) });
@@ -107,9 +107,9 @@ export class WebConsole {
         destinations: deps.destinations,
         defaultCountryCode: deps.defaultCountryCode,
         mayQueue: (user) => ctx.rate.take(user),
-        confirmationView: (job) => confirmationView(job, ctx.clock, deps.confirmHours()),
+        confirmationView: (job) => confirmationView(job, ctx.clock, deps.confirmWaitMs()),
       });
-      await api.register(confirmingRoutes, { ...waiting, ownJob, confirmHours: deps.confirmHours });
+      await api.register(confirmingRoutes, { ...waiting, ownJob, confirmWaitMs: deps.confirmWaitMs });
       await api.register(operatorRoutes, { pages: deps.operator, clock: ctx.clock });
       await api.register(liveRoutes, { live: ctx.live });
     });

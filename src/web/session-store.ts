@@ -13,7 +13,7 @@ export interface SessionRecord {
   /** the token handed out at sign-in (and again by GET /api/session) */
   csrfToken: string;
   signedInAt: number;
-  /** the last request that used the session (for web.idleMinutes) */
+  /** the last request that used the session (for web.idleTimeout) */
   seenAt: number;
 }
 

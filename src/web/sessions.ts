@@ -2,7 +2,7 @@
 // the cookie, @fastify/session keeps the session server-side (in a SessionStore: the cookie holds
 // only a random 256-bit id), @fastify/csrf-protection gives each session a secret and checks the
 // X-CSRF-Token header of every state-changing call against it. Ours are the rules, by the
-// console's clock: a session ends web.sessionHours after sign-in, after web.idleMinutes without a
+// console's clock: a session ends web.sessionLifetime after sign-in, after web.idleTimeout without a
 // request, at sign-out, and when a reload removes its user or changes their role.
 import { randomBytes } from "node:crypto";
 import fastifyCookie from "@fastify/cookie";
@@ -21,7 +21,7 @@ import type { SessionRecord, SessionStore } from "./session-store.js";
 
 export const SESSION_COOKIE = "faxgate_session";
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-// with web.idleMinutes, a session's last use is written at most this often
+// with web.idleTimeout, a session's last use is written at most this often
 const TOUCH_EVERY_MS = 60_000;
 
 declare module "fastify" {

@@ -132,15 +132,15 @@ describe("config", () => {
   it("a section left out carries every default of its keys: code reads them, never writes its own", () => {
     const c = parseConfigText("api:\n  baseUrl: sandbox\nspool:\n  root: /tmp/spool\n");
     // the dispatcher's tuning, once defaulted in code (?? 60_000...), as the schema gives it
-    expect(c.queue).toMatchObject({ leaseMs: 60_000, reconcileGraceMs: 5000, perNumberConcurrency: 1 });
-    expect(c.queue).toMatchObject({ scheduleAheadHours: 0, unknownResultTries: 1, historyPageSize: 500 });
-    expect(c.queue).toMatchObject({ keyRecheckMs: 300_000, resultRules: [] });
-    expect(c.api).toMatchObject({ historyPerMinute: 8, dispatchShare: 0.5, contactCacheSeconds: 30 });
+    expect(c.queue).toMatchObject({ lease: 60_000, reconcileGrace: 5000, perNumberConcurrency: 1 });
+    expect(c.queue).toMatchObject({ scheduleAhead: 0, unknownResultTries: 1, historyPageSize: 500 });
+    expect(c.queue).toMatchObject({ keyRecheck: 300_000, resultRules: [] });
+    expect(c.api).toMatchObject({ historyPerMinute: 8, dispatchShare: 0.5, contactCache: 30_000 });
     expect(c.smtp).toBeUndefined();
-    expect(c.spool).toMatchObject({ faxPrefix: "strip", addressWaitHours: 24 });
+    expect(c.spool).toMatchObject({ faxPrefix: "strip", addressWait: 24 * 3_600_000 });
     expect(c.office.queuePerUser).toBe(3);
     const mx = parseConfigText("api:\n  baseUrl: sandbox\nsmtp:\n  domains: [fax.example.com]\n");
-    expect(mx.smtp?.senderAuth).toMatchObject({ maxUnverifiedSessions: 3, confirmHours: 24 });
+    expect(mx.smtp?.senderAuth).toMatchObject({ maxUnverifiedSessions: 3, confirmWait: 24 * 3_600_000 });
   });
 
   it("reports YAML syntax errors with the line", () => {

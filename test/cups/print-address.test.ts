@@ -145,7 +145,7 @@ describe.skipIf(skipReason !== "")(
       expect((await rig.gw.store.getJob(job.id))!.state).toBe("held");
     }, 60_000);
 
-    it("expires after spool.addressWaitHours (24 by default) and its owner is told", async () => {
+    it("expires after spool.addressWait (24h by default) and its owner is told", async () => {
       const before = (await rig.jobs()).filter((j) => j.state === "held").map((j) => j.id);
       expect(before.length).toBeGreaterThan(0);
       // not yet: an hour short

@@ -56,9 +56,9 @@ export async function startPrintRig(opts: { clock?: Clock; spool?: Sections } = 
     // cupsd's backend runs as another user: it must reach the spool inside the folder
     prepare: (dir) => chmodSync(dir, 0o755),
     config: ({ dir }) => ({
-      queue: { pollIntervalMs: 200 },
-      spool: { root: path.join(dir, "spool"), stableMs: 150, ...opts.spool },
-      web: { listen: "127.0.0.1:0", livePollMs: 200 },
+      queue: { pollInterval: "200ms" },
+      spool: { root: path.join(dir, "spool"), stableFor: "150ms", ...opts.spool },
+      web: { listen: "127.0.0.1:0", livePoll: "200ms" },
       notify: { from: "faxgate@fax.example.com", transport: `outbox:${path.join(dir, "outbox")}` },
       users,
     }),

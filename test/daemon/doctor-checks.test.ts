@@ -198,7 +198,7 @@ describe("doctor: the webhook receiver", () => {
         url: `http://127.0.0.1:${listenPort}/faxgate/events`,
         username: "faxgate",
         password: "a-long-webhook-password",
-        pollIntervalMs: 300_000,
+        pollInterval: 300_000,
       },
       handlers: { outbound: () => false, inbound: () => false },
       logger: silentLogger(),
@@ -326,7 +326,7 @@ describe("doctor: the resolvers of the public MX mode", () => {
         "  listen: [127.0.0.1:0]",
         `  domains: [${domain}]`,
         "  senderAuth: {mode: verify}",
-        `dns: {servers: [${servers}], timeoutMs: 300}`,
+        `dns: {servers: [${servers}], timeout: 300ms}`,
       ].join("\n");
     try {
       const ok = await doctor(setup(smtp("fax.clinic.test", dns.server)).file);

@@ -36,12 +36,12 @@ describe("a reload that changes restart-only settings", () => {
         url: "https://fax.example.com/hooks/fax",
         username: "svc",
         password: "a-long-webhook-secret",
-        pollIntervalMs: 300_000,
+        pollInterval: 300_000,
       },
-      queue: { ...c.queue, pollIntervalMs: 999 },
+      queue: { ...c.queue, pollInterval: 999 },
     }));
     expect(warnings()).toHaveLength(1);
-    expect(warnings()[0]).toContain('"settings":["queue.pollIntervalMs","webhooks"]');
+    expect(warnings()[0]).toContain('"settings":["queue.pollInterval","webhooks"]');
     expect(warnings()[0]).toContain("only a restart applies them");
     // the secret of the new setting is not in the log
     expect(rig.logs.join("")).not.toContain("a-long-webhook-secret");
@@ -59,9 +59,9 @@ describe("a reload that changes restart-only settings", () => {
     );
     const status = await runCli(["status", "--config", config]);
     expect(status.stdout).toMatch(
-      /^RESTART NEEDED: queue\.pollIntervalMs, webhooks changed by a reload at .+; the daemon still runs with the old value until it is restarted$/m,
+      /^RESTART NEEDED: queue\.pollInterval, webhooks changed by a reload at .+; the daemon still runs with the old value until it is restarted$/m,
     );
     const json = await runCli(["status", "--json", "--config", config]);
-    expect(JSON.parse(json.stdout).restartNeeded).toMatchObject({ settings: ["queue.pollIntervalMs", "webhooks"] });
+    expect(JSON.parse(json.stdout).restartNeeded).toMatchObject({ settings: ["queue.pollInterval", "webhooks"] });
   }, 120_000);
 });

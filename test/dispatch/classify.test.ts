@@ -35,8 +35,8 @@ describe("classifyApiError", () => {
   });
 
   it("jitters within +-20%", () => {
-    expect(retryDelayMs([10], 1, () => 0)).toBe(8000);
-    expect(retryDelayMs([10], 1, () => 0.999999)).toBe(12000);
+    expect(retryDelayMs([10_000], 1, () => 0)).toBe(8000);
+    expect(retryDelayMs([10_000], 1, () => 0.999999)).toBe(12000);
   });
 
   it("waits as long as a 429 asks, flagged so it does not count as a try", () => {

@@ -67,7 +67,7 @@ it("a SIGKILLed dispatcher loses no job and sends no fax twice", async () => {
     caFile,
     keys: { emu: EMU_KEY },
     api: { concurrency: 6, ratePerSecond: 1000 },
-    queue: { retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 200, leaseMs: 1000 },
+    queue: { retrySchedule: ["50ms"], pollInterval: "100ms", reconcileGrace: "200ms", lease: "1s" },
   };
   const faxes = async (): Promise<EmulatedFax[]> =>
     (await emulatorCall(emu!, "GET", "/_emulator/faxes")) as EmulatedFax[];

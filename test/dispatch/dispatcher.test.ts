@@ -163,8 +163,8 @@ describe("Dispatcher with the emulator", () => {
     expect(s.calls.get("sendFax")).toBe(3);
   });
 
-  it("with queue.scheduleAheadHours, a scheduled job is handed to the service with its date and followed while scheduled", async () => {
-    const s = await setup({ queue: { scheduleAheadHours: 2 } });
+  it("with queue.scheduleAhead, a scheduled job is handed to the service with its date and followed while scheduled", async () => {
+    const s = await setup({ queue: { scheduleAhead: 2 * 3_600_000 } });
     const at = new Date(Date.now() + 3_600_000).toISOString();
     const { job } = await s.store.enqueue(
       newJob(t!.dir, { recipients: [{ number: "+15557770456" }], scheduledAt: at }),
@@ -211,7 +211,7 @@ describe("Dispatcher with the emulator", () => {
   });
 
   it("200 jobs through dropped connections and 5xx: exactly one fax each, every job final", async () => {
-    const s = await setup({ delayMs: 20, queue: { retrySchedule: [0.02, 0.05] } });
+    const s = await setup({ delayMs: 20, queue: { retrySchedule: [20, 50] } });
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { dropRate: 0.3, errorRate: 0.1 });
     const ids: string[] = [];
     for (let i = 0; i < 200; i++) {
@@ -238,7 +238,7 @@ describe("Dispatcher with the emulator", () => {
   }, 90_000);
 
   it("multi-recipient sends under drops and 5xx on the other API variant: each destination faxed once", async () => {
-    const s = await setup({ variant: "b", delayMs: 20, queue: { retrySchedule: [0.02, 0.05] } });
+    const s = await setup({ variant: "b", delayMs: 20, queue: { retrySchedule: [20, 50] } });
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { dropRate: 0.3, errorRate: 0.1 });
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
@@ -260,7 +260,7 @@ describe("Dispatcher with the emulator", () => {
   }, 90_000);
 
   it("a 429 storm slows the dispatcher down instead of failing jobs", async () => {
-    const s = await setup({ queue: { retrySchedule: [0.05] } });
+    const s = await setup({ queue: { retrySchedule: [50] } });
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { rateLimitRate: 0.8 });
     const ids: string[] = [];
     for (let i = 0; i < 20; i++)
@@ -282,7 +282,7 @@ describe("Dispatcher with the emulator", () => {
   }, 90_000);
 
   it("a send claimed but never made is reconciled, then sent once; while history fails it stays unknown", async () => {
-    const s = await setup({ queue: { reconcileGraceMs: 50 } });
+    const s = await setup({ queue: { reconcileGrace: 50 } });
     // An earlier fax came back with our cf: this account keeps custom fields, so a send it has no
     // record of never took effect (without that proof the send would be parked, not resent).
     await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15557770778" }] }));
@@ -388,7 +388,7 @@ describe("a store that cannot be used", () => {
     broken = true;
     try {
       // many failed passes (the store's writes are tried at most every 250 ms, passes run every
-      // pollIntervalMs), then the store works again
+      // pollInterval), then the store works again
       await s.passes(15);
       broken = false;
       const recovered = () => s.logs.some((l) => l.msg === "dispatch passes work again");
@@ -399,14 +399,14 @@ describe("a store that cannot be used", () => {
     const failed = s.logs.filter((l) => String(l.msg).startsWith("dispatch pass failed"));
     const back = s.logs.find((l) => l.msg === "dispatch passes work again");
     expect(failed).toHaveLength(1);
-    // passes run every pollIntervalMs (100 ms): many failed, one line said so
+    // passes run every pollInterval (100 ms): many failed, one line said so
     expect(back?.failedPasses).toBeGreaterThan(3);
   });
 });
 
 describe("maximum age", () => {
-  it("a recipient still failing temporarily past queue.maxAgeHours fails as expired, with our code and an outcome notice", async () => {
-    const s = await setup({ queue: { maxAgeHours: 0.0005 } });
+  it("a recipient still failing temporarily past queue.maxAge fails as expired, with our code and an outcome notice", async () => {
+    const s = await setup({ queue: { maxAge: 1800 } });
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { errorRate: 1 });
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15557771234" }] }));
     await drain(s);

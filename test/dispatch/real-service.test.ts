@@ -279,6 +279,8 @@ describe("living within the history limit", () => {
     const fast = { now: () => t0 + (Date.now() - t0) * 30 };
     const gate = new ApiGate({
       ratePerSecond: 1000,
+      concurrency: Number.POSITIVE_INFINITY,
+      dispatchShare: 0.5,
       historyPerMinute: 8,
       now: fast.now,
       sleep: (ms) => sleep(Math.ceil(ms / 30)),
@@ -312,6 +314,8 @@ describe("living within the history limit", () => {
     const fast = { now: () => t0 + (Date.now() - t0) * 30 };
     const gate = new ApiGate({
       ratePerSecond: 1000,
+      concurrency: Number.POSITIVE_INFINITY,
+      dispatchShare: 0.5,
       historyPerMinute: 3,
       now: fast.now,
       sleep: (ms) => sleep(Math.ceil(ms / 30)),
@@ -333,7 +337,7 @@ describe("living within the history limit", () => {
 
 describe("a revoked key holds, it does not fail", () => {
   it("holds the user's faxes, tells the operator once, and resumes when a working key is loaded", async () => {
-    const s = await setup({ queue: { keyRecheckMs: 60_000 } });
+    const s = await setup({ queue: { keyRecheck: 60_000 } });
     const admin = clientFor(emu!, TEST_KEYS.admin);
     const me = await clientFor(emu!, EMU_KEY).me();
     const keys = await admin.listApiKeys(me.userId);

@@ -1,5 +1,6 @@
 // What the dispatcher's tests share: the test queue timings, a drain that runs passes until the
 // queue is empty, and the emulator's record of what was faxed.
+import type { QueueConfig } from "../../src/config/schema.js";
 import type { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { emulatorCall } from "../helpers/client.js";
@@ -8,7 +9,12 @@ import { waitUntil } from "../helpers/wait.js";
 import type { EmulatedFax } from "./emulator-facts.js";
 
 /** Queue timings short enough for tests: retries, polls, grace and leases in tenths of a second. */
-export const TEST_QUEUE_TIMINGS = { retrySchedule: [0.05], pollIntervalMs: 100, reconcileGraceMs: 100, leaseMs: 5000 };
+export const TEST_QUEUE_TIMINGS = {
+  retrySchedule: [50],
+  pollInterval: 100,
+  reconcileGrace: 100,
+  lease: 5000,
+} satisfies Partial<QueueConfig>;
 
 /**
  * Runs dispatcher passes until no job is queued or active (nor held, unless `held` is false);

@@ -55,8 +55,8 @@ function faultSections(dir: string, smtpPort: number): Sections {
       timeoutMs: 5000,
     },
     smtp: { listen: [`127.0.0.1:${smtpPort}`], domains: ["fax.example.com"], maxMessagesPerMinute: 100000 },
-    spool: { root: path.join(dir, "spool"), stableMs: 200 },
-    queue: { retrySchedule: [1, 2], pollIntervalMs: 300 },
+    spool: { root: path.join(dir, "spool"), stableFor: "200ms" },
+    queue: { retrySchedule: ["1s", "2s"], pollInterval: "300ms" },
     notify: {
       from: "faxgate@example.com",
       transport: `outbox:${path.join(dir, "outbox")}`,

@@ -39,8 +39,8 @@ import {
 
 const STABLE_MS = 800;
 const MAX_BYTES = 65_536;
-/** spool.maxWriteMinutes: 12 s, longer than the finite growers below and shorter than the endless one */
-const MAX_WRITE_MINUTES = 0.2;
+/** spool.maxWriteTime: longer than the finite growers below and shorter than the endless one */
+const MAX_WRITE_MS = 12_000;
 const SWAP_DELAYS_MS = SHORT ? [0, 10, 40, 100] : [0, 5, 10, 20, 40, 70, 100, 150, 250];
 
 async function pdf(text: string, pages = 1): Promise<Buffer> {
@@ -73,7 +73,7 @@ describe("spool hostile input", () => {
   it("refuses links, FIFOs, devices, bad tickets, huge and runaway files into failed/, reads nothing outside, keeps watching", async () => {
     rig = await makeRig({
       delayMs: 100,
-      config: { spool: { stableMs: STABLE_MS, maxFileBytes: MAX_BYTES, maxWriteMinutes: MAX_WRITE_MINUTES } },
+      config: { spool: { stableFor: `${STABLE_MS}ms`, maxFileBytes: MAX_BYTES, maxWriteTime: `${MAX_WRITE_MS}ms` } },
     });
     daemon = await startDaemon(rig);
     const folder = path.join(rig.spoolRoot, "alice");
@@ -197,11 +197,11 @@ describe("spool hostile input", () => {
       put(name, swapPdf);
     }
 
-    // 8. files that keep growing for several times stableMs: one stops under the limit (faxed
+    // 8. files that keep growing for several times stableFor: one stops under the limit (faxed
     //    whole, once, and never taken while it grows); one grows past the limit and goes on for
     //    20 s unless taken (refused once it is over, unread, while it still grows: the spool
     //    queue has other hostile files in hand, so "at once" is not timed); one never stops
-    //    under the limit (refused after maxWriteMinutes, unread).
+    //    under the limit (refused after maxWriteTime, unread).
     const times = SHORT ? 30 : 60;
     const growers = Promise.all([
       grow(
@@ -221,7 +221,7 @@ describe("spool hostile input", () => {
         path.join(folder, `${dial(num(11))} - endless.txt`),
         (i) => Buffer.from(`line ${i + 1} of a file that never stops\n`),
         200,
-        (MAX_WRITE_MINUTES * 60_000 + 8000) / 200,
+        (MAX_WRITE_MS + 8000) / 200,
         true,
       ),
     ]);

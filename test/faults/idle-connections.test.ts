@@ -52,7 +52,7 @@ beforeAll(async () => {
       "  maxConnections: 20",
       "spool:",
       `  root: ${path.join(dir, "spool")}`,
-      "  stableMs: 200",
+      "  stableFor: 200ms",
       "web:",
       `  listen: 127.0.0.1:${ports.web}`,
       "webhooks:",

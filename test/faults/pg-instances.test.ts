@@ -161,7 +161,7 @@ describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () =
     // defaults are 60 s and 5 s
     rig = await makeRig({
       delayMs: 200,
-      config: { database: url, queue: { leaseMs: 3000, reconcileGraceMs: 8000 } },
+      config: { database: url, queue: { lease: "3s", reconcileGrace: "8s" } },
     });
     attachment = await pdf("two gateways");
   });

@@ -30,8 +30,12 @@ beforeAll(async () => {
   const hash = await hashPassword(PASSWORD);
   rig = await makeRig({
     config: {
-      // 127.0.0.1 is the trusted relay, greeted at once; strangers come from 127.0.0.2 and wait smtp.greetingDelayMs
-      smtp: { maxConnections: MAX_CONNECTIONS, socketTimeoutMs: SOCKET_TIMEOUT_MS, trustedNetworks: ["127.0.0.1/32"] },
+      // 127.0.0.1 is the trusted relay, greeted at once; strangers come from 127.0.0.2 and wait smtp.greetingDelay
+      smtp: {
+        maxConnections: MAX_CONNECTIONS,
+        socketTimeout: `${SOCKET_TIMEOUT_MS}ms`,
+        trustedNetworks: ["127.0.0.1/32"],
+      },
       users: TEST_USERS.map((u) => (u.name === "alice" ? { ...u, password: hash } : u)),
     },
   });
@@ -120,7 +124,7 @@ const MESSAGE = (id: string) =>
 describe("early talkers", () => {
   it("a client that speaks before the 220 greeting is refused with 421 and cut, and makes no job", async () => {
     const before = (await jobIds()).length;
-    // from outside smtp.trustedNetworks: such clients wait smtp.greetingDelayMs for the greeting
+    // from outside smtp.trustedNetworks: such clients wait smtp.greetingDelay for the greeting
     const t = new Tap(rig.smtpPort, "127.0.0.2");
     await t.ready;
     // a spam bot firing its whole transaction at once, without waiting for the greeting

@@ -6,7 +6,7 @@ import { waitUntil } from "../helpers/wait.js";
 
 describe("the API gate", () => {
   it("lets a dispatcher call pass console calls that wait for the rate", async () => {
-    const gate = new ApiGate({ ratePerSecond: 50, concurrency: 4, dispatchShare: 0.5 });
+    const gate = new ApiGate({ ratePerSecond: 50, concurrency: 4, dispatchShare: 0.5, historyPerMinute: 8 });
     const order: GateClass[] = [];
     const call = (cls: GateClass) =>
       gate.admit("listContacts", cls).then((release) => {
@@ -23,7 +23,7 @@ describe("the API gate", () => {
   });
 
   it("never lets the other classes hold the calls reserved for the dispatcher", async () => {
-    const gate = new ApiGate({ ratePerSecond: 1000, concurrency: 4, dispatchShare: 0.5 });
+    const gate = new ApiGate({ ratePerSecond: 1000, concurrency: 4, dispatchShare: 0.5, historyPerMinute: 8 });
     // console and background calls that never end: only two of them are let out
     const held: Array<() => void> = [];
     const others = [...Array.from({ length: 3 }, () => "console" as const), "background" as const].map((cls) =>
@@ -53,6 +53,9 @@ describe("the API gate", () => {
     const paces: Array<[number, string]> = [];
     const gate = new ApiGate({
       ratePerSecond: 10,
+      concurrency: 4,
+      dispatchShare: 0.5,
+      historyPerMinute: 8,
       now: () => now,
       sleep: async (ms) => {
         now += ms;
@@ -97,7 +100,7 @@ describe("the API gate", () => {
   });
 
   it("leaves history's own 429 handling to its budget (no slow-down of the other calls)", async () => {
-    const gate = new ApiGate({ ratePerSecond: 10 });
+    const gate = new ApiGate({ ratePerSecond: 10, concurrency: 4, dispatchShare: 0.5, historyPerMinute: 8 });
     (await gate.admit("history", "background"))({ rateLimited: true });
     expect(gate.currentRate()).toBe(10);
   });

@@ -378,7 +378,7 @@ describe.each(["a", "b"] as const)("variant %s", (variant) => {
       expect(e.retryAfterMs).toBeGreaterThan(0);
     });
     it("a 429 slows down the gate the client calls through, for every caller", async () => {
-      const gate = new ApiGate({ ratePerSecond: 20 });
+      const gate = new ApiGate({ ratePerSecond: 20, concurrency: 4, dispatchShare: 0.5, historyPerMinute: 8 });
       const gated = clientFor(emu, TEST_KEYS.alice, variant, { gate });
       await emulatorCall(emu, "PUT", "/_emulator/faults", { rateLimitRate: 1 });
       expect(await failure(gated.listContacts())).toMatchObject({ code: "API_RATE_LIMITED" });

@@ -64,7 +64,8 @@ export function testPressure(
 }
 
 export function testOffice(): OfficeConverter {
-  return new OfficeConverter(defaultConfig().office);
+  const office = defaultConfig().office;
+  return new OfficeConverter({ ...office, timeoutMs: office.timeout });
 }
 
 export interface MailDoorParts {

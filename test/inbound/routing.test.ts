@@ -28,7 +28,7 @@ function config(folder: string, extra: Record<string, unknown> = {}) {
     api: { baseUrl: "sandbox" },
     users: USERS.map((u) => ({ name: u.name, email: u.email, apiKey: u.apiKey })),
     inbound: {
-      groups: { referrals: { members: ["alice", "bob"], escalateAfterMinutes: 30 } },
+      groups: { referrals: { members: ["alice", "bob"], escalateAfter: "30m" } },
       routes: [
         { name: "referrals line", match: { dialled: "+1555010020#" }, deliver: [{ inbox: "referrals" }] },
         {
@@ -72,7 +72,7 @@ function parts(r: Rig, folder: string) {
     clock: r.clock,
   });
   const poller = new InboundPoller({
-    notify: r.notifyConfig({ inbound: { enabled: true, intervalMs: 60_000, mailBacklog: true } }),
+    notify: r.notifyConfig({ inbound: { enabled: true, interval: 60_000, mailBacklog: true } }),
     users: () => USERS,
     store: r.store,
     clientFor: r.clientFor,

@@ -33,7 +33,7 @@ const waiting = async (): Promise<number> => (await queuedIds()).length;
 beforeAll(async () => {
   const spec = consoleGateway({
     delayMs: 600_000,
-    config: { queue: { maxWaiting: MAX, pollIntervalMs: 200 }, admin: { listen: "127.0.0.1:0" } },
+    config: { queue: { maxWaiting: MAX }, admin: { listen: "127.0.0.1:0" } },
   });
   d = await startDaemon({ ...spec, config: spec.config, name: "busy" });
 });

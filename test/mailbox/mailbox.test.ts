@@ -29,7 +29,7 @@ if (missing) console.warn(`mailbox tests skipped: ${missing}`);
 const BOX = { user: "fax", password: "mailbox-secret-1" };
 const AUTHSERV = "mx.example.net";
 // what every mailbox of the daemon here shares: the local server, no TLS, no polling beside IDLE
-const LOCAL = { host: "127.0.0.1", tls: "off", pollSeconds: 600 };
+const LOCAL = { host: "127.0.0.1", tls: "off", pollInterval: "10m" };
 // a second mailbox that signs in with an OAuth2 token from tokenCommand, as Microsoft 365 wants
 const SCAN = { user: "scan", token: "scan-oauth-token-7f3a" };
 // a third mailbox whose provider is Exchange Online (provider: exchange-online): its verdict

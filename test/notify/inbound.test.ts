@@ -108,7 +108,7 @@ describe("inbound faxes by mail", () => {
     const poller = r.poller();
     await poller.runOnce(); // the first look, so the fax below is new
     const fast = new InboundPoller({
-      notify: { ...r.notifyConfig(), inbound: { enabled: true, intervalMs: 100, mailBacklog: false } },
+      notify: { ...r.notifyConfig(), inbound: { enabled: true, interval: 100, mailBacklog: false } },
       users: () => [{ name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice }],
       store: r.store,
       clientFor: r.clientFor,

@@ -5,7 +5,7 @@
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { FormData, request } from "undici";
-import { addressWaitHours, type NotifyConfig, smtpSettings, type UserConfig } from "../../src/config/schema.js";
+import { addressWaitMs, type NotifyConfig, smtpSettings, type UserConfig } from "../../src/config/schema.js";
 import type { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import type { FaxApi } from "../../src/fax/types.js";
 import { UserDirectory } from "../../src/fax/user-directory.js";
@@ -74,11 +74,11 @@ export class Rig {
       api: { baseUrl: this.emu.baseUrl, concurrency: 8, ratePerSecond: 1000 },
       // one try per number: a busy line fails the recipient at once
       queue: {
-        retrySchedule: [0.05],
+        retrySchedule: [50],
         maxFaxTries: 1,
-        pollIntervalMs: 100,
-        reconcileGraceMs: 100,
-        leaseMs: 5000,
+        pollInterval: 100,
+        reconcileGrace: 100,
+        lease: 5000,
       },
       logger: this.logger.child({ component: "dispatch" }),
       clock: this.clock,
@@ -103,10 +103,10 @@ export class Rig {
     return {
       from: "faxgate@gateway.example",
       transport: this.sink.url,
-      preferenceRefreshMs: this.opts.refreshMs ?? 3_600_000,
+      preferenceRefresh: this.opts.refreshMs ?? 3_600_000,
       attachments: "service",
       report: "off",
-      inbound: { enabled: true, intervalMs: 60_000, mailBacklog: this.opts.mailBacklog ?? false },
+      inbound: { enabled: true, interval: 60_000, mailBacklog: this.opts.mailBacklog ?? false },
       ...(this.opts.adminCopy ? { adminCopy: this.opts.adminCopy } : {}),
       ...over,
     };
@@ -123,8 +123,8 @@ export class Rig {
       logger: this.logger.child({ component: "notify" }),
       clock: this.clock,
       metrics: this.metrics,
-      addressWaitHours: addressWaitHours(defaultConfig()),
-      confirmHours: smtpSettings(defaultConfig()).senderAuth.confirmHours,
+      addressWaitMs: addressWaitMs(defaultConfig()),
+      confirmWaitMs: smtpSettings(defaultConfig()).senderAuth.confirmWait,
       ...over,
     });
     this.opened.push(n);

@@ -1,7 +1,7 @@
 // Who waits for the 220 greeting (issue 54 item 1): a relay in trustedNetworks and every client
 // of a listener where AUTH is required are greeted at once, with no pause of smtp-server's own
 // (earlyTalkerDelay 0, patches/smtp-server+exact-enhanced-codes.patch); a stranger waits
-// smtp.greetingDelayMs, in which a client that talks is refused with 421 and cut (a spam bot
+// smtp.greetingDelay, in which a client that talks is refused with 421 and cut (a spam bot
 // fires its transaction without waiting). Asserted by behaviour, not by timing: a client that
 // talks at once is served only when it is not made to wait.
 import net from "node:net";
@@ -83,7 +83,7 @@ describe("the greeting", () => {
   });
 
   it("a stranger that talks before the 220 is refused with 421 and cut, never greeted", async () => {
-    await withRig(emu, { smtp: { trustedNetworks: TRUSTED, greetingDelayMs: STRANGER_WAIT_MS } }, async (rig) => {
+    await withRig(emu, { smtp: { trustedNetworks: TRUSTED, greetingDelay: STRANGER_WAIT_MS } }, async (rig) => {
       const text = await talkAtOnce(
         rig.port,
         "127.0.0.2",
@@ -102,10 +102,10 @@ describe("the greeting", () => {
       {
         smtp: {
           trustedNetworks: TRUSTED,
-          greetingDelayMs: STRANGER_WAIT_MS,
+          greetingDelay: STRANGER_WAIT_MS,
           senderAuth: { ...senderAuthOff(), mode: "verify" },
         },
-        dns: { servers: [dns.server], timeoutMs: 500 },
+        dns: { servers: [dns.server], timeout: 500 },
       },
       async (rig) => {
         const early = await talkAtOnce(rig.port, "127.0.0.3", "EHLO bot.example\r\nQUIT\r\n", UNTIL_CLOSED);

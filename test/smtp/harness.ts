@@ -7,7 +7,14 @@ import path from "node:path";
 import { promisify } from "node:util";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
-import { configSchema, type PartialMode, type SmtpConfig, type UserConfig } from "../../src/config/schema.js";
+import {
+  configSchema,
+  preferenceRefreshMs,
+  type DnsConfig,
+  type PartialMode,
+  type SmtpConfig,
+  type UserConfig,
+} from "../../src/config/schema.js";
 import type { DestinationCheck } from "../../src/recipients/destination-policy.js";
 import { UserDirectory } from "../../src/fax/user-directory.js";
 import type { OfficeConverter } from "../../src/intake/office/office-convert.js";
@@ -57,7 +64,7 @@ export async function startRig(
     logger?: Logger;
     destinations?: DestinationCheck;
     office?: OfficeConverter;
-    dns?: { servers?: string[]; timeoutMs?: number };
+    dns?: Partial<DnsConfig>;
     partial?: PartialMode;
   } = {},
 ): Promise<Rig> {
@@ -80,7 +87,7 @@ export async function startRig(
   const mail = await testMailDoor({
     dataDir,
     store: opts.wrapStore ? opts.wrapStore(store) : store,
-    directory: new UserDirectory({ clientFor: cf }),
+    directory: new UserDirectory({ clientFor: cf, refreshMs: preferenceRefreshMs(configSchema.parse({})) }),
     readers,
     office,
     logger,

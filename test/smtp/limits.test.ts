@@ -108,8 +108,8 @@ describe("limits", () => {
     });
   });
 
-  it("an idle session is closed after socketTimeoutMs with 421", async () => {
-    await withRig(emu, { smtp: { socketTimeoutMs: 300 } }, async (rig) => {
+  it("an idle session is closed after smtp.socketTimeout with 421", async () => {
+    await withRig(emu, { smtp: { socketTimeout: 300 } }, async (rig) => {
       const { client } = await RawSmtp.connect(rig.port);
       await client.cmd("EHLO x");
       expect(await client.reply(5000)).toMatch(/^421 .*[Tt]imeout/);

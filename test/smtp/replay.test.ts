@@ -58,7 +58,7 @@ let rig: Rig;
 const rigOpts = (wrap?: () => QueueStore) => ({
   users: MX_USERS,
   smtp: { trustedNetworks: ["127.0.0.1/32"], senderAuth: VERIFY, maxMessagesPerMinutePerClient: 10_000 },
-  dns: { servers: [dns.server], timeoutMs: 500 },
+  dns: { servers: [dns.server], timeout: 500 },
   ...(wrap ? { wrapStore: wrap } : {}),
 });
 

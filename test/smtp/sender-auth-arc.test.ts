@@ -50,7 +50,7 @@ beforeAll(async () => {
       trustedNetworks: ["127.0.0.1/32"],
       senderAuth: { ...senderAuthOff(), mode: "verify", arcForwarders: ["lists.test"] },
     },
-    dns: { servers: [dns.server], timeoutMs: 500 },
+    dns: { servers: [dns.server], timeout: 500 },
   });
 });
 afterAll(async () => {

@@ -75,7 +75,7 @@ beforeAll(async () => {
       trustedNetworks: ["127.0.0.1/32"],
       senderAuth: VERIFY,
     },
-    dns: { servers: [dns.server], timeoutMs: 500 },
+    dns: { servers: [dns.server], timeout: 500 },
     logger: refusals.tap(silentLogger(), "smtp"),
   });
 });
@@ -335,7 +335,7 @@ describe("trusted relays named by authserv-id, a pass required", () => {
         trustedNetworks: ["127.0.0.1/32"],
         senderAuth: { ...senderAuthOff(), relays: { check: "pass", authservIds: ["relay.example.com"] } },
       },
-      dns: { servers: [dns.server], timeoutMs: 500 },
+      dns: { servers: [dns.server], timeout: 500 },
     });
     const relay = (headers: Record<string, string | string[]>) =>
       sendFrom(named.port, {
@@ -491,7 +491,7 @@ describe("DNS that does not answer", () => {
         trustedNetworks: ["127.0.0.1/32"],
         senderAuth: VERIFY,
       },
-      dns: { servers: [silent.server], timeoutMs: 200 },
+      dns: { servers: [silent.server], timeout: 200 },
     });
     try {
       const r = await send(down, {
@@ -517,7 +517,7 @@ describe("forgeries and the user's message rate", () => {
         maxMessagesPerMinute: 2,
         senderAuth: VERIFY,
       },
-      dns: { servers: [dns.server], timeoutMs: 500 },
+      dns: { servers: [dns.server], timeout: 500 },
     });
     try {
       const real: Send = {

@@ -89,10 +89,10 @@ describe("SMTP slots", () => {
     );
   });
 
-  it("a session kept alive with NOOP and no mail ends after idleSessionMs with 421 4.4.2", async () => {
+  it("a session kept alive with NOOP and no mail ends after smtp.idleSessionTimeout with 421 4.4.2", async () => {
     await withRig(
       emu,
-      { smtp: { idleSessionMs: 1500, maxJunkCommands: 1000, socketTimeoutMs: 60_000, trustedNetworks: TRUSTED } },
+      { smtp: { idleSessionTimeout: 1500, maxJunkCommands: 1000, socketTimeout: 60_000, trustedNetworks: TRUSTED } },
       async (rig) => {
         const { client, banner } = await RawSmtp.connect(rig.port, "127.0.0.1", "127.0.0.5");
         expect(banner).toMatch(/^220 /);

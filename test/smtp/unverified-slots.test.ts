@@ -97,7 +97,7 @@ beforeAll(async () => {
       trustedNetworks: ["127.0.0.1/32"],
       senderAuth: { ...senderAuthOff(), mode: "verify", maxUnverifiedSessions: 1 },
     },
-    dns: { servers: [dns.server], timeoutMs: 500 },
+    dns: { servers: [dns.server], timeout: 500 },
   });
 });
 afterAll(async () => {

@@ -72,7 +72,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
   const store = SqliteStore.open({ dataDir: path.join(dir, "data") });
   const metrics = new Metrics();
   const users = opts.users ?? [ALICE, BOB];
-  const spool: SpoolConfig = { ...testSpool(root, { stableMs: 150, maxFileBytes: 1_000_000 }), ...opts.spool };
+  const spool: SpoolConfig = { ...testSpool(root, { stableFor: "150ms", maxFileBytes: 1_000_000 }), ...opts.spool };
   const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
   if (!sharedReaders) {
     const pool = new ReaderPool({ threads: 1 });

@@ -52,7 +52,7 @@ it("stores the bytes it judged even if the work file is swapped for a symlink be
   }) as QueueStore;
   const root = path.join(dir, "spool");
   watcher = new SpoolWatcher({
-    spool: testSpool(root, { stableMs: 100, maxFileBytes: 1_000_000 }),
+    spool: testSpool(root, { stableFor: "100ms", maxFileBytes: 1_000_000 }),
     users: [ALICE],
     defaultCountryCode: "1",
     store: swapping,

@@ -90,8 +90,8 @@ describe("addressing", () => {
     expect(existsSync(path.join(h.folder(BOB), "done", "report.pdf"))).toBe(true);
   });
 
-  it("a ticket written just after its document (within stableMs) is still used", async () => {
-    h = await spoolHarness({ spool: { stableMs: 300 } });
+  it("a ticket written just after its document (within stableFor) is still used", async () => {
+    h = await spoolHarness({ spool: { stableFor: 300 } });
     await drop(h.folder(), "memo.pdf", PDF("late ticket"));
     // fixed wait on purpose: the ticket's lateness is what is under test
     await new Promise((r) => setTimeout(r, 100));
@@ -237,7 +237,7 @@ describe("what is taken", () => {
     await h.watcher.start();
     await waitUntil(async () => (await h!.jobs()).length === 1, "the early file", 8000);
     // two full rescans looked at every name again; a name wrongly taken in the first would have
-    // settled (stableMs) and been queued before the second, and the queue is then idle
+    // settled (stableFor) and been queued before the second, and the queue is then idle
     await h.rescans(2);
     await h.watcher.idle();
     expect(await h.jobs()).toHaveLength(1);
@@ -254,7 +254,7 @@ describe("what is taken", () => {
   });
 
   it("a slow writer (over ~2 s) is taken once, whole", async () => {
-    h = await spoolHarness({ spool: { stableMs: 400 } });
+    h = await spoolHarness({ spool: { stableFor: 400 } });
     const fh = await open(path.join(h.folder(), "15551234567 - slow.pdf"), "w");
     const chunks: string[] = ["%PDF-1.4\n"];
     await fh.write(chunks[0]!);
@@ -276,10 +276,10 @@ describe("what is taken", () => {
   });
 
   it("a file that passes maxFileBytes while still being written is refused then, not when it stops", async () => {
-    h = await spoolHarness({ spool: { stableMs: 1000, maxFileBytes: 4096 } });
+    h = await spoolHarness({ spool: { stableFor: 1000, maxFileBytes: 4096 } });
     const name = "15551234567 - runaway.pdf";
     const grown = await grow(path.join(h.folder(), name), () => `% ${"x".repeat(500)}\n`, 100, 80, true);
-    // it never stayed still for stableMs, so only the size could have made it taken
+    // it never stayed still for stableFor, so only the size could have made it taken
     expect(grown.takenWhileGrowing).toBe(true);
     const reasonFile = path.join(h.folder(), "failed", `${name}.reason.txt`);
     await waitUntil(() => refusedInto(path.join(h!.folder(), "failed"), name), "refused into failed/", 8000);
@@ -290,9 +290,9 @@ describe("what is taken", () => {
     ]);
   });
 
-  it("a file still changing after maxWriteMinutes is refused unread, and its user told", async () => {
-    // 0.05 min = 3 s; each write comes well within stableMs of the last
-    h = await spoolHarness({ spool: { stableMs: 1000, maxWriteMinutes: 0.05 } });
+  it("a file still changing after maxWriteTime is refused unread, and its user told", async () => {
+    // 3 s; each write comes well within stableFor of the last
+    h = await spoolHarness({ spool: { stableFor: 1000, maxWriteTime: 3000 } });
     const name = "15551234567 - endless.txt";
     const grown = await grow(path.join(h.folder(), name), (i) => `line ${i}\n`, 100, 150, true);
     expect(grown.takenWhileGrowing).toBe(true);
@@ -351,7 +351,7 @@ describe("what is taken", () => {
   it.each([{ calls: localCalls() }, { calls: poolCalls }])(
     "1,000 files dropped at once are all queued exactly once (file calls here: $calls.here)",
     async ({ calls }) => {
-      h = await spoolHarness({ spool: { stableMs: 100 }, extra: { concurrency: 8, folderCalls: async () => calls } });
+      h = await spoolHarness({ spool: { stableFor: 100 }, extra: { concurrency: 8, folderCalls: async () => calls } });
       const dir = h.folder();
       await Promise.all(
         Array.from({ length: 1000 }, (_, i) =>
@@ -403,7 +403,7 @@ describe("crash safety and duplicates", () => {
     let growing: ReturnType<typeof grow> | null = null;
     h = await spoolHarness({
       start: false,
-      spool: { stableMs: 500 },
+      spool: { stableFor: 500 },
       before: async ({ folder }) => {
         growing = grow(path.join(folder(), ".work", `0123456789abcdef.${name}`), (i) => `line ${i}\n`, 100, 100, true);
       },
@@ -422,7 +422,7 @@ describe("crash safety and duplicates", () => {
 
   it("the same file dropped twice within the window is faxed once; after the window it is faxed again", async () => {
     let offset = 0;
-    h = await spoolHarness({ clock: { now: () => Date.now() + offset }, spool: { dedupeWindowMinutes: 10 } });
+    h = await spoolHarness({ clock: { now: () => Date.now() + offset }, spool: { dedupeWindow: 10 * 60_000 } });
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("same content"));
     await waitUntil(async () => (await h!.jobs()).length === 1, "first", 8000);
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("same content"));
@@ -502,7 +502,7 @@ describe("crash safety and duplicates", () => {
     expect(job.user).toBe("carol");
     await drop(h.folder(), "15551234567.pdf", PDF("alice gone"));
     // the watcher is alive and has looked at carol's folder twice since (a folder still watched
-    // would have seen the drop at once and taken it after stableMs, well within that)
+    // would have seen the drop at once and taken it after stableFor, well within that)
     await h.rescans(2, carol);
     await h.watcher.idle();
     expect(await h.jobs()).toHaveLength(1);

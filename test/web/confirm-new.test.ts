@@ -4,7 +4,7 @@
 // nothing reaches the emulator. bob gets the console's 404 and the operator a 403 for Confirm;
 // alice follows the mailed link in Chromium, signs in, sees the preview and the new number, and
 // Confirm sends it, once. A second fax to the same number goes without asking. A fax nobody
-// confirms is cancelled past confirmHours (the gateway's clock moved) with a notice, never sent.
+// confirms is cancelled past confirmWait (the gateway's clock moved) with a notice, never sent.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -51,9 +51,9 @@ beforeAll(async () => {
           listen: ["127.0.0.1:0"],
           domains: ["fax.example.com"],
           trustedNetworks: ["127.0.0.1/32"],
-          senderAuth: { mode: "verify", confirmNewDestinations: true, confirmHours: 24 },
+          senderAuth: { mode: "verify", confirmNewDestinations: true, confirmWait: "24h" },
         },
-        dns: { servers: [dns.server], timeoutMs: 500 },
+        dns: { servers: [dns.server], timeout: "500ms" },
         notify: { from: "faxgate@example.com", transport: `outbox:${outbox}` },
       },
     }),
@@ -174,7 +174,7 @@ describe.skipIf(!hasChromium)("confirmNewDestinations in the public MX mode", ()
     expect((await rig.gw.store.getJob(second))!.state).not.toBe("held");
   }, 120_000);
 
-  it("a fax nobody confirms is cancelled after confirmHours with a notice, never sent", async () => {
+  it("a fax nobody confirms is cancelled after confirmWait with a notice, never sent", async () => {
     const id = await mailFax(UNCONFIRMED, "Replayed letter");
     expect((await rig.gw.store.getJob(id))!.state).toBe("held");
     await mailTo(new RegExp(`^Confirm your fax to a new number: \\${UNCONFIRMED}`));

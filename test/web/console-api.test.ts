@@ -389,7 +389,7 @@ describe("received faxes and the history budget", () => {
 });
 
 describe("web console sessions", () => {
-  it("end after web.sessionHours, and at sign-out", async () => {
+  it("end after web.sessionLifetime, and at sign-out", async () => {
     let offset = 0;
     const clock = { now: () => Date.now() + offset };
     const timed = await startGateway(consoleGateway({ delayMs: 60_000, clock }));

@@ -1,6 +1,6 @@
 // The console's sessions and CSRF over real HTTP against a whole gateway: a state-changing call
 // without its token or with a wrong one is refused naming which, and changes nothing; a session
-// ends after web.idleMinutes without a request and after web.sessionHours in any case; sign-out
+// ends after web.idleTimeout without a request and after web.sessionLifetime in any case; sign-out
 // ends it for good; and signing in never keeps an id the browser brought.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_PDF } from "../helpers/store.js";
@@ -16,7 +16,7 @@ beforeAll(async () => {
     consoleGateway({
       delayMs: 60_000,
       clock: { now: () => Date.now() + offset },
-      config: { web: { idleMinutes: 30 } },
+      config: { web: { idleTimeout: "30m" } },
     }),
   );
   base = rig.url("web");
@@ -84,7 +84,7 @@ describe("CSRF", () => {
 });
 
 describe("sessions", () => {
-  it("end after web.idleMinutes without a request, and a request keeps them", async () => {
+  it("end after web.idleTimeout without a request, and a request keeps them", async () => {
     offset = 0;
     const s = await signIn(base, "alice", PASSWORDS.alice);
     const idle = await signIn(base, "alice", PASSWORDS.alice);
@@ -101,7 +101,7 @@ describe("sessions", () => {
     expect((await me(s.cookie)).status).toBe(401);
   }, 60_000);
 
-  it("end after web.sessionHours however busy", async () => {
+  it("end after web.sessionLifetime however busy", async () => {
     offset = 0;
     const s = await signIn(base, "alice", PASSWORDS.alice);
     // a request every 20 minutes, within the idle time, for 12 hours

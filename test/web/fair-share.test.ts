@@ -38,11 +38,11 @@ beforeAll(async () => {
     emulator: { delayMs: 200 },
     config: {
       // the defaults of a real install: 5 calls a second, 4 at once
-      queue: { pollIntervalMs: 200 },
-      web: { listen: "127.0.0.1:0", livePollMs: 200 },
+      queue: { pollInterval: "200ms" },
+      web: { listen: "127.0.0.1:0", livePoll: "200ms" },
       smtp: { listen: ["127.0.0.1:0"], domains: ["fax.example.com"] },
       // room for slow conversions on a loaded machine: the order of turns is what is checked
-      office: { timeoutMs: 180_000 },
+      office: { timeout: "3m" },
       users: [
         {
           name: "alice",

@@ -124,7 +124,7 @@ beforeAll(async () => {
           from: "faxgate@example.com",
           transport: `outbox:${outbox}`,
           adminCopy: "admin@example.com",
-          inbound: { enabled: true, intervalMs: 1000, mailBacklog: true },
+          inbound: { enabled: true, interval: "1s", mailBacklog: true },
         },
         inbound: {
           groups: { referrals: { members: ["bob"] } },

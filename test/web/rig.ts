@@ -46,10 +46,10 @@ export function consoleGateway(
     config: ({ dir }) =>
       mergeSections(
         {
-          queue: { pollIntervalMs: 200 },
+          queue: { pollInterval: "200ms" },
           web: {
             listen: "127.0.0.1:0",
-            livePollMs: 200,
+            livePoll: "200ms",
             ...(opts.tls ? { tls: { cert: path.join(dir, "ca.pem"), key: path.join(dir, "key.pem") } } : {}),
           },
           smtp: { listen: ["127.0.0.1:0"], domains: ["fax.example.com"] },

@@ -37,7 +37,7 @@ beforeAll(async () => {
         notify: {
           from: "faxgate@example.com",
           transport: `outbox:${path.join(dir, "outbox")}`,
-          inbound: { enabled: true, intervalMs: 1000, mailBacklog: true },
+          inbound: { enabled: true, interval: "1s", mailBacklog: true },
         },
         inbound: {
           groups: { referrals: { members: ["alice", "bob"] } },

@@ -32,7 +32,7 @@ describe("webhooks config", () => {
     expect(c.webhooks).toMatchObject({
       listen: "127.0.0.1:8089",
       url: "https://fax.example.com/hook",
-      pollIntervalMs: 300_000,
+      pollInterval: 300_000,
     });
     expect(JSON.stringify(maskSecrets(c))).not.toContain("a-long-webhook-secret");
     expect(secretValues(c)).toContain("a-long-webhook-secret");

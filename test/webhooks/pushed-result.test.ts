@@ -71,7 +71,7 @@ describe("the receiver's answers", () => {
         url: "http://127.0.0.1/hook",
         username: "u",
         password: "a-long-password",
-        pollIntervalMs: 300_000,
+        pollInterval: 300_000,
       },
       handlers: { outbound: () => answer(), inbound: () => true },
       logger: silentLogger(),

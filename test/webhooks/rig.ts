@@ -8,7 +8,6 @@ import type { WireJson } from "../helpers/wire-json.js";
 
 export const PASSWORD = "correct-horse-battery-staple";
 export const AUTH = `Basic ${Buffer.from(`faxgate:${PASSWORD}`).toString("base64")}`;
-const HOUR = 3_600_000;
 
 export interface WebhookRig extends TestGateway {
   /** the emulator's API, for its inbound door */
@@ -32,15 +31,15 @@ export async function startWebhookRig(opts: {
     log: opts.quiet ? "quiet" : "debug",
     beforeStart: opts.beforeStart,
     config: ({ dir }) => ({
-      queue: { pollIntervalMs: HOUR },
-      notify: { from: "faxgate@example.com", transport: `outbox:${dir}/outbox`, inbound: { intervalMs: HOUR } },
+      queue: { pollInterval: "1h" },
+      notify: { from: "faxgate@example.com", transport: `outbox:${dir}/outbox`, inbound: { interval: "1h" } },
       users: [{ name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice }],
       webhooks: {
         listen: "127.0.0.1:0",
         url: "https://fax.example.com/faxgate/events",
         username: "faxgate",
         password: PASSWORD,
-        pollIntervalMs: HOUR,
+        pollInterval: "1h",
       },
     }),
   });

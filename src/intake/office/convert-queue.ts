@@ -17,12 +17,10 @@ export interface DocumentConverter {
 }
 
 export interface ConvertQueueOptions {
-  /** Documents of one user waiting or converting at once (default 3). */
-  perUser?: number;
+  /** Documents of one user waiting or converting at once (office.queuePerUser). */
+  perUser: number;
   logger?: Logger;
 }
-
-export const DEFAULT_QUEUE_PER_USER = 3;
 
 /** A user has too many documents in the queue already; `retryAfterSeconds` for a console's Retry-After. */
 export class UserQueueFullError extends FaxgateError {
@@ -63,9 +61,9 @@ export class ConvertQueue implements DocumentConverter {
 
   constructor(
     private readonly converter: OfficeConverter,
-    private readonly opts: ConvertQueueOptions = {},
+    private readonly opts: ConvertQueueOptions,
   ) {
-    this.perUser = opts.perUser ?? DEFAULT_QUEUE_PER_USER;
+    this.perUser = opts.perUser;
     this.slots = converter.options.concurrency;
   }
 
