@@ -10,6 +10,19 @@ export type { ClaimedGroup, FaxResultFields, QueueStore, RecipientKey } from "./
 export type { ReceivedStore } from "./received.js";
 export { WHOLE_MESSAGE } from "./signed-uses.js";
 export type { Runner } from "./sql/db.js";
+export {
+  addHold,
+  claimServicePurges,
+  HOLD_KINDS,
+  listHolds,
+  purgeExpired,
+  queueServiceCopies,
+  releaseHold,
+  RETENTION_BATCH,
+  servicePurged,
+  servicePurgeFailed,
+} from "./sql/retention.js";
+export type { HoldKind, LegalHold, PurgedItem, ServicePurge } from "./sql/retention.js";
 export { refuseControlCharacters } from "./text-input.js";
 export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";
 export { JOB_STATES, RECIPIENT_STATES, SMALL_DOCUMENT_BYTES } from "./types.js";

@@ -20,6 +20,7 @@ import type {
 } from "./types.js";
 import type { ReceivedStore } from "./received.js";
 import type { SignedUse, SignedUseAnswer } from "./signed-uses.js";
+import type { RetentionPort } from "./sql/retention.js";
 
 export interface RecipientKey {
   jobId: string;
@@ -158,6 +159,8 @@ export interface QueueStore extends ReceivedStore {
   confirm(id: string, by: string): Promise<{ job: Job; moved: number }>;
   /** Ends (cancelled) the jobs created before `before` that still wait for confirmation; answers them. */
   expireUnconfirmed(before: Date, reason: string): Promise<Job[]>;
+  /** The query layer for retention and legal holds (store/sql/retention.ts). */
+  retentionPort(): RetentionPort;
   /** Removes final jobs older than the retention; returns how many. */
   purge(olderThanMs: number): Promise<number>;
 

@@ -44,6 +44,7 @@ import * as intake from "./enqueue.js";
 import type { Db } from "../sql/db.js";
 import * as kv from "../sql/kv.js";
 import * as operator from "../sql/operator.js";
+import type { RetentionPort } from "../sql/retention.js";
 import * as reads from "../sql/read.js";
 import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";
@@ -286,6 +287,13 @@ export class PgStore implements QueueStore {
 
   expireUnconfirmed(before: Date, reason: string): Promise<Job[]> {
     return confirming.expireUnconfirmed(this.ctx, before, reason);
+  }
+
+  retentionPort(): RetentionPort {
+    return {
+      db: this.q,
+      removeJobFiles: (id) => fsp.rm(path.join(this.ctx.cacheDir, id), { recursive: true, force: true }),
+    };
   }
 
   async purge(olderThanMs: number): Promise<number> {

@@ -5,6 +5,7 @@
 // out: a shipped step never changes (test/store/schema-steps.test.ts), a new state is a new step.
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
+import { retentionTables } from "../sql/retention-tables.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -123,6 +124,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   receivedTables({ blob: "BYTEA", serial: "BIGSERIAL PRIMARY KEY" }),
   // The replay record of signed mail (store/signed-uses.ts), as in the SQLite store.
   signedUsesTable(),
+  // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
+  // legal holds and the service copies to delete (store/sql/retention.ts), as in the SQLite store.
+  retentionTables(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -42,6 +42,7 @@ import * as confirming from "./confirming.js";
 import * as enq from "./enqueue.js";
 import * as kv from "../sql/kv.js";
 import * as ops from "../sql/operator.js";
+import type { RetentionPort } from "../sql/retention.js";
 import * as reads from "../sql/read.js";
 import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
@@ -338,6 +339,13 @@ export class SqliteStore implements QueueStore {
 
   async release(id: string): Promise<Job> {
     return ops.release(this.q, same, id);
+  }
+
+  retentionPort(): RetentionPort {
+    return {
+      db: this.q,
+      removeJobFiles: (id) => fsp.rm(path.join(this.documentsDir, id), { recursive: true, force: true }),
+    };
   }
 
   async purge(olderThanMs: number): Promise<number> {
