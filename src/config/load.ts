@@ -6,6 +6,7 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import type { z } from "zod";
 import { FaxgateError } from "../errors.js";
 import { configSchema, SECRET_KEYS, type Config } from "./schema.js";
+import { moveOldRetentionKeys } from "./retention.js";
 import { readSecretsFile } from "./secrets-file.js";
 import { maskUrl, substituteInUrl } from "./url-secrets.js";
 
@@ -198,7 +199,8 @@ function inboundProblems(c: Config, users: Set<string>): Array<[string, string]>
 }
 
 export function validateConfig(raw: unknown, source = "config"): Config {
-  const result = configSchema.safeParse(raw);
+  // the retention keys of before, read as the retention section (warned: retention.oldKeys)
+  const result = configSchema.safeParse(moveOldRetentionKeys(raw));
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${formatKey(i.path)}: ${describeIssue(i)}`);
     const first = result.error.issues[0];

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
 import { isHostPort } from "./host-port.js";
+import { retentionSchema } from "./retention.js";
 import { isUrlWithScheme } from "../url-check.js";
 import { databaseUrlProblem, urlWithPassword } from "./url-secrets.js";
 
@@ -383,7 +384,6 @@ const spoolSchema = z
     root: z.string().min(1),
     /** how long a file's size must stay unchanged before it is taken */
     stableMs: z.number().int().min(50).default(2000),
-    doneRetentionDays: z.number().min(0).default(7),
     /** a true repeat (same user, content, destinations, cover) within this window is faxed once; the repeat goes to failed/ with a reason */
     dedupeWindowMinutes: z.number().min(0).default(60),
     maxFileBytes: z.number().int().min(1024).default(52_428_800),
@@ -475,7 +475,6 @@ export const configSchema = z
         /** tries for a busy / no-answer result before the recipient fails */
         maxFaxTries: z.number().int().min(1).default(3),
         pollIntervalMs: z.number().int().min(100).default(10_000),
-        retentionDays: z.number().min(0).default(30),
         /** lease on a send in progress, renewed while it runs */
         leaseMs: z.number().int().min(500).default(60_000),
         /** wait this long after a send before reconciling its unknown outcome */
@@ -547,11 +546,11 @@ export const configSchema = z
       .strict()
       .optional(),
 
+    /** How long each kind of copy lives, the service's included (docs/compliance.md). */
+    retention: retentionSchema.prefault({}),
     /** Received faxes: kept in the queue, routed by rules (docs/inbound.md). */
     inbound: z
       .object({
-        /** how long received faxes and their documents are kept */
-        retentionDays: z.number().min(0).default(90),
         groups: z
           .record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, "expected a short group name"), inboundGroup)
           .default({}),

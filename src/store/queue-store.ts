@@ -20,7 +20,13 @@ import type {
 } from "./types.js";
 import type { ReceivedStore } from "./received.js";
 import type { SignedUse, SignedUseAnswer } from "./signed-uses.js";
-import type { RetentionPort } from "./sql/retention.js";
+import type { Db } from "./sql/db.js";
+
+/** What retention needs of a store: its query layer, and how a purged job's files go (store/sql/retention.ts). */
+export interface RetentionPort {
+  readonly db: Db;
+  removeJobFiles(jobId: string): Promise<void>;
+}
 
 export interface RecipientKey {
   jobId: string;

@@ -44,7 +44,7 @@ import * as intake from "./enqueue.js";
 import type { Db } from "../sql/db.js";
 import * as kv from "../sql/kv.js";
 import * as operator from "../sql/operator.js";
-import type { RetentionPort } from "../sql/retention.js";
+import type { RetentionPort } from "../queue-store.js";
 import * as reads from "../sql/read.js";
 import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";

@@ -9,12 +9,6 @@ import { sqlStateList } from "../transition-sql.js";
 import { FINAL_JOB_STATES } from "../transitions.js";
 import { type Db, inJson, lockKey, nowIso, perDialect, type Runner } from "./db.js";
 
-/** What retention needs of a store: its query layer, and how a purged job's files go. */
-export interface RetentionPort {
-  readonly db: Db;
-  removeJobFiles(jobId: string): Promise<void>;
-}
-
 export const HOLD_KINDS = ["user", "number", "job", "received", "matter"] as const;
 export type HoldKind = (typeof HOLD_KINDS)[number];
 

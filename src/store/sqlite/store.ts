@@ -42,7 +42,7 @@ import * as confirming from "./confirming.js";
 import * as enq from "./enqueue.js";
 import * as kv from "../sql/kv.js";
 import * as ops from "../sql/operator.js";
-import type { RetentionPort } from "../sql/retention.js";
+import type { RetentionPort } from "../queue-store.js";
 import * as reads from "../sql/read.js";
 import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
