@@ -2,6 +2,8 @@ import { defineConfig } from "vitest/config";
 import { LOG_COPY, MAIL_COPY } from "./test/log-copy.js";
 import { testTmpDir } from "./test/tmp-dir.js";
 
+const TEST_LEDGER_KEY = { FAXGATE_LEDGER_KEY: "test-ledger-key-0123456789abcdef0123456789abcdef" };
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
@@ -23,6 +25,8 @@ export default defineConfig({
     // every logger and every notification transport (also in the daemons the tests start) writes a
     // copy here; scripts/check-log-secrets.mjs checks both for secrets after the run
     // (and temp folders on a tmpfs where there is one: test/tmp-dir.ts)
-    env: { FAXGATE_LOG_COPY: LOG_COPY, FAXGATE_MAIL_COPY: MAIL_COPY, ...testTmpDir() },
+    // gateways sharing a PostgreSQL queue refuse to start without the ledger's number key
+    // (ledger/number-key.ts): every gateway a test starts gets this one, as a fleet would
+    env: { FAXGATE_LOG_COPY: LOG_COPY, FAXGATE_MAIL_COPY: MAIL_COPY, ...testTmpDir(), ...TEST_LEDGER_KEY },
   },
 });

@@ -11,6 +11,8 @@ import { testTmpDir } from "./test/tmp-dir.js";
 // each must have the CPU to itself, so they run one at a time, after the others.
 const TIMING = ["test/faults/super-linear.test.ts", "test/faults/sender-auth-burst.test.ts"];
 
+const TEST_LEDGER_KEY = { FAXGATE_LEDGER_KEY: "test-ledger-key-0123456789abcdef0123456789abcdef" };
+
 export default defineConfig({
   test: {
     testTimeout: 900_000,
@@ -20,7 +22,14 @@ export default defineConfig({
     setupFiles: ["test/setup-file.ts"],
     // as in the main suite: the secret check reads these after the run
     // (and temp folders on a tmpfs where there is one: test/tmp-dir.ts).
-    env: { FAXGATE_LOG_COPY: FAULTS_LOG_COPY, FAXGATE_MAIL_COPY: FAULTS_MAIL_COPY, ...testTmpDir() },
+    // gateways sharing a PostgreSQL queue refuse to start without the ledger's number key
+    // (ledger/number-key.ts): every gateway a test starts gets this one, as a fleet would
+    env: {
+      FAXGATE_LOG_COPY: FAULTS_LOG_COPY,
+      FAXGATE_MAIL_COPY: FAULTS_MAIL_COPY,
+      ...testTmpDir(),
+      ...TEST_LEDGER_KEY,
+    },
     projects: [
       {
         extends: true,

@@ -31,6 +31,8 @@ const { destinationPolicy } =
 const { OfficeConverter } =
   await faxgateModule<typeof import("../src/intake/office/office-convert.js")>("intake/office/office-convert");
 const { Metrics } = await faxgateModule<typeof import("../src/metrics/metrics.js")>("metrics/metrics");
+const { QueuePressure } =
+  await faxgateModule<typeof import("../src/intake/queue-pressure.js")>("intake/queue-pressure");
 
 const STABLE_MS = 50;
 const LATENCY_FILES = 60;
@@ -78,6 +80,7 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
     logger: silentLogger(),
     clock: systemClock,
     metrics: new Metrics(),
+    pressure: new QueuePressure(store, defaults.queue.maxWaiting, systemClock),
     destinations: destinationPolicy(
       () => defaults.destinations,
       () => [USER],

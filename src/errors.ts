@@ -79,7 +79,15 @@ export const ERROR_CATALOGUE = {
     "554 5.7.1",
   ),
   REPEATED_FILE: kind("the same file went to the same destination moments ago", "input", false, "554 5.6.0"),
-  CONVERTER_BUSY: kind("the office document converter had no free slot in time", "ours", true, "451 4.3.0"),
+  // back-pressure (issue 55): the sender is told "busy, try again" (451 4.3.2, a console's 503 with
+  // Retry-After) and holds its fax; nothing already accepted is dropped
+  CONVERTER_BUSY: kind("the office document converter had no free slot in time", "ours", true, "451 4.3.2"),
+  QUEUE_FULL: kind(
+    "the queue holds as many faxes not yet sent as it may (queue.maxWaiting)",
+    "ours",
+    true,
+    "451 4.3.2",
+  ),
   CONVERTER_UNAVAILABLE: kind(
     "the office document converter cannot run isolated as configured",
     "ours",
@@ -146,6 +154,8 @@ export interface FaxgateErrorOptions {
   httpStatus?: number;
   /** A config key, request field or other name the error is about. */
   field?: string;
+  /** When a busy or over-share answer asks its client to come back (a console's Retry-After). */
+  retryAfterSeconds?: number;
   cause?: unknown;
 }
 
@@ -155,6 +165,7 @@ export class FaxgateError extends Error {
   readonly smtpReply?: string;
   readonly httpStatus?: number;
   readonly field?: string;
+  readonly retryAfterSeconds?: number;
 
   constructor(code: ErrorCode, message: string, options: FaxgateErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -164,6 +175,7 @@ export class FaxgateError extends Error {
     this.smtpReply = options.smtpReply;
     this.httpStatus = options.httpStatus;
     this.field = options.field;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

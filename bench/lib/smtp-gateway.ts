@@ -37,6 +37,7 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
     await load<typeof import("../../src/recipients/recipients.js")>("recipients/recipients");
   const { silentLogger } = await load<typeof import("../../src/log/logger.js")>("log/logger");
   const { Metrics } = await load<typeof import("../../src/metrics/metrics.js")>("metrics/metrics");
+  const { QueuePressure } = await load<typeof import("../../src/intake/queue-pressure.js")>("intake/queue-pressure");
   const { SmtpGateway: Gateway } = await load<typeof import("../../src/smtp/server.js")>("smtp/server");
   const defaults = configSchema.parse({});
   const logger = silentLogger();
@@ -48,6 +49,7 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
     store: o.store,
     log: logger,
     metrics,
+    pressure: new QueuePressure(o.store, defaults.queue.maxWaiting, systemClock, metrics),
     readers: o.readers,
     directory: new UserDirectory({ clientFor: o.clientFor }),
     clock: systemClock,

@@ -4,6 +4,7 @@
 import { Command, CommanderError } from "commander";
 import { FaxgateError } from "../errors.js";
 import { accountCommands } from "./commands-account.js";
+import { auditCommands } from "./commands-audit.js";
 import { queueCommands } from "./commands-queue.js";
 import { runCommands, setupCommands } from "./commands-service.js";
 
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   queueCommands(program);
   accountCommands(program);
   setupCommands(program);
+  auditCommands(program);
   return program;
 }
 

@@ -8,6 +8,7 @@ import { JOB_STATES, RECIPIENT_STATES } from "../store/types.js";
 export const load = {
   address: () => import("./address.js"),
   apiCommands: () => import("./api-commands.js"),
+  audit: () => import("./audit.js"),
   jobs: () => import("./jobs.js"),
   send: () => import("./send.js"),
   opsCommands: () => import("./ops-commands.js"),

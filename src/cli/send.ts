@@ -9,6 +9,8 @@ import { destinationPolicy } from "../recipients/recipients.js";
 import { formatFaxNumber } from "../recipients/fax-number.js";
 import { acceptForm, newFaxDocuments, newFaxRecipients } from "../intake/new-fax.js";
 import { OfficeConverter } from "../intake/office/office-convert.js";
+import { QueuePressure } from "../intake/queue-pressure.js";
+import { systemClock } from "../clock.js";
 import { jobJson } from "../job-json.js";
 import { silentLogger } from "../log/logger.js";
 import type { QueueStore } from "../store/queue-store.js";
@@ -68,7 +70,8 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
   return withStore(ctx, async (store) => {
     // the same accept step as mail and print (stdout carries only the command's own answer)
     const { job } = await acceptForm(
-      { store, log: silentLogger() },
+      // a full queue answers "busy" here as at every door (QUEUE_FULL, exit code of a temporary error)
+      { store, log: silentLogger(), pressure: new QueuePressure(store, ctx.config.queue.maxWaiting, systemClock) },
       {
         source: "cli",
         user: user.name,

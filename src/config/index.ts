@@ -35,4 +35,5 @@ export type {
   WebConfig,
   WebhooksConfig,
 } from "./schema.js";
+export { readSecretsFile } from "./secrets-file.js";
 export { maskUrl } from "./url-secrets.js";

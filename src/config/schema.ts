@@ -479,6 +479,11 @@ export const configSchema = z
         leaseMs: z.number().int().min(500).default(60_000),
         /** wait this long after a send before reconciling its unknown outcome */
         reconcileGraceMs: z.number().int().min(0).default(5000),
+        /**
+         * faxes waiting to be sent (queued, deferred, being handed over) past which every door
+         * answers "busy, try again later" (SMTP 451 4.3.2, console 503) instead of taking more; 0: no limit
+         */
+        maxWaiting: z.number().int().min(0).default(10_000),
         /** faxes in flight to one destination number at a time, across all jobs */
         perNumberConcurrency: z.number().int().min(1).max(64).default(1),
         /** hand scheduled jobs to the service this long before they are due (0: they wait in our queue, cancellable, until due) */

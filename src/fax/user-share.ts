@@ -13,11 +13,8 @@ export interface UserShareOptions {
 
 /** A user is over their share; `retryAfterSeconds` goes into the answer's Retry-After. */
 export class ShareExceededError extends FaxgateError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super("CLIENT_LIMIT", message, { httpStatus: 429 });
+  constructor(message: string, retryAfterSeconds: number) {
+    super("CLIENT_LIMIT", message, { httpStatus: 429, retryAfterSeconds });
     this.name = "ShareExceededError";
   }
 }

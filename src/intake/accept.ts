@@ -5,11 +5,14 @@ import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueueStore, Job, JobMeta, JobSource, NewDocument, NewJob } from "../store/index.js";
 import { safeFileName } from "./documents/file-name.js";
+import type { QueuePressure } from "./queue-pressure.js";
 
 export interface AcceptDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt">;
   log: Logger;
   metrics?: Metrics;
+  /** queue.maxWaiting: a full queue refuses the job as busy (QUEUE_FULL) before it is stored */
+  pressure: QueuePressure;
 }
 
 export interface Accepted {
@@ -20,18 +23,23 @@ export interface Accepted {
   log: Logger;
 }
 
-/** Durably queues `job`; names of its documents are made safe to leave the gateway first. */
+/**
+ * Durably queues `job`; names of its documents are made safe to leave the gateway first. A full
+ * queue refuses it first (QUEUE_FULL, temporary: the sender keeps it and tries again).
+ */
 export async function acceptJob(
   deps: AcceptDeps,
   job: NewJob,
   fields: Record<string, unknown> = {},
 ): Promise<Accepted> {
+  await deps.pressure.check(job.source);
   const documents = job.documents.map((d, i) => ({ ...d, name: safeFileName(d.name, `document-${i + 1}`) }));
   const { job: stored, duplicate } = await deps.store.enqueue({ ...job, documents });
   const log = deps.log.child({ job: stored.id });
   if (duplicate) {
     log.info(fields, "ACCEPTED duplicate delivery, no new fax");
   } else {
+    deps.pressure.queued(stored.recipients.length);
     deps.metrics?.jobsEnqueued.inc({ source: job.source });
     log.info(
       {

@@ -15,5 +15,6 @@ export { OfficeConverter } from "./office/office-convert.js";
 export { isPrintRefusal, PrintDoor } from "./print-door.js";
 export type { PrintAccepted, PrintFile, PrintRoute } from "./print-door.js";
 export { parseTicket, TICKET_MAX_BYTES } from "./print/ticket.js";
+export { BUSY_RETRY_SECONDS, QueuePressure } from "./queue-pressure.js";
 export { ReaderPool } from "./reader-pool.js";
 export type { InputReaders } from "./reader-pool.js";

@@ -68,6 +68,15 @@ export class MailDoor {
     this.incomingDir = path.join(deps.dataDir, "incoming");
   }
 
+  /**
+   * The busy answer when the queue is full by the last count (queue.maxWaiting), for a door that
+   * can refuse before the message is sent (SMTP at MAIL FROM); null otherwise. The accept step
+   * asks again with a fresh count.
+   */
+  busyNow(door: string): FaxgateError | null {
+    return this.deps.pressure.busyNow(door);
+  }
+
   /** Makes incoming/ and removes what a crash left there (the clients will send again). */
   async open(): Promise<void> {
     await fsp.mkdir(this.incomingDir, { recursive: true, mode: 0o750 });

@@ -19,11 +19,14 @@ import type { FaxPrefixRule } from "./print/dial-string.js";
 import { parseEmbeddedCodes } from "./print/embedded-codes.js";
 import type { Ticket } from "./print/ticket.js";
 import type { InputReaders } from "./readers.js";
+import type { QueuePressure } from "./queue-pressure.js";
 import type { DestinationCheck } from "../recipients/index.js";
 
 export interface PrintDoorDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt" | "enqueueNotification">;
   metrics?: Metrics;
+  /** queue.maxWaiting: a full queue leaves the file to be tried again (QUEUE_FULL is temporary) */
+  pressure: QueuePressure;
   /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
   readers: Pick<InputReaders, "pdfPageTexts">;
   /** Converts office documents to PDF before they are queued. */
@@ -92,7 +95,7 @@ export class PrintDoor {
     await vet?.({ route, repeat });
     const waiting = route.via === ADDRESS_LATER;
     const accepted = await acceptJob(
-      { store: this.deps.store, log, metrics: this.deps.metrics },
+      { store: this.deps.store, log, metrics: this.deps.metrics, pressure: this.deps.pressure },
       {
         source: "spool",
         ...(waiting ? { awaitingAddress: true } : {}),

@@ -2,3 +2,5 @@
 // Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export type { Ledger, LedgerDoor } from "./events.js";
+export { SqlLedger } from "./ledger.js";
+export { LEDGER_KEY_NAME, ledgerNumberKey } from "./number-key.js";

@@ -28,6 +28,12 @@ export class Metrics {
     labelNames: ["outcome"],
     registers: [this.registry],
   });
+  readonly backPressure = new Counter({
+    name: "faxgate_busy_refusals_total",
+    help: "Faxes refused as busy, try again later (queue.maxWaiting reached), by door",
+    labelNames: ["door", "why"],
+    registers: [this.registry],
+  });
   readonly jobsEnqueued = new Counter({
     name: "faxgate_jobs_enqueued_total",
     help: "Jobs durably queued, by source",

@@ -4,12 +4,15 @@
 import type { Clock } from "../clock.js";
 import { type Config, preferenceRefreshMs } from "../config/index.js";
 import { UserDirectory } from "../fax/index.js";
+import { QueuePressure } from "../intake/index.js";
 import { type DestinationCheck, destinationPolicy } from "../recipients/index.js";
+import type { SqlLedger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueueStore } from "../store/index.js";
 import { RefusalLog } from "../web/index.js";
 import { ApiClients, type ServiceEndpoint } from "./api.js";
+import { createLedger } from "./ledger.js";
 import { LiveSettings } from "./live-settings.js";
 
 export interface RunningAddresses {
@@ -38,8 +41,12 @@ export interface Core {
   directory: UserDirectory;
   /** Recent SMTP, spool and mailbox refusals, for the console's operator page. */
   refusals: RefusalLog;
+  /** queue.maxWaiting: every door's "busy, try again" once that many faxes wait to be sent. */
+  pressure: QueuePressure;
   /** Filled in by the parts that listen, as they start. */
   addresses: RunningAddresses;
+  /** The compliance ledger: every door and stage that records an event records it here. */
+  ledger: SqlLedger;
 }
 
 export interface CoreOptions {
@@ -80,6 +87,8 @@ export function createCore(opts: CoreOptions): Core {
     ),
     directory,
     refusals: new RefusalLog(() => clock.now()),
+    pressure: new QueuePressure(opts.store, config.queue.maxWaiting, clock, opts.metrics),
     addresses: { smtp: [], admin: null, spoolRoot: null, outbox: null },
+    ledger: createLedger(config, opts.store),
   };
 }

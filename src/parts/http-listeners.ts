@@ -60,6 +60,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         confirmHours: () => smtpSettings(live.config()).senderAuth.confirmHours,
         partial: () => live.config().intake.partial,
         office: conv.convertQueue,
+        pressure: core.pressure,
         dataDir: config.data,
         logger: core.logger.child({ component: "web" }),
         clock: core.clock,

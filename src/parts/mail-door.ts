@@ -21,6 +21,7 @@ export function createMailDoor(
     store: core.store,
     log: core.logger.child({ component: "intake" }),
     metrics: core.metrics,
+    pressure: core.pressure,
     readers: conv.readers,
     directory: core.directory,
     clock: core.clock,

@@ -20,6 +20,7 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
     store: core.store,
     clock: core.clock,
     metrics: core.metrics,
+    pressure: core.pressure,
     destinations: core.destinations,
     spool,
     users: live.users(),

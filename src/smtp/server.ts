@@ -385,6 +385,9 @@ export class SmtpGateway {
     const declared = Number((address.args || undefined)?.SIZE ?? 0);
     if (declared > this.smtp.maxMessageBytes)
       return this.reject(cb, st.log, tooBig(this.smtp.maxMessageBytes), { from: from.slice(0, 200), size: declared });
+    // back-pressure: a full queue is answered before the message is sent (the door asks again at its end)
+    const busy = this.mail.busyNow("smtp");
+    if (busy) return this.reject(cb, st.log, busy, { from: from.slice(0, 200) });
     const decision = decideSender(this.index(), {
       address: from,
       authenticatedAs: typeof session.user === "string" ? session.user : undefined,

@@ -22,6 +22,7 @@ import {
   sha256,
   parseTicket,
   TICKET_MAX_BYTES,
+  type QueuePressure,
 } from "../intake/index.js";
 import type { DestinationCheck } from "../recipients/index.js";
 import type { Logger } from "../log/index.js";
@@ -55,6 +56,8 @@ export interface FileProcessorDeps {
   logger: Logger;
   clock: Clock;
   metrics: Metrics;
+  /** queue.maxWaiting (intake's busy answer): a full queue leaves files to be tried again */
+  pressure: QueuePressure;
   /** Reads a PDF's text layer (on the daemon's worker threads, with a time limit). */
   readers: InputReaders;
   /** The destination policy, with the gateway's rules and each user's own. */
@@ -92,6 +95,7 @@ export class FileProcessor {
     this.print = new PrintDoor({
       store: deps.store,
       metrics: deps.metrics,
+      pressure: deps.pressure,
       readers: deps.readers,
       office: deps.office,
       clientFor: deps.clientFor,

@@ -9,8 +9,8 @@ import type { FaxApi } from "../fax/index.js";
 import type { DestinationCheck } from "../recipients/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
+import type { QueuePressure, InputReaders, DocumentConverter } from "../intake/index.js";
 import type { QueueStore } from "../store/index.js";
-import type { InputReaders, DocumentConverter } from "../intake/index.js";
 import { sweepFailedJobs } from "./failed-jobs.js";
 import { withFolder } from "./safe-folder.js";
 import { FileProcessor } from "./file-processor.js";
@@ -35,6 +35,8 @@ export interface SpoolWatcherOptions {
   logger: Logger;
   clock: Clock;
   metrics: Metrics;
+  /** queue.maxWaiting (intake's busy answer): a full queue leaves files to be tried again */
+  pressure: QueuePressure;
   /**
    * Files handled at once (default 64: a burst of small letters shares the store's disk flushes;
    * 16 left the main thread idle a quarter of a burst, waiting for the flushes; docs/bench.md).
@@ -89,6 +91,7 @@ export class SpoolWatcher {
       logger: opts.logger,
       clock: this.clock,
       metrics: opts.metrics,
+      pressure: opts.pressure,
       readers: opts.readers,
       destinations: opts.destinations,
       office: opts.office,

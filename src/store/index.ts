@@ -9,7 +9,9 @@ export type { OpenStoreOptions } from "./open.js";
 export type { ClaimedGroup, FaxResultFields, QueueStore, RecipientKey } from "./queue-store.js";
 export type { ReceivedStore } from "./received.js";
 export { WHOLE_MESSAGE } from "./signed-uses.js";
-export type { Runner } from "./sql/db.js";
+export type { Db, Runner } from "./sql/db.js";
+export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
+export type { LedgerRecord } from "./sql/ledger.js";
 export {
   addHold,
   claimServicePurges,

@@ -1,6 +1,7 @@
 // The durable queue's contract, asynchronous so that SQLite (one box) and PostgreSQL (several
 // gateways sharing one queue) both implement it. Every stage (intake, dispatch, notify, the CLI,
 // the web console) depends on this interface, never on a backend class.
+import type { Db } from "./sql/db.js";
 import type {
   CoverSpec,
   Job,
@@ -20,7 +21,6 @@ import type {
 } from "./types.js";
 import type { ReceivedStore } from "./received.js";
 import type { SignedUse, SignedUseAnswer } from "./signed-uses.js";
-import type { Db } from "./sql/db.js";
 
 /** What retention needs of a store: its query layer, and how a purged job's files go (store/sql/retention.ts). */
 export interface RetentionPort {
@@ -87,6 +87,8 @@ export interface FailOptions {
  */
 export interface QueueStore extends ReceivedStore {
   readonly backend: "sqlite" | "postgres";
+  /** The query layer's port (sql/db.ts), for rooms with tables of their own (the ledger). */
+  readonly sql: Db;
 
   // ---- intake
   /** Durable when it resolves: documents stored (fsynced, or in the database), job row committed. */

@@ -3,6 +3,7 @@
 // Registered on the root instance, so every route group inherits it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { describeError, isFaxgateError } from "../errors.js";
+import { BUSY_RETRY_SECONDS } from "../intake/index.js";
 import type { Logger } from "../log/index.js";
 import { csrfRefusal } from "./sessions.js";
 
@@ -31,7 +32,7 @@ function statusOf(err: { code: string; httpStatus?: number }): number {
   if (err.code === "JOB_NOT_FOUND") return 404;
   if (err.code === "JOB_STATE") return 409;
   if (err.code === "API_FORBIDDEN") return 403;
-  if (err.code === "CONVERTER_BUSY") return 503;
+  if (err.code === "CONVERTER_BUSY" || err.code === "QUEUE_FULL") return 503;
   if (err.code.startsWith("API_")) return 502;
   return 400;
 }
@@ -41,9 +42,10 @@ function answerError(log: Logger, req: FastifyRequest, reply: FastifyReply, err:
   if (isFaxgateError(err)) {
     const status = statusOf(err);
     if (status !== 404) log.info({ user, url: req.url, code: err.code, status }, "WEB refused");
-    // over a share (the user's API calls, their place in the conversion queue): when to come back
-    const retryAfter = (err as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-    if (status === 429 && typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
+    // over a share (the user's API calls, their place in the conversion queue) or busy as a whole
+    // (the queue or the converters full): when to come back
+    if (status === 429 || status === 503)
+      reply.header("retry-after", String(err.retryAfterSeconds ?? BUSY_RETRY_SECONDS));
     return reply.code(status).send({ error: err.message, code: err.code });
   }
   const e = err as { statusCode?: number; message?: string; code?: string };

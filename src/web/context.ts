@@ -10,7 +10,7 @@ import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../confi
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/index.js";
 import type { DestinationCheck } from "../recipients/index.js";
-import { acceptForm, newFaxRecipients, type DocumentConverter } from "../intake/index.js";
+import { acceptForm, newFaxRecipients, type DocumentConverter, type QueuePressure } from "../intake/index.js";
 import type { ListenerLimits } from "../listener-limits.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
@@ -38,6 +38,8 @@ export interface WebConsoleDeps {
   /** intake.partial: a file that cannot be faxed refuses the fax (default) or is sent without */
   partial?: () => PartialMode;
   office: DocumentConverter;
+  /** queue.maxWaiting: a full queue answers a new fax 503 with Retry-After (intake's QUEUE_FULL) */
+  pressure: QueuePressure;
   dataDir: string;
   logger: Logger;
   clock?: Clock;
@@ -125,7 +127,7 @@ export class ConsoleContext {
     },
   ): Promise<Job> {
     const { job } = await acceptForm(
-      { store: this.deps.store, log: this.log, metrics: this.deps.metrics },
+      { store: this.deps.store, log: this.log, metrics: this.deps.metrics, pressure: this.deps.pressure },
       { source: "web", user: s.user, ...input },
       { user: s.user, via: "web" },
     );

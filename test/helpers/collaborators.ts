@@ -14,6 +14,7 @@ import { dispatcherOwner } from "../../src/dispatch/dispatcher.js";
 import { makeResolver, type DnsResolve } from "../../src/dns/resolver.js";
 import type { UserDirectory } from "../../src/fax/user-directory.js";
 import { MailDoor } from "../../src/intake/mail-door.js";
+import { QueuePressure } from "../../src/intake/queue-pressure.js";
 import type { DocumentConverter } from "../../src/intake/office/convert-queue.js";
 import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import type { DestinationCheck } from "../../src/recipients/destination-policy.js";
@@ -49,6 +50,16 @@ export function testResolver(dns: Partial<Config["dns"]> = {}): DnsResolve {
 }
 
 /** The office converter with the config's defaults (LibreOffice from PATH); its owner closes it. */
+/** The busy answer as src/parts/core.ts builds it: the schema's queue.maxWaiting unless given. */
+export function testPressure(
+  store: Pick<QueueStore, "counts">,
+  maxWaiting = defaultConfig().queue.maxWaiting,
+  clock: Clock = systemClock,
+  metrics?: Metrics,
+): QueuePressure {
+  return new QueuePressure(store, maxWaiting, clock, metrics);
+}
+
 export function testOffice(): OfficeConverter {
   return new OfficeConverter(defaultConfig().office);
 }
@@ -75,6 +86,7 @@ export async function testMailDoor(p: MailDoorParts): Promise<MailDoor> {
     store: p.store,
     log: p.logger,
     metrics: p.metrics,
+    pressure: testPressure(p.store, undefined, p.clock, p.metrics),
     readers: p.readers,
     directory: p.directory,
     clock: p.clock,

@@ -6,7 +6,7 @@ import { FaxgateError, isFaxgateError } from "../../src/errors.js";
 import { pdfPageTexts } from "../../src/intake/pdf/pdf-text.js";
 import { isPrintRefusal, PrintDoor, type PrintFile, type PrintRoute } from "../../src/intake/print-door.js";
 import { parseTicket, type Ticket } from "../../src/intake/print/ticket.js";
-import { testPolicy } from "../helpers/collaborators.js";
+import { testPolicy, testPressure } from "../helpers/collaborators.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { TEST_PDF, tempStore, type TempStore } from "../helpers/store.js";
 
@@ -14,23 +14,27 @@ let t: TempStore;
 let door: PrintDoor;
 const log = silentLogger();
 
+/** The door's collaborators, as parts/ hands them over. */
+const deps = () => ({
+  store: t.store,
+  pressure: testPressure(t.store),
+  readers: { pdfPageTexts },
+  // none of these files is an office document, and none names a contact
+  office: {
+    unavailableReason: () => "no office file here",
+    convert: () => Promise.reject(new Error("no office file here")),
+    close: async () => {},
+  },
+  clientFor: () => {
+    throw new Error("no contact lookups here");
+  },
+  defaultCountryCode: "1",
+  destinations: testPolicy(),
+});
+
 beforeEach(() => {
   t = tempStore();
-  door = new PrintDoor({
-    store: t.store,
-    readers: { pdfPageTexts },
-    // none of these files is an office document, and none names a contact
-    office: {
-      unavailableReason: () => "no office file here",
-      convert: () => Promise.reject(new Error("no office file here")),
-      close: async () => {},
-    },
-    clientFor: () => {
-      throw new Error("no contact lookups here");
-    },
-    defaultCountryCode: "1",
-    destinations: testPolicy(),
-  });
+  door = new PrintDoor(deps());
 });
 afterEach(() => t.cleanup());
 
@@ -120,6 +124,15 @@ describe("the print door", () => {
     // without a ticket (not printed) the same file is refused instead
     const err = await refusal(door.accept(file("scan.pdf", TEST_PDF), { log }));
     expect(err.code).toBe("NO_DESTINATION");
+  });
+
+  it("leaves a file for its next try while the queue is full (queue.maxWaiting), queueing nothing", async () => {
+    await door.accept(file("15551234567 - first.pdf", TEST_PDF), { log });
+    const full = new PrintDoor({ ...deps(), pressure: testPressure(t.store, 1) });
+    const err = await refusal(full.accept(file("15551234568 - second.pdf", TEST_PDF), { log }));
+    expect(err.code).toBe("QUEUE_FULL");
+    expect(isPrintRefusal(err)).toBe(false);
+    expect((await t.store.listJobs()).length).toBe(1);
   });
 
   it("tells a refusal from trouble of our own, which leaves the file to retry", () => {

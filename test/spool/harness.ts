@@ -13,7 +13,7 @@ import { SpoolWatcher, type SpoolWatcherOptions } from "../../src/spool/watcher.
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { Job } from "../../src/store/types.js";
 import { ReaderPool } from "../../src/intake/reader-pool.js";
-import { testOffice, testPolicy, testSpool } from "../helpers/collaborators.js";
+import { testOffice, testPolicy, testPressure, testSpool } from "../helpers/collaborators.js";
 import { afterThisFile } from "../helpers/file-cleanup.js";
 import { tempFolder } from "../tmp-dir.js";
 
@@ -111,6 +111,7 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
       clientFor: opts.clientFor ?? noApi,
       logger: silentLogger(),
       metrics,
+      pressure: testPressure(store),
       clock: opts.clock ?? systemClock,
       destinations: testPolicy(() => users),
       office,

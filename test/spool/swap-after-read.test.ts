@@ -12,7 +12,7 @@ import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { NewJob } from "../../src/store/types.js";
 import { inProcessReaders } from "../../src/intake/reader-pool.js";
-import { testOffice, testPolicy, testSpool } from "../helpers/collaborators.js";
+import { testOffice, testPolicy, testPressure, testSpool } from "../helpers/collaborators.js";
 import { waitUntil } from "../helpers/wait.js";
 import { ALICE, drop, textPdf } from "./harness.js";
 import { tempFolder } from "../tmp-dir.js";
@@ -55,6 +55,7 @@ it("stores the bytes it judged even if the work file is swapped for a symlink be
     users: [ALICE],
     defaultCountryCode: "1",
     store: swapping,
+    pressure: testPressure(swapping),
     clientFor: () => {
       throw new Error("no fax service in this test");
     },

@@ -1,6 +1,7 @@
 // A shipped schema step has run on users' databases: its text must never change (a change would
 // leave old and new installs with different schemas). New steps are appended, and their digest
-// added here. The helpers the steps share (rebuildJobs, receivedTables, signedUsesTable) are held by this too.
+// added here. The helpers the steps share (rebuildJobs, receivedTables, signedUsesTable,
+// ledgerTable) are held by this too.
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { PG_MIGRATIONS } from "../../src/store/postgres/schema.js";
@@ -17,8 +18,9 @@ const SHIPPED = {
     "f83802e44b90d623",
     "7fad58bc15db9895",
     "a8b9d7efc946cac3",
+    "5f235f8ef53d8226",
   ],
-  postgres: ["c328046060d11c68", "2afade83c8eb7742", "de64eda94e4a1a8e", "a8b9d7efc946cac3"],
+  postgres: ["c328046060d11c68", "2afade83c8eb7742", "de64eda94e4a1a8e", "a8b9d7efc946cac3", "5f235f8ef53d8226"],
 };
 
 describe("shipped schema steps", () => {

@@ -26,8 +26,6 @@ export const DEFAULT_QUEUE_PER_USER = 3;
 
 /** A user has too many documents in the queue already; `retryAfterSeconds` for a console's Retry-After. */
 export class UserQueueFullError extends FaxgateError {
-  readonly retryAfterSeconds: number;
-
   constructor(user: string, perUser: number, retryAfterSeconds: number) {
     super(
       "CONVERTER_BUSY",
@@ -36,10 +34,10 @@ export class UserQueueFullError extends FaxgateError {
         temporary: true,
         httpStatus: 429,
         smtpReply: `451 4.7.1 ${perUser} office documents of ${user} are being converted already, please try again later`,
+        retryAfterSeconds,
       },
     );
     this.name = "UserQueueFullError";
-    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -140,7 +138,7 @@ export class ConvertQueue implements DocumentConverter {
         reject(
           new FaxgateError("CONVERTER_BUSY", "the document converter is busy; try again later", {
             temporary: true,
-            smtpReply: "451 4.3.0 The office document converter is busy, please try again later",
+            smtpReply: "451 4.3.2 The office document converter is busy, please try again later",
           }),
         );
       }, this.converter.options.timeoutMs);

@@ -254,7 +254,7 @@ export class OfficeConverter {
       if (left <= 0) {
         throw new FaxgateError("CONVERTER_BUSY", "the document converter is busy; try again later", {
           temporary: true,
-          smtpReply: "451 4.3.0 The office document converter is busy, please try again later",
+          smtpReply: "451 4.3.2 The office document converter is busy, please try again later",
         });
       }
       await new Promise<void>((resolve) => {

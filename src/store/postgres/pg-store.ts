@@ -71,6 +71,10 @@ export class PgStore implements QueueStore {
   /** A job as this instance hands it out: its documents' paths in this instance's cache. */
   private readonly local = (job: Job): Job => documents.withLocalPaths(this.ctx, job);
 
+  get sql(): Db {
+    return this.q;
+  }
+
   /** Connects, brings the schema up to date (one instance at a time) and sweeps stale cached copies. */
   static async open(opts: PgStoreOptions): Promise<PgStore> {
     const store = new PgStore(createPgContext(opts));

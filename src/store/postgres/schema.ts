@@ -5,6 +5,7 @@
 // out: a shipped step never changes (test/store/schema-steps.test.ts), a new state is a new step.
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
+import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { lockKey, type PgContext } from "./context.js";
 
@@ -124,6 +125,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   receivedTables({ blob: "BYTEA", serial: "BIGSERIAL PRIMARY KEY" }),
   // The replay record of signed mail (store/signed-uses.ts), as in the SQLite store.
   signedUsesTable(),
+  // The compliance ledger (store/sql/ledger.ts), as in the SQLite store.
+  ledgerTable(),
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts), as in the SQLite store.
   retentionTables(),

@@ -216,6 +216,31 @@ export const TABLES: readonly Table[] = [
       { name: "signed_uses_claim", columns: "claim" },
     ],
   },
+  {
+    // the compliance ledger (sql/ledger.ts): append-only, each row chained to the one before
+    name: "ledger",
+    columns: [
+      integer("seq", { primaryKey: true }),
+      required("at"),
+      required("action"),
+      required("actor_kind"),
+      text("actor_id"),
+      required("object_kind"),
+      required("object_id"),
+      required("door"),
+      text("client"),
+      text("number_hash"),
+      required("detail"),
+      required("prev_hash"),
+      required("hash"),
+    ],
+    indexes: [
+      { name: "ledger_at", columns: "at" },
+      { name: "ledger_object", columns: "object_kind, object_id" },
+      { name: "ledger_actor", columns: "actor_id", where: "actor_id IS NOT NULL" },
+      { name: "ledger_number", columns: "number_hash", where: "number_hash IS NOT NULL" },
+    ],
+  },
   // retention (issue 56): legal holds, and the service copies to delete (sql/retention-tables.ts)
   {
     name: "legal_holds",

@@ -48,6 +48,7 @@ import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { SqliteDb } from "./sqlite-db.js";
+import type { Db } from "../sql/db.js";
 import * as leases from "./leases.js";
 import * as received from "./received.js";
 import type { ReceivedChange, ReceivedFilter } from "../received.js";
@@ -84,6 +85,10 @@ export class SqliteStore implements QueueStore {
   private syncs: GroupSync[] = [];
   private readonly checkpoints: Checkpointer;
   private readonly writer: IntakeWriter;
+
+  get sql(): Db {
+    return this.q;
+  }
 
   static open(opts: StoreOptions): SqliteStore {
     return new SqliteStore(opts);

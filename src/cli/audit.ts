@@ -1,0 +1,154 @@
+// `faxgate audit verify|export|anchor` (commands-audit.ts): the ledger read through the same
+// SqlLedger the daemon records with, on the queue the config names.
+import { appendFileSync, readFileSync } from "node:fs";
+import { FaxgateError } from "../errors.js";
+import type { LedgerRow } from "../ledger/events.js";
+import { readingLedger } from "../parts/ledger.js";
+import { type GlobalOptions, loadContext, printJson, withStore } from "./context.js";
+
+/** One kept head: `faxgate-ledger-anchor seq=N hash=H at=T taken=T`. */
+const ANCHOR = /^faxgate-ledger-anchor seq=(\d+) hash=([0-9a-f]{64}) at=(\S+) taken=(\S+)$/;
+
+export async function auditVerifyCommand(opts: GlobalOptions & { anchor?: string }): Promise<number> {
+  const ctx = loadContext(opts);
+  const anchors = opts.anchor ? readAnchors(opts.anchor) : [];
+  return withStore(ctx, async (store) => {
+    const ledger = readingLedger(ctx.config, store, false);
+    const result = await ledger.verify();
+    let rewritten: string | null = null;
+    if (!result.broken)
+      for (const a of anchors) {
+        const hash = await ledger.hashAt(a.seq);
+        if (hash === null) {
+          rewritten = `row ${a.seq}, kept by the anchor taken ${a.taken}, is gone (the ledger ends at ${result.head?.seq ?? 0}): rows were deleted from the end`;
+          break;
+        }
+        if (hash !== a.hash) {
+          rewritten = `row ${a.seq} is not the row the anchor taken ${a.taken} kept (its hash differs): the ledger was rewritten up to it`;
+          break;
+        }
+      }
+    const problem = result.broken ? `row ${result.broken.seq}: ${result.broken.reason}` : rewritten;
+    if (opts.json)
+      printJson({
+        whole: problem === null,
+        rows: result.rows,
+        head: result.head,
+        anchors: anchors.length,
+        ...(result.broken ? { brokenAt: result.broken.seq } : {}),
+        ...(problem ? { problem } : {}),
+      });
+    else if (problem) process.stderr.write(`faxgate: the ledger is broken at ${problem}\n`);
+    else
+      process.stdout.write(
+        `the ledger is whole: ${result.rows} rows${result.head ? `, head seq=${result.head.seq} hash=${result.head.hash}` : ""}${anchors.length ? `, ${anchors.length} anchors hold` : ""}\n`,
+      );
+    return problem ? 1 : 0;
+  });
+}
+
+function readAnchors(file: string): Array<{ seq: number; hash: string; taken: string }> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new FaxgateError("USAGE", `--anchor: cannot read ${file}: ${(err as NodeJS.ErrnoException).code}`);
+  }
+  const out: Array<{ seq: number; hash: string; taken: string }> = [];
+  for (const line of text.split(/\r?\n/)) {
+    const m = ANCHOR.exec(line.trim());
+    if (m) out.push({ seq: Number(m[1]), hash: m[2]!, taken: m[4]! });
+  }
+  if (out.length === 0)
+    throw new FaxgateError("USAGE", `--anchor: ${file} holds no line written by \`faxgate audit anchor\``);
+  return out;
+}
+
+export async function auditAnchorCommand(opts: GlobalOptions & { out?: string }): Promise<number> {
+  const ctx = loadContext(opts);
+  return withStore(ctx, async (store) => {
+    const head = await readingLedger(ctx.config, store, false).head();
+    if (!head) {
+      process.stderr.write("faxgate: the ledger is empty: there is no head to anchor yet\n");
+      return 1;
+    }
+    const line = `faxgate-ledger-anchor seq=${head.seq} hash=${head.hash} at=${head.at} taken=${new Date().toISOString()}`;
+    if (opts.out) appendFileSync(opts.out, `${line}\n`);
+    process.stdout.write(`${line}\n`);
+    return 0;
+  });
+}
+
+export interface ExportOptions extends GlobalOptions {
+  since?: string;
+  until?: string;
+  user?: string;
+  object?: { kind: LedgerRow["object"]["kind"]; id: string };
+  number?: string;
+  format: "jsonl" | "csv";
+}
+
+const CSV_COLUMNS = [
+  "seq",
+  "at",
+  "action",
+  "actor_kind",
+  "actor_id",
+  "object_kind",
+  "object_id",
+  "door",
+  "client",
+  "number_hash",
+  "detail",
+  "prev_hash",
+  "hash",
+];
+
+/** RFC 4180: quoted when it holds a comma, quote or line break; a leading =+-@ is not a formula. */
+function csvField(v: string | number | null): string {
+  if (v === null) return "";
+  let s = String(v);
+  if (/^[=+\-@]/.test(s) && typeof v === "string") s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function csvLine(r: LedgerRow): string {
+  return [
+    r.seq,
+    r.at,
+    r.action,
+    r.actor.kind,
+    r.actor.id ?? null,
+    r.object.kind,
+    r.object.id,
+    r.door,
+    r.client,
+    r.numberHash,
+    JSON.stringify(r.detail),
+    r.prevHash,
+    r.hash,
+  ]
+    .map(csvField)
+    .join(",");
+}
+
+export async function auditExportCommand(opts: ExportOptions): Promise<void> {
+  const ctx = loadContext(opts);
+  await withStore(ctx, async (store) => {
+    const ledger = readingLedger(ctx.config, store, opts.number !== undefined);
+    const out: string[] = [];
+    const flush = async () => {
+      if (out.length === 0) return;
+      const chunk = out.join("");
+      out.length = 0;
+      if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once("drain", r));
+    };
+    if (opts.format === "csv") out.push(`${CSV_COLUMNS.join(",")}\r\n`);
+    const filter = { since: opts.since, until: opts.until, user: opts.user, object: opts.object, number: opts.number };
+    for await (const r of ledger.all(filter)) {
+      out.push(opts.format === "csv" ? `${csvLine(r)}\r\n` : `${JSON.stringify(r)}\n`);
+      if (out.length >= 500) await flush();
+    }
+    await flush();
+  });
+}

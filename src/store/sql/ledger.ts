@@ -1,0 +1,138 @@
+// The compliance ledger's table and its statements, written once for both stores (src/ledger/
+// holds what a row means and how the chain is hashed). One chain per store: the append takes
+// the ledger's lock, reads the head and writes the next row in the same transaction, so several
+// gateways on one PostgreSQL append 1, 2, 3... without a gap or a fork (SQLite's BEGIN IMMEDIATE
+// already lets one writer in at a time).
+import type { Db, Runner } from "./db.js";
+
+/** The table, as both backends create it (sqlite/migrations.ts, postgres/schema.ts). Shipped: never edit. */
+export function ledgerTable(): string {
+  return `
+  CREATE TABLE ledger (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    action TEXT NOT NULL,
+    actor_kind TEXT NOT NULL,
+    actor_id TEXT,
+    object_kind TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    door TEXT NOT NULL,
+    client TEXT,
+    number_hash TEXT,
+    detail TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+  );
+  CREATE INDEX ledger_at ON ledger(at);
+  CREATE INDEX ledger_object ON ledger(object_kind, object_id);
+  CREATE INDEX ledger_actor ON ledger(actor_id) WHERE actor_id IS NOT NULL;
+  CREATE INDEX ledger_number ON ledger(number_hash) WHERE number_hash IS NOT NULL;
+  `;
+}
+
+/** A row's columns as stored. */
+export interface LedgerRecord {
+  seq: number;
+  at: string;
+  action: string;
+  actor_kind: string;
+  actor_id: string | null;
+  object_kind: string;
+  object_id: string;
+  door: string;
+  client: string | null;
+  number_hash: string | null;
+  /** JSON, written by the ledger in one canonical form (its hash covers this text) */
+  detail: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** The chain's first row's prevHash. */
+export const GENESIS_HASH = "0".repeat(64);
+
+const COLUMNS =
+  "seq, at, action, actor_kind, actor_id, object_kind, object_id, door, client, number_hash, detail, prev_hash, hash";
+
+/**
+ * Appends one row inside `t`: the ledger's lock, the head read, the row sealed by `seal` (its hash
+ * over the fields and the head's hash) and inserted. Record last in a transaction: the lock is
+ * held until it commits.
+ */
+export async function appendLedger(
+  t: Runner,
+  fields: Omit<LedgerRecord, "seq" | "prev_hash" | "hash">,
+  seal: (row: Omit<LedgerRecord, "hash">) => string,
+): Promise<LedgerRecord> {
+  await t.lock("ledger");
+  const head = await t.get<{ seq: number | string; hash: string }>(
+    "SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1",
+  );
+  const unsealed = { ...fields, seq: head ? Number(head.seq) + 1 : 1, prev_hash: head?.hash ?? GENESIS_HASH };
+  const row: LedgerRecord = { ...unsealed, hash: seal(unsealed) };
+  await t.run(`INSERT INTO ledger (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+    row.seq,
+    row.at,
+    row.action,
+    row.actor_kind,
+    row.actor_id,
+    row.object_kind,
+    row.object_id,
+    row.door,
+    row.client,
+    row.number_hash,
+    row.detail,
+    row.prev_hash,
+    row.hash,
+  ]);
+  return row;
+}
+
+export interface LedgerQuery {
+  since?: string;
+  until?: string;
+  /** the actor's id or, for a person, the object's */
+  user?: string;
+  object?: { kind: string; id: string };
+  numberHash?: string;
+  /** rows after this seq (paging through the whole chain) */
+  afterSeq?: number;
+  limit?: number;
+  /** newest first (the console) instead of the chain's order */
+  newestFirst?: boolean;
+}
+
+const withNumbers = (r: LedgerRecord): LedgerRecord => ({ ...r, seq: Number(r.seq) });
+
+/** Rows matching `q`, in chain order (or newest first). */
+export async function ledgerRows(db: Db | Runner, q: LedgerQuery = {}): Promise<LedgerRecord[]> {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const add = (cond: string, ...values: unknown[]): void => {
+    where.push(cond);
+    args.push(...values);
+  };
+  if (q.since !== undefined) add("at >= ?", q.since);
+  if (q.until !== undefined) add("at < ?", q.until);
+  if (q.user !== undefined) add("(actor_id = ? OR (object_kind = 'person' AND object_id = ?))", q.user, q.user);
+  // a job's rows include its recipients' (job:<id>#<idx>)
+  if (q.object?.kind === "job")
+    add(
+      "((object_kind = 'job' AND object_id = ?) OR (object_kind = 'recipient' AND object_id LIKE ?))",
+      q.object.id,
+      `${q.object.id}#%`,
+    );
+  else if (q.object) add("object_kind = ? AND object_id = ?", q.object.kind, q.object.id);
+  if (q.numberHash !== undefined) add("number_hash = ?", q.numberHash);
+  if (q.afterSeq !== undefined) add("seq > ?", q.afterSeq);
+  const limit = q.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(q.limit))}` : "";
+  const sql = `SELECT ${COLUMNS} FROM ledger${where.length ? ` WHERE ${where.join(" AND ")}` : ""}
+    ORDER BY seq ${q.newestFirst ? "DESC" : "ASC"}${limit}`;
+  return (await db.all<LedgerRecord>(sql, args)).map(withNumbers);
+}
+
+/** The chain's last row, or undefined while it is empty. */
+export async function ledgerHead(db: Db | Runner): Promise<LedgerRecord | undefined> {
+  const r = await db.get<LedgerRecord>(`SELECT ${COLUMNS} FROM ledger ORDER BY seq DESC LIMIT 1`);
+  return r && withNumbers(r);
+}
