@@ -5,6 +5,7 @@ import { Command, CommanderError } from "commander";
 import { FaxgateError } from "../errors.js";
 import { accountCommands } from "./commands-account.js";
 import { auditCommands } from "./commands-audit.js";
+import { legalHoldCommands } from "./commands-legal-hold.js";
 import { queueCommands } from "./commands-queue.js";
 import { runCommands, setupCommands } from "./commands-service.js";
 
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   accountCommands(program);
   setupCommands(program);
   auditCommands(program);
+  legalHoldCommands(program);
   return program;
 }
 

@@ -10,6 +10,7 @@ export const load = {
   apiCommands: () => import("./api-commands.js"),
   audit: () => import("./audit.js"),
   jobs: () => import("./jobs.js"),
+  legalHold: () => import("./legal-hold.js"),
   send: () => import("./send.js"),
   opsCommands: () => import("./ops-commands.js"),
   start: () => import("./start.js"),
