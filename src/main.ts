@@ -40,6 +40,7 @@ import {
   type Part,
   createSmtp,
   createSpool,
+  createRetention,
 } from "./parts/index.js";
 import type { KeyWatch } from "./keys/index.js";
 import type { ConfirmExpiry } from "./intake/index.js";
@@ -131,6 +132,7 @@ export class Gateway {
       webAuthFailureDelayMs: opts.webAuthFailureDelayMs,
     });
     const spool = createSpool(core, converters);
+    const retention = createRetention(core);
     const smtp = createSmtp(core, door.mail);
     registerGatewayGauges(core, () => dispatch.dispatcher.holds);
 
@@ -154,6 +156,7 @@ export class Gateway {
       door.expiryPart,
       createMailboxes(core, door.mail),
       ...spool.parts,
+      retention.part,
       smtp.part,
     ];
   }

@@ -1,4 +1,5 @@
 // `config check`, `doctor`, `passwd`: the admin's checks before and after a deployment.
+import { storeTimeCheck } from "../retention/service-time.js";
 import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -295,6 +296,9 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
               detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? "?"})`,
             },
           );
+          // the account's own keeping time against the retention rule, once
+          if (!checks.some((x) => x.name === "service retention"))
+            checks.push(storeTimeCheck(me.account?.storeFaxesTime, c.retention));
           if (admin) {
             const key = await findKey(admin, me.userId, u.apiKey);
             if (key?.expiresAt) {

@@ -11,6 +11,7 @@ export const load = {
   audit: () => import("./audit.js"),
   evidence: () => import("./evidence.js"),
   jobs: () => import("./jobs.js"),
+  legalHold: () => import("./legal-hold.js"),
   send: () => import("./send.js"),
   opsCommands: () => import("./ops-commands.js"),
   start: () => import("./start.js"),

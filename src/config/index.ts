@@ -6,6 +6,8 @@ export { parseHostPort } from "./host-port.js";
 export { outboxDir, validateConfig } from "./load.js";
 export { restartNoteKey, restartOnlyChanges } from "./restart-needed.js";
 export type { RestartNote } from "./restart-needed.js";
+export { oldRetentionKeysWarning } from "./retention.js";
+export type { RetentionConfig } from "./retention.js";
 export { riskySettings } from "./risky-settings.js";
 export {
   addressWaitMs,

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { FaxgateError } from "../errors.js";
 import { renameOldKeys, type OldKeyUse } from "./old-keys.js";
 import { configSchema, SECRET_KEYS, type Config } from "./schema.js";
+import { moveOldRetentionKeys } from "./retention.js";
 import { readSecretsFile } from "./secrets-file.js";
 import { maskUrl, substituteInUrl } from "./url-secrets.js";
 
@@ -208,7 +209,9 @@ export function validateConfig(raw: unknown, source = "config"): Config {
 
 /** Renames old keys (reporting each), then checks the result against the schema and the cross-key rules. */
 export function validateConfigDetailed(raw: unknown, source = "config"): { config: Config; oldKeys: OldKeyUse[] } {
-  const renamed = renameOldKeys(raw);
+  // the retention keys of before are read as the retention section (warned: retention.oldKeys),
+  // the other keys of before are renamed (old-keys.ts)
+  const renamed = renameOldKeys(moveOldRetentionKeys(raw));
   const result = configSchema.safeParse(renamed.raw);
   if (!result.success || renamed.problems.length > 0) {
     // a value moved from an old key is refused under its new name: say where it was written

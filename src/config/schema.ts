@@ -8,6 +8,7 @@ import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
 import { duration } from "./duration.js";
 import { isHostPort } from "./host-port.js";
+import { retentionSchema } from "./retention.js";
 import { isUrlWithScheme } from "../url-check.js";
 import { databaseUrlProblem, urlWithPassword } from "./url-secrets.js";
 
@@ -374,7 +375,6 @@ const spoolSchema = z
     root: z.string().min(1),
     /** how long a file's size must stay unchanged before it is taken */
     stableFor: duration({ min: "50ms" }).prefault("2s"),
-    doneRetentionDays: z.number().min(0).default(7),
     /** a true repeat (same user, content, destinations, cover) within this window is faxed once; the repeat goes to failed/ with a reason */
     dedupeWindow: duration().prefault("60m"),
     maxFileBytes: z.number().int().min(1024).default(52_428_800),
@@ -465,7 +465,6 @@ export const configSchema = z
         /** tries for a busy / no-answer result before the recipient fails */
         maxFaxTries: z.number().int().min(1).default(3),
         pollInterval: duration({ min: "100ms" }).prefault("10s"),
-        retentionDays: z.number().min(0).default(30),
         /** lease on a send in progress, renewed while it runs */
         lease: duration({ min: "500ms" }).prefault("60s"),
         /** wait this long after a send before reconciling its unknown outcome */
@@ -542,11 +541,11 @@ export const configSchema = z
       .strict()
       .optional(),
 
+    /** How long each kind of copy lives, the service's included (docs/compliance.md). */
+    retention: retentionSchema.prefault({}),
     /** Received faxes: kept in the queue, routed by rules (docs/inbound.md). */
     inbound: z
       .object({
-        /** how long received faxes and their documents are kept */
-        retentionDays: z.number().min(0).default(90),
         groups: z
           .record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, "expected a short group name"), inboundGroup)
           .default({}),

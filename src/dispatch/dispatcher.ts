@@ -39,8 +39,6 @@ export interface DispatcherOptions {
 
 /** How often the loop looks for due work; status polls follow queue.pollInterval. */
 const TICK_MS = 1000;
-/** Finished jobs past queue.retentionDays are removed this often. */
-const PURGE_EVERY_MS = 3_600_000;
 /**
  * Expired leases and unknown sends are looked for at most this often (real time): a pass woken by
  * each new job only claims, so a mail burst over a long queue does not scan it once a mail.
@@ -70,7 +68,6 @@ export class Dispatcher {
   private resumeTimer: NodeJS.Timeout | null = null;
   private pausedUntil = 0;
   private lastPoll = 0;
-  private lastPurge = 0;
   private lastHousekeeping = Number.NEGATIVE_INFINITY;
   /** Failed passes in a row, and when the last one was logged (a read-only disk fails every pass). */
   private failedPasses = 0;
@@ -304,16 +301,8 @@ export class Dispatcher {
       if (groups.length === 0) break;
       for (const g of groups) work.push(this.send(g));
     }
+    // finished jobs past their time go by the retention rule (retention/), which sees legal holds
     const now = this.ctx.clock.now();
-    if (!untilIdle && now - this.lastPurge >= PURGE_EVERY_MS) {
-      this.lastPurge = now;
-      try {
-        // one gateway at a time purges (a duty; always this one on SQLite)
-        if (await store.holdsDuty("purge")) await store.purge(this.ctx.queue.retentionDays * 86_400_000);
-      } catch (err) {
-        this.ctx.log.error({ err: describeError(err) }, "purge failed");
-      }
-    }
     if (untilIdle || now - this.lastPoll >= this.ctx.queue.pollInterval) {
       if (!this.polling) {
         this.lastPoll = now;

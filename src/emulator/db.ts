@@ -74,6 +74,14 @@ function migrate(db: Db): void {
     // faxes finished before webhooks existed raise no events now
     db.exec("ALTER TABLE faxes ADD COLUMN notifiedAt INTEGER; UPDATE faxes SET notifiedAt = readyAt");
   }
+  // the service's own purge (issue 56): the file is gone, by a delete or by the account's storeFaxesTime
+  if (!faxCols.has("filePurgedAt")) db.exec("ALTER TABLE faxes ADD COLUMN filePurgedAt INTEGER");
+  const accountCols = new Set(
+    (db.prepare("PRAGMA table_info(accounts)").all() as Array<{ name: string }>).map((c) => c.name),
+  );
+  // days the service keeps a fax's file (0: for ever), the account's storeFaxesTime
+  if (!accountCols.has("storeFaxesTime"))
+    db.exec("ALTER TABLE accounts ADD COLUMN storeFaxesTime INTEGER NOT NULL DEFAULT 0");
   // the webhook pass looks for finished faxes not yet notified ten times a second: keep it an index lookup
   db.exec("CREATE INDEX IF NOT EXISTS faxes_unnotified ON faxes (readyAt) WHERE notifiedAt IS NULL");
 }
@@ -99,6 +107,7 @@ export interface AccountRow {
   faxCallerId: string;
   supportCode: string;
   createdAt: number;
+  storeFaxesTime: number;
 }
 
 export interface UserRow {
@@ -198,4 +207,5 @@ export interface FaxRow {
   isArchived: number;
   isRead: number;
   deletedAt: number | null;
+  filePurgedAt: number | null;
 }

@@ -8,10 +8,21 @@ export interface FaultSettings {
   errorRate: number;
   rateLimitRate: number;
   dropRate: number;
+  /** what DELETE /v1/fax/{id} does: deletes (normal), answers 500 (refuse), answers 200 and keeps the fax (ignore) */
+  deleteMode: DeleteMode;
 }
 
+export const DELETE_MODES = ["normal", "refuse", "ignore"] as const;
+export type DeleteMode = (typeof DELETE_MODES)[number];
+
 export class Faults {
-  private settings: FaultSettings = { latencyMs: 0, errorRate: 0, rateLimitRate: 0, dropRate: 0 };
+  private settings: FaultSettings = {
+    latencyMs: 0,
+    errorRate: 0,
+    rateLimitRate: 0,
+    dropRate: 0,
+    deleteMode: "normal",
+  };
   private state: number;
 
   constructor(seed = 0x5eed) {
@@ -27,11 +38,18 @@ export class Faults {
     if (!input || typeof input !== "object") throw invalid("faults must be a JSON object");
     const next = { ...this.settings };
     for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
-      if (!(k in next)) throw invalid(`unknown fault "${k}" (latencyMs, errorRate, rateLimitRate, dropRate)`);
+      if (!(k in next))
+        throw invalid(`unknown fault "${k}" (latencyMs, errorRate, rateLimitRate, dropRate, deleteMode)`);
+      if (k === "deleteMode") {
+        if (!DELETE_MODES.includes(v as DeleteMode))
+          throw invalid(`deleteMode must be one of ${DELETE_MODES.join(", ")}`);
+        next.deleteMode = v as DeleteMode;
+        continue;
+      }
       const n = typeof v === "string" ? Number(v) : v;
       if (typeof n !== "number" || !Number.isFinite(n) || n < 0) throw invalid(`${k} must be a number >= 0`);
       if (k !== "latencyMs" && n > 1) throw invalid(`${k} is a probability between 0 and 1`);
-      next[k as keyof FaultSettings] = n;
+      next[k as Exclude<keyof FaultSettings, "deleteMode">] = n;
     }
     this.settings = next;
     return this.get();
@@ -55,6 +73,10 @@ export class Faults {
     if (this.roll(this.settings.errorRate)) return "error";
     if (this.roll(this.settings.rateLimitRate)) return "rateLimit";
     return null;
+  }
+
+  deleteMode(): DeleteMode {
+    return this.settings.deleteMode;
   }
 
   latencyMs(): number {

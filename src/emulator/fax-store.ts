@@ -1,6 +1,7 @@
 // Fax rows and their documents. Every fax owns one PDF file under faxes/, written before its row
 // so a row never points at a missing document.
 import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
 import { copyFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { notFound } from "./api-error.js";
@@ -110,11 +111,21 @@ export async function insertFax(
   return row;
 }
 
-/** A fax the caller may see: its own, or any of the account's for an admin key. Else 404. */
-export function visibleFax(ctx: EmulatorContext, caller: Caller, messageId: string): FaxRow {
-  const row = ctx.db.prepare("SELECT * FROM faxes WHERE messageId = ? AND deletedAt IS NULL").get(messageId) as
-    | FaxRow
-    | undefined;
+/**
+ * A fax the caller may see: its own, or any of the account's for an admin key. Else 404. With
+ * `deleted`, a deleted one too (its record answers with deletedAt and isFilePurged, so a caller
+ * can check a delete took).
+ */
+export function visibleFax(
+  ctx: EmulatorContext,
+  caller: Caller,
+  messageId: string,
+  opts: { deleted?: boolean } = {},
+): FaxRow {
+  purgeStored(ctx);
+  const row = ctx.db
+    .prepare(`SELECT * FROM faxes WHERE messageId = ?${opts.deleted ? "" : " AND deletedAt IS NULL"}`)
+    .get(messageId) as FaxRow | undefined;
   if (!row || row.accountId !== caller.user.accountId || (row.userId !== caller.user.uuid && !isAdmin(caller))) {
     throw notFound(`fax ${messageId} not found`);
   }
@@ -122,8 +133,29 @@ export function visibleFax(ctx: EmulatorContext, caller: Caller, messageId: stri
 }
 
 export async function deleteFax(ctx: EmulatorContext, row: FaxRow): Promise<void> {
-  ctx.db.prepare("UPDATE faxes SET deletedAt = ? WHERE messageId = ?").run(ctx.clock.now(), row.messageId);
+  const now = ctx.clock.now();
+  ctx.db.prepare("UPDATE faxes SET deletedAt = ?, filePurgedAt = ? WHERE messageId = ?").run(now, now, row.messageId);
   await rm(path.join(ctx.faxDir, row.pdfFile), { force: true });
+}
+
+/**
+ * The account's storeFaxesTime, as the service applies it: files of faxes older than that many
+ * days are purged (the record stays, isFilePurged true). Looked at whenever a fax is looked up.
+ */
+export function purgeStored(ctx: EmulatorContext): void {
+  const a = ctx.db.prepare("SELECT storeFaxesTime FROM accounts LIMIT 1").get() as
+    | { storeFaxesTime: number }
+    | undefined;
+  const days = a?.storeFaxesTime ?? 0;
+  if (days <= 0) return;
+  const now = ctx.clock.now();
+  const old = ctx.db
+    .prepare("SELECT messageId, pdfFile FROM faxes WHERE filePurgedAt IS NULL AND createdAt < ?")
+    .all(now - days * 86_400_000) as Array<{ messageId: string; pdfFile: string }>;
+  for (const f of old) {
+    ctx.db.prepare("UPDATE faxes SET filePurgedAt = ? WHERE messageId = ?").run(now, f.messageId);
+    rmSync(path.join(ctx.faxDir, f.pdfFile), { force: true });
+  }
 }
 
 export function tagsOf(ctx: EmulatorContext, row: FaxRow): TagRow[] {

@@ -52,7 +52,15 @@ export interface SeedTag {
 }
 
 export interface SeedData {
-  account?: { accountName?: string; timezone?: string; accountNumber?: string; faxCsid?: string; faxCallerId?: string };
+  account?: {
+    accountName?: string;
+    timezone?: string;
+    accountNumber?: string;
+    faxCsid?: string;
+    faxCallerId?: string;
+    /** days the service keeps a fax's file (0 or absent: for ever) */
+    storeFaxesTime?: number | string;
+  };
   users?: SeedUser[];
   tags?: SeedTag[];
 }
@@ -129,6 +137,9 @@ function ensureAccount(db: Db, a: SeedData["account"], now: number): string {
     randomBytes(3).toString("hex").toUpperCase(),
     now,
   );
+  const days = Number(a?.storeFaxesTime ?? 0);
+  if (Number.isFinite(days) && days > 0)
+    db.prepare("UPDATE accounts SET storeFaxesTime = ? WHERE uuid = ?").run(days, uuid);
   return uuid;
 }
 

@@ -1,7 +1,7 @@
 // The face of fax/: what other folders may use of it, re-exported from the files that define it.
 // Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
-export { FaxApiError } from "./api-error.js";
+export { FaxApiError, isFaxApiError } from "./api-error.js";
 export { ApiGate } from "./api-gate.js";
 export type { GateClass } from "./api-gate.js";
 export { checkKey, isUnauthorized } from "./check-key.js";

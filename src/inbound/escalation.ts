@@ -1,7 +1,7 @@
 // Faxes in a group's shared inbox that nobody has taken: after the group's escalateAfter
 // they are sent again (to the group, a named user, or an address), once per that interval, with
-// the clock injected so tests drive it by hand. The same loop drops received faxes past
-// inbound.retentionDays.
+// the clock injected so tests drive it by hand. Received faxes past their time go by the
+// retention rule (retention/), which sees legal holds.
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { InboundConfig, UserConfig } from "../config/index.js";
@@ -67,10 +67,6 @@ export class InboxEscalation extends Sweep<number> {
         this.opts.logger.info({ received: fax.id, group, to: target }, "ESCALATED an untaken fax");
         sent++;
       }
-    }
-    if (await this.opts.store.holdsDuty("purge")) {
-      const gone = await this.opts.store.purgeReceived(cfg.retentionDays * 86_400_000);
-      if (gone) this.opts.logger.info({ faxes: gone }, "purged received faxes past inbound.retentionDays");
     }
     return sent;
   }

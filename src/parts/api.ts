@@ -61,6 +61,16 @@ export class ApiClients {
     this.part = { name: "http", stop: () => this.fax.close() };
   }
 
+  private admin: FaxApi | null = null;
+
+  /** The account's admin client (api.adminKey), or null: the key that may delete any of the account's faxes. */
+  adminClient(): FaxApi | null {
+    const key = this.opts.service.adminKey;
+    if (!key) return null;
+    this.admin ??= this.fax.withKey(key, this.opts.logger.child({ component: "api", user: "admin" }));
+    return this.admin;
+  }
+
   /** `user`'s client for calls of `cls` (the API gate's class). */
   clientFor(user: string, cls: GateClass = "background"): FaxApi {
     const key = `${cls}\0${user}`;

@@ -16,5 +16,6 @@ export { createMailboxes } from "./mailboxes.js";
 export { createNotify } from "./notify.js";
 export { partChecks, startParts, stopParts } from "./part.js";
 export type { Part } from "./part.js";
+export { createRetention } from "./retention.js";
 export { createSmtp } from "./smtp.js";
 export { createSpool } from "./spool.js";

@@ -5,6 +5,7 @@ import { AddressExpiry, SpoolWatcher } from "../spool/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { LegalHolds } from "../retention/index.js";
 
 export interface SpoolParts {
   addressExpiry: AddressExpiry | null;
@@ -16,6 +17,7 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
   const spool = config.spool;
   if (!spool) return { addressExpiry: null, parts: [] };
   const log = core.logger.child({ component: "spool" });
+  const holds = new LegalHolds({ store: core.store, ledger: core.ledger });
   const watcher = new SpoolWatcher({
     store: core.store,
     ledger: core.ledger,
@@ -30,6 +32,12 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
     office: conv.convertQueue,
     clientFor: (user) => core.api.clientFor(user, "intake"),
     logger: core.refusals.tap(log, "spool"),
+    // the retention rule's times; a user under a legal hold keeps every original
+    retention: {
+      done: config.retention.spoolDone,
+      failed: config.retention.spoolFailed,
+      prunable: async (user) => !(await holds.holdsUser(user)),
+    },
   });
   live.onUsersChanged((users) => watcher.updateUsers([...users]));
   const addressExpiry = new AddressExpiry({

@@ -27,6 +27,8 @@ export { spoolWriterNotes } from "./writers.js";
 
 export interface SpoolWatcherOptions {
   spool: SpoolConfig;
+  /** how long done/ and failed/ originals are kept (ms; null: for ever), and whether a user's may go now; absent: kept */
+  retention?: { done: number | null; failed: number | null; prunable?: (user: string) => Promise<boolean> };
   users: UserConfig[];
   defaultCountryCode: string;
   store: QueueStore;
@@ -281,7 +283,13 @@ export class SpoolWatcher {
     await sweepFailedJobs(this.opts.store, (u) => byUser.get(u) ?? null, this.log);
     for (const f of byUser.values()) {
       const onRepair = (what: string) => this.log.warn({ user: f.user, repair: what }, "spool folder repaired");
-      await pruneOlderThan(f.done, this.opts.spool.doneRetentionDays, this.clock.now(), { onRepair, calls: f.calls });
+      // the retention rule's times; a user under a legal hold keeps every original
+      const keep = this.opts.retention ?? { done: null, failed: null };
+      const prunable = !keep.prunable || (await keep.prunable(f.user));
+      if (prunable && keep.done !== null)
+        await pruneOlderThan(f.done, keep.done / 86_400_000, this.clock.now(), { onRepair, calls: f.calls });
+      if (prunable && keep.failed !== null)
+        await pruneOlderThan(f.failed, keep.failed / 86_400_000, this.clock.now(), { onRepair, calls: f.calls });
       // failed/ and .work/ are checked too, even when no file needs them now: a link or a hole
       // left in their place is repaired at the next sweep, not only at the next file
       for (const dir of [f.failed, f.work]) await withFolder(dir, async () => undefined, { onRepair, calls: f.calls });

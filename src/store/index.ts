@@ -12,6 +12,19 @@ export { WHOLE_MESSAGE } from "./signed-uses.js";
 export type { Db, Runner } from "./sql/db.js";
 export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
 export type { LedgerRecord } from "./sql/ledger.js";
+export {
+  addHold,
+  claimServicePurges,
+  HOLD_KINDS,
+  listHolds,
+  purgeExpired,
+  queueServiceCopies,
+  releaseHold,
+  RETENTION_BATCH,
+  servicePurged,
+  servicePurgeFailed,
+} from "./sql/retention.js";
+export type { HoldKind, LegalHold, PurgedItem, ServicePurge } from "./sql/retention.js";
 export { refuseControlCharacters } from "./text-input.js";
 export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";
 export { JOB_STATES, RECIPIENT_STATES, SMALL_DOCUMENT_BYTES } from "./types.js";

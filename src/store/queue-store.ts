@@ -36,6 +36,12 @@ export type RecipientFilter =
   | { state: "processing"; limit?: number }
   | { state: "unknown"; sentBefore: Date; limit?: number };
 
+/** What retention needs of a store: its query layer, and how a purged job's files go (store/sql/retention.ts). */
+export interface RetentionPort {
+  readonly db: Db;
+  removeJobFiles(jobId: string): Promise<void>;
+}
+
 export interface RecipientKey {
   jobId: string;
   idx: number;
@@ -173,6 +179,8 @@ export interface QueueStore extends ReceivedStore {
    * who confirmed, for the timeline.
    */
   confirm(id: string, by: string): Promise<{ job: Job; moved: number }>;
+  /** The query layer for retention and legal holds (store/sql/retention.ts). */
+  retentionPort(): RetentionPort;
   /** Removes final jobs older than the retention; returns how many. */
   purge(olderThanMs: number): Promise<number>;
 

@@ -16,6 +16,7 @@ afterEach(async () => {
     errorRate: 0,
     rateLimitRate: 0,
     dropRate: 0,
+    deleteMode: "normal",
   });
 });
 afterAll(async () => {
@@ -23,7 +24,7 @@ afterAll(async () => {
   await emu.stop();
 });
 
-const setFaults = async (f: Record<string, number>) => {
+const setFaults = async (f: Record<string, number | string>) => {
   const r = await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, f);
   expect(r.status, r.text).toBe(200);
   return r.json;
@@ -36,8 +37,16 @@ describe("faults", () => {
       errorRate: 0,
       rateLimitRate: 0,
       dropRate: 0,
+      deleteMode: "normal",
     });
-    expect(await setFaults({ latencyMs: 5 })).toEqual({ latencyMs: 5, errorRate: 0, rateLimitRate: 0, dropRate: 0 });
+    expect(await setFaults({ latencyMs: 5 })).toEqual({
+      latencyMs: 5,
+      errorRate: 0,
+      rateLimitRate: 0,
+      dropRate: 0,
+      deleteMode: "normal",
+    });
+    expect((await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, { deleteMode: "later" })).status).toBe(400);
     expect((await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, { errorRate: 2 })).status).toBe(400);
     expect((await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, { teleport: 1 })).status).toBe(400);
     expect((await api.call("PUT", "/_emulator/faults", TEST_KEYS.alice, { errorRate: 1 })).status).toBe(403);
@@ -106,6 +115,26 @@ describe("faults", () => {
     for (let i = 0; i < 40; i++) if ((await api.get("/ping", TEST_KEYS.alice)).status === 503) errors++;
     expect(errors).toBeGreaterThan(5);
     expect(errors).toBeLessThan(35);
+  });
+
+  it("deleteMode: refuse answers 500 and keeps the fax; ignore answers 200 and keeps it too", async () => {
+    const sent = await api.call(
+      "POST",
+      "/v1/faxes",
+      TEST_KEYS.alice,
+      form({ faxNumber: "+15550106161", coverPage: "true" }),
+    );
+    const id = sent.json.messageId as string;
+    const info = async () => (await api.get(`/v1/fax/${id}/info`, TEST_KEYS.aliceBase)).json;
+    await setFaults({ deleteMode: "refuse" });
+    expect((await api.call("DELETE", `/v1/fax/${id}`, TEST_KEYS.aliceBase)).status).toBe(500);
+    expect(await info()).toMatchObject({ deletedAt: null, isFilePurged: false });
+    await setFaults({ deleteMode: "ignore" });
+    expect((await api.call("DELETE", `/v1/fax/${id}`, TEST_KEYS.aliceBase)).status).toBe(200);
+    expect(await info()).toMatchObject({ deletedAt: null, isFilePurged: false });
+    await setFaults({ deleteMode: "normal" });
+    expect((await api.call("DELETE", `/v1/fax/${id}`, TEST_KEYS.aliceBase)).status).toBe(200);
+    expect((await info()).isFilePurged).toBe(true);
   });
 
   it("latency delays but still answers", async () => {

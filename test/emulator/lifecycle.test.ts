@@ -159,7 +159,11 @@ describe("resend, archive, delete", () => {
     ).toBe(400);
     const del = await api.call("DELETE", `/v1/fax/${f.messageId}`, TEST_KEYS.aliceBase);
     expect(del.status).toBe(200);
-    expect((await api.get(`/v1/fax/${f.messageId}/info`, TEST_KEYS.aliceBase)).status).toBe(404);
+    // the record still answers, saying it is deleted and its file purged (what a caller checks)
+    const info = await api.get(`/v1/fax/${f.messageId}/info`, TEST_KEYS.aliceBase);
+    expect(info.status).toBe(200);
+    expect(info.json.deletedAt).toMatch(/^\d{4}-/);
+    expect(info.json.isFilePurged).toBe(true);
     expect((await api.get(`/v1/fax/${f.messageId}/download`, TEST_KEYS.aliceBase)).status).toBe(404);
     expect((await api.call("DELETE", `/v1/fax/${f.messageId}`, TEST_KEYS.aliceBase)).status).toBe(404);
   });

@@ -226,7 +226,10 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
     const caller = callerOf(req);
     requireAccess(caller, "admin", "base");
     const row = visibleFax(ctx, caller, req.params.id);
-    await deleteFax(ctx, row);
+    // the fault switch: a service that refuses the delete, or answers 200 and keeps the fax
+    const mode = ctx.faults.deleteMode();
+    if (mode === "refuse") throw new ApiError("InternalError", `fax ${row.messageId} could not be deleted`);
+    if (mode !== "ignore") await deleteFax(ctx, row);
     return { success: true, messageId: row.messageId };
   });
 
@@ -255,7 +258,7 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
 
   app.get<{ Params: { id: string } }>("/v1/fax/:id/info", async (req) => {
     const caller = callerOf(req);
-    const row = visibleFax(ctx, caller, req.params.id);
+    const row = visibleFax(ctx, caller, req.params.id, { deleted: true });
     const owner = userById(ctx, row.userId);
     return renderFax(row, ctx.clock.now(), {
       cfMode: ctx.behaviour.cfMode,

@@ -45,6 +45,7 @@ import * as intake from "./enqueue.js";
 import type { Db } from "../sql/db.js";
 import * as kv from "../sql/kv.js";
 import * as operator from "../sql/operator.js";
+import type { RetentionPort } from "../queue-store.js";
 import * as reads from "../sql/read.js";
 import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";
@@ -275,6 +276,13 @@ export class PgStore implements QueueStore {
     const out = await waiting.confirm(this.q, this.local, id, by);
     if (out.moved > 0) this.announce(out.job);
     return out;
+  }
+
+  retentionPort(): RetentionPort {
+    return {
+      db: this.q,
+      removeJobFiles: (id) => fsp.rm(path.join(this.ctx.cacheDir, id), { recursive: true, force: true }),
+    };
   }
 
   async purge(olderThanMs: number): Promise<number> {

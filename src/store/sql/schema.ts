@@ -241,6 +241,42 @@ export const TABLES: readonly Table[] = [
       { name: "ledger_number", columns: "number_hash", where: "number_hash IS NOT NULL" },
     ],
   },
+  // retention (issue 56): legal holds, and the service copies to delete (sql/retention-tables.ts)
+  {
+    name: "legal_holds",
+    columns: [
+      required("id", { primaryKey: true, notNull: false }),
+      required("kind", { check: "kind IN ('user','number','job','received','matter')" }),
+      required("value"),
+      required("reason"),
+      required("held_by"),
+      required("held_at"),
+      text("released_by"),
+      text("released_at"),
+    ],
+    indexes: [{ name: "legal_holds_active", columns: "kind, value", where: "released_at IS NULL" }],
+  },
+  {
+    name: "service_purges",
+    columns: [
+      required("message_id", { primaryKey: true, notNull: false }),
+      required("user_name"),
+      required("object_kind", { check: "object_kind IN ('job','received')" }),
+      required("object_id"),
+      text("number"),
+      required("matters", { default: "'[]'" }),
+      required("due_at"),
+      required("state", { check: "state IN ('pending','deleting','done','failed')" }),
+      counter("attempts"),
+      required("next_attempt_at"),
+      text("locked_until"),
+      text("last_error"),
+      counter("alerted"),
+      required("created_at"),
+      text("done_at"),
+    ],
+    indexes: [{ name: "service_purges_due", columns: "state, next_attempt_at" }],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {

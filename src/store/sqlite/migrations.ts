@@ -6,6 +6,7 @@ import type Database from "better-sqlite3";
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
+import { retentionTables } from "../sql/retention-tables.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -249,6 +250,9 @@ export const MIGRATIONS: readonly string[] = [
   signedUsesTable(),
   // The compliance ledger (store/sql/ledger.ts): one chain of audit rows, each with its hash.
   ledgerTable(),
+  // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
+  // legal holds and the service copies to delete (store/sql/retention.ts).
+  retentionTables(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

@@ -48,6 +48,7 @@ import { openDatabase } from "./open-database.js";
 import * as enq from "./enqueue.js";
 import * as kv from "../sql/kv.js";
 import * as ops from "../sql/operator.js";
+import type { RetentionPort } from "../queue-store.js";
 import * as reads from "../sql/read.js";
 import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
@@ -327,6 +328,13 @@ export class SqliteStore implements QueueStore {
   // ---- operators
   async operate(id: string, step: OperatorStep, by?: string): Promise<Job> {
     return ops.operate(this.q, same, id, step, by);
+  }
+
+  retentionPort(): RetentionPort {
+    return {
+      db: this.q,
+      removeJobFiles: (id) => fsp.rm(path.join(this.documentsDir, id), { recursive: true, force: true }),
+    };
   }
 
   async purge(olderThanMs: number): Promise<number> {

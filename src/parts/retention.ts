@@ -1,0 +1,26 @@
+// The retention rule's pass (retention/): one gateway at a time, on the live config's times, with
+// the account's admin key for the service's copies where one is configured (a print_driver key may
+// not delete), else each user's own key.
+import { outboxDir, oldRetentionKeysWarning } from "../config/index.js";
+import { Retention } from "../retention/index.js";
+import type { Core } from "./core.js";
+import type { Part } from "./part.js";
+
+export function createRetention(core: Core): { retention: Retention; part: Part } {
+  const log = core.logger.child({ component: "retention" });
+  const warning = oldRetentionKeysWarning(core.config.retention);
+  if (warning) log.warn(warning);
+  const retention = new Retention({
+    store: core.store,
+    ledger: core.ledger,
+    retention: () => core.live.config().retention,
+    clientFor: (user) => core.api.adminClient() ?? core.api.clientFor(user),
+    outboxDir: () => outboxDir(core.live.config()),
+    clock: core.clock,
+    logger: log,
+  });
+  return {
+    retention,
+    part: { name: "retention", start: () => retention.start(), stop: () => retention.stop() },
+  };
+}

@@ -1,0 +1,70 @@
+// Small pieces the retention tests share: a ledger kept in an array (the ledger's own
+// implementation is not on main yet), a finished job with a given service id, a received fax.
+import type { Ledger, LedgerEvent, LedgerRow } from "../../src/ledger/events.js";
+import type { Runner } from "../../src/store/index.js";
+import type { QueueStore } from "../../src/store/queue-store.js";
+import { newJob } from "../helpers/store.js";
+
+/** Rows in an array, in the order the store's transactions recorded them (a stand-in for the ledger). */
+export function arrayLedger(): Ledger & { events: Array<LedgerEvent & { inTx: boolean }> } {
+  const events: Array<LedgerEvent & { inTx: boolean }> = [];
+  return {
+    events,
+    async record(event: LedgerEvent, within?: Runner) {
+      events.push({ ...event, inTx: within !== undefined });
+    },
+    async recordAll(list: readonly LedgerEvent[], within?: Runner) {
+      for (const event of list) events.push({ ...event, inTx: within !== undefined });
+    },
+    async rows(): Promise<LedgerRow[]> {
+      return [];
+    },
+  };
+}
+
+/** A job sent to `number` and delivered, known at the service as `messageId`; finished now. */
+export async function finishedJob(
+  store: QueueStore,
+  dir: string,
+  messageId: string,
+  over: { user?: string; number?: string; tags?: string[] } = {},
+): Promise<string> {
+  const { job } = await store.enqueue(
+    newJob(dir, {
+      user: over.user ?? "alice",
+      recipients: [{ number: over.number ?? "+15551230001" }],
+      ...(over.tags ? { tags: over.tags } : {}),
+    }),
+  );
+  const g = (await store.claimDue("retention-test", 10, 60_000)).find((c) => c.job.id === job.id);
+  if (!g) throw new Error("the job was not claimed");
+  await store.markAccepted({ jobId: job.id, idx: 0 }, g.sendId, { messageId }, 1);
+  await store.complete({ jobId: job.id, idx: 0 }, { resultCode: "0", resultInfo: "OK" });
+  // its outcome mail went out (a job whose notice is pending is kept for the notifier)
+  for (const n of await store.claimNotifications("retention-test", 50, 60_000))
+    await store.completeNotification(n.id, "sent");
+  return job.id;
+}
+
+/** A received fax kept by the gateway, received now. */
+export async function receivedFax(
+  store: QueueStore,
+  messageId: string,
+  now: number,
+  over: { user?: string; sender?: string; groups?: string[] } = {},
+): Promise<string> {
+  const { fax } = await store.keepReceived({
+    messageId,
+    user: over.user ?? "alice",
+    dialled: "+15550001111",
+    sender: over.sender ?? "+15559990000",
+    csid: null,
+    pages: 1,
+    status: "success",
+    receivedAt: new Date(now).toISOString(),
+    groups: over.groups ?? [],
+    document: new Uint8Array([37, 80, 68, 70]),
+    detail: "test",
+  });
+  return fax.id;
+}
