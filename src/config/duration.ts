@@ -73,6 +73,23 @@ export function durationsAsText(schema: z.ZodType, value: unknown): unknown {
       return inner(def.out, value);
     case "array":
       return Array.isArray(value) ? value.map((v) => inner(def.element, v)) : value;
+    case "union": {
+      // a duration or a word (retention's "forever", read as null): written back as it was given
+      const options = def.options as z.ZodType[];
+      if (typeof value === "number" && options.some((o) => DURATIONS.has(o))) return formatDuration(value);
+      if (value === null) {
+        for (const o of options) {
+          const od = (
+            o as unknown as {
+              _zod: { def: { type: string; in?: { _zod: { def: { type: string; values?: unknown[] } } } } };
+            }
+          )._zod.def;
+          const word = od.type === "pipe" ? od.in?._zod.def : undefined;
+          if (word?.type === "literal") return word.values?.[0];
+        }
+      }
+      return value;
+    }
     case "record":
       return isObject(value)
         ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inner(def.valueType, v)]))
