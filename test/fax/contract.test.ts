@@ -307,10 +307,14 @@ describe.each(["a", "b"] as const)("variant %s", (variant) => {
       expect(calls.length).toBeLessThanOrEqual(Math.ceil(total / 3) + 1);
     });
 
-    it("delete, then it is gone", async () => {
+    it("delete, then it is gone: its record says when, and that its file is purged", async () => {
       const f = await aliceBase.sendFax({ faxNumber: "+15551230046", coverPage: true });
       await aliceBase.deleteFax(f.messageId);
-      expect((await failure(aliceBase.faxInfo(f.messageId))).code).toBe("API_NOT_FOUND");
+      // the record stays readable with deletedAt and isFilePurged (fax-api.md's record fields),
+      // which is how retention checks a delete took (src/retention/)
+      const info = await aliceBase.faxInfo(f.messageId);
+      expect(info.deletedAt).toMatch(/^\d{4}-/);
+      expect(info.isFilePurged).toBe(true);
     });
 
     it("every cover field limit: at the bound accepted, one past refused before sending", async () => {
