@@ -150,7 +150,7 @@ describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
       const waited = await busy.convert({ name: "late.docx", ext: ".docx", data: DOCX }).catch((e: unknown) => e);
       expect(isFaxgateError(waited, "CONVERTER_BUSY")).toBe(true);
       expect((waited as { temporary: boolean }).temporary).toBe(true);
-      expect((waited as { smtpReply: string }).smtpReply).toMatch(/^451 4\.3\.0 /);
+      expect((waited as { smtpReply: string }).smtpReply).toMatch(/^451 4\.3\.2 /);
       await hold;
     } finally {
       await busy.close();

@@ -15,6 +15,7 @@ import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import { createLogger } from "../../src/log/logger.js";
 import { HAVE_PDFTOTEXT, listener, ods, pdfText, xlsx, type Listener } from "../helpers/office-attack.js";
 import { DOMAIN, jobIdOf, startRig, transport, type Rig } from "./harness.js";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 
 const SOFFICE = findExecutable("soffice");
 // Calc is a package of its own (libreoffice-calc-nogui); without it a spreadsheet is refused
@@ -31,6 +32,8 @@ let secretCsv: string;
 let web: Listener;
 let rig: Rig;
 let office: OfficeConverter;
+/** the fax service the gateway asks for each user's cover page preference (never guessed) */
+let emu: TestEmulator;
 const logLines: string[] = [];
 
 beforeAll(async () => {
@@ -51,10 +54,12 @@ beforeAll(async () => {
     }),
   });
   office = new OfficeConverter({ logger, tmpDir: path.join(dir, "office"), timeoutMs: 90_000 });
-  rig = await startRig(null, { office, logger });
+  emu = await startTestEmulator();
+  rig = await startRig(emu, { office, logger });
 }, 60_000);
 afterAll(async () => {
   await rig?.close();
+  await emu?.stop();
   await office?.close();
   await web?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
