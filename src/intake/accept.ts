@@ -44,7 +44,7 @@ export async function acceptJob(
   job: NewJob,
   fields: Record<string, unknown> = {},
 ): Promise<Accepted> {
-  await deps.pressure.check(job.source);
+  await deps.pressure.check(DOOR_OF[job.source]);
   const documents = job.documents.map((d, i) => ({ ...d, name: safeFileName(d.name, `document-${i + 1}`) }));
   const { job: stored, duplicate } = await deps.store.enqueue({ ...job, documents });
   const log = deps.log.child({ job: stored.id });
