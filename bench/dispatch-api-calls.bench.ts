@@ -12,6 +12,7 @@ import { silentLogger } from "../src/log/logger.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
 import { clientFor, closeClients } from "../test/helpers/client.js";
 import { testDispatchParts } from "../test/helpers/collaborators.js";
+import { testLedger } from "../test/helpers/ledger.js";
 import { startTestEmulator } from "../test/helpers/emulator.js";
 import { EMU_KEY } from "../test/dispatch/emulator-facts.js";
 import { TEST_PDF } from "../test/helpers/store.js";
@@ -60,6 +61,7 @@ export default async function bench(): Promise<BenchResult[]> {
     const dispatcher = new Dispatcher({
       ...testDispatchParts(),
       store,
+      ledger: testLedger(store),
       clientFor: () => client,
       logger: silentLogger(),
       api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 16, ratePerSecond: 1000 },

@@ -21,6 +21,7 @@ import { SqliteStore } from "../src/store/sqlite/store.js";
 import { ReaderPool } from "../src/intake/reader-pool.js";
 import { clientFor, closeClients } from "../test/helpers/client.js";
 import { testDispatchParts } from "../test/helpers/collaborators.js";
+import { testLedger } from "../test/helpers/ledger.js";
 import { startTestEmulator } from "../test/helpers/emulator.js";
 import { EMU_KEY } from "../test/dispatch/emulator-facts.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../test/helpers/pg-cluster.js";
@@ -135,6 +136,7 @@ export async function apiCallsPerFax(
         new Dispatcher({
           ...testDispatchParts(),
           store,
+          ledger: testLedger(store),
           clientFor: () => client,
           logger: silentLogger(),
           api: { ...defaults.api, baseUrl: emu.baseUrl, concurrency: 8, ratePerSecond: 1000 },

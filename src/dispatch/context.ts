@@ -8,6 +8,7 @@ import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { FaxResultFields, QueueStore } from "../store/index.js";
 import type { KeyHolds } from "../keys/index.js";
+import type { Ledger } from "../ledger/index.js";
 
 export interface DispatchContext {
   store: QueueStore;
@@ -32,6 +33,8 @@ export interface DispatchContext {
   keyRefused(user: string, reason: string): void;
   /** `user`'s key answered again: end the hold, send the held faxes now. */
   keyWorks(user: string): void;
+  /** Each outcome (accepted, delivered, failed, resent) is a ledger row (ledger-rows.ts). */
+  ledger: Pick<Ledger, "record">;
 }
 
 /** Fax numbers compared by digits: the service may drop the + or format them. */

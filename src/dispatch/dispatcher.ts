@@ -13,6 +13,7 @@ import { Periodic } from "../periodic.js";
 import type { ClaimedGroup, QueueStore } from "../store/index.js";
 import type { DispatchContext } from "./context.js";
 import { KeyHolds } from "../keys/index.js";
+import type { Ledger } from "../ledger/index.js";
 import { KEY_HELD } from "./outcome.js";
 import { sendGroup } from "./send.js";
 import { pollProcessing, reconcileUnknown } from "./track.js";
@@ -35,6 +36,8 @@ export interface DispatcherOptions {
   destinations: DestinationCheck;
   /** The API gate the clients share (src/fax/api-gate.ts), if any. */
   gate?: ApiGate;
+  /** The compliance ledger: each outcome of a send is a row (ledger-rows.ts). */
+  ledger: Pick<Ledger, "record">;
 }
 
 /** How often the loop looks for due work; status polls follow queue.pollInterval. */
@@ -97,6 +100,7 @@ export class Dispatcher {
       gate: opts.gate,
       keyRefused: (user, reason) => this.keyRefused(user, reason),
       keyWorks: (user) => this.keyWorks(user),
+      ledger: opts.ledger,
     };
   }
 

@@ -4,6 +4,7 @@ import type { FaxRecord } from "../fax/index.js";
 import type { RecipientKey, Recipient, RecipientState } from "../store/index.js";
 import { classifyFaxRecord, type Decision, type RetryContext } from "./classify.js";
 import { resultFields, type DispatchContext } from "./context.js";
+import { recordOutcome } from "./ledger-rows.js";
 
 /** The start of the reason of a recipient held for its user's key (docs/queue.md). */
 export const KEY_HELD = "held until a working API key is loaded";
@@ -76,6 +77,7 @@ export async function applyDecision(
   if (ok) {
     log.warn({ to: r.number, reason: d.reason, expired: d.expired ?? false }, "FAILED");
     ctx.metrics?.faxResults.inc({ state: "failed" });
+    await recordOutcome(ctx, r, "failed", "gateway", { expired: d.expired ?? false });
   }
 }
 
@@ -95,6 +97,7 @@ export async function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRe
         "DELIVERED",
       );
       ctx.metrics?.faxResults.inc({ state: "delivered" });
+      await recordOutcome(ctx, r, "delivered", "service", { pages: rec.pagesComplete ?? rec.pagesCount ?? 0 });
     }
     return;
   }
@@ -102,6 +105,11 @@ export async function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRe
     if (await ctx.store.fail(key(r), { reason: d.reason, fields, expect: ["processing", "unknown"] })) {
       log.warn({ to: r.number, messageId: rec.messageId, reason: d.reason, errorCode: rec.errorCode }, "FAILED");
       ctx.metrics?.faxResults.inc({ state: "failed" });
+      // the service's word: cancelled there (by its console or API), or failed with its code
+      const cancelled = (rec.status ?? "").toLowerCase() === "cancelled";
+      await recordOutcome(ctx, r, cancelled ? "cancelled" : "failed", "service", {
+        ...(rec.errorCode ? { errorCode: String(rec.errorCode) } : {}),
+      });
     }
     return;
   }

@@ -16,6 +16,7 @@ import type { ClaimedGroup, Job, Recipient } from "../store/index.js";
 import { classifyApiError, classifyRecipientError } from "./classify.js";
 import { noteCf, sameNumber, type DispatchContext } from "./context.js";
 import { applyDecision, applyRecord, retryContext } from "./outcome.js";
+import { recordOutcome } from "./ledger-rows.js";
 
 function serviceText(e: FaxApiError): string {
   return [e.serviceName, e.serviceMessage].filter(Boolean).join(": ") || e.message;
@@ -132,6 +133,7 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
     ) {
       log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, "SENT");
       ctx.metrics?.sends.inc({ result: "accepted" });
+      await recordOutcome(ctx, r, "accepted", "service");
       const status = (rec.status ?? "").toLowerCase();
       if (status === "success" || status === "failed" || status === "cancelled") {
         await applyRecord(ctx, { ...r, state: "processing", messageId: rec.messageId }, rec);

@@ -13,6 +13,7 @@ import { type RecipientKey, PARKED, type Recipient } from "../store/index.js";
 import { classifyApiError, deferOrExpire, retryDelayMs } from "./classify.js";
 import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from "./context.js";
 import { applyRecord, retryContext } from "./outcome.js";
+import { recordOutcome } from "./ledger-rows.js";
 import { describeError, FaxgateError } from "../errors.js";
 
 type Tracked = Recipient & { user: string };
@@ -229,6 +230,7 @@ async function reconcileSend(
       await ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })
     ) {
       log.info({ to: r.number, messageId: rec.messageId, sendId, how }, "RECONCILED fax found at the service, adopted");
+      await recordOutcome(ctx, r, "accepted", "service", { reconciled: true });
       await applyRecord(ctx, { ...r, state: "processing", messageId: rec.messageId }, rec);
     }
   };
@@ -288,12 +290,14 @@ async function reconcileSend(
             { to: r.number, sendId, next: d.nextAttemptAt.toISOString() },
             "RECONCILED no fax at the service, sending again",
           );
+          await recordOutcome(ctx, r, "resent", "gateway");
         } else if (
           d.action === "fail" &&
           (await ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ["unknown"] }))
         ) {
           log.warn({ to: r.number, sendId, reason: d.reason }, "FAILED");
           ctx.metrics?.faxResults.inc({ state: "failed" });
+          await recordOutcome(ctx, r, "failed", "gateway", { expired: true });
         }
         continue;
       }

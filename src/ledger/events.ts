@@ -34,6 +34,11 @@ export const LEDGER_ACTIONS = [
   "config-reloaded",
   "directory-sync",
   "evidence-made",
+  // a sent fax's outcome at the service (actor service), or the gateway giving up on it
+  "delivered",
+  "failed",
+  // a PDF (a sent fax's document or report, a received fax) leaving the gateway attached to a mail
+  "mailed",
 ] as const;
 export type LedgerAction = (typeof LEDGER_ACTIONS)[number];
 

@@ -20,6 +20,7 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     api: config.api,
     queue,
     gate: api.gate,
+    ledger: core.ledger,
     logger: core.logger.child({ component: "dispatch" }),
   });
   store.onEnqueued(() => dispatcher.wake());

@@ -129,6 +129,7 @@ export function testDispatcher(
   const defaults = defaultConfig();
   return new Dispatcher({
     ...testDispatchParts(),
+    ledger: testLedger(p.store),
     logger: silentLogger(),
     ...rest,
     api: { ...defaults.api, ...api },

@@ -31,13 +31,15 @@ describe("ledger rows from the doors", () => {
     expect(info.response).toMatch(/^250 /);
     const id = /queued as (\S+)/.exec(info.response)![1]!;
     const ledger = testLedger(rig.gw.store);
-    // recorded before the 250: no waiting
-    const rows = await ledger.rows({ object: { kind: "job", id } });
+    // recorded before the 250: no waiting (the dispatcher's rows may follow: not these)
+    const rows = (await ledger.rows({ object: { kind: "job", id } })).filter((r) => r.action === "sent");
     expect(rows.map((r) => [r.action, r.actor, r.door, r.object])).toEqual([
       ["sent", { kind: "person", id: "alice" }, "smtp", { kind: "recipient", id: `${id}#0` }],
       ["sent", { kind: "person", id: "alice" }, "smtp", { kind: "recipient", id: `${id}#1` }],
     ]);
-    expect((await ledger.rows({ number: "+15557654321" })).map((r) => r.object.id)).toEqual([`${id}#1`]);
+    expect(
+      (await ledger.rows({ number: "+15557654321" })).filter((r) => r.action === "sent").map((r) => r.object.id),
+    ).toEqual([`${id}#1`]);
     expect(JSON.stringify(rows)).not.toMatch(/5551234567|5557654321/);
     expect((await ledger.verify()).broken).toBeNull();
   }, 120_000);
@@ -99,5 +101,49 @@ describe("ledger rows from the doors", () => {
     ]);
     expect(rows.every((r) => r.client === "127.0.0.1")).toBe(true);
     expect(JSON.stringify(rows)).not.toContain("not-her-password");
+  }, 120_000);
+
+  it("the dispatcher's outcomes are rows by the service: accepted, then delivered or failed", async () => {
+    rig = await startGateway(consoleGateway({ delayMs: 100, config: { queue: { maxFaxTries: 1 } } }));
+    const info = await nodemailer
+      .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
+      .sendMail({
+        from: "alice@example.com",
+        // ...0002: the emulator's "no fax tone", a failure the service reports; ...0009: cancelled there
+        to: ["15551234567@fax.example.com", "15550000002@fax.example.com", "15550000009@fax.example.com"],
+        subject: "two outcomes",
+        text: "a short letter",
+      });
+    const id = /queued as (\S+)/.exec(info.response)![1]!;
+    const gw = rig.gw;
+    await waitUntil(async () => {
+      const job = await gw.store.getJob(id);
+      return job?.recipients.every((r) => r.state === "delivered" || r.state === "failed" || r.state === "cancelled");
+    }, "every recipient finished");
+    const ledger = testLedger(rig.gw.store);
+    const rows = await ledger.rows({ object: { kind: "job", id } });
+    const of = (idx: number) =>
+      rows.filter((r) => r.object.id === `${id}#${idx}`).map((r) => [r.action, r.actor.kind, r.door]);
+    expect(of(0)).toEqual([
+      ["sent", "person", "smtp"],
+      ["accepted", "service", "gateway"],
+      ["delivered", "service", "gateway"],
+    ]);
+    expect(of(1)).toEqual([
+      ["sent", "person", "smtp"],
+      ["accepted", "service", "gateway"],
+      ["failed", "service", "gateway"],
+    ]);
+    expect(of(2)).toEqual([
+      ["sent", "person", "smtp"],
+      ["accepted", "service", "gateway"],
+      ["cancelled", "service", "gateway"],
+    ]);
+    expect((await ledger.rows({ number: "+15550000002" })).map((r) => r.action)).toEqual([
+      "sent",
+      "accepted",
+      "failed",
+    ]);
+    expect(JSON.stringify(rows)).not.toMatch(/5551234567|5550000002/);
   }, 120_000);
 });
