@@ -11,6 +11,7 @@ import type { InboundConfig, InboundDelivery, UserConfig } from "../config/index
 import { describeError } from "../errors.js";
 import { faxNumber } from "../format.js";
 import type { FaxApi, FaxRecord } from "../fax/index.js";
+import type { Ledger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import { inboundPayload, senderOf } from "./service-record.js";
 import { isFinalStatus } from "./poller-cursor.js";
@@ -26,6 +27,8 @@ export interface ReceivedIntakeOptions {
   users: () => readonly UserConfig[];
   dataDir: string;
   logger: Logger;
+  /** each fax routed is a ledger row naming its route (docs/compliance.md) */
+  ledger: Pick<Ledger, "record">;
   clock?: Clock;
 }
 
@@ -75,6 +78,19 @@ export class ReceivedFaxIntake {
       set: {},
       event: { action: "routed", actor: null, detail: `rule ${decision.rules.join(", ")}: ${done.join("; ")}` },
     });
+    // after the fax's own "routed" entry: a crash between the two leaves the row out, never doubled
+    await this.opts.ledger
+      .record({
+        action: "routed",
+        actor: { kind: "gateway" },
+        object: { kind: "received", id: fax.id },
+        door: "gateway",
+        ...(fax.sender ? { number: fax.sender } : {}),
+        detail: { route: decision.rules.join(", "), deliveries: decision.deliveries.length },
+      })
+      .catch((err: unknown) =>
+        this.log.error({ received: fax.id, err: describeError(err) }, "LEDGER the routed row was not recorded"),
+      );
     return true;
   }
 

@@ -41,6 +41,7 @@ export function createNotify(core: Core, consoleUrl: () => string | null): Notif
     users,
     dataDir: config.data,
     logger: log("inbound"),
+    ledger: core.ledger,
   });
   const escalation = new InboxEscalation({
     store,

@@ -9,6 +9,7 @@ import { isFaxgateError } from "../errors.js";
 import { faxNumber } from "../format.js";
 import type { ConsoleContext } from "./context.js";
 import { clampInt } from "./jobs.js";
+import { recordConsole } from "./ledger-rows.js";
 import { receivedPageRoutes } from "./received-page.js";
 import { sessionOf } from "./sessions.js";
 import { sharedInboxRoutes } from "./shared-inbox.js";
@@ -27,6 +28,7 @@ export const receivedRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async
       inbound,
       users: deps.users,
       logger: ctx.log,
+      ledger: deps.ledger,
       submitFax: async (s, to, documents, origin) =>
         ctx.submit(s, { recipients: await ctx.recipientsOf(s, to), documents, cover: { enabled: false }, origin }),
       poke: () => ctx.live.poke(),
@@ -95,8 +97,19 @@ async function inboundPdf(ctx: ConsoleContext, req: FastifyRequest, reply: Fasti
       throw err;
     }
     const body = await readFile(file);
-    ctx.log.info({ user: s.user, messageId: id }, "WEB downloaded an inbound fax");
     const how = (req.query as Record<string, string | undefined>).download === "1" ? "attachment" : "inline";
+    // a fax of the service's history, not one the gateway kept: the object is its service id
+    await recordConsole(
+      ctx.deps.ledger,
+      req,
+      how === "attachment" ? "downloaded" : "previewed",
+      {
+        kind: "received",
+        id: id,
+      },
+      { at: "service" },
+    );
+    ctx.log.info({ user: s.user, messageId: id }, "WEB downloaded an inbound fax");
     return reply
       .type("application/pdf")
       .header("content-disposition", contentDisposition(how, `fax-${id}.pdf`))

@@ -9,6 +9,8 @@ import { faxNumber } from "../format.js";
 import type { Logger } from "../log/index.js";
 import type { Job, NewDocument, ReceivedStore, QueueStore } from "../store/index.js";
 import { type ReceivedFax, keptFaxPayload } from "../received/index.js";
+import type { Ledger } from "../ledger/index.js";
+import { recordConsole } from "./ledger-rows.js";
 import { sessionOf, type Session } from "./sessions.js";
 
 export interface SharedInboxDeps {
@@ -16,6 +18,8 @@ export interface SharedInboxDeps {
   inbound: () => InboundConfig;
   users: () => readonly UserConfig[];
   logger: Logger;
+  /** each view, download, take, give-back and forward is a row (docs/compliance.md) */
+  ledger: Pick<Ledger, "record">;
   /** The console's own fax submission (checks, rate, destination policy). */
   submitFax: (s: Session, to: string[], documents: NewDocument[], origin: Record<string, string>) => Promise<Job>;
   poke: () => void;
@@ -61,14 +65,40 @@ async function mine(deps: SharedInboxDeps, req: FastifyRequest): Promise<{ s: Se
   return { s, fax };
 }
 
+const LEDGER_ACTION: Readonly<Record<string, "taken" | "released" | "forwarded">> = {
+  taken: "taken",
+  released: "released",
+  forwarded: "forwarded",
+};
+
 /** The fax after an action, or the refusal when the store's guard found it changed meanwhile. */
-function changed(deps: SharedInboxDeps, s: Session, fax: ReceivedFax | null, action: string) {
+async function changed(
+  deps: SharedInboxDeps,
+  req: FastifyRequest,
+  s: Session,
+  fax: ReceivedFax | null,
+  action: string,
+  rows: readonly { detail: Record<string, string | number | boolean>; number?: string }[] = [{ detail: {} }],
+) {
   if (!fax)
     throw new FaxgateError(
       "JOB_STATE",
       action === "taken" ? "someone else has taken this fax already" : `this fax cannot be ${action} now`,
       { httpStatus: 409 },
     );
+  // the ledger's names for the inbox's actions ("done" and a note are the fax's timeline only)
+  const ledgerAction = LEDGER_ACTION[action];
+  if (ledgerAction)
+    for (const r of rows)
+      await deps.ledger.record({
+        action: ledgerAction,
+        actor: { kind: s.admin ? "operator" : "person", id: s.user },
+        object: { kind: "received", id: fax.id },
+        door: "console",
+        client: req.ip,
+        ...(r.number ? { number: r.number } : {}),
+        detail: r.detail,
+      });
   deps.logger.info({ user: s.user, received: fax.id, action }, `WEB inbox ${action}`);
   deps.poke();
   return view(fax);
@@ -93,6 +123,7 @@ export const sharedInboxRoutes: FastifyPluginAsync<SharedInboxDeps> = async (api
 
   api.get("/api/inbox/:id", async (req) => {
     const { fax } = await mine(deps, req);
+    await recordConsole(deps.ledger, req, "viewed", { kind: "received", id: fax.id }, { via: "inbox" });
     return { ...view(fax), timeline: await deps.store.listReceivedEvents(fax.id) };
   });
 
@@ -100,8 +131,12 @@ export const sharedInboxRoutes: FastifyPluginAsync<SharedInboxDeps> = async (api
     const { s, fax } = await mine(deps, req);
     const body = await deps.store.readReceivedDocument(fax.id);
     if (!body) return reply.code(404).send({ error: "this fax has no document" });
-    deps.logger.info({ user: s.user, received: fax.id }, "WEB inbox fax viewed");
     const q = req.query as Record<string, string | undefined>;
+    await recordConsole(deps.ledger, req, q.download === "1" ? "downloaded" : "previewed", {
+      kind: "received",
+      id: fax.id,
+    });
+    deps.logger.info({ user: s.user, received: fax.id }, "WEB inbox fax viewed");
     return reply
       .type("application/pdf")
       .header("content-disposition", `${q.download === "1" ? "attachment" : "inline"}; filename="fax-${fax.id}.pdf"`)
@@ -117,6 +152,7 @@ const inboxActions: FastifyPluginAsync<SharedInboxDeps> = async (api, deps) => {
     const { s, fax } = await mine(deps, req);
     return changed(
       deps,
+      req,
       s,
       await deps.store.changeReceived(fax.id, {
         set: { state: "taken", owner: s.user },
@@ -133,6 +169,7 @@ const inboxActions: FastifyPluginAsync<SharedInboxDeps> = async (api, deps) => {
       throw new FaxgateError("JOB_STATE", "only its owner can give a fax back", { httpStatus: 409 });
     return changed(
       deps,
+      req,
       s,
       await deps.store.changeReceived(fax.id, {
         set: { state: "new", owner: null },
@@ -148,6 +185,7 @@ const inboxActions: FastifyPluginAsync<SharedInboxDeps> = async (api, deps) => {
     // done by whoever finishes it; an untaken fax becomes theirs
     return changed(
       deps,
+      req,
       s,
       await deps.store.changeReceived(fax.id, {
         set: { state: "done", owner: fax.owner ?? s.user },
@@ -163,6 +201,7 @@ const inboxActions: FastifyPluginAsync<SharedInboxDeps> = async (api, deps) => {
     const note = textOf(req.body, "note", 2000);
     return changed(
       deps,
+      req,
       s,
       await deps.store.changeReceived(fax.id, {
         set: { note: note || null },
@@ -198,12 +237,14 @@ async function forward(deps: SharedInboxDeps, req: FastifyRequest) {
     });
     return changed(
       deps,
+      req,
       s,
       await deps.store.changeReceived(fax.id, {
         set: {},
         event: { action: "forwarded", actor: s.user, detail: `by mail to ${u.name}` },
       }),
       "forwarded",
+      [{ detail: { by: "mail", to: u.name } }],
     );
   }
   if (to.length === 0) throw new FaxgateError("USAGE", "give fax numbers (to) or a user (user) to forward to");
@@ -216,11 +257,14 @@ async function forward(deps: SharedInboxDeps, req: FastifyRequest) {
   );
   return changed(
     deps,
+    req,
     s,
     await deps.store.changeReceived(fax.id, {
       set: {},
       event: { action: "forwarded", actor: s.user, detail: `by fax to ${to.join(", ")} (job ${job.id})` },
     }),
     "forwarded",
+    // one row per number, each only as its keyed hash
+    job.recipients.map((r) => ({ detail: { by: "fax", job: job.id }, number: r.number })),
   );
 }

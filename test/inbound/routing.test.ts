@@ -11,6 +11,7 @@ import { InboxEscalation } from "../../src/inbound/escalation.js";
 import { ReceivedFaxIntake } from "../../src/inbound/received-intake.js";
 import { InboundPoller } from "../../src/inbound/poller.js";
 import { agentFor } from "../helpers/client.js";
+import { testLedger } from "../helpers/ledger.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { Rig, USERS } from "../notify/rig.js";
 
@@ -69,6 +70,7 @@ function parts(r: Rig, folder: string) {
     users: () => USERS,
     dataDir: path.join(r.dir, "data"),
     logger: r.logger.child({ component: "inbound" }),
+    ledger: testLedger(r.store),
     clock: r.clock,
   });
   const poller = new InboundPoller({

@@ -3,8 +3,14 @@
 // each number only as its keyed hash; in the console, a failed and a good sign-in, the job page,
 // its document seen and downloaded, its report, and an operator's cancel are each one row, by
 // that person, with the client's address.
+import { mkdtemp, readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import nodemailer from "nodemailer";
+import { Agent, FormData, fetch as undiciFetch } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
+import { pdfWithPages } from "../emulator/api.js";
+import { TEST_KEYS } from "../helpers/emulator.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testLedger } from "../helpers/ledger.js";
 import { TEST_PDF } from "../helpers/store.js";
@@ -145,5 +151,81 @@ describe("ledger rows from the doors", () => {
       "failed",
     ]);
     expect(JSON.stringify(rows)).not.toMatch(/5551234567|5550000002/);
+  }, 120_000);
+
+  it("a received fax is routed by its route's name; the inbox's views, takes and forwards are rows", async () => {
+    const outbox = path.join(await mkdtemp(path.join(os.tmpdir(), "faxgate-ledger-inbox-")), "outbox");
+    rig = await startGateway(
+      consoleGateway({
+        config: {
+          notify: {
+            from: "faxgate@example.com",
+            transport: `outbox:${outbox}`,
+            inbound: { enabled: true, interval: "1s" },
+          },
+          inbound: {
+            groups: { referrals: { members: ["alice", "bob"] } },
+            routes: [{ name: "referrals line", match: { dialled: "+15550100201" }, deliver: [{ inbox: "referrals" }] }],
+          },
+        },
+      }),
+    );
+    const fd = new FormData();
+    fd.append("email", "alice@example.com");
+    fd.append("callerId", "+15557654321");
+    fd.append("to", "+15550100201");
+    fd.append("file", new Blob([new Uint8Array(await pdfWithPages(1))], { type: "application/pdf" }), "r.pdf");
+    const agent = new Agent({ connect: { ca: await readFile(rig.emu.caFile, "utf8") } });
+    const made = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, {
+      method: "POST",
+      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
+      body: fd,
+      dispatcher: agent,
+    });
+    expect(made.status).toBe(200);
+    const messageId = ((await made.json()) as { messageId: string }).messageId;
+    await agent.close();
+    const gw = rig.gw;
+    const id = await waitUntil(async () => {
+      const k = await gw.store.listReceived({ messageId });
+      return k[0] && (await gw.store.listReceivedEvents(k[0].id)).some((e) => e.action === "routed") ? k[0].id : null;
+    }, "the received fax kept and routed");
+
+    const base = rig.url("web");
+    const bob = await signIn(base, "bob", PASSWORDS.bob);
+    const call = async (method: string, url: string, body?: unknown) => {
+      const r = await fetch(`${base}${url}`, {
+        method,
+        headers: { cookie: bob.cookie, "x-csrf-token": bob.csrf, "content-type": "application/json" },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      expect(r.status, `${url}: ${await r.clone().text()}`).toBe(200);
+      await r.arrayBuffer();
+    };
+    await call("GET", `/api/inbox/${id}`);
+    await call("GET", `/api/inbox/${id}/pdf`);
+    await call("GET", `/api/inbox/${id}/pdf?download=1`);
+    await call("POST", `/api/inbox/${id}/take`, {});
+    await call("POST", `/api/inbox/${id}/release`, {});
+    await call("POST", `/api/inbox/${id}/forward`, { user: "alice" });
+    await call("POST", `/api/inbox/${id}/forward`, { to: "+15551230001, +15551230002" });
+
+    const ledger = testLedger(rig.gw.store);
+    const rows = await ledger.rows({ object: { kind: "received", id } });
+    expect(rows.map((r) => [r.action, r.actor, r.door, r.detail])).toEqual([
+      ["routed", { kind: "gateway" }, "gateway", { route: "referrals line", deliveries: 1 }],
+      ["viewed", { kind: "person", id: "bob" }, "console", { via: "inbox" }],
+      ["previewed", { kind: "person", id: "bob" }, "console", {}],
+      ["downloaded", { kind: "person", id: "bob" }, "console", {}],
+      ["taken", { kind: "person", id: "bob" }, "console", {}],
+      ["released", { kind: "person", id: "bob" }, "console", {}],
+      ["forwarded", { kind: "person", id: "bob" }, "console", { by: "mail", to: "alice" }],
+      ["forwarded", { kind: "person", id: "bob" }, "console", { by: "fax", job: expect.any(String) }],
+      ["forwarded", { kind: "person", id: "bob" }, "console", { by: "fax", job: expect.any(String) }],
+    ]);
+    // the caller's number and each number forwarded to: found by their hash, never in clear
+    expect((await ledger.rows({ number: "+15557654321" })).map((r) => r.action)).toEqual(["routed"]);
+    expect((await ledger.rows({ number: "+15551230002", object: { kind: "received", id } })).length).toBe(1);
+    expect(JSON.stringify(rows)).not.toMatch(/5557654321|555123000/);
   }, 120_000);
 });
