@@ -196,6 +196,7 @@ export class Gateway {
       next = this.opts.reloadConfig();
     } catch (err) {
       log.error({ err: describeError(err) }, "RELOAD refused: the config file is invalid; keeping the running config");
+      await this.recordReload({ applied: false });
       return;
     }
     // what a reload cannot apply is said, not silently kept as started (config/restart-needed.ts)
@@ -213,12 +214,28 @@ export class Gateway {
       .catch((err) => log.warn({ err: describeError(err) }, "RELOAD: the restart note could not be stored"));
     // inbound rules were checked by the load (an error names the rule); new ones apply to the next fax
     await this.core.live.reload(next);
+    await this.recordReload({ applied: true, restartNeeded: pending.length });
     // a renewed certificate (certbot) is taken without a restart: the same files, read again
     try {
       this.smtp?.reloadTls();
     } catch (err) {
       log.error({ err: describeError(err) }, "RELOAD: the SMTP certificate cannot be read; keeping the one in use");
     }
+  }
+
+  /** Each reload, applied or refused, is a ledger row (who sent the SIGHUP the process cannot tell). */
+  private async recordReload(detail: Record<string, number | boolean>): Promise<void> {
+    await this.core.ledger
+      .record({
+        action: "config-reloaded",
+        actor: { kind: "gateway" },
+        object: { kind: "config", id: "config" },
+        door: "gateway",
+        detail,
+      })
+      .catch((err: unknown) =>
+        this.core.logger.error({ err: describeError(err) }, "LEDGER the reload's row was not recorded"),
+      );
   }
 
   /** Ordered shutdown (STYLE.md habit 10), bounded by `timeoutMs`. */

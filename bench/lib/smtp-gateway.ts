@@ -70,6 +70,10 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
     smtp: o.smtp,
     users: o.users,
     mail,
+    ledger:
+      o.ledger === false
+        ? { record: async () => undefined }
+        : new SqlLedger(o.store.sql, Buffer.from("bench-ledger-key-0123456789abcdef0123456789")),
     clientFor: o.clientFor,
     logger,
     clock: systemClock,

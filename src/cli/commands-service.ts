@@ -31,7 +31,7 @@ export function runCommands(program: Command): void {
   registerEmulatorCommand(program);
 }
 
-/** config check, doctor, store migrate, passwd */
+/** config check, doctor, store migrate, reload, passwd */
 export function setupCommands(program: Command): void {
   const config = program.command("config").description("configuration");
   config
@@ -64,6 +64,16 @@ export function setupCommands(program: Command): void {
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (o) => (await load.storeCommands()).storeMigrateCommand(o));
+
+  program
+    .command("reload")
+    .description(
+      "tell the running daemon to load its config again (as SIGHUP does); a ledger row says who asked (exit 1: no daemon runs)",
+    )
+    .addOption(configOption())
+    .action(async (o) => {
+      process.exitCode = await (await load.opsCommands()).reloadCommand(o);
+    });
 
   program
     .command("passwd")

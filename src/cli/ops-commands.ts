@@ -1,6 +1,7 @@
 // `config check`, `doctor`, `passwd`: the admin's checks before and after a deployment.
 import { storeTimeCheck } from "../retention/service-time.js";
-import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import os from "node:os";
 import net from "node:net";
 import path from "node:path";
 import nodemailer from "nodemailer";
@@ -20,7 +21,8 @@ import { parseHostPort } from "../config/host-port.js";
 import { riskySettings } from "../config/risky-settings.js";
 import { spoolWriterNotes } from "../spool/watcher.js";
 import { findKey } from "../keys/rotate.js";
-import { loadContext, whereToSetSecrets, withClients, type GlobalOptions } from "./context.js";
+import { createLedger } from "../parts/ledger.js";
+import { loadContext, whereToSetSecrets, withClients, withStore, type GlobalOptions } from "./context.js";
 import {
   type Check,
   mailboxCheck,
@@ -408,4 +410,48 @@ export async function passwdCommand(): Promise<void> {
   if (process.stdin.isTTY && (await readPassword("Again: ")) !== pw)
     throw new FaxgateError("USAGE", "the two passwords differ; nothing was printed");
   process.stdout.write(`${await hashPassword(pw)}\n`);
+}
+
+/**
+ * `faxgate reload`: SIGHUP to the daemon holding the data folder (its pid file). The daemon's own
+ * row says what the reload did; this one says which account asked, through the cli door.
+ */
+export async function reloadCommand(opts: GlobalOptions): Promise<number> {
+  const ctx = loadContext(opts);
+  let pid = 0;
+  try {
+    pid = Number(readFileSync(path.join(ctx.config.data, "faxgate.pid"), "utf8").trim());
+  } catch {
+    // no pid file: no daemon
+  }
+  if (!(pid > 0) || !signalled(pid, 0)) {
+    process.stderr.write(`no running faxgate daemon found for ${ctx.config.data} (no live pid in faxgate.pid)\n`);
+    return 1;
+  }
+  await withStore(ctx, (store) =>
+    createLedger(ctx.config, store).record({
+      action: "config-reloaded",
+      actor: { kind: "operator", id: os.userInfo().username },
+      object: { kind: "config", id: "config" },
+      door: "cli",
+      detail: { asked: "SIGHUP" },
+    }),
+  );
+  // the row first: the daemon's own row for this reload follows it in the chain
+  if (!signalled(pid, "SIGHUP")) {
+    process.stderr.write(`the daemon (pid ${pid}) ended before it could be told to reload\n`);
+    return 1;
+  }
+  process.stdout.write(`told the running daemon (pid ${pid}) to reload\n`);
+  return 0;
+}
+
+/** Signal 0 asks only whether the process lives (and is ours to signal). */
+function signalled(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }

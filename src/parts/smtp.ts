@@ -12,6 +12,7 @@ export function createSmtp(core: Core, mail: MailDoor): { smtp: SmtpGateway | nu
   if (!config.smtp) return { smtp: null, part: { name: "smtp" } };
   const smtp = new SmtpGateway({
     mail,
+    ledger: core.ledger,
     clock: core.clock,
     metrics: core.metrics,
     destinations: core.destinations,

@@ -17,6 +17,7 @@ import type { DnsResolve } from "../dns/index.js";
 import { FaxgateError, describeError, isFaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/index.js";
 import { type DestinationCheck, decideRecipient, type RecipientDecision } from "../recipients/index.js";
+import type { Ledger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import { size as formatSize } from "../format.js";
@@ -57,6 +58,8 @@ export interface SmtpGatewayOptions {
   resolve: DnsResolve;
   /** Wait this long times the failure count after a failed AUTH (default 1000 ms; tests shorten it). */
   authFailureDelayMs?: number;
+  /** A known sender's refused mail is a ledger row with the refusal's code (docs/compliance.md). */
+  ledger: Pick<Ledger, "record">;
 }
 
 const MAX_RATE_STRIKES = 3;
@@ -82,6 +85,7 @@ export class SmtpGateway {
   private servers: SMTPServer[] = [];
   private readonly tap: SessionTap;
   private readonly sessions = new Map<string, SessionState>();
+  private readonly ledger: Pick<Ledger, "record">;
   private readonly slots: SessionSlots;
   private readonly verifier: SenderVerifier;
   private readonly lockout: AuthLockout;
@@ -100,6 +104,7 @@ export class SmtpGateway {
     this.authDelayMs = opts.authFailureDelayMs ?? AUTH_FAILURE_DELAY_MS;
     this.lockout = new AuthLockout(this.clock);
     this.mail = opts.mail;
+    this.ledger = opts.ledger;
     const users = opts.users;
     this.users = typeof users === "function" ? users : () => users;
     this.index = liveUserIndex(this.users);
@@ -264,7 +269,7 @@ export class SmtpGateway {
           ? "Too many connections from your address, try again in a moment"
           : "Too many connections, try again in a moment";
       const st = new SessionState(this.log, session.id, client, trusted, false, this.clock.now());
-      return this.reject(cb, st.log, refuse("CLIENT_LIMIT", text), { sessions: admitted.sessions, why: admitted.why });
+      return this.reject(cb, st, refuse("CLIENT_LIMIT", text), { sessions: admitted.sessions, why: admitted.why });
     }
     this.sessions.set(session.id, new SessionState(this.log, session.id, client, trusted, true, this.clock.now()));
     this.metrics.smtpSessions.inc();
@@ -322,12 +327,7 @@ export class SmtpGateway {
     const st = this.state(session);
     try {
       if (!authAllowed(this.smtp.auth, session)) {
-        return this.reject(
-          cb,
-          st.log,
-          refuse("ENCRYPTION_REQUIRED", "Encryption required: use STARTTLS before AUTH"),
-          {},
-        );
+        return this.reject(cb, st, refuse("ENCRYPTION_REQUIRED", "Encryption required: use STARTTLS before AUTH"), {});
       }
       const client = session.remoteAddress ?? "";
       // counted before the check: parallel attempts cannot all get past the limit
@@ -336,7 +336,7 @@ export class SmtpGateway {
         // no password check at all: a locked-out guesser costs no scrypt time
         return this.reject(
           cb,
-          st.log,
+          st,
           refuse("CLIENT_LIMIT", "Too many failed logins from your address, try again later"),
           { why: "address locked out after repeated failures" },
         );
@@ -357,7 +357,7 @@ export class SmtpGateway {
           : refuse("AUTH_FAILED", "Authentication failed: wrong user name or password");
       // Slow down guessing, then hang up.
       await new Promise((r) => setTimeout(r, this.authDelayMs * st.authFailures));
-      return this.reject(cb, st.log, refusal, { failures: st.authFailures, fromAddress: fromClient });
+      return this.reject(cb, st, refusal, { failures: st.authFailures, fromAddress: fromClient });
     } catch (err) {
       st.log.error({ err: describeError(err) }, "AUTH error");
       cb(replyError("454 4.7.0 Temporary authentication failure"));
@@ -367,13 +367,36 @@ export class SmtpGateway {
   /** Logs a refusal (REJECTED, with the session) and answers it. */
   private reject(
     cb: (err?: Error | null) => void,
-    log: Logger,
+    st: SessionState,
     refusal: FaxgateError,
     fields: Record<string, unknown>,
   ): void {
     const reply = replyFor(refusal);
-    log.info({ ...fields, code: refusal.code, reply }, "REJECTED");
-    cb(replyError(reply));
+    st.log.info({ ...fields, code: refusal.code, reply }, "REJECTED");
+    const user = typeof fields.user === "string" ? fields.user : undefined;
+    if (!user) return cb(replyError(reply));
+    // the row is written before the answer, as the console's reads are
+    void this.recordRefusal(st, user, refusal.code, reply).finally(() => cb(replyError(reply)));
+  }
+
+  /**
+   * A refusal of a user's mail: the code and the reply's status (never its text). A stranger's
+   * claim to be that user is not taken as proof (STYLE habit 20): then the actor is nobody known,
+   * the user is only the object, and the door is mx.
+   */
+  private async recordRefusal(st: SessionState, user: string, code: string, reply: string): Promise<void> {
+    try {
+      await this.ledger.record({
+        action: "refused",
+        actor: st.stranger ? { kind: "person" } : { kind: "person", id: user },
+        object: { kind: "person", id: user },
+        door: st.stranger ? "mx" : "smtp",
+        ...(st.client ? { client: st.client } : {}),
+        detail: { code, reply: reply.split(" ").slice(0, 2).join(" ") },
+      });
+    } catch (err) {
+      st.log.error({ err: describeError(err) }, "LEDGER the refusal's row was not recorded");
+    }
   }
 
   private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
@@ -384,10 +407,10 @@ export class SmtpGateway {
     const from = address.address ?? "";
     const declared = Number((address.args || undefined)?.SIZE ?? 0);
     if (declared > this.smtp.maxMessageBytes)
-      return this.reject(cb, st.log, tooBig(this.smtp.maxMessageBytes), { from: from.slice(0, 200), size: declared });
+      return this.reject(cb, st, tooBig(this.smtp.maxMessageBytes), { from: from.slice(0, 200), size: declared });
     // back-pressure: a full queue is answered before the message is sent (the door asks again at its end)
     const busy = this.mail.busyNow("smtp");
-    if (busy) return this.reject(cb, st.log, busy, { from: from.slice(0, 200) });
+    if (busy) return this.reject(cb, st, busy, { from: from.slice(0, 200) });
     const decision = decideSender(this.index(), {
       address: from,
       authenticatedAs: typeof session.user === "string" ? session.user : undefined,
@@ -397,9 +420,10 @@ export class SmtpGateway {
       authMode: this.smtp.auth,
       authOffered: authAllowed(this.smtp.auth, session),
     });
-    if (!decision.ok) return this.reject(cb, st.log, decision.refusal, { from: from.slice(0, 200) });
+    if (!decision.ok) return this.reject(cb, st, decision.refusal, { from: from.slice(0, 200) });
     // a stranger (public MX mode) is also held to a rate per address: forged senders rotate names
     const stranger = !st.trusted && typeof session.user !== "string";
+    st.stranger = stranger;
     if (stranger && !this.clientLimiter.take(st.client ?? "")) {
       st.rateStrikes += 1;
       const refusal =
@@ -409,13 +433,13 @@ export class SmtpGateway {
               "CLIENT_LIMIT",
               `451 4.7.1 Too many messages from your address: at most ${this.smtp.maxMessagesPerMinutePerClient} per minute, try again later`,
             );
-      return this.reject(cb, st.log, refusal, { from: from.slice(0, 200) });
+      return this.reject(cb, st, refusal, { from: from.slice(0, 200) });
     }
     // A stranger's claim to be a user is only a claim until the message proves it: the user's
     // rate is spent at DATA, once the sender is verified, so forgeries cannot use it up.
     if (!(stranger && this.verifier.verifying)) {
       const refusal = this.takeUserRate(st, decision.user.name);
-      if (refusal) return this.reject(cb, st.log, refusal, { from, user: decision.user.name });
+      if (refusal) return this.reject(cb, st, refusal, { from, user: decision.user.name });
     }
     st.user = decision.user;
     if (!stranger || !this.verifier.verifying) return cb();
@@ -433,7 +457,7 @@ export class SmtpGateway {
           st.user = undefined;
           this.metrics.senderVerdicts.inc({ verdict: verdict.temporary ? "temperror" : "fail", check: verdict.check });
           st.log.info({ check: verdict.check, verdict: verdict.detail, user: user.name }, "sender check failed");
-          this.reject(cb, st.log, verdict.refusal, { from: from.slice(0, 200), user: user.name });
+          this.reject(cb, st, verdict.refusal, { from: from.slice(0, 200), user: user.name });
         },
         (err: unknown) => {
           // no early verdict: DATA decides
@@ -453,19 +477,19 @@ export class SmtpGateway {
     const rcpt = address.address ?? "";
     try {
       const shown = rcpt.slice(0, 200);
-      if (!user) return this.reject(cb, st.log, refuse("BAD_SEQUENCE", "MAIL FROM first"), { rcpt: shown });
+      if (!user) return this.reject(cb, st, refuse("BAD_SEQUENCE", "MAIL FROM first"), { rcpt: shown });
       const key = rcpt.toLowerCase();
       const count = st.recipients.size + st.held.size;
       if (!st.recipients.has(key) && !st.held.has(key) && count >= this.smtp.maxRecipients) {
         return this.reject(
           cb,
-          st.log,
+          st,
           refuse("TOO_MANY_RECIPIENTS", `Too many recipients: at most ${this.smtp.maxRecipients} per message`),
           { user: user.name, rcpt: shown },
         );
       }
       const check = checkRecipient(rcpt, this.smtp.domains, this.smtp.defaultCountryCode);
-      if (!check.ok) return this.reject(cb, st.log, check.refusal, { user: user.name, rcpt: shown });
+      if (!check.ok) return this.reject(cb, st, check.refusal, { user: user.name, rcpt: shown });
       // every well-formed recipient of a stranger gets this same 250: its claimed user's contacts
       // and rules are looked at only once DATA has proved the claim (STYLE habit 20)
       if (this.unproved(st, session)) {
@@ -476,7 +500,7 @@ export class SmtpGateway {
         st.recipients.set(key, await this.resolveRecipient(user.name, rcpt, check.target, st.log));
       } catch (err) {
         if (!isFaxgateError(err)) throw err;
-        return this.reject(cb, st.log, err, { user: user.name, rcpt: shown });
+        return this.reject(cb, st, err, { user: user.name, rcpt: shown });
       }
       cb();
     } catch (err) {
@@ -572,7 +596,8 @@ export class SmtpGateway {
         const reply = replyFor(err);
         if (reply.startsWith("5") && isFaxgateError(err)) log.info({ code: err.code, reply }, "REJECTED");
         else log.warn({ err: describeError(err), reply }, "DATA not accepted");
-        cb(replyError(reply));
+        if (!st.user || !isFaxgateError(err)) return cb(replyError(reply));
+        void this.recordRefusal(st, st.user.name, err.code, reply).finally(() => cb(replyError(reply)));
       },
     );
     this.inflight.add(work);

@@ -10,6 +10,8 @@ import type { TapState } from "./session-tap.js";
 
 export class SessionState implements TapState {
   user?: UserConfig;
+  /** neither trusted nor authenticated: its sender is a claim until DATA proves it (set at MAIL FROM) */
+  stranger = false;
   recipients = new Map<string, EnvelopeRecipient>();
   /**
    * A stranger's recipients, held unread until DATA proves its claimed user: a contact name or

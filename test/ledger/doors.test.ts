@@ -228,4 +228,28 @@ describe("ledger rows from the doors", () => {
     expect((await ledger.rows({ number: "+15551230002", object: { kind: "received", id } })).length).toBe(1);
     expect(JSON.stringify(rows)).not.toMatch(/5557654321|555123000/);
   }, 120_000);
+
+  it("a known sender's refused mail is a refused row with the refusal's code, never the number", async () => {
+    rig = await startGateway(consoleGateway());
+    const err = await nodemailer
+      .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
+      .sendMail({
+        from: "alice@example.com",
+        // a premium-rate number: the destination policy refuses it at RCPT (553 5.1.3)
+        to: "19005550123@fax.example.com",
+        subject: "premium",
+        text: "a short letter",
+      })
+      .then(
+        () => null,
+        (e: Error & { response?: string }) => e.response ?? e.message,
+      );
+    expect(err).toMatch(/^553 5\.1\.3/);
+    const rows = (await testLedger(rig.gw.store).rows()).filter((r) => r.action === "refused");
+    expect(rows.map((r) => [r.actor, r.object, r.door, r.client, r.detail.reply])).toEqual([
+      [{ kind: "person", id: "alice" }, { kind: "person", id: "alice" }, "smtp", "127.0.0.1", "553 5.1.3"],
+    ]);
+    expect(typeof rows[0]!.detail.code).toBe("string");
+    expect(JSON.stringify(rows)).not.toContain("9005550123");
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 // A real SmtpGateway on a loopback port 0 with a real Store in a temp folder and the test
 // emulator behind it for contacts and preferences; nodemailer as the client.
+import { testLedger } from "../helpers/ledger.js";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -100,6 +101,7 @@ export async function startRig(
     smtp,
     users: () => users,
     mail,
+    ledger: testLedger(store),
     clientFor: cf,
     logger,
     clock: systemClock,
