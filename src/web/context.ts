@@ -31,7 +31,7 @@ export interface WebConsoleDeps {
   store: ConsoleStore;
   /** the compliance ledger: faxes taken in, views and downloads (docs/compliance.md) */
   ledger: Ledger;
-  /** where sessions are kept (in memory; a fleet's shared store later) */
+  /** where sessions are kept: the queue's database (shared by a fleet on one PostgreSQL) */
   sessionStore: SessionStore;
   users: () => readonly UserConfig[];
   clientFor: (user: string) => FaxApi;
