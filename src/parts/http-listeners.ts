@@ -71,6 +71,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         // the mail limits hold for the console too, also in a gateway that takes no mail
         maxUploadBytes: smtpSettings(config).maxMessageBytes,
         faxesPerMinute: smtpSettings(config).maxMessagesPerMinute,
+        counters: core.counters,
         authFailureDelayMs: opts.webAuthFailureDelayMs,
         historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
         inbound: () => live.config().inbound,

@@ -37,6 +37,7 @@ import { checkRecipient, type RecipientTarget } from "./recipient-address.js";
 import { authAllowed, decideSender } from "./sender-policy.js";
 import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
 import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";
+import type { FleetCounters } from "../fleet-counter.js";
 import { wantedMail } from "./sender-auth/wanted-mail.js";
 import { SessionSlots } from "./session-slots.js";
 
@@ -57,6 +58,8 @@ export interface SmtpGatewayOptions {
   resolve: DnsResolve;
   /** Wait this long times the failure count after a failed AUTH (default 1000 ms; tests shorten it). */
   authFailureDelayMs?: number;
+  /** Where lockouts and rates are counted: the fleet's store on PostgreSQL, this process on SQLite. */
+  counters: FleetCounters;
 }
 
 const MAX_RATE_STRIKES = 3;
@@ -95,10 +98,16 @@ export class SmtpGateway {
     this.clock = opts.clock;
     this.metrics = opts.metrics;
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
-    this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
-    this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient, this.clock);
+    // counted across the fleet where there is one (opts.counters): N gateways grant one rate
+    this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock, opts.counters, "smtp-user");
+    this.clientLimiter = new RateLimiter(
+      opts.smtp.maxMessagesPerMinutePerClient,
+      this.clock,
+      opts.counters,
+      "smtp-client",
+    );
     this.authDelayMs = opts.authFailureDelayMs ?? AUTH_FAILURE_DELAY_MS;
-    this.lockout = new AuthLockout(this.clock);
+    this.lockout = new AuthLockout(this.clock, opts.counters, "smtp-address");
     this.mail = opts.mail;
     const users = opts.users;
     this.users = typeof users === "function" ? users : () => users;
@@ -238,7 +247,12 @@ export class SmtpGateway {
       onConnect: (session, cb) => this.onConnect(session, cb),
       onSecure: (_socket, session, cb) => this.onSecure(session, cb),
       onAuth: (auth, session, cb) => void this.onAuth(auth, session, cb),
-      onMailFrom: (address, session, cb) => this.onMailFrom(address, session, cb),
+      onMailFrom: (address, session, cb) =>
+        void this.onMailFrom(address, session, cb).catch((err: unknown) => {
+          // the fleet's counters are in the store: when it cannot be asked, a temporary refusal
+          this.state(session).log.error({ err: describeError(err) }, "MAIL FROM error");
+          cb(replyError("451 4.3.0 Temporary local problem, please try again later"));
+        }),
       onRcptTo: (address, session, cb) => void this.onRcptTo(address, session, cb),
       onData: (stream, session, cb) => this.onData(stream, session, cb),
       onClose: (session) => this.onClose(session),
@@ -331,7 +345,7 @@ export class SmtpGateway {
       }
       const client = session.remoteAddress ?? "";
       // counted before the check: parallel attempts cannot all get past the limit
-      const attempt = this.lockout.begin(client);
+      const attempt = await this.lockout.begin(client);
       if (!attempt) {
         // no password check at all: a locked-out guesser costs no scrypt time
         return this.reject(
@@ -345,7 +359,7 @@ export class SmtpGateway {
       const password = auth.password ?? "";
       const ok = await verifySignIn(password, user?.password);
       if (ok && user) {
-        attempt.succeeded();
+        await attempt.succeeded();
         st.log.info({ user: user.name }, "AUTH ok");
         return cb(null, { user: user.name });
       }
@@ -376,7 +390,11 @@ export class SmtpGateway {
     cb(replyError(reply));
   }
 
-  private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
+  private async onMailFrom(
+    address: SMTPServerAddress,
+    session: SMTPServerSession,
+    cb: (err?: Error | null) => void,
+  ): Promise<void> {
     const st = this.state(session);
     st.user = undefined;
     st.recipients = new Map();
@@ -400,7 +418,7 @@ export class SmtpGateway {
     if (!decision.ok) return this.reject(cb, st.log, decision.refusal, { from: from.slice(0, 200) });
     // a stranger (public MX mode) is also held to a rate per address: forged senders rotate names
     const stranger = !st.trusted && typeof session.user !== "string";
-    if (stranger && !this.clientLimiter.take(st.client ?? "")) {
+    if (stranger && !(await this.clientLimiter.allow(st.client ?? ""))) {
       st.rateStrikes += 1;
       const refusal =
         st.rateStrikes >= MAX_RATE_STRIKES
@@ -414,7 +432,7 @@ export class SmtpGateway {
     // A stranger's claim to be a user is only a claim until the message proves it: the user's
     // rate is spent at DATA, once the sender is verified, so forgeries cannot use it up.
     if (!(stranger && this.verifier.verifying)) {
-      const refusal = this.takeUserRate(st, decision.user.name);
+      const refusal = await this.takeUserRate(st, decision.user.name);
       if (refusal) return this.reject(cb, st.log, refusal, { from, user: decision.user.name });
     }
     st.user = decision.user;
@@ -624,8 +642,8 @@ export class SmtpGateway {
   }
 
   /** The user's message rate: undefined when a message may go on, else the refusal to answer. */
-  private takeUserRate(st: SessionState, user: string): FaxgateError | undefined {
-    if (this.limiter.take(user)) return undefined;
+  private async takeUserRate(st: SessionState, user: string): Promise<FaxgateError | undefined> {
+    if (await this.limiter.allow(user)) return undefined;
     st.rateStrikes += 1;
     return st.rateStrikes >= MAX_RATE_STRIKES
       ? refuse("CLIENT_LIMIT", `Too many messages from ${user}, closing; try again later`)
@@ -678,7 +696,7 @@ export class SmtpGateway {
       // a proved sender is not yet a wanted fax: a copy, an old mail, a number not written in it
       const wanted = wantedMail(verdict.signed, { from: envelopeFrom, recipients }, this.smtp, this.clock.now());
       // a stranger's mail spends its user's rate only now that it proved to be theirs
-      const refusal = st.user ? this.takeUserRate(st, st.user.name) : undefined;
+      const refusal = st.user ? await this.takeUserRate(st, st.user.name) : undefined;
       if (refusal) throw refusal;
       return { senderCheck, ...wanted };
     }
