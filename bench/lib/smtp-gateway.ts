@@ -1,6 +1,7 @@
 // An SmtpGateway for the bench rows that run the receiver in the bench process, with its
 // collaborators made as src/parts/ makes them (one mail door, the destination policy with the
 // gateway's rules, the resolver from `dns`), loaded as the bench loads the rest (from source, or built).
+import { localCounters } from "../../src/fleet-counter.js";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { SmtpConfig, UserConfig } from "../../src/config/schema.js";
@@ -83,5 +84,6 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
       () => o.users,
     ),
     resolve: makeResolver({ ...defaults.dns, ...o.dns }),
+    counters: localCounters,
   });
 }

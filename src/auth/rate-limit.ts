@@ -1,6 +1,9 @@
 // Messages per user per minute, a sliding window over the injected clock. Counted when a
-// transaction starts (MAIL FROM), so a client cannot open many at once to get round it.
+// transaction starts (MAIL FROM), so a client cannot open many at once to get round it. Several
+// gateways on one PostgreSQL count in the store instead (fleet-counter.ts: a fixed minute from the
+// first message, rate-limiter-flexible's window), so a fleet grants one rate, not N.
 import type { Clock } from "../clock.js";
+import type { FleetCounters, WindowCounter } from "../fleet-counter.js";
 
 /** One key's hits, oldest first; those before `head` have left the window. */
 interface Hits {
@@ -10,14 +13,25 @@ interface Hits {
 
 export class RateLimiter {
   private readonly hits = new Map<string, Hits>();
+  private readonly shared: WindowCounter | null;
 
+  /** `name`: what the fleet's counter is called (one per limit). */
   constructor(
     private readonly perMinute: number,
     private readonly clock: Clock,
-  ) {}
+    counters: FleetCounters,
+    name: string,
+  ) {
+    this.shared = counters(`rate:${name}`, perMinute, 60_000);
+  }
+
+  /** Records one message for `key`, in the fleet's count where there is one; whether it is within the limit. */
+  async allow(key: string): Promise<boolean> {
+    return this.shared ? (await this.shared.take(key)).allowed : this.take(key);
+  }
 
   /**
-   * Records one message for `key` and says whether it is within the limit. Hits are kept in time
+   * Records one message for `key` in this process and says whether it is within the limit. Hits are kept in time
    * order, so those that left the window are at the front: a take costs the hits that left since
    * the one before, not a pass over the whole minute (with a high limit at 250 messages a second,
    * that pass copied 15,000 timestamps for every message).

@@ -38,7 +38,7 @@ export class FaxClientFactory {
   withKey(
     apiKey: string,
     logger?: Logger,
-    use: { gateClass?: GateClass; contactCache?: ContactCache; share?: () => () => void } = {},
+    use: { gateClass?: GateClass; contactCache?: ContactCache; share?: () => Promise<() => void> } = {},
   ): FaxApi {
     return new FaxClient({
       baseUrl: this.opts.baseUrl,

@@ -81,7 +81,7 @@ export interface FaxClientOptions {
   /** The user's contact lists, shared by all their clients (./contact-cache.ts). */
   contactCache?: ContactCache;
   /** Taken before each call that goes out (a console user's share, ./user-share.ts); may throw. */
-  share?: () => () => void;
+  share?: () => Promise<() => void>;
 }
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
@@ -120,7 +120,7 @@ export class FaxClient implements FaxApi {
   private readonly gate?: ApiGate;
   private readonly gateClass: GateClass;
   private readonly contactCache?: ContactCache;
-  private readonly share?: () => () => void;
+  private readonly share?: () => Promise<() => void>;
 
   constructor(opts: FaxClientOptions) {
     let url: URL;
@@ -533,7 +533,7 @@ export class FaxClient implements FaxApi {
     };
 
     // a console user over their share is refused before the call waits anywhere
-    const shared = this.share?.();
+    const shared = await this.share?.();
     let admitted: GateRelease | undefined;
     let answer: Parameters<GateRelease>[0];
     try {

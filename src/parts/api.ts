@@ -1,6 +1,7 @@
 // Every API call of this process passes one gate (rate, concurrency, the history budget) and one
 // keep-alive agent. A client per user and caller class (docs/architecture.md), each user's
 // contact cache shared by their clients; all of them are built again when the users change.
+import type { FleetCounters } from "../fleet-counter.js";
 import type { Clock } from "../clock.js";
 import { type Config, consoleApiShare, type UserConfig } from "../config/index.js";
 import { ApiGate, type GateClass, FaxClientFactory, ContactCache, type FaxApi, UserShare } from "../fax/index.js";
@@ -22,6 +23,8 @@ export interface ApiClientsOptions {
   metrics: Metrics;
   clock: Clock;
   logger: Logger;
+  /** where the console's per-user share of calls a minute is counted (the fleet's store, or here) */
+  counters: FleetCounters;
 }
 
 export class ApiClients {
@@ -49,6 +52,8 @@ export class ApiClients {
     this.consoleShare = new UserShare({
       ...consoleApiShare(opts.config),
       clock: opts.clock,
+      // a minute's calls are counted across the fleet; calls at once are each gateway's own
+      shared: opts.counters("console-api-calls", consoleApiShare(opts.config).perMinute, 60_000),
     });
     this.fax = new FaxClientFactory({
       baseUrl: opts.service.baseUrl,

@@ -2,6 +2,7 @@
 // what a SIGHUP reloads), the queue, the clock, the logger, the metrics, the API clients and the
 // few shared pieces of intake. main.ts builds it once; each factory takes what it needs.
 import type { Clock } from "../clock.js";
+import { type FleetCounters, localCounters, postgresCounters } from "../fleet-counter.js";
 import { type Config, preferenceRefreshMs } from "../config/index.js";
 import { UserDirectory } from "../fax/index.js";
 import { QueuePressure } from "../intake/index.js";
@@ -47,6 +48,8 @@ export interface Core {
   addresses: RunningAddresses;
   /** The compliance ledger: every door and stage that records an event records it here. */
   ledger: SqlLedger;
+  /** Lockouts and rates counted across the fleet (PostgreSQL), or by this gateway alone (SQLite). */
+  counters: FleetCounters;
 }
 
 export interface CoreOptions {
@@ -62,7 +65,9 @@ export interface CoreOptions {
 export function createCore(opts: CoreOptions): Core {
   const { config, clock, logger } = opts;
   const live = new LiveSettings(config, logger);
-  const api = new ApiClients({ ...opts, users: () => live.users() });
+  // a fleet on one PostgreSQL counts lockouts and rates once, in the store (docs/ha.md)
+  const counters = opts.store.fleetPool ? postgresCounters(opts.store.fleetPool) : localCounters;
+  const api = new ApiClients({ ...opts, users: () => live.users(), counters });
   // the preferences mail intake reads while a sender waits: the intake class of the gate
   const directory = new UserDirectory({
     clientFor: (user) => api.clientFor(user, "intake"),
@@ -90,5 +95,6 @@ export function createCore(opts: CoreOptions): Core {
     pressure: new QueuePressure(opts.store, config.queue.maxWaiting, clock, opts.metrics),
     addresses: { smtp: [], admin: null, spoolRoot: null, outbox: null },
     ledger: createLedger(config, opts.store),
+    counters,
   };
 }

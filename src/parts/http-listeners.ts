@@ -6,7 +6,7 @@ import os from "node:os";
 import type { HealthReport } from "../admin/index.js";
 import type { FaxRecord } from "../fax/index.js";
 import { descriptorBudget } from "../listener-limits.js";
-import { OperatorPages, WebConsole, MemorySessionStore } from "../web/index.js";
+import { OperatorPages, WebConsole, StoredSessionStore } from "../web/index.js";
 import { serviceEventHandlers, readReceiverTls, WebhookReceiver } from "../webhooks/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
@@ -54,7 +54,8 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         limits: budget.web,
         store: core.store,
         ledger: core.ledger,
-        sessionStore: new MemorySessionStore(),
+        // in the queue's database: a restart keeps them, and a fleet shares them (docs/ha.md)
+        sessionStore: new StoredSessionStore(core.store.sql),
         users: () => live.users(),
         clientFor: (user) => api.clientFor(user, "console"),
         destinations: core.destinations,
@@ -70,6 +71,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         // the mail limits hold for the console too, also in a gateway that takes no mail
         maxUploadBytes: smtpSettings(config).maxMessageBytes,
         faxesPerMinute: smtpSettings(config).maxMessagesPerMinute,
+        counters: core.counters,
         authFailureDelayMs: opts.webAuthFailureDelayMs,
         historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
         inbound: () => live.config().inbound,

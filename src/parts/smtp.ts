@@ -20,6 +20,7 @@ export function createSmtp(core: Core, mail: MailDoor): { smtp: SmtpGateway | nu
     users: () => live.users(),
     resolve: makeResolver(config.dns),
     clientFor: (user) => core.api.clientFor(user, "intake"),
+    counters: core.counters,
     logger: core.refusals.tap(core.logger.child({ component: "smtp" }), "smtp"),
   });
   const part: Part = {

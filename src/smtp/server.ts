@@ -38,6 +38,7 @@ import { checkRecipient, type RecipientTarget } from "./recipient-address.js";
 import { authAllowed, decideSender } from "./sender-policy.js";
 import { refuse, refuseWith, replyError, replyFor } from "./smtp-reply.js";
 import { SenderVerifier, type SenderVerdict } from "./sender-auth/verify-sender.js";
+import type { FleetCounters } from "../fleet-counter.js";
 import { wantedMail } from "./sender-auth/wanted-mail.js";
 import { SessionSlots } from "./session-slots.js";
 
@@ -60,6 +61,8 @@ export interface SmtpGatewayOptions {
   authFailureDelayMs?: number;
   /** A known sender's refused mail is a ledger row with the refusal's code (docs/compliance.md). */
   ledger: Pick<Ledger, "record">;
+  /** Where lockouts and rates are counted: the fleet's store on PostgreSQL, this process on SQLite. */
+  counters: FleetCounters;
 }
 
 const MAX_RATE_STRIKES = 3;
@@ -99,10 +102,16 @@ export class SmtpGateway {
     this.clock = opts.clock;
     this.metrics = opts.metrics;
     this.trusted = buildBlockList(opts.smtp.trustedNetworks);
-    this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock);
-    this.clientLimiter = new RateLimiter(opts.smtp.maxMessagesPerMinutePerClient, this.clock);
+    // counted across the fleet where there is one (opts.counters): N gateways grant one rate
+    this.limiter = new RateLimiter(opts.smtp.maxMessagesPerMinute, this.clock, opts.counters, "smtp-user");
+    this.clientLimiter = new RateLimiter(
+      opts.smtp.maxMessagesPerMinutePerClient,
+      this.clock,
+      opts.counters,
+      "smtp-client",
+    );
     this.authDelayMs = opts.authFailureDelayMs ?? AUTH_FAILURE_DELAY_MS;
-    this.lockout = new AuthLockout(this.clock);
+    this.lockout = new AuthLockout(this.clock, opts.counters, "smtp-address");
     this.mail = opts.mail;
     this.ledger = opts.ledger;
     const users = opts.users;
@@ -243,7 +252,12 @@ export class SmtpGateway {
       onConnect: (session, cb) => this.onConnect(session, cb),
       onSecure: (_socket, session, cb) => this.onSecure(session, cb),
       onAuth: (auth, session, cb) => void this.onAuth(auth, session, cb),
-      onMailFrom: (address, session, cb) => this.onMailFrom(address, session, cb),
+      onMailFrom: (address, session, cb) =>
+        void this.onMailFrom(address, session, cb).catch((err: unknown) => {
+          // the fleet's counters are in the store: when it cannot be asked, a temporary refusal
+          this.state(session).log.error({ err: describeError(err) }, "MAIL FROM error");
+          cb(replyError("451 4.3.0 Temporary local problem, please try again later"));
+        }),
       onRcptTo: (address, session, cb) => void this.onRcptTo(address, session, cb),
       onData: (stream, session, cb) => this.onData(stream, session, cb),
       onClose: (session) => this.onClose(session),
@@ -331,7 +345,7 @@ export class SmtpGateway {
       }
       const client = session.remoteAddress ?? "";
       // counted before the check: parallel attempts cannot all get past the limit
-      const attempt = this.lockout.begin(client);
+      const attempt = await this.lockout.begin(client);
       if (!attempt) {
         // no password check at all: a locked-out guesser costs no scrypt time
         return this.reject(
@@ -345,7 +359,7 @@ export class SmtpGateway {
       const password = auth.password ?? "";
       const ok = await verifySignIn(password, user?.password);
       if (ok && user) {
-        attempt.succeeded();
+        await attempt.succeeded();
         st.log.info({ user: user.name }, "AUTH ok");
         return cb(null, { user: user.name });
       }
@@ -399,7 +413,11 @@ export class SmtpGateway {
     }
   }
 
-  private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
+  private async onMailFrom(
+    address: SMTPServerAddress,
+    session: SMTPServerSession,
+    cb: (err?: Error | null) => void,
+  ): Promise<void> {
     const st = this.state(session);
     st.user = undefined;
     st.recipients = new Map();
@@ -424,7 +442,7 @@ export class SmtpGateway {
     // a stranger (public MX mode) is also held to a rate per address: forged senders rotate names
     const stranger = !st.trusted && typeof session.user !== "string";
     st.stranger = stranger;
-    if (stranger && !this.clientLimiter.take(st.client ?? "")) {
+    if (stranger && !(await this.clientLimiter.allow(st.client ?? ""))) {
       st.rateStrikes += 1;
       const refusal =
         st.rateStrikes >= MAX_RATE_STRIKES
@@ -438,7 +456,7 @@ export class SmtpGateway {
     // A stranger's claim to be a user is only a claim until the message proves it: the user's
     // rate is spent at DATA, once the sender is verified, so forgeries cannot use it up.
     if (!(stranger && this.verifier.verifying)) {
-      const refusal = this.takeUserRate(st, decision.user.name);
+      const refusal = await this.takeUserRate(st, decision.user.name);
       if (refusal) return this.reject(cb, st, refusal, { from, user: decision.user.name });
     }
     st.user = decision.user;
@@ -649,8 +667,8 @@ export class SmtpGateway {
   }
 
   /** The user's message rate: undefined when a message may go on, else the refusal to answer. */
-  private takeUserRate(st: SessionState, user: string): FaxgateError | undefined {
-    if (this.limiter.take(user)) return undefined;
+  private async takeUserRate(st: SessionState, user: string): Promise<FaxgateError | undefined> {
+    if (await this.limiter.allow(user)) return undefined;
     st.rateStrikes += 1;
     return st.rateStrikes >= MAX_RATE_STRIKES
       ? refuse("CLIENT_LIMIT", `Too many messages from ${user}, closing; try again later`)
@@ -703,7 +721,7 @@ export class SmtpGateway {
       // a proved sender is not yet a wanted fax: a copy, an old mail, a number not written in it
       const wanted = wantedMail(verdict.signed, { from: envelopeFrom, recipients }, this.smtp, this.clock.now());
       // a stranger's mail spends its user's rate only now that it proved to be theirs
-      const refusal = st.user ? this.takeUserRate(st, st.user.name) : undefined;
+      const refusal = st.user ? await this.takeUserRate(st, st.user.name) : undefined;
       if (refusal) throw refusal;
       return { senderCheck, ...wanted };
     }

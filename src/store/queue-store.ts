@@ -1,6 +1,7 @@
 // The durable queue's contract, asynchronous so that SQLite (one box) and PostgreSQL (several
 // gateways sharing one queue) both implement it. Every stage (intake, dispatch, notify, the CLI,
 // the web console) depends on this interface, never on a backend class.
+import type pg from "pg";
 import type { Db } from "./sql/db.js";
 import type {
   CoverSpec,
@@ -103,6 +104,11 @@ export interface QueueStore extends ReceivedStore {
   readonly backend: "sqlite" | "postgres";
   /** The query layer's port (sql/db.ts), for rooms with tables of their own (the ledger). */
   readonly sql: Db;
+  /**
+   * PostgreSQL's pool, for the counters a fleet shares through rate-limiter-flexible
+   * (src/fleet-counter.ts); null on SQLite, where one gateway's own counters are the fleet's.
+   */
+  readonly fleetPool: pg.Pool | null;
 
   // ---- intake
   /** Durable when it resolves: documents stored (fsynced, or in the database), job row committed. */

@@ -17,6 +17,7 @@ import type { ListenerLimits } from "../listener-limits.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import { RateLimiter } from "../auth/index.js";
+import type { FleetCounters } from "../fleet-counter.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/index.js";
 import { LiveUpdates } from "./live.js";
 import type { OperatorPages } from "./operator.js";
@@ -31,7 +32,7 @@ export interface WebConsoleDeps {
   store: ConsoleStore;
   /** the compliance ledger: faxes taken in, views and downloads (docs/compliance.md) */
   ledger: Ledger;
-  /** where sessions are kept (in memory; a fleet's shared store later) */
+  /** where sessions are kept: the queue's database (shared by a fleet on one PostgreSQL) */
   sessionStore: SessionStore;
   users: () => readonly UserConfig[];
   clientFor: (user: string) => FaxApi;
@@ -62,6 +63,8 @@ export interface WebConsoleDeps {
   faxesPerMinute: number;
   /** makes the evidence bundles of sent faxes (src/evidence/); absent: no evidence button */
   evidence?: EvidenceMaker;
+  /** where sign-in lockouts and fax rates are counted: the fleet's store on PostgreSQL, this process on SQLite */
+  counters: FleetCounters;
   /** connection caps and timeouts (default: a share of this process's descriptors) */
   limits?: ListenerLimits;
 }
@@ -80,7 +83,7 @@ export class ConsoleContext {
     this.log = deps.logger;
     this.lifetimeMs = deps.config.sessionLifetime;
     this.sessions = new SessionRules(deps.sessionStore, this.clock, this.lifetimeMs, deps.config.idleTimeout ?? null);
-    this.rate = new RateLimiter(deps.faxesPerMinute, this.clock);
+    this.rate = new RateLimiter(deps.faxesPerMinute, this.clock, deps.counters, "console-faxes");
     this.view = new QueueView(deps.store);
     this.live = new LiveUpdates({
       view: this.view,
@@ -113,7 +116,7 @@ export class ConsoleContext {
       contacts: this.deps.clientFor(s.user),
     });
     if (recipients.length === 0) throw new FaxgateError("USAGE", "give at least one fax number or contact");
-    if (!this.rate.take(s.user))
+    if (!(await this.rate.allow(s.user)))
       throw new FaxgateError("USAGE", "too many faxes from you in the last minute; try again shortly", {
         httpStatus: 429,
       });

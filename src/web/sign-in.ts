@@ -15,8 +15,8 @@ export const MAX_ACCOUNT_AUTH_FAILURES = 20;
 
 export const signInRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (app, { ctx }) => {
   const locks = {
-    address: new AuthLockout(ctx.clock),
-    account: new AuthLockout(ctx.clock, MAX_ACCOUNT_AUTH_FAILURES),
+    address: new AuthLockout(ctx.clock, ctx.deps.counters, "console-address"),
+    account: new AuthLockout(ctx.clock, ctx.deps.counters, "console-account", MAX_ACCOUNT_AUTH_FAILURES),
   };
 
   app.post("/login", async (req, reply) => login(ctx, locks, req, reply));
@@ -60,15 +60,15 @@ async function login(
   // a user name for the log only when it is a configured one: a password typed into the name field stays out
   const logName = ctx.deps.users().some((u) => u.name === name) ? name : "(not a configured user)";
   const client = req.ip;
-  const attempt = locks.address.begin(client);
+  const attempt = await locks.address.begin(client);
   if (!attempt) {
     ctx.log.warn({ remote: client, user: logName }, "WEB sign-in refused: too many failures from this address");
     return reply.code(429).send({ error: "too many failed sign-ins from your address; try again in 15 minutes" });
   }
   // every name counts, configured or not: the answer must not tell which accounts exist
-  const forAccount = locks.account.begin(name);
+  const forAccount = await locks.account.begin(name);
   if (!forAccount) {
-    attempt.succeeded(); // not a guess: the password was never looked at
+    await attempt.succeeded(); // not a guess: the password was never looked at
     ctx.log.warn({ remote: client, user: logName }, "WEB sign-in refused: too many failures for this account");
     return reply.code(429).send({ error: "too many failed sign-ins for this account; try again in 15 minutes" });
   }
@@ -92,8 +92,8 @@ async function login(
     await new Promise((r) => setTimeout(r, (ctx.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
     return reply.code(401).send({ error: "wrong user name or password" });
   }
-  attempt.succeeded();
-  forAccount.succeeded();
+  await attempt.succeeded();
+  await forAccount.succeeded();
   // expired sessions go now and then; the new one never reuses an id the browser brought
   await ctx.sessions.keepOnly(() => true);
   await req.session.regenerate();

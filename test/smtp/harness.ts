@@ -1,6 +1,7 @@
 // A real SmtpGateway on a loopback port 0 with a real Store in a temp folder and the test
 // emulator behind it for contacts and preferences; nodemailer as the client.
 import { testLedger } from "../helpers/ledger.js";
+import { localCounters } from "../../src/fleet-counter.js";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -109,6 +110,7 @@ export async function startRig(
     authFailureDelayMs: opts.authFailureDelayMs ?? 20,
     destinations: opts.destinations ?? testPolicy(() => users),
     resolve: testResolver(opts.dns),
+    counters: localCounters,
   });
   const [addr] = await gateway.listen();
   return {

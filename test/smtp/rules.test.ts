@@ -1,5 +1,6 @@
 // The pure rules behind the SMTP replies: relay refusals, who may send, AUTH only over TLS or
 // loopback, passwords, subject overrides.
+import { localCounters } from "../../src/fleet-counter.js";
 import { describe, expect, it } from "vitest";
 import { parseSubjectOverrides, wallTimeToUtc } from "../../src/intake/mail/subject-overrides.js";
 import { hashPassword, verifyPassword } from "../../src/auth/password.js";
@@ -131,7 +132,7 @@ describe("network rules", () => {
 
   it("rate limit is a sliding minute per key", () => {
     const clock = manualClock();
-    const rl = new RateLimiter(2, clock);
+    const rl = new RateLimiter(2, clock, localCounters, "test");
     expect([rl.take("a"), rl.take("a"), rl.take("a"), rl.take("b")]).toEqual([true, true, false, true]);
     clock.advance(61_000);
     expect(rl.take("a")).toBe(true);
@@ -141,7 +142,7 @@ describe("network rules", () => {
     // the model: every hit of the last minute counted afresh at each take
     const clock = manualClock();
     const limit = 300;
-    const rl = new RateLimiter(limit, clock);
+    const rl = new RateLimiter(limit, clock, localCounters, "test");
     const model: number[] = [];
     let seed = 7;
     const rand = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
@@ -162,7 +163,7 @@ describe("network rules", () => {
 
   it("rate limit after the clock is set back: the hits of the last minute still count, later ones are forgotten", () => {
     const clock = manualClock();
-    const rl = new RateLimiter(3, clock);
+    const rl = new RateLimiter(3, clock, localCounters, "test");
     expect([rl.take("a"), rl.take("a")]).toEqual([true, true]);
     clock.advance(30_000);
     expect(rl.take("a")).toBe(true); // 3 in the minute

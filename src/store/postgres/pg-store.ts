@@ -51,6 +51,7 @@ import * as transitions from "../sql/transitions.js";
 import * as notifications from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { pgDb } from "./pg-db.js";
+import type pg from "pg";
 import * as leases from "../sql/leases.js";
 import * as waiting from "../sql/waiting.js";
 import * as received from "../sql/received.js";
@@ -72,6 +73,10 @@ export class PgStore implements QueueStore {
   private readonly duties: DutyConnection;
   /** A job as this instance hands it out: its documents' paths in this instance's cache. */
   private readonly local = (job: Job): Job => documents.withLocalPaths(this.ctx, job);
+
+  get fleetPool(): pg.Pool {
+    return this.ctx.pool;
+  }
 
   get sql(): Db {
     return this.q;

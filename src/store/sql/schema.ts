@@ -9,7 +9,7 @@
 import { JOB_STATES, RECIPIENT_STATES, SOURCE_WORDS } from "../types.js";
 import type { DialectName } from "./db.js";
 
-type ColumnType = "text" | "integer" | "real" | "blob" | "serial" | "bigserial";
+type ColumnType = "text" | "integer" | "bigint" | "real" | "blob" | "serial" | "bigserial";
 
 interface Column {
   name: string;
@@ -277,12 +277,36 @@ export const TABLES: readonly Table[] = [
     ],
     indexes: [{ name: "service_purges_due", columns: "state, next_attempt_at" }],
   },
+  // the fleet's shared state (issue 55, sql/shared-state.ts): console sessions by their id's hash,
+  // and rate-limiter-flexible's counters (its own layout: key, points, expiry in ms)
+  {
+    name: "console_sessions",
+    columns: [
+      required("id_hash", { primaryKey: true, notNull: false }),
+      required("user"),
+      integer("admin", { notNull: true }),
+      required("csrf_secret"),
+      required("csrf_token"),
+      required("signed_in_at"),
+      required("seen_at"),
+    ],
+    indexes: [{ name: "console_sessions_user", columns: '"user"' }],
+  },
+  {
+    name: "rate_limits",
+    columns: [
+      required("key", { primaryKey: true, notNull: false }),
+      integer("points", { notNull: true, default: "0" }),
+      { name: "expire", type: "bigint" },
+    ],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {
   sqlite: {
     text: "TEXT",
     integer: "INTEGER",
+    bigint: "BIGINT",
     real: "REAL",
     blob: "BLOB",
     serial: "INTEGER",
@@ -291,6 +315,7 @@ const TYPES: Record<DialectName, Record<ColumnType, string>> = {
   postgres: {
     text: "TEXT",
     integer: "INTEGER",
+    bigint: "BIGINT",
     real: "DOUBLE PRECISION",
     blob: "BYTEA",
     serial: "SERIAL",

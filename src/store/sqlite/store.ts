@@ -93,6 +93,8 @@ export class SqliteStore implements QueueStore {
   private readonly checkpoints: Checkpointer;
   private readonly writer: IntakeWriter;
 
+  readonly fleetPool = null;
+
   get sql(): Db {
     return this.q;
   }
