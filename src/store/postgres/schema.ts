@@ -7,7 +7,7 @@ import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
-import { sharedStateTables } from "../sql/shared-state.js";
+import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -131,10 +131,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts), as in the SQLite store.
   retentionTables(),
-  // STEP (issue 55, branch shared): console sessions shared by the fleet and the counters of
-  // rate-limiter-flexible's RateLimiterPostgres (store/sql/shared-state.ts). Expand only: older
-  // gateways never read these tables (docs/ha.md, rolling upgrades).
-  sharedStateTables(),
+  // STEP (issue 55, branch shared): console sessions shared by the fleet, the counters of
+  // rate-limiter-flexible's RateLimiterPostgres and the large queue's partial indexes
+  // (store/sql/shared-state.ts). Expand only: older gateways never read the tables, and an index
+  // changes no answer (docs/ha.md, rolling upgrades).
+  `${sharedStateTables()}${largeQueueIndexes()}`,
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -22,10 +22,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Due rows, oldest first. The numbers already at their limit are passed over here, counted once
  * from the few rows in flight: a long queue to one busy number would otherwise fill every
- * candidate list and hold back everyone else's fax.
+ * candidate list and hold back everyone else's fax. The rows are read in order from the partial
+ * index recipients_claimable and the read stops at the LIMIT (sql/shared-state.ts): PostgreSQL
+ * picks it itself; SQLite's planner, from its statistics, would rather take every waiting row by
+ * recipients_due and sort them (50 ms at 20,000 waiting, against 0.9 ms), so it is named there.
  */
-const DUE = perDialect(
-  (d) => `SELECT r.job_id, r.idx, r.number FROM recipients r JOIN jobs j ON j.id = r.job_id
+export const DUE = perDialect(
+  (
+    d,
+  ) => `SELECT r.job_id, r.idx, r.number FROM recipients r${d === "sqlite" ? " INDEXED BY recipients_claimable" : ""} JOIN jobs j ON j.id = r.job_id
    WHERE r.state IN (${CLAIMABLE}) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
      AND (j.scheduled_at IS NULL OR j.scheduled_at <= ?)
      AND r.number NOT IN (SELECT number FROM recipients WHERE state IN (${IN_FLIGHT}) GROUP BY number HAVING COUNT(*) >= ?)

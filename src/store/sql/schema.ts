@@ -121,6 +121,13 @@ export const TABLES: readonly Table[] = [
       { name: "recipients_number", columns: "number, state" },
       { name: "recipients_message", columns: "message_id", where: "message_id IS NOT NULL" },
       { name: "recipients_send", columns: "send_id", where: "send_id IS NOT NULL", only: "sqlite" },
+      // the large queue (issue 55, sql/shared-state.ts): the live rows only, in the claim's order
+      {
+        name: "recipients_claimable",
+        columns: "(COALESCE(next_attempt_at, created_at))",
+        where: "state IN ('queued','deferred')",
+      },
+      { name: "recipients_in_flight", columns: "number", where: "state IN ('sending','unknown','processing')" },
     ],
   },
   {

@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import type { Db } from "./db.js";
 
+/** The sessions and the counters (rate-limiter-flexible's own layout: key, points, expiry in ms). */
 export function sharedStateTables(): string {
   return `
   CREATE TABLE console_sessions (
@@ -22,6 +23,20 @@ export function sharedStateTables(): string {
     points INTEGER NOT NULL DEFAULT 0,
     expire BIGINT
   );
+  `;
+}
+
+/**
+ * The large queue's indexes (docs/ha.md): partial, on the live states only, so a million finished
+ * jobs are not in them. The claim reads the waiting rows in their send order from the first
+ * (sql/leases.ts, DUE) and stops at its LIMIT instead of sorting every waiting row; the numbers in
+ * flight are counted from the second. Their state lists are the transitions' (claim's from-states,
+ * IN_FLIGHT_STATES) as they stand at this step; the plans are held by test/store/claim-plan.test.ts.
+ */
+export function largeQueueIndexes(): string {
+  return `
+  CREATE INDEX recipients_claimable ON recipients((COALESCE(next_attempt_at, created_at))) WHERE state IN ('queued','deferred');
+  CREATE INDEX recipients_in_flight ON recipients(number) WHERE state IN ('sending','unknown','processing');
   `;
 }
 

@@ -7,7 +7,7 @@ import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
-import { sharedStateTables } from "../sql/shared-state.js";
+import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -254,9 +254,10 @@ export const MIGRATIONS: readonly string[] = [
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts).
   retentionTables(),
-  // STEP (issue 55, branch shared): console sessions and rate-limiter-flexible's counters
-  // (store/sql/shared-state.ts). Expand only: older gateways never read these tables.
-  sharedStateTables(),
+  // STEP (issue 55, branch shared): console sessions, rate-limiter-flexible's counters and the
+  // large queue's partial indexes (store/sql/shared-state.ts). Expand only: older code never
+  // reads the tables, and an index changes no answer.
+  `${sharedStateTables()}${largeQueueIndexes()}`,
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

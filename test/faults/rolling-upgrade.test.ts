@@ -1,0 +1,165 @@
+// A rolling upgrade on one PostgreSQL (issue 55, docs/ha.md "Rolling upgrades"). Version N is the
+// code just before the newest schema step (the parent of the last commit that changed
+// src/store/postgres/schema.ts, taken from git into a temp folder and run from its sources);
+// N+1 is this tree. Gateway A runs N and makes the schema; B starts on N+1 and adds the newest
+// step while A serves; both take and send mail; B stops and A alone serves on the newer schema
+// (older code keeps working on it: the rule the steps follow); then A is upgraded to N+1. Every
+// mail accepted is delivered exactly once. Skips without PostgreSQL or without git history.
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, symlinkSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import nodemailer from "nodemailer";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PG_MIGRATIONS } from "../../src/store/postgres/schema.js";
+import { childEnv } from "../helpers/cli.js";
+import { endChild, prepareDaemon, startGateway, type TestDaemon, type TestGateway } from "../helpers/gateway.js";
+import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { TEST_PDF } from "../helpers/store.js";
+import { OutputWatch } from "../helpers/wait.js";
+import { removeFolder, tempFolder } from "../tmp-dir.js";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** The commit before the newest schema step, or why there is none to run. */
+function previousVersion(): { commit: string } | { why: string } {
+  const git = (args: string[]) => spawnSync("git", args, { cwd: repo, encoding: "utf8" });
+  const last = git(["log", "-1", "--format=%H", "--", "src/store/postgres/schema.ts"]);
+  if (last.status !== 0 || !last.stdout.trim()) return { why: "no git history of src/store/postgres/schema.ts" };
+  const parent = git(["rev-parse", `${last.stdout.trim()}^`]);
+  if (parent.status !== 0) return { why: "the newest schema step has no parent commit" };
+  return { commit: parent.stdout.trim() };
+}
+
+const version = previousVersion();
+const skip = pgAvailable() ?? ("why" in version ? version.why : null);
+if (skip) console.warn(`rolling upgrade test skipped: ${skip}`);
+
+const SMTP = { listen: ["127.0.0.1:0"], domains: ["fax.example.com"] };
+let cluster: PgCluster | undefined;
+let url = "";
+let oldTree = "";
+let a: TestDaemon | undefined;
+let aNew: TestGateway | undefined;
+let b: TestGateway | undefined;
+beforeAll(async () => {
+  if (skip || "why" in version) return;
+  oldTree = tempFolder("version-n");
+  execFileSync("sh", ["-c", `git archive ${version.commit} | tar -x -C "${oldTree}"`], { cwd: repo });
+  symlinkSync(path.join(repo, "node_modules"), path.join(oldTree, "node_modules"));
+  cluster = await startPgCluster();
+  url = await cluster.createDatabase();
+}, 120_000);
+afterAll(async () => {
+  await a?.stop();
+  await aNew?.stop();
+  await b?.stop();
+  cluster?.destroy();
+  if (oldTree) removeFolder(oldTree);
+});
+
+/** Starts version N's daemon on `d`'s folder and config, from the old tree's sources. */
+async function startOld(d: TestDaemon): Promise<void> {
+  mkdirSync(d.dir, { recursive: true });
+  const loader = path.join(oldTree, "node_modules/tsx/dist/loader.mjs");
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", `file://${loader}`, path.join(oldTree, "src/cli/entry.ts"), "start", "--config", d.configFile],
+    { cwd: d.dir, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] },
+  );
+  const out = new OutputWatch(child.stdout!);
+  const err = new OutputWatch(child.stderr!);
+  const started = await Promise.race([
+    out.waitFor(/^.*"msg":"STARTED".*$/m, 90_000),
+    new Promise<never>((_, reject) =>
+      child.once("exit", (code) => reject(new Error(`version N exited with ${code}: ${err.text.slice(-2000)}`))),
+    ),
+  ]);
+  Object.assign(d, { child, out, err, addresses: JSON.parse(started[0]) });
+}
+
+let mailNo = 0;
+/** One mail with a PDF to a number of its own; answers the number once the gateway said 250. */
+async function mail(port: number): Promise<string> {
+  // last four digits from 1101 up: the emulator fails 0000-0003 on purpose
+  const number = `+1555${String(4_201_100 + ++mailNo).padStart(7, "0")}`;
+  const t = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true });
+  try {
+    await t.sendMail({
+      from: "alice@example.com",
+      to: `${number}@fax.example.com`,
+      subject: `upgrade ${mailNo}`,
+      text: "see attached",
+      attachments: [{ filename: "page.pdf", content: TEST_PDF }],
+    });
+  } finally {
+    t.close();
+  }
+  return number;
+}
+
+/** Waits until each of `numbers` has exactly one delivered recipient in the shared queue. */
+async function delivered(numbers: string[]): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await expect
+      .poll(
+        async () => {
+          const r = await c.query(
+            "SELECT number, COUNT(*)::int AS n, MIN(state) AS state FROM recipients WHERE number = ANY($1) GROUP BY number",
+            [numbers],
+          );
+          return r.rows.filter((x) => x.n === 1 && x.state === "delivered").length;
+        },
+        { timeout: 60_000, interval: 250 },
+      )
+      .toBe(numbers.length);
+  } finally {
+    await c.end();
+  }
+}
+
+async function schemaVersion(): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query("SELECT version FROM faxgate_schema")).rows[0].version as number;
+  } finally {
+    await c.end();
+  }
+}
+
+describe.skipIf(skip)("rolling upgrade: A on version N, B on N+1, then A", () => {
+  it("older code keeps serving on the newer schema; every mail delivered once", async () => {
+    a = await prepareDaemon({
+      name: "upgrade-a",
+      config: { database: url, smtp: SMTP, queue: { pollInterval: "200ms" } },
+    });
+    await startOld(a);
+    const n = await schemaVersion();
+    expect(n).toBeLessThan(PG_MIGRATIONS.length);
+    await delivered([await mail(a.addresses.smtp[0]!.port)]);
+
+    // B upgraded: it adds the newest steps while A runs
+    b = await startGateway({ name: "upgrade-b", log: "quiet", config: { database: url, smtp: SMTP } });
+    expect(await schemaVersion()).toBe(PG_MIGRATIONS.length);
+    const both: string[] = [];
+    for (let i = 0; i < 3; i++) both.push(await mail(a.addresses.smtp[0]!.port), await mail(b.smtpPort));
+    await delivered(both);
+
+    // A alone, still version N, on the newer schema: it takes mail and sends it
+    await b.stop();
+    b = undefined;
+    const alone = [await mail(a.addresses.smtp[0]!.port), await mail(a.addresses.smtp[0]!.port)];
+    await delivered(alone);
+    expect(a.child.exitCode).toBeNull();
+
+    // then A upgraded
+    await endChild(a.child, "SIGTERM");
+    aNew = await startGateway({ name: "upgrade-a2", log: "quiet", config: { database: url, smtp: SMTP } });
+    await delivered([await mail(aNew.smtpPort)]);
+    expect(await schemaVersion()).toBe(PG_MIGRATIONS.length);
+  }, 300_000);
+});
