@@ -34,6 +34,7 @@ export const LEDGER_ACTIONS = [
   "config-reloaded",
   "directory-sync",
   "evidence-made",
+  "delivered",
 ] as const;
 export type LedgerAction = (typeof LEDGER_ACTIONS)[number];
 

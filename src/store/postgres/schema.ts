@@ -7,6 +7,7 @@ import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
+import { deliveryTables } from "../sql/delivery-tables.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -130,6 +131,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts), as in the SQLite store.
   retentionTables(),
+  // STEP (issue 52, branch connectors): received faxes' deliveries to connectors, as in the SQLite store.
+  deliveryTables(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */
