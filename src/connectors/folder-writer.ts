@@ -1,7 +1,7 @@
-// A fax written into a document folder (WebDAV, SMB), the same rules for both: the sidecar JSON is
-// written first, as the claim of its name (never over an existing file: the next free name "-2",
-// "-3"... is taken instead), then the PDF beside it. A try after a crash finds its own sidecar
-// (same messageId) and finishes there instead of writing the fax a second time.
+// A fax written into a document folder (WebDAV, SMB), the same rules for both: a name whose PDF or
+// sidecar is taken is passed over for the next ("-2", "-3"...), never overwritten; the sidecar JSON
+// is written first, as the claim of the name, then the PDF beside it. A try after a crash finds
+// its own sidecar (same messageId) and finishes there instead of writing the fax a second time.
 import type { DeliveryInput, DeliveryResult } from "./connector.js";
 import { candidate, type FolderPath, folderPath, isOwnSidecar, type MatterRule, sidecarJson } from "./naming.js";
 import { refused } from "./problem.js";
@@ -10,6 +10,7 @@ import { refused } from "./problem.js";
 export interface FolderOps {
   /** Makes each folder of `folders` (parents first) that is missing. */
   ensureFolders(folders: readonly string[]): Promise<void>;
+  exists(path: string): Promise<boolean>;
   /** Writes a new file; "exists" (nothing written) when the name is taken. */
   putNew(path: string, data: Uint8Array): Promise<"written" | "exists">;
   /** A file's text, or null when there is none. */
@@ -35,9 +36,16 @@ export async function writeFaxToFolder(
     const sidecar = Buffer.from(
       sidecarJson(input.fax, { ...p, name: candidate(p.name, n) }, input.rule, input.deliveryId),
     );
-    if ((await ops.putNew(side, sidecar)) === "exists" && !isOwnSidecar(await ops.readText(side), input.fax)) continue;
-    // the name is ours (just claimed, or claimed by an earlier try of this fax)
-    await ops.putNew(pdf, input.document);
+    const found = await ops.readText(side);
+    if (found !== null) {
+      if (!isOwnSidecar(found, input.fax)) continue;
+      // an earlier try of this fax claimed the name: its PDF is there or still to write
+      await ops.putNew(pdf, input.document);
+      return { where: ops.describe(pdf), placed: p };
+    }
+    if (await ops.exists(pdf)) continue;
+    if ((await ops.putNew(side, sidecar)) === "exists") continue;
+    if ((await ops.putNew(pdf, input.document)) === "exists") continue;
     return { where: ops.describe(pdf), placed: p };
   }
   throw refused(`no free name for the fax after ${MAX_CANDIDATES} tries in ${ops.describe(dir || "/")}`);

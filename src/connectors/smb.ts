@@ -50,6 +50,7 @@ export class SmbConnector implements Connector {
             if (r.failed && !/NT_STATUS_OBJECT_NAME_COLLISION/.test(r.out)) throw this.problem(r.out);
           }
         },
+        exists,
         putNew: async (p, data) => {
           if (await exists(p)) return "exists";
           const local = path.join(dir, "upload");

@@ -59,10 +59,15 @@ export class WebdavConnector implements Connector {
           }
         }
       },
+      exists: (path) => attempt(ms, (signal) => c.exists(`/${path}`, { signal })),
       putNew: (path, data) =>
-        attempt(ms, async (signal) =>
-          (await c.putFileContents(`/${path}`, Buffer.from(data), { overwrite: false, signal })) ? "written" : "exists",
-        ),
+        attempt(ms, async (signal) => {
+          // asked first as well: not every server honours If-None-Match: * on a PUT
+          if (await c.exists(`/${path}`, { signal })) return "exists";
+          return (await c.putFileContents(`/${path}`, Buffer.from(data), { overwrite: false, signal }))
+            ? "written"
+            : "exists";
+        }),
       readText: async (path) => {
         try {
           return (await c.getFileContents(`/${path}`, { format: "text", signal: AbortSignal.timeout(ms) })) as string;
