@@ -12,10 +12,12 @@ export { WHOLE_MESSAGE } from "./signed-uses.js";
 export type { Db, Runner } from "./sql/db.js";
 export {
   claimDeliveries,
+  deliverAgain,
   deliveryDone,
   deliveryFailed,
   deliveryRetry,
   extendDelivery,
+  listDeliveries,
   queueDeliveries,
 } from "./sql/deliveries.js";
 export type { Delivery, DeliveryKind } from "./sql/deliveries.js";
