@@ -141,6 +141,20 @@ export const ERROR_CATALOGUE = {
   ),
   TIMESTAMP_UNAVAILABLE: kind("the time-stamp authority gave no valid token", "service", true, SERVICE),
 
+  // connector deliveries of received faxes (src/connectors/, issue 52)
+  CONNECTOR_UNAVAILABLE: kind(
+    "a connector's system could not be reached or asked us to come back (5xx, 429, no ACK)",
+    "service",
+    true,
+    SERVICE,
+  ),
+  CONNECTOR_REFUSED: kind(
+    "a connector's system refused the delivery (4xx, a NAK, a redirect)",
+    "service",
+    false,
+    SERVICE,
+  ),
+
   // shutdown and internal
   SHUTTING_DOWN: kind("the gateway is shutting down", "ours", true, "421 4.3.2"),
   // not retried by default: a bug does not go away by itself (SMTP still answers 4xx: ours)

@@ -41,6 +41,7 @@ import {
   createSmtp,
   createSpool,
   createRetention,
+  createDeliveries,
 } from "./parts/index.js";
 import type { KeyWatch } from "./keys/index.js";
 import type { ConfirmExpiry } from "./intake/index.js";
@@ -116,7 +117,12 @@ export class Gateway {
     const converters = createConverters(core);
     const door = createMailDoor(core, converters);
     const dispatch = createDispatcher(core);
-    const notify = createNotify(core, () => consoleUrl(core));
+    const deliveries = createDeliveries(core);
+    const notify = createNotify(
+      core,
+      () => consoleUrl(core),
+      () => deliveries.queue.poke(),
+    );
     const notifier = notify.notifier;
     const admin = createAdmin(core, {
       listeners: () => partChecks(this.parts),
@@ -157,6 +163,7 @@ export class Gateway {
       createMailboxes(core, door.mail),
       ...spool.parts,
       retention.part,
+      deliveries.part,
       smtp.part,
     ];
   }

@@ -78,6 +78,44 @@ async function load() {
         ),
       ),
     );
+  const dl = f.deliveries ?? [];
+  document.getElementById("dl-h").hidden = dl.length === 0;
+  document.getElementById("deliveries").replaceChildren(
+    ...dl.map((d) =>
+      h(
+        "li",
+        {},
+        `${d.target}: `,
+        { pending: "waiting", delivering: "being delivered", delivered: "delivered", failed: "not delivered" }[
+          d.state
+        ] ?? d.state,
+        d.state === "delivered" && d.result ? h("span", { class: "sub" }, ` — ${d.result}`) : null,
+        d.lastError && d.state !== "delivered" ? h("span", { class: "sub" }, ` — ${d.lastError}`) : null,
+        d.canRetry
+          ? h(
+              "button",
+              {
+                type: "button",
+                onclick: async () => {
+                  try {
+                    await api(
+                      "POST",
+                      `/api/received/${encodeURIComponent(f.id)}/deliveries/${encodeURIComponent(d.id)}/again`,
+                      {},
+                    );
+                    announce("It will be delivered again shortly.");
+                    await load();
+                  } catch (err) {
+                    announce(err.message, true);
+                  }
+                },
+              },
+              "Deliver again",
+            )
+          : null,
+      ),
+    ),
+  );
   return f;
 }
 

@@ -7,6 +7,7 @@ import { accountCommands } from "./commands-account.js";
 import { auditCommands } from "./commands-audit.js";
 import { evidenceCommands } from "./commands-evidence.js";
 import { legalHoldCommands } from "./commands-legal-hold.js";
+import { deliveriesCommands } from "./commands-deliveries.js";
 import { queueCommands } from "./commands-queue.js";
 import { runCommands, setupCommands } from "./commands-service.js";
 
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   setupCommands(program);
   auditCommands(program);
   legalHoldCommands(program);
+  deliveriesCommands(program);
   return program;
 }
 

@@ -12,6 +12,7 @@ export const load = {
   evidence: () => import("./evidence.js"),
   jobs: () => import("./jobs.js"),
   legalHold: () => import("./legal-hold.js"),
+  deliveries: () => import("./deliveries.js"),
   send: () => import("./send.js"),
   opsCommands: () => import("./ops-commands.js"),
   start: () => import("./start.js"),

@@ -9,6 +9,7 @@ import { DESTINATION_CATEGORIES } from "./destination-categories.js";
 import { duration } from "./duration.js";
 import { isHostPort } from "./host-port.js";
 import { retentionSchema } from "./retention.js";
+import { fhirDelivery, hl7Delivery, smbDelivery, webdavDelivery } from "./connectors.js";
 import { isUrlWithScheme } from "../url-check.js";
 import { databaseUrlProblem, urlWithPassword } from "./url-secrets.js";
 
@@ -238,6 +239,11 @@ const inboundDelivery = z.union([
     .strict(),
   /** the console inbox of a group (inbound.groups), whose members are told by mail */
   z.object({ inbox: z.string().min(1) }).strict(),
+  // connectors (issue 52, config/connectors.ts): queued deliveries to systems of record
+  fhirDelivery,
+  hl7Delivery,
+  webdavDelivery,
+  smbDelivery,
 ]);
 
 const inboundRoute = z

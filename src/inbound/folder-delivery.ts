@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 import { fsyncDir } from "../fs/index.js";
+import { namePart } from "../connectors/index.js";
 
 export interface FolderFacts {
   id: string;
@@ -20,13 +21,7 @@ export interface FolderFacts {
 }
 
 /** Characters a name part may keep: anything else (slashes, spaces, quotes) becomes "_". */
-function part(s: string | null | undefined, empty = "unknown"): string {
-  const t = (s ?? "")
-    .replace(/[^A-Za-z0-9+._-]+/g, "_")
-    .replace(/^[._]+/, "")
-    .slice(0, 60);
-  return t || empty;
-}
+const part = namePart;
 
 /** `{date}_{time}_{sender}_{pages}p.pdf` and friends; times in UTC. */
 export function folderFileName(pattern: string, f: FolderFacts): string {

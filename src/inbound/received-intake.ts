@@ -15,7 +15,8 @@ import type { Ledger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import { inboundPayload, senderOf } from "./service-record.js";
 import { isFinalStatus } from "./poller-cursor.js";
-import type { QueueStore } from "../store/index.js";
+import { type QueueStore, queueDeliveries } from "../store/index.js";
+import { connectorTarget, kindLabel } from "../connectors/index.js";
 import type { InboundPayload, ReceivedFax } from "../received/index.js";
 import { folderFileName, writeToFolder } from "./folder-delivery.js";
 import { describeDelivery, inboxesOf, route } from "./routes.js";
@@ -30,6 +31,8 @@ export interface ReceivedIntakeOptions {
   /** each fax routed is a ledger row naming its route (docs/compliance.md) */
   ledger: Pick<Ledger, "record">;
   clock?: Clock;
+  /** told when a fax was queued for a connector (the delivery queue then works it at once) */
+  connectorQueued?: () => void;
 }
 
 export class ReceivedFaxIntake {
@@ -73,7 +76,7 @@ export class ReceivedFaxIntake {
     }
     const payload = inboundPayload(r);
     const done: string[] = [];
-    for (const d of decision.deliveries) done.push(await this.deliver(d, fax, payload));
+    for (const d of decision.deliveries) done.push(await this.deliver(d, fax, payload, decision.rules.join(", ")));
     await store.changeReceived(fax.id, {
       set: {},
       event: { action: "routed", actor: null, detail: `rule ${decision.rules.join(", ")}: ${done.join("; ")}` },
@@ -112,8 +115,18 @@ export class ReceivedFaxIntake {
   }
 
   /** One delivery; answers what was done, for the timeline (never the document's content). */
-  private async deliver(d: InboundDelivery, fax: ReceivedFax, base: InboundPayload): Promise<string> {
+  private async deliver(d: InboundDelivery, fax: ReceivedFax, base: InboundPayload, rule: string): Promise<string> {
     const payload: InboundPayload = { ...base, receivedId: fax.id };
+    const connector = connectorTarget(d);
+    if (connector) {
+      // a queued row, worked by the delivery queue (connectors/): a system of record that is down
+      // must not hold the fax's other deliveries, nor lose this one
+      const where = `${kindLabel(connector.kind)} ${connector.target}`;
+      if (!fax.hasDocument) return `${where}: no document to send (${fax.status})`;
+      await queueDeliveries(this.opts.store.sql, [{ faxId: fax.id, ...connector, rule, owner: fax.user }]);
+      this.opts.connectorQueued?.();
+      return `queued for ${where}`;
+    }
     if ("receiver" in d) {
       await this.notifyUser(fax.user, fax, payload);
     } else if ("users" in d) {
@@ -129,7 +142,7 @@ export class ReceivedFaxIntake {
     } else if ("inbox" in d) {
       const group = this.opts.inbound().groups[d.inbox];
       for (const m of group?.members ?? []) await this.notifyUser(m, fax, { ...payload, group: d.inbox });
-    } else {
+    } else if ("folder" in d) {
       if (!fax.hasDocument) return `${describeDelivery(d)}: no document to write (${fax.status})`;
       const data = (await this.opts.store.readReceivedDocument(fax.id))!;
       const name = folderFileName(d.name, fax);

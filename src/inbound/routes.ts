@@ -4,6 +4,7 @@
 // or the default does not name.
 import type { InboundConfig, InboundDelivery, InboundRoute } from "../config/index.js";
 import { compactNumberSpec, patternMatches } from "../recipients/index.js";
+import { connectorTarget, kindLabel } from "../connectors/index.js";
 
 export interface ReceivedFacts {
   /** the number dialled, the sender's number (E.164 with +, or null), the sender's CSID, our user */
@@ -65,5 +66,7 @@ export function describeDelivery(d: InboundDelivery): string {
   if ("users" in d) return `mail to ${d.users.join(", ")}`;
   if ("mail" in d) return `mail to ${d.mail}`;
   if ("folder" in d) return `folder ${d.folder}`;
-  return `group ${d.inbox}`;
+  if ("inbox" in d) return `group ${d.inbox}`;
+  const c = connectorTarget(d);
+  return c ? `${kindLabel(c.kind)} ${c.target}` : "a delivery";
 }

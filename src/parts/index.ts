@@ -3,6 +3,7 @@
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { createAdmin } from "./admin.js";
 export type { ServiceEndpoint } from "./api.js";
+export { createDeliveries } from "./connectors.js";
 export { createConverters } from "./converters.js";
 export { createCore } from "./core.js";
 export type { Core, RunningAddresses } from "./core.js";

@@ -16,7 +16,7 @@ export interface NotifyParts {
   parts: Part[];
 }
 
-export function createNotify(core: Core, consoleUrl: () => string | null): NotifyParts {
+export function createNotify(core: Core, consoleUrl: () => string | null, connectorQueued?: () => void): NotifyParts {
   const { config, live, store, api, directory, clock, metrics, destinations } = core;
   const log = (component: string) => core.logger.child({ component });
   const common = { store, clientFor: (user: string) => api.clientFor(user), clock, metrics, destinations };
@@ -42,6 +42,7 @@ export function createNotify(core: Core, consoleUrl: () => string | null): Notif
     dataDir: config.data,
     logger: log("inbound"),
     ledger: core.ledger,
+    ...(connectorQueued ? { connectorQueued } : {}),
   });
   const escalation = new InboxEscalation({
     store,

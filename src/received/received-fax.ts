@@ -38,6 +38,11 @@ export interface ReceivedFax extends Omit<NewReceivedFax, "document" | "detail">
   escalatedAt: string | null;
   hasDocument: boolean;
   bytes: number;
+  /**
+   * The fax's text as OCR read it (issue 51), where the archive work provides it: FHIR attaches it,
+   * a folder's `{matter}` pattern reads it. Absent until then; nothing here guesses it.
+   */
+  text?: string | null;
 }
 
 export interface ReceivedEvent {

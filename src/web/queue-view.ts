@@ -27,6 +27,8 @@ export type ConsoleStore = Pick<
   | "listReceivedEvents"
   | "listNotifications"
   | "purgeReceived"
+  // connector deliveries of received faxes (store/sql/deliveries.ts)
+  | "sql"
 >;
 
 export class QueueView {

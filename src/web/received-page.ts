@@ -9,7 +9,7 @@ import type { InboundConfig, UserConfig } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
 import { faxNumber, pages } from "../format.js";
 import type { Logger } from "../log/index.js";
-import type { QueueStore, ReceivedStore } from "../store/index.js";
+import { type QueueStore, type ReceivedStore, deliverAgain, listDeliveries } from "../store/index.js";
 import type { ReceivedFax } from "../received/index.js";
 import type { Ledger } from "../ledger/index.js";
 import { recordConsole } from "./ledger-rows.js";
@@ -17,7 +17,7 @@ import { sessionOf, type Session } from "./sessions.js";
 import { groupsOf } from "./shared-inbox.js";
 
 export interface ReceivedPageDeps {
-  store: ReceivedStore & Pick<QueueStore, "listNotifications">;
+  store: ReceivedStore & Pick<QueueStore, "listNotifications" | "sql">;
   /** absent: no shared inboxes */
   inbound?: () => InboundConfig;
   users: () => readonly UserConfig[];
@@ -96,10 +96,36 @@ export const receivedPageRoutes: FastifyPluginAsync<ReceivedPageDeps> = async (a
         .map((e) => e.detail)
         .join("; "),
       timeline,
+      // its connector deliveries (docs/connectors.md): where, how it went, why not
+      deliveries: (await listDeliveries(deps.store.sql, { faxId: fax.id })).map((d) => ({
+        id: d.id,
+        kind: d.kind,
+        target: d.target,
+        state: d.state,
+        attempts: d.attempts,
+        lastError: d.lastError,
+        result: d.result,
+        deliveredAt: d.deliveredAt,
+        // the fax's own user and operators may send a failed one again
+        canRetry: d.state === "failed" && (why === "receiver" || s.admin),
+      })),
       // the inbox's actions (take, done, note, forward) are a member's; others read
       canAct: fax.groups.some((g) => mine.includes(g)),
       access: why,
     };
+  });
+
+  api.post("/api/received/:id/deliveries/:delivery/again", async (req, reply) => {
+    const { s, fax, why } = await open(req);
+    const id = (req.params as { delivery: string }).delivery;
+    const row = (await listDeliveries(deps.store.sql, { faxId: fax.id })).find((d) => d.id === id);
+    if (!row) return reply.code(404).send({ error: "this fax has no such delivery" });
+    if (why !== "receiver" && !s.admin)
+      return reply.code(403).send({ error: "only the fax's own user or an operator may deliver it again" });
+    const again = await deliverAgain(deps.store.sql, row.id, s.user);
+    if (!again) return reply.code(409).send({ error: `the delivery is ${row.state}, not failed` });
+    deps.logger.info({ user: s.user, received: fax.id, delivery: row.id }, "WEB delivery asked again");
+    return { id: again.id, state: again.state };
   });
 
   api.get("/api/received/:id/pdf", async (req, reply) => {

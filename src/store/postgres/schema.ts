@@ -8,6 +8,7 @@ import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
+import { deliveryTables } from "../sql/delivery-tables.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -136,6 +137,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   // (store/sql/shared-state.ts). Expand only: older gateways never read the tables, and an index
   // changes no answer (docs/ha.md, rolling upgrades).
   `${sharedStateTables()}${largeQueueIndexes()}`,
+  // STEP (issue 52, branch connectors): received faxes' deliveries to connectors, as in the SQLite store.
+  deliveryTables(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -59,7 +59,7 @@ async function byId(r: Runner, id: string): Promise<ReceivedFax | null> {
   return row ? toReceived(row) : null;
 }
 
-async function addEvent(t: Runner, id: string, e: Omit<ReceivedEvent, "at">, at: string): Promise<void> {
+export async function addEvent(t: Runner, id: string, e: Omit<ReceivedEvent, "at">, at: string): Promise<void> {
   await t.run("INSERT INTO received_events (fax_id, at, action, actor, detail) VALUES (?, ?, ?, ?, ?)", [
     id,
     at,

@@ -307,6 +307,30 @@ export const TABLES: readonly Table[] = [
       { name: "expire", type: "bigint" },
     ],
   },
+  // STEP (issue 52, branch connectors): connector deliveries of received faxes (sql/delivery-tables.ts)
+  {
+    name: "deliveries",
+    columns: [
+      required("id", { unique: true }),
+      required("fax_id", { references: cascade("received_faxes(id)") }),
+      required("target"),
+      required("kind", { check: "kind IN ('fhir','hl7','webdav','smb')" }),
+      required("rule"),
+      required("owner"),
+      required("spec"),
+      required("state", { check: "state IN ('pending','delivering','delivered','failed')" }),
+      counter("attempts"),
+      required("next_attempt_at"),
+      text("locked_by"),
+      text("locked_until"),
+      text("last_error"),
+      text("result"),
+      required("created_at"),
+      text("delivered_at"),
+    ],
+    primaryKey: "fax_id, target",
+    indexes: [{ name: "deliveries_due", columns: "state, next_attempt_at" }],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {

@@ -8,6 +8,7 @@ import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
+import { deliveryTables } from "../sql/delivery-tables.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -258,6 +259,9 @@ export const MIGRATIONS: readonly string[] = [
   // large queue's partial indexes (store/sql/shared-state.ts). Expand only: older code never
   // reads the tables, and an index changes no answer.
   `${sharedStateTables()}${largeQueueIndexes()}`,
+  // STEP (issue 52, branch connectors): received faxes' deliveries to FHIR, HL7, WebDAV and SMB,
+  // each a queued row with its lease and retries (store/sql/deliveries.ts).
+  deliveryTables(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
