@@ -41,6 +41,7 @@ import {
   createSmtp,
   createSpool,
   createRetention,
+  createOcr,
 } from "./parts/index.js";
 import type { KeyWatch } from "./keys/index.js";
 import type { ConfirmExpiry } from "./intake/index.js";
@@ -116,7 +117,8 @@ export class Gateway {
     const converters = createConverters(core);
     const door = createMailDoor(core, converters);
     const dispatch = createDispatcher(core);
-    const notify = createNotify(core, () => consoleUrl(core));
+    const ocr = createOcr(core);
+    const notify = createNotify(core, () => consoleUrl(core), ocr.duty);
     const notifier = notify.notifier;
     const admin = createAdmin(core, {
       listeners: () => partChecks(this.parts),
@@ -149,6 +151,7 @@ export class Gateway {
       ...converters.parts,
       admin.part,
       ...notify.parts,
+      ocr.part,
       dispatch.part,
       keys.part,
       ...http.parts,

@@ -27,6 +27,8 @@ export interface ReceivedIntakeOptions {
   dataDir: string;
   logger: Logger;
   clock?: Clock;
+  /** OCR (issue 51): each fax kept with a document has its text queued; poked when one is. */
+  text?: { poke(): void };
 }
 
 export class ReceivedFaxIntake {
@@ -60,6 +62,7 @@ export class ReceivedFaxIntake {
         groups: inboxesOf(decision),
         document,
         detail: `received for ${user} (${via})${facts.dialled ? ` on ${faxNumber(facts.dialled)}` : ""}`,
+        ...(this.opts.text ? { readText: { waitsUntil: null } } : {}),
       });
       fax = kept.fax;
       if (kept.duplicate && (await this.routed(fax.id))) return true;
@@ -67,6 +70,7 @@ export class ReceivedFaxIntake {
         { user, messageId: r.messageId, received: fax.id, pages: fax.pages, rules: decision.rules },
         "RECEIVED fax kept",
       );
+      if (!kept.duplicate && fax.hasDocument) this.opts.text?.poke();
     }
     const payload = inboundPayload(r);
     const done: string[] = [];

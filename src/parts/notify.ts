@@ -4,6 +4,7 @@ import { pushedFaxHandler, InboxEscalation, ReceivedFaxIntake, InboundPoller } f
 import { Notifier } from "../notify/index.js";
 import type { FaxRecord } from "../fax/index.js";
 import { addressWaitMs, smtpSettings } from "../config/index.js";
+import type { OcrDuty } from "../ocr/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
@@ -16,7 +17,7 @@ export interface NotifyParts {
   parts: Part[];
 }
 
-export function createNotify(core: Core, consoleUrl: () => string | null): NotifyParts {
+export function createNotify(core: Core, consoleUrl: () => string | null, ocr: OcrDuty | null = null): NotifyParts {
   const { config, live, store, api, directory, clock, metrics, destinations } = core;
   const log = (component: string) => core.logger.child({ component });
   const common = { store, clientFor: (user: string) => api.clientFor(user), clock, metrics, destinations };
@@ -41,6 +42,7 @@ export function createNotify(core: Core, consoleUrl: () => string | null): Notif
     users,
     dataDir: config.data,
     logger: log("inbound"),
+    ...(ocr ? { text: ocr } : {}),
   });
   const escalation = new InboxEscalation({
     store,
