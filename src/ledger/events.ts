@@ -34,6 +34,8 @@ export const LEDGER_ACTIONS = [
   "config-reloaded",
   "directory-sync",
   "evidence-made",
+  // a console search over received faxes (issue 51): how many words and results, never the words
+  "searched",
 ] as const;
 export type LedgerAction = (typeof LEDGER_ACTIONS)[number];
 

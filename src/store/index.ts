@@ -27,6 +27,7 @@ export {
   servicePurgeFailed,
 } from "./sql/retention.js";
 export type { HoldKind, LegalHold, PurgedItem, ServicePurge } from "./sql/retention.js";
+export { searchReceived, searchWords } from "./sql/search.js";
 export { refuseControlCharacters } from "./text-input.js";
 export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";
 export { JOB_STATES, RECIPIENT_STATES, SMALL_DOCUMENT_BYTES } from "./types.js";

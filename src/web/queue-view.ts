@@ -27,6 +27,7 @@ export type ConsoleStore = Pick<
   | "listReceivedEvents"
   | "listNotifications"
   | "purgeReceived"
+  | "sql"
 >;
 
 export class QueueView {

@@ -11,6 +11,7 @@ import type { ConsoleContext } from "./context.js";
 import { clampInt } from "./jobs.js";
 import { receivedPageRoutes } from "./received-page.js";
 import { sessionOf } from "./sessions.js";
+import { searchRoutes } from "./search.js";
 import { sharedInboxRoutes } from "./shared-inbox.js";
 
 // calls of the account's history budget the console leaves to status polling and reconciliation
@@ -32,6 +33,12 @@ export const receivedRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async
       poke: () => ctx.live.poke(),
     });
   }
+  await api.register(searchRoutes, {
+    store: deps.store,
+    ledger: deps.ledger,
+    inbound: deps.inbound,
+    defaultCountryCode: deps.defaultCountryCode,
+  });
   await api.register(receivedPageRoutes, {
     store: deps.store,
     ledger: deps.ledger,
