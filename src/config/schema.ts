@@ -240,6 +240,15 @@ const inboundDelivery = z.union([
   z.object({ inbox: z.string().min(1) }).strict(),
 ]);
 
+function isRegExp(p: string): boolean {
+  try {
+    new RegExp(p, "iu");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const inboundRoute = z
   .object({
     /** named in errors and in each fax's timeline */
@@ -254,6 +263,26 @@ const inboundRoute = z
         csid: z.string().min(1).max(40).optional(),
         /** the configured user whose key received it */
         user: z.string().min(1).optional(),
+        /**
+         * the fax's OCR text (ocr.enabled): a phrase, found without case and across line breaks, or
+         * a regular expression given a time bound per fax (a pattern that backtracks is cut off,
+         * and does not match). The fax waits in the default route's inbox until its text is known.
+         */
+        text: z
+          .union([
+            z.string().trim().min(2).max(200),
+            z
+              .object({
+                pattern: z
+                  .string()
+                  .min(1)
+                  .max(500)
+                  .refine(isRegExp, "expected a regular expression (JavaScript syntax)"),
+                within: duration({ min: "1ms", max: "1s" }).prefault("50ms"),
+              })
+              .strict(),
+          ])
+          .optional(),
       })
       .strict()
       .default({}),

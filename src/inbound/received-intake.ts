@@ -14,10 +14,10 @@ import type { FaxApi, FaxRecord } from "../fax/index.js";
 import type { Logger } from "../log/index.js";
 import { inboundPayload, senderOf } from "./service-record.js";
 import { isFinalStatus } from "./poller-cursor.js";
-import type { QueueStore } from "../store/index.js";
-import type { InboundPayload, ReceivedFax } from "../received/index.js";
+import { type QueueStore, endTextWait, type ReceivedText } from "../store/index.js";
+import { keptFaxPayload, type InboundPayload, type ReceivedFax } from "../received/index.js";
 import { folderFileName, writeToFolder } from "./folder-delivery.js";
-import { describeDelivery, inboxesOf, route } from "./routes.js";
+import { describeDelivery, holdForText, inboxesOf, route, waitsForText } from "./routes.js";
 
 export interface ReceivedIntakeOptions {
   store: QueueStore;
@@ -27,8 +27,11 @@ export interface ReceivedIntakeOptions {
   dataDir: string;
   logger: Logger;
   clock?: Clock;
-  /** OCR (issue 51): each fax kept with a document has its text queued; poked when one is. */
-  text?: { poke(): void };
+  /**
+   * OCR (issue 51): each fax kept with a document has its text queued (the duty is poked); with
+   * rules on text, the fax waits for it in the default route's inbox, `waitForMs` at most.
+   */
+  text?: { poke(): void; waitForMs: number };
 }
 
 export class ReceivedFaxIntake {
@@ -47,9 +50,16 @@ export class ReceivedFaxIntake {
     let [fax] = await store.listReceived({ messageId: r.messageId, limit: 1 });
     if (fax && (await this.routed(fax.id))) return true;
     const facts = { dialled: r.faxNumber || null, sender: senderOf(r), csid: r.faxCsid || null, user };
-    const decision = route(this.opts.inbound(), facts);
+    const cfg = this.opts.inbound();
+    // rules on text wait for it; a fax with no document never has text, and routes at once
+    const holds = (document: boolean) => Boolean(this.opts.text) && document && waitsForText(cfg);
+    let decision = holds(fax?.hasDocument ?? false) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
     if (!fax) {
       const document = r.status === "success" ? await this.download(user, r.messageId) : null;
+      decision = holds(document !== null) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
+      const waitsUntil = holds(document !== null)
+        ? new Date(this.clock.now() + (this.opts.text?.waitForMs ?? 0)).toISOString()
+        : null;
       const kept = await store.keepReceived({
         messageId: r.messageId,
         user,
@@ -62,7 +72,7 @@ export class ReceivedFaxIntake {
         groups: inboxesOf(decision),
         document,
         detail: `received for ${user} (${via})${facts.dialled ? ` on ${faxNumber(facts.dialled)}` : ""}`,
-        ...(this.opts.text ? { readText: { waitsUntil: null } } : {}),
+        ...(this.opts.text ? { readText: { waitsUntil } } : {}),
       });
       fax = kept.fax;
       if (kept.duplicate && (await this.routed(fax.id))) return true;
@@ -80,6 +90,35 @@ export class ReceivedFaxIntake {
       event: { action: "routed", actor: null, detail: `rule ${decision.rules.join(", ")}: ${done.join("; ")}` },
     });
     return true;
+  }
+
+  /**
+   * A fax held for its text (issue 51) routed now that the text is known, or the wait is over
+   * (`text` null: none could be read in time; rules on text then do not match). Deliveries are
+   * idempotent as on first sight; the hold ends last, so a crash mid-way routes it again.
+   */
+  async routeWithText(t: ReceivedText): Promise<void> {
+    const store = this.opts.store;
+    const fax = await store.getReceived(t.faxId);
+    if (!fax) return;
+    const text = t.state === "done" ? t.body : null;
+    const facts = { dialled: fax.dialled, sender: fax.sender, csid: fax.csid, user: fax.user, text };
+    const decision = route(this.opts.inbound(), facts);
+    const why =
+      text !== null
+        ? "its text read"
+        : t.state === "pending" || t.state === "running"
+          ? "no text in time"
+          : "no readable text";
+    await store.changeReceived(fax.id, {
+      set: { groups: [...new Set([...fax.groups, ...inboxesOf(decision)])] },
+      event: { action: "routed", actor: null, detail: `after ${why}: rule ${decision.rules.join(", ")}` },
+    });
+    const base = keptFaxPayload(fax, {});
+    const done: string[] = [];
+    for (const d of decision.deliveries) done.push(await this.deliver(d, fax, base));
+    await endTextWait(store.sql, fax.id);
+    this.log.info({ received: fax.id, rules: decision.rules, text: why }, "RECEIVED fax routed after its text");
   }
 
   private async routed(id: string): Promise<boolean> {

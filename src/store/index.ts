@@ -12,7 +12,7 @@ export { WHOLE_MESSAGE } from "./signed-uses.js";
 export type { Db, Runner } from "./sql/db.js";
 export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
 export type { LedgerRecord } from "./sql/ledger.js";
-export { claimText, textFailed, textRead, textUnreadable } from "./sql/received-text.js";
+export { claimText, endTextWait, textFailed, textRead, textsToRoute, textUnreadable } from "./sql/received-text.js";
 export type { ReceivedText } from "./sql/received-text.js";
 export {
   addHold,

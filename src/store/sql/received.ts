@@ -157,11 +157,12 @@ export function changeReceived(db: Db, id: string, ch: ReceivedChange): Promise<
     const cur = row ? toReceived(row) : null;
     if (!cur || (ch.expect && !ch.expect.includes(cur.state))) return null;
     const s = ch.set;
-    await t.run("UPDATE received_faxes SET state = ?, owner = ?, note = ?, escalated_at = ? WHERE id = ?", [
+    await t.run("UPDATE received_faxes SET state = ?, owner = ?, note = ?, escalated_at = ?, groups = ? WHERE id = ?", [
       s.state ?? cur.state,
       s.owner !== undefined ? s.owner : cur.owner,
       s.note !== undefined ? s.note : cur.note,
       s.escalatedAt !== undefined ? s.escalatedAt : cur.escalatedAt,
+      JSON.stringify(s.groups ?? cur.groups),
       id,
     ]);
     await addEvent(t, id, ch.event, nowIso(db));
