@@ -82,6 +82,8 @@ export const ERROR_CATALOGUE = {
   // back-pressure (issue 55): the sender is told "busy, try again" (451 4.3.2, a console's 503 with
   // Retry-After) and holds its fax; nothing already accepted is dropped
   CONVERTER_BUSY: kind("the office document converter had no free slot in time", "ours", true, "451 4.3.2"),
+  // OCR of received faxes (issue 51): a run that failed; the fax is kept and routed, its text tried again
+  OCR_FAILED: kind("the text of a received fax could not be read by OCR", "ours", true, "451 4.3.0"),
   QUEUE_FULL: kind(
     "the queue holds as many faxes not yet sent as it may (queue.maxWaiting)",
     "ours",

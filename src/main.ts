@@ -42,6 +42,7 @@ import {
   createSpool,
   createRetention,
   createDeliveries,
+  createOcr,
 } from "./parts/index.js";
 import type { KeyWatch } from "./keys/index.js";
 import type { ConfirmExpiry } from "./intake/index.js";
@@ -118,11 +119,11 @@ export class Gateway {
     const door = createMailDoor(core, converters);
     const dispatch = createDispatcher(core);
     const deliveries = createDeliveries(core);
-    const notify = createNotify(
-      core,
-      () => consoleUrl(core),
-      () => deliveries.queue.poke(),
-    );
+    const ocr = createOcr(core);
+    const notify = createNotify(core, () => consoleUrl(core), {
+      connectorQueued: () => deliveries.queue.poke(),
+      ocr: ocr.duty,
+    });
     const notifier = notify.notifier;
     const admin = createAdmin(core, {
       listeners: () => partChecks(this.parts),
@@ -155,6 +156,7 @@ export class Gateway {
       ...converters.parts,
       admin.part,
       ...notify.parts,
+      ocr.part,
       dispatch.part,
       keys.part,
       ...http.parts,

@@ -138,6 +138,7 @@ function renderHeader() {
       link("/send.html", "Send a fax"),
       link("/contacts.html", "Contacts"),
       session.inbox?.length ? link("/inbox.html", "Shared inbox") : null,
+      link("/search.html", "Search"),
       session.admin ? link("/admin.html", "Queue") : null,
       h(
         "li",

@@ -246,6 +246,15 @@ const inboundDelivery = z.union([
   smbDelivery,
 ]);
 
+function isRegExp(p: string): boolean {
+  try {
+    new RegExp(p, "iu");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const inboundRoute = z
   .object({
     /** named in errors and in each fax's timeline */
@@ -260,6 +269,26 @@ const inboundRoute = z
         csid: z.string().min(1).max(40).optional(),
         /** the configured user whose key received it */
         user: z.string().min(1).optional(),
+        /**
+         * the fax's OCR text (ocr.enabled): a phrase, found without case and across line breaks, or
+         * a regular expression given a time bound per fax (a pattern that backtracks is cut off,
+         * and does not match). The fax waits in the default route's inbox until its text is known.
+         */
+        text: z
+          .union([
+            z.string().trim().min(2).max(200),
+            z
+              .object({
+                pattern: z
+                  .string()
+                  .min(1)
+                  .max(500)
+                  .refine(isRegExp, "expected a regular expression (JavaScript syntax)"),
+                within: duration({ min: "1ms", max: "1s" }).prefault("50ms"),
+              })
+              .strict(),
+          ])
+          .optional(),
       })
       .strict()
       .default({}),
@@ -623,6 +652,35 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** OCR of received faxes (docs/inbound.md, "Text of received faxes"): search and content rules. */
+    ocr: z
+      .object({
+        /** read the text of every received fax with ocrmypdf and tesseract (installed separately) */
+        enabled: z.boolean().default(false),
+        /** sent faxes too (their text for search); by default received ones only */
+        sent: z.boolean().default(false),
+        /** the ocrmypdf command or its path */
+        command: z.string().min(1).default("ocrmypdf"),
+        /** tesseract languages, each installed (tesseract-ocr-eng, -deu...) */
+        languages: z
+          .array(z.string().regex(/^[a-z]{3}(_[a-z]+)?$/i, 'expected a tesseract language such as "eng"'))
+          .min(1)
+          .default(["eng"]),
+        /** longest one fax's OCR may run */
+        timeout: duration({ min: "10s", max: "1h" }).prefault("5m"),
+        /** address-space limit of each OCR process */
+        memoryMb: z.number().int().min(256).default(2048),
+        /** faxes read at once (each uses about one core) */
+        concurrency: z.number().int().min(1).max(16).default(1),
+        /** runs of one fax before it is given up (kept without text, and said so) */
+        attempts: z.number().int().min(1).max(20).default(3),
+        /** isolation of OCR, as office.sandbox: auto, required, off */
+        sandbox: z.enum(["auto", "required", "off"]).default("auto"),
+        /** how long a fax waits in the default route's inbox for its text when rules match text */
+        waitFor: duration({ min: "1s", max: "24h" }).prefault("10m"),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -685,6 +743,7 @@ export type MailboxConfig = z.infer<typeof mailboxSchema>;
 export type PartialMode = "refuse" | "send";
 
 export type InboundConfig = Config["inbound"];
+export type OcrConfig = Config["ocr"];
 export type InboundRoute = InboundConfig["routes"][number];
 export type InboundDelivery = InboundConfig["default"][number];
 

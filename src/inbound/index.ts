@@ -5,3 +5,4 @@ export { InboxEscalation } from "./escalation.js";
 export { InboundPoller } from "./poller.js";
 export { pushedFaxHandler } from "./pushed-fax.js";
 export { ReceivedFaxIntake } from "./received-intake.js";
+export { TextRouting } from "./text-routing.js";

@@ -15,11 +15,11 @@ import type { Ledger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import { inboundPayload, senderOf } from "./service-record.js";
 import { isFinalStatus } from "./poller-cursor.js";
-import { type QueueStore, queueDeliveries } from "../store/index.js";
+import { type QueueStore, queueDeliveries, endTextWait, type ReceivedText } from "../store/index.js";
 import { connectorTarget, kindLabel } from "../connectors/index.js";
-import type { InboundPayload, ReceivedFax } from "../received/index.js";
+import { keptFaxPayload, type InboundPayload, type ReceivedFax } from "../received/index.js";
 import { folderFileName, writeToFolder } from "./folder-delivery.js";
-import { describeDelivery, inboxesOf, route } from "./routes.js";
+import { describeDelivery, holdForText, inboxesOf, route, waitsForText } from "./routes.js";
 
 export interface ReceivedIntakeOptions {
   store: QueueStore;
@@ -33,6 +33,11 @@ export interface ReceivedIntakeOptions {
   clock?: Clock;
   /** told when a fax was queued for a connector (the delivery queue then works it at once) */
   connectorQueued?: () => void;
+  /**
+   * OCR (issue 51): each fax kept with a document has its text queued (the duty is poked); with
+   * rules on text, the fax waits for it in the default route's inbox, `waitForMs` at most.
+   */
+  text?: { poke(): void; waitForMs: number };
 }
 
 export class ReceivedFaxIntake {
@@ -51,9 +56,16 @@ export class ReceivedFaxIntake {
     let [fax] = await store.listReceived({ messageId: r.messageId, limit: 1 });
     if (fax && (await this.routed(fax.id))) return true;
     const facts = { dialled: r.faxNumber || null, sender: senderOf(r), csid: r.faxCsid || null, user };
-    const decision = route(this.opts.inbound(), facts);
+    const cfg = this.opts.inbound();
+    // rules on text wait for it; a fax with no document never has text, and routes at once
+    const holds = (document: boolean) => Boolean(this.opts.text) && document && waitsForText(cfg);
+    let decision = holds(fax?.hasDocument ?? false) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
     if (!fax) {
       const document = r.status === "success" ? await this.download(user, r.messageId) : null;
+      decision = holds(document !== null) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
+      const waitsUntil = holds(document !== null)
+        ? new Date(this.clock.now() + (this.opts.text?.waitForMs ?? 0)).toISOString()
+        : null;
       const kept = await store.keepReceived({
         messageId: r.messageId,
         user,
@@ -66,6 +78,7 @@ export class ReceivedFaxIntake {
         groups: inboxesOf(decision),
         document,
         detail: `received for ${user} (${via})${facts.dialled ? ` on ${faxNumber(facts.dialled)}` : ""}`,
+        ...(this.opts.text ? { readText: { waitsUntil } } : {}),
       });
       fax = kept.fax;
       if (kept.duplicate && (await this.routed(fax.id))) return true;
@@ -73,6 +86,7 @@ export class ReceivedFaxIntake {
         { user, messageId: r.messageId, received: fax.id, pages: fax.pages, rules: decision.rules },
         "RECEIVED fax kept",
       );
+      if (!kept.duplicate && fax.hasDocument) this.opts.text?.poke();
     }
     const payload = inboundPayload(r);
     const done: string[] = [];
@@ -82,6 +96,11 @@ export class ReceivedFaxIntake {
       event: { action: "routed", actor: null, detail: `rule ${decision.rules.join(", ")}: ${done.join("; ")}` },
     });
     // after the fax's own "routed" entry: a crash between the two leaves the row out, never doubled
+    await this.recordRouted(fax, decision.rules.join(", "), decision.deliveries.length);
+    return true;
+  }
+
+  private async recordRouted(fax: ReceivedFax, route: string, deliveries: number, why?: string): Promise<void> {
     await this.opts.ledger
       .record({
         action: "routed",
@@ -89,12 +108,41 @@ export class ReceivedFaxIntake {
         object: { kind: "received", id: fax.id },
         door: "gateway",
         ...(fax.sender ? { number: fax.sender } : {}),
-        detail: { route: decision.rules.join(", "), deliveries: decision.deliveries.length },
+        detail: { route, deliveries, ...(why ? { after: why } : {}) },
       })
       .catch((err: unknown) =>
         this.log.error({ received: fax.id, err: describeError(err) }, "LEDGER the routed row was not recorded"),
       );
-    return true;
+  }
+
+  /**
+   * A fax held for its text (issue 51) routed now that the text is known, or the wait is over
+   * (`text` null: none could be read in time; rules on text then do not match). Deliveries are
+   * idempotent as on first sight; the hold ends last, so a crash mid-way routes it again.
+   */
+  async routeWithText(t: ReceivedText): Promise<void> {
+    const store = this.opts.store;
+    const fax = await store.getReceived(t.faxId);
+    if (!fax) return;
+    const text = t.state === "done" ? t.body : null;
+    const facts = { dialled: fax.dialled, sender: fax.sender, csid: fax.csid, user: fax.user, text };
+    const decision = route(this.opts.inbound(), facts);
+    const why =
+      text !== null
+        ? "its text read"
+        : t.state === "pending" || t.state === "running"
+          ? "no text in time"
+          : "no readable text";
+    await store.changeReceived(fax.id, {
+      set: { groups: [...new Set([...fax.groups, ...inboxesOf(decision)])] },
+      event: { action: "routed", actor: null, detail: `after ${why}: rule ${decision.rules.join(", ")}` },
+    });
+    const base = keptFaxPayload(fax, {});
+    const done: string[] = [];
+    for (const d of decision.deliveries) done.push(await this.deliver(d, fax, base, decision.rules.join(", ")));
+    await endTextWait(store.sql, fax.id);
+    await this.recordRouted(fax, decision.rules.join(", "), decision.deliveries.length, why);
+    this.log.info({ received: fax.id, rules: decision.rules, text: why }, "RECEIVED fax routed after its text");
   }
 
   private async routed(id: string): Promise<boolean> {

@@ -2,6 +2,7 @@
 // data: matched in order; a rule without `continue` ends the search; no match means the default
 // route (the receiving user's mail, as before rules existed). Nothing is delivered anywhere a rule
 // or the default does not name.
+import vm from "node:vm";
 import type { InboundConfig, InboundDelivery, InboundRoute } from "../config/index.js";
 import { compactNumberSpec, patternMatches } from "../recipients/index.js";
 import { connectorTarget, kindLabel } from "../connectors/index.js";
@@ -12,6 +13,11 @@ export interface ReceivedFacts {
   sender: string | null;
   csid: string | null;
   user: string;
+  /**
+   * The fax's OCR text: undefined while it is not known (rules with match.text do not match yet:
+   * the caller holds the fax, see waitsForText), null when there is none (unreadable, OCR off).
+   */
+  text?: string | null;
 }
 
 export interface RouteDecision {
@@ -39,7 +45,34 @@ export function ruleMatches(r: InboundRoute, f: ReceivedFacts): boolean {
   if (m.sender !== undefined && !numberMatches(m.sender, f.sender)) return false;
   if (m.csid !== undefined && !csidMatches(m.csid, f.csid)) return false;
   if (m.user !== undefined && m.user !== f.user) return false;
+  if (m.text !== undefined && !textMatches(m.text, f.text)) return false;
   return true;
+}
+
+/** Lower-case words joined by one space: a phrase is found across OCR's line breaks and spacing. */
+const words = (s: string): string => (s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");
+
+// a pattern runs in a context of its own under vm's timeout: a backtracking pattern is cut off
+const TEST = new vm.Script("re.test(text)");
+
+function textMatches(m: NonNullable<InboundRoute["match"]["text"]>, text: string | null | undefined): boolean {
+  if (!text) return false;
+  if (typeof m === "string") return ` ${words(text)} `.includes(` ${words(m)} `);
+  try {
+    return TEST.runInNewContext({ re: new RegExp(m.pattern, "iu"), text }, { timeout: m.within }) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when a rule routes by text: the fax is held until its text is known (ocr.waitFor at most). */
+export function waitsForText(cfg: InboundConfig): boolean {
+  return cfg.routes.some((r) => r.match.text !== undefined);
+}
+
+/** Where a fax waits for its text: the default route's inboxes only (no mail, no folder yet). */
+export function holdForText(cfg: InboundConfig): RouteDecision {
+  return { rules: ["waiting for its text"], deliveries: cfg.default.filter((d) => "inbox" in d) };
 }
 
 export function route(cfg: InboundConfig, f: ReceivedFacts): RouteDecision {

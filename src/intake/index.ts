@@ -12,6 +12,8 @@ export { acceptForm, newFaxDocuments, newFaxRecipients } from "./new-fax.js";
 export { ConvertQueue } from "./office/convert-queue.js";
 export type { DocumentConverter } from "./office/convert-queue.js";
 export { OfficeConverter } from "./office/office-convert.js";
+export { killGroup, planSandbox, sandboxArgs } from "./office/office-sandbox.js";
+export type { SandboxPlan } from "./office/office-sandbox.js";
 export { isPrintRefusal, PrintDoor } from "./print-door.js";
 export type { PrintAccepted, PrintFile, PrintRoute } from "./print-door.js";
 export { parseTicket, TICKET_MAX_BYTES } from "./print/ticket.js";

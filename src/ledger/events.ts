@@ -39,6 +39,8 @@ export const LEDGER_ACTIONS = [
   "failed",
   // a PDF (a sent fax's document or report, a received fax) leaving the gateway attached to a mail
   "mailed",
+  // a console search over received faxes (issue 51): how many words and results, never the words
+  "searched",
 ] as const;
 export type LedgerAction = (typeof LEDGER_ACTIONS)[number];
 

@@ -15,6 +15,7 @@ export { createKeyWatch } from "./keys.js";
 export { createMailDoor } from "./mail-door.js";
 export { createMailboxes } from "./mailboxes.js";
 export { createNotify } from "./notify.js";
+export { createOcr } from "./ocr.js";
 export { partChecks, startParts, stopParts } from "./part.js";
 export type { Part } from "./part.js";
 export { createRetention } from "./retention.js";

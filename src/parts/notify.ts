@@ -1,9 +1,10 @@
 // Outcome and inbound mail (notify), received faxes (kept and routed by inbound.routes, whichever
 // path saw them first: the inbound poll or a webhook push) and the shared-inbox escalation.
-import { pushedFaxHandler, InboxEscalation, ReceivedFaxIntake, InboundPoller } from "../inbound/index.js";
+import { pushedFaxHandler, InboxEscalation, ReceivedFaxIntake, InboundPoller, TextRouting } from "../inbound/index.js";
 import { Notifier } from "../notify/index.js";
 import type { FaxRecord } from "../fax/index.js";
 import { addressWaitMs, smtpSettings } from "../config/index.js";
+import type { OcrDuty } from "../ocr/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
@@ -16,7 +17,12 @@ export interface NotifyParts {
   parts: Part[];
 }
 
-export function createNotify(core: Core, consoleUrl: () => string | null, connectorQueued?: () => void): NotifyParts {
+export function createNotify(
+  core: Core,
+  consoleUrl: () => string | null,
+  extra: { connectorQueued?: () => void; ocr?: OcrDuty | null } = {},
+): NotifyParts {
+  const { connectorQueued, ocr = null } = extra;
   const { config, live, store, api, directory, clock, metrics, destinations } = core;
   const log = (component: string) => core.logger.child({ component });
   const common = { store, clientFor: (user: string) => api.clientFor(user), clock, metrics, destinations };
@@ -43,7 +49,13 @@ export function createNotify(core: Core, consoleUrl: () => string | null, connec
     logger: log("inbound"),
     ledger: core.ledger,
     ...(connectorQueued ? { connectorQueued } : {}),
+    ...(ocr ? { text: { poke: () => ocr.poke(), waitForMs: config.ocr.waitFor } } : {}),
   });
+  // faxes held for their text (match.text) are routed when it is known or the wait is over
+  const textRouting = ocr
+    ? new TextRouting({ store, intake: received, logger: log("inbound"), clock, intervalMs: 5000 })
+    : null;
+  ocr?.on("known", () => textRouting?.wake());
   const escalation = new InboxEscalation({
     store,
     inbound: () => live.config().inbound,
@@ -76,6 +88,7 @@ export function createNotify(core: Core, consoleUrl: () => string | null, connec
     { name: "notifier", start: () => notifier?.start(), stop: () => notifier?.stop() },
     { name: "inbox", start: () => escalation.start(), stop: () => escalation.stop() },
     { name: "inbound", start: () => poller?.start(), stop: () => poller?.stop() },
+    { name: "text-routing", start: () => textRouting?.start(), stop: () => textRouting?.stop() },
   ];
   return { notifier, received, escalation, pushedFax, parts };
 }

@@ -3,4 +3,5 @@
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { isFailedReception, keptFaxPayload } from "./notice.js";
 export type { InboundPayload } from "./notice.js";
+export { RECEIVED_STATES } from "./received-fax.js";
 export type { NewReceivedFax, ReceivedEvent, ReceivedFax, ReceivedState } from "./received-fax.js";

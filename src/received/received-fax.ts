@@ -25,10 +25,15 @@ export interface NewReceivedFax {
   document: Uint8Array | null;
   /** The first timeline entry (how it arrived and where it was routed). */
   detail: string;
+  /**
+   * Its text to be read by OCR (issue 51), queued in the same transaction as the fax is kept;
+   * `waitsUntil`: content rules hold its routing until the text is known or this ISO time.
+   */
+  readText?: { waitsUntil: string | null };
 }
 
 /** A received fax as kept: the service's record (without the document's bytes and the first entry), and its inbox life. */
-export interface ReceivedFax extends Omit<NewReceivedFax, "document" | "detail"> {
+export interface ReceivedFax extends Omit<NewReceivedFax, "document" | "detail" | "readText"> {
   id: string;
   storedAt: string;
   state: ReceivedState;

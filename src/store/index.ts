@@ -23,6 +23,8 @@ export {
 export type { Delivery, DeliveryKind } from "./sql/deliveries.js";
 export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
 export type { LedgerRecord } from "./sql/ledger.js";
+export { claimText, endTextWait, textFailed, textRead, textsToRoute, textUnreadable } from "./sql/received-text.js";
+export type { ReceivedText } from "./sql/received-text.js";
 export {
   addHold,
   claimServicePurges,
@@ -36,6 +38,7 @@ export {
   servicePurgeFailed,
 } from "./sql/retention.js";
 export type { HoldKind, LegalHold, PurgedItem, ServicePurge } from "./sql/retention.js";
+export { searchReceived, searchWords } from "./sql/search.js";
 export { deleteSession, getSession, listSessions, putSession, sessionKey } from "./sql/shared-state.js";
 export { refuseControlCharacters } from "./text-input.js";
 export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";

@@ -16,7 +16,14 @@ export interface ReceivedFilter {
 }
 
 export interface ReceivedChange {
-  set: { state?: ReceivedState; owner?: string | null; note?: string | null; escalatedAt?: string | null };
+  set: {
+    state?: ReceivedState;
+    owner?: string | null;
+    note?: string | null;
+    escalatedAt?: string | null;
+    /** The inboxes it shows in (routed again once its text is known, issue 51). */
+    groups?: string[];
+  };
   /** Changed only from one of these states (a "take it" loses to one that came first). */
   expect?: ReceivedState[];
   event: Omit<ReceivedEvent, "at">;

@@ -12,6 +12,7 @@ import { clampInt } from "./jobs.js";
 import { recordConsole } from "./ledger-rows.js";
 import { receivedPageRoutes } from "./received-page.js";
 import { sessionOf } from "./sessions.js";
+import { searchRoutes } from "./search.js";
 import { sharedInboxRoutes } from "./shared-inbox.js";
 
 // calls of the account's history budget the console leaves to status polling and reconciliation
@@ -34,6 +35,12 @@ export const receivedRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async
       poke: () => ctx.live.poke(),
     });
   }
+  await api.register(searchRoutes, {
+    store: deps.store,
+    ledger: deps.ledger,
+    inbound: deps.inbound,
+    defaultCountryCode: deps.defaultCountryCode,
+  });
   await api.register(receivedPageRoutes, {
     store: deps.store,
     ledger: deps.ledger,

@@ -9,6 +9,7 @@ import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
+import { receivedTextTables } from "../sql/received-text-tables.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -139,6 +140,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   `${sharedStateTables()}${largeQueueIndexes()}`,
   // STEP (issue 52, branch connectors): received faxes' deliveries to connectors, as in the SQLite store.
   deliveryTables(),
+  // STEP (issue 51, branch ocr): the OCR text of received faxes, its duty and its GIN word index
+  // (store/sql/received-text-tables.ts), as in the SQLite store.
+  receivedTextTables("postgres"),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -5,8 +5,9 @@ import type { NewReceivedFax, ReceivedEvent, ReceivedFax, ReceivedState } from "
 import { newJobId } from "../job-id.js";
 import type { ReceivedChange, ReceivedFilter } from "../received.js";
 import { type Db, dialect, marks, nowIso, type Runner } from "./db.js";
+import { queueText } from "./received-text.js";
 
-interface ReceivedRow {
+export interface ReceivedRow {
   id: string;
   message_id: string;
   user_name: string;
@@ -26,10 +27,10 @@ interface ReceivedRow {
 }
 
 /** The columns a listing reads (never the document itself). */
-const COLUMNS =
+export const COLUMNS =
   "id, message_id, user_name, dialled, sender, csid, pages, status, received_at, stored_at, groups, state, owner, note, escalated_at, bytes";
 
-function toReceived(r: ReceivedRow): ReceivedFax {
+export function toReceived(r: ReceivedRow): ReceivedFax {
   const bytes = r.bytes == null ? 0 : Number(r.bytes);
   return {
     id: r.id,
@@ -103,6 +104,7 @@ export function keepReceived(db: Db, f: NewReceivedFax): Promise<{ fax: Received
         return { fax: toReceived(old!), duplicate: true };
       }
       await addEvent(t, id, { action: "stored", actor: null, detail: f.detail }, now);
+      if (f.readText && doc) await queueText(t, { faxId: id, user: f.user, now, waitsUntil: f.readText.waitsUntil });
       return { fax: (await byId(t, id))!, duplicate: false };
     },
     { blobBytes: doc?.length ?? 0 },
@@ -112,7 +114,7 @@ export function keepReceived(db: Db, f: NewReceivedFax): Promise<{ fax: Received
 export const getReceived = (db: Db, id: string): Promise<ReceivedFax | null> => byId(db, id);
 
 /** `groups` is stored as a JSON array; a group matches when its quoted name is in it. */
-const groupPattern = (group: string): string => `%${JSON.stringify(group)}%`;
+export const groupPattern = (group: string): string => `%${JSON.stringify(group)}%`;
 
 export async function listReceived(db: Db, f: ReceivedFilter): Promise<ReceivedFax[]> {
   const where: string[] = [];
@@ -155,11 +157,12 @@ export function changeReceived(db: Db, id: string, ch: ReceivedChange): Promise<
     const cur = row ? toReceived(row) : null;
     if (!cur || (ch.expect && !ch.expect.includes(cur.state))) return null;
     const s = ch.set;
-    await t.run("UPDATE received_faxes SET state = ?, owner = ?, note = ?, escalated_at = ? WHERE id = ?", [
+    await t.run("UPDATE received_faxes SET state = ?, owner = ?, note = ?, escalated_at = ?, groups = ? WHERE id = ?", [
       s.state ?? cur.state,
       s.owner !== undefined ? s.owner : cur.owner,
       s.note !== undefined ? s.note : cur.note,
       s.escalatedAt !== undefined ? s.escalatedAt : cur.escalatedAt,
+      JSON.stringify(s.groups ?? cur.groups),
       id,
     ]);
     await addEvent(t, id, ch.event, nowIso(db));

@@ -8,6 +8,7 @@
 // backend); each such difference is listed, not hidden.
 import { JOB_STATES, RECIPIENT_STATES, SOURCE_WORDS } from "../types.js";
 import type { DialectName } from "./db.js";
+import { receivedTextWords } from "./received-text-tables.js";
 
 type ColumnType = "text" | "integer" | "bigint" | "real" | "blob" | "serial" | "bigserial";
 
@@ -36,6 +37,8 @@ interface Table {
   primaryKey?: string;
   checks?: Array<{ sql: string; only?: DialectName }>;
   indexes?: Index[];
+  /** DDL that is not a column or a plain index (a word index, its triggers), per backend */
+  extra?: (d: DialectName) => string;
 }
 
 const list = (words: readonly string[]): string => words.map((w) => `'${w}'`).join(",");
@@ -331,6 +334,29 @@ export const TABLES: readonly Table[] = [
     primaryKey: "fax_id, target",
     indexes: [{ name: "deliveries_due", columns: "state, next_attempt_at" }],
   },
+  // OCR (issue 51): the text of received faxes and its duty (sql/received-text-tables.ts)
+  {
+    name: "received_text",
+    columns: [
+      { name: "seq", type: "bigserial", primaryKey: true },
+      required("fax_id", { unique: true, references: cascade("received_faxes(id)") }),
+      required("user_name"),
+      required("state", { check: "state IN ('pending','running','done','unreadable','failed')" }),
+      counter("attempts"),
+      required("next_attempt_at"),
+      text("locked_until"),
+      text("last_error"),
+      text("body"),
+      text("waits_until"),
+      required("created_at"),
+      text("done_at"),
+    ],
+    indexes: [
+      { name: "received_text_due", columns: "state, next_attempt_at" },
+      { name: "received_text_waiting", columns: "waits_until", where: "waits_until IS NOT NULL" },
+    ],
+    extra: receivedTextWords,
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {
@@ -385,6 +411,8 @@ export function schemaDdl(d: DialectName): string {
     const indexes = mine(t.indexes).map(
       (i) => `CREATE INDEX ${i.name} ON ${name}(${i.columns})${i.where ? ` WHERE ${i.where}` : ""};`,
     );
-    return [`CREATE TABLE ${name} (\n  ${lines.join(",\n  ")}\n);`, ...indexes].join("\n");
+    return [`CREATE TABLE ${name} (\n  ${lines.join(",\n  ")}\n);`, ...indexes, ...(t.extra ? [t.extra(d)] : [])].join(
+      "\n",
+    );
   }).join("\n\n");
 }

@@ -9,6 +9,7 @@ import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
+import { receivedTextTables } from "../sql/received-text-tables.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -262,6 +263,9 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 52, branch connectors): received faxes' deliveries to FHIR, HL7, WebDAV and SMB,
   // each a queued row with its lease and retries (store/sql/deliveries.ts).
   deliveryTables(),
+  // STEP (issue 51, branch ocr): the OCR text of received faxes, its duty and its FTS5 word index
+  // (store/sql/received-text-tables.ts).
+  receivedTextTables("sqlite"),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

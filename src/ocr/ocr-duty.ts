@@ -1,0 +1,158 @@
+// The OCR duty: received faxes whose text is pending are read one by one per slot, users taking
+// turns (the one served longest ago goes first), never on the SMTP or webhook path: the fax was
+// kept and routed before its row was ever claimed. Each run ends in read, unreadable, tried again
+// later, or given up; a run killed with the daemon is claimed again when its lease ends.
+import { EventEmitter } from "node:events";
+import type { Clock } from "../clock.js";
+import { systemClock } from "../clock.js";
+import { describeError, isFaxgateError } from "../errors.js";
+import type { Logger } from "../log/index.js";
+import {
+  type Db,
+  type ReceivedStore,
+  claimText,
+  type ReceivedText,
+  textFailed,
+  textRead,
+  textUnreadable,
+} from "../store/index.js";
+import type { OcrOutcome } from "./ocr-run.js";
+
+/** What the duty needs of a reader (OcrRunner, or a test's stand-in at the same door). */
+export interface TextReader {
+  read(pdf: Uint8Array): Promise<OcrOutcome>;
+}
+
+export interface OcrDutyOptions {
+  store: Pick<ReceivedStore, "readReceivedDocument"> & { readonly sql: Db };
+  reader: TextReader;
+  concurrency: number;
+  attempts: number;
+  /** Longest one run may take; a lease a little longer. */
+  timeoutMs: number;
+  logger: Logger;
+  clock?: Clock;
+  /** Between looks for work when nothing pokes the duty (a gateway sharing the queue may have kept one). */
+  idleMs?: number;
+  /** Tries again after 1, 5, 30 minutes... (the last repeats). */
+  retryMs?: readonly number[];
+}
+
+/** The text of a fax is known (read, unreadable or given up): content rules may route it now. */
+export interface TextKnown {
+  faxId: string;
+  state: "done" | "unreadable" | "failed" | "pending";
+}
+
+export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
+  private readonly clock: Clock;
+  private running = false;
+  private readonly workers: Promise<void>[] = [];
+  private wake: (() => void) | null = null;
+  /** When each user was last given a slot (a count of turns). */
+  private readonly lastServed = new Map<string, number>();
+  private turns = 0;
+
+  constructor(private readonly o: OcrDutyOptions) {
+    super();
+    this.clock = o.clock ?? systemClock;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    for (let i = 0; i < this.o.concurrency; i++) this.workers.push(this.work());
+  }
+
+  /** A fax was queued: a waiting slot looks now. */
+  poke(): void {
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await Promise.all(this.workers.splice(0));
+  }
+
+  /** The user served longest ago among those with due work (new users first, in queue order). */
+  private pick = (users: string[]): string => {
+    let best = users[0]!;
+    let last = Infinity;
+    for (const u of users) {
+      const served = this.lastServed.get(u) ?? 0;
+      if (served < last) {
+        last = served;
+        best = u;
+      }
+    }
+    this.lastServed.set(best, ++this.turns);
+    if (this.lastServed.size > 10_000) this.lastServed.clear();
+    return best;
+  };
+
+  private async work(): Promise<void> {
+    while (this.running) {
+      let job: ReceivedText | null = null;
+      try {
+        job = await claimText(this.o.store.sql, { leaseMs: this.o.timeoutMs + 60_000, pick: this.pick });
+      } catch (err) {
+        this.o.logger.error({ err: describeError(err) }, "OCR could not claim work");
+      }
+      if (!job) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(done, this.o.idleMs ?? 5000);
+          function done() {
+            clearTimeout(t);
+            resolve();
+          }
+          const prev = this.wake;
+          this.wake = () => {
+            prev?.();
+            done();
+          };
+        });
+        this.wake = null;
+        continue;
+      }
+      await this.readOne(job);
+    }
+  }
+
+  private async readOne(job: ReceivedText): Promise<void> {
+    const log = this.o.logger.child({ received: job.faxId });
+    const db = this.o.store.sql;
+    const started = this.clock.now();
+    try {
+      const pdf = await this.o.store.readReceivedDocument(job.faxId);
+      if (!pdf) {
+        await textUnreadable(db, job.faxId, "it has no document");
+        return this.known(job.faxId, "unreadable");
+      }
+      const out = await this.o.reader.read(pdf);
+      if (out.kind === "unreadable") {
+        await textUnreadable(db, job.faxId, out.why);
+        log.info({ why: out.why }, "OCR found no text; the fax is kept as it came");
+        return this.known(job.faxId, "unreadable");
+      }
+      await textRead(db, job.faxId, { body: out.text, pdf: out.pdf, pages: out.pages });
+      log.info({ pages: out.pages, ms: this.clock.now() - started }, "OCR text read");
+      this.known(job.faxId, "done");
+    } catch (err) {
+      const temporary = !isFaxgateError(err) || err.temporary;
+      const last = !temporary || job.attempts >= this.o.attempts;
+      const why = isFaxgateError(err) ? err.message : describeError(err);
+      const retry = this.o.retryMs ?? [60_000, 300_000, 1_800_000];
+      const retryAt = last ? null : new Date(this.clock.now() + retry[Math.min(job.attempts - 1, retry.length - 1)]!);
+      await textFailed(db, job.faxId, why, retryAt).catch((e: unknown) =>
+        log.error({ err: describeError(e) }, "OCR outcome could not be stored; the lease will end and it runs again"),
+      );
+      log.warn({ attempt: job.attempts, why, retryAt: retryAt?.toISOString() ?? null }, "OCR failed");
+      this.known(job.faxId, retryAt ? "pending" : "failed");
+    }
+  }
+
+  private known(faxId: string, state: TextKnown["state"]): void {
+    this.emit("known", { faxId, state });
+  }
+}

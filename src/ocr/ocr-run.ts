@@ -1,0 +1,195 @@
+// One fax's text read by ocrmypdf (tesseract underneath), run as office conversion runs: in its
+// own process group, in the sandbox office conversion uses (bubblewrap: no network, only the
+// system folders and the run's own folder), under a time and an address-space limit, with
+// nothing of ours in its environment. A fax is a stranger's picture: the PDF it came as is
+// parsed by Ghostscript and pikepdf in there, never in the daemon.
+import { spawn } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { FaxgateError } from "../errors.js";
+import { findExecutable } from "../fs/index.js";
+import { killGroup, planSandbox, sandboxArgs, type SandboxPlan } from "../intake/index.js";
+
+export interface OcrRunOptions {
+  command: string;
+  languages: readonly string[];
+  timeoutMs: number;
+  memoryMb: number;
+  sandbox: "auto" | "required" | "off";
+  /** Where each run's folder goes (default: the system's temp folder). */
+  tmpDir?: string;
+}
+
+export type OcrOutcome =
+  | { kind: "read"; pdf: Buffer; text: string; pages: number }
+  /** Nothing could be read: a picture without words, a PDF that is not one, an encrypted one. */
+  | { kind: "unreadable"; why: string };
+
+/** ocrmypdf's exit codes that say the input, not the run, is at fault (ocrmypdf's ExitCode). */
+const INPUT_FAULTS: Record<number, string> = {
+  2: "the document is not a PDF ocrmypdf can read",
+  8: "the document is encrypted",
+};
+
+export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
+  private plan: Promise<SandboxPlan> | null = null;
+  /** Process groups of runs in progress (killed at close; tests kill one to play a crash). */
+  readonly children = new Set<number>();
+
+  constructor(private readonly o: OcrRunOptions) {
+    super();
+  }
+
+  /** The command's path, or null when OCR cannot run here (ocrmypdf not installed). */
+  available(): string | null {
+    return findExecutable(this.o.command);
+  }
+
+  isolation(): Promise<SandboxPlan> {
+    const plan = this.plan ?? planSandbox({ mode: this.o.sandbox, soffice: this.available() });
+    this.plan = plan;
+    return plan;
+  }
+
+  async read(pdf: Uint8Array): Promise<OcrOutcome> {
+    const command = this.available();
+    if (!command) throw unavailable(`${this.o.command} is not installed (apt-get install ocrmypdf tesseract-ocr-eng)`);
+    const plan = await this.isolation();
+    if (this.o.sandbox === "required" && plan.method !== "bwrap")
+      throw unavailable(`ocr.sandbox is required, but OCR cannot be isolated here: ${plan.warnings.join("; ")}`);
+    const dir = await mkdtemp(path.join(this.o.tmpDir ?? os.tmpdir(), "faxgate-ocr-"));
+    try {
+      const input = path.join(dir, "in.pdf");
+      const output = path.join(dir, "out.pdf");
+      const sidecar = path.join(dir, "text.txt");
+      await writeFile(input, pdf);
+      const kb = Math.max(262_144, Math.floor(this.o.memoryMb * 1024));
+      const args = [
+        "-c",
+        // the limit holds for ocrmypdf and each tesseract and Ghostscript it starts
+        `ulimit -v ${kb} 2>/dev/null || exit 97; exec "$@"`,
+        "sh",
+        ...sandboxArgs(plan, { rw: [dir], soffice: command }),
+        command,
+        "--language",
+        this.o.languages.join("+"),
+        // pages that carry text already (a sent fax made from a text PDF) are kept as they are
+        "--skip-text",
+        "--output-type",
+        "pdf",
+        "--optimize",
+        "0",
+        "--jobs",
+        "1",
+        "--sidecar",
+        sidecar,
+        "--quiet",
+        input,
+        output,
+      ];
+      const r = await runGroup("/bin/sh", args, {
+        cwd: dir,
+        timeoutMs: this.o.timeoutMs,
+        children: this.children,
+        started: (pid) => this.emit("started", pid),
+      });
+      if (r.timedOut) throw temporary(`OCR took longer than ${Math.round(this.o.timeoutMs / 1000)} s`);
+      if (r.signal) throw temporary(`OCR was stopped (${r.signal})`);
+      if (r.code === 97) throw temporary("the memory limit could not be set");
+      const fault = r.code === null ? undefined : INPUT_FAULTS[r.code];
+      if (fault) return { kind: "unreadable", why: fault };
+      if (r.code !== 0) throw temporary(`ocrmypdf exited with ${r.code}: ${lastLine(r.output)}`);
+      const text = await readFile(sidecar, "utf8").catch(() => "");
+      // ocrmypdf marks a page it skipped (it had text) in the sidecar; that is no text of ours
+      const pages = text.split("\f");
+      const words = text.replace(/\[OCR skipped on page\(s\)[^\]]*\]/g, "").trim();
+      if (!/[\p{L}\p{N}]{2,}/u.test(words)) return { kind: "unreadable", why: "no words were found on its pages" };
+      return { kind: "read", pdf: await readFile(output), text: words, pages: pages.length };
+    } finally {
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  close(): void {
+    for (const pid of this.children) killGroup(pid);
+  }
+}
+
+function temporary(message: string): FaxgateError {
+  return new FaxgateError("OCR_FAILED", message, { temporary: true });
+}
+
+function unavailable(message: string): FaxgateError {
+  return new FaxgateError("OCR_FAILED", message, { temporary: false });
+}
+
+function lastLine(s: string): string {
+  return (
+    s
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .at(-1) ?? "no message"
+  ).slice(0, 200);
+}
+
+interface GroupResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  output: string;
+}
+
+/** Runs a command in a process group of its own; past the time limit the whole group is killed. */
+function runGroup(
+  cmd: string,
+  args: string[],
+  o: { cwd: string; timeoutMs: number; children: Set<number>; started: (pid: number) => void },
+): Promise<GroupResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd: o.cwd,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      // nothing of ours (keys, passwords) in its environment; one thread per run: turns are fair per core
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: o.cwd,
+        LANG: "C.UTF-8",
+        OMP_THREAD_LIMIT: "1",
+        TMPDIR: o.cwd,
+      },
+    });
+    let output = "";
+    const keep = (b: Buffer): void => {
+      if (output.length < 8192) output += b.toString("utf8");
+    };
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    let timedOut = false;
+    const pid = child.pid;
+    if (pid) {
+      o.children.add(pid);
+      o.started(pid);
+    }
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (pid) killGroup(pid);
+    }, o.timeoutMs);
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      if (pid) o.children.delete(pid);
+      reject(err);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      if (pid) {
+        o.children.delete(pid);
+        killGroup(pid);
+      }
+      resolve({ code, signal, timedOut, output });
+    });
+  });
+}
