@@ -151,6 +151,7 @@ function renderHeader() {
 }
 
 async function signOut() {
-  await api("POST", "/logout").catch(() => {});
-  location.replace("/login.html");
+  const r = await api("POST", "/logout").catch(() => null);
+  // signed in at the organisation's provider: signed out there too where it offers that
+  location.replace(r?.data?.signOutUrl ?? "/login.html");
 }

@@ -1,6 +1,19 @@
 import { announce, onThisSite } from "./app.js";
 
 const form = document.getElementById("login");
+
+// the organisation's sign-in (web.oidc), when the gateway has one; it returns to next= as well
+fetch("/api/sign-in-options", { credentials: "same-origin" })
+  .then((r) => (r.ok ? r.json() : {}))
+  .then((options) => {
+    if (!options.oidc) return;
+    const next = new URLSearchParams(location.search).get("next");
+    const target = new URL(onThisSite(next), location.origin);
+    const link = document.getElementById("sso-link");
+    link.href = `/oidc/start?next=${encodeURIComponent(target.pathname + target.search)}`;
+    document.getElementById("sso").hidden = false;
+  })
+  .catch(() => {});
 form.addEventListener("submit", async (ev) => {
   ev.preventDefault();
   announce("Signing in…");

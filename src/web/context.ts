@@ -20,6 +20,7 @@ import { RateLimiter } from "../auth/index.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/index.js";
 import { LiveUpdates } from "./live.js";
 import type { OperatorPages } from "./operator.js";
+import { OidcSessions, type OidcSignIn } from "./sign-in-oidc-sessions.js";
 import { QueueView, type ConsoleStore } from "./queue-view.js";
 import type { SessionStore } from "./session-store.js";
 import { SessionRules, sessionOf, type Session } from "./sessions.js";
@@ -64,6 +65,8 @@ export interface WebConsoleDeps {
   evidence?: EvidenceMaker;
   /** connection caps and timeouts (default: a share of this process's descriptors) */
   limits?: ListenerLimits;
+  /** sign-in through an OpenID Connect provider (web.oidc); absent: password only */
+  oidc?: OidcSignIn;
 }
 
 export class ConsoleContext {
@@ -74,6 +77,7 @@ export class ConsoleContext {
   readonly rate: RateLimiter;
   readonly sessions: SessionRules;
   readonly lifetimeMs: number;
+  readonly oidcSessions = new OidcSessions();
 
   constructor(readonly deps: WebConsoleDeps) {
     this.clock = deps.clock ?? systemClock;

@@ -21,6 +21,7 @@ import { receivedRoutes } from "./received.js";
 import { MAX_FILES, sendRoutes } from "./send.js";
 import { requireCsrf, requireSignIn, useSessions } from "./sessions.js";
 import { signInRoutes } from "./sign-in.js";
+import { oidcRoutes } from "./sign-in-oidc.js";
 import { loadStaticFiles, staticPages } from "./static-files.js";
 
 export type { WebConsoleDeps } from "./context.js";
@@ -76,7 +77,8 @@ export class WebConsole {
   async updateUsers(users: readonly UserConfig[]): Promise<void> {
     await this.ctx.sessions.keepOnly((s) => {
       const u = users.find((x) => x.name === s.user);
-      return Boolean(u?.password) && (u!.role === "admin") === s.admin;
+      // without a password a person still signs in through the provider (web.oidc)
+      return Boolean(u?.password || (u && this.deps.oidc)) && (u!.role === "admin") === s.admin;
     });
     await this.ctx.live.recheck();
   }
@@ -91,6 +93,7 @@ export class WebConsole {
     useSessions(app, { rules: ctx.sessions, lifetimeMs: ctx.lifetimeMs, secure: Boolean(deps.tls) });
     app.register(staticPages, { files: loadStaticFiles() });
     app.register(signInRoutes, { ctx });
+    if (deps.oidc) app.register(oidcRoutes, { ctx, oidc: deps.oidc, sessions: ctx.oidcSessions });
     app.register(async (api) => {
       api.addHook("onRequest", requireSignIn);
       api.addHook("onRequest", requireCsrf(api, ctx.log));
