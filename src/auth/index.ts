@@ -6,6 +6,8 @@ export { buildBlockList, inList, isLoopback, plainAddress } from "./client-addre
 export { judgeClaims } from "./oidc-claims.js";
 export { OidcRelyingParty } from "./oidc.js";
 export type { OidcPending } from "./oidc.js";
+export { authenticated, authenticationOptions, registered, registrationOptions, relyingParty } from "./passkeys.js";
 export { verifySignIn } from "./password.js";
 export { RateLimiter } from "./rate-limit.js";
+export { newTotp, TotpSealer, totpStep } from "./totp.js";
 export { liveUserIndex, UserIndex } from "./user-index.js";

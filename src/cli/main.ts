@@ -6,6 +6,7 @@ import { FaxgateError } from "../errors.js";
 import { accountCommands } from "./commands-account.js";
 import { auditCommands } from "./commands-audit.js";
 import { evidenceCommands } from "./commands-evidence.js";
+import { factorCommands } from "./commands-factors.js";
 import { legalHoldCommands } from "./commands-legal-hold.js";
 import { queueCommands } from "./commands-queue.js";
 import { runCommands, setupCommands } from "./commands-service.js";
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   setupCommands(program);
   auditCommands(program);
   legalHoldCommands(program);
+  factorCommands(program);
   return program;
 }
 

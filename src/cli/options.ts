@@ -11,6 +11,7 @@ export const load = {
   audit: () => import("./audit.js"),
   evidence: () => import("./evidence.js"),
   jobs: () => import("./jobs.js"),
+  factors: () => import("./factors.js"),
   legalHold: () => import("./legal-hold.js"),
   send: () => import("./send.js"),
   opsCommands: () => import("./ops-commands.js"),

@@ -346,6 +346,18 @@ const oidcSchema = z
   })
   .strict();
 
+// A second factor after the password (or after a provider sign-in without one): a passkey, or a
+// TOTP code as the fallback. Anyone may enrol; `require` makes it a condition for a role.
+export const FACTOR_REQUIREMENTS = ["passkey", "totp", "passkey-or-totp"] as const;
+const factorsSchema = z
+  .object({
+    /** role → the factor its people must sign in with, e.g. {admin: passkey-or-totp}; without one enrolled, the first sign-in enrols */
+    require: z.partialRecord(z.enum(["user", "admin"]), z.enum(FACTOR_REQUIREMENTS)).default({}),
+    /** the key TOTP secrets are sealed with at rest, e.g. ${FAXGATE_FACTOR_KEY} from the secrets file (no key: no TOTP) */
+    totpKey: z.string().min(32, "use at least 32 characters (e.g. openssl rand -base64 32)").optional(),
+  })
+  .strict();
+
 const webSchema = z
   .object({
     /** where the console listens, "host:port" (the sandbox: 127.0.0.1:8025) */
@@ -371,6 +383,8 @@ const webSchema = z
     apiCallsAtOnce: z.number().int().min(1).max(64).default(2),
     /** single sign-on with an OpenID Connect provider (docs/sign-in.md) */
     oidc: oidcSchema.optional(),
+    /** second factors for console sign-in: passkeys and TOTP (docs/sign-in.md) */
+    factors: factorsSchema.prefault({}),
   })
   .strict();
 
@@ -710,4 +724,4 @@ export type InboundRoute = InboundConfig["routes"][number];
 export type InboundDelivery = InboundConfig["default"][number];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
-export const SECRET_KEYS = ["apiKey", "adminKey", "password", "signingKey", "clientSecret"] as const;
+export const SECRET_KEYS = ["apiKey", "adminKey", "password", "signingKey", "clientSecret", "totpKey"] as const;

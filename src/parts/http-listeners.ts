@@ -6,7 +6,8 @@ import os from "node:os";
 import type { HealthReport } from "../admin/index.js";
 import type { FaxRecord } from "../fax/index.js";
 import { descriptorBudget } from "../listener-limits.js";
-import { OidcRelyingParty } from "../auth/index.js";
+import { OidcRelyingParty, TotpSealer } from "../auth/index.js";
+import { SignInFactors } from "../store/index.js";
 import { OperatorPages, WebConsole, MemorySessionStore, callbackUrl } from "../web/index.js";
 import { serviceEventHandlers, readReceiverTls, WebhookReceiver } from "../webhooks/index.js";
 import type { Converters } from "./converters.js";
@@ -76,6 +77,12 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         inbound: () => live.config().inbound,
         evidence: createEvidence(core),
         oidc: config.web.oidc ? oidcSignIn(core, config.web.oidc) : undefined,
+        factors: {
+          store: new SignInFactors(core.store.sql),
+          config: config.web.factors,
+          sealer: config.web.factors.totpKey ? new TotpSealer(config.web.factors.totpKey) : null,
+          publicUrl: () => consoleUrl(core) ?? "",
+        },
         operator: new OperatorPages({
           store: core.store,
           users: () => live.users(),

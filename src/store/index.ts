@@ -25,6 +25,8 @@ export {
   servicePurgeFailed,
 } from "./sql/retention.js";
 export type { HoldKind, LegalHold, PurgedItem, ServicePurge } from "./sql/retention.js";
+export { SignInFactors } from "./sql/sign-in-factors.js";
+export type { SignInFactor } from "./sql/sign-in-factors.js";
 export { refuseControlCharacters } from "./text-input.js";
 export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";
 export { JOB_STATES, RECIPIENT_STATES, SMALL_DOCUMENT_BYTES } from "./types.js";

@@ -19,6 +19,7 @@ import type { Metrics } from "../metrics/index.js";
 import { RateLimiter } from "../auth/index.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/index.js";
 import { LiveUpdates } from "./live.js";
+import type { FactorSettings } from "./factor-settings.js";
 import type { OperatorPages } from "./operator.js";
 import { OidcSessions, type OidcSignIn } from "./sign-in-oidc-sessions.js";
 import { QueueView, type ConsoleStore } from "./queue-view.js";
@@ -67,6 +68,8 @@ export interface WebConsoleDeps {
   limits?: ListenerLimits;
   /** sign-in through an OpenID Connect provider (web.oidc); absent: password only */
   oidc?: OidcSignIn;
+  /** second factors (passkeys, TOTP) kept in the store; absent: password (or provider) alone */
+  factors?: FactorSettings;
 }
 
 export class ConsoleContext {

@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import { judgeClaims, type OidcPending, type OidcRelyingParty } from "../auth/index.js";
 import type { ConsoleContext } from "./context.js";
+import type { FactorSignIn } from "./factors.js";
 import type { OidcSessions, OidcSignIn } from "./sign-in-oidc-sessions.js";
 import { startSession } from "./sign-in.js";
 
@@ -24,10 +25,12 @@ interface Pending extends OidcPending {
   until: number;
 }
 
-export const oidcRoutes: FastifyPluginAsync<{ ctx: ConsoleContext; oidc: OidcSignIn; sessions: OidcSessions }> = async (
-  app,
-  { ctx, oidc, sessions },
-) => {
+export const oidcRoutes: FastifyPluginAsync<{
+  ctx: ConsoleContext;
+  oidc: OidcSignIn;
+  sessions: OidcSessions;
+  factors?: FactorSignIn;
+}> = async (app, { ctx, oidc, sessions, factors }) => {
   const pending = new Map<string, Pending>();
   const secure = () => oidc.publicUrl().startsWith("https:");
 
@@ -96,6 +99,9 @@ export const oidcRoutes: FastifyPluginAsync<{ ctx: ConsoleContext; oidc: OidcSig
       const known = users.find((u) => typeof named === "string" && u.email.toLowerCase() === named.toLowerCase());
       return fail(verdict.reason, verdict.message, 403, known?.name ?? "(not a configured user)");
     }
+    // no second factor proved at the provider, and one enrolled or required here: the sign-in page asks for it
+    const second = factors ? await factors.secondStep(reply, verdict.person, "oidc", verdict.mfa) : null;
+    if (second) return reply.redirect(`/login.html?factor=1&next=${encodeURIComponent(p.next)}`, 302);
     await startSession(ctx, req, reply, verdict.person, { via: "oidc", mfa: verdict.mfa });
     sessions.remember(req.session.sessionId, proved.idToken);
     return reply.redirect(p.next, 302);

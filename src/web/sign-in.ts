@@ -7,6 +7,7 @@ import type { UserConfig } from "../config/index.js";
 import { AuthLockout, verifySignIn } from "../auth/index.js";
 import { originIsHost } from "../url-check.js";
 import type { ConsoleContext } from "./context.js";
+import { factorStepRoutes, type FactorSignIn } from "./factors.js";
 import { groupsOf } from "./shared-inbox.js";
 import { requireCsrf, requireSignIn, SESSION_COOKIE, sessionOf } from "./sessions.js";
 
@@ -14,13 +15,18 @@ import { requireCsrf, requireSignIn, SESSION_COOKIE, sessionOf } from "./session
 // over many addresses (or forged ones) stop here; an address alone stops at 10
 export const MAX_ACCOUNT_AUTH_FAILURES = 20;
 
-export const signInRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (app, { ctx }) => {
+export const signInRoutes: FastifyPluginAsync<{ ctx: ConsoleContext; factors?: FactorSignIn }> = async (
+  app,
+  { ctx, factors },
+) => {
   const locks = {
     address: new AuthLockout(ctx.clock),
     account: new AuthLockout(ctx.clock, MAX_ACCOUNT_AUTH_FAILURES),
   };
 
-  app.post("/login", async (req, reply) => login(ctx, locks, req, reply));
+  app.post("/login", async (req, reply) => login(ctx, locks, req, reply, factors));
+  if (factors)
+    factorStepRoutes(app, ctx, factors, (req, reply, user, detail) => startSession(ctx, req, reply, user, detail));
 
   // signed out already: nothing to end, the cookie is cleared all the same
   const csrf = requireCsrf(app, ctx.log);
@@ -62,6 +68,7 @@ async function login(
   locks: { address: AuthLockout; account: AuthLockout },
   req: FastifyRequest,
   reply: FastifyReply,
+  factors: FactorSignIn | undefined,
 ) {
   const origin = req.headers.origin;
   if (origin && !originIsHost(origin, req.headers.host))
@@ -106,6 +113,12 @@ async function login(
   }
   attempt.succeeded();
   forAccount.succeeded();
+  // a factor enrolled, or one the role requires: the session waits for the second step
+  const second = factors ? await factors.secondStep(reply, user, "password", false) : null;
+  if (second) {
+    ctx.log.info({ remote: client, user: user.name, enrol: second.enrol }, "WEB sign-in waits for a second factor");
+    return { secondFactor: second };
+  }
   await startSession(ctx, req, reply, user, { via: "password" });
   return { user: user.name, admin: req.session.admin, csrfToken: req.session.csrfToken };
 }

@@ -7,6 +7,7 @@ import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
+import { signInFactorsTable } from "../sql/sign-in-factors.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -130,6 +131,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts), as in the SQLite store.
   retentionTables(),
+  // STEP (issue 50, branch signin): console sign-in factors, passkeys and TOTP, per person
+  // (store/sql/sign-in-factors.ts), as in the SQLite store.
+  signInFactorsTable(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -7,6 +7,7 @@ import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { retentionTables } from "../sql/retention-tables.js";
+import { signInFactorsTable } from "../sql/sign-in-factors.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -253,6 +254,9 @@ export const MIGRATIONS: readonly string[] = [
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts).
   retentionTables(),
+  // STEP (issue 50, branch signin): console sign-in factors, passkeys and TOTP, per person
+  // (store/sql/sign-in-factors.ts).
+  signInFactorsTable(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
