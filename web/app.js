@@ -139,6 +139,7 @@ function renderHeader() {
       link("/contacts.html", "Contacts"),
       session.inbox?.length ? link("/inbox.html", "Shared inbox") : null,
       session.admin ? link("/admin.html", "Queue") : null,
+      link("/factors.html", "Sign-in factors"),
       h(
         "li",
         { class: "who" },

@@ -98,6 +98,11 @@ describe.skipIf(!hasChromium)("passkeys in chromium's virtual authenticator", ()
     await page.waitForURL((u) => u.pathname === "/");
     expect(await sessionUser(page)).toBe("ops");
     expect((await lastRow("signed-in"))?.detail).toEqual({ via: "password", factor: "passkey" });
+    // the console's own page lists it; an operator also sees the reset form
+    await page.getByRole("link", { name: "Sign-in factors" }).click();
+    await page.locator("#factors tbody tr").first().waitFor();
+    expect(await page.locator("#factors tbody tr td").first().textContent()).toBe("Passkey");
+    expect(await page.getByRole("button", { name: "Reset their factors" }).isVisible()).toBe(true);
   }, 60_000);
 
   it("an authenticator without the passkey signs no one in", async () => {
