@@ -65,6 +65,16 @@ export function onThisSite(input, fallback = "/") {
   }
 }
 
+/** An event handler running `fn`; what it throws is said in the status line. */
+export const attempt = (fn) => async (ev) => {
+  ev?.preventDefault?.();
+  try {
+    await fn();
+  } catch (err) {
+    announce(err.message, true);
+  }
+};
+
 /** Says something to the user (and to screen readers) in the page's status line. */
 export function announce(text, isError = false) {
   const el = document.getElementById("status");

@@ -1,4 +1,4 @@
-import { announce, api, h, requireSession } from "./app.js";
+import { announce, attempt, api, h, requireSession } from "./app.js";
 
 const session = await requireSession();
 const day = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
@@ -22,15 +22,6 @@ async function refresh() {
     );
   document.getElementById("add-totp").hidden = !data.totp;
 }
-
-const attempt = (fn) => async (ev) => {
-  ev?.preventDefault?.();
-  try {
-    await fn();
-  } catch (err) {
-    announce(err.message, true);
-  }
-};
 
 document.getElementById("add-passkey").addEventListener(
   "click",

@@ -1,4 +1,4 @@
-import { announce, onThisSite } from "./app.js";
+import { announce, attempt, onThisSite } from "./app.js";
 
 const form = document.getElementById("login");
 
@@ -72,15 +72,6 @@ function secondStep({ methods, enrol }) {
   show("factor-passkey", methods.includes("passkey"));
   show("factor-code", methods.includes("totp"));
 }
-
-const attempt = (fn) => async (ev) => {
-  ev?.preventDefault?.();
-  try {
-    await fn();
-  } catch (err) {
-    announce(err.message, true);
-  }
-};
 
 document.getElementById("use-passkey").addEventListener(
   "click",
