@@ -65,6 +65,16 @@ export function onThisSite(input, fallback = "/") {
   }
 }
 
+/** An event handler running `fn`; what it throws is said in the status line. */
+export const attempt = (fn) => async (ev) => {
+  ev?.preventDefault?.();
+  try {
+    await fn();
+  } catch (err) {
+    announce(err.message, true);
+  }
+};
+
 /** Says something to the user (and to screen readers) in the page's status line. */
 export function announce(text, isError = false) {
   const el = document.getElementById("status");
@@ -140,6 +150,7 @@ function renderHeader() {
       session.inbox?.length ? link("/inbox.html", "Shared inbox") : null,
       link("/search.html", "Search"),
       session.admin ? link("/admin.html", "Queue") : null,
+      link("/factors.html", "Sign-in factors"),
       h(
         "li",
         { class: "who" },
@@ -152,6 +163,7 @@ function renderHeader() {
 }
 
 async function signOut() {
-  await api("POST", "/logout").catch(() => {});
-  location.replace("/login.html");
+  const r = await api("POST", "/logout").catch(() => null);
+  // signed in at the organisation's provider: signed out there too where it offers that
+  location.replace(r?.data?.signOutUrl ?? "/login.html");
 }

@@ -6,6 +6,7 @@ import { FaxgateError } from "../errors.js";
 import { accountCommands } from "./commands-account.js";
 import { auditCommands } from "./commands-audit.js";
 import { evidenceCommands } from "./commands-evidence.js";
+import { factorCommands } from "./commands-factors.js";
 import { legalHoldCommands } from "./commands-legal-hold.js";
 import { deliveriesCommands } from "./commands-deliveries.js";
 import { queueCommands } from "./commands-queue.js";
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   auditCommands(program);
   legalHoldCommands(program);
   deliveriesCommands(program);
+  factorCommands(program);
   return program;
 }
 

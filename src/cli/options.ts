@@ -11,6 +11,7 @@ export const load = {
   audit: () => import("./audit.js"),
   evidence: () => import("./evidence.js"),
   jobs: () => import("./jobs.js"),
+  factors: () => import("./factors.js"),
   legalHold: () => import("./legal-hold.js"),
   deliveries: () => import("./deliveries.js"),
   send: () => import("./send.js"),

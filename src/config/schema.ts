@@ -356,6 +356,43 @@ const adminSchema = z
   })
   .strict();
 
+// Console sign-in through an OpenID Connect provider (Entra ID, Google Workspace, Keycloak...):
+// docs/sign-in.md names each field as the provider's registration page does.
+const oidcSchema = z
+  .object({
+    /** the provider's issuer URL; its /.well-known/openid-configuration is read at start */
+    issuer: z
+      .string()
+      .url()
+      .refine((u) => isUrlWithScheme(u, ["https:"]), "expected an https: URL"),
+    clientId: z.string().min(1),
+    /** e.g. ${FAXGATE_OIDC_SECRET} from the secrets file; absent: a public client (PKCE only) */
+    clientSecret: secret.optional(),
+    /** the ID token claim naming the person: matched to users[].email, aliases or name */
+    personClaim: z.string().min(1).default("email"),
+    /** a sign-in is allowed only when the ID token's `groups` claim holds one of these (absent: any) */
+    groups: z.array(z.string().min(1)).min(1).optional(),
+    /** refuse an ID token whose `amr` names no second factor (and whose `acr` is not in mfaAcr) */
+    requireMfa: z.boolean().default(false),
+    /** `acr` values that count as multi-factor on their own (a provider that sends no `amr`) */
+    mfaAcr: z.array(z.string().min(1)).default([]),
+    /** an extra trusted CA (PEM file) for a provider with a private certificate */
+    caFile: z.string().optional(),
+  })
+  .strict();
+
+// A second factor after the password (or after a provider sign-in without one): a passkey, or a
+// TOTP code as the fallback. Anyone may enrol; `require` makes it a condition for a role.
+export const FACTOR_REQUIREMENTS = ["passkey", "totp", "passkey-or-totp"] as const;
+const factorsSchema = z
+  .object({
+    /** role → the factor its people must sign in with, e.g. {admin: passkey-or-totp}; without one enrolled, the first sign-in enrols */
+    require: z.partialRecord(z.enum(["user", "admin"]), z.enum(FACTOR_REQUIREMENTS)).default({}),
+    /** the key TOTP secrets are sealed with at rest, e.g. ${FAXGATE_FACTOR_KEY} from the secrets file (no key: no TOTP) */
+    totpKey: z.string().min(32, "use at least 32 characters (e.g. openssl rand -base64 32)").optional(),
+  })
+  .strict();
+
 const webSchema = z
   .object({
     /** where the console listens, "host:port" (the sandbox: 127.0.0.1:8025) */
@@ -379,6 +416,10 @@ const webSchema = z
     /** each user's calls to the fax service from the console: per minute, and at once; past them 429 */
     apiCallsPerMinute: z.number().int().min(1).max(100_000).default(60),
     apiCallsAtOnce: z.number().int().min(1).max(64).default(2),
+    /** single sign-on with an OpenID Connect provider (docs/sign-in.md) */
+    oidc: oidcSchema.optional(),
+    /** second factors for console sign-in: passkeys and TOTP (docs/sign-in.md) */
+    factors: factorsSchema.prefault({}),
   })
   .strict();
 
@@ -748,4 +789,4 @@ export type InboundRoute = InboundConfig["routes"][number];
 export type InboundDelivery = InboundConfig["default"][number];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
-export const SECRET_KEYS = ["apiKey", "adminKey", "password", "signingKey"] as const;
+export const SECRET_KEYS = ["apiKey", "adminKey", "password", "signingKey", "clientSecret", "totpKey"] as const;

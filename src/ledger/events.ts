@@ -29,6 +29,7 @@ export const LEDGER_ACTIONS = [
   "signed-in",
   "sign-in-failed",
   "factor-reset",
+  "factor-enrolled",
   "key-minted",
   "key-deleted",
   "config-reloaded",

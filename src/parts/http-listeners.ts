@@ -6,7 +6,9 @@ import os from "node:os";
 import type { HealthReport } from "../admin/index.js";
 import type { FaxRecord } from "../fax/index.js";
 import { descriptorBudget } from "../listener-limits.js";
-import { OperatorPages, WebConsole, StoredSessionStore } from "../web/index.js";
+import { OidcRelyingParty, TotpSealer } from "../auth/index.js";
+import { SignInFactors } from "../store/index.js";
+import { OperatorPages, WebConsole, StoredSessionStore, callbackUrl } from "../web/index.js";
 import { serviceEventHandlers, readReceiverTls, WebhookReceiver } from "../webhooks/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
@@ -76,6 +78,13 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
         inbound: () => live.config().inbound,
         evidence: createEvidence(core),
+        oidc: config.web.oidc ? oidcSignIn(core, config.web.oidc) : undefined,
+        factors: {
+          store: new SignInFactors(core.store.sql),
+          config: config.web.factors,
+          sealer: config.web.factors.totpKey ? new TotpSealer(config.web.factors.totpKey) : null,
+          publicUrl: () => consoleUrl(core) ?? "",
+        },
         operator: new OperatorPages({
           store: core.store,
           users: () => live.users(),
@@ -124,6 +133,12 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
     },
   ];
   return { webhooks, parts };
+}
+
+/** Console sign-in through the OpenID provider: the callback is on the console's own address. */
+function oidcSignIn(core: Core, rules: NonNullable<NonNullable<Core["config"]["web"]>["oidc"]>) {
+  const publicUrl = () => consoleUrl(core) ?? "";
+  return { rp: new OidcRelyingParty(rules, () => callbackUrl(publicUrl())), rules, publicUrl };
 }
 
 /** The console's address for links in mails: web.publicUrl, else where it listens; null without a console. */

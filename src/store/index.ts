@@ -40,6 +40,8 @@ export {
 export type { HoldKind, LegalHold, PurgedItem, ServicePurge } from "./sql/retention.js";
 export { searchReceived, searchWords } from "./sql/search.js";
 export { deleteSession, getSession, listSessions, putSession, sessionKey } from "./sql/shared-state.js";
+export { SignInFactors } from "./sql/sign-in-factors.js";
+export type { SignInFactor } from "./sql/sign-in-factors.js";
 export { refuseControlCharacters } from "./text-input.js";
 export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";
 export { JOB_STATES, RECIPIENT_STATES, SMALL_DOCUMENT_BYTES } from "./types.js";

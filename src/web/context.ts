@@ -20,7 +20,9 @@ import { RateLimiter } from "../auth/index.js";
 import type { FleetCounters } from "../fleet-counter.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/index.js";
 import { LiveUpdates } from "./live.js";
+import type { FactorSettings } from "./factor-settings.js";
 import type { OperatorPages } from "./operator.js";
+import { OidcSessions, type OidcSignIn } from "./sign-in-oidc-sessions.js";
 import { QueueView, type ConsoleStore } from "./queue-view.js";
 import type { SessionStore } from "./session-store.js";
 import { SessionRules, sessionOf, type Session } from "./sessions.js";
@@ -67,6 +69,10 @@ export interface WebConsoleDeps {
   counters: FleetCounters;
   /** connection caps and timeouts (default: a share of this process's descriptors) */
   limits?: ListenerLimits;
+  /** sign-in through an OpenID Connect provider (web.oidc); absent: password only */
+  oidc?: OidcSignIn;
+  /** second factors (passkeys, TOTP) kept in the store; absent: password (or provider) alone */
+  factors?: FactorSettings;
 }
 
 export class ConsoleContext {
@@ -77,6 +83,7 @@ export class ConsoleContext {
   readonly rate: RateLimiter;
   readonly sessions: SessionRules;
   readonly lifetimeMs: number;
+  readonly oidcSessions = new OidcSessions();
 
   constructor(readonly deps: WebConsoleDeps) {
     this.clock = deps.clock ?? systemClock;

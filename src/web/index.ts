@@ -5,3 +5,4 @@ export { OperatorPages } from "./operator.js";
 export { RefusalLog } from "./refusals.js";
 export { WebConsole } from "./server.js";
 export { StoredSessionStore } from "./session-store.js";
+export { callbackUrl } from "./sign-in-oidc.js";

@@ -14,6 +14,7 @@ import { useAnswers } from "./answers.js";
 import { confirmationView, confirmingRoutes } from "./confirming.js";
 import { ConsoleContext, type WebConsoleDeps } from "./context.js";
 import { evidenceRoutes } from "./evidence.js";
+import { FactorSignIn, factorResetRoutes, factorRoutes } from "./factors.js";
 import { jobRoutes } from "./jobs.js";
 import { liveRoutes } from "./live.js";
 import { operatorRoutes } from "./operator.js";
@@ -21,6 +22,7 @@ import { receivedRoutes } from "./received.js";
 import { MAX_FILES, sendRoutes } from "./send.js";
 import { requireCsrf, requireSignIn, useSessions } from "./sessions.js";
 import { signInRoutes } from "./sign-in.js";
+import { oidcRoutes } from "./sign-in-oidc.js";
 import { loadStaticFiles, staticPages } from "./static-files.js";
 
 export type { WebConsoleDeps } from "./context.js";
@@ -76,7 +78,8 @@ export class WebConsole {
   async updateUsers(users: readonly UserConfig[]): Promise<void> {
     await this.ctx.sessions.keepOnly((s) => {
       const u = users.find((x) => x.name === s.user);
-      return Boolean(u?.password) && (u!.role === "admin") === s.admin;
+      // without a password a person still signs in through the provider (web.oidc)
+      return Boolean(u?.password || (u && this.deps.oidc)) && (u!.role === "admin") === s.admin;
     });
     await this.ctx.live.recheck();
   }
@@ -90,7 +93,9 @@ export class WebConsole {
     useAnswers(app, ctx.log);
     useSessions(app, { rules: ctx.sessions, lifetimeMs: ctx.lifetimeMs, secure: Boolean(deps.tls) });
     app.register(staticPages, { files: loadStaticFiles() });
-    app.register(signInRoutes, { ctx });
+    const factors = deps.factors ? new FactorSignIn(ctx, deps.factors) : undefined;
+    app.register(signInRoutes, { ctx, factors });
+    if (deps.oidc) app.register(oidcRoutes, { ctx, oidc: deps.oidc, sessions: ctx.oidcSessions, factors });
     app.register(async (api) => {
       api.addHook("onRequest", requireSignIn);
       api.addHook("onRequest", requireCsrf(api, ctx.log));
@@ -112,6 +117,10 @@ export class WebConsole {
       await api.register(confirmingRoutes, { ...waiting, ownJob, confirmWaitMs: deps.confirmWaitMs });
       await api.register(operatorRoutes, { pages: deps.operator, clock: ctx.clock });
       await api.register(liveRoutes, { live: ctx.live });
+      if (factors) {
+        await api.register(factorRoutes, { factors });
+        await api.register(factorResetRoutes, { factors, ctx });
+      }
     });
   }
 }

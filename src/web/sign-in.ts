@@ -3,9 +3,11 @@
 // all addresses. A sign-in from a page of another site (its Origin) is refused. A new session
 // (a new id: never one the browser brought) gets its CSRF token here.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { UserConfig } from "../config/index.js";
 import { AuthLockout, verifySignIn } from "../auth/index.js";
 import { originIsHost } from "../url-check.js";
 import type { ConsoleContext } from "./context.js";
+import { factorStepRoutes, type FactorSignIn } from "./factors.js";
 import { groupsOf } from "./shared-inbox.js";
 import { requireCsrf, requireSignIn, SESSION_COOKIE, sessionOf } from "./sessions.js";
 
@@ -13,13 +15,18 @@ import { requireCsrf, requireSignIn, SESSION_COOKIE, sessionOf } from "./session
 // over many addresses (or forged ones) stop here; an address alone stops at 10
 export const MAX_ACCOUNT_AUTH_FAILURES = 20;
 
-export const signInRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (app, { ctx }) => {
+export const signInRoutes: FastifyPluginAsync<{ ctx: ConsoleContext; factors?: FactorSignIn }> = async (
+  app,
+  { ctx, factors },
+) => {
   const locks = {
     address: new AuthLockout(ctx.clock, ctx.deps.counters, "console-address"),
     account: new AuthLockout(ctx.clock, ctx.deps.counters, "console-account", MAX_ACCOUNT_AUTH_FAILURES),
   };
 
-  app.post("/login", async (req, reply) => login(ctx, locks, req, reply));
+  app.post("/login", async (req, reply) => login(ctx, locks, req, reply, factors));
+  if (factors)
+    factorStepRoutes(app, ctx, factors, (req, reply, user, detail) => startSession(ctx, req, reply, user, detail));
 
   // signed out already: nothing to end, the cookie is cleared all the same
   const csrf = requireCsrf(app, ctx.log);
@@ -28,15 +35,26 @@ export const signInRoutes: FastifyPluginAsync<{ ctx: ConsoleContext }> = async (
     { onRequest: (req, reply, done) => (req.session?.user ? csrf(req, reply, done) : done()) },
     async (req, reply) => {
       const user = req.session?.user;
+      let signOutUrl: string | undefined;
       if (user) {
+        const idToken = ctx.oidcSessions.take(req.session.sessionId);
         await req.session.destroy();
         await ctx.live.recheck();
         ctx.log.info({ user }, "WEB signed out");
+        // begun at the provider: signed out there too where it offers that (RP-initiated logout)
+        if (idToken && ctx.deps.oidc) {
+          const back = `${ctx.deps.oidc.publicUrl().replace(/\/+$/, "")}/login.html`;
+          const url = await ctx.deps.oidc.rp.endSessionUrl(back, idToken).catch(() => null);
+          signOutUrl = url?.href;
+        }
       }
       reply.clearCookie(SESSION_COOKIE);
-      return { ok: true };
+      return signOutUrl ? { ok: true, signOutUrl } : { ok: true };
     },
   );
+
+  // what the sign-in page offers: a password, and the provider's button when web.oidc is set
+  app.get("/api/sign-in-options", async () => ({ password: true, oidc: Boolean(ctx.deps.oidc) }));
 
   app.get("/api/session", { onRequest: requireSignIn }, async (req) => {
     const s = sessionOf(req);
@@ -50,6 +68,7 @@ async function login(
   locks: { address: AuthLockout; account: AuthLockout },
   req: FastifyRequest,
   reply: FastifyReply,
+  factors: FactorSignIn | undefined,
 ) {
   const origin = req.headers.origin;
   if (origin && !originIsHost(origin, req.headers.host))
@@ -94,20 +113,41 @@ async function login(
   }
   await attempt.succeeded();
   await forAccount.succeeded();
-  // expired sessions go now and then; the new one never reuses an id the browser brought
+  // a factor enrolled, or one the role requires: the session waits for the second step
+  const second = factors ? await factors.secondStep(reply, user, "password", false) : null;
+  if (second) {
+    ctx.log.info({ remote: client, user: user.name, enrol: second.enrol }, "WEB sign-in waits for a second factor");
+    return { secondFactor: second };
+  }
+  await startSession(ctx, req, reply, user, { via: "password" });
+  return { user: user.name, admin: req.session.admin, csrfToken: req.session.csrfToken };
+}
+
+/**
+ * A person proved (by password, or by the OpenID provider) gets a new session: never an id the
+ * browser brought, its CSRF token made here; logged and recorded in the ledger.
+ */
+export async function startSession(
+  ctx: ConsoleContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  user: UserConfig,
+  detail: Record<string, string | boolean>,
+): Promise<void> {
+  // expired sessions go now and then
   await ctx.sessions.keepOnly(() => true);
   await req.session.regenerate();
   req.session.user = user.name;
   req.session.admin = user.role === "admin";
   req.session.signedInAt = ctx.clock.now();
   req.session.csrfToken = reply.generateCsrf();
-  ctx.log.info({ remote: client, user: user.name, admin: req.session.admin }, "WEB signed in");
+  ctx.log.info({ remote: req.ip, user: user.name, admin: req.session.admin, ...detail }, "WEB signed in");
   await ctx.deps.ledger.record({
     action: "signed-in",
     actor: { kind: req.session.admin ? "operator" : "person", id: user.name },
     object: { kind: "person", id: user.name },
     door: "console",
-    client,
+    client: req.ip,
+    detail,
   });
-  return { user: user.name, admin: req.session.admin, csrfToken: req.session.csrfToken };
 }

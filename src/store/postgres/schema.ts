@@ -10,6 +10,7 @@ import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
+import { signInFactorsTable } from "../sql/sign-in-factors.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -143,6 +144,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 51, branch ocr): the OCR text of received faxes, its duty and its GIN word index
   // (store/sql/received-text-tables.ts), as in the SQLite store.
   receivedTextTables("postgres"),
+  // STEP (issue 50, branch signin): console sign-in factors, passkeys and TOTP, per person
+  // (store/sql/sign-in-factors.ts), as in the SQLite store.
+  signInFactorsTable(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

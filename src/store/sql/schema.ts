@@ -357,6 +357,25 @@ export const TABLES: readonly Table[] = [
     ],
     extra: receivedTextWords,
   },
+  // STEP (issue 50, branch signin): console sign-in factors (sql/sign-in-factors.ts)
+  {
+    name: "sign_in_factors",
+    columns: [
+      required("id", { primaryKey: true, notNull: false }),
+      required("user_name"),
+      required("kind", { check: "kind IN ('passkey','totp')" }),
+      required("name"),
+      text("credential_id", { unique: true }),
+      text("public_key"),
+      counter("counter"),
+      text("transports"),
+      text("sealed_secret"),
+      counter("last_step"),
+      required("created_at"),
+      text("used_at"),
+    ],
+    indexes: [{ name: "sign_in_factors_user", columns: "user_name" }],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {

@@ -10,6 +10,7 @@ import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
+import { signInFactorsTable } from "../sql/sign-in-factors.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -266,6 +267,9 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 51, branch ocr): the OCR text of received faxes, its duty and its FTS5 word index
   // (store/sql/received-text-tables.ts).
   receivedTextTables("sqlite"),
+  // STEP (issue 50, branch signin): console sign-in factors, passkeys and TOTP, per person
+  // (store/sql/sign-in-factors.ts).
+  signInFactorsTable(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

@@ -1,0 +1,131 @@
+// A real OpenID provider for the sign-in tests: oidc-provider v9 over HTTPS on loopback, with a
+// login page of its own (as a provider has): the person types their account and ticks whether
+// they used a second factor, which becomes the ID token's `amr` (["pwd"] or ["pwd", "otp"]).
+// Consent is given at once for the one client (a first-party app, as an office registers it).
+import https from "node:https";
+import Provider from "oidc-provider";
+import { ensureCertificate } from "../../src/emulator/certificate.js";
+import { removeFolder, tempFolder } from "../tmp-dir.js";
+
+export interface ProviderAccount {
+  email: string;
+  groups: string[];
+}
+
+export interface TestProvider {
+  issuer: string;
+  caFile: string;
+  clientId: string;
+  clientSecret: string;
+  /** end-session requests the provider answered (RP-initiated logout) */
+  logouts: number;
+  stop(): Promise<void>;
+}
+
+export async function startOidcProvider(opts: {
+  /** sub → the person's claims */
+  accounts: Record<string, ProviderAccount>;
+  redirectUri: string;
+  postLogoutRedirectUri: string;
+}): Promise<TestProvider> {
+  const dir = tempFolder("oidc");
+  const cert = await ensureCertificate(dir);
+  const server = https.createServer({ key: cert.key, cert: cert.cert });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const issuer = `https://127.0.0.1:${port}`;
+  const clientId = "faxgate-console";
+  const clientSecret = "test-client-secret-0123456789abcdef";
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [opts.redirectUri],
+        post_logout_redirect_uris: [opts.postLogoutRedirectUri],
+        response_types: ["code"],
+        grant_types: ["authorization_code"],
+      },
+    ],
+    pkce: { required: () => true },
+    // the claims in the ID token itself, as Entra ID and Google send email (and Entra groups)
+    conformIdTokenClaims: false,
+    claims: { openid: ["sub", "groups", "amr", "acr"], email: ["email", "email_verified"], profile: ["name"] },
+    findAccount: async (_ctx: unknown, sub: string) => {
+      const a = opts.accounts[sub];
+      if (!a) return undefined;
+      return { accountId: sub, claims: async () => ({ sub, email: a.email, email_verified: true, groups: a.groups }) };
+    },
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
+    cookies: { keys: ["faxgate-test-provider-cookie-key"] },
+  });
+  const result = { issuer, caFile: cert.caFile, clientId, clientSecret, logouts: 0 } as TestProvider;
+  provider.on("end_session.success", () => {
+    result.logouts += 1;
+  });
+  const callback = provider.callback();
+  server.on("request", (req, res) => {
+    const m = /^\/interaction\/([^/?]+)(\/login)?/.exec(req.url ?? "");
+    if (!m) return callback(req, res);
+    interaction(provider, req, res, Boolean(m[2])).catch((err) => {
+      res.statusCode = 500;
+      res.end(String(err));
+    });
+  });
+  result.stop = async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    removeFolder(dir);
+  };
+  return result;
+}
+
+async function interaction(
+  provider: Provider,
+  req: import("node:http").IncomingMessage,
+  res: import("node:http").ServerResponse,
+  submitted: boolean,
+): Promise<void> {
+  const details = await provider.interactionDetails(req, res);
+  if (submitted) {
+    const body = new URLSearchParams(await readBody(req));
+    const account = body.get("account") ?? "";
+    const mfa = body.get("mfa") === "on";
+    await provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: account, amr: mfa ? ["pwd", "otp"] : ["pwd"] } },
+      { mergeWithLastSubmission: false },
+    );
+    return;
+  }
+  if (details.prompt.name === "consent") {
+    const grant = new provider.Grant({
+      accountId: details.session!.accountId,
+      clientId: String(details.params.client_id),
+    });
+    grant.addOIDCScope(String(details.params.scope));
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    return;
+  }
+  res.setHeader("content-type", "text/html; charset=utf-8");
+  res.end(`<!doctype html><html><body><h1>Test provider: sign in</h1>
+<form method="post" action="/interaction/${details.uid}/login">
+<label for="account">Account</label><input id="account" name="account">
+<label for="mfa">Used a second factor</label><input id="mfa" name="mfa" type="checkbox">
+<button type="submit">Continue</button></form></body></html>`);
+}
+
+function readBody(req: import("node:http").IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let s = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => {
+      s += c;
+    });
+    req.on("end", () => resolve(s));
+    req.on("error", reject);
+  });
+}
