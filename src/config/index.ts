@@ -2,6 +2,8 @@
 // Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { DESTINATION_CATEGORIES } from "./destination-categories.js";
+export { directorySyncMs } from "./directory.js";
+export type { LdapConfig } from "./directory.js";
 export { parseHostPort } from "./host-port.js";
 export { outboxDir, validateConfig } from "./load.js";
 export { restartNoteKey, restartOnlyChanges } from "./restart-needed.js";
