@@ -5,6 +5,7 @@ import { Command, CommanderError } from "commander";
 import { FaxgateError } from "../errors.js";
 import { accountCommands } from "./commands-account.js";
 import { auditCommands } from "./commands-audit.js";
+import { directoryCommands } from "./commands-directory.js";
 import { evidenceCommands } from "./commands-evidence.js";
 import { legalHoldCommands } from "./commands-legal-hold.js";
 import { queueCommands } from "./commands-queue.js";
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   setupCommands(program);
   auditCommands(program);
   legalHoldCommands(program);
+  directoryCommands(program);
   return program;
 }
 
