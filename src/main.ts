@@ -135,6 +135,7 @@ export class Gateway {
       readiness: () => admin.health.readiness(),
       keyExpiry: () => keys.keyWatch?.expiries() ?? [],
       webAuthFailureDelayMs: opts.webAuthFailureDelayMs,
+      extraRoutes: directory.webRoutes,
     });
     const spool = createSpool(core, converters);
     const retention = createRetention(core);

@@ -6,3 +6,5 @@ export type { SyncStatus } from "./directory-sync.js";
 export { LdapSource } from "./ldap-source.js";
 export { mergePeople, withDirectoryInboxes } from "./merge.js";
 export type { DirectoryPerson } from "./person.js";
+export { ScimDirectory } from "./scim-directory.js";
+export { scimRoutes } from "./scim-routes.js";

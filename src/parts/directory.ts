@@ -3,7 +3,8 @@
 // state on /readyz and the metrics. A reload (SIGHUP, `faxgate directory sync`) reads the stored
 // list again and syncs.
 import { directorySyncMs } from "../config/index.js";
-import { DirectorySync, LdapSource, type SyncStatus } from "../directory/index.js";
+import { DirectorySync, LdapSource, type SyncStatus, ScimDirectory, scimRoutes } from "../directory/index.js";
+import type { FastifyInstance } from "fastify";
 import { describeError } from "../errors.js";
 import { Periodic } from "../periodic.js";
 import type { Core } from "./core.js";
@@ -11,6 +12,9 @@ import type { HealthCheck, Part } from "./part.js";
 
 export interface DirectoryParts {
   sync: DirectorySync | null;
+  scim: ScimDirectory | null;
+  /** the SCIM endpoints, for the console's listener */
+  webRoutes: Array<{ prefix: string; routes: (app: FastifyInstance) => Promise<void> }>;
   /** the stored list read again and a sync run now (reload, `faxgate directory sync`) */
   refresh(): Promise<void>;
   part: Part;
@@ -30,13 +34,22 @@ export function createDirectory(core: Core): DirectoryParts {
         door: "gateway",
       })
     : null;
-  const apply = (why: string) => core.live.setDirectoryPeople(sync?.people() ?? [], why);
+  // SCIM's people come from the store on every change (another gateway's pushes at each sync)
+  const scim: ScimDirectory | null = d?.scim
+    ? new ScimDirectory({
+        db: core.store.sql,
+        ledger: core.ledger,
+        config: d.scim,
+        changed: () => apply("SCIM change"),
+      })
+    : null;
+  const apply = async (why: string) =>
+    core.live.setDirectoryPeople([...(sync?.people() ?? []), ...((await scim?.people()) ?? [])], why);
   const runSync = async () => {
-    const before = sync!.people();
-    await sync!.sync();
-    if (sync!.people() !== before) await apply("directory sync");
+    if (sync) await sync.sync();
+    await apply("directory sync");
   };
-  const loop = sync
+  const loop = d
     ? new Periodic(runSync, {
         intervalMs: directorySyncMs(d!),
         onError: (err) => log.error({ err: describeError(err) }, "DIRECTORY sync failed"),
@@ -47,9 +60,11 @@ export function createDirectory(core: Core): DirectoryParts {
   const part: Part = {
     name: "directory",
     start: async () => {
-      if (!sync || !loop) return;
-      const stored = await sync.loadStored();
-      if (stored) await apply("directory: last good list");
+      if (!loop) return;
+      if (d?.scim && !core.config.web)
+        log.warn("directory.scim is set but web: is not: the SCIM endpoints are served on the console's listener");
+      const stored = sync ? await sync.loadStored() : false;
+      if (stored || !sync) await apply("directory: last good list");
       // the very first start has no list: wait for it, so that nobody is refused for a moment
       else await runSync();
       loop.start();
@@ -59,9 +74,12 @@ export function createDirectory(core: Core): DirectoryParts {
   };
   return {
     sync,
+    scim,
+    webRoutes: scim ? [{ prefix: "/scim/v2", routes: (app) => scimRoutes(app, { scim, token: d!.scim!.token }) }] : [],
     refresh: async () => {
-      if (!sync) return;
-      if (await sync.loadStored()) await apply("directory: list reloaded");
+      if (!d) return;
+      await sync?.loadStored();
+      await apply("directory: list reloaded");
       loop?.wake();
     },
     part,

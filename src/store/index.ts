@@ -10,6 +10,8 @@ export type { ClaimedGroup, FaxResultFields, QueueStore, RecipientKey } from "./
 export type { ReceivedStore } from "./received.js";
 export { WHOLE_MESSAGE } from "./signed-uses.js";
 export type { Db, Runner } from "./sql/db.js";
+export { deleteDirectoryEntry, directoryEntries, directoryEntry, writeDirectoryEntry } from "./sql/directory.js";
+export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
 export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
 export type { LedgerRecord } from "./sql/ledger.js";
 export {

@@ -91,6 +91,7 @@ export class WebConsole {
     useSessions(app, { rules: ctx.sessions, lifetimeMs: ctx.lifetimeMs, secure: Boolean(deps.tls) });
     app.register(staticPages, { files: loadStaticFiles() });
     app.register(signInRoutes, { ctx });
+    for (const extra of deps.extraRoutes ?? []) app.register(extra.routes, { prefix: extra.prefix });
     app.register(async (api) => {
       api.addHook("onRequest", requireSignIn);
       api.addHook("onRequest", requireCsrf(api, ctx.log));

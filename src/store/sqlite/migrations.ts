@@ -6,6 +6,7 @@ import type Database from "better-sqlite3";
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
+import { directoryTables } from "../sql/directory.js";
 import { retentionTables } from "../sql/retention-tables.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
@@ -253,6 +254,8 @@ export const MIGRATIONS: readonly string[] = [
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts).
   retentionTables(),
+  // STEP (issue 50, branch directory): people and groups pushed over SCIM (store/sql/directory.ts).
+  directoryTables(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
