@@ -135,7 +135,6 @@ export const ERROR_CATALOGUE = {
   // the directory (src/directory/): people from LDAP and SCIM
   DIRECTORY_UNAVAILABLE: kind("the directory could not be read; the last good list stays", "ours", true, OURS),
   DIRECTORY_DROP: kind("a directory sync would remove too many people at once", "ours", false, OURS),
-  PERSON_LEFT: kind("the person has left or is disabled in the directory", "input", false, "550 5.7.1"),
 
   // evidence bundles of sent faxes (src/evidence/)
   EVIDENCE_UNAVAILABLE: kind(
