@@ -134,6 +134,10 @@ export const ERROR_CATALOGUE = {
   SERVICE_NOT_PURGED: kind("the fax service did not delete a fax it was asked to delete", "service", true, OURS),
   ALREADY_RUNNING: kind("another faxgate daemon is using the same data folder", "ours", false, OURS),
 
+  // the directory (src/directory/): people from LDAP and SCIM
+  DIRECTORY_UNAVAILABLE: kind("the directory could not be read; the last good list stays", "ours", true, OURS),
+  DIRECTORY_DROP: kind("a directory sync would remove too many people at once", "ours", false, OURS),
+
   // evidence bundles of sent faxes (src/evidence/)
   EVIDENCE_UNAVAILABLE: kind(
     "the evidence of a fax cannot be gathered (not sent, or a copy is gone)",

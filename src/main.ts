@@ -21,6 +21,8 @@ import {
   type ServiceEndpoint,
   createConverters,
   createCore,
+  createDirectory,
+  type DirectoryParts,
   type Core,
   type RunningAddresses,
   dataFolderParts,
@@ -85,6 +87,7 @@ export class Gateway {
   /** Recent SMTP and spool refusals, for the console's operator page. */
   readonly refusals: RefusalLog;
   private readonly core: Core;
+  private readonly directory: DirectoryParts;
   private readonly smtp: SmtpGateway | null;
   /** Started in this order, stopped in reverse. */
   private readonly parts: Part[];
@@ -115,6 +118,8 @@ export class Gateway {
     this.refusals = core.refusals;
     this.core = core;
 
+    const directory = createDirectory(core);
+    this.directory = directory;
     const converters = createConverters(core);
     const door = createMailDoor(core, converters);
     const dispatch = createDispatcher(core);
@@ -137,6 +142,7 @@ export class Gateway {
       readiness: () => admin.health.readiness(),
       keyExpiry: () => keys.keyWatch?.expiries() ?? [],
       webAuthFailureDelayMs: opts.webAuthFailureDelayMs,
+      extraRoutes: directory.webRoutes,
     });
     const spool = createSpool(core, converters);
     const retention = createRetention(core);
@@ -153,6 +159,8 @@ export class Gateway {
     this.parts = [
       core.api.part,
       ...dataFolderParts(held, logger),
+      // people before the doors that look them up
+      directory.part,
       ...converters.parts,
       admin.part,
       ...notify.parts,
@@ -223,6 +231,10 @@ export class Gateway {
       .catch((err) => log.warn({ err: describeError(err) }, "RELOAD: the restart note could not be stored"));
     // inbound rules were checked by the load (an error names the rule); new ones apply to the next fax
     await this.core.live.reload(next);
+    // the directory's stored list read again (`faxgate directory sync` wrote it) and a sync now
+    await this.directory
+      .refresh()
+      .catch((err) => log.error({ err: describeError(err) }, "RELOAD: the directory list could not be read"));
     await this.recordReload({ applied: true, restartNeeded: pending.length });
     // a renewed certificate (certbot) is taken without a restart: the same files, read again
     try {

@@ -224,7 +224,8 @@ export async function keysRotate(opts: Opts & { write?: boolean; graceSeconds?: 
   });
 }
 
-function signalDaemon(dataDir: string): void {
+/** Tells the daemon on this data folder to reload (SIGHUP), when one runs. */
+export function signalDaemon(dataDir: string): void {
   try {
     const pid = Number(readFileSync(path.join(dataDir, "faxgate.pid"), "utf8").trim());
     if (pid > 0) {

@@ -5,6 +5,7 @@ import { Command, CommanderError } from "commander";
 import { FaxgateError } from "../errors.js";
 import { accountCommands } from "./commands-account.js";
 import { auditCommands } from "./commands-audit.js";
+import { directoryCommands } from "./commands-directory.js";
 import { evidenceCommands } from "./commands-evidence.js";
 import { factorCommands } from "./commands-factors.js";
 import { legalHoldCommands } from "./commands-legal-hold.js";
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   legalHoldCommands(program);
   deliveriesCommands(program);
   factorCommands(program);
+  directoryCommands(program);
   return program;
 }
 

@@ -22,6 +22,8 @@ import { riskySettings } from "../config/risky-settings.js";
 import { spoolWriterNotes } from "../spool/watcher.js";
 import { findKey } from "../keys/rotate.js";
 import { createLedger } from "../parts/ledger.js";
+import { mergePeople } from "../directory/merge.js";
+import { storedPeople } from "../directory/stored-people.js";
 import { loadContext, whereToSetSecrets, withClients, withStore, type GlobalOptions } from "./context.js";
 import {
   type Check,
@@ -42,6 +44,7 @@ export async function configCheckCommand(opts: GlobalOptions): Promise<void> {
   else {
     process.stderr.write(`${ctx.configFile ?? "(built-in sandbox config)"}: OK\n`);
     for (const risk of riskySettings(ctx.config)) process.stderr.write(`warning: ${risk}\n`);
+    for (const note of await shadowedNotes(ctx)) process.stderr.write(`note: ${note}\n`);
     if (ctx.config.spool)
       for (const n of await spoolWriterNotes(ctx.config.spool.root, ctx.config.users))
         process.stderr.write(`${n.warn ? "warning" : "note"}: spool writers of ${n.user}: ${n.detail}\n`);
@@ -453,5 +456,20 @@ function signalled(pid: number, signal: NodeJS.Signals | 0): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Directory people a users: entry wins over (docs/identity.md), from the lists the store holds. */
+async function shadowedNotes(ctx: ReturnType<typeof loadContext>): Promise<string[]> {
+  const d = ctx.config.directory;
+  if (!d) return [];
+  try {
+    const people = await withStore(ctx, (store) => storedPeople(store, d));
+    return mergePeople(ctx.config.users, people).shadowed.map(
+      (s) =>
+        `users[${s.by}] wins over the directory's ${s.person.name} (${s.person.source}: ${s.person.id}): same ${s.why}`,
+    );
+  } catch (err) {
+    return [`the directory's stored people could not be read (${describeError(err)})`];
   }
 }

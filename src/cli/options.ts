@@ -9,6 +9,7 @@ export const load = {
   address: () => import("./address.js"),
   apiCommands: () => import("./api-commands.js"),
   audit: () => import("./audit.js"),
+  directory: () => import("./directory.js"),
   evidence: () => import("./evidence.js"),
   jobs: () => import("./jobs.js"),
   factors: () => import("./factors.js"),

@@ -3,6 +3,8 @@
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export type { FhirDelivery, Hl7Delivery, SmbDelivery, WebdavDelivery } from "./connectors.js";
 export { DESTINATION_CATEGORIES } from "./destination-categories.js";
+export { directorySyncMs } from "./directory.js";
+export type { DirectoryConfig, LdapConfig, ScimConfig } from "./directory.js";
 export { parseHostPort } from "./host-port.js";
 export { outboxDir, validateConfig } from "./load.js";
 export { restartNoteKey, restartOnlyChanges } from "./restart-needed.js";

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { DESTINATION_CATEGORIES } from "./destination-categories.js";
 import { duration } from "./duration.js";
 import { isHostPort } from "./host-port.js";
+import { directorySchema } from "./directory.js";
 import { retentionSchema } from "./retention.js";
 import { fhirDelivery, hl7Delivery, smbDelivery, webdavDelivery } from "./connectors.js";
 import { isUrlWithScheme } from "../url-check.js";
@@ -86,6 +87,8 @@ const userSchema = z
     report: z.enum(["off", "always", "failed"]).optional(),
     /** this user confirms a first fax to a new number from mail no signature proved (overrides smtp.senderAuth's) */
     confirmNewDestinations: z.boolean().optional(),
+    /** the fax service's user id of this person (directory people: from the directory or `faxgate directory map`) */
+    serviceUserId: z.string().min(1).optional(),
   })
   .strict();
 
@@ -619,6 +622,8 @@ export const configSchema = z
 
     /** How long each kind of copy lives, the service's included (docs/compliance.md). */
     retention: retentionSchema.prefault({}),
+    /** People from LDAP / Active Directory and SCIM besides users: (docs/identity.md); off unless set. */
+    directory: directorySchema.optional(),
     /** Received faxes: kept in the queue, routed by rules (docs/inbound.md). */
     inbound: z
       .object({
@@ -789,4 +794,13 @@ export type InboundRoute = InboundConfig["routes"][number];
 export type InboundDelivery = InboundConfig["default"][number];
 
 /** Keys whose values are secrets: masked whenever a config is printed. */
-export const SECRET_KEYS = ["apiKey", "adminKey", "password", "signingKey", "clientSecret", "totpKey"] as const;
+export const SECRET_KEYS = [
+  "apiKey",
+  "adminKey",
+  "password",
+  "signingKey",
+  "clientSecret",
+  "totpKey",
+  "bindPassword",
+  "token",
+] as const;

@@ -20,7 +20,8 @@ export function createAdmin(
     dataDir: config.data,
     minFreeBytes: minFreeMb(config) * 1_048_576,
     clock,
-    users: () => core.live.users(),
+    // a directory person without a key yet has nothing to check (doctor lists them)
+    users: () => core.live.users().filter((u) => u.apiKey !== ""),
     clientFor: (user) => core.api.clientFor(user),
     listeners: opts.listeners,
     stopping: opts.stopping,

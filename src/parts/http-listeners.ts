@@ -1,6 +1,7 @@
 // The two HTTP listeners that face users and the service: the webhook receiver and the web
 // console. They share what is left of this process's descriptors after a reserve for SMTP, the
 // store and the spool (src/listener-limits.ts); the split is logged before they listen.
+import type { FastifyInstance } from "fastify";
 import { smtpSettings } from "../config/index.js";
 import os from "node:os";
 import type { HealthReport } from "../admin/index.js";
@@ -24,6 +25,8 @@ export interface HttpListenerOptions {
   keyExpiry: () => Array<{ user: string; expiresAt: string | null; checkedAt: string }>;
   /** web console: pause after a wrong password (tests shorten it) */
   webAuthFailureDelayMs?: number;
+  /** route groups of other parts on the console's listener (SCIM) */
+  extraRoutes?: ReadonlyArray<{ prefix: string; routes: (app: FastifyInstance) => Promise<void> }>;
 }
 
 export interface HttpListeners {
@@ -52,6 +55,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
   const web = config.web
     ? new WebConsole({
         config: config.web,
+        extraRoutes: opts.extraRoutes,
         tls: readReceiverTls(config.web.tls),
         limits: budget.web,
         store: core.store,

@@ -8,6 +8,8 @@ export { createConverters } from "./converters.js";
 export { createCore } from "./core.js";
 export type { Core, RunningAddresses } from "./core.js";
 export { dataFolderParts, holdDataFolder, openDataFolder } from "./data-folder.js";
+export { createDirectory } from "./directory.js";
+export type { DirectoryParts } from "./directory.js";
 export { createDispatcher } from "./dispatch.js";
 export { registerGatewayGauges } from "./gauges.js";
 export { consoleUrl, createHttpListeners } from "./http-listeners.js";

@@ -20,7 +20,8 @@ export function createKeyWatch(
         agent: core.api.fax.agent,
         gate: core.api.gate,
         dataDir: core.config.data,
-        users: () => live.users(),
+        // a directory person without a key yet has no key to watch
+        users: () => live.users().filter((u) => u.apiKey !== ""),
         configKeyOf: (name) => live.config().users.find((u) => u.name === name)?.apiKey ?? "",
         store: core.store,
         onRotated: (user) => live.refreshUsers(`key of ${user} rotated`),

@@ -3,6 +3,7 @@
 // (API clients, spool folders, console sessions, held keys) subscribe and are told, in the order
 // they subscribed.
 import type { Config, UserConfig } from "../config/index.js";
+import { type DirectoryPerson, mergePeople, withDirectoryInboxes } from "../directory/index.js";
 import { effectiveUsers } from "../keys/index.js";
 import type { Logger } from "../log/index.js";
 
@@ -10,7 +11,11 @@ export type UsersListener = (users: readonly UserConfig[]) => void | Promise<voi
 
 export class LiveSettings {
   private current: Config;
+  /** current, with the directory's inbox members added to inbound.groups */
+  private merged: Config;
   private effective: UserConfig[];
+  /** the people of the directory's sources (directory/), after the config's users */
+  private directory: readonly DirectoryPerson[] = [];
   private readonly listeners: UsersListener[] = [];
 
   constructor(
@@ -18,15 +23,16 @@ export class LiveSettings {
     private readonly log: Logger,
   ) {
     this.current = config;
+    this.merged = config;
     this.effective = effectiveUsers(config.users, config.data);
   }
 
   /** The config as it is now: as started, with the reloadable keys of the last reload. */
   config(): Config {
-    return this.current;
+    return this.merged;
   }
 
-  /** The users as they are now: the config's, with keys rotated since (keys/key-overrides.ts). */
+  /** The users as they are now: the config's and the directory's, with keys rotated since (keys/key-overrides.ts). */
   users(): UserConfig[] {
     return this.effective;
   }
@@ -42,9 +48,21 @@ export class LiveSettings {
     return this.refreshUsers("SIGHUP");
   }
 
+  /** A directory sync or push: the directory's people now; every listener is told before this resolves. */
+  setDirectoryPeople(people: readonly DirectoryPerson[], why: string): Promise<void> {
+    this.directory = people;
+    return this.refreshUsers(why);
+  }
+
   /** The users read again (a reload, a rotated key); every listener is told before this resolves. */
   async refreshUsers(why: string): Promise<void> {
-    this.effective = effectiveUsers(this.current.users, this.current.data);
+    const { users, shadowed, taken } = mergePeople(this.current.users, this.directory);
+    for (const s of shadowed)
+      this.log.debug({ person: s.person.name, by: s.by, why: s.why }, "DIRECTORY person shadowed by users:");
+    this.merged = taken.length
+      ? { ...this.current, inbound: withDirectoryInboxes(this.current.inbound, taken) }
+      : this.current;
+    this.effective = effectiveUsers(users, this.current.data);
     for (const listener of this.listeners) await listener(this.effective);
     this.log.info({ users: this.effective.length, why }, "RELOADED users");
   }

@@ -5,7 +5,7 @@
 import type { Ledger } from "../ledger/index.js";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { systemClock, type Clock } from "../clock.js";
 import type { InboundConfig, PartialMode, UserConfig, WebConfig } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
@@ -29,6 +29,8 @@ import { SessionRules, sessionOf, type Session } from "./sessions.js";
 
 export interface WebConsoleDeps {
   config: WebConfig;
+  /** route groups of other rooms under a prefix of their own (SCIM: /scim/v2), outside the console's sign-in */
+  extraRoutes?: ReadonlyArray<{ prefix: string; routes: (app: FastifyInstance) => Promise<void> }>;
   /** certificate and key (PEM text), read from web.tls */
   tls?: { cert: string; key: string };
   store: ConsoleStore;

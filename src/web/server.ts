@@ -96,6 +96,7 @@ export class WebConsole {
     const factors = deps.factors ? new FactorSignIn(ctx, deps.factors) : undefined;
     app.register(signInRoutes, { ctx, factors });
     if (deps.oidc) app.register(oidcRoutes, { ctx, oidc: deps.oidc, sessions: ctx.oidcSessions, factors });
+    for (const extra of deps.extraRoutes ?? []) app.register(extra.routes, { prefix: extra.prefix });
     app.register(async (api) => {
       api.addHook("onRequest", requireSignIn);
       api.addHook("onRequest", requireCsrf(api, ctx.log));

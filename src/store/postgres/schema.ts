@@ -6,6 +6,7 @@
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
+import { directoryTables } from "../sql/directory.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
@@ -147,6 +148,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 50, branch signin): console sign-in factors, passkeys and TOTP, per person
   // (store/sql/sign-in-factors.ts), as in the SQLite store.
   signInFactorsTable(),
+  // STEP (issue 50, branch directory): people and groups pushed over SCIM (store/sql/directory.ts),
+  // as in the SQLite store.
+  directoryTables(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

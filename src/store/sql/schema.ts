@@ -376,6 +376,22 @@ export const TABLES: readonly Table[] = [
     ],
     indexes: [{ name: "sign_in_factors_user", columns: "user_name" }],
   },
+  // STEP (issue 50, branch directory): SCIM people and groups (sql/directory.ts)
+  {
+    name: "directory_entries",
+    columns: [
+      required("kind", { check: "kind IN ('user','group')" }),
+      required("id"),
+      required("name_key"),
+      text("external_id"),
+      required("body"),
+      integer("version", { notNull: true, default: "1" }),
+      required("created_at"),
+      required("updated_at"),
+    ],
+    primaryKey: "kind, id",
+    indexes: [{ name: "directory_entries_name", columns: "kind, name_key" }],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {

@@ -6,6 +6,7 @@ import type Database from "better-sqlite3";
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
+import { directoryTables } from "../sql/directory.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
@@ -270,6 +271,8 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 50, branch signin): console sign-in factors, passkeys and TOTP, per person
   // (store/sql/sign-in-factors.ts).
   signInFactorsTable(),
+  // STEP (issue 50, branch directory): people and groups pushed over SCIM (store/sql/directory.ts).
+  directoryTables(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

@@ -1,0 +1,116 @@
+// People from the directory (docs/identity.md): the LDAP sync on its timer, its last good list
+// read back from the store at start (an outage at start does not empty the gateway), and its
+// state on /readyz and the metrics. A reload (SIGHUP, `faxgate directory sync`) reads the stored
+// list again and syncs.
+import { directorySyncMs } from "../config/index.js";
+import { DirectorySync, LdapSource, type SyncStatus, ScimDirectory, scimRoutes } from "../directory/index.js";
+import type { FastifyInstance } from "fastify";
+import { describeError } from "../errors.js";
+import { Periodic } from "../periodic.js";
+import type { Core } from "./core.js";
+import type { HealthCheck, Part } from "./part.js";
+
+export interface DirectoryParts {
+  sync: DirectorySync | null;
+  scim: ScimDirectory | null;
+  /** the SCIM endpoints, for the console's listener */
+  webRoutes: Array<{ prefix: string; routes: (app: FastifyInstance) => Promise<void> }>;
+  /** the stored list read again and a sync run now (reload, `faxgate directory sync`) */
+  refresh(): Promise<void>;
+  part: Part;
+}
+
+export function createDirectory(core: Core): DirectoryParts {
+  const d = core.config.directory;
+  const log = core.logger.child({ component: "directory" });
+  const sync = d?.ldap
+    ? new DirectorySync({
+        source: new LdapSource(d.ldap),
+        store: core.store,
+        ledger: core.ledger,
+        clock: core.clock,
+        logger: log,
+        maxDrop: d.maxDrop,
+        door: "gateway",
+      })
+    : null;
+  // SCIM's people come from the store on every change (another gateway's pushes at each sync)
+  const scim: ScimDirectory | null = d?.scim
+    ? new ScimDirectory({
+        db: core.store.sql,
+        ledger: core.ledger,
+        config: d.scim,
+        changed: () => apply("SCIM change"),
+      })
+    : null;
+  const apply = async (why: string) =>
+    core.live.setDirectoryPeople([...(sync?.people() ?? []), ...((await scim?.people()) ?? [])], why);
+  const runSync = async () => {
+    if (sync) await sync.sync();
+    await apply("directory sync");
+  };
+  const loop = d
+    ? new Periodic(runSync, {
+        intervalMs: directorySyncMs(d!),
+        onError: (err) => log.error({ err: describeError(err) }, "DIRECTORY sync failed"),
+        unref: true,
+      })
+    : null;
+  if (sync) registerDirectoryGauges(core, () => sync.state());
+  const part: Part = {
+    name: "directory",
+    start: async () => {
+      if (!loop) return;
+      if (d?.scim && !core.config.web)
+        log.warn("directory.scim is set but web: is not: the SCIM endpoints are served on the console's listener");
+      const stored = sync ? await sync.loadStored() : false;
+      if (stored || !sync) await apply("directory: last good list");
+      // the very first start has no list: wait for it, so that nobody is refused for a moment
+      else await runSync();
+      loop.start();
+    },
+    stop: () => loop?.stop(),
+    checks: (): Record<string, HealthCheck> => (sync ? { directory: directoryCheck(sync.state()) } : {}),
+  };
+  return {
+    sync,
+    scim,
+    webRoutes: scim ? [{ prefix: "/scim/v2", routes: (app) => scimRoutes(app, { scim, token: d!.scim!.token }) }] : [],
+    refresh: async () => {
+      if (!d) return;
+      await sync?.loadStored();
+      await apply("directory: list reloaded");
+      loop?.wake();
+    },
+    part,
+  };
+}
+
+function directoryCheck(s: SyncStatus): { ok: boolean; detail: string } {
+  if (s.ok) return { ok: true, detail: `${s.people} people from LDAP, synced ${s.lastGood ?? "never (stored list)"}` };
+  return {
+    ok: false,
+    detail: `the last sync (${s.lastAttempt}) was not applied: ${s.problem}; using the list of ${s.lastGood ?? "never"} (${s.people} people)`,
+  };
+}
+
+function registerDirectoryGauges(core: Core, state: () => SyncStatus): void {
+  core.metrics.gauge(
+    "faxgate_directory_sync_ok",
+    "1 when the directory's last sync was applied, 0 when it failed or was refused (the last good list stays)",
+    ["source"],
+    (g) => g.set({ source: "ldap" }, state().ok ? 1 : 0),
+  );
+  core.metrics.gauge("faxgate_directory_people", "People in the directory's last good list", ["source"], (g) =>
+    g.set({ source: "ldap" }, state().people),
+  );
+  core.metrics.gauge(
+    "faxgate_directory_last_good_seconds",
+    "Unix time of the directory's last applied sync (0: none since start)",
+    ["source"],
+    (g) => {
+      const at = state().lastGood;
+      g.set({ source: "ldap" }, at ? Date.parse(at) / 1000 : 0);
+    },
+  );
+}
