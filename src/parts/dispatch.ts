@@ -20,6 +20,7 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     api: config.api,
     queue,
     gate: api.gate,
+    ...(api.fleet ? { fleet: api.fleet } : {}),
     logger: core.logger.child({ component: "dispatch" }),
   });
   store.onEnqueued(() => dispatcher.wake());

@@ -10,6 +10,7 @@ export type { ClaimedGroup, FaxResultFields, QueueStore, RecipientKey } from "./
 export type { ReceivedStore } from "./received.js";
 export { WHOLE_MESSAGE } from "./signed-uses.js";
 export type { Db, Runner } from "./sql/db.js";
+export { FleetBudget } from "./sql/fleet-budget.js";
 export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
 export type { LedgerRecord } from "./sql/ledger.js";
 export {

@@ -6,6 +6,7 @@
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
+import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { lockKey, type PgContext } from "./context.js";
 
@@ -130,6 +131,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts), as in the SQLite store.
   retentionTables(),
+  // STEP (issue 55, branch budget): the fleet's shared account budget and its members
+  // (store/sql/fleet-budget.ts); unused by SQLite, kept so that the backends' schemas agree.
+  fleetTables("DOUBLE PRECISION"),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -6,6 +6,7 @@ import type Database from "better-sqlite3";
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
+import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
@@ -253,6 +254,9 @@ export const MIGRATIONS: readonly string[] = [
   // RETENTION STEP (issue 56, branch retention; its own step, renumbered at merge if need be):
   // legal holds and the service copies to delete (store/sql/retention.ts).
   retentionTables(),
+  // STEP (issue 55, branch budget): the fleet's shared account budget and its members
+  // (store/sql/fleet-budget.ts); unused by SQLite, kept so that the backends' schemas agree.
+  fleetTables("REAL"),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
