@@ -110,6 +110,8 @@ async function round(url: string, gateways: number): Promise<Round> {
 export default async function fleetBench(): Promise<BenchResult[]> {
   const why = pgAvailable();
   if (why) throw new Error(`fleet bench needs PostgreSQL: ${why}`);
+  // gateways sharing a PostgreSQL queue refuse to start without the ledger's number key
+  process.env.FAXGATE_LEDGER_KEY ??= "bench-ledger-key-0123456789abcdef0123456789abcdef";
   const cluster = await startPgCluster();
   try {
     const rounds: Round[] = [];
