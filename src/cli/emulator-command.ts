@@ -20,6 +20,7 @@ interface EmulatorFlags {
   recipientErrors?: string;
   historyPerMinute?: string;
   historyRetryAfter?: boolean;
+  ratePerSecond?: string;
   webhookRetryScale?: string;
 }
 
@@ -29,6 +30,7 @@ const FLAG_OF: Record<keyof Behaviour, string> = {
   recipientErrorShape: "--recipient-errors",
   historyPerMinute: "--history-per-minute",
   historyRetryAfter: "--history-retry-after",
+  ratePerSecond: "--rate-per-second",
   webhookRetryScale: "--webhook-retry-scale",
 };
 
@@ -40,6 +42,7 @@ export function behaviourFlags(o: Omit<EmulatorFlags, "listen" | "data" | "varia
   if (o.recipientErrors !== undefined) given.recipientErrorShape = o.recipientErrors;
   if (o.historyPerMinute !== undefined) given.historyPerMinute = o.historyPerMinute;
   if (o.historyRetryAfter) given.historyRetryAfter = true;
+  if (o.ratePerSecond !== undefined) given.ratePerSecond = o.ratePerSecond;
   if (o.webhookRetryScale !== undefined) given.webhookRetryScale = o.webhookRetryScale;
   const out: Partial<Behaviour> = {};
   for (const [k, v] of Object.entries(given)) {
@@ -69,6 +72,7 @@ export function registerEmulatorCommand(program: Command): void {
       "per-recipient error shape in send-to-many and resend (default input)",
     )
     .option("--history-per-minute <n>", "fax history calls allowed per account per minute, 0 = unlimited (default 8)")
+    .option("--rate-per-second <n>", "API calls allowed per account within any second, 0 = unlimited (default 0)")
     .option("--history-retry-after", "send Retry-After with a fax history 429 (default: not sent)")
     .option("--webhook-retry-scale <x>", "multiply the webhook retry schedule 5s..22h (default 1)")
     .action(async (o: EmulatorFlags) => {

@@ -10,6 +10,14 @@ import type { FaxResultFields, QueueStore } from "../store/index.js";
 import type { KeyHolds } from "../keys/index.js";
 import type { Ledger } from "../ledger/index.js";
 
+/** What the dispatcher asks of the fleet's shared budget. */
+export interface FleetShare {
+  /** Whether this gateway follows `user`'s faxes in progress (one gateway per user at a time). */
+  owns(user: string): boolean;
+  /** Sends this gateway may hold claimed so that all can go out within `leaseMs` at its share of the rate. */
+  claimRoom(leaseMs: number): number;
+}
+
 export interface DispatchContext {
   store: QueueStore;
   clientFor: (user: string) => FaxApi;
@@ -27,6 +35,8 @@ export interface DispatchContext {
   pause(ms: number): void;
   /** The process's API gate, when the clients share one: polling asks it whether history is free. */
   gate?: ApiGate;
+  /** The fleet on a shared store (store/sql/fleet-budget.ts): who follows whose faxes, how much to claim. */
+  fleet?: FleetShare;
   /** Users whose key the service refused: their faxes wait (see src/keys/key-holds.ts). */
   holds: KeyHolds;
   /** A 401/403 on `user`'s key: hold the user (logged loudly and mailed to the admin once). */

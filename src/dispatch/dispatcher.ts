@@ -11,7 +11,7 @@ import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import { Periodic } from "../periodic.js";
 import type { ClaimedGroup, QueueStore } from "../store/index.js";
-import type { DispatchContext } from "./context.js";
+import type { DispatchContext, FleetShare } from "./context.js";
 import { KeyHolds } from "../keys/index.js";
 import type { Ledger } from "../ledger/index.js";
 import { KEY_HELD } from "./outcome.js";
@@ -38,6 +38,8 @@ export interface DispatcherOptions {
   gate?: ApiGate;
   /** The compliance ledger: each outcome of a send is a row (ledger-rows.ts). */
   ledger: Pick<Ledger, "record">;
+  /** The fleet sharing the store's account budget (PostgreSQL), if any. */
+  fleet?: FleetShare;
 }
 
 /** How often the loop looks for due work; status polls follow queue.pollInterval. */
@@ -98,6 +100,7 @@ export class Dispatcher {
         opts.logger.error({ err: describeError(err) }, "could not record a key hold"),
       ),
       gate: opts.gate,
+      ...(opts.fleet ? { fleet: opts.fleet } : {}),
       keyRefused: (user, reason) => this.keyRefused(user, reason),
       keyWorks: (user) => this.keyWorks(user),
       ledger: opts.ledger,
@@ -290,7 +293,11 @@ export class Dispatcher {
     for (;;) {
       if (this.stopped && !untilIdle) break;
       if (this.ctx.clock.now() < this.pausedUntil) break;
-      const room = this.ctx.api.concurrency * 2 - (this.gate.size + this.gate.pending);
+      let room = this.ctx.api.concurrency * 2 - (this.gate.size + this.gate.pending);
+      // in a fleet, no more claimed than this gateway's share of the rate sends within a lease, so
+      // a gateway killed leaves no claim behind that could not have gone out (issue 55)
+      const fleet = this.ctx.fleet;
+      if (fleet) room = Math.min(room, fleet.claimRoom(this.ctx.queue.lease) - this.inFlight.size);
       if (room <= 0) {
         if (!untilIdle) break;
         await this.gate.onSizeLessThan(this.ctx.api.concurrency);

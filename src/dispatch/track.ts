@@ -61,16 +61,26 @@ async function walk(
   );
 }
 
-/** One status pass over every `processing` fax. */
+/**
+ * Whether this gateway follows `user`'s faxes: in a fleet one gateway per user at a time (one
+ * history walk for the user, not one per gateway), alone every user.
+ */
+function follows(ctx: DispatchContext, user: string): boolean {
+  return ctx.fleet?.owns(user) ?? true;
+}
+
+/** One status pass over every `processing` fax this gateway follows. */
 export async function pollProcessing(ctx: DispatchContext): Promise<void> {
   const all = await ctx.store.listRecipients({ state: "processing" });
   await Promise.all(
-    [...byUser(all)].map(([user, list]) =>
-      pollUser(ctx, user, list).catch((err) => {
-        if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
-        ctx.log.warn({ user, err: describeError(err) }, "status poll failed, will try again");
-      }),
-    ),
+    [...byUser(all)]
+      .filter(([user]) => follows(ctx, user))
+      .map(([user, list]) =>
+        pollUser(ctx, user, list).catch((err) => {
+          if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
+          ctx.log.warn({ user, err: describeError(err) }, "status poll failed, will try again");
+        }),
+      ),
   );
 }
 
@@ -137,7 +147,8 @@ export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
       r,
     ]);
   const byUser = new Map<string, Tracked[][]>();
-  for (const g of bySend.values()) byUser.set(g[0]!.user, [...(byUser.get(g[0]!.user) ?? []), g]);
+  for (const g of bySend.values())
+    if (follows(ctx, g[0]!.user)) byUser.set(g[0]!.user, [...(byUser.get(g[0]!.user) ?? []), g]);
   await Promise.all([...byUser].map(([user, groups]) => reconcileUser(ctx, user, groups)));
 }
 

@@ -15,6 +15,8 @@ export interface Behaviour {
   historyPerMinute: number;
   /** whether a history 429 carries Retry-After */
   historyRetryAfter: boolean;
+  /** API calls allowed per account in any one second (every route but /ping); 0 = unlimited */
+  ratePerSecond: number;
   /** multiplies the webhook retry schedule (5 s, 25 s, 2 min, 10 min, 52 min, 4 h, 22 h) */
   webhookRetryScale: number;
 }
@@ -25,6 +27,7 @@ export const DEFAULT_BEHAVIOUR: Readonly<Behaviour> = Object.freeze({
   recipientErrorShape: "input",
   historyPerMinute: 8,
   historyRetryAfter: false,
+  ratePerSecond: 0,
   webhookRetryScale: 1,
 });
 
@@ -53,6 +56,13 @@ export function applyBehaviour(base: Behaviour, input: unknown): Behaviour {
         if (typeof n !== "number" || !Number.isInteger(n) || n < 0)
           throw invalid("historyPerMinute must be a whole number >= 0 (0 = unlimited)");
         next.historyPerMinute = n;
+        break;
+      }
+      case "ratePerSecond": {
+        const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
+        if (typeof n !== "number" || !Number.isInteger(n) || n < 0)
+          throw invalid("ratePerSecond must be a whole number >= 0 (0 = unlimited)");
+        next.ratePerSecond = n;
         break;
       }
       case "historyRetryAfter": {
@@ -94,4 +104,78 @@ export class HistoryBudget {
     w.used += 1;
     return null;
   }
+}
+
+/** What one account met from the service's limits (GET /_emulator/limits). */
+export interface AccountLoad {
+  /** calls answered by a route (refused ones included), all routes but /ping */
+  calls: number;
+  /** the most calls that arrived within any one second (refused ones included) */
+  peakPerSecond: number;
+  /** calls refused with 429 for the account's rate, and for its history budget */
+  refusedRate: number;
+  refusedHistory: number;
+}
+
+/**
+ * The account's call rate as the service counts it: at most `perSecond` calls arrive within any
+ * one second; the one over it is refused (not counted against the limit) with a Retry-After of
+ * the wait until the oldest call of that second is a second old. Every arrival is counted for the peak, so a test can
+ * say whether a client kept under the account's rate whether or not the limit is switched on.
+ */
+export class AccountRate {
+  /** per account: the calls let through within the last second, and every arrival (for the peak) */
+  private readonly admitted = new Map<string, number[]>();
+  private readonly arrivals = new Map<string, number[]>();
+  private readonly load = new Map<string, AccountLoad>();
+
+  /** null when the call may go ahead, else the milliseconds until it would. */
+  take(accountId: string, perSecond: number, now: number): number | null {
+    const l = this.loadOf(accountId);
+    l.calls += 1;
+    const seen = lastSecond(this.arrivals, accountId, now);
+    seen.push(now);
+    l.peakPerSecond = Math.max(l.peakPerSecond, seen.length);
+    const ok = lastSecond(this.admitted, accountId, now);
+    if (perSecond > 0 && ok.length >= perSecond) {
+      l.refusedRate += 1;
+      return Math.max(1, ok[ok.length - perSecond]! + 1000 - now);
+    }
+    ok.push(now);
+    return null;
+  }
+
+  historyRefused(accountId: string): void {
+    this.loadOf(accountId).refusedHistory += 1;
+  }
+
+  report(): Record<string, AccountLoad> {
+    return Object.fromEntries([...this.load].map(([k, v]) => [k, { ...v }]));
+  }
+
+  reset(): void {
+    this.admitted.clear();
+    this.arrivals.clear();
+    this.load.clear();
+  }
+
+  private loadOf(accountId: string): AccountLoad {
+    let l = this.load.get(accountId);
+    if (!l) {
+      l = { calls: 0, peakPerSecond: 0, refusedRate: 0, refusedHistory: 0 };
+      this.load.set(accountId, l);
+    }
+    return l;
+  }
+}
+
+/** `map`'s times for `key` within the second before `now` (older ones dropped). */
+function lastSecond(map: Map<string, number[]>, key: string, now: number): number[] {
+  let times = map.get(key);
+  if (!times) {
+    times = [];
+    map.set(key, times);
+  }
+  while (times.length > 0 && times[0]! <= now - 1000) times.shift();
+  return times;
 }

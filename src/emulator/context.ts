@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import type { ApiVariant } from "./types.js";
 import type { Logger } from "../log/index.js";
 import type { AccountRow, Db, KeyRow, UserRow } from "./db.js";
-import type { Behaviour, HistoryBudget } from "./behaviour.js";
+import type { AccountRate, Behaviour, HistoryBudget } from "./behaviour.js";
 import type { Faults } from "./faults.js";
 import type { Webhooks } from "./webhooks.js";
 
@@ -21,6 +21,8 @@ export interface EmulatorContext {
   /** the switches for unsettled evidence; replaced whole by PUT /_emulator/behaviour */
   behaviour: Behaviour;
   historyBudget: HistoryBudget;
+  /** the account's calls per second (behaviour.ratePerSecond) and what each account met */
+  accountRate: AccountRate;
   webhooks: Webhooks;
 }
 

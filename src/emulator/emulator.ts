@@ -8,7 +8,7 @@ import { systemClock, type Clock } from "../clock.js";
 import type { AccessLevel, ApiVariant } from "./types.js";
 import { silentLogger, type Logger } from "../log/index.js";
 import { ensureCertificate } from "./certificate.js";
-import { applyBehaviour, DEFAULT_BEHAVIOUR, HistoryBudget, type Behaviour } from "./behaviour.js";
+import { AccountRate, applyBehaviour, DEFAULT_BEHAVIOUR, HistoryBudget, type Behaviour } from "./behaviour.js";
 import type { EmulatorContext } from "./context.js";
 import { openDb, type KeyRow } from "./db.js";
 import { Faults } from "./faults.js";
@@ -51,6 +51,8 @@ export interface EmulatorOptions {
   historyPerMinute?: number;
   /** whether a history 429 carries Retry-After; default false */
   historyRetryAfter?: boolean;
+  /** API calls per account within any one second; default 0 = unlimited */
+  ratePerSecond?: number;
   /** multiplies the webhook retry schedule; default 1 */
   webhookRetryScale?: number;
   /** extra CA (PEM text) trusted for https webhook URLs */
@@ -123,6 +125,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
       accountId,
       behaviour,
       historyBudget: new HistoryBudget(),
+      accountRate: new AccountRate(),
       webhooks: new Webhooks(db, clock, logger, () => ctx.behaviour, {
         ca: opts.webhookCa,
         insecure: opts.webhookInsecure,

@@ -61,7 +61,15 @@ export async function buildServer(
           .send(new ApiError("RateLimitError", "too many requests (emulated fault)").body());
       }
     }
-    callers.set(req, authenticate(ctx, req));
+    const caller = authenticate(ctx, req);
+    callers.set(req, caller);
+    // the account's rate, as the service counts it (behaviour.ratePerSecond; counted even when off)
+    if (!req.url.startsWith("/_emulator/") && !req.url.startsWith("/ping")) {
+      const { ratePerSecond } = ctx.behaviour;
+      const waitMs = ctx.accountRate.take(caller.user.accountId, ratePerSecond, ctx.clock.now());
+      if (waitMs !== null)
+        throw new ApiError("RateLimitError", `at most ${ratePerSecond} calls a second`, Math.ceil(waitMs / 1000));
+    }
   });
 
   app.setErrorHandler((err, req, reply) => {

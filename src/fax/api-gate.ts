@@ -8,6 +8,9 @@
 // (at most once a second, down to a sixteenth) and every caller waits out the Retry-After; each
 // calm second gives back a tenth of the configured rate. Before, a gateway set above the account's
 // real limit went straight back to its full rate and kept 47% of its calls refused (issue 55).
+// On PostgreSQL a fleet of gateways shares one budget per account (GateFleet, store/sql/
+// fleet-budget.ts): this gate still orders its own callers, and each call then waits for its slot
+// of the fleet's rate; concurrency is this gateway's share, history calls are counted fleet-wide.
 import { setTimeout as sleep } from "node:timers/promises";
 
 /** Who is calling, highest priority first (docs/architecture.md, "The API gate"). */
@@ -29,6 +32,22 @@ export interface ApiGateOptions {
   onHistoryWait?: (ms: number, why: "budget" | "429") => void;
   /** Told when a 429 slows the gate down, and when it is back at the configured rate. */
   onPaceChange?: (ratePerSecond: number, why: "429" | "calm") => void;
+  /** The fleet's shared budget (PostgreSQL); absent, this process is the whole budget. */
+  fleet?: GateFleet;
+}
+
+/** The account's budget shared by a fleet on one store (store/sql/fleet-budget.ts). */
+export interface GateFleet {
+  /** Resolves when the fleet lets one call of the lane go out. */
+  slot(lane: "dispatch" | "others"): Promise<void>;
+  /** This gateway's part of api.concurrency (0 while the fleet has more gateways than calls). */
+  concurrencyShare(): number;
+  /** A 429: the window closed and the pace cut for every gateway. */
+  rateLimited(retryAfterMs: number | undefined): void;
+  /** 0 when a history call may go out now (counted for the fleet), else how long to wait. */
+  historySlot(): Promise<number>;
+  historyAvailable(reserve: number): boolean;
+  historyLimited(retryAfterMs: number | undefined): number;
 }
 
 /** What a call's end tells the gate (the function admit() answers). */
@@ -57,7 +76,7 @@ export class ApiGate {
   private othersNextAt = 0;
   private readonly othersSpacingMs: number;
   private readonly concurrency: number;
-  private readonly othersConcurrency: number;
+  private readonly share: number;
   private inFlight = 0;
   private othersInFlight = 0;
   private readonly waiting = new Map<GateClass, Waiter[]>(GATE_CLASSES.map((c) => [c, []]));
@@ -80,13 +99,11 @@ export class ApiGate {
 
   constructor(private readonly opts: ApiGateOptions) {
     const share = Math.min(0.9, Math.max(0.05, opts.dispatchShare));
+    this.share = share;
     const spacingMs = 1000 / opts.ratePerSecond;
     this.dispatchSpacingMs = spacingMs / share;
     this.othersSpacingMs = spacingMs / (1 - share);
     this.concurrency = opts.concurrency;
-    // at least one call at a time for the others, or they would never run (with concurrency 1 the
-    // dispatcher's share is its priority and its part of the rate only)
-    this.othersConcurrency = Math.max(1, Math.floor(this.concurrency * (1 - share)));
     this.historyPerMinute = opts.historyPerMinute;
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => sleep(ms));
@@ -121,15 +138,35 @@ export class ApiGate {
     this.admitted[cls] += 1;
     this.wakeAll();
     let released = false;
-    return (answer) => {
+    const release: GateRelease = (answer) => {
       if (released) return;
       released = true;
       this.inFlight -= 1;
       if (other) this.othersInFlight -= 1;
-      if (answer?.rateLimited && op !== "history") this.slowDown(answer.retryAfterMs);
-      else this.speedUp();
+      if (answer?.rateLimited && op !== "history") {
+        this.slowDown(answer.retryAfterMs);
+        this.opts.fleet?.rateLimited(answer.retryAfterMs);
+      } else this.speedUp();
       this.wakeAll();
     };
+    // the fleet's slot, with this call's place held: the sum over the fleet is the account's rate
+    if (this.opts.fleet) await this.opts.fleet.slot(other ? "others" : "dispatch");
+    return release;
+  }
+
+  /** Calls out at once now: api.concurrency, or this gateway's part of it in a fleet. */
+  private limit(): number {
+    const fleet = this.opts.fleet;
+    return fleet ? Math.min(this.concurrency, fleet.concurrencyShare()) : this.concurrency;
+  }
+
+  /**
+   * The others' bound: what the dispatcher's reserved share leaves them, at least one call at a
+   * time, or they would never run (with concurrency 1 the dispatcher's share is its priority and
+   * its part of the rate only).
+   */
+  private othersLimit(): number {
+    return Math.max(1, Math.floor(this.limit() * (1 - this.share)));
   }
 
   /** The rate the gate lets calls out at now (api.ratePerSecond, less after 429s). */
@@ -174,7 +211,10 @@ export class ApiGate {
   private waitFor(me: Waiter): number {
     const q = this.waiting.get(me.cls)!;
     if (q[0] !== me) return Infinity;
-    if (this.inFlight >= this.concurrency) return Infinity;
+    const limit = this.limit();
+    // a fleet with more gateways than calls leaves this one none for now: look again in a second
+    if (limit === 0) return 1000;
+    if (this.inFlight >= limit) return Infinity;
     const now = this.now();
     if (me.cls === "dispatch") {
       const own = this.dispatchNextAt - now;
@@ -187,7 +227,7 @@ export class ApiGate {
       if (c === me.cls) break;
       if (this.waiting.get(c)!.length > 0) return Infinity;
     }
-    if (this.othersInFlight >= this.othersConcurrency) return Infinity;
+    if (this.othersInFlight >= this.othersLimit()) return Infinity;
     return Math.max(0, this.othersNextAt - now);
   }
 
@@ -196,6 +236,16 @@ export class ApiGate {
   }
 
   private async admitHistory(): Promise<void> {
+    const fleet = this.opts.fleet;
+    while (fleet) {
+      const wait = await fleet.historySlot().catch(() => 500);
+      if (wait <= 0) {
+        this.historyMade += 1;
+        return;
+      }
+      this.opts.onHistoryWait?.(wait, "budget");
+      await this.sleep(wait);
+    }
     for (;;) {
       const now = this.now();
       while (this.historyCalls.length > 0 && this.historyCalls[0]! <= now - HISTORY_WINDOW_MS)
@@ -221,6 +271,7 @@ export class ApiGate {
    * `reserve` calls of the budget left: status polling leaves those to reconciliation and inbound).
    */
   historyAvailable(reserve = 0): boolean {
+    if (this.opts.fleet) return this.opts.fleet.historyAvailable(reserve);
     const now = this.now();
     if (this.historyBlockedUntil > now) return false;
     const used = this.historyCalls.filter((t) => t > now - HISTORY_WINDOW_MS).length;
@@ -235,6 +286,7 @@ export class ApiGate {
   historyLimited(retryAfterMs: number | undefined): number {
     const now = this.now();
     this.historyRefused += 1;
+    if (this.opts.fleet) return this.opts.fleet.historyLimited(retryAfterMs);
     const oldest = this.historyCalls[0] ?? now;
     const wait = retryAfterMs ?? Math.max(1000, oldest + HISTORY_WINDOW_MS - now);
     this.historyBlockedUntil = Math.max(this.historyBlockedUntil, now + wait);

@@ -4,8 +4,18 @@
 import type { FleetCounters } from "../fleet-counter.js";
 import type { Clock } from "../clock.js";
 import { type Config, consoleApiShare, type UserConfig } from "../config/index.js";
-import { ApiGate, type GateClass, FaxClientFactory, ContactCache, type FaxApi, UserShare } from "../fax/index.js";
+import { dispatcherOwner } from "../dispatch/index.js";
+import {
+  ApiGate,
+  type GateClass,
+  FaxClient,
+  FaxClientFactory,
+  ContactCache,
+  type FaxApi,
+  UserShare,
+} from "../fax/index.js";
 import type { Logger } from "../log/index.js";
+import { FleetBudget, type QueueStore } from "../store/index.js";
 import { apiObserver, type Metrics } from "../metrics/index.js";
 import type { Part } from "./part.js";
 
@@ -25,11 +35,15 @@ export interface ApiClientsOptions {
   logger: Logger;
   /** where the console's per-user share of calls a minute is counted (the fleet's store, or here) */
   counters: FleetCounters;
+  /** On PostgreSQL the account's budget is shared by every gateway on the store (docs/ha.md). */
+  store: QueueStore;
 }
 
 export class ApiClients {
   readonly gate: ApiGate;
   readonly fax: FaxClientFactory;
+  /** The fleet's shared budget (PostgreSQL), or null: this process is the whole budget. */
+  readonly fleet: FleetBudget | null;
   /** Each console user's share of the API calls (web.apiCallsPerMinute, web.apiCallsAtOnce). */
   private readonly consoleShare: UserShare;
   private readonly clients = new Map<string, FaxApi>();
@@ -38,7 +52,21 @@ export class ApiClients {
 
   constructor(private readonly opts: ApiClientsOptions) {
     const { api } = opts.config;
+    const fleetDb = opts.store.fleetDb();
+    this.fleet = fleetDb
+      ? new FleetBudget({
+          db: fleetDb,
+          gateway: dispatcherOwner(),
+          account: () => this.accountId(),
+          ratePerSecond: api.ratePerSecond,
+          dispatchShare: api.dispatchShare,
+          concurrency: api.concurrency,
+          historyPerMinute: api.historyPerMinute,
+          logger: opts.logger.child({ component: "fleet" }),
+        })
+      : null;
     this.gate = new ApiGate({
+      ...(this.fleet ? { fleet: this.fleet } : {}),
       ratePerSecond: api.ratePerSecond,
       concurrency: api.concurrency,
       dispatchShare: api.dispatchShare,
@@ -63,7 +91,41 @@ export class ApiClients {
       observer: apiObserver(opts.metrics),
       gate: this.gate,
     });
-    this.part = { name: "http", stop: () => this.fax.close() };
+    const fleet = this.fleet;
+    this.part = {
+      name: "http",
+      ...(fleet ? { start: () => fleet.start() } : {}),
+      stop: async () => {
+        await fleet?.stop();
+        await this.fax.close();
+      },
+    };
+  }
+
+  /**
+   * The fax account of this gateway's keys (/v1/me accountId): the admin key's, else the first
+   * user's that answers. Asked outside the gate, once, since the gate's budget is the account's.
+   */
+  private async accountId(): Promise<string> {
+    const keys = [this.opts.service.adminKey, ...this.opts.users().map((u) => u.apiKey)].filter(
+      (k): k is string => !!k,
+    );
+    let last: unknown = new Error("no API key is configured");
+    for (const apiKey of keys) {
+      const client = new FaxClient({
+        baseUrl: this.opts.service.baseUrl,
+        apiKey,
+        variant: this.opts.config.api.variant,
+        dispatcher: this.fax.agent,
+        timeoutMs: this.opts.config.api.timeoutMs,
+      });
+      try {
+        return (await client.me()).accountId;
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
   }
 
   private admin: FaxApi | null = null;

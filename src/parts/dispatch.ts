@@ -21,6 +21,7 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     queue,
     gate: api.gate,
     ledger: core.ledger,
+    ...(api.fleet ? { fleet: api.fleet } : {}),
     logger: core.logger.child({ component: "dispatch" }),
   });
   store.onEnqueued(() => dispatcher.wake());

@@ -23,6 +23,7 @@ export {
 export type { Delivery, DeliveryKind } from "./sql/deliveries.js";
 export { deleteDirectoryEntry, directoryEntries, directoryEntry, writeDirectoryEntry } from "./sql/directory.js";
 export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
+export { FleetBudget } from "./sql/fleet-budget.js";
 export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
 export type { LedgerRecord } from "./sql/ledger.js";
 export { claimText, endTextWait, textFailed, textRead, textsToRoute, textUnreadable } from "./sql/received-text.js";

@@ -187,6 +187,8 @@ export interface QueueStore extends ReceivedStore {
   confirm(id: string, by: string): Promise<{ job: Job; moved: number }>;
   /** The query layer for retention and legal holds (store/sql/retention.ts). */
   retentionPort(): RetentionPort;
+  /** The query layer the fleet's shared budget lives in (store/sql/fleet-budget.ts): PostgreSQL only, null on SQLite. */
+  fleetDb(): Db | null;
   /** Removes final jobs older than the retention; returns how many. */
   purge(olderThanMs: number): Promise<number>;
 

@@ -65,6 +65,7 @@ describe("behaviour switches", () => {
       recipientErrorShape: "input",
       historyPerMinute: 0,
       historyRetryAfter: false,
+      ratePerSecond: 0,
       webhookRetryScale: 1,
     });
     expect((await api.get("/_emulator/behaviour", TEST_KEYS.admin)).json.cfMode).toBe("empty");
@@ -72,6 +73,7 @@ describe("behaviour switches", () => {
     for (const [body, word] of [
       [{ cfMode: "lost" }, "cfMode"],
       [{ historyPerMinute: -1 }, "historyPerMinute"],
+      [{ ratePerSecond: 1.5 }, "ratePerSecond"],
       [{ webhookRetryScale: 0 }, "webhookRetryScale"],
       [{ colour: "red" }, "colour"],
     ] as const) {
@@ -153,6 +155,43 @@ describe("behaviour switches", () => {
   });
 });
 
+describe("the account's rate", () => {
+  let emu: TestEmulator;
+  let api: Api;
+  const clock = manualClock();
+  beforeAll(async () => {
+    emu = await startTestEmulator({ clock, delayMs: 100 });
+    api = apiFor(emu);
+  });
+  afterAll(async () => {
+    await api.close();
+    await emu.stop();
+  });
+
+  it("ratePerSecond: the call over it within a second is 429 with Retry-After, for every key of the account", async () => {
+    await api.call("PUT", "/_emulator/behaviour", TEST_KEYS.admin, { ratePerSecond: 3 });
+    await api.call("DELETE", "/_emulator/limits", TEST_KEYS.admin);
+    // alice and bob are users of one account: their calls count together
+    for (const key of [TEST_KEYS.alice, TEST_KEYS.bob, TEST_KEYS.alice]) {
+      expect((await api.get("/v1/me", key)).status).toBe(200);
+      clock.advance(100);
+    }
+    const over = await api.call("GET", "/v1/me", TEST_KEYS.bob);
+    expect(over.status).toBe(429);
+    expect(over.json.error.name).toBe("RateLimitError");
+    expect(over.headers["retry-after"]).toBe("1");
+    // a second after the first call, there is room again; /ping is never counted
+    expect((await api.call("GET", "/ping", TEST_KEYS.alice)).status).toBe(200);
+    clock.advance(701);
+    expect((await api.get("/v1/me", TEST_KEYS.alice)).status).toBe(200);
+    const load = Object.values((await api.get("/_emulator/limits", TEST_KEYS.admin)).json) as Array<
+      Record<string, number>
+    >;
+    expect(load).toEqual([{ calls: 5, peakPerSecond: 4, refusedRate: 1, refusedHistory: 0 }]);
+    await api.call("PUT", "/_emulator/behaviour", TEST_KEYS.admin, { ratePerSecond: 0 });
+  });
+});
+
 describe("start options", () => {
   it("switches given at start are in force, and the data folder is private", async () => {
     // a folder the emulator makes itself (mkdtemp's would be 0700 already)
@@ -173,6 +212,7 @@ describe("start options", () => {
         recipientErrorShape: "recipientFax",
         historyPerMinute: 8,
         historyRetryAfter: true,
+        ratePerSecond: 0,
         webhookRetryScale: 0.5,
       });
       expect((await stat(emu.dataDir)).mode & 0o777).toBe(0o700);

@@ -71,6 +71,8 @@ beforeAll(async () => {
       "--history-per-minute",
       "3",
       "--history-retry-after",
+      "--rate-per-second",
+      "7",
       "--webhook-retry-scale",
       "0.5",
     ],
@@ -118,6 +120,7 @@ describe("faxgate emulator", () => {
         recipientErrorShape: "input",
         historyPerMinute: 3,
         historyRetryAfter: true,
+        ratePerSecond: 7,
         webhookRetryScale: 0.5,
       });
     }

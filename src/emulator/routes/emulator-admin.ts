@@ -83,6 +83,18 @@ export function emulatorAdminRoutes(
     return Object.fromEntries(calls);
   });
 
+  // what each account met from the service's limits: calls, the busiest second, 429s by kind;
+  // DELETE starts the count again (a test's measured part)
+  app.get("/_emulator/limits", async (req) => {
+    admin(req);
+    return ctx.accountRate.report();
+  });
+  app.delete("/_emulator/limits", async (req) => {
+    admin(req);
+    ctx.accountRate.reset();
+    return {};
+  });
+
   app.get("/_emulator/faults", async (req) => {
     admin(req);
     return ctx.faults.get();

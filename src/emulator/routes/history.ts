@@ -41,6 +41,7 @@ export function historyRoutes(
     const { historyPerMinute, historyRetryAfter, offsetMode, cfMode } = ctx.behaviour;
     const waitMs = ctx.historyBudget.take(caller.user.accountId, historyPerMinute, ctx.clock.now());
     if (waitMs !== null) {
+      ctx.accountRate.historyRefused(caller.user.accountId);
       throw new ApiError(
         "RateLimitError",
         `fax history is limited to ${historyPerMinute} calls a minute`,

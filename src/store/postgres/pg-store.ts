@@ -283,6 +283,10 @@ export class PgStore implements QueueStore {
     return out;
   }
 
+  fleetDb(): Db | null {
+    return this.q;
+  }
+
   retentionPort(): RetentionPort {
     return {
       db: this.q,

@@ -7,6 +7,7 @@ import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { directoryTables } from "../sql/directory.js";
+import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
@@ -151,6 +152,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 50, branch directory): people and groups pushed over SCIM (store/sql/directory.ts),
   // as in the SQLite store.
   directoryTables(),
+  // STEP (issue 55, branch budget): the fleet's shared account budget and its members
+  // (store/sql/fleet-budget.ts); unused by SQLite, kept so that the backends' schemas agree.
+  fleetTables("DOUBLE PRECISION"),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

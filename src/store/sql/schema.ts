@@ -45,6 +45,7 @@ const list = (words: readonly string[]): string => words.map((w) => `'${w}'`).jo
 const cascade = (target: string): string => `${target} ON DELETE CASCADE`;
 const text = (name: string, more: Partial<Column> = {}): Column => ({ name, type: "text", ...more });
 const required = (name: string, more: Partial<Column> = {}): Column => text(name, { notNull: true, ...more });
+const real = (name: string, more: Partial<Column> = {}): Column => ({ name, type: "real", notNull: true, ...more });
 const integer = (name: string, more: Partial<Column> = {}): Column => ({ name, type: "integer", ...more });
 const counter = (name: string): Column => integer(name, { notNull: true, default: "0" });
 
@@ -391,6 +392,30 @@ export const TABLES: readonly Table[] = [
     ],
     primaryKey: "kind, id",
     indexes: [{ name: "directory_entries_name", columns: "kind, name_key" }],
+  },
+  // STEP (issue 55, branch budget): the fleet's shared account budget (sql/fleet-tables.ts)
+  {
+    name: "fleet_budget",
+    columns: [
+      required("account", { primaryKey: true, notNull: false }),
+      real("next_at", { default: "0" }),
+      real("others_next_at", { default: "0" }),
+      real("pace", { default: "1" }),
+      real("paced_at", { default: "0" }),
+      real("closed_until", { default: "0" }),
+      required("history_calls", { default: "'[]'" }),
+      real("history_closed_until", { default: "0" }),
+    ],
+  },
+  {
+    name: "fleet_members",
+    columns: [
+      required("gateway", { primaryKey: true, notNull: false }),
+      required("account"),
+      real("seen_until"),
+      { name: "busy", type: "integer", notNull: true, default: "0" },
+    ],
+    indexes: [{ name: "fleet_members_account", columns: "account, seen_until" }],
   },
 ];
 

@@ -7,6 +7,7 @@ import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
 import { ledgerTable } from "../sql/ledger.js";
 import { directoryTables } from "../sql/directory.js";
+import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
@@ -273,6 +274,9 @@ export const MIGRATIONS: readonly string[] = [
   signInFactorsTable(),
   // STEP (issue 50, branch directory): people and groups pushed over SCIM (store/sql/directory.ts).
   directoryTables(),
+  // STEP (issue 55, branch budget): the fleet's shared account budget and its members
+  // (store/sql/fleet-budget.ts); unused by SQLite, kept so that the backends' schemas agree.
+  fleetTables("REAL"),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

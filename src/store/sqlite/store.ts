@@ -332,6 +332,10 @@ export class SqliteStore implements QueueStore {
     return ops.operate(this.q, same, id, step, by);
   }
 
+  fleetDb(): Db | null {
+    return null;
+  }
+
   retentionPort(): RetentionPort {
     return {
       db: this.q,
