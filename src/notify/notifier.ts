@@ -11,6 +11,7 @@ import { systemClock } from "../clock.js";
 import type { NotifyConfig, UserConfig } from "../config/index.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi, User, UserDirectory } from "../fax/index.js";
+import type { Ledger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import { Periodic } from "../periodic.js";
@@ -68,6 +69,8 @@ export interface NotifierOptions {
   confirmWaitMs: number;
   /** smtp.defaultCountryCode as it is now: numbers the service keeps without one are read with it */
   defaultCountryCode?: () => string;
+  /** every mail that carries a fax or a report out is a "mailed" ledger row (docs/compliance.md) */
+  ledger: Pick<Ledger, "record">;
 }
 
 const BATCH = 8;
@@ -175,12 +178,40 @@ export class Notifier {
       }
       const info = await this.transport.send(plan.mail);
       await this.store.completeNotification(n.id, "sent");
+      if (plan.faxes + plan.reports > 0) await this.recordMailed(n, plan, log);
       log.info({ to: plan.to, messageId: info.messageId, attachments: plan.faxes, reports: plan.reports }, "NOTIFIED");
       this.count(n, "sent");
     } catch (err) {
       await this.deferOrFail(n, err, log);
     } finally {
       if (plan && "attachments" in plan) await Promise.all(plan.attachments.map((a) => a.remove()));
+    }
+  }
+
+  /**
+   * A PDF left by mail: which fax (the job, or the kept received fax), to which user's mail (the
+   * name, not the address), how many faxes and reports. After the send: a ledger fault is logged,
+   * it does not send the mail twice.
+   */
+  private async recordMailed(n: Notification, plan: { faxes: number; reports: number }, log: Logger): Promise<void> {
+    const received = (n.payload as { receivedId?: unknown; messageId?: unknown } | null) ?? {};
+    const receivedId = typeof received.receivedId === "string" ? received.receivedId : received.messageId;
+    const object = n.jobId
+      ? { kind: "job" as const, id: n.jobId }
+      : typeof receivedId === "string"
+        ? { kind: "received" as const, id: receivedId }
+        : null;
+    if (!object) return;
+    try {
+      await this.opts.ledger.record({
+        action: "mailed",
+        actor: { kind: "gateway" },
+        object,
+        door: "gateway",
+        detail: { notice: n.kind, to: n.user, faxes: plan.faxes, reports: plan.reports },
+      });
+    } catch (err) {
+      log.error({ err: describeError(err) }, "LEDGER the mailed row was not recorded");
     }
   }
 

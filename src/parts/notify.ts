@@ -33,6 +33,7 @@ export function createNotify(core: Core, consoleUrl: () => string | null): Notif
         addressWaitMs: addressWaitMs(config),
         confirmWaitMs: smtpSettings(config).senderAuth.confirmWait,
         defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
+        ledger: core.ledger,
       })
     : null;
   const received = new ReceivedFaxIntake({

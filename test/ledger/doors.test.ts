@@ -162,6 +162,8 @@ describe("ledger rows from the doors", () => {
             from: "faxgate@example.com",
             transport: `outbox:${outbox}`,
             inbound: { enabled: true, interval: "1s" },
+            // the received fax leaves attached to the mail a forward sends
+            attachments: "inbound-only",
           },
           inbound: {
             groups: { referrals: { members: ["alice", "bob"] } },
@@ -211,7 +213,7 @@ describe("ledger rows from the doors", () => {
     await call("POST", `/api/inbox/${id}/forward`, { to: "+15551230001, +15551230002" });
 
     const ledger = testLedger(rig.gw.store);
-    const rows = await ledger.rows({ object: { kind: "received", id } });
+    const rows = (await ledger.rows({ object: { kind: "received", id } })).filter((r) => r.action !== "mailed");
     expect(rows.map((r) => [r.action, r.actor, r.door, r.detail])).toEqual([
       ["routed", { kind: "gateway" }, "gateway", { route: "referrals line", deliveries: 1 }],
       ["viewed", { kind: "person", id: "bob" }, "console", { via: "inbox" }],
@@ -222,6 +224,14 @@ describe("ledger rows from the doors", () => {
       ["forwarded", { kind: "person", id: "bob" }, "console", { by: "mail", to: "alice" }],
       ["forwarded", { kind: "person", id: "bob" }, "console", { by: "fax", job: expect.any(String) }],
       ["forwarded", { kind: "person", id: "bob" }, "console", { by: "fax", job: expect.any(String) }],
+    ]);
+    // the forward by mail carried the PDF out: a mailed row, to alice's mail (her name, not her address)
+    const mailed = await waitUntil(async () => {
+      const m = (await ledger.rows({ object: { kind: "received", id } })).filter((r) => r.action === "mailed");
+      return m.length ? m : null;
+    }, "the forwarded fax mailed");
+    expect(mailed.map((r) => [r.actor, r.door, r.detail])).toEqual([
+      [{ kind: "gateway" }, "gateway", { notice: "inbound", to: "alice", faxes: 1, reports: 0 }],
     ]);
     // the caller's number and each number forwarded to: found by their hash, never in clear
     expect((await ledger.rows({ number: "+15557654321" })).map((r) => r.action)).toEqual(["routed"]);
