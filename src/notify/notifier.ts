@@ -40,7 +40,7 @@ import { nextNotifyAttempt } from "./retry-schedule.js";
 import { composeAlert } from "./alert-mail.js";
 import { jobReport, reportFileName, wantsReport } from "./job-report.js";
 import type { MailTransport } from "./mail-transport.js";
-import { linkUnder } from "../url-check.js";
+import { linkUnder, mailedLinkQuery } from "../url-check.js";
 import { jobForMail, payloadForMail, whatLeaves } from "./what-leaves.js";
 import { createTransport } from "./transport.js";
 
@@ -490,11 +490,15 @@ export class Notifier {
     const base = this.opts.consoleUrl?.();
     if (!base) return null;
     if ((n.kind === "outcome" || n.kind === "accepted") && job && job.recipients.length) {
-      const url = linkUnder(base, "fax.html", { id: job.id });
+      const url = linkUnder(base, "m", mailedLinkQuery("job", job.id, this.clock.now()));
       return url ? `See this fax in the console (sign in first): ${url}` : null;
     }
     if (n.kind === "inbound" && typeof n.payload?.messageId === "string") {
-      const url = linkUnder(base, "inbound.html", { id: String(n.payload.receivedId ?? n.payload.messageId) });
+      const url = linkUnder(
+        base,
+        "m",
+        mailedLinkQuery("received", String(n.payload.receivedId ?? n.payload.messageId), this.clock.now()),
+      );
       const what = n.payload.group ? "Take it or see who has, in the console" : "See this fax in the console";
       return url ? `${what} (sign in first): ${url}` : null;
     }

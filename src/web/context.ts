@@ -62,6 +62,8 @@ export interface WebConsoleDeps {
   faxesPerMinute: number;
   /** makes the evidence bundles of sent faxes (src/evidence/); absent: no evidence button */
   evidence?: EvidenceMaker;
+  /** retention.links as it is now (ms; null: forever): a mailed link stops working after it */
+  mailedLinkLifetime: () => number | null;
   /** connection caps and timeouts (default: a share of this process's descriptors) */
   limits?: ListenerLimits;
 }

@@ -19,6 +19,7 @@ import { liveRoutes } from "./live.js";
 import { operatorRoutes } from "./operator.js";
 import { receivedRoutes } from "./received.js";
 import { MAX_FILES, sendRoutes } from "./send.js";
+import { mailedLinkRoutes } from "./mailed-link.js";
 import { requireCsrf, requireSignIn, useSessions } from "./sessions.js";
 import { signInRoutes } from "./sign-in.js";
 import { loadStaticFiles, staticPages } from "./static-files.js";
@@ -91,6 +92,13 @@ export class WebConsole {
     useSessions(app, { rules: ctx.sessions, lifetimeMs: ctx.lifetimeMs, secure: Boolean(deps.tls) });
     app.register(staticPages, { files: loadStaticFiles() });
     app.register(signInRoutes, { ctx });
+    // a mailed link works signed out: it records the click and leads to the page that asks for sign-in
+    app.register(mailedLinkRoutes, {
+      store: deps.store,
+      ledger: deps.ledger,
+      lifetime: deps.mailedLinkLifetime,
+      clock: ctx.clock,
+    });
     app.register(async (api) => {
       api.addHook("onRequest", requireSignIn);
       api.addHook("onRequest", requireCsrf(api, ctx.log));
