@@ -6,22 +6,9 @@
 import type Database from "better-sqlite3";
 import type pg from "pg";
 import { FaxgateError } from "../../errors.js";
+import { LEDGER_COLUMNS } from "../sql/ledger.js";
 
-const LEDGER_COLS = [
-  "seq",
-  "at",
-  "action",
-  "actor_kind",
-  "actor_id",
-  "object_kind",
-  "object_id",
-  "door",
-  "client",
-  "number_hash",
-  "detail",
-  "prev_hash",
-  "hash",
-];
+const LEDGER_COLS = LEDGER_COLUMNS;
 const HOLD_COLS = ["id", "kind", "value", "reason", "held_by", "held_at", "released_by", "released_at"];
 
 type Row = Record<string, unknown>;
