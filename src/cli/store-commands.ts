@@ -32,8 +32,8 @@ export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; j
   const s = report.source;
   const c = report.copied;
   process.stdout.write(
-    `source: ${s.jobs} jobs, ${s.recipients} recipients, ${s.documents} documents, ${s.events} events, ${s.notifications} notifications, ${s.kv} state keys\n` +
-      `copied: ${c.jobs} jobs, ${c.recipients} recipients, ${c.documents} documents, ${c.events} events, ${c.notifications} notifications, ${c.kv} state keys` +
+    `source: ${s.jobs} jobs, ${s.recipients} recipients, ${s.documents} documents, ${s.events} events, ${s.notifications} notifications, ${s.kv} state keys, ${s.ledger} ledger rows, ${s.holds} legal holds\n` +
+      `copied: ${c.jobs} jobs, ${c.recipients} recipients, ${c.documents} documents, ${c.events} events, ${c.notifications} notifications, ${c.kv} state keys, ${c.ledger} ledger rows, ${c.holds} legal holds` +
       `${report.alreadyThere ? ` (${report.alreadyThere} jobs were there already)` : ""}\n` +
       `verified: every row of the SQLite queue is in ${shown}\n`,
   );

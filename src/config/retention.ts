@@ -22,6 +22,8 @@ export const retentionSchema = z
     received: keep().prefault("90d"),
     /** the fax service's copy of each (DELETE /v1/fax/{id}); absent: it goes with the local copy */
     service: keep().optional(),
+    /** links in mails (to a fax's console page): they stop working this long after the mail */
+    links: keep().prefault("30d"),
     /** mails written to the outbox folder (notify.transport outbox:) */
     outbox: keep().prefault("30d"),
     /** originals in a user's spool done/ and failed/ folders */

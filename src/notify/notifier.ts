@@ -11,6 +11,7 @@ import { systemClock } from "../clock.js";
 import type { NotifyConfig, UserConfig } from "../config/index.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi, User, UserDirectory } from "../fax/index.js";
+import type { Ledger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import { Periodic } from "../periodic.js";
@@ -39,7 +40,7 @@ import { nextNotifyAttempt } from "./retry-schedule.js";
 import { composeAlert } from "./alert-mail.js";
 import { jobReport, reportFileName, wantsReport } from "./job-report.js";
 import type { MailTransport } from "./mail-transport.js";
-import { linkUnder } from "../url-check.js";
+import { linkUnder, mailedLinkQuery } from "../url-check.js";
 import { jobForMail, payloadForMail, whatLeaves } from "./what-leaves.js";
 import { createTransport } from "./transport.js";
 
@@ -68,6 +69,8 @@ export interface NotifierOptions {
   confirmWaitMs: number;
   /** smtp.defaultCountryCode as it is now: numbers the service keeps without one are read with it */
   defaultCountryCode?: () => string;
+  /** every mail that carries a fax or a report out is a "mailed" ledger row (docs/compliance.md) */
+  ledger: Pick<Ledger, "record">;
 }
 
 const BATCH = 8;
@@ -175,12 +178,40 @@ export class Notifier {
       }
       const info = await this.transport.send(plan.mail);
       await this.store.completeNotification(n.id, "sent");
+      if (plan.faxes + plan.reports > 0) await this.recordMailed(n, plan, log);
       log.info({ to: plan.to, messageId: info.messageId, attachments: plan.faxes, reports: plan.reports }, "NOTIFIED");
       this.count(n, "sent");
     } catch (err) {
       await this.deferOrFail(n, err, log);
     } finally {
       if (plan && "attachments" in plan) await Promise.all(plan.attachments.map((a) => a.remove()));
+    }
+  }
+
+  /**
+   * A PDF left by mail: which fax (the job, or the kept received fax), to which user's mail (the
+   * name, not the address), how many faxes and reports. After the send: a ledger fault is logged,
+   * it does not send the mail twice.
+   */
+  private async recordMailed(n: Notification, plan: { faxes: number; reports: number }, log: Logger): Promise<void> {
+    const received = (n.payload as { receivedId?: unknown; messageId?: unknown } | null) ?? {};
+    const receivedId = typeof received.receivedId === "string" ? received.receivedId : received.messageId;
+    const object = n.jobId
+      ? { kind: "job" as const, id: n.jobId }
+      : typeof receivedId === "string"
+        ? { kind: "received" as const, id: receivedId }
+        : null;
+    if (!object) return;
+    try {
+      await this.opts.ledger.record({
+        action: "mailed",
+        actor: { kind: "gateway" },
+        object,
+        door: "gateway",
+        detail: { notice: n.kind, to: n.user, faxes: plan.faxes, reports: plan.reports },
+      });
+    } catch (err) {
+      log.error({ err: describeError(err) }, "LEDGER the mailed row was not recorded");
     }
   }
 
@@ -459,11 +490,15 @@ export class Notifier {
     const base = this.opts.consoleUrl?.();
     if (!base) return null;
     if ((n.kind === "outcome" || n.kind === "accepted") && job && job.recipients.length) {
-      const url = linkUnder(base, "fax.html", { id: job.id });
+      const url = linkUnder(base, "m", mailedLinkQuery("job", job.id, this.clock.now()));
       return url ? `See this fax in the console (sign in first): ${url}` : null;
     }
     if (n.kind === "inbound" && typeof n.payload?.messageId === "string") {
-      const url = linkUnder(base, "inbound.html", { id: String(n.payload.receivedId ?? n.payload.messageId) });
+      const url = linkUnder(
+        base,
+        "m",
+        mailedLinkQuery("received", String(n.payload.receivedId ?? n.payload.messageId), this.clock.now()),
+      );
       const what = n.payload.group ? "Take it or see who has, in the console" : "See this fax in the console";
       return url ? `${what} (sign in first): ${url}` : null;
     }

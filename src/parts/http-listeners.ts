@@ -81,6 +81,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         authFailureDelayMs: opts.webAuthFailureDelayMs,
         historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
         inbound: () => live.config().inbound,
+        mailedLinkLifetime: () => live.config().retention.links,
         evidence: createEvidence(core),
         oidc: config.web.oidc ? oidcSignIn(core, config.web.oidc) : undefined,
         factors: {

@@ -39,6 +39,7 @@ export function createNotify(
         addressWaitMs: addressWaitMs(config),
         confirmWaitMs: smtpSettings(config).senderAuth.confirmWait,
         defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
+        ledger: core.ledger,
       })
     : null;
   const received = new ReceivedFaxIntake({

@@ -69,6 +69,8 @@ export interface WebConsoleDeps {
   evidence?: EvidenceMaker;
   /** where sign-in lockouts and fax rates are counted: the fleet's store on PostgreSQL, this process on SQLite */
   counters: FleetCounters;
+  /** retention.links as it is now (ms; null: forever): a mailed link stops working after it */
+  mailedLinkLifetime: () => number | null;
   /** connection caps and timeouts (default: a share of this process's descriptors) */
   limits?: ListenerLimits;
   /** sign-in through an OpenID Connect provider (web.oidc); absent: password only */

@@ -20,6 +20,7 @@ import { liveRoutes } from "./live.js";
 import { operatorRoutes } from "./operator.js";
 import { receivedRoutes } from "./received.js";
 import { MAX_FILES, sendRoutes } from "./send.js";
+import { mailedLinkRoutes } from "./mailed-link.js";
 import { requireCsrf, requireSignIn, useSessions } from "./sessions.js";
 import { signInRoutes } from "./sign-in.js";
 import { oidcRoutes } from "./sign-in-oidc.js";
@@ -97,6 +98,13 @@ export class WebConsole {
     app.register(signInRoutes, { ctx, factors });
     if (deps.oidc) app.register(oidcRoutes, { ctx, oidc: deps.oidc, sessions: ctx.oidcSessions, factors });
     for (const extra of deps.extraRoutes ?? []) app.register(extra.routes, { prefix: extra.prefix });
+    // a mailed link works signed out: it records the click and leads to the page that asks for sign-in
+    app.register(mailedLinkRoutes, {
+      store: deps.store,
+      ledger: deps.ledger,
+      lifetime: deps.mailedLinkLifetime,
+      clock: ctx.clock,
+    });
     app.register(async (api) => {
       api.addHook("onRequest", requireSignIn);
       api.addHook("onRequest", requireCsrf(api, ctx.log));

@@ -3,7 +3,7 @@
 // each number only as its keyed hash; in the console, a failed and a good sign-in, the job page,
 // its document seen and downloaded, its report, and an operator's cancel are each one row, by
 // that person, with the client's address.
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import nodemailer from "nodemailer";
@@ -162,6 +162,8 @@ describe("ledger rows from the doors", () => {
             from: "faxgate@example.com",
             transport: `outbox:${outbox}`,
             inbound: { enabled: true, interval: "1s" },
+            // the received fax leaves attached to the mail a forward sends
+            attachments: "inbound-only",
           },
           inbound: {
             groups: { referrals: { members: ["alice", "bob"] } },
@@ -211,7 +213,7 @@ describe("ledger rows from the doors", () => {
     await call("POST", `/api/inbox/${id}/forward`, { to: "+15551230001, +15551230002" });
 
     const ledger = testLedger(rig.gw.store);
-    const rows = await ledger.rows({ object: { kind: "received", id } });
+    const rows = (await ledger.rows({ object: { kind: "received", id } })).filter((r) => r.action !== "mailed");
     expect(rows.map((r) => [r.action, r.actor, r.door, r.detail])).toEqual([
       ["routed", { kind: "gateway" }, "gateway", { route: "referrals line", deliveries: 1 }],
       ["viewed", { kind: "person", id: "bob" }, "console", { via: "inbox" }],
@@ -222,6 +224,14 @@ describe("ledger rows from the doors", () => {
       ["forwarded", { kind: "person", id: "bob" }, "console", { by: "mail", to: "alice" }],
       ["forwarded", { kind: "person", id: "bob" }, "console", { by: "fax", job: expect.any(String) }],
       ["forwarded", { kind: "person", id: "bob" }, "console", { by: "fax", job: expect.any(String) }],
+    ]);
+    // the forward by mail carried the PDF out: a mailed row, to alice's mail (her name, not her address)
+    const mailed = await waitUntil(async () => {
+      const m = (await ledger.rows({ object: { kind: "received", id } })).filter((r) => r.action === "mailed");
+      return m.length ? m : null;
+    }, "the forwarded fax mailed");
+    expect(mailed.map((r) => [r.actor, r.door, r.detail])).toEqual([
+      [{ kind: "gateway" }, "gateway", { notice: "inbound", to: "alice", faxes: 1, reports: 0 }],
     ]);
     // the caller's number and each number forwarded to: found by their hash, never in clear
     expect((await ledger.rows({ number: "+15557654321" })).map((r) => r.action)).toEqual(["routed"]);
@@ -251,5 +261,50 @@ describe("ledger rows from the doors", () => {
     ]);
     expect(typeof rows[0]!.detail.code).toBe("string");
     expect(JSON.stringify(rows)).not.toContain("9005550123");
+  }, 120_000);
+
+  it("a mailed link's click is a row (door link); after retention.links it stops working, and that is a row", async () => {
+    const outbox = path.join(await mkdtemp(path.join(os.tmpdir(), "faxgate-ledger-link-")), "outbox");
+    let offset = 0;
+    rig = await startGateway(
+      consoleGateway({
+        clock: { now: () => Date.now() + offset },
+        config: {
+          notify: { from: "faxgate@example.com", transport: `outbox:${outbox}`, inbound: { enabled: false } },
+          retention: { links: "1h" },
+        },
+      }),
+    );
+    const info = await nodemailer
+      .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
+      .sendMail({ from: "alice@example.com", to: "15551234567@fax.example.com", subject: "s", text: "a letter" });
+    const id = /queued as (\S+)/.exec(info.response)![1]!;
+    const link = await waitUntil(async () => {
+      const names = await readdir(outbox).catch(() => [] as string[]);
+      for (const n of names) {
+        const eml = (await readFile(path.join(outbox, n), "utf8")).replace(/=\r?\n/g, "").replace(/=3D/g, "=");
+        const m = /(http:\/\/\S+\/m\?k=job&id=[A-Za-z0-9_-]+&t=\d+)/.exec(eml);
+        if (m && m[1]!.includes(id)) return m[1]!;
+      }
+      return null;
+    }, "the outcome mail's link");
+    const click = (cookie?: string) => fetch(link, { redirect: "manual", ...(cookie ? { headers: { cookie } } : {}) });
+    const signedOut = await click();
+    expect(signedOut.status).toBe(302);
+    expect(signedOut.headers.get("location")).toBe(`fax.html?id=${id}`);
+    const alice = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
+    expect((await click(alice.cookie)).status).toBe(302);
+    offset = 2 * 3600_000;
+    const late = await click(alice.cookie);
+    expect(late.status).toBe(410);
+    expect(await late.text()).toContain("expired");
+    const rows = (await testLedger(rig.gw.store).rows({ object: { kind: "job", id } })).filter(
+      (r) => r.door === "link",
+    );
+    expect(rows.map((r) => [r.action, r.actor, r.client, r.detail])).toEqual([
+      ["viewed", { kind: "person" }, "127.0.0.1", { result: "followed" }],
+      ["viewed", { kind: "person", id: "alice" }, "127.0.0.1", { result: "followed" }],
+      ["viewed", { kind: "person", id: "alice" }, "127.0.0.1", { result: "expired" }],
+    ]);
   }, 120_000);
 });

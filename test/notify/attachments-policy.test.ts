@@ -27,7 +27,7 @@ describe("notify.attachments", () => {
     await r.notifier({ transport: r.smtpTransport(), consoleUrl: () => CONSOLE }).runOnce();
     const [m] = await r.sink.waitFor(1);
     expect(m!.parsed.attachments).toHaveLength(1);
-    expect(m!.parsed.text).toContain(`See this fax in the console (sign in first): ${CONSOLE}/fax.html?id=${job.id}`);
+    expect(m!.parsed.text).toContain(`See this fax in the console (sign in first): ${CONSOLE}/m?k=job&id=${job.id}&t=`);
   });
 
   it("never: no PDF in the outcome mail although the preference asks for it; the link is the only way to the fax", async () => {
@@ -43,8 +43,9 @@ describe("notify.attachments", () => {
     const [m] = await r.sink.waitFor(1);
     expect(m!.parsed.attachments).toHaveLength(0);
     const links = (m!.parsed.text ?? "").match(/https:\/\/\S+/g) ?? [];
-    // the whole of every link: the page and the job id, nothing that would let anyone in without signing in
-    expect(links).toEqual([`${CONSOLE}/fax.html?id=${job.id}`]);
+    // the whole of every link: the link door, the job id and when it was mailed (for retention.links),
+    // nothing that would let anyone in without signing in
+    expect(links).toEqual([expect.stringMatching(new RegExp(`^${CONSOLE}/m\\?k=job&id=${job.id}&t=\\d+$`))]);
   });
 
   it("a console address with a path, a query or a fragment: the link is the page under that path on its origin", async () => {
@@ -54,7 +55,7 @@ describe("notify.attachments", () => {
     const [m] = await r.sink.waitFor(1);
     const links = (m!.parsed.text ?? "").match(/https:\/\/\S+/g) ?? [];
     // built by parsing, not by gluing strings: the base's query and fragment do not swallow the page
-    expect(links).toEqual([`${CONSOLE}/console/fax.html?id=${job.id}`]);
+    expect(links).toEqual([expect.stringMatching(new RegExp(`^${CONSOLE}/console/m\\?k=job&id=${job.id}&t=\\d+$`))]);
   });
 
   it("inbound-only: the outcome mail goes without the PDF, a received fax still comes with it", async () => {
@@ -81,6 +82,6 @@ describe("notify.attachments", () => {
     const inbound = mails.find((m) => /^Fax received/.test(m.parsed.subject ?? ""))!;
     expect(outcome.parsed.attachments).toHaveLength(0);
     expect(inbound.parsed.attachments).toHaveLength(1);
-    expect(inbound.parsed.text).toContain(`${CONSOLE}/inbound.html?id=${id}`);
+    expect(inbound.parsed.text).toContain(`${CONSOLE}/m?k=received&id=${id}&t=`);
   });
 });

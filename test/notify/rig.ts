@@ -21,6 +21,7 @@ import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emul
 import { docFile } from "../helpers/store.js";
 import { SmtpSink } from "./smtp-sink.js";
 import { waitUntil } from "../helpers/wait.js";
+import { testLedger } from "../helpers/ledger.js";
 import { defaultConfig, testDispatcher } from "../helpers/collaborators.js";
 import { tempFolder } from "../tmp-dir.js";
 
@@ -125,6 +126,7 @@ export class Rig {
       metrics: this.metrics,
       addressWaitMs: addressWaitMs(defaultConfig()),
       confirmWaitMs: smtpSettings(defaultConfig()).senderAuth.confirmWait,
+      ledger: testLedger(store),
       ...over,
     });
     this.opened.push(n);

@@ -1,26 +1,7 @@
-// Small pieces the retention tests share: a ledger kept in an array (the ledger's own
-// implementation is not on main yet), a finished job with a given service id, a received fax.
-import type { Ledger, LedgerEvent, LedgerRow } from "../../src/ledger/events.js";
-import type { Runner } from "../../src/store/index.js";
+// Small pieces the retention tests share: a finished job with a given service id, a received fax.
+// (Their ledger is the real one, test/helpers/ledger.ts: a purge row is checked where it is written.)
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { newJob } from "../helpers/store.js";
-
-/** Rows in an array, in the order the store's transactions recorded them (a stand-in for the ledger). */
-export function arrayLedger(): Ledger & { events: Array<LedgerEvent & { inTx: boolean }> } {
-  const events: Array<LedgerEvent & { inTx: boolean }> = [];
-  return {
-    events,
-    async record(event: LedgerEvent, within?: Runner) {
-      events.push({ ...event, inTx: within !== undefined });
-    },
-    async recordAll(list: readonly LedgerEvent[], within?: Runner) {
-      for (const event of list) events.push({ ...event, inTx: within !== undefined });
-    },
-    async rows(): Promise<LedgerRow[]> {
-      return [];
-    },
-  };
-}
 
 /** A job sent to `number` and delivered, known at the service as `messageId`; finished now. */
 export async function finishedJob(

@@ -14,7 +14,8 @@ import { listServicePurges } from "../../src/store/sql/retention.js";
 import { clientFor, closeClients, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { manualClock, tempStore, type TempStore } from "../helpers/store.js";
-import { arrayLedger, finishedJob } from "./fixtures.js";
+import { testLedger } from "../helpers/ledger.js";
+import { finishedJob } from "./fixtures.js";
 
 const DAY = 86_400_000;
 let emu: TestEmulator;
@@ -44,7 +45,7 @@ const atService = (id: string) => admin.faxInfo(id);
 function setup(rule: Partial<Record<string, unknown>> = {}) {
   const clock = manualClock(Date.parse("2026-01-01T00:00:00Z"));
   t = tempStore({ clock });
-  const ledger = arrayLedger();
+  const ledger = testLedger(t.store);
   const outbox = path.join(t.dir, "outbox");
   mkdirSync(outbox);
   const cfg: RetentionConfig = retentionSchema.parse({ sent: "30d", outbox: "10d", ...rule });
@@ -94,12 +95,12 @@ describe("the retention rule at the fax service", () => {
     expect(await store.getJob(held)).not.toBeNull();
     expect(await atService(heldId)).toMatchObject({ isFilePurged: false, deletedAt: null });
 
-    const purged = ledger.events.filter((e) => e.action === "purged");
-    expect(purged.map((e) => [e.object.id, e.detail?.copy, e.inTx])).toEqual([
-      [gone, "local", true],
-      [gone, "service", true],
+    const purged = (await ledger.rows()).filter((e) => e.action === "purged");
+    expect(purged.map((e) => [e.object.id, e.detail.copy])).toEqual([
+      [gone, "local"],
+      [gone, "service"],
     ]);
-    expect(purged[1]).toMatchObject({ number: "+15551230001", detail: { messageId: goneId } });
+    expect(purged[1]).toMatchObject({ numberHash: ledger.numberHash("+15551230001"), detail: { messageId: goneId } });
   }, 60_000);
 
   it("a service copy may go before the local one (retention.service shorter)", async () => {
@@ -135,7 +136,7 @@ describe("the retention rule at the fax service", () => {
       expect((alerts[0]!.payload as { text: string }).text).not.toContain("5550107");
       const [row] = await listServicePurges(store.retentionPort().db);
       expect(row).toMatchObject({ state: "pending", attempts: ALERT_AFTER_TRIES + 2 });
-      expect(ledger.events.filter((e) => e.detail?.copy === "service")).toEqual([]);
+      expect((await ledger.rows()).filter((e) => e.detail.copy === "service")).toEqual([]);
       expect((await atService(id)).isFilePurged).toBe(false);
 
       // the service mends: the next try takes, with its ledger row
@@ -143,7 +144,7 @@ describe("the retention rule at the fax service", () => {
       clock.advance(SERVICE_RETRY_MS.at(-1)!);
       expect((await retention.pass()).serviceDeleted).toBe(1);
       expect((await atService(id)).isFilePurged).toBe(true);
-      expect(ledger.events.filter((e) => e.detail?.copy === "service")).toHaveLength(1);
+      expect((await ledger.rows()).filter((e) => e.detail.copy === "service")).toHaveLength(1);
     }, 60_000);
   }
 

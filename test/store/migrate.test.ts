@@ -10,7 +10,9 @@ import { migrateSqliteToPostgres } from "../../src/store/postgres/migrate-sqlite
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { Job } from "../../src/store/types.js";
+import { LegalHolds } from "../../src/retention/legal-holds.js";
 import { runCli } from "../helpers/cli.js";
+import { testLedger } from "../helpers/ledger.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { docFile, newJob } from "../helpers/store.js";
 import { openBackend } from "../helpers/store-backends.js";
@@ -133,8 +135,90 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
         await pgs.close();
       }
       const again = await migrateSqliteToPostgres({ dataDir, url });
-      expect(again.copied).toEqual({ jobs: 0, recipients: 0, documents: 0, events: 0, notifications: 0, kv: 0 });
+      expect(again.copied).toEqual({
+        jobs: 0,
+        recipients: 0,
+        documents: 0,
+        events: 0,
+        notifications: 0,
+        kv: 0,
+        ledger: 0,
+        holds: 0,
+      });
       expect(again.alreadyThere).toBe(12);
+    } finally {
+      await src.cleanup();
+    }
+  });
+
+  it("copies the ledger as written (its chain verifies there) and the legal holds; a rerun adds the rows since", async () => {
+    const src = await openBackend("sqlite", null);
+    try {
+      const ledger = testLedger(src.store);
+      const holds = new LegalHolds({ store: src.store, ledger });
+      await ledger.record({
+        action: "sent",
+        actor: { kind: "person", id: "alice" },
+        object: { kind: "recipient", id: "j1#0" },
+        door: "smtp",
+        number: "+15550107788",
+      });
+      const held = await holds.add({
+        kind: "number",
+        value: "+15550107788",
+        reason: "matter 7",
+        by: "ops",
+        door: "cli",
+      });
+      await holds.add({ kind: "user", value: "bob", reason: "matter 8", by: "ops", door: "cli" });
+      await holds.release(held.id, "ops", "cli");
+      const dataDir = path.join(src.dir, "data");
+      const url = await cluster.createDatabase();
+      const report = await migrateSqliteToPostgres({ dataDir, url });
+      expect(report.source).toMatchObject({ ledger: 4, holds: 2 });
+      expect(report.copied).toMatchObject({ ledger: 4, holds: 2 });
+      const pgs = await PgStore.open({ url, dataDir: path.join(src.dir, "pg-data") });
+      try {
+        const there = testLedger(pgs);
+        expect(await there.verify()).toMatchObject({ rows: 4, broken: null });
+        expect(await there.head()).toEqual(await ledger.head());
+        // the number is found by the same keyed hash on the new store
+        expect((await there.rows({ number: "+1 555 010 7788" })).map((r) => r.action)).toEqual([
+          "sent",
+          "held",
+          "hold-released",
+        ]);
+        const active = await new LegalHolds({ store: pgs, ledger: there }).list();
+        expect(active.map((h) => [h.kind, h.value])).toEqual([["user", "bob"]]);
+      } finally {
+        await pgs.close();
+      }
+      // rows written since on SQLite follow on a rerun; the chain goes on verifying
+      await ledger.record({
+        action: "viewed",
+        actor: { kind: "person", id: "alice" },
+        object: { kind: "job", id: "j1" },
+        door: "console",
+      });
+      const again = await migrateSqliteToPostgres({ dataDir, url });
+      expect(again.copied).toMatchObject({ ledger: 1, holds: 0 });
+      const pgs2 = await PgStore.open({ url, dataDir: path.join(src.dir, "pg-data") });
+      try {
+        expect(await testLedger(pgs2).verify()).toMatchObject({ rows: 5, broken: null });
+        // a PostgreSQL ledger with a chain of its own is not joined to this one
+        const other = await cluster.createDatabase();
+        const pgo = await PgStore.open({ url: other, dataDir: path.join(src.dir, "pg-other") });
+        await testLedger(pgo).record({
+          action: "signed-in",
+          actor: { kind: "person", id: "x" },
+          object: { kind: "person", id: "x" },
+          door: "console",
+        });
+        await pgo.close();
+        await expect(migrateSqliteToPostgres({ dataDir, url: other })).rejects.toThrow(/another chain \(row 1 differs/);
+      } finally {
+        await pgs2.close();
+      }
     } finally {
       await src.cleanup();
     }

@@ -76,11 +76,22 @@ const linkIn = (kind: string, to: string, page: string) =>
       const m = mails().find(
         (e) => e.includes(`X-Faxgate-Notification: ${kind}`) && new RegExp(`^To: ${to}$`, "mi").test(e),
       );
-      return m ? (new RegExp(`(http://\\S+/${page}\\?id=[A-Za-z0-9_-]+)`).exec(m)?.[1] ?? null) : null;
+      // a fax's page is mailed behind the link door (/m, web/mailed-link.ts), other pages as they are
+      const shape =
+        page === "address.html" ? `${page}\\?id=[A-Za-z0-9_-]+` : "m\\?k=(?:job|received)&id=[A-Za-z0-9_-]+&t=\\d+";
+      return m ? (new RegExp(`(http://\\S+/${shape})`).exec(m)?.[1] ?? null) : null;
     },
     `the ${kind} mail to ${to}`,
     20_000,
   );
+
+/** Where a mailed link leads: the link door (/m) sends a fax's link on to its page. */
+function landing(link: string): string {
+  const u = new URL(link);
+  if (!u.pathname.endsWith("/m")) return link;
+  const page = u.searchParams.get("k") === "job" ? "fax.html" : "inbound.html";
+  return new URL(`${page}?id=${u.searchParams.get("id")}`, u).href;
+}
 
 /** A fresh browser, signed out: the link, the sign-in it leads to, and back to the link's page. */
 async function follow(link: string, user: string): Promise<Page> {
@@ -91,7 +102,7 @@ async function follow(link: string, user: string): Promise<Page> {
   await page.getByLabel("User name").fill(user);
   await page.getByLabel("Password").fill(PW[user]!);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL((u) => u.href === link);
+  await page.waitForURL((u) => u.href === landing(link));
   return page;
 }
 

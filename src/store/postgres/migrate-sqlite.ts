@@ -1,6 +1,7 @@
 // `faxgate store migrate`: copies an SQLite queue (the data folder) into PostgreSQL without loss:
 // jobs in every state with their recipients, documents (the bytes, into the documents table),
-// events, notifications and key/value state (inbound cursors, markers). Each job is copied in its
+// events, notifications and key/value state (inbound cursors, markers), and the ledger and legal
+// holds (migrate-ledger.ts). Each job is copied in its
 // own transaction and only when PostgreSQL does not have it yet, so a rerun (after an interruption,
 // or to pick up what came in since) copies what is missing and nothing twice. The data folder's
 // daemon lock is held throughout: the migration refuses while a daemon runs on that queue.
@@ -13,6 +14,7 @@ import { DaemonLock } from "../daemon-lock.js";
 import type { StoredDocument } from "../types.js";
 import { redactDatabaseUrl, storeError } from "./connection.js";
 import { PgStore } from "./pg-store.js";
+import { copyLedgerAndHolds } from "./migrate-ledger.js";
 
 export interface MigrateCounts {
   jobs: number;
@@ -21,6 +23,10 @@ export interface MigrateCounts {
   events: number;
   notifications: number;
   kv: number;
+  /** ledger rows (copied as written: the chain verifies on PostgreSQL) */
+  ledger: number;
+  /** legal holds, released ones too */
+  holds: number;
 }
 
 export interface MigrateReport {
@@ -34,7 +40,16 @@ export interface MigrateReport {
 
 type Row = Record<string, unknown>;
 
-const zero = (): MigrateCounts => ({ jobs: 0, recipients: 0, documents: 0, events: 0, notifications: 0, kv: 0 });
+const zero = (): MigrateCounts => ({
+  jobs: 0,
+  recipients: 0,
+  documents: 0,
+  events: 0,
+  notifications: 0,
+  kv: 0,
+  ledger: 0,
+  holds: 0,
+});
 
 const JOB_COLS = [
   "id",
@@ -215,7 +230,13 @@ export async function migrateSqliteToPostgres(opts: {
       copied.kv += r.rowCount ?? 0;
     }
 
-    await verify(c, db, source);
+    const records = await copyLedgerAndHolds(c, db, tables);
+    source.ledger = records.ledger.source;
+    copied.ledger = records.ledger.copied;
+    source.holds = records.holds.source;
+    copied.holds = records.holds.copied;
+
+    await verify(c, db, source, tables);
     return { source, copied, alreadyThere };
   } catch (err) {
     throw storeError(err, "store migrate", [safePassword(opts.url)]);
@@ -227,7 +248,7 @@ export async function migrateSqliteToPostgres(opts: {
 }
 
 /** After the copy: every SQLite row must be in PostgreSQL (counted per table over the source's keys). */
-async function verify(c: pg.Client, db: Database.Database, source: MigrateCounts): Promise<void> {
+async function verify(c: pg.Client, db: Database.Database, source: MigrateCounts, tables: Set<string>): Promise<void> {
   const ids = (db.prepare("SELECT id FROM jobs").all() as Array<{ id: string }>).map((r) => r.id);
   const one = async (sql: string, args: unknown[]): Promise<number> =>
     Number((await c.query<{ n: string }>(sql, args)).rows[0]!.n);
@@ -244,6 +265,12 @@ async function verify(c: pg.Client, db: Database.Database, source: MigrateCounts
     kv: await one("SELECT COUNT(*) AS n FROM kv WHERE key = ANY($1)", [
       (db.prepare("SELECT key FROM kv").all() as Array<{ key: string }>).map((r) => r.key),
     ]),
+    ledger: await one("SELECT COUNT(*) AS n FROM ledger WHERE seq <= $1", [source.ledger]),
+    holds: tables.has("legal_holds")
+      ? await one("SELECT COUNT(*) AS n FROM legal_holds WHERE id = ANY($1)", [
+          (db.prepare("SELECT id FROM legal_holds").all() as Array<{ id: string }>).map((r) => r.id),
+        ])
+      : 0,
   };
   const short = (Object.keys(source) as Array<keyof MigrateCounts>).filter((k) =>
     k === "events" ? got[k] < source[k] : got[k] !== source[k],

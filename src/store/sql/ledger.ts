@@ -54,6 +54,9 @@ export const GENESIS_HASH = "0".repeat(64);
 const COLUMNS =
   "seq, at, action, actor_kind, actor_id, object_kind, object_id, door, client, number_hash, detail, prev_hash, hash";
 
+/** The same columns as a list (store migrate copies rows column by column). */
+export const LEDGER_COLUMNS: readonly string[] = COLUMNS.split(", ");
+
 /**
  * Appends one row inside `t`: the ledger's lock, the head read, the row sealed by `seal` (its hash
  * over the fields and the head's hash) and inserted. Record last in a transaction: the lock is
