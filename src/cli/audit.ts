@@ -3,6 +3,7 @@
 import { appendFileSync, readFileSync } from "node:fs";
 import { FaxgateError } from "../errors.js";
 import type { LedgerRow } from "../ledger/events.js";
+import { type LedgerExportFormat, ledgerExportHeader, ledgerExportLine } from "../ledger/export-format.js";
 import { readingLedger } from "../parts/ledger.js";
 import { type GlobalOptions, loadContext, printJson, withStore } from "./context.js";
 
@@ -85,51 +86,8 @@ export interface ExportOptions extends GlobalOptions {
   user?: string;
   object?: { kind: LedgerRow["object"]["kind"]; id: string };
   number?: string;
-  format: "jsonl" | "csv";
-}
-
-const CSV_COLUMNS = [
-  "seq",
-  "at",
-  "action",
-  "actor_kind",
-  "actor_id",
-  "object_kind",
-  "object_id",
-  "door",
-  "client",
-  "number_hash",
-  "detail",
-  "prev_hash",
-  "hash",
-];
-
-/** RFC 4180: quoted when it holds a comma, quote or line break; a leading =+-@ is not a formula. */
-function csvField(v: string | number | null): string {
-  if (v === null) return "";
-  let s = String(v);
-  if (/^[=+\-@]/.test(s) && typeof v === "string") s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
-function csvLine(r: LedgerRow): string {
-  return [
-    r.seq,
-    r.at,
-    r.action,
-    r.actor.kind,
-    r.actor.id ?? null,
-    r.object.kind,
-    r.object.id,
-    r.door,
-    r.client,
-    r.numberHash,
-    JSON.stringify(r.detail),
-    r.prevHash,
-    r.hash,
-  ]
-    .map(csvField)
-    .join(",");
+  action?: LedgerRow["action"];
+  format: LedgerExportFormat;
 }
 
 export async function auditExportCommand(opts: ExportOptions): Promise<void> {
@@ -143,10 +101,18 @@ export async function auditExportCommand(opts: ExportOptions): Promise<void> {
       out.length = 0;
       if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once("drain", r));
     };
-    if (opts.format === "csv") out.push(`${CSV_COLUMNS.join(",")}\r\n`);
-    const filter = { since: opts.since, until: opts.until, user: opts.user, object: opts.object, number: opts.number };
+    const header = ledgerExportHeader(opts.format);
+    if (header) out.push(header);
+    const filter = {
+      since: opts.since,
+      until: opts.until,
+      user: opts.user,
+      object: opts.object,
+      number: opts.number,
+      action: opts.action,
+    };
     for await (const r of ledger.all(filter)) {
-      out.push(opts.format === "csv" ? `${csvLine(r)}\r\n` : `${JSON.stringify(r)}\n`);
+      out.push(ledgerExportLine(opts.format, r));
       if (out.length >= 500) await flush();
     }
     await flush();

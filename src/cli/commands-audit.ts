@@ -1,18 +1,16 @@
 // The compliance ledger's commands (docs/compliance.md): verify the chain, export rows, anchor
 // the head somewhere else.
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { LEDGER_ACTIONS } from "../ledger/events.js";
+import { LEDGER_OBJECT_KINDS, parseObjectRef } from "../ledger/filter.js";
 import { configOption, isoDate, jsonOption, load } from "./options.js";
-
-const OBJECT_KINDS = ["job", "recipient", "received", "person", "hold", "config"];
 
 /** KIND:ID, e.g. job:J123 or received:R9; anything else is a usage error. */
 function objectRef(v: string): { kind: string; id: string } {
-  const i = v.indexOf(":");
-  const kind = i > 0 ? v.slice(0, i) : "";
-  const id = i > 0 ? v.slice(i + 1) : "";
-  if (!OBJECT_KINDS.includes(kind) || id === "")
-    throw new InvalidArgumentError(`expected KIND:ID with KIND one of ${OBJECT_KINDS.join(", ")}, got "${v}"`);
-  return { kind, id };
+  const ref = parseObjectRef(v);
+  if (!ref)
+    throw new InvalidArgumentError(`expected KIND:ID with KIND one of ${LEDGER_OBJECT_KINDS.join(", ")}, got "${v}"`);
+  return ref;
 }
 
 /** audit verify, audit export, audit anchor */
@@ -47,6 +45,9 @@ export function auditCommands(program: Command): void {
       ).argParser(objectRef),
     )
     .option("--number <e164>", "rows about this fax number (matched by its keyed hash)")
+    .addOption(
+      new Option("--action <action>", "rows of this action only, e.g. downloaded").choices([...LEDGER_ACTIONS]),
+    )
     .addOption(new Option("--format <format>", "jsonl or csv").choices(["jsonl", "csv"]).default("jsonl"))
     .addOption(configOption())
     .action(async (o) => (await load.audit()).auditExportCommand(o));

@@ -27,6 +27,7 @@ export function legalHoldCommands(program: Command): void {
   lh.command("release")
     .description("release a hold: what it held follows the retention rule again")
     .argument("<id>", "the hold's id (legal-hold list)")
+    .requiredOption("--reason <text>", "why (kept in the ledger's hold-released row)")
     .option("--by <operator>", "who releases (default: the login name)")
     .addOption(configOption())
     .addOption(jsonOption())

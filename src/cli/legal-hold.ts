@@ -3,8 +3,8 @@
 import os from "node:os";
 import { FaxgateError } from "../errors.js";
 import { createLedger } from "../parts/ledger.js";
-import { LegalHolds } from "../retention/legal-holds.js";
-import type { HoldKind, LegalHold } from "../store/sql/retention.js";
+import { LegalHolds, shownHoldValue } from "../retention/legal-holds.js";
+import type { HoldKind } from "../store/sql/retention.js";
 import { type GlobalOptions, loadContext, printJson, withStore } from "./context.js";
 
 export interface HoldAddOptions extends GlobalOptions {
@@ -19,8 +19,7 @@ export interface HoldAddOptions extends GlobalOptions {
 
 const operator = (by?: string): string => by ?? os.userInfo().username;
 
-/** A number shown to the operator who holds it, but not whole (terminals end up in logs). */
-const shown = (h: LegalHold): string => (h.kind === "number" ? `${h.value.slice(0, 4)}…${h.value.slice(-2)}` : h.value);
+const shown = shownHoldValue;
 
 export async function holdAddCommand(opts: HoldAddOptions): Promise<void> {
   const given = (["user", "number", "job", "received", "matter"] as const).filter((k) => opts[k] !== undefined);
@@ -50,11 +49,15 @@ export async function holdListCommand(opts: GlobalOptions & { all?: boolean }): 
   });
 }
 
-export async function holdReleaseCommand(id: string, opts: GlobalOptions & { by?: string }): Promise<void> {
+export async function holdReleaseCommand(
+  id: string,
+  opts: GlobalOptions & { by?: string; reason?: string },
+): Promise<void> {
+  if (!opts.reason) throw new FaxgateError("USAGE", "releasing a legal hold needs --reason");
   const ctx = loadContext(opts);
   await withStore(ctx, async (store) => {
     const holds = new LegalHolds({ store, ledger: createLedger(ctx.config, store) });
-    const h = await holds.release(id, operator(opts.by), "cli");
+    const h = await holds.release(id, { by: operator(opts.by), reason: opts.reason!, door: "cli" });
     if (opts.json) printJson(h);
     else process.stdout.write(`${h.id} released: what it held follows the retention rule again\n`);
   });

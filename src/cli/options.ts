@@ -1,6 +1,7 @@
 // What the command groups (commands-*.ts) share: the options every command takes, the parsers
 // that turn a bad value into a usage error (exit 2), and the lazily loaded command code.
 import { InvalidArgumentError, Option } from "commander";
+import { parseIsoTime } from "../ledger/filter.js";
 import { JOB_STATES, RECIPIENT_STATES } from "../store/types.js";
 
 // Each command's code is loaded when that command runs: `faxgate jobs` must not pay for the SMTP
@@ -39,14 +40,12 @@ export function wholeNumber(min: number, max: number) {
 
 /** An ISO 8601 date or date-time, as the service wants it; anything else is a usage error. */
 export function isoDate(v: string): string {
-  const t = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(v.trim())
-    ? Date.parse(v.trim())
-    : Number.NaN;
-  if (Number.isNaN(t))
+  const t = parseIsoTime(v);
+  if (t === null)
     throw new InvalidArgumentError(
       `expected an ISO 8601 date or date-time such as 2026-12-31 or 2026-12-31T23:59:00Z, got "${v}"`,
     );
-  return new Date(t).toISOString();
+  return t;
 }
 /** An IANA time zone name the runtime knows, e.g. "Europe/Berlin". */
 export function timeZoneName(v: string): string {

@@ -102,6 +102,8 @@ export interface LedgerFilter {
   object?: LedgerObject;
   /** rows concerning this number (compared by its keyed hash) */
   number?: string;
+  /** rows of this action only */
+  action?: LedgerAction;
   limit?: number;
 }
 

@@ -106,15 +106,16 @@ export class SqlLedger implements Ledger {
       until: filter.until,
       user: filter.user,
       object: filter.object,
+      action: filter.action,
       numberHash: filter.number !== undefined ? (this.numberHash(filter.number) ?? undefined) : undefined,
       limit: filter.limit,
     };
   }
 
-  /** The newest rows first (the console's page). */
-  async newest(filter: LedgerFilter = {}): Promise<LedgerRow[]> {
+  /** The newest rows first (the console's page); with `beforeSeq`, the page after one ending there. */
+  async newest(filter: LedgerFilter = {}, beforeSeq?: number): Promise<LedgerRow[]> {
     if (filter.number !== undefined && !this.numberKey) return [];
-    const records = await ledgerRows(this.db, { ...this.query(filter), newestFirst: true });
+    const records = await ledgerRows(this.db, { ...this.query(filter), newestFirst: true, beforeSeq });
     return records.map(toRow);
   }
 

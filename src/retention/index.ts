@@ -1,5 +1,5 @@
 // The face of retention/: what other folders may use of it, re-exported from the files that define it.
 // Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
-export { LegalHolds } from "./legal-holds.js";
+export { LegalHolds, shownHoldValue } from "./legal-holds.js";
 export { Retention } from "./retention.js";

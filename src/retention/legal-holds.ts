@@ -62,17 +62,20 @@ export class LegalHolds {
     );
   }
 
-  release(id: string, by: string, door: LedgerDoor, client?: string): Promise<LegalHold> {
-    return releaseHold(this.opts.store.retentionPort().db, id, by, (t, h) =>
+  /** Ends a hold; the reason (required, as for a hold) goes into the ledger row. */
+  async release(id: string, req: Omit<HoldRequest, "kind" | "value">): Promise<LegalHold> {
+    const reason = req.reason.trim();
+    if (!reason) throw new FaxgateError("API_INVALID_INPUT", "releasing a legal hold needs a reason (--reason)");
+    return releaseHold(this.opts.store.retentionPort().db, id, req.by, (t, h) =>
       this.opts.ledger.record(
         {
           action: "hold-released",
-          actor: { kind: "operator", id: by },
+          actor: { kind: "operator", id: req.by },
           object: { kind: "hold", id: h.id },
-          door,
-          ...(client ? { client } : {}),
+          door: req.door,
+          ...(req.client ? { client: req.client } : {}),
           ...(h.kind === "number" ? { number: h.value } : {}),
-          detail: { on: h.kind, ...(h.kind === "number" ? {} : { value: h.value }) },
+          detail: { on: h.kind, ...(h.kind === "number" ? {} : { value: h.value }), reason: reason.slice(0, 500) },
         },
         t,
       ),
@@ -87,4 +90,9 @@ export class LegalHolds {
   async holdsUser(user: string): Promise<boolean> {
     return (await this.list()).some((h) => h.kind === "user" && h.value === user);
   }
+}
+
+/** A held value as shown to people (CLI, console): a number not whole (screens end up in logs and shots). */
+export function shownHoldValue(h: Pick<LegalHold, "kind" | "value">): string {
+  return h.kind === "number" ? `${h.value.slice(0, 4)}…${h.value.slice(-2)}` : h.value;
 }

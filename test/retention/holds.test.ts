@@ -95,12 +95,18 @@ describe.each(["sqlite", "postgres"] as BackendName[])("legal holds and the rete
         ["received", freeFax],
       ]);
 
-      await holds.release(jobHold.id, "ops", "cli");
+      await holds.release(jobHold.id, { by: "ops", reason: "matter closed", door: "cli" });
       expect((await ledger.rows()).at(-1)).toMatchObject({
         action: "hold-released",
         object: { kind: "hold", id: jobHold.id },
+        detail: { reason: "matter closed" },
       });
-      await expect(holds.release(jobHold.id, "ops", "cli")).rejects.toMatchObject({ code: "HOLD_NOT_FOUND" });
+      await expect(holds.release(jobHold.id, { by: "ops", reason: " ", door: "cli" })).rejects.toMatchObject({
+        code: "API_INVALID_INPUT",
+      });
+      await expect(
+        holds.release(jobHold.id, { by: "ops", reason: "matter closed", door: "cli" }),
+      ).rejects.toMatchObject({ code: "HOLD_NOT_FOUND" });
       expect((await retention.pass()).purged).toBe(1);
       expect(await store.getJob(byJob)).toBeNull();
       expect((await holds.list()).map((h) => h.kind).sort()).toEqual(["matter", "number", "number", "user"]);

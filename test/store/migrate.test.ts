@@ -171,7 +171,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
         door: "cli",
       });
       await holds.add({ kind: "user", value: "bob", reason: "matter 8", by: "ops", door: "cli" });
-      await holds.release(held.id, "ops", "cli");
+      await holds.release(held.id, { by: "ops", reason: "matter closed", door: "cli" });
       const dataDir = path.join(src.dir, "data");
       const url = await cluster.createDatabase();
       const report = await migrateSqliteToPostgres({ dataDir, url });

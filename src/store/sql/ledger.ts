@@ -97,9 +97,12 @@ export interface LedgerQuery {
   /** the actor's id or, for a person, the object's */
   user?: string;
   object?: { kind: string; id: string };
+  action?: string;
   numberHash?: string;
   /** rows after this seq (paging through the whole chain) */
   afterSeq?: number;
+  /** rows before this seq (the console's next page, newest first) */
+  beforeSeq?: number;
   limit?: number;
   /** newest first (the console) instead of the chain's order */
   newestFirst?: boolean;
@@ -126,8 +129,10 @@ export async function ledgerRows(db: Db | Runner, q: LedgerQuery = {}): Promise<
       `${q.object.id}#%`,
     );
   else if (q.object) add("object_kind = ? AND object_id = ?", q.object.kind, q.object.id);
+  if (q.action !== undefined) add("action = ?", q.action);
   if (q.numberHash !== undefined) add("number_hash = ?", q.numberHash);
   if (q.afterSeq !== undefined) add("seq > ?", q.afterSeq);
+  if (q.beforeSeq !== undefined) add("seq < ?", q.beforeSeq);
   const limit = q.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(q.limit))}` : "";
   const sql = `SELECT ${COLUMNS} FROM ledger${where.length ? ` WHERE ${where.join(" AND ")}` : ""}
     ORDER BY seq ${q.newestFirst ? "DESC" : "ASC"}${limit}`;
