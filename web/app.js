@@ -150,6 +150,8 @@ function renderHeader() {
       session.inbox?.length ? link("/inbox.html", "Shared inbox") : null,
       link("/search.html", "Search"),
       session.admin ? link("/admin.html", "Queue") : null,
+      session.admin ? link("/ledger.html", "Ledger") : null,
+      session.admin ? link("/holds.html", "Legal holds") : null,
       link("/factors.html", "Sign-in factors"),
       h(
         "li",

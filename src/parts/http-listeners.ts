@@ -8,6 +8,7 @@ import type { HealthReport } from "../admin/index.js";
 import type { FaxRecord } from "../fax/index.js";
 import { descriptorBudget } from "../listener-limits.js";
 import { OidcRelyingParty, TotpSealer } from "../auth/index.js";
+import { LegalHolds } from "../retention/index.js";
 import { SignInFactors } from "../store/index.js";
 import { OperatorPages, WebConsole, StoredSessionStore, callbackUrl } from "../web/index.js";
 import { serviceEventHandlers, readReceiverTls, WebhookReceiver } from "../webhooks/index.js";
@@ -90,6 +91,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
           sealer: config.web.factors.totpKey ? new TotpSealer(config.web.factors.totpKey) : null,
           publicUrl: () => consoleUrl(core) ?? "",
         },
+        ledgerPages: { ledger: core.ledger, holds: new LegalHolds({ store: core.store, ledger: core.ledger }) },
         operator: new OperatorPages({
           store: core.store,
           users: () => live.users(),

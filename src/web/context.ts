@@ -21,6 +21,7 @@ import type { FleetCounters } from "../fleet-counter.js";
 import type { Job, LeftOut, NewDocument, NewRecipient } from "../store/index.js";
 import { LiveUpdates } from "./live.js";
 import type { FactorSettings } from "./factor-settings.js";
+import type { LedgerPagesDeps } from "./ledger.js";
 import type { OperatorPages } from "./operator.js";
 import { OidcSessions, type OidcSignIn } from "./sign-in-oidc-sessions.js";
 import { QueueView, type ConsoleStore } from "./queue-view.js";
@@ -55,6 +56,8 @@ export interface WebConsoleDeps {
   metrics?: Metrics;
   /** what the operator's page shows (queue, refusals, service); absent: no operator page */
   operator?: OperatorPages;
+  /** the operator's ledger search and legal holds; absent: no such pages */
+  ledgerPages?: LedgerPagesDeps;
   /** largest upload, bytes (smtp.maxMessageBytes) */
   maxUploadBytes: number;
   /** pause after a wrong password, times the failures so far (default 1000 ms) */
