@@ -3,11 +3,21 @@
 // with their ledger rows (door console, the release's reason); the ledger is searched with the
 // export's filters, newest first, paged, and exported as the same rows; a held number is never
 // echoed in an answer or the log, in whole or as it was typed.
+import { existsSync, mkdirSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqlLedger } from "../../src/ledger/index.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { PASSWORDS, consoleGateway, signIn } from "./rig.js";
 
+const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
+if (!existsSync(CHROMIUM)) console.warn(`ledger pages in Chromium skipped: no chromium at ${CHROMIUM}`);
+const SHOTS =
+  process.env.FAXGATE_SCREENSHOTS === "1"
+    ? path.resolve(__dirname, "../../docs/images")
+    : path.join(os.tmpdir(), "faxgate-console-shots");
 const NUMBER = "+1 (555) 010-7788";
 const DIGITS = "5550107788";
 
@@ -196,4 +206,51 @@ describe("the ledger page", () => {
     await call(ops, "GET", "/api/admin/ledger/export?format=csv");
     expect((await call(ops, "GET", "/api/admin/ledger")).json().rows[0].seq).toBe(before);
   });
+});
+
+describe("the pages in Chromium", () => {
+  it.skipIf(!existsSync(CHROMIUM))(
+    "an operator opens both pages, adds and releases a hold, and finds both rows in the ledger",
+    async () => {
+      mkdirSync(SHOTS, { recursive: true });
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+      try {
+        const page = await (await browser.newContext({ viewport: { width: 1200, height: 800 } })).newPage();
+        await page.goto(`${rig.url("web")}/login.html`);
+        await page.getByLabel("User name").fill("ops");
+        await page.getByLabel("Password").fill(PASSWORDS.ops);
+        await page.getByRole("button", { name: "Sign in" }).click();
+        await page.getByRole("link", { name: "Legal holds" }).click();
+        await page.waitForURL(/holds\.html/);
+        await page.getByLabel("Hold on", { exact: true }).selectOption("user");
+        await page.getByLabel("Value", { exact: true }).fill("bob");
+        await page.getByLabel("Reason", { exact: true }).fill("audit 2026-11");
+        await page.getByRole("button", { name: "Add hold" }).click();
+        const row = page.locator("#holds tbody tr", { hasText: "user bob" });
+        await row.waitFor();
+        const id = await row.getAttribute("data-id");
+        await page.getByLabel(`Reason to release hold ${id}`).fill("audit done");
+        await row.getByRole("button", { name: "Release" }).click();
+        await row.waitFor({ state: "detached" });
+        await page.locator("#status", { hasText: `Hold ${id} released` }).waitFor();
+
+        await page.getByRole("link", { name: "Ledger" }).click();
+        await page.waitForURL(/ledger\.html/);
+        await page.getByLabel("Object").fill(`hold:${id}`);
+        await page.getByRole("button", { name: "Search" }).click();
+        await page.locator("#rows tbody tr", { hasText: "hold-released" }).waitFor();
+        const actions = await page.locator("#rows tbody tr td:nth-child(3)").allTextContents();
+        expect(actions).toEqual(["hold-released", "held"]);
+        expect(await page.locator("#export-csv").getAttribute("href")).toContain(`object=hold%3A${id}`);
+        await page.getByLabel("Object").fill("");
+        await page.getByRole("button", { name: "Search" }).click();
+        // more than a page of rows by now: the button for older ones shows
+        await page.locator("#more:visible").waitFor();
+        await page.screenshot({ path: path.join(SHOTS, "console-ledger.png"), fullPage: true });
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 });
