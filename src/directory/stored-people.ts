@@ -16,7 +16,12 @@ export async function storedPeople(
     ? await new ScimDirectory({
         db: store.sql,
         // reading only: nothing is recorded or changed
-        ledger: { record: async () => undefined, recordAll: async () => undefined, rows: async () => [] },
+        ledger: {
+          record: async () => undefined,
+          recordAll: async () => undefined,
+          rows: async () => [],
+          rowsFor: () => [],
+        },
         config: d.scim,
         changed: async () => undefined,
       }).people()

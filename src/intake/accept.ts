@@ -19,8 +19,8 @@ const DOOR_OF: Readonly<Record<JobSource, LedgerDoor>> = {
 
 export interface AcceptDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt">;
-  /** Each job taken in is a ledger row per recipient (docs/compliance.md). */
-  ledger: Pick<Ledger, "recordAll">;
+  /** Each job taken in is a ledger row per recipient, in the job's commit (docs/compliance.md). */
+  ledger: Pick<Ledger, "rowsFor">;
   log: Logger;
   metrics?: Metrics;
   /** queue.maxWaiting: a full queue refuses the job as busy (QUEUE_FULL) before it is stored */
@@ -46,14 +46,25 @@ export async function acceptJob(
 ): Promise<Accepted> {
   await deps.pressure.check(DOOR_OF[job.source]);
   const documents = job.documents.map((d, i) => ({ ...d, name: safeFileName(d.name, `document-${i + 1}`) }));
-  const { job: stored, duplicate } = await deps.store.enqueue({ ...job, documents });
+  // the "sent" rows commit with the job: a crash leaves neither without the other
+  const { job: stored, duplicate } = await deps.store.enqueue({ ...job, documents }, (made) =>
+    deps.ledger.rowsFor(
+      made.recipients.map((r) => ({
+        action: "sent" as const,
+        actor: { kind: "person" as const, id: job.user },
+        object: { kind: "recipient" as const, id: `${made.id}#${r.idx}` },
+        door: DOOR_OF[job.source],
+        number: r.number,
+        detail: { documents: documents.length },
+      })),
+    ),
+  );
   const log = deps.log.child({ job: stored.id });
   if (duplicate) {
     log.info(fields, "ACCEPTED duplicate delivery, no new fax");
   } else {
     deps.pressure.queued(stored.recipients.length);
     deps.metrics?.jobsEnqueued.inc({ source: job.source });
-    await recordTakenIn(deps, stored, log);
     log.info(
       {
         recipients: stored.recipients.length,
@@ -65,28 +76,6 @@ export async function acceptJob(
     );
   }
   return { job: stored, duplicate, log };
-}
-
-/**
- * One "sent" row per recipient: who handed the fax in, through which door, to which number (as
- * its keyed hash). The job is committed already: a ledger that fails is logged, not answered to
- * the client as a failure (it would send the fax again).
- */
-async function recordTakenIn(deps: AcceptDeps, job: Job, log: Logger): Promise<void> {
-  try {
-    await deps.ledger.recordAll(
-      job.recipients.map((r) => ({
-        action: "sent" as const,
-        actor: { kind: "person" as const, id: job.user },
-        object: { kind: "recipient" as const, id: `${job.id}#${r.idx}` },
-        door: DOOR_OF[job.source],
-        number: r.number,
-        detail: { documents: job.documents.length },
-      })),
-    );
-  } catch (err) {
-    log.error({ err: (err as Error).message }, "LEDGER the job's rows were not recorded");
-  }
 }
 
 /** Input that cannot be read is kept as a corrupt job for inspection, never deleted. */

@@ -2,29 +2,10 @@
 // canonical encoding of its fields and the hash of the row before (a JSON array in a fixed order:
 // no field can run into the next), so an edited, deleted, inserted or reordered row breaks the
 // chain at that row; a full rewrite of the table is caught only by an anchor kept elsewhere.
-import { createHash } from "node:crypto";
-import type { LedgerRecord } from "../store/index.js";
+import { type LedgerRecord, sealRow } from "../store/index.js";
 
-/** The text a row's hash is taken over. */
-export function canonicalRow(r: Omit<LedgerRecord, "hash">): string {
-  return JSON.stringify([
-    r.seq,
-    r.at,
-    r.action,
-    r.actor_kind,
-    r.actor_id,
-    r.object_kind,
-    r.object_id,
-    r.door,
-    r.client,
-    r.number_hash,
-    r.detail,
-    r.prev_hash,
-  ]);
-}
-
-export const sealRow = (r: Omit<LedgerRecord, "hash">): string =>
-  createHash("sha256").update(canonicalRow(r)).digest("hex");
+// The seal itself is the store's (one function for SqlLedger and the intake thread's commit).
+export { canonicalRow, sealRow } from "../store/index.js";
 
 /** A detail object as stored: keys sorted, so the same detail is always the same text. */
 export function canonicalDetail(detail: Readonly<Record<string, string | number | boolean>> = {}): string {

@@ -5,7 +5,7 @@
 //
 // Never in a row: document content, a fax number in clear (`number` is stored as a keyed hash, so
 // "every event for this number" still works for an operator who knows it), a secret.
-import type { Runner } from "../store/index.js";
+import type { LedgerFields, Runner } from "../store/index.js";
 
 export const LEDGER_ACTIONS = [
   "sent",
@@ -116,4 +116,9 @@ export interface Ledger {
   /** Several rows in one transaction (a job's recipients taken in at once); with `within`, in the caller's. */
   recordAll(events: readonly LedgerEvent[], within?: Runner): Promise<void>;
   rows(filter?: LedgerFilter): Promise<LedgerRow[]>;
+  /**
+   * The rows `events` are stored as, unsealed: for a commit the store makes itself (a new job and
+   * its "sent" rows, QueueStore.enqueue), where the head is read and each row sealed.
+   */
+  rowsFor(events: readonly LedgerEvent[]): LedgerFields[];
 }

@@ -7,10 +7,11 @@ import {
   appendLedger,
   GENESIS_HASH,
   ledgerHead,
+  type LedgerFields,
   type LedgerRecord,
   ledgerRows,
 } from "../store/index.js";
-import { type ChainBreak, canonicalDetail, checkRows, sealRow } from "./chain.js";
+import { type ChainBreak, canonicalDetail, checkRows } from "./chain.js";
 import type { Ledger, LedgerEvent, LedgerFilter, LedgerRow } from "./events.js";
 
 /** The chain's head: what an anchor keeps. */
@@ -53,15 +54,23 @@ export class SqlLedger implements Ledger {
 
   async recordAll(events: readonly LedgerEvent[], within?: Runner): Promise<void> {
     if (events.length === 0) return;
-    const rows = events.map((e) => this.fields(e));
+    const rows = this.rowsFor(events);
     const append = async (t: Runner) => {
-      for (const fields of rows) await appendLedger(t, fields, sealRow);
+      for (const fields of rows) await appendLedger(t, fields);
     };
     if (within) await append(within);
     else await this.db.tx("record a ledger event", append);
   }
 
-  private fields(event: LedgerEvent) {
+  /**
+   * The rows `events` are stored as, unsealed (their place in the chain is given where they are
+   * appended): for a writer that appends them in a commit of its own making (the intake's enqueue).
+   */
+  rowsFor(events: readonly LedgerEvent[]): LedgerFields[] {
+    return events.map((e) => this.fields(e));
+  }
+
+  private fields(event: LedgerEvent): LedgerFields {
     if (event.number !== undefined && !this.numberKey)
       throw new Error("the ledger has no number key: it cannot record an event about a fax number");
     return {

@@ -24,8 +24,8 @@ export type { Delivery, DeliveryKind } from "./sql/deliveries.js";
 export { deleteDirectoryEntry, directoryEntries, directoryEntry, writeDirectoryEntry } from "./sql/directory.js";
 export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
-export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
-export type { LedgerRecord } from "./sql/ledger.js";
+export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealRow } from "./sql/ledger.js";
+export type { LedgerFields, LedgerRecord } from "./sql/ledger.js";
 export { claimText, endTextWait, textFailed, textRead, textsToRoute, textUnreadable } from "./sql/received-text.js";
 export type { ReceivedText } from "./sql/received-text.js";
 export {

@@ -3,6 +3,7 @@
 // the web console) depends on this interface, never on a backend class.
 import type pg from "pg";
 import type { Db } from "./sql/db.js";
+import type { JobLedgerRows } from "./sql/ledger.js";
 import type {
   CoverSpec,
   Job,
@@ -112,7 +113,11 @@ export interface QueueStore extends ReceivedStore {
 
   // ---- intake
   /** Durable when it resolves: documents stored (fsynced, or in the database), job row committed. */
-  enqueue(job: NewJob): Promise<{ job: Job; duplicate: boolean }>;
+  /**
+   * With `ledger`: the rows it makes for the new job are appended in the job's own commit (none
+   * for a duplicate), so a job never stands without its rows, nor rows without their job.
+   */
+  enqueue(job: NewJob, ledger?: JobLedgerRows): Promise<{ job: Job; duplicate: boolean }>;
   /** Keeps unprocessable input for inspection (state corrupt), never deletes it. */
   enqueueCorrupt(input: {
     source: JobSource;

@@ -23,6 +23,7 @@ export async function enqueue(
   db: Db,
   local: Local,
   input: NewJob,
+  ledger?: enq.JobLedgerRows,
 ): Promise<{ job: Job; duplicate: boolean }> {
   enq.checkNewJob(input);
   const nowMs = ctx.clock.now();
@@ -38,6 +39,7 @@ export async function enqueue(
     documents: loaded.map((l) => l.stored),
     original: orig?.stored ?? null,
     blobs: all.map((l) => ({ file: l.stored.path, data: l.data })),
+    ledger,
   });
   const result = await enq.commitNewJob(db, local, input, made);
   await removeMoved([...input.documents, ...(input.original ? [input.original] : [])]);

@@ -43,6 +43,7 @@ import * as documents from "./documents.js";
 import { DutyConnection } from "./duties.js";
 import * as intake from "./enqueue.js";
 import type { Db } from "../sql/db.js";
+import type { JobLedgerRows } from "../sql/ledger.js";
 import * as kv from "../sql/kv.js";
 import * as operator from "../sql/operator.js";
 import type { RetentionPort } from "../queue-store.js";
@@ -134,8 +135,8 @@ export class PgStore implements QueueStore {
     return documents.documentPath(this.ctx, doc);
   }
 
-  async enqueue(input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-    const result = await intake.enqueue(this.ctx, this.q, this.local, input);
+  async enqueue(input: NewJob, ledger?: JobLedgerRows): Promise<{ job: Job; duplicate: boolean }> {
+    const result = await intake.enqueue(this.ctx, this.q, this.local, input, ledger);
     if (!result.duplicate) this.announce(result.job);
     return result;
   }

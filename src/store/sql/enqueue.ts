@@ -12,6 +12,9 @@ import { confirmationWait, enqueueDetail, NEEDS_ADDRESS } from "../transitions.j
 import type { Job, JobMeta, JobSource, NewDocument, NewJob, RecipientState, StoredDocument } from "../types.js";
 import type { Db, DialectName, Runner } from "./db.js";
 import { eventArgs, INSERT_EVENT } from "./events.js";
+import { appendLedger, type JobLedgerRows, type LedgerFields } from "./ledger.js";
+
+export type { JobLedgerRows } from "./ledger.js";
 import { insertNotification } from "./notifications.js";
 import { jobById, type Local } from "./read.js";
 
@@ -22,6 +25,11 @@ export type Statement = [sql: string, params: unknown[]];
 export interface WriteRequest {
   guard?: Statement;
   statements: Statement[];
+  /**
+   * Ledger rows appended after the statements, in the same commit (a job and its "sent" rows:
+   * neither without the other). Sealed where the head is read, inside that commit.
+   */
+  ledger?: LedgerFields[];
 }
 
 /** The table of documents kept in the database (the one name history left different). */
@@ -61,6 +69,7 @@ export function newJobRequest(
     documents: StoredDocument[];
     original: StoredDocument | null;
     blobs: readonly Blob[];
+    ledger?: JobLedgerRows;
   },
 ): { row: JobRow; recs: RecipientRow[]; request: WriteRequest } {
   const { id, now } = p;
@@ -168,6 +177,7 @@ export function newJobRequest(
       ),
       [INSERT_EVENT, eventArgs(event, now)],
     ],
+    ...(p.ledger ? { ledger: p.ledger({ id, recipients: recs }) } : {}),
   };
   return { row, recs, request };
 }
@@ -192,6 +202,8 @@ export async function runWrite(
     if (row) return row;
   }
   for (const [text, params] of r.statements) await t.run(text, params);
+  // last: the ledger's lock is held from here to the commit
+  for (const fields of r.ledger ?? []) await appendLedger(t, fields);
   return undefined;
 }
 

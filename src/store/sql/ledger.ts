@@ -2,7 +2,9 @@
 // holds what a row means and how the chain is hashed). One chain per store: the append takes
 // the ledger's lock, reads the head and writes the next row in the same transaction, so several
 // gateways on one PostgreSQL append 1, 2, 3... without a gap or a fork (SQLite's BEGIN IMMEDIATE
-// already lets one writer in at a time).
+// already lets one writer in at a time). The row's hash is sealed here, once, for every writer:
+// SqlLedger, and the intake thread that appends a job's rows inside the job's own commit.
+import { createHash } from "node:crypto";
 import type { Db, Runner } from "./db.js";
 
 /** The table, as both backends create it (sqlite/migrations.ts, postgres/schema.ts). Shipped: never edit. */
@@ -57,23 +59,51 @@ const COLUMNS =
 /** The same columns as a list (store migrate copies rows column by column). */
 export const LEDGER_COLUMNS: readonly string[] = COLUMNS.split(", ");
 
+/** A row as its writer gives it: the chain's part (seq, prev_hash, hash) is filled in at the append. */
+export type LedgerFields = Omit<LedgerRecord, "seq" | "prev_hash" | "hash">;
+
 /**
- * Appends one row inside `t`: the ledger's lock, the head read, the row sealed by `seal` (its hash
- * over the fields and the head's hash) and inserted. Record last in a transaction: the lock is
- * held until it commits.
+ * The ledger rows a new job brings (accept.ts: one "sent" row per recipient), made once its id
+ * and recipients are known and before its commit.
  */
-export async function appendLedger(
-  t: Runner,
-  fields: Omit<LedgerRecord, "seq" | "prev_hash" | "hash">,
-  seal: (row: Omit<LedgerRecord, "hash">) => string,
-): Promise<LedgerRecord> {
-  await t.lock("ledger");
-  const head = await t.get<{ seq: number | string; hash: string }>(
-    "SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1",
-  );
+export type JobLedgerRows = (job: {
+  id: string;
+  recipients: ReadonlyArray<{ idx: number; number: string }>;
+}) => LedgerFields[];
+
+/** The text a row's hash is taken over: a JSON array in a fixed order (no field runs into the next). */
+export function canonicalRow(r: Omit<LedgerRecord, "hash">): string {
+  return JSON.stringify([
+    r.seq,
+    r.at,
+    r.action,
+    r.actor_kind,
+    r.actor_id,
+    r.object_kind,
+    r.object_id,
+    r.door,
+    r.client,
+    r.number_hash,
+    r.detail,
+    r.prev_hash,
+  ]);
+}
+
+export const sealRow = (r: Omit<LedgerRecord, "hash">): string =>
+  createHash("sha256").update(canonicalRow(r)).digest("hex");
+
+/** The head the next row follows (read inside the appending transaction). */
+export const LEDGER_HEAD_SQL = "SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1";
+export const LEDGER_INSERT_SQL = `INSERT INTO ledger (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** The row that follows `head`, sealed, and its INSERT's parameters. */
+export function nextLedgerRow(
+  head: { seq: number | string; hash: string } | undefined,
+  fields: LedgerFields,
+): { row: LedgerRecord; params: unknown[] } {
   const unsealed = { ...fields, seq: head ? Number(head.seq) + 1 : 1, prev_hash: head?.hash ?? GENESIS_HASH };
-  const row: LedgerRecord = { ...unsealed, hash: seal(unsealed) };
-  await t.run(`INSERT INTO ledger (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+  const row: LedgerRecord = { ...unsealed, hash: sealRow(unsealed) };
+  const params = [
     row.seq,
     row.at,
     row.action,
@@ -87,8 +117,31 @@ export async function appendLedger(
     row.detail,
     row.prev_hash,
     row.hash,
-  ]);
-  return row;
+  ];
+  return { row, params };
+}
+
+/**
+ * Appends one row inside `t`: the ledger's lock, the head read, the row sealed and inserted.
+ * Record last in a transaction: the lock is held until it commits.
+ */
+export async function appendLedger(t: Runner, fields: LedgerFields): Promise<LedgerRecord> {
+  await t.lock("ledger");
+  const next = nextLedgerRow(await t.get<{ seq: number | string; hash: string }>(LEDGER_HEAD_SQL), fields);
+  await t.run(LEDGER_INSERT_SQL, next.params);
+  return next.row;
+}
+
+/** A statement on a synchronous connection (better-sqlite3's prepared statement, as its caller caches it). */
+type SyncStatement = { get(...params: unknown[]): unknown; run(...params: unknown[]): unknown };
+
+/**
+ * The same append on SQLite's synchronous connection (the intake thread, or the main connection
+ * standing in for it), inside the caller's transaction: its BEGIN IMMEDIATE is the ledger's lock.
+ */
+export function appendLedgerSync(sql: (text: string) => SyncStatement, fields: LedgerFields): void {
+  const head = sql(LEDGER_HEAD_SQL).get() as { seq: number; hash: string } | undefined;
+  sql(LEDGER_INSERT_SQL).run(...nextLedgerRow(head, fields).params);
 }
 
 export interface LedgerQuery {

@@ -125,7 +125,12 @@ function throwFirstFailure(settled: PromiseSettledResult<unknown>[]): void {
 }
 
 /** Durable when it resolves: documents fsynced and renamed, job row committed. */
-export async function enqueue(c: SqliteContext, db: Db, input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
+export async function enqueue(
+  c: SqliteContext,
+  db: Db,
+  input: NewJob,
+  ledger?: enq.JobLedgerRows,
+): Promise<{ job: Job; duplicate: boolean }> {
   enq.checkNewJob(input);
   if (input.dedupeKey) {
     const existing = await findDuplicate(c, db, input.dedupeKey);
@@ -146,6 +151,7 @@ export async function enqueue(c: SqliteContext, db: Db, input: NewJob): Promise<
     documents,
     original,
     blobs: inline,
+    ledger,
   });
 
   let result: { job: Job; duplicate: boolean };

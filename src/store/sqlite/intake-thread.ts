@@ -3,6 +3,7 @@
 // fdatasynced and the data folder checked writable before anyone is told.
 import fs from "node:fs";
 import type Database from "better-sqlite3";
+import { appendLedgerSync } from "../sql/ledger.js";
 import { threadDb, type DbThreadData } from "./db-thread.js";
 import { MAX_BATCH, type Answer, type Envelope, type FlushFailure } from "./intake-writer.js";
 
@@ -31,6 +32,8 @@ const runOne = db.transaction((r: Envelope): { found?: Record<string, unknown> }
     if (row) return { found: row };
   }
   for (const [text, params] of r.statements) sql(text).run(...params);
+  // the job's ledger rows in its own savepoint: the head read here, after the rows before it
+  for (const fields of r.ledger ?? []) appendLedgerSync(sql, fields);
   return {};
 });
 

@@ -10,6 +10,7 @@ import type { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
 import type { Logger } from "../../log/index.js";
 import type { Statement, WriteRequest } from "../sql/enqueue.js";
+import { appendLedgerSync } from "../sql/ledger.js";
 import { startDbThread } from "./db-thread.js";
 
 /** A job's commit, as ../sql/enqueue.ts builds it for both stores (plain data: SQL text and parameters). */
@@ -76,7 +77,15 @@ function envelope(seq: number, r: WriteRequest): { message: Envelope; transfer: 
       return copy;
     }),
   ];
-  return { message: { seq, ...(r.guard ? { guard: r.guard } : {}), statements: r.statements.map(own) }, transfer };
+  return {
+    message: {
+      seq,
+      ...(r.guard ? { guard: r.guard } : {}),
+      statements: r.statements.map(own),
+      ...(r.ledger ? { ledger: r.ledger } : {}),
+    },
+    transfer,
+  };
 }
 
 /** A request's statements on the main connection, inside the caller's transaction: the thread's work, without it. */
@@ -86,6 +95,7 @@ export function runRequest(sql: (text: string) => Database.Statement, r: WriteRe
     if (row) return { found: row, flushed: false };
   }
   for (const [text, params] of r.statements) sql(text).run(...params);
+  for (const fields of r.ledger ?? []) appendLedgerSync(sql, fields);
   return { flushed: false };
 }
 

@@ -55,6 +55,7 @@ import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
 import { SqliteDb } from "./sqlite-db.js";
 import type { Db } from "../sql/db.js";
+import type { JobLedgerRows } from "../sql/ledger.js";
 import * as leases from "../sql/leases.js";
 import * as waiting from "../sql/waiting.js";
 import * as received from "../sql/received.js";
@@ -159,8 +160,8 @@ export class SqliteStore implements QueueStore {
   }
 
   // ---- intake
-  async enqueue(input: NewJob): Promise<{ job: Job; duplicate: boolean }> {
-    const result = await enq.enqueue(this.c, this.q, input);
+  async enqueue(input: NewJob, ledger?: JobLedgerRows): Promise<{ job: Job; duplicate: boolean }> {
+    const result = await enq.enqueue(this.c, this.q, input, ledger);
     if (!result.duplicate) for (const fn of this.enqueuedListeners) fn(result.job);
     return result;
   }
