@@ -11,9 +11,10 @@ const PERIOD_S = 30;
 export class TotpSealer {
   private readonly key: Buffer;
 
-  constructor(secretKey: string) {
+  /** `purpose` keeps each use's cipher key apart (keys/key-minter.ts seals API keys with "api-key"). */
+  constructor(secretKey: string, purpose = "totp") {
     // the configured text may be any length; the cipher wants 32 bytes
-    this.key = createHash("sha256").update(`faxgate totp seal\0${secretKey}`).digest();
+    this.key = createHash("sha256").update(`faxgate ${purpose} seal\0${secretKey}`).digest();
   }
 
   seal(secret: string): string {

@@ -11,4 +11,9 @@ export function directoryCommands(program: Command): void {
     .addOption(configOption())
     .addOption(jsonOption())
     .action(async (o) => (await load.directory()).directorySyncCommand(o));
+  dir
+    .command("map <person> <serviceUserId>")
+    .description("the fax service's user id of a person the directory gives none (their key is then minted)")
+    .addOption(configOption())
+    .action(async (person: string, id: string, o) => (await load.directory()).directoryMapCommand(person, id, o));
 }

@@ -24,6 +24,7 @@ import { findKey } from "../keys/rotate.js";
 import { createLedger } from "../parts/ledger.js";
 import { mergePeople } from "../directory/merge.js";
 import { storedPeople } from "../directory/stored-people.js";
+import { unmappedPeople } from "./directory.js";
 import { loadContext, whereToSetSecrets, withClients, withStore, type GlobalOptions } from "./context.js";
 import {
   type Check,
@@ -326,6 +327,16 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
     checks.push({ name: "fax service", ok: false, detail: explainServiceError(err, c) });
   }
   checks.push(...(await officeChecks(c)));
+  const unmapped = await unmappedPeople(ctx).catch(() => null);
+  if (unmapped)
+    checks.push({
+      name: "directory keys",
+      ok: true,
+      warn: unmapped.people.length > 0,
+      detail: unmapped.people.length
+        ? `${unmapped.people.length} unmapped (no service user id, cannot fax: faxgate directory map <person> <serviceUserId>): ${unmapped.people.join(", ")}`
+        : `every keyless person is mapped (${unmapped.mapped})`,
+    });
   for (const risk of riskySettings(c)) checks.push({ name: "risky setting", ok: true, warn: true, detail: risk });
   if (opts.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
   else

@@ -94,6 +94,18 @@ export const directorySchema = z
      * is not applied: the last list stays and an operator confirms with `faxgate directory sync --accept-drop`
      */
     maxDrop: z.number().min(0).max(1).default(0.25),
+    /**
+     * keys follow people: with api.adminKey, a person with a service user id and no key gets one
+     * minted, kept sealed in the store under `sealKey` (from the secrets file: ${FAXGATE_KEYS_SECRET})
+     */
+    keys: z
+      .object({
+        sealKey: z.string().min(32, "use at least 32 characters"),
+        /** the minted key's expiresAt from its minting; the key watch rotates it before then */
+        lifetime: duration({ min: "1d", max: "3650d" }).prefault("90d"),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((d) => d.sync === undefined || d.syncMinutes === undefined, {

@@ -803,4 +803,5 @@ export const SECRET_KEYS = [
   "totpKey",
   "bindPassword",
   "token",
+  "sealKey",
 ] as const;

@@ -5,7 +5,7 @@ import type { Dispatcher as HttpDispatcher } from "undici";
 import type { Clock } from "../clock.js";
 import type { UserConfig } from "../config/index.js";
 import { describeError } from "../errors.js";
-import { type ApiGate, FaxClient, type FaxApi } from "../fax/index.js";
+import { type ApiGate, type ApiKey, FaxClient, type FaxApi } from "../fax/index.js";
 import type { Logger } from "../log/index.js";
 import { Periodic } from "../periodic.js";
 import type { QueueStore } from "../store/index.js";
@@ -27,6 +27,8 @@ export interface KeyWatchOptions {
   configKeyOf: (user: string) => string;
   store: QueueStore;
   onRotated: (user: string) => Promise<void> | void;
+  /** keeps a rotated key the gateway minted (keys follow people): true when it did, else keys.json */
+  keepMinted?: (user: string, key: ApiKey & { token: string }) => Promise<boolean>;
   logger: Logger;
   clock: Clock;
   warnDays?: number;
@@ -122,14 +124,15 @@ export class KeyWatch {
       userName: user.name,
       now: new Date(now),
     });
-    await saveOverride(
-      this.opts.dataDir,
-      user.name,
-      this.opts.configKeyOf(user.name),
-      plan.newKey.token,
-      plan.newKey.uuid,
-      new Date(now),
-    );
+    if (!(await this.opts.keepMinted?.(user.name, plan.newKey)))
+      await saveOverride(
+        this.opts.dataDir,
+        user.name,
+        this.opts.configKeyOf(user.name),
+        plan.newKey.token,
+        plan.newKey.uuid,
+        new Date(now),
+      );
     await this.opts.onRotated(user.name);
     if (plan.oldKey) await admin.deleteApiKey(plan.oldKey.uuid);
     this.opts.logger.warn(

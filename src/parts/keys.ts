@@ -1,6 +1,10 @@
 // With the service's admin key, each user's API key is watched for its expiry and rotated before
-// it runs out; a rotated key reloads the users like a SIGHUP does.
-import { KeyWatch } from "../keys/index.js";
+// it runs out; a rotated key reloads the users like a SIGHUP does. With directory.keys too, keys
+// follow people: the directory's people get keys minted, sealed in the store, deleted as they leave.
+import { TotpSealer } from "../auth/index.js";
+import { FaxClient } from "../fax/index.js";
+import { KeyWatch, KeyMinter } from "../keys/index.js";
+import { PersonKeys } from "../store/index.js";
 import type { ServiceEndpoint } from "./api.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
@@ -13,6 +17,27 @@ export function createKeyWatch(
   part: Part;
 } {
   const { live } = core;
+  const keysConfig = core.config.directory?.keys;
+  const minter =
+    service.adminKey && keysConfig
+      ? new KeyMinter({
+          admin: new FaxClient({
+            baseUrl: service.baseUrl,
+            apiKey: service.adminKey,
+            dispatcher: core.api.fax.agent,
+            gate: core.api.gate,
+          }),
+          keys: new PersonKeys(core.store.sql),
+          sealer: new TotpSealer(keysConfig.sealKey, "api-key"),
+          ledger: core.ledger,
+          lifetimeMs: keysConfig.lifetime,
+          clock: core.clock,
+          logger: core.logger.child({ component: "keys" }),
+        })
+      : null;
+  if (keysConfig && !service.adminKey)
+    core.logger.warn("directory.keys is set but api.adminKey is not: no keys can be minted for people");
+  if (minter) live.fillKeysWith((users, complete) => minter.fill(users, complete));
   const keyWatch = service.adminKey
     ? new KeyWatch({
         baseUrl: service.baseUrl,
@@ -25,6 +50,7 @@ export function createKeyWatch(
         configKeyOf: (name) => live.config().users.find((u) => u.name === name)?.apiKey ?? "",
         store: core.store,
         onRotated: (user) => live.refreshUsers(`key of ${user} rotated`),
+        keepMinted: minter ? (user, key) => minter.rotated(user, key) : undefined,
         logger: core.logger.child({ component: "keys" }),
         clock: core.clock,
       })

@@ -16,6 +16,10 @@ export class LiveSettings {
   private effective: UserConfig[];
   /** the people of the directory's sources (directory/), after the config's users */
   private directory: readonly DirectoryPerson[] = [];
+  /** set once the directory's list was applied: before that a key without its person is no leaver */
+  private directoryApplied = false;
+  /** fills minted keys in (keys/key-minter.ts), when keys follow people */
+  private keyFiller: ((users: UserConfig[], complete: boolean) => Promise<UserConfig[]>) | null = null;
   private readonly listeners: UsersListener[] = [];
 
   constructor(
@@ -41,6 +45,11 @@ export class LiveSettings {
     this.listeners.push(listener);
   }
 
+  /** Keys follow people: `fill` mints and fills the keys of people without one, at every refresh. */
+  fillKeysWith(fill: (users: UserConfig[], complete: boolean) => Promise<UserConfig[]>): void {
+    this.keyFiller = fill;
+  }
+
   /** SIGHUP: new users, destination rules and inbound routes; everything else stays as started. */
   reload(next: Config): Promise<void> {
     const { users, destinations, inbound } = next;
@@ -51,6 +60,7 @@ export class LiveSettings {
   /** A directory sync or push: the directory's people now; every listener is told before this resolves. */
   setDirectoryPeople(people: readonly DirectoryPerson[], why: string): Promise<void> {
     this.directory = people;
+    this.directoryApplied = true;
     return this.refreshUsers(why);
   }
 
@@ -62,7 +72,8 @@ export class LiveSettings {
     this.merged = taken.length
       ? { ...this.current, inbound: withDirectoryInboxes(this.current.inbound, taken) }
       : this.current;
-    this.effective = effectiveUsers(users, this.current.data);
+    const keyed = this.keyFiller ? await this.keyFiller(users, this.directoryApplied) : users;
+    this.effective = effectiveUsers(keyed, this.current.data);
     for (const listener of this.listeners) await listener(this.effective);
     this.log.info({ users: this.effective.length, why }, "RELOADED users");
   }

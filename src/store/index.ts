@@ -26,6 +26,8 @@ export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
 export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealRow } from "./sql/ledger.js";
 export type { LedgerFields, LedgerRecord } from "./sql/ledger.js";
+export { PersonKeys } from "./sql/person-keys.js";
+export type { PersonKey } from "./sql/person-keys.js";
 export { claimText, endTextWait, textFailed, textRead, textsToRoute, textUnreadable } from "./sql/received-text.js";
 export type { ReceivedText } from "./sql/received-text.js";
 export {

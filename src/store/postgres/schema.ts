@@ -13,6 +13,7 @@ import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
+import { personKeysTable } from "../sql/person-keys.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -155,6 +156,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 55, branch budget): the fleet's shared account budget and its members
   // (store/sql/fleet-budget.ts); unused by SQLite, kept so that the backends' schemas agree.
   fleetTables("DOUBLE PRECISION"),
+  // STEP (issue 50, branch keys): the keys minted for people and their service user mappings
+  // (store/sql/person-keys.ts), as in the SQLite store.
+  personKeysTable(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

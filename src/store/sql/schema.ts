@@ -417,6 +417,21 @@ export const TABLES: readonly Table[] = [
     ],
     indexes: [{ name: "fleet_members_account", columns: "account, seen_until" }],
   },
+  // STEP (issue 50, branch keys): keys minted for people, service user mappings (sql/person-keys.ts)
+  {
+    name: "person_keys",
+    columns: [
+      required("user_name", { primaryKey: true, notNull: false }),
+      text("mapped_user_id"),
+      text("key_id"),
+      text("service_user_id"),
+      text("sealed_token"),
+      text("access"),
+      text("expires_at"),
+      text("minted_at"),
+      required("updated_at"),
+    ],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {

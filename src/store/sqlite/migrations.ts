@@ -13,6 +13,7 @@ import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
+import { personKeysTable } from "../sql/person-keys.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -277,6 +278,9 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 55, branch budget): the fleet's shared account budget and its members
   // (store/sql/fleet-budget.ts); unused by SQLite, kept so that the backends' schemas agree.
   fleetTables("REAL"),
+  // STEP (issue 50, branch keys): the keys minted for people and their service user mappings
+  // (store/sql/person-keys.ts).
+  personKeysTable(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
