@@ -81,7 +81,8 @@ export async function scanForReplyCodes(pdfPath: string, opts: ReplyScanOptions)
       const found = await readBarcodes(await readFile(path.join(dir, page)), {
         formats: ["QRCode"],
         tryHarder: true,
-        tryRotate: true,
+        // a QR code reads in any orientation: the rotated retries (for 1D codes) only cost time
+        tryRotate: false,
         maxNumberOfSymbols: 4,
       });
       for (const r of found) if (r.isValid && r.text) texts.push(r.text);

@@ -83,6 +83,8 @@ describe.skipIf(MISSING.length > 0)("a reply sheet faxed back", () => {
   const cases: Array<[string, [number, number], number]> = [
     ["standard 200x100 dpi, 2 degrees", [200, 100], 2],
     ["fine 200x200 dpi, -2 degrees", [200, 200], -2],
+    // fed the wrong way up: a QR code reads in any orientation, no rotated retries needed
+    ["upside down at 200x100 dpi, 182 degrees", [200, 100], 182],
   ];
   for (const [name, dpi, degrees] of cases)
     it(`is found and verifies: ${name}`, async () => {
