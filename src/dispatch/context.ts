@@ -3,7 +3,7 @@
 import type { ApiConfig, QueueConfig } from "../config/index.js";
 import type { Clock } from "../clock.js";
 import type { DestinationCheck } from "../recipients/index.js";
-import type { FaxApi, FaxRecord, ApiGate } from "../fax/index.js";
+import type { FaxApi, FaxFile, FaxRecord, ApiGate } from "../fax/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { FaxResultFields, QueueStore } from "../store/index.js";
@@ -45,6 +45,8 @@ export interface DispatchContext {
   keyWorks(user: string): void;
   /** Each outcome (accepted, delivered, failed, resent) is a ledger row (ledger-rows.ts). */
   ledger: Pick<Ledger, "record">;
+  /** Makes a job's reply sheet ([reply], src/reply-sheet/), uploaded after its documents. */
+  replySheets?: { fileFor(job: { id: string; user: string }): Promise<FaxFile> };
 }
 
 /** Fax numbers compared by digits: the service may drop the + or format them. */

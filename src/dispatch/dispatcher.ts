@@ -38,6 +38,8 @@ export interface DispatcherOptions {
   gate?: ApiGate;
   /** The compliance ledger: each outcome of a send is a row (ledger-rows.ts). */
   ledger: Pick<Ledger, "record">;
+  /** [reply] jobs: their reply sheet (src/reply-sheet/); without it they go without one */
+  replySheets?: DispatchContext["replySheets"];
   /** The fleet sharing the store's account budget (PostgreSQL), if any. */
   fleet?: FleetShare;
 }
@@ -104,6 +106,7 @@ export class Dispatcher {
       keyRefused: (user, reason) => this.keyRefused(user, reason),
       keyWorks: (user) => this.keyWorks(user),
       ledger: opts.ledger,
+      ...(opts.replySheets ? { replySheets: opts.replySheets } : {}),
     };
   }
 

@@ -38,6 +38,8 @@ async function baseRequest(
       contentType: d.contentType,
     })),
   );
+  // the reply sheet last: the recipient faxes it back in front of their answer
+  if (job.cover.replySheet && ctx.replySheets) files.push(await ctx.replySheets.fileFor(job));
   const c = job.cover;
   const req: Omit<SendManyRequest, "recipientFax"> = {
     files,

@@ -2,6 +2,7 @@
 // are queued; with webhooks the service tells results and polling slows to a safety net; new keys
 // retry the users held for a refused one.
 import { Dispatcher, dispatcherOwner } from "../dispatch/index.js";
+import { ReplySheets } from "../reply-sheet/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
@@ -21,6 +22,7 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     queue,
     gate: api.gate,
     ledger: core.ledger,
+    replySheets: new ReplySheets({ dataDir: config.data }),
     ...(api.fleet ? { fleet: api.fleet } : {}),
     logger: core.logger.child({ component: "dispatch" }),
   });

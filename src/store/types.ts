@@ -63,6 +63,8 @@ export interface CoverSpec {
   recipientName?: string;
   senderName?: string;
   coverPageId?: string;
+  /** [reply]: the gateway adds a reply sheet (a signed QR code) as the last page; cover or not */
+  replySheet?: boolean;
 }
 
 /** Something the intake left out of the fax, told to the user in the notification. */

@@ -203,6 +203,7 @@ describe("subject overrides", () => {
   it("finds [cover], [nocover] and [at ...] and removes them", () => {
     expect(parseSubjectOverrides("Invoice [cover] 42")).toEqual({ subject: "Invoice 42", cover: true });
     expect(parseSubjectOverrides("[NoCover] Invoice")).toEqual({ subject: "Invoice", cover: false });
+    expect(parseSubjectOverrides("Lab results [reply]")).toEqual({ subject: "Lab results", reply: true });
     expect(parseSubjectOverrides("Invoice [at 2026-11-22 09:05]")).toEqual({
       subject: "Invoice",
       at: "2026-11-22T09:05",

@@ -25,8 +25,10 @@ export function coverSpec(input: {
   notes?: string;
   recipientName?: string;
   senderName?: string;
+  replySheet?: boolean;
 }): CoverSpec {
   const spec: CoverSpec = { enabled: input.enabled };
+  if (input.replySheet) spec.replySheet = true;
   if (!input.enabled) return spec;
   const subject = cut(input.subject, COVER_LIMITS.subject);
   // bounded before it is reshaped: blank lines are squeezed, so 4x the limit is plenty

@@ -279,6 +279,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       notes,
       recipientName: recipients.length === 1 ? recipients[0]!.name : undefined,
       senderName: input.senderName,
+      replySheet: overrides.reply,
     }),
     scheduledAt,
     dedupeKey: mailDedupeKey(

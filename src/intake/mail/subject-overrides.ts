@@ -1,5 +1,5 @@
 // Per-message choices written in the subject: [cover], [nocover], [page] (the mail's text as a
-// page of its own), [at 2026-11-22 14:30] (a local time in the user's account time zone). They
+// page of its own), [reply] (a reply sheet with a signed QR code as the last page), [at 2026-11-22 14:30] (a local time in the user's account time zone). They
 // are taken out of the cover subject, as are a mailbox's addressing tags [fax 15551234567] (read
 // by mailbox/addressing.ts).
 import { FaxgateError } from "../../errors.js";
@@ -9,6 +9,8 @@ export interface SubjectOverrides {
   cover?: boolean;
   /** [page]: the text of the mail is faxed as a first page, attachments or not */
   page?: boolean;
+  /** [reply]: a reply sheet with a signed QR code is the fax's last page (docs/inbound.md) */
+  reply?: boolean;
   /** Local wall time "YYYY-MM-DDTHH:MM" to be placed in the account's zone. */
   at?: string;
 }
@@ -56,6 +58,7 @@ function readTag(inner: string, out: SubjectOverrides): boolean {
   if (word === "cover") out.cover = true;
   else if (word === "nocover" || word === "no cover" || word === "no-cover") out.cover = false;
   else if (word === "page") out.page = true;
+  else if (word === "reply") out.reply = true;
   else if (AT.test(word)) out.at = parseWallTime(inner.trim().replace(AT, "").replace(/^\s+/, ""));
   else if (!FAX_TAG.test(word)) return false;
   return true;
