@@ -26,7 +26,15 @@ export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
 export { appendLedger, GENESIS_HASH, ledgerHead, ledgerRows } from "./sql/ledger.js";
 export type { LedgerRecord } from "./sql/ledger.js";
-export { claimText, endTextWait, textFailed, textRead, textsToRoute, textUnreadable } from "./sql/received-text.js";
+export {
+  claimText,
+  endTextWait,
+  getReceivedText,
+  textFailed,
+  textRead,
+  textsToRoute,
+  textUnreadable,
+} from "./sql/received-text.js";
 export type { ReceivedText } from "./sql/received-text.js";
 export {
   addHold,
