@@ -136,6 +136,36 @@ export const webdavDelivery = z
   })
   .strict();
 
+/** `drive` names the drive; `site` the default document library of a SharePoint site. */
+const graphFolder = z
+  .object({
+    /** the directory (tenant) id or its domain, e.g. contoso.onmicrosoft.com */
+    tenant: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/, "expected the tenant's id or domain"),
+    /** the app registration's application (client) id */
+    clientId: z.string().min(1).max(100),
+    clientSecret: secretName,
+    drive: z
+      .string()
+      .regex(/^[A-Za-z0-9!_-]{1,200}$/, "expected a drive id")
+      .optional(),
+    site: z
+      .string()
+      .regex(/^[A-Za-z0-9.,_-]{1,300}$/, "expected a site id")
+      .optional(),
+    ...folderNaming,
+    /** Graph's base and the token endpoint: left as they are except in tests */
+    graphUrl: httpsUrl.default("https://graph.microsoft.com/v1.0"),
+    tokenUrl: httpsUrl.optional(),
+    /** hosts of the pre-authenticated upload (over 4 MB) and download URLs Graph hands out (a suffix matches) */
+    fileHosts: z.array(z.string().min(1).max(100)).default(["sharepoint.com", "1drv.com"]),
+    caFile: caFile.optional(),
+    timeout: duration({ min: "1s", max: "10m" }).prefault("60s"),
+  })
+  .strict()
+  .refine((g) => (g.drive === undefined) !== (g.site === undefined), "name exactly one of drive or site");
+
+export const graphDelivery = z.object({ graph: graphFolder }).strict();
+
 export const smbDelivery = z
   .object({
     smb: z
@@ -158,8 +188,10 @@ export type FhirDelivery = z.infer<typeof fhirDelivery>["fhir"];
 export type Hl7Delivery = z.infer<typeof hl7Delivery>["hl7"];
 export type WebdavDelivery = z.infer<typeof webdavDelivery>["webdav"];
 export type SmbDelivery = z.infer<typeof smbDelivery>["smb"];
+export type GraphDelivery = z.infer<typeof graphDelivery>["graph"];
 export type ConnectorDelivery =
   | { fhir: FhirDelivery }
   | { hl7: Hl7Delivery }
   | { webdav: WebdavDelivery }
-  | { smb: SmbDelivery };
+  | { smb: SmbDelivery }
+  | { graph: GraphDelivery };

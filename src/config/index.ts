@@ -1,7 +1,7 @@
 // The face of config/: what other folders may use of it, re-exported from the files that define it.
 // Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
-export type { FhirDelivery, Hl7Delivery, SmbDelivery, WebdavDelivery } from "./connectors.js";
+export type { FhirDelivery, GraphDelivery, Hl7Delivery, SmbDelivery, WebdavDelivery } from "./connectors.js";
 export { DESTINATION_CATEGORIES } from "./destination-categories.js";
 export { directorySyncMs } from "./directory.js";
 export type { DirectoryConfig, LdapConfig, ScimConfig } from "./directory.js";

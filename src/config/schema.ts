@@ -10,7 +10,7 @@ import { duration } from "./duration.js";
 import { isHostPort } from "./host-port.js";
 import { directorySchema } from "./directory.js";
 import { retentionSchema } from "./retention.js";
-import { fhirDelivery, hl7Delivery, smbDelivery, webdavDelivery } from "./connectors.js";
+import { fhirDelivery, graphDelivery, hl7Delivery, smbDelivery, webdavDelivery } from "./connectors.js";
 import { isUrlWithScheme } from "../url-check.js";
 import { databaseUrlProblem, urlWithPassword } from "./url-secrets.js";
 
@@ -247,6 +247,7 @@ const inboundDelivery = z.union([
   hl7Delivery,
   webdavDelivery,
   smbDelivery,
+  graphDelivery,
 ]);
 
 function isRegExp(p: string): boolean {

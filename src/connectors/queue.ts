@@ -17,6 +17,7 @@ import {
   deliveryFailed,
   deliveryRetry,
   extendDelivery,
+  getReceivedText,
 } from "../store/index.js";
 import type { Connector } from "./connector.js";
 import { connectorFor, kindLabel } from "./targets.js";
@@ -121,7 +122,7 @@ export class DeliveryQueue {
     const { store, owner } = { store: this.opts.store, owner: this.opts.owner };
     const db = store.sql;
     const log = this.opts.logger.child({ delivery: row.id, received: row.faxId, connector: row.kind });
-    const fax = await store.getReceived(row.faxId);
+    const fax = await withText(store, row.faxId);
     let problem: unknown;
     if (fax) {
       try {
@@ -180,4 +181,12 @@ export class DeliveryQueue {
     log.error({ attempts: row.attempts, problem: words }, "FAILED connector delivery; the fax's user was alerted");
     return { outcome: "failed" };
   }
+}
+
+/** The fax with its OCR text where it was read (the {matter} rule and FHIR's text attachment use it). */
+async function withText(store: QueueStore, faxId: string) {
+  const fax = await store.getReceived(faxId);
+  if (!fax) return null;
+  const text = await getReceivedText(store.sql, faxId);
+  return { ...fax, text: text?.state === "done" ? text.body : null };
 }

@@ -1,9 +1,17 @@
 // Which connector a route's delivery names, the stable name of where it goes (one queued row per
 // fax and target), and the connector that delivers a queued row's spec.
-import type { FhirDelivery, Hl7Delivery, InboundDelivery, SmbDelivery, WebdavDelivery } from "../config/index.js";
+import type {
+  FhirDelivery,
+  GraphDelivery,
+  Hl7Delivery,
+  InboundDelivery,
+  SmbDelivery,
+  WebdavDelivery,
+} from "../config/index.js";
 import type { DeliveryKind } from "../store/index.js";
 import type { Connector } from "./connector.js";
 import { FhirConnector } from "./fhir.js";
+import { GraphConnector } from "./graph.js";
 import { Hl7Connector } from "./hl7.js";
 import type { SecretReader } from "./secrets.js";
 import type { SmartTokens } from "./smart-auth.js";
@@ -23,6 +31,12 @@ export function connectorTarget(d: InboundDelivery): ConnectorTarget | null {
   if ("hl7" in d) return { kind: "hl7", target: `hl7 ${d.hl7.host}:${d.hl7.port}`, spec: d.hl7 };
   if ("webdav" in d) return { kind: "webdav", target: `webdav ${d.webdav.url}`, spec: d.webdav };
   if ("smb" in d) return { kind: "smb", target: `smb ${d.smb.share}`, spec: d.smb };
+  if ("graph" in d)
+    return {
+      kind: "graph",
+      target: `graph ${d.graph.drive ? `drive ${d.graph.drive}` : `site ${d.graph.site}`} ${d.graph.path}`,
+      spec: d.graph,
+    };
   return null;
 }
 
@@ -33,6 +47,7 @@ export function kindLabel(kind: DeliveryKind): string {
     hl7: "the EHR (HL7)",
     webdav: "the document folder (WebDAV)",
     smb: "the document folder (SMB)",
+    graph: "the document folder (Microsoft Graph)",
   };
   return labels[kind];
 }
@@ -54,5 +69,7 @@ export function connectorFor(kind: DeliveryKind, spec: unknown, deps: ConnectorD
       return new WebdavConnector(spec as WebdavDelivery, deps.secret);
     case "smb":
       return new SmbConnector(spec as SmbDelivery, deps.secret);
+    case "graph":
+      return new GraphConnector(spec as GraphDelivery, deps.secret);
   }
 }

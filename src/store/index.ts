@@ -28,7 +28,15 @@ export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealR
 export type { LedgerFields, LedgerRecord } from "./sql/ledger.js";
 export { PersonKeys } from "./sql/person-keys.js";
 export type { PersonKey } from "./sql/person-keys.js";
-export { claimText, endTextWait, textFailed, textRead, textsToRoute, textUnreadable } from "./sql/received-text.js";
+export {
+  claimText,
+  endTextWait,
+  getReceivedText,
+  textFailed,
+  textRead,
+  textsToRoute,
+  textUnreadable,
+} from "./sql/received-text.js";
 export type { ReceivedText } from "./sql/received-text.js";
 export {
   addHold,

@@ -11,6 +11,7 @@ import type { InboundDelivery } from "../../src/config/index.js";
 import { silentLogger } from "../../src/log/index.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
+import { claimText, textRead } from "../../src/store/sql/received-text.js";
 import { testLedger } from "../helpers/ledger.js";
 import { TEST_PDF } from "../helpers/store.js";
 
@@ -28,7 +29,7 @@ let faxSeq = 0;
 /** A received fax kept in `store` (a real PDF; the sender and CSID as the service gives them). */
 export async function keptFax(
   store: QueueStore,
-  over: { document?: Uint8Array; receivedAt?: string; messageId?: string } = {},
+  over: { document?: Uint8Array; receivedAt?: string; messageId?: string; text?: string } = {},
 ): Promise<string> {
   const { fax } = await store.keepReceived({
     messageId: over.messageId ?? `msg-${process.pid}-${++faxSeq}`,
@@ -42,7 +43,15 @@ export async function keptFax(
     groups: [],
     document: over.document ?? TEST_PDF,
     detail: "test",
+    ...(over.text !== undefined ? { readText: { waitsUntil: null } } : {}),
   });
+  if (over.text !== undefined) {
+    // the OCR duty's own steps: claim the fax's text, store what was read
+    const claimed = await claimText(store.sql, { leaseMs: 60_000, pick: (users) => users[0]! });
+    if (claimed?.faxId !== fax.id) throw new Error("another fax's text was due");
+    if (!(await textRead(store.sql, fax.id, { body: over.text, pdf: null, pages: 1 })))
+      throw new Error("text not kept");
+  }
   return fax.id;
 }
 

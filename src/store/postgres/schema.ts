@@ -11,6 +11,7 @@ import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
+import { deliveryKindGraph } from "../sql/delivery-kinds.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
 import { personKeysTable } from "../sql/person-keys.js";
@@ -159,6 +160,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 50, branch keys): the keys minted for people and their service user mappings
   // (store/sql/person-keys.ts), as in the SQLite store.
   personKeysTable(),
+  // STEP (issue 52, branch connectors2): deliveries may go to Microsoft Graph (kind 'graph'), the
+  // kind constraint swapped (store/sql/delivery-kinds.ts), as in the SQLite store.
+  deliveryKindGraph("postgres"),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { type Db, nowIso, perDialect, type Runner } from "./db.js";
 import { addEvent } from "./received.js";
 
-export type DeliveryKind = "fhir" | "hl7" | "webdav" | "smb";
+export type DeliveryKind = "fhir" | "hl7" | "webdav" | "smb" | "graph";
 export type DeliveryState = "pending" | "delivering" | "delivered" | "failed";
 
 export interface NewDelivery {

@@ -311,14 +311,15 @@ export const TABLES: readonly Table[] = [
       { name: "expire", type: "bigint" },
     ],
   },
-  // STEP (issue 52, branch connectors): connector deliveries of received faxes (sql/delivery-tables.ts)
+  // STEP (issue 52, branch connectors): connector deliveries of received faxes (sql/delivery-tables.ts);
+  // STEP (issue 52, branch connectors2): kind 'graph' added (sql/delivery-kinds.ts)
   {
     name: "deliveries",
     columns: [
       required("id", { unique: true }),
       required("fax_id", { references: cascade("received_faxes(id)") }),
       required("target"),
-      required("kind", { check: "kind IN ('fhir','hl7','webdav','smb')" }),
+      required("kind", { check: "kind IN ('fhir','hl7','webdav','smb','graph')" }),
       required("rule"),
       required("owner"),
       required("spec"),

@@ -10,6 +10,7 @@ import { directoryTables } from "../sql/directory.js";
 import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
+import { deliveryKindGraph } from "../sql/delivery-kinds.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
@@ -281,6 +282,9 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 50, branch keys): the keys minted for people and their service user mappings
   // (store/sql/person-keys.ts).
   personKeysTable(),
+  // STEP (issue 52, branch connectors2): deliveries may go to Microsoft Graph (kind 'graph'); the
+  // table made again with the wider CHECK (store/sql/delivery-kinds.ts).
+  deliveryKindGraph("sqlite"),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
