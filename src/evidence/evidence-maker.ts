@@ -51,9 +51,9 @@ export interface Evidence {
   timestamped: boolean;
 }
 
-/** The ledger's object for a recipient of a job (events.ts: `job:<id>#<idx>`). */
+/** The ledger's object for a recipient of a job (events.ts: `<job id>#<idx>`, as intake and dispatcher write it). */
 export function recipientObject(jobId: string, idx: number): LedgerObject {
-  return { kind: "recipient", id: `job:${jobId}#${idx}` };
+  return { kind: "recipient", id: `${jobId}#${idx}` };
 }
 
 export class EvidenceMaker {

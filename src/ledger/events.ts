@@ -52,7 +52,7 @@ export interface LedgerActor {
   id?: string;
 }
 
-/** What was acted on. A recipient is `job:<id>#<idx>`; a legal hold by its own id. */
+/** What was acted on. A recipient is `<job id>#<idx>`; a legal hold by its own id. */
 export interface LedgerObject {
   kind: "job" | "recipient" | "received" | "person" | "hold" | "config";
   id: string;

@@ -105,7 +105,7 @@ describe("evidence of a sent fax", () => {
       .map((l) => JSON.parse(l));
     expect(rows.map((r) => r.action)).toEqual(expect.arrayContaining(["accepted", "sent"]));
     for (const r of rows) {
-      expect([job.id, `job:${job.id}#0`, `job:${job.id}#1`]).toContain(r.object.id);
+      expect([job.id, `${job.id}#0`, `${job.id}#1`]).toContain(r.object.id);
       // as the ledger keeps them, with their chain hashes
       expect(r.hash).toMatch(/^[0-9a-f]{64}$/);
     }

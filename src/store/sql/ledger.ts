@@ -174,7 +174,7 @@ export async function ledgerRows(db: Db | Runner, q: LedgerQuery = {}): Promise<
   if (q.since !== undefined) add("at >= ?", q.since);
   if (q.until !== undefined) add("at < ?", q.until);
   if (q.user !== undefined) add("(actor_id = ? OR (object_kind = 'person' AND object_id = ?))", q.user, q.user);
-  // a job's rows include its recipients' (job:<id>#<idx>)
+  // a job's rows include its recipients' (<job id>#<idx>)
   if (q.object?.kind === "job")
     add(
       "((object_kind = 'job' AND object_id = ?) OR (object_kind = 'recipient' AND object_id LIKE ?))",
