@@ -8,9 +8,8 @@ import {
   createPublicKey,
   generateKeyPairSync,
   type KeyObject,
-  randomUUID,
 } from "node:crypto";
-import { link, mkdir, open, readFile, rm } from "node:fs/promises";
+import { readOrMakeOnce } from "../fs/index.js";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 
@@ -86,31 +85,8 @@ export async function loadSigningKey(opts: {
       { field: "evidence.signingKey" },
     );
   const file = path.join(opts.dataDir, KEY_FILE);
-  const existing = await readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return null;
-    throw err;
-  });
-  if (existing !== null) return keyFromText(existing, file);
-  await mkdir(opts.dataDir, { recursive: true });
-  const { privateKey } = generateKeyPairSync("ed25519");
-  // unique per call: two calls in one process within a millisecond must not share it
-  const tmp = `${file}.${randomUUID()}.tmp`;
-  const fh = await open(tmp, "wx", 0o600);
-  try {
-    await fh.writeFile(privateKey.export({ format: "pem", type: "pkcs8" }));
-    // on disk before it is published: a crash must not leave an empty key behind the name
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await link(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-  } finally {
-    await rm(tmp, { force: true });
-  }
-  return keyFromText(await readFile(file, "utf8"), file);
+  const made = () => generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }) as string;
+  return keyFromText(await readOrMakeOnce(file, made), file);
 }
 
 function withPublic(privateKey: KeyObject, source: string): SigningKey {

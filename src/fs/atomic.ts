@@ -2,7 +2,7 @@
 // place that does it: the store's documents, the outbox's mail, downloaded faxes and small state
 // files all go through replaceFile().
 import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
+import { link, mkdir, open, readFile, rename, rm, unlink } from "node:fs/promises";
 import path from "node:path";
 
 /**
@@ -102,4 +102,35 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
       await fh.close();
     }
   });
+}
+
+/**
+ * A small secret file made once (0600): its text if it exists, else `make()` written whole under
+ * a temporary name, fsynced, and published with link(), which fails when one exists, so two
+ * processes making it at once (the daemon and a CLI command) end with the same text.
+ */
+export async function readOrMakeOnce(file: string, make: () => string): Promise<string> {
+  const existing = await readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return null;
+    throw err;
+  });
+  if (existing !== null) return existing;
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = tempNameFor(file);
+  const fh = await open(tmp, "wx", 0o600);
+  try {
+    await fh.writeFile(make());
+    // on disk before it is published: a crash must not leave an empty file behind the name
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await link(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  } finally {
+    await rm(tmp, { force: true });
+  }
+  return readFile(file, "utf8");
 }

@@ -2,8 +2,8 @@
 // data folder (reply-sheet.key, 0600). Gateways sharing a PostgreSQL queue must agree on it (a
 // reply may be received by any of them), so it comes from the config (outbound.replySheetKey,
 // e.g. ${FAXGATE_REPLY_KEY} from the secrets file). Never logged, printed or put in an error.
-import { randomBytes, randomUUID } from "node:crypto";
-import { link, mkdir, open, readFile, rm } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { readOrMakeOnce } from "../fs/index.js";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 
@@ -27,26 +27,5 @@ export async function loadReplyKey(opts: { dataDir: string; configured?: string;
       { field: "outbound.replySheetKey" },
     );
   const file = path.join(opts.dataDir, REPLY_KEY_FILE);
-  const existing = await readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return null;
-    throw err;
-  });
-  if (existing !== null) return keyFromText(existing, file);
-  await mkdir(opts.dataDir, { recursive: true });
-  const tmp = `${file}.${randomUUID()}.tmp`;
-  const fh = await open(tmp, "wx", 0o600);
-  try {
-    await fh.writeFile(`${randomBytes(32).toString("base64")}\n`);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await link(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-  } finally {
-    await rm(tmp, { force: true });
-  }
-  return keyFromText(await readFile(file, "utf8"), file);
+  return keyFromText(await readOrMakeOnce(file, () => `${randomBytes(32).toString("base64")}\n`), file);
 }
