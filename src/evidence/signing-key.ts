@@ -2,13 +2,7 @@
 // the data folder (evidence-key.pem, 0600) and kept there. A fleet on PostgreSQL: every gateway must
 // sign with the same key, so it comes from the config (evidence.signingKey, e.g. ${VAR} from the
 // secrets file) and none is made. The private key is never logged, printed or put in an error.
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-} from "node:crypto";
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { readOrMakeOnce } from "../fs/index.js";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
