@@ -21,6 +21,13 @@ export function createRetention(core: Core): { retention: Retention; part: Part 
   });
   return {
     retention,
-    part: { name: "retention", start: () => retention.start(), stop: () => retention.stop() },
+    part: {
+      name: "retention",
+      start: async () => {
+        await retention.takeBackDeadClaims();
+        retention.start();
+      },
+      stop: () => retention.stop(),
+    },
   };
 }

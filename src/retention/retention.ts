@@ -23,6 +23,7 @@ import {
   type ServicePurge,
   servicePurged,
   servicePurgeFailed,
+  takeBackServicePurges,
 } from "../store/index.js";
 import { RetentionRule } from "./rule.js";
 import { deleteServiceCopy } from "./service-copy.js";
@@ -70,6 +71,18 @@ export class Retention extends Sweep<RetentionPassResult> {
     if (!(await this.opts.store.holdsDuty("purge")))
       return { purged: 0, serviceDeleted: 0, serviceFailed: 0, outboxRemoved: 0 };
     return this.pass();
+  }
+
+  /**
+   * At start: on SQLite no other gateway can hold a claim (the data folder is locked to this one),
+   * so service deletes an earlier run left claimed are redone by the first pass, not after their
+   * lease. On PostgreSQL a claim may be a live gateway's: it goes back only when its lease ends.
+   */
+  async takeBackDeadClaims(): Promise<void> {
+    if (this.opts.store.backend !== "sqlite") return;
+    const taken = await takeBackServicePurges(this.opts.store.retentionPort().db);
+    if (taken > 0)
+      this.opts.logger.warn({ deletes: taken }, "took back service deletes an earlier run left unfinished");
   }
 
   /** One whole pass, as the duty holder runs it. */

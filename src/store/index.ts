@@ -49,6 +49,7 @@ export {
   RETENTION_BATCH,
   servicePurged,
   servicePurgeFailed,
+  takeBackServicePurges,
 } from "./sql/retention.js";
 export type { HoldKind, LegalHold, PurgedItem, ServicePurge } from "./sql/retention.js";
 export { searchReceived, searchWords } from "./sql/search.js";

@@ -269,6 +269,16 @@ export function claimServicePurges(db: Db, limit: number, leaseMs: number): Prom
   });
 }
 
+/**
+ * Deletes claimed by a run that is gone, back to pending now (not when their lease runs out): only
+ * for a store one gateway holds alone (SQLite, under the data folder's lock). Whether the delete
+ * was done before the crash is found out by doing it again: a 404 is read back as gone.
+ */
+export async function takeBackServicePurges(db: Db): Promise<number> {
+  const r = await db.run("UPDATE service_purges SET state = 'pending', locked_until = NULL WHERE state = 'deleting'");
+  return r.changes;
+}
+
 /** The service said the copy is gone: done, with its ledger row in the same transaction (once). */
 export function servicePurged(db: Db, messageId: string, recorded: (t: Runner) => Promise<void>): Promise<boolean> {
   return db.tx("service copy purged", async (t) => {
