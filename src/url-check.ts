@@ -44,6 +44,10 @@ function parse(value: string, base?: string): URL | null {
  * The query of a link faxgate mails (web/mailed-link.ts serves it at `m`): what it points at and
  * when it was mailed (seconds), so the link can stop working after retention.links.
  */
-export function mailedLinkQuery(kind: "job" | "received", id: string, atMs: number): Record<string, string> {
+export function mailedLinkQuery(
+  kind: "job" | "received" | "address" | "confirm",
+  id: string,
+  atMs: number,
+): Record<string, string> {
   return { k: kind, id, t: String(Math.floor(atMs / 1000)) };
 }

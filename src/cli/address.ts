@@ -8,6 +8,9 @@ import { faxNumber } from "../format.js";
 import { addressWaiting } from "../intake/address-waiting.js";
 import { destinationPolicy } from "../recipients/recipients.js";
 import { jobJson } from "../job-json.js";
+import os from "node:os";
+import { recipientEvents } from "../ledger/index.js";
+import { createLedger } from "../parts/ledger.js";
 import { effectiveUsers } from "../keys/key-overrides.js";
 import { loadContext, printJson, withClients, withStore, type GlobalOptions } from "./context.js";
 
@@ -39,6 +42,10 @@ export async function addressCommand(id: string, to: string[], opts: AddressOpti
         job,
         { to, subject: opts.subject, notes: opts.notes, cover: opts.cover, label: (t) => `"${t}"` },
       ),
+    );
+    // by the account that ran the command: the CLI has no sign-in of its own
+    await createLedger(ctx.config, store).recordAll(
+      recipientEvents("addressed", after, { actor: { kind: "operator", id: os.userInfo().username }, door: "cli" }),
     );
     if (opts.json) return printJson(jobJson(after));
     const numbers = after.recipients.map((r) => (r.name ? `${r.name} (${faxNumber(r.number)})` : faxNumber(r.number)));

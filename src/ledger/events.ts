@@ -42,6 +42,8 @@ export const LEDGER_ACTIONS = [
   "mailed",
   // a console search over received faxes (issue 51): how many words and results, never the words
   "searched",
+  // its owner's yes to a first fax to a new number (smtp.senderAuth.confirmNewDestinations)
+  "confirmed",
 ] as const;
 export type LedgerAction = (typeof LEDGER_ACTIONS)[number];
 
@@ -121,4 +123,22 @@ export interface Ledger {
    * its "sent" rows, QueueStore.enqueue), where the head is read and each row sealed.
    */
   rowsFor(events: readonly LedgerEvent[]): LedgerFields[];
+}
+
+/**
+ * One row per number a fax was given or had confirmed by its owner (a print "addressed" in the
+ * console or with `faxgate address`, a new number "confirmed"): the recipient as the object, its
+ * number only as the ledger's keyed hash, so "every event for this number" finds it.
+ */
+export function recipientEvents(
+  action: "addressed" | "confirmed",
+  job: { id: string; recipients: ReadonlyArray<{ idx: number; number: string }> },
+  by: Pick<LedgerEvent, "actor" | "door" | "client">,
+): LedgerEvent[] {
+  return job.recipients.map((r) => ({
+    action,
+    ...by,
+    object: { kind: "recipient", id: `${job.id}#${r.idx}` },
+    number: r.number,
+  }));
 }

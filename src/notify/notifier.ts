@@ -377,7 +377,8 @@ export class Notifier {
     if (!job || !waitsForAddress(job)) return { skip: `job ${n.jobId ?? "(none)"} no longer waits for an address` };
     if (!me) throw temporary("preferences", meError);
     const base = this.opts.consoleUrl?.() ?? null;
-    const link = base ? linkUnder(base, "address.html", { id: job.id }) : null;
+    // behind the link door (web/mailed-link.ts): a row per click, dead after retention.links
+    const link = base ? linkUnder(base, "m", mailedLinkQuery("address", job.id, this.clock.now())) : null;
     const expiresAt = new Date(Date.parse(job.createdAt) + this.opts.addressWaitMs).toISOString();
     const composed = composeAddress(
       jobForMail(job, whatLeaves(this.opts.notify.attachments, "sent")),
@@ -394,7 +395,7 @@ export class Notifier {
     if (!job || !waitsForConfirmation(job))
       return { skip: `job ${n.jobId ?? "(none)"} no longer waits for confirmation` };
     const base = this.opts.consoleUrl?.() ?? null;
-    const link = base ? linkUnder(base, "confirm.html", { id: job.id }) : null;
+    const link = base ? linkUnder(base, "m", mailedLinkQuery("confirm", job.id, this.clock.now())) : null;
     const expiresAt = new Date(Date.parse(job.createdAt) + this.opts.confirmWaitMs).toISOString();
     // the subject and file names only where notify.attachments lets words of a fax leave
     const composed = composeConfirm(

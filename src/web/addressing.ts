@@ -9,6 +9,7 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
 import type { FaxApi } from "../fax/index.js";
+import { type Ledger, recipientEvents } from "../ledger/index.js";
 import type { DestinationCheck } from "../recipients/index.js";
 import { addressWaiting } from "../intake/index.js";
 import type { Logger } from "../log/index.js";
@@ -32,6 +33,7 @@ export interface AddressingDeps {
   changed: () => void;
   /** How a fax waiting for its owner's confirmation is shown (web/confirming.ts). */
   confirmationView: (job: Job) => object;
+  ledger: Pick<Ledger, "recordAll">;
 }
 
 const WAITING_MAX = 200;
@@ -82,6 +84,9 @@ export const addressingRoutes: FastifyPluginAsync<AddressingDeps> = async (api, 
           body.cover === true ||
           (typeof body.cover === "string" && ["on", "true", "1", "yes"].includes(body.cover.toLowerCase())),
       },
+    );
+    await deps.ledger.recordAll(
+      recipientEvents("addressed", after, { actor: { kind: "person", id: s.user }, door: "console", client: req.ip }),
     );
     deps.logger.info(
       { user: s.user, job: job.id, recipients: after.recipients.length },

@@ -8,6 +8,7 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { FaxgateError } from "../errors.js";
 import { jobJson } from "../job-json.js";
+import { type Ledger, recipientEvents } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import { newNumbers, waitsForConfirmation, type QueueStore, type Job } from "../store/index.js";
 import { sessionOf } from "./sessions.js";
@@ -21,6 +22,7 @@ export interface ConfirmingDeps {
   /** The job named in the URL if this session may see it (else the console's 404). */
   ownJob: (req: FastifyRequest) => Promise<Job>;
   changed: () => void;
+  ledger: Pick<Ledger, "recordAll">;
 }
 
 /** What the confirm page and the waiting list show of a job that waits (or waited) for its owner. */
@@ -58,6 +60,15 @@ export const confirmingRoutes: FastifyPluginAsync<ConfirmingDeps> = async (api, 
         );
       return { ...view(after), alreadyConfirmed: true };
     }
+    // the numbers the owner said yes to (the others were known already)
+    const fresh = new Set(newNumbers(job));
+    await deps.ledger.recordAll(
+      recipientEvents(
+        "confirmed",
+        { id: job.id, recipients: job.recipients.filter((r) => fresh.has(r.number)) },
+        { actor: { kind: "person", id: s.user }, door: "console", client: req.ip },
+      ),
+    );
     deps.logger.info({ user: s.user, job: job.id, recipients: moved }, "WEB confirmed a fax to a new number");
     deps.changed();
     return view(after);

@@ -1,11 +1,13 @@
-// The door of every link faxgate mails (docs/compliance.md): `/m?k=job|received&id=...&t=...`
-// (url-check.ts mailedLinkQuery), where t is when the mail was written. A click is a ledger row (door link) before anything is
+// The door of every link faxgate mails (docs/compliance.md): `/m?k=KIND&id=...&t=...` (url-check.ts
+// mailedLinkQuery), where t is when the mail was written and KIND the page it leads to: a sent
+// fax (job), a received fax (received), a print waiting for its number (address), a fax to a new
+// number waiting for its owner (confirm). A click is a ledger row (door link) before anything is
 // shown; the link then leads to the console page, which asks for sign-in and decides who may see
-// the fax. A link older than retention.links, or to a fax purged under the retention rule, stops
-// working (410): the mail outlives the copy it pointed at. The click's row names no person unless
-// the browser is signed in already (a mail reader is not yet proved to be anyone, STYLE habit 20);
-// the page's own read, after sign-in, is the person's row. t is not signed: a hand-edited time only
-// reaches the same sign-in and the same rules a typed console address does.
+// or act on the fax. A link older than retention.links, or to a fax purged under the retention
+// rule, stops working (410): the mail outlives the copy it pointed at. The click's row names no
+// person unless the browser is signed in already (a mail reader is not yet proved to be anyone,
+// STYLE habit 20); the page's own read, after sign-in, is the person's row. t is not signed: a
+// hand-edited time only reaches the same sign-in and the same rules a typed console address does.
 import type { FastifyPluginAsync } from "fastify";
 import type { Clock } from "../clock.js";
 import type { Ledger } from "../ledger/index.js";
@@ -19,36 +21,49 @@ export interface MailedLinkDeps {
   clock: Clock;
 }
 
-const PAGE = { job: "fax.html", received: "inbound.html" } as const;
+/** Each kind of mailed link: the console page it leads to, and the kind of object it names. */
+const PAGE = {
+  job: { page: "fax.html", object: "job" },
+  received: { page: "inbound.html", object: "received" },
+  address: { page: "address.html", object: "job" },
+  confirm: { page: "confirm.html", object: "job" },
+} as const;
+export type MailedLinkKind = keyof typeof PAGE;
+const isKind = (k: string | undefined): k is MailedLinkKind => k !== undefined && Object.hasOwn(PAGE, k);
 const ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 export const mailedLinkRoutes: FastifyPluginAsync<MailedLinkDeps> = async (app, deps) => {
   app.get("/m", async (req, reply) => {
     const q = req.query as Record<string, string | undefined>;
-    const kind = q.k === "job" || q.k === "received" ? q.k : null;
+    const kind = isKind(q.k) ? q.k : null;
     const id = q.id && ID.test(q.id) ? q.id : null;
     const mailedAt = q.t && /^\d{1,12}$/.test(q.t) ? Number(q.t) * 1000 : null;
     if (!kind || !id || mailedAt === null) return gone(reply, 404, "This is not a link faxgate mailed.");
     const session = req.session?.user ? { user: req.session.user, admin: Boolean(req.session.admin) } : null;
     const life = deps.lifetime();
     const expired = life !== null && deps.clock.now() - mailedAt > life;
+    const object = PAGE[kind].object;
     const there =
-      kind === "job"
+      object === "job"
         ? (await deps.store.getJob(id)) !== null
         : (await deps.store.getReceived(id))?.hasDocument === true;
     // recorded whether it works or not: a late click on a purged fax is an event too
     await deps.ledger.record({
       action: "viewed",
       actor: session ? { kind: session.admin ? "operator" : "person", id: session.user } : { kind: "person" },
-      object: { kind, id },
+      object: { kind: object, id },
       door: "link",
       client: req.ip,
-      detail: { result: expired ? "expired" : there ? "followed" : "purged" },
+      // which page it led to, where one fax has several (its outcome, its address, its confirmation)
+      detail: {
+        result: expired ? "expired" : there ? "followed" : "purged",
+        ...(kind !== object ? { link: kind } : {}),
+      },
     });
     if (expired)
       return gone(reply, 410, "This link has expired (retention.links). Sign in to the console to find the fax.");
     if (!there) return gone(reply, 410, "The fax this link pointed at was deleted under the retention rule.");
-    return reply.redirect(`${PAGE[kind]}?id=${encodeURIComponent(id)}`, 302);
+    return reply.redirect(`${PAGE[kind].page}?id=${encodeURIComponent(id)}`, 302);
   });
 };
 

@@ -113,7 +113,13 @@ export class WebConsole {
       if (deps.evidence) await api.register(evidenceRoutes, { ctx, evidence: deps.evidence });
       await api.register(sendRoutes, { ctx });
       await api.register(receivedRoutes, { ctx });
-      const waiting = { store: deps.store, logger: ctx.log, clock: ctx.clock, changed: () => ctx.live.poke() };
+      const waiting = {
+        store: deps.store,
+        logger: ctx.log,
+        clock: ctx.clock,
+        changed: () => ctx.live.poke(),
+        ledger: deps.ledger,
+      };
       const ownJob = ctx.ownJob.bind(ctx);
       await api.register(addressingRoutes, {
         ...waiting,

@@ -80,7 +80,8 @@ describe.skipIf(skipReason !== "")(
         20_000,
       );
       expect(mail).toMatch(/^To: alice@example\.com/m);
-      expect(mail).toContain(`${rig.base}/address.html?id=${job.id}`);
+      // behind the link door (web/mailed-link.ts)
+      expect(mail).toMatch(new RegExp(`${rig.base}/m\\?k=address&id=${job.id}&t=\\d+`));
 
       const ctx = await browser.newContext({ viewport: { width: 1200, height: 800 } });
       const page = await ctx.newPage();

@@ -3,7 +3,7 @@
 // each number only as its keyed hash; in the console, a failed and a good sign-in, the job page,
 // its document seen and downloaded, its report, and an operator's cancel are each one row, by
 // that person, with the client's address.
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import nodemailer from "nodemailer";
@@ -315,5 +315,111 @@ describe("ledger rows from the doors", () => {
       ["viewed", { kind: "person", id: "alice" }, "127.0.0.1", { result: "followed" }],
       ["viewed", { kind: "person", id: "alice" }, "127.0.0.1", { result: "expired" }],
     ]);
+  }, 120_000);
+
+  it("the address and confirm links go through the link door: a row per click, 410 once expired or purged", async () => {
+    const outbox = path.join(await mkdtemp(path.join(os.tmpdir(), "faxgate-ledger-wait-")), "outbox");
+    let offset = 0;
+    rig = await startGateway(
+      consoleGateway({
+        clock: { now: () => Date.now() + offset },
+        config: {
+          notify: { from: "faxgate@example.com", transport: `outbox:${outbox}`, inbound: { enabled: false } },
+          retention: { links: "1h" },
+        },
+      }),
+    );
+    const store = rig.gw.store;
+    const waiting = async (kind: "address" | "confirm") => {
+      const file = path.join(rig!.dir, `${kind}-${Date.now()}.pdf`);
+      await writeFile(file, TEST_PDF);
+      const { job } = await store.enqueue({
+        source: kind === "address" ? "spool" : "smtp",
+        user: "alice",
+        recipients: kind === "address" ? [] : [{ number: "+15557654321" }],
+        ...(kind === "address" ? { awaitingAddress: true } : { awaitingConfirmation: ["+15557654321"] }),
+        documents: [{ path: file, name: "letter.pdf", contentType: "application/pdf" }],
+        cover: { enabled: false },
+        meta: { origin: { subject: "waiting" } },
+      });
+      // as the print door and the MX door queue them
+      await store.enqueueNotification({
+        kind,
+        user: "alice",
+        jobId: job.id,
+        dedupeKey: `${kind}:${job.id}`,
+        payload: { jobId: job.id },
+      });
+      return waitUntil(async () => {
+        for (const n of await readdir(outbox).catch(() => [] as string[])) {
+          const eml = (await readFile(path.join(outbox, n), "utf8")).replace(/=\r?\n/g, "").replace(/=3D/g, "=");
+          const m = new RegExp(`(http://\\S+/m\\?k=${kind}&id=${job.id}&t=\\d+)`).exec(eml);
+          if (m) return { id: job.id, link: m[1]! };
+        }
+        return null;
+      }, `the ${kind} mail's link`);
+    };
+    const click = (link: string, cookie?: string) =>
+      fetch(link, { redirect: "manual", ...(cookie ? { headers: { cookie } } : {}) });
+
+    const address = await waiting("address");
+    const confirm = await waiting("confirm");
+    const dropped = await waiting("address");
+    const signedOut = await click(address.link);
+    expect(signedOut.status).toBe(302);
+    expect(signedOut.headers.get("location")).toBe(`address.html?id=${address.id}`);
+    const alice = await signIn(rig.url("web"), "alice", PASSWORDS.alice);
+    const onConfirm = await click(confirm.link, alice.cookie);
+    expect(onConfirm.headers.get("location")).toBe(`confirm.html?id=${confirm.id}`);
+    const post = (p: string, body?: unknown) =>
+      fetch(`${rig!.url("web")}${p}`, {
+        method: "POST",
+        headers: {
+          cookie: alice.cookie,
+          "x-csrf-token": alice.csrf,
+          ...(body ? { "content-type": "application/json" } : {}),
+        },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    expect((await post(`/api/jobs/${address.id}/address`, { to: ["+15551234567"] })).status).toBe(200);
+    expect((await post(`/api/jobs/${confirm.id}/confirm`)).status).toBe(200);
+
+    // a fax purged under the retention rule: its mailed link answers 410, and says why
+    await store.operate(dropped.id, "cancel");
+    offset = 60_000;
+    // once the cancel's own notice is out (a pending notice keeps its job)
+    await waitUntil(async () => (await store.purge(0)) > 0, "the cancelled print purged");
+    expect(await store.getJob(dropped.id)).toBeNull();
+    const purged = await click(dropped.link, alice.cookie);
+    expect(purged.status).toBe(410);
+    expect(await purged.text()).toContain("deleted under the retention rule");
+    // past retention.links: 410, expired
+    offset = 2 * 3600_000;
+    const late = await click(confirm.link);
+    expect(late.status).toBe(410);
+    expect(await late.text()).toContain("This link has expired (retention.links)");
+
+    const ledger = testLedger(store);
+    const of = async (id: string) =>
+      (await ledger.rows({ object: { kind: "job", id } }))
+        .filter((r) => r.door === "link" || r.action === "addressed" || r.action === "confirmed")
+        .map((r) => [r.action, r.actor, r.door, r.object.id, r.detail]);
+    expect(await of(address.id)).toEqual([
+      ["viewed", { kind: "person" }, "link", address.id, { link: "address", result: "followed" }],
+      ["addressed", { kind: "person", id: "alice" }, "console", `${address.id}#0`, {}],
+    ]);
+    expect(await of(confirm.id)).toEqual([
+      ["viewed", { kind: "person", id: "alice" }, "link", confirm.id, { link: "confirm", result: "followed" }],
+      ["confirmed", { kind: "person", id: "alice" }, "console", `${confirm.id}#0`, {}],
+      ["viewed", { kind: "person" }, "link", confirm.id, { link: "confirm", result: "expired" }],
+    ]);
+    expect(await of(dropped.id)).toEqual([
+      ["viewed", { kind: "person", id: "alice" }, "link", dropped.id, { link: "address", result: "purged" }],
+    ]);
+    // the numbers given and confirmed are found by their keyed hash, never stored in clear
+    const byNumber = (await ledger.rows({ number: "+15551234567" })).map((r) => [r.action, r.object.id]);
+    expect(byNumber).toContainEqual(["addressed", `${address.id}#0`]);
+    expect((await ledger.rows({ number: "+15557654321" })).map((r) => r.action)).toContain("confirmed");
+    expect((await ledger.verify()).broken).toBeNull();
   }, 120_000);
 });

@@ -13,6 +13,7 @@ import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dkimKey, sendFrom } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
+import { testLedger } from "../helpers/ledger.js";
 import { waitUntil } from "../helpers/wait.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { PASSWORDS, signIn, consoleGateway } from "./rig.js";
@@ -123,8 +124,9 @@ describe.skipIf(!hasChromium)("confirmNewDestinations in the public MX mode", ()
     expect(mail.to && "text" in mail.to ? mail.to.text : "").toBe("alice@example.com");
     expect(mail.subject).toBe(`Confirm your fax to a new number: ${NEW}`);
     expect(mail.text).toContain("It has not been sent.");
-    const link = /(https?:\/\/\S+\/confirm\.html\?id=\S+)/.exec(mail.text ?? "")?.[1];
-    expect(link).toBe(`${rig.url("web")}/confirm.html?id=${id}`);
+    // behind the link door (web/mailed-link.ts): a ledger row per click, dead after retention.links
+    const link = /(https?:\/\/\S+\/m\?k=confirm&id=\S+)/.exec(mail.text ?? "")?.[1];
+    expect(link).toMatch(new RegExp(`^${rig.url("web")}/m\\?k=confirm&id=${id}&t=\\d+$`));
     // the dispatcher had its chances: nothing went to the service
     await rig.gw.store.claimDue("probe", 10, 1000).then((g) => expect(g).toEqual([]));
     expect(await apiCallsFor(id)).toBe(0);
@@ -156,6 +158,15 @@ describe.skipIf(!hasChromium)("confirmNewDestinations in the public MX mode", ()
     await page.getByRole("button", { name: "Confirm and send" }).click();
     await page.locator("#lead", { hasText: "Confirmed: the fax is queued." }).waitFor();
     await ctx.close();
+    // the click (signed out: no person yet) and alice's yes to the new number, hashed
+    const rows = await testLedger(rig.gw.store).rows({ object: { kind: "job", id } });
+    expect(
+      rows.filter((r) => r.door === "link" || r.action === "confirmed").map((r) => [r.action, r.actor, r.object.kind]),
+    ).toEqual([
+      ["viewed", { kind: "person" }, "job"],
+      ["confirmed", { kind: "person", id: "alice" }, "recipient"],
+    ]);
+    expect(rows.find((r) => r.action === "confirmed")!.numberHash).toMatch(/^[0-9a-f]{64}$/);
 
     const sent = await waitUntil(async () => {
       const j = await rig.gw.store.getJob(id);

@@ -76,9 +76,9 @@ const linkIn = (kind: string, to: string, page: string) =>
       const m = mails().find(
         (e) => e.includes(`X-Faxgate-Notification: ${kind}`) && new RegExp(`^To: ${to}$`, "mi").test(e),
       );
-      // a fax's page is mailed behind the link door (/m, web/mailed-link.ts), other pages as they are
-      const shape =
-        page === "address.html" ? `${page}\\?id=[A-Za-z0-9_-]+` : "m\\?k=(?:job|received)&id=[A-Za-z0-9_-]+&t=\\d+";
+      // every page is mailed behind the link door (/m, web/mailed-link.ts)
+      const linkKind = { "address.html": "address", "fax.html": "job", "inbound.html": "received" }[page];
+      const shape = `m\\?k=${linkKind}&id=[A-Za-z0-9_-]+&t=\\d+`;
       return m ? (new RegExp(`(http://\\S+/${shape})`).exec(m)?.[1] ?? null) : null;
     },
     `the ${kind} mail to ${to}`,
@@ -89,7 +89,8 @@ const linkIn = (kind: string, to: string, page: string) =>
 function landing(link: string): string {
   const u = new URL(link);
   if (!u.pathname.endsWith("/m")) return link;
-  const page = u.searchParams.get("k") === "job" ? "fax.html" : "inbound.html";
+  const pages: Record<string, string> = { job: "fax.html", received: "inbound.html", address: "address.html" };
+  const page = pages[u.searchParams.get("k") ?? ""];
   return new URL(`${page}?id=${u.searchParams.get("id")}`, u).href;
 }
 
