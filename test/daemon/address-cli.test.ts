@@ -117,5 +117,15 @@ describe("a print waiting for its number, from the CLI", () => {
     const again = await runCli(["address", jobId, "555 010 0124", "--config", config]);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain(`job ${jobId} is not waiting for a number`);
+    // the number given is a ledger row by the account that ran the command, the number hashed
+    const rows = await runCli(["audit", "export", "--object", `job:${jobId}`, "--config", config]);
+    const addressed = rows.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { action: string; door: string; object: { id: string }; numberHash: string | null })
+      .filter((r) => r.action === "addressed");
+    expect(addressed.map((r) => [r.door, r.object.id])).toEqual([["cli", `${jobId}#0`]]);
+    expect(addressed[0]!.numberHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(rows.stdout).not.toContain("5550100123");
   }, 120_000);
 });
