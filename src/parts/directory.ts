@@ -3,7 +3,7 @@
 // state on /readyz and the metrics. A reload (SIGHUP, `faxgate directory sync`) reads the stored
 // list again and syncs.
 import { directorySyncMs } from "../config/index.js";
-import { DirectorySync, LdapSource, type SyncStatus, ScimDirectory, scimRoutes } from "../directory/index.js";
+import { DirectorySync, LdapSource, type SyncStatus, ScimDirectory, scimRoutes, Leavers } from "../directory/index.js";
 import type { FastifyInstance } from "fastify";
 import { describeError } from "../errors.js";
 import { Periodic } from "../periodic.js";
@@ -43,8 +43,19 @@ export function createDirectory(core: Core): DirectoryParts {
         changed: () => apply("SCIM change"),
       })
     : null;
-  const apply = async (why: string) =>
-    core.live.setDirectoryPeople([...(sync?.people() ?? []), ...((await scim?.people()) ?? [])], why);
+  const leavers = new Leavers(core.store);
+  if (d?.ldap || d?.scim) core.live.leaversFrom((login) => leavers.leaver(login));
+  const apply = async (why: string) => {
+    const people = [...(sync?.people() ?? []), ...((await scim?.people()) ?? [])];
+    // whom the list no longer has has left: the doors say so (before the list changes under them)
+    const gone = await leavers.update(
+      people,
+      core.live.config().users.map((u) => u.name),
+      new Date(core.clock.now()),
+    );
+    for (const l of gone) log.info({ person: l.name }, "DIRECTORY person has left");
+    await core.live.setDirectoryPeople(people, why);
+  };
   const runSync = async () => {
     if (sync) await sync.sync();
     await apply("directory sync");
@@ -63,6 +74,7 @@ export function createDirectory(core: Core): DirectoryParts {
       if (!loop) return;
       if (d?.scim && !core.config.web)
         log.warn("directory.scim is set but web: is not: the SCIM endpoints are served on the console's listener");
+      await leavers.load();
       const stored = sync ? await sync.loadStored() : false;
       if (stored || !sync) await apply("directory: last good list");
       // the very first start has no list: wait for it, so that nobody is refused for a moment
