@@ -143,6 +143,7 @@ export class Gateway {
       keyExpiry: () => keys.keyWatch?.expiries() ?? [],
       webAuthFailureDelayMs: opts.webAuthFailureDelayMs,
       extraRoutes: directory.webRoutes,
+      directoryView: directory.view ?? undefined,
     });
     const spool = createSpool(core, converters);
     const retention = createRetention(core);

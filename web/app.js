@@ -152,6 +152,7 @@ function renderHeader() {
       session.admin ? link("/admin.html", "Queue") : null,
       session.admin ? link("/ledger.html", "Ledger") : null,
       session.admin ? link("/holds.html", "Legal holds") : null,
+      session.admin ? link("/directory.html", "Directory") : null,
       link("/factors.html", "Sign-in factors"),
       h(
         "li",

@@ -5,7 +5,6 @@ export { AuthLockout, MAX_CLIENT_AUTH_FAILURES, MAX_SESSION_AUTH_FAILURES } from
 export { buildBlockList, inList, isLoopback, plainAddress } from "./client-address.js";
 export { judgeClaims } from "./oidc-claims.js";
 export { OidcRelyingParty } from "./oidc.js";
-export type { OidcPending } from "./oidc.js";
 export { authenticated, authenticationOptions, registered, registrationOptions, relyingParty } from "./passkeys.js";
 export { verifySignIn } from "./password.js";
 export { RateLimiter } from "./rate-limit.js";

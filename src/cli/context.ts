@@ -145,6 +145,12 @@ export class ApiClients {
   }
 
   withKey(token: string, purpose = "this command"): FaxApi {
+    // a minted key is sealed in the store with a key only the daemon is given a reason to use
+    if (token === "")
+      throw new FaxgateError(
+        "USAGE",
+        `${purpose} is minted by the gateway and kept sealed in its store (directory.keys): a command cannot use it; the key watch rotates it before it expires`,
+      );
     needSecret(this.ctx, token, purpose);
     return this.factory.withKey(token);
   }

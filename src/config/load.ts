@@ -256,7 +256,17 @@ function checkCrossKeys(c: Config, source: string): void {
   // One key per user: the service knows a fax by its key alone, so a shared key charges every
   // fax of one user to the other and sends one user's received faxes to the other.
   const keys = new Map<string, string>();
+  const mints = c.directory?.keys !== undefined && c.api.adminKey !== undefined;
   c.users.forEach((u, i) => {
+    // no key written: the gateway mints one (keys/key-minter.ts), which needs the admin key and a seal
+    if (u.apiKey === "") {
+      if (!mints)
+        problems.push([
+          `users[${i}].apiKey`,
+          `user "${u.name}" has no apiKey: write their key, or let the gateway mint one (set directory.keys and api.adminKey, and give serviceUserId or run faxgate directory map)`,
+        ]);
+      return;
+    }
     const other = keys.get(u.apiKey);
     if (other !== undefined && other !== u.name)
       problems.push([
@@ -392,7 +402,9 @@ export function maskSecrets<T>(value: T): T {
 
 /** Every secret string in a config, for log/output leak checks. */
 export function secretValues(c: Config): string[] {
-  const out = c.users.flatMap((u) => [u.apiKey, u.password ?? ""]).filter((s) => unsetSecretName(s) === null);
+  const out = c.users
+    .flatMap((u) => [u.apiKey, u.password ?? ""])
+    .filter((s) => s !== "" && unsetSecretName(s) === null);
   if (c.api.adminKey) out.push(c.api.adminKey);
   if (c.webhooks) out.push(c.webhooks.password);
   if (c.database) {

@@ -64,7 +64,8 @@ const userSchema = z
     name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, "expected a short name of letters, digits, . _ -"),
     email: email,
     aliases: z.array(email).default([]),
-    apiKey: secret,
+    /** the fax service key; left out, the gateway mints one (directory.keys with api.adminKey and serviceUserId) */
+    apiKey: secret.default(""),
     password: z
       .string()
       .regex(/^scrypt\$/, "expected a hash made by `faxgate passwd` (scrypt$...), never a plain password")

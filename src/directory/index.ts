@@ -4,6 +4,7 @@
 export { DirectorySync } from "./directory-sync.js";
 export type { SyncStatus } from "./directory-sync.js";
 export { LdapSource } from "./ldap-source.js";
+export { Leavers } from "./leavers.js";
 export { mergePeople, withDirectoryInboxes } from "./merge.js";
 export type { DirectoryPerson } from "./person.js";
 export { ScimDirectory } from "./scim-directory.js";

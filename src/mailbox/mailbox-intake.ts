@@ -39,6 +39,8 @@ export interface MailboxMessage {
 export interface MailboxIntakeOptions {
   mailbox: MailboxConfig;
   users: () => readonly UserConfig[];
+  /** who has left the directory: their messages are refused saying so (directory/leavers.ts) */
+  leaver?: (login: string) => string | null;
   store: Pick<QueueStore, "enqueueNotification">;
   clientFor: (user: string) => FaxApi;
   destinations: DestinationCheck;
@@ -86,7 +88,7 @@ export class MailboxIntake {
   constructor(private readonly opts: MailboxIntakeOptions) {
     const m = opts.mailbox;
     this.name = m.name ?? `${m.user}@${m.host}`;
-    this.index = liveUserIndex(opts.users);
+    this.index = liveUserIndex(opts.users, opts.leaver);
     this.log = opts.logger.child({ mailbox: this.name });
   }
 

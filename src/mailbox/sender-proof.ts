@@ -30,6 +30,8 @@ export function proveSender(input: ProofInput): SenderProof {
     return { ok: false, reason: `the message must have exactly one From: address (it has ${input.from.length})` };
   const from = input.from[0]!;
   const user = input.users.byEmail(from);
+  if (!user && input.users.hasLeft(from))
+    return { ok: false, reason: `${clip(from)} has left: the directory ended their access to this fax gateway` };
   if (!user) return { ok: false, reason: `${clip(from)} is not the address of a user of this fax gateway` };
   const domain = domainOf(from);
   const idLess = input.provider === "exchange-online";

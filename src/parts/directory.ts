@@ -3,7 +3,18 @@
 // state on /readyz and the metrics. A reload (SIGHUP, `faxgate directory sync`) reads the stored
 // list again and syncs.
 import { directorySyncMs } from "../config/index.js";
-import { DirectorySync, LdapSource, type SyncStatus, ScimDirectory, scimRoutes } from "../directory/index.js";
+import {
+  type DirectoryPerson,
+  DirectorySync,
+  LdapSource,
+  Leavers,
+  mergePeople,
+  type SyncStatus,
+  ScimDirectory,
+  scimRoutes,
+} from "../directory/index.js";
+import { PersonKeys } from "../store/index.js";
+import type { DirectoryPageView } from "../web/index.js";
 import type { FastifyInstance } from "fastify";
 import { describeError } from "../errors.js";
 import { Periodic } from "../periodic.js";
@@ -17,6 +28,8 @@ export interface DirectoryParts {
   webRoutes: Array<{ prefix: string; routes: (app: FastifyInstance) => Promise<void> }>;
   /** the stored list read again and a sync run now (reload, `faxgate directory sync`) */
   refresh(): Promise<void>;
+  /** the operator's directory page (null: no directory source) */
+  view: (() => Promise<DirectoryPageView>) | null;
   part: Part;
 }
 
@@ -43,8 +56,21 @@ export function createDirectory(core: Core): DirectoryParts {
         changed: () => apply("SCIM change"),
       })
     : null;
-  const apply = async (why: string) =>
-    core.live.setDirectoryPeople([...(sync?.people() ?? []), ...((await scim?.people()) ?? [])], why);
+  const leavers = new Leavers(core.store);
+  if (d?.ldap || d?.scim) core.live.leaversFrom((login) => leavers.leaver(login));
+  let applied: readonly DirectoryPerson[] = [];
+  const apply = async (why: string) => {
+    const people = [...(sync?.people() ?? []), ...((await scim?.people()) ?? [])];
+    applied = people;
+    // whom the list no longer has has left: the doors say so (before the list changes under them)
+    const gone = await leavers.update(
+      people,
+      core.live.config().users.map((u) => u.name),
+      new Date(core.clock.now()),
+    );
+    for (const l of gone) log.info({ person: l.name }, "DIRECTORY person has left");
+    await core.live.setDirectoryPeople(people, why);
+  };
   const runSync = async () => {
     if (sync) await sync.sync();
     await apply("directory sync");
@@ -63,6 +89,7 @@ export function createDirectory(core: Core): DirectoryParts {
       if (!loop) return;
       if (d?.scim && !core.config.web)
         log.warn("directory.scim is set but web: is not: the SCIM endpoints are served on the console's listener");
+      await leavers.load();
       const stored = sync ? await sync.loadStored() : false;
       if (stored || !sync) await apply("directory: last good list");
       // the very first start has no list: wait for it, so that nobody is refused for a moment
@@ -83,6 +110,54 @@ export function createDirectory(core: Core): DirectoryParts {
       loop?.wake();
     },
     part,
+    view: d?.ldap || d?.scim ? () => directoryView(core, applied, leavers, sync?.state() ?? null) : null,
+  };
+}
+
+/** What the operator's directory page shows: the mapping as configured, the people as last applied. */
+async function directoryView(
+  core: Core,
+  people: readonly DirectoryPerson[],
+  leavers: Leavers,
+  lastSync: SyncStatus | null,
+): Promise<DirectoryPageView> {
+  const d = core.config.directory!;
+  const mapping: DirectoryPageView["mapping"] = [];
+  for (const [source, map] of [
+    ["ldap", d.ldap?.groups],
+    ["scim", d.scim],
+  ] as const) {
+    if (!map) continue;
+    const groups = new Set([...Object.keys(map.roles), ...Object.keys(map.inbox)]);
+    for (const group of groups) {
+      const inbox = map.inbox[group];
+      mapping.push({ source, group, role: map.roles[group] ?? null, inbox: inbox ? [inbox].flat() : [] });
+    }
+  }
+  const { shadowed } = mergePeople(core.live.config().users, people);
+  const shadowedBy = new Map(shadowed.map((s) => [s.person.id, s.by]));
+  const rows = new Map((await new PersonKeys(core.store.sql).all()).map((r) => [r.user, r]));
+  const live = new Map(core.live.users().map((u) => [u.name, u]));
+  return {
+    configured: true,
+    mapping,
+    people: people.map((p) => ({
+      name: p.name,
+      email: p.email,
+      source: p.source,
+      role: p.role,
+      inbox: p.inbox,
+      mapped: Boolean(p.serviceUserId ?? rows.get(p.name)?.mappedUserId),
+      keyed: (live.get(p.name)?.apiKey ?? "") !== "",
+      shadowedBy: shadowedBy.get(p.id) ?? null,
+    })),
+    leavers: leavers.list().map((l) => ({ name: l.name, at: l.at })),
+    lastSync: lastSync && {
+      lastAttempt: lastSync.lastAttempt,
+      lastGood: lastSync.lastGood,
+      ok: lastSync.ok,
+      problem: lastSync.problem,
+    },
   };
 }
 

@@ -10,7 +10,14 @@ import { descriptorBudget } from "../listener-limits.js";
 import { OidcRelyingParty, TotpSealer } from "../auth/index.js";
 import { LegalHolds } from "../retention/index.js";
 import { SignInFactors } from "../store/index.js";
-import { OperatorPages, WebConsole, StoredSessionStore, callbackUrl } from "../web/index.js";
+import {
+  OperatorPages,
+  WebConsole,
+  StoredSessionStore,
+  StoredPendingSignIns,
+  callbackUrl,
+  type DirectoryPageView,
+} from "../web/index.js";
 import { serviceEventHandlers, readReceiverTls, WebhookReceiver } from "../webhooks/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
@@ -28,6 +35,8 @@ export interface HttpListenerOptions {
   webAuthFailureDelayMs?: number;
   /** route groups of other parts on the console's listener (SCIM) */
   extraRoutes?: ReadonlyArray<{ prefix: string; routes: (app: FastifyInstance) => Promise<void> }>;
+  /** the operator's directory page (parts/directory.ts) */
+  directoryView?: () => Promise<DirectoryPageView>;
 }
 
 export interface HttpListeners {
@@ -57,6 +66,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
     ? new WebConsole({
         config: config.web,
         extraRoutes: opts.extraRoutes,
+        directory: opts.directoryView,
         tls: readReceiverTls(config.web.tls),
         limits: budget.web,
         store: core.store,
@@ -145,7 +155,12 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
 /** Console sign-in through the OpenID provider: the callback is on the console's own address. */
 function oidcSignIn(core: Core, rules: NonNullable<NonNullable<Core["config"]["web"]>["oidc"]>) {
   const publicUrl = () => consoleUrl(core) ?? "";
-  return { rp: new OidcRelyingParty(rules, () => callbackUrl(publicUrl())), rules, publicUrl };
+  return {
+    rp: new OidcRelyingParty(rules, () => callbackUrl(publicUrl())),
+    rules,
+    publicUrl,
+    pending: new StoredPendingSignIns(core.store.sql, () => core.clock.now()),
+  };
 }
 
 /** The console's address for links in mails: web.publicUrl, else where it listens; null without a console. */

@@ -21,6 +21,8 @@ export class LiveSettings {
   /** fills minted keys in (keys/key-minter.ts), when keys follow people */
   private keyFiller: ((users: UserConfig[], complete: boolean) => Promise<UserConfig[]>) | null = null;
   private readonly listeners: UsersListener[] = [];
+  /** who has left the directory (directory/leavers.ts), for the doors' "has left" */
+  private leftOf: (login: string) => string | null = () => null;
 
   constructor(
     config: Config,
@@ -39,6 +41,15 @@ export class LiveSettings {
   /** The users as they are now: the config's and the directory's, with keys rotated since (keys/key-overrides.ts). */
   users(): UserConfig[] {
     return this.effective;
+  }
+
+  /** The person a name or address belonged to who has left the directory, else null. */
+  leaver(login: string): string | null {
+    return this.leftOf(login);
+  }
+
+  leaversFrom(leftOf: (login: string) => string | null): void {
+    this.leftOf = leftOf;
   }
 
   onUsersChanged(listener: UsersListener): void {

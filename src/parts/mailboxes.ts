@@ -30,6 +30,7 @@ export function createMailboxes(core: Core, mail: MailDoor): Part {
       new MailboxIntake({
         mailbox,
         users: () => live.users(),
+        leaver: (login) => live.leaver(login),
         store: core.store,
         clientFor: (user) => core.api.clientFor(user),
         destinations: core.destinations,

@@ -18,6 +18,7 @@ export function createSmtp(core: Core, mail: MailDoor): { smtp: SmtpGateway | nu
     destinations: core.destinations,
     smtp: config.smtp,
     users: () => live.users(),
+    leaver: (login) => live.leaver(login),
     resolve: makeResolver(config.dns),
     clientFor: (user) => core.api.clientFor(user, "intake"),
     counters: core.counters,

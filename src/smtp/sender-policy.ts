@@ -29,6 +29,14 @@ export function decideSender(index: UserIndex, ctx: SenderContext): SenderDecisi
   const shown =
     ctx.address === "" ? "<>" : `<${ctx.address.length > 80 ? `${ctx.address.slice(0, 77)}...` : ctx.address}>`;
   const user = ctx.address === "" ? undefined : index.byEmail(ctx.address);
+  if (!user && ctx.address !== "" && index.hasLeft(ctx.address))
+    return {
+      ok: false,
+      refusal: refuse(
+        "SENDER_NOT_ALLOWED",
+        `Sender ${shown} has left: the directory ended their access to this fax gateway`,
+      ),
+    };
   if (!user)
     return { ok: false, refusal: refuse("SENDER_NOT_ALLOWED", `Sender ${shown} is not a user of this fax gateway`) };
   if (ctx.authenticatedAs !== undefined) {

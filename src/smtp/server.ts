@@ -47,6 +47,8 @@ export interface SmtpGatewayOptions {
   smtp: SmtpConfig;
   /** The users as they are now (the daemon's live settings), read at each MAIL FROM and AUTH. */
   users: readonly UserConfig[] | (() => readonly UserConfig[]);
+  /** who has left the directory: their mail and AUTH are refused saying so (directory/leavers.ts) */
+  leaver?: (login: string) => string | null;
   clientFor: (user: string) => FaxApi;
   logger: Logger;
   clock: Clock;
@@ -116,7 +118,7 @@ export class SmtpGateway {
     this.ledger = opts.ledger;
     const users = opts.users;
     this.users = typeof users === "function" ? users : () => users;
-    this.index = liveUserIndex(this.users);
+    this.index = liveUserIndex(this.users, opts.leaver);
     this.destinations = opts.destinations;
     this.tap = new SessionTap(
       { maxJunkCommands: opts.smtp.maxJunkCommands, idleSessionMs: opts.smtp.idleSessionTimeout },
@@ -368,7 +370,9 @@ export class SmtpGateway {
       const refusal =
         st.authFailures >= MAX_SESSION_AUTH_FAILURES || fromClient >= MAX_CLIENT_AUTH_FAILURES
           ? refuse("CLIENT_LIMIT", "Too many failed authentication attempts, closing")
-          : refuse("AUTH_FAILED", "Authentication failed: wrong user name or password");
+          : !user && this.index().hasLeft(auth.username ?? "")
+            ? refuse("AUTH_FAILED", "Authentication failed: this person has left (the directory ended their access)")
+            : refuse("AUTH_FAILED", "Authentication failed: wrong user name or password");
       // Slow down guessing, then hang up.
       await new Promise((r) => setTimeout(r, this.authDelayMs * st.authFailures));
       return this.reject(cb, st, refusal, { failures: st.authFailures, fromAddress: fromClient });

@@ -26,6 +26,8 @@ export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
 export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealRow } from "./sql/ledger.js";
 export type { LedgerFields, LedgerRecord } from "./sql/ledger.js";
+export { putOidcPending, takeOidcPending } from "./sql/oidc-pending.js";
+export type { OidcPendingRecord } from "./sql/oidc-pending.js";
 export { PersonKeys } from "./sql/person-keys.js";
 export type { PersonKey } from "./sql/person-keys.js";
 export {

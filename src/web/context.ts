@@ -25,6 +25,7 @@ import type { LedgerPagesDeps } from "./ledger.js";
 import type { OperatorPages } from "./operator.js";
 import { OidcSessions, type OidcSignIn } from "./sign-in-oidc-sessions.js";
 import { QueueView, type ConsoleStore } from "./queue-view.js";
+import type { DirectoryPageView } from "./directory-page.js";
 import type { SessionStore } from "./session-store.js";
 import { SessionRules, sessionOf, type Session } from "./sessions.js";
 
@@ -80,6 +81,8 @@ export interface WebConsoleDeps {
   oidc?: OidcSignIn;
   /** second factors (passkeys, TOTP) kept in the store; absent: password (or provider) alone */
   factors?: FactorSettings;
+  /** the operator's directory page (groups -> roles/inboxes, people, last sync); absent: none configured */
+  directory?: () => Promise<DirectoryPageView>;
 }
 
 export class ConsoleContext {

@@ -16,6 +16,7 @@ import { ConsoleContext, type WebConsoleDeps } from "./context.js";
 import { evidenceRoutes } from "./evidence.js";
 import { FactorSignIn, factorResetRoutes, factorRoutes } from "./factors.js";
 import { jobRoutes } from "./jobs.js";
+import { directoryPageRoutes } from "./directory-page.js";
 import { ledgerRoutes } from "./ledger.js";
 import { liveRoutes } from "./live.js";
 import { operatorRoutes } from "./operator.js";
@@ -133,6 +134,7 @@ export class WebConsole {
       await api.register(confirmingRoutes, { ...waiting, ownJob, confirmWaitMs: deps.confirmWaitMs });
       await api.register(operatorRoutes, { pages: deps.operator, clock: ctx.clock });
       await api.register(ledgerRoutes, { pages: deps.ledgerPages });
+      await api.register(directoryPageRoutes, { view: deps.directory });
       await api.register(liveRoutes, { live: ctx.live });
       if (factors) {
         await api.register(factorRoutes, { factors });

@@ -3,13 +3,14 @@
 // person with the ID token (auth/oidc.ts, auth/oidc-claims.ts) and starts their session. A refusal
 // is a page that says why, a log line and a ledger row with the reason.
 //
-// What the callback needs (state, nonce, PKCE verifier) is kept here, keyed by a random id in a
-// short-lived cookie that is SameSite=Lax: the callback is a navigation from the provider's site,
+// What the callback needs (state, nonce, PKCE verifier) is kept in the store (a fleet without
+// sticky sessions calls back on any gateway), once, keyed by a random id in a short-lived cookie
+// that is SameSite=Lax: the callback is a navigation from the provider's site,
 // which a Strict cookie (the session's) would not come with. The cookie binds the sign-in to the
 // browser that began it, so a code sent to another browser is refused.
 import { randomBytes } from "node:crypto";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
-import { judgeClaims, type OidcPending, type OidcRelyingParty } from "../auth/index.js";
+import { judgeClaims, type OidcRelyingParty } from "../auth/index.js";
 import type { ConsoleContext } from "./context.js";
 import type { FactorSignIn } from "./factors.js";
 import type { OidcSessions, OidcSignIn } from "./sign-in-oidc-sessions.js";
@@ -17,13 +18,6 @@ import { startSession } from "./sign-in.js";
 
 const PENDING_COOKIE = "faxgate_oidc";
 const PENDING_MS = 10 * 60_000;
-// bounded memory: sign-ins begun and never finished are forgotten oldest first
-const MAX_PENDING = 10_000;
-
-interface Pending extends OidcPending {
-  next: string;
-  until: number;
-}
 
 export const oidcRoutes: FastifyPluginAsync<{
   ctx: ConsoleContext;
@@ -31,7 +25,6 @@ export const oidcRoutes: FastifyPluginAsync<{
   sessions: OidcSessions;
   factors?: FactorSignIn;
 }> = async (app, { ctx, oidc, sessions, factors }) => {
-  const pending = new Map<string, Pending>();
   const secure = () => oidc.publicUrl().startsWith("https:");
 
   app.get("/oidc/start", async (req, reply) => {
@@ -44,9 +37,7 @@ export const oidcRoutes: FastifyPluginAsync<{
       return refusalPage(reply, 502, "The sign-in provider could not be reached. Try again shortly; the log says why.");
     }
     const id = randomBytes(32).toString("base64url");
-    for (const [k, v] of pending) if (v.until <= ctx.clock.now()) pending.delete(k);
-    pending.set(id, { ...started.pending, next, until: ctx.clock.now() + PENDING_MS });
-    while (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value!);
+    await oidc.pending.put(id, { ...started.pending, next }, ctx.clock.now() + PENDING_MS);
     reply.setCookie(PENDING_COOKIE, id, {
       path: "/oidc",
       httpOnly: true,
@@ -59,8 +50,7 @@ export const oidcRoutes: FastifyPluginAsync<{
 
   app.get("/oidc/callback", async (req, reply) => {
     const id = req.cookies[PENDING_COOKIE];
-    const p = id ? pending.get(id) : undefined;
-    if (id) pending.delete(id);
+    const p = id ? await oidc.pending.take(id) : null;
     reply.clearCookie(PENDING_COOKIE, { path: "/oidc", httpOnly: true, sameSite: "lax", secure: secure() });
     const query = req.url.includes("?") ? req.url.slice(req.url.indexOf("?")) : "";
     const fail = async (reason: string, message: string, status = 403, who = "(unknown)") => {
@@ -75,7 +65,7 @@ export const oidcRoutes: FastifyPluginAsync<{
       });
       return refusalPage(reply, status, message);
     };
-    if (!p || p.until <= ctx.clock.now())
+    if (!p)
       return fail(
         "no-sign-in-under-way",
         "This sign-in was begun too long ago or in another browser. Sign in again.",

@@ -61,6 +61,24 @@ describe("config", () => {
     expect(err.message).toContain("ALICE_KEY");
   });
 
+  it("a user without apiKey is taken only when the gateway can mint their key", () => {
+    const keyless = `api:\n  baseUrl: https://fax.example.test\nusers:\n  - name: bob\n    email: bob@example.com\n    serviceUserId: u-bob\n`;
+    const err = errorOf(() => parseConfigText(keyless, { env: {} }));
+    expect(err.message).toMatch(/users\[0\]\.apiKey: user "bob" has no apiKey: .*directory\.keys and api\.adminKey/);
+    const minting = keyless.replace(
+      "https://fax.example.test\n",
+      "https://fax.example.test\n  adminKey: admin-1\ndirectory:\n  keys:\n    sealKey: seal-key-of-at-least-32-characters-00\n",
+    );
+    const c = parseConfigText(minting, { env: {} });
+    expect(c.users[0]).toMatchObject({ name: "bob", apiKey: "", serviceUserId: "u-bob" });
+    // an empty key written is a mistake, not a request to mint
+    expect(
+      errorOf(() =>
+        parseConfigText(minting.replace("    serviceUserId", '    apiKey: ""\n    serviceUserId'), { env: {} }),
+      ).message,
+    ).toMatch(/users\[0\]\.apiKey: must not be empty/);
+  });
+
   it("every error names the key and what was expected", () => {
     const err = errorOf(() =>
       parseConfigText(

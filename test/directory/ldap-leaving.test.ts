@@ -58,7 +58,12 @@ describe.skipIf(missing)(`leaving through LDAP${missing ? ` (skipped: ${missing}
     slapd.modify(`dn: ${slapd.dnOf("erin")}\nchangetype: delete\n\n`);
     // a sync now (what `faxgate directory sync` asks of the daemon by SIGHUP)
     await tg.reloadWith((c) => c);
-    await waitUntil(async () => /^550 5\.7\.1 /.test(await mailFrom(tg!, "erin@example.com")), "erin refused");
+    // refused saying why: she has left (not "not a user"), and a stranger is still "not a user"
+    await waitUntil(
+      async () => /^550 5\.7\.1 .*has left/.test(await mailFrom(tg!, "erin@example.com")),
+      "erin refused",
+    );
+    expect(await mailFrom(tg, "stranger@example.com")).toMatch(/^550 5\.7\.1 .*not a user/);
     expect(await mailFrom(tg, "fay@example.com")).toMatch(/^250 /);
 
     // the directory goes away: the list stays, /readyz says why

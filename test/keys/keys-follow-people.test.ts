@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createFaxAgent, FaxClient } from "../../src/fax/client.js";
 import { PersonKeys } from "../../src/store/index.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
-import { startGateway, type TestGateway } from "../helpers/gateway.js";
+import { startGateway, TEST_USERS, type TestGateway } from "../helpers/gateway.js";
 import { converse } from "../helpers/raw-smtp.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -106,7 +106,7 @@ describe("keys follow people", () => {
     expect(off.status).toBe(200);
     expect(await minted()).toEqual([]);
     expect((await converse(tg.smtpPort, "carol@example.com", ["15551234567@fax.localhost"], null))[2] ?? "").toMatch(
-      /^550 5\.7\.1 /,
+      /^550 5\.7\.1 .*has left/,
     );
     const stored = await new PersonKeys(tg.gw.store.sql).all();
     expect(stored).toMatchObject([{ user: "carol", mappedUserId: bobId, keyId: null, sealedToken: null }]);
@@ -115,5 +115,50 @@ describe("keys follow people", () => {
     );
     expect(ledger.map((r) => r.action)).toEqual(["key-minted", "key-deleted"]);
     expect(JSON.stringify(ledger).includes(token), "the token in the ledger").toBe(false);
+  }, 120_000);
+
+  it("a config person without apiKey gets a minted key, deleted when they leave users:", async () => {
+    const dave = { name: "dave", email: "dave@example.com" };
+    tg = await startGateway({
+      name: "keys-config",
+      config: {
+        api: { adminKey: TEST_KEYS.admin },
+        smtp: { listen: ["127.0.0.1:0"] },
+        users: [...TEST_USERS, dave],
+        directory: { keys: { sealKey: SEAL, lifetime: "30d" } },
+      },
+    });
+    agent = createFaxAgent({ ca: tg.emu.caPem });
+    const admin = new FaxClient({ baseUrl: tg.emu.baseUrl, apiKey: TEST_KEYS.admin, dispatcher: agent });
+    const bobId = (await new FaxClient({ baseUrl: tg.emu.baseUrl, apiKey: TEST_KEYS.bob, dispatcher: agent }).me())
+      .userId;
+    const minted = async () => (await admin.listApiKeys(bobId)).filter((k) => k.name === "faxgate dave");
+    // no service user id yet: nothing to mint for, and the others are untouched
+    expect(await minted()).toEqual([]);
+
+    // the operator writes dave's service user id into the config and reloads
+    await tg.reloadWith((c) => ({
+      ...c,
+      users: c.users.map((u) => (u.name === "dave" ? { ...u, serviceUserId: bobId } : u)),
+    }));
+    const [key] = await minted();
+    expect(key).toMatchObject({ userId: bobId, access: "print_driver" });
+    const token = key!.token!;
+    const daveMail = MAIL.replace("carol@", "dave@");
+    const replies = await converse(tg.smtpPort, "dave@example.com", ["15551234567@fax.localhost"], daveMail);
+    expect(replies.at(-2), replies.join(" | ")).toMatch(/^250 /);
+    await waitUntil(
+      async () => (await tg!.gw.store.listJobs()).find((j) => j.user === "dave" && j.state === "delivered") ?? null,
+      "dave's fax delivered",
+    );
+    expect(tg.logs.join("\n").includes(token), "the token in the log").toBe(false);
+
+    // dave leaves users: (no directory source: the config is the whole list), his key goes
+    await tg.reloadWith((c) => ({ ...c, users: c.users.filter((u) => u.name !== "dave") }));
+    expect(await minted()).toEqual([]);
+    const actions = await tg.gw.store.sql.all<{ action: string }>(
+      "SELECT action FROM ledger WHERE action IN ('key-minted','key-deleted') ORDER BY seq",
+    );
+    expect(actions.map((r) => r.action)).toEqual(["key-minted", "key-deleted"]);
   }, 120_000);
 });

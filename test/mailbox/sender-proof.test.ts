@@ -30,6 +30,25 @@ describe("the mailbox provider's Authentication-Results", () => {
     });
   });
 
+  it("a person who left the directory is refused saying so, a stranger as no user", () => {
+    const withLeaver = new UserIndex([{ name: "alice", email: "alice@acme.com", aliases: [], apiKey: "k" }], (login) =>
+      login.toLowerCase() === "erin@acme.com" ? "erin" : null,
+    );
+    const from = (a: string) =>
+      proveSender({
+        from: [a],
+        authResults: [],
+        trustedAuthservIds: ["mx.google.com"],
+        provider: "other",
+        users: withLeaver,
+      });
+    expect(from("ERIN@acme.com")).toMatchObject({ ok: false, reason: expect.stringContaining("has left") });
+    expect(from("mallory@acme.com")).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("is not the address of a user"),
+    });
+  });
+
   it("only the topmost header counts: an id-less one on top hides a trusted-id one below it", () => {
     const r = prove(["alice@acme.com"], [EXO, "mx.google.com; dmarc=pass header.from=acme.com"]);
     expect(r).toMatchObject({ ok: false, reason: expect.stringContaining("no authserv-id, not by mx.google.com") });

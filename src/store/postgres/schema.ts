@@ -14,6 +14,7 @@ import { deliveryTables } from "../sql/delivery-tables.js";
 import { deliveryKindGraph } from "../sql/delivery-kinds.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
+import { oidcPendingTable } from "../sql/oidc-pending.js";
 import { personKeysTable } from "../sql/person-keys.js";
 import { lockKey, type PgContext } from "./context.js";
 
@@ -163,6 +164,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 52, branch connectors2): deliveries may go to Microsoft Graph (kind 'graph'), the
   // kind constraint swapped (store/sql/delivery-kinds.ts), as in the SQLite store.
   deliveryKindGraph("postgres"),
+  // STEP (issue 50, branch ident3): OIDC sign-ins under way, shared by a fleet
+  // (store/sql/oidc-pending.ts), as in the SQLite store.
+  oidcPendingTable(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -433,6 +433,12 @@ export const TABLES: readonly Table[] = [
       required("updated_at"),
     ],
   },
+  // STEP (issue 50, branch ident3): OIDC sign-ins under way (sql/oidc-pending.ts)
+  {
+    name: "oidc_pending",
+    columns: [required("id_hash", { primaryKey: true, notNull: false }), required("body"), required("expires_at")],
+    indexes: [{ name: "oidc_pending_expires", columns: "expires_at" }],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {

@@ -14,6 +14,7 @@ import { deliveryKindGraph } from "../sql/delivery-kinds.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
+import { oidcPendingTable } from "../sql/oidc-pending.js";
 import { personKeysTable } from "../sql/person-keys.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
@@ -285,6 +286,9 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 52, branch connectors2): deliveries may go to Microsoft Graph (kind 'graph'); the
   // table made again with the wider CHECK (store/sql/delivery-kinds.ts).
   deliveryKindGraph("sqlite"),
+  // STEP (issue 50, branch ident3): OIDC sign-ins under way, shared by a fleet
+  // (store/sql/oidc-pending.ts).
+  oidcPendingTable(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

@@ -1,0 +1,158 @@
+// Issue 50: a fleet behind a balancer without sticky sessions. Two gateways share one PostgreSQL;
+// a sign-in through the OpenID provider begins on gateway A and its callback reaches gateway B
+// (what a round-robin balancer does to the browser's second request). B finds the sign-in A kept
+// in the store, signs the person in, and A knows the session too. The same callback again, on
+// either gateway, is refused: a sign-in under way is used once. One begun longer ago than it
+// lives is gone. Skips where PostgreSQL is not installed.
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { putOidcPending, takeOidcPending } from "../../src/store/index.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
+import { freePort } from "../helpers/net.js";
+import { startOidcProvider, type TestProvider } from "../helpers/oidc.js";
+import { pgAvailable, type PgCluster, startPgCluster } from "../helpers/pg-cluster.js";
+import { Agent } from "undici";
+import { readFileSync } from "node:fs";
+
+const pgMissing = pgAvailable();
+
+/** A browser's cookie jar for one host (cookies do not depend on the port). */
+type Jar = Map<string, string>;
+
+interface Hop {
+  status: number;
+  location: string | null;
+  text: string;
+}
+
+async function go(url: URL, jar: Jar, dispatcher: Agent, post?: string): Promise<Hop> {
+  const r = await request(url, {
+    method: post ? "POST" : "GET",
+    body: post,
+    dispatcher,
+    headers: {
+      cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "),
+      ...(post ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+    },
+  });
+  const set = r.headers["set-cookie"];
+  for (const c of Array.isArray(set) ? set : set ? [set] : []) {
+    const [pair] = c.split(";");
+    const i = pair!.indexOf("=");
+    const value = pair!.slice(i + 1);
+    if (value === "") jar.delete(pair!.slice(0, i));
+    else jar.set(pair!.slice(0, i), value);
+  }
+  const location = r.headers.location ? String(r.headers.location) : null;
+  return { status: r.statusCode, location, text: await r.body.text() };
+}
+
+describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped: ${pgMissing})` : ""}`, () => {
+  let cluster: PgCluster;
+  let provider: TestProvider;
+  let a: TestGateway;
+  let b: TestGateway;
+  let dispatcher: Agent;
+  let originA: string;
+  let originB: string;
+
+  beforeAll(async () => {
+    cluster = await startPgCluster();
+    const database = await cluster.createDatabase();
+    const [portA, portB] = [await freePort(), await freePort()];
+    originA = `http://127.0.0.1:${portA}`;
+    originB = `http://127.0.0.1:${portB}`;
+    provider = await startOidcProvider({
+      accounts: { alice: { email: "alice@example.com", groups: ["fax-users"] } },
+      redirectUri: `${originA}/oidc/callback`,
+      postLogoutRedirectUri: `${originA}/login.html`,
+    });
+    const gateway = (name: string, port: number) =>
+      startGateway({
+        name,
+        config: {
+          database,
+          web: {
+            listen: `127.0.0.1:${port}`,
+            // the fleet's one public address (the balancer's); here A's, which the provider knows
+            publicUrl: originA,
+            oidc: {
+              issuer: provider.issuer,
+              clientId: provider.clientId,
+              clientSecret: provider.clientSecret,
+              caFile: provider.caFile,
+              groups: ["fax-users"],
+            },
+          },
+        },
+      });
+    a = await gateway("oidc-fleet-a", portA);
+    b = await gateway("oidc-fleet-b", portB);
+    dispatcher = new Agent({ connect: { ca: readFileSync(provider.caFile, "utf8") } });
+  }, 180_000);
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await provider?.stop();
+    await dispatcher?.close();
+    cluster?.destroy();
+  });
+
+  it("begun on A, called back on B: signed in, and the callback works once", async () => {
+    const jar: Jar = new Map();
+    const providerJar: Jar = new Map();
+    // A: the start; its cookie names the sign-in under way
+    let hop = await go(new URL(`${originA}/oidc/start`), jar, dispatcher);
+    expect(hop.status).toBe(302);
+    expect(jar.has("faxgate_oidc")).toBe(true);
+    // the provider: its login page, the account with a second factor, back to the console
+    let url = new URL(hop.location!);
+    let callback: URL | null = null;
+    for (let i = 0; i < 10 && !callback; i++) {
+      hop = await go(url, providerJar, dispatcher);
+      const form = /action="([^"]+)"/.exec(hop.text);
+      if (hop.status === 200 && form)
+        hop = await go(new URL(form[1]!, url), providerJar, dispatcher, "account=alice&mfa=on");
+      expect(hop.location, hop.text.slice(0, 200)).toBeTruthy();
+      url = new URL(hop.location!, url);
+      if (url.origin === originA && url.pathname === "/oidc/callback") callback = url;
+    }
+    expect(callback).not.toBeNull();
+    // the balancer sends the callback to B
+    const onB = new URL(`${callback!.pathname}${callback!.search}`, originB);
+    const oidcCookie = jar.get("faxgate_oidc")!;
+    hop = await go(onB, jar, dispatcher);
+    expect(hop.status, hop.text.slice(0, 300)).toBe(302);
+    expect(hop.location).toBe("/");
+    const session = jar.get("faxgate_session");
+    expect(session).toBeTruthy();
+    // both gateways know the session (the store's)
+    for (const origin of [originA, originB]) {
+      const r = await request(`${origin}/api/session`, { headers: { cookie: `faxgate_session=${session}` } });
+      expect(r.statusCode).toBe(200);
+      expect(((await r.body.json()) as { user: string }).user).toBe("alice");
+    }
+    // the same callback again, with the same cookie, on A: used once, refused
+    const again = await go(
+      new URL(`${callback!.pathname}${callback!.search}`, originA),
+      new Map([["faxgate_oidc", oidcCookie]]),
+      dispatcher,
+    );
+    expect(again.status).toBe(400);
+    expect(again.text).toContain("another browser");
+  }, 120_000);
+
+  it("a sign-in under way expires", async () => {
+    const db = a.gw.store.sql;
+    const p = { state: "s", nonce: "n", codeVerifier: "v", next: "/" };
+    const now = Date.now();
+    await putOidcPending(db, "id-old", p, now + 1000, now);
+    expect(await takeOidcPending(db, "id-old", now + 1001)).toBeNull();
+    await putOidcPending(db, "id-new", p, now + 1000, now);
+    expect(await takeOidcPending(db, "id-new", now + 10)).toEqual(p);
+    expect(await takeOidcPending(db, "id-new", now + 10)).toBeNull();
+    // the id is kept only as its hash
+    const rows = await db.all<{ id_hash: string }>("SELECT id_hash FROM oidc_pending");
+    expect(JSON.stringify(rows)).not.toContain("id-");
+  });
+});
