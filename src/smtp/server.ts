@@ -47,7 +47,7 @@ export interface SmtpGatewayOptions {
   smtp: SmtpConfig;
   /** The users as they are now (the daemon's live settings), read at each MAIL FROM and AUTH. */
   users: readonly UserConfig[] | (() => readonly UserConfig[]);
-  /** who has left the directory: their mail and AUTH are refused saying so (directory/leavers.ts) */
+  /** who has left the directory: their mail is refused saying so (directory/leavers.ts); AUTH answers as for a wrong password */
   leaver?: (login: string) => string | null;
   clientFor: (user: string) => FaxApi;
   logger: Logger;
@@ -370,12 +370,17 @@ export class SmtpGateway {
       const refusal =
         st.authFailures >= MAX_SESSION_AUTH_FAILURES || fromClient >= MAX_CLIENT_AUTH_FAILURES
           ? refuse("CLIENT_LIMIT", "Too many failed authentication attempts, closing")
-          : !user && this.index().hasLeft(auth.username ?? "")
-            ? refuse("AUTH_FAILED", "Authentication failed: this person has left (the directory ended their access)")
-            : refuse("AUTH_FAILED", "Authentication failed: wrong user name or password");
+          : // A leaver's password can no longer be checked, so saying "has left" here would tell
+            // any client which names once belonged to someone: the wire answer stays the same.
+            refuse("AUTH_FAILED", "Authentication failed: wrong user name or password");
       // Slow down guessing, then hang up.
       await new Promise((r) => setTimeout(r, this.authDelayMs * st.authFailures));
-      return this.reject(cb, st, refusal, { failures: st.authFailures, fromAddress: fromClient });
+      const left = !user && this.index().hasLeft(auth.username ?? "");
+      return this.reject(cb, st, refusal, {
+        failures: st.authFailures,
+        fromAddress: fromClient,
+        ...(left ? { hasLeft: true } : {}),
+      });
     } catch (err) {
       st.log.error({ err: describeError(err) }, "AUTH error");
       cb(replyError("454 4.7.0 Temporary authentication failure"));
