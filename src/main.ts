@@ -66,8 +66,6 @@ export interface GatewayOptions {
   reloadConfig?: () => Config;
   /** The data folder's lock when the caller took it already (before starting a sandbox); released at stop. */
   lock?: DaemonLock;
-  /** web console: pause after a wrong password, times the failures (default 1000 ms; tests shorten it) */
-  webAuthFailureDelayMs?: number;
   /** The queue, when the caller opened it already (`Gateway.open` does). */
   store?: QueueStore;
 }
@@ -141,7 +139,6 @@ export class Gateway {
       receivedFax: notify.pushedFax,
       readiness: () => admin.health.readiness(),
       keyExpiry: () => keys.keyWatch?.expiries() ?? [],
-      webAuthFailureDelayMs: opts.webAuthFailureDelayMs,
       extraRoutes: directory.webRoutes,
       directoryView: directory.view ?? undefined,
     });

@@ -222,9 +222,26 @@ async function officeChecks(c: Config): Promise<Check[]> {
   return checks;
 }
 
+type CliContext = ReturnType<typeof loadContext>;
+
 export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   const ctx = loadContext(opts);
   const c = ctx.config;
+  const checks: Check[] = [...setupChecks(ctx), ...(await localChecks(c))];
+  await serviceChecks(ctx, checks);
+  checks.push(...(await officeChecks(c)));
+  const directory = await directoryKeysCheck(ctx);
+  if (directory) checks.push(directory);
+  for (const risk of riskySettings(c)) checks.push({ name: "risky setting", ok: true, warn: true, detail: risk });
+  if (opts.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
+  else
+    for (const ch of checks)
+      process.stdout.write(`${ch.ok ? (ch.warn ? "WARN" : "ok  ") : "FAIL"}  ${ch.name}: ${ch.detail}\n`);
+  return checks.every((ch) => ch.ok) ? 0 : 1;
+}
+
+/** The config file, the secrets file and the secrets it leaves unset. */
+function setupChecks(ctx: CliContext): Check[] {
   const checks: Check[] = [{ name: "config", ok: true, detail: ctx.configFile ?? "built-in sandbox config" }];
   if (ctx.secretsFile)
     checks.push({
@@ -239,8 +256,12 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
       detail: `not set: ${ctx.unset.map((u) => `${u.name} (${u.key})`).join(", ")}; set them in ${whereToSetSecrets(ctx)}`,
     });
   }
-  checks.push(folderCheck("data folder", c.data));
-  checks.push(await queueCheck(c));
+  return checks;
+}
+
+/** This machine: folders, the queue, the mail relay, the ports to listen on, certificates, DNS, mailboxes. */
+async function localChecks(c: Config): Promise<Check[]> {
+  const checks: Check[] = [folderCheck("data folder", c.data), await queueCheck(c)];
   if (c.spool) checks.push(folderCheck("spool root", c.spool.root));
   if (c.spool)
     for (const n of await spoolWriterNotes(c.spool.root, c.users))
@@ -263,6 +284,12 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
   if (c.webhooks) checks.push(await webhooksUrlCheck(c.webhooks, daemonPid !== null));
   if (c.smtp?.senderAuth.mode === "verify") checks.push(await senderDnsCheck(c));
   for (const m of c.imap?.mailboxes ?? []) checks.push(await mailboxCheck(m));
+  return checks;
+}
+
+/** The fax service: the admin key, then each user's key (whose it is, the account's keeping time, its expiry). */
+async function serviceChecks(ctx: CliContext, checks: Check[]): Promise<void> {
+  const c = ctx.config;
   try {
     await withClients(ctx, async (api) => {
       // The admin key first, under its own name: its failure is not a user's.
@@ -283,66 +310,73 @@ export async function doctorCommand(opts: GlobalOptions): Promise<number> {
           if (!(err instanceof FaxgateError) || !["API_AUTH", "API_FORBIDDEN", "USAGE"].includes(err.code)) return;
         }
       }
-      const rotated = new Set(
-        effectiveUsers(c.users, c.data)
-          .filter((u, i) => u.apiKey !== c.users[i]!.apiKey)
-          .map((u) => u.name),
-      );
-      for (const u of effectiveUsers(c.users, c.data)) {
-        const name = `api key of ${u.name}`;
-        const from = rotated.has(u.name) ? " (the key the daemon rotated to, from keys.json)" : "";
-        if (unsetSecretName(u.apiKey)) continue; // listed under "secrets"
-        try {
-          const me = await api.withKey(u.apiKey).me();
-          const owner = keyOwnerProblem(u, me.email, c.users);
-          checks.push(
-            owner ?? {
-              name,
-              ok: true,
-              detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? "?"})`,
-            },
-          );
-          // the account's own keeping time against the retention rule, once
-          if (!checks.some((x) => x.name === "service retention"))
-            checks.push(storeTimeCheck(me.account?.storeFaxesTime, c.retention));
-          if (admin) {
-            const key = await findKey(admin, me.userId, u.apiKey);
-            if (key?.expiresAt) {
-              const days = (Date.parse(key.expiresAt) - Date.now()) / 86_400_000;
-              checks.push({
-                name: `key expiry of ${u.name}`,
-                ok: days > 0,
-                warn: days < 14,
-                detail: `expires ${key.expiresAt} (in ${Math.floor(days)} days)`,
-              });
-            }
-          }
-        } catch (err) {
-          checks.push({ name, ok: false, detail: `${explainServiceError(err, c)}${from}` });
-          if (!(err instanceof FaxgateError) || !["API_AUTH", "API_FORBIDDEN"].includes(err.code)) return;
-        }
-      }
+      await userKeyChecks(c, api, admin, checks);
     });
   } catch (err) {
     checks.push({ name: "fax service", ok: false, detail: explainServiceError(err, c) });
   }
-  checks.push(...(await officeChecks(c)));
+}
+
+/** Each user's key: works and is theirs; stops at the first failure that is not about one key. */
+async function userKeyChecks(
+  c: Config,
+  api: Parameters<Parameters<typeof withClients>[1]>[0],
+  admin: FaxApi | null,
+  checks: Check[],
+): Promise<void> {
+  const rotated = new Set(
+    effectiveUsers(c.users, c.data)
+      .filter((u, i) => u.apiKey !== c.users[i]!.apiKey)
+      .map((u) => u.name),
+  );
+  for (const u of effectiveUsers(c.users, c.data)) {
+    const name = `api key of ${u.name}`;
+    const from = rotated.has(u.name) ? " (the key the daemon rotated to, from keys.json)" : "";
+    if (unsetSecretName(u.apiKey)) continue; // listed under "secrets"
+    try {
+      const me = await api.withKey(u.apiKey).me();
+      const owner = keyOwnerProblem(u, me.email, c.users);
+      checks.push(
+        owner ?? {
+          name,
+          ok: true,
+          detail: `works${from} (${me.email}, account timezone ${me.account?.timezone ?? "?"})`,
+        },
+      );
+      // the account's own keeping time against the retention rule, once
+      if (!checks.some((x) => x.name === "service retention"))
+        checks.push(storeTimeCheck(me.account?.storeFaxesTime, c.retention));
+      if (admin) {
+        const key = await findKey(admin, me.userId, u.apiKey);
+        if (key?.expiresAt) {
+          const days = (Date.parse(key.expiresAt) - Date.now()) / 86_400_000;
+          checks.push({
+            name: `key expiry of ${u.name}`,
+            ok: days > 0,
+            warn: days < 14,
+            detail: `expires ${key.expiresAt} (in ${Math.floor(days)} days)`,
+          });
+        }
+      }
+    } catch (err) {
+      checks.push({ name, ok: false, detail: `${explainServiceError(err, c)}${from}` });
+      if (!(err instanceof FaxgateError) || !["API_AUTH", "API_FORBIDDEN"].includes(err.code)) return;
+    }
+  }
+}
+
+/** People from the directory without a key of their own: each needs a service user id to fax. */
+async function directoryKeysCheck(ctx: CliContext): Promise<Check | null> {
   const unmapped = await unmappedPeople(ctx).catch(() => null);
-  if (unmapped)
-    checks.push({
-      name: "directory keys",
-      ok: true,
-      warn: unmapped.people.length > 0,
-      detail: unmapped.people.length
-        ? `${unmapped.people.length} unmapped (no service user id, cannot fax: faxgate directory map <person> <serviceUserId>): ${unmapped.people.join(", ")}`
-        : `every keyless person is mapped (${unmapped.mapped})`,
-    });
-  for (const risk of riskySettings(c)) checks.push({ name: "risky setting", ok: true, warn: true, detail: risk });
-  if (opts.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
-  else
-    for (const ch of checks)
-      process.stdout.write(`${ch.ok ? (ch.warn ? "WARN" : "ok  ") : "FAIL"}  ${ch.name}: ${ch.detail}\n`);
-  return checks.every((ch) => ch.ok) ? 0 : 1;
+  if (!unmapped) return null;
+  return {
+    name: "directory keys",
+    ok: true,
+    warn: unmapped.people.length > 0,
+    detail: unmapped.people.length
+      ? `${unmapped.people.length} unmapped (no service user id, cannot fax: faxgate directory map <person> <serviceUserId>): ${unmapped.people.join(", ")}`
+      : `every keyless person is mapped (${unmapped.mapped})`,
+  };
 }
 
 /**

@@ -78,6 +78,42 @@ export function unsetSecretName(value: string | undefined): string | null {
  */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
+/** The YAML text as plain data (an empty file: {}); a syntax error names its line. */
+function readYaml(text: string, source: string): unknown {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text, { prettyErrors: true });
+  } catch (err) {
+    const where = err instanceof YAMLParseError && err.linePos ? ` at line ${err.linePos[0].line}` : "";
+    throw new FaxgateError(
+      "CONFIG_INVALID",
+      `${source}: not valid YAML${where}: ${(err as Error).message.split("\n")[0]}`,
+      { cause: err },
+    );
+  }
+  return raw ?? {};
+}
+
+/**
+ * The environment `${NAME}` is read from: the secrets file's NAME=VALUE lines over the process's.
+ * It is read afresh on every load, which is what makes SIGHUP pick up an edited key.
+ */
+function readNamedSecrets(
+  raw: unknown,
+  opts: LoadOptions & { base?: string },
+): { env: NodeJS.ProcessEnv; secretsFile: string | null; secretsProblem?: string } {
+  const env: NodeJS.ProcessEnv = opts.env ?? process.env;
+  const named = (raw as Record<string, unknown>)?.secretsFile;
+  if (typeof named !== "string" || named.length === 0) return { env, secretsFile: null };
+  const secretsFile = path.isAbsolute(named) ? named : path.resolve(opts.base ?? process.cwd(), named);
+  try {
+    return { env: { ...env, ...readSecretsFile(secretsFile) }, secretsFile };
+  } catch (err) {
+    if (!opts.lenientSecrets) throw err;
+    return { env, secretsFile, secretsProblem: (err as Error).message };
+  }
+}
+
 export function parseConfigTextDetailed(
   text: string,
   opts: LoadOptions & { source?: string; base?: string } = {},
@@ -90,33 +126,8 @@ export function parseConfigTextDetailed(
       `${source}: is ${size} bytes; a config file may have at most ${MAX_CONFIG_BYTES} (1 MB)`,
     );
   }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text, { prettyErrors: true });
-  } catch (err) {
-    const where = err instanceof YAMLParseError && err.linePos ? ` at line ${err.linePos[0].line}` : "";
-    throw new FaxgateError(
-      "CONFIG_INVALID",
-      `${source}: not valid YAML${where}: ${(err as Error).message.split("\n")[0]}`,
-      { cause: err },
-    );
-  }
-  if (raw === null || raw === undefined) raw = {};
-  // The secrets file is read first, so its NAME=VALUE lines feed ${NAME} everywhere; it is read
-  // afresh on every load, which is what makes SIGHUP pick up an edited key.
-  let env: NodeJS.ProcessEnv = opts.env ?? process.env;
-  let secretsFile: string | null = null;
-  let secretsProblem: string | undefined;
-  const named = (raw as Record<string, unknown>)?.secretsFile;
-  if (typeof named === "string" && named.length > 0) {
-    secretsFile = path.isAbsolute(named) ? named : path.resolve(opts.base ?? process.cwd(), named);
-    try {
-      env = { ...env, ...readSecretsFile(secretsFile) };
-    } catch (err) {
-      if (!opts.lenientSecrets) throw err;
-      secretsProblem = (err as Error).message;
-    }
-  }
+  const raw = readYaml(text, source);
+  const { env, secretsFile, secretsProblem } = readNamedSecrets(raw, opts);
   const missing: Array<UnsetSecret & { secret: boolean }> = [];
   const substituted = substituteEnv(raw, env, [], missing);
   const fatal = opts.lenientSecrets ? missing.filter((m) => !m.secret) : missing;

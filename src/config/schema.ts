@@ -348,6 +348,8 @@ const smtpSchema = z
     reservedTrustedConnections: z.number().int().min(0).optional(),
     /** a session that has had no message accepted for this long is closed (421), NOOPs or not */
     idleSessionTimeout: duration({ min: "1s" }).prefault("2m"),
+    /** the pause after a failed AUTH, times the session's failures (a guesser waits; a typo barely) */
+    authFailureDelay: duration({ max: "10s" }).prefault("1s"),
     /** the public MX mode (docs/mx.md): mail from outside trustedNetworks without AUTH proves its sender */
     senderAuth: senderAuthSchema,
   })
@@ -410,6 +412,8 @@ const webSchema = z
     idleTimeout: duration({ min: "1m", max: "30d" }).optional(),
     /** how often live updates look at the queue for changes (also changes made by other gateways) */
     livePoll: duration({ min: "100ms", max: "60s" }).prefault("1s"),
+    /** the pause after a wrong password, times the failures so far (at most five times) */
+    authFailureDelay: duration({ max: "10s" }).prefault("1s"),
     /** the console's address as users reach it, for links in mails (default: http(s)://listen) */
     publicUrl: z
       .string()

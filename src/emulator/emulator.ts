@@ -87,26 +87,12 @@ export interface RunningEmulator {
 export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator> {
   const behaviour = behaviourFromOptions(opts);
   const dataDir = path.resolve(opts.dataDir);
-  const faxDir = path.join(dataDir, "faxes");
-  const uploadDir = path.join(dataDir, "uploads");
-  // the database holds every key and the folders every document: owner only
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  await chmod(dataDir, 0o700);
-  await mkdir(faxDir, { recursive: true, mode: 0o700 });
-  await chmod(faxDir, 0o700);
-  // uploads left by a crash are of no use: their requests never got an answer
-  await rm(uploadDir, { recursive: true, force: true });
-  await mkdir(uploadDir, { recursive: true, mode: 0o700 });
+  const { faxDir, uploadDir } = await prepareFolders(dataDir);
   const logger = opts.logger ?? silentLogger();
   const clock = opts.clock ?? systemClock;
   const tls = await ensureCertificate(dataDir);
   const seed = typeof opts.seed === "string" ? await loadSeedFile(opts.seed) : opts.seed;
-
-  const dbFile = path.join(dataDir, "emulator.sqlite");
-  // made 0600 before SQLite opens it; SQLite gives its -wal and -shm files the same mode
-  await (await open(dbFile, "a", 0o600)).close();
-  await chmod(dbFile, 0o600);
-  const db = openDb(dbFile);
+  const db = await openOwnDb(dataDir);
   let app: Awaited<ReturnType<typeof buildServer>> | undefined;
   let webhooks: Webhooks | undefined;
   try {
@@ -139,13 +125,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     const urlHost = addr.address.includes(":") ? `[${addr.address}]` : addr.address;
     const baseUrl = `https://${urlHost}:${addr.port}`;
 
-    const keyRows = db
-      .prepare(
-        "SELECT k.*, u.email AS email FROM api_keys k JOIN users u ON u.uuid = k.userId WHERE k.accountId = ? ORDER BY k.createdAt, k.rowid",
-      )
-      .all(accountId) as Array<KeyRow & { email: string }>;
-    const now = clock.now();
-    const live = keyRows.filter((k) => k.expiresAt === null || k.expiresAt > now);
+    const live = liveKeys(db, accountId, clock.now());
     const adminKey = live.find((k) => k.access === "admin")?.token ?? "";
     ctx.webhooks.start();
     logger.info({ baseUrl, variant, delayMs: ctx.delayMs, behaviour }, "emulator listening");
@@ -174,4 +154,38 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     db.close();
     throw err;
   }
+}
+
+/** The data folder, its documents and a fresh uploads folder, owner only. */
+async function prepareFolders(dataDir: string): Promise<{ faxDir: string; uploadDir: string }> {
+  const faxDir = path.join(dataDir, "faxes");
+  const uploadDir = path.join(dataDir, "uploads");
+  // the database holds every key and the folders every document: owner only
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await chmod(dataDir, 0o700);
+  await mkdir(faxDir, { recursive: true, mode: 0o700 });
+  await chmod(faxDir, 0o700);
+  // uploads left by a crash are of no use: their requests never got an answer
+  await rm(uploadDir, { recursive: true, force: true });
+  await mkdir(uploadDir, { recursive: true, mode: 0o700 });
+  return { faxDir, uploadDir };
+}
+
+/** The emulator's database in `dataDir`, its file readable by the owner only. */
+async function openOwnDb(dataDir: string): Promise<ReturnType<typeof openDb>> {
+  const dbFile = path.join(dataDir, "emulator.sqlite");
+  // made 0600 before SQLite opens it; SQLite gives its -wal and -shm files the same mode
+  await (await open(dbFile, "a", 0o600)).close();
+  await chmod(dbFile, 0o600);
+  return openDb(dbFile);
+}
+
+/** The account's keys not expired at `now`, oldest first, with their users' e-mail. */
+function liveKeys(db: ReturnType<typeof openDb>, accountId: string, now: number): Array<KeyRow & { email: string }> {
+  const rows = db
+    .prepare(
+      "SELECT k.*, u.email AS email FROM api_keys k JOIN users u ON u.uuid = k.userId WHERE k.accountId = ? ORDER BY k.createdAt, k.rowid",
+    )
+    .all(accountId) as Array<KeyRow & { email: string }>;
+  return rows.filter((k) => k.expiresAt === null || k.expiresAt > now);
 }

@@ -42,6 +42,21 @@ export async function buildServer(
     return c;
   };
 
+  guardRequests(app, ctx, callers);
+  answerErrors(app, ctx);
+
+  basicRoutes(app, ctx, callerOf);
+  apiKeyRoutes(app, ctx, callerOf);
+  contactRoutes(app, ctx, callerOf);
+  faxRoutes(app, ctx, callerOf);
+  historyRoutes(app, ctx, callerOf);
+  emulatorAdminRoutes(app, ctx, callerOf);
+  webhookRoutes(app, ctx, callerOf);
+  return app;
+}
+
+/** Before every route: the faults (latency, 503, 429), the caller's key, the account's rate. */
+function guardRequests(app: FastifyInstance, ctx: EmulatorContext, callers: WeakMap<FastifyRequest, Caller>): void {
   app.addHook("onRequest", async (req, reply) => {
     if (!req.url.startsWith("/_emulator/")) {
       const latency = ctx.faults.latencyMs();
@@ -71,7 +86,10 @@ export async function buildServer(
         throw new ApiError("RateLimitError", `at most ${ratePerSecond} calls a second`, Math.ceil(waitMs / 1000));
     }
   });
+}
 
+/** Errors in the service's {"error":{name,message}} shape; an unknown path is a NotFoundError. */
+function answerErrors(app: FastifyInstance, ctx: EmulatorContext): void {
   app.setErrorHandler((err, req, reply) => {
     if (err instanceof ApiError) {
       if (err.retryAfter !== undefined) reply.header("retry-after", String(err.retryAfter));
@@ -95,13 +113,4 @@ export async function buildServer(
       .code(404)
       .send(new ApiError("NotFoundError", `no such endpoint: ${req.method} ${req.url.split("?")[0]}`).body());
   });
-
-  basicRoutes(app, ctx, callerOf);
-  apiKeyRoutes(app, ctx, callerOf);
-  contactRoutes(app, ctx, callerOf);
-  faxRoutes(app, ctx, callerOf);
-  historyRoutes(app, ctx, callerOf);
-  emulatorAdminRoutes(app, ctx, callerOf);
-  webhookRoutes(app, ctx, callerOf);
-  return app;
 }

@@ -31,8 +31,6 @@ export interface HttpListenerOptions {
   receivedFax: ((rec: FaxRecord, serviceUserId: string | null) => Promise<boolean>) | null;
   readiness: () => Promise<HealthReport>;
   keyExpiry: () => Array<{ user: string; expiresAt: string | null; checkedAt: string }>;
-  /** web console: pause after a wrong password (tests shorten it) */
-  webAuthFailureDelayMs?: number;
   /** route groups of other parts on the console's listener (SCIM) */
   extraRoutes?: ReadonlyArray<{ prefix: string; routes: (app: FastifyInstance) => Promise<void> }>;
   /** the operator's directory page (parts/directory.ts) */
@@ -89,7 +87,6 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         maxUploadBytes: smtpSettings(config).maxMessageBytes,
         faxesPerMinute: smtpSettings(config).maxMessagesPerMinute,
         counters: core.counters,
-        authFailureDelayMs: opts.webAuthFailureDelayMs,
         historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
         inbound: () => live.config().inbound,
         mailedLinkLifetime: () => live.config().retention.links,

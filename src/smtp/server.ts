@@ -59,8 +59,6 @@ export interface SmtpGatewayOptions {
   destinations: DestinationCheck;
   /** The resolver for SPF, DKIM and DMARC (made from dns.servers). */
   resolve: DnsResolve;
-  /** Wait this long times the failure count after a failed AUTH (default 1000 ms; tests shorten it). */
-  authFailureDelayMs?: number;
   /** A known sender's refused mail is a ledger row with the refusal's code (docs/compliance.md). */
   ledger: Pick<Ledger, "record">;
   /** Where lockouts and rates are counted: the fleet's store on PostgreSQL, this process on SQLite. */
@@ -68,8 +66,6 @@ export interface SmtpGatewayOptions {
 }
 
 const MAX_RATE_STRIKES = 3;
-/** The pause after a failed AUTH, times the session's failures (a guesser waits; a typo barely). */
-const AUTH_FAILURE_DELAY_MS = 1000;
 
 export class SmtpGateway {
   private readonly smtp: SmtpConfig;
@@ -112,7 +108,7 @@ export class SmtpGateway {
       opts.counters,
       "smtp-client",
     );
-    this.authDelayMs = opts.authFailureDelayMs ?? AUTH_FAILURE_DELAY_MS;
+    this.authDelayMs = opts.smtp.authFailureDelay;
     this.lockout = new AuthLockout(this.clock, opts.counters, "smtp-address");
     this.mail = opts.mail;
     this.ledger = opts.ledger;

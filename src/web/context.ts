@@ -61,8 +61,6 @@ export interface WebConsoleDeps {
   ledgerPages?: LedgerPagesDeps;
   /** largest upload, bytes (smtp.maxMessageBytes) */
   maxUploadBytes: number;
-  /** pause after a wrong password, times the failures so far (default 1000 ms) */
-  authFailureDelayMs?: number;
   /** whether the account's history budget has room now (received faxes are not fetched when not) */
   historyAvailable?: (reserve: number) => boolean;
   /** the shared inbox's groups (inbound.groups); absent: no inbox */

@@ -108,7 +108,7 @@ async function login(
       client,
       detail: { failures },
     });
-    await new Promise((r) => setTimeout(r, (ctx.deps.authFailureDelayMs ?? 1000) * Math.min(failures, 5)));
+    await new Promise((r) => setTimeout(r, ctx.deps.config.authFailureDelay * Math.min(failures, 5)));
     return reply.code(401).send({ error: "wrong user name or password" });
   }
   await attempt.succeeded();

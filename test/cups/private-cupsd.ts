@@ -215,6 +215,7 @@ export async function startPrivateCupsd(opts: { policy?: boolean } = {}): Promis
       if (cupsd.exitCode === null && cupsd.signalCode === null) {
         const exited = new Promise((resolve) => cupsd.once("exit", resolve));
         cupsd.kill("SIGTERM");
+        // a bound, not a sleep: the exit event ends it; a cupsd still there after 10 s is killed
         await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
         if (cupsd.exitCode === null && cupsd.signalCode === null) cupsd.kill("SIGKILL");
       }

@@ -104,8 +104,6 @@ export interface GatewayInProcessSpec extends GatewaySpec {
   /** "debug" (default) keeps every line in `logs`; "quiet" logs at fatal and keeps none. */
   log?: "debug" | "quiet";
   clock?: Clock;
-  /** The console's pause after a wrong password (default 10 ms: tests sign in wrongly on purpose). */
-  webAuthFailureDelayMs?: number;
   /** Runs after the gateway is built and before it starts (jobs for its first look). */
   beforeStart?: (gw: Gateway, dir: string) => Promise<void>;
 }
@@ -130,7 +128,9 @@ export interface TestGateway {
 
 /** A gateway built by the composition root in this process, started; stop() ends it, its emulator and folder. */
 export async function startGateway(spec: GatewayInProcessSpec): Promise<TestGateway> {
-  const { dir, emu, raw } = await prepareGateway(spec);
+  const { dir, emu, raw: made } = await prepareGateway(spec);
+  // tests sign in wrongly on purpose: the console's pause is 10 ms unless the test names one
+  const raw = made.web ? mergeSections({ web: { authFailureDelay: "10ms" } }, made) : made;
   const logs: string[] = [];
   const logger =
     spec.log === "quiet"
@@ -149,7 +149,6 @@ export async function startGateway(spec: GatewayInProcessSpec): Promise<TestGate
       service: serviceOf(config),
       logger,
       clock: spec.clock,
-      webAuthFailureDelayMs: spec.webAuthFailureDelayMs ?? 10,
       reloadConfig: () => next,
     };
     // a PostgreSQL queue is opened by Gateway.open (as faxgate start does); a SQLite one by the

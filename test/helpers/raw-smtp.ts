@@ -53,9 +53,13 @@ export class RawSmtp {
       if (this.closed) return "";
       if (Date.now() > until)
         throw new Error(`no SMTP reply in ${timeoutMs} ms (got ${JSON.stringify(this.buf.slice(0, 200))})`);
+      // woken by data or close; the timer only ends the wait at the bound (no 100 ms polling)
       await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 100);
+        const bound = setTimeout(resolve, until - Date.now() + 1);
+        this.waiters.push(() => {
+          clearTimeout(bound);
+          resolve();
+        });
       });
     }
   }

@@ -40,7 +40,8 @@ export const USERS: UserConfig[] = [
 
 export function smtpConfig(over: Partial<SmtpConfig> = {}): SmtpConfig {
   const base = configSchema.parse({ smtp: { listen: ["127.0.0.1:0"], domains: [DOMAIN] } }).smtp!;
-  return { ...base, maxMessagesPerMinute: 10_000, ...over };
+  // a short pause after a failed AUTH: tests log in wrongly on purpose
+  return { ...base, maxMessagesPerMinute: 10_000, authFailureDelay: 20, ...over };
 }
 
 export interface Rig {
@@ -61,7 +62,6 @@ export async function startRig(
     smtp?: Partial<SmtpConfig>;
     users?: UserConfig[];
     wrapStore?: (s: SqliteStore) => QueueStore;
-    authFailureDelayMs?: number;
     readers?: ReaderPoolOptions;
     logger?: Logger;
     destinations?: DestinationCheck;
@@ -107,7 +107,6 @@ export async function startRig(
     logger,
     clock: systemClock,
     metrics,
-    authFailureDelayMs: opts.authFailureDelayMs ?? 20,
     destinations: opts.destinations ?? testPolicy(() => users),
     resolve: testResolver(opts.dns),
     counters: localCounters,

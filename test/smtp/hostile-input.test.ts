@@ -164,7 +164,7 @@ describe("AUTH under a race", () => {
     const users = USERS.map((u) => (u.name === "alice" ? { ...u, password: PW_HASH } : u));
     await withRig(
       emu,
-      { users, smtp: { auth: "optional" }, authFailureDelayMs: 200, logger: rigLogger() },
+      { users, smtp: { auth: "optional", authFailureDelay: 200 }, logger: rigLogger() },
       async (authRig) => {
         const typedAsName = "Sup3r-Secret-Typed-As-Name";
         const attempt = async (): Promise<string> => {

@@ -33,7 +33,6 @@ export function consoleGateway(
     clock?: Clock;
     /** the emulator's account (default TEST_SEED) */
     seed?: SeedData;
-    authFailureDelayMs?: number;
     config?: Sections;
   } = {},
 ): GatewayInProcessSpec {
@@ -41,7 +40,6 @@ export function consoleGateway(
     name: "web",
     emulator: { delayMs: opts.delayMs ?? 300, seed: opts.seed },
     clock: opts.clock,
-    webAuthFailureDelayMs: opts.authFailureDelayMs,
     prepare: opts.tls ? (dir) => ensureCertificate(dir).then(() => undefined) : undefined,
     config: ({ dir }) =>
       mergeSections(

@@ -66,51 +66,20 @@ export function apiKeyRoutes(
     requireAccess(c, "admin");
     return c;
   };
-  const keyIn = (caller: Caller, id: string): KeyRow => {
-    const k = ctx.db
-      .prepare("SELECT * FROM api_keys WHERE uuid = ? AND accountId = ?")
-      .get(id, caller.user.accountId) as KeyRow | undefined;
-    if (!k) throw notFound(`API key ${id} not found`);
-    return k;
-  };
   const render = (k: KeyRow) => renderKey(k, userById(ctx, k.userId), ctx.variant, true);
 
   app.post("/api-keys", async (req) => {
     const caller = admin(req);
     const input = await readInput(req, ctx.uploadDir, false);
-    const name = checkMax(input, "name", LIMITS.keyName)?.trim();
-    if (!name) throw invalid("name is required");
-    const access = readAccess(input);
-    if (!access) throw invalid("access (or accessLevel) is required");
-    const userId = input.one("userId")?.trim() || caller.user.uuid;
-    const user = userById(ctx, userId);
-    if (!user || user.accountId !== caller.user.accountId) throw notFound(`user ${userId} not found`);
-    const expiresAt = readExpiry(input) ?? null;
-    const now = ctx.clock.now();
-    const row: KeyRow = {
-      uuid: randomUUID(),
-      userId: user.uuid,
-      accountId: user.accountId,
-      name,
-      token: randomBytes(24).toString("base64url"),
-      access,
-      expiresAt,
-      createdAt: now,
-      updatedAt: now,
-    };
-    ctx.db
-      .prepare(
-        "INSERT INTO api_keys (uuid, userId, accountId, name, token, access, expiresAt, createdAt, updatedAt) VALUES (@uuid, @userId, @accountId, @name, @token, @access, @expiresAt, @createdAt, @updatedAt)",
-      )
-      .run(row);
-    ctx.logger.info({ keyId: row.uuid, userId: user.uuid, access }, "API key created");
+    const row = createKey(ctx, caller, input);
+    ctx.logger.info({ keyId: row.uuid, userId: row.userId, access: row.access }, "API key created");
     return render(row);
   });
 
   app.patch<{ Params: { id: string } }>("/api-keys/:id", async (req) => {
     const caller = admin(req);
     const input = await readInput(req, ctx.uploadDir, false);
-    const key = keyIn(caller, req.params.id);
+    const key = keyIn(ctx, caller, req.params.id);
     const name = checkMax(input, "name", LIMITS.keyName);
     if (name !== undefined && name.trim() === "") throw invalid("name must not be empty");
     const access = readAccess(input);
@@ -147,8 +116,47 @@ export function apiKeyRoutes(
 
   app.delete<{ Params: { id: string } }>("/api-keys/:id", async (req, reply) => {
     const caller = admin(req);
-    const key = keyIn(caller, req.params.id);
+    const key = keyIn(ctx, caller, req.params.id);
     ctx.db.prepare("DELETE FROM api_keys WHERE uuid = ?").run(key.uuid);
     return reply.code(204).send();
   });
+}
+
+/** A new key for the user named by `userId` (default: the caller's), with its token. */
+function createKey(ctx: EmulatorContext, caller: Caller, input: RequestInput): KeyRow {
+  const name = checkMax(input, "name", LIMITS.keyName)?.trim();
+  if (!name) throw invalid("name is required");
+  const access = readAccess(input);
+  if (!access) throw invalid("access (or accessLevel) is required");
+  const userId = input.one("userId")?.trim() || caller.user.uuid;
+  const user = userById(ctx, userId);
+  if (!user || user.accountId !== caller.user.accountId) throw notFound(`user ${userId} not found`);
+  const expiresAt = readExpiry(input) ?? null;
+  const now = ctx.clock.now();
+  const row: KeyRow = {
+    uuid: randomUUID(),
+    userId: user.uuid,
+    accountId: user.accountId,
+    name,
+    token: randomBytes(24).toString("base64url"),
+    access,
+    expiresAt,
+    createdAt: now,
+    updatedAt: now,
+  };
+  ctx.db
+    .prepare(
+      "INSERT INTO api_keys (uuid, userId, accountId, name, token, access, expiresAt, createdAt, updatedAt) VALUES (@uuid, @userId, @accountId, @name, @token, @access, @expiresAt, @createdAt, @updatedAt)",
+    )
+    .run(row);
+  return row;
+}
+
+/** A key of the caller's account. */
+function keyIn(ctx: EmulatorContext, caller: Caller, id: string): KeyRow {
+  const k = ctx.db.prepare("SELECT * FROM api_keys WHERE uuid = ? AND accountId = ?").get(id, caller.user.accountId) as
+    | KeyRow
+    | undefined;
+  if (!k) throw notFound(`API key ${id} not found`);
+  return k;
 }

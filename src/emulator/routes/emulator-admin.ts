@@ -27,17 +27,25 @@ const PREFS: Record<string, "string" | "bool" | "nullable"> = {
   emailToFaxCoverPageOption: "bool",
 };
 
+type Admin = (req: FastifyRequest) => Caller;
+
 export function emulatorAdminRoutes(
   app: FastifyInstance,
   ctx: EmulatorContext,
   callerOf: (req: FastifyRequest) => Caller,
 ): void {
-  const admin = (req: FastifyRequest) => {
+  const admin: Admin = (req) => {
     const c = callerOf(req);
     requireAccess(c, "admin");
     return c;
   };
+  lookBehindRoutes(app, ctx, admin);
+  steeringRoutes(app, ctx, admin);
+  lineRoutes(app, ctx, admin);
+}
 
+/** What tests read behind the API: every fax, the calls answered, the limits met, webhook deliveries. */
+function lookBehindRoutes(app: FastifyInstance, ctx: EmulatorContext, admin: Admin): void {
   app.get("/_emulator/faxes", async (req) => {
     admin(req);
     const now = ctx.clock.now();
@@ -46,29 +54,7 @@ export function emulatorAdminRoutes(
         "SELECT f.*, u.email AS email FROM faxes f JOIN users u ON u.uuid = f.userId WHERE f.deletedAt IS NULL ORDER BY f.messageNumber",
       )
       .all() as Array<FaxRow & { email: string }>;
-    return rows.map((r) => ({
-      messageId: r.messageId,
-      messageNumber: String(r.messageNumber),
-      userId: r.userId,
-      email: r.email,
-      direction: r.direction,
-      faxNumber: r.faxNumber,
-      status: faxState(r, now).status,
-      cf: JSON.parse(r.cf) as Record<string, string>,
-      tags: JSON.parse(r.tags) as string[],
-      attachments: JSON.parse(r.attachments) as string[],
-      coverPage: r.coverPage === 1,
-      subject: r.subject,
-      recipientName: r.recipientName,
-      senderName: r.senderName,
-      notes: r.notes,
-      callerId: r.faxCallerId,
-      pagesCount: r.pagesCount,
-      isArchived: r.isArchived === 1,
-      resentFrom: r.resentFrom,
-      scheduledDate: r.scheduledAt === null ? null : new Date(r.scheduledAt).toISOString(),
-      createdAt: new Date(r.createdAt).toISOString(),
-    }));
+    return rows.map((r) => faxSummary(r, now));
   });
 
   // API calls answered so far, by method and route (tests and benches count what a path costs)
@@ -95,6 +81,42 @@ export function emulatorAdminRoutes(
     return {};
   });
 
+  // every webhook delivery with its attempts, so tests can check the retry schedule
+  app.get("/_emulator/webhook-deliveries", async (req) => {
+    admin(req);
+    return ctx.webhooks.deliveries();
+  });
+}
+
+/** One fax as /_emulator/faxes lists it: its owner's e-mail and every field a test checks. */
+function faxSummary(r: FaxRow & { email: string }, now: number): Record<string, unknown> {
+  return {
+    messageId: r.messageId,
+    messageNumber: String(r.messageNumber),
+    userId: r.userId,
+    email: r.email,
+    direction: r.direction,
+    faxNumber: r.faxNumber,
+    status: faxState(r, now).status,
+    cf: JSON.parse(r.cf) as Record<string, string>,
+    tags: JSON.parse(r.tags) as string[],
+    attachments: JSON.parse(r.attachments) as string[],
+    coverPage: r.coverPage === 1,
+    subject: r.subject,
+    recipientName: r.recipientName,
+    senderName: r.senderName,
+    notes: r.notes,
+    callerId: r.faxCallerId,
+    pagesCount: r.pagesCount,
+    isArchived: r.isArchived === 1,
+    resentFrom: r.resentFrom,
+    scheduledDate: r.scheduledAt === null ? null : new Date(r.scheduledAt).toISOString(),
+    createdAt: new Date(r.createdAt).toISOString(),
+  };
+}
+
+/** The switches tests turn at run time: faults and the unsettled behaviours. */
+function steeringRoutes(app: FastifyInstance, ctx: EmulatorContext, admin: Admin): void {
   app.get("/_emulator/faults", async (req) => {
     admin(req);
     return ctx.faults.get();
@@ -119,55 +141,16 @@ export function emulatorAdminRoutes(
     ctx.logger.info({ behaviour: ctx.behaviour }, "behaviour changed");
     return ctx.behaviour;
   });
+}
 
-  // every webhook delivery with its attempts, so tests can check the retry schedule
-  app.get("/_emulator/webhook-deliveries", async (req) => {
-    admin(req);
-    return ctx.webhooks.deliveries();
-  });
-
+/** What happens on the telephone line and in the web app: a fax arrives, a user changes settings. */
+function lineRoutes(app: FastifyInstance, ctx: EmulatorContext, admin: Admin): void {
   app.post("/_emulator/inbound", async (req) => {
     admin(req);
     const input = await readInput(req, ctx.uploadDir, true);
     try {
-      const userId = input.one("userId");
-      const email = input.one("email");
-      const user = (
-        userId
-          ? ctx.db.prepare("SELECT * FROM users WHERE uuid = ?").get(userId)
-          : email
-            ? ctx.db.prepare("SELECT * FROM users WHERE email = ?").get(email)
-            : undefined
-      ) as UserRow | undefined;
-      if (!userId && !email) throw invalid("userId or email is required");
-      if (!user) throw notFound(`user ${userId ?? email} not found`);
-      const callerId = input.one("callerId");
-      if (!callerId) throw invalid("callerId is required");
-      const from = parseDestination(callerId);
-      // as the service records it: faxNumber is the fax's destination, the number the sender
-      // dialled (one of the account's numbers: `to`, else the user's own), the caller id the sender
-      const to = input.one("to");
-      const dialled = to ? parseDestination(to) : parseDestination(user.phone);
-      if (input.files.length === 0) throw invalid("file is required");
-      const doc = await buildFaxDocument(
-        null,
-        input.files.map((f) => ({ path: f.path, filename: f.filename, mimetype: f.mimetype })),
-      );
-      const row = await insertFax(
-        ctx,
-        {
-          user,
-          direction: "inbound",
-          channelType: "fax",
-          faxNumber: dialled,
-          callerId: from.replace(/^\+/, ""),
-          csid: input.one("csid") ?? "",
-          attachments: input.files.map((f) => f.filename),
-          pagesCount: doc.pages,
-        },
-        { bytes: doc.pdf },
-      );
-      ctx.logger.info({ messageId: row.messageId, userId: user.uuid }, "inbound fax created");
+      const row = await receiveFax(ctx, input);
+      ctx.logger.info({ messageId: row.messageId, userId: row.userId }, "inbound fax created");
       return renderFax(row, ctx.clock.now(), { cfMode: ctx.behaviour.cfMode, tags: [], contacts: [] });
     } finally {
       await input.cleanup();
@@ -180,25 +163,72 @@ export function emulatorAdminRoutes(
     if (!user) throw notFound(`user ${req.params.email} not found`);
     const body = req.body;
     if (!body || typeof body !== "object") throw invalid("send a JSON object of user fields");
-    const sets: string[] = [];
-    const values: Record<string, unknown> = { uuid: user.uuid };
-    for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
-      const kind = PREFS[k];
-      if (!kind) throw invalid(`"${k}" is not a user field this endpoint changes (${Object.keys(PREFS).join(", ")})`);
-      if (kind === "bool") {
-        if (typeof v !== "boolean" && v !== "true" && v !== "false") throw invalid(`${k} must be true or false`);
-        values[k] = v === true || v === "true" ? 1 : 0;
-      } else if (kind === "nullable" && v === null) {
-        values[k] = null;
-      } else {
-        if (typeof v !== "string" || (kind === "string" && v.trim() === ""))
-          throw invalid(`${k} must be a non-empty string`);
-        values[k] = v;
-      }
-      sets.push(`${k} = @${k}`);
-    }
-    if (sets.length) ctx.db.prepare(`UPDATE users SET ${sets.join(", ")} WHERE uuid = @uuid`).run(values);
+    const values = userFields(body as Record<string, unknown>);
+    const sets = Object.keys(values).map((k) => `${k} = @${k}`);
+    if (sets.length)
+      ctx.db.prepare(`UPDATE users SET ${sets.join(", ")} WHERE uuid = @uuid`).run({ ...values, uuid: user.uuid });
     const fresh = ctx.db.prepare("SELECT * FROM users WHERE uuid = ?").get(user.uuid) as UserRow;
     return renderUser(fresh, account(ctx), ctx.variant);
   });
+}
+
+/** An inbound fax for the user named by `userId` or `email`, from `callerId`, of the files sent. */
+async function receiveFax(ctx: EmulatorContext, input: Awaited<ReturnType<typeof readInput>>): Promise<FaxRow> {
+  const userId = input.one("userId");
+  const email = input.one("email");
+  const user = (
+    userId
+      ? ctx.db.prepare("SELECT * FROM users WHERE uuid = ?").get(userId)
+      : email
+        ? ctx.db.prepare("SELECT * FROM users WHERE email = ?").get(email)
+        : undefined
+  ) as UserRow | undefined;
+  if (!userId && !email) throw invalid("userId or email is required");
+  if (!user) throw notFound(`user ${userId ?? email} not found`);
+  const callerId = input.one("callerId");
+  if (!callerId) throw invalid("callerId is required");
+  const from = parseDestination(callerId);
+  // as the service records it: faxNumber is the fax's destination, the number the sender
+  // dialled (one of the account's numbers: `to`, else the user's own), the caller id the sender
+  const to = input.one("to");
+  const dialled = to ? parseDestination(to) : parseDestination(user.phone);
+  if (input.files.length === 0) throw invalid("file is required");
+  const doc = await buildFaxDocument(
+    null,
+    input.files.map((f) => ({ path: f.path, filename: f.filename, mimetype: f.mimetype })),
+  );
+  return insertFax(
+    ctx,
+    {
+      user,
+      direction: "inbound",
+      channelType: "fax",
+      faxNumber: dialled,
+      callerId: from.replace(/^\+/, ""),
+      csid: input.one("csid") ?? "",
+      attachments: input.files.map((f) => f.filename),
+      pagesCount: doc.pages,
+    },
+    { bytes: doc.pdf },
+  );
+}
+
+/** The user fields in `body` as stored (booleans as 0/1); a field not in PREFS or of the wrong kind is refused. */
+function userFields(body: Record<string, unknown>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) {
+    const kind = PREFS[k];
+    if (!kind) throw invalid(`"${k}" is not a user field this endpoint changes (${Object.keys(PREFS).join(", ")})`);
+    if (kind === "bool") {
+      if (typeof v !== "boolean" && v !== "true" && v !== "false") throw invalid(`${k} must be true or false`);
+      values[k] = v === true || v === "true" ? 1 : 0;
+    } else if (kind === "nullable" && v === null) {
+      values[k] = null;
+    } else {
+      if (typeof v !== "string" || (kind === "string" && v.trim() === ""))
+        throw invalid(`${k} must be a non-empty string`);
+      values[k] = v;
+    }
+  }
+  return values;
 }

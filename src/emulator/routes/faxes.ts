@@ -41,61 +41,37 @@ function recipientError(
   };
 }
 
+type Input = Awaited<ReturnType<typeof readInput>>;
+
 export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: CallerOf): void {
-  const render = (row: FaxRow) =>
+  sendRoutes(app, ctx, callerOf);
+  faxRecordRoutes(app, ctx, callerOf);
+}
+
+/** A fax as the service shows it in lists and creation answers. */
+function renderer(ctx: EmulatorContext): (row: FaxRow) => Record<string, unknown> {
+  return (row) =>
     renderFax(row, ctx.clock.now(), {
       cfMode: ctx.behaviour.cfMode,
       tags: tagsOf(ctx, row),
       contacts: contactsOf(ctx, row),
     });
+}
 
-  /** After a creation call did its work: maybe lose the answer on purpose (the "drop" fault). */
-  const answer = (req: FastifyRequest, reply: FastifyReply, body: unknown) => {
-    if (ctx.faults.dropAfterCreate()) {
-      ctx.logger.info({ url: req.url }, "fault: dropping the connection after creating the fax");
-      reply.hijack();
-      req.raw.socket.destroy();
-      return reply;
-    }
-    return reply.send(body);
-  };
+/** After a creation call did its work: maybe lose the answer on purpose (the "drop" fault). */
+function answerCreated(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply, body: unknown) {
+  if (ctx.faults.dropAfterCreate()) {
+    ctx.logger.info({ url: req.url }, "fault: dropping the connection after creating the fax");
+    reply.hijack();
+    req.raw.socket.destroy();
+    return reply;
+  }
+  return reply.send(body);
+}
 
-  const createFor = async (
-    spec: SendSpec,
-    input: Awaited<ReturnType<typeof readInput>>,
-    faxNumber: string,
-    contact: ContactRow | null,
-    shared: SharedDoc,
-  ) => {
-    // the cover page names the destination, so each recipient gets its own when there is one
-    const doc =
-      spec.coverPage || !shared.doc ? await buildDocument(ctx, spec, input, faxNumber, contact?.name) : shared.doc;
-    if (!spec.coverPage) shared.doc = doc;
-    return insertFax(
-      ctx,
-      {
-        user: spec.user,
-        direction: "outbound",
-        channelType: "api",
-        faxNumber,
-        callerId: spec.callerId,
-        csid: spec.user.faxCsid,
-        subject: spec.subject,
-        recipientName: spec.recipientName ?? contact?.name ?? null,
-        senderName: spec.senderName,
-        notes: spec.notes,
-        coverPage: spec.coverPage,
-        coverPageId: spec.coverPageRow?.uuid ?? null,
-        cf: spec.cf,
-        tags: spec.tags,
-        contacts: contact ? [contact.uuid] : [],
-        attachments: input.files.map((f) => f.filename),
-        pagesCount: doc.pages,
-        scheduledAt: spec.scheduledAt,
-      },
-      { bytes: doc.pdf },
-    );
-  };
+/** Creation: send, send to many, resend. */
+function sendRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: CallerOf): void {
+  const render = renderer(ctx);
 
   app.post("/v1/faxes", async (req, reply) => {
     const caller = callerOf(req);
@@ -106,9 +82,9 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
       if (!raw) throw invalid("faxNumber is required");
       const faxNumber = parseDestination(raw);
       if (nothingToFax(spec, input)) throw invalid(NOTHING_TO_FAX);
-      const row = await createFor(spec, input, faxNumber, null, {});
+      const row = await createFor(ctx, spec, input, faxNumber, null, {});
       ctx.logger.info({ messageId: row.messageId, userId: row.userId, pages: row.pagesCount }, "fax created");
-      return answer(req, reply, render(row));
+      return answerCreated(ctx, req, reply, render(row));
     } finally {
       await input.cleanup();
     }
@@ -118,45 +94,9 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
     const caller = callerOf(req);
     const input = await readInput(req, ctx.uploadDir, true);
     try {
-      const spec = readSendSpec(ctx, caller, input);
-      const numbers = [...input.list("recipientFax"), ...input.list("faxNumber")];
-      const contactIds = input.list("recipientContacts");
-      if (numbers.length === 0 && contactIds.length === 0)
-        throw invalid("recipientFax or recipientContacts is required");
-      const success: Record<string, unknown>[] = [];
-      const errors: RecipientError[] = [];
-      const shared: SharedDoc = {};
-      const targets: Array<{ raw: string; contact: ContactRow | null }> = numbers.map((n) => ({
-        raw: n,
-        contact: null,
-      }));
-      for (const id of contactIds) {
-        const c = visibleContact(ctx, caller, id);
-        if (!c) errors.push(recipientError(ctx, `NotFoundError: contact ${id} not found`, { contactId: id }));
-        else if (!c.faxNumber)
-          errors.push(
-            recipientError(ctx, `InvalidInputError: contact "${c.name}" has no fax number`, { contactId: id }),
-          );
-        else targets.push({ raw: c.faxNumber, contact: c });
-      }
-      for (const t of targets) {
-        // each recipient's trouble (number, document) is its own entry in errors
-        try {
-          const faxNumber = parseDestination(t.raw);
-          if (nothingToFax(spec, input)) throw invalid(NOTHING_TO_FAX);
-          if (shared.error) throw shared.error;
-          const row = await createFor(spec, input, faxNumber, t.contact, shared).catch((err: unknown) => {
-            if (err instanceof ApiError && err.kind === "InvalidInputError") shared.error = err;
-            throw err;
-          });
-          success.push(render(row));
-        } catch (err) {
-          if (!(err instanceof ApiError) || err.status >= 500) throw err;
-          errors.push(recipientError(ctx, `${err.kind}: ${err.message}`, { faxNumber: t.raw }));
-        }
-      }
-      ctx.logger.info({ created: success.length, refused: errors.length }, "faxes created (multiple)");
-      return answer(req, reply, { success, errors });
+      const answer = await sendToMany(ctx, caller, input);
+      ctx.logger.info({ created: answer.success.length, refused: answer.errors.length }, "faxes created (multiple)");
+      return answerCreated(ctx, req, reply, answer);
     } finally {
       await input.cleanup();
     }
@@ -171,8 +111,7 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
     const success: Record<string, unknown>[] = [];
     const errors: RecipientError[] = [];
     const raws = input.list("recipientFax");
-    const destinations = raws.length > 0 ? raws : [old.faxNumber];
-    for (const raw of destinations) {
+    for (const raw of raws.length > 0 ? raws : [old.faxNumber]) {
       let faxNumber: string;
       try {
         faxNumber = parseDestination(raw);
@@ -181,35 +120,137 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
         errors.push(recipientError(ctx, `${err.kind}: ${err.message}`, { faxNumber: raw }));
         continue;
       }
-      const owner = userById(ctx, old.userId) ?? caller.user;
-      const row = await insertFax(
-        ctx,
-        {
-          user: owner,
-          direction: "outbound",
-          channelType: "api",
-          faxNumber,
-          callerId: old.faxCallerId,
-          csid: old.faxCsid,
-          subject: old.subject,
-          recipientName: old.recipientName,
-          senderName: old.senderName,
-          notes: old.notes,
-          coverPage: old.coverPage === 1,
-          coverPageId: old.coverPageId,
-          cf: JSON.parse(old.cf) as Record<string, string>,
-          tags: JSON.parse(old.tags) as string[],
-          contacts: JSON.parse(old.contacts) as string[],
-          attachments: JSON.parse(old.attachments) as string[],
-          pagesCount: old.pagesCount,
-          resentFrom: old.messageId,
-        },
-        { copyOf: old.pdfFile },
-      );
-      success.push(render(row));
+      success.push(render(await resendTo(ctx, caller, old, faxNumber)));
     }
-    return answer(req, reply, { success, errors });
+    return answerCreated(ctx, req, reply, { success, errors });
   });
+}
+
+/** One new fax to `faxNumber`, its document shared between recipients when no cover page names them. */
+async function createFor(
+  ctx: EmulatorContext,
+  spec: SendSpec,
+  input: Input,
+  faxNumber: string,
+  contact: ContactRow | null,
+  shared: SharedDoc,
+): Promise<FaxRow> {
+  // the cover page names the destination, so each recipient gets its own when there is one
+  const doc =
+    spec.coverPage || !shared.doc ? await buildDocument(ctx, spec, input, faxNumber, contact?.name) : shared.doc;
+  if (!spec.coverPage) shared.doc = doc;
+  return insertFax(
+    ctx,
+    {
+      user: spec.user,
+      direction: "outbound",
+      channelType: "api",
+      faxNumber,
+      callerId: spec.callerId,
+      csid: spec.user.faxCsid,
+      subject: spec.subject,
+      recipientName: spec.recipientName ?? contact?.name ?? null,
+      senderName: spec.senderName,
+      notes: spec.notes,
+      coverPage: spec.coverPage,
+      coverPageId: spec.coverPageRow?.uuid ?? null,
+      cf: spec.cf,
+      tags: spec.tags,
+      contacts: contact ? [contact.uuid] : [],
+      attachments: input.files.map((f) => f.filename),
+      pagesCount: doc.pages,
+      scheduledAt: spec.scheduledAt,
+    },
+    { bytes: doc.pdf },
+  );
+}
+
+/** Send to many: each recipient's trouble (contact, number, document) is its own entry in `errors`. */
+async function sendToMany(
+  ctx: EmulatorContext,
+  caller: Caller,
+  input: Input,
+): Promise<{ success: Record<string, unknown>[]; errors: RecipientError[] }> {
+  const spec = readSendSpec(ctx, caller, input);
+  const numbers = [...input.list("recipientFax"), ...input.list("faxNumber")];
+  const contactIds = input.list("recipientContacts");
+  if (numbers.length === 0 && contactIds.length === 0) throw invalid("recipientFax or recipientContacts is required");
+  const render = renderer(ctx);
+  const success: Record<string, unknown>[] = [];
+  const errors: RecipientError[] = [];
+  const shared: SharedDoc = {};
+  const targets = [
+    ...numbers.map((n) => ({ raw: n, contact: null })),
+    ...contactTargets(ctx, caller, contactIds, errors),
+  ];
+  for (const t of targets) {
+    try {
+      const faxNumber = parseDestination(t.raw);
+      if (nothingToFax(spec, input)) throw invalid(NOTHING_TO_FAX);
+      if (shared.error) throw shared.error;
+      const row = await createFor(ctx, spec, input, faxNumber, t.contact, shared).catch((err: unknown) => {
+        if (err instanceof ApiError && err.kind === "InvalidInputError") shared.error = err;
+        throw err;
+      });
+      success.push(render(row));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      errors.push(recipientError(ctx, `${err.kind}: ${err.message}`, { faxNumber: t.raw }));
+    }
+  }
+  return { success, errors };
+}
+
+/** The recipients named by contact id; a contact that cannot be used goes into `errors`. */
+function contactTargets(
+  ctx: EmulatorContext,
+  caller: Caller,
+  ids: string[],
+  errors: RecipientError[],
+): Array<{ raw: string; contact: ContactRow | null }> {
+  const targets: Array<{ raw: string; contact: ContactRow | null }> = [];
+  for (const id of ids) {
+    const c = visibleContact(ctx, caller, id);
+    if (!c) errors.push(recipientError(ctx, `NotFoundError: contact ${id} not found`, { contactId: id }));
+    else if (!c.faxNumber)
+      errors.push(recipientError(ctx, `InvalidInputError: contact "${c.name}" has no fax number`, { contactId: id }));
+    else targets.push({ raw: c.faxNumber, contact: c });
+  }
+  return targets;
+}
+
+/** A copy of `old` (its owner's, its document) to `faxNumber`. */
+function resendTo(ctx: EmulatorContext, caller: Caller, old: FaxRow, faxNumber: string): Promise<FaxRow> {
+  const owner = userById(ctx, old.userId) ?? caller.user;
+  return insertFax(
+    ctx,
+    {
+      user: owner,
+      direction: "outbound",
+      channelType: "api",
+      faxNumber,
+      callerId: old.faxCallerId,
+      csid: old.faxCsid,
+      subject: old.subject,
+      recipientName: old.recipientName,
+      senderName: old.senderName,
+      notes: old.notes,
+      coverPage: old.coverPage === 1,
+      coverPageId: old.coverPageId,
+      cf: JSON.parse(old.cf) as Record<string, string>,
+      tags: JSON.parse(old.tags) as string[],
+      contacts: JSON.parse(old.contacts) as string[],
+      attachments: JSON.parse(old.attachments) as string[],
+      pagesCount: old.pagesCount,
+      resentFrom: old.messageId,
+    },
+    { copyOf: old.pdfFile },
+  );
+}
+
+/** One fax once made: archive, delete, download, info. */
+function faxRecordRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: CallerOf): void {
+  const render = renderer(ctx);
 
   app.patch<{ Params: { id: string } }>("/v1/fax/:id", async (req) => {
     const caller = callerOf(req);

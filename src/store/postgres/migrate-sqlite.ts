@@ -113,123 +113,10 @@ export async function migrateSqliteToPostgres(opts: {
         (t) => t.name,
       ),
     );
-    const eventsTable = ["job_events", "events"].find((t) => tables.has(t)) ?? null;
-    // recipients: the columns both schemas have (either side may have grown one since)
-    const pgRecipientCols = new Set(
-      (
-        await c.query<{ column_name: string }>(
-          `SELECT column_name FROM information_schema.columns WHERE table_name = 'recipients' AND table_schema = current_schema()`,
-        )
-      ).rows.map((r) => r.column_name),
-    );
-    const pick = (r: Row, ...names: string[]): unknown => names.map((n) => r[n]).find((v) => v !== undefined) ?? null;
-
     const source = zero();
     const copied = zero();
-    let alreadyThere = 0;
-    const jobs = db.prepare("SELECT * FROM jobs ORDER BY rowid").all() as Row[];
-    const recipientsOf = db.prepare("SELECT * FROM recipients WHERE job_id = ? ORDER BY idx");
-    const eventsOf = eventsTable ? db.prepare(`SELECT * FROM ${eventsTable} WHERE job_id = ? ORDER BY rowid`) : null;
-    // small documents kept in the database (a store from before that table has none)
-    const inlineOf = tables.has("document_data")
-      ? (db.prepare("SELECT data FROM document_data WHERE job_id = ? AND file = ?") as Database.Statement<
-          [string, string],
-          { data: Buffer }
-        >)
-      : null;
-    source.jobs = jobs.length;
-    for (const job of jobs) {
-      const id = String(job.id);
-      const recs = recipientsOf.all(id) as Row[];
-      const events = eventsOf ? (eventsOf.all(id) as Row[]) : [];
-      const docs = JSON.parse(String(job.documents)) as StoredDocument[];
-      const original = job.original ? (JSON.parse(String(job.original)) as StoredDocument) : null;
-      const all = [...(original ? [original] : []), ...docs];
-      source.recipients += recs.length;
-      source.events += events.length;
-      source.documents += all.length;
-      // read every file before the transaction: a missing document stops the migration, naming it
-      const bytes = await Promise.all(
-        all.map((d) => inlineOf?.get(id, path.basename(d.path))?.data ?? readStored(dataDir, id, d)),
-      );
-      const rename = (d: StoredDocument): StoredDocument => ({ ...d, path: path.basename(d.path) });
-      await c.query("BEGIN");
-      try {
-        const values = JOB_COLS.map((k) =>
-          k === "documents"
-            ? JSON.stringify(docs.map(rename))
-            : k === "original"
-              ? original
-                ? JSON.stringify(rename(original))
-                : null
-              : (job[k] ?? null),
-        );
-        const ins = await c.query(insertSql("jobs", JOB_COLS, "ON CONFLICT (id) DO NOTHING RETURNING id"), values);
-        if (ins.rowCount === 0) {
-          alreadyThere++;
-          await c.query("ROLLBACK");
-          continue;
-        }
-        for (const r of recs) {
-          const cols = Object.keys(r).filter((k) => pgRecipientCols.has(k));
-          await c.query(
-            insertSql("recipients", cols, ""),
-            cols.map((k) => r[k]),
-          );
-        }
-        for (let i = 0; i < all.length; i++)
-          await c.query("INSERT INTO documents (job_id, file, data) VALUES ($1, $2, $3)", [
-            id,
-            path.basename(all[i]!.path),
-            bytes[i],
-          ]);
-        for (const e of events) {
-          await c.query(
-            "INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            [
-              id,
-              pick(e, "idx"),
-              pick(e, "at", "created_at"),
-              pick(e, "transition", "name"),
-              pick(e, "from_state", "from"),
-              pick(e, "to_state", "to"),
-              pick(e, "detail"),
-            ],
-          );
-        }
-        await c.query("COMMIT");
-      } catch (err) {
-        await c.query("ROLLBACK").catch(() => undefined);
-        throw err;
-      }
-      copied.jobs++;
-      copied.recipients += recs.length;
-      copied.documents += all.length;
-      copied.events += events.length;
-      opts.onJob?.(copied.jobs);
-    }
-
-    // notifications: unique by dedupe key, so a rerun adds only the missing ones
-    const notes = db.prepare("SELECT * FROM notifications ORDER BY id").all() as Row[];
-    source.notifications = notes.length;
-    for (const n of notes) {
-      const r = await c.query(
-        insertSql("notifications", NOTE_COLS, "ON CONFLICT (dedupe_key) DO NOTHING"),
-        NOTE_COLS.map((k) => n[k] ?? null),
-      );
-      copied.notifications += r.rowCount ?? 0;
-    }
-    // key/value: a key PostgreSQL already has is kept (an instance may have moved a cursor on)
-    const kv = db.prepare("SELECT key, value FROM kv").all() as Array<{ key: string; value: string }>;
-    source.kv = kv.length;
-    for (const k of kv) {
-      const r = await c.query("INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [
-        k.key,
-        k.value,
-      ]);
-      copied.kv += r.rowCount ?? 0;
-    }
-
+    const alreadyThere = await copyJobs(c, db, { dataDir, tables, source, copied, onJob: opts.onJob });
+    await copyNotificationsAndKv(c, db, source, copied);
     const records = await copyLedgerAndHolds(c, db, tables);
     source.ledger = records.ledger.source;
     copied.ledger = records.ledger.copied;
@@ -244,6 +131,164 @@ export async function migrateSqliteToPostgres(opts: {
     await client?.end().catch(() => undefined);
     db.close();
     lock.release();
+  }
+}
+
+/** One job as read from SQLite: its row, recipients, events, documents and their bytes. */
+interface SourceJob {
+  id: string;
+  job: Row;
+  recs: Row[];
+  events: Row[];
+  docs: StoredDocument[];
+  original: StoredDocument | null;
+  /** the original first, then the documents, as `bytes` */
+  all: StoredDocument[];
+  bytes: Buffer[];
+}
+
+/** Every job not yet in PostgreSQL, each in its own transaction; answers how many were there already. */
+async function copyJobs(
+  c: pg.Client,
+  db: Database.Database,
+  run: {
+    dataDir: string;
+    tables: Set<string>;
+    source: MigrateCounts;
+    copied: MigrateCounts;
+    onJob?: (n: number) => void;
+  },
+): Promise<number> {
+  const { dataDir, tables, source, copied } = run;
+  const eventsTable = ["job_events", "events"].find((t) => tables.has(t)) ?? null;
+  // recipients: the columns both schemas have (either side may have grown one since)
+  const pgRecipientCols = new Set(
+    (
+      await c.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_name = 'recipients' AND table_schema = current_schema()`,
+      )
+    ).rows.map((r) => r.column_name),
+  );
+  let alreadyThere = 0;
+  const jobs = db.prepare("SELECT * FROM jobs ORDER BY rowid").all() as Row[];
+  const recipientsOf = db.prepare("SELECT * FROM recipients WHERE job_id = ? ORDER BY idx");
+  const eventsOf = eventsTable ? db.prepare(`SELECT * FROM ${eventsTable} WHERE job_id = ? ORDER BY rowid`) : null;
+  // small documents kept in the database (a store from before that table has none)
+  const inlineOf = tables.has("document_data")
+    ? (db.prepare("SELECT data FROM document_data WHERE job_id = ? AND file = ?") as Database.Statement<
+        [string, string],
+        { data: Buffer }
+      >)
+    : null;
+  source.jobs = jobs.length;
+  for (const job of jobs) {
+    const id = String(job.id);
+    const recs = recipientsOf.all(id) as Row[];
+    const events = eventsOf ? (eventsOf.all(id) as Row[]) : [];
+    const docs = JSON.parse(String(job.documents)) as StoredDocument[];
+    const original = job.original ? (JSON.parse(String(job.original)) as StoredDocument) : null;
+    const all = [...(original ? [original] : []), ...docs];
+    source.recipients += recs.length;
+    source.events += events.length;
+    source.documents += all.length;
+    // read every file before the transaction: a missing document stops the migration, naming it
+    const bytes = await Promise.all(
+      all.map((d) => inlineOf?.get(id, path.basename(d.path))?.data ?? readStored(dataDir, id, d)),
+    );
+    const wrote = await copyJob(c, { id, job, recs, events, docs, original, all, bytes }, pgRecipientCols);
+    if (!wrote) {
+      alreadyThere++;
+      continue;
+    }
+    copied.jobs++;
+    copied.recipients += recs.length;
+    copied.documents += all.length;
+    copied.events += events.length;
+    run.onJob?.(copied.jobs);
+  }
+  return alreadyThere;
+}
+
+/** One job with its rows in one transaction; false (and nothing written) when PostgreSQL has it already. */
+async function copyJob(c: pg.Client, j: SourceJob, pgRecipientCols: Set<string>): Promise<boolean> {
+  const rename = (d: StoredDocument): StoredDocument => ({ ...d, path: path.basename(d.path) });
+  const pick = (r: Row, ...names: string[]): unknown => names.map((n) => r[n]).find((v) => v !== undefined) ?? null;
+  await c.query("BEGIN");
+  try {
+    const values = JOB_COLS.map((k) =>
+      k === "documents"
+        ? JSON.stringify(j.docs.map(rename))
+        : k === "original"
+          ? j.original
+            ? JSON.stringify(rename(j.original))
+            : null
+          : (j.job[k] ?? null),
+    );
+    const ins = await c.query(insertSql("jobs", JOB_COLS, "ON CONFLICT (id) DO NOTHING RETURNING id"), values);
+    if (ins.rowCount === 0) {
+      await c.query("ROLLBACK");
+      return false;
+    }
+    for (const r of j.recs) {
+      const cols = Object.keys(r).filter((k) => pgRecipientCols.has(k));
+      await c.query(
+        insertSql("recipients", cols, ""),
+        cols.map((k) => r[k]),
+      );
+    }
+    for (let i = 0; i < j.all.length; i++)
+      await c.query("INSERT INTO documents (job_id, file, data) VALUES ($1, $2, $3)", [
+        j.id,
+        path.basename(j.all[i]!.path),
+        j.bytes[i],
+      ]);
+    for (const e of j.events) {
+      await c.query(
+        "INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        [
+          j.id,
+          pick(e, "idx"),
+          pick(e, "at", "created_at"),
+          pick(e, "transition", "name"),
+          pick(e, "from_state", "from"),
+          pick(e, "to_state", "to"),
+          pick(e, "detail"),
+        ],
+      );
+    }
+    await c.query("COMMIT");
+    return true;
+  } catch (err) {
+    await c.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Notifications (unique by dedupe key) and key/value state: a rerun adds only what is missing. */
+async function copyNotificationsAndKv(
+  c: pg.Client,
+  db: Database.Database,
+  source: MigrateCounts,
+  copied: MigrateCounts,
+): Promise<void> {
+  const notes = db.prepare("SELECT * FROM notifications ORDER BY id").all() as Row[];
+  source.notifications = notes.length;
+  for (const n of notes) {
+    const r = await c.query(
+      insertSql("notifications", NOTE_COLS, "ON CONFLICT (dedupe_key) DO NOTHING"),
+      NOTE_COLS.map((k) => n[k] ?? null),
+    );
+    copied.notifications += r.rowCount ?? 0;
+  }
+  // a key PostgreSQL already has is kept (an instance may have moved a cursor on)
+  const kv = db.prepare("SELECT key, value FROM kv").all() as Array<{ key: string; value: string }>;
+  source.kv = kv.length;
+  for (const k of kv) {
+    const r = await c.query("INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [
+      k.key,
+      k.value,
+    ]);
+    copied.kv += r.rowCount ?? 0;
   }
 }
 
