@@ -39,6 +39,7 @@ export {
   textUnreadable,
 } from "./sql/received-text.js";
 export type { ReceivedText } from "./sql/received-text.js";
+export { linkReply } from "./sql/reply-links.js";
 export {
   addHold,
   claimServicePurges,
