@@ -34,6 +34,7 @@ const TRANSITION_WORDS = {
   retry: "Retried by an operator",
   unknown: "Outcome being checked with the service",
   progress: "Being faxed",
+  reply: "Reply received",
 };
 
 /**
@@ -131,7 +132,13 @@ function render() {
   document.getElementById("evidence-box").hidden = !job.recipients.some((r) => r.messageId);
   document.getElementById("timeline").replaceChildren(
     ...(job.timeline ?? []).map((e) => {
-      const detail = e.transition === "progress" ? progressWords(e.detail) : localTimes(e.detail);
+      // a reply's step names the received fax: a link to its page (issue 51)
+      const detail =
+        e.transition === "reply"
+          ? h("a", { href: `/inbound.html?id=${encodeURIComponent(e.detail ?? "")}` }, "open the reply")
+          : e.transition === "progress"
+            ? progressWords(e.detail)
+            : localTimes(e.detail);
       return h(
         "li",
         {},
@@ -139,7 +146,7 @@ function render() {
         " ",
         e.idx !== null && job.recipients[e.idx] ? `${job.recipients[e.idx].number}: ` : "",
         TRANSITION_WORDS[e.transition] ?? STATE_WORDS[e.to] ?? e.transition,
-        detail ? h("span", { class: "sub" }, ` — ${detail}`) : null,
+        detail ? h("span", { class: "sub" }, " — ", detail) : null,
       );
     }),
   );

@@ -14,6 +14,8 @@ const ACTION = {
   note: "note",
   forwarded: "forwarded",
   escalated: "sent again (not taken)",
+  "reply to": "reply to",
+  "reply code": "reply code",
 };
 const id = new URLSearchParams(location.search).get("id") ?? "";
 const me = await requireSession();
@@ -63,21 +65,29 @@ async function load() {
     document.getElementById("note").value = f.note ?? "";
   }
   document.getElementById("history").hidden = false;
-  document
-    .getElementById("timeline")
-    .replaceChildren(
-      ...f.timeline.map((e) =>
-        h(
-          "li",
-          {},
-          h("time", { datetime: e.at }, when(e.at)),
-          " ",
-          ACTION[e.action] ?? e.action,
-          e.actor ? ` by ${e.actor}` : "",
-          e.detail ? h("span", { class: "sub" }, ` — ${e.detail}`) : null,
-        ),
+  document.getElementById("timeline").replaceChildren(
+    ...f.timeline.map((e) =>
+      h(
+        "li",
+        {},
+        h("time", { datetime: e.at }, when(e.at)),
+        " ",
+        ACTION[e.action] ?? e.action,
+        e.actor ? ` by ${e.actor}` : "",
+        // the sent fax it answers (issue 51): a link to that job's page
+        e.action === "reply to"
+          ? h(
+              "span",
+              { class: "sub" },
+              " — ",
+              h("a", { href: `/fax.html?id=${encodeURIComponent(e.detail ?? "")}` }, "your fax"),
+            )
+          : e.detail
+            ? h("span", { class: "sub" }, ` — ${e.detail}`)
+            : null,
       ),
-    );
+    ),
+  );
   const dl = f.deliveries ?? [];
   document.getElementById("dl-h").hidden = dl.length === 0;
   document.getElementById("deliveries").replaceChildren(

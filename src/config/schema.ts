@@ -674,6 +674,24 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** Fax-back reply sheets (docs/inbound.md, "Reply sheets"): their key, and how their codes are read back. */
+    replySheets: z
+      .object({
+        /**
+         * the key reply codes are signed with (32 random bytes, base64), e.g. ${FAXGATE_REPLY_KEY}
+         * from the secrets file. Absent: one made on first use, kept in the shared store with a
+         * PostgreSQL queue (every gateway of the fleet reads the same), else in the data folder
+         */
+        signingKey: secret.optional(),
+        /** longest the look for a reply code on one received fax may take (rendering and reading) */
+        timeout: duration({ min: "1s", max: "10m" }).prefault("60s"),
+        /** pages of a received fax looked at for a code (the first ones: a reply sheet goes in front) */
+        pages: z.number().int().min(1).max(50).default(4),
+        /** address-space limit of the page renderer (pdftoppm) */
+        memoryMb: z.number().int().min(128).default(512),
+      })
+      .strict()
+      .prefault({}),
     /** Office documents (docx, odt, xlsx...) are converted to PDF with LibreOffice before they are accepted. */
     office: z
       .object({
@@ -796,6 +814,7 @@ export type PartialMode = "refuse" | "send";
 
 export type InboundConfig = Config["inbound"];
 export type OcrConfig = Config["ocr"];
+export type ReplySheetsConfig = Config["replySheets"];
 export type InboundRoute = InboundConfig["routes"][number];
 export type InboundDelivery = InboundConfig["default"][number];
 

@@ -5,4 +5,5 @@ export { InboxEscalation } from "./escalation.js";
 export { InboundPoller } from "./poller.js";
 export { pushedFaxHandler } from "./pushed-fax.js";
 export { ReceivedFaxIntake } from "./received-intake.js";
+export { ReplyRouting } from "./reply-routing.js";
 export { TextRouting } from "./text-routing.js";

@@ -15,7 +15,14 @@ import type { Ledger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import { inboundPayload, senderOf } from "./service-record.js";
 import { isFinalStatus } from "./poller-cursor.js";
-import { type QueueStore, queueDeliveries, endTextWait, type ReceivedText } from "../store/index.js";
+import {
+  type QueueStore,
+  queueDeliveries,
+  endTextWait,
+  getReceivedText,
+  type ReceivedText,
+  linkReply,
+} from "../store/index.js";
 import { connectorTarget, kindLabel } from "../connectors/index.js";
 import { keptFaxPayload, type InboundPayload, type ReceivedFax } from "../received/index.js";
 import { folderFileName, writeToFolder } from "./folder-delivery.js";
@@ -37,8 +44,14 @@ export interface ReceivedIntakeOptions {
    * OCR (issue 51): each fax kept with a document has its text queued (the duty is poked); with
    * rules on text, the fax waits for it in the default route's inbox, `waitForMs` at most.
    */
-  text?: { poke(): void; waitForMs: number };
+  text?: { poke(): void; waitForMs: number; replies?: boolean };
 }
+
+/** What the look for a reply code found on a held fax (reply-routing.ts). */
+export type ReplyFinding =
+  | { kind: "valid"; jobId: string; owner: string }
+  /** a code of ours that does not verify (altered or forged), or none at all, or no look possible */
+  | { kind: "forged" | "none" | "skipped"; why?: string };
 
 export class ReceivedFaxIntake {
   private readonly log: Logger;
@@ -58,7 +71,9 @@ export class ReceivedFaxIntake {
     const facts = { dialled: r.faxNumber || null, sender: senderOf(r), csid: r.faxCsid || null, user };
     const cfg = this.opts.inbound();
     // rules on text wait for it; a fax with no document never has text, and routes at once
-    const holds = (document: boolean) => Boolean(this.opts.text) && document && waitsForText(cfg);
+    // so do all faxes while reply codes are looked for: a reply's code wins over the rules
+    const holds = (document: boolean) =>
+      Boolean(this.opts.text) && document && (waitsForText(cfg) || Boolean(this.opts.text?.replies));
     let decision = holds(fax?.hasDocument ?? false) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
     if (!fax) {
       const document = r.status === "success" ? await this.download(user, r.messageId) : null;
@@ -120,7 +135,7 @@ export class ReceivedFaxIntake {
    * (`text` null: none could be read in time; rules on text then do not match). Deliveries are
    * idempotent as on first sight; the hold ends last, so a crash mid-way routes it again.
    */
-  async routeWithText(t: ReceivedText): Promise<void> {
+  async routeWithText(t: ReceivedText, reason?: string): Promise<void> {
     const store = this.opts.store;
     const fax = await store.getReceived(t.faxId);
     if (!fax) return;
@@ -128,11 +143,12 @@ export class ReceivedFaxIntake {
     const facts = { dialled: fax.dialled, sender: fax.sender, csid: fax.csid, user: fax.user, text };
     const decision = route(this.opts.inbound(), facts);
     const why =
-      text !== null
+      reason ??
+      (text !== null
         ? "its text read"
         : t.state === "pending" || t.state === "running"
           ? "no text in time"
-          : "no readable text";
+          : "no readable text");
     await store.changeReceived(fax.id, {
       set: { groups: [...new Set([...fax.groups, ...inboxesOf(decision)])] },
       event: { action: "routed", actor: null, detail: `after ${why}: rule ${decision.rules.join(", ")}` },
@@ -143,6 +159,58 @@ export class ReceivedFaxIntake {
     await endTextWait(store.sql, fax.id);
     await this.recordRouted(fax, decision.rules.join(", "), decision.deliveries.length, why);
     this.log.info({ received: fax.id, rules: decision.rules, text: why }, "RECEIVED fax routed after its text");
+  }
+
+  /**
+   * A held fax whose pages were looked at for a reply code. A valid code routes it to the sent
+   * fax's owner (a mail to them, and the received-fax page theirs to open), links both timelines
+   * and ends the hold: the code wins over every rule. A code that does not verify is said on the
+   * timeline and the fax routes by the rules; so does a fax without one, now unless rules on its
+   * text hold it on for its text. Idempotent: a look run again finds the hold ended.
+   */
+  async routeByReply(faxId: string, found: ReplyFinding): Promise<void> {
+    const store = this.opts.store;
+    const fax = await store.getReceived(faxId);
+    const held = await getReceivedText(store.sql, faxId);
+    if (!fax || !held?.waitsUntil) return;
+    if (found.kind === "valid") {
+      const job = await store.getJob(found.jobId);
+      const owner = this.opts.users().find((u) => u.name === found.owner);
+      // a sent fax since purged, or an owner who has left: the code proves nothing to route by
+      const gone =
+        !job || job.user !== found.owner
+          ? "its sent fax is no longer kept"
+          : !owner
+            ? "its sender is no longer a user"
+            : null;
+      if (!gone) return this.routeToOwner(fax, found.jobId, found.owner);
+      await this.note(fax.id, "reply code", `reply code verified, but ${gone}; routed by the rules`);
+    } else if (found.kind === "forged") {
+      await this.note(fax.id, "reply code", "reply code did not verify; routed by the rules");
+      this.log.warn({ received: fax.id }, "RECEIVED fax carries a reply code that does not verify");
+    }
+    // the rules route it now, unless rules on text hold it on for its text (text-routing.ts)
+    if (!waitsForText(this.opts.inbound()))
+      await this.routeWithText(held, found.kind === "forged" ? "a reply code that did not verify" : "no reply code");
+  }
+
+  private async routeToOwner(fax: ReceivedFax, jobId: string, owner: string): Promise<void> {
+    const store = this.opts.store;
+    const base = keptFaxPayload(fax, {});
+    const d: InboundDelivery = { users: [owner] };
+    const done = await this.deliver(d, fax, base, "reply code");
+    await linkReply(store.sql, { faxId: fax.id, jobId });
+    await store.changeReceived(fax.id, {
+      set: {},
+      event: { action: "routed", actor: null, detail: `by its reply code to the sender of job ${jobId}: ${done}` },
+    });
+    await endTextWait(store.sql, fax.id);
+    await this.recordRouted(fax, "reply code", 1, `its reply code verified: a reply to job ${jobId}`);
+    this.log.info({ received: fax.id, job: jobId, user: owner }, "RECEIVED fax routed by its reply code");
+  }
+
+  private async note(faxId: string, action: string, detail: string): Promise<void> {
+    await this.opts.store.changeReceived(faxId, { set: {}, event: { action, actor: null, detail } });
   }
 
   private async routed(id: string): Promise<boolean> {

@@ -52,6 +52,8 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
   /** When each user was last given a slot (a count of turns). */
   private readonly lastServed = new Map<string, number>();
   private turns = 0;
+  /** Steps run on each fax's document before its text is read (the look for a reply code). */
+  private readonly before: Array<(faxId: string, pdf: Uint8Array) => Promise<void>> = [];
 
   constructor(private readonly o: OcrDutyOptions) {
     super();
@@ -62,6 +64,15 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
     if (this.running) return;
     this.running = true;
     for (let i = 0; i < this.o.concurrency; i++) this.workers.push(this.work());
+  }
+
+  /**
+   * A step for each fax's document, run in the same slot before OCR (the look for a reply code,
+   * inbound/reply-routing.ts): off the webhook path, bounded by the step itself. Its failure is
+   * logged and OCR goes on.
+   */
+  beforeText(step: (faxId: string, pdf: Uint8Array) => Promise<void>): void {
+    this.before.push(step);
   }
 
   /** A fax was queued: a waiting slot looks now. */
@@ -129,6 +140,10 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
         await textUnreadable(db, job.faxId, "it has no document");
         return this.known(job.faxId, "unreadable");
       }
+      for (const step of this.before)
+        await step(job.faxId, pdf).catch((err: unknown) =>
+          log.error({ err: describeError(err) }, "a step before OCR failed; the fax is routed by the rules"),
+        );
       const out = await this.o.reader.read(pdf);
       if (out.kind === "unreadable") {
         await textUnreadable(db, job.faxId, out.why);

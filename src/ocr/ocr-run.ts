@@ -65,39 +65,37 @@ export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
       const output = path.join(dir, "out.pdf");
       const sidecar = path.join(dir, "text.txt");
       await writeFile(input, pdf);
-      const kb = Math.max(262_144, Math.floor(this.o.memoryMb * 1024));
-      const args = [
-        "-c",
-        // the limit holds for ocrmypdf and each tesseract and Ghostscript it starts
-        `ulimit -v ${kb} 2>/dev/null || exit 97; exec "$@"`,
-        "sh",
-        ...sandboxArgs(plan, { rw: [dir], soffice: command }),
+      const r = await runSandboxed(
         command,
-        "--language",
-        this.o.languages.join("+"),
-        // pages that carry text already (a sent fax made from a text PDF) are kept as they are
-        "--skip-text",
-        "--output-type",
-        "pdf",
-        "--optimize",
-        "0",
-        "--jobs",
-        "1",
-        "--sidecar",
-        sidecar,
-        "--quiet",
-        input,
-        output,
-      ];
-      const r = await runGroup("/bin/sh", args, {
-        cwd: dir,
-        timeoutMs: this.o.timeoutMs,
-        children: this.children,
-        started: (pid) => this.emit("started", pid),
-      });
+        [
+          "--language",
+          this.o.languages.join("+"),
+          // pages that carry text already (a sent fax made from a text PDF) are kept as they are
+          "--skip-text",
+          "--output-type",
+          "pdf",
+          "--optimize",
+          "0",
+          "--jobs",
+          "1",
+          "--sidecar",
+          sidecar,
+          "--quiet",
+          input,
+          output,
+        ],
+        {
+          dir,
+          plan,
+          timeoutMs: this.o.timeoutMs,
+          memoryMb: this.o.memoryMb,
+          children: this.children,
+          started: (pid) => this.emit("started", pid),
+        },
+      );
       if (r.timedOut) throw temporary(`OCR took longer than ${Math.round(this.o.timeoutMs / 1000)} s`);
       if (r.signal) throw temporary(`OCR was stopped (${r.signal})`);
-      if (r.code === 97) throw temporary("the memory limit could not be set");
+      if (r.code === MEMORY_LIMIT_UNSET) throw temporary("the memory limit could not be set");
       const fault = r.code === null ? undefined : INPUT_FAULTS[r.code];
       if (fault) return { kind: "unreadable", why: fault };
       if (r.code !== 0) throw temporary(`ocrmypdf exited with ${r.code}: ${lastLine(r.output)}`);
@@ -135,7 +133,42 @@ function lastLine(s: string): string {
   ).slice(0, 200);
 }
 
-interface GroupResult {
+/** The exit code of a run whose memory limit could not be set (it never started). */
+export const MEMORY_LIMIT_UNSET = 97;
+
+/**
+ * One run of `command` the way OCR runs: in `plan`'s sandbox with only `o.dir` writable, under an
+ * address-space limit (for it and every process it starts) and a time limit for its whole process
+ * group, with nothing of ours in its environment. The one runner of OCR and of reply-code pages.
+ */
+export function runSandboxed(
+  command: string,
+  args: readonly string[],
+  o: {
+    dir: string;
+    plan: SandboxPlan;
+    timeoutMs: number;
+    memoryMb: number;
+    children: Set<number>;
+    started?: (pid: number) => void;
+  },
+): Promise<GroupResult> {
+  const kb = Math.max(131_072, Math.floor(o.memoryMb * 1024));
+  return runGroup(
+    "/bin/sh",
+    [
+      "-c",
+      `ulimit -v ${kb} 2>/dev/null || exit ${MEMORY_LIMIT_UNSET}; exec "$@"`,
+      "sh",
+      ...sandboxArgs(o.plan, { rw: [o.dir], soffice: command }),
+      command,
+      ...args,
+    ],
+    { cwd: o.dir, timeoutMs: o.timeoutMs, children: o.children, started: o.started ?? (() => undefined) },
+  );
+}
+
+export interface GroupResult {
   code: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;

@@ -4,6 +4,7 @@
 import { Dispatcher, dispatcherOwner } from "../dispatch/index.js";
 import { ReplySheets } from "../reply-sheet/index.js";
 import type { Core } from "./core.js";
+import { replyKeyOf } from "./reply-key.js";
 import type { Part } from "./part.js";
 
 export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Part } {
@@ -22,7 +23,7 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     queue,
     gate: api.gate,
     ledger: core.ledger,
-    replySheets: new ReplySheets({ dataDir: config.data }),
+    replySheets: new ReplySheets({ key: replyKeyOf(core), dirOf: (id) => store.jobFilesDir(id) }),
     ...(api.fleet ? { fleet: api.fleet } : {}),
     logger: core.logger.child({ component: "dispatch" }),
   });

@@ -1,12 +1,20 @@
 // Outcome and inbound mail (notify), received faxes (kept and routed by inbound.routes, whichever
 // path saw them first: the inbound poll or a webhook push) and the shared-inbox escalation.
-import { pushedFaxHandler, InboxEscalation, ReceivedFaxIntake, InboundPoller, TextRouting } from "../inbound/index.js";
+import {
+  pushedFaxHandler,
+  InboxEscalation,
+  ReceivedFaxIntake,
+  InboundPoller,
+  TextRouting,
+  ReplyRouting,
+} from "../inbound/index.js";
 import { Notifier } from "../notify/index.js";
 import type { FaxRecord } from "../fax/index.js";
 import { addressWaitMs, smtpSettings } from "../config/index.js";
 import type { OcrDuty } from "../ocr/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { replyKeyOf } from "./reply-key.js";
 
 export interface NotifyParts {
   notifier: Notifier | null;
@@ -50,8 +58,22 @@ export function createNotify(
     logger: log("inbound"),
     ledger: core.ledger,
     ...(connectorQueued ? { connectorQueued } : {}),
-    ...(ocr ? { text: { poke: () => ocr.poke(), waitForMs: config.ocr.waitFor } } : {}),
+    ...(ocr ? { text: { poke: () => ocr.poke(), waitForMs: config.ocr.waitFor, replies: true } } : {}),
   });
+  // reply codes are looked for where OCR runs, before each fax's text is read
+  const replies = ocr
+    ? new ReplyRouting({
+        store,
+        intake: received,
+        key: replyKeyOf(core),
+        timeoutMs: config.replySheets.timeout,
+        pages: config.replySheets.pages,
+        memoryMb: config.replySheets.memoryMb,
+        sandbox: config.ocr.sandbox,
+        logger: log("inbound"),
+      })
+    : null;
+  if (replies) ocr?.beforeText((faxId, pdf) => replies.look(faxId, pdf));
   // faxes held for their text (match.text) are routed when it is known or the wait is over
   const textRouting = ocr
     ? new TextRouting({ store, intake: received, logger: log("inbound"), clock, intervalMs: 5000 })
@@ -89,7 +111,14 @@ export function createNotify(
     { name: "notifier", start: () => notifier?.start(), stop: () => notifier?.stop() },
     { name: "inbox", start: () => escalation.start(), stop: () => escalation.stop() },
     { name: "inbound", start: () => poller?.start(), stop: () => poller?.stop() },
-    { name: "text-routing", start: () => textRouting?.start(), stop: () => textRouting?.stop() },
+    {
+      name: "text-routing",
+      start: () => textRouting?.start(),
+      stop: () => {
+        replies?.stop();
+        return textRouting?.stop();
+      },
+    },
   ];
   return { notifier, received, escalation, pushedFax, parts };
 }

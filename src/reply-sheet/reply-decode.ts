@@ -1,20 +1,29 @@
 // Finds reply codes on a received fax: each page rendered by pdftoppm at 200 dpi in grey (a fax's
 // finest resolution; more only costs time), each image read by zxing-wasm for QR codes. Bounded:
 // at most `maxPages` pages and `timeoutMs` for the whole, so a long or hostile fax costs a known
-// amount before routing. The PDF is parsed by poppler in its own process, never in the daemon.
-import { spawn } from "node:child_process";
+// amount. The PDF is a stranger's: poppler parses it in OCR's runner (ocr/ocr-run.ts
+// runSandboxed), in the sandbox OCR uses, under a memory and a time limit, never in the daemon.
 import { readFileSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { prepareZXingModule, readBarcodes } from "zxing-wasm/reader";
+import { findExecutable } from "../fs/index.js";
+import { planSandbox, type SandboxPlan } from "../intake/index.js";
+import { MEMORY_LIMIT_UNSET, runSandboxed } from "../ocr/index.js";
 
 export interface ReplyScanOptions {
   /** pdftoppm, found on PATH by default */
   pdftoppm?: string;
   timeoutMs: number;
   maxPages: number;
+  /** address-space limit of pdftoppm (default 512 MB) */
+  memoryMb?: number;
+  /** the sandbox (default: planned here as ocr.sandbox "auto" plans it) */
+  plan?: Promise<SandboxPlan>;
+  /** process groups of runs in progress, killed by the owner at close */
+  children?: Set<number>;
 }
 
 export type ReplyScan =
@@ -31,50 +40,41 @@ function prepare(): void {
   prepared = true;
 }
 
-function render(cmd: string, pdf: string, dir: string, maxPages: number, deadline: number): Promise<string | null> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      cmd,
-      ["-r", "200", "-gray", "-png", "-f", "1", "-l", String(maxPages), pdf, path.join(dir, "p")],
-      {
-        stdio: ["ignore", "ignore", "pipe"],
-        detached: true,
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-      },
-    );
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => {
-      if (err.length < 500) err += d.toString("utf8");
-    });
-    const timer = setTimeout(
-      () => {
-        try {
-          if (child.pid) process.kill(-child.pid, "SIGKILL");
-        } catch {}
-        resolve("timed out rendering pages");
-      },
-      Math.max(1, deadline - Date.now()),
-    );
-    child.on("error", (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      resolve(e.code === "ENOENT" ? "pdftoppm is not installed" : "pdftoppm did not start");
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      // poppler's message may quote the file: only the exit code is kept
-      resolve(code === 0 ? null : `pdftoppm exited ${code}`);
-    });
-  });
+async function render(pdf: string, dir: string, opts: ReplyScanOptions, deadline: number): Promise<string | null> {
+  const command = findExecutable(opts.pdftoppm ?? "pdftoppm");
+  if (!command) return "pdftoppm is not installed";
+  const plan = await (opts.plan ?? planSandbox({ mode: "auto", soffice: command }));
+  const r = await runSandboxed(
+    command,
+    ["-r", "200", "-gray", "-png", "-f", "1", "-l", String(opts.maxPages), pdf, path.join(dir, "p")],
+    {
+      dir,
+      plan,
+      timeoutMs: Math.max(1, deadline - Date.now()),
+      memoryMb: opts.memoryMb ?? 512,
+      children: opts.children ?? new Set(),
+    },
+  );
+  if (r.timedOut) return "timed out rendering pages";
+  if (r.signal) return `pdftoppm was stopped (${r.signal})`;
+  if (r.code === MEMORY_LIMIT_UNSET) return "the memory limit could not be set";
+  // poppler's message may quote the file: only the exit code is kept
+  return r.code === 0 ? null : `pdftoppm exited ${r.code}`;
 }
 
-export async function scanForReplyCodes(pdfPath: string, opts: ReplyScanOptions): Promise<ReplyScan> {
+/** The codes on a PDF's first pages (a file's path, or its bytes). */
+export async function scanForReplyCodes(pdf: string | Uint8Array, opts: ReplyScanOptions): Promise<ReplyScan> {
   const deadline = Date.now() + opts.timeoutMs;
   const dir = await mkdtemp(path.join(os.tmpdir(), "faxgate-reply-"));
   try {
-    const failed = await render(opts.pdftoppm ?? "pdftoppm", pdfPath, dir, opts.maxPages, deadline);
+    // the only file the sandbox sees besides its own output
+    const input = path.join(dir, "in.pdf");
+    if (typeof pdf === "string") await copyFile(pdf, input);
+    else await writeFile(input, pdf);
+    const failed = await render(input, dir, opts, deadline);
     if (failed) return { kind: "skipped", why: failed };
     prepare();
-    const pages = (await readdir(dir)).filter((f) => f.endsWith(".png")).sort();
+    const pages = (await readdir(dir)).filter((f) => f.startsWith("p") && f.endsWith(".png")).sort();
     const texts: string[] = [];
     for (const page of pages) {
       if (Date.now() > deadline) return { kind: "skipped", why: "timed out reading codes" };

@@ -1,13 +1,21 @@
-// The key reply codes are signed with: 32 random bytes. One gateway: made on first use in the
-// data folder (reply-sheet.key, 0600). Gateways sharing a PostgreSQL queue must agree on it (a
-// reply may be received by any of them), so it comes from the config (outbound.replySheetKey,
-// e.g. ${FAXGATE_REPLY_KEY} from the secrets file). Never logged, printed or put in an error.
+// The key reply codes are signed with: 32 random bytes. Every gateway that may receive a reply
+// must hold the key that signed its sheet, so a fleet sharing a PostgreSQL queue has one key:
+// replySheets.signingKey (e.g. ${FAXGATE_REPLY_KEY} from the secrets file), else the one kept in
+// the shared store (the first gateway to need it writes it; the rest read that one). A single
+// gateway on SQLite keeps it in the data folder (reply-sheet.key, 0600). Never logged, printed or
+// put in an error.
 import { randomBytes } from "node:crypto";
-import { readOrMakeOnce } from "../fs/index.js";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
+import { readOrMakeOnce } from "../fs/index.js";
 
 export const REPLY_KEY_FILE = "reply-sheet.key";
+/** Its name in the shared store's kv table. */
+export const REPLY_KEY_STATE = "reply-sheet-key";
+
+/** The shared store's one-value-for-all door (store/sql/kv.ts stateOnce on the queue's Db). */
+export type SharedState = (key: string, value: string) => Promise<string>;
 
 function keyFromText(text: string, source: string): Buffer {
   const key = Buffer.from(text.trim(), "base64");
@@ -16,16 +24,19 @@ function keyFromText(text: string, source: string): Buffer {
   return key;
 }
 
-/** The configured key, else the data folder's, made there on first use (link(): two makers agree). */
-export async function loadReplyKey(opts: { dataDir: string; configured?: string; shared?: boolean }): Promise<Buffer> {
-  if (opts.configured) return keyFromText(opts.configured, "outbound.replySheetKey");
-  if (opts.shared)
-    throw new FaxgateError(
-      "CONFIG_INVALID",
-      "gateways that share a PostgreSQL queue sign reply sheets with one key: set outbound.replySheetKey " +
-        "(32 random bytes, base64, e.g. ${FAXGATE_REPLY_KEY} from the secrets file)",
-      { field: "outbound.replySheetKey" },
-    );
+/** The configured key, else the shared store's, else the data folder's (made on first use). */
+export async function loadReplyKey(opts: {
+  dataDir: string;
+  configured?: string | undefined;
+  shared?: SharedState | undefined;
+}): Promise<Buffer> {
+  if (opts.configured) return keyFromText(opts.configured, "replySheets.signingKey");
   const file = path.join(opts.dataDir, REPLY_KEY_FILE);
+  if (opts.shared) {
+    // a gateway that ran alone before keeps signing (and verifying) with the key it had
+    const had = await readFile(file, "utf8").catch(() => null);
+    const offered = had?.trim() || randomBytes(32).toString("base64");
+    return keyFromText(await opts.shared(REPLY_KEY_STATE, offered), "the shared store's reply sheet key");
+  }
   return keyFromText(await readOrMakeOnce(file, () => `${randomBytes(32).toString("base64")}\n`), file);
 }

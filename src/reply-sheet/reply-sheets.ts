@@ -1,10 +1,11 @@
 // The reply sheet of a queued job, as a file the send uploads after the job's documents. Made
-// once per job (every attempt and every recipient gets the same signed code) in the data folder's
-// reply-sheets/; the key is read on first use.
+// once per job (every attempt and every recipient gets the same signed code) in the job's own
+// folder of the store, so it goes when the job's files go: retention's purge, held while the job
+// is under a legal hold (the one rule for every copy). A copy lost with a cache is made again:
+// the code is the same for the same job and key.
 import { mkdir, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { encodeReplyCode } from "./reply-code.js";
-import { loadReplyKey } from "./reply-key.js";
 import { replySheetPage } from "./reply-page.js";
 
 export interface ReplySheetFile {
@@ -13,23 +14,30 @@ export interface ReplySheetFile {
   contentType: string;
 }
 
-export class ReplySheets {
-  private key: Promise<Buffer> | null = null;
+export const REPLY_SHEET_NAME = "reply-sheet.pdf";
 
-  constructor(private readonly opts: { dataDir: string; configured?: string }) {}
+export class ReplySheets {
+  constructor(
+    private readonly opts: {
+      /** the fleet's signing key (reply-key.ts loadReplyKey, loaded once by the caller) */
+      key: () => Promise<Buffer>;
+      /** the store's folder of the job's files (QueueStore.jobFilesDir) */
+      dirOf: (jobId: string) => string;
+    },
+  ) {}
 
   async fileFor(job: { id: string; user: string }): Promise<ReplySheetFile> {
-    const dir = path.join(this.opts.dataDir, "reply-sheets");
     // job ids are the store's own (no path characters), checked anyway: the name is a path
-    const file = path.join(dir, `${job.id.replace(/[^A-Za-z0-9_-]/g, "_")}.pdf`);
+    if (!/^[A-Za-z0-9_-]+$/.test(job.id)) throw new Error("a job id with characters a file name may not hold");
+    const dir = this.opts.dirOf(job.id);
+    const file = path.join(dir, REPLY_SHEET_NAME);
     const made = await stat(file).then(
       (s) => s.size > 0,
       () => false,
     );
     if (!made) {
-      this.key ??= loadReplyKey({ dataDir: this.opts.dataDir, configured: this.opts.configured });
-      const code = encodeReplyCode(await this.key, { jobId: job.id, owner: job.user });
-      await mkdir(dir, { recursive: true });
+      const code = encodeReplyCode(await this.opts.key(), { jobId: job.id, owner: job.user });
+      await mkdir(dir, { recursive: true, mode: 0o750 });
       await writeFile(`${file}.tmp`, await replySheetPage(code, { reference: job.id }), { mode: 0o600 });
       await rename(`${file}.tmp`, file);
     }

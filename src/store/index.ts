@@ -24,6 +24,7 @@ export type { Delivery, DeliveryKind } from "./sql/deliveries.js";
 export { deleteDirectoryEntry, directoryEntries, directoryEntry, writeDirectoryEntry } from "./sql/directory.js";
 export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
+export { stateOnce } from "./sql/kv.js";
 export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealRow } from "./sql/ledger.js";
 export type { LedgerFields, LedgerRecord } from "./sql/ledger.js";
 export { putOidcPending, takeOidcPending } from "./sql/oidc-pending.js";
@@ -40,6 +41,7 @@ export {
   textUnreadable,
 } from "./sql/received-text.js";
 export type { ReceivedText } from "./sql/received-text.js";
+export { linkReply } from "./sql/reply-links.js";
 export {
   addHold,
   claimServicePurges,

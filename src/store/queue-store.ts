@@ -141,6 +141,8 @@ export interface QueueStore extends ReceivedStore {
   readDocument(doc: StoredDocument): Promise<Buffer>;
   /** A local file with the document's bytes (SQLite: the file itself; PostgreSQL: a cached copy). */
   documentPath(doc: StoredDocument): Promise<string>;
+  /** The local folder of a job's files, removed with the job (a reply sheet is kept there). */
+  jobFilesDir(jobId: string): string;
 
   // ---- dispatcher
   /** Claims due recipients grouped per job (one send call each), `sending` under a lease, committed before any HTTP call. */

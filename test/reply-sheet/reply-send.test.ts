@@ -1,6 +1,7 @@
 // A [reply] job sent through the dispatcher to the emulator over real HTTPS: the fax the service
 // transmits ends with the reply sheet, whose code (read back from the service's PDF by pdftoppm
 // and zxing-wasm) names the job and its owner under the gateway's key. A job without it has none.
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
@@ -35,7 +36,7 @@ describe.skipIf(!HAVE)("a [reply] job at the fax service", () => {
       clientFor: () => client,
       api: { baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
       queue: TEST_QUEUE_TIMINGS,
-      replySheets: new ReplySheets({ dataDir }),
+      replySheets: new ReplySheets({ key: () => loadReplyKey({ dataDir }), dirOf: (id) => t!.store.jobFilesDir(id) }),
     });
     const { job: withSheet } = await t.store.enqueue(newJob(t.dir, { cover: { enabled: false, replySheet: true } }));
     const { job: plain } = await t.store.enqueue(newJob(t.dir, { recipients: [{ number: "+15551230002" }] }));
@@ -58,5 +59,10 @@ describe.skipIf(!HAVE)("a [reply] job at the fax service", () => {
     expect(a.scan.pages).toBe(2);
     expect(a.scan.texts).toHaveLength(1);
     expect(verifyReplyCode(key, a.scan.texts[0]!)).toEqual({ kind: "valid", jobId: withSheet.id, owner: "alice" });
+    // the sheet is one of the job's files: it goes with them when retention purges the job
+    const sheet = path.join(t.store.jobFilesDir(withSheet.id), "reply-sheet.pdf");
+    expect(existsSync(sheet)).toBe(true);
+    await t.store.retentionPort().removeJobFiles(withSheet.id);
+    expect(existsSync(sheet)).toBe(false);
   });
 });

@@ -2,12 +2,13 @@
 // turned 2 degrees, "printed" by Ghostscript at fax resolution, speckled and made
 // black and white, wrapped as a received picture-only PDF, then found by pdftoppm + zxing-wasm and
 // its signature checked. A forged or altered code is found but does not verify.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { degrees, PDFDocument } from "@cantoo/pdf-lib";
 import { afterAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
+import { planSandbox } from "../../src/intake/index.js";
 import { encodeReplyCode, verifyReplyCode } from "../../src/reply-sheet/reply-code.js";
 import { scanForReplyCodes } from "../../src/reply-sheet/reply-decode.js";
 import { loadReplyKey } from "../../src/reply-sheet/reply-key.js";
@@ -75,7 +76,26 @@ describe("reply codes", () => {
     const b = await loadReplyKey({ dataDir: path.join(dir, "k") });
     expect(a.equals(b)).toBe(true);
     expect(readFileSync(path.join(dir, "k", "reply-sheet.key")).length).toBeGreaterThan(40);
-    await expect(loadReplyKey({ dataDir: dir, shared: true })).rejects.toThrow(/outbound\.replySheetKey/);
+  });
+
+  it("a fleet's gateways agree on the key the shared store keeps; a configured key wins", async () => {
+    // the shared store's door as store/sql/kv.ts stateOnce answers it: the first value written
+    const kv = new Map<string, string>();
+    const shared = async (name: string, value: string) => {
+      if (!kv.has(name)) kv.set(name, value);
+      return kv.get(name)!;
+    };
+    // the first gateway ran alone before: its folder's key becomes the fleet's
+    const alone = await loadReplyKey({ dataDir: path.join(dir, "k") });
+    const one = await loadReplyKey({ dataDir: path.join(dir, "k"), shared });
+    const other = await loadReplyKey({ dataDir: path.join(dir, "fresh"), shared });
+    expect(one.equals(alone)).toBe(true);
+    expect(other.equals(one)).toBe(true);
+    const configured = Buffer.alloc(32, 7).toString("base64");
+    expect((await loadReplyKey({ dataDir: dir, configured, shared })).equals(Buffer.alloc(32, 7))).toBe(true);
+    await expect(loadReplyKey({ dataDir: dir, configured: "c2hvcnQ=" })).rejects.toThrow(
+      "replySheets.signingKey must be at least 16 bytes, base64",
+    );
   });
 });
 
@@ -116,5 +136,39 @@ describe.skipIf(MISSING.length > 0)("a reply sheet faxed back", () => {
     writeFileSync(file, "hello");
     const scan = await scanForReplyCodes(file, { timeoutMs: 5_000, maxPages: 10 });
     expect(scan).toEqual({ kind: "skipped", why: "pdftoppm exited 1" });
+  });
+
+  it("pdftoppm runs in OCR's sandbox and under its time bound", async () => {
+    // a stand-in renderer that tries to write beside itself, outside its run's folder
+    const fake = path.join(dir, "fake");
+    mkdirSync(fake, { recursive: true });
+    const leak = path.join(fake, "leaked.txt");
+    const script = path.join(fake, "pdftoppm");
+    writeFileSync(script, `#!/bin/sh\necho leaked > ${leak}\nexit 0\n`, { mode: 0o755 });
+    const sandboxed = planSandbox({ mode: "auto", soffice: script });
+    const pdf = path.join(dir, "any.pdf");
+    writeFileSync(pdf, await typeset(["any page"]));
+    if ((await sandboxed).method === "bwrap") {
+      expect(
+        await scanForReplyCodes(pdf, { pdftoppm: script, timeoutMs: 10_000, maxPages: 1, plan: sandboxed }),
+      ).toEqual({ kind: "scanned", texts: [], pages: 0 });
+      expect(existsSync(leak)).toBe(false);
+    } else console.warn("the sandbox half skipped: bubblewrap cannot run here");
+    // the same run without the sandbox does write there: the check above can fail
+    await scanForReplyCodes(pdf, {
+      pdftoppm: script,
+      timeoutMs: 10_000,
+      maxPages: 1,
+      plan: planSandbox({ mode: "off", soffice: script }),
+    });
+    expect(existsSync(leak)).toBe(true);
+    // a renderer slower than the bound is killed, with its process group, and the fax skipped
+    writeFileSync(script, "#!/bin/sh\nsleep 30\n", { mode: 0o755 });
+    const started = Date.now();
+    expect(await scanForReplyCodes(pdf, { pdftoppm: script, timeoutMs: 500, maxPages: 1, plan: sandboxed })).toEqual({
+      kind: "skipped",
+      why: "timed out rendering pages",
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

@@ -131,6 +131,10 @@ export class PgStore implements QueueStore {
     return documents.readDocument(this.ctx, doc);
   }
 
+  jobFilesDir(jobId: string): string {
+    return path.join(this.ctx.cacheDir, jobId);
+  }
+
   documentPath(doc: StoredDocument): Promise<string> {
     return documents.documentPath(this.ctx, doc);
   }

@@ -11,3 +11,9 @@ export async function setState(db: Db, key: string, value: string): Promise<void
     value,
   ]);
 }
+
+/** The value under `key`, set to `value` first when there is none: every caller gets the first one written. */
+export async function stateOnce(db: Db, key: string, value: string): Promise<string> {
+  await db.run("INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", [key, value]);
+  return (await getState(db, key)) ?? value;
+}

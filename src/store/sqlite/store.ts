@@ -213,6 +213,10 @@ export class SqliteStore implements QueueStore {
    * time it is asked for. Not fsynced: the database holds it, and a copy a crash spoiled is
    * written again by the next ask.
    */
+  jobFilesDir(jobId: string): string {
+    return path.join(this.documentsDir, jobId);
+  }
+
   async documentPath(doc: StoredDocument): Promise<string> {
     const data = await this.inlineData(doc);
     if (!data) return doc.path;
