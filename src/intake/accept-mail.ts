@@ -10,7 +10,7 @@ import type { UserDirectory } from "../fax/index.js";
 import type { JobSource, NewDocument, QueueStore } from "../store/index.js";
 import { ReadTimeoutError, type InputReaders } from "./readers.js";
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
-import type { IncomingFile, WorkDir } from "./mail/incoming-file.js";
+import { keptSha256, type IncomingFile, type WorkDir } from "./mail/incoming-file.js";
 import { oneLine, type ParsedMail } from "./mail/mail-parse.js";
 import { mailToJob, type EnvelopeRecipient } from "./mail/mail-to-job.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
@@ -183,7 +183,7 @@ export async function acceptMail(
       () => mail.user,
     ),
     inlineImageMinBytes: deps.inlineImageMinBytes,
-    original: { path: kept.path, sha256: kept.sha256, ...(kept.data ? { data: kept.data } : {}) },
+    original: { path: kept.path, sha256: () => keptSha256(kept), ...(kept.data ? { data: kept.data } : {}) },
     now: deps.clock.now(),
     ...(deps.office ? { office: deps.office } : {}),
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),

@@ -2,7 +2,6 @@
 // the IMAP mailbox hand over a checked envelope and the message; the answer is the accepted job,
 // or a typed refusal (a FaxgateError whose reply the caller sends). Receiving the bytes, the
 // one-pass parse, the work folder under incoming/ and the size bound are intake's, not smtp/'s.
-import { createHash } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -158,7 +157,6 @@ function held(data: Buffer, workDir: WorkDir): ReceivedMessage {
       path: path.join(workDir.path, "message.eml"),
       data,
       bytes: data.length,
-      sha256: createHash("sha256").update(data).digest("hex"),
       sizeExceeded: false,
     },
     workDir,

@@ -2,12 +2,13 @@
 // bound (SMALL_DOCUMENT_BYTES) or the message's (MESSAGE_HOLD_BYTES) they go to files in the
 // message's work folder, which is made only then (src/intake/mail/incoming-file.ts). Real folders,
 // real streams, the real parser.
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { MESSAGE_HOLD_BYTES, WorkDir, writeIncoming } from "../../src/intake/mail/incoming-file.js";
+import { MESSAGE_HOLD_BYTES, WorkDir, keptSha256, writeIncoming } from "../../src/intake/mail/incoming-file.js";
 import { HeldMemory } from "../../src/intake/mail/held-memory.js";
 import { startMailParse, type ExtractedPart } from "../../src/intake/mail/mail-parse.js";
 import { SMALL_DOCUMENT_BYTES } from "../../src/store/types.js";
@@ -72,6 +73,8 @@ describe("a message held in memory while it is small", () => {
     const bytes = message([doc]);
     const { dir, kept, parts } = await receive(bytes);
     expect(kept.data?.equals(bytes)).toBe(true);
+    // the duplicate check's hash of mail without a Message-ID, taken from the held bytes
+    expect(await keptSha256(kept)).toBe(createHash("sha256").update(bytes).digest("hex"));
     expect(parts).toHaveLength(1);
     expect(parts[0]!.data?.equals(doc)).toBe(true);
     expect(existsSync(dir.path), "the work folder").toBe(false);
@@ -81,10 +84,13 @@ describe("a message held in memory while it is small", () => {
   it("writes a part past a file's bound to its file: what was held first, then the rest", async () => {
     const small = filler(20_000, 2);
     const big = filler(SMALL_DOCUMENT_BYTES + 5_000, 3);
-    const { dir, kept, parts } = await receive(message([small, big]));
+    const bytes = message([small, big]);
+    const { dir, kept, parts } = await receive(bytes);
     // the message itself is past the bound: a file
     expect(kept.data).toBeNull();
     expect(readFileSync(kept.path).length).toBe(kept.bytes);
+    // ...which the duplicate check's hash is taken from
+    expect(await keptSha256(kept)).toBe(createHash("sha256").update(bytes).digest("hex"));
     expect(parts.map((p) => p.data !== undefined)).toEqual([true, false]);
     expect(content(parts[0]!).equals(small)).toBe(true);
     expect(readFileSync(parts[1]!.path).equals(big)).toBe(true);

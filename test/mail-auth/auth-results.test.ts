@@ -1,7 +1,8 @@
 // The one Authentication-Results parser and the one rule on whose verdict counts, on the header
 // texts hosts really write (Gmail, Exchange Online, Postfix with OpenDMARC) and on broken ones.
 import { describe, expect, it } from "vitest";
-import { headerFields, parseAuthResults } from "../../src/mail-auth/auth-results.js";
+import { Readable } from "node:stream";
+import { headerFields, parseAuthResults, readHeaderBlock } from "../../src/mail-auth/auth-results.js";
 import { judgeTopmost } from "../../src/mail-auth/relay-verdict.js";
 
 const GMAIL =
@@ -100,5 +101,45 @@ describe("judgeTopmost", () => {
     expect(judgeTopmost(["relay.acme.com; dkim=pass header.d=co.uk"], "acme.co.uk", named)).toMatchObject({
       kind: "none",
     });
+  });
+});
+
+describe("readHeaderBlock", () => {
+  // what it did when it made the whole message a string first (the end is now found in the bytes)
+  const asText = (b: Buffer): string => {
+    const text = b.subarray(0, 256 * 1024).toString("latin1");
+    const end = /\r?\n\r?\n/.exec(text);
+    return end ? text.slice(0, end.index) : text;
+  };
+
+  it("ends at the first empty line, whichever line breaks the message uses", async () => {
+    for (const [mail, head] of [
+      ["Subject: a\r\nFrom: b\r\n\r\nbody\r\n\r\nmore", "Subject: a\r\nFrom: b"],
+      ["Subject: a\nFrom: b\n\nbody", "Subject: a\nFrom: b"],
+      ["Subject: a\r\n\nbody", "Subject: a"],
+      ["Subject: a\n\r\nbody", "Subject: a"],
+      ["\r\n\r\nbody", ""],
+      ["\n\nbody", ""],
+      ["Subject: no body\r\n", "Subject: no body\r\n"],
+    ] as const) {
+      expect(await readHeaderBlock(Buffer.from(mail, "latin1"))).toBe(head);
+      expect(await readHeaderBlock(Readable.from([Buffer.from(mail, "latin1")]))).toBe(head);
+    }
+  });
+
+  it("finds what the text search found, on any mix of line breaks, and stops at 256 KB", async () => {
+    const bytes = [0x0d, 0x0a, 0x61, 0x3a, 0x20, 0xe9];
+    let seed = 54;
+    const next = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    for (let i = 0; i < 2000; i++) {
+      const b = Buffer.from(Array.from({ length: 1 + (next() % 40) }, () => bytes[next() % bytes.length]!));
+      expect(await readHeaderBlock(b)).toBe(asText(b));
+    }
+    const long = Buffer.concat([Buffer.alloc(300 * 1024, "a"), Buffer.from("\r\n\r\nbody")]);
+    expect(await readHeaderBlock(long)).toBe(asText(long));
+    expect((await readHeaderBlock(long)).length).toBe(256 * 1024);
   });
 });

@@ -121,6 +121,20 @@ describe("accepting mail", () => {
     expect(jobIdOf(other[5]!)).not.toBe(jobIdOf(first[5]!));
   });
 
+  it("the same message without a Message-ID delivered twice is known by its bytes", async () => {
+    const m = (body: string): string =>
+      `From: alice@example.com\r\nTo: 15551234567@${DOMAIN}\r\nSubject: no id\r\n\r\n${body}\r\n`;
+    const send = (body: string) => converse(rig.port, "alice@example.com", [`15551234567@${DOMAIN}`], m(body));
+    const first = await send("The same text, twice.");
+    const again = await send("The same text, twice.");
+    expect(first[5]).toMatch(/^250 2\.0\.0 queued as /);
+    expect(jobIdOf(again[5]!)).toBe(jobIdOf(first[5]!));
+    // other bytes: another fax
+    const other = await send("Other text.");
+    expect(other[5]).toMatch(/^250 2\.0\.0 queued as /);
+    expect(jobIdOf(other[5]!)).not.toBe(jobIdOf(first[5]!));
+  });
+
   it("banner names the configured host; EHLO advertises SIZE and AUTH on loopback", async () => {
     const { client, banner } = await RawSmtp.connect(rig.port);
     expect(banner).toMatch(/^220 fax-gw\.test ESMTP/);

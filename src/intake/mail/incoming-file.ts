@@ -6,7 +6,7 @@
 // same bytes can feed a second reader as they pass (the MIME parser: one pass over the message);
 // the kept copy is what counts, so a reader that gives up or breaks never stops it.
 import { createHash, randomBytes } from "node:crypto";
-import { createWriteStream, promises as fsp, type WriteStream } from "node:fs";
+import { createReadStream, createWriteStream, promises as fsp, type WriteStream } from "node:fs";
 import path from "node:path";
 import { Transform, type TransformCallback, Writable, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -20,9 +20,20 @@ export interface IncomingFile {
   /** The message, when it was small enough to be held (until its WorkDir is removed, HeldFile.data): no file at `path` then. */
   data: Buffer | null;
   bytes: number;
-  /** sha256 hex of what was kept (for duplicate detection of mail without a Message-ID) */
-  sha256: string;
   sizeExceeded: boolean;
+}
+
+/**
+ * sha256 hex of what was kept, for the duplicate check of mail without a Message-ID: taken only
+ * when such a mail asks (from the held bytes, else from the file, before the store moves it).
+ * Hashing every message as it passed was 2-3% of the daemon's main thread under the bench's
+ * 100 KB rows, whose mails, like nearly all, carry a Message-ID (docs/bench.md, issue 54).
+ */
+export async function keptSha256(kept: IncomingFile): Promise<string> {
+  const hash = createHash("sha256");
+  if (kept.data) return hash.update(kept.data).digest("hex");
+  for await (const chunk of createReadStream(kept.path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
 }
 
 /** What one message may hold in memory at once, itself and its parts together. */
@@ -265,7 +276,7 @@ export class HeldFile extends Writable {
 }
 
 /**
- * What the message's bytes pass through on their way to its file: counted and hashed, cut at the
+ * What the message's bytes pass through on their way to its file: counted, cut at the
  * size limit (the rest is drained and dropped: the client hears 552 at the end), and fed to a
  * second reader (`tap`, the MIME parser) as they pass. The tap's own trouble is its reader's to
  * report (it rejects its own result): here it only stops being fed, never stops the kept copy.
@@ -273,7 +284,6 @@ export class HeldFile extends Writable {
 class Keeper extends Transform {
   bytes = 0;
   total = 0;
-  private readonly hash = createHash("sha256");
   private tapOpen: boolean;
 
   constructor(
@@ -288,10 +298,6 @@ class Keeper extends Transform {
     tap?.on("error", closeTap).once("close", closeTap);
   }
 
-  sha256(): string {
-    return this.hash.digest("hex");
-  }
-
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.total += chunk.length;
     if (this.bytes >= this.maxBytes) {
@@ -302,7 +308,6 @@ class Keeper extends Transform {
     }
     const keep = chunk.length + this.bytes > this.maxBytes ? chunk.subarray(0, this.maxBytes - this.bytes) : chunk;
     this.bytes += keep.length;
-    this.hash.update(keep);
     const tap = this.tap;
     if (!this.tapOpen || !tap || tap.destroyed || tap.write(keep)) {
       done(null, keep);
@@ -346,5 +351,5 @@ export async function writeIncoming(
     throw err;
   }
   const exceeded = keeper.total > maxBytes || (stream as Readable & { sizeExceeded?: boolean }).sizeExceeded === true;
-  return { path: out.path, data: out.data(), bytes: keeper.bytes, sha256: keeper.sha256(), sizeExceeded: exceeded };
+  return { path: out.path, data: out.data(), bytes: keeper.bytes, sizeExceeded: exceeded };
 }

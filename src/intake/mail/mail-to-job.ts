@@ -41,7 +41,8 @@ export interface MailToJobInput {
   senderName?: string;
   inlineImageMinBytes: number;
   /** The message: its file, or its bytes when it was held in memory (`data`). */
-  original: { path: string; sha256: string; data?: Buffer };
+  /** `sha256`: the kept message's, or how to take it (asked only for mail without a Message-ID) */
+  original: { path: string; sha256: string | (() => Promise<string>); data?: Buffer };
   now: number;
   /** Turns office documents into PDF; without one they are refused as if none were installed. */
   office?: DocumentConverter;
@@ -108,13 +109,15 @@ export function placeBody(
 }
 
 /** Same Message-ID, sender and recipients: the same message delivered twice. */
-export function mailDedupeKey(
+export async function mailDedupeKey(
   messageId: string | null,
-  contentSha256: string,
+  contentSha256: string | (() => Promise<string>),
   envelopeFrom: string,
   numbers: string[],
-): string {
-  const id = messageId ? `mid:${messageId.trim().toLowerCase()}` : `sha:${contentSha256}`;
+): Promise<string> {
+  const id = messageId
+    ? `mid:${messageId.trim().toLowerCase()}`
+    : `sha:${typeof contentSha256 === "string" ? contentSha256 : await contentSha256()}`;
   const basis = [id, envelopeFrom.toLowerCase(), ...[...new Set(numbers)].sort()].join("\n");
   return `smtp:${createHash("sha256").update(basis).digest("hex")}`;
 }
@@ -282,7 +285,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       replySheet: overrides.reply,
     }),
     scheduledAt,
-    dedupeKey: mailDedupeKey(
+    dedupeKey: await mailDedupeKey(
       parsed.messageId,
       input.original.sha256,
       input.envelopeFrom,
