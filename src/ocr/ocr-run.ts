@@ -3,14 +3,13 @@
 // system folders and the run's own folder), under a time and an address-space limit, with
 // nothing of ours in its environment. A fax is a stranger's picture: the PDF it came as is
 // parsed by Ghostscript and pikepdf in there, never in the daemon.
-import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chown, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 import { findExecutable } from "../fs/index.js";
-import { killGroup, planSandbox, sandboxArgs, type SandboxPlan } from "../intake/index.js";
+import { killGroup, NO_MEMORY_LIMIT, planSandbox, runSandboxed, type SandboxPlan } from "../workers/index.js";
 
 export interface OcrRunOptions {
   command: string;
@@ -48,7 +47,7 @@ export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
   }
 
   isolation(): Promise<SandboxPlan> {
-    const plan = this.plan ?? planSandbox({ mode: this.o.sandbox, soffice: this.available() });
+    const plan = this.plan ?? planSandbox({ mode: this.o.sandbox, command: this.available() });
     this.plan = plan;
     return plan;
   }
@@ -65,39 +64,42 @@ export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
       const output = path.join(dir, "out.pdf");
       const sidecar = path.join(dir, "text.txt");
       await writeFile(input, pdf);
-      const kb = Math.max(262_144, Math.floor(this.o.memoryMb * 1024));
-      const args = [
-        "-c",
-        // the limit holds for ocrmypdf and each tesseract and Ghostscript it starts
-        `ulimit -v ${kb} 2>/dev/null || exit 97; exec "$@"`,
-        "sh",
-        ...sandboxArgs(plan, { rw: [dir], soffice: command }),
-        command,
-        "--language",
-        this.o.languages.join("+"),
-        // pages that carry text already (a sent fax made from a text PDF) are kept as they are
-        "--skip-text",
-        "--output-type",
-        "pdf",
-        "--optimize",
-        "0",
-        "--jobs",
-        "1",
-        "--sidecar",
-        sidecar,
-        "--quiet",
-        input,
-        output,
-      ];
-      const r = await runGroup("/bin/sh", args, {
-        cwd: dir,
-        timeoutMs: this.o.timeoutMs,
+      if (plan.runAs) {
+        // the run's own user (a root daemon's) reads the input and writes beside it
+        await chown(dir, plan.runAs.uid, plan.runAs.gid);
+        await chown(input, plan.runAs.uid, plan.runAs.gid);
+      }
+      const r = await runSandboxed({
+        argv: [
+          command,
+          "--language",
+          this.o.languages.join("+"),
+          // pages that carry text already (a sent fax made from a text PDF) are kept as they are
+          "--skip-text",
+          "--output-type",
+          "pdf",
+          "--optimize",
+          "0",
+          "--jobs",
+          "1",
+          "--sidecar",
+          sidecar,
+          "--quiet",
+          input,
+          output,
+        ],
+        files: [dir],
+        // tesseract and Ghostscript need more than a floor of 256 MiB to start at all
+        limits: { timeoutMs: this.o.timeoutMs, memoryMb: Math.max(256, this.o.memoryMb) },
+        plan,
+        // one thread per run: turns are fair per core
+        env: { LANG: "C.UTF-8", OMP_THREAD_LIMIT: "1", TMPDIR: dir },
         children: this.children,
         started: (pid) => this.emit("started", pid),
       });
       if (r.timedOut) throw temporary(`OCR took longer than ${Math.round(this.o.timeoutMs / 1000)} s`);
       if (r.signal) throw temporary(`OCR was stopped (${r.signal})`);
-      if (r.code === 97) throw temporary("the memory limit could not be set");
+      if (r.code === NO_MEMORY_LIMIT) throw temporary("the memory limit could not be set");
       const fault = r.code === null ? undefined : INPUT_FAULTS[r.code];
       if (fault) return { kind: "unreadable", why: fault };
       if (r.code !== 0) throw temporary(`ocrmypdf exited with ${r.code}: ${lastLine(r.output)}`);
@@ -133,63 +135,4 @@ function lastLine(s: string): string {
       .filter(Boolean)
       .at(-1) ?? "no message"
   ).slice(0, 200);
-}
-
-interface GroupResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  output: string;
-}
-
-/** Runs a command in a process group of its own; past the time limit the whole group is killed. */
-function runGroup(
-  cmd: string,
-  args: string[],
-  o: { cwd: string; timeoutMs: number; children: Set<number>; started: (pid: number) => void },
-): Promise<GroupResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: o.cwd,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      // nothing of ours (keys, passwords) in its environment; one thread per run: turns are fair per core
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: o.cwd,
-        LANG: "C.UTF-8",
-        OMP_THREAD_LIMIT: "1",
-        TMPDIR: o.cwd,
-      },
-    });
-    let output = "";
-    const keep = (b: Buffer): void => {
-      if (output.length < 8192) output += b.toString("utf8");
-    };
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    let timedOut = false;
-    const pid = child.pid;
-    if (pid) {
-      o.children.add(pid);
-      o.started(pid);
-    }
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (pid) killGroup(pid);
-    }, o.timeoutMs);
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      if (pid) o.children.delete(pid);
-      reject(err);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      if (pid) {
-        o.children.delete(pid);
-        killGroup(pid);
-      }
-      resolve({ code, signal, timedOut, output });
-    });
-  });
 }
