@@ -31,6 +31,7 @@ const { destinationPolicy } =
   await faxgateModule<typeof import("../src/recipients/recipients.js")>("recipients/recipients");
 const { OfficeConverter } =
   await faxgateModule<typeof import("../src/intake/office/office-convert.js")>("intake/office/office-convert");
+const { officeOptions } = await faxgateModule<typeof import("../src/parts/converters.js")>("parts/converters");
 const { Metrics } = await faxgateModule<typeof import("../src/metrics/metrics.js")>("metrics/metrics");
 const { QueuePressure } =
   await faxgateModule<typeof import("../src/intake/queue-pressure.js")>("intake/queue-pressure");
@@ -69,7 +70,7 @@ async function withWatcher<T>(fn: (dir: string, done: Map<string, number>) => Pr
 
   // the collaborators as src/parts/ makes them: the gateway's destination rules, the office defaults
   const defaults = configSchema.parse({});
-  const office = new OfficeConverter(defaults.office);
+  const office = new OfficeConverter(officeOptions(defaults.office));
   const watcher = new SpoolWatcher({
     spool,
     users: [USER],

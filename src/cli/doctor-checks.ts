@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { type Config, type MailboxConfig, smtpSettings } from "../config/schema.js";
 import { maskUrl } from "../config/url-secrets.js";
 import { describeError } from "../errors.js";
+import { officeOptions } from "../parts/converters.js";
 
 export type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
 
@@ -121,7 +122,7 @@ const ONE_PAGE_RTF = "{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Helvetica;}}\\f0\\fs24
 export async function officeConversionCheck(c: Config): Promise<Check> {
   const name = "office conversion";
   const { OfficeConverter } = await import("../intake/office/office-convert.js");
-  const office = new OfficeConverter(c.office);
+  const office = new OfficeConverter(officeOptions(c.office));
   const started = Date.now();
   try {
     const pdf = await office.convert({ name: "doctor-test.rtf", ext: ".rtf", data: Buffer.from(ONE_PAGE_RTF) });

@@ -22,6 +22,7 @@ import { riskySettings } from "../config/risky-settings.js";
 import { spoolWriterNotes } from "../spool/watcher.js";
 import { findKey } from "../keys/rotate.js";
 import { createLedger } from "../parts/ledger.js";
+import { officeOptions } from "../parts/converters.js";
 import { mergePeople } from "../directory/merge.js";
 import { storedPeople } from "../directory/stored-people.js";
 import { unmappedPeople } from "./directory.js";
@@ -203,7 +204,7 @@ async function officeChecks(c: Config): Promise<Check[]> {
   if (c.office.soffice === false)
     return [{ name: "office converter", ok: true, detail: "turned off (office documents are refused)" }];
   const { OfficeConverter } = await import("../intake/office/office-convert.js");
-  const office = new OfficeConverter(c.office);
+  const office = new OfficeConverter(officeOptions(c.office));
   const soffice = office.available();
   if (!soffice)
     return [

@@ -3,6 +3,7 @@
 // office-document code.
 import { smtpSettings } from "../config/schema.js";
 import { createLedger } from "../parts/ledger.js";
+import { officeOptions } from "../parts/converters.js";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
@@ -53,7 +54,7 @@ export async function sendCommand(files: string[], opts: SendOptions): Promise<n
     const byPath = new Map(files.map((f) => [path.resolve(f), f]));
     ({ documents, leftOut } = await newFaxDocuments(
       files.map((f) => ({ path: path.resolve(f), name: path.basename(f) })),
-      () => (converter ??= new OfficeConverter(ctx.config.office)),
+      () => (converter ??= new OfficeConverter(officeOptions(ctx.config.office))),
       (u) => byPath.get(u.path) ?? u.name,
       undefined,
       ctx.config.intake.partial,

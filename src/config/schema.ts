@@ -719,6 +719,11 @@ export const configSchema = z
         warm: z.boolean().default(true),
         /** documents one warm LibreOffice takes before a fresh one replaces it; 1: none ever sees another's */
         restartAfter: z.number().int().min(1).max(100).default(1),
+        /**
+         * warm LibreOffices kept started and unused, so that mails sent back to back each find one
+         * ready while the used one is replaced (each one more holds about 200 MB)
+         */
+        warmPool: z.number().int().min(1).max(8).default(2),
       })
       .strict()
       .prefault({}),

@@ -6,7 +6,7 @@
 import { describeError } from "../errors.js";
 import type { Logger } from "../log/index.js";
 import { findExecutable } from "../fs/index.js";
-import { planSandbox, type SandboxPlan } from "../intake/index.js";
+import { planSandbox, type SandboxPlan } from "../workers/index.js";
 import { scanForReplyCodes, verifyReplyCode } from "../reply-sheet/index.js";
 import { type Db, getReceivedText } from "../store/index.js";
 import type { ReceivedFaxIntake, ReplyFinding } from "./received-intake.js";
@@ -51,7 +51,7 @@ export class ReplyRouting {
   }
 
   private async find(faxId: string, pdf: Uint8Array): Promise<ReplyFinding> {
-    this.plan ??= planSandbox({ mode: this.o.sandbox, soffice: findExecutable("pdftoppm") });
+    this.plan ??= planSandbox({ mode: this.o.sandbox, command: findExecutable("pdftoppm") });
     const plan = await this.plan;
     if (this.o.sandbox === "required" && plan.method !== "bwrap")
       return { kind: "skipped", why: "ocr.sandbox is required, but pdftoppm cannot be isolated here" };

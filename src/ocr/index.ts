@@ -2,4 +2,4 @@
 // Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { OcrDuty } from "./ocr-duty.js";
-export { MEMORY_LIMIT_UNSET, OcrRunner, runSandboxed } from "./ocr-run.js";
+export { OcrRunner } from "./ocr-run.js";

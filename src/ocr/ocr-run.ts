@@ -3,14 +3,13 @@
 // system folders and the run's own folder), under a time and an address-space limit, with
 // nothing of ours in its environment. A fax is a stranger's picture: the PDF it came as is
 // parsed by Ghostscript and pikepdf in there, never in the daemon.
-import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chown, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 import { findExecutable } from "../fs/index.js";
-import { killGroup, planSandbox, sandboxArgs, type SandboxPlan } from "../intake/index.js";
+import { killGroup, NO_MEMORY_LIMIT, planSandbox, runSandboxed, type SandboxPlan } from "../workers/index.js";
 
 export interface OcrRunOptions {
   command: string;
@@ -48,7 +47,7 @@ export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
   }
 
   isolation(): Promise<SandboxPlan> {
-    const plan = this.plan ?? planSandbox({ mode: this.o.sandbox, soffice: this.available() });
+    const plan = this.plan ?? planSandbox({ mode: this.o.sandbox, command: this.available() });
     this.plan = plan;
     return plan;
   }
@@ -65,9 +64,14 @@ export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
       const output = path.join(dir, "out.pdf");
       const sidecar = path.join(dir, "text.txt");
       await writeFile(input, pdf);
-      const r = await runSandboxed(
-        command,
-        [
+      if (plan.runAs) {
+        // the run's own user (a root daemon's) reads the input and writes beside it
+        await chown(dir, plan.runAs.uid, plan.runAs.gid);
+        await chown(input, plan.runAs.uid, plan.runAs.gid);
+      }
+      const r = await runSandboxed({
+        argv: [
+          command,
           "--language",
           this.o.languages.join("+"),
           // pages that carry text already (a sent fax made from a text PDF) are kept as they are
@@ -84,18 +88,18 @@ export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
           input,
           output,
         ],
-        {
-          dir,
-          plan,
-          timeoutMs: this.o.timeoutMs,
-          memoryMb: this.o.memoryMb,
-          children: this.children,
-          started: (pid) => this.emit("started", pid),
-        },
-      );
+        files: [dir],
+        // tesseract and Ghostscript need more than a floor of 256 MiB to start at all
+        limits: { timeoutMs: this.o.timeoutMs, memoryMb: Math.max(256, this.o.memoryMb) },
+        plan,
+        // one thread per run: turns are fair per core
+        env: { LANG: "C.UTF-8", OMP_THREAD_LIMIT: "1", TMPDIR: dir },
+        children: this.children,
+        started: (pid) => this.emit("started", pid),
+      });
       if (r.timedOut) throw temporary(`OCR took longer than ${Math.round(this.o.timeoutMs / 1000)} s`);
       if (r.signal) throw temporary(`OCR was stopped (${r.signal})`);
-      if (r.code === MEMORY_LIMIT_UNSET) throw temporary("the memory limit could not be set");
+      if (r.code === NO_MEMORY_LIMIT) throw temporary("the memory limit could not be set");
       const fault = r.code === null ? undefined : INPUT_FAULTS[r.code];
       if (fault) return { kind: "unreadable", why: fault };
       if (r.code !== 0) throw temporary(`ocrmypdf exited with ${r.code}: ${lastLine(r.output)}`);
@@ -131,98 +135,4 @@ function lastLine(s: string): string {
       .filter(Boolean)
       .at(-1) ?? "no message"
   ).slice(0, 200);
-}
-
-/** The exit code of a run whose memory limit could not be set (it never started). */
-export const MEMORY_LIMIT_UNSET = 97;
-
-/**
- * One run of `command` the way OCR runs: in `plan`'s sandbox with only `o.dir` writable, under an
- * address-space limit (for it and every process it starts) and a time limit for its whole process
- * group, with nothing of ours in its environment. The one runner of OCR and of reply-code pages.
- */
-export function runSandboxed(
-  command: string,
-  args: readonly string[],
-  o: {
-    dir: string;
-    plan: SandboxPlan;
-    timeoutMs: number;
-    memoryMb: number;
-    children: Set<number>;
-    started?: (pid: number) => void;
-  },
-): Promise<GroupResult> {
-  const kb = Math.max(131_072, Math.floor(o.memoryMb * 1024));
-  return runGroup(
-    "/bin/sh",
-    [
-      "-c",
-      `ulimit -v ${kb} 2>/dev/null || exit ${MEMORY_LIMIT_UNSET}; exec "$@"`,
-      "sh",
-      ...sandboxArgs(o.plan, { rw: [o.dir], soffice: command }),
-      command,
-      ...args,
-    ],
-    { cwd: o.dir, timeoutMs: o.timeoutMs, children: o.children, started: o.started ?? (() => undefined) },
-  );
-}
-
-export interface GroupResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  output: string;
-}
-
-/** Runs a command in a process group of its own; past the time limit the whole group is killed. */
-function runGroup(
-  cmd: string,
-  args: string[],
-  o: { cwd: string; timeoutMs: number; children: Set<number>; started: (pid: number) => void },
-): Promise<GroupResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: o.cwd,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      // nothing of ours (keys, passwords) in its environment; one thread per run: turns are fair per core
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: o.cwd,
-        LANG: "C.UTF-8",
-        OMP_THREAD_LIMIT: "1",
-        TMPDIR: o.cwd,
-      },
-    });
-    let output = "";
-    const keep = (b: Buffer): void => {
-      if (output.length < 8192) output += b.toString("utf8");
-    };
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    let timedOut = false;
-    const pid = child.pid;
-    if (pid) {
-      o.children.add(pid);
-      o.started(pid);
-    }
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (pid) killGroup(pid);
-    }, o.timeoutMs);
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      if (pid) o.children.delete(pid);
-      reject(err);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      if (pid) {
-        o.children.delete(pid);
-        killGroup(pid);
-      }
-      resolve({ code, signal, timedOut, output });
-    });
-  });
 }

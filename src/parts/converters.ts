@@ -1,7 +1,9 @@
 // The readers (MIME parsing, PDF text on worker threads) and the office converter, shared by
 // mail, the print folders, the mailboxes and the console: one pool, one concurrency limit, turns
 // per user in front of it. With office.sandbox required and no isolation here, the start fails.
-import { ConvertQueue, OfficeConverter, ReaderPool } from "../intake/index.js";
+import type { Config } from "../config/index.js";
+import { ConvertQueue, OfficeConverter, ReaderPool, type OfficeOptions } from "../intake/index.js";
+import type { Logger } from "../log/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
@@ -13,10 +15,16 @@ export interface Converters {
   parts: Part[];
 }
 
+/** The converter's options from the config, whose schema holds every default (commands use it too). */
+export function officeOptions(office: Config["office"], logger?: Logger): OfficeOptions {
+  const { timeout, queuePerUser: _, ...rest } = office;
+  return { ...rest, timeoutMs: timeout, ...(logger ? { logger } : {}) };
+}
+
 export function createConverters({ config, logger }: Core): Converters {
   const log = logger.child({ component: "office" });
   const readers = new ReaderPool();
-  const office = new OfficeConverter({ ...config.office, timeoutMs: config.office.timeout, logger: log });
+  const office = new OfficeConverter(officeOptions(config.office, log));
   const convertQueue = new ConvertQueue(office, { perUser: config.office.queuePerUser, logger: log });
   const officePart: Part = {
     name: "office",
@@ -32,7 +40,11 @@ export function createConverters({ config, logger }: Core): Converters {
       // started ahead of need, in the background: the daemon does not wait for LibreOffice
       office.warmUp();
       void office.warmReady().then((ready) => {
-        if (ready) log.info({ restartAfter: config.office.restartAfter }, "OFFICE warm converter ready");
+        if (ready)
+          log.info(
+            { warmPool: config.office.warmPool, restartAfter: config.office.restartAfter },
+            "OFFICE warm converter ready",
+          );
       });
     },
     stop: async () => {

@@ -1,17 +1,16 @@
 // Finds reply codes on a received fax: each page rendered by pdftoppm at 200 dpi in grey (a fax's
 // finest resolution; more only costs time), each image read by zxing-wasm for QR codes. Bounded:
 // at most `maxPages` pages and `timeoutMs` for the whole, so a long or hostile fax costs a known
-// amount. The PDF is a stranger's: poppler parses it in OCR's runner (ocr/ocr-run.ts
-// runSandboxed), in the sandbox OCR uses, under a memory and a time limit, never in the daemon.
+// amount. The PDF is a stranger's: poppler parses it in the one runner of outside programs
+// (workers/sandboxed-child.ts), in the sandbox OCR uses, under a memory and a time limit, never in the daemon.
 import { readFileSync } from "node:fs";
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chown, copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { prepareZXingModule, readBarcodes } from "zxing-wasm/reader";
 import { findExecutable } from "../fs/index.js";
-import { planSandbox, type SandboxPlan } from "../intake/index.js";
-import { MEMORY_LIMIT_UNSET, runSandboxed } from "../ocr/index.js";
+import { NO_MEMORY_LIMIT, planSandbox, runSandboxed, type SandboxPlan } from "../workers/index.js";
 
 export interface ReplyScanOptions {
   /** pdftoppm, found on PATH by default */
@@ -43,21 +42,22 @@ function prepare(): void {
 async function render(pdf: string, dir: string, opts: ReplyScanOptions, deadline: number): Promise<string | null> {
   const command = findExecutable(opts.pdftoppm ?? "pdftoppm");
   if (!command) return "pdftoppm is not installed";
-  const plan = await (opts.plan ?? planSandbox({ mode: "auto", soffice: command }));
-  const r = await runSandboxed(
-    command,
-    ["-r", "200", "-gray", "-png", "-f", "1", "-l", String(opts.maxPages), pdf, path.join(dir, "p")],
-    {
-      dir,
-      plan,
-      timeoutMs: Math.max(1, deadline - Date.now()),
-      memoryMb: opts.memoryMb ?? 512,
-      children: opts.children ?? new Set(),
-    },
-  );
+  const plan = await (opts.plan ?? planSandbox({ mode: "auto", command }));
+  if (plan.runAs) {
+    // the run's own user (a root daemon's) reads the input and writes its pages beside it
+    await chown(dir, plan.runAs.uid, plan.runAs.gid);
+    await chown(pdf, plan.runAs.uid, plan.runAs.gid);
+  }
+  const r = await runSandboxed({
+    argv: [command, "-r", "200", "-gray", "-png", "-f", "1", "-l", String(opts.maxPages), pdf, path.join(dir, "p")],
+    files: [dir],
+    limits: { timeoutMs: Math.max(1, deadline - Date.now()), memoryMb: opts.memoryMb ?? 512 },
+    plan,
+    children: opts.children ?? new Set(),
+  });
   if (r.timedOut) return "timed out rendering pages";
   if (r.signal) return `pdftoppm was stopped (${r.signal})`;
-  if (r.code === MEMORY_LIMIT_UNSET) return "the memory limit could not be set";
+  if (r.code === NO_MEMORY_LIMIT) return "the memory limit could not be set";
   // poppler's message may quote the file: only the exit code is kept
   return r.code === 0 ? null : `pdftoppm exited ${r.code}`;
 }

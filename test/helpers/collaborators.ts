@@ -19,7 +19,8 @@ import type { UserDirectory } from "../../src/fax/user-directory.js";
 import { MailDoor } from "../../src/intake/mail-door.js";
 import { QueuePressure } from "../../src/intake/queue-pressure.js";
 import type { DocumentConverter } from "../../src/intake/office/convert-queue.js";
-import { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import { OfficeConverter, type OfficeOptions } from "../../src/intake/office/office-convert.js";
+import { officeOptions } from "../../src/parts/converters.js";
 import type { DestinationCheck } from "../../src/recipients/destination-policy.js";
 import { destinationPolicy } from "../../src/recipients/recipients.js";
 import { silentLogger, type Logger } from "../../src/log/logger.js";
@@ -52,7 +53,6 @@ export function testResolver(dns: Partial<Config["dns"]> = {}): DnsResolve {
   return makeResolver({ ...defaultConfig().dns, ...dns });
 }
 
-/** The office converter with the config's defaults (LibreOffice from PATH); its owner closes it. */
 /** The busy answer as src/parts/core.ts builds it: the schema's queue.maxWaiting unless given. */
 export function testPressure(
   store: Pick<QueueStore, "counts">,
@@ -63,9 +63,9 @@ export function testPressure(
   return new QueuePressure(store, maxWaiting, clock, metrics);
 }
 
-export function testOffice(): OfficeConverter {
-  const office = defaultConfig().office;
-  return new OfficeConverter({ ...office, timeoutMs: office.timeout });
+/** The office converter with the config's defaults (LibreOffice from PATH) and `over`; its owner closes it. */
+export function testOffice(over: Partial<OfficeOptions> = {}): OfficeConverter {
+  return new OfficeConverter({ ...officeOptions(defaultConfig().office), ...over });
 }
 
 export interface MailDoorParts {

@@ -6,7 +6,7 @@ import { isFaxgateError } from "../../src/errors.js";
 import { parseMail } from "../../src/intake/mail/mail-parse.js";
 import { mailToJob, type MailToJobInput } from "../../src/intake/mail/mail-to-job.js";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import { testOffice } from "../helpers/collaborators.js";
 import type { NewDocument } from "../../src/store/types.js";
 import { tempFolder } from "../tmp-dir.js";
 
@@ -164,7 +164,7 @@ describe("documents", () => {
   it("refuses the whole mail when an office document cannot be converted, naming it and why", async () => {
     // partial: send, so that the zip and the GIF beside it do not refuse the mail first
     const off = await job("mixed-types.eml", {
-      office: new OfficeConverter({ soffice: false }),
+      office: testOffice({ soffice: false }),
       partial: "send",
     }).catch((e: unknown) => e);
     expect(isFaxgateError(off, "UNSUPPORTED_TYPE")).toBe(true);
@@ -172,7 +172,7 @@ describe("documents", () => {
       /^554 5\.6\.0 letter\.docx is a Word document \(\.docx\).*conversion is turned off/,
     );
     const missing = await job("mixed-types.eml", {
-      office: new OfficeConverter({ soffice: path.join(dir, "no-such-soffice") }),
+      office: testOffice({ soffice: path.join(dir, "no-such-soffice") }),
       partial: "send",
     }).catch((e: unknown) => e);
     expect((missing as { smtpReply: string }).smtpReply).toMatch(
@@ -183,7 +183,7 @@ describe("documents", () => {
   it.skipIf(!findExecutable("soffice"))(
     "refuses a .docx that LibreOffice cannot read (needs soffice)",
     async () => {
-      const office = new OfficeConverter();
+      const office = testOffice();
       try {
         const err = await job("mixed-types.eml", { office, partial: "send" }).catch((e: unknown) => e);
         expect((err as { smtpReply: string }).smtpReply).toMatch(

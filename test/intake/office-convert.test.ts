@@ -5,7 +5,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { findExecutable } from "../../src/fs/executable.js";
-import { officeExtension, OfficeConverter, pdfName } from "../../src/intake/office/office-convert.js";
+import { officeExtension, pdfName } from "../../src/intake/office/office-convert.js";
+import { testOffice } from "../helpers/collaborators.js";
 import { waitUntil } from "../helpers/wait.js";
 import { tempFolder } from "../tmp-dir.js";
 
@@ -60,10 +61,10 @@ describe("which files are office documents", () => {
   });
 
   it("says why it cannot convert when conversion is off or LibreOffice is missing", async () => {
-    expect(new OfficeConverter({ soffice: false }).unavailableReason("a.xlsx", ".xlsx")).toMatch(
+    expect(testOffice({ soffice: false }).unavailableReason("a.xlsx", ".xlsx")).toMatch(
       /a\.xlsx is an Excel workbook \(\.xlsx\).*turned off/,
     );
-    const missing = new OfficeConverter({ soffice: path.join(dir, "soffice") });
+    const missing = testOffice({ soffice: path.join(dir, "soffice") });
     expect(missing.unavailableReason("a.odt", ".odt")).toMatch(
       /a\.odt is an OpenDocument text .*no converter, LibreOffice, is installed/,
     );
@@ -74,7 +75,7 @@ describe("which files are office documents", () => {
 
 describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
   it("turns a .docx into a PDF, and two at once do not collide (one profile per slot)", async () => {
-    const office = new OfficeConverter({ concurrency: 2, tmpDir: path.join(dir, "office") });
+    const office = testOffice({ concurrency: 2, tmpDir: path.join(dir, "office") });
     try {
       const [a, b] = await Promise.all([
         office.convert({ name: "a.docx", ext: ".docx", data: DOCX }),
@@ -93,7 +94,7 @@ describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
   }, 60_000);
 
   it("past its time limit the conversion is killed, whole, and the document refused", async () => {
-    const office = new OfficeConverter({ timeoutMs: 1000, tmpDir: path.join(dir, "office") });
+    const office = testOffice({ timeoutMs: 1000, tmpDir: path.join(dir, "office") });
     try {
       const err = await office.convert({ name: "slow.rtf", ext: ".rtf", data: SLOW_RTF }).catch((e: unknown) => e);
       expect(isFaxgateError(err, "UNSUPPORTED_TYPE")).toBe(true);
@@ -107,7 +108,7 @@ describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
   }, 30_000);
 
   it('a shutdown during a conversion kills it and answers "try later", never a refusal of the document', async () => {
-    const office = new OfficeConverter({ tmpDir: path.join(dir, "office") });
+    const office = testOffice({ tmpDir: path.join(dir, "office") });
     const running = office.convert({ name: "a.docx", ext: ".docx", data: DOCX }).catch((e: unknown) => e);
     // wait until LibreOffice is really running, then shut down
     await waitUntil(() => processesMentioning(path.join(dir, "office")).length > 0, "LibreOffice running", 20_000, 20);
@@ -121,7 +122,7 @@ describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
   }, 30_000);
 
   it("runs under the memory limit: too little memory fails the conversion instead of the machine", async () => {
-    const office = new OfficeConverter({ memoryMb: 64, tmpDir: path.join(dir, "office") });
+    const office = testOffice({ memoryMb: 64, tmpDir: path.join(dir, "office") });
     try {
       const err = await office.convert({ name: "big.docx", ext: ".docx", data: DOCX }).catch((e: unknown) => e);
       expect((err as { smtpReply: string }).smtpReply).toMatch(
@@ -134,7 +135,7 @@ describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
 
   it("one slot: a second conversion waits for the first; one that cannot get a slot in time is a temporary refusal (451)", async () => {
     // 60 s: on a loaded 2-core machine one conversion took 25-35 s, and the second waits for all of it
-    const office = new OfficeConverter({ concurrency: 1, timeoutMs: 60_000, tmpDir: path.join(dir, "office") });
+    const office = testOffice({ concurrency: 1, timeoutMs: 60_000, tmpDir: path.join(dir, "office") });
     try {
       const [a, b] = await Promise.all([
         office.convert({ name: "a.docx", ext: ".docx", data: DOCX }),
@@ -144,7 +145,7 @@ describe.skipIf(!HAVE_SOFFICE)("LibreOffice conversion (needs soffice)", () => {
     } finally {
       await office.close();
     }
-    const busy = new OfficeConverter({ concurrency: 1, timeoutMs: 1000, tmpDir: path.join(dir, "busy") });
+    const busy = testOffice({ concurrency: 1, timeoutMs: 1000, tmpDir: path.join(dir, "busy") });
     try {
       const hold = busy.convert({ name: "hold.rtf", ext: ".rtf", data: SLOW_RTF }).catch((e: unknown) => e);
       const waited = await busy.convert({ name: "late.docx", ext: ".docx", data: DOCX }).catch((e: unknown) => e);

@@ -6,7 +6,8 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import type { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import { testOffice } from "../helpers/collaborators.js";
 import {
   canaryPdf,
   docx,
@@ -52,7 +53,7 @@ beforeAll(async () => {
   canaryText = path.join(secrets, "canary.rtf");
   writeFileSync(canaryText, `{\\rtf1\\ansi ${CANARY} secret text\\par}`);
   web = await listener(pdf);
-  office = new OfficeConverter({ tmpDir: path.join(dir, "office"), timeoutMs: 60_000 });
+  office = testOffice({ tmpDir: path.join(dir, "office"), timeoutMs: 60_000 });
 });
 afterAll(async () => {
   await office?.close();
@@ -164,7 +165,7 @@ const MAIN = (f: string, u: string): Uint8Array =>
   ]);
 
 describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("each protection alone stops the main vector", () => {
-  const LAYERS: Array<{ name: string; options: ConstructorParameters<typeof OfficeConverter>[0]; needs?: string }> = [
+  const LAYERS: Array<{ name: string; options: Parameters<typeof testOffice>[0]; needs?: string }> = [
     {
       name: "the stripper alone (default profile, no sandbox)",
       options: { layers: { profile: false }, sandbox: "off" },
@@ -183,7 +184,7 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("each protection alone stops t
     it.skipIf(l.needs !== undefined && findExecutable(l.needs) === null)(
       l.name,
       async () => {
-        const one = new OfficeConverter({ ...l.options, tmpDir: path.join(dir, `layer-${LAYERS.indexOf(l)}`) });
+        const one = testOffice({ ...l.options, tmpDir: path.join(dir, `layer-${LAYERS.indexOf(l)}`) });
         try {
           const before = web.requests.length;
           const text = pdfText(
@@ -204,7 +205,7 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("each protection alone stops t
   }
 
   it("with every protection off the vector does reach out (the checks above can fail)", async () => {
-    const open = new OfficeConverter({
+    const open = testOffice({
       layers: { strip: false, profile: false },
       sandbox: "off",
       tmpDir: path.join(dir, "layer-none"),
@@ -225,7 +226,7 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("each protection alone stops t
     expect(p.summary.network).toBe("none (bubblewrap)");
     expect(p.summary.files).toMatch(/only the system folders and the job's own folder/);
     if (process.getuid?.() === 0) expect(p.summary.user).toMatch(/^(faxgate-convert|nobody) \(uid \d+\)$/);
-    const off = await new OfficeConverter({ sandbox: "off" }).protections();
+    const off = await testOffice({ sandbox: "off" }).protections();
     expect(off.summary.network).toBe("open");
     expect(off.warnings.join(" ")).toMatch(/office\.sandbox is off/);
   });
@@ -290,7 +291,7 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)(
   () => {
     let alone: OfficeConverter;
     beforeAll(() => {
-      alone = new OfficeConverter({ layers: { profile: false }, sandbox: "off", tmpDir: path.join(dir, "strip-only") });
+      alone = testOffice({ layers: { profile: false }, sandbox: "off", tmpDir: path.join(dir, "strip-only") });
     });
     afterAll(async () => {
       await alone?.close();

@@ -8,7 +8,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import type { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import { testOffice } from "../helpers/collaborators.js";
 import { docx, HAVE_PDFTOTEXT, pdfText } from "../helpers/office-attack.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -58,10 +59,9 @@ function instances(): string[] {
   return existsSync(base) ? readdirSync(base).filter((n) => n.startsWith("warm-")) : [];
 }
 
-async function warmConverter(
-  o: Partial<ConstructorParameters<typeof OfficeConverter>[0]> = {},
-): Promise<OfficeConverter> {
-  office = new OfficeConverter({ warm: true, timeoutMs: 60_000, tmpDir: path.join(dir, "office"), ...o });
+async function warmConverter(o: Partial<Parameters<typeof testOffice>[0]> = {}): Promise<OfficeConverter> {
+  // one LibreOffice unless a test asks for the pool: what is shown is one instance's isolation
+  office = testOffice({ warm: true, warmPool: 1, timeoutMs: 60_000, tmpDir: path.join(dir, "office"), ...o });
   office.warmUp();
   expect(await office.warmReady()).toBe(true);
   return office;
@@ -90,6 +90,34 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("the warm converter (needs sof
     const after = await o.convert({ name: "c.docx", ext: ".docx", data: docWith("late") }).catch((e: unknown) => e);
     expect(isFaxgateError(after, "SHUTTING_DOWN")).toBe(true);
   }, 240_000);
+
+  it("with a pool of two, a document takes the one already ready while the used one is replaced", async () => {
+    const o = await warmConverter({ warmPool: 2 });
+    const before = instances();
+    expect(before).toHaveLength(2);
+    const a = secret();
+    const pdfA = await o.convert({ name: "a.docx", ext: ".docx", data: docWith(`${a} first sender`) });
+    expect(pdfText(pdfA, dir)).toContain(a);
+    // A's LibreOffice goes, its replacement was started when A took it, and the other one waits
+    await waitUntil(
+      () => instances().filter((n) => before.includes(n)).length === 1,
+      "A's LibreOffice removed",
+      20_000,
+      20,
+    );
+    const [untouched] = instances().filter((n) => before.includes(n));
+    const replacement = instances().find((n) => !before.includes(n));
+    expect(replacement).toBeDefined();
+    // B takes the one that was ready before A came (not the replacement still starting), and
+    // nothing of A reaches it
+    const pdfB = await o.convert({ name: "b.docx", ext: ".docx", data: docWith("second sender") });
+    const textB = pdfText(pdfB, dir);
+    expect(textB).toContain("second sender");
+    expect(textB).not.toContain(a);
+    await waitUntil(() => !instances().includes(untouched!), "B's LibreOffice removed", 20_000, 20);
+    expect(instances()).toContain(replacement);
+    expect(instances()).toHaveLength(2);
+  }, 300_000);
 
   it("reused for restartAfter documents, a document's files are gone before the next, and a crash fails only its document", async () => {
     // the stripper off: what is shown here is the instance's own isolation
@@ -147,7 +175,7 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("the warm converter (needs sof
   }, 300_000);
 
   it("a LibreOffice that cannot start warm leaves the document to a cold conversion", async () => {
-    office = new OfficeConverter({ warm: true, memoryMb: 64, tmpDir: path.join(dir, "office") });
+    office = testOffice({ warm: true, memoryMb: 64, tmpDir: path.join(dir, "office") });
     office.warmUp();
     expect(await office.warmReady()).toBe(false);
     // as before warm conversion: too little memory is the conversion's failure, said as such

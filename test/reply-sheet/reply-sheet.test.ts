@@ -8,7 +8,7 @@ import path from "node:path";
 import { degrees, PDFDocument } from "@cantoo/pdf-lib";
 import { afterAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
-import { planSandbox } from "../../src/intake/index.js";
+import { planSandbox } from "../../src/workers/index.js";
 import { encodeReplyCode, verifyReplyCode } from "../../src/reply-sheet/reply-code.js";
 import { scanForReplyCodes } from "../../src/reply-sheet/reply-decode.js";
 import { loadReplyKey } from "../../src/reply-sheet/reply-key.js";
@@ -145,7 +145,7 @@ describe.skipIf(MISSING.length > 0)("a reply sheet faxed back", () => {
     const leak = path.join(fake, "leaked.txt");
     const script = path.join(fake, "pdftoppm");
     writeFileSync(script, `#!/bin/sh\necho leaked > ${leak}\nexit 0\n`, { mode: 0o755 });
-    const sandboxed = planSandbox({ mode: "auto", soffice: script });
+    const sandboxed = planSandbox({ mode: "auto", command: script });
     const pdf = path.join(dir, "any.pdf");
     writeFileSync(pdf, await typeset(["any page"]));
     if ((await sandboxed).method === "bwrap") {
@@ -159,7 +159,7 @@ describe.skipIf(MISSING.length > 0)("a reply sheet faxed back", () => {
       pdftoppm: script,
       timeoutMs: 10_000,
       maxPages: 1,
-      plan: planSandbox({ mode: "off", soffice: script }),
+      plan: planSandbox({ mode: "off", command: script }),
     });
     expect(existsSync(leak)).toBe(true);
     // a renderer slower than the bound is killed, with its process group, and the fax skipped

@@ -8,7 +8,6 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UserConfig } from "../../src/config/schema.js";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office/office-convert.js";
 import { composeOutcome } from "../../src/notify/outcome-mail.js";
 import { renderText } from "../../src/notify/mail-body.js";
 import type { SqliteStore } from "../../src/store/sqlite/store.js";
@@ -17,7 +16,7 @@ import { canaryPdf, docx, docxPicture, HAVE_PDFTOTEXT, listener, pdfText } from 
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { drain, TEST_QUEUE_TIMINGS } from "../dispatch/rig.js";
 import { DOMAIN, jobIdOf, PDF, stopEmulator, transport, USERS, withRig } from "./harness.js";
-import { testDispatcher } from "../helpers/collaborators.js";
+import { testDispatcher, testOffice } from "../helpers/collaborators.js";
 
 const DOCX = readFileSync(path.join(import.meta.dirname, "..", "fixtures", "office", "hello.docx"));
 const HAVE_SOFFICE = findExecutable("soffice") !== null;
@@ -130,7 +129,7 @@ describe("office documents by mail", () => {
   );
 
   it("without LibreOffice a .docx is refused at once with 554 5.6.0 naming the type; nothing is queued", async () => {
-    const office = new OfficeConverter({ soffice: "/nonexistent/soffice" });
+    const office = testOffice({ soffice: "/nonexistent/soffice" });
     await withRig(emu, { office }, async (rig) => {
       const err = await transport(rig.port)
         .sendMail({

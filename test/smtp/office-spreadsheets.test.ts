@@ -11,7 +11,8 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import type { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import { testOffice } from "../helpers/collaborators.js";
 import { createLogger } from "../../src/log/logger.js";
 import { HAVE_PDFTOTEXT, listener, ods, pdfText, xlsx, type Listener } from "../helpers/office-attack.js";
 import { DOMAIN, jobIdOf, startRig, transport, type Rig } from "./harness.js";
@@ -53,7 +54,7 @@ beforeAll(async () => {
       },
     }),
   });
-  office = new OfficeConverter({ logger, tmpDir: path.join(dir, "office"), timeoutMs: 90_000 });
+  office = testOffice({ logger, tmpDir: path.join(dir, "office"), timeoutMs: 90_000 });
   emu = await startTestEmulator();
   rig = await startRig(emu, { office, logger });
 }, 60_000);

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
-import { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import { testOffice } from "../helpers/collaborators.js";
 import { drop, spoolHarness, type SpoolHarness } from "./harness.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -60,7 +60,7 @@ describe("office documents in the print folder", () => {
   );
 
   it("without a converter the file is refused into failed/ saying so, and nothing is queued", async () => {
-    h = await spoolHarness({ extra: { office: new OfficeConverter({ soffice: "/nonexistent/soffice" }) } });
+    h = await spoolHarness({ extra: { office: testOffice({ soffice: "/nonexistent/soffice" }) } });
     await drop(h.folder(), "15551234567 - Report.docx", DOCX);
     const reasonFile = path.join(h.folder(), "failed", "15551234567 - Report.docx.reason.txt");
     await waitUntil(() => existsSync(reasonFile), "the reason file", 8000);

@@ -2,8 +2,7 @@
 // PNG, JPEG and text, and before a job is accepted, so a 250 or a queued file means faxable. Every
 // intake path calls this one `convert`. A document is untrusted: its outside references are
 // stripped (office-strip.ts), the profile hardened (office-profile.ts), and LibreOffice runs in a
-// child process group under a time and memory limit, without network (office-sandbox.ts).
-import { spawn } from "node:child_process";
+// child process group under a time and memory limit, without network (workers/sandboxed-child.ts).
 import { randomBytes } from "node:crypto";
 import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -15,14 +14,16 @@ import { extensionForType } from "../mail/attachment-policy.js";
 import { writeHardenedProfile } from "./office-profile.js";
 import {
   killGroup,
+  NO_MEMORY_LIMIT,
   planSandbox,
-  sandboxArgs,
-  unreachableBy,
+  runSandboxed,
   type SandboxMode,
   type SandboxPlan,
-} from "./office-sandbox.js";
+  unreachableBy,
+} from "../../workers/index.js";
 import { StripError, stripExternalReferences } from "./office-strip.js";
 import { WarmInstance } from "./warm-converter.js";
+import { WarmPool } from "./warm-pool.js";
 
 /** Office formats by extension, with the words a person knows them by. */
 export const OFFICE_FORMATS: Record<string, { label: string; signature: "zip" | "ole" | "rtf" }> = {
@@ -72,7 +73,7 @@ export interface OfficeOptions {
   memoryMb: number;
   /** Conversions at once. */
   concurrency: number;
-  /** Where profiles and work files go (default: a new folder in the system's temp folder). */
+  /** Where profiles and work files go (absent: a new folder in the system's temp folder). */
   tmpDir?: string;
   /**
    * Isolation of the converter: 'auto' uses the best this machine allows and warns about the rest,
@@ -86,21 +87,15 @@ export interface OfficeOptions {
   /** Each protection can be turned off alone, so that tests can show what each one stops. */
   layers?: { strip?: boolean; profile?: boolean };
   /**
-   * Keep a LibreOffice started ahead of need in each slot once `warmUp()` is called (the daemon
-   * does; a one-shot command converts cold). See warm-converter.ts.
+   * Keep LibreOffices started ahead of need once `warmUp()` is called (the daemon does; a
+   * one-shot command converts cold). See warm-converter.ts and warm-pool.ts.
    */
-  warm?: boolean;
-  /** Documents one warm LibreOffice takes before a fresh one replaces it (absent: 1). */
-  restartAfter?: number;
+  warm: boolean;
+  /** Warm LibreOffices kept started and unused, each waiting for a document. */
+  warmPool: number;
+  /** Documents one warm LibreOffice takes before a fresh one replaces it. */
+  restartAfter: number;
 }
-
-export const OFFICE_DEFAULTS: OfficeOptions = {
-  soffice: "soffice",
-  timeoutMs: 60_000,
-  memoryMb: 1024,
-  concurrency: 1,
-  sandbox: "auto",
-};
 
 /** Which protections a conversion runs under, for the start-up log and `faxgate doctor`. */
 export interface OfficeProtections {
@@ -139,14 +134,14 @@ export class OfficeConverter {
   private plan: Promise<SandboxPlan> | null = null;
   private readonly children = new Set<number>();
   private closed = false;
-  /** The warm LibreOffice of each slot (started or starting), once warmUp() was called. */
-  private readonly instances = new Map<number, Promise<WarmInstance | null>>();
-  private warmOn = false;
+  /** The warm LibreOffices kept ready, once warmUp() was called; null while converting cold. */
+  private pool: WarmPool | null = null;
   /** Warm starts that failed in a row; past WARM_START_TRIES the converter stays cold. */
   private warmFailures = 0;
 
-  constructor(options: Partial<OfficeOptions> = {}) {
-    this.options = { ...OFFICE_DEFAULTS, ...options };
+  /** The options come whole from the config (its schema holds the defaults; main.ts passes them). */
+  constructor(options: OfficeOptions) {
+    this.options = options;
     this.freeSlots = Array.from({ length: this.options.concurrency }, (_, i) => i);
   }
 
@@ -176,8 +171,8 @@ export class OfficeConverter {
     if (!soffice || unavailable) throw refuse(unavailable ?? `${input.name} cannot be converted`);
     const slot = await this.acquire(Date.now() + this.options.timeoutMs);
     try {
-      if (this.warmOn) {
-        const pdf = await this.runWarm(slot, input);
+      if (this.pool) {
+        const pdf = await this.runWarm(this.pool, input);
         if (pdf) return pdf;
       }
       // the run gets its whole time whatever the wait was: a refusal for slowness is the document's
@@ -189,7 +184,7 @@ export class OfficeConverter {
 
   /** Finds out once which isolation this machine allows (bubblewrap, unshare, none). */
   private sandboxPlan(): Promise<SandboxPlan> {
-    this.plan ??= planSandbox({ mode: this.options.sandbox, user: this.options.user, soffice: this.available() });
+    this.plan ??= planSandbox({ mode: this.options.sandbox, user: this.options.user, command: this.available() });
     return this.plan;
   }
 
@@ -203,43 +198,35 @@ export class OfficeConverter {
   }
 
   /**
-   * Starts a LibreOffice ahead of need in every slot (when `warm` is on and LibreOffice is
-   * installed), so that the first document does not wait for one to start. The daemon calls it.
+   * Starts the pool of LibreOffices ahead of need (when `warm` is on and LibreOffice is
+   * installed), so that the first documents do not wait for one to start. The daemon calls it.
    */
   warmUp(): void {
-    if (!this.options.warm || this.closed || !this.available()) return;
-    this.warmOn = true;
-    for (let slot = 0; slot < this.options.concurrency; slot++) this.prestart(slot);
+    const soffice = this.available();
+    if (!this.options.warm || this.closed || !soffice || this.pool) return;
+    this.pool = new WarmPool({
+      size: this.options.warmPool,
+      restartAfter: this.options.restartAfter,
+      start: () => this.startWarm(soffice),
+    });
+    this.pool.fill();
   }
 
   /**
-   * Resolves when every slot's warm LibreOffice can take a document: true, or false when warm
+   * Resolves when every warm LibreOffice of the pool can take a document: true, or false when warm
    * conversion is off or a start failed (for the start-up log, the bench and tests).
    */
   async warmReady(): Promise<boolean> {
-    if (!this.warmOn) return false;
-    const all = await Promise.all(
-      [...this.instances.values()].map(async (p) => {
-        const w = await p;
-        return w
-          ? w.ready.then(
-              () => true,
-              () => false,
-            )
-          : false;
-      }),
-    );
-    return all.length > 0 && all.every(Boolean);
+    return this.pool ? this.pool.allReady() : false;
   }
 
   /** Kills conversions still running (shutdown) and removes the profiles. */
   async close(): Promise<void> {
     this.closed = true;
-    this.warmOn = false;
     for (const pid of this.children) killGroup(pid);
-    const instances = [...this.instances.values()];
-    this.instances.clear();
-    for (const w of instances) await (await w)?.stop();
+    const pool = this.pool;
+    this.pool = null;
+    await pool?.close();
     const base = this.base;
     this.base = null;
     // a base folder that could not be made (unreachable by the converter's user) has nothing to remove
@@ -338,14 +325,11 @@ export class OfficeConverter {
     return plan;
   }
 
-  /** Starts the slot's next warm LibreOffice in the background (none past repeated failed starts). */
-  private prestart(slot: number): void {
-    if (!this.warmOn || this.closed || this.instances.has(slot)) return;
-    const soffice = this.available();
-    if (!soffice) return;
-    const started = (async () => {
+  /** Prepares and starts one warm LibreOffice in its own folder (null: it could not be prepared). */
+  private startWarm(soffice: string): Promise<WarmInstance | null> {
+    return (async () => {
       const plan = await this.isolation();
-      const dir = path.join(await this.baseDir(), `warm-${slot}-${randomBytes(4).toString("hex")}`);
+      const dir = path.join(await this.baseDir(), `warm-${randomBytes(6).toString("hex")}`);
       return WarmInstance.start({
         soffice,
         plan,
@@ -360,57 +344,31 @@ export class OfficeConverter {
       this.options.logger?.warn({ err: String(err) }, "OFFICE warm converter could not be prepared");
       return null;
     });
-    this.instances.set(slot, started);
   }
 
   /**
-   * Ends a slot's warm LibreOffice and starts its replacement (a fresh process, profile and
-   * folder). Called by the slot's holder, whose instance `w` is, so the slot is free of it at once.
-   */
-  private replace(slot: number, w: WarmInstance): void {
-    this.instances.delete(slot);
-    void w.stop();
-    this.prestart(slot);
-  }
-
-  /**
-   * Converts in the slot's warm LibreOffice. Null when it could not start (the document is then
+   * Converts in a warm LibreOffice of the pool. Null when none could start (the document is then
    * converted cold, so a broken warm start never refuses a document); a document that fails,
    * crashes it or runs out of time is refused as a cold conversion would be, and ends it.
    */
-  private async runWarm(slot: number, input: ConvertInput): Promise<Buffer | null> {
-    this.prestart(slot);
+  private async runWarm(pool: WarmPool, input: ConvertInput): Promise<Buffer | null> {
     const data = await this.stripped(input);
-    let w = await this.instances.get(slot);
-    if (w && !w.alive) {
-      // it ended while idle (killed from outside, out of memory): this document is not to blame
-      this.replace(slot, w);
-      w = await this.instances.get(slot);
+    // a LibreOffice still starting (on a busy machine) is waited for, within its own start
+    // limit: its start is not the document's time, nor its fault
+    const w = await pool.take();
+    if (this.closed) {
+      if (!(w instanceof Error)) void w.stop();
+      throw shuttingDown();
     }
-    if (!w) {
-      this.instances.delete(slot);
-      this.warmStartFailed("it could not be prepared");
-      return null;
-    }
-    // a LibreOffice still starting (the replacement of the last one, on a busy machine) is waited
-    // for, within its own start limit: its start is not the document's time, nor its fault
-    const started: true | Error = await w.ready.then(
-      () => true as const,
-      (err: Error) => err,
-    );
-    if (this.closed) throw shuttingDown();
-    if (started !== true) {
-      this.replace(slot, w);
-      this.warmStartFailed(started.message);
+    if (w instanceof Error) {
+      this.warmStartFailed(w.message);
       return null;
     }
     this.warmFailures = 0;
     const result = await w.convert(data, input.ext, Date.now() + this.options.timeoutMs);
     if (this.closed) throw shuttingDown();
     const pdf = result.pdf?.subarray(0, 1024).includes("%PDF-") ? result.pdf : null;
-    const keep = pdf !== null && w.alive && w.used < (this.options.restartAfter ?? 1);
-    // the replacement starts now, while this document's PDF is checked and stored
-    if (!keep) this.replace(slot, w);
+    pool.giveBack(w, pdf !== null);
     if (result.timedOut) throw this.tooSlow(input);
     return this.checked(input, pdf, () =>
       result.exited ? "the converter ended while converting it" : lastLine(result.output) || "no PDF was written",
@@ -426,7 +384,10 @@ export class OfficeConverter {
         ? "OFFICE warm converter failed to start repeatedly; documents are converted cold from now on"
         : "OFFICE warm converter failed to start; this document is converted cold",
     );
-    if (off) this.warmOn = false;
+    if (off) {
+      void this.pool?.close();
+      this.pool = null;
+    }
   }
 
   private tooSlow(input: ConvertInput): FaxgateError {
@@ -474,34 +435,27 @@ export class OfficeConverter {
           });
         }
       }
-      const left = Math.max(1000, deadline - Date.now());
-      const kb = Math.max(65_536, Math.floor(this.options.memoryMb * 1024));
-      const args = [
-        "-c",
-        // the limit applies to LibreOffice and everything it starts; exec keeps one process group
-        `ulimit -v ${kb} 2>/dev/null || exit 97; exec "$@"`,
-        "sh",
-        ...sandboxArgs(plan, { rw: [profile, work], soffice }),
-        soffice,
-        "--headless",
-        "--invisible",
-        "--norestore",
-        "--nolockcheck",
-        "--nodefault",
-        "--nologo",
-        `-env:UserInstallation=file://${profile}`,
-        "--convert-to",
-        "pdf",
-        "--outdir",
-        out,
-        src,
-      ];
-      const result = await runLimited("/bin/sh", args, {
-        cwd: work,
-        timeoutMs: left,
-        home: work,
+      const result = await runSandboxed({
+        argv: [
+          soffice,
+          "--headless",
+          "--invisible",
+          "--norestore",
+          "--nolockcheck",
+          "--nodefault",
+          "--nologo",
+          `-env:UserInstallation=file://${profile}`,
+          "--convert-to",
+          "pdf",
+          "--outdir",
+          out,
+          src,
+        ],
+        files: [profile, work],
+        limits: { timeoutMs: Math.max(1000, deadline - Date.now()), memoryMb: this.options.memoryMb },
+        plan,
+        env: { SAL_USE_VCLPLUGIN: "svp" },
         children: this.children,
-        runAs: plan.method === "unshare" ? null : plan.runAs,
       });
       // killed by close(): our shutdown, not the document's fault (the sender retries)
       if (this.closed) throw shuttingDown();
@@ -512,7 +466,7 @@ export class OfficeConverter {
       }
       const pdf = (await readdir(out)).find((n) => n.toLowerCase().endsWith(".pdf"));
       return this.checked(input, pdf ? await readFile(path.join(out, pdf)) : null, () =>
-        result.code === 97
+        result.code === NO_MEMORY_LIMIT
           ? "the memory limit could not be set"
           : lastLine(result.output) || `the converter exited with ${result.signal ?? result.code}`,
       );
@@ -537,62 +491,4 @@ function lastLine(s: string): string {
     .map((l) => l.trim())
     .filter((l) => l && !/javaldx|java may not/.test(l));
   return lines.at(-1) ?? "";
-}
-
-interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  output: string;
-}
-
-/** Runs a command in its own process group; past the time limit the whole group is killed. */
-function runLimited(
-  cmd: string,
-  args: string[],
-  o: { cwd: string; timeoutMs: number; home: string; children: Set<number>; runAs: SandboxPlan["runAs"] },
-): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: o.cwd,
-      // a root daemon's converter runs as its own unprivileged user (unshare switches by itself)
-      ...(o.runAs ? { uid: o.runAs.uid, gid: o.runAs.gid } : {}),
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      // nothing of ours (keys, passwords) in the converter's environment
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: o.home,
-        LANG: process.env.LANG ?? "C.UTF-8",
-        SAL_USE_VCLPLUGIN: "svp",
-      },
-    });
-    let output = "";
-    const keep = (b: Buffer): void => {
-      if (output.length < 8192) output += b.toString("utf8");
-    };
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    let timedOut = false;
-    const pid = child.pid;
-    if (pid) o.children.add(pid);
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (pid) killGroup(pid);
-    }, o.timeoutMs);
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      if (pid) o.children.delete(pid);
-      reject(err);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      if (pid) {
-        o.children.delete(pid);
-        // LibreOffice may leave a helper behind: nothing of the group outlives the conversion
-        killGroup(pid);
-      }
-      resolve({ code, signal, timedOut, output });
-    });
-  });
 }

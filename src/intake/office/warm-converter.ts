@@ -8,14 +8,14 @@
 // most `restartAfter` documents (default 1: every document meets a LibreOffice no other document
 // has touched) and is replaced at once; a document that fails, crashes it or runs out of time
 // ends the instance too, so the next one always gets a fresh one.
-import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chown, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { strToU8, zipSync } from "fflate";
 import { writeHardenedProfile } from "./office-profile.js";
-import { killGroup, sandboxArgs, type SandboxPlan } from "./office-sandbox.js";
+import { killGroup, type SandboxPlan, spawnSandboxed } from "../../workers/index.js";
 
 /**
  * The supervisor inside the sandbox: starts LibreOffice with the blank document open (with no
@@ -102,58 +102,32 @@ export class WarmInstance {
   private ended = false;
   private gone: Promise<void>;
 
-  private readonly child: ReturnType<typeof spawn>;
+  private readonly child: ChildProcess;
 
   private constructor(private readonly o: WarmStart) {
     const profile = path.join(o.dir, "profile");
     const work = path.join(o.dir, "work");
-    const kb = Math.max(65_536, Math.floor(o.memoryMb * 1024));
-    const child = spawn(
-      "/bin/sh",
-      [
-        "-c",
-        // the limit applies to LibreOffice and everything it starts; exec keeps one process group
-        `ulimit -v ${kb} 2>/dev/null || exit 97; exec "$@"`,
-        "sh",
-        ...sandboxArgs(o.plan, { rw: [profile, work], soffice: o.soffice }),
-        "/bin/sh",
-        "-c",
-        SUPERVISOR,
-        "supervisor",
-        o.soffice,
-        `file://${profile}`,
-        work,
-      ],
-      {
-        cwd: work,
-        ...(o.plan.runAs && o.plan.method !== "unshare" ? { uid: o.plan.runAs.uid, gid: o.plan.runAs.gid } : {}),
-        detached: true,
-        stdio: ["pipe", "pipe", "ignore"],
-        // nothing of ours (keys, passwords) in the converter's environment
-        env: {
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          // the instance's caches (fontconfig) stay with its profile, not where documents are put
-          HOME: profile,
-          LANG: process.env.LANG ?? "C.UTF-8",
-          SAL_USE_VCLPLUGIN: "svp",
-        },
-      },
-    );
+    const child = spawnSandboxed({
+      argv: ["/bin/sh", "-c", SUPERVISOR, "supervisor", o.soffice, `file://${profile}`, work],
+      program: o.soffice,
+      files: [profile, work],
+      memoryMb: o.memoryMb,
+      plan: o.plan,
+      // the instance's caches (fontconfig) stay with its profile, not where documents are put
+      env: { HOME: profile, SAL_USE_VCLPLUGIN: "svp" },
+      children: o.children,
+      stdio: ["pipe", "pipe", "ignore"],
+    });
     this.child = child;
     this.pid = child.pid;
-    if (this.pid) o.children.add(this.pid);
-    child.stdin.on("error", () => undefined);
-    createInterface({ input: child.stdout }).on("line", (line) => this.heard(line));
+    child.stdin?.on("error", () => undefined);
+    createInterface({ input: child.stdout! }).on("line", (line) => this.heard(line));
     this.gone = new Promise((resolve) => {
       child.on("error", () => resolve());
       child.on("close", () => resolve());
     });
     void this.gone.then(() => {
       this.ended = true;
-      if (this.pid) {
-        o.children.delete(this.pid);
-        killGroup(this.pid);
-      }
       this.wake();
     });
     this.ready = this.untilLine((l) => l === "ready", o.startTimeoutMs).then((line) => {

@@ -1,5 +1,6 @@
-// Where LibreOffice runs: a converter that follows a link the stripper missed (a binary .doc, a
-// future format) must still find neither the network nor the gateway's files. In order of
+// Where a sandboxed child (LibreOffice, ocrmypdf, pdftoppm) runs: a converter that follows a link
+// the stripper missed (a binary .doc, a future format) must still find neither the network nor the
+// gateway's files. In order of
 // preference: bubblewrap with no network and only the system folders, the profile and the job's
 // own folder mounted (the data folder and the spool do not exist in there); else `unshare -n`
 // (no network, files as the converter's user sees them); else nothing, said loudly. When the
@@ -8,7 +9,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { findExecutable } from "../../fs/index.js";
+import { findExecutable } from "../fs/index.js";
 
 export type SandboxMode = "auto" | "required" | "off";
 
@@ -23,7 +24,7 @@ export interface SandboxPlan {
   warnings: string[];
 }
 
-/** System folders LibreOffice needs, read-only; /etc only in the parts it reads (not the gateway's config). */
+/** System folders the children need, read-only; /etc only in the parts they read (not the gateway's config). */
 const SYSTEM_BINDS = [
   "/usr",
   "/bin",
@@ -48,7 +49,7 @@ const SYSTEM_BINDS = [
 ];
 
 /** The arguments that put `command` into the sandbox (none: run it as it is). */
-export function sandboxArgs(plan: SandboxPlan, o: { rw: string[]; soffice: string }): string[] {
+export function sandboxArgs(plan: SandboxPlan, o: { rw: string[]; command: string }): string[] {
   if (plan.method === "none") return [];
   if (plan.method === "unshare") {
     return [
@@ -60,7 +61,7 @@ export function sandboxArgs(plan: SandboxPlan, o: { rw: string[]; soffice: strin
   }
   const binds: string[] = [];
   const seen = new Set<string>();
-  const install = installDir(o.soffice);
+  const install = installDir(o.command);
   for (const p of [...SYSTEM_BINDS, ...(install ? [install] : [])]) {
     if (seen.has(p) || !existsSync(p)) continue;
     seen.add(p);
@@ -86,10 +87,10 @@ export function sandboxArgs(plan: SandboxPlan, o: { rw: string[]; soffice: strin
   ];
 }
 
-/** The folder LibreOffice is installed in when it lies outside the system folders (/opt/libreoffice7.6). */
-function installDir(soffice: string): string | null {
+/** The folder a command is installed in when it lies outside the system folders (/opt/libreoffice7.6). */
+function installDir(command: string): string | null {
   try {
-    const real = realpathSync(soffice);
+    const real = realpathSync(command);
     const top = real.split("/").slice(0, 3).join("/");
     return SYSTEM_BINDS.some((b) => real.startsWith(`${b}/`)) ? null : top;
   } catch {
@@ -155,7 +156,8 @@ function probe(cmd: string[], runAs: SandboxPlan["runAs"], cwd: string): Promise
 export async function planSandbox(o: {
   mode: SandboxMode;
   user?: string;
-  soffice: string | null;
+  /** The command that will run in it (its install folder is mounted when outside the system's). */
+  command: string | null;
 }): Promise<SandboxPlan> {
   const warnings: string[] = [];
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
@@ -175,13 +177,13 @@ export async function planSandbox(o: {
       const tru = findExecutable("true") ?? "/bin/true";
       if (
         findExecutable("bwrap") &&
-        (await probe([...sandboxArgs(plan, { rw: [tmp], soffice: o.soffice ?? tru }), tru], runAs, tmp))
+        (await probe([...sandboxArgs(plan, { rw: [tmp], command: o.command ?? tru }), tru], runAs, tmp))
       )
         method = "bwrap";
       else if (
         findExecutable("unshare") &&
         (isRoot || !runAs) &&
-        (await probe([...sandboxArgs({ ...plan, method: "unshare" }, { rw: [tmp], soffice: tru }), tru], runAs, tmp))
+        (await probe([...sandboxArgs({ ...plan, method: "unshare" }, { rw: [tmp], command: tru }), tru], runAs, tmp))
       )
         method = "unshare";
     } finally {
