@@ -2,7 +2,7 @@
 // turned 2 degrees, "printed" by Ghostscript at fax resolution, speckled and made
 // black and white, wrapped as a received picture-only PDF, then found by pdftoppm + zxing-wasm and
 // its signature checked. A forged or altered code is found but does not verify.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { degrees, PDFDocument } from "@cantoo/pdf-lib";
@@ -142,6 +142,8 @@ describe.skipIf(MISSING.length > 0)("a reply sheet faxed back", () => {
     // a stand-in renderer that tries to write beside itself, outside its run's folder
     const fake = path.join(dir, "fake");
     mkdirSync(fake, { recursive: true });
+    // as root the sandboxed run is the converter's user (nobody), who must be able to start it
+    chmodSync(dir, 0o755);
     const leak = path.join(fake, "leaked.txt");
     const script = path.join(fake, "pdftoppm");
     writeFileSync(script, `#!/bin/sh\necho leaked > ${leak}\nexit 0\n`, { mode: 0o755 });
