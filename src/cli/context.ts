@@ -5,6 +5,8 @@ import { loadConfigFileDetailed, unsetSecretName, type UnsetSecret } from "../co
 import type { OldKeyUse } from "../config/old-keys.js";
 import type { Config, UserConfig } from "../config/schema.js";
 import { FaxgateError } from "../errors.js";
+import type { ApiGate } from "../fax/api-gate.js";
+import type { FaxClient } from "../fax/client.js";
 import type { FaxClientFactory } from "../fax/client-factory.js";
 import type { FaxApi } from "../fax/types.js";
 import { effectiveUsers } from "../keys/key-overrides.js";
@@ -135,13 +137,31 @@ export class ApiClients {
   constructor(
     private readonly ctx: CliContext,
     Factory: typeof FaxClientFactory,
+    /** The account's budget the command's calls pass (cli/api-budget.ts). */
+    gate?: ApiGate,
   ) {
     this.service = serviceOf(ctx);
     this.factory = new Factory({
       baseUrl: this.service.baseUrl,
       caFile: this.service.caFile,
       api: ctx.config.api,
+      ...(gate ? { gate } : {}),
     });
+  }
+
+  /** The fax account of this config's keys, asked outside the gate (the gate's budget is the account's). */
+  async accountId(Client: typeof FaxClient): Promise<string> {
+    const users = effectiveUsers(this.ctx.config.users, this.ctx.config.data);
+    const key = [this.service.adminKey, ...users.map((u) => u.apiKey)].find((k) => k && !unsetSecretName(k));
+    if (!key) throw new FaxgateError("USAGE", "no API key is set to learn the fax account by (api.adminKey, users)");
+    const client = new Client({
+      baseUrl: this.service.baseUrl,
+      apiKey: key,
+      variant: this.ctx.config.api.variant,
+      dispatcher: this.factory.agent,
+      timeoutMs: this.ctx.config.api.timeoutMs,
+    });
+    return (await client.me()).accountId;
   }
 
   withKey(token: string, purpose = "this command"): FaxApi {
@@ -180,13 +200,31 @@ export class ApiClients {
   }
 }
 
+/**
+ * Runs `fn` with API clients whose calls take their slots from the account's budget: the fleet's
+ * on PostgreSQL, shared with the gateways (docs/ha.md), else the command's own gate.
+ */
 export async function withClients<T>(ctx: CliContext, fn: (c: ApiClients) => Promise<T>): Promise<T> {
-  const { FaxClientFactory } = await import("../fax/client-factory.js");
-  const clients = new ApiClients(ctx, FaxClientFactory);
+  const [{ FaxClientFactory }, { FaxClient }, { cliBudget }] = await Promise.all([
+    import("../fax/client-factory.js"),
+    import("../fax/client.js"),
+    import("./api-budget.js"),
+  ]);
+  let clients: ApiClients | null = null;
+  const budget = await cliBudget({
+    config: ctx.config,
+    openStore: () => (ctx.config.database ? openStore(ctx) : null),
+    askAccount: () => clients!.accountId(FaxClient),
+  });
   try {
-    return await fn(clients);
+    clients = new ApiClients(ctx, FaxClientFactory, budget.gate);
+    try {
+      return await fn(clients);
+    } finally {
+      await clients.close();
+    }
   } finally {
-    await clients.close();
+    await budget.close();
   }
 }
 

@@ -150,7 +150,15 @@ export class ApiGate {
       this.wakeAll();
     };
     // the fleet's slot, with this call's place held: the sum over the fleet is the account's rate
-    if (this.opts.fleet) await this.opts.fleet.slot(other ? "others" : "dispatch");
+    if (this.opts.fleet) {
+      try {
+        await this.opts.fleet.slot(other ? "others" : "dispatch");
+      } catch (err) {
+        // a command's slot cannot be had (the store or the account unknown): its place is freed
+        release();
+        throw err;
+      }
+    }
     return release;
   }
 

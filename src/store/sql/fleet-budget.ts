@@ -41,6 +41,12 @@ export interface FleetBudgetOptions {
   concurrency: number;
   historyPerMinute: number;
   logger: Logger;
+  /**
+   * A passer-by (a CLI command): takes slots of the "others" lane and meets the fleet's 429s and
+   * history budget, but never joins (no heartbeat), follows no faxes and has one call out at a
+   * time, so a short command does not reshuffle the gateways' shares as it comes and goes.
+   */
+  visitor?: boolean;
 }
 
 const DB_NOW = "(extract(epoch from clock_timestamp()) * 1000)::float8";
@@ -59,7 +65,10 @@ interface BudgetRow {
 export class FleetBudget {
   private accountId: string | null = null;
   private accountAsked: Promise<string> | null = null;
-  private readonly waiting: Record<FleetLane, Array<() => void>> = { dispatch: [], others: [] };
+  private readonly waiting: Record<FleetLane, Array<{ wake: () => void; fail: (err: unknown) => void }>> = {
+    dispatch: [],
+    others: [],
+  };
   private readonly fetching: Record<FleetLane, boolean> = { dispatch: false, others: false };
   private members: string[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -70,6 +79,8 @@ export class FleetBudget {
   private historyClosedUntil = 0;
   private pace = 1;
   private storeTroubleLogged = false;
+  /** Writes made in the background (a 429, a refused history call), awaited by stop(). */
+  private readonly writes = new Set<Promise<unknown>>();
   /** Counted for tests and /metrics: batches asked for, and slots they gave. */
   batches = 0;
   slotsTaken = 0;
@@ -80,6 +91,7 @@ export class FleetBudget {
 
   /** Joins the fleet (first heartbeat) and keeps renewing; resolves once this gateway's share is known. */
   async start(): Promise<void> {
+    if (this.opts.visitor) throw new Error("a visitor of the fleet's budget does not join it");
     this.stopped = false;
     // a service or store that does not answer yet must not hold the gateway's start: the share
     // is known at the first heartbeat that gets through (calls wait for it meanwhile)
@@ -95,6 +107,9 @@ export class FleetBudget {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    // a 429 met just before the end is written for the fleet before the store is closed
+    await Promise.all([...this.writes]);
+    if (this.opts.visitor) return;
     await this.opts.db.run("DELETE FROM fleet_members WHERE gateway = ?", [this.opts.gateway]).catch(() => undefined);
   }
 
@@ -110,6 +125,7 @@ export class FleetBudget {
 
   /** This gateway's part of api.concurrency: the fleet's calls out at once never add up to more. */
   concurrencyShare(): number {
+    if (this.opts.visitor) return 1;
     const n = this.fleetSize();
     const c = this.opts.concurrency;
     return Math.floor(c / n) + (this.rank() < c % n ? 1 : 0);
@@ -117,6 +133,7 @@ export class FleetBudget {
 
   /** Whether this gateway follows the faxes of `key` (a user): each key has one gateway at a time. */
   owns(key: string): boolean {
+    if (this.opts.visitor) return false;
     return hash(key) % this.fleetSize() === this.rank();
   }
 
@@ -128,8 +145,8 @@ export class FleetBudget {
 
   /** Resolves when the fleet lets one call of `lane` go out. */
   slot(lane: FleetLane): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.waiting[lane].push(resolve);
+    return new Promise<void>((wake, fail) => {
+      this.waiting[lane].push({ wake, fail });
       this.pump(lane);
     });
   }
@@ -141,10 +158,10 @@ export class FleetBudget {
       (offsets) => {
         this.storeTroubleLogged = false;
         for (const ms of offsets) {
-          const wake = this.waiting[lane].shift();
-          if (!wake) break;
-          if (ms <= 0) wake();
-          else setTimeout(wake, ms);
+          const w = this.waiting[lane].shift();
+          if (!w) break;
+          if (ms <= 0) w.wake();
+          else setTimeout(w.wake, ms);
         }
         // the next batch once the last slot is within the look-ahead: never more than that held
         const last = offsets[offsets.length - 1] ?? 0;
@@ -157,6 +174,12 @@ export class FleetBudget {
         );
       },
       (err: unknown) => {
+        // a command cannot wait for the store or the service the way a daemon does: its calls fail
+        if (this.opts.visitor) {
+          this.fetching[lane] = false;
+          for (const w of this.waiting[lane].splice(0)) w.fail(err);
+          return;
+        }
         this.storeTrouble(err);
         setTimeout(() => {
           this.fetching[lane] = false;
@@ -215,23 +238,25 @@ export class FleetBudget {
    * second, down to a sixteenth), written where every gateway takes its next slots.
    */
   rateLimited(retryAfterMs: number | undefined): void {
-    void this.account()
-      .then((account) =>
-        this.opts.db.tx("close the fleet's API window", async (t) => {
-          const b = await this.row(t, account);
-          const closed = Math.max(b.closed_until, b.now + Math.max(0, retryAfterMs ?? 0));
-          const halve = b.now - b.paced_at >= PACE_HOLD_MS && b.pace > MIN_PACE;
-          const pace = halve ? Math.max(MIN_PACE, b.pace / 2) : b.pace;
-          await t.run("UPDATE fleet_budget SET closed_until = ?, pace = ?, paced_at = ? WHERE account = ?", [
-            closed,
-            pace,
-            halve ? b.now : b.paced_at,
-            account,
-          ]);
-          this.pace = pace;
-        }),
-      )
-      .catch((err: unknown) => this.storeTrouble(err));
+    this.background(
+      this.account()
+        .then((account) =>
+          this.opts.db.tx("close the fleet's API window", async (t) => {
+            const b = await this.row(t, account);
+            const closed = Math.max(b.closed_until, b.now + Math.max(0, retryAfterMs ?? 0));
+            const halve = b.now - b.paced_at >= PACE_HOLD_MS && b.pace > MIN_PACE;
+            const pace = halve ? Math.max(MIN_PACE, b.pace / 2) : b.pace;
+            await t.run("UPDATE fleet_budget SET closed_until = ?, pace = ?, paced_at = ? WHERE account = ?", [
+              closed,
+              pace,
+              halve ? b.now : b.paced_at,
+              account,
+            ]);
+            this.pace = pace;
+          }),
+        )
+        .catch((err: unknown) => this.storeTrouble(err)),
+    );
   }
 
   /** 0 when a history call may go out now (and it is counted), else how long to wait. */
@@ -266,15 +291,22 @@ export class FleetBudget {
     const oldest = this.historyCalls.find((t) => t > now - HISTORY_WINDOW_MS) ?? now;
     const wait = retryAfterMs ?? Math.max(1000, oldest + HISTORY_WINDOW_MS - now);
     this.historyClosedUntil = Math.max(this.historyClosedUntil, now + wait);
-    void this.account()
-      .then((account) =>
-        this.opts.db.run(
-          `UPDATE fleet_budget SET history_closed_until = GREATEST(history_closed_until, ${DB_NOW} + ?) WHERE account = ?`,
-          [wait, account],
-        ),
-      )
-      .catch((err: unknown) => this.storeTrouble(err));
+    this.background(
+      this.account()
+        .then((account) =>
+          this.opts.db.run(
+            `UPDATE fleet_budget SET history_closed_until = GREATEST(history_closed_until, ${DB_NOW} + ?) WHERE account = ?`,
+            [wait, account],
+          ),
+        )
+        .catch((err: unknown) => this.storeTrouble(err)),
+    );
     return wait;
+  }
+
+  private background(write: Promise<unknown>): void {
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
   }
 
   private async heartbeat(): Promise<void> {
@@ -332,6 +364,10 @@ export class FleetBudget {
           this.accountId = await this.opts.account();
           return this.accountId;
         } catch (err) {
+          if (this.opts.visitor) {
+            this.accountAsked = null;
+            throw err;
+          }
           if (tries === 0)
             this.opts.logger.warn(
               { err: describeError(err) },
@@ -368,4 +404,16 @@ function hash(s: string): number {
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;
+}
+
+/**
+ * The account the gateways alive on this store spend, when they all spend one (a CLI command
+ * takes it rather than asking the service: that call would be outside the budget); null when
+ * none is alive or they spend several.
+ */
+export async function liveFleetAccount(db: Db): Promise<string | null> {
+  const rows = await db.all<{ account: string }>(
+    `SELECT DISTINCT account FROM fleet_members WHERE seen_until > ${DB_NOW}`,
+  );
+  return rows.length === 1 ? rows[0]!.account : null;
 }

@@ -182,8 +182,15 @@ async function expire(
   return rows.length;
 }
 
-const ANY_EXPIRED = `SELECT CASE WHEN EXISTS (SELECT 1 FROM recipients WHERE locked_until IS NOT NULL AND locked_until < ?)
-    OR EXISTS (SELECT 1 FROM notifications WHERE locked_until IS NOT NULL AND locked_until < ?) THEN 1 ELSE 0 END AS n`;
+/**
+ * Whether any lease ran out, asked every dispatcher pass: only the states that hold leases are
+ * looked at (a claimed send, a notice being sent), through their state indexes. Asked of every
+ * row with a lock column, it read each finished job's rows (issue 55: 89 ms a pass at 200,000
+ * finished on SQLite, a scan of the table on both backends). A stale lock left on a row in
+ * another state blocks nothing; it is tidied with the next expiry found.
+ */
+export const ANY_EXPIRED = `SELECT CASE WHEN EXISTS (SELECT 1 FROM recipients WHERE state IN (${EXPIRING}) AND locked_until < ?)
+    OR EXISTS (SELECT 1 FROM notifications WHERE state = 'pending' AND locked_until < ?) THEN 1 ELSE 0 END AS n`;
 
 /**
  * At start (and each pass): a `sending` row whose lease ran out may have reached the service,
