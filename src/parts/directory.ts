@@ -57,7 +57,11 @@ export function createDirectory(core: Core): DirectoryParts {
       })
     : null;
   const leavers = new Leavers(core.store);
-  if (d?.ldap || d?.scim) core.live.leaversFrom((login) => leavers.leaver(login));
+  if (d?.ldap || d?.scim)
+    core.live.leaversFrom(
+      (login) => leavers.leaver(login),
+      () => leavers.list().map((l) => l.name),
+    );
   let applied: readonly DirectoryPerson[] = [];
   const apply = async (why: string) => {
     const people = [...(sync?.people() ?? []), ...((await scim?.people()) ?? [])];

@@ -23,6 +23,7 @@ export class LiveSettings {
   private readonly listeners: UsersListener[] = [];
   /** who has left the directory (directory/leavers.ts), for the doors' "has left" */
   private leftOf: (login: string) => string | null = () => null;
+  private leftNames: () => string[] = () => [];
 
   constructor(
     config: Config,
@@ -48,8 +49,14 @@ export class LiveSettings {
     return this.leftOf(login);
   }
 
-  leaversFrom(leftOf: (login: string) => string | null): void {
+  /** The names of who has left, for the print folders that still refuse their files. */
+  leavers(): string[] {
+    return this.leftNames();
+  }
+
+  leaversFrom(leftOf: (login: string) => string | null, names: () => string[] = () => []): void {
     this.leftOf = leftOf;
+    this.leftNames = names;
   }
 
   onUsersChanged(listener: UsersListener): void {

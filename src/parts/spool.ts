@@ -27,6 +27,7 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
     destinations: core.destinations,
     spool,
     users: live.users(),
+    left: live.leavers(),
     defaultCountryCode: smtpSettings(config).defaultCountryCode,
     readers: conv.readers,
     office: conv.convertQueue,
@@ -39,7 +40,8 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
       prunable: async (user) => !(await holds.holdsUser(user)),
     },
   });
-  live.onUsersChanged((users) => watcher.updateUsers([...users]));
+  // leavers too: the directory's change that ends a person also ends their folder's intake
+  live.onUsersChanged((users) => watcher.updateUsers([...users], live.leavers()));
   const addressExpiry = new AddressExpiry({
     store: core.store,
     clock: core.clock,

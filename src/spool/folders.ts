@@ -22,11 +22,14 @@ export interface UserFolders {
   calls: FolderCalls;
 }
 
-export function folderName(user: UserConfig): string {
+/** Whose folder: a user, or someone who has left (their name only). */
+export type FolderOwner = Pick<UserConfig, "name" | "spool">;
+
+export function folderName(user: FolderOwner): string {
   return user.spool ?? user.name;
 }
 
-export function userFolders(spoolRoot: string, user: UserConfig, calls: FolderCalls = poolCalls): UserFolders {
+export function userFolders(spoolRoot: string, user: FolderOwner, calls: FolderCalls = poolCalls): UserFolders {
   const root = path.join(path.resolve(spoolRoot), folderName(user));
   return {
     user: user.name,

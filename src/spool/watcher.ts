@@ -1,5 +1,7 @@
 // Print to fax: watched folders, one per user, under spool.root (contract §5). Files are taken
 // when complete, claimed by rename, queued durably, then moved to done/ or failed/.
+import { lstat, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
 import PQueue from "p-queue";
 import type { Clock } from "../clock.js";
 import { Periodic } from "../periodic.js";
@@ -16,7 +18,7 @@ import { sweepFailedJobs } from "./failed-jobs.js";
 import { withFolder } from "./safe-folder.js";
 import { FileProcessor } from "./file-processor.js";
 import { callsFor, type FolderCalls } from "../fs/index.js";
-import { ensureFolders, userFolders, type UserFolders } from "./folders.js";
+import { ensureFolders, type FolderOwner, userFolders, type UserFolders } from "./folders.js";
 import { parkOrphanTickets } from "./orphan-tickets.js";
 import { pruneOlderThan } from "./outcome-files.js";
 import { stillChanging, UserSpool } from "./user-spool.js";
@@ -25,11 +27,18 @@ import { describeWriters, resolveWriters } from "./writers.js";
 // config check and doctor show who may drop files for each user
 export { spoolWriterNotes } from "./writers.js";
 
+/** The reason a leaver's print file is refused with (the doors' wording: smtp/sender-policy.ts). */
+export const LEFT_REASON = "its owner has left: the directory ended their access to this fax gateway";
+/** In a leaver's folder: the CUPS backend (cups/faxgate) refuses their jobs while it is there. */
+export const LEFT_MARK = ".faxgate-left";
+
 export interface SpoolWatcherOptions {
   spool: SpoolConfig;
   /** how long done/ and failed/ originals are kept (ms; null: for ever), and whether a user's may go now; absent: kept */
   retention?: { done: number | null; failed: number | null; prunable?: (user: string) => Promise<boolean> };
   users: UserConfig[];
+  /** who has left the directory, by name (directory/leavers.ts): their folders still on disk refuse what arrives */
+  left?: readonly string[];
   defaultCountryCode: string;
   store: QueueStore;
   ledger: Ledger;
@@ -78,12 +87,16 @@ export class SpoolWatcher {
   /** Files that could not be claimed, by "user/name" -> claim error: their user is told once. */
   private readonly unclaimable = new Map<string, string>();
   private users: UserConfig[];
+  private left: readonly string[];
+  /** the watched folders that are a leaver's: every file in them is refused saying so */
+  private readonly leaving = new Set<string>();
   private running = false;
 
   constructor(private readonly opts: SpoolWatcherOptions) {
     this.log = opts.logger;
     this.clock = opts.clock;
     this.users = opts.users;
+    this.left = opts.left ?? [];
     this.queue = new PQueue({ concurrency: opts.concurrency ?? 64 });
     this.processor = new FileProcessor({
       spool: opts.spool,
@@ -107,6 +120,7 @@ export class SpoolWatcher {
     await this.processor.seedSeen();
     await this.resolveWriters();
     for (const u of this.users) await this.addUser(u);
+    for (const u of this.leavers()) await this.addUser(u, true);
     this.sweeper = new Periodic(() => this.sweep(), {
       intervalMs: this.opts.sweepMs ?? 30_000,
       unref: true,
@@ -129,20 +143,35 @@ export class SpoolWatcher {
     await swept;
   }
 
-  /** SIGHUP: folders for new users, none for removed ones. */
-  async updateUsers(users: UserConfig[]): Promise<void> {
+  /**
+   * SIGHUP or a directory change: folders for new users, none for removed ones. A leaver's folder
+   * still on disk stays watched, so what arrives there is refused saying "has left" rather than
+   * left unfaxed with no word (issue 50).
+   */
+  async updateUsers(users: UserConfig[], left: readonly string[] = this.left): Promise<void> {
     this.users = users;
+    this.left = left;
     if (!this.running) return;
     await this.resolveWriters();
-    const wanted = new Map(users.map((u) => [u.name, userFolders(this.opts.spool.root, u)]));
+    const leavers = this.leavers();
+    const wanted = new Map([...users, ...leavers].map((u) => [u.name, userFolders(this.opts.spool.root, u)]));
+    const gone = new Set(leavers.map((u) => u.name));
     for (const [name, s] of this.spools) {
       const w = wanted.get(name);
-      if (!w || w.root !== s.folders.root) {
+      if (!w || w.root !== s.folders.root || gone.has(name) !== this.leaving.has(name)) {
         await s.stop();
         this.spools.delete(name);
+        this.leaving.delete(name);
       }
     }
     for (const u of users) if (!this.spools.has(u.name)) await this.addUser(u);
+    for (const u of leavers) if (!this.spools.has(u.name)) await this.addUser(u, true);
+  }
+
+  /** The leavers who are no user now, as folder owners (their folder is named for them). */
+  private leavers(): FolderOwner[] {
+    const users = new Set(this.users.map((u) => u.name.toLowerCase()));
+    return this.left.filter((n) => !users.has(n.toLowerCase())).map((name) => ({ name }));
   }
 
   /** Maps each user to the local accounts whose files are faxed for them (writers.ts). */
@@ -160,8 +189,10 @@ export class SpoolWatcher {
     await this.queue.onIdle();
   }
 
-  private async addUser(u: UserConfig): Promise<void> {
+  private async addUser(u: FolderOwner, leaver = false): Promise<void> {
     let f = userFolders(this.opts.spool.root, u);
+    // a leaver's folder is watched only if it is still there: none is made for them
+    if (leaver && !(await lstat(f.root).catch(() => null))?.isDirectory()) return;
     try {
       await ensureFolders(this.opts.spool.root, f);
     } catch (err) {
@@ -181,6 +212,16 @@ export class SpoolWatcher {
         ),
     };
     f = userFolders(this.opts.spool.root, u, await (this.opts.folderCalls ?? ((dir) => callsFor(dir, local)))(root));
+    // The CUPS backend reads this mark to refuse a leaver's job at once, with the reason.
+    const mark = path.join(f.root, LEFT_MARK);
+    try {
+      if (leaver) await writeFile(mark, `${LEFT_REASON}\n`, { mode: 0o644 });
+      else await rm(mark, { force: true });
+    } catch (err) {
+      this.log.warn({ user: u.name, err: describeError(err) }, "spool folder: the has-left mark cannot be written");
+    }
+    if (leaver) this.leaving.add(u.name);
+    else this.leaving.delete(u.name);
     await this.recover(f);
     const spool = new UserSpool({
       folders: f,
@@ -257,6 +298,8 @@ export class SpoolWatcher {
     workName: string,
     { known, refusal, freshClaim }: { known?: Set<string>; refusal?: string; freshClaim?: boolean } = {},
   ): Promise<void> {
+    // a leaver's file is never faxed: nobody can answer for it now
+    if (this.leaving.has(f.user)) refusal = LEFT_REASON;
     try {
       if (refusal !== undefined) return await this.processor.refuseUnread(f, workName, refusal);
       const outcome = await this.processor.process(f, workName, known, freshClaim);
