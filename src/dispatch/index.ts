@@ -2,3 +2,4 @@
 // Written by scripts/rooms-codemod.mjs from what other folders import (node scripts/rooms-codemod.mjs);
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { Dispatcher, dispatcherOwner } from "./dispatcher.js";
+export { leaverAwareClients } from "./leaver-client.js";

@@ -147,7 +147,10 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
   let current: Recipient[] = [];
   let callCounted = false;
   try {
+    // no client (a leaver without an admin key: dispatch/leaver-client.ts) answers for every recipient
+    current = recipients;
     const api = ctx.clientFor(job.user);
+    current = [];
     client = api;
     if (ctx.holds.isHeld(job.user)) {
       // Held for a refused key: prove the key before sending anything with it.

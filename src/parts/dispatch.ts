@@ -1,7 +1,7 @@
 // The dispatcher: claims, sends, retries, reconciles. Mail and print jobs are sent as soon as they
 // are queued; with webhooks the service tells results and polling slows to a safety net; new keys
 // retry the users held for a refused one.
-import { Dispatcher, dispatcherOwner } from "../dispatch/index.js";
+import { Dispatcher, dispatcherOwner, leaverAwareClients } from "../dispatch/index.js";
 import { ReplySheets } from "../reply-sheet/index.js";
 import type { Core } from "./core.js";
 import { replyKeyOf } from "./reply-key.js";
@@ -14,7 +14,12 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     : config.queue;
   const dispatcher = new Dispatcher({
     store,
-    clientFor: (user) => api.clientFor(user, "dispatch"),
+    // a leaver's faxes already accepted are finished on the admin key (dispatch/leaver-client.ts)
+    clientFor: leaverAwareClients({
+      clientFor: (user) => api.clientFor(user, "dispatch"),
+      hasLeft: (user) => live.leaver(user) !== null && !live.users().some((u) => u.name === user),
+      admin: () => api.adminClient(),
+    }),
     clock: core.clock,
     owner: dispatcherOwner(),
     metrics: core.metrics,
