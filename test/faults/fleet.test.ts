@@ -48,8 +48,12 @@ const GATEWAY_RATE = 8;
  */
 const PROCESSING_MS = 3000;
 const POLL_MS = 1000;
-/** Status calls a fax one gateway makes: one a poll while the service works, and the last one or two. */
-const TRACKING_PER_FAX = PROCESSING_MS / POLL_MS + 1.5;
+/**
+ * Status calls a fax one gateway may make: at most one a poll while the service works and the
+ * last one (measured 2.3-2.7, fewer where a history page covers several faxes); three gateways
+ * that each followed every fax made 5.2.
+ */
+const TRACKING_PER_FAX = PROCESSING_MS / POLL_MS + 0.5;
 const LOAD_MS = SHORT ? 60_000 : 180_000;
 /** Few enough that a user has at most FAX_INFO_MAX (3) faxes in progress most of the time: followed one by one. */
 const MAILS_PER_SECOND = SHORT ? 1 : 1.2;
@@ -289,16 +293,17 @@ describe.skipIf(pgMissing !== null)("a fleet of three gateways on one PostgreSQL
       expect(t.duplicated).toEqual([]);
       // nothing parked as "cannot tell", nothing failed: every recipient delivered
       expect(notDelivered.map((r) => `${r.jobId}/${r.idx} ${r.state} ${r.lastError ?? ""}`)).toEqual([]);
+      // one gateway polls a fax once per poll while the service works on it, then once more; three
+      // that each followed every fax would make about twice that or more (checked before the
+      // rate, which the extra calls can also break, so a failure names the tracking)
+      expect(steadyFaxes).toBeGreaterThan(0);
+      expect(tracking / steadyFaxes).toBeLessThanOrEqual(TRACKING_PER_FAX);
       expect(limits).toHaveLength(1);
       const load = limits[0]!;
       // not one call over the account's rate, and at most the first history 429
       expect(load.refusedRate).toBe(0);
       expect(load.peakPerSecond).toBeLessThanOrEqual(ACCOUNT_RATE);
       expect(load.refusedHistory).toBeLessThanOrEqual(1);
-      // one gateway polls a fax once per poll while the service works on it, then once or twice
-      // more; three that each followed every fax would make about three times that
-      expect(steadyFaxes).toBeGreaterThan(0);
-      expect(tracking / steadyFaxes).toBeLessThanOrEqual(TRACKING_PER_FAX);
       expect(wrongCover).toEqual([]);
     }
   }, 600_000);
