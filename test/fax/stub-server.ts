@@ -5,7 +5,7 @@ import { once } from "node:events";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { generate } from "selfsigned";
+import { localCert } from "../helpers/tls-cert.js";
 
 export interface Recorded {
   method: string;
@@ -24,28 +24,8 @@ export interface StubServer {
   close(): Promise<void>;
 }
 
-let certPromise: Promise<{ key: string; cert: string }> | null = null;
-function cert(): Promise<{ key: string; cert: string }> {
-  certPromise ??= generate([{ name: "commonName", value: "127.0.0.1" }], {
-    keyType: "ec",
-    curve: "P-256",
-    algorithm: "sha256",
-    extensions: [
-      { name: "basicConstraints", cA: true },
-      {
-        name: "subjectAltName",
-        altNames: [
-          { type: 7, ip: "127.0.0.1" },
-          { type: 2, value: "localhost" },
-        ],
-      },
-    ],
-  }).then((r) => ({ key: r.private, cert: r.cert }));
-  return certPromise;
-}
-
 export async function startStub(opts: { record?: boolean } = {}): Promise<StubServer> {
-  const { key, cert: pem } = await cert();
+  const { key, cert: pem } = await localCert();
   const requests: Recorded[] = [];
   let handler: StubHandler = (_req, res) => {
     res.writeHead(200, { "content-type": "application/json" }).end("{}");
