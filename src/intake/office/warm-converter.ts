@@ -20,8 +20,10 @@ import { killGroup, type SandboxPlan, spawnSandboxed } from "../../workers/index
 /**
  * The supervisor inside the sandbox: starts LibreOffice with the blank document open (with no
  * document open it would quit after its first conversion), waits for its single-instance pipe (in
- * the sandbox's own /tmp), converts the blank document once, says "ready", then converts one job
- * folder per line read and answers "done <job> <status>". A client started before the pipe exists
+ * the sandbox's own /tmp) and for the blank document to be open, converts the blank document once,
+ * says "ready", then converts one job folder per line read and answers "done <job> <status>".
+ * Exit 3: LibreOffice ended while starting; 4: the blank document would not convert. A client
+ * started before the pipe exists
  * would become a LibreOffice of its own, hence the wait; and when LibreOffice ends, so does the
  * supervisor (a client left alone would convert the document by itself, outside any bound). When
  * the daemon is gone (its end of stdin closed, even by SIGKILL) the whole group goes with it.
@@ -34,6 +36,12 @@ while :; do
   for f in /tmp/OSL_PIPE_*SingleOfficeIPC*; do [ -e "$f" ] && break 2; done
   kill -0 $srv 2>/dev/null || exit 3
   sleep 0.02
+done
+# and for its document to be open: a conversion that ends while LibreOffice has no document open
+# yet ends LibreOffice with it (it quits with its last document), which a busy machine hit often
+while ! ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -qF "$W/keep/blank.docx"; do
+  kill -0 $srv 2>/dev/null || exit 3
+  sleep 0.05
 done
 # the pipe's file exists a moment before it listens: a client refused then gives up, so try again
 for try in 1 2 3; do
@@ -50,6 +58,13 @@ while read -r job file; do
   echo "done $job $?"
 done
 kill -KILL 0`;
+
+/** The supervisor's own exits while starting, said in the start-up warning. */
+const STARTS_ENDED: Record<number, string> = {
+  3: "LibreOffice ended before it was ready",
+  4: "the warm-up conversion wrote no PDF",
+  143: "LibreOffice ended before it was ready",
+};
 
 /** A one-paragraph .docx of our own: Writer and the OOXML import are loaded by it before any document. */
 function blankDocx(): Uint8Array {
@@ -100,6 +115,7 @@ export class WarmInstance {
   private readonly lines: string[] = [];
   private readonly waiters: Array<() => void> = [];
   private ended = false;
+  private exitCode: number | null = null;
   private gone: Promise<void>;
 
   private readonly child: ChildProcess;
@@ -124,14 +140,23 @@ export class WarmInstance {
     createInterface({ input: child.stdout! }).on("line", (line) => this.heard(line));
     this.gone = new Promise((resolve) => {
       child.on("error", () => resolve());
-      child.on("close", () => resolve());
+      child.on("close", (code, signal) => {
+        // the supervisor ends itself with SIGTERM when LibreOffice ends (143 through bwrap)
+        this.exitCode = code ?? (signal === "SIGTERM" ? 143 : null);
+        resolve();
+      });
     });
     void this.gone.then(() => {
       this.ended = true;
       this.wake();
     });
     this.ready = this.untilLine((l) => l === "ready", o.startTimeoutMs).then((line) => {
-      if (line !== "ready") throw new Error(this.ended ? "it ended while starting" : "it did not start in time");
+      if (line !== "ready")
+        throw new Error(
+          this.ended
+            ? `it ended while starting (${STARTS_ENDED[this.exitCode ?? -1] ?? `exit ${this.exitCode}`})`
+            : "it did not start in time",
+        );
     });
     // a start nobody waits for yet must not be an unhandled rejection
     this.ready.catch(() => undefined);
