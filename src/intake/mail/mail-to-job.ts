@@ -138,13 +138,70 @@ function nothingToFax(why: string): FaxgateError {
   return new FaxgateError("NOTHING_TO_FAX", why, { smtpReply: `554 5.6.0 Nothing to fax: ${why}` });
 }
 
+type MailDocument = NewDocument & { officeExt?: string };
+
 export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   const { parsed } = input;
-  const documents: Array<NewDocument & { officeExt?: string }> = [];
+  const { documents, leftOut } = await sortParts(input);
+  const overrides = parseSubjectOverrides(parsed.subject);
+  const fullText = bodyText(parsed);
+  const body = placeText(input, overrides, fullText, documents.length > 0);
+  if (body.leftOut) leftOut.push({ name: BODY_LEFT_OUT, reason: body.leftOut });
+  refuseEmpty(documents, leftOut, body, overrides);
+  const scheduledAt = await sendTime(input, overrides.at);
+  const finalDocs = await finalDocuments(input, documents, body.page ? fullText : null);
+
+  // Display names of the envelope recipients from the To/Cc headers; a contact's own name wins.
+  const headerNames = new Map(parsed.recipients.map((r) => [r.address.toLowerCase(), r.name]));
+  const recipients: NewRecipient[] = input.recipients.map((r) => {
+    const name = r.contactName ?? headerNames.get(r.address.toLowerCase());
+    return name ? { number: r.number, name } : { number: r.number };
+  });
+
+  const origin: Record<string, string> = { envelopeFrom: input.envelopeFrom, subject: parsed.subject };
+  if (parsed.messageId) origin.messageId = parsed.messageId;
+  if (parsed.from?.address) origin.from = parsed.from.address;
+
+  return {
+    source: "smtp",
+    user: input.user,
+    recipients,
+    documents: finalDocs,
+    cover: coverSpec({
+      enabled: body.cover,
+      subject: overrides.subject,
+      notes: body.notes,
+      recipientName: recipients.length === 1 ? recipients[0]!.name : undefined,
+      senderName: input.senderName,
+      replySheet: overrides.reply,
+    }),
+    scheduledAt,
+    dedupeKey: await mailDedupeKey(
+      parsed.messageId,
+      input.original.sha256,
+      input.envelopeFrom,
+      recipients.map((r) => r.number),
+    ),
+    meta: { ...(leftOut.length ? { leftOut } : {}), origin },
+    original: {
+      path: input.original.path,
+      name: "message.eml",
+      contentType: "message/rfc822",
+      ...(input.original.data ? { data: input.original.data } : { move: true }),
+    },
+  };
+}
+
+/**
+ * The parts as documents (office ones marked for conversion) and what is left out. A file the
+ * sender meant to fax that cannot be refuses the mail (the fax would be less than they meant)
+ * unless intake.partial says send, and always when nothing attached can be faxed.
+ */
+async function sortParts(input: MailToJobInput): Promise<{ documents: MailDocument[]; leftOut: LeftOut[] }> {
+  const documents: MailDocument[] = [];
   const leftOut: LeftOut[] = [];
-  // files the sender meant to fax that cannot be: the fax would be less than they meant
   const missing: LeftOut[] = [];
-  for (const part of parsed.parts) {
+  for (const part of input.parsed.parts) {
     const d = await classifyPart(part, input.inlineImageMinBytes);
     if (!d.use) {
       (d.meant ? missing : leftOut).push({ name: part.filename, reason: d.reason });
@@ -154,7 +211,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       documents.push({ path: part.path, name: part.filename, contentType: d.contentType, ...partContent(part) });
       continue;
     }
-    // an office document: converted to PDF below, once the mail is known to be acceptable
+    // an office document: converted to PDF later, once the mail is known to be acceptable
     const ext = officeExtension(part.filename, sniffBuffer(await headOf(part)), part.contentType);
     if (ext)
       documents.push({
@@ -175,54 +232,92 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
   }
   if (missing.length && input.partial !== "send") throw incomplete(missing);
   leftOut.unshift(...missing.map((m) => ({ ...m, sentWithout: true })));
+  return { documents, leftOut };
+}
 
-  const overrides = parseSubjectOverrides(parsed.subject);
-  const fullText = bodyText(parsed);
+interface PlacedText {
+  cover: boolean;
+  /** the text of the cover's notes ("" for none) */
+  notes: string;
+  /** the whole text goes as a first page */
+  page: boolean;
+  /** why the text is not faxed, when it is not */
+  leftOut?: string;
+  /** the text as cover notes or page would carry it */
+  text: string;
+}
+
+/** Whether there is a cover, and where the mail's text goes (smtp.body, [page], [cover]). */
+function placeText(
+  input: MailToJobInput,
+  overrides: ReturnType<typeof parseSubjectOverrides>,
+  fullText: string,
+  hasDocuments: boolean,
+): PlacedText {
   // [page] asks for the text as a page whatever smtp.body says
   const mode = overrides.page ? "page" : (input.bodyMode ?? "auto");
   // as cover notes the text goes without its signature and disclaimer; as a page, whole
   // notes longer than the cover takes (coverSpec reads 4 times its limit) are not cut further
   const text =
-    mode === "page" ? fullText : coverNotes(fullText, COVER_LIMITS.notes * 4) || (documents.length ? "" : fullText);
+    mode === "page" ? fullText : coverNotes(fullText, COVER_LIMITS.notes * 4) || (hasDocuments ? "" : fullText);
   let cover: boolean;
   if (overrides.cover !== undefined) cover = overrides.cover;
   else {
-    const byText = text !== "" && (mode === "cover" || (documents.length === 0 && mode === "auto"));
+    const byText = text !== "" && (mode === "cover" || (!hasDocuments && mode === "auto"));
     // a preference the service could not tell is never guessed (a person who wants a cover page
     // would silently get none): where it decides, the mail waits for it (issue 55)
     if (!byText && input.coverPreference === null) throw preferenceUnknown(input.user);
     cover = byText || input.coverPreference === true;
   }
-  const place = placeBody(mode, text, cover, overrides.cover, documents.length > 0);
-  const notes = place.notes ? text : "";
-  if (place.leftOut) leftOut.push({ name: BODY_LEFT_OUT, reason: place.leftOut });
+  const place = placeBody(mode, text, cover, overrides.cover, hasDocuments);
+  return { cover, notes: place.notes ? text : "", page: place.page, leftOut: place.leftOut, text };
+}
 
-  if (documents.length === 0 && !cover && !place.page) {
+/** A mail that would fax nothing, or only an empty cover, is refused saying what it lacks. */
+function refuseEmpty(
+  documents: MailDocument[],
+  leftOut: LeftOut[],
+  body: PlacedText,
+  overrides: ReturnType<typeof parseSubjectOverrides>,
+): void {
+  if (documents.length === 0 && !body.cover && !body.page) {
     const refused = leftOut
       .filter((l) => l.name !== BODY_LEFT_OUT)
       .map((l) => `${l.name} (${l.reason})`)
       .join("; ");
     if (refused) throw nothingToFax(`no attachment can be faxed: ${clip(refused, 300)}`);
-    if (place.leftOut && text !== "") throw nothingToFax(`the message has no attachment and ${place.leftOut}`);
+    if (body.leftOut && body.text !== "") throw nothingToFax(`the message has no attachment and ${body.leftOut}`);
     if (overrides.cover === false) throw nothingToFax("[nocover] was asked and the message has no attachment");
     throw nothingToFax("the message has no attachment and no text for a cover page");
   }
-  if (documents.length === 0 && !place.page && cover && notes === "" && overrides.subject === "") {
+  if (documents.length === 0 && !body.page && body.cover && body.notes === "" && overrides.subject === "") {
     throw nothingToFax("the message has no attachment, no subject and no text");
   }
+}
 
-  let scheduledAt: string | null = null;
-  if (overrides.at) {
-    scheduledAt = wallTimeToUtc(overrides.at, await input.timezone());
-    if (Date.parse(scheduledAt) < input.now - 5 * 60_000) {
-      throw new FaxgateError("NOTHING_TO_FAX", "the send time is in the past", {
-        smtpReply: `554 5.6.0 The send time [at ${overrides.at.replace("T", " ")}] is in the past`,
-      });
-    }
+/** The [at ...] of the subject in UTC, in the account's time zone; a time past is refused. */
+async function sendTime(input: MailToJobInput, at: string | undefined): Promise<string | null> {
+  if (!at) return null;
+  const scheduledAt = wallTimeToUtc(at, await input.timezone());
+  if (Date.parse(scheduledAt) < input.now - 5 * 60_000) {
+    throw new FaxgateError("NOTHING_TO_FAX", "the send time is in the past", {
+      smtpReply: `554 5.6.0 The send time [at ${at.replace("T", " ")}] is in the past`,
+    });
   }
+  return scheduledAt;
+}
 
-  // Office documents: refused outright when they cannot be converted here (checked for all before
-  // any conversion starts), else converted now, so that the 250 means the fax can be sent.
+/**
+ * The job's documents: the text as a first page when it goes as one (`page`), then the parts in
+ * message order, office documents converted now so that the 250 means the fax can be sent. They
+ * are refused outright when they cannot be converted here (checked for all before any conversion
+ * starts).
+ */
+async function finalDocuments(
+  input: MailToJobInput,
+  documents: MailDocument[],
+  page: string | null,
+): Promise<NewDocument[]> {
   for (const d of documents) {
     if (!d.officeExt) continue;
     const why = input.office
@@ -236,14 +331,13 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     throw new FaxgateError("NO_RECIPIENTS", "no valid recipients", { smtpReply: "554 5.5.1 No valid recipients" });
   }
   const finalDocs: NewDocument[] = [];
-  if (place.page) {
+  if (page !== null) {
     // handed over as bytes: the store keeps a small page in its database, a big one as a file
-    const page = Buffer.from(`${fullText}\n`, "utf8");
     finalDocs.push({
       path: path.join(path.dirname(input.original.path), "body.txt"),
       name: BODY_DOCUMENT_NAME,
       contentType: "text/plain",
-      data: page,
+      data: Buffer.from(`${page}\n`, "utf8"),
     });
   }
   for (const { officeExt, ...d } of documents) {
@@ -259,46 +353,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
     });
     finalDocs.push({ path: d.path, name: pdfName(d.name), contentType: "application/pdf", data: pdf });
   }
-
-  // Display names of the envelope recipients from the To/Cc headers; a contact's own name wins.
-  const headerNames = new Map(parsed.recipients.map((r) => [r.address.toLowerCase(), r.name]));
-  const recipients: NewRecipient[] = input.recipients.map((r) => {
-    const name = r.contactName ?? headerNames.get(r.address.toLowerCase());
-    return name ? { number: r.number, name } : { number: r.number };
-  });
-
-  const origin: Record<string, string> = { envelopeFrom: input.envelopeFrom, subject: parsed.subject };
-  if (parsed.messageId) origin.messageId = parsed.messageId;
-  if (parsed.from?.address) origin.from = parsed.from.address;
-
-  return {
-    source: "smtp",
-    user: input.user,
-    recipients,
-    documents: finalDocs,
-    cover: coverSpec({
-      enabled: cover,
-      subject: overrides.subject,
-      notes,
-      recipientName: recipients.length === 1 ? recipients[0]!.name : undefined,
-      senderName: input.senderName,
-      replySheet: overrides.reply,
-    }),
-    scheduledAt,
-    dedupeKey: await mailDedupeKey(
-      parsed.messageId,
-      input.original.sha256,
-      input.envelopeFrom,
-      recipients.map((r) => r.number),
-    ),
-    meta: { ...(leftOut.length ? { leftOut } : {}), origin },
-    original: {
-      path: input.original.path,
-      name: "message.eml",
-      contentType: "message/rfc822",
-      ...(input.original.data ? { data: input.original.data } : { move: true }),
-    },
-  };
+  return finalDocs;
 }
 
 /** A part as a document's content: its bytes when held in memory, else its file, moved in. */
