@@ -92,28 +92,135 @@ export function splitByName(job: Job, recipients: Recipient[]): Recipient[][] {
 }
 
 export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Promise<void> {
-  const { job, sendId } = group;
-  const log = ctx.log.child({ job: job.id });
-  // The last line of the destination policy: a job queued before a rule changed is not sent.
+  const recipients = await allowedRecipients(ctx, group);
+  if (recipients.length === 0) return;
+  const send = new GroupSend(ctx, group, recipients);
+  try {
+    await send.run();
+  } catch (err) {
+    await send.failed(err);
+  } finally {
+    await send.settleRest();
+  }
+}
+
+/** The last line of the destination policy: a recipient queued before a rule changed is failed, not sent. */
+async function allowedRecipients(ctx: DispatchContext, group: ClaimedGroup): Promise<Recipient[]> {
   const recipients: Recipient[] = [];
   for (const r of group.recipients) {
-    const v = ctx.destinations(job.user, r.number);
+    const v = ctx.destinations(group.job.user, r.number);
     if (v.ok) recipients.push(r);
     else
       await applyDecision(
         ctx,
         r,
         { action: "fail", reason: `destination not allowed: ${v.reason}` },
-        { sendId, expect: ["sending"] },
+        { sendId: group.sendId, expect: ["sending"] },
       );
   }
-  if (recipients.length === 0) return;
-  const settled = new Set<number>();
-  // Recipients whose request may have been put on the wire by the client.
-  const wentOut = new Set<number>();
-  const keys = (rs: Recipient[]) => rs.map((r) => ({ jobId: r.jobId, idx: r.idx }));
-  const accept = async (r: Recipient, rec: FaxRecord, apiCalls: number): Promise<void> => {
-    settled.add(r.idx);
+  return recipients;
+}
+
+const keys = (rs: Recipient[]) => rs.map((r) => ({ jobId: r.jobId, idx: r.idx }));
+
+/** One group's send calls, and what each recipient's outcome is so far. */
+class GroupSend {
+  private readonly job: Job;
+  private readonly sendId: string;
+  private readonly log: DispatchContext["log"];
+  /** Recipients whose outcome is recorded. */
+  private readonly settled = new Set<number>();
+  /** Recipients whose request may have been put on the wire by the client. */
+  private readonly wentOut = new Set<number>();
+  private client: FaxApi | null = null;
+  /** The part being sent; a failure of its call is its own, the parts after it never start. */
+  private current: Recipient[] = [];
+  private callCounted = false;
+
+  constructor(
+    private readonly ctx: DispatchContext,
+    group: ClaimedGroup,
+    private readonly recipients: Recipient[],
+  ) {
+    this.job = group.job;
+    this.sendId = group.sendId;
+    this.log = ctx.log.child({ job: group.job.id });
+  }
+
+  async run(): Promise<void> {
+    const { ctx, job } = this;
+    // no client (a leaver without an admin key: dispatch/leaver-client.ts) answers for every recipient
+    this.current = this.recipients;
+    const api = ctx.clientFor(job.user);
+    this.current = [];
+    this.client = api;
+    if (ctx.holds.isHeld(job.user) && (await this.keyStillRefused(api))) return;
+    const base = await baseRequest(ctx, job, this.sendId, ctx.clock.now());
+    for (const part of splitByName(job, this.recipients)) {
+      this.current = part;
+      this.callCounted = false;
+      const name = toName(job, part[0]!);
+      const named = name ? { ...base, recipientName: name } : base;
+      if (part.length === 1) await this.sendOne(api, named, part[0]!);
+      else await this.sendMany(api, named, part);
+    }
+  }
+
+  /** Held for a refused key: the key is proved before anything is sent with it (true: still refused, all held). */
+  private async keyStillRefused(api: FaxApi): Promise<boolean> {
+    const check = await this.ctx.call(() => checkKey(api));
+    if (check.ok) this.ctx.keyWorks(this.job.user);
+    if (check.ok || !check.refused) return false;
+    for (const r of this.recipients) {
+      this.settled.add(r.idx);
+      await applyDecision(
+        this.ctx,
+        r,
+        { action: "hold", reason: check.detail },
+        { sendId: this.sendId, expect: ["sending"], user: this.job.user },
+      );
+    }
+    return true;
+  }
+
+  private async sendOne(api: FaxApi, named: Omit<SendManyRequest, "recipientFax">, r: Recipient): Promise<void> {
+    const req: SendFaxRequest = { ...named, faxNumber: r.number };
+    const rec = await this.ctx.call(() => {
+      this.wentOut.add(r.idx);
+      return api.sendFax(req);
+    });
+    this.callCounted = true;
+    await this.accept(r, rec, 1);
+  }
+
+  private async sendMany(api: FaxApi, named: Omit<SendManyRequest, "recipientFax">, part: Recipient[]): Promise<void> {
+    const res: SendManyResult = await this.ctx.call(() => {
+      for (const r of part) this.wentOut.add(r.idx);
+      return api.sendFaxToMany({ ...named, recipientFax: part.map((r) => r.number) });
+    });
+    await this.ctx.store.addApiCalls(keys(part), 1);
+    this.callCounted = true;
+    const taken = new Set<string>();
+    for (const r of part) {
+      const rec = res.success.find((s) => sameNumber(s.faxNumber, r.number) && !taken.has(s.messageId));
+      if (rec) {
+        taken.add(rec.messageId);
+        await this.accept(r, rec, 0);
+        continue;
+      }
+      const err = res.errors.find((e) => sameNumber(e.recipientFax, r.number));
+      if (err) {
+        this.settled.add(r.idx);
+        await applyDecision(this.ctx, r, classifyRecipientError(err), { sendId: this.sendId });
+      }
+      // Neither in success nor in errors: left for settleRest (unknown, reconciled).
+    }
+  }
+
+  /** The service took the fax for `r`: recorded accepted (or unknown without a messageId). */
+  private async accept(r: Recipient, rec: FaxRecord, apiCalls: number): Promise<void> {
+    const { ctx, sendId } = this;
+    this.settled.add(r.idx);
     if (!rec.messageId) {
       await ctx.store.addApiCalls([{ jobId: r.jobId, idx: r.idx }], apiCalls);
       await applyDecision(
@@ -125,125 +232,70 @@ export async function sendGroup(ctx: DispatchContext, group: ClaimedGroup): Prom
       return;
     }
     await noteCf(ctx, rec);
-    if (
-      await ctx.store.markAccepted(
-        { jobId: r.jobId, idx: r.idx },
-        sendId,
-        { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null },
-        apiCalls,
-      )
-    ) {
-      log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: recipients.length }, "SENT");
-      ctx.metrics?.sends.inc({ result: "accepted" });
-      await recordOutcome(ctx, r, "accepted", "service");
-      const status = (rec.status ?? "").toLowerCase();
-      if (status === "success" || status === "failed" || status === "cancelled") {
-        await applyRecord(ctx, { ...r, state: "processing", messageId: rec.messageId }, rec);
-      }
+    const marked = await ctx.store.markAccepted(
+      { jobId: r.jobId, idx: r.idx },
+      sendId,
+      { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null },
+      apiCalls,
+    );
+    if (!marked) return;
+    this.log.info({ to: r.number, messageId: rec.messageId, sendId, recipients: this.recipients.length }, "SENT");
+    ctx.metrics?.sends.inc({ result: "accepted" });
+    await recordOutcome(ctx, r, "accepted", "service");
+    const status = (rec.status ?? "").toLowerCase();
+    if (status === "success" || status === "failed" || status === "cancelled") {
+      await applyRecord(ctx, { ...r, state: "processing", messageId: rec.messageId }, rec);
     }
-  };
-  let client: FaxApi | null = null;
-  // The part being sent; a failure of its call is its own, the parts after it never start.
-  let current: Recipient[] = [];
-  let callCounted = false;
-  try {
-    // no client (a leaver without an admin key: dispatch/leaver-client.ts) answers for every recipient
-    current = recipients;
-    const api = ctx.clientFor(job.user);
-    current = [];
-    client = api;
-    if (ctx.holds.isHeld(job.user)) {
-      // Held for a refused key: prove the key before sending anything with it.
-      const check = await ctx.call(() => checkKey(api));
-      if (!check.ok && check.refused) {
-        for (const r of recipients) {
-          settled.add(r.idx);
-          await applyDecision(
-            ctx,
-            r,
-            { action: "hold", reason: check.detail },
-            { sendId, expect: ["sending"], user: job.user },
-          );
-        }
-        return;
-      }
-      if (check.ok) ctx.keyWorks(job.user);
-    }
-    const base = await baseRequest(ctx, job, sendId, ctx.clock.now());
-    for (const part of splitByName(job, recipients)) {
-      current = part;
-      callCounted = false;
-      const name = toName(job, part[0]!);
-      const named = name ? { ...base, recipientName: name } : base;
-      if (part.length === 1) {
-        const r = part[0]!;
-        const req: SendFaxRequest = { ...named, faxNumber: r.number };
-        const rec = await ctx.call(() => {
-          wentOut.add(r.idx);
-          return api.sendFax(req);
-        });
-        callCounted = true;
-        await accept(r, rec, 1);
-        continue;
-      }
-      const res: SendManyResult = await ctx.call(() => {
-        for (const r of part) wentOut.add(r.idx);
-        return api.sendFaxToMany({ ...named, recipientFax: part.map((r) => r.number) });
-      });
-      await ctx.store.addApiCalls(keys(part), 1);
-      callCounted = true;
-      const taken = new Set<string>();
-      for (const r of part) {
-        const rec = res.success.find((s) => sameNumber(s.faxNumber, r.number) && !taken.has(s.messageId));
-        if (rec) {
-          taken.add(rec.messageId);
-          await accept(r, rec, 0);
-          continue;
-        }
-        const err = res.errors.find((e) => sameNumber(e.recipientFax, r.number));
-        if (err) {
-          settled.add(r.idx);
-          await applyDecision(ctx, r, classifyRecipientError(err), { sendId });
-        }
-        // Neither in success nor in errors: left for the finally block (unknown, reconciled).
-      }
-    }
-  } catch (err) {
-    const mayHaveGoneOut = current.some((r) => wentOut.has(r.idx));
-    if (!callCounted) await ctx.store.addApiCalls(keys(current), mayHaveGoneOut ? 1 : 0);
+  }
+
+  /** The current part's call failed: each of its recipients gets the error's decision. */
+  async failed(err: unknown): Promise<void> {
+    const { ctx, current } = this;
+    const mayHaveGoneOut = current.some((r) => this.wentOut.has(r.idx));
+    if (!this.callCounted) await ctx.store.addApiCalls(keys(current), mayHaveGoneOut ? 1 : 0);
     // A 403 may refuse this request (a destination the account may not dial), not the key: the
     // key is held only if /v1/me refuses it too.
     let keyWorks = false;
+    const client = this.client;
     if (client && err instanceof FaxApiError && err.status === 403) {
-      const c = client;
-      keyWorks = (await ctx.call(() => checkKey(c)).catch(() => null))?.ok === true;
+      keyWorks = (await ctx.call(() => checkKey(client)).catch(() => null))?.ok === true;
     }
     for (const r of current) {
-      if (settled.has(r.idx)) continue;
-      settled.add(r.idx);
+      if (this.settled.has(r.idx)) continue;
+      this.settled.add(r.idx);
       let d = classifyApiError(err, mayHaveGoneOut, retryContext(ctx, r));
       if (d.action === "hold" && keyWorks)
         d = { action: "fail", reason: `the fax service refused this fax: ${serviceText(err as FaxApiError)}` };
       if (d.action === "defer" && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
       if (d.action !== "unknown" && d.action !== "hold")
         ctx.metrics?.sends.inc({ result: d.action === "defer" ? "deferred" : "failed" });
-      await applyDecision(ctx, r, d, { sendId, expect: ["sending", "unknown"], user: job.user });
+      await applyDecision(ctx, r, d, { sendId: this.sendId, expect: ["sending", "unknown"], user: this.job.user });
     }
-  } finally {
-    for (const r of recipients) {
-      if (settled.has(r.idx)) continue;
+  }
+
+  /**
+   * Every recipient leaves `sending`: one whose request may have gone out is unknown (reconciled
+   * later), one never sent is deferred.
+   */
+  async settleRest(): Promise<void> {
+    for (const r of this.recipients) {
+      if (this.settled.has(r.idx)) continue;
       try {
         await applyDecision(
-          ctx,
+          this.ctx,
           r,
-          wentOut.has(r.idx)
+          this.wentOut.has(r.idx)
             ? { action: "unknown", reason: "the service did not report on this destination" }
-            : { action: "defer", reason: "the send did not start", nextAttemptAt: new Date(ctx.clock.now() + 1000) },
-          { sendId, expect: ["sending"] },
+            : {
+                action: "defer",
+                reason: "the send did not start",
+                nextAttemptAt: new Date(this.ctx.clock.now() + 1000),
+              },
+          { sendId: this.sendId, expect: ["sending"] },
         );
       } catch (e) {
         // The store itself failed: the lease expires and releaseExpired marks it unknown.
-        log.error({ err: (e as Error).message, to: r.number }, "could not record the send outcome");
+        this.log.error({ err: (e as Error).message, to: r.number }, "could not record the send outcome");
       }
     }
   }
