@@ -9,7 +9,7 @@ import type { FaxRecord } from "../fax/index.js";
 import { descriptorBudget } from "../listener-limits.js";
 import { OidcRelyingParty, TotpSealer } from "../auth/index.js";
 import { LegalHolds } from "../retention/index.js";
-import { SignInFactors } from "../store/index.js";
+import { SignInFactors, FactorPending } from "../store/index.js";
 import {
   OperatorPages,
   WebConsole,
@@ -94,6 +94,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         oidc: config.web.oidc ? oidcSignIn(core, config.web.oidc) : undefined,
         factors: {
           store: new SignInFactors(core.store.sql),
+          pending: new FactorPending(core.store.sql, () => core.clock.now()),
           config: config.web.factors,
           sealer: config.web.factors.totpKey ? new TotpSealer(config.web.factors.totpKey) : null,
           publicUrl: () => consoleUrl(core) ?? "",

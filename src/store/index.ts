@@ -23,6 +23,8 @@ export {
 export type { Delivery, DeliveryKind } from "./sql/deliveries.js";
 export { deleteDirectoryEntry, directoryEntries, directoryEntry, writeDirectoryEntry } from "./sql/directory.js";
 export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
+export { FactorPending } from "./sql/factor-pending.js";
+export type { FactorPendingKey, FactorPendingRecord } from "./sql/factor-pending.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
 export { stateOnce } from "./sql/kv.js";
 export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealRow } from "./sql/ledger.js";
