@@ -6,7 +6,10 @@
 // lives is gone. Skips where PostgreSQL is not installed.
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { putOidcPending, takeOidcPending } from "../../src/store/index.js";
+import { generate } from "otplib";
+import { newTotp, TotpSealer } from "../../src/auth/totp.js";
+import { putOidcPending, SignInFactors, takeOidcPending } from "../../src/store/index.js";
+import { testLedger } from "../helpers/ledger.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
 import { startOidcProvider, type TestProvider } from "../helpers/oidc.js";
@@ -15,6 +18,7 @@ import { Agent } from "undici";
 import { readFileSync } from "node:fs";
 
 const pgMissing = pgAvailable();
+const TOTP_KEY = "factor-key-for-oidc-fleet-tests-0123456789";
 
 /** A browser's cookie jar for one host (cookies do not depend on the port). */
 type Jar = Map<string, string>;
@@ -83,6 +87,7 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
               caFile: provider.caFile,
               groups: ["fax-users"],
             },
+            factors: { totpKey: TOTP_KEY },
           },
         },
       });
@@ -98,6 +103,21 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
     cluster?.destroy();
   });
 
+  /** From the console's redirect to the provider, through its login form, to the callback address. */
+  async function throughProvider(start: Hop, providerJar: Jar, form: string): Promise<URL> {
+    let hop = start;
+    let url = new URL(hop.location!);
+    for (let i = 0; i < 10; i++) {
+      hop = await go(url, providerJar, dispatcher);
+      const action = /action="([^"]+)"/.exec(hop.text);
+      if (hop.status === 200 && action) hop = await go(new URL(action[1]!, url), providerJar, dispatcher, form);
+      expect(hop.location, hop.text.slice(0, 200)).toBeTruthy();
+      url = new URL(hop.location!, url);
+      if (url.origin === originA && url.pathname === "/oidc/callback") return url;
+    }
+    throw new Error("the provider never sent the browser back");
+  }
+
   it("begun on A, called back on B: signed in, and the callback works once", async () => {
     const jar: Jar = new Map();
     const providerJar: Jar = new Map();
@@ -106,20 +126,9 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
     expect(hop.status).toBe(302);
     expect(jar.has("faxgate_oidc")).toBe(true);
     // the provider: its login page, the account with a second factor, back to the console
-    let url = new URL(hop.location!);
-    let callback: URL | null = null;
-    for (let i = 0; i < 10 && !callback; i++) {
-      hop = await go(url, providerJar, dispatcher);
-      const form = /action="([^"]+)"/.exec(hop.text);
-      if (hop.status === 200 && form)
-        hop = await go(new URL(form[1]!, url), providerJar, dispatcher, "account=alice&mfa=on");
-      expect(hop.location, hop.text.slice(0, 200)).toBeTruthy();
-      url = new URL(hop.location!, url);
-      if (url.origin === originA && url.pathname === "/oidc/callback") callback = url;
-    }
-    expect(callback).not.toBeNull();
+    const callback = await throughProvider(hop, providerJar, "account=alice&mfa=on");
     // the balancer sends the callback to B
-    const onB = new URL(`${callback!.pathname}${callback!.search}`, originB);
+    const onB = new URL(`${callback.pathname}${callback.search}`, originB);
     const oidcCookie = jar.get("faxgate_oidc")!;
     hop = await go(onB, jar, dispatcher);
     expect(hop.status, hop.text.slice(0, 300)).toBe(302);
@@ -134,12 +143,49 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
     }
     // the same callback again, with the same cookie, on A: used once, refused
     const again = await go(
-      new URL(`${callback!.pathname}${callback!.search}`, originA),
+      new URL(`${callback.pathname}${callback.search}`, originA),
       new Map([["faxgate_oidc", oidcCookie]]),
       dispatcher,
     );
     expect(again.status).toBe(400);
     expect(again.text).toContain("another browser");
+  }, 120_000);
+
+  it("without a second factor at the provider: called back on B, the code given on A", async () => {
+    // alice has an authenticator app enrolled here (as the console's enrolment keeps it)
+    const totp = newTotp("faxgate", "alice");
+    await new SignInFactors(a.gw.store.sql).add({
+      id: "alice-app",
+      user: "alice",
+      kind: "totp",
+      name: "Phone",
+      credentialId: null,
+      publicKey: null,
+      transports: [],
+      sealedSecret: new TotpSealer(TOTP_KEY).seal(totp.secret),
+      createdAt: new Date().toISOString(),
+    });
+    const jar: Jar = new Map();
+    const started = await go(new URL(`${originA}/oidc/start`), jar, dispatcher);
+    const callback = await throughProvider(started, new Map(), "account=alice");
+    const hop = await go(new URL(`${callback.pathname}${callback.search}`, originB), jar, dispatcher);
+    expect(hop.status, hop.text.slice(0, 300)).toBe(302);
+    expect(hop.location).toMatch(/^\/login\.html\?factor=1/);
+    expect(jar.has("faxgate_session")).toBe(false);
+    const pending = jar.get("faxgate_factor");
+    expect(pending).toBeTruthy();
+    const code = await generate({ secret: totp.secret, epoch: Math.floor(Date.now() / 1000) });
+    const r = await request(`${originA}/login/factor/totp`, {
+      method: "POST",
+      headers: { cookie: `faxgate_factor=${pending}`, "content-type": "application/json" },
+      body: JSON.stringify({ code }),
+    });
+    const body = (await r.body.json()) as { user?: string; error?: string };
+    expect(r.statusCode, JSON.stringify(body)).toBe(200);
+    expect(body.user).toBe("alice");
+    // how she proved herself first travelled with the sign-in through the store
+    const row = (await testLedger(a.gw.store).rows()).filter((x) => x.action === "signed-in").at(-1);
+    expect(row?.detail).toEqual({ via: "oidc", factor: "totp" });
   }, 120_000);
 
   it("a sign-in under way expires", async () => {
