@@ -66,6 +66,7 @@ export class FactorSignIn {
     user: UserConfig,
     via: string,
     providerMfa: boolean,
+    idToken: string | null = null,
   ): Promise<{ methods: Kind[]; enrol: boolean } | null> {
     if (providerMfa) return null;
     const { kinds, required } = allowedKinds(this.settings.config, user.role);
@@ -73,7 +74,8 @@ export class FactorSignIn {
     const have = (await this.settings.store.of(user.name)).map((f) => f.kind).filter((k) => usable.includes(k));
     if (have.length === 0 && !required) return null;
     const id = randomBytes(32).toString("base64url");
-    await this.settings.pending.begin({ kind: "sign-in", id }, user.name, via, this.ctx.clock.now() + PENDING_MS);
+    const until = this.ctx.clock.now() + PENDING_MS;
+    await this.settings.pending.begin({ kind: "sign-in", id }, user.name, via, until, idToken);
     reply.setCookie(FACTOR_COOKIE, id, {
       path: "/login/factor",
       httpOnly: true,
@@ -321,10 +323,12 @@ export function factorStepRoutes(
     user: UserConfig,
     via: string,
     factor: string,
+    idToken: string | null,
   ) => {
     await factors.finishPending(at);
     reply.clearCookie(FACTOR_COOKIE, { path: "/login/factor" });
     await start(req, reply, user, { via, factor });
+    await ctx.deps.oidc?.idTokens.keep(req.session.sessionId, idToken, ctx.clock.now() + ctx.lifetimeMs);
     return { user: user.name, admin: req.session.admin, csrfToken: req.session.csrfToken };
   };
   const viaOf = (p: FactorPendingRecord) => p.via ?? "password";
@@ -336,7 +340,7 @@ export function factorStepRoutes(
   app.post("/login/factor/totp", async (req, reply) => {
     const { at, p, user } = await factors.pendingOf(req);
     await factors.proveTotp(req, user.name, codeOf(req.body));
-    return done(req, reply, at, user, viaOf(p), "totp");
+    return done(req, reply, at, user, viaOf(p), "totp", p.sealedIdToken);
   });
   app.post("/login/factor/passkey/options", async (req) => {
     const { at, p } = await factors.pendingOf(req);
@@ -356,7 +360,7 @@ export function factorStepRoutes(
       });
       throw new FaxgateError("USAGE", "the passkey did not sign in; try again", { httpStatus: 401 });
     }
-    return done(req, reply, at, user, viaOf(p), "passkey");
+    return done(req, reply, at, user, viaOf(p), "passkey", p.sealedIdToken);
   });
   // enrolment within the sign-in: only for a person without a factor (else they prove one)
   const enrolling = async (req: FastifyRequest) => {
@@ -372,7 +376,7 @@ export function factorStepRoutes(
   app.post("/login/factor/enrol/totp/confirm", async (req, reply) => {
     const { at, p, user } = await enrolling(req);
     await factors.confirmTotp(req, user.name, at, codeOf(req.body), nameOf(req.body, "Authenticator app"));
-    return done(req, reply, at, user, viaOf(p), "totp");
+    return done(req, reply, at, user, viaOf(p), "totp", p.sealedIdToken);
   });
   app.post("/login/factor/enrol/passkey/options", async (req) => {
     const { at, p } = await enrolling(req);
@@ -381,7 +385,7 @@ export function factorStepRoutes(
   app.post("/login/factor/enrol/passkey", async (req, reply) => {
     const { at, p, user } = await enrolling(req);
     await factors.addPasskey(req, user.name, at, responseOf(req.body), nameOf(req.body, "Passkey"));
-    return done(req, reply, at, user, viaOf(p), "passkey");
+    return done(req, reply, at, user, viaOf(p), "passkey", p.sealedIdToken);
   });
 }
 

@@ -118,6 +118,20 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
     throw new Error("the provider never sent the browser back");
   }
 
+  /** Signs out with `session` on `origin`: the provider's sign-out address it answers, if any. */
+  async function signOut(origin: string, session: string): Promise<URL | null> {
+    const cookie = `faxgate_session=${session}`;
+    const me = await request(`${origin}/api/session`, { headers: { cookie } });
+    const { csrfToken } = (await me.body.json()) as { csrfToken: string };
+    const r = await request(`${origin}/logout`, { method: "POST", headers: { cookie, "x-csrf-token": csrfToken } });
+    const body = (await r.body.json()) as { ok: boolean; signOutUrl?: string };
+    expect(r.statusCode, JSON.stringify(body)).toBe(200);
+    return body.signOutUrl ? new URL(body.signOutUrl) : null;
+  }
+
+  /** The ID tokens kept, as stored: none may hold `token` in clear. */
+  const keptTokens = async () => JSON.stringify(await a.gw.store.sql.all("SELECT * FROM oidc_id_tokens"));
+
   it("begun on A, called back on B: signed in, and the callback works once", async () => {
     const jar: Jar = new Map();
     const providerJar: Jar = new Map();
@@ -149,6 +163,13 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
     );
     expect(again.status).toBe(400);
     expect(again.text).toContain("another browser");
+    // signed out on A: A finds the ID token B kept (sealed) and sends the browser to the provider with it
+    expect(await keptTokens()).toContain("v1.");
+    const out = await signOut(originA, session!);
+    const hint = out?.searchParams.get("id_token_hint");
+    expect(hint, String(out)).toBeTruthy();
+    expect(hint!.split(".")).toHaveLength(3);
+    expect(await keptTokens()).toBe("[]");
   }, 120_000);
 
   it("without a second factor at the provider: called back on B, the code given on A", async () => {
@@ -186,6 +207,13 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
     // how she proved herself first travelled with the sign-in through the store
     const row = (await testLedger(a.gw.store).rows()).filter((x) => x.action === "signed-in").at(-1);
     expect(row?.detail).toEqual({ via: "oidc", factor: "totp" });
+    // the ID token came along (sealed, through the store): sign-out on B still signs out at the provider
+    const session = r.headers["set-cookie"]!.toString().match(/faxgate_session=([^;]+)/)![1]!;
+    const kept = await keptTokens();
+    const out = await signOut(originB, session);
+    const hint = out?.searchParams.get("id_token_hint");
+    expect(hint, String(out)).toBeTruthy();
+    expect(kept).not.toContain(hint!);
   }, 120_000);
 
   it("a sign-in under way expires", async () => {

@@ -4,7 +4,8 @@
 //   passkey or a code, under the SHA-256 of the random id in its cookie;
 // - kind 'enrol': a signed-in person adding a factor, under the SHA-256 of their session's id.
 // Either carries the ceremony in flight: the WebAuthn challenge handed out, and the TOTP secret
-// being confirmed, sealed by the caller (never in clear). A challenge or secret is taken once
+// being confirmed, sealed by the caller (never in clear); a sign-in through the provider also
+// its ID token, sealed, for the session's sign-out. A challenge or secret is taken once
 // (compare-and-clear), a sign-in is ended once (DELETE ... RETURNING): of two gateways given the
 // same cookie, one wins. Bounded: the expired are cleared as new ones begin, and a person keeps
 // at most MAX_PER_PERSON of a kind, the newest, so a flood of first steps cannot grow the table
@@ -23,6 +24,7 @@ export function factorPendingTable(): string {
     via TEXT,
     challenge TEXT,
     sealed_secret TEXT,
+    sealed_id_token TEXT,
     created_at TEXT NOT NULL,
     expires_at TEXT NOT NULL
   );
@@ -47,6 +49,8 @@ export interface FactorPendingRecord {
   challenge: string | null;
   /** the TOTP secret being enrolled, sealed */
   sealedSecret: string | null;
+  /** sign-in through the provider: its ID token (sealed), for the session's sign-out */
+  sealedIdToken: string | null;
   expiresAt: number;
 }
 
@@ -62,6 +66,7 @@ interface Row {
   via: string | null;
   challenge: string | null;
   sealed_secret: string | null;
+  sealed_id_token: string | null;
   expires_at: string;
 }
 
@@ -71,6 +76,7 @@ const fromRow = (r: Row): FactorPendingRecord => ({
   via: r.via,
   challenge: r.challenge,
   sealedSecret: r.sealed_secret,
+  sealedIdToken: r.sealed_id_token,
   expiresAt: Date.parse(r.expires_at),
 });
 const field = (f: CeremonyField): CeremonyField => {
@@ -87,9 +93,16 @@ export class FactorPending {
 
   /**
    * Keeps a step begun now until `until`. A sign-in is new each time; an enrolment of the same
-   * session is the same row again, its expiry renewed and its ceremony kept.
+   * session is the same row again, its expiry renewed and its ceremony kept. `idToken`: the
+   * provider's, sealed, carried to the session a sign-in ends in.
    */
-  async begin(key: FactorPendingKey, user: string, via: string | null, until: number): Promise<void> {
+  async begin(
+    key: FactorPendingKey,
+    user: string,
+    via: string | null,
+    until: number,
+    idToken: string | null = null,
+  ): Promise<void> {
     const now = this.now();
     const hash = sessionKey(key.id);
     await this.db.tx("factor-pending", async (t) => {
@@ -102,9 +115,9 @@ export class FactorPending {
         [user, key.kind, hash, user, key.kind, hash, MAX_PER_PERSON - 1],
       );
       await t.run(
-        `INSERT INTO factor_pending (id_hash, kind, user_name, via, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id_hash) DO UPDATE SET expires_at = excluded.expires_at`,
-        [hash, key.kind, user, via, iso(now), iso(until)],
+        `INSERT INTO factor_pending (id_hash, kind, user_name, via, sealed_id_token, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id_hash) DO UPDATE SET expires_at = excluded.expires_at`,
+        [hash, key.kind, user, via, idToken, iso(now), iso(until)],
       );
     });
   }
@@ -112,7 +125,8 @@ export class FactorPending {
   /** The step under `key`, or null when there is none (never begun, ended, pushed out) or it expired. */
   async get(key: FactorPendingKey): Promise<FactorPendingRecord | null> {
     const r = await this.db.get<Row>(
-      "SELECT user_name, via, challenge, sealed_secret, expires_at FROM factor_pending WHERE id_hash = ? AND kind = ? AND expires_at > ?",
+      `SELECT user_name, via, challenge, sealed_secret, sealed_id_token, expires_at FROM factor_pending
+       WHERE id_hash = ? AND kind = ? AND expires_at > ?`,
       [sessionKey(key.id), key.kind, iso(this.now())],
     );
     return r ? fromRow(r) : null;

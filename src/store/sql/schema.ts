@@ -449,6 +449,7 @@ export const TABLES: readonly Table[] = [
       text("via"),
       text("challenge"),
       text("sealed_secret"),
+      text("sealed_id_token"),
       required("created_at"),
       required("expires_at"),
     ],
@@ -456,6 +457,16 @@ export const TABLES: readonly Table[] = [
       { name: "factor_pending_expires", columns: "expires_at" },
       { name: "factor_pending_user", columns: "user_name, kind, created_at" },
     ],
+  },
+  // the same step: provider sessions' ID tokens, for sign-out (sql/oidc-id-tokens.ts)
+  {
+    name: "oidc_id_tokens",
+    columns: [
+      required("session_hash", { primaryKey: true, notNull: false }),
+      required("sealed_token"),
+      required("expires_at"),
+    ],
+    indexes: [{ name: "oidc_id_tokens_expires", columns: "expires_at" }],
   },
 ];
 
