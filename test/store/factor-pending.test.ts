@@ -1,9 +1,11 @@
 // Second-factor steps under way (store/sql/factor-pending.ts) on a real SQLite store: kept under
 // the hash of their id, ended once, a challenge or sealed secret taken once, gone when expired,
 // and bounded per person with the newest kept (a flood of first steps cannot lock the person out
-// nor grow the table). The same statements on PostgreSQL: test/web/sign-in-factors-fleet.test.ts.
+// nor grow the table); and the ID tokens provider sessions sign out with. The same statements
+// on PostgreSQL: test/web/sign-in-factors-fleet.test.ts and sign-in-oidc-fleet.test.ts.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FactorPending, MAX_PER_PERSON } from "../../src/store/sql/factor-pending.js";
+import { putOidcIdToken, takeOidcIdToken } from "../../src/store/sql/oidc-id-tokens.js";
 import { manualClock } from "../helpers/store.js";
 import { openBackend, type BackendStore } from "../helpers/store-backends.js";
 
@@ -85,5 +87,30 @@ describe("second-factor steps under way, in the store", () => {
     clock.advance(TEN_MIN);
     await pending.begin({ kind: "sign-in", id: "later" }, "carol", "password", clock.now() + TEN_MIN);
     expect(await count()).toBe(1);
+  });
+});
+
+describe("provider sessions' ID tokens, in the store", () => {
+  it("kept under the session id's hash until the session's end, taken once", async () => {
+    const clock = manualClock();
+    const b = await openBackend("sqlite", null, { clock });
+    try {
+      const db = b.store.sql;
+      await putOidcIdToken(db, "session-abc", "v1.sealed-token", clock.now() + 60_000, clock.now());
+      expect(JSON.stringify(await db.all("SELECT * FROM oidc_id_tokens"))).not.toContain("session-abc");
+      expect(await takeOidcIdToken(db, "session-abc", clock.now())).toBe("v1.sealed-token");
+      expect(await takeOidcIdToken(db, "session-abc", clock.now())).toBeNull();
+      await putOidcIdToken(db, "session-old", "v1.x", clock.now() + 60_000, clock.now());
+      clock.advance(60_000);
+      expect(await takeOidcIdToken(db, "session-old", clock.now())).toBeNull();
+      // an expired one is cleared as the next is kept
+      await putOidcIdToken(db, "session-a", "v1.y", clock.now() + 60_000, clock.now());
+      await putOidcIdToken(db, "session-gone", "v1.z", clock.now() + 1, clock.now());
+      clock.advance(2);
+      await putOidcIdToken(db, "session-b", "v1.w", clock.now() + 60_000, clock.now());
+      expect((await db.all("SELECT session_hash FROM oidc_id_tokens")).length).toBe(2);
+    } finally {
+      await b.cleanup();
+    }
   });
 });
