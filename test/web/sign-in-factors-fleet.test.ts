@@ -12,7 +12,7 @@ import { generate } from "otplib";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FactorPending, MAX_PER_PERSON } from "../../src/store/sql/factor-pending.js";
-import { PASSWORDS, consoleGateway, signIn } from "./rig.js";
+import { PASSWORDS, consoleGateway, pageWithPasskeyDevice, signIn } from "./rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
 import { pgAvailable, type PgCluster, startPgCluster } from "../helpers/pg-cluster.js";
@@ -244,20 +244,7 @@ describe.skipIf(pgMissing)(`second factors across a fleet${pgMissing ? ` (skippe
       let browser: Browser | null = null;
       try {
         browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-        const ctx = await browser.newContext();
-        const page = await ctx.newPage();
-        const cdp = await ctx.newCDPSession(page);
-        await cdp.send("WebAuthn.enable");
-        await cdp.send("WebAuthn.addVirtualAuthenticator", {
-          options: {
-            protocol: "ctap2",
-            transport: "internal",
-            hasResidentKey: true,
-            hasUserVerification: true,
-            isUserVerified: true,
-            automaticPresenceSimulation: true,
-          },
-        });
+        const { page } = await pageWithPasskeyDevice(browser);
         const whoAmI = () =>
           page.evaluate(async () => {
             const r = await fetch("/api/session", { credentials: "same-origin" });
