@@ -2,8 +2,10 @@
 // a sign-in through the OpenID provider begins on gateway A and its callback reaches gateway B
 // (what a round-robin balancer does to the browser's second request). B finds the sign-in A kept
 // in the store, signs the person in, and A knows the session too. The same callback again, on
-// either gateway, is refused: a sign-in under way is used once. One begun longer ago than it
-// lives is gone. Skips where PostgreSQL is not installed.
+// either gateway, is refused: a sign-in under way is used once. Sign-out on A then signs out at
+// the provider with the ID token B kept. A person without a second factor at the provider but
+// with one here is called back on B and gives the code on A. One begun longer ago than it lives
+// is gone. Skips where PostgreSQL is not installed.
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generate } from "otplib";
