@@ -9,8 +9,8 @@ import type { FaxRecord } from "../fax/index.js";
 import { descriptorBudget } from "../listener-limits.js";
 import { OidcRelyingParty, TotpSealer } from "../auth/index.js";
 import { LegalHolds } from "../retention/index.js";
-import { SignInFactors } from "../store/index.js";
 import {
+  StoredIdTokens,
   OperatorPages,
   WebConsole,
   StoredSessionStore,
@@ -18,6 +18,7 @@ import {
   callbackUrl,
   type DirectoryPageView,
 } from "../web/index.js";
+import { SignInFactors, FactorPending } from "../store/index.js";
 import { serviceEventHandlers, readReceiverTls, WebhookReceiver } from "../webhooks/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
@@ -94,6 +95,7 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
         oidc: config.web.oidc ? oidcSignIn(core, config.web.oidc) : undefined,
         factors: {
           store: new SignInFactors(core.store.sql),
+          pending: new FactorPending(core.store.sql, () => core.clock.now()),
           config: config.web.factors,
           sealer: config.web.factors.totpKey ? new TotpSealer(config.web.factors.totpKey) : null,
           publicUrl: () => consoleUrl(core) ?? "",
@@ -157,6 +159,12 @@ function oidcSignIn(core: Core, rules: NonNullable<NonNullable<Core["config"]["w
     rules,
     publicUrl,
     pending: new StoredPendingSignIns(core.store.sql, () => core.clock.now()),
+    // sealed under a key made from the client secret: the ID token carries the person's claims
+    idTokens: new StoredIdTokens(
+      core.store.sql,
+      () => core.clock.now(),
+      rules.clientSecret ? new TotpSealer(rules.clientSecret, "oidc-id-token") : null,
+    ),
   };
 }
 

@@ -23,10 +23,13 @@ export {
 export type { Delivery, DeliveryKind } from "./sql/deliveries.js";
 export { deleteDirectoryEntry, directoryEntries, directoryEntry, writeDirectoryEntry } from "./sql/directory.js";
 export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
+export { FactorPending } from "./sql/factor-pending.js";
+export type { FactorPendingKey, FactorPendingRecord } from "./sql/factor-pending.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
 export { stateOnce } from "./sql/kv.js";
 export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealRow } from "./sql/ledger.js";
 export type { LedgerFields, LedgerRecord } from "./sql/ledger.js";
+export { putOidcIdToken, takeOidcIdToken } from "./sql/oidc-id-tokens.js";
 export { putOidcPending, takeOidcPending } from "./sql/oidc-pending.js";
 export type { OidcPendingRecord } from "./sql/oidc-pending.js";
 export { PersonKeys } from "./sql/person-keys.js";

@@ -23,7 +23,7 @@ import { LiveUpdates } from "./live.js";
 import type { FactorSettings } from "./factor-settings.js";
 import type { LedgerPagesDeps } from "./ledger.js";
 import type { OperatorPages } from "./operator.js";
-import { OidcSessions, type OidcSignIn } from "./sign-in-oidc-sessions.js";
+import type { OidcSignIn } from "./sign-in-oidc-sessions.js";
 import { QueueView, type ConsoleStore } from "./queue-view.js";
 import type { DirectoryPageView } from "./directory-page.js";
 import type { SessionStore } from "./session-store.js";
@@ -91,7 +91,6 @@ export class ConsoleContext {
   readonly rate: RateLimiter;
   readonly sessions: SessionRules;
   readonly lifetimeMs: number;
-  readonly oidcSessions = new OidcSessions();
 
   constructor(readonly deps: WebConsoleDeps) {
     this.clock = deps.clock ?? systemClock;

@@ -5,9 +5,12 @@
 // starts (the first sign-in leads to enrolment). A provider sign-in whose ID token already proved a
 // second factor (amr) needs no second one here.
 //
-// Between the first proof and the second, the sign-in under way is kept here, keyed by a random id
-// in a short-lived cookie; only the second step's routes take it. Wrong codes count against the
-// account (5 in 15 minutes, then 429), as wrong passwords do.
+// Between the first proof and the second, the sign-in under way is kept in the store
+// (FactorPending), keyed by the hash of a random id in a short-lived cookie, so that any gateway of
+// a fleet takes the second step; only the second step's routes take it, and it ends once. The
+// ceremonies in flight (a WebAuthn challenge, a TOTP secret being confirmed, sealed) are kept with
+// it, or, for a signed-in person adding a factor, under their session. Wrong codes count against
+// the account fleet-wide (5 in 15 minutes, then 429), as wrong passwords do.
 import { randomBytes, randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import {
@@ -19,33 +22,20 @@ import {
   registrationOptions,
   relyingParty,
   totpStep,
-  type TotpSealer,
 } from "../auth/index.js";
 import type { UserConfig, WebConfig } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
-import type { SignInFactor } from "../store/index.js";
+import type { SignInFactor, FactorPendingKey, FactorPendingRecord } from "../store/index.js";
 import type { ConsoleContext } from "./context.js";
 import type { FactorSettings } from "./factor-settings.js";
 import { sessionOf } from "./sessions.js";
 
 export const FACTOR_COOKIE = "faxgate_factor";
 const PENDING_MS = 10 * 60_000;
-const MAX_PENDING = 10_000;
 // wrong codes (TOTP) to one account within 15 minutes before 429
 export const MAX_CODE_FAILURES = 5;
 
 type Kind = SignInFactor["kind"];
-
-/** A sign-in waiting for its second factor, and what its ceremonies in flight must find again. */
-interface Ceremony {
-  challenge?: string;
-  totpSecret?: string;
-}
-interface Pending extends Ceremony {
-  user: string;
-  via: string;
-  until: number;
-}
 
 /** The kinds of factor a person of `role` may sign in with: their requirement's, or any. */
 function allowedKinds(config: WebConfig["factors"], role: UserConfig["role"]): { kinds: Kind[]; required: boolean } {
@@ -54,10 +44,10 @@ function allowedKinds(config: WebConfig["factors"], role: UserConfig["role"]): {
   return { kinds: need === "passkey-or-totp" ? ["passkey", "totp"] : [need], required: true };
 }
 
+const gone = (what: string) =>
+  new FaxgateError("USAGE", `${what}: it ended (finished, expired or superseded); begin again`, { httpStatus: 409 });
+
 export class FactorSignIn {
-  private readonly pending = new Map<string, Pending>();
-  /** ceremonies of signed-in people enrolling another factor, by session id */
-  private readonly enrolling = new Map<string, Ceremony>();
   readonly codeLock: AuthLockout;
 
   constructor(
@@ -76,6 +66,7 @@ export class FactorSignIn {
     user: UserConfig,
     via: string,
     providerMfa: boolean,
+    idToken: string | null = null,
   ): Promise<{ methods: Kind[]; enrol: boolean } | null> {
     if (providerMfa) return null;
     const { kinds, required } = allowedKinds(this.settings.config, user.role);
@@ -83,10 +74,8 @@ export class FactorSignIn {
     const have = (await this.settings.store.of(user.name)).map((f) => f.kind).filter((k) => usable.includes(k));
     if (have.length === 0 && !required) return null;
     const id = randomBytes(32).toString("base64url");
-    const now = this.ctx.clock.now();
-    for (const [k, v] of this.pending) if (v.until <= now) this.pending.delete(k);
-    this.pending.set(id, { user: user.name, via, until: now + PENDING_MS });
-    while (this.pending.size > MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
+    const until = this.ctx.clock.now() + PENDING_MS;
+    await this.settings.pending.begin({ kind: "sign-in", id }, user.name, via, until, idToken);
     reply.setCookie(FACTOR_COOKIE, id, {
       path: "/login/factor",
       httpOnly: true,
@@ -98,28 +87,34 @@ export class FactorSignIn {
     return { methods: usable, enrol: true };
   }
 
-  /** The sign-in under way of this request's cookie, or a 401 naming why. */
-  pendingOf(req: FastifyRequest): { id: string; p: Pending; user: UserConfig } {
+  /** The sign-in under way of this request's cookie (on whichever gateway it began), or a 401 naming why. */
+  async pendingOf(req: FastifyRequest): Promise<{ at: FactorPendingKey; p: FactorPendingRecord; user: UserConfig }> {
     const id = req.cookies[FACTOR_COOKIE];
-    const p = id ? this.pending.get(id) : undefined;
+    const at: FactorPendingKey = { kind: "sign-in", id: id ?? "" };
+    const p = id ? await this.settings.pending.get(at) : null;
     const user = p ? this.ctx.deps.users().find((u) => u.name === p.user) : undefined;
-    if (!id || !p || !user || p.until <= this.ctx.clock.now())
-      throw new FaxgateError("USAGE", "no sign-in waiting for a second factor: sign in again", { httpStatus: 401 });
-    return { id, p, user };
+    if (!id || !p || !user)
+      throw new FaxgateError(
+        "USAGE",
+        "no sign-in waiting for a second factor (finished already, expired, or never begun): sign in again",
+        { httpStatus: 401 },
+      );
+    return { at, p, user };
   }
 
-  finishPending(id: string): void {
-    this.pending.delete(id);
+  /** Ends the sign-in under way once its factor is proved: refused when another request ended it first. */
+  async finishPending(at: FactorPendingKey): Promise<void> {
+    if (!(await this.settings.pending.end(at)))
+      throw new FaxgateError("USAGE", "this sign-in was finished already (or expired): sign in again", {
+        httpStatus: 401,
+      });
   }
 
-  ceremonyOf(sessionId: string): Ceremony {
-    let c = this.enrolling.get(sessionId);
-    if (!c) {
-      c = {};
-      this.enrolling.set(sessionId, c);
-      while (this.enrolling.size > MAX_PENDING) this.enrolling.delete(this.enrolling.keys().next().value!);
-    }
-    return c;
+  /** Where a signed-in person's enrolment ceremonies are kept: under their session, in the store. */
+  async ceremonyOf(session: { id: string; user: string }): Promise<FactorPendingKey> {
+    const at: FactorPendingKey = { kind: "enrol", id: session.id };
+    await this.settings.pending.begin(at, session.user, null, this.ctx.clock.now() + PENDING_MS);
+    return at;
   }
 
   private rp() {
@@ -140,19 +135,30 @@ export class FactorSignIn {
 
   // --- enrolment (at a first sign-in, or signed in) ---
 
-  async beginTotp(user: string, c: Ceremony): Promise<{ secret: string; uri: string }> {
-    if (!this.settings.sealer)
+  async beginTotp(user: string, at: FactorPendingKey): Promise<{ secret: string; uri: string }> {
+    const sealer = this.settings.sealer;
+    if (!sealer)
       throw new FaxgateError("USAGE", "authenticator codes are not set up on this gateway (web.factors.totpKey)");
     const t = newTotp("faxgate", user);
-    c.totpSecret = t.secret;
+    // kept sealed, as an enrolled one is: the table alone gives no one the codes
+    if (!(await this.settings.pending.set(at, "sealed_secret", sealer.seal(t.secret)))) throw gone("the enrolment");
     return t;
   }
 
   /** The TOTP being enrolled, proved by a code from the app: kept (sealed). */
-  async confirmTotp(req: FastifyRequest, user: string, c: Ceremony, code: string, name: string): Promise<void> {
-    if (!c.totpSecret || !this.settings.sealer)
-      throw new FaxgateError("USAGE", "begin the authenticator enrolment first");
-    const step = await this.checkCode(req, user, () => totpStep(c.totpSecret!, code, this.ctx.clock.now(), 0));
+  async confirmTotp(
+    req: FastifyRequest,
+    user: string,
+    at: FactorPendingKey,
+    code: string,
+    name: string,
+  ): Promise<void> {
+    const sealed = (await this.settings.pending.get(at))?.sealedSecret;
+    const sealer = this.settings.sealer;
+    if (!sealed || !sealer) throw new FaxgateError("USAGE", "begin the authenticator enrolment first");
+    const step = await this.checkCode(req, user, () => totpStep(sealer.open(sealed), code, this.ctx.clock.now(), 0));
+    // one confirmation of a secret, fleet-wide: a second request with it enrols nothing more
+    if (!(await this.settings.pending.take(at, "sealed_secret", sealed))) throw gone("this authenticator enrolment");
     await this.settings.store.add({
       id: randomUUID(),
       user,
@@ -161,23 +167,27 @@ export class FactorSignIn {
       credentialId: null,
       publicKey: null,
       transports: [],
-      sealedSecret: this.settings.sealer.seal(c.totpSecret),
+      sealedSecret: sealed,
       lastStep: step,
       createdAt: new Date(this.ctx.clock.now()).toISOString(),
     });
-    c.totpSecret = undefined;
     await this.record(req, user, "factor-enrolled", { kind: "totp" });
   }
 
-  async passkeyOptionsToCreate(user: string, c: Ceremony) {
+  async passkeyOptionsToCreate(user: string, at: FactorPendingKey) {
     const options = await registrationOptions(this.rp(), user, await this.passkeys(user));
-    c.challenge = options.challenge;
+    if (!(await this.settings.pending.set(at, "challenge", options.challenge))) throw gone("the passkey enrolment");
     return options;
   }
 
-  async addPasskey(req: FastifyRequest, user: string, c: Ceremony, response: unknown, name: string): Promise<void> {
-    const challenge = c.challenge;
-    c.challenge = undefined;
+  async addPasskey(
+    req: FastifyRequest,
+    user: string,
+    at: FactorPendingKey,
+    response: unknown,
+    name: string,
+  ): Promise<void> {
+    const challenge = await this.takeChallenge(at);
     const made = challenge ? await registered(this.rp(), challenge, response) : null;
     if (!made) throw new FaxgateError("USAGE", "the passkey could not be checked; try again", { httpStatus: 400 });
     await this.settings.store.add({
@@ -195,18 +205,23 @@ export class FactorSignIn {
     await this.record(req, user, "factor-enrolled", { kind: "passkey" });
   }
 
+  /** The challenge handed out for `at`, taken once (a second answer to it, on any gateway, finds none). */
+  private async takeChallenge(at: FactorPendingKey): Promise<string | null> {
+    const challenge = (await this.settings.pending.get(at))?.challenge;
+    return challenge && (await this.settings.pending.take(at, "challenge", challenge)) ? challenge : null;
+  }
+
   // --- the second step of a sign-in ---
 
-  async passkeyOptionsToSign(user: string, c: Ceremony) {
+  async passkeyOptionsToSign(user: string, at: FactorPendingKey) {
     const options = await authenticationOptions(this.rp(), await this.passkeys(user));
-    c.challenge = options.challenge;
+    if (!(await this.settings.pending.set(at, "challenge", options.challenge))) throw gone("the sign-in");
     return options;
   }
 
   /** True when one of the person's passkeys signed this sign-in's challenge. */
-  async provePasskey(user: string, c: Ceremony, response: unknown): Promise<boolean> {
-    const challenge = c.challenge;
-    c.challenge = undefined;
+  async provePasskey(user: string, at: FactorPendingKey, response: unknown): Promise<boolean> {
+    const challenge = await this.takeChallenge(at);
     const keys = await this.passkeys(user);
     const r = challenge ? await authenticated(this.rp(), challenge, response, keys) : null;
     if (!r) return false;
@@ -304,33 +319,36 @@ export function factorStepRoutes(
   const done = async (
     req: FastifyRequest,
     reply: FastifyReply,
-    id: string,
+    at: FactorPendingKey,
     user: UserConfig,
     via: string,
     factor: string,
+    idToken: string | null,
   ) => {
-    factors.finishPending(id);
+    await factors.finishPending(at);
     reply.clearCookie(FACTOR_COOKIE, { path: "/login/factor" });
     await start(req, reply, user, { via, factor });
+    await ctx.deps.oidc?.idTokens.keep(req.session.sessionId, idToken, ctx.clock.now() + ctx.lifetimeMs);
     return { user: user.name, admin: req.session.admin, csrfToken: req.session.csrfToken };
   };
+  const viaOf = (p: FactorPendingRecord) => p.via ?? "password";
   app.get("/login/factor", async (req) => {
-    const { p, user } = factors.pendingOf(req);
+    const { p, user } = await factors.pendingOf(req);
     const have = (await factors.settings.store.of(user.name)).map((f) => f.kind);
     return { user: p.user, enrolled: [...new Set(have)], totp: Boolean(factors.settings.sealer) };
   });
   app.post("/login/factor/totp", async (req, reply) => {
-    const { id, p, user } = factors.pendingOf(req);
+    const { at, p, user } = await factors.pendingOf(req);
     await factors.proveTotp(req, user.name, codeOf(req.body));
-    return done(req, reply, id, user, p.via, "totp");
+    return done(req, reply, at, user, viaOf(p), "totp", p.sealedIdToken);
   });
   app.post("/login/factor/passkey/options", async (req) => {
-    const { p } = factors.pendingOf(req);
-    return factors.passkeyOptionsToSign(p.user, p);
+    const { at, p } = await factors.pendingOf(req);
+    return factors.passkeyOptionsToSign(p.user, at);
   });
   app.post("/login/factor/passkey", async (req, reply) => {
-    const { id, p, user } = factors.pendingOf(req);
-    if (!(await factors.provePasskey(user.name, p, responseOf(req.body)))) {
+    const { at, p, user } = await factors.pendingOf(req);
+    if (!(await factors.provePasskey(user.name, at, responseOf(req.body)))) {
       ctx.log.warn({ remote: req.ip, user: user.name }, "WEB second factor refused: passkey did not check out");
       await ctx.deps.ledger.record({
         action: "sign-in-failed",
@@ -342,32 +360,32 @@ export function factorStepRoutes(
       });
       throw new FaxgateError("USAGE", "the passkey did not sign in; try again", { httpStatus: 401 });
     }
-    return done(req, reply, id, user, p.via, "passkey");
+    return done(req, reply, at, user, viaOf(p), "passkey", p.sealedIdToken);
   });
   // enrolment within the sign-in: only for a person without a factor (else they prove one)
   const enrolling = async (req: FastifyRequest) => {
-    const r = factors.pendingOf(req);
+    const r = await factors.pendingOf(req);
     if ((await factors.settings.store.of(r.user.name)).length > 0)
       throw new FaxgateError("USAGE", "a factor is enrolled already: sign in with it", { httpStatus: 409 });
     return r;
   };
   app.post("/login/factor/enrol/totp", async (req) => {
-    const { p } = await enrolling(req);
-    return factors.beginTotp(p.user, p);
+    const { at, p } = await enrolling(req);
+    return factors.beginTotp(p.user, at);
   });
   app.post("/login/factor/enrol/totp/confirm", async (req, reply) => {
-    const { id, p, user } = await enrolling(req);
-    await factors.confirmTotp(req, user.name, p, codeOf(req.body), nameOf(req.body, "Authenticator app"));
-    return done(req, reply, id, user, p.via, "totp");
+    const { at, p, user } = await enrolling(req);
+    await factors.confirmTotp(req, user.name, at, codeOf(req.body), nameOf(req.body, "Authenticator app"));
+    return done(req, reply, at, user, viaOf(p), "totp", p.sealedIdToken);
   });
   app.post("/login/factor/enrol/passkey/options", async (req) => {
-    const { p } = await enrolling(req);
-    return factors.passkeyOptionsToCreate(p.user, p);
+    const { at, p } = await enrolling(req);
+    return factors.passkeyOptionsToCreate(p.user, at);
   });
   app.post("/login/factor/enrol/passkey", async (req, reply) => {
-    const { id, p, user } = await enrolling(req);
-    await factors.addPasskey(req, user.name, p, responseOf(req.body), nameOf(req.body, "Passkey"));
-    return done(req, reply, id, user, p.via, "passkey");
+    const { at, p, user } = await enrolling(req);
+    await factors.addPasskey(req, user.name, at, responseOf(req.body), nameOf(req.body, "Passkey"));
+    return done(req, reply, at, user, viaOf(p), "passkey", p.sealedIdToken);
   });
 }
 
@@ -383,14 +401,14 @@ export const factorRoutes: FastifyPluginAsync<{ factors: FactorSignIn }> = async
   });
   api.post("/api/factors/totp", async (req) => {
     const s = sessionOf(req);
-    return factors.beginTotp(s.user, factors.ceremonyOf(s.id));
+    return factors.beginTotp(s.user, await factors.ceremonyOf(s));
   });
   api.post("/api/factors/totp/confirm", async (req) => {
     const s = sessionOf(req);
     await factors.confirmTotp(
       req,
       s.user,
-      factors.ceremonyOf(s.id),
+      await factors.ceremonyOf(s),
       codeOf(req.body),
       nameOf(req.body, "Authenticator app"),
     );
@@ -398,11 +416,17 @@ export const factorRoutes: FastifyPluginAsync<{ factors: FactorSignIn }> = async
   });
   api.post("/api/factors/passkey/options", async (req) => {
     const s = sessionOf(req);
-    return factors.passkeyOptionsToCreate(s.user, factors.ceremonyOf(s.id));
+    return factors.passkeyOptionsToCreate(s.user, await factors.ceremonyOf(s));
   });
   api.post("/api/factors/passkey", async (req) => {
     const s = sessionOf(req);
-    await factors.addPasskey(req, s.user, factors.ceremonyOf(s.id), responseOf(req.body), nameOf(req.body, "Passkey"));
+    await factors.addPasskey(
+      req,
+      s.user,
+      await factors.ceremonyOf(s),
+      responseOf(req.body),
+      nameOf(req.body, "Passkey"),
+    );
     return { ok: true };
   });
 };

@@ -6,5 +6,5 @@ export { OperatorPages } from "./operator.js";
 export { RefusalLog } from "./refusals.js";
 export { WebConsole } from "./server.js";
 export { StoredSessionStore } from "./session-store.js";
-export { StoredPendingSignIns } from "./sign-in-oidc-sessions.js";
+export { StoredIdTokens, StoredPendingSignIns } from "./sign-in-oidc-sessions.js";
 export { callbackUrl } from "./sign-in-oidc.js";

@@ -98,7 +98,7 @@ export class WebConsole {
     app.register(staticPages, { files: loadStaticFiles() });
     const factors = deps.factors ? new FactorSignIn(ctx, deps.factors) : undefined;
     app.register(signInRoutes, { ctx, factors });
-    if (deps.oidc) app.register(oidcRoutes, { ctx, oidc: deps.oidc, sessions: ctx.oidcSessions, factors });
+    if (deps.oidc) app.register(oidcRoutes, { ctx, oidc: deps.oidc, factors });
     for (const extra of deps.extraRoutes ?? []) app.register(extra.routes, { prefix: extra.prefix });
     // a mailed link works signed out: it records the click and leads to the page that asks for sign-in
     app.register(mailedLinkRoutes, {

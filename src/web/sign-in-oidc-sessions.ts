@@ -1,10 +1,17 @@
 // What console sign-in through the OpenID provider is given, and the sessions it began with their
 // ID token: sign-out then also sends the browser to the provider's end_session_endpoint with it
-// (id_token_hint). Kept in memory: a gateway that restarted (or another of a fleet) signs out of
-// faxgate only, which is what the session store promises anyway.
-import type { OidcRelyingParty } from "../auth/index.js";
+// (id_token_hint). Both the sign-ins under way and the ID tokens are in the store, so any gateway
+// of a fleet carries on what another began.
+import type { OidcRelyingParty, TotpSealer } from "../auth/index.js";
 import type { WebConfig } from "../config/index.js";
-import { type Db, type OidcPendingRecord, putOidcPending, takeOidcPending } from "../store/index.js";
+import {
+  type Db,
+  type OidcPendingRecord,
+  putOidcPending,
+  takeOidcPending,
+  putOidcIdToken,
+  takeOidcIdToken,
+} from "../store/index.js";
 
 export interface OidcSignIn {
   rp: OidcRelyingParty;
@@ -13,6 +20,8 @@ export interface OidcSignIn {
   publicUrl: () => string;
   /** sign-ins under way, where every gateway of a fleet finds them (the store) */
   pending: PendingSignIns;
+  /** the ID tokens of sessions it began, for sign-out at the provider (the store) */
+  idTokens: StoredIdTokens;
 }
 
 /** Sign-ins begun and not yet called back, by the random id in the browser's cookie. */
@@ -38,21 +47,39 @@ export class StoredPendingSignIns implements PendingSignIns {
   }
 }
 
-// bounded memory: the oldest are forgotten first
-const MAX_KEPT = 10_000;
+/**
+ * The ID tokens of sessions begun through the provider, for RP-initiated logout, in the queue's
+ * database: sign-out on any gateway of a fleet finds the token the callback (or the second
+ * factor's step, on another gateway) kept. Sealed with a key made from web.oidc.clientSecret (the
+ * token carries the person's claims); without a client secret none is kept, and sign-out goes to
+ * the provider without the hint.
+ */
+export class StoredIdTokens {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number,
+    private readonly sealer: TotpSealer | null,
+  ) {}
 
-export class OidcSessions {
-  private readonly idTokens = new Map<string, string>();
-
-  remember(sessionId: string, idToken: string): void {
-    this.idTokens.set(sessionId, idToken);
-    while (this.idTokens.size > MAX_KEPT) this.idTokens.delete(this.idTokens.keys().next().value!);
+  /** The token as kept (sealed), to carry through a second factor's step; null when none is kept. */
+  seal(idToken: string): string | null {
+    return this.sealer ? this.sealer.seal(idToken) : null;
   }
 
-  /** The session's ID token when the provider began it (then forgotten), else undefined. */
-  take(sessionId: string): string | undefined {
-    const t = this.idTokens.get(sessionId);
-    this.idTokens.delete(sessionId);
-    return t;
+  /** Keeps `sealed` (from seal()) for session `sessionId` until `until`. */
+  async keep(sessionId: string, sealed: string | null, until: number): Promise<void> {
+    if (sealed) await putOidcIdToken(this.db, sessionId, sealed, until, this.now());
+  }
+
+  /** The session's ID token when the provider began it (then gone), else undefined. */
+  async take(sessionId: string): Promise<string | undefined> {
+    const sealed = this.sealer ? await takeOidcIdToken(this.db, sessionId, this.now()) : null;
+    if (!sealed) return undefined;
+    try {
+      return this.sealer!.open(sealed);
+    } catch {
+      // sealed under another client secret (changed since): sign out without the hint
+      return undefined;
+    }
   }
 }

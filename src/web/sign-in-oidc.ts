@@ -13,7 +13,7 @@ import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import { judgeClaims, type OidcRelyingParty } from "../auth/index.js";
 import type { ConsoleContext } from "./context.js";
 import type { FactorSignIn } from "./factors.js";
-import type { OidcSessions, OidcSignIn } from "./sign-in-oidc-sessions.js";
+import type { OidcSignIn } from "./sign-in-oidc-sessions.js";
 import { startSession } from "./sign-in.js";
 
 const PENDING_COOKIE = "faxgate_oidc";
@@ -22,9 +22,8 @@ const PENDING_MS = 10 * 60_000;
 export const oidcRoutes: FastifyPluginAsync<{
   ctx: ConsoleContext;
   oidc: OidcSignIn;
-  sessions: OidcSessions;
   factors?: FactorSignIn;
-}> = async (app, { ctx, oidc, sessions, factors }) => {
+}> = async (app, { ctx, oidc, factors }) => {
   const secure = () => oidc.publicUrl().startsWith("https:");
 
   app.get("/oidc/start", async (req, reply) => {
@@ -90,10 +89,12 @@ export const oidcRoutes: FastifyPluginAsync<{
       return fail(verdict.reason, verdict.message, 403, known?.name ?? "(not a configured user)");
     }
     // no second factor proved at the provider, and one enrolled or required here: the sign-in page asks for it
-    const second = factors ? await factors.secondStep(reply, verdict.person, "oidc", verdict.mfa) : null;
+    // the ID token (sealed) goes with the sign-in, to whichever gateway finishes it, for sign-out
+    const idToken = oidc.idTokens.seal(proved.idToken);
+    const second = factors ? await factors.secondStep(reply, verdict.person, "oidc", verdict.mfa, idToken) : null;
     if (second) return reply.redirect(`/login.html?factor=1&next=${encodeURIComponent(p.next)}`, 302);
     await startSession(ctx, req, reply, verdict.person, { via: "oidc", mfa: verdict.mfa });
-    sessions.remember(req.session.sessionId, proved.idToken);
+    await oidc.idTokens.keep(req.session.sessionId, idToken, ctx.clock.now() + ctx.lifetimeMs);
     return reply.redirect(p.next, 302);
   });
 };

@@ -37,7 +37,7 @@ export const signInRoutes: FastifyPluginAsync<{ ctx: ConsoleContext; factors?: F
       const user = req.session?.user;
       let signOutUrl: string | undefined;
       if (user) {
-        const idToken = ctx.oidcSessions.take(req.session.sessionId);
+        const idToken = await ctx.deps.oidc?.idTokens.take(req.session.sessionId);
         await req.session.destroy();
         await ctx.live.recheck();
         ctx.log.info({ user }, "WEB signed out");

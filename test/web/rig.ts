@@ -2,6 +2,7 @@
 // a free port, SMTP on another, users alice and bob (plain users, each with their own key), ops
 // (role admin) and nopass (no console password).
 import path from "node:path";
+import type { Browser, CDPSession, Page } from "playwright-core";
 import { hashPassword } from "../../src/auth/password.js";
 import { ensureCertificate } from "../../src/emulator/certificate.js";
 import type { Clock } from "../../src/clock.js";
@@ -69,4 +70,28 @@ export async function signIn(
   const setCookie = r.headers.get("set-cookie") ?? "";
   const body = (await r.json()) as { csrfToken: string };
   return { cookie: setCookie.split(";")[0]!, csrf: body.csrfToken, setCookie };
+}
+
+/**
+ * A page in a new context of `browser` with Chromium's virtual authenticator (CDP WebAuthn): a
+ * passkey device that is present and verifies its user, as a laptop's built-in one.
+ */
+export async function pageWithPasskeyDevice(
+  browser: Browser,
+): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { page, cdp, authenticatorId };
 }

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type CDPSession, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORDS, consoleGateway } from "./rig.js";
+import { PASSWORDS, consoleGateway, pageWithPasskeyDevice } from "./rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testLedger } from "../helpers/ledger.js";
 import { freePort } from "../helpers/net.js";
@@ -51,21 +51,7 @@ describe.skipIf(!hasChromium)("passkeys in chromium's virtual authenticator", ()
       }),
     );
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-    const ctx = await browser.newContext();
-    page = await ctx.newPage();
-    cdp = await ctx.newCDPSession(page);
-    await cdp.send("WebAuthn.enable");
-    const added = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-      options: {
-        protocol: "ctap2",
-        transport: "internal",
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-    authenticatorId = added.authenticatorId;
+    ({ page, cdp, authenticatorId } = await pageWithPasskeyDevice(browser));
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -15,6 +15,8 @@ import { deliveryKindGraph } from "../sql/delivery-kinds.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
 import { oidcPendingTable } from "../sql/oidc-pending.js";
+import { factorPendingTable } from "../sql/factor-pending.js";
+import { oidcIdTokensTable } from "../sql/oidc-id-tokens.js";
 import { personKeysTable } from "../sql/person-keys.js";
 import { lockKey, type PgContext } from "./context.js";
 
@@ -167,6 +169,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 50, branch ident3): OIDC sign-ins under way, shared by a fleet
   // (store/sql/oidc-pending.ts), as in the SQLite store.
   oidcPendingTable(),
+  // STEP (issue 50, branch factors6): second-factor sign-ins and enrolments under way, and the ID
+  // tokens of provider sessions for sign-out, shared by a fleet (store/sql/factor-pending.ts,
+  // store/sql/oidc-id-tokens.ts), as in the SQLite store.
+  factorPendingTable() + oidcIdTokensTable(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

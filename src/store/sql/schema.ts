@@ -439,6 +439,35 @@ export const TABLES: readonly Table[] = [
     columns: [required("id_hash", { primaryKey: true, notNull: false }), required("body"), required("expires_at")],
     indexes: [{ name: "oidc_pending_expires", columns: "expires_at" }],
   },
+  // STEP (issue 50, branch factors6): second-factor steps under way (sql/factor-pending.ts)
+  {
+    name: "factor_pending",
+    columns: [
+      required("id_hash", { primaryKey: true, notNull: false }),
+      required("kind", { check: "kind IN ('sign-in','enrol')" }),
+      required("user_name"),
+      text("via"),
+      text("challenge"),
+      text("sealed_secret"),
+      text("sealed_id_token"),
+      required("created_at"),
+      required("expires_at"),
+    ],
+    indexes: [
+      { name: "factor_pending_expires", columns: "expires_at" },
+      { name: "factor_pending_user", columns: "user_name, kind, created_at" },
+    ],
+  },
+  // the same step: provider sessions' ID tokens, for sign-out (sql/oidc-id-tokens.ts)
+  {
+    name: "oidc_id_tokens",
+    columns: [
+      required("session_hash", { primaryKey: true, notNull: false }),
+      required("sealed_token"),
+      required("expires_at"),
+    ],
+    indexes: [{ name: "oidc_id_tokens_expires", columns: "expires_at" }],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {

@@ -15,6 +15,8 @@ import { deliveryTables } from "../sql/delivery-tables.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
 import { oidcPendingTable } from "../sql/oidc-pending.js";
+import { factorPendingTable } from "../sql/factor-pending.js";
+import { oidcIdTokensTable } from "../sql/oidc-id-tokens.js";
 import { personKeysTable } from "../sql/person-keys.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
@@ -289,6 +291,10 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 50, branch ident3): OIDC sign-ins under way, shared by a fleet
   // (store/sql/oidc-pending.ts).
   oidcPendingTable(),
+  // STEP (issue 50, branch factors6): second-factor sign-ins and enrolments under way, and the ID
+  // tokens of provider sessions for sign-out, shared by a fleet (store/sql/factor-pending.ts,
+  // store/sql/oidc-id-tokens.ts).
+  factorPendingTable() + oidcIdTokensTable(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
