@@ -38,10 +38,21 @@ import {
 const pgMissing = pgAvailable();
 if (pgMissing) console.warn(`fleet fault test skipped: ${pgMissing}`);
 
-/** The account's limits at the service, and the gateways' setting a little under the rate. */
-const ACCOUNT_RATE = 10;
+/**
+ * The fleet's rate (every gateway's api.ratePerSecond), and the account's limit at the service: the
+ * rate plus the burst docs/ha.md allows for (arrivals bunched by a starved process's timers and the
+ * network: up to 3 a second, once 4, measured on 2 loaded cores). Low enough that the three gateways, each
+ * going at its own gate's rate, would reach three times it (15/s): only the shared budget holds it.
+ */
+const GATEWAY_RATE = 5;
+const ACCOUNT_RATE = GATEWAY_RATE + 3;
 const ACCOUNT_HISTORY = 8;
-const GATEWAY_RATE = 8;
+/**
+ * Calls out at once, shared among the three (4 each). With 4 in all (1-2 each) the fleet could not
+ * pass about 10 calls a second at the emulator's answer times even with no budget, so the rate check
+ * could not fail: concurrency, not the budget, held it (issue 55).
+ */
+const CONCURRENCY = 12;
 /**
  * The service takes this long to finish a fax; the gateways poll every POLL_MS. Several polls a
  * fax (not one or two) so that following by every gateway shows as about three times the calls.
@@ -57,7 +68,7 @@ const TRACKING_PER_FAX = PROCESSING_MS / POLL_MS + 0.5;
 const LOAD_MS = SHORT ? 60_000 : 180_000;
 /** Few enough that a user has at most FAX_INFO_MAX (3) faxes in progress most of the time: followed one by one. */
 const MAILS_PER_SECOND = SHORT ? 1 : 1.2;
-/** The held backlog: several seconds of the account's rate, so three gates at 8/s each would pass it. */
+/** The held backlog: several seconds of the fleet's rate, so three gates at 5/s each would pass it. */
 const BURST = SHORT ? 40 : 80;
 
 let cluster: PgCluster;
@@ -94,8 +105,9 @@ async function send(port: number, m: Mail, attachment: Buffer): Promise<void> {
     port,
     secure: false,
     ignoreTLS: true,
-    connectionTimeout: 2000,
-    greetingTimeout: 2000,
+    // a loaded CI machine (three fault files at once on 2 cores) can take seconds to greet
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
     socketTimeout: 15_000,
   });
   try {
@@ -121,8 +133,10 @@ async function admin<T>(rig: Rig, p: string, method: "GET" | "DELETE" = "GET"): 
   const res = await request(`${rig.emu.baseUrl}${p}`, {
     method,
     dispatcher: rig.agent,
-    headers: { authorization: `Basic ${rig.emu.adminKey}`, "content-type": "application/json" },
+    // no content-type: the emulator (fastify) refuses an empty body that says it is JSON
+    headers: { authorization: `Basic ${rig.emu.adminKey}` },
   });
+  if (res.statusCode >= 300) throw new Error(`${method} ${p}: HTTP ${res.statusCode} ${await res.body.text()}`);
   return (await res.body.json()) as T;
 }
 
@@ -168,7 +182,7 @@ describe.skipIf(pgMissing !== null)("a fleet of three gateways on one PostgreSQL
       delayMs: PROCESSING_MS,
       config: {
         database: url,
-        api: { ratePerSecond: GATEWAY_RATE, concurrency: 4, historyPerMinute: ACCOUNT_HISTORY },
+        api: { ratePerSecond: GATEWAY_RATE, concurrency: CONCURRENCY, historyPerMinute: ACCOUNT_HISTORY },
         queue: { lease: "3s", reconcileGrace: "8s", pollInterval: `${POLL_MS}ms` },
       },
     });
@@ -222,7 +236,10 @@ describe.skipIf(pgMissing !== null)("a fleet of three gateways on one PostgreSQL
         `fleet: burst of ${BURST} done in ${Date.now() - released} ms; service: ${JSON.stringify(burstLoad)}\n`,
       );
       expect(burstLoad).toHaveLength(1);
-      // alone, each gateway would go at its own 8/s: three of them, far past the account's 10/s
+      // the account's calls in any one second at the service (rolling, refused ones included):
+      // alone, each gateway would go at its own 5/s, three of them far past the account's 8/s
+      // (seen failing with slot() resolving at once: peak 10-12, 4-16 refused; with each gateway
+      // on a budget row of its own: peak 11-14, 8-24 refused)
       expect(burstLoad[0]!.refusedRate).toBe(0);
       expect(burstLoad[0]!.peakPerSecond).toBeLessThanOrEqual(ACCOUNT_RATE);
       expect(burstLoad[0]!.calls).toBeGreaterThanOrEqual(BURST);
