@@ -55,7 +55,11 @@ describe.skipIf(!hasCurl)("docs/console.md curl lines", () => {
     expect(found.map((j) => j.id)).toContain(JSON.parse(out[1]!).id);
     // line 4: the cancel answers the job, or (too late) why not
     const cancel = JSON.parse(out[4]!) as { state?: string; error?: string };
-    expect(cancel.state === "cancelled" || /only queued, deferred or held/.test(cancel.error ?? ""), out[4]).toBe(true);
+    expect(
+      cancel.state === "cancelled" ||
+        /only queued, deferred, held or parked recipients can be cancelled/.test(cancel.error ?? ""),
+      out[4],
+    ).toBe(true);
     // line 5: the event stream opened
     expect(out[5]).toMatch(/^: live/);
   }, 90_000);
