@@ -70,9 +70,13 @@ export function waitsForText(cfg: InboundConfig): boolean {
   return cfg.routes.some((r) => r.match.text !== undefined);
 }
 
-/** Where a fax waits for its text: the default route's inboxes only (no mail, no folder yet). */
+/**
+ * Where a fax waits for its text, or only for its reply code to be looked for (no rule on text):
+ * the default route's inboxes only (no mail, no folder yet). The rule's name says which it waits for.
+ */
 export function holdForText(cfg: InboundConfig): RouteDecision {
-  return { rules: ["waiting for its text"], deliveries: cfg.default.filter((d) => "inbox" in d) };
+  const what = waitsForText(cfg) ? "its text" : "its reply code to be looked for";
+  return { rules: [`waiting for ${what}`], deliveries: cfg.default.filter((d) => "inbox" in d) };
 }
 
 export function route(cfg: InboundConfig, f: ReceivedFacts): RouteDecision {

@@ -133,7 +133,7 @@ describe.skipIf(TOOLS.length > 0)("a received fax with a reply code", () => {
     expect(["bob", "ops"]).toContain(fax.user);
     expect(events.map((e) => `${e.action}: ${e.detail ?? ""}`)).toEqual([
       expect.stringMatching(/^stored: /),
-      "routed: rule waiting for its text: ",
+      "routed: rule waiting for its reply code to be looked for: ",
       `reply to: ${jobId}`,
       `routed: by its reply code to the sender of job ${jobId}: mail to alice`,
     ]);
@@ -146,7 +146,7 @@ describe.skipIf(TOOLS.length > 0)("a received fax with a reply code", () => {
       (r) => r.action === "routed" && r.object_id === fax.id,
     );
     expect(rows.map((r) => JSON.parse(r.detail))).toEqual([
-      expect.objectContaining({ route: "waiting for its text" }),
+      expect.objectContaining({ route: "waiting for its reply code to be looked for" }),
       { route: "reply code", deliveries: 1, after: `its reply code verified: a reply to job ${jobId}` },
     ]);
     // the console: the sent fax's timeline names the reply, the reply names the sent fax, alice may open both
@@ -170,7 +170,7 @@ describe.skipIf(TOOLS.length > 0)("a received fax with a reply code", () => {
     const { fax, events } = await routedAfterLook(await arrive(await faxedBack(forged, 52)));
     expect(events.map((e) => `${e.action}: ${e.detail ?? ""}`)).toEqual([
       expect.stringMatching(/^stored: /),
-      "routed: rule waiting for its text: ",
+      "routed: rule waiting for its reply code to be looked for: ",
       "reply code: reply code did not verify; routed by the rules",
       "routed: after a reply code that did not verify: rule default",
     ]);
