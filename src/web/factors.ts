@@ -301,6 +301,20 @@ const codeOf = (body: unknown): string => {
 };
 const responseOf = (body: unknown): unknown => (body as { response?: unknown })?.response;
 
+/** A passkey that did not sign in: logged, a ledger row, and the refusal to answer with. */
+async function passkeyRefused(ctx: ConsoleContext, req: FastifyRequest, user: UserConfig): Promise<FaxgateError> {
+  ctx.log.warn({ remote: req.ip, user: user.name }, "WEB second factor refused: passkey did not check out");
+  await ctx.deps.ledger.record({
+    action: "sign-in-failed",
+    actor: { kind: "person" },
+    object: { kind: "person", id: user.name },
+    door: "console",
+    client: req.ip,
+    detail: { factor: "passkey", reason: "passkey-refused" },
+  });
+  return new FaxgateError("USAGE", "the passkey did not sign in; try again", { httpStatus: 401 });
+}
+
 /**
  * The second step of a sign-in under way (its cookie): prove with a factor enrolled, or enrol one
  * when the role requires it. Success starts the session exactly as a password-only sign-in does.
@@ -348,18 +362,7 @@ export function factorStepRoutes(
   });
   app.post("/login/factor/passkey", async (req, reply) => {
     const { at, p, user } = await factors.pendingOf(req);
-    if (!(await factors.provePasskey(user.name, at, responseOf(req.body)))) {
-      ctx.log.warn({ remote: req.ip, user: user.name }, "WEB second factor refused: passkey did not check out");
-      await ctx.deps.ledger.record({
-        action: "sign-in-failed",
-        actor: { kind: "person" },
-        object: { kind: "person", id: user.name },
-        door: "console",
-        client: req.ip,
-        detail: { factor: "passkey", reason: "passkey-refused" },
-      });
-      throw new FaxgateError("USAGE", "the passkey did not sign in; try again", { httpStatus: 401 });
-    }
+    if (!(await factors.provePasskey(user.name, at, responseOf(req.body)))) throw await passkeyRefused(ctx, req, user);
     return done(req, reply, at, user, viaOf(p), "passkey", p.sealedIdToken);
   });
   // enrolment within the sign-in: only for a person without a factor (else they prove one)
