@@ -53,35 +53,55 @@ function fit(text: string, font: PDFFont, size: number, width: number): string {
   return `${t}...`;
 }
 
+interface Fonts {
+  font: PDFFont;
+  bold: PDFFont;
+  mono: PDFFont;
+}
+
+/** A bold name and its value in the fixed font, cut to the width. */
+function label(page: PDFPage, f: Fonts, k: string, v: string | null, at: number, x: number, width: number): void {
+  page.drawText(plain(k), { x, y: at, size: 9, font: f.bold });
+  page.drawText(fit(v ?? "-", f.mono, 9, width - 110), { x: x + 110, y: at, size: 9, font: f.mono });
+}
+
 export async function renderTransmissionReport(input: ReportInput): Promise<Uint8Array> {
-  const { job, timeZone } = input;
   const doc = await PDFDocument.create();
-  doc.setTitle(`Transmission report ${job.id}`);
+  doc.setTitle(`Transmission report ${input.job.id}`);
   doc.setProducer("faxgate");
   doc.setCreationDate(input.now);
   const page = doc.addPage([W, H]);
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
-  const mono = await doc.embedFont(StandardFonts.Courier);
+  const f: Fonts = {
+    font: await doc.embedFont(StandardFonts.Helvetica),
+    bold: await doc.embedFont(StandardFonts.HelveticaBold),
+    mono: await doc.embedFont(StandardFonts.Courier),
+  };
+  let y = drawTitle(page, f, input);
+  y = await drawHead(doc, page, f, input, y);
+  drawDestinations(page, f, input, y);
+  drawVerdict(page, f, input.job);
+  return doc.save();
+}
 
+/** The title and the report's time, over a rule: where the header fields start. */
+function drawTitle(page: PDFPage, f: Fonts, input: ReportInput): number {
   let y = H - MARGIN;
-  page.drawText("TRANSMISSION REPORT", { x: MARGIN, y: y - 18, size: 20, font: bold });
-  page.drawText(plain(formatTime(input.now.toISOString(), timeZone) ?? ""), {
+  page.drawText("TRANSMISSION REPORT", { x: MARGIN, y: y - 18, size: 20, font: f.bold });
+  page.drawText(plain(formatTime(input.now.toISOString(), input.timeZone) ?? ""), {
     x: W - MARGIN - 200,
     y: y - 14,
     size: 9,
-    font,
+    font: f.font,
     maxWidth: 200,
   });
   y -= 30;
   page.drawLine({ start: { x: MARGIN, y }, end: { x: W - MARGIN, y }, thickness: 1.5 });
-  y -= 18;
+  return y - 18;
+}
 
-  const label = (k: string, v: string | null, at: number, x = MARGIN, width = W - 2 * MARGIN - THUMB.w - 20): void => {
-    page.drawText(plain(k), { x, y: at, size: 9, font: bold });
-    page.drawText(fit(v ?? "-", mono, 9, width - 110), { x: x + 110, y: at, size: 9, font: mono });
-  };
-
+/** The job's fields and, to their right, its first page reduced and framed: where the destinations start. */
+async function drawHead(doc: PDFDocument, page: PDFPage, f: Fonts, input: ReportInput, top: number): Promise<number> {
+  const { job, timeZone } = input;
   const sender = [input.sender.name, input.sender.email ? `<${input.sender.email}>` : null].filter(Boolean).join(" ");
   const rows: Array<[string, string | null]> = [
     ["Job", job.id],
@@ -93,24 +113,27 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
     ["Subject", job.cover.subject ?? job.meta.origin?.subject ?? null],
     ["Documents", job.documents.map((d) => d.name).join(", ") || (job.cover.enabled ? "cover page only" : null)],
   ];
-  const headTop = y;
+  let y = top;
   for (const [k, v] of rows) {
-    label(k, v, y);
+    label(page, f, k, v, y, MARGIN, W - 2 * MARGIN - THUMB.w - 20);
     y -= 15;
   }
+  const box = { x: W - MARGIN - THUMB.w, y: top - THUMB.h + 9, w: THUMB.w, h: THUMB.h };
+  if (input.pageImage === false) withheldPage(page, box, f.font);
+  else await drawFirstPage(doc, page, box, job, input.readDocument, f.font);
+  return Math.min(y, box.y) - 24;
+}
 
-  // the reduced first page, framed, to the right of the header fields
-  const box = { x: W - MARGIN - THUMB.w, y: headTop - THUMB.h + 9, w: THUMB.w, h: THUMB.h };
-  if (input.pageImage === false) withheldPage(page, box, font);
-  else await drawFirstPage(doc, page, box, job, input.readDocument, font);
-  y = Math.min(y, box.y) - 24;
-
+/** One block per destination (at most MAX_ROWS, then how many more). */
+function drawDestinations(page: PDFPage, f: Fonts, input: ReportInput, top: number): void {
+  const { job, timeZone } = input;
+  let y = top;
   page.drawLine({ start: { x: MARGIN, y: y + 10 }, end: { x: W - MARGIN, y: y + 10 }, thickness: 0.75 });
   const shown = job.recipients.slice(0, MAX_ROWS);
   for (const r of shown) {
     const res = reportResult(r);
     const to = r.name ? `${formatFaxNumber(r.number)} (${r.name})` : formatFaxNumber(r.number);
-    page.drawText(fit(`Destination: ${to}`, bold, 11, W - 2 * MARGIN), { x: MARGIN, y, size: 11, font: bold });
+    page.drawText(fit(`Destination: ${to}`, f.bold, 11, W - 2 * MARGIN), { x: MARGIN, y, size: 11, font: f.bold });
     y -= 16;
     const wide = W - 2 * MARGIN;
     const pages =
@@ -126,7 +149,7 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
     ];
     for (const [k, v] of detail) {
       if (v == null && (k === "Error" || k === "Service result")) continue;
-      label(k, v, y, MARGIN + 12, wide - 12);
+      label(page, f, k, v, y, MARGIN + 12, wide - 12);
       y -= 13;
     }
     y -= 10;
@@ -134,11 +157,13 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
   if (job.recipients.length > shown.length) {
     page.drawText(
       `... and ${job.recipients.length - shown.length} more recipients (faxgate job ${job.id} lists them all)`,
-      { x: MARGIN, y, size: 9, font },
+      { x: MARGIN, y, size: 9, font: f.font },
     );
-    y -= 16;
   }
+}
 
+/** The verdict over the whole job, at the foot of the page. */
+function drawVerdict(page: PDFPage, f: Fonts, job: ReportInput["job"]): void {
   const delivered = job.recipients.filter((r) => r.state === "delivered").length;
   const verdict =
     job.recipients.length === 0
@@ -149,15 +174,14 @@ export async function renderTransmissionReport(input: ReportInput): Promise<Uint
           ? "RESULT: FAILED"
           : `RESULT: ${delivered} OF ${job.recipients.length} DELIVERED`;
   page.drawLine({ start: { x: MARGIN, y: MARGIN + 30 }, end: { x: W - MARGIN, y: MARGIN + 30 }, thickness: 1.5 });
-  page.drawText(verdict, { x: MARGIN, y: MARGIN + 10, size: 14, font: bold });
+  page.drawText(verdict, { x: MARGIN, y: MARGIN + 10, size: 14, font: f.bold });
   page.drawText("faxgate", {
-    x: W - MARGIN - font.widthOfTextAtSize("faxgate", 9),
+    x: W - MARGIN - f.font.widthOfTextAtSize("faxgate", 9),
     y: MARGIN + 12,
     size: 9,
-    font,
+    font: f.font,
     color: rgb(0.4, 0.4, 0.4),
   });
-  return doc.save();
 }
 
 type Box = { x: number; y: number; w: number; h: number };
