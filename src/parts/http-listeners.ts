@@ -45,72 +45,10 @@ export interface HttpListeners {
 }
 
 export function createHttpListeners(core: Core, conv: Converters, opts: HttpListenerOptions): HttpListeners {
-  const { config, live, addresses, api } = core;
+  const { config, live, addresses } = core;
   const budget = descriptorBudget({ smtpConnections: config.smtp?.maxConnections ?? 0 });
-  const webhooks = config.webhooks
-    ? new WebhookReceiver({
-        config: config.webhooks,
-        limits: budget.webhooks,
-        tls: readReceiverTls(config.webhooks.tls),
-        logger: core.logger.child({ component: "webhooks" }),
-        handlers: serviceEventHandlers({
-          applyServiceRecord: opts.applyServiceRecord,
-          notifyNow: opts.notifyNow,
-          receivedFax: opts.receivedFax ?? undefined,
-          logger: core.logger,
-        }),
-      })
-    : null;
-  const web = config.web
-    ? new WebConsole({
-        config: config.web,
-        extraRoutes: opts.extraRoutes,
-        directory: opts.directoryView,
-        tls: readReceiverTls(config.web.tls),
-        limits: budget.web,
-        store: core.store,
-        ledger: core.ledger,
-        // in the queue's database: a restart keeps them, and a fleet shares them (docs/ha.md)
-        sessionStore: new StoredSessionStore(core.store.sql),
-        users: () => live.users(),
-        clientFor: (user) => api.clientFor(user, "console"),
-        destinations: core.destinations,
-        defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
-        confirmWaitMs: () => smtpSettings(live.config()).senderAuth.confirmWait,
-        partial: () => live.config().intake.partial,
-        office: conv.convertQueue,
-        pressure: core.pressure,
-        dataDir: config.data,
-        logger: core.logger.child({ component: "web" }),
-        clock: core.clock,
-        metrics: core.metrics,
-        // the mail limits hold for the console too, also in a gateway that takes no mail
-        maxUploadBytes: smtpSettings(config).maxMessageBytes,
-        faxesPerMinute: smtpSettings(config).maxMessagesPerMinute,
-        counters: core.counters,
-        historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
-        inbound: () => live.config().inbound,
-        mailedLinkLifetime: () => live.config().retention.links,
-        evidence: createEvidence(core),
-        oidc: config.web.oidc ? oidcSignIn(core, config.web.oidc) : undefined,
-        factors: {
-          store: new SignInFactors(core.store.sql),
-          pending: new FactorPending(core.store.sql, () => core.clock.now()),
-          config: config.web.factors,
-          sealer: config.web.factors.totpKey ? new TotpSealer(config.web.factors.totpKey) : null,
-          publicUrl: () => consoleUrl(core) ?? "",
-        },
-        ledgerPages: { ledger: core.ledger, holds: new LegalHolds({ store: core.store, ledger: core.ledger }) },
-        operator: new OperatorPages({
-          store: core.store,
-          users: () => live.users(),
-          refusals: core.refusals,
-          readiness: opts.readiness,
-          historyAvailable: () => api.gate.historyAvailable(),
-          keyExpiry: opts.keyExpiry,
-        }),
-      })
-    : null;
+  const webhooks = config.webhooks ? webhookReceiver(core, config.webhooks, budget, opts) : null;
+  const web = config.web ? webConsole(core, config.web, conv, budget, opts) : null;
   // after a reload: sessions of removed users (or of a lost admin role) end
   if (web) live.onUsersChanged((users) => web.updateUsers(users));
   const logBudget: Part = {
@@ -149,6 +87,89 @@ export function createHttpListeners(core: Core, conv: Converters, opts: HttpList
     },
   ];
   return { webhooks, parts };
+}
+
+type Budget = ReturnType<typeof descriptorBudget>;
+type Config = Core["config"];
+
+/** The service's webhooks: outbound records to the dispatcher, received faxes to the intake. */
+function webhookReceiver(
+  core: Core,
+  config: NonNullable<Config["webhooks"]>,
+  budget: Budget,
+  opts: HttpListenerOptions,
+): WebhookReceiver {
+  return new WebhookReceiver({
+    config,
+    limits: budget.webhooks,
+    tls: readReceiverTls(config.tls),
+    logger: core.logger.child({ component: "webhooks" }),
+    handlers: serviceEventHandlers({
+      applyServiceRecord: opts.applyServiceRecord,
+      notifyNow: opts.notifyNow,
+      receivedFax: opts.receivedFax ?? undefined,
+      logger: core.logger,
+    }),
+  });
+}
+
+/** The web console with its sign-in (sessions, factors, provider) and operator pages, all on the store. */
+function webConsole(
+  core: Core,
+  config: NonNullable<Config["web"]>,
+  conv: Converters,
+  budget: Budget,
+  opts: HttpListenerOptions,
+): WebConsole {
+  const { live, api } = core;
+  return new WebConsole({
+    config,
+    extraRoutes: opts.extraRoutes,
+    directory: opts.directoryView,
+    tls: readReceiverTls(config.tls),
+    limits: budget.web,
+    store: core.store,
+    ledger: core.ledger,
+    // in the queue's database: a restart keeps them, and a fleet shares them (docs/ha.md)
+    sessionStore: new StoredSessionStore(core.store.sql),
+    users: () => live.users(),
+    clientFor: (user) => api.clientFor(user, "console"),
+    destinations: core.destinations,
+    defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
+    confirmWaitMs: () => smtpSettings(live.config()).senderAuth.confirmWait,
+    partial: () => live.config().intake.partial,
+    office: conv.convertQueue,
+    pressure: core.pressure,
+    dataDir: core.config.data,
+    logger: core.logger.child({ component: "web" }),
+    clock: core.clock,
+    metrics: core.metrics,
+    // the mail limits hold for the console too, also in a gateway that takes no mail
+    maxUploadBytes: smtpSettings(core.config).maxMessageBytes,
+    faxesPerMinute: smtpSettings(core.config).maxMessagesPerMinute,
+    counters: core.counters,
+    historyAvailable: (reserve) => api.gate.historyAvailable(reserve),
+    inbound: () => live.config().inbound,
+    mailedLinkLifetime: () => live.config().retention.links,
+    evidence: createEvidence(core),
+    oidc: config.oidc ? oidcSignIn(core, config.oidc) : undefined,
+    factors: {
+      store: new SignInFactors(core.store.sql),
+      pending: new FactorPending(core.store.sql, () => core.clock.now()),
+      config: config.factors,
+      sealer: config.factors.totpKey ? new TotpSealer(config.factors.totpKey) : null,
+      publicUrl: () => consoleUrl(core) ?? "",
+    },
+    ledgerPages: { ledger: core.ledger, holds: new LegalHolds({ store: core.store, ledger: core.ledger }) },
+    operator: new OperatorPages({
+      store: core.store,
+      users: () => live.users(),
+      refusals: core.refusals,
+      readiness: opts.readiness,
+      historyAvailable: () => api.gate.historyAvailable(),
+      keyExpiry: opts.keyExpiry,
+    }),
+  });
 }
 
 /** Console sign-in through the OpenID provider: the callback is on the console's own address. */
