@@ -60,25 +60,7 @@ export function createNotify(
     ...(connectorQueued ? { connectorQueued } : {}),
     ...(ocr ? { text: { poke: () => ocr.poke(), waitForMs: config.ocr.waitFor, replies: true } } : {}),
   });
-  // reply codes are looked for where OCR runs, before each fax's text is read
-  const replies = ocr
-    ? new ReplyRouting({
-        store,
-        intake: received,
-        key: replyKeyOf(core),
-        timeoutMs: config.replySheets.timeout,
-        pages: config.replySheets.pages,
-        memoryMb: config.replySheets.memoryMb,
-        sandbox: config.ocr.sandbox,
-        logger: log("inbound"),
-      })
-    : null;
-  if (replies) ocr?.beforeText((faxId, pdf) => replies.look(faxId, pdf));
-  // faxes held for their text (match.text) are routed when it is known or the wait is over
-  const textRouting = ocr
-    ? new TextRouting({ store, intake: received, logger: log("inbound"), clock, intervalMs: 5000 })
-    : null;
-  ocr?.on("known", () => textRouting?.wake());
+  const { replies, textRouting } = ocr ? textDuties(core, received, ocr) : { replies: null, textRouting: null };
   const escalation = new InboxEscalation({
     store,
     inbound: () => live.config().inbound,
@@ -121,4 +103,31 @@ export function createNotify(
     },
   ];
   return { notifier, received, escalation, pushedFax, parts };
+}
+
+/**
+ * What runs with OCR: reply codes looked for before each fax's text is read, and faxes held for
+ * their text (match.text) routed when it is known or the wait is over.
+ */
+function textDuties(
+  core: Core,
+  received: ReceivedFaxIntake,
+  ocr: OcrDuty,
+): { replies: ReplyRouting; textRouting: TextRouting } {
+  const { config, store, clock } = core;
+  const log = core.logger.child({ component: "inbound" });
+  const replies = new ReplyRouting({
+    store,
+    intake: received,
+    key: replyKeyOf(core),
+    timeoutMs: config.replySheets.timeout,
+    pages: config.replySheets.pages,
+    memoryMb: config.replySheets.memoryMb,
+    sandbox: config.ocr.sandbox,
+    logger: log,
+  });
+  ocr.beforeText((faxId, pdf) => replies.look(faxId, pdf));
+  const textRouting = new TextRouting({ store, intake: received, logger: log, clock, intervalMs: 5000 });
+  ocr.on("known", () => textRouting.wake());
+  return { replies, textRouting };
 }
