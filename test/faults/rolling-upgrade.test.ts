@@ -1,5 +1,5 @@
 // A rolling upgrade on one PostgreSQL (issue 55, docs/ha.md "Rolling upgrades"). Version N is the
-// code just before the newest schema step (the parent of the last commit that changed
+// code just before the newest schema step (the first parent of main's last commit that changed
 // src/store/postgres/schema.ts, taken from git into a temp folder and run from its sources);
 // N+1 is this tree. Gateway A runs N and makes the schema; B starts on N+1 and adds the newest
 // step while A serves; both take and send mail; B stops and A alone serves on the newer schema
@@ -22,12 +22,17 @@ import { removeFolder, tempFolder } from "../tmp-dir.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** The commit before the newest schema step, or why there is none to run. */
+/**
+ * The commit before the newest schema step, or why there is none to run. Along main's own line
+ * (first parents): a branch may shape its step over several commits before it is merged, and
+ * only main's states are versions someone ran (a branch's half-made step, taken as N, made its
+ * step 16 without the table N+1's step 16 has).
+ */
 function previousVersion(): { commit: string } | { why: string } {
   const git = (args: string[]) => spawnSync("git", args, { cwd: repo, encoding: "utf8" });
-  const last = git(["log", "-1", "--format=%H", "--", "src/store/postgres/schema.ts"]);
+  const last = git(["log", "--first-parent", "-1", "--format=%H", "--", "src/store/postgres/schema.ts"]);
   if (last.status !== 0 || !last.stdout.trim()) return { why: "no git history of src/store/postgres/schema.ts" };
-  const parent = git(["rev-parse", `${last.stdout.trim()}^`]);
+  const parent = git(["rev-parse", `${last.stdout.trim()}^1`]);
   if (parent.status !== 0) return { why: "the newest schema step has no parent commit" };
   return { commit: parent.stdout.trim() };
 }
