@@ -22,7 +22,8 @@
 // Behaviour switches (see docs/emulator.md): offsetMode, cfMode, recipientErrorShape,
 // historyPerMinute, historyRetryAfter, webhookRetryScale. Unlike startEmulator (default 8), this
 // helper starts with historyPerMinute 0 (no history rate limit) unless a test asks for one.
-import { rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
+import { Agent, FormData, fetch as undiciFetch } from "undici";
 import { startEmulator, type Behaviour, type RunningEmulator, type SeedData } from "../../src/emulator/emulator.js";
 import type { Clock } from "../../src/clock.js";
 import { TEST_SEED } from "./seed.js";
@@ -78,5 +79,36 @@ export async function startTestEmulator(opts: TestEmulatorOptions = {}): Promise
   } catch (err) {
     if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
     throw err;
+  }
+}
+
+/**
+ * A fax the emulator receives for a number of its account (its admin route, as a sender's fax
+ * would arrive), over HTTPS with the emulator's CA; answers the received fax's message id.
+ */
+export async function emulatorInbound(
+  emu: { baseUrl: string; caFile: string },
+  fields: { email: string; callerId: string; to: string; csid?: string },
+  pdf: Uint8Array,
+  fileName: string,
+): Promise<string> {
+  const fd = new FormData();
+  fd.append("email", fields.email);
+  fd.append("callerId", fields.callerId);
+  if (fields.csid !== undefined) fd.append("csid", fields.csid);
+  fd.append("to", fields.to);
+  fd.append("file", new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), fileName);
+  const agent = new Agent({ connect: { ca: await readFile(emu.caFile, "utf8") } });
+  try {
+    const r = await undiciFetch(`${emu.baseUrl}/_emulator/inbound`, {
+      method: "POST",
+      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
+      body: fd,
+      dispatcher: agent,
+    });
+    if (r.status !== 200) throw new Error(`the emulator refused the inbound fax: ${r.status} ${await r.text()}`);
+    return ((await r.json()) as { messageId: string }).messageId;
+  } finally {
+    await agent.close();
   }
 }

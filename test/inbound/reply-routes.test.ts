@@ -8,13 +8,12 @@ import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { PDFDocument } from "@cantoo/pdf-lib";
-import { Agent, FormData, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
 import { encodeReplyCode } from "../../src/reply-sheet/reply-code.js";
 import { replySheetPage } from "../../src/reply-sheet/reply-page.js";
 import { ledgerRows } from "../../src/store/sql/ledger.js";
-import { TEST_KEYS } from "../helpers/emulator.js";
+import { emulatorInbound } from "../helpers/emulator.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { faxQuality, pictureToPdf, rasterise, typeset } from "../helpers/scanned-fax.js";
 import { newJob } from "../helpers/store.js";
@@ -49,24 +48,12 @@ async function lastPage(pdf: Uint8Array): Promise<Uint8Array> {
 
 /** The emulator receives `pdf` for bob's number; answers the service's message id. */
 async function arrive(pdf: Buffer): Promise<string> {
-  const fd = new FormData();
-  fd.append("email", "bob@example.com");
-  fd.append("callerId", "+15557654321");
-  fd.append("to", "+15550100300");
-  fd.append("file", new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), "reply.pdf");
-  const agent = new Agent({ connect: { ca: await readFile(rig.emu.caFile, "utf8") } });
-  try {
-    const r = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, {
-      method: "POST",
-      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
-      body: fd,
-      dispatcher: agent,
-    });
-    expect(r.status).toBe(200);
-    return ((await r.json()) as { messageId: string }).messageId;
-  } finally {
-    await agent.close();
-  }
+  return emulatorInbound(
+    rig.emu,
+    { email: "bob@example.com", callerId: "+15557654321", to: "+15550100300" },
+    pdf,
+    "reply.pdf",
+  );
 }
 
 /** The kept fax once the look for its code has routed it (a second `routed` entry). */

@@ -2,9 +2,7 @@
 // faxes wait in the default route's inbox until their text is read, then a phrase or a pattern
 // routes them; without a match they stay where the default put them. The wait's bound and the
 // pattern's time bound are held with the real store and the real rule code.
-import { readFile } from "node:fs/promises";
 import os from "node:os";
-import { Agent, FormData, fetch as undiciFetch } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { validateConfig } from "../../src/config/load.js";
 import { findExecutable } from "../../src/fs/executable.js";
@@ -13,7 +11,7 @@ import { ruleMatches } from "../../src/inbound/routes.js";
 import { TextRouting } from "../../src/inbound/text-routing.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { getReceivedText } from "../../src/store/sql/received-text.js";
-import { TEST_KEYS } from "../helpers/emulator.js";
+import { emulatorInbound } from "../helpers/emulator.js";
 import { startGateway, TEST_USERS, type TestGateway } from "../helpers/gateway.js";
 import { scannedFax } from "../helpers/scanned-fax.js";
 import { testLedger } from "../helpers/ledger.js";
@@ -122,28 +120,13 @@ describe("match.text rules", () => {
 let rig: TestGateway | null = null;
 
 async function arrive(lines: string[], seed: number): Promise<string> {
-  const fd = new FormData();
-  fd.append("email", "alice@example.com");
-  fd.append("callerId", "+15557654321");
-  fd.append("to", "+15550100200");
-  fd.append(
-    "file",
-    new Blob([new Uint8Array(await scannedFax(lines, { seed }))], { type: "application/pdf" }),
+  const pdf = await scannedFax(lines, { seed });
+  return emulatorInbound(
+    rig!.emu,
+    { email: "alice@example.com", callerId: "+15557654321", to: "+15550100200" },
+    pdf,
     "s.pdf",
   );
-  const agent = new Agent({ connect: { ca: await readFile(rig!.emu.caFile, "utf8") } });
-  try {
-    const r = await undiciFetch(`${rig!.emu.baseUrl}/_emulator/inbound`, {
-      method: "POST",
-      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
-      body: fd,
-      dispatcher: agent,
-    });
-    expect(r.status).toBe(200);
-    return ((await r.json()) as { messageId: string }).messageId;
-  } finally {
-    await agent.close();
-  }
 }
 
 describe.skipIf(!HAVE_OCR)("text rules in a gateway with OCR", () => {

@@ -4,16 +4,14 @@
 // the matching line; every search is a ledger row without its words. Then once in Chromium, with
 // a screenshot of the results.
 import { existsSync, mkdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { Agent, FormData, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
 import { ledgerRows } from "../../src/store/sql/ledger.js";
 import { getReceivedText } from "../../src/store/sql/received-text.js";
-import { TEST_KEYS } from "../helpers/emulator.js";
+import { emulatorInbound } from "../helpers/emulator.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { scannedFax } from "../helpers/scanned-fax.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -32,26 +30,8 @@ let rig: TestGateway;
 const ids: Record<string, string> = {};
 
 async function arrive(email: string, to: string, csid: string, lines: string[], seed: number): Promise<string> {
-  const fd = new FormData();
-  fd.append("email", email);
-  fd.append("callerId", "+15557654321");
-  fd.append("csid", csid);
-  fd.append("to", to);
   const pdf = await scannedFax(lines, { seed });
-  fd.append("file", new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), "scan.pdf");
-  const agent = new Agent({ connect: { ca: await readFile(rig.emu.caFile, "utf8") } });
-  try {
-    const r = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, {
-      method: "POST",
-      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
-      body: fd,
-      dispatcher: agent,
-    });
-    expect(r.status).toBe(200);
-    return ((await r.json()) as { messageId: string }).messageId;
-  } finally {
-    await agent.close();
-  }
+  return emulatorInbound(rig.emu, { email, callerId: "+15557654321", csid, to }, pdf, "scan.pdf");
 }
 
 beforeAll(async () => {
