@@ -13,7 +13,7 @@ import { silentLogger } from "../src/log/logger.js";
 import { Gateway } from "../src/main.js";
 import { startTestEmulator, TEST_KEYS } from "../test/helpers/emulator.js";
 import { freePort } from "../test/helpers/net.js";
-import { startOidcProvider } from "../test/helpers/oidc.js";
+import { startOidcProvider, takeCookies } from "../test/helpers/oidc.js";
 import type { BenchResult } from "./types.js";
 
 const SIGNINS = Number(process.env.FAXGATE_BENCH_OIDC_SIGNINS ?? 200);
@@ -41,12 +41,7 @@ async function browse(start: string, dispatcher: Agent, consoleOrigin: string): 
         ...(body ? { "content-type": "application/x-www-form-urlencoded" } : {}),
       },
     });
-    const set = r.headers["set-cookie"];
-    for (const c of Array.isArray(set) ? set : set ? [set] : []) {
-      const [pair] = c.split(";");
-      const i = pair!.indexOf("=");
-      cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
-    }
+    takeCookies(cookies, r.headers["set-cookie"]);
     const text = await r.body.text();
     method = "GET";
     body = undefined;

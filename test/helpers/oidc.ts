@@ -129,3 +129,17 @@ function readBody(req: import("node:http").IncomingMessage): Promise<string> {
     req.on("error", reject);
   });
 }
+
+/**
+ * A redirect chain's cookies kept as a browser keeps them for one host: each Set-Cookie's name and
+ * value taken in (its attributes dropped), an emptied one removed.
+ */
+export function takeCookies(jar: Map<string, string>, setCookie: string | string[] | undefined): void {
+  for (const c of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
+    const [pair] = c.split(";");
+    const i = pair!.indexOf("=");
+    const value = pair!.slice(i + 1);
+    if (value === "") jar.delete(pair!.slice(0, i));
+    else jar.set(pair!.slice(0, i), value);
+  }
+}

@@ -14,7 +14,7 @@ import { putOidcPending, SignInFactors, takeOidcPending } from "../../src/store/
 import { testLedger } from "../helpers/ledger.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
-import { startOidcProvider, type TestProvider } from "../helpers/oidc.js";
+import { startOidcProvider, takeCookies, type TestProvider } from "../helpers/oidc.js";
 import { pgAvailable, type PgCluster, startPgCluster } from "../helpers/pg-cluster.js";
 import { Agent } from "undici";
 import { readFileSync } from "node:fs";
@@ -41,14 +41,7 @@ async function go(url: URL, jar: Jar, dispatcher: Agent, post?: string): Promise
       ...(post ? { "content-type": "application/x-www-form-urlencoded" } : {}),
     },
   });
-  const set = r.headers["set-cookie"];
-  for (const c of Array.isArray(set) ? set : set ? [set] : []) {
-    const [pair] = c.split(";");
-    const i = pair!.indexOf("=");
-    const value = pair!.slice(i + 1);
-    if (value === "") jar.delete(pair!.slice(0, i));
-    else jar.set(pair!.slice(0, i), value);
-  }
+  takeCookies(jar, r.headers["set-cookie"]);
   const location = r.headers.location ? String(r.headers.location) : null;
   return { status: r.statusCode, location, text: await r.body.text() };
 }
