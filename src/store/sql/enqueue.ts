@@ -53,6 +53,19 @@ export const duplicateOf = (key: string, since: string): Statement => [
   [key, since],
 ];
 
+/** What `newJobRequest` needs besides the job: where it stands and what is already stored. */
+export interface NewJobPlace {
+  id: string;
+  now: string;
+  dialect: DialectName;
+  /** the dedupe window's start */
+  dedupeSince: string;
+  documents: StoredDocument[];
+  original: StoredDocument | null;
+  blobs: readonly Blob[];
+  ledger?: JobLedgerRows;
+}
+
 /**
  * A new job's rows, as the caller will be handed them (read back, they would be these values
  * again: test/store/contract.test.ts compares, and not reading them saves the hot path two
@@ -60,19 +73,43 @@ export const duplicateOf = (key: string, since: string): Statement => [
  */
 export function newJobRequest(
   input: NewJob,
-  p: {
-    id: string;
-    now: string;
-    dialect: DialectName;
-    /** the dedupe window's start */
-    dedupeSince: string;
-    documents: StoredDocument[];
-    original: StoredDocument | null;
-    blobs: readonly Blob[];
-    ledger?: JobLedgerRows;
-  },
+  p: NewJobPlace,
 ): { row: JobRow; recs: RecipientRow[]; request: WriteRequest } {
-  const { id, now } = p;
+  const start = firstState(input);
+  const row = newJobRow(input, p, start.state);
+  const recs = start.recipients.map((r, i) => newRecipientRow(p, i, r, start.state, start.lastErrorOf(r.number)));
+  const event = {
+    jobId: p.id,
+    idx: null,
+    transition: "enqueue" as const,
+    from: null,
+    to: start.state,
+    detail: enqueueDetail(input.source, start.waiting, start.confirming),
+  };
+  const request: WriteRequest = {
+    // checked inside the commit: another process (or an enqueue just before) may have won the race
+    ...(input.dedupeKey ? { guard: duplicateOf(input.dedupeKey, p.dedupeSince) } : {}),
+    statements: [
+      insertJob(row),
+      insertRecipients(recs),
+      ...p.blobs.map(
+        (d): Statement => [
+          `INSERT INTO ${DOCUMENT_TABLE[p.dialect]} (job_id, file, data) VALUES (?, ?, ?)`,
+          [p.id, d.file, d.data],
+        ],
+      ),
+      [INSERT_EVENT, eventArgs(event, p.now)],
+    ],
+    ...(p.ledger ? { ledger: p.ledger({ id: p.id, recipients: recs }) } : {}),
+  };
+  return { row, recs, request };
+}
+
+/**
+ * Where a new job starts: held when it waits for an address (one empty recipient stands in for
+ * the one to come) or for its sender's confirmation, queued otherwise; each number once.
+ */
+function firstState(input: NewJob) {
   const waiting = input.awaitingAddress === true;
   const numbers = new Set<string>();
   const recipients = waiting
@@ -80,10 +117,15 @@ export function newJobRequest(
     : input.recipients.filter((r) => !numbers.has(r.number) && numbers.add(r.number));
   const confirming = !waiting && (input.awaitingConfirmation?.length ?? 0) > 0;
   const state: RecipientState = waiting || confirming ? "held" : "queued";
+  // a held recipient says what it waits for
   const lastErrorOf = (n: string): string | null =>
     waiting ? NEEDS_ADDRESS : confirming ? confirmationWait(input.awaitingConfirmation!, n) : null;
-  const row: JobRow = {
-    id,
+  return { waiting, confirming, state, recipients, lastErrorOf };
+}
+
+function newJobRow(input: NewJob, p: NewJobPlace, state: RecipientState): JobRow {
+  return {
+    id: p.id,
     source: input.source,
     user: input.user,
     state,
@@ -96,91 +138,89 @@ export function newJobRequest(
     meta: JSON.stringify(input.meta ?? {}),
     corrupt_reason: null,
     finals: 0,
-    created_at: now,
-    updated_at: now,
+    created_at: p.now,
+    updated_at: p.now,
     finished_at: null,
   };
-  const recs = recipients.map(
-    (r, i): RecipientRow => ({
-      job_id: id,
-      idx: i,
-      number: r.number,
-      name: r.name ?? null,
-      state,
-      attempts: 0,
-      fax_tries: 0,
-      budget_from: now,
-      next_attempt_at: null,
-      last_error: lastErrorOf(r.number),
-      message_id: null,
-      send_id: null,
-      result_code: null,
-      result_info: null,
-      error_code: null,
-      error_info: null,
-      pages: null,
-      pages_count: null,
-      duration: null,
-      fax_attempt: null,
-      api_calls: 0,
-      locked_by: null,
-      locked_until: null,
-      created_at: now,
-      updated_at: now,
-      sent_at: null,
-      finished_at: null,
-    }),
-  );
-  const event = {
-    jobId: id,
-    idx: null,
-    transition: "enqueue" as const,
-    from: null,
-    to: state,
-    detail: enqueueDetail(input.source, waiting, confirming),
-  };
-  const request: WriteRequest = {
-    // checked inside the commit: another process (or an enqueue just before) may have won the race
-    ...(input.dedupeKey ? { guard: duplicateOf(input.dedupeKey, p.dedupeSince) } : {}),
-    statements: [
-      [
-        `INSERT INTO jobs (id, source, "user", state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          id,
-          row.source,
-          row.user,
-          state,
-          row.cover,
-          row.documents,
-          row.original,
-          row.scheduled_at,
-          row.tags,
-          row.dedupe_key,
-          row.meta,
-          now,
-          now,
-        ],
-      ],
-      // all recipients in one statement (a send-to-many job is one round trip on PostgreSQL)
-      [
-        `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at) VALUES ${recs
-          .map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
-          .join(", ")}`,
-        recs.flatMap((r) => [id, r.idx, r.number, r.name, state, r.last_error, now, now, now]),
-      ],
-      ...p.blobs.map(
-        (d): Statement => [
-          `INSERT INTO ${DOCUMENT_TABLE[p.dialect]} (job_id, file, data) VALUES (?, ?, ?)`,
-          [id, d.file, d.data],
-        ],
-      ),
-      [INSERT_EVENT, eventArgs(event, now)],
-    ],
-    ...(p.ledger ? { ledger: p.ledger({ id, recipients: recs }) } : {}),
-  };
-  return { row, recs, request };
 }
+
+/** A recipient as a fresh row holds it: nothing tried, nothing sent, its budget counted from now. */
+function newRecipientRow(
+  p: NewJobPlace,
+  idx: number,
+  r: { number: string; name?: string | undefined },
+  state: RecipientState,
+  lastError: string | null,
+): RecipientRow {
+  const { now } = p;
+  return {
+    job_id: p.id,
+    idx,
+    number: r.number,
+    name: r.name ?? null,
+    state,
+    attempts: 0,
+    fax_tries: 0,
+    budget_from: now,
+    next_attempt_at: null,
+    last_error: lastError,
+    message_id: null,
+    send_id: null,
+    result_code: null,
+    result_info: null,
+    error_code: null,
+    error_info: null,
+    pages: null,
+    pages_count: null,
+    duration: null,
+    fax_attempt: null,
+    api_calls: 0,
+    locked_by: null,
+    locked_until: null,
+    created_at: now,
+    updated_at: now,
+    sent_at: null,
+    finished_at: null,
+  };
+}
+
+const insertJob = (row: JobRow): Statement => [
+  `INSERT INTO jobs (id, source, "user", state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  [
+    row.id,
+    row.source,
+    row.user,
+    row.state,
+    row.cover,
+    row.documents,
+    row.original,
+    row.scheduled_at,
+    row.tags,
+    row.dedupe_key,
+    row.meta,
+    row.created_at,
+    row.updated_at,
+  ],
+];
+
+/** All recipients in one statement (a send-to-many job is one round trip on PostgreSQL). */
+const insertRecipients = (recs: RecipientRow[]): Statement => [
+  `INSERT INTO recipients (job_id, idx, number, name, state, last_error, budget_from, created_at, updated_at) VALUES ${recs
+    .map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .join(", ")}`,
+  recs.flatMap((r) => [
+    r.job_id,
+    r.idx,
+    r.number,
+    r.name,
+    r.state,
+    r.last_error,
+    r.budget_from,
+    r.created_at,
+    r.updated_at,
+  ]),
+];
 
 /** The job `newJobRequest` wrote, as its rows say. */
 export const newJob = (local: Local, rows: { row: JobRow; recs: RecipientRow[] }): Job =>
