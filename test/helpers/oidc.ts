@@ -143,3 +143,54 @@ export function takeCookies(jar: Map<string, string>, setCookie: string | string
     else jar.set(pair!.slice(0, i), value);
   }
 }
+
+/** One request of a browser: the jar's cookies sent, its Set-Cookie taken in, no redirect followed. */
+export async function browserHop(
+  url: URL,
+  jar: Map<string, string>,
+  dispatcher: import("undici").Dispatcher,
+  post?: string,
+): Promise<{ status: number; location: string | null; text: string }> {
+  const { request } = await import("undici");
+  const r = await request(url, {
+    method: post ? "POST" : "GET",
+    body: post,
+    dispatcher,
+    headers: {
+      cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "),
+      ...(post ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+    },
+  });
+  takeCookies(jar, r.headers["set-cookie"]);
+  const location = r.headers.location ? String(r.headers.location) : null;
+  return { status: r.statusCode, location, text: await r.body.text() };
+}
+
+/**
+ * A console sign-in through the test provider as a browser makes it, without Chromium: the
+ * console's /oidc/start, the provider's login form for `account`, the callback. Answers the
+ * console's session cookie, or throws saying where the chain stopped.
+ */
+export async function signInThroughProvider(
+  origin: string,
+  account: string,
+  dispatcher: import("undici").Dispatcher,
+): Promise<string> {
+  const jar = new Map<string, string>();
+  const providerJar = new Map<string, string>();
+  let hop = await browserHop(new URL(`${origin}/oidc/start`), jar, dispatcher);
+  let url = new URL(hop.location ?? "", origin);
+  for (let i = 0; i < 10 && url.origin !== origin; i++) {
+    hop = await browserHop(url, providerJar, dispatcher);
+    const action = /action="([^"]+)"/.exec(hop.text);
+    if (hop.status === 200 && action)
+      hop = await browserHop(new URL(action[1]!, url), providerJar, dispatcher, `account=${account}`);
+    if (!hop.location)
+      throw new Error(`the provider stopped at ${url.pathname}: ${hop.status} ${hop.text.slice(0, 200)}`);
+    url = new URL(hop.location, url);
+  }
+  hop = await browserHop(url, jar, dispatcher);
+  const session = jar.get("faxgate_session");
+  if (!session) throw new Error(`no session after the callback: ${hop.status} ${hop.text.slice(0, 200)}`);
+  return session;
+}
