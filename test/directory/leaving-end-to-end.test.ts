@@ -237,7 +237,10 @@ describe.skipIf(missing)(`leaving, end to end through the daemon${missing ? ` (s
 
   /** A person who can fax: their key minted, signed in to the console, a fax of theirs at the service. */
   async function faxingPerson(name: string, account: string, email: string) {
-    await waitUntil(async () => (await mintedFor(name)).length === 1, `${name}'s minted key`);
+    const [key] = await waitUntil(
+      async () => ((await mintedFor(name)).length === 1 ? mintedFor(name) : null),
+      `${name}'s minted key`,
+    );
     const session = await signInThroughProvider(webOrigin, account, providerAgent);
     expect(await sessionStatus(session)).toBe(200);
     // the service holds the fax in processing (its clock says an hour to go)
@@ -251,13 +254,13 @@ describe.skipIf(missing)(`leaving, end to end through the daemon${missing ? ` (s
     );
     const folder = path.join(d.dir, "spool", name);
     expect(existsSync(folder), `${name}'s print folder, made for them`).toBe(true);
-    return { session, jobId, folder };
+    return { session, jobId, folder, token: key!.token! };
   }
 
   /** After leaving: refused at every door saying so, the key gone, the earlier fax finished. */
   async function everyDoorRefuses(
     who: { name: string; email: string; account: LocalAccount | null },
-    was: { session: string; jobId: string; folder: string },
+    was: { session: string; jobId: string; folder: string; token: string },
   ) {
     // SMTP: 5.7.1 saying they have left; fay still faxes
     await waitUntil(
@@ -318,6 +321,9 @@ describe.skipIf(missing)(`leaving, end to end through the daemon${missing ? ` (s
       `${who.name}'s earlier fax delivered`,
       30_000,
     );
+    // the daemon's output never holds the minted key
+    expect(was.token.length).toBeGreaterThan(16);
+    expect((d.out.text + d.err.text).includes(was.token), "the minted key in the daemon's output").toBe(false);
   }
 
   it("a person removed from LDAP is refused at every door after one sync; her accepted fax is finished", async () => {
