@@ -2,7 +2,7 @@
 // read back from the store at start (an outage at start does not empty the gateway), and its
 // state on /readyz and the metrics. A reload (SIGHUP, `faxgate directory sync`) reads the stored
 // list again and syncs.
-import { directorySyncMs } from "../config/index.js";
+import { type DirectoryConfig, directorySyncMs, type LdapConfig } from "../config/index.js";
 import {
   type DirectoryPerson,
   DirectorySync,
@@ -17,6 +17,7 @@ import { PersonKeys } from "../store/index.js";
 import type { DirectoryPageView } from "../web/index.js";
 import type { FastifyInstance } from "fastify";
 import { describeError } from "../errors.js";
+import type { Logger } from "../log/index.js";
 import { Periodic } from "../periodic.js";
 import type { Core } from "./core.js";
 import type { HealthCheck, Part } from "./part.js";
@@ -36,17 +37,7 @@ export interface DirectoryParts {
 export function createDirectory(core: Core): DirectoryParts {
   const d = core.config.directory;
   const log = core.logger.child({ component: "directory" });
-  const sync = d?.ldap
-    ? new DirectorySync({
-        source: new LdapSource(d.ldap),
-        store: core.store,
-        ledger: core.ledger,
-        clock: core.clock,
-        logger: log,
-        maxDrop: d.maxDrop,
-        door: "gateway",
-      })
-    : null;
+  const sync = d?.ldap ? ldapSync(core, d.ldap, d.maxDrop, log) : null;
   // SCIM's people come from the store on every change (another gateway's pushes at each sync)
   const scim: ScimDirectory | null = d?.scim
     ? new ScimDirectory({
@@ -56,12 +47,7 @@ export function createDirectory(core: Core): DirectoryParts {
         changed: () => apply("SCIM change"),
       })
     : null;
-  const leavers = new Leavers(core.store);
-  if (d?.ldap || d?.scim)
-    core.live.leaversFrom(
-      (login) => leavers.leaver(login),
-      () => leavers.list().map((l) => l.name),
-    );
+  const leavers = leaversOf(core, Boolean(d?.ldap || d?.scim));
   let applied: readonly DirectoryPerson[] = [];
   const apply = async (why: string) => {
     const people = [...(sync?.people() ?? []), ...((await scim?.people()) ?? [])];
@@ -81,28 +67,12 @@ export function createDirectory(core: Core): DirectoryParts {
   };
   const loop = d
     ? new Periodic(runSync, {
-        intervalMs: directorySyncMs(d!),
+        intervalMs: directorySyncMs(d),
         onError: (err) => log.error({ err: describeError(err) }, "DIRECTORY sync failed"),
         unref: true,
       })
     : null;
   if (sync) registerDirectoryGauges(core, () => sync.state());
-  const part: Part = {
-    name: "directory",
-    start: async () => {
-      if (!loop) return;
-      if (d?.scim && !core.config.web)
-        log.warn("directory.scim is set but web: is not: the SCIM endpoints are served on the console's listener");
-      await leavers.load();
-      const stored = sync ? await sync.loadStored() : false;
-      if (stored || !sync) await apply("directory: last good list");
-      // the very first start has no list: wait for it, so that nobody is refused for a moment
-      else await runSync();
-      loop.start();
-    },
-    stop: () => loop?.stop(),
-    checks: (): Record<string, HealthCheck> => (sync ? { directory: directoryCheck(sync.state()) } : {}),
-  };
   return {
     sync,
     scim,
@@ -113,8 +83,62 @@ export function createDirectory(core: Core): DirectoryParts {
       await apply("directory: list reloaded");
       loop?.wake();
     },
-    part,
+    part: directoryPart(core, { loop, sync, leavers, apply, runSync, log }),
     view: d?.ldap || d?.scim ? () => directoryView(core, applied, leavers, sync?.state() ?? null) : null,
+  };
+}
+
+function ldapSync(core: Core, ldap: LdapConfig, maxDrop: DirectoryConfig["maxDrop"], log: Logger): DirectorySync {
+  return new DirectorySync({
+    source: new LdapSource(ldap),
+    store: core.store,
+    ledger: core.ledger,
+    clock: core.clock,
+    logger: log,
+    maxDrop,
+    door: "gateway",
+  });
+}
+
+/** Who has left, known to every door through the live settings when a directory source is set. */
+function leaversOf(core: Core, directory: boolean): Leavers {
+  const leavers = new Leavers(core.store);
+  if (directory)
+    core.live.leaversFrom(
+      (login) => leavers.leaver(login),
+      () => leavers.list().map((l) => l.name),
+    );
+  return leavers;
+}
+
+/** Start: the leavers and the last good list (or, the very first time, a sync), then the timer. */
+function directoryPart(
+  core: Core,
+  p: {
+    loop: Periodic<void> | null;
+    sync: DirectorySync | null;
+    leavers: Leavers;
+    apply: (why: string) => Promise<void>;
+    runSync: () => Promise<void>;
+    log: Logger;
+  },
+): Part {
+  const { loop, sync } = p;
+  return {
+    name: "directory",
+    start: async () => {
+      if (!loop) return;
+      if (core.config.directory?.scim && !core.config.web)
+        p.log.warn("directory.scim is set but web: is not: the SCIM endpoints are served on the console's listener");
+      await p.leavers.load();
+      const stored = sync ? await sync.loadStored() : false;
+      if (stored || !sync) await p.apply("directory: last good list");
+      // the very first start has no list: wait for it, so that nobody is refused for a moment
+      else await p.runSync();
+      loop.start();
+    },
+    stop: () => loop?.stop(),
+    checks: (): Record<string, HealthCheck> => (sync ? { directory: directoryCheck(sync.state()) } : {}),
   };
 }
 
