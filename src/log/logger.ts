@@ -1,5 +1,8 @@
 // pino, the only logger. Components get child loggers (`component`, and `job` for job lines).
-// Secrets are redacted by path here and never put into messages by the code that logs.
+// Secrets are redacted by path here and never put into messages by the code that logs. Fax
+// numbers are cut to their last four digits by path too: a log is read by whoever runs the host,
+// and who faxed which practice is the office's to keep (the ledger keeps a keyed hash, the console
+// the number).
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from "pino";
 
 export type { Logger };
@@ -32,6 +35,49 @@ export const REDACT_PATHS = [
   "*.auth.pass",
 ];
 
+/** Fields that carry a fax number, or an address made of one (`15551234567@fax.example.com`). */
+const NUMBER_KEYS = ["to", "from", "number", "numbers", "rcpt", "callerId", "faxNumber"];
+/**
+ * Fields of free text (reasons, errors, SMTP replies, file names) that may quote a number as the
+ * gateway writes it (+E.164) or an address made of one.
+ */
+const TEXT_KEYS = ["reason", "err", "reply", "file"];
+export const NUMBER_PATHS = [...NUMBER_KEYS, ...TEXT_KEYS].flatMap((k) => [k, `*.${k}`]);
+
+const DIGIT_RUN = /\+?\d[\d\s().-]{5,}\d/g;
+const E164 = /\+\d{7,15}\b|\b\d{7,15}(?=@)/g;
+
+/** Every digit of a run of seven or more but the last four becomes `*`: `+*******0400`. */
+function lastFour(run: string): string {
+  if (/^\d{4}-\d\d-\d\d/.test(run)) return run; // a date, as `from`/`to` of a range
+  let keep = 4;
+  const out = [...run];
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (!/\d/.test(out[i]!)) continue;
+    if (keep > 0) keep--;
+    else out[i] = "*";
+  }
+  return out.join("");
+}
+
+/** What a logged value at `path` becomes: secrets censored whole, numbers cut to their end. */
+export function censorLogValue(value: unknown, path: string[]): unknown {
+  const key = path.at(-1) ?? "";
+  const masked = (v: unknown, re: RegExp): unknown => {
+    if (typeof v === "string") return v.replace(re, lastFour);
+    if (Array.isArray(v)) return v.map((x) => masked(x, re));
+    if (v && typeof v === "object") {
+      // an error as pino's serializer left it ({type, message, stack}): a copy with its words cut
+      const e = v as { message?: unknown; stack?: unknown };
+      return { ...v, message: masked(e.message, re), ...(e.stack === undefined ? {} : { stack: masked(e.stack, re) }) };
+    }
+    return v;
+  };
+  if (NUMBER_KEYS.includes(key)) return masked(value, DIGIT_RUN);
+  if (TEXT_KEYS.includes(key)) return masked(value, E164);
+  return "[redacted]";
+}
+
 export interface LogOptions {
   level?: string;
   /** json: one JSON object per line; pretty: for a terminal; auto: pretty when stdout is a TTY */
@@ -45,7 +91,7 @@ function baseOptions(name: string, level: string): LoggerOptions {
   return {
     name,
     level,
-    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    redact: { paths: [...REDACT_PATHS, ...NUMBER_PATHS], censor: censorLogValue },
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
