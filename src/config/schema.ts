@@ -689,6 +689,11 @@ export const configSchema = z
         pages: z.number().int().min(1).max(50).default(4),
         /** address-space limit of the page renderer (pdftoppm) */
         memoryMb: z.number().int().min(128).default(512),
+        /**
+         * which received faxes are looked at for a reply code: auto (all, once this gateway or its
+         * fleet has made a reply sheet, or signingKey is set; with ocr.enabled, all), always, off
+         */
+        look: z.enum(["auto", "always", "off"]).default("auto"),
       })
       .strict()
       .prefault({}),

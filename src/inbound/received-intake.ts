@@ -41,15 +41,17 @@ export interface ReceivedIntakeOptions {
   /** told when a fax was queued for a connector (the delivery queue then works it at once) */
   connectorQueued?: () => void;
   /**
-   * OCR (issue 51): each fax kept with a document has its text queued (the duty is poked); with
-   * rules on text, the fax waits for it in the default route's inbox, `waitForMs` at most.
+   * OCR and reply codes (issue 51): each fax kept with a document has its text queued (the duty is
+   * poked) when OCR `reads` or `replies()` says codes are looked for now; with rules on text (and
+   * OCR on), or while its code is looked for, the fax waits in the default route's inbox,
+   * `waitForMs` at most.
    */
-  text?: { poke(): void; waitForMs: number; replies?: boolean };
+  text?: { poke(): void; waitForMs: number; reads: boolean; replies: () => Promise<boolean> };
 }
 
 /** What the look for a reply code found on a held fax (reply-routing.ts). */
 export type ReplyFinding =
-  | { kind: "valid"; jobId: string; owner: string }
+  | { kind: "valid"; jobId: string; owner: string; group?: string }
   /** a code of ours that does not verify (altered or forged), or none at all, or no look possible */
   | { kind: "forged" | "none" | "skipped"; why?: string };
 
@@ -70,14 +72,16 @@ export class ReceivedFaxIntake {
     if (fax && (await this.routed(fax.id))) return true;
     const facts = { dialled: r.faxNumber || null, sender: senderOf(r), csid: r.faxCsid || null, user };
     const cfg = this.opts.inbound();
-    // rules on text wait for it; a fax with no document never has text, and routes at once
-    // so do all faxes while reply codes are looked for: a reply's code wins over the rules
-    const holds = (document: boolean) =>
-      Boolean(this.opts.text) && document && (waitsForText(cfg) || Boolean(this.opts.text?.replies));
-    let decision = holds(fax?.hasDocument ?? false) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
+    const text = this.opts.text;
+    const reads = Boolean(text?.reads);
+    // rules on text wait for it (with OCR on); a fax with no document never has text, and routes
+    // at once. So do all faxes while reply codes are looked for: a reply's code wins over the rules
+    const looks = text ? await text.replies() : false;
+    const holds = (document: boolean) => document && ((reads && waitsForText(cfg)) || looks);
+    let decision = holds(fax?.hasDocument ?? false) ? holdForText(cfg, reads) : route(cfg, { ...facts, text: null });
     if (!fax) {
       const document = r.status === "success" ? await this.download(user, r.messageId) : null;
-      decision = holds(document !== null) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
+      decision = holds(document !== null) ? holdForText(cfg, reads) : route(cfg, { ...facts, text: null });
       const waitsUntil = holds(document !== null)
         ? new Date(this.clock.now() + (this.opts.text?.waitForMs ?? 0)).toISOString()
         : null;
@@ -93,7 +97,8 @@ export class ReceivedFaxIntake {
         groups: inboxesOf(decision),
         document,
         detail: `received for ${user} (${via})${facts.dialled ? ` on ${faxNumber(facts.dialled)}` : ""}`,
-        ...(this.opts.text ? { readText: { waitsUntil } } : {}),
+        // the duty's row: its text read (OCR on), or its pages looked at for a code
+        ...((reads || looks) && text ? { readText: { waitsUntil } } : {}),
       });
       fax = kept.fax;
       if (kept.duplicate && (await this.routed(fax.id))) return true;

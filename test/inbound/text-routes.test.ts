@@ -89,7 +89,7 @@ describe("match.text rules", () => {
       dataDir: t.dir,
       logger: silentLogger(),
       ledger: testLedger(t.store),
-      text: { poke: () => undefined, waitForMs: 0 },
+      text: { poke: () => undefined, waitForMs: 0, reads: true, replies: async () => false },
     });
     const { fax } = await t.store.keepReceived({
       messageId: "held-1",
