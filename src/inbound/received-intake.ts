@@ -168,10 +168,12 @@ export class ReceivedFaxIntake {
 
   /**
    * A held fax whose pages were looked at for a reply code. A valid code routes it to the sent
-   * fax's owner (a mail to them, and the received-fax page theirs to open), links both timelines
-   * and ends the hold: the code wins over every rule. A code that does not verify is said on the
-   * timeline and the fax routes by the rules; so does a fax without one, now unless rules on its
-   * text hold it on for its text. Idempotent: a look run again finds the hold ended.
+   * fax's owner (a mail to them, and the received-fax page theirs to open) and to the group inbox
+   * the code names (still configured), links both timelines and ends the hold: the code wins over
+   * every rule; an owner who has left leaves the group alone to receive it. A code that does not
+   * verify is said on the timeline and the fax routes by the rules; so does a fax without one, now
+   * unless rules on its text (read by OCR) hold it on for its text. Idempotent: a look run again
+   * finds the hold ended.
    */
   async routeByReply(faxId: string, found: ReplyFinding): Promise<void> {
     const store = this.opts.store;
@@ -180,38 +182,56 @@ export class ReceivedFaxIntake {
     if (!fax || !held?.waitsUntil) return;
     if (found.kind === "valid") {
       const job = await store.getJob(found.jobId);
-      const owner = this.opts.users().find((u) => u.name === found.owner);
-      // a sent fax since purged, or an owner who has left: the code proves nothing to route by
+      const owner = this.opts.users().some((u) => u.name === found.owner) ? found.owner : null;
+      const group = found.group && this.opts.inbound().groups[found.group] ? found.group : null;
+      // a sent fax since purged, or an owner who has left with no group to answer for them:
+      // the code proves nothing to route by
       const gone =
         !job || job.user !== found.owner
           ? "its sent fax is no longer kept"
-          : !owner
-            ? "its sender is no longer a user"
+          : !owner && !group
+            ? `its sender is no longer a user${found.group ? ` and group ${found.group} is not configured` : ""}`
             : null;
-      if (!gone) return this.routeToOwner(fax, found.jobId, found.owner);
+      if (!gone) return this.routeToOwner(fax, found.jobId, { owner, group, sender: found.owner });
       await this.note(fax.id, "reply code", `reply code verified, but ${gone}; routed by the rules`);
     } else if (found.kind === "forged") {
       await this.note(fax.id, "reply code", "reply code did not verify; routed by the rules");
       this.log.warn({ received: fax.id }, "RECEIVED fax carries a reply code that does not verify");
     }
-    // the rules route it now, unless rules on text hold it on for its text (text-routing.ts)
-    if (!waitsForText(this.opts.inbound()))
+    // the rules route it now, unless rules on text hold it on for its text OCR reads (text-routing.ts)
+    if (!(this.opts.text?.reads && waitsForText(this.opts.inbound())))
       await this.routeWithText(held, found.kind === "forged" ? "a reply code that did not verify" : "no reply code");
   }
 
-  private async routeToOwner(fax: ReceivedFax, jobId: string, owner: string): Promise<void> {
+  private async routeToOwner(
+    fax: ReceivedFax,
+    jobId: string,
+    to: { owner: string | null; group: string | null; sender: string },
+  ): Promise<void> {
     const store = this.opts.store;
     const base = keptFaxPayload(fax, {});
-    const d: InboundDelivery = { users: [owner] };
-    const done = await this.deliver(d, fax, base, "reply code");
+    const members = to.group ? (this.opts.inbound().groups[to.group]?.members ?? []) : [];
+    // the group's inbox tells each member, the owner among them; an owner outside it is mailed too
+    const ds: InboundDelivery[] = [
+      ...(to.group ? [{ inbox: to.group }] : []),
+      ...(to.owner && !members.includes(to.owner) ? [{ users: [to.owner] }] : []),
+    ];
+    const done: string[] = [];
+    for (const d of ds) done.push(await this.deliver(d, fax, base, "reply code"));
     await linkReply(store.sql, { faxId: fax.id, jobId });
+    const whom = to.owner
+      ? `the sender of job ${jobId}${to.group ? ` and group ${to.group}` : ""}`
+      : `group ${to.group} (the sender of job ${jobId}, ${to.sender}, is no longer a user)`;
     await store.changeReceived(fax.id, {
-      set: {},
-      event: { action: "routed", actor: null, detail: `by its reply code to the sender of job ${jobId}: ${done}` },
+      set: to.group ? { groups: [...new Set([...fax.groups, to.group])] } : {},
+      event: { action: "routed", actor: null, detail: `by its reply code to ${whom}: ${done.join("; ")}` },
     });
     await endTextWait(store.sql, fax.id);
-    await this.recordRouted(fax, "reply code", 1, `its reply code verified: a reply to job ${jobId}`);
-    this.log.info({ received: fax.id, job: jobId, user: owner }, "RECEIVED fax routed by its reply code");
+    await this.recordRouted(fax, "reply code", ds.length, `its reply code verified: a reply to job ${jobId}`);
+    this.log.info(
+      { received: fax.id, job: jobId, user: to.owner, group: to.group },
+      "RECEIVED fax routed by its reply code",
+    );
   }
 
   private async note(faxId: string, action: string, detail: string): Promise<void> {

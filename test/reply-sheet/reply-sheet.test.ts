@@ -71,6 +71,24 @@ describe("reply codes", () => {
     expect(verifyReplyCode(key, altered)).toEqual({ kind: "forged", why: "signature does not hold" });
   });
 
+  it("name a group that is signed with the rest: changed, dropped or added, it does not verify", async () => {
+    const key = await loadReplyKey({ dataDir: dir });
+    const code = encodeReplyCode(key, { jobId: "j_2", owner: "alice", group: "referrals" });
+    expect(code.startsWith("FG2.")).toBe(true);
+    expect(verifyReplyCode(key, code)).toEqual({ kind: "valid", jobId: "j_2", owner: "alice", group: "referrals" });
+    const [, job, owner, , mac] = code.split(".");
+    const b = (s: string) => Buffer.from(s).toString("base64url");
+    // another group's inbox, the mac kept
+    expect(verifyReplyCode(key, ["FG2", job, owner, b("legal"), mac].join(".")).kind).toBe("forged");
+    // the group dropped: read as an FG1 code, its mac no longer holds
+    expect(verifyReplyCode(key, ["FG1", job, owner, mac].join(".")).kind).toBe("forged");
+    // a group added to a sheet signed without one
+    const plain = encodeReplyCode(key, { jobId: "j_2", owner: "alice" }).split(".");
+    expect(verifyReplyCode(key, ["FG2", plain[1], plain[2], b("legal"), plain[3]].join(".")).kind).toBe("forged");
+    // a sheet already out (FG1, no group) verifies as before
+    expect(verifyReplyCode(key, plain.join("."))).toEqual({ kind: "valid", jobId: "j_2", owner: "alice" });
+  });
+
   it("key is made once in the data folder, 0600, and read back the same", async () => {
     const a = await loadReplyKey({ dataDir: path.join(dir, "k") });
     const b = await loadReplyKey({ dataDir: path.join(dir, "k") });
