@@ -756,7 +756,10 @@ export const configSchema = z
         attempts: z.number().int().min(1).max(20).default(3),
         /** isolation of OCR, as office.sandbox: auto, required, off */
         sandbox: z.enum(["auto", "required", "off"]).default("auto"),
-        /** how long a fax waits in the default route's inbox for its text when rules match text */
+        /**
+         * how long a fax waits in the default route's inbox for its text (rules on text) or for
+         * the look for its reply code (replySheets.look, with OCR on or off)
+         */
         waitFor: duration({ min: "1s", max: "24h" }).prefault("10m"),
       })
       .strict()
