@@ -11,7 +11,7 @@ import { findExecutable } from "../../src/fs/executable.js";
 import { planSandbox } from "../../src/workers/index.js";
 import { encodeReplyCode, verifyReplyCode } from "../../src/reply-sheet/reply-code.js";
 import { scanForReplyCodes } from "../../src/reply-sheet/reply-decode.js";
-import { loadReplyKey } from "../../src/reply-sheet/reply-key.js";
+import { loadReplyKey, replyKeyMade } from "../../src/reply-sheet/reply-key.js";
 import { replySheetPage } from "../../src/reply-sheet/reply-page.js";
 import { faxQuality, pictureToPdf, rasterise, typeset } from "../helpers/scanned-fax.js";
 
@@ -114,6 +114,18 @@ describe("reply codes", () => {
     await expect(loadReplyKey({ dataDir: dir, configured: "c2hvcnQ=" })).rejects.toThrow(
       "replySheets.signingKey must be at least 16 bytes, base64",
     );
+  });
+});
+
+describe("replySheets.look auto: are reply sheets in use", () => {
+  it("not before any key exists; once one is made, configured or kept in the shared store", async () => {
+    const fresh = path.join(dir, "in-use");
+    const none = async () => null;
+    expect(await replyKeyMade({ dataDir: fresh, shared: none })).toBe(false);
+    expect(await replyKeyMade({ dataDir: fresh, configured: Buffer.alloc(32, 3).toString("base64") })).toBe(true);
+    expect(await replyKeyMade({ dataDir: fresh, shared: async () => "a key" })).toBe(true);
+    await loadReplyKey({ dataDir: fresh });
+    expect(await replyKeyMade({ dataDir: fresh })).toBe(true);
   });
 });
 
