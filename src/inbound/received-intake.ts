@@ -147,13 +147,19 @@ export class ReceivedFaxIntake {
     const text = t.state === "done" ? t.body : null;
     const facts = { dialled: fax.dialled, sender: fax.sender, csid: fax.csid, user: fax.user, text };
     const decision = route(this.opts.inbound(), facts);
+    const late = t.state === "pending" || t.state === "running";
     const why =
       reason ??
-      (text !== null
-        ? "its text read"
-        : t.state === "pending" || t.state === "running"
-          ? "no text in time"
-          : "no readable text");
+      // OCR off: the fax was held only for the look for its reply code (which failed, or came late)
+      (!this.opts.text?.reads
+        ? late
+          ? "its reply code not looked for in time"
+          : "a look for its reply code that failed"
+        : text !== null
+          ? "its text read"
+          : late
+            ? "no text in time"
+            : "no readable text");
     await store.changeReceived(fax.id, {
       set: { groups: [...new Set([...fax.groups, ...inboxesOf(decision)])] },
       event: { action: "routed", actor: null, detail: `after ${why}: rule ${decision.rules.join(", ")}` },
