@@ -125,7 +125,7 @@ export class Gateway {
     const ocr = createOcr(core);
     const notify = createNotify(core, () => consoleUrl(core), {
       connectorQueued: () => deliveries.queue.poke(),
-      ocr: ocr.duty,
+      ocr,
     });
     const notifier = notify.notifier;
     const admin = createAdmin(core, {

@@ -689,6 +689,11 @@ export const configSchema = z
         pages: z.number().int().min(1).max(50).default(4),
         /** address-space limit of the page renderer (pdftoppm) */
         memoryMb: z.number().int().min(128).default(512),
+        /**
+         * which received faxes are looked at for a reply code: auto (all, once this gateway or its
+         * fleet has made a reply sheet, or signingKey is set; with ocr.enabled, all), always, off
+         */
+        look: z.enum(["auto", "always", "off"]).default("auto"),
       })
       .strict()
       .prefault({}),
@@ -751,7 +756,10 @@ export const configSchema = z
         attempts: z.number().int().min(1).max(20).default(3),
         /** isolation of OCR, as office.sandbox: auto, required, off */
         sandbox: z.enum(["auto", "required", "off"]).default("auto"),
-        /** how long a fax waits in the default route's inbox for its text when rules match text */
+        /**
+         * how long a fax waits in the default route's inbox for its text (rules on text) or for
+         * the look for its reply code (replySheets.look, with OCR on or off)
+         */
         waitFor: duration({ min: "1s", max: "24h" }).prefault("10m"),
       })
       .strict()

@@ -41,15 +41,17 @@ export interface ReceivedIntakeOptions {
   /** told when a fax was queued for a connector (the delivery queue then works it at once) */
   connectorQueued?: () => void;
   /**
-   * OCR (issue 51): each fax kept with a document has its text queued (the duty is poked); with
-   * rules on text, the fax waits for it in the default route's inbox, `waitForMs` at most.
+   * OCR and reply codes (issue 51): each fax kept with a document has its text queued (the duty is
+   * poked) when OCR `reads` or `replies()` says codes are looked for now; with rules on text (and
+   * OCR on), or while its code is looked for, the fax waits in the default route's inbox,
+   * `waitForMs` at most.
    */
-  text?: { poke(): void; waitForMs: number; replies?: boolean };
+  text?: { poke(): void; waitForMs: number; reads: boolean; replies: () => Promise<boolean> };
 }
 
 /** What the look for a reply code found on a held fax (reply-routing.ts). */
 export type ReplyFinding =
-  | { kind: "valid"; jobId: string; owner: string }
+  | { kind: "valid"; jobId: string; owner: string; group?: string }
   /** a code of ours that does not verify (altered or forged), or none at all, or no look possible */
   | { kind: "forged" | "none" | "skipped"; why?: string };
 
@@ -70,14 +72,16 @@ export class ReceivedFaxIntake {
     if (fax && (await this.routed(fax.id))) return true;
     const facts = { dialled: r.faxNumber || null, sender: senderOf(r), csid: r.faxCsid || null, user };
     const cfg = this.opts.inbound();
-    // rules on text wait for it; a fax with no document never has text, and routes at once
-    // so do all faxes while reply codes are looked for: a reply's code wins over the rules
-    const holds = (document: boolean) =>
-      Boolean(this.opts.text) && document && (waitsForText(cfg) || Boolean(this.opts.text?.replies));
-    let decision = holds(fax?.hasDocument ?? false) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
+    const text = this.opts.text;
+    const reads = Boolean(text?.reads);
+    // rules on text wait for it (with OCR on); a fax with no document never has text, and routes
+    // at once. So do all faxes while reply codes are looked for: a reply's code wins over the rules
+    const looks = text ? await text.replies() : false;
+    const holds = (document: boolean) => document && ((reads && waitsForText(cfg)) || looks);
+    let decision = holds(fax?.hasDocument ?? false) ? holdForText(cfg, reads) : route(cfg, { ...facts, text: null });
     if (!fax) {
       const document = r.status === "success" ? await this.download(user, r.messageId) : null;
-      decision = holds(document !== null) ? holdForText(cfg) : route(cfg, { ...facts, text: null });
+      decision = holds(document !== null) ? holdForText(cfg, reads) : route(cfg, { ...facts, text: null });
       const waitsUntil = holds(document !== null)
         ? new Date(this.clock.now() + (this.opts.text?.waitForMs ?? 0)).toISOString()
         : null;
@@ -93,7 +97,8 @@ export class ReceivedFaxIntake {
         groups: inboxesOf(decision),
         document,
         detail: `received for ${user} (${via})${facts.dialled ? ` on ${faxNumber(facts.dialled)}` : ""}`,
-        ...(this.opts.text ? { readText: { waitsUntil } } : {}),
+        // the duty's row: its text read (OCR on), or its pages looked at for a code
+        ...((reads || looks) && text ? { readText: { waitsUntil } } : {}),
       });
       fax = kept.fax;
       if (kept.duplicate && (await this.routed(fax.id))) return true;
@@ -142,13 +147,19 @@ export class ReceivedFaxIntake {
     const text = t.state === "done" ? t.body : null;
     const facts = { dialled: fax.dialled, sender: fax.sender, csid: fax.csid, user: fax.user, text };
     const decision = route(this.opts.inbound(), facts);
+    const late = t.state === "pending" || t.state === "running";
     const why =
       reason ??
-      (text !== null
-        ? "its text read"
-        : t.state === "pending" || t.state === "running"
-          ? "no text in time"
-          : "no readable text");
+      // OCR off: the fax was held only for the look for its reply code (which failed, or came late)
+      (!this.opts.text?.reads
+        ? late
+          ? "its reply code not looked for in time"
+          : "a look for its reply code that failed"
+        : text !== null
+          ? "its text read"
+          : late
+            ? "no text in time"
+            : "no readable text");
     await store.changeReceived(fax.id, {
       set: { groups: [...new Set([...fax.groups, ...inboxesOf(decision)])] },
       event: { action: "routed", actor: null, detail: `after ${why}: rule ${decision.rules.join(", ")}` },
@@ -163,10 +174,12 @@ export class ReceivedFaxIntake {
 
   /**
    * A held fax whose pages were looked at for a reply code. A valid code routes it to the sent
-   * fax's owner (a mail to them, and the received-fax page theirs to open), links both timelines
-   * and ends the hold: the code wins over every rule. A code that does not verify is said on the
-   * timeline and the fax routes by the rules; so does a fax without one, now unless rules on its
-   * text hold it on for its text. Idempotent: a look run again finds the hold ended.
+   * fax's owner (a mail to them, and the received-fax page theirs to open) and to the group inbox
+   * the code names (still configured), links both timelines and ends the hold: the code wins over
+   * every rule; an owner who has left leaves the group alone to receive it. A code that does not
+   * verify is said on the timeline and the fax routes by the rules; so does a fax without one, now
+   * unless rules on its text (read by OCR) hold it on for its text. Idempotent: a look run again
+   * finds the hold ended.
    */
   async routeByReply(faxId: string, found: ReplyFinding): Promise<void> {
     const store = this.opts.store;
@@ -175,38 +188,56 @@ export class ReceivedFaxIntake {
     if (!fax || !held?.waitsUntil) return;
     if (found.kind === "valid") {
       const job = await store.getJob(found.jobId);
-      const owner = this.opts.users().find((u) => u.name === found.owner);
-      // a sent fax since purged, or an owner who has left: the code proves nothing to route by
+      const owner = this.opts.users().some((u) => u.name === found.owner) ? found.owner : null;
+      const group = found.group && this.opts.inbound().groups[found.group] ? found.group : null;
+      // a sent fax since purged, or an owner who has left with no group to answer for them:
+      // the code proves nothing to route by
       const gone =
         !job || job.user !== found.owner
           ? "its sent fax is no longer kept"
-          : !owner
-            ? "its sender is no longer a user"
+          : !owner && !group
+            ? `its sender is no longer a user${found.group ? ` and group ${found.group} is not configured` : ""}`
             : null;
-      if (!gone) return this.routeToOwner(fax, found.jobId, found.owner);
+      if (!gone) return this.routeToOwner(fax, found.jobId, { owner, group, sender: found.owner });
       await this.note(fax.id, "reply code", `reply code verified, but ${gone}; routed by the rules`);
     } else if (found.kind === "forged") {
       await this.note(fax.id, "reply code", "reply code did not verify; routed by the rules");
       this.log.warn({ received: fax.id }, "RECEIVED fax carries a reply code that does not verify");
     }
-    // the rules route it now, unless rules on text hold it on for its text (text-routing.ts)
-    if (!waitsForText(this.opts.inbound()))
+    // the rules route it now, unless rules on text hold it on for its text OCR reads (text-routing.ts)
+    if (!(this.opts.text?.reads && waitsForText(this.opts.inbound())))
       await this.routeWithText(held, found.kind === "forged" ? "a reply code that did not verify" : "no reply code");
   }
 
-  private async routeToOwner(fax: ReceivedFax, jobId: string, owner: string): Promise<void> {
+  private async routeToOwner(
+    fax: ReceivedFax,
+    jobId: string,
+    to: { owner: string | null; group: string | null; sender: string },
+  ): Promise<void> {
     const store = this.opts.store;
     const base = keptFaxPayload(fax, {});
-    const d: InboundDelivery = { users: [owner] };
-    const done = await this.deliver(d, fax, base, "reply code");
+    const members = to.group ? (this.opts.inbound().groups[to.group]?.members ?? []) : [];
+    // the group's inbox tells each member, the owner among them; an owner outside it is mailed too
+    const ds: InboundDelivery[] = [
+      ...(to.group ? [{ inbox: to.group }] : []),
+      ...(to.owner && !members.includes(to.owner) ? [{ users: [to.owner] }] : []),
+    ];
+    const done: string[] = [];
+    for (const d of ds) done.push(await this.deliver(d, fax, base, "reply code"));
     await linkReply(store.sql, { faxId: fax.id, jobId });
+    const whom = to.owner
+      ? `the sender of job ${jobId}${to.group ? ` and group ${to.group}` : ""}`
+      : `group ${to.group} (the sender of job ${jobId}, ${to.sender}, is no longer a user)`;
     await store.changeReceived(fax.id, {
-      set: {},
-      event: { action: "routed", actor: null, detail: `by its reply code to the sender of job ${jobId}: ${done}` },
+      set: to.group ? { groups: [...new Set([...fax.groups, to.group])] } : {},
+      event: { action: "routed", actor: null, detail: `by its reply code to ${whom}: ${done.join("; ")}` },
     });
     await endTextWait(store.sql, fax.id);
-    await this.recordRouted(fax, "reply code", 1, `its reply code verified: a reply to job ${jobId}`);
-    this.log.info({ received: fax.id, job: jobId, user: owner }, "RECEIVED fax routed by its reply code");
+    await this.recordRouted(fax, "reply code", ds.length, `its reply code verified: a reply to job ${jobId}`);
+    this.log.info(
+      { received: fax.id, job: jobId, user: to.owner, group: to.group },
+      "RECEIVED fax routed by its reply code",
+    );
   }
 
   private async note(faxId: string, action: string, detail: string): Promise<void> {

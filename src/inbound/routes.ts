@@ -74,8 +74,8 @@ export function waitsForText(cfg: InboundConfig): boolean {
  * Where a fax waits for its text, or only for its reply code to be looked for (no rule on text):
  * the default route's inboxes only (no mail, no folder yet). The rule's name says which it waits for.
  */
-export function holdForText(cfg: InboundConfig): RouteDecision {
-  const what = waitsForText(cfg) ? "its text" : "its reply code to be looked for";
+export function holdForText(cfg: InboundConfig, reads = true): RouteDecision {
+  const what = reads && waitsForText(cfg) ? "its text" : "its reply code to be looked for";
   return { rules: [`waiting for ${what}`], deliveries: cfg.default.filter((d) => "inbox" in d) };
 }
 

@@ -1,6 +1,7 @@
 // The OCR duty: received faxes whose text is pending are read one by one per slot, users taking
 // turns (the one served longest ago goes first), never on the SMTP or webhook path: the fax was
-// kept and routed before its row was ever claimed. Each run ends in read, unreadable, tried again
+// kept and routed before its row was ever claimed. With OCR off it still runs the steps before
+// the text (the look for a reply code) in the same slots, and reads nothing. Each run ends in read, unreadable, tried again
 // later, or given up; a run killed with the daemon is claimed again when its lease ends.
 import { EventEmitter } from "node:events";
 import type { Clock } from "../clock.js";
@@ -13,6 +14,7 @@ import {
   claimText,
   type ReceivedText,
   textFailed,
+  textNotRead,
   textRead,
   textUnreadable,
 } from "../store/index.js";
@@ -25,7 +27,8 @@ export interface TextReader {
 
 export interface OcrDutyOptions {
   store: Pick<ReceivedStore, "readReceivedDocument"> & { readonly sql: Db };
-  reader: TextReader;
+  /** Null when OCR is off and the duty only runs the steps before it (the look for a reply code). */
+  reader: TextReader | null;
   concurrency: number;
   attempts: number;
   /** Longest one run may take; a lease a little longer. */
@@ -144,6 +147,10 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
         await step(job.faxId, pdf).catch((err: unknown) =>
           log.error({ err: describeError(err) }, "a step before OCR failed; the fax is routed by the rules"),
         );
+      if (!this.o.reader) {
+        await textNotRead(db, job.faxId);
+        return this.known(job.faxId, "unreadable");
+      }
       const out = await this.o.reader.read(pdf);
       if (out.kind === "unreadable") {
         await textUnreadable(db, job.faxId, out.why);

@@ -28,7 +28,11 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     queue,
     gate: api.gate,
     ledger: core.ledger,
-    replySheets: new ReplySheets({ key: replyKeyOf(core), dirOf: (id) => store.jobFilesDir(id) }),
+    replySheets: new ReplySheets({
+      key: replyKeyOf(core),
+      dirOf: (id) => store.jobFilesDir(id),
+      groupOf: (user) => onlyGroupOf(live.config().inbound.groups, user),
+    }),
     ...(api.fleet ? { fleet: api.fleet } : {}),
     logger: core.logger.child({ component: "dispatch" }),
   });
@@ -45,4 +49,16 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     stop: (left) => dispatcher.stop({ timeoutMs: left() }),
   };
   return { dispatcher, part };
+}
+
+/**
+ * The group a reply sheet names: the one inbound group the user is a member of. A member of
+ * several is not guessed for (the reply goes to them alone, as before groups).
+ */
+function onlyGroupOf(
+  groups: Readonly<Record<string, { members: readonly string[] }>>,
+  user: string,
+): string | undefined {
+  const mine = Object.entries(groups).filter(([, g]) => g.members.includes(user));
+  return mine.length === 1 ? mine[0]![0] : undefined;
 }

@@ -13,8 +13,9 @@ import type { FaxRecord } from "../fax/index.js";
 import { addressWaitMs, smtpSettings } from "../config/index.js";
 import type { OcrDuty } from "../ocr/index.js";
 import type { Core } from "./core.js";
+import type { OcrParts } from "./ocr.js";
 import type { Part } from "./part.js";
-import { replyKeyOf } from "./reply-key.js";
+import { replyKeyOf, replySheetsInUse } from "./reply-key.js";
 
 export interface NotifyParts {
   notifier: Notifier | null;
@@ -28,9 +29,11 @@ export interface NotifyParts {
 export function createNotify(
   core: Core,
   consoleUrl: () => string | null,
-  extra: { connectorQueued?: () => void; ocr?: OcrDuty | null } = {},
+  extra: { connectorQueued?: () => void; ocr?: Pick<OcrParts, "duty" | "reads"> } = {},
 ): NotifyParts {
-  const { connectorQueued, ocr = null } = extra;
+  const { connectorQueued } = extra;
+  const ocr = extra.ocr?.duty ?? null;
+  const reads = extra.ocr?.reads ?? false;
   const { config, live, store, api, directory, clock, metrics, destinations } = core;
   const log = (component: string) => core.logger.child({ component });
   const common = { store, clientFor: (user: string) => api.clientFor(user), clock, metrics, destinations };
@@ -58,7 +61,9 @@ export function createNotify(
     logger: log("inbound"),
     ledger: core.ledger,
     ...(connectorQueued ? { connectorQueued } : {}),
-    ...(ocr ? { text: { poke: () => ocr.poke(), waitForMs: config.ocr.waitFor, replies: true } } : {}),
+    ...(ocr
+      ? { text: { poke: () => ocr.poke(), waitForMs: config.ocr.waitFor, reads, replies: lookFor(core, reads) } }
+      : {}),
   });
   const { replies, textRouting } = ocr ? textDuties(core, received, ocr) : { replies: null, textRouting: null };
   const escalation = new InboxEscalation({
@@ -103,6 +108,17 @@ export function createNotify(
     },
   ];
   return { notifier, received, escalation, pushedFax, parts };
+}
+
+/**
+ * Whether a received fax is looked at for a reply code now (replySheets.look): with OCR reading
+ * every fax the look costs little more, so always; without, once the fleet has made a sheet.
+ */
+function lookFor(core: Core, reads: boolean): () => Promise<boolean> {
+  const look = core.config.replySheets.look;
+  if (look === "off") return async () => false;
+  if (look === "always" || reads) return async () => true;
+  return replySheetsInUse(core);
 }
 
 /**

@@ -3,5 +3,5 @@
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { verifyReplyCode } from "./reply-code.js";
 export { scanForReplyCodes } from "./reply-decode.js";
-export { loadReplyKey } from "./reply-key.js";
+export { loadReplyKey, replyKeyMade } from "./reply-key.js";
 export { ReplySheets } from "./reply-sheets.js";

@@ -5,7 +5,7 @@
 // gateway on SQLite keeps it in the data folder (reply-sheet.key, 0600). Never logged, printed or
 // put in an error.
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
 import { readOrMakeOnce } from "../fs/index.js";
@@ -39,4 +39,25 @@ export async function loadReplyKey(opts: {
     return keyFromText(await opts.shared(REPLY_KEY_STATE, offered), "the shared store's reply sheet key");
   }
   return keyFromText(await readOrMakeOnce(file, () => `${randomBytes(32).toString("base64")}\n`), file);
+}
+
+/**
+ * True once a sheet can have been made (replySheets.look auto): a key is configured, kept in the
+ * shared store, or made in the data folder. Keys are made on the first sheet, so a gateway whose
+ * people never asked for `[reply]` never looks, and pays nothing for it.
+ */
+export async function replyKeyMade(opts: {
+  dataDir: string;
+  configured?: string | undefined;
+  shared?: ((key: string) => Promise<string | null>) | undefined;
+}): Promise<boolean> {
+  if (opts.configured) return true;
+  if (
+    await stat(path.join(opts.dataDir, REPLY_KEY_FILE)).then(
+      () => true,
+      () => false,
+    )
+  )
+    return true;
+  return opts.shared ? (await opts.shared(REPLY_KEY_STATE)) !== null : false;
 }

@@ -2,7 +2,9 @@
 // once per job (every attempt and every recipient gets the same signed code) in the job's own
 // folder of the store, so it goes when the job's files go: retention's purge, held while the job
 // is under a legal hold (the one rule for every copy). A copy lost with a cache is made again:
-// the code is the same for the same job and key.
+// the code is the same for the same job and key. A sheet of someone who answers for exactly one
+// group inbox names that group (signed): the reply lands in the group's inbox, so the group sees
+// it, and still finds a home when the person has left.
 import { mkdir, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { encodeReplyCode } from "./reply-code.js";
@@ -23,6 +25,8 @@ export class ReplySheets {
       key: () => Promise<Buffer>;
       /** the store's folder of the job's files (QueueStore.jobFilesDir) */
       dirOf: (jobId: string) => string;
+      /** the one group inbox (inbound.groups) the user answers for, or undefined (none, or several) */
+      groupOf: (user: string) => string | undefined;
     },
   ) {}
 
@@ -36,7 +40,8 @@ export class ReplySheets {
       () => false,
     );
     if (!made) {
-      const code = encodeReplyCode(await this.opts.key(), { jobId: job.id, owner: job.user });
+      const group = this.opts.groupOf(job.user);
+      const code = encodeReplyCode(await this.opts.key(), { jobId: job.id, owner: job.user, group });
       await mkdir(dir, { recursive: true, mode: 0o750 });
       await writeFile(`${file}.tmp`, await replySheetPage(code, { reference: job.id }), { mode: 0o600 });
       await rename(`${file}.tmp`, file);

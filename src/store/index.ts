@@ -26,7 +26,7 @@ export type { DirectoryEntry, DirectoryKind } from "./sql/directory.js";
 export { FactorPending } from "./sql/factor-pending.js";
 export type { FactorPendingKey, FactorPendingRecord } from "./sql/factor-pending.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
-export { stateOnce } from "./sql/kv.js";
+export { getState, stateOnce } from "./sql/kv.js";
 export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealRow } from "./sql/ledger.js";
 export type { LedgerFields, LedgerRecord } from "./sql/ledger.js";
 export { putOidcIdToken, takeOidcIdToken } from "./sql/oidc-id-tokens.js";
@@ -39,6 +39,7 @@ export {
   endTextWait,
   getReceivedText,
   textFailed,
+  textNotRead,
   textRead,
   textsToRoute,
   textUnreadable,

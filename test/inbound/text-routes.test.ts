@@ -77,44 +77,51 @@ describe("match.text rules", () => {
     t = null;
   });
 
-  it("a fax whose text is not known in time is routed by the other rules when the wait ends", async () => {
-    t = tempStore();
-    const intake = new ReceivedFaxIntake({
-      store: t.store,
-      clientFor: () => {
-        throw new Error("no service calls when routing a kept fax");
-      },
-      inbound: () => cfg,
-      users: () => [],
-      dataDir: t.dir,
-      logger: silentLogger(),
-      ledger: testLedger(t.store),
-      text: { poke: () => undefined, waitForMs: 0 },
-    });
-    const { fax } = await t.store.keepReceived({
-      messageId: "held-1",
-      user: "alice",
-      dialled: null,
-      sender: null,
-      csid: null,
-      pages: 1,
-      status: "success",
-      receivedAt: new Date().toISOString(),
-      groups: ["front"],
-      document: Buffer.from("%PDF-1.4 stand-in"),
-      detail: "test",
-      // the wait is already over, and no OCR ever ran
-      readText: { waitsUntil: new Date(Date.now() - 1000).toISOString() },
-    });
-    const routing = new TextRouting({ store: t.store, intake, logger: silentLogger(), intervalMs: 60_000 });
-    await routing.sweep();
-    const events = await t.store.listReceivedEvents(fax.id);
-    expect(events.at(-1)).toMatchObject({ action: "routed", detail: "after no text in time: rule default" });
-    expect((await getReceivedText(t.store.sql, fax.id))?.waitsUntil).toBeNull();
-    // routed once: a second sweep finds nothing held
-    await routing.sweep();
-    expect((await t.store.listReceivedEvents(fax.id)).length).toBe(events.length);
-  });
+  it.each([
+    { reads: true, after: "no text in time" },
+    // OCR off: the fax was held only for the look for its reply code
+    { reads: false, after: "its reply code not looked for in time" },
+  ])(
+    "a fax held past its wait is routed by the other rules, saying why (OCR reads: $reads)",
+    async ({ reads, after }) => {
+      t = tempStore();
+      const intake = new ReceivedFaxIntake({
+        store: t.store,
+        clientFor: () => {
+          throw new Error("no service calls when routing a kept fax");
+        },
+        inbound: () => cfg,
+        users: () => [],
+        dataDir: t.dir,
+        logger: silentLogger(),
+        ledger: testLedger(t.store),
+        text: { poke: () => undefined, waitForMs: 0, reads, replies: async () => false },
+      });
+      const { fax } = await t.store.keepReceived({
+        messageId: "held-1",
+        user: "alice",
+        dialled: null,
+        sender: null,
+        csid: null,
+        pages: 1,
+        status: "success",
+        receivedAt: new Date().toISOString(),
+        groups: ["front"],
+        document: Buffer.from("%PDF-1.4 stand-in"),
+        detail: "test",
+        // the wait is already over, and no OCR ever ran
+        readText: { waitsUntil: new Date(Date.now() - 1000).toISOString() },
+      });
+      const routing = new TextRouting({ store: t.store, intake, logger: silentLogger(), intervalMs: 60_000 });
+      await routing.sweep();
+      const events = await t.store.listReceivedEvents(fax.id);
+      expect(events.at(-1)).toMatchObject({ action: "routed", detail: `after ${after}: rule default` });
+      expect((await getReceivedText(t.store.sql, fax.id))?.waitsUntil).toBeNull();
+      // routed once: a second sweep finds nothing held
+      await routing.sweep();
+      expect((await t.store.listReceivedEvents(fax.id)).length).toBe(events.length);
+    },
+  );
 });
 
 let rig: TestGateway | null = null;

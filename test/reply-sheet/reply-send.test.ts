@@ -36,7 +36,11 @@ describe.skipIf(!HAVE)("a [reply] job at the fax service", () => {
       clientFor: () => client,
       api: { baseUrl: emu.baseUrl, concurrency: 4, ratePerSecond: 1000 },
       queue: TEST_QUEUE_TIMINGS,
-      replySheets: new ReplySheets({ key: () => loadReplyKey({ dataDir }), dirOf: (id) => t!.store.jobFilesDir(id) }),
+      replySheets: new ReplySheets({
+        key: () => loadReplyKey({ dataDir }),
+        dirOf: (id) => t!.store.jobFilesDir(id),
+        groupOf: () => undefined,
+      }),
     });
     const { job: withSheet } = await t.store.enqueue(newJob(t.dir, { cover: { enabled: false, replySheet: true } }));
     const { job: plain } = await t.store.enqueue(newJob(t.dir, { recipients: [{ number: "+15551230002" }] }));

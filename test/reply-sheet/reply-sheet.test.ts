@@ -11,7 +11,7 @@ import { findExecutable } from "../../src/fs/executable.js";
 import { planSandbox } from "../../src/workers/index.js";
 import { encodeReplyCode, verifyReplyCode } from "../../src/reply-sheet/reply-code.js";
 import { scanForReplyCodes } from "../../src/reply-sheet/reply-decode.js";
-import { loadReplyKey } from "../../src/reply-sheet/reply-key.js";
+import { loadReplyKey, replyKeyMade } from "../../src/reply-sheet/reply-key.js";
 import { replySheetPage } from "../../src/reply-sheet/reply-page.js";
 import { faxQuality, pictureToPdf, rasterise, typeset } from "../helpers/scanned-fax.js";
 
@@ -71,6 +71,24 @@ describe("reply codes", () => {
     expect(verifyReplyCode(key, altered)).toEqual({ kind: "forged", why: "signature does not hold" });
   });
 
+  it("name a group that is signed with the rest: changed, dropped or added, it does not verify", async () => {
+    const key = await loadReplyKey({ dataDir: dir });
+    const code = encodeReplyCode(key, { jobId: "j_2", owner: "alice", group: "referrals" });
+    expect(code.startsWith("FG2.")).toBe(true);
+    expect(verifyReplyCode(key, code)).toEqual({ kind: "valid", jobId: "j_2", owner: "alice", group: "referrals" });
+    const [, job, owner, , mac] = code.split(".");
+    const b = (s: string) => Buffer.from(s).toString("base64url");
+    // another group's inbox, the mac kept
+    expect(verifyReplyCode(key, ["FG2", job, owner, b("legal"), mac].join(".")).kind).toBe("forged");
+    // the group dropped: read as an FG1 code, its mac no longer holds
+    expect(verifyReplyCode(key, ["FG1", job, owner, mac].join(".")).kind).toBe("forged");
+    // a group added to a sheet signed without one
+    const plain = encodeReplyCode(key, { jobId: "j_2", owner: "alice" }).split(".");
+    expect(verifyReplyCode(key, ["FG2", plain[1], plain[2], b("legal"), plain[3]].join(".")).kind).toBe("forged");
+    // a sheet already out (FG1, no group) verifies as before
+    expect(verifyReplyCode(key, plain.join("."))).toEqual({ kind: "valid", jobId: "j_2", owner: "alice" });
+  });
+
   it("key is made once in the data folder, 0600, and read back the same", async () => {
     const a = await loadReplyKey({ dataDir: path.join(dir, "k") });
     const b = await loadReplyKey({ dataDir: path.join(dir, "k") });
@@ -96,6 +114,18 @@ describe("reply codes", () => {
     await expect(loadReplyKey({ dataDir: dir, configured: "c2hvcnQ=" })).rejects.toThrow(
       "replySheets.signingKey must be at least 16 bytes, base64",
     );
+  });
+});
+
+describe("replySheets.look auto: are reply sheets in use", () => {
+  it("not before any key exists; once one is made, configured or kept in the shared store", async () => {
+    const fresh = path.join(dir, "in-use");
+    const none = async () => null;
+    expect(await replyKeyMade({ dataDir: fresh, shared: none })).toBe(false);
+    expect(await replyKeyMade({ dataDir: fresh, configured: Buffer.alloc(32, 3).toString("base64") })).toBe(true);
+    expect(await replyKeyMade({ dataDir: fresh, shared: async () => "a key" })).toBe(true);
+    await loadReplyKey({ dataDir: fresh });
+    expect(await replyKeyMade({ dataDir: fresh })).toBe(true);
   });
 });
 

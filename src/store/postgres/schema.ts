@@ -12,7 +12,7 @@ import { retentionTables } from "../sql/retention-tables.js";
 import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { deliveryKindGraph } from "../sql/delivery-kinds.js";
-import { receivedTextTables } from "../sql/received-text-tables.js";
+import { receivedTextStoredWords, receivedTextTables } from "../sql/received-text-tables.js";
 import { signInFactorsTable } from "../sql/sign-in-factors.js";
 import { oidcPendingTable } from "../sql/oidc-pending.js";
 import { factorPendingTable } from "../sql/factor-pending.js";
@@ -173,6 +173,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   // tokens of provider sessions for sign-out, shared by a fleet (store/sql/factor-pending.ts,
   // store/sql/oidc-id-tokens.ts), as in the SQLite store.
   factorPendingTable() + oidcIdTokensTable(),
+  // STEP (issue 51, branch reply7): the words of each received fax's text stored in a generated
+  // column with its GIN index, ranked on it (store/sql/received-text-tables.ts). PostgreSQL only:
+  // SQLite's FTS5 table keeps its words already.
+  receivedTextStoredWords(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -153,6 +153,19 @@ export function textUnreadable(db: Db, faxId: string, why: string): Promise<bool
   });
 }
 
+/**
+ * OCR is off: the fax was claimed only for the look for its reply code, and no text is read. It
+ * ends as unreadable without a timeline entry (nothing was tried), so a hold the look could not end
+ * is routed by the rules (textsToRoute) and search finds it by its fields only.
+ */
+export async function textNotRead(db: Db, faxId: string): Promise<void> {
+  await db.run(
+    `UPDATE received_text SET state = 'unreadable', locked_until = NULL, last_error = 'OCR is off', done_at = ?
+     WHERE fax_id = ? AND state = 'running'`,
+    [nowIso(db), faxId],
+  );
+}
+
 /** A run that failed: tried again at `retryAt`, or (null) given up, the fax kept as it was. */
 export function textFailed(db: Db, faxId: string, why: string, retryAt: Date | null): Promise<boolean> {
   return db.tx("defer a fax's text", async (t) => {

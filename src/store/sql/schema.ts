@@ -8,7 +8,7 @@
 // backend); each such difference is listed, not hidden.
 import { JOB_STATES, RECIPIENT_STATES, SOURCE_WORDS } from "../types.js";
 import type { DialectName } from "./db.js";
-import { receivedTextWords } from "./received-text-tables.js";
+import { receivedTextStoredWords, receivedTextWords } from "./received-text-tables.js";
 
 type ColumnType = "text" | "integer" | "bigint" | "real" | "blob" | "serial" | "bigserial";
 
@@ -357,7 +357,8 @@ export const TABLES: readonly Table[] = [
       { name: "received_text_due", columns: "state, next_attempt_at" },
       { name: "received_text_waiting", columns: "waits_until", where: "waits_until IS NOT NULL" },
     ],
-    extra: receivedTextWords,
+    // STEP (issue 51, branch reply7): PostgreSQL's stored words of the text, and their index
+    extra: (d) => `${receivedTextWords(d)}${d === "postgres" ? receivedTextStoredWords() : ""}`,
   },
   // STEP (issue 50, branch signin): console sign-in factors (sql/sign-in-factors.ts)
   {

@@ -7,7 +7,6 @@
 import type { ReceivedFax, ReceivedState } from "../../received/index.js";
 import { type Db, type DialectName, marks, perDialect } from "./db.js";
 import { COLUMNS, groupPattern, type ReceivedRow, toReceived } from "./received.js";
-import { PG_WORDS } from "./received-text-tables.js";
 
 export interface ReceivedSearch {
   /** Typed words (letters and digits; read with searchWords). All must be in the text, or the text of a field. */
@@ -47,16 +46,17 @@ export function searchWords(q: string): string[] {
 
 /**
  * The faxes whose OCR text holds all the words (`q.words`, the words joined by spaces), each with
- * its rank, higher better: FTS5's bm25 negated on SQLite, ts_rank over the GIN-indexed tsvector
+ * its rank, higher better: FTS5's bm25 negated on SQLite, ts_rank over the stored, GIN-indexed tsvector
  * on PostgreSQL. Each backend's word index answers it alone, never a scan of every text.
  */
 const TEXT_HITS: Record<DialectName, string> = {
   sqlite: `SELECT t.fax_id AS id, -f.rank AS score, 1 AS text_hit
     FROM received_text_fts f JOIN received_text t ON t.seq = f.rowid
     WHERE received_text_fts MATCH (SELECT words FROM q)`,
-  postgres: `SELECT t.fax_id AS id, ts_rank(${PG_WORDS("t.body")}, plainto_tsquery('simple', (SELECT words FROM q))) AS score, 1 AS text_hit
+  // the stored words (received-text-tables.ts receivedTextStoredWords): ranked without cutting each hit's text again
+  postgres: `SELECT t.fax_id AS id, ts_rank(t.words, plainto_tsquery('simple', (SELECT words FROM q))) AS score, 1 AS text_hit
     FROM received_text t
-    WHERE ${PG_WORDS("t.body")} @@ plainto_tsquery('simple', (SELECT words FROM q))`,
+    WHERE t.words @@ plainto_tsquery('simple', (SELECT words FROM q))`,
 };
 
 interface HitRow extends ReceivedRow {
