@@ -7,7 +7,7 @@ import type { Clock } from "../clock.js";
 import type { MailBodyMode, PartialMode } from "../config/index.js";
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from "../errors.js";
 import type { UserDirectory } from "../fax/index.js";
-import type { JobSource, NewDocument, QueueStore } from "../store/index.js";
+import type { JobSource, NewDocument, NewJob, QueueStore } from "../store/index.js";
 import { ReadTimeoutError, type InputReaders } from "./readers.js";
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
 import { keptSha256, type IncomingFile, type WorkDir } from "./mail/incoming-file.js";
@@ -127,21 +127,46 @@ export async function acceptMail(
   mail: MailEnvelope,
   message: ReceivedMessage,
 ): Promise<Accepted> {
-  const { kept } = message;
-  let parsed: ParsedMail;
+  const parsed = await parseOrKeepCorrupt(deps, mail, message);
+  const job = await mailAsJob(deps, mail, parsed, message.kept);
+  markOrigin(job, mail);
+  // numbers nobody proved the sender chose: a new one waits for its owner's click
+  if (mail.confirmNewDestinations && mail.recipientsProved !== true) {
+    const fresh = await newDestinations(deps.store, job);
+    if (fresh.length > 0) job.awaitingConfirmation = fresh;
+  }
+  // a refusal (nothing to fax, a bad send time) is logged with its reply by the caller
+  const accepted = await acceptJob(deps, job, {
+    leftOut: job.meta?.leftOut?.length ?? 0,
+    ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}),
+    ...(job.awaitingConfirmation ? { newNumbers: job.awaitingConfirmation.length } : {}),
+  });
+  await askToConfirm(deps.store, accepted.job, accepted.log);
+  return accepted;
+}
+
+/**
+ * The parsed message. One that cannot be read is the message's own fault: kept as corrupt for
+ * inspection, and the sender is told plainly and for good.
+ */
+async function parseOrKeepCorrupt(
+  deps: MailAcceptDeps,
+  mail: MailEnvelope,
+  message: ReceivedMessage,
+): Promise<ParsedMail> {
   try {
-    parsed =
+    return (
       (message.parsing ? await withinLimit(message.parsing, deps.readers.mailTimeoutMs) : null) ??
-      (await parseStored(deps, message));
+      (await parseStored(deps, message))
+    );
   } catch (err) {
     const why = unreadable(err);
     if (why === null) throw err;
-    // The message's own fault: kept for inspection, and the sender is told plainly and for good.
     const job = await acceptCorrupt(deps, {
       source: mail.source ?? "smtp",
       user: mail.user,
       reason: `the message could not be read: ${why}`,
-      original: originalOf(kept),
+      original: originalOf(message.kept),
       meta: { origin: { envelopeFrom: mail.from } },
     });
     throw new FaxgateError("MESSAGE_UNREADABLE", `the message could not be read: ${why}`, {
@@ -149,7 +174,15 @@ export async function acceptMail(
       smtpReply: `554 5.6.0 The message could not be read: ${why}; kept as ${job.id}`,
     });
   }
+}
 
+/** The job the mail makes, with what the sender's service profile decides (cover, time zone, name). */
+async function mailAsJob(
+  deps: MailAcceptDeps,
+  mail: MailEnvelope,
+  parsed: ParsedMail,
+  kept: IncomingFile,
+): Promise<NewJob> {
   const me = deps.directory.get(mail.user);
   me.catch(() => undefined);
   const coverPreference = await me.then(
@@ -160,7 +193,7 @@ export async function acceptMail(
       return null;
     },
   );
-  const job = await mailToJob({
+  return mailToJob({
     parsed,
     user: mail.user,
     envelopeFrom: mail.from,
@@ -189,6 +222,10 @@ export async function acceptMail(
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),
     ...(deps.partial ? { partial: deps.partial } : {}),
   });
+}
+
+/** What the door knew of the mail's arrival: its source, dedupe key, and what was proved of it. */
+function markOrigin(job: NewJob, mail: MailEnvelope): void {
   if (mail.source) job.source = mail.source;
   if (mail.dedupeKey) job.dedupeKey = mail.dedupeKey;
   if (mail.senderCheck) job.meta = { ...job.meta, origin: { ...job.meta?.origin, senderCheck: mail.senderCheck } };
@@ -198,17 +235,4 @@ export async function acceptMail(
       ...job.meta,
       origin: { ...job.meta?.origin, recipientsProved: mail.recipientsProved ? "yes" : "no" },
     };
-  // numbers nobody proved the sender chose: a new one waits for its owner's click
-  if (mail.confirmNewDestinations && mail.recipientsProved !== true) {
-    const fresh = await newDestinations(deps.store, job);
-    if (fresh.length > 0) job.awaitingConfirmation = fresh;
-  }
-  // a refusal (nothing to fax, a bad send time) is logged with its reply by the caller
-  const accepted = await acceptJob(deps, job, {
-    leftOut: job.meta?.leftOut?.length ?? 0,
-    ...(parsed.messageId ? { messageId: parsed.messageId.slice(0, 200) } : {}),
-    ...(job.awaitingConfirmation ? { newNumbers: job.awaitingConfirmation.length } : {}),
-  });
-  await askToConfirm(deps.store, accepted.job, accepted.log);
-  return accepted;
 }

@@ -219,73 +219,79 @@ export class MailboxIntake {
       return;
     }
     if (!head) return;
-    let verdict: Verdict;
+    const verdict = await this.judge(client, uid, key, head);
+    if (verdict === null) {
+      // our own trouble or the service's: the message stays and is tried again
+      this.backoff.set(uid, Date.now() + 30_000);
+      return;
+    }
+    this.backoff.delete(uid);
+    if (verdict.kind === "refused") log.info({ reason: verdict.reason }, "REJECTED mailbox message");
+    await this.tell(verdict, key, head.envelope?.subject?.slice(0, 200));
+    const folder = verdict.kind === "accepted" ? this.opts.mailbox.doneFolder : this.opts.mailbox.failedFolder;
+    // after the commit: a crash before this line leaves the message, and the dedupe key finds its job
+    await client.messageMove(String(uid), folder, { uid: true });
+    if (verdict.kind === "accepted")
+      log.info({ job: verdict.jobId, duplicate: verdict.duplicate, folder }, "mailbox message moved");
+  }
+
+  /** Accepted or refused for good; null when the trouble is passing (logged here) and the message waits. */
+  private async judge(client: ImapFlow, uid: number, key: string, head: FetchMessageObject): Promise<Verdict | null> {
     try {
       const found = await this.decide(client, uid, key, head);
-      verdict = { kind: "accepted", ...found };
+      return { kind: "accepted", ...found };
     } catch (err) {
       if (err instanceof Refused)
-        verdict = {
+        return {
           kind: "refused",
           reason: err.reason,
           ...(err.notify ? { notify: err.notify } : {}),
           ...(err.senderUnproved ? { senderUnproved: true } : {}),
         };
-      else if (isFaxgateError(err) && !err.temporary)
-        verdict = {
+      if (isFaxgateError(err) && !err.temporary)
+        return {
           kind: "refused",
           reason: err.message,
           ...(this.claimedUser(head) ? { notify: this.claimedUser(head)! } : {}),
           // a copy of a mail already faxed: resending cannot help, and nothing in it is wrong
           ...(err.code === "SIGNED_MAIL_REPLAYED" ? { nothingToCorrect: true } : {}),
         };
-      else {
-        // our own trouble or the service's: the message stays and is tried again
-        log.warn({ err: describeError(err) }, "mailbox message not taken now, trying again later");
-        this.backoff.set(uid, Date.now() + 30_000);
-        return;
-      }
+      this.log.child({ uid }).warn({ err: describeError(err) }, "mailbox message not taken now, trying again later");
+      return null;
     }
-    this.backoff.delete(uid);
+  }
+
+  /** The notice of a verdict, queued before the message moves: accepted to its user, refused to whom it names. */
+  private async tell(verdict: Verdict, key: string, subject: string | undefined): Promise<void> {
     if (verdict.kind === "refused") {
-      log.info({ reason: verdict.reason }, "REJECTED mailbox message");
-      if (verdict.notify) {
-        const subject = head.envelope?.subject?.slice(0, 200);
-        await this.opts.store.enqueueNotification({
-          kind: "rejected",
-          user: verdict.notify,
-          dedupeKey: `rejected:${key}`,
-          payload: {
-            reason: verdict.reason,
-            source: "imap",
-            ...(subject ? { subject } : {}),
-            ...(verdict.nothingToCorrect ? { nothingToCorrect: true } : {}),
-            ...(verdict.senderUnproved ? { senderUnproved: true } : {}),
-          },
-        });
-      }
-    }
-    if (verdict.kind === "accepted") {
-      const m = this.opts.mailbox;
-      const subject = head.envelope?.subject?.slice(0, 200);
+      if (!verdict.notify) return;
       await this.opts.store.enqueueNotification({
-        kind: "accepted",
-        user: verdict.user,
-        jobId: verdict.jobId,
-        dedupeKey: `accepted:${verdict.jobId}`,
+        kind: "rejected",
+        user: verdict.notify,
+        dedupeKey: `rejected:${key}`,
         payload: {
-          jobId: verdict.jobId,
-          numbers: verdict.numbers,
-          via: `the fax mailbox ${m.address ?? m.user}`,
+          reason: verdict.reason,
+          source: "imap",
           ...(subject ? { subject } : {}),
+          ...(verdict.nothingToCorrect ? { nothingToCorrect: true } : {}),
+          ...(verdict.senderUnproved ? { senderUnproved: true } : {}),
         },
       });
+      return;
     }
-    const folder = verdict.kind === "accepted" ? this.opts.mailbox.doneFolder : this.opts.mailbox.failedFolder;
-    // after the commit: a crash before this line leaves the message, and the dedupe key finds its job
-    await client.messageMove(String(uid), folder, { uid: true });
-    if (verdict.kind === "accepted")
-      log.info({ job: verdict.jobId, duplicate: verdict.duplicate, folder }, "mailbox message moved");
+    const m = this.opts.mailbox;
+    await this.opts.store.enqueueNotification({
+      kind: "accepted",
+      user: verdict.user,
+      jobId: verdict.jobId,
+      dedupeKey: `accepted:${verdict.jobId}`,
+      payload: {
+        jobId: verdict.jobId,
+        numbers: verdict.numbers,
+        via: `the fax mailbox ${m.address ?? m.user}`,
+        ...(subject ? { subject } : {}),
+      },
+    });
   }
 
   private claimedUser(head: FetchMessageObject): string | undefined {

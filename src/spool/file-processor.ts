@@ -241,22 +241,8 @@ export class FileProcessor {
     knownKeys: Set<string> | undefined,
     freshClaim: boolean,
   ): Promise<FileOutcome> {
-    let data: Buffer;
-    try {
-      data = await readSafely(workPath, st, this.deps.spool.maxFileBytes, f.calls, this.ownerCheck(f));
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      // Another user's file with mode 0600 (once DEFERRED every 30 s for ever): faxgate may move
-      // it but never read it, and waiting will not change that.
-      const reason = isFaxgateError(err)
-        ? err.message
-        : code === "EACCES" || code === "EPERM"
-          ? `faxgate is not allowed to read it (it belongs to uid ${st.uid} with mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}); save it so that the fax service's group can read it`
-          : null;
-      if (reason === null) throw err;
-      await this.refuseClaimed(f, workName, name, reason, unreadHash(f, claimId), log);
-      return "refused";
-    }
+    const data = await this.readOrRefuse(f, { workName, workPath, claimId, name }, st, log);
+    if (data === null) return "refused";
     const sha = sha256(data);
     const dedupeKey = `spool:${f.user}:${sha.slice(0, 32)}:${claimId}`;
     const refusalHash = sha256(`${f.user}\0${sha}\0${claimId}`);
@@ -285,36 +271,71 @@ export class FileProcessor {
       origin: { file: name, claim: claimId, folder: path.basename(f.root) },
     };
     // One file of a given content per user at a time, so two copies cannot both pass the window.
-    return this.withLock(`${f.user}\0${sha}`, async () => {
-      let queued: PrintAccepted;
-      try {
-        queued = await this.print.accept(file, { log, vet: (print) => this.notRepeated(print, claimId, log) });
-      } catch (err) {
-        if (isPrintRefusal(err)) {
-          const duplicate = err.code === "REPEATED_FILE";
-          await this.refuseClaimed(
-            f,
-            workName,
-            name,
-            err.message,
-            refusalHash,
-            log,
-            duplicate ? "duplicate" : "refused",
-          );
-          return duplicate ? "duplicate" : "refused";
-        }
-        if (!isFaxgateError(err)) throw err;
-        // a converter without a free slot, a contact lookup that met a network failure: .work/ keeps it
-        log.warn({ err: describeError(err) }, "DEFERRED spool file for now; will retry");
-        return "retry";
+    return this.withLock(`${f.user}\0${sha}`, () =>
+      this.queueFile(f, file, { workName, claimId, refusalHash, ticketed: ticketResult !== null }, log),
+    );
+  }
+
+  /** The claimed file's bytes; null when it was refused because faxgate may not read it. */
+  private async readOrRefuse(
+    f: UserFolders,
+    { workName, workPath, claimId, name }: { workName: string; workPath: string; claimId: string; name: string },
+    st: Stats,
+    log: Logger,
+  ): Promise<Buffer | null> {
+    try {
+      return await readSafely(workPath, st, this.deps.spool.maxFileBytes, f.calls, this.ownerCheck(f));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // Another user's file with mode 0600 (once DEFERRED every 30 s for ever): faxgate may move
+      // it but never read it, and waiting will not change that.
+      const reason = isFaxgateError(err)
+        ? err.message
+        : code === "EACCES" || code === "EPERM"
+          ? `faxgate is not allowed to read it (it belongs to uid ${st.uid} with mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}); save it so that the fax service's group can read it`
+          : null;
+      if (reason === null) throw err;
+      await this.refuseClaimed(f, workName, name, reason, unreadHash(f, claimId), log);
+      return null;
+    }
+  }
+
+  /**
+   * The read file through the print door: queued (and moved to done/), refused or a duplicate
+   * (moved to failed/ with its reason), or left in .work/ for the next try when the trouble passes.
+   */
+  private async queueFile(
+    f: UserFolders,
+    file: PrintFile,
+    {
+      workName,
+      claimId,
+      refusalHash,
+      ticketed,
+    }: { workName: string; claimId: string; refusalHash: string; ticketed: boolean },
+    log: Logger,
+  ): Promise<FileOutcome> {
+    const { name } = file;
+    let queued: PrintAccepted;
+    try {
+      queued = await this.print.accept(file, { log, vet: (print) => this.notRepeated(print, claimId, log) });
+    } catch (err) {
+      if (isPrintRefusal(err)) {
+        const duplicate = err.code === "REPEATED_FILE";
+        await this.refuseClaimed(f, workName, name, err.message, refusalHash, log, duplicate ? "duplicate" : "refused");
+        return duplicate ? "duplicate" : "refused";
       }
-      const now = this.deps.clock.now();
-      this.seen.set(queued.repeat, { at: now, jobId: queued.job.id, claimId });
-      this.pruneSeen(now);
-      await this.finishDone(f, workName, name, ticketResult !== null);
-      this.count("queued");
-      return "queued";
-    });
+      if (!isFaxgateError(err)) throw err;
+      // a converter without a free slot, a contact lookup that met a network failure: .work/ keeps it
+      log.warn({ err: describeError(err) }, "DEFERRED spool file for now; will retry");
+      return "retry";
+    }
+    const now = this.deps.clock.now();
+    this.seen.set(queued.repeat, { at: now, jobId: queued.job.id, claimId });
+    this.pruneSeen(now);
+    await this.finishDone(f, workName, name, ticketed);
+    this.count("queued");
+    return "queued";
   }
 
   /**

@@ -54,6 +54,54 @@ async function findFax(store: ReceivedStore, id: string): Promise<ReceivedFax | 
   return (await store.getReceived(id)) ?? (await store.listReceived({ messageId: id, limit: 1 }))[0] ?? null;
 }
 
+/** The page's fax: its facts in the words every surface uses, its route, timeline and deliveries. */
+async function receivedView(deps: ReceivedPageDeps, fax: ReceivedFax, s: Session, why: string) {
+  const timeline = await deps.store.listReceivedEvents(fax.id);
+  const cc = deps.defaultCountryCode();
+  const mine = deps.inbound ? groupsOf(deps.inbound(), s.user) : [];
+  return {
+    id: fax.id,
+    messageId: fax.messageId,
+    user: fax.user,
+    // the words every surface uses (src/format.ts); the raw values beside them for scripts
+    from: faxNumber(fax.sender, cc),
+    sender: fax.sender,
+    csid: fax.csid,
+    dialled: faxNumber(fax.dialled, cc),
+    dialledNumber: fax.dialled,
+    receivedAt: fax.receivedAt,
+    pages: fax.pages,
+    pagesText: pages(fax.pages),
+    status: fax.status,
+    groups: fax.groups,
+    state: fax.state,
+    owner: fax.owner,
+    note: fax.note,
+    hasDocument: fax.hasDocument,
+    route: timeline
+      .filter((e) => e.action === "routed")
+      .map((e) => e.detail)
+      .join("; "),
+    timeline,
+    // its connector deliveries (docs/connectors.md): where, how it went, why not
+    deliveries: (await listDeliveries(deps.store.sql, { faxId: fax.id })).map((d) => ({
+      id: d.id,
+      kind: d.kind,
+      target: d.target,
+      state: d.state,
+      attempts: d.attempts,
+      lastError: d.lastError,
+      result: d.result,
+      deliveredAt: d.deliveredAt,
+      // the fax's own user and operators may send a failed one again
+      canRetry: d.state === "failed" && (why === "receiver" || s.admin),
+    })),
+    // the inbox's actions (take, done, note, forward) are a member's; others read
+    canAct: fax.groups.some((g) => mine.includes(g)),
+    access: why,
+  };
+}
+
 export const receivedPageRoutes: FastifyPluginAsync<ReceivedPageDeps> = async (api, deps) => {
   const open = async (req: FastifyRequest) => {
     const s = sessionOf(req);
@@ -68,51 +116,10 @@ export const receivedPageRoutes: FastifyPluginAsync<ReceivedPageDeps> = async (a
 
   api.get("/api/received/:id", async (req) => {
     const { s, fax, why } = await open(req);
-    const timeline = await deps.store.listReceivedEvents(fax.id);
+    // recorded after the view is read, as before: the timeline shown is the one before this visit
+    const view = await receivedView(deps, fax, s, why);
     await recordConsole(deps.ledger, req, "viewed", { kind: "received", id: fax.id });
-    const cc = deps.defaultCountryCode();
-    const mine = deps.inbound ? groupsOf(deps.inbound(), s.user) : [];
-    return {
-      id: fax.id,
-      messageId: fax.messageId,
-      user: fax.user,
-      // the words every surface uses (src/format.ts); the raw values beside them for scripts
-      from: faxNumber(fax.sender, cc),
-      sender: fax.sender,
-      csid: fax.csid,
-      dialled: faxNumber(fax.dialled, cc),
-      dialledNumber: fax.dialled,
-      receivedAt: fax.receivedAt,
-      pages: fax.pages,
-      pagesText: pages(fax.pages),
-      status: fax.status,
-      groups: fax.groups,
-      state: fax.state,
-      owner: fax.owner,
-      note: fax.note,
-      hasDocument: fax.hasDocument,
-      route: timeline
-        .filter((e) => e.action === "routed")
-        .map((e) => e.detail)
-        .join("; "),
-      timeline,
-      // its connector deliveries (docs/connectors.md): where, how it went, why not
-      deliveries: (await listDeliveries(deps.store.sql, { faxId: fax.id })).map((d) => ({
-        id: d.id,
-        kind: d.kind,
-        target: d.target,
-        state: d.state,
-        attempts: d.attempts,
-        lastError: d.lastError,
-        result: d.result,
-        deliveredAt: d.deliveredAt,
-        // the fax's own user and operators may send a failed one again
-        canRetry: d.state === "failed" && (why === "receiver" || s.admin),
-      })),
-      // the inbox's actions (take, done, note, forward) are a member's; others read
-      canAct: fax.groups.some((g) => mine.includes(g)),
-      access: why,
-    };
+    return view;
   });
 
   api.post("/api/received/:id/deliveries/:delivery/again", async (req, reply) => {

@@ -3,7 +3,6 @@
 // left the spool folder has exactly one fax at the emulator, and every job is final.
 import { readdirSync, writeFileSync, mkdirSync, renameSync } from "node:fs";
 import path from "node:path";
-import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
 import { afterAll, describe, expect, it } from "vitest";
 import { CF_STATE } from "../../src/dispatch/context.js";
@@ -22,23 +21,11 @@ import {
   tally,
   type Daemon,
   type Rig,
+  onePagePdf,
+  type Mail,
 } from "./harness.js";
 
 const KILLS = SHORT ? 5 : 20;
-
-async function pdf(text: string): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  doc
-    .addPage([612, 792])
-    .drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
-  return Buffer.from(await doc.save());
-}
-
-interface Mail {
-  id: number;
-  numbers: string[];
-  accepted: boolean;
-}
 
 describe("crash loop", () => {
   let rig: Rig;
@@ -46,7 +33,7 @@ describe("crash loop", () => {
 
   it(`loses and duplicates nothing across ${KILLS} SIGKILLs under load`, async () => {
     rig = await makeRig({ delayMs: 200 });
-    const attachment = await pdf("crash loop mail");
+    const attachment = await onePagePdf("crash loop mail");
     const mails: Mail[] = [];
     const spoolNumbers = new Set<string>();
     let next = 0;
@@ -89,7 +76,7 @@ describe("crash loop", () => {
       const folder = path.join(rig.spoolRoot, "alice");
       mkdirSync(folder, { recursive: true });
       const tmp = path.join(rig.dir, `drop-${spoolSeq}.tmp`);
-      writeFileSync(tmp, await pdf(`spool drop ${n}`));
+      writeFileSync(tmp, await onePagePdf(`spool drop ${n}`));
       renameSync(tmp, path.join(folder, `${n.slice(1)}.pdf`));
       spoolNumbers.add(n);
     };

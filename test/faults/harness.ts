@@ -3,6 +3,7 @@
 // clients keep their address across a SIGKILL and restart; a fast queue), started and SIGKILLed as
 // a process; and a tally of what the emulator really faxed.
 import { mkdirSync, writeFileSync } from "node:fs";
+import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import path from "node:path";
 import { Agent, request } from "undici";
 import {
@@ -225,4 +226,20 @@ export async function allJobsFinal(rig: Rig): Promise<boolean> {
   } finally {
     store.close();
   }
+}
+
+/** A one-page PDF with one line of text: the attachment of the load tests' mails. */
+export async function onePagePdf(text: string): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  doc
+    .addPage([612, 792])
+    .drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  return Buffer.from(await doc.save());
+}
+
+/** A mail of a load test: the numbers it names, and whether the gateway took it. */
+export interface Mail {
+  id: number;
+  numbers: string[];
+  accepted: boolean;
 }

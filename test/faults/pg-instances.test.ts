@@ -5,7 +5,6 @@
 // At the end every message that got a 250 has exactly one fax at the emulator (its records are the
 // truth), and every job is final. Skips where PostgreSQL is not installed.
 import path from "node:path";
-import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
@@ -24,6 +23,8 @@ import {
   tally,
   type Daemon,
   type Rig,
+  onePagePdf,
+  type Mail,
 } from "./harness.js";
 
 const pgMissing = pgAvailable();
@@ -36,20 +37,6 @@ beforeAll(async () => {
   if (!pgMissing) cluster = await startPgCluster();
 }, 120_000);
 afterAll(() => cluster?.destroy());
-
-async function pdf(text: string): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  doc
-    .addPage([612, 792])
-    .drawText(text, { x: 72, y: 700, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
-  return Buffer.from(await doc.save());
-}
-
-interface Mail {
-  id: number;
-  numbers: string[];
-  accepted: boolean;
-}
 
 class Load {
   mails: Mail[] = [];
@@ -163,7 +150,7 @@ describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () =
       delayMs: 200,
       config: { database: url, queue: { lease: "3s", reconcileGrace: "8s" } },
     });
-    attachment = await pdf("two gateways");
+    attachment = await onePagePdf("two gateways");
   });
   afterAll(async () => {
     if (b) await kill(b, "SIGTERM");

@@ -88,7 +88,7 @@ export async function startTestEmulator(opts: TestEmulatorOptions = {}): Promise
  */
 export async function emulatorInbound(
   emu: { baseUrl: string; caFile: string },
-  fields: { email: string; callerId: string; to: string; csid?: string },
+  fields: { email: string; callerId: string; to?: string; csid?: string },
   pdf: Uint8Array,
   fileName: string,
 ): Promise<string> {
@@ -96,7 +96,7 @@ export async function emulatorInbound(
   fd.append("email", fields.email);
   fd.append("callerId", fields.callerId);
   if (fields.csid !== undefined) fd.append("csid", fields.csid);
-  fd.append("to", fields.to);
+  if (fields.to !== undefined) fd.append("to", fields.to);
   fd.append("file", new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), fileName);
   const agent = new Agent({ connect: { ca: await readFile(emu.caFile, "utf8") } });
   try {

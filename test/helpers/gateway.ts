@@ -11,7 +11,9 @@ import type { Clock } from "../../src/clock.js";
 import { validateConfig } from "../../src/config/load.js";
 import type { Config } from "../../src/config/schema.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
-import { Gateway, type RunningAddresses, type ServiceEndpoint } from "../../src/main.js";
+import { Gateway, type GatewayOptions, type RunningAddresses, type ServiceEndpoint } from "../../src/main.js";
+import { openDataFolder } from "../../src/parts/index.js";
+import type { QueueStore } from "../../src/store/index.js";
 import { removeFolder, tempFolder } from "../tmp-dir.js";
 import { spawnCli } from "./cli.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator, type TestEmulatorOptions } from "./emulator.js";
@@ -106,6 +108,11 @@ export interface GatewayInProcessSpec extends GatewaySpec {
   clock?: Clock;
   /** Runs after the gateway is built and before it starts (jobs for its first look). */
   beforeStart?: (gw: Gateway, dir: string) => Promise<void>;
+  /**
+   * The queue the gateway gets, made from the one the config opens (a proxy that stages a race at
+   * one call): every part of the gateway uses it, as they would a store that behaved so.
+   */
+  wrapStore?: (store: QueueStore) => QueueStore;
 }
 
 export interface TestGateway {
@@ -154,7 +161,11 @@ export async function startGateway(spec: GatewayInProcessSpec): Promise<TestGate
     // a PostgreSQL queue is opened by Gateway.open (as faxgate start does); a SQLite one by the
     // constructor, as the suites always did: with Gateway.open, `faxgate status` run beside it
     // (test/daemon/reload-restart) did not exit in 30 s, three runs of three; not yet understood
-    gw = config.database ? await Gateway.open(config, opts) : new Gateway(config, opts);
+    gw = config.database
+      ? await Gateway.open(config, opts)
+      : spec.wrapStore
+        ? await wrappedGateway(config, opts, spec.wrapStore)
+        : new Gateway(config, opts);
     const running = gw;
     await spec.beforeStart?.(running, dir);
     const addresses = await running.start();
@@ -181,6 +192,22 @@ export async function startGateway(spec: GatewayInProcessSpec): Promise<TestGate
     };
   } catch (err) {
     await stop();
+    throw err;
+  }
+}
+
+/** A SQLite gateway on the queue `wrap` makes of the one its folder holds (the lock taken as the constructor takes it). */
+async function wrappedGateway(
+  config: Config,
+  opts: GatewayOptions,
+  wrap: (store: QueueStore) => QueueStore,
+): Promise<Gateway> {
+  const held = await openDataFolder(config, opts);
+  try {
+    return new Gateway(config, { ...opts, lock: held.lock, store: wrap(held.store) });
+  } catch (err) {
+    await held.store.close();
+    held.lock.release();
     throw err;
   }
 }

@@ -3,14 +3,13 @@
 // a real folder, and the real notifier mailing an SMTP sink.
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { FormData, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { idOf } from "../../src/inbound/folder-delivery.js";
 import { validateConfig } from "../../src/config/load.js";
 import { InboxEscalation } from "../../src/inbound/escalation.js";
 import { ReceivedFaxIntake } from "../../src/inbound/received-intake.js";
 import { InboundPoller } from "../../src/inbound/poller.js";
-import { agentFor } from "../helpers/client.js";
+import { emulatorInbound } from "../helpers/emulator.js";
 import { testLedger } from "../helpers/ledger.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { Rig, USERS } from "../notify/rig.js";
@@ -46,19 +45,8 @@ function config(folder: string, extra: Record<string, unknown> = {}) {
   });
 }
 
-async function arrive(r: Rig, fields: Record<string, string>, pages = 2): Promise<string> {
-  const fd = new FormData();
-  for (const [k, v] of Object.entries(fields)) fd.append(k, v);
-  fd.append("file", new Blob([new Uint8Array(await pdfWithPages(pages))], { type: "application/pdf" }), "scan.pdf");
-  const res = await request(`${r.emu.baseUrl}/_emulator/inbound`, {
-    method: "POST",
-    dispatcher: agentFor(r.emu),
-    headers: { authorization: `Basic ${r.emu.adminKey}` },
-    body: fd,
-  });
-  const text = await res.body.text();
-  expect(res.statusCode, text).toBe(200);
-  return (JSON.parse(text) as { messageId: string }).messageId;
+async function arrive(r: Rig, fields: Parameters<typeof emulatorInbound>[1], pages = 2): Promise<string> {
+  return emulatorInbound(r.emu, fields, await pdfWithPages(pages), "scan.pdf");
 }
 
 function parts(r: Rig, folder: string) {

@@ -7,10 +7,9 @@ import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import nodemailer from "nodemailer";
-import { Agent, FormData, fetch as undiciFetch } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { pdfWithPages } from "../emulator/api.js";
-import { TEST_KEYS } from "../helpers/emulator.js";
+import { emulatorInbound } from "../helpers/emulator.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testLedger } from "../helpers/ledger.js";
 import { TEST_PDF } from "../helpers/store.js";
@@ -172,21 +171,12 @@ describe("ledger rows from the doors", () => {
         },
       }),
     );
-    const fd = new FormData();
-    fd.append("email", "alice@example.com");
-    fd.append("callerId", "+15557654321");
-    fd.append("to", "+15550100201");
-    fd.append("file", new Blob([new Uint8Array(await pdfWithPages(1))], { type: "application/pdf" }), "r.pdf");
-    const agent = new Agent({ connect: { ca: await readFile(rig.emu.caFile, "utf8") } });
-    const made = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, {
-      method: "POST",
-      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
-      body: fd,
-      dispatcher: agent,
-    });
-    expect(made.status).toBe(200);
-    const messageId = ((await made.json()) as { messageId: string }).messageId;
-    await agent.close();
+    const messageId = await emulatorInbound(
+      rig.emu,
+      { email: "alice@example.com", callerId: "+15557654321", to: "+15550100201" },
+      await pdfWithPages(1),
+      "r.pdf",
+    );
     const gw = rig.gw;
     const id = await waitUntil(async () => {
       const k = await gw.store.listReceived({ messageId });

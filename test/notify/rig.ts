@@ -4,7 +4,6 @@
 // (so deferred notifications become due without waiting).
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { FormData, request } from "undici";
 import { addressWaitMs, type NotifyConfig, smtpSettings, type UserConfig } from "../../src/config/schema.js";
 import type { Dispatcher } from "../../src/dispatch/dispatcher.js";
 import type { FaxApi } from "../../src/fax/types.js";
@@ -16,8 +15,8 @@ import { Notifier, type NotifierOptions } from "../../src/notify/notifier.js";
 import { createTransport } from "../../src/notify/transport.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { Job, NewJob } from "../../src/store/types.js";
-import { agentFor, clientFor as testClient, closeClients, emulatorCall } from "../helpers/client.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { clientFor as testClient, closeClients, emulatorCall } from "../helpers/client.js";
+import { emulatorInbound, startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { docFile } from "../helpers/store.js";
 import { SmtpSink } from "./smtp-sink.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -184,20 +183,7 @@ export class Rig {
 
   /** A fax arriving for a user on the service; returns its messageId. */
   async inbound(email: string, callerId: string, pdf: Uint8Array, csid = "REMOTE CSID"): Promise<string> {
-    const fd = new FormData();
-    fd.append("email", email);
-    fd.append("callerId", callerId);
-    fd.append("csid", csid);
-    fd.append("file", new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), "scan.pdf");
-    const res = await request(`${this.emu.baseUrl}/_emulator/inbound`, {
-      method: "POST",
-      dispatcher: agentFor(this.emu),
-      headers: { authorization: `Basic ${this.emu.adminKey}` },
-      body: fd,
-    });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`inbound: HTTP ${res.statusCode} ${text}`);
-    return (JSON.parse(text) as { messageId: string }).messageId;
+    return emulatorInbound(this.emu, { email, callerId, csid }, pdf, "scan.pdf");
   }
 
   /** Every log line as text, to look for secrets. */

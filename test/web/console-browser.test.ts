@@ -8,8 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, fetch as undiciFetch, FormData } from "undici";
-import { TEST_KEYS } from "../helpers/emulator.js";
+import { emulatorInbound } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
 import { PASSWORDS, consoleGateway } from "./rig.js";
@@ -28,7 +27,6 @@ const SHOTS =
 
 let rig: TestGateway;
 let browser: Browser;
-let emuAgent: Agent;
 
 async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
@@ -85,10 +83,8 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
   beforeAll(async () => {
     rig = await startGateway(consoleGateway({ delayMs: 1500 }));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-    emuAgent = new Agent({ connect: { ca: rig.emu.caPem } });
   }, 120_000);
   afterAll(async () => {
-    await emuAgent?.close();
     await browser?.close();
     await rig?.stop();
   });
@@ -283,19 +279,12 @@ describe.skipIf(!hasChromium)("web console in chromium", () => {
   }, 30_000);
 
   it("lists a received fax and previews it; another user cannot fetch it", async () => {
-    const fd = new FormData();
-    fd.append("email", "alice@example.com");
-    fd.append("callerId", "+15557654321");
-    fd.append("file", new Blob([TEST_PDF], { type: "application/pdf" }), "scan.pdf");
-    const made = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, {
-      method: "POST",
-      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
-      body: fd,
-      dispatcher: emuAgent,
-    });
-    const text = await made.text();
-    expect(made.status, text).toBe(200);
-    const messageId = (JSON.parse(text) as { messageId: string }).messageId;
+    const messageId = await emulatorInbound(
+      rig.emu,
+      { email: "alice@example.com", callerId: "+15557654321" },
+      TEST_PDF,
+      "scan.pdf",
+    );
     const { ctx, page } = await signedIn("alice");
     // written as every surface writes a number (src/format.ts), not the service's raw caller id
     await page.locator("#inbound").getByText("+1 555-765-4321").waitFor({ timeout: 15_000 });

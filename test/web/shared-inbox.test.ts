@@ -7,8 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, fetch as undiciFetch, FormData } from "undici";
-import { TEST_KEYS } from "../helpers/emulator.js";
+import { emulatorInbound } from "../helpers/emulator.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { PASSWORDS, signIn, consoleGateway } from "./rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
@@ -56,24 +55,12 @@ afterAll(async () => {
 
 describe.skipIf(!hasChromium)("shared inbox in chromium", () => {
   it("a fax on the referrals number shows in the group inbox; bob takes it; alice cannot take it again", async () => {
-    const fd = new FormData();
-    fd.append("email", "alice@example.com");
-    fd.append("callerId", "+15557654321");
-    fd.append("csid", "DR SMITH CLINIC");
-    fd.append("to", "+15550100201");
-    fd.append("file", new Blob([new Uint8Array(await pdfWithPages(2))], { type: "application/pdf" }), "referral.pdf");
-    const agent = new Agent({
-      connect: { ca: await import("node:fs/promises").then((fs) => fs.readFile(rig.emu.caFile, "utf8")) },
-    });
-    const made = await undiciFetch(`${rig.emu.baseUrl}/_emulator/inbound`, {
-      method: "POST",
-      headers: { authorization: `Basic ${TEST_KEYS.admin}` },
-      body: fd,
-      dispatcher: agent,
-    });
-    expect(made.status).toBe(200);
-    const messageId = ((await made.json()) as { messageId: string }).messageId;
-    await agent.close();
+    const messageId = await emulatorInbound(
+      rig.emu,
+      { email: "alice@example.com", callerId: "+15557654321", csid: "DR SMITH CLINIC", to: "+15550100201" },
+      await pdfWithPages(2),
+      "referral.pdf",
+    );
 
     // the gateway's own poller keeps and routes it
     const kept = await waitUntil(

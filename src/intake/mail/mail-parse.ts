@@ -181,6 +181,51 @@ export function newMailParser(): MailParser {
   });
 }
 
+/** An attachment as the job will know it: its file in the work folder, type, name, placement. */
+function describePart(data: AttachmentStream, dir: WorkDir, index: number): ExtractedPart {
+  // an empty "Content-Type:" header reaches us as something other than a string
+  const contentType = (
+    typeof data.contentType === "string" && data.contentType ? data.contentType : "application/octet-stream"
+  ).toLowerCase();
+  return {
+    path: path.join(dir.path, `part-${String(index).padStart(3, "0")}`),
+    filename: (typeof data.filename === "string" ? data.filename : "").trim() || defaultName(contentType, index),
+    contentType,
+    bytes: 0,
+    inline: data.contentDisposition === "inline" || data.related === true,
+    index,
+  };
+}
+
+/**
+ * Settles once the parser's last object is taken (the text arrives with its end), or with the
+ * first error of either stream. Whatever a hostile message makes mailparser hand us, a throw
+ * while taking it becomes a parse error of this message, never an uncaught exception.
+ */
+function takeObjects(
+  source: Readable,
+  parser: ReturnType<typeof newMailParser>,
+  take: (data: AttachmentStream | MessageText) => void,
+): Promise<{ ok: true } | { ok: false; err: unknown }> {
+  // (mailparser's typings give its read() a Buffer's type, not the objects it hands out)
+  return pipeline(source, parser as unknown as Transform, async (objects: AsyncIterable<unknown>) => {
+    for await (const data of objects as AsyncIterable<AttachmentStream | MessageText>) {
+      try {
+        take(data);
+      } catch (err) {
+        if (data.type === "attachment") {
+          data.content.resume();
+          data.release?.();
+        }
+        throw err;
+      }
+    }
+  }).then(
+    () => ({ ok: true as const }),
+    (err: unknown) => ({ ok: false as const, err }),
+  );
+}
+
 async function parseMailStream(source: Readable, dir: WorkDir, depth: number, opts: ParseOptions): Promise<ParsedMail> {
   const parser = newMailParser();
   const parts: ExtractedPart[] = [];
@@ -194,20 +239,7 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
       html = typeof data.html === "string" ? data.html.slice(0, MAX_BODY_CHARS) : "";
       return;
     }
-    const index = parts.length;
-    const file = path.join(dir.path, `part-${String(index).padStart(3, "0")}`);
-    // an empty "Content-Type:" header reaches us as something other than a string
-    const contentType = (
-      typeof data.contentType === "string" && data.contentType ? data.contentType : "application/octet-stream"
-    ).toLowerCase();
-    const part: ExtractedPart = {
-      path: file,
-      filename: (typeof data.filename === "string" ? data.filename : "").trim() || defaultName(contentType, index),
-      contentType,
-      bytes: 0,
-      inline: data.contentDisposition === "inline" || data.related === true,
-      index,
-    };
+    const part = describePart(data, dir, parts.length);
     parts.push(part);
     // The parser waits for release() before it goes on: one attachment in flight at a time.
     const recode = part.contentType === "text/plain" ? toUtf8(charsetOf(data.headers)) : null;
@@ -218,26 +250,7 @@ async function parseMailStream(source: Readable, dir: WorkDir, depth: number, op
     writes.push(written);
   };
 
-  // Settles once the parser's last object is taken (the text arrives with its end), or with the
-  // first error of either stream. Whatever a hostile message makes mailparser hand us, a throw
-  // while taking it becomes a parse error of this message, never an uncaught exception.
-  // (mailparser's typings give its read() a Buffer's type, not the objects it hands out)
-  const parsed = await pipeline(source, parser as unknown as Transform, async (objects: AsyncIterable<unknown>) => {
-    for await (const data of objects as AsyncIterable<AttachmentStream | MessageText>) {
-      try {
-        onData(data);
-      } catch (err) {
-        if (data.type === "attachment") {
-          data.content.resume();
-          data.release?.();
-        }
-        throw err;
-      }
-    }
-  }).then(
-    () => ({ ok: true as const }),
-    (err: unknown) => ({ ok: false as const, err }),
-  );
+  const parsed = await takeObjects(source, parser, onData);
   // every attachment write settles before we return or throw, so no stream outlives the call
   const settled = await Promise.allSettled(writes);
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");

@@ -52,63 +52,11 @@ const MAX_RECIPIENTS = 50;
 export async function decideAddressing(input: AddressingInput): Promise<Addressing> {
   const { ticket, codes } = input;
   const fromName = parseFileName(input.fileName);
-
-  let recipients: NewRecipient[] | null = null;
-  let via: AddressSource = "file name";
-  // The print dialog's number (CUPS `phone`) is typed like fax-number, and goes with it.
-  const typed = ticket ? [...ticket.to] : [];
-  const dialNotes: string[] = [];
-  if (ticket?.phone) {
-    const dial = readPhoneOption(ticket.phone, ticket.faxPrefix, input.faxPrefix ?? "strip");
-    if (!dial.ok) throw new FaxgateError("BAD_NUMBER", dial.reason);
-    typed.push(...dial.numbers);
-    dialNotes.push(...dial.notes);
-  }
-  // A file name that only looks like numbers ("20240101.pdf") is not a typed destination when the
-  // document carries codes: the codes address it, as before.
-  const nameNumbers =
-    fromName.numbers.length > 0 &&
-    (!codes?.fax.length || fromName.numbers.every((n) => normalizeFaxNumber(n, input.defaultCountryCode).ok));
-  if (ticket && (typed.length > 0 || ticket.recipientName)) {
-    via = "ticket";
-    recipients =
-      typed.length > 0
-        ? await toRecipients(typed, ticket.recipientName, input)
-        : [await contactRecipient(ticket.recipientName!, input)];
-  } else if (nameNumbers) {
-    recipients = await toRecipients(fromName.numbers, undefined, input);
-  } else if (codes && (codes.fax.length > 0 || codes.to)) {
-    via = "codes";
-    const why = ambiguity(codes);
-    if (why) throw new FaxgateError("AMBIGUOUS_DESTINATION", why);
-    recipients =
-      codes.fax.length > 0
-        ? await toRecipients(codes.fax, codes.to, input)
-        : [await contactRecipient(codes.to!, input)];
-  }
+  const typed = typedNumbers(input);
+  const { recipients, via } = await findRecipients(input, typed.numbers, fromName);
   if (recipients && via !== "codes" && codes) conflictWithCodes(recipients, via, codes, input);
-  if (!recipients || recipients.length === 0) {
-    const hint =
-      codes && hasAnyCode(codes)
-        ? " (the document has @@ codes but no @@FAX@@ or @@TO@@)"
-        : input.textUnreadable
-          ? ` (the document's text could not be read for @@ codes: ${input.textUnreadable})`
-          : "";
-    throw new FaxgateError(
-      "NO_DESTINATION",
-      `no fax number was found${hint}: name the file "<number> - <subject>.pdf", add a ticket "${input.fileName}.json", or put "@@FAX <number>@@" in the document`,
-    );
-  }
-  for (const r of recipients) {
-    const v = input.destinations(input.user, r.number);
-    if (!v.ok) throw new FaxgateError("DESTINATION_REFUSED", `destination not allowed: ${v.reason}`);
-  }
-  if (recipients.length > MAX_RECIPIENTS) {
-    throw new FaxgateError(
-      "TOO_MANY_RECIPIENTS",
-      `${recipients.length} recipients is over the limit of ${MAX_RECIPIENTS}`,
-    );
-  }
+  if (!recipients || recipients.length === 0) throw noDestination(input);
+  checkRecipients(input, recipients);
 
   const subject = ticket?.subject || codes?.subject || fromName.subject;
   const notes = ticket?.notes;
@@ -127,8 +75,81 @@ export async function decideAddressing(input: AddressingInput): Promise<Addressi
     tags: ticket?.tags ?? [],
     scheduledAt: ticket?.scheduledDate ?? null,
     via,
-    dialNotes,
+    dialNotes: typed.notes,
   };
+}
+
+/** The ticket's numbers: fax-number, and the print dialog's number (CUPS `phone`), typed like it. */
+function typedNumbers({ ticket, faxPrefix }: AddressingInput): { numbers: string[]; notes: string[] } {
+  const numbers = ticket ? [...ticket.to] : [];
+  const notes: string[] = [];
+  if (ticket?.phone) {
+    const dial = readPhoneOption(ticket.phone, ticket.faxPrefix, faxPrefix ?? "strip");
+    if (!dial.ok) throw new FaxgateError("BAD_NUMBER", dial.reason);
+    numbers.push(...dial.numbers);
+    notes.push(...dial.notes);
+  }
+  return { numbers, notes };
+}
+
+/** Who the file goes to, from the first source that names someone: ticket, file name, then codes. */
+async function findRecipients(
+  input: AddressingInput,
+  typed: string[],
+  fromName: ReturnType<typeof parseFileName>,
+): Promise<{ recipients: NewRecipient[] | null; via: AddressSource }> {
+  const { ticket, codes } = input;
+  // A file name that only looks like numbers ("20240101.pdf") is not a typed destination when the
+  // document carries codes: the codes address it, as before.
+  const nameNumbers =
+    fromName.numbers.length > 0 &&
+    (!codes?.fax.length || fromName.numbers.every((n) => normalizeFaxNumber(n, input.defaultCountryCode).ok));
+  if (ticket && (typed.length > 0 || ticket.recipientName)) {
+    const recipients =
+      typed.length > 0
+        ? await toRecipients(typed, ticket.recipientName, input)
+        : [await contactRecipient(ticket.recipientName!, input)];
+    return { recipients, via: "ticket" };
+  }
+  if (nameNumbers) return { recipients: await toRecipients(fromName.numbers, undefined, input), via: "file name" };
+  if (codes && (codes.fax.length > 0 || codes.to)) {
+    const why = ambiguity(codes);
+    if (why) throw new FaxgateError("AMBIGUOUS_DESTINATION", why);
+    const recipients =
+      codes.fax.length > 0
+        ? await toRecipients(codes.fax, codes.to, input)
+        : [await contactRecipient(codes.to!, input)];
+    return { recipients, via: "codes" };
+  }
+  return { recipients: null, via: "file name" };
+}
+
+/** No destination anywhere: the refusal says the three ways to give one, and why codes did not. */
+function noDestination({ codes, textUnreadable, fileName }: AddressingInput): FaxgateError {
+  const hint =
+    codes && hasAnyCode(codes)
+      ? " (the document has @@ codes but no @@FAX@@ or @@TO@@)"
+      : textUnreadable
+        ? ` (the document's text could not be read for @@ codes: ${textUnreadable})`
+        : "";
+  return new FaxgateError(
+    "NO_DESTINATION",
+    `no fax number was found${hint}: name the file "<number> - <subject>.pdf", add a ticket "${fileName}.json", or put "@@FAX <number>@@" in the document`,
+  );
+}
+
+/** Every number allowed by the owner's destination policy, and not too many of them. */
+function checkRecipients(input: AddressingInput, recipients: NewRecipient[]): void {
+  for (const r of recipients) {
+    const v = input.destinations(input.user, r.number);
+    if (!v.ok) throw new FaxgateError("DESTINATION_REFUSED", `destination not allowed: ${v.reason}`);
+  }
+  if (recipients.length > MAX_RECIPIENTS) {
+    throw new FaxgateError(
+      "TOO_MANY_RECIPIENTS",
+      `${recipients.length} recipients is over the limit of ${MAX_RECIPIENTS}`,
+    );
+  }
 }
 
 /** What a print job with no destination keeps from its ticket while it waits for an address. */

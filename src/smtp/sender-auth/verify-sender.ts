@@ -76,6 +76,43 @@ interface AuthOutcome {
     | false;
 }
 
+/** What mailauth found, read once for every rule that judges it. */
+interface Evidence {
+  spfResult: string;
+  /** DKIM signatures found (an unsigned message's one row "none" left out) */
+  dkimRows: DkimRow[];
+  dkimPass: DkimRow[];
+  /** a passing signature of the sender's own domain (aligned as the config says) */
+  alignedDkim: DkimRow | undefined;
+  dmarc: string;
+  /** one line for the log: spf=... dkim=... dmarc=... */
+  summary: string;
+}
+
+function readEvidence(res: AuthOutcome, domain: string, strict: boolean): Evidence {
+  const spfResult = res.spf ? res.spf.status.result : "none";
+  // mailauth reports an unsigned message as one row 'none': no signature at all
+  const dkimRows = (res.dkim.results ?? []).filter((r) => r.status.result !== "none");
+  const dkimPass = dkimRows.filter((r) => r.status.result === "pass" && r.signingDomain);
+  const alignedDkim = dkimPass.find((r) => aligned(r.signingDomain!, domain, strict));
+  const dmarc = res.dmarc ? res.dmarc.status.result : "none";
+  const summary = `spf=${spfResult} dkim=${alignedDkim ? `pass (${alignedDkim.signingDomain})` : dkimRows.map((r) => r.status.result).join(",") || "none"} dmarc=${dmarc}`;
+  return { spfResult, dkimRows, dkimPass, alignedDkim, dmarc, summary };
+}
+
+/** DMARC judges the From: domain; a fax is charged to the envelope sender: they must be one. */
+function fromIsNotSender(res: AuthOutcome, sender: string): SenderVerdict | null {
+  const from = (res.dkim.headerFrom ?? []).map((a) => a.toLowerCase());
+  if (from.length === 1 && from[0] === sender) return null;
+  const shown =
+    from.length === 0 ? "missing" : from.length > 1 ? `${from.length} addresses` : `<${from[0]!.slice(0, 80)}>`;
+  return fail(
+    "from",
+    `550 5.7.26 The From: header (${shown}) is not the envelope sender <${sender.slice(0, 80)}>: faxes are taken only from mail whose From: is the sending user's own address`,
+    `from=${shown}`,
+  );
+}
+
 export class SenderVerifier {
   private readonly slots: UnverifiedSlots;
 
@@ -259,29 +296,23 @@ export class SenderVerifier {
 
   private judgeStranger(input: SenderInput, res: AuthOutcome): SenderVerdict {
     const sender = input.envelopeFrom.toLowerCase();
+    const refused = fromIsNotSender(res, sender);
+    if (refused) return refused;
     const domain = domainOf(sender);
     const strict = this.config.alignment === "strict";
+    const ev = readEvidence(res, domain, strict);
+    return this.dmarcVerdict(input, res, ev, domain, strict) ?? this.withoutDmarc(input, ev, domain);
+  }
 
-    // DMARC judges the From: domain; a fax is charged to the envelope sender: they must be one.
-    const from = (res.dkim.headerFrom ?? []).map((a) => a.toLowerCase());
-    if (from.length !== 1 || from[0] !== sender) {
-      const shown =
-        from.length === 0 ? "missing" : from.length > 1 ? `${from.length} addresses` : `<${from[0]!.slice(0, 80)}>`;
-      return fail(
-        "from",
-        `550 5.7.26 The From: header (${shown}) is not the envelope sender <${sender.slice(0, 80)}>: faxes are taken only from mail whose From: is the sending user's own address`,
-        `from=${shown}`,
-      );
-    }
-
-    const spfResult = res.spf ? res.spf.status.result : "none";
-    // mailauth reports an unsigned message as one row 'none': no signature at all
-    const dkimRows = (res.dkim.results ?? []).filter((r) => r.status.result !== "none");
-    const dkimPass = dkimRows.filter((r) => r.status.result === "pass" && r.signingDomain);
-    const alignedDkim = dkimPass.find((r) => aligned(r.signingDomain!, domain, strict));
-    const dmarc = res.dmarc ? res.dmarc.status.result : "none";
-    const summary = `spf=${spfResult} dkim=${alignedDkim ? `pass (${alignedDkim.signingDomain})` : dkimRows.map((r) => r.status.result).join(",") || "none"} dmarc=${dmarc}`;
-
+  /** The domain's DMARC record decides, where it has one (or could not be read); null when it has none. */
+  private dmarcVerdict(
+    input: SenderInput,
+    res: AuthOutcome,
+    ev: Evidence,
+    domain: string,
+    strict: boolean,
+  ): SenderVerdict | null {
+    const { dmarc, summary, spfResult, alignedDkim, dkimPass } = ev;
     if (dmarc === "temperror") {
       return fail(
         "dmarc",
@@ -295,61 +326,66 @@ export class SenderVerifier {
       if (!strict || alignedDomain.toLowerCase() === domain)
         return { ok: true, check: "dmarc", detail: `DMARC pass for ${domain} (aligned ${by}); ${summary}` };
     }
-    if (dmarc === "pass" || dmarc === "fail") {
-      const arc = this.arcVerdict(res, domain, strict);
-      if (arc?.pass) return arc.pass;
-      // biome-ignore lint/complexity/useOptionalChain: the value is false, not undefined, when absent
-      const policy = res.dmarc && res.dmarc.policy ? ` (p=${res.dmarc.policy})` : "";
-      const spfWhy =
-        spfResult === "pass"
-          ? `SPF passes but not for ${strict ? "exactly " : ""}${domain}`
-          : `SPF ${spfResult} for ${input.remoteAddress}`;
-      const dkimWhy = alignedDkim
-        ? "a DKIM signature"
-        : dkimPass.length
-          ? `DKIM signed by ${dkimPass[0]!.signingDomain} only`
-          : "no valid DKIM signature";
-      return fail(
-        "dmarc",
-        `550 5.7.26 This message does not pass the DMARC policy of ${domain}${policy}: ${spfWhy}, ${dkimWhy}${strict ? " (strict alignment)" : ""}${arc ? `; ${arc.why}` : ""}. Send it from your own mail account (Outlook, Gmail) so that it is signed for ${domain}`,
-        arc ? `${summary} arc=${res.arc ? res.arc.status.result : "none"}` : summary,
-      );
-    }
+    if (dmarc !== "pass" && dmarc !== "fail") return null;
+    const arc = this.arcVerdict(res, domain, strict);
+    if (arc?.pass) return arc.pass;
+    // biome-ignore lint/complexity/useOptionalChain: the value is false, not undefined, when absent
+    const policy = res.dmarc && res.dmarc.policy ? ` (p=${res.dmarc.policy})` : "";
+    const spfWhy =
+      spfResult === "pass"
+        ? `SPF passes but not for ${strict ? "exactly " : ""}${domain}`
+        : `SPF ${spfResult} for ${input.remoteAddress}`;
+    const dkimWhy = alignedDkim
+      ? "a DKIM signature"
+      : dkimPass.length
+        ? `DKIM signed by ${dkimPass[0]!.signingDomain} only`
+        : "no valid DKIM signature";
+    return fail(
+      "dmarc",
+      `550 5.7.26 This message does not pass the DMARC policy of ${domain}${policy}: ${spfWhy}, ${dkimWhy}${strict ? " (strict alignment)" : ""}${arc ? `; ${arc.why}` : ""}. Send it from your own mail account (Outlook, Gmail) so that it is signed for ${domain}`,
+      arc ? `${summary} arc=${res.arc ? res.arc.status.result : "none"}` : summary,
+    );
+  }
 
-    // no DMARC record: what the operator asks of this domain, SPF and an aligned DKIM signature by default
+  /** No DMARC record: what the operator asks of this domain, SPF and an aligned DKIM signature by default. */
+  private withoutDmarc(input: SenderInput, ev: Evidence, domain: string): SenderVerdict {
     const need = this.config.domains[domain]?.withoutDmarc ?? this.config.withoutDmarc;
     const noDmarc = `${domain} publishes no DMARC record, so ${need === "spf-and-dkim" ? "SPF and DKIM must both pass" : `${need.toUpperCase()} must pass`}`;
     if (need !== "dkim") {
-      const refused = this.spfVerdict(spfResult, domain, need, input.remoteAddress, summary);
+      const refused = this.spfVerdict(ev.spfResult, domain, need, input.remoteAddress, ev.summary);
       if (refused) return refused;
     }
-    if (need !== "spf" && !alignedDkim) {
-      if (dkimRows.some((r) => r.status.result === "temperror"))
-        return fail(
-          "dkim",
-          `451 4.7.0 Cannot look up the DKIM key of ${domain} right now (DNS did not answer); try again later`,
-          summary,
-        );
-      if (dkimPass.length)
-        return fail(
-          "dkim",
-          `550 5.7.22 No DKIM signature of ${domain}: the message is signed by ${dkimPass.map((r) => r.signingDomain).join(", ")} only (${noDmarc}, with a signature of the From: domain)`,
-          summary,
-        );
-      if (dkimRows.some((r) => r.status.underSized || r.status.result === "policy"))
-        return fail(
-          "dkim",
-          `550 5.7.21 The DKIM signature of ${domain} is not acceptable: its key is shorter than ${this.config.minKeyBits} bits (${noDmarc})`,
-          summary,
-        );
-      const why =
-        dkimRows.length === 0
-          ? "the message is not signed"
-          : `its signature does not verify (${String(dkimRows[0]!.status.comment || dkimRows[0]!.status.result)}): was it changed on the way?`;
-      return fail("dkim", `550 5.7.20 No valid DKIM signature for ${domain}: ${why} (${noDmarc})`, summary);
-    }
+    if (need !== "spf" && !ev.alignedDkim) return this.dkimRefusal(ev, domain, noDmarc);
     const check: VerdictCheck = need === "spf-and-dkim" ? "spf+dkim" : need;
-    return { ok: true, check, detail: `${check.toUpperCase()} pass for ${domain} (no DMARC record); ${summary}` };
+    return { ok: true, check, detail: `${check.toUpperCase()} pass for ${domain} (no DMARC record); ${ev.summary}` };
+  }
+
+  /** Why a domain without DMARC has no DKIM signature of its own, most telling reason first. */
+  private dkimRefusal(ev: Evidence, domain: string, noDmarc: string): SenderVerdict {
+    const { dkimRows, dkimPass, summary } = ev;
+    if (dkimRows.some((r) => r.status.result === "temperror"))
+      return fail(
+        "dkim",
+        `451 4.7.0 Cannot look up the DKIM key of ${domain} right now (DNS did not answer); try again later`,
+        summary,
+      );
+    if (dkimPass.length)
+      return fail(
+        "dkim",
+        `550 5.7.22 No DKIM signature of ${domain}: the message is signed by ${dkimPass.map((r) => r.signingDomain).join(", ")} only (${noDmarc}, with a signature of the From: domain)`,
+        summary,
+      );
+    if (dkimRows.some((r) => r.status.underSized || r.status.result === "policy"))
+      return fail(
+        "dkim",
+        `550 5.7.21 The DKIM signature of ${domain} is not acceptable: its key is shorter than ${this.config.minKeyBits} bits (${noDmarc})`,
+        summary,
+      );
+    const why =
+      dkimRows.length === 0
+        ? "the message is not signed"
+        : `its signature does not verify (${String(dkimRows[0]!.status.comment || dkimRows[0]!.status.result)}): was it changed on the way?`;
+    return fail("dkim", `550 5.7.20 No valid DKIM signature for ${domain}: ${why} (${noDmarc})`, summary);
   }
 
   /**

@@ -64,35 +64,15 @@ export const JOBS_CHANNEL = "faxgate_jobs";
 export { lockKey } from "../sql/db.js";
 
 export function createPgContext(opts: PgStoreOptions): PgContext {
-  let password = "";
-  try {
-    password = decodeURIComponent(new URL(opts.url).password);
-  } catch {
-    // the pool reports an unparsable URL itself
-  }
-  const secrets = [password, encodeURIComponent(password)].filter((s) => s.length > 0);
+  const secrets = passwordSpellings(opts.url);
   const shownUrl = redactDatabaseUrl(opts.url);
   const log = opts.logger ?? silentLogger();
   const clock = opts.clock ?? systemClock;
   const dataDir = path.resolve(opts.dataDir);
-  const pool = new pg.Pool({
-    connectionString: opts.url,
-    max: opts.maxConnections ?? 10,
-    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
-    query_timeout: opts.queryTimeoutMs ?? 30_000,
-    idleTimeoutMillis: 30_000,
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-  });
   const error = (err: unknown, what: string): Error => storeError(err, what, secrets);
-  // An idle connection cut by the server (restart, partition) must not crash the process: the
-  // pool drops it and connects again on the next call.
-  pool.on("error", (err) =>
+  const pool = openPool(opts, (err) =>
     log.warn({ database: shownUrl, err: error(err, "connection").message }, "PostgreSQL connection lost"),
   );
-  // A connection cut while it is checked out (mid-transaction) also emits 'error' on its client;
-  // the query in flight fails (STORE_UNAVAILABLE) and the pool drops the client on release.
-  pool.on("connect", (client) => client.on("error", () => undefined));
   let closed = false;
   const refuseClosed = (what: string): void => {
     if (closed) throw new FaxgateError("STORE_UNAVAILABLE", `${what}: the queue store is closed`, { temporary: true });
@@ -117,33 +97,7 @@ export function createPgContext(opts: PgStoreOptions): PgContext {
     },
     async tx(what, fn, tries = 4) {
       refuseClosed(what);
-      for (let attempt = 1; ; attempt++) {
-        let client: Q;
-        try {
-          client = await pool.connect();
-        } catch (err) {
-          throw error(err, what);
-        }
-        let broken = false;
-        try {
-          await client.query("BEGIN");
-          const out = await fn(client);
-          await client.query("COMMIT");
-          return out;
-        } catch (err) {
-          try {
-            // a statement that timed out may still be running on the connection: never reuse it
-            if (/timeout/i.test((err as Error)?.message ?? "")) throw err;
-            await client.query("ROLLBACK");
-          } catch {
-            broken = true;
-          }
-          if (isRetryable(err) && attempt < tries) continue;
-          throw error(err, what);
-        } finally {
-          client.release(broken || undefined);
-        }
-      }
+      return inTransaction(pool, error, what, fn, tries);
     },
     async q(what, text, args = []) {
       refuseClosed(what);
@@ -154,6 +108,74 @@ export function createPgContext(opts: PgStoreOptions): PgContext {
       }
     },
   };
+}
+
+/** The URL's password as written and as encoded: masked wherever an error could repeat it. */
+function passwordSpellings(url: string): string[] {
+  let password = "";
+  try {
+    password = decodeURIComponent(new URL(url).password);
+  } catch {
+    // the pool reports an unparsable URL itself
+  }
+  return [password, encodeURIComponent(password)].filter((s) => s.length > 0);
+}
+
+/** The pool, with its bounds, and connection trouble told to `lost` instead of crashing the process. */
+function openPool(opts: PgStoreOptions, lost: (err: unknown) => void): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.maxConnections ?? 10,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+    query_timeout: opts.queryTimeoutMs ?? 30_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  // An idle connection cut by the server (restart, partition) must not crash the process: the
+  // pool drops it and connects again on the next call.
+  pool.on("error", lost);
+  // A connection cut while it is checked out (mid-transaction) also emits 'error' on its client;
+  // the query in flight fails (STORE_UNAVAILABLE) and the pool drops the client on release.
+  pool.on("connect", (client) => client.on("error", () => undefined));
+  return pool;
+}
+
+/** `fn` in one transaction, tried again (up to `tries`) on a deadlock or serialization failure. */
+async function inTransaction<T>(
+  pool: pg.Pool,
+  error: (err: unknown, what: string) => Error,
+  what: string,
+  fn: (c: Q) => Promise<T>,
+  tries: number,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    let client: Q;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      throw error(err, what);
+    }
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      const out = await fn(client);
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      try {
+        // a statement that timed out may still be running on the connection: never reuse it
+        if (/timeout/i.test((err as Error)?.message ?? "")) throw err;
+        await client.query("ROLLBACK");
+      } catch {
+        broken = true;
+      }
+      if (isRetryable(err) && attempt < tries) continue;
+      throw error(err, what);
+    } finally {
+      client.release(broken || undefined);
+    }
+  }
 }
 
 /** Tells the other instances of a new (or newly addressed) job, at COMMIT (not at all on a rollback). */
