@@ -34,25 +34,11 @@ export function createNotify(
   const { connectorQueued } = extra;
   const ocr = extra.ocr?.duty ?? null;
   const reads = extra.ocr?.reads ?? false;
-  const { config, live, store, api, directory, clock, metrics, destinations } = core;
+  const { config, live, store, api, clock, metrics, destinations } = core;
   const log = (component: string) => core.logger.child({ component });
   const common = { store, clientFor: (user: string) => api.clientFor(user), clock, metrics, destinations };
   const users = () => live.users();
-  const notifier = config.notify
-    ? new Notifier({
-        ...common,
-        notify: config.notify,
-        users,
-        directory,
-        dataDir: config.data,
-        logger: log("notify"),
-        consoleUrl,
-        addressWaitMs: addressWaitMs(config),
-        confirmWaitMs: smtpSettings(config).senderAuth.confirmWait,
-        defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
-        ledger: core.ledger,
-      })
-    : null;
+  const notifier = notifierOf(core, common, consoleUrl);
   const received = new ReceivedFaxIntake({
     ...common,
     inbound: () => live.config().inbound,
@@ -73,6 +59,58 @@ export function createNotify(
     logger: log("inbox"),
     clock,
   });
+  const { poller, pushedFax } = inboundFollowing(core, common, received);
+  const parts: Part[] = [
+    { name: "notifier", start: () => notifier?.start(), stop: () => notifier?.stop() },
+    { name: "inbox", start: () => escalation.start(), stop: () => escalation.stop() },
+    { name: "inbound", start: () => poller?.start(), stop: () => poller?.stop() },
+    {
+      name: "text-routing",
+      start: () => textRouting?.start(),
+      stop: () => {
+        replies?.stop();
+        return textRouting?.stop();
+      },
+    },
+  ];
+  return { notifier, received, escalation, pushedFax, parts };
+}
+
+type Common = {
+  store: Core["store"];
+  clientFor: (user: string) => ReturnType<Core["api"]["clientFor"]>;
+  clock: Core["clock"];
+  metrics: Core["metrics"];
+  destinations: Core["destinations"];
+};
+
+/** Outcome mail, when `notify` is configured. */
+function notifierOf(core: Core, common: Common, consoleUrl: () => string | null): Notifier | null {
+  const { config, live, directory } = core;
+  const users = () => live.users();
+  const log = (component: string) => core.logger.child({ component });
+  return config.notify
+    ? new Notifier({
+        ...common,
+        notify: config.notify,
+        users,
+        directory,
+        dataDir: config.data,
+        logger: log("notify"),
+        consoleUrl,
+        addressWaitMs: addressWaitMs(config),
+        confirmWaitMs: smtpSettings(config).senderAuth.confirmWait,
+        defaultCountryCode: () => smtpSettings(live.config()).defaultCountryCode,
+        ledger: core.ledger,
+      })
+    : null;
+}
+
+/** Received faxes followed: the inbound poll, and the service's pushes handled through it. */
+function inboundFollowing(core: Core, common: Common, received: ReceivedFaxIntake) {
+  const { config, live, directory } = core;
+  const users = () => live.users();
+  const log = (component: string) => core.logger.child({ component });
   const poller = config.notify?.inbound.enabled
     ? new InboundPoller({
         ...common,
@@ -94,20 +132,7 @@ export function createNotify(
         logger: core.logger,
       })
     : null;
-  const parts: Part[] = [
-    { name: "notifier", start: () => notifier?.start(), stop: () => notifier?.stop() },
-    { name: "inbox", start: () => escalation.start(), stop: () => escalation.stop() },
-    { name: "inbound", start: () => poller?.start(), stop: () => poller?.stop() },
-    {
-      name: "text-routing",
-      start: () => textRouting?.start(),
-      stop: () => {
-        replies?.stop();
-        return textRouting?.stop();
-      },
-    },
-  ];
-  return { notifier, received, escalation, pushedFax, parts };
+  return { poller, pushedFax };
 }
 
 /**
