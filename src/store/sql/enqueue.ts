@@ -129,6 +129,7 @@ export function newJobRequest(
       updated_at: now,
       sent_at: null,
       finished_at: null,
+      call_left: null,
     }),
   );
   const event = {
