@@ -9,7 +9,6 @@
 // calling through it (see the count in the failure message).
 // Skips where PostgreSQL is not installed.
 import path from "node:path";
-import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { LOOKAHEAD_MS } from "../../src/store/sql/fleet-budget.js";
@@ -20,6 +19,7 @@ import { waitUntil } from "../helpers/wait.js";
 import {
   type Daemon,
   disposeRig,
+  emulatorAdmin,
   emulatorFaxes,
   kill,
   makeRig,
@@ -27,6 +27,7 @@ import {
   type Rig,
   SHORT,
   secondRig,
+  setBehaviour,
   setFaults,
   startDaemon,
   tally,
@@ -47,25 +48,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cluster?.destroy());
 
-async function admin<T>(rig: Rig, p: string): Promise<T> {
-  const res = await request(`${rig.emu.baseUrl}${p}`, {
-    dispatcher: rig.agent,
-    headers: { authorization: `Basic ${rig.emu.adminKey}` },
-  });
-  if (res.statusCode >= 300) throw new Error(`GET ${p}: HTTP ${res.statusCode} ${await res.body.text()}`);
-  return (await res.body.json()) as T;
-}
-
-async function putBehaviour(rig: Rig, body: Record<string, unknown>): Promise<void> {
-  const res = await request(`${rig.emu.baseUrl}/_emulator/behaviour`, {
-    method: "PUT",
-    dispatcher: rig.agent,
-    headers: { authorization: `Basic ${rig.emu.adminKey}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  await res.body.dump();
-  if (res.statusCode >= 300) throw new Error(`behaviour: HTTP ${res.statusCode}`);
-}
+const admin = emulatorAdmin;
 
 /** API calls that reached the service's routes (a fault's 429 is answered before: not counted). */
 async function callsSoFar(rig: Rig): Promise<number> {
@@ -95,7 +78,7 @@ describe.skipIf(pgMissing !== null)("a 429 seen by one gateway of three", () => 
       },
     });
     // the account's own limit at the service, above the fleet's rate: a 429 storm would show here
-    await putBehaviour(rig, { ratePerSecond: FLEET_RATE + 4 });
+    await setBehaviour(rig, { ratePerSecond: FLEET_RATE + 4 });
     const rigs = [rig, await secondRig(rig, "gw2"), await secondRig(rig, "gw3")];
     for (const r of rigs) daemons.push(await startDaemon(r));
     const store = await PgStore.open({ url, dataDir: path.join(rig.dir, "checker") });
