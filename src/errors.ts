@@ -129,6 +129,7 @@ export const ERROR_CATALOGUE = {
   JOB_NOT_FOUND: kind("no job has that id", "input", false, OURS),
   JOB_STATE: kind("the job is not in a state that allows this operation", "input", false, OURS),
   JOB_EXPIRED: kind("the job stayed undelivered past its maximum age", "service", false, OURS),
+  CLAIM_LOST: kind("a claimed send was taken back before its call left; the call was not made", "ours", true, OURS),
   // retention and legal holds (retention/)
   HOLD_NOT_FOUND: kind("no active legal hold has that id", "input", false, OURS),
   SERVICE_NOT_PURGED: kind("the fax service did not delete a fax it was asked to delete", "service", true, OURS),

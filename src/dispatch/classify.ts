@@ -24,6 +24,8 @@ interface ApiRule {
 export const API_RULES: readonly ApiRule[] = [
   // Refused by our own gate while stopping: nothing left, nothing tried.
   { name: "shutting down", when: (e) => e instanceof FaxgateError && e.code === "SHUTTING_DOWN", action: "requeue" },
+  // The claim ran out before the call left (store/sql/leases.ts markCallLeaving): nothing left.
+  { name: "claim lost", when: (e) => e instanceof FaxgateError && e.code === "CLAIM_LOST", action: "requeue" },
   { name: "outcome unknown", when: (e) => e instanceof FaxApiError && e.outcomeUnknown, action: "unknown" },
   // A revoked or wrong key is the operator's to fix: nothing is failed for it (issue 13 item 5).
   {

@@ -12,6 +12,7 @@ import {
   type SendManyResult,
   checkKey,
 } from "../fax/index.js";
+import { FaxgateError } from "../errors.js";
 import type { ClaimedGroup, Job, Recipient } from "../store/index.js";
 import { classifyApiError, classifyRecipientError } from "./classify.js";
 import { noteCf, sameNumber, type DispatchContext } from "./context.js";
@@ -130,7 +131,7 @@ class GroupSend {
   private readonly log: DispatchContext["log"];
   /** Recipients whose outcome is recorded. */
   private readonly settled = new Set<number>();
-  /** Recipients whose request may have been put on the wire by the client. */
+  /** Recipients whose request may have been put on the wire by the client (marked in the store first). */
   private readonly wentOut = new Set<number>();
   private client: FaxApi | null = null;
   /** The part being sent; a failure of its call is its own, the parts after it never start. */
@@ -185,19 +186,15 @@ class GroupSend {
 
   private async sendOne(api: FaxApi, named: Omit<SendManyRequest, "recipientFax">, r: Recipient): Promise<void> {
     const req: SendFaxRequest = { ...named, faxNumber: r.number };
-    const rec = await this.ctx.call(() => {
-      this.wentOut.add(r.idx);
-      return api.sendFax(req);
-    });
+    const rec = await this.ctx.call(() => api.sendFax(req, { leaving: () => this.leaving([r]) }));
     this.callCounted = true;
     await this.accept(r, rec, 1);
   }
 
   private async sendMany(api: FaxApi, named: Omit<SendManyRequest, "recipientFax">, part: Recipient[]): Promise<void> {
-    const res: SendManyResult = await this.ctx.call(() => {
-      for (const r of part) this.wentOut.add(r.idx);
-      return api.sendFaxToMany({ ...named, recipientFax: part.map((r) => r.number) });
-    });
+    const res: SendManyResult = await this.ctx.call(() =>
+      api.sendFaxToMany({ ...named, recipientFax: part.map((r) => r.number) }, { leaving: () => this.leaving(part) }),
+    );
     await this.ctx.store.addApiCalls(keys(part), 1);
     this.callCounted = true;
     const taken = new Set<string>();
@@ -215,6 +212,20 @@ class GroupSend {
       }
       // Neither in success nor in errors: left for settleRest (unknown, reconciled).
     }
+  }
+
+  /**
+   * The call for `part` is about to leave (the gate let it go): marked in the store first, so that
+   * a kill before this point sends the claim back to the queue (nothing reached the service)
+   * instead of leaving it to be looked up, and parked where the service drops our custom fields.
+   * Only a claim still ours is marked; one taken back meanwhile (its lease ran out) is not sent.
+   */
+  private async leaving(part: Recipient[]): Promise<void> {
+    if (!(await this.ctx.store.markCallLeaving(this.ctx.owner, this.sendId, keys(part))))
+      throw new FaxgateError("CLAIM_LOST", "the send's claim was taken back before its call left; it was not made", {
+        temporary: true,
+      });
+    for (const r of part) this.wentOut.add(r.idx);
   }
 
   /** The service took the fax for `r`: recorded accepted (or unknown without a messageId). */

@@ -223,7 +223,6 @@ async function reconcileSend(
 ): Promise<void> {
   const first = group[0]!;
   const sendId = first.sendId;
-  const log = ctx.log.child({ job: first.jobId });
   if (!sendId) {
     // Cannot happen through claimDue; treat as never sent.
     for (const r of group)
@@ -234,104 +233,151 @@ async function reconcileSend(
       });
     return;
   }
-  const open = new Map(group.map((r) => [r.idx, r]));
-  const adopt = async (r: Tracked, rec: FaxRecord, how: string): Promise<void> => {
-    open.delete(r.idx);
-    if (
-      await ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })
-    ) {
-      log.info({ to: r.number, messageId: rec.messageId, sendId, how }, "RECONCILED fax found at the service, adopted");
-      await recordOutcome(ctx, r, "accepted", "service", { reconciled: true });
-      await applyRecord(ctx, { ...r, state: "processing", messageId: rec.messageId }, rec);
-    }
-  };
+  const lost: LostSend = { ctx, sendId, log: ctx.log.child({ job: first.jobId }), open: new Map() };
+  for (const r of group) lost.open.set(r.idx, r);
   const job = await ctx.store.getJob(first.jobId);
   const subject = job?.cover.enabled ? job.cover.subject : undefined;
   try {
     if (failure) throw failure;
-    // Our cf on any record in the walk, or on our earlier faxes, proves the account keeps it.
-    let cfEchoed = (await cfEcho(ctx)) === "kept";
-    const candidates = new Map<number, FaxRecord[]>();
-    const sentAtOf = (r: Tracked): number =>
-      Date.parse(r.sentAt ?? first.sentAt ?? new Date(ctx.clock.now()).toISOString());
-    // The outbound history since the day before the send (read by reconcileUser); the service's
-    // `query` filter is not relied on (it may not search custom fields, or numbers as we write them).
-    for (const rec of rows) {
-      if (hasOurCf(rec)) cfEchoed = true;
-      if (rec.cf?.faxgateSend === sendId) {
-        const r = [...open.values()].find((x) => sameNumber(x.number, rec.faxNumber));
-        if (r) await adopt(r, rec, "cf");
-        continue;
-      }
-      // Another send of ours, by its cf: not this one.
-      if (hasOurCf(rec)) continue;
-      for (const r of open.values()) {
-        if (!sameNumber(r.number, rec.faxNumber) || !rec.createdAt) continue;
-        const at = Date.parse(rec.createdAt);
-        const sentAt = sentAtOf(r);
-        if (Number.isNaN(at) || at < sentAt - MATCH_BEFORE_MS || at > sentAt + MATCH_AFTER_MS) continue;
-        if (await ctx.store.isKnownMessage(rec.messageId)) continue;
-        candidates.set(r.idx, [...(candidates.get(r.idx) ?? []), rec]);
-      }
-    }
-    for (const r of [...open.values()]) {
+    const { candidates, cfEchoed } = await matchHistory(lost, rows, first.sentAt);
+    for (const r of [...lost.open.values()]) {
       let found = candidates.get(r.idx) ?? [];
       if (found.length > 1 && subject) {
         const same = found.filter((rec) => rec.subject === subject);
         if (same.length >= 1) found = same;
       }
-      if (found.length === 1) {
-        await adopt(r, found[0]!, cfEchoed ? "number and time (cf not on this record)" : "number and time");
-        continue;
-      }
-      // A parked send was given up on out loud: its user was told it will not be sent again and
-      // may have sent it again by hand. Its hourly look only adopts; a proof of cf that turned up
-      // since does not make it sendable.
-      const parked = (r.lastError ?? "").startsWith(PARKED);
-      if (found.length === 0 && cfEchoed && !parked) {
-        // The service keeps our cf and has no record of this send: it never took effect. Send
-        // again, on the retry schedule (a send that keeps failing this way must not loop fast).
-        const why = "the earlier send never reached the fax service";
-        const d = deferOrExpire(why, retryDelayMs(ctx.queue.retrySchedule, r.attempts), retryContext(ctx, r));
-        if (
-          d.action === "defer" &&
-          (await ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ["unknown"] }))
-        ) {
-          log.info(
-            { to: r.number, sendId, next: d.nextAttemptAt.toISOString() },
-            "RECONCILED no fax at the service, sending again",
-          );
-          await recordOutcome(ctx, r, "resent", "gateway");
-        } else if (
-          d.action === "fail" &&
-          (await ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ["unknown"] }))
-        ) {
-          log.warn({ to: r.number, sendId, reason: d.reason }, "FAILED");
-          ctx.metrics?.faxResults.inc({ state: "failed" });
-          await recordOutcome(ctx, r, "failed", "gateway", { expired: true });
-        }
-        continue;
-      }
-      await park(
-        ctx,
-        r,
-        sendId,
-        found.length > 0
-          ? `${found.length} faxes to this number near the time of the send could be this one`
-          : parked && cfEchoed
-            ? "still no fax to this number near the time of the send"
-            : "no fax to this number near the time of the send, and the service does not keep our custom fields to prove it was never made",
-      );
+      await settleOne(lost, r, found, cfEchoed);
     }
   } catch (err) {
-    const d = classifyApiError(err, false, retryContext(ctx, first));
-    if (d.action === "defer" && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
-    if (d.action === "hold" && isUnauthorized(err)) ctx.keyRefused(first.user, d.reason);
-    const next = new Date(ctx.clock.now() + retryDelayMs(ctx.queue.retrySchedule, 1));
-    for (const r of open.values())
-      await ctx.store.postponeUnknown(keyOf(r), sendId, `reconciliation failed: ${describeError(err)}`, next);
-    log.warn({ sendId, err: describeError(err) }, "reconciliation failed, the send stays unknown");
+    await lookupFailed(lost, first, err);
   }
+}
+
+/** One send being reconciled: its recipients not settled yet (by idx), and how to say so. */
+interface LostSend {
+  ctx: DispatchContext;
+  sendId: string;
+  log: DispatchContext["log"];
+  open: Map<number, Tracked>;
+}
+
+/** The service has `rec` for `r`: taken as this send's fax (accepted, then followed). */
+async function adopt(lost: LostSend, r: Tracked, rec: FaxRecord, how: string): Promise<void> {
+  const { ctx, sendId } = lost;
+  lost.open.delete(r.idx);
+  if (
+    await ctx.store.markAccepted(keyOf(r), sendId, { messageId: rec.messageId, pagesCount: rec.pagesCount ?? null })
+  ) {
+    lost.log.info(
+      { to: r.number, messageId: rec.messageId, sendId, how },
+      "RECONCILED fax found at the service, adopted",
+    );
+    await recordOutcome(ctx, r, "accepted", "service", { reconciled: true });
+    await applyRecord(ctx, { ...r, state: "processing", messageId: rec.messageId }, rec);
+  }
+}
+
+/**
+ * The outbound history since the day before the send (read by reconcileUser): records with this
+ * send's cf are adopted at once; records with no cf of ours, to a recipient's number within the
+ * window around the send and tracked by no job, are its candidates. The service's `query` filter
+ * is not relied on (it may not search custom fields, or numbers as we write them).
+ */
+async function matchHistory(
+  lost: LostSend,
+  rows: FaxRecord[],
+  groupSentAt: string | null,
+): Promise<{ candidates: Map<number, FaxRecord[]>; cfEchoed: boolean }> {
+  const { ctx, sendId } = lost;
+  // Our cf on any record in the walk, or on our earlier faxes, proves the account keeps it.
+  let cfEchoed = (await cfEcho(ctx)) === "kept";
+  const candidates = new Map<number, FaxRecord[]>();
+  const sentAtOf = (r: Tracked): number =>
+    Date.parse(r.sentAt ?? groupSentAt ?? new Date(ctx.clock.now()).toISOString());
+  for (const rec of rows) {
+    if (hasOurCf(rec)) cfEchoed = true;
+    if (rec.cf?.faxgateSend === sendId) {
+      const r = [...lost.open.values()].find((x) => sameNumber(x.number, rec.faxNumber));
+      if (r) await adopt(lost, r, rec, "cf");
+      continue;
+    }
+    // Another send of ours, by its cf: not this one.
+    if (hasOurCf(rec)) continue;
+    for (const r of lost.open.values()) {
+      if (!sameNumber(r.number, rec.faxNumber) || !rec.createdAt) continue;
+      const at = Date.parse(rec.createdAt);
+      const sentAt = sentAtOf(r);
+      if (Number.isNaN(at) || at < sentAt - MATCH_BEFORE_MS || at > sentAt + MATCH_AFTER_MS) continue;
+      if (await ctx.store.isKnownMessage(rec.messageId)) continue;
+      candidates.set(r.idx, [...(candidates.get(r.idx) ?? []), rec]);
+    }
+  }
+  return { candidates, cfEchoed };
+}
+
+/** One recipient's end from what the history showed: adopted, sent again (cf kept, no record), or parked. */
+async function settleOne(lost: LostSend, r: Tracked, found: FaxRecord[], cfEchoed: boolean): Promise<void> {
+  if (found.length === 1) {
+    await adopt(lost, r, found[0]!, cfEchoed ? "number and time (cf not on this record)" : "number and time");
+    return;
+  }
+  // A parked send was given up on out loud: its user was told it will not be sent again and
+  // may have sent it again by hand. Its hourly look only adopts; a proof of cf that turned up
+  // since does not make it sendable.
+  const parked = (r.lastError ?? "").startsWith(PARKED);
+  if (found.length === 0 && cfEchoed && !parked) {
+    await sendAgain(lost, r);
+    return;
+  }
+  await park(
+    lost.ctx,
+    r,
+    lost.sendId,
+    found.length > 0
+      ? `${found.length} faxes to this number near the time of the send could be this one`
+      : parked && cfEchoed
+        ? "still no fax to this number near the time of the send"
+        : "no fax to this number near the time of the send, and the service does not keep our custom fields to prove it was never made",
+  );
+}
+
+/**
+ * The service keeps our cf and has no record of this send: it never took effect. Sent again, on
+ * the retry schedule (a send that keeps failing this way must not loop fast), or failed as expired.
+ */
+async function sendAgain(lost: LostSend, r: Tracked): Promise<void> {
+  const { ctx, sendId, log } = lost;
+  const why = "the earlier send never reached the fax service";
+  const d = deferOrExpire(why, retryDelayMs(ctx.queue.retrySchedule, r.attempts), retryContext(ctx, r));
+  if (
+    d.action === "defer" &&
+    (await ctx.store.defer(keyOf(r), { error: why, nextAttemptAt: d.nextAttemptAt, sendId, expect: ["unknown"] }))
+  ) {
+    log.info(
+      { to: r.number, sendId, next: d.nextAttemptAt.toISOString() },
+      "RECONCILED no fax at the service, sending again",
+    );
+    await recordOutcome(ctx, r, "resent", "gateway");
+  } else if (
+    d.action === "fail" &&
+    (await ctx.store.fail(keyOf(r), { reason: d.reason, sendId, expect: ["unknown"] }))
+  ) {
+    log.warn({ to: r.number, sendId, reason: d.reason }, "FAILED");
+    ctx.metrics?.faxResults.inc({ state: "failed" });
+    await recordOutcome(ctx, r, "failed", "gateway", { expired: true });
+  }
+}
+
+/** The history could not be read (or not all of it): the send stays unknown, looked at again later. */
+async function lookupFailed(lost: LostSend, first: Tracked, err: unknown): Promise<void> {
+  const { ctx, sendId } = lost;
+  const d = classifyApiError(err, false, retryContext(ctx, first));
+  if (d.action === "defer" && d.rateLimited) ctx.pause(d.nextAttemptAt.getTime() - ctx.clock.now());
+  if (d.action === "hold" && isUnauthorized(err)) ctx.keyRefused(first.user, d.reason);
+  const next = new Date(ctx.clock.now() + retryDelayMs(ctx.queue.retrySchedule, 1));
+  for (const r of lost.open.values())
+    await ctx.store.postponeUnknown(keyOf(r), sendId, `reconciliation failed: ${describeError(err)}`, next);
+  lost.log.warn({ sendId, err: describeError(err) }, "reconciliation failed, the send stays unknown");
 }
 
 /** Never sends twice: the recipient stays `unknown`, looked at hourly, and a person is told once. */

@@ -7,6 +7,10 @@ export interface FaultSettings {
   latencyMs: number;
   errorRate: number;
   rateLimitRate: number;
+  /** the next this many API calls are answered 429 (whoever makes them), then none: one 429 seen first by one client */
+  rateLimitNext: number;
+  /** the Retry-After (seconds) of the faults' 429s */
+  retryAfter: number;
   dropRate: number;
   /** what DELETE /v1/fax/{id} does: deletes (normal), answers 500 (refuse), answers 200 and keeps the fax (ignore) */
   deleteMode: DeleteMode;
@@ -20,6 +24,8 @@ export class Faults {
     latencyMs: 0,
     errorRate: 0,
     rateLimitRate: 0,
+    rateLimitNext: 0,
+    retryAfter: 1,
     dropRate: 0,
     deleteMode: "normal",
   };
@@ -39,7 +45,9 @@ export class Faults {
     const next = { ...this.settings };
     for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
       if (!(k in next))
-        throw invalid(`unknown fault "${k}" (latencyMs, errorRate, rateLimitRate, dropRate, deleteMode)`);
+        throw invalid(
+          `unknown fault "${k}" (latencyMs, errorRate, rateLimitRate, rateLimitNext, retryAfter, dropRate, deleteMode)`,
+        );
       if (k === "deleteMode") {
         if (!DELETE_MODES.includes(v as DeleteMode))
           throw invalid(`deleteMode must be one of ${DELETE_MODES.join(", ")}`);
@@ -48,7 +56,8 @@ export class Faults {
       }
       const n = typeof v === "string" ? Number(v) : v;
       if (typeof n !== "number" || !Number.isFinite(n) || n < 0) throw invalid(`${k} must be a number >= 0`);
-      if (k !== "latencyMs" && n > 1) throw invalid(`${k} is a probability between 0 and 1`);
+      if (k === "rateLimitNext" && !Number.isInteger(n)) throw invalid(`${k} must be a whole number`);
+      if (k.endsWith("Rate") && n > 1) throw invalid(`${k} is a probability between 0 and 1`);
       next[k as Exclude<keyof FaultSettings, "deleteMode">] = n;
     }
     this.settings = next;
@@ -71,8 +80,17 @@ export class Faults {
   /** What to do with an incoming API request before handling it. */
   beforeRequest(): "error" | "rateLimit" | null {
     if (this.roll(this.settings.errorRate)) return "error";
+    if (this.settings.rateLimitNext > 0) {
+      this.settings.rateLimitNext -= 1;
+      return "rateLimit";
+    }
     if (this.roll(this.settings.rateLimitRate)) return "rateLimit";
     return null;
+  }
+
+  /** The Retry-After (seconds) a fault's 429 carries. */
+  retryAfter(): number {
+    return this.settings.retryAfter;
   }
 
   deleteMode(): DeleteMode {

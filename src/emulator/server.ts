@@ -72,7 +72,7 @@ function guardRequests(app: FastifyInstance, ctx: EmulatorContext, callers: Weak
       if (fault === "rateLimit") {
         return reply
           .code(429)
-          .header("retry-after", "1")
+          .header("retry-after", String(ctx.faults.retryAfter()))
           .send(new ApiError("RateLimitError", "too many requests (emulated fault)").body());
       }
     }

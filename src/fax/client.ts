@@ -50,6 +50,7 @@ import type {
   Page,
   SendFaxRequest,
   SendManyRequest,
+  SendHooks,
   SendManyResult,
   UpdateApiKeyRequest,
   User,
@@ -97,6 +98,8 @@ interface Call {
   /** Not idempotent: a failure after the request may have reached the service leaves its outcome unknown. */
   creates?: boolean;
   accept?: string;
+  /** Awaited after the gate, before the request is written (SendHooks.leaving). */
+  leaving?: () => Promise<void>;
 }
 
 /** 429s on one history call waited out before the error goes to the caller */
@@ -300,17 +303,17 @@ export class FaxClient implements FaxApi {
 
   // ---- faxes
 
-  async sendFax(req: SendFaxRequest): Promise<FaxRecord> {
+  async sendFax(req: SendFaxRequest, hooks: SendHooks = {}): Promise<FaxRecord> {
     requireField("faxNumber", req.faxNumber);
     const files = req.files ?? [];
     requireDocument(files.length, req.coverPage);
     checkCoverFields(req);
     const fields: Fields = [["faxNumber", req.faxNumber], ...coverFields(req), ...extraSendFields(req)];
     const call = await this.sendCall("sendFax", "/v1/faxes", fields, files);
-    return this.json(call, singleFax);
+    return this.json({ ...call, leaving: hooks.leaving }, singleFax);
   }
 
-  async sendFaxToMany(req: SendManyRequest): Promise<SendManyResult> {
+  async sendFaxToMany(req: SendManyRequest, hooks: SendHooks = {}): Promise<SendManyResult> {
     const numbers = (req.recipientFax ?? []).filter((n) => n.trim() !== "");
     const contacts = (req.recipientContacts ?? []).filter((c) => c.trim() !== "");
     if (numbers.length === 0 && contacts.length === 0) {
@@ -328,7 +331,7 @@ export class FaxClient implements FaxApi {
       ...extraSendFields(req),
     ];
     const call = await this.sendCall("sendFaxToMany", "/v1/faxes/multiple", fields, files);
-    return this.json(call, toSendManyResult);
+    return this.json({ ...call, leaving: hooks.leaving }, toSendManyResult);
   }
 
   async resendFax(messageId: string, recipientFax?: string): Promise<SendManyResult> {
@@ -538,6 +541,8 @@ export class FaxClient implements FaxApi {
     let answer: Parameters<GateRelease>[0];
     try {
       if (this.gate) admitted = await this.gate.admit(call.op, this.gateClass);
+      // after every wait, so the caller's "it left" mark is as close to the request as it can be
+      await call.leaving?.();
       return await this.send(call, path, where, headers, body, report, read);
     } catch (err) {
       // the service asked us to slow down: the gate does, for every caller (api-gate.ts)

@@ -214,6 +214,15 @@ export interface CoverFields {
   senderPhone?: string;
 }
 
+/** What the caller of a send is told as it goes (the dispatcher's durable "call left" mark). */
+export interface SendHooks {
+  /**
+   * Awaited once the gate (rate, concurrency, the fleet's slot) let the call go, just before the
+   * request is written: nothing has left before it resolves, and if it throws nothing leaves.
+   */
+  leaving?: () => Promise<void>;
+}
+
 export interface SendFaxRequest extends CoverFields {
   faxNumber: string;
   files?: FaxFile[];
@@ -279,8 +288,8 @@ export interface FaxApi {
   deleteContact(contactId: string): Promise<void>;
   deleteContacts(contactIds: string[]): Promise<void>;
 
-  sendFax(req: SendFaxRequest): Promise<FaxRecord>;
-  sendFaxToMany(req: SendManyRequest): Promise<SendManyResult>;
+  sendFax(req: SendFaxRequest, hooks?: SendHooks): Promise<FaxRecord>;
+  sendFaxToMany(req: SendManyRequest, hooks?: SendHooks): Promise<SendManyResult>;
   resendFax(messageId: string, recipientFax?: string): Promise<SendManyResult>;
   updateFax(messageId: string, update: { isArchived: boolean }): Promise<FaxRecord>;
   /** Streams the PDF to `destPath` (temp name, then rename); returns bytes written. */

@@ -151,6 +151,11 @@ export interface QueueStore extends ReceivedStore {
   /** `sending` rows whose lease ran out become `unknown`; `all` (SQLite only, under the daemon lock) treats every lease as expired. */
   releaseExpired(opts?: { all?: boolean }): Promise<{ unknown: number; released: number }>;
   releaseOwner(owner: string): Promise<number>;
+  /**
+   * The claimed send's call is about to leave (committed before the request): true, or false when
+   * the claim was taken back meanwhile (the call must not be made). sql/leases.ts markCallLeaving.
+   */
+  markCallLeaving(owner: string, sendId: string, keys: RecipientKey[]): Promise<boolean>;
   markAccepted(
     key: RecipientKey,
     sendId: string,

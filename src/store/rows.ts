@@ -72,6 +72,11 @@ export interface RecipientRow {
   updated_at: string;
   sent_at: string | null;
   finished_at: string | null;
+  /**
+   * While `sending`: 0 from the claim until the send's call is about to leave, then 1 (written
+   * and committed before the request). NULL: claimed by a gateway older than this column.
+   */
+  call_left: number | null;
 }
 
 export interface NotificationRow {

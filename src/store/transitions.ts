@@ -93,8 +93,19 @@ export const TRANSITIONS = {
       sent_at: "now",
       message_id: "clear",
       last_error: "clear",
+      call_left: "zero",
     },
     says: "claimed by a gateway to be sent",
+  },
+  /**
+   * A lease ran out (or the gateway stopped) before the send's call left (call_left 0): the
+   * service never saw it, so it goes back to the queue, due now, instead of being looked up.
+   */
+  unclaim: {
+    from: ["sending"],
+    to: "deferred",
+    sets: { ...UNLOCK, next_attempt_at: "now", last_error: "given", attempts: "refund", call_left: "clear" },
+    says: "the gateway stopped before the send left; queued again",
   },
   /** A lease ran out (or the gateway stopped) during a send: it may have reached the service. */
   expire: {

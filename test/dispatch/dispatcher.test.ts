@@ -289,8 +289,9 @@ describe("Dispatcher with the emulator", () => {
     await drain(s);
     s.calls.clear();
     const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15557770777" }] }));
-    // A process claimed it and died before the request left.
-    await s.store.claimDue("dead-process", 5, 1);
+    // A process claimed it, let its call leave, and died before the request reached the service.
+    const [dead] = await s.store.claimDue("dead-process", 5, 1);
+    expect(await s.store.markCallLeaving("dead-process", dead!.sendId, [{ jobId: job.id, idx: 0 }])).toBe(true);
     // the lease runs out
     s.clock.advance(80);
     await emulatorCall(emu!, "PUT", "/_emulator/faults", { errorRate: 1 });
@@ -314,6 +315,30 @@ describe("Dispatcher with the emulator", () => {
     const faxes = (await serviceFaxes(emu!)).filter((f) => f.faxNumber === "+15557770777");
     expect(faxes).toHaveLength(1);
     expect(faxes[0]!.cf.faxgateSend).toBe(r.sendId);
+  });
+
+  it("a send claimed whose call never left goes back to the queue: no lookup, sent once, even with cf dropped", async () => {
+    const s = await setup({ queue: { reconcileGrace: 50 } });
+    // the service's default: our custom fields are not kept, so a lookup could not tell "never made"
+    await emulatorCall(emu!, "PUT", "/_emulator/behaviour", { cfMode: "dropped" });
+    const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15557770779" }] }));
+    // A process claimed it and died while the send waited in its gate, before the call left.
+    const [dead] = await s.store.claimDue("dead-process", 5, 1);
+    // nor may the dead process send it once its claim is gone (the mark is refused)
+    s.clock.advance(80);
+    await s.dispatcher.runOnce();
+    expect(await s.store.markCallLeaving("dead-process", dead!.sendId, [{ jobId: job.id, idx: 0 }])).toBe(false);
+    await drain(s);
+    const r = (await s.store.getJob(job.id))!.recipients[0]!;
+    expect(r.state).toBe("delivered");
+    expect(r.attempts).toBe(1);
+    const steps = (await s.store.listEvents(job.id)).map((e) => e.transition);
+    expect(steps).toContain("unclaim");
+    expect(steps).not.toContain("expire");
+    // never looked up: the lookup is what parks a send where cf is dropped
+    expect(steps).not.toContain("postpone");
+    expect(s.logs.some((l) => String(l.msg).startsWith("RECONCILED"))).toBe(false);
+    expect((await serviceFaxes(emu!)).filter((f) => f.faxNumber === "+15557770779")).toHaveLength(1);
   });
 
   it("stop() leaves nothing in sending", async () => {

@@ -78,12 +78,19 @@ async function setup(
 }
 
 /**
- * A process claimed what is queued and died before the request left: the service has no such fax.
- * The first pass finds the lease expired; the lookup waits the grace from then, not from the
- * send, and the second pass makes it.
+ * A process claimed what is queued, let its call leave (markCallLeaving) and died before the
+ * request reached the service: the service has no such fax, and nothing here can prove it. (A
+ * process that died before its call left puts the send back in the queue: crash.test.ts.) The
+ * first pass finds the lease expired; the lookup waits the grace from then, not from the send,
+ * and the second pass makes it.
  */
 async function diedBeforeTheSend(s: Setup): Promise<void> {
-  await s.store.claimDue("dead-process", 5, 1);
+  for (const g of await s.store.claimDue("dead-process", 5, 1))
+    await s.store.markCallLeaving(
+      "dead-process",
+      g.sendId,
+      g.recipients.map((r) => ({ jobId: r.jobId, idx: r.idx })),
+    );
   // the lease runs out
   s.clock.advance(150);
   await s.dispatcher.runOnce();

@@ -15,6 +15,8 @@ afterEach(async () => {
     latencyMs: 0,
     errorRate: 0,
     rateLimitRate: 0,
+    rateLimitNext: 0,
+    retryAfter: 1,
     dropRate: 0,
     deleteMode: "normal",
   });
@@ -36,6 +38,8 @@ describe("faults", () => {
       latencyMs: 0,
       errorRate: 0,
       rateLimitRate: 0,
+      rateLimitNext: 0,
+      retryAfter: 1,
       dropRate: 0,
       deleteMode: "normal",
     });
@@ -43,6 +47,8 @@ describe("faults", () => {
       latencyMs: 5,
       errorRate: 0,
       rateLimitRate: 0,
+      rateLimitNext: 0,
+      retryAfter: 1,
       dropRate: 0,
       deleteMode: "normal",
     });
@@ -79,6 +85,17 @@ describe("faults", () => {
     expect(r.status).toBe(429);
     expect(r.headers["retry-after"]).toBe("1");
     expect((await api.get("/_emulator/faxes", TEST_KEYS.admin)).json.length).toBe(before);
+  });
+
+  it("rateLimitNext 2: the next two calls, whoever makes them, 429 with the retryAfter given; then none", async () => {
+    await setFaults({ rateLimitNext: 2, retryAfter: 3 });
+    const a = await api.get("/v1/me", TEST_KEYS.alice);
+    const b = await api.get("/v1/me", TEST_KEYS.bob);
+    expect([a.status, b.status]).toEqual([429, 429]);
+    expect(b.headers["retry-after"]).toBe("3");
+    expect((await api.get("/v1/me", TEST_KEYS.alice)).status).toBe(200);
+    expect((await api.get("/_emulator/faults", TEST_KEYS.admin)).json.rateLimitNext).toBe(0);
+    expect((await api.call("PUT", "/_emulator/faults", TEST_KEYS.admin, { rateLimitNext: 1.5 })).status).toBe(400);
   });
 
   it("dropRate 1: the fax is created but the caller gets a socket error; reads are not dropped", async () => {

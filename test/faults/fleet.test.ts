@@ -14,7 +14,6 @@
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
-import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
@@ -23,6 +22,7 @@ import { waitUntil } from "../helpers/wait.js";
 import {
   type Daemon,
   disposeRig,
+  emulatorAdmin,
   emulatorFaxes,
   kill,
   makeRig,
@@ -30,6 +30,7 @@ import {
   type Rig,
   SHORT,
   secondRig,
+  setBehaviour,
   setFaults,
   startDaemon,
   tally,
@@ -129,27 +130,7 @@ async function send(port: number, m: Mail, attachment: Buffer): Promise<void> {
   }
 }
 
-async function admin<T>(rig: Rig, p: string, method: "GET" | "DELETE" = "GET"): Promise<T> {
-  const res = await request(`${rig.emu.baseUrl}${p}`, {
-    method,
-    dispatcher: rig.agent,
-    // no content-type: the emulator (fastify) refuses an empty body that says it is JSON
-    headers: { authorization: `Basic ${rig.emu.adminKey}` },
-  });
-  if (res.statusCode >= 300) throw new Error(`${method} ${p}: HTTP ${res.statusCode} ${await res.body.text()}`);
-  return (await res.body.json()) as T;
-}
-
-async function setBehaviour(rig: Rig, body: Record<string, unknown>): Promise<void> {
-  const res = await request(`${rig.emu.baseUrl}/_emulator/behaviour`, {
-    method: "PUT",
-    dispatcher: rig.agent,
-    headers: { authorization: `Basic ${rig.emu.adminKey}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  await res.body.dump();
-  if (res.statusCode >= 300) throw new Error(`behaviour: HTTP ${res.statusCode}`);
-}
+const admin = emulatorAdmin;
 
 type Load = { calls: number; peakPerSecond: number; refusedRate: number; refusedHistory: number };
 

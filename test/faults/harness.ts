@@ -197,6 +197,30 @@ export async function setFaults(rig: Rig, faults: Record<string, number>): Promi
   if (res.statusCode >= 300) throw new Error(`faults: HTTP ${res.statusCode}`);
 }
 
+/** An emulator admin route's JSON (GET), or DELETE's; a refusal throws with its status. */
+export async function emulatorAdmin<T>(rig: Rig, p: string, method: "GET" | "DELETE" = "GET"): Promise<T> {
+  const res = await request(`${rig.emu.baseUrl}${p}`, {
+    method,
+    dispatcher: rig.agent,
+    // no content-type: the emulator (fastify) refuses an empty body that says it is JSON
+    headers: { authorization: `Basic ${rig.emu.adminKey}` },
+  });
+  if (res.statusCode >= 300) throw new Error(`${method} ${p}: HTTP ${res.statusCode} ${await res.body.text()}`);
+  return (await res.body.json()) as T;
+}
+
+/** Sets the emulator's behaviour switches (docs/emulator.md), e.g. the account's limits. */
+export async function setBehaviour(rig: Rig, body: Record<string, unknown>): Promise<void> {
+  const res = await request(`${rig.emu.baseUrl}/_emulator/behaviour`, {
+    method: "PUT",
+    dispatcher: rig.agent,
+    headers: { authorization: `Basic ${rig.emu.adminKey}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  await res.body.dump();
+  if (res.statusCode >= 300) throw new Error(`behaviour: HTTP ${res.statusCode}`);
+}
+
 /** "+1555300" + 4 digits: last four never 0000-0003, so every fax is delivered on its first try. */
 export function numberFor(i: number): string {
   return `+1555${String(3_000_000 + 1000 + i).padStart(7, "0")}`;

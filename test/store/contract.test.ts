@@ -390,6 +390,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const { store, dir } = await open({ clock });
       const { job } = await store.enqueue(newJob(dir));
       const [g] = await store.claimDue("dead-process", 5, 10_000);
+      // its call left (sql/leases.ts markCallLeaving): the send may have reached the service
+      expect(await store.markCallLeaving("dead-process", g!.sendId, [key(job.id)])).toBe(true);
       clock.advance(5_000);
       await store.extendLease("dead-process", [key(job.id)], 10_000);
       await store.extendLease("someone-else", [key(job.id)], 1); // not theirs: no effect
@@ -412,7 +414,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const clock = manualClock();
       const { store, dir } = await open({ clock });
       const { job } = await store.enqueue(newJob(dir));
-      await store.claimDue("dead-process", 5, 60_000);
+      const [g] = await store.claimDue("dead-process", 5, 60_000);
+      await store.markCallLeaving("dead-process", g!.sendId, [key(job.id)]);
       clock.advance(61_000);
       expect((await store.releaseExpired()).unknown).toBe(1);
       const grace = 8_000;
@@ -428,12 +431,39 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
     it("releaseOwner makes this owner's sends unknown and frees its notices", async () => {
       const { store, dir } = await open();
       const a = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000011" }] }))).job;
-      await store.claimDue("me", 5, 60_000);
+      const [g] = await store.claimDue("me", 5, 60_000);
+      await store.markCallLeaving("me", g!.sendId, [key(a.id)]);
       const b = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000012" }] }))).job;
       await store.claimDue("other", 5, 60_000);
+      // this one's call never left: back to the queue, not unknown
+      const c = (await store.enqueue(newJob(dir, { recipients: [{ number: "+15550000013" }] }))).job;
+      await store.claimDue("me", 5, 60_000);
       expect(await store.releaseOwner("me")).toBe(1);
       expect((await store.getJob(a.id))!.recipients[0]!.state).toBe("unknown");
       expect((await store.getJob(b.id))!.recipients[0]!.state).toBe("sending");
+      expect((await store.getJob(c.id))!.recipients[0]!).toMatchObject({ state: "deferred", attempts: 0 });
+    });
+
+    it("a claim whose call never left goes back to the queue when its lease runs out; then it cannot be marked", async () => {
+      // A gateway killed while the send waited in its gate (rate, concurrency, the fleet's slot):
+      // nothing reached the service, so nothing is looked up (which parks it where the service
+      // drops our custom fields) and it is due again at once (issue 55).
+      const clock = manualClock();
+      const { store, dir } = await open({ clock });
+      const { job } = await store.enqueue(newJob(dir));
+      const [g] = await store.claimDue("dead-process", 5, 10_000);
+      clock.advance(11_000);
+      expect(await store.releaseExpired()).toMatchObject({ unknown: 0 });
+      const r = (await store.getJob(job.id))!.recipients[0]!;
+      expect(r).toMatchObject({ state: "deferred", lockedBy: null, attempts: 0 });
+      expect(r.lastError).toMatch(/before the send's call left/);
+      expect((await store.listEvents(job.id)).map((e) => e.transition)).toEqual(["enqueue", "claim", "unclaim"]);
+      // the dead claim's call can no longer leave; the next claim's can, and only its owner's
+      expect(await store.markCallLeaving("dead-process", g!.sendId, [key(job.id)])).toBe(false);
+      const [next] = await store.claimDue("me", 5, 10_000);
+      expect(next!.job.id).toBe(job.id);
+      expect(await store.markCallLeaving("someone-else", next!.sendId, [key(job.id)])).toBe(false);
+      expect(await store.markCallLeaving("me", next!.sendId, [key(job.id)])).toBe(true);
     });
   });
 

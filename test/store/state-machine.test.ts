@@ -69,6 +69,14 @@ const CALLS: Partial<Record<TransitionName, (jobId: string) => Promise<boolean>>
     ),
   claim: async () => (await t.store.claimDue("me", 10, 60_000)).length > 0,
   expire: async () => (await t.store.releaseExpired({ all: true })).unknown > 0,
+  // a claim whose call never left (call_left 0) goes back to the queue instead
+  unclaim: async (jobId) => {
+    const raw = new Database(path.join(t.dir, "data", "faxgate.db"));
+    raw.prepare("UPDATE recipients SET call_left = 0 WHERE job_id = ?").run(jobId);
+    raw.close();
+    await t.store.releaseExpired({ all: true });
+    return (await t.store.listEvents(jobId)).some((e) => e.transition === "unclaim");
+  },
 };
 
 describe("the transition table is the guard", () => {

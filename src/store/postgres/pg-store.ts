@@ -221,6 +221,10 @@ export class PgStore implements QueueStore {
     return leases.releaseOwner(this.q, owner);
   }
 
+  markCallLeaving(owner: string, sendId: string, keys: RecipientKey[]): Promise<boolean> {
+    return leases.markCallLeaving(this.q, owner, sendId, keys);
+  }
+
   markAccepted(
     key: RecipientKey,
     sendId: string,

@@ -18,6 +18,7 @@ import { oidcPendingTable } from "../sql/oidc-pending.js";
 import { factorPendingTable } from "../sql/factor-pending.js";
 import { oidcIdTokensTable } from "../sql/oidc-id-tokens.js";
 import { personKeysTable } from "../sql/person-keys.js";
+import { CALL_LEFT_STEP } from "../sql/call-left.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -177,6 +178,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // column with its GIN index, ranked on it (store/sql/received-text-tables.ts). PostgreSQL only:
   // SQLite's FTS5 table keeps its words already.
   receivedTextStoredWords(),
+  // STEP (issue 55, branch fleet7): whether a claimed send's call left (store/sql/leases.ts), so
+  // a send killed before its call left goes back to the queue instead of being parked.
+  CALL_LEFT_STEP,
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

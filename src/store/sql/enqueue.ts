@@ -181,6 +181,7 @@ function newRecipientRow(
     updated_at: now,
     sent_at: null,
     finished_at: null,
+    call_left: null,
   };
 }
 

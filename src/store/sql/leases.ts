@@ -3,6 +3,7 @@
 // becomes `unknown` and is reconciled, never sent again blindly. Several PostgreSQL gateways share
 // one queue: there a claimed row is taken FOR UPDATE SKIP LOCKED and a number is counted under
 // its transaction lock (tryLock); SQLite's BEGIN IMMEDIATE already lets one claimer in at a time.
+import { FaxgateError } from "../../errors.js";
 import { newSendId } from "../job-id.js";
 import type { ClaimedGroup, ClaimOptions, RecipientKey } from "../queue-store.js";
 import { sqlStateList } from "../transition-sql.js";
@@ -149,29 +150,51 @@ export async function extendLease(
 }
 
 const EXPIRE = setList("expire");
+const UNCLAIM = setList("unclaim");
+/** A claim whose call never left: nothing reached the service (see markCallLeaving). */
+const NOT_LEFT = "call_left = 0";
+/** A claim whose call may have left, or one made by a gateway older than call_left (NULL). */
+const MAY_HAVE_LEFT = "COALESCE(call_left, 1) <> 0";
+const NEVER_LEFT = "the gateway stopped before the send's call left; it goes out again";
 
 /**
- * Marks the `sending` rows `where` picks `unknown` (their send may have gone out), one step each,
- * in the caller's transaction; answers how many.
+ * Ends the `sending` rows `where` picks, in the caller's transaction, one step each: those whose
+ * call never left go back to the queue due now (unclaim), the others become `unknown` (their send
+ * may have gone out: expire). Answers how many became unknown.
  */
 async function expire(
   t: Runner,
   now: string,
-  where: (d: DialectName) => string,
+  where: (d: DialectName, left: string) => string,
   args: readonly unknown[],
   detail: string,
 ): Promise<number> {
+  await endSending(t, now, "unclaim", (d) => where(d, NOT_LEFT), args, NEVER_LEFT, "the send never left");
+  return endSending(t, now, "expire", (d) => where(d, MAY_HAVE_LEFT), args, INTERRUPTED, detail);
+}
+
+async function endSending(
+  t: Runner,
+  now: string,
+  step: "expire" | "unclaim",
+  where: (d: DialectName) => string,
+  args: readonly unknown[],
+  lastError: string,
+  detail: string,
+): Promise<number> {
+  const set = step === "expire" ? EXPIRE : UNCLAIM;
+  const values = step === "expire" ? { last_error: lastError } : { last_error: lastError, attempts: 1 };
   const rows = await t.all<{ job_id: string; idx: number }>(
-    EXPIRE.update((d) => `WHERE ${where(d)} RETURNING job_id, idx`),
-    [...EXPIRE.args({ last_error: INTERRUPTED }, now), ...args],
+    set.update((d) => `WHERE ${where(d)} RETURNING job_id, idx`),
+    [...set.args(values, now), ...args],
   );
   for (const s of rows)
     await appendEvent(t, now, {
       jobId: s.job_id,
       idx: s.idx,
-      transition: "expire",
+      transition: step,
       from: "sending",
-      to: TRANSITIONS.expire.to,
+      to: TRANSITIONS[step].to,
       detail,
     });
   await refreshJobs(
@@ -180,6 +203,37 @@ async function expire(
     rows.map((s) => s.job_id),
   );
   return rows.length;
+}
+
+/**
+ * The send's call is about to leave: call_left 1 on its claimed rows, committed before the
+ * request, so that a gateway killed before this line leaves a claim that goes back to the queue
+ * (unclaim) instead of one looked up and, where the service drops custom fields, parked. Only
+ * while the claim is still this owner's (state, send and lease holder): false, and nothing
+ * written, when any row was taken back meanwhile; then the call must not be made.
+ */
+export async function markCallLeaving(
+  db: Db,
+  owner: string,
+  sendId: string,
+  keys: readonly RecipientKey[],
+): Promise<boolean> {
+  if (keys.length === 0) return true;
+  const rows = keys.map(() => "(?, CAST(? AS INTEGER))").join(", ");
+  return db
+    .tx("mark a send's call leaving", async (t) => {
+      const r = await t.run(
+        `UPDATE recipients SET call_left = 1 WHERE state = 'sending' AND send_id = ? AND locked_by = ? AND (job_id, idx) IN (VALUES ${rows})`,
+        [sendId, owner, ...keys.flatMap((k) => [k.jobId, k.idx])],
+      );
+      // all or none (thrown to roll back): a claim taken back in part is not ours to send
+      if (r.changes !== keys.length) throw new FaxgateError("CLAIM_LOST", "the claim was taken back");
+      return true;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof FaxgateError && err.code === "CLAIM_LOST") return false;
+      throw err;
+    });
 }
 
 /**
@@ -211,10 +265,10 @@ export async function releaseExpired(
     const unknown = await expire(
       t,
       now,
-      (d) =>
+      (d, left) =>
         d === "sqlite"
-          ? `state IN (${EXPIRING}) AND locked_until < ?`
-          : `(job_id, idx) IN (SELECT job_id, idx FROM recipients WHERE state IN (${EXPIRING}) AND locked_until < ? FOR UPDATE SKIP LOCKED)`,
+          ? `state IN (${EXPIRING}) AND ${left} AND locked_until < ?`
+          : `(job_id, idx) IN (SELECT job_id, idx FROM recipients WHERE state IN (${EXPIRING}) AND ${left} AND locked_until < ? FOR UPDATE SKIP LOCKED)`,
       [cutoff],
       all ? INTERRUPTED : "the lease ran out",
     );
@@ -230,10 +284,19 @@ export async function releaseExpired(
   });
 }
 
-/** At stop: sends of this owner still running may have gone out, so they become `unknown`. */
+/**
+ * At stop: sends of this owner still running may have gone out, so they become `unknown`; those
+ * whose call never left go back to the queue.
+ */
 export function releaseOwner(db: Db, owner: string): Promise<number> {
   return db.tx("release this gateway's leases", async (t) => {
-    const n = await expire(t, nowIso(db), () => `state IN (${EXPIRING}) AND locked_by = ?`, [owner], INTERRUPTED);
+    const n = await expire(
+      t,
+      nowIso(db),
+      (_d, left) => `state IN (${EXPIRING}) AND ${left} AND locked_by = ?`,
+      [owner],
+      INTERRUPTED,
+    );
     await t.run("UPDATE notifications SET locked_by = NULL, locked_until = NULL WHERE locked_by = ?", [owner]);
     return n;
   });

@@ -111,6 +111,8 @@ export const TABLES: readonly Table[] = [
       required("updated_at"),
       text("sent_at"),
       text("finished_at"),
+      // STEP (issue 55, branch fleet7): whether a claimed send's call left (sql/leases.ts)
+      integer("call_left"),
     ],
     primaryKey: "job_id, idx",
     checks: [

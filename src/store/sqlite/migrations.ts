@@ -18,6 +18,7 @@ import { oidcPendingTable } from "../sql/oidc-pending.js";
 import { factorPendingTable } from "../sql/factor-pending.js";
 import { oidcIdTokensTable } from "../sql/oidc-id-tokens.js";
 import { personKeysTable } from "../sql/person-keys.js";
+import { CALL_LEFT_STEP } from "../sql/call-left.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -295,6 +296,9 @@ export const MIGRATIONS: readonly string[] = [
   // tokens of provider sessions for sign-out, shared by a fleet (store/sql/factor-pending.ts,
   // store/sql/oidc-id-tokens.ts).
   factorPendingTable() + oidcIdTokensTable(),
+  // STEP (issue 55, branch fleet7): whether a claimed send's call left (store/sql/leases.ts), so
+  // a send killed before its call left goes back to the queue instead of being parked.
+  CALL_LEFT_STEP,
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */

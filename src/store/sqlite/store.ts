@@ -266,6 +266,10 @@ export class SqliteStore implements QueueStore {
     return leases.releaseOwner(this.q, owner);
   }
 
+  async markCallLeaving(owner: string, sendId: string, keys: RecipientKey[]): Promise<boolean> {
+    return leases.markCallLeaving(this.q, owner, sendId, keys);
+  }
+
   async markAccepted(
     key: RecipientKey,
     sendId: string,
