@@ -128,6 +128,7 @@ export class Retention extends Sweep<RetentionPassResult> {
         (id) => port.removeJobFiles(id),
       );
       total += gone.length;
+      if (gone.length) this.opts.ledger.sealSoon();
       if (gone.length) this.opts.logger.info({ purged: gone.length }, "PURGED local copies past their retention");
       // a batch of candidates may hold none that is due (another user's longer time): then stop
       if (gone.length === 0 || gone.length < RETENTION_BATCH) break;
@@ -154,6 +155,7 @@ export class Retention extends Sweep<RetentionPassResult> {
           t,
         ),
       );
+      this.opts.ledger.sealSoon();
       log.info("PURGED the service copy");
       return true;
     }

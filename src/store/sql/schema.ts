@@ -468,6 +468,23 @@ export const TABLES: readonly Table[] = [
     ],
     indexes: [{ name: "oidc_id_tokens_expires", columns: "expires_at" }],
   },
+  // STEP (issue 56, branch ledger7): ledger rows committed, not yet sealed (sql/ledger.ts)
+  {
+    name: "ledger_pending",
+    columns: [
+      { name: "id", type: "bigserial", primaryKey: true },
+      required("at"),
+      required("action"),
+      required("actor_kind"),
+      text("actor_id"),
+      required("object_kind"),
+      required("object_id"),
+      required("door"),
+      text("client"),
+      text("number_hash"),
+      required("detail"),
+    ],
+  },
 ];
 
 const TYPES: Record<DialectName, Record<ColumnType, string>> = {
