@@ -2,10 +2,17 @@
 // sealed into the chain here, in batches, by whichever gateway gets the ledger's lock first: each
 // gateway seals soon after its own commits (kick), and sweeps now and then for rows a gateway
 // that died between its commit and its seal left behind. SQLite seals as it appends: nothing to do.
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Db, LEDGER_SEAL_BATCH, ledgerPending, sealPending } from "../store/index.js";
 
 /** How often a gateway looks for rows another left unsealed (a crash between commit and seal). */
 export const SEAL_SWEEP_MS = 2000;
+
+/**
+ * How long a kick waits before its pass, so one seal takes the rows of many commits: a seal per
+ * commit would double a busy gateway's transactions. A reader's sealNow does not wait it.
+ */
+export const SEAL_GATHER_MS = 50;
 
 /** A row unsealed this long is reported by `audit verify` (no sealer has run: no gateway is up, or sealing fails). */
 export const STALE_PENDING_MS = 60_000;
@@ -13,6 +20,8 @@ export const STALE_PENDING_MS = 60_000;
 export class ChainSealer {
   private running: Promise<void> | null = null;
   private again = false;
+  /** a reader waits: the next pass starts without gathering */
+  private urgent = false;
   private sweep: NodeJS.Timeout | null = null;
 
   constructor(
@@ -39,6 +48,8 @@ export class ChainSealer {
 
   /** Seals whatever is pending now, and waits for it (a reader that must see its own rows sealed). */
   async sealNow(): Promise<void> {
+    if (!this.deferred) return;
+    this.urgent = true;
     this.kick(); // a pass under way is told to run again: it may have read before the caller's commit
     await this.running;
   }
@@ -66,6 +77,8 @@ export class ChainSealer {
   private async passes(): Promise<void> {
     try {
       for (;;) {
+        if (!this.urgent) await sleep(SEAL_GATHER_MS);
+        this.urgent = false;
         this.again = false;
         const sealed = await this.db.tx("seal the ledger", (t) => sealPending(t));
         // a full batch leaves more; a kick meanwhile may have committed more after this pass read
