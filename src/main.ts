@@ -45,6 +45,7 @@ import {
   createRetention,
   createDeliveries,
   createOcr,
+  ledgerSealPart,
 } from "./parts/index.js";
 import type { KeyWatch } from "./keys/index.js";
 import type { ConfirmExpiry } from "./intake/index.js";
@@ -155,6 +156,8 @@ export class Gateway {
     this.keyWatch = keys.keyWatch;
     this.smtp = smtp.smtp;
     this.parts = [
+      // the ledger's sealing stops last: a final pass seals what the doors recorded on the way out
+      ledgerSealPart(core.ledger),
       core.api.part,
       ...dataFolderParts(held, logger),
       // people before the doors that look them up

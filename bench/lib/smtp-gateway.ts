@@ -55,7 +55,7 @@ export async function benchSmtpGateway(o: BenchGatewayOptions, load: Load = from
     // the ledger as the daemon records with it (its append is part of what an accept costs)
     ledger:
       o.ledger === false
-        ? { rowsFor: () => [] }
+        ? { rowsFor: () => [], sealSoon: () => undefined }
         : new SqlLedger(o.store.sql, Buffer.from("bench-ledger-key-0123456789abcdef0123456789")),
     log: logger,
     metrics,

@@ -4,6 +4,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { FaxgateError } from "../errors.js";
 import type { LedgerRow } from "../ledger/events.js";
 import { type LedgerExportFormat, ledgerExportHeader, ledgerExportLine } from "../ledger/export-format.js";
+import { STALE_PENDING_MS } from "../ledger/sealer.js";
 import { readingLedger } from "../parts/ledger.js";
 import { type GlobalOptions, loadContext, printJson, withStore } from "./context.js";
 
@@ -30,6 +31,14 @@ export async function auditVerifyCommand(opts: GlobalOptions & { anchor?: string
         }
       }
     const problem = result.broken ? `row ${result.broken.seq}: ${result.broken.reason}` : rewritten;
+    // rows committed but not yet sealed are not broken; left unsealed for long, no sealer runs
+    const { count: pending, oldest } = result.pending;
+    const staleFor = oldest ? Date.now() - Date.parse(oldest) : 0;
+    const stale = pending > 0 && staleFor >= STALE_PENDING_MS;
+    const waiting =
+      pending > 0
+        ? `${pending} rows wait to be sealed into the chain, the oldest since ${oldest}${stale ? ` (over ${STALE_PENDING_MS / 1000} s: is any gateway running, and can it write?)` : ""}`
+        : null;
     if (opts.json)
       printJson({
         whole: problem === null,
@@ -38,13 +47,17 @@ export async function auditVerifyCommand(opts: GlobalOptions & { anchor?: string
         anchors: anchors.length,
         ...(result.broken ? { brokenAt: result.broken.seq } : {}),
         ...(problem ? { problem } : {}),
+        pending,
+        ...(oldest ? { oldestPending: oldest, stalePending: stale } : {}),
       });
     else if (problem) process.stderr.write(`faxgate: the ledger is broken at ${problem}\n`);
     else
       process.stdout.write(
         `the ledger is whole: ${result.rows} rows${result.head ? `, head seq=${result.head.seq} hash=${result.head.hash}` : ""}${anchors.length ? `, ${anchors.length} anchors hold` : ""}\n`,
       );
-    return problem ? 1 : 0;
+    if (waiting && !opts.json)
+      (stale ? process.stderr : process.stdout).write(`${stale ? "faxgate: " : ""}${waiting}\n`);
+    return problem ? 1 : stale ? 3 : 0;
   });
 }
 

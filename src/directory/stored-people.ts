@@ -21,6 +21,7 @@ export async function storedPeople(
           recordAll: async () => undefined,
           rows: async () => [],
           rowsFor: () => [],
+          sealSoon: () => undefined,
         },
         config: d.scim,
         changed: async () => undefined,

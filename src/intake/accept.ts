@@ -20,7 +20,7 @@ const DOOR_OF: Readonly<Record<JobSource, LedgerDoor>> = {
 export interface AcceptDeps {
   store: Pick<QueueStore, "enqueue" | "enqueueCorrupt">;
   /** Each job taken in is a ledger row per recipient, in the job's commit (docs/compliance.md). */
-  ledger: Pick<Ledger, "rowsFor">;
+  ledger: Pick<Ledger, "rowsFor" | "sealSoon">;
   log: Logger;
   metrics?: Metrics;
   /** queue.maxWaiting: a full queue refuses the job as busy (QUEUE_FULL) before it is stored */
@@ -59,6 +59,8 @@ export async function acceptJob(
       })),
     ),
   );
+  // sealed into the chain after the commit, not before the reply (docs/compliance.md: the window)
+  if (!duplicate) deps.ledger.sealSoon();
   const log = deps.log.child({ job: stored.id });
   if (duplicate) {
     log.info(fields, "ACCEPTED duplicate delivery, no new fax");

@@ -123,6 +123,11 @@ export interface Ledger {
    * its "sent" rows, QueueStore.enqueue), where the head is read and each row sealed.
    */
   rowsFor(events: readonly LedgerEvent[]): LedgerFields[];
+  /**
+   * Rows were committed in a transaction of the caller's (rowsFor's, record's `within`): seal them
+   * into the chain soon (PostgreSQL commits rows unsealed, store/sql/ledger.ts; SQLite: nothing).
+   */
+  sealSoon(): void;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   ledgerRows,
 } from "../store/index.js";
 import { type ChainBreak, canonicalDetail, checkRows } from "./chain.js";
+import { ChainSealer } from "./sealer.js";
 import type { Ledger, LedgerEvent, LedgerFilter, LedgerRow } from "./events.js";
 
 /** The chain's head: what an anchor keeps. */
@@ -26,6 +27,8 @@ export interface VerifyResult {
   rows: number;
   head: LedgerHead | null;
   broken: ChainBreak | null;
+  /** rows committed but not yet sealed into the chain (PostgreSQL): not part of the walk */
+  pending: { count: number; oldest: string | null };
 }
 
 /** A number as the ledger keys it: digits and the leading +, whatever spacing it was typed with. */
@@ -34,14 +37,21 @@ const numberForm = (n: string): string => n.replace(/[^+0-9]/g, "");
 const PAGE = 1000;
 
 export class SqlLedger implements Ledger {
+  /** Seals PostgreSQL's pending rows into the chain (sealer.ts); the daemon starts its sweep. */
+  readonly sealer: ChainSealer;
+
   /**
    * @param numberKey the HMAC key for fax numbers (number-key.ts); null where none exists yet (a
    *   CLI that only reads): then nothing can match a number, and recording one is refused.
+   * @param onSealError a seal that failed (its rows stay pending for the next)
    */
   constructor(
     private readonly db: Db,
     private readonly numberKey: Buffer | null,
-  ) {}
+    onSealError?: (err: unknown) => void,
+  ) {
+    this.sealer = new ChainSealer(db, onSealError);
+  }
 
   /** The keyed hash a number is stored as (hex). */
   numberHash(number: string): string | null {
@@ -59,7 +69,14 @@ export class SqlLedger implements Ledger {
       for (const fields of rows) await appendLedger(t, fields);
     };
     if (within) await append(within);
-    else await this.db.tx("record a ledger event", append);
+    else {
+      await this.db.tx("record a ledger event", append);
+      this.sealer.kick();
+    }
+  }
+
+  sealSoon(): void {
+    this.sealer.kick();
   }
 
   /**
@@ -89,6 +106,7 @@ export class SqlLedger implements Ledger {
 
   async rows(filter: LedgerFilter = {}): Promise<LedgerRow[]> {
     if (filter.number !== undefined && !this.numberKey) return [];
+    await this.sealer.sealNow();
     const records = await ledgerRows(this.db, this.query(filter));
     return records.map(toRow);
   }
@@ -96,6 +114,7 @@ export class SqlLedger implements Ledger {
   /** Every row matching `filter`, oldest first, a page at a time (an export of any size). */
   async *all(filter: Omit<LedgerFilter, "limit"> = {}): AsyncGenerator<LedgerRow> {
     if (filter.number !== undefined && !this.numberKey) return;
+    await this.sealer.sealNow();
     let after = 0;
     for (;;) {
       const page = await ledgerRows(this.db, {
@@ -124,17 +143,24 @@ export class SqlLedger implements Ledger {
   /** The newest rows first (the console's page); with `beforeSeq`, the page after one ending there. */
   async newest(filter: LedgerFilter = {}, beforeSeq?: number): Promise<LedgerRow[]> {
     if (filter.number !== undefined && !this.numberKey) return [];
+    await this.sealer.sealNow();
     const records = await ledgerRows(this.db, { ...this.query(filter), newestFirst: true, beforeSeq });
     return records.map(toRow);
   }
 
+  /** The sealed chain's head (what is pending is sealed first). */
   async head(): Promise<LedgerHead | null> {
+    await this.sealer.sealNow();
     const h = await ledgerHead(this.db);
     return h ? { seq: h.seq, hash: h.hash, at: h.at } : null;
   }
 
-  /** Walks the whole chain, a page at a time; stops at the first break. */
+  /**
+   * Walks the whole chain, a page at a time; stops at the first break. Reads only: rows still
+   * pending are counted, not sealed (their age tells whether any sealer runs).
+   */
   async verify(): Promise<VerifyResult> {
+    const pending = await this.sealer.pending();
     let expect = { seq: 1, prevHash: GENESIS_HASH };
     let last: LedgerRecord | undefined;
     let count = 0;
@@ -142,13 +168,14 @@ export class SqlLedger implements Ledger {
       // the first page from the lowest seq: a row slipped in before 1 is a break too
       const page = await ledgerRows(this.db, { afterSeq: count === 0 ? undefined : expect.seq - 1, limit: PAGE });
       const checked = checkRows(page, expect);
-      if ("broken" in checked) return { rows: count, head: last ? headOf(last) : null, broken: checked.broken };
+      if ("broken" in checked)
+        return { rows: count, head: last ? headOf(last) : null, broken: checked.broken, pending };
       count += page.length;
       if (page.length > 0) last = page[page.length - 1];
       expect = checked.next;
       if (page.length < PAGE) break;
     }
-    return { rows: count, head: last ? headOf(last) : null, broken: null };
+    return { rows: count, head: last ? headOf(last) : null, broken: null, pending };
   }
 
   /** The row at `seq`'s hash, to hold an anchor against (null: no such row). */

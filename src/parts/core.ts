@@ -94,7 +94,7 @@ export function createCore(opts: CoreOptions): Core {
     refusals: new RefusalLog(() => clock.now()),
     pressure: new QueuePressure(opts.store, config.queue.maxWaiting, clock, opts.metrics),
     addresses: { smtp: [], admin: null, spoolRoot: null, outbox: null },
-    ledger: createLedger(config, opts.store),
+    ledger: createLedger(config, opts.store, { create: true, log: logger }),
     counters,
   };
 }

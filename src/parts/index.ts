@@ -14,6 +14,7 @@ export { createDispatcher } from "./dispatch.js";
 export { registerGatewayGauges } from "./gauges.js";
 export { consoleUrl, createHttpListeners } from "./http-listeners.js";
 export { createKeyWatch } from "./keys.js";
+export { ledgerSealPart } from "./ledger.js";
 export { createMailDoor } from "./mail-door.js";
 export { createMailboxes } from "./mailboxes.js";
 export { createNotify } from "./notify.js";

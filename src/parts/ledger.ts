@@ -1,8 +1,11 @@
 // The compliance ledger, built once: on the queue's database, with the number key from the
 // secrets file (or the environment), else (SQLite only) the data folder's own (ledger/number-key.ts).
 import { type Config, readSecretsFile } from "../config/index.js";
+import { describeError } from "../errors.js";
 import { LEDGER_KEY_NAME, ledgerNumberKey, SqlLedger } from "../ledger/index.js";
+import type { Logger } from "../log/index.js";
 import type { QueueStore } from "../store/index.js";
+import type { Part } from "./part.js";
 
 /** FAXGATE_LEDGER_KEY as the secrets file gives it (its values win, as in config loading), else the environment. */
 export function givenLedgerKey(config: Config): string | undefined {
@@ -14,7 +17,7 @@ export function givenLedgerKey(config: Config): string | undefined {
 export function createLedger(
   config: Config,
   store: QueueStore,
-  opts: { create: boolean } = { create: true },
+  opts: { create: boolean; log?: Logger } = { create: true },
 ): SqlLedger {
   const key = ledgerNumberKey({
     dataDir: config.data,
@@ -22,7 +25,22 @@ export function createLedger(
     given: givenLedgerKey(config),
     create: opts.create,
   });
-  return new SqlLedger(store.sql, key);
+  // a CLI's rows the running gateways seal (their sweep) if its own pass does not finish
+  return new SqlLedger(store.sql, key, (err) =>
+    opts.log?.warn({ err: describeError(err) }, "could not seal the ledger's pending rows; tried again shortly"),
+  );
+}
+
+/**
+ * The sealing of PostgreSQL's pending ledger rows (ledger/sealer.ts): its sweep runs while the
+ * gateway does, first in the list so that it stops last, after a final pass for the doors' rows.
+ */
+export function ledgerSealPart(ledger: SqlLedger): Part {
+  return {
+    name: "ledger-seal",
+    start: () => ledger.sealer.start(),
+    stop: () => ledger.sealer.stop(),
+  };
 }
 
 /**

@@ -24,7 +24,8 @@ export function createRetention(core: Core): { retention: Retention; part: Part 
     part: {
       name: "retention",
       start: async () => {
-        await retention.takeBackDeadClaims();
+        // SQLite's data-folder lock makes every claim left this gateway's; PostgreSQL's wait for the duty
+        if (core.store.backend === "sqlite") await retention.takeBackDeadClaims();
         retention.start();
       },
       stop: () => retention.stop(),

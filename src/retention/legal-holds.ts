@@ -42,7 +42,7 @@ export class LegalHolds {
     if (!reason) throw new FaxgateError("API_INVALID_INPUT", "a legal hold needs a reason (--reason)");
     const value = req.kind === "number" ? e164(req.value) : req.value.trim();
     if (!value) throw new FaxgateError("API_INVALID_INPUT", `a hold on a ${req.kind} needs its ${req.kind}`);
-    return addHold(
+    const hold = await addHold(
       this.opts.store.retentionPort().db,
       { kind: req.kind, value, reason: reason.slice(0, 500), by: req.by },
       (t, h) =>
@@ -60,13 +60,15 @@ export class LegalHolds {
           t,
         ),
     );
+    this.opts.ledger.sealSoon();
+    return hold;
   }
 
   /** Ends a hold; the reason (required, as for a hold) goes into the ledger row. */
   async release(id: string, req: Omit<HoldRequest, "kind" | "value">): Promise<LegalHold> {
     const reason = req.reason.trim();
     if (!reason) throw new FaxgateError("API_INVALID_INPUT", "releasing a legal hold needs a reason (--reason)");
-    return releaseHold(this.opts.store.retentionPort().db, id, req.by, (t, h) =>
+    const hold = await releaseHold(this.opts.store.retentionPort().db, id, req.by, (t, h) =>
       this.opts.ledger.record(
         {
           action: "hold-released",
@@ -80,6 +82,8 @@ export class LegalHolds {
         t,
       ),
     );
+    this.opts.ledger.sealSoon();
+    return hold;
   }
 
   list(all = false): Promise<LegalHold[]> {

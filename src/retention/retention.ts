@@ -57,6 +57,8 @@ export interface RetentionPassResult {
 
 export class Retention extends Sweep<RetentionPassResult> {
   private readonly rule: RetentionRule;
+  /** whether the last pass held the purge duty (taking it takes back a former holder's claims) */
+  private dutyHeld = false;
 
   constructor(private readonly opts: RetentionOptions) {
     super({
@@ -68,18 +70,22 @@ export class Retention extends Sweep<RetentionPassResult> {
   }
 
   protected async sweep(): Promise<RetentionPassResult> {
-    if (!(await this.opts.store.holdsDuty("purge")))
-      return { purged: 0, serviceDeleted: 0, serviceFailed: 0, outboxRemoved: 0 };
+    const holds = await this.opts.store.holdsDuty("purge");
+    // just taken (PostgreSQL): claims left are a former holder's, which lost the duty
+    if (holds && !this.dutyHeld && this.opts.store.backend !== "sqlite") await this.takeBackDeadClaims();
+    this.dutyHeld = holds;
+    if (!holds) return { purged: 0, serviceDeleted: 0, serviceFailed: 0, outboxRemoved: 0 };
     return this.pass();
   }
 
   /**
-   * At start: on SQLite no other gateway can hold a claim (the data folder is locked to this one),
-   * so service deletes an earlier run left claimed are redone by the first pass, not after their
-   * lease. On PostgreSQL a claim may be a live gateway's: it goes back only when its lease ends.
+   * Service deletes an earlier run left claimed go back to pending, to be redone by the next pass
+   * rather than after their 5-minute lease. SQLite: at start (the data folder is locked to this
+   * gateway, so no other can hold a claim). PostgreSQL: when this gateway takes the purge duty
+   * (only its holder claims, so a claim left is a former holder's that died or lost PostgreSQL; one
+   * that still finishes its delete is harmless: servicePurged writes the row once).
    */
   async takeBackDeadClaims(): Promise<void> {
-    if (this.opts.store.backend !== "sqlite") return;
     const taken = await takeBackServicePurges(this.opts.store.retentionPort().db);
     if (taken > 0)
       this.opts.logger.warn({ deletes: taken }, "took back service deletes an earlier run left unfinished");
@@ -128,6 +134,7 @@ export class Retention extends Sweep<RetentionPassResult> {
         (id) => port.removeJobFiles(id),
       );
       total += gone.length;
+      if (gone.length) this.opts.ledger.sealSoon();
       if (gone.length) this.opts.logger.info({ purged: gone.length }, "PURGED local copies past their retention");
       // a batch of candidates may hold none that is due (another user's longer time): then stop
       if (gone.length === 0 || gone.length < RETENTION_BATCH) break;
@@ -154,6 +161,7 @@ export class Retention extends Sweep<RetentionPassResult> {
           t,
         ),
       );
+      this.opts.ledger.sealSoon();
       log.info("PURGED the service copy");
       return true;
     }

@@ -27,7 +27,17 @@ export { FactorPending } from "./sql/factor-pending.js";
 export type { FactorPendingKey, FactorPendingRecord } from "./sql/factor-pending.js";
 export { FleetBudget } from "./sql/fleet-budget.js";
 export { getState, stateOnce } from "./sql/kv.js";
-export { appendLedger, canonicalRow, GENESIS_HASH, ledgerHead, ledgerRows, sealRow } from "./sql/ledger.js";
+export {
+  appendLedger,
+  canonicalRow,
+  GENESIS_HASH,
+  LEDGER_SEAL_BATCH,
+  ledgerHead,
+  ledgerPending,
+  ledgerRows,
+  sealPending,
+  sealRow,
+} from "./sql/ledger.js";
 export type { LedgerFields, LedgerRecord } from "./sql/ledger.js";
 export { putOidcIdToken, takeOidcIdToken } from "./sql/oidc-id-tokens.js";
 export { putOidcPending, takeOidcPending } from "./sql/oidc-pending.js";

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sealRow } from "../../src/ledger/chain.js";
 import { SqlLedger } from "../../src/ledger/ledger.js";
-import type { LedgerRecord } from "../../src/store/sql/ledger.js";
+import { appendLedger, type LedgerRecord } from "../../src/store/sql/ledger.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
@@ -81,6 +81,8 @@ describe.each(pgMissing === null ? ["sqlite", "postgres"] : ["sqlite"])("faxgate
       object: { kind: "config", id: "faxgate.yaml" },
       door: "gateway",
     });
+    // PostgreSQL commits rows unsealed; the CLI's verify only reads, so they are sealed first here
+    await ledger.sealer.sealNow();
   }, 120_000);
   afterAll(async () => {
     await store?.close();
@@ -187,4 +189,33 @@ describe.each(pgMissing === null ? ["sqlite", "postgres"] : ["sqlite"])("faxgate
     expect(anchored.stderr).toMatch(/row 4 is not the row the anchor taken \S+ kept .*rewritten/);
     expect(anchored.code).toBe(1);
   }, 120_000);
+
+  it.runIf(backend === "postgres")(
+    "verify reports a row left unsealed for long (exit 3), not as a break; a seal clears it",
+    async () => {
+      // what a fleet with no sealer running leaves: a row committed two minutes ago, still pending
+      const twoMinutesAgo = new Date(Date.now() - 120_000).toISOString();
+      const [fields] = ledger.rowsFor([
+        { action: "viewed", actor: { kind: "operator", id: "olga" }, object: { kind: "job", id: "J9" }, door: "cli" },
+      ]);
+      await store.sql.tx("a commit never sealed", (t) => appendLedger(t, { ...fields!, at: twoMinutesAgo }));
+      const stale = await audit("verify");
+      expect(stale.stdout).toMatch(/the ledger is whole: 4 rows/);
+      expect(stale.stderr).toMatch(
+        new RegExp(
+          `1 rows wait to be sealed into the chain, the oldest since ${twoMinutesAgo}.*is any gateway running`,
+        ),
+      );
+      expect(stale.code).toBe(3);
+      const json = JSON.parse((await audit("verify", "--json")).stdout);
+      expect(json).toMatchObject({ whole: true, pending: 1, stalePending: true });
+      // any process may seal: an export seals what is pending before it reads
+      const exported = (await audit("export")).stdout.trim().split("\n");
+      expect(JSON.parse(exported.at(-1)!)).toMatchObject({ seq: 5, object: { kind: "job", id: "J9" } });
+      const after = await audit("verify");
+      expect(after.stdout).toMatch(/the ledger is whole: 5 rows/);
+      expect(after.code).toBe(0);
+    },
+    120_000,
+  );
 });

@@ -1,7 +1,8 @@
 // The ledger's chain on both stores: rows 1, 2, 3... each sealed over the one before, appended
 // inside a caller's transaction when given one (and gone with it when it rolls back), numbers kept
 // only as their keyed hash; and on one PostgreSQL two gateways appending at once keep one chain.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { appendLedger, ledgerRows } from "../../src/store/sql/ledger.js";
 import { SqlLedger } from "../../src/ledger/ledger.js";
 import type { LedgerEvent } from "../../src/ledger/events.js";
 import { type BackendName, type BackendStore, openBackend } from "../helpers/store-backends.js";
@@ -76,6 +77,8 @@ describe.each(backends)("the ledger's chain on %s", (backend) => {
   it("many appends at once from one gateway keep one chain", async () => {
     const before = (await ledger.head())?.seq ?? 0;
     await Promise.all(Array.from({ length: 40 }, (_, i) => ledger.record(viewed(`C${i}`))));
+    // verify only reads: what PostgreSQL's appends left pending is sealed first (SQLite: sealed already)
+    await ledger.sealer.sealNow();
     const v = await ledger.verify();
     expect(v).toMatchObject({ rows: before + 40, broken: null });
   });
@@ -131,7 +134,32 @@ describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL", () => {
     const rows = await ledgers[1]!.rows();
     expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 2 * PER }, (_, i) => i + 1));
     expect(new Set(rows.map((r) => r.prevHash)).size).toBe(rows.length);
+    // both gateways sealed: each row once, none left pending
+    expect(new Set(rows.map((r) => r.object.id)).size).toBe(2 * PER);
     const v = await ledgers[0]!.verify();
-    expect(v).toMatchObject({ rows: 2 * PER, broken: null });
+    expect(v).toMatchObject({ rows: 2 * PER, broken: null, pending: { count: 0 } });
   }, 120_000);
+
+  it("rows a gateway committed and died before sealing are sealed by another's sweep", async () => {
+    const dead = await b.reopen();
+    const before = (await new SqlLedger(b.store.sql, KEY).head())?.seq ?? 0;
+    // what a killed gateway leaves: its rows committed with their transaction, never sealed
+    const orphans = new SqlLedger(dead.sql, KEY).rowsFor([viewed("D1"), viewed("D2"), viewed("D3")]);
+    await dead.sql.tx("a gateway's commit", async (t) => {
+      for (const f of orphans) await appendLedger(t, f);
+    });
+    await dead.close();
+    const survivor = new SqlLedger(b.store.sql, KEY);
+    expect((await survivor.verify()).pending.count).toBe(3);
+    survivor.sealer.start(); // the daemon's sweep, as at its start
+    try {
+      await vi.waitFor(async () => expect((await survivor.verify()).pending.count).toBe(0), { timeout: 10_000 });
+    } finally {
+      await survivor.sealer.stop();
+    }
+    const v = await survivor.verify();
+    expect(v).toMatchObject({ rows: before + 3, broken: null });
+    const sealed = await ledgerRows(b.store.sql, { afterSeq: before });
+    expect(sealed.map((r) => r.object_id)).toEqual(["D1", "D2", "D3"]);
+  }, 60_000);
 });

@@ -89,11 +89,12 @@ describe.each(backends)("the intake's ledger rows on %s", (backend) => {
       await b.store.sql.run(`CREATE TRIGGER refuse_mallory BEFORE INSERT ON ledger WHEN NEW.actor_id = 'mallory'
         BEGIN SELECT RAISE(ABORT, 'the test refuses this ledger row'); END`);
     else {
+      // PostgreSQL's append is the unsealed row (store/sql/ledger.ts): refused there
       await b.store.sql.run(`CREATE FUNCTION refuse_mallory() RETURNS trigger AS $$
         BEGIN IF NEW.actor_id = 'mallory' THEN RAISE EXCEPTION 'the test refuses this ledger row'; END IF; RETURN NEW; END
         $$ LANGUAGE plpgsql`);
       await b.store.sql.run(
-        "CREATE TRIGGER refuse_mallory BEFORE INSERT ON ledger FOR EACH ROW EXECUTE FUNCTION refuse_mallory()",
+        "CREATE TRIGGER refuse_mallory BEFORE INSERT ON ledger_pending FOR EACH ROW EXECUTE FUNCTION refuse_mallory()",
       );
     }
     const before = (await ledger.head())!.seq;

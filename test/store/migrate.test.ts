@@ -214,6 +214,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
           object: { kind: "person", id: "x" },
           door: "console",
         });
+        await testLedger(pgo).sealer.sealNow(); // its chain's row 1, sealed
         await pgo.close();
         await expect(migrateSqliteToPostgres({ dataDir, url: other })).rejects.toThrow(/another chain \(row 1 differs/);
       } finally {

@@ -31,6 +31,15 @@ export async function copyLedgerAndHolds(
     try {
       // the same lock a gateway's append takes: no row is appended to PostgreSQL's chain meanwhile
       await c.query("SELECT pg_advisory_xact_lock(hashtext('faxgate:ledger'))");
+      // rows a gateway committed there and no one sealed yet are another queue's history too
+      const pending = Number(
+        (await c.query<{ n: string }>("SELECT COUNT(*) AS n FROM ledger_pending")).rows[0]?.n ?? 0,
+      );
+      if (pending > 0)
+        throw new FaxgateError(
+          "USAGE",
+          `PostgreSQL's ledger already holds rows of another chain (${pending} written by a gateway there, not yet sealed): the ledgers cannot be joined; migrate into an empty database`,
+        );
       const there = (await c.query<{ seq: string; hash: string }>("SELECT seq, hash FROM ledger ORDER BY seq")).rows;
       for (const [i, r] of there.entries()) {
         const mine = rows[i];

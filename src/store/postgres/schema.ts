@@ -5,7 +5,7 @@
 // out: a shipped step never changes (test/store/schema-steps.test.ts), a new state is a new step.
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
-import { ledgerTable } from "../sql/ledger.js";
+import { ledgerPendingTable, ledgerTable } from "../sql/ledger.js";
 import { directoryTables } from "../sql/directory.js";
 import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
@@ -181,6 +181,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 55, branch fleet7): whether a claimed send's call left (store/sql/leases.ts), so
   // a send killed before its call left goes back to the queue instead of being parked.
   CALL_LEFT_STEP,
+  // STEP (issue 56, branch ledger7): ledger rows committed but not yet sealed into the chain
+  // (store/sql/ledger.ts: PostgreSQL's append; SQLite seals at once and keeps it empty), as in the SQLite store.
+  ledgerPendingTable("postgres"),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -48,6 +48,19 @@ const required = (name: string, more: Partial<Column> = {}): Column => text(name
 const real = (name: string, more: Partial<Column> = {}): Column => ({ name, type: "real", notNull: true, ...more });
 const integer = (name: string, more: Partial<Column> = {}): Column => ({ name, type: "integer", ...more });
 const counter = (name: string): Column => integer(name, { notNull: true, default: "0" });
+/** A ledger row's own fields: sealed in ledger, waiting in ledger_pending (sql/ledger.ts). */
+const ledgerFields = (): Column[] => [
+  required("at"),
+  required("action"),
+  required("actor_kind"),
+  text("actor_id"),
+  required("object_kind"),
+  required("object_id"),
+  required("door"),
+  text("client"),
+  text("number_hash"),
+  required("detail"),
+];
 
 export const TABLES: readonly Table[] = [
   {
@@ -232,21 +245,7 @@ export const TABLES: readonly Table[] = [
   {
     // the compliance ledger (sql/ledger.ts): append-only, each row chained to the one before
     name: "ledger",
-    columns: [
-      integer("seq", { primaryKey: true }),
-      required("at"),
-      required("action"),
-      required("actor_kind"),
-      text("actor_id"),
-      required("object_kind"),
-      required("object_id"),
-      required("door"),
-      text("client"),
-      text("number_hash"),
-      required("detail"),
-      required("prev_hash"),
-      required("hash"),
-    ],
+    columns: [integer("seq", { primaryKey: true }), ...ledgerFields(), required("prev_hash"), required("hash")],
     indexes: [
       { name: "ledger_at", columns: "at" },
       { name: "ledger_object", columns: "object_kind, object_id" },
@@ -470,6 +469,11 @@ export const TABLES: readonly Table[] = [
       required("expires_at"),
     ],
     indexes: [{ name: "oidc_id_tokens_expires", columns: "expires_at" }],
+  },
+  // STEP (issue 56, branch ledger7): ledger rows committed, not yet sealed (sql/ledger.ts)
+  {
+    name: "ledger_pending",
+    columns: [{ name: "id", type: "bigserial", primaryKey: true }, ...ledgerFields()],
   },
 ];
 

@@ -5,7 +5,7 @@
 import type Database from "better-sqlite3";
 import { receivedTables } from "../received-tables.js";
 import { signedUsesTable } from "../signed-uses.js";
-import { ledgerTable } from "../sql/ledger.js";
+import { ledgerPendingTable, ledgerTable } from "../sql/ledger.js";
 import { directoryTables } from "../sql/directory.js";
 import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
@@ -299,6 +299,9 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 55, branch fleet7): whether a claimed send's call left (store/sql/leases.ts), so
   // a send killed before its call left goes back to the queue instead of being parked.
   CALL_LEFT_STEP,
+  // STEP (issue 56, branch ledger7): ledger rows committed but not yet sealed into the chain
+  // (store/sql/ledger.ts: PostgreSQL's append; SQLite seals at once and keeps it empty).
+  ledgerPendingTable("sqlite"),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
