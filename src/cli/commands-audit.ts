@@ -21,7 +21,7 @@ export function auditCommands(program: Command): void {
   audit
     .command("verify")
     .description(
-      "walk the ledger's hash chain: exit 0 when it is whole, exit 1 naming the first edited, deleted, inserted or reordered row; exit 3 when it is whole but rows have waited over a minute to be sealed into it (PostgreSQL: no gateway seals)",
+      "walk the ledger's hash chain: exit 0 when it is whole, exit 1 naming the first edited, deleted, inserted or reordered row; rows waiting over a minute to be sealed into it (PostgreSQL: no gateway seals) are named on stderr and in --json (stalePending)",
     )
     .option(
       "--anchor <file>",
