@@ -69,17 +69,32 @@ function follows(ctx: DispatchContext, user: string): boolean {
   return ctx.fleet?.owns(user) ?? true;
 }
 
+/**
+ * Why each user's last status pass failed, per dispatcher: a cause that lasts (an outage, a leaver
+ * with no admin key) is logged when it starts and when it ends, not again every pass.
+ */
+const failingPolls = new WeakMap<DispatchContext, Map<string, string>>();
+
 /** One status pass over every `processing` fax this gateway follows. */
 export async function pollProcessing(ctx: DispatchContext): Promise<void> {
   const all = await ctx.store.listRecipients({ state: "processing" });
+  const failing = failingPolls.get(ctx) ?? new Map<string, string>();
+  failingPolls.set(ctx, failing);
   await Promise.all(
     [...byUser(all)]
       .filter(([user]) => follows(ctx, user))
       .map(([user, list]) =>
-        pollUser(ctx, user, list).catch((err) => {
-          if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
-          ctx.log.warn({ user, err: describeError(err) }, "status poll failed, will try again");
-        }),
+        pollUser(ctx, user, list).then(
+          () => {
+            if (failing.delete(user)) ctx.log.info({ user }, "status poll works again");
+          },
+          (err) => {
+            const why = describeError(err);
+            if (isUnauthorized(err)) ctx.keyRefused(user, why);
+            if (failing.get(user) !== why) ctx.log.warn({ user, err: why }, "status poll failed, will try again");
+            failing.set(user, why);
+          },
+        ),
       ),
   );
 }
