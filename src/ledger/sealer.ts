@@ -77,12 +77,10 @@ export class ChainSealer {
   private async passes(): Promise<void> {
     try {
       for (;;) {
-        const flushed = this.urgent;
-        if (!flushed) await sleep(SEAL_GATHER_MS);
+        if (!this.urgent) await sleep(SEAL_GATHER_MS);
         this.urgent = false;
         this.again = false;
-        // a seal nobody waits for does not add a flush of its own to a busy gateway's commits
-        const sealed = await this.db.tx("seal the ledger", (t) => sealPending(t, { flushed }));
+        const sealed = await this.db.tx("seal the ledger", (t) => sealPending(t));
         // a full batch leaves more; a kick meanwhile may have committed more after this pass read
         if (sealed < LEDGER_SEAL_BATCH && !this.again) return;
       }

@@ -184,16 +184,7 @@ export const LEDGER_SEAL_BATCH = 500;
  * sealed, inserted and taken from ledger_pending. Answers how many it sealed (LEDGER_SEAL_BATCH: more
  * may wait).
  */
-export async function sealPending(t: Runner, opts: { flushed?: boolean } = {}): Promise<number> {
-  // A background seal need not wait for its own WAL flush: lost in a crash, its rows are still in
-  // ledger_pending with it and are sealed again; the next durable commit flushes it anyway. A seal
-  // that a reader waits for (export, anchor, evidence) is flushed: an anchored head must last.
-  if (t.dialect === "postgres") {
-    if (opts.flushed === false) await t.run("SET LOCAL synchronous_commit TO OFF");
-    // a transaction id makes even a seal with nothing left write a commit record, and waiting for
-    // its flush flushes an earlier background seal's too: the head a reader then sees is on disk
-    else await t.get("SELECT txid_current() AS x");
-  }
+export async function sealPending(t: Runner): Promise<number> {
   await t.lock("ledger");
   // READ COMMITTED: the rows committed while this waited for the lock are seen here
   const pending = await t.all<LedgerFields & { id: number | string }>(
