@@ -14,7 +14,7 @@ import { putOidcPending, SignInFactors, takeOidcPending } from "../../src/store/
 import { testLedger } from "../helpers/ledger.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
-import { startOidcProvider, takeCookies, type TestProvider } from "../helpers/oidc.js";
+import { browserHop, startOidcProvider, type TestProvider } from "../helpers/oidc.js";
 import { pgAvailable, type PgCluster, startPgCluster } from "../helpers/pg-cluster.js";
 import { Agent } from "undici";
 import { readFileSync } from "node:fs";
@@ -25,26 +25,10 @@ const TOTP_KEY = "factor-key-for-oidc-fleet-tests-0123456789";
 /** A browser's cookie jar for one host (cookies do not depend on the port). */
 type Jar = Map<string, string>;
 
-interface Hop {
-  status: number;
-  location: string | null;
-  text: string;
-}
-
-async function go(url: URL, jar: Jar, dispatcher: Agent, post?: string): Promise<Hop> {
-  const r = await request(url, {
-    method: post ? "POST" : "GET",
-    body: post,
-    dispatcher,
-    headers: {
-      cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "),
-      ...(post ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-    },
-  });
-  takeCookies(jar, r.headers["set-cookie"]);
-  const location = r.headers.location ? String(r.headers.location) : null;
-  return { status: r.statusCode, location, text: await r.body.text() };
-}
+type Hop = Awaited<ReturnType<typeof browserHop>>;
+/** One browser request (test/helpers/oidc.ts), no redirect followed. */
+const go = (url: URL, jar: Jar, dispatcher: Agent, post?: string): Promise<Hop> =>
+  browserHop(url, jar, dispatcher, post);
 
 describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped: ${pgMissing})` : ""}`, () => {
   let cluster: PgCluster;
