@@ -2,15 +2,13 @@
 // for one group inbox (desk, with ops), so her [reply] sheet names it, signed. The reply lands in
 // desk's inbox (each member told, alice among them); once alice has left the gateway's users, the
 // same sheet still reaches the group, saying why; a code naming another group does not verify.
-import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
 import { findExecutable } from "../../src/fs/executable.js";
 import { verifyReplyCode } from "../../src/reply-sheet/reply-code.js";
 import { loadReplyKey } from "../../src/reply-sheet/reply-key.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { consoleGateway } from "../web/rig.js";
-import { arrive, faxedBack, routedAfterLook, sentWithSheet } from "./reply-rig.js";
+import { arrive, faxedBack, replyGateway, routedAfterLook, sentWithSheet } from "./reply-rig.js";
 
 const TOOLS = ["gs", "pdftoppm"].filter((t) => findExecutable(t) === null);
 if (TOOLS.length) console.warn(`reply group test skipped: ${TOOLS.join(", ")} not installed`);
@@ -32,18 +30,7 @@ describe.skipIf(TOOLS.length > 0)("a reply to a fax sent by a member of one grou
 
   beforeAll(async () => {
     rig = await startGateway(
-      consoleGateway({
-        delayMs: 100,
-        config: {
-          notify: {
-            from: "faxgate@example.com",
-            transport: `outbox:${os.tmpdir()}/faxgate-reply-groups-outbox-${process.pid}`,
-            inbound: { enabled: true, interval: "1s", mailBacklog: true },
-          },
-          ocr: { enabled: false },
-          inbound: { groups: { desk: { members: ["alice", "ops"] } } },
-        },
-      }),
+      replyGateway({ ocr: false, config: { inbound: { groups: { desk: { members: ["alice", "ops"] } } } } }),
     );
     ({ jobId, sheet } = await sentWithSheet(rig));
   }, 120_000);

@@ -5,10 +5,35 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import { emulatorInbound } from "../helpers/emulator.js";
-import type { TestGateway } from "../helpers/gateway.js";
+import { type GatewayInProcessSpec, mergeSections, type Sections, type TestGateway } from "../helpers/gateway.js";
 import { faxQuality, pictureToPdf, rasterise, typeset } from "../helpers/scanned-fax.js";
 import { newJob } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
+import { consoleGateway } from "../web/rig.js";
+
+/**
+ * The gateway the reply tests start: the console's, the emulator quick (100 ms a fax), inbound
+ * faxes looked for every second and mailed (to an outbox in the gateway's folder), OCR on or
+ * off, and `config` over that.
+ */
+export function replyGateway(opts: { ocr: boolean; config?: Sections }): GatewayInProcessSpec {
+  const spec = consoleGateway({
+    delayMs: 100,
+    config: mergeSections(
+      {
+        notify: { from: "faxgate@example.com", inbound: { enabled: true, interval: "1s", mailBacklog: true } },
+        ocr: { enabled: opts.ocr },
+      },
+      opts.config ?? {},
+    ),
+  });
+  const made = spec.config as (at: { dir: string }) => Sections;
+  return {
+    ...spec,
+    config: async (at) =>
+      mergeSections(await made(at), { notify: { transport: `outbox:${path.join(at.dir, "outbox")}` } }),
+  };
+}
 
 /** A reply as a fax machine sends it: a typed answer, then `sheet` printed at 200x100 dpi, speckled. */
 export async function faxedBack(sheet: Uint8Array, seed: number): Promise<Buffer> {

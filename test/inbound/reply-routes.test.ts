@@ -6,7 +6,6 @@
 // linked in the console's API. The same sheet signed with another key routes by the rules and says so.
 // All of it twice: with OCR on (the look runs in OCR's slot, before the text), and with OCR off
 // (the duty only looks: a reply's code must not depend on an office paying for OCR).
-import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/fs/executable.js";
 import { encodeReplyCode } from "../../src/reply-sheet/reply-code.js";
@@ -14,8 +13,8 @@ import { replySheetPage } from "../../src/reply-sheet/reply-page.js";
 import { ledgerRows } from "../../src/store/sql/ledger.js";
 import { getReceivedText } from "../../src/store/sql/received-text.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { PASSWORDS, consoleGateway, signIn } from "../web/rig.js";
-import { arrive, faxedBack, routedAfterLook, sentWithSheet } from "./reply-rig.js";
+import { PASSWORDS, signIn } from "../web/rig.js";
+import { arrive, faxedBack, replyGateway, routedAfterLook, sentWithSheet } from "./reply-rig.js";
 
 const TOOLS = ["gs", "pdftoppm"].filter((t) => findExecutable(t) === null);
 if (TOOLS.length) console.warn(`reply routing test skipped: ${TOOLS.join(", ")} not installed`);
@@ -39,19 +38,7 @@ describe.skipIf(TOOLS.length > 0).each([
 
   beforeAll(async () => {
     if (skip) return;
-    rig = await startGateway(
-      consoleGateway({
-        delayMs: 100,
-        config: {
-          notify: {
-            from: "faxgate@example.com",
-            transport: `outbox:${os.tmpdir()}/faxgate-reply-routes-outbox-${process.pid}`,
-            inbound: { enabled: true, interval: "1s", mailBacklog: true },
-          },
-          ocr: { enabled: ocr },
-        },
-      }),
-    );
+    rig = await startGateway(replyGateway({ ocr }));
     // alice's [reply] fax, sent to the service like any other
     ({ jobId, sheet } = await sentWithSheet(rig));
   }, 120_000);
