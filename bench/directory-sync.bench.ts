@@ -5,13 +5,12 @@
 // `npm run bench -- directory-sync`, or alone: node --import tsx bench/directory-sync.bench.ts
 // A short trial: FAXGATE_BENCH_PEOPLE=200 FAXGATE_BENCH_GROUPS=20 FAXGATE_BENCH_ROUNDS=2
 import { systemClock } from "../src/clock.js";
-import { configSchema } from "../src/config/schema.js";
 import { DirectorySync } from "../src/directory/directory-sync.js";
 import { LdapSource } from "../src/directory/ldap-source.js";
 import { mergePeople } from "../src/directory/merge.js";
 import { silentLogger } from "../src/log/logger.js";
 import { testLedger } from "../test/helpers/ledger.js";
-import { BIND_DN, BIND_PW, groupLdif, personLdif, slapdMissing, startSlapd } from "../test/helpers/slapd.js";
+import { ldapConfig, seedDirectory, slapdMissing, startSlapd } from "../test/helpers/slapd.js";
 import { tempStore } from "../test/helpers/store.js";
 import type { BenchResult } from "./types.js";
 import { fileURLToPath } from "node:url";
@@ -31,44 +30,25 @@ export default async function bench(): Promise<BenchResult[]> {
   const temp = tempStore();
   try {
     const t0 = performance.now();
-    const people: string[] = [];
-    for (let i = 0; i < PEOPLE; i++)
-      people.push(
-        personLdif(slapd.peopleBase, {
-          uid: `p${i}`,
-          mail: `p${i}@example.com`,
-          proxyAddresses: [`SMTP:p${i}@example.com`, `smtp:person.${i}@example.org`],
-        }),
-      );
-    slapd.add(people.join(""));
-    const groups: string[] = [];
-    for (let g = 0; g < GROUPS; g++) {
+    const people = Array.from({ length: PEOPLE }, (_, i) => ({
+      uid: `p${i}`,
+      mail: `p${i}@example.com`,
+      proxyAddresses: [`SMTP:p${i}@example.com`, `smtp:person.${i}@example.org`],
+    }));
+    const groups = Array.from({ length: GROUPS }, (_, g) => {
       const members: string[] = [];
-      for (let i = g; i < PEOPLE; i += GROUPS) members.push(slapd.dnOf(`p${i}`));
-      for (let i = (g * 7) % PEOPLE; i < PEOPLE; i += GROUPS * 3) members.push(slapd.dnOf(`p${i}`));
-      groups.push(groupLdif(slapd.groupsBase, `g${g}`, [...new Set(members)]));
-    }
-    slapd.add(groups.join(""));
+      for (let i = g; i < PEOPLE; i += GROUPS) members.push(`p${i}`);
+      for (let i = (g * 7) % PEOPLE; i < PEOPLE; i += GROUPS * 3) members.push(`p${i}`);
+      return { cn: `g${g}`, members: [...new Set(members)] };
+    });
+    seedDirectory(slapd, people, groups);
     const seeded = performance.now() - t0;
 
     const roles: Record<string, "admin"> = {};
     const inbox: Record<string, string> = {};
     for (let g = 0; g < GROUPS; g += 10) roles[slapd.groupDn(`g${g}`)] = "admin";
     for (let g = 5; g < GROUPS; g += 10) inbox[slapd.groupDn(`g${g}`)] = `inbox${g}`;
-    const ldap = configSchema.parse({
-      api: { baseUrl: "https://fax.example.test" },
-      directory: {
-        ldap: {
-          url: slapd.ldapsUrl,
-          caFile: slapd.caFile,
-          bindDn: BIND_DN,
-          bindPassword: BIND_PW,
-          base: slapd.peopleBase,
-          filter: "(objectClass=inetOrgPerson)",
-          groups: { base: slapd.groupsBase, roles, inbox },
-        },
-      },
-    }).directory!.ldap!;
+    const ldap = ldapConfig(slapd, { groups: { base: slapd.groupsBase, roles, inbox } });
 
     const times: number[] = [];
     let heapAdded = 0;

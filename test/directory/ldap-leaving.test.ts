@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { converse } from "../helpers/raw-smtp.js";
-import { BIND_DN, BIND_PW, personLdif, type Slapd, slapdMissing, startSlapd } from "../helpers/slapd.js";
+import { ldapSection, removePerson, seedDirectory, type Slapd, slapdMissing, startSlapd } from "../helpers/slapd.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const missing = slapdMissing();
@@ -18,12 +18,12 @@ describe.skipIf(missing)(`leaving through LDAP${missing ? ` (skipped: ${missing}
 
   beforeAll(async () => {
     slapd = await startSlapd();
-    slapd.add(
-      personLdif(slapd.peopleBase, { uid: "erin", mail: "erin@example.com" }) +
-        personLdif(slapd.peopleBase, { uid: "fay", mail: "fay@example.com" }) +
-        personLdif(slapd.peopleBase, { uid: "gus", mail: "gus@example.com" }) +
-        personLdif(slapd.peopleBase, { uid: "alice", mail: "alice.ldap@example.com" }),
-    );
+    seedDirectory(slapd, [
+      { uid: "erin", mail: "erin@example.com" },
+      { uid: "fay", mail: "fay@example.com" },
+      { uid: "gus", mail: "gus@example.com" },
+      { uid: "alice", mail: "alice.ldap@example.com" },
+    ]);
   }, 60_000);
   afterAll(async () => {
     await tg?.stop();
@@ -38,14 +38,7 @@ describe.skipIf(missing)(`leaving through LDAP${missing ? ` (skipped: ${missing}
         smtp: { listen: ["127.0.0.1:0"] },
         directory: {
           sync: "1h",
-          ldap: {
-            url: slapd.ldapsUrl,
-            caFile: slapd.caFile,
-            bindDn: BIND_DN,
-            bindPassword: BIND_PW,
-            base: slapd.peopleBase,
-            filter: "(objectClass=inetOrgPerson)",
-          },
+          ldap: ldapSection(slapd),
         },
       },
     });
@@ -55,7 +48,7 @@ describe.skipIf(missing)(`leaving through LDAP${missing ? ` (skipped: ${missing}
     expect(await mailFrom(tg, "alice.ldap@example.com")).toMatch(/^550 5\.7\.1 /);
     expect(await mailFrom(tg, "alice@example.com")).toMatch(/^250 /);
 
-    slapd.modify(`dn: ${slapd.dnOf("erin")}\nchangetype: delete\n\n`);
+    removePerson(slapd, "erin");
     // a sync now (what `faxgate directory sync` asks of the daemon by SIGHUP)
     await tg.reloadWith((c) => c);
     // refused saying why: she has left (not "not a user"), and a stranger is still "not a user"

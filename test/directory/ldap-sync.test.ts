@@ -3,39 +3,27 @@
 // drop keep the last good list.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
-import { configSchema } from "../../src/config/schema.js";
 import { DirectorySync } from "../../src/directory/directory-sync.js";
 import { LdapSource } from "../../src/directory/ldap-source.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { testLedger } from "../helpers/ledger.js";
-import { BIND_DN, BIND_PW, groupLdif, personLdif, type Slapd, slapdMissing, startSlapd } from "../helpers/slapd.js";
+import { BIND_PW, groupLdif, ldapConfig, personLdif, type Slapd, slapdMissing, startSlapd } from "../helpers/slapd.js";
 import { type TempStore, tempStore } from "../helpers/store.js";
 
 const missing = slapdMissing();
 
-function ldapConfig(s: Slapd, over: Record<string, unknown> = {}) {
-  const config = configSchema.parse({
-    api: { baseUrl: "https://fax.example.test" },
-    directory: {
-      ldap: {
-        url: s.ldapsUrl,
-        caFile: s.caFile,
-        bindDn: BIND_DN,
-        bindPassword: BIND_PW,
-        base: s.peopleBase,
-        filter: "(objectClass=inetOrgPerson)",
-        pageSize: 2,
-        attributes: { serviceUserId: "faxServiceUserId", disabled: "userAccountControl" },
-        groups: {
-          base: s.groupsBase,
-          roles: { [s.groupDn("fax admins").toUpperCase()]: "admin" },
-          inbox: { [s.groupDn("billing")]: "billing" },
-        },
-        ...over,
-      },
+/** The source as these tests read it: two a page, the AD attributes, two groups mapped. */
+function sourceConfig(s: Slapd, over: Record<string, unknown> = {}) {
+  return ldapConfig(s, {
+    pageSize: 2,
+    attributes: { serviceUserId: "faxServiceUserId", disabled: "userAccountControl" },
+    groups: {
+      base: s.groupsBase,
+      roles: { [s.groupDn("fax admins").toUpperCase()]: "admin" },
+      inbox: { [s.groupDn("billing")]: "billing" },
     },
+    ...over,
   });
-  return config.directory!.ldap!;
 }
 
 describe.skipIf(missing)(`LDAP source${missing ? ` (skipped: ${missing})` : ""}`, () => {
@@ -66,7 +54,7 @@ describe.skipIf(missing)(`LDAP source${missing ? ` (skipped: ${missing})` : ""}`
   });
 
   it("reads people page by page over ldaps, with aliases, service id, role and inboxes", async () => {
-    const read = await new LdapSource(ldapConfig(slapd)).read();
+    const read = await new LdapSource(sourceConfig(slapd)).read();
     const byName = Object.fromEntries(read.people.map((p) => [p.name, p]));
     expect(Object.keys(byName).sort()).toEqual(["ann", "bob", "dee"]);
     expect(byName.ann).toMatchObject({
@@ -84,9 +72,9 @@ describe.skipIf(missing)(`LDAP source${missing ? ` (skipped: ${missing})` : ""}`
   });
 
   it("reads over StartTLS too, and refuses a certificate it was not told to trust", async () => {
-    const read = await new LdapSource(ldapConfig(slapd, { url: slapd.ldapUrl, startTls: true })).read();
+    const read = await new LdapSource(sourceConfig(slapd, { url: slapd.ldapUrl, startTls: true })).read();
     expect(read.people).toHaveLength(3);
-    await expect(new LdapSource(ldapConfig(slapd, { caFile: undefined })).read()).rejects.toThrow(
+    await expect(new LdapSource(sourceConfig(slapd, { caFile: undefined })).read()).rejects.toThrow(
       /DIRECTORY_UNAVAILABLE|certificate/,
     );
   });
@@ -94,7 +82,7 @@ describe.skipIf(missing)(`LDAP source${missing ? ` (skipped: ${missing})` : ""}`
   it("keeps the last good list through an outage, and refuses a drop past maxDrop until accepted", async () => {
     temp = tempStore();
     const ledger = testLedger(temp.store);
-    const make = (config = ldapConfig(slapd)) =>
+    const make = (config = sourceConfig(slapd)) =>
       new DirectorySync({
         source: new LdapSource(config),
         store: temp.store,
@@ -128,7 +116,7 @@ describe.skipIf(missing)(`LDAP source${missing ? ` (skipped: ${missing})` : ""}`
       await slapd.start();
 
       // a filter that suddenly matches one person of three: two thirds would go
-      const narrow = make(ldapConfig(slapd, { filter: "(uid=ann)" }));
+      const narrow = make(sourceConfig(slapd, { filter: "(uid=ann)" }));
       await narrow.loadStored();
       const dropped = await narrow.sync();
       expect(dropped.applied).toBe(false);

@@ -29,7 +29,7 @@ import { startDaemon, type TestDaemon } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
 import { signInThroughProvider, startOidcProvider, type TestProvider } from "../helpers/oidc.js";
 import { converse } from "../helpers/raw-smtp.js";
-import { BIND_DN, BIND_PW, personLdif, type Slapd, slapdMissing, startSlapd } from "../helpers/slapd.js";
+import { ldapSection, removePerson, seedDirectory, type Slapd, slapdMissing, startSlapd } from "../helpers/slapd.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const missing = slapdMissing();
@@ -115,14 +115,12 @@ describe.skipIf(missing)(`leaving, end to end through the daemon${missing ? ` (s
       config: ({ dir, emu }) => {
         // erin and fay are the service's user bob there (a key is minted for each)
         bobId = emu.keys.find((k) => k.token === TEST_KEYS.bob)!.userId;
-        slapd.add(
-          personLdif(slapd.peopleBase, { uid: erin, mail: "erin@example.com", serviceUserId: bobId }) +
-            personLdif(slapd.peopleBase, { uid: "fay", mail: "fay@example.com", serviceUserId: bobId }) +
-            // a small office: one leaver is within directory.maxDrop (a quarter)
-            ["gus", "hal", "ivy"]
-              .map((uid) => personLdif(slapd.peopleBase, { uid, mail: `${uid}@example.com` }))
-              .join(""),
-        );
+        seedDirectory(slapd, [
+          { uid: erin, mail: "erin@example.com", serviceUserId: bobId },
+          { uid: "fay", mail: "fay@example.com", serviceUserId: bobId },
+          // a small office: one leaver is within directory.maxDrop (a quarter)
+          ...["gus", "hal", "ivy"].map((uid) => ({ uid, mail: `${uid}@example.com` })),
+        ]);
         return {
           api: { adminKey: TEST_KEYS.admin },
           queue: { pollInterval: "300ms" },
@@ -142,15 +140,7 @@ describe.skipIf(missing)(`leaving, end to end through the daemon${missing ? ` (s
           notify: { from: "faxgate@fax.example.com", transport: `outbox:${path.join(dir, "outbox")}` },
           directory: {
             sync: "24h",
-            ldap: {
-              url: slapd.ldapsUrl,
-              caFile: slapd.caFile,
-              bindDn: BIND_DN,
-              bindPassword: BIND_PW,
-              base: slapd.peopleBase,
-              filter: "(objectClass=inetOrgPerson)",
-              attributes: { serviceUserId: "faxServiceUserId" },
-            },
+            ldap: ldapSection(slapd, { attributes: { serviceUserId: "faxServiceUserId" } }),
             scim: { token: SCIM_TOKEN },
             keys: { sealKey: SEAL, lifetime: "30d" },
           },
@@ -329,7 +319,7 @@ describe.skipIf(missing)(`leaving, end to end through the daemon${missing ? ` (s
   it("a person removed from LDAP is refused at every door after one sync; her accepted fax is finished", async () => {
     const was = await faxingPerson(erin, "erin", "erin@example.com");
     // erin is removed from the directory; the operator runs the sync
-    slapd.modify(`dn: ${slapd.dnOf(erin)}\nchangetype: delete\n\n`);
+    removePerson(slapd, erin);
     const sync = await cli("directory", "sync");
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toMatch(/1 removed/);

@@ -6,6 +6,8 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { LdapConfig } from "../../src/config/index.js";
+import { configSchema } from "../../src/config/schema.js";
 import { removeFolder, tempFolder } from "../tmp-dir.js";
 import { freePort } from "./net.js";
 import { waitUntil } from "./wait.js";
@@ -90,6 +92,59 @@ export function groupLdif(base: string, cn: string, memberDns: string[]): string
     "",
     "",
   ].join("\n");
+}
+
+/** A group of the directory, its members by uid. */
+export interface SlapdGroup {
+  cn: string;
+  members: string[];
+}
+
+/** Seeds the directory: `people` under the people base, then `groups` (members by uid), in one ldapadd. */
+export function seedDirectory(s: Slapd, people: SlapdPerson[], groups: SlapdGroup[] = []): void {
+  s.add(
+    people.map((p) => personLdif(s.peopleBase, p)).join("") +
+      groups
+        .map((g) =>
+          groupLdif(
+            s.groupsBase,
+            g.cn,
+            g.members.map((uid) => s.dnOf(uid)),
+          ),
+        )
+        .join(""),
+  );
+}
+
+/** Deletes a person's entry, as an admin removing a leaver's account. */
+export function removePerson(s: Slapd, uid: string): void {
+  s.modify(`dn: ${s.dnOf(uid)}\nchangetype: delete\n\n`);
+}
+
+/**
+ * The gateway's `directory.ldap` section (raw, as a config file holds it) for this server: ldaps,
+ * the read-only service account, every person under the people base; `over` adds or replaces keys
+ * (groups, attributes, pageSize).
+ */
+export function ldapSection(s: Slapd, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    url: s.ldapsUrl,
+    caFile: s.caFile,
+    bindDn: BIND_DN,
+    bindPassword: BIND_PW,
+    base: s.peopleBase,
+    filter: "(objectClass=inetOrgPerson)",
+    ...over,
+  };
+}
+
+/** `ldapSection` validated, as the LDAP source takes it (for suites and benches that build the source alone). */
+export function ldapConfig(s: Slapd, over: Record<string, unknown> = {}): LdapConfig {
+  const parsed = configSchema.parse({
+    api: { baseUrl: "https://fax.example.test" },
+    directory: { ldap: ldapSection(s, over) },
+  });
+  return parsed.directory!.ldap!;
 }
 
 export async function startSlapd(): Promise<Slapd> {
