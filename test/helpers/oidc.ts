@@ -168,13 +168,14 @@ export async function browserHop(
 
 /**
  * A console sign-in through the test provider as a browser makes it, without Chromium: the
- * console's /oidc/start, the provider's login form for `account`, the callback. Answers the
- * console's session cookie, or throws saying where the chain stopped.
+ * console's /oidc/start, the provider's login form for `account` (with a second factor when
+ * `mfa`), the callback. Answers the console's session cookie, or throws saying where the chain stopped.
  */
 export async function signInThroughProvider(
   origin: string,
   account: string,
   dispatcher: import("undici").Dispatcher,
+  opts: { mfa?: boolean } = {},
 ): Promise<string> {
   const jar = new Map<string, string>();
   const providerJar = new Map<string, string>();
@@ -184,7 +185,12 @@ export async function signInThroughProvider(
     hop = await browserHop(url, providerJar, dispatcher);
     const action = /action="([^"]+)"/.exec(hop.text);
     if (hop.status === 200 && action)
-      hop = await browserHop(new URL(action[1]!, url), providerJar, dispatcher, `account=${account}`);
+      hop = await browserHop(
+        new URL(action[1]!, url),
+        providerJar,
+        dispatcher,
+        `account=${account}${opts.mfa ? "&mfa=on" : ""}`,
+      );
     if (!hop.location)
       throw new Error(`the provider stopped at ${url.pathname}: ${hop.status} ${hop.text.slice(0, 200)}`);
     url = new URL(hop.location, url);
