@@ -9,44 +9,23 @@
 // calling through it (see the count in the failure message).
 // Skips where PostgreSQL is not installed.
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { LOOKAHEAD_MS } from "../../src/store/sql/fleet-budget.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { newJob } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
-import {
-  type Daemon,
-  disposeRig,
-  emulatorAdmin,
-  emulatorFaxes,
-  kill,
-  makeRig,
-  numberFor,
-  type Rig,
-  SHORT,
-  secondRig,
-  setBehaviour,
-  setFaults,
-  startDaemon,
-  tally,
-} from "./harness.js";
+import { type Fleet, fleetCluster, startFleet } from "./fleet-rig.js";
+import { emulatorAdmin, emulatorFaxes, numberFor, type Rig, SHORT, setFaults, tally } from "./harness.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`fleet 429 fault test skipped: ${pgMissing}`);
+const cluster = fleetCluster("fleet 429 fault test");
+const pgMissing = cluster.missing;
 
 /** The fleet's rate: every gateway's api.ratePerSecond (shared, not each one's). */
 const FLEET_RATE = 4;
 const RETRY_AFTER_S = 4;
 /** Faxes queued: enough to keep the fleet calling through the window and after it. */
 const BACKLOG = SHORT ? 60 : 120;
-
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
 
 const admin = emulatorAdmin;
 
@@ -59,28 +38,22 @@ async function callsSoFar(rig: Rig): Promise<number> {
 }
 
 describe.skipIf(pgMissing !== null)("a 429 seen by one gateway of three", () => {
-  let rig: Rig;
-  const daemons: Daemon[] = [];
+  let fleet: Fleet | undefined;
 
-  afterAll(async () => {
-    for (const d of daemons.slice(1)) await kill(d, "SIGTERM");
-    await disposeRig(rig, daemons[0]);
-  });
+  afterAll(() => fleet?.dispose());
 
   it(`closes the window for the whole fleet for its Retry-After (${RETRY_AFTER_S} s), then the fleet goes on`, async () => {
-    const url = await cluster.createDatabase();
-    rig = await makeRig({
+    const url = await cluster.database();
+    fleet = await startFleet(url, {
       delayMs: 300,
       config: {
-        database: url,
         api: { ratePerSecond: FLEET_RATE, concurrency: 6, historyPerMinute: 60 },
         queue: { lease: "5s", reconcileGrace: "8s", pollInterval: "500ms" },
       },
+      // the account's own limit at the service, above the fleet's rate: a 429 storm would show here
+      account: { ratePerSecond: FLEET_RATE + 4 },
     });
-    // the account's own limit at the service, above the fleet's rate: a 429 storm would show here
-    await setBehaviour(rig, { ratePerSecond: FLEET_RATE + 4 });
-    const rigs = [rig, await secondRig(rig, "gw2"), await secondRig(rig, "gw3")];
-    for (const r of rigs) daemons.push(await startDaemon(r));
+    const { rig } = fleet;
     const store = await PgStore.open({ url, dataDir: path.join(rig.dir, "checker") });
     try {
       const numbers = Array.from({ length: BACKLOG }, (_, k) => numberFor(30_000 + k));

@@ -14,30 +14,25 @@
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import nodemailer from "nodemailer";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { waitUntil } from "../helpers/wait.js";
+import { type Fleet, fleetCluster, startFleet } from "./fleet-rig.js";
 import {
-  type Daemon,
-  disposeRig,
   emulatorAdmin,
   emulatorFaxes,
   kill,
-  makeRig,
   numberFor,
   type Rig,
   SHORT,
-  secondRig,
-  setBehaviour,
   setFaults,
   startDaemon,
   tally,
 } from "./harness.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`fleet fault test skipped: ${pgMissing}`);
+const cluster = fleetCluster("fleet fault test");
+const pgMissing = cluster.missing;
 
 /**
  * The fleet's rate (every gateway's api.ratePerSecond), and the account's limit at the service: the
@@ -71,12 +66,6 @@ const LOAD_MS = SHORT ? 60_000 : 180_000;
 const MAILS_PER_SECOND = SHORT ? 1 : 1.2;
 /** The held backlog: several seconds of the fleet's rate, so three gates at 4/s each would pass it. */
 const BURST = SHORT ? 40 : 80;
-
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
 
 interface Mail {
   id: number;
@@ -149,28 +138,21 @@ async function calls(rig: Rig): Promise<{ sends: number; tracking: number }> {
 }
 
 describe.skipIf(pgMissing !== null)("a fleet of three gateways on one PostgreSQL, at the account's limits", () => {
-  let rig: Rig;
-  const daemons: Array<Daemon | null> = [null, null, null];
+  let fleet: Fleet | undefined;
 
-  afterAll(async () => {
-    for (const d of daemons.slice(1)) if (d) await kill(d, "SIGTERM");
-    await disposeRig(rig, daemons[0]);
-  });
+  afterAll(() => fleet?.dispose());
 
   it(`${MAILS_PER_SECOND} mails a second for ${LOAD_MS / 1000} s, one gateway killed twice: one account's worth of calls, nothing lost or doubled`, async () => {
-    const url = await cluster.createDatabase();
-    rig = await makeRig({
+    const url = await cluster.database();
+    fleet = await startFleet(url, {
       delayMs: PROCESSING_MS,
       config: {
-        database: url,
         api: { ratePerSecond: GATEWAY_RATE, concurrency: CONCURRENCY, historyPerMinute: ACCOUNT_HISTORY },
         queue: { lease: "3s", reconcileGrace: "8s", pollInterval: `${POLL_MS}ms` },
       },
+      account: { ratePerSecond: ACCOUNT_RATE, historyPerMinute: ACCOUNT_HISTORY },
     });
-    await setBehaviour(rig, { ratePerSecond: ACCOUNT_RATE, historyPerMinute: ACCOUNT_HISTORY });
-    const rigs = [rig, await secondRig(rig, "gw2"), await secondRig(rig, "gw3")];
-    // one at a time: three starting at once on a busy machine can take past the start timeout
-    for (let i = 0; i < 3; i++) daemons[i] = await startDaemon(rigs[i]!);
+    const { rig, rigs, daemons } = fleet;
     const attachment = await pdf();
     const checker = await PgStore.open({ url, dataDir: path.join(rig.dir, "checker") });
     const allFinal = async () =>
