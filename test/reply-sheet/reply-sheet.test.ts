@@ -2,7 +2,16 @@
 // turned 2 degrees, "printed" by Ghostscript at fax resolution, speckled and made
 // black and white, wrapped as a received picture-only PDF, then found by pdftoppm + zxing-wasm and
 // its signature checked. A forged or altered code is found but does not verify.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { degrees, PDFDocument } from "@cantoo/pdf-lib";
@@ -14,6 +23,20 @@ import { scanForReplyCodes } from "../../src/reply-sheet/reply-decode.js";
 import { loadReplyKey, replyKeyMade } from "../../src/reply-sheet/reply-key.js";
 import { replySheetPage } from "../../src/reply-sheet/reply-page.js";
 import { faxQuality, pictureToPdf, rasterise, typeset } from "../helpers/scanned-fax.js";
+import { waitUntil } from "../helpers/wait.js";
+
+/** Whether a `sleep <arg>` runs on this machine (any pid namespace shows in /proc, and a zombie has no command line). */
+function sleeping(arg: string): boolean {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (argv[0]?.endsWith("sleep") && argv[1] === arg) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
 
 const TOOLS = ["gs", "pdftoppm"];
 const MISSING = TOOLS.filter((t) => findExecutable(t) === null);
@@ -194,13 +217,14 @@ describe.skipIf(MISSING.length > 0)("a reply sheet faxed back", () => {
       plan: planSandbox({ mode: "off", command: script }),
     });
     expect(existsSync(leak)).toBe(true);
-    // a renderer slower than the bound is killed, with its process group, and the fax skipped
-    writeFileSync(script, "#!/bin/sh\nsleep 30\n", { mode: 0o755 });
-    const started = Date.now();
+    // a renderer slower than the bound is killed, with its process group, and the fax skipped:
+    // its sleep (a child of the script, named by a length no other process here uses) is gone
+    const nap = `300.${process.pid}`;
+    writeFileSync(script, `#!/bin/sh\nsleep ${nap}\n`, { mode: 0o755 });
     expect(await scanForReplyCodes(pdf, { pdftoppm: script, timeoutMs: 500, maxPages: 1, plan: sandboxed })).toEqual({
       kind: "skipped",
       why: "timed out rendering pages",
     });
-    expect(Date.now() - started).toBeLessThan(10_000);
+    await waitUntil(() => !sleeping(nap), "the renderer's sleep killed with its group", 10_000);
   });
 });

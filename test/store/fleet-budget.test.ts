@@ -53,8 +53,8 @@ async function fleetOf(n: number, opts: { historyPerMinute?: number; concurrency
     row: () =>
       stores[0]!
         .fleetDb()!
-        .get<{ closed_until: number; pace: number }>(
-          "SELECT closed_until, pace FROM fleet_budget WHERE account = 'acct-1'",
+        .get<{ closed_until: number; pace: number; history_closed_until: number }>(
+          "SELECT closed_until, pace, history_closed_until FROM fleet_budget WHERE account = 'acct-1'",
         ),
     async close() {
       for (const b of budgets) await b.stop();
@@ -140,7 +140,11 @@ describe.skipIf(pgMissing !== null)("the fleet's account budget on PostgreSQL", 
       const [a, b] = again.budgets as [FleetBudget, FleetBudget];
       expect(await a.historySlot()).toBe(0);
       a.historyLimited(20_000);
-      await new Promise((r) => setTimeout(r, 200));
+      // historyLimited writes in the background: once the row shows it, b's next history call waits
+      await waitUntil(
+        async () => ((await again.row())?.history_closed_until ?? 0) > Date.now() + 10_000,
+        "the history 429 written to the fleet's row",
+      );
       expect(await b.historySlot()).toBeGreaterThan(18_000);
     } finally {
       await again.close();
@@ -156,7 +160,10 @@ describe.skipIf(pgMissing !== null)("the fleet's account budget on PostgreSQL", 
       for (const u of users) expect(fleet.budgets.filter((b) => b.owns(u))).toHaveLength(1);
       // a gateway that leaves hands its share to the others at their next heartbeat
       await fleet.budgets[2]!.stop();
-      await new Promise((r) => setTimeout(r, 1300));
+      await waitUntil(
+        () => fleet.budgets.slice(0, 2).every((b) => b.fleetSize() === 2),
+        "both others' heartbeats after the leave",
+      );
       expect(fleet.budgets[0]!.fleetSize()).toBe(2);
       expect(fleet.budgets[0]!.concurrencyShare() + fleet.budgets[1]!.concurrencyShare()).toBe(4);
       for (const u of users) expect(fleet.budgets.slice(0, 2).filter((b) => b.owns(u))).toHaveLength(1);
