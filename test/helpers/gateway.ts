@@ -7,12 +7,28 @@
 import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Clock } from "../../src/clock.js";
+import { type Clock, systemClock } from "../../src/clock.js";
 import { validateConfig } from "../../src/config/load.js";
 import type { Config } from "../../src/config/schema.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
 import { Gateway, type GatewayOptions, type RunningAddresses, type ServiceEndpoint } from "../../src/main.js";
-import { openDataFolder } from "../../src/parts/index.js";
+import { ConvertQueue, type OfficeConverter, ReaderPool } from "../../src/intake/index.js";
+import type { ReaderPoolOptions } from "../../src/intake/reader-pool.js";
+import { Metrics } from "../../src/metrics/index.js";
+import {
+  type Core,
+  createConverters,
+  createCore,
+  createMailDoor,
+  createSmtp,
+  dataFolderParts,
+  ledgerSealPart,
+  openDataFolder,
+  type Part,
+  startParts,
+  stopParts,
+} from "../../src/parts/index.js";
+import type { SmtpGateway } from "../../src/smtp/index.js";
 import type { QueueStore } from "../../src/store/index.js";
 import { removeFolder, tempFolder } from "../tmp-dir.js";
 import { spawnCli } from "./cli.js";
@@ -70,6 +86,11 @@ export interface GatewaySpec {
   name: string;
   /** The emulator's options (default delay 300 ms). */
   emulator?: TestEmulatorOptions;
+  /**
+   * An emulator the test file owns (shared by its tests, its faults set by the test): the gateway
+   * talks to it, and stop() leaves it running. Without it each gateway starts its own.
+   */
+  sharedEmulator?: TestEmulator;
   /** Sections over the base config, or a function of the folder and emulator that makes them. */
   config?: Sections | ((at: { dir: string; emu: TestEmulator }) => Sections | Promise<Sections>);
   /** Runs in the fresh folder before the config is made (certificates, files for the first look). */
@@ -81,6 +102,16 @@ async function prepareGateway(spec: GatewaySpec): Promise<{ dir: string; emu: Te
   let emu: TestEmulator | null = null;
   try {
     await spec.prepare?.(dir);
+    if (spec.sharedEmulator) {
+      // the file's to stop: the gateway's stop() ends only what it started
+      const shared = spec.sharedEmulator;
+      const sections = typeof spec.config === "function" ? await spec.config({ dir, emu: shared }) : spec.config;
+      return {
+        dir,
+        emu: Object.create(shared, { stop: { value: async () => undefined } }),
+        raw: rawTestConfig(dir, shared, sections),
+      };
+    }
     const started = await startTestEmulator({ delayMs: 300, ...spec.emulator });
     // once: a test may stop the service itself (an outage) before the gateway's stop()
     const stopOnce = started.stop.bind(started);
@@ -325,4 +356,97 @@ export function endChild(child: ChildProcess, signal: NodeJS.Signals): Promise<v
     child.once("exit", () => resolve());
     child.kill(signal);
   });
+}
+
+/** Hooks of `startMailDoor` a test may set besides the config. */
+export interface MailDoorSpec extends GatewaySpec {
+  /** The gateway's logger (default: silent). */
+  logger?: Logger;
+  clock?: Clock;
+  /** As `GatewayInProcessSpec.wrapStore`: every part gets the wrapped queue. */
+  wrapStore?: (store: QueueStore) => QueueStore;
+  /** The reader threads' options (a short mail time limit), instead of the config's pool. */
+  readers?: ReaderPoolOptions;
+  /** An office converter the test owns (shared by its tests, or one that fails), instead of the config's. */
+  office?: OfficeConverter;
+}
+
+export interface TestMailDoor {
+  emu: TestEmulator;
+  dir: string;
+  config: Config;
+  /** The parts as the composition root shares them (store, live settings, metrics, refusals). */
+  core: Core;
+  smtp: SmtpGateway;
+  smtpPort: number;
+  /** Replaces the users as a reload does: the receiver reads them from the next MAIL FROM. */
+  setUsers(users: Config["users"]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The mail door alone, built by the composition root's own factories (src/parts: core, converters,
+ * mail door, SMTP receiver) on the one test config: no dispatcher, so what mail queued stays
+ * queued for the test to look at; stop() ends it, its emulator and folder.
+ */
+export async function startMailDoor(spec: MailDoorSpec): Promise<TestMailDoor> {
+  const { dir, emu, raw } = await prepareGateway(spec);
+  const parts: Part[] = [];
+  const logger = spec.logger ?? createLogger({ level: "fatal" });
+  const clock = spec.clock ?? systemClock;
+  let started = false;
+  const stop = async () => {
+    if (started) await stopParts(parts, { timeoutMs: 5000, now: () => clock.now(), logger });
+    await emu.stop();
+    removeFolder(dir);
+  };
+  try {
+    const config = validateConfig(raw, "test config");
+    const service = serviceOf(config);
+    const held = await openDataFolder(config, { logger, clock });
+    const store = spec.wrapStore ? spec.wrapStore(held.store) : held.store;
+    parts.push(...dataFolderParts({ ...held, store }, logger));
+    started = true;
+    const core = createCore({ config, service, store, clock, logger, metrics: new Metrics() });
+    parts.push(ledgerSealPart(core.ledger), core.api.part);
+    const made = createConverters(core);
+    let conv = made;
+    if (spec.readers || spec.office) {
+      await made.readers.close();
+      const readers = spec.readers ? new ReaderPool({ ...spec.readers }) : made.readers;
+      const office = spec.office ?? made.office;
+      const convertQueue = new ConvertQueue(office, { perUser: config.office.queuePerUser, logger });
+      conv = { readers, office, convertQueue, parts: [] };
+      conv.parts.push({ name: "readers", stop: () => readers.close() });
+      // an office converter the test gave is the test's to close; the config's is closed here
+      conv.parts.push({
+        name: "office",
+        stop: async () => {
+          await convertQueue.close();
+          if (!spec.office) await office.close();
+        },
+      });
+      if (spec.office) await made.office.close();
+    }
+    parts.push(...conv.parts);
+    const door = createMailDoor(core, conv);
+    parts.push(door.part);
+    const receiver = createSmtp(core, door.mail);
+    if (!receiver.smtp) throw new Error("startMailDoor needs an smtp section");
+    parts.push(receiver.part);
+    await startParts(parts);
+    return {
+      emu,
+      dir,
+      config,
+      core,
+      smtp: receiver.smtp,
+      smtpPort: core.addresses.smtp[0]?.port ?? 0,
+      setUsers: (users) => core.live.reload({ ...core.live.config(), users }),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

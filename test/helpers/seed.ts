@@ -59,3 +59,23 @@ export const TEST_SEED: SeedData = {
     },
   ],
 };
+
+/**
+ * TEST_SEED with more print keys for alice and bob (each a key of its own, as `faxgate keys
+ * create` makes): for a gateway whose extra users act as alice or bob at the service, since the
+ * config refuses two users with one key.
+ */
+export function seedWithKeys(extra: { alice?: string[]; bob?: string[] }): SeedData {
+  const more = (email: string) =>
+    (email === "alice@example.com" ? extra.alice : email === "bob@example.com" ? extra.bob : undefined) ?? [];
+  return {
+    ...TEST_SEED,
+    users: TEST_SEED.users!.map((u) => ({
+      ...u,
+      keys: [
+        ...(u.keys ?? []),
+        ...more(u.email).map((token) => ({ name: token, access: "print_driver" as const, token })),
+      ],
+    })),
+  };
+}

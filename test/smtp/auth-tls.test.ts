@@ -8,7 +8,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/auth/password.js";
 import { converse, RawSmtp } from "../helpers/raw-smtp.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
-import { DOMAIN, PDF, USERS, jobIdOf, startRig, stopEmulator, withRig, transport, type Rig } from "./harness.js";
+import {
+  DOMAIN,
+  PDF,
+  USERS,
+  jobIdOf,
+  startRig,
+  stopEmulator,
+  withPasswords,
+  withRig,
+  transport,
+  type Rig,
+} from "./harness.js";
 
 let emu: TestEmulator;
 let certDir: string;
@@ -154,7 +165,7 @@ describe("auth: optional, loopback not trusted, STARTTLS configured", () => {
 
 describe("auth: required", () => {
   it("refuses mail without AUTH even from a trusted network (530 5.7.0)", async () => {
-    await withRig(emu, { users, smtp: { auth: "required" } }, async (rig) => {
+    await withRig(emu, { users: await withPasswords(users), smtp: { auth: "required" } }, async (rig) => {
       const r = await converse(rig.port, "alice@example.com", [], null);
       expect(r[2]).toMatch(/^530 5\.7\.0 Authentication required/);
       const info = await transport(rig.port, { auth: { user: "alice", pass: "alice-secret" } }).sendMail({

@@ -2,7 +2,6 @@
 // naming the rule, in a real SMTP session; operator rules (gateway and per user) allow or deny.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkDestination } from "../../src/recipients/destination-policy.js";
-import { destinationPolicy } from "../../src/recipients/recipients.js";
 import { converse } from "../helpers/raw-smtp.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { DOMAIN, USERS, jobIdOf, stopEmulator, withRig } from "./harness.js";
@@ -56,11 +55,7 @@ describe("destination policy over SMTP", () => {
       refuse: ["premium-rate" as const, "emergency" as const],
       rules: [{ action: "deny" as const, prefix: "+1 555 999" }],
     };
-    const destinations = destinationPolicy(
-      () => gateway,
-      () => users,
-    );
-    await withRig(emu, { users, destinations }, async (rig) => {
+    await withRig(emu, { users, config: { destinations: gateway } }, async (rig) => {
       const a = await converse(
         rig.port,
         "alice@example.com",

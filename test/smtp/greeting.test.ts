@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { senderAuthOff } from "../../src/config/schema.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
-import { DOMAIN, stopEmulator, withRig } from "./harness.js";
+import { DOMAIN, stopEmulator, withPasswords, withRig } from "./harness.js";
 
 let emu: TestEmulator;
 let dns: TestDns;
@@ -135,7 +135,8 @@ describe("the greeting", () => {
   });
 
   it("a listener where AUTH is required greets every client at once: one that talks early is answered, not cut", async () => {
-    await withRig(emu, { smtp: { trustedNetworks: TRUSTED, auth: "required" } }, async (rig) => {
+    const users = await withPasswords();
+    await withRig(emu, { users, smtp: { trustedNetworks: TRUSTED, auth: "required" } }, async (rig) => {
       const text = await talkAtOnce(rig.port, "127.0.0.4", "EHLO client.example\r\nQUIT\r\n", /^221 /m);
       const replies = codes(text);
       expect(replies[0]).toMatch(/^220 /);

@@ -1,35 +1,21 @@
-// A real SmtpGateway on a loopback port 0 with a real Store in a temp folder and the test
-// emulator behind it for contacts and preferences; nodemailer as the client.
-import { testLedger } from "../helpers/ledger.js";
-import { localCounters } from "../../src/fleet-counter.js";
+// The SMTP suite's rig: the mail door from the one builder (startMailDoor: the receiver, intake
+// and queue as the composition root wires them) with this suite's users and SMTP settings, and
+// the helpers its files share (nodemailer transport, job ids, swaks).
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { promisify } from "node:util";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
-import {
-  configSchema,
-  preferenceRefreshMs,
-  type DnsConfig,
-  type PartialMode,
-  type SmtpConfig,
-  type UserConfig,
-} from "../../src/config/schema.js";
-import type { DestinationCheck } from "../../src/recipients/destination-policy.js";
-import { UserDirectory } from "../../src/fax/user-directory.js";
+import { hashPassword } from "../../src/auth/password.js";
+import type { DnsConfig, PartialMode, SmtpConfig, UserConfig } from "../../src/config/schema.js";
 import type { OfficeConverter } from "../../src/intake/office/office-convert.js";
-import { systemClock } from "../../src/clock.js";
-import { silentLogger, type Logger } from "../../src/log/logger.js";
-import { Metrics } from "../../src/metrics/metrics.js";
-import { SmtpGateway } from "../../src/smtp/server.js";
-import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { ReaderPoolOptions } from "../../src/intake/reader-pool.js";
+import type { Logger } from "../../src/log/logger.js";
+import type { Metrics } from "../../src/metrics/metrics.js";
+import type { SmtpGateway } from "../../src/smtp/server.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
-import { ReaderPool, type ReaderPoolOptions } from "../../src/intake/reader-pool.js";
-import { clientFor, closeClients } from "../helpers/client.js";
-import { testMailDoor, testOffice, testPolicy, testResolver } from "../helpers/collaborators.js";
+import { closeClients } from "../helpers/client.js";
 import { TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { mergeSections, type Sections, startMailDoor, type TestMailDoor } from "../helpers/gateway.js";
 
 export const DOMAIN = "fax.example.com";
 
@@ -38,98 +24,115 @@ export const USERS: UserConfig[] = [
   { name: "bob", email: "bob@example.com", aliases: [], apiKey: TEST_KEYS.bob },
 ];
 
-export function smtpConfig(over: Partial<SmtpConfig> = {}): SmtpConfig {
-  const base = configSchema.parse({ smtp: { listen: ["127.0.0.1:0"], domains: [DOMAIN] } }).smtp!;
+/** The SMTP section the rig's gateways start from (as a config file holds it); `over` replaces keys of it. */
+export function smtpSection(over: Partial<SmtpConfig> = {}): Sections {
   // a short pause after a failed AUTH: tests log in wrongly on purpose
-  return { ...base, maxMessagesPerMinute: 10_000, authFailureDelay: 20, ...over };
+  return asWritten({
+    listen: ["127.0.0.1:0"],
+    domains: [DOMAIN],
+    maxMessagesPerMinute: 10_000,
+    authFailureDelay: 20,
+    ...over,
+  });
+}
+
+/** Keys the schema reads with `duration()`: a file gives them as text ("300ms"), the parsed config as ms. */
+const DURATIONS = new Set([
+  "authFailureDelay",
+  "confirmWait",
+  "greetingDelay",
+  "idleSessionTimeout",
+  "sessionLifetime",
+  "socketTimeout",
+  "timeout",
+]);
+
+/** A section in the parsed form (durations in ms, as the suite's tests write them) back in a file's form. */
+function asWritten(section: object): Sections {
+  return Object.fromEntries(
+    Object.entries(section).map(([k, v]) => [
+      k,
+      DURATIONS.has(k) && typeof v === "number"
+        ? `${v}ms`
+        : v && typeof v === "object" && !Array.isArray(v)
+          ? asWritten(v)
+          : v,
+    ]),
+  );
 }
 
 export interface Rig {
+  /** The mail door as the one builder makes it (test/helpers/gateway.ts: startMailDoor). */
+  door: TestMailDoor;
   gateway: SmtpGateway;
   port: number;
-  store: SqliteStore;
+  store: QueueStore;
   metrics: Metrics;
   dir: string;
   dataDir: string;
   /** Replaces the users, as a reload does: the gateway reads them from the next MAIL FROM. */
-  setUsers(users: UserConfig[]): void;
+  setUsers(users: UserConfig[]): Promise<void>;
   close(): Promise<void>;
 }
 
+/**
+ * A mail door (SMTP receiver, mail intake, queue) from the one builder, with the SMTP suite's
+ * users and SMTP settings, talking to the file's emulator `emu` (or, when null, one of its own).
+ */
 export async function startRig(
   emu: TestEmulator | null,
   opts: {
     smtp?: Partial<SmtpConfig>;
     users?: UserConfig[];
-    wrapStore?: (s: SqliteStore) => QueueStore;
+    wrapStore?: (s: QueueStore) => QueueStore;
     readers?: ReaderPoolOptions;
     logger?: Logger;
-    destinations?: DestinationCheck;
     office?: OfficeConverter;
     dns?: Partial<DnsConfig>;
     partial?: PartialMode;
+    /** Sections over the rig's config (destinations, intake...). */
+    config?: Sections;
   } = {},
 ): Promise<Rig> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-"));
-  const dataDir = path.join(dir, "data");
-  const store = SqliteStore.open({ dataDir });
-  const keys = new Map((opts.users ?? USERS).map((u) => [u.name, u.apiKey]));
-  const cf = (user: string) => {
-    if (!emu) throw new Error("no emulator in this test");
-    return clientFor(emu, keys.get(user)!);
-  };
-  const metrics = new Metrics();
-  // mail is parsed on worker threads, as in the daemon
-  const readers = new ReaderPool({ threads: 1, ...opts.readers });
-  let users = opts.users ?? USERS;
-  const smtp = smtpConfig(opts.smtp);
-  const logger = opts.logger ?? silentLogger();
-  // a test that names no converter gets LibreOffice from PATH, as a daemon without office settings
-  const office = opts.office ?? testOffice();
-  const mail = await testMailDoor({
-    dataDir,
-    store: opts.wrapStore ? opts.wrapStore(store) : store,
-    directory: new UserDirectory({ clientFor: cf, refreshMs: preferenceRefreshMs(configSchema.parse({})) }),
-    readers,
-    office,
-    logger,
-    metrics,
-    clock: systemClock,
-    smtp,
-    partial: opts.partial,
+  const door = await startMailDoor({
+    name: "smtp",
+    sharedEmulator: emu ?? undefined,
+    logger: opts.logger,
+    wrapStore: opts.wrapStore,
+    readers: opts.readers,
+    office: opts.office,
+    config: mergeSections(
+      {
+        smtp: smtpSection(opts.smtp),
+        users: opts.users ?? USERS,
+        ...(opts.dns ? { dns: asWritten(opts.dns) } : {}),
+        ...(opts.partial ? { intake: { partial: opts.partial } } : {}),
+      },
+      opts.config ?? {},
+    ),
   });
-  const gateway = new SmtpGateway({
-    smtp,
-    users: () => users,
-    mail,
-    ledger: testLedger(store),
-    clientFor: cf,
-    logger,
-    clock: systemClock,
-    metrics,
-    destinations: opts.destinations ?? testPolicy(() => users),
-    resolve: testResolver(opts.dns),
-    counters: localCounters,
-  });
-  const [addr] = await gateway.listen();
+  const dataDir = door.config.data;
   return {
-    gateway,
-    port: addr!.port,
-    store,
-    metrics,
-    dir,
+    door,
+    gateway: door.smtp,
+    port: door.smtpPort,
+    store: door.core.store,
+    metrics: door.core.metrics,
+    dir: door.dir,
     dataDir,
-    setUsers: (next) => {
-      users = next;
-    },
-    async close() {
-      await gateway.close({ timeoutMs: 500 });
-      if (!opts.office) await office.close();
-      await readers.close();
-      store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    setUsers: (users) => door.setUsers(users),
+    close: () => door.stop(),
   };
+}
+
+/**
+ * `users` each with a password (`<name>-secret` where none was set): a gateway with smtp.auth
+ * "required" refuses to start with a user who could never sign in.
+ */
+export async function withPasswords(users: UserConfig[] = USERS): Promise<UserConfig[]> {
+  return Promise.all(
+    users.map(async (u) => (u.password ? u : { ...u, password: await hashPassword(`${u.name}-secret`) })),
+  );
 }
 
 /** Runs `fn` with a fresh rig, and closes the rig whatever happens. */

@@ -10,7 +10,7 @@ import type { UserConfig } from "../../src/config/schema.js";
 import { findExecutable } from "../../src/fs/executable.js";
 import { composeOutcome } from "../../src/notify/outcome-mail.js";
 import { renderText } from "../../src/notify/mail-body.js";
-import type { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { QueueStore } from "../../src/store/index.js";
 import { clientFor, emulatorCall } from "../helpers/client.js";
 import { canaryPdf, docx, docxPicture, HAVE_PDFTOTEXT, listener, pdfText } from "../helpers/office-attack.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
@@ -43,7 +43,7 @@ interface EmuFax {
 }
 
 /** Sends every queued job of the store through a real dispatcher to the emulator. */
-async function dispatchAll(store: SqliteStore): Promise<void> {
+async function dispatchAll(store: QueueStore): Promise<void> {
   const keys = new Map(USERS.map((u) => [u.name, u.apiKey]));
   const dispatcher = testDispatcher({
     store,

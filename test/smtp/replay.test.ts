@@ -9,7 +9,8 @@ import { senderAuthOff, type SmtpConfig, type UserConfig } from "../../src/confi
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { composeSigned, dkimKey, sendFrom, type Outgoing } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { seedWithKeys } from "../helpers/seed.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { openBackend, type BackendStore } from "../helpers/store-backends.js";
 import { DOMAIN, jobIdOf, PDF, startRig, stopEmulator, USERS, type Rig } from "./harness.js";
@@ -36,9 +37,9 @@ const ZONE = {
 
 const MX_USERS: UserConfig[] = [
   ...USERS,
-  { name: "gina", email: "gina@google.test", aliases: [], apiKey: TEST_KEYS.alice },
-  { name: "mike", email: "mike@ms.test", aliases: [], apiKey: TEST_KEYS.bob },
-  { name: "sam", email: "sam@msstrict.test", aliases: [], apiKey: TEST_KEYS.bob },
+  { name: "gina", email: "gina@google.test", aliases: [], apiKey: "gina-print-key" },
+  { name: "mike", email: "mike@ms.test", aliases: [], apiKey: "mike-print-key" },
+  { name: "sam", email: "sam@msstrict.test", aliases: [], apiKey: "sam-print-key" },
 ];
 
 const VERIFY: SmtpConfig["senderAuth"] = {
@@ -63,7 +64,10 @@ const rigOpts = (wrap?: () => QueueStore) => ({
 });
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
+  // each extra user acts as alice or bob at the service, with a key of its own
+  emu = await startTestEmulator({
+    seed: seedWithKeys({ alice: ["gina-print-key"], bob: ["mike-print-key", "sam-print-key"] }),
+  });
   dns = await startTestDns(ZONE);
   rig = await startRig(emu, rigOpts());
 });

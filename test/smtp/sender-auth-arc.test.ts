@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { senderAuthOff, type UserConfig } from "../../src/config/schema.js";
 import { composeSigned, dkimKey, sendFrom } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { seedWithKeys } from "../helpers/seed.js";
 import { DOMAIN, PDF, jobIdOf, startRig, stopEmulator, USERS, type Rig } from "./harness.js";
 
 const AUTHOR = dkimKey(); // orig.test: the author's own domain, DMARC p=reject
@@ -41,9 +42,10 @@ let dns: TestDns;
 let rig: Rig;
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
+  // each extra user acts as alice or bob at the service, with a key of its own
+  emu = await startTestEmulator({ seed: seedWithKeys({ alice: ["dana-print-key"] }) });
   dns = await startTestDns(ZONE);
-  const users: UserConfig[] = [...USERS, { name: "dana", email: SENDER, aliases: [], apiKey: TEST_KEYS.alice }];
+  const users: UserConfig[] = [...USERS, { name: "dana", email: SENDER, aliases: [], apiKey: "dana-print-key" }];
   rig = await startRig(emu, {
     users,
     smtp: {

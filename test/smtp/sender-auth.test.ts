@@ -10,7 +10,8 @@ import { composeSigned, dkimKey, sendFrom, type Outgoing } from "../helpers/dkim
 import { emulatorCall } from "../helpers/client.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { startTestDns, startSilentDns, type TestDns } from "../helpers/dns-server.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { seedWithKeys } from "../helpers/seed.js";
 import { RefusalLog } from "../../src/web/refusals.js";
 import { renderText } from "../../src/notify/mail-body.js";
 import { composeOutcome } from "../../src/notify/outcome-mail.js";
@@ -41,9 +42,9 @@ const ZONE = {
 
 const MX_USERS: UserConfig[] = [
   ...USERS,
-  { name: "carol", email: "carol@signed.test", aliases: [], apiKey: TEST_KEYS.alice },
-  { name: "dave", email: "dave@strict.test", aliases: [], apiKey: TEST_KEYS.bob },
-  { name: "erin", email: "erin@weak.test", aliases: [], apiKey: TEST_KEYS.bob },
+  { name: "carol", email: "carol@signed.test", aliases: [], apiKey: "carol-print-key" },
+  { name: "dave", email: "dave@strict.test", aliases: [], apiKey: "dave-print-key" },
+  { name: "erin", email: "erin@weak.test", aliases: [], apiKey: "erin-print-key" },
 ];
 
 const FAX = `15551234567@${DOMAIN}`;
@@ -67,7 +68,10 @@ let rig: Rig;
 const refusals = new RefusalLog();
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
+  // each extra user acts as alice or bob at the service, with a key of its own
+  emu = await startTestEmulator({
+    seed: seedWithKeys({ alice: ["carol-print-key"], bob: ["dave-print-key", "erin-print-key"] }),
+  });
   dns = await startTestDns(ZONE);
   rig = await startRig(emu, {
     users: MX_USERS,

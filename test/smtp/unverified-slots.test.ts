@@ -7,7 +7,8 @@ import { senderAuthOff, type UserConfig } from "../../src/config/schema.js";
 import { networkOf, UnverifiedSlots } from "../../src/smtp/sender-auth/unverified-slots.js";
 import { dkimKey, sendFrom } from "../helpers/dkim-mail.js";
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
-import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
+import { seedWithKeys } from "../helpers/seed.js";
 import { RawSmtp } from "../helpers/raw-smtp.js";
 import { DOMAIN, PDF, startRig, stopEmulator, USERS, type Rig } from "./harness.js";
 
@@ -82,14 +83,15 @@ let dns: TestDns;
 let rig: Rig;
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
+  // each extra user acts as alice or bob at the service, with a key of its own
+  emu = await startTestEmulator({ seed: seedWithKeys({ alice: ["carol-print-key"] }) });
   dns = await startTestDns({
     "signed.test": ["v=spf1 ip4:127.0.0.2 -all"],
     "sel._domainkey.signed.test": [KEY.record],
   });
   const users: UserConfig[] = [
     ...USERS,
-    { name: "carol", email: "carol@signed.test", aliases: [], apiKey: TEST_KEYS.alice },
+    { name: "carol", email: "carol@signed.test", aliases: [], apiKey: "carol-print-key" },
   ];
   rig = await startRig(emu, {
     users,
