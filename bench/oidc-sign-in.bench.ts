@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { Agent } from "undici";
 import { startGateway, type TestGateway } from "../test/helpers/gateway.js";
 import { freePort } from "../test/helpers/net.js";
-import { signInThroughProvider, startOidcProvider } from "../test/helpers/oidc.js";
+import { oidcSection, signInThroughProvider, startOidcProvider } from "../test/helpers/oidc.js";
 import type { BenchResult } from "./types.js";
 
 const SIGNINS = Number(process.env.FAXGATE_BENCH_OIDC_SIGNINS ?? 200);
@@ -36,14 +36,7 @@ export default async function bench(): Promise<BenchResult[]> {
       config: {
         web: {
           listen: `127.0.0.1:${port}`,
-          oidc: {
-            issuer: provider.issuer,
-            clientId: provider.clientId,
-            clientSecret: provider.clientSecret,
-            caFile: provider.caFile,
-            groups: ["fax-users"],
-            requireMfa: true,
-          },
+          oidc: oidcSection(provider, { groups: ["fax-users"], requireMfa: true }),
         },
       },
     });

@@ -27,7 +27,7 @@ import { type Dovecot, dovecotMissing, startDovecot } from "../helpers/dovecot.j
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { startDaemon, type TestDaemon } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
-import { signInThroughProvider, startOidcProvider, type TestProvider } from "../helpers/oidc.js";
+import { oidcSection, signInThroughProvider, startOidcProvider, type TestProvider } from "../helpers/oidc.js";
 import { converse } from "../helpers/raw-smtp.js";
 import { ldapSection, removePerson, seedDirectory, type Slapd, slapdMissing, startSlapd } from "../helpers/slapd.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -129,13 +129,7 @@ describe.skipIf(missing)(`leaving, end to end through the daemon${missing ? ` (s
           web: {
             listen: `127.0.0.1:${webPort}`,
             publicUrl: webOrigin,
-            oidc: {
-              issuer: provider.issuer,
-              clientId: provider.clientId,
-              clientSecret: provider.clientSecret,
-              caFile: provider.caFile,
-              groups: ["fax-users"],
-            },
+            oidc: oidcSection(provider, { groups: ["fax-users"] }),
           },
           notify: { from: "faxgate@fax.example.com", transport: `outbox:${path.join(dir, "outbox")}` },
           directory: {

@@ -130,6 +130,17 @@ function readBody(req: import("node:http").IncomingMessage): Promise<string> {
   });
 }
 
+/** The console's `web.oidc` section for this provider (raw, as a config file holds it); `over` adds keys (groups, requireMfa). */
+export function oidcSection(provider: TestProvider, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    issuer: provider.issuer,
+    clientId: provider.clientId,
+    clientSecret: provider.clientSecret,
+    caFile: provider.caFile,
+    ...over,
+  };
+}
+
 /**
  * A redirect chain's cookies kept as a browser keeps them for one host: each Set-Cookie's name and
  * value taken in (its attributes dropped), an emptied one removed.

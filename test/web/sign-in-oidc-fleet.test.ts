@@ -14,7 +14,7 @@ import { putOidcPending, SignInFactors, takeOidcPending } from "../../src/store/
 import { testLedger } from "../helpers/ledger.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
-import { browserHop, startOidcProvider, type TestProvider } from "../helpers/oidc.js";
+import { browserHop, oidcSection, startOidcProvider, type TestProvider } from "../helpers/oidc.js";
 import { pgAvailable, type PgCluster, startPgCluster } from "../helpers/pg-cluster.js";
 import { Agent } from "undici";
 import { readFileSync } from "node:fs";
@@ -59,13 +59,7 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
             listen: `127.0.0.1:${port}`,
             // the fleet's one public address (the balancer's); here A's, which the provider knows
             publicUrl: originA,
-            oidc: {
-              issuer: provider.issuer,
-              clientId: provider.clientId,
-              clientSecret: provider.clientSecret,
-              caFile: provider.caFile,
-              groups: ["fax-users"],
-            },
+            oidc: oidcSection(provider, { groups: ["fax-users"] }),
             factors: { totpKey: TOTP_KEY },
           },
         },

@@ -10,7 +10,7 @@ import { consoleGateway } from "./rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testLedger } from "../helpers/ledger.js";
 import { freePort } from "../helpers/net.js";
-import { startOidcProvider, type TestProvider } from "../helpers/oidc.js";
+import { oidcSection, startOidcProvider, type TestProvider } from "../helpers/oidc.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -68,14 +68,7 @@ describe.skipIf(!hasChromium)("console sign-in through an OpenID provider", () =
         config: {
           web: {
             listen: `127.0.0.1:${port}`,
-            oidc: {
-              issuer: provider.issuer,
-              clientId: provider.clientId,
-              clientSecret: provider.clientSecret,
-              caFile: provider.caFile,
-              groups: ["fax-users", "fax-admins"],
-              requireMfa: true,
-            },
+            oidc: oidcSection(provider, { groups: ["fax-users", "fax-admins"], requireMfa: true }),
           },
         },
       }),
