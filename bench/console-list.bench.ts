@@ -4,16 +4,11 @@
 // its server-sent event arriving at a client. The real Gateway with its console in this process;
 // the jobs are scheduled a month ahead, so the dispatcher leaves them alone. Not run in CI.
 // Alone: node --import tsx bench/console-list.bench.ts
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { request } from "undici";
-import { configSchema } from "../src/config/schema.js";
-import { silentLogger } from "../src/log/logger.js";
-import { Gateway } from "../src/main.js";
 import { hashPassword } from "../src/auth/password.js";
-import { startTestEmulator, TEST_KEYS } from "../test/helpers/emulator.js";
+import { TEST_KEYS } from "../test/helpers/emulator.js";
+import { startGateway } from "../test/helpers/gateway.js";
 import type { BenchResult } from "./types.js";
 
 const JOBS = Number(process.env.FAXGATE_BENCH_CONSOLE_JOBS ?? 10_000);
@@ -27,39 +22,42 @@ const pct = (xs: number[], p: number): number => {
 };
 
 export default async function bench(): Promise<BenchResult[]> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-web-"));
-  const emu = await startTestEmulator({ delayMs: 1000 });
-  const config = configSchema.parse({
-    api: { baseUrl: emu.baseUrl, caFile: emu.caFile },
-    data: path.join(dir, "data"),
-    web: { listen: "127.0.0.1:0" },
-    users: [
-      { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: await hashPassword(PASSWORD) },
-      { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob },
-    ],
+  const ids: string[] = [];
+  const tg = await startGateway({
+    name: "bench-web",
+    emulator: { delayMs: 1000 },
+    log: "quiet",
+    config: {
+      web: { listen: "127.0.0.1:0" },
+      users: [
+        { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: await hashPassword(PASSWORD) },
+        { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob },
+      ],
+    },
+    // the jobs are queued before the console starts, as a gateway restarted on a long queue
+    beforeStart: async (gw) => {
+      const later = new Date(Date.now() + 30 * 86_400_000).toISOString();
+      const started = Date.now();
+      for (let i = 0; i < JOBS; i++) {
+        // most of them alice's, as one busy user's list would be; every 10th has a findable subject
+        const { job } = await gw.store.enqueue({
+          source: "smtp",
+          user: i % 5 === 4 ? "bob" : "alice",
+          recipients: [
+            { number: `+1555010${String(i % 10_000).padStart(4, "0")}`, name: i % 7 === 0 ? `Clinic ${i}` : undefined },
+          ],
+          documents: [],
+          cover: { enabled: true, subject: i % 10 === 0 ? `Invoice ${i}` : `Letter ${i}` },
+          scheduledAt: later,
+        });
+        if (job.user === "alice") ids.push(job.id);
+      }
+      process.stderr.write(`bench: console: ${JOBS} jobs queued in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    },
   });
-  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile }, logger: silentLogger() });
+  const gw = tg.gw;
   try {
-    const later = new Date(Date.now() + 30 * 86_400_000).toISOString();
-    const started = Date.now();
-    const ids: string[] = [];
-    for (let i = 0; i < JOBS; i++) {
-      // most of them alice's, as one busy user's list would be; every 10th has a findable subject
-      const { job } = await gw.store.enqueue({
-        source: "smtp",
-        user: i % 5 === 4 ? "bob" : "alice",
-        recipients: [
-          { number: `+1555010${String(i % 10_000).padStart(4, "0")}`, name: i % 7 === 0 ? `Clinic ${i}` : undefined },
-        ],
-        documents: [],
-        cover: { enabled: true, subject: i % 10 === 0 ? `Invoice ${i}` : `Letter ${i}` },
-        scheduledAt: later,
-      });
-      if (job.user === "alice") ids.push(job.id);
-    }
-    process.stderr.write(`bench: console: ${JOBS} jobs queued in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-    const addr = await gw.start();
-    const base = `http://127.0.0.1:${addr.web!.port}`;
+    const base = tg.url("web");
     const login = await request(`${base}/login`, {
       method: "POST",
       body: new URLSearchParams({ user: "alice", password: PASSWORD }).toString(),
@@ -140,9 +138,7 @@ export default async function bench(): Promise<BenchResult[]> {
       },
     ];
   } finally {
-    await gw.stop();
-    await emu.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await tg.stop();
   }
 }
 
