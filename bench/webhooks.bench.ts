@@ -2,15 +2,13 @@
 // the outcome mail. The real Gateway (dispatcher, notifier with an outbox, webhook receiver) in this
 // process, the emulator over HTTPS pushing results to the receiver. Not run in CI.
 // Alone: node --import tsx bench/webhooks.bench.ts
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { configSchema } from "../src/config/schema.js";
-import { silentLogger } from "../src/log/logger.js";
-import { Gateway } from "../src/main.js";
 import { apiFor } from "../test/emulator/api.js";
-import { startTestEmulator, TEST_KEYS } from "../test/helpers/emulator.js";
+import { TEST_KEYS } from "../test/helpers/emulator.js";
+import { startGateway } from "../test/helpers/gateway.js";
 import { TEST_PDF } from "../test/helpers/store.js";
 import type { BenchResult } from "./types.js";
 
@@ -44,29 +42,31 @@ const pct = (xs: number[], p: number): number => {
 };
 
 async function run(webhooks: boolean): Promise<Run> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-wh-"));
-  const emu = await startTestEmulator({ delayMs: DELAY_MS });
-  const api = apiFor(emu);
-  const config = configSchema.parse({
-    api: { baseUrl: emu.baseUrl, caFile: emu.caFile, concurrency: 8, ratePerSecond: 100 },
-    data: path.join(dir, "data"),
-    notify: {
-      from: "faxgate@example.com",
-      transport: `outbox:${path.join(dir, "outbox")}`,
-      inbound: { enabled: false },
-    },
-    users: [{ name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice }],
-    ...(webhooks
-      ? { webhooks: { listen: "127.0.0.1:0", url: "http://127.0.0.1/hook", username: "faxgate", password: PASSWORD } }
-      : {}),
+  const tg = await startGateway({
+    name: "bench-wh",
+    emulator: { delayMs: DELAY_MS },
+    log: "quiet",
+    config: ({ dir }) => ({
+      // the schema's history budget (not the test base's), as a gateway with this account has
+      api: { concurrency: 8, ratePerSecond: 100, historyPerMinute: undefined },
+      notify: {
+        from: "faxgate@example.com",
+        transport: `outbox:${path.join(dir, "outbox")}`,
+        inbound: { enabled: false },
+      },
+      users: [{ name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice }],
+      ...(webhooks
+        ? { webhooks: { listen: "127.0.0.1:0", url: "http://127.0.0.1/hook", username: "faxgate", password: PASSWORD } }
+        : {}),
+    }),
   });
-  const gw = new Gateway(config, { service: { baseUrl: emu.baseUrl, caFile: emu.caFile }, logger: silentLogger() });
+  const { gw, dir } = tg;
+  const api = apiFor(tg.emu);
   try {
-    const addresses = await gw.start();
     if (webhooks) {
       await api.call("POST", "/webhooks", TEST_KEYS.admin, {
         name: "bench",
-        url: `http://127.0.0.1:${addresses.webhooks!.port}/hook`,
+        url: `${tg.url("webhooks")}/hook`,
         auth: `faxgate:${PASSWORD}`,
         events: { "fax.v1.outbound.complete": true },
       });
@@ -110,10 +110,8 @@ async function run(webhooks: boolean): Promise<Run> {
       latencies,
     };
   } finally {
-    await gw.stop();
     await api.close();
-    await emu.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await tg.stop();
   }
 }
 
