@@ -5,13 +5,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { configSchema } from "../src/config/schema.js";
 import { Dispatcher } from "../src/dispatch/dispatcher.js";
 import type { FaxApi } from "../src/fax/types.js";
 import { silentLogger } from "../src/log/logger.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
 import { clientFor, closeClients } from "../test/helpers/client.js";
-import { testDispatchParts } from "../test/helpers/collaborators.js";
+import { defaultConfig, testDispatchParts } from "../test/helpers/collaborators.js";
 import { testLedger } from "../test/helpers/ledger.js";
 import { startTestEmulator } from "../test/helpers/emulator.js";
 import { EMU_KEY } from "../test/dispatch/emulator-facts.js";
@@ -57,7 +56,7 @@ export default async function bench(): Promise<BenchResult[]> {
     if (process.env.BENCH_DEBUG) console.error(`enqueued ${FAXES} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const count = { n: 0 };
     const client = counting(clientFor(emu, EMU_KEY), count);
-    const defaults = configSchema.parse({});
+    const defaults = defaultConfig();
     const dispatcher = new Dispatcher({
       ...testDispatchParts(),
       store,

@@ -15,11 +15,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { configSchema } from "../src/config/schema.js";
 import { TEST_PDF } from "../test/helpers/store.js";
 import { DOMAIN, SENDER, startBenchDaemon, type BenchDaemonOptions } from "./lib/daemon.js";
 import { percentile, runSmtpLoad, type LoadOptions } from "./lib/load.js";
 import type { BenchResult } from "./types.js";
+import { defaultConfig } from "../test/helpers/collaborators.js";
 
 const BURST = { sessions: 10, messages: 200 };
 const STREAM = { sessions: 1, messages: 20, gapMs: 300 };
@@ -59,7 +59,7 @@ export default async function bench(): Promise<BenchResult[]> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-bench-"));
   const pdfFile = path.join(dir, "letter.pdf");
   writeFileSync(pdfFile, TEST_PDF);
-  const poll = configSchema.parse({}).queue.pollInterval / 1000;
+  const poll = defaultConfig().queue.pollInterval / 1000;
   try {
     const burst = await measure({ emuDelayMs: 0, api: WIDE_API }, BURST, pdfFile);
     const stream = await measure({ emuDelayMs: 0 }, STREAM, pdfFile);

@@ -5,12 +5,12 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { configSchema } from "../src/config/schema.js";
 import { apiFor } from "../test/emulator/api.js";
 import { TEST_KEYS } from "../test/helpers/emulator.js";
 import { startGateway } from "../test/helpers/gateway.js";
 import { TEST_PDF } from "../test/helpers/store.js";
 import type { BenchResult } from "./types.js";
+import { defaultConfig } from "../test/helpers/collaborators.js";
 
 const FAXES = 40;
 /** How long the service takes over each fax. */
@@ -118,7 +118,7 @@ async function run(webhooks: boolean): Promise<Run> {
 export default async function bench(): Promise<BenchResult[]> {
   const off = await run(false);
   const on = await run(true);
-  const polls = configSchema.parse({}).queue.pollInterval / 1000;
+  const polls = defaultConfig().queue.pollInterval / 1000;
   return [
     // the figure: what it costs to send a fax and learn its result
     {

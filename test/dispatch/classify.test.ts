@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { configSchema } from "../../src/config/schema.js";
 import { classifyApiError, classifyFaxRecord, retryDelayMs, type RetryContext } from "../../src/dispatch/classify.js";
 import { FaxgateError } from "../../src/errors.js";
 import { FaxApiError } from "../../src/fax/api-error.js";
 import { FAX_RESULTS } from "../../src/fax/result-codes.js";
+import { defaultConfig } from "../helpers/collaborators.js";
 
-const queue = configSchema.parse({}).queue;
+const queue = defaultConfig().queue;
 const created = "2026-03-02T10:00:00.000Z";
 const ctx = (over: Partial<RetryContext> = {}): RetryContext => ({
   queue,

@@ -1,7 +1,6 @@
 // The dispatcher is the destination policy's last line: a job queued before a rule changed (or
 // put in the store by any path) is failed with the rule's reason, and nothing reaches the service.
 import { afterEach, describe, expect, it } from "vitest";
-import { configSchema } from "../../src/config/schema.js";
 import { destinationPolicy } from "../../src/recipients/recipients.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { clientFor } from "../helpers/client.js";
@@ -10,7 +9,7 @@ import { newJob, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
 import { EMU_KEY } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
-import { testDispatcher } from "../helpers/collaborators.js";
+import { defaultConfig, testDispatcher } from "../helpers/collaborators.js";
 
 let emu: Awaited<ReturnType<typeof startTestEmulator>> | null = null;
 let t: TempStore | null = null;
@@ -24,7 +23,7 @@ describe("destination policy at send time", () => {
   it("fails a queued premium-rate recipient and a newly denied one without sending them; the rest is sent", async () => {
     emu = await startTestEmulator({ delayMs: 50 });
     t = tempStore();
-    const defaults = configSchema.parse({});
+    const defaults = defaultConfig();
     // The rule arrived after the job was queued (as a SIGHUP would bring it).
     const gateway = { refuse: defaults.destinations.refuse, rules: [{ action: "deny" as const, prefix: "+1555999" }] };
     const client = clientFor(emu, EMU_KEY);
