@@ -17,8 +17,9 @@ import { consoleGateway } from "../web/rig.js";
  * off, and `config` over that.
  */
 export function replyGateway(opts: { ocr: boolean; config?: Sections }): GatewayInProcessSpec {
-  const spec = consoleGateway({
+  return consoleGateway({
     delayMs: 100,
+    outbox: true,
     config: mergeSections(
       {
         notify: { from: "faxgate@example.com", inbound: { enabled: true, interval: "1s", mailBacklog: true } },
@@ -27,12 +28,6 @@ export function replyGateway(opts: { ocr: boolean; config?: Sections }): Gateway
       opts.config ?? {},
     ),
   });
-  const made = spec.config as (at: { dir: string }) => Sections;
-  return {
-    ...spec,
-    config: async (at) =>
-      mergeSections(await made(at), { notify: { transport: `outbox:${path.join(at.dir, "outbox")}` } }),
-  };
 }
 
 /** A reply as a fax machine sends it: a typed answer, then `sheet` printed at 200x100 dpi, speckled. */

@@ -3,8 +3,7 @@
 // each number only as its keyed hash; in the console, a failed and a good sign-in, the job page,
 // its document seen and downloaded, its report, and an operator's cancel are each one row, by
 // that person, with the client's address.
-import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import nodemailer from "nodemailer";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,7 +13,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testLedger } from "../helpers/ledger.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
-import { consoleGateway, PASSWORDS, signIn } from "../web/rig.js";
+import { consoleGateway, outboxOf, PASSWORDS, signIn } from "../web/rig.js";
 
 let rig: TestGateway | null = null;
 afterEach(async () => {
@@ -153,13 +152,12 @@ describe("ledger rows from the doors", () => {
   }, 120_000);
 
   it("a received fax is routed by its route's name; the inbox's views, takes and forwards are rows", async () => {
-    const outbox = path.join(await mkdtemp(path.join(os.tmpdir(), "faxgate-ledger-inbox-")), "outbox");
     rig = await startGateway(
       consoleGateway({
+        outbox: true,
         config: {
           notify: {
             from: "faxgate@example.com",
-            transport: `outbox:${outbox}`,
             inbound: { enabled: true, interval: "1s" },
             // the received fax leaves attached to the mail a forward sends
             attachments: "inbound-only",
@@ -263,17 +261,18 @@ describe("ledger rows from the doors", () => {
   }, 120_000);
 
   it("a mailed link's click is a row (door link); after retention.links it stops working, and that is a row", async () => {
-    const outbox = path.join(await mkdtemp(path.join(os.tmpdir(), "faxgate-ledger-link-")), "outbox");
     let offset = 0;
     rig = await startGateway(
       consoleGateway({
+        outbox: true,
         clock: { now: () => Date.now() + offset },
         config: {
-          notify: { from: "faxgate@example.com", transport: `outbox:${outbox}`, inbound: { enabled: false } },
+          notify: { from: "faxgate@example.com", inbound: { enabled: false } },
           retention: { links: "1h" },
         },
       }),
     );
+    const outbox = outboxOf(rig);
     const info = await nodemailer
       .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
       .sendMail({ from: "alice@example.com", to: "15551234567@fax.example.com", subject: "s", text: "a letter" });
@@ -308,17 +307,18 @@ describe("ledger rows from the doors", () => {
   }, 120_000);
 
   it("the address and confirm links go through the link door: a row per click, 410 once expired or purged", async () => {
-    const outbox = path.join(await mkdtemp(path.join(os.tmpdir(), "faxgate-ledger-wait-")), "outbox");
     let offset = 0;
     rig = await startGateway(
       consoleGateway({
+        outbox: true,
         clock: { now: () => Date.now() + offset },
         config: {
-          notify: { from: "faxgate@example.com", transport: `outbox:${outbox}`, inbound: { enabled: false } },
+          notify: { from: "faxgate@example.com", inbound: { enabled: false } },
           retention: { links: "1h" },
         },
       }),
     );
+    const outbox = outboxOf(rig);
     const store = rig.gw.store;
     const waiting = async (kind: "address" | "confirm") => {
       const file = path.join(rig!.dir, `${kind}-${Date.now()}.pdf`);

@@ -25,6 +25,11 @@ export const CONSOLE_USERS = [
 ];
 
 /** The spec for startGateway: the console's sections, then `config` merged over them. */
+/** The folder a console gateway made with `outbox: true` writes its mail to (removed with the gateway's). */
+export function outboxOf(rig: { dir: string }): string {
+  return path.join(rig.dir, "outbox");
+}
+
 export function consoleGateway(
   opts: {
     /** serve https with a certificate made in the folder (its CA: `consoleCa(gw)`) */
@@ -35,6 +40,8 @@ export function consoleGateway(
     /** the emulator's account (default TEST_SEED) */
     seed?: SeedData;
     config?: Sections;
+    /** mail written to `<folder>/outbox` (notify.transport), read back with `outboxOf(rig)` */
+    outbox?: boolean;
   } = {},
 ): GatewayInProcessSpec {
   return {
@@ -54,7 +61,7 @@ export function consoleGateway(
           smtp: { listen: ["127.0.0.1:0"], domains: ["fax.example.com"] },
           users: CONSOLE_USERS,
         },
-        opts.config ?? {},
+        mergeSections(opts.config ?? {}, opts.outbox ? { notify: { transport: `outbox:${outboxOf({ dir })}` } } : {}),
       ),
   };
 }
