@@ -16,7 +16,7 @@ import { emulatorInbound, TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { waitUntil } from "../helpers/wait.js";
-import { PASSWORDS, consoleGateway } from "./rig.js";
+import { PASSWORDS, consoleGateway, outboxOf } from "./rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
@@ -109,12 +109,11 @@ async function follow(link: string, user: string): Promise<Page> {
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  const dir = await import("node:fs/promises").then((fs) => fs.mkdtemp(path.join(os.tmpdir(), "faxgate-links-")));
-  outbox = path.join(dir, "outbox");
   const hash = async (p: string) => hashPassword(p);
   rig = await startGateway(
     consoleGateway({
       seed: SEED,
+      outbox: true,
       config: {
         users: [
           { name: "alice", email: "alice@example.com", apiKey: TEST_KEYS.alice, password: await hash(PW.alice!) },
@@ -134,7 +133,6 @@ beforeAll(async () => {
         ],
         notify: {
           from: "faxgate@example.com",
-          transport: `outbox:${outbox}`,
           adminCopy: "admin@example.com",
           inbound: { enabled: true, interval: "1s", mailBacklog: true },
         },
@@ -156,6 +154,7 @@ beforeAll(async () => {
       },
     }),
   );
+  outbox = outboxOf(rig);
   // bob's service user (whose key carol, desk, dave and ops share here) wants received faxes by
   // mail; the seed's "None" would leave a group member and a rule's user without a mail to follow
   await emulatorCall(rig.emu, "PATCH", "/_emulator/users/bob@example.com", { emailNotifyReceiveOption: "All" });

@@ -29,13 +29,12 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  const dir = await import("node:fs/promises").then((fs) => fs.mkdtemp(path.join(os.tmpdir(), "faxgate-inbox-")));
   rig = await startGateway(
     consoleGateway({
+      outbox: true,
       config: {
         notify: {
           from: "faxgate@example.com",
-          transport: `outbox:${path.join(dir, "outbox")}`,
           inbound: { enabled: true, interval: "1s", mailBacklog: true },
         },
         inbound: {
