@@ -2,7 +2,7 @@
 // faxes wait in the default route's inbox until their text is read, then a phrase or a pattern
 // routes them; without a match they stay where the default put them. The wait's bound and the
 // pattern's time bound are held with the real store and the real rule code.
-import os from "node:os";
+import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { validateConfig } from "../../src/config/load.js";
 import { findExecutable } from "../../src/fs/executable.js";
@@ -143,15 +143,15 @@ describe.skipIf(!HAVE_OCR)("text rules in a gateway with OCR", () => {
   beforeAll(async () => {
     rig = await startGateway({
       name: "text-routes",
-      config: {
+      config: ({ dir }) => ({
         notify: {
           from: "faxgate@example.com",
-          transport: `outbox:${os.tmpdir()}/faxgate-text-routes-outbox-${process.pid}`,
+          transport: `outbox:${path.join(dir, "outbox")}`,
           inbound: { enabled: true, interval: "1s", mailBacklog: true },
         },
         inbound: INBOUND,
         ocr: { enabled: true, waitFor: "10m" },
-      },
+      }),
     });
   }, 120_000);
   afterAll(() => rig?.stop());
