@@ -2,16 +2,8 @@
 // turned 2 degrees, "printed" by Ghostscript at fax resolution, speckled and made
 // black and white, wrapped as a received picture-only PDF, then found by pdftoppm + zxing-wasm and
 // its signature checked. A forged or altered code is found but does not verify.
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { degrees, PDFDocument } from "@cantoo/pdf-lib";
@@ -26,14 +18,10 @@ import { faxQuality, pictureToPdf, rasterise, typeset } from "../helpers/scanned
 import { waitUntil } from "../helpers/wait.js";
 
 /** Whether a `sleep <arg>` runs on this machine (any pid namespace shows in /proc, and a zombie has no command line). */
-function sleeping(arg: string): boolean {
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      if (argv[0]?.endsWith("sleep") && argv[1] === arg) return true;
-    } catch {
-      // gone meanwhile
-    }
+async function sleeping(arg: string): Promise<boolean> {
+  for (const pid of (await readdir("/proc")).filter((d) => /^\d+$/.test(d))) {
+    const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0");
+    if (argv[0]?.endsWith("sleep") && argv[1] === arg) return true;
   }
   return false;
 }
@@ -225,6 +213,6 @@ describe.skipIf(MISSING.length > 0)("a reply sheet faxed back", () => {
       kind: "skipped",
       why: "timed out rendering pages",
     });
-    await waitUntil(() => !sleeping(nap), "the renderer's sleep killed with its group", 10_000);
+    await waitUntil(async () => !(await sleeping(nap)), "the renderer's sleep killed with its group", 10_000);
   });
 });
