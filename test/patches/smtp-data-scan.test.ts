@@ -2,8 +2,9 @@
 // for "\n." instead of a byte loop, no copy of each chunk) against smtp-server's own code, the
 // installed file with that patch undone: random command and DATA streams, cut into random
 // chunks, must give the same commands, the same message bytes and the same ends, terminators
-// and escape dots straddling chunk boundaries and 1-byte chunks included. The last test sends
-// the cut terminator over a real socket to the real server (the smuggling case).
+// and escape dots straddling chunk boundaries and 1-byte chunks included. The last tests send
+// the real server a terminator, bare-LF dot lines (smuggling attempts) and an escape dot cut
+// into TCP segments, each read by the server before the next is sent.
 import type { AddressInfo, Socket } from "node:net";
 import type { PassThrough, Writable } from "node:stream";
 import { SMTPServer } from "smtp-server";
