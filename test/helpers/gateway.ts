@@ -412,7 +412,8 @@ export async function startMailDoor(spec: MailDoorSpec): Promise<TestMailDoor> {
     const made = createConverters(core);
     let conv = made;
     if (spec.readers || spec.office) {
-      await made.readers.close();
+      // the config's readers give way only to the test's own; with just an office they stay
+      if (spec.readers) await made.readers.close();
       const readers = spec.readers ? new ReaderPool({ ...spec.readers }) : made.readers;
       const office = spec.office ?? made.office;
       const convertQueue = new ConvertQueue(office, { perUser: config.office.queuePerUser, logger });
