@@ -1,4 +1,4 @@
-// Search over received faxes (issue 51, GET /api/search): their OCR text by its word index, and
+// Search over received and sent faxes (issue 51, GET /api/search): their OCR text by its word index, and
 // the sender's number, the number dialled, the CSID and the inbox note by the words typed; only
 // among the faxes the asker may see, within a date range and states. One operation, its two
 // dialects side by side: FTS5's bm25 on SQLite, ts_rank over the same words on PostgreSQL. The
@@ -159,4 +159,155 @@ export function bestLine(body: string, words: readonly string[]): string | null 
     }
   }
   return best && best.length > 160 ? `${best.slice(0, 157)}...` : best;
+}
+
+/** A sent fax (a job whose text ocr.sent queued) as search shows it. */
+export interface SentFax {
+  id: string;
+  user: string;
+  /** The numbers dialled, in the job's order. */
+  numbers: string[];
+  /** When its last recipient ended (delivered, or failed beside one delivered). */
+  sentAt: string;
+  /** The most pages one recipient's fax had, null before the service said. */
+  pages: number | null;
+}
+
+export interface SentSearchHit {
+  job: SentFax;
+  score: number;
+  line: string | null;
+  /** Which of text, dialled matched. */
+  matched: string[];
+}
+
+export type FaxSearchHit = ({ kind: "received" } & SearchHit) | ({ kind: "sent" } & SentSearchHit);
+
+/** The sent faxes whose text holds all the words, ranked as TEXT_HITS ranks received ones. */
+const SENT_TEXT_HITS: Record<DialectName, string> = {
+  sqlite: `SELECT t.job_id AS id, -f.rank AS score, 1 AS text_hit
+    FROM sent_text_fts f JOIN sent_text t ON t.seq = f.rowid
+    WHERE sent_text_fts MATCH (SELECT words FROM q)`,
+  postgres: `SELECT t.job_id AS id, ts_rank(t.words, plainto_tsquery('simple', (SELECT words FROM q))) AS score, 1 AS text_hit
+    FROM sent_text t
+    WHERE t.words @@ plainto_tsquery('simple', (SELECT words FROM q))`,
+};
+
+interface SentHitRow {
+  id: string;
+  user: string;
+  finished_at: string;
+  body: string | null;
+  score: number | string | null;
+  text_hit: number | string | boolean;
+}
+
+/**
+ * The sent faxes (jobs with a row in sent_text: read, unreadable or waiting) the asker may see
+ * (their own; everything for operators) whose text or a number dialled holds the words; by the
+ * same rules as searchReceived. A received fax's states and groups do not apply: a search with
+ * states finds received faxes only.
+ */
+export async function searchSent(db: Db, s: ReceivedSearch): Promise<SentSearchHit[]> {
+  if (s.states?.length) return [];
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const words = s.words;
+  if (s.visibleTo !== "all") {
+    where.push('j."user" = ?');
+    args.push(s.visibleTo.user);
+  }
+  if (s.from) {
+    where.push("j.finished_at >= ?");
+    args.push(s.from);
+  }
+  if (s.until) {
+    where.push("j.finished_at < ?");
+    args.push(s.until);
+  }
+  const scoped = where.length ? `AND ${where.join(" AND ")}` : "";
+  const order = "ORDER BY text_hit DESC, score DESC, j.finished_at DESC, j.id DESC LIMIT ?";
+  let rows: SentHitRow[];
+  if (words.length > 0) {
+    const dialled = words.map(() => "LOWER(r.number) LIKE ?").join(" AND ");
+    const sql = perDialect(
+      (d) => `WITH q AS (SELECT CAST(? AS TEXT) AS words),
+    hits AS (
+      ${SENT_TEXT_HITS[d]}
+      UNION ALL
+      SELECT DISTINCT r.job_id AS id, 0 AS score, 0 AS text_hit FROM recipients r
+        JOIN sent_text t ON t.job_id = r.job_id WHERE ${dialled}
+    ),
+    best AS (SELECT id, MAX(text_hit) AS text_hit, MAX(score) AS score FROM hits GROUP BY id)
+    SELECT j.id AS id, j."user" AS "user", j.finished_at AS finished_at, t.body AS body, b.score AS score, b.text_hit AS text_hit
+    FROM best b JOIN jobs j ON j.id = b.id JOIN sent_text t ON t.job_id = j.id
+    WHERE j.finished_at IS NOT NULL ${scoped}
+    ${order}`,
+    );
+    rows = await db.all<SentHitRow>(sql, [words.join(" "), ...words.map((w) => `%${w}%`), ...args, s.limit]);
+  } else {
+    rows = await db.all<SentHitRow>(
+      `SELECT j.id AS id, j."user" AS "user", j.finished_at AS finished_at, t.body AS body, 0 AS score, 0 AS text_hit
+    FROM sent_text t JOIN jobs j ON j.id = t.job_id
+    WHERE j.finished_at IS NOT NULL ${scoped}
+    ${order}`,
+      [...args, s.limit],
+    );
+  }
+  if (rows.length === 0) return [];
+  const recipients = await db.all<{ job_id: string; number: string; pages: number | string | null }>(
+    `SELECT job_id, number, pages FROM recipients WHERE job_id IN (${marks(rows.length)}) ORDER BY job_id, idx`,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => {
+    const mine = recipients.filter((x) => x.job_id === r.id);
+    const numbers = mine.map((x) => x.number);
+    const textHit = Number(r.text_hit) === 1;
+    const counted = mine.map((x) => (x.pages === null ? null : Number(x.pages))).filter((n) => n !== null);
+    return {
+      job: {
+        id: r.id,
+        user: r.user,
+        numbers,
+        sentAt: r.finished_at,
+        pages: counted.length ? Math.max(...counted) : null,
+      },
+      score: textHit ? Number(r.score ?? 0) : 0,
+      line: textHit && r.body ? bestLine(r.body, words) : null,
+      matched: [
+        ...(textHit ? ["text"] : []),
+        ...(words.length && numbers.some((n) => words.every((w) => n.toLowerCase().includes(w))) ? ["dialled"] : []),
+      ],
+    };
+  });
+}
+
+/**
+ * Received and sent faxes together. Each kind is asked for a page of `limit` in its own order;
+ * the two are merged: text matches first, then the fields' matches, each the newest first. The
+ * two kinds' ranks come from two word indexes and are not comparable (bm25 weighs a word by the
+ * texts of its own table), so text matches take turns by their place in their own kind's order,
+ * the newer first at the same place: the same answer on both backends.
+ */
+export async function searchFaxes(db: Db, s: ReceivedSearch): Promise<FaxSearchHit[]> {
+  const [received, sent] = await Promise.all([searchReceived(db, s), searchSent(db, s)]);
+  const keyed = [
+    ...received.map((h, i) => ({ hit: { kind: "received" as const, ...h } as FaxSearchHit, place: i })),
+    ...sent.map((h, i) => ({ hit: { kind: "sent" as const, ...h } as FaxSearchHit, place: i })),
+  ].map(({ hit, place }) => {
+    const text = hit.matched.includes("text");
+    return {
+      hit,
+      text: text ? 1 : 0,
+      // hits come text matches first: a text match's place counts the text matches before it
+      place: text ? place : 0,
+      at: hit.kind === "received" ? hit.fax.receivedAt : hit.job.sentAt,
+      id: hit.kind === "received" ? hit.fax.id : hit.job.id,
+    };
+  });
+  keyed.sort(
+    (a, b) =>
+      b.text - a.text || a.place - b.place || (b.at < a.at ? -1 : b.at > a.at ? 1 : 0) || (b.id < a.id ? -1 : 1),
+  );
+  return keyed.slice(0, s.limit).map((k) => k.hit);
 }
