@@ -213,12 +213,12 @@ export type FaxSearchHit = ({ kind: "received" } & SearchHit) | ({ kind: "sent" 
 
 /** The sent faxes whose text holds all the words, ranked as TEXT_HITS ranks received ones. */
 const SENT_TEXT_HITS: Record<DialectName, string> = {
-  sqlite: `SELECT t.job_id AS id, -f.rank AS score, 1 AS text_hit
+  sqlite: `SELECT t.job_id AS id, -f.rank AS score
     FROM sent_text_fts f JOIN sent_text t ON t.seq = f.rowid
     WHERE sent_text_fts MATCH (SELECT words FROM q)`,
-  postgres: `SELECT t.job_id AS id, ts_rank(t.words, plainto_tsquery('simple', (SELECT words FROM q))) AS score, 1 AS text_hit
-    FROM sent_text t
-    WHERE t.words @@ plainto_tsquery('simple', (SELECT words FROM q))`,
+  postgres: `SELECT t.job_id AS id, ts_rank(t.words, plainto_tsquery('simple', q.words)) AS score
+    FROM sent_text t, q
+    WHERE t.words @@ plainto_tsquery('simple', q.words)`,
 };
 
 interface SentHitRow {
@@ -258,21 +258,27 @@ export async function searchSent(db: Db, s: ReceivedSearch): Promise<SentSearchH
   let rows: SentHitRow[];
   if (words.length > 0) {
     const dialled = words.map(() => "LOWER(r.number) LIKE ?").join(" AND ");
+    // as searchReceived: scoped, ordered on the keys and cut first; the page's text read after
     const sql = perDialect(
-      (d) => `WITH q AS (SELECT CAST(? AS TEXT) AS words),
-    hits AS (
-      ${SENT_TEXT_HITS[d]}
+      (d) => `WITH q AS ${INLINE[d]}(SELECT CAST(? AS TEXT) AS words),
+    text_hits AS ${INLINE[d]}(${SENT_TEXT_HITS[d]}),
+    page AS (
+      SELECT j.id AS id, h.score AS score, 1 AS text_hit, j.finished_at AS finished_at
+      FROM text_hits h JOIN jobs j ON j.id = h.id
+      WHERE j.finished_at IS NOT NULL ${scoped}
       UNION ALL
-      SELECT DISTINCT r.job_id AS id, 0 AS score, 0 AS text_hit FROM recipients r
-        JOIN sent_text t ON t.job_id = r.job_id WHERE ${dialled}
-    ),
-    best AS (SELECT id, MAX(text_hit) AS text_hit, MAX(score) AS score FROM hits GROUP BY id)
-    SELECT j.id AS id, j."user" AS "user", j.finished_at AS finished_at, t.body AS body, b.score AS score, b.text_hit AS text_hit
-    FROM best b JOIN jobs j ON j.id = b.id JOIN sent_text t ON t.job_id = j.id
-    WHERE j.finished_at IS NOT NULL ${scoped}
-    ${order}`,
+      SELECT j.id AS id, 0 AS score, 0 AS text_hit, j.finished_at AS finished_at
+      FROM sent_text t JOIN jobs j ON j.id = t.job_id
+      WHERE j.finished_at IS NOT NULL ${scoped}
+        AND EXISTS (SELECT 1 FROM recipients r WHERE r.job_id = j.id AND ${dialled})
+        AND NOT EXISTS (SELECT 1 FROM text_hits h2 WHERE h2.id = j.id)
+      ORDER BY text_hit DESC, score DESC, finished_at DESC, id DESC LIMIT ?
+    )
+    SELECT j.id AS id, j."user" AS "user", j.finished_at AS finished_at, t.body AS body, p.score AS score, p.text_hit AS text_hit
+    FROM page p JOIN jobs j ON j.id = p.id JOIN sent_text t ON t.job_id = j.id
+    ORDER BY p.text_hit DESC, p.score DESC, j.finished_at DESC, j.id DESC`,
     );
-    rows = await db.all<SentHitRow>(sql, [words.join(" "), ...words.map((w) => `%${w}%`), ...args, s.limit]);
+    rows = await db.all<SentHitRow>(sql, [words.join(" "), ...args, ...args, ...words.map((w) => `%${w}%`), s.limit]);
   } else {
     rows = await db.all<SentHitRow>(
       `SELECT j.id AS id, j."user" AS "user", j.finished_at AS finished_at, t.body AS body, 0 AS score, 0 AS text_hit
