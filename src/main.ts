@@ -48,6 +48,7 @@ import {
   ledgerSealPart,
 } from "./parts/index.js";
 import type { KeyWatch } from "./keys/index.js";
+import type { OcrDuty } from "./ocr/index.js";
 import type { ConfirmExpiry } from "./intake/index.js";
 import type { SmtpGateway } from "./smtp/index.js";
 import type { AddressExpiry } from "./spool/index.js";
@@ -85,6 +86,8 @@ export class Gateway {
   readonly keyWatch: KeyWatch | null;
   /** Recent SMTP and spool refusals, for the console's operator page. */
   readonly refusals: RefusalLog;
+  /** The OCR duty, null when it does not run (public for tests that wait for it to be idle). */
+  readonly ocr: OcrDuty | null;
   private readonly core: Core;
   private readonly directory: DirectoryParts;
   private readonly smtp: SmtpGateway | null;
@@ -124,6 +127,7 @@ export class Gateway {
     const dispatch = createDispatcher(core);
     const deliveries = createDeliveries(core);
     const ocr = createOcr(core);
+    this.ocr = ocr.duty;
     const notify = createNotify(core, () => consoleUrl(core), {
       connectorQueued: () => deliveries.queue.poke(),
       ocr,

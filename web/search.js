@@ -1,9 +1,11 @@
-// Search over the received faxes the user may see (GET /api/search): ranked, each with the line of
-// its text that matched; each opens the one received-fax page (inbound.html).
+// Search over the received and sent faxes the user may see (GET /api/search): ranked, each with
+// the line of its text that matched; each opens its own page (the link the answer carries:
+// inbound.html for a received fax, fax.html for a sent one).
 import { announce, api, h, num, requireSession, when } from "./app.js";
 
 const STATE = { new: "not taken", taken: "taken", done: "done" };
 const FIELD = { text: "text", sender: "sender's number", dialled: "number dialled", csid: "CSID", note: "note" };
+const sent = (r) => r.kind === "sent";
 await requireSession();
 
 async function search(ev) {
@@ -27,14 +29,25 @@ async function search(ev) {
           { "data-id": r.id },
           h(
             "td",
-            { "data-label": "From" },
-            h("a", { href: `/inbound.html?id=${encodeURIComponent(r.id)}` }, r.from ?? r.csid ?? "unknown"),
-            r.csid ? h("span", { class: "sub" }, ` ${r.csid}`) : null,
+            { "data-label": "Fax" },
+            h("span", { class: "sub" }, sent(r) ? "Sent to " : "From "),
+            h("a", { href: r.link }, sent(r) ? r.to.join(", ") : (r.from ?? r.csid ?? "unknown")),
+            !sent(r) && r.csid ? h("span", { class: "sub" }, ` ${r.csid}`) : null,
             r.line ? h("blockquote", { class: "hit" }, r.line) : null,
           ),
-          h("td", { "data-label": "Received" }, h("time", { datetime: r.receivedAt }, when(r.receivedAt))),
-          h("td", { "data-label": "Pages" }, num(r.pages)),
-          h("td", { "data-label": "State" }, h("span", { class: `badge r-${r.state}` }, STATE[r.state] ?? r.state)),
+          h(
+            "td",
+            { "data-label": sent(r) ? "Sent" : "Received" },
+            h("time", { datetime: sent(r) ? r.sentAt : r.receivedAt }, when(sent(r) ? r.sentAt : r.receivedAt)),
+          ),
+          h("td", { "data-label": "Pages" }, r.pages === null ? "" : num(r.pages)),
+          h(
+            "td",
+            { "data-label": "State" },
+            sent(r)
+              ? h("span", { class: "badge" }, "sent")
+              : h("span", { class: `badge r-${r.state}` }, STATE[r.state] ?? r.state),
+          ),
           h("td", { "data-label": "Found in" }, r.matched.map((m) => FIELD[m] ?? m).join(", ")),
         ),
       ),

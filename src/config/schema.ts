@@ -732,12 +732,12 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
-    /** OCR of received faxes (docs/inbound.md, "Text of received faxes"): search and content rules. */
+    /** OCR of received (and, with sent, sent) faxes (docs/inbound.md, "Text of received faxes"): search and content rules. */
     ocr: z
       .object({
         /** read the text of every received fax with ocrmypdf and tesseract (installed separately) */
         enabled: z.boolean().default(false),
-        /** sent faxes too (their text for search); by default received ones only */
+        /** sent faxes too (their documents once delivered, for search; docs/inbound.md "Text of sent faxes") */
         sent: z.boolean().default(false),
         /** the ocrmypdf command or its path */
         command: z.string().min(1).default("ocrmypdf"),

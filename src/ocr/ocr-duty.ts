@@ -3,6 +3,8 @@
 // kept and routed before its row was ever claimed. With OCR off it still runs the steps before
 // the text (the look for a reply code) in the same slots, and reads nothing. Each run ends in read, unreadable, tried again
 // later, or given up; a run killed with the daemon is claimed again when its lease ends.
+// With ocr.sent the same slots read sent faxes too (sent-text.ts), after the received faxes
+// waiting: a received fax's routing may wait for its text, a sent fax's text is for search only.
 import { EventEmitter } from "node:events";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
@@ -10,8 +12,16 @@ import { describeError, isFaxgateError } from "../errors.js";
 import type { Logger } from "../log/index.js";
 import {
   type Db,
+  type QueueStore,
   type ReceivedStore,
+  claimSentText,
   claimText,
+  queueSentTexts,
+  type SentText,
+  sentTextFailed,
+  sentTextRead,
+  sentTextUnreadable,
+  stateOnce,
   type ReceivedText,
   textFailed,
   textNotRead,
@@ -22,7 +32,13 @@ import type { OcrOutcome } from "./ocr-run.js";
 
 /** What the duty needs of a reader (OcrRunner, or a test's stand-in at the same door). */
 export interface TextReader {
-  read(pdf: Uint8Array): Promise<OcrOutcome>;
+  read(pdf: Uint8Array, how?: ReadHow): Promise<OcrOutcome>;
+}
+
+/** How a document is read: `whole`, every page OCRed (a sent fax's text PDF too); `image`, a picture. */
+export interface ReadHow {
+  whole?: boolean;
+  image?: boolean;
 }
 
 export interface OcrDutyOptions {
@@ -39,7 +55,15 @@ export interface OcrDutyOptions {
   idleMs?: number;
   /** Tries again after 1, 5, 30 minutes... (the last repeats). */
   retryMs?: readonly number[];
+  /**
+   * Sent faxes' text too (ocr.sent, with a reader): the documents of each job sent since the
+   * option was first on, read from the queue's store.
+   */
+  sent?: { jobs: Pick<QueueStore, "getJob" | "readDocument"> } | null;
 }
+
+/** kv key: when sent faxes' text was first read here (jobs sent before it are not read). */
+const SENT_SINCE = "ocr.sent.since";
 
 /** The text of a fax is known (read, unreadable or given up): content rules may route it now. */
 export interface TextKnown {
@@ -47,7 +71,7 @@ export interface TextKnown {
   state: "done" | "unreadable" | "failed" | "pending";
 }
 
-export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
+export class OcrDuty extends EventEmitter<{ known: [TextKnown]; idle: [] }> {
   private readonly clock: Clock;
   private running = false;
   private readonly workers: Promise<void>[] = [];
@@ -57,6 +81,9 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
   private turns = 0;
   /** Steps run on each fax's document before its text is read (the look for a reply code). */
   private readonly before: Array<(faxId: string, pdf: Uint8Array) => Promise<void>> = [];
+  /** The sweep that queues sent jobs' texts: when sent faxes are read from, and its last look. */
+  private sentSince: string | null = null;
+  private lastSweep = 0;
 
   constructor(private readonly o: OcrDutyOptions) {
     super();
@@ -113,7 +140,19 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
       } catch (err) {
         this.o.logger.error({ err: describeError(err) }, "OCR could not claim work");
       }
+      if (!job && this.o.sent && this.o.reader) {
+        const sent = await this.claimSent().catch((err: unknown) => {
+          this.o.logger.error({ err: describeError(err) }, "OCR could not claim a sent fax's text");
+          return null;
+        });
+        if (sent) {
+          await this.readSent(sent);
+          continue;
+        }
+      }
       if (!job) {
+        // all due work is done, sent faxes swept too (tests wait for this)
+        this.emit("idle");
         await new Promise<void>((resolve) => {
           const t = setTimeout(done, this.o.idleMs ?? 5000);
           function done() {
@@ -171,6 +210,81 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown] }> {
       );
       log.warn({ attempt: job.attempts, why, retryAt: retryAt?.toISOString() ?? null }, "OCR failed");
       this.known(job.faxId, retryAt ? "pending" : "failed");
+    }
+  }
+
+  /** Queues the texts of jobs sent since the last look, then claims one (whose turn it is). */
+  private async claimSent(): Promise<SentText | null> {
+    const db = this.o.store.sql;
+    const now = this.clock.now();
+    const since = this.sentSince ?? (await stateOnce(db, SENT_SINCE, new Date(now).toISOString()));
+    this.sentSince = since;
+    // a minute back: a job another gateway finished a moment before its clock said; the
+    // jobs_updated index keeps the look small, the unique job_id queues each once
+    const changedSince = this.lastSweep ? new Date(this.lastSweep - 60_000).toISOString() : since;
+    this.lastSweep = now;
+    await queueSentTexts(db, { since, changedSince });
+    return claimSentText(db, { leaseMs: this.o.timeoutMs + 60_000, pick: this.pick });
+  }
+
+  /**
+   * A sent fax's text: the job's documents as the gateway sent them to the service, in order
+   * (a PDF or picture read by OCR, every page; plain text taken as it is). The service's cover
+   * page and the reply sheet are made for the send and are not read.
+   */
+  private async readSent(job: SentText): Promise<void> {
+    const log = this.o.logger.child({ job: job.jobId });
+    const db = this.o.store.sql;
+    const started = this.clock.now();
+    try {
+      const sent = await this.o.sent!.jobs.getJob(job.jobId);
+      if (!sent || sent.documents.length === 0) {
+        await sentTextUnreadable(db, job.jobId, "it has no document");
+        return;
+      }
+      const texts: string[] = [];
+      let pages = 0;
+      let why = "no words were found on its pages";
+      for (const d of sent.documents) {
+        const bytes = await this.o.sent!.jobs.readDocument(d).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === "ENOENT") return null;
+          throw err;
+        });
+        if (!bytes) {
+          why = "its documents are no longer kept";
+          continue;
+        }
+        if (d.contentType === "text/plain") {
+          const text = bytes.toString("utf8");
+          pages += text.split("\f").length;
+          if (/[\p{L}\p{N}]{2,}/u.test(text)) texts.push(text.trim());
+          continue;
+        }
+        const out = await this.o.reader!.read(bytes, { whole: true, image: d.contentType.startsWith("image/") });
+        if (out.kind === "unreadable") {
+          why = out.why;
+          continue;
+        }
+        pages += out.pages;
+        texts.push(out.text);
+      }
+      if (texts.length === 0) {
+        await sentTextUnreadable(db, job.jobId, why);
+        log.info({ why }, "OCR found no text in a sent fax");
+        return;
+      }
+      await sentTextRead(db, job.jobId, { body: texts.join("\f"), pages });
+      log.info({ pages, ms: this.clock.now() - started }, "OCR text of a sent fax read");
+    } catch (err) {
+      const temporary = !isFaxgateError(err) || err.temporary;
+      const last = !temporary || job.attempts >= this.o.attempts;
+      const why = isFaxgateError(err) ? err.message : describeError(err);
+      const retry = this.o.retryMs ?? [60_000, 300_000, 1_800_000];
+      const retryAt = last ? null : new Date(this.clock.now() + retry[Math.min(job.attempts - 1, retry.length - 1)]!);
+      await sentTextFailed(db, job.jobId, why, retryAt).catch((e: unknown) =>
+        log.error({ err: describeError(e) }, "OCR outcome could not be stored; the lease will end and it runs again"),
+      );
+      log.warn({ attempt: job.attempts, why, retryAt: retryAt?.toISOString() ?? null }, "OCR of a sent fax failed");
     }
   }
 

@@ -52,7 +52,11 @@ export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
     return plan;
   }
 
-  async read(pdf: Uint8Array): Promise<OcrOutcome> {
+  /**
+   * `whole`: every page is read, those with text too (a sent fax's text PDF: the words the
+   * recipient saw), and no new PDF is wanted. `image`: the input is a picture (PNG, JPEG, TIFF).
+   */
+  async read(pdf: Uint8Array, how: { whole?: boolean; image?: boolean } = {}): Promise<OcrOutcome> {
     const command = this.available();
     if (!command) throw unavailable(`${this.o.command} is not installed (apt-get install ocrmypdf tesseract-ocr-eng)`);
     const plan = await this.isolation();
@@ -74,8 +78,11 @@ export class OcrRunner extends EventEmitter<{ started: [pid: number] }> {
           command,
           "--language",
           this.o.languages.join("+"),
-          // pages that carry text already (a sent fax made from a text PDF) are kept as they are
-          "--skip-text",
+          // a received fax's pages that carry text already are kept as they are; a sent fax's are
+          // all read, since its text is wanted, not a new PDF
+          how.whole ? "--force-ocr" : "--skip-text",
+          // a picture without a resolution of its own: a fine fax's
+          ...(how.image ? ["--image-dpi", "200"] : []),
           "--output-type",
           "pdf",
           "--optimize",

@@ -33,6 +33,8 @@ export function createOcr({ config, store, clock, logger }: Core): OcrParts {
           timeoutMs: reads ? o.timeout : config.replySheets.timeout,
           logger: log,
           clock,
+          // sent faxes' text (ocr.sent) only when text is read at all
+          sent: reads && o.sent ? { jobs: store } : null,
         })
       : null;
   const part: Part = {

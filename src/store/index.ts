@@ -70,7 +70,9 @@ export {
   takeBackServicePurges,
 } from "./sql/retention.js";
 export type { HoldKind, LegalHold, PurgedItem, ServicePurge } from "./sql/retention.js";
-export { searchReceived, searchWords } from "./sql/search.js";
+export { searchFaxes, searchWords } from "./sql/search.js";
+export { claimSentText, queueSentTexts, sentTextFailed, sentTextRead, sentTextUnreadable } from "./sql/sent-text.js";
+export type { SentText } from "./sql/sent-text.js";
 export { deleteSession, getSession, listSessions, putSession, sessionKey } from "./sql/shared-state.js";
 export { SignInFactors } from "./sql/sign-in-factors.js";
 export type { SignInFactor } from "./sql/sign-in-factors.js";

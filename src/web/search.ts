@@ -1,7 +1,9 @@
 // GET /api/search (INTERFACES.md section 8): one search over the received faxes the signed-in
 // person may see (their own, their groups' inboxes, everything for an operator): the OCR text,
 // the sender's number, the number dialled, the CSID and the inbox note; within a date range and
-// states; ranked, each with the line of its text that matched. Every search is a ledger row
+// states; ranked, each with the line of its text that matched. With ocr.sent, the sent faxes
+// they may see (their own; everything for an operator) too, by their text and the numbers
+// dialled; each answer says which kind it is and links to its page. Every search is a ledger row
 // (who, how many words, which faxes were shown), never the words themselves: they may be a
 // patient's name.
 import type { FastifyPluginAsync } from "fastify";
@@ -10,7 +12,7 @@ import { FaxgateError } from "../errors.js";
 import { faxNumber, pages } from "../format.js";
 import type { Ledger } from "../ledger/index.js";
 import { type ReceivedState, RECEIVED_STATES } from "../received/index.js";
-import { type Db, searchReceived, searchWords } from "../store/index.js";
+import { type Db, searchFaxes, searchWords } from "../store/index.js";
 import { recordConsole } from "./ledger-rows.js";
 import { sessionOf } from "./sessions.js";
 import { groupsOf } from "./shared-inbox.js";
@@ -50,7 +52,7 @@ export const searchRoutes: FastifyPluginAsync<SearchDeps> = async (api, deps) =>
     if (words.length === 0 && !from && !until && states.length === 0)
       throw new FaxgateError("USAGE", "give words to look for (q), or a date range or state");
     const limit = Math.min(100, Math.max(1, Number.parseInt(q.limit ?? "50", 10) || 50));
-    const hits = await searchReceived(deps.store.sql, {
+    const hits = await searchFaxes(deps.store.sql, {
       words,
       from,
       until,
@@ -69,28 +71,46 @@ export const searchRoutes: FastifyPluginAsync<SearchDeps> = async (api, deps) =>
         results: hits.length,
         shown: hits
           .slice(0, 20)
-          .map((h) => h.fax.id)
+          .map((h) => (h.kind === "received" ? h.fax.id : h.job.id))
           .join(","),
       },
     );
     const cc = deps.defaultCountryCode();
     return {
       words,
-      results: hits.map((h) => ({
-        id: h.fax.id,
-        from: faxNumber(h.fax.sender, cc),
-        csid: h.fax.csid,
-        dialled: faxNumber(h.fax.dialled, cc),
-        receivedAt: h.fax.receivedAt,
-        pages: h.fax.pages,
-        pagesText: pages(h.fax.pages),
-        state: h.fax.state,
-        user: h.fax.user,
-        groups: h.fax.groups,
-        score: h.score,
-        matched: h.matched,
-        line: h.line,
-      })),
+      results: hits.map((h) =>
+        h.kind === "received"
+          ? {
+              kind: "received",
+              id: h.fax.id,
+              link: `/inbound.html?id=${encodeURIComponent(h.fax.id)}`,
+              from: faxNumber(h.fax.sender, cc),
+              csid: h.fax.csid,
+              dialled: faxNumber(h.fax.dialled, cc),
+              receivedAt: h.fax.receivedAt,
+              pages: h.fax.pages,
+              pagesText: pages(h.fax.pages),
+              state: h.fax.state,
+              user: h.fax.user,
+              groups: h.fax.groups,
+              score: h.score,
+              matched: h.matched,
+              line: h.line,
+            }
+          : {
+              kind: "sent",
+              id: h.job.id,
+              link: `/fax.html?id=${encodeURIComponent(h.job.id)}`,
+              to: h.job.numbers.map((n) => faxNumber(n, cc)),
+              sentAt: h.job.sentAt,
+              pages: h.job.pages,
+              pagesText: h.job.pages === null ? null : pages(h.job.pages),
+              user: h.job.user,
+              score: h.score,
+              matched: h.matched,
+              line: h.line,
+            },
+      ),
     };
   });
 };

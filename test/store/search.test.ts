@@ -1,11 +1,13 @@
-// The one search operation (store/sql/search.ts) on both backends: the same faxes kept, their
-// text stored by the OCR duty's own store steps, then the same questions asked of SQLite (FTS5)
-// and PostgreSQL (tsvector + GIN). The answers must be the same rows in the same order; only the
-// ranks' values may differ.
+// The one search operation (store/sql/search.ts) on both backends: the same faxes kept and sent,
+// their text stored by the OCR duty's own store steps, then the same questions asked of SQLite
+// (FTS5) and PostgreSQL (tsvector + GIN). The answers must be the same rows in the same order;
+// only the ranks' values may differ.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { claimText, textRead } from "../../src/store/sql/received-text.js";
-import { type ReceivedSearch, searchReceived, searchWords } from "../../src/store/sql/search.js";
+import { type ReceivedSearch, searchFaxes, searchWords } from "../../src/store/sql/search.js";
+import { claimSentText, queueSentTexts, sentTextRead } from "../../src/store/sql/sent-text.js";
+import { newJob } from "../helpers/store.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { openBackend, type BackendStore } from "../helpers/store-backends.js";
 
@@ -52,7 +54,25 @@ const FAXES = [
   },
 ] as const;
 
-async function fill(store: QueueStore): Promise<Map<string, string>> {
+// sent faxes (jobs delivered, their text read by ocr.sent's duty steps)
+const SENT = [
+  {
+    id: "s-a",
+    user: "alice",
+    numbers: ["+15551230777"],
+    at: "2026-11-24T10:00:00.000Z",
+    text: "Letter to Dr Jones\nCardiology appointment for Maria Alvarez",
+  },
+  {
+    id: "s-b",
+    user: "bob",
+    numbers: ["+15559990000", "+15551230777"],
+    at: "2026-11-19T10:00:00.000Z",
+    text: "Invoice 2026-114\nPayable in thirty days",
+  },
+] as const;
+
+async function fill(store: QueueStore, dir: string): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   for (const f of FAXES) {
     const { fax } = await store.keepReceived({
@@ -79,6 +99,25 @@ async function fill(store: QueueStore): Promise<Map<string, string>> {
     if (f.text === null) break;
     await textRead(store.sql, job.faxId, { body: f.text, pdf: null, pages: 1 });
   }
+  for (const f of SENT) {
+    const { job } = await store.enqueue(
+      newJob(dir, { user: f.user, recipients: f.numbers.map((number) => ({ number })) }),
+    );
+    await store.sql.run("UPDATE jobs SET state = 'delivered', finished_at = ?, updated_at = ? WHERE id = ?", [
+      f.at,
+      f.at,
+      job.id,
+    ]);
+    ids.set(job.id, f.id);
+  }
+  expect(
+    await queueSentTexts(store.sql, { since: "2026-01-01T00:00:00.000Z", changedSince: "2026-01-01T00:00:00.000Z" }),
+  ).toBe(2);
+  for (;;) {
+    const job = await claimSentText(store.sql, { leaseMs: 60_000, pick: (u) => u[0]! });
+    if (!job) break;
+    await sentTextRead(store.sql, job.jobId, { body: SENT.find((x) => x.id === ids.get(job.jobId))!.text, pages: 1 });
+  }
   return ids;
 }
 
@@ -94,15 +133,26 @@ const QUESTIONS: Array<[string, Omit<ReceivedSearch, "limit">]> = [
     { words: [], from: "2026-11-21T00:00:00.000Z", until: "2026-11-23T00:00:00.000Z", visibleTo: "all" },
   ],
   ["a word nobody wrote", { words: searchWords("tachycardia"), visibleTo: "all" }],
+  ["a sent fax's words", { words: searchWords("cardiology appointment"), visibleTo: "all" }],
+  ["a word in a sent and a received fax", { words: searchWords("cardiology"), visibleTo: "all" }],
+  ["a number dialled by two sent faxes", { words: searchWords("1230777"), visibleTo: "all" }],
+  ["alice's sent faxes only", { words: searchWords("1230777"), visibleTo: { user: "alice", groups: [] } }],
+  ["not bob's to find", { words: searchWords("cardiology appointment"), visibleTo: { user: "bob", groups: [] } }],
+  ["a state: received faxes only", { words: searchWords("1230777 invoice"), states: ["new"], visibleTo: "all" }],
 ];
 
-type Answer = Array<{ fax: string; line: string | null; matched: string[] }>;
+type Answer = Array<{ fax: string; kind: string; line: string | null; matched: string[] }>;
 
 async function ask(store: QueueStore, ids: Map<string, string>): Promise<Record<string, Answer>> {
   const out: Record<string, Answer> = {};
   for (const [name, q] of QUESTIONS) {
-    const hits = await searchReceived(store.sql, { ...q, limit: 20 });
-    out[name] = hits.map((h) => ({ fax: ids.get(h.fax.id)!, line: h.line, matched: h.matched }));
+    const hits = await searchFaxes(store.sql, { ...q, limit: 20 });
+    out[name] = hits.map((h) => ({
+      fax: ids.get(h.kind === "received" ? h.fax.id : h.job.id)!,
+      kind: h.kind,
+      line: h.line,
+      matched: h.matched,
+    }));
   }
   return out;
 }
@@ -123,7 +173,7 @@ describe("search over received faxes", () => {
   it("SQLite (FTS5) answers each question as a person would expect", async () => {
     const b = await openBackend("sqlite", null);
     opened.push(b);
-    sqliteAnswers = await ask(b.store, await fill(b.store));
+    sqliteAnswers = await ask(b.store, await fill(b.store, b.dir));
     const faxes = (name: string) => sqliteAnswers[name]!.map((a) => a.fax);
     // m-a says Alvarez three times and referral twice: ranked above m-b's once each
     expect(faxes("two words, ranked")).toEqual(["m-a", "m-b"]);
@@ -138,12 +188,24 @@ describe("search over received faxes", () => {
     expect(faxes("bob without groups")).toEqual(["m-b"]);
     expect(faxes("a date range")).toEqual(["m-c", "m-b"]);
     expect(faxes("a word nobody wrote")).toEqual([]);
+    // sent faxes: by their text, each said to be sent, with its line
+    expect(sqliteAnswers["a sent fax's words"]).toEqual([
+      { fax: "s-a", kind: "sent", line: "Cardiology appointment for Maria Alvarez", matched: ["text"] },
+    ]);
+    // each the first of its kind: they take turns, the newer first
+    expect(faxes("a word in a sent and a received fax")).toEqual(["s-a", "m-a"]);
+    // by the number dialled: the newest first; bob's s-b dialled it second
+    expect(faxes("a number dialled by two sent faxes")).toEqual(["s-a", "s-b"]);
+    expect(sqliteAnswers["a number dialled by two sent faxes"]![1]!.matched).toEqual(["dialled"]);
+    expect(faxes("alice's sent faxes only")).toEqual(["s-a"]);
+    expect(faxes("not bob's to find")).toEqual([]);
+    expect(faxes("a state: received faxes only")).toEqual([]);
   });
 
   it.skipIf(pgMissing !== null)("PostgreSQL (tsvector, GIN) gives the same rows in the same order", async () => {
     const b = await openBackend("postgres", cluster);
     opened.push(b);
-    const pgAnswers = await ask(b.store, await fill(b.store));
+    const pgAnswers = await ask(b.store, await fill(b.store, b.dir));
     expect(pgAnswers).toEqual(sqliteAnswers);
   });
 });

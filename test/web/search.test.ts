@@ -148,7 +148,7 @@ describe.skipIf(!HAVE_OCR)("search in the console", () => {
         await page.getByRole("button", { name: "Sign in" }).click();
         await page.getByRole("heading", { name: "My faxes" }).waitFor();
         await page.getByRole("link", { name: "Search" }).click();
-        await page.getByRole("heading", { name: "Search received faxes" }).waitFor();
+        await page.getByRole("heading", { name: "Search faxes" }).waitFor();
         await page.getByLabel("Words or number").fill("Alvarez");
         await page.getByRole("button", { name: "Search" }).click();
         await page.locator("#status", { hasText: "2 faxes found" }).waitFor();

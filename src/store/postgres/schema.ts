@@ -19,6 +19,7 @@ import { factorPendingTable } from "../sql/factor-pending.js";
 import { oidcIdTokensTable } from "../sql/oidc-id-tokens.js";
 import { personKeysTable } from "../sql/person-keys.js";
 import { CALL_LEFT_STEP } from "../sql/call-left.js";
+import { sentTextTables } from "../sql/sent-text-tables.js";
 import { lockKey, type PgContext } from "./context.js";
 
 export const PG_MIGRATIONS: readonly string[] = [
@@ -184,6 +185,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   // STEP (issue 56, branch ledger7): ledger rows committed but not yet sealed into the chain
   // (store/sql/ledger.ts: PostgreSQL's append; SQLite seals at once and keeps it empty), as in the SQLite store.
   ledgerPendingTable("postgres"),
+  // STEP (issue 51, branch sentocr): the OCR text of sent faxes (ocr.sent), its duty and its
+  // stored words with their GIN index, the row going with its job (store/sql/sent-text-tables.ts),
+  // as in the SQLite store.
+  sentTextTables("postgres"),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

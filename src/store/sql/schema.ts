@@ -9,6 +9,7 @@
 import { JOB_STATES, RECIPIENT_STATES, SOURCE_WORDS } from "../types.js";
 import type { DialectName } from "./db.js";
 import { receivedTextStoredWords, receivedTextWords } from "./received-text-tables.js";
+import { sentTextWords } from "./sent-text-tables.js";
 
 type ColumnType = "text" | "integer" | "bigint" | "real" | "blob" | "serial" | "bigserial";
 
@@ -474,6 +475,28 @@ export const TABLES: readonly Table[] = [
   {
     name: "ledger_pending",
     columns: [{ name: "id", type: "bigserial", primaryKey: true }, ...ledgerFields()],
+  },
+  // STEP (issue 51, branch sentocr): the text of sent faxes and its duty (sql/sent-text-tables.ts)
+  {
+    name: "sent_text",
+    columns: [
+      { name: "seq", type: "bigserial", primaryKey: true },
+      required("job_id", { unique: true, references: cascade("jobs(id)") }),
+      required("user_name"),
+      required("state", { check: "state IN ('pending','running','done','unreadable','failed')" }),
+      counter("attempts"),
+      required("next_attempt_at"),
+      text("locked_until"),
+      text("last_error"),
+      text("body"),
+      required("created_at"),
+      text("done_at"),
+    ],
+    indexes: [
+      { name: "sent_text_due", columns: "state, next_attempt_at" },
+      { name: "sent_text_user", columns: "user_name, created_at" },
+    ],
+    extra: sentTextWords,
   },
 ];
 

@@ -19,6 +19,7 @@ import { factorPendingTable } from "../sql/factor-pending.js";
 import { oidcIdTokensTable } from "../sql/oidc-id-tokens.js";
 import { personKeysTable } from "../sql/person-keys.js";
 import { CALL_LEFT_STEP } from "../sql/call-left.js";
+import { sentTextTables } from "../sql/sent-text-tables.js";
 
 /** The job states of steps 2 and 5, written out: a shipped step never changes, a new state is a new step. */
 const JOB_STATES_V2 = ["queued", "active", "held", "delivered", "failed", "partial", "cancelled", "corrupt"];
@@ -302,6 +303,9 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 56, branch ledger7): ledger rows committed but not yet sealed into the chain
   // (store/sql/ledger.ts: PostgreSQL's append; SQLite seals at once and keeps it empty).
   ledgerPendingTable("sqlite"),
+  // STEP (issue 51, branch sentocr): the OCR text of sent faxes (ocr.sent), its duty and its FTS5
+  // word index, the row going with its job (store/sql/sent-text-tables.ts).
+  sentTextTables("sqlite"),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
