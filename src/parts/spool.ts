@@ -1,7 +1,7 @@
 // The print folders: a watcher per user (folders made for new users at a reload, dropped for
 // removed ones) and the sweep that ends print jobs whose owner never gave a number.
 import { smtpSettings } from "../config/index.js";
-import { AddressExpiry, SpoolWatcher } from "../spool/index.js";
+import { AddressExpiry, SpoolWatcher, type SpoolWatcherOptions } from "../spool/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
@@ -9,13 +9,26 @@ import { LegalHolds } from "../retention/index.js";
 
 export interface SpoolParts {
   addressExpiry: AddressExpiry | null;
+  /** the watcher the "spool" part starts and stops (tests restart and stop it themselves) */
+  watcher: SpoolWatcher | null;
   parts: Part[];
 }
 
-export function createSpool(core: Core, conv: Converters): SpoolParts {
+/**
+ * The watcher's settings that are no config keys: the daemon passes none (the watcher's defaults).
+ * The test builder passes short intervals and the rescan and sweep hooks, so that suites wait for
+ * a rescan or sweep to have happened instead of sleeping; and how file calls are made, so that
+ * both ways (main thread, thread pool) are tested on one local disk.
+ */
+export type SpoolTuning = Pick<
+  SpoolWatcherOptions,
+  "rescanMs" | "sweepMs" | "retryMs" | "onSweep" | "onRescan" | "concurrency" | "folderCalls"
+>;
+
+export function createSpool(core: Core, conv: Converters, tuning: SpoolTuning = {}): SpoolParts {
   const { config, live, addresses } = core;
   const spool = config.spool;
-  if (!spool) return { addressExpiry: null, parts: [] };
+  if (!spool) return { addressExpiry: null, watcher: null, parts: [] };
   const log = core.logger.child({ component: "spool" });
   const holds = new LegalHolds({ store: core.store, ledger: core.ledger });
   const watcher = new SpoolWatcher({
@@ -39,6 +52,7 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
       failed: config.retention.spoolFailed,
       prunable: async (user) => !(await holds.holdsUser(user)),
     },
+    ...tuning,
   });
   // leavers too: the directory's change that ends a person also ends their folder's intake
   live.onUsersChanged((users) => watcher.updateUsers([...users], live.leavers()));
@@ -60,5 +74,5 @@ export function createSpool(core: Core, conv: Converters): SpoolParts {
       checks: () => ({ spool: { ok: addresses.spoolRoot !== null } }),
     },
   ];
-  return { addressExpiry, parts };
+  return { addressExpiry, watcher, parts };
 }

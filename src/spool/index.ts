@@ -3,3 +3,4 @@
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { AddressExpiry } from "./address-expiry.js";
 export { SpoolWatcher } from "./watcher.js";
+export type { SpoolWatcherOptions } from "./watcher.js";

@@ -5,11 +5,13 @@
 // emulator over real HTTPS, a fresh temp folder and the same config, so a suite can move from one
 // to the other by changing the call.
 import type { ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Clock, systemClock } from "../../src/clock.js";
 import { validateConfig } from "../../src/config/load.js";
-import type { Config } from "../../src/config/schema.js";
+import type { Config, UserConfig } from "../../src/config/schema.js";
+import type { FaxApi } from "../../src/fax/index.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
 import { Gateway, type GatewayOptions, type RunningAddresses, type ServiceEndpoint } from "../../src/main.js";
 import { ConvertQueue, type OfficeConverter, ReaderPool } from "../../src/intake/index.js";
@@ -21,6 +23,7 @@ import {
   createCore,
   createMailDoor,
   createSmtp,
+  createSpool,
   dataFolderParts,
   ledgerSealPart,
   openDataFolder,
@@ -28,7 +31,9 @@ import {
   startParts,
   stopParts,
 } from "../../src/parts/index.js";
+import type { SpoolTuning } from "../../src/parts/spool.js";
 import type { SmtpGateway } from "../../src/smtp/index.js";
+import type { SpoolWatcher } from "../../src/spool/index.js";
 import type { QueueStore } from "../../src/store/index.js";
 import { removeFolder, tempFolder } from "../tmp-dir.js";
 import { spawnCli } from "./cli.js";
@@ -446,6 +451,156 @@ export async function startMailDoor(spec: MailDoorSpec): Promise<TestMailDoor> {
       setUsers: (users) => core.live.reload({ ...core.live.config(), users }),
       stop,
     };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Hooks of `startSpoolDoor` a test may set besides the config (which must have a `spool` section). */
+export interface SpoolDoorSpec extends GatewaySpec {
+  /** The gateway's logger (default: silent). */
+  logger?: Logger;
+  clock?: Clock;
+  /** Reader threads the test owns (one pool for a file's tests), instead of the config's; not closed here. */
+  readerPool?: ReaderPool;
+  /** An office converter the test owns (one that cannot convert), instead of the config's; not closed here. */
+  office?: OfficeConverter;
+  /** The fax client each user's print files get, instead of the gateway's (a service unreachable once). */
+  clientFor?: (user: string) => FaxApi;
+  /** Who has left the directory, by name, as the directory's sync tells the live settings. */
+  left?: string[];
+  /** The watcher's intervals, file calls and concurrency (createSpool's tuning); the hooks are the door's. */
+  tuning?: Omit<SpoolTuning, "onSweep" | "onRescan">;
+  /** false: every part is started but the watcher; the test starts it (`watcher.start()`). */
+  start?: boolean;
+}
+
+export interface TestSpoolDoor {
+  emu: TestEmulator;
+  dir: string;
+  config: Config;
+  /** The parts as the composition root shares them (store, live settings, metrics, refusals). */
+  core: Core;
+  /** The watcher now in use: `restart()` replaces it. */
+  watcher: SpoolWatcher;
+  /** A user's folder (default: the config's first user). */
+  folder(user?: Pick<UserConfig, "name" | "spool">): string;
+  /** Resolves after `n` more complete rescans of the user's folder (every name in it was looked at). */
+  rescans(n: number, user?: string): Promise<void>;
+  /** Resolves after `n` more complete sweeps (failed jobs, done/ pruning, orphan tickets). */
+  sweeps(n: number): Promise<void>;
+  /** A fresh watcher on the same folders and store, as after a restart of the daemon. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The print folders alone, built by the composition root's own factories (src/parts: core,
+ * converters, spool) on the one test config: no dispatcher, so what the folders queued stays
+ * queued for the test to look at; stop() ends it, its emulator and folder.
+ */
+export async function startSpoolDoor(spec: SpoolDoorSpec): Promise<TestSpoolDoor> {
+  const { dir, emu, raw } = await prepareGateway(spec);
+  const parts: Part[] = [];
+  const logger = spec.logger ?? createLogger({ level: "fatal" });
+  const clock = spec.clock ?? systemClock;
+  let started = false;
+  let watcher: SpoolWatcher | null = null;
+  const stop = async () => {
+    await watcher?.stop();
+    if (started) await stopParts(parts, { timeoutMs: 5000, now: () => clock.now(), logger });
+    await emu.stop();
+    removeFolder(dir);
+  };
+  try {
+    const config = validateConfig(raw, "test config");
+    const spool = config.spool;
+    if (!spool) throw new Error("startSpoolDoor needs a spool section");
+    const held = await openDataFolder(config, { logger, clock });
+    parts.push(...dataFolderParts(held, logger));
+    started = true;
+    const core = createCore({
+      config,
+      service: serviceOf(config),
+      store: held.store,
+      clock,
+      logger,
+      metrics: new Metrics(),
+    });
+    parts.push(ledgerSealPart(core.ledger), core.api.part);
+    if (spec.left) {
+      const left = new Set(spec.left);
+      core.live.leaversFrom(
+        (login) => (left.has(login) ? login : null),
+        () => [...left],
+      );
+    }
+    const made = createConverters(core);
+    // the config's readers start no thread until used, and its converter nothing until asked
+    parts.push(...made.parts);
+    const convertQueue = spec.office
+      ? new ConvertQueue(spec.office, { perUser: config.office.queuePerUser, logger })
+      : made.convertQueue;
+    if (spec.office) parts.push({ name: "test office queue", stop: () => convertQueue.close() });
+    const conv = {
+      readers: spec.readerPool ?? made.readers,
+      office: spec.office ?? made.office,
+      convertQueue,
+      parts: [],
+    };
+    const clientFor = spec.clientFor;
+    // only the API clients' clientFor is the test's; the rest is the gateway's
+    const spoolCore: Core = clientFor
+      ? { ...core, api: Object.create(core.api, { clientFor: { value: (user: string) => clientFor(user) } }) }
+      : core;
+    const events = new EventEmitter();
+    const tuning: SpoolTuning = {
+      ...spec.tuning,
+      onSweep: () => events.emit("sweep"),
+      onRescan: (user) => events.emit(`rescan:${user}`),
+    };
+    const first = createSpool(spoolCore, conv, tuning);
+    // the watcher is started and stopped here, so that a restart can replace it
+    parts.push(...first.parts.filter((p) => p.name !== "spool"));
+    watcher = first.watcher!;
+    await startParts(parts);
+    if (spec.start !== false) await watcher.start();
+    const count = (event: string, n: number): Promise<void> =>
+      new Promise((resolve, reject) => {
+        let left = n;
+        const timer = setTimeout(() => {
+          events.off(event, on);
+          reject(new Error(`timed out waiting for ${n} ${event} events`));
+        }, 20_000);
+        const on = () => {
+          if (--left > 0) return;
+          clearTimeout(timer);
+          events.off(event, on);
+          resolve();
+        };
+        events.on(event, on);
+      });
+    const firstUser = config.users[0];
+    const door: TestSpoolDoor = {
+      emu,
+      dir,
+      config,
+      core,
+      watcher,
+      folder: (user = firstUser!) => path.join(spool.root, user.spool ?? user.name),
+      rescans: (n, user = firstUser!.name) => count(`rescan:${user}`, n),
+      sweeps: (n) => count("sweep", n),
+      async restart() {
+        await door.watcher.stop();
+        // a new watcher as createSpool makes it at a start; the first one's parts go on as they were
+        watcher = createSpool(spoolCore, conv, tuning).watcher!;
+        door.watcher = watcher;
+        await watcher.start();
+      },
+      stop,
+    };
+    return door;
   } catch (err) {
     await stop();
     throw err;

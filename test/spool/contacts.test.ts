@@ -25,7 +25,7 @@ const alice = { name: "alice", email: "alice@example.com", aliases: [], apiKey: 
 
 describe("contact names", () => {
   it("@@TO <name>@@ without @@FAX@@ resolves the name among the user's contacts", async () => {
-    h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
+    h = await spoolHarness({ users: [alice], emulator: emu });
     await drop(h.folder(alice), "bill.pdf", await textPdf([["@@TO Acme Billing@@", "@@SUBJECT March@@"]]));
     const job = await waitUntil(async () => (await h!.jobs())[0], "a job", 8000);
     expect(job.recipients).toMatchObject([{ number: "+15550100100", name: "Acme Billing" }]);
@@ -33,7 +33,7 @@ describe("contact names", () => {
   });
 
   it("a ticket may name contacts (an organization member, a public contact) next to numbers", async () => {
-    h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
+    h = await spoolHarness({ users: [alice], emulator: emu });
     await drop(
       h.folder(alice),
       "memo.pdf.json",
@@ -45,7 +45,7 @@ describe("contact names", () => {
   });
 
   it("an unknown name is refused with the reason", async () => {
-    h = await spoolHarness({ users: [alice], clientFor: () => clientFor(emu, TEST_KEYS.alice) });
+    h = await spoolHarness({ users: [alice], emulator: emu });
     await drop(h.folder(alice), "who.txt", "Hello\n@@TO Nobody Known@@\n");
     const failed = path.join(h.folder(alice), "failed");
     await waitUntil(() => existsSync(path.join(failed, "who.txt")), "refused", 8000);
@@ -58,6 +58,7 @@ describe("contact names", () => {
     const unreachable = { baseUrl: "https://127.0.0.1:9", caPem: emu.caPem };
     h = await spoolHarness({
       users: [alice],
+      emulator: emu,
       clientFor: () => (++calls === 1 ? clientFor(unreachable, TEST_KEYS.alice) : clientFor(emu, TEST_KEYS.alice)),
     });
     await drop(h.folder(alice), "bill.txt", "Hi\n@@TO Acme Billing@@\n");

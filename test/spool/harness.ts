@@ -1,22 +1,23 @@
-// A real SpoolWatcher on real temp folders and a real Store, with short timings for tests.
-import { testLedger } from "../helpers/ledger.js";
-import { EventEmitter } from "node:events";
-import { rmSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+// The print folders as the daemon builds them (test/helpers/gateway.ts startSpoolDoor: the
+// composition root's factories on the one test config), on real temp folders and a real store,
+// with short intervals; what the spool suites have always used of it.
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
-import { systemClock, type Clock } from "../../src/clock.js";
-import type { SpoolConfig, UserConfig } from "../../src/config/schema.js";
+import type { Clock } from "../../src/clock.js";
+import type { UserConfig } from "../../src/config/schema.js";
 import type { FaxApi } from "../../src/fax/types.js";
-import { silentLogger } from "../../src/log/logger.js";
-import { Metrics } from "../../src/metrics/metrics.js";
-import { SpoolWatcher, type SpoolWatcherOptions } from "../../src/spool/watcher.js";
-import { SqliteStore } from "../../src/store/sqlite/store.js";
-import type { Job } from "../../src/store/types.js";
+import type { OfficeConverter } from "../../src/intake/index.js";
 import { ReaderPool } from "../../src/intake/reader-pool.js";
-import { testOffice, testPolicy, testPressure, testSpool } from "../helpers/collaborators.js";
+import type { Logger } from "../../src/log/logger.js";
+import type { Metrics } from "../../src/metrics/metrics.js";
+import type { SpoolTuning } from "../../src/parts/spool.js";
+import type { SpoolWatcher } from "../../src/spool/watcher.js";
+import type { QueueStore } from "../../src/store/index.js";
+import type { Job } from "../../src/store/types.js";
+import type { TestEmulator } from "../helpers/emulator.js";
 import { afterThisFile } from "../helpers/file-cleanup.js";
-import { tempFolder } from "../tmp-dir.js";
+import { type Sections, startSpoolDoor } from "../helpers/gateway.js";
 
 export const ALICE: UserConfig = { name: "alice", email: "alice@example.com", aliases: [], apiKey: "test-key-alice" };
 export const BOB: UserConfig = {
@@ -30,7 +31,7 @@ export const BOB: UserConfig = {
 export interface SpoolHarness {
   dir: string;
   root: string;
-  store: SqliteStore;
+  store: QueueStore;
   metrics: Metrics;
   watcher: SpoolWatcher;
   folder(user?: UserConfig): string;
@@ -45,14 +46,24 @@ export interface SpoolHarness {
 }
 
 export interface HarnessOptions {
-  spool?: Partial<SpoolConfig>;
+  /** The config's spool section over the harness's (as a config file holds it: durations as text, "300ms"). */
+  spool?: Sections;
   users?: UserConfig[];
+  /** The fax service the gateway talks to (default: one of its own, stopped by close()). */
+  emulator?: TestEmulator;
+  /** Each user's fax client instead of the gateway's (a service unreachable once). */
   clientFor?: (user: string) => FaxApi;
   clock?: Clock;
   start?: boolean;
   /** Runs before the first start (files already in the folder, leftovers in .work). */
   before?: (h: { root: string; folder: (u?: UserConfig) => string }) => Promise<void>;
-  extra?: Partial<SpoolWatcherOptions>;
+  /** What the daemon's config does not set: a logger, leavers, readers or converter of the test's, the watcher's tuning. */
+  extra?: Omit<SpoolTuning, "onSweep" | "onRescan"> & {
+    logger?: Logger;
+    left?: string[];
+    readers?: ReaderPool;
+    office?: OfficeConverter;
+  };
 }
 
 // PDF text is read on a worker thread, as in the daemon. One pool for all the tests of a file:
@@ -62,18 +73,9 @@ export interface HarnessOptions {
 // that process.)
 let sharedReaders: ReaderPool | null = null;
 
-const noApi = (): FaxApi => {
-  throw new Error("this test has no fax service");
-};
-
 export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarness> {
-  const dir = tempFolder("test");
-  const root = path.join(dir, "spool");
-  const store = SqliteStore.open({ dataDir: path.join(dir, "data") });
-  const metrics = new Metrics();
   const users = opts.users ?? [ALICE, BOB];
-  const spool: SpoolConfig = { ...testSpool(root, { stableFor: "150ms", maxFileBytes: 1_000_000 }), ...opts.spool };
-  const folder = (u: UserConfig = ALICE) => path.join(root, u.spool ?? u.name);
+  const { logger, left, readers, office, ...tuning } = opts.extra ?? {};
   if (!sharedReaders) {
     const pool = new ReaderPool({ threads: 1 });
     sharedReaders = pool;
@@ -84,75 +86,53 @@ export async function spoolHarness(opts: HarnessOptions = {}): Promise<SpoolHarn
     // started here, so the first test's waits for a job do not include the worker's start
     await sharedReaders.pdfPageTexts(await textPdf([["warm-up"]]));
   }
-  const readers = sharedReaders;
-  const events = new EventEmitter();
-  const count = (event: string, n: number): Promise<void> =>
-    new Promise((resolve, reject) => {
-      let left = n;
-      const timer = setTimeout(() => {
-        events.off(event, on);
-        reject(new Error(`timed out waiting for ${n} ${event} events`));
-      }, 20_000);
-      const on = () => {
-        if (--left > 0) return;
-        clearTimeout(timer);
-        events.off(event, on);
-        resolve();
+  let root = "";
+  const folderIn =
+    (at: string) =>
+    (u: UserConfig = ALICE) =>
+      path.join(at, u.spool ?? u.name);
+  const door = await startSpoolDoor({
+    name: "spool",
+    sharedEmulator: opts.emulator,
+    config: ({ dir }) => {
+      root = path.join(dir, "spool");
+      return {
+        spool: { root, stableFor: "150ms", maxFileBytes: 1_000_000, ...opts.spool },
+        users,
       };
-      events.on(event, on);
-    });
-  // a folder without office settings converts with LibreOffice from PATH, as the daemon does
-  const office = testOffice();
-  const make = () =>
-    new SpoolWatcher({
-      spool,
-      users,
-      defaultCountryCode: "1",
-      store,
-      ledger: testLedger(store),
-      clientFor: opts.clientFor ?? noApi,
-      logger: silentLogger(),
-      metrics,
-      pressure: testPressure(store),
-      clock: opts.clock ?? systemClock,
-      destinations: testPolicy(() => users),
-      office,
-      rescanMs: 1000,
-      sweepMs: 200,
-      retryMs: 300,
-      readers,
-      onSweep: () => events.emit("sweep"),
-      onRescan: (user) => events.emit(`rescan:${user}`),
-      ...opts.extra,
-    });
-  if (opts.before) {
-    const { mkdir } = await import("node:fs/promises");
-    for (const u of users) await mkdir(path.join(folder(u), ".work"), { recursive: true });
-    await opts.before({ root, folder });
-  }
+    },
+    prepare: async (dir) => {
+      if (!opts.before) return;
+      const at = path.join(dir, "spool");
+      for (const u of users) await mkdir(path.join(folderIn(at)(u), ".work"), { recursive: true });
+      await opts.before({ root: at, folder: folderIn(at) });
+    },
+    logger,
+    clock: opts.clock,
+    readerPool: readers ?? sharedReaders,
+    office,
+    clientFor: opts.clientFor,
+    left,
+    tuning: { rescanMs: 1000, sweepMs: 200, retryMs: 300, ...tuning },
+    start: opts.start,
+  });
+  const { store, metrics } = door.core;
   const h: SpoolHarness = {
-    dir,
+    dir: door.dir,
     root,
     store,
     metrics,
-    watcher: make(),
-    folder,
+    watcher: door.watcher,
+    folder: folderIn(root),
     jobs: () => store.listJobs({ source: "spool" }),
-    rescans: (n, u = ALICE) => count(`rescan:${u.name}`, n),
-    sweeps: (n) => count("sweep", n),
+    rescans: (n, u = ALICE) => door.rescans(n, u.name),
+    sweeps: (n) => door.sweeps(n),
     restart: async () => {
-      await h.watcher.stop();
-      h.watcher = make();
-      await h.watcher.start();
+      await door.restart();
+      h.watcher = door.watcher;
     },
-    close: async () => {
-      await h.watcher.stop();
-      await office.close();
-      store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close: () => door.stop(),
   };
-  if (opts.start !== false) await h.watcher.start();
   return h;
 }
 

@@ -91,7 +91,7 @@ describe("addressing", () => {
   });
 
   it("a ticket written just after its document (within stableFor) is still used", async () => {
-    h = await spoolHarness({ spool: { stableFor: 300 } });
+    h = await spoolHarness({ spool: { stableFor: "300ms" } });
     await drop(h.folder(), "memo.pdf", PDF("late ticket"));
     // fixed wait on purpose: the ticket's lateness is what is under test
     await new Promise((r) => setTimeout(r, 100));
@@ -254,7 +254,7 @@ describe("what is taken", () => {
   });
 
   it("a slow writer (over ~2 s) is taken once, whole", async () => {
-    h = await spoolHarness({ spool: { stableFor: 400 } });
+    h = await spoolHarness({ spool: { stableFor: "400ms" } });
     const fh = await open(path.join(h.folder(), "15551234567 - slow.pdf"), "w");
     const chunks: string[] = ["%PDF-1.4\n"];
     await fh.write(chunks[0]!);
@@ -276,7 +276,7 @@ describe("what is taken", () => {
   });
 
   it("a file that passes maxFileBytes while still being written is refused then, not when it stops", async () => {
-    h = await spoolHarness({ spool: { stableFor: 1000, maxFileBytes: 4096 } });
+    h = await spoolHarness({ spool: { stableFor: "1s", maxFileBytes: 4096 } });
     const name = "15551234567 - runaway.pdf";
     const grown = await grow(path.join(h.folder(), name), () => `% ${"x".repeat(500)}\n`, 100, 80, true);
     // it never stayed still for stableFor, so only the size could have made it taken
@@ -292,7 +292,7 @@ describe("what is taken", () => {
 
   it("a file still changing after maxWriteTime is refused unread, and its user told", async () => {
     // 3 s; each write comes well within stableFor of the last
-    h = await spoolHarness({ spool: { stableFor: 1000, maxWriteTime: 3000 } });
+    h = await spoolHarness({ spool: { stableFor: "1s", maxWriteTime: "3s" } });
     const name = "15551234567 - endless.txt";
     const grown = await grow(path.join(h.folder(), name), (i) => `line ${i}\n`, 100, 150, true);
     expect(grown.takenWhileGrowing).toBe(true);
@@ -351,7 +351,10 @@ describe("what is taken", () => {
   it.each([{ calls: localCalls() }, { calls: poolCalls }])(
     "1,000 files dropped at once are all queued exactly once (file calls here: $calls.here)",
     async ({ calls }) => {
-      h = await spoolHarness({ spool: { stableFor: 100 }, extra: { concurrency: 8, folderCalls: async () => calls } });
+      h = await spoolHarness({
+        spool: { stableFor: "100ms" },
+        extra: { concurrency: 8, folderCalls: async () => calls },
+      });
       const dir = h.folder();
       await Promise.all(
         Array.from({ length: 1000 }, (_, i) =>
@@ -403,7 +406,7 @@ describe("crash safety and duplicates", () => {
     let growing: ReturnType<typeof grow> | null = null;
     h = await spoolHarness({
       start: false,
-      spool: { stableFor: 500 },
+      spool: { stableFor: "500ms" },
       before: async ({ folder }) => {
         growing = grow(path.join(folder(), ".work", `0123456789abcdef.${name}`), (i) => `line ${i}\n`, 100, 100, true);
       },
@@ -422,7 +425,7 @@ describe("crash safety and duplicates", () => {
 
   it("the same file dropped twice within the window is faxed once; after the window it is faxed again", async () => {
     let offset = 0;
-    h = await spoolHarness({ clock: { now: () => Date.now() + offset }, spool: { dedupeWindow: 10 * 60_000 } });
+    h = await spoolHarness({ clock: { now: () => Date.now() + offset }, spool: { dedupeWindow: "10m" } });
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("same content"));
     await waitUntil(async () => (await h!.jobs()).length === 1, "first", 8000);
     await drop(h.folder(), "15551234567 - twice.pdf", PDF("same content"));
