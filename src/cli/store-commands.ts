@@ -5,6 +5,20 @@ import { FaxgateError } from "../errors.js";
 import { migrateSqliteToPostgres, redactDatabaseUrl } from "../store/open.js";
 import { loadContext, printJson, type GlobalOptions } from "./context.js";
 
+/** The tables copied beside the queue's own, as the counts name them. */
+const MORE = [
+  ["receivedFaxes", "received faxes"],
+  ["receivedEvents", "received fax events"],
+  ["receivedText", "received fax texts"],
+  ["deliveries", "connector deliveries"],
+  ["sentText", "sent fax texts"],
+  ["signedUses", "signed mail uses"],
+  ["servicePurges", "service purges"],
+  ["signInFactors", "sign-in factors"],
+  ["personKeys", "person keys"],
+  ["directoryEntries", "directory entries"],
+] as const;
+
 export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; json?: boolean }): Promise<void> {
   const ctx = loadContext(opts);
   const url = opts.to ?? ctx.config.database;
@@ -31,10 +45,13 @@ export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; j
   }
   const s = report.source;
   const c = report.copied;
+  const more = (n: typeof s): string => MORE.map(([k, label]) => `${n[k]} ${label}`).join(", ");
   process.stdout.write(
     `source: ${s.jobs} jobs, ${s.recipients} recipients, ${s.documents} documents, ${s.events} events, ${s.notifications} notifications, ${s.kv} state keys, ${s.ledger} ledger rows, ${s.holds} legal holds\n` +
       `copied: ${c.jobs} jobs, ${c.recipients} recipients, ${c.documents} documents, ${c.events} events, ${c.notifications} notifications, ${c.kv} state keys, ${c.ledger} ledger rows, ${c.holds} legal holds` +
       `${report.alreadyThere ? ` (${report.alreadyThere} jobs were there already)` : ""}\n` +
+      `source also: ${more(s)}\n` +
+      `copied also: ${more(c)}\n` +
       `verified: every row of the SQLite queue is in ${shown}\n`,
   );
 }

@@ -1,5 +1,6 @@
 // `faxgate store migrate`: an SQLite queue with jobs in every state, documents, notifications and
-// state keys, copied into a real PostgreSQL and compared row by row; a rerun copies nothing twice;
+// state keys, and the later tables (received faxes, texts, signed uses, factors...), copied into a
+// real PostgreSQL and read back through its store's operations; a rerun copies nothing twice;
 // a running daemon's queue is refused. One run through the real CLI, with the password hidden.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -15,6 +16,15 @@ import { runCli } from "../helpers/cli.js";
 import { testLedger } from "../helpers/ledger.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { docFile, newJob } from "../helpers/store.js";
+import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
+import { directoryEntry, writeDirectoryEntry } from "../../src/store/sql/directory.js";
+import { PersonKeys } from "../../src/store/sql/person-keys.js";
+import { claimText, getReceivedText, textRead } from "../../src/store/sql/received-text.js";
+import { linkReply } from "../../src/store/sql/reply-links.js";
+import { listServicePurges, queueServiceCopies } from "../../src/store/sql/retention.js";
+import { searchFaxes, searchWords } from "../../src/store/sql/search.js";
+import { claimSentText, getSentText, queueSentTexts, sentTextRead } from "../../src/store/sql/sent-text.js";
+import { SignInFactors } from "../../src/store/sql/sign-in-factors.js";
 import { openBackend } from "../helpers/store-backends.js";
 
 const pgMissing = pgAvailable();
@@ -135,16 +145,8 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
         await pgs.close();
       }
       const again = await migrateSqliteToPostgres({ dataDir, url });
-      expect(again.copied).toEqual({
-        jobs: 0,
-        recipients: 0,
-        documents: 0,
-        events: 0,
-        notifications: 0,
-        kv: 0,
-        ledger: 0,
-        holds: 0,
-      });
+      expect(Object.values(again.copied).every((n) => n === 0)).toBe(true);
+      expect(again.copied.jobs).toBe(0);
       expect(again.alreadyThere).toBe(12);
     } finally {
       await src.cleanup();
@@ -225,6 +227,132 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
     }
   });
 
+  it("copies received faxes, texts, deliveries, signed uses, purges, factors, keys and the directory", async () => {
+    const src = await openBackend("sqlite", null);
+    try {
+      const s = src.store;
+      const pdf = Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff, 0x80, 0x0a]); // bytes no text encoding keeps
+      const { fax } = await s.keepReceived({
+        messageId: "svc-in-1",
+        user: "alice",
+        dialled: "+15550100200",
+        sender: "+15557654321",
+        csid: "DR SMITH CLINIC",
+        pages: 2,
+        status: "success",
+        receivedAt: "2026-11-20T10:00:00.000Z",
+        groups: ["referrals"],
+        document: pdf,
+        detail: "webhook",
+        readText: { waitsUntil: null },
+      });
+      const claimed = (await claimText(s.sql, { leaseMs: 60_000, pick: (u) => u[0]! }))!;
+      await textRead(s.sql, claimed.faxId, { body: "Referral for Maria Alvarez", pdf: null, pages: 2 });
+      await s.changeReceived(fax.id, {
+        set: { state: "taken", owner: "alice", note: "calling back" },
+        event: { action: "taken", actor: "alice", detail: null },
+      });
+      // a sent job, delivered, its text read; the received fax answered it
+      const { job } = await s.enqueue(newJob(src.dir, { user: "alice", recipients: [{ number: "+15551230777" }] }));
+      await s.sql.run("UPDATE jobs SET state = 'delivered', finished_at = ?, updated_at = ? WHERE id = ?", [
+        "2026-11-19T10:00:00.000Z",
+        "2026-11-19T10:00:00.000Z",
+        job.id,
+      ]);
+      await queueSentTexts(s.sql, { since: "2026-01-01T00:00:00.000Z", changedSince: "2026-01-01T00:00:00.000Z" });
+      const sent = (await claimSentText(s.sql, { leaseMs: 60_000, pick: (u) => u[0]! }))!;
+      await sentTextRead(s.sql, sent.jobId, { body: "Cardiology appointment for Alvarez", pages: 1 });
+      expect(await linkReply(s.sql, { faxId: fax.id, jobId: job.id })).toBe(true);
+      await queueDeliveries(s.sql, [
+        { faxId: fax.id, target: "fhir:ehr", kind: "fhir", rule: "referrals", owner: "alice", spec: { base: "x" } },
+      ]);
+      const use = { keys: ["dkim:k1"], recipients: ["+15550001234"], purgeBefore: new Date(0) };
+      expect(await s.useSignedMessage({ ...use, claim: "mail-1" })).toEqual({ ok: true });
+      expect(
+        await queueServiceCopies(
+          s.sql,
+          { jobs: "2000-01-01T00:00:00.000Z", received: "2030-01-01T00:00:00.000Z" },
+          () => "2027-01-01T00:00:00.000Z",
+        ),
+      ).toBe(1);
+      const factors = new SignInFactors(s.sql);
+      await factors.add({
+        id: "f-1",
+        user: "alice",
+        kind: "totp",
+        name: "phone",
+        credentialId: null,
+        publicKey: null,
+        transports: [],
+        sealedSecret: "sealed-secret-stand-in",
+        createdAt: "2026-11-01T00:00:00.000Z",
+      });
+      expect(await factors.takeStep("f-1", 100, "2026-11-02T00:00:00.000Z")).toBe(true);
+      await new PersonKeys(s.sql).putKey("alice", {
+        keyId: "key-1",
+        serviceUserId: "svc-user-1",
+        sealedToken: "sealed-token-stand-in",
+        access: "send",
+        expiresAt: null,
+      });
+      await writeDirectoryEntry(
+        s.sql,
+        "user",
+        "u-1",
+        () => ({ name: "Alice", externalId: "ext-1", body: { userName: "Alice", active: true } }),
+        (n) => new Error(`taken: ${n}`),
+      );
+
+      const dataDir = path.join(src.dir, "data");
+      const url = await cluster.createDatabase();
+      const report = await migrateSqliteToPostgres({ dataDir, url });
+      expect(report.source).toMatchObject({
+        receivedFaxes: 1,
+        receivedEvents: (await s.listReceivedEvents(fax.id)).length, // stored, text read, taken, reply to
+        receivedText: 1,
+        deliveries: 1,
+        sentText: 1,
+        signedUses: 1,
+        servicePurges: 1,
+        signInFactors: 1,
+        personKeys: 1,
+        directoryEntries: 1,
+      });
+      expect(report.copied).toEqual(report.source);
+      const pgs = await PgStore.open({ url, dataDir: path.join(src.dir, "pg-data") });
+      try {
+        const p = pgs.sql;
+        // the received fax, its document bytes, its timeline (the reply link both ways) and its text
+        expect(await pgs.getReceived(fax.id)).toEqual(await s.getReceived(fax.id));
+        expect((await pgs.listReceived()).map((f) => f.id)).toEqual([fax.id]);
+        expect((await pgs.readReceivedDocument(fax.id))!.equals(pdf)).toBe(true);
+        expect(await pgs.listReceivedEvents(fax.id)).toEqual(await s.listReceivedEvents(fax.id));
+        expect((await pgs.listEvents(job.id)).some((e) => e.transition === "reply" && e.detail === fax.id)).toBe(true);
+        expect(await getReceivedText(p, fax.id)).toEqual(await getReceivedText(s.sql, fax.id));
+        expect(await getSentText(p, job.id)).toEqual(await getSentText(s.sql, job.id));
+        // PostgreSQL's own words (its generated column) find both texts
+        const hits = await searchFaxes(p, { words: searchWords("Alvarez"), visibleTo: "all", limit: 10 });
+        expect(hits.map((h) => (h.kind === "received" ? h.fax.id : h.job.id)).sort()).toEqual([fax.id, job.id].sort());
+        expect(await listDeliveries(p)).toEqual(await listDeliveries(s.sql));
+        // the signed mail stays used: a copy of it is refused for that number on the fleet
+        expect(await pgs.useSignedMessage({ ...use, claim: "mail-copy" })).toMatchObject({ ok: false });
+        expect(await listServicePurges(p)).toEqual(await listServicePurges(s.sql));
+        // the enrolment stays, and the TOTP code used before stays used
+        expect(await new SignInFactors(p).of("alice")).toEqual(await factors.of("alice"));
+        expect(await new SignInFactors(p).takeStep("f-1", 100, "2026-11-03T00:00:00.000Z")).toBe(false);
+        expect(await new PersonKeys(p).all()).toEqual(await new PersonKeys(s.sql).all());
+        expect(await directoryEntry(p, "user", "u-1")).toEqual(await directoryEntry(s.sql, "user", "u-1"));
+      } finally {
+        await pgs.close();
+      }
+      const again = await migrateSqliteToPostgres({ dataDir, url });
+      expect(again.copied).toEqual(Object.fromEntries(Object.keys(report.source).map((k) => [k, 0])));
+      expect(again.source).toEqual(report.source);
+    } finally {
+      await src.cleanup();
+    }
+  });
+
   it("refuses while a daemon holds the queue", async () => {
     const src = await openBackend("sqlite", null);
     const dataDir = path.join(src.dir, "data");
@@ -257,6 +385,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
       expect(r.stderr + r.stdout).not.toContain("Hidden-Pw-77");
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("copied: 1 jobs, 1 recipients, 1 documents");
+      expect(r.stdout).toContain("copied also: 0 received faxes, 0 received fax events,");
       expect(r.stdout).toContain("verified");
       expect(r.stderr).toContain("postgres:***@");
       // the CLI reads the queue from PostgreSQL now that the config names it, from a fresh data folder

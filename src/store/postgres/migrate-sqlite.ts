@@ -1,7 +1,8 @@
 // `faxgate store migrate`: copies an SQLite queue (the data folder) into PostgreSQL without loss:
 // jobs in every state with their recipients, documents (the bytes, into the documents table),
-// events, notifications and key/value state (inbound cursors, markers), and the ledger and legal
-// holds (migrate-ledger.ts). Each job is copied in its
+// events, notifications and key/value state (inbound cursors, markers), the ledger and legal
+// holds (migrate-ledger.ts), and every other durable table: received faxes, texts, deliveries,
+// signed uses, service purges, sign-in factors, person keys, directory (migrate-tables.ts). Each job is copied in its
 // own transaction and only when PostgreSQL does not have it yet, so a rerun (after an interruption,
 // or to pick up what came in since) copies what is missing and nothing twice. The data folder's
 // daemon lock is held throughout: the migration refuses while a daemon runs on that queue.
@@ -15,8 +16,9 @@ import type { StoredDocument } from "../types.js";
 import { redactDatabaseUrl, storeError } from "./connection.js";
 import { PgStore } from "./pg-store.js";
 import { copyLedgerAndHolds } from "./migrate-ledger.js";
+import { copyTables, verifyTables } from "./migrate-tables.js";
 
-export interface MigrateCounts {
+export type MigrateCounts = {
   jobs: number;
   recipients: number;
   documents: number;
@@ -27,7 +29,18 @@ export interface MigrateCounts {
   ledger: number;
   /** legal holds, released ones too */
   holds: number;
-}
+  // migrate-tables.ts's COPIED_TABLES, by their `count` names
+  receivedFaxes: number;
+  receivedEvents: number;
+  receivedText: number;
+  deliveries: number;
+  sentText: number;
+  signedUses: number;
+  servicePurges: number;
+  signInFactors: number;
+  personKeys: number;
+  directoryEntries: number;
+};
 
 export interface MigrateReport {
   /** What the SQLite queue holds. */
@@ -49,6 +62,16 @@ const zero = (): MigrateCounts => ({
   kv: 0,
   ledger: 0,
   holds: 0,
+  receivedFaxes: 0,
+  receivedEvents: 0,
+  receivedText: 0,
+  deliveries: 0,
+  sentText: 0,
+  signedUses: 0,
+  servicePurges: 0,
+  signInFactors: 0,
+  personKeys: 0,
+  directoryEntries: 0,
 });
 
 const JOB_COLS = [
@@ -122,6 +145,8 @@ export async function migrateSqliteToPostgres(opts: {
     copied.ledger = records.ledger.copied;
     source.holds = records.holds.source;
     copied.holds = records.holds.copied;
+    // after the jobs and received faxes are in: their texts and deliveries reference them
+    await copyTables(c, db, tables, source, copied);
 
     await verify(c, db, source, tables);
     return { source, copied, alreadyThere };
@@ -297,7 +322,7 @@ async function verify(c: pg.Client, db: Database.Database, source: MigrateCounts
   const ids = (db.prepare("SELECT id FROM jobs").all() as Array<{ id: string }>).map((r) => r.id);
   const one = async (sql: string, args: unknown[]): Promise<number> =>
     Number((await c.query<{ n: string }>(sql, args)).rows[0]!.n);
-  const got: MigrateCounts = {
+  const got = {
     jobs: await one("SELECT COUNT(*) AS n FROM jobs WHERE id = ANY($1)", [ids]),
     recipients: await one("SELECT COUNT(*) AS n FROM recipients WHERE job_id = ANY($1)", [ids]),
     documents: await one("SELECT COUNT(*) AS n FROM documents WHERE job_id = ANY($1)", [ids]),
@@ -317,14 +342,12 @@ async function verify(c: pg.Client, db: Database.Database, source: MigrateCounts
         ])
       : 0,
   };
-  const short = (Object.keys(source) as Array<keyof MigrateCounts>).filter((k) =>
-    k === "events" ? got[k] < source[k] : got[k] !== source[k],
-  );
+  const short = (Object.keys(got) as Array<keyof typeof got>)
+    .filter((k) => (k === "events" ? got[k] < source[k] : got[k] !== source[k]))
+    .map((k) => `${k} ${got[k]} of ${source[k]}`);
+  short.push(...(await verifyTables(c, db, tables, source)));
   if (short.length > 0) {
-    throw new FaxgateError(
-      "INTERNAL",
-      `the copy is incomplete: ${short.map((k) => `${k} ${got[k]} of ${source[k]}`).join(", ")}; run it again`,
-    );
+    throw new FaxgateError("INTERNAL", `the copy is incomplete: ${short.join(", ")}; run it again`);
   }
 }
 
