@@ -353,6 +353,30 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
     }
   });
 
+  it("refuses an SQLite ledger with unsealed rows, copying nothing", async () => {
+    const src = await openBackend("sqlite", null);
+    try {
+      await src.store.enqueue(newJob(src.dir));
+      // SQLite seals each row as it writes; a row left here would be lost, the table is not copied
+      await src.store.sql.run(
+        `INSERT INTO ledger_pending (at, action, actor_kind, object_kind, object_id, door, detail)
+         VALUES ('2026-11-01T00:00:00.000Z', 'sent', 'person', 'job', 'j1', 'smtp', '{}')`,
+      );
+      const url = await cluster.createDatabase();
+      await expect(migrateSqliteToPostgres({ dataDir: path.join(src.dir, "data"), url })).rejects.toThrow(
+        /1 unsealed rows/,
+      );
+      const pgs = await PgStore.open({ url, dataDir: path.join(src.dir, "pg-data") });
+      try {
+        expect(await pgs.listJobs()).toEqual([]);
+      } finally {
+        await pgs.close();
+      }
+    } finally {
+      await src.cleanup();
+    }
+  });
+
   it("refuses while a daemon holds the queue", async () => {
     const src = await openBackend("sqlite", null);
     const dataDir = path.join(src.dir, "data");

@@ -16,7 +16,7 @@ import type { StoredDocument } from "../types.js";
 import { redactDatabaseUrl, storeError } from "./connection.js";
 import { PgStore } from "./pg-store.js";
 import { copyLedgerAndHolds } from "./migrate-ledger.js";
-import { copyTables, verifyTables } from "./migrate-tables.js";
+import { copyTables, refuseUnsealedLedger, verifyTables } from "./migrate-tables.js";
 
 export type MigrateCounts = {
   jobs: number;
@@ -136,6 +136,7 @@ export async function migrateSqliteToPostgres(opts: {
         (t) => t.name,
       ),
     );
+    refuseUnsealedLedger(db, tables);
     const source = zero();
     const copied = zero();
     const alreadyThere = await copyJobs(c, db, { dataDir, tables, source, copied, onJob: opts.onJob });

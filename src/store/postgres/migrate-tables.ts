@@ -98,6 +98,17 @@ function columnsOf(db: Database.Database, table: string): string[] {
 const insertSql = (table: string, cols: string[], tail: string): string =>
   `INSERT INTO ${table} (${cols.map(quote).join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")}) ON CONFLICT DO NOTHING${tail}`;
 
+/** Before anything is copied: SQLite never leaves a ledger row unsealed, and ledger_pending is not copied. */
+export function refuseUnsealedLedger(db: Database.Database, tables: Set<string>): void {
+  if (!tables.has("ledger_pending")) return;
+  const n = (db.prepare("SELECT COUNT(*) AS n FROM ledger_pending").get() as { n: number }).n;
+  if (n > 0)
+    throw new FaxgateError(
+      "USAGE",
+      `the SQLite ledger has ${n} unsealed rows: start the daemon once and stop it, then migrate`,
+    );
+}
+
 /** Copies every COPIED_TABLES table the SQLite file has; fills `source` and `copied` by count name. */
 export async function copyTables(
   c: pg.Client,
@@ -106,15 +117,6 @@ export async function copyTables(
   source: Counts,
   copied: Counts,
 ): Promise<void> {
-  // SQLite never leaves a ledger row unsealed; one left there would be lost by not copying the table
-  if (tables.has("ledger_pending")) {
-    const n = (db.prepare("SELECT COUNT(*) AS n FROM ledger_pending").get() as { n: number }).n;
-    if (n > 0)
-      throw new FaxgateError(
-        "USAGE",
-        `the SQLite ledger has ${n} unsealed rows: start the daemon once and stop it, then migrate`,
-      );
-  }
   for (const t of COPIED_TABLES) {
     source[t.count] = 0;
     copied[t.count] = 0;
