@@ -109,6 +109,22 @@ export function refuseUnsealedLedger(db: Database.Database, tables: Set<string>)
     );
 }
 
+/**
+ * A table's rows in rowid order, a page at a time: received faxes carry their documents, and a
+ * clinic's years of them do not fit in memory at once (an open iterator would also keep the
+ * connection from the children's reads).
+ */
+function* pagesOf(db: Database.Database, table: string): Generator<Row> {
+  const page = db.prepare(`SELECT rowid AS _rowid, * FROM ${table} WHERE rowid > ? ORDER BY rowid LIMIT 100`);
+  let after = -1;
+  for (;;) {
+    const rows = page.all(after) as Row[];
+    if (rows.length === 0) return;
+    yield* rows;
+    after = rows[rows.length - 1]!._rowid as number;
+  }
+}
+
 /** Copies every COPIED_TABLES table the SQLite file has; fills `source` and `copied` by count name. */
 export async function copyTables(
   c: pg.Client,
@@ -126,8 +142,7 @@ export async function copyTables(
     }
     if (!tables.has(t.table)) continue; // a queue from before the table: nothing to copy
     const cols = columnsOf(db, t.table);
-    const rows = db.prepare(`SELECT * FROM ${t.table} ORDER BY rowid`).all() as Row[];
-    source[t.count] = rows.length;
+    source[t.count] = (db.prepare(`SELECT COUNT(*) AS n FROM ${t.table}`).get() as { n: number }).n;
     const kids = (t.children ?? [])
       .filter((ch) => tables.has(ch.table))
       .map((ch) => ({
@@ -136,7 +151,7 @@ export async function copyTables(
         of: db.prepare(`SELECT * FROM ${ch.table} WHERE ${ch.parentColumn} = ? ORDER BY rowid`),
       }));
     const sql = insertSql(t.table, cols, kids.length ? " RETURNING 1 AS n" : "");
-    for (const r of rows) {
+    for (const r of pagesOf(db, t.table)) {
       const children = kids.map((k) => ({ k, rows: k.of.all(r[k.parentKey]) as Row[] }));
       for (const ch of children) source[ch.k.count]! += ch.rows.length;
       if (children.length === 0) {
