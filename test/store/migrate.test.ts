@@ -352,6 +352,28 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
     }
   });
 
+  it("copies a table past its first page: the copier reads 100 rows at a time", async () => {
+    const src = await openBackend("sqlite", null);
+    try {
+      const s = src.store;
+      for (let i = 0; i < 250; i++)
+        expect(
+          await s.useSignedMessage({
+            keys: [`dkim:k${i}`],
+            recipients: ["+15550001234"],
+            purgeBefore: new Date(0),
+            claim: `mail-${i}`,
+          }),
+        ).toEqual({ ok: true });
+      const url = await cluster.createDatabase();
+      const report = await migrateSqliteToPostgres({ dataDir: path.join(src.dir, "data"), url });
+      expect(report.source.signedUses).toBe(250);
+      expect(report.copied.signedUses).toBe(250);
+    } finally {
+      await src.cleanup();
+    }
+  });
+
   it("refuses an SQLite ledger with unsealed rows, copying nothing", async () => {
     const src = await openBackend("sqlite", null);
     try {
