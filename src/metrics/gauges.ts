@@ -1,5 +1,5 @@
 // Queue gauges, read from the store when Prometheus scrapes (never on a timer of our own).
-import { type QueueStore, JOB_STATES, RECIPIENT_STATES } from "../store/index.js";
+import { JOB_STATES, type QueueStore, RECIPIENT_STATES, TEXT_STATES, type TextBacklog } from "../store/index.js";
 import type { Metrics } from "./metrics.js";
 
 export function registerQueueGauges(metrics: Metrics, store: Pick<QueueStore, "counts">): void {
@@ -17,4 +17,31 @@ export function registerQueueGauges(metrics: Metrics, store: Pick<QueueStore, "c
   metrics.gauge("faxgate_notifications_pending", "Notification mails waiting to be sent", [], async (g) => {
     g.set((await store.counts()).notificationsPending);
   });
+}
+
+/**
+ * Text reading (issue 51) by kind and state, and the wait of the oldest text still to read: how an
+ * operator sees OCR falling behind. An alert, not a health check: restarting the gateway or taking
+ * it out of service would not read the texts any sooner (docs/inbound.md).
+ */
+export function registerTextGauges(metrics: Metrics, backlog: () => Promise<TextBacklog>): void {
+  metrics.gauge(
+    "faxgate_ocr_texts",
+    "Fax texts for OCR by kind (received, sent) and state",
+    ["kind", "state"],
+    async (g) => {
+      const b = await backlog();
+      for (const kind of ["received", "sent"] as const)
+        for (const state of TEXT_STATES) g.set({ kind, state }, b[kind].states[state]);
+    },
+  );
+  metrics.gauge(
+    "faxgate_ocr_oldest_waiting_seconds",
+    "How long the oldest fax text still to be read (pending, retrying or running) has waited, by kind",
+    ["kind"],
+    async (g) => {
+      const b = await backlog();
+      for (const kind of ["received", "sent"] as const) g.set({ kind }, b[kind].oldestWaitingSeconds ?? 0);
+    },
+  );
 }

@@ -1,12 +1,15 @@
-// The gateway's gauges beyond the default process metrics: the queue by state, calls waiting in
-// the API gate by caller class, and the users whose key the service refused.
+// The gateway's gauges beyond the default process metrics: the queue by state, text reading's
+// backlog, calls waiting in the API gate by caller class, and the users whose key the service
+// refused.
 import type { KeyHolds } from "../keys/index.js";
-import { registerQueueGauges } from "../metrics/index.js";
+import { registerQueueGauges, registerTextGauges } from "../metrics/index.js";
+import { textBacklog } from "../store/index.js";
 import type { Core } from "./core.js";
 
 export function registerGatewayGauges(core: Core, holds: () => Pick<KeyHolds, "isHeld">): void {
   const { metrics, api, live } = core;
   registerQueueGauges(metrics, core.store);
+  registerTextGauges(metrics, () => textBacklog(core.store.sql));
   metrics.gauge(
     "faxgate_api_gate_waiting",
     "API calls waiting in the gate, by caller class (docs/architecture.md)",

@@ -76,6 +76,8 @@ export type { SentText } from "./sql/sent-text.js";
 export { deleteSession, getSession, listSessions, putSession, sessionKey } from "./sql/shared-state.js";
 export { SignInFactors } from "./sql/sign-in-factors.js";
 export type { SignInFactor } from "./sql/sign-in-factors.js";
+export { TEXT_STATES, textBacklog } from "./sql/text-backlog.js";
+export type { TextBacklog } from "./sql/text-backlog.js";
 export { refuseControlCharacters } from "./text-input.js";
 export { AWAITS_CONFIRMATION, IN_FLIGHT_STATES, NEEDS_ADDRESS, PARKED, UNCONFIRMED } from "./transitions.js";
 export { JOB_STATES, RECIPIENT_STATES, SMALL_DOCUMENT_BYTES } from "./types.js";
