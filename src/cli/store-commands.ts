@@ -52,6 +52,9 @@ export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; j
       `${report.alreadyThere ? ` (${report.alreadyThere} jobs were there already)` : ""}\n` +
       `source also: ${more(s)}\n` +
       `copied also: ${more(c)}\n` +
+      (report.receivedUnderOtherId
+        ? `joined: ${report.receivedUnderOtherId} received faxes PostgreSQL held under another id took their texts and events; ${report.skipped.deliveries ?? 0} of their connector deliveries left out (docs/ha.md)\n`
+        : "") +
       `verified: every row of the SQLite queue is in ${shown}\n`,
   );
 }

@@ -3,8 +3,9 @@
 // events, notifications and key/value state (inbound cursors, markers), the ledger and legal
 // holds (migrate-ledger.ts), and every other durable table: received faxes, texts, deliveries,
 // signed uses, service purges, sign-in factors, person keys, directory (migrate-tables.ts). Each job is copied in its
-// own transaction and only when PostgreSQL does not have it yet, so a rerun (after an interruption,
-// or to pick up what came in since) copies what is missing and nothing twice. The data folder's
+// own transaction and only when PostgreSQL does not have it yet (a job it has gains only the events
+// it lacks), so a rerun (after an interruption, or to pick up what came in since) copies what is
+// missing and nothing twice. The data folder's
 // daemon lock is held throughout: the migration refuses while a daemon runs on that queue.
 import Database from "better-sqlite3";
 import { existsSync, promises as fsp } from "node:fs";
@@ -16,7 +17,7 @@ import type { StoredDocument } from "../types.js";
 import { redactDatabaseUrl, storeError } from "./connection.js";
 import { PgStore } from "./pg-store.js";
 import { copyLedgerAndHolds } from "./migrate-ledger.js";
-import { copyTables, refuseUnsealedLedger, verifyTables } from "./migrate-tables.js";
+import { copyTables, missingRows, refuseUnsealedLedger, type TablesCopy, verifyTables } from "./migrate-tables.js";
 
 export type MigrateCounts = {
   jobs: number;
@@ -47,8 +48,15 @@ export interface MigrateReport {
   source: MigrateCounts;
   /** Rows this run wrote (0 everywhere on a rerun with nothing new). */
   copied: MigrateCounts;
-  /** Jobs already in PostgreSQL, left as they are. */
+  /** Jobs already in PostgreSQL, left as they are but for the events they lack. */
   alreadyThere: number;
+  /**
+   * Received faxes PostgreSQL already held under another id (a gateway on it fetched the same
+   * fax from the service): their texts and events are joined to that id, not copied as a second fax.
+   */
+  receivedUnderOtherId: number;
+  /** Rows left out by count name, with why in docs/ha.md: the deliveries of those faxes. */
+  skipped: Partial<MigrateCounts>;
 }
 
 type Row = Record<string, unknown>;
@@ -147,10 +155,10 @@ export async function migrateSqliteToPostgres(opts: {
     source.holds = records.holds.source;
     copied.holds = records.holds.copied;
     // after the jobs and received faxes are in: their texts and deliveries reference them
-    await copyTables(c, db, tables, source, copied);
+    const copy = await copyTables(c, db, tables, source, copied);
 
-    await verify(c, db, source, tables);
-    return { source, copied, alreadyThere };
+    await verify(c, db, source, tables, copy);
+    return { source, copied, alreadyThere, receivedUnderOtherId: copy.faxIds.size, skipped: copy.skipped };
   } catch (err) {
     throw storeError(err, "store migrate", [safePassword(opts.url)]);
   } finally {
@@ -222,8 +230,9 @@ async function copyJobs(
       all.map((d) => inlineOf?.get(id, path.basename(d.path))?.data ?? readStored(dataDir, id, d)),
     );
     const wrote = await copyJob(c, { id, job, recs, events, docs, original, all, bytes }, pgRecipientCols);
-    if (!wrote) {
+    if (wrote !== true) {
       alreadyThere++;
+      copied.events += wrote.events;
       continue;
     }
     copied.jobs++;
@@ -235,8 +244,13 @@ async function copyJobs(
   return alreadyThere;
 }
 
-/** One job with its rows in one transaction; false (and nothing written) when PostgreSQL has it already. */
-async function copyJob(c: pg.Client, j: SourceJob, pgRecipientCols: Set<string>): Promise<boolean> {
+const EVENT_COLS = ["job_id", "idx", "at", "transition", "from_state", "to_state", "detail"];
+
+/**
+ * One job with its rows in one transaction: true when it was new; when PostgreSQL has it already,
+ * only the events it lacks (added on SQLite since the last run; missingRows) and how many.
+ */
+async function copyJob(c: pg.Client, j: SourceJob, pgRecipientCols: Set<string>): Promise<true | { events: number }> {
   const rename = (d: StoredDocument): StoredDocument => ({ ...d, path: path.basename(d.path) });
   const pick = (r: Row, ...names: string[]): unknown => names.map((n) => r[n]).find((v) => v !== undefined) ?? null;
   await c.query("BEGIN");
@@ -250,10 +264,36 @@ async function copyJob(c: pg.Client, j: SourceJob, pgRecipientCols: Set<string>)
             : null
           : (j.job[k] ?? null),
     );
+    // events as PostgreSQL's columns name them (an old SQLite file named some differently)
+    const events: Row[] = j.events.map((e) => ({
+      job_id: j.id,
+      idx: pick(e, "idx"),
+      at: pick(e, "at", "created_at"),
+      transition: pick(e, "transition", "name"),
+      from_state: pick(e, "from_state", "from"),
+      to_state: pick(e, "to_state", "to"),
+      detail: pick(e, "detail"),
+    }));
+    const addEvents = async (rows: Row[]): Promise<number> => {
+      for (const e of rows)
+        await c.query(
+          insertSql("job_events", EVENT_COLS, ""),
+          EVENT_COLS.map((k) => e[k] ?? null),
+        );
+      return rows.length;
+    };
     const ins = await c.query(insertSql("jobs", JOB_COLS, "ON CONFLICT (id) DO NOTHING RETURNING id"), values);
     if (ins.rowCount === 0) {
-      await c.query("ROLLBACK");
-      return false;
+      const lacking = await missingRows(c, {
+        table: "job_events",
+        cols: EVENT_COLS,
+        parentColumn: "job_id",
+        parent: j.id,
+        rows: events,
+      });
+      const n = await addEvents(lacking);
+      await c.query("COMMIT");
+      return { events: n };
     }
     for (const r of j.recs) {
       const cols = Object.keys(r).filter((k) => pgRecipientCols.has(k));
@@ -268,20 +308,7 @@ async function copyJob(c: pg.Client, j: SourceJob, pgRecipientCols: Set<string>)
         path.basename(j.all[i]!.path),
         j.bytes[i],
       ]);
-    for (const e of j.events) {
-      await c.query(
-        "INSERT INTO job_events (job_id, idx, at, transition, from_state, to_state, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        [
-          j.id,
-          pick(e, "idx"),
-          pick(e, "at", "created_at"),
-          pick(e, "transition", "name"),
-          pick(e, "from_state", "from"),
-          pick(e, "to_state", "to"),
-          pick(e, "detail"),
-        ],
-      );
-    }
+    await addEvents(events);
     await c.query("COMMIT");
     return true;
   } catch (err) {
@@ -319,7 +346,13 @@ async function copyNotificationsAndKv(
 }
 
 /** After the copy: every SQLite row must be in PostgreSQL (counted per table over the source's keys). */
-async function verify(c: pg.Client, db: Database.Database, source: MigrateCounts, tables: Set<string>): Promise<void> {
+async function verify(
+  c: pg.Client,
+  db: Database.Database,
+  source: MigrateCounts,
+  tables: Set<string>,
+  copy: TablesCopy,
+): Promise<void> {
   const ids = (db.prepare("SELECT id FROM jobs").all() as Array<{ id: string }>).map((r) => r.id);
   const one = async (sql: string, args: unknown[]): Promise<number> =>
     Number((await c.query<{ n: string }>(sql, args)).rows[0]!.n);
@@ -346,7 +379,7 @@ async function verify(c: pg.Client, db: Database.Database, source: MigrateCounts
   const short = (Object.keys(got) as Array<keyof typeof got>)
     .filter((k) => (k === "events" ? got[k] < source[k] : got[k] !== source[k]))
     .map((k) => `${k} ${got[k]} of ${source[k]}`);
-  short.push(...(await verifyTables(c, db, tables, source)));
+  short.push(...(await verifyTables(c, db, tables, source, copy)));
   if (short.length > 0) {
     throw new FaxgateError("INTERNAL", `the copy is incomplete: ${short.join(", ")}; run it again`);
   }

@@ -4,7 +4,8 @@
 // SQLite holds them (integers, JSON text, timestamps as text; blobs as bytea); serial keys are
 // PostgreSQL's to hand out, and generated columns (the stored search words) are not in the
 // definition's columns, so PostgreSQL computes them. Each row is inserted ON CONFLICT DO NOTHING on
-// its table's keys: a rerun adds what is missing, nothing twice. Every table of the definition is
+// its table's keys: a rerun adds what is missing, nothing twice. A received fax PostgreSQL holds
+// under another id (the same service fax id) is joined, not copied: its rows follow CopiedTable.fax. Every table of the definition is
 // either copied (COPIED_TABLES, in foreign-key order, or by hand: COPIED_BY_HAND) or listed in
 // NOT_COPIED with its reason; test/store/migrate-coverage.test.ts holds the three to the definition.
 import type Database from "better-sqlite3";
@@ -32,8 +33,17 @@ export interface CopiedTable {
   label: string;
   /** the columns a row is known by in PostgreSQL (what verify counts over) */
   key: string[];
-  /** rows with no key of their own, copied with their parent's row when that row is new */
+  /**
+   * rows with no key of their own, copied with their parent's row; for a parent PostgreSQL has
+   * already, those it lacks (a row is known by all its columns: missingRows)
+   */
   children?: Array<{ table: string; count: string; label: string; parentKey: string; parentColumn: string }>;
+  /**
+   * a column naming a received fax: when PostgreSQL holds that fax under another id (a gateway
+   * already on it fetched the same fax), "map" copies the row to that id, "skip" leaves it out
+   * and counts it (MigrateReport.skipped); docs/ha.md says why per table
+   */
+  fax?: { column: string; ofOtherId: "map" | "skip" };
 }
 
 /** The generic copier's tables, parents before the rows that reference them. */
@@ -55,8 +65,23 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
       },
     ],
   },
-  { table: "received_text", count: "receivedText", label: "received fax texts", key: ["fax_id"] },
-  { table: "deliveries", count: "deliveries", label: "connector deliveries", key: ["id"] },
+  // the same fax's text: PostgreSQL's own (the fleet read it) wins by the fax_id key
+  {
+    table: "received_text",
+    count: "receivedText",
+    label: "received fax texts",
+    key: ["fax_id"],
+    fax: { column: "fax_id", ofOtherId: "map" },
+  },
+  // the old gateway's routing of its own copy: the fleet routed its copy itself under its rules,
+  // and a pending row joined to it could deliver the fax once more
+  {
+    table: "deliveries",
+    count: "deliveries",
+    label: "connector deliveries",
+    key: ["id"],
+    fax: { column: "fax_id", ofOtherId: "skip" },
+  },
   { table: "sent_text", count: "sentText", label: "sent fax texts", key: ["job_id"] },
   { table: "signed_uses", count: "signedUses", label: "signed mail uses", key: ["message_key", "recipient"] },
   { table: "service_purges", count: "servicePurges", label: "service purges", key: ["message_id"] },
@@ -125,6 +150,41 @@ function* pagesOf(db: Database.Database, table: string): Generator<Row> {
   }
 }
 
+/**
+ * The rows of `rows` that PostgreSQL's rows of `table` under `parentColumn` = `parent` lack. A
+ * row with no key of its own (an event: its serial id is each database's own) is known by all
+ * of `cols`, compared as multisets: an event the fleet added to the same job is not taken for
+ * one of SQLite's, nor are two alike (the same time to the millisecond) taken for one.
+ */
+export async function missingRows(
+  c: pg.Client,
+  o: { table: string; cols: string[]; parentColumn: string; parent: string; rows: Row[] },
+): Promise<Row[]> {
+  if (o.rows.length === 0) return [];
+  const have = await c.query<Row>(
+    `SELECT ${o.cols.map(quote).join(", ")} FROM ${o.table} WHERE ${o.parentColumn} = $1`,
+    [o.parent],
+  );
+  const key = (r: Row): string => JSON.stringify(o.cols.map((k) => (r[k] == null ? null : String(r[k]))));
+  const left = new Map<string, number>();
+  for (const r of have.rows) left.set(key(r), (left.get(key(r)) ?? 0) + 1);
+  const missing: Row[] = [];
+  for (const r of o.rows) {
+    const n = left.get(key(r)) ?? 0;
+    if (n > 0) left.set(key(r), n - 1);
+    else missing.push(r);
+  }
+  return missing;
+}
+
+/** What copyTables learnt that verifyTables and the report need. */
+export interface TablesCopy {
+  /** SQLite's received fax id -> PostgreSQL's, for the faxes PostgreSQL holds under another id */
+  faxIds: Map<string, string>;
+  /** rows left out, by count name ("skip" tables) */
+  skipped: Counts;
+}
+
 /** Copies every COPIED_TABLES table the SQLite file has; fills `source` and `copied` by count name. */
 export async function copyTables(
   c: pg.Client,
@@ -132,7 +192,9 @@ export async function copyTables(
   tables: Set<string>,
   source: Counts,
   copied: Counts,
-): Promise<void> {
+): Promise<TablesCopy> {
+  const faxIds = new Map<string, string>();
+  const skipped: Counts = {};
   for (const t of COPIED_TABLES) {
     source[t.count] = 0;
     copied[t.count] = 0;
@@ -151,7 +213,16 @@ export async function copyTables(
         of: db.prepare(`SELECT * FROM ${ch.table} WHERE ${ch.parentColumn} = ? ORDER BY rowid`),
       }));
     const sql = insertSql(t.table, cols, kids.length ? " RETURNING 1 AS n" : "");
-    for (const r of pagesOf(db, t.table)) {
+    for (const row of pagesOf(db, t.table)) {
+      let r = row;
+      const other = t.fax ? faxIds.get(String(row[t.fax.column])) : undefined;
+      if (t.fax && other !== undefined) {
+        if (t.fax.ofOtherId === "skip") {
+          skipped[t.count] = (skipped[t.count] ?? 0) + 1;
+          continue;
+        }
+        r = { ...row, [t.fax.column]: other };
+      }
       const children = kids.map((k) => ({ k, rows: k.of.all(r[k.parentKey]) as Row[] }));
       for (const ch of children) source[ch.k.count]! += ch.rows.length;
       if (children.length === 0) {
@@ -164,26 +235,48 @@ export async function copyTables(
           ).rowCount ?? 0;
         continue;
       }
-      // the row and its children in one transaction: children are copied only with a new parent
+      // the row and its children in one transaction: a new parent's children all; a parent
+      // PostgreSQL has (a rerun, or the same fax under another id) those it lacks
       await c.query("BEGIN");
       try {
-        if (
+        const isNew =
           ((
             await c.query(
               sql,
               cols.map((k) => r[k] ?? null),
             )
-          ).rowCount ?? 0) > 0
-        ) {
-          copied[t.count]!++;
-          for (const ch of children)
-            for (const kr of ch.rows) {
-              await c.query(
-                insertSql(ch.k.table, ch.k.cols, ""),
-                ch.k.cols.map((k) => kr[k] ?? null),
-              );
-              copied[ch.k.count]!++;
-            }
+          ).rowCount ?? 0) > 0;
+        let parent = String(r[t.children![0]!.parentKey]);
+        if (isNew) copied[t.count]!++;
+        else if (t.table === "received_faxes") {
+          // the service's fax id is its natural key: PostgreSQL's row of it, maybe under another id
+          const there = await c.query<{ id: string }>("SELECT id FROM received_faxes WHERE message_id = $1", [
+            r.message_id,
+          ]);
+          const id = there.rows[0]?.id;
+          if (id !== undefined && id !== parent) {
+            faxIds.set(parent, id);
+            parent = id;
+          }
+        }
+        for (const ch of children) {
+          const rows = ch.rows.map((kr) => ({ ...kr, [ch.k.parentColumn]: parent }));
+          const add = isNew
+            ? rows
+            : await missingRows(c, {
+                table: ch.k.table,
+                cols: ch.k.cols,
+                parentColumn: ch.k.parentColumn,
+                parent,
+                rows,
+              });
+          for (const kr of add) {
+            await c.query(
+              insertSql(ch.k.table, ch.k.cols, ""),
+              ch.k.cols.map((k) => kr[k] ?? null),
+            );
+            copied[ch.k.count]!++;
+          }
         }
         await c.query("COMMIT");
       } catch (err) {
@@ -192,6 +285,7 @@ export async function copyTables(
       }
     }
   }
+  return { faxIds, skipped };
 }
 
 /** What PostgreSQL holds of the source's rows, per count name (children: at least as many). */
@@ -200,11 +294,19 @@ export async function verifyTables(
   db: Database.Database,
   tables: Set<string>,
   source: Counts,
+  copy: TablesCopy,
 ): Promise<string[]> {
   const short: string[] = [];
+  const faxId = (id: unknown): string => copy.faxIds.get(String(id)) ?? String(id);
   for (const t of COPIED_TABLES) {
     if (!tables.has(t.table)) continue;
-    const keys = db.prepare(`SELECT ${t.key.join(", ")} FROM ${t.table}`).all() as Row[];
+    const f = t.fax;
+    const picked = f ? [...new Set([...t.key, f.column])] : t.key;
+    let keys = db.prepare(`SELECT ${picked.join(", ")} FROM ${t.table}`).all() as Row[];
+    // skipped rows are not looked for; mapped ones under the fax's id in PostgreSQL
+    if (f?.ofOtherId === "skip") keys = keys.filter((r) => !copy.faxIds.has(String(r[f.column])));
+    if (f?.ofOtherId === "map") keys = keys.map((r) => ({ ...r, [f.column]: faxId(r[f.column]) }));
+    const expected = source[t.count]! - (copy.skipped[t.count] ?? 0);
     const arrays = t.key.map((k) => keys.map((r) => String(r[k])));
     const unnest = t.key.map((_, i) => `$${i + 1}::text[]`).join(", ");
     const got = Number(
@@ -215,12 +317,10 @@ export async function verifyTables(
         )
       ).rows[0]!.n,
     );
-    if (got !== source[t.count]) short.push(`${t.label} ${got} of ${source[t.count]}`);
+    if (got !== expected) short.push(`${t.label} ${got} of ${expected}`);
     for (const ch of t.children ?? []) {
       if (!tables.has(ch.table)) continue;
-      const parents = (db.prepare(`SELECT ${ch.parentKey} AS k FROM ${t.table}`).all() as Row[]).map((r) =>
-        String(r.k),
-      );
+      const parents = (db.prepare(`SELECT ${ch.parentKey} AS k FROM ${t.table}`).all() as Row[]).map((r) => faxId(r.k));
       const n = Number(
         (
           await c.query<{ n: string }>(`SELECT COUNT(*) AS n FROM ${ch.table} WHERE ${ch.parentColumn} = ANY($1)`, [

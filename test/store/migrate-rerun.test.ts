@@ -1,0 +1,144 @@
+// `faxgate store migrate` run again into a PostgreSQL a fleet already writes (docs/ha.md): a
+// received fax the fleet fetched itself under another id takes the SQLite copy's text and
+// timeline (its connector deliveries are left out, counted), and events added on either side
+// since the last run are copied once, never twice, whatever the fleet added meanwhile.
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateSqliteToPostgres } from "../../src/store/postgres/migrate-sqlite.js";
+import { PgStore } from "../../src/store/postgres/pg-store.js";
+import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
+import { claimText, getReceivedText, textRead } from "../../src/store/sql/received-text.js";
+import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { newJob } from "../helpers/store.js";
+import { openBackend } from "../helpers/store-backends.js";
+
+const pgMissing = pgAvailable();
+if (pgMissing) console.warn(`store migrate rerun tests skipped: ${pgMissing}`);
+
+let cluster: PgCluster;
+beforeAll(async () => {
+  if (!pgMissing) cluster = await startPgCluster();
+}, 120_000);
+afterAll(() => cluster?.destroy());
+
+const incoming = (messageId: string, withText: boolean) => ({
+  messageId,
+  user: "alice",
+  dialled: "+15550100200",
+  sender: "+15557654321",
+  csid: "DR SMITH CLINIC",
+  pages: 1,
+  status: "success",
+  receivedAt: "2026-11-20T10:00:00.000Z",
+  groups: [],
+  document: Buffer.from("%PDF-1.4\n"),
+  detail: "webhook",
+  ...(withText ? { readText: { waitsUntil: null } } : {}),
+});
+
+const zeroes = (counts: Record<string, number>) => Object.fromEntries(Object.keys(counts).map((k) => [k, 0]));
+
+describe.skipIf(pgMissing !== null)("faxgate store migrate, run again", () => {
+  it("joins a received fax the fleet holds under another id: its text and events, not its deliveries", async () => {
+    const src = await openBackend("sqlite", null);
+    try {
+      const s = src.store;
+      const { fax } = await s.keepReceived(incoming("svc-both", true));
+      const claimed = (await claimText(s.sql, { leaseMs: 60_000, pick: (u) => u[0]! }))!;
+      await textRead(s.sql, claimed.faxId, { body: "Referral for Maria Alvarez", pdf: null, pages: 1 });
+      await s.changeReceived(fax.id, {
+        set: { state: "taken", owner: "alice", note: "calling back" },
+        event: { action: "taken", actor: "alice", detail: null },
+      });
+      await queueDeliveries(s.sql, [
+        { faxId: fax.id, target: "fhir:ehr", kind: "fhir", rule: "referrals", owner: "alice", spec: { base: "x" } },
+      ]);
+      const oldEvents = await s.listReceivedEvents(fax.id);
+
+      // a gateway already on PostgreSQL fetched the same fax from the service (no OCR there)
+      const url = await cluster.createDatabase();
+      const fleet = await PgStore.open({ url, dataDir: path.join(src.dir, "pg-data") });
+      try {
+        const theirs = (await fleet.keepReceived(incoming("svc-both", false))).fax;
+        expect(theirs.id).not.toBe(fax.id);
+        const fleetEvents = await fleet.listReceivedEvents(theirs.id);
+
+        const dataDir = path.join(src.dir, "data");
+        const report = await migrateSqliteToPostgres({ dataDir, url });
+        expect(report.receivedUnderOtherId).toBe(1);
+        expect(report.skipped).toEqual({ deliveries: 1 });
+        expect(report.copied).toMatchObject({ receivedFaxes: 0, receivedText: 1, deliveries: 0 });
+        expect(report.copied.receivedEvents).toBe(oldEvents.length);
+        // one fax, under the fleet's id, with the SQLite copy's text and both timelines
+        expect((await fleet.listReceived()).map((f) => f.id)).toEqual([theirs.id]);
+        expect(await getReceivedText(fleet.sql, theirs.id)).toMatchObject({
+          faxId: theirs.id,
+          state: "done",
+          body: "Referral for Maria Alvarez",
+        });
+        const joined = await fleet.listReceivedEvents(theirs.id);
+        expect(joined).toHaveLength(fleetEvents.length + oldEvents.length);
+        expect(joined).toEqual(expect.arrayContaining(oldEvents));
+        expect(await listDeliveries(fleet.sql)).toEqual([]);
+
+        // and again: nothing twice
+        const again = await migrateSqliteToPostgres({ dataDir, url });
+        expect(again.copied).toEqual(zeroes(again.copied));
+        expect(again.receivedUnderOtherId).toBe(1);
+        expect(again.skipped).toEqual({ deliveries: 1 });
+        expect(await fleet.listReceivedEvents(theirs.id)).toHaveLength(joined.length);
+      } finally {
+        await fleet.close();
+      }
+    } finally {
+      await src.cleanup();
+    }
+  });
+
+  it("copies the events added since to jobs and faxes copied before, once, beside the fleet's own", async () => {
+    const src = await openBackend("sqlite", null);
+    try {
+      const s = src.store;
+      const { job } = await s.enqueue(newJob(src.dir, { recipients: [{ number: "+15550000200" }] }));
+      const other = (await s.enqueue(newJob(src.dir, { recipients: [{ number: "+15550000201" }] }))).job;
+      const { fax } = await s.keepReceived(incoming("svc-later", false));
+      const dataDir = path.join(src.dir, "data");
+      const url = await cluster.createDatabase();
+      const first = await migrateSqliteToPostgres({ dataDir, url });
+      expect(first.copied.jobs).toBe(2);
+
+      const fleet = await PgStore.open({ url, dataDir: path.join(src.dir, "pg-data") });
+      try {
+        // the fleet works one job on (an event of its own), the old gateway both, and the fax
+        await fleet.operate(other.id, "cancel", "ops");
+        await s.operate(job.id, "hold", "ops");
+        await s.operate(other.id, "hold", "ops");
+        await s.changeReceived(fax.id, {
+          set: { state: "taken", owner: "alice" },
+          event: { action: "taken", actor: "alice", detail: null },
+        });
+        const fleetOwn = await fleet.listEvents(other.id);
+
+        const again = await migrateSqliteToPostgres({ dataDir, url });
+        expect(again.alreadyThere).toBe(2);
+        expect(again.copied).toMatchObject({ jobs: 0, events: 2, receivedFaxes: 0, receivedEvents: 1 });
+        expect(await fleet.listEvents(job.id)).toEqual(await s.listEvents(job.id));
+        const both = await fleet.listEvents(other.id);
+        expect(both).toHaveLength(fleetOwn.length + 1);
+        expect(both).toEqual(expect.arrayContaining([...(await s.listEvents(other.id)), ...fleetOwn]));
+        const faxEvents = await s.listReceivedEvents(fax.id);
+        expect(await fleet.listReceivedEvents(fax.id)).toEqual(faxEvents);
+
+        // a third run finds nothing new
+        const third = await migrateSqliteToPostgres({ dataDir, url });
+        expect(third.copied).toEqual(zeroes(third.copied));
+        expect(await fleet.listEvents(other.id)).toHaveLength(both.length);
+        expect(await fleet.listReceivedEvents(fax.id)).toHaveLength(faxEvents.length);
+      } finally {
+        await fleet.close();
+      }
+    } finally {
+      await src.cleanup();
+    }
+  });
+});
