@@ -55,6 +55,12 @@ export async function storeMigrateCommand(opts: GlobalOptions & { to?: string; j
       (report.receivedUnderOtherId
         ? `joined: ${report.receivedUnderOtherId} received faxes PostgreSQL held under another id took their texts and events; ${report.skipped.deliveries ?? 0} of their connector deliveries left out (docs/ha.md)\n`
         : "") +
+      report.holdAgain
+        .map(
+          (h) =>
+            `hold again: received fax ${h.heldId} is held here but the fleet keeps it as ${h.fleetId}: faxgate legal-hold add --received ${h.fleetId} --reason ...\n`,
+        )
+        .join("") +
       `verified: every row of the SQLite queue is in ${shown}\n`,
   );
 }

@@ -1,13 +1,17 @@
 // `faxgate store migrate` run again into a PostgreSQL a fleet already writes (docs/ha.md): a
 // received fax the fleet fetched itself under another id takes the SQLite copy's text and
 // timeline (its connector deliveries are left out, counted), and events added on either side
-// since the last run are copied once, never twice, whatever the fleet added meanwhile.
+// since the last run are copied once, never twice, whatever the fleet added meanwhile. A legal
+// hold on the old copy is named for placing again on the fleet's.
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateSqliteToPostgres } from "../../src/store/postgres/migrate-sqlite.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
 import { claimText, getReceivedText, textRead } from "../../src/store/sql/received-text.js";
+import { addHold } from "../../src/store/sql/retention.js";
+import { runCli } from "../helpers/cli.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { newJob } from "../helpers/store.js";
 import { openBackend } from "../helpers/store-backends.js";
@@ -53,6 +57,11 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate, run again", () => {
       await queueDeliveries(s.sql, [
         { faxId: fax.id, target: "fhir:ehr", kind: "fhir", rule: "referrals", owner: "alice", spec: { base: "x" } },
       ]);
+      await addHold(
+        s.sql,
+        { kind: "received", value: fax.id, reason: "subpoena 24-117", by: "ops" },
+        async () => undefined,
+      );
       const oldEvents = await s.listReceivedEvents(fax.id);
 
       // a gateway already on PostgreSQL fetched the same fax from the service (no OCR there)
@@ -67,6 +76,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate, run again", () => {
         const report = await migrateSqliteToPostgres({ dataDir, url });
         expect(report.receivedUnderOtherId).toBe(1);
         expect(report.skipped).toEqual({ deliveries: 1 });
+        expect(report.holdAgain).toEqual([{ heldId: fax.id, fleetId: theirs.id }]);
         expect(report.copied).toMatchObject({ receivedFaxes: 0, receivedText: 1, deliveries: 0 });
         expect(report.copied.receivedEvents).toBe(oldEvents.length);
         // one fax, under the fleet's id, with the SQLite copy's text and both timelines
@@ -87,6 +97,19 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate, run again", () => {
         expect(again.receivedUnderOtherId).toBe(1);
         expect(again.skipped).toEqual({ deliveries: 1 });
         expect(await fleet.listReceivedEvents(theirs.id)).toHaveLength(joined.length);
+
+        // the CLI says what was joined, left out, and which hold to place again
+        await s.close();
+        const cfg = path.join(src.dir, "faxgate.yaml");
+        writeFileSync(cfg, `api: {baseUrl: sandbox}\ndata: ./data\nusers: []\n`);
+        const r = await runCli(["store", "migrate", "--to", url, "--config", cfg]);
+        expect(r.code).toBe(0);
+        expect(r.stdout).toContain(
+          "joined: 1 received faxes PostgreSQL held under another id took their texts and events; 1 of their connector deliveries left out",
+        );
+        expect(r.stdout).toContain(
+          `hold again: received fax ${fax.id} is held here but the fleet keeps it as ${theirs.id}: faxgate legal-hold add --received ${theirs.id}`,
+        );
       } finally {
         await fleet.close();
       }

@@ -57,6 +57,11 @@ export interface MigrateReport {
   receivedUnderOtherId: number;
   /** Rows left out by count name, with why in docs/ha.md: the deliveries of those faxes. */
   skipped: Partial<MigrateCounts>;
+  /**
+   * Active legal holds on such a fax: copied as held (naming SQLite's id), they do not keep the
+   * fleet's copy; an operator places them again on `fleetId` (a hold is a ledger act, not ours).
+   */
+  holdAgain: Array<{ heldId: string; fleetId: string }>;
 }
 
 type Row = Record<string, unknown>;
@@ -158,7 +163,27 @@ export async function migrateSqliteToPostgres(opts: {
     const copy = await copyTables(c, db, tables, source, copied);
 
     await verify(c, db, source, tables, copy);
-    return { source, copied, alreadyThere, receivedUnderOtherId: copy.faxIds.size, skipped: copy.skipped };
+    const held = tables.has("legal_holds")
+      ? (
+          db
+            .prepare("SELECT DISTINCT value FROM legal_holds WHERE kind = 'received' AND released_at IS NULL")
+            .all() as Array<{
+            value: string;
+          }>
+        ).map((h) => h.value)
+      : [];
+    const holdAgain = held.flatMap((heldId) => {
+      const fleetId = copy.faxIds.get(heldId);
+      return fleetId ? [{ heldId, fleetId }] : [];
+    });
+    return {
+      source,
+      copied,
+      alreadyThere,
+      receivedUnderOtherId: copy.faxIds.size,
+      skipped: copy.skipped,
+      holdAgain,
+    };
   } catch (err) {
     throw storeError(err, "store migrate", [safePassword(opts.url)]);
   } finally {
