@@ -58,7 +58,7 @@ export function setupCommands(program: Command): void {
   store
     .command("migrate")
     .description(
-      "copy the SQLite queue in `data` (every job, document, event, notification and state key) into PostgreSQL; rerun it to copy what is missing; refused while the daemon runs",
+      "copy the SQLite queue in `data` (every job, document, event, notification and state key) into PostgreSQL; rerun it to copy what is missing (events added since; a received fax the fleet holds already is joined, docs/ha.md); refused while the daemon runs",
     )
     .option("--to <url>", "postgres://user@host/db (default: the config's database)")
     .addOption(configOption())
