@@ -7,20 +7,14 @@ import type { OcrDuty } from "../../src/ocr/ocr-duty.js";
 import { getSentText } from "../../src/store/sql/sent-text.js";
 import { HAVE_OCR, ocrDutyRig, ocrRunner } from "../helpers/ocr-duty.js";
 import { scannedFax } from "../helpers/scanned-fax.js";
-import { docFile, newJob, type TempStore } from "../helpers/store.js";
+import { docFile, markSent, newJob, type TempStore } from "../helpers/store.js";
 import { nextEvent } from "../helpers/wait.js";
 
 const rig = ocrDutyRig();
 
 async function sent(s: TempStore, documents: Array<{ path: string; name: string; contentType: string }>) {
   const { job } = await s.store.enqueue(newJob(s.dir, { documents }));
-  const now = new Date().toISOString();
-  // delivered as the dispatcher leaves it: the sweep looks at the job's state and times
-  await s.store.sql.run("UPDATE jobs SET state = 'delivered', finished_at = ?, updated_at = ? WHERE id = ?", [
-    now,
-    now,
-    job.id,
-  ]);
+  await markSent(s.store, job.id);
   return job.id;
 }
 

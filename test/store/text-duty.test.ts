@@ -19,7 +19,7 @@ import {
   sentTextUnreadable,
 } from "../../src/store/sql/sent-text.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { newJob } from "../helpers/store.js";
+import { markSent, newJob } from "../helpers/store.js";
 import { openBackend, type BackendName, type BackendStore } from "../helpers/store-backends.js";
 
 const pgMissing = pgAvailable();
@@ -68,12 +68,7 @@ const SIDES: Record<"received" | "sent", Side> = {
   sent: {
     add: async (b) => {
       const { job } = await b.store.enqueue(newJob(b.dir, {}));
-      const now = new Date().toISOString();
-      await b.store.sql.run("UPDATE jobs SET state = 'delivered', finished_at = ?, updated_at = ? WHERE id = ?", [
-        now,
-        now,
-        job.id,
-      ]);
+      await markSent(b.store, job.id);
       const since = "2026-01-01T00:00:00.000Z";
       expect(await queueSentTexts(b.store.sql, { since, changedSince: since })).toBe(1);
       return job.id;
