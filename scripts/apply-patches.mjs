@@ -5,8 +5,9 @@
 // A patch already applied is left alone; one that no longer applies (the library moved) stops
 // the install with its name, so an upgrade is never taken with the change silently missing.
 // Applied here in plain Node rather than by patch(1), which a fresh machine may not have: the
-// quick start's `npm ci` must work with Node alone.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+// quick start's `npm ci` must work with Node alone. Its parser is also the differential tests'
+// (test/helpers/unpatched.ts): imported, it applies nothing.
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,7 +17,7 @@ const dir = path.join(root, "patches");
 const require = createRequire(path.join(root, "package.json"));
 
 /** The installed package's folder: up from its entry point to the package.json naming it. */
-function packageDir(name) {
+export function packageDir(name) {
   let d = path.dirname(require.resolve(name));
   for (;;) {
     const pj = path.join(d, "package.json");
@@ -31,7 +32,7 @@ function packageDir(name) {
  * The patch's files and hunks: a unified diff (`--- a/...`, `+++ b/...`, `@@ ... @@`, then lines
  * starting with " ", "-" or "+"); text before the first `---` is its description.
  */
-function parsePatch(text) {
+export function parsePatch(text) {
   const files = [];
   let file = null;
   let hunk = null;
@@ -86,26 +87,34 @@ function applyPatch(dir, text) {
   return "applied";
 }
 
-let failed = false;
-for (const name of existsSync(dir)
-  ? readdirSync(dir)
-      .filter((f) => f.endsWith(".patch"))
-      .sort()
-  : []) {
-  const pkg = name.slice(0, name.indexOf("+")).replace("__", "/");
-  let cwd;
-  try {
-    cwd = packageDir(pkg);
-  } catch (err) {
-    console.error(`faxgate patches: ${name}: ${err.message}`);
-    failed = true;
-    continue;
+/** Applies every patch of patches/; 1 when one could not be applied (its name said), else 0. */
+function applyAll() {
+  let failed = false;
+  for (const name of existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith(".patch"))
+        .sort()
+    : []) {
+    const pkg = name.slice(0, name.indexOf("+")).replace("__", "/");
+    let cwd;
+    try {
+      cwd = packageDir(pkg);
+    } catch (err) {
+      console.error(`faxgate patches: ${name}: ${err.message}`);
+      failed = true;
+      continue;
+    }
+    const result = applyPatch(cwd, readFileSync(path.join(dir, name), "utf8"));
+    if (result === "applied") console.log(`faxgate patches: applied ${name}`);
+    else if (result !== "already") {
+      console.error(`faxgate patches: ${name} does not apply to this ${pkg}: ${result}`);
+      failed = true;
+    }
   }
-  const result = applyPatch(cwd, readFileSync(path.join(dir, name), "utf8"));
-  if (result === "applied") console.log(`faxgate patches: applied ${name}`);
-  else if (result !== "already") {
-    console.error(`faxgate patches: ${name} does not apply to this ${pkg}: ${result}`);
-    failed = true;
-  }
+  return failed ? 1 : 0;
 }
-process.exit(failed ? 1 : 0);
+
+// run as the postinstall (node scripts/apply-patches.mjs), not when imported
+// (real paths: the checkout may be reached through a link)
+const self = realpathSync(fileURLToPath(import.meta.url));
+if (process.argv[1] && existsSync(process.argv[1]) && realpathSync(process.argv[1]) === self) process.exit(applyAll());

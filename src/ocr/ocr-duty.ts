@@ -10,6 +10,7 @@ import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import { describeError, isFaxgateError } from "../errors.js";
 import type { Logger } from "../log/index.js";
+import { type Jitter, retryDelayMs } from "../retry-schedule.js";
 import {
   type Db,
   type QueueStore,
@@ -64,6 +65,9 @@ export interface OcrDutyOptions {
 
 /** kv key: when sent faxes' text was first read here (jobs sent before it are not read). */
 const SENT_SINCE = "ocr.sent.since";
+
+/** OCR's tries come back on the steps as they are: one reader per slot, nothing to spread. */
+const EXACT: Jitter = { spread: [1, 1] };
 
 /** The text of a fax is known (read, unreadable or given up): content rules may route it now. */
 export interface TextKnown {
@@ -200,15 +204,9 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown]; idle: [] }> {
       log.info({ pages: out.pages, ms: this.clock.now() - started }, "OCR text read");
       this.known(job.faxId, "done");
     } catch (err) {
-      const temporary = !isFaxgateError(err) || err.temporary;
-      const last = !temporary || job.attempts >= this.o.attempts;
-      const why = isFaxgateError(err) ? err.message : describeError(err);
-      const retry = this.o.retryMs ?? [60_000, 300_000, 1_800_000];
-      const retryAt = last ? null : new Date(this.clock.now() + retry[Math.min(job.attempts - 1, retry.length - 1)]!);
-      await textFailed(db, job.faxId, why, retryAt).catch((e: unknown) =>
-        log.error({ err: describeError(e) }, "OCR outcome could not be stored; the lease will end and it runs again"),
+      const retryAt = await this.failed(err, job.attempts, log, "OCR failed", (why, at) =>
+        textFailed(db, job.faxId, why, at),
       );
-      log.warn({ attempt: job.attempts, why, retryAt: retryAt?.toISOString() ?? null }, "OCR failed");
       this.known(job.faxId, retryAt ? "pending" : "failed");
     }
   }
@@ -276,16 +274,34 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown]; idle: [] }> {
       await sentTextRead(db, job.jobId, { body: texts.join("\f"), pages });
       log.info({ pages, ms: this.clock.now() - started }, "OCR text of a sent fax read");
     } catch (err) {
-      const temporary = !isFaxgateError(err) || err.temporary;
-      const last = !temporary || job.attempts >= this.o.attempts;
-      const why = isFaxgateError(err) ? err.message : describeError(err);
-      const retry = this.o.retryMs ?? [60_000, 300_000, 1_800_000];
-      const retryAt = last ? null : new Date(this.clock.now() + retry[Math.min(job.attempts - 1, retry.length - 1)]!);
-      await sentTextFailed(db, job.jobId, why, retryAt).catch((e: unknown) =>
-        log.error({ err: describeError(e) }, "OCR outcome could not be stored; the lease will end and it runs again"),
+      await this.failed(err, job.attempts, log, "OCR of a sent fax failed", (why, at) =>
+        sentTextFailed(db, job.jobId, why, at),
       );
-      log.warn({ attempt: job.attempts, why, retryAt: retryAt?.toISOString() ?? null }, "OCR of a sent fax failed");
     }
+  }
+
+  /**
+   * A run (a received or a sent fax's) that threw: tried again on the schedule while the error
+   * is temporary and tries are left, else given up. `store` keeps the outcome; when it cannot,
+   * the lease ends and the run comes again. The time of the next try, null when given up.
+   */
+  private async failed(
+    err: unknown,
+    attempts: number,
+    log: Logger,
+    what: string,
+    store: (why: string, retryAt: Date | null) => Promise<unknown>,
+  ): Promise<Date | null> {
+    const temporary = !isFaxgateError(err) || err.temporary;
+    const last = !temporary || attempts >= this.o.attempts;
+    const why = isFaxgateError(err) ? err.message : describeError(err);
+    const steps = this.o.retryMs ?? [60_000, 300_000, 1_800_000];
+    const retryAt = last ? null : new Date(this.clock.now() + retryDelayMs(steps, attempts, EXACT));
+    await store(why, retryAt).catch((e: unknown) =>
+      log.error({ err: describeError(e) }, "OCR outcome could not be stored; the lease will end and it runs again"),
+    );
+    log.warn({ attempt: attempts, why, retryAt: retryAt?.toISOString() ?? null }, what);
+    return retryAt;
   }
 
   private known(faxId: string, state: TextKnown["state"]): void {

@@ -363,6 +363,40 @@ export function endChild(child: ChildProcess, signal: NodeJS.Signals): Promise<v
   });
 }
 
+/**
+ * What both doors begin with, as the composition root's factories make it: the test's folder and
+ * emulator, the config, the data folder opened (its queue wrapped when the test asks) and the
+ * core. `parts` is the door's list to push to and start; stop() stops what was started, then the
+ * emulator and folder, and is called here when the opening itself fails.
+ */
+async function openDoor(
+  spec: GatewaySpec & { logger?: Logger; clock?: Clock; wrapStore?: (s: QueueStore) => QueueStore },
+) {
+  const { dir, emu, raw } = await prepareGateway(spec);
+  const parts: Part[] = [];
+  const logger = spec.logger ?? createLogger({ level: "fatal" });
+  const clock = spec.clock ?? systemClock;
+  let started = false;
+  const stop = async () => {
+    if (started) await stopParts(parts, { timeoutMs: 5000, now: () => clock.now(), logger });
+    await emu.stop();
+    removeFolder(dir);
+  };
+  try {
+    const config = validateConfig(raw, "test config");
+    const held = await openDataFolder(config, { logger, clock });
+    const store = spec.wrapStore ? spec.wrapStore(held.store) : held.store;
+    parts.push(...dataFolderParts({ ...held, store }, logger));
+    started = true;
+    const core = createCore({ config, service: serviceOf(config), store, clock, logger, metrics: new Metrics() });
+    parts.push(ledgerSealPart(core.ledger), core.api.part);
+    return { dir, emu, config, logger, core, parts, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
 /** Hooks of `startMailDoor` a test may set besides the config. */
 export interface MailDoorSpec extends GatewaySpec {
   /** The gateway's logger (default: silent). */
@@ -395,25 +429,8 @@ export interface TestMailDoor {
  * queued for the test to look at; stop() ends it, its emulator and folder.
  */
 export async function startMailDoor(spec: MailDoorSpec): Promise<TestMailDoor> {
-  const { dir, emu, raw } = await prepareGateway(spec);
-  const parts: Part[] = [];
-  const logger = spec.logger ?? createLogger({ level: "fatal" });
-  const clock = spec.clock ?? systemClock;
-  let started = false;
-  const stop = async () => {
-    if (started) await stopParts(parts, { timeoutMs: 5000, now: () => clock.now(), logger });
-    await emu.stop();
-    removeFolder(dir);
-  };
+  const { dir, emu, config, logger, core, parts, stop } = await openDoor(spec);
   try {
-    const config = validateConfig(raw, "test config");
-    const service = serviceOf(config);
-    const held = await openDataFolder(config, { logger, clock });
-    const store = spec.wrapStore ? spec.wrapStore(held.store) : held.store;
-    parts.push(...dataFolderParts({ ...held, store }, logger));
-    started = true;
-    const core = createCore({ config, service, store, clock, logger, metrics: new Metrics() });
-    parts.push(ledgerSealPart(core.ledger), core.api.part);
     const made = createConverters(core);
     let conv = made;
     if (spec.readers || spec.office) {
@@ -501,34 +518,16 @@ export interface TestSpoolDoor {
  * queued for the test to look at; stop() ends it, its emulator and folder.
  */
 export async function startSpoolDoor(spec: SpoolDoorSpec): Promise<TestSpoolDoor> {
-  const { dir, emu, raw } = await prepareGateway(spec);
-  const parts: Part[] = [];
-  const logger = spec.logger ?? createLogger({ level: "fatal" });
-  const clock = spec.clock ?? systemClock;
-  let started = false;
+  const opened = await openDoor(spec);
+  const { dir, emu, config, logger, core, parts } = opened;
   let watcher: SpoolWatcher | null = null;
   const stop = async () => {
     await watcher?.stop();
-    if (started) await stopParts(parts, { timeoutMs: 5000, now: () => clock.now(), logger });
-    await emu.stop();
-    removeFolder(dir);
+    await opened.stop();
   };
   try {
-    const config = validateConfig(raw, "test config");
     const spool = config.spool;
     if (!spool) throw new Error("startSpoolDoor needs a spool section");
-    const held = await openDataFolder(config, { logger, clock });
-    parts.push(...dataFolderParts(held, logger));
-    started = true;
-    const core = createCore({
-      config,
-      service: serviceOf(config),
-      store: held.store,
-      clock,
-      logger,
-      metrics: new Metrics(),
-    });
-    parts.push(ledgerSealPart(core.ledger), core.api.part);
     if (spec.left) {
       const left = new Set(spec.left);
       core.live.leaversFrom(

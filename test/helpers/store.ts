@@ -3,6 +3,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Clock } from "../../src/clock.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { QueueStore } from "../../src/store/queue-store.js";
 import type { NewJob } from "../../src/store/types.js";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import { tempFolder } from "../tmp-dir.js";
@@ -81,4 +82,16 @@ export function newJob(dir: string, over: Partial<NewJob> = {}): NewJob {
     cover: { enabled: false },
     ...over,
   };
+}
+
+/**
+ * A queued job sent, as the dispatcher leaves it (delivered, finished and changed at `at`): what
+ * the OCR duty's sweep of sent faxes looks for, without a fax service.
+ */
+export async function markSent(store: QueueStore, jobId: string, at = new Date().toISOString()): Promise<void> {
+  await store.sql.run("UPDATE jobs SET state = 'delivered', finished_at = ?, updated_at = ? WHERE id = ?", [
+    at,
+    at,
+    jobId,
+  ]);
 }

@@ -7,50 +7,19 @@ import { createRequire } from "node:module";
 import Module from "node:module";
 import path from "node:path";
 import vm from "node:vm";
+import { packageDir, parsePatch } from "../../scripts/apply-patches.mjs";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
-/** The [before, after] text of each hunk a unified diff makes to `file` (as scripts/apply-patches.mjs reads it). */
+/** The [before, after] text of each hunk the patch makes to `file`, read by the postinstall's own parser. */
 function hunksOf(patchText: string, file: string): Array<{ before: string; after: string }> {
-  const out: Array<{ before: string[]; after: string[] }> = [];
-  let inFile = false;
-  let hunk: { before: string[]; after: string[] } | null = null;
-  for (const line of patchText.split("\n")) {
-    if (line.startsWith("+++ ")) {
-      inFile = line.slice(4).split("\t")[0].replace(/^b\//, "") === file;
-      hunk = null;
-    } else if (line.startsWith("--- ")) {
-      hunk = null;
-    } else if (inFile && line.startsWith("@@")) {
-      hunk = { before: [], after: [] };
-      out.push(hunk);
-    } else if (hunk && /^[ +-]/.test(line)) {
-      if (line[0] !== "+") hunk.before.push(line.slice(1));
-      if (line[0] !== "-") hunk.after.push(line.slice(1));
-    } else if (hunk && line === "") {
-      hunk.before.push("");
-      hunk.after.push("");
-    }
-  }
-  return out.map((h) => ({ before: h.before.join("\n"), after: h.after.join("\n") }));
+  return parsePatch(patchText)
+    .filter((f) => f.path === file)
+    .flatMap((f) => f.hunks)
+    .map((h) => ({ before: h.before.join("\n"), after: h.after.join("\n") }));
 }
 
-/** The folder of an installed package (as scripts/apply-patches.mjs finds it). */
-export function packageDir(name: string): string {
-  const require = createRequire(path.join(root, "package.json"));
-  let d = path.dirname(require.resolve(name));
-  for (;;) {
-    const pj = path.join(d, "package.json");
-    try {
-      if (JSON.parse(readFileSync(pj, "utf8")).name === name) return d;
-    } catch {
-      // no package.json at this level
-    }
-    const up = path.dirname(d);
-    if (up === d) throw new Error(`cannot find the folder of ${name}`);
-    d = up;
-  }
-}
+export { packageDir };
 
 /**
  * Loads `file` of package `pkg` as upstream ships it: the installed text with the hunks that

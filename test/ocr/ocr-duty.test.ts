@@ -5,17 +5,15 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { findExecutable } from "../../src/fs/executable.js";
-import { silentLogger } from "../../src/log/logger.js";
-import { OcrDuty, type TextKnown } from "../../src/ocr/ocr-duty.js";
-import { OcrRunner } from "../../src/ocr/ocr-run.js";
+import { describe, expect, it } from "vitest";
+import type { OcrDuty, TextKnown } from "../../src/ocr/ocr-duty.js";
+import type { OcrRunner } from "../../src/ocr/ocr-run.js";
 import { getReceivedText } from "../../src/store/sql/received-text.js";
 import { faxQuality, pictureToPdf, rasterise, scannedFax, typeset } from "../helpers/scanned-fax.js";
-import { tempStore, type TempStore } from "../helpers/store.js";
+import { HAVE_OCR, ocrDutyRig, ocrRunner as runner } from "../helpers/ocr-duty.js";
+import type { TempStore } from "../helpers/store.js";
 import { nextEvent } from "../helpers/wait.js";
 
-const HAVE_OCR = findExecutable("ocrmypdf") !== null && findExecutable("gs") !== null;
 if (!HAVE_OCR)
   console.warn("OCR tests skipped: ocrmypdf or ghostscript is absent (apt-get install ocrmypdf tesseract-ocr-eng)");
 
@@ -26,14 +24,7 @@ const LINES = [
   "Please return the signed form by fax.",
 ];
 
-let t: TempStore | null = null;
-let duty: OcrDuty | null = null;
-afterEach(async () => {
-  await duty?.stop();
-  duty = null;
-  t?.cleanup();
-  t = null;
-});
+const rig = ocrDutyRig();
 
 function pdfText(pdf: Uint8Array, dir: string): string {
   const file = path.join(dir, `check-${Date.now()}.pdf`);
@@ -59,33 +50,21 @@ async function keep(s: TempStore, messageId: string, document: Buffer) {
   return fax;
 }
 
-function start(s: TempStore, runner: OcrRunner, retryMs = [60_000]): OcrDuty {
-  const d = new OcrDuty({
-    store: s.store,
-    reader: runner,
-    concurrency: 1,
-    attempts: 3,
-    timeoutMs: 120_000,
-    logger: silentLogger(),
-    retryMs,
-    idleMs: 60_000,
-  });
+function start(reader: OcrRunner, retryMs = [60_000]): OcrDuty {
+  const d = rig.duty({ reader, retryMs });
   d.start();
   return d;
 }
 
-const runner = () =>
-  new OcrRunner({ command: "ocrmypdf", languages: ["eng"], timeoutMs: 120_000, memoryMb: 2048, sandbox: "auto" });
-
 describe.skipIf(!HAVE_OCR)("OCR of a received fax", () => {
   it("reads a scanned fax at 204x196 dpi: the words are stored and the PDF gains its text layer", async () => {
-    t = tempStore();
+    const t = rig.store();
     const scan = await scannedFax(LINES, { dpi: [204, 196], noise: 0.004, seed: 7 });
     // the picture holds no text of its own: whatever pdftotext finds later, OCR put there
     expect(pdfText(scan, t.dir).trim()).toBe("");
     const fax = await keep(t, "msg-scan-1", scan);
     expect((await getReceivedText(t.store.sql, fax.id))?.state).toBe("pending");
-    duty = start(t, runner());
+    const duty = start(runner());
     const known = (await nextEvent(
       duty,
       "known",
@@ -108,12 +87,12 @@ describe.skipIf(!HAVE_OCR)("OCR of a received fax", () => {
   }, 180_000);
 
   it("keeps a fax without words as it came, and says so", async () => {
-    t = tempStore();
+    const t = rig.store();
     const img = rasterise(await typeset([]), [204, 98]);
     faxQuality(img, 0.001, 3);
     const blank = await pictureToPdf(img);
     const fax = await keep(t, "msg-blank-1", blank);
-    duty = start(t, runner());
+    const duty = start(runner());
     const [k] = (await nextEvent(
       duty,
       "known",
@@ -129,10 +108,10 @@ describe.skipIf(!HAVE_OCR)("OCR of a received fax", () => {
   }, 180_000);
 
   it("a run killed mid-way leaves the fax kept and is tried again", async () => {
-    t = tempStore();
+    const t = rig.store();
     const fax = await keep(t, "msg-kill-1", await scannedFax(LINES, { seed: 11 }));
     const r = runner();
-    duty = start(t, r, [0]);
+    const duty = start(r, [0]);
     // ocrmypdf's process group is there once the run has begun: end it as a crash or an OOM kill would
     const [pid] = (await nextEvent(r, "started", "the OCR run's start", () => true, 60_000)) as [number];
     process.kill(-pid, "SIGKILL");

@@ -1,65 +1,38 @@
 // The OCR duty's sent half on a real store with the real tools: a sent fax whose page has no words
 // ends as unreadable and its timeline says so; a plain-text document is taken as it is (no OCR);
-// a job sent before the duty first looked is not read.
+// a job sent before the duty first looked is not read; a run killed mid-way is tried again.
 import { PDFDocument } from "@cantoo/pdf-lib";
-import { afterEach, describe, expect, it } from "vitest";
-import { findExecutable } from "../../src/fs/executable.js";
-import { silentLogger } from "../../src/log/logger.js";
-import { OcrDuty } from "../../src/ocr/ocr-duty.js";
-import { OcrRunner } from "../../src/ocr/ocr-run.js";
+import { describe, expect, it } from "vitest";
+import type { OcrDuty } from "../../src/ocr/ocr-duty.js";
 import { getSentText } from "../../src/store/sql/sent-text.js";
-import { docFile, newJob, tempStore, type TempStore } from "../helpers/store.js";
+import { HAVE_OCR, ocrDutyRig, ocrRunner } from "../helpers/ocr-duty.js";
+import { scannedFax } from "../helpers/scanned-fax.js";
+import { docFile, markSent, newJob, type TempStore } from "../helpers/store.js";
 import { nextEvent } from "../helpers/wait.js";
 
-const HAVE_OCR = findExecutable("ocrmypdf") !== null && findExecutable("gs") !== null;
-
-let t: TempStore | null = null;
-let duty: OcrDuty | null = null;
-afterEach(async () => {
-  await duty?.stop();
-  duty = null;
-  t?.cleanup();
-  t = null;
-});
+const rig = ocrDutyRig();
 
 async function sent(s: TempStore, documents: Array<{ path: string; name: string; contentType: string }>) {
   const { job } = await s.store.enqueue(newJob(s.dir, { documents }));
-  const now = new Date().toISOString();
-  // delivered as the dispatcher leaves it: the sweep looks at the job's state and times
-  await s.store.sql.run("UPDATE jobs SET state = 'delivered', finished_at = ?, updated_at = ? WHERE id = ?", [
-    now,
-    now,
-    job.id,
-  ]);
+  await markSent(s.store, job.id);
   return job.id;
+}
+
+/** Starts the duty; its first look marks when sent faxes are read from: jobs sent after it are read. */
+async function firstLook(duty: OcrDuty): Promise<void> {
+  const first = nextEvent(duty, "idle", "the OCR duty idle", () => true, 120_000);
+  duty.start();
+  await first;
 }
 
 describe.skipIf(!HAVE_OCR)("the OCR duty's sent faxes", () => {
   it("a page without words is unreadable, said so; plain text is taken as it is; earlier ones are not read", async () => {
-    t = tempStore();
+    const t = rig.store();
     const early = await sent(t, [
       { path: docFile(t.dir, "Sent before\n"), name: "early.txt", contentType: "text/plain" },
     ]);
-    duty = new OcrDuty({
-      store: t.store,
-      reader: new OcrRunner({
-        command: "ocrmypdf",
-        languages: ["eng"],
-        timeoutMs: 120_000,
-        memoryMb: 2048,
-        sandbox: "auto",
-      }),
-      concurrency: 1,
-      attempts: 3,
-      timeoutMs: 120_000,
-      logger: silentLogger(),
-      idleMs: 60_000,
-      sent: { jobs: t.store },
-    });
-    // the first look marks when sent faxes are read from; jobs sent after it are read
-    const first = nextEvent(duty, "idle", "the OCR duty idle", () => true, 120_000);
-    duty.start();
-    await first;
+    const duty = rig.duty({ sent: { jobs: t.store } });
+    await firstLook(duty);
     const blank = await PDFDocument.create();
     blank.addPage([612, 792]);
     const blankId = await sent(t, [
@@ -85,4 +58,27 @@ describe.skipIf(!HAVE_OCR)("the OCR duty's sent faxes", () => {
     );
     expect(await getSentText(t.store.sql, early)).toBeNull();
   }, 150_000);
+
+  it("a run killed mid-way is tried again and read", async () => {
+    const t = rig.store();
+    const reader = ocrRunner();
+    const duty = rig.duty({ reader, retryMs: [0], sent: { jobs: t.store } });
+    await firstLook(duty);
+    const scan = await scannedFax(["DELIVERY NOTE", "Gauze for Maria Alvarez", "Order 7781"], { seed: 5 });
+    const id = await sent(t, [{ path: docFile(t.dir, scan), name: "note.pdf", contentType: "application/pdf" }]);
+    const started = nextEvent(reader, "started", "the OCR run's start", () => true, 60_000);
+    duty.poke();
+    const [pid] = (await started) as [number];
+    // the run is claimed: the next idle comes after it was tried again
+    const idle = nextEvent(duty, "idle", "the OCR duty idle after the retry", () => true, 120_000);
+    process.kill(-pid, "SIGKILL");
+    await idle;
+    const text = (await getSentText(t.store.sql, id))!;
+    expect(text).toMatchObject({ state: "done", attempts: 2 });
+    expect(text.body).toContain("Alvarez");
+    // a try that is tried again is not on the timeline; its read is
+    expect(
+      (await t.store.listEvents(id)).filter((e) => e.transition.startsWith("text")).map((e) => e.transition),
+    ).toEqual(["text read"]);
+  }, 240_000);
 });

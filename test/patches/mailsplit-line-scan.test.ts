@@ -6,6 +6,8 @@
 // give exactly the same stream of nodes and body chunks, or the same error.
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { byteCuts, fuzzStream, randomCuts } from "../helpers/fuzz.js";
+import { prng } from "../helpers/prng.js";
 import { loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 interface SplitterNode {
@@ -56,17 +58,6 @@ async function split(Splitter: SplitterClass, chunks: Buffer[], options?: Record
   return out;
 }
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomMessage(next: () => number): Buffer {
   const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]!;
   const eol = () => pick(["\r\n", "\r\n", "\r\n", "\n", "\r", "\r\r\n"]);
@@ -114,21 +105,15 @@ function randomMessage(next: () => number): Buffer {
 }
 
 function chunkings(input: Buffer, next: () => number): Buffer[][] {
-  const random: Buffer[] = [];
-  for (let at = 0; at < input.length; ) {
-    const size = 1 + Math.floor(next() * (next() < 0.3 ? 16 : next() < 0.5 ? 2000 : 70_000));
-    random.push(input.subarray(at, at + size));
-    at += size;
-  }
+  const random = randomCuts(input, () => 1 + Math.floor(next() * (next() < 0.3 ? 16 : next() < 0.5 ? 2000 : 70_000)));
   const out = [[input], random];
-  if (input.length < 4000) out.push(Array.from({ length: input.length }, (_, k) => input.subarray(k, k + 1)));
+  if (input.length < 4000) out.push(byteCuts(input));
   return out;
 }
 
 describe("mailsplit's line search, patched against upstream", () => {
   it("splits random messages in random chunkings as upstream does", async () => {
-    const seed = Number(process.env.FAXGATE_FUZZ_SEED ?? Date.now() % 100_000);
-    const next = rng(seed);
+    const { seed, next } = fuzzStream();
     for (let round = 0; round < 150; round++) {
       const input = randomMessage(next);
       for (const chunks of chunkings(input, next)) {
@@ -147,7 +132,7 @@ describe("mailsplit's line search, patched against upstream", () => {
       [input, { maxChildNodes: 10 }],
       [head, { maxHeadSize: 1000 }],
     ] as const) {
-      for (const chunks of chunkings(message, rng(3))) {
+      for (const chunks of chunkings(message, prng(3))) {
         const expected = await split(upstream, chunks, options);
         expect(expected.some((e) => e.startsWith("error EMAXLEN"))).toBe(true);
         expect(await split(patched, chunks, options)).toEqual(expected);

@@ -10,6 +10,8 @@ import type { PassThrough, Writable } from "node:stream";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RawSmtp } from "../helpers/raw-smtp.js";
+import { byteCuts, fuzzStream, randomCuts } from "../helpers/fuzz.js";
+import { prng } from "../helpers/prng.js";
 import { loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 interface DataStream extends PassThrough {
@@ -65,18 +67,6 @@ async function parse(Stream: StreamClass, chunks: Buffer[], maxBytes?: number): 
   return events;
 }
 
-/** A small seeded generator, so that a failure can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // the pieces a stream is made of: what can begin, end or escape a message, and ordinary text
 const PIECES = [
   "DATA\r\n",
@@ -116,12 +106,7 @@ function randomStream(next: () => number): Buffer {
 
 /** Cuts at random places, every byte, or around every "\n." (where a terminator or an escape may be split). */
 function chunkings(input: Buffer, next: () => number): Buffer[][] {
-  const random: Buffer[] = [];
-  for (let at = 0; at < input.length; ) {
-    const size = 1 + Math.floor(next() * (next() < 0.5 ? 8 : 200));
-    random.push(input.subarray(at, at + size));
-    at += size;
-  }
+  const random = randomCuts(input, () => 1 + Math.floor(next() * (next() < 0.5 ? 8 : 200)));
   const around: Buffer[] = [];
   let from = 0;
   for (let at = input.indexOf("\n."); at !== -1; at = input.indexOf("\n.", at + 1)) {
@@ -132,14 +117,12 @@ function chunkings(input: Buffer, next: () => number): Buffer[][] {
     }
   }
   around.push(input.subarray(from));
-  const bytes = Array.from({ length: input.length }, (_, k) => input.subarray(k, k + 1));
-  return [[input], random, around, bytes];
+  return [[input], random, around, byteCuts(input)];
 }
 
 describe("smtp-server's DATA scan, patched against upstream", () => {
   it("gives upstream's commands and messages for random streams in random chunkings", async () => {
-    const seed = Number(process.env.FAXGATE_FUZZ_SEED ?? Date.now() % 100_000);
-    const next = rng(seed);
+    const { seed, next } = fuzzStream();
     for (let round = 0; round < 250; round++) {
       const input = randomStream(next);
       const whole = await parse(upstream.SMTPStream, [input]);
@@ -181,7 +164,7 @@ describe("smtp-server's DATA scan, patched against upstream", () => {
     const input = Buffer.from(`DATA\r\n${"0123456789\r\n..x\r\n".repeat(40)}.\r\nQUIT\r\n`, "latin1");
     const whole = await parse(upstream.SMTPStream, [input], 300);
     expect(whole.some((e) => e.endsWith(" true"))).toBe(true);
-    for (const chunks of chunkings(input, rng(7)))
+    for (const chunks of chunkings(input, prng(7)))
       expect(await parse(patchedEsm.SMTPStream, chunks, 300)).toEqual(whole);
   });
 });

@@ -7,7 +7,7 @@ import type { QueueStore } from "../../src/store/queue-store.js";
 import { claimText, textRead } from "../../src/store/sql/received-text.js";
 import { type ReceivedSearch, searchFaxes, searchWords } from "../../src/store/sql/search.js";
 import { claimSentText, queueSentTexts, sentTextRead } from "../../src/store/sql/sent-text.js";
-import { newJob } from "../helpers/store.js";
+import { markSent, newJob } from "../helpers/store.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { openBackend, type BackendStore } from "../helpers/store-backends.js";
 
@@ -103,11 +103,7 @@ async function fill(store: QueueStore, dir: string): Promise<Map<string, string>
     const { job } = await store.enqueue(
       newJob(dir, { user: f.user, recipients: f.numbers.map((number) => ({ number })) }),
     );
-    await store.sql.run("UPDATE jobs SET state = 'delivered', finished_at = ?, updated_at = ? WHERE id = ?", [
-      f.at,
-      f.at,
-      job.id,
-    ]);
+    await markSent(store, job.id, f.at);
     ids.set(job.id, f.id);
   }
   expect(

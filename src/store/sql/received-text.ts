@@ -3,8 +3,19 @@
 // when its lease ends), finished as done (text and the PDF with its text layer stored together),
 // unreadable (kept as it was, and said so), or retried until it has failed too often.
 import { type Db, nowIso, type Runner } from "./db.js";
+import {
+  claimTextRow,
+  getTextRow,
+  type TextState,
+  type TextTable,
+  textRowCounts,
+  textRowFailed,
+  textRowRead,
+  textRowUnreadable,
+  wordCount,
+} from "./text-duty.js";
 
-export type TextState = "pending" | "running" | "done" | "unreadable" | "failed";
+export type { TextState };
 
 export interface ReceivedText {
   faxId: string;
@@ -54,56 +65,36 @@ export async function queueText(
   );
 }
 
-export async function getReceivedText(db: Runner, faxId: string): Promise<ReceivedText | null> {
-  const r = await db.get<TextRow>(`SELECT ${COLUMNS} FROM received_text WHERE fax_id = ?`, [faxId]);
-  return r ? toText(r) : null;
+/** received_text to the mechanism of text-duty.ts: a fax's outcomes go on its timeline. */
+const RECEIVED: TextTable<TextRow, ReceivedText> = {
+  table: "received_text",
+  key: "fax_id",
+  columns: COLUMNS,
+  what: "a fax's text",
+  toText,
+  note: async (t, faxId, action, detail, at) => {
+    await t.run("INSERT INTO received_events (fax_id, at, action, actor, detail) VALUES (?, ?, ?, NULL, ?)", [
+      faxId,
+      at,
+      action,
+      detail,
+    ]);
+  },
+};
+
+export function getReceivedText(db: Runner, faxId: string): Promise<ReceivedText | null> {
+  return getTextRow(db, RECEIVED, faxId);
 }
 
-/** Due work: pending and due, or running under a lease that ended (its runner died). */
-const DUE = "((state = 'pending' AND next_attempt_at <= ?) OR (state = 'running' AND locked_until < ?))";
-
 /**
- * Claims one fax's text to read, under a lease of `leaseMs`. `pick` chooses whose turn it is
- * among the users with due work (the duty's round robin), so one user's hundred pages never
- * hold another's one page behind them. Null when nothing is due.
+ * Claims one fax's text to read, under a lease of `leaseMs`; `pick` chooses whose turn it is
+ * (text-duty.ts claimTextRow). Null when nothing is due.
  */
 export function claimText(
   db: Db,
   o: { leaseMs: number; pick: (users: string[]) => string },
 ): Promise<ReceivedText | null> {
-  return db.tx("claim a fax's text", async (t) => {
-    const now = nowIso(db);
-    const users = await t.all<{ user_name: string }>(
-      `SELECT user_name FROM received_text WHERE ${DUE} GROUP BY user_name ORDER BY MIN(seq)`,
-      [now, now],
-    );
-    if (users.length === 0) return null;
-    const user = o.pick(users.map((u) => u.user_name));
-    const row = await t.get<{ seq: number }>(
-      `SELECT seq FROM received_text WHERE ${DUE} AND user_name = ? ORDER BY seq LIMIT 1`,
-      [now, now, user],
-    );
-    if (!row) return null;
-    const until = new Date(db.clock.now() + o.leaseMs).toISOString();
-    // another gateway may have claimed it meanwhile: only the one whose update lands has it
-    const r = await t.run(
-      `UPDATE received_text SET state = 'running', attempts = attempts + 1, locked_until = ?
-       WHERE seq = ? AND ${DUE}`,
-      [until, row.seq, now, now],
-    );
-    if (r.changes === 0) return null;
-    const got = await t.get<TextRow>(`SELECT ${COLUMNS} FROM received_text WHERE seq = ?`, [row.seq]);
-    return got ? toText(got) : null;
-  });
-}
-
-async function addEvent(t: Runner, faxId: string, action: string, detail: string, at: string): Promise<void> {
-  await t.run("INSERT INTO received_events (fax_id, at, action, actor, detail) VALUES (?, ?, ?, NULL, ?)", [
-    faxId,
-    at,
-    action,
-    detail,
-  ]);
+  return claimTextRow(db, RECEIVED, o);
 }
 
 /**
@@ -112,45 +103,27 @@ async function addEvent(t: Runner, faxId: string, action: string, detail: string
  */
 export function textRead(db: Db, faxId: string, r: { body: string; pdf: Uint8Array | null; pages: number }) {
   const pdf = r.pdf ? Buffer.from(r.pdf.buffer, r.pdf.byteOffset, r.pdf.byteLength) : null;
-  return db.tx(
-    "store a fax's text",
-    async (t) => {
-      const now = nowIso(db);
-      const u = await t.run(
-        `UPDATE received_text SET state = 'done', body = ?, locked_until = NULL, last_error = NULL, done_at = ?
-         WHERE fax_id = ? AND state = 'running'`,
-        [r.body, now, faxId],
-      );
-      if (u.changes === 0) return false;
-      if (pdf) await t.run("UPDATE received_faxes SET data = ?, bytes = ? WHERE id = ?", [pdf, pdf.length, faxId]);
-      await addEvent(
-        t,
-        faxId,
-        "text read",
-        `text layer added by OCR (${r.pages} pages, ${wordCount(r.body)} words)`,
-        now,
-      );
-      return true;
-    },
-    { blobBytes: pdf?.length ?? 0 },
+  const detail = `text layer added by OCR (${r.pages} pages, ${wordCount(r.body)} words)`;
+  return textRowRead(
+    db,
+    RECEIVED,
+    faxId,
+    r.body,
+    detail,
+    pdf
+      ? {
+          run: async (t) => {
+            await t.run("UPDATE received_faxes SET data = ?, bytes = ? WHERE id = ?", [pdf, pdf.length, faxId]);
+          },
+          blobBytes: pdf.length,
+        }
+      : undefined,
   );
 }
 
-const wordCount = (s: string): number => s.split(/\s+/).filter(Boolean).length;
-
 /** OCR found no text it could read: the fax stays as it was and its timeline says so. */
 export function textUnreadable(db: Db, faxId: string, why: string): Promise<boolean> {
-  return db.tx("mark a fax's text unreadable", async (t) => {
-    const now = nowIso(db);
-    const u = await t.run(
-      `UPDATE received_text SET state = 'unreadable', body = NULL, locked_until = NULL, last_error = ?, done_at = ?
-       WHERE fax_id = ? AND state = 'running'`,
-      [why, now, faxId],
-    );
-    if (u.changes === 0) return false;
-    await addEvent(t, faxId, "text unreadable", `OCR could not read it; the fax is kept as it came (${why})`, now);
-    return true;
-  });
+  return textRowUnreadable(db, RECEIVED, faxId, why, `OCR could not read it; the fax is kept as it came (${why})`);
 }
 
 /**
@@ -168,23 +141,7 @@ export async function textNotRead(db: Db, faxId: string): Promise<void> {
 
 /** A run that failed: tried again at `retryAt`, or (null) given up, the fax kept as it was. */
 export function textFailed(db: Db, faxId: string, why: string, retryAt: Date | null): Promise<boolean> {
-  return db.tx("defer a fax's text", async (t) => {
-    const now = nowIso(db);
-    const u = retryAt
-      ? await t.run(
-          `UPDATE received_text SET state = 'pending', next_attempt_at = ?, locked_until = NULL, last_error = ?
-           WHERE fax_id = ? AND state = 'running'`,
-          [retryAt.toISOString(), why, faxId],
-        )
-      : await t.run(
-          `UPDATE received_text SET state = 'failed', locked_until = NULL, last_error = ?, done_at = ?
-           WHERE fax_id = ? AND state = 'running'`,
-          [why, now, faxId],
-        );
-    if (u.changes === 0) return false;
-    if (!retryAt) await addEvent(t, faxId, "text failed", `OCR failed; the fax is kept as it came (${why})`, now);
-    return true;
-  });
+  return textRowFailed(db, RECEIVED, faxId, why, retryAt, `OCR failed; the fax is kept as it came (${why})`);
 }
 
 /**
@@ -209,11 +166,6 @@ export async function endTextWait(db: Runner, faxId: string): Promise<boolean> {
 }
 
 /** Counts by state, for the health page and tests. */
-export async function textCounts(db: Runner): Promise<Record<TextState, number>> {
-  const rows = await db.all<{ state: TextState; n: number | string }>(
-    "SELECT state, COUNT(*) AS n FROM received_text GROUP BY state",
-  );
-  const out: Record<TextState, number> = { pending: 0, running: 0, done: 0, unreadable: 0, failed: 0 };
-  for (const r of rows) out[r.state] = Number(r.n);
-  return out;
+export function textCounts(db: Runner): Promise<Record<TextState, number>> {
+  return textRowCounts(db, "received_text");
 }

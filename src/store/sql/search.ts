@@ -51,15 +51,17 @@ export function searchWords(q: string): string[] {
  * PostgreSQL's is a join with q, pulled up into the plan: the planner sees the words and
  * estimates the matches from the index's statistics (a subquery for them hid them).
  */
-const TEXT_HITS: Record<DialectName, string> = {
-  sqlite: `SELECT t.fax_id AS id, -f.rank AS score
-    FROM received_text_fts f JOIN received_text t ON t.seq = f.rowid
-    WHERE received_text_fts MATCH (SELECT words FROM q)`,
-  // the stored words (received-text-tables.ts receivedTextStoredWords): ranked without cutting each hit's text again
-  postgres: `SELECT t.fax_id AS id, ts_rank(t.words, plainto_tsquery('simple', q.words)) AS score
-    FROM received_text t, q
+const textHits = (table: "received_text" | "sent_text", key: "fax_id" | "job_id"): Record<DialectName, string> => ({
+  sqlite: `SELECT t.${key} AS id, -f.rank AS score
+    FROM ${table}_fts f JOIN ${table} t ON t.seq = f.rowid
+    WHERE ${table}_fts MATCH (SELECT words FROM q)`,
+  // the stored words (received-text-tables.ts receivedTextStoredWords, sent-text-tables.ts):
+  // ranked without cutting each hit's text again
+  postgres: `SELECT t.${key} AS id, ts_rank(t.words, plainto_tsquery('simple', q.words)) AS score
+    FROM ${table} t, q
     WHERE t.words @@ plainto_tsquery('simple', q.words)`,
-};
+});
+const TEXT_HITS = textHits("received_text", "fax_id");
 
 /**
  * A fax found by a field is a text hit too when its text holds the words (it is then counted
@@ -76,6 +78,54 @@ const NOT_TEXT_HIT: Record<DialectName, string> = {
  * scope's join. Inlined, the words are seen and only the faxes the asker may see are ranked.
  */
 const INLINE: Record<DialectName, string> = { sqlite: "", postgres: "NOT MATERIALIZED " };
+
+/**
+ * The query shape both kinds share: the text's hits and the fields' hits found apart, joined by
+ * UNION ALL, scoped, ordered on their keys alone and cut to the page; only the page's rows are
+ * then read whole with their text. Reading every hit's row and text before the cut cost
+ * PostgreSQL two index probes per hit (docs/bench.md, "PostgreSQL search, the page first").
+ * Its marks: the words, then those of `textHit`, `fieldHit`, and the page's size.
+ */
+function pageFirst(
+  d: DialectName,
+  o: {
+    hits: Record<DialectName, string>;
+    /** The owner's alias and its time column: r.received_at, j.finished_at. */
+    alias: string;
+    at: string;
+    /** FROM and WHERE of a text hit (text_hits h joined to the owner) and of a field's hit. */
+    textHit: string;
+    fieldHit: string;
+    /** SELECT and FROM of the page's rows read whole (page p joined to the owner). */
+    read: string;
+  },
+): string {
+  const { alias: a, at } = o;
+  return `WITH q AS ${INLINE[d]}(SELECT CAST(? AS TEXT) AS words),
+    text_hits AS ${INLINE[d]}(${o.hits[d]}),
+    page AS (
+      SELECT ${a}.id AS id, h.score AS score, 1 AS text_hit, ${a}.${at} AS ${at}
+      ${o.textHit}
+      UNION ALL
+      SELECT ${a}.id AS id, 0 AS score, 0 AS text_hit, ${a}.${at} AS ${at}
+      ${o.fieldHit}
+      ORDER BY text_hit DESC, score DESC, ${at} DESC, id DESC LIMIT ?
+    )
+    ${o.read}
+    ORDER BY p.text_hit DESC, p.score DESC, ${a}.${at} DESC, ${a}.id DESC`;
+}
+
+/** The date range of a search on the owner's time column, added to its scope. */
+function inRange(s: ReceivedSearch, column: string, where: string[], args: unknown[]): void {
+  if (s.from) {
+    where.push(`${column} >= ?`);
+    args.push(s.from);
+  }
+  if (s.until) {
+    where.push(`${column} < ?`);
+    args.push(s.until);
+  }
+}
 
 interface HitRow extends ReceivedRow {
   body: string | null;
@@ -102,14 +152,7 @@ export async function searchReceived(db: Db, s: ReceivedSearch): Promise<SearchH
     where.push(`(${mine.join(" OR ")})`);
     args.push(s.visibleTo.user, ...s.visibleTo.groups.map(groupPattern));
   }
-  if (s.from) {
-    where.push("r.received_at >= ?");
-    args.push(s.from);
-  }
-  if (s.until) {
-    where.push("r.received_at < ?");
-    args.push(s.until);
-  }
+  inRange(s, "r.received_at", where, args);
   if (s.states?.length) {
     where.push(`r.state IN (${marks(s.states.length)})`);
     args.push(...s.states);
@@ -123,29 +166,22 @@ export async function searchReceived(db: Db, s: ReceivedSearch): Promise<SearchH
   if (withText) {
     const fields = FIELDS.map((c) => `(${words.map(() => `LOWER(COALESCE(r.${c}, '')) LIKE ?`).join(" AND ")})`);
     const fieldArgs = FIELDS.flatMap(() => words.map((w) => `%${w}%`));
-    // The text's hits and the fields' hits are scoped and put in order on their keys alone (a
-    // fax found by both counts as a text hit), and cut to the page; only the page's rows are then
-    // read whole with their text. Reading every hit's row and text before the cut cost
-    // PostgreSQL two index probes per hit (docs/bench.md, "PostgreSQL search, the page first").
+    // a fax found by both counts as a text hit (pageFirst)
     const textScoped = where.length ? `AND ${where.join(" AND ")}` : "";
-    const sql = perDialect(
-      (d) => `WITH q AS ${INLINE[d]}(SELECT CAST(? AS TEXT) AS words),
-    text_hits AS ${INLINE[d]}(${TEXT_HITS[d]}),
-    page AS (
-      SELECT r.id AS id, h.score AS score, 1 AS text_hit, r.received_at AS received_at
-      FROM text_hits h JOIN received_faxes r ON r.id = h.id
-      WHERE 1 = 1 ${textScoped}
-      UNION ALL
-      SELECT r.id AS id, 0 AS score, 0 AS text_hit, r.received_at AS received_at
-      FROM received_faxes r
+    const sql = perDialect((d) =>
+      pageFirst(d, {
+        hits: TEXT_HITS,
+        alias: "r",
+        at: "received_at",
+        textHit: `FROM text_hits h JOIN received_faxes r ON r.id = h.id
+      WHERE 1 = 1 ${textScoped}`,
+        fieldHit: `FROM received_faxes r
       WHERE (${fields.join(" OR ")}) ${textScoped}
-        AND ${NOT_TEXT_HIT[d]}
-      ORDER BY text_hit DESC, score DESC, received_at DESC, id DESC LIMIT ?
-    )
-    SELECT ${cols}, t.body AS body, p.score AS score, p.text_hit AS text_hit
+        AND ${NOT_TEXT_HIT[d]}`,
+        read: `SELECT ${cols}, t.body AS body, p.score AS score, p.text_hit AS text_hit
     FROM page p JOIN received_faxes r ON r.id = p.id
-    LEFT JOIN received_text t ON t.fax_id = r.id
-    ORDER BY p.text_hit DESC, p.score DESC, r.received_at DESC, r.id DESC`,
+    LEFT JOIN received_text t ON t.fax_id = r.id`,
+      }),
     );
     rows = await db.all<HitRow>(sql, [words.join(" "), ...args, ...fieldArgs, ...args, s.limit]);
   } else {
@@ -212,14 +248,7 @@ export interface SentSearchHit {
 export type FaxSearchHit = ({ kind: "received" } & SearchHit) | ({ kind: "sent" } & SentSearchHit);
 
 /** The sent faxes whose text holds all the words, ranked as TEXT_HITS ranks received ones. */
-const SENT_TEXT_HITS: Record<DialectName, string> = {
-  sqlite: `SELECT t.job_id AS id, -f.rank AS score
-    FROM sent_text_fts f JOIN sent_text t ON t.seq = f.rowid
-    WHERE sent_text_fts MATCH (SELECT words FROM q)`,
-  postgres: `SELECT t.job_id AS id, ts_rank(t.words, plainto_tsquery('simple', q.words)) AS score
-    FROM sent_text t, q
-    WHERE t.words @@ plainto_tsquery('simple', q.words)`,
-};
+const SENT_TEXT_HITS = textHits("sent_text", "job_id");
 
 interface SentHitRow {
   id: string;
@@ -245,38 +274,27 @@ export async function searchSent(db: Db, s: ReceivedSearch): Promise<SentSearchH
     where.push('j."user" = ?');
     args.push(s.visibleTo.user);
   }
-  if (s.from) {
-    where.push("j.finished_at >= ?");
-    args.push(s.from);
-  }
-  if (s.until) {
-    where.push("j.finished_at < ?");
-    args.push(s.until);
-  }
+  inRange(s, "j.finished_at", where, args);
   const scoped = where.length ? `AND ${where.join(" AND ")}` : "";
   const order = "ORDER BY text_hit DESC, score DESC, j.finished_at DESC, j.id DESC LIMIT ?";
   let rows: SentHitRow[];
   if (words.length > 0) {
     const dialled = words.map(() => "LOWER(r.number) LIKE ?").join(" AND ");
     // as searchReceived: scoped, ordered on the keys and cut first; the page's text read after
-    const sql = perDialect(
-      (d) => `WITH q AS ${INLINE[d]}(SELECT CAST(? AS TEXT) AS words),
-    text_hits AS ${INLINE[d]}(${SENT_TEXT_HITS[d]}),
-    page AS (
-      SELECT j.id AS id, h.score AS score, 1 AS text_hit, j.finished_at AS finished_at
-      FROM text_hits h JOIN jobs j ON j.id = h.id
-      WHERE j.finished_at IS NOT NULL ${scoped}
-      UNION ALL
-      SELECT j.id AS id, 0 AS score, 0 AS text_hit, j.finished_at AS finished_at
-      FROM sent_text t JOIN jobs j ON j.id = t.job_id
+    const sql = perDialect((d) =>
+      pageFirst(d, {
+        hits: SENT_TEXT_HITS,
+        alias: "j",
+        at: "finished_at",
+        textHit: `FROM text_hits h JOIN jobs j ON j.id = h.id
+      WHERE j.finished_at IS NOT NULL ${scoped}`,
+        fieldHit: `FROM sent_text t JOIN jobs j ON j.id = t.job_id
       WHERE j.finished_at IS NOT NULL ${scoped}
         AND EXISTS (SELECT 1 FROM recipients r WHERE r.job_id = j.id AND ${dialled})
-        AND NOT EXISTS (SELECT 1 FROM text_hits h2 WHERE h2.id = j.id)
-      ORDER BY text_hit DESC, score DESC, finished_at DESC, id DESC LIMIT ?
-    )
-    SELECT j.id AS id, j."user" AS "user", j.finished_at AS finished_at, t.body AS body, p.score AS score, p.text_hit AS text_hit
-    FROM page p JOIN jobs j ON j.id = p.id JOIN sent_text t ON t.job_id = j.id
-    ORDER BY p.text_hit DESC, p.score DESC, j.finished_at DESC, j.id DESC`,
+        AND NOT EXISTS (SELECT 1 FROM text_hits h2 WHERE h2.id = j.id)`,
+        read: `SELECT j.id AS id, j."user" AS "user", j.finished_at AS finished_at, t.body AS body, p.score AS score, p.text_hit AS text_hit
+    FROM page p JOIN jobs j ON j.id = p.id JOIN sent_text t ON t.job_id = j.id`,
+      }),
     );
     rows = await db.all<SentHitRow>(sql, [words.join(" "), ...args, ...args, ...words.map((w) => `%${w}%`), s.limit]);
   } else {

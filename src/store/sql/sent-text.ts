@@ -6,7 +6,16 @@
 import { appendEvent } from "./events.js";
 import { type Db, nowIso, type Runner } from "./db.js";
 import type { JobState } from "../types.js";
-import type { TextState } from "./received-text.js";
+import {
+  claimTextRow,
+  getTextRow,
+  type TextState,
+  type TextTable,
+  textRowFailed,
+  textRowRead,
+  textRowUnreadable,
+  wordCount,
+} from "./text-duty.js";
 
 export interface SentText {
   jobId: string;
@@ -58,40 +67,26 @@ export async function queueSentTexts(db: Db, o: { since: string; changedSince: s
   return r.changes;
 }
 
-export async function getSentText(db: Runner, jobId: string): Promise<SentText | null> {
-  const r = await db.get<SentTextRow>(`SELECT ${COLUMNS} FROM sent_text WHERE job_id = ?`, [jobId]);
-  return r ? toText(r) : null;
-}
+/** sent_text to the mechanism of text-duty.ts: a sent fax's outcomes go on its job's timeline. */
+const SENT: TextTable<SentTextRow, SentText> = {
+  table: "sent_text",
+  key: "job_id",
+  columns: COLUMNS,
+  what: "a sent fax's text",
+  toText,
+  note,
+};
 
-const DUE = "((state = 'pending' AND next_attempt_at <= ?) OR (state = 'running' AND locked_until < ?))";
+export function getSentText(db: Runner, jobId: string): Promise<SentText | null> {
+  return getTextRow(db, SENT, jobId);
+}
 
 /** Claims one sent fax's text to read, under a lease; `pick` chooses whose turn it is (as claimText). */
 export function claimSentText(
   db: Db,
   o: { leaseMs: number; pick: (users: string[]) => string },
 ): Promise<SentText | null> {
-  return db.tx("claim a sent fax's text", async (t) => {
-    const now = nowIso(db);
-    const users = await t.all<{ user_name: string }>(
-      `SELECT user_name FROM sent_text WHERE ${DUE} GROUP BY user_name ORDER BY MIN(seq)`,
-      [now, now],
-    );
-    if (users.length === 0) return null;
-    const user = o.pick(users.map((u) => u.user_name));
-    const row = await t.get<{ seq: number }>(
-      `SELECT seq FROM sent_text WHERE ${DUE} AND user_name = ? ORDER BY seq LIMIT 1`,
-      [now, now, user],
-    );
-    if (!row) return null;
-    const until = new Date(db.clock.now() + o.leaseMs).toISOString();
-    const r = await t.run(
-      `UPDATE sent_text SET state = 'running', attempts = attempts + 1, locked_until = ? WHERE seq = ? AND ${DUE}`,
-      [until, row.seq, now, now],
-    );
-    if (r.changes === 0) return null;
-    const got = await t.get<SentTextRow>(`SELECT ${COLUMNS} FROM sent_text WHERE seq = ?`, [row.seq]);
-    return got ? toText(got) : null;
-  });
+  return claimTextRow(db, SENT, o);
 }
 
 /** A step on the job's timeline (not a recipient's, no change of state). */
@@ -101,55 +96,17 @@ async function note(t: Runner, jobId: string, transition: string, detail: string
   await appendEvent(t, at, { jobId, idx: null, transition, from: null, to: job.state, detail });
 }
 
-const wordCount = (s: string): number => s.split(/\s+/).filter(Boolean).length;
-
 /** The text is read: stored for search; the timeline says how much, never what. */
 export function sentTextRead(db: Db, jobId: string, r: { body: string; pages: number }): Promise<boolean> {
-  return db.tx("store a sent fax's text", async (t) => {
-    const now = nowIso(db);
-    const u = await t.run(
-      `UPDATE sent_text SET state = 'done', body = ?, locked_until = NULL, last_error = NULL, done_at = ?
-       WHERE job_id = ? AND state = 'running'`,
-      [r.body, now, jobId],
-    );
-    if (u.changes === 0) return false;
-    await note(t, jobId, "text read", `text read (${r.pages} pages, ${wordCount(r.body)} words)`, now);
-    return true;
-  });
+  return textRowRead(db, SENT, jobId, r.body, `text read (${r.pages} pages, ${wordCount(r.body)} words)`);
 }
 
 /** OCR found no text: the job's timeline says so; search finds it by the numbers dialled only. */
 export function sentTextUnreadable(db: Db, jobId: string, why: string): Promise<boolean> {
-  return db.tx("mark a sent fax's text unreadable", async (t) => {
-    const now = nowIso(db);
-    const u = await t.run(
-      `UPDATE sent_text SET state = 'unreadable', body = NULL, locked_until = NULL, last_error = ?, done_at = ?
-       WHERE job_id = ? AND state = 'running'`,
-      [why, now, jobId],
-    );
-    if (u.changes === 0) return false;
-    await note(t, jobId, "text unreadable", `text unreadable (${why})`, now);
-    return true;
-  });
+  return textRowUnreadable(db, SENT, jobId, why, `text unreadable (${why})`);
 }
 
 /** A run that failed: tried again at `retryAt`, or (null) given up. */
 export function sentTextFailed(db: Db, jobId: string, why: string, retryAt: Date | null): Promise<boolean> {
-  return db.tx("defer a sent fax's text", async (t) => {
-    const now = nowIso(db);
-    const u = retryAt
-      ? await t.run(
-          `UPDATE sent_text SET state = 'pending', next_attempt_at = ?, locked_until = NULL, last_error = ?
-           WHERE job_id = ? AND state = 'running'`,
-          [retryAt.toISOString(), why, jobId],
-        )
-      : await t.run(
-          `UPDATE sent_text SET state = 'failed', locked_until = NULL, last_error = ?, done_at = ?
-           WHERE job_id = ? AND state = 'running'`,
-          [why, now, jobId],
-        );
-    if (u.changes === 0) return false;
-    if (!retryAt) await note(t, jobId, "text failed", `OCR failed (${why})`, now);
-    return true;
-  });
+  return textRowFailed(db, SENT, jobId, why, retryAt, `OCR failed (${why})`);
 }
