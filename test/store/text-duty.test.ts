@@ -4,13 +4,7 @@
 // timeline; the counts by state follow.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { QueueStore } from "../../src/store/queue-store.js";
-import {
-  claimText,
-  getReceivedText,
-  textCounts,
-  textFailed,
-  textUnreadable,
-} from "../../src/store/sql/received-text.js";
+import { claimText, getReceivedText, textFailed, textUnreadable } from "../../src/store/sql/received-text.js";
 import {
   claimSentText,
   getSentText,
@@ -18,6 +12,7 @@ import {
   sentTextFailed,
   sentTextUnreadable,
 } from "../../src/store/sql/sent-text.js";
+import { textRowCounts } from "../../src/store/sql/text-duty.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { markSent, newJob } from "../helpers/store.js";
 import { openBackend, type BackendName, type BackendStore } from "../helpers/store-backends.js";
@@ -148,7 +143,13 @@ describe.each(BACKENDS)("the OCR duty's rows on %s", (backend) => {
         ]);
         expect((await side.timeline(s, other)).at(-1)).toBe(SAYS[kind].unreadable);
         if (kind === "received")
-          expect(await textCounts(s.sql)).toEqual({ pending: 0, running: 0, done: 0, unreadable: 1, failed: 1 });
+          expect(await textRowCounts(s.sql, "received_text")).toEqual({
+            pending: 0,
+            running: 0,
+            done: 0,
+            unreadable: 1,
+            failed: 1,
+          });
       },
       60_000,
     );

@@ -8,7 +8,6 @@ import {
   getTextRow,
   type TextState,
   type TextTable,
-  textRowCounts,
   textRowFailed,
   textRowRead,
   textRowUnreadable,
@@ -163,9 +162,4 @@ export async function endTextWait(db: Runner, faxId: string): Promise<boolean> {
     faxId,
   ]);
   return r.changes > 0;
-}
-
-/** Counts by state, for the health page and tests. */
-export function textCounts(db: Runner): Promise<Record<TextState, number>> {
-  return textRowCounts(db, "received_text");
 }

@@ -2,6 +2,7 @@
 // rows by state, and how long the oldest one still to be read has waited. Its own file, beside
 // received-text.ts and sent-text.ts, reading only their tables' state and created_at columns.
 import type { Db } from "./db.js";
+import { textRowCounts } from "./text-duty.js";
 
 export const TEXT_STATES = ["pending", "running", "done", "unreadable", "failed"] as const;
 export type TextBacklogState = (typeof TEXT_STATES)[number];
@@ -16,15 +17,11 @@ export type TextBacklog = Record<"received" | "sent", TextBacklogKind>;
 
 const TABLES = { received: "received_text", sent: "sent_text" } as const;
 
-async function backlogOf(db: Db, table: string): Promise<TextBacklogKind> {
-  const [rows, oldest] = await Promise.all([
-    db.all<{ state: TextBacklogState; n: number | string }>(
-      `SELECT state, CAST(COUNT(*) AS INTEGER) AS n FROM ${table} GROUP BY state`,
-    ),
+async function backlogOf(db: Db, table: (typeof TABLES)[keyof typeof TABLES]): Promise<TextBacklogKind> {
+  const [states, oldest] = await Promise.all([
+    textRowCounts(db, table),
     db.get<{ t: string | null }>(`SELECT MIN(created_at) AS t FROM ${table} WHERE state IN ('pending','running')`),
   ]);
-  const states = Object.fromEntries(TEXT_STATES.map((s) => [s, 0])) as Record<TextBacklogState, number>;
-  for (const r of rows) states[r.state] = Number(r.n);
   const t = oldest?.t ?? null;
   return { states, oldestWaitingSeconds: t ? Math.max(0, Math.round((db.clock.now() - Date.parse(t)) / 1000)) : null };
 }

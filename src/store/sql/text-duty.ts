@@ -145,7 +145,7 @@ export function textRowFailed<R, T>(
   });
 }
 
-/** Counts by state, for the health page and tests. */
+/** Counts by state, for /metrics (text-backlog.ts) and tests. */
 export async function textRowCounts(db: Runner, table: TextTable<unknown, unknown>["table"]) {
   const rows = await db.all<{ state: TextState; n: number | string }>(
     `SELECT state, COUNT(*) AS n FROM ${table} GROUP BY state`,
