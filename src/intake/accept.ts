@@ -1,7 +1,7 @@
 // The one accept step of every intake (mail, print, command line), Postfix cleanup's last act:
 // the job goes durably into the store, then QUEUED is logged with the job id and counted. The
 // caller answers its client (250, done/, "queued as") only after this returns.
-import type { Logger } from "../log/index.js";
+import { deferredChild, type Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueueStore, Job, JobMeta, JobSource, NewDocument, NewJob } from "../store/index.js";
 import { safeFileName } from "./documents/file-name.js";
@@ -61,7 +61,7 @@ export async function acceptJob(
   );
   // sealed into the chain after the commit, not before the reply (docs/compliance.md: the window)
   if (!duplicate) deps.ledger.sealSoon();
-  const log = deps.log.child({ job: stored.id });
+  const log = deferredChild(deps.log, { job: stored.id });
   if (duplicate) {
     log.info(fields, "ACCEPTED duplicate delivery, no new fax");
   } else {

@@ -137,3 +137,45 @@ export function silentLogger(): Logger {
   const copy = copyStream();
   return copy ? pino(baseOptions("faxgate", "debug"), copy) : pino({ level: "silent" });
 }
+
+const LINE_METHODS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
+
+/**
+ * `parent.child(bindings)` made only when something needs the child itself. A line written
+ * before then goes through `parent` with the bindings in front of its own fields, which is the
+ * line the child writes (pino puts a child's bindings before the line's fields, and censors both
+ * by the same paths); a line whose first argument is not a plain object without those keys (an
+ * Error, a field named like a binding) makes the child. pino's child creation redacts every
+ * binding and gives the logger a prototype of its own: per mail it was a cost of every one
+ * (issue 54, docs/bench.md), while most mails write one line.
+ */
+export function deferredChild(parent: Logger, bindings: Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  const made = (): Logger => {
+    child ??= parent.child(bindings);
+    return child;
+  };
+  const plainWithout = (obj: unknown): obj is Record<string, unknown> => {
+    if (!obj || typeof obj !== "object" || Object.getPrototypeOf(obj) !== Object.prototype) return false;
+    for (const k in bindings) if (Object.hasOwn(obj, k)) return false;
+    return true;
+  };
+  return new Proxy(parent, {
+    get(_target, prop) {
+      if (child || typeof prop !== "string" || !LINE_METHODS.has(prop)) {
+        const c = made();
+        const v = Reflect.get(c, prop, c);
+        return typeof v === "function" ? v.bind(c) : v;
+      }
+      return (...args: unknown[]) => {
+        const [first, ...rest] = args;
+        const line = parent[prop as "info"] as (...a: unknown[]) => void;
+        if (child) return (child[prop as "info"] as (...a: unknown[]) => void)(...args);
+        if (typeof first === "string") return line.call(parent, { ...bindings }, first, ...rest);
+        if (plainWithout(first)) return line.call(parent, { ...bindings, ...first }, ...rest);
+        const c = made();
+        return (c[prop as "info"] as (...a: unknown[]) => void)(...args);
+      };
+    },
+  }) as Logger;
+}

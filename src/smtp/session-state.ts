@@ -1,10 +1,11 @@
 // One SMTP session's record: who it is, what it asked for, and its part of the tap's bookkeeping.
-// The session's logger (bound to the session id and client address, so every line of one
-// connection can be found) is made at its first line: most sessions of a busy relay log nothing
-// before their job's own lines, and a pino child per connection was a cost of every one.
+// The session's logger is bound to the session id and client address, so every line of one
+// connection can be found; it and each mail's logger are deferred children (log/): most sessions
+// of a busy relay write one line a mail, and a pino child per connection and per mail was a cost
+// of every one.
 import type { EnvelopeRecipient } from "../intake/index.js";
 import type { UserConfig } from "../config/index.js";
-import type { Logger } from "../log/index.js";
+import { deferredChild, type Logger } from "../log/index.js";
 import type { RecipientTarget } from "./recipient-address.js";
 import type { TapState } from "./session-tap.js";
 
@@ -37,14 +38,12 @@ export class SessionState implements TapState {
   ) {}
 
   get log(): Logger {
-    this.logger ??= this.parentLog.child({ session: this.id, remote: this.client });
+    this.logger ??= deferredChild(this.parentLog, { session: this.id, remote: this.client });
     return this.logger;
   }
 
-  /** The lines of one mail from `user`: one child logger, not the session's and then its own. */
+  /** The lines of one mail from `user`. */
   mailLog(user: string): Logger {
-    return this.logger
-      ? this.logger.child({ user })
-      : this.parentLog.child({ session: this.id, remote: this.client, user });
+    return deferredChild(this.log, { user });
   }
 }

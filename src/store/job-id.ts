@@ -1,7 +1,7 @@
 // Job and send ids: Crockford base32 of the time in ms (so ids sort by creation) plus random
 // characters (so two processes enqueuing in the same millisecond do not collide). Upper-case
 // letters and digits only: safe in file names, SMTP replies and the service's cf fields.
-import { randomBytes } from "node:crypto";
+import { pooledRandomBytes } from "../random-pool.js";
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
@@ -16,7 +16,7 @@ function encodeTime(ms: number, chars: number): string {
 }
 
 function randomChars(chars: number): string {
-  const bytes = randomBytes(chars);
+  const bytes = pooledRandomBytes(chars);
   let out = "";
   for (let i = 0; i < chars; i++) out += ALPHABET[bytes[i]! % 32];
   return out;

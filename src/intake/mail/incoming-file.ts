@@ -5,7 +5,7 @@
 // size limit are drained and dropped (the client is told 552 at the end, as SMTP requires). The
 // same bytes can feed a second reader as they pass (the MIME parser: one pass over the message);
 // the kept copy is what counts, so a reader that gives up or breaks never stops it.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, promises as fsp, type WriteStream } from "node:fs";
 import path from "node:path";
 import { Transform, type TransformCallback, Writable, type Readable } from "node:stream";
@@ -13,6 +13,7 @@ import { pipeline } from "node:stream/promises";
 import { FaxgateError, describeError } from "../../errors.js";
 import { FLUSH_ON_CLOSE } from "../../fs/index.js";
 import { SMALL_DOCUMENT_BYTES } from "../../store/index.js";
+import { pooledRandomBytes } from "../../random-pool.js";
 import { HELD_SIZES, type HeldMemory } from "./held-memory.js";
 
 export interface IncomingFile {
@@ -66,7 +67,7 @@ export class WorkDir {
   /** A fresh name under `incomingDir` for one message (nothing is made yet). */
   static forMessage(incomingDir: string, memory: HeldMemory): WorkDir {
     return new WorkDir(
-      path.join(incomingDir, `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`),
+      path.join(incomingDir, `${Date.now().toString(36)}-${pooledRandomBytes(6).toString("hex")}`),
       MESSAGE_HOLD_BYTES,
       memory,
     );

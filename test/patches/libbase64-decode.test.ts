@@ -1,0 +1,126 @@
+// patches/libbase64+plain-decode.patch (line breaks taken out with replaceAll, a chunk of plain
+// base64 letters decoded without a regular expression over it) against libbase64's own code, the
+// installed file with that patch undone: random base64 bodies (random line lengths, CRLF, LF and
+// lone CR, stray bytes of every value, base64url letters, padding at the end, in the middle and
+// misplaced) cut into random chunks, 1-byte chunks and cuts around every line break, must give
+// exactly the same decoded chunks and byte counts. The ESM build is held to the same.
+import path from "node:path";
+import type { Transform } from "node:stream";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { prng } from "../helpers/prng.js";
+import { loadInstalled, loadUnpatched, packageDir } from "../helpers/unpatched.js";
+
+type DecoderClass = new () => Transform & { inputBytes: number; outputBytes: number };
+
+const PATCH = "libbase64+plain-decode.patch";
+const upstream = loadUnpatched<{ Decoder: DecoderClass }>("libbase64", "dist/cjs/libbase64.js", PATCH).Decoder;
+const patched = loadInstalled<{ Decoder: DecoderClass }>("libbase64", "dist/cjs/libbase64.js").Decoder;
+const patchedEsm = (
+  (await import(pathToFileURL(path.join(packageDir("libbase64"), "dist/esm/libbase64.js")).href)) as {
+    Decoder: DecoderClass;
+  }
+).Decoder;
+
+/** Every chunk the decoder hands out, in order, then its byte counts. */
+async function decode(Decoder: DecoderClass, chunks: Buffer[]): Promise<string[]> {
+  const decoder = new Decoder();
+  const out: string[] = [];
+  decoder.on("data", (d: Buffer) => out.push(d.toString("hex")));
+  const over = new Promise<void>((resolve, reject) => {
+    decoder.on("end", resolve);
+    decoder.on("error", reject);
+  });
+  for (const c of chunks) decoder.write(c);
+  decoder.end();
+  await over;
+  out.push(`in ${decoder.inputBytes} out ${decoder.outputBytes}`);
+  return out;
+}
+
+function randomBody(next: () => number): Buffer {
+  const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]!;
+  const eol = pick(["\r\n", "\r\n", "\n", "mixed"]);
+  const lineEnd = () => (eol === "mixed" ? pick(["\r\n", "\n", "\r", "\r\r\n", "\n\n"]) : eol);
+  const segments = next() < 0.7 ? 1 : 1 + Math.floor(next() * 4);
+  let text = "";
+  for (let s = 0; s < segments; s++) {
+    const size = next() < 0.2 ? Math.floor(next() * 8) : Math.floor(next() * (next() < 0.5 ? 300 : 80_000));
+    const bytes = Buffer.alloc(size);
+    for (let k = 0; k < size; k++) bytes[k] = Math.floor(next() * 256);
+    let b64 = bytes.toString("base64");
+    // padding cut short or doubled, or a segment with none, now and then
+    if (next() < 0.1) b64 = b64.replace(/=+$/, pick(["", "=", "==", "==="]));
+    text += b64;
+  }
+  const lineLength = pick([76, 76, 64, 72, 1 + Math.floor(next() * 120)]);
+  const lines: string[] = [];
+  for (let at = 0; at < text.length; at += lineLength) lines.push(text.slice(at, at + lineLength));
+  const chars = [...lines.join("\u0000")].map((c) => (c === "\u0000" ? lineEnd() : c)).join("") + lineEnd();
+  const out = Buffer.from(chars, "latin1");
+  // stray bytes of any value (base64url letters, spaces, 8-bit bytes, NUL) in some bodies
+  if (next() < 0.4) {
+    const strays = Math.floor(next() * 5);
+    for (let k = 0; k < strays && out.length; k++) {
+      out[Math.floor(next() * out.length)] = pick([0x2d, 0x5f, 0x20, 0x09, 0x0d, 0x3d, 0x00, 0xff, 0x80]) as number;
+    }
+    if (next() < 0.3 && out.length) out[Math.floor(next() * out.length)] = Math.floor(next() * 256);
+  }
+  return out;
+}
+
+function chunkings(input: Buffer, next: () => number): Buffer[][] {
+  const random: Buffer[] = [];
+  for (let at = 0; at < input.length; ) {
+    const size = 1 + Math.floor(next() * (next() < 0.3 ? 8 : next() < 0.5 ? 500 : 70_000));
+    random.push(input.subarray(at, at + size));
+    at += size;
+  }
+  // cut right before, inside and after line breaks
+  const atBreaks: Buffer[] = [];
+  let from = 0;
+  for (let k = 0; k < input.length; k++) {
+    if ((input[k] === 0x0a || input[k] === 0x0d) && next() < 0.3) {
+      const cut = k + Math.floor(next() * 2);
+      atBreaks.push(input.subarray(from, cut));
+      from = cut;
+    }
+  }
+  atBreaks.push(input.subarray(from));
+  const out = [[input], random, atBreaks];
+  if (input.length < 3000) out.push(Array.from({ length: input.length }, (_, k) => input.subarray(k, k + 1)));
+  return out;
+}
+
+describe("libbase64's Decoder, patched against upstream", () => {
+  it("decodes random bodies in random chunkings as upstream does", async () => {
+    const seed = Number(process.env.FAXGATE_FUZZ_SEED ?? Date.now() % 100_000);
+    const next = prng(seed);
+    for (let round = 0; round < 300; round++) {
+      const input = randomBody(next);
+      for (const chunks of chunkings(input, next)) {
+        const context = `seed ${seed}, round ${round}, ${chunks.length} chunks of ${input.length} bytes`;
+        const expected = await decode(upstream, chunks);
+        expect(await decode(patched, chunks), context).toEqual(expected);
+        expect(await decode(patchedEsm, chunks), `${context} (ESM)`).toEqual(expected);
+      }
+    }
+  });
+
+  it("treats every byte value as upstream does, at every place in a quartet", async () => {
+    const body = Buffer.from("QUJDREVGR0hJSktM\r\nTU5PUFFSU1RVVldY\r\nWVo=\r\n", "latin1");
+    for (let value = 0; value < 256; value++) {
+      for (let at = 0; at <= body.length; at++) {
+        const input = Buffer.concat([body.subarray(0, at), Buffer.from([value]), body.subarray(at)]);
+        for (const chunks of [
+          [input],
+          [input.subarray(0, 7), input.subarray(7)],
+          [input.subarray(0, 20), input.subarray(20)],
+        ]) {
+          const expected = await decode(upstream, chunks);
+          expect(await decode(patched, chunks), `byte ${value} at ${at}`).toEqual(expected);
+        }
+      }
+    }
+  });
+});
