@@ -36,21 +36,32 @@ const SEQ: Record<DialectName, string> = { sqlite: "rowid", postgres: "seq" };
  * last waiting row (`ceiling`, NULL when fewer wait), else a long queue to one busy number was read
  * in full every pass to find nothing. When the window held too few, DUE_BY_NUMBER answers instead.
  */
-export const DUE = perDialect((d) => {
-  const key = "COALESCE(next_attempt_at, created_at)";
-  const ceiling = `(SELECT ${key} FROM recipients${d === "sqlite" ? " INDEXED BY recipients_claimable" : ""}
-      WHERE state IN (${CLAIMABLE}) AND ${key} <= ? ORDER BY ${key} LIMIT 1 OFFSET ?)`;
-  return `WITH c AS (SELECT ${ceiling} AS ceiling)
-   SELECT c.ceiling, f.job_id, f.idx, f.number FROM c LEFT JOIN (
-    SELECT r.job_id, r.idx, r.number, COALESCE(r.next_attempt_at, r.created_at) AS due_at, j.${SEQ[d]} AS seq
+const KEY = "COALESCE(next_attempt_at, created_at)";
+/** The send time of the window's last waiting row (now, the window's last offset); none when fewer wait. */
+const CEILING = (
+  d: DialectName,
+) => `SELECT ${KEY} AS ceiling FROM recipients${d === "sqlite" ? " INDEXED BY recipients_claimable" : ""}
+      WHERE state IN (${CLAIMABLE}) AND ${KEY} <= ? ORDER BY ${KEY} LIMIT 1 OFFSET ?`;
+const CANDIDATES = (d: DialectName, ceiling: string) => `SELECT CAST(NULL AS TEXT) AS ceiling, r.job_id, r.idx, r.number
     FROM recipients r${d === "sqlite" ? " INDEXED BY recipients_claimable" : ""} JOIN jobs j ON j.id = r.job_id
     WHERE ${DUE_NOW("r")} AND ${SCHEDULED("j")}
-      AND COALESCE(r.next_attempt_at, r.created_at) <= COALESCE((SELECT ceiling FROM c), '9999')
+      AND COALESCE(r.next_attempt_at, r.created_at) <= COALESCE(${ceiling}, '9999')
       AND r.number NOT IN (${BUSY})
     ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.${SEQ[d]}, r.idx
-    LIMIT ?) f ON 1 = 1
-   ORDER BY f.due_at, f.seq, f.idx`;
+    LIMIT ?`;
+
+/**
+ * SQLite asks the ceiling first (WINDOW_CEILING) and gives it as the first argument (NULL when
+ * none): two statements in the process cost less than one compound. PostgreSQL reads it inside,
+ * one round trip: the candidates, then one row more that carries the ceiling (job_id NULL).
+ */
+export const DUE = dialect({
+  sqlite: CANDIDATES("sqlite", "?"),
+  postgres: `WITH c AS (SELECT (${CEILING("postgres")}) AS ceiling)
+   SELECT * FROM (${CANDIDATES("postgres", "(SELECT ceiling FROM c)")}) f
+   UNION ALL SELECT ceiling, NULL, NULL, NULL FROM c`,
 });
+export const WINDOW_CEILING = dialect({ sqlite: CEILING("sqlite"), postgres: CEILING("postgres") });
 
 /**
  * The same rows when busy numbers crowd the window (issue 54): each waiting number visited once,
@@ -99,18 +110,20 @@ export async function dueCandidates(
   wanted: number,
 ): Promise<Array<{ job_id: string; idx: number; number: string }>> {
   const window = windowFor(wanted);
-  const rows = await db.all<{ ceiling: string | null; job_id: string | null; idx: number; number: string }>(DUE, [
-    now,
-    window - 1,
-    now,
-    horizon,
-    perNumber,
-    wanted,
-  ]);
-  const found = rows.filter((r): r is typeof r & { job_id: string } => r.job_id !== null);
+  type Row = { ceiling: string | null; job_id: string | null; idx: number; number: string };
+  let found: Array<Row & { job_id: string }>;
+  let ceiling: string | null;
+  if (db.dialect === "sqlite") {
+    ceiling = (await db.get<{ ceiling: string }>(WINDOW_CEILING, [now, window - 1]))?.ceiling ?? null;
+    found = await db.all(DUE, [now, horizon, ceiling, perNumber, wanted]);
+  } else {
+    const rows = await db.all<Row>(DUE, [now, window - 1, now, horizon, perNumber, wanted]);
+    found = rows.filter((r): r is Row & { job_id: string } => r.job_id !== null);
+    ceiling = rows.find((r) => r.job_id === null)?.ceiling ?? null;
+  }
   // Enough found, or fewer due rows in all than the window holds: the window's answer is the
   // whole answer. Otherwise rows of busy numbers filled it and the rest lies past it.
-  if (found.length >= wanted || rows[0]!.ceiling === null) return found;
+  if (found.length >= wanted || ceiling === null) return found;
   return db.all(DUE_BY_NUMBER, [now, horizon, perNumber, perNumber, wanted]);
 }
 
