@@ -94,9 +94,11 @@ describe("SMTP slots", () => {
       emu,
       { smtp: { idleSessionTimeout: 1500, maxJunkCommands: 1000, socketTimeout: 60_000, trustedNetworks: TRUSTED } },
       async (rig) => {
+        // taken before connecting: the session's life runs from its connection, and a greeting
+        // slowed by load would otherwise be counted out of it
+        const started = Date.now();
         const { client, banner } = await RawSmtp.connect(rig.port, "127.0.0.1", "127.0.0.5");
         expect(banner).toMatch(/^220 /);
-        const started = Date.now();
         let last = "";
         await client.cmd("EHLO noop.example");
         // each NOOP answered 250 until the session's life runs out
