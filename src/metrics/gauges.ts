@@ -25,12 +25,15 @@ export function registerQueueGauges(metrics: Metrics, store: Pick<QueueStore, "c
  * it out of service would not read the texts any sooner (docs/inbound.md).
  */
 export function registerTextGauges(metrics: Metrics, backlog: () => Promise<TextBacklog>): void {
+  // one read per scrape: the first gauge reads, the second (collected after it) takes that read
+  let read: Promise<TextBacklog> | null = null;
   metrics.gauge(
     "faxgate_ocr_texts",
     "Fax texts for OCR by kind (received, sent) and state",
     ["kind", "state"],
     async (g) => {
-      const b = await backlog();
+      read = backlog();
+      const b = await read;
       for (const kind of ["received", "sent"] as const)
         for (const state of TEXT_STATES) g.set({ kind, state }, b[kind].states[state]);
     },
@@ -40,7 +43,8 @@ export function registerTextGauges(metrics: Metrics, backlog: () => Promise<Text
     "How long the oldest fax text still to be read (pending, retrying or running) has waited, by kind",
     ["kind"],
     async (g) => {
-      const b = await backlog();
+      const b = await (read ?? backlog());
+      read = null;
       for (const kind of ["received", "sent"] as const) g.set({ kind }, b[kind].oldestWaitingSeconds ?? 0);
     },
   );
