@@ -9,7 +9,7 @@ import { ledgerPendingTable, ledgerTable } from "../sql/ledger.js";
 import { directoryTables } from "../sql/directory.js";
 import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
-import { claimableByNumberIndex, largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
+import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { deliveryKindGraph } from "../sql/delivery-kinds.js";
 import { receivedTextStoredWords, receivedTextTables } from "../sql/received-text-tables.js";
@@ -189,9 +189,6 @@ export const PG_MIGRATIONS: readonly string[] = [
   // stored words with their GIN index, the row going with its job (store/sql/sent-text-tables.ts),
   // as in the SQLite store.
   sentTextTables("postgres"),
-  // STEP (issue 54, branch claims): the waiting rows by number, so a claim visits each waiting
-  // number once instead of every row of a busy one (store/sql/shared-state.ts), as in the SQLite store.
-  claimableByNumberIndex(),
 ];
 
 /** Brings the schema up to date, one instance at a time (the others wait on the lock and find it done). */

@@ -20,112 +20,24 @@ const EXPIRING = sqlStateList(fromStates("expire"));
 const INTERRUPTED = "the gateway stopped while the send was in progress";
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The numbers at their limit (`?`), counted once from the few rows in flight (recipients_in_flight). */
-const BUSY = `SELECT number FROM recipients WHERE state IN (${IN_FLIGHT}) GROUP BY number HAVING COUNT(*) >= ?`;
-const DUE_NOW = (r: string) =>
-  `${r}.state IN (${CLAIMABLE}) AND (${r}.next_attempt_at IS NULL OR ${r}.next_attempt_at <= ?)`;
-const SCHEDULED = (j: string) => `(${j}.scheduled_at IS NULL OR ${j}.scheduled_at <= ?)`;
-const SEQ: Record<DialectName, string> = { sqlite: "rowid", postgres: "seq" };
-
 /**
- * Due rows, oldest first, the numbers already at their limit passed over, read from the partial
- * index recipients_claimable in send order up to the LIMIT (sql/shared-state.ts). PostgreSQL
+ * Due rows, oldest first. The numbers already at their limit are passed over here, counted once
+ * from the few rows in flight: a long queue to one busy number would otherwise fill every
+ * candidate list and hold back everyone else's fax. The rows are read in order from the partial
+ * index recipients_claimable and the read stops at the LIMIT (sql/shared-state.ts): PostgreSQL
  * picks it itself; SQLite's planner, from its statistics, would rather take every waiting row by
  * recipients_due and sort them (50 ms at 20,000 waiting, against 0.9 ms), so it is named there.
- * The read is also bounded by a window (issue 54): no further than the send time of the window's
- * last waiting row (`ceiling`, NULL when fewer wait), else a long queue to one busy number was read
- * in full every pass to find nothing. When the window held too few, DUE_BY_NUMBER answers instead.
  */
-const KEY = "COALESCE(next_attempt_at, created_at)";
-/** The send time of the window's last waiting row (now, the window's last offset); none when fewer wait. */
-const CEILING = (
-  d: DialectName,
-) => `SELECT ${KEY} AS ceiling FROM recipients${d === "sqlite" ? " INDEXED BY recipients_claimable" : ""}
-      WHERE state IN (${CLAIMABLE}) AND ${KEY} <= ? ORDER BY ${KEY} LIMIT 1 OFFSET ?`;
-const CANDIDATES = (d: DialectName, ceiling: string) => `SELECT CAST(NULL AS TEXT) AS ceiling, r.job_id, r.idx, r.number
-    FROM recipients r${d === "sqlite" ? " INDEXED BY recipients_claimable" : ""} JOIN jobs j ON j.id = r.job_id
-    WHERE ${DUE_NOW("r")} AND ${SCHEDULED("j")}
-      AND COALESCE(r.next_attempt_at, r.created_at) <= COALESCE(${ceiling}, '9999')
-      AND r.number NOT IN (${BUSY})
-    ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.${SEQ[d]}, r.idx
-    LIMIT ?`;
-
-/**
- * SQLite asks the ceiling first (WINDOW_CEILING) and gives it as the first argument (NULL when
- * none): two statements in the process cost less than one compound. PostgreSQL reads it inside,
- * one round trip: the candidates, then one row more that carries the ceiling (job_id NULL).
- */
-export const DUE = dialect({
-  sqlite: CANDIDATES("sqlite", "?"),
-  postgres: `WITH c AS (SELECT (${CEILING("postgres")}) AS ceiling)
-   SELECT * FROM (${CANDIDATES("postgres", "(SELECT ceiling FROM c)")}) f
-   UNION ALL SELECT ceiling, NULL, NULL, NULL FROM c`,
-});
-export const WINDOW_CEILING = dialect({ sqlite: CEILING("sqlite"), postgres: CEILING("postgres") });
-
-/**
- * The same rows when busy numbers crowd the window (issue 54): each waiting number visited once,
- * by a skip over recipients_claimable_number (the next number after the last, one probe each),
- * those at their limit left out, and each other number's first `perNumber` due rows taken in its
- * send order; then oldest first across numbers. A pass costs the waiting numbers, not the length
- * of a busy number's queue. Rows past a number's first `perNumber` are not wanted: a claim takes no
- * more than that from one number.
- */
-export const DUE_BY_NUMBER = perDialect((d) => {
-  const by = d === "sqlite" ? " INDEXED BY recipients_claimable_number" : "";
-  const numbers = `WITH RECURSIVE nums(number) AS (
-      SELECT MIN(number) FROM recipients${by} WHERE state IN (${CLAIMABLE})
-      UNION ALL
-      SELECT (SELECT MIN(x.number) FROM recipients x${by} WHERE x.state IN (${CLAIMABLE}) AND x.number > nums.number)
-      FROM nums WHERE nums.number IS NOT NULL)`;
-  const firsts = (cols: string) => `SELECT ${cols} FROM recipients x${by} JOIN jobs y ON y.id = x.job_id
-      WHERE x.number = nums.number AND ${DUE_NOW("x")} AND ${SCHEDULED("y")}
-      ORDER BY COALESCE(x.next_attempt_at, x.created_at), y.${SEQ[d]}, x.idx
-      LIMIT ?`;
-  if (d === "sqlite")
-    return `${numbers}
-    SELECT r.job_id, r.idx, r.number FROM nums
-      JOIN recipients r ON r.rowid IN (${firsts("x.rowid")})
-      JOIN jobs j ON j.id = r.job_id
-    WHERE nums.number IS NOT NULL AND nums.number NOT IN (${BUSY})
-    ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.rowid, r.idx
-    LIMIT ?`;
-  return `${numbers}
-    SELECT f.job_id, f.idx, f.number FROM nums
-      CROSS JOIN LATERAL (${firsts("x.job_id, x.idx, x.number, COALESCE(x.next_attempt_at, x.created_at) AS due_at, y.seq")}) f
-    WHERE nums.number IS NOT NULL AND nums.number NOT IN (${BUSY})
-    ORDER BY f.due_at, f.seq, f.idx
-    LIMIT ?`;
-});
-
-/** The first rows in send order a claim reads before it visits the numbers instead (DUE_BY_NUMBER). */
-const windowFor = (wanted: number): number => wanted * 4;
-
-/** Due candidates for a claim, oldest first; the same rows whichever query finds them. */
-export async function dueCandidates(
-  db: Db,
-  now: string,
-  horizon: string,
-  perNumber: number,
-  wanted: number,
-): Promise<Array<{ job_id: string; idx: number; number: string }>> {
-  const window = windowFor(wanted);
-  type Row = { ceiling: string | null; job_id: string | null; idx: number; number: string };
-  let found: Array<Row & { job_id: string }>;
-  let ceiling: string | null;
-  if (db.dialect === "sqlite") {
-    ceiling = (await db.get<{ ceiling: string }>(WINDOW_CEILING, [now, window - 1]))?.ceiling ?? null;
-    found = await db.all(DUE, [now, horizon, ceiling, perNumber, wanted]);
-  } else {
-    const rows = await db.all<Row>(DUE, [now, window - 1, now, horizon, perNumber, wanted]);
-    found = rows.filter((r): r is Row & { job_id: string } => r.job_id !== null);
-    ceiling = rows.find((r) => r.job_id === null)?.ceiling ?? null;
-  }
-  // Enough found, or fewer due rows in all than the window holds: the window's answer is the
-  // whole answer. Otherwise rows of busy numbers filled it and the rest lies past it.
-  if (found.length >= wanted || ceiling === null) return found;
-  return db.all(DUE_BY_NUMBER, [now, horizon, perNumber, perNumber, wanted]);
-}
+export const DUE = perDialect(
+  (
+    d,
+  ) => `SELECT r.job_id, r.idx, r.number FROM recipients r${d === "sqlite" ? " INDEXED BY recipients_claimable" : ""} JOIN jobs j ON j.id = r.job_id
+   WHERE r.state IN (${CLAIMABLE}) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
+     AND (j.scheduled_at IS NULL OR j.scheduled_at <= ?)
+     AND r.number NOT IN (SELECT number FROM recipients WHERE state IN (${IN_FLIGHT}) GROUP BY number HAVING COUNT(*) >= ?)
+   ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.${d === "sqlite" ? "rowid" : "seq"}, r.idx
+   LIMIT ?`,
+);
 
 /** A candidate still claimable now, with its state; on PostgreSQL locked, or passed over when another claimer holds it. */
 const FREE_ROW_TEXT = `SELECT state FROM recipients WHERE job_id = ? AND idx = ? AND state IN (${CLAIMABLE})
@@ -166,13 +78,12 @@ export async function claimDue(
   // Looked for outside the transaction (SQLite: a WAL read waits for no one, so a pass that finds
   // nothing does not queue behind intake's commits; PostgreSQL: no BEGIN for an empty pass). Each
   // candidate is checked again inside it (FREE_ROW), so one taken meanwhile is passed over.
-  const candidates = await dueCandidates(
-    db,
+  const candidates = await db.all<{ job_id: string; idx: number; number: string }>(DUE, [
     new Date(at).toISOString(),
     new Date(at + horizon).toISOString(),
     perNumber,
     Math.max(limit * 8, 64),
-  );
+  ]);
   if (candidates.length === 0) return [];
   return db.tx("claim due faxes", async (t) => {
     const nowMs = db.clock.now();

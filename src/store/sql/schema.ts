@@ -148,12 +148,6 @@ export const TABLES: readonly Table[] = [
         where: "state IN ('queued','deferred')",
       },
       { name: "recipients_in_flight", columns: "number", where: "state IN ('sending','unknown','processing')" },
-      // a claim's visit of each waiting number (issue 54, sql/leases.ts DUE_BY_NUMBER)
-      {
-        name: "recipients_claimable_number",
-        columns: "number, (COALESCE(next_attempt_at, created_at))",
-        where: "state IN ('queued','deferred')",
-      },
     ],
   },
   {

@@ -40,17 +40,6 @@ export function largeQueueIndexes(): string {
   `;
 }
 
-/**
- * Issue 54: the waiting rows again, by number and in send order within it, so a claim can visit
- * each waiting number once (sql/leases.ts, DUE_BY_NUMBER) instead of reading past every row of a
- * number already at its limit. Partial on claim's from-states as they stand at this step.
- */
-export function claimableByNumberIndex(): string {
-  return `
-  CREATE INDEX recipients_claimable_number ON recipients(number, (COALESCE(next_attempt_at, created_at))) WHERE state IN ('queued','deferred');
-  `;
-}
-
 /** A session as the table keeps it: never its id, only the id's SHA-256 (a reader of the table cannot sign in with it). */
 export interface StoredSession {
   user: string;

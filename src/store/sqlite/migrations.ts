@@ -9,7 +9,7 @@ import { ledgerPendingTable, ledgerTable } from "../sql/ledger.js";
 import { directoryTables } from "../sql/directory.js";
 import { fleetTables } from "../sql/fleet-tables.js";
 import { retentionTables } from "../sql/retention-tables.js";
-import { claimableByNumberIndex, largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
+import { largeQueueIndexes, sharedStateTables } from "../sql/shared-state.js";
 import { deliveryKindGraph } from "../sql/delivery-kinds.js";
 import { deliveryTables } from "../sql/delivery-tables.js";
 import { receivedTextTables } from "../sql/received-text-tables.js";
@@ -306,9 +306,6 @@ export const MIGRATIONS: readonly string[] = [
   // STEP (issue 51, branch sentocr): the OCR text of sent faxes (ocr.sent), its duty and its FTS5
   // word index, the row going with its job (store/sql/sent-text-tables.ts).
   sentTextTables("sqlite"),
-  // STEP (issue 54, branch claims): the waiting rows by number, so a claim visits each waiting
-  // number once instead of every row of a busy one (store/sql/shared-state.ts).
-  claimableByNumberIndex(),
 ];
 
 /** Brings the file up to the last step, in one write transaction; a current file takes no lock. */
