@@ -69,3 +69,43 @@ export function fillSqlite(file: string, q: LargeQueue): void {
     db.close();
   }
 }
+
+/**
+ * `n` more waiting jobs to one number (+17770000000), older than every other waiting row, and one
+ * more to it in flight (a send under a lease): a long queue to a busy number (issue 54).
+ */
+export const BUSY_NUMBER = "+17770000000";
+const busyRows = (series: string, ts: string, id: string, from: string) => [
+  `INSERT INTO jobs (${JOB_COLUMNS.replace(", finished_at", "")}) ${series} SELECT ${id}, 'smtp', 'u1', CASE n WHEN 0 THEN 'active' ELSE 'queued' END, '{"enabled":false}', '[]', '[]', '{}', ${ts}, ${ts} FROM ${from}`,
+  `INSERT INTO recipients (job_id, idx, number, state, budget_from, created_at, updated_at, locked_by, locked_until, send_id) ${series} SELECT ${id}, 0, '${BUSY_NUMBER}', CASE n WHEN 0 THEN 'sending' ELSE 'queued' END, ${ts}, ${ts}, ${ts}, CASE n WHEN 0 THEN 'elsewhere' END, CASE n WHEN 0 THEN '9999-12-31T00:00:00.000Z' END, CASE n WHEN 0 THEN 'send-busy' END FROM ${from}`,
+];
+
+/** Adds the busy number's queue to SQLite's `file` (see BUSY_NUMBER). */
+export function addBusySqlite(file: string, n: number): void {
+  const db = new Database(file);
+  try {
+    const series = "WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n < ?)";
+    const ts = "strftime('%Y-%m-%dT%H:%M:%fZ', 1700000000 + n, 'unixepoch')";
+    db.transaction(() => {
+      for (const sql of busyRows(series, ts, "'B' || printf('%08d', n)", "s")) db.prepare(sql).run(n);
+    })();
+    db.exec("ANALYZE");
+  } finally {
+    db.close();
+  }
+}
+
+/** Adds the busy number's queue to the PostgreSQL queue at `url` (see BUSY_NUMBER). */
+export async function addBusyPostgres(url: string, n: number): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const ts = `to_char(timestamp '2023-11-14' + n * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    for (const sql of busyRows("", ts, "'B' || lpad(n::text, 8, '0')", "generate_series(0, $1::int) n"))
+      await c.query(sql, [n]);
+    await c.query("ANALYZE jobs");
+    await c.query("ANALYZE recipients");
+  } finally {
+    await c.end();
+  }
+}

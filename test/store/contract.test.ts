@@ -303,6 +303,33 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect((await store.claimDue("me", 4, 60_000)).map((g) => g.job.id)).toEqual([other.id]);
     });
 
+    it("behind a long queue to one busy number, claims keep the oldest-first order and the limit", async () => {
+      const { store, dir } = await open();
+      // 300 rows to one number in front of the others (issue 54): whatever the claim's candidate
+      // query does to pass over them (sql/leases.ts), the order across numbers, the order within
+      // one and the per-number limit must come out as a plain walk gives them
+      const busy = "+15550000300";
+      const ids: Record<string, string[]> = {};
+      const add = async (number: string) => {
+        const { job } = await store.enqueue(newJob(dir, { recipients: [{ number }] }));
+        (ids[number] ??= []).push(job.id);
+      };
+      for (let i = 0; i < 2; i++) await add(busy);
+      for (let i = 0; i < 300; i++) await add(busy);
+      for (const n of ["+15550000303", "+15550000301", "+15550000303", "+15550000302", "+15550000303"]) await add(n);
+      const first = await store.claimDue("me", 2, 60_000, { perNumber: 2 });
+      expect(first.map((g) => g.job.id)).toEqual(ids[busy]!.slice(0, 2));
+      // four asked: 64 candidates wanted, more than that of the busy number's in front
+      const next = await store.claimDue("me", 4, 60_000, { perNumber: 2 });
+      expect(next.map((g) => g.job.id)).toEqual([
+        ids["+15550000303"]![0],
+        ids["+15550000301"]![0],
+        ids["+15550000303"]![1],
+        ids["+15550000302"]![0],
+      ]);
+      expect(await store.claimDue("me", 10, 60_000, { perNumber: 2 })).toEqual([]);
+    }, 60_000);
+
     it("addApiCalls shares a batched call out among its recipients; extendLease keeps only the owner's lease", async () => {
       const { store, dir } = await open();
       const { job } = await store.enqueue(
