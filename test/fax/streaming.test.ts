@@ -57,9 +57,11 @@ async function peakGrowth(work: () => Promise<unknown>): Promise<number> {
   let samples = 0;
   let done = false;
   // The sampler's period, not a wait: 40 ms, or twice what the last sample's collections
-  // took. In the suite's shared worker (isolate: false) the heap holds every earlier file's
-  // modules, a full collection there took long enough under CI's load that two every 40 ms left
-  // the transfer too little time to end within the test's minute.
+  // took, up to 200 ms. In the suite's shared worker (isolate: false) the heap holds every
+  // earlier file's modules, a full collection there took long enough under CI's load that two
+  // every 40 ms left the transfer too little time to end within the test's minute; unbounded, a
+  // collection of over a second left a 4 s transfer one sample (CI, 29 Nov 2026), which measures
+  // nothing. 200 ms still leaves the transfer a sixth of the time at a second a collection.
   let period = 40;
   const sampler = (async () => {
     while (!done) {
@@ -67,7 +69,7 @@ async function peakGrowth(work: () => Promise<unknown>): Promise<number> {
       if (done) break;
       const started = performance.now();
       peak = Math.max(peak, await live());
-      period = Math.max(40, 2 * (performance.now() - started));
+      period = Math.min(200, Math.max(40, 2 * (performance.now() - started)));
       samples++;
     }
   })();
