@@ -95,9 +95,21 @@ describe.skipIf(pgMissing !== null)("the fleet's account budget on PostgreSQL", 
       expect(times).toHaveLength(36);
       expect(busiestSecond(times)).toBeLessThanOrEqual(RATE + 3);
       expect(took).toBeGreaterThan(3000);
-      // the calls went out in batches, not one transaction each
-      const batches = fleet.budgets.reduce((s, b) => s + b.batches, 0);
-      expect(batches).toBeLessThan(36);
+    } finally {
+      await fleet.close();
+    }
+  }, 60_000);
+
+  it("one gateway takes its waiting calls' slots in batches, not a transaction each", async () => {
+    // alone, so no other member books the clock ahead of it: with three, once the clock is booked
+    // LOOKAHEAD_MS ahead each batch may find room for one slot only, and whether any found more
+    // was the machine's timing (36 of 36 seen once on a quiet machine)
+    const fleet = await fleetOf(1);
+    try {
+      const b = fleet.budgets[0]!;
+      await Promise.all(Array.from({ length: 12 }, () => b.slot("dispatch")));
+      expect(b.slotsTaken).toBeGreaterThanOrEqual(12);
+      expect(b.batches).toBeLessThan(12);
     } finally {
       await fleet.close();
     }
