@@ -46,8 +46,14 @@ beforeAll(async () => {
           inbound: { enabled: true, interval: "1s", mailBacklog: true },
         },
         inbound: {
-          groups: { referrals: { members: ["alice"] } },
-          routes: [{ name: "referrals line", match: { dialled: "+15550100201" }, deliver: [{ inbox: "referrals" }] }],
+          // the court's line goes to bob's group by a rule: ops holds the account's admin key, which
+          // reads every user's faxes, so which user's key receives one first is the pollers' race
+          // (each fax is "the user whose key received it", docs/inbound.md); the rule makes it bob's
+          groups: { referrals: { members: ["alice"] }, court: { members: ["bob"] } },
+          routes: [
+            { name: "referrals line", match: { dialled: "+15550100201" }, deliver: [{ inbox: "referrals" }] },
+            { name: "court line", match: { dialled: "+15550100300" }, deliver: [{ inbox: "court" }] },
+          ],
         },
         ocr: { enabled: true },
       },
