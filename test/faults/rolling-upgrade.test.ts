@@ -30,11 +30,25 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
  */
 function previousVersion(): { commit: string } | { why: string } {
   const git = (args: string[]) => spawnSync("git", args, { cwd: repo, encoding: "utf8" });
-  const last = git(["log", "--first-parent", "-1", "--format=%H", "--", "src/store/postgres/schema.ts"]);
-  if (last.status !== 0 || !last.stdout.trim()) return { why: "no git history of src/store/postgres/schema.ts" };
-  const parent = git(["rev-parse", `${last.stdout.trim()}^1`]);
-  if (parent.status !== 0) return { why: "the newest schema step has no parent commit" };
-  return { commit: parent.stdout.trim() };
+  // the step list as written at `rev` (steps are only appended, never edited: a hash test)
+  const steps = (rev: string): string | null => {
+    const r = git(["show", `${rev}:src/store/postgres/schema.ts`]);
+    const start = r.status === 0 ? r.stdout.indexOf("export const PG_MIGRATIONS") : -1;
+    const end = start < 0 ? -1 : r.stdout.indexOf("\n];", start);
+    return end < 0 ? null : r.stdout.slice(start, end);
+  };
+  const now = steps("HEAD");
+  const log = git(["log", "--first-parent", "--format=%H", "--", "src/store/postgres/schema.ts"]);
+  if (log.status !== 0 || !now || !log.stdout.trim()) return { why: "no git history of src/store/postgres/schema.ts" };
+  // the newest change that added steps still there: a step merged and reverted before it shipped
+  // leaves a parent with more steps than now, and a change that added none leaves the same list
+  for (const commit of log.stdout.trim().split("\n")) {
+    const parent = git(["rev-parse", `${commit}^1`]);
+    if (parent.status !== 0) break;
+    const then = steps(parent.stdout.trim());
+    if (then && then.length < now.length && now.startsWith(then)) return { commit: parent.stdout.trim() };
+  }
+  return { why: "no earlier version of the schema steps in the git history" };
 }
 
 const version = previousVersion();
