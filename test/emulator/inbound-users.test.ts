@@ -55,6 +55,38 @@ describe("inbound faxes", () => {
     expect((await api.get(`/v1/fax/${r2.json.messageId}/info`, TEST_KEYS.alice)).status).toBe(404);
   });
 
+  it("to a user's number: theirs, named in its info's users, in the admin key's history with the others'", async () => {
+    const bobId = (await api.get("/v1/me", TEST_KEYS.bob)).json.userId;
+    const set = await api.call("PATCH", "/_emulator/users/bob@example.com", TEST_KEYS.admin, { phone: "15550100444" });
+    expect(set.status, set.text).toBe(200);
+    const r = await inbound({ to: "+1 555 010 0444", callerId: "+15557654321" }, ["a.txt", "x", "text/plain"]);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toMatchObject({ userId: bobId, faxNumber: "+15550100444" });
+    const info = (await api.get(`/v1/fax/${r.json.messageId}/info`, TEST_KEYS.admin)).json;
+    expect(info.users).toEqual([{ userId: bobId, firstName: "Bob", lastName: "Baker", email: "bob@example.com" }]);
+    const alices = await inbound({ email: "alice@example.com", callerId: "+15557654321" }, [
+      "a.txt",
+      "x",
+      "text/plain",
+    ]);
+    const seen = (await api.get("/v1/fax/history?direction=inbound&limit=100", TEST_KEYS.admin)).json.rows as Array<{
+      messageId: string;
+      userId: string;
+    }>;
+    expect(seen.map((f) => f.messageId)).toEqual(expect.arrayContaining([r.json.messageId, alices.json.messageId]));
+    // bob's own key sees his alone
+    const bobs = (await api.get("/v1/fax/history?direction=inbound", TEST_KEYS.bob)).json.rows;
+    expect(bobs.map((f: { messageId: string }) => f.messageId)).toContain(r.json.messageId);
+    expect(bobs.every((f: { userId: string }) => f.userId === bobId)).toBe(true);
+    // a number nobody has, and one several users share (every seeded user's default), are refused
+    expect((await inbound({ to: "+15550100445", callerId: "+15557654321" }, ["a.txt", "x", "text/plain"])).status).toBe(
+      404,
+    );
+    const shared = await inbound({ to: "+15550100999", callerId: "+15557654321" }, ["a.txt", "x", "text/plain"]);
+    expect(shared.status).toBe(400);
+    expect(shared.text).toContain("several users have the number");
+  });
+
   it("refuses a missing user, caller id or file, and non-admin keys", async () => {
     expect(
       (await inbound({ email: "nobody@example.com", callerId: "+15557654321" }, ["a.txt", "x", "text/plain"])).status,

@@ -172,25 +172,31 @@ function lineRoutes(app: FastifyInstance, ctx: EmulatorContext, admin: Admin): v
   });
 }
 
-/** An inbound fax for the user named by `userId` or `email`, from `callerId`, of the files sent. */
+/**
+ * An inbound fax for the user named by `userId` or `email`, or else the user whose number `to` is,
+ * from `callerId`, of the files sent. The fax is that user's: its info names them in `users` and
+ * an admin key's history shows it with every other user's (fax-api.md: `users` in fax info, admin
+ * keys over the whole account). How the real service assigns numbers to users is not shown
+ * (`faxNumbers`' elements are not described), so a user's number here is their `phone`.
+ */
 async function receiveFax(ctx: EmulatorContext, input: Awaited<ReturnType<typeof readInput>>): Promise<FaxRow> {
   const userId = input.one("userId");
   const email = input.one("email");
+  const to = input.one("to");
+  if (!userId && !email && !to) throw invalid("userId, email or to is required");
   const user = (
     userId
       ? ctx.db.prepare("SELECT * FROM users WHERE uuid = ?").get(userId)
       : email
         ? ctx.db.prepare("SELECT * FROM users WHERE email = ?").get(email)
-        : undefined
+        : userOfNumber(ctx, to!)
   ) as UserRow | undefined;
-  if (!userId && !email) throw invalid("userId or email is required");
-  if (!user) throw notFound(`user ${userId ?? email} not found`);
+  if (!user) throw notFound(userId || email ? `user ${userId ?? email} not found` : "no user has the number to");
   const callerId = input.one("callerId");
   if (!callerId) throw invalid("callerId is required");
   const from = parseDestination(callerId);
   // as the service records it: faxNumber is the fax's destination, the number the sender
   // dialled (one of the account's numbers: `to`, else the user's own), the caller id the sender
-  const to = input.one("to");
   const dialled = to ? parseDestination(to) : parseDestination(user.phone);
   if (input.files.length === 0) throw invalid("file is required");
   const doc = await buildFaxDocument(
@@ -211,6 +217,20 @@ async function receiveFax(ctx: EmulatorContext, input: Awaited<ReturnType<typeof
     },
     { bytes: doc.pdf },
   );
+}
+
+/** The one user whose number (`phone`) `to` is; several is a question the caller must settle. */
+function userOfNumber(ctx: EmulatorContext, to: string): UserRow | undefined {
+  const number = parseDestination(to);
+  const users = (ctx.db.prepare("SELECT * FROM users").all() as UserRow[]).filter((u) => {
+    try {
+      return parseDestination(u.phone) === number;
+    } catch {
+      return false;
+    }
+  });
+  if (users.length > 1) throw invalid("several users have the number to: name one by userId or email");
+  return users[0];
 }
 
 /** The user fields in `body` as stored (booleans as 0/1); a field not in PREFS or of the wrong kind is refused. */
