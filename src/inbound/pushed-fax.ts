@@ -1,8 +1,9 @@
 // A received fax pushed by the service (a webhook) is a hint, not a fact: it is taken only when
 // the service shows the fax to one of our users' own keys, then goes through the same door as a
-// polled one (received-intake.ts). A push that names no user we know starts one look at every
-// user's inbound history instead.
+// polled one (received-intake.ts), which attributes it by the fax info fetched here. A push that
+// names no user we know starts one look at every user's inbound history instead.
 import { isFaxgateError } from "../errors.js";
+import { configuredUserOf } from "./attribution.js";
 import type { FaxApi, FaxRecord } from "../fax/index.js";
 import type { Logger } from "../log/index.js";
 
@@ -19,15 +20,9 @@ export interface PushedFaxOptions {
 
 /** The webhook's inbound handler: true when the fax was taken (now or before). */
 export function pushedFaxHandler(opts: PushedFaxOptions) {
-  const userOf = async (serviceUserId: string): Promise<string | undefined> => {
-    for (const u of opts.users()) {
-      const me = await opts.me(u.name).catch(() => null);
-      if (me?.userId === serviceUserId) return u.name;
-    }
-    return undefined;
-  };
   return async (rec: FaxRecord, serviceUserId: string | null): Promise<boolean> => {
-    const user = serviceUserId ? await userOf(serviceUserId) : undefined;
+    // whose key asks the service; whose fax it is, the fax info says (attribution.ts)
+    const user = serviceUserId ? await configuredUserOf(serviceUserId, opts) : undefined;
     if (!user) {
       await opts.pollAll();
       return true;

@@ -25,6 +25,7 @@ import {
 } from "../store/index.js";
 import { connectorTarget, kindLabel } from "../connectors/index.js";
 import { keptFaxPayload, type InboundPayload, type ReceivedFax } from "../received/index.js";
+import { attributeReceived } from "./attribution.js";
 import { folderFileName, writeToFolder } from "./folder-delivery.js";
 import { describeDelivery, holdForText, inboxesOf, route, waitsForText } from "./routes.js";
 
@@ -33,6 +34,8 @@ export interface ReceivedIntakeOptions {
   clientFor: (user: string) => FaxApi;
   inbound: () => InboundConfig;
   users: () => readonly UserConfig[];
+  /** A configured user's own record on the service (GET /v1/me, cached): whose a fax is (attribution.ts). */
+  me: (user: string) => Promise<{ userId: string }>;
   dataDir: string;
   logger: Logger;
   /** each fax routed is a ledger row naming its route (docs/compliance.md) */
@@ -64,12 +67,18 @@ export class ReceivedFaxIntake {
     this.clock = opts.clock ?? systemClock;
   }
 
-  /** True when the fax is kept and routed (now or before); false for one not final yet. */
-  async receive(user: string, r: FaxRecord, via: "webhook" | "poll"): Promise<boolean> {
+  /**
+   * True when the fax is kept and routed (now or before); false for one not final yet. `seenBy` is
+   * the user whose key found it (it downloads the document); the fax is kept for the user the
+   * service's record names (attribution.ts). `r` from the webhook's door is the fax info already.
+   */
+  async receive(seenBy: string, r: FaxRecord, via: "webhook" | "poll"): Promise<boolean> {
     if (!isFinalStatus(r.status)) return false;
     const store = this.opts.store;
     let [fax] = await store.listReceived({ messageId: r.messageId, limit: 1 });
     if (fax && (await this.routed(fax.id))) return true;
+    // one info call per new fax: a fax already kept keeps its user
+    const user = fax ? fax.user : await this.ownerOf(seenBy, r, via);
     const facts = { dialled: r.faxNumber || null, sender: senderOf(r), csid: r.faxCsid || null, user };
     const cfg = this.opts.inbound();
     const text = this.opts.text;
@@ -80,7 +89,7 @@ export class ReceivedFaxIntake {
     const holds = (document: boolean) => document && ((reads && waitsForText(cfg)) || looks);
     let decision = holds(fax?.hasDocument ?? false) ? holdForText(cfg, reads) : route(cfg, { ...facts, text: null });
     if (!fax) {
-      const document = r.status === "success" ? await this.download(user, r.messageId) : null;
+      const document = r.status === "success" ? await this.download(seenBy, r.messageId) : null;
       decision = holds(document !== null) ? holdForText(cfg, reads) : route(cfg, { ...facts, text: null });
       const waitsUntil = holds(document !== null)
         ? new Date(this.clock.now() + (this.opts.text?.waitForMs ?? 0)).toISOString()
@@ -118,6 +127,18 @@ export class ReceivedFaxIntake {
     // after the fax's own "routed" entry: a crash between the two leaves the row out, never doubled
     await this.recordRouted(fax, decision.rules.join(", "), decision.deliveries.length);
     return true;
+  }
+
+  /** Whose the fax is, by the service's record (the history's rows may lack `users`: its info has them). */
+  private async ownerOf(seenBy: string, r: FaxRecord, via: "webhook" | "poll"): Promise<string> {
+    const info = via === "webhook" || r.users?.length ? r : await this.opts.clientFor(seenBy).faxInfo(r.messageId);
+    const { user, by } = await attributeReceived(info, seenBy, this.opts);
+    if (user !== seenBy)
+      this.log.info(
+        { user, seenBy, messageId: r.messageId, by },
+        "received fax belongs to another user than the key that saw it",
+      );
+    return user;
   }
 
   private async recordRouted(fax: ReceivedFax, route: string, deliveries: number, why?: string): Promise<void> {

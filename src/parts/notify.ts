@@ -43,6 +43,7 @@ export function createNotify(
     ...common,
     inbound: () => live.config().inbound,
     users,
+    me: (user) => core.directory.get(user),
     dataDir: config.data,
     logger: log("inbound"),
     ledger: core.ledger,

@@ -56,6 +56,7 @@ function parts(r: Rig, folder: string) {
     clientFor: r.clientFor,
     inbound: () => cfg.inbound,
     users: () => USERS,
+    me: (user) => r.directory.get(user),
     dataDir: path.join(r.dir, "data"),
     logger: r.logger.child({ component: "inbound" }),
     ledger: testLedger(r.store),

@@ -95,6 +95,9 @@ describe("match.text rules", () => {
         },
         inbound: () => cfg,
         users: () => [],
+        me: () => {
+          throw new Error("no service calls when routing a kept fax");
+        },
         dataDir: t.dir,
         logger: silentLogger(),
         ledger: testLedger(t.store),

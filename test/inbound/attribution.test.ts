@@ -1,0 +1,248 @@
+// Whose a received fax is, against a whole gateway and the emulator over HTTPS, by both doors: the
+// user the service's record names (`users` in the fax info), not whichever configured key saw it
+// first. "frontdesk" holds the account's admin key, which sees every user's faxes in its history;
+// a fax to bob's number is bob's whether frontdesk is polled before him or after, whether the poll
+// or a push brings it, and whatever user id the push carries. A fax naming no configured user is
+// the user's whose key found it (docs/inbound.md).
+import { request } from "undici";
+import { FaxgateError } from "../../src/errors.js";
+import { attributeReceived } from "../../src/inbound/attribution.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { apiFor, form, type Api } from "../emulator/api.js";
+import { TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
+import { startGateway, type TestGateway } from "../helpers/gateway.js";
+import { waitUntil } from "../helpers/wait.js";
+
+const FRONT = { name: "frontdesk", email: "admin@example.com", apiKey: TEST_KEYS.admin };
+const BOB = { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob };
+const BOB_LINE = "+15550100444";
+const PASSWORD = "correct-horse-battery-staple";
+const AUTH = `Basic ${Buffer.from(`faxgate:${PASSWORD}`).toString("base64")}`;
+// bob's own number at the service (every other seeded user keeps the seed's default)
+const SEED = {
+  ...TEST_SEED,
+  users: TEST_SEED.users!.map((u) => (u.email === BOB.email ? { ...u, phone: BOB_LINE.slice(1) } : u)),
+};
+
+let rig: TestGateway | null = null;
+let api: Api | null = null;
+afterEach(async () => {
+  await api?.close();
+  await rig?.stop();
+  rig = api = null;
+});
+
+/** A fax arriving at the service: to a number (its user's), or for a user named by email. */
+async function arrive(a: Api, to: { number: string } | { email: string }): Promise<string> {
+  const fields: Record<string, string> = "number" in to ? { to: to.number } : { email: to.email };
+  const r = await a.call(
+    "POST",
+    "/_emulator/inbound",
+    TEST_KEYS.admin,
+    form({ ...fields, callerId: "+15557654321" }, [["in.txt", "hello", "text/plain"]]),
+  );
+  if (r.status !== 200) throw new Error(`the emulator refused the inbound fax: ${r.status} ${r.text}`);
+  return r.json.messageId as string;
+}
+
+type User = { name: string; email: string; apiKey: string };
+
+function config(users: User[], door: "poll" | "webhook") {
+  return ({ dir }: { dir: string }) => ({
+    users,
+    notify: {
+      from: "faxgate@example.com",
+      transport: `outbox:${dir}/outbox`,
+      // by the poll: the faxes already there at start, at once; by the webhook: none, and no poll
+      inbound: { enabled: true, interval: door === "poll" ? "1s" : "1h", mailBacklog: door === "poll" },
+    },
+    inbound: {
+      groups: { "bobs-desk": { members: ["bob"] }, front: { members: ["frontdesk"] } },
+      routes: [{ name: "bob's faxes", match: { user: "bob" }, deliver: [{ inbox: "bobs-desk" }] }],
+      default: [{ inbox: "front" }],
+    },
+    ...(door === "webhook"
+      ? {
+          webhooks: {
+            listen: "127.0.0.1:0",
+            url: "https://fax.example.com/faxgate/events",
+            username: "faxgate",
+            password: PASSWORD,
+            pollInterval: "1h",
+          },
+        }
+      : {}),
+  });
+}
+
+async function kept(r: TestGateway, messageId: string) {
+  const fax = await waitUntil(
+    async () => (await r.gw.store.listReceived({ messageId }))[0],
+    `the received fax ${messageId} kept`,
+  );
+  await waitUntil(
+    async () => (await r.gw.store.listReceivedEvents(fax.id)).some((e) => e.action === "routed"),
+    "it routed",
+  );
+  const events = await r.gw.store.listReceivedEvents(fax.id);
+  const notices = (await r.gw.store.listNotifications({ kind: "inbound" })).filter(
+    (n) => n.dedupeKey === `inbound:${messageId}`,
+  );
+  return { user: fax.user, groups: fax.groups, stored: events[0]!.detail, notified: notices.map((n) => n.user) };
+}
+
+describe("a received fax is the user's the service names", () => {
+  it.each([
+    { order: "frontdesk (admin key) first", users: [FRONT, BOB] },
+    { order: "bob first", users: [BOB, FRONT] },
+  ])("by the poll, $order", async ({ users }) => {
+    let toBob = "";
+    let toAlice = "";
+    rig = await startGateway({
+      name: "attrib-poll",
+      emulator: { seed: SEED },
+      // the faxes are there before the first poll: both keys see them in the same look
+      config: async (at) => {
+        const a = apiFor(at.emu);
+        try {
+          toBob = await arrive(a, { number: BOB_LINE });
+          // alice is not a configured user: only frontdesk's admin key sees her fax
+          toAlice = await arrive(a, { email: "alice@example.com" });
+        } finally {
+          await a.close();
+        }
+        return config(users, "poll")(at);
+      },
+    });
+    expect(await kept(rig, toBob)).toEqual({
+      user: "bob",
+      groups: ["bobs-desk"],
+      stored: expect.stringMatching(/^received for bob \(poll\)/),
+      notified: ["bob"],
+    });
+    expect(await kept(rig, toAlice)).toMatchObject({ user: "frontdesk", groups: ["front"], notified: ["frontdesk"] });
+    // one fax info call per new fax: bob's, seen again by the other key once kept, costs none more
+    const a = apiFor(rig.emu);
+    try {
+      const calls = (await a.get("/_emulator/requests", TEST_KEYS.admin)).json as Record<string, number>;
+      expect(Object.entries(calls).filter(([k]) => k.endsWith("/info"))).toEqual([["GET /v1/fax/:id/info", 2]]);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("by the webhook, whatever user id the push names, and by the service's own push", async () => {
+    rig = await startGateway({
+      name: "attrib-hook",
+      emulator: { seed: SEED },
+      config: config([FRONT, BOB], "webhook"),
+    });
+    api = apiFor(rig.emu);
+    // the first look at each user's history (at start) is over before any fax arrives
+    await waitUntil(
+      () => rig!.logs.filter((l) => l.includes("first look at inbound history")).length === 2,
+      "the first look at both users' histories",
+    );
+    const url = `${rig.url("webhooks")}/faxgate/events`;
+    const push = async (body: unknown) => {
+      const r = await request(url, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json", authorization: AUTH },
+      });
+      await r.body.dump();
+      return r.statusCode;
+    };
+    const adminId = (await api.get("/v1/me", TEST_KEYS.admin)).json.userId as string;
+    const info = async (id: string) => (await api!.get(`/v1/fax/${id}/info`, TEST_KEYS.admin)).json;
+
+    // a push naming the admin (the webhook's owner, say), not the fax's user: frontdesk's key
+    // fetches its info, which names bob
+    const named = await arrive(api, { number: BOB_LINE });
+    expect(await push({ ...(await info(named)), userId: adminId })).toBe(200);
+    expect(await kept(rig, named)).toMatchObject({ user: "bob", groups: ["bobs-desk"], notified: ["bob"] });
+    expect((await kept(rig, named)).stored).toMatch(/^received for bob \(webhook\)/);
+
+    // a push naming no user (fax-api.md's record has no userId): one look at every history, frontdesk's first
+    const unnamed = await arrive(api, { number: BOB_LINE });
+    const { userId: _, ...bare } = await info(unnamed);
+    expect(await push(bare)).toBe(200);
+    expect(await kept(rig, unnamed)).toMatchObject({ user: "bob", groups: ["bobs-desk"], notified: ["bob"] });
+
+    // the service's own pushes: bob's fax, and alice's (no configured user: frontdesk's key finds it)
+    const made = await api.call("POST", "/webhooks", TEST_KEYS.admin, {
+      name: "faxgate",
+      url,
+      auth: `faxgate:${PASSWORD}`,
+      events: { "fax.v1.inbound.complete": true },
+    });
+    expect(made.status, made.text).toBe(200);
+    const pushedBob = await arrive(api, { number: BOB_LINE });
+    const pushedAlice = await arrive(api, { email: "alice@example.com" });
+    const bob = await kept(rig, pushedBob);
+    expect(bob).toMatchObject({ user: "bob", groups: ["bobs-desk"], notified: ["bob"] });
+    expect(bob.stored).toMatch(/^received for bob \(webhook\)/);
+    // alice's push names a user we do not know: the look at every history finds it with frontdesk's key
+    expect(await kept(rig, pushedAlice)).toMatchObject({
+      user: "frontdesk",
+      groups: ["front"],
+      notified: ["frontdesk"],
+    });
+  });
+});
+
+describe("the rule (attributeReceived), case by case", () => {
+  const ids: Record<string, string> = { frontdesk: "u-admin", bob: "u-bob", bob2: "u-bob", carol: "u-carol" };
+  const opts = (users: Array<{ name: string; email?: string }>, fails: Record<string, FaxgateError> = {}) => ({
+    users: () => users,
+    me: async (u: string) => {
+      if (fails[u]) throw fails[u];
+      return { userId: ids[u]! };
+    },
+  });
+  const named = (...who: Array<{ userId?: string; email?: string }>) => ({
+    users: who.map((w) => ({ userId: w.userId ?? "", firstName: "", lastName: null, email: w.email ?? "" })),
+  });
+
+  it("names one user: theirs; several, or two users of one identity: the first in config order", async () => {
+    const users = [{ name: "frontdesk" }, { name: "bob" }, { name: "bob2" }, { name: "carol" }];
+    expect(await attributeReceived(named({ userId: "u-bob" }), "frontdesk", opts(users))).toEqual({
+      user: "bob",
+      by: "service user",
+    });
+    const both = named({ userId: "u-carol" }, { userId: "u-bob" });
+    expect((await attributeReceived(both, "frontdesk", opts(users))).user).toBe("bob");
+    expect((await attributeReceived(both, "frontdesk", opts([...users].reverse()))).user).toBe("carol");
+  });
+
+  it("by email when no user id matches; else, or with no users named, the key's user", async () => {
+    const users = [
+      { name: "frontdesk", email: "desk@example.com" },
+      { name: "dora", email: "Dora@Example.com" },
+    ];
+    expect(
+      await attributeReceived(named({ userId: "u-dora", email: "dora@example.com" }), "frontdesk", opts(users)),
+    ).toEqual({ user: "dora", by: "email" });
+    expect(await attributeReceived(named({ userId: "u-zed", email: "zed@example.com" }), "dora", opts(users))).toEqual({
+      user: "dora",
+      by: "key",
+    });
+    expect(await attributeReceived({}, "dora", opts(users))).toEqual({ user: "dora", by: "key" });
+    expect(await attributeReceived({ users: [] }, "dora", opts(users))).toEqual({ user: "dora", by: "key" });
+  });
+
+  it("a user's identity unreadable for now: not guessed (thrown); a key refused for good: passed over", async () => {
+    const users = [{ name: "frontdesk" }, { name: "bob" }];
+    const down = new FaxgateError("API_NETWORK", "the fax service could not be reached");
+    await expect(
+      attributeReceived(named({ userId: "u-bob" }), "frontdesk", opts(users, { frontdesk: down })),
+    ).rejects.toBe(down);
+    await expect(attributeReceived(named({ userId: "u-zed" }), "frontdesk", opts(users, { bob: down }))).rejects.toBe(
+      down,
+    );
+    const revoked = new FaxgateError("API_AUTH", "the API key was missing, unknown or expired (401)");
+    expect(
+      (await attributeReceived(named({ userId: "u-bob" }), "frontdesk", opts(users, { frontdesk: revoked }))).user,
+    ).toBe("bob");
+  });
+});
