@@ -214,7 +214,7 @@ const mailboxSchema = z
 
 // Inbound routing (docs/inbound.md): rules kept as data, checked at start and on reload.
 const inboundDelivery = z.union([
-  /** the user whose key received the fax, by mail, as their service preference says (today's behaviour) */
+  /** the user the fax was received for (docs/inbound.md), by mail, as their service preference says */
   z.object({ receiver: z.literal(true) }).strict(),
   /** these configured users, by mail, each as their own preference says */
   z.object({ users: z.array(z.string().min(1)).min(1) }).strict(),
@@ -272,7 +272,7 @@ const inboundRoute = z
         sender: numberPattern.optional(),
         /** the sender's station id, compared without case; a trailing * matches any rest */
         csid: z.string().min(1).max(40).optional(),
-        /** the configured user whose key received it */
+        /** the configured user it was received for: the one the service's record names (docs/inbound.md) */
         user: z.string().min(1).optional(),
         /**
          * the fax's OCR text (ocr.enabled): a phrase, found without case and across line breaks, or

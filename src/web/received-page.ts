@@ -1,6 +1,6 @@
 // The one received-fax page's data (web/inbound.html): the facts the mail gives (sender number,
 // CSID, the number dialled, when, pages), the route taken, the timeline and the document, for
-// everyone a received fax was mailed to. Whoever may open it: the user whose key received it, the
+// everyone a received fax was mailed to. Whoever may open it: the user it was received for, the
 // members of the group inboxes it is in, anyone a notification about it was queued for (a rule's
 // `users`, a forward by mail, an escalation) or whose address a rule mailed it to (a shared
 // mailbox), and operators. Anyone else gets the answer a fax that does not exist gets (404).
