@@ -8,7 +8,7 @@ import { claimText, textFailed, textRead, textUnreadable } from "../../src/store
 import { queueSentTexts } from "../../src/store/sql/sent-text.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { newJob } from "../helpers/store.js";
+import { newJob, receivedInput } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const pgMissing = pgAvailable();
@@ -27,20 +27,7 @@ async function seed(gw: Gateway, dir: string): Promise<string[]> {
   const s = gw.store;
   const ids: string[] = [];
   for (let i = 1; i <= 5; i++) {
-    const { fax } = await s.keepReceived({
-      messageId: `svc-ocr-${i}`,
-      user: "alice",
-      dialled: "+15550100200",
-      sender: "+15557654321",
-      csid: null,
-      pages: 1,
-      status: "success",
-      receivedAt: "2026-11-20T10:00:00.000Z",
-      groups: [],
-      document: Buffer.from("%PDF-1.4\n"),
-      detail: "webhook",
-      readText: { waitsUntil: null },
-    });
+    const { fax } = await s.keepReceived(receivedInput({ readText: { waitsUntil: null } }));
     ids.push(fax.id);
   }
   const claim = async () => (await claimText(s.sql, { leaseMs: 600_000, pick: (u) => u[0]! }))!.faxId;

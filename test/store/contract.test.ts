@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { JOB_ID_PATTERN } from "../../src/store/job-id.js";
 import { SOURCE_WORDS } from "../../src/store/types.js";
-import { docFile, manualClock, newJob } from "../helpers/store.js";
+import type { NewReceivedFax } from "../../src/received/index.js";
+import { docFile, manualClock, newJob, receivedInput } from "../helpers/store.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { openBackend, type BackendName, type BackendStore, type StoreOpts } from "../helpers/store-backends.js";
 
@@ -710,20 +711,17 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
   });
 
   describe.skipIf(skip)("received faxes", () => {
-    const fax = (messageId: string, over: Record<string, unknown> = {}) => ({
-      messageId,
-      user: "alice",
-      dialled: "+15550100200",
-      sender: "+15557654321",
-      csid: "ACME LAB",
-      pages: 2,
-      status: "success",
-      receivedAt: "2026-11-20T10:00:00.000Z",
-      groups: ["referrals"],
-      document: new TextEncoder().encode("%PDF-1.4 received"),
-      detail: "polled; routed to group referrals",
-      ...over,
-    });
+    const fax = (messageId: string, over: Partial<NewReceivedFax> = {}) =>
+      receivedInput({
+        messageId,
+        csid: "ACME LAB",
+        pages: 2,
+        receivedAt: "2026-11-20T10:00:00.000Z",
+        groups: ["referrals"],
+        document: new TextEncoder().encode("%PDF-1.4 received"),
+        detail: "polled; routed to group referrals",
+        ...over,
+      });
 
     it("keeps each fax once with its document, another instance sees it; lists by group and state", async () => {
       const { store, reopen } = await open();

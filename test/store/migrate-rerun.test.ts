@@ -13,7 +13,7 @@ import { claimText, getReceivedText, textRead } from "../../src/store/sql/receiv
 import { addHold } from "../../src/store/sql/retention.js";
 import { runCli } from "../helpers/cli.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { newJob } from "../helpers/store.js";
+import { newJob, receivedInput } from "../helpers/store.js";
 import { openBackend } from "../helpers/store-backends.js";
 
 const pgMissing = pgAvailable();
@@ -25,20 +25,14 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cluster?.destroy());
 
-const incoming = (messageId: string, withText: boolean) => ({
-  messageId,
-  user: "alice",
-  dialled: "+15550100200",
-  sender: "+15557654321",
-  csid: "DR SMITH CLINIC",
-  pages: 1,
-  status: "success",
-  receivedAt: "2026-11-20T10:00:00.000Z",
-  groups: [],
-  document: Buffer.from("%PDF-1.4\n"),
-  detail: "webhook",
-  ...(withText ? { readText: { waitsUntil: null } } : {}),
-});
+// the same service record on both sides: the fleet's copy is found by it
+const incoming = (messageId: string, withText: boolean) =>
+  receivedInput({
+    messageId,
+    receivedAt: "2026-11-20T10:00:00.000Z",
+    detail: "webhook",
+    ...(withText ? { readText: { waitsUntil: null } } : {}),
+  });
 
 const zeroes = (counts: Record<string, number>) => Object.fromEntries(Object.keys(counts).map((k) => [k, 0]));
 

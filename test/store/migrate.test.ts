@@ -15,7 +15,7 @@ import { LegalHolds } from "../../src/retention/legal-holds.js";
 import { runCli } from "../helpers/cli.js";
 import { testLedger } from "../helpers/ledger.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { docFile, newJob } from "../helpers/store.js";
+import { docFile, newJob, receivedInput } from "../helpers/store.js";
 import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
 import { directoryEntry, writeDirectoryEntry } from "../../src/store/sql/directory.js";
 import { PersonKeys } from "../../src/store/sql/person-keys.js";
@@ -231,20 +231,17 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
     try {
       const s = src.store;
       const pdf = Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff, 0x80, 0x0a]); // bytes no text encoding keeps
-      const { fax } = await s.keepReceived({
-        messageId: "svc-in-1",
-        user: "alice",
-        dialled: "+15550100200",
-        sender: "+15557654321",
-        csid: "DR SMITH CLINIC",
-        pages: 2,
-        status: "success",
-        receivedAt: "2026-11-20T10:00:00.000Z",
-        groups: ["referrals"],
-        document: pdf,
-        detail: "webhook",
-        readText: { waitsUntil: null },
-      });
+      const { fax } = await s.keepReceived(
+        receivedInput({
+          csid: "DR SMITH CLINIC",
+          pages: 2,
+          receivedAt: "2026-11-20T10:00:00.000Z",
+          groups: ["referrals"],
+          document: pdf,
+          detail: "webhook",
+          readText: { waitsUntil: null },
+        }),
+      );
       const claimed = (await claimText(s.sql, { leaseMs: 60_000, pick: (u) => u[0]! }))!;
       await textRead(s.sql, claimed.faxId, { body: "Referral for Maria Alvarez", pdf: null, pages: 2 });
       await s.changeReceived(fax.id, {

@@ -7,7 +7,7 @@ import type { QueueStore } from "../../src/store/queue-store.js";
 import { claimText, textRead } from "../../src/store/sql/received-text.js";
 import { type ReceivedSearch, searchFaxes, searchWords } from "../../src/store/sql/search.js";
 import { claimSentText, queueSentTexts, sentTextRead } from "../../src/store/sql/sent-text.js";
-import { markSent, newJob } from "../helpers/store.js";
+import { markSent, newJob, receivedInput } from "../helpers/store.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { openBackend, type BackendStore } from "../helpers/store-backends.js";
 
@@ -75,20 +75,17 @@ const SENT = [
 async function fill(store: QueueStore, dir: string): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   for (const f of FAXES) {
-    const { fax } = await store.keepReceived({
-      messageId: f.id,
-      user: f.user,
-      dialled: "+15550100200",
-      sender: f.sender,
-      csid: f.csid,
-      pages: 1,
-      status: "success",
-      receivedAt: f.at,
-      groups: [...f.groups],
-      document: Buffer.from("%PDF-1.4 stand-in"),
-      detail: "test",
-      readText: { waitsUntil: null },
-    });
+    const { fax } = await store.keepReceived(
+      receivedInput({
+        messageId: f.id,
+        user: f.user,
+        sender: f.sender,
+        csid: f.csid,
+        receivedAt: f.at,
+        groups: [...f.groups],
+        readText: { waitsUntil: null },
+      }),
+    );
     ids.set(fax.id, f.id);
   }
   // the duty's own steps: claimed in turn, read (no new PDF: the document stays)

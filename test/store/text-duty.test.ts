@@ -14,7 +14,7 @@ import {
 } from "../../src/store/sql/sent-text.js";
 import { textRowCounts } from "../../src/store/sql/text-duty.js";
 import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { markSent, newJob } from "../helpers/store.js";
+import { markSent, newJob, receivedInput } from "../helpers/store.js";
 import { openBackend, type BackendName, type BackendStore } from "../helpers/store-backends.js";
 
 const pgMissing = pgAvailable();
@@ -35,22 +35,8 @@ const pick = (users: string[]) => users[0]!;
 const SIDES: Record<"received" | "sent", Side> = {
   received: {
     add: async (b, n) =>
-      (
-        await b.store.keepReceived({
-          messageId: `text-duty-${n}`,
-          user: "alice",
-          dialled: "+15550100200",
-          sender: "+15557654321",
-          csid: null,
-          pages: 1,
-          status: "success",
-          receivedAt: new Date().toISOString(),
-          groups: [],
-          document: Buffer.from("%PDF-1.4 stand-in"),
-          detail: "test",
-          readText: { waitsUntil: null },
-        })
-      ).fax.id,
+      (await b.store.keepReceived(receivedInput({ messageId: `text-duty-${n}`, readText: { waitsUntil: null } }))).fax
+        .id,
     claim: async (s, leaseMs) => {
       const r = await claimText(s.sql, { leaseMs, pick });
       return r && { id: r.faxId, attempts: r.attempts };
