@@ -2,17 +2,15 @@
 // their text stored by the OCR duty's own store steps, then the same questions asked of SQLite
 // (FTS5) and PostgreSQL (tsvector + GIN). The answers must be the same rows in the same order;
 // only the ranks' values may differ.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { claimText, textRead } from "../../src/store/sql/received-text.js";
 import { type ReceivedSearch, searchFaxes, searchWords } from "../../src/store/sql/search.js";
 import { claimSentText, queueSentTexts, sentTextRead } from "../../src/store/sql/sent-text.js";
 import { markSent, newJob, receivedInput } from "../helpers/store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendStore } from "../helpers/store-backends.js";
+import { openBackend, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`search contract: PostgreSQL half skipped: ${pgMissing}`);
+const postgres = usePgCluster("search contract: PostgreSQL half");
 
 const FAXES = [
   {
@@ -150,14 +148,9 @@ async function ask(store: QueueStore, ids: Map<string, string>): Promise<Record<
   return out;
 }
 
-let cluster: PgCluster | null = null;
 const opened: BackendStore[] = [];
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
 afterAll(async () => {
   for (const b of opened) await b.cleanup();
-  cluster?.destroy();
 });
 
 describe("search over received faxes", () => {
@@ -195,8 +188,8 @@ describe("search over received faxes", () => {
     expect(faxes("a state: received faxes only")).toEqual([]);
   });
 
-  it.skipIf(pgMissing !== null)("PostgreSQL (tsvector, GIN) gives the same rows in the same order", async () => {
-    const b = await openBackend("postgres", cluster);
+  it.skipIf(postgres.missing !== null)("PostgreSQL (tsvector, GIN) gives the same rows in the same order", async () => {
+    const b = await openBackend("postgres", postgres.cluster);
     opened.push(b);
     const pgAnswers = await ask(b.store, await fill(b.store, b.dir));
     expect(pgAnswers).toEqual(sqliteAnswers);
