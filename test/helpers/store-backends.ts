@@ -9,7 +9,7 @@ import type { Clock } from "../../src/clock.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { type PgCluster, pgAvailable, startPgCluster } from "./pg-cluster.js";
 
 export type BackendName = "sqlite" | "postgres";
@@ -79,12 +79,18 @@ export interface FilePg {
   database(): Promise<string>;
   /** Whether a test on `backend` skips here: PostgreSQL's do where it is missing. */
   skips(backend: BackendName): boolean;
+  /**
+   * In a test: a store on `backend` (on PostgreSQL in a fresh database), closed and its folder
+   * removed after the test. (A store a whole describe shares: `openBackend` in its beforeAll.)
+   */
+  open(backend: BackendName, opts?: StoreOpts): Promise<BackendStore>;
 }
 
 /**
  * A private cluster for the tests of a file (or of the describe it is called in): started before
- * them, destroyed after them. Where PostgreSQL is missing, nothing starts and the reason is said
- * once for `what` (the part that skips: "store contract: PostgreSQL tests").
+ * them, destroyed after them; the stores its tests `open` are cleaned up after each. Where
+ * PostgreSQL is missing, nothing starts and the reason is said once for `what` (the part that
+ * skips: "store contract: PostgreSQL tests").
  */
 export function usePgCluster(what: string): FilePg {
   const missing = pgAvailable();
@@ -97,6 +103,10 @@ export function usePgCluster(what: string): FilePg {
     cluster?.destroy();
     cluster = null;
   });
+  const opened: BackendStore[] = [];
+  afterEach(async () => {
+    for (const b of opened.splice(0)) await b.cleanup();
+  });
   return {
     missing,
     get cluster() {
@@ -107,5 +117,10 @@ export function usePgCluster(what: string): FilePg {
       return cluster.createDatabase();
     },
     skips: (backend) => backend === "postgres" && missing !== null,
+    async open(backend, opts) {
+      const b = await openBackend(backend, cluster, opts);
+      opened.push(b);
+      return b;
+    },
   };
 }

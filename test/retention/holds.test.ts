@@ -2,7 +2,7 @@
 // number, a matter tag, a received fax) survives however old, what no hold covers goes, a released
 // hold lets its items go at the next pass, and holds added while purges run on another gateway are
 // never passed over (the choice and the deletes in one transaction that sees the holds).
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type RetentionConfig, retentionSchema } from "../../src/config/retention.js";
 import type { FaxApi } from "../../src/fax/index.js";
 import { silentLogger } from "../../src/log/index.js";
@@ -10,7 +10,7 @@ import { LegalHolds } from "../../src/retention/legal-holds.js";
 import { Retention } from "../../src/retention/retention.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { manualClock } from "../helpers/store.js";
-import { openBackend, type BackendName, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
+import { type BackendName, usePgCluster } from "../helpers/store-backends.js";
 import { testLedger } from "../helpers/ledger.js";
 import { finishedJob, receivedFax } from "./fixtures.js";
 
@@ -24,11 +24,6 @@ const noService = (): FaxApi => {
 };
 
 describe.each(["sqlite", "postgres"] as BackendName[])("legal holds and the retention rule on %s", (backend) => {
-  let t: BackendStore | null = null;
-  afterEach(async () => {
-    await t?.cleanup();
-    t = null;
-  });
   const clock = manualClock();
   const parts = (store: QueueStore, ledger = testLedger(store)) => ({
     ledger,
@@ -48,7 +43,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("legal holds and the rete
     "held items survive however old; the rest go with a ledger row each; a release lets them go",
     async () => {
       clock.set(Date.parse("2026-01-01T00:00:00Z"));
-      t = await openBackend(backend, postgres.cluster, { clock });
+      const t = await postgres.open(backend, { clock });
       const { store, dir } = t;
       const { ledger, holds, retention } = parts(store);
       const byJob = await finishedJob(store, dir, "m-job");
@@ -113,7 +108,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("legal holds and the rete
     "holds added by another gateway while this one purges: an item is purged only before its hold",
     async () => {
       clock.set(Date.parse("2026-01-01T00:00:00Z"));
-      t = await openBackend(backend, postgres.cluster, { clock });
+      const t = await postgres.open(backend, { clock });
       const { store, dir } = t;
       const ledger = testLedger(store);
       const ids: string[] = [];

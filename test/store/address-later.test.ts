@@ -2,22 +2,16 @@
 // held behind a placeholder recipient that nothing sends, releases or retries; `address` gives it
 // its numbers and it is claimed like any job; `expireWaiting("address")` ends those waiting too long,
 // and the step to final queues the owner's notice.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { manualClock, newJob } from "../helpers/store.js";
-import { openBackend, type BackendName, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
+import { type BackendName, usePgCluster } from "../helpers/store-backends.js";
 
 const postgres = usePgCluster("address-later store tests: PostgreSQL");
 
 describe.each(["sqlite", "postgres"] as BackendName[])("a job waiting for an address on %s", (backend) => {
-  let t: BackendStore | undefined;
-  afterEach(async () => {
-    await t?.cleanup();
-    t = undefined;
-  });
-
   it.skipIf(postgres.skips(backend))("waits, is never sent or released, is addressed and then claimed", async () => {
     const clock = manualClock();
-    t = await openBackend(backend, postgres.cluster, { clock });
+    const t = await postgres.open(backend, { clock });
     const { store } = t;
     const { job } = await store.enqueue({ ...newJob(t.dir), recipients: [], awaitingAddress: true });
     expect(job.state).toBe("held");
@@ -49,7 +43,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("a job waiting for an add
     "expires after the wait, cannot be retried, and its owner gets a notice",
     async () => {
       const clock = manualClock();
-      t = await openBackend(backend, postgres.cluster, { clock });
+      const t = await postgres.open(backend, { clock });
       const { store } = t;
       const { job } = await store.enqueue({ ...newJob(t.dir), recipients: [], awaitingAddress: true });
       const { job: sent } = await store.enqueue(newJob(t.dir));

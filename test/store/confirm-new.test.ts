@@ -2,10 +2,10 @@
 // is held (its new numbers named) and nothing claims, releases or retries it; `confirm` queues all
 // its recipients once (a second confirm moves nothing); `expireWaiting("confirmation")` ends those past the
 // window with the owner's notice; `faxedNumbers` counts only numbers the service took a fax to.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newNumbers, waitsForConfirmation } from "../../src/store/job-state.js";
 import { manualClock, newJob } from "../helpers/store.js";
-import { openBackend, type BackendName, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
+import { type BackendName, usePgCluster } from "../helpers/store-backends.js";
 
 const postgres = usePgCluster("confirm-new store tests: PostgreSQL");
 
@@ -15,15 +15,10 @@ const NEW = "+15557770002";
 describe.each(["sqlite", "postgres"] as BackendName[])(
   "a fax waiting for its owner's confirmation on %s",
   (backend) => {
-    let t: BackendStore | undefined;
-    afterEach(async () => {
-      await t?.cleanup();
-      t = undefined;
-    });
     const skip = postgres.skips(backend);
 
     it.skipIf(skip)("counts as faxed only a number the service took a fax to, for that user", async () => {
-      t = await openBackend(backend, postgres.cluster, { clock: manualClock() });
+      const t = await postgres.open(backend, { clock: manualClock() });
       const { store } = t;
       const send = async (
         user: string,
@@ -52,7 +47,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
     });
 
     it.skipIf(skip)("waits, is never claimed, released or retried, and one confirm queues it", async () => {
-      t = await openBackend(backend, postgres.cluster, { clock: manualClock() });
+      const t = await postgres.open(backend, { clock: manualClock() });
       const { store } = t;
       const { job } = await store.enqueue(
         newJob(t.dir, { source: "smtp", recipients: [{ number: OLD }, { number: NEW }], awaitingConfirmation: [NEW] }),
@@ -84,7 +79,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
 
     it.skipIf(skip)("expires unconfirmed with a notice, cannot then be confirmed or retried", async () => {
       const clock = manualClock();
-      t = await openBackend(backend, postgres.cluster, { clock });
+      const t = await postgres.open(backend, { clock });
       const { store } = t;
       const { job } = await store.enqueue(
         newJob(t.dir, { source: "smtp", recipients: [{ number: NEW }], awaitingConfirmation: [NEW] }),

@@ -3,19 +3,13 @@
 // test here must hold on both; what only PostgreSQL does (several gateways on one queue) is in
 // postgres.test.ts.
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { JOB_ID_PATTERN } from "../../src/store/job-id.js";
 import { SOURCE_WORDS } from "../../src/store/types.js";
 import type { NewReceivedFax } from "../../src/received/index.js";
 import { docFile, manualClock, newJob, receivedInput } from "../helpers/store.js";
-import {
-  openBackend,
-  type BackendName,
-  type BackendStore,
-  type StoreOpts,
-  usePgCluster,
-} from "../helpers/store-backends.js";
+import { type BackendName, type BackendStore, type StoreOpts, usePgCluster } from "../helpers/store-backends.js";
 
 const postgres = usePgCluster("store contract: PostgreSQL tests");
 // Parts of the contract the SQLite store does not implement yet (its events table is still to
@@ -39,13 +33,7 @@ async function expectCode(fn: () => unknown, code: string): Promise<void> {
 describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on %s", (backend) => {
   const skip = postgres.skips(backend);
   const pending = (what: string) => backend === "sqlite" && SQLITE_PENDING.has(what);
-  let t: BackendStore | null = null;
-  afterEach(async () => {
-    await t?.cleanup();
-    t = null;
-  });
-  const open = async (opts: StoreOpts = {}): Promise<BackendStore> =>
-    (t = await openBackend(backend, postgres.cluster, opts));
+  const open = (opts: StoreOpts = {}): Promise<BackendStore> => postgres.open(backend, opts);
 
   describe.skipIf(skip)("enqueue and documents", () => {
     it("stores documents and rows, collapses repeated numbers, ids sort; another instance sees the job", async () => {

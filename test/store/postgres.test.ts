@@ -2,7 +2,7 @@
 // (two instances, each with its own pool and data folder) claim at the same time; duties pass on
 // when the holder's connection dies; losing the server is a temporary error, and the store works
 // again when the server is back. Real PostgreSQL, a private cluster for this file.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { rmSync } from "node:fs";
 import pg from "pg";
 import { isFaxgateError } from "../../src/errors.js";
@@ -11,18 +11,12 @@ import { redactDatabaseUrl } from "../../src/store/postgres/connection.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { newJob } from "../helpers/store.js";
 import { waitUntil, when } from "../helpers/wait.js";
-import { openBackend, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
 const postgres = usePgCluster("PostgreSQL store tests");
 
-let t: BackendStore | null = null;
-afterEach(async () => {
-  await t?.cleanup();
-  t = null;
-});
-
 async function twoInstances(): Promise<{ a: QueueStore; b: QueueStore; dir: string; url: string }> {
-  t = await openBackend("postgres", postgres.cluster);
+  const t = await postgres.open("postgres");
   return { a: t.store, b: await t.reopen(), dir: t.dir, url: t.url! };
 }
 
@@ -235,7 +229,7 @@ describe.skipIf(postgres.missing !== null)("losing PostgreSQL", () => {
   });
 
   it("a statement left unanswered fails the call after the query timeout instead of hanging; the store goes on", async () => {
-    t = await openBackend("postgres", postgres.cluster);
+    const t = await postgres.open("postgres");
     const url = t.url!;
     const store = await PgStore.open({ url, dataDir: `${t.dir}/qt`, queryTimeoutMs: 1000 });
     const admin = new pg.Client({ connectionString: url });
