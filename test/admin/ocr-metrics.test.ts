@@ -7,18 +7,11 @@ import type { Gateway } from "../../src/main.js";
 import { claimText, textFailed, textRead, textUnreadable } from "../../src/store/sql/received-text.js";
 import { queueSentTexts } from "../../src/store/sql/sent-text.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { newJob } from "../helpers/store.js";
+import { newJob, receivedInput } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`OCR metrics on PostgreSQL skipped: ${pgMissing}`);
-
-let cluster: PgCluster | null = null;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
+const postgres = usePgCluster("OCR metrics on PostgreSQL");
 
 const ago = (s: number): string => new Date(Date.now() - s * 1000).toISOString();
 
@@ -27,20 +20,7 @@ async function seed(gw: Gateway, dir: string): Promise<string[]> {
   const s = gw.store;
   const ids: string[] = [];
   for (let i = 1; i <= 5; i++) {
-    const { fax } = await s.keepReceived({
-      messageId: `svc-ocr-${i}`,
-      user: "alice",
-      dialled: "+15550100200",
-      sender: "+15557654321",
-      csid: null,
-      pages: 1,
-      status: "success",
-      receivedAt: "2026-11-20T10:00:00.000Z",
-      groups: [],
-      document: Buffer.from("%PDF-1.4\n"),
-      detail: "webhook",
-      readText: { waitsUntil: null },
-    });
+    const { fax } = await s.keepReceived(receivedInput({ readText: { waitsUntil: null } }));
     ids.push(fax.id);
   }
   const claim = async () => (await claimText(s.sql, { leaseMs: 600_000, pick: (u) => u[0]! }))!.faxId;
@@ -83,13 +63,13 @@ describe.each(["sqlite", "postgres"] as const)("the OCR backlog on /metrics (%s)
   let rig: TestGateway;
   let ids: string[] = [];
   beforeAll(async () => {
-    if (backend === "postgres" && pgMissing) return;
+    if (backend === "postgres" && postgres.missing) return;
     rig = await startGateway({
       name: `ocr-metrics-${backend}`,
       log: "quiet",
       config: {
         admin: { listen: "127.0.0.1:0" },
-        ...(backend === "postgres" ? { database: await cluster!.createDatabase() } : {}),
+        ...(backend === "postgres" ? { database: await postgres.database() } : {}),
       },
       beforeStart: async (gw, dir) => {
         ids = await seed(gw, dir);
@@ -100,7 +80,7 @@ describe.each(["sqlite", "postgres"] as const)("the OCR backlog on /metrics (%s)
     await rig?.stop();
   });
 
-  it.skipIf(backend === "postgres" && pgMissing !== null)(
+  it.skipIf(postgres.skips(backend))(
     "counts texts by kind and state, and the oldest one's wait; a finished text leaves the backlog",
     async () => {
       const m = await scrape(rig);

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
 import { freePort } from "../helpers/net.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { tempFolder } from "../tmp-dir.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
 type Check = { name: string; ok: boolean; detail: string; warn?: boolean };
 
@@ -71,36 +71,34 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const pgWhy = pgAvailable();
-if (pgWhy) console.warn(`[test/config/database-secret] PostgreSQL part SKIPPED: ${pgWhy}`);
+const postgres = usePgCluster("[test/config/database-secret] PostgreSQL part");
 
-describe.skipIf(pgWhy !== null)("a database password with @ / : # ? %", () => {
-  let cluster: PgCluster;
+describe.skipIf(postgres.missing !== null)("a database password with @ / : # ? %", () => {
+  let port: number;
   let db: string;
   beforeAll(async () => {
-    cluster = await startPgCluster();
-    db = await cluster.createPasswordRole(ROLE, PASSWORD);
-  }, 120_000);
-  afterAll(() => cluster?.destroy());
+    port = postgres.cluster!.port;
+    db = await postgres.cluster!.createPasswordRole(ROLE, PASSWORD);
+  });
 
-  const url = (password = "${FAXGATE_DB_PASSWORD}") => `postgres://${ROLE}:${password}@127.0.0.1:${cluster.port}/${db}`;
+  const url = (password = "${FAXGATE_DB_PASSWORD}") => `postgres://${ROLE}:${password}@127.0.0.1:${port}/${db}`;
 
   it("from the secrets file into the URL: config check masks it whole, doctor connects", async () => {
     const file = setup({ database: `database: ${url()}` });
     const check = await runCli(["config", "check", "--config", file]);
     expect(check.code, check.stderr).toBe(0);
-    expect(check.stdout).toContain(`database: postgres://${ROLE}:****@127.0.0.1:${cluster.port}/${db}`);
+    expect(check.stdout).toContain(`database: postgres://${ROLE}:****@127.0.0.1:${port}/${db}`);
     noPieceOfPassword(`${check.stdout}${check.stderr}`);
     const r = await doctor(file);
     const q = find(r.checks, "queue");
     expect(q.ok, q.detail).toBe(true);
-    expect(q.detail).toContain(`PostgreSQL postgres://${ROLE}:***@127.0.0.1:${cluster.port}/${db}: 0 jobs`);
+    expect(q.detail).toContain(`PostgreSQL postgres://${ROLE}:***@127.0.0.1:${port}/${db}: 0 jobs`);
     noPieceOfPassword(r.out);
   }, 120_000);
 
   it("as database.password beside the URL: doctor connects, config check shows neither", async () => {
     const file = setup({
-      database: `database:\n  url: postgres://${ROLE}@127.0.0.1:${cluster.port}/${db}\n  password: \${FAXGATE_DB_PASSWORD}`,
+      database: `database:\n  url: postgres://${ROLE}@127.0.0.1:${port}/${db}\n  password: \${FAXGATE_DB_PASSWORD}`,
     });
     const check = await runCli(["config", "check", "--config", file]);
     expect(check.code, check.stderr).toBe(0);

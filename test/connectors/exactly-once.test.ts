@@ -10,8 +10,7 @@ import { systemClock } from "../../src/clock.js";
 import { listDeliveries } from "../../src/store/sql/deliveries.js";
 import { type FhirServer, startFhirServer } from "../helpers/fhir-server.js";
 import { testLedger } from "../helpers/ledger.js";
-import { type PgCluster, pgAvailable, startPgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendStore } from "../helpers/store-backends.js";
+import { openBackend, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
 import { steppedClock, type TempStore, tempStore } from "../helpers/store.js";
 import { caFileIn } from "../helpers/tls-cert.js";
 import { deliveryQueue, keptFax, parseDelivery, queueFor, rowOf, secretsFile } from "./fixtures.js";
@@ -76,20 +75,15 @@ it("a gateway killed mid-delivery delivers once after restart", async () => {
   expect(ledger.map((r) => r.action)).toEqual(["delivered"]);
 }, 60_000);
 
-const noPg = pgAvailable();
-describe.skipIf(noPg !== null)("on a PostgreSQL queue shared by two gateways", () => {
-  let cluster: PgCluster;
+const postgres = usePgCluster("connectors exactly once on PostgreSQL");
+describe.skipIf(postgres.missing !== null)("on a PostgreSQL queue shared by two gateways", () => {
   let b: BackendStore | null = null;
-  beforeAll(async () => {
-    cluster = await startPgCluster();
-  }, 120_000);
   afterAll(async () => {
     await b?.cleanup();
-    cluster?.stop();
   });
 
   it("each fax is delivered once between them", async () => {
-    b = await openBackend("postgres", cluster, { clock: systemClock });
+    b = await openBackend("postgres", postgres.cluster, { clock: systemClock });
     const other = await b.reopen({ clock: systemClock });
     const ca = await caFileIn(b.dir);
     const secrets = secretsFile(b.dir, { EHR_TOKEN: "tok-exactly-once" });

@@ -13,7 +13,7 @@ import type { QueueStore } from "../../src/store/queue-store.js";
 import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
 import { claimText, textRead } from "../../src/store/sql/received-text.js";
 import { testLedger } from "../helpers/ledger.js";
-import { TEST_PDF } from "../helpers/store.js";
+import { receivedInput } from "../helpers/store.js";
 
 /** A route's delivery as the config loader reads it (defaults filled in, checked by the schema). */
 export function parseDelivery(raw: Record<string, unknown>): InboundDelivery {
@@ -25,26 +25,21 @@ export function parseDelivery(raw: Record<string, unknown>): InboundDelivery {
   return cfg.inbound.default[0]!;
 }
 
-let faxSeq = 0;
 /** A received fax kept in `store` (a real PDF; the sender and CSID as the service gives them). */
 export async function keptFax(
   store: QueueStore,
   over: { document?: Uint8Array; receivedAt?: string; messageId?: string; text?: string } = {},
 ): Promise<string> {
-  const { fax } = await store.keepReceived({
-    messageId: over.messageId ?? `msg-${process.pid}-${++faxSeq}`,
-    user: "alice",
-    dialled: "+15550001111",
-    sender: "+15559990000",
-    csid: "CLINIC LAB",
-    pages: 1,
-    status: "success",
-    receivedAt: over.receivedAt ?? "2026-03-02T09:58:00.000Z",
-    groups: [],
-    document: over.document ?? TEST_PDF,
-    detail: "test",
-    ...(over.text !== undefined ? { readText: { waitsUntil: null } } : {}),
-  });
+  const { text, ...fields } = over;
+  const { fax } = await store.keepReceived(
+    receivedInput({
+      sender: "+15559990000",
+      csid: "CLINIC LAB",
+      receivedAt: "2026-03-02T09:58:00.000Z",
+      ...fields,
+      ...(text !== undefined ? { readText: { waitsUntil: null } } : {}),
+    }),
+  );
   if (over.text !== undefined) {
     // the OCR duty's own steps: claim the fax's text, store what was read
     const claimed = await claimText(store.sql, { leaseMs: 60_000, pick: (users) => users[0]! });

@@ -15,11 +15,12 @@ import { LOOKAHEAD_MS } from "../../src/store/sql/fleet-budget.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
 import { newJob } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
-import { type Fleet, fleetCluster, startFleet } from "./fleet-rig.js";
+import { type Fleet, startFleet } from "./fleet-rig.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 import { emulatorAdmin, emulatorFaxes, numberFor, type Rig, SHORT, setFaults, tally } from "./harness.js";
 
-const cluster = fleetCluster("fleet 429 fault test");
-const pgMissing = cluster.missing;
+const postgres = usePgCluster("fleet 429 fault test");
+const pgMissing = postgres.missing;
 
 /** The fleet's rate: every gateway's api.ratePerSecond (shared, not each one's). */
 const FLEET_RATE = 4;
@@ -43,7 +44,7 @@ describe.skipIf(pgMissing !== null)("a 429 seen by one gateway of three", () => 
   afterAll(() => fleet?.dispose());
 
   it(`closes the window for the whole fleet for its Retry-After (${RETRY_AFTER_S} s), then the fleet goes on`, async () => {
-    const url = await cluster.database();
+    const url = await postgres.database();
     fleet = await startFleet(url, {
       delayMs: 300,
       config: {

@@ -1,35 +1,9 @@
-// The fleet suites' setup (fleet, fleet-429): a private PostgreSQL cluster for the file, and three
-// gateways (three `faxgate start` processes) on one database of it, with the emulator set to the
-// account's limits. Written once: the two files had the same seventeen lines of it.
-import { afterAll, beforeAll } from "vitest";
+// The fleet suites' setup (fleet, fleet-429): three gateways (three `faxgate start` processes) on
+// one database of the file's private PostgreSQL cluster (test/helpers/store-backends.ts,
+// usePgCluster), with the emulator set to the account's limits. Written once: the two files had the
+// same seventeen lines of it.
 import type { Sections } from "../helpers/gateway.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { type Daemon, disposeRig, kill, makeRig, type Rig, secondRig, setBehaviour, startDaemon } from "./harness.js";
-
-export interface FleetCluster {
-  /** Why this machine cannot run the file (PostgreSQL not installed), or null. */
-  missing: string | null;
-  /** A fresh database on the file's cluster (its URL). */
-  database(): Promise<string>;
-}
-
-/** The file's cluster, started before its tests and destroyed after; a missing PostgreSQL is said once for `what`. */
-export function fleetCluster(what: string): FleetCluster {
-  const missing = pgAvailable();
-  if (missing) console.warn(`${what} skipped: ${missing}`);
-  let cluster: PgCluster | undefined;
-  beforeAll(async () => {
-    if (!missing) cluster = await startPgCluster();
-  }, 120_000);
-  afterAll(() => cluster?.destroy());
-  return {
-    missing,
-    database: () => {
-      if (!cluster) throw new Error(`no PostgreSQL cluster: ${missing ?? "not started"}`);
-      return cluster.createDatabase();
-    },
-  };
-}
 
 export interface Fleet {
   /** The first gateway's rig: its emulator is the service all three call. */

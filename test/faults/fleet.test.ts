@@ -18,7 +18,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
 import { waitUntil } from "../helpers/wait.js";
-import { type Fleet, fleetCluster, startFleet } from "./fleet-rig.js";
+import { type Fleet, startFleet } from "./fleet-rig.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 import {
   emulatorAdmin,
   emulatorFaxes,
@@ -31,8 +32,8 @@ import {
   tally,
 } from "./harness.js";
 
-const cluster = fleetCluster("fleet fault test");
-const pgMissing = cluster.missing;
+const postgres = usePgCluster("fleet fault test");
+const pgMissing = postgres.missing;
 
 /**
  * The fleet's rate (every gateway's api.ratePerSecond), and the account's limit at the service: the
@@ -143,7 +144,7 @@ describe.skipIf(pgMissing !== null)("a fleet of three gateways on one PostgreSQL
   afterAll(() => fleet?.dispose());
 
   it(`${MAILS_PER_SECOND} mails a second for ${LOAD_MS / 1000} s, one gateway killed twice: one account's worth of calls, nothing lost or doubled`, async () => {
-    const url = await cluster.database();
+    const url = await postgres.database();
     fleet = await startFleet(url, {
       delayMs: PROCESSING_MS,
       config: {

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { FINAL_JOB_STATES } from "../../src/store/transitions.js";
 import { waitUntil } from "../helpers/wait.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import {
   disposeRig,
   emulatorFaxes,
@@ -26,17 +25,11 @@ import {
   onePagePdf,
   type Mail,
 } from "./harness.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`PostgreSQL fault tests skipped: ${pgMissing}`);
+const postgres = usePgCluster("PostgreSQL fault tests");
 
 const KILLS = SHORT ? 4 : 15;
-
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
 
 class Load {
   mails: Mail[] = [];
@@ -134,14 +127,14 @@ async function verdict(label: string, rig: Rig, load: Load): Promise<void> {
   expect(t.duplicated).toEqual([]);
 }
 
-describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () => {
+describe.skipIf(postgres.missing !== null)("two gateways on one PostgreSQL queue", () => {
   let rig: Rig;
   let url: string;
   let a: Daemon | null = null;
   let b: Daemon | null = null;
   let attachment: Buffer;
   beforeAll(async () => {
-    url = await cluster.createDatabase();
+    url = await postgres.database();
     // short leases: a killed gateway's sends are reconciled within seconds. The grace before a
     // lookup stays well above what a send the dead gateway left at the service may still take to
     // show in its history (the service finishes a request whose client died); the product's own
@@ -182,12 +175,12 @@ describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL queue", () =
     const load = new Load(attachment, 200_000);
     const ports = () => [rig.smtpPort, rigB.smtpPort];
     await load.run(ports, Date.now() + 1500);
-    cluster.stop();
+    postgres.cluster!.stop();
     const downAt = Date.now();
     // SMTP keeps answering (451) while the queue is away: nothing stalls
     await load.run(ports, Date.now() + (SHORT ? 2000 : 5000));
     const refusedWhileDown = load.mails.filter((m) => !m.accepted).length;
-    cluster.start();
+    postgres.cluster!.start();
     process.stdout.write(
       `partition: database away ${Date.now() - downAt} ms, ${refusedWhileDown} mails refused meanwhile (to be retried)\n`,
     );

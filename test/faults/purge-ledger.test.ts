@@ -22,11 +22,11 @@ import { PgStore } from "../../src/store/postgres/pg-store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { listServicePurges, type ServicePurgeRow } from "../../src/store/sql/retention.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { OutputWatch, waitUntil } from "../helpers/wait.js";
 import { type Daemon, emulatorFaxes, kill, makeRig, numberFor, type Rig, setFaults, startDaemon } from "./harness.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
 const HOLD_BACK_MS = 3000;
 
@@ -53,8 +53,7 @@ async function seen(rig: Rig, url: string | null, jobId: string): Promise<Seen> 
   }
 }
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`the PostgreSQL half is skipped: ${pgMissing}`);
+const postgres = usePgCluster("the PostgreSQL half");
 
 async function pdf(): Promise<Buffer> {
   const doc = await PDFDocument.create();
@@ -63,10 +62,9 @@ async function pdf(): Promise<Buffer> {
   return Buffer.from(await doc.save());
 }
 
-describe.each(pgMissing ? ["sqlite"] : ["sqlite", "postgres"])(
+describe.each(postgres.missing ? ["sqlite"] : ["sqlite", "postgres"])(
   "a purge at the service and its ledger row, a SIGKILL between them, on %s",
   (backend) => {
-    let cluster: PgCluster | null = null;
     let url: string | null = null;
     let rig: Rig | undefined;
     let daemon: Daemon | null = null;
@@ -79,15 +77,11 @@ describe.each(pgMissing ? ["sqlite"] : ["sqlite", "postgres"])(
         await rig.emu.stop();
         rmSync(rig.dir, { recursive: true, force: true });
       }
-      cluster?.destroy();
     });
 
     it("finishes the purge after a restart: one purged row, the chain whole, the job untouched", async () => {
       // the service's copy goes 1 s after the fax finished; the local copy stays (sent: 30d)
-      if (backend === "postgres") {
-        cluster = await startPgCluster();
-        url = await cluster.createDatabase();
-      }
+      if (backend === "postgres") url = await postgres.database();
       rig = await makeRig({
         delayMs: 100,
         config: {

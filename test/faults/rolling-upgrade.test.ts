@@ -15,10 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PG_MIGRATIONS } from "../../src/store/postgres/schema.js";
 import { childEnv } from "../helpers/cli.js";
 import { endChild, prepareDaemon, startGateway, type TestDaemon, type TestGateway } from "../helpers/gateway.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { OutputWatch } from "../helpers/wait.js";
 import { removeFolder, tempFolder } from "../tmp-dir.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -52,11 +52,11 @@ function previousVersion(): { commit: string } | { why: string } {
 }
 
 const version = previousVersion();
-const skip = pgAvailable() ?? ("why" in version ? version.why : null);
-if (skip) console.warn(`rolling upgrade test skipped: ${skip}`);
+const postgres = usePgCluster("rolling upgrade test");
+const skip = postgres.missing ?? ("why" in version ? version.why : null);
+if ("why" in version) console.warn(`rolling upgrade test skipped: ${version.why}`);
 
 const SMTP = { listen: ["127.0.0.1:0"], domains: ["fax.example.com"] };
-let cluster: PgCluster | undefined;
 let url = "";
 let oldTree = "";
 let a: TestDaemon | undefined;
@@ -67,14 +67,12 @@ beforeAll(async () => {
   oldTree = tempFolder("version-n");
   execFileSync("sh", ["-c", `git archive ${version.commit} | tar -x -C "${oldTree}"`], { cwd: repo });
   symlinkSync(path.join(repo, "node_modules"), path.join(oldTree, "node_modules"));
-  cluster = await startPgCluster();
-  url = await cluster.createDatabase();
+  url = await postgres.database();
 }, 120_000);
 afterAll(async () => {
   await a?.stop();
   await aNew?.stop();
   await b?.stop();
-  cluster?.destroy();
   if (oldTree) removeFolder(oldTree);
 });
 

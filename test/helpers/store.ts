@@ -5,6 +5,7 @@ import type { Clock } from "../../src/clock.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { NewJob } from "../../src/store/types.js";
+import type { NewReceivedFax } from "../../src/received/index.js";
 import { PDFDocument, StandardFonts } from "@cantoo/pdf-lib";
 import { tempFolder } from "../tmp-dir.js";
 
@@ -80,6 +81,29 @@ export function newJob(dir: string, over: Partial<NewJob> = {}): NewJob {
     recipients: [{ number: "+15551230001" }],
     documents: [{ path: docFile(dir), name: "letter.pdf", contentType: "application/pdf" }],
     cover: { enabled: false },
+    ...over,
+  };
+}
+
+let receivedSeq = 0;
+/**
+ * A received fax as the inbound intake hands it to `store.keepReceived`: a one-page success for
+ * alice, received now, a fresh service id, in no group, no text to read; `over` is what a test
+ * cares about.
+ */
+export function receivedInput(over: Partial<NewReceivedFax> = {}): NewReceivedFax {
+  return {
+    messageId: `svc-${process.pid}-${++receivedSeq}`,
+    user: "alice",
+    dialled: "+15550100200",
+    sender: "+15557654321",
+    csid: null,
+    pages: 1,
+    status: "success",
+    receivedAt: new Date().toISOString(),
+    groups: [],
+    document: TEST_PDF,
+    detail: "test",
     ...over,
   };
 }

@@ -15,7 +15,7 @@ import { emulatorInbound } from "../helpers/emulator.js";
 import { startGateway, TEST_USERS, type TestGateway } from "../helpers/gateway.js";
 import { scannedFax } from "../helpers/scanned-fax.js";
 import { testLedger } from "../helpers/ledger.js";
-import { tempStore, type TempStore } from "../helpers/store.js";
+import { receivedInput, tempStore, type TempStore } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const HAVE_OCR = findExecutable("ocrmypdf") !== null && findExecutable("gs") !== null;
@@ -103,21 +103,13 @@ describe("match.text rules", () => {
         ledger: testLedger(t.store),
         text: { poke: () => undefined, waitForMs: 0, reads, replies: async () => false },
       });
-      const { fax } = await t.store.keepReceived({
-        messageId: "held-1",
-        user: "alice",
-        dialled: null,
-        sender: null,
-        csid: null,
-        pages: 1,
-        status: "success",
-        receivedAt: new Date().toISOString(),
-        groups: ["front"],
-        document: Buffer.from("%PDF-1.4 stand-in"),
-        detail: "test",
-        // the wait is already over, and no OCR ever ran
-        readText: { waitsUntil: new Date(Date.now() - 1000).toISOString() },
-      });
+      const { fax } = await t.store.keepReceived(
+        receivedInput({
+          groups: ["front"],
+          // the wait is already over, and no OCR ever ran
+          readText: { waitsUntil: new Date(Date.now() - 1000).toISOString() },
+        }),
+      );
       const routing = new TextRouting({ store: t.store, intake, logger: silentLogger(), intervalMs: 60_000 });
       await routing.sweep();
       const events = await t.store.listReceivedEvents(fax.id);

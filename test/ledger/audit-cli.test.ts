@@ -13,14 +13,13 @@ import type { QueueStore } from "../../src/store/queue-store.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { runCli } from "../helpers/cli.js";
 import { newJob } from "../helpers/store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
 const KEY = process.env.FAXGATE_LEDGER_KEY!;
 const NUMBER = "+15550107788";
-const pgMissing = pgAvailable();
+const postgres = usePgCluster("faxgate audit on PostgreSQL");
 
-describe.each(pgMissing === null ? ["sqlite", "postgres"] : ["sqlite"])("faxgate audit on %s", (backend) => {
-  let cluster: PgCluster | null = null;
+describe.each(postgres.missing === null ? ["sqlite", "postgres"] : ["sqlite"])("faxgate audit on %s", (backend) => {
   let dir: string;
   let config: string;
   let store: QueueStore;
@@ -31,10 +30,7 @@ describe.each(pgMissing === null ? ["sqlite", "postgres"] : ["sqlite"])("faxgate
     const data = path.join(dir, "data");
     mkdirSync(data);
     let database = "";
-    if (backend === "postgres") {
-      cluster = await startPgCluster();
-      database = await cluster.createDatabase();
-    }
+    if (backend === "postgres") database = await postgres.database();
     config = path.join(dir, "faxgate.yaml");
     writeFileSync(
       config,
@@ -86,7 +82,6 @@ describe.each(pgMissing === null ? ["sqlite", "postgres"] : ["sqlite"])("faxgate
   }, 120_000);
   afterAll(async () => {
     await store?.close();
-    cluster?.destroy();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { appendLedger, ledgerRows } from "../../src/store/sql/ledger.js";
 import { SqlLedger } from "../../src/ledger/ledger.js";
 import type { LedgerEvent } from "../../src/ledger/events.js";
-import { type BackendName, type BackendStore, openBackend } from "../helpers/store-backends.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { type BackendName, type BackendStore, openBackend, usePgCluster } from "../helpers/store-backends.js";
 
 const KEY = Buffer.from("k".repeat(40));
 const NUMBER = "+15550104477";
@@ -20,21 +19,18 @@ const viewed = (job: string, over: Partial<LedgerEvent> = {}): LedgerEvent => ({
   ...over,
 });
 
-const pgMissing = pgAvailable();
-const backends: BackendName[] = pgMissing === null ? ["sqlite", "postgres"] : ["sqlite"];
+const postgres = usePgCluster("the ledger's chain on PostgreSQL");
+const backends: BackendName[] = postgres.missing === null ? ["sqlite", "postgres"] : ["sqlite"];
 
 describe.each(backends)("the ledger's chain on %s", (backend) => {
-  let cluster: PgCluster | null = null;
   let b: BackendStore;
   let ledger: SqlLedger;
   beforeAll(async () => {
-    if (backend === "postgres") cluster = await startPgCluster();
-    b = await openBackend(backend, cluster);
+    b = await openBackend(backend, postgres.cluster);
     ledger = new SqlLedger(b.store.sql, KEY);
   }, 120_000);
   afterAll(async () => {
     await b?.cleanup();
-    cluster?.destroy();
   });
 
   it("appends rows 1, 2, 3 chained by hash, with the number only as its keyed hash", async () => {
@@ -106,16 +102,13 @@ describe.each(backends)("the ledger's chain on %s", (backend) => {
   });
 });
 
-describe.skipIf(pgMissing !== null)("two gateways on one PostgreSQL", () => {
-  let cluster: PgCluster;
+describe.skipIf(postgres.missing !== null)("two gateways on one PostgreSQL", () => {
   let b: BackendStore;
   beforeAll(async () => {
-    cluster = await startPgCluster();
-    b = await openBackend("postgres", cluster);
+    b = await openBackend("postgres", postgres.cluster);
   }, 120_000);
   afterAll(async () => {
     await b?.cleanup();
-    cluster?.destroy();
   });
 
   it("append at once and keep one chain: no gap, no fork", async () => {

@@ -9,23 +9,19 @@ import { acceptJob } from "../../src/intake/accept.js";
 import { QueuePressure } from "../../src/intake/queue-pressure.js";
 import { SqlLedger } from "../../src/ledger/ledger.js";
 import { silentLogger } from "../../src/log/logger.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { type BackendName, type BackendStore, openBackend } from "../helpers/store-backends.js";
+import { type BackendName, type BackendStore, openBackend, usePgCluster } from "../helpers/store-backends.js";
 import { newJob } from "../helpers/store.js";
 
 const KEY = Buffer.from("k".repeat(40));
-const pgMissing = pgAvailable();
-const backends: BackendName[] = pgMissing === null ? ["sqlite", "postgres"] : ["sqlite"];
-if (pgMissing !== null) console.warn(`PostgreSQL half skipped: ${pgMissing}`);
+const postgres = usePgCluster("PostgreSQL half");
+const backends: BackendName[] = postgres.missing === null ? ["sqlite", "postgres"] : ["sqlite"];
 
 describe.each(backends)("the intake's ledger rows on %s", (backend) => {
-  let cluster: PgCluster | null = null;
   let b: BackendStore;
   let ledger: SqlLedger;
   let deps: Parameters<typeof acceptJob>[0];
   beforeAll(async () => {
-    if (backend === "postgres") cluster = await startPgCluster();
-    b = await openBackend(backend, cluster);
+    b = await openBackend(backend, postgres.cluster);
     ledger = new SqlLedger(b.store.sql, KEY);
     deps = {
       store: b.store,
@@ -36,7 +32,6 @@ describe.each(backends)("the intake's ledger rows on %s", (backend) => {
   }, 120_000);
   afterAll(async () => {
     await b?.cleanup();
-    cluster?.destroy();
   });
 
   const jobsOf = async (user: string): Promise<number> =>

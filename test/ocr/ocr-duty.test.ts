@@ -11,7 +11,7 @@ import type { OcrRunner } from "../../src/ocr/ocr-run.js";
 import { getReceivedText } from "../../src/store/sql/received-text.js";
 import { faxQuality, pictureToPdf, rasterise, scannedFax, typeset } from "../helpers/scanned-fax.js";
 import { HAVE_OCR, ocrDutyRig, ocrRunner as runner } from "../helpers/ocr-duty.js";
-import type { TempStore } from "../helpers/store.js";
+import { receivedInput, type TempStore } from "../helpers/store.js";
 import { nextEvent } from "../helpers/wait.js";
 
 if (!HAVE_OCR)
@@ -33,20 +33,7 @@ function pdfText(pdf: Uint8Array, dir: string): string {
 }
 
 async function keep(s: TempStore, messageId: string, document: Buffer) {
-  const { fax } = await s.store.keepReceived({
-    messageId,
-    user: "alice",
-    dialled: "+15550100200",
-    sender: "+15557654321",
-    csid: "DR SMITH CLINIC",
-    pages: 1,
-    status: "success",
-    receivedAt: new Date().toISOString(),
-    groups: [],
-    document,
-    detail: "received for alice (test)",
-    readText: { waitsUntil: null },
-  });
+  const { fax } = await s.store.keepReceived(receivedInput({ messageId, document, readText: { waitsUntil: null } }));
   return fax;
 }
 

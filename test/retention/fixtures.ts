@@ -1,7 +1,7 @@
 // Small pieces the retention tests share: a finished job with a given service id, a received fax.
 // (Their ledger is the real one, test/helpers/ledger.ts: a purge row is checked where it is written.)
 import type { QueueStore } from "../../src/store/queue-store.js";
-import { newJob } from "../helpers/store.js";
+import { newJob, receivedInput } from "../helpers/store.js";
 
 /** A job sent to `number` and delivered, known at the service as `messageId`; finished now. */
 export async function finishedJob(
@@ -34,18 +34,8 @@ export async function receivedFax(
   now: number,
   over: { user?: string; sender?: string; groups?: string[] } = {},
 ): Promise<string> {
-  const { fax } = await store.keepReceived({
-    messageId,
-    user: over.user ?? "alice",
-    dialled: "+15550001111",
-    sender: over.sender ?? "+15559990000",
-    csid: null,
-    pages: 1,
-    status: "success",
-    receivedAt: new Date(now).toISOString(),
-    groups: over.groups ?? [],
-    document: new Uint8Array([37, 80, 68, 70]),
-    detail: "test",
-  });
+  const { fax } = await store.keepReceived(
+    receivedInput({ messageId, receivedAt: new Date(now).toISOString(), ...over }),
+  );
   return fax.id;
 }

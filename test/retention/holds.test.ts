@@ -2,7 +2,7 @@
 // number, a matter tag, a received fax) survives however old, what no hold covers goes, a released
 // hold lets its items go at the next pass, and holds added while purges run on another gateway are
 // never passed over (the choice and the deletes in one transaction that sees the holds).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type RetentionConfig, retentionSchema } from "../../src/config/retention.js";
 import type { FaxApi } from "../../src/fax/index.js";
 import { silentLogger } from "../../src/log/index.js";
@@ -10,17 +10,11 @@ import { LegalHolds } from "../../src/retention/legal-holds.js";
 import { Retention } from "../../src/retention/retention.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { manualClock } from "../helpers/store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendName, type BackendStore } from "../helpers/store-backends.js";
+import { type BackendName, usePgCluster } from "../helpers/store-backends.js";
 import { testLedger } from "../helpers/ledger.js";
 import { finishedJob, receivedFax } from "./fixtures.js";
 
-const pgMissing = pgAvailable();
-let cluster: PgCluster | null = null;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
+const postgres = usePgCluster("retention holds on PostgreSQL");
 
 const DAY = 86_400_000;
 // the service copies stay: these tests are about the local decision (retention.test.ts: the service)
@@ -30,11 +24,6 @@ const noService = (): FaxApi => {
 };
 
 describe.each(["sqlite", "postgres"] as BackendName[])("legal holds and the retention rule on %s", (backend) => {
-  let t: BackendStore | null = null;
-  afterEach(async () => {
-    await t?.cleanup();
-    t = null;
-  });
   const clock = manualClock();
   const parts = (store: QueueStore, ledger = testLedger(store)) => ({
     ledger,
@@ -50,11 +39,11 @@ describe.each(["sqlite", "postgres"] as BackendName[])("legal holds and the rete
     }),
   });
 
-  it.skipIf(backend === "postgres" && pgMissing !== null)(
+  it.skipIf(postgres.skips(backend))(
     "held items survive however old; the rest go with a ledger row each; a release lets them go",
     async () => {
       clock.set(Date.parse("2026-01-01T00:00:00Z"));
-      t = await openBackend(backend, cluster, { clock });
+      const t = await postgres.open(backend, { clock });
       const { store, dir } = t;
       const { ledger, holds, retention } = parts(store);
       const byJob = await finishedJob(store, dir, "m-job");
@@ -115,11 +104,11 @@ describe.each(["sqlite", "postgres"] as BackendName[])("legal holds and the rete
     60_000,
   );
 
-  it.skipIf(backend === "postgres" && pgMissing !== null)(
+  it.skipIf(postgres.skips(backend))(
     "holds added by another gateway while this one purges: an item is purged only before its hold",
     async () => {
       clock.set(Date.parse("2026-01-01T00:00:00Z"));
-      t = await openBackend(backend, cluster, { clock });
+      const t = await postgres.open(backend, { clock });
       const { store, dir } = t;
       const ledger = testLedger(store);
       const ids: string[] = [];

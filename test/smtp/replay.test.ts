@@ -11,8 +11,7 @@ import { composeSigned, dkimKey, sendFrom, type Outgoing } from "../helpers/dkim
 import { startTestDns, type TestDns } from "../helpers/dns-server.js";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.js";
 import { seedWithKeys } from "../helpers/seed.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendStore } from "../helpers/store-backends.js";
+import { openBackend, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
 import { DOMAIN, jobIdOf, PDF, startRig, stopEmulator, USERS, type Rig } from "./harness.js";
 
 const GOOGLE = dkimKey();
@@ -218,14 +217,13 @@ describe("the record is kept in the store", () => {
     }
   });
 
-  describe.skipIf(pgAvailable() !== null)("two gateways on one PostgreSQL", () => {
-    let cluster: PgCluster;
+  const postgres = usePgCluster("replay across two gateways on PostgreSQL");
+  describe.skipIf(postgres.missing !== null)("two gateways on one PostgreSQL", () => {
     let backend: BackendStore;
     let one: Rig;
     let two: Rig;
     beforeAll(async () => {
-      cluster = await startPgCluster();
-      backend = await openBackend("postgres", cluster);
+      backend = await openBackend("postgres", postgres.cluster);
       const other = await backend.reopen();
       one = await startRig(
         emu,
@@ -240,7 +238,6 @@ describe("the record is kept in the store", () => {
       await one?.close();
       await two?.close();
       await backend?.cleanup();
-      cluster?.destroy();
     });
 
     it("a copy sent to the other gateway is refused", async () => {

@@ -12,8 +12,8 @@ import { toNumbered } from "../../src/store/sql/db.js";
 import { ANY_EXPIRED, DUE } from "../../src/store/sql/leases.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { fillPostgres, fillSqlite } from "../helpers/large-queue.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { removeFolder, tempFolder } from "../tmp-dir.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
 const SIZE = { finished: 30_000, waiting: 3_000 };
 const text = DUE as { sqlite: string; postgres: string };
@@ -22,19 +22,13 @@ const args = () => {
   return [now, now, 1, 80];
 };
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`the claim's PostgreSQL plan skipped: ${pgMissing}`);
+const postgres = usePgCluster("the claim's PostgreSQL plan");
 
 let dir = "";
-let cluster: PgCluster | undefined;
-beforeAll(async () => {
+beforeAll(() => {
   dir = tempFolder("claim-plan");
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => {
-  cluster?.destroy();
-  removeFolder(dir);
 });
+afterAll(() => removeFolder(dir));
 
 describe("the claim's plan with many finished jobs", () => {
   it("SQLite reads recipients_claimable in order and sorts only the ties", async () => {
@@ -66,10 +60,10 @@ describe("the claim's plan with many finished jobs", () => {
     }
   }, 60_000);
 
-  it.skipIf(pgMissing)(
+  it.skipIf(postgres.missing)(
     "PostgreSQL reads recipients_claimable and stops at the LIMIT",
     async () => {
-      const url = await cluster!.createDatabase();
+      const url = await postgres.database();
       await (await PgStore.open({ url, dataDir: path.join(dir, "pg") })).close();
       await fillPostgres(url, SIZE);
       const c = new pg.Client({ connectionString: url });

@@ -2,19 +2,12 @@
 // is held (its new numbers named) and nothing claims, releases or retries it; `confirm` queues all
 // its recipients once (a second confirm moves nothing); `expireWaiting("confirmation")` ends those past the
 // window with the owner's notice; `faxedNumbers` counts only numbers the service took a fax to.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newNumbers, waitsForConfirmation } from "../../src/store/job-state.js";
 import { manualClock, newJob } from "../helpers/store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendName, type BackendStore } from "../helpers/store-backends.js";
+import { type BackendName, usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`confirm-new store tests: PostgreSQL skipped: ${pgMissing}`);
-let cluster: PgCluster | null = null;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
+const postgres = usePgCluster("confirm-new store tests: PostgreSQL");
 
 const OLD = "+15551230001";
 const NEW = "+15557770002";
@@ -22,15 +15,10 @@ const NEW = "+15557770002";
 describe.each(["sqlite", "postgres"] as BackendName[])(
   "a fax waiting for its owner's confirmation on %s",
   (backend) => {
-    let t: BackendStore | undefined;
-    afterEach(async () => {
-      await t?.cleanup();
-      t = undefined;
-    });
-    const skip = backend === "postgres" && pgMissing !== null;
+    const skip = postgres.skips(backend);
 
     it.skipIf(skip)("counts as faxed only a number the service took a fax to, for that user", async () => {
-      t = await openBackend(backend, cluster, { clock: manualClock() });
+      const t = await postgres.open(backend, { clock: manualClock() });
       const { store } = t;
       const send = async (
         user: string,
@@ -59,7 +47,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
     });
 
     it.skipIf(skip)("waits, is never claimed, released or retried, and one confirm queues it", async () => {
-      t = await openBackend(backend, cluster, { clock: manualClock() });
+      const t = await postgres.open(backend, { clock: manualClock() });
       const { store } = t;
       const { job } = await store.enqueue(
         newJob(t.dir, { source: "smtp", recipients: [{ number: OLD }, { number: NEW }], awaitingConfirmation: [NEW] }),
@@ -91,7 +79,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])(
 
     it.skipIf(skip)("expires unconfirmed with a notice, cannot then be confirmed or retried", async () => {
       const clock = manualClock();
-      t = await openBackend(backend, cluster, { clock });
+      const t = await postgres.open(backend, { clock });
       const { store } = t;
       const { job } = await store.enqueue(
         newJob(t.dir, { source: "smtp", recipients: [{ number: NEW }], awaitingConfirmation: [NEW] }),

@@ -3,27 +3,20 @@
 // test here must hold on both; what only PostgreSQL does (several gateways on one queue) is in
 // postgres.test.ts.
 import { readFileSync } from "node:fs";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { JOB_ID_PATTERN } from "../../src/store/job-id.js";
 import { SOURCE_WORDS } from "../../src/store/types.js";
-import { docFile, manualClock, newJob } from "../helpers/store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendName, type BackendStore, type StoreOpts } from "../helpers/store-backends.js";
+import type { NewReceivedFax } from "../../src/received/index.js";
+import { docFile, manualClock, newJob, receivedInput } from "../helpers/store.js";
+import { type BackendName, type BackendStore, type StoreOpts, usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`store contract: PostgreSQL tests skipped: ${pgMissing}`);
+const postgres = usePgCluster("store contract: PostgreSQL tests");
 // Parts of the contract the SQLite store does not implement yet (its events table is still to
 // come): those tests run on PostgreSQL only until the name is taken off this list.
 const SQLITE_PENDING: ReadonlySet<string> = new Set([]);
 for (const p of SQLITE_PENDING)
   console.warn(`store contract: "${p}" not yet checked on SQLite (pending in the SQLite store)`);
-
-let cluster: PgCluster | null = null;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
 
 const key = (jobId: string, idx = 0) => ({ jobId, idx });
 
@@ -38,14 +31,9 @@ async function expectCode(fn: () => unknown, code: string): Promise<void> {
 }
 
 describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on %s", (backend) => {
-  const skip = backend === "postgres" && pgMissing !== null;
+  const skip = postgres.skips(backend);
   const pending = (what: string) => backend === "sqlite" && SQLITE_PENDING.has(what);
-  let t: BackendStore | null = null;
-  afterEach(async () => {
-    await t?.cleanup();
-    t = null;
-  });
-  const open = async (opts: StoreOpts = {}): Promise<BackendStore> => (t = await openBackend(backend, cluster, opts));
+  const open = (opts: StoreOpts = {}): Promise<BackendStore> => postgres.open(backend, opts);
 
   describe.skipIf(skip)("enqueue and documents", () => {
     it("stores documents and rows, collapses repeated numbers, ids sort; another instance sees the job", async () => {
@@ -710,20 +698,17 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
   });
 
   describe.skipIf(skip)("received faxes", () => {
-    const fax = (messageId: string, over: Record<string, unknown> = {}) => ({
-      messageId,
-      user: "alice",
-      dialled: "+15550100200",
-      sender: "+15557654321",
-      csid: "ACME LAB",
-      pages: 2,
-      status: "success",
-      receivedAt: "2026-11-20T10:00:00.000Z",
-      groups: ["referrals"],
-      document: new TextEncoder().encode("%PDF-1.4 received"),
-      detail: "polled; routed to group referrals",
-      ...over,
-    });
+    const fax = (messageId: string, over: Partial<NewReceivedFax> = {}) =>
+      receivedInput({
+        messageId,
+        csid: "ACME LAB",
+        pages: 2,
+        receivedAt: "2026-11-20T10:00:00.000Z",
+        groups: ["referrals"],
+        document: new TextEncoder().encode("%PDF-1.4 received"),
+        detail: "polled; routed to group referrals",
+        ...over,
+      });
 
     it("keeps each fax once with its document, another instance sees it; lists by group and state", async () => {
       const { store, reopen } = await open();

@@ -6,28 +6,21 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { Agent, request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log/index.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { FleetBudget } from "../../src/store/sql/fleet-budget.js";
 import { runCli } from "../helpers/cli.js";
 import { waitUntil } from "../helpers/wait.js";
 import { startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { tempFolder } from "../tmp-dir.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`CLI fleet budget tests skipped: ${pgMissing}`);
+const postgres = usePgCluster("CLI fleet budget tests");
 
 /** The account's limit at the service, and the fleet's setting under it (docs/ha.md). */
 const ACCOUNT_RATE = 4;
 const FLEET_RATE = 3;
-
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
 
 interface Bed {
   emu: TestEmulator;
@@ -40,7 +33,7 @@ interface Bed {
 
 /** The emulator at the account's limit, one gateway's budget (in this process) and a CLI config on one database. */
 async function bed(): Promise<Bed> {
-  const url = await cluster.createDatabase();
+  const url = await postgres.database();
   const dir = tempFolder("fleet-cli");
   const emu = await startTestEmulator({ ratePerSecond: ACCOUNT_RATE });
   const agent = new Agent({ connect: { ca: emu.caPem } });
@@ -98,7 +91,7 @@ async function emulatorAdmin(b: Bed, method: "GET" | "PUT", p: string, body?: un
   return res.body.json();
 }
 
-describe.skipIf(pgMissing !== null)("CLI commands and the fleet's account budget on PostgreSQL", () => {
+describe.skipIf(postgres.missing !== null)("CLI commands and the fleet's account budget on PostgreSQL", () => {
   it("a command waits while the fleet's window is closed by a gateway's 429, then calls", async () => {
     const b = await bed();
     try {

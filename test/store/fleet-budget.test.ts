@@ -4,27 +4,20 @@
 // the others; history calls are counted for the fleet; the concurrency and the following of
 // faxes are split so that they add up to one gateway's, not three.
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log/index.js";
 import { FleetBudget } from "../../src/store/sql/fleet-budget.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { waitUntil } from "../helpers/wait.js";
 import { tempFolder } from "../tmp-dir.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`fleet budget tests skipped: ${pgMissing}`);
-
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
+const postgres = usePgCluster("fleet budget tests");
 
 const RATE = 10;
 
 async function fleetOf(n: number, opts: { historyPerMinute?: number; concurrency?: number } = {}) {
-  const url = await cluster.createDatabase();
+  const url = await postgres.database();
   const dir = tempFolder("fleet");
   const stores: PgStore[] = [];
   const budgets: FleetBudget[] = [];
@@ -74,7 +67,7 @@ function busiestSecond(times: number[]): number {
   return best;
 }
 
-describe.skipIf(pgMissing !== null)("the fleet's account budget on PostgreSQL", () => {
+describe.skipIf(postgres.missing !== null)("the fleet's account budget on PostgreSQL", () => {
   it("three gateways asking at once get no more than the account's rate between them, both lanes together", async () => {
     const fleet = await fleetOf(3);
     try {

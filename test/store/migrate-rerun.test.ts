@@ -5,44 +5,30 @@
 // hold on the old copy is named for placing again on the fleet's.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { migrateSqliteToPostgres } from "../../src/store/postgres/migrate-sqlite.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
 import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
 import { claimText, getReceivedText, textRead } from "../../src/store/sql/received-text.js";
 import { addHold } from "../../src/store/sql/retention.js";
 import { runCli } from "../helpers/cli.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { newJob } from "../helpers/store.js";
-import { openBackend } from "../helpers/store-backends.js";
+import { newJob, receivedInput } from "../helpers/store.js";
+import { openBackend, usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`store migrate rerun tests skipped: ${pgMissing}`);
+const postgres = usePgCluster("store migrate rerun tests");
 
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
-
-const incoming = (messageId: string, withText: boolean) => ({
-  messageId,
-  user: "alice",
-  dialled: "+15550100200",
-  sender: "+15557654321",
-  csid: "DR SMITH CLINIC",
-  pages: 1,
-  status: "success",
-  receivedAt: "2026-11-20T10:00:00.000Z",
-  groups: [],
-  document: Buffer.from("%PDF-1.4\n"),
-  detail: "webhook",
-  ...(withText ? { readText: { waitsUntil: null } } : {}),
-});
+// the same service record on both sides: the fleet's copy is found by it
+const incoming = (messageId: string, withText: boolean) =>
+  receivedInput({
+    messageId,
+    receivedAt: "2026-11-20T10:00:00.000Z",
+    detail: "webhook",
+    ...(withText ? { readText: { waitsUntil: null } } : {}),
+  });
 
 const zeroes = (counts: Record<string, number>) => Object.fromEntries(Object.keys(counts).map((k) => [k, 0]));
 
-describe.skipIf(pgMissing !== null)("faxgate store migrate, run again", () => {
+describe.skipIf(postgres.missing !== null)("faxgate store migrate, run again", () => {
   it("joins a received fax the fleet holds under another id: its text and events, not its deliveries", async () => {
     const src = await openBackend("sqlite", null);
     try {
@@ -65,7 +51,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate, run again", () => {
       const oldEvents = await s.listReceivedEvents(fax.id);
 
       // a gateway already on PostgreSQL fetched the same fax from the service (no OCR there)
-      const url = await cluster.createDatabase();
+      const url = await postgres.database();
       const fleet = await PgStore.open({ url, dataDir: path.join(src.dir, "pg-data") });
       try {
         const theirs = (await fleet.keepReceived(incoming("svc-both", false))).fax;
@@ -126,7 +112,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate, run again", () => {
       const other = (await s.enqueue(newJob(src.dir, { recipients: [{ number: "+15550000201" }] }))).job;
       const { fax } = await s.keepReceived(incoming("svc-later", false));
       const dataDir = path.join(src.dir, "data");
-      const url = await cluster.createDatabase();
+      const url = await postgres.database();
       const first = await migrateSqliteToPostgres({ dataDir, url });
       expect(first.copied.jobs).toBe(2);
 

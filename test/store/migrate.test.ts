@@ -4,7 +4,7 @@
 // a running daemon's queue is refused. One run through the real CLI, with the password hidden.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { DaemonLock } from "../../src/store/daemon-lock.js";
 import { migrateSqliteToPostgres } from "../../src/store/postgres/migrate-sqlite.js";
@@ -14,8 +14,7 @@ import type { Job } from "../../src/store/types.js";
 import { LegalHolds } from "../../src/retention/legal-holds.js";
 import { runCli } from "../helpers/cli.js";
 import { testLedger } from "../helpers/ledger.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { docFile, newJob } from "../helpers/store.js";
+import { docFile, newJob, receivedInput } from "../helpers/store.js";
 import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
 import { directoryEntry, writeDirectoryEntry } from "../../src/store/sql/directory.js";
 import { PersonKeys } from "../../src/store/sql/person-keys.js";
@@ -25,16 +24,9 @@ import { listServicePurges, queueServiceCopies } from "../../src/store/sql/reten
 import { searchFaxes, searchWords } from "../../src/store/sql/search.js";
 import { claimSentText, getSentText, queueSentTexts, sentTextRead } from "../../src/store/sql/sent-text.js";
 import { SignInFactors } from "../../src/store/sql/sign-in-factors.js";
-import { openBackend } from "../helpers/store-backends.js";
+import { openBackend, usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`store migrate tests skipped: ${pgMissing}`);
-
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
+const postgres = usePgCluster("store migrate tests");
 
 /** An SQLite queue with a job in every state there is. */
 async function busyQueue(s: QueueStore, dir: string): Promise<void> {
@@ -105,13 +97,13 @@ const comparable = (j: Job) => ({
   original: j.original ? { ...j.original, path: path.basename(j.original.path) } : null,
 });
 
-describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
+describe.skipIf(postgres.missing !== null)("faxgate store migrate", () => {
   it("copies every job, recipient, document, notification and state key; a rerun copies nothing twice", async () => {
     const src = await openBackend("sqlite", null);
     try {
       await busyQueue(src.store, src.dir);
       const dataDir = path.join(src.dir, "data");
-      const url = await cluster.createDatabase();
+      const url = await postgres.database();
       const report = await migrateSqliteToPostgres({ dataDir, url });
       expect(report.source.jobs).toBe(12);
       expect(report.copied).toEqual(report.source);
@@ -174,7 +166,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
       await holds.add({ kind: "user", value: "bob", reason: "matter 8", by: "ops", door: "cli" });
       await holds.release(held.id, { by: "ops", reason: "matter closed", door: "cli" });
       const dataDir = path.join(src.dir, "data");
-      const url = await cluster.createDatabase();
+      const url = await postgres.database();
       const report = await migrateSqliteToPostgres({ dataDir, url });
       expect(report.source).toMatchObject({ ledger: 4, holds: 2 });
       expect(report.copied).toMatchObject({ ledger: 4, holds: 2 });
@@ -207,7 +199,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
       try {
         expect(await testLedger(pgs2).verify()).toMatchObject({ rows: 5, broken: null });
         // a PostgreSQL ledger with a chain of its own is not joined to this one
-        const other = await cluster.createDatabase();
+        const other = await postgres.database();
         const pgo = await PgStore.open({ url: other, dataDir: path.join(src.dir, "pg-other") });
         await testLedger(pgo).record({
           action: "signed-in",
@@ -231,20 +223,17 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
     try {
       const s = src.store;
       const pdf = Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff, 0x80, 0x0a]); // bytes no text encoding keeps
-      const { fax } = await s.keepReceived({
-        messageId: "svc-in-1",
-        user: "alice",
-        dialled: "+15550100200",
-        sender: "+15557654321",
-        csid: "DR SMITH CLINIC",
-        pages: 2,
-        status: "success",
-        receivedAt: "2026-11-20T10:00:00.000Z",
-        groups: ["referrals"],
-        document: pdf,
-        detail: "webhook",
-        readText: { waitsUntil: null },
-      });
+      const { fax } = await s.keepReceived(
+        receivedInput({
+          csid: "DR SMITH CLINIC",
+          pages: 2,
+          receivedAt: "2026-11-20T10:00:00.000Z",
+          groups: ["referrals"],
+          document: pdf,
+          detail: "webhook",
+          readText: { waitsUntil: null },
+        }),
+      );
       const claimed = (await claimText(s.sql, { leaseMs: 60_000, pick: (u) => u[0]! }))!;
       await textRead(s.sql, claimed.faxId, { body: "Referral for Maria Alvarez", pdf: null, pages: 2 });
       await s.changeReceived(fax.id, {
@@ -303,7 +292,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
       );
 
       const dataDir = path.join(src.dir, "data");
-      const url = await cluster.createDatabase();
+      const url = await postgres.database();
       const report = await migrateSqliteToPostgres({ dataDir, url });
       expect(report.source).toMatchObject({
         receivedFaxes: 1,
@@ -365,7 +354,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
             claim: `mail-${i}`,
           }),
         ).toEqual({ ok: true });
-      const url = await cluster.createDatabase();
+      const url = await postgres.database();
       const report = await migrateSqliteToPostgres({ dataDir: path.join(src.dir, "data"), url });
       expect(report.source.signedUses).toBe(250);
       expect(report.copied.signedUses).toBe(250);
@@ -383,7 +372,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
         `INSERT INTO ledger_pending (at, action, actor_kind, object_kind, object_id, door, detail)
          VALUES ('2026-11-01T00:00:00.000Z', 'sent', 'person', 'job', 'j1', 'smtp', '{}')`,
       );
-      const url = await cluster.createDatabase();
+      const url = await postgres.database();
       await expect(migrateSqliteToPostgres({ dataDir: path.join(src.dir, "data"), url })).rejects.toThrow(
         /1 unsealed rows/,
       );
@@ -403,7 +392,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
     const dataDir = path.join(src.dir, "data");
     const lock = DaemonLock.acquire(dataDir);
     try {
-      await migrateSqliteToPostgres({ dataDir, url: await cluster.createDatabase() });
+      await migrateSqliteToPostgres({ dataDir, url: await postgres.database() });
       throw new Error("expected ALREADY_RUNNING");
     } catch (err) {
       expect(isFaxgateError(err, "ALREADY_RUNNING")).toBe(true);
@@ -418,7 +407,7 @@ describe.skipIf(pgMissing !== null)("faxgate store migrate", () => {
     try {
       const { id } = (await src.store.enqueue(newJob(src.dir))).job;
       await src.store.close();
-      const url = await cluster.createDatabase();
+      const url = await postgres.database();
       const withPw = url.replace("postgres@", "postgres:Hidden-Pw-77@"); // trust auth: any password is accepted
       const cfg = path.join(src.dir, "faxgate.yaml");
       mkdirSync(path.join(src.dir, "data"), { recursive: true });

@@ -4,21 +4,14 @@
 // Real emulator over HTTPS, real PostgreSQL.
 import path from "node:path";
 import { PDFDocument } from "@cantoo/pdf-lib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FaxApi } from "../../src/fax/types.js";
 import { InboundPoller } from "../../src/inbound/poller.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { Rig, USERS } from "../notify/rig.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`PostgreSQL duty tests skipped: ${pgMissing}`);
-
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
+const postgres = usePgCluster("PostgreSQL duty tests");
 
 async function pdf(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
@@ -26,10 +19,10 @@ async function pdf(): Promise<Uint8Array> {
   return doc.save();
 }
 
-describe.skipIf(pgMissing !== null)("duties on PostgreSQL", () => {
+describe.skipIf(postgres.missing !== null)("duties on PostgreSQL", () => {
   it("only the duty holder polls inbound faxes; the duty moves when the holder dies; each fax mailed once", async () => {
     const rig = await new Rig().start();
-    const url = await cluster.createDatabase();
+    const url = await postgres.database();
     const a = await PgStore.open({ url, dataDir: path.join(rig.dir, "a") });
     const b = await PgStore.open({ url, dataDir: path.join(rig.dir, "b") });
     const calls = { a: 0, b: 0 };

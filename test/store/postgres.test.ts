@@ -2,7 +2,7 @@
 // (two instances, each with its own pool and data folder) claim at the same time; duties pass on
 // when the holder's connection dies; losing the server is a temporary error, and the store works
 // again when the server is back. Real PostgreSQL, a private cluster for this file.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { rmSync } from "node:fs";
 import pg from "pg";
 import { isFaxgateError } from "../../src/errors.js";
@@ -11,30 +11,16 @@ import { redactDatabaseUrl } from "../../src/store/postgres/connection.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { newJob } from "../helpers/store.js";
 import { waitUntil, when } from "../helpers/wait.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendStore } from "../helpers/store-backends.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`PostgreSQL store tests skipped: ${pgMissing}`);
-
-let cluster: PgCluster;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
-
-let t: BackendStore | null = null;
-afterEach(async () => {
-  await t?.cleanup();
-  t = null;
-});
+const postgres = usePgCluster("PostgreSQL store tests");
 
 async function twoInstances(): Promise<{ a: QueueStore; b: QueueStore; dir: string; url: string }> {
-  t = await openBackend("postgres", cluster);
+  const t = await postgres.open("postgres");
   return { a: t.store, b: await t.reopen(), dir: t.dir, url: t.url! };
 }
 
-describe.skipIf(pgMissing !== null)("several gateways on one PostgreSQL queue", () => {
+describe.skipIf(postgres.missing !== null)("several gateways on one PostgreSQL queue", () => {
   it("two instances claiming at the same time never claim the same recipient", async () => {
     const { a, b, dir } = await twoInstances();
     const total = 60;
@@ -161,7 +147,7 @@ describe.skipIf(pgMissing !== null)("several gateways on one PostgreSQL queue", 
   });
 
   it("two instances starting on an empty database at once both come up (one migrates)", async () => {
-    const url = await cluster.createDatabase();
+    const url = await postgres.database();
     const dir = (await import("node:fs")).mkdtempSync(
       (await import("node:path")).join((await import("node:os")).tmpdir(), "faxgate-pgm-"),
     );
@@ -176,12 +162,12 @@ describe.skipIf(pgMissing !== null)("several gateways on one PostgreSQL queue", 
   });
 });
 
-describe.skipIf(pgMissing !== null)("losing PostgreSQL", () => {
+describe.skipIf(postgres.missing !== null)("losing PostgreSQL", () => {
   it("calls fail as STORE_UNAVAILABLE (temporary) while the server is down, and work again when it is back", async () => {
     const { a, b, dir } = await twoInstances();
     const { job } = await a.enqueue(newJob(dir));
     expect(await a.holdsDuty("purge")).toBe(true);
-    cluster.stop();
+    postgres.cluster!.stop();
     try {
       for (const call of [
         () => a.enqueue(newJob(dir)),
@@ -199,7 +185,7 @@ describe.skipIf(pgMissing !== null)("losing PostgreSQL", () => {
       }
       expect(await a.holdsDuty("purge")).toBe(false); // the lock went with the server
     } finally {
-      cluster.start();
+      postgres.cluster!.start();
     }
     expect((await a.getJob(job.id))!.state).toBe("queued");
     expect((await b.enqueue(newJob(dir, { recipients: [{ number: "+15553000002" }] }))).duplicate).toBe(false);
@@ -243,7 +229,7 @@ describe.skipIf(pgMissing !== null)("losing PostgreSQL", () => {
   });
 
   it("a statement left unanswered fails the call after the query timeout instead of hanging; the store goes on", async () => {
-    t = await openBackend("postgres", cluster);
+    const t = await postgres.open("postgres");
     const url = t.url!;
     const store = await PgStore.open({ url, dataDir: `${t.dir}/qt`, queryTimeoutMs: 1000 });
     const admin = new pg.Client({ connectionString: url });

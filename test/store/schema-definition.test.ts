@@ -4,11 +4,11 @@
 // the definition (or the reverse) fails here.
 import Database from "better-sqlite3";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PG_MIGRATIONS } from "../../src/store/postgres/schema.js";
 import { schemaDdl } from "../../src/store/sql/schema.js";
 import { migrate } from "../../src/store/sqlite/migrations.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
 const squash = (s: string | null): string | null => (s === null ? null : s.replace(/\s+/g, " ").trim());
 
@@ -88,17 +88,11 @@ describe("the one schema definition", () => {
     expect(defined).toEqual(migrated);
   });
 
-  const pgMissing = pgAvailable();
-  describe.skipIf(pgMissing !== null)("on PostgreSQL", () => {
-    let cluster: PgCluster | null = null;
-    beforeAll(async () => {
-      cluster = await startPgCluster();
-    }, 120_000);
-    afterAll(() => cluster?.destroy());
-
+  const postgres = usePgCluster("the schema definition on PostgreSQL");
+  describe.skipIf(postgres.missing !== null)("on PostgreSQL", () => {
     it("renders to the PostgreSQL schema the migration steps make", async () => {
-      const migratedUrl = await cluster!.createDatabase();
-      const definedUrl = await cluster!.createDatabase();
+      const migratedUrl = await postgres.database();
+      const definedUrl = await postgres.database();
       for (const [url, steps] of [
         [migratedUrl, PG_MIGRATIONS],
         [definedUrl, [schemaDdl("postgres")]],

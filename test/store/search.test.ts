@@ -2,17 +2,15 @@
 // their text stored by the OCR duty's own store steps, then the same questions asked of SQLite
 // (FTS5) and PostgreSQL (tsvector + GIN). The answers must be the same rows in the same order;
 // only the ranks' values may differ.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { claimText, textRead } from "../../src/store/sql/received-text.js";
 import { type ReceivedSearch, searchFaxes, searchWords } from "../../src/store/sql/search.js";
 import { claimSentText, queueSentTexts, sentTextRead } from "../../src/store/sql/sent-text.js";
-import { markSent, newJob } from "../helpers/store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendStore } from "../helpers/store-backends.js";
+import { markSent, newJob, receivedInput } from "../helpers/store.js";
+import { openBackend, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`search contract: PostgreSQL half skipped: ${pgMissing}`);
+const postgres = usePgCluster("search contract: PostgreSQL half");
 
 const FAXES = [
   {
@@ -75,20 +73,17 @@ const SENT = [
 async function fill(store: QueueStore, dir: string): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   for (const f of FAXES) {
-    const { fax } = await store.keepReceived({
-      messageId: f.id,
-      user: f.user,
-      dialled: "+15550100200",
-      sender: f.sender,
-      csid: f.csid,
-      pages: 1,
-      status: "success",
-      receivedAt: f.at,
-      groups: [...f.groups],
-      document: Buffer.from("%PDF-1.4 stand-in"),
-      detail: "test",
-      readText: { waitsUntil: null },
-    });
+    const { fax } = await store.keepReceived(
+      receivedInput({
+        messageId: f.id,
+        user: f.user,
+        sender: f.sender,
+        csid: f.csid,
+        receivedAt: f.at,
+        groups: [...f.groups],
+        readText: { waitsUntil: null },
+      }),
+    );
     ids.set(fax.id, f.id);
   }
   // the duty's own steps: claimed in turn, read (no new PDF: the document stays)
@@ -153,14 +148,9 @@ async function ask(store: QueueStore, ids: Map<string, string>): Promise<Record<
   return out;
 }
 
-let cluster: PgCluster | null = null;
 const opened: BackendStore[] = [];
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
 afterAll(async () => {
   for (const b of opened) await b.cleanup();
-  cluster?.destroy();
 });
 
 describe("search over received faxes", () => {
@@ -198,8 +188,8 @@ describe("search over received faxes", () => {
     expect(faxes("a state: received faxes only")).toEqual([]);
   });
 
-  it.skipIf(pgMissing !== null)("PostgreSQL (tsvector, GIN) gives the same rows in the same order", async () => {
-    const b = await openBackend("postgres", cluster);
+  it.skipIf(postgres.missing !== null)("PostgreSQL (tsvector, GIN) gives the same rows in the same order", async () => {
+    const b = await openBackend("postgres", postgres.cluster);
     opened.push(b);
     const pgAnswers = await ask(b.store, await fill(b.store, b.dir));
     expect(pgAnswers).toEqual(sqliteAnswers);

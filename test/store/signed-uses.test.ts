@@ -2,29 +2,18 @@
 // message, a whole-message use against any other, the same claimant again (a mailbox message
 // after a crash), a claim given back, old rows forgotten, and another instance on the same queue
 // seeing the record.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WHOLE_MESSAGE } from "../../src/store/signed-uses.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { openBackend, type BackendName, type BackendStore } from "../helpers/store-backends.js";
+import { type BackendName, usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-let cluster: PgCluster | null = null;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
+const postgres = usePgCluster("signed uses on PostgreSQL");
 
 const LONG_AGO = new Date("2000-01-01T00:00:00Z");
 
 describe.each(["sqlite", "postgres"] as BackendName[])("signed mail's replay record on %s", (backend) => {
-  let t: BackendStore | null = null;
-  afterEach(async () => {
-    await t?.cleanup();
-    t = null;
-  });
-  const open = async () => (t = await openBackend(backend, cluster));
+  const open = () => postgres.open(backend);
 
-  it.skipIf(backend === "postgres" && pgMissing !== null)(
+  it.skipIf(postgres.skips(backend))(
     "each number once per key; whole-message uses conflict with any; the same claimant may claim again",
     async () => {
       const { store, reopen } = await open();
@@ -51,7 +40,7 @@ describe.each(["sqlite", "postgres"] as BackendName[])("signed mail's replay rec
     },
   );
 
-  it.skipIf(backend === "postgres" && pgMissing !== null)(
+  it.skipIf(postgres.skips(backend))(
     "a claim given back frees the message; rows older than purgeBefore are forgotten",
     async () => {
       const { store } = await open();

@@ -2,7 +2,7 @@
 // text and a sent fax's are claimed under a lease, tried again at the time given, claimed again
 // when a lease ends, given up or found unreadable, each outcome said once on the owner's
 // timeline; the counts by state follow.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import { claimText, getReceivedText, textFailed, textUnreadable } from "../../src/store/sql/received-text.js";
 import {
@@ -13,12 +13,10 @@ import {
   sentTextUnreadable,
 } from "../../src/store/sql/sent-text.js";
 import { textRowCounts } from "../../src/store/sql/text-duty.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
-import { markSent, newJob } from "../helpers/store.js";
-import { openBackend, type BackendName, type BackendStore } from "../helpers/store-backends.js";
+import { markSent, newJob, receivedInput } from "../helpers/store.js";
+import { openBackend, type BackendName, type BackendStore, usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`text duty contract: PostgreSQL half skipped: ${pgMissing}`);
+const postgres = usePgCluster("text duty contract: PostgreSQL half");
 
 /** One table of the duty as a test drives it: add an owner, claim, finish, read back. */
 interface Side {
@@ -35,22 +33,8 @@ const pick = (users: string[]) => users[0]!;
 const SIDES: Record<"received" | "sent", Side> = {
   received: {
     add: async (b, n) =>
-      (
-        await b.store.keepReceived({
-          messageId: `text-duty-${n}`,
-          user: "alice",
-          dialled: "+15550100200",
-          sender: "+15557654321",
-          csid: null,
-          pages: 1,
-          status: "success",
-          receivedAt: new Date().toISOString(),
-          groups: [],
-          document: Buffer.from("%PDF-1.4 stand-in"),
-          detail: "test",
-          readText: { waitsUntil: null },
-        })
-      ).fax.id,
+      (await b.store.keepReceived(receivedInput({ messageId: `text-duty-${n}`, readText: { waitsUntil: null } }))).fax
+        .id,
     claim: async (s, leaseMs) => {
       const r = await claimText(s.sql, { leaseMs, pick });
       return r && { id: r.faxId, attempts: r.attempts };
@@ -94,24 +78,19 @@ const SAYS = {
   },
 };
 
-let cluster: PgCluster | null = null;
 const opened: BackendStore[] = [];
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
 afterAll(async () => {
   for (const b of opened) await b.cleanup();
-  cluster?.destroy();
 });
 
 const BACKENDS: BackendName[] = ["sqlite", "postgres"];
 describe.each(BACKENDS)("the OCR duty's rows on %s", (backend) => {
   describe.each(["received", "sent"] as const)("a %s fax's text", (kind) => {
     const side = SIDES[kind];
-    it.skipIf(backend === "postgres" && pgMissing !== null)(
+    it.skipIf(postgres.skips(backend))(
       "is claimed, tried again, claimed after its lease, given up; another found unreadable",
       async () => {
-        const b = await openBackend(backend, cluster);
+        const b = await openBackend(backend, postgres.cluster);
         opened.push(b);
         const s = b.store;
         const id = await side.add(b, 1);

@@ -3,26 +3,20 @@
 // and nothing queued. PostgreSQL cannot hold a NUL in text and refuses the whole statement.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_PDF } from "../helpers/store.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { PASSWORDS, signIn, consoleGateway } from "./rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`console search input on PostgreSQL skipped: ${pgMissing}`);
-let cluster: PgCluster | null = null;
-beforeAll(async () => {
-  if (!pgMissing) cluster = await startPgCluster();
-}, 120_000);
-afterAll(() => cluster?.destroy());
+const postgres = usePgCluster("console search input on PostgreSQL");
 
 for (const backend of ["sqlite", "postgres"] as const) {
-  describe.skipIf(backend === "postgres" && pgMissing !== null)(`console text input on ${backend}`, () => {
+  describe.skipIf(postgres.skips(backend))(`console text input on ${backend}`, () => {
     let rig: TestGateway;
     beforeAll(async () => {
       rig = await startGateway(
         consoleGateway({
           delayMs: 60_000,
-          config: backend === "postgres" ? { database: await cluster!.createDatabase() } : {},
+          config: backend === "postgres" ? { database: await postgres.database() } : {},
         }),
       );
     }, 60_000);

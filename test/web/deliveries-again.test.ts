@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDeliveries, queueDeliveries } from "../../src/store/sql/deliveries.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { TEST_PDF } from "../helpers/store.js";
+import { receivedInput } from "../helpers/store.js";
 import { consoleGateway, PASSWORDS, signIn } from "./rig.js";
 
 let rig: TestGateway;
@@ -19,19 +19,7 @@ afterAll(() => rig?.stop());
 /** A fax of alice's in the referrals inbox, with a WebDAV delivery that failed for good. */
 async function faxWithFailedDelivery() {
   const store = rig.gw.store;
-  const { fax } = await store.keepReceived({
-    messageId: `again-${Math.random().toString(36).slice(2)}`,
-    user: "alice",
-    dialled: "+15550100201",
-    sender: "+15557654321",
-    csid: "DR SMITH CLINIC",
-    pages: 1,
-    status: "success",
-    receivedAt: new Date().toISOString(),
-    groups: ["referrals"],
-    document: TEST_PDF,
-    detail: "test",
-  });
+  const { fax } = await store.keepReceived(receivedInput({ groups: ["referrals"] }));
   // a target nothing listens on, whose spec the gateway's queue could try: it stays failed or fails again
   const spec = { url: "https://127.0.0.1:9/dav", username: "fax", passwordSecret: "DAV_PASSWORD" };
   await queueDeliveries(store.sql, [

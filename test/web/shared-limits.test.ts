@@ -6,32 +6,28 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_CLIENT_AUTH_FAILURES } from "../../src/auth/auth-lockout.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { consoleGateway, PASSWORDS, signIn } from "./rig.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`shared lockouts and rates skipped: ${pgMissing}`);
+const postgres = usePgCluster("shared lockouts and rates");
 
 const FAXES_PER_MINUTE = 4;
-let cluster: PgCluster | undefined;
 let gateways: TestGateway[] = [];
 beforeAll(async () => {
-  if (pgMissing) return;
-  cluster = await startPgCluster();
-  const database = await cluster.createDatabase();
+  if (postgres.missing) return;
+  const database = await postgres.database();
   const spec = consoleGateway({ config: { database, smtp: { maxMessagesPerMinute: FAXES_PER_MINUTE } } });
   gateways = [await startGateway(spec), await startGateway(spec)];
 }, 120_000);
 afterAll(async () => {
   for (const g of gateways) await g.stop();
-  cluster?.destroy();
 });
 
 const login = (base: string, user: string, password: string) =>
   fetch(`${base}/login`, { method: "POST", body: new URLSearchParams({ user, password }) });
 
-describe.skipIf(pgMissing)("lockouts and rates across two gateways on one PostgreSQL", () => {
+describe.skipIf(postgres.missing)("lockouts and rates across two gateways on one PostgreSQL", () => {
   it("a person's faxes a minute are one allowance over both consoles", async () => {
     // first: the next test locks the loopback address out
     const [a, b] = gateways.map((g) => g.url("web")) as [string, string];

@@ -7,28 +7,24 @@ import http from "node:http";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { pgAvailable, startPgCluster, type PgCluster } from "../helpers/pg-cluster.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { consoleGateway, PASSWORDS, signIn } from "./rig.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
-if (pgMissing) console.warn(`shared console sessions skipped: ${pgMissing}`);
+const postgres = usePgCluster("shared console sessions");
 
-let cluster: PgCluster | undefined;
 let url = "";
 let a: TestGateway;
 let b: TestGateway;
 beforeAll(async () => {
-  if (pgMissing) return;
-  cluster = await startPgCluster();
-  url = await cluster.createDatabase();
+  if (postgres.missing) return;
+  url = await postgres.database();
   a = await startGateway(consoleGateway({ config: { database: url } }));
   b = await startGateway(consoleGateway({ config: { database: url } }));
 }, 120_000);
 afterAll(async () => {
   await a?.stop();
   await b?.stop();
-  cluster?.destroy();
 });
 
 /** An open /api/events stream: the ids of the jobs it told of, and when the server ended it. */
@@ -61,7 +57,7 @@ async function newFax(base: string, s: { cookie: string; csrf: string }): Promis
   });
 }
 
-describe.skipIf(pgMissing)("console sessions across two gateways on one PostgreSQL", () => {
+describe.skipIf(postgres.missing)("console sessions across two gateways on one PostgreSQL", () => {
   it("signed in on A, works through B; signed out on B, refused on A and A's stream ends", async () => {
     const onA = a.url("web");
     const onB = b.url("web");

@@ -15,9 +15,9 @@ import { FactorPending, MAX_PER_PERSON } from "../../src/store/sql/factor-pendin
 import { PASSWORDS, consoleGateway, pageWithPasskeyDevice, signIn } from "./rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
-import { pgAvailable, type PgCluster, startPgCluster } from "../helpers/pg-cluster.js";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
+const postgres = usePgCluster("second factors across a fleet");
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
 const TOTP_KEY = "factor-key-for-fleet-tests-0123456789";
@@ -86,8 +86,7 @@ function balancer(a: string, b: string) {
   return { server, hits };
 }
 
-describe.skipIf(pgMissing)(`second factors across a fleet${pgMissing ? ` (skipped: ${pgMissing})` : ""}`, () => {
-  let cluster: PgCluster;
+describe.skipIf(postgres.missing)("second factors across a fleet", () => {
   let a: TestGateway;
   let b: TestGateway;
   let A = "";
@@ -98,8 +97,7 @@ describe.skipIf(pgMissing)(`second factors across a fleet${pgMissing ? ` (skippe
   const cookiesSeen: string[] = [];
 
   beforeAll(async () => {
-    cluster = await startPgCluster();
-    const database = await cluster.createDatabase();
+    const database = await postgres.database();
     // the fleet's one public address is the balancer's; a passkey is bound to its host name
     const frontPort = await freePort();
     frontUrl = `http://localhost:${frontPort}`;
@@ -130,7 +128,6 @@ describe.skipIf(pgMissing)(`second factors across a fleet${pgMissing ? ` (skippe
     await new Promise((ok) => front?.server.close(ok));
     await a?.stop();
     await b?.stop();
-    cluster?.destroy();
   });
 
   it("an enrolment at the first sign-in, begun on A, is confirmed on B; its secret is kept sealed", async () => {

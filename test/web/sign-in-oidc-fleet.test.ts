@@ -15,11 +15,11 @@ import { testLedger } from "../helpers/ledger.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { freePort } from "../helpers/net.js";
 import { browserHop, oidcSection, startOidcProvider, type TestProvider } from "../helpers/oidc.js";
-import { pgAvailable, type PgCluster, startPgCluster } from "../helpers/pg-cluster.js";
 import { Agent } from "undici";
 import { readFileSync } from "node:fs";
+import { usePgCluster } from "../helpers/store-backends.js";
 
-const pgMissing = pgAvailable();
+const postgres = usePgCluster("OIDC sign-in across a fleet");
 const TOTP_KEY = "factor-key-for-oidc-fleet-tests-0123456789";
 
 /** A browser's cookie jar for one host (cookies do not depend on the port). */
@@ -30,8 +30,7 @@ type Hop = Awaited<ReturnType<typeof browserHop>>;
 const go = (url: URL, jar: Jar, dispatcher: Agent, post?: string): Promise<Hop> =>
   browserHop(url, jar, dispatcher, post);
 
-describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped: ${pgMissing})` : ""}`, () => {
-  let cluster: PgCluster;
+describe.skipIf(postgres.missing)("OIDC sign-in across a fleet", () => {
   let provider: TestProvider;
   let a: TestGateway;
   let b: TestGateway;
@@ -40,8 +39,7 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
   let originB: string;
 
   beforeAll(async () => {
-    cluster = await startPgCluster();
-    const database = await cluster.createDatabase();
+    const database = await postgres.database();
     const [portA, portB] = [await freePort(), await freePort()];
     originA = `http://127.0.0.1:${portA}`;
     originB = `http://127.0.0.1:${portB}`;
@@ -73,7 +71,6 @@ describe.skipIf(pgMissing)(`OIDC sign-in across a fleet${pgMissing ? ` (skipped:
     await b?.stop();
     await provider?.stop();
     await dispatcher?.close();
-    cluster?.destroy();
   });
 
   /** From the console's redirect to the provider, through its login form, to the callback address. */
