@@ -118,10 +118,13 @@ describe("libbase64's Decoder, patched against upstream", () => {
     const own = proto._decodeBytes;
     let taken = 0;
     let offered = 0;
+    let counting = false;
     proto._decodeBytes = function (this: ByteDecoder, chunk: Buffer) {
-      offered += 1;
       const ok = own.call(this, chunk);
-      if (ok) taken += 1;
+      if (counting) {
+        offered += 1;
+        if (ok) taken += 1;
+      }
       return ok;
     };
     try {
@@ -138,15 +141,19 @@ describe("libbase64's Decoder, patched against upstream", () => {
         for (const chunks of chunkings(input, next)) {
           const context = `seed ${seed}, round ${round}, ${chunks.length} chunks of ${input.length} bytes`;
           const expected = await decode(upstream, chunks);
+          // a body in one chunk takes the byte path, unless it has no letters or a line break
+          // parts its padding (cut ones may not: a 1-byte chunk has no whole quartet)
+          counting = chunks.length === 1 && size > 0 && !/=\r?\n=/.test(input.toString("latin1"));
           expect(await decode(patched, chunks), context).toEqual(expected);
+          counting = false;
           expect(await decode(patchedEsm, chunks), `${context} (ESM)`).toEqual(expected);
         }
       }
     } finally {
       proto._decodeBytes = own;
     }
-    // most chunks of such bodies take it (tiny ones, and a chunk of line breaks only, do not)
-    expect(taken / offered).toBeGreaterThan(0.5);
+    expect(offered).toBeGreaterThan(100);
+    expect(taken, `seed ${seed}`).toBe(offered);
   });
 
   it("treats every byte value as upstream does, at every place in a quartet", async () => {
