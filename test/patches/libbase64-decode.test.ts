@@ -3,7 +3,9 @@
 // installed file with that patch undone: random base64 bodies (random line lengths, CRLF, LF and
 // lone CR, stray bytes of every value, base64url letters, padding at the end, in the middle and
 // misplaced) cut into random chunks, 1-byte chunks and cuts around every line break, must give
-// exactly the same decoded chunks and byte counts. The ESM build is held to the same.
+// exactly the same decoded chunks and byte counts. The ESM build is held to the same. The byte
+// path of the same patch (a chunk counted and decoded where it is, issue 54) is the one bodies as
+// an encoder writes them take: those are checked the same way, and seen to take it.
 import path from "node:path";
 import type { Transform } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -12,6 +14,7 @@ import { prng } from "../helpers/prng.js";
 import { loadInstalled, loadUnpatched, packageDir } from "../helpers/unpatched.js";
 
 type DecoderClass = new () => Transform & { inputBytes: number; outputBytes: number };
+type ByteDecoder = { _decodeBytes(chunk: Buffer): boolean };
 
 const PATCH = "libbase64+plain-decode.patch";
 const upstream = loadUnpatched<{ Decoder: DecoderClass }>("libbase64", "dist/cjs/libbase64.js", PATCH).Decoder;
@@ -105,6 +108,52 @@ describe("libbase64's Decoder, patched against upstream", () => {
         expect(await decode(patchedEsm, chunks), `${context} (ESM)`).toEqual(expected);
       }
     }
+  });
+
+  it("decodes bodies as an encoder writes them on the byte path, as upstream does", async () => {
+    const seed = Number(process.env.FAXGATE_FUZZ_SEED ?? Date.now() % 100_000);
+    const next = prng(seed);
+    // how many chunks the byte path took, counted on the patched class for this test only
+    const proto = patched.prototype as unknown as ByteDecoder;
+    const own = proto._decodeBytes;
+    let taken = 0;
+    let offered = 0;
+    let counting = false;
+    proto._decodeBytes = function (this: ByteDecoder, chunk: Buffer) {
+      const ok = own.call(this, chunk);
+      if (counting) {
+        offered += 1;
+        if (ok) taken += 1;
+      }
+      return ok;
+    };
+    try {
+      for (let round = 0; round < 200; round++) {
+        const size = next() < 0.2 ? Math.floor(next() * 10) : Math.floor(next() * 120_000);
+        const bytes = Buffer.alloc(size);
+        for (let k = 0; k < size; k++) bytes[k] = Math.floor(next() * 256);
+        const b64 = bytes.toString("base64");
+        const width = [76, 76, 64, 4, 1 + Math.floor(next() * 100)][Math.floor(next() * 5)]!;
+        const eol = next() < 0.7 ? "\r\n" : "\n";
+        const lines: string[] = [];
+        for (let at = 0; at < b64.length; at += width) lines.push(b64.slice(at, at + width));
+        const input = Buffer.from(lines.join(eol) + (next() < 0.5 ? eol : ""), "latin1");
+        for (const chunks of chunkings(input, next)) {
+          const context = `seed ${seed}, round ${round}, ${chunks.length} chunks of ${input.length} bytes`;
+          const expected = await decode(upstream, chunks);
+          // a body in one chunk takes the byte path, unless it has no letters or a line break
+          // parts its padding (cut ones may not: a 1-byte chunk has no whole quartet)
+          counting = chunks.length === 1 && size > 0 && !/=\r?\n=/.test(input.toString("latin1"));
+          expect(await decode(patched, chunks), context).toEqual(expected);
+          counting = false;
+          expect(await decode(patchedEsm, chunks), `${context} (ESM)`).toEqual(expected);
+        }
+      }
+    } finally {
+      proto._decodeBytes = own;
+    }
+    expect(offered).toBeGreaterThan(100);
+    expect(taken, `seed ${seed}`).toBe(offered);
   });
 
   it("treats every byte value as upstream does, at every place in a quartet", async () => {

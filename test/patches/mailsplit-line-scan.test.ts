@@ -3,7 +3,11 @@
 // that patch undone: random MIME messages (nested multiparts, CRLF, bare LF and lone CR line
 // ends, delimiter lines with trailing blanks, lines longer than a chunk and than mailsplit's
 // pending-line bound, no final line end) cut into random chunks, 1-byte chunks included, must
-// give exactly the same stream of nodes and body chunks, or the same error.
+// give exactly the same stream of nodes and body chunks, or the same error. The same patch takes
+// a body line that continues its group without a slice or an object (issue 54): line-dense bodies
+// (base64-like lines, lines that start like a delimiter and are not one, lone CRs in front of
+// them, preamble and epilogue text, bodies past the splitter's 16 KB yield) cut around every
+// line end, in 1-byte chunks and at random, check that path.
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { byteCuts, fuzzStream, randomCuts } from "../helpers/fuzz.js";
@@ -111,7 +115,71 @@ function chunkings(input: Buffer, next: () => number): Buffer[][] {
   return out;
 }
 
+/** A multipart of line-dense parts: what the per-line path of the splitter sees most. */
+function lineDenseMessage(next: () => number): Buffer {
+  const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]!;
+  const eol = () => pick(["\r\n", "\r\n", "\r\n", "\n", "\r"]);
+  const b = `b${Math.floor(next() * 1000)}`;
+  const line = () =>
+    pick([
+      "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0",
+      "x".repeat(Math.floor(next() * 100)),
+      "",
+      "-",
+      "-x",
+      "--",
+      "---",
+      `--${b}x`,
+      `--${b}`.slice(0, 1 + Math.floor(next() * (b.length + 2))),
+      `\r--${b}`,
+      `\r--x`,
+      `  --${b}`,
+    ]);
+  const body = () => {
+    const n = next() < 0.2 ? 400 + Math.floor(next() * 600) : Math.floor(next() * 40);
+    return Array.from({ length: n }, () => `${line()}${eol()}`).join("");
+  };
+  const parts = Array.from({ length: 1 + Math.floor(next() * 3) }, () => {
+    const enc = pick(["", "Content-Transfer-Encoding: base64\r\n"]);
+    return `--${b}${eol()}Content-Type: ${pick(["text/plain", "application/pdf"])}\r\n${enc}\r\n${body()}`;
+  });
+  const close = next() < 0.8 ? `--${b}--${eol()}${body()}` : "";
+  return Buffer.from(
+    `Subject: dense\r\nContent-Type: multipart/mixed; boundary="${b}"\r\n\r\n${body()}${parts.join("")}${close}`,
+    "latin1",
+  );
+}
+
+/** Cuts at every line end of `input`, one after it and one before it: a line's end at a chunk's edge. */
+function lineEndCuts(input: Buffer, next: () => number): Buffer[] {
+  const out: Buffer[] = [];
+  let from = 0;
+  for (let at = input.indexOf(0x0a); at >= 0; at = input.indexOf(0x0a, at + 1)) {
+    const cut = at + (next() < 0.5 ? 0 : 1);
+    if (cut > from) {
+      out.push(input.subarray(from, cut));
+      from = cut;
+    }
+  }
+  if (from < input.length) out.push(input.subarray(from));
+  return out;
+}
+
 describe("mailsplit's line search, patched against upstream", () => {
+  it("splits line-dense bodies as upstream does, however they are cut", async () => {
+    const { seed, next } = fuzzStream();
+    for (let round = 0; round < 120; round++) {
+      const input = lineDenseMessage(next);
+      const cuts = [...chunkings(input, next), lineEndCuts(input, next)];
+      if (input.length >= 4000) cuts.push(byteCuts(input.subarray(0, 4000)).concat([input.subarray(4000)]));
+      for (const chunks of cuts) {
+        const context = `seed ${seed}, round ${round}, ${chunks.length} chunks of ${input.length} bytes`;
+        const expected = await split(upstream, chunks);
+        expect(await split(patched, chunks), context).toEqual(expected);
+      }
+    }
+  });
+
   it("splits random messages in random chunkings as upstream does", async () => {
     const { seed, next } = fuzzStream();
     for (let round = 0; round < 150; round++) {
