@@ -116,6 +116,11 @@ enum Walk {
    * down there (an Error's under `reason`) would come out as its message and stack.
    */
   Secrets,
+  /**
+   * secrets and numbers, also below a number or text field: an object put into a message, which
+   * pino's redact censored by every path (its first-level paths skip nothing there)
+   */
+  Message,
 }
 
 /** `value` (the field `key`, at `depth`) as the log may show it. */
@@ -125,7 +130,9 @@ function censorField(key: string, value: unknown, depth: number, walk = Walk.All
     return depth < WALK_DEPTH ? censorFields(value, depth + 1, walk) : value;
   }
   const censored = censorLogValue(value, [key]);
-  return depth < WALK_DEPTH ? censorFields(censored, depth + 1, depth === 0 ? Walk.Secrets : walk) : censored;
+  return depth < WALK_DEPTH
+    ? censorFields(censored, depth + 1, depth === 0 && walk !== Walk.Message ? Walk.Secrets : walk)
+    : censored;
 }
 
 /**
@@ -170,6 +177,16 @@ function censorLine(fields: Record<string, unknown>): Record<string, unknown> {
   return censorFields(fields, 0, Walk.NotErr) as Record<string, unknown>;
 }
 
+/**
+ * A line's objects put into its message (`%j`, `%o`, `%O`) censored as its fields: pino's redact
+ * censored them too, and `formatters.log` does not see them.
+ */
+function censorInterpolated(this: Logger, args: unknown[], method: (...a: unknown[]) => void): void {
+  const from = typeof args[0] === "string" ? 1 : 2;
+  for (let i = from; i < args.length; i++) args[i] = censorFields(args[i], 0, Walk.Message);
+  method.apply(this, args);
+}
+
 /** pino's err serializer, then the censoring of a line's `err` (a text field: its message and stack). */
 function errSerializer(err: unknown): unknown {
   return censorField("err", pino.stdSerializers.err(err as Error), 0);
@@ -192,6 +209,7 @@ function baseOptions(name: string, level: string): LoggerOptions {
     // wildcard paths walked every value of every line (issue 54, docs/bench.md).
     formatters: { log: censorLine },
     serializers: { err: errSerializer },
+    hooks: { logMethod: censorInterpolated },
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
@@ -259,9 +277,9 @@ const LINE_METHODS = new Set(["trace", "debug", "info", "warn", "error", "fatal"
 /**
  * `parent.child(bindings)` made only when something needs the child itself. A line written
  * before then goes through `parent` with the bindings in front of its own fields, which is the
- * line the child writes (pino puts a child's bindings before the line's fields, and censors both
- * by the same paths); a line whose first argument is not a plain object without those keys (an
- * Error, a field named like a binding) makes the child. pino's child creation redacts every
+ * line the child writes (pino puts a child's bindings before the line's fields, and both are
+ * censored by the same keys and depths); a line whose first argument is not a plain object
+ * without those keys (an Error, a field named like a binding) makes the child. pino's child creation serializes every
  * binding and gives the logger a prototype of its own: per mail it was a cost of every one
  * (issue 54, docs/bench.md), while most mails write one line.
  */

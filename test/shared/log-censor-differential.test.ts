@@ -108,6 +108,11 @@ function script(seed: number, root: Logger, deferred: boolean): void {
       log.error(error(rand, 0), "could not send");
     } else if (r < 0.35) {
       log.info("a plain line");
+    } else if (r < 0.38) {
+      // an object as the whole message, so that the comparison can read it back
+      log.info(rand() < 0.5 ? "%j" : "%o", fields(rand, 0));
+    } else if (r < 0.4) {
+      log.info({ job: "j-1" }, "%O", fields(rand, 0));
     } else if (r < 0.45) {
       log.warn({ err: value(rand, 1), ...fields(rand, 0) }, "with an err");
     } else {
@@ -121,6 +126,7 @@ function censoredAtLeast(was: unknown, now: unknown): boolean {
   if (JSON.stringify(was) === JSON.stringify(now)) return true;
   if (now === "[redacted]") return true;
   if (typeof was === "string" && typeof now === "string") {
+    if (was.startsWith("{") && now.startsWith("{")) return censoredAtLeast(JSON.parse(was), JSON.parse(now));
     if (was.length !== now.length) return false;
     for (let i = 0; i < was.length; i++) {
       if (was[i] !== now[i] && !(now[i] === "*" && /\d/.test(was[i]!))) return false;
