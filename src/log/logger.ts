@@ -216,17 +216,18 @@ function baseOptions(name: string, level: string): LoggerOptions {
 }
 
 /**
- * `root` with its children's bindings censored as a line's fields are: pino's
- * `formatters.bindings` sees only the root's own (pid), never a child's (pino 10), so `child` is
- * wrapped here; a child inherits the wrapper from its parent, as pino makes children with
- * `Object.create(parent)`.
+ * `parent.child(bindings)` with the bindings censored as a line's fields are; every child logger
+ * of faxgate is made here (test/shared/log-child-calls.test.ts refuses a `.child(` elsewhere in
+ * src/). pino calls `formatters.bindings` for the root's own bindings (pid) only: a child's
+ * formatter is reset for its children unless given again in their options (pino 10 lib/proto.js),
+ * so the bindings are censored before pino sees them, which also keeps pino's quick path for a
+ * child made without options. No library is handed a faxgate logger to make children of its own
+ * (fastify, imapflow and nodemailer run with `logger: false`, smtp-server with none); one that is
+ * would bind its own fields uncensored (fastify: `reqId`, a counter), though its lines' fields
+ * still pass `formatters.log`.
  */
-function censoringChildren(root: Logger): Logger {
-  const child = root.child;
-  root.child = function (this: Logger, bindings: Record<string, unknown>, options?: object) {
-    return child.call(this, censorLine(bindings), options);
-  } as Logger["child"];
-  return root;
+export function childLog(parent: Logger, bindings: Record<string, unknown>): Logger {
+  return parent.child(censorLine(bindings));
 }
 
 /**
@@ -250,43 +251,41 @@ function withCopy(main: DestinationStream): DestinationStream {
 
 export function createLogger(opts: LogOptions = {}): Logger {
   const options = baseOptions(opts.name ?? "faxgate", opts.level ?? "info");
-  if (opts.destination) return censoringChildren(pino(options, withCopy(opts.destination)));
+  if (opts.destination) return pino(options, withCopy(opts.destination));
   const pretty = opts.format === "pretty" || (opts.format !== "json" && process.stdout.isTTY === true);
   if (pretty) {
-    return censoringChildren(
-      pino({
-        ...options,
-        transport: {
-          target: "pino-pretty",
-          options: { colorize: true, translateTime: "SYS:standard", ignore: "pid,hostname" },
-        },
-      }),
-    );
+    return pino({
+      ...options,
+      transport: {
+        target: "pino-pretty",
+        options: { colorize: true, translateTime: "SYS:standard", ignore: "pid,hostname" },
+      },
+    });
   }
-  return censoringChildren(pino(options, withCopy(pino.destination({ dest: 1, sync: true }))));
+  return pino(options, withCopy(pino.destination({ dest: 1, sync: true })));
 }
 
 /** A logger that drops everything (tests and tools that do not care), except into FAXGATE_LOG_COPY. */
 export function silentLogger(): Logger {
   const copy = copyStream();
-  return copy ? censoringChildren(pino(baseOptions("faxgate", "debug"), copy)) : pino({ level: "silent" });
+  return copy ? pino(baseOptions("faxgate", "debug"), copy) : pino({ level: "silent" });
 }
 
 const LINE_METHODS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 
 /**
- * `parent.child(bindings)` made only when something needs the child itself. A line written
+ * `childLog(parent, bindings)` made only when something needs the child itself. A line written
  * before then goes through `parent` with the bindings in front of its own fields, which is the
  * line the child writes (pino puts a child's bindings before the line's fields, and both are
  * censored by the same keys and depths); a line whose first argument is not a plain object
- * without those keys (an Error, a field named like a binding) makes the child. pino's child creation serializes every
- * binding and gives the logger a prototype of its own: per mail it was a cost of every one
- * (issue 54, docs/bench.md), while most mails write one line.
+ * without those keys (an Error, a field named like a binding) makes the child. pino's child
+ * creation serializes every binding and gives the logger a prototype of its own: per mail it was
+ * a cost of every one (issue 54, docs/bench.md), while most mails write one line.
  */
 export function deferredChild(parent: Logger, bindings: Record<string, unknown>): Logger {
   let child: Logger | undefined;
   const made = (): Logger => {
-    child ??= parent.child(bindings);
+    child ??= childLog(parent, bindings);
     return child;
   };
   const plainWithout = (obj: unknown): obj is Record<string, unknown> => {

@@ -1,8 +1,9 @@
 // The log's censoring (src/log/logger.ts censorLine, one walk per line) against the pino redact
 // option it replaced (issue 54), built here from the exported path lists as the logger had it:
-// random lines, child loggers and deferred children, Errors, through both, and every line of the
-// new way must censor at least what the old way censored, and be the same wherever it censors no
-// more (a value whole as "[redacted]", or more digits as `*`).
+// random lines, child loggers (childLog, the one way src/ makes them) and deferred children,
+// Errors, through both, and every line of the new way must censor at least what the old way
+// censored, and be the same wherever it censors no more (a value whole as "[redacted]", or more
+// digits as `*`).
 import { expect, it } from "vitest";
 import { pino } from "pino";
 import {
@@ -10,6 +11,7 @@ import {
   NUMBER_PATHS,
   REDACT_PATHS,
   censorLogValue,
+  childLog,
   createLogger,
   deferredChild,
 } from "../../src/log/logger.js";
@@ -89,8 +91,15 @@ function fields(rand: () => number, depth: number): Record<string, unknown> {
   return out;
 }
 
-/** Writes one random script (children, deferred children, lines) through `root`. */
-function script(seed: number, root: Logger, deferred: boolean): void {
+type MakeChild = (parent: Logger, bindings: Record<string, unknown>) => Logger;
+/** pino's own child, as the old logger made every child (its redact option censored bindings). */
+const pinoChild: MakeChild = (parent, bindings) => parent.child(bindings);
+
+/**
+ * Writes one random script (children made by `child` or deferred, lines) through `root`.
+ * `deferred` is null for the old logger, which had no deferred children.
+ */
+function script(seed: number, root: Logger, child: MakeChild, deferred: MakeChild | null): void {
   const rand = prng(seed);
   let log = root;
   const loggers = [root];
@@ -100,7 +109,7 @@ function script(seed: number, root: Logger, deferred: boolean): void {
       const bindings = fields(rand, 0);
       delete bindings.err; // pino serializes a binding's err only for the child it makes
       const defer = rand() < 0.7; // drawn on both sides, so that they draw the same
-      log = deferred && defer ? deferredChild(log, bindings) : log.child(bindings);
+      log = deferred && defer ? deferred(log, bindings) : child(log, bindings);
       loggers.push(log);
     } else if (r < 0.2) {
       log = loggers[Math.floor(rand() * loggers.length)]!;
@@ -153,8 +162,8 @@ it("censors every line at least as the redact paths did, and otherwise the same"
   for (let seed = 1; seed <= 1500; seed++) {
     const before = sink();
     const after = sink();
-    script(seed, oldLogger(before), false);
-    script(seed, createLogger({ destination: after, level: "trace" }), seed % 2 === 0);
+    script(seed, oldLogger(before), pinoChild, null);
+    script(seed, createLogger({ destination: after, level: "trace" }), childLog, seed % 2 === 0 ? deferredChild : null);
     expect(after.lines.length, `seed ${seed}`).toBe(before.lines.length);
     for (let i = 0; i < before.lines.length; i++) {
       const was = untimed(before.lines[i]!);
@@ -181,7 +190,7 @@ it("leaves the caller's objects as they were", () => {
     const line = fields(rand, 0);
     const copy = fields(prng(seed), 0);
     const bindings = { token: "t-1", job: { to: "+15551234567" } };
-    const log = createLogger({ destination: sink(), level: "info" }).child(bindings);
+    const log = childLog(createLogger({ destination: sink(), level: "info" }), bindings);
     log.info(line, "a line");
     expect(JSON.stringify(line)).toBe(JSON.stringify(copy));
     expect(bindings).toEqual({ token: "t-1", job: { to: "+15551234567" } });
