@@ -7,7 +7,7 @@ import path from "node:path";
 import { validateConfig, type Config } from "./config/index.js";
 import type { RunningEmulator } from "./emulator/index.js";
 import { writeFileAtomic } from "./fs/index.js";
-import type { Logger } from "./log/index.js";
+import { childLog, type Logger } from "./log/index.js";
 import type { ServiceEndpoint } from "./main.js";
 
 export const SANDBOX_DEMO_KEY = "sandbox-demo-key";
@@ -118,7 +118,7 @@ export async function startEmbeddedService(
     seed,
     variant: config.api.variant,
     delayMs,
-    logger: logger.child({ component: "emulator" }),
+    logger: childLog(logger, { component: "emulator" }),
   });
   const file: SandboxFile = { baseUrl: emulator.baseUrl, caFile: emulator.caFile, adminKey };
   await writeFileAtomic(sandboxFilePath(config.data), `${JSON.stringify(file, null, 2)}\n`, 0o600);

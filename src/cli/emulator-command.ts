@@ -85,8 +85,8 @@ export function registerEmulatorCommand(program: Command): void {
       const behaviour = behaviourFlags(o);
       // loaded here, not at the top: every other faxgate command would pay for the logger's and
       // the server's start-up
-      const { createLogger } = await import("../log/logger.js");
-      const logger = createLogger({ format: "json", destination: process.stderr as never }).child({
+      const { childLog, createLogger } = await import("../log/logger.js");
+      const logger = childLog(createLogger({ format: "json", destination: process.stderr as never }), {
         component: "emulator",
       });
       const { startEmulator } = await import("../emulator/emulator.js");

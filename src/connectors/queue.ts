@@ -7,7 +7,7 @@
 import type { Clock } from "../clock.js";
 import { describeError } from "../errors.js";
 import type { Ledger } from "../ledger/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import { Periodic } from "../periodic.js";
 import {
   type QueueStore,
@@ -121,7 +121,7 @@ export class DeliveryQueue {
   ): Promise<{ outcome: "delivered" } | { outcome: "failed" } | { outcome: "retried"; problem: string; until: Date }> {
     const { store, owner } = { store: this.opts.store, owner: this.opts.owner };
     const db = store.sql;
-    const log = this.opts.logger.child({ delivery: row.id, received: row.faxId, connector: row.kind });
+    const log = childLog(this.opts.logger, { delivery: row.id, received: row.faxId, connector: row.kind });
     const fax = await withText(store, row.faxId);
     let problem: unknown;
     if (fax) {

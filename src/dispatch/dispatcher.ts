@@ -7,7 +7,7 @@ import type { ApiConfig, QueueConfig } from "../config/index.js";
 import type { Clock } from "../clock.js";
 import { describeError, FaxgateError } from "../errors.js";
 import type { FaxApi, FaxRecord, ApiGate } from "../fax/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import { Periodic } from "../periodic.js";
 import type { ClaimedGroup, QueueStore } from "../store/index.js";
@@ -338,7 +338,7 @@ export class Dispatcher {
     try {
       await sending;
     } catch (err) {
-      this.ctx.log.child({ job: group.job.id }).error({ err: describeError(err) }, "send failed unexpectedly");
+      childLog(this.ctx.log, { job: group.job.id }).error({ err: describeError(err) }, "send failed unexpectedly");
     } finally {
       this.inFlight.delete(group);
       this.kick();

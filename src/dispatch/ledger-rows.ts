@@ -6,6 +6,7 @@
 import { describeError } from "../errors.js";
 import type { LedgerAction, LedgerActor } from "../ledger/index.js";
 import type { DispatchContext } from "./context.js";
+import { childLog } from "../log/index.js";
 
 export async function recordOutcome(
   ctx: Pick<DispatchContext, "ledger" | "log">,
@@ -24,8 +25,9 @@ export async function recordOutcome(
       detail,
     });
   } catch (err) {
-    ctx.log
-      .child({ job: r.jobId })
-      .error({ err: describeError(err), action }, "LEDGER the outcome's row was not recorded");
+    childLog(ctx.log, { job: r.jobId }).error(
+      { err: describeError(err), action },
+      "LEDGER the outcome's row was not recorded",
+    );
   }
 }

@@ -5,6 +5,7 @@ import type { RecipientKey, Recipient, RecipientState } from "../store/index.js"
 import { classifyFaxRecord, type Decision, type RetryContext } from "./classify.js";
 import { resultFields, type DispatchContext } from "./context.js";
 import { recordOutcome } from "./ledger-rows.js";
+import { childLog } from "../log/index.js";
 
 /** The start of the reason of a recipient held for its user's key (docs/queue.md). */
 export const KEY_HELD = "held until a working API key is loaded";
@@ -24,7 +25,7 @@ export async function applyDecision(
   d: Decision,
   opts: { sendId?: string; expect?: RecipientState[]; user?: string } = {},
 ): Promise<void> {
-  const log = ctx.log.child({ job: r.jobId });
+  const log = childLog(ctx.log, { job: r.jobId });
   if (d.action === "hold") {
     // Not a try and not a failure: the recipient waits, attempt refunded, until the key works.
     const user = opts.user ?? (await ctx.store.getJob(r.jobId))?.user ?? "";
@@ -85,7 +86,7 @@ export async function applyDecision(
 export async function applyRecord(ctx: DispatchContext, r: Recipient, rec: FaxRecord): Promise<void> {
   const d = classifyFaxRecord(rec, r.faxTries, retryContext(ctx, r));
   const fields = resultFields(rec);
-  const log = ctx.log.child({ job: r.jobId });
+  const log = childLog(ctx.log, { job: r.jobId });
   if (d.action === "pending") {
     await ctx.store.recordProgress(key(r), fields);
     return;

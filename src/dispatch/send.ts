@@ -18,6 +18,7 @@ import { classifyApiError, classifyRecipientError } from "./classify.js";
 import { noteCf, sameNumber, type DispatchContext } from "./context.js";
 import { applyDecision, applyRecord, retryContext } from "./outcome.js";
 import { recordOutcome } from "./ledger-rows.js";
+import { childLog } from "../log/index.js";
 
 function serviceText(e: FaxApiError): string {
   return [e.serviceName, e.serviceMessage].filter(Boolean).join(": ") || e.message;
@@ -145,7 +146,7 @@ class GroupSend {
   ) {
     this.job = group.job;
     this.sendId = group.sendId;
-    this.log = ctx.log.child({ job: group.job.id });
+    this.log = childLog(ctx.log, { job: group.job.id });
   }
 
   async run(): Promise<void> {

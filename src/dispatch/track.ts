@@ -15,6 +15,7 @@ import { cfEcho, dayBefore, noteCf, sameNumber, type DispatchContext } from "./c
 import { applyRecord, retryContext } from "./outcome.js";
 import { recordOutcome } from "./ledger-rows.js";
 import { describeError, FaxgateError } from "../errors.js";
+import { childLog } from "../log/index.js";
 
 type Tracked = Recipient & { user: string };
 
@@ -139,9 +140,10 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
     } catch (err) {
       await ctx.store.addApiCalls([keyOf(r)], 1).catch(() => undefined);
       if (isUnauthorized(err)) ctx.keyRefused(user, describeError(err));
-      ctx.log
-        .child({ job: r.jobId })
-        .warn({ messageId: r.messageId, err: describeError(err) }, "status lookup failed, will try again");
+      childLog(ctx.log, { job: r.jobId }).warn(
+        { messageId: r.messageId, err: describeError(err) },
+        "status lookup failed, will try again",
+      );
     }
   }
 }
@@ -248,7 +250,7 @@ async function reconcileSend(
       });
     return;
   }
-  const lost: LostSend = { ctx, sendId, log: ctx.log.child({ job: first.jobId }), open: new Map() };
+  const lost: LostSend = { ctx, sendId, log: childLog(ctx.log, { job: first.jobId }), open: new Map() };
   for (const r of group) lost.open.set(r.idx, r);
   const job = await ctx.store.getJob(first.jobId);
   const subject = job?.cover.enabled ? job.cover.subject : undefined;
@@ -409,12 +411,10 @@ async function park(ctx: DispatchContext, r: Tracked, sendId: string, why: strin
     !first
   )
     return;
-  ctx.log
-    .child({ job: r.jobId })
-    .error(
-      { to: r.number, sendId, why },
-      "UNKNOWN send parked: the gateway cannot tell whether this fax went out and will not send it again; check the fax service history",
-    );
+  childLog(ctx.log, { job: r.jobId }).error(
+    { to: r.number, sendId, why },
+    "UNKNOWN send parked: the gateway cannot tell whether this fax went out and will not send it again; check the fax service history",
+  );
   ctx.metrics?.sends.inc({ result: "parked" });
   try {
     await ctx.store.enqueueNotification({

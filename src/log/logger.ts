@@ -1,13 +1,16 @@
 // pino, the only logger. Components get child loggers (`component`, and `job` for job lines).
-// Secrets are redacted by path here and never put into messages by the code that logs. Fax
-// numbers are cut to their last four digits by path too: a log is read by whoever runs the host,
-// and who faxed which practice is the office's to keep (the ledger keeps a keyed hash, the console
-// the number).
+// Secrets are censored here, by key and depth, and never put into messages by the code that logs.
+// Fax numbers are cut to their last four digits the same way: a log is read by whoever runs the
+// host, and who faxed which practice is the office's to keep (the ledger keeps a keyed hash, the
+// console the number).
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from "pino";
 
 export type { Logger };
 
-/** Paths pino censors wherever they appear in a log object. */
+/**
+ * Where secrets are censored, as pino redact paths (a field's key, `*` any key above it): what
+ * `censorFields` censors, read off by key and depth (SECRET_DEPTH).
+ */
 export const REDACT_PATHS = [
   "apiKey",
   "*.apiKey",
@@ -44,6 +47,29 @@ const NUMBER_KEYS = ["to", "from", "number", "numbers", "rcpt", "callerId", "fax
 const TEXT_KEYS = ["reason", "err", "reply", "file"];
 export const NUMBER_PATHS = [...NUMBER_KEYS, ...TEXT_KEYS].flatMap((k) => [k, `*.${k}`]);
 
+/**
+ * Each key's deepest depth in `paths` (0: a line's own field, 1: a field of one, ...). A key is
+ * censored at every depth up to that one, under any parent: `headers.authorization` and
+ * `*.headers.authorization` make `authorization` a secret to depth 2 wherever it is, which
+ * censors more than the paths did, never less.
+ */
+function deepest(paths: readonly string[]): Map<string, number> {
+  const depths = new Map<string, number>();
+  for (const path of paths) {
+    const parts = path.split(".");
+    const key = parts.at(-1)!;
+    depths.set(key, Math.max(depths.get(key) ?? 0, parts.length - 1));
+  }
+  return depths;
+}
+const SECRET_DEPTH = deepest(REDACT_PATHS);
+const NUMBER_DEPTH = deepest(NUMBER_PATHS);
+/**
+ * No path reaches below this depth (`*.*.apiKey`), so the walk does not enter objects deeper:
+ * a line costs a look at its fields and theirs, not a walk of everything it carries.
+ */
+const WALK_DEPTH = Math.max(...SECRET_DEPTH.values(), ...NUMBER_DEPTH.values());
+
 const DIGIT_RUN = /\+?\d[\d\s().-]{5,}\d/g;
 const E164 = /\+\d{7,15}\b|\b\d{7,15}(?=@)/g;
 
@@ -78,6 +104,94 @@ export function censorLogValue(value: unknown, path: string[]): unknown {
   return "[redacted]";
 }
 
+/** What of a value's fields `censorFields` censors. */
+enum Walk {
+  /** secrets and numbers */
+  All,
+  /** the same, but not a line's own `err`: pino's err serializer runs after `formatters.log` */
+  NotErr,
+  /**
+   * secrets only: below a line's own number or text field, which the paths censored with
+   * `censorLogValue` alone (pino's redact skips the paths below a first-level path); a number key
+   * down there (an Error's under `reason`) would come out as its message and stack.
+   */
+  Secrets,
+  /**
+   * secrets and numbers, also below a number or text field: an object put into a message, which
+   * pino's redact censored by every path (its first-level paths skip nothing there)
+   */
+  Message,
+}
+
+/** `value` (the field `key`, at `depth`) as the log may show it. */
+function censorField(key: string, value: unknown, depth: number, walk = Walk.All): unknown {
+  if (depth <= (SECRET_DEPTH.get(key) ?? -1)) return "[redacted]";
+  if (walk === Walk.Secrets || depth > (NUMBER_DEPTH.get(key) ?? -1)) {
+    return depth < WALK_DEPTH ? censorFields(value, depth + 1, walk) : value;
+  }
+  const censored = censorLogValue(value, [key]);
+  return depth < WALK_DEPTH
+    ? censorFields(censored, depth + 1, depth === 0 && walk !== Walk.Message ? Walk.Secrets : walk)
+    : censored;
+}
+
+/**
+ * The fields of `value` (at `depth`) censored, in a copy made only if one changes: the caller's
+ * objects stay as they are, and a line with nothing to censor costs no copy. A copy keeps its
+ * prototype, so that an object with its own `toJSON` writes as it did.
+ */
+function censorFields(value: unknown, depth: number, walk: Walk): unknown {
+  if (!value || typeof value !== "object") return value;
+  const inner = walk === Walk.NotErr ? Walk.All : walk;
+  if (Array.isArray(value)) {
+    if (depth >= WALK_DEPTH) return value; // an element's fields would be below the deepest path
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const was = value[i];
+      const now = censorFields(was, depth + 1, inner);
+      if (now !== was) (out ??= value.slice())[i] = now;
+    }
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  const fields = value as Record<string, unknown>;
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key) || (walk === Walk.NotErr && key === "err")) continue;
+    const was = fields[key];
+    if (was === undefined) continue;
+    const now = censorField(key, was, depth, inner);
+    if (now === was) continue;
+    out ??= copyOf(fields);
+    out[key] = now;
+  }
+  return out ?? value;
+}
+
+function copyOf(fields: Record<string, unknown>): Record<string, unknown> {
+  const proto = Object.getPrototypeOf(fields);
+  return proto === Object.prototype ? { ...fields } : Object.assign(Object.create(proto), fields);
+}
+
+/** A line's own fields (or a child's bindings) as the log may show them. */
+function censorLine(fields: Record<string, unknown>): Record<string, unknown> {
+  return censorFields(fields, 0, Walk.NotErr) as Record<string, unknown>;
+}
+
+/**
+ * A line's objects put into its message (`%j`, `%o`, `%O`) censored as its fields: pino's redact
+ * censored them too, and `formatters.log` does not see them.
+ */
+function censorInterpolated(this: Logger, args: unknown[], method: (...a: unknown[]) => void): void {
+  const from = typeof args[0] === "string" ? 1 : 2;
+  for (let i = from; i < args.length; i++) args[i] = censorFields(args[i], 0, Walk.Message);
+  method.apply(this, args);
+}
+
+/** pino's err serializer, then the censoring of a line's `err` (a text field: its message and stack). */
+function errSerializer(err: unknown): unknown {
+  return censorField("err", pino.stdSerializers.err(err as Error), 0);
+}
+
 export interface LogOptions {
   level?: string;
   /** json: one JSON object per line; pretty: for a terminal; auto: pretty when stdout is a TTY */
@@ -91,10 +205,29 @@ function baseOptions(name: string, level: string): LoggerOptions {
   return {
     name,
     level,
-    redact: { paths: [...REDACT_PATHS, ...NUMBER_PATHS], censor: censorLogValue },
+    // One walk per line of faxgate's own (censorLine) instead of pino's redact option: its
+    // wildcard paths walked every value of every line (issue 54, docs/bench.md).
+    formatters: { log: censorLine },
+    serializers: { err: errSerializer },
+    hooks: { logMethod: censorInterpolated },
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
+}
+
+/**
+ * `parent.child(bindings)` with the bindings censored as a line's fields are; every child logger
+ * of faxgate is made here (test/shared/log-child-calls.test.ts refuses a `.child(` elsewhere in
+ * src/). pino calls `formatters.bindings` for the root's own bindings (pid) only: a child's
+ * formatter is reset for its children unless given again in their options (pino 10 lib/proto.js),
+ * so the bindings are censored before pino sees them, which also keeps pino's quick path for a
+ * child made without options. No library is handed a faxgate logger to make children of its own
+ * (fastify, imapflow and nodemailer run with `logger: false`, smtp-server with none); one that is
+ * would bind its own fields uncensored (fastify: `reqId`, a counter), though its lines' fields
+ * still pass `formatters.log`.
+ */
+export function childLog(parent: Logger, bindings: Record<string, unknown>): Logger {
+  return parent.child(censorLine(bindings));
 }
 
 /**
@@ -141,18 +274,18 @@ export function silentLogger(): Logger {
 const LINE_METHODS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 
 /**
- * `parent.child(bindings)` made only when something needs the child itself. A line written
+ * `childLog(parent, bindings)` made only when something needs the child itself. A line written
  * before then goes through `parent` with the bindings in front of its own fields, which is the
- * line the child writes (pino puts a child's bindings before the line's fields, and censors both
- * by the same paths); a line whose first argument is not a plain object without those keys (an
- * Error, a field named like a binding) makes the child. pino's child creation redacts every
- * binding and gives the logger a prototype of its own: per mail it was a cost of every one
- * (issue 54, docs/bench.md), while most mails write one line.
+ * line the child writes (pino puts a child's bindings before the line's fields, and both are
+ * censored by the same keys and depths); a line whose first argument is not a plain object
+ * without those keys (an Error, a field named like a binding) makes the child. pino's child
+ * creation serializes every binding and gives the logger a prototype of its own: per mail it was
+ * a cost of every one (issue 54, docs/bench.md), while most mails write one line.
  */
 export function deferredChild(parent: Logger, bindings: Record<string, unknown>): Logger {
   let child: Logger | undefined;
   const made = (): Logger => {
-    child ??= parent.child(bindings);
+    child ??= childLog(parent, bindings);
     return child;
   };
   const plainWithout = (obj: unknown): obj is Record<string, unknown> => {

@@ -3,7 +3,7 @@
 // key, so the same message found again after a crash is the same job.
 import type { MailBodyMode } from "../config/index.js";
 import type { MailDoor } from "../intake/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import type { MailboxMessage } from "./mailbox-intake.js";
 
 /**
@@ -31,7 +31,7 @@ export function mailboxDoor(
       },
       msg.source,
       {
-        ...(log ? { log: log.child({ user: msg.user }) } : {}),
+        ...(log ? { log: childLog(log, { user: msg.user }) } : {}),
         // the signed message's use is recorded by the door, before the job (mail-auth/replay.ts)
         vet: async () => ({
           recipientsProved: msg.recipientsProved,

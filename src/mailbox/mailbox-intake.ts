@@ -12,7 +12,7 @@ import { size } from "../format.js";
 import type { FaxApi } from "../fax/index.js";
 import { type DestinationCheck, decideRecipient } from "../recipients/index.js";
 import type { EnvelopeRecipient } from "../intake/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import type { QueueStore } from "../store/index.js";
 import { liveUserIndex } from "../auth/index.js";
 import { addressMessage } from "./addressing.js";
@@ -89,7 +89,7 @@ export class MailboxIntake {
     const m = opts.mailbox;
     this.name = m.name ?? `${m.user}@${m.host}`;
     this.index = liveUserIndex(opts.users, opts.leaver);
-    this.log = opts.logger.child({ mailbox: this.name });
+    this.log = childLog(opts.logger, { mailbox: this.name });
   }
 
   /** Whether the mailbox is connected now (health checks). */
@@ -205,7 +205,7 @@ export class MailboxIntake {
   }
 
   private async take(client: ImapFlow, uid: number, key: string): Promise<void> {
-    const log = this.log.child({ uid });
+    const log = childLog(this.log, { uid });
     let head: FetchMessageObject | false;
     try {
       head = await client.fetchOne(
@@ -256,7 +256,10 @@ export class MailboxIntake {
           // a copy of a mail already faxed: resending cannot help, and nothing in it is wrong
           ...(err.code === "SIGNED_MAIL_REPLAYED" ? { nothingToCorrect: true } : {}),
         };
-      this.log.child({ uid }).warn({ err: describeError(err) }, "mailbox message not taken now, trying again later");
+      childLog(this.log, { uid }).warn(
+        { err: describeError(err) },
+        "mailbox message not taken now, trying again later",
+      );
       return null;
     }
   }

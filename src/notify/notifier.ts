@@ -12,7 +12,7 @@ import type { NotifyConfig, UserConfig } from "../config/index.js";
 import { describeError, FaxgateError, isFaxgateError } from "../errors.js";
 import type { FaxApi, User, UserDirectory } from "../fax/index.js";
 import type { Ledger } from "../ledger/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import { Periodic } from "../periodic.js";
 import {
@@ -161,7 +161,7 @@ export class Notifier {
   }
 
   private async handle(n: Notification): Promise<void> {
-    const log = this.log.child({
+    const log = childLog(this.log, {
       notification: n.id,
       kind: n.kind,
       user: n.user,

@@ -9,7 +9,7 @@ import { EventEmitter } from "node:events";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import { describeError, isFaxgateError } from "../errors.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import { type Jitter, retryDelayMs } from "../retry-schedule.js";
 import {
   type Db,
@@ -177,7 +177,7 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown]; idle: [] }> {
   }
 
   private async readOne(job: ReceivedText): Promise<void> {
-    const log = this.o.logger.child({ received: job.faxId });
+    const log = childLog(this.o.logger, { received: job.faxId });
     const db = this.o.store.sql;
     const started = this.clock.now();
     try {
@@ -231,7 +231,7 @@ export class OcrDuty extends EventEmitter<{ known: [TextKnown]; idle: [] }> {
    * page and the reply sheet are made for the send and are not read.
    */
   private async readSent(job: SentText): Promise<void> {
-    const log = this.o.logger.child({ job: job.jobId });
+    const log = childLog(this.o.logger, { job: job.jobId });
     const db = this.o.store.sql;
     const started = this.clock.now();
     try {

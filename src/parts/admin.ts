@@ -4,6 +4,7 @@ import { HealthChecks, AdminServer } from "../admin/index.js";
 import { minFreeMb } from "../config/index.js";
 import type { Core } from "./core.js";
 import type { HealthCheck, Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export interface AdminParts {
   health: HealthChecks;
@@ -32,7 +33,7 @@ export function createAdmin(
         metrics: core.metrics,
         health: () => health.liveness(),
         ready: () => health.readiness(),
-        logger: core.logger.child({ component: "admin" }),
+        logger: childLog(core.logger, { component: "admin" }),
       })
     : null;
   const part: Part = {

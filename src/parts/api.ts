@@ -14,7 +14,7 @@ import {
   type FaxApi,
   UserShare,
 } from "../fax/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import { FleetBudget, type QueueStore } from "../store/index.js";
 import { apiObserver, type Metrics } from "../metrics/index.js";
 import type { Part } from "./part.js";
@@ -62,7 +62,7 @@ export class ApiClients {
           dispatchShare: api.dispatchShare,
           concurrency: api.concurrency,
           historyPerMinute: api.historyPerMinute,
-          logger: opts.logger.child({ component: "fleet" }),
+          logger: childLog(opts.logger, { component: "fleet" }),
         })
       : null;
     this.gate = new ApiGate({
@@ -72,7 +72,7 @@ export class ApiClients {
       dispatchShare: api.dispatchShare,
       historyPerMinute: api.historyPerMinute,
       onPaceChange: (rate, why) => {
-        const log = opts.logger.child({ component: "api" });
+        const log = childLog(opts.logger, { component: "api" });
         if (why === "429") log.warn({ ratePerSecond: rate }, "the fax service refused a call (429): calls slowed down");
         else log.info({ ratePerSecond: rate }, "calls to the fax service back at api.ratePerSecond");
       },
@@ -134,7 +134,7 @@ export class ApiClients {
   adminClient(): FaxApi | null {
     const key = this.opts.service.adminKey;
     if (!key) return null;
-    this.admin ??= this.fax.withKey(key, this.opts.logger.child({ component: "api", user: "admin" }));
+    this.admin ??= this.fax.withKey(key, childLog(this.opts.logger, { component: "api", user: "admin" }));
     return this.admin;
   }
 
@@ -151,7 +151,7 @@ export class ApiClients {
         contactCache = new ContactCache(this.opts.config.api.contactCache, () => clock.now());
         this.contactCaches.set(user, contactCache);
       }
-      client = this.fax.withKey(u.apiKey, this.opts.logger.child({ component: "api", user }), {
+      client = this.fax.withKey(u.apiKey, childLog(this.opts.logger, { component: "api", user }), {
         gateClass: cls,
         contactCache,
         ...(cls === "console" ? { share: () => this.consoleShare.take(user) } : {}),

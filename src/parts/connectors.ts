@@ -5,6 +5,7 @@ import { DeliveryQueue } from "../connectors/index.js";
 import { dispatcherOwner } from "../dispatch/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export function createDeliveries(core: Core): { queue: DeliveryQueue; part: Part } {
   const queue = new DeliveryQueue({
@@ -13,7 +14,7 @@ export function createDeliveries(core: Core): { queue: DeliveryQueue; part: Part
     secretsFile: () => core.live.config().secretsFile ?? null,
     owner: dispatcherOwner(),
     clock: core.clock,
-    logger: core.logger.child({ component: "connectors" }),
+    logger: childLog(core.logger, { component: "connectors" }),
   });
   return { queue, part: { name: "connectors", start: () => queue.start(), stop: () => queue.stop() } };
 }

@@ -3,7 +3,7 @@
 // per user in front of it. With office.sandbox required and no isolation here, the start fails.
 import type { Config } from "../config/index.js";
 import { ConvertQueue, OfficeConverter, ReaderPool, type OfficeOptions } from "../intake/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 
@@ -22,7 +22,7 @@ export function officeOptions(office: Config["office"], logger?: Logger): Office
 }
 
 export function createConverters({ config, logger }: Core): Converters {
-  const log = logger.child({ component: "office" });
+  const log = childLog(logger, { component: "office" });
   const readers = new ReaderPool();
   const office = new OfficeConverter(officeOptions(config.office, log));
   const convertQueue = new ConvertQueue(office, { perUser: config.office.queuePerUser, logger: log });

@@ -5,7 +5,7 @@ import { mkdirSync } from "node:fs";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import { DaemonLock, openLocalStore, openStore, type OpenStoreOptions, type QueueStore } from "../store/index.js";
 import type { Part } from "./part.js";
 
@@ -33,7 +33,7 @@ function storeOptions(config: Config, opts: HoldOptions): OpenStoreOptions {
     dataDir: config.data,
     database: config.database,
     clock: opts.clock,
-    logger: opts.logger.child({ component: "store" }),
+    logger: childLog(opts.logger, { component: "store" }),
     daemon: true,
   };
 }

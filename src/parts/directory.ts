@@ -17,7 +17,7 @@ import { PersonKeys } from "../store/index.js";
 import type { DirectoryPageView } from "../web/index.js";
 import type { FastifyInstance } from "fastify";
 import { describeError } from "../errors.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import { Periodic } from "../periodic.js";
 import type { Core } from "./core.js";
 import type { HealthCheck, Part } from "./part.js";
@@ -36,7 +36,7 @@ export interface DirectoryParts {
 
 export function createDirectory(core: Core): DirectoryParts {
   const d = core.config.directory;
-  const log = core.logger.child({ component: "directory" });
+  const log = childLog(core.logger, { component: "directory" });
   const sync = d?.ldap ? ldapSync(core, d.ldap, d.maxDrop, log) : null;
   // SCIM's people come from the store on every change (another gateway's pushes at each sync)
   const scim: ScimDirectory | null = d?.scim

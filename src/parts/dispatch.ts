@@ -6,6 +6,7 @@ import { ReplySheets } from "../reply-sheet/index.js";
 import type { Core } from "./core.js";
 import { replyKeyOf } from "./reply-key.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Part } {
   const { config, store, live, api } = core;
@@ -34,7 +35,7 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
       groupOf: (user) => onlyGroupOf(live.config().inbound.groups, user),
     }),
     ...(api.fleet ? { fleet: api.fleet } : {}),
-    logger: core.logger.child({ component: "dispatch" }),
+    logger: childLog(core.logger, { component: "dispatch" }),
   });
   store.onEnqueued(() => dispatcher.wake());
   // faxes held for a refused key are tried again at once (each send proves the key first)

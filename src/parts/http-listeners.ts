@@ -24,6 +24,7 @@ import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import { createEvidence } from "./evidence.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export interface HttpListenerOptions {
   /** The dispatcher's door for a pushed outbound record. */
@@ -103,7 +104,7 @@ function webhookReceiver(
     config,
     limits: budget.webhooks,
     tls: readReceiverTls(config.tls),
-    logger: core.logger.child({ component: "webhooks" }),
+    logger: childLog(core.logger, { component: "webhooks" }),
     handlers: serviceEventHandlers({
       applyServiceRecord: opts.applyServiceRecord,
       notifyNow: opts.notifyNow,
@@ -141,7 +142,7 @@ function webConsole(
     office: conv.convertQueue,
     pressure: core.pressure,
     dataDir: core.config.data,
-    logger: core.logger.child({ component: "web" }),
+    logger: childLog(core.logger, { component: "web" }),
     clock: core.clock,
     metrics: core.metrics,
     // the mail limits hold for the console too, also in a gateway that takes no mail

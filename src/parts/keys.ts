@@ -8,6 +8,7 @@ import { PersonKeys } from "../store/index.js";
 import type { ServiceEndpoint } from "./api.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export function createKeyWatch(
   core: Core,
@@ -32,7 +33,7 @@ export function createKeyWatch(
           ledger: core.ledger,
           lifetimeMs: keysConfig.lifetime,
           clock: core.clock,
-          logger: core.logger.child({ component: "keys" }),
+          logger: childLog(core.logger, { component: "keys" }),
         })
       : null;
   if (keysConfig && !service.adminKey)
@@ -51,7 +52,7 @@ export function createKeyWatch(
         store: core.store,
         onRotated: (user) => live.refreshUsers(`key of ${user} rotated`),
         keepMinted: minter ? (user, key) => minter.rotated(user, key) : undefined,
-        logger: core.logger.child({ component: "keys" }),
+        logger: childLog(core.logger, { component: "keys" }),
         clock: core.clock,
       })
     : null;

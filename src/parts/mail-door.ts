@@ -7,6 +7,7 @@ import { ConfirmExpiry, MailDoor } from "../intake/index.js";
 import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export function createMailDoor(
   core: Core,
@@ -20,7 +21,7 @@ export function createMailDoor(
     maxMessageAgeHours: smtp.senderAuth.maxMessageAgeHours,
     store: core.store,
     ledger: core.ledger,
-    log: core.logger.child({ component: "intake" }),
+    log: childLog(core.logger, { component: "intake" }),
     metrics: core.metrics,
     pressure: core.pressure,
     readers: conv.readers,
@@ -34,7 +35,7 @@ export function createMailDoor(
   const confirmExpiry = new ConfirmExpiry({
     store: core.store,
     clock: core.clock,
-    logger: core.logger.child({ component: "intake" }),
+    logger: childLog(core.logger, { component: "intake" }),
     waitMs: (config.smtp?.senderAuth ?? senderAuthOff()).confirmWait,
   });
   return {

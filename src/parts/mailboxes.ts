@@ -7,11 +7,12 @@ import { confirmsNewDestinations, type MailDoor } from "../intake/index.js";
 import { mailboxDoor, MailboxIntake } from "../mailbox/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export function createMailboxes(core: Core, mail: MailDoor): Part {
   const { config, live } = core;
   const mailboxes = config.imap?.mailboxes ?? [];
-  const log = core.logger.child({ component: "imap" });
+  const log = childLog(core.logger, { component: "imap" });
   const door = mailboxDoor(
     mail,
     (name) => live.users().find((u) => u.name === name)?.mailBody ?? config.smtp?.body,

@@ -16,6 +16,7 @@ import type { Core } from "./core.js";
 import type { OcrParts } from "./ocr.js";
 import type { Part } from "./part.js";
 import { replyKeyOf, replySheetsInUse } from "./reply-key.js";
+import { childLog } from "../log/index.js";
 
 export interface NotifyParts {
   notifier: Notifier | null;
@@ -35,7 +36,7 @@ export function createNotify(
   const ocr = extra.ocr?.duty ?? null;
   const reads = extra.ocr?.reads ?? false;
   const { config, live, store, api, clock, metrics, destinations } = core;
-  const log = (component: string) => core.logger.child({ component });
+  const log = (component: string) => childLog(core.logger, { component });
   const common = { store, clientFor: (user: string) => api.clientFor(user), clock, metrics, destinations };
   const users = () => live.users();
   const notifier = notifierOf(core, common, consoleUrl);
@@ -89,7 +90,7 @@ type Common = {
 function notifierOf(core: Core, common: Common, consoleUrl: () => string | null): Notifier | null {
   const { config, live, directory } = core;
   const users = () => live.users();
-  const log = (component: string) => core.logger.child({ component });
+  const log = (component: string) => childLog(core.logger, { component });
   return config.notify
     ? new Notifier({
         ...common,
@@ -111,7 +112,7 @@ function notifierOf(core: Core, common: Common, consoleUrl: () => string | null)
 function inboundFollowing(core: Core, common: Common, received: ReceivedFaxIntake) {
   const { config, live, directory } = core;
   const users = () => live.users();
-  const log = (component: string) => core.logger.child({ component });
+  const log = (component: string) => childLog(core.logger, { component });
   const poller = config.notify?.inbound.enabled
     ? new InboundPoller({
         ...common,
@@ -157,7 +158,7 @@ function textDuties(
   ocr: OcrDuty,
 ): { replies: ReplyRouting; textRouting: TextRouting } {
   const { config, store, clock } = core;
-  const log = core.logger.child({ component: "inbound" });
+  const log = childLog(core.logger, { component: "inbound" });
   const replies = new ReplyRouting({
     store,
     intake: received,

@@ -7,6 +7,7 @@ import { findExecutable } from "../fs/index.js";
 import { OcrDuty, OcrRunner } from "../ocr/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export interface OcrParts {
   /** Null when neither OCR nor the look for reply codes runs here. */
@@ -17,7 +18,7 @@ export interface OcrParts {
 }
 
 export function createOcr({ config, store, clock, logger }: Core): OcrParts {
-  const log = logger.child({ component: "ocr" });
+  const log = childLog(logger, { component: "ocr" });
   const o = config.ocr;
   const runner = new OcrRunner({ ...o, timeoutMs: o.timeout });
   const reads = o.enabled && runner.available() !== null;

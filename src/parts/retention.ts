@@ -5,9 +5,10 @@ import { outboxDir, oldRetentionKeysWarning } from "../config/index.js";
 import { Retention } from "../retention/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export function createRetention(core: Core): { retention: Retention; part: Part } {
-  const log = core.logger.child({ component: "retention" });
+  const log = childLog(core.logger, { component: "retention" });
   const warning = oldRetentionKeysWarning(core.config.retention);
   if (warning) log.warn(warning);
   const retention = new Retention({

@@ -6,6 +6,7 @@ import type { MailDoor } from "../intake/index.js";
 import { SmtpGateway } from "../smtp/index.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
+import { childLog } from "../log/index.js";
 
 export function createSmtp(core: Core, mail: MailDoor): { smtp: SmtpGateway | null; part: Part } {
   const { config, live, addresses } = core;
@@ -22,7 +23,7 @@ export function createSmtp(core: Core, mail: MailDoor): { smtp: SmtpGateway | nu
     resolve: makeResolver(config.dns),
     clientFor: (user) => core.api.clientFor(user, "intake"),
     counters: core.counters,
-    logger: core.refusals.tap(core.logger.child({ component: "smtp" }), "smtp"),
+    logger: core.refusals.tap(childLog(core.logger, { component: "smtp" }), "smtp"),
   });
   const part: Part = {
     name: "smtp",

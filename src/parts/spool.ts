@@ -6,6 +6,7 @@ import type { Converters } from "./converters.js";
 import type { Core } from "./core.js";
 import type { Part } from "./part.js";
 import { LegalHolds } from "../retention/index.js";
+import { childLog } from "../log/index.js";
 
 export interface SpoolParts {
   addressExpiry: AddressExpiry | null;
@@ -29,7 +30,7 @@ export function createSpool(core: Core, conv: Converters, tuning: SpoolTuning = 
   const { config, live, addresses } = core;
   const spool = config.spool;
   if (!spool) return { addressExpiry: null, watcher: null, parts: [] };
-  const log = core.logger.child({ component: "spool" });
+  const log = childLog(core.logger, { component: "spool" });
   const holds = new LegalHolds({ store: core.store, ledger: core.ledger });
   const watcher = new SpoolWatcher({
     store: core.store,

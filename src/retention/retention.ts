@@ -11,7 +11,7 @@ import type { RetentionConfig } from "../config/index.js";
 import { describeError } from "../errors.js";
 import type { FaxApi } from "../fax/index.js";
 import type { Ledger } from "../ledger/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import { Sweep } from "../periodic.js";
 import {
   type QueueStore,
@@ -145,7 +145,7 @@ export class Retention extends Sweep<RetentionPassResult> {
   /** Deletes one service copy and checks it gone; true when it is. */
   private async deleteAtService(p: ServicePurge): Promise<boolean> {
     const db = this.opts.store.retentionPort().db;
-    const log = this.opts.logger.child({ messageId: p.messageId, object: `${p.objectKind}:${p.objectId}` });
+    const log = childLog(this.opts.logger, { messageId: p.messageId, object: `${p.objectKind}:${p.objectId}` });
     const out = await deleteServiceCopy(this.opts.clientFor(p.user), p.messageId);
     if (out.gone) {
       await servicePurged(db, p.messageId, (t) =>

@@ -25,7 +25,7 @@ import {
   type QueuePressure,
 } from "../intake/index.js";
 import type { DestinationCheck } from "../recipients/index.js";
-import type { Logger } from "../log/index.js";
+import { childLog, type Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { Ledger } from "../ledger/index.js";
 import type { QueueStore } from "../store/index.js";
@@ -180,7 +180,7 @@ export class FileProcessor {
       dedupeKey: `rejected:spool:${hash}`,
       payload: { file: name, reason, source: "spool" },
     });
-    this.deps.logger.child({ user: f.user, file: name }).warn({ reason }, "REJECTED");
+    childLog(this.deps.logger, { user: f.user, file: name }).warn({ reason }, "REJECTED");
     this.count("refused");
   }
 
@@ -215,7 +215,7 @@ export class FileProcessor {
   async process(f: UserFolders, workName: string, knownKeys?: Set<string>, freshClaim = false): Promise<FileOutcome> {
     const { claimId, name } = parseWorkName(workName);
     const workPath = path.join(f.work, workName);
-    const log = this.deps.logger.child({ user: f.user, file: name });
+    const log = childLog(this.deps.logger, { user: f.user, file: name });
 
     const st = await f.calls.look(workPath);
     if (!st) return "gone";
@@ -400,7 +400,7 @@ export class FileProcessor {
       name,
       reason,
       unreadHash(f, claimId),
-      this.deps.logger.child({ user: f.user, file: name }),
+      childLog(this.deps.logger, { user: f.user, file: name }),
     );
   }
 

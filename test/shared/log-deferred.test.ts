@@ -4,7 +4,7 @@
 // logger into a stream, as the daemon writes.
 import { Writable } from "node:stream";
 import { expect, it } from "vitest";
-import { type Logger, createLogger, deferredChild } from "../../src/log/logger.js";
+import { type Logger, childLog, createLogger, deferredChild } from "../../src/log/logger.js";
 import { RefusalLog } from "../../src/web/refusals.js";
 
 /** The lines `write` logs through a fresh logger, each without its time. */
@@ -48,7 +48,7 @@ function script(make: (parent: Logger, bindings: Record<string, unknown>) => Log
 }
 
 it("writes the lines pino's child writes, censored the same", () => {
-  const real = lines(script((parent, bindings) => parent.child(bindings)));
+  const real = lines(script(childLog));
   const deferred = lines(script(deferredChild));
   expect(real).toHaveLength(8);
   expect(deferred).toEqual(real);
