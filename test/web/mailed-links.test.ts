@@ -205,10 +205,16 @@ describe.skipIf(!hasChromium)("every mailed link opens where its reader can act"
     }
 
     // the log counts the fax each mail carried: the shared mailbox always gets it, from the store
-    const notified = (to: string) => rig.logs.find((l) => l.includes('"NOTIFIED"') && l.includes(`"to":["${to}"]`));
-    expect(notified("frontdesk@example.com")).toContain('"attachments":1');
-    expect(notified("frontdesk@example.com")).toContain('"reports":0');
-    expect(notified("carol@example.com")).toContain('"attachments":0');
+    // (the notifier logs NOTIFIED after its store and ledger writes, so the line may follow the mail)
+    const notified = (to: string) =>
+      waitUntil(
+        () => rig.logs.find((l) => l.includes('"NOTIFIED"') && l.includes(`"to":["${to}"]`)),
+        `the NOTIFIED line for ${to}`,
+      );
+    const frontdesk = await notified("frontdesk@example.com");
+    expect(frontdesk).toContain('"attachments":1');
+    expect(frontdesk).toContain('"reports":0');
+    expect(await notified("carol@example.com")).toContain('"attachments":0');
 
     // someone it was not mailed to, signed in, meets a fax that does not exist
     const page = await follow(link, "dave");
@@ -231,7 +237,10 @@ describe.skipIf(!hasChromium)("every mailed link opens where its reader can act"
     const link = await linkIn("outcome", "alice@example.com", "fax.html");
     expect(link).toContain(job.id);
     // the failure went to the operator too (notify.adminCopy, a Bcc)
-    expect(rig.logs.some((l) => l.includes('"NOTIFIED"') && l.includes("admin@example.com"))).toBe(true);
+    await waitUntil(
+      () => rig.logs.some((l) => l.includes('"NOTIFIED"') && l.includes("admin@example.com")),
+      "the NOTIFIED line of the operator's copy",
+    );
     for (const user of ["alice", "ops"]) {
       const page = await follow(link, user);
       await page.getByRole("heading", { name: "Lab results" }).waitFor();
