@@ -1,19 +1,19 @@
 // Looks for faxes the users received (history, direction inbound, with each user's own key) and
-// queues one `inbound` notification per fax; the Notifier mails it according to the user's
-// receive preference. The dedupe key `inbound:<messageId>` makes each fax one notification
-// however many pollers or restarts see it. The first start marks what is already there as seen,
-// so a new install does not mail years of faxes (unless notify.inbound.mailBacklog).
+// hands each to the one door for received faxes (received-intake.ts), as a webhook's push does:
+// kept once per service message id, attributed by the service's record, routed by the rules. The
+// first start marks what is already there as seen, so a new install does not mail years of faxes
+// (unless notify.inbound.mailBacklog).
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { NotifyConfig, UserConfig } from "../config/index.js";
 import { describeError } from "../errors.js";
-import type { FaxApi, FaxRecord, UserDirectory } from "../fax/index.js";
+import type { FaxApi, FaxRecord } from "../fax/index.js";
 import type { Logger } from "../log/index.js";
 import { Sweep } from "../periodic.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueueStore } from "../store/index.js";
-import { advanceCursor, isBehind, isFinalStatus, isSeen, parseCursor, serializeCursor } from "./poller-cursor.js";
-import { inboundPayload } from "./service-record.js";
+import { advanceCursor, isBehind, isSeen, parseCursor, serializeCursor } from "./poller-cursor.js";
+import type { ReceivedFaxIntake } from "./received-intake.js";
 
 export interface InboundPollerOptions {
   notify: NotifyConfig;
@@ -21,14 +21,11 @@ export interface InboundPollerOptions {
   users: () => readonly UserConfig[];
   store: QueueStore;
   clientFor: (user: string) => FaxApi;
-  /** Not needed to poll (preferences are read when mailing); accepted for the common shape. */
-  directory?: UserDirectory;
-  dataDir?: string;
   logger: Logger;
   clock?: Clock;
   metrics?: Metrics;
-  /** Where received faxes are kept and routed (inbound/received-intake.ts); absent: mailed to their user only. */
-  intake?: { receive(user: string, r: FaxRecord, via: "poll"): Promise<boolean> };
+  /** Where each fax found is kept and routed: the same door a webhook's push goes through. */
+  intake: Pick<ReceivedFaxIntake, "receive">;
 }
 
 /** Records read per history page. */
@@ -38,29 +35,6 @@ const MAX_READ = 2000;
 
 export function inboundStateKey(user: string): string {
   return `notify.inbound.cursor:${user}`;
-}
-
-/**
- * One `inbound` notification for a received fax in its final state (a no-op for one already
- * queued, whoever saw it first: the poller or a webhook event). True when newly queued.
- */
-export async function queueInboundNotification(
-  store: QueueStore,
-  log: Logger,
-  user: string,
-  r: FaxRecord,
-): Promise<boolean> {
-  if (!isFinalStatus(r.status)) return false;
-  const { id, duplicate } = await store.enqueueNotification({
-    kind: "inbound",
-    user,
-    jobId: null,
-    dedupeKey: `inbound:${r.messageId}`,
-    payload: inboundPayload(r),
-  });
-  if (!duplicate)
-    log.info({ user, messageId: r.messageId, notification: id, status: r.status }, "QUEUED inbound fax notification");
-  return !duplicate;
 }
 
 export class InboundPoller extends Sweep<void> {
@@ -124,11 +98,8 @@ export class InboundPoller extends Sweep<void> {
       return;
     }
 
-    // oldest first: queued (and claimed) in the order the faxes arrived
-    for (const r of [...fresh].reverse()) {
-      if (this.opts.intake) await this.opts.intake.receive(user, r, "poll");
-      else await queueInboundNotification(this.opts.store, this.log, user, r);
-    }
+    // oldest first: kept (and mailed) in the order the faxes arrived
+    for (const r of [...fresh].reverse()) await this.opts.intake.receive(user, r, "poll");
     await this.opts.store.setState(key, serializeCursor(advanceCursor(cursor, fresh, now)));
   }
 }

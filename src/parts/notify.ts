@@ -118,8 +118,6 @@ function inboundFollowing(core: Core, common: Common, received: ReceivedFaxIntak
         ...common,
         notify: config.notify,
         users,
-        directory,
-        dataDir: config.data,
         logger: log("inbound"),
         intake: received,
       })

@@ -27,6 +27,7 @@ import { silentLogger, type Logger } from "../../src/log/logger.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import type { QueueStore } from "../../src/store/queue-store.js";
 import type { InputReaders } from "../../src/intake/reader-pool.js";
+import { ReceivedFaxIntake, type ReceivedIntakeOptions } from "../../src/inbound/received-intake.js";
 
 /** The config a file without these keys has: every default as the schema gives it. */
 export function defaultConfig(): Config {
@@ -134,5 +135,22 @@ export function testDispatcher(
     ...rest,
     api: { ...defaults.api, ...api },
     queue: { ...defaults.queue, ...queue },
+  });
+}
+
+/**
+ * The one door for received faxes as parts/notify.ts builds it (ReceivedFaxIntake), the one way a
+ * test builds it: the schema's `inbound` (no rules; the default route mails the receiving user),
+ * the store's own ledger and a silent logger unless given; anything else in `p` wins.
+ */
+export function testIntake(
+  p: Pick<ReceivedIntakeOptions, "store" | "clientFor" | "users" | "me" | "dataDir"> & Partial<ReceivedIntakeOptions>,
+): ReceivedFaxIntake {
+  const inbound = defaultConfig().inbound;
+  return new ReceivedFaxIntake({
+    inbound: () => inbound,
+    ledger: testLedger(p.store),
+    logger: silentLogger(),
+    ...p,
   });
 }

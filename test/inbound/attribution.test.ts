@@ -9,13 +9,11 @@ import { request } from "undici";
 import { validateConfig } from "../../src/config/load.js";
 import { FaxgateError } from "../../src/errors.js";
 import { attributeReceived } from "../../src/inbound/attribution.js";
-import { ReceivedFaxIntake } from "../../src/inbound/received-intake.js";
-import { silentLogger } from "../../src/log/logger.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { apiFor, form, type Api } from "../emulator/api.js";
 import { TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { testLedger } from "../helpers/ledger.js";
+import { testIntake } from "../helpers/collaborators.js";
 import { tempStore, type TempStore } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -274,15 +272,13 @@ describe("a fax kept but not yet routed (a crash between the two)", () => {
     const noService = () => {
       throw new Error("no service calls for a fax already kept");
     };
-    const intake = new ReceivedFaxIntake({
+    const intake = testIntake({
       store: t.store,
       clientFor: noService,
       inbound: () => cfg.inbound,
       users: () => cfg.users,
       me: noService,
       dataDir: t.dir,
-      logger: silentLogger(),
-      ledger: testLedger(t.store),
     });
     const { fax } = await t.store.keepReceived({
       messageId: "kept-1",

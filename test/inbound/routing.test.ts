@@ -7,10 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { idOf } from "../../src/inbound/folder-delivery.js";
 import { validateConfig } from "../../src/config/load.js";
 import { InboxEscalation } from "../../src/inbound/escalation.js";
-import { ReceivedFaxIntake } from "../../src/inbound/received-intake.js";
-import { InboundPoller } from "../../src/inbound/poller.js";
 import { emulatorInbound } from "../helpers/emulator.js";
-import { testLedger } from "../helpers/ledger.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { Rig, USERS } from "../notify/rig.js";
 
@@ -51,24 +48,9 @@ async function arrive(r: Rig, fields: Parameters<typeof emulatorInbound>[1], pag
 
 function parts(r: Rig, folder: string) {
   const cfg = config(folder);
-  const intake = new ReceivedFaxIntake({
-    store: r.store,
-    clientFor: r.clientFor,
-    inbound: () => cfg.inbound,
-    users: () => USERS,
-    me: (user) => r.directory.get(user),
-    dataDir: path.join(r.dir, "data"),
-    logger: r.logger.child({ component: "inbound" }),
-    ledger: testLedger(r.store),
-    clock: r.clock,
-  });
-  const poller = new InboundPoller({
+  const intake = r.intake(r.store, { inbound: () => cfg.inbound });
+  const poller = r.poller(r.store, {
     notify: r.notifyConfig({ inbound: { enabled: true, interval: 60_000, mailBacklog: true } }),
-    users: () => USERS,
-    store: r.store,
-    clientFor: r.clientFor,
-    logger: r.logger.child({ component: "inbound" }),
-    clock: r.clock,
     intake,
   });
   return { cfg, intake, poller };

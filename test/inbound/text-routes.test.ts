@@ -6,7 +6,6 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { validateConfig } from "../../src/config/load.js";
 import { findExecutable } from "../../src/fs/executable.js";
-import { ReceivedFaxIntake } from "../../src/inbound/received-intake.js";
 import { ruleMatches } from "../../src/inbound/routes.js";
 import { TextRouting } from "../../src/inbound/text-routing.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -14,7 +13,7 @@ import { getReceivedText } from "../../src/store/sql/received-text.js";
 import { emulatorInbound } from "../helpers/emulator.js";
 import { startGateway, TEST_USERS, type TestGateway } from "../helpers/gateway.js";
 import { scannedFax } from "../helpers/scanned-fax.js";
-import { testLedger } from "../helpers/ledger.js";
+import { testIntake } from "../helpers/collaborators.js";
 import { receivedInput, tempStore, type TempStore } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -88,7 +87,7 @@ describe("match.text rules", () => {
     "a fax held past its wait is routed by the other rules, saying why (OCR reads: $reads)",
     async ({ reads, after }) => {
       t = tempStore();
-      const intake = new ReceivedFaxIntake({
+      const intake = testIntake({
         store: t.store,
         clientFor: () => {
           throw new Error("no service calls when routing a kept fax");
@@ -99,8 +98,6 @@ describe("match.text rules", () => {
           throw new Error("no service calls when routing a kept fax");
         },
         dataDir: t.dir,
-        logger: silentLogger(),
-        ledger: testLedger(t.store),
         text: { poke: () => undefined, waitForMs: 0, reads, replies: async () => false },
       });
       const { fax } = await t.store.keepReceived(

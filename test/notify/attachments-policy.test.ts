@@ -82,6 +82,8 @@ describe("notify.attachments", () => {
     const inbound = mails.find((m) => /^Fax received/.test(m.parsed.subject ?? ""))!;
     expect(outcome.parsed.attachments).toHaveLength(0);
     expect(inbound.parsed.attachments).toHaveLength(1);
-    expect(inbound.parsed.text).toContain(`${CONSOLE}/m?k=received&id=${id}&t=`);
+    // the link names the fax as the gateway keeps it (the page also opens by the service's id)
+    const [kept] = await r.store.listReceived({ messageId: id });
+    expect(inbound.parsed.text).toContain(`${CONSOLE}/m?k=received&id=${kept!.id}&t=`);
   });
 });

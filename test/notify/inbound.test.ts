@@ -1,10 +1,11 @@
 // Received faxes: injected on the emulator, found by the poller in the user's inbound history,
-// mailed by the notifier exactly once across poller instances and restarts.
+// kept by the intake behind it (the default route: the receiving user's mail), mailed by the
+// notifier exactly once across poller instances and restarts.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import { afterEach, describe, expect, it } from "vitest";
-import { InboundPoller, inboundStateKey } from "../../src/inbound/poller.js";
+import { inboundStateKey } from "../../src/inbound/poller.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { Rig } from "./rig.js";
 
@@ -27,6 +28,7 @@ describe("inbound faxes by mail", () => {
     const poller = r.poller();
     await poller.runOnce();
     expect(await r.store.listNotifications({ kind: "inbound" })).toHaveLength(0);
+    expect(await r.store.listReceived()).toHaveLength(0);
     expect(await r.store.getState(inboundStateKey("alice"))).not.toBeNull();
 
     const id = await r.inbound("alice@example.com", "+15557654321", await pdf(2), "ACME LAB");
@@ -37,6 +39,8 @@ describe("inbound faxes by mail", () => {
     const notes = await r.store.listNotifications({ kind: "inbound" });
     expect(notes).toHaveLength(1);
     expect(notes[0]!.dedupeKey).toBe(`inbound:${id}`);
+    const kept = await r.store.listReceived();
+    expect(kept.map((f) => [f.messageId, f.user, f.pages])).toEqual([[id, "alice", 2]]);
 
     expect(await r.notifier({ transport: r.smtpTransport() }).runOnce()).toBe(1);
     // restarted notifier and poller: nothing more
@@ -60,9 +64,14 @@ describe("inbound faxes by mail", () => {
 
   it("mailBacklog: the first start mails what is already there", async () => {
     const r = (rig = await new Rig({ mailBacklog: true }).start());
-    await r.inbound("alice@example.com", "+15557654321", await pdf(1));
-    await r.inbound("alice@example.com", "+15557654322", await pdf(1));
+    const older = await r.inbound("alice@example.com", "+15557654321", await pdf(1));
+    const newer = await r.inbound("alice@example.com", "+15557654322", await pdf(1));
     await r.poller().runOnce();
+    // kept and queued oldest first, though the history reads newest first (listed newest first)
+    expect((await r.store.listNotifications({ kind: "inbound" })).map((n) => n.dedupeKey)).toEqual([
+      `inbound:${newer}`,
+      `inbound:${older}`,
+    ]);
     expect(await r.notifier({ transport: r.smtpTransport() }).runOnce()).toBe(2);
     const mails = await r.sink.waitFor(2);
     // both, once each (queued oldest first, but sent in parallel: SMTP never promises an order)
@@ -82,6 +91,9 @@ describe("inbound faxes by mail", () => {
     expect((await r.store.listNotifications({ kind: "inbound" })).map((n) => n.state)).toEqual(["skipped"]);
 
     await r.setPreferences("alice@example.com", { emailNotifyReceiveOption: "Failure" });
+    // the intake read alice's identity to attribute bob's fax (GET /v1/me, with her preferences):
+    // read afresh rather than wait out preferenceRefresh
+    r.directory.invalidate("alice");
     await r.inbound("alice@example.com", "+15557654321", await pdf(1));
     await poller.runOnce();
     await r.notifier({ transport: r.smtpTransport() }).runOnce();
@@ -107,11 +119,9 @@ describe("inbound faxes by mail", () => {
     await r.setPreferences("alice@example.com", { emailNotifyReceiveIncAttachment: false });
     const poller = r.poller();
     await poller.runOnce(); // the first look, so the fax below is new
-    const fast = new InboundPoller({
+    const fast = r.poller(r.store, {
       notify: { ...r.notifyConfig(), inbound: { enabled: true, interval: 100, mailBacklog: false } },
       users: () => [{ name: "alice", email: "alice@example.com", aliases: [], apiKey: TEST_KEYS.alice }],
-      store: r.store,
-      clientFor: r.clientFor,
       logger: r.logger,
     });
     const notifier = r.notifier({ transport: r.smtpTransport(), pollMs: 100 });

@@ -10,10 +10,12 @@ import type { FaxApi } from "../../src/fax/types.js";
 import { UserDirectory } from "../../src/fax/user-directory.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
 import { Metrics } from "../../src/metrics/metrics.js";
-import { InboundPoller } from "../../src/inbound/poller.js";
+import { InboundPoller, type InboundPollerOptions } from "../../src/inbound/poller.js";
+import type { ReceivedFaxIntake, ReceivedIntakeOptions } from "../../src/inbound/received-intake.js";
 import { Notifier, type NotifierOptions } from "../../src/notify/notifier.js";
 import { createTransport } from "../../src/notify/transport.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
+import type { QueueStore } from "../../src/store/queue-store.js";
 import type { Job, NewJob } from "../../src/store/types.js";
 import { clientFor as testClient, closeClients, emulatorCall } from "../helpers/client.js";
 import { emulatorInbound, startTestEmulator, TEST_KEYS, type TestEmulator } from "../helpers/emulator.js";
@@ -21,7 +23,7 @@ import { docFile } from "../helpers/store.js";
 import { SmtpSink } from "./smtp-sink.js";
 import { waitUntil } from "../helpers/wait.js";
 import { testLedger } from "../helpers/ledger.js";
-import { defaultConfig, testDispatcher } from "../helpers/collaborators.js";
+import { defaultConfig, testDispatcher, testIntake } from "../helpers/collaborators.js";
 import { tempFolder } from "../tmp-dir.js";
 
 export const USERS: UserConfig[] = [
@@ -132,7 +134,26 @@ export class Rig {
     return n;
   }
 
-  poller(store = this.store): InboundPoller {
+  /**
+   * The one door for received faxes on `store`, as the daemon builds it: kept once, attributed by
+   * the service's record, routed by the default route (the receiving user's mail) unless `over`
+   * gives rules.
+   */
+  intake(store: QueueStore = this.store, over: Partial<ReceivedIntakeOptions> = {}): ReceivedFaxIntake {
+    return testIntake({
+      store,
+      clientFor: this.clientFor,
+      users: () => USERS,
+      me: (user) => this.directory.get(user),
+      dataDir: path.join(this.dir, "data"),
+      logger: this.logger.child({ component: "inbound" }),
+      clock: this.clock,
+      ...over,
+    });
+  }
+
+  /** The inbound poller as the daemon builds it: handing what it finds to the intake on `store`. */
+  poller(store: QueueStore = this.store, over: Partial<InboundPollerOptions> = {}): InboundPoller {
     const p = new InboundPoller({
       notify: this.notifyConfig(),
       users: () => USERS,
@@ -140,6 +161,8 @@ export class Rig {
       clientFor: this.clientFor,
       logger: this.logger.child({ component: "inbound" }),
       clock: this.clock,
+      ...over,
+      intake: over.intake ?? this.intake(store, over.clientFor ? { clientFor: over.clientFor } : {}),
     });
     this.opened.push(p);
     return p;

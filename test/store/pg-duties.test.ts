@@ -1,14 +1,13 @@
 // Duties on PostgreSQL: of two gateways on one queue, only the holder of the inbound duty polls
 // the service for received faxes (each period it checks it still holds it); when the holder dies,
-// the other takes the duty on its next period and the faxes received meanwhile are mailed once.
-// Real emulator over HTTPS, real PostgreSQL.
+// the other takes the duty on its next period and the faxes received meanwhile are kept and mailed
+// once. Real emulator over HTTPS, the real intake behind each poller, real PostgreSQL.
 import path from "node:path";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import { describe, expect, it } from "vitest";
 import type { FaxApi } from "../../src/fax/types.js";
-import { InboundPoller } from "../../src/inbound/poller.js";
 import { PgStore } from "../../src/store/postgres/pg-store.js";
-import { Rig, USERS } from "../notify/rig.js";
+import { Rig } from "../notify/rig.js";
 import { usePgCluster } from "../helpers/store-backends.js";
 
 const postgres = usePgCluster("PostgreSQL duty tests");
@@ -39,15 +38,9 @@ describe.skipIf(postgres.missing !== null)("duties on PostgreSQL", () => {
           },
         });
       };
+    // each gateway's poller hands what it finds to its own intake, whose service calls count too
     const poller = (store: PgStore, who: "a" | "b") =>
-      new InboundPoller({
-        notify: rig.notifyConfig(),
-        users: () => USERS,
-        store,
-        clientFor: counted(who),
-        logger: rig.logger.child({ component: `inbound-${who}` }),
-        clock: rig.clock,
-      });
+      rig.poller(store, { clientFor: counted(who), logger: rig.logger.child({ component: `inbound-${who}` }) });
     const pa = poller(a, "a");
     const pb = poller(b, "b");
     try {
@@ -59,6 +52,7 @@ describe.skipIf(postgres.missing !== null)("duties on PostgreSQL", () => {
       expect(await b.listNotifications({ kind: "inbound" })).toHaveLength(0);
       await pa.runOnce();
       expect((await a.listNotifications({ kind: "inbound" })).map((n) => n.dedupeKey)).toEqual([`inbound:${first}`]);
+      expect((await a.listReceived()).map((f) => [f.messageId, f.user])).toEqual([[first, "alice"]]);
       // a dies (its connection ends); a fax arrives meanwhile; b's next period takes over
       await pa.stop();
       await a.close();
@@ -68,6 +62,8 @@ describe.skipIf(postgres.missing !== null)("duties on PostgreSQL", () => {
       expect((await b.listNotifications({ kind: "inbound" })).map((n) => n.dedupeKey).sort()).toEqual(
         [`inbound:${first}`, `inbound:${second}`].sort(),
       );
+      // kept once each, on the one queue both gateways share
+      expect((await b.listReceived()).map((f) => f.messageId).sort()).toEqual([first, second].sort());
     } finally {
       await pb.stop();
       await pa.stop();
