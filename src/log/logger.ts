@@ -136,9 +136,8 @@ function censorField(key: string, value: unknown, depth: number, walk = Walk.All
 }
 
 /**
- * The fields of `value` (at `depth`) censored, in a copy made only if one changes: the caller's
- * objects stay as they are, and a line with nothing to censor costs no copy. A copy keeps its
- * prototype, so that an object with its own `toJSON` writes as it did.
+ * The fields of `value` (at `depth`) censored, in a copy made only if one changes (`copyWith`):
+ * the caller's objects stay as they are, and a line with nothing to censor costs no copy.
  */
 function censorFields(value: unknown, depth: number, walk: Walk): unknown {
   if (!value || typeof value !== "object") return value;
@@ -153,23 +152,45 @@ function censorFields(value: unknown, depth: number, walk: Walk): unknown {
     }
     return out ?? value;
   }
-  let out: Record<string, unknown> | undefined;
+  let changed: Record<string, unknown> | undefined;
   const fields = value as Record<string, unknown>;
   for (const key in fields) {
     if (!Object.hasOwn(fields, key) || (walk === Walk.NotErr && key === "err")) continue;
     const was = fields[key];
     if (was === undefined) continue;
     const now = censorField(key, was, depth, inner);
-    if (now === was) continue;
-    out ??= copyOf(fields);
-    out[key] = now;
+    if (now !== was) (changed ??= {})[key] = now;
   }
-  return out ?? value;
+  return changed ? copyWith(fields, changed) : value;
 }
 
-function copyOf(fields: Record<string, unknown>): Record<string, unknown> {
+/**
+ * `fields` with the `changed` ones in, as a copy. An object with a `toJSON` of its own kind keeps
+ * its prototype, so that it writes as it did, when that `toJSON` works on the copy; one reading
+ * private fields or internal slots (a URL, a Date, a class with `#fields`) throws there, and
+ * pino would write "[unable to serialize ...]" instead of the line. Such an object, and any other
+ * (JSON writes only own fields), becomes a plain object of its own fields, censored.
+ */
+function copyWith(fields: Record<string, unknown>, changed: Record<string, unknown>): Record<string, unknown> {
+  const plain = { ...fields, ...changed };
   const proto = Object.getPrototypeOf(fields);
-  return proto === Object.prototype ? { ...fields } : Object.assign(Object.create(proto), fields);
+  if (proto === Object.prototype || proto === null || typeof fields.toJSON !== "function") return plain;
+  // defined, not assigned: a setter of the prototype (URL's `password`) would throw on the copy
+  const copy = Object.create(proto) as Record<string, unknown>;
+  for (const key of Reflect.ownKeys(plain)) {
+    Object.defineProperty(copy, key, {
+      value: plain[key as string],
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  try {
+    (copy.toJSON as (key: string) => unknown)("");
+    return copy;
+  } catch {
+    return plain;
+  }
 }
 
 /** A line's own fields (or a child's bindings) as the log may show them. */
