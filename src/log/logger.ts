@@ -200,10 +200,26 @@ function censorLine(fields: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * A line's objects put into its message (`%j`, `%o`, `%O`) censored as its fields: pino's redact
- * censored them too, and `formatters.log` does not see them.
+ * censored them too, and `formatters.log` does not see them. A line of an error and no message
+ * (`log.error(err)`, `log.warn({ err })`) is given the error's message censored as the err
+ * serializer censors it: pino would copy the raw `err.message` into `msg` (pino 10 lib/proto.js
+ * write), a number in it whole.
  */
 function censorInterpolated(this: Logger, args: unknown[], method: (...a: unknown[]) => void): void {
-  const from = typeof args[0] === "string" ? 1 : 2;
+  const first = args[0];
+  if (args.length <= 2 && args[1] === undefined && first && typeof first === "object") {
+    // pino's own test for taking the message from the error
+    const err =
+      first instanceof Error
+        ? first
+        : (first as { msg?: unknown; err?: unknown }).msg === undefined
+          ? (first as { err?: unknown }).err
+          : undefined;
+    const message = err ? (err as { message?: unknown }).message : undefined;
+    if (typeof message === "string") args[1] = censorLogValue(message, ["err"]);
+    else if (message !== undefined) args[1] = censorFields(message, 0, Walk.Message);
+  }
+  const from = typeof first === "string" ? 1 : 2;
   for (let i = from; i < args.length; i++) args[i] = censorFields(args[i], 0, Walk.Message);
   method.apply(this, args);
 }

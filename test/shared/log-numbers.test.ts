@@ -47,3 +47,25 @@ it("cuts numbers to their last four digits wherever the gateway logs one", () =>
   expect(mail).toMatchObject({ to: "alice@example.com" });
   expect(range).toMatchObject({ from: "2026-11-01", to: "2026-11-29" });
 });
+
+it("cuts a number in the message pino takes from an error when the line has none", () => {
+  const err = new Error("send to +15551234567 failed");
+  const plain = { message: "553 <19005550123@fax.example.com> refused" };
+  const lines = logged((log) => {
+    log.error(err);
+    log.warn({ err });
+    log.warn({ err: plain, job: "j-1" });
+    log.error(err, "could not send");
+    log.warn({ err, msg: "own message" });
+    log.warn({ err: { message: { to: "+15551234567", token: "session-secret-1" } } });
+  });
+  expect(lines.map((l) => l.msg)).toEqual([
+    "send to +*******4567 failed",
+    "send to +*******4567 failed",
+    "553 <*******0123@fax.example.com> refused",
+    "could not send",
+    "own message",
+    { to: "+*******4567", token: "[redacted]" },
+  ]);
+  expect(JSON.stringify(lines.slice(0, -1))).not.toMatch(/1555123|1900555/);
+});
