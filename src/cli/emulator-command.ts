@@ -22,6 +22,7 @@ interface EmulatorFlags {
   historyRetryAfter?: boolean;
   ratePerSecond?: string;
   webhookRetryScale?: string;
+  infoUsers?: string;
 }
 
 const FLAG_OF: Record<keyof Behaviour, string> = {
@@ -32,6 +33,7 @@ const FLAG_OF: Record<keyof Behaviour, string> = {
   historyRetryAfter: "--history-retry-after",
   ratePerSecond: "--rate-per-second",
   webhookRetryScale: "--webhook-retry-scale",
+  infoUsers: "--info-users",
 };
 
 /** The behaviour switches given as flags, checked by the same rules as PUT /_emulator/behaviour. */
@@ -44,6 +46,7 @@ export function behaviourFlags(o: Omit<EmulatorFlags, "listen" | "data" | "varia
   if (o.historyRetryAfter) given.historyRetryAfter = true;
   if (o.ratePerSecond !== undefined) given.ratePerSecond = o.ratePerSecond;
   if (o.webhookRetryScale !== undefined) given.webhookRetryScale = o.webhookRetryScale;
+  if (o.infoUsers !== undefined) given.infoUsers = o.infoUsers;
   const out: Partial<Behaviour> = {};
   for (const [k, v] of Object.entries(given)) {
     try {
@@ -75,6 +78,7 @@ export function registerEmulatorCommand(program: Command): void {
     .option("--rate-per-second <n>", "API calls allowed per account within any second, 0 = unlimited (default 0)")
     .option("--history-retry-after", "send Retry-After with a fax history 429 (default: not sent)")
     .option("--webhook-retry-scale <x>", "multiply the webhook retry schedule 5s..22h (default 1)")
+    .option("--info-users <who>", "who fax info's users names: owner|viewers (default owner)")
     .action(async (o: EmulatorFlags) => {
       if (o.variant !== "a" && o.variant !== "b")
         throw new FaxgateError("USAGE", `--variant must be a or b, got "${o.variant}"`);

@@ -19,6 +19,11 @@ export interface Behaviour {
   ratePerSecond: number;
   /** multiplies the webhook retry schedule (5 s, 25 s, 2 min, 10 min, 52 min, 4 h, 22 h) */
   webhookRetryScale: number;
+  /**
+   * who a fax info's `users` names (fax-api.md does not say): its owner, or everyone who can see
+   * it, the holders of the account's admin keys first, then its owner
+   */
+  infoUsers: "owner" | "viewers";
 }
 
 export const DEFAULT_BEHAVIOUR: Readonly<Behaviour> = Object.freeze({
@@ -29,12 +34,14 @@ export const DEFAULT_BEHAVIOUR: Readonly<Behaviour> = Object.freeze({
   historyRetryAfter: false,
   ratePerSecond: 0,
   webhookRetryScale: 1,
+  infoUsers: "owner",
 });
 
 const CHOICES = {
   offsetMode: ["pages", "records"],
   cfMode: ["kept", "dropped", "empty"],
   recipientErrorShape: ["input", "recipientFax"],
+  infoUsers: ["owner", "viewers"],
 } as const;
 
 /** `base` with the fields of `input` applied; anything unknown or out of range is refused by name. */
@@ -45,7 +52,8 @@ export function applyBehaviour(base: Behaviour, input: unknown): Behaviour {
     switch (k) {
       case "offsetMode":
       case "cfMode":
-      case "recipientErrorShape": {
+      case "recipientErrorShape":
+      case "infoUsers": {
         const allowed = CHOICES[k] as readonly string[];
         if (typeof v !== "string" || !allowed.includes(v)) throw invalid(`${k} must be one of ${allowed.join(", ")}`);
         (next as unknown as Record<string, unknown>)[k] = v;

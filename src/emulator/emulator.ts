@@ -55,6 +55,8 @@ export interface EmulatorOptions {
   ratePerSecond?: number;
   /** multiplies the webhook retry schedule; default 1 */
   webhookRetryScale?: number;
+  /** who fax info's `users` names: the owner (default) or everyone who can see the fax */
+  infoUsers?: Behaviour["infoUsers"];
   /** extra CA (PEM text) trusted for https webhook URLs */
   webhookCa?: string;
   /** accept any certificate from https webhook URLs: for tests only */

@@ -67,6 +67,7 @@ describe("behaviour switches", () => {
       historyRetryAfter: false,
       ratePerSecond: 0,
       webhookRetryScale: 1,
+      infoUsers: "owner",
     });
     expect((await api.get("/_emulator/behaviour", TEST_KEYS.admin)).json.cfMode).toBe("empty");
     expect((await api.call("PUT", "/_emulator/behaviour", TEST_KEYS.alice, { cfMode: "kept" })).status).toBe(403);
@@ -75,6 +76,7 @@ describe("behaviour switches", () => {
       [{ historyPerMinute: -1 }, "historyPerMinute"],
       [{ ratePerSecond: 1.5 }, "ratePerSecond"],
       [{ webhookRetryScale: 0 }, "webhookRetryScale"],
+      [{ infoUsers: "everyone" }, "infoUsers"],
       [{ colour: "red" }, "colour"],
     ] as const) {
       const bad = await put(body);
@@ -204,6 +206,7 @@ describe("start options", () => {
       historyPerMinute: 8,
       historyRetryAfter: true,
       webhookRetryScale: 0.5,
+      infoUsers: "viewers",
     });
     try {
       expect(emu.behaviour()).toEqual({
@@ -214,6 +217,7 @@ describe("start options", () => {
         historyRetryAfter: true,
         ratePerSecond: 0,
         webhookRetryScale: 0.5,
+        infoUsers: "viewers",
       });
       expect((await stat(emu.dataDir)).mode & 0o777).toBe(0o700);
       expect((await stat(path.join(emu.dataDir, "faxes"))).mode & 0o777).toBe(0o700);

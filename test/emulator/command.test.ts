@@ -75,6 +75,8 @@ beforeAll(async () => {
       "7",
       "--webhook-retry-scale",
       "0.5",
+      "--info-users",
+      "viewers",
     ],
     { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -122,6 +124,7 @@ describe("faxgate emulator", () => {
         historyRetryAfter: true,
         ratePerSecond: 7,
         webhookRetryScale: 0.5,
+        infoUsers: "viewers",
       });
     }
     const bad = await run(

@@ -20,7 +20,7 @@
 //   0009 cancelled by the service             0010 busy on the account's first fax to it, then OK
 //   anything else: success, resultCode "0" "OK"
 // Behaviour switches (see docs/emulator.md): offsetMode, cfMode, recipientErrorShape,
-// historyPerMinute, historyRetryAfter, webhookRetryScale. Unlike startEmulator (default 8), this
+// historyPerMinute, historyRetryAfter, webhookRetryScale, infoUsers. Unlike startEmulator (default 8), this
 // helper starts with historyPerMinute 0 (no history rate limit) unless a test asks for one.
 import { readFile, rm } from "node:fs/promises";
 import { Agent, FormData, fetch as undiciFetch } from "undici";

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, invalid, notFound } from "../api-error.js";
 import { requireAccess } from "../auth.js";
 import { account, userById, type Caller, type EmulatorContext } from "../context.js";
-import type { ContactRow, FaxRow } from "../db.js";
+import type { ContactRow, FaxRow, UserRow } from "../db.js";
 import { contactsOf, deleteFax, insertFax, tagsOf, visibleFax } from "../fax-store.js";
 import { parseDestination } from "../fax-number.js";
 import { readInput } from "../request-input.js";
@@ -305,10 +305,22 @@ function faxRecordRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: C
       cfMode: ctx.behaviour.cfMode,
       tags: tagsOf(ctx, row),
       contacts: contactsOf(ctx, row),
-      users: owner ? [owner] : [],
+      users: ctx.behaviour.infoUsers === "viewers" ? viewersOf(ctx, row) : owner ? [owner] : [],
       account: account(ctx),
     });
   });
+}
+
+/** Everyone who can see a fax: the holders of the account's admin keys (in creation order), then its owner. */
+function viewersOf(ctx: EmulatorContext, row: FaxRow): UserRow[] {
+  const admins = ctx.db
+    .prepare(
+      `SELECT DISTINCT u.* FROM users u JOIN api_keys k ON k.userId = u.uuid
+       WHERE k.accountId = ? AND k.access = 'admin' AND u.uuid != ? ORDER BY u.createdAt, u.uuid`,
+    )
+    .all(row.accountId, row.userId) as UserRow[];
+  const owner = userById(ctx, row.userId);
+  return owner ? [...admins, owner] : admins;
 }
 
 /** A contact the caller's user may use: its own or a public one of the account. */
