@@ -132,11 +132,14 @@ export class ReceivedFaxIntake {
   /** Whose the fax is, by the service's record (the history's rows may lack `users`: its info has them). */
   private async ownerOf(seenBy: string, r: FaxRecord, via: "webhook" | "poll"): Promise<string> {
     const info = via === "webhook" || r.users?.length ? r : await this.opts.clientFor(seenBy).faxInfo(r.messageId);
-    const { user, by } = await attributeReceived(info, seenBy, this.opts);
+    const { user, by, tiedWith } = await attributeReceived(info, seenBy, this.opts);
+    const messageId = r.messageId;
     if (user !== seenBy)
-      this.log.info(
-        { user, seenBy, messageId: r.messageId, by },
-        "received fax belongs to another user than the key that saw it",
+      this.log.info({ user, seenBy, messageId, by }, "received fax belongs to another user than the key that saw it");
+    if (tiedWith)
+      this.log.warn(
+        { user, tiedWith, messageId },
+        "received fax names several configured users alike: the first in config order keeps it",
       );
     return user;
   }

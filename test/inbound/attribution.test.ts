@@ -8,7 +8,7 @@
 import { request } from "undici";
 import { validateConfig } from "../../src/config/load.js";
 import { FaxgateError } from "../../src/errors.js";
-import { attributeReceived } from "../../src/inbound/attribution.js";
+import { attributeReceived, type ServiceSelf } from "../../src/inbound/attribution.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { apiFor, form, type Api } from "../emulator/api.js";
 import { TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
@@ -16,6 +16,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testIntake } from "../helpers/collaborators.js";
 import { tempStore, type TempStore } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
+import { createLogger } from "../../src/log/logger.js";
 
 const FRONT = { name: "frontdesk", email: "admin@example.com", apiKey: TEST_KEYS.admin };
 const BOB = { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob };
@@ -36,9 +37,10 @@ afterEach(async () => {
   rig = api = null;
 });
 
-/** A fax arriving at the service: to a number (its user's), or for a user named by email. */
-async function arrive(a: Api, to: { number: string } | { email: string }): Promise<string> {
-  const fields: Record<string, string> = "number" in to ? { to: to.number } : { email: to.email };
+/** A fax arriving at the service: to a number (its user's), or for a user named by email (on a number given). */
+async function arrive(a: Api, to: { number: string } | { email: string; number?: string }): Promise<string> {
+  const fields: Record<string, string> =
+    "email" in to ? { email: to.email, ...(to.number ? { to: to.number } : {}) } : { to: to.number };
   const r = await a.call(
     "POST",
     "/_emulator/inbound",
@@ -195,6 +197,37 @@ describe("a received fax is the user's the service names", () => {
   });
 });
 
+describe("the service's info names everyone who can see the fax (emulator infoUsers: viewers)", () => {
+  it("the one whose number was dialled, else the one not an admin; frontdesk listed first", async () => {
+    let toBob = "";
+    let bobElsewhere = "";
+    let toAlice = "";
+    rig = await startGateway({
+      name: "attrib-viewers",
+      emulator: { seed: SEED, infoUsers: "viewers" },
+      config: async (at) => {
+        const a = apiFor(at.emu);
+        try {
+          // each info names [admin, owner]: both configured for bob's faxes
+          toBob = await arrive(a, { number: BOB_LINE });
+          // bob's, dialled on a number no user's own record holds: the role decides
+          bobElsewhere = await arrive(a, { email: BOB.email, number: "+15550199999" });
+          toAlice = await arrive(a, { email: "alice@example.com" });
+        } finally {
+          await a.close();
+        }
+        return config([FRONT, BOB], "poll")(at);
+      },
+    });
+    expect(await kept(rig, toBob)).toMatchObject({ user: "bob", groups: ["bobs-desk"], notified: ["bob"] });
+    expect(await kept(rig, bobElsewhere)).toMatchObject({ user: "bob", groups: ["bobs-desk"] });
+    // alice is not configured: of those named, frontdesk alone is
+    expect(await kept(rig, toAlice)).toMatchObject({ user: "frontdesk", groups: ["front"] });
+    // told apart by number or role: no config-order warning
+    expect(rig.logs.filter((l) => l.includes("several configured users alike"))).toEqual([]);
+  });
+});
+
 describe("the rule (attributeReceived), case by case", () => {
   const ids: Record<string, string> = { frontdesk: "u-admin", bob: "u-bob", bob2: "u-bob", carol: "u-carol" };
   const opts = (users: Array<{ name: string; email?: string }>, fails: Record<string, FaxgateError> = {}) => ({
@@ -210,13 +243,44 @@ describe("the rule (attributeReceived), case by case", () => {
 
   it("names one user: theirs; several, or two users of one identity: the first in config order", async () => {
     const users = [{ name: "frontdesk" }, { name: "bob" }, { name: "bob2" }, { name: "carol" }];
+    // bob and bob2 share one service identity: nothing but config order tells them apart
     expect(await attributeReceived(named({ userId: "u-bob" }), "frontdesk", opts(users))).toEqual({
       user: "bob",
       by: "service user",
+      tiedWith: ["bob2"],
     });
     const both = named({ userId: "u-carol" }, { userId: "u-bob" });
     expect((await attributeReceived(both, "frontdesk", opts(users))).user).toBe("bob");
     expect((await attributeReceived(both, "frontdesk", opts([...users].reverse()))).user).toBe("carol");
+  });
+
+  it("several named: the one whose own record holds the number dialled, then a non-admin, then config order", async () => {
+    const selves: Record<string, ServiceSelf> = {
+      frontdesk: { userId: "u-admin", userRole: "Account Admin", phone: "+1 555 010 0001" },
+      bob: { userId: "u-bob", userRole: "user", phone: "", faxNumbers: [{ id: "n1", number: "+1 (555) 010-0444" }] },
+      carol: { userId: "u-carol", userRole: "user", phone: "15550100555", faxNumbers: ["+15550100666"] },
+      dave: { userId: "u-dave", userRole: "user", phone: "" },
+    };
+    const users = [{ name: "frontdesk" }, { name: "carol" }, { name: "bob" }, { name: "dave" }];
+    const o = { users: () => users, me: async (u: string) => selves[u]! };
+    const all = named({ userId: "u-admin" }, { userId: "u-bob" }, { userId: "u-carol" }, { userId: "u-dave" });
+    // by number: faxNumbers as objects or strings, phone; digits only
+    expect(await attributeReceived({ ...all, faxNumber: "+15550100444" }, "frontdesk", o)).toEqual({
+      user: "bob",
+      by: "service user",
+    });
+    expect((await attributeReceived({ ...all, faxNumber: "15550100666" }, "frontdesk", o)).user).toBe("carol");
+    expect((await attributeReceived({ ...all, faxNumber: "+15550100555" }, "frontdesk", o)).user).toBe("carol");
+    // the admin's own number: theirs, though an admin
+    expect((await attributeReceived({ ...all, faxNumber: "+15550100001" }, "bob", o)).user).toBe("frontdesk");
+    // no one's number: not the admin listed first; config order among the rest, said
+    expect(await attributeReceived({ ...all, faxNumber: "+15550199999" }, "frontdesk", o)).toEqual({
+      user: "carol",
+      by: "service user",
+      tiedWith: ["bob", "dave"],
+    });
+    const adminAndBob = named({ userId: "u-admin" }, { userId: "u-bob" });
+    expect(await attributeReceived(adminAndBob, "frontdesk", o)).toEqual({ user: "bob", by: "service user" });
   });
 
   it("by email when no user id matches; else, or with no users named, the key's user", async () => {
@@ -231,8 +295,9 @@ describe("the rule (attributeReceived), case by case", () => {
       user: "dora",
       by: "key",
     });
-    expect(await attributeReceived({}, "dora", opts(users))).toEqual({ user: "dora", by: "key" });
-    expect(await attributeReceived({ users: [] }, "dora", opts(users))).toEqual({ user: "dora", by: "key" });
+    const nobody = { user: "dora", by: "key" };
+    expect(await attributeReceived({}, "dora", opts(users))).toEqual(nobody);
+    expect(await attributeReceived({ users: [] }, "dora", opts(users))).toEqual(nobody);
   });
 
   it("a user's identity unreadable for now: not guessed (thrown); a key refused for good: passed over", async () => {
@@ -298,5 +363,52 @@ describe("a fax kept but not yet routed (a crash between the two)", () => {
     const routed = (await t.store.listReceivedEvents(fax.id)).filter((e) => e.action === "routed");
     expect(routed.map((e) => e.detail)).toEqual(["rule bob's faxes: group bobs-desk"]);
     expect((await t.store.getReceived(fax.id))!.user).toBe("bob");
+  });
+});
+
+describe("what the intake says of whose a new fax is (log lines, once per fax)", () => {
+  let t: TempStore | null = null;
+  afterEach(() => {
+    t?.cleanup();
+    t = null;
+  });
+  const lines: string[] = [];
+  const logged = () => lines.map((l) => JSON.parse(l) as { level: number; msg: string; messageId?: string });
+  const withLog = (p: Parameters<typeof testIntake>[0]) => {
+    lines.length = 0;
+    return testIntake({
+      ...p,
+      logger: createLogger({ level: "debug", destination: { write: (l: string) => void lines.push(l) } }),
+    });
+  };
+  // status failed: no document to download, the attribution and its log lines alone
+  const record = (messageId: string, users?: Array<{ userId: string; email: string }>) => ({
+    messageId,
+    direction: "inbound",
+    status: "failed",
+    faxNumber: BOB_LINE,
+    ...(users ? { users: users.map((u) => ({ ...u, firstName: "", lastName: null })) } : {}),
+  });
+  const noService = () => {
+    throw new Error("no service calls: the record names its users");
+  };
+  const configured = (u: User) => ({ ...u, aliases: [] });
+
+  it("several configured users alike: config order, warned once, no number in the line", async () => {
+    t = tempStore();
+    const intake = withLog({
+      store: t.store,
+      clientFor: noService,
+      // two configured users of one service identity: nothing but config order tells them apart
+      users: () => [BOB, { ...BOB, name: "bob2" }].map(configured),
+      me: async () => ({ userId: "u-bob", userRole: "user", phone: "" }),
+      dataDir: t.dir,
+    });
+    const r = record("tie-1", [{ userId: "u-bob", email: BOB.email }]);
+    await intake.receive("bob", r, "webhook");
+    await intake.receive("bob2", r, "webhook");
+    const warned = logged().filter((l) => l.msg.includes("several configured users alike"));
+    expect(warned).toMatchObject([{ level: 40, messageId: "tie-1", user: "bob", tiedWith: ["bob2"] }]);
+    expect(lines.join("\n")).not.toContain(BOB_LINE.slice(2));
   });
 });
