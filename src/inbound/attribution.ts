@@ -27,6 +27,8 @@ export interface Attribution {
   user: string;
   /** how: the service user id the record names, its email, or the key that saw it (none named) */
   by: "service user" | "email" | "key";
+  /** by "key": the record named nobody, or only users not configured here */
+  named?: "nobody" | "unknown users";
   /** several configured users named and only config order chose: the others */
   tiedWith?: string[];
 }
@@ -60,7 +62,7 @@ export async function attributeReceived(
       .filter((v): v is string => typeof v === "string" && v !== "")
       .map(lower),
   );
-  if (ids.size === 0 && emails.size === 0) return { user: seenBy, by: "key" };
+  if (ids.size === 0 && emails.size === 0) return { user: seenBy, by: "key", named: "nobody" };
   // every configured user is read: an unreadable one may be among those named, and the tie-break
   // needs all of them
   let unsure: unknown = null;
@@ -78,7 +80,7 @@ export async function attributeReceived(
   if (matches.length > 0) return { ...tieBreak(matches, record.faxNumber), by: "service user" };
   const byEmail = opts.users().filter((u) => u.email && emails.has(lower(u.email)));
   if (byEmail.length > 0) return { user: byEmail[0]!.name, by: "email" };
-  return { user: seenBy, by: "key" };
+  return { user: seenBy, by: "key", named: "unknown users" };
 }
 
 /**

@@ -132,10 +132,15 @@ export class ReceivedFaxIntake {
   /** Whose the fax is, by the service's record (the history's rows may lack `users`: its info has them). */
   private async ownerOf(seenBy: string, r: FaxRecord, via: "webhook" | "poll"): Promise<string> {
     const info = via === "webhook" || r.users?.length ? r : await this.opts.clientFor(seenBy).faxInfo(r.messageId);
-    const { user, by, tiedWith } = await attributeReceived(info, seenBy, this.opts);
+    const { user, by, named, tiedWith } = await attributeReceived(info, seenBy, this.opts);
     const messageId = r.messageId;
     if (user !== seenBy)
       this.log.info({ user, seenBy, messageId, by }, "received fax belongs to another user than the key that saw it");
+    // a changed service shows: a record that stops naming users, or names only strangers
+    if (named === "nobody")
+      this.log.info({ user, messageId }, "received fax names no user at the service: kept for the key's user");
+    if (named === "unknown users")
+      this.log.warn({ user, messageId }, "received fax names only users not configured here: kept for the key's user");
     if (tiedWith)
       this.log.warn(
         { user, tiedWith, messageId },

@@ -294,8 +294,9 @@ describe("the rule (attributeReceived), case by case", () => {
     expect(await attributeReceived(named({ userId: "u-zed", email: "zed@example.com" }), "dora", opts(users))).toEqual({
       user: "dora",
       by: "key",
+      named: "unknown users",
     });
-    const nobody = { user: "dora", by: "key" };
+    const nobody = { user: "dora", by: "key", named: "nobody" };
     expect(await attributeReceived({}, "dora", opts(users))).toEqual(nobody);
     expect(await attributeReceived({ users: [] }, "dora", opts(users))).toEqual(nobody);
   });
@@ -393,6 +394,30 @@ describe("what the intake says of whose a new fax is (log lines, once per fax)",
     throw new Error("no service calls: the record names its users");
   };
   const configured = (u: User) => ({ ...u, aliases: [] });
+
+  it("the key's user: said at info when none is named, at warn when only strangers are", async () => {
+    t = tempStore();
+    const intake = withLog({
+      store: t.store,
+      clientFor: noService,
+      users: () => [FRONT, BOB].map(configured),
+      me: async (u) => ({ userId: `u-${u}` }),
+      dataDir: t.dir,
+    });
+    await intake.receive(
+      "frontdesk",
+      record("strangers-1", [{ userId: "u-zed", email: "zed@example.com" }]),
+      "webhook",
+    );
+    expect(logged().filter((l) => l.msg.includes("only users not configured"))).toMatchObject([
+      { level: 40, messageId: "strangers-1" },
+    ]);
+    await intake.receive("frontdesk", record("nobody-1", []), "webhook");
+    expect(logged().filter((l) => l.msg.includes("names no user"))).toMatchObject([
+      { level: 30, messageId: "nobody-1" },
+    ]);
+    expect((await t.store.listReceived({ messageId: "nobody-1" }))[0]!.user).toBe("frontdesk");
+  });
 
   it("several configured users alike: config order, warned once, no number in the line", async () => {
     t = tempStore();
