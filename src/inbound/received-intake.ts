@@ -8,7 +8,7 @@ import path from "node:path";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { InboundConfig, InboundDelivery, UserConfig } from "../config/index.js";
-import { describeError } from "../errors.js";
+import { describeError, isFaxgateError } from "../errors.js";
 import { faxNumber } from "../format.js";
 import type { FaxApi, FaxRecord } from "../fax/index.js";
 import type { Ledger } from "../ledger/index.js";
@@ -131,7 +131,7 @@ export class ReceivedFaxIntake {
 
   /** Whose the fax is, by the service's record (the history's rows may lack `users`: its info has them). */
   private async ownerOf(seenBy: string, r: FaxRecord, via: "webhook" | "poll"): Promise<string> {
-    const info = via === "webhook" || r.users?.length ? r : await this.opts.clientFor(seenBy).faxInfo(r.messageId);
+    const info = via === "webhook" || r.users?.length ? r : await this.infoOr(seenBy, r);
     const { user, by, named, tiedWith } = await attributeReceived(info, seenBy, this.opts);
     const messageId = r.messageId;
     if (user !== seenBy)
@@ -147,6 +147,24 @@ export class ReceivedFaxIntake {
         "received fax names several configured users alike: the first in config order keeps it",
       );
     return user;
+  }
+
+  /**
+   * The fax info; for a fax the history just showed but the service no longer has for this key
+   * (deleted meanwhile: 404, 403), the history's record, so one such fax does not block the key's
+   * later ones forever. A temporary error throws: the next poll retries.
+   */
+  private async infoOr(seenBy: string, r: FaxRecord): Promise<FaxRecord> {
+    try {
+      return await this.opts.clientFor(seenBy).faxInfo(r.messageId);
+    } catch (err) {
+      if (!isFaxgateError(err) || (err.code !== "API_NOT_FOUND" && err.code !== "API_FORBIDDEN")) throw err;
+      this.log.warn(
+        { seenBy, messageId: r.messageId, err: describeError(err) },
+        "received fax's info is gone at the service: attributed by its history record",
+      );
+      return r;
+    }
   }
 
   private async recordRouted(fax: ReceivedFax, route: string, deliveries: number, why?: string): Promise<void> {

@@ -436,4 +436,23 @@ describe("what the intake says of whose a new fax is (log lines, once per fax)",
     expect(warned).toMatchObject([{ level: 40, messageId: "tie-1", user: "bob", tiedWith: ["bob2"] }]);
     expect(lines.join("\n")).not.toContain(BOB_LINE.slice(2));
   });
+
+  it("a fax the history showed but the service no longer has (404): by its history record, not stuck", async () => {
+    rig = await startGateway({
+      name: "attrib-gone",
+      emulator: { seed: SEED },
+      config: config([FRONT, BOB], "webhook"),
+    });
+    const gw = rig.gw;
+    const intake = withLog({
+      store: gw.store,
+      clientFor: (u) => gw.clientFor(u),
+      users: () => [FRONT, BOB].map(configured),
+      me: (u) => gw.clientFor(u).me(),
+      dataDir: rig.dir,
+    });
+    expect(await intake.receive("frontdesk", record("0123456789abcdef0123456789abcdef"), "poll")).toBe(true);
+    expect((await gw.store.listReceived({ messageId: "0123456789abcdef0123456789abcdef" }))[0]!.user).toBe("frontdesk");
+    expect(logged().filter((l) => l.msg.includes("info is gone"))).toHaveLength(1);
+  });
 });
