@@ -322,7 +322,9 @@ export class ReceivedFaxIntake {
       return `queued for ${where}`;
     }
     if ("receiver" in d) {
-      await this.notifyUser(fax.user, fax, payload);
+      // its user removed by a reload while the fax waited for routing: say so, not "mailed"
+      if (!(await this.notifyUser(fax.user, fax, payload)))
+        return `${describeDelivery(d)}: ${fax.user} is not a configured user: nobody mailed`;
     } else if ("users" in d) {
       for (const u of d.users) await this.notifyUser(u, fax, payload);
     } else if ("mail" in d) {
@@ -362,8 +364,9 @@ export class ReceivedFaxIntake {
     return describeDelivery(d);
   }
 
-  private async notifyUser(user: string, fax: ReceivedFax, payload: InboundPayload): Promise<void> {
-    if (!this.opts.users().some((u) => u.name === user)) return;
+  /** False when `user` is not configured (now): nobody is mailed. */
+  private async notifyUser(user: string, fax: ReceivedFax, payload: InboundPayload): Promise<boolean> {
+    if (!this.opts.users().some((u) => u.name === user)) return false;
     // the receiving user's own mail keeps the key it always had: one mail per fax and user
     const dedupeKey = user === fax.user ? `inbound:${fax.messageId}` : `inbound:${fax.messageId}:user:${user}`;
     const { duplicate } = await this.opts.store.enqueueNotification({
@@ -375,5 +378,6 @@ export class ReceivedFaxIntake {
     });
     if (!duplicate)
       this.log.info({ user, messageId: fax.messageId, received: fax.id }, "QUEUED inbound fax notification");
+    return true;
   }
 }

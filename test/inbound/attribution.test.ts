@@ -365,6 +365,41 @@ describe("a fax kept but not yet routed (a crash between the two)", () => {
     expect(routed.map((e) => e.detail)).toEqual(["rule bob's faxes: group bobs-desk"]);
     expect((await t.store.getReceived(fax.id))!.user).toBe("bob");
   });
+
+  it("whose user a reload removed meanwhile: the timeline says nobody was mailed", async () => {
+    t = tempStore();
+    const users = validateConfig({ api: { baseUrl: "sandbox" }, users: [FRONT] }).users;
+    // the schema's default route: the receiving user's mail
+    const intake = testIntake({
+      store: t.store,
+      clientFor: () => {
+        throw new Error("no service calls for a fax already kept");
+      },
+      users: () => users,
+      me: async () => ({ userId: "u-admin" }),
+      dataDir: t.dir,
+    });
+    const { fax } = await t.store.keepReceived({
+      messageId: "kept-2",
+      user: "bob",
+      dialled: BOB_LINE,
+      sender: "+15557654321",
+      csid: null,
+      pages: 1,
+      status: "success",
+      receivedAt: new Date().toISOString(),
+      groups: [],
+      document: Buffer.from("%PDF-1.4 stand-in"),
+      detail: "received for bob (poll)",
+    });
+    const seen = { messageId: "kept-2", direction: "inbound", status: "success", faxNumber: BOB_LINE };
+    expect(await intake.receive("frontdesk", seen, "poll")).toBe(true);
+    const routed = (await t.store.listReceivedEvents(fax.id)).filter((e) => e.action === "routed");
+    expect(routed.map((e) => e.detail)).toEqual([
+      "rule default: the receiving user's mail: bob is not a configured user: nobody mailed",
+    ]);
+    expect(await t.store.listNotifications({ kind: "inbound" })).toEqual([]);
+  });
 });
 
 describe("what the intake says of whose a new fax is (log lines, once per fax)", () => {
