@@ -8,7 +8,7 @@ export const RECEIVED_STATES: readonly ReceivedState[] = ["new", "taken", "done"
 
 export interface NewReceivedFax {
   messageId: string;
-  /** The configured user whose key received it. */
+  /** The configured user it was received for: the one the service's record names (inbound/attribution.ts). */
   user: string;
   /** The number the sender dialled (the service's faxNumber of an inbound record). */
   dialled: string | null;
