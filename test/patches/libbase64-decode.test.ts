@@ -25,6 +25,32 @@ const patchedEsm = (
   }
 ).Decoder;
 
+/**
+ * How many chunks the patched decoder offered its byte path while `counting` was on, and how many
+ * it took there: its own method wrapped on the patched class, for one test only (`restore`).
+ */
+function byteDecodes(): { offered: number; taken: number; counting: boolean; restore(): void } {
+  const proto = patched.prototype as unknown as ByteDecoder;
+  const own = proto._decodeBytes;
+  const tally = {
+    offered: 0,
+    taken: 0,
+    counting: false,
+    restore: () => {
+      proto._decodeBytes = own;
+    },
+  };
+  proto._decodeBytes = function (this: ByteDecoder, chunk: Buffer) {
+    const ok = own.call(this, chunk);
+    if (tally.counting) {
+      tally.offered += 1;
+      if (ok) tally.taken += 1;
+    }
+    return ok;
+  };
+  return tally;
+}
+
 /** Every chunk the decoder hands out, in order, then its byte counts. */
 async function decode(Decoder: DecoderClass, chunks: Buffer[]): Promise<string[]> {
   const decoder = new Decoder();
@@ -113,20 +139,7 @@ describe("libbase64's Decoder, patched against upstream", () => {
   it("decodes bodies as an encoder writes them on the byte path, as upstream does", async () => {
     const seed = Number(process.env.FAXGATE_FUZZ_SEED ?? Date.now() % 100_000);
     const next = prng(seed);
-    // how many chunks the byte path took, counted on the patched class for this test only
-    const proto = patched.prototype as unknown as ByteDecoder;
-    const own = proto._decodeBytes;
-    let taken = 0;
-    let offered = 0;
-    let counting = false;
-    proto._decodeBytes = function (this: ByteDecoder, chunk: Buffer) {
-      const ok = own.call(this, chunk);
-      if (counting) {
-        offered += 1;
-        if (ok) taken += 1;
-      }
-      return ok;
-    };
+    const bytePath = byteDecodes();
     try {
       for (let round = 0; round < 200; round++) {
         const size = next() < 0.2 ? Math.floor(next() * 10) : Math.floor(next() * 120_000);
@@ -143,17 +156,17 @@ describe("libbase64's Decoder, patched against upstream", () => {
           const expected = await decode(upstream, chunks);
           // a body in one chunk takes the byte path, unless it has no letters or a line break
           // parts its padding (cut ones may not: a 1-byte chunk has no whole quartet)
-          counting = chunks.length === 1 && size > 0 && !/=\r?\n=/.test(input.toString("latin1"));
+          bytePath.counting = chunks.length === 1 && size > 0 && !/=\r?\n=/.test(input.toString("latin1"));
           expect(await decode(patched, chunks), context).toEqual(expected);
-          counting = false;
+          bytePath.counting = false;
           expect(await decode(patchedEsm, chunks), `${context} (ESM)`).toEqual(expected);
         }
       }
     } finally {
-      proto._decodeBytes = own;
+      bytePath.restore();
     }
-    expect(offered).toBeGreaterThan(100);
-    expect(taken, `seed ${seed}`).toBe(offered);
+    expect(bytePath.offered).toBeGreaterThan(100);
+    expect(bytePath.taken, `seed ${seed}`).toBe(bytePath.offered);
   });
 
   it("never cuts the output of lines of one length with mixed breaks, stray bytes and lone CRs", async () => {
@@ -163,19 +176,7 @@ describe("libbase64's Decoder, patched against upstream", () => {
     // (letters then CR LF, or one letter more then LF), as the byte path wants them.
     const seed = Number(process.env.FAXGATE_FUZZ_SEED ?? Date.now() % 100_000);
     const next = prng(seed);
-    const proto = patched.prototype as unknown as ByteDecoder;
-    const own = proto._decodeBytes;
-    let taken = 0;
-    let offered = 0;
-    let counting = false;
-    proto._decodeBytes = function (this: ByteDecoder, chunk: Buffer) {
-      const ok = own.call(this, chunk);
-      if (counting) {
-        offered += 1;
-        if (ok) taken += 1;
-      }
-      return ok;
-    };
+    const bytePath = byteDecodes();
     try {
       for (let round = 0; round < 150; round++) {
         const size = 1 + Math.floor(next() * (next() < 0.5 ? 200 : 20_000));
@@ -203,19 +204,19 @@ describe("libbase64's Decoder, patched against upstream", () => {
           for (const chunks of chunkings(input, next)) {
             const context = `seed ${seed}, round ${round}, ${chunks.length} chunks of ${input.length} bytes`;
             const expected = await decode(upstream, chunks);
-            counting = input === clean && chunks.length === 1 && !/=\r?\n=/.test(text);
+            bytePath.counting = input === clean && chunks.length === 1 && !/=\r?\n=/.test(text);
             expect(await decode(patched, chunks), context).toEqual(expected);
-            counting = false;
+            bytePath.counting = false;
             expect(await decode(patchedEsm, chunks), `${context} (ESM)`).toEqual(expected);
             if (input === clean) expect(expected.slice(0, -1).join(""), context).toBe(bytes.toString("hex"));
           }
         }
       }
     } finally {
-      proto._decodeBytes = own;
+      bytePath.restore();
     }
-    expect(offered).toBeGreaterThan(100);
-    expect(taken, `seed ${seed}`).toBe(offered);
+    expect(bytePath.offered).toBeGreaterThan(100);
+    expect(bytePath.taken, `seed ${seed}`).toBe(bytePath.offered);
   });
 
   it("treats every byte value as upstream does, at every place in a quartet", async () => {
