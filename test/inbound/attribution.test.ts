@@ -14,7 +14,7 @@ import { apiFor, form, type Api } from "../emulator/api.js";
 import { TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testIntake } from "../helpers/collaborators.js";
-import { tempStore, type TempStore } from "../helpers/store.js";
+import { receivedInput, tempStore, type TempStore } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
 import { createLogger } from "../../src/log/logger.js";
 
@@ -346,19 +346,15 @@ describe("a fax kept but not yet routed (a crash between the two)", () => {
       me: noService,
       dataDir: t.dir,
     });
-    const { fax } = await t.store.keepReceived({
-      messageId: "kept-1",
-      user: "bob",
-      dialled: BOB_LINE,
-      sender: "+15557654321",
-      csid: null,
-      pages: 1,
-      status: "success",
-      receivedAt: new Date().toISOString(),
-      groups: ["bobs-desk"],
-      document: Buffer.from("%PDF-1.4 stand-in"),
-      detail: "received for bob (poll)",
-    });
+    const { fax } = await t.store.keepReceived(
+      receivedInput({
+        messageId: "kept-1",
+        user: "bob",
+        dialled: BOB_LINE,
+        groups: ["bobs-desk"],
+        detail: "received for bob (poll)",
+      }),
+    );
     const seen = { messageId: "kept-1", direction: "inbound", status: "success", faxNumber: BOB_LINE };
     expect(await intake.receive("frontdesk", seen, "poll")).toBe(true);
     const routed = (await t.store.listReceivedEvents(fax.id)).filter((e) => e.action === "routed");
@@ -379,19 +375,9 @@ describe("a fax kept but not yet routed (a crash between the two)", () => {
       me: async () => ({ userId: "u-admin" }),
       dataDir: t.dir,
     });
-    const { fax } = await t.store.keepReceived({
-      messageId: "kept-2",
-      user: "bob",
-      dialled: BOB_LINE,
-      sender: "+15557654321",
-      csid: null,
-      pages: 1,
-      status: "success",
-      receivedAt: new Date().toISOString(),
-      groups: [],
-      document: Buffer.from("%PDF-1.4 stand-in"),
-      detail: "received for bob (poll)",
-    });
+    const { fax } = await t.store.keepReceived(
+      receivedInput({ messageId: "kept-2", user: "bob", dialled: BOB_LINE, detail: "received for bob (poll)" }),
+    );
     const seen = { messageId: "kept-2", direction: "inbound", status: "success", faxNumber: BOB_LINE };
     expect(await intake.receive("frontdesk", seen, "poll")).toBe(true);
     const routed = (await t.store.listReceivedEvents(fax.id)).filter((e) => e.action === "routed");
