@@ -5,7 +5,6 @@
 // or a push brings it, and whatever user id the push carries. A fax naming no configured user is
 // the user's whose key found it (docs/inbound.md). Then the rule case by case (several named,
 // email, an identity unreadable for now), and a kept fax whose routing another key's sighting ends.
-import { request } from "undici";
 import { validateConfig } from "../../src/config/load.js";
 import { FaxgateError } from "../../src/errors.js";
 import { attributeReceived, type ServiceSelf } from "../../src/inbound/attribution.js";
@@ -16,13 +15,12 @@ import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testIntake } from "../helpers/collaborators.js";
 import { receivedInput, tempStore, type TempStore } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
+import { PASSWORD, postEvent } from "../webhooks/rig.js";
 import { createLogger } from "../../src/log/logger.js";
 
 const FRONT = { name: "frontdesk", email: "admin@example.com", apiKey: TEST_KEYS.admin };
 const BOB = { name: "bob", email: "bob@example.com", apiKey: TEST_KEYS.bob };
 const BOB_LINE = "+15550100444";
-const PASSWORD = "correct-horse-battery-staple";
-const AUTH = `Basic ${Buffer.from(`faxgate:${PASSWORD}`).toString("base64")}`;
 // bob's own number at the service (every other seeded user keeps the seed's default)
 const SEED = {
   ...TEST_SEED,
@@ -150,15 +148,7 @@ describe("a received fax is the user's the service names", () => {
       "the first look at both users' histories",
     );
     const url = `${rig.url("webhooks")}/faxgate/events`;
-    const push = async (body: unknown) => {
-      const r = await request(url, {
-        method: "POST",
-        body: JSON.stringify(body),
-        headers: { "content-type": "application/json", authorization: AUTH },
-      });
-      await r.body.dump();
-      return r.statusCode;
-    };
+    const push = (body: unknown) => postEvent(url, body);
     const adminId = (await api.get("/v1/me", TEST_KEYS.admin)).json.userId as string;
     const info = async (id: string) => (await api!.get(`/v1/fax/${id}/info`, TEST_KEYS.admin)).json;
 

@@ -9,7 +9,7 @@ import type { Gateway } from "../../src/main.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
 import { newJob } from "../helpers/store.js";
 import { form, type Api } from "../emulator/api.js";
-import { AUTH, receiveFax, startWebhookRig, type WebhookRig } from "./rig.js";
+import { AUTH, postEvent, receiveFax, startWebhookRig, type WebhookRig } from "./rig.js";
 
 const jobs: string[] = [];
 let rig: WebhookRig;
@@ -34,15 +34,7 @@ afterAll(async () => {
   await rig?.stop();
 });
 
-async function postJson(body: unknown): Promise<number> {
-  const r = await request(url, {
-    method: "POST",
-    body: JSON.stringify(body),
-    headers: { "content-type": "application/json", authorization: AUTH },
-  });
-  await r.body.dump();
-  return r.statusCode;
-}
+const postJson = (body: unknown) => postEvent(url, body);
 
 async function postLegacy(record: unknown): Promise<number> {
   const fd = form({ data: JSON.stringify(record) }, [["fax.pdf", "%PDF-1.4 not really", "application/pdf"]]);

@@ -1,5 +1,6 @@
 // The webhook tests' gateway, made by the one builder (test/helpers/gateway.ts): its receiver on a
 // free port, polling an hour away so only a push can move a fax.
+import { request } from "undici";
 import type { Gateway } from "../../src/main.js";
 import { apiFor, form, type Api } from "../emulator/api.js";
 import { TEST_KEYS } from "../helpers/emulator.js";
@@ -8,6 +9,17 @@ import type { WireJson } from "../helpers/wire-json.js";
 
 export const PASSWORD = "correct-horse-battery-staple";
 export const AUTH = `Basic ${Buffer.from(`faxgate:${PASSWORD}`).toString("base64")}`;
+
+/** An event pushed as the service does (JSON, with the receiver's credentials); its HTTP status. */
+export async function postEvent(url: string, body: unknown): Promise<number> {
+  const r = await request(url, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json", authorization: AUTH },
+  });
+  await r.body.dump();
+  return r.statusCode;
+}
 
 export interface WebhookRig extends TestGateway {
   /** the emulator's API, for its inbound door */
