@@ -1,6 +1,6 @@
 // Proves a key works: GET /v1/me answers with the key's user. `/ping` says nothing about the key
 // (its body is not even documented), so readiness, `doctor` and the dispatcher's key hold ask this.
-import { describeError } from "../errors.js";
+import { describeError, isFaxgateError } from "../errors.js";
 import { FaxApiError } from "./api-error.js";
 import type { FaxApi } from "./types.js";
 
@@ -11,6 +11,11 @@ export type KeyCheck =
 
 export function isKeyRefusal(err: unknown): boolean {
   return err instanceof FaxApiError && (err.code === "API_AUTH" || err.code === "API_FORBIDDEN");
+}
+
+/** The service does not show this object to this key: a 404, or a 403 refusing this one request. */
+export function isNotShown(err: unknown): boolean {
+  return isFaxgateError(err) && (err.code === "API_NOT_FOUND" || err.code === "API_FORBIDDEN");
 }
 
 /** A 401: the key itself is unknown or revoked (a 403 may refuse only one request). */

@@ -4,7 +4,7 @@
 export { FaxApiError, isFaxApiError } from "./api-error.js";
 export { ApiGate } from "./api-gate.js";
 export type { GateClass } from "./api-gate.js";
-export { checkKey, isUnauthorized } from "./check-key.js";
+export { checkKey, isNotShown, isUnauthorized } from "./check-key.js";
 export { FaxClientFactory } from "./client-factory.js";
 export { FaxClient } from "./client.js";
 export { ContactCache } from "./contact-cache.js";

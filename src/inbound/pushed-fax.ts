@@ -2,9 +2,8 @@
 // the service shows the fax to one of our users' own keys, then goes through the same door as a
 // polled one (received-intake.ts), which attributes it by the fax info fetched here. A push that
 // names no user we know starts one look at every user's inbound history instead.
-import { isFaxgateError } from "../errors.js";
 import { configuredUserOf } from "./attribution.js";
-import type { FaxApi, FaxRecord } from "../fax/index.js";
+import { type FaxApi, type FaxRecord, isNotShown } from "../fax/index.js";
 import type { Logger } from "../log/index.js";
 
 export interface PushedFaxOptions {
@@ -31,7 +30,7 @@ export function pushedFaxHandler(opts: PushedFaxOptions) {
     try {
       told = await opts.clientFor(user).faxInfo(rec.messageId);
     } catch (err) {
-      if (isFaxgateError(err) && (err.code === "API_NOT_FOUND" || err.code === "API_FORBIDDEN")) {
+      if (isNotShown(err)) {
         opts.logger.warn(
           { user, messageId: rec.messageId },
           "webhook: the service does not know this received fax; not taken",

@@ -8,9 +8,9 @@ import path from "node:path";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { InboundConfig, InboundDelivery, UserConfig } from "../config/index.js";
-import { describeError, isFaxgateError } from "../errors.js";
+import { describeError } from "../errors.js";
 import { faxNumber } from "../format.js";
-import type { FaxApi, FaxRecord } from "../fax/index.js";
+import { type FaxApi, type FaxRecord, isNotShown } from "../fax/index.js";
 import type { Ledger } from "../ledger/index.js";
 import type { Logger } from "../log/index.js";
 import { inboundPayload, senderOf } from "./service-record.js";
@@ -158,7 +158,7 @@ export class ReceivedFaxIntake {
     try {
       return await this.opts.clientFor(seenBy).faxInfo(r.messageId);
     } catch (err) {
-      if (!isFaxgateError(err) || (err.code !== "API_NOT_FOUND" && err.code !== "API_FORBIDDEN")) throw err;
+      if (!isNotShown(err)) throw err;
       this.log.warn(
         { seenBy, messageId: r.messageId, err: describeError(err) },
         "received fax's info is gone at the service: attributed by its history record",

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { contentDisposition } from "../content-disposition.js";
-import { isFaxgateError } from "../errors.js";
+import { isNotShown } from "../fax/index.js";
 import { faxNumber } from "../format.js";
 import type { ConsoleContext } from "./context.js";
 import { clampInt } from "./jobs.js";
@@ -99,8 +99,7 @@ async function inboundPdf(ctx: ConsoleContext, req: FastifyRequest, reply: Fasti
     try {
       await ctx.deps.clientFor(s.user).downloadFax(id, file);
     } catch (err) {
-      if (isFaxgateError(err) && (err.code === "API_NOT_FOUND" || err.code === "API_FORBIDDEN"))
-        return reply.code(404).send({ error: "no such fax" });
+      if (isNotShown(err)) return reply.code(404).send({ error: "no such fax" });
       throw err;
     }
     const body = await readFile(file);
