@@ -6,12 +6,16 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log/logger.js";
-import { CHECKPOINT_EVERY_PAGES, COMMIT_PAGES, Checkpointer } from "../../src/store/sqlite/checkpointer.js";
+import { CHECKPOINT_EVERY_BYTES, COMMIT_PAGES, Checkpointer } from "../../src/store/sqlite/checkpointer.js";
+import { NEW_DATABASE_PAGE_BYTES } from "../../src/store/sqlite/open-database.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { waitUntil } from "../helpers/cli.js";
 
-/** Commits of a few pages each that make one checkpoint due. */
-const CHECKPOINT_EVERY_COMMITS = Math.ceil(CHECKPOINT_EVERY_PAGES / COMMIT_PAGES);
+/** Commits of a few pages each that make one checkpoint due, in a database with pages of `pageSize`. */
+const commitsPerCheckpoint = (pageSize: number): number =>
+  Math.ceil(CHECKPOINT_EVERY_BYTES / (COMMIT_PAGES * pageSize));
+/** The same in a database the store made. */
+const CHECKPOINT_EVERY_COMMITS = commitsPerCheckpoint(NEW_DATABASE_PAGE_BYTES);
 
 let dir = "";
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,8 +70,8 @@ describe("WAL checkpoints", () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-ckpt-"));
     const store = SqliteStore.open({ dataDir: dir, dedupeWindowMs: -1 });
     const cp = (store as unknown as { checkpoints: Checkpointer }).checkpoints;
-    // 200 KB a job, kept in the database (SMALL_DOCUMENT_BYTES): some 50 pages of the WAL each,
-    // so 25 jobs are past CHECKPOINT_EVERY_PAGES where counting commits alone would wait for 125
+    // 200 KB a job, kept in the database (SMALL_DOCUMENT_BYTES), so 25 jobs are past
+    // CHECKPOINT_EVERY_BYTES where counting commits alone would wait for CHECKPOINT_EVERY_COMMITS
     const data = Buffer.alloc(200 * 1024, 0x25);
     for (let i = 0; i < 25; i += 1) {
       await store.enqueue({
@@ -78,7 +82,7 @@ describe("WAL checkpoints", () => {
         cover: { enabled: false },
       });
     }
-    expect(25 * (COMMIT_PAGES + 50)).toBeGreaterThan(CHECKPOINT_EVERY_PAGES);
+    expect(25 * (COMMIT_PAGES * NEW_DATABASE_PAGE_BYTES + data.length)).toBeGreaterThan(CHECKPOINT_EVERY_BYTES);
     expect(25).toBeLessThan(CHECKPOINT_EVERY_COMMITS);
     await waitUntil(() => cp.done >= 1, "a checkpoint by the thread", 10_000, 20);
     await store.close();
@@ -129,7 +133,8 @@ describe("WAL checkpoints", () => {
     // the thread opens a file that does not exist (fileMustExist): it fails at its start
     const cp = new Checkpointer(db, path.join(dir, "missing.db"), silentLogger());
     expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
-    for (let i = 0; i < CHECKPOINT_EVERY_COMMITS; i += 1) cp.committed();
+    // a file made with SQLite's default page size, 4 KB
+    for (let i = 0; i < commitsPerCheckpoint(4096); i += 1) cp.committed();
     await waitUntil(
       () => db.pragma("wal_autocheckpoint", { simple: true }) === 1000,
       "SQLite's own checkpoints back",

@@ -1,9 +1,9 @@
-// WAL checkpoints on a worker thread of their own, PASSIVE, every CHECKPOINT_EVERY_PAGES pages,
+// WAL checkpoints on a worker thread of their own, PASSIVE, every CHECKPOINT_EVERY_BYTES of WAL,
 // because SQLite's automatic ones run inside a commit on the main thread, where every SMTP session
-// waits for them. After a pass, every RESTART_EVERY_PAGES, a short second pass holds intake's
+// waits for them. After a pass, every RESTART_EVERY_BYTES, a short second pass holds intake's
 // commits (holdCommits) so the WAL can start again from its beginning: under a steady stream of
 // commits it otherwise grows without end. A pass that a slow disk holds up would let the WAL grow
-// by everything committed meanwhile: past HOLD_AT_PAGES since the last restart, intake's commits
+// by everything committed meanwhile: past HOLD_AT_BYTES since the last restart, intake's commits
 // wait for the pass too. If the thread cannot run, the main connection
 // checkpoints for itself, as SQLite does by default. Figures: docs/bench.md, "Why the store writes
 // the way it does".
@@ -13,25 +13,26 @@ import type { Logger } from "../../log/index.js";
 import { startDbThread } from "./db-thread.js";
 
 /**
- * SQLite's own default. A commit is counted as COMMIT_PAGES pages (a new job's rows and indexes
- * write 5 to 15) plus the documents it keeps in the database: a small mail's 173 KB are some 45
- * pages more, and counted as one commit, the WAL grew to 9,000 pages (36 MB) between two
- * checkpoints, each then a burst of writes and a long fsync on the disk that the next commits'
- * flushes wait for.
+ * SQLite's own default (1,000 pages) at its default page size, 4 KB; counted in bytes, for a
+ * database's page size is the one it was made with (open-database.ts). A commit is counted as
+ * COMMIT_PAGES pages (a new job's rows and indexes write 5 to 15) plus the documents it keeps in
+ * the database: a small mail's 173 KB are some 45 pages of 4 KB more, and counted as one commit,
+ * the WAL grew to 36 MB between two checkpoints, each then a burst of writes and a long fsync on
+ * the disk that the next commits' flushes wait for.
  */
-export const CHECKPOINT_EVERY_PAGES = 1000;
+export const CHECKPOINT_EVERY_BYTES = 1000 * 4096;
 export const COMMIT_PAGES = 8;
 /**
- * The WAL is made to start again after this many pages committed (16 MB), not after every pass:
- * each restart holds intake's commits for 5 to 10 ms, and after every pass that added up to 1.9 s
- * in 6,000 mails under smtp-source (0.7 s so; docs/bench.md). The WAL stays within about twice this.
+ * The WAL is made to start again after this much committed (16 MB), not after every pass: each
+ * restart holds intake's commits for 5 to 10 ms, and after every pass that added up to 1.9 s in
+ * 6,000 mails under smtp-source (0.7 s so; docs/bench.md). The WAL stays within about twice this.
  */
-export const RESTART_EVERY_PAGES = 4 * CHECKPOINT_EVERY_PAGES;
+export const RESTART_EVERY_BYTES = 4 * CHECKPOINT_EVERY_BYTES;
 /**
- * Pages committed since the last restart past which intake's commits wait for the thread's pass in
+ * Bytes committed since the last restart past which intake's commits wait for the thread's pass in
  * progress (at most HOLD_LIMIT_MS at a time): one pass that met a slow fsync let 70 MB in.
  */
-export const HOLD_AT_PAGES = 2 * RESTART_EVERY_PAGES;
+export const HOLD_AT_BYTES = 2 * RESTART_EVERY_BYTES;
 /** The WAL's size on disk past which a restart cuts it back (SQLite's journal_size_limit). */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Intake's commits wait at most this long for the short pass and the restart (a disk that stalls). */
@@ -46,11 +47,15 @@ export interface Reply {
   restarted?: boolean;
 }
 
+/** SQLite's own checkpoints, when the thread cannot run: as often as the thread's, in pages. */
+const fallbackPages = (pageSize: number): number => Math.ceil(CHECKPOINT_EVERY_BYTES / pageSize);
+
 const THREAD = new URL("./checkpoint-thread.js", import.meta.url);
 
 export class Checkpointer {
-  private pages = 0;
-  /** pages committed since the WAL last started again from its beginning */
+  /** bytes of WAL committed since the last pass */
+  private bytes = 0;
+  /** bytes committed since the WAL last started again from its beginning */
   private sinceRestart = 0;
   private readonly pageSize: number;
   private worker: Worker | null = null;
@@ -73,21 +78,21 @@ export class Checkpointer {
     private readonly log: Logger,
   ) {
     db.pragma("wal_autocheckpoint = 0");
-    this.pageSize = Number(db.pragma("page_size", { simple: true })) || 4096;
+    this.pageSize = Number(db.pragma("page_size", { simple: true }));
   }
 
   /** One more commit (the main connection's or the intake thread's), with `blobBytes` of documents in it. */
   committed(blobBytes = 0): void {
     if (this.failed || this.closed) return;
-    const pages = COMMIT_PAGES + Math.ceil(blobBytes / this.pageSize);
-    this.pages += pages;
-    this.sinceRestart += pages;
+    const bytes = (COMMIT_PAGES + Math.ceil(blobBytes / this.pageSize)) * this.pageSize;
+    this.bytes += bytes;
+    this.sinceRestart += bytes;
     if (this.phase !== "idle") {
-      if (this.sinceRestart >= HOLD_AT_PAGES) this.hold();
+      if (this.sinceRestart >= HOLD_AT_BYTES) this.hold();
       return;
     }
-    if (this.pages < CHECKPOINT_EVERY_PAGES) return;
-    this.pages = 0;
+    if (this.bytes < CHECKPOINT_EVERY_BYTES) return;
+    this.bytes = 0;
     this.phase = "pass";
     try {
       (this.worker ??= this.spawn()).postMessage("checkpoint");
@@ -98,7 +103,7 @@ export class Checkpointer {
 
   /**
    * While the thread makes its short pass and restarts the WAL, or while a pass runs late (see
-   * HOLD_AT_PAGES): a promise that intake awaits before it commits (at most HOLD_LIMIT_MS); null
+   * HOLD_AT_BYTES): a promise that intake awaits before it commits (at most HOLD_LIMIT_MS); null
    * the rest of the time.
    */
   holdCommits(): Promise<void> | null {
@@ -111,7 +116,7 @@ export class Checkpointer {
     if (m.ok) this.done += 1;
     // a checkpoint that failed (a disk gone read-only...) is tried again after the next commits
     else this.log.warn({ err: m.error }, "WAL checkpoint failed; trying again later");
-    if (phase === "pass" && m.ok && !this.closed && this.sinceRestart >= RESTART_EVERY_PAGES) {
+    if (phase === "pass" && m.ok && !this.closed && this.sinceRestart >= RESTART_EVERY_BYTES) {
       let posted = false;
       const finish = (): void => {
         if (posted || this.phase !== "finish" || this.worker !== w) return;
@@ -197,7 +202,7 @@ export class Checkpointer {
     this.worker = null;
     this.log.warn({ err: (err as Error)?.message ?? String(err) }, "WAL checkpoints are back on the main thread");
     try {
-      this.db.pragma("wal_autocheckpoint = 1000");
+      this.db.pragma(`wal_autocheckpoint = ${fallbackPages(this.pageSize)}`);
     } catch {
       // the connection is closing
     }
