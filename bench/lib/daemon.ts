@@ -47,6 +47,7 @@ export async function faxgateModule<M>(rel: string): Promise<M> {
 /**
  * The node flags of bin/faxgate.js's first line (`#!/usr/bin/env -S node FLAGS`): the bench starts
  * the daemon with the node that runs the bench, so it puts in front what the shebang gives a user's.
+ * The daemon from source (FAXGATE_BENCH_SOURCE=1, through tsx) runs without them.
  */
 export function entryNodeFlags(): string[] {
   const first = readFileSync(path.join(root, "bin/faxgate.js"), "utf8").split("\n", 1)[0]!;
