@@ -46,3 +46,35 @@ export function loadUnpatched<T>(pkg: string, file: string, patchName: string): 
 export function loadInstalled<T>(pkg: string, file: string): T {
   return createRequire(path.join(packageDir(pkg), "package.json"))(path.join(packageDir(pkg), file)) as T;
 }
+
+/**
+ * Loads `file` of package `pkg` and the package's own files it requires, all as upstream ships
+ * them (each with the hunks of patches/`patchName` undone): a whole upstream module graph, eg.
+ * smtp-server's server with its upstream connection and parser, to compare a patched server's
+ * wire bytes with. Other packages are required as installed.
+ */
+export function loadUnpatchedTree<T>(pkg: string, file: string, patchName: string): T {
+  const dir = packageDir(pkg);
+  const patchText = readFileSync(path.join(root, "patches", patchName), "utf8");
+  const loaded = new Map<string, { exports: unknown }>();
+  const load = (filename: string): unknown => {
+    const hit = loaded.get(filename);
+    if (hit) return hit.exports;
+    let source = readFileSync(filename, "utf8");
+    for (const h of hunksOf(patchText, path.relative(dir, filename).split(path.sep).join("/"))) {
+      if (!source.includes(h.after)) throw new Error(`${patchName} is not applied to ${pkg}/${filename}`);
+      source = source.replace(h.after, () => h.before);
+    }
+    const mod = { exports: {} };
+    loaded.set(filename, mod);
+    const real = createRequire(filename);
+    const local = Object.assign(
+      (id: string): unknown => (id.startsWith(".") && id.endsWith(".js") ? load(real.resolve(id)) : real(id)),
+      { resolve: real.resolve, cache: real.cache, main: real.main, extensions: real.extensions },
+    );
+    const wrapper = vm.runInThisContext(Module.wrap(source), { filename: `${filename} (unpatched)` });
+    wrapper(mod.exports, local, mod, filename, path.dirname(filename));
+    return mod.exports;
+  };
+  return load(path.join(dir, file)) as T;
+}
