@@ -126,23 +126,30 @@ describe("WAL checkpoints", () => {
     await store.close();
   });
 
-  it("a thread that cannot start gives the main connection its own checkpoints back", async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-ckpt-"));
-    const db = new Database(path.join(dir, "a.db"));
-    db.pragma("journal_mode = WAL");
-    // the thread opens a file that does not exist (fileMustExist): it fails at its start
-    const cp = new Checkpointer(db, path.join(dir, "missing.db"), silentLogger());
-    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
-    // a file made with SQLite's default page size, 4 KB
-    for (let i = 0; i < commitsPerCheckpoint(4096); i += 1) cp.committed();
-    await waitUntil(
-      () => db.pragma("wal_autocheckpoint", { simple: true }) === 1000,
-      "SQLite's own checkpoints back",
-      30_000,
-      20,
-    );
-    expect(cp.done).toBe(0);
-    await cp.close();
-    db.close();
-  });
+  // SQLite's own interval is in pages: as many bytes between checkpoints at either page size
+  it.each([
+    [4096, 1000],
+    [8192, 500],
+  ])(
+    "a thread that cannot start gives the main connection its own checkpoints back (%i-byte pages)",
+    async (pageSize, pages) => {
+      dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-ckpt-"));
+      const db = new Database(path.join(dir, "a.db"));
+      db.pragma(`page_size = ${pageSize}`);
+      db.pragma("journal_mode = WAL");
+      // the thread opens a file that does not exist (fileMustExist): it fails at its start
+      const cp = new Checkpointer(db, path.join(dir, "missing.db"), silentLogger());
+      expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+      for (let i = 0; i < commitsPerCheckpoint(pageSize); i += 1) cp.committed();
+      await waitUntil(
+        () => db.pragma("wal_autocheckpoint", { simple: true }) === pages,
+        "SQLite's own checkpoints back",
+        30_000,
+        20,
+      );
+      expect(cp.done).toBe(0);
+      await cp.close();
+      db.close();
+    },
+  );
 });
