@@ -19,9 +19,9 @@ export function openDatabase(dataDir: string, documentsDir: string): Database.Da
     mkdirSync(documentsDir, { recursive: true, mode: 0o750 });
     const db = new Database(path.join(dataDir, "faxgate.db"));
     db.pragma("busy_timeout = 10000");
-    // Before the first table and before WAL mode, which writes the file's first page: a new file
-    // only. An existing one keeps the size it was made with (docs/queue.md).
-    if (db.pragma("page_count", { simple: true }) === 0) db.pragma(`page_size = ${NEW_DATABASE_PAGE_BYTES}`);
+    // Before WAL mode, which writes a new file's first page. SQLite takes it for a file with no
+    // pages only: an existing one keeps the size it was made with (docs/queue.md).
+    db.pragma(`page_size = ${NEW_DATABASE_PAGE_BYTES}`);
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
