@@ -27,19 +27,30 @@ export { packageDir };
  * file (the patch is not applied, or the library moved).
  */
 export function loadUnpatched<T>(pkg: string, file: string, patchName: string): T {
-  const dir = packageDir(pkg);
-  const filename = path.join(dir, file);
+  const filename = path.join(packageDir(pkg), file);
+  const patchText = readFileSync(path.join(root, "patches", patchName), "utf8");
+  if (!hunksOf(patchText, file).length) throw new Error(`${patchName} changes nothing in ${file}`);
+  const mod = { exports: {} as T };
+  runUnpatched(pkg, patchName, patchText, filename, mod, createRequire(filename));
+  return mod.exports;
+}
+
+/** Runs `filename` of `pkg` as upstream ships it (the hunks of `patchText` undone) into `mod`. */
+function runUnpatched(
+  pkg: string,
+  patchName: string,
+  patchText: string,
+  filename: string,
+  mod: { exports: unknown },
+  req: NodeJS.Require,
+): void {
   let source = readFileSync(filename, "utf8");
-  const hunks = hunksOf(readFileSync(path.join(root, "patches", patchName), "utf8"), file);
-  if (!hunks.length) throw new Error(`${patchName} changes nothing in ${file}`);
-  for (const h of hunks) {
-    if (!source.includes(h.after)) throw new Error(`${patchName} is not applied to ${pkg}/${file}`);
+  for (const h of hunksOf(patchText, path.relative(packageDir(pkg), filename).split(path.sep).join("/"))) {
+    if (!source.includes(h.after)) throw new Error(`${patchName} is not applied to ${pkg}/${filename}`);
     source = source.replace(h.after, () => h.before);
   }
   const wrapper = vm.runInThisContext(Module.wrap(source), { filename: `${filename} (unpatched)` });
-  const mod = { exports: {} as T };
-  wrapper(mod.exports, createRequire(filename), mod, filename, path.dirname(filename));
-  return mod.exports;
+  wrapper(mod.exports, req, mod, filename, path.dirname(filename));
 }
 
 /** The installed (patched) file, loaded the same way as loadUnpatched loads the reference. */
@@ -60,11 +71,6 @@ export function loadUnpatchedTree<T>(pkg: string, file: string, patchName: strin
   const load = (filename: string): unknown => {
     const hit = loaded.get(filename);
     if (hit) return hit.exports;
-    let source = readFileSync(filename, "utf8");
-    for (const h of hunksOf(patchText, path.relative(dir, filename).split(path.sep).join("/"))) {
-      if (!source.includes(h.after)) throw new Error(`${patchName} is not applied to ${pkg}/${filename}`);
-      source = source.replace(h.after, () => h.before);
-    }
     const mod = { exports: {} };
     loaded.set(filename, mod);
     const real = createRequire(filename);
@@ -72,8 +78,7 @@ export function loadUnpatchedTree<T>(pkg: string, file: string, patchName: strin
       (id: string): unknown => (id.startsWith(".") && id.endsWith(".js") ? load(real.resolve(id)) : real(id)),
       { resolve: real.resolve, cache: real.cache, main: real.main, extensions: real.extensions },
     );
-    const wrapper = vm.runInThisContext(Module.wrap(source), { filename: `${filename} (unpatched)` });
-    wrapper(mod.exports, local, mod, filename, path.dirname(filename));
+    runUnpatched(pkg, patchName, patchText, filename, mod, local);
     return mod.exports;
   };
   return load(path.join(dir, file)) as T;
