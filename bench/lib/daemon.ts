@@ -44,18 +44,6 @@ export async function faxgateModule<M>(rel: string): Promise<M> {
   )) as M;
 }
 
-/**
- * The node flags of bin/faxgate.js's first line (`#!/usr/bin/env -S node FLAGS`): the bench starts
- * the daemon with the node that runs the bench, so it puts in front what the shebang gives a user's.
- * The daemon from source (FAXGATE_BENCH_SOURCE=1, through tsx) runs without them.
- */
-export function entryNodeFlags(): string[] {
-  const first = readFileSync(path.join(root, "bin/faxgate.js"), "utf8").split("\n", 1)[0]!;
-  const m = /^#!\/usr\/bin\/env -S node((?: [^ ]+)*)$/.exec(first);
-  if (!m) throw new Error(`bin/faxgate.js does not start with "#!/usr/bin/env -S node": ${first}`);
-  return m[1]!.split(" ").filter(Boolean);
-}
-
 export const DOMAIN = "fax.example.com";
 export const SENDER = "alice@example.com";
 
@@ -129,15 +117,7 @@ export async function startBenchDaemon(opts: BenchDaemonOptions): Promise<BenchD
     child = BUILT
       ? spawn(
           process.execPath,
-          // a bench's own flags after the shebang's, so that they win (FAXGATE_BENCH_NODE_ARGS)
-          [
-            ...entryNodeFlags(),
-            ...(opts.nodeArgs ?? []),
-            path.join(root, "bin/faxgate.js"),
-            "start",
-            "--config",
-            configFile,
-          ],
+          [...(opts.nodeArgs ?? []), path.join(root, "bin/faxgate.js"), "start", "--config", configFile],
           { cwd: dir, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] },
         )
       : spawnCli(["start", "--config", configFile], { cwd: dir });

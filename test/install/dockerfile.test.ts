@@ -87,15 +87,8 @@ describe("Dockerfile", () => {
       const entry = readFileSync(path.join(repo, "docker/entrypoint.sh"), "utf8")
         .split("\n")
         .filter((l) => l.trim() && !l.trim().startsWith("#"));
-      // the entrypoint runs bin/faxgate.js as a program: its first line's command too
-      const shebang = readFileSync(path.join(repo, "bin/faxgate.js"), "utf8").split("\n", 1)[0]!;
-      const interpreter = shebang
-        .slice(2)
-        .split(/\s+/)
-        .filter((w) => w && !w.startsWith("-"))
-        .map((w) => path.basename(w));
       const commands = new Set(
-        [...runs, ...entry, ...interpreter]
+        [...runs, ...entry]
           .flatMap((l) => l.split(/&&|\|\||;|\bthen\b|\bif\b/))
           .map(
             (c) =>
