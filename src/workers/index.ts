@@ -3,6 +3,6 @@
 // other folders import from here, never from an inner file (test/shared/module-graph.test.ts).
 export { ChildLimitError, childPool, startThread, threadPool } from "./off-thread.js";
 export type { ChildPool } from "./off-thread.js";
-export { killGroup, planSandbox, unreachableBy } from "./sandbox.js";
+export { groupGone, killGroup, planSandbox, unreachableBy } from "./sandbox.js";
 export type { SandboxMode, SandboxPlan } from "./sandbox.js";
 export { NO_MEMORY_LIMIT, runSandboxed, spawnSandboxed } from "./sandboxed-child.js";

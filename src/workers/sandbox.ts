@@ -6,7 +6,18 @@
 // (no network, files as the converter's user sees them); else nothing, said loudly. When the
 // daemon runs as root the converter also runs as an unprivileged user of its own.
 import { spawn } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import os from "node:os";
 import path from "node:path";
 import { findExecutable } from "../fs/index.js";
@@ -244,4 +255,44 @@ export function killGroup(pid: number): void {
   } catch {
     // already gone
   }
+}
+
+/**
+ * Resolves once no live process is left in process group `pgid`, true; false past `timeoutMs`. A
+ * killed process that waits for the disk (a LibreOffice reading its install while it starts) dies
+ * only when that read returns, which on a busy machine can be well after the group's leader was
+ * seen to end. Zombies do not count: an orphan may never be collected (node as a container's pid 1).
+ */
+export async function groupGone(pgid: number, timeoutMs = GROUP_GONE_MS): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= until) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
+/** Longest a stopped converter's processes are waited for. */
+const GROUP_GONE_MS = 10_000;
+
+/** A process of group `pgid` that is not a zombie, from /proc (none where there is no /proc). */
+function groupAlive(pgid: number): boolean {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((n) => /^\d+$/.test(n));
+  } catch {
+    return false;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid pgrp ...": the command name may hold spaces and parentheses
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(f[2]) === pgid && f[0] !== "Z") return true;
+  }
+  return false;
 }

@@ -5,7 +5,7 @@
 // and with nothing of ours (keys, passwords) in its environment. Its callers say what to run,
 // which folders it may use, and its limits; they get back how it ended.
 import { type ChildProcess, spawn } from "node:child_process";
-import { killGroup, type SandboxPlan, sandboxArgs } from "./sandbox.js";
+import { groupGone, killGroup, type SandboxPlan, sandboxArgs } from "./sandbox.js";
 
 export interface SandboxedChild {
   /** The command (a path) and its arguments. */
@@ -102,7 +102,9 @@ export function runSandboxed(c: SandboxedChild): Promise<SandboxedResult> {
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, timedOut, output });
+      // its group is killed as it closes (spawnSandboxed): ended means ended, whole
+      const gone = child.pid ? groupGone(child.pid) : Promise.resolve(true);
+      void gone.then(() => resolve({ code, signal, timedOut, output }));
     });
   });
 }

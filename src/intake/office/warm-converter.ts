@@ -15,7 +15,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { strToU8, zipSync } from "fflate";
 import { writeHardenedProfile } from "./office-profile.js";
-import { killGroup, type SandboxPlan, spawnSandboxed } from "../../workers/index.js";
+import { groupGone, killGroup, type SandboxPlan, spawnSandboxed } from "../../workers/index.js";
 
 /**
  * The supervisor inside the sandbox: starts LibreOffice with the blank document open (with no
@@ -229,6 +229,8 @@ export class WarmInstance {
   async stop(): Promise<void> {
     if (this.pid) killGroup(this.pid);
     await this.gone;
+    // the supervisor's end is seen before a LibreOffice that was reading the disk has died
+    if (this.pid) await groupGone(this.pid);
     await rm(this.o.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 
