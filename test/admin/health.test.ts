@@ -61,7 +61,7 @@ describe("health endpoints", () => {
           return r.statusCode;
         }),
       ).toBe(200);
-    // one commit appends at least one page (8 KB) to the WAL; 200 would add 1.6 MB
+    // one commit appends at least one 4 KB page to the WAL; 200 would add 800 KB
     expect(walSize() - before).toBeLessThan(64 * 4096);
   });
 

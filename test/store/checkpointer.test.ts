@@ -7,15 +7,16 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log/logger.js";
 import { CHECKPOINT_EVERY_BYTES, COMMIT_PAGES, Checkpointer } from "../../src/store/sqlite/checkpointer.js";
-import { NEW_DATABASE_PAGE_BYTES } from "../../src/store/sqlite/open-database.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { waitUntil } from "../helpers/cli.js";
 
 /** Commits of a few pages each that make one checkpoint due, in a database with pages of `pageSize`. */
 const commitsPerCheckpoint = (pageSize: number): number =>
   Math.ceil(CHECKPOINT_EVERY_BYTES / (COMMIT_PAGES * pageSize));
+/** A new store's file has SQLite's default page size. */
+const STORE_PAGE_BYTES = 4096;
 /** The same in a database the store made. */
-const CHECKPOINT_EVERY_COMMITS = commitsPerCheckpoint(NEW_DATABASE_PAGE_BYTES);
+const CHECKPOINT_EVERY_COMMITS = commitsPerCheckpoint(STORE_PAGE_BYTES);
 
 let dir = "";
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -82,7 +83,7 @@ describe("WAL checkpoints", () => {
         cover: { enabled: false },
       });
     }
-    expect(25 * (COMMIT_PAGES * NEW_DATABASE_PAGE_BYTES + data.length)).toBeGreaterThan(CHECKPOINT_EVERY_BYTES);
+    expect(25 * (COMMIT_PAGES * STORE_PAGE_BYTES + data.length)).toBeGreaterThan(CHECKPOINT_EVERY_BYTES);
     expect(25).toBeLessThan(CHECKPOINT_EVERY_COMMITS);
     await waitUntil(() => cp.done >= 1, "a checkpoint by the thread", 10_000, 20);
     await store.close();

@@ -14,7 +14,7 @@ import { startDbThread } from "./db-thread.js";
 
 /**
  * SQLite's own default (1,000 pages) at its default page size, 4 KB; counted in bytes, for a
- * database's page size is the one it was made with (open-database.ts). A commit is counted as
+ * database's page size is the one it was made with (a file made elsewhere may differ). A commit is counted as
  * COMMIT_PAGES pages (a new job's rows and indexes write 5 to 15) plus the documents it keeps in
  * the database: a small mail's 173 KB are some 45 pages of 4 KB more, and counted as one commit,
  * the WAL grew to 36 MB between two checkpoints, each then a burst of writes and a long fsync on

@@ -7,21 +7,11 @@ import path from "node:path";
 import { FaxgateError } from "../../errors.js";
 import { migrate } from "./migrations.js";
 
-/**
- * The page size of a database file the store makes, twice SQLite's default: a mail's documents
- * kept in the database take half as many WAL frames (two writes each) and half as many pages for
- * the checkpoint to copy, while a small commit's pages stay small. Figures: docs/bench.md, issue 54.
- */
-export const NEW_DATABASE_PAGE_BYTES = 8192;
-
 export function openDatabase(dataDir: string, documentsDir: string): Database.Database {
   try {
     mkdirSync(documentsDir, { recursive: true, mode: 0o750 });
     const db = new Database(path.join(dataDir, "faxgate.db"));
     db.pragma("busy_timeout = 10000");
-    // Before WAL mode, which writes a new file's first page. SQLite takes it for a file with no
-    // pages only: an existing one keeps the size it was made with (docs/queue.md).
-    db.pragma(`page_size = ${NEW_DATABASE_PAGE_BYTES}`);
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
