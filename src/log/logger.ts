@@ -3,6 +3,7 @@
 // Fax numbers are cut to their last four digits the same way: a log is read by whoever runs the
 // host, and who faxed which practice is the office's to keep (the ledger keeps a keyed hash, the
 // console the number).
+import { isatty } from "node:tty";
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from "pino";
 
 export type { Logger };
@@ -289,7 +290,7 @@ function withCopy(main: DestinationStream): DestinationStream {
 export function createLogger(opts: LogOptions = {}): Logger {
   const options = baseOptions(opts.name ?? "faxgate", opts.level ?? "info");
   if (opts.destination) return pino(options, withCopy(opts.destination));
-  const pretty = opts.format === "pretty" || (opts.format !== "json" && process.stdout.isTTY === true);
+  const pretty = opts.format === "pretty" || (opts.format !== "json" && isatty(1));
   if (pretty) {
     return pino({
       ...options,
@@ -299,7 +300,41 @@ export function createLogger(opts: LogOptions = {}): Logger {
       },
     });
   }
-  return pino(options, withCopy(pino.destination({ dest: 1, sync: true })));
+  const out = stdoutDestination();
+  const logger = pino(options, withCopy(out.stream));
+  out.reportDropsTo(logger);
+  return logger;
+}
+
+/** What stdout may hold unwritten while nothing reads it; lines beyond it are dropped and counted. */
+export const STDOUT_BUFFER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * stdout, written from a buffer so that a slow reader never stops the main thread. fd 1 is
+ * non-blocking as soon as Node has made process.stdout or process.stderr (every Worker does, and
+ * node:assert; under systemd both share the journal's socket): a synchronous writer then sleeps
+ * 100 ms on each EAGAIN (sonic-boom) while every SMTP session waits (issue 54, docs/bench.md).
+ * The buffer is bounded; the lines it drops while nothing reads are counted in a line of their own
+ * once writing goes on. pino writes what is left synchronously when the process exits.
+ */
+function stdoutDestination(): { stream: DestinationStream; reportDropsTo(log: Logger): void } {
+  const stream = pino.destination({ dest: 1, sync: false, maxLength: STDOUT_BUFFER_BYTES });
+  let dropped = 0;
+  return {
+    stream,
+    reportDropsTo(log) {
+      stream.on("drop", () => {
+        dropped += 1;
+      });
+      stream.on("write", () => {
+        if (dropped === 0) return;
+        const lines = dropped;
+        dropped = 0;
+        // after sonic-boom has counted the bytes just written
+        setImmediate(() => log.warn({ lines }, "log lines dropped: stdout was not read while they were written"));
+      });
+    },
+  };
 }
 
 /** A logger that drops everything (tests and tools that do not care), except into FAXGATE_LOG_COPY. */
