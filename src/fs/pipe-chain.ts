@@ -30,7 +30,9 @@ export function pipeChain(...steps: [Readable, ...Duplex[], Writable | ChainCons
         for (let j = 0; j < streams.length; j++)
           if (open[j] && !streams[j]!.destroyed) streams[j]!.destroy(error as Error);
       if (--pending > 0) return;
-      for (const cleanup of cleanups) cleanup();
+      // A stream that emitted 'error' itself without being destroyed (mailparser does) may emit
+      // again: its listeners stay, as pipeline's do, so that a late error is not an uncaught one.
+      for (let j = 0; j < streams.length; j++) if (streams[j]!.destroyed) cleanups[j]!();
       if (error) reject(error);
       else resolve();
     };

@@ -200,6 +200,18 @@ describe("pipeChain's listeners", () => {
     expect(listeners([source, mid, out])).toEqual(before);
   });
 
+  it("keeps its watch on a stream that emitted 'error' itself, so a second one is not uncaught", async () => {
+    const source = new PassThrough();
+    const mid = new PassThrough();
+    const out = sink();
+    const p = outcome(pipeChain(source, mid, out));
+    const boom = new Error("parser broke");
+    // as mailparser does: the event, without destroying the stream
+    mid.emit("error", boom);
+    expect(await p).toBe(boom);
+    expect(() => mid.emit("error", new Error("late"))).not.toThrow();
+  });
+
   it("with a consumer, leaves only what the consumer's own loop leaves", async () => {
     const readAll = async (items: AsyncIterable<unknown>): Promise<void> => {
       for await (const _ of items);
