@@ -14,3 +14,4 @@ export { findExecutable } from "./executable.js";
 export { callsFor, poolCalls } from "./folder-calls.js";
 export type { FolderCalls } from "./folder-calls.js";
 export { GroupSync } from "./group-sync.js";
+export { pipeChain } from "./pipe-chain.js";

@@ -9,9 +9,8 @@ import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, promises as fsp, type WriteStream } from "node:fs";
 import path from "node:path";
 import { Transform, type TransformCallback, Writable, type Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { FaxgateError, describeError } from "../../errors.js";
-import { FLUSH_ON_CLOSE } from "../../fs/index.js";
+import { FLUSH_ON_CLOSE, pipeChain } from "../../fs/index.js";
 import { SMALL_DOCUMENT_BYTES } from "../../store/index.js";
 import { pooledRandomBytes } from "../../random-pool.js";
 import { HELD_SIZES, type HeldMemory } from "./held-memory.js";
@@ -346,7 +345,7 @@ export async function writeIncoming(
   // PostgreSQL.
   const out = dir.file("message.eml", false);
   try {
-    await pipeline(stream, keeper, out);
+    await pipeChain(stream, keeper, out);
   } catch (err) {
     keeper.stopTap();
     throw err;

@@ -6,9 +6,8 @@
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import { PassThrough, Transform, type Readable, type Writable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { TextDecoder } from "node:util";
-import { FLUSH_ON_CLOSE } from "../../fs/index.js";
+import { FLUSH_ON_CLOSE, pipeChain } from "../../fs/index.js";
 import { MailParser, type AddressObject, type AttachmentStream, type MessageText } from "mailparser";
 import { bodyText } from "./body-text.js";
 import { Head } from "../documents/file-type.js";
@@ -200,7 +199,8 @@ function describePart(data: AttachmentStream, dir: WorkDir, index: number): Extr
 /**
  * Settles once the parser's last object is taken (the text arrives with its end), or with the
  * first error of either stream. Whatever a hostile message makes mailparser hand us, a throw
- * while taking it becomes a parse error of this message, never an uncaught exception.
+ * while taking it becomes a parse error of this message, never an uncaught exception (pipeChain
+ * rejects with that throw; stream.pipeline, used here before, put an AbortError in its place).
  */
 function takeObjects(
   source: Readable,
@@ -208,7 +208,7 @@ function takeObjects(
   take: (data: AttachmentStream | MessageText) => void,
 ): Promise<{ ok: true } | { ok: false; err: unknown }> {
   // (mailparser's typings give its read() a Buffer's type, not the objects it hands out)
-  return pipeline(source, parser as unknown as Transform, async (objects: AsyncIterable<unknown>) => {
+  return pipeChain(source, parser as unknown as Transform, async (objects: AsyncIterable<unknown>) => {
     for await (const data of objects as AsyncIterable<AttachmentStream | MessageText>) {
       try {
         take(data);
@@ -291,7 +291,7 @@ async function writePart(
   // the first bytes as they go into the file (after recoding)
   const head = new Head();
   (recode ?? content).on("data", (c: Buffer) => head.add(c));
-  await (recode ? pipeline(content, recode, sink) : pipeline(content, sink));
+  await (recode ? pipeChain(content, recode, sink) : pipeChain(content, sink));
   part.head = head.bytes();
   finishPart(part, sink);
 }
