@@ -277,6 +277,12 @@ const GROUP_GONE_MS = 10_000;
 
 /** A process of group `pgid` that is not a zombie, from /proc (none where there is no /proc). */
 function groupAlive(pgid: number): boolean {
+  // no member at all, zombies included (the usual answer): known without reading all of /proc
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ESRCH") return false;
+  }
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((n) => /^\d+$/.test(n));
