@@ -2,13 +2,24 @@
 // sandbox: a LibreOffice started ahead of need takes the document, a previous document never
 // reaches the next (not its file, not its PDF, not the process by default), and a crash or a
 // timeout fails only the document it happened to, the next one getting a fresh LibreOffice.
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { findExecutable } from "../../src/fs/executable.js";
 import type { OfficeConverter } from "../../src/intake/office/office-convert.js";
+import { WarmInstance } from "../../src/intake/office/warm-converter.js";
+import { planSandbox } from "../../src/workers/index.js";
 import { testOffice } from "../helpers/collaborators.js";
 import { docx, HAVE_PDFTOTEXT, pdfText } from "../helpers/office-attack.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -174,6 +185,41 @@ describe.skipIf(!HAVE_SOFFICE || !HAVE_PDFTOTEXT)("the warm converter (needs sof
     const pdf = await o.convert({ name: "next.docx", ext: ".docx", data: docWith("next sender") });
     expect(pdfText(pdf, dir)).toContain("next sender");
   }, 300_000);
+
+  it("a supervisor that gives up while starting says why and takes its LibreOffice with it", async () => {
+    // a LibreOffice that starts but whose conversions write nothing: the warm-up conversion fails
+    const bin = path.join(dir, "bin");
+    mkdirSync(bin, { mode: 0o755 });
+    const soffice = path.join(bin, "soffice");
+    writeFileSync(
+      soffice,
+      `#!/bin/sh\ncase " $* " in *" --convert-to "*) exit 1;; esac\nexec ${findExecutable("soffice")} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const plan = await planSandbox({ mode: "auto", user: undefined, command: soffice });
+    const own = path.join(dir, "warm-gives-up");
+    const w = await WarmInstance.start({
+      soffice,
+      plan,
+      dir: own,
+      memoryMb: 1024,
+      startTimeoutMs: 45_000,
+      children: new Set(),
+      profile: true,
+    });
+    try {
+      const why = await w.ready.then(
+        () => "ready",
+        (e: Error) => e.message,
+      );
+      expect(why).toBe("it ended while starting (the warm-up conversion wrote no PDF)");
+      // nobody has stopped it: the sandbox ends by itself, LibreOffice with it
+      await waitUntil(() => !w.alive, "the sandbox to end by itself", 20_000, 20);
+      expect(processesMentioning(own)).toEqual([]);
+    } finally {
+      await w.stop();
+    }
+  }, 120_000);
 
   it("a LibreOffice that cannot start warm leaves the document to a cold conversion", async () => {
     office = testOffice({ warm: true, memoryMb: 64, tmpDir: path.join(dir, "office") });
