@@ -1,6 +1,7 @@
 // stream.pipeline without its per-call AbortController: Node 20's pipeline makes one for every
 // call and aborts it when the call ends, which builds a DOMException with its stack; a mail runs
-// two or three pipelines on the main thread (docs/bench.md, "stream.pipeline's abort", issue 54).
+// two or three pipelines on the main thread (docs/bench.md, "stream.pipeline's AbortController off
+// the mail path", issue 54).
 // pump (mafintosh) has no controller but destroys without the error, closes fs streams instead
 // of destroying them, and reports a premature close without ERR_STREAM_PREMATURE_CLOSE, so this is
 // pipeline's contract on .pipe() and stream.finished (both public): every stream destroyed with the

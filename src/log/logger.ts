@@ -300,41 +300,38 @@ export function createLogger(opts: LogOptions = {}): Logger {
       },
     });
   }
-  const out = stdoutDestination();
-  const logger = pino(options, withCopy(out.stream));
-  out.reportDropsTo(logger);
+  const out = pino.destination({ dest: 1, sync: false, maxLength: STDOUT_BUFFER_BYTES });
+  const logger = pino(options, withCopy(out));
+  reportDrops(out, logger);
   return logger;
 }
 
-/** What stdout may hold unwritten while nothing reads it; lines beyond it are dropped and counted. */
+/**
+ * What stdout may hold unwritten while nothing reads it (createLogger writes it from a buffer);
+ * lines beyond it are dropped and counted.
+ */
 export const STDOUT_BUFFER_BYTES = 16 * 1024 * 1024;
 
 /**
- * stdout, written from a buffer so that a slow reader never stops the main thread. fd 1 is
+ * stdout is written from a buffer so that a slow reader never stops the main thread. fd 1 is
  * non-blocking as soon as Node has made process.stdout or process.stderr (every Worker does, and
  * node:assert; under systemd both share the journal's socket): a synchronous writer then sleeps
  * 100 ms on each EAGAIN (sonic-boom) while every SMTP session waits (issue 54, docs/bench.md).
- * The buffer is bounded; the lines it drops while nothing reads are counted in a line of their own
- * once writing goes on. pino writes what is left synchronously when the process exits.
+ * pino writes what is left synchronously when the process exits. Here: the lines the bounded
+ * buffer drops while nothing reads are counted in a line of their own once writing goes on.
  */
-function stdoutDestination(): { stream: DestinationStream; reportDropsTo(log: Logger): void } {
-  const stream = pino.destination({ dest: 1, sync: false, maxLength: STDOUT_BUFFER_BYTES });
+function reportDrops(out: ReturnType<typeof pino.destination>, log: Logger): void {
   let dropped = 0;
-  return {
-    stream,
-    reportDropsTo(log) {
-      stream.on("drop", () => {
-        dropped += 1;
-      });
-      stream.on("write", () => {
-        if (dropped === 0) return;
-        const lines = dropped;
-        dropped = 0;
-        // after sonic-boom has counted the bytes just written
-        setImmediate(() => log.warn({ lines }, "log lines dropped: stdout was not read while they were written"));
-      });
-    },
-  };
+  out.on("drop", () => {
+    dropped += 1;
+  });
+  out.on("write", () => {
+    if (dropped === 0) return;
+    const lines = dropped;
+    dropped = 0;
+    // after sonic-boom has counted the bytes just written
+    setImmediate(() => log.warn({ lines }, "log lines dropped: stdout was not read while they were written"));
+  });
 }
 
 /** A logger that drops everything (tests and tools that do not care), except into FAXGATE_LOG_COPY. */
