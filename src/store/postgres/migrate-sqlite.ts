@@ -135,6 +135,8 @@ export async function migrateSqliteToPostgres(opts: {
     throw new FaxgateError("STORE_UNAVAILABLE", `no SQLite queue at ${file}: nothing to migrate`, { temporary: false });
   const lock = DaemonLock.acquire(dataDir); // ALREADY_RUNNING while a daemon uses this queue
   const db = new Database(file, { readonly: true, fileMustExist: true });
+  // its sorts' scratch files in memory, not /var/tmp, as the store's own connections (sqlite/db-thread.ts)
+  db.pragma("temp_store = MEMORY");
   let client: pg.Client | null = null;
   try {
     // brings the PostgreSQL schema up to date (and proves the URL)

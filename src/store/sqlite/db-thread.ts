@@ -29,6 +29,16 @@ export function startDbThread(
   return w;
 }
 
+/**
+ * SQLite's temporary files (a savepoint's journal past 64 KiB, a sort too big for its cache) go to
+ * /var/tmp by default, holding pages of the queue: a fax's rows and bytes outside the data folder,
+ * on a disk the office may not have meant for them, and a file made and unlinked per spill. Kept
+ * in memory instead: every connection on the data folder's database says so.
+ */
+export function keepTempInMemory(db: Database.Database): void {
+  db.pragma("temp_store = MEMORY");
+}
+
 /** In the thread: its connection, its port to the main thread, and its workerData. */
 export function threadDb<T extends DbThreadData>(): {
   db: Database.Database;
@@ -39,5 +49,6 @@ export function threadDb<T extends DbThreadData>(): {
   const data = workerData as T;
   const db = new Database(data.file, { fileMustExist: true });
   db.pragma(`busy_timeout = ${Number(data.busyMs)}`);
+  keepTempInMemory(db);
   return { db, port: parentPort, data };
 }

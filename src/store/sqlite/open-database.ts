@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { closeSync, fsyncSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../../errors.js";
+import { keepTempInMemory } from "./db-thread.js";
 import { migrate } from "./migrations.js";
 
 export function openDatabase(dataDir: string, documentsDir: string): Database.Database {
@@ -15,6 +16,7 @@ export function openDatabase(dataDir: string, documentsDir: string): Database.Da
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
+    keepTempInMemory(db);
     // the console's search folds case the way JavaScript does (SQLite's lower() knows only ASCII)
     db.function("fold_case", { deterministic: true }, (s: unknown) =>
       s === null || s === undefined ? null : String(s).toLowerCase(),
