@@ -3,10 +3,11 @@
 // test here must hold on both; what only PostgreSQL does (several gateways on one queue) is in
 // postgres.test.ts.
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
 import { JOB_ID_PATTERN } from "../../src/store/job-id.js";
-import { SOURCE_WORDS } from "../../src/store/types.js";
+import { type NewJob, SOURCE_WORDS } from "../../src/store/types.js";
 import type { NewReceivedFax } from "../../src/received/index.js";
 import { docFile, manualClock, newJob, receivedInput } from "../helpers/store.js";
 import { type BackendName, type BackendStore, type StoreOpts, usePgCluster } from "../helpers/store-backends.js";
@@ -102,6 +103,27 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       const later = await store.enqueue(newJob(dir, { dedupeKey: "mail:<a@b>" }));
       expect(later.duplicate).toBe(false);
       expect(later.job.id).not.toBe(first.job.id);
+    });
+
+    it("finds the existing job the same way when the documents come as bytes, kept with the row", async () => {
+      const { store, dir } = await open();
+      const bytes = (): Partial<NewJob> => ({
+        dedupeKey: "mail:<bytes@b>",
+        documents: [
+          {
+            path: path.join(dir, "gone.pdf"),
+            name: "letter.pdf",
+            contentType: "application/pdf",
+            data: Buffer.from("%PDF-1.4 bytes"),
+          },
+        ],
+      });
+      const first = await store.enqueue(newJob(dir, bytes()));
+      const again = await store.enqueue(newJob(dir, bytes()));
+      expect([first.duplicate, again.duplicate]).toEqual([false, true]);
+      expect(again.job.id).toBe(first.job.id);
+      expect(await store.listJobs()).toHaveLength(1);
+      expect((await store.readDocument(again.job.documents[0]!)).toString()).toBe("%PDF-1.4 bytes");
     });
 
     it("tells onEnqueued listeners of each new job after it is committed, not of duplicates", async () => {

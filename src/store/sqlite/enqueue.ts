@@ -28,6 +28,13 @@ async function findDuplicate(c: SqliteContext, db: Db, key: string): Promise<Job
 
 const dedupeSince = (c: SqliteContext): string => new Date(c.clock.now() - c.dedupeWindowMs).toISOString();
 
+/** Kept in the database with the job's row (bytes given, and few enough), not as a file of its own. */
+const kept = (d: NewDocument): d is NewDocument & { data: Uint8Array } =>
+  d.data !== undefined && d.data.length <= SMALL_DOCUMENT_BYTES;
+
+/** True when a document of the job goes to a file of its own (placeDocuments). */
+const placesFiles = (input: NewJob): boolean => [input.original, ...input.documents].some((d) => d && !kept(d));
+
 /** A document kept in the database: its row in document_data. */
 interface InlineDocument {
   file: string;
@@ -51,7 +58,7 @@ async function placeDocuments(c: SqliteContext, dir: string, docs: NewDocument[]
   const stored = new Map<string, StoredDocument>();
   const files: typeof all = [];
   for (const x of all) {
-    if (x.d.data && x.d.data.length <= SMALL_DOCUMENT_BYTES) {
+    if (kept(x.d)) {
       inline.push({ file: path.basename(x.dest), data: x.d.data, movedFrom: x.d.move ? x.d.path : null });
       stored.set(x.dest, { path: x.dest, name: x.d.name, contentType: x.d.contentType, bytes: x.d.data.length });
     } else files.push(x);
@@ -132,7 +139,9 @@ export async function enqueue(
   ledger?: enq.JobLedgerRows,
 ): Promise<{ job: Job; duplicate: boolean }> {
   enq.checkNewJob(input);
-  if (input.dedupeKey) {
+  // Looked for first only when files would be placed for nothing: a job whose documents all go
+  // into the database meets the same guard inside its commit (intake-thread.ts), one query less.
+  if (input.dedupeKey && placesFiles(input)) {
     const existing = await findDuplicate(c, db, input.dedupeKey);
     if (existing) {
       // the first copy may be still on its way to the disk
