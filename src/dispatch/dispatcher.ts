@@ -10,7 +10,7 @@ import type { FaxApi, FaxRecord, ApiGate } from "../fax/index.js";
 import { childLog, type Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import { Periodic } from "../periodic.js";
-import type { ClaimedGroup, QueueStore } from "../store/index.js";
+import type { ClaimedGroup, Job, QueueStore } from "../store/index.js";
 import type { DispatchContext, FleetShare } from "./context.js";
 import { KeyHolds } from "../keys/index.js";
 import type { Ledger } from "../ledger/index.js";
@@ -70,6 +70,15 @@ export class Dispatcher {
   private readonly gate: PQueue;
   /** The sends started and not yet over: their leases are renewed, and stop() waits for them. */
   private readonly inFlight = new Map<ClaimedGroup, Promise<void>>();
+  /**
+   * The numbers at their limit when the last claim found nothing due (null: it found some, or a
+   * fax may have ended since). A new job for those numbers only is not worth a pass: each pass
+   * reads the waiting rows of such numbers over again, and mail to a busy number would otherwise
+   * make the main thread read the whole backlog for every message.
+   */
+  private blocked: Set<string> | null = null;
+  /** unblock()s so far: a claim's blocked numbers stand only if no fax may have ended while it ran. */
+  private unblocks = 0;
   private loop: Periodic<void> | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private resumeTimer: NodeJS.Timeout | null = null;
@@ -227,13 +236,25 @@ export class Dispatcher {
     return outcome;
   }
 
-  /** New work was queued in this process: claim it now instead of at the next tick. */
-  wake(): void {
+  /**
+   * New work was queued in this process: claim it now instead of at the next tick, unless every
+   * number it is for was at its limit when the last claim found nothing (the tick still looks).
+   */
+  wake(job?: Job): void {
+    const blocked = this.blocked;
+    if (job && blocked && job.recipients.length > 0 && job.recipients.every((r) => blocked.has(r.number))) return;
     this.kick();
+  }
+
+  /** A fax may have ended (its number has room again): new jobs wake a pass again. */
+  private unblock(): void {
+    this.blocked = null;
+    this.unblocks += 1;
   }
 
   /** A send finished, so there is room in the gate: look for more work soon instead of at the next tick. */
   private kick(): void {
+    this.unblock();
     if (!this.started || this.stopped) return;
     this.loop?.wake();
   }
@@ -288,7 +309,10 @@ export class Dispatcher {
       await store.releaseExpired();
       // One reconciliation and one status poll at a time; a pass does not start another.
       if (!this.reconciling) {
-        this.reconciling = reconcileUnknown(this.ctx).finally(() => (this.reconciling = null));
+        // a fax it settles frees its number
+        this.reconciling = reconcileUnknown(this.ctx)
+          .then((looked) => (looked > 0 ? this.unblock() : undefined))
+          .finally(() => (this.reconciling = null));
       }
     }
     if (this.reconciling) work.push(this.reconciling);
@@ -306,13 +330,20 @@ export class Dispatcher {
         await this.gate.onSizeLessThan(this.ctx.api.concurrency);
         continue;
       }
+      const blocked = new Set<string>();
+      const unblocks = this.unblocks;
       const groups = await store.claimDue(this.ctx.owner, room, this.ctx.queue.lease, {
         perNumber: this.ctx.queue.perNumberConcurrency,
         // scheduled faxes stay in our queue until due (cancellable, and not holding their number's
         // one-in-flight slot at the service); queue.scheduleAhead hands them over earlier
         scheduleHorizonMs: this.ctx.queue.scheduleAhead,
+        blocked,
       });
-      if (groups.length === 0) break;
+      if (groups.length === 0) {
+        this.blocked = unblocks === this.unblocks ? blocked : null;
+        break;
+      }
+      this.blocked = null;
       for (const g of groups) work.push(this.send(g));
     }
     // finished jobs past their time go by the retention rule (retention/), which sees legal holds
@@ -320,7 +351,9 @@ export class Dispatcher {
     if (untilIdle || now - this.lastPoll >= this.ctx.queue.pollInterval) {
       if (!this.polling) {
         this.lastPoll = now;
-        this.polling = pollProcessing(this.ctx).finally(() => (this.polling = null));
+        this.polling = pollProcessing(this.ctx)
+          .then((looked) => (looked > 0 ? this.unblock() : undefined))
+          .finally(() => (this.polling = null));
       }
       work.push(this.polling);
     }

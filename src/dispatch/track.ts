@@ -76,8 +76,8 @@ function follows(ctx: DispatchContext, user: string): boolean {
  */
 const failingPolls = new WeakMap<DispatchContext, Map<string, string>>();
 
-/** One status pass over every `processing` fax this gateway follows. */
-export async function pollProcessing(ctx: DispatchContext): Promise<void> {
+/** One status pass over every `processing` fax this gateway follows; resolves to how many there were. */
+export async function pollProcessing(ctx: DispatchContext): Promise<number> {
   const all = await ctx.store.listRecipients({ state: "processing" });
   const failing = failingPolls.get(ctx) ?? new Map<string, string>();
   failingPolls.set(ctx, failing);
@@ -98,6 +98,7 @@ export async function pollProcessing(ctx: DispatchContext): Promise<void> {
         ),
       ),
   );
+  return all.length;
 }
 
 async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Promise<void> {
@@ -151,8 +152,9 @@ async function pollUser(ctx: DispatchContext, user: string, list: Tracked[]): Pr
 /**
  * Sends whose outcome is unknown, after a grace period: adopt the fax if the service has it,
  * send again (new sendId) if the service answered and does not, else wait and look again.
+ * Resolves to how many were due.
  */
-export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
+export async function reconcileUnknown(ctx: DispatchContext): Promise<number> {
   const due = await ctx.store.listRecipients({
     state: "unknown",
     sentBefore: new Date(ctx.clock.now() - ctx.queue.reconcileGrace),
@@ -167,6 +169,7 @@ export async function reconcileUnknown(ctx: DispatchContext): Promise<void> {
   for (const g of bySend.values())
     if (follows(ctx, g[0]!.user)) byUser.set(g[0]!.user, [...(byUser.get(g[0]!.user) ?? []), g]);
   await Promise.all([...byUser].map(([user, groups]) => reconcileUser(ctx, user, groups)));
+  return due.length;
 }
 
 /**

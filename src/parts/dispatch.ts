@@ -37,7 +37,7 @@ export function createDispatcher(core: Core): { dispatcher: Dispatcher; part: Pa
     ...(api.fleet ? { fleet: api.fleet } : {}),
     logger: childLog(core.logger, { component: "dispatch" }),
   });
-  store.onEnqueued(() => dispatcher.wake());
+  store.onEnqueued((job) => dispatcher.wake(job));
   // faxes held for a refused key are tried again at once (each send proves the key first)
   live.onUsersChanged((users) => dispatcher.keysChanged(users.map((u) => u.name)));
   const part: Part = {

@@ -61,6 +61,12 @@ export interface ClaimOptions {
   perNumber?: number;
   /** Jobs scheduled further ahead than this are not claimed yet (default 24 h). */
   scheduleHorizonMs?: number;
+  /**
+   * When given and no recipient was due: filled with the numbers at their limit (perNumber) then.
+   * A job that arrives for those numbers only cannot be claimed before one of their faxes ends,
+   * so the dispatcher does not look for work on its account (dispatcher.ts wake).
+   */
+  blocked?: Set<string>;
 }
 
 /** What the service reported about a fax, recorded on its recipient. */

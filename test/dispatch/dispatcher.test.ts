@@ -9,7 +9,7 @@ import { clientFor, emulatorCall } from "../helpers/client.js";
 import { startTestEmulator, TEST_TAGS } from "../helpers/emulator.js";
 import { newJob, steppedClock, tempStore, type TempStore } from "../helpers/store.js";
 import { disposeEmulatorAndStore } from "../helpers/teardown.js";
-import { when } from "../helpers/wait.js";
+import { waitUntil, when } from "../helpers/wait.js";
 import { EMU_KEY, type EmulatedFax } from "./emulator-facts.js";
 import { drain, serviceFaxes, TEST_QUEUE_TIMINGS } from "./rig.js";
 import { testDispatcher } from "../helpers/collaborators.js";
@@ -32,6 +32,8 @@ interface Setup {
   logs: Array<Record<string, unknown>>;
   /** Resolves once `n` more timed passes have ended. */
   passes: (n: number) => Promise<void>;
+  /** the timed passes ended so far */
+  passCount: () => number;
   /** the store's and the dispatcher's clock: leases and graces run out when a test steps it */
   clock: ReturnType<typeof steppedClock>;
 }
@@ -88,7 +90,7 @@ async function setup(
     queue: { ...TEST_QUEUE_TIMINGS, ...opts.queue },
     logger,
   });
-  return { store: t.store, dispatcher, calls, logs, passes, clock };
+  return { store: t.store, dispatcher, calls, logs, passes, passCount: () => passCount, clock };
 }
 
 describe("Dispatcher with the emulator", () => {
@@ -355,6 +357,40 @@ describe("Dispatcher with the emulator", () => {
     // the claimed sends ended accepted (or unknown, to be reconciled), not back in the queue unsent
     expect(after.processing + after.unknown + after.delivered).toBeGreaterThan(0);
   });
+});
+
+describe("new mail for a number at its limit", () => {
+  it("wakes no pass until a fax ends, while mail for another number still wakes one", async () => {
+    // polls and ticks a second apart: the passes counted here are the ones new jobs woke
+    const s = await setup({ delayMs: 3000, queue: { pollInterval: 5000, perNumberConcurrency: 1 } });
+    s.store.onEnqueued((job) => s.dispatcher.wake(job));
+    const busy = "+15554410001";
+    s.dispatcher.start();
+    try {
+      await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: busy }] }));
+      // its send is in flight (the service takes 3 s to answer), and a claim since found nothing due
+      await waitUntil(async () => (await s.store.counts()).recipients.sending === 1, "the first fax in flight");
+      await s.passes(1);
+      const before = s.passCount();
+      for (let i = 0; i < 20; i++) {
+        await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: busy }] }));
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      // 20 wakes 25 ms apart would have run about 20 passes; the timer's run at most one
+      expect(s.passCount() - before).toBeLessThanOrEqual(1);
+      // just after a timed pass, the next a second away: claimed sooner, a wake did it
+      await s.passes(1);
+      const { job } = await s.store.enqueue(newJob(t!.dir, { recipients: [{ number: "+15554410002" }] }));
+      await waitUntil(
+        async () => (await s.store.getJob(job.id))!.recipients[0]!.state !== "queued",
+        "the other number's fax claimed",
+        700,
+      );
+      expect((await s.store.counts()).recipients.queued).toBe(20);
+    } finally {
+      await s.dispatcher.stop({ timeoutMs: 5000 });
+    }
+  }, 30_000);
 });
 
 describe("stop() while a claimed send has not made its first call", () => {

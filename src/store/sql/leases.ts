@@ -20,6 +20,9 @@ const EXPIRING = sqlStateList(fromStates("expire"));
 const INTERRUPTED = "the gateway stopped while the send was in progress";
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** Numbers with `?` or more faxes in flight: the DUE query passes over their recipients. */
+const AT_LIMIT = `SELECT number FROM recipients WHERE state IN (${IN_FLIGHT}) GROUP BY number HAVING COUNT(*) >= ?`;
+
 /**
  * Due rows, oldest first. The numbers already at their limit are passed over here, counted once
  * from the few rows in flight: a long queue to one busy number would otherwise fill every
@@ -34,7 +37,7 @@ export const DUE = perDialect(
   ) => `SELECT r.job_id, r.idx, r.number FROM recipients r${d === "sqlite" ? " INDEXED BY recipients_claimable" : ""} JOIN jobs j ON j.id = r.job_id
    WHERE r.state IN (${CLAIMABLE}) AND (r.next_attempt_at IS NULL OR r.next_attempt_at <= ?)
      AND (j.scheduled_at IS NULL OR j.scheduled_at <= ?)
-     AND r.number NOT IN (SELECT number FROM recipients WHERE state IN (${IN_FLIGHT}) GROUP BY number HAVING COUNT(*) >= ?)
+     AND r.number NOT IN (${AT_LIMIT})
    ORDER BY COALESCE(r.next_attempt_at, r.created_at), j.${d === "sqlite" ? "rowid" : "seq"}, r.idx
    LIMIT ?`,
 );
@@ -84,7 +87,11 @@ export async function claimDue(
     perNumber,
     Math.max(limit * 8, 64),
   ]);
-  if (candidates.length === 0) return [];
+  if (candidates.length === 0) {
+    if (opts.blocked)
+      for (const r of await db.all<{ number: string }>(AT_LIMIT, [perNumber])) opts.blocked.add(r.number);
+    return [];
+  }
   return db.tx("claim due faxes", async (t) => {
     const nowMs = db.clock.now();
     const now = new Date(nowMs).toISOString();
