@@ -13,6 +13,7 @@
 // (lib/postfix.ts), and each round's p99 of both is checked: a round where either took a second
 // or more for a mail is flagged in the row, since a server that stalls is not being measured.
 // FAXGATE_BENCH_MESSAGES (default 1000), FAXGATE_BENCH_SESSIONS (20), FAXGATE_BENCH_ROUNDS (3),
+// FAXGATE_BENCH_WARMUP (2000 unmeasured mails to each server first, per workload and kind; 0: none),
 // FAXGATE_BENCH_KINDS (all), FAXGATE_BENCH_WORKLOADS (reuse,connect); FAXGATE_BENCH_NODE_ARGS
 // adds node flags to the daemon's command.
 // FAXGATE_BENCH_CPU_PROF=DIR starts the daemon with --cpu-prof into DIR. Each faxgate round prints
@@ -31,6 +32,14 @@ import type { BenchResult } from "./types.js";
 const MESSAGES = Number(process.env.FAXGATE_BENCH_MESSAGES ?? 1000);
 const SESSIONS = Number(process.env.FAXGATE_BENCH_SESSIONS ?? 20);
 const ROUNDS = Number(process.env.FAXGATE_BENCH_ROUNDS ?? 3);
+/**
+ * Mails sent to each server, unmeasured, before a workload and kind's rounds. A daemon that has
+ * just started runs its JavaScript unoptimised while V8 compiles the hot paths on its helper
+ * threads: `perf` of a fresh daemon on 1 KB mails showed those threads compiling for the first
+ * 3-4 s (a quarter of the daemon's CPU on two cores) and nearly idle after. A gateway runs for
+ * weeks, so the rows are its rate once warm; the warm-up round's ratio is in each row's note.
+ */
+const WARMUP = Number(process.env.FAXGATE_BENCH_WARMUP ?? 2000);
 const ALL_KINDS = [
   { kind: "pdf", label: "100 KB PDF attachment, short body" },
   { kind: "text1k", label: "1 KB text only" },
@@ -62,10 +71,14 @@ interface Round {
 }
 
 /** Each thread's CPU in a round, per mail: which thread a change moved work off or onto. */
-function threadDeltas(before: Array<{ name: string; ms: number }>, after: Array<{ name: string; ms: number }>): string {
+function threadDeltas(
+  before: Array<{ name: string; ms: number }>,
+  after: Array<{ name: string; ms: number }>,
+  messages: number,
+): string {
   const was = new Map(before.map((t) => [t.name, t.ms]));
   return after
-    .map((t) => ({ name: t.name, ms: (t.ms - (was.get(t.name) ?? 0)) / MESSAGES }))
+    .map((t) => ({ name: t.name, ms: (t.ms - (was.get(t.name) ?? 0)) / messages }))
     .filter((t) => t.ms >= 0.05)
     .sort((a, b) => b.ms - a.ms)
     .map((t) => `${t.name} ${t.ms.toFixed(2)}`)
@@ -78,12 +91,13 @@ async function round(
   kind: string,
   pid: () => number,
   perThread = false,
+  messages = MESSAGES,
 ): Promise<Round> {
   const threadsBefore = perThread ? threadCpuMs(pid()) : [];
   const before = treeCpuMs(pid());
   const child = execFile(
     process.execPath,
-    [blast, String(port), String(SESSIONS), String(MESSAGES), kind, SENDER, TO, workload],
+    [blast, String(port), String(SESSIONS), String(messages), kind, SENDER, TO, workload],
     { maxBuffer: 64 << 20, timeout: 600_000 },
   );
   // this process (the emulator) runs at nice 19; the generator at normal priority like the servers
@@ -105,12 +119,12 @@ async function round(
     firstFailure: string | null;
   };
   const after = treeCpuMs(pid());
-  const threads = perThread ? threadDeltas(threadsBefore, threadCpuMs(pid())) : undefined;
+  const threads = perThread ? threadDeltas(threadsBefore, threadCpuMs(pid()), messages) : undefined;
   if (r.failures > 0) process.stderr.write(`bench: ${r.failures} refused, the first: ${r.firstFailure}\n`);
   return {
     rate: r.accepted / r.seconds,
     p99: percentile(r.latencies, 99),
-    cpuMsPerMail: (after - before) / MESSAGES,
+    cpuMsPerMail: (after - before) / messages,
     failures: r.failures,
     ...(threads === undefined ? {} : { threads }),
   };
@@ -128,7 +142,7 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
     ...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
     ...(process.env.FAXGATE_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
   ];
-  // A whole run accepts about 18,000 jobs, faster than the emulator takes them: queue.maxWaiting's
+  // A whole run accepts about 30,000 jobs (warm-ups included), faster than the emulator takes them: queue.maxWaiting's
   // default (10,000) would turn the later rounds into 451s, so the accept rate is measured without it.
   const daemon = await startBenchDaemon({
     emuDelayMs: 200,
@@ -147,6 +161,13 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
         const fg: Round[] = [];
         const pf: Round[] = [];
         const tag = `${workload} ${kind}`;
+        let cold = "";
+        if (WARMUP > 0) {
+          const wf = await round(daemon.smtpPort, workload, kind, () => daemon.pid, false, WARMUP);
+          const wp = await round(postfix.port, workload, kind, pfPid, false, WARMUP);
+          cold = `; warm-up (${WARMUP} mails, not in the figure): faxgate ${wf.rate.toFixed(0)}, Postfix ${wp.rate.toFixed(0)} msg/s, ${(wf.rate / wp.rate).toFixed(2)}`;
+          process.stderr.write(`bench: ${tag} ${cold.slice(2)}\n`);
+        }
         for (let i = 0; i < ROUNDS; i++) {
           // alternating: faxgate first in even rounds, Postfix first in odd ones
           const order = i % 2 === 0 ? (["fg", "pf"] as const) : (["pf", "fg"] as const);
@@ -178,7 +199,7 @@ export default async function smtpDaemon(): Promise<BenchResult[]> {
               value: +mid(pf.map((r) => r.rate)).toFixed(0),
             },
             goal: ">= 1.0",
-            note: `rate ratios of the rounds (${label}): ${ratios.map((x) => x.toFixed(2)).join(", ")}; ${HOW}, emulator at nice 19${stallNote}`,
+            note: `rate ratios of the rounds (${label}): ${ratios.map((x) => x.toFixed(2)).join(", ")}; ${HOW}, emulator at nice 19${stallNote}${cold}`,
           },
           {
             figure: `smtp (daemon): p99 ${latency}, ${label}, ${wlabel}`,
