@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import type { NewJob } from "../../src/store/types.js";
+import { bytesJob } from "./store.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "faxgate-sqtemp-"));
 try {
@@ -21,26 +21,15 @@ try {
     db.close();
   } else {
     const store = SqliteStore.open({ dataDir: dir });
-    const job = (i: number, bytes: number): NewJob => ({
-      source: "cli",
-      user: "alice",
-      recipients: [{ number: "+15551234567" }],
-      documents: [
-        {
-          path: `/nowhere/${i}.pdf`,
-          name: "letter.pdf",
-          contentType: "application/pdf",
-          data: Buffer.alloc(bytes + i, 0x25),
+    const job = (i: number, bytes: number) =>
+      bytesJob(i, bytes, {
+        original: {
+          path: `/nowhere/${i}.eml`,
+          name: "m.eml",
+          contentType: "message/rfc822",
+          data: Buffer.alloc(bytes + i, 0x41),
         },
-      ],
-      original: {
-        path: `/nowhere/${i}.eml`,
-        name: "m.eml",
-        contentType: "message/rfc822",
-        data: Buffer.alloc(bytes + i, 0x41),
-      },
-      cover: { enabled: false },
-    });
+      });
     for (let round = 0; round < 3; round++)
       await Promise.all(Array.from({ length: 48 }, (_, i) => store.enqueue(job(i, 200_000))));
     await store.close();

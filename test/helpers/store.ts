@@ -85,6 +85,25 @@ export function newJob(dir: string, over: Partial<NewJob> = {}): NewJob {
   };
 }
 
+/** Job `i` with one document given as bytes (`bytes` + i of them) and no file behind it. */
+export function bytesJob(i: number, bytes: number, over: Partial<NewJob> = {}): NewJob {
+  return {
+    source: "cli",
+    user: "alice",
+    recipients: [{ number: "+15551234567" }],
+    documents: [
+      {
+        path: `/nowhere/${i}.pdf`,
+        name: "letter.pdf",
+        contentType: "application/pdf",
+        data: Buffer.alloc(bytes + i, 0x25),
+      },
+    ],
+    cover: { enabled: false },
+    ...over,
+  };
+}
+
 let receivedSeq = 0;
 /**
  * A received fax as the inbound intake hands it to `store.keepReceived`: a one-page success for

@@ -17,25 +17,12 @@ import {
 } from "../../src/store/sqlite/intake-writer.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { NewJob } from "../../src/store/types.js";
+import { bytesJob } from "../helpers/store.js";
 
 let dir = "";
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const job = (i: number, extra: Partial<NewJob> = {}): NewJob => ({
-  source: "cli",
-  user: "alice",
-  recipients: [{ number: "+15551234567" }],
-  documents: [
-    {
-      path: `/nowhere/${i}.pdf`,
-      name: "letter.pdf",
-      contentType: "application/pdf",
-      data: Buffer.alloc(20_000 + i, 0x25),
-    },
-  ],
-  cover: { enabled: false },
-  ...extra,
-});
+const job = (i: number, extra: Partial<NewJob> = {}): NewJob => bytesJob(i, 20_000, extra);
 
 const kvInsert = (key: string): WriteRequest => ({
   statements: [["INSERT INTO kv (key, value) VALUES (?, ?)", [key, "v"]]],
