@@ -240,9 +240,9 @@ export class Dispatcher {
    * New work was queued in this process: claim it now instead of at the next tick, unless every
    * number it is for was at its limit when the last claim found nothing (the tick still looks).
    */
-  wake(job?: Job): void {
+  wake(job: Job): void {
     const blocked = this.blocked;
-    if (job && blocked && job.recipients.length > 0 && job.recipients.every((r) => blocked.has(r.number))) return;
+    if (blocked && job.recipients.length > 0 && job.recipients.every((r) => blocked.has(r.number))) return;
     this.kick();
   }
 
