@@ -59,8 +59,10 @@ describe.skipIf(postgres.missing !== null)("several gateways on one PostgreSQL q
     const heardByB: string[] = [];
     a.onEnqueued((job) => heardByA.push(job.id));
     b.onEnqueued((job) => heardByB.push(job.id));
-    // b LISTENs on its duty connection; wait until it is up (its first duty check makes sure)
+    // each LISTENs on its duty connection; wait until both are up (a first duty check makes sure:
+    // it queues behind the LISTEN on that connection). a's too, or b's NOTIFY below may come first.
     await b.holdsDuty("notify-test");
+    await a.holdsDuty("notify-test-a");
     const { job } = await a.enqueue(newJob(dir, { recipients: [{ number: "+15551990001" }] }));
     await when(
       () => heardByB.includes(job.id),
