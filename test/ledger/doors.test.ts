@@ -3,7 +3,7 @@
 // each number only as its keyed hash; in the console, a failed and a good sign-in, the job page,
 // its document seen and downloaded, its report, and an operator's cancel are each one row, by
 // that person, with the client's address.
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import nodemailer from "nodemailer";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testLedger } from "../helpers/ledger.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
-import { consoleGateway, outboxOf, PASSWORDS, signIn } from "../web/rig.js";
+import { consoleGateway, outboxTexts, PASSWORDS, signIn } from "../web/rig.js";
 
 let rig: TestGateway | null = null;
 afterEach(async () => {
@@ -272,15 +272,12 @@ describe("ledger rows from the doors", () => {
         },
       }),
     );
-    const outbox = outboxOf(rig);
     const info = await nodemailer
       .createTransport({ host: "127.0.0.1", port: rig.smtpPort, secure: false, ignoreTLS: true })
       .sendMail({ from: "alice@example.com", to: "15551234567@fax.example.com", subject: "s", text: "a letter" });
     const id = /queued as (\S+)/.exec(info.response)![1]!;
     const link = await waitUntil(async () => {
-      const names = await readdir(outbox).catch(() => [] as string[]);
-      for (const n of names) {
-        const eml = (await readFile(path.join(outbox, n), "utf8")).replace(/=\r?\n/g, "").replace(/=3D/g, "=");
+      for (const eml of await outboxTexts(rig!)) {
         const m = /(http:\/\/\S+\/m\?k=job&id=[A-Za-z0-9_-]+&t=\d+)/.exec(eml);
         if (m && m[1]!.includes(id)) return m[1]!;
       }
@@ -318,7 +315,6 @@ describe("ledger rows from the doors", () => {
         },
       }),
     );
-    const outbox = outboxOf(rig);
     const store = rig.gw.store;
     const waiting = async (kind: "address" | "confirm") => {
       const file = path.join(rig!.dir, `${kind}-${Date.now()}.pdf`);
@@ -341,8 +337,7 @@ describe("ledger rows from the doors", () => {
         payload: { jobId: job.id },
       });
       return waitUntil(async () => {
-        for (const n of await readdir(outbox).catch(() => [] as string[])) {
-          const eml = (await readFile(path.join(outbox, n), "utf8")).replace(/=\r?\n/g, "").replace(/=3D/g, "=");
+        for (const eml of await outboxTexts(rig!)) {
           const m = new RegExp(`(http://\\S+/m\\?k=${kind}&id=${job.id}&t=\\d+)`).exec(eml);
           if (m) return { id: job.id, link: m[1]! };
         }
