@@ -20,11 +20,25 @@ export function buildBlockList(networks: readonly string[]): net.BlockList {
   return list;
 }
 
+/**
+ * Answers per list for the addresses seen lately: a check builds a SocketAddress, and an SMTP
+ * session asks about its client three times (trusted, AUTH, the sender's rules).
+ */
+const answers = new WeakMap<net.BlockList, Map<string, boolean>>();
+const ANSWERS_KEPT = 4096;
+
 export function inList(list: net.BlockList, ip: string | undefined): boolean {
   if (!ip) return false;
+  let seen = answers.get(list);
+  if (!seen) answers.set(list, (seen = new Map()));
+  const known = seen.get(ip);
+  if (known !== undefined) return known;
   const { address, family } = plainAddress(ip);
-  if (!net.isIP(address)) return false;
-  return list.check(address, family);
+  const answer = net.isIP(address) !== 0 && list.check(address, family);
+  // bounded: a stream of ever new clients only empties it now and then
+  if (seen.size >= ANSWERS_KEPT) seen.clear();
+  seen.set(ip, answer);
+  return answer;
 }
 
 const LOOPBACK = buildBlockList(["127.0.0.0/8", "::1/128"]);

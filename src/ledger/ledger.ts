@@ -35,6 +35,7 @@ export interface VerifyResult {
 const numberForm = (n: string): string => n.replace(/[^+0-9]/g, "");
 
 const PAGE = 1000;
+const HASHES_KEPT = 1024;
 
 export class SqlLedger implements Ledger {
   /** Seals PostgreSQL's pending rows into the chain (sealer.ts); the daemon starts its sweep. */
@@ -53,9 +54,21 @@ export class SqlLedger implements Ledger {
     this.sealer = new ChainSealer(db, onSealError);
   }
 
+  /** Hashes of the numbers seen lately: an office faxes the same few numbers over and over. */
+  private readonly hashes = new Map<string, string>();
+
   /** The keyed hash a number is stored as (hex). */
   numberHash(number: string): string | null {
-    return this.numberKey ? createHmac("sha256", this.numberKey).update(numberForm(number)).digest("hex") : null;
+    if (!this.numberKey) return null;
+    const form = numberForm(number);
+    let hash = this.hashes.get(form);
+    if (hash === undefined) {
+      hash = createHmac("sha256", this.numberKey).update(form).digest("hex");
+      // bounded: a sender writing to ever new numbers only empties it now and then
+      if (this.hashes.size >= HASHES_KEPT) this.hashes.clear();
+      this.hashes.set(form, hash);
+    }
+    return hash;
   }
 
   record(event: LedgerEvent, within?: Runner): Promise<void> {

@@ -3,7 +3,7 @@
 // bounded read gives their exact beginning, which is all the cover and fitsNotes look at.
 import { describe, expect, it } from "vitest";
 import { coverNotes, DISCLAIMER as NOTICE } from "../../src/intake/mail/body-text.js";
-import { COVER_LIMITS, coverSpec } from "../../src/intake/mail/cover.js";
+import { COVER_LIMITS, coverSpec, cut } from "../../src/intake/mail/cover.js";
 
 function reference(text: string): string {
   const lines = text.replace(/\r\n/g, "\n").split("\n");
@@ -44,6 +44,16 @@ function mail(r: () => number, lines: number): string {
   for (let i = 0; i < lines; i += 1) out.push(PIECES[Math.floor(r() * PIECES.length)]!);
   return out.join(r() < 0.5 ? "\n" : "\r\n");
 }
+
+describe("cut", () => {
+  it("counts characters, not UTF-16 units: a text of max emoji is kept whole, one more is cut", () => {
+    expect(cut("😀".repeat(5), 5)).toBe("😀".repeat(5));
+    expect(cut("😀".repeat(6), 5)).toBe(`${"😀".repeat(4)}…`);
+    expect(cut("abcde", 5)).toBe("abcde");
+    expect(cut("abcdef", 5)).toBe("abcd…");
+    expect(cut("  \n ", 5)).toBeUndefined();
+  });
+});
 
 describe("coverNotes", () => {
   it("gives the same notes as cutting the whole text, for 3,000 made-up mails", () => {

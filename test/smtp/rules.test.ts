@@ -122,6 +122,21 @@ describe("network rules", () => {
     expect(inList(list, "not-an-ip")).toBe(false);
   });
 
+  it("each list answers for itself, however often an address is asked about", () => {
+    const ten = buildBlockList(["10.0.0.0/8"]);
+    const other = buildBlockList(["192.168.0.0/16"]);
+    for (let i = 0; i < 3; i += 1) {
+      expect(inList(ten, "10.1.2.3")).toBe(true);
+      expect(inList(other, "10.1.2.3")).toBe(false);
+      expect(inList(other, "::ffff:192.168.4.4")).toBe(true);
+      expect(inList(ten, "::ffff:192.168.4.4")).toBe(false);
+    }
+    // past the answers kept: still the same answers
+    for (let i = 0; i < 5000; i += 1) expect(inList(ten, `10.0.${i >> 8}.${i & 255}`)).toBe(true);
+    expect(inList(ten, "11.0.0.1")).toBe(false);
+    expect(inList(ten, "10.1.2.3")).toBe(true);
+  });
+
   it("AUTH only over TLS or from loopback, never when auth is off", () => {
     expect(authAllowed("optional", { secure: false, remoteAddress: "203.0.113.9" })).toBe(false);
     expect(authAllowed("required", { secure: true, remoteAddress: "203.0.113.9" })).toBe(true);

@@ -10,6 +10,8 @@ export function cut(text: string | undefined, max: number): string | undefined {
   const start = text.trimStart();
   const t = (start.length > max * 2 + 2 ? start.slice(0, max * 2 + 2) : start).trim();
   if (t === "") return undefined;
+  // as many UTF-16 units as max or fewer is as many characters or fewer: no need to split it up
+  if (t.length <= max) return t;
   const chars = Array.from(t);
   return chars.length <= max
     ? t
