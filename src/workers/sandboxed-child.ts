@@ -5,6 +5,7 @@
 // and with nothing of ours (keys, passwords) in its environment. Its callers say what to run,
 // which folders it may use, and its limits; they get back how it ended.
 import { type ChildProcess, spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import { groupGone, killGroup, type SandboxPlan, sandboxArgs } from "./sandbox.js";
 
 export interface SandboxedChild {
@@ -39,8 +40,17 @@ export interface SandboxedResult {
 export const NO_MEMORY_LIMIT = 97;
 
 /**
+ * Ends the group once the daemon's end of fd 3 closes: when the child has exited (below), and
+ * when the daemon dies, at any moment and by any signal. bubblewrap's --die-with-parent is armed
+ * only once bwrap runs, so a daemon killed in the instant before left the sandbox running for
+ * good (containers/bubblewrap#633, #700), and unshare or no sandbox at all has nothing like it.
+ * The watcher holds nothing but fd 3; the command runs without it.
+ */
+const WATCH_PARENT = "(read -r x <&3; kill -KILL 0) </dev/null >/dev/null 2>&1 &";
+
+/**
  * Starts the child, long-lived, with the given stdio (the warm LibreOffice talks over its pipes).
- * Its group is killed when it ends, so nothing it started outlives it.
+ * Its group is killed when it ends, or when the daemon does, so nothing it started outlives it.
  */
 export function spawnSandboxed(
   c: Omit<SandboxedChild, "limits"> & { memoryMb: number; stdio: ["pipe" | "ignore", "pipe", "pipe" | "ignore"] },
@@ -52,7 +62,7 @@ export function spawnSandboxed(
     [
       "-c",
       // the limit holds for the command and everything it starts; exec keeps one process group
-      `ulimit -v ${kb} 2>/dev/null || exit ${NO_MEMORY_LIMIT}; exec "$@"`,
+      `ulimit -v ${kb} 2>/dev/null || exit ${NO_MEMORY_LIMIT}; ${WATCH_PARENT} exec 3<&- "$@"`,
       "sh",
       ...sandboxArgs(c.plan, { rw: c.files, command: c.program ?? c.argv[0]! }),
       ...c.argv,
@@ -62,7 +72,7 @@ export function spawnSandboxed(
       // a root daemon's child runs as the converter's user (unshare switches by itself)
       ...(c.plan.runAs && c.plan.method !== "unshare" ? { uid: c.plan.runAs.uid, gid: c.plan.runAs.gid } : {}),
       detached: true,
-      stdio: c.stdio,
+      stdio: [...c.stdio, "pipe"],
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, LANG: process.env.LANG ?? "C.UTF-8", ...c.env },
     },
   );
@@ -76,7 +86,17 @@ export function spawnSandboxed(
     c.children?.delete(pid);
     killGroup(pid);
   };
-  child.on("error", done);
+  // closed, it tells the watcher to end the group (and 'close' waits for it, as for every pipe)
+  const watched = child.stdio[3] as Socket | null;
+  watched?.on("error", () => undefined);
+  const release = (): void => {
+    watched?.destroy();
+  };
+  child.on("exit", release);
+  child.on("error", () => {
+    release();
+    done();
+  });
   child.on("close", done);
   return child;
 }

@@ -1,10 +1,11 @@
 // The one runner for outside programs on untrusted input (src/workers/sandboxed-child.ts), with a
 // real shell in the sandbox this machine allows: what the office converter and OCR rely on.
+import { spawn } from "node:child_process";
 import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { NO_MEMORY_LIMIT, planSandbox, runSandboxed, type SandboxPlan } from "../../src/workers/index.js";
+import { groupGone, NO_MEMORY_LIMIT, planSandbox, runSandboxed, type SandboxPlan } from "../../src/workers/index.js";
 
 let dir: string;
 let plan: SandboxPlan;
@@ -84,4 +85,46 @@ describe("runSandboxed", () => {
     expect(r.code).not.toBe(NO_MEMORY_LIMIT);
     expect(r.output).not.toContain("300000000");
   });
+});
+
+describe("spawnSandboxed when the daemon dies", () => {
+  const CHILD = path.join(import.meta.dirname, "../helpers/sandbox-parent-child.ts");
+
+  // "off": nothing but the watcher ends the group (no bubblewrap); "auto": the sandbox this machine
+  // allows. "at once": killed as soon as the child is spawned, the instant before bubblewrap arms
+  // its --die-with-parent, which then never fires (seen here: the group lives on without the watcher)
+  for (const mode of ["off", "auto"] as const)
+    for (const when of ["at once", "once it runs"] as const)
+      it(`sandbox ${mode}, killed ${when}: a daemon killed with SIGKILL takes the child's whole group with it`, async () => {
+        const marker = `faxgate-orphan-${process.pid}-${Date.now()}`;
+        const daemon = spawn(process.execPath, ["--import", "tsx", CHILD, mode, dir], {
+          stdio: ["ignore", "pipe", "inherit"],
+          env: { ...process.env, FAXGATE_TEST_MARKER: marker },
+        });
+        const ended = new Promise((resolve) => daemon.on("exit", resolve));
+        const pgid = await new Promise<number>((resolve, reject) => {
+          let out = "";
+          daemon.stdout.on("data", (b: Buffer) => {
+            out += b.toString();
+            const m = /group (\d+)/.exec(out);
+            if (m) resolve(Number(m[1]));
+          });
+          daemon.on("exit", (code) => reject(new Error(`the stand-in ended first (${code})`)));
+        });
+        try {
+          // running, grandchild included, while the daemon lives
+          if (when === "once it runs")
+            await expect.poll(() => running(marker).length, { timeout: 15_000 }).toBeGreaterThan(0);
+          daemon.kill("SIGKILL");
+          await ended;
+          expect(await groupGone(pgid, 10_000)).toBe(true);
+          expect(running(marker)).toEqual([]);
+        } finally {
+          try {
+            process.kill(-pgid, "SIGKILL");
+          } catch {
+            // gone, as it should be
+          }
+        }
+      });
 });

@@ -26,7 +26,8 @@ import { groupGone, killGroup, type SandboxPlan, spawnSandboxed } from "../../wo
  * started before the pipe exists
  * would become a LibreOffice of its own, hence the wait; and when LibreOffice ends, so does the
  * supervisor (a client left alone would convert the document by itself, outside any bound). When
- * the daemon is gone (its end of stdin closed, even by SIGKILL) the whole group goes with it.
+ * the daemon is gone (its end of stdin closed, even by SIGKILL) the whole group goes with it; while
+ * it starts, before it reads stdin, spawnSandboxed's watcher does that.
  */
 const SUPERVISOR = `S=$1; P=$2; W=$3
 o() { "$S" --headless --invisible --norestore --nolockcheck --nodefault --nologo "-env:UserInstallation=$P" "$@"; }
