@@ -207,3 +207,37 @@ describe("resend, archive, delete", () => {
     expect(typeof i.account.supportCode).toBe("string");
   });
 });
+
+describe("a creation answer", () => {
+  it("shows the fax as created, however long the answer took to leave (a new send returns processing)", async () => {
+    // a machine so slow that every look at the clock finds 3 s gone: half of delayMs and more
+    let t = Date.parse("2026-03-02T15:00:00.000Z");
+    const slow = { now: () => (t += 3000) };
+    const slowEmu = await startTestEmulator({ delayMs: 5000, clock: slow });
+    const slowApi = apiFor(slowEmu);
+    try {
+      const one = await slowApi.call(
+        "POST",
+        "/v1/faxes",
+        TEST_KEYS.alice,
+        form({ faxNumber: "+15550103333" }, [["doc.txt", "one page of text"]]),
+      );
+      expect(one.status).toBe(200);
+      expect(one.json.status).toBe("processing");
+      expect(one.json.messageNumber).toBeNull();
+      const many = await slowApi.call(
+        "POST",
+        "/v1/faxes/multiple",
+        TEST_KEYS.alice,
+        form({ recipientFax: "+15550103333" }, [["doc.txt", "one page of text"]]),
+      );
+      expect(many.status).toBe(200);
+      expect(many.json.success.map((f: { status: string }) => f.status)).toEqual(["processing"]);
+      // and a later look sees it as it is by then
+      expect((await slowApi.get(`/v1/fax/${one.json.messageId}/info`, TEST_KEYS.alice)).json.status).toBe("success");
+    } finally {
+      await slowApi.close();
+      await slowEmu.stop();
+    }
+  });
+});

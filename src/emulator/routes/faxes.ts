@@ -48,10 +48,14 @@ export function faxRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: 
   faxRecordRoutes(app, ctx, callerOf);
 }
 
-/** A fax as the service shows it in lists and creation answers. */
-function renderer(ctx: EmulatorContext): (row: FaxRow) => Record<string, unknown> {
+/**
+ * A fax as the service shows it in lists and creation answers. A creation answer shows the fax as
+ * it was created ("A new send returns processing", fax-api.md), however long the answer took to
+ * leave; everything else shows it as it is now.
+ */
+function renderer(ctx: EmulatorContext, at: "created" | "now" = "now"): (row: FaxRow) => Record<string, unknown> {
   return (row) =>
-    renderFax(row, ctx.clock.now(), {
+    renderFax(row, at === "created" ? row.createdAt : ctx.clock.now(), {
       cfMode: ctx.behaviour.cfMode,
       tags: tagsOf(ctx, row),
       contacts: contactsOf(ctx, row),
@@ -71,7 +75,7 @@ function answerCreated(ctx: EmulatorContext, req: FastifyRequest, reply: Fastify
 
 /** Creation: send, send to many, resend. */
 function sendRoutes(app: FastifyInstance, ctx: EmulatorContext, callerOf: CallerOf): void {
-  const render = renderer(ctx);
+  const render = renderer(ctx, "created");
 
   app.post("/v1/faxes", async (req, reply) => {
     const caller = callerOf(req);
@@ -175,7 +179,7 @@ async function sendToMany(
   const numbers = [...input.list("recipientFax"), ...input.list("faxNumber")];
   const contactIds = input.list("recipientContacts");
   if (numbers.length === 0 && contactIds.length === 0) throw invalid("recipientFax or recipientContacts is required");
-  const render = renderer(ctx);
+  const render = renderer(ctx, "created");
   const success: Record<string, unknown>[] = [];
   const errors: RecipientError[] = [];
   const shared: SharedDoc = {};
