@@ -13,6 +13,7 @@ import {
   CommitUncertainError,
   IntakeWriter,
   runRequest,
+  SpareBuffers,
   type WriteRequest,
 } from "../../src/store/sqlite/intake-writer.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
@@ -123,6 +124,48 @@ describe("the intake writer thread", () => {
     expect(warnings.join("\n")).toMatch(/back on the main thread/);
     await writer.close();
     db.close();
+  });
+});
+
+describe("the bytes a request carries", () => {
+  const blobInsert = (key: string, bytes: Uint8Array): WriteRequest => ({
+    statements: [["INSERT INTO kv (key, value) VALUES (?, ?)", [key, bytes]]],
+  });
+
+  it("reach the database exactly as given, through buffers that come back from the thread for the next requests", async () => {
+    const { db, writer } = await writerOn();
+    const stored = (key: string) =>
+      (db.prepare("SELECT value FROM kv WHERE key = ?").get(key) as { value: Buffer }).value;
+    // round 1 leaves 128 KiB buffers behind; round 2's shorter bytes go into them, and must not
+    // come out with round 1's tail
+    const rounds = [100_000, 70_000, 100_000];
+    let kept = 0;
+    for (const [round, size] of rounds.entries()) {
+      const given = Array.from({ length: 10 }, (_, i) => Buffer.alloc(size + i, (round * 16 + i) & 0xff));
+      const copies = given.map((b) => Buffer.from(b));
+      await Promise.all(given.map((b, i) => writer.run(blobInsert(`r${round}-${i}`, b))));
+      for (const [i, b] of given.entries()) {
+        expect(b.equals(copies[i]!), "the caller's own buffer is left as it was").toBe(true);
+        expect(stored(`r${round}-${i}`).equals(copies[i]!)).toBe(true);
+      }
+      if (round === 0) kept = writer.spare.bytes;
+      // the same buffers went out and came back: none new were needed
+      else expect(writer.spare.bytes).toBe(kept);
+    }
+    expect(kept).toBe(10 * 128 * 1024);
+    await writer.close();
+    db.close();
+  });
+
+  it("keeps no more spare buffers than its bound, and hands out one big enough for any size", () => {
+    const spare = new SpareBuffers(1024 * 1024);
+    for (const n of [1, 4096, 4097, 100_000, 3_000_000]) expect(spare.take(n).byteLength).toBeGreaterThanOrEqual(n);
+    for (let i = 0; i < 20; i += 1) spare.give(new ArrayBuffer(128 * 1024));
+    expect(spare.bytes).toBe(1024 * 1024);
+    spare.give(new ArrayBuffer(5000)); // not a size it hands out: not kept
+    expect(spare.bytes).toBe(1024 * 1024);
+    expect(spare.take(100_000).byteLength).toBe(128 * 1024);
+    expect(spare.bytes).toBe(1024 * 1024 - 128 * 1024);
   });
 });
 

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import type Database from "better-sqlite3";
 import { appendLedgerSync } from "../sql/ledger.js";
 import { threadDb, type DbThreadData } from "./db-thread.js";
-import { MAX_BATCH, type Answer, type Envelope, type FlushFailure } from "./intake-writer.js";
+import { MAX_BATCH, type Answer, type Answers, type Envelope, type FlushFailure } from "./intake-writer.js";
 
 const { db, port, data } = threadDb<DbThreadData & { dataDir: string }>();
 // the commit does not wait for the disk: the WAL is flushed after it, off the lock (flushWal below)
@@ -86,7 +86,13 @@ function flush(): void {
     const error = String((err as Error)?.message ?? err);
     answers = rs.map((r) => ({ seq: r.seq, ok: false, error }));
   }
-  port.postMessage(answers);
+  // the bytes are in the database now (SQLite copies what it binds): their buffers go back for reuse
+  const spent = new Set<ArrayBuffer>();
+  for (const r of rs)
+    for (const [, params] of r.statements)
+      for (const p of params) if (p instanceof Uint8Array) spent.add(p.buffer as ArrayBuffer);
+  const message: Answers = { answers, spent: [...spent] };
+  port.postMessage(message, message.spent);
 }
 
 port.on("message", (m: Envelope | "close") => {

@@ -58,22 +58,72 @@ export interface Answer {
   error?: string;
 }
 
+/** The thread's answers to a batch, with the batch's byte buffers moved back for the next requests. */
+export interface Answers {
+  answers: Answer[];
+  spent: ArrayBuffer[];
+}
+
 const THREAD = new URL("./intake-thread.js", import.meta.url);
 
 /**
- * The request as posted. Bytes are copied once into buffers of their own, which are then moved to
- * the thread, not copied again (a view into a bigger buffer would otherwise take the whole of it
- * along; the caller keeps its own, which it may reuse). docs/bench.md measures this against the
- * thread reading a file.
+ * Buffers that went to the thread and came back once their bytes were committed, kept by size (a
+ * power of two) for the next requests. A new buffer's pages are faulted in and zeroed, and V8
+ * counts it against the heap: that was most of a copy's cost, and it brought collections sooner
+ * (docs/bench.md, "Buffers that come back").
  */
-function envelope(seq: number, r: WriteRequest): { message: Envelope; transfer: ArrayBuffer[] } {
+export class SpareBuffers {
+  private readonly bySize = new Map<number, ArrayBuffer[]>();
+  private held = 0;
+
+  constructor(private readonly maxBytes = SPARE_BYTES) {}
+
+  /** A buffer of at least `bytes` (its size a power of two, 4 KiB or more). */
+  take(bytes: number): ArrayBuffer {
+    const size = sizeFor(bytes);
+    const kept = this.bySize.get(size)?.pop();
+    if (!kept) return new ArrayBuffer(size);
+    this.held -= size;
+    return kept;
+  }
+
+  /** Keeps a buffer back from the thread, while the ones kept stay under their bound. */
+  give(b: ArrayBuffer): void {
+    const size = b.byteLength;
+    if (size !== sizeFor(size) || this.held + size > this.maxBytes) return;
+    let list = this.bySize.get(size);
+    if (!list) this.bySize.set(size, (list = []));
+    list.push(b);
+    this.held += size;
+  }
+
+  /** Bytes kept now. */
+  get bytes(): number {
+    return this.held;
+  }
+}
+
+/** What spare buffers may hold: the documents of some 40 mails of 100 KB. */
+const SPARE_BYTES = 8 * 1024 * 1024;
+
+const sizeFor = (bytes: number): number => Math.max(4096, 2 ** Math.ceil(Math.log2(Math.max(bytes, 1))));
+
+/**
+ * The request as posted. Bytes are copied once into buffers of their own (spare ones, come back
+ * from the thread), which are then moved to the thread, not copied again (a view into a bigger
+ * buffer would otherwise take the whole of it along; the caller keeps its own, which it may
+ * reuse, and which the fallback below needs). docs/bench.md measures this against the thread
+ * reading a file.
+ */
+function envelope(seq: number, r: WriteRequest, spare: SpareBuffers): { message: Envelope; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
   const own = ([text, params]: Statement): Statement => [
     text,
     params.map((p) => {
       if (!(p instanceof Uint8Array)) return p;
-      const copy = new Uint8Array(p);
-      transfer.push(copy.buffer);
+      const copy = new Uint8Array(spare.take(p.byteLength), 0, p.byteLength);
+      copy.set(p);
+      transfer.push(copy.buffer as ArrayBuffer);
       return copy;
     }),
   ];
@@ -111,6 +161,8 @@ export class IntakeWriter {
     { resolve: (o: WriteOutcome) => void; reject: (e: Error) => void; request: WriteRequest }
   >();
   private quietWaiters: Array<() => void> = [];
+  /** Byte buffers back from the thread, for the next requests' copies. */
+  readonly spare = new SpareBuffers();
 
   /**
    * `inThread`: runs a request on the main connection, for when the thread cannot (committed
@@ -132,7 +184,7 @@ export class IntakeWriter {
     const worker = this.thread();
     if (!worker) return this.runHere(request);
     const seq = ++this.seq;
-    const { message, transfer } = envelope(seq, request);
+    const { message, transfer } = envelope(seq, request, this.spare);
     return new Promise<WriteOutcome>((resolve, reject) => {
       if (this.waiting.size === 0) worker.ref();
       this.waiting.set(seq, { resolve, reject, request });
@@ -176,16 +228,17 @@ export class IntakeWriter {
       // (while closing, only if requests are still waiting for it)
       if (!this.closed || this.waiting.size > 0) this.fallBack(err);
     });
-    w.on("message", (answers: Answer[] | "ready") => this.answered(w, answers));
+    w.on("message", (m: Answers | "ready") => this.answered(w, m));
     return w;
   }
 
-  private answered(w: Worker, answers: Answer[] | "ready"): void {
-    if (answers === "ready") {
+  private answered(w: Worker, m: Answers | "ready"): void {
+    if (m === "ready") {
       this.ready = true;
       return;
     }
-    for (const a of answers) {
+    for (const b of m.spent) this.spare.give(b);
+    for (const a of m.answers) {
       const waiter = this.waiting.get(a.seq);
       if (!waiter) continue;
       this.waiting.delete(a.seq);
