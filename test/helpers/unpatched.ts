@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import Module from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { packageDir, parsePatch } from "../../scripts/apply-patches.mjs";
 
@@ -56,6 +57,11 @@ function runUnpatched(
 /** The installed (patched) file, loaded the same way as loadUnpatched loads the reference. */
 export function loadInstalled<T>(pkg: string, file: string): T {
   return createRequire(path.join(packageDir(pkg), "package.json"))(path.join(packageDir(pkg), file)) as T;
+}
+
+/** Imports `file` of package `pkg` as installed (patched), as an ES module: a library's ESM build. */
+export async function importInstalled<T>(pkg: string, file: string): Promise<T> {
+  return (await import(pathToFileURL(path.join(packageDir(pkg), file)).href)) as T;
 }
 
 /**

@@ -1,17 +1,7 @@
-// patches/libbase64+plain-decode.patch (line breaks taken out with replaceAll, a chunk of plain
-// base64 letters decoded without a regular expression over it) against libbase64's own code, the
-// installed file with that patch undone: random base64 bodies (random line lengths, CRLF, LF and
-// lone CR, stray bytes of every value, base64url letters, padding at the end, in the middle and
-// misplaced) cut into random chunks, 1-byte chunks and cuts around every line break, must give
-// exactly the same decoded chunks and byte counts. The ESM build is held to the same. The byte
-// path of the same patch (a chunk counted and decoded where it is, issue 54) is the one bodies as
-// an encoder writes them take: those are checked the same way, and seen to take it.
-import path from "node:path";
 import type { Transform } from "node:stream";
-import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { prng } from "../helpers/prng.js";
-import { loadInstalled, loadUnpatched, packageDir } from "../helpers/unpatched.js";
+import { importInstalled, loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 type DecoderClass = new () => Transform & { inputBytes: number; outputBytes: number };
 type ByteDecoder = { _decodeBytes(chunk: Buffer): boolean };
@@ -19,11 +9,7 @@ type ByteDecoder = { _decodeBytes(chunk: Buffer): boolean };
 const PATCH = "libbase64+plain-decode.patch";
 const upstream = loadUnpatched<{ Decoder: DecoderClass }>("libbase64", "dist/cjs/libbase64.js", PATCH).Decoder;
 const patched = loadInstalled<{ Decoder: DecoderClass }>("libbase64", "dist/cjs/libbase64.js").Decoder;
-const patchedEsm = (
-  (await import(pathToFileURL(path.join(packageDir("libbase64"), "dist/esm/libbase64.js")).href)) as {
-    Decoder: DecoderClass;
-  }
-).Decoder;
+const patchedEsm = (await importInstalled<{ Decoder: DecoderClass }>("libbase64", "dist/esm/libbase64.js")).Decoder;
 
 /**
  * How many chunks the patched decoder offered its byte path while `counting` was on, and how many

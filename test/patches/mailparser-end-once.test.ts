@@ -4,23 +4,17 @@
 // chunkings; and no end() on a finished stream (which builds an ERR_STREAM_ALREADY_FINISHED
 // error), where upstream makes one for every multipart message. The ESM build is held to the same.
 import { createHash } from "node:crypto";
-import path from "node:path";
 import { Duplex, type Transform } from "node:stream";
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { fuzzStream, randomCuts } from "../helpers/fuzz.js";
-import { loadInstalled, loadUnpatched, packageDir } from "../helpers/unpatched.js";
+import { importInstalled, loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 type ParserClass = new (options?: Record<string, unknown>) => Transform;
 
 const PATCH = "mailparser+end-once.patch";
 const upstream = loadUnpatched<ParserClass>("mailparser", "dist/cjs/mail-parser.js", PATCH);
 const patched = loadInstalled<ParserClass>("mailparser", "dist/cjs/mail-parser.js");
-const patchedEsm = (
-  (await import(pathToFileURL(path.join(packageDir("mailparser"), "dist/esm/mail-parser.js")).href)) as {
-    default: ParserClass;
-  }
-).default;
+const patchedEsm = (await importInstalled<{ default: ParserClass }>("mailparser", "dist/esm/mail-parser.js")).default;
 
 afterEach(() => {
   vi.restoreAllMocks();

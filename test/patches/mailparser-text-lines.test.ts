@@ -1,26 +1,14 @@
-// patches/mailparser+flat-text.patch (a text part's CR LF made LF in its bytes, before they become
-// a string) against mailparser's own code, the installed file with that patch undone: random text
-// parts (CRLF, bare LF, lone CR and CR CR LF line ends, UTF-8 cut anywhere, invalid and truncated
-// sequences, a CR inside a sequence, latin1 and UTF-16 charsets, format=flowed, quoted-printable
-// and base64) in random chunks and 1-byte chunks must give exactly the same text, HTML and
-// textAsHtml. The ESM build (the one faxgate imports) is held to the same.
-import path from "node:path";
 import type { Transform } from "node:stream";
-import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { byteCuts, fuzzStream, randomCuts } from "../helpers/fuzz.js";
-import { loadInstalled, loadUnpatched, packageDir } from "../helpers/unpatched.js";
+import { importInstalled, loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 type ParserClass = new (options?: Record<string, unknown>) => Transform;
 
 const PATCH = "mailparser+flat-text.patch";
 const upstream = loadUnpatched<ParserClass>("mailparser", "dist/cjs/mail-parser.js", PATCH);
 const patched = loadInstalled<ParserClass>("mailparser", "dist/cjs/mail-parser.js");
-const patchedEsm = (
-  (await import(pathToFileURL(path.join(packageDir("mailparser"), "dist/esm/mail-parser.js")).href)) as {
-    default: ParserClass;
-  }
-).default;
+const patchedEsm = (await importInstalled<{ default: ParserClass }>("mailparser", "dist/esm/mail-parser.js")).default;
 
 /** The text objects the parser hands out (text, html, textAsHtml), attachments by their size. */
 async function parse(Parser: ParserClass, chunks: Buffer[]): Promise<string[]> {
