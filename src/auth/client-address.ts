@@ -26,6 +26,8 @@ export function buildBlockList(networks: readonly string[]): net.BlockList {
  */
 const answers = new WeakMap<net.BlockList, Map<string, boolean>>();
 const ANSWERS_KEPT = 4096;
+/** The longest address worth keeping: IPv4-mapped IPv6 is 45 characters, a zone id a few more. */
+const ADDRESS_CHARS = 64;
 
 export function inList(list: net.BlockList, ip: string | undefined): boolean {
   if (!ip) return false;
@@ -35,7 +37,9 @@ export function inList(list: net.BlockList, ip: string | undefined): boolean {
   if (known !== undefined) return known;
   const { address, family } = plainAddress(ip);
   const answer = net.isIP(address) !== 0 && list.check(address, family);
-  // bounded: a stream of ever new clients only empties it now and then
+  // bounded: a stream of ever new clients only empties it now and then, and a long string (a
+  // forwarded-for header's, which is not an address) is never kept
+  if (ip.length > ADDRESS_CHARS) return answer;
   if (seen.size >= ANSWERS_KEPT) seen.clear();
   seen.set(ip, answer);
   return answer;

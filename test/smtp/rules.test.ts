@@ -135,6 +135,8 @@ describe("network rules", () => {
     for (let i = 0; i < 5000; i += 1) expect(inList(ten, `10.0.${i >> 8}.${i & 255}`)).toBe(true);
     expect(inList(ten, "11.0.0.1")).toBe(false);
     expect(inList(ten, "10.1.2.3")).toBe(true);
+    // a forwarded-for header's text is no address, however long
+    expect(inList(ten, `10.1.2.3, ${"x".repeat(5000)}`)).toBe(false);
   });
 
   it("AUTH only over TLS or from loopback, never when auth is off", () => {
