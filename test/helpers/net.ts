@@ -5,8 +5,9 @@
 // by some connection meanwhile. A CI run of test/faults/pg-instances.test.ts failed so, it seems:
 // gateway A's restart failed with EADDRINUSE on its port while gateway B and the load kept
 // opening connections. Below that range no outgoing connection takes it. Free when asked, and
-// never handed out twice by this process; a race with another process is possible but rare (a
-// random pick among some 20,000 ports, checked by listening on it).
+// never handed out twice by this process, and each test worker picks from a share of its own
+// (share() below); a race with a process outside the tests is possible but rare (a random pick
+// among some 2,800 ports, checked by listening on it).
 import { readFileSync } from "node:fs";
 import net from "node:net";
 
@@ -43,10 +44,25 @@ function kernelPort(): Promise<number> {
   });
 }
 
+/**
+ * The share of [low, high) this test worker picks from. Each vitest worker (VITEST_POOL_ID, 1 to
+ * maxWorkers) has its own, so a port a crash test's daemon leaves free for a moment, between a
+ * kill and its restart, cannot be picked by a test of another worker: a fault run failed so, gateway
+ * A's restart in pg-instances.test.ts finding its port taken for good while the other files ran.
+ */
+function share(low: number, high: number): [number, number] {
+  const id = Number(process.env.VITEST_POOL_ID);
+  if (!Number.isInteger(id) || id < 1) return [low, high];
+  const size = Math.floor((high - low) / SHARES);
+  const slot = (id - 1) % SHARES;
+  return [low + slot * size, low + (slot + 1) * size];
+}
+const SHARES = 8;
+
 export async function freePort(): Promise<number> {
-  const high = ephemeralLow();
+  const [low, high] = share(LOWEST, ephemeralLow());
   for (let tries = 0; tries < 100; tries++) {
-    const port = LOWEST + Math.floor(Math.random() * (high - LOWEST));
+    const port = low + Math.floor(Math.random() * (high - low));
     if (handedOut.has(port)) continue;
     if (await canListen(port)) {
       handedOut.add(port);
