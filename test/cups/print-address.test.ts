@@ -4,14 +4,14 @@
 // moved on 25 hours) and its owner is told. A private cupsd, a whole gateway, playwright-core
 // with Debian's chromium. FAXGATE_SCREENSHOTS=1 writes docs/images/console-address*.png.
 // Needs cupsd, lpadmin, lp, root and /usr/bin/chromium; skipped with a message otherwise.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textPdf } from "../spool/harness.js";
 import { waitUntil } from "../helpers/wait.js";
-import { signIn } from "../web/rig.js";
+import { outboxMails, signIn } from "../web/rig.js";
 import { cupsSkipReason } from "./private-cupsd.js";
 import { PASSWORDS, startPrintRig, type PrintRig } from "./print-rig.js";
 
@@ -35,18 +35,7 @@ describe.skipIf(skipReason !== "")(
     let offset = 0;
     const clock = { now: () => Date.now() + offset };
 
-    // header lines unfolded, quoted-printable soft breaks joined
-    const unfold = (eml: string) =>
-      eml
-        .replace(/\r?\n[ \t]+/g, " ")
-        .replace(/=\r?\n/g, "")
-        .replace(/=3D/g, "=");
-    const mails = () =>
-      existsSync(rig.outbox)
-        ? readdirSync(rig.outbox)
-            .filter((n) => n.endsWith(".eml"))
-            .map((n) => unfold(readFileSync(path.join(rig.outbox, n), "utf8")))
-        : [];
+    const mails = () => outboxMails(rig.outbox);
     const print = async (title: string) => {
       const doc = path.join(rig.dir, `${title.replace(/\W+/g, "-")}.pdf`);
       writeFileSync(doc, await textPdf([["Dear colleague,", "please find the signed agreement attached.", "Regards"]]));

@@ -13,7 +13,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { testLedger } from "../helpers/ledger.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { waitUntil } from "../helpers/wait.js";
-import { consoleGateway, outboxTexts, PASSWORDS, signIn } from "../web/rig.js";
+import { consoleGateway, outboxMails, outboxOf, PASSWORDS, signIn } from "../web/rig.js";
 
 let rig: TestGateway | null = null;
 afterEach(async () => {
@@ -277,7 +277,7 @@ describe("ledger rows from the doors", () => {
       .sendMail({ from: "alice@example.com", to: "15551234567@fax.example.com", subject: "s", text: "a letter" });
     const id = /queued as (\S+)/.exec(info.response)![1]!;
     const link = await waitUntil(async () => {
-      for (const eml of await outboxTexts(rig!)) {
+      for (const eml of outboxMails(outboxOf(rig!))) {
         const m = /(http:\/\/\S+\/m\?k=job&id=[A-Za-z0-9_-]+&t=\d+)/.exec(eml);
         if (m && m[1]!.includes(id)) return m[1]!;
       }
@@ -337,7 +337,7 @@ describe("ledger rows from the doors", () => {
         payload: { jobId: job.id },
       });
       return waitUntil(async () => {
-        for (const eml of await outboxTexts(rig!)) {
+        for (const eml of outboxMails(outboxOf(rig!))) {
           const m = new RegExp(`(http://\\S+/m\\?k=${kind}&id=${job.id}&t=\\d+)`).exec(eml);
           if (m) return { id: job.id, link: m[1]! };
         }

@@ -4,7 +4,7 @@
 // fax and of a print waiting for a number, and the operator who gets the failure's admin copy.
 // Each lands on the page where they can act; someone it was not mailed to gets nothing.
 // FAXGATE_SCREENSHOTS=1 writes docs/images/console-received.png.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -16,7 +16,7 @@ import { emulatorInbound, TEST_KEYS, TEST_SEED } from "../helpers/emulator.js";
 import { TEST_PDF } from "../helpers/store.js";
 import { pdfWithPages } from "../emulator/api.js";
 import { waitUntil } from "../helpers/wait.js";
-import { PASSWORDS, consoleGateway, outboxOf } from "./rig.js";
+import { PASSWORDS, consoleGateway, outboxMails, outboxOf } from "./rig.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const CHROMIUM = process.env.FAXGATE_CHROMIUM ?? "/usr/bin/chromium";
@@ -57,18 +57,7 @@ let rig: TestGateway;
 let browser: Browser;
 let outbox: string;
 
-// header lines unfolded, quoted-printable soft breaks joined
-const unfold = (eml: string) =>
-  eml
-    .replace(/\r?\n[ \t]+/g, " ")
-    .replace(/=\r?\n/g, "")
-    .replace(/=3D/g, "=");
-const mails = () =>
-  existsSync(outbox)
-    ? readdirSync(outbox)
-        .filter((n) => n.endsWith(".eml"))
-        .map((n) => unfold(readFileSync(path.join(outbox, n), "utf8")))
-    : [];
+const mails = () => outboxMails(outbox);
 /** The console link of the one mail of `kind` to `to`, waited for. */
 const linkIn = (kind: string, to: string, page: string) =>
   waitUntil(

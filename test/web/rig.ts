@@ -1,7 +1,7 @@
 // The console tests' gateway, made by the one builder (test/helpers/gateway.ts): the web console on
 // a free port, SMTP on another, users alice and bob (plain users, each with their own key), ops
 // (role admin) and nopass (no console password).
-import { readdir, readFile } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Browser, CDPSession, Page } from "playwright-core";
 import { hashPassword } from "../../src/auth/password.js";
@@ -32,16 +32,22 @@ export function outboxOf(rig: { dir: string }): string {
 }
 
 /**
- * The mails written to the outbox so far, as text with quoted-printable's soft line breaks and
- * `=3D` undone. Only finished `.eml` files: the outbox writes each under a dotted `.tmp` name
- * and renames it, so a `.tmp` listed may be gone before it is read.
+ * The mails written to outbox folder `outbox` so far, as text: header lines unfolded,
+ * quoted-printable's soft line breaks joined and `=3D` undone. Only finished `.eml` files: the
+ * outbox writes each under a dotted `.tmp` name and renames it, so a `.tmp` listed may be gone
+ * before it is read.
  */
-export async function outboxTexts(rig: { dir: string }): Promise<string[]> {
-  const outbox = outboxOf(rig);
-  const names = (await readdir(outbox).catch(() => [] as string[])).filter((n) => n.endsWith(".eml"));
-  return Promise.all(
-    names.map(async (n) => (await readFile(path.join(outbox, n), "utf8")).replace(/=\r?\n/g, "").replace(/=3D/g, "=")),
-  );
+export function outboxMails(outbox: string): string[] {
+  return existsSync(outbox)
+    ? readdirSync(outbox)
+        .filter((n) => n.endsWith(".eml"))
+        .map((n) =>
+          readFileSync(path.join(outbox, n), "utf8")
+            .replace(/\r?\n[ \t]+/g, " ")
+            .replace(/=\r?\n/g, "")
+            .replace(/=3D/g, "="),
+        )
+    : [];
 }
 
 export function consoleGateway(
