@@ -2,23 +2,20 @@
 // bytes fetched for 128 sessions at once. Real clients connect to the installed server, both
 // builds, over three blocks: every id is the 16 base-32 characters upstream makes, and none
 // repeats (an id cut from the wrong place of a block, or a block not renewed, would).
-import net, { type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import type { SMTPServer, SMTPServerOptions } from "smtp-server";
 import * as esm from "smtp-server";
 import { describe, expect, it } from "vitest";
+import { RawSmtp } from "../helpers/raw-smtp.js";
 import { loadInstalled } from "../helpers/unpatched.js";
 
 const cjs = loadInstalled<{ SMTPServer: typeof SMTPServer }>("smtp-server", "dist/cjs/smtp-server.js");
 
 /** Connects, waits for the greeting, says QUIT and waits for the close. */
-function greetAndQuit(port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect(port, "127.0.0.1");
-    s.setEncoding("utf8");
-    s.once("data", () => s.write("QUIT\r\n"));
-    s.on("error", reject);
-    s.on("close", () => resolve());
-  });
+async function greetAndQuit(port: number): Promise<void> {
+  const { client } = await RawSmtp.connect(port);
+  await client.cmd("QUIT");
+  await client.reply(); // "" once the server has closed
 }
 
 async function sessionIds(Server: typeof SMTPServer, sessions: number): Promise<string[]> {
