@@ -342,6 +342,18 @@ export function silentLogger(): Logger {
 
 const LINE_METHODS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 
+type Line = (...args: unknown[]) => void;
+
+/** A deferred child's parent and bindings, and its child once made. */
+interface Deferred {
+  parent: Logger;
+  bindings: Record<string, unknown>;
+  child?: Logger;
+}
+
+/** Each deferred child (the Proxy deferredChild returns) to what it defers. */
+const DEFERRED = new WeakMap<object, Deferred>();
+
 /**
  * `childLog(parent, bindings)` made only when something needs the child itself. A line written
  * before then goes through `parent` with the bindings in front of its own fields, which is the
@@ -350,34 +362,62 @@ const LINE_METHODS = new Set(["trace", "debug", "info", "warn", "error", "fatal"
  * without those keys (an Error, a field named like a binding) makes the child. pino's child
  * creation serializes every binding and gives the logger a prototype of its own: per mail it was
  * a cost of every one (issue 54, docs/bench.md), while most mails write one line.
+ *
+ * A deferred child of a deferred child that has not made its own defers to the same parent with
+ * both bindings, the outer first (the order pino's child of a child writes them): one Proxy a
+ * line, not one a level. Each level cost a line about 8 us (a session's, a user's and a job's:
+ * about 25 us of a mail's QUEUED line, docs/bench.md "One Proxy a line").
  */
 export function deferredChild(parent: Logger, bindings: Record<string, unknown>): Logger {
-  let child: Logger | undefined;
+  const above = DEFERRED.get(parent);
+  if (above && !above.child) {
+    parent = above.parent;
+    bindings = Object.assign({}, above.bindings, bindings);
+  }
+  const d: Deferred = { parent, bindings };
   const made = (): Logger => {
-    child ??= childLog(parent, bindings);
-    return child;
+    d.child ??= childLog(parent, bindings);
+    return d.child;
   };
   const plainWithout = (obj: unknown): obj is Record<string, unknown> => {
     if (!obj || typeof obj !== "object" || Object.getPrototypeOf(obj) !== Object.prototype) return false;
+    // (an own "__proto__" would be the copy's prototype under Object.assign: such a line makes the child)
+    if (Object.hasOwn(obj, "__proto__")) return false;
     for (const k in bindings) if (Object.hasOwn(obj, k)) return false;
     return true;
   };
-  return new Proxy(parent, {
+  // each line method made once, on first use
+  const lines = new Map<string, Line>();
+  const lineOf = (prop: string): Line => {
+    let fn = lines.get(prop);
+    if (!fn) {
+      fn = (...args: unknown[]) => {
+        if (d.child) return (d.child[prop as "info"] as Line)(...args);
+        const first = args[0];
+        const line = parent[prop as "info"] as Line;
+        if (typeof first === "string") return line.call(parent, { ...bindings }, ...args);
+        if (plainWithout(first)) {
+          // (not { ...bindings, ...first }: on Node 20 a property added to an object a spread made
+          // takes about 1 us, and a second spread several, docs/bench.md "One Proxy a line")
+          args[0] = Object.assign({}, bindings, first);
+          return line.apply(parent, args);
+        }
+        return (made()[prop as "info"] as Line)(...args);
+      };
+      lines.set(prop, fn);
+    }
+    return fn;
+  };
+  const proxy = new Proxy(parent, {
     get(_target, prop) {
-      if (child || typeof prop !== "string" || !LINE_METHODS.has(prop)) {
+      if (d.child || typeof prop !== "string" || !LINE_METHODS.has(prop)) {
         const c = made();
         const v = Reflect.get(c, prop, c);
         return typeof v === "function" ? v.bind(c) : v;
       }
-      return (...args: unknown[]) => {
-        const [first, ...rest] = args;
-        const line = parent[prop as "info"] as (...a: unknown[]) => void;
-        if (child) return (child[prop as "info"] as (...a: unknown[]) => void)(...args);
-        if (typeof first === "string") return line.call(parent, { ...bindings }, first, ...rest);
-        if (plainWithout(first)) return line.call(parent, { ...bindings, ...first }, ...rest);
-        const c = made();
-        return (c[prop as "info"] as (...a: unknown[]) => void)(...args);
-      };
+      return lineOf(prop);
     },
   }) as Logger;
+  DEFERRED.set(proxy, d);
+  return proxy;
 }

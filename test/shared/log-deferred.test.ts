@@ -66,6 +66,37 @@ it("writes the lines pino's child writes, censored the same", () => {
   });
 });
 
+it("writes the same lines when deferred children of deferred children share one parent", () => {
+  // three levels deferred at once (a session's, a mail's, a job's), then the levels above making
+  // their children while those below still defer, and a line's field named like a binding of a
+  // level above
+  const nested = (make: (parent: Logger, bindings: Record<string, unknown>) => Logger) => (root: Logger) => {
+    const session = make(root, SESSION);
+    const mail = make(session, MAIL);
+    const job = make(mail, { job: "j-4", to: "+15551239999" });
+    job.info({ documents: 2 }, "QUEUED");
+    job.warn("plain %s", "warning");
+    job.info({ user: "carol", token: "field-secret-5" }, "a field named like the mail's binding");
+    const later = make(mail, { job: "j-5" });
+    session.error(SEND_ERROR, "the session's child made");
+    later.info({ documents: 1 }, "QUEUED after the session made its child");
+    mail.info({ remote: "198.51.100.2" }, "the mail's own line, a field named like the session's");
+    job.info({ documents: 3 }, "QUEUED again");
+    // an own "__proto__" (JSON.parse makes one) stays a field, not the line's prototype
+    later.info(JSON.parse('{"__proto__":{"documents":9},"pages":4}') as Record<string, unknown>, "__proto__");
+    job.child({ attempt: 2 }).info("a child of the merged deferred child");
+  };
+  const real = lines(nested(childLog));
+  const deferred = lines(nested(deferredChild));
+  expect(real).toHaveLength(9);
+  expect(deferred).toEqual(real);
+  const text = deferred.join("\n");
+  for (const secret of ["session-secret-1", "field-secret-5", "15551234567", "15551239999"]) {
+    expect(text).not.toContain(secret);
+  }
+  expect(JSON.parse(deferred[0]!)).toMatchObject({ session: "s-1", user: "alice", job: "j-4", documents: 2 });
+});
+
 it("lets the refusals page see the user a deferred child is bound to", () => {
   const refusals = new RefusalLog();
   lines((root) => {
