@@ -113,12 +113,13 @@ export class MailDoor {
         if (recipients.length === 0) throw noRecipients();
         return await acceptMail(
           { ...this.deps, log: opts.log ?? this.deps.log },
-          {
-            ...envelope,
-            recipients,
-            ...(vetted?.senderCheck !== undefined ? { senderCheck: vetted.senderCheck } : {}),
-            ...(vetted?.recipientsProved !== undefined ? { recipientsProved: vetted.recipientsProved } : {}),
-          },
+          Object.assign(
+            {},
+            envelope,
+            { recipients },
+            vetted?.senderCheck !== undefined ? { senderCheck: vetted.senderCheck } : {},
+            vetted?.recipientsProved !== undefined ? { recipientsProved: vetted.recipientsProved } : {},
+          ),
           received,
         );
       } catch (err) {

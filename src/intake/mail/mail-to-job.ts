@@ -182,7 +182,7 @@ export async function mailToJob(input: MailToJobInput): Promise<NewJob> {
       input.envelopeFrom,
       recipients.map((r) => r.number),
     ),
-    meta: { ...(leftOut.length ? { leftOut } : {}), origin },
+    meta: leftOut.length ? { leftOut, origin } : { origin },
     original: {
       path: input.original.path,
       name: "message.eml",

@@ -146,7 +146,7 @@ export async function listEvents(db: Db, jobId: string): Promise<JobEvent[]> {
 
 type WithUser = RecipientRow & { user: string };
 const withUser = (rows: WithUser[]): Array<Recipient & { user: string }> =>
-  rows.map((r) => ({ ...toRecipient(r), user: r.user }));
+  rows.map((r) => Object.assign(toRecipient(r), { user: r.user }));
 
 /** Faxes accepted by the service and not finished, with their job's user. */
 async function listProcessing(db: Db, limit = 100_000): Promise<Array<Recipient & { user: string }>> {

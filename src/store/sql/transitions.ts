@@ -104,13 +104,10 @@ export function markAccepted(
   apiCalls = 0,
 ): Promise<boolean> {
   // apiCalls rides along so a send costs one commit, not two.
-  return step(
-    db,
-    "accept",
-    key,
-    { ...resultValues(fields), api_calls: apiCalls },
-    { sendId, detail: `message ${fields.messageId}` },
-  );
+  return step(db, "accept", key, Object.assign(resultValues(fields), { api_calls: apiCalls }), {
+    sendId,
+    detail: `message ${fields.messageId}`,
+  });
 }
 
 /** The send's outcome is not known: reconcile with the service before anything else. */
@@ -145,13 +142,11 @@ export function defer(db: Db, key: RecipientKey, opts: DeferOptions): Promise<bo
 
 /** Gives up on the recipient with the reason people will read. */
 export function fail(db: Db, key: RecipientKey, opts: FailOptions): Promise<boolean> {
-  return step(
-    db,
-    "fail",
-    key,
-    { ...resultValues(opts.fields ?? {}), last_error: opts.reason },
-    { sendId: opts.sendId, expect: opts.expect, detail: opts.reason },
-  );
+  return step(db, "fail", key, Object.assign(resultValues(opts.fields ?? {}), { last_error: opts.reason }), {
+    sendId: opts.sendId,
+    expect: opts.expect,
+    detail: opts.reason,
+  });
 }
 
 /** The service reports the fax delivered. */

@@ -124,7 +124,7 @@ export function createContext(p: {
         const err = Object.assign(new Error(notFlushed.message), { code: notFlushed.code });
         return Promise.reject(notFlushed.step === "access" ? syncs.notWritable(err) : err);
       };
-      return { ...(found ? { found } : {}), flush };
+      return found ? { found, flush } : { flush };
     },
     commitsHeld: () => checkpoints.holdCommits(),
     flushWal: () => syncs.wal.sync(),

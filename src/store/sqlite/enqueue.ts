@@ -82,12 +82,12 @@ async function placeFiles(
   const movedIn: Array<{ src: string; dest: string; flushedBytes?: number }> = [];
   try {
     const place = async (d: NewDocument, dest: string): Promise<StoredDocument> => {
-      const doc = { path: dest, name: d.name, contentType: d.contentType };
+      const doc = (bytes: number): StoredDocument => ({ path: dest, name: d.name, contentType: d.contentType, bytes });
       if (d.move && !d.data && (await moveInUnsynced(d.path, dest))) {
         movedIn.push({ src: d.path, dest, flushedBytes: d.flushedBytes });
-        return { ...doc, bytes: d.flushedBytes ?? 0 };
+        return doc(d.flushedBytes ?? 0);
       }
-      return { ...doc, bytes: await placeFile(d.path, dest, d.move === true, d.data) };
+      return doc(await placeFile(d.path, dest, d.move === true, d.data));
     };
     // allSettled, not all: on a failure no copy may still be writing when the folder is removed.
     const settled = await Promise.allSettled(files.map((x) => place(x.d, x.dest)));

@@ -242,13 +242,12 @@ export class IntakeWriter {
       const waiter = this.waiting.get(a.seq);
       if (!waiter) continue;
       this.waiting.delete(a.seq);
-      if (a.ok)
-        waiter.resolve({
-          ...(a.found ? { found: a.found } : {}),
-          flushed: true,
-          ...(a.notFlushed ? { notFlushed: a.notFlushed } : {}),
-        });
-      else waiter.reject(new Error(a.error ?? "the commit failed"));
+      if (a.ok) {
+        const outcome: WriteOutcome = { flushed: true };
+        if (a.found) outcome.found = a.found;
+        if (a.notFlushed) outcome.notFlushed = a.notFlushed;
+        waiter.resolve(outcome);
+      } else waiter.reject(new Error(a.error ?? "the commit failed"));
     }
     if (this.waiting.size === 0) {
       w.unref();
