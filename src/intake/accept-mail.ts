@@ -229,7 +229,7 @@ async function mailAsJob(
 function markOrigin(job: NewJob, mail: MailEnvelope): void {
   if (mail.source) job.source = mail.source;
   if (mail.dedupeKey) job.dedupeKey = mail.dedupeKey;
-  // (Object.assign, not { ...origin, key }: docs/bench.md "Keys added after a spread")
+  // (Object.assign, not { ...origin, key }: docs/bench.md "keys added after a spread")
   if (mail.senderCheck)
     job.meta = { ...job.meta, origin: Object.assign({}, job.meta?.origin, { senderCheck: mail.senderCheck }) };
   // whether the numbers, not only the sender, were proved by a signature (mail-auth/wanted.ts)

@@ -87,7 +87,7 @@ export function newJobRequest(
     detail: enqueueDetail(input.source, start.waiting, start.confirming),
   };
   // (keys set on a literal: on Node 20 a key added after a leading spread costs about 1 us,
-  // docs/bench.md "Keys added after a spread")
+  // docs/bench.md "keys added after a spread")
   const request: WriteRequest = {
     statements: [
       insertJob(row),

@@ -132,7 +132,7 @@ export function nextLedgerRow(
   fields: LedgerFields,
 ): { row: LedgerRecord; params: unknown[] } {
   // the same keys in the same order as { ...fields, seq, prev_hash } (Object.assign: docs/bench.md
-  // "Keys added after a spread")
+  // "keys added after a spread")
   const unsealed = Object.assign({}, fields, {
     seq: head ? Number(head.seq) + 1 : 1,
     prev_hash: head?.hash ?? GENESIS_HASH,
