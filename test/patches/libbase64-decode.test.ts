@@ -1,3 +1,11 @@
+// patches/libbase64+plain-decode.patch (line breaks taken out with replaceAll, a chunk of plain
+// base64 letters decoded without a regular expression over it) against libbase64's own code, the
+// installed file with that patch undone: random base64 bodies (random line lengths, CRLF, LF and
+// lone CR, stray bytes of every value, base64url letters, padding at the end, in the middle and
+// misplaced) cut into random chunks, 1-byte chunks and cuts around every line break, must give
+// exactly the same decoded chunks and byte counts. The ESM build is held to the same. The byte
+// path of the same patch (a chunk counted and decoded where it is, issue 54) is the one bodies as
+// an encoder writes them take: those are checked the same way, and seen to take it.
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { prng } from "../helpers/prng.js";

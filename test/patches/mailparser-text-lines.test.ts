@@ -1,3 +1,9 @@
+// patches/mailparser+flat-text.patch (a text part's CR LF made LF in its bytes, before they become
+// a string) against mailparser's own code, the installed file with that patch undone: random text
+// parts (CRLF, bare LF, lone CR and CR CR LF line ends, UTF-8 cut anywhere, invalid and truncated
+// sequences, a CR inside a sequence, latin1 and UTF-16 charsets, format=flowed, quoted-printable
+// and base64) in random chunks and 1-byte chunks must give exactly the same text, HTML and
+// textAsHtml. The ESM build (the one faxgate imports) is held to the same.
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { byteCuts, fuzzStream, randomCuts } from "../helpers/fuzz.js";
