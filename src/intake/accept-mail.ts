@@ -129,7 +129,7 @@ export async function acceptMail(
   message: ReceivedMessage,
 ): Promise<Accepted> {
   const parsed = await parseOrKeepCorrupt(deps, mail, message);
-  const job = await mailAsJob(deps, mail, parsed, message.kept);
+  const job = await mailAsJob(deps, mail, parsed, message);
   markOrigin(job, mail);
   // numbers nobody proved the sender chose: a new one waits for its owner's click
   if (mail.confirmNewDestinations && mail.recipientsProved !== true) {
@@ -182,7 +182,7 @@ async function mailAsJob(
   deps: MailAcceptDeps,
   mail: MailEnvelope,
   parsed: ParsedMail,
-  kept: IncomingFile,
+  { kept, workDir }: ReceivedMessage,
 ): Promise<NewJob> {
   const me = deps.directory.get(mail.user);
   me.catch(() => undefined);
@@ -222,6 +222,7 @@ async function mailAsJob(
     ...(deps.office ? { office: deps.office } : {}),
     ...(mail.bodyMode ? { bodyMode: mail.bodyMode } : {}),
     ...(deps.partial ? { partial: deps.partial } : {}),
+    scratch: (bytes) => workDir.scratch(bytes),
   });
 }
 

@@ -175,4 +175,20 @@ describe("a message held in memory while it is small", () => {
     expect(err.message).toContain(`cannot write to ${blocked}`);
     expect((err as { temporary?: boolean }).temporary).toBe(true);
   });
+
+  it("lends scratch bytes within the message's share, and takes them back at remove()", async () => {
+    const mem = new HeldMemory();
+    const dir = new WorkDir(path.join(root, "scratch"), MESSAGE_HOLD_BYTES, mem);
+    const page = dir.scratch(100_000)!;
+    expect(page.length).toBe(100_000);
+    page.fill(7);
+    // the rest of the share: one more of the biggest size fits, then nothing does
+    expect(dir.scratch(SMALL_DOCUMENT_BYTES)).not.toBeNull();
+    expect(dir.scratch(SMALL_DOCUMENT_BYTES), "past the message's share").toBeNull();
+    expect(dir.scratch(SMALL_DOCUMENT_BYTES + 1), "past a file's bound").toBeNull();
+    await dir.remove();
+    // given back: the next message's scratch of that size is the same memory, not a new buffer
+    const next = new WorkDir(path.join(root, "scratch2"), MESSAGE_HOLD_BYTES, mem).scratch(90_000)!;
+    expect(next.buffer).toBe(page.buffer);
+  });
 });

@@ -21,4 +21,16 @@ describe("textPageBytes", () => {
     for (let seed = 1; seed <= 500; seed++) texts.push(randomText(seed, seed % 7 === 0 ? 3000 : seed % 90));
     for (const t of texts) expect(textPageBytes(t).equals(Buffer.from(`${t}\n`, "utf8"))).toBe(true);
   });
+
+  it("writes into the scratch buffer it is lent, exactly, and into a new one when none is", () => {
+    const lent = Buffer.alloc(64 * 1024, 0xee);
+    for (let seed = 1; seed <= 200; seed++) {
+      const t = randomText(seed, seed % 90);
+      const want = Buffer.from(`${t}\n`, "utf8");
+      const got = textPageBytes(t, (n) => lent.subarray(0, n));
+      expect(got.equals(want)).toBe(true);
+      expect(got.buffer).toBe(lent.buffer);
+      expect(textPageBytes(t, () => null).equals(want)).toBe(true);
+    }
+  });
 });

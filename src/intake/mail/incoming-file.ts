@@ -48,6 +48,8 @@ export class WorkDir {
   private made: Promise<void> | null;
   private left: number;
   private readonly files: HeldFile[] = [];
+  /** Buffers `scratch` took from `memory`, with their HELD_SIZES index. */
+  private readonly taken: Array<[number, Buffer]> = [];
 
   /**
    * `memory`: where held bytes are taken from and given back to (the mail door's, held-memory.ts).
@@ -109,6 +111,21 @@ export class WorkDir {
   }
 
   /**
+   * `bytes` of the mail door's reused memory, for bytes the mail makes rather than receives (its
+   * text page), while they fit the message's share; null otherwise (then a new buffer does). Good
+   * until remove(): the store copies what it keeps as it commits. A new buffer of 100 KB lived
+   * through the commit, was promoted, and its memory outside the heap counted toward V8's next
+   * full collection (docs/bench.md, "Text a finished parser held").
+   */
+  scratch(bytes: number): Buffer | null {
+    const size = HELD_SIZES.findIndex((s) => s >= bytes);
+    if (size < 0 || !this.hold(HELD_SIZES[size]!)) return null;
+    const buf = this.memory.take(size);
+    this.taken.push([size, buf]);
+    return buf.subarray(0, bytes);
+  }
+
+  /**
    * A sink for one of the message's files (the message, a part), held in memory while it and the
    * message fit (SMALL_DOCUMENT_BYTES a file, MESSAGE_HOLD_BYTES a message). `flush`: a file it
    * becomes is fsynced as it is closed (fs/atomic.ts FLUSH_ON_CLOSE), while the rest of the
@@ -133,6 +150,7 @@ export class WorkDir {
    */
   async remove(): Promise<void> {
     for (const f of this.files) f.release();
+    for (const [size, buf] of this.taken.splice(0)) this.memory.give(size, buf);
     if (!this.made) return;
     await this.made.catch(() => undefined);
     try {

@@ -50,6 +50,8 @@ export interface MailToJobInput {
   bodyMode?: MailBodyMode;
   /** An attachment that cannot be faxed refuses the mail (default) or is sent without (intake.partial). */
   partial?: PartialMode;
+  /** Bytes for the text page from the message's reused memory (WorkDir.scratch); null or absent: new ones. */
+  scratch?: (bytes: number) => Buffer | null;
 }
 
 /** The name the mail's text has as a document and in "left out" lists. */
@@ -337,7 +339,7 @@ async function finalDocuments(
       path: path.join(path.dirname(input.original.path), "body.txt"),
       name: BODY_DOCUMENT_NAME,
       contentType: "text/plain",
-      data: textPageBytes(page),
+      data: textPageBytes(page, input.scratch),
     });
   }
   for (const { officeExt, ...d } of documents) {
@@ -360,10 +362,11 @@ async function finalDocuments(
  * The text page's bytes: `text` and a line break, in UTF-8, the bytes of `${text}\n`. Written
  * in two steps because the joined string would be a copy of the whole text on the heap (100 KB
  * for a 100 KB mail) made only to be encoded (docs/bench.md, issue 54, "The garbage a mail leaves").
+ * `scratch`, when it has room, gives the buffer (exactly n + 1 bytes) instead of a new one.
  */
-export function textPageBytes(text: string): Buffer {
+export function textPageBytes(text: string, scratch?: (bytes: number) => Buffer | null): Buffer {
   const n = Buffer.byteLength(text, "utf8");
-  const bytes = Buffer.allocUnsafe(n + 1);
+  const bytes = scratch?.(n + 1) ?? Buffer.allocUnsafe(n + 1);
   bytes.write(text, 0, "utf8");
   bytes[n] = 0x0a;
   return bytes;
