@@ -7,6 +7,7 @@
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { fuzzStream, randomCuts } from "../helpers/fuzz.js";
+import { parserTexts } from "../helpers/mail-parser-texts.js";
 import { importInstalled, loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 type ParserClass = new (options?: Record<string, unknown>) => Transform;
@@ -24,18 +25,7 @@ const patchedEsm = (await importInstalled<{ default: ParserClass }>("mailparser"
 /** What the parser hands out and keeps public, and how many tree nodes still hold content at its end. */
 async function parse(Parser: ParserClass, chunks: Buffer[]): Promise<{ out: string[]; held: number }> {
   const parser = new Parser() as Transform & { text: unknown; html: unknown; textAsHtml: unknown; tree: TreeNode };
-  const out: string[] = [];
-  const over = new Promise<void>((resolve, reject) => {
-    parser.on("data", (d: { type: string; text?: string; html?: string; textAsHtml?: string; release?(): void }) => {
-      if (d.type === "text") out.push(JSON.stringify([d.text, d.html, d.textAsHtml]));
-      else d.release?.();
-    });
-    parser.on("end", resolve);
-    parser.on("error", reject);
-  });
-  for (const c of chunks) parser.write(c);
-  parser.end();
-  await over;
+  const out = await parserTexts(parser, chunks);
   out.push(JSON.stringify([parser.text, parser.html, parser.textAsHtml]));
   let held = 0;
   const walk = (n: TreeNode): void => {

@@ -7,6 +7,7 @@
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { byteCuts, fuzzStream, randomCuts } from "../helpers/fuzz.js";
+import { parserTexts } from "../helpers/mail-parser-texts.js";
 import { importInstalled, loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 type ParserClass = new (options?: Record<string, unknown>) => Transform;
@@ -16,23 +17,8 @@ const upstream = loadUnpatched<ParserClass>("mailparser", "dist/cjs/mail-parser.
 const patched = loadInstalled<ParserClass>("mailparser", "dist/cjs/mail-parser.js");
 const patchedEsm = (await importInstalled<{ default: ParserClass }>("mailparser", "dist/esm/mail-parser.js")).default;
 
-/** The text objects the parser hands out (text, html, textAsHtml), attachments by their size. */
-async function parse(Parser: ParserClass, chunks: Buffer[]): Promise<string[]> {
-  const parser = new Parser();
-  const out: string[] = [];
-  const over = new Promise<void>((resolve, reject) => {
-    parser.on("data", (d: { type: string; text?: string; html?: string; textAsHtml?: string; release?(): void }) => {
-      if (d.type === "text") out.push(JSON.stringify([d.text, d.html, d.textAsHtml]));
-      else d.release?.();
-    });
-    parser.on("end", resolve);
-    parser.on("error", reject);
-  });
-  for (const c of chunks) parser.write(c);
-  parser.end();
-  await over;
-  return out;
-}
+/** The text objects the parser hands out (text, html, textAsHtml). */
+const parse = (Parser: ParserClass, chunks: Buffer[]): Promise<string[]> => parserTexts(new Parser(), chunks);
 
 function randomMessage(next: () => number): Buffer {
   const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]!;
