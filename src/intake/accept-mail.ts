@@ -7,12 +7,12 @@ import type { Clock } from "../clock.js";
 import type { MailBodyMode, PartialMode } from "../config/index.js";
 import { FaxgateError, describeError, isFaxgateError, isSystemError } from "../errors.js";
 import type { UserDirectory } from "../fax/index.js";
-import type { JobSource, NewDocument, NewJob, QueueStore } from "../store/index.js";
+import type { JobSource, NewJob, QueueStore } from "../store/index.js";
 import { ReadTimeoutError, type InputReaders } from "./readers.js";
 import { acceptCorrupt, acceptJob, type AcceptDeps, type Accepted } from "./accept.js";
 import { keptSha256, type IncomingFile, type WorkDir } from "./mail/incoming-file.js";
 import { oneLine, type ParsedMail } from "./mail/mail-parse.js";
-import { mailToJob, type EnvelopeRecipient } from "./mail/mail-to-job.js";
+import { mailToJob, originalDocument, type EnvelopeRecipient } from "./mail/mail-to-job.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
 import { askToConfirm, newDestinations } from "./confirm-new.js";
 
@@ -115,13 +115,6 @@ async function parseStored(deps: MailAcceptDeps, message: ReceivedMessage): Prom
   return deps.readers.parseMail(kept.path, dir);
 }
 
-/** The message as the job's original: its bytes when held, else its file, moved in. */
-function originalOf(kept: IncomingFile): NewDocument {
-  const [name, contentType] = ["message.eml", "message/rfc822"];
-  if (kept.data) return { path: kept.path, name, contentType, data: kept.data };
-  return { path: kept.path, name, contentType, move: true };
-}
-
 /** The cleanup of one received mail: parsed, made one job, accepted (or kept as corrupt and refused). */
 export async function acceptMail(
   deps: MailAcceptDeps,
@@ -167,7 +160,7 @@ async function parseOrKeepCorrupt(
       source: mail.source ?? "smtp",
       user: mail.user,
       reason: `the message could not be read: ${why}`,
-      original: originalOf(message.kept),
+      original: originalDocument(message.kept.path, message.kept.data),
       meta: { origin: { envelopeFrom: mail.from } },
     });
     throw new FaxgateError("MESSAGE_UNREADABLE", `the message could not be read: ${why}`, {
