@@ -2,6 +2,7 @@
 // intake stages (smtp, spool, cli) only call `enqueue`; the dispatcher claims and finishes
 // recipients; the notifier drains the notification queue; operators use the job operations.
 import type { KindAndPayload } from "./notification-payloads.js";
+import type { SplicedPart } from "./spliced-original.js";
 
 export type JobSource = "smtp" | "spool" | "cli" | "web" | "imap";
 
@@ -163,6 +164,11 @@ export interface StoredDocument {
   name: string;
   contentType: string;
   bytes: number;
+  /**
+   * An original only: runs of base64 lines its kept bytes leave out, each exactly a document of
+   * the same job encoded again; the store's readDocument puts them back (spliced-original.ts).
+   */
+  spliced?: SplicedPart[];
 }
 
 export interface Recipient {

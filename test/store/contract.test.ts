@@ -2,6 +2,7 @@
 // SQLite in a temp folder and PostgreSQL in a private cluster (a fresh database per test). Every
 // test here must hold on both; what only PostgreSQL does (several gateways on one queue) is in
 // postgres.test.ts.
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -89,6 +90,43 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       expect(() => readFileSync(orig)).toThrow();
       expect(job.original?.name).toBe("message.eml");
       expect((await store.readDocument(job.original!)).toString()).toContain("body");
+    });
+
+    it("gives back a mail's original byte for byte when its attachment's base64 is kept once", async () => {
+      const { store, dir, reopen } = await open();
+      const pdf = Buffer.concat([Buffer.from("%PDF-1.4\n"), randomBytes(30_000)]);
+      const b64 = (pdf.toString("base64").match(/.{1,76}/g) ?? []).join("\r\n");
+      const raw = Buffer.from(
+        `From: a@b\r\nContent-Type: multipart/mixed; boundary=x\r\n\r\n--x\r\nContent-Type: application/pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${b64}\r\n--x--\r\n`,
+      );
+      const asBytes = (data: Buffer, name: string) => ({ path: path.join(dir, name), name, data });
+      const { job } = await store.enqueue(
+        newJob(dir, {
+          documents: [{ ...asBytes(pdf, "a.pdf"), contentType: "application/pdf" }],
+          original: { ...asBytes(raw, "message.eml"), contentType: "message/rfc822" },
+        }),
+      );
+      expect(job.original!.bytes).toBe(raw.length);
+      expect(job.original!.spliced).toHaveLength(1);
+      expect((await store.readDocument(job.original!)).equals(raw)).toBe(true);
+      expect(readFileSync(await store.documentPath(job.original!)).equals(raw)).toBe(true);
+      expect((await store.readDocument(job.documents[0]!)).equals(pdf)).toBe(true);
+      // another instance (on PostgreSQL, another gateway) reads the same mail
+      const other = await reopen();
+      const seen = await other.getJob(job.id);
+      expect(seen!.original!.spliced).toEqual(job.original!.spliced);
+      expect((await other.readDocument(seen!.original!)).equals(raw)).toBe(true);
+      // an attachment that is not the document (a byte differs) leaves the original whole
+      const changed = Buffer.from(pdf);
+      changed[20_000] = changed[20_000]! ^ 1;
+      const whole = await store.enqueue(
+        newJob(dir, {
+          documents: [{ ...asBytes(changed, "b.pdf"), contentType: "application/pdf" }],
+          original: { ...asBytes(raw, "message.eml"), contentType: "message/rfc822" },
+        }),
+      );
+      expect(whole.job.original!.spliced).toBeUndefined();
+      expect((await store.readDocument(whole.job.original!)).equals(raw)).toBe(true);
     });
 
     it("returns the existing job for a dedupeKey inside the window, and a new one after it", async () => {

@@ -2,6 +2,7 @@
 // state keys, and the later tables (received faxes, texts, signed uses, factors...), copied into a
 // real PostgreSQL and read back through its store's operations; a rerun copies nothing twice;
 // a running daemon's queue is refused. One run through the real CLI, with the password hidden.
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -33,9 +34,18 @@ async function busyQueue(s: QueueStore, dir: string): Promise<void> {
   const k = (jobId: string, idx = 0) => ({ jobId, idx });
   const one = async (n: string, extra = {}) =>
     (await s.enqueue(newJob(dir, { recipients: [{ number: n, name: `name ${n}` }], ...extra }))).job;
+  // a mail whose PDF is kept once: its original without the PDF's base64 (store/spliced-original.ts)
+  const pdf = Buffer.concat([Buffer.from("%PDF-1.4\n"), randomBytes(9_000)]);
+  const lines = (pdf.toString("base64").match(/.{1,76}/g) ?? []).join("\r\n");
   await one("+15550000100", {
     cover: { enabled: true, subject: "still queued" },
-    original: { path: docFile(dir, "From: x\r\n\r\nhi"), name: "message.eml", contentType: "message/rfc822" },
+    documents: [{ path: path.join(dir, "mail.pdf"), name: "mail.pdf", contentType: "application/pdf", data: pdf }],
+    original: {
+      path: path.join(dir, "message.eml"),
+      name: "message.eml",
+      contentType: "message/rfc822",
+      data: Buffer.from(`From: x\r\nContent-Transfer-Encoding: base64\r\n\r\n${lines}\r\n`),
+    },
   });
   // a small document given as bytes: the SQLite store keeps it in its database, not as a file
   const held = await one("+15550000101", {
@@ -115,6 +125,7 @@ describe.skipIf(postgres.missing !== null)("faxgate store migrate", () => {
           new Set(["queued", "held", "active", "delivered", "failed", "partial", "cancelled", "corrupt"]),
         );
         expect(after.map(comparable)).toEqual(before.map(comparable));
+        expect(before.filter((j) => j.original?.spliced)).toHaveLength(1);
         for (const j of before) {
           const events = await src.store.listEvents(j.id);
           expect(events.length).toBeGreaterThan(0);

@@ -4,6 +4,7 @@ import { promises as fsp, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../../errors.js";
 import { replaceFile } from "../../fs/index.js";
+import { spliceIn } from "../spliced-original.js";
 import type { Job, NewDocument, StoredDocument } from "../types.js";
 import type { PgContext } from "./context.js";
 
@@ -42,6 +43,12 @@ function ref(doc: StoredDocument): { jobId: string; file: string } {
 
 export async function readDocument(ctx: PgContext, doc: StoredDocument): Promise<Buffer> {
   const { jobId, file } = ref(doc);
+  const kept = await readRow(ctx, jobId, file);
+  // an original kept without its documents' base64 (../spliced-original.ts)
+  return doc.spliced ? spliceIn(kept, doc.spliced, doc.bytes, (f) => readRow(ctx, jobId, f)) : kept;
+}
+
+async function readRow(ctx: PgContext, jobId: string, file: string): Promise<Buffer> {
   const r = await ctx.q<{ data: Buffer }>(
     "read a document",
     "SELECT data FROM documents WHERE job_id = $1 AND file = $2",

@@ -5,9 +5,11 @@
 // PostgreSQL: every one in the database), and so is how the statements run: SQLite hands them to
 // its intake thread, which commits them in groups (sqlite/intake-writer.ts); PostgreSQL runs them
 // in db.tx (runWrite).
+import path from "node:path";
 import { FaxgateError } from "../../errors.js";
 import { newJobId } from "../job-id.js";
 import { isoUtc, type JobRow, type RecipientRow, toJob, toRecipient } from "../rows.js";
+import { spliceOut } from "../spliced-original.js";
 import { confirmationWait, enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
 import type { Job, JobMeta, JobSource, NewDocument, NewJob, RecipientState, StoredDocument } from "../types.js";
 import type { Db, DialectName, Runner } from "./db.js";
@@ -73,8 +75,9 @@ export interface NewJobPlace {
  */
 export function newJobRequest(
   input: NewJob,
-  p: NewJobPlace,
-): { row: JobRow; recs: RecipientRow[]; request: WriteRequest } {
+  place: NewJobPlace,
+): { row: JobRow; recs: RecipientRow[]; request: WriteRequest; keptBytes: number } {
+  const p = withOriginalSpliced(place);
   const start = firstState(input);
   const row = newJobRow(input, p, start.state);
   const recs = start.recipients.map((r, i) => newRecipientRow(p, i, r, start.state, start.lastErrorOf(r.number)));
@@ -104,7 +107,36 @@ export function newJobRequest(
   // checked inside the commit: another process (or an enqueue just before) may have won the race
   if (input.dedupeKey) request.guard = duplicateOf(input.dedupeKey, p.dedupeSince);
   if (p.ledger) request.ledger = p.ledger({ id: p.id, recipients: recs });
-  return { row, recs, request };
+  let keptBytes = 0;
+  for (const b of p.blobs) keptBytes += b.data.length;
+  return { row, recs, request, keptBytes };
+}
+
+/**
+ * The original's blob without the base64 of the documents the job keeps beside it
+ * (../spliced-original.ts): the same mail is read back, and about 40% fewer bytes are written for
+ * a PDF mail.
+ */
+function withOriginalSpliced(p: NewJobPlace): NewJobPlace {
+  if (!p.original || p.blobs.length < 2) return p;
+  const file = path.basename(p.original.path);
+  const at = p.blobs.findIndex((b) => b.file === file);
+  if (at < 0) return p;
+  const cut = spliceOut(
+    p.blobs[at]!.data,
+    p.blobs.filter((_, i) => i !== at),
+  );
+  if (!cut) return p;
+  const o = p.original;
+  const original: StoredDocument = {
+    path: o.path,
+    name: o.name,
+    contentType: o.contentType,
+    bytes: o.bytes,
+    spliced: cut.parts,
+  };
+  const blobs = p.blobs.map((b, i) => (i === at ? { file, data: cut.kept } : b));
+  return { ...p, original, blobs };
 }
 
 /**

@@ -118,9 +118,6 @@ async function placeFiles(
   }
 }
 
-/** The bytes a commit keeps in the database (they count toward the next WAL checkpoint). */
-const inlineBytes = (inline: InlineDocument[]): number => inline.reduce((n, d) => n + d.data.length, 0);
-
 /** Callers' files whose bytes the committed job now holds in the database. */
 async function removeMovedFrom(inline: InlineDocument[]): Promise<void> {
   await Promise.all(inline.map((d) => (d.movedFrom ? fsp.unlink(d.movedFrom).catch(() => undefined) : undefined)));
@@ -171,7 +168,8 @@ export async function enqueue(
   try {
     // Committed on the intake thread together with the jobs that reached it meanwhile, and the WAL
     // flushed there after the commit (group commit): the fsync is off the main thread and shared.
-    const outcome = await c.commitIntake(made.request, inlineBytes(inline));
+    // the bytes it keeps in the database count toward the next WAL checkpoint
+    const outcome = await c.commitIntake(made.request, made.keptBytes);
     flush = outcome.flush;
     const dup = outcome.found ? await jobById(db, same, String(outcome.found.id)) : null;
     result = dup ? { job: dup, duplicate: true } : { job: enq.newJob(same, made), duplicate: false };
