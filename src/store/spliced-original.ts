@@ -1,5 +1,5 @@
 // A mail's original kept without the base64 of the attachments the same job stores as documents
-// (issue 54, docs/bench.md "The original without its attachments' base64"). A 100 KB PDF mail
+// (issue 54, docs/bench.md "A mail's attachment kept once"). A 100 KB PDF mail
 // otherwise keeps its PDF twice, once as the document and once as 136 KB of base64 lines in the
 // raw mail, and every byte kept is written to the WAL and again by the checkpoint. A run of
 // lines is taken out only when encoding the stored document again, at the line length and line
