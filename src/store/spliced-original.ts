@@ -6,7 +6,9 @@
 // break found there, gives exactly the bytes it replaces; every read of the original puts the
 // same bytes back, so the original stays the mail as received, byte for byte. Both backends
 // (the document and the original live and die with their job's row).
+import path from "node:path";
 import { FaxgateError } from "../errors.js";
+import type { StoredDocument } from "./types.js";
 
 /** A run of base64 lines taken out of an original: where it was, and the document it encodes. */
 export interface SplicedPart {
@@ -18,6 +20,16 @@ export interface SplicedPart {
   line: number;
   crlf: boolean;
 }
+
+/**
+ * The name of the row an original's kept bytes are stored under: its own with this added, so a
+ * release that does not know `spliced` (a gateway not yet upgraded) finds no row and fails,
+ * instead of handing out the kept bytes as the original.
+ */
+const KEPT_SUFFIX = ".spliced";
+
+/** The row (its file name) that holds a stored document's bytes, or an original's kept bytes. */
+export const storedFile = (doc: StoredDocument): string => path.basename(doc.path) + (doc.spliced ? KEPT_SUFFIX : "");
 
 /** Documents smaller than this are left in the original: not worth a second read of it. */
 const SMALLEST = 4096;

@@ -14,6 +14,7 @@ import pg from "pg";
 import { FaxgateError } from "../../errors.js";
 import { DaemonLock } from "../daemon-lock.js";
 import type { StoredDocument } from "../types.js";
+import { storedFile } from "../spliced-original.js";
 import { redactDatabaseUrl, storeError } from "./connection.js";
 import { PgStore } from "./pg-store.js";
 import { copyLedgerAndHolds } from "./migrate-ledger.js";
@@ -254,7 +255,7 @@ async function copyJobs(
     source.documents += all.length;
     // read every file before the transaction: a missing document stops the migration, naming it
     const bytes = await Promise.all(
-      all.map((d) => inlineOf?.get(id, path.basename(d.path))?.data ?? readStored(dataDir, id, d)),
+      all.map((d) => inlineOf?.get(id, storedFile(d))?.data ?? readStored(dataDir, id, d)),
     );
     const wrote = await copyJob(c, { id, job, recs, events, docs, original, all, bytes }, pgRecipientCols);
     if (wrote !== true) {
@@ -332,7 +333,7 @@ async function copyJob(c: pg.Client, j: SourceJob, pgRecipientCols: Set<string>)
     for (let i = 0; i < j.all.length; i++)
       await c.query("INSERT INTO documents (job_id, file, data) VALUES ($1, $2, $3)", [
         j.id,
-        path.basename(j.all[i]!.path),
+        storedFile(j.all[i]!),
         j.bytes[i],
       ]);
     await addEvents(events);

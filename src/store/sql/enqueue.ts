@@ -9,7 +9,7 @@ import path from "node:path";
 import { FaxgateError } from "../../errors.js";
 import { newJobId } from "../job-id.js";
 import { isoUtc, type JobRow, type RecipientRow, toJob, toRecipient } from "../rows.js";
-import { spliceOut } from "../spliced-original.js";
+import { spliceOut, storedFile } from "../spliced-original.js";
 import { confirmationWait, enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
 import type { Job, JobMeta, JobSource, NewDocument, NewJob, RecipientState, StoredDocument } from "../types.js";
 import type { Db, DialectName, Runner } from "./db.js";
@@ -135,7 +135,7 @@ function withOriginalSpliced(p: NewJobPlace): NewJobPlace {
     bytes: o.bytes,
     spliced: cut.parts,
   };
-  const blobs = p.blobs.map((b, i) => (i === at ? { file, data: cut.kept } : b));
+  const blobs = p.blobs.map((b, i) => (i === at ? { file: storedFile(original), data: cut.kept } : b));
   return { ...p, original, blobs };
 }
 
