@@ -8,7 +8,6 @@
 // (the document and the original live and die with their job's row).
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
-import type { StoredDocument } from "./types.js";
 
 /** A run of base64 lines taken out of an original: where it was, and the document it encodes. */
 export interface SplicedPart {
@@ -29,7 +28,8 @@ export interface SplicedPart {
 const KEPT_SUFFIX = ".spliced";
 
 /** The row (its file name) that holds a stored document's bytes, or an original's kept bytes. */
-export const storedFile = (doc: StoredDocument): string => path.basename(doc.path) + (doc.spliced ? KEPT_SUFFIX : "");
+export const storedFile = (doc: { path: string; spliced?: readonly SplicedPart[] }): string =>
+  path.basename(doc.path) + (doc.spliced ? KEPT_SUFFIX : "");
 
 /** Documents smaller than this are left in the original: not worth a second read of it. */
 const SMALLEST = 4096;
