@@ -44,9 +44,12 @@ const TRIES = 4;
 const PIECE_CHARS = 32_768;
 const [CR, LF, EQ, DASH, UNDERSCORE] = [0x0d, 0x0a, 0x3d, 0x2d, 0x5f];
 
+/** Base64 characters for `bytes` bytes, padding included. */
+const base64Chars = (bytes: number): number => 4 * Math.ceil(bytes / 3);
+
 /** Bytes of a document in base64 lines (no break after the last). */
 function encodedLength(bytes: number, line: number, crlf: boolean): number {
-  const chars = 4 * Math.ceil(bytes / 3);
+  const chars = base64Chars(bytes);
   return chars + (Math.ceil(chars / line) - 1) * (crlf ? 2 : 1);
 }
 
@@ -107,7 +110,7 @@ function findRun(
 ): (SplicedPart & { end: number }) | null {
   const doc = Buffer.from(d.data.buffer, d.data.byteOffset, d.data.byteLength);
   const needle = Buffer.from(doc.subarray(0, NEEDLE_BYTES).toString("base64"), "latin1");
-  const chars = 4 * Math.ceil(doc.length / 3);
+  const chars = base64Chars(doc.length);
   for (let at = raw.indexOf(needle), tries = 0; at >= 0 && tries < TRIES; at = raw.indexOf(needle, at + 1), tries++) {
     const lf = raw.indexOf(LF, at);
     const crlf = lf > at && raw[lf - 1] === CR;
@@ -146,7 +149,7 @@ function encodes(raw: Buffer, at: number, end: number, doc: Buffer, line: number
   if (raw.toString("latin1", end - 4, end) !== tail) return false;
   // decoded a piece at a time (a piece ends on a quartet; the line breaks in it are skipped)
   const scratch = pieceBuffer((PIECE_CHARS / 4) * 3);
-  const chars = 4 * Math.ceil(doc.length / 3);
+  const chars = base64Chars(doc.length);
   const offset = (c: number): number => at + c + Math.floor(c / line) * eol;
   let o = 0;
   for (let c = 0; c < chars; c += PIECE_CHARS) {
@@ -163,6 +166,26 @@ let scratchBytes: Buffer | null = null;
 function pieceBuffer(bytes: number): Buffer {
   if (!scratchBytes || scratchBytes.length < bytes) scratchBytes = Buffer.allocUnsafeSlow(bytes);
   return scratchBytes;
+}
+
+/**
+ * A stored document's bytes, read with `readRow` (a row of its job, by file name): an original
+ * kept without its documents' base64 is put back together. A null from `readRow` for the
+ * document's own row (a store that keeps it as a file instead) is handed back as it is.
+ */
+export async function readStored<B extends Buffer | null>(
+  doc: { path: string; bytes: number; spliced?: readonly SplicedPart[] },
+  readRow: (file: string) => Promise<B>,
+): Promise<B> {
+  const kept = await readRow(storedFile(doc));
+  if (!kept || !doc.spliced) return kept;
+  const whole = await spliceIn(kept, doc.spliced, doc.bytes, async (file) => {
+    const data = await readRow(file);
+    if (!data)
+      throw new FaxgateError("STORE_UNAVAILABLE", `a stored original's document ${JSON.stringify(file)} is missing`);
+    return data;
+  });
+  return whole as B;
 }
 
 /**

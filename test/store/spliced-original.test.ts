@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
-import { base64Lines, spliceIn, spliceOut } from "../../src/store/spliced-original.js";
+import { base64Lines, readStored, spliceIn, spliceOut } from "../../src/store/spliced-original.js";
 
 /** The reference: Node's base64 cut into lines of `line` characters. */
 const lines = (data: Buffer, line: number, eol: string): string =>
@@ -111,5 +111,25 @@ describe("an original kept without its documents' base64", () => {
     expect(await refused(readBack(cut.kept, [{ ...cut.parts[0]!, at: cut.kept.length + 1 }], raw.length, docs))).toBe(
       "STORE_UNAVAILABLE",
     );
+  });
+
+  it("reads a store's rows: the kept bytes under their own name, each part by its file", async () => {
+    const pdf = randomBytes(10_000);
+    const raw = mail(HEAD, lines(pdf, 76, "\r\n"), "\r\n--b--\r\n");
+    const cut = spliceOut(raw, [{ file: "01-a.pdf", data: pdf }])!;
+    const original = { path: "/data/job-1/original.eml", bytes: raw.length, spliced: cut.parts };
+    const asked: string[] = [];
+    const rows = (have: Record<string, Buffer>) => async (file: string) => {
+      asked.push(file);
+      return have[file] ?? null;
+    };
+    const whole = await readStored(original, rows({ "original.eml.spliced": cut.kept, "01-a.pdf": pdf }));
+    expect(whole?.equals(raw)).toBe(true);
+    expect(asked).toEqual(["original.eml.spliced", "01-a.pdf"]);
+    // a document with no row is kept as a file: the store reads that instead
+    expect(await readStored({ path: "/data/job-1/01-a.pdf", bytes: pdf.length }, rows({}))).toBeNull();
+    // a spliced original whose part is gone is refused, not handed out short
+    const err = await readStored(original, rows({ "original.eml.spliced": cut.kept })).catch((e: unknown) => e);
+    expect(isFaxgateError(err) && err.code).toBe("STORE_UNAVAILABLE");
   });
 });

@@ -53,7 +53,7 @@ import * as reads from "../sql/read.js";
 import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
-import { spliceIn, storedFile } from "../spliced-original.js";
+import { readStored } from "../spliced-original.js";
 import { SqliteDb } from "./sqlite-db.js";
 import type { Db } from "../sql/db.js";
 import type { JobLedgerRows } from "../sql/ledger.js";
@@ -239,16 +239,10 @@ export class SqliteStore implements QueueStore {
   }
 
   /** The bytes of a document kept in the database, or null for one kept as a file. */
-  private async inlineData(doc: StoredDocument): Promise<Buffer | null> {
+  private inlineData(doc: StoredDocument): Promise<Buffer | null> {
     const jobId = path.basename(path.dirname(doc.path));
-    const kept = await this.inlineRow(jobId, storedFile(doc));
-    if (!kept || !doc.spliced) return kept;
-    // an original kept without its documents' base64 (../spliced-original.ts)
-    return spliceIn(kept, doc.spliced, doc.bytes, async (file) => {
-      const data = await this.inlineRow(jobId, file);
-      if (!data) throw new FaxgateError("JOB_NOT_FOUND", `job ${jobId} has no document ${JSON.stringify(file)}`);
-      return data;
-    });
+    // an original may be kept without its documents' base64 (../spliced-original.ts)
+    return readStored(doc, (file) => this.inlineRow(jobId, file));
   }
 
   private async inlineRow(jobId: string, file: string): Promise<Buffer | null> {
