@@ -7,7 +7,7 @@
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { byteCuts, fuzzStream, randomCuts } from "../helpers/fuzz.js";
-import { parserTexts } from "../helpers/mail-parser-texts.js";
+import { parserTexts } from "../helpers/feed-stream.js";
 import { importInstalled, loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 type ParserClass = new (options?: Record<string, unknown>) => Transform;

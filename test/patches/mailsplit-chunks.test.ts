@@ -7,6 +7,7 @@
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { fuzzStream } from "../helpers/fuzz.js";
+import { feedAndEnd } from "../helpers/feed-stream.js";
 import { loadInstalled, loadUnpatched } from "../helpers/unpatched.js";
 
 type PassthroughClass = new (options?: { chunkSize?: number }) => Transform;
@@ -18,16 +19,8 @@ const patched = loadInstalled<PassthroughClass>("@zone-eu/mailsplit", FILE);
 
 /** The chunks the stream pushes for `input` written as these chunks. */
 async function pass(Stream: PassthroughClass, input: Buffer[], chunkSize?: number): Promise<Buffer[]> {
-  const stream = new Stream(chunkSize ? { chunkSize } : {});
   const out: Buffer[] = [];
-  stream.on("data", (b: Buffer) => out.push(b));
-  const ended = new Promise<void>((resolve, reject) => {
-    stream.on("end", resolve);
-    stream.on("error", reject);
-  });
-  for (const c of input) stream.write(c);
-  stream.end();
-  await ended;
+  await feedAndEnd(new Stream(chunkSize ? { chunkSize } : {}), input, (b: Buffer) => out.push(b));
   return out;
 }
 
