@@ -7,7 +7,8 @@
 // a body line that continues its group without a slice or an object (issue 54): line-dense bodies
 // (base64-like lines, lines that start like a delimiter and are not one, lone CRs in front of
 // them, preamble and epilogue text, bodies past the splitter's 16 KB yield) cut around every
-// line end, in 1-byte chunks and at random, check that path.
+// line end, in 1-byte chunks and at random, check that path, and the patch's third change: the
+// whole lines up to the next that starts with "-" or "\r-" taken at once.
 import type { Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { byteCuts, fuzzStream, randomCuts } from "../helpers/fuzz.js";
