@@ -35,9 +35,11 @@ function headerPart(buf: Buffer): string {
 
 /** Where the first empty line's line break starts (what /\r?\n\r?\n/ finds), or -1. */
 function headerEnd(buf: Buffer): number {
-  const a = buf.indexOf("\n\n");
+  // CR LF first, then LF LF only before it: a CR LF mail has no "\n\n", and that search alone
+  // went through the whole message
   const b = buf.indexOf("\n\r\n");
-  const lf = a < 0 ? b : b < 0 ? a : Math.min(a, b);
+  const a = (b < 0 ? buf : buf.subarray(0, b + 1)).indexOf("\n\n");
+  const lf = a < 0 ? b : a;
   if (lf < 0) return -1;
   return lf > 0 && buf[lf - 1] === 0x0d ? lf - 1 : lf;
 }
