@@ -1,10 +1,11 @@
 // The DATA scan of patches/smtp-server+exact-enhanced-codes.patch (its item 5: a native search
-// for "\n." instead of a byte loop, no copy of each chunk) against smtp-server's own code, the
-// installed file with that patch undone: random command and DATA streams, cut into random
-// chunks, must give the same commands, the same message bytes and the same ends, terminators
-// and escape dots straddling chunk boundaries and 1-byte chunks included. The last tests send
-// the real server a terminator, bare-LF dot lines (smuggling attempts) and an escape dot cut
-// into TCP segments, each read by the server before the next is sent.
+// for a dot with a line feed in front of it instead of a byte loop, no copy of each chunk)
+// against smtp-server's own code, the installed file with that patch undone: random command and
+// DATA streams, cut into random chunks, must give the same commands, the same message bytes and
+// the same ends, terminators and escape dots straddling chunk boundaries and 1-byte chunks
+// included. The last tests send the real server a terminator, bare-LF dot lines (smuggling
+// attempts) and an escape dot cut into TCP segments, each read by the server before the next is
+// sent.
 import type { AddressInfo, Socket } from "node:net";
 import type { PassThrough, Writable } from "node:stream";
 import { SMTPServer } from "smtp-server";
