@@ -366,7 +366,13 @@ describe("what is taken", () => {
         async () => files(path.join(dir, "done")).length === 1000 && (await h!.jobs()).length >= 1000,
         "1000 jobs",
         60_000,
-      );
+      ).catch(async (err: Error) => {
+        // where the files were when time ran out: slow (all moving) tells apart from stuck
+        const count = (sub: string) => (existsSync(path.join(dir, sub)) ? files(path.join(dir, sub)).length : 0);
+        const waiting = files(dir).filter((f) => f.endsWith(".pdf")).length;
+        const where = `in the folder ${waiting}, .work ${count(".work")}, done ${count("done")}, failed ${count("failed")}`;
+        throw new Error(`${err.message} (${where}; jobs ${(await h!.jobs()).length})`);
+      });
       await h.watcher.idle();
       const jobs = await h.store.listJobs({ source: "spool", limit: 5000 });
       expect(jobs).toHaveLength(1000);
