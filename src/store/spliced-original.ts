@@ -173,7 +173,7 @@ function pieceBuffer(bytes: number): Buffer {
  * kept without its documents' base64 is put back together. A null from `readRow` for the
  * document's own row (a store that keeps it as a file instead) is handed back as it is.
  */
-export async function readStored<B extends Buffer | null>(
+export async function readWhole<B extends Buffer | null>(
   doc: { path: string; bytes: number; spliced?: readonly SplicedPart[] },
   readRow: (file: string) => Promise<B>,
 ): Promise<B> {

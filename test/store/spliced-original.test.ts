@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { isFaxgateError } from "../../src/errors.js";
-import { base64Lines, readStored, spliceIn, spliceOut } from "../../src/store/spliced-original.js";
+import { base64Lines, readWhole, spliceIn, spliceOut } from "../../src/store/spliced-original.js";
 
 /** The reference: Node's base64 cut into lines of `line` characters. */
 const lines = (data: Buffer, line: number, eol: string): string =>
@@ -123,13 +123,13 @@ describe("an original kept without its documents' base64", () => {
       asked.push(file);
       return have[file] ?? null;
     };
-    const whole = await readStored(original, rows({ "original.eml.spliced": cut.kept, "01-a.pdf": pdf }));
+    const whole = await readWhole(original, rows({ "original.eml.spliced": cut.kept, "01-a.pdf": pdf }));
     expect(whole?.equals(raw)).toBe(true);
     expect(asked).toEqual(["original.eml.spliced", "01-a.pdf"]);
     // a document with no row is kept as a file: the store reads that instead
-    expect(await readStored({ path: "/data/job-1/01-a.pdf", bytes: pdf.length }, rows({}))).toBeNull();
+    expect(await readWhole({ path: "/data/job-1/01-a.pdf", bytes: pdf.length }, rows({}))).toBeNull();
     // a spliced original whose part is gone is refused, not handed out short
-    const err = await readStored(original, rows({ "original.eml.spliced": cut.kept })).catch((e: unknown) => e);
+    const err = await readWhole(original, rows({ "original.eml.spliced": cut.kept })).catch((e: unknown) => e);
     expect(isFaxgateError(err) && err.code).toBe("STORE_UNAVAILABLE");
   });
 });

@@ -4,7 +4,7 @@ import { promises as fsp, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { FaxgateError } from "../../errors.js";
 import { replaceFile } from "../../fs/index.js";
-import { readStored } from "../spliced-original.js";
+import { readWhole } from "../spliced-original.js";
 import type { Job, NewDocument, StoredDocument } from "../types.js";
 import type { PgContext } from "./context.js";
 
@@ -44,7 +44,7 @@ function ref(doc: StoredDocument): { jobId: string; file: string } {
 export async function readDocument(ctx: PgContext, doc: StoredDocument): Promise<Buffer> {
   const { jobId } = ref(doc);
   // an original may be kept without its documents' base64 (../spliced-original.ts)
-  return readStored(doc, (file) => readRow(ctx, jobId, file));
+  return readWhole(doc, (file) => readRow(ctx, jobId, file));
 }
 
 async function readRow(ctx: PgContext, jobId: string, file: string): Promise<Buffer> {

@@ -53,7 +53,7 @@ import * as reads from "../sql/read.js";
 import * as steps from "../sql/transitions.js";
 import * as notes from "../sql/notifications.js";
 import { releaseSignedMessage, type SignedUse, type SignedUseAnswer, useSignedMessage } from "../signed-uses.js";
-import { readStored } from "../spliced-original.js";
+import { readWhole } from "../spliced-original.js";
 import { SqliteDb } from "./sqlite-db.js";
 import type { Db } from "../sql/db.js";
 import type { JobLedgerRows } from "../sql/ledger.js";
@@ -242,7 +242,7 @@ export class SqliteStore implements QueueStore {
   private inlineData(doc: StoredDocument): Promise<Buffer | null> {
     const jobId = path.basename(path.dirname(doc.path));
     // an original may be kept without its documents' base64 (../spliced-original.ts)
-    return readStored(doc, (file) => this.inlineRow(jobId, file));
+    return readWhole(doc, (file) => this.inlineRow(jobId, file));
   }
 
   private async inlineRow(jobId: string, file: string): Promise<Buffer | null> {
