@@ -4,7 +4,6 @@
 export { addressWaiting } from "./address-waiting.js";
 export { ConfirmExpiry } from "./confirm-expiry.js";
 export { confirmsNewDestinations } from "./confirm-new.js";
-export { sha256 } from "./documents/content-hash.js";
 export { MailDoor } from "./mail-door.js";
 export type { Vetted } from "./mail-door.js";
 export type { EnvelopeRecipient } from "./mail/mail-to-job.js";

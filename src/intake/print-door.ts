@@ -10,7 +10,7 @@ import type { Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { QueueStore } from "../store/index.js";
 import { type AcceptDeps, acceptJob, type Accepted } from "./accept.js";
-import { sha256 } from "./documents/content-hash.js";
+import { sha256Hex } from "../sha256.js";
 import { FAXABLE_TYPES, sniffBuffer } from "./documents/file-type.js";
 import type { DocumentConverter } from "./office/convert-queue.js";
 import { officeExtension, pdfName } from "./office/office-convert.js";
@@ -211,5 +211,5 @@ function repeatKey(file: PrintFile, route: Addressing): string {
     at: route.scheduledAt,
     tags: [...route.tags].sort(),
   };
-  return sha256(`${file.user}\0${file.sha256}\0${JSON.stringify(what)}`);
+  return sha256Hex(`${file.user}\0${file.sha256}\0${JSON.stringify(what)}`);
 }

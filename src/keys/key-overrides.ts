@@ -2,11 +2,11 @@
 // ${ENV}; it is kept in <data>/keys.json (0600) instead and wins over the config's key only while
 // the config still holds the key it replaced. Once the admin puts a new key in the config, the
 // config wins again.
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { UserConfig } from "../config/index.js";
 import { writeFileAtomic } from "../fs/index.js";
+import { sha256Hex } from "../sha256.js";
 
 interface Override {
   apiKey: string;
@@ -19,7 +19,7 @@ interface Override {
 type OverrideFile = Record<string, Override>;
 
 export function keyFingerprint(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
+  return sha256Hex(key);
 }
 
 function filePath(dataDir: string): string {

@@ -7,11 +7,11 @@
 // bottom, as many as h= names them, so a second To: added above a signed one is shown by mail
 // readers and signed by nobody. A field is covered when one aligned signature signed as many of
 // it as the message has (none of none counts: h= naming an absent field forbids adding one).
-import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { dkimVerify } from "mailauth";
 import addressparser from "nodemailer/lib/addressparser";
 import { aligned, orgOf } from "./alignment.js";
+import { sha256Hex } from "../sha256.js";
 
 /** mailauth's DKIM answer, as far as it is read here (authenticate's `dkim`, or dkimVerify's). */
 export interface DkimOutcome {
@@ -69,7 +69,7 @@ const fieldOf = (line: string): Field => {
 
 const count = (fields: Field[], key: string): number => fields.filter((f) => f.key === key).length;
 
-const sha = (text: string): string => createHash("sha256").update(text).digest("hex");
+const sha = (text: string): string => sha256Hex(text);
 
 /** The replay key of a Message-ID, scoped to the sender's organisation (another domain cannot spend it). */
 export function messageIdKey(fromDomain: string, messageId: string): string {

@@ -2,7 +2,6 @@
 // renamed, so a reader never sees half a message. Its name comes from the Message-ID, so a retry
 // of the same notification (after a crash between writing and recording) replaces the file
 // instead of adding a second one.
-import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
@@ -11,6 +10,7 @@ import { pipeline } from "node:stream/promises";
 import nodemailer, { type SendMailOptions } from "nodemailer";
 import { replaceFile } from "../fs/index.js";
 import type { MailTransport } from "./mail-transport.js";
+import { sha256Hex } from "../sha256.js";
 
 export class OutboxTransport implements MailTransport {
   readonly dir: string;
@@ -38,5 +38,5 @@ export function fileStem(messageId: string): string {
   const inner = messageId.replace(/^<|>$/g, "");
   const safe = inner.replace(/[^A-Za-z0-9._@-]/g, "_").slice(0, 150);
   if (safe === inner && safe.length > 0 && !safe.startsWith(".")) return safe;
-  return `${safe.replace(/^\.+/, "") || "mail"}-${createHash("sha256").update(messageId).digest("hex").slice(0, 8)}`;
+  return `${safe.replace(/^\.+/, "") || "mail"}-${sha256Hex(messageId).slice(0, 8)}`;
 }

@@ -7,7 +7,7 @@ import { describeError } from "../errors.js";
 import { formatFaxNumber } from "../recipients/index.js";
 import type { Logger } from "../log/index.js";
 import type { QueueStore, Job } from "../store/index.js";
-import { sha256 } from "../intake/index.js";
+import { sha256Hex } from "../sha256.js";
 import type { UserFolders } from "./folders.js";
 import { moveInto, writeReason } from "./outcome-files.js";
 import { withFolder } from "./safe-folder.js";
@@ -35,7 +35,7 @@ async function findInDone(done: string, name: string, sha: string | undefined): 
   for (const c of candidates) {
     if (c.endsWith(".json")) continue;
     const data = await readFile(path.join(done, c)).catch(() => null);
-    if (data && sha256(data) === sha) return c;
+    if (data && sha256Hex(data) === sha) return c;
   }
   return null;
 }

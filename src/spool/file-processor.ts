@@ -19,12 +19,12 @@ import {
   type PrintRoute,
   type DocumentConverter,
   type InputReaders,
-  sha256,
   parseTicket,
   TICKET_MAX_BYTES,
   type QueuePressure,
 } from "../intake/index.js";
 import type { DestinationCheck } from "../recipients/index.js";
+import { sha256Hex } from "../sha256.js";
 import { childLog, type Logger } from "../log/index.js";
 import type { Metrics } from "../metrics/index.js";
 import type { Ledger } from "../ledger/index.js";
@@ -172,7 +172,7 @@ export class FileProcessor {
         ? "faxgate is not allowed to move it (it belongs to another user in a folder that only lets owners move their files)"
         : `faxgate could not move it (${code ?? describeError(err)})`;
     const reason = `${why}; it was left where it is and was not faxed. Remove it, or save it again as the folder's user.`;
-    const hash = sha256(`${f.user}\0unclaimable\0${name}\0${st.dev}:${st.ino}`);
+    const hash = sha256Hex(`${f.user}\0unclaimable\0${name}\0${st.dev}:${st.ino}`);
     await writeReason(f.failed, shortName(name), reason, this.repairs(f));
     await this.deps.store.enqueueNotification({
       kind: "rejected",
@@ -243,9 +243,9 @@ export class FileProcessor {
   ): Promise<FileOutcome> {
     const data = await this.readOrRefuse(f, { workName, workPath, claimId, name }, st, log);
     if (data === null) return "refused";
-    const sha = sha256(data);
+    const sha = sha256Hex(data);
     const dedupeKey = `spool:${f.user}:${sha.slice(0, 32)}:${claimId}`;
-    const refusalHash = sha256(`${f.user}\0${sha}\0${claimId}`);
+    const refusalHash = sha256Hex(`${f.user}\0${sha}\0${claimId}`);
 
     if (knownKeys?.has(dedupeKey)) {
       log.info({ dedupeKey }, "recovered a file queued before a restart");
@@ -503,5 +503,5 @@ function parseWorkName(workName: string): { claimId: string; name: string } {
 
 /** Identifies the refusal of a file refused before its bytes were read (one notice per claim). */
 function unreadHash(f: UserFolders, claimId: string): string {
-  return sha256(`${f.user}\0${claimId}`);
+  return sha256Hex(`${f.user}\0${claimId}`);
 }

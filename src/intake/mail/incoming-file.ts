@@ -13,6 +13,7 @@ import { FaxgateError, describeError } from "../../errors.js";
 import { FLUSH_ON_CLOSE, pipeChain } from "../../fs/index.js";
 import { SMALL_DOCUMENT_BYTES } from "../../store/index.js";
 import { pooledRandomBytes } from "../../random-pool.js";
+import { sha256Hex } from "../../sha256.js";
 import { HELD_SIZES, type HeldMemory } from "./held-memory.js";
 
 export interface IncomingFile {
@@ -30,8 +31,8 @@ export interface IncomingFile {
  * 100 KB rows, whose mails, like nearly all, carry a Message-ID (docs/bench.md, issue 54).
  */
 export async function keptSha256(kept: IncomingFile): Promise<string> {
+  if (kept.data) return sha256Hex(kept.data);
   const hash = createHash("sha256");
-  if (kept.data) return hash.update(kept.data).digest("hex");
   for await (const chunk of createReadStream(kept.path)) hash.update(chunk as Buffer);
   return hash.digest("hex");
 }

@@ -1,7 +1,6 @@
 // A parsed mail plus its checked envelope becomes one fax job (send-to-many): documents in
 // message order, a cover page from subject and body when wanted, overrides from the subject,
 // and everything left out recorded with its reason.
-import { createHash } from "node:crypto";
 import path from "node:path";
 import type { MailBodyMode, PartialMode } from "../../config/index.js";
 import { FaxgateError } from "../../errors.js";
@@ -14,6 +13,7 @@ import type { ExtractedPart, ParsedMail } from "./mail-parse.js";
 import type { DocumentConverter } from "../office/convert-queue.js";
 import { officeExtension, pdfName } from "../office/office-convert.js";
 import { parseSubjectOverrides, wallTimeToUtc } from "./subject-overrides.js";
+import { sha256Hex } from "../../sha256.js";
 
 export interface EnvelopeRecipient {
   /** The RCPT TO address as given. */
@@ -121,7 +121,7 @@ export async function mailDedupeKey(
     ? `mid:${messageId.trim().toLowerCase()}`
     : `sha:${typeof contentSha256 === "string" ? contentSha256 : await contentSha256()}`;
   const basis = [id, envelopeFrom.toLowerCase(), ...[...new Set(numbers)].sort()].join("\n");
-  return `smtp:${createHash("sha256").update(basis).digest("hex")}`;
+  return `smtp:${sha256Hex(basis)}`;
 }
 
 /**

@@ -11,8 +11,8 @@
 //   writer's commit made committing writers queue one flush each (1.3x the accept time).
 // The row's hash is sealed here, once, for every writer: SqlLedger, the sealer, and the intake
 // thread that appends a job's rows inside the job's own commit.
-import { createHash } from "node:crypto";
 import { type DialectName, type Db, dialect, marks, type Runner } from "./db.js";
+import { sha256Hex } from "../../sha256.js";
 
 /** The table, as both backends create it (sqlite/migrations.ts, postgres/schema.ts). Shipped: never edit. */
 export function ledgerTable(): string {
@@ -119,8 +119,7 @@ export function canonicalRow(r: Omit<LedgerRecord, "hash">): string {
   ]);
 }
 
-export const sealRow = (r: Omit<LedgerRecord, "hash">): string =>
-  createHash("sha256").update(canonicalRow(r)).digest("hex");
+export const sealRow = (r: Omit<LedgerRecord, "hash">): string => sha256Hex(canonicalRow(r));
 
 /** The head the next row follows (read inside the appending transaction). */
 export const LEDGER_HEAD_SQL = "SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1";

@@ -2,8 +2,8 @@
 // counters of rate-limiter-flexible (sign-in lockouts, per-user and per-client rates). One text
 // for both backends (sqlite/migrations.ts and postgres/schema.ts each run it as a step of their
 // own). Part of a shipped step once merged: never edit it then; a change is a new step.
-import { createHash } from "node:crypto";
 import type { Db } from "./db.js";
+import { sha256Hex } from "../../sha256.js";
 
 /** The sessions and the counters (rate-limiter-flexible's own layout: key, points, expiry in ms). */
 export function sharedStateTables(): string {
@@ -61,7 +61,7 @@ interface Row {
 }
 
 /** The key a session is kept under: the SHA-256 of its 256-bit random id (no salt needed for such an id). */
-export const sessionKey = (id: string): string => createHash("sha256").update(id).digest("hex");
+export const sessionKey = (id: string): string => sha256Hex(id);
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const fromRow = (r: Row): StoredSession => ({
