@@ -1,8 +1,8 @@
 // sha256 in hex of a string or bytes, in one call. crypto.hash (Node 20.12 and 21.7 on) makes no
-// Hash object: createHash builds one with its stream state and takes three calls, and a mail takes
-// such a hash on the main thread (its duplicate key) and on the intake thread (its ledger row's
-// seal), about 1% of the main thread under the bench's one-connection rows (issue 54,
-// docs/bench.md "One-shot hashes"). Node 20 before 20.12 has only createHash: the same digest.
+// Hash object: createHash builds one with its stream state and takes three calls. A mail takes
+// such a hash on the main thread (its duplicate key: 26-31 us a mail that way, 10-14 this way)
+// and on the intake thread (its ledger row's seal); issue 54, docs/bench.md "Where a
+// connection's cost goes". Node 20 before 20.12 has only createHash.
 import * as crypto from "node:crypto";
 
 type OneShot = (algorithm: string, data: string | Uint8Array, encoding: "hex") => string;
