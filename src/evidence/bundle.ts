@@ -1,10 +1,11 @@
 // The evidence bundle's form: a zip of the gathered files, a manifest that lists each with its
 // SHA-256 and size, the manifest's Ed25519 signature, and (optionally) an RFC 3161 token over the
 // manifest. Sealing and checking live together so the two cannot drift apart.
-import { createHash, sign, verify as verifySignature } from "node:crypto";
+import { sign, verify as verifySignature } from "node:crypto";
 import { unzipSync, zipSync, type Zippable } from "fflate";
 import { maskUrl } from "../config/index.js";
 import { FaxgateError } from "../errors.js";
+import { sha256Hex } from "../sha256.js";
 import { fingerprintOf, publicKeyFromPem, type SigningKey } from "./signing-key.js";
 import { checkTimestamp, requestTimestamp, type TsaSettings } from "./timestamp.js";
 
@@ -40,8 +41,6 @@ export interface Manifest {
   files: ManifestEntry[];
 }
 
-export const sha256 = (data: Uint8Array): string => createHash("sha256").update(data).digest("hex");
-
 /**
  * Signs the manifest of `files` and zips it all. With a TSA, the manifest says so and its token is
  * added; when the authority cannot give one, `withoutToken` decides: false (the default) throws, so
@@ -67,7 +66,12 @@ export async function sealBundle(input: {
     signer: { algorithm: "Ed25519", publicKey: input.key.publicPem, fingerprint: input.key.fingerprint },
     ...(tsa && input.tsa ? { timestamp: { tsa: maskUrl(input.tsa.url) } } : {}),
     subject: input.subject,
-    files: input.files.map((f) => ({ path: f.path, sha256: sha256(f.data), bytes: f.data.byteLength, what: f.what })),
+    files: input.files.map((f) => ({
+      path: f.path,
+      sha256: sha256Hex(f.data),
+      bytes: f.data.byteLength,
+      what: f.what,
+    })),
   });
   let manifest = manifestOf(true);
   let bytes = encodeManifest(manifest);
@@ -88,7 +92,12 @@ export async function sealBundle(input: {
     ...(token ? { [TOKEN]: token } : {}),
   };
   for (const f of input.files) members[f.path] = f.data;
-  return { zip: zipSync(members, { level: 6 }), manifest, manifestSha256: sha256(bytes), timestamped: token !== null };
+  return {
+    zip: zipSync(members, { level: 6 }),
+    manifest,
+    manifestSha256: sha256Hex(bytes),
+    timestamped: token !== null,
+  };
 }
 
 function encodeManifest(m: Manifest): Uint8Array {
@@ -153,7 +162,7 @@ export async function verifyBundle(
     listed.add(f.path);
     const data = members[f.path];
     if (!data) checks.push({ what: f.path, ok: false, note: "listed in the manifest but missing" });
-    else if (data.byteLength !== f.bytes || sha256(data) !== f.sha256)
+    else if (data.byteLength !== f.bytes || sha256Hex(data) !== f.sha256)
       checks.push({ what: f.path, ok: false, note: "changed: its SHA-256 is not the manifest's" });
     else checks.push({ what: f.path, ok: true, note: `sha256 ${f.sha256}` });
   }

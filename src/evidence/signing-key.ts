@@ -2,10 +2,11 @@
 // the data folder (evidence-key.pem, 0600) and kept there. A fleet on PostgreSQL: every gateway must
 // sign with the same key, so it comes from the config (evidence.signingKey, e.g. ${VAR} from the
 // secrets file) and none is made. The private key is never logged, printed or put in an error.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { readOrMakeOnce } from "../fs/index.js";
 import path from "node:path";
 import { FaxgateError } from "../errors.js";
+import { sha256Hex } from "../sha256.js";
 
 export const KEY_FILE = "evidence-key.pem";
 
@@ -48,9 +49,7 @@ export function publicKeyFromPem(pem: string): KeyObject {
 }
 
 export function fingerprintOf(publicKey: KeyObject): string {
-  return createHash("sha256")
-    .update(publicKey.export({ format: "der", type: "spki" }))
-    .digest("hex");
+  return sha256Hex(publicKey.export({ format: "der", type: "spki" }));
 }
 
 /** A new key as one base64 line (PKCS#8 DER), for a fleet's secrets file. */

@@ -69,11 +69,9 @@ const fieldOf = (line: string): Field => {
 
 const count = (fields: Field[], key: string): number => fields.filter((f) => f.key === key).length;
 
-const sha = (text: string): string => sha256Hex(text);
-
 /** The replay key of a Message-ID, scoped to the sender's organisation (another domain cannot spend it). */
 export function messageIdKey(fromDomain: string, messageId: string): string {
-  return `mid:${orgOf(fromDomain.toLowerCase())}:${sha(messageId.trim().toLowerCase())}`;
+  return `mid:${orgOf(fromDomain.toLowerCase())}:${sha256Hex(messageId.trim().toLowerCase())}`;
 }
 
 /**
