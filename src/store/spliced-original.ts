@@ -162,7 +162,7 @@ function encodes(raw: Buffer, at: number, end: number, doc: Buffer, line: number
 }
 
 let scratchBytes: Buffer | null = null;
-/** One buffer the pieces decode into, kept (the main thread checks one run at a time). */
+/** One buffer the pieces decode into, kept (each thread checks one run at a time). */
 function pieceBuffer(bytes: number): Buffer {
   if (!scratchBytes || scratchBytes.length < bytes) scratchBytes = Buffer.allocUnsafeSlow(bytes);
   return scratchBytes;

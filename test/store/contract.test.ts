@@ -108,6 +108,8 @@ describe.each(["sqlite", "postgres"] as BackendName[])("queue store contract on 
       );
       expect(job.original!.bytes).toBe(raw.length);
       expect(job.original!.spliced).toHaveLength(1);
+      // what enqueue answered is the job as stored, the original's parts too
+      expect(job).toEqual(await store.getJob(job.id));
       // a release that does not know `spliced` (a gateway not yet upgraded) finds nothing to read
       // (no copy written out yet), rather than the kept bytes as the original
       const { spliced: _, ...unknowing } = job.original!;

@@ -16,6 +16,7 @@ import {
   SpareBuffers,
   type WriteRequest,
 } from "../../src/store/sqlite/intake-writer.js";
+import { newJobRequest } from "../../src/store/sql/enqueue.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import type { NewJob } from "../../src/store/types.js";
 import { bytesJob } from "../helpers/store.js";
@@ -153,6 +154,51 @@ describe("the bytes a request carries", () => {
       else expect(writer.spare.bytes).toBe(kept);
     }
     expect(kept).toBe(10 * 128 * 1024);
+    await writer.close();
+    db.close();
+  });
+
+  it("keep a job's original without its document's base64 alike on the thread and on the main connection, and the original's buffer comes back", async () => {
+    const { db, writer } = await writerOn();
+    const pdf = Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(30_000, 0x41)]);
+    const b64 = (pdf.toString("base64").match(/.{1,76}/g) ?? []).join("\r\n");
+    const raw = Buffer.from(`From: a@b\r\nContent-Transfer-Encoding: base64\r\n\r\n${b64}\r\n`);
+    const made = (id: string) =>
+      newJobRequest(bytesJob(0, 1), {
+        id,
+        now: new Date().toISOString(),
+        dialect: "sqlite",
+        dedupeSince: new Date(0).toISOString(),
+        documents: [{ path: `/d/${id}/01-a.pdf`, name: "a.pdf", contentType: "application/pdf", bytes: pdf.length }],
+        original: { path: `/d/${id}/00-original.eml`, name: "m.eml", contentType: "message/rfc822", bytes: raw.length },
+        blobs: [
+          { file: "00-original.eml", data: raw },
+          { file: "01-a.pdf", data: pdf },
+        ],
+      });
+    const onThread = made("FGTHREAD00000001");
+    const here = made("FGMAINCONN000001");
+    expect(onThread.request.splice).toBeDefined();
+    const spareBefore = writer.spare.bytes;
+    const [a, b] = [await writer.run(onThread.request), mainConnection(db)(here.request)];
+    expect(a.spliced?.parts).toHaveLength(1);
+    expect(a.spliced).toEqual(b.spliced);
+    expect(a.spliced!.saved).toBeGreaterThan(b64.length - 100);
+    // the original's buffer (64 KiB) went to the thread and came back with the document's (32 KiB)
+    expect(writer.spare.bytes - spareBefore).toBe(64 * 1024 + 32 * 1024);
+    const rows = (id: string) =>
+      db.prepare("SELECT file, length(data) AS n FROM document_data WHERE job_id = ? ORDER BY file").all(id);
+    expect(rows("FGTHREAD00000001")).toEqual(rows("FGMAINCONN000001"));
+    expect(rows("FGTHREAD00000001")).toEqual([
+      { file: "00-original.eml.spliced", n: raw.length - a.spliced!.saved },
+      { file: "01-a.pdf", n: pdf.length },
+    ]);
+    const original = (id: string) =>
+      JSON.parse((db.prepare("SELECT original FROM jobs WHERE id = ?").get(id) as { original: string }).original);
+    expect(original("FGTHREAD00000001").spliced).toEqual(a.spliced!.parts);
+    expect(original("FGMAINCONN000001").spliced).toEqual(a.spliced!.parts);
+    // the caller's request is left as it was (a retry runs it again)
+    expect(onThread.request.statements[2]![1][2]).toBe(raw);
     await writer.close();
     db.close();
   });

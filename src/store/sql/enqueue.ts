@@ -9,7 +9,7 @@ import path from "node:path";
 import { FaxgateError } from "../../errors.js";
 import { newJobId } from "../job-id.js";
 import { isoUtc, type JobRow, type RecipientRow, toJob, toRecipient } from "../rows.js";
-import { spliceOut, storedFile } from "../spliced-original.js";
+import { type SplicedPart, spliceOut, storedFile } from "../spliced-original.js";
 import { confirmationWait, enqueueDetail, NEEDS_ADDRESS } from "../transitions.js";
 import type { Job, JobMeta, JobSource, NewDocument, NewJob, RecipientState, StoredDocument } from "../types.js";
 import type { Db, DialectName, Runner } from "./db.js";
@@ -32,6 +32,28 @@ export interface WriteRequest {
    * neither without the other). Sealed where the head is read, inside that commit.
    */
   ledger?: LedgerFields[];
+  /**
+   * The job's original is to be kept without the base64 of the documents beside it
+   * (../spliced-original.ts): spliceRequest does it where the request runs, which for SQLite is
+   * the intake thread, off the thread the SMTP sessions share.
+   */
+  splice?: SpliceOrder;
+}
+
+/** The statements spliceRequest rewrites, by their place in the request. */
+export interface SpliceOrder {
+  /** the job row's insert, whose `original` it rewrites */
+  job: number;
+  /** the original's blob */
+  original: number;
+  /** the documents' blobs, whose base64 may be taken out of the original */
+  documents: number[];
+}
+
+/** What splicing took out of a job's original: where the runs were, and the bytes not kept. */
+export interface Spliced {
+  parts: SplicedPart[];
+  saved: number;
 }
 
 /** The table of documents kept in the database (the one name history left different). */
@@ -69,15 +91,15 @@ export interface NewJobPlace {
 }
 
 /**
- * A new job's rows, as the caller will be handed them (read back, they would be these values
- * again: test/store/contract.test.ts compares, and not reading them saves the hot path two
- * statements), and the request that writes them.
+ * A new job's rows, as the caller will be handed them once withSpliced has added what the commit
+ * took out of the original (read back, they would be these values again:
+ * test/store/contract.test.ts compares, and not reading them saves the hot path two statements),
+ * and the request that writes them. `keptBytes`: what its blobs hold before any splice.
  */
 export function newJobRequest(
   input: NewJob,
-  place: NewJobPlace,
+  p: NewJobPlace,
 ): { row: JobRow; recs: RecipientRow[]; request: WriteRequest; keptBytes: number } {
-  const p = withOriginalSpliced(place);
   const start = firstState(input);
   const row = newJobRow(input, p, start.state);
   const recs = start.recipients.map((r, i) => newRecipientRow(p, i, r, start.state, start.lastErrorOf(r.number)));
@@ -107,36 +129,60 @@ export function newJobRequest(
   // checked inside the commit: another process (or an enqueue just before) may have won the race
   if (input.dedupeKey) request.guard = duplicateOf(input.dedupeKey, p.dedupeSince);
   if (p.ledger) request.ledger = p.ledger({ id: p.id, recipients: recs });
+  const splice = spliceOrder(p);
+  if (splice) request.splice = splice;
   let keptBytes = 0;
   for (const b of p.blobs) keptBytes += b.data.length;
   return { row, recs, request, keptBytes };
 }
 
-/**
- * The original's blob without the base64 of the documents the job keeps beside it
- * (../spliced-original.ts): the same mail is read back, and about 40% fewer bytes are written for
- * a PDF mail.
- */
-function withOriginalSpliced(p: NewJobPlace): NewJobPlace {
-  if (!p.original || p.blobs.length < 2) return p;
+/** The blobs' statements start here in newJobRequest's request (after the job and its recipients). */
+const FIRST_BLOB = 2;
+
+/** Which blobs spliceRequest looks at: the original's, kept in the database beside documents. */
+function spliceOrder(p: NewJobPlace): SpliceOrder | null {
+  if (!p.original || p.blobs.length < 2) return null;
   const file = path.basename(p.original.path);
   const at = p.blobs.findIndex((b) => b.file === file);
-  if (at < 0) return p;
-  const cut = spliceOut(
-    p.blobs[at]!.data,
-    p.blobs.filter((_, i) => i !== at),
-  );
-  if (!cut) return p;
-  const o = p.original;
+  if (at < 0) return null;
+  const documents: number[] = [];
+  for (let i = 0; i < p.blobs.length; i++) if (i !== at) documents.push(FIRST_BLOB + i);
+  return { job: 0, original: FIRST_BLOB + at, documents };
+}
+
+/**
+ * The request's statements with the job's original kept without the base64 of its documents
+ * (../spliced-original.ts: the same mail is read back, and about 40% fewer bytes are written for
+ * a PDF mail), and what was taken out; null when nothing was (the original is kept whole). The
+ * request is left as it was.
+ */
+export function spliceRequest(r: WriteRequest): { statements: Statement[]; spliced: Spliced } | null {
+  const o = r.splice;
+  if (!o) return null;
+  const blob = (i: number): { file: string; data: Uint8Array } => {
+    const [, params] = r.statements[i]!;
+    return { file: params[1] as string, data: params[2] as Uint8Array };
+  };
+  const whole = blob(o.original).data;
+  const cut = spliceOut(whole, o.documents.map(blob));
+  if (!cut) return null;
+  const statements = r.statements.slice();
+  const [jobSql, jobParams] = statements[o.job]!;
   const original: StoredDocument = {
-    path: o.path,
-    name: o.name,
-    contentType: o.contentType,
-    bytes: o.bytes,
+    ...(JSON.parse(jobParams[ORIGINAL_PARAM] as string) as StoredDocument),
     spliced: cut.parts,
   };
-  const blobs = p.blobs.map((b, i) => (i === at ? { file: storedFile(original), data: cut.kept } : b));
-  return { ...p, original, blobs };
+  statements[o.job] = [jobSql, jobParams.with(ORIGINAL_PARAM, JSON.stringify(original))];
+  const [blobSql, blobParams] = statements[o.original]!;
+  statements[o.original] = [blobSql, [blobParams[0], storedFile(original), cut.kept]];
+  return { statements, spliced: { parts: cut.parts, saved: whole.length - cut.kept.length } };
+}
+
+/** The job as newJobRequest made it, with its original as spliceRequest kept it. */
+export function withSpliced(row: JobRow, spliced: Spliced | undefined): JobRow {
+  if (!spliced || !row.original) return row;
+  const original: StoredDocument = { ...(JSON.parse(row.original) as StoredDocument), spliced: spliced.parts };
+  return { ...row, original: JSON.stringify(original) };
 }
 
 /**
@@ -219,6 +265,9 @@ function newRecipientRow(
   };
 }
 
+/** Where insertJob's parameters have the job's original (spliceRequest rewrites it). */
+const ORIGINAL_PARAM = 6;
+
 const insertJob = (row: JobRow): Statement => [
   `INSERT INTO jobs (id, source, "user", state, cover, documents, original, scheduled_at, tags, dedupe_key, meta, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -289,11 +338,15 @@ export async function commitNewJob(
   input: NewJob,
   made: { row: JobRow; recs: RecipientRow[]; request: WriteRequest },
 ): Promise<{ job: Job; duplicate: boolean }> {
+  // before the transaction: its retry runs the same statements again
+  const cut = spliceRequest(made.request);
+  const request = cut ? { ...made.request, statements: cut.statements } : made.request;
+  const row = withSpliced(made.row, cut?.spliced);
   return db.tx("the job could not be stored", async (t) => {
-    const found = await runWrite(t, made.request, input.dedupeKey);
+    const found = await runWrite(t, request, input.dedupeKey);
     if (found) return { job: (await jobById(t, local, String(found.id)))!, duplicate: true };
-    await db.announce(t, made.row.id);
-    return { job: newJob(local, made), duplicate: false };
+    await db.announce(t, row.id);
+    return { job: newJob(local, { row, recs: made.recs }), duplicate: false };
   });
 }
 

@@ -7,6 +7,7 @@ import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log/index.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { DiskSyncs } from "./disk-syncs.js";
+import type { Spliced } from "../sql/enqueue.js";
 import { IntakeWriter, runRequest, type WriteRequest } from "./intake-writer.js";
 
 export interface SqliteContext {
@@ -27,13 +28,14 @@ export interface SqliteContext {
    * stored (it rejects when the flush failed, and the commit stands). Rejects when nothing was
    * committed, or with CommitUncertainError when the thread stopped before it answered. Any later
    * commit of the default kind (FULL) flushes it too, so the dispatcher's claim of a job makes that
-   * job durable before it is sent. `blobBytes`: the documents the commit keeps in the database,
-   * which count toward the next WAL checkpoint.
+   * job durable before it is sent. `blobBytes`: the documents the commit keeps in the database
+   * (less what a splice of the original takes out, `spliced`), which count toward the next WAL
+   * checkpoint.
    */
   commitIntake(
     request: WriteRequest,
     blobBytes: number,
-  ): Promise<{ found?: Record<string, unknown>; flush(): Promise<void> }>;
+  ): Promise<{ found?: Record<string, unknown>; spliced?: Spliced; flush(): Promise<void> }>;
   /**
    * While the checkpoint thread makes the WAL start again from its beginning (checkpointer.ts
    * holdCommits): a promise that intake awaits before its commitIntake; null the rest of the time.
@@ -114,8 +116,9 @@ export function createContext(p: {
     dedupeWindowMs: p.dedupeWindowMs,
     now: () => new Date(clock.now()).toISOString(),
     commitIntake: async (request, blobBytes) => {
-      const { found, flushed, notFlushed } = await writer.run(request);
-      if (!found) checkpoints.committed(blobBytes); // only commits count toward the next checkpoint
+      const { found, spliced, flushed, notFlushed } = await writer.run(request);
+      // only commits count toward the next checkpoint
+      if (!found) checkpoints.committed(blobBytes - (spliced?.saved ?? 0));
       // the thread flushed the WAL (or could not: the commit stands, the caller answers "try
       // again"); a commit on the main connection (no thread) is flushed here, in groups
       const flush = (): Promise<void> => {
@@ -124,7 +127,7 @@ export function createContext(p: {
         const err = Object.assign(new Error(notFlushed.message), { code: notFlushed.code });
         return Promise.reject(notFlushed.step === "access" ? syncs.notWritable(err) : err);
       };
-      return found ? { found, flush } : { flush };
+      return found ? { found, flush } : spliced ? { spliced, flush } : { flush };
     },
     commitsHeld: () => checkpoints.holdCommits(),
     flushWal: () => syncs.wal.sync(),

@@ -172,7 +172,12 @@ export async function enqueue(
     const outcome = await c.commitIntake(made.request, made.keptBytes);
     flush = outcome.flush;
     const dup = outcome.found ? await jobById(db, same, String(outcome.found.id)) : null;
-    result = dup ? { job: dup, duplicate: true } : { job: enq.newJob(same, made), duplicate: false };
+    result = dup
+      ? { job: dup, duplicate: true }
+      : {
+          job: enq.newJob(same, { row: enq.withSpliced(made.row, outcome.spliced), recs: made.recs }),
+          duplicate: false,
+        };
   } catch (err) {
     // a commit that may have happened keeps the folder its row would name (orphans are swept)
     if (!(err instanceof CommitUncertainError)) await fsp.rm(dir, { recursive: true, force: true });

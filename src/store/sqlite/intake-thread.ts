@@ -1,8 +1,11 @@
 // The intake writer's thread (intake-writer.ts says why and how): each job's statements, the jobs
 // that arrive while it works committed together (each in a savepoint of its own), then the WAL
-// fdatasynced and the data folder checked writable before anyone is told.
+// fdatasynced and the data folder checked writable before anyone is told. A job's original is
+// kept without its documents' base64 here (../sql/enqueue.ts spliceRequest), as it arrives and
+// outside the commit, rather than on the main thread, which every SMTP session waits on.
 import fs from "node:fs";
 import type Database from "better-sqlite3";
+import { type Spliced, spliceRequest } from "../sql/enqueue.js";
 import { appendLedgerSync } from "../sql/ledger.js";
 import { threadDb, type DbThreadData } from "./db-thread.js";
 import { MAX_BATCH, type Answer, type Answers, type Envelope, type FlushFailure } from "./intake-writer.js";
@@ -37,11 +40,36 @@ const runOne = db.transaction((r: Envelope): { found?: Record<string, unknown> }
   return {};
 });
 
+/** A request as it waits for the next commit: its buffers (to go back) and what splicing took out. */
+interface Pending {
+  r: Envelope;
+  spent: ArrayBuffer[];
+  spliced?: Spliced;
+}
+
+function pendingOf(r: Envelope): Pending {
+  // the bytes given, before a splice replaces the original's with what it keeps
+  const spent: ArrayBuffer[] = [];
+  for (const [, params] of r.statements)
+    for (const p of params) if (p instanceof Uint8Array) spent.push(p.buffer as ArrayBuffer);
+  let cut: ReturnType<typeof spliceRequest> = null;
+  try {
+    cut = spliceRequest(r);
+  } catch {
+    // the original is then kept whole, which is always right
+  }
+  if (!cut) return { r, spent };
+  return { r: { ...r, statements: cut.statements }, spent, spliced: cut.spliced };
+}
+
 // each request in a savepoint of its own (a transaction inside a transaction), all in one commit
-const runBatch = db.transaction((rs: Envelope[]): Answer[] =>
-  rs.map((r) => {
+const runBatch = db.transaction((ps: Pending[]): Answer[] =>
+  ps.map(({ r, spliced }) => {
     try {
-      return { seq: r.seq, ok: true, ...runOne(r) };
+      const done = runOne(r);
+      return done.found
+        ? { seq: r.seq, ok: true, found: done.found }
+        : { seq: r.seq, ok: true, ...(spliced ? { spliced } : {}) };
     } catch (err) {
       return { seq: r.seq, ok: false, error: String((err as Error)?.message ?? err) };
     }
@@ -67,7 +95,7 @@ function flushWal(): FlushFailure | null {
   }
 }
 
-const pending: Envelope[] = [];
+const pending: Pending[] = [];
 let scheduled = false;
 function flush(): void {
   scheduled = false;
@@ -84,13 +112,11 @@ function flush(): void {
     if (notFlushed) for (const a of answers) if (a.ok) a.notFlushed = notFlushed;
   } catch (err) {
     const error = String((err as Error)?.message ?? err);
-    answers = rs.map((r) => ({ seq: r.seq, ok: false, error }));
+    answers = rs.map(({ r }) => ({ seq: r.seq, ok: false, error }));
   }
   // the bytes are in the database now (SQLite copies what it binds): their buffers go back for reuse
   const spent = new Set<ArrayBuffer>();
-  for (const r of rs)
-    for (const [, params] of r.statements)
-      for (const p of params) if (p instanceof Uint8Array) spent.add(p.buffer as ArrayBuffer);
+  for (const p of rs) for (const b of p.spent) spent.add(b);
   const message: Answers = { answers, spent: [...spent] };
   port.postMessage(message, message.spent);
 }
@@ -102,7 +128,7 @@ port.on("message", (m: Envelope | "close") => {
     port.close();
     return;
   }
-  pending.push(m);
+  pending.push(pendingOf(m));
   // the requests that arrive while this turn of the thread's loop lasts are committed together
   if (!scheduled) {
     scheduled = true;

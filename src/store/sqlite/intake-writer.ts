@@ -9,7 +9,7 @@ import path from "node:path";
 import type { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
 import type { Logger } from "../../log/index.js";
-import type { Statement, WriteRequest } from "../sql/enqueue.js";
+import { type Spliced, type Statement, spliceRequest, type WriteRequest } from "../sql/enqueue.js";
 import { appendLedgerSync } from "../sql/ledger.js";
 import { startDbThread } from "./db-thread.js";
 
@@ -24,12 +24,14 @@ export interface FlushFailure {
 }
 
 /**
- * The guard's row, when it found one (a duplicate); otherwise the statements were run. `flushed`:
+ * The guard's row, when it found one (a duplicate); otherwise the statements were run, with the
+ * original kept as `spliced` says when the request asked for it and a run was found. `flushed`:
  * the thread flushed the WAL after the commit (false when the main thread committed it); when that
  * failed, `notFlushed` says why (the commit stands).
  */
 export interface WriteOutcome {
   found?: Record<string, unknown>;
+  spliced?: Spliced;
   flushed: boolean;
   notFlushed?: FlushFailure;
 }
@@ -54,6 +56,7 @@ export interface Answer {
   seq: number;
   ok: boolean;
   found?: Record<string, unknown>;
+  spliced?: Spliced;
   notFlushed?: FlushFailure;
   error?: string;
 }
@@ -133,6 +136,7 @@ function envelope(seq: number, r: WriteRequest, spare: SpareBuffers): { message:
       ...(r.guard ? { guard: r.guard } : {}),
       statements: r.statements.map(own),
       ...(r.ledger ? { ledger: r.ledger } : {}),
+      ...(r.splice ? { splice: r.splice } : {}),
     },
     transfer,
   };
@@ -144,9 +148,10 @@ export function runRequest(sql: (text: string) => Database.Statement, r: WriteRe
     const row = sql(r.guard[0]).get(...r.guard[1]) as Record<string, unknown> | undefined;
     if (row) return { found: row, flushed: false };
   }
-  for (const [text, params] of r.statements) sql(text).run(...params);
+  const cut = spliceRequest(r);
+  for (const [text, params] of cut?.statements ?? r.statements) sql(text).run(...params);
   for (const fields of r.ledger ?? []) appendLedgerSync(sql, fields);
-  return { flushed: false };
+  return cut ? { spliced: cut.spliced, flushed: false } : { flushed: false };
 }
 
 export class IntakeWriter {
@@ -245,6 +250,7 @@ export class IntakeWriter {
       if (a.ok) {
         const outcome: WriteOutcome = { flushed: true };
         if (a.found) outcome.found = a.found;
+        if (a.spliced) outcome.spliced = a.spliced;
         if (a.notFlushed) outcome.notFlushed = a.notFlushed;
         waiter.resolve(outcome);
       } else waiter.reject(new Error(a.error ?? "the commit failed"));
