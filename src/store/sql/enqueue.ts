@@ -168,10 +168,7 @@ export function spliceRequest(r: WriteRequest): { statements: Statement[]; splic
   if (!cut) return null;
   const statements = r.statements.slice();
   const [jobSql, jobParams] = statements[o.job]!;
-  const original: StoredDocument = {
-    ...(JSON.parse(jobParams[ORIGINAL_PARAM] as string) as StoredDocument),
-    spliced: cut.parts,
-  };
+  const original = withParts(jobParams[ORIGINAL_PARAM] as string, cut.parts);
   statements[o.job] = [jobSql, jobParams.with(ORIGINAL_PARAM, JSON.stringify(original))];
   const [blobSql, blobParams] = statements[o.original]!;
   statements[o.original] = [blobSql, [blobParams[0], storedFile(original), cut.kept]];
@@ -181,9 +178,14 @@ export function spliceRequest(r: WriteRequest): { statements: Statement[]; splic
 /** The job as newJobRequest made it, with its original as spliceRequest kept it. */
 export function withSpliced(row: JobRow, spliced: Spliced | undefined): JobRow {
   if (!spliced || !row.original) return row;
-  const original: StoredDocument = { ...(JSON.parse(row.original) as StoredDocument), spliced: spliced.parts };
-  return { ...row, original: JSON.stringify(original) };
+  return { ...row, original: JSON.stringify(withParts(row.original, spliced.parts)) };
 }
+
+/** An original as its job row holds it (JSON), with the runs a splice took out of it. */
+const withParts = (json: string, parts: SplicedPart[]): StoredDocument => ({
+  ...(JSON.parse(json) as StoredDocument),
+  spliced: parts,
+});
 
 /**
  * Where a new job starts: held when it waits for an address (one empty recipient stands in for
